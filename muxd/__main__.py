@@ -1,0 +1,3 @@
+from muxd.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,56 @@
+"""`muxd`: the command line, a thin client of the daemon with tmux's verbs and habits."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from muxd import __version__
+from muxd.cli import pane_commands, server_commands, session_commands  # noqa: F401 - they register
+from muxd.cli.table import CLI_COMMANDS, CliCommand
+from muxd.errors import MuxdError
+from muxd.paths import DEFAULT_SERVER_NAME
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="muxd", description="terminal multiplexer for AI coding agents")
+    parser.add_argument("-L", dest="server_name", default=DEFAULT_SERVER_NAME, metavar="NAME",
+                        help="server name (socket NAME.sock in the socket directory)")
+    parser.add_argument("-V", "--version", action="version", version=f"muxd {__version__}")
+    commands = parser.add_subparsers(dest="command_name", metavar="COMMAND")
+    for spec in CLI_COMMANDS:
+        sub = commands.add_parser(spec.name, aliases=list(spec.aliases), help=spec.help,
+                                  description=spec.help, add_help=False)
+        sub.add_argument("--help", action="help", help="show this help and exit")
+        spec.configure(sub)
+        sub.set_defaults(spec=spec)
+    return parser
+
+
+async def _run(spec: CliCommand, args: argparse.Namespace) -> int:
+    if spec.local:
+        return await spec.body(None, args)
+    from muxd.client.autostart import connect
+
+    client = await connect(args.server_name, start=spec.starts_server)
+    try:
+        return await spec.body(client, args)
+    finally:
+        await client.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    spec = getattr(args, "spec", None)
+    if spec is None:
+        parser.print_help()
+        return 0
+    try:
+        return asyncio.run(_run(spec, args))
+    except MuxdError as exc:
+        print(f"muxd: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

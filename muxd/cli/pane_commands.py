@@ -1,0 +1,136 @@
+"""CLI commands that read, drive and list panes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from muxd.cli.render import age, print_json, print_panes, print_table
+from muxd.cli.table import cli_command
+from muxd.errors import BadRequest
+from muxd.protocol.messages import (
+    CapturePane, KillPane, ListPanes, ListSessions, ListWindows, ResizePane, SendKeys,
+)
+
+HISTORY_START = -(10**6)  # `-S -`: from the oldest scrollback line on
+
+
+def _configure_send_keys(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target pane")
+    p.add_argument("-l", dest="literal", action="store_true", help="send the keys as literal text")
+    p.add_argument("-H", dest="hex", action="store_true", help="each key is a hex byte (1b, 0d…)")
+    p.add_argument("keys", nargs="*", help="key names (Enter, C-c, M-x, F5…) or text")
+
+
+@cli_command("send-keys", "type text and keys into a pane", aliases=("send",))(_configure_send_keys)
+async def send_keys(client: Any, args: argparse.Namespace) -> int:
+    await client.call(SendKeys, target=args.target, keys=args.keys, literal=args.literal, hex=args.hex)
+    return 0
+
+
+def _line_number(value: str | None, flag: str, dash: int | None) -> int | None:
+    if value is None:
+        return None
+    if value == "-":
+        return dash
+    try:
+        return int(value)
+    except ValueError:
+        raise BadRequest(f"{flag} wants a line number or '-', got {value!r}") from None
+
+
+def _configure_capture(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target pane")
+    p.add_argument("-p", dest="print", action="store_true", help="print to stdout (always done)")
+    p.add_argument("-e", dest="escapes", action="store_true", help="keep colours as SGR escapes")
+    p.add_argument("-J", dest="join", action="store_true", help="join wrapped lines")
+    p.add_argument("-S", dest="start", help="first line: negative reaches into scrollback, - is the oldest")
+    p.add_argument("-E", dest="end", help="last line; - is the last visible line")
+
+
+@cli_command("capture-pane", "print a pane's screen (and scrollback)",
+             aliases=("capture", "capturep"))(_configure_capture)
+async def capture_pane(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(CapturePane, target=args.target,
+                              start=_line_number(args.start, "-S", HISTORY_START),
+                              end=_line_number(args.end, "-E", None),
+                              escapes=args.escapes, join_wrapped=args.join)
+    sys.stdout.write(reply.text)
+    return 0
+
+
+def _configure_list_panes(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="session or window (default: every pane)")
+    p.add_argument("-a", dest="all", action="store_true", help="every pane of the server")
+    p.add_argument("-s", dest="session_scope", action="store_true", help="accepted for tmux compatibility")
+    p.add_argument("--json", action="store_true", help="one JSON object per pane")
+
+
+@cli_command("list-panes", "list panes", aliases=("lsp",))(_configure_list_panes)
+async def list_panes(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(ListPanes, target=args.target, all=args.all)
+    if args.json:
+        print_json(reply.panes)
+    else:
+        print_panes(reply.panes)
+    return 0
+
+
+def _configure_ls(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable: every pane as JSON")
+    p.add_argument("--sessions", action="store_true", help="one row per session, like tmux ls")
+
+
+@cli_command("ls", "every session, window and pane at a glance", aliases=("list-sessions",))(_configure_ls)
+async def ls(client: Any, args: argparse.Namespace) -> int:
+    if args.sessions:
+        reply = await client.call(ListSessions)
+        if args.json:
+            print_json(reply.sessions)
+        else:
+            print_table(["SESSION", "ID", "WINDOWS", "PANES", "AGE"],
+                        [[s.name, s.id, str(s.windows), str(s.panes), age(s.created_at)]
+                         for s in reply.sessions])
+        return 0
+    return await list_panes(client, argparse.Namespace(target=None, all=True, json=args.json))
+
+
+def _configure_list_windows(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target session")
+    p.add_argument("-a", dest="all", action="store_true", help="windows of every session")
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("list-windows", "list windows", aliases=("lsw",))(_configure_list_windows)
+async def list_windows(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(ListWindows, target=args.target, all=args.all)
+    if args.json:
+        print_json(reply.windows)
+    else:
+        print_table(["SESSION", "WINDOW", "ID", "NAME", "PANES"],
+                    [[w.session, str(w.index) + ("*" if w.active else ""), w.id, w.name, str(w.panes)]
+                     for w in reply.windows])
+    return 0
+
+
+def _configure_resize(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target pane")
+    p.add_argument("-x", dest="columns", type=int, help="new width")
+    p.add_argument("-y", dest="lines", type=int, help="new height")
+
+
+@cli_command("resize-pane", "set a pane's size", aliases=("resizep",))(_configure_resize)
+async def resize_pane(client: Any, args: argparse.Namespace) -> int:
+    await client.call(ResizePane, target=args.target, columns=args.columns, lines=args.lines)
+    return 0
+
+
+def _configure_kill_pane(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target pane")
+
+
+@cli_command("kill-pane", "kill a pane and its program", aliases=("killp",))(_configure_kill_pane)
+async def kill_pane(client: Any, args: argparse.Namespace) -> int:
+    await client.call(KillPane, target=args.target)
+    return 0

@@ -1,0 +1,66 @@
+"""CLI commands about the server itself: start-server, server status, kill-server."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+from muxd.cli.render import age, print_json, print_table
+from muxd.cli.table import cli_command
+from muxd.protocol.messages import KillServer, ServerStatus
+
+
+def _configure_nothing(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+@cli_command("kill-server", "stop the server and every program in it")(_configure_nothing)
+async def kill_server(client: Any, args: argparse.Namespace) -> int:
+    await client.call(KillServer)
+    return 0
+
+
+def _configure_start(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-f", "--foreground", action="store_true", help="run the server in this process")
+
+
+@cli_command("start-server", "start the server if it is not running", aliases=("start",),
+             local=True)(_configure_start)
+async def start_server(client: Any, args: argparse.Namespace) -> int:
+    from muxd.client.autostart import start_server as start
+    from muxd.errors import MuxdError
+
+    if args.foreground:
+        from muxd.daemon.main import main as daemon_main
+
+        return daemon_main(["--name", args.server_name])
+    try:
+        start(args.server_name)
+    except MuxdError as exc:
+        if exc.code != "server_running":
+            raise
+    return 0
+
+
+def _configure_server(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=["status"], help="what to ask the server")
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("server", "server status")(_configure_server)
+async def server(client: Any, args: argparse.Namespace) -> int:
+    status = await client.call(ServerStatus)
+    if args.json:
+        print_json(status)
+        return 0
+    print_table(["FIELD", "VALUE"], [
+        ["socket", status.socket], ["pid", str(status.pid)], ["version", status.version],
+        ["protocol", str(status.protocol_version)],
+        ["started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.started_at))
+         + f" ({age(status.started_at)} ago)"],
+        ["sessions", str(status.sessions)], ["panes", str(status.panes)],
+        ["client pid", str(os.getpid())],
+    ])
+    return 0

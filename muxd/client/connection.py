@@ -1,0 +1,130 @@
+"""An async client of the daemon: one connection, many requests in flight, matched by id."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from muxd.config import CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
+from muxd.errors import ConnectionLost, MuxdError, ProtocolError, ServerNotRunning, error_from_code
+from muxd.protocol.codec import decode_server_message, encode
+from muxd.protocol.framing import FrameDecoder
+from muxd.protocol.messages import Error, Event, Hello, Welcome
+
+READ_CHUNK_BYTES = 256 * 1024
+R = TypeVar("R")
+
+
+class Client:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 on_event: Callable[[Event], None] | None = None) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._on_event = on_event
+        self._failure: MuxdError | None = None
+        self._reader_task = asyncio.create_task(self._read_loop())
+        self.welcome: Welcome | None = None
+
+    @classmethod
+    async def connect(cls, path: Path | str, *, client_name: str = "muxd",
+                      token: str | None = None, on_event: Callable[[Event], None] | None = None,
+                      ) -> Client:
+        """Connect and greet; raises ServerNotRunning when nothing listens at `path`."""
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_unix_connection(str(path)), CLIENT_CONNECT_TIMEOUT_S)
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            raise ServerNotRunning(f"no server running on {path}", socket=str(path)) from exc
+        except PermissionError as exc:
+            raise ServerNotRunning(f"cannot reach {path}: permission denied", socket=str(path)) from exc
+        client = cls(reader, writer, on_event)
+        try:
+            welcome = await client.call(Hello, protocol_version=PROTOCOL_VERSION,
+                                        client=client_name, token=token)
+        except BaseException:
+            await client.close()
+            raise
+        assert isinstance(welcome, Welcome)
+        client.welcome = welcome
+        return client
+
+    async def call(self, message_type: type[R], **fields: Any) -> Any:
+        """Send one request built from `fields` and return its reply; Error replies raise."""
+        if self._failure is not None:
+            raise self._failure
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            self._writer.write(encode(message_type(id=request_id, **fields)))
+            await self._writer.drain()
+            reply = await future
+        finally:
+            self._pending.pop(request_id, None)
+        if isinstance(reply, Error):
+            raise error_from_code(reply.code, reply.message, reply.detail)
+        return reply
+
+    async def _read_loop(self) -> None:
+        decoder = FrameDecoder()
+        failure: MuxdError = ConnectionLost("the server closed the connection")
+        try:
+            while True:
+                data = await self._reader.read(READ_CHUNK_BYTES)
+                if not data:
+                    break
+                for body in decoder.feed(data):
+                    self._deliver(decode_server_message(body))
+        except ProtocolError as exc:
+            failure = exc
+        except (ConnectionError, OSError) as exc:
+            failure = ConnectionLost(f"connection lost: {exc}")
+        except asyncio.CancelledError:
+            failure = ConnectionLost("client closed")
+        self._fail_all(failure)
+
+    def _deliver(self, message: Any) -> None:
+        request_id = getattr(message, "id", None)
+        if request_id is None:
+            if self._on_event is not None:
+                self._on_event(message)
+            return
+        future = self._pending.get(request_id)
+        if future is not None and not future.done():
+            future.set_result(message)
+        elif isinstance(message, Error):  # a connection-level error (id 0): fail everyone
+            self._fail_all(error_from_code(message.code, message.message, message.detail))
+
+    def _fail_all(self, error: MuxdError) -> None:
+        if self._failure is None:
+            self._failure = error
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(error)
+
+    async def close(self) -> None:
+        self._reader_task.cancel()
+        try:
+            self._writer.close()
+            await self._writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+def socket_is_live(path: Path) -> bool:
+    """True when something accepts connections at `path` (a cheap, synchronous probe)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(os.fspath(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()

@@ -1,0 +1,75 @@
+"""Pane commands: send-keys, capture-pane, list-panes, resize-pane, kill-pane."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from muxd.config import CAPTURE_MAX_LINES, SEND_KEYS_MAX_BYTES
+from muxd.daemon.commands import command
+from muxd.daemon.registry import pane_info
+from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
+from muxd.errors import BadRequest, Conflict
+from muxd.keys import keys_to_bytes
+from muxd.protocol.messages import (
+    CapturePane, Captured, KillPane, ListPanes, Ok, PaneList, ResizePane, SendKeys,
+)
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
+
+
+@command(SendKeys)
+async def send_keys(daemon: Daemon, req: SendKeys) -> Ok:
+    pane = resolve_pane(daemon.registry, req.target)
+    data = keys_to_bytes(req.keys, literal=req.literal, hex_bytes=req.hex)
+    if len(data) > SEND_KEYS_MAX_BYTES:
+        raise BadRequest(f"send-keys of {len(data)} bytes exceeds {SEND_KEYS_MAX_BYTES}")
+    if pane.exited:
+        raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
+    pane.write(data)
+    return Ok(id=req.id)
+
+
+def _check_line(value: int | None, name: str) -> None:
+    if value is not None and not -CAPTURE_MAX_LINES <= value <= CAPTURE_MAX_LINES:
+        raise BadRequest(f"{name} {value} is out of range ±{CAPTURE_MAX_LINES}")
+
+
+@command(CapturePane)
+async def capture_pane(daemon: Daemon, req: CapturePane) -> Captured:
+    pane = resolve_pane(daemon.registry, req.target)
+    _check_line(req.start, "start")
+    _check_line(req.end, "end")
+    text = pane.emulator.capture(req.start, req.end, escapes=req.escapes,
+                                 join_wrapped=req.join_wrapped)
+    return Captured(id=req.id, text=text)
+
+
+@command(ListPanes)
+async def list_panes(daemon: Daemon, req: ListPanes) -> PaneList:
+    """All panes with -a or no target; a session's panes for a session target; else a window's."""
+    registry = daemon.registry
+    target = req.target
+    if req.all or not target:
+        panes = registry.all_panes()
+    elif target.startswith("$") or (":" not in target and registry.session_named(target)):
+        panes = resolve_session(registry, target).panes()
+    else:
+        panes = resolve_window(registry, target).panes
+    return PaneList(id=req.id, panes=[pane_info(p) for p in panes])
+
+
+@command(ResizePane)
+async def resize_pane(daemon: Daemon, req: ResizePane) -> Ok:
+    pane = resolve_pane(daemon.registry, req.target)
+    columns = pane.columns if req.columns is None else req.columns
+    lines = pane.lines if req.lines is None else req.lines
+    daemon.check_size(columns, lines)
+    pane.resize(columns, lines)
+    return Ok(id=req.id)
+
+
+@command(KillPane)
+async def kill_pane(daemon: Daemon, req: KillPane) -> Ok:
+    daemon.registry.remove_pane(resolve_pane(daemon.registry, req.target))
+    return Ok(id=req.id)

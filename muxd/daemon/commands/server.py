@@ -1,0 +1,28 @@
+"""Server-wide commands: status and kill-server."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from muxd import __version__
+from muxd.config import PROTOCOL_VERSION
+from muxd.daemon.commands import command
+from muxd.protocol.messages import KillServer, Ok, ServerStatus, Status
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
+
+
+@command(ServerStatus)
+async def server_status(daemon: Daemon, req: ServerStatus) -> Status:
+    return Status(id=req.id, pid=os.getpid(), version=__version__,
+                  protocol_version=PROTOCOL_VERSION, socket=str(daemon.socket_path),
+                  started_at=daemon.started_at, sessions=len(daemon.registry.sessions),
+                  panes=len(daemon.registry.all_panes()))
+
+
+@command(KillServer)
+async def kill_server(daemon: Daemon, req: KillServer) -> Ok:
+    daemon.request_shutdown()
+    return Ok(id=req.id)

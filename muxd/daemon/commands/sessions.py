@@ -1,0 +1,101 @@
+"""Sessions and windows: new-session, new-window, split-window, kill-*, has-session, lists."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from muxd.daemon.commands import command
+from muxd.daemon.registry import pane_info
+from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
+from muxd.errors import BadRequest
+from muxd.protocol.messages import (
+    HasSession, KillSession, KillWindow, ListSessions, ListWindows, NewSession, NewWindow, Ok,
+    PaneReply, SessionList, SplitWindow, WindowList,
+)
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
+
+# A split leaves each side at least this big (tmux's own minimum is 1; 2 keeps shells usable).
+MIN_SPLIT_CELLS = 2
+
+
+@command(NewSession)
+async def new_session(daemon: Daemon, req: NewSession) -> PaneReply:
+    daemon.check_size(req.columns, req.lines)
+    daemon.registry.check_pane_name_free(req.spawn.pane_name)
+    session = daemon.registry.new_session(req.name)
+    session_size = (req.columns, req.lines)
+    try:
+        window = daemon.registry.new_window(session, req.window_name or "")
+        pane = daemon.spawn_pane(window, req.spawn, *session_size)
+    except Exception:
+        daemon.registry.remove_session(session)
+        raise
+    return PaneReply(id=req.id, pane=pane_info(pane))
+
+
+@command(NewWindow)
+async def new_window(daemon: Daemon, req: NewWindow) -> PaneReply:
+    session = resolve_session(daemon.registry, req.target)
+    daemon.registry.check_pane_name_free(req.spawn.pane_name)
+    reference = session.active_window.active_pane if session.active_window else None
+    columns, lines = (reference.columns, reference.lines) if reference else (80, 24)
+    window = daemon.registry.new_window(session, req.name or "")
+    try:
+        pane = daemon.spawn_pane(window, req.spawn, columns, lines)
+    except Exception:
+        daemon.registry.remove_window(window)
+        raise
+    return PaneReply(id=req.id, pane=pane_info(pane))
+
+
+@command(SplitWindow)
+async def split_window(daemon: Daemon, req: SplitWindow) -> PaneReply:
+    target = resolve_pane(daemon.registry, req.target)
+    window = resolve_window(daemon.registry, target.id)
+    daemon.registry.check_pane_name_free(req.spawn.pane_name)
+    # Halve the target pane, leaving a one-cell border between the two halves as tmux does.
+    if req.horizontal:
+        first = (target.columns - 1) // 2
+        size_old, size_new = (target.columns - 1 - first, target.lines), (first, target.lines)
+    else:
+        first = (target.lines - 1) // 2
+        size_old, size_new = (target.columns, target.lines - 1 - first), (target.columns, first)
+    if min(*size_old, *size_new) < MIN_SPLIT_CELLS:
+        raise BadRequest(f"pane {target.id} is too small to split", pane=target.id)
+    pane = daemon.spawn_pane(window, req.spawn, *size_new)
+    target.resize(*size_old)
+    return PaneReply(id=req.id, pane=pane_info(pane))
+
+
+@command(KillSession)
+async def kill_session(daemon: Daemon, req: KillSession) -> Ok:
+    daemon.registry.remove_session(resolve_session(daemon.registry, req.target))
+    return Ok(id=req.id)
+
+
+@command(KillWindow)
+async def kill_window(daemon: Daemon, req: KillWindow) -> Ok:
+    daemon.registry.remove_window(resolve_window(daemon.registry, req.target))
+    return Ok(id=req.id)
+
+
+@command(HasSession)
+async def has_session(daemon: Daemon, req: HasSession) -> Ok:
+    resolve_session(daemon.registry, req.target)
+    return Ok(id=req.id)
+
+
+@command(ListSessions)
+async def list_sessions(daemon: Daemon, req: ListSessions) -> SessionList:
+    return SessionList(id=req.id, sessions=[s.info() for s in daemon.registry.sessions])
+
+
+@command(ListWindows)
+async def list_windows(daemon: Daemon, req: ListWindows) -> WindowList:
+    if req.all:
+        sessions = daemon.registry.sessions
+    else:
+        sessions = [resolve_session(daemon.registry, req.target)]
+    return WindowList(id=req.id, windows=[w.info() for s in sessions for w in s.windows])

@@ -1,0 +1,150 @@
+"""One client connection: peer check, handshake, then requests dispatched through the table.
+
+Every failure a client can cause ends in a typed `Error` reply; only framing damage (which
+makes the rest of the stream unreadable) also closes the connection. Nothing a client
+sends can stop the daemon from serving the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import struct
+from typing import TYPE_CHECKING, Any
+
+from muxd import __version__
+from muxd.config import PROTOCOL_VERSION
+from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, VersionMismatch
+from muxd.protocol.codec import decode_request, encode, peek_envelope
+from muxd.protocol.framing import FrameDecoder
+from muxd.protocol.messages import Error, Hello, Welcome
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
+
+log = logging.getLogger(__name__)
+
+READ_CHUNK_BYTES = 256 * 1024
+_PEERCRED = struct.Struct("3i")
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+    except OSError:
+        return None
+    return _PEERCRED.unpack(creds)[1]
+
+
+def _plain(detail: dict[str, Any]) -> dict[str, Any]:
+    """Error details must cross the wire: anything exotic becomes its text."""
+    return {k: v if isinstance(v, (str, int, float, bool, type(None), list)) else str(v)
+            for k, v in detail.items()}
+
+
+class Connection:
+    def __init__(self, daemon: Daemon, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.daemon = daemon
+        self.reader = reader
+        self.writer = writer
+        self.decoder = FrameDecoder()
+        self.greeted = False
+        self.principal = "system"
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def serve(self) -> None:
+        try:
+            if not self._peer_allowed():
+                return
+            while True:
+                data = await self.reader.read(READ_CHUNK_BYTES)
+                if not data:
+                    return
+                try:
+                    bodies = self.decoder.feed(data)
+                except ProtocolError as exc:
+                    self.send(Error(id=0, code=exc.code, message=exc.message, detail=_plain(exc.detail)))
+                    return  # the framing is lost: nothing after this can be trusted
+                for body in bodies:
+                    if not await self._handle_body(body):
+                        return
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        finally:
+            await self._close()
+
+    def _peer_allowed(self) -> bool:
+        sock = self.writer.get_extra_info("socket")
+        uid = peer_uid(sock) if sock is not None else None
+        if uid == os.getuid():
+            return True
+        log.warning("refused a connection from uid %s", uid)
+        self.send(Error(id=0, code=Forbidden.code,
+                        message=f"connection from uid {uid} refused: this server belongs to uid {os.getuid()}"))
+        return False
+
+    async def _handle_body(self, body: bytes) -> bool:
+        """Handle one frame; False means the connection must close."""
+        try:
+            request = decode_request(body)
+        except ProtocolError as exc:
+            self.send(Error(id=peek_envelope(body).id, code=exc.code, message=exc.message,
+                            detail=_plain(exc.detail)))
+            return True
+        if not self.greeted:
+            return self._greet(request)
+        if isinstance(request, Hello):
+            self.send(Error(id=request.id, code=BadRequest.code, message="already greeted"))
+            return True
+        task = asyncio.create_task(self._dispatch(request))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    def _greet(self, request: Any) -> bool:
+        if not isinstance(request, Hello):
+            self.send(Error(id=request.id, code=BadRequest.code,
+                            message="the first message must be hello"))
+            return False
+        if request.protocol_version != PROTOCOL_VERSION:
+            self.send(Error(id=request.id, code=VersionMismatch.code,
+                            message=f"protocol version {request.protocol_version} is not supported; "
+                                    f"this server speaks {PROTOCOL_VERSION}",
+                            detail={"server_version": PROTOCOL_VERSION}))
+            return False
+        self.greeted = True
+        self.send(Welcome(id=request.id, protocol_version=PROTOCOL_VERSION,
+                          server_version=__version__, principal=self.principal, pid=os.getpid()))
+        return True
+
+    async def _dispatch(self, request: Any) -> None:
+        handler = self.daemon.commands.get(type(request))
+        try:
+            if handler is None:
+                raise BadRequest(f"{type(request).__name__} is not handled by this server")
+            reply = await handler(self.daemon, request)
+        except MuxdError as exc:
+            reply = Error(id=request.id, code=exc.code, message=exc.message, detail=_plain(exc.detail))
+        except Exception as exc:  # a bug must cost one request, not the daemon
+            log.exception("request %s failed", type(request).__name__)
+            reply = Error(id=request.id, code="internal", message=f"internal error: {exc!r}")
+        self.send(reply)
+
+    def send(self, message: Any) -> None:
+        if self.writer.is_closing():
+            return  # the client went away mid-request; its answer has nowhere to go
+        try:
+            self.writer.write(encode(message))
+        except MuxdError as exc:  # e.g. a reply over MAX_FRAME_BYTES
+            self.writer.write(encode(Error(id=getattr(message, "id", 0), code=exc.code, message=exc.message)))
+
+    async def _close(self) -> None:
+        for task in list(self._tasks):
+            await asyncio.wait({task}, timeout=5)
+        try:
+            self.writer.close()
+            await self.writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass

@@ -1,0 +1,62 @@
+"""`python -m muxd.daemon.main --name NAME`: run one muxd server in this process.
+
+With `--ready-fd N` it writes `ready` (or `error <code> <message>`) on fd N once it is
+listening, then closes it: that is how a client that started it knows when to connect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from muxd.config import DEFAULT_SCROLLBACK_BYTES
+from muxd.daemon.loop import run
+from muxd.daemon.server import Daemon
+from muxd.errors import MuxdError
+from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, lock_path, log_path, socket_path
+
+
+def _report(fd: int | None, line: str) -> None:
+    if fd is None:
+        return
+    try:
+        os.write(fd, (line + "\n").encode())
+        os.close(fd)
+    except OSError:
+        pass
+
+
+async def _main(daemon: Daemon, ready_fd: int | None) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, daemon.request_shutdown)
+    loop.add_signal_handler(signal.SIGHUP, lambda: None)
+    await daemon.serve(on_ready=lambda: _report(ready_fd, "ready"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="muxd-daemon")
+    parser.add_argument("--name", default=DEFAULT_SERVER_NAME)
+    parser.add_argument("--ready-fd", type=int)
+    parser.add_argument("--scrollback-bytes", type=int, default=DEFAULT_SCROLLBACK_BYTES)
+    args = parser.parse_args(argv)
+    try:
+        ensure_socket_dir()
+        logging.basicConfig(filename=log_path(args.name), level=logging.INFO,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        daemon = Daemon(socket_path(args.name), lock_path(args.name),
+                        scrollback_bytes=args.scrollback_bytes)
+        run(_main(daemon, args.ready_fd))
+    except MuxdError as exc:
+        _report(args.ready_fd, f"error {exc.code} {exc.message}")
+        print(f"muxd: {exc.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,102 @@
+"""Starting a program on a fresh pseudo-terminal, and asking the kernel about it. No asyncio here."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import shutil
+import struct
+import subprocess
+import termios
+from dataclasses import dataclass
+
+from muxd.errors import SpawnFailed
+
+
+@dataclass
+class PtyProcess:
+    pid: int
+    master_fd: int
+    popen: subprocess.Popen[bytes]
+
+
+def _become_controlling_terminal() -> None:
+    # Runs in the child after setsid() and after fd 0 became the PTY slave.
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def set_window_size(fd: int, columns: int, lines: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+
+
+def resolve_program(argv: list[str], env: dict[str, str], cwd: str) -> str:
+    """The executable for argv[0], or a SpawnFailed that says why not."""
+    program = argv[0]
+    if "/" in program:
+        path = program if os.path.isabs(program) else os.path.join(cwd, program)
+        if not os.path.exists(path):
+            raise SpawnFailed(f"{program}: no such file", command=argv)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise SpawnFailed(f"{program}: not an executable file", command=argv)
+        return path
+    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise SpawnFailed(f"{program}: command not found", command=argv)
+    return found
+
+
+def spawn(argv: list[str], *, env: dict[str, str], cwd: str, columns: int, lines: int) -> PtyProcess:
+    """Start argv as the session leader of a new PTY sized columns×lines."""
+    if not argv:
+        raise SpawnFailed("empty command")
+    if not os.path.isdir(cwd):
+        raise SpawnFailed(f"{cwd}: no such directory", cwd=cwd)
+    executable = resolve_program(argv, env, cwd)
+    master, slave = pty.openpty()
+    try:
+        set_window_size(master, columns, lines)
+        os.set_blocking(master, False)
+        os.set_inheritable(master, False)
+        popen = subprocess.Popen(
+            argv,
+            executable=executable,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_become_controlling_terminal,  # noqa: PLW1509 - the one way to set a controlling tty
+            close_fds=True,
+        )
+    except OSError as exc:
+        os.close(master)
+        raise SpawnFailed(f"{argv[0]}: {exc.strerror or exc}", command=argv) from exc
+    finally:
+        os.close(slave)
+    return PtyProcess(pid=popen.pid, master_fd=master, popen=popen)
+
+
+def foreground_pid(master_fd: int) -> int | None:
+    """The process group leader in the foreground of the terminal (None if it cannot be told)."""
+    try:
+        pgid = os.tcgetpgrp(master_fd)
+    except OSError:
+        return None
+    return pgid if pgid > 0 else None
+
+
+def process_cwd(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
+def process_name(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            return fh.read().strip() or None
+    except OSError:
+        return None

@@ -1,0 +1,179 @@
+"""The daemon's object model, as in tmux: sessions hold windows, windows hold panes.
+
+Ids are stable and never reused in a daemon's life: `$N` sessions, `@N` windows, `%N` panes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+from muxd.daemon.pane import Pane
+from muxd.errors import Conflict
+from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
+
+
+@dataclass(eq=False)
+class Window:
+    number: int
+    session: Session
+    index: int
+    name: str
+    panes: list[Pane] = field(default_factory=list)
+    active_pane: Pane | None = None
+
+    @property
+    def id(self) -> str:
+        return f"@{self.number}"
+
+    def add(self, pane: Pane) -> None:
+        pane.window = self
+        self.panes.append(pane)
+        self.active_pane = pane
+
+    def remove(self, pane: Pane) -> None:
+        self.panes.remove(pane)
+        if self.active_pane is pane:
+            self.active_pane = self.panes[-1] if self.panes else None
+
+    def info(self) -> WindowInfo:
+        return WindowInfo(id=self.id, session=self.session.name, index=self.index, name=self.name,
+                          panes=len(self.panes), active=self.session.active_window is self)
+
+
+@dataclass(eq=False)
+class Session:
+    number: int
+    name: str
+    created_at: float = field(default_factory=time.time)
+    windows: list[Window] = field(default_factory=list)
+    active_window: Window | None = None
+
+    @property
+    def id(self) -> str:
+        return f"${self.number}"
+
+    def next_window_index(self) -> int:
+        used = {w.index for w in self.windows}
+        return next(i for i in itertools.count() if i not in used)
+
+    def add(self, window: Window) -> None:
+        self.windows.append(window)
+        self.windows.sort(key=lambda w: w.index)
+        self.active_window = window
+
+    def remove(self, window: Window) -> None:
+        self.windows.remove(window)
+        if self.active_window is window:
+            self.active_window = self.windows[-1] if self.windows else None
+
+    def panes(self) -> list[Pane]:
+        return [pane for window in self.windows for pane in window.panes]
+
+    def info(self) -> SessionInfo:
+        return SessionInfo(id=self.id, name=self.name, windows=len(self.windows),
+                           panes=len(self.panes()), created_at=self.created_at)
+
+
+def window_of(pane: Pane) -> Window:
+    assert isinstance(pane.window, Window)
+    return pane.window
+
+
+def pane_info(pane: Pane) -> PaneInfo:
+    window = window_of(pane)
+    session = window.session
+    return PaneInfo(
+        id=pane.id,
+        session=session.name,
+        session_id=session.id,
+        window=window.index,
+        window_id=window.id,
+        window_name=window.name,
+        index=window.panes.index(pane),
+        name=pane.name,
+        tags=list(pane.tags),
+        command=list(pane.command),
+        pid=pane.pid,
+        foreground=pane.foreground_name(),
+        cwd=pane.cwd(),
+        width=pane.columns,
+        height=pane.lines,
+        status="exited" if pane.exited else "running",
+        exit_code=pane.exit_code,
+        created_at=pane.created_at,
+        title=pane.emulator.title,
+        active=window.active_pane is pane and session.active_window is window,
+    )
+
+
+class Registry:
+    """Every session, window and pane of one daemon, and the counters behind their ids."""
+
+    def __init__(self) -> None:
+        self.sessions: list[Session] = []
+        self._session_numbers = itertools.count()
+        self._window_numbers = itertools.count()
+        self._pane_numbers = itertools.count()
+
+    # ids
+    def next_pane_number(self) -> int:
+        return next(self._pane_numbers)
+
+    def new_session(self, name: str | None) -> Session:
+        number = next(self._session_numbers)
+        name = name if name is not None else self._free_session_name(number)
+        if self.session_named(name) is not None:
+            raise Conflict(f"duplicate session: {name}", session=name)
+        session = Session(number=number, name=name)
+        self.sessions.append(session)
+        return session
+
+    def _free_session_name(self, number: int) -> str:
+        names = {s.name for s in self.sessions}
+        return next(str(n) for n in itertools.count(number) if str(n) not in names)
+
+    def new_window(self, session: Session, name: str, index: int | None = None) -> Window:
+        window = Window(number=next(self._window_numbers), session=session,
+                        index=session.next_window_index() if index is None else index, name=name)
+        session.add(window)
+        return window
+
+    # lookups
+    def session_named(self, name: str) -> Session | None:
+        return next((s for s in self.sessions if s.name == name), None)
+
+    def all_panes(self) -> list[Pane]:
+        return [pane for session in self.sessions for pane in session.panes()]
+
+    def pane_named(self, name: str) -> Pane | None:
+        return next((p for p in self.all_panes() if p.name == name), None)
+
+    def check_pane_name_free(self, name: str | None) -> None:
+        if name is not None and self.pane_named(name) is not None:
+            raise Conflict(f"duplicate pane name: {name}", name=name)
+
+    # removal: a window without panes goes, and a session without windows goes
+    def remove_pane(self, pane: Pane) -> None:
+        window = window_of(pane)
+        window.remove(pane)
+        pane.close()
+        if not window.panes:
+            self.remove_window(window)
+
+    def remove_window(self, window: Window) -> None:
+        for pane in list(window.panes):
+            window.remove(pane)
+            pane.close()
+        session = window.session
+        if window in session.windows:
+            session.remove(window)
+        if not session.windows and session in self.sessions:
+            self.sessions.remove(session)
+
+    def remove_session(self, session: Session) -> None:
+        for window in list(session.windows):
+            self.remove_window(window)
+        if session in self.sessions:
+            self.sessions.remove(session)

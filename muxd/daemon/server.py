@@ -1,0 +1,138 @@
+"""The daemon: owns the registry, accepts clients, spawns panes. Commands live in commands/."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import pwd
+import shlex
+import time
+from pathlib import Path
+
+from muxd.config import (
+    DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+)
+from muxd.daemon.commands import load_all
+from muxd.daemon.connection import Connection
+from muxd.daemon.lifecycle import ServerClaim
+from muxd.daemon.pane import Pane
+from muxd.daemon.registry import Registry, Window
+from muxd.errors import BadRequest
+from muxd.protocol.messages import Spawn
+
+log = logging.getLogger(__name__)
+
+PANE_TERM = "xterm-256color"
+# Variables of whoever started the daemon that would mislead programs inside a pane.
+_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "COLUMNS", "LINES")
+_SHELL_METACHARACTERS = set(" \t\n;&|<>()$`\\\"'*?[]#~=%")
+
+
+def default_shell() -> str:
+    shell = os.environ.get("SHELL")
+    if shell and os.access(shell, os.X_OK):
+        return shell
+    try:
+        return pwd.getpwuid(os.getuid()).pw_shell or "/bin/sh"
+    except KeyError:
+        return "/bin/sh"
+
+
+def command_argv(command: list[str]) -> list[str]:
+    """As tmux: no command runs the shell; one argument with shell syntax runs through `sh -c`."""
+    if not command:
+        return [default_shell()]
+    if len(command) == 1 and any(ch in _SHELL_METACHARACTERS for ch in command[0]):
+        return ["/bin/sh", "-c", command[0]]
+    return list(command)
+
+
+class Daemon:
+    def __init__(self, socket_path: Path, lock_path: Path, *,
+                 scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES) -> None:
+        self.socket_path = socket_path
+        self.claim = ServerClaim(socket_path, lock_path)
+        self.scrollback_bytes = scrollback_bytes
+        self.registry = Registry()
+        self.commands = load_all()
+        self.started_at = time.time()
+        self._stop = asyncio.Event()
+        self._connections: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------ running
+
+    async def serve(self, on_ready=None) -> None:  # type: ignore[no-untyped-def]
+        """Claim the socket (raises ServerAlreadyRunning), serve until kill-server or a signal."""
+        sock = self.claim.acquire()
+        try:
+            server = await asyncio.start_unix_server(self._accept, sock=sock)
+            if on_ready is not None:
+                on_ready()
+            log.info("serving on %s (pid %d)", self.socket_path, os.getpid())
+            await self._stop.wait()
+            server.close()
+        finally:
+            self._shutdown_panes()
+            self.claim.release()
+            for task in list(self._connections):
+                task.cancel()
+
+    def request_shutdown(self) -> None:
+        # Let the kill-server reply reach its client before the loop winds down.
+        asyncio.get_running_loop().call_later(0.05, self._stop.set)
+
+    def _shutdown_panes(self) -> None:
+        for session in list(self.registry.sessions):
+            self.registry.remove_session(session)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            await Connection(self, reader, writer).serve()
+        finally:
+            self._connections.discard(task)
+
+    # ------------------------------------------------------------ panes
+
+    @staticmethod
+    def check_size(columns: int, lines: int) -> None:
+        if not MIN_COLUMNS <= columns <= MAX_COLUMNS:
+            raise BadRequest(f"width {columns} is out of range {MIN_COLUMNS}..{MAX_COLUMNS}")
+        if not MIN_LINES <= lines <= MAX_LINES:
+            raise BadRequest(f"height {lines} is out of range {MIN_LINES}..{MAX_LINES}")
+
+    def pane_env(self, extra: dict[str, str]) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
+        env["TERM"] = PANE_TERM
+        env["MUXD"] = str(self.socket_path)
+        for key, value in extra.items():
+            if not key or "=" in key or "\0" in key or "\0" in value:
+                raise BadRequest(f"invalid environment variable {key!r}")
+            env[key] = value
+        return env
+
+    def spawn_pane(self, window: Window, spawn: Spawn, columns: int, lines: int) -> Pane:
+        """Start a program in a new pane of `window` (raises SpawnFailed / BadRequest)."""
+        self.check_size(columns, lines)
+        cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else os.path.expanduser("~")
+        argv = command_argv(spawn.command)
+        number = self.registry.next_pane_number()
+        env = self.pane_env(spawn.env)
+        env["MUXD_PANE"] = f"%{number}"
+        pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
+                    name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
+                    scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited)
+        pane.start(asyncio.get_running_loop())
+        window.add(pane)
+        if not window.name:
+            window.name = os.path.basename(argv[0])
+        log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
+        return pane
+
+    def _pane_exited(self, pane: Pane) -> None:
+        log.info("pane %s exited with %s", pane.id, pane.exit_code)
+        if pane.remove_on_exit and pane.window is not None:
+            self.registry.remove_pane(pane)

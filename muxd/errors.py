@@ -1,0 +1,79 @@
+"""One exception root for muxd; each family carries a stable code that crosses the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MuxdError(Exception):
+    """Root of every error muxd raises on purpose. `code` is stable; `detail` is structured."""
+
+    code = "internal"
+
+    def __init__(self, message: str, **detail: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+
+class BadRequest(MuxdError):
+    code = "bad_request"
+
+
+class ProtocolError(BadRequest):
+    """A peer sent bytes that are not a valid muxd frame or message."""
+
+
+class FrameTooLarge(ProtocolError):
+    """A frame header announced more than MAX_FRAME_BYTES."""
+
+
+class VersionMismatch(BadRequest):
+    code = "version_mismatch"
+
+
+class NotFound(MuxdError):
+    code = "not_found"
+
+
+class Conflict(MuxdError):
+    code = "conflict"
+
+
+class Forbidden(MuxdError):
+    code = "forbidden"
+
+
+class Timeout(MuxdError):
+    code = "timeout"
+
+
+class SpawnFailed(MuxdError):
+    code = "spawn_failed"
+
+
+class ServerNotRunning(MuxdError):
+    code = "server_not_running"
+
+
+class ServerAlreadyRunning(Conflict):
+    code = "server_running"
+
+
+class ConnectionLost(MuxdError):
+    code = "connection_lost"
+
+
+class Internal(MuxdError):
+    code = "internal"
+
+
+_BY_CODE: dict[str, type[MuxdError]] = {}
+for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Timeout, SpawnFailed,
+             ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal):
+    _BY_CODE.setdefault(_cls.code, _cls)
+
+
+def error_from_code(code: str, message: str, detail: dict[str, Any] | None = None) -> MuxdError:
+    """Rebuild a typed error on the client side from the code a reply carried."""
+    return _BY_CODE.get(code, MuxdError)(message, **(detail or {}))

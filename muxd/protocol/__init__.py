@@ -1,0 +1,1 @@
+"""The muxd wire protocol: length-prefixed msgpack messages (see messages.py)."""

@@ -134,3 +134,32 @@ def _configure_kill_pane(p: argparse.ArgumentParser) -> None:
 async def kill_pane(client: Any, args: argparse.Namespace) -> int:
     await client.call(KillPane, target=args.target)
     return 0
+
+
+def _configure_wait(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target pane")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--text", help="wait until the screen shows this text")
+    what.add_argument("--regex", help="wait until a screen line matches this regular expression")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+
+
+@cli_command("wait", "wait until a pane shows some text")(_configure_wait)
+async def wait(client: Any, args: argparse.Namespace) -> int:
+    import asyncio
+    import re
+    import time
+
+    pattern = re.compile(args.regex, re.MULTILINE) if args.regex else None
+    deadline = time.monotonic() + args.timeout
+    while True:
+        screen = (await client.call(CapturePane, target=args.target)).text
+        if pattern.search(screen) if pattern else args.text in screen:
+            return 0
+        if time.monotonic() >= deadline:
+            print(f"muxd: timed out after {args.timeout:g}s", file=sys.stderr)
+            return 1
+        await asyncio.sleep(WAIT_POLL_S)
+
+
+WAIT_POLL_S = 0.05

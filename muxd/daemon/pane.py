@@ -21,7 +21,7 @@ from muxd.emulator import Emulator
 log = logging.getLogger(__name__)
 
 # One readable callback reads at most this much before letting other panes run.
-READ_BUDGET_PER_WAKEUP_BYTES = 1024 * 1024
+READ_BUDGET_PER_WAKEUP_BYTES = 256 * 1024
 
 
 class Pane:

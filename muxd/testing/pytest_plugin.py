@@ -1,0 +1,29 @@
+"""pytest plugin shipped with muxd: `muxd_server` gives each test a daemon of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from muxd.testing.server import MuxdTestServer
+
+
+@pytest.fixture
+def muxd_server() -> Iterator[MuxdTestServer]:
+    """A running muxd daemon on a private socket directory, stopped after the test."""
+    server = MuxdTestServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def muxd_unstarted() -> Iterator[MuxdTestServer]:
+    """A private socket directory and server name with no daemon yet (for start-up tests)."""
+    server = MuxdTestServer()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,105 @@
+"""A muxd server of its own for one test: private socket directory, CLI and client helpers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from muxd.client.connection import Client
+from muxd.testing.wait import wait_until
+
+CLI_TIMEOUT_S = 30.0
+
+
+class MuxdTestServer:
+    """Start with `start()`, stop with `stop()`; `cli(...)` runs the real `muxd` command."""
+
+    def __init__(self, name: str | None = None, *, env: dict[str, str] | None = None) -> None:
+        self.name = name or f"t{uuid.uuid4().hex[:10]}"
+        # Short on purpose: a UNIX socket path must fit in 108 bytes.
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="muxd-", dir="/tmp"))
+        os.chmod(self.socket_dir, 0o700)
+        self.env = {**os.environ, **(env or {}), "MUXD_SOCKET_DIR": str(self.socket_dir)}
+        self.pid: int | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        return self.socket_dir / f"{self.name}.sock"
+
+    @property
+    def log_path(self) -> Path:
+        return self.socket_dir / f"{self.name}.log"
+
+    def start(self, *extra_args: str) -> MuxdTestServer:
+        out = self.cli("start-server", check=True)
+        assert out.returncode == 0, out.stderr
+        self.pid = int((self.socket_dir / f"{self.name}.lock").read_text().strip())
+        return self
+
+    def cli(self, *args: str, check: bool = False, input: str | None = None,
+            timeout: float = CLI_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+        """Run `muxd -L NAME args…` as a user would; stdout/stderr captured as text."""
+        result = subprocess.run([sys.executable, "-m", "muxd", "-L", self.name, *args],
+                                env=self.env, capture_output=True, text=True, input=input,
+                                timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"muxd {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        return result
+
+    async def client(self, **kwargs: Any) -> Client:
+        return await Client.connect(self.socket_path, **kwargs)
+
+    def capture(self, target: str, *extra: str) -> str:
+        return self.cli("capture-pane", "-p", "-t", target, *extra, check=True).stdout
+
+    def wait_for_text(self, target: str, text: str, *, timeout: float = 10.0) -> str:
+        """Wait until the pane's screen shows `text`; return the screen."""
+        seen = [""]
+
+        def shows_text() -> bool:
+            seen[0] = self.capture(target)
+            return text in seen[0]
+
+        try:
+            wait_until(shows_text, timeout=timeout, message=f"{text!r} on pane {target}")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n--- screen of {target} ---\n{seen[0]}") from None
+        return seen[0]
+
+    def running(self) -> bool:
+        if self.pid is None:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        try:  # a zombie child of ours is not running either
+            return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
+        except ChildProcessError:
+            return Path(f"/proc/{self.pid}").exists() and "Z" not in _proc_state(self.pid)
+
+    def stop(self) -> None:
+        if self.pid is not None and self.running():
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+                wait_until(lambda: not self.running(), timeout=10, message="daemon exit")
+            except ProcessLookupError:
+                pass
+            except AssertionError:
+                os.kill(self.pid, signal.SIGKILL)
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"

@@ -1,0 +1,233 @@
+"""Every kind of bad input gets a clear, typed error, and the daemon keeps serving everyone."""
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+
+import msgspec
+import pytest
+
+from muxd.config import PROTOCOL_VERSION
+from muxd.errors import ServerNotRunning, VersionMismatch
+from muxd.protocol.codec import decode_server_message, encode
+from muxd.protocol.framing import FrameDecoder
+from muxd.protocol.messages import Error, Hello, ListPanes, PaneList, Welcome
+from muxd.testing.wait import wait_until
+
+READ_TIMEOUT_S = 10
+
+
+class RawPeer:
+    """A hand-driven socket peer: send any bytes, read whatever frames come back."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(READ_TIMEOUT_S)
+        self.sock.connect(str(path))
+        self.decoder = FrameDecoder()
+        self.pending = []
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def hello(self) -> Welcome:
+        self.send(encode(Hello(id=1, protocol_version=PROTOCOL_VERSION, client="raw")))
+        reply = self.receive()
+        assert isinstance(reply, Welcome), reply
+        return reply
+
+    def receive(self):
+        """The next message, or None once the server has closed the connection."""
+        while not self.pending:
+            data = self.sock.recv(65536)
+            if not data:
+                return None
+            self.pending += [decode_server_message(b) for b in self.decoder.feed(data)]
+        return self.pending.pop(0)
+
+    def close(self):
+        self.sock.close()
+
+
+def still_serves(server):
+    """Another client is served normally: the daemon survived what came before."""
+    peer = RawPeer(server.socket_path)
+    try:
+        peer.hello()
+        peer.send(encode(ListPanes(id=2, all=True)))
+        reply = peer.receive()
+        return isinstance(reply, PaneList) and reply.id == 2
+    finally:
+        peer.close()
+
+
+@pytest.fixture
+def server(muxd_server):
+    muxd_server.cli("new-session", "-d", "-s", "s", "--", "sleep", "600", check=True)
+    return muxd_server
+
+
+def test_garbage_bytes(server):
+    peer = RawPeer(server.socket_path)
+    peer.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    reply = peer.receive()
+    assert isinstance(reply, Error) and reply.code == "bad_request"
+    assert "frame announces" in reply.message
+    assert peer.receive() is None  # the stream cannot be trusted after garbage: closed
+    assert still_serves(server)
+
+
+def test_small_garbage_frame(server):
+    peer = RawPeer(server.socket_path)
+    peer.send(struct.pack(">I", 3) + b"\xc1\xc1\xc1")
+    reply = peer.receive()
+    assert isinstance(reply, Error) and reply.code == "bad_request"
+    assert "malformed" in reply.message
+    assert still_serves(server)
+
+
+def test_frame_announcing_4_gib(server):
+    peer = RawPeer(server.socket_path)
+    peer.send(struct.pack(">I", 0xFFFFFFFF))
+    reply = peer.receive()
+    assert isinstance(reply, Error) and reply.code == "bad_request"
+    assert str(0xFFFFFFFF) in reply.message
+    assert peer.receive() is None
+    assert still_serves(server)
+    rss_kib = int(next(line.split()[1] for line in open(f"/proc/{server.pid}/status")
+                       if line.startswith("VmRSS")))
+    assert rss_kib < 1024 * 1024  # nothing near 4 GiB was ever allocated
+
+
+def test_valid_frame_of_unknown_type_keeps_the_connection(server):
+    peer = RawPeer(server.socket_path)
+    peer.hello()
+    body = msgspec.msgpack.encode({"type": "teleport", "id": 41})
+    peer.send(struct.pack(">I", len(body)) + body)
+    reply = peer.receive()
+    assert isinstance(reply, Error) and reply.id == 41 and reply.code == "bad_request"
+    assert "unknown request type 'teleport'" in reply.message
+    peer.send(encode(ListPanes(id=42, all=True)))  # the same connection still works
+    reply = peer.receive()
+    assert isinstance(reply, PaneList) and reply.id == 42 and len(reply.panes) == 1
+
+
+def test_request_before_hello(server):
+    peer = RawPeer(server.socket_path)
+    peer.send(encode(ListPanes(id=5)))
+    reply = peer.receive()
+    assert isinstance(reply, Error) and reply.id == 5 and "first message must be hello" in reply.message
+    assert peer.receive() is None
+    assert still_serves(server)
+
+
+def test_wrong_protocol_version(server):
+    peer = RawPeer(server.socket_path)
+    peer.send(encode(Hello(id=1, protocol_version=PROTOCOL_VERSION + 99)))
+    reply = peer.receive()
+    assert isinstance(reply, Error) and reply.code == "version_mismatch"
+    assert f"speaks {PROTOCOL_VERSION}" in reply.message
+    assert still_serves(server)
+
+
+def test_wrong_protocol_version_through_the_client(server, monkeypatch):
+    from muxd.client import connection
+
+    monkeypatch.setattr(connection, "PROTOCOL_VERSION", PROTOCOL_VERSION + 1)
+
+    async def attempt():
+        await connection.Client.connect(server.socket_path)
+
+    with pytest.raises(VersionMismatch):
+        asyncio.run(attempt())
+
+
+def test_unknown_target(server):
+    result = server.cli("capture-pane", "-p", "-t", "nosuch")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "muxd: can't find session: nosuch"
+    assert still_serves(server)
+
+
+def test_command_that_cannot_be_spawned(server):
+    for command, message in ((["no-such-program-xyz"], "no-such-program-xyz: command not found"),
+                             (["/etc/passwd"], "/etc/passwd: not an executable file"),
+                             (["/no/where"], "/no/where: no such file")):
+        result = server.cli("new-session", "-d", "-s", "broken", "--", *command)
+        assert result.returncode == 1 and message in result.stderr, result.stderr
+        assert server.cli("has-session", "-t", "broken").returncode == 1  # nothing half-made left
+    result = server.cli("split-window", "-t", "s", "--", "no-such-program-xyz")
+    assert result.returncode == 1 and "command not found" in result.stderr
+    panes = json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
+    assert [p["id"] for p in panes] == ["%0"] and panes[0]["height"] == 24  # the target is untouched
+    assert still_serves(server)
+
+
+def test_client_that_disconnects_mid_request(server):
+    for _ in range(5):
+        peer = RawPeer(server.socket_path)
+        peer.hello()
+        # a request that takes a moment (spawns a process), then vanish before the reply
+        from muxd.protocol.messages import NewWindow, Spawn
+        peer.send(encode(NewWindow(id=9, target="s", spawn=Spawn(command=["sleep", "600"]))))
+        peer.sock.shutdown(socket.SHUT_RDWR)
+        peer.close()
+    half = RawPeer(server.socket_path)
+    half.send(encode(Hello(id=1, protocol_version=PROTOCOL_VERSION))[:7])  # half a frame, then gone
+    half.close()
+    assert still_serves(server)
+    wait_until(lambda: len(json.loads(server.cli("list-panes", "--json").stdout)) == 6,
+               message="the abandoned requests still completed")
+
+
+def test_second_daemon_on_the_same_socket_is_refused(server):
+    before = os.stat(server.socket_path).st_ino
+    result = subprocess.run([sys.executable, "-m", "muxd.daemon.main", "--name", server.name],
+                            env=server.env, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert "already running" in result.stderr
+    assert os.stat(server.socket_path).st_ino == before  # not clobbered
+    assert still_serves(server)
+    assert server.cli("start-server").returncode == 0  # start-server on a live server is a no-op
+
+
+def test_stale_socket_from_a_killed_daemon_is_replaced(server):
+    os.kill(server.pid, signal.SIGKILL)
+    wait_until(lambda: not server.running(), message="daemon killed")
+    assert server.socket_path.exists()  # left behind
+    with pytest.raises(ServerNotRunning):
+        asyncio.run(server.client())
+    server.cli("new-session", "-d", "-s", "again", "--", "sleep", "600", check=True)
+    server.pid = json.loads(server.cli("server", "status", "--json", check=True).stdout)["pid"]
+    assert still_serves(server)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to connect as another uid")
+def test_connection_from_another_uid_is_refused(server):
+    # Open the way deliberately so that only the peer-credential check stands between them.
+    os.chmod(server.socket_dir, 0o755)
+    os.chmod(server.socket_path, 0o777)
+    read_fd, write_fd = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child becomes "nobody" and knocks
+        try:
+            os.close(read_fd)
+            os.setgid(65534)
+            os.setuid(65534)
+            peer = RawPeer(server.socket_path)
+            peer.send(encode(Hello(id=1, protocol_version=PROTOCOL_VERSION)))
+            reply = peer.receive()
+            os.write(write_fd, f"{reply.code} {reply.message}".encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        answer = pipe.read()
+    os.waitpid(child, 0)
+    assert answer.startswith("forbidden connection from uid 65534 refused"), answer
+    assert still_serves(server)

@@ -1,0 +1,36 @@
+"""`Cell`: pyte's `Char` plus the attributes tmux keeps and pyte drops (dim, hidden, overline).
+
+The first nine fields are pyte's, in pyte's order, so pyte's `Screen` methods (which only
+use `_replace` and field names) work unchanged on a buffer of Cells.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Tuple
+
+
+class Cell(NamedTuple):
+    """One screen cell: its character(s) and how they look."""
+
+    data: str
+    fg: str = "default"
+    bg: str = "default"
+    bold: bool = False
+    italics: bool = False
+    underscore: bool = False
+    strikethrough: bool = False
+    reverse: bool = False
+    blink: bool = False
+    dim: bool = False
+    hidden: bool = False
+    overline: bool = False
+
+
+# A cell's look without its character: Cell[1:].
+Style = Tuple[str, str, bool, bool, bool, bool, bool, bool, bool, bool, bool]
+
+BLANK = Cell(" ")
+REVERSE_BLANK = Cell(" ", reverse=True)
+PADDING = ""  # pyte's data for the second cell of a wide character
+DEFAULT_STYLE: Style = BLANK[1:]  # type: ignore[assignment]
+STYLE_FIELDS = Cell._fields[1:]

@@ -1,0 +1,169 @@
+"""`Emulator`: one pane's terminal screen, fed bytes, asked for text. Sans-IO: no asyncio."""
+
+from __future__ import annotations
+
+import codecs
+import logging
+from typing import Callable
+
+from muxd.config import DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
+
+from .capture import render_rows
+from .flood import FloodSkipper
+from .parser import ExtendedStream, FastParser
+from .rows import Row
+from .screen import MuxScreen
+from .scrollback import Scrollback
+
+log = logging.getLogger(__name__)
+
+
+def _clamp_size(columns: int, lines: int) -> tuple[int, int]:
+    return min(max(columns, MIN_COLUMNS), MAX_COLUMNS), min(max(lines, MIN_LINES), MAX_LINES)
+
+
+class Emulator:
+    """A pane's screen plus scrollback.
+
+    `reply` receives bytes the terminal must write back to the program (answers to
+    cursor-position and device queries). `fast_paths=False` selects plain emulation (pyte's
+    parser, per-character drawing, no flood skipping): the reference the fast paths must
+    match byte for byte.
+    """
+
+    def __init__(
+        self,
+        columns: int = 80,
+        lines: int = 24,
+        scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES,
+        reply: Callable[[bytes], None] | None = None,
+        *,
+        fast_paths: bool = True,
+    ) -> None:
+        self.fast_paths = fast_paths
+        self._scrollback = Scrollback(scrollback_bytes)
+        columns, lines = _clamp_size(columns, lines)
+        self._screen = MuxScreen(columns, lines, self._scrollback, reply, fast_draw=fast_paths)
+        # Invalid UTF-8 is dropped, as tmux does (not drawn as U+FFFD).
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        self._flood: FloodSkipper | None = None
+        if fast_paths:
+            parser = FastParser(self._screen)
+            self._flood = FloodSkipper(self._screen, parser)
+            self._feed_text = self._flood.feed
+        else:
+            self._feed_text = ExtendedStream(self._screen).feed
+
+    # -- input ------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Apply program output. Never raises; UTF-8 split across calls is fine."""
+        try:
+            text = self._decoder.decode(data)
+            if text:
+                self._feed_text(text)
+        except Exception:  # a bug here must not take the pane down
+            log.exception("emulator failed on %d bytes of output", len(data))
+
+    def resize(self, columns: int, lines: int) -> None:
+        """Change the screen size (rows cut from the top go to scrollback, as in tmux).
+
+        Sizes are clamped to muxd.config's MIN/MAX_COLUMNS and MIN/MAX_LINES."""
+        self._sync()
+        columns, lines = _clamp_size(columns, lines)
+        try:
+            self._screen.resize(lines=lines, columns=columns)
+        except Exception:
+            log.exception("emulator resize to %dx%d failed", columns, lines)
+
+    def _sync(self) -> None:
+        """Bring the screen up to date with deferred flood output."""
+        if self._flood is not None:
+            self._flood.flush()
+
+    # -- state ------------------------------------------------------------------------
+
+    @property
+    def columns(self) -> int:
+        return self._screen.columns
+
+    @property
+    def lines(self) -> int:
+        return self._screen.lines
+
+    @property
+    def title(self) -> str:
+        return self._screen.title
+
+    @property
+    def bell_count(self) -> int:
+        return self._screen.bell_count
+
+    @property
+    def alternate_screen(self) -> bool:
+        return self._screen.alternate
+
+    @property
+    def cursor(self) -> tuple[int, int]:
+        """(x, y), 0-based; after the last column is written x stays on it, as in tmux."""
+        self._sync()
+        cursor = self._screen.cursor
+        return min(cursor.x, self._screen.columns - 1), cursor.y
+
+    @property
+    def history_size(self) -> int:
+        self._sync()
+        return len(self._scrollback)
+
+    @property
+    def history_bytes(self) -> int:
+        """Scrollback bytes counted against `scrollback_bytes` (row text length + 1 per row)."""
+        self._sync()
+        return self._scrollback.size_bytes
+
+    @property
+    def skipped_chars(self) -> int:
+        """Characters of flood output that never needed emulating (diagnostics)."""
+        return self._flood.skipped_chars if self._flood is not None else 0
+
+    # -- output -----------------------------------------------------------------------
+
+    def display_lines(self) -> list[str]:
+        """The visible screen as plain text, one string per row, trailing spaces stripped."""
+        self._sync()
+        screen = self._screen
+        return [screen.visible_row(y).text.rstrip(" ") for y in range(screen.lines)]
+
+    def capture(
+        self,
+        start: int | None = None,
+        end: int | None = None,
+        *,
+        escapes: bool = False,
+        join_wrapped: bool = False,
+    ) -> str:
+        """Rows start..end as text, like `tmux capture-pane -p [-e] [-J] -S start -E end`.
+
+        Row 0 is the top visible row, negative rows are scrollback (-1 the newest); None
+        means the first/last visible row; out-of-range values are clamped.
+        """
+        self._sync()
+        return render_rows(self.rows(start, end), escapes=escapes, join_wrapped=join_wrapped)
+
+    def rows(self, start: int | None = None, end: int | None = None) -> list[Row]:
+        """Compact rows start..end (same numbering as `capture`)."""
+        self._sync()
+        history = len(self._scrollback)
+        last = self._screen.lines - 1
+        first = 0 if start is None else start
+        final = last if end is None else end
+        first = min(max(first, -history), last)
+        final = min(max(final, -history), last)
+        if final < first:
+            first, final = final, first
+        rows: list[Row] = []
+        if first < 0:
+            rows.extend(self._scrollback.rows(history + first, history + min(final, -1) + 1))
+        screen = self._screen
+        rows.extend(screen.visible_row(y) for y in range(max(first, 0), final + 1))
+        return rows

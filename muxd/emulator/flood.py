@@ -1,0 +1,167 @@
+"""Flood skipping: lines that provably only scroll into scrollback are not emulated.
+
+When the cursor is at column 0 with only blank rows from there down, on the main screen with
+default margins and modes, and the parser is between sequences, a run of "simple" lines
+(printable ASCII and SGR sequences, each ended by CRLF) has a known effect: every line
+becomes `ceil(visible / columns)` rows (one if empty), soft-wrapped at the width, and all but
+the last `lines - 1` rows scroll off. So the rows above the cursor and the run minus its last
+screenful go straight to scrollback as a `SourceBlock`, the screen is cleared with the cursor
+at home and the attributes the skipped SGRs would leave, and only the last screenful is
+emulated. While a flood goes on, that last screenful (plus a partial line) is deferred to
+the next feed, where it usually scrolls off too; any query flushes it first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pyte import modes
+
+from .parser import FastParser
+from .screen import MuxScreen
+from .source_block import SGR_SEQUENCE, advance_attrs, rows_for_width
+
+# Simple lines followed by other output are only skipped in runs at least this long.
+FLOOD_MIN_CHARS = 4096
+# Deferred flood text (last screenful + partial line) is emulated instead beyond this size.
+FLOOD_DEFER_MAX_CHARS = 64 * 1024
+
+_BAD_CHAR = re.compile(r"[^ -~\r\n\x1b]")
+_BAD_ESCAPE = re.compile(r"\x1b(?!\[[0-9;]*m)")
+_BARE_CR = re.compile(r"\r(?!\n)")
+_PARTIAL_SGR = re.compile(r"\x1b(?:\[[0-9;]*)?\Z")
+_MODES_THAT_CHANGE_TEXT = frozenset({modes.IRM, modes.LNM, modes.DECOM, modes.DECSCNM})
+
+
+def simple_run_end(text: str, start: int) -> int:
+    """End of the longest run of complete simple lines at `start` (`start` if there is none)."""
+    end = len(text)
+    for pattern in (_BAD_CHAR, _BAD_ESCAPE, _BARE_CR):
+        found = pattern.search(text, start, end)
+        if found:
+            end = found.start()
+    if text.count("\n", start, end) != text.count("\r\n", start, end):
+        newline = text.find("\n", start, end)
+        while newline >= 0:
+            if newline == start or text[newline - 1] != "\r":
+                end = newline
+                break
+            newline = text.find("\n", newline + 1, end)
+    last = text.rfind("\r\n", start, end)
+    return start if last < 0 else last + 2
+
+
+def is_simple_partial_line(text: str, start: int) -> bool:
+    """True if text[start:] could begin a simple line (no line feed yet, nothing else odd)."""
+    if len(text) - start > FLOOD_DEFER_MAX_CHARS or text.find("\n", start) >= 0:
+        return False
+    tail = text[start:]
+    if _BAD_CHAR.search(tail):
+        return False
+    carriage = tail.find("\r")
+    if carriage >= 0 and carriage != len(tail) - 1:
+        return False
+    body = tail[:-1] if carriage >= 0 else tail
+    bad = _BAD_ESCAPE.search(body)
+    return bad is None or _PARTIAL_SGR.match(body, bad.start()) is not None
+
+
+def can_skip_from_here(screen: MuxScreen, parser: FastParser) -> bool:
+    """True when simple lines fed now would behave as the module docstring says."""
+    if not parser.idle or screen.alternate or screen.in_string or screen.cursor.x != 0:
+        return False
+    mode = screen.mode
+    if modes.DECAWM not in mode or not _MODES_THAT_CHANGE_TEXT.isdisjoint(mode):
+        return False
+    margins = screen.margins
+    if margins is not None and (margins.top != 0 or margins.bottom != screen.lines - 1):
+        return False
+    buffer = screen.buffer
+    for y in range(screen.cursor.y, screen.lines):
+        line = buffer.get(y)
+        if line is not None and (line or line.wrapped):
+            return False
+    return True
+
+
+def _screenful_start(text: str, start: int, end: int, rows_needed: int, columns: int) -> int:
+    """Start of the shortest suffix of lines in text[start:end] giving `rows_needed` rows."""
+    rows = 0
+    position = end
+    while rows < rows_needed and position > start:
+        previous = text.rfind("\r\n", start, position - 2)
+        line_start = previous + 2 if previous >= 0 else start
+        line = text[line_start : position - 2]
+        visible = len(SGR_SEQUENCE.sub("", line)) if "\x1b" in line else len(line)
+        rows += rows_for_width(visible, columns)
+        position = line_start
+    return position if rows >= rows_needed else start
+
+
+class FloodSkipper:
+    """Feeds text to the parser, sending provably scroll-only lines straight to scrollback."""
+
+    def __init__(self, screen: MuxScreen, parser: FastParser) -> None:
+        self._screen = screen
+        self._parser = parser
+        self._deferred = ""
+        self.skipped_chars = 0  # how much text never reached the parser (for benchmarks)
+
+    def flush(self) -> None:
+        """Emulate whatever a flood left deferred, so the screen is up to date."""
+        if self._deferred:
+            text, self._deferred = self._deferred, ""
+            self._parser.feed(text)
+
+    def feed(self, text: str) -> None:
+        if self._deferred:
+            text, self._deferred = self._deferred + text, ""
+        position, end = 0, len(text)
+        parser = self._parser
+        while position < end:
+            if not can_skip_from_here(self._screen, parser):
+                position = self._emulate_line(text, position)
+                continue
+            run_end = simple_run_end(text, position)
+            if is_simple_partial_line(text, run_end):
+                # Everything left is simple: skip what is provably scrollback, defer the rest.
+                position = self._skip(text, position, run_end)
+                if end - position > FLOOD_DEFER_MAX_CHARS:  # do not rescan a huge tail each feed
+                    parser.feed(text[position:])
+                else:
+                    self._deferred = text[position:]
+                return
+            if run_end - position >= FLOOD_MIN_CHARS:
+                position = self._skip(text, position, run_end)
+            parser.feed(text[position:run_end])
+            position = self._emulate_line(text, run_end)
+
+    def _emulate_line(self, text: str, position: int) -> int:
+        """Emulate up to and including the next line feed; return the position after it."""
+        newline = text.find("\n", position)
+        stop = len(text) if newline < 0 else newline + 1
+        self._parser.feed(text[position:stop])
+        return stop
+
+    def _skip(self, text: str, start: int, run_end: int) -> int:
+        """Send all but the last screenful of simple lines text[start:run_end] to scrollback."""
+        screen = self._screen
+        columns = screen.columns
+        keep_from = _screenful_start(text, start, run_end, screen.lines - 1, columns)
+        if keep_from == start:
+            return start
+        skipped = text[start:keep_from]
+        cursor = screen.cursor
+        default = screen.default_char
+        has_sgr = "\x1b" in skipped
+        end_attrs = advance_attrs(cursor.attrs, skipped, default) if has_sgr else cursor.attrs
+        scrollback = screen.scrollback
+        for y in range(cursor.y):  # rows above the cursor scroll off first
+            scrollback.append(screen.visible_row(y))
+        scrollback.append_source(skipped, has_sgr, columns, cursor.attrs, end_attrs, default)
+        screen.buffer.clear()
+        cursor.x = cursor.y = 0
+        cursor.attrs = end_attrs
+        screen.dirty.update(range(screen.lines))
+        self.skipped_chars += len(skipped)
+        return keep_from

@@ -1,0 +1,219 @@
+"""Turning decoded text into screen events: a regex tokenizer with pyte's state machine behind it.
+
+pyte's parser is a generator fed one character at a time (~27 % of pyte's time on TUI output).
+`FastParser` matches whole tokens (text runs, complete CSI/OSC/ESC sequences, C0 controls)
+with one regex and dispatches them exactly as `ExtendedStream` (pyte's `Stream` plus the CSI
+functions and control strings tmux has) would; anything unusual (C1 introducers,
+intermediates, controls inside CSI, CAN/SUB) is handed to that state machine until it is
+back in its ground state, so behaviour stays the same byte for byte. An escape sequence cut
+by the end of a feed is held back until the next one.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from typing import Any, Callable
+
+import pyte
+from pyte.streams import Stream
+
+from .sgr import apply_sgr
+
+log = logging.getLogger(__name__)
+
+# pyte clamps every CSI parameter to this value.
+CSI_PARAM_MAX = 9999
+# An unterminated sequence held across feeds beyond this many characters is given to pyte's
+# state machine instead (a never-terminated OSC must not grow memory without bound).
+PENDING_SEQUENCE_MAX_CHARS = 4096
+
+_TEXT, _CSI_FINAL, _CONTROL, _OSC_BODY, _ESC_FINAL, _CHARSET, _SHARP, _OTHER_CHARSET, _IGNORED = (
+    1, 4, 5, 7, 8, 9, 10, 11, 12,
+)
+_TOKEN = re.compile(
+    r"([^\x00\x07-\x0f\x1b\x7f\x9b\x9d]+)"  # 1 text: exactly pyte's Stream._text_pattern
+    r"|\x1b\[(\??)([0-9;]*)([@-~])"  # 2-4 CSI: private flag, parameters, final
+    r"|([\x07-\x0d])"  # 5 BEL BS HT LF VT FF CR
+    r"|\x1b\]([^RP\x07\x1b\x9c])([^\x07\x1b\x9c]*)(?:\x07|\x9c|\x1b\\)"  # 6-7 OSC code, body
+    r"|\x1b([^\[\]#%()])"  # 8 two-character escape (DECSC, RI, RIS, ...)
+    r"|\x1b[()]([\s\S])"  # 9 charset designation: ignored in UTF-8 mode, like pyte
+    r"|\x1b#([\s\S])"  # 10 DEC "sharp" sequences
+    r"|\x1b%([\s\S])"  # 11 select other charset: a no-op for text input
+    r"|([\x00\x7f\x0e\x0f])"  # 12 NUL, DEL, and SO/SI (ignored in UTF-8 mode)
+)
+# The start of a sequence above that the end of the input cut short.
+_PARTIAL = re.compile(
+    r"\x1b(?:\[\??[0-9;]*|\](?:[^RP\x07\x1b\x9c][^\x07\x1b\x9c]*\x1b?)?|[()#%])?\Z"
+)
+
+_PARAMS_MEMO: dict[str, tuple[int, ...]] = {}
+_PARAMS_MEMO_MAX_ENTRIES = 4096
+
+
+def parse_csi_params(params: str) -> tuple[int, ...]:
+    """Return CSI parameters the way pyte parses them ("" -> (0,), ";5" -> (0, 5))."""
+    parsed = _PARAMS_MEMO.get(params)
+    if parsed is None:
+        parsed = tuple(min(int(p or 0), CSI_PARAM_MAX) for p in params.split(";"))
+        if len(_PARAMS_MEMO) >= _PARAMS_MEMO_MAX_ENTRIES:
+            _PARAMS_MEMO.clear()
+        _PARAMS_MEMO[params] = parsed
+    return parsed
+
+
+# CSI functions tmux has and pyte lacks: scroll up/down (SU, SD), repeat character (REP),
+# HPA as "`" (pyte has it as "'"), tab forward/back (CHT, CBT), SCOSC/SCORC.
+EXTRA_CSI = {
+    "S": "scroll_up",
+    "T": "scroll_down",
+    "b": "repeat_last_character",
+    "`": "cursor_to_column",
+    "I": "cursor_forward_tab",
+    "Z": "cursor_back_tab",
+    "s": "save_cursor",
+    "u": "restore_cursor",
+}
+# DCS, SOS, PM and APC open a string that is swallowed up to ST (ESC \), as in tmux.
+STRING_ESCAPES = {"P": "start_string", "X": "start_string", "^": "start_string", "_": "start_string",
+                  "\\": "end_string"}
+
+
+class ExtendedStream(Stream):
+    """pyte's `Stream` with EXTRA_CSI, where a parser error skips a character instead of raising."""
+
+    csi = {**Stream.csi, **EXTRA_CSI}
+    escape = {**Stream.escape, **STRING_ESCAPES}
+    events = Stream.events | frozenset(EXTRA_CSI.values()) | frozenset(STRING_ESCAPES.values())
+
+    def _send_to_parser(self, data: str) -> bool | None:
+        try:
+            assert self._parser is not None
+            return self._parser.send(data)
+        except Exception:
+            log.debug("pyte parser error on %r; parser reset", data, exc_info=True)
+            self._initialize_parser()
+            return True
+
+
+class FastParser:
+    """Feeds decoded text to a pyte screen, dispatching the same events as pyte's `Stream`."""
+
+    def __init__(self, screen: pyte.Screen) -> None:
+        self._screen = screen
+        self._fsm = ExtendedStream(screen)  # pyte's state machine, for what the tokenizer leaves
+        self._fsm_in_ground = True
+        self._pending = ""
+        # Handlers without their never-raise wrappers (the loop below catches instead), used
+        # unless a control string is open: the wrappers are what swallows events inside one.
+        self._raw = _Handlers(screen, raw=True)
+        self._guarded = _Handlers(screen, raw=False)
+
+    @property
+    def idle(self) -> bool:
+        """True when no escape sequence is half-parsed (the next character starts afresh)."""
+        return self._fsm_in_ground and not self._pending
+
+    def feed(self, text: str) -> None:
+        """Parse `text` and apply it to the screen. Never raises."""
+        if self._pending:
+            text, self._pending = self._pending + text, ""
+        end = len(text)
+        position = 0
+        match = _TOKEN.match
+        screen = self._screen
+        raw, guarded = self._raw, self._guarded
+        params_memo = _PARAMS_MEMO
+        while position < end:
+            if not self._fsm_in_ground:
+                position = self._feed_state_machine(text, position)
+                continue
+            token = match(text, position)
+            if token is None:
+                if end - position <= PENDING_SEQUENCE_MAX_CHARS and _PARTIAL.match(text, position):
+                    self._pending = text[position:]
+                    return
+                position = self._feed_state_machine(text, position)
+                continue
+            position = token.end()
+            kind = token.lastindex
+            handlers = guarded if screen.in_string else raw
+            try:
+                if kind == _TEXT:
+                    handlers.draw(token.group(1))
+                elif kind == _CSI_FINAL:
+                    private, params, final = token.group(2, 3, 4)
+                    values = params_memo.get(params) or parse_csi_params(params)
+                    if final == "m" and not private and handlers is raw:  # SGR, the commonest
+                        cursor = screen.cursor
+                        cursor.attrs = apply_sgr(cursor.attrs, values, screen.default_char)
+                        continue
+                    handler = handlers.csi.get(final)
+                    if handler is None:
+                        screen.debug()
+                    elif private:
+                        handler(*values, private=True)
+                    else:
+                        handler(*values)
+                elif kind == _CONTROL:
+                    handlers.basic[token.group(5)]()
+                elif kind == _OSC_BODY:
+                    code, body = token.group(6, 7)
+                    param = body[1:]  # pyte drops the first character (the ";") whatever it is
+                    if code in "01":
+                        handlers.set_icon_name(param)
+                    if code in "02":
+                        handlers.set_title(param)
+                elif kind == _ESC_FINAL:
+                    handlers.escape.get(token.group(8), screen.debug)()
+                elif kind == _SHARP:
+                    handlers.sharp.get(token.group(10), screen.debug)()
+                # _CHARSET, _OTHER_CHARSET and _IGNORED change nothing in UTF-8 mode.
+            except Exception:
+                screen.hook_errors += 1
+                log.debug("event for %r failed", token.group(0), exc_info=True)
+
+    def _feed_state_machine(self, text: str, position: int) -> int:
+        """Give characters to pyte's parser until it is back in its ground state."""
+        parser = self._fsm._parser
+        assert parser is not None
+        send = parser.send
+        end = len(text)
+        ground = False
+        while position < end:
+            try:
+                ground = bool(send(text[position]))
+            except Exception:
+                log.debug("pyte parser error; parser reset", exc_info=True)
+                self._fsm._initialize_parser()
+                ground = True
+            position += 1
+            if ground:
+                break
+        self._fsm_in_ground = ground
+        return position
+
+
+class _Handlers:
+    """A screen's event handlers by escape table, bound once (raw: without their guards)."""
+
+    def __init__(self, screen: pyte.Screen, raw: bool) -> None:
+        def bind(name: str) -> Callable[..., Any]:
+            method = getattr(screen, name)
+            unguarded = getattr(method, "__wrapped__", None)
+            return unguarded.__get__(screen) if raw and unguarded is not None else method
+
+        def table(mapping: dict[str, str]) -> dict[str, Callable[..., Any]]:
+            return {key: bind(name) for key, name in mapping.items()}
+
+        self.basic = table(ExtendedStream.basic)
+        self.escape = table(ExtendedStream.escape)
+        self.sharp = table(ExtendedStream.sharp)
+        self.csi = table(ExtendedStream.csi)
+        self.set_title = bind("set_title")
+        self.set_icon_name = bind("set_icon_name")
+        self.draw = bind("draw")
+        draw_function = getattr(screen, "_draw", None)
+        if raw and draw_function is not None:  # skip the screen's draw -> implementation hop
+            self.draw = functools.partial(draw_function, screen)

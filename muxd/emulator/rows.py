@@ -1,0 +1,96 @@
+"""Compact rows: a screen row as its text plus style runs, the unit of scrollback and capture.
+
+A pyte row is a dict of ~80 `Cell` namedtuples (~5 KB); a `Row` is one str, one flat tuple of
+runs referring to shared `Style` objects, and a flag (~150–250 bytes for 80 columns).
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from operator import itemgetter
+from typing import Mapping, NamedTuple
+
+from .cell import DEFAULT_STYLE, Cell, Style
+from .sgr import intern_style
+
+# Flat (style, char_count, style, char_count, ...): counts are in characters of `text`
+# (a wide character's padding cell has no characters, a combined cell may have several).
+# Empty when every character has DEFAULT_STYLE.
+StyleRuns = tuple
+
+
+class Row(NamedTuple):
+    """One screen row: `text` is the cells' characters up to the last written cell."""
+
+    text: str
+    runs: StyleRuns
+    wrapped: bool  # the row soft-wrapped into the next one (tmux's GRID_LINE_WRAPPED)
+
+    @property
+    def size_bytes(self) -> int:
+        """The row's cost against the scrollback cap: deterministic, cheap, close to tmux's."""
+        return row_size_bytes(len(self.text))
+
+
+EMPTY_ROW = Row("", (), False)
+EMPTY_WRAPPED_ROW = Row("", (), True)
+
+_cell_text = itemgetter(0)
+_cell_style = itemgetter(*range(1, len(Cell._fields)))
+
+
+def row_size_bytes(text_length: int) -> int:
+    """Size of a row whose text has `text_length` characters (see Row.size_bytes)."""
+    return text_length + 1
+
+
+def row_from_cells(line: Mapping[int, Cell], columns: int, wrapped: bool) -> Row:
+    """Return the compact form of a pyte row (`line` maps column -> Cell, missing = blank)."""
+    if not line:
+        return EMPTY_WRAPPED_ROW if wrapped else EMPTY_ROW
+    last = max(line)
+    if last >= columns:  # pyte can leave cells past the edge (insert_characters, resize)
+        inside = [x for x in line if x < columns]
+        if not inside:
+            return EMPTY_WRAPPED_ROW if wrapped else EMPTY_ROW
+        last = max(inside)
+    cells = list(map(line.__getitem__, range(last + 1)))
+    texts = list(map(_cell_text, cells))
+    text = "".join(texts)
+    styles = list(map(_cell_style, cells))
+    if styles.count(DEFAULT_STYLE) == len(styles):
+        return Row(text, (), wrapped)
+    one_char_per_cell = len(text) == len(cells) and set(map(len, texts)) == {1}
+    return Row(text, runs_from_cell_styles(styles, texts, one_char_per_cell), wrapped)
+
+
+def runs_from_cell_styles(styles: list[Style], texts: list[str], one_char_per_cell: bool) -> StyleRuns:
+    """Merge per-cell styles into flat runs counted in characters."""
+    runs: list[object] = []
+    if one_char_per_cell:
+        for style, group in groupby(styles):
+            runs.append(intern_style(style))
+            runs.append(sum(1 for _ in group))
+    else:
+        position = 0
+        for style, group in groupby(styles):
+            count = sum(1 for _ in group)
+            chars = sum(map(len, texts[position : position + count]))
+            position += count
+            if not chars:
+                continue  # padding cells have no characters: their style is invisible
+            if runs and runs[-2] == style:
+                runs[-1] += chars  # type: ignore[operator]
+            else:
+                runs.append(intern_style(style))
+                runs.append(chars)
+    return canonical_runs(runs)
+
+
+def canonical_runs(runs: list[object]) -> StyleRuns:
+    """Return `runs` as a tuple, or () when everything is default (one canonical form)."""
+    if len(runs) == 2 and runs[0] == DEFAULT_STYLE:
+        return ()
+    if not runs:
+        return ()
+    return tuple(runs)

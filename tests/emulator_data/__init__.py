@@ -1,0 +1,3 @@
+"""Byte streams shared by the emulator tests (generated, deterministic)."""
+
+from __future__ import annotations

@@ -1,0 +1,349 @@
+"""Emulator behaviour: replies, alternate screen, title/bell, robustness, wide text, capture."""
+
+from __future__ import annotations
+
+import pytest
+
+from muxd.emulator import Emulator
+
+E = b"\x1b"
+
+
+@pytest.fixture(params=[True, False], ids=["fast", "plain"])
+def fast(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+def make(fast: bool, columns: int = 20, lines: int = 5, **kwargs: object) -> tuple[Emulator, list[bytes]]:
+    replies: list[bytes] = []
+    return Emulator(columns, lines, reply=replies.append, fast_paths=fast, **kwargs), replies  # type: ignore[arg-type]
+
+
+# -- answers to queries ------------------------------------------------------------
+
+
+def test_cursor_position_report(fast: bool) -> None:
+    em, replies = make(fast)
+    em.feed(b"abc\r\nde" + E + b"[6n")
+    assert replies == [b"\x1b[2;3R"]
+
+
+def test_cursor_position_report_after_last_column_is_clamped(fast: bool) -> None:
+    em, replies = make(fast)
+    em.feed(b"x" * 20 + E + b"[6n")
+    assert replies == [b"\x1b[1;20R"]
+    assert em.cursor == (19, 0)
+
+
+def test_device_status_and_attributes(fast: bool) -> None:
+    em, replies = make(fast)
+    em.feed(E + b"[5n" + E + b"[c" + E + b"[0c")
+    assert replies == [b"\x1b[0n", b"\x1b[?1;2c", b"\x1b[?1;2c"]
+
+
+def test_no_reply_callback_is_fine(fast: bool) -> None:
+    em = Emulator(20, 5, fast_paths=fast)
+    em.feed(E + b"[6n" + E + b"[c")
+    assert em.cursor == (0, 0)
+
+
+def test_reply_callback_errors_do_not_escape(fast: bool) -> None:
+    def broken(_: bytes) -> None:
+        raise OSError("pty gone")
+
+    em = Emulator(20, 5, reply=broken, fast_paths=fast)
+    em.feed(E + b"[6nstill parsing")
+    assert em.display_lines()[0] == "still parsing"
+
+
+# -- alternate screen ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [1049, 1047, 47])
+def test_alternate_screen_saves_and_restores_main(fast: bool, mode: int) -> None:
+    em, _ = make(fast)
+    em.feed(b"main one\r\nmain two" + E + b"[3;5H")
+    main = em.display_lines()
+    em.feed(E + b"[?%dh" % mode)
+    assert em.alternate_screen
+    assert em.display_lines() == [""] * 5  # entering clears
+    em.feed(b"alt text" + E + b"[5;1Hbottom")
+    em.feed(E + b"[?%dl" % mode)
+    assert not em.alternate_screen
+    assert em.display_lines() == main
+    if mode == 1049:
+        assert em.cursor == (4, 2)  # only 1049 restores the cursor
+    else:
+        assert em.cursor == (6, 4)
+
+
+def test_alternate_screen_rows_never_reach_scrollback(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(b"kept\r\n" * 7)
+    history = em.capture(-100)
+    em.feed(E + b"[?1049h" + b"alt line\r\n" * 50 + E + b"[?1049l")
+    assert "alt line" not in em.capture(-100)
+    assert em.capture(-100) == history
+
+
+def test_alternate_screen_enter_twice_and_leave_without_enter(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(b"main" + E + b"[?1049l")
+    assert em.display_lines()[0] == "main"
+    em.feed(E + b"[?1049h" + b"alt" + E + b"[?1049h")
+    assert em.display_lines()[0] == "    alt"  # the cursor stays where it was
+    em.feed(E + b"[?1049l")
+    assert em.display_lines()[0] == "main"
+
+
+def test_resize_while_in_alternate_screen(fast: bool) -> None:
+    em, _ = make(fast, columns=20, lines=5)
+    em.feed(b"l1\r\nl2\r\nl3\r\nl4\r\nl5" + E + b"[?1049h" + b"alt")
+    em.resize(10, 3)
+    em.feed(E + b"[?1049l")
+    assert em.display_lines() == ["l3", "l4", "l5"]
+    assert em.capture(-10).splitlines()[:2] == ["l1", "l2"]
+
+
+# -- title, bell ---------------------------------------------------------------------
+
+
+def test_title_and_bell(fast: bool) -> None:
+    em, _ = make(fast)
+    assert em.title == "" and em.bell_count == 0
+    em.feed(E + b"]0;first\x07" + b"\x07\x07")
+    assert em.title == "first"
+    em.feed(E + b"]2;second" + E + b"\\")
+    assert em.title == "second"
+    em.feed(E + b"]1;icon only\x07")
+    assert em.title == "second"
+    assert em.bell_count == 2
+
+
+def test_title_split_across_feeds(fast: bool) -> None:
+    em, _ = make(fast)
+    for piece in (E + b"]2;spl", b"it ti", b"tle\x1b", b"\\after"):
+        em.feed(piece)
+    assert em.title == "split title"
+    assert em.display_lines()[0] == "after"
+
+
+# -- robustness ----------------------------------------------------------------------
+
+BAD_SEQUENCES = [
+    E + b"[?5H",  # private flag on a handler without one
+    E + b"[1;2;3;4;5;6H",  # too many parameters
+    E + b"[\xc2\xb2m",  # a Unicode digit inside CSI
+    E + b"[99999999999999999999A",
+    E + b"[38;5m" + E + b"[38;2;1;2m" + E + b"[48;5;999m",
+    E + b"[?1049;1047;47h" + E + b"[?1049;47l",
+    E + b"]0;" + b"x" * 10000 + b"\x07",
+    E + b"P1;2|data" + E + b"\\",  # DCS
+    E + b"[" + b";" * 500 + b"m",
+    b"\xff\xfe\xc0\x80\xed\xa0\x80",  # invalid UTF-8
+    b"\x9b31m\xc2\x9b31m\xc2\x9d0;c1 title\x07",  # C1 controls
+    E + b"[3J" + E + b"[9J" + E + b"[9K" + E + b"[0;0r" + E + b"[99;1r" + E + b"[5;2r",
+    E + b"#8" + E + b"c" + E + b"[?3h" + E + b"[?5h" + E + b"[?6h" + E + b"[4h",
+    E + b"[99999b" + E + b"[99999S" + E + b"[99999T" + E + b"[99999@" + E + b"[99999P",
+]
+
+
+@pytest.mark.parametrize("sequence", BAD_SEQUENCES, ids=range(len(BAD_SEQUENCES)))
+def test_bad_sequences_never_break_parsing(fast: bool, sequence: bytes) -> None:
+    em, _ = make(fast)
+    em.feed(sequence)
+    em.feed(E + b"c" + E + b"[?6l" + E + b"[4l" + b"fine")  # reset, then ordinary text
+    assert em.display_lines()[0] == "fine"
+    for split in range(1, len(sequence), max(1, len(sequence) // 7)):
+        em2, _ = make(fast)
+        em2.feed(sequence[:split])
+        em2.feed(sequence[split:])
+        em2.feed(E + b"c" + b"fine")
+        assert em2.display_lines()[0] == "fine"
+
+
+def test_feed_survives_an_internal_error(fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    em, _ = make(fast)
+
+    def explode(*_: object) -> None:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(em, "_feed_text", explode)
+    em.feed(b"anything")  # logged, not raised
+
+
+# -- text, wide characters, UTF-8 ----------------------------------------------------
+
+
+def test_utf8_split_at_every_byte(fast: bool) -> None:
+    data = "héllo 中文 😀 e\u0301".encode()
+    for cut in range(len(data)):
+        em, _ = make(fast)
+        em.feed(data[:cut])
+        em.feed(data[cut:])
+        assert em.display_lines()[0] == "héllo 中文 😀 e\u0301"
+
+
+def test_invalid_utf8_is_dropped_like_tmux(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(b"a\xffb \xe4\xb8 c \xc0\xaf d\xe4")
+    em.feed(b"\xb8\xad")
+    assert em.display_lines()[0] == "ab  c  d\u4e2d"
+
+
+def test_control_strings_are_swallowed(fast: bool) -> None:
+    em, _ = make(fast)
+    for piece in (b"a\x1bPq\r\ndcs\x1b[2J\x1b\\b", b"\x1b_apc\x1b\\c\x1b^pm", b"\x1b\\d\x1bXsos\x1b", b"\\e"):
+        em.feed(piece)
+    assert em.display_lines()[0] == "abcde"
+
+
+def test_wide_characters_take_two_cells(fast: bool) -> None:
+    em, _ = make(fast, columns=10)
+    em.feed("中文ab😀".encode())
+    assert em.display_lines()[0] == "中文ab😀"
+    assert em.cursor == (8, 0)
+
+
+def test_wide_character_at_last_column_wraps_first(fast: bool) -> None:
+    """tmux (and xterm) move a wide character that does not fit; pyte would split it."""
+    em, _ = make(fast, columns=10)
+    em.feed(("x" * 9 + "中y").encode())
+    assert em.display_lines()[:2] == ["x" * 9, "中y"]
+    assert em.capture(0, 1, join_wrapped=True) == "x" * 9 + "中y\n"
+
+
+def test_wide_character_without_autowrap_is_dropped(fast: bool) -> None:
+    em, _ = make(fast, columns=10)
+    em.feed(E + b"[?7l" + ("x" * 9 + "中").encode())
+    assert em.display_lines()[:2] == ["x" * 9, ""]
+
+
+def test_overwriting_half_a_wide_character_blanks_the_other_half(fast: bool) -> None:
+    em, _ = make(fast, columns=10)
+    em.feed("a中文".encode() + E + b"[1;3Hb")  # right half of 中
+    em.feed("\r\n中文".encode() + E + b"[2;3Hc")  # left half of 文
+    assert em.display_lines()[:2] == ["a b文", "中c"]
+
+
+def test_overwriting_the_right_half_in_column_one_keeps_the_character(fast: bool) -> None:
+    """tmux 3.3a's quirk (tests/test_fidelity.py checks the same against tmux)."""
+    em, _ = make(fast, columns=10)
+    em.feed("中文".encode() + E + b"[1;2Hc")
+    assert em.display_lines()[0] == "中c文"
+
+
+def test_zero_width_characters_join_the_previous_character(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed("e\u0301 中\u0301 ❤\ufe0f a\u200db".encode())
+    assert em.display_lines()[0] == "e\u0301 中\u0301 ❤\ufe0f a\u200db"
+
+
+def test_control_characters_inside_text_are_skipped(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(b"ab\x01\x02cd\x1c\x1fef")
+    assert em.display_lines()[0] == "abcdef"
+
+
+def test_repeat_scroll_up_and_down(fast: bool) -> None:
+    em, _ = make(fast, columns=10, lines=4)
+    em.feed(b"Z" + E + b"[3b\r\n1\r\n2\r\n3" + E + b"[1S")
+    assert em.display_lines() == ["1", "2", "3", ""]
+    assert em.capture(-1, -1) == "ZZZZ\n"
+    em.feed(E + b"[2T")
+    assert em.display_lines() == ["", "", "1", "2"]
+
+
+# -- capture -------------------------------------------------------------------------
+
+
+def lines_of(em: Emulator, count: int) -> None:
+    for n in range(count):
+        em.feed(b"line %d\r\n" % n)
+
+
+def test_capture_ranges(fast: bool) -> None:
+    em, _ = make(fast, lines=3)
+    lines_of(em, 10)
+    assert em.history_size == 8
+    assert em.capture() == "line 8\nline 9\n\n"
+    assert em.capture(-1, -1) == "line 7\n"
+    assert em.capture(-2) == "line 6\nline 7\nline 8\nline 9\n\n"
+    assert em.capture(-(10**9), -7) == "line 0\nline 1\n"
+    assert em.capture(1, 0) == "line 8\nline 9\n"  # start > end is swapped, as in tmux
+    assert em.capture(100, 200) == "\n"
+    assert em.capture(-(10**9)).count("\n") == 11
+
+
+def test_capture_strips_trailing_blanks_per_line(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(b"abc   \r\n" + E + b"[41m" + E + b"[Kred bg" + E + b"[0m   ")
+    assert em.capture(0, 1) == "abc\nred bg\n"
+    assert em.display_lines()[:2] == ["abc", "red bg"]
+
+
+def test_capture_with_escapes(fast: bool) -> None:
+    em, _ = make(fast, columns=40)
+    em.feed(E + b"[1;31mbold red" + E + b"[22m red" + E + b"[0m plain\r\n")
+    em.feed(E + b"[38;5;208m256" + E + b"[48;2;1;2;3mtrue" + E + b"[2;3;4;5;7;8;9;53mall\r\n")
+    em.feed(E + b"[0m" + E + b"[44mstill blue at the end\r\n" + E + b"[0mplain")
+    assert em.capture(0, 3, escapes=True) == (
+        "\x1b[1;31mbold red\x1b[22m red\x1b[39m plain\n"
+        "\x1b[38;5;208m256\x1b[48;2;1;2;3mtrue\x1b[2;3;4;9;7;5;8;53mall\x1b[0m\n"
+        "\x1b[44mstill blue at the end\x1b[0m\n"
+        "plain\n"
+    )
+
+
+def test_capture_escapes_strip_to_plain_capture(fast: bool) -> None:
+    import re
+
+    em, _ = make(fast, columns=30)
+    em.feed(E + b"[1mA" + E + b"[42m   " + E + b"[0m\r\n" + E + b"[7m  x  " + E + b"[m  \r\n")
+    plain = em.capture(0, 2)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", em.capture(0, 2, escapes=True)) == plain
+
+
+def test_capture_join_wrapped(fast: bool) -> None:
+    em, _ = make(fast, columns=10, lines=6)
+    em.feed(b"0123456789abcde  xy\r\nshort   \r\n" + b"0123456789" + b"\r\nnext")
+    assert em.capture() == "0123456789\nabcde  xy\nshort\n0123456789\nnext\n\n"
+    assert em.capture(join_wrapped=True) == "0123456789abcde  xy\nshort\n0123456789\nnext\n\n"
+
+
+def test_join_wrapped_keeps_spaces_at_the_wrap_point(fast: bool) -> None:
+    em, _ = make(fast, columns=6, lines=3)
+    em.feed(b"hello world")
+    assert em.capture(0, 0) == "hello\n"
+    assert em.capture(0, 1, join_wrapped=True) == "hello world\n"
+
+
+# -- resize ----------------------------------------------------------------------------
+
+
+def test_resize_smaller_moves_top_rows_to_scrollback(fast: bool) -> None:
+    em, _ = make(fast, columns=20, lines=5)
+    em.feed(b"r1\r\nr2\r\nr3\r\nr4\r\nr5")
+    em.resize(20, 3)
+    assert (em.columns, em.lines) == (20, 3)
+    assert em.display_lines() == ["r3", "r4", "r5"]
+    assert em.capture(-2, -1) == "r1\nr2\n"
+    assert em.cursor == (2, 2)
+
+
+def test_resize_drops_blank_rows_below_the_cursor_first(fast: bool) -> None:
+    em, _ = make(fast, columns=20, lines=5)
+    em.feed(b"r1\r\nr2")
+    em.resize(10, 3)
+    assert em.display_lines() == ["r1", "r2", ""]
+    assert em.history_size == 0
+
+
+def test_resize_narrower_truncates_and_wider_keeps(fast: bool) -> None:
+    em, _ = make(fast, columns=20, lines=3)
+    em.feed(b"0123456789abcdefghij")
+    em.resize(8, 3)
+    assert em.display_lines()[0] == "01234567"
+    em.resize(30, 4)
+    em.feed(b"\r\n" + b"y" * 30)
+    assert em.display_lines()[:2] == ["01234567", "y" * 30]

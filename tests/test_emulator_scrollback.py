@@ -1,0 +1,117 @@
+"""Scrollback: byte cap, eviction order, compact memory (compared with tmux's ~3-4 MB/10k lines)."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import pytest
+
+from muxd.config import DEFAULT_SCROLLBACK_BYTES
+from muxd.emulator import Emulator
+from muxd.emulator.rows import EMPTY_ROW, Row
+
+# tmux holds 10k lines of 80 columns in ~3-4 MB (measured by benchmarks/bench_emulator.py);
+# the emulator must stay within three times that.
+TMUX_10K_LINES_BYTES = 4 * 1024 * 1024
+MEMORY_FACTOR_LIMIT = 3
+
+
+@pytest.fixture(params=[True, False], ids=["fast", "plain"])
+def fast(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+def numbered(count: int, width: int = 10) -> bytes:
+    return b"".join(b"%0*d\r\n" % (width, n) for n in range(count))
+
+
+def test_default_cap_is_the_configured_one() -> None:
+    assert Emulator()._scrollback.cap_bytes == DEFAULT_SCROLLBACK_BYTES
+
+
+def test_row_size_is_text_length_plus_one() -> None:
+    assert Row("abc", (), False).size_bytes == 4
+    assert EMPTY_ROW.size_bytes == 1
+
+
+@pytest.mark.parametrize("cap", [0, 1, 10, 11, 12, 55, 1000])
+def test_cap_evicts_oldest_rows_first(fast: bool, cap: int) -> None:
+    em = Emulator(20, 3, scrollback_bytes=cap, fast_paths=fast)
+    em.feed(numbered(300))
+    # 298 rows of 11 bytes scrolled off; the newest that fit in `cap` remain.
+    kept = min(cap // 11, 298)
+    assert em.history_size == kept
+    assert em.history_bytes == kept * 11 <= cap
+    if kept:
+        expected = "".join("%010d\n" % n for n in range(298 - kept, 298))
+        assert em.capture(-(10**9), -1) == expected
+
+
+def test_rows_are_sized_by_their_written_cells(fast: bool) -> None:
+    em = Emulator(10, 2, scrollback_bytes=10**6, fast_paths=fast)
+    em.feed(b"\r\nabc\r\n" + b"x" * 25 + b"\r\n" + b"\x1b[5Cz\r\n")
+    # "", "abc", 10 x, 10 x, 5 x scroll off; "z" after 5 skipped cells stays on screen.
+    assert em.history_size == 5
+    assert em.history_bytes == 1 + 4 + 11 + 11 + 6
+    em.feed(b"\r\n")
+    assert em.history_bytes == 1 + 4 + 11 + 11 + 6 + 7  # a gap counts as written up to "z"
+
+
+def test_erase_saved_lines_clears_scrollback(fast: bool) -> None:
+    em = Emulator(20, 3, fast_paths=fast)
+    em.feed(numbered(50))
+    assert em.history_size == 48
+    em.feed(b"\x1b[3J")
+    assert em.history_size == 0 and em.history_bytes == 0
+    assert em.display_lines()[0] == "0000000048"
+
+
+def test_scroll_region_top_rows_go_to_scrollback_like_tmux(fast: bool) -> None:
+    em = Emulator(20, 5, fast_paths=fast)
+    em.feed(b"top\r\n" + b"\x1b[2;4r\x1b[4;1H" + b"a\r\nb\r\nc\r\n")
+    assert em.capture(-(10**9), -1) == "\n\na\n"  # the region's top row each time
+    assert em.display_lines() == ["top", "b", "c", "", ""]
+
+
+def test_flood_keeps_only_what_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    em = Emulator(80, 24, scrollback_bytes=100_000)
+    data = numbered(200_000, width=40)  # ~8 MB, 41 bytes per row
+    for offset in range(0, len(data), 65536):
+        em.feed(data[offset : offset + 65536])
+    assert em.skipped_chars > len(data) * 0.9
+    assert em.history_size == 100_000 // 41
+    lines = em.capture(-(10**9)).splitlines()
+    assert lines[-2] == "%040d" % 199_999
+    assert lines[-25] == "%040d" % (199_999 - 23)  # the newest scrollback row
+    assert lines[0] == "%040d" % (199_999 - 23 - em.history_size + 1)
+
+
+def _traced_bytes(data: bytes) -> tuple[int, Emulator]:
+    gc.collect()
+    tracemalloc.start()
+    em = Emulator(80, 24)
+    em.feed(data)
+    em.display_lines()
+    gc.collect()
+    size, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return size, em
+
+
+@pytest.mark.parametrize("coloured", [False, True], ids=["plain", "coloured"])
+@pytest.mark.parametrize("flood", [True, False], ids=["flood_skipped", "emulated_rows"])
+def test_memory_of_10k_lines_is_within_three_times_tmux(flood: bool, coloured: bool) -> None:
+    # A tab is not "simple" output, so it makes every row go through emulation.
+    text = "".join(
+        (f"\x1b[3{n % 8}m{n:05d}\x1b[0m" if coloured else f"{n:05d}")
+        + (" " if flood else "\t")
+        + "lorem ipsum dolor " * 3
+        + "sit amet, consecte\r\n"
+        for n in range(10_024)
+    )
+    size, em = _traced_bytes(text.encode())
+    assert (em.skipped_chars > 0) == flood
+    assert em.history_size == 10_001
+    assert em.capture(-1, -1).rstrip("\n").endswith("consecte")
+    assert size < MEMORY_FACTOR_LIMIT * TMUX_10K_LINES_BYTES, f"{size / 2**20:.1f} MiB"

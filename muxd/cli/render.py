@@ -11,6 +11,22 @@ import msgspec
 
 from muxd.protocol.messages import PaneInfo
 
+def tokens(count: int | None) -> str:
+    """4800 -> '4.8k', as agents print them."""
+    if count is None:
+        return ""
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 1000:
+        return f"{count / 1000:.1f}k"
+    return str(count)
+
+
+def state_for(p: PaneInfo) -> str:
+    since = p.agent.activity.since
+    return "" if since is None or p.agent.agent_type is None else duration(time.time() - since)
+
+
 # The pane table's columns: heading and how to show the PaneInfo field(s) behind it.
 PANE_COLUMNS: list[tuple[str, Callable[[PaneInfo], str]]] = [
     ("SESSION", lambda p: p.session),
@@ -20,10 +36,17 @@ PANE_COLUMNS: list[tuple[str, Callable[[PaneInfo], str]]] = [
     ("COMMAND", lambda p: " ".join(p.command)),
     ("PID", lambda p: "" if p.pid is None else str(p.pid)),
     ("STATUS", lambda p: p.status if p.exit_code is None else f"{p.status} ({p.exit_code})"),
+    ("AGENT", lambda p: p.agent.agent_type or ""),
+    ("STATE", lambda p: p.agent.activity.state if p.agent.agent_type else ""),
+    ("FOR", state_for),
+    ("DOING", lambda p: p.agent.activity.description or ""),
+    ("TOKENS", lambda p: tokens(p.agent.session.tokens_used)),
     ("SIZE", lambda p: f"{p.width}x{p.height}"),
     ("CWD", lambda p: p.cwd or ""),
-    ("TITLE", lambda p: p.title),
 ]
+
+
+PIPED_TABLE_WIDTH = 4096
 
 
 def print_json(value: Any) -> None:
@@ -39,7 +62,9 @@ def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title
         table.add_column(heading, overflow="fold")
     for row in rows:
         table.add_row(*row)
-    Console(soft_wrap=False).print(table)
+    # Piped output is for scripts and greps: never fold it to an imagined 80 columns.
+    width = None if sys.stdout.isatty() else PIPED_TABLE_WIDTH
+    Console(soft_wrap=False, width=width).print(table)
 
 
 def print_panes(panes: Sequence[PaneInfo]) -> None:
@@ -49,9 +74,13 @@ def print_panes(panes: Sequence[PaneInfo]) -> None:
     print_table([h for h, _ in PANE_COLUMNS], [[show(p) for _, show in PANE_COLUMNS] for p in panes])
 
 
-def age(created_at: float) -> str:
-    seconds = max(0, int(time.time() - created_at))
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def age(created_at: float) -> str:
+    return duration(time.time() - created_at)

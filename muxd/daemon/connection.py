@@ -19,7 +19,7 @@ from muxd.config import PROTOCOL_VERSION
 from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, VersionMismatch
 from muxd.protocol.codec import decode_request, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder
-from muxd.protocol.messages import Error, Hello, Welcome
+from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
 
 if TYPE_CHECKING:
     from muxd.daemon.server import Daemon
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READ_CHUNK_BYTES = 256 * 1024
+# A subscriber this far behind on events is dropped rather than buffered without bound.
+EVENT_BACKLOG_MAX_BYTES = 4 * 1024 * 1024
 _PEERCRED = struct.Struct("3i")
 
 
@@ -52,6 +54,7 @@ class Connection:
         self.decoder = FrameDecoder()
         self.greeted = False
         self.principal = "system"
+        self.event_panes: set[str] | None = None  # None: every pane (when subscribed)
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def serve(self) -> None:
@@ -98,6 +101,11 @@ class Connection:
         if isinstance(request, Hello):
             self.send(Error(id=request.id, code=BadRequest.code, message="already greeted"))
             return True
+        if isinstance(request, Subscribe):  # connection state, not a daemon command
+            self.event_panes = set(request.panes) if request.panes is not None else None
+            self.daemon.subscribers.add(self)
+            self.send(Ok(id=request.id))
+            return True
         task = asyncio.create_task(self._dispatch(request))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -132,6 +140,16 @@ class Connection:
             reply = Error(id=request.id, code="internal", message=f"internal error: {exc!r}")
         self.send(reply)
 
+    def deliver_event(self, event: Any, pane_id: str) -> None:
+        if self.event_panes is not None and pane_id not in self.event_panes:
+            return
+        if self.writer.transport.get_write_buffer_size() > EVENT_BACKLOG_MAX_BYTES:
+            log.warning("dropping a subscriber that stopped reading its events")
+            self.daemon.subscribers.discard(self)
+            self.writer.transport.abort()
+            return
+        self.send(event)
+
     def send(self, message: Any) -> None:
         if self.writer.is_closing():
             return  # the client went away mid-request; its answer has nowhere to go
@@ -141,6 +159,7 @@ class Connection:
             self.writer.write(encode(Error(id=getattr(message, "id", 0), code=exc.code, message=exc.message)))
 
     async def _close(self) -> None:
+        self.daemon.subscribers.discard(self)
         for task in list(self._tasks):
             await asyncio.wait({task}, timeout=5)
         try:

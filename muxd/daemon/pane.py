@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from muxd.config import PTY_READ_CHUNK_BYTES
 from muxd.daemon import pty as ptys
+from muxd.detectors.state import AgentState
 from muxd.emulator import Emulator
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class Pane:
         remove_on_exit: bool,
         scrollback_bytes: int,
         on_exit: Callable[[Pane], None],
+        on_output: Callable[[], None] | None = None,
     ) -> None:
         self.number = number
         self.command = command
@@ -54,6 +56,8 @@ class Pane:
         self.emulator = Emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes,
                                  reply=self.write)
         self._on_exit = on_exit
+        self.on_output = on_output
+        self.agent = AgentState(pane_id=self.id)  # the last published state (see daemon/detection.py)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: ptys.PtyProcess | None = None
         self._pidfd: int | None = None
@@ -109,6 +113,8 @@ class Pane:
             total += len(chunk)
         if chunks:
             self.emulator.feed(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            if self.on_output is not None:
+                self.on_output()
         if eof:
             self._stop_reading()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from muxd.daemon.pane import Pane
@@ -105,13 +106,15 @@ def pane_info(pane: Pane) -> PaneInfo:
         created_at=pane.created_at,
         title=pane.emulator.title,
         active=window.active_pane is pane and session.active_window is window,
+        agent=pane.agent,
     )
 
 
 class Registry:
     """Every session, window and pane of one daemon, and the counters behind their ids."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_pane_removed: Callable[[Pane], None] | None = None) -> None:
+        self._on_pane_removed = on_pane_removed
         self.sessions: list[Session] = []
         self._session_numbers = itertools.count()
         self._window_numbers = itertools.count()
@@ -158,19 +161,24 @@ class Registry:
     def remove_pane(self, pane: Pane) -> None:
         window = window_of(pane)
         window.remove(pane)
-        pane.close()
+        self._close(pane)
         if not window.panes:
             self.remove_window(window)
 
     def remove_window(self, window: Window) -> None:
         for pane in list(window.panes):
             window.remove(pane)
-            pane.close()
+            self._close(pane)
         session = window.session
         if window in session.windows:
             session.remove(window)
         if not session.windows and session in self.sessions:
             self.sessions.remove(session)
+
+    def _close(self, pane: Pane) -> None:
+        pane.close()
+        if self._on_pane_removed is not None:
+            self._on_pane_removed(pane)
 
     def remove_session(self, session: Session) -> None:
         for window in list(session.windows):

@@ -15,11 +15,14 @@ from muxd.config import (
 )
 from muxd.daemon.commands import load_all
 from muxd.daemon.connection import Connection
+from muxd.daemon.detection import PaneDetection
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
+from muxd.detectors.registry import load_detectors
+from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
-from muxd.protocol.messages import Spawn
+from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +57,12 @@ class Daemon:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
-        self.registry = Registry()
+        self.registry = Registry(on_pane_removed=self.pane_removed)
         self.commands = load_all()
         self.started_at = time.time()
+        self.detectors = load_detectors()
+        self.detections: dict[str, PaneDetection] = {}
+        self.subscribers: set[Connection] = set()
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -126,6 +132,9 @@ class Daemon:
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
                     scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited)
         pane.start(asyncio.get_running_loop())
+        detection = PaneDetection(pane, self.detectors, self._agent_changed)
+        pane.on_output = detection.output
+        self.detections[pane.id] = detection
         window.add(pane)
         if not window.name:
             window.name = os.path.basename(argv[0])
@@ -134,5 +143,24 @@ class Daemon:
 
     def _pane_exited(self, pane: Pane) -> None:
         log.info("pane %s exited with %s", pane.id, pane.exit_code)
+        detection = self.detections.get(pane.id)
+        if detection is not None:
+            detection.run_now()
+        self.broadcast(PaneExited(pane_id=pane.id, exit_code=pane.exit_code), pane.id)
         if pane.remove_on_exit and pane.window is not None:
             self.registry.remove_pane(pane)
+
+    def pane_removed(self, pane: Pane) -> None:
+        detection = self.detections.pop(pane.id, None)
+        if detection is not None:
+            detection.close()
+
+    # ------------------------------------------------------------ events
+
+    def _agent_changed(self, pane: Pane, state: AgentState) -> None:
+        pane.agent = state
+        self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
+
+    def broadcast(self, event: object, pane_id: str) -> None:
+        for connection in list(self.subscribers):
+            connection.deliver_event(event, pane_id)

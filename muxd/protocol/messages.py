@@ -12,6 +12,7 @@ from typing import Any, Literal, Union
 import msgspec
 
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
+from muxd.detectors.state import AgentState
 
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -43,6 +44,7 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     created_at: float
     title: str
     active: bool
+    agent: AgentState = AgentState()
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -165,6 +167,20 @@ class HasSession(_Message, tag="has-session"):
     target: str | None = None
 
 
+class Subscribe(_Message, tag="subscribe"):
+    """Ask for events (agent state changes, pane exits) on this connection."""
+
+    id: int
+    panes: list[str] | None = None  # pane ids to hear about; None means every pane
+
+
+class Summary(_Message, tag="summary"):
+    id: int
+    target: str | None = None
+    include_recent_output: bool = False
+    output_lines: int = 10
+
+
 class KillServer(_Message, tag="kill-server"):
     id: int
 
@@ -176,7 +192,7 @@ class ServerStatus(_Message, tag="server-status"):
 Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
     ListWindows, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
-    ServerStatus,
+    ServerStatus, Subscribe, Summary,
 ]
 
 
@@ -230,6 +246,43 @@ class Status(_Message, tag="status"):
     panes: int
 
 
+class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):
+    state: str
+    description: str | None
+    duration_secs: int | None
+
+
+class SummarySession(msgspec.Struct, frozen=True, kw_only=True):
+    id: str | None
+    model: str | None
+    tokens_used: int | None
+
+
+class SummaryContext(msgspec.Struct, frozen=True, kw_only=True):
+    is_awaiting_input: bool
+    is_awaiting_confirmation: bool
+    tags: list[str]
+    cwd: str | None
+
+
+class AgentSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """The compact summary of seed 002 (~80 tokens instead of a raw screen), field for field."""
+
+    pane_id: str
+    agent_type: str | None
+    is_agent: bool
+    activity: SummaryActivity
+    session: SummarySession
+    recent_tools: list[str]
+    context: SummaryContext
+    recent_output: list[str] | None = None
+
+
+class SummaryReply(_Message, tag="summary-reply"):
+    id: int
+    summary: AgentSummary
+
+
 class Error(_Message, tag="error"):
     id: int
     code: str
@@ -237,7 +290,8 @@ class Error(_Message, tag="error"):
     detail: dict[str, Any] = {}
 
 
-Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status, Error]
+Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
+              SummaryReply, Error]
 
 
 # ---------------------------------------------------------------- events
@@ -247,7 +301,12 @@ class PaneExited(_Message, tag="pane-exited"):
     exit_code: int | None
 
 
-Event = Union[PaneExited]
+class AgentStateChanged(_Message, tag="agent-state"):
+    pane_id: str
+    state: AgentState
+
+
+Event = Union[PaneExited, AgentStateChanged]
 
 
 class Envelope(msgspec.Struct, kw_only=True):

@@ -1,0 +1,146 @@
+"""CLI commands about agents: summary, explain, and offline detect / replay."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from muxd.cli.render import duration, print_json, print_table, tokens
+from muxd.cli.table import cli_command
+from muxd.detectors.state import AgentState
+from muxd.protocol.messages import ListPanes, Summary
+
+
+def _configure_summary(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target pane")
+    p.add_argument("--output", dest="output_lines", type=int, nargs="?", const=10, default=None,
+                   help="include the last N lines of output (default 10, at most 50)")
+    p.add_argument("--json", action="store_true", help="the summary as JSON (seed 002's schema)")
+
+
+@cli_command("summary", "what the agent in a pane is doing, in a few words")(_configure_summary)
+async def summary(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(Summary, target=args.target,
+                              include_recent_output=args.output_lines is not None,
+                              output_lines=args.output_lines or 10)
+    s = reply.summary
+    if args.json:
+        print_json(s)
+        return 0
+    agent = s.agent_type or "no agent"
+    parts = [f"{s.pane_id} {agent}", s.activity.state]
+    if s.activity.duration_secs is not None:
+        parts[-1] += f" {duration(s.activity.duration_secs)}"
+    if s.activity.description:
+        parts.append(s.activity.description)
+    if s.session.tokens_used is not None:
+        parts.append(f"{tokens(s.session.tokens_used)} tok")
+    if s.session.model:
+        parts.append(s.session.model)
+    if s.recent_tools:
+        parts.append("tools " + ",".join(s.recent_tools))
+    if s.context.is_awaiting_confirmation:
+        parts.append("AWAITING CONFIRMATION")
+    print(" · ".join(parts))
+    for line in s.recent_output or []:
+        print(f"  {line}")
+    return 0
+
+
+def _configure_explain(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target pane")
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("explain", "the evidence behind a pane's agent state")(_configure_explain)
+async def explain(client: Any, args: argparse.Namespace) -> int:
+    pane_id = (await client.call(Summary, target=args.target)).summary.pane_id
+    panes = (await client.call(ListPanes, all=True)).panes
+    state = next(p.agent for p in panes if p.id == pane_id)
+    if args.json:
+        print_json(state)
+        return 0
+    print_state(state)
+    return 0
+
+
+def print_state(state: AgentState) -> None:
+    evidence = state.evidence
+    rows = [
+        ["agent", state.agent_type or "none"],
+        ["state", state.activity.state],
+        ["description", state.activity.description or ""],
+        ["elapsed", "" if state.activity.elapsed_s is None else f"{state.activity.elapsed_s}s"],
+        ["tokens", "" if state.session.tokens_used is None else str(state.session.tokens_used)],
+        ["model", state.session.model or ""],
+        ["tool", state.tool or ""],
+        ["recent tools", ", ".join(state.recent_tools)],
+        ["confirmation", "" if state.confirmation is None else
+         state.confirmation.prompt + (" [" + " | ".join(state.confirmation.options) + "]"
+                                      if state.confirmation.options else "")],
+        ["error", "" if state.error is None else f"{state.error.type}: {state.error.message}"],
+        ["detector", evidence.detector if evidence else ""],
+        ["rule", evidence.rule if evidence else ""],
+        ["line", (evidence.line or "") if evidence else ""],
+    ]
+    print_table(["FIELD", "VALUE"], [r for r in rows if r[1]])
+
+
+def _configure_detect(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", type=Path, help="a capture (plain or with escapes) or a raw byte stream")
+    p.add_argument("--cols", type=int, help="screen width (default: fits a plain capture, else 120)")
+    p.add_argument("--rows", type=int, help="screen height (default: fits a plain capture, else 40)")
+    p.add_argument("--agent", help="use this detector instead of identifying the agent")
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("detect", "detect the agent state of a saved screen", local=True)(_configure_detect)
+async def detect(client: Any, args: argparse.Namespace) -> int:
+    from muxd.detectors.registry import load_detectors
+    from muxd.detectors.replay import detect_saved_screen, only
+
+    state = detect_saved_screen(args.file.read_bytes(), only(load_detectors(), args.agent),
+                                columns=args.cols, lines=args.rows)
+    if args.json:
+        print_json(state)
+    else:
+        print_state(state)
+    return 0
+
+
+def _configure_replay(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", type=Path, help="an asciicast v2/v3 recording, or a raw byte log")
+    p.add_argument("--cols", type=int, help="screen width (a raw log's default: 120)")
+    p.add_argument("--rows", type=int, help="screen height (a raw log's default: 40)")
+    p.add_argument("--agent", help="use this detector instead of identifying the agent")
+    p.add_argument("--json", action="store_true", help="one JSON object per published state")
+
+
+@cli_command("replay", "replay a recording through the detectors: the timeline of states",
+             local=True)(_configure_replay)
+async def replay(client: Any, args: argparse.Namespace) -> int:
+    import msgspec
+
+    from muxd.detectors.registry import load_detectors
+    from muxd.detectors.replay import read_recording, replay as run_replay
+
+    recording = read_recording(args.file, columns=args.cols, lines=args.rows)
+    rows = []
+    for when, state in run_replay(recording, only(load_detectors(), args.agent)):
+        if args.json:
+            sys.stdout.write(msgspec.json.encode({"t": round(when, 3), "state": state}).decode() + "\n")
+            continue
+        rows.append([f"{when:8.2f}", state.agent_type or "-", state.activity.state,
+                     state.activity.description or "", tokens(state.session.tokens_used),
+                     ",".join(state.recent_tools[-3:])])
+    if not args.json:
+        print_table(["TIME", "AGENT", "STATE", "DOING", "TOKENS", "TOOLS"], rows)
+    return 0
+
+
+def only(detectors: list, agent: str | None) -> list:
+    from muxd.detectors.replay import only as restrict
+
+    return restrict(detectors, agent)

@@ -1,0 +1,58 @@
+"""Agent commands: the compact summary of a pane (seed 002), served from state already kept."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from muxd.daemon.commands import command
+from muxd.daemon.pane import Pane
+from muxd.daemon.target import resolve_pane
+from muxd.errors import BadRequest
+from muxd.protocol.messages import (
+    AgentSummary, Summary, SummaryActivity, SummaryContext, SummaryReply, SummarySession,
+)
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
+
+SUMMARY_OUTPUT_LINES_MAX = 50
+
+
+def recent_output(pane: Pane, count: int) -> list[str]:
+    """The last `count` lines of output, plain text, trailing blank rows dropped."""
+    text = pane.emulator.capture(-(count + pane.lines))
+    lines = [line.rstrip() for line in text.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines[-count:]
+
+
+def agent_summary(pane: Pane, *, include_recent_output: bool = False, output_lines: int = 10,
+                  now: float | None = None) -> AgentSummary:
+    state = pane.agent
+    since = state.activity.since
+    now = time.time() if now is None else now
+    return AgentSummary(
+        pane_id=pane.id,
+        agent_type=state.agent_type,
+        is_agent=state.is_agent,
+        activity=SummaryActivity(state=state.activity.state, description=state.activity.description,
+                                 duration_secs=None if since is None else max(0, int(now - since))),
+        session=SummarySession(id=state.session.id, model=state.session.model,
+                               tokens_used=state.session.tokens_used),
+        recent_tools=list(state.recent_tools),
+        context=SummaryContext(is_awaiting_input=state.is_awaiting_input,
+                               is_awaiting_confirmation=state.is_awaiting_confirmation,
+                               tags=list(pane.tags), cwd=pane.cwd()),
+        recent_output=recent_output(pane, output_lines) if include_recent_output else None,
+    )
+
+
+@command(Summary)
+async def summary(daemon: Daemon, req: Summary) -> SummaryReply:
+    if not 1 <= req.output_lines <= SUMMARY_OUTPUT_LINES_MAX:
+        raise BadRequest(f"output_lines {req.output_lines} is out of range 1..{SUMMARY_OUTPUT_LINES_MAX}")
+    pane = resolve_pane(daemon.registry, req.target)
+    return SummaryReply(id=req.id, summary=agent_summary(
+        pane, include_recent_output=req.include_recent_output, output_lines=req.output_lines))

@@ -1,0 +1,76 @@
+"""Which detectors exist: the built-in ones plus any registered under the `muxd.detectors`
+entry-point group by other installed packages; and picking the one that fits a frame."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+
+from muxd.detectors.base import Detector, ScreenContext
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "muxd.detectors"
+# module:attribute of each built-in detector class; the shell fallback is not in this list.
+BUILTIN_DETECTORS = (
+    "muxd.detectors.claude:ClaudeDetector",
+    "muxd.detectors.codex:CodexDetector",
+    "muxd.detectors.gemini:GeminiDetector",
+    "muxd.detectors.aider:AiderDetector",
+    "muxd.detectors.opencode:OpencodeDetector",
+)
+# Below this confidence no agent is claimed and the shell detector speaks.
+IDENTIFY_THRESHOLD = 0.5
+
+
+def _load(spec: str) -> Detector | None:
+    module_name, _, attribute = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+        detector = factory() if isinstance(factory, type) or callable(factory) else factory
+    except Exception:  # a broken plug-in must not stop the others
+        log.exception("cannot load detector %s", spec)
+        return None
+    if not isinstance(detector, Detector):
+        log.error("detector %s does not implement the Detector protocol", spec)
+        return None
+    return detector
+
+
+def load_detectors() -> list[Detector]:
+    """Built-ins first, then plug-ins (a plug-in with a built-in's name replaces it)."""
+    detectors: dict[str, Detector] = {}
+    for spec in BUILTIN_DETECTORS:
+        detector = _load(spec)
+        if detector is not None:
+            detectors[detector.name] = detector
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        detector = _load(entry.value)
+        if detector is not None:
+            detectors[detector.name] = detector
+    return list(detectors.values())
+
+
+def shell_detector() -> Detector:
+    from muxd.detectors.shell import ShellDetector
+
+    return ShellDetector()
+
+
+def choose(detectors: Sequence[Detector], ctx: ScreenContext) -> tuple[Detector | None, float]:
+    """The detector most confident about this frame, or (None, 0) below the threshold."""
+    best: Detector | None = None
+    best_score = 0.0
+    for detector in detectors:
+        try:
+            score = float(detector.identify(ctx))
+        except Exception:
+            log.exception("detector %s failed to identify", getattr(detector, "name", detector))
+            continue
+        if score > best_score:
+            best, best_score = detector, score
+    if best_score < IDENTIFY_THRESHOLD:
+        return None, best_score
+    return best, best_score

@@ -1,0 +1,154 @@
+"""Offline detection: a saved screen or a recording through the emulator and the detectors.
+
+Used by `muxd detect` (one frame) and `muxd replay` (a timeline of published states), by
+the benchmarks, and by tests. Time is the recording's, not the wall clock's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from muxd.detectors.base import Detector, ScreenContext
+from muxd.detectors.runner import DetectionSchedule, DetectorRunner
+from muxd.detectors.state import AgentState
+from muxd.emulator import Emulator
+from muxd.errors import BadRequest
+
+# A raw byte log has no timing: replay it as if it arrived at this rate.
+RAW_REPLAY_BYTES_PER_S = 64 * 1024
+RAW_REPLAY_CHUNK_BYTES = 4096
+FINAL_LOOKS = 3
+
+
+def screen_bytes(data: bytes) -> bytes:
+    """A plain-text capture has bare line feeds; a terminal needs CR LF to start each line."""
+    if b"\r" in data:
+        return data
+    return data.replace(b"\n", b"\r\n")
+
+
+def plain_size(data: bytes) -> tuple[int, int]:
+    """Columns and rows that hold a plain-text capture without wrapping or scrolling."""
+    lines = data.decode("utf-8", "replace").rstrip("\n").split("\n")
+    return max(80, max((len(line) for line in lines), default=0)), max(1, len(lines))
+
+
+def frame_context(emulator: Emulator, now: float, *, exited: bool = False) -> ScreenContext:
+    return ScreenContext(lines=emulator.display_lines(), columns=emulator.columns,
+                         cursor=emulator.cursor, title=emulator.title, now=now, exited=exited,
+                         alternate_screen=emulator.alternate_screen)
+
+
+def only(detectors: Sequence[Detector], agent: str | None) -> list[Detector]:
+    if agent is None:
+        return list(detectors)
+    chosen = [d for d in detectors if d.name == agent]
+    if not chosen:
+        raise BadRequest(f"no detector named {agent!r}; known: {', '.join(d.name for d in detectors)}")
+    return [_Always(chosen[0])]
+
+
+class _Always:
+    """A detector forced by the user (`--agent`): it identifies every frame."""
+
+    def __init__(self, inner: Detector) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def identify(self, ctx: ScreenContext) -> float:
+        return 1.0
+
+    def detect(self, ctx: ScreenContext, prev: AgentState | None):  # type: ignore[no-untyped-def]
+        return self.inner.detect(ctx, prev)
+
+
+def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: int | None = None,
+                        lines: int | None = None, pane_id: str = "") -> AgentState:
+    """The AgentState of one saved screen: plain capture, capture with escapes, or raw bytes."""
+    plain = b"\x1b" not in data
+    if plain:
+        width, height = plain_size(data)
+        columns, lines = columns or width, max(lines or 0, height)
+    emulator = Emulator(columns=columns or 120, lines=lines or 40)
+    emulator.feed(screen_bytes(data) if plain or b"\r" not in data else data)
+    runner = DetectorRunner(pane_id, detectors, clock=lambda: 0.0)
+    runner.run(frame_context(emulator, 0.0), settled=True)
+    return runner.state
+
+
+@dataclass(frozen=True)
+class Recording:
+    columns: int
+    lines: int
+    events: list[tuple[float, bytes]]  # (seconds from start, output)
+
+
+def read_recording(path: Path, *, columns: int | None = None, lines: int | None = None) -> Recording:
+    """An asciicast v2 or v3 file, or a raw byte log (then --cols/--rows give its size)."""
+    data = path.read_bytes()
+    first = data.split(b"\n", 1)[0].strip()
+    if first.startswith(b"{"):
+        try:
+            header = json.loads(first)
+        except ValueError:
+            header = None
+        if isinstance(header, dict) and header.get("version") in (2, 3):
+            return _asciicast(data, header, columns, lines)
+    events = [(i / RAW_REPLAY_BYTES_PER_S, data[i:i + RAW_REPLAY_CHUNK_BYTES])
+              for i in range(0, len(data), RAW_REPLAY_CHUNK_BYTES)]
+    return Recording(columns or 120, lines or 40, events)
+
+
+def _asciicast(data: bytes, header: dict, columns: int | None, lines: int | None) -> Recording:
+    version = header["version"]
+    term = header.get("term", {}) if version == 3 else header
+    width = columns or int(term.get("cols", term.get("width", 80)))
+    height = lines or int(term.get("rows", term.get("height", 24)))
+    events: list[tuple[float, bytes]] = []
+    clock = 0.0
+    for raw in data.split(b"\n")[1:]:
+        raw = raw.strip()
+        if not raw or raw.startswith(b"#"):
+            continue
+        try:
+            when, kind, payload = json.loads(raw)[:3]
+        except (ValueError, TypeError):
+            raise BadRequest(f"not an asciicast event line: {raw[:60]!r}") from None
+        clock = clock + float(when) if version == 3 else float(when)
+        if kind == "o":
+            events.append((clock, str(payload).encode("utf-8", "surrogateescape")))
+    return Recording(width, height, events)
+
+
+def replay(recording: Recording, detectors: Sequence[Detector], *, pane_id: str = "replay",
+           ) -> Iterator[tuple[float, AgentState]]:
+    """Feed the recording at its own pace; yield (time, state) at every published change.
+
+    Detection runs as in the daemon: at most every 100 ms while output flows and once 50 ms
+    after it stops, on the recording's clock."""
+    emulator = Emulator(columns=recording.columns, lines=recording.lines)
+    clock = [0.0]
+    runner = DetectorRunner(pane_id, detectors, clock=lambda: clock[0])
+    schedule = DetectionSchedule()
+
+    def run_at(moment: float) -> Iterable[tuple[float, AgentState]]:
+        clock[0] = moment
+        schedule.ran(moment)
+        changed = runner.run(frame_context(emulator, moment))
+        if changed is not None:
+            yield moment, changed
+        if runner.pending:
+            schedule.output(moment)
+
+    for when, payload in recording.events:
+        while schedule.due is not None and schedule.due <= when:
+            yield from run_at(schedule.due)
+        emulator.feed(payload)
+        schedule.output(when)
+    for _ in range(FINAL_LOOKS):  # the last frame, and its confirming second look
+        if schedule.due is None:
+            break
+        yield from run_at(schedule.due)

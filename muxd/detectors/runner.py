@@ -1,0 +1,186 @@
+"""`DetectorRunner`: turns a pane's frames into published `AgentState`s.
+
+Per pane, sans-IO (the caller supplies frames and the clock). It picks the detector that
+identifies the frame, runs it in isolation (an exception or an overrun costs that frame,
+never the pane: the last state stays), counts each tool use once however many frames
+redraw it, and debounces: a new activity state is published only once a second frame
+confirms it or it has held for DEBOUNCE_S. The daemon decides *when* to call `run`
+(throttled, off the output hot path); see `DetectionSchedule`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from muxd.detectors.base import Detector, ScreenContext
+from muxd.detectors.registry import choose, shell_detector
+from muxd.detectors.state import (
+    RECENT_TOOLS_MAX, Activity, AgentSession, AgentState, Detection, Evidence, ToolSighting,
+)
+
+log = logging.getLogger(__name__)
+
+DETECT_BUDGET_S = 0.05          # one detect() call; slower results are dropped
+DEBOUNCE_S = 0.3                # a new state must hold this long, or be seen twice
+DETECT_MIN_INTERVAL_S = 0.1     # at most this often while output flows
+DETECT_QUIET_DELAY_S = 0.05     # and once this long after output stops
+# States that must never wait for a second look: an approval prompt stalls a fleet.
+PUBLISH_AT_ONCE = frozenset({"AwaitingConfirmation", "Exited"})
+
+
+def new_tool_uses(before: Sequence[ToolSighting], now: Sequence[ToolSighting]) -> list[ToolSighting]:
+    """The sightings in `now` that are new since `before`, allowing for the screen scrolling.
+
+    The longest tail of `before` that `now` starts with is the part still on screen; what
+    follows it is new. Nothing in common means the screen changed wholesale: all of `now` is new.
+    """
+    for start in range(len(before) + 1):
+        kept = before[start:]
+        if list(now[: len(kept)]) == list(kept) and (kept or start == len(before)):
+            return list(now[len(kept):])
+    return list(now)
+
+
+class DetectorRunner:
+    def __init__(self, pane_id: str, detectors: Sequence[Detector], *,
+                 clock: Callable[[], float] = time.time,
+                 budget_s: float = DETECT_BUDGET_S, debounce_s: float = DEBOUNCE_S) -> None:
+        self.pane_id = pane_id
+        self.detectors = list(detectors)
+        self.fallback = shell_detector()
+        self.clock = clock
+        self.budget_s = budget_s
+        self.debounce_s = debounce_s
+        self.state = AgentState(pane_id=pane_id)
+        self.failures = 0
+        self._candidate: Detection | None = None
+        self._candidate_since = 0.0
+        self._sightings: list[ToolSighting] = []
+        self._recent_tools: list[str] = []
+
+    def run(self, ctx: ScreenContext, *, settled: bool = False) -> AgentState | None:
+        """Detect on one frame; returns the new published state if it changed, else None.
+
+        `settled=True` says the frame is final (a saved screen): publish without debouncing."""
+        found = self._detect(ctx)
+        if found is None:
+            return None
+        detection, detector_name = found
+        now = self.clock()
+        self._count_tools(detection)
+        if not settled and not self._confirmed(detection, now):
+            return None
+        published = self._publish(detection, detector_name, now)
+        if published == self.state:
+            return None
+        self.state = published
+        return published
+
+    @property
+    def pending(self) -> bool:
+        """A candidate state waits for confirmation: run again soon even if nothing is drawn."""
+        return self._candidate is not None and self._candidate.state != self.state.activity.state
+
+    # ------------------------------------------------------------ steps
+
+    def _detect(self, ctx: ScreenContext) -> tuple[Detection, str] | None:
+        detector, _ = choose(self.detectors, ctx)
+        detector = detector or self.fallback
+        started = time.perf_counter()
+        try:
+            detection = detector.detect(ctx, self.state)
+        except Exception:
+            self.failures += 1
+            log.exception("detector %s failed on pane %s", detector.name, self.pane_id)
+            return None
+        spent = time.perf_counter() - started
+        if spent > self.budget_s:
+            self.failures += 1
+            log.warning("detector %s took %.0f ms on pane %s (budget %.0f ms): result dropped",
+                        detector.name, spent * 1000, self.pane_id, self.budget_s * 1000)
+            return None
+        if not isinstance(detection, Detection):
+            self.failures += 1
+            log.error("detector %s returned %r, not a Detection", detector.name, type(detection))
+            return None
+        if ctx.exited and detection.state != "Exited":
+            detection = msgspec.structs.replace(detection, state="Exited", rule="pane-exited")
+        return detection, detector.name
+
+    def _count_tools(self, detection: Detection) -> None:
+        for sighting in new_tool_uses(self._sightings, detection.tools_seen):
+            self._recent_tools.append(sighting.name)
+        del self._recent_tools[:-RECENT_TOOLS_MAX]
+        self._sightings = list(detection.tools_seen)
+
+    def _confirmed(self, detection: Detection, now: float) -> bool:
+        if detection.state == self.state.activity.state or detection.state in PUBLISH_AT_ONCE:
+            self._candidate = None
+            return True
+        candidate = self._candidate
+        if candidate is None or candidate.state != detection.state:
+            self._candidate = detection
+            self._candidate_since = now
+            return False
+        # Seen twice in a row: confirmed (the daemon samples at most every 100 ms).
+        self._candidate = None
+        return True
+
+    def _publish(self, d: Detection, detector_name: str, now: float) -> AgentState:
+        previous = self.state.activity
+        since = previous.since if previous.state == d.state and previous.since else now
+        agent = d.agent_type
+        session = AgentSession(
+            id=d.session_id, model=d.model, tokens_used=d.tokens, cost_usd=d.cost_usd,
+            context_left_pct=d.context_left_pct,
+        )
+        # Keep what the agent showed earlier in this session but no longer shows (the model
+        # scrolls away with the banner); a different agent starts afresh.
+        if agent == self.state.agent_type and agent is not None:
+            old = self.state.session
+            session = AgentSession(
+                id=session.id or old.id, model=session.model or old.model,
+                tokens_used=session.tokens_used, cost_usd=session.cost_usd if session.cost_usd is not None else old.cost_usd,
+                context_left_pct=session.context_left_pct if session.context_left_pct is not None else old.context_left_pct,
+            )
+        return AgentState(
+            pane_id=self.pane_id,
+            agent_type=agent,
+            is_agent=agent not in (None, "shell"),
+            activity=Activity(state=d.state, description=d.description, elapsed_s=d.elapsed_s, since=since),
+            session=session,
+            recent_tools=list(self._recent_tools),
+            tool=d.tool,
+            is_awaiting_input=d.state in ("Idle", "AwaitingInput"),
+            is_awaiting_confirmation=d.state == "AwaitingConfirmation",
+            confirmation=d.confirmation,
+            error=d.error,
+            evidence=Evidence(detector=detector_name, rule=d.rule, line=d.line),
+        )
+
+
+class DetectionSchedule:
+    """When to run detection for one pane: at most every DETECT_MIN_INTERVAL_S while output
+    flows, and DETECT_QUIET_DELAY_S after the last output. Pure: callers pass the time."""
+
+    def __init__(self, min_interval_s: float = DETECT_MIN_INTERVAL_S,
+                 quiet_delay_s: float = DETECT_QUIET_DELAY_S) -> None:
+        self.min_interval_s = min_interval_s
+        self.quiet_delay_s = quiet_delay_s
+        self.last_run = float("-inf")
+        self.due: float | None = None
+
+    def output(self, now: float) -> float | None:
+        """Output arrived at `now`. Returns when to run next if no run was due yet (else None)."""
+        if self.due is not None:
+            return None
+        self.due = max(now + self.quiet_delay_s, self.last_run + self.min_interval_s)
+        return self.due
+
+    def ran(self, now: float) -> None:
+        self.last_run = now
+        self.due = None

@@ -1,0 +1,89 @@
+"""Detection inside the daemon: states published for live panes, events, summary, plug-ins."""
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from muxd.protocol.messages import AgentStateChanged, PaneExited, Subscribe
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import wait_until
+
+PLUGIN_DIR = Path(__file__).parent / "plugin_data"
+
+
+def agent(server, pane_id="%0"):
+    panes = json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
+    return next(p for p in panes if p["id"] == pane_id)["agent"]
+
+
+@pytest.fixture
+def plugin_server():
+    env = {"PYTHONPATH": os.pathsep.join([str(PLUGIN_DIR), os.environ.get("PYTHONPATH", "")])}
+    server = MuxdTestServer(env=env).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_plugin_detector_is_picked_up_and_drives_published_states(plugin_server):
+    s = plugin_server
+    s.cli("new-session", "-d", "-s", "d", "--", "sh", "-c",
+          "echo DEMO-AGENT ready; read x; echo DEMO-AGENT working; exec sleep 600", check=True)
+    state = wait_until(lambda: (lambda a: a if a["activity"]["state"] == "Idle" else None)(agent(s)),
+                       message="demo agent idle")
+    assert state["agent_type"] == "demo" and state["is_agent"]
+    assert state["evidence"] == {"detector": "demo", "rule": "demo-banner", "line": None}
+    s.cli("send-keys", "-t", "d", "Enter", check=True)
+    state = wait_until(lambda: (lambda a: a if a["activity"]["state"] == "Thinking" else None)(agent(s)),
+                       message="demo agent busy")
+    assert state["activity"]["description"] == "working"
+    summary = json.loads(s.cli("summary", "-t", "d", "--json", "--output", "3", check=True).stdout)
+    assert summary["agent_type"] == "demo" and summary["activity"]["state"] == "Thinking"
+    assert summary["recent_output"] == ["DEMO-AGENT ready", "", "DEMO-AGENT working"]
+    assert set(summary) == {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools",
+                            "context", "recent_output"}
+    table = s.cli("ls", check=True).stdout
+    assert "demo" in table and "Thinking" in table and "working" in table
+
+
+def test_state_changes_and_exits_are_events(muxd_server):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "e", "--", "sh", "-c", "read x; exit 4", check=True)
+    events = []
+
+    async def watch():
+        client = await s.client(on_event=events.append)
+        try:
+            await client.call(Subscribe)
+            s.cli("send-keys", "-t", "e", "Enter", check=True)
+            for _ in range(200):
+                if any(isinstance(e, PaneExited) for e in events) and any(
+                        isinstance(e, AgentStateChanged) and e.state.activity.state == "Exited" for e in events):
+                    return
+                await asyncio.sleep(0.05)
+        finally:
+            await client.close()
+
+    asyncio.run(watch())
+    exits = [e for e in events if isinstance(e, PaneExited)]
+    assert exits and exits[0].pane_id == "%0" and exits[0].exit_code == 4
+    states = [e.state.activity.state for e in events if isinstance(e, AgentStateChanged)]
+    assert states[-1] == "Exited"
+
+
+def test_summary_of_a_plain_shell(muxd_server):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "sh", "--tag", "worker", "--", "bash", "--norc", check=True)
+    wait_until(lambda: agent(s)["agent_type"] == "shell", message="shell recognised")
+    summary = json.loads(s.cli("summary", "-t", "sh", "--json", check=True).stdout)
+    assert summary["is_agent"] is False and summary["agent_type"] == "shell"
+    assert summary["context"]["tags"] == ["worker"] and summary["recent_output"] is None
+    assert summary["session"] == {"id": None, "model": None, "tokens_used": None}
+    assert summary["recent_tools"] == []
+    bad = s.cli("summary", "-t", "sh", "--output", "51")
+    assert bad.returncode == 1 and "out of range" in bad.stderr

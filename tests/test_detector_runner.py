@@ -1,0 +1,164 @@
+"""The runner around detectors: choosing, isolation, debouncing, counting tool uses once."""
+
+import time
+
+import pytest
+
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.runner import DetectionSchedule, DetectorRunner, new_tool_uses
+from muxd.detectors.state import Detection, ToolSighting
+
+
+class ScriptedDetector:
+    """Reads its answer off the first screen line: 'STATE tool1,tool2 description'."""
+
+    name = "scripted"
+
+    def identify(self, ctx):
+        return 1.0 if ctx.lines and ctx.lines[0].startswith("@") else 0.0
+
+    def detect(self, ctx, prev):
+        state, tools, *rest = ctx.lines[0][1:].split(" ", 2) + ["", ""]
+        sightings = [ToolSighting(t.split("#")[0], t) for t in tools.split(",") if t]
+        return Detection(agent_type="claude", state=state, rule="scripted", line=ctx.lines[0],
+                         description=rest[0] or None, tools_seen=sightings, tokens=len(ctx.lines))
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def frame(text, **kw):
+    return ScreenContext(lines=text.split("\n"), **kw)
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def runner(clock):
+    return DetectorRunner("%1", [ScriptedDetector()], clock=clock)
+
+
+def test_a_new_state_needs_a_second_look(runner, clock):
+    assert runner.run(frame("@Thinking - Pondering")) is None
+    assert runner.pending
+    clock.now += 0.1
+    state = runner.run(frame("@Thinking - Pondering"))
+    assert state.activity.state == "Thinking" and state.activity.description == "Pondering"
+    assert state.activity.since == clock.now and state.is_agent and state.agent_type == "claude"
+    assert state.evidence.detector == "scripted" and state.evidence.line == "@Thinking - Pondering"
+    assert not runner.pending
+
+
+def test_a_flicker_is_not_published(runner, clock):
+    runner.run(frame("@Idle"))
+    runner.run(frame("@Idle"))
+    assert runner.run(frame("@Generating")) is None
+    assert runner.run(frame("@Idle")) is None  # same as published: nothing to say
+    assert runner.state.activity.state == "Idle"
+
+
+def test_confirmation_is_published_at_once(runner):
+    state = runner.run(frame("@AwaitingConfirmation"))
+    assert state.activity.state == "AwaitingConfirmation" and state.is_awaiting_confirmation
+    assert not state.is_awaiting_input
+
+
+def test_since_survives_field_changes(runner, clock):
+    runner.run(frame("@Thinking - A"))
+    runner.run(frame("@Thinking - A"))
+    since = runner.state.activity.since
+    clock.now += 5
+    state = runner.run(frame("@Thinking - B\nmore"))
+    assert state.activity.description == "B" and state.activity.since == since
+    assert state.session.tokens_used == 2
+
+
+def test_each_tool_use_counts_once_however_often_redrawn(runner):
+    for text in ("@ToolUse Bash#1", "@ToolUse Bash#1", "@ToolUse Bash#1,Read#2", "@Idle Bash#1,Read#2",
+                 "@Idle Read#2", "@Idle Read#2,Bash#3"):
+        runner.run(frame(text))
+    assert runner.state.recent_tools == ["Bash", "Read", "Bash"]
+
+
+def test_recent_tools_keep_the_last_ten(runner):
+    for n in range(15):
+        runner.run(frame(f"@ToolUse T{n}#{n}"))
+    assert runner.state.recent_tools == [f"T{n}" for n in range(5, 15)]
+
+
+@pytest.mark.parametrize("before, now, new", [
+    ([], ["a"], ["a"]),
+    (["a"], ["a", "b"], ["b"]),
+    (["a", "b"], ["b", "c"], ["c"]),            # a scrolled off
+    (["a", "b"], ["b"], []),
+    (["a", "b"], ["x", "y"], ["x", "y"]),       # a different screen
+    (["a", "a"], ["a", "a", "a"], ["a"]),       # the same command run again
+])
+def test_new_tool_uses(before, now, new):
+    s = lambda names: [ToolSighting(n, n) for n in names]  # noqa: E731
+    assert new_tool_uses(s(before), s(now)) == s(new)
+
+
+class Raising:
+    name = "raising"
+
+    def identify(self, ctx):
+        return 1.0
+
+    def detect(self, ctx, prev):
+        raise RuntimeError("boom")
+
+
+class Slow(ScriptedDetector):
+    name = "slow"
+
+    def detect(self, ctx, prev):
+        deadline = time.perf_counter() + 0.02
+        while time.perf_counter() < deadline:
+            pass
+        return super().detect(ctx, prev)
+
+
+def test_a_detector_that_raises_costs_the_frame_not_the_state(clock):
+    good = DetectorRunner("%1", [ScriptedDetector()], clock=clock)
+    good.run(frame("@Idle"), settled=True)
+    bad = DetectorRunner("%1", [Raising()], clock=clock)
+    bad.state = good.state
+    assert bad.run(frame("@Thinking")) is None
+    assert bad.state.activity.state == "Idle" and bad.failures == 1
+
+
+def test_a_detector_over_budget_is_dropped(clock):
+    runner = DetectorRunner("%1", [Slow()], clock=clock, budget_s=0.005)
+    assert runner.run(frame("@Idle"), settled=True) is None
+    assert runner.failures == 1 and runner.state.activity.state == "Unknown"
+
+
+def test_no_agent_falls_back_to_the_shell_detector(runner):
+    state = runner.run(frame("$ ls", process_name="bash"), settled=True)
+    assert state.agent_type == "shell" and not state.is_agent and state.activity.state == "Idle"
+    state = runner.run(frame("whatever", process_name="vim"), settled=True)
+    assert state.agent_type is None and state.activity.state == "Unknown"
+
+
+def test_an_exited_pane_is_exited_whatever_the_screen_says(runner):
+    state = runner.run(frame("@Thinking", exited=True, exit_code=1))
+    assert state.activity.state == "Exited"
+
+
+def test_schedule_throttles_while_output_flows():
+    schedule = DetectionSchedule(min_interval_s=0.1, quiet_delay_s=0.05)
+    assert schedule.output(0.0) == pytest.approx(0.05)
+    assert schedule.output(0.01) is None          # already due
+    schedule.ran(0.05)
+    assert schedule.output(0.06) == pytest.approx(0.15)  # not sooner than 100 ms after the last run
+    schedule.ran(0.15)
+    assert schedule.output(1.0) == pytest.approx(1.05)   # quiet for long: 50 ms after output

@@ -88,6 +88,19 @@ def test_each_tool_use_counts_once_however_often_redrawn(runner):
     assert runner.state.recent_tools == ["Bash", "Read", "Bash"]
 
 
+def test_a_frame_without_tools_does_not_recount_them(runner):
+    for text in ("@ToolUse Bash#1", "@Idle", "@Idle Bash#1", "@Idle Bash#1,Read#2"):
+        runner.run(frame(text))
+    assert runner.state.recent_tools == ["Bash", "Read"]
+
+
+def test_a_briefly_unrecognised_frame_keeps_the_agent(runner):
+    runner.run(frame("@Idle"), settled=True)
+    state = runner.run(frame("redrawing…"), settled=True)
+    assert state is None or state.agent_type == "claude"
+    assert runner.state.agent_type == "claude"
+
+
 def test_recent_tools_keep_the_last_ten(runner):
     for n in range(15):
         runner.run(frame(f"@ToolUse T{n}#{n}"))

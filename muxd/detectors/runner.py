@@ -28,6 +28,9 @@ DETECT_BUDGET_S = 0.05          # one detect() call; slower results are dropped
 DEBOUNCE_S = 0.3                # a new state must hold this long, or be seen twice
 DETECT_MIN_INTERVAL_S = 0.1     # at most this often while output flows
 DETECT_QUIET_DELAY_S = 0.05     # and once this long after output stops
+# Frames in a row that may go unidentified (a resize redraw, a cleared screen) before the
+# agent found last is given up for the fallback, as long as the foreground process is the same.
+STICKY_UNIDENTIFIED_FRAMES = 10
 # States that must never wait for a second look: an approval prompt stalls a fleet.
 PUBLISH_AT_ONCE = frozenset({"AwaitingConfirmation", "Exited"})
 
@@ -61,6 +64,9 @@ class DetectorRunner:
         self._candidate_since = 0.0
         self._sightings: list[ToolSighting] = []
         self._recent_tools: list[str] = []
+        self._last_detector: Detector | None = None
+        self._last_process: str | None = None
+        self._unidentified = 0
 
     def run(self, ctx: ScreenContext, *, settled: bool = False) -> AgentState | None:
         """Detect on one frame; returns the new published state if it changed, else None.
@@ -88,8 +94,7 @@ class DetectorRunner:
     # ------------------------------------------------------------ steps
 
     def _detect(self, ctx: ScreenContext) -> tuple[Detection, str] | None:
-        detector, _ = choose(self.detectors, ctx)
-        detector = detector or self.fallback
+        detector = self._choose(ctx)
         started = time.perf_counter()
         try:
             detection = detector.detect(ctx, self.state)
@@ -111,7 +116,20 @@ class DetectorRunner:
             detection = msgspec.structs.replace(detection, state="Exited", rule="pane-exited")
         return detection, detector.name
 
+    def _choose(self, ctx: ScreenContext) -> Detector:
+        detector, _ = choose(self.detectors, ctx)
+        if detector is not None:
+            self._last_detector, self._last_process, self._unidentified = detector, ctx.process_name, 0
+            return detector
+        self._unidentified += 1
+        if (self._last_detector is not None and self._unidentified <= STICKY_UNIDENTIFIED_FRAMES
+                and ctx.process_name == self._last_process and not ctx.exited):
+            return self._last_detector
+        return self.fallback
+
     def _count_tools(self, detection: Detection) -> None:
+        if not detection.tools_seen:
+            return  # a frame showing no tools (a redraw, a dialog) must not reset the count
         for sighting in new_tool_uses(self._sightings, detection.tools_seen):
             self._recent_tools.append(sighting.name)
         del self._recent_tools[:-RECENT_TOOLS_MAX]

@@ -1,0 +1,215 @@
+"""Pieces shared by the Codex, Gemini, Aider and opencode detectors: telling their process
+from its argv, the shell prompt an exited CLI leaves behind, box borders, numbered options
+and API-error kinds."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.shell import SHELLS
+from muxd.detectors.state import AgentState, AgentType, Detection
+
+# Programs that run an agent given as a later argument (`node …/codex.js`, `python …/bin/aider`,
+# `npx @google/gemini-cli`): for these the agent is looked for in the arguments, not argv[0].
+_LAUNCHERS = frozenset({"node", "nodejs", "bun", "bunx", "deno", "npx", "npm", "pnpm", "pnpx", "yarn",
+                        "pipx", "uv", "uvx", "env", "exec"})
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+# Confidence for a shell prompt right after the agent's exit output (the agent was here).
+EXITED_CONFIDENCE = 0.6
+# At most this when another known program (an editor, a pager, another agent) is in front.
+FOREIGN_PROCESS_CONFIDENCE_MAX = 0.3
+# How many arguments after a launcher may hold the agent (`npm exec --yes -- @openai/codex`).
+LAUNCHER_ARGS_MAX = 6
+_SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".exe", ".py")
+
+# A bare shell prompt: `root@vm:/work#`, `user@host:~$`, `bash-5.1$`, `~/src ❯`, `$`.
+# `>` is not a prompt end here: Aider's own prompt is `> `.
+_SHELL_PROMPT = re.compile(r"^(?:\(\S+\)\s+)?(?:\S*[@:~/]\S*\s?[$#%❯]|[A-Za-z][\w.\-]*[$#%]|[$#%❯➜λ])\s*$")
+
+# The last row of a pager or an editor showing text (`(END)`, `--More--`, vim's `~` filler and
+# its `"file" 4L, 48B` or `1,1  All` status): agent-like text above it is a file, not a live UI.
+_PAGER_OR_EDITOR = re.compile(
+    r"\(END\)$|^:$|--More--|^lines \d+-\d+|^~$|^\".*\" \d+L, \d+B|\d+,\d+(?:-\d+)?\s+(?:All|Top|Bot|\d+%)$")
+
+_BOX_LEFT = re.compile(r"^\s*[│┃║]\s?")
+_BOX_RIGHT = re.compile(r"\s*[│┃║][\s│┃║█▄▀▌▐░]*$")
+# `1. Allow once`, `● 1. Allow once`, `› 1. Yes, proceed (y)`, `❯ 2. No`.
+_OPTION = re.compile(r"^\s*(?:[●○◯›>❯▶▸➤*]\s*)?(?P<number>\d{1,2})\.\s+(?P<text>\S.*?)\s*$")
+# Rows an option list (with wrapped options) may span.
+OPTION_ROWS_MAX = 16
+_STATUS_CODE = re.compile(r"\b([45]\d\d)\b")
+
+
+def _base(arg: str) -> str:
+    name = os.path.basename(arg.rstrip("/")).lower()
+    for suffix in _SCRIPT_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _is_launcher(name: str) -> bool:
+    return name in _LAUNCHERS or bool(_PYTHON.match(name))
+
+
+def _candidates(argv: Sequence[str]) -> Iterable[str]:
+    """argv[0] and, after a launcher, its next few non-option arguments (and `-m module`)."""
+    if not argv:
+        return
+    first = str(argv[0])
+    yield first
+    # a process title such as "npm exec @openai/codex" arrives as one argv element
+    yield from first.split()[1:]
+    if not _is_launcher(_base(first.split()[0] if first.split() else first)):
+        return
+    taken = 0
+    for arg in argv[1:]:
+        arg = str(arg)
+        if taken >= LAUNCHER_ARGS_MAX:
+            return
+        if arg.startswith("-") and arg != "-m":
+            continue
+        yield arg
+        taken += 1
+
+
+def process_is(ctx: ScreenContext, names: frozenset[str], packages: Sequence[str]) -> bool:
+    """True when the foreground process is this agent: its name, its binary or script, or its
+    package path in the argv of a launcher (`node …/@openai/codex/bin/codex.js`)."""
+    comm = (ctx.process_name or "").strip().lower()
+    if comm in names:
+        return True
+    for arg in _candidates(tuple(ctx.process_argv or ())):
+        lowered = arg.lower()
+        if _base(lowered) in names:
+            return True
+        if any(package in lowered for package in packages):
+            return True
+    return False
+
+
+def agent_confidence(ctx: ScreenContext, names: frozenset[str], packages: Sequence[str],
+                     live_score: Callable[[list[str]], float], exit_screen: Callable[[list[str]], bool]) -> float:
+    """`identify` for a CLI agent: 1.0 for its process; else `live_score` of the screen, unless
+    a shell prompt ends it (then only the agent's exit output counts) or a pager or an
+    editor does (then nothing counts)."""
+    if process_is(ctx, names, packages):
+        return 1.0
+    lines = [line.rstrip() for line in ctx.lines]
+    kind = bottom_kind(lines)
+    if kind == "shell":
+        score = EXITED_CONFIDENCE if exit_screen(lines) else 0.0
+    elif kind == "pager":
+        score = 0.0
+    else:
+        score = live_score(lines)
+    return min(score, FOREIGN_PROCESS_CONFIDENCE_MAX) if process_is_foreign(ctx) else score
+
+
+def process_is_foreign(ctx: ScreenContext) -> bool:
+    """True when a known foreground process is neither a shell nor a launcher: an editor, a
+    pager or another agent owns the screen, so agent-like text on it proves nothing."""
+    comm = (ctx.process_name or "").strip().lower()
+    if not comm:
+        return False
+    return comm not in SHELLS and not _is_launcher(comm.split()[0])
+
+
+def is_shell_prompt(line: str) -> bool:
+    return bool(_SHELL_PROMPT.match(line.strip()))
+
+
+def bottom_kind(lines: Sequence[str]) -> str:
+    """What holds the last row: 'shell' (a bare prompt), 'pager' (a pager or an editor) or
+    'screen' (anything else, such as an agent's live UI)."""
+    last = last_non_empty(lines)
+    if last is None:
+        return "screen"
+    if is_shell_prompt(last[1]):
+        return "shell"
+    return "pager" if _PAGER_OR_EDITOR.search(last[1].strip()) else "screen"
+
+
+def unbox(line: str) -> str:
+    """The text inside one level of `│ … │` box borders (and a scrollbar column), stripped."""
+    return _BOX_RIGHT.sub("", _BOX_LEFT.sub("", line)).strip()
+
+
+def option_block(lines: Sequence[str], last: int) -> tuple[int, list[str]] | None:
+    """The numbered options `1. …`, `2. …` whose last one is on row `last`, as (row of option 1,
+    ["1. Allow once", …]); None unless they count up from 1. Wrapped option text (indented
+    4+ columns) may sit between options."""
+    options: list[tuple[int, str]] = []
+    row = last
+    while row >= 0 and last - row <= OPTION_ROWS_MAX:
+        inner = _BOX_RIGHT.sub("", _BOX_LEFT.sub("", lines[row]))
+        match = _OPTION.match(inner)
+        if match:
+            number = int(match.group("number"))
+            options.append((number, f"{number}. {match.group('text')}"))
+            if number == 1:
+                break
+        elif not (options and inner.strip() and len(inner) - len(inner.lstrip()) >= 4):
+            return None
+        row -= 1
+    options.reverse()
+    if len(options) < 2 or [number for number, _ in options] != list(range(1, len(options) + 1)):
+        return None
+    return row, [text for _, text in options]
+
+
+def is_option(line: str) -> bool:
+    return bool(_OPTION.match(_BOX_RIGHT.sub("", _BOX_LEFT.sub("", line))))
+
+
+def error_kind(message: str) -> str:
+    """'rate_limited', 'overloaded', 'auth_error', 'server_error', 'timeout', 'connection_error'
+    or 'api_error', from an agent's error text."""
+    text = message.lower()
+    code_match = _STATUS_CODE.search(text)
+    code = int(code_match.group(1)) if code_match else 0
+    if code == 429 or "ratelimit" in text or "rate limit" in text or "too many requests" in text or "quota" in text:
+        return "rate_limited"
+    if code == 529 or "overload" in text or "high demand" in text or "capacity" in text:
+        return "overloaded"
+    if code in (401, 403) or "unauthorized" in text or "authentication" in text or "api key" in text:
+        return "auth_error"
+    if 500 <= code < 600 or "internalservererror" in text or "server error" in text or "unavailable" in text:
+        return "server_error"
+    if "timeout" in text or "timed out" in text:
+        return "timeout"
+    if "connection" in text or "connect" in text or "network" in text:
+        return "connection_error"
+    return "api_error"
+
+
+def last_non_empty(lines: Sequence[str]) -> tuple[int, str] | None:
+    for row in range(len(lines) - 1, -1, -1):
+        if lines[row].strip():
+            return row, lines[row]
+    return None
+
+
+def rows_above(lines: Sequence[str], row: int, count: int) -> list[tuple[int, str]]:
+    """Up to `count` non-empty rows above `row`, nearest first."""
+    found: list[tuple[int, str]] = []
+    for index in range(row - 1, -1, -1):
+        if lines[index].strip():
+            found.append((index, lines[index]))
+            if len(found) >= count:
+                break
+    return found
+
+
+def held_or_idle(agent: AgentType, prev: AgentState | None, lines: Sequence[str], rule: str) -> Detection:
+    """For a frame whose input area is hidden (an overlay, a dialog of the user's, a redraw
+    caught half-way): the previous state of this agent if there was one, else Idle."""
+    last = last_non_empty(lines)
+    line = last[1].strip() if last else None
+    if prev is not None and prev.agent_type == agent and prev.activity.state not in ("Exited", "Unknown"):
+        return Detection(agent_type=agent, state=prev.activity.state, rule=f"{rule}-held", line=line,
+                         description=prev.activity.description, elapsed_s=prev.activity.elapsed_s, tool=prev.tool)
+    return Detection(agent_type=agent, state="Idle", rule=rule, line=line)

@@ -1,0 +1,253 @@
+"""Aider (prompt_toolkit line UI, 0.86): state from the last rows — a `(Y)es/(N)o` question,
+the `Waiting for <model>` bar, or what follows the last `> ` prompt — and the token report.
+
+Screen layout (plain scrolling output, newest at the bottom):
+
+    ──────────────────────────────────────────      <- rule before each prompt
+    hello.py notes.txt                              <- files in the chat
+    > make a hello script                           <- prompt (`diff> `, `ask> ` in other modes)
+    I will create a new file.                       <- answer streaming (no spinner)
+    Tokens: 651 sent, 31 received.                  <- turn's token report
+    Create new file? (Y)es/(N)o [Yes]:              <- question awaiting an answer
+         ░█    Waiting for openai/fake-model        <- bouncing bar while the model is asked
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from msgspec.structs import replace
+
+from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
+from muxd.detectors._text import parse_count
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.state import BUSY_STATES, AgentError, AgentState, Confirmation, Detection
+
+NAME = "aider"
+_PROCESS_NAMES = frozenset({"aider"})
+_PACKAGES = ("aider-chat", "/aider/__main__", "aider.main")
+# Rows between the rule and the prompt: the (wrapped) list of files in the chat.
+RULE_TO_PROMPT_ROWS_MAX = 6
+# Rows a shell prompt may sit below Aider's last prompt for the screen to read as Aider exiting.
+EXIT_ROWS_MAX = 8
+
+_RULE = re.compile(r"^─{20,}\s*$")
+_PROMPT = re.compile(r"^(?P<mode>[a-z][\w-]*(?: multi)?)?>(?: (?P<text>.*))?$")
+_QUESTION = re.compile(
+    r"(?P<choices>\((?:[A-Z])\)[^/\[\]]*(?:/\([A-Z]\)[^/\[\]]*)+)\s*\[(?P<default>[^\]]*)\]:"
+    r"|\[(?P<yn>[Yy]/[Nn])\]|\((?P<slash>y/n(?:/[\w ]+)?)\)"
+)
+# What may already be typed after a question that still waits for Enter.
+_TYPED_ANSWERS = frozenset({"", "y", "n", "yes", "no", "a", "s", "d"})
+_CHOICE = re.compile(r"\((?P<key>[A-Z])\)(?P<tail>[^/]*)")
+_SPINNER = re.compile(r"^(?P<bar>[\s░█]*[░█][\s░█]*(?:\^C)?)\s*(?P<text>[A-Za-z].*?)\s*$")
+_WAITING = re.compile(r"Waiting for (?P<model>\S+)")
+_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (?P<model>\S+?)(?: with |$)")
+_TOKENS = re.compile(r"^Tokens: (?P<sent>[\d.,]+[kKmM]?) sent,(?:.*?,)? (?P<received>[\d.,]+[kKmM]?) received\.")
+_COST = re.compile(r"Cost: \$(?P<message>[\d.]+) (?:message|request), \$(?P<session>[\d.]+) session")
+_LITELLM = re.compile(r"(?P<message>litellm\.\w+(?:Error|Exception)\b.*)$")
+_WAITING_BAR = re.compile(r"^[\s░█]*[░█][\s░█]*(?:\^C)?\s*Waiting for \S+$")
+_BAR_ONLY = re.compile(r"^[\s░█]*[░█][\s░█]*$")
+_RETRYING = re.compile(r"^Retrying in [\d.]+ seconds")
+_INTERRUPT = re.compile(r"^\^C again to exit$")
+_RUN_PROMPT = re.compile(r"^(?:!|/run\b|/test\b|/lint\b)")
+_EXIT_MARKER = re.compile(r"^(?:\^C )?KeyboardInterrupt|^\^C again to exit|^EOFError")
+
+# Signs of Aider anywhere on screen; they count only when the bottom rows are Aider's too.
+_SIGNATURES: tuple[tuple[re.Pattern[str], float], ...] = (
+    (re.compile(r"^Aider v\d"), 0.95),
+    (re.compile(r"^(?:Main )?[Mm]odel: \S+ with \S+ edit format"), 0.9),
+    (re.compile(r"^Tokens: [\d.,]+[kKmM]? sent,.* received\."), 0.85),
+    (re.compile(r"\(Y\)es/\(N\)o(?:/\([A-Z]\)[^\[]*)* \[(?:Yes|No)\]:"), 0.8),
+    (re.compile(r"^Added \S+ to the chat\."), 0.8),
+    (re.compile(r"^\^C again to exit$"), 0.6),
+)
+# The last row alone: Aider's yes/no question or its `Waiting for <model>` bar.
+LAST_ROW_CONFIDENCE = 0.85
+# Aider's prompt (a `> ` under a rule and the file list) with no other sign: `> ` is common.
+PROMPT_ONLY_CONFIDENCE = 0.35
+PROMPT_WITH_SIGN_CONFIDENCE = 0.75
+
+
+class AiderDetector:
+    name = NAME
+
+    def identify(self, ctx: ScreenContext) -> float:
+        return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, _exit_screen)
+
+    def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
+        lines = [line.rstrip() for line in ctx.lines]
+        model = _model(lines)
+        if ctx.exited:
+            return Detection(agent_type=NAME, state="Exited", rule="pane-exited", model=model)
+        last = last_non_empty(lines)
+        if last is None:
+            return Detection(agent_type=NAME, state="Unknown", rule="blank-screen")
+        prompts = _prompt_rows(lines)
+        if _exit_screen(lines):
+            return Detection(agent_type=NAME, state="Exited", rule="shell-prompt", line=last[1].strip(), model=model)
+        found = _current_state(lines, columns=ctx.columns, last=last, prompts=prompts)
+        if found.rule == "prompt" and _redraw_while_busy(found, prev):
+            # the streamed reply is redrawn below a prompt that already holds the sent text
+            found = replace(found, state=prev.activity.state, rule="prompt-redraw-held",  # type: ignore[union-attr]
+                            tokens=None, cost_usd=None)
+        return replace(found, model=model)
+
+
+def _screen_score(lines: list[str]) -> float:
+    last = last_non_empty(lines)
+    if last is None:
+        return 0.0
+    question = _QUESTION.search(last[1])
+    bottom = LAST_ROW_CONFIDENCE if (question and question.group("choices")) or _WAITING_BAR.match(last[1]) else 0.0
+    if not bottom and not _prompt_rows(lines):
+        return 0.0
+    signs = max((weight for pattern, weight in _SIGNATURES if any(pattern.search(line) for line in lines)),
+                default=0.0)
+    if signs:
+        return max(bottom, signs, PROMPT_WITH_SIGN_CONFIDENCE)
+    return bottom or PROMPT_ONLY_CONFIDENCE
+
+
+def _prompt_rows(lines: Sequence[str]) -> list[int]:
+    """Rows of Aider prompts: `> …` (or `diff> …`) a few rows below a full-width rule."""
+    rows: list[int] = []
+    rule: int | None = None
+    for row, line in enumerate(lines):
+        if _RULE.match(line):
+            rule = row
+            continue
+        if rule is not None and row - rule <= RULE_TO_PROMPT_ROWS_MAX and _PROMPT.match(line):
+            rows.append(row)
+            rule = None
+    return rows
+
+
+def _model(lines: Sequence[str]) -> str | None:
+    """The model the screen names last: the startup `Model:` line or the `Waiting for` bar."""
+    found: str | None = None
+    for line in lines:
+        match = _MODEL.match(line)
+        if match is None and _SPINNER.match(line):
+            match = _WAITING.search(line)
+        if match:
+            found = match.group("model")
+    return found
+
+
+def _question(lines: Sequence[str], row: int, columns: int) -> tuple[str, list[str]] | None:
+    """(prompt, options) when row `row` asks a yes/no question; a question wrapped at the
+    screen edge is joined with the rows above."""
+    line = lines[row]
+    matches = list(_QUESTION.finditer(line))
+    match = matches[-1] if matches else None
+    if match is None or line[match.end():].strip().lower() not in _TYPED_ANSWERS:
+        return None
+    text = line[:match.end()]
+    above = row - 1
+    while above >= 0 and len(lines[above]) >= columns and lines[above].strip():
+        text = lines[above] + text
+        above -= 1
+    if match.group("choices"):
+        options = [f"{m.group('key')}{m.group('tail')}".strip() for m in _CHOICE.finditer(match.group("choices"))]
+    elif match.group("yn"):
+        options = ["Yes", "No"]
+    else:
+        options = [word.strip() for word in match.group("slash").split("/")]
+    return text.strip(), options
+
+
+def _tokens(lines: Sequence[str], start: int, end: int) -> tuple[int | None, float | None]:
+    """(sent + received, session cost) from the last token report in rows start..end-1."""
+    tokens: int | None = None
+    cost: float | None = None
+    for line in lines[start:end]:
+        match = _TOKENS.match(line)
+        if match:
+            sent, received = parse_count(match.group("sent")), parse_count(match.group("received"))
+            tokens = (sent or 0) + (received or 0) if sent is not None or received is not None else None
+            cost = None
+        match_cost = _COST.search(line)
+        if match_cost:
+            cost = float(match_cost.group("session"))
+    return tokens, cost
+
+
+def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None:
+    error: AgentError | None = None
+    for line in lines[start:end]:
+        match = _LITELLM.search(line)
+        if match:
+            message = match.group("message").strip()
+            error = AgentError(type=error_kind(message), message=message)
+    return error
+
+
+def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str], prompts: list[int]) -> Detection:
+    last_row, last_line = last
+    prompt = prompts[-1] if prompts else None
+    # the turn that finished last starts after the prompt before the current input line
+    if prompt == last_row:
+        turn_start = prompts[-2] + 1 if len(prompts) > 1 else 0
+        tokens, cost = _tokens(lines, turn_start, last_row)
+        return Detection(agent_type=NAME, state="Idle", rule="prompt", line=last_line.strip(), tokens=tokens,
+                         cost_usd=cost, error=_turn_error(lines, turn_start, last_row))
+    start = prompt + 1 if prompt is not None else 0
+    error = _turn_error(lines, start, last_row + 1)
+    question = _question(lines, last_row, columns)
+    if question is not None:
+        tokens, cost = _tokens(lines, start, last_row)
+        text, options = question
+        return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="yes-no-question", line=text,
+                         tokens=tokens, cost_usd=cost, confirmation=Confirmation(prompt=text, options=options))
+    spinner = _SPINNER.match(last_line)
+    if spinner or _BAR_ONLY.match(last_line) or _RETRYING.match(last_line):
+        # an error printed over the bar (`░litellm.InternalServerError: …`) is not spinner text
+        description = spinner.group("text") if spinner and not _LITELLM.search(last_line) else None
+        return Detection(agent_type=NAME, state="Thinking", rule="waiting-spinner", line=last_line.strip(),
+                         description=description, error=error)
+    if _INTERRUPT.match(last_line) or _prompt_being_drawn(lines, last_row):
+        return Detection(agent_type=NAME, state="Idle", rule="prompt-coming", line=last_line.strip(), error=error)
+    command = _prompt_text(lines[prompt]) if prompt is not None else ""
+    if _RUN_PROMPT.match(command):
+        tool = "run" if command.startswith(("!", "/run")) else command[1:].split()[0]
+        return Detection(agent_type=NAME, state="ToolUse", rule="command-running", line=command, tool=tool)
+    if any(_TOKENS.match(line) for line in lines[start:last_row + 1]):
+        # the reply is complete; edits are applied and checks run before the next prompt
+        return Detection(agent_type=NAME, state="Thinking", rule="after-reply", line=last_line.strip(), error=error)
+    return Detection(agent_type=NAME, state="Generating", rule="reply-streaming", line=last_line.strip(), error=error)
+
+
+def _exit_screen(lines: Sequence[str]) -> bool:
+    """A shell prompt as the last row, shortly after Aider's prompt or its exit output."""
+    last = last_non_empty(lines)
+    if last is None or not is_shell_prompt(last[1]):
+        return False
+    prompts = _prompt_rows(lines)
+    if prompts and last[0] - prompts[-1] <= EXIT_ROWS_MAX:
+        return True
+    above = [line for line in lines[:last[0]] if line.strip()][-EXIT_ROWS_MAX:]
+    return any(_EXIT_MARKER.match(line) for line in above)
+
+
+def _prompt_being_drawn(lines: Sequence[str], last_row: int) -> bool:
+    """The last rows are a rule and the file list: the next prompt is being printed."""
+    for row in range(last_row, max(-1, last_row - RULE_TO_PROMPT_ROWS_MAX), -1):
+        if _RULE.match(lines[row]):
+            return True
+        if _PROMPT.match(lines[row]):
+            return False
+    return False
+
+
+def _redraw_while_busy(found: Detection, prev: AgentState | None) -> bool:
+    """A prompt with text as the last row right after a busy frame: Aider is redrawing the
+    reply it streams (a typed-but-unsent draft only follows an idle prompt)."""
+    busy_before = prev is not None and prev.agent_type == NAME and prev.activity.state in BUSY_STATES
+    return busy_before and bool(_prompt_text(found.line or ""))
+
+
+def _prompt_text(line: str) -> str:
+    match = _PROMPT.match(line)
+    return (match.group("text") or "").strip() if match else ""

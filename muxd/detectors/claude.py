@@ -1,0 +1,207 @@
+"""`ClaudeDetector`: Claude Code (Anthropic's CLI), from its process or its screen.
+
+The screen is read from the bottom up (claude_screen.py). With the prompt box (`❯` between
+two rules) at the bottom, the live line just above it decides: a spinner means a turn runs,
+and the last block of the turn tells Thinking, Generating or ToolUse apart (claude_lines.py);
+no spinner means Idle. Without the box, a dialog has replaced it (AwaitingConfirmation, or
+AwaitingInput for the question picker), or a shell prompt under Claude's exit output means
+Exited. Nothing is matched elsewhere in the conversation, so quoted text never decides.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.claude_lines import (
+    Block, Spinner, classify_block, is_done_line, parse_spinner, sightings, split_blocks,
+)
+from muxd.detectors.claude_screen import (
+    PromptBox, banner_model, context_left, find_dialog, find_exit, find_prompt_box,
+    has_banner, live_row, turn_start,
+)
+from muxd.detectors.state import AgentState, Confirmation, Detection
+
+MAX_SCREEN_ROWS = 400           # rows looked at, from the bottom: detection stays cheap
+MAX_LINE_CHARS = 1000           # longer rows are cut: no row of Claude's is this wide
+
+# Programs whose screen shows a file, not a live agent, however Claude-like the text.
+VIEWERS = frozenset({"vi", "vim", "nvim", "view", "less", "more", "most", "man", "nano", "emacs",
+                     "bat", "git", "tig", "htop", "top", "watch", "tail", "head", "cat"})
+JS_LAUNCHERS = frozenset({"node", "nodejs", "npx", "npm", "bun", "bunx", "deno", "pnpm", "yarn"})
+PACKAGE = "@anthropic-ai/claude-code"
+# Footer phrases under Claude's prompt box.
+FOOTER_MARKS = ("? for shortcuts", "esc to interrupt", "shift+tab to cycle", "mode on", "for agents",
+                "Ctrl-C again to exit", "auto-compact", "bypass permissions", "accept edits")
+# Those no other CLI here prints under a rounded `│ > │` input box (Gemini's older one).
+STRONG_FOOTER_MARKS = ("esc to interrupt", "shift+tab to cycle", "bypass permissions", "auto-accept edits",
+                       "plan mode on")
+
+BOX_CONFIDENCE = 0.55           # `❯` between two rules at the bottom, nothing else
+ROUNDED_BOX_CONFIDENCE = 0.3    # `│ > │` in a rounded box: other CLIs draw one too
+FOOTER_BONUS = 0.3
+LIVE_LINE_BONUS = 0.1
+BANNER_BONUS = 0.1
+DIALOG_CONFIDENCE = 0.75
+EXIT_CONFIDENCE = 0.7
+BANNER_ONLY_CONFIDENCE = 0.3    # the banner scrolled into view in something else
+VIEWER_CAP = 0.2
+
+_INTERRUPTED = re.compile(r"^⎿\s+Interrupted\b")
+
+
+class ClaudeDetector:
+    name = "claude"
+
+    def identify(self, ctx: ScreenContext) -> float:
+        """1.0 when the foreground process is Claude Code, else a confidence from the screen."""
+        if _is_claude_process(ctx.process_name, ctx.process_argv):
+            return 1.0
+        score = _screen_confidence(_rows(ctx.lines))
+        if _program(ctx.process_name, ctx.process_argv) in VIEWERS:
+            return min(score, VIEWER_CAP)
+        return score
+
+    def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
+        """The state Claude's screen shows, with what it says about the turn."""
+        lines = _rows(ctx.lines)
+        model = banner_model(lines)
+        if ctx.exited:
+            return Detection(agent_type="claude", state="Exited", rule="pane-exited", model=model)
+        box = find_prompt_box(lines)
+        if box is not None:
+            return _with_box(lines, box, model)
+        exit_output = find_exit(lines)
+        if exit_output is not None:
+            return Detection(agent_type="claude", state="Exited", rule="exit-output", line=exit_output.line,
+                             session_id=exit_output.session_id, cost_usd=exit_output.cost_usd)
+        return _without_box(lines, model)
+
+
+def _rows(lines: Sequence[str]) -> list[str]:
+    rows = [str(line)[:MAX_LINE_CHARS].rstrip() for line in list(lines)[-MAX_SCREEN_ROWS:]]
+    return [row.replace("\x00", " ").replace("\xa0", " ") for row in rows]
+
+
+def _program(name: str | None, argv: Sequence[str]) -> str:
+    if argv:
+        return os.path.basename(str(argv[0]))
+    return name or ""
+
+
+def _is_claude_process(name: str | None, argv: Sequence[str]) -> bool:
+    args = [str(arg) for arg in argv]
+    program = _program(name, args)
+    if name == "claude" or program in ("claude", "claude.exe"):
+        return True
+    if args and ("/claude/versions/" in args[0] or PACKAGE in args[0]):
+        return True
+    if program in JS_LAUNCHERS or name in JS_LAUNCHERS:
+        for arg in args[1:]:
+            base = os.path.basename(arg)
+            if PACKAGE in arg or base == "claude" or (base == "cli.js" and "claude-code" in arg):
+                return True
+    return False
+
+
+def _screen_confidence(lines: list[str]) -> float:
+    banner = has_banner(lines)
+    box = find_prompt_box(lines)
+    if box is not None:
+        score = ROUNDED_BOX_CONFIDENCE if box.rounded else BOX_CONFIDENCE
+        marks = STRONG_FOOTER_MARKS if box.rounded else FOOTER_MARKS
+        if any(mark in line for line in box.footer for mark in marks):
+            score += FOOTER_BONUS
+        row = live_row(lines, box.top, parse_spinner)
+        if row is not None and (parse_spinner(lines[row]) or is_done_line(lines[row])):
+            score += LIVE_LINE_BONUS
+        return min(1.0, score + (BANNER_BONUS if banner else 0.0))
+    if find_exit(lines) is not None:
+        return EXIT_CONFIDENCE
+    if find_dialog(lines) is not None:
+        return min(1.0, DIALOG_CONFIDENCE + (BANNER_BONUS if banner else 0.0))
+    return BANNER_ONLY_CONFIDENCE if banner else 0.0
+
+
+def _without_box(lines: list[str], model: str | None) -> Detection:
+    dialog = find_dialog(lines)
+    if dialog is None:
+        if not any(line.strip() for line in lines):
+            return Detection(agent_type="claude", state="Unknown", rule="blank-screen")
+        # A panel (/status, /model, settings) or a frame mid-redraw: nothing is running.
+        return Detection(agent_type="claude", state="Idle", rule="no-prompt-box", model=model,
+                         tools_seen=sightings(lines, live_tail=False))
+    above = lines[:dialog.top]
+    seen = sightings(above, live_tail=False)
+    confirmation = Confirmation(prompt=dialog.prompt, options=dialog.options)
+    if dialog.question:
+        return Detection(agent_type="claude", state="AwaitingInput", rule="question-dialog",
+                         line=dialog.prompt, model=model, tool="AskUserQuestion",
+                         tools_seen=seen, confirmation=confirmation)
+    tool = _dialog_tool(dialog.title, above) if dialog.options and dialog.options[0][:1].isdigit() else None
+    rule = "permission-dialog" if tool else "confirm-dialog"
+    return Detection(agent_type="claude", state="AwaitingConfirmation", rule=rule,
+                     line=dialog.prompt, model=model, tool=tool, tools_seen=seen, confirmation=confirmation)
+
+
+# First words of a permission dialog's title, and the tool it asks about.
+DIALOG_TITLES = (("bash", "Bash"), ("edit", "Edit"), ("create", "Write"), ("write", "Write"),
+                 ("read", "Read"), ("fetch", "WebFetch"), ("web search", "WebSearch"),
+                 ("notebook", "NotebookEdit"))
+
+
+def _dialog_tool(title: str, above: list[str]) -> str | None:
+    lowered = title.lower()
+    for prefix, tool in DIALOG_TITLES:
+        if lowered.startswith(prefix):
+            return tool
+    blocks = split_blocks(above[turn_start(above, len(above)):])
+    for block in reversed(blocks):
+        found = classify_block(block)
+        if found.tool:
+            return found.tool
+    return None
+
+
+def _with_box(lines: list[str], box: PromptBox, model: str | None) -> Detection:
+    context = context_left(box.footer)
+    row = live_row(lines, box.top, parse_spinner)
+    spinner = parse_spinner(lines[row]) if row is not None else None
+    if row is None or spinner is None:
+        rule, line = "prompt-idle", box.input_line
+        if row is not None and is_done_line(lines[row]):
+            rule, line = "turn-done", lines[row].strip()
+        elif any(_INTERRUPTED.match(text.strip()) for text in lines[max(0, box.top - 4):box.top]):
+            rule = "interrupted"
+        return Detection(agent_type="claude", state="Idle", rule=rule, line=line, model=model,
+                         context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False))
+    conversation = lines[:row]
+    state, rule, tool = _busy_state(spinner, conversation)
+    return Detection(agent_type="claude", state=state, rule=rule, line=lines[row].strip(),
+                     description=spinner.description, elapsed_s=spinner.elapsed_s, tokens=spinner.tokens,
+                     model=model, context_left_pct=context, tool=tool,
+                     tools_seen=sightings(conversation, live_tail=True), error=spinner.error)
+
+
+def _busy_state(spinner: Spinner, conversation: list[str]) -> tuple[str, str, str | None]:
+    """Thinking, Generating or ToolUse from the last block between the user's prompt and the spinner."""
+    if spinner.error is not None:
+        return "Thinking", "api-retry", None
+    blocks = split_blocks(conversation[turn_start(conversation, len(conversation)):])
+    block = classify_block(blocks[-1]) if blocks else Block("user", None, "")
+    if block.kind == "tool-running":
+        return "ToolUse", "tool-running", block.tool
+    if spinner.thinking:
+        return "Thinking", "spinner-thinking", None
+    if block.kind == "text":
+        return "Generating", "answer-block", None
+    if block.kind == "tool-done":
+        return "Thinking", "tool-finished", None
+    if block.kind == "thinking":
+        return "Thinking", "thinking-block", None
+    return "Thinking", "spinner-no-block", None
+
+
+

@@ -1,0 +1,252 @@
+"""Claude Code's line grammar: the spinner line, the turn-done line, tool lines and the
+blocks of a turn, as plain text. Pure functions of strings; claude.py decides with them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from muxd.detectors._text import parse_count, parse_duration
+from muxd.detectors.state import AgentError, ToolSighting
+
+BULLETS = "●⏺"
+# `· ✢ ✳ ✶ ✻ ✽` and `*` cycle on the spinner; ✻ is also the turn-done glyph.
+SPINNER_GLYPHS = "·✢✳✶✻✽*"
+MAX_VERB_CHARS = 80             # spinner verbs are one word; todo-driven ones a short phrase
+MAX_TOOLS_PER_LINE = 10         # "Read 40 files" is not 40 sightings
+
+_SPINNER = re.compile(
+    rf"^(?P<glyph>[{SPINNER_GLYPHS}])\s+(?P<verb>[^\s…(][^…]{{0,{MAX_VERB_CHARS}}}?)…"
+    r"(?:\s*\((?P<details>[^)]*)\)?|\s+(?P<bare>\S.*))?\s*$"
+)
+_RETRY = re.compile(rf"^[{SPINNER_GLYPHS}]\s+(?P<text>.*\bretrying in \d+\s*[hms].*)$")
+_DONE = re.compile(rf"^[{SPINNER_GLYPHS}]\s+\S+ for \d+[hms](?:\s*\d+[ms])*\b")
+_THINKING = re.compile(r"\b(?:still\s+)?thinking\b", re.IGNORECASE)
+_TOKENS = re.compile(r"([↑↓])\s*([0-9][0-9.,]*\s*[kKmM]?)\s*tokens?\b")
+_PURE_DURATION = re.compile(r"^\d+\s*[hms](?:\s*\d+\s*[ms])*$")
+
+# `● Bash(git status)`, `● Update(hello.txt)`, `● Web Search("x")`, `● srv - tool (MCP)(…)`.
+_TOOL_CALL = re.compile(
+    r"^(?P<name>[A-Z][A-Za-z0-9_]*(?: [A-Z][A-Za-z0-9_]*)?|[\w.-]+ - [\w.-]+ \(MCP\)|mcp__[\w-]+)"
+    r"\((?P<args>.*)$"
+)
+# Parts of a collapsed tool group: "Read 2 files, ran 1 shell command (ctrl+o to expand)".
+_GROUP_PART = re.compile(
+    r"^(?P<verb>read|reading|ran|running|searched for|searching for|listed|listing|"
+    r"fetched|fetching|wrote|writing|edited|editing)\s+(?P<count>\d+)\s+"
+    r"(?P<noun>files?|shell commands?|patterns?|director(?:y|ies)|urls?|pages?)$",
+    re.IGNORECASE,
+)
+# Any other "<verb> N <things>" part ("used 2 tools"): taken beside a known part only, as
+# "Found 3 issues" alone is answer text.
+_OTHER_PART = re.compile(r"^(?P<verb>[a-z]+(?: for)?) \d+ [a-z][a-z ]{0,30}$", re.IGNORECASE)
+_THOUGHT_PART = re.compile(
+    r"^(?:∴\s*)?(?:(?:thought|thinking) for \d+\s*[hms](?:\s*\d+\s*[ms])*|thinking)$", re.IGNORECASE
+)
+# An in-progress single operation: "Reading hello.txt", "Searching for foo" (one target, or
+# its detail row `⎿ …` below: a sentence that starts with "Reading" is answer text).
+_ACTIVE_DETAIL = re.compile(r"^(?P<verb>Reading|Searching for|Listing|Fetching|Writing)\s+(?P<target>\S.*)$")
+_EXPAND_HINT = re.compile(r"\s*\((?:ctrl|cmd)\+\w to expand\)\s*$")
+_BASH_PREVIEW = re.compile(r"^⎿\s+\$\s")
+_RUNNING_CHILD = re.compile(r"^⎿\s+(?:Running|Waiting)\b")
+
+NOUN_TOOLS = {"file": "Read", "shell command": "Bash", "pattern": "Grep", "director": "Glob",
+              "url": "WebFetch", "page": "WebFetch"}
+VERB_TOOLS = {"reading": "Read", "searching for": "Grep", "listing": "Glob", "fetching": "WebFetch",
+              "writing": "Write", "wrote": "Write", "editing": "Edit", "edited": "Edit"}
+ACTIVE_VERBS = frozenset({"reading", "running", "searching for", "listing", "fetching", "writing", "editing"})
+# Names on tool lines that differ from the tool's own name.
+DISPLAY_TOOLS = {"Update": "Edit", "Create": "Write", "Search": "Grep", "Fetch": "WebFetch",
+                 "Web Search": "WebSearch", "Web Fetch": "WebFetch", "List": "Glob"}
+DONE_HEADS = {"Answered Claude's questions:": "AskUserQuestion",
+              "User answered Claude's questions:": "AskUserQuestion",
+              "User declined to answer questions": "AskUserQuestion"}
+
+
+@dataclass(frozen=True)
+class Spinner:
+    description: str
+    elapsed_s: int | None = None
+    tokens: int | None = None
+    thinking: bool = False
+    error: AgentError | None = None
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of the conversation: its first line decides what it is."""
+
+    kind: str            # "text", "tool-running", "tool-done", "thinking", "user", "other"
+    tool: str | None
+    line: str
+
+
+def parse_spinner(line: str) -> Spinner | None:
+    """The working line above the prompt box (`✻ Gusting… (3s · ↓ 1.2k tokens)`), or None."""
+    text = line.strip()
+    retry = _RETRY.match(text)
+    if retry:
+        message = retry.group("text").strip()
+        return Spinner(description=message, error=AgentError(type=error_type(message), message=message))
+    match = _SPINNER.match(text)
+    if not match:
+        return None
+    details = match.group("details") or match.group("bare") or ""
+    elapsed = tokens = None
+    for item in (part.strip() for part in details.split("·")):
+        if elapsed is None and _PURE_DURATION.match(item):
+            elapsed = parse_duration(item)
+    counts = [parse_count(number.replace(" ", "")) for _, number in _TOKENS.findall(details)]
+    if counts and None not in counts:
+        tokens = sum(c for c in counts if c is not None)
+    return Spinner(description=match.group("verb").strip(), elapsed_s=elapsed, tokens=tokens,
+                   thinking=bool(_THINKING.search(details)))
+
+
+def error_type(message: str) -> str:
+    lowered = message.lower()
+    if "529" in lowered or "overloaded" in lowered:
+        return "overloaded"
+    if "429" in lowered or "rate limit" in lowered:
+        return "rate_limited"
+    if re.search(r"\b5\d\d\b", lowered):
+        return "server_error"
+    if "timed out" in lowered or "timeout" in lowered:
+        return "timeout"
+    if "connection" in lowered:
+        return "connection_error"
+    return "api_error"
+
+
+def is_done_line(line: str) -> bool:
+    """`✻ Brewed for 16s · done 10:14 PM`: the turn finished."""
+    return bool(_DONE.match(line.strip()))
+
+
+def tool_name(display: str) -> str:
+    return DISPLAY_TOOLS.get(display, display)
+
+
+@dataclass(frozen=True)
+class Group:
+    """A collapsed tool group: "Read 2 files, ran 1 shell command", "Running 1 shell command…"."""
+
+    running: bool
+    active: str | None          # the tool still running, when the grammar names it
+    tools: list[str]            # one per use, in order (tools it does not name left out)
+
+
+def _group(body: str) -> Group | None:
+    text = _EXPAND_HINT.sub("", body).rstrip()
+    running = text.endswith("…")
+    active: str | None = None
+    tools: list[str] = []
+    matched = False
+    for part in (part.strip() for part in text.rstrip("…").split(",")):
+        if _THOUGHT_PART.match(part):
+            continue
+        known = _GROUP_PART.match(part)
+        verb_match = known or _OTHER_PART.match(part)
+        if verb_match is None:
+            return None
+        matched = matched or known is not None
+        verb = verb_match.group("verb").lower()
+        in_progress = verb in ACTIVE_VERBS or verb.endswith(("ing", "ing for"))
+        running = running or in_progress
+        if known:
+            noun = known.group("noun").lower()
+            tool = next(name for key, name in NOUN_TOOLS.items() if noun.startswith(key))
+            tools.extend([tool] * min(int(known.group("count")), MAX_TOOLS_PER_LINE))
+            if in_progress:
+                active = tool
+    if not matched:
+        return None
+    if running and active is None and text.endswith("…") and tools:
+        active = tools[-1]
+    return Group(running, active, tools)
+
+
+def classify_block(block: Sequence[str]) -> Block:
+    """What the last block above the spinner shows (see LABELS.md, Thinking vs Generating)."""
+    head = block[0]
+    stripped = head.strip()
+    children = [line.strip() for line in block[1:]]
+    if stripped.startswith("❯"):
+        return Block("user", None, stripped)
+    if stripped[:1] in BULLETS:
+        body = stripped[1:].strip()
+    elif head[:1].isspace():
+        body = stripped  # a tool line whose blinking bullet is off, or a text paragraph
+    else:
+        return Block("other", None, stripped)
+    if not body:
+        return Block("text", None, stripped)  # empty answer bullet: text is on its way
+    if body in DONE_HEADS:
+        return Block("tool-done", DONE_HEADS[body], stripped)
+    if any(_BASH_PREVIEW.match(child) for child in children[:1]):
+        return Block("tool-running", "Bash", stripped)
+    call = _TOOL_CALL.match(body)
+    if call:
+        results = [child for child in children if child.startswith("⎿")]
+        running = not results or all(_RUNNING_CHILD.match(child) for child in results)
+        return Block("tool-running" if running else "tool-done", tool_name(call.group("name")), stripped)
+    group = _group(body)
+    if group is not None:
+        if group.running:
+            return Block("tool-running", group.active, stripped)
+        return Block("tool-done", group.tools[-1] if group.tools else None, stripped)
+    if _THOUGHT_PART.match(body.rstrip("…")):
+        return Block("thinking", None, stripped)
+    active = _ACTIVE_DETAIL.match(body)
+    if active and (" " not in active.group("target") or children[:1] and children[0].startswith("⎿")):
+        return Block("tool-running", VERB_TOOLS[active.group("verb").lower()], stripped)
+    return Block("text", None, stripped)
+
+
+def split_blocks(lines: Sequence[str]) -> list[list[str]]:
+    """Runs of non-blank lines, top to bottom."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    for line in lines:
+        if line.strip():
+            current.append(line)
+        elif current:
+            blocks.append(current)
+            current = []
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def sightings(lines: Sequence[str], *, live_tail: bool) -> list[ToolSighting]:
+    """Every finished or started tool use in the conversation, in screen order.
+
+    Lines that change while a tool runs ("Running 1 shell command…" becomes "Ran 1 shell
+    command", a group grows to "Read 2 files") are left out until they settle, so the runner
+    counts each use once: in-progress forms always, and the last group when `live_tail`.
+    """
+    found: list[ToolSighting] = []
+    blocks = split_blocks(lines)
+    for index, block in enumerate(blocks):
+        for position, line in enumerate(block):
+            stripped = line.strip()
+            if stripped[:1] in BULLETS:
+                body = stripped[1:].strip()
+            elif position == 0 and line[:1].isspace():
+                body = stripped
+            else:
+                continue
+            signature = _EXPAND_HINT.sub("", body)
+            call = _TOOL_CALL.match(body)
+            if call:
+                found.append(ToolSighting(tool_name(call.group("name")), signature))
+                continue
+            if body in DONE_HEADS:
+                found.append(ToolSighting(DONE_HEADS[body], signature))
+                continue
+            group = _group(body)
+            if group is None or group.running or (live_tail and index == len(blocks) - 1):
+                continue
+            found.extend(ToolSighting(tool, signature) for tool in group.tools)
+    return found

@@ -1,0 +1,302 @@
+"""Where things are on a Claude Code screen: the prompt box (`❯` between two `─` rules) and
+its footer, the live line just above the box, a dialog that replaced the box, the banner,
+and the exit output. Everything is found from the bottom up, so conversation text never
+counts as one of these regions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+MIN_RULE_CHARS = 20             # a box rule spans the pane; shorter runs of ─ are content
+MAX_BOX_ROWS = 20               # a multi-line draft grows the box up to this
+MAX_FOOTER_ROWS = 14            # footer, hints, an open slash-command menu below the box
+MAX_LIVE_SCAN_ROWS = 30         # spinner + tip + todo list above the box
+MAX_QUEUED_PROMPTS = 3          # messages typed while Claude works, shown above the box
+MAX_DIALOG_ROWS = 60            # a permission dialog with a diff preview
+MAX_OPTION_GAP_ROWS = 14        # from the first option of a dialog up to its question
+MAX_OPTION_ROWS = 30            # an option list, with descriptions under its options
+MAX_FOOTER_TAIL_ROWS = 3        # rows at the bottom that tell a dialog's kind
+MAX_EXIT_GAP_ROWS = 2           # exit output just above the shell prompt
+MAX_EXIT_SCAN_ROWS = 12         # the exit output's own height
+
+_RULE = re.compile(r"^[╭╰]?─{%d,}[╮╯]?$" % MIN_RULE_CHARS)
+_OPTION = re.compile(r"^(?:❯\s*)?(?P<number>\d+)\.\s+(?P<text>\S.*)$")
+_DIALOG_KEYS = re.compile(
+    r"\b(?:Esc to (?:cancel|exit)|Enter to (?:confirm|select)|Tab to amend|↑/↓ to navigate)\b"
+)
+_QUESTION_KEYS = re.compile(r"\b(?:Enter to select|↑/↓ to navigate)\b")
+_QUESTION_TAB = re.compile(r"^[☐☒✔✓□■]\s")
+_LOGO = re.compile(r"[▐▛█▜▌▝▘▗▖▀▄▙▟]")
+_BANNER = re.compile(r"\bClaude Code v\d+\.\d+")
+_MODEL = re.compile(r"^(?P<model>[^·]+?)(?:\s+with\s+\S+\s+effort)?\s*(?:·.*)?$")
+_SHELL_PROMPT_END = re.compile(r"[$#%>❯➜»]$")
+_SHELL_PROMPT_USER = re.compile(r"^[\w.-]+@[\w.-]+[:\s][^$#%]*[$#%]\s")
+_RESUME = re.compile(r"\bclaude\s+(?:--resume|-r)\s+(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})\b")
+_EXIT_TEXT = re.compile(r"^(?:Resume this session with:|Total cost:|Total duration|Goodbye!?)")
+_COST = re.compile(r"^Total cost:\s*\$(?P<usd>\d+(?:\.\d+)?)")
+_CONTEXT = re.compile(r"(?:Context left until auto-compact:\s*(?P<a>\d+)%|\((?P<b>\d+)% remaining\)|"
+                      r"(?P<c>\d+)% until auto-compact)")
+_BOX_CHARS = "│┃"
+
+
+def is_rule(line: str) -> bool:
+    return bool(_RULE.match(line.strip()))
+
+
+def unbox(line: str) -> str:
+    """The text of a row inside a `│ … │` box (older dialogs), or of any row, stripped."""
+    text = line.strip()
+    if text[:1] in _BOX_CHARS:
+        text = text[1:]
+        if text.rstrip()[-1:] in _BOX_CHARS:
+            text = text.rstrip()[:-1]
+    return text.strip()
+
+
+def last_row(lines: Sequence[str]) -> int:
+    """Index of the last non-blank row, -1 if none."""
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip():
+            return index
+    return -1
+
+
+def rows_between(lines: Sequence[str], start: int, end: int) -> int:
+    """Non-blank rows in lines[start:end]."""
+    return sum(1 for line in lines[max(0, start):end] if line.strip())
+
+
+@dataclass(frozen=True)
+class PromptBox:
+    top: int                    # row of the upper rule
+    bottom: int                 # row of the lower rule
+    input_line: str             # the `❯ …` row, stripped
+    footer: list[str] = field(default_factory=list)
+    rounded: bool = False       # the older `╭─╮ │ > │ ╰─╯` box
+
+
+def find_prompt_box(lines: Sequence[str]) -> PromptBox | None:
+    """The input box at the bottom of the screen: `❯` (or an old `│ >`) between two rules."""
+    end = last_row(lines)
+    below = 0  # non-blank rows under the candidate lower rule
+    for bottom in range(end, -1, -1):
+        line = lines[bottom]
+        if not line.strip():
+            continue
+        if below > MAX_FOOTER_ROWS:
+            return None
+        if is_rule(line):
+            box = _box_above(lines, bottom, end)
+            if box is not None:
+                return box
+        elif not line[:1].isspace():
+            return None  # Claude indents every row under its box; a pager or shell does not
+        below += 1
+    return None
+
+
+def _box_above(lines: Sequence[str], bottom: int, end: int) -> PromptBox | None:
+    for top in range(bottom - 1, max(-1, bottom - 1 - MAX_BOX_ROWS), -1):
+        if not is_rule(lines[top]):
+            continue
+        inner = [unbox(line) for line in lines[top + 1:bottom] if unbox(line)]
+        rounded = lines[top].strip().startswith("╭")
+        if not inner or inner[0][:1] not in ("❯>" if rounded else "❯"):
+            return None
+        footer = [line.strip() for line in lines[bottom + 1:end + 1] if line.strip()]
+        return PromptBox(top, bottom, inner[0], footer, rounded)
+    return None
+
+
+def live_row(lines: Sequence[str], top: int, is_live: Callable[[str], object]) -> int | None:
+    """The first unindented row above the box: where the spinner or the done line sits.
+    Only indented rows (tips, todos, right-aligned hints) lie between it and the box, and
+    perhaps a few queued prompts (`❯ …`) under a row that `is_live` accepts."""
+    first: int | None = None
+    queued = 0
+    for index in range(top - 1, max(-1, top - 1 - MAX_LIVE_SCAN_ROWS), -1):
+        line = lines[index]
+        if not line.strip() or line[:1].isspace():
+            continue
+        if first is None:
+            first = index
+        if not line.startswith("❯"):
+            return index if first == index or is_live(line) else first
+        queued += 1
+        if queued > MAX_QUEUED_PROMPTS:
+            break
+    return first
+
+
+def turn_start(lines: Sequence[str], end: int) -> int:
+    """Row after the user's last prompt above `end` (0 if it scrolled away)."""
+    for index in range(end - 1, -1, -1):
+        if lines[index].startswith("❯"):
+            return index + 1
+    return 0
+
+
+@dataclass(frozen=True)
+class Dialog:
+    top: int                    # first row of the dialog (its rule, or the first row shown)
+    title: str
+    prompt: str
+    options: list[str]
+    question: bool              # the AskUserQuestion picker, not a yes/no approval
+
+
+def find_dialog(lines: Sequence[str]) -> Dialog | None:
+    """A dialog that replaced the prompt box: a cursor `❯` on an option list, a question
+    ending in `?` above it, key hints (or an old box's border) on the last rows."""
+    end = last_row(lines)
+    if end < 0:
+        return None
+    start = max(0, end - MAX_DIALOG_ROWS)
+    tail = [unbox(line) for line in lines[max(0, end - MAX_FOOTER_TAIL_ROWS + 1):end + 1] if line.strip()]
+    # The key hints are the dialog's last row (an indented note may follow).
+    keyed = bool(_DIALOG_KEYS.search(lines[end])) or (
+        lines[end][:1].isspace() and len(tail) > 1 and bool(_DIALOG_KEYS.search(tail[-2])))
+    boxed = lines[end].strip().startswith("╰")
+    if not (keyed or boxed) or (is_shell_prompt(lines[end]) and not _DIALOG_KEYS.search(lines[end])):
+        return None
+    cursor = next((i for i in range(end, start - 1, -1) if unbox(lines[i]).startswith("❯")), None)
+    if cursor is None:
+        return None
+    first, options = _options(lines, cursor, end)
+    prompt_row = _question_row(lines, first, max(start, first - MAX_OPTION_GAP_ROWS))
+    if prompt_row is None:
+        return None
+    top = _dialog_top(lines, prompt_row, start)
+    if top is None:
+        return None  # a dialog opens with a rule (or an old box's top border)
+    prompt = _question_text(lines, prompt_row)
+    title = next((unbox(line) for line in lines[top:prompt_row + 1] if unbox(line)), "")
+    question = any(_QUESTION_KEYS.search(text) for text in tail) or bool(_QUESTION_TAB.match(title))
+    return Dialog(top, title, prompt, options, question)
+
+
+def _options(lines: Sequence[str], cursor: int, end: int) -> tuple[int, list[str]]:
+    """(first option row, option texts as shown) around the cursor row."""
+    numbered = _OPTION.match(unbox(lines[cursor]))
+    if numbered:
+        first = index = cursor
+        number = int(numbered.group("number"))
+        while number > 1 and index > max(0, cursor - MAX_OPTION_ROWS):  # options above the cursor
+            index -= 1
+            match = _OPTION.match(unbox(lines[index]))
+            if match and int(match.group("number")) == number - 1:
+                number, first = number - 1, index
+        options = []
+        for line in lines[first:end + 1]:
+            match = _OPTION.match(unbox(line))
+            if match:
+                options.append(f"{match.group('number')}. {match.group('text').strip()}")
+        return first, options
+    first = cursor
+    while first > 0 and unbox(lines[first - 1]) and not is_rule(lines[first - 1]):
+        first -= 1
+    last = cursor
+    while last < end and unbox(lines[last + 1]) and not _DIALOG_KEYS.search(lines[last + 1]):
+        last += 1
+    options = [unbox(line).lstrip("❯").strip() for line in lines[first:last + 1]]
+    return first, [option for option in options if option]
+
+
+def _question_row(lines: Sequence[str], first_option: int, stop: int) -> int | None:
+    for index in range(first_option - 1, stop - 1, -1):
+        line = lines[index]
+        if is_rule(line):
+            return None
+        if "?" in unbox(line):
+            return index
+    return None
+
+
+def _question_text(lines: Sequence[str], row: int) -> str:
+    """The question's paragraph up to its first `?` (wrapped rows joined)."""
+    start = row
+    while start > 0 and unbox(lines[start - 1]) and not _is_separator(lines[start - 1]):
+        start -= 1
+    text = " ".join(unbox(line) for line in lines[start:row + 1])
+    return text[:text.index("?") + 1] if "?" in text else text
+
+
+def _is_separator(line: str) -> bool:
+    text = line.strip()
+    return is_rule(line) or (len(text) >= 3 and set(text) <= set("╌─┄┈-═ "))
+
+
+def _dialog_top(lines: Sequence[str], prompt_row: int, start: int) -> int | None:
+    """The row under the dialog's top rule, None if there is no rule above the question."""
+    for index in range(prompt_row - 1, start - 1, -1):
+        if is_rule(lines[index]):
+            return index + 1
+    return None
+
+
+def banner_model(lines: Sequence[str]) -> str | None:
+    """The model on the welcome banner's second row ("Opus 5.5 · API Usage Billing")."""
+    for index, line in enumerate(lines[:-1]):
+        if "Claude Code v" not in line or not _BANNER.search(line):
+            continue
+        if _LOGO.search(line) or _LOGO.search(lines[index + 1]):
+            text = _LOGO.sub(" ", lines[index + 1]).strip()
+            match = _MODEL.match(text)
+            if match and match.group("model").strip():
+                return match.group("model").strip()
+            return None
+    return None
+
+
+def has_banner(lines: Sequence[str]) -> bool:
+    return any("Claude Code v" in line and _BANNER.search(line) and _LOGO.search(line) for line in lines)
+
+
+@dataclass(frozen=True)
+class ExitOutput:
+    line: str
+    session_id: str | None
+    cost_usd: float | None
+
+
+def find_exit(lines: Sequence[str]) -> ExitOutput | None:
+    """Claude's exit output (resume hint, cost summary) right above a shell prompt on the
+    last row; or a Claude dialog right above it, left behind when Claude quit from it."""
+    end = last_row(lines)
+    if end < 1 or not is_shell_prompt(lines[end]):
+        return None
+    session_id = cost = None
+    first: str | None = None
+    last = -1
+    for index in range(max(0, end - MAX_EXIT_SCAN_ROWS), end):
+        text = lines[index].strip()
+        resume = _RESUME.search(text)
+        money = _COST.match(text)
+        if resume:
+            session_id = resume.group("id")
+        elif money:
+            cost = float(money.group("usd"))
+        elif not _EXIT_TEXT.match(text):
+            continue
+        first = first or text
+        last = index
+    if first is not None and rows_between(lines, last + 1, end) <= MAX_EXIT_GAP_ROWS:
+        return ExitOutput(first, session_id, cost)
+    if find_dialog(lines[:end]) is not None:
+        return ExitOutput(lines[end].strip(), None, None)
+    return None
+
+
+def is_shell_prompt(line: str) -> bool:
+    text = line.strip()
+    return bool(_SHELL_PROMPT_END.search(text) or _SHELL_PROMPT_USER.match(text))
+
+
+def context_left(footer: Sequence[str]) -> float | None:
+    for line in footer:
+        match = _CONTEXT.search(line)
+        if match:
+            return float(next(group for group in match.groups() if group))
+    return None

@@ -1,0 +1,353 @@
+"""OpenAI Codex CLI (Rust TUI, 0.16x): state from the bottom pane — approval dialog, status
+line above the `›` composer, the turn below the last user message — and the exit summary.
+
+Screen layout (inline viewport, newest at the bottom):
+
+    › please run a shell command          <- last user message (history)
+    • Running mkdir demo                  <- tool cell; `• Ran …` when done
+    • The command finished.               <- answer text (streams with no status line)
+      Worked for 22s • 22:18              <- turn done
+    ◦ Working (2s • esc to interrupt)     <- status line while a turn runs (bullet blinks)
+    › Ask Codex to do anything            <- composer
+      gpt-5-codex default · /tmp/work     <- footer: model first
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from msgspec.structs import replace
+
+from muxd.detectors._agent_cli import (
+    agent_confidence,
+    error_kind,
+    held_or_idle,
+    is_option,
+    is_shell_prompt,
+    last_non_empty,
+    option_block,
+)
+from muxd.detectors._text import parse_duration
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.codex_tools import EXEC_TOOL, PATCH_TOOL, RUNNING_VERBS, TOOL_CELL, cell_tool, tool_sightings
+from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection
+
+NAME = "codex"
+_PROCESS_NAMES = frozenset({"codex", "codex-cli"})
+_PACKAGES = ("@openai/codex",)
+# Rows below the composer: footer lines, a wrapped draft, a popup.
+FOOTER_ROWS_MAX = 6
+# Rows between the approval question and its first option (reason, command, blank rows).
+APPROVAL_ROWS_MAX = 20
+# Non-empty rows above a shell prompt searched for the exit summary.
+EXIT_ROWS_MAX = 12
+
+_COMPOSER = re.compile(r"^›(?: (?P<text>.*))?$")
+_FOOTER = re.compile(r"^\s{2,}\S")
+_POPUP_ROW = re.compile(r"^[› ] [/@]\S+\s{2,}\S")
+_CONFIRM_HINT = re.compile(r"(?i)\bpress enter to (?:confirm|continue|submit)\b|\benter to (?:confirm|submit)\b")
+_QUESTION = re.compile(r"^\s*[▌│]?\s*(?P<question>[^?]*\?)")
+_STATUS_FULL = re.compile(
+    r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)•\s*(?:esc|ctrl\s*\+\s*c) to interrupt\)\s*$",
+    re.IGNORECASE,
+)
+_STATUS_CUT_ELAPSED = re.compile(r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)(?:•[^)]*)?…$")
+_STATUS_CUT_PAREN = re.compile(r"^\s*[•◦]\s+(?P<header>\S.*?)\s*\(\d*…$")
+_STATUS_CUT_HEADER = re.compile(r"^\s*(?P<bullet>[•◦])\s+(?P<header>\S.*…)$")
+_WORKED = re.compile(r"^\s*─*\s*Worked for (?:\d+[hms]\s*)+")
+_TURN_END = re.compile(r"^■ (?P<text>.+)$")
+_INTERRUPTED = re.compile(r"(?i)^conversation interrupted")
+_USER_MESSAGE = re.compile(r"^› \S")
+_SLASH_ECHO = re.compile(r"^/[a-z][\w-]*\b")
+_BULLET = re.compile(r"^[•◦] (?P<text>\S.*)$")
+_STATUS_DETAIL = re.compile(r"^\s+└\s+(?P<text>\S.*)$")
+_QUEUED = re.compile(r"^\s*↳")
+_EXIT_MARKER = re.compile(r"Token usage(?: so far)?:|codex resume|To continue this session|Disconnected from this task"
+                          r"|Error loading configuration|codex_home")
+_EXIT_TOKENS = re.compile(r"Token usage(?: so far)?:\s*total=(?P<total>[\d,]+)")
+_RESUME = re.compile(r"codex resume (?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
+_CONFIG_ERROR = re.compile(r"^Error loading configuration: .+")
+_CONTEXT_LEFT = re.compile(r"(?P<pct>\d{1,3})% context left")
+_MODEL_TOKEN = re.compile(r"^(?=[\w.\-:/]*[A-Za-z])(?=[\w.\-:/]*[\d-])[A-Za-z][\w.\-:/]*$")
+_MCP_TOOL = re.compile(r'run tool "(?P<tool>[^"]+)"')
+
+_HEADER = re.compile(r">_ OpenAI Codex \(v")
+# Codex's own wording under its approval dialog (other CLIs word their dialogs differently).
+_APPROVAL_FOOTER = re.compile(r"(?i)^\s*press enter to confirm or esc to (?:cancel|go back)")
+# Signs of Codex in the history above a `›` composer.
+_HISTORY_SIGNS = re.compile(r"^■ Conversation interrupted|^  Worked for (?:\d+[hms]\s*)+• \d|^• (?:Ran|Explored) ")
+# Confidence from the screen: the banner; an approval dialog at the bottom; a `›` composer
+# (alone it is weak: `›` is a common prompt glyph) backed by the placeholder, the footer or history.
+HEADER_CONFIDENCE = 0.95
+APPROVAL_CONFIDENCE = 0.9
+PLACEHOLDER_CONFIDENCE = 0.95
+COMPOSER_WITH_HISTORY_CONFIDENCE = 0.8
+COMPOSER_WITH_FOOTER_CONFIDENCE = 0.7
+
+
+class CodexDetector:
+    name = NAME
+
+    def identify(self, ctx: ScreenContext) -> float:
+        return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, lambda lines: _exited(lines) is not None)
+
+    def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
+        lines = [line.rstrip() for line in ctx.lines]
+        tools = tool_sightings(lines)
+        if ctx.exited:
+            return Detection(agent_type=NAME, state="Exited", rule="pane-exited", tools_seen=tools)
+        found = _exited(lines) or _approval(lines)
+        if found is not None:
+            return replace(found, tools_seen=tools)
+        composer = _composer(lines)
+        if composer is None:
+            # an overlay (warnings, transcript) covers the bottom pane; no turn is shown running
+            return replace(held_or_idle(NAME, prev, lines, "no-composer"), tools_seen=tools)
+        model, context_left = _footer(lines, composer)
+        status = _status(lines, composer, ctx.columns)
+        if status is not None:
+            row, header, elapsed, error = status
+            tool_row = _last_tool_cell(lines, row)
+            if tool_row is not None:
+                found = Detection(agent_type=NAME, state="ToolUse", rule="status-tool-running",
+                                  line=lines[tool_row].strip(), description=header, elapsed_s=elapsed,
+                                  tool=cell_tool(lines[tool_row]), error=error)
+            else:
+                found = Detection(agent_type=NAME, state="Thinking", rule="status-line", line=lines[row].strip(),
+                                  description=header, elapsed_s=elapsed, error=error)
+        else:
+            found = _turn_state(lines, composer)
+        return replace(found, model=model, context_left_pct=context_left, tools_seen=tools)
+
+
+def _screen_score(lines: list[str]) -> float:
+    score = HEADER_CONFIDENCE if any(_HEADER.search(line) for line in lines) else 0.0
+    approval = _approval(lines)
+    if approval is not None and approval.confirmation is not None:
+        bottom = [line for line in lines if line.strip()][-3:]
+        if any(_APPROVAL_FOOTER.search(line) for line in bottom) or any(
+                "Codex" in option for option in approval.confirmation.options):
+            score = max(score, APPROVAL_CONFIDENCE)
+    composer = _composer(lines)
+    if composer is None:
+        return score
+    if lines[composer].startswith("› Ask Codex to do anything"):
+        return max(score, PLACEHOLDER_CONFIDENCE)
+    footer = lines[composer + 1:]
+    if not (_footer(lines, composer)[0] is not None or any("? for shortcuts" in line for line in footer)
+            or _status(lines, composer, max(len(line) for line in lines)) is not None):
+        return score
+    if any(_HISTORY_SIGNS.search(line) for line in lines[:composer]):
+        return max(score, COMPOSER_WITH_HISTORY_CONFIDENCE)
+    return max(score, COMPOSER_WITH_FOOTER_CONFIDENCE)
+
+
+def _composer(lines: Sequence[str]) -> int | None:
+    """Row of the `›` composer: the last `›` row with only footer-like rows below it."""
+    below = 0
+    for row in range(len(lines) - 1, -1, -1):
+        line = lines[row]
+        if not line.strip():
+            continue
+        if _COMPOSER.match(line) and not is_option(line) and not _POPUP_ROW.match(line):
+            return row
+        if not (_FOOTER.match(line) or _POPUP_ROW.match(line)):
+            return None
+        below += 1
+        if below > FOOTER_ROWS_MAX:
+            return None
+    return None
+
+
+def _footer(lines: Sequence[str], composer: int | None) -> tuple[str | None, float | None]:
+    """(model, context left %) from the footer under the composer."""
+    if composer is None:
+        return None, None
+    model: str | None = None
+    context_left: float | None = None
+    for line in lines[composer + 1:]:
+        if not line.strip() or not _FOOTER.match(line):
+            continue
+        segments = [segment.strip() for segment in line.strip().split(" · ")]
+        match = _CONTEXT_LEFT.search(line)
+        if match and context_left is None:
+            context_left = float(match.group("pct"))
+        if model is None:
+            first = segments[0].split()
+            if first and _MODEL_TOKEN.match(first[0]) and "used" not in segments[0] and "left" not in segments[0]:
+                model = first[0]
+    return model, context_left
+
+
+def _approval(lines: Sequence[str]) -> Detection | None:
+    """The approval dialog at the bottom: a question, numbered options, `Press enter to confirm`."""
+    last = last_non_empty(lines)
+    if last is None:
+        return None
+    hint_row = None
+    for row in range(last[0], max(-1, last[0] - 3), -1):
+        if _CONFIRM_HINT.search(lines[row]):
+            hint_row = row
+            break
+    if hint_row is None:
+        return None
+    option_row = next((row for row in range(hint_row - 1, max(-1, hint_row - 4), -1) if is_option(lines[row])), None)
+    if option_row is None:
+        return None
+    block = option_block(lines, option_row)
+    if block is None:
+        return None
+    first_option, options = block
+    for row in range(first_option - 1, max(-1, first_option - APPROVAL_ROWS_MAX), -1):
+        match = _QUESTION.match(lines[row])
+        if match and not lines[row].startswith(("› ", "• ")):
+            prompt = match.group("question").strip()
+            return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="approval-dialog",
+                             line=prompt, tool=_approval_tool(prompt),
+                             confirmation=Confirmation(prompt=prompt, options=options))
+    return None
+
+
+def _approval_tool(prompt: str) -> str | None:
+    lowered = prompt.lower()
+    if "run the following command" in lowered or "run this command" in lowered:
+        return EXEC_TOOL
+    if "edits" in lowered or "apply changes" in lowered or "apply the" in lowered:
+        return PATCH_TOOL
+    match = _MCP_TOOL.search(prompt)
+    return match.group("tool") if match else None
+
+
+def _status(lines: Sequence[str], composer: int, columns: int) -> tuple[int, str, int | None, AgentError | None] | None:
+    """(row, header, elapsed, error) of the status line above the composer, if a turn runs."""
+    error: AgentError | None = None
+    for row in range(composer - 1, -1, -1):
+        line = lines[row]
+        if not line.strip() or _QUEUED.match(line):
+            continue
+        detail = _STATUS_DETAIL.match(line)
+        if detail:
+            # `└ We’re currently experiencing high demand…` under a `Reconnecting… 1/5` status
+            error = AgentError(type=error_kind(detail.group("text")), message=detail.group("text"))
+            continue
+        parsed = _parse_status(line, columns)
+        if parsed is None:
+            return None
+        header, elapsed = parsed
+        if error is not None and not header.lower().startswith(("reconnecting", "retrying")):
+            error = None
+        return row, header, elapsed, error
+    return None
+
+
+def _parse_status(line: str, columns: int) -> tuple[str, int | None] | None:
+    match = _STATUS_FULL.match(line)
+    if match:
+        return match.group("header"), parse_duration(match.group("elapsed"))
+    if not line.endswith("…"):
+        return None
+    full_width = len(line) >= columns - 1
+    blinking = line.lstrip().startswith("◦")
+    if not (full_width or blinking):
+        return None
+    match = _STATUS_CUT_ELAPSED.match(line)
+    if match:
+        return match.group("header"), parse_duration(match.group("elapsed"))
+    match = _STATUS_CUT_PAREN.match(line)
+    if match:
+        return match.group("header"), None
+    match = _STATUS_CUT_HEADER.match(line)
+    if match:
+        return match.group("header"), None
+    return None
+
+
+def _last_user_row(lines: Sequence[str], end: int) -> int | None:
+    for row in range(end - 1, -1, -1):
+        line = lines[row]
+        if (_USER_MESSAGE.match(line) and not _POPUP_ROW.match(line)) or _SLASH_ECHO.match(line):
+            return row
+    return None
+
+
+def _blocks(lines: Sequence[str], start: int, end: int) -> list[int]:
+    """Rows in start..end-1 that begin a history cell (text at column 0)."""
+    return [row for row in range(start, end) if lines[row][:1].strip() or _WORKED.match(lines[row])]
+
+
+def _last_tool_cell(lines: Sequence[str], status_row: int) -> int | None:
+    """Row of an in-progress tool cell that is the last cell above the status line."""
+    user = _last_user_row(lines, status_row)
+    blocks = _blocks(lines, (user + 1) if user is not None else 0, status_row)
+    if not blocks:
+        return None
+    match = TOOL_CELL.match(lines[blocks[-1]])
+    return blocks[-1] if match and match.group("verb") in RUNNING_VERBS else None
+
+
+def _turn_state(lines: Sequence[str], composer: int) -> Detection:
+    """No status line: Generating while an answer streams in the current turn, else Idle."""
+
+    def found(state: ActivityState, rule: str, row: int, tool: str | None = None,
+              error: AgentError | None = None) -> Detection:
+        return Detection(agent_type=NAME, state=state, rule=rule, line=lines[row].strip(), tool=tool, error=error)
+
+    if any(_POPUP_ROW.match(line) for line in lines[max(0, composer - FOOTER_ROWS_MAX):composer]):
+        # an open popup covers the rows above the composer: the user is typing
+        return found("Idle", "composer-popup", composer)
+    user = _last_user_row(lines, composer)
+    if user is not None and _SLASH_ECHO.match(lines[user]):
+        return found("Idle", "slash-command-output", user)
+    blocks = _blocks(lines, (user + 1) if user is not None else 0, composer)
+    if not blocks:
+        return found("Thinking", "turn-started", user) if user is not None else found("Idle", "composer", composer)
+    row = blocks[-1]
+    line = lines[row]
+    if _WORKED.match(line):
+        return found("Idle", "turn-done", row)
+    ended = _TURN_END.match(line)
+    if ended:
+        text = ended.group("text").strip()
+        error = None if _INTERRUPTED.match(text) else AgentError(type=error_kind(text), message=text)
+        return found("Idle", "turn-ended", row, error=error)
+    tool = TOOL_CELL.match(line)
+    if tool and user is not None:
+        if tool.group("verb") in RUNNING_VERBS:
+            return found("ToolUse", "tool-running", row, tool=cell_tool(line))
+        return found("Thinking", "tool-finished", row)
+    if _BULLET.match(line) and not tool and (user is not None or _has_answer_context(lines, blocks)):
+        return found("Generating", "answer-streaming", row)
+    if line.startswith(("✔", "✗", "✘")) and user is not None:
+        return found("Thinking", "approval-decided", row)
+    return found("Idle", "composer", composer)
+
+
+def _has_answer_context(lines: Sequence[str], blocks: Sequence[int]) -> bool:
+    """With the user message scrolled away, an answer still streams if earlier cells of the
+    turn are on screen (not the startup banner)."""
+    return len(blocks) > 1 and not any(">_ OpenAI Codex" in lines[row] for row in blocks)
+
+
+def _exited(lines: Sequence[str]) -> Detection | None:
+    """A shell prompt as the last row with Codex's exit output just above it."""
+    last = last_non_empty(lines)
+    if last is None or not is_shell_prompt(last[1]):
+        return None
+    start = max(0, last[0] - 3 * EXIT_ROWS_MAX)
+    above = [line for line in lines[start:last[0]] if line.strip()][-EXIT_ROWS_MAX:]
+    if not any(_EXIT_MARKER.search(line) for line in above):
+        return None
+    tokens = session = None
+    error: AgentError | None = None
+    for line in above:
+        match = _EXIT_TOKENS.search(line)
+        if match:
+            tokens = int(match.group("total").replace(",", ""))
+        match = _RESUME.search(line)
+        if match:
+            session = match.group("id")
+        if _CONFIG_ERROR.match(line):
+            error = AgentError(type="config_error", message=line.strip())
+    return Detection(agent_type=NAME, state="Exited", rule="exit-summary", line=last[1].strip(),
+                     tokens=tokens, session_id=session, error=error)

@@ -1,0 +1,64 @@
+"""Codex CLI tool cells: `• Ran cmd`, `• Running cmd`, `• Explored` with its `Read`/`List`
+items, `• Edited file (+1 -0)`, `• Called server.tool(…)`; which tool each is, and every
+tool use on a screen as `ToolSighting`s."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from muxd.detectors.state import ToolSighting
+
+# The shell tool Codex asks approval for; its name is not on screen.
+EXEC_TOOL = "exec_command"
+PATCH_TOOL = "apply_patch"
+TOOL_CELL = re.compile(
+    r"^[•◦] (?P<verb>Ran|Running|Explored|Exploring|Edited|Editing|Added|Deleted|Called|Calling|"
+    r"Searched|Searching|Viewed|Updated Plan|Waited|Waiting for background terminal|Interacted)\b\s*(?P<rest>.*)$"
+)
+RUNNING_VERBS = frozenset({"Running", "Exploring", "Editing", "Calling", "Searching",
+                           "Waiting for background terminal"})
+# A running cell's verb once it is done: both frames count as one use.
+_DONE_VERB = {"Running": "Ran", "Editing": "Edited", "Calling": "Called", "Searching": "Searched"}
+_EXPLORE_ITEM = re.compile(r"^\s+(?:└\s+)?(?P<item>(?:Read|List|Search|Listed|Searched)\s+\S.*)$")
+
+
+def cell_tool(line: str) -> str:
+    """The tool a cell shows: exec_command, apply_patch, an MCP tool's name, web_search, …"""
+    match = TOOL_CELL.match(line)
+    verb = match.group("verb") if match else ""
+    if verb in ("Edited", "Editing", "Added", "Deleted"):
+        return PATCH_TOOL
+    if verb in ("Called", "Calling") and match:
+        return match.group("rest").split("(")[0].strip() or "mcp"
+    if verb in ("Searched", "Searching"):
+        return "web_search"
+    if verb == "Viewed":
+        return "view_image"
+    if verb == "Updated Plan":
+        return "update_plan"
+    return EXEC_TOOL
+
+
+def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
+    """Every tool cell on screen; `Running X` and `Ran X` share one signature."""
+    sightings: list[ToolSighting] = []
+    exploring = False
+    for line in lines:
+        match = TOOL_CELL.match(line)
+        if match:
+            verb = match.group("verb")
+            exploring = verb in ("Explored", "Exploring")
+            if exploring:
+                continue
+            rest = match.group("rest").strip()
+            sightings.append(ToolSighting(cell_tool(line), f"{_DONE_VERB.get(verb, verb)} {rest}".strip()))
+            continue
+        if exploring:
+            item = _EXPLORE_ITEM.match(line)
+            if item:
+                sightings.append(ToolSighting(EXEC_TOOL, item.group("item").strip()))
+                continue
+            exploring = not line[:1].strip() and bool(line.strip())
+    return sightings
+

@@ -1,0 +1,318 @@
+"""Gemini CLI (Ink TUI, 0.6x): state from the rows around the input box — the confirmation
+box that replaces it, the spinner just above its rule, the last block of the current turn —
+and the exit summary box.
+
+Screen layout (newest at the bottom):
+
+     > please run a shell command                   <- last user prompt
+    ╭────────────────────────────────╮
+    │ ✓  Shell mkdir demo            │             <- tool box: ✓ done, ⊶/⠋ running, ? asking
+    ╰────────────────────────────────╯
+    ✦ The tool finished.                            <- answer text
+     ⠏ Thinking... (esc to cancel, 8s)   ? for shortcuts
+    ────────────────────────────────────────────    <- input box rule
+     >   Type your message or @path/to/file         <- composer
+     workspace (/directory)   sandbox      /model   <- footer: labels, then values
+     /tmp/work                no sandbox     Auto
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from msgspec.structs import replace
+
+from muxd.detectors._agent_cli import (
+    agent_confidence,
+    error_kind,
+    held_or_idle,
+    is_option,
+    is_shell_prompt,
+    last_non_empty,
+    option_block,
+    unbox,
+)
+from muxd.detectors._text import parse_duration
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection, ToolSighting
+
+NAME = "gemini"
+_PROCESS_NAMES = frozenset({"gemini", "gemini-cli"})
+_PACKAGES = ("@google/gemini-cli", "gemini-cli/dist", "gemini-cli/bundle")
+# Rows between the input box rule and the composer (hints such as "Shift+Tab to accept edits").
+RULE_TO_COMPOSER_ROWS_MAX = 3
+# Rows that may sit between the spinner and the input box rule.
+_HINT_ROW = re.compile(r"(?i)^\s*(?:press ctrl\+[cd] again to exit\.?|using:? .+)\s*$")
+# Rows from the last option up to the confirmation question.
+QUESTION_ROWS_MAX = 30
+# Non-empty rows above a shell prompt searched for the exit summary box.
+EXIT_ROWS_MAX = 40
+
+_RULE = re.compile(r"^\s*[─━]{20,}\s*$")
+_COMPOSER = re.compile(r"^\s?(?:[│┃]\s*)?(?:[>!*]|\(r:\))\s")
+_SPINNER = re.compile(
+    r"^\s*(?P<glyph>[\u2800-\u28ff])\s+(?P<desc>\S.*?)\s+\(esc to cancel(?:,\s*(?P<elapsed>[^)]*))?\)")
+_SPINNER_BARE = re.compile(r"^\s*[\u2800-\u28ff]\s+(?P<desc>\S.*?)\s*(?:\(.*|\s{2,}\?.*)?$")
+_USER_PROMPT = re.compile(r"^ ?> \S")
+_BLOCK_START = re.compile(r"^(?:✦|╭|ℹ|✕|⚠|⚡| ?> \S|\s{0,2}[✓✔x\-⊶?o\u2800-\u28ff] {2}\S)")
+_TOOL_HEADER = re.compile(r"^(?P<glyph>[✓✔x\-⊶?o\u2800-\u28ff])\s{1,2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
+_DENSE_ROW = re.compile(r"^ {2}(?P<glyph>[✓✔x\-⊶?o\u2800-\u28ff]) {2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
+_RUNNING_GLYPHS = frozenset("⊶") | frozenset(chr(code) for code in range(0x2800, 0x2900))
+_ALLOW_EXECUTION = re.compile(r"Allow execution of (?:\[(?P<tool>[^\]]+)\]|MCP tool \"(?P<mcp>[^\"]+)\")")
+_ERROR_LINE = re.compile(r"^✕\s+(?P<text>\S.*)$")
+_EXIT_MARKER = re.compile(r"Agent powering down|Interaction Summary|gemini --resume")
+_SESSION_ID = re.compile(r"(?:Session ID:\s+|gemini --resume )(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
+_USAGE_HEADER = re.compile(r"\bModel\s{2,}Reqs\b")
+_USAGE_ROW = re.compile(r"^\s*(?P<model>[A-Za-z][\w.\-]*)\s{2,}\d")
+_SINGLE_LINE_FOOTER = re.compile(r"\bno sandbox\s{2,}(?P<model>[A-Za-z][\w.\-]*)")
+
+_BANNER = re.compile(r"^\s*(?:[▝▜▄▗▟▀▐▌█░▒▓]+\s+)?Gemini CLI v\d")
+_PLACEHOLDER = "Type your message or @path/to/file"
+_FOOTER_LABELS = re.compile(r"^\s*workspace \(/directory\)\s{2,}.*(?:sandbox|/model)")
+_GEMINI_OPTION = re.compile(r"Allow once|Allow for this session|suggest changes|Trust folder")
+# Confidence from the screen: the banner; the input box (a `>` after a rule, weak alone) with
+# the placeholder, the footer labels or the spinner above it; a confirmation box in Gemini's words.
+BANNER_CONFIDENCE = 0.9
+INPUT_BOX_CONFIDENCE = 0.4
+INPUT_BOX_WITH_SIGN_CONFIDENCE = 0.9
+CONFIRMATION_CONFIDENCE = 0.9
+
+
+class GeminiDetector:
+    name = NAME
+
+    def identify(self, ctx: ScreenContext) -> float:
+        return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, lambda lines: _exited(lines) is not None)
+
+    def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
+        lines = [line.rstrip() for line in ctx.lines]
+        tools = _tool_sightings(lines)
+        if ctx.exited:
+            return Detection(agent_type=NAME, state="Exited", rule="pane-exited", tools_seen=tools)
+        found = _exited(lines) or _confirmation(lines)
+        if found is not None:
+            return replace(found, tools_seen=tools)
+        rule_row = _input_rule(lines)
+        spinner = _spinner(lines, rule_row if rule_row is not None else _bottom_rule(lines))
+        if spinner is not None:
+            row, description, elapsed = spinner
+            found = _busy_state(lines, row, description, elapsed)
+        elif rule_row is not None:
+            found = _idle_state(lines, rule_row)
+        else:
+            found = held_or_idle(NAME, prev, lines, "no-input-box")
+        return replace(found, model=_footer_model(lines, rule_row), tools_seen=tools)
+
+
+def _screen_score(lines: list[str]) -> float:
+    score = BANNER_CONFIDENCE if any(_BANNER.search(line) for line in lines) else 0.0
+    confirmation = _confirmation(lines)
+    if confirmation is not None and confirmation.confirmation is not None and any(
+            _GEMINI_OPTION.search(option) for option in confirmation.confirmation.options):
+        score = max(score, CONFIRMATION_CONFIDENCE)
+    rule_row = _input_rule(lines)
+    if rule_row is None:
+        # the input box may be mid-redraw; a live spinner still ends the screen
+        spinner = _spinner(lines, _bottom_rule(lines))
+        if spinner is not None and "(esc to cancel" in lines[spinner[0]]:
+            score = max(score, INPUT_BOX_WITH_SIGN_CONFIDENCE)
+        return score
+    below = lines[rule_row + 1:]
+    if (any(_PLACEHOLDER in line or _FOOTER_LABELS.match(line) for line in below)
+            or _spinner(lines, rule_row) is not None):
+        return max(score, INPUT_BOX_WITH_SIGN_CONFIDENCE)
+    return max(score, INPUT_BOX_CONFIDENCE)
+
+
+def _input_rule(lines: Sequence[str]) -> int | None:
+    """Row of the rule above the composer (` > ` a few rows below it), searching upward."""
+    for row in range(len(lines) - 1, -1, -1):
+        if not _RULE.match(lines[row]):
+            continue
+        below = [index for index in range(row + 1, len(lines)) if lines[index].strip()][:RULE_TO_COMPOSER_ROWS_MAX]
+        if any(_COMPOSER.match(lines[index]) for index in below):
+            return row
+    return None
+
+
+def _bottom_rule(lines: Sequence[str]) -> int:
+    """Row of a rule among the last few rows (an input box still being drawn), else the end."""
+    rows = [row for row in range(len(lines)) if lines[row].strip()][-RULE_TO_COMPOSER_ROWS_MAX - 1:]
+    return next((row for row in reversed(rows) if _RULE.match(lines[row])), len(lines))
+
+
+def _spinner(lines: Sequence[str], end: int) -> tuple[int, str, int | None] | None:
+    """(row, description, elapsed) of the loading indicator: the first row above the input box
+    rule (row `end`) that is not a hint row."""
+    for row in range(end - 1, -1, -1):
+        line = lines[row]
+        if not line.strip() or _HINT_ROW.match(line):
+            continue
+        match = _SPINNER.match(line)
+        if match:
+            elapsed = match.group("elapsed")
+            return row, match.group("desc"), parse_duration(elapsed) if elapsed else None
+        bare = _SPINNER_BARE.match(line)
+        return (row, bare.group("desc"), None) if bare else None
+    return None
+
+
+def _last_user_row(lines: Sequence[str], end: int) -> int | None:
+    for row in range(end - 1, -1, -1):
+        if _USER_PROMPT.match(lines[row]):
+            return row
+    return None
+
+
+def _last_block(lines: Sequence[str], start: int, end: int) -> int | None:
+    rows = [row for row in range(start, end) if _BLOCK_START.match(lines[row])]
+    return rows[-1] if rows else None
+
+
+def _box_header(lines: Sequence[str], top: int, end: int) -> re.Match[str] | None:
+    """The `✓  Shell …` header row of the box opened by `╭` at row `top`."""
+    for row in range(top + 1, min(end, top + 3)):
+        match = _TOOL_HEADER.match(unbox(lines[row]))
+        if match:
+            return match
+    return None
+
+
+def _busy_state(lines: Sequence[str], row: int, description: str, elapsed: int | None) -> Detection:
+    """Thinking, Generating or ToolUse from the last block between the user prompt and the spinner."""
+
+    def found(state: ActivityState, rule: str, line_row: int, tool: str | None = None) -> Detection:
+        return Detection(agent_type=NAME, state=state, rule=rule, line=lines[line_row].strip(),
+                         description=description, elapsed_s=elapsed, tool=tool, error=error)
+
+    user = _last_user_row(lines, row)
+    start = user + 1 if user is not None else 0
+    error = _turn_error(lines, start, row)
+    block = _last_block(lines, start, row)
+    if block is None:
+        return found("Thinking", "spinner", row)
+    text = lines[block]
+    header = _box_header(lines, block, row) if text.startswith("╭") else _TOOL_HEADER.match(text.strip())
+    if header is not None and header.group("glyph") in _RUNNING_GLYPHS:
+        return found("ToolUse", "tool-running", block + (1 if text.startswith("╭") else 0), header.group("name"))
+    if text.startswith("✦"):
+        return found("Generating", "answer-streaming", block)
+    return found("Thinking", "spinner", row)
+
+
+def _idle_state(lines: Sequence[str], rule_row: int) -> Detection:
+    composer = next((row for row in range(rule_row + 1, len(lines)) if _COMPOSER.match(lines[row])), rule_row)
+    user = _last_user_row(lines, rule_row)
+    error = _turn_error(lines, user + 1, rule_row) if user is not None else None
+    return Detection(agent_type=NAME, state="Idle", rule="input-box", line=lines[composer].strip(), error=error)
+
+
+def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None:
+    """The API error shown in the current turn (`✕ [API Error: …]`), if any."""
+    for row in range(end - 1, start - 1, -1):
+        match = _ERROR_LINE.match(lines[row])
+        if match:
+            message = match.group("text").strip()
+            return AgentError(type=error_kind(message), message=message)
+    return None
+
+
+def _confirmation(lines: Sequence[str]) -> Detection | None:
+    """A confirmation box ending the screen: a question, then `● 1. Allow once` options."""
+    last = last_non_empty(lines)
+    if last is None:
+        return None
+    option_row = None
+    for row in range(last[0], max(-1, last[0] - 4), -1):
+        if is_option(lines[row]):
+            option_row = row
+            break
+        if unbox(lines[row]) and not lines[row].strip().startswith("╰"):
+            return None
+    if option_row is None:
+        return None
+    block = option_block(lines, option_row)
+    if block is None:
+        return None
+    first_option, options = block
+    for row in range(first_option - 1, max(-1, first_option - QUESTION_ROWS_MAX), -1):
+        text = unbox(lines[row])
+        if text.endswith("?") and not text.startswith("?"):
+            return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="confirmation-box", line=text,
+                             tool=_confirmation_tool(lines, row, text),
+                             confirmation=Confirmation(prompt=text, options=options))
+    return None
+
+
+def _confirmation_tool(lines: Sequence[str], question_row: int, question: str) -> str | None:
+    match = _ALLOW_EXECUTION.search(question)
+    if match:
+        return match.group("tool") or match.group("mcp")
+    for row in range(question_row - 1, max(-1, question_row - QUESTION_ROWS_MAX), -1):
+        header = _TOOL_HEADER.match(unbox(lines[row]))
+        if header and header.group("glyph") == "?":
+            return header.group("name")
+    return None
+
+
+def _exited(lines: Sequence[str]) -> Detection | None:
+    """A shell prompt as the last row with Gemini's goodbye box just above it."""
+    last = last_non_empty(lines)
+    if last is None or not is_shell_prompt(last[1]):
+        return None
+    above = lines[max(0, last[0] - EXIT_ROWS_MAX):last[0]]
+    if not any(_EXIT_MARKER.search(line) for line in above):
+        return None
+    session = model = None
+    in_usage = False
+    for line in above:
+        text = unbox(line)
+        match = _SESSION_ID.search(text)
+        if match:
+            session = match.group("id")
+        if _USAGE_HEADER.search(text):
+            in_usage = True
+            continue
+        row = _USAGE_ROW.match(text)
+        if in_usage and model is None and row:
+            model = row.group("model")
+    return Detection(agent_type=NAME, state="Exited", rule="goodbye-box", line=last[1].strip(),
+                     session_id=session, model=model)
+
+
+def _footer_model(lines: Sequence[str], rule_row: int | None) -> str | None:
+    """The value under `/model` in the footer below the composer."""
+    if rule_row is None:
+        return None
+    for row in range(rule_row + 1, len(lines)):
+        header = lines[row]
+        column = header.find("/model")
+        if column < 0:
+            match = _SINGLE_LINE_FOOTER.search(header)
+            if match:
+                return match.group("model")
+            continue
+        values = next((lines[index] for index in range(row + 1, len(lines)) if lines[index].strip()), "")
+        best: tuple[int, str] | None = None
+        for field in re.finditer(r"\S+(?: \S+)*", values):
+            overlap = min(field.end(), column + len("/model")) - max(field.start(), column)
+            if overlap > 0 and (best is None or overlap > best[0]):
+                best = (overlap, field.group())
+        return best[1] if best else None
+    return None
+
+
+def _tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
+    """Every tool on screen: box headers (`╭…` then `│ ✓  Shell cmd`) and dense rows
+    (`  ✓  WriteFile  a.txt → Accepted`)."""
+    sightings: list[ToolSighting] = []
+    for row, line in enumerate(lines):
+        if line.lstrip().startswith("╭") and row + 1 < len(lines):
+            match = _TOOL_HEADER.match(unbox(lines[row + 1]))
+        else:
+            match = _DENSE_ROW.match(line)
+        if match:
+            rest = re.sub(r"\s+", " ", match.group("rest")).strip()
+            sightings.append(ToolSighting(match.group("name"), f"{match.group('name')} {rest}".strip()))
+    return sightings

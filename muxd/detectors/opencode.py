@@ -1,0 +1,115 @@
+"""opencode (opentui TUI, 1.x): a deliberately small detector. No real opencode screen was
+captured for muxd; these markers come from public material only (opencode's TUI source and
+issue quotes), so it reads the few rows under the input box and little else:
+
+    ┃  Ask anything…                                   <- input box (left bar)
+    ┃  Build  Big Pickle  OpenCode Zen                 <- agent, model, provider
+     ⠋ esc interrupt                tab agents  ctrl+p commands   <- `esc interrupt` only while busy
+
+A permission request replaces the input box with `△ Permission required`, a title
+(`# Shell command`, `→ Edit src/a.ts`) and the buttons `Allow once  Allow always  Reject`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from muxd.detectors._agent_cli import agent_confidence, error_kind
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
+
+NAME = "opencode"
+_PROCESS_NAMES = frozenset({"opencode", ".opencode"})
+_PACKAGES = ("opencode-ai", "/opencode-linux", "/opencode-darwin", "/opencode-windows")
+# Non-empty rows at the bottom that hold the input box, its status row and a permission prompt.
+BOTTOM_ROWS_MAX = 12
+PERMISSION_OPTIONS = ("Allow once", "Allow always", "Reject")
+
+_PERMISSION = re.compile(r"△\s+Permission required")
+_BUSY = re.compile(r"\besc (?:again to )?interrupt\b|\bpress esc to exit cancel\b", re.IGNORECASE)
+_RETRY = re.compile(
+    r"^\s*(?:[┃│]\s*)?(?:[\u2800-\u28ff]\s+)?(?P<message>\S.*?)\s*\[retrying (?:in \S+ )?attempt #\d+\]")
+_IDLE_FOOTER = re.compile(r"\bctrl\+p commands\b|\btab agents\b")
+_OLD_IDLE = re.compile(r"press enter to send the message, write \\ and enter to add a new line")
+_THINKING_OLD = re.compile(r"█\s+Thinking\.\.\.")
+_MODEL_ROW = re.compile(r"^\s*[┃│]?\s*(?:Build|Plan)\s{2}(?P<model>\S(?:.*?\S)?)\s{2,}\S")
+_USAGE = re.compile(r"\b[\d,]+ \((?P<pct>\d{1,3})%\)(?: · \$(?P<cost>[\d.]+))?")
+_TITLE = re.compile(r"^\s*(?P<icon>[#→✱%◈◇←⟳⚙])\s+(?P<title>\S.*?)\s*$")
+_ICON_TOOLS = {"%": "webfetch", "◈": "websearch", "◇": "codesearch", "←": "external_directory",
+               "⟳": "doom_loop"}
+
+_SIGNATURES: tuple[tuple[re.Pattern[str], float], ...] = (
+    (_PERMISSION, 0.7),
+    (_OLD_IDLE, 0.7),
+    (re.compile(r"\besc (?:again to )?interrupt\b.*\bctrl\+p commands\b"), 0.75),
+    (re.compile(r"\btab agents\b.*\bctrl\+p commands\b"), 0.7),
+)
+
+
+class OpencodeDetector:
+    name = NAME
+
+    def identify(self, ctx: ScreenContext) -> float:
+        # opencode's exit leaves nothing known on screen: a shell prompt never reads as opencode
+        return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, lambda lines: False)
+
+    def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
+        if ctx.exited:
+            return Detection(agent_type=NAME, state="Exited", rule="pane-exited")
+        bottom = _bottom(ctx.lines)
+        model = next((m.group("model") for line in bottom if (m := _MODEL_ROW.match(line))), None)
+        usage = next((m for line in bottom if (m := _USAGE.search(line))), None)
+        context_left = 100.0 - float(usage.group("pct")) if usage else None
+        cost = float(usage.group("cost")) if usage and usage.group("cost") else None
+        for index, line in enumerate(bottom):
+            # the prompt replaces the input box: input-box rows below it mean it is old text
+            if _PERMISSION.search(line) and not any(_IDLE_FOOTER.search(row) or _BUSY.search(row)
+                                                    for row in bottom[index + 1:]):
+                options = [option for option in PERMISSION_OPTIONS if any(option in row for row in bottom[index:])]
+                return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="permission-required",
+                                 line=line.strip(), tool=_permission_tool(bottom[index + 1:index + 3]),
+                                 confirmation=Confirmation(prompt="Permission required", options=options),
+                                 model=model, context_left_pct=context_left, cost_usd=cost)
+        for line in reversed(bottom):
+            retry = _RETRY.match(line)
+            if retry:
+                message = retry.group("message")
+                return Detection(agent_type=NAME, state="Thinking", rule="retrying", line=line.strip(), model=model,
+                                 error=AgentError(type=error_kind(message), message=message),
+                                 context_left_pct=context_left, cost_usd=cost)
+            if _BUSY.search(line) or _THINKING_OLD.search(line):
+                return Detection(agent_type=NAME, state="Thinking", rule="esc-interrupt", line=line.strip(),
+                                 model=model, context_left_pct=context_left, cost_usd=cost)
+        idle = next((line for line in reversed(bottom) if _IDLE_FOOTER.search(line) or _OLD_IDLE.search(line)), None)
+        if idle is not None:
+            return Detection(agent_type=NAME, state="Idle", rule="input-footer", line=idle.strip(), model=model,
+                             context_left_pct=context_left, cost_usd=cost)
+        return Detection(agent_type=NAME, state="Unknown", rule="no-footer", model=model)
+
+
+def _screen_score(lines: list[str]) -> float:
+    bottom = _bottom(lines)
+    return max((weight for pattern, weight in _SIGNATURES if any(pattern.search(line) for line in bottom)),
+               default=0.0)
+
+
+def _bottom(lines: Sequence[str]) -> list[str]:
+    return [line.rstrip() for line in lines if line.strip()][-BOTTOM_ROWS_MAX:]
+
+
+def _permission_tool(rows: Sequence[str]) -> str | None:
+    """The permission kind from the title row under the header (`# Shell command` → bash)."""
+    for row in rows:
+        match = _TITLE.match(row)
+        if not match:
+            continue
+        icon, title = match.group("icon"), match.group("title")
+        if title.startswith("Call tool "):
+            return title.removeprefix("Call tool ").strip()
+        if icon == "#":
+            return "task" if title.endswith(" Task") else "bash"
+        if icon in ("→", "✱"):
+            return title.split()[0].lower()
+        return _ICON_TOOLS.get(icon)
+    return None

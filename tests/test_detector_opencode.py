@@ -1,0 +1,135 @@
+"""OpencodeDetector on small screens built from opencode's public TUI source and issue quotes
+(no real opencode capture exists for muxd): the rows under the input box and the permission
+prompt."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.opencode import OpencodeDetector
+from muxd.detectors.state import AgentError, Confirmation
+
+DETECTOR = OpencodeDetector()
+
+
+def screen(text: str) -> list[str]:
+    """Rows after a `|` margin, one per line; a line without one is a blank row."""
+    rows = []
+    for line in text.strip("\n").split("\n"):
+        stripped = line.lstrip()
+        rows.append(stripped[1:].rstrip() if stripped.startswith("|") else "")
+    return rows
+
+
+def ctx(rows: list[str], **kwargs: object) -> ScreenContext:
+    return ScreenContext(lines=rows, columns=100, **kwargs)  # type: ignore[arg-type]
+
+
+INPUT = """
+    |┃  Ask anything... "What is the tech stack of this project?"
+    |┃
+    |┃  Build  Big Pickle  OpenCode Zen
+"""
+IDLE = screen(INPUT + "    |                                                   tab agents  ctrl+p commands")
+BUSY = screen(INPUT + "    | ⠋ esc interrupt                                   tab agents  ctrl+p commands")
+PERMISSION = screen("""
+    |△ Permission required
+    |  # Shell command
+    |  $ rm -rf build
+    |
+    |  Allow once   Allow always   Reject
+    |  ⇆ select  enter confirm
+""")
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("opencode", ["opencode"]),
+    ("node", ["node", "/usr/lib/node_modules/opencode-ai/bin/opencode"]),
+    ("npx", ["npx", "-y", "opencode-ai@latest"]),
+    (".opencode", ["/home/u/.npm/lib/node_modules/opencode-ai/node_modules/opencode-linux-x64/bin/.opencode"]),
+])
+def test_identify_by_process(name: str, argv: list[str]) -> None:
+    assert DETECTOR.identify(ctx([], process_name=name, process_argv=argv)) == 1.0
+
+
+@pytest.mark.parametrize("rows", [IDLE, BUSY, PERMISSION], ids=["idle", "busy", "permission"])
+def test_identify_by_screen(rows: list[str]) -> None:
+    assert DETECTOR.identify(ctx(rows)) >= 0.5
+
+
+@pytest.mark.parametrize("rows", [
+    screen("|user@host:~$ ls\n|a b\n|user@host:~$"),
+    screen("|● Done.\n|────\n|❯\n|────\n|  ⏸ manual mode on · esc to interrupt"),
+    screen("|› Ask Codex to do anything\n\n|  gpt-5-codex default · /tmp/work"),
+    screen("|△ Permission required\n|~\n|\"notes.md\" 2L, 40B                     1,1   All"),
+], ids=["shell", "claude", "codex", "vim"])
+def test_other_screens_are_not_opencode(rows: list[str]) -> None:
+    assert DETECTOR.identify(ctx(rows)) < 0.5
+
+
+def test_idle_with_model() -> None:
+    d = DETECTOR.detect(ctx(IDLE), None)
+    assert (d.agent_type, d.state, d.rule, d.model) == ("opencode", "Idle", "input-footer", "Big Pickle")
+
+
+def test_busy_while_esc_interrupt_shows() -> None:
+    d = DETECTOR.detect(ctx(BUSY), None)
+    assert (d.state, d.rule) == ("Thinking", "esc-interrupt")
+    again = screen(INPUT + "    | ⠙ esc again to interrupt                          tab agents  ctrl+p commands")
+    assert DETECTOR.detect(ctx(again), None).state == "Thinking"
+
+
+def test_retry_is_thinking_with_the_error() -> None:
+    rows = screen(INPUT + "    | ⠋ Provider is overloaded [retrying in 5s attempt #2]                 esc interrupt")
+    d = DETECTOR.detect(ctx(rows), None)
+    assert (d.state, d.rule) == ("Thinking", "retrying")
+    assert d.error == AgentError(type="overloaded", message="Provider is overloaded")
+
+
+def test_usage_gives_context_and_cost() -> None:
+    rows = screen(INPUT + "    |                                      12,345 (5%) · $0.02  ctrl+p commands")
+    d = DETECTOR.detect(ctx(rows), None)
+    assert (d.state, d.context_left_pct, d.cost_usd) == ("Idle", 95.0, 0.02)
+
+
+def test_permission_prompt() -> None:
+    d = DETECTOR.detect(ctx(PERMISSION), None)
+    assert (d.state, d.tool) == ("AwaitingConfirmation", "bash")
+    assert d.confirmation == Confirmation(prompt="Permission required",
+                                          options=["Allow once", "Allow always", "Reject"])
+    edit = screen("|△ Permission required\n|  → Edit src/app.ts\n|  Allow once   Allow always   Reject")
+    assert DETECTOR.detect(ctx(edit), None).tool == "edit"
+
+
+def test_conversation_text_above_the_input_does_not_trigger_states() -> None:
+    rows = screen("""
+        |  The footer says esc interrupt while busy; the dialog says △ Permission required.
+        |  More text.
+        |  More text.
+        |  More text.
+        |  More text.
+        |  More text.
+        |  More text.
+        |  More text.
+        |  More text.
+        |  More text.
+        |  More text.
+        |  More text.
+    """) + IDLE
+    assert DETECTOR.detect(ctx(rows), None).state == "Idle"
+    near = screen("|  Quoting the dialog: △ Permission required") + IDLE
+    assert DETECTOR.detect(ctx(near), None).state == "Idle"
+
+
+def test_garbage_never_raises() -> None:
+    rng = random.Random(3)
+    alphabet = "┃△⠋ esc interrupt ctrl+p commands tab agents Build  Allow once [retrying in 5s attempt #2]$#%→#"
+    for _ in range(300):
+        rows = ["".join(rng.choices(alphabet, k=rng.randrange(0, 120))) for _ in range(rng.randrange(0, 30))]
+        context = ScreenContext(lines=rows, columns=rng.choice([1, 20, 100]))
+        assert 0.0 <= DETECTOR.identify(context) <= 1.0
+        DETECTOR.detect(context, None)
+    assert DETECTOR.detect(ScreenContext(lines=[], exited=True), None).state == "Exited"

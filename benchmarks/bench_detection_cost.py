@@ -66,8 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             when, pane = heapq.heappop(due)
             clocks[pane] = when
             started = time.process_time()
-            schedules[pane].ran(when)
-            changes += runners[pane].run(frame_context(emulators[pane], when)) is not None
+            before = runners[pane].state
+            changed = runners[pane].run(frame_context(emulators[pane], when))
+            schedules[pane].ran(when, changed=runners[pane].significant(before, changed) or runners[pane].pending)
+            changes += changed is not None
             if runners[pane].pending:
                 nxt = schedules[pane].output(when)
                 if nxt is not None:

@@ -175,3 +175,16 @@ def test_schedule_throttles_while_output_flows():
     assert schedule.output(0.06) == pytest.approx(0.15)  # not sooner than 100 ms after the last run
     schedule.ran(0.15)
     assert schedule.output(1.0) == pytest.approx(1.05)   # quiet for long: 50 ms after output
+
+
+def test_schedule_backs_off_while_nothing_changes_and_returns_on_change():
+    schedule = DetectionSchedule(min_interval_s=0.1, quiet_delay_s=0.05, max_interval_s=0.4)
+    schedule.output(0.0)
+    schedule.ran(0.05, changed=False)
+    assert schedule.output(0.06) == pytest.approx(0.25)   # 0.2 after the last run
+    schedule.ran(0.25, changed=False)
+    assert schedule.output(0.26) == pytest.approx(0.65)   # 0.4, the ceiling
+    schedule.ran(0.65, changed=False)
+    assert schedule.output(0.66) == pytest.approx(1.05)
+    schedule.ran(1.05, changed=True)
+    assert schedule.output(1.06) == pytest.approx(1.15)   # back to 0.1

@@ -78,8 +78,9 @@ class PaneDetection:
         if self._closed:
             return
         loop = asyncio.get_running_loop()
-        self.schedule.ran(loop.time())
+        before = self.runner.state
         changed = self.runner.run(screen_context(self.pane))
+        self.schedule.ran(loop.time(), changed=self.runner.significant(before, changed) or self.runner.pending)
         if changed is not None:
             self._on_change(self.pane, changed)
         if self.runner.pending:  # a state waits for its second look even if the screen is still

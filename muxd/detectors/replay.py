@@ -136,8 +136,9 @@ def replay(recording: Recording, detectors: Sequence[Detector], *, pane_id: str 
 
     def run_at(moment: float) -> Iterable[tuple[float, AgentState]]:
         clock[0] = moment
-        schedule.ran(moment)
+        before = runner.state
         changed = runner.run(frame_context(emulator, moment))
+        schedule.ran(moment, changed=runner.significant(before, changed) or runner.pending)
         if changed is not None:
             yield moment, changed
         if runner.pending:

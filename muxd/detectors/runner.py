@@ -28,6 +28,7 @@ DETECT_BUDGET_S = 0.05          # one detect() call; slower results are dropped
 DEBOUNCE_S = 0.3                # a new state must hold this long, or be seen twice
 DETECT_MIN_INTERVAL_S = 0.1     # at most this often while output flows
 DETECT_QUIET_DELAY_S = 0.05     # and once this long after output stops
+DETECT_MAX_INTERVAL_S = 0.4     # the slowest pace for a screen that keeps saying the same
 # Frames in a row that may go unidentified (a resize redraw, a cleared screen) before the
 # agent found last is given up for the fallback, as long as the foreground process is the same.
 STICKY_UNIDENTIFIED_FRAMES = 10
@@ -86,6 +87,16 @@ class DetectorRunner:
         self.state = published
         return published
 
+    @staticmethod
+    def significant(before: AgentState, after: AgentState | None) -> bool:
+        """A change worth looking again soon for: not a spinner's ticking seconds or tokens."""
+        if after is None:
+            return False
+        return (before.agent_type, before.activity.state, before.activity.description, before.tool,
+                before.confirmation, before.error) != (
+                after.agent_type, after.activity.state, after.activity.description, after.tool,
+                after.confirmation, after.error)
+
     @property
     def pending(self) -> bool:
         """A candidate state waits for confirmation: run again soon even if nothing is drawn."""
@@ -117,6 +128,14 @@ class DetectorRunner:
         return detection, detector.name
 
     def _choose(self, ctx: ScreenContext) -> Detector:
+        # The agent found last is asked first: while it still recognises the frame, the others
+        # need not look (identification is most of a detection's cost).
+        last = self._last_detector
+        if last is not None and ctx.process_name == self._last_process:
+            kept, _ = choose([last], ctx)
+            if kept is not None:
+                self._unidentified = 0
+                return kept
         detector, _ = choose(self.detectors, ctx)
         if detector is not None:
             self._last_detector, self._last_process, self._unidentified = detector, ctx.process_name, 0
@@ -182,13 +201,20 @@ class DetectorRunner:
 
 
 class DetectionSchedule:
-    """When to run detection for one pane: at most every DETECT_MIN_INTERVAL_S while output
-    flows, and DETECT_QUIET_DELAY_S after the last output. Pure: callers pass the time."""
+    """When to run detection for one pane. Pure: callers pass the time.
+
+    At most every `interval` while output flows, and `quiet_delay_s` after output when the
+    pane was quiet. The interval starts at DETECT_MIN_INTERVAL_S and doubles, up to
+    DETECT_MAX_INTERVAL_S, while runs keep finding nothing new (an agent that thinks for
+    minutes redraws its spinner ten times a second); any change brings it back down."""
 
     def __init__(self, min_interval_s: float = DETECT_MIN_INTERVAL_S,
-                 quiet_delay_s: float = DETECT_QUIET_DELAY_S) -> None:
+                 quiet_delay_s: float = DETECT_QUIET_DELAY_S,
+                 max_interval_s: float = DETECT_MAX_INTERVAL_S) -> None:
         self.min_interval_s = min_interval_s
+        self.max_interval_s = max(max_interval_s, min_interval_s)
         self.quiet_delay_s = quiet_delay_s
+        self.interval_s = min_interval_s
         self.last_run = float("-inf")
         self.due: float | None = None
 
@@ -196,9 +222,10 @@ class DetectionSchedule:
         """Output arrived at `now`. Returns when to run next if no run was due yet (else None)."""
         if self.due is not None:
             return None
-        self.due = max(now + self.quiet_delay_s, self.last_run + self.min_interval_s)
+        self.due = max(now + self.quiet_delay_s, self.last_run + self.interval_s)
         return self.due
 
-    def ran(self, now: float) -> None:
+    def ran(self, now: float, *, changed: bool = True) -> None:
         self.last_run = now
         self.due = None
+        self.interval_s = self.min_interval_s if changed else min(self.interval_s * 2, self.max_interval_s)

@@ -2,9 +2,10 @@
 
 Usage: python benchmarks/bench_emulator.py [--mb 20] [--baseline-mb 1]
 
-For three ~20 MB corpora (plain lines, SGR-coloured lines, TUI-style redraws) prints MB/s and
-CPU seconds for pyte.Screen + ByteStream, pyte.HistoryScreen and muxd's Emulator (fed in
-64 KiB chunks, as the daemon reads a PTY), and the ratio muxd/pyte. pyte runs on a smaller
+For ~20 MB corpora (plain lines, SGR-coloured lines, TUI-style redraws; then the daemon
+benchmark's three from benchmarks/_corpora.py, whose plain text has tab indentation) prints
+MB/s and CPU seconds for pyte.Screen + ByteStream, pyte.HistoryScreen and muxd's Emulator
+(fed in 64 KiB chunks, as the daemon reads a PTY), and the ratio muxd/pyte. pyte runs on a smaller
 slice of each corpus (it does ~1 MB/s), which the output says. Then the memory of 10k
 lines of 80-column scrollback: Emulator (flood-skipped and fully emulated) vs HistoryScreen,
 and a tmux pane if tmux is installed.
@@ -29,6 +30,7 @@ import pyte
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _corpora import write_corpus  # noqa: E402  (this directory is on sys.path when run as a script)
 from muxd.config import PTY_READ_CHUNK_BYTES  # noqa: E402
 from muxd.emulator import Emulator  # noqa: E402
 
@@ -100,6 +102,13 @@ def tui_corpus(size: int, rng: random.Random) -> bytes:
     return "".join(parts).encode()
 
 
+def daemon_corpus(name: str, size: int) -> bytes:
+    """Corpus `name` of benchmarks/_corpora.py as a pane reads it (the tty turns LF into CRLF)."""
+    with tempfile.TemporaryDirectory() as directory:
+        corpus = write_corpus(name, Path(directory), size)
+        return corpus.path.read_bytes().replace(b"\n", b"\r\n")
+
+
 def cpu_seconds(run: Callable[[], None]) -> float:
     gc.collect()
     start = time.process_time()
@@ -127,7 +136,7 @@ def feed_muxd(data: bytes, emulator: Emulator) -> Callable[[], None]:
 
 def throughput(corpora: dict[str, bytes], baseline_bytes: int) -> None:
     print(f"Throughput ({COLUMNS}x{LINES}, fed in {PTY_READ_CHUNK_BYTES // 1024} KiB chunks; CPU time)")
-    header = f"{'corpus':<10} {'engine':<24} {'MB':>6} {'CPU s':>7} {'MB/s':>8}"
+    header = f"{'corpus':<13} {'engine':<24} {'MB':>6} {'CPU s':>7} {'MB/s':>8}"
     print(header)
     print("-" * len(header))
     for name, data in corpora.items():
@@ -143,9 +152,9 @@ def throughput(corpora: dict[str, bytes], baseline_bytes: int) -> None:
             seconds = cpu_seconds(run)
             rate = len(payload) / MIB / max(seconds, 1e-9)
             results[engine] = rate
-            print(f"{name:<10} {engine:<24} {len(payload) / MIB:>6.1f} {seconds:>7.2f} {rate:>8.1f}")
+            print(f"{name:<13} {engine:<24} {len(payload) / MIB:>6.1f} {seconds:>7.2f} {rate:>8.1f}")
         print(
-            f"{name:<10} ratio muxd/pyte Screen = {results['muxd Emulator'] / results['pyte Screen']:.1f}x, "
+            f"{name:<13} ratio muxd/pyte Screen = {results['muxd Emulator'] / results['pyte Screen']:.1f}x, "
             f"muxd/HistoryScreen = {results['muxd Emulator'] / results['pyte HistoryScreen']:.1f}x"
         )
     print(f"(pyte and 'fast paths off' ran on the first {baseline_bytes / MIB:.1f} MB of each corpus)\n")
@@ -162,8 +171,8 @@ def traced_bytes(build: Callable[[], object]) -> tuple[int, object]:
 
 
 def history_lines(count: int, rng: random.Random, coloured: bool, separator: str = " ") -> bytes:
-    """`count` scrollback lines (plus a screenful) of 79 columns; a tab separator defeats
-    flood skipping, so every row is emulated and stored as a compact row."""
+    """`count` scrollback lines (plus a screenful) of 79 columns; a BEL in the separator
+    defeats flood skipping, so every row is emulated and stored as a compact row."""
     lines = []
     for n in range(count + LINES):
         text = _words(rng, COLUMNS - 7).ljust(COLUMNS - 7, ".")
@@ -211,7 +220,7 @@ def memory(rng: random.Random) -> None:
         data = history_lines(MEMORY_HISTORY_LINES, rng, coloured)
         label = "coloured" if coloured else "plain"
 
-        tabbed = history_lines(MEMORY_HISTORY_LINES, random.Random(1), coloured, separator="\t")
+        unskippable = history_lines(MEMORY_HISTORY_LINES, random.Random(1), coloured, separator="\x07 ")
 
         def emulator(payload: bytes) -> Callable[[], object]:
             def build() -> object:
@@ -228,7 +237,7 @@ def memory(rng: random.Random) -> None:
             return screen
 
         muxd_fast, emu = traced_bytes(emulator(data))
-        muxd_full, _ = traced_bytes(emulator(tabbed))
+        muxd_full, _ = traced_bytes(emulator(unskippable))
         pyte_size, _ = traced_bytes(history)
         tmux_size = tmux_history_bytes(data)
         print(
@@ -251,6 +260,7 @@ def main() -> None:
         "plain": plain_corpus(size, rng),
         "coloured": coloured_corpus(size, rng),
         "tui": tui_corpus(size, rng),
+        **{f"daemon-{name}": daemon_corpus(name, size) for name in ("plain", "colour", "tui")},
     }
     throughput(corpora, int(args.baseline_mb * MIB))
     memory(rng)

@@ -347,3 +347,21 @@ def test_resize_narrower_truncates_and_wider_keeps(fast: bool) -> None:
     em.resize(30, 4)
     em.feed(b"\r\n" + b"y" * 30)
     assert em.display_lines()[:2] == ["01234567", "y" * 30]
+
+
+# -- tabs (tmux's rules) -------------------------------------------------------------
+
+
+def test_tab_at_a_pending_wrap_keeps_it_pending(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(b"x" * 20 + b"\tY\r\n" + b"z" * 19 + b"\tW")
+    assert em.capture(0, 2) == "x" * 20 + "\nY\n" + "z" * 19 + "W\n"
+
+
+def test_tab_stops_reset_when_the_width_changes(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(E + b"[3g" + E + b"[4G" + E + b"H\r\ta")
+    assert em.display_lines()[0] == "   a"
+    em.resize(30, 5)  # tmux 3.3a puts the stops back every 8 columns on any width change
+    em.feed(b"\r\n\tb\tc")
+    assert em.display_lines()[1] == "        b       c"

@@ -184,3 +184,131 @@ def test_line_longer_than_the_deferral_limit(threshold: int) -> None:
 def test_tui_redraws(threshold: int) -> None:
     data = streams.tui_frames(random.Random(5), 300)
     assert_identical(data, chunked(data, 1024))
+
+
+# -- tabs and non-ASCII text in floods (line_layout.py) -------------------------------
+
+NARROW_UTF8 = ["é", "—", "─", "│", "✓", "●", "…", "π", "ß", "→", "├──", "ｰ"]
+
+
+@pytest.fixture
+def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Short runs are skipped too (the default threshold is covered by the cases above)."""
+    monkeypatch.setattr(flood, "FLOOD_MIN_CHARS", 16)
+
+
+def text_flood(rng: random.Random, lines: int, max_width: int = 200, kinds: str = "tnwcs") -> bytes:
+    """Lines mixing words with tabs (t), one-cell UTF-8 (n), wide (w) and zero-width (c)
+    characters and SGR (s)."""
+    makers = {
+        "t": lambda: "\t" * rng.choice([1, 1, 1, 2, 3]),
+        "n": lambda: rng.choice(NARROW_UTF8),
+        "w": lambda: rng.choice(streams.WIDE),
+        "c": lambda: rng.choice(streams.COMBINING),
+        "s": lambda: rng.choice(streams.SGRS),
+    }
+    out = []
+    for _ in range(lines):
+        width = rng.choice([0, rng.randint(0, max_width)])
+        parts: list[str] = []
+        while sum(map(len, parts)) < width:
+            kind = rng.choice(kinds + "xx")
+            parts.append(makers[kind]() if kind in makers else streams.words(rng, rng.randint(1, 30)))
+        out.append("".join(parts) + "\r\n")
+    return "".join(out).encode()
+
+
+def tab_alignment_lines(columns: int) -> bytes:
+    """Tabs after every count of characters up to two rows, incl. the pending wrap at `columns`."""
+    lines = []
+    for count in range(2 * columns + 2):
+        text = "x" * count
+        lines += [text + "\tY", text + "\t\t", "\t" * (count % 12) + text + "\tZZ"]
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+TEXT_FLOOD_CASES = {
+    "tabs": lambda rng: text_flood(rng, 300, kinds="t"),
+    "tabs_and_sgr": lambda rng: text_flood(rng, 300, kinds="ts"),
+    "narrow_utf8": lambda rng: text_flood(rng, 300, kinds="ns"),
+    "narrow_utf8_and_tabs": lambda rng: text_flood(rng, 300, kinds="tn"),
+    "wide_and_combining": lambda rng: text_flood(rng, 200, kinds="wc"),
+    "everything": lambda rng: text_flood(rng, 300),
+    "everything_wrapped": lambda rng: text_flood(rng, 80, max_width=900),
+}
+
+
+@pytest.mark.parametrize("case", TEXT_FLOOD_CASES)
+@pytest.mark.parametrize("chunk", [1 << 20, 61])
+def test_text_floods_match_plain_emulation(case: str, chunk: int, small_threshold: None) -> None:
+    data = TEXT_FLOOD_CASES[case](random.Random(case))
+    fast = assert_identical(data, chunked(data, chunk))
+    assert fast.skipped_chars > 0, "the flood path was not exercised"
+
+
+@pytest.mark.parametrize("columns,lines", [(80, 24), (37, 5), (9, 3), (2, 3), (121, 40)])
+def test_tab_alignments_at_every_width(columns: int, lines: int, small_threshold: None) -> None:
+    data = tab_alignment_lines(columns) + tab_alignment_lines(max(columns - 1, 2))
+    fast = assert_identical(data, chunked(data, 3000), columns=columns, lines=lines, scrollback_bytes=50_000)
+    assert fast.skipped_chars > 0
+
+
+@pytest.mark.parametrize("cap", [0, 1, 997, 5_000, 20_000])
+@pytest.mark.parametrize("case", ["tabs_and_sgr", "everything", "everything_wrapped"])
+def test_eviction_inside_text_source_blocks(case: str, cap: int, small_threshold: None) -> None:
+    data = TEXT_FLOOD_CASES[case](random.Random(case))
+    for chunk in (1 << 20, 1500):
+        assert_identical(data, chunked(data, chunk), scrollback_bytes=cap)
+
+
+def test_every_cap_alignment_in_text_floods(small_threshold: None) -> None:
+    """Eviction boundaries at (nearly) every byte offset, through tabbed, wide and combined lines."""
+    rng = random.Random(17)
+    data = text_flood(rng, 40, max_width=200)
+    for cap in range(0, 800, 11):
+        assert_identical(data, chunked(data, 700), columns=30, lines=3, scrollback_bytes=cap)
+
+
+def test_every_split_point_in_text_floods(small_threshold: None) -> None:
+    rng = random.Random(19)
+    data = text_flood(rng, 14, max_width=90) + b"\x1b[5btail\t\xe2\x9c\x93"
+    for cut in range(1, len(data)):
+        assert_identical(data, [cut], columns=30, lines=4, scrollback_bytes=600)
+
+
+def test_custom_tab_stops_are_never_skipped(small_threshold: None) -> None:
+    """HTS/TBC change where tabs go: such lines are emulated until a resize resets the stops."""
+    rng = random.Random(23)
+    lines = text_flood(rng, 200, kinds="t").split(b"\r\n")
+    tabbed_only = b"".join(line + b"\r\n" for line in lines if b"\t" in line)
+    for stops in (b"\x1b[3g", b"\x1b[5G\x1bH\r", b"\x1b[3g\x1b[20G\x1bH\r", b"\x1b[9G\x1b[g\r"):
+        data = stops + tabbed_only
+        fast = assert_identical(data, chunked(data, 997))
+        assert fast.skipped_chars == 0
+    emulators = [Emulator(fast_paths=fast, scrollback_bytes=30_000) for fast in (False, True)]
+    for emulator in emulators:
+        emulator.feed(b"\x1b[3g\x1b[13G\x1bH\r" + tabbed_only)
+        emulator.resize(60, 20)  # back to the default stops: the flood path resumes
+        emulator.feed(tabbed_only)
+    reference, fast = emulators
+    assert observe(fast) == observe(reference)
+    assert fast.skipped_chars > 0
+
+
+def test_repeat_after_a_skipped_flood_repeats_its_last_character(small_threshold: None) -> None:
+    for last in (b"abc", b"ab\xe2\x9c\x93\t", b"x\xe4\xb8\xad\xcc\x81", b"\x1b[31mq\x1b[0m"):
+        data = b"".join(b"line %d\t\r\n" % n for n in range(100)) + last + b"\r\n" * 30 + b"\x1b[4b"
+        assert_identical(data, chunked(data, 500), columns=20, lines=5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_text_streams(seed: int, threshold: int) -> None:
+    rng = random.Random(1000 + seed)
+    data = b"".join(
+        text_flood(rng, rng.randint(1, 60), max_width=rng.choice([40, 200, 600])) if rng.random() < 0.5
+        else streams.random_stream(rng, 6)
+        for _ in range(20)
+    )
+    columns, lines = rng.choice([(80, 24), (40, 10), (13, 4)])
+    cuts = sorted(rng.sample(range(1, len(data)), min(40, len(data) - 1)))
+    assert_identical(data, cuts, columns=columns, lines=lines, scrollback_bytes=rng.choice([0, 500, 50_000]))

@@ -102,10 +102,10 @@ def _traced_bytes(data: bytes) -> tuple[int, Emulator]:
 @pytest.mark.parametrize("coloured", [False, True], ids=["plain", "coloured"])
 @pytest.mark.parametrize("flood", [True, False], ids=["flood_skipped", "emulated_rows"])
 def test_memory_of_10k_lines_is_within_three_times_tmux(flood: bool, coloured: bool) -> None:
-    # A tab is not "simple" output, so it makes every row go through emulation.
+    # A BEL is not "simple" output, so it makes every row go through emulation.
     text = "".join(
         (f"\x1b[3{n % 8}m{n:05d}\x1b[0m" if coloured else f"{n:05d}")
-        + (" " if flood else "\t")
+        + (" " if flood else "\x07 ")
         + "lorem ipsum dolor " * 3
         + "sit amet, consecte\r\n"
         for n in range(10_024)

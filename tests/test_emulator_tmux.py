@@ -28,6 +28,19 @@ SETTLE_TIMEOUT_S = 10.0
 E = "\x1b"
 _rng = random.Random(42)
 
+
+def tabbed_utf8_flood(rng: random.Random, lines: int) -> bytes:
+    """Source-like lines: indentation and inner tabs, one-cell UTF-8, CJK, SGR; some wrap."""
+    pieces = ["\t", "\t\t", "é", "—", "─│", "✓", "●", "…", "中文", f"{E}[1;32m", f"{E}[0m"]
+    out = []
+    for _ in range(lines):
+        parts = [rng.choice(["", "\t", "\t\t"])]
+        for _ in range(rng.randint(0, 12)):
+            parts.append(rng.choice(pieces) if rng.random() < 0.4 else streams.words(rng, rng.randint(1, 25)))
+        out.append("".join(parts) + "\r\n")
+    return "".join(out).encode()
+
+
 CASES: dict[str, bytes] = {
     "plain_flood": streams.plain_flood(_rng, 600),
     "coloured_flood": streams.coloured_flood(_rng, 600),
@@ -42,6 +55,11 @@ CASES: dict[str, bytes] = {
     ).encode(),
     "wide_edges": ("x" * 79 + "中tail\r\n" + "y" * 78 + "中\r\n" + "中文字" + f"{E}[3;3Hb\r\n" + "e\u0301\r\n").encode(),
     "tui_frames": streams.tui_frames(_rng, 40),
+    "tabs_at_the_edges": (
+        "x" * 80 + "\tB\r\n" + "y" * 79 + "\tC\r\n" + "z" * 72 + "\tD\r\n" + "\t" * 11 + "E\r\n"
+        + "中" * 40 + "\tF\r\n" + "ab\t\u0301c\r\n" + "w" * 78 + "中\tG\r\n"
+    ).encode(),
+    "tabbed_utf8_flood": tabbed_utf8_flood(_rng, 600),
     "resets_and_tabs": f"a\tb\tc{E}[3g\r\nx\ty{E}c after reset\r\n{E}[?7l" .encode() + b"z" * 100 + b"\r\nend\r\n",
 }
 

@@ -1,6 +1,8 @@
 """Cursor movement as tmux does it, where pyte differs (mixed into `MuxScreen` before pyte's Screen).
 
 - Backspace/CUB from a pending wrap (cursor past the last column) land on the last column.
+- HT from the last column or a pending wrap does nothing (pyte moves a pending wrap back
+  onto the last column, so the next character overwrote it instead of wrapping).
 - CUU/CUD stop at the scroll region only when starting inside it (tmux's rule).
 - CUP/HVP in origin mode clamp into the region instead of being ignored.
 - CBT/CHT (back/forward tab), HPA (`CSI n backtick`), SCOSC/SCORC (`CSI s`/`CSI u`).
@@ -9,9 +11,18 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pyte import modes
+
+TAB_WIDTH = 8  # default tab stops: every TAB_WIDTH columns
+
+
+@functools.cache
+def default_tab_stops(columns: int) -> frozenset[int]:
+    """The tab stops of a fresh screen `columns` wide (also what tmux resets them to on resize)."""
+    return frozenset(range(TAB_WIDTH, columns, TAB_WIDTH))
 
 
 class CursorRules:
@@ -58,6 +69,14 @@ class CursorRules:
             y = min(max(y + top, top), bottom)
         self.cursor.x = min(max(x, 0), self.columns - 1)
         self.cursor.y = min(max(y, 0), self.lines - 1)
+
+    def tab(self) -> None:
+        x = self.cursor.x
+        last = self.columns - 1
+        if x >= last:
+            return
+        next_stop = min((stop for stop in self.tabstops if stop > x), default=last)
+        self.cursor.x = min(next_stop, last)  # a stop set at a pending wrap counts as none
 
     def cursor_forward_tab(self, count: int | None = None) -> None:
         for _ in range(min(count or 1, self.columns)):

@@ -24,12 +24,15 @@ if TYPE_CHECKING:
 # Flyweight caches: styles with a cache, before the oldest set is dropped.
 CHAR_CACHE_MAX_STYLES = 256
 
+# Character -> cells: the one width function behind CHAR_WIDTHS (line_layout.py scans it).
+char_width = wcwidth
+
 
 class _Widths(dict[str, int]):
-    """Character -> cells (wcwidth), memoised for the life of the process."""
+    """Character -> cells (`char_width`), memoised for the life of the process."""
 
     def __missing__(self, char: str) -> int:
-        width = wcwidth(char)
+        width = char_width(char)
         self[char] = width
         return width
 

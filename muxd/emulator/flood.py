@@ -2,13 +2,14 @@
 
 When the cursor is at column 0 with only blank rows from there down, on the main screen with
 default margins and modes, and the parser is between sequences, a run of "simple" lines
-(printable ASCII and SGR sequences, each ended by CRLF) has a known effect: every line
-becomes `ceil(visible / columns)` rows (one if empty), soft-wrapped at the width, and all but
-the last `lines - 1` rows scroll off. So the rows above the cursor and the run minus its last
-screenful go straight to scrollback as a `SourceBlock`, the screen is cleared with the cursor
-at home and the attributes the skipped SGRs would leave, and only the last screenful is
-emulated. While a flood goes on, that last screenful (plus a partial line) is deferred to
-the next feed, where it usually scrolls off too; any query flushes it first.
+(printable text, SGR sequences and, with the default tab stops, tabs; each ended by CRLF)
+has a known effect: every line becomes the rows line_layout.py works out (for one-cell
+characters without tabs, `ceil(cells / columns)`, one if empty), soft-wrapped at the width,
+and all but the last `lines - 1` rows scroll off. So the rows above the cursor and the run
+minus its last screenful go straight to scrollback as a `SourceBlock`, the screen is cleared
+with the cursor at home and the attributes the skipped SGRs would leave, and only the last
+screenful is emulated. While a flood goes on, that last screenful (plus a partial line) is
+deferred to the next feed, where it usually scrolls off too; any query flushes it first.
 """
 
 from __future__ import annotations
@@ -17,26 +18,57 @@ import re
 
 from pyte import modes
 
+from .cursor_rules import default_tab_stops
+from .line_layout import SGR_SEQUENCE, last_drawn_char, line_rows
 from .parser import FastParser
 from .screen import MuxScreen
-from .source_block import SGR_SEQUENCE, advance_attrs, rows_for_width
+from .source_block import advance_attrs
 
 # Simple lines followed by other output are only skipped in runs at least this long.
 FLOOD_MIN_CHARS = 4096
 # Deferred flood text (last screenful + partial line) is emulated instead beyond this size.
 FLOOD_DEFER_MAX_CHARS = 64 * 1024
 
-_BAD_CHAR = re.compile(r"[^ -~\r\n\x1b]")
+# What simple lines are made of, besides SGR: printable text (ASCII, or U+00A0 on: no C1
+# controls), CR, LF and ESC; tabs too when the tab stops are the default ones.
+_SIMPLE_CHARS = " -~\r\n\x1b\xa0-\U0010ffff"  # a regex class body
+_SIMPLE_RUN = {False: re.compile(f"[{_SIMPLE_CHARS}]*"), True: re.compile(f"[\t{_SIMPLE_CHARS}]*")}
+_SIMPLE_ASCII = bytes([*b"\r\n\x1b", *range(0x20, 0x7F)])
+_SIMPLE_ASCII_BYTES = {False: _SIMPLE_ASCII, True: _SIMPLE_ASCII + b"\t"}
+_FIRST_WINDOW_CHARS = 1024
 _BAD_ESCAPE = re.compile(r"\x1b(?!\[[0-9;]*m)")
 _BARE_CR = re.compile(r"\r(?!\n)")
 _PARTIAL_SGR = re.compile(r"\x1b(?:\[[0-9;]*)?\Z")
 _MODES_THAT_CHANGE_TEXT = frozenset({modes.IRM, modes.LNM, modes.DECOM, modes.DECSCNM})
 
 
-def simple_run_end(text: str, start: int) -> int:
+def tabs_allowed(screen: MuxScreen) -> bool:
+    """True if tabs can be in simple lines on `screen` (its tab stops are the default ones)."""
+    return screen.tabstops == default_tab_stops(screen.columns)
+
+
+def first_bad_char(text: str, start: int, end: int, tabs: bool) -> int:
+    """Where text[start:end] first has a character that cannot be in a simple line (or `end`)."""
+    run = _SIMPLE_RUN[tabs]
+    if not text.isascii():
+        return run.match(text, start, end).end()  # type: ignore[union-attr]  # `*` always matches
+    # Deleting the allowed bytes is ~5x faster than a regex scan; growing windows keep the
+    # cost proportional to the distance to the first bad character.
+    allowed = _SIMPLE_ASCII_BYTES[tabs]
+    window = _FIRST_WINDOW_CHARS
+    while start < end:
+        stop = min(start + window, end)
+        if text[start:stop].encode("ascii").translate(None, allowed):
+            return run.match(text, start, stop).end()  # type: ignore[union-attr]
+        start = stop
+        window *= 2
+    return end
+
+
+def simple_run_end(text: str, start: int, tabs: bool = False) -> int:
     """End of the longest run of complete simple lines at `start` (`start` if there is none)."""
-    end = len(text)
-    for pattern in (_BAD_CHAR, _BAD_ESCAPE, _BARE_CR):
+    end = first_bad_char(text, start, len(text), tabs)
+    for pattern in (_BAD_ESCAPE, _BARE_CR):
         found = pattern.search(text, start, end)
         if found:
             end = found.start()
@@ -51,13 +83,13 @@ def simple_run_end(text: str, start: int) -> int:
     return start if last < 0 else last + 2
 
 
-def is_simple_partial_line(text: str, start: int) -> bool:
+def is_simple_partial_line(text: str, start: int, tabs: bool = False) -> bool:
     """True if text[start:] could begin a simple line (no line feed yet, nothing else odd)."""
     if len(text) - start > FLOOD_DEFER_MAX_CHARS or text.find("\n", start) >= 0:
         return False
-    tail = text[start:]
-    if _BAD_CHAR.search(tail):
+    if first_bad_char(text, start, len(text), tabs) != len(text):
         return False
+    tail = text[start:]
     carriage = tail.find("\r")
     if carriage >= 0 and carriage != len(tail) - 1:
         return False
@@ -92,8 +124,7 @@ def _screenful_start(text: str, start: int, end: int, rows_needed: int, columns:
         previous = text.rfind("\r\n", start, position - 2)
         line_start = previous + 2 if previous >= 0 else start
         line = text[line_start : position - 2]
-        visible = len(SGR_SEQUENCE.sub("", line)) if "\x1b" in line else len(line)
-        rows += rows_for_width(visible, columns)
+        rows += line_rows(SGR_SEQUENCE.sub("", line) if "\x1b" in line else line, columns)
         position = line_start
     return position if rows >= rows_needed else start
 
@@ -122,8 +153,9 @@ class FloodSkipper:
             if not can_skip_from_here(self._screen, parser):
                 position = self._emulate_line(text, position)
                 continue
-            run_end = simple_run_end(text, position)
-            if is_simple_partial_line(text, run_end):
+            tabs = tabs_allowed(self._screen)
+            run_end = simple_run_end(text, position, tabs)
+            if is_simple_partial_line(text, run_end, tabs):
                 # Everything left is simple: skip what is provably scrollback, defer the rest.
                 position = self._skip(text, position, run_end)
                 if end - position > FLOOD_DEFER_MAX_CHARS:  # do not rescan a huge tail each feed
@@ -162,6 +194,7 @@ class FloodSkipper:
         screen.buffer.clear()
         cursor.x = cursor.y = 0
         cursor.attrs = end_attrs
+        screen.last_char = last_drawn_char(skipped) or screen.last_char  # for REP
         screen.dirty.update(range(screen.lines))
         self.skipped_chars += len(skipped)
         return keep_from

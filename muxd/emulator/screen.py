@@ -22,7 +22,7 @@ from pyte.screens import Cursor, StaticDefaultDict
 
 from ._guard import guard_events
 from .cell import BLANK, REVERSE_BLANK, Cell
-from .cursor_rules import CursorRules
+from .cursor_rules import CursorRules, default_tab_stops
 from .drawing import CHAR_CACHE_MAX_STYLES, CharCache, draw_fast, draw_reference
 from .parser import ExtendedStream
 from .rows import Row, row_from_cells
@@ -32,7 +32,6 @@ from .sgr import apply_sgr
 ALTERNATE_SCREEN_MODES = frozenset({47, 1047, 1049})
 ALTERNATE_SCREEN_WITH_CURSOR = 1049
 DECCOLM_PRIVATE = 3  # 80/132 columns: tmux clears the screen instead of resizing; so do we
-TAB_WIDTH = 8
 REPEAT_MAX_CHARS = 65535  # REP count limit, so `CSI 9999999 b` cannot stall the pane
 DEVICE_ATTRIBUTES_REPLY = "\x1b[?1;2c"  # VT100 with advanced video, as tmux answers
 DEVICE_OK_REPLY = "\x1b[0n"
@@ -338,8 +337,8 @@ class MuxScreen(CursorRules, pyte.Screen):
             main_buffer, main_cursor = self._saved_main
             self._fit(main_buffer, main_cursor, lines, columns, to_scrollback=True)
         self._fit(self.buffer, self.cursor, lines, columns, to_scrollback=not self.alternate)
-        if columns > self.columns:
-            self.tabstops.update(range(TAB_WIDTH, columns, TAB_WIDTH))
+        if columns != self.columns:  # tmux resets tab stops whenever the width changes
+            self.tabstops = set(default_tab_stops(columns))
         self.lines, self.columns = lines, columns
         self.margins = None
         self.dirty.update(range(lines))

@@ -1,27 +1,35 @@
 """Scrollback rows kept as the source text that produced them, rendered only when read.
 
-During an output flood (`cat` of a big file) whole lines of printable ASCII and SGR sequences
+During an output flood (`cat` of a big file) whole lines of printable text and SGR sequences
 scroll off the screen without ever being emulated. A `SourceBlock` keeps those lines with the
 cursor attributes in force before the first one; rows are rendered on demand and must equal
 what full emulation would have put in scrollback (tests/test_emulator_identity.py proves it).
-Sizes for the scrollback cap come from the visible length of each line, without rendering.
+Sizes for the scrollback cap come from each line's geometry (line_layout.py), without
+rendering.
 """
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from operator import add
+from typing import Sequence
 
 from .cell import DEFAULT_STYLE, Cell
+from .line_layout import (
+    SGR_SEQUENCE,
+    block_geometry,
+    is_narrow,
+    lay_out_line,
+    needs_layout,
+    next_tab_column,
+    split_lines,
+)
 from .parser import parse_csi_params
 from .rows import Row, canonical_runs, row_size_bytes
 from .sgr import apply_sgr, intern_style
 
-SGR_SEQUENCE = re.compile(r"\x1b\[([0-9;]*)m")
-LINE_END = "\r\n"
 _FULL_RESETS = ("\x1b[m", "\x1b[0m")
 # Drop evicted lines from the front of the lists once this many have piled up.
 _COMPACT_AFTER_LINES = 4096
@@ -39,33 +47,22 @@ def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
     return attrs
 
 
-def rows_for_width(visible: int, columns: int) -> int:
-    """Rows a line of `visible` cells takes when wrapped at `columns` (an empty line takes one)."""
-    return (visible - 1) // columns + 1 if visible else 1
-
-
 def source_size_bytes(text: str, has_sgr: bool, columns: int) -> int:
     """Scrollback bytes the complete lines in `text` would occupy, without rendering them."""
-    visible = _visible_lengths(text, has_sgr)
-    if max(visible) <= columns:
-        return sum(visible) + len(visible)
-    return sum(visible) + sum(rows_for_width(v, columns) for v in visible)
-
-
-def _visible_lengths(text: str, has_sgr: bool) -> list[int]:
-    """Printable characters (= cells: the text is ASCII) of each CRLF-terminated line."""
-    if has_sgr:
-        text = SGR_SEQUENCE.sub("", text)
-    lengths = list(map(len, text.split(LINE_END)))
-    lengths.pop()  # the empty string after the last CRLF
-    return lengths
+    geometry = block_geometry(text, has_sgr, columns)
+    widths = geometry.widths
+    if not geometry.irregular and max(widths) <= columns:
+        return sum(widths) + len(widths)
+    return sum(widths) + sum(geometry.row_counts(columns))
 
 
 class SourceBlock:
-    """Consecutive scrollback rows held as source lines (ASCII + SGR, CRLF stripped).
+    """Consecutive scrollback rows held as source lines (text + SGR, CRLF stripped).
 
     Row and byte positions are absolute since the block was created; `byte_ends[i]` and
     `row_ends[i]` are the totals through line `i`, so eviction and lookup are bisections.
+    Lines whose rows are not all full (wide or zero-width characters) have their row text
+    lengths in `irregular`, for evicting part of them.
     """
 
     def __init__(self, columns: int, start_attrs: Cell, default: Cell) -> None:
@@ -82,6 +79,7 @@ class SourceBlock:
         self.dropped_bytes = 0  # absolute totals evicted so far
         self.dropped_rows = 0
         self.has_sgr = False
+        self.irregular: dict[int, tuple[int, ...]] = {}  # index in `lines` -> row text lengths
 
     @property
     def row_count(self) -> int:
@@ -93,19 +91,22 @@ class SourceBlock:
 
     def append_text(self, text: str, has_sgr: bool, end_attrs: Cell) -> None:
         """Add CRLF-terminated source lines; `end_attrs` is the state after the last one."""
-        lines = text.split(LINE_END)
-        lines.pop()
-        visible = _visible_lengths(text, has_sgr)
+        lines = split_lines(text)
         columns = self.columns
+        geometry = block_geometry(text, has_sgr, columns, lines)
+        widths = geometry.widths
         last_bytes = self.byte_ends[-1] if self.byte_ends else self.base_bytes
         last_rows = self.row_ends[-1] if self.row_ends else self.base_rows
-        if max(visible) <= columns:
+        if not geometry.irregular and max(widths) <= columns:
             self.row_ends.extend(range(last_rows + 1, last_rows + len(lines) + 1))
-            sizes = [v + 1 for v in visible]
+            sizes = [width + 1 for width in widths]
         else:
-            rows = [rows_for_width(v, columns) for v in visible]
+            rows = geometry.row_counts(columns)
             self.row_ends.extend(map(last_rows.__add__, accumulate(rows)))
-            sizes = list(map(add, visible, rows))  # each row costs its cells + 1
+            sizes = list(map(add, widths, rows))  # each row costs its text + 1
+            first = len(self.lines)
+            for index, lengths in geometry.irregular.items():
+                self.irregular[first + index] = lengths
         self.byte_ends.extend(map(last_bytes.__add__, accumulate(sizes)))
         self.lines.extend(lines)
         self.has_sgr = self.has_sgr or has_sgr
@@ -128,11 +129,11 @@ class SourceBlock:
             index = bisect_left(self.byte_ends, target, self.start)
             base_bytes, base_rows = self._line_base(index)
             line_rows = self.row_ends[index] - base_rows
-            visible = self.byte_ends[index] - base_bytes - line_rows
+            lengths = self._row_lengths(index, self.byte_ends[index] - base_bytes - line_rows, line_rows)
             done_rows = max(self.dropped_rows - base_rows, 0)  # rows of this line already gone
             position = max(self.dropped_bytes, base_bytes)
             while position < target:  # evict whole rows, as the emulated scrollback would
-                position += row_size_bytes(min(self.columns, visible - done_rows * self.columns))
+                position += row_size_bytes(lengths[done_rows])
                 done_rows += 1
             self.start = index + 1 if done_rows == line_rows else index
             self.dropped_bytes, self.dropped_rows = position, base_rows + done_rows
@@ -142,13 +143,24 @@ class SourceBlock:
         self._compact()
         return self.dropped_bytes - old_bytes, self.dropped_rows - old_rows
 
+    def _row_lengths(self, index: int, width: int, rows: int) -> Sequence[int]:
+        """Text lengths of the rows of line `index` (`width` and `rows` from the totals)."""
+        lengths = self.irregular.get(index)
+        if lengths is not None:
+            return lengths
+        columns = self.columns
+        return [min(columns, width - row * columns) for row in range(rows)]
+
     def _compact(self) -> None:
         if self.start < _COMPACT_AFTER_LINES or self.start * 2 < len(self.lines):
             return
-        self.base_bytes, self.base_rows = self._line_base(self.start)
-        del self.lines[: self.start]
-        del self.byte_ends[: self.start]
-        del self.row_ends[: self.start]
+        start = self.start
+        self.base_bytes, self.base_rows = self._line_base(start)
+        del self.lines[:start]
+        del self.byte_ends[:start]
+        del self.row_ends[:start]
+        if self.irregular:
+            self.irregular = {index - start: rows for index, rows in self.irregular.items() if index >= start}
         self.start = 0
 
     def rows(self, first: int, stop: int) -> list[Row]:
@@ -172,8 +184,10 @@ class SourceBlock:
 
 def render_line(line: str, attrs: Cell, columns: int, default: Cell) -> tuple[list[Row], Cell]:
     """Rows that emulating `line` + CRLF produces from a fresh row, and the attributes after."""
-    if "\x1b" not in line:
+    if "\x1b" not in line and "\t" not in line and (line.isascii() or not needs_layout(line)):
         style = intern_style(attrs[1:])  # type: ignore[arg-type]
+        if len(line) <= columns:  # the commonest case, on its own for speed
+            return [Row(line, (style, len(line)) if line and style != DEFAULT_STYLE else (), False)], attrs
         chunks = [line[i : i + columns] for i in range(0, len(line), columns)] or [""]
         last = len(chunks) - 1
         if style == DEFAULT_STYLE:
@@ -182,29 +196,50 @@ def render_line(line: str, attrs: Cell, columns: int, default: Cell) -> tuple[li
             Row(chunk, (style, len(chunk)) if chunk else (), i != last)
             for i, chunk in enumerate(chunks)
         ], attrs
-    # SGR_SEQUENCE.split alternates visible text and SGR parameters: [text, params, ..., text].
+    if not is_narrow(line):
+        return lay_out_line(line, attrs, columns, default)
+    # SGR_SEQUENCE.split alternates visible text and SGR parameters: [text, params, ..., text];
+    # tabs split the text further, into pieces of "" (a tab) and (text, style).
     pieces: list[tuple[str, object]] = []
     for index, part in enumerate(SGR_SEQUENCE.split(line)):
         if index % 2:
             attrs = apply_sgr(attrs, parse_csi_params(part), default)
         elif part:
-            pieces.append((part, intern_style(attrs[1:])))  # type: ignore[arg-type]
+            style = intern_style(attrs[1:])  # type: ignore[arg-type]
+            for number, text in enumerate(part.split("\t")):
+                if number:
+                    pieces.append(("", None))
+                if text:
+                    pieces.append((text, style))
+    gap_style = intern_style(default[1:])  # type: ignore[arg-type]  # cells a tab skips stay blank
     rows: list[Row] = []
     texts: list[str] = []
     runs: list[object] = []
-    used = 0
+    used = gap = 0  # `gap`: blanks a tab left before the next written cell
+
+    def add(text: str, style: object) -> None:
+        texts.append(text)
+        if runs and runs[-2] == style:
+            runs[-1] += len(text)  # type: ignore[operator]
+        else:
+            runs.extend((style, len(text)))
+
     for text, style in pieces:
+        if not text:  # a tab never wraps, so `used` stays below `columns`
+            target = next_tab_column(used, columns)
+            gap += target - used
+            used = target
+            continue
         while text:
             if used == columns:
                 rows.append(Row("".join(texts), canonical_runs(runs), True))
                 texts, runs, used = [], [], 0
+            if gap:
+                add(" " * gap, gap_style)
+                gap = 0
             take = text[: columns - used]
             text = text[len(take) :]
-            texts.append(take)
-            if runs and runs[-2] == style:
-                runs[-1] += len(take)  # type: ignore[operator]
-            else:
-                runs.extend((style, len(take)))
+            add(take, style)
             used += len(take)
     rows.append(Row("".join(texts), canonical_runs(runs), False))
     return rows, attrs

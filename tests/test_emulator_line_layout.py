@@ -1,0 +1,73 @@
+"""line_layout's three descriptions of a flood line agree with each other and with the screen.
+
+`lay_out_line` (cells, for rendering), `row_text_lengths` and `narrow_line_width` (sizes,
+for the scrollback cap) are separate code for speed; here they are checked against each
+other on many random lines, and `lay_out_line` against a real screen.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from emulator_data import streams
+from muxd.emulator import Emulator
+from muxd.emulator.cell import BLANK
+from muxd.emulator.line_layout import (
+    block_geometry,
+    lay_out_line,
+    line_rows,
+    narrow_line_width,
+    next_tab_column,
+    row_text_lengths,
+    rows_for_width,
+)
+
+PIECES = ["\t", "\t\t", "é", "─│", "✓", "中", "😀", "e\u0301", "\u0301", "\u200d", "\ufe0f", "ab", "xyz "]
+
+
+def random_line(rng: random.Random, narrow_only: bool = False) -> str:
+    pieces = ["\t", "é", "─", "abc", "x"] if narrow_only else PIECES
+    parts = [rng.choice(pieces) if rng.random() < 0.5 else streams.words(rng, rng.randint(1, 40))
+             for _ in range(rng.randint(0, 14))]
+    indent = "\t" * rng.choice([0, 0, 1, 2, 3, 12])
+    return indent + "".join(parts)
+
+
+def test_default_tab_stops_every_eight_columns_and_none_past_the_last() -> None:
+    assert [next_tab_column(x, 20) for x in (0, 7, 8, 15, 16, 18, 19, 20)] == [8, 8, 16, 16, 19, 19, 19, 20]
+
+
+@pytest.mark.parametrize("columns", [2, 3, 8, 9, 30, 80])
+def test_sizes_agree_with_the_rendered_rows(columns: int) -> None:
+    rng = random.Random(columns)
+    for _ in range(400):
+        line = random_line(rng)
+        rendered = [len(row.text) for row in lay_out_line(line, BLANK, columns, BLANK)[0]]
+        assert row_text_lengths(line, columns) == rendered, repr(line)
+        assert line_rows(line, columns) == len(rendered)
+        narrow = random_line(rng, narrow_only=True)
+        rendered = [len(row.text) for row in lay_out_line(narrow, BLANK, columns, BLANK)[0]]
+        width = narrow_line_width(narrow, columns)
+        assert rows_for_width(width, columns) == len(rendered)
+        assert width == sum(rendered) and rendered[:-1] == [columns] * (len(rendered) - 1), repr(narrow)
+
+
+def test_block_geometry_lists_only_irregular_lines() -> None:
+    text = "plain\r\n\tindented\r\nwide 中\r\né─\r\n" + "y" * 85 + "\t\r\n"
+    geometry = block_geometry(text, has_sgr=False, columns=80)
+    assert geometry.widths == [5, 16, 6, 2, 85]  # a wide character is one character of text
+    assert geometry.irregular == {2: (6,)}
+    assert geometry.row_counts(80) == [1, 1, 1, 1, 2]
+
+
+@pytest.mark.parametrize("columns", [9, 30])
+def test_lay_out_line_matches_a_screen(columns: int) -> None:
+    rng = random.Random(columns + 100)
+    for _ in range(60):
+        line = "".join(rng.choice(streams.SGRS) if rng.random() < 0.2 else random_line(rng) for _ in range(3))
+        rows, _attrs = lay_out_line(line, BLANK, columns, BLANK)
+        emulator = Emulator(columns, len(rows) + 1, fast_paths=False)
+        emulator.feed(line.encode())
+        assert emulator.rows(0, len(rows) - 1) == rows, repr(line)

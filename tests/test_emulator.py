@@ -365,3 +365,22 @@ def test_tab_stops_reset_when_the_width_changes(fast: bool) -> None:
     em.resize(30, 5)  # tmux 3.3a puts the stops back every 8 columns on any width change
     em.feed(b"\r\n\tb\tc")
     assert em.display_lines()[1] == "        b       c"
+
+
+def test_display_lines_cache_follows_every_change():
+    """display_lines re-reads only dirty rows: after any stream it must equal a full re-read."""
+    import random
+
+    rng = random.Random(7)
+    pieces = ["hello", "\r\n", "\x1b[2J", "\x1b[H", "\x1b[5;3H", "\x1b[K", "\x1b[1J", "\x1b[?1049h",
+              "\x1b[?1049l", "\x1b[2;10r", "\x1bM", "\x1b[3L", "\x1b[2M", "\x1b[4P", "\x1b[3@", "\x1b[2X",
+              "中文", "\t", "\x1b[S", "\x1b[T", "\x1b#8", "\x1bc", "x" * 90, "\x1b[31mred\x1b[0m", "\b\b",
+              "\x1b[?7l", "\x1b[?7h", "e\u0301", "\x1b[3b"]
+    em = Emulator(columns=20, lines=6)
+    for step in range(3000):
+        em.feed("".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))).encode())
+        if step % 500 == 250:
+            em.resize(rng.randint(10, 30), rng.randint(3, 8))
+        cached = em.display_lines()  # flushes deferred flood text first
+        screen = em._screen
+        assert cached == [screen.visible_row(y).text.rstrip(" ") for y in range(screen.lines)], step

@@ -28,7 +28,7 @@ DETECT_BUDGET_S = 0.05          # one detect() call; slower results are dropped
 DEBOUNCE_S = 0.3                # a new state must hold this long, or be seen twice
 DETECT_MIN_INTERVAL_S = 0.1     # at most this often while output flows
 DETECT_QUIET_DELAY_S = 0.05     # and once this long after output stops
-DETECT_MAX_INTERVAL_S = 0.4     # the slowest pace for a screen that keeps saying the same
+DETECT_MAX_INTERVAL_S = 1.0     # the slowest pace for a screen that keeps saying the same
 # Frames in a row that may go unidentified (a resize redraw, a cleared screen) before the
 # agent found last is given up for the fallback, as long as the foreground process is the same.
 STICKY_UNIDENTIFIED_FRAMES = 10
@@ -65,6 +65,7 @@ class DetectorRunner:
         self._candidate_since = 0.0
         self._sightings: list[ToolSighting] = []
         self._recent_tools: list[str] = []
+        self._last_frame: tuple[object, ...] | None = None
         self._last_detector: Detector | None = None
         self._last_process: str | None = None
         self._unidentified = 0
@@ -73,6 +74,10 @@ class DetectorRunner:
         """Detect on one frame; returns the new published state if it changed, else None.
 
         `settled=True` says the frame is final (a saved screen): publish without debouncing."""
+        frame = (tuple(ctx.lines), ctx.process_name, ctx.exited, ctx.columns)
+        if frame == self._last_frame and not self.pending:
+            return None  # the same text says the same thing: no need to read it again
+        self._last_frame = frame
         found = self._detect(ctx)
         if found is None:
             return None

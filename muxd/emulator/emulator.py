@@ -47,6 +47,8 @@ class Emulator:
         # Invalid UTF-8 is dropped, as tmux does (not drawn as U+FFFD).
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
         self._flood: FloodSkipper | None = None
+        self._display: list[str] = []  # display_lines() as last computed (see there)
+        self._display_columns = 0
         if fast_paths:
             parser = FastParser(self._screen)
             self._flood = FloodSkipper(self._screen, parser)
@@ -129,10 +131,22 @@ class Emulator:
     # -- output -----------------------------------------------------------------------
 
     def display_lines(self) -> list[str]:
-        """The visible screen as plain text, one string per row, trailing spaces stripped."""
+        """The visible screen as plain text, one string per row, trailing spaces stripped.
+
+        Detectors ask for this ten times a second per busy pane, so rows are re-read only
+        where the screen marked them dirty since the last call."""
         self._sync()
         screen = self._screen
-        return [screen.visible_row(y).text.rstrip(" ") for y in range(screen.lines)]
+        cache = self._display
+        if len(cache) != screen.lines or self._display_columns != screen.columns:
+            cache[:] = [""] * screen.lines
+            self._display_columns = screen.columns
+            screen.dirty.update(range(screen.lines))
+        for y in screen.dirty:
+            if 0 <= y < screen.lines:
+                cache[y] = screen.visible_text(y).rstrip(" ")
+        screen.dirty.clear()
+        return list(cache)
 
     def capture(
         self,

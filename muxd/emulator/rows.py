@@ -65,6 +65,18 @@ def row_from_cells(line: Mapping[int, Cell], columns: int, wrapped: bool) -> Row
     return Row(text, runs_from_cell_styles(styles, texts, one_char_per_cell), wrapped)
 
 
+def row_text(line: Mapping[int, Cell], columns: int) -> str:
+    """Just the text `row_from_cells` would give (no styles): what detectors read, cheaply."""
+    if not line:
+        return ""
+    inside = [x for x in line if x < columns]
+    if not inside:
+        return ""
+    get = line.get
+    return "".join([cell.data if cell is not None else " "
+                    for cell in map(get, range(max(inside) + 1))])
+
+
 def runs_from_cell_styles(styles: list[Style], texts: list[str], one_char_per_cell: bool) -> StyleRuns:
     """Merge per-cell styles into flat runs counted in characters."""
     runs: list[object] = []

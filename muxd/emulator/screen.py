@@ -25,7 +25,7 @@ from .cell import BLANK, REVERSE_BLANK, Cell
 from .cursor_rules import CursorRules, default_tab_stops
 from .drawing import CHAR_CACHE_MAX_STYLES, CharCache, draw_fast, draw_reference
 from .parser import ExtendedStream
-from .rows import Row, row_from_cells
+from .rows import Row, row_from_cells, row_text
 from .scrollback import Scrollback
 from .sgr import apply_sgr
 
@@ -95,6 +95,11 @@ class MuxScreen(CursorRules, pyte.Screen):
     def write_process_input(self, data: str) -> None:
         if self._reply is not None:
             self._reply(data.encode("utf-8"))
+
+    def visible_text(self, y: int) -> str:
+        """The text of visible row `y` (as `visible_row(y).text`, without building styles)."""
+        line = self.buffer.get(y)
+        return row_text(line, self.columns) if line else ""
 
     def visible_row(self, y: int) -> Row:
         """The compact form of visible row `y`."""

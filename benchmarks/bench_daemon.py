@@ -9,7 +9,6 @@ stopped in a `finally`, even on Ctrl-C. See benchmarks/README.md for what each f
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -21,20 +20,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import _corpora
 from _corpora import COLUMNS, CORPUS_NAMES, LINES, Corpus
 
-from muxd.cli.pane_commands import HISTORY_START
-from muxd.client.connection import Client
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
-from muxd.protocol.messages import CapturePane
-from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import WaitTimeout, wait_until
 
 DEFAULT_CORPUS_MB = 20
@@ -44,12 +38,7 @@ TMUX_MATCHED_HISTORY_LINES = DEFAULT_SCROLLBACK_BYTES // (COLUMNS + 1)
 RUN_TIMEOUT_S = 150.0             # one peer on one corpus, from releasing `cat` to a settled screen
 SETTLE_QUIET_S = 0.3              # the final screen must stay unchanged this long
 SCREEN_POLL_S = 0.02
-CAPTURE_TIMEOUT_S = 30.0
-PROC_POLL_S = 0.005
 IDLE_BEFORE_START_S = 0.3         # let a new server finish starting the pane before the CPU baseline
-GATE_OPEN_TIMEOUT_S = 10.0
-SERVER_STOP_TIMEOUT_S = 10.0
-TMUX_CLI_TIMEOUT_S = 10.0
 PANE_HOLD_S = 900                 # panes sleep this long after their output; the harness kills them sooner
 # Quick peers are run several times: their small figures are the ratios' denominators.
 MIN_FAST_RUNS = 3
@@ -87,237 +76,7 @@ sys.stdin.read()
 """
 
 
-# ------------------------------------------------------------------ /proc
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of the whole process (all threads, not its children)."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for pid {pid}")
-
-
-def comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as fh:
-            return fh.read().strip()
-    except OSError:
-        return ""
-
-
-def children(pid: int) -> set[int]:
-    found: set[int] = set()
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as fh:
-                found.update(int(p) for p in fh.read().split())
-    except OSError:
-        pass
-    return found
-
-
-def screen_lines(text: str) -> list[str]:
-    """A capture as compared: each line right-stripped, trailing empty lines dropped."""
-    lines = [line.rstrip() for line in text.split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
-
-
-class Cleanup:
-    """The panes' process groups, killed however a run ends (their server may have died first)."""
-
-    def __init__(self) -> None:
-        self.pane_pids: set[int] = set()
-
-    def kill_panes(self) -> None:
-        for pid in self.pane_pids:
-            if comm(pid) in ("sh", "cat", "sleep"):
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        self.pane_pids.clear()
-
-
-CLEANUP = Cleanup()
-
-
-def stop_pid(pid: int | None) -> None:
-    if pid is None or not comm(pid):
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-        wait_until(lambda: not comm(pid) or _zombie(pid), timeout=SERVER_STOP_TIMEOUT_S, message=f"pid {pid} exit")
-    except WaitTimeout:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
-# ------------------------------------------------------------------ the start gate
-
-
-class Gate:
-    """A FIFO the pane's shell reads before `cat`: `open()` once it waits, `release()` starts the run."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        os.mkfifo(path)
-        self._fd: int | None = None
-
-    def open(self) -> None:
-        def try_open() -> bool:
-            try:
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
-                return True
-            except OSError:  # ENXIO: the shell has not opened its end yet
-                return False
-        wait_until(try_open, timeout=GATE_OPEN_TIMEOUT_S, interval=PROC_POLL_S,
-                   message="pane waiting on the start gate")
-
-    def release(self) -> None:
-        assert self._fd is not None
-        os.write(self._fd, b"go\n")
-        os.close(self._fd)
-        self._fd = None
-        self.path.unlink()
-
-
-# ------------------------------------------------------------------ multiplexer peers
-
-
-class TmuxPeer:
-    """A private tmux server (its own socket path), one detached session per pane."""
-
-    def __init__(self, workdir: Path, history_lines: int | None) -> None:
-        self.socket = workdir / f"tmux-{time.monotonic_ns()}.sock"
-        self.config = "/dev/null"
-        if history_lines is not None:
-            self.config = str(workdir / f"tmux-{history_lines}.conf")
-            Path(self.config).write_text(f"set -g history-limit {history_lines}\n")
-        self.env = {k: v for k, v in os.environ.items() if k != "TMUX"} | {"SHELL": "/bin/sh"}
-        self.pid: int | None = None
-
-    def tmux(self, *args: str) -> str:
-        result = subprocess.run(["tmux", "-S", str(self.socket), "-f", self.config, *args], env=self.env,
-                                capture_output=True, text=True, timeout=TMUX_CLI_TIMEOUT_S)
-        if result.returncode != 0:
-            raise RuntimeError(f"tmux {args[0]} failed: {result.stderr.strip()}")
-        return result.stdout
-
-    def new_pane(self, session: str, argv: list[str]) -> int:
-        # Several arguments: tmux 3.x execs them directly, no shell in between (as muxd does).
-        self.tmux("new-session", "-d", "-s", session, "-x", str(COLUMNS), "-y", str(LINES), *argv)
-        pane_pid, server_pid = self.tmux("display", "-p", "-t", session, "#{pane_pid} #{pid}").split()
-        self.pid = int(server_pid)
-        CLEANUP.pane_pids.add(int(pane_pid))
-        return int(pane_pid)
-
-    def pane_facts(self, session: str) -> tuple[int, int, str]:
-        """(width, height, scrollback setting) of the session's pane."""
-        width, height, limit = self.tmux("display", "-p", "-t", session,
-                                         "#{pane_width} #{pane_height} #{history_limit}").split()
-        return int(width), int(height), f"history-limit {limit}"
-
-    def capture(self, session: str, history_lines: int = 0) -> str:
-        extra = ["-S", "-" if history_lines < 0 else f"-{history_lines}"] if history_lines else []
-        return self.tmux("capture-pane", "-p", "-t", session, *extra)
-
-    def stop(self) -> None:
-        if self.socket.exists():
-            try:
-                self.tmux("kill-server")
-            except (RuntimeError, subprocess.TimeoutExpired):
-                pass
-        stop_pid(self.pid)
-        self.socket.unlink(missing_ok=True)
-
-
-class MuxdPeer:
-    """A private muxd daemon; panes made with the CLI, screens read over one client connection."""
-
-    def __init__(self) -> None:
-        self.server = MuxdTestServer()
-        self.pid: int | None = None
-        self._loop = asyncio.new_event_loop()
-        self._client: Client | None = None
-
-    def start(self) -> MuxdPeer:
-        self.server.start()
-        self.pid = self.server.pid
-        self._client = self._loop.run_until_complete(self.server.client(client_name="bench"))
-        return self
-
-    def new_pane(self, session: str, argv: list[str]) -> int:
-        self.server.cli("new-session", "-d", "-s", session, "-x", str(COLUMNS), "-y", str(LINES),
-                        "--", *argv, check=True)
-        pane_pid = int(self._pane(session)["pid"])
-        CLEANUP.pane_pids.add(pane_pid)
-        return pane_pid
-
-    def _pane(self, session: str) -> dict[str, Any]:
-        panes = json.loads(self.server.cli("list-panes", "--json", "-t", session, check=True).stdout)
-        return dict(panes[0])
-
-    def pane_facts(self, session: str) -> tuple[int, int, str]:
-        """(width, height, scrollback setting) of the session's pane."""
-        pane = self._pane(session)
-        return int(pane["width"]), int(pane["height"]), f"scrollback {DEFAULT_SCROLLBACK_BYTES >> 20} MiB"
-
-    def capture(self, session: str, history_lines: int = 0) -> str:
-        assert self._client is not None
-        start = None if not history_lines else HISTORY_START if history_lines < 0 else -history_lines
-        call = self._client.call(CapturePane, target=session, start=start)
-        reply = self._loop.run_until_complete(asyncio.wait_for(call, CAPTURE_TIMEOUT_S))
-        return str(reply.text)
-
-    def stop(self) -> None:
-        try:
-            if self._client is not None:
-                self._loop.run_until_complete(self._client.close())
-        finally:
-            self._loop.close()
-            if self.server.pid is not None:
-                try:
-                    self.server.cli("kill-server", timeout=SERVER_STOP_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    pass
-            self.server.stop()
-
-
-Peer = TmuxPeer | MuxdPeer
-
-
-@contextmanager
-def running(make: Callable[[], Peer]) -> Iterator[Peer]:
-    peer = make()
-    try:
-        if isinstance(peer, MuxdPeer):
-            peer.start()
-        yield peer
-    finally:
-        peer.stop()
-        CLEANUP.kill_panes()
-
-
-# ------------------------------------------------------------------ one run
+from _peers import (GATE_OPEN_TIMEOUT_S, PROC_POLL_S, SERVER_STOP_TIMEOUT_S, cpu_seconds, rss_kib, comm, children, screen_lines, CLEANUP, Gate, TmuxPeer, MuxdPeer, Peer, running)
 
 
 @dataclass

@@ -739,3 +739,12 @@ def test_never_raises_on_garbage() -> None:
             context = ScreenContext(lines=rows, columns=columns)
             assert 0.0 <= DETECTOR.identify(context) <= 1.0
             assert isinstance(DETECTOR.detect(context, None), Detection)
+
+
+def test_model_while_the_logo_animates() -> None:
+    rows = screen("""
+    | ▂   ▂    Claude Code v2.1.330
+    |▂   ▂    Opus 5.5 · API Usage Billing
+    |  ▂▂      /tmp/work
+    """, "|", IDLE_BOX)
+    assert detect(rows).model == "Opus 5.5"

@@ -358,3 +358,19 @@ def test_garbage_never_raises() -> None:
         DETECTOR.detect(context, None)
     DETECTOR.detect(ScreenContext(lines=[]), None)
     DETECTOR.detect(ScreenContext(lines=["›"] * 50 + ["  x" * 500]), None)
+
+
+def test_idle_after_a_turn_shorter_than_a_second() -> None:
+    d = detect(screen(HEADER + FIRST_TURN.replace("Worked for 16s", "Worked for <1s") + COMPOSER))
+    assert (d.state, d.rule, d.line) == ("Idle", "turn-done", "Worked for <1s • 22:18")
+
+
+def test_exit_summary_read_when_the_pane_itself_exited() -> None:
+    rows = screen("""
+    |Disconnected from this task. Any running work continues.
+    |To reconnect, run:
+    |  codex resume 01a2008a-0838-7eb3-b9bd-aa7f3b261da5
+    |Token usage so far: total=40,161 input=40,109 output=52
+    """)
+    d = DETECTOR.detect(ScreenContext(lines=rows, columns=120, exited=True, exit_code=0), None)
+    assert (d.state, d.tokens, d.session_id) == ("Exited", 40161, "01a2008a-0838-7eb3-b9bd-aa7f3b261da5")

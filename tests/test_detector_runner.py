@@ -188,3 +188,10 @@ def test_schedule_backs_off_while_nothing_changes_and_returns_on_change():
     assert schedule.output(0.66) == pytest.approx(1.05)
     schedule.ran(1.05, changed=True)
     assert schedule.output(1.06) == pytest.approx(1.15)   # back to 0.1
+
+
+def test_exit_keeps_the_agent_and_lets_it_read_its_exit_screen(runner):
+    runner.run(frame("@Idle"), settled=True)
+    state = runner.run(frame("Resume this session with: claude --resume 1", exited=True, exit_code=0))
+    assert state.activity.state == "Exited" and state.agent_type == "claude"
+    assert state.evidence.detector == "scripted"

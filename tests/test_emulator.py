@@ -384,3 +384,16 @@ def test_display_lines_cache_follows_every_change():
         cached = em.display_lines()  # flushes deferred flood text first
         screen = em._screen
         assert cached == [screen.visible_row(y).text.rstrip(" ") for y in range(screen.lines)], step
+
+
+def test_csi_forms_pyte_cannot_parse_leave_no_junk():
+    """Kitty keyboard pushes/pops (CSI > 1 u, CSI < u, CSI = 1;1 u) are ignored as in tmux;
+    colon SGR applies; a secondary device-attributes query is answered."""
+    replies = []
+    em = Emulator(columns=30, lines=3, reply=replies.append)
+    em.feed(b"abc\x1b[<1u|def\r\n\x1b[>1uX\x1b[=1;1uY\x1b[?uZ\r\n"
+            b"\x1b[38:2::255:0:0mred\x1b[38:5:2mgreen\x1b[4:3mcurl\x1b[0m\x1b[>c")
+    assert em.capture() == "abc|def\nXYZ\nredgreencurl\n"
+    coloured = em.capture(escapes=True)
+    assert "38;2;255;0;0mred" in coloured and "\x1b[4m" in coloured
+    assert replies == [b"\x1b[>84;0;0c"]

@@ -28,7 +28,7 @@ _DIALOG_KEYS = re.compile(
 )
 _QUESTION_KEYS = re.compile(r"\b(?:Enter to select|↑/↓ to navigate)\b")
 _QUESTION_TAB = re.compile(r"^[☐☒✔✓□■]\s")
-_LOGO = re.compile(r"[▐▛█▜▌▝▘▗▖▀▄▙▟]")
+_LOGO = re.compile(r"[\u2580-\u259f]")  # the whole Block Elements range: the logo animates
 _BANNER = re.compile(r"\bClaude Code v\d+\.\d+")
 _MODEL = re.compile(r"^(?P<model>[^·]+?)(?:\s+with\s+\S+\s+effort)?\s*(?:·.*)?$")
 _SHELL_PROMPT_END = re.compile(r"[$#%>❯➜»]$")

@@ -55,7 +55,7 @@ _STATUS_FULL = re.compile(
 _STATUS_CUT_ELAPSED = re.compile(r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)(?:•[^)]*)?…$")
 _STATUS_CUT_PAREN = re.compile(r"^\s*[•◦]\s+(?P<header>\S.*?)\s*\(\d*…$")
 _STATUS_CUT_HEADER = re.compile(r"^\s*(?P<bullet>[•◦])\s+(?P<header>\S.*…)$")
-_WORKED = re.compile(r"^\s*─*\s*Worked for (?:\d+[hms]\s*)+")
+_WORKED = re.compile(r"^\s*─*\s*Worked for (?:<1s\s*|(?:\d+[hms]\s*)+)")
 _TURN_END = re.compile(r"^■ (?P<text>.+)$")
 _INTERRUPTED = re.compile(r"(?i)^conversation interrupted")
 _USER_MESSAGE = re.compile(r"^› \S")
@@ -76,7 +76,7 @@ _HEADER = re.compile(r">_ OpenAI Codex \(v")
 # Codex's own wording under its approval dialog (other CLIs word their dialogs differently).
 _APPROVAL_FOOTER = re.compile(r"(?i)^\s*press enter to confirm or esc to (?:cancel|go back)")
 # Signs of Codex in the history above a `›` composer.
-_HISTORY_SIGNS = re.compile(r"^■ Conversation interrupted|^  Worked for (?:\d+[hms]\s*)+• \d|^• (?:Ran|Explored) ")
+_HISTORY_SIGNS = re.compile(r"^■ Conversation interrupted|^  Worked for (?:<1s\s*|(?:\d+[hms]\s*)+)• \d|^• (?:Ran|Explored) ")
 # Confidence from the screen: the banner; an approval dialog at the bottom; a `›` composer
 # (alone it is weak: `›` is a common prompt glyph) backed by the placeholder, the footer or history.
 HEADER_CONFIDENCE = 0.95
@@ -95,8 +95,10 @@ class CodexDetector:
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines = [line.rstrip() for line in ctx.lines]
         tools = tool_sightings(lines)
-        if ctx.exited:
-            return Detection(agent_type=NAME, state="Exited", rule="pane-exited", tools_seen=tools)
+        if ctx.exited:  # the program is gone; its exit output may still say what it used
+            found = _exited(lines, pane_exited=True)
+            return replace(found or Detection(agent_type=NAME, state="Exited", rule="pane-exited"),
+                           tools_seen=tools)
         found = _exited(lines) or _approval(lines)
         if found is not None:
             return replace(found, tools_seen=tools)
@@ -329,13 +331,15 @@ def _has_answer_context(lines: Sequence[str], blocks: Sequence[int]) -> bool:
     return len(blocks) > 1 and not any(">_ OpenAI Codex" in lines[row] for row in blocks)
 
 
-def _exited(lines: Sequence[str]) -> Detection | None:
-    """A shell prompt as the last row with Codex's exit output just above it."""
+def _exited(lines: Sequence[str], *, pane_exited: bool = False) -> Detection | None:
+    """A shell prompt as the last row with Codex's exit output just above it (or, once the
+    pane's program has exited, the exit output as the last rows)."""
     last = last_non_empty(lines)
-    if last is None or not is_shell_prompt(last[1]):
+    if last is None or not (pane_exited or is_shell_prompt(last[1])):
         return None
-    start = max(0, last[0] - 3 * EXIT_ROWS_MAX)
-    above = [line for line in lines[start:last[0]] if line.strip()][-EXIT_ROWS_MAX:]
+    end = last[0] + 1 if pane_exited else last[0]
+    start = max(0, end - 3 * EXIT_ROWS_MAX)
+    above = [line for line in lines[start:end] if line.strip()][-EXIT_ROWS_MAX:]
     if not any(_EXIT_MARKER.search(line) for line in above):
         return None
     tokens = session = None

@@ -88,8 +88,10 @@ class GeminiDetector:
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines = [line.rstrip() for line in ctx.lines]
         tools = _tool_sightings(lines)
-        if ctx.exited:
-            return Detection(agent_type=NAME, state="Exited", rule="pane-exited", tools_seen=tools)
+        if ctx.exited:  # the program is gone; its exit output may still say what it used
+            found = _exited(lines, pane_exited=True)
+            return replace(found or Detection(agent_type=NAME, state="Exited", rule="pane-exited"),
+                           tools_seen=tools)
         found = _exited(lines) or _confirmation(lines)
         if found is not None:
             return replace(found, tools_seen=tools)
@@ -256,12 +258,14 @@ def _confirmation_tool(lines: Sequence[str], question_row: int, question: str) -
     return None
 
 
-def _exited(lines: Sequence[str]) -> Detection | None:
-    """A shell prompt as the last row with Gemini's goodbye box just above it."""
+def _exited(lines: Sequence[str], *, pane_exited: bool = False) -> Detection | None:
+    """A shell prompt as the last row with Gemini's goodbye box just above it (or, once the
+    pane's program has exited, the goodbye box as the last rows)."""
     last = last_non_empty(lines)
-    if last is None or not is_shell_prompt(last[1]):
+    if last is None or not (pane_exited or is_shell_prompt(last[1])):
         return None
-    above = lines[max(0, last[0] - EXIT_ROWS_MAX):last[0]]
+    end = last[0] + 1 if pane_exited else last[0]
+    above = lines[max(0, end - EXIT_ROWS_MAX):end]
     if not any(_EXIT_MARKER.search(line) for line in above):
         return None
     session = model = None

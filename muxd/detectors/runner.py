@@ -130,6 +130,8 @@ class DetectorRunner:
             return None
         if ctx.exited and detection.state != "Exited":
             detection = msgspec.structs.replace(detection, state="Exited", rule="pane-exited")
+        if detection.state == "Exited" and detection.agent_type is None:
+            detection = msgspec.structs.replace(detection, agent_type=self.state.agent_type)
         return detection, detector.name
 
     def _choose(self, ctx: ScreenContext) -> Detector:
@@ -146,9 +148,12 @@ class DetectorRunner:
             self._last_detector, self._last_process, self._unidentified = detector, ctx.process_name, 0
             return detector
         self._unidentified += 1
-        if (self._last_detector is not None and self._unidentified <= STICKY_UNIDENTIFIED_FRAMES
-                and ctx.process_name == self._last_process and not ctx.exited):
-            return self._last_detector
+        last = self._last_detector
+        if last is not None and ctx.exited:
+            return last  # the program that ran there reads its own exit screen (tokens, resume id)
+        if (last is not None and self._unidentified <= STICKY_UNIDENTIFIED_FRAMES
+                and ctx.process_name == self._last_process):
+            return last
         return self.fallback
 
     def _count_tools(self, detection: Detection) -> None:

@@ -32,6 +32,7 @@ PENDING_SEQUENCE_MAX_CHARS = 4096
 _TEXT, _CSI_FINAL, _CONTROL, _OSC_BODY, _ESC_FINAL, _CHARSET, _SHARP, _OTHER_CHARSET, _IGNORED = (
     1, 4, 5, 7, 8, 9, 10, 11, 12,
 )
+_CSI_EXTENDED = 15
 _TOKEN = re.compile(
     r"([^\x00\x07-\x0f\x1b\x7f\x9b\x9d]+)"  # 1 text: exactly pyte's Stream._text_pattern
     r"|\x1b\[(\??)([0-9;]*)([@-~])"  # 2-4 CSI: private flag, parameters, final
@@ -42,11 +43,45 @@ _TOKEN = re.compile(
     r"|\x1b#([\s\S])"  # 10 DEC "sharp" sequences
     r"|\x1b%([\s\S])"  # 11 select other charset: a no-op for text input
     r"|([\x00\x7f\x0e\x0f])"  # 12 NUL, DEL, and SO/SI (ignored in UTF-8 mode)
+    # 13-15 CSI that pyte's parser would break on: a <=> prefix (kitty keyboard, XTVERSION,
+    # secondary DA), ':' sub-parameters (SGR 38:2::r:g:b, 4:3), or intermediate bytes.
+    r"|\x1b\[([<=>?]?)([0-9;:]*[0-9;]*)[ -/]*([@-~])"
 )
 # The start of a sequence above that the end of the input cut short.
 _PARTIAL = re.compile(
     r"\x1b(?:\[\??[0-9;]*|\](?:[^RP\x07\x1b\x9c][^\x07\x1b\x9c]*\x1b?)?|[()#%])?\Z"
 )
+
+# What tmux answers to a secondary device-attributes query (CSI > c).
+SECONDARY_DA_REPLY = "\x1b[>84;0;0c"
+_COLOUR_SELECTORS = ("38", "48", "58")
+
+
+def colon_sgr_to_semicolons(params: str) -> str:
+    """SGR parameters with ':' sub-parameters in the ';' form the SGR code understands.
+
+    `38:2::R:G:B` / `38:2:R:G:B` -> `38;2;R;G;B`, `38:5:N` -> `38;5;N`, `4:N` (curly and other
+    underline styles) -> `4` or `24`; underline colour (58) is dropped, as tmux cannot show it."""
+    out: list[str] = []
+    for param in params.split(";"):
+        if ":" not in param:
+            out.append(param)
+            continue
+        parts = param.split(":")
+        head = parts[0]
+        if head in _COLOUR_SELECTORS and len(parts) >= 3:
+            if head == "58":
+                continue
+            if parts[1] == "2" and len(parts) >= 5:
+                out += [head, "2", *parts[-3:]]
+            elif parts[1] == "5":
+                out += [head, "5", parts[2]]
+        elif head == "4":
+            out.append("24" if parts[1] == "0" else "4")
+        else:
+            out.append(head)
+    return ";".join(p or "0" for p in out) if out else "0"
+
 
 _PARAMS_MEMO: dict[str, tuple[int, ...]] = {}
 _PARAMS_MEMO_MAX_ENTRIES = 4096
@@ -169,10 +204,23 @@ class FastParser:
                     handlers.escape.get(token.group(8), screen.debug)()
                 elif kind == _SHARP:
                     handlers.sharp.get(token.group(10), screen.debug)()
+                elif kind == _CSI_EXTENDED:
+                    self._extended_csi(handlers, *token.group(13, 14, 15))
                 # _CHARSET, _OTHER_CHARSET and _IGNORED change nothing in UTF-8 mode.
             except Exception:
                 screen.hook_errors += 1
                 log.debug("event for %r failed", token.group(0), exc_info=True)
+
+    def _extended_csi(self, handlers: Any, prefix: str, params: str, final: str) -> None:
+        """CSI forms pyte cannot parse, handled as tmux does: SGR with ':' sub-parameters is
+        applied; a secondary device-attributes query is answered; the rest is ignored."""
+        screen = self._screen
+        if not prefix and final == "m":
+            values = parse_csi_params(colon_sgr_to_semicolons(params))
+            cursor = screen.cursor
+            cursor.attrs = apply_sgr(cursor.attrs, values, screen.default_char)
+        elif prefix == ">" and final == "c" and params in ("", "0"):
+            screen.write_process_input(SECONDARY_DA_REPLY)
 
     def _feed_state_machine(self, text: str, position: int) -> int:
         """Give characters to pyte's parser until it is back in its ground state."""

@@ -1,0 +1,141 @@
+"""How to start each real agent CLI against a fake model server: a private HOME seeded
+with the config files that skip first-run dialogs, the environment, and the command line.
+The facts come from shared/corpus/README.md ("How the real CLIs were run offline")."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+AGENTS_DIR_ENV = "MUXD_AGENTS_DIR"  # where .ci/install-agents put the CLIs; default <repo>/.agents
+# Each CLI's executable inside the agents directory.
+CLI_PATHS = {"claude": "npm/node_modules/.bin/claude", "codex": "npm/node_modules/.bin/codex",
+             "gemini": "npm/node_modules/.bin/gemini", "aider": "aider/bin/aider"}
+FAKE_API_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
+CODEX_MODEL = "gpt-5-codex"
+AIDER_MODEL = "openai/fake-model"
+# What every CLI gets, whatever the caller's environment holds.
+BASE_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_UPDATE_NOTIFIER": "1"}
+
+
+@dataclass(frozen=True)
+class AgentLaunch:
+    """`argv` to run in `cwd` with `env` added to the pane's environment."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    home: Path
+
+    def new_session_args(self, session: str, width: int = 120, height: int = 40) -> list[str]:
+        """`muxd new-session` arguments that start this CLI detached."""
+        args = ["new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", str(self.cwd)]
+        for key, value in self.env.items():
+            args += ["-e", f"{key}={value}"]
+        return [*args, "--", *self.argv]
+
+
+def agents_dir() -> Path:
+    default = Path(__file__).resolve().parents[3] / ".agents"
+    return Path(os.environ.get(AGENTS_DIR_ENV) or default)
+
+
+def find_cli(agent: str) -> tuple[Path | None, str]:
+    """The directory holding `agent`'s executable, or None and why it is missing (the reason
+    .ci/install-agents wrote down when it could not install it)."""
+    directory = agents_dir()
+    executable = directory / CLI_PATHS[agent]
+    if os.access(executable, os.X_OK):
+        return executable.parent, ""
+    skip_note = directory / f"{agent}.skip"
+    if skip_note.exists():
+        return None, f"{agent} not installed: {skip_note.read_text().strip()}"
+    return None, f"{agent} not installed at {executable}: run .ci/install-agents"
+
+
+def _dirs(root: Path) -> tuple[Path, Path]:
+    home, work = root / "home", root / "work"
+    home.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    return home, work
+
+
+def _path_with(bin_dir: Path) -> str:
+    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
+
+
+def claude(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    # Pre-accepted: onboarding, the API key (by its last 20 characters) and the folder trust dialog.
+    (home / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark", "autoUpdates": False,
+        "customApiKeyResponses": {"approved": [FAKE_API_KEY[-20:]], "rejected": []},
+        "projects": {str(work): {"hasTrustDialogAccepted": True, "allowedTools": []}},
+    }))
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "ANTHROPIC_BASE_URL": base_url,
+           "ANTHROPIC_API_KEY": FAKE_API_KEY, "DISABLE_AUTOUPDATER": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+           "DISABLE_ERROR_REPORTING": "1"}
+    return AgentLaunch(["claude", *args], env, work, home)
+
+
+def codex(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    codex_home = home / ".codex"
+    codex_home.mkdir(exist_ok=True)
+    (codex_home / "config.toml").write_text(f"""\
+model = "{CODEX_MODEL}"
+model_provider = "fake"
+approval_policy = "on-request"
+sandbox_mode = "read-only"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "{base_url}/v1"
+env_key = "FAKE_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 60000
+
+[analytics]
+enabled = false
+
+[projects."{work}"]
+trust_level = "trusted"
+""")
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "CODEX_HOME": str(codex_home),
+           "FAKE_API_KEY": FAKE_API_KEY}
+    return AgentLaunch(["codex", *args], env, work, home)
+
+
+def gemini(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    settings = home / ".gemini"
+    settings.mkdir(exist_ok=True)
+    (settings / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "enableAutoUpdate": False,
+                    "enableAutoUpdateNotification": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "ui": {"hideTips": False},
+    }, indent=2))
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "GEMINI_API_KEY": FAKE_API_KEY,
+           "GOOGLE_GEMINI_BASE_URL": base_url, "GEMINI_CLI_NO_RELAUNCH": "true"}
+    return AgentLaunch(["gemini", *args], env, work, home)
+
+
+def aider(root: Path, base_url: str, bin_dir: Path, *files: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    for name in files:
+        (work / name).touch()
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "OPENAI_API_BASE": f"{base_url}/v1",
+           "OPENAI_API_KEY": FAKE_API_KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "AIDER_CHECK_UPDATE": "false", "AIDER_ANALYTICS_DISABLE": "true"}
+    argv = ["aider", "--model", AIDER_MODEL, "--no-git", "--no-show-model-warnings",
+            "--no-show-release-notes", *files]
+    return AgentLaunch(argv, env, work, home)

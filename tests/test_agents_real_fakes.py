@@ -1,0 +1,102 @@
+"""The fake model servers the real-CLI tests drive, checked on their own (no CLI needed):
+the event shapes each API streams, scripted failures, side requests and recording."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from muxd.testing.fake_models import (
+    AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Say, Think,
+)
+
+
+def post(url: str, body: dict[str, Any]) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                      headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def events(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in text.splitlines()
+            if line.startswith("data: ") and line != "data: [DONE]"]
+
+
+def test_anthropic_streams_thinking_text_and_tool_use_then_fails_as_scripted():
+    fake = AnthropicFake([[Think(2, 0), Say("Hi there", 0), Call("Bash", {"command": "ls"}, 0)],
+                          [Fail(529, "Overloaded", times=1), Say("ok", 0)]])
+    with fake as port:
+        url = f"http://127.0.0.1:{port}/v1/messages?beta=true"
+        status, text = post(url, {"stream": True, "tools": [{"name": "Bash"}], "messages": []})
+        assert status == 200
+        kinds = [e["type"] for e in events(text)]
+        assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
+        deltas = [e["delta"]["type"] for e in events(text) if e["type"] == "content_block_delta"]
+        assert {"thinking_delta", "text_delta", "input_json_delta"} <= set(deltas)
+        tool_json = "".join(e["delta"].get("partial_json", "") for e in events(text) if "delta" in e)
+        assert json.loads(tool_json) == {"command": "ls"}
+        assert events(text)[-2]["delta"]["stop_reason"] == "tool_use"
+        # A side request (no tools) never takes a turn; the main one fails once, then answers.
+        assert post(url, {"stream": False, "messages": []})[0] == 200
+        status, text = post(url, {"stream": True, "tools": [{"name": "Bash"}], "messages": []})
+        assert status == 529 and json.loads(text)["error"]["type"] == "overloaded_error"
+        assert post(url, {"stream": True, "tools": [{"name": "Bash"}], "messages": []})[0] == 200
+        assert [r.turn for r in fake.main_requests()] == [0, 1, 1]
+        assert post(f"http://127.0.0.1:{port}/v1/messages/count_tokens", {"messages": []})[0] == 200
+
+
+def test_responses_streams_reasoning_and_a_function_call_and_fails_in_stream():
+    call = Call("exec_command", {"cmd": "ls", "sandbox_permissions": "require_escalated"}, 0)
+    fake = OpenAIResponsesFake([[Think(2, 0), call], [Fail(500, "boom", in_stream=True)]])
+    with fake as port:
+        url = f"http://127.0.0.1:{port}/v1/responses"
+        text = post(url, {"stream": True, "tools": [{"name": "exec_command"}], "input": []})[1]
+        kinds = [e["type"] for e in events(text)]
+        assert "response.reasoning_summary_text.delta" in kinds and kinds[-1] == "response.completed"
+        done = [e["item"] for e in events(text) if e["type"] == "response.output_item.done"]
+        assert done[-1]["type"] == "function_call" and json.loads(done[-1]["arguments"]) == call.args
+        title = post(url, {"stream": True, "tools": [], "input": []})[1]  # side request: a title
+        assert events(title)[-1]["type"] == "response.completed"
+        failed = events(post(url, {"stream": True, "tools": [{"name": "x"}], "input": []})[1])
+        assert failed[-1]["type"] == "response.failed" and failed[-1]["response"]["error"]["code"]
+
+
+def test_chat_completions_stream_ends_with_usage_and_done():
+    with OpenAIChatFake([[Say("Hello world", 0)], [Fail(500, "down")]]) as port:
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        status, text = post(url, {"stream": True, "messages": []})
+        assert status == 200 and text.rstrip().endswith("data: [DONE]")
+        chunks = events(text)
+        assert "".join(c["choices"][0]["delta"].get("content", "") for c in chunks) == "Hello world"
+        assert chunks[-1]["choices"][0]["finish_reason"] == "stop" and chunks[-1]["usage"]["total_tokens"]
+        assert post(url, {"stream": True, "messages": []})[0] == 500
+
+
+@pytest.mark.parametrize("action", ["generateContent", "countTokens"])
+def test_gemini_side_requests_answer_json(action):
+    with GeminiFake([]) as port:
+        schema = {"type": "object", "properties": {"reasoning": {"type": "string"},
+                                                   "next_speaker": {"type": "string", "enum": ["user", "model"]}}}
+        status, text = post(f"http://127.0.0.1:{port}/v1beta/models/m:{action}",
+                            {"contents": [], "generationConfig": {"responseJsonSchema": schema}})
+        assert status == 200
+        if action == "generateContent":
+            answer = json.loads(json.loads(text)["candidates"][0]["content"]["parts"][0]["text"])
+            assert answer == {"reasoning": "fake", "next_speaker": "user"}
+
+
+def test_gemini_streams_text_and_a_function_call():
+    with GeminiFake([[Say("Hi there", 0), Call("run_shell_command", {"command": "ls"}, 0)]]) as port:
+        text = post(f"http://127.0.0.1:{port}/v1beta/models/m:streamGenerateContent?alt=sse", {"contents": []})[1]
+        parts = [p for e in events(text) for p in e["candidates"][0]["content"]["parts"]]
+        assert "".join(p.get("text", "") for p in parts) == "Hi there"
+        assert {"functionCall": {"name": "run_shell_command", "args": {"command": "ls"}}} in parts
+        assert events(text)[-1]["candidates"][0]["finishReason"] == "STOP"

@@ -396,4 +396,4 @@ def test_csi_forms_pyte_cannot_parse_leave_no_junk():
     assert em.capture() == "abc|def\nXYZ\nredgreencurl\n"
     coloured = em.capture(escapes=True)
     assert "38;2;255;0;0mred" in coloured and "\x1b[4m" in coloured
-    assert replies == [b"\x1b[>84;0;0c"]
+    assert replies == [b"\x1b[?1;2c"]

@@ -63,8 +63,11 @@ class Client:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            self._writer.write(encode(message_type(id=request_id, **fields)))
-            await self._writer.drain()
+            try:
+                self._writer.write(encode(message_type(id=request_id, **fields)))
+                await self._writer.drain()
+            except (ConnectionError, OSError):
+                pass  # a server that closed may have said why first: the reader delivers that
             reply = await future
         finally:
             self._pending.pop(request_id, None)

@@ -52,8 +52,6 @@ _PARTIAL = re.compile(
     r"\x1b(?:\[\??[0-9;]*|\](?:[^RP\x07\x1b\x9c][^\x07\x1b\x9c]*\x1b?)?|[()#%])?\Z"
 )
 
-# What tmux answers to a secondary device-attributes query (CSI > c).
-SECONDARY_DA_REPLY = "\x1b[>84;0;0c"
 _COLOUR_SELECTORS = ("38", "48", "58")
 
 
@@ -220,7 +218,9 @@ class FastParser:
             cursor = screen.cursor
             cursor.attrs = apply_sgr(cursor.attrs, values, screen.default_char)
         elif prefix == ">" and final == "c" and params in ("", "0"):
-            screen.write_process_input(SECONDARY_DA_REPLY)
+            # Answered as pyte's own parser answers it (with the primary attributes), so the
+            # fast path and plain emulation stay byte-identical; programs accept either.
+            handlers.csi["c"]()
 
     def _feed_state_machine(self, text: str, position: int) -> int:
         """Give characters to pyte's parser until it is back in its ground state."""

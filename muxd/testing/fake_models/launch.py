@@ -34,7 +34,14 @@ class AgentLaunch:
         args = ["new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", str(self.cwd)]
         for key, value in self.env.items():
             args += ["-e", f"{key}={value}"]
-        return [*args, "--", *self.argv]
+        # A CLI that believes it runs in CI goes non-interactive (Gemini CLI does): the pane
+        # inherits CI=true from a CI job, so take it away.
+        unset = [arg for key in sorted(os.environ) if _is_ci_variable(key) for arg in ("-u", key)]
+        return [*args, "--", "env", *unset, *self.argv]
+
+
+def _is_ci_variable(key: str) -> bool:
+    return key in ("CI", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID") or key.startswith("CI_")
 
 
 def agents_dir() -> Path:

@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/bench_detectors.py [--corpus DIR] [--agent claude] [--verbose]
 
-Every labelled capture is read as a 120-column screen and run through the detectors exactly
-as the daemon would (screen signatures only: a capture carries no process information).
+Every labelled capture goes through exactly what `muxd detect FILE` does (replayed into a
+120-column screen, detectors and runner; screen signatures only: a capture carries no
+process information).
 Prints state accuracy overall and per agent, precision/recall of AwaitingConfirmation, and
 how often description, elapsed time, tokens, model, tool and confirmation prompt match.
 """
@@ -17,33 +18,29 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from muxd.detectors.base import ScreenContext
-from muxd.detectors.registry import choose, load_detectors, shell_detector
-from muxd.detectors.state import Detection
+from muxd.detectors.registry import load_detectors
+from muxd.detectors.replay import detect_saved_screen, read_recording, replay
+from muxd.detectors.state import AgentState
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 CAPTURE_COLUMNS = 120
+CAPTURE_LINES = 40
 FIELDS = ("description", "elapsed_s", "tokens", "model", "tool", "confirmation")
 
 
-def detect_file(path: Path, detectors: list) -> tuple[str | None, Detection]:
-    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    ctx = ScreenContext(lines=[line.rstrip() for line in lines], columns=CAPTURE_COLUMNS, now=time.time())
-    detector, _ = choose(detectors, ctx)
-    chosen = detector or shell_detector()
-    return getattr(detector, "name", None), chosen.detect(ctx, None)
+def detect_file(path: Path, detectors: list) -> AgentState:
+    """The file through exactly what `muxd detect FILE` does: emulator, detectors, runner."""
+    return detect_saved_screen(path.read_bytes(), detectors, columns=CAPTURE_COLUMNS)
 
 
-def field_value(detection: Detection, name: str) -> str:
+def field_value(state: AgentState, name: str) -> str:
     value = {
-        "description": detection.description,
-        "elapsed_s": detection.elapsed_s,
-        "tokens": detection.tokens,
-        "model": detection.model,
-        "tool": detection.tool,
-        "confirmation": detection.confirmation.prompt if detection.confirmation else None,
+        "description": state.activity.description,
+        "elapsed_s": state.activity.elapsed_s,
+        "tokens": state.session.tokens_used,
+        "model": state.session.model,
+        "tool": state.tool,
+        "confirmation": state.confirmation.prompt if state.confirmation else None,
     }[name]
     return "" if value is None else str(value)
 
@@ -53,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--agent", help="only this agent's captures")
     parser.add_argument("--verbose", "-v", action="store_true", help="print every mismatch")
+    parser.add_argument("--ansi", action="store_true", help="use the captures with colour escapes (.ansi)")
     args = parser.parse_args(argv)
     labels_path = args.corpus / "labels.tsv"
     if not labels_path.exists():
@@ -68,17 +66,20 @@ def main(argv: list[str] | None = None) -> int:
     mismatches: list[str] = []
     started = time.process_time()
     for row in rows:
-        agent, detection = detect_file(args.corpus / row["file"], detectors)
+        path = args.corpus / row["file"]
+        detection = detect_file(path.with_suffix(".ansi") if args.ansi else path, detectors)
         expected_state = row["state"]
         counts = per_agent[row["agent"]]
         counts["total"] += 1
-        counts["agent"] += agent == row["agent"]
-        ok = detection.state == expected_state
+        counts["agent"] += detection.agent_type == row["agent"]
+        state = detection.activity.state
+        ok = state == expected_state
         counts["state"] += ok
         if not ok:
-            mismatches.append(f"{row['file']}: state {detection.state} (rule {detection.rule}) "
+            rule = detection.evidence.rule if detection.evidence else "?"
+            mismatches.append(f"{row['file']}: state {state} (rule {rule}) "
                               f"expected {expected_state}  [{row['note']}]")
-        if expected_state == "AwaitingConfirmation" or detection.state == "AwaitingConfirmation":
+        if expected_state == "AwaitingConfirmation" or state == "AwaitingConfirmation":
             confirm["tp" if ok and expected_state == "AwaitingConfirmation" else
                     "fn" if expected_state == "AwaitingConfirmation" else "fp"] += 1
         for name in FIELDS:
@@ -111,6 +112,13 @@ def main(argv: list[str] | None = None) -> int:
         if c["total"]:
             print(f"field {name:13} exact {c['exact'] / c['total']:6.1%} of {c['total']}")
     print(f"detection CPU: {cpu * 1000 / max(1, len(rows)):.2f} ms per screen")
+    for log in sorted(args.corpus.glob("*/*_raw.bin")) if not args.agent else []:
+        timeline = list(replay(read_recording(log, columns=CAPTURE_COLUMNS, lines=CAPTURE_LINES), detectors))
+        states = Counter(state.activity.state for _, state in timeline)
+        final = timeline[-1][1] if timeline else None
+        print(f"replay {log.name}: {len(timeline)} published states "
+              f"({', '.join(f'{k} {v}' for k, v in states.most_common())}); "
+              f"agent {final.agent_type if final else None}; tools {final.recent_tools if final else []}")
     if args.verbose:
         print("\n".join(mismatches))
     elif mismatches:

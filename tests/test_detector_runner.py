@@ -114,6 +114,10 @@ def test_recent_tools_keep_the_last_ten(runner):
     (["a", "b"], ["b"], []),
     (["a", "b"], ["x", "y"], ["x", "y"]),       # a different screen
     (["a", "a"], ["a", "a", "a"], ["a"]),       # the same command run again
+    (["a", "a", "b"], ["a", "a", "a", "b"], []),  # a redraw showing a hidden line again
+    (["a", "b", "b"], ["a", "b"], []),          # a half-drawn frame
+    (["b"], ["a", "b"], []),                    # a line above coming back into view
+    (["a", "b"], ["b", "c", "d"], ["c", "d"]),
 ])
 def test_new_tool_uses(before, now, new):
     s = lambda names: [ToolSighting(n, n) for n in names]  # noqa: E731

@@ -37,7 +37,7 @@ def test_asciicast_v2_and_v3_and_raw(tmp_path):
     raw = tmp_path / "c.bin"
     raw.write_bytes(b"x" * 10000)
     rec = read_recording(raw, columns=50, lines=10)
-    assert (rec.columns, rec.lines, len(rec.events)) == (50, 10, 3)
+    assert (rec.columns, rec.lines, len(rec.events)) == (50, 10, 40)
     assert b"".join(data for _, data in rec.events) == b"x" * 10000
 
 

@@ -25,17 +25,40 @@ def process_argv(pid: int) -> list[str]:
     return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
 
 
-def screen_context(pane: Pane) -> ScreenContext:
+class ForegroundProcess:
+    """Name and argv of a pane's foreground process, read from /proc again only when the
+    process group changes or PROCESS_RECHECK_S has passed (a program may exec another)."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.name: str | None = None
+        self.argv: list[str] = []
+        self.read_at = float("-inf")
+
+    def of(self, pane: Pane) -> ForegroundProcess:
+        pid = pane.foreground_pid()
+        now = time.monotonic()
+        if pid != self.pid or now - self.read_at > PROCESS_RECHECK_S:
+            self.pid, self.read_at = pid, now
+            self.name = pane.foreground_name() if pid else None
+            self.argv = process_argv(pid) if pid else []
+        return self
+
+
+PROCESS_RECHECK_S = 1.0
+
+
+def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> ScreenContext:
     """The frame a detector sees: visible text plus who is in the foreground."""
     emulator = pane.emulator
-    pid = pane.foreground_pid()
+    process = (foreground or ForegroundProcess()).of(pane)
     return ScreenContext(
         lines=emulator.display_lines(),
         columns=emulator.columns,
         cursor=emulator.cursor,
         title=emulator.title,
-        process_name=pane.foreground_name() if pid else None,
-        process_argv=process_argv(pid) if pid else (),
+        process_name=process.name,
+        process_argv=process.argv,
         exited=pane.exited,
         exit_code=pane.exit_code,
         now=time.time(),
@@ -51,6 +74,7 @@ class PaneDetection:
         self.pane = pane
         self.runner = DetectorRunner(pane.id, detectors)
         self.schedule = DetectionSchedule()
+        self.foreground = ForegroundProcess()
         self._on_change = on_change
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
@@ -79,7 +103,7 @@ class PaneDetection:
             return
         loop = asyncio.get_running_loop()
         before = self.runner.state
-        changed = self.runner.run(screen_context(self.pane))
+        changed = self.runner.run(screen_context(self.pane, self.foreground))
         self.schedule.ran(loop.time(), changed=self.runner.significant(before, changed) or self.runner.pending)
         if changed is not None:
             self._on_change(self.pane, changed)

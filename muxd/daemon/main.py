@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(filename=log_path(args.name), level=logging.INFO,
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         daemon = Daemon(socket_path(args.name), lock_path(args.name),
-                        scrollback_bytes=args.scrollback_bytes)
+                        scrollback_bytes=args.scrollback_bytes,
+                        detection=os.environ.get("MUXD_DETECTION", "1") != "0")
         run(_main(daemon, args.ready_fd))
     except MuxdError as exc:
         _report(args.ready_fd, f"error {exc.code} {exc.message}")

@@ -53,14 +53,16 @@ def command_argv(command: list[str]) -> list[str]:
 
 class Daemon:
     def __init__(self, socket_path: Path, lock_path: Path, *,
-                 scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES) -> None:
+                 scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES, detection: bool = True) -> None:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
         self.registry = Registry(on_pane_removed=self.pane_removed)
         self.commands = load_all()
         self.started_at = time.time()
-        self.detectors = load_detectors()
+        # Detection off (MUXD_DETECTION=0) is for measuring what detection costs, nothing else.
+        self.detection = detection
+        self.detectors = load_detectors() if detection else []
         self.detections: dict[str, PaneDetection] = {}
         self.subscribers: set[Connection] = set()
         self._stop = asyncio.Event()
@@ -132,9 +134,10 @@ class Daemon:
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
                     scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited)
         pane.start(asyncio.get_running_loop())
-        detection = PaneDetection(pane, self.detectors, self._agent_changed)
-        pane.on_output = detection.output
-        self.detections[pane.id] = detection
+        if self.detection:
+            detection = PaneDetection(pane, self.detectors, self._agent_changed)
+            pane.on_output = detection.output
+            self.detections[pane.id] = detection
         window.add(pane)
         if not window.name:
             window.name = os.path.basename(argv[0])

@@ -17,9 +17,10 @@ from muxd.detectors.state import AgentState
 from muxd.emulator import Emulator
 from muxd.errors import BadRequest
 
-# A raw byte log has no timing: replay it as if it arrived at this rate.
-RAW_REPLAY_BYTES_PER_S = 64 * 1024
-RAW_REPLAY_CHUNK_BYTES = 4096
+# A raw byte log has no timing: replay it as an agent TUI paces itself (small redraws,
+# nearly continuous while it works).
+RAW_REPLAY_BYTES_PER_S = 2048
+RAW_REPLAY_CHUNK_BYTES = 256
 FINAL_LOOKS = 3
 
 
@@ -32,7 +33,8 @@ def screen_bytes(data: bytes) -> bytes:
 
 def plain_size(data: bytes) -> tuple[int, int]:
     """Columns and rows that hold a plain-text capture without wrapping or scrolling."""
-    lines = data.decode("utf-8", "replace").rstrip("\n").split("\n")
+    text = data.decode("utf-8", "replace")
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n")
     return max(80, max((len(line) for line in lines), default=0)), max(1, len(lines))
 
 
@@ -72,8 +74,12 @@ def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: 
     if plain:
         width, height = plain_size(data)
         columns, lines = columns or width, max(lines or 0, height)
+    if b"\r" not in data:
+        # A capture's final line feed ends its last row; fed to a terminal it would scroll the
+        # screen by one and lose the top row.
+        data = screen_bytes(data[:-1] if data.endswith(b"\n") else data)
     emulator = Emulator(columns=columns or 120, lines=lines or 40)
-    emulator.feed(screen_bytes(data) if plain or b"\r" not in data else data)
+    emulator.feed(data)
     runner = DetectorRunner(pane_id, detectors, clock=lambda: 0.0)
     runner.run(frame_context(emulator, 0.0), settled=True)
     return runner.state

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 
 import msgspec
@@ -32,21 +33,36 @@ DETECT_MAX_INTERVAL_S = 1.0     # the slowest pace for a screen that keeps sayin
 # Frames in a row that may go unidentified (a resize redraw, a cleared screen) before the
 # agent found last is given up for the fallback, as long as the foreground process is the same.
 STICKY_UNIDENTIFIED_FRAMES = 10
+# Frames of tool sightings a new frame is compared with (see _count_tools).
+TOOL_FRAMES_REMEMBERED = 4
+# While the same program stays in the foreground, the agent found is asked again whether the
+# frame is still its own only every this many frames (identification is half of the cost).
+REIDENTIFY_EVERY_FRAMES = 5
 # States that must never wait for a second look: an approval prompt stalls a fleet.
 PUBLISH_AT_ONCE = frozenset({"AwaitingConfirmation", "Exited"})
 
 
 def new_tool_uses(before: Sequence[ToolSighting], now: Sequence[ToolSighting]) -> list[ToolSighting]:
-    """The sightings in `now` that are new since `before`, allowing for the screen scrolling.
+    """The sightings in `now` that are new since `before`: what follows the part of `now` that
+    the previous frame already showed.
 
-    The longest tail of `before` that `now` starts with is the part still on screen; what
-    follows it is new. Nothing in common means the screen changed wholesale: all of `now` is new.
+    Frames scroll, redraw half-way and briefly hide lines, so the two lists are aligned by
+    their longest common subsequence, and only what comes after the earliest point where that
+    alignment is complete counts as new (new output appears at the bottom). Nothing in common
+    means the screen changed wholesale: all of `now` is new.
     """
-    for start in range(len(before) + 1):
-        kept = before[start:]
-        if list(now[: len(kept)]) == list(kept) and (kept or start == len(before)):
-            return list(now[len(kept):])
-    return list(now)
+    rows, cols = len(before), len(now)
+    if not rows:
+        return list(now)
+    previous = [0] * (cols + 1)  # LCS lengths of before[:i] against now[:j]
+    for i in range(rows):
+        current = [0] * (cols + 1)
+        for j in range(cols):
+            current[j + 1] = previous[j] + 1 if before[i] == now[j] else max(previous[j + 1], current[j])
+        previous = current
+    best = previous[cols]
+    seen_up_to = next(j for j in range(cols + 1) if previous[j] == best)
+    return list(now[seen_up_to:])
 
 
 class DetectorRunner:
@@ -63,12 +79,13 @@ class DetectorRunner:
         self.failures = 0
         self._candidate: Detection | None = None
         self._candidate_since = 0.0
-        self._sightings: list[ToolSighting] = []
+        self._sightings: deque[list[ToolSighting]] = deque(maxlen=TOOL_FRAMES_REMEMBERED)
         self._recent_tools: list[str] = []
         self._last_frame: tuple[object, ...] | None = None
         self._last_detector: Detector | None = None
         self._last_process: str | None = None
         self._unidentified = 0
+        self._since_identified = 0
 
     def run(self, ctx: ScreenContext, *, settled: bool = False) -> AgentState | None:
         """Detect on one frame; returns the new published state if it changed, else None.
@@ -138,14 +155,19 @@ class DetectorRunner:
         # The agent found last is asked first: while it still recognises the frame, the others
         # need not look (identification is most of a detection's cost).
         last = self._last_detector
-        if last is not None and ctx.process_name == self._last_process:
+        if last is not None and ctx.process_name == self._last_process and not ctx.exited:
+            # Same program in front: re-identify only every few frames, the agent is still there.
+            self._since_identified += 1
+            if self._since_identified < REIDENTIFY_EVERY_FRAMES:
+                return last
             kept, _ = choose([last], ctx)
             if kept is not None:
-                self._unidentified = 0
+                self._unidentified = self._since_identified = 0
                 return kept
         detector, _ = choose(self.detectors, ctx)
         if detector is not None:
-            self._last_detector, self._last_process, self._unidentified = detector, ctx.process_name, 0
+            self._last_detector, self._last_process = detector, ctx.process_name
+            self._unidentified = self._since_identified = 0
             return detector
         self._unidentified += 1
         last = self._last_detector
@@ -159,10 +181,15 @@ class DetectorRunner:
     def _count_tools(self, detection: Detection) -> None:
         if not detection.tools_seen:
             return  # a frame showing no tools (a redraw, a dialog) must not reset the count
-        for sighting in new_tool_uses(self._sightings, detection.tools_seen):
+        # Against each of the last few frames, not just the last one: a redraw caught half-way
+        # that drops a line and the next frame that has it again must not count it twice.
+        now = detection.tools_seen
+        fresh = min((new_tool_uses(before, now) for before in self._sightings), key=len,
+                    default=list(now))
+        for sighting in fresh:
             self._recent_tools.append(sighting.name)
         del self._recent_tools[:-RECENT_TOOLS_MAX]
-        self._sightings = list(detection.tools_seen)
+        self._sightings.append(list(now))
 
     def _confirmed(self, detection: Detection, now: float) -> bool:
         if detection.state == self.state.activity.state or detection.state in PUBLISH_AT_ONCE:

@@ -184,6 +184,8 @@ class DetectorRunner:
         # Against each of the last few frames, not just the last one: a redraw caught half-way
         # that drops a line and the next frame that has it again must not count it twice.
         now = detection.tools_seen
+        if self._sightings and self._sightings[-1] == now:
+            return  # the common case: the same tools as last frame
         fresh = min((new_tool_uses(before, now) for before in self._sightings), key=len,
                     default=list(now))
         for sighting in fresh:

@@ -69,12 +69,14 @@ def row_text(line: Mapping[int, Cell], columns: int) -> str:
     """Just the text `row_from_cells` would give (no styles): what detectors read, cheaply."""
     if not line:
         return ""
-    inside = [x for x in line if x < columns]
-    if not inside:
-        return ""
-    get = line.get
-    return "".join([cell.data if cell is not None else " "
-                    for cell in map(get, range(max(inside) + 1))])
+    last = max(line)
+    if last >= columns:  # pyte can leave cells past the edge (insert_characters, resize)
+        inside = [x for x in line if x < columns]
+        if not inside:
+            return ""
+        last = max(inside)
+    # Missing cells come back as the line's default (a blank) from __getitem__.
+    return "".join(map(_cell_text, map(line.__getitem__, range(last + 1))))
 
 
 def runs_from_cell_styles(styles: list[Style], texts: list[str], one_char_per_cell: bool) -> StyleRuns:

@@ -7,7 +7,7 @@ import asyncio
 import sys
 
 from muxd import __version__
-from muxd.cli import agent_commands, pane_commands, server_commands, session_commands  # noqa: F401 - they register
+from muxd.cli import agent_commands, mcp_commands, pane_commands, server_commands, session_commands  # noqa: F401 - they register
 from muxd.cli.table import CLI_COMMANDS, CliCommand
 from muxd.errors import MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME

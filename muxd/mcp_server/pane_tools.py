@@ -1,0 +1,157 @@
+"""Pane control tools: list, create, send input, read, resize, kill."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Annotated, Any
+
+import msgspec
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from muxd.client.connection import Client
+from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
+from muxd.errors import BadRequest
+from muxd.keys import key_name_to_text
+from muxd.mcp_server.errors import check_range, maps_muxd_errors
+from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
+from muxd.protocol.messages import (
+    CapturePane, KillPane, ListPanes, NewSession, PaneInfo, ResizePane, SendKeys, Spawn,
+)
+
+READ_PANE_LINES_DEFAULT = 40
+READ_PANE_LINES_MAX = 1000
+SEND_INPUT_TEXT_MAX_CHARS = 64 * 1024
+SEND_INPUT_KEYS_MAX = 64
+CREATE_PANE_ARGS_MAX = 256
+CREATE_PANE_ENV_MAX = 128
+CREATE_PANE_TAGS_MAX = 32
+# TUIs built on ink (Gemini CLI) take a CR in the same read as the text for a pasted newline:
+# the Enter of `submit` goes as its own write, a moment after the text.
+SUBMIT_GAP_S = 0.05
+
+MODERATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                           open_world_hint=False)
+IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                              open_world_hint=False)
+
+Columns = Annotated[int, Field(description=f"width in columns ({MIN_COLUMNS}-{MAX_COLUMNS})",
+                               json_schema_extra={"minimum": MIN_COLUMNS, "maximum": MAX_COLUMNS})]
+Lines = Annotated[int, Field(description=f"height in lines ({MIN_LINES}-{MAX_LINES})",
+                             json_schema_extra={"minimum": MIN_LINES, "maximum": MAX_LINES})]
+
+
+def pane_record(pane: PaneInfo) -> dict[str, Any]:
+    """A pane as MCP shows it: PaneInfo's fields, the agent state cut to its type and state."""
+    record: dict[str, Any] = msgspec.to_builtins(pane)
+    record.pop("agent", None)
+    record["agent_type"] = pane.agent.agent_type
+    record["state"] = pane.agent.activity.state
+    return record
+
+
+def _check_count(field: str, items: list[Any] | dict[str, Any], most: int) -> None:
+    if len(items) > most:
+        raise BadRequest(f"{field} has {len(items)} entries, at most {most} allowed", field=field)
+
+
+def _check_size(columns: int, lines: int) -> None:
+    check_range("columns", columns, MIN_COLUMNS, MAX_COLUMNS)
+    check_range("lines", lines, MIN_LINES, MAX_LINES)
+
+
+def register_pane_tools(server: MCPServer[Any], client: Client) -> None:
+    @server.tool(annotations=READ_ONLY)
+    @maps_muxd_errors
+    async def list_panes() -> dict[str, Any]:
+        """Every pane with its session, name, tags, command, size, status and agent state."""
+        panes = (await client.call(ListPanes, all=True)).panes
+        return {"panes": [pane_record(p) for p in panes]}
+
+    @server.tool(annotations=MODERATE)
+    @maps_muxd_errors
+    async def create_pane(
+        command: Annotated[list[str], Field(description="program and arguments; empty runs the user's shell")] = [],
+        name: Annotated[str | None, Field(description="a unique name to target the pane by")] = None,
+        tags: Annotated[list[str], Field(description="free tags, e.g. worker")] = [],
+        cwd: Annotated[str | None, Field(description="absolute working directory (default: where muxd mcp runs)")] = None,
+        env: Annotated[dict[str, str], Field(description="extra environment variables")] = {},
+        columns: Columns = DEFAULT_COLUMNS,
+        lines: Lines = DEFAULT_LINES,
+    ) -> dict[str, Any]:
+        """Start a program (an agent CLI or a shell) in a new pane of its own session; returns the pane."""
+        _check_count("command", command, CREATE_PANE_ARGS_MAX)
+        _check_count("env", env, CREATE_PANE_ENV_MAX)
+        _check_count("tags", tags, CREATE_PANE_TAGS_MAX)
+        _check_size(columns, lines)
+        if cwd is not None and not os.path.isabs(cwd):
+            raise BadRequest(f"cwd must be an absolute path, got {cwd!r}", field="cwd")
+        # Like the CLI: a pane starts where its caller is, i.e. where the MCP client launched us.
+        spawn = Spawn(command=command, cwd=cwd or os.getcwd(), env=env, pane_name=name, tags=tags)
+        reply = await client.call(NewSession, columns=columns, lines=lines, spawn=spawn)
+        return pane_record(reply.pane)
+
+    @server.tool(annotations=MODERATE)
+    @maps_muxd_errors
+    async def send_input(
+        pane_id: PaneId,
+        text: Annotated[str, Field(description="text typed as is")] = "",
+        keys: Annotated[list[str], Field(description="key names sent after the text: Enter, Escape, C-c, Up, F5…")] = [],
+        submit: Annotated[bool, Field(description="press Enter at the end, as a separate write")] = False,
+    ) -> dict[str, Any]:
+        """Type text and/or keys into a pane, e.g. a prompt for an agent with submit=true."""
+        if len(text) > SEND_INPUT_TEXT_MAX_CHARS:
+            raise BadRequest(f"text has {len(text)} characters, at most {SEND_INPUT_TEXT_MAX_CHARS} allowed",
+                             field="text")
+        _check_count("keys", keys, SEND_INPUT_KEYS_MAX)
+        unknown = [k for k in keys if key_name_to_text(k) is None]
+        if unknown:
+            raise BadRequest(f"keys: unknown key name(s) {', '.join(map(repr, unknown))}", field="keys")
+        if not (text or keys or submit):
+            raise BadRequest("send_input needs text, keys or submit", field="text")
+        if text:
+            await client.call(SendKeys, target=pane_id, keys=[text], literal=True)
+        if keys:
+            await client.call(SendKeys, target=pane_id, keys=keys)
+        if submit:
+            if text or keys:
+                await asyncio.sleep(SUBMIT_GAP_S)
+            await client.call(SendKeys, target=pane_id, keys=["Enter"])
+        return {"pane_id": pane_id, "sent_chars": len(text), "keys": len(keys), "submitted": submit}
+
+    @server.tool(annotations=READ_ONLY)
+    @maps_muxd_errors
+    async def read_pane(
+        pane_id: PaneId,
+        lines: Annotated[int, Field(description=f"the last N lines of screen and scrollback (1-{READ_PANE_LINES_MAX})",
+                                    json_schema_extra={"minimum": 1, "maximum": READ_PANE_LINES_MAX})
+                         ] = READ_PANE_LINES_DEFAULT,
+        strip_ansi: Annotated[bool, Field(description="plain text (true) or with colour escapes")] = True,
+    ) -> dict[str, Any]:
+        """The raw text of a pane's last lines. Costly in tokens: prefer agent_summary to check on agents."""
+        check_range("lines", lines, 1, READ_PANE_LINES_MAX)
+        captured = await client.call(CapturePane, target=pane_id, start=-lines, escapes=not strip_ansi)
+        rows = captured.text.split("\n")
+        while rows and not rows[-1].strip():
+            rows.pop()
+        rows = rows[-lines:]
+        return {"pane_id": pane_id, "lines": len(rows), "text": "\n".join(rows)}
+
+    @server.tool(annotations=IDEMPOTENT)
+    @maps_muxd_errors
+    async def resize_pane(pane_id: PaneId, columns: Columns, lines: Lines) -> dict[str, Any]:
+        """Change a pane's size in columns and lines; the program sees SIGWINCH."""
+        _check_size(columns, lines)
+        await client.call(ResizePane, target=pane_id, columns=columns, lines=lines)
+        return {"pane_id": pane_id, "columns": columns, "lines": lines}
+
+    @server.tool(annotations=DESTRUCTIVE)
+    @maps_muxd_errors
+    async def kill_pane(pane_id: PaneId) -> dict[str, Any]:
+        """Kill a pane's program and remove the pane. Cannot be undone."""
+        await client.call(KillPane, target=pane_id)
+        return {"pane_id": pane_id, "killed": True}

@@ -1,0 +1,68 @@
+"""The summary tools of seed 002: `agent_summary` for one pane, `list_agents` for the fleet."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+import msgspec
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from muxd.cli.render import duration, tokens
+from muxd.client.connection import Client
+from muxd.mcp_server.errors import check_range, maps_muxd_errors
+from muxd.protocol.messages import ListPanes, PaneInfo, Summary
+
+SUMMARY_OUTPUT_LINES_DEFAULT = 10
+SUMMARY_OUTPUT_LINES_MAX = 50  # seed 002's bound
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+
+PaneId = Annotated[str, Field(description="the pane: `%N` or its name", min_length=1, max_length=200)]
+
+
+def agent_line(pane: PaneInfo, now: float) -> str:
+    """One compact line for a pane: id, name, agent type, state, duration, description, tokens."""
+    agent = pane.agent
+    parts = [pane.id, pane.name or "-", agent.agent_type or "none", agent.activity.state]
+    if agent.activity.since is not None:
+        parts.append(duration(now - agent.activity.since))
+    if agent.activity.description:
+        parts.append(repr(agent.activity.description))
+    if agent.session.tokens_used is not None:
+        parts.append(f"{tokens(agent.session.tokens_used)} tok")
+    if agent.is_awaiting_confirmation:
+        parts.append("AWAITING CONFIRMATION")
+    return " ".join(parts)
+
+
+def register_summary_tools(server: MCPServer[Any], client: Client) -> None:
+    @server.tool(annotations=READ_ONLY)
+    @maps_muxd_errors
+    async def agent_summary(
+        pane_id: PaneId,
+        include_recent_output: Annotated[bool, Field(description="add the last lines of output")] = False,
+        output_lines: Annotated[int, Field(
+            description=f"how many lines of recent output (1-{SUMMARY_OUTPUT_LINES_MAX})",
+            json_schema_extra={"minimum": 1, "maximum": SUMMARY_OUTPUT_LINES_MAX})] = SUMMARY_OUTPUT_LINES_DEFAULT,
+    ) -> dict[str, Any]:
+        """What the agent in one pane is doing, in ~80 tokens. Use it instead of read_pane to check on an agent."""
+        # Bounds are checked here, not by pydantic, so the error carries muxd's bad_request code.
+        check_range("output_lines", output_lines, 1, SUMMARY_OUTPUT_LINES_MAX)
+        reply = await client.call(Summary, target=pane_id, include_recent_output=include_recent_output,
+                                  output_lines=output_lines)
+        summary: dict[str, Any] = msgspec.to_builtins(reply.summary)
+        if not include_recent_output:
+            summary.pop("recent_output", None)
+        return summary
+
+    @server.tool(annotations=READ_ONLY)
+    @maps_muxd_errors
+    async def list_agents() -> dict[str, Any]:
+        """The fleet at a glance: one line per pane (id name agent state duration 'doing' tokens)."""
+        panes = (await client.call(ListPanes, all=True)).panes
+        now = time.time()
+        return {"agents": [agent_line(p, now) for p in panes]}

@@ -226,7 +226,7 @@ def test_shell_confirmation() -> None:
     assert d.confirmation == Confirmation(prompt="Allow execution of [Shell]?",
                                           options=["1. Allow once", "2. Allow for this session",
                                                    "3. No, suggest changes (esc)"])
-    assert d.tools_seen == [ToolSighting("Shell", "Shell mkdir -p demo && ls demo")]
+    assert d.tools_seen == []  # not a use until approved and run
     assert DETECTOR.identify(ctx(screen(CONFIRM))) >= 0.5
 
 

@@ -41,7 +41,8 @@ def cell_tool(line: str) -> str:
 
 
 def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
-    """Every tool cell on screen; `Running X` and `Ran X` share one signature."""
+    """Every finished tool cell on screen (`Ran X`, `Edited Y`…): in-progress ones are skipped,
+    so a command the user declines is never counted."""
     sightings: list[ToolSighting] = []
     exploring = False
     for line in lines:
@@ -51,8 +52,10 @@ def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
             exploring = verb in ("Explored", "Exploring")
             if exploring:
                 continue
+            if verb in _DONE_VERB:
+                continue  # still running or awaiting approval: a use once it shows as done
             rest = match.group("rest").strip()
-            sightings.append(ToolSighting(cell_tool(line), f"{_DONE_VERB.get(verb, verb)} {rest}".strip()))
+            sightings.append(ToolSighting(cell_tool(line), f"{verb} {rest}".strip()))
             continue
         if exploring:
             item = _EXPLORE_ITEM.match(line)

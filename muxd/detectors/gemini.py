@@ -316,7 +316,12 @@ def _tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
             match = _TOOL_HEADER.match(unbox(lines[row + 1]))
         else:
             match = _DENSE_ROW.match(line)
-        if match:
+        # Only a tool that ran (done ✓, failed x) is a use: one awaiting approval (?), queued
+        # (o), cancelled (-) or still running (⊶, spinner) is not counted yet.
+        if match and match.group("glyph") in _RAN_GLYPHS:
             rest = re.sub(r"\s+", " ", match.group("rest")).strip()
             sightings.append(ToolSighting(match.group("name"), f"{match.group('name')} {rest}".strip()))
     return sightings
+
+
+_RAN_GLYPHS = frozenset("✓✔x")

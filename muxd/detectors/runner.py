@@ -29,7 +29,7 @@ DETECT_BUDGET_S = 0.05          # one detect() call; slower results are dropped
 DEBOUNCE_S = 0.3                # a new state must hold this long, or be seen twice
 DETECT_MIN_INTERVAL_S = 0.1     # at most this often while output flows
 DETECT_QUIET_DELAY_S = 0.05     # and once this long after output stops
-DETECT_MAX_INTERVAL_S = 1.0     # the slowest pace for a screen that keeps saying the same
+DETECT_MAX_INTERVAL_S = 0.4     # the slowest pace while the state holds (slower misses short phases)
 # Frames in a row that may go unidentified (a resize redraw, a cleared screen) before the
 # agent found last is given up for the fallback, as long as the foreground process is the same.
 STICKY_UNIDENTIFIED_FRAMES = 10
@@ -105,6 +105,10 @@ class DetectorRunner:
             return None
         published = self._publish(detection, detector_name, now)
         if published == self.state:
+            return None
+        if msgspec.structs.replace(published, evidence=self.state.evidence) == self.state:
+            # Only the evidence line moved (a spinner glyph turning): keep it, tell no one.
+            self.state = published
             return None
         self.state = published
         return published

@@ -1,0 +1,73 @@
+"""Fake agent CLIs drawing what Claude Code, Codex CLI, Gemini CLI and Aider draw, for fast
+end-to-end tests of detection: what the detectors see is what a real pane would show.
+
+    python -m muxd.testing.fake_agents [claude|codex|gemini|aider]
+
+Each reads one command per line, with the pty's echo off (the agent draws its own input):
+
+- `think` — a turn: the agent thinks for a while, then streams an answer;
+- `tool` (or `bash`) — the model asks to run a shell command that needs approval; the
+  agent's approve answer (`1`, `y`, or an empty line: Enter on the highlighted default)
+  runs it, anything else declines;
+- `quit` — the agent prints its exit screen and exits;
+- any other text is a prompt answered like `think`; an empty line does nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Protocol
+
+from muxd.testing.fake_agents._terminal import Terminal
+from muxd.testing.fake_agents.aider import FakeAider
+from muxd.testing.fake_agents.claude import FakeClaude
+from muxd.testing.fake_agents.codex import FakeCodex
+from muxd.testing.fake_agents.gemini import FakeGemini
+
+
+class FakeAgent(Protocol):
+    echoes_input: bool  # a line editor (Aider) shows what is typed; TUIs draw it themselves
+
+    def start(self) -> None:
+        """Draw the screen the CLI starts on."""
+
+    def think(self, prompt: str) -> None:
+        """Run one turn for `prompt` and come back to the input prompt."""
+
+    def tool(self, prompt: str) -> None:
+        """Ask to run a command, read the answer with `Terminal.read_line`, act on it."""
+
+    def quit(self) -> None:
+        """Draw the exit screen."""
+
+
+FAKE_AGENTS: dict[str, Callable[[Terminal], FakeAgent]] = {
+    "claude": FakeClaude, "codex": FakeCodex, "gemini": FakeGemini, "aider": FakeAider,
+}
+TOOL_COMMANDS = frozenset({"tool", "bash"})
+
+
+def run(agent: FakeAgent, terminal: Terminal) -> None:
+    """Start `agent`, then obey commands until `quit` (or the end of input)."""
+    agent.start()
+    while True:
+        command = terminal.read_line(echo=agent.echoes_input)
+        if command == "quit":
+            agent.quit()
+            return
+        if command in TOOL_COMMANDS:
+            agent.tool(command)
+        elif command:
+            agent.think(command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m muxd.testing.fake_agents",
+                                     description="a fake agent CLI screen, for detection tests")
+    parser.add_argument("agent", nargs="?", default="claude", choices=sorted(FAKE_AGENTS))
+    args = parser.parse_args(argv)
+    terminal = Terminal()
+    with terminal.keys():
+        run(FAKE_AGENTS[args.agent](terminal), terminal)
+    return 0

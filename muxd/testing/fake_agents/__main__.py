@@ -1,0 +1,3 @@
+from muxd.testing.fake_agents import main
+
+raise SystemExit(main())

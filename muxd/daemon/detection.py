@@ -45,7 +45,7 @@ class ForegroundProcess:
         return self
 
 
-PROCESS_RECHECK_S = 1.0
+PROCESS_RECHECK_S = 3.0
 
 
 def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> ScreenContext:

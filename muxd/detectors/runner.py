@@ -37,7 +37,7 @@ STICKY_UNIDENTIFIED_FRAMES = 10
 TOOL_FRAMES_REMEMBERED = 4
 # While the same program stays in the foreground, the agent found is asked again whether the
 # frame is still its own only every this many frames (identification is half of the cost).
-REIDENTIFY_EVERY_FRAMES = 5
+REIDENTIFY_EVERY_FRAMES = 10
 # States that must never wait for a second look: an approval prompt stalls a fleet.
 PUBLISH_AT_ONCE = frozenset({"AwaitingConfirmation", "Exited"})
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from muxd.testing.wait import wait_until
 
 from emulator_data import streams
 from muxd.emulator import Emulator
@@ -84,19 +85,15 @@ def tmux_captures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
             path.write_bytes(data)
             tmux.run("new-session", "-d", "-s", name, "-x", str(COLUMNS), "-y", str(LINES),
                      f"stty raw -echo; cat {path}; echo -n; sleep 600")
-        deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        captures: dict[str, tuple[str, str]] = {}
-        previous: dict[str, tuple[str, str]] = {}
-        while time.monotonic() < deadline:
-            time.sleep(0.3)
-            captures = {
-                name: (tmux.run("capture-pane", "-p", "-S", "-", "-t", name),
-                       tmux.run("capture-pane", "-p", "-J", "-S", "-", "-t", name))
-                for name in CASES
-            }
-            if captures == previous:
-                break
-            previous = captures
+        # Each pane's `cat` is done once `sleep` is in front: then its screen is final.
+        wait_until(lambda: all(tmux.run("display", "-p", "-t", name, "#{pane_current_command}").strip()
+                               == "sleep" for name in CASES), timeout=SETTLE_TIMEOUT_S,
+                   message="tmux panes finished")
+        captures = {
+            name: (tmux.run("capture-pane", "-p", "-S", "-", "-t", name),
+                   tmux.run("capture-pane", "-p", "-J", "-S", "-", "-t", name))
+            for name in CASES
+        }
         yield captures
     finally:
         subprocess.run([*tmux.base, "kill-server"], capture_output=True)

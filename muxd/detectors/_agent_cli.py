@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.shell import SHELLS
-from muxd.detectors.state import AgentState, AgentType, Detection
+from msgspec.structs import replace
+
+from muxd.detectors.state import AgentState, AgentType, Detection, ToolSighting
 
 # Programs that run an agent given as a later argument (`node …/codex.js`, `python …/bin/aider`,
 # `npx @google/gemini-cli`): for these the agent is looked for in the arguments, not argv[0].
@@ -213,3 +215,19 @@ def held_or_idle(agent: AgentType, prev: AgentState | None, lines: Sequence[str]
         return Detection(agent_type=agent, state=prev.activity.state, rule=f"{rule}-held", line=line,
                          description=prev.activity.description, elapsed_s=prev.activity.elapsed_s, tool=prev.tool)
     return Detection(agent_type=agent, state="Idle", rule=rule, line=line)
+
+
+ExitReader = Callable[..., "Detection | None"]
+
+
+def exit_or_dialog(ctx: ScreenContext, agent: AgentType, lines: Sequence[str], tools: list[ToolSighting],
+                   exited: ExitReader, dialog: Callable[[Sequence[str]], Detection | None]) -> Detection | None:
+    """What a CLI detector decides before anything else, the same for every CLI: the pane's
+    program is gone (its exit output may still give totals), the CLI exited back to a shell,
+    or a dialog waits for a yes. None when none of these holds."""
+    if ctx.exited:
+        found = exited(lines, pane_exited=True)
+        return replace(found or Detection(agent_type=agent, state="Exited", rule="pane-exited"),
+                       tools_seen=tools)
+    found = exited(lines) or dialog(lines)
+    return None if found is None else replace(found, tools_seen=tools)

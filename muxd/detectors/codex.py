@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from msgspec.structs import replace
 
 from muxd.detectors._agent_cli import (
+    exit_or_dialog,
     agent_confidence,
     error_kind,
     held_or_idle,
@@ -95,13 +96,9 @@ class CodexDetector:
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines = [line.rstrip() for line in ctx.lines]
         tools = tool_sightings(lines)
-        if ctx.exited:  # the program is gone; its exit output may still say what it used
-            found = _exited(lines, pane_exited=True)
-            return replace(found or Detection(agent_type=NAME, state="Exited", rule="pane-exited"),
-                           tools_seen=tools)
-        found = _exited(lines) or _approval(lines)
+        found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _approval)
         if found is not None:
-            return replace(found, tools_seen=tools)
+            return found
         composer = _composer(lines)
         if composer is None:
             # an overlay (warnings, transcript) covers the bottom pane; no turn is shown running

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from msgspec.structs import replace
 
 from muxd.detectors._agent_cli import (
+    exit_or_dialog,
     agent_confidence,
     error_kind,
     held_or_idle,
@@ -88,13 +89,9 @@ class GeminiDetector:
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines = [line.rstrip() for line in ctx.lines]
         tools = _tool_sightings(lines)
-        if ctx.exited:  # the program is gone; its exit output may still say what it used
-            found = _exited(lines, pane_exited=True)
-            return replace(found or Detection(agent_type=NAME, state="Exited", rule="pane-exited"),
-                           tools_seen=tools)
-        found = _exited(lines) or _confirmation(lines)
+        found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _confirmation)
         if found is not None:
-            return replace(found, tools_seen=tools)
+            return found
         rule_row = _input_rule(lines)
         spinner = _spinner(lines, rule_row if rule_row is not None else _bottom_rule(lines))
         if spinner is not None:

@@ -3,43 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from typing import Any
 
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-
+from muxd.mcp_server.testing import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
 TOOL_NAMES = {"agent_summary", "list_agents", "list_panes", "create_pane", "send_input", "read_pane",
-              "resize_pane", "kill_pane"}
+              "resize_pane", "kill_pane", "wait_for", "list_tools", "get_tool_metrics"}
 SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context"}
 
 
-def _text(result: Any) -> str:
-    return "\n".join(getattr(block, "text", "") for block in result.content)
-
-
-async def _call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, f"{tool} failed: {_text(result)}"
-    structured: dict[str, Any] = result.structured_content
-    return structured
-
-
-async def _error(session: ClientSession, tool: str, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error, f"{tool} should have failed: {result.structured_content}"
-    return _text(result)
-
-
 async def _drive(server: MuxdTestServer) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "muxd", "-L", server.name, "mcp"],
-                                   env=server.env)
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-
+    async with mcp_session(server) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) >= TOOL_NAMES
         for name in ("agent_summary", "list_agents", "list_panes", "read_pane"):
@@ -49,55 +24,55 @@ async def _drive(server: MuxdTestServer) -> None:
         assert tools["agent_summary"].input_schema["required"] == ["pane_id"]
         assert tools["agent_summary"].input_schema["properties"]["output_lines"]["maximum"] == 50
 
-        pane = await _call(session, "create_pane", command=["bash", "--norc"], name="sh1", tags=["worker"],
+        pane = await call_ok(session, "create_pane", command=["bash", "--norc"], name="sh1", tags=["worker"],
                            env={"PS1": "$ "}, columns=100, lines=30)
         pane_id = pane["id"]
         assert pane_id.startswith("%") and pane["name"] == "sh1" and pane["width"] == 100
 
-        await _call(session, "send_input", pane_id=pane_id, text="echo hi-$((6*7))", submit=True)
+        await call_ok(session, "send_input", pane_id=pane_id, text="echo hi-$((6*7))", submit=True)
 
         async def shows_answer() -> bool:
-            read = await _call(session, "read_pane", pane_id="sh1", lines=10)
+            read = await call_ok(session, "read_pane", pane_id="sh1", lines=10)
             return "hi-42" in read["text"].splitlines()
 
-        await async_wait_until(shows_answer, timeout=10, message="hi-42 in read_pane")
-        read = await _call(session, "read_pane", pane_id=pane_id, lines=1)
+        await async_wait_until(shows_answer, timeout=10, interval=0.2, message="hi-42 in read_pane")  # < rate limit
+        read = await call_ok(session, "read_pane", pane_id=pane_id, lines=1)
         assert read["lines"] == 1
 
-        summary = await _call(session, "agent_summary", pane_id=pane_id)
+        summary = await call_ok(session, "agent_summary", pane_id=pane_id)
         assert set(summary) == SUMMARY_KEYS
         assert summary["pane_id"] == pane_id and summary["is_agent"] is False
         assert set(summary["activity"]) == {"state", "description", "duration_secs"}
         assert set(summary["session"]) == {"id", "model", "tokens_used"}
         assert set(summary["context"]) == {"is_awaiting_input", "is_awaiting_confirmation", "tags", "cwd"}
         assert summary["context"]["tags"] == ["worker"]
-        with_output = await _call(session, "agent_summary", pane_id="sh1", include_recent_output=True,
+        with_output = await call_ok(session, "agent_summary", pane_id="sh1", include_recent_output=True,
                                   output_lines=5)
         assert set(with_output) == SUMMARY_KEYS | {"recent_output"}
         assert len(with_output["recent_output"]) <= 5
 
-        agents = (await _call(session, "list_agents"))["agents"]
+        agents = (await call_ok(session, "list_agents"))["agents"]
         assert len(agents) == 1 and agents[0].startswith(f"{pane_id} sh1 ")
-        panes = (await _call(session, "list_panes"))["panes"]
+        panes = (await call_ok(session, "list_panes"))["panes"]
         assert [p["id"] for p in panes] == [pane_id] and "agent" not in panes[0]
 
-        await _call(session, "resize_pane", pane_id=pane_id, columns=60, lines=20)
-        panes = (await _call(session, "list_panes"))["panes"]
+        await call_ok(session, "resize_pane", pane_id=pane_id, columns=60, lines=20)
+        panes = (await call_ok(session, "list_panes"))["panes"]
         assert (panes[0]["width"], panes[0]["height"]) == (60, 20)
 
         # Errors carry muxd's stable code; the server keeps serving after each.
-        assert "not_found" in await _error(session, "read_pane", pane_id="%999")
-        assert "not_found" in await _error(session, "agent_summary", pane_id="nosuch")
-        message = await _error(session, "agent_summary", pane_id=pane_id, output_lines=51)
+        assert "not_found" in await call_error(session, "read_pane", pane_id="%999")
+        assert "not_found" in await call_error(session, "agent_summary", pane_id="nosuch")
+        message = await call_error(session, "agent_summary", pane_id=pane_id, output_lines=51)
         assert "bad_request" in message and "output_lines" in message
-        assert "bad_request" in await _error(session, "read_pane", pane_id=pane_id, lines=0)
-        assert "bad_request" in await _error(session, "resize_pane", pane_id=pane_id, columns=1, lines=20)
-        assert "bad_request" in await _error(session, "send_input", pane_id=pane_id, keys=["NoSuchKey"])
-        assert "bad_request" in await _error(session, "create_pane", cwd="relative/dir")
+        assert "bad_request" in await call_error(session, "read_pane", pane_id=pane_id, lines=0)
+        assert "bad_request" in await call_error(session, "resize_pane", pane_id=pane_id, columns=1, lines=20)
+        assert "bad_request" in await call_error(session, "send_input", pane_id=pane_id, keys=["NoSuchKey"])
+        assert "bad_request" in await call_error(session, "create_pane", cwd="relative/dir")
 
-        assert (await _call(session, "kill_pane", pane_id=pane_id))["killed"] is True
-        assert (await _call(session, "list_panes"))["panes"] == []
-        assert "not_found" in await _error(session, "kill_pane", pane_id=pane_id)
+        assert (await call_ok(session, "kill_pane", pane_id=pane_id))["killed"] is True
+        assert (await call_ok(session, "list_panes"))["panes"] == []
+        assert "not_found" in await call_error(session, "kill_pane", pane_id=pane_id)
 
 
 def test_mcp_server_over_stdio(muxd_server: MuxdTestServer) -> None:

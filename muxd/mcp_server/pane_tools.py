@@ -7,18 +7,21 @@ import os
 from typing import Annotated, Any
 
 import msgspec
-from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.client.connection import Client
-from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
+from muxd.config import (
+    CAPTURE_MAX_LINES, DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+)
 from muxd.errors import BadRequest
 from muxd.keys import key_name_to_text
-from muxd.mcp_server.errors import check_range, maps_muxd_errors
+from muxd.mcp_server.errors import check_range
+from muxd.mcp_server.read_cursor import CURSOR_MAX_CHARS, content_lines, lines_since, make_cursor
+from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
 from muxd.protocol.messages import (
-    CapturePane, KillPane, ListPanes, NewSession, PaneInfo, ResizePane, SendKeys, Spawn,
+    CapturePane, KillPane, ListPanes, NewSession, PaneInfo, ResizePane, SendKeys, Spawn, Summary,
 )
 
 READ_PANE_LINES_DEFAULT = 40
@@ -64,16 +67,14 @@ def _check_size(columns: int, lines: int) -> None:
     check_range("lines", lines, MIN_LINES, MAX_LINES)
 
 
-def register_pane_tools(server: MCPServer[Any], client: Client) -> None:
-    @server.tool(annotations=READ_ONLY)
-    @maps_muxd_errors
+def register_pane_tools(tools: ToolRegistry, client: Client) -> None:
+    @tools.tool(category="panes", risk="safe", annotations=READ_ONLY)
     async def list_panes() -> dict[str, Any]:
         """Every pane with its session, name, tags, command, size, status and agent state."""
         panes = (await client.call(ListPanes, all=True)).panes
         return {"panes": [pane_record(p) for p in panes]}
 
-    @server.tool(annotations=MODERATE)
-    @maps_muxd_errors
+    @tools.tool(category="panes", risk="moderate", annotations=MODERATE)
     async def create_pane(
         command: Annotated[list[str], Field(description="program and arguments; empty runs the user's shell")] = [],
         name: Annotated[str | None, Field(description="a unique name to target the pane by")] = None,
@@ -95,8 +96,7 @@ def register_pane_tools(server: MCPServer[Any], client: Client) -> None:
         reply = await client.call(NewSession, columns=columns, lines=lines, spawn=spawn)
         return pane_record(reply.pane)
 
-    @server.tool(annotations=MODERATE)
-    @maps_muxd_errors
+    @tools.tool(category="panes", risk="moderate", annotations=MODERATE)
     async def send_input(
         pane_id: PaneId,
         text: Annotated[str, Field(description="text typed as is")] = "",
@@ -123,34 +123,49 @@ def register_pane_tools(server: MCPServer[Any], client: Client) -> None:
             await client.call(SendKeys, target=pane_id, keys=["Enter"])
         return {"pane_id": pane_id, "sent_chars": len(text), "keys": len(keys), "submitted": submit}
 
-    @server.tool(annotations=READ_ONLY)
-    @maps_muxd_errors
+    @tools.tool(category="panes", risk="safe", annotations=READ_ONLY)
     async def read_pane(
         pane_id: PaneId,
         lines: Annotated[int, Field(description=f"the last N lines of screen and scrollback (1-{READ_PANE_LINES_MAX})",
                                     json_schema_extra={"minimum": 1, "maximum": READ_PANE_LINES_MAX})
                          ] = READ_PANE_LINES_DEFAULT,
         strip_ansi: Annotated[bool, Field(description="plain text (true) or with colour escapes")] = True,
+        cursor: Annotated[str | None, Field(
+            description="the cursor a previous read_pane returned: only lines new since then",
+            max_length=CURSOR_MAX_CHARS)] = None,
     ) -> dict[str, Any]:
-        """The raw text of a pane's last lines. Costly in tokens: prefer agent_summary to check on agents."""
-        check_range("lines", lines, 1, READ_PANE_LINES_MAX)
-        captured = await client.call(CapturePane, target=pane_id, start=-lines, escapes=not strip_ansi)
-        rows = captured.text.split("\n")
-        while rows and not rows[-1].strip():
-            rows.pop()
-        rows = rows[-lines:]
-        return {"pane_id": pane_id, "lines": len(rows), "text": "\n".join(rows)}
+        """The raw text of a pane's last lines, and a cursor to read only new ones next time.
 
-    @server.tool(annotations=IDEMPOTENT)
-    @maps_muxd_errors
+        Costly in tokens: prefer agent_summary to check on agents.
+        """
+        check_range("lines", lines, 1, READ_PANE_LINES_MAX)
+        # The whole scrollback: the cursor counts lines from its top (see read_cursor.py).
+        resolved = (await client.call(Summary, target=pane_id)).summary.pane_id
+        captured = await client.call(CapturePane, target=resolved, start=-CAPTURE_MAX_LINES,
+                                     escapes=not strip_ansi)
+        rows_all = rows = content_lines(captured.text)  # a cursor is only valid with the same strip_ansi
+        record: dict[str, Any] = {"pane_id": pane_id}
+        if cursor is not None:
+            since = lines_since(cursor, resolved, rows_all)
+            record["redrawn"] = since.redrawn
+            if not since.redrawn:
+                new = since.lines
+                record["skipped"] = max(0, len(new) - lines)
+                record["repeated_last_line"] = since.repeated_last_line
+                rows = new
+        shown = rows[-lines:]
+        record.update(lines=len(shown), text="\n".join(shown),
+                      cursor=make_cursor(resolved, rows_all))
+        return record
+
+    @tools.tool(category="panes", risk="moderate", annotations=IDEMPOTENT)
     async def resize_pane(pane_id: PaneId, columns: Columns, lines: Lines) -> dict[str, Any]:
         """Change a pane's size in columns and lines; the program sees SIGWINCH."""
         _check_size(columns, lines)
         await client.call(ResizePane, target=pane_id, columns=columns, lines=lines)
         return {"pane_id": pane_id, "columns": columns, "lines": lines}
 
-    @server.tool(annotations=DESTRUCTIVE)
-    @maps_muxd_errors
+    @tools.tool(category="panes", risk="dangerous", annotations=DESTRUCTIVE)
     async def kill_pane(pane_id: PaneId) -> dict[str, Any]:
         """Kill a pane's program and remove the pane. Cannot be undone."""
         await client.call(KillPane, target=pane_id)

@@ -1,4 +1,4 @@
-"""The MCP server object: the SDK's MCPServer with muxd's tools, talking to one daemon client."""
+"""The MCP server object: the SDK's MCPServer with muxd's guarded tools, talking to one daemon client."""
 
 from __future__ import annotations
 
@@ -8,18 +8,32 @@ from mcp.server.mcpserver import MCPServer
 
 from muxd import __version__
 from muxd.client.connection import Client
+from muxd.mcp_server.engine_tools import register_engine_tools
+from muxd.mcp_server.guards import ToolGuard
+from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.pane_tools import register_pane_tools
+from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import register_summary_tools
+from muxd.mcp_server.wait_tools import register_wait_tools
 
 INSTRUCTIONS = (
     "muxd runs terminal panes (AI coding agents and shells). Check agents with agent_summary or "
-    "list_agents (cheap); read_pane only when you need the raw screen."
+    "list_agents (cheap); read_pane only when you need the raw screen (pass its cursor back to get "
+    "only new lines); wait_for instead of polling."
 )
 
 
-def build_server(client: Client) -> MCPServer[Any]:
-    """An MCPServer whose tools act through `client`, a greeted connection to the daemon."""
+def build_registry(client: Client, limits: GuardLimits | None = None) -> ToolRegistry:
+    """Every muxd tool, guarded, on a new MCPServer; limits default to the environment's."""
     server: MCPServer[Any] = MCPServer(name="muxd", version=__version__, instructions=INSTRUCTIONS)
-    register_summary_tools(server, client)
-    register_pane_tools(server, client)
-    return server
+    tools = ToolRegistry(server, ToolGuard(limits or GuardLimits.from_env()))
+    register_summary_tools(tools, client)
+    register_pane_tools(tools, client)
+    register_wait_tools(tools, client)
+    register_engine_tools(tools)
+    return tools
+
+
+def build_server(client: Client, limits: GuardLimits | None = None) -> MCPServer[Any]:
+    """An MCPServer whose tools act through `client`, a greeted connection to the daemon."""
+    return build_registry(client, limits).server

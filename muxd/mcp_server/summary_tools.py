@@ -6,13 +6,13 @@ import time
 from typing import Annotated, Any
 
 import msgspec
-from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.cli.render import duration, tokens
 from muxd.client.connection import Client
-from muxd.mcp_server.errors import check_range, maps_muxd_errors
+from muxd.mcp_server.errors import check_range
+from muxd.mcp_server.registry import ToolRegistry
 from muxd.protocol.messages import ListPanes, PaneInfo, Summary
 
 SUMMARY_OUTPUT_LINES_DEFAULT = 10
@@ -39,9 +39,8 @@ def agent_line(pane: PaneInfo, now: float) -> str:
     return " ".join(parts)
 
 
-def register_summary_tools(server: MCPServer[Any], client: Client) -> None:
-    @server.tool(annotations=READ_ONLY)
-    @maps_muxd_errors
+def register_summary_tools(tools: ToolRegistry, client: Client) -> None:
+    @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
     async def agent_summary(
         pane_id: PaneId,
         include_recent_output: Annotated[bool, Field(description="add the last lines of output")] = False,
@@ -59,8 +58,7 @@ def register_summary_tools(server: MCPServer[Any], client: Client) -> None:
             summary.pop("recent_output", None)
         return summary
 
-    @server.tool(annotations=READ_ONLY)
-    @maps_muxd_errors
+    @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
     async def list_agents() -> dict[str, Any]:
         """The fleet at a glance: one line per pane (id name agent state duration 'doing' tokens)."""
         panes = (await client.call(ListPanes, all=True)).panes

@@ -1,0 +1,83 @@
+"""The guards' limits (rate, timeout, response size, waits), with units in their names.
+
+Each guard limit can be lowered or raised for one `muxd mcp` process through an environment
+variable (tests use them to hit a limit quickly); out-of-range values are a clear error.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from muxd.errors import BadRequest
+
+# Token bucket per (principal, tool), after seed 003: 10 calls/s sustained, bursts of 20.
+RATE_PER_S_DEFAULT = 10.0
+RATE_BURST_DEFAULT = 20
+# Per-call timeout, after seed 004 (1 s - 5 min, default 30 s).
+CALL_TIMEOUT_S_DEFAULT = 30.0
+CALL_TIMEOUT_S_MIN = 1.0
+CALL_TIMEOUT_S_MAX = 300.0
+# Largest serialized tool result, after seed 003.
+RESPONSE_MAX_BYTES_DEFAULT = 1024 * 1024
+RESPONSE_MAX_BYTES_MIN = 1024
+
+# Latency histogram bucket bounds (Prometheus `le`), in milliseconds.
+LATENCY_BUCKETS_MS = (5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0)
+
+# wait_for
+WAIT_TIMEOUT_S_DEFAULT = 30.0
+WAIT_TIMEOUT_S_MIN = 0.1
+WAIT_TIMEOUT_S_MAX = 300.0
+# A wait without a timeout of its own ends this long before the per-call timeout would cancel it.
+WAIT_CALL_MARGIN_S = 0.5
+# The screen has no change events: a regex wait re-reads it this often (and on every state event).
+WAIT_SCREEN_POLL_S = 0.2
+WAIT_PATTERN_MAX_CHARS = 1000
+WAIT_STATES_MAX = 16
+
+ENV_RATE = "MUXD_MCP_RATE"  # calls per second per (principal, tool)
+ENV_BURST = "MUXD_MCP_BURST"
+ENV_TIMEOUT = "MUXD_MCP_TIMEOUT_S"
+ENV_MAX_RESPONSE = "MUXD_MCP_MAX_RESPONSE_BYTES"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuardLimits:
+    """The limits every tool call is held to."""
+
+    rate_per_s: float = RATE_PER_S_DEFAULT
+    burst: int = RATE_BURST_DEFAULT
+    call_timeout_s: float = CALL_TIMEOUT_S_DEFAULT
+    response_max_bytes: int = RESPONSE_MAX_BYTES_DEFAULT
+
+    def __post_init__(self) -> None:
+        if not self.rate_per_s > 0:
+            raise BadRequest(f"rate must be > 0 calls/s, got {self.rate_per_s}", field="rate_per_s")
+        if self.burst < 1:
+            raise BadRequest(f"burst must be >= 1, got {self.burst}", field="burst")
+        if not CALL_TIMEOUT_S_MIN <= self.call_timeout_s <= CALL_TIMEOUT_S_MAX:
+            raise BadRequest(f"call timeout must be between {CALL_TIMEOUT_S_MIN} and {CALL_TIMEOUT_S_MAX} s, "
+                             f"got {self.call_timeout_s}", field="call_timeout_s")
+        if self.response_max_bytes < RESPONSE_MAX_BYTES_MIN:
+            raise BadRequest(f"response cap must be >= {RESPONSE_MAX_BYTES_MIN} bytes, "
+                             f"got {self.response_max_bytes}", field="response_max_bytes")
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> GuardLimits:
+        """The defaults, overridden by MUXD_MCP_RATE / _BURST / _TIMEOUT_S / _MAX_RESPONSE_BYTES."""
+        env = dict(os.environ) if env is None else env
+
+        def number(name: str, default: float) -> float:
+            raw = env.get(name)
+            if raw is None or raw == "":
+                return default
+            try:
+                return float(raw)
+            except ValueError as exc:
+                raise BadRequest(f"{name} must be a number, got {raw!r}", field=name) from exc
+
+        return cls(rate_per_s=number(ENV_RATE, RATE_PER_S_DEFAULT),
+                   burst=int(number(ENV_BURST, RATE_BURST_DEFAULT)),
+                   call_timeout_s=number(ENV_TIMEOUT, CALL_TIMEOUT_S_DEFAULT),
+                   response_max_bytes=int(number(ENV_MAX_RESPONSE, RESPONSE_MAX_BYTES_DEFAULT)))

@@ -1,0 +1,61 @@
+"""Where tools are registered: each declares its category and risk, and gets the guards.
+
+`ToolRegistry.tool(...)` replaces `MCPServer.tool(...)` for muxd's tools, so no tool can be
+added without a risk and without the guards of `guards.py`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
+
+from muxd.mcp_server.guards import ToolGuard
+
+Risk = Literal["safe", "moderate", "dangerous"]
+RISKS: tuple[Risk, ...] = ("safe", "moderate", "dangerous")
+UNKNOWN_RISK: Risk = "dangerous"  # a tool nobody classified is treated as the worst case
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    category: str
+    risk: Risk
+    description: str
+
+
+class ToolRegistry:
+    """muxd's tools on one MCPServer: their specs, and the guard wrapped around each."""
+
+    def __init__(self, server: MCPServer[Any], guard: ToolGuard) -> None:
+        self.server = server
+        self.guard = guard
+        self.specs: dict[str, ToolSpec] = {}
+
+    def tool(self, *, category: str, risk: Risk,
+             annotations: ToolAnnotations | None = None) -> Callable[[F], F]:
+        """Register the decorated coroutine as a guarded MCP tool named after it."""
+        if risk not in RISKS:
+            raise ValueError(f"unknown risk {risk!r}")
+
+        def decorator(fn: F) -> F:
+            name = fn.__name__
+            description = inspect.cleandoc(fn.__doc__ or "")
+            self.specs[name] = ToolSpec(name, category, risk, description)
+            self.server.add_tool(self.guard.wrap(name, fn), name=name, description=description,
+                                 annotations=annotations)
+            return fn
+
+        return decorator
+
+    def risk_of(self, name: str) -> Risk:
+        """The declared risk of a tool; unknown tools are dangerous."""
+        spec = self.specs.get(name)
+        return spec.risk if spec is not None else UNKNOWN_RISK

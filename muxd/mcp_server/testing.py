@@ -1,0 +1,47 @@
+"""Test support: drive `muxd mcp` over stdio with the real SDK client against a test daemon.
+
+Belongs with muxd/testing; kept here until that package takes it (the MCP SDK stays an
+import of the MCP side only).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from muxd.testing.server import MuxdTestServer
+
+
+@asynccontextmanager
+async def mcp_session(server: MuxdTestServer, **env: str) -> AsyncIterator[ClientSession]:
+    """An initialized client session with a `muxd mcp` of `server`, with extra environment `env`."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "muxd", "-L", server.name, "mcp"],
+                                   env={**server.env, **env})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def result_text(result: Any) -> str:
+    """The text blocks of a tool result, joined."""
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+async def call_ok(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    """The structured result of a call that must succeed."""
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, f"{tool} failed: {result_text(result)}"
+    structured: dict[str, Any] = result.structured_content
+    return structured
+
+
+async def call_error(session: ClientSession, tool: str, **arguments: Any) -> str:
+    """The error text of a call that must fail."""
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, f"{tool} should have failed: {result.structured_content}"
+    return result_text(result)

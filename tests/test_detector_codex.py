@@ -374,3 +374,12 @@ def test_exit_summary_read_when_the_pane_itself_exited() -> None:
     """)
     d = DETECTOR.detect(ScreenContext(lines=rows, columns=120, exited=True, exit_code=0), None)
     assert (d.state, d.tokens, d.session_id) == ("Exited", 40161, "01a2008a-0838-7eb3-b9bd-aa7f3b261da5")
+
+
+def test_approval_whose_reason_asks_a_question_keeps_codex_s_question() -> None:
+    rows = screen(HEADER + FIRST_TURN + APPROVAL.replace(
+        "Reason: Create a demo directory outside the sandbox",
+        "Reason: May I run touch lantern.txt in the current directory? The filesystem is read-only."))
+    d = detect(rows)
+    assert d.confirmation is not None
+    assert (d.confirmation.prompt, d.tool) == ("Would you like to run the following command?", "exec_command")

@@ -71,6 +71,8 @@ _RESUME = re.compile(r"codex resume (?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
 _CONFIG_ERROR = re.compile(r"^Error loading configuration: .+")
 _CONTEXT_LEFT = re.compile(r"(?P<pct>\d{1,3})% context left")
 _MODEL_TOKEN = re.compile(r"^(?=[\w.\-:/]*[A-Za-z])(?=[\w.\-:/]*[\d-])[A-Za-z][\w.\-:/]*$")
+_REASON = re.compile(r"^\s*Reason:")
+_CODEX_QUESTION = re.compile(r"^(?:Would you like|Allow )")
 _MCP_TOOL = re.compile(r'run tool "(?P<tool>[^"]+)"')
 
 _HEADER = re.compile(r">_ OpenAI Codex \(v")
@@ -198,14 +200,18 @@ def _approval(lines: Sequence[str]) -> Detection | None:
     if block is None:
         return None
     first_option, options = block
+    questions = []
     for row in range(first_option - 1, max(-1, first_option - APPROVAL_ROWS_MAX), -1):
         match = _QUESTION.match(lines[row])
-        if match and not lines[row].startswith(("› ", "• ")):
-            prompt = match.group("question").strip()
-            return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="approval-dialog",
-                             line=prompt, tool=_approval_tool(prompt),
-                             confirmation=Confirmation(prompt=prompt, options=options))
-    return None
+        # The model's own `Reason:` may ask something too; the dialog's question is Codex's.
+        if match and not lines[row].startswith(("› ", "• ")) and not _REASON.match(lines[row]):
+            questions.append(match.group("question").strip())
+    if not questions:
+        return None
+    prompt = next((q for q in questions if _CODEX_QUESTION.match(q)), questions[0])
+    return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="approval-dialog",
+                     line=prompt, tool=_approval_tool(prompt),
+                     confirmation=Confirmation(prompt=prompt, options=options))
 
 
 def _approval_tool(prompt: str) -> str | None:

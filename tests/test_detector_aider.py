@@ -9,7 +9,7 @@ import pytest
 
 from muxd.detectors.aider import AiderDetector
 from muxd.detectors.base import ScreenContext
-from muxd.detectors.state import Activity, AgentState, Confirmation, Detection
+from muxd.detectors.state import Activity, AgentState, Confirmation, Detection, ToolSighting
 
 COLUMNS = 80
 RULE = "─" * COLUMNS
@@ -275,3 +275,17 @@ def test_garbage_never_raises() -> None:
         DETECTOR.detect(context, None)
     DETECTOR.detect(ScreenContext(lines=[]), None)
     DETECTOR.detect(ScreenContext(lines=[RULE, ">", "Tokens: x sent, y received."]), None)
+
+
+def test_applied_edits_are_tool_uses() -> None:
+    rows = screen("""
+    |> make a file
+    |
+    |hello.py
+    |Applied edit to hello.py
+    |Tokens: 600 sent, 82 received.
+    |──
+    |hello.py
+    |>
+    """)
+    assert detect(rows).tools_seen == [ToolSighting("Edit", "Applied edit to hello.py")]

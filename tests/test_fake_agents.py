@@ -152,7 +152,7 @@ def test_fake_aider_through_a_turn_a_new_file_question_and_exit(fake):
     with fake.explained("Idle after the turn"):
         assert done["session"]["tokens_used"] == sum(aider.THINK_TOKENS)
 
-    # Aider names no tool for an edit, and its detector counts none.
+    # Aider names no tool when it asks; the edit counts once applied (`Applied edit to …`).
     asking = asks(fake, None, "Create new file? (Y)es/(N)o [Yes]:", ["Yes", "No"])
     with fake.explained("tokens while asking"):
         assert asking["session"]["tokens_used"] == sum(aider.EDIT_TOKENS)
@@ -160,6 +160,7 @@ def test_fake_aider_through_a_turn_a_new_file_question_and_exit(fake):
     done = fake.wait_for("Idle")
     with fake.explained("Idle after the edit"):
         assert done["session"]["tokens_used"] == sum(aider.EDIT_TOKENS)
+        assert done["recent_tools"] == ["Edit"]
 
     exited = exits(fake)
     with fake.explained("Exited"):

@@ -22,7 +22,7 @@ from msgspec.structs import replace
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
 from muxd.detectors._text import parse_count
 from muxd.detectors.base import ScreenContext
-from muxd.detectors.state import BUSY_STATES, AgentError, AgentState, Confirmation, Detection
+from muxd.detectors.state import BUSY_STATES, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
 NAME = "aider"
 _PROCESS_NAMES = frozenset({"aider"})
@@ -78,6 +78,9 @@ class AiderDetector:
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines = [line.rstrip() for line in ctx.lines]
+        return replace(self._detect(ctx, lines, prev), tools_seen=tool_sightings(lines))
+
+    def _detect(self, ctx: ScreenContext, lines: list[str], prev: AgentState | None) -> Detection:
         model = _model(lines)
         if ctx.exited:
             return Detection(agent_type=NAME, state="Exited", rule="pane-exited", model=model)
@@ -93,6 +96,14 @@ class AiderDetector:
             found = replace(found, state=prev.activity.state, rule="prompt-redraw-held",  # type: ignore[union-attr]
                             tokens=None, cost_usd=None)
         return replace(found, model=model)
+
+
+_APPLIED_EDIT = re.compile(r"^Applied edit to (?P<file>\S.*)$")
+
+
+def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
+    """Aider's file edits, one per `Applied edit to FILE` line (its only tool-like action shown)."""
+    return [ToolSighting("Edit", line.strip()) for line in lines if _APPLIED_EDIT.match(line.strip())]
 
 
 def _screen_score(lines: list[str]) -> float:

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from muxd.detectors.base import ScreenContext
+from muxd.testing.screens import margin_rows
 from muxd.detectors.codex import CodexDetector
 from muxd.detectors.state import Activity, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -16,12 +17,7 @@ DETECTOR = CodexDetector()
 
 
 def screen(text: str) -> list[str]:
-    """Rows after a `|` margin, one per line; a line without a margin is a blank row."""
-    rows = []
-    for line in text.strip("\n").split("\n"):
-        stripped = line.lstrip()
-        rows.append(stripped[1:].rstrip() if stripped.startswith("|") else "")
-    return rows
+    return margin_rows(text)
 
 
 def ctx(rows: list[str], **kwargs: object) -> ScreenContext:

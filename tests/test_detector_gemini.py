@@ -8,6 +8,7 @@ import random
 import pytest
 
 from muxd.detectors.base import ScreenContext
+from muxd.testing.screens import margin_rows
 from muxd.detectors.gemini import GeminiDetector
 from muxd.detectors.state import Activity, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -17,13 +18,7 @@ DETECTOR = GeminiDetector()
 
 
 def screen(text: str) -> list[str]:
-    """Rows after a `|` margin, one per line (a line without one is a blank row); `──` is a rule."""
-    rows = []
-    for line in text.strip("\n").split("\n"):
-        stripped = line.lstrip()
-        row = stripped[1:].rstrip() if stripped.startswith("|") else ""
-        rows.append(RULE if row == "──" else row)
-    return rows
+    return margin_rows(text, COLUMNS)
 
 
 def ctx(rows: list[str], **kwargs: object) -> ScreenContext:

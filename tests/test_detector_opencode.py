@@ -9,6 +9,7 @@ import random
 import pytest
 
 from muxd.detectors.base import ScreenContext
+from muxd.testing.screens import margin_rows
 from muxd.detectors.opencode import OpencodeDetector
 from muxd.detectors.state import AgentError, Confirmation
 
@@ -16,12 +17,7 @@ DETECTOR = OpencodeDetector()
 
 
 def screen(text: str) -> list[str]:
-    """Rows after a `|` margin, one per line; a line without one is a blank row."""
-    rows = []
-    for line in text.strip("\n").split("\n"):
-        stripped = line.lstrip()
-        rows.append(stripped[1:].rstrip() if stripped.startswith("|") else "")
-    return rows
+    return margin_rows(text)
 
 
 def ctx(rows: list[str], **kwargs: object) -> ScreenContext:

@@ -31,6 +31,7 @@ class Client:
         self._failure: MuxdError | None = None
         self._reader_task = asyncio.create_task(self._read_loop())
         self.welcome: Welcome | None = None
+        self.socket_path: str | None = None  # where this client connected (set by connect())
 
     @classmethod
     async def connect(cls, path: Path | str, *, client_name: str = "muxd",
@@ -45,6 +46,7 @@ class Client:
         except PermissionError as exc:
             raise ServerNotRunning(f"cannot reach {path}: permission denied", socket=str(path)) from exc
         client = cls(reader, writer, on_event)
+        client.socket_path = str(path)
         try:
             welcome = await client.call(Hello, protocol_version=PROTOCOL_VERSION,
                                         client=client_name, token=token)

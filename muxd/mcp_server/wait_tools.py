@@ -31,10 +31,8 @@ WAIT_SCREEN_LINES = 200  # how far back from the bottom a regex wait looks
 
 
 def _socket_path(client: Client) -> str:
-    # The Client keeps no path of its own; its stream knows the peer (the daemon's socket path).
-    # Worth a `Client.socket_path` attribute in muxd/client when that module is next touched.
-    path = client._writer.get_extra_info("peername")
-    if not isinstance(path, str) or not path:
+    path = client.socket_path
+    if not path:
         raise NotFound("cannot tell the daemon's socket path for an event connection")
     return path
 

@@ -3,14 +3,13 @@
 import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Subscribe
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.wait import wait_until
+from muxd.testing.wait import async_wait_until, wait_until
 
 PLUGIN_DIR = Path(__file__).parent / "plugin_data"
 
@@ -61,11 +60,12 @@ def test_state_changes_and_exits_are_events(muxd_server):
         try:
             await client.call(Subscribe)
             s.cli("send-keys", "-t", "e", "Enter", check=True)
-            for _ in range(200):
-                if any(isinstance(e, PaneExited) for e in events) and any(
-                        isinstance(e, AgentStateChanged) and e.state.activity.state == "Exited" for e in events):
-                    return
-                await asyncio.sleep(0.05)
+
+            async def both_arrived() -> bool:
+                return any(isinstance(e, PaneExited) for e in events) and any(
+                    isinstance(e, AgentStateChanged) and e.state.activity.state == "Exited" for e in events)
+
+            await async_wait_until(both_arrived, timeout=10, message="exit events")
         finally:
             await client.close()
 

@@ -3,12 +3,10 @@ the status line, the `›` composer and its footer at the bottom of an 80-column
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from muxd.detectors.base import ScreenContext
-from muxd.testing.screens import margin_rows
+from muxd.testing.screens import assert_survives_garbage, margin_rows
 from muxd.detectors.codex import CodexDetector
 from muxd.detectors.state import Activity, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -345,13 +343,7 @@ def test_conversation_text_does_not_trigger_states() -> None:
 
 
 def test_garbage_never_raises() -> None:
-    rng = random.Random(7)
-    alphabet = "›•◦■└─│╭╰ (0123456789s•esc to interrupt)Worked for\t…$#%:/abc"
-    for _ in range(300):
-        rows = ["".join(rng.choices(alphabet, k=rng.randrange(0, 120))) for _ in range(rng.randrange(0, 30))]
-        context = ScreenContext(lines=rows, columns=rng.choice([1, 20, 80, 120]))
-        assert 0.0 <= DETECTOR.identify(context) <= 1.0
-        DETECTOR.detect(context, None)
+    assert_survives_garbage(DETECTOR, "›•◦■└─│╭╰ (0123456789s•esc to interrupt)Worked for\t…$#%:/abc", seed=7)
     DETECTOR.detect(ScreenContext(lines=[]), None)
     DETECTOR.detect(ScreenContext(lines=["›"] * 50 + ["  x" * 500]), None)
 

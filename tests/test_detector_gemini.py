@@ -3,12 +3,10 @@ spinner above the input box rule, the ` > ` composer and its two-row footer (80 
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from muxd.detectors.base import ScreenContext
-from muxd.testing.screens import margin_rows
+from muxd.testing.screens import assert_survives_garbage, margin_rows
 from muxd.detectors.gemini import GeminiDetector
 from muxd.detectors.state import Activity, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -306,12 +304,6 @@ def test_conversation_text_does_not_trigger_states() -> None:
 
 
 def test_garbage_never_raises() -> None:
-    rng = random.Random(11)
-    alphabet = "│╭╰─✦✓⊶?●> ⠏(esc to cancel, 5s)Allow execution of [Shell]?1.2.\t$#abc/model"
-    for _ in range(300):
-        rows = ["".join(rng.choices(alphabet, k=rng.randrange(0, 120))) for _ in range(rng.randrange(0, 30))]
-        context = ScreenContext(lines=rows, columns=rng.choice([1, 20, 80, 120]))
-        assert 0.0 <= DETECTOR.identify(context) <= 1.0
-        DETECTOR.detect(context, None)
+    assert_survives_garbage(DETECTOR, "│╭╰─✦✓⊶?●> ⠏(esc to cancel, 5s)Allow execution of [Shell]?1.2.\t$#abc/model", seed=11)
     DETECTOR.detect(ScreenContext(lines=[]), None)
     DETECTOR.detect(ScreenContext(lines=[RULE, " > x", " /model", ""]), None)

@@ -4,12 +4,10 @@ prompt."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from muxd.detectors.base import ScreenContext
-from muxd.testing.screens import margin_rows
+from muxd.testing.screens import assert_survives_garbage, margin_rows
 from muxd.detectors.opencode import OpencodeDetector
 from muxd.detectors.state import AgentError, Confirmation
 
@@ -121,11 +119,5 @@ def test_conversation_text_above_the_input_does_not_trigger_states() -> None:
 
 
 def test_garbage_never_raises() -> None:
-    rng = random.Random(3)
-    alphabet = "┃△⠋ esc interrupt ctrl+p commands tab agents Build  Allow once [retrying in 5s attempt #2]$#%→#"
-    for _ in range(300):
-        rows = ["".join(rng.choices(alphabet, k=rng.randrange(0, 120))) for _ in range(rng.randrange(0, 30))]
-        context = ScreenContext(lines=rows, columns=rng.choice([1, 20, 100]))
-        assert 0.0 <= DETECTOR.identify(context) <= 1.0
-        DETECTOR.detect(context, None)
+    assert_survives_garbage(DETECTOR, "┃△⠋ esc interrupt ctrl+p commands tab agents Build  Allow once [retrying in 5s attempt #2]$#%→#", seed=3, widths=(1, 20, 100))
     assert DETECTOR.detect(ScreenContext(lines=[], exited=True), None).state == "Exited"

@@ -14,3 +14,21 @@ def margin_rows(text: str, rule_columns: int | None = None) -> list[str]:
         row = stripped[1:].rstrip() if stripped.startswith("|") else ""
         rows.append("─" * rule_columns if rule_columns and row == RULE_MARK else row)
     return rows
+
+
+GARBAGE_FRAMES = 300
+
+
+def assert_survives_garbage(detector: object, alphabet: str, *, seed: int,
+                            widths: tuple[int, ...] = (1, 20, 80, 120)) -> None:
+    """Random screens drawn from `alphabet`: `identify` stays within 0..1, `detect` never raises."""
+    import random
+
+    from muxd.detectors.base import ScreenContext
+
+    rng = random.Random(seed)
+    for _ in range(GARBAGE_FRAMES):
+        rows = ["".join(rng.choices(alphabet, k=rng.randrange(0, 120))) for _ in range(rng.randrange(0, 30))]
+        context = ScreenContext(lines=rows, columns=rng.choice(widths))
+        assert 0.0 <= detector.identify(context) <= 1.0  # type: ignore[attr-defined]
+        detector.detect(context, None)  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ from muxd.client.connection import Client
 from muxd.mcp_server.engine_tools import register_engine_tools
 from muxd.mcp_server.guards import ToolGuard
 from muxd.mcp_server.limits import GuardLimits
+from muxd.mcp_server.link import set_default_client
 from muxd.mcp_server.pane_tools import register_pane_tools
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import register_summary_tools
@@ -27,6 +28,7 @@ def build_registry(client: Client, limits: GuardLimits | None = None) -> ToolReg
     """Every muxd tool, guarded, on a new MCPServer; limits default to the environment's."""
     server: MCPServer[Any] = MCPServer(name="muxd", version=__version__, instructions=INSTRUCTIONS)
     tools = ToolRegistry(server, ToolGuard(limits or GuardLimits.from_env()))
+    set_default_client(client)
     register_summary_tools(tools, client)
     register_pane_tools(tools, client)
     register_wait_tools(tools, client)

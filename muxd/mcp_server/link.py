@@ -1,0 +1,47 @@
+"""Which daemon connection the current MCP call acts through.
+
+Over stdio there is one connection for the whole server; over HTTP each bearer token gets its own
+connection (so the daemon sees, and enforces, that token's principal). Tools and guards ask
+`current_client()` instead of holding a connection of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from muxd.client.connection import Client
+from muxd.errors import MuxdError
+
+_current: ContextVar[Client | None] = ContextVar("muxd_mcp_client", default=None)
+_default: Client | None = None
+
+
+def set_default_client(client: Client | None) -> None:
+    """The connection used when no call-specific one is set (stdio: the only one)."""
+    global _default
+    _default = client
+
+
+@contextmanager
+def acting_as(client: Client) -> Iterator[Client]:
+    """Run the enclosed calls through `client` (HTTP: the caller's bearer-token connection)."""
+    reset = _current.set(client)
+    try:
+        yield client
+    finally:
+        _current.reset(reset)
+
+
+def current_client() -> Client:
+    client = _current.get() or _default
+    if client is None:
+        raise MuxdError("the MCP server has no daemon connection")
+    return client
+
+
+def current_principal() -> str:
+    """The principal the daemon granted the current connection ("system" for the socket owner)."""
+    welcome = current_client().welcome
+    return welcome.principal if welcome is not None else "system"

@@ -1,13 +1,16 @@
-"""What agent detection costs next to emulation, replaying the corpus's raw session logs.
+"""What agent detection costs next to emulation, for 20 panes of agents at recorded speed.
 
-    .venv/bin/python benchmarks/bench_detection_cost.py [--panes 20] [--rate 2048]
+    .venv/bin/python benchmarks/bench_detection_cost.py [--panes 20] [--source raw|casts|both]
 
-The raw logs (../shared/corpus/real/*/*_raw.bin) carry no timing, so each is paced as an agent
-TUI paces itself: 256-byte chunks at --rate bytes per second (spinner redraws make agent
-output nearly continuous). --panes panes replay the four logs round-robin, interleaved in
-time as one daemon would see them. Detection runs exactly as in the daemon (at most every
-100 ms while output flows, 50 ms after it stops). Printed: emulation CPU, detection CPU, the
-ratio (target: detection adds under 10 %), and CPU per pane-second of session.
+Two sources, both replayed exactly as the daemon would see them, interleaved in time:
+- **raw**: the corpus's four raw session logs (../shared/corpus/real/*/*_raw.bin). They carry no
+  timing, so each is paced at the speed its CLI really writes: the bytes per second of output
+  and the bytes per read measured from the project's own recordings of the same CLI versions
+  (benchmarks/data/agents/<agent>.cast.gz, made by record_agents.py at real speed).
+- **casts**: those recordings themselves, at their recorded timing.
+--panes panes take the sessions round-robin (copies start a little apart). Detection runs as in
+the daemon (DetectionSchedule). Printed: emulation CPU, detection CPU, the ratio (target:
+detection adds under 10 % to emulation) and CPU per pane-second of session.
 """
 
 from __future__ import annotations
@@ -19,81 +22,121 @@ import time
 from pathlib import Path
 
 from muxd.detectors.registry import load_detectors
-from muxd.detectors.replay import frame_context
+from muxd.detectors.replay import frame_context, read_recording
 from muxd.detectors.runner import DetectionSchedule, DetectorRunner
 from muxd.emulator import Emulator
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
-CHUNK_BYTES = 256
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parents[1] / "shared" / "corpus" / "real"
+RECORDINGS = HERE / "data" / "agents"
 COLUMNS, LINES = 120, 40
+Events = list[tuple[float, bytes]]
+
+
+def recorded_pace(events: Events) -> tuple[float, int]:
+    """(bytes per second while the CLI is writing, mean bytes per read) of a recording."""
+    total = sum(len(data) for _, data in events)
+    active_seconds = len({int(when) for when, _ in events})
+    return total / max(1, active_seconds), max(1, total // max(1, len(events)))
+
+
+def paced(blob: bytes, bytes_per_s: float, chunk: int) -> Events:
+    return [(i / bytes_per_s, blob[i:i + chunk]) for i in range(0, len(blob), chunk)]
+
+
+def sessions(source: str, corpus: Path) -> list[tuple[str, Events]]:
+    casts = {path.name.split(".")[0]: read_recording(path).events for path in sorted(RECORDINGS.glob("*.cast.gz"))}
+    found: list[tuple[str, Events]] = []
+    if source in ("raw", "both"):
+        for log in sorted(corpus.glob("*/*_raw.bin")):
+            agent = log.parent.name
+            if agent not in casts:
+                print(f"no recording of {agent} to pace its raw log by; skipped")
+                continue
+            rate, chunk = recorded_pace(casts[agent])
+            found.append((f"raw:{agent} ({rate / 1024:.1f} KiB/s, {chunk} B reads)", paced(log.read_bytes(), rate, chunk)))
+    if source in ("casts", "both"):
+        found += [(f"cast:{agent}", events) for agent, events in casts.items()]
+    return found
+
+
+def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, float]:
+    detectors = load_detectors()
+    timeline: list[tuple[float, int, bytes]] = []
+    session_seconds = 0.0
+    for pane in range(panes):
+        events = name_events[pane % len(name_events)][1]
+        offset = (pane // len(name_events)) * 0.037  # copies of one session are not in lock-step
+        timeline += [(offset + when, pane, data) for when, data in events]
+        session_seconds += events[-1][0] if events else 0.0
+    timeline.sort(key=lambda e: (e[0], e[1]))
+
+    emulators = [Emulator(columns=COLUMNS, lines=LINES) for _ in range(panes)]
+    clocks = [0.0] * panes
+    runners = [DetectorRunner(f"%{p}", detectors, clock=lambda p=p: clocks[p]) for p in range(panes)]
+    schedules = [DetectionSchedule() for _ in range(panes)]
+    due: list[tuple[float, int]] = []
+    totals = {"emulate": 0.0, "detect": 0.0, "runs": 0, "changes": 0}
+
+    def detect_until(moment: float) -> None:
+        while due and due[0][0] <= moment:
+            when, pane = heapq.heappop(due)
+            if schedules[pane].due != when:
+                continue  # superseded: the look moved later while output kept coming
+            clocks[pane] = when
+            started = time.process_time()
+            runner = runners[pane]
+            before = runner.state
+            changed = runner.run(frame_context(emulators[pane], when))
+            schedules[pane].ran(when, changed=runner.significant(before, changed) or runner.pending)
+            if runner.pending:
+                nxt = schedules[pane].again(when)
+                if nxt is not None:
+                    heapq.heappush(due, (nxt, pane))
+            totals["detect"] += time.process_time() - started
+            totals["runs"] += 1
+            totals["changes"] += changed is not None
+
+    for when, pane, data in timeline:
+        detect_until(when)
+        started = time.process_time()
+        emulators[pane].feed(data)
+        totals["emulate"] += time.process_time() - started
+        nxt = schedules[pane].output(when)
+        if nxt is not None:
+            heapq.heappush(due, (nxt, pane))
+    detect_until(float("inf"))
+    totals["session_seconds"] = session_seconds
+    totals["bytes"] = sum(len(data) for _, _, data in timeline)
+    return totals
+
+
+def report(title: str, t: dict[str, float]) -> None:
+    seconds = t["session_seconds"]
+    print(f"{title}: {t['bytes'] / 1e6:.1f} MB over {seconds:.0f} pane-seconds")
+    print(f"  emulation CPU  {t['emulate']:7.3f} s   {t['emulate'] / seconds * 1e3:7.3f} ms per pane-second")
+    print(f"  detection CPU  {t['detect']:7.3f} s   {t['detect'] / seconds * 1e3:7.3f} ms per pane-second "
+          f"({t['runs']:.0f} runs, {t['detect'] / max(1, t['runs']) * 1e3:.3f} ms each, "
+          f"{t['runs'] / seconds:.2f} per pane-second, {t['changes']:.0f} published)")
+    print(f"  detection / emulation: {t['detect'] / t['emulate']:.1%} (target < 10 %)")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--panes", type=int, default=20)
-    parser.add_argument("--rate", type=int, default=2048, help="bytes per second per pane")
+    parser.add_argument("--source", choices=("raw", "casts", "both"), default="both")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     args = parser.parse_args(argv)
-    logs = sorted(args.corpus.glob("*/*_raw.bin"))
-    if not logs:
-        print(f"no raw logs under {args.corpus} (they live in ../shared beside the repo)")
+    if not list(RECORDINGS.glob("*.cast.gz")):
+        print(f"no recordings in {RECORDINGS}: run benchmarks/record_agents.py")
         return 1
-    detectors = load_detectors()
-    data = [path.read_bytes() for path in logs]
-    interval = CHUNK_BYTES / args.rate
-
-    # Every pane's chunks as (time, pane, chunk) events, merged in time order.
-    events: list[tuple[float, int, bytes]] = []
-    for pane in range(args.panes):
-        blob = data[pane % len(data)]
-        offset = (pane // len(data)) * interval / 3  # copies of one log are not in lock-step
-        events += [(offset + i / CHUNK_BYTES * interval, pane, blob[i:i + CHUNK_BYTES])
-                   for i in range(0, len(blob), CHUNK_BYTES)]
-    events.sort(key=lambda e: (e[0], e[1]))
-    session_seconds = sum(len(data[p % len(data)]) / args.rate for p in range(args.panes))
-
-    emulators = [Emulator(columns=COLUMNS, lines=LINES) for _ in range(args.panes)]
-    clocks = [0.0] * args.panes
-    runners = [DetectorRunner(f"%{p}", detectors, clock=lambda p=p: clocks[p]) for p in range(args.panes)]
-    schedules = [DetectionSchedule() for _ in range(args.panes)]
-    due: list[tuple[float, int]] = []
-    emulate_cpu = detect_cpu = 0.0
-    runs = changes = 0
-
-    def detect_until(moment: float) -> None:
-        nonlocal detect_cpu, runs, changes
-        while due and due[0][0] <= moment:
-            when, pane = heapq.heappop(due)
-            clocks[pane] = when
-            started = time.process_time()
-            before = runners[pane].state
-            changed = runners[pane].run(frame_context(emulators[pane], when))
-            schedules[pane].ran(when, changed=runners[pane].significant(before, changed) or runners[pane].pending)
-            changes += changed is not None
-            if runners[pane].pending:
-                nxt = schedules[pane].output(when)
-                if nxt is not None:
-                    heapq.heappush(due, (nxt, pane))
-            detect_cpu += time.process_time() - started
-            runs += 1
-
-    for when, pane, chunk in events:
-        detect_until(when)
-        started = time.process_time()
-        emulators[pane].feed(chunk)
-        emulate_cpu += time.process_time() - started
-        nxt = schedules[pane].output(when)
-        if nxt is not None:
-            heapq.heappush(due, (nxt, pane))
-    detect_until(float("inf"))
-
-    total = sum(len(data[p % len(data)]) for p in range(args.panes))
-    print(f"logs: {', '.join(p.parent.name for p in logs)}; {args.panes} panes, {total / 1e6:.1f} MB, "
-          f"paced at {args.rate} B/s per pane in {CHUNK_BYTES}-byte chunks ({session_seconds:.0f} pane-seconds)")
-    print(f"emulation CPU  {emulate_cpu:7.3f} s   {emulate_cpu / session_seconds * 1e3:7.3f} ms per pane-second")
-    print(f"detection CPU  {detect_cpu:7.3f} s   {detect_cpu / session_seconds * 1e3:7.3f} ms per pane-second "
-          f"({runs} runs, {detect_cpu / max(1, runs) * 1e3:.2f} ms each, {changes} published changes)")
-    print(f"detection / emulation: {detect_cpu / emulate_cpu:.1%} (target < 10 %)")
+    for source in (("raw", "casts") if args.source == "both" else (args.source,)):
+        found = sessions(source, args.corpus)
+        if not found:
+            print(f"{source}: nothing to replay (the raw logs live in ../shared beside the repo)")
+            continue
+        print(f"{source}: " + "; ".join(name for name, _ in found))
+        report(f"{source}, {args.panes} panes", measure(found, args.panes))
     return 0
 
 

@@ -26,3 +26,27 @@ CAPTURE_MAX_LINES = 1_000_000
 # Daemon start-up, as seen from a client
 DAEMON_START_TIMEOUT_S = 10.0
 CLIENT_CONNECT_TIMEOUT_S = 5.0
+
+# ---- access control, tokens, audit (muxd/store, muxd/daemon/access.py)
+# Random bytes behind each token secret (`muxd_` + url-safe base64 of them).
+TOKEN_SECRET_BYTES = 32
+TOKEN_NAME_MAX_CHARS = 64
+# Tier of the token every spawned pane gets in MUXD_TOKEN (env MUXD_AGENT_TIER overrides).
+AGENT_TOKEN_TIER_DEFAULT = "execute_advanced"
+# Audit history queries: rows per answer.
+AUDIT_HISTORY_LIMIT_DEFAULT = 50
+AUDIT_HISTORY_LIMIT_MAX = 1000
+AUDIT_TOOL_MAX_CHARS = 200
+# How long an MCP server waits for the daemon to take an audit record before giving up (logged).
+AUDIT_SEND_TIMEOUT_S = 1.0
+# How long the daemon waits at shutdown for queued database writes.
+STORE_CLOSE_TIMEOUT_S = 5.0
+DB_FILE_MODE = 0o600
+DB_DIR_MODE = 0o700
+# Per-tool call latency histogram bounds (Prometheus `le`), in milliseconds.
+LATENCY_BUCKETS_MS = (5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0)
+
+# Interactive attach (muxd attach): per-client rendering in the daemon
+ATTACH_FRAME_INTERVAL_S = 1 / 60   # at most ~60 frames a second per client
+ATTACH_STATUS_REFRESH_S = 1.0      # redraw at least this often (elapsed times in the status line)
+ATTACH_NOTICE_S = 3.0              # how long a notice stays in the status line

@@ -44,6 +44,12 @@ class Forbidden(MuxdError):
     code = "forbidden"
 
 
+class Unauthorized(MuxdError):
+    """A token the daemon does not know, or one that was revoked (HTTP would answer 401)."""
+
+    code = "unauthorized"
+
+
 class Timeout(MuxdError):
     code = "timeout"
 
@@ -64,12 +70,18 @@ class ConnectionLost(MuxdError):
     code = "connection_lost"
 
 
+class NotATerminal(BadRequest):
+    """`muxd attach` (or `muxd new` without -d) was run without a terminal on stdin/stdout."""
+
+    code = "not_a_terminal"
+
+
 class Internal(MuxdError):
     code = "internal"
 
 
 _BY_CODE: dict[str, type[MuxdError]] = {}
-for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Timeout, SpawnFailed,
+for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Unauthorized, Timeout, SpawnFailed,
              ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal):
     _BY_CODE.setdefault(_cls.code, _cls)
 

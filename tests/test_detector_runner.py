@@ -102,9 +102,31 @@ def test_a_briefly_unrecognised_frame_keeps_the_agent(runner):
 
 
 def test_recent_tools_keep_the_last_ten(runner):
-    for n in range(15):
-        runner.run(frame(f"@ToolUse T{n}#{n}"))
-    assert runner.state.recent_tools == [f"T{n}" for n in range(5, 15)]
+    names = [f"Tool{chr(ord('A') + n)}" for n in range(15)]
+    for name in names:
+        runner.run(frame(f"@ToolUse {name}#1"))
+    assert runner.state.recent_tools == names[5:]
+
+
+def test_frames_where_only_spinners_and_counters_tick_are_read_once_a_second(clock):
+    seen = []
+
+    class Counting(ScriptedDetector):
+        def detect(self, ctx, prev):
+            seen.append(ctx.lines[0])
+            return super().detect(ctx, prev)
+
+    runner = DetectorRunner("%1", [Counting()], clock=clock)
+    runner.run(frame("@Thinking - ✻ Pondering (3s · 1.2k tokens)"), settled=True)
+    clock.now += 0.2
+    runner.run(frame("@Thinking - ✶ Pondering (4s · 1.9k tokens)"))   # ticked: skipped
+    assert len(seen) == 1
+    clock.now += 0.2
+    runner.run(frame("@Thinking - ✶ Musing (4s · 1.9k tokens)"))      # new words: read
+    assert seen[-1].endswith("Musing (4s · 1.9k tokens)")
+    clock.now += 1.0
+    state = runner.run(frame("@Thinking - ✳ Musing (12s · 10.4k tokens)"))  # a second on: refreshed
+    assert seen[-1].endswith("(12s · 10.4k tokens)") and state.activity.description.endswith("10.4k tokens)")
 
 
 @pytest.mark.parametrize("before, now, new", [
@@ -174,11 +196,13 @@ def test_an_exited_pane_is_exited_whatever_the_screen_says(runner):
 def test_schedule_throttles_while_output_flows():
     schedule = DetectionSchedule(min_interval_s=0.1, quiet_delay_s=0.05)
     assert schedule.output(0.0) == pytest.approx(0.05)
-    assert schedule.output(0.01) is None          # already due
+    assert schedule.output(0.03) is None                  # already due
     schedule.ran(0.05)
-    assert schedule.output(0.06) == pytest.approx(0.15)  # not sooner than 100 ms after the last run
+    assert schedule.output(0.06) == pytest.approx(0.15)   # not sooner than 100 ms after the last look
     schedule.ran(0.15)
-    assert schedule.output(1.0) == pytest.approx(1.05)   # quiet for long: 50 ms after output
+    assert schedule.output(1.0) == pytest.approx(1.05)    # quiet for long: 50 ms after output
+    schedule.ran(1.05)
+    assert schedule.again(1.05) == pytest.approx(1.15)    # a second look needs no output
 
 
 def test_schedule_backs_off_while_nothing_changes_and_returns_on_change():

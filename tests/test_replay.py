@@ -80,3 +80,28 @@ def test_replay_rejects_broken_recordings(tmp_path, bad):
     cast.write_text(bad)
     result = muxd("replay", str(cast))
     assert result.returncode == 1 and "not an asciicast event line" in result.stderr
+
+
+def test_daemon_records_panes_that_replay_to_the_same_screen(tmp_path):
+    from muxd.emulator import Emulator
+    from muxd.testing.server import MuxdTestServer
+
+    record_dir = tmp_path / "casts"
+    server = MuxdTestServer(env={"MUXD_RECORD_DIR": str(record_dir)}).start()
+    try:
+        server.cli("new-session", "-d", "-s", "rec", "-x", "60", "-y", "12", "--",
+                   "bash", "--norc", "-c", "printf '\\033[1;31mred\\033[0m é 漢\\n'; seq 1 30; sleep 30",
+                   check=True)
+        screen = server.wait_for_text("rec", "30")
+        casts = list(record_dir.glob("*.cast"))
+        assert len(casts) == 1 and oct(casts[0].stat().st_mode & 0o777) == "0o600"
+        recording = read_recording(casts[0])
+        assert (recording.columns, recording.lines) == (60, 12)
+        times = [t for t, _ in recording.events]
+        assert times == sorted(times)
+        replayed = Emulator(columns=60, lines=12)
+        for _, data in recording.events:
+            replayed.feed(data)
+        assert replayed.display_lines() == screen.splitlines() + [""] * (12 - len(screen.splitlines()))
+    finally:
+        server.stop()

@@ -7,6 +7,8 @@ import asyncio
 import sys
 
 from muxd import __version__
+from muxd.cli import attach_commands  # noqa: F401 - registers attach
+from muxd.cli import access_commands  # noqa: F401 - registers token, grant, metrics
 from muxd.cli import agent_commands, mcp_commands, pane_commands, server_commands, session_commands  # noqa: F401 - they register
 from muxd.cli.table import CLI_COMMANDS, CliCommand
 from muxd.errors import MuxdError
@@ -18,6 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-L", dest="server_name", default=DEFAULT_SERVER_NAME, metavar="NAME",
                         help="server name (socket NAME.sock in the socket directory)")
     parser.add_argument("-V", "--version", action="version", version=f"muxd {__version__}")
+    parser.add_argument("--token", dest="cli_token", metavar="TOKEN",
+                        help="act as this muxd token (default: $MUXD_CLI_TOKEN; none: the socket owner)")
     commands = parser.add_subparsers(dest="command_name", metavar="COMMAND")
     for spec in CLI_COMMANDS:
         sub = commands.add_parser(spec.name, aliases=list(spec.aliases), help=spec.help,
@@ -33,7 +37,9 @@ async def _run(spec: CliCommand, args: argparse.Namespace) -> int:
         return await spec.body(None, args)
     from muxd.client.autostart import connect
 
-    client = await connect(args.server_name, start=spec.starts_server)
+    from muxd.client.token import cli_token
+
+    client = await connect(args.server_name, start=spec.starts_server, token=cli_token(args.cli_token))
     try:
         return await spec.body(client, args)
     finally:
@@ -44,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     spec = getattr(args, "spec", None)
-    if spec is None:
-        parser.print_help()
-        return 0
+    if spec is None:  # a bare `muxd`, as a bare `tmux`: a new session with the shell, attached
+        args = parser.parse_args(["-L", args.server_name, "new-session"])
+        spec = args.spec
     try:
         return asyncio.run(_run(spec, args))
     except MuxdError as exc:

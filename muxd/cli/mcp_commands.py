@@ -1,4 +1,4 @@
-"""`muxd mcp`: serve MCP over stdio for an orchestrating agent (Claude Code, Claude Desktop)."""
+"""`muxd mcp`: serve MCP for an orchestrating agent, over stdio (Claude Code, Claude Desktop) or HTTP."""
 
 from __future__ import annotations
 
@@ -7,16 +7,62 @@ from typing import Any
 
 from muxd.cli.table import cli_command
 
+ENV_TOKEN = "MUXD_TOKEN"
+
 
 def _configure_mcp(p: argparse.ArgumentParser) -> None:
-    pass
+    p.add_argument("--http", metavar="HOST:PORT",
+                   help="serve streamable HTTP at http://HOST:PORT/mcp (bearer muxd token required; port 0 picks one)")
+    p.add_argument("--token", help=f"token to present to the daemon (default: ${ENV_TOKEN}); stdio only")
+    p.add_argument("--rate", type=float, metavar="CALLS_PER_S",
+                   help="rate limit per principal and tool, calls/s (default 10, env MUXD_MCP_RATE)")
+    p.add_argument("--burst", type=int, metavar="N", help="rate limit burst (default 20, env MUXD_MCP_BURST)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="per-call timeout, 1-300 s (default 30, env MUXD_MCP_TIMEOUT_S)")
+    p.add_argument("--max-response-bytes", type=int, metavar="BYTES",
+                   help="cut tool results above this size, >= 1024 (default 1 MiB, env MUXD_MCP_MAX_RESPONSE_BYTES)")
 
 
-@cli_command("mcp", "serve MCP over stdio: agent summaries and pane control for orchestrators",
+def limits_from_args(args: argparse.Namespace) -> Any:
+    """The guard limits: the environment's (or defaults), then the flags; bounds checked (bad_request)."""
+    import dataclasses
+
+    from muxd.mcp_server.limits import GuardLimits
+
+    base = GuardLimits.from_env()
+    flags = {"rate_per_s": args.rate, "burst": args.burst, "call_timeout_s": args.timeout,
+             "response_max_bytes": args.max_response_bytes}
+    return dataclasses.replace(base, **{k: v for k, v in flags.items() if v is not None})
+
+
+@cli_command("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
              starts_server=True)(_configure_mcp)
 async def mcp(client: Any, args: argparse.Namespace) -> int:
     # The SDK is imported here so that other commands start without it.
+    from muxd.paths import socket_path
+
+    limits = limits_from_args(args)
+    path = str(socket_path(args.server_name))
+    if args.http:
+        from muxd.mcp_server.http_server import serve_http
+
+        # Each HTTP request acts as its own bearer token; this process's connection is not used.
+        return await serve_http(args.http, socket_path=path, limits=limits)
+
+    from muxd.client.connection import Client
+    from muxd.client.token import token_from_env
+    from muxd.mcp_server.link import remember_token
     from muxd.mcp_server.server import build_server
 
-    await build_server(client).run_stdio_async()
+    token = token_from_env(args.token)  # --token, else $MUXD_TOKEN (inside a pane: scoped to it)
+    acting = client
+    if token:
+        # The CLI's own connection is the socket owner's; MCP acts as the token (e.g. a pane's agent).
+        acting = await Client.connect(path, client_name="muxd-mcp", token=token)
+        remember_token(acting, token)
+    try:
+        await build_server(acting, limits).run_stdio_async()
+    finally:
+        if acting is not client:
+            await acting.close()
     return 0

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
+from muxd.cli.attach_commands import add_prefix_option, attach_terminal, chosen_prefix
 from muxd.cli.render import print_json
 from muxd.cli.table import add_spawn_options, cli_command, spawn_from_args
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
@@ -22,23 +22,32 @@ def report_new_pane(args: argparse.Namespace, pane: PaneInfo) -> None:
 
 
 def _configure_new_session(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-d", dest="detached", action="store_true", help="do not attach (the only mode so far)")
+    p.add_argument("-d", dest="detached", action="store_true", help="do not attach this terminal")
     p.add_argument("-s", dest="session_name", help="session name")
     p.add_argument("-n", dest="window_name", help="name of the first window")
-    p.add_argument("-x", dest="columns", type=int, default=DEFAULT_COLUMNS, help="width")
-    p.add_argument("-y", dest="lines", type=int, default=DEFAULT_LINES, help="height")
+    p.add_argument("-x", dest="columns", type=int, default=None, help="width")
+    p.add_argument("-y", dest="lines", type=int, default=None, help="height")
+    add_prefix_option(p)
     add_spawn_options(p)
 
 
 @cli_command("new-session", "create a session with one pane", aliases=("new",), starts_server=True)(
     _configure_new_session)
 async def new_session(client: Any, args: argparse.Namespace) -> int:
+    columns, lines = DEFAULT_COLUMNS, DEFAULT_LINES
+    if not args.detached:  # check before creating anything, as tmux does; size it to this terminal
+        from muxd.client.attach import check_terminal
+
+        size = check_terminal()
+        chosen_prefix(args)
+        columns, lines = size.columns, max(1, size.lines - 1)
+    columns = columns if args.columns is None else args.columns
+    lines = lines if args.lines is None else args.lines
     reply = await client.call(NewSession, name=args.session_name, window_name=args.window_name,
-                              columns=args.columns, lines=args.lines, spawn=spawn_from_args(args))
-    if not args.detached:
-        print("muxd: attaching is not available yet; the session runs detached "
-              f"(muxd capture-pane -p -t {reply.pane.session})", file=sys.stderr)
+                              columns=columns, lines=lines, spawn=spawn_from_args(args))
     report_new_pane(args, reply.pane)
+    if not args.detached:
+        return await attach_terminal(args, reply.pane.session_id)
     return 0
 
 

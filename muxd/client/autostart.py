@@ -77,11 +77,12 @@ def _read_line(fd: int, timeout_s: float) -> str:
 
 
 async def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True,
-                  client_name: str = "muxd-cli") -> Client:
-    """A greeted client of server `name`, starting the server first if `start` and none runs."""
+                  client_name: str = "muxd-cli", token: str | None = None) -> Client:
+    """A greeted client of server `name` (as `token`'s principal, if given), starting the server
+    first if `start` and none runs."""
     path = socket_path(name)
     try:
-        return await Client.connect(path, client_name=client_name)
+        return await Client.connect(path, client_name=client_name, token=token)
     except ServerNotRunning:
         if not start:
             raise
@@ -90,4 +91,4 @@ async def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True,
     except MuxdError as exc:
         if exc.code != "server_running":  # lost a race with another starter: just connect
             raise
-    return await Client.connect(path, client_name=client_name)
+    return await Client.connect(path, client_name=client_name, token=token)

@@ -19,6 +19,8 @@ from muxd.config import PROTOCOL_VERSION
 from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, VersionMismatch
 from muxd.protocol.codec import decode_request, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder
+from muxd.daemon.attached import ATTACH_MESSAGES
+from muxd.daemon.access import SYSTEM, Principal
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ class Connection:
         self.writer = writer
         self.decoder = FrameDecoder()
         self.greeted = False
-        self.principal = "system"
+        self.principal: Principal = SYSTEM  # until Hello names another (muxd/daemon/access.py)
         self.event_panes: set[str] | None = None  # None: every pane (when subscribed)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -101,6 +103,15 @@ class Connection:
         if isinstance(request, Hello):
             self.send(Error(id=request.id, code=BadRequest.code, message="already greeted"))
             return True
+        try:  # the one gate every request passes: tier and pane scope (muxd/daemon/access.py)
+            self.daemon.access.check(self.principal, request, self.daemon.registry)
+        except MuxdError as exc:
+            self.send(Error(id=getattr(request, "id", 0), code=exc.code, message=exc.message,
+                            detail=_plain(exc.detail)))
+            return True
+        if isinstance(request, ATTACH_MESSAGES):  # a terminal client's stream (daemon/attached.py)
+            self.daemon.attach_hub.receive(self, request)
+            return True
         if isinstance(request, Subscribe):  # connection state, not a daemon command
             self.event_panes = set(request.panes) if request.panes is not None else None
             self.daemon.subscribers.add(self)
@@ -122,9 +133,16 @@ class Connection:
                                     f"this server speaks {PROTOCOL_VERSION}",
                             detail={"server_version": PROTOCOL_VERSION}))
             return False
+        try:  # an unknown or revoked token: `unauthorized`, and the connection closes
+            self.principal = self.daemon.access.principal_for(request.token)
+        except MuxdError as exc:
+            self.send(Error(id=request.id, code=exc.code, message=exc.message))
+            return False
         self.greeted = True
+        visible = self.daemon.access.visible(self.principal)
         self.send(Welcome(id=request.id, protocol_version=PROTOCOL_VERSION,
-                          server_version=__version__, principal=self.principal, pid=os.getpid()))
+                          server_version=__version__, principal=self.principal.name, pid=os.getpid(),
+                          tier=self.principal.tier, panes=None if visible is None else sorted(visible)))
         return True
 
     async def _dispatch(self, request: Any) -> None:
@@ -132,7 +150,8 @@ class Connection:
         try:
             if handler is None:
                 raise BadRequest(f"{type(request).__name__} is not handled by this server")
-            reply = await handler(self.daemon, request)
+            reply = await self.daemon.access.run(self.principal, request, self.daemon.registry,
+                                                 lambda: handler(self.daemon, request))
         except MuxdError as exc:
             reply = Error(id=request.id, code=exc.code, message=exc.message, detail=_plain(exc.detail))
         except Exception as exc:  # a bug must cost one request, not the daemon
@@ -142,6 +161,8 @@ class Connection:
 
     def deliver_event(self, event: Any, pane_id: str) -> None:
         if self.event_panes is not None and pane_id not in self.event_panes:
+            return
+        if not self.daemon.access.sees(self.principal, pane_id):
             return
         if self.writer.transport.get_write_buffer_size() > EVENT_BACKLOG_MAX_BYTES:
             log.warning("dropping a subscriber that stopped reading its events")
@@ -160,6 +181,7 @@ class Connection:
 
     async def _close(self) -> None:
         self.daemon.subscribers.discard(self)
+        self.daemon.attach_hub.connection_closed(self)
         for task in list(self._tasks):
             await asyncio.wait({task}, timeout=5)
         try:

@@ -88,9 +88,14 @@ class PaneDetection:
         if self._closed:
             return
         loop = asyncio.get_running_loop()
-        due = self.schedule.output(loop.time())
-        if due is not None:
-            self._timer = loop.call_at(due, self._run)
+        self._arm(loop, self.schedule.output(loop.time()))
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, due: float | None) -> None:
+        if due is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_at(due, self._run)
 
     def run_now(self) -> None:
         if self._timer is not None:
@@ -103,12 +108,13 @@ class PaneDetection:
             return
         loop = asyncio.get_running_loop()
         before = self.runner.state
+        now = loop.time()
         changed = self.runner.run(screen_context(self.pane, self.foreground))
-        self.schedule.ran(loop.time(), changed=self.runner.significant(before, changed) or self.runner.pending)
+        self.schedule.ran(now, changed=self.runner.significant(before, changed) or self.runner.pending)
         if changed is not None:
             self._on_change(self.pane, changed)
         if self.runner.pending:  # a state waits for its second look even if the screen is still
-            self.output()
+            self._arm(loop, self.schedule.again(loop.time()))
 
     def close(self) -> None:
         self._closed = True

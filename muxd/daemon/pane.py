@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from muxd.config import PTY_READ_CHUNK_BYTES
 from muxd.daemon import pty as ptys
+from muxd.daemon.recording import PaneRecorder
 from muxd.detectors.state import AgentState
 from muxd.emulator import Emulator
 
@@ -57,6 +58,7 @@ class Pane:
                                  reply=self.write)
         self._on_exit = on_exit
         self.on_output = on_output
+        self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings
         self.agent = AgentState(pane_id=self.id)  # the last published state (see daemon/detection.py)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: ptys.PtyProcess | None = None
@@ -112,7 +114,10 @@ class Pane:
             chunks.append(chunk)
             total += len(chunk)
         if chunks:
-            self.emulator.feed(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            self.emulator.feed(data)
+            if self.recorder is not None:
+                self.recorder.output(data)
             if self.on_output is not None:
                 self.on_output()
         if eof:
@@ -211,6 +216,8 @@ class Pane:
                         pass
             os.close(process.master_fd)
             loop.call_later(2.0, _reap_or_kill, process)
+        if self.recorder is not None:
+            self.recorder.close()
         self._closed = True
 
 

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from muxd.daemon.layout import Layout
 from muxd.daemon.pane import Pane
 from muxd.errors import Conflict
 from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
@@ -23,6 +24,8 @@ class Window:
     name: str
     panes: list[Pane] = field(default_factory=list)
     active_pane: Pane | None = None
+    layout: Layout | None = None  # made with the first pane; see daemon/layout.py
+    zoomed: bool = False          # the active pane fills the window (tmux resize-pane -Z)
 
     @property
     def id(self) -> str:
@@ -32,11 +35,44 @@ class Window:
         pane.window = self
         self.panes.append(pane)
         self.active_pane = pane
+        if self.layout is None:
+            self.layout = Layout(pane, pane.columns, pane.lines)
 
     def remove(self, pane: Pane) -> None:
         self.panes.remove(pane)
         if self.active_pane is pane:
             self.active_pane = self.panes[-1] if self.panes else None
+        if self.layout is not None and self.panes and pane in self.layout.panes():
+            self.zoomed = False
+            self.layout.remove(pane)  # a neighbour takes the space
+            self.apply_layout()
+
+    # layout: every change ends in apply_layout, which resizes panes (the programs get SIGWINCH)
+    def split(self, target: Pane, pane: Pane, horizontal: bool) -> None:
+        assert self.layout is not None
+        self.zoomed = False
+        self.layout.split(target, pane, horizontal)
+        self.apply_layout()
+
+    def resize(self, columns: int, lines: int) -> None:
+        if self.layout is not None and (columns, lines) != (self.layout.columns, self.layout.lines):
+            self.layout.resize(columns, lines)
+            self.apply_layout()
+
+    def toggle_zoom(self) -> None:
+        self.zoomed = not self.zoomed and len(self.panes) > 1
+        self.apply_layout()
+
+    def apply_layout(self) -> None:
+        if self.layout is None:
+            return
+        if self.zoomed and self.active_pane is not None:
+            self.active_pane.resize(self.layout.columns, self.layout.lines)
+            return
+        for placed in self.layout.placements():
+            pane = placed.pane
+            assert isinstance(pane, Pane)
+            pane.resize(placed.columns, placed.lines)
 
     def info(self) -> WindowInfo:
         return WindowInfo(id=self.id, session=self.session.name, index=self.index, name=self.name,
@@ -50,6 +86,7 @@ class Session:
     created_at: float = field(default_factory=time.time)
     windows: list[Window] = field(default_factory=list)
     active_window: Window | None = None
+    last_window: Window | None = None  # the previously active one (tmux marks it '-')
 
     @property
     def id(self) -> str:
@@ -62,10 +99,13 @@ class Session:
     def add(self, window: Window) -> None:
         self.windows.append(window)
         self.windows.sort(key=lambda w: w.index)
+        self.last_window = self.active_window
         self.active_window = window
 
     def remove(self, window: Window) -> None:
         self.windows.remove(window)
+        if self.last_window is window:
+            self.last_window = None
         if self.active_window is window:
             self.active_window = self.windows[-1] if self.windows else None
 

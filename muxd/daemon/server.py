@@ -8,14 +8,18 @@ import os
 import pwd
 import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from muxd.config import (
     DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
 )
+from muxd.daemon.access import AccessControl
+from muxd.daemon.attached import AttachHub
 from muxd.daemon.commands import load_all
 from muxd.daemon.connection import Connection
 from muxd.daemon.detection import PaneDetection
+from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
@@ -28,7 +32,7 @@ log = logging.getLogger(__name__)
 
 PANE_TERM = "xterm-256color"
 # Variables of whoever started the daemon that would mislead programs inside a pane.
-_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "COLUMNS", "LINES")
+_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "COLUMNS", "LINES")
 _SHELL_METACHARACTERS = set(" \t\n;&|<>()$`\\\"'*?[]#~=%")
 
 
@@ -58,6 +62,7 @@ class Daemon:
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
         self.registry = Registry(on_pane_removed=self.pane_removed)
+        self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access.py)
         self.commands = load_all()
         self.started_at = time.time()
         # Detection off (MUXD_DETECTION=0) is for measuring what detection costs, nothing else.
@@ -65,6 +70,7 @@ class Daemon:
         self.detectors = load_detectors() if detection else []
         self.detections: dict[str, PaneDetection] = {}
         self.subscribers: set[Connection] = set()
+        self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/attached.py)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -82,6 +88,7 @@ class Daemon:
             server.close()
         finally:
             self._shutdown_panes()
+            self.access.close()
             self.claim.release()
             for task in list(self._connections):
                 task.cancel()
@@ -130,14 +137,22 @@ class Daemon:
         number = self.registry.next_pane_number()
         env = self.pane_env(spawn.env)
         env["MUXD_PANE"] = f"%{number}"
+        # The pane's own agent token: a client presenting it sees this pane and its grants only.
+        env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
                     scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited)
-        pane.start(asyncio.get_running_loop())
+        pane.recorder = recorder_for(pane.id, columns, lines, argv)
+        try:
+            pane.start(asyncio.get_running_loop())
+        except BaseException:
+            self.access.pane_gone(pane.id, set())
+            raise
         if self.detection:
             detection = PaneDetection(pane, self.detectors, self._agent_changed)
             pane.on_output = detection.output
             self.detections[pane.id] = detection
+        pane.on_output = self._output_listener(pane)
         window.add(pane)
         if not window.name:
             window.name = os.path.basename(argv[0])
@@ -150,6 +165,7 @@ class Daemon:
         if detection is not None:
             detection.run_now()
         self.broadcast(PaneExited(pane_id=pane.id, exit_code=pane.exit_code), pane.id)
+        self.attach_hub.changed()
         if pane.remove_on_exit and pane.window is not None:
             self.registry.remove_pane(pane)
 
@@ -157,11 +173,26 @@ class Daemon:
         detection = self.detections.pop(pane.id, None)
         if detection is not None:
             detection.close()
+        self.attach_hub.pane_removed(pane)
+        self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
+
+    def _output_listener(self, pane: Pane) -> Callable[[], None]:
+        """Pane output goes to detection (if on) and wakes the attached clients showing it."""
+        detection, hub = self.detections.get(pane.id), self.attach_hub
+        if detection is None:
+            return lambda: hub.pane_output(pane)
+
+        def output() -> None:
+            detection.output()
+            hub.pane_output(pane)
+
+        return output
 
     # ------------------------------------------------------------ events
 
     def _agent_changed(self, pane: Pane, state: AgentState) -> None:
         pane.agent = state
+        self.attach_hub.pane_output(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
 
     def broadcast(self, event: object, pane_id: str) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from muxd.detectors.base import Detector, ScreenContext
+from muxd.detectors.frame_shape import FrameShape
 from muxd.detectors.registry import choose, shell_detector
 from muxd.detectors.state import (
     RECENT_TOOLS_MAX, Activity, AgentSession, AgentState, Detection, Evidence, ToolSighting,
@@ -38,6 +39,9 @@ TOOL_FRAMES_REMEMBERED = 4
 # While the same program stays in the foreground, the agent found is asked again whether the
 # frame is still its own only every this many frames (identification is half of the cost).
 REIDENTIFY_EVERY_FRAMES = 10
+# A frame whose words did not change (only a spinner and its seconds and tokens ticked) is
+# read again only after this long, to keep those counters fresh.
+TICKING_REFRESH_S = 1.0
 # States that must never wait for a second look: an approval prompt stalls a fleet.
 PUBLISH_AT_ONCE = frozenset({"AwaitingConfirmation", "Exited"})
 
@@ -82,6 +86,8 @@ class DetectorRunner:
         self._sightings: deque[list[ToolSighting]] = deque(maxlen=TOOL_FRAMES_REMEMBERED)
         self._recent_tools: list[str] = []
         self._last_frame: tuple[object, ...] | None = None
+        self._shape = FrameShape()
+        self._last_read_at = float("-inf")
         self._last_detector: Detector | None = None
         self._last_process: str | None = None
         self._unidentified = 0
@@ -91,15 +97,18 @@ class DetectorRunner:
         """Detect on one frame; returns the new published state if it changed, else None.
 
         `settled=True` says the frame is final (a saved screen): publish without debouncing."""
-        frame = (tuple(ctx.lines), ctx.process_name, ctx.exited, ctx.columns)
-        if frame == self._last_frame and not self.pending:
-            return None  # the same text says the same thing: no need to read it again
+        frame = (ctx.process_name, ctx.exited, ctx.columns)
+        reshaped = self._shape.changed(ctx.lines)
+        now = self.clock()
+        if not reshaped and frame == self._last_frame and not self.pending and not settled and (
+                now - self._last_read_at < TICKING_REFRESH_S):
+            return None  # the same words (at most a spinner and its counters moved): nothing new
         self._last_frame = frame
+        self._last_read_at = now
         found = self._detect(ctx)
         if found is None:
             return None
         detection, detector_name = found
-        now = self.clock()
         self._count_tools(detection)
         if not settled and not self._confirmed(detection, now):
             return None
@@ -247,8 +256,8 @@ class DetectionSchedule:
     """When to run detection for one pane. Pure: callers pass the time.
 
     At most every `interval` while output flows, and `quiet_delay_s` after output when the
-    pane was quiet. The interval starts at DETECT_MIN_INTERVAL_S and doubles, up to
-    DETECT_MAX_INTERVAL_S, while runs keep finding nothing new (an agent that thinks for
+    pane was quiet. The interval starts at DETECT_MIN_INTERVAL_S and doubles,
+    up to DETECT_MAX_INTERVAL_S, while looks keep finding nothing new (an agent that thinks for
     minutes redraws its spinner ten times a second); any change brings it back down."""
 
     def __init__(self, min_interval_s: float = DETECT_MIN_INTERVAL_S,
@@ -263,6 +272,13 @@ class DetectionSchedule:
 
     def output(self, now: float) -> float | None:
         """Output arrived at `now`. Returns when to run next if no run was due yet (else None)."""
+        if self.due is not None:
+            return None
+        self.due = max(now + self.quiet_delay_s, self.last_run + self.interval_s)
+        return self.due
+
+    def again(self, now: float) -> float | None:
+        """Look once more soon although nothing was written (a state waits for its second look)."""
         if self.due is not None:
             return None
         self.due = max(now + self.quiet_delay_s, self.last_run + self.interval_s)

@@ -9,6 +9,7 @@ from typing import Callable
 from muxd.config import DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
 
 from .capture import render_rows
+from .cell import Cell
 from .flood import FloodSkipper
 from .parser import ExtendedStream, FastParser
 from .rows import Row
@@ -49,6 +50,12 @@ class Emulator:
         self._flood: FloodSkipper | None = None
         self._display: list[str] = []  # display_lines() as last computed (see there)
         self._display_columns = 0
+        self._display_version = -1
+        # Several readers (detectors, attached clients) need "rows changed since I last
+        # looked", so screen.dirty is drained into per-row version stamps instead of being
+        # cleared by whoever reads first.
+        self._version = 0
+        self._row_versions: list[int] = []
         if fast_paths:
             parser = FastParser(self._screen)
             self._flood = FloodSkipper(self._screen, parser)
@@ -135,18 +142,58 @@ class Emulator:
 
         Detectors ask for this ten times a second per busy pane, so rows are re-read only
         where the screen marked them dirty since the last call."""
-        self._sync()
         screen = self._screen
         cache = self._display
+        since = self._display_version
         if len(cache) != screen.lines or self._display_columns != screen.columns:
             cache[:] = [""] * screen.lines
             self._display_columns = screen.columns
-            screen.dirty.update(range(screen.lines))
-        for y in screen.dirty:
-            if 0 <= y < screen.lines:
-                cache[y] = screen.visible_text(y).rstrip(" ")
-        screen.dirty.clear()
+            since = -1
+        self._display_version, changed = self.changed_rows(since)
+        for y in changed:
+            cache[y] = screen.visible_text(y).rstrip(" ")
         return list(cache)
+
+    def changed_rows(self, since: int) -> tuple[int, list[int]]:
+        """(version now, visible rows changed after version `since`); since=-1 gives all rows.
+
+        Pass the returned version next time. The screen's size can change in between:
+        callers caching rows check `columns`/`lines` themselves."""
+        self._sync()
+        screen = self._screen
+        versions = self._row_versions
+        if len(versions) != screen.lines:
+            self._version += 1
+            versions[:] = [self._version] * screen.lines
+            screen.dirty.clear()
+        elif screen.dirty:
+            self._version += 1
+            version = self._version
+            lines = screen.lines
+            for y in screen.dirty:
+                if 0 <= y < lines:
+                    versions[y] = version
+            screen.dirty.clear()
+        return self._version, [y for y, v in enumerate(versions) if v > since]
+
+    def row_cells(self, y: int) -> tuple[Cell, ...]:
+        """Visible row `y` as exactly `columns` cells (a wide character's right half has data "")."""
+        self._sync()
+        screen = self._screen
+        line = screen.buffer.get(y)
+        if line is None:
+            return (screen.default_char,) * screen.columns
+        return tuple(map(line.__getitem__, range(screen.columns)))
+
+    @property
+    def private_modes(self) -> frozenset[int]:
+        """DEC private modes set (as in `CSI ? N h`, e.g. 1, 66, 1000, 1006, 2004)."""
+        return frozenset(mode >> 5 for mode in self._screen.mode if mode >= 32 and not mode & 31)
+
+    @property
+    def cursor_visible(self) -> bool:
+        """DECTCEM: whether the program wants the cursor shown."""
+        return not self._screen.cursor.hidden
 
     def capture(
         self,

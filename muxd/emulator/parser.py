@@ -111,14 +111,21 @@ EXTRA_CSI = {
 # DCS, SOS, PM and APC open a string that is swallowed up to ST (ESC \), as in tmux.
 STRING_ESCAPES = {"P": "start_string", "X": "start_string", "^": "start_string", "_": "start_string",
                   "\\": "end_string"}
+# DECKPAM / DECKPNM: recorded as private mode 66 (DECNKM) so an attached client can mirror it.
+KEYPAD_ESCAPES = {"=": "keypad_application", ">": "keypad_numeric"}
 
 
 class ExtendedStream(Stream):
     """pyte's `Stream` with EXTRA_CSI, where a parser error skips a character instead of raising."""
 
     csi = {**Stream.csi, **EXTRA_CSI}
-    escape = {**Stream.escape, **STRING_ESCAPES}
-    events = Stream.events | frozenset(EXTRA_CSI.values()) | frozenset(STRING_ESCAPES.values())
+    escape = {**Stream.escape, **STRING_ESCAPES, **KEYPAD_ESCAPES}
+    events = (
+        Stream.events
+        | frozenset(EXTRA_CSI.values())
+        | frozenset(STRING_ESCAPES.values())
+        | frozenset(KEYPAD_ESCAPES.values())
+    )
 
     def _send_to_parser(self, data: str) -> bool | None:
         try:

@@ -32,6 +32,7 @@ from .sgr import apply_sgr
 ALTERNATE_SCREEN_MODES = frozenset({47, 1047, 1049})
 ALTERNATE_SCREEN_WITH_CURSOR = 1049
 DECCOLM_PRIVATE = 3  # 80/132 columns: tmux clears the screen instead of resizing; so do we
+KEYPAD_APPLICATION_MODE = 66 << 5  # DECNKM, also what ESC = / ESC > (DECKPAM/DECKPNM) set
 REPEAT_MAX_CHARS = 65535  # REP count limit, so `CSI 9999999 b` cannot stall the pane
 DEVICE_ATTRIBUTES_REPLY = "\x1b[?1;2c"  # VT100 with advanced video, as tmux answers
 DEVICE_OK_REPLY = "\x1b[0n"
@@ -131,6 +132,12 @@ class MuxScreen(CursorRules, pyte.Screen):
 
     def bell(self, *args: Any) -> None:
         self.bell_count += 1
+
+    def keypad_application(self) -> None:
+        self.mode.add(KEYPAD_APPLICATION_MODE)
+
+    def keypad_numeric(self) -> None:
+        self.mode.discard(KEYPAD_APPLICATION_MODE)
 
     def reset(self) -> None:
         # RIS leaves the alternate screen for a fresh main one; scrollback stays (as in tmux).

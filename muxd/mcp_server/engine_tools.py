@@ -1,16 +1,21 @@
-"""The engine tools of seed 004: `list_tools` (category, risk, search) and `get_tool_metrics`."""
+"""The engine tools of seed 004: `list_tools` (category, risk, search), `get_tool_metrics` and
+`get_tool_history` (both read the daemon, so they cover every MCP server of this muxd)."""
 
 from __future__ import annotations
 
 import time
 from typing import Annotated, Any, Literal
 
+import msgspec
+
 from pydantic import Field
 
+from muxd.config import AUDIT_HISTORY_LIMIT_DEFAULT, AUDIT_HISTORY_LIMIT_MAX
 from muxd.errors import BadRequest
 from muxd.mcp_server.errors import check_range
-from muxd.mcp_server.metrics import prometheus_text
+from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import RISKS, ToolRegistry
+from muxd.protocol.messages import GetMetrics, GetToolHistory
 from muxd.mcp_server.summary_tools import READ_ONLY
 
 SEARCH_MAX_CHARS = 200
@@ -48,13 +53,14 @@ def register_engine_tools(tools: ToolRegistry) -> None:
         format: Annotated[Literal["json", "prometheus"],
                           Field(description="json counters, or Prometheus text exposition")] = "json",
     ) -> dict[str, Any]:
-        """Calls, errors by code and a latency histogram per muxd tool, since this MCP server started."""
-        metrics = tools.guard.metrics
-        if format == "prometheus":
-            return {"format": "prometheus", "text": prometheus_text(metrics)}
+        """Calls, errors by code and a latency histogram per muxd tool, over every MCP server of this muxd
+        since the daemon started."""
         if tool is not None:
             check_range("tool", len(tool), 1, SEARCH_MAX_CHARS)
-        per_tool = metrics.snapshot(tool)
+        reply = await current_client().call(GetMetrics, tool=tool)
+        if format == "prometheus":
+            return {"format": "prometheus", "text": reply.prometheus}
+        per_tool: dict[str, Any] = reply.tools
         calls = sum(s["calls"] for s in per_tool.values())
         errors = sum(s["errors"] for s in per_tool.values())
         most_used = sorted(per_tool.items(), key=lambda kv: -kv[1]["calls"])[:MOST_USED_TOOLS]
@@ -69,3 +75,21 @@ def register_engine_tools(tools: ToolRegistry) -> None:
                        "call_timeout_s": limits.call_timeout_s, "response_max_bytes": limits.response_max_bytes},
             "timestamp": time.time(),
         }
+
+    @tools.tool(category="engine", risk="safe", annotations=READ_ONLY)
+    async def get_tool_history(
+        tool: Annotated[str | None, Field(description="only calls of this tool", max_length=SEARCH_MAX_CHARS)] = None,
+        principal: Annotated[str | None, Field(description="only calls by this principal (system, token:NAME, "
+                                                           "agent:%N)", max_length=SEARCH_MAX_CHARS)] = None,
+        status: Annotated[Literal["ok", "error", "denied", "rate_limited", "timeout"] | None,
+                          Field(description="only calls that ended so")] = None,
+        limit: Annotated[int, Field(description="newest rows to return", ge=1,
+                                    le=AUDIT_HISTORY_LIMIT_MAX)] = AUDIT_HISTORY_LIMIT_DEFAULT,
+    ) -> dict[str, Any]:
+        """Recent audited tool calls, newest first: tool, principal, sha256 of the arguments (never
+        the arguments), status, error code, rows, latency. A pane's agent sees only its own calls."""
+        check_range("limit", limit, 1, AUDIT_HISTORY_LIMIT_MAX)
+        reply = await current_client().call(GetToolHistory, tool=tool, principal=principal, status=status,
+                                            limit=limit)
+        rows = [msgspec.structs.asdict(row) for row in reply.rows]
+        return {"calls": rows, "count": len(rows)}

@@ -1,12 +1,16 @@
-"""The guards every MCP tool call passes: rate limit, timeout, response size cap, metrics.
+"""The guards every MCP tool call passes: tier check, rate limit, timeout, size cap, audit.
 
 `ToolGuard.wrap` is applied once, when a tool is registered (see `registry.py`), so no tool
-body carries guard code. The principal is a parameter: "system" until tokens exist.
+body carries guard code. The caller is the daemon connection the call acts through
+(`link.current_client()`): its Welcome names the principal (the rate-limit key) and the tier
+(checked here to fail fast; the daemon checks every request again). Every call ends with one
+`RecordCall` to the daemon, which writes the audit row and keeps the metrics of all MCP servers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from functools import wraps
@@ -14,16 +18,25 @@ from typing import Any, ParamSpec
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from muxd.client.connection import Client
+from muxd.config import AUDIT_SEND_TIMEOUT_S
+from muxd.daemon.tiers import UNKNOWN_RISK, check_tier
 from muxd.errors import MuxdError, Timeout
 from muxd.mcp_server.errors import RateLimited, tool_error
 from muxd.mcp_server.limits import GuardLimits
+from muxd.mcp_server.link import current_client
 from muxd.mcp_server.metrics import ToolMetrics
 from muxd.mcp_server.truncation import truncate_to_fit
+from muxd.protocol.messages import RecordCall
+from muxd.store.audit import args_sha256
 
 P = ParamSpec("P")
 Clock = Callable[[], float]
 SYSTEM_PRINCIPAL = "system"
 TOKEN_EPSILON = 1e-9
+log = logging.getLogger(__name__)
+# Error codes that mean "not allowed": audited with status `denied`.
+_DENIED_CODES = ("forbidden", "unauthorized")
 
 
 class TokenBucket:
@@ -86,20 +99,25 @@ class ToolGuard:
         self.limits = limits or GuardLimits()
         self.metrics = metrics or ToolMetrics()
         self.rate_limiter = RateLimiter(self.limits.rate_per_s, self.limits.burst, clock)
+        self._pending: set[asyncio.Future[None]] = set()
 
-    async def run(self, tool: str, call: Callable[[], Awaitable[Any]], *,
-                  principal: str = SYSTEM_PRINCIPAL) -> Any:
+    async def run(self, tool: str, call: Callable[[], Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
+                  read_only: bool = False, args: dict[str, Any] | None = None) -> Any:
         """Run one call of `tool` under every guard; MuxdErrors leave as ToolErrors with their code."""
         started = time.monotonic()
+        principal, tier, client = _caller()
         error_code: str | None = None
+        result: Any = None
         try:
+            check_tier(principal, tier, tool, risk, read_only)
             self.rate_limiter.check(principal, tool)
             try:
                 result = await asyncio.wait_for(call(), self.limits.call_timeout_s)
             except TimeoutError as exc:
                 raise Timeout(f"{tool} did not finish within {self.limits.call_timeout_s:g} s and was cancelled",
                               tool=tool, timeout_s=self.limits.call_timeout_s) from exc
-            return truncate_to_fit(result, self.limits.response_max_bytes)
+            result = truncate_to_fit(result, self.limits.response_max_bytes)
+            return result
         except MuxdError as exc:
             error_code = exc.code
             raise tool_error(exc) from exc
@@ -107,14 +125,68 @@ class ToolGuard:
             error_code = _error_code(exc) if isinstance(exc, Exception) else "cancelled"
             raise
         finally:
-            self.metrics.record(tool, (time.monotonic() - started) * 1000.0, error_code)
+            latency_ms = (time.monotonic() - started) * 1000.0
+            self.metrics.record(tool, latency_ms, error_code)
+            if client is not None:
+                record = dict(tool=tool, args_sha256=args_sha256(args or {}), status=call_status(error_code),
+                              error_code=error_code, rows=result_rows(result), latency_ms=round(latency_ms, 3))
+                if error_code == "cancelled":  # this task is being torn down: record on the side
+                    task = asyncio.ensure_future(_record(client, record))
+                    self._pending.add(task)
+                    task.add_done_callback(self._pending.discard)
+                else:
+                    await _record(client, record)
 
-    def wrap(self, tool: str, fn: Callable[P, Awaitable[Any]], *,
-             principal: Callable[[], str] = lambda: SYSTEM_PRINCIPAL) -> Callable[P, Awaitable[Any]]:
+    def wrap(self, tool: str, fn: Callable[P, Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
+             read_only: bool = False) -> Callable[P, Awaitable[Any]]:
         """`fn` with the guards around it; its signature (hence its schema) is kept."""
 
         @wraps(fn)
         async def guarded(*args: P.args, **kwargs: P.kwargs) -> Any:
-            return await self.run(tool, lambda: fn(*args, **kwargs), principal=principal())
+            return await self.run(tool, lambda: fn(*args, **kwargs), risk=risk, read_only=read_only,
+                                  args=dict(kwargs))
 
         return guarded
+
+
+def _caller() -> tuple[str, str, Client | None]:
+    """(principal, tier, connection) of the current call; no connection (unit use): system."""
+    try:
+        client = current_client()
+    except MuxdError:
+        return SYSTEM_PRINCIPAL, "admin", None
+    welcome = client.welcome
+    if welcome is None:
+        return SYSTEM_PRINCIPAL, "admin", client
+    return welcome.principal, welcome.tier, client
+
+
+def call_status(error_code: str | None) -> str:
+    """The audit status of a call that ended with `error_code` (None: it succeeded)."""
+    if error_code is None:
+        return "ok"
+    if error_code in _DENIED_CODES:
+        return "denied"
+    if error_code in ("rate_limited", "timeout"):
+        return error_code
+    return "error"
+
+
+def result_rows(result: Any) -> int:
+    """How many items a result carries: a list's length, a dict's longest list, else 0 or 1."""
+    if result is None:
+        return 0
+    if isinstance(result, list):
+        return len(result)
+    if isinstance(result, dict):
+        lengths = [len(v) for v in result.values() if isinstance(v, list)]
+        return max(lengths) if lengths else 1
+    return 1
+
+
+async def _record(client: Client, record: dict[str, Any]) -> None:
+    """Send one audit record; a daemon that is slow or gone costs a log line, never the call."""
+    try:
+        await asyncio.wait_for(client.call(RecordCall, **record), AUDIT_SEND_TIMEOUT_S)
+    except (MuxdError, TimeoutError, OSError) as exc:
+        log.warning("audit record of %s not written: %r", record.get("tool"), exc)

@@ -7,6 +7,7 @@ connection (so the daemon sees, and enforces, that token's principal). Tools and
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -16,6 +17,19 @@ from muxd.errors import MuxdError
 
 _current: ContextVar[Client | None] = ContextVar("muxd_mcp_client", default=None)
 _default: Client | None = None
+# The token each connection presented, for the extra connections a call opens (wait_for's events).
+_tokens: weakref.WeakKeyDictionary[Client, str] = weakref.WeakKeyDictionary()
+
+
+def remember_token(client: Client, token: str | None) -> None:
+    """Note that `client` was greeted with `token`, so helpers can open connections as the same principal."""
+    if token:
+        _tokens[client] = token
+
+
+def token_of(client: Client) -> str | None:
+    """The token `client` presented at Hello (None: the socket owner's own connection)."""
+    return _tokens.get(client)
 
 
 def set_default_client(client: Client | None) -> None:

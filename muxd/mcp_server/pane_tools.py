@@ -10,15 +10,16 @@ import msgspec
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from muxd.client.connection import Client
 from muxd.config import (
     CAPTURE_MAX_LINES, DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
 )
 from muxd.errors import BadRequest
 from muxd.keys import key_name_to_text
 from muxd.mcp_server.errors import check_range
+from muxd.mcp_server.link import current_client
 from muxd.mcp_server.read_cursor import CURSOR_MAX_CHARS, content_lines, lines_since, make_cursor
 from muxd.mcp_server.registry import ToolRegistry
+from muxd.mcp_server.schemas import KillPaneOutput, ReadPaneOutput, ResizePaneOutput, SendInputOutput
 from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
 from muxd.protocol.messages import (
     CapturePane, KillPane, ListPanes, NewSession, PaneInfo, ResizePane, SendKeys, Spawn, Summary,
@@ -31,6 +32,10 @@ SEND_INPUT_KEYS_MAX = 64
 CREATE_PANE_ARGS_MAX = 256
 CREATE_PANE_ENV_MAX = 128
 CREATE_PANE_TAGS_MAX = 32
+CREATE_PANE_NAME_MAX_CHARS = 200  # as PaneId: a name must be usable as a pane_id
+CREATE_PANE_TAG_MAX_CHARS = 64
+CREATE_PANE_ARG_MAX_CHARS = 32 * 1024  # one argument or one environment value
+CREATE_PANE_PATH_MAX_CHARS = 4096  # PATH_MAX
 # TUIs built on ink (Gemini CLI) take a CR in the same read as the text for a pasted newline:
 # the Enter of `submit` goes as its own write, a moment after the text.
 SUBMIT_GAP_S = 0.05
@@ -62,16 +67,22 @@ def _check_count(field: str, items: list[Any] | dict[str, Any], most: int) -> No
         raise BadRequest(f"{field} has {len(items)} entries, at most {most} allowed", field=field)
 
 
+def _check_lengths(field: str, items: list[str], most: int) -> None:
+    longest = max(map(len, items), default=0)
+    if longest > most:
+        raise BadRequest(f"{field}: an entry has {longest} characters, at most {most} allowed", field=field)
+
+
 def _check_size(columns: int, lines: int) -> None:
     check_range("columns", columns, MIN_COLUMNS, MAX_COLUMNS)
     check_range("lines", lines, MIN_LINES, MAX_LINES)
 
 
-def register_pane_tools(tools: ToolRegistry, client: Client) -> None:
+def register_pane_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="panes", risk="safe", annotations=READ_ONLY)
     async def list_panes() -> dict[str, Any]:
         """Every pane with its session, name, tags, command, size, status and agent state."""
-        panes = (await client.call(ListPanes, all=True)).panes
+        panes = (await current_client().call(ListPanes, all=True)).panes
         return {"panes": [pane_record(p) for p in panes]}
 
     @tools.tool(category="panes", risk="moderate", annotations=MODERATE)
@@ -88,12 +99,17 @@ def register_pane_tools(tools: ToolRegistry, client: Client) -> None:
         _check_count("command", command, CREATE_PANE_ARGS_MAX)
         _check_count("env", env, CREATE_PANE_ENV_MAX)
         _check_count("tags", tags, CREATE_PANE_TAGS_MAX)
+        _check_lengths("command", command, CREATE_PANE_ARG_MAX_CHARS)
+        _check_lengths("env", [*env, *env.values()], CREATE_PANE_ARG_MAX_CHARS)
+        _check_lengths("tags", tags, CREATE_PANE_TAG_MAX_CHARS)
+        _check_lengths("name", [name or ""], CREATE_PANE_NAME_MAX_CHARS)
+        _check_lengths("cwd", [cwd or ""], CREATE_PANE_PATH_MAX_CHARS)
         _check_size(columns, lines)
         if cwd is not None and not os.path.isabs(cwd):
             raise BadRequest(f"cwd must be an absolute path, got {cwd!r}", field="cwd")
         # Like the CLI: a pane starts where its caller is, i.e. where the MCP client launched us.
         spawn = Spawn(command=command, cwd=cwd or os.getcwd(), env=env, pane_name=name, tags=tags)
-        reply = await client.call(NewSession, columns=columns, lines=lines, spawn=spawn)
+        reply = await current_client().call(NewSession, columns=columns, lines=lines, spawn=spawn)
         return pane_record(reply.pane)
 
     @tools.tool(category="panes", risk="moderate", annotations=MODERATE)
@@ -102,7 +118,7 @@ def register_pane_tools(tools: ToolRegistry, client: Client) -> None:
         text: Annotated[str, Field(description="text typed as is")] = "",
         keys: Annotated[list[str], Field(description="key names sent after the text: Enter, Escape, C-c, Up, F5…")] = [],
         submit: Annotated[bool, Field(description="press Enter at the end, as a separate write")] = False,
-    ) -> dict[str, Any]:
+    ) -> SendInputOutput:
         """Type text and/or keys into a pane, e.g. a prompt for an agent with submit=true."""
         if len(text) > SEND_INPUT_TEXT_MAX_CHARS:
             raise BadRequest(f"text has {len(text)} characters, at most {SEND_INPUT_TEXT_MAX_CHARS} allowed",
@@ -114,13 +130,13 @@ def register_pane_tools(tools: ToolRegistry, client: Client) -> None:
         if not (text or keys or submit):
             raise BadRequest("send_input needs text, keys or submit", field="text")
         if text:
-            await client.call(SendKeys, target=pane_id, keys=[text], literal=True)
+            await current_client().call(SendKeys, target=pane_id, keys=[text], literal=True)
         if keys:
-            await client.call(SendKeys, target=pane_id, keys=keys)
+            await current_client().call(SendKeys, target=pane_id, keys=keys)
         if submit:
             if text or keys:
                 await asyncio.sleep(SUBMIT_GAP_S)
-            await client.call(SendKeys, target=pane_id, keys=["Enter"])
+            await current_client().call(SendKeys, target=pane_id, keys=["Enter"])
         return {"pane_id": pane_id, "sent_chars": len(text), "keys": len(keys), "submitted": submit}
 
     @tools.tool(category="panes", risk="safe", annotations=READ_ONLY)
@@ -133,15 +149,15 @@ def register_pane_tools(tools: ToolRegistry, client: Client) -> None:
         cursor: Annotated[str | None, Field(
             description="the cursor a previous read_pane returned: only lines new since then",
             max_length=CURSOR_MAX_CHARS)] = None,
-    ) -> dict[str, Any]:
+    ) -> ReadPaneOutput:
         """The raw text of a pane's last lines, and a cursor to read only new ones next time.
 
         Costly in tokens: prefer agent_summary to check on agents.
         """
         check_range("lines", lines, 1, READ_PANE_LINES_MAX)
         # The whole scrollback: the cursor counts lines from its top (see read_cursor.py).
-        resolved = (await client.call(Summary, target=pane_id)).summary.pane_id
-        captured = await client.call(CapturePane, target=resolved, start=-CAPTURE_MAX_LINES,
+        resolved = (await current_client().call(Summary, target=pane_id)).summary.pane_id
+        captured = await current_client().call(CapturePane, target=resolved, start=-CAPTURE_MAX_LINES,
                                      escapes=not strip_ansi)
         rows_all = rows = content_lines(captured.text)  # a cursor is only valid with the same strip_ansi
         record: dict[str, Any] = {"pane_id": pane_id}
@@ -156,17 +172,17 @@ def register_pane_tools(tools: ToolRegistry, client: Client) -> None:
         shown = rows[-lines:]
         record.update(lines=len(shown), text="\n".join(shown),
                       cursor=make_cursor(resolved, rows_all))
-        return record
+        return record  # type: ignore[return-value]
 
     @tools.tool(category="panes", risk="moderate", annotations=IDEMPOTENT)
-    async def resize_pane(pane_id: PaneId, columns: Columns, lines: Lines) -> dict[str, Any]:
+    async def resize_pane(pane_id: PaneId, columns: Columns, lines: Lines) -> ResizePaneOutput:
         """Change a pane's size in columns and lines; the program sees SIGWINCH."""
         _check_size(columns, lines)
-        await client.call(ResizePane, target=pane_id, columns=columns, lines=lines)
+        await current_client().call(ResizePane, target=pane_id, columns=columns, lines=lines)
         return {"pane_id": pane_id, "columns": columns, "lines": lines}
 
     @tools.tool(category="panes", risk="dangerous", annotations=DESTRUCTIVE)
-    async def kill_pane(pane_id: PaneId) -> dict[str, Any]:
+    async def kill_pane(pane_id: PaneId) -> KillPaneOutput:
         """Kill a pane's program and remove the pane. Cannot be undone."""
-        await client.call(KillPane, target=pane_id)
+        await current_client().call(KillPane, target=pane_id)
         return {"pane_id": pane_id, "killed": True}

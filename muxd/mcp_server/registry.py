@@ -49,8 +49,10 @@ class ToolRegistry:
             name = fn.__name__
             description = inspect.cleandoc(fn.__doc__ or "")
             self.specs[name] = ToolSpec(name, category, risk, description)
-            self.server.add_tool(self.guard.wrap(name, fn), name=name, description=description,
-                                 annotations=annotations)
+            # Read-only tools (annotated so) are views a view_only token may use; see daemon/tiers.py.
+            read_only = bool(annotations is not None and annotations.read_only_hint)
+            self.server.add_tool(self.guard.wrap(name, fn, risk=risk, read_only=read_only), name=name,
+                                 description=description, annotations=annotations)
             return fn
 
         return decorator

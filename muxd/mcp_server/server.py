@@ -1,9 +1,17 @@
-"""The MCP server object: the SDK's MCPServer with muxd's guarded tools, talking to one daemon client."""
+"""The MCP server object: the SDK's MCPServer with muxd's guarded tools.
+
+Tools reach the daemon through `link.current_client()`: over stdio the one connection given
+here, over HTTP the connection of each request's bearer token (see http_server.py).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
 
 from muxd import __version__
@@ -12,6 +20,7 @@ from muxd.mcp_server.engine_tools import register_engine_tools
 from muxd.mcp_server.guards import ToolGuard
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import set_default_client
+from muxd.mcp_server.middleware import tidy_tool_results
 from muxd.mcp_server.pane_tools import register_pane_tools
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import register_summary_tools
@@ -24,14 +33,22 @@ INSTRUCTIONS = (
 )
 
 
-def build_registry(client: Client, limits: GuardLimits | None = None) -> ToolRegistry:
-    """Every muxd tool, guarded, on a new MCPServer; limits default to the environment's."""
-    server: MCPServer[Any] = MCPServer(name="muxd", version=__version__, instructions=INSTRUCTIONS)
+def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
+                   auth: AuthSettings | None = None, token_verifier: TokenVerifier | None = None,
+                   middleware: Sequence[ServerMiddleware[Any]] = ()) -> ToolRegistry:
+    """Every muxd tool, guarded, on a new MCPServer; limits default to the environment's.
+
+    `client` becomes the default daemon connection (stdio); None leaves none, so a call that
+    is not run `acting_as` some connection fails instead of borrowing a stronger one (HTTP).
+    """
+    server: MCPServer[Any] = MCPServer(name="muxd", version=__version__, instructions=INSTRUCTIONS,
+                                       auth=auth, token_verifier=token_verifier,
+                                       middleware=[*middleware, tidy_tool_results], log_level="WARNING")
     tools = ToolRegistry(server, ToolGuard(limits or GuardLimits.from_env()))
     set_default_client(client)
-    register_summary_tools(tools, client)
-    register_pane_tools(tools, client)
-    register_wait_tools(tools, client)
+    register_summary_tools(tools)
+    register_pane_tools(tools)
+    register_wait_tools(tools)
     register_engine_tools(tools)
     return tools
 

@@ -10,9 +10,10 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.cli.render import duration, tokens
-from muxd.client.connection import Client
 from muxd.mcp_server.errors import check_range
+from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
+from muxd.mcp_server.schemas import AgentSummaryOutput, ListAgentsOutput
 from muxd.protocol.messages import ListPanes, PaneInfo, Summary
 
 SUMMARY_OUTPUT_LINES_DEFAULT = 10
@@ -39,7 +40,7 @@ def agent_line(pane: PaneInfo, now: float) -> str:
     return " ".join(parts)
 
 
-def register_summary_tools(tools: ToolRegistry, client: Client) -> None:
+def register_summary_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
     async def agent_summary(
         pane_id: PaneId,
@@ -47,20 +48,22 @@ def register_summary_tools(tools: ToolRegistry, client: Client) -> None:
         output_lines: Annotated[int, Field(
             description=f"how many lines of recent output (1-{SUMMARY_OUTPUT_LINES_MAX})",
             json_schema_extra={"minimum": 1, "maximum": SUMMARY_OUTPUT_LINES_MAX})] = SUMMARY_OUTPUT_LINES_DEFAULT,
-    ) -> dict[str, Any]:
+    ) -> AgentSummaryOutput:
         """What the agent in one pane is doing, in ~80 tokens. Use it instead of read_pane to check on an agent."""
         # Bounds are checked here, not by pydantic, so the error carries muxd's bad_request code.
         check_range("output_lines", output_lines, 1, SUMMARY_OUTPUT_LINES_MAX)
-        reply = await client.call(Summary, target=pane_id, include_recent_output=include_recent_output,
+        reply = await current_client().call(Summary, target=pane_id, include_recent_output=include_recent_output,
                                   output_lines=output_lines)
         summary: dict[str, Any] = msgspec.to_builtins(reply.summary)
         if not include_recent_output:
             summary.pop("recent_output", None)
-        return summary
+        elif summary.get("recent_output") is None:
+            summary["recent_output"] = []  # asked for, none kept: [] rather than null (seed 002)
+        return summary  # type: ignore[return-value]
 
     @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
-    async def list_agents() -> dict[str, Any]:
+    async def list_agents() -> ListAgentsOutput:
         """The fleet at a glance: one line per pane (id name agent state duration 'doing' tokens)."""
-        panes = (await client.call(ListPanes, all=True)).panes
+        panes = (await current_client().call(ListPanes, all=True)).panes
         now = time.time()
         return {"agents": [agent_line(p, now) for p in panes]}

@@ -18,6 +18,7 @@ from pydantic import Field
 from muxd.client.connection import Client
 from muxd.detectors.state import ActivityState
 from muxd.errors import BadRequest, NotFound
+from muxd.mcp_server.link import current_client, token_of
 from muxd.mcp_server.limits import (
     WAIT_CALL_MARGIN_S, WAIT_PATTERN_MAX_CHARS, WAIT_SCREEN_POLL_S, WAIT_STATES_MAX, WAIT_TIMEOUT_S_DEFAULT, WAIT_TIMEOUT_S_MAX,
     WAIT_TIMEOUT_S_MIN,
@@ -65,8 +66,8 @@ def _summary_dict(summary: Any) -> dict[str, Any]:
     return record
 
 
-def register_wait_tools(tools: ToolRegistry, client: Client) -> None:
-    async def _exit_code(target: str) -> int | None:
+def register_wait_tools(tools: ToolRegistry) -> None:
+    async def _exit_code(client: Client, target: str) -> int | None:
         # An exit seen as a state change carries no code; the pane (until removed) has it.
         panes = (await client.call(ListPanes, all=True)).panes
         return next((p.exit_code for p in panes if p.id == target), None)
@@ -102,8 +103,10 @@ def register_wait_tools(tools: ToolRegistry, client: Client) -> None:
         started = time.monotonic()
         deadline = started + timeout_s
         events: asyncio.Queue[Any] = asyncio.Queue()
+        client = current_client()
+        # The event connection presents the caller's token too: it may only hear about its own panes.
         watcher = await Client.connect(_socket_path(client), client_name="muxd-mcp-wait",
-                                       on_event=events.put_nowait)
+                                       token=token_of(client), on_event=events.put_nowait)
         try:
             target = (await client.call(Summary, target=pane_id)).summary.pane_id
             await watcher.call(Subscribe, panes=[target])
@@ -125,14 +128,14 @@ def register_wait_tools(tools: ToolRegistry, client: Client) -> None:
                 if states and current in states:
                     return await result(True, "state")
                 if exited and gone:
-                    return await result(True, "exited", exit_code=exit_code or await _exit_code(target))
+                    return await result(True, "exited", exit_code=exit_code or await _exit_code(client, target))
                 if regex is not None and not gone:
                     text = (await client.call(CapturePane, target=target, start=-WAIT_SCREEN_LINES)).text
                     line = next((ln for ln in reversed(text.split("\n")) if regex.search(ln)), None)
                     if line is not None:
                         return await result(True, "pattern", line=line.rstrip())
                 if gone and not exited:
-                    return await result(False, "exited", exit_code=exit_code or await _exit_code(target))
+                    return await result(False, "exited", exit_code=exit_code or await _exit_code(client, target))
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return await result(False, "timed_out")

@@ -189,10 +189,163 @@ class ServerStatus(_Message, tag="server-status"):
     id: int
 
 
+# ---- interactive attach (issue 5): the connection becomes a terminal client of a session.
+# After `Attach` the daemon streams `AttachOutput` (terminal bytes it rendered for this client)
+# and ends with `Detached`; the client streams `AttachInput` and `AttachResize`, never answered.
+
+class Attach(_Message, tag="attach"):
+    id: int
+    target: str | None = None
+    columns: int = DEFAULT_COLUMNS  # the client's whole terminal, status line included
+    lines: int = DEFAULT_LINES
+    prefix: str = "C-b"             # a tmux key name
+
+
+class AttachInput(_Message, tag="attach-input"):
+    id: int = 0
+    data: bytes = b""
+
+
+class AttachResize(_Message, tag="attach-resize"):
+    id: int = 0
+    columns: int = DEFAULT_COLUMNS
+    lines: int = DEFAULT_LINES
+
+
+class Attached(_Message, tag="attached"):
+    id: int
+    session: str
+
+
+class AttachOutput(_Message, tag="attach-output"):
+    data: bytes
+
+
+class Detached(_Message, tag="detached"):
+    reason: str  # what the client prints, as tmux: "detached (from session s)", "exited"
+
+# ---- end of interactive attach
+
+
+# ---- access control (tokens, grants, audit, metrics; muxd/daemon/access.py, commands/access.py).
+# Replies to these are in the same block; Welcome carries the connection's tier and pane scope.
+
+class TokenInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A token as `muxd token list` shows it: never its secret, nor the secret's hash."""
+
+    id: str
+    name: str
+    kind: str                       # "user" | "agent" (the MUXD_TOKEN of a spawned pane)
+    tier: str
+    panes: list[str] | None         # None: every pane
+    created_at: float
+    revoked_at: float | None = None
+    revoked_reason: str | None = None
+
+
+class AuditRow(msgspec.Struct, frozen=True, kw_only=True):
+    ts: float
+    principal: str
+    kind: str                       # "mcp" (a tool call) | "request" (a denied protocol request)
+    tool: str
+    args_sha256: str
+    status: str                     # ok | error | denied | rate_limited | timeout
+    error_code: str | None
+    rows: int
+    latency_ms: float
+
+
+class CreateToken(_Message, tag="create-token"):
+    id: int
+    tier: str
+    name: str | None = None
+    panes: list[str] = []           # pane targets the token is bound to; empty: every pane
+
+
+class ListTokens(_Message, tag="list-tokens"):
+    id: int
+    include_revoked: bool = False
+
+
+class RevokeToken(_Message, tag="revoke-token"):
+    id: int
+    token: str                      # id or name
+
+
+class GrantPane(_Message, tag="grant"):
+    id: int
+    pane: str                       # the pane target to share
+    to: str                         # a pane (%N: its agent token) or a token id / name
+
+
+class RevokeGrant(_Message, tag="revoke-grant"):
+    id: int
+    pane: str
+    to: str
+
+
+class RecordCall(_Message, tag="record-call"):
+    """An MCP server reports one finished tool call; the principal is the connection's."""
+
+    id: int
+    tool: str
+    args_sha256: str
+    status: str
+    error_code: str | None = None
+    rows: int = 0
+    latency_ms: float = 0.0
+
+
+class GetMetrics(_Message, tag="get-metrics"):
+    id: int
+    tool: str | None = None
+
+
+class GetToolHistory(_Message, tag="tool-history"):
+    id: int
+    tool: str | None = None
+    principal: str | None = None
+    status: str | None = None
+    limit: int = 50
+
+
+class TokenCreated(_Message, tag="token-created"):
+    id: int
+    token: TokenInfo
+    secret: str                     # shown once; the daemon keeps only its sha256
+
+
+class TokenList(_Message, tag="token-list"):
+    id: int
+    tokens: list[TokenInfo]
+
+
+class TokenReply(_Message, tag="token"):
+    id: int
+    token: TokenInfo
+
+
+class MetricsReply(_Message, tag="metrics"):
+    id: int
+    tools: dict[str, Any]           # per tool: calls, errors_by_code, latency buckets ...
+    prometheus: str
+
+
+class ToolHistory(_Message, tag="tool-history-reply"):
+    id: int
+    rows: list[AuditRow]
+
+
+# ---- end of access control
+
+
 Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
     ListWindows, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
     ServerStatus, Subscribe, Summary,
+    Attach, AttachInput, AttachResize,
+    CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
+    GetToolHistory,
 ]
 
 
@@ -204,6 +357,8 @@ class Welcome(_Message, tag="welcome"):
     server_version: str
     principal: str
     pid: int
+    tier: str = "admin"              # access: the connection's permission tier
+    panes: list[str] | None = None   # access: the panes it may see at greeting; None: every pane
 
 
 class Ok(_Message, tag="ok"):
@@ -291,7 +446,8 @@ class Error(_Message, tag="error"):
 
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
-              SummaryReply, Error]
+              SummaryReply, Error, Attached,
+              TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory]  # access
 
 
 # ---------------------------------------------------------------- events
@@ -306,7 +462,7 @@ class AgentStateChanged(_Message, tag="agent-state"):
     state: AgentState
 
 
-Event = Union[PaneExited, AgentStateChanged]
+Event = Union[PaneExited, AgentStateChanged, AttachOutput, Detached]
 
 
 class Envelope(msgspec.Struct, kw_only=True):

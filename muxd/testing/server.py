@@ -16,6 +16,7 @@ from muxd.client.connection import Client
 from muxd.testing.wait import wait_until
 
 CLI_TIMEOUT_S = 30.0
+_PANE_VARIABLES = ("MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN")
 
 
 class MuxdTestServer:
@@ -26,7 +27,11 @@ class MuxdTestServer:
         # Short on purpose: a UNIX socket path must fit in 108 bytes.
         self.socket_dir = Path(tempfile.mkdtemp(prefix="muxd-", dir="/tmp"))
         os.chmod(self.socket_dir, 0o700)
-        self.env = {**os.environ, **(env or {}), "MUXD_SOCKET_DIR": str(self.socket_dir)}
+        # The database goes with the socket directory, so no test touches ~/.local/state.
+        # A test run inside a muxd pane must not present that pane's token to this daemon.
+        inherited = {k: v for k, v in os.environ.items() if k not in _PANE_VARIABLES}
+        self.env = {**inherited, "MUXD_DB": str(self.socket_dir / f"{self.name}.db"), **(env or {}),
+                    "MUXD_SOCKET_DIR": str(self.socket_dir)}
         self.pid: int | None = None
 
     @property
@@ -83,7 +88,7 @@ class MuxdTestServer:
         try:  # a zombie child of ours is not running either
             return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
         except ChildProcessError:
-            return Path(f"/proc/{self.pid}").exists() and "Z" not in _proc_state(self.pid)
+            return _any_thread_alive(self.pid)
 
     def stop(self) -> None:
         if self.pid is not None and self.running():
@@ -97,7 +102,18 @@ class MuxdTestServer:
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
-def _proc_state(pid: int) -> str:
+def _any_thread_alive(pid: int) -> bool:
+    """Whether any thread of `pid` still lives. A killed daemon's main thread turns zombie while
+    its other threads (the database writer) are still exiting, and until the last one is gone
+    the process keeps its files, the listening socket among them."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    return any(_proc_state(f"{pid}/task/{task}") not in ("Z", "X") for task in tasks)
+
+
+def _proc_state(pid: int | str) -> str:
     try:
         with open(f"/proc/{pid}/stat") as fh:
             return fh.read().rsplit(")", 1)[1].split()[0]

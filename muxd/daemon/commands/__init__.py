@@ -30,5 +30,6 @@ def command(request_type: type) -> Callable[[H], H]:
 def load_all() -> dict[type, Handler]:
     """Import every command module (each registers itself) and return the table."""
     from muxd.daemon.commands import agents, panes, server, sessions  # noqa: F401
+    from muxd.daemon.commands import access  # noqa: F401 - tokens, grants, audit, metrics
 
     return COMMANDS

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from muxd.daemon.commands import command
 from muxd.daemon.registry import pane_info
 from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
-from muxd.errors import BadRequest
 from muxd.protocol.messages import (
     HasSession, KillSession, KillWindow, ListSessions, ListWindows, NewSession, NewWindow, Ok,
     PaneReply, SessionList, SplitWindow, WindowList,
@@ -15,10 +14,6 @@ from muxd.protocol.messages import (
 
 if TYPE_CHECKING:
     from muxd.daemon.server import Daemon
-
-# A split leaves each side at least this big (tmux's own minimum is 1; 2 keeps shells usable).
-MIN_SPLIT_CELLS = 2
-
 
 @command(NewSession)
 async def new_session(daemon: Daemon, req: NewSession) -> PaneReply:
@@ -39,7 +34,8 @@ async def new_session(daemon: Daemon, req: NewSession) -> PaneReply:
 async def new_window(daemon: Daemon, req: NewWindow) -> PaneReply:
     session = resolve_session(daemon.registry, req.target)
     daemon.registry.check_pane_name_free(req.spawn.pane_name)
-    reference = session.active_window.active_pane if session.active_window else None
+    # A new window takes the size of the session's windows (which follow the attached clients).
+    reference = session.active_window.layout if session.active_window else None
     columns, lines = (reference.columns, reference.lines) if reference else (80, 24)
     window = daemon.registry.new_window(session, req.name or "")
     try:
@@ -56,16 +52,10 @@ async def split_window(daemon: Daemon, req: SplitWindow) -> PaneReply:
     window = resolve_window(daemon.registry, target.id)
     daemon.registry.check_pane_name_free(req.spawn.pane_name)
     # Halve the target pane, leaving a one-cell border between the two halves as tmux does.
-    if req.horizontal:
-        first = (target.columns - 1) // 2
-        size_old, size_new = (target.columns - 1 - first, target.lines), (first, target.lines)
-    else:
-        first = (target.lines - 1) // 2
-        size_old, size_new = (target.columns, target.lines - 1 - first), (target.columns, first)
-    if min(*size_old, *size_new) < MIN_SPLIT_CELLS:
-        raise BadRequest(f"pane {target.id} is too small to split", pane=target.id)
+    assert window.layout is not None
+    _, size_new = window.layout.plan_split(target, req.horizontal)
     pane = daemon.spawn_pane(window, req.spawn, *size_new)
-    target.resize(*size_old)
+    window.split(target, pane, req.horizontal)
     return PaneReply(id=req.id, pane=pane_info(pane))
 
 

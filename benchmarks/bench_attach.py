@@ -1,0 +1,147 @@
+"""Attach benchmark: keystroke-to-echo latency and CPU of a 60 Hz TUI, muxd against tmux.
+
+Both run inside the same kind of outer terminal (a pane of a private tmux server, 100x30):
+(a) `muxd attach` to a muxd session, (b) `tmux attach` to an inner tmux server, each with the
+same program in the pane. Latency: a character sent to the outer pane with `send-keys`, timed
+until `capture-pane` of the outer pane shows it (median of N). CPU: server + client CPU time
+while the pane runs a full-screen redraw at 60 Hz for a few seconds.
+
+    .venv/bin/python benchmarks/bench_attach.py [--samples 100] [--cpu-seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+from muxd.testing.outer_terminal import OuterTerminal, muxd_command
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import wait_until
+
+TUI_60HZ = textwrap.dedent(r"""
+    import os, shutil, sys, time
+    sys.stdout.write("\x1b[?1049h\x1b[?25l")
+    frame = 0
+    while True:
+        cols, rows = shutil.get_terminal_size()
+        start = time.monotonic()
+        out = ["\x1b[H"]
+        for y in range(rows):
+            colour = 16 + (frame + y) % 216
+            text = f"row {y:3d} frame {frame:6d} " + "#" * ((frame + y) % max(1, cols - 30))
+            out.append(f"\x1b[38;5;{colour}m" + text[:cols].ljust(cols) + ("\r\n" if y < rows - 1 else ""))
+        sys.stdout.write("".join(out))
+        sys.stdout.flush()
+        frame += 1
+        time.sleep(max(0.0, 1 / 60 - (time.monotonic() - start)))
+""")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def echo_latency(term: OuterTerminal, samples: int) -> list[float]:
+    """Seconds from send-keys of one character until the outer pane shows it."""
+    times = []
+    for i in range(samples):
+        if i and i % 60 == 0:
+            term.keys("C-l")  # keep the line short (cat ignores it; the tty erases nothing)
+        before = term.screen().count("x")
+        start = time.perf_counter()
+        term.type("x")
+        wait_until(lambda: term.screen().count("x") > before, timeout=5, interval=0.0,
+                   message="echo")
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def cpu_share(pids: list[int], seconds: float) -> list[float]:
+    """Each process's CPU time over `seconds` of wall time, as a share of one core."""
+    before = [cpu_seconds(p) for p in pids]
+    start = time.monotonic()
+    time.sleep(seconds)  # measuring over a fixed interval, not synchronising
+    elapsed = time.monotonic() - start
+    return [(cpu_seconds(p) - b) / elapsed for p, b in zip(pids, before)]
+
+
+def run_muxd(samples: int, cpu_s: float, script: Path) -> tuple[list[float], list[float]]:
+    server = MuxdTestServer().start()
+    term = None
+    try:
+        server.cli("new-session", "-d", "-s", "bench", "--", "cat", check=True)
+        server.cli("new-window", "-t", "bench", "-n", "tui", "--", sys.executable, str(script), check=True)
+        term = OuterTerminal(server.env, command=muxd_command(server.name, "attach", "-t", "bench"))
+        term.wait_for("[bench]")
+        term.keys("C-b", "0")
+        term.wait_for("0:cat*")
+        latency = echo_latency(term, samples)
+        term.keys("C-b", "1")
+        term.wait_for("frame")
+        pids = [server.pid, term.pane_pid()]
+        return latency, cpu_share(pids, cpu_s)
+    finally:
+        if term is not None:
+            term.close()
+        server.stop()
+
+
+def run_tmux(samples: int, cpu_s: float, script: Path) -> tuple[list[float], list[float]]:
+    inner = f"muxd-bench-inner-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", "-L", inner, *args], env=env, capture_output=True, text=True,
+                              check=True).stdout
+
+    tmux("-f", "/dev/null", "new-session", "-d", "-s", "bench", "-x", "100", "-y", "29", "cat")
+    tmux("new-window", "-t", "bench", "-n", "tui", f"{sys.executable} {script}")
+    tmux("set-option", "-g", "escape-time", "0")
+    tmux("select-window", "-t", "bench:0")
+    term = None
+    try:
+        term = OuterTerminal(env, command=f"tmux -L {inner} attach -t bench")
+        term.wait_for("[bench]")
+        latency = echo_latency(term, samples)
+        tmux("select-window", "-t", "bench:1")
+        term.wait_for("frame")
+        server_pid = int(tmux("display-message", "-p", "#{pid}").strip())
+        return latency, cpu_share([server_pid, term.pane_pid()], cpu_s)
+    finally:
+        if term is not None:
+            term.close()
+        subprocess.run(["tmux", "-L", inner, "kill-server"], env=env, capture_output=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--samples", type=int, default=100)
+    parser.add_argument("--cpu-seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "tui60.py"
+        script.write_text(TUI_60HZ)
+        muxd_lat, muxd_cpu = run_muxd(args.samples, args.cpu_seconds, script)
+        tmux_lat, tmux_cpu = run_tmux(args.samples, args.cpu_seconds, script)
+    m, t = statistics.median(muxd_lat) * 1000, statistics.median(tmux_lat) * 1000
+    print(f"keystroke-to-echo median  muxd {m:6.2f} ms   tmux {t:6.2f} ms   muxd/tmux {m / t:5.2f}")
+    print(f"keystroke-to-echo p90     muxd {statistics.quantiles(muxd_lat, n=10)[-1] * 1000:6.2f} ms   "
+          f"tmux {statistics.quantiles(tmux_lat, n=10)[-1] * 1000:6.2f} ms")
+    muxd_total, tmux_total = sum(muxd_cpu), sum(tmux_cpu)
+    print(f"60 Hz full-screen TUI CPU muxd {muxd_total * 100:5.1f}% of a core (daemon "
+          f"{muxd_cpu[0] * 100:.1f}% + client {muxd_cpu[1] * 100:.1f}%)   tmux {tmux_total * 100:5.1f}% "
+          f"(server {tmux_cpu[0] * 100:.1f}% + client {tmux_cpu[1] * 100:.1f}%)   "
+          f"muxd/tmux {muxd_total / max(tmux_total, 1e-9):5.2f}")
+
+
+if __name__ == "__main__":
+    main()

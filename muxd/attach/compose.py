@@ -1,0 +1,178 @@
+"""`compose`: a client's screen (panes at their rectangles, borders, status line) as a `Frame`.
+
+Pure: reads the panes' emulators, writes nothing. Live pane rows come from a per-emulator
+cache (pane_rows.py) and whole client rows are reused while their pane rows are unchanged, so
+a frame where one row changed costs little more than that row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import is_
+from typing import Sequence
+
+from muxd.emulator import Emulator
+from muxd.emulator.cell import BLANK, PADDING, Cell, Style
+from muxd.emulator.drawing import CHAR_WIDTHS
+
+from .cells import styled_cells, text_width
+from .frame import Frame, FrameRow
+from .layout_plan import LayoutPlan, Rect, Slot, layout_plan
+from .pane_rows import live_rows, scrolled_rows
+from .status import StatusLine, WindowTab, status_row
+
+__all__ = ["PaneView", "StatusLine", "WindowTab", "compose"]
+
+# tmux's mode-style (bg=yellow,fg=black; pyte calls ANSI yellow "brown"): the copy-mode indicator.
+INDICATOR_STYLE: Style = Cell(" ", fg="black", bg="brown")[1:]  # type: ignore[assignment]
+DEAD_MESSAGE_STYLE: Style = Cell(" ", reverse=True)[1:]  # type: ignore[assignment]
+_NO_ACTIVE_PANE = -3  # never a pane index nor a layout_plan cell code
+
+
+@dataclass(frozen=True)
+class PaneView:
+    """One pane as a client shows it."""
+
+    emulator: Emulator
+    x: int  # top-left cell on the client screen, 0-based
+    y: int
+    columns: int  # the rectangle: normally the emulator's size; clipped or padded if not
+    lines: int
+    active: bool = False
+    scroll_offset: int = 0  # copy mode: rows scrolled back into the scrollback (0 = live)
+    dead_message: str | None = None  # e.g. "Pane is dead (status 1)", drawn on the bottom row
+
+
+def compose(
+    columns: int,
+    lines: int,
+    panes: Sequence[PaneView],
+    status: StatusLine | None,
+    *,
+    window_size: tuple[int, int] | None = None,
+) -> Frame:
+    """The frame for a `columns` x `lines` client.
+
+    The window area is every row but the last when there is a status line. Cells of the
+    window (`window_size`, by default the box around the panes) not in a pane are borders;
+    cells beyond it are dotted."""
+    columns, lines = max(columns, 1), max(lines, 1)
+    area_lines = lines - 1 if status is not None else lines
+    rects = [Rect(p.x, p.y, p.columns, p.lines) for p in panes]
+    active = next((i for i, p in enumerate(panes) if p.active), _NO_ACTIVE_PANE)
+    if window_size is None:
+        window_size = (
+            max((r.x + r.columns for r in rects), default=columns),
+            max((r.y + r.lines for r in rects), default=area_lines),
+        )
+    plan = layout_plan(columns, area_lines, rects, active, window_size)
+    sources = [_pane_source(pane) for pane in panes]
+    rows = _assemble(plan, sources)
+    if status is not None:
+        rows.append(status_row(status, columns))
+
+    cursor, cursor_visible, modes = (0, 0), False, frozenset[int]()
+    if active != _NO_ACTIVE_PANE:
+        pane = panes[active]
+        emulator = pane.emulator
+        modes = emulator.private_modes
+        x, y = emulator.cursor
+        screen_x, screen_y = pane.x + x, pane.y + y
+        if (
+            x < min(pane.columns, emulator.columns)
+            and y < min(pane.lines, emulator.lines)
+            and 0 <= screen_x < columns
+            and 0 <= screen_y < area_lines
+        ):
+            cursor = (screen_x, screen_y)
+            cursor_visible = emulator.cursor_visible and pane.scroll_offset <= 0
+    if status is not None and status.message is not None and status.message_cursor is not None:
+        cursor = (min(max(status.message_cursor, 0), columns - 1), lines - 1)
+        cursor_visible = True
+    return Frame(columns, lines, tuple(rows), cursor, cursor_visible, modes)
+
+
+def _pane_source(pane: PaneView) -> list[FrameRow]:
+    """The pane's rows as shown: live or scrolled back, with the copy-mode indicator and the
+    dead-pane message drawn over them."""
+    emulator = pane.emulator
+    if pane.scroll_offset <= 0 and pane.dead_message is None:
+        return live_rows(emulator)
+    rows = list(scrolled_rows(emulator, pane.scroll_offset))
+    width = min(pane.columns, emulator.columns)
+    if pane.scroll_offset > 0 and rows:
+        history = emulator.history_size
+        label = f"[{min(pane.scroll_offset, history)}/{history}]"
+        rows[0] = _overlay_right(rows[0], label, width)
+    if pane.dead_message is not None:
+        bottom = min(pane.lines, emulator.lines) - 1
+        if bottom >= 0:
+            message = tuple(styled_cells([(pane.dead_message, DEAD_MESSAGE_STYLE)], width))
+            rows[bottom] = message + rows[bottom][width:]
+    return rows
+
+
+def _overlay_right(row: FrameRow, label: str, width: int) -> FrameRow:
+    """`row` with `label` drawn right-aligned within its first `width` cells."""
+    label_cells = min(text_width(label), width)
+    start = width - label_cells
+    cells = list(row[:width])
+    if start > 0 and cells[start].data == PADDING:  # a wide character cut in half
+        cells[start - 1] = cells[start - 1]._replace(data=" ")
+    cells[start:] = styled_cells([(label, INDICATOR_STYLE)], label_cells)
+    return tuple(cells) + row[width:]
+
+
+def _assemble(plan: LayoutPlan, sources: list[list[FrameRow]]) -> list[FrameRow]:
+    rows: list[FrameRow] = []
+    memo = plan.memo
+    for y, slots in enumerate(plan.slots):
+        used = [
+            sources[slot.pane][slot.pane_y] if slot.pane_y < len(sources[slot.pane]) else ()
+            for slot in slots
+        ]
+        if len(slots) == 1 and len(plan.rows[y]) == 1:
+            slot, source_row = slots[0], used[0]
+            if slot.pane_x == 0 and len(source_row) == slot.width:
+                rows.append(source_row)  # a pane row spanning the client: itself
+                continue
+        remembered = memo[y]
+        if remembered is not None and all(map(is_, remembered[0], used)):
+            rows.append(remembered[1])
+            continue
+        row = _build_row(plan.rows[y], iter(used))
+        memo[y] = (used, row)
+        rows.append(row)
+    return rows
+
+
+def _build_row(pieces: tuple[FrameRow | Slot, ...], used: object) -> FrameRow:
+    parts: list[FrameRow] = []
+    for piece in pieces:
+        if type(piece) is Slot:
+            parts.append(_slot_cells(next(used), piece.pane_x, piece.width))  # type: ignore[call-overload]
+        else:
+            parts.append(piece)  # type: ignore[arg-type]
+    if len(parts) == 1:
+        return parts[0]
+    row: FrameRow = ()
+    for part in parts:
+        row += part
+    return row
+
+
+def _slot_cells(source: FrameRow, start: int, width: int) -> FrameRow:
+    """Cells start..start+width of a pane row, blank-padded, wide characters cut by the edge
+    drawn as spaces."""
+    if start == 0 and len(source) == width:
+        cells = source
+    else:
+        cells = source[start : start + width]
+        if len(cells) < width:
+            cells += (BLANK,) * (width - len(cells))
+    first, last = cells[0], cells[-1]
+    if first.data == PADDING:
+        cells = (first._replace(data=" "),) + cells[1:]
+    if last.data and CHAR_WIDTHS[last.data[0]] == 2:
+        cells = cells[:-1] + (last._replace(data=" "),)
+    return cells

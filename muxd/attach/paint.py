@@ -1,0 +1,211 @@
+"""`FramePainter`: the escape bytes that turn the frame last painted on a client into the next.
+
+One painter per attached client. It remembers the last frame and what the outer terminal's
+state is (SGR, cursor, mirrored modes), and emits only the changed cells of changed rows:
+an unchanged row costs a tuple compare, an unchanged frame costs nothing.
+"""
+
+from __future__ import annotations
+
+from itertools import compress, count, groupby
+from operator import is_not, itemgetter
+
+from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style
+from muxd.emulator.sgr import sgr_transition
+
+from .cells import terminal_safe
+from .frame import Frame, FrameRow
+
+# Two changed stretches of a row closer than this are painted as one: rewriting a few
+# unchanged cells is cheaper than a cursor move.
+SPAN_GAP_CELLS = 6
+# A changed blank tail at least this long is erased with EL instead of written as spaces.
+ERASE_TAIL_MIN_CELLS = 5
+_SGR_MEMO_MAX_ENTRIES = 4096
+
+SYNC_BEGIN = "\x1b[?2026h"  # synchronized output: the terminal shows the paint all at once
+SYNC_END = "\x1b[?2026l"
+_RESET_AND_CLEAR = "\x1b[0m\x1b[H\x1b[2J"
+# The mouse reporting our client always wants (so the wheel reaches the daemon): button
+# events in SGR encoding. A pane asking for more (1002 drag, 1003 motion) gets it mirrored.
+BASE_MOUSE_TRACKING = 1000
+SGR_MOUSE = 1006
+_TRACKING_MODES = (1003, 1002)  # most reporting first
+# Pane modes the outer terminal mirrors (set, reset) besides mouse tracking.
+_MIRRORED = {
+    1: ("\x1b[?1h", "\x1b[?1l"),  # DECCKM: application cursor keys
+    66: ("\x1b=", "\x1b>"),  # application keypad (DECKPAM / DECKPNM)
+    2004: ("\x1b[?2004h", "\x1b[?2004l"),  # bracketed paste
+}
+
+_data = itemgetter(0)
+_style_of = itemgetter(slice(1, None))
+
+
+def enter_terminal_bytes() -> bytes:
+    """Outer terminal set-up on attach: alternate screen, cleared, mouse button reports (SGR)."""
+    return (
+        f"\x1b[?1049h{_RESET_AND_CLEAR}\x1b[?{BASE_MOUSE_TRACKING}h\x1b[?{SGR_MOUSE}h"
+    ).encode()
+
+
+def leave_terminal_bytes() -> bytes:
+    """Undo `enter_terminal_bytes` and any mirrored mode: the terminal as the shell left it."""
+    modes_off = "".join(reset for _, reset in _MIRRORED.values())
+    mouse_off = "".join(f"\x1b[?{mode}l" for mode in (*_TRACKING_MODES, BASE_MOUSE_TRACKING, SGR_MOUSE))
+    return f"{modes_off}{mouse_off}{SYNC_END}\x1b[0m\x1b[?25h\x1b[?1049l".encode()
+
+
+class FramePainter:
+    """Paints frames on one client's terminal (which `enter_terminal_bytes` prepared)."""
+
+    def __init__(self) -> None:
+        self._sgr_memo: dict[tuple[Style, Style], str] = {}
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        """Forget what the terminal shows: the next paint is a full redraw."""
+        self._last: Frame | None = None
+        self._style: Style = DEFAULT_STYLE
+        self._cursor: tuple[int, int] | None = None  # None: unknown (e.g. pending wrap)
+        self._cursor_visible: bool | None = None
+        self._mirrored: frozenset[int] | None = None
+        self._tracking: int | None = None
+
+    def paint(self, frame: Frame) -> bytes:
+        """Bytes that make the terminal show `frame` (b"" when nothing changed)."""
+        out: list[str] = []
+        last = self._last
+        if last is None or last.columns != frame.columns or last.lines != frame.lines:
+            out.append(_RESET_AND_CLEAR)
+            self._style = DEFAULT_STYLE
+            self._cursor = (0, 0)
+            blank = (BLANK,) * frame.columns
+            old_rows: tuple[FrameRow, ...] | list[FrameRow] = [blank] * frame.lines
+        else:
+            old_rows = last.rows
+        paint_row = self._paint_row
+        for y, old, new in zip(count(), old_rows, frame.rows):
+            if old is not new and old != new:
+                paint_row(out, y, old, new)
+        drew = bool(out)
+        self._mirror_modes(out, frame.modes)
+        if frame.cursor_visible and self._cursor != frame.cursor:
+            self._move(out, *frame.cursor)
+        if frame.cursor_visible != self._cursor_visible:
+            out.append("\x1b[?25h" if frame.cursor_visible else "\x1b[?25l")
+            self._cursor_visible = frame.cursor_visible
+        self._last = frame
+        if not out:
+            return b""
+        if drew:  # the cursor's final place is part of the atomic update too
+            out.insert(0, SYNC_BEGIN)
+            out.append(SYNC_END)
+        return "".join(out).encode("utf-8", "replace")
+
+    # -- rows -------------------------------------------------------------------------
+
+    def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
+        # Cells mostly are shared flyweights: an identity test in C rules out most of the
+        # row before comparing the remaining candidates by value.
+        candidates = compress(count(), map(is_not, old, new))
+        changed = [x for x in candidates if old[x] != new[x]]
+        if len(old) != len(new):  # only after a bug upstream; repaint the row whole
+            changed = list(range(len(new)))
+        if not changed:
+            return
+        columns = len(new)
+        # Split where two changed cells are further apart than SPAN_GAP_CELLS.
+        breaks = [i for i, a, b in zip(count(1), changed, changed[1:]) if b - a > SPAN_GAP_CELLS]
+        firsts = [0, *breaks]
+        lasts = [i - 1 for i in breaks] + [len(changed) - 1]
+        spans = [(changed[f], changed[l]) for f, l in zip(firsts, lasts)]
+        for index, (start, end) in enumerate(spans):
+            if new[start].data == PADDING and start > 0:
+                start -= 1  # never paint the right half of a wide character alone
+            if end + 1 < columns and new[end + 1].data == PADDING:
+                end += 1
+            tail = columns
+            if index == len(spans) - 1 and columns - end <= ERASE_TAIL_MIN_CELLS:
+                tail = _blank_tail(new)
+            if end + 1 - max(start, tail) >= ERASE_TAIL_MIN_CELLS:
+                if tail > start:
+                    self._write(out, y, start, new[start:tail], new, tail)
+                self._move(out, max(start, tail), y)
+                self._set_style(out, DEFAULT_STYLE)
+                out.append("\x1b[K")
+            else:
+                self._write(out, y, start, new[start : end + 1], new, end + 1)
+
+    def _write(self, out: list[str], y: int, x: int, cells: FrameRow, row: FrameRow, stop: int) -> None:
+        """Write `cells` (row[x:stop]) at (x, y)."""
+        self._move(out, x, y)
+        texts = list(map(_data, cells))
+        text = "".join(texts)
+        if not (len(text) == len(cells) and text.isascii()):
+            cells = terminal_safe(cells)
+        set_style = self._set_style
+        for style, group in groupby(cells, _style_of):
+            set_style(out, style)
+            out.append("".join(map(_data, group)))
+        self._cursor = (stop, y) if stop < len(row) else None  # at the edge: pending wrap
+
+    def _set_style(self, out: list[str], style: Style) -> None:
+        current = self._style
+        if style is current or style == current:
+            return
+        key = (current, style)
+        sequence = self._sgr_memo.get(key)
+        if sequence is None:
+            if len(self._sgr_memo) >= _SGR_MEMO_MAX_ENTRIES:
+                self._sgr_memo.clear()
+            sequence = self._sgr_memo[key] = sgr_transition(current, style)
+        out.append(sequence)
+        self._style = style
+
+    def _move(self, out: list[str], x: int, y: int) -> None:
+        cursor = self._cursor
+        if cursor == (x, y):
+            return
+        if cursor is not None and cursor[1] == y:
+            step = x - cursor[0]
+            if step > 0:
+                out.append("\x1b[C" if step == 1 else f"\x1b[{step}C")
+            else:
+                out.append("\b" if step == -1 else f"\x1b[{-step}D")
+        elif x == 0:
+            out.append(f"\x1b[{y + 1}H")
+        else:
+            out.append(f"\x1b[{y + 1};{x + 1}H")
+        self._cursor = (x, y)
+
+    # -- modes ------------------------------------------------------------------------
+
+    def _mirror_modes(self, out: list[str], modes: frozenset[int]) -> None:
+        wanted = modes & _MIRRORED.keys()
+        known = self._mirrored
+        if wanted != known:
+            for mode, (on, off) in _MIRRORED.items():
+                if known is None or (mode in wanted) != (mode in known):
+                    out.append(on if mode in wanted else off)
+            self._mirrored = frozenset(wanted)
+        tracking = next((mode for mode in _TRACKING_MODES if mode in modes), BASE_MOUSE_TRACKING)
+        current = self._tracking
+        if tracking != current:
+            # Terminals differ on whether 1000/1002/1003 are one setting or three flags: turn
+            # the stronger one off explicitly, then set the one wanted.
+            if current is None:
+                out.extend(f"\x1b[?{mode}l" for mode in _TRACKING_MODES if mode != tracking)
+                out.append(f"\x1b[?{SGR_MOUSE}h")
+            elif current > tracking:
+                out.append(f"\x1b[?{current}l")
+            out.append(f"\x1b[?{tracking}h")
+            self._tracking = tracking
+
+
+def _blank_tail(row: FrameRow) -> int:
+    """Where the run of default blanks ending the row starts (len(row) if none)."""
+    x = len(row)
+    while x > 0 and row[x - 1] == BLANK:
+        x -= 1
+    return x

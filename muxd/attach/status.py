@@ -1,0 +1,95 @@
+"""The status line at the bottom of a client: session, window list, agent state, or a message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from muxd.emulator.cell import Cell, Style
+
+from .cells import styled_cells, text_width
+from .frame import FrameRow
+
+# tmux's defaults: status-style bg=green,fg=black; message-style bg=yellow,fg=black (pyte
+# calls ANSI yellow "brown").
+STATUS_STYLE: Style = Cell(" ", fg="black", bg="green")[1:]  # type: ignore[assignment]
+MESSAGE_STYLE: Style = Cell(" ", fg="black", bg="brown")[1:]  # type: ignore[assignment]
+# tmux's status-left-length: a long session name does not push the window list away.
+SESSION_NAME_MAX_CELLS = 10
+_CACHE_MAX_ENTRIES = 64
+
+
+@dataclass(frozen=True)
+class WindowTab:
+    """One entry of the window list."""
+
+    index: int
+    name: str
+    active: bool
+    last: bool = False
+    zoomed: bool = False
+    bell: bool = False
+
+    def label(self) -> str:
+        """tmux's `#I:#W#F`: flags '!' bell, '*' active, '-' last, 'Z' zoomed."""
+        flags = ("!" if self.bell else "") + ("*" if self.active else "-" if self.last else "")
+        return f"{self.index}:{self.name}{flags}{'Z' if self.zoomed else ''}"
+
+
+@dataclass(frozen=True)
+class StatusLine:
+    """The bottom row of a client."""
+
+    session: str
+    windows: tuple[WindowTab, ...] = ()
+    right: str = ""  # e.g. 'claude · Thinking 12s · 4.8k tok': right-aligned, cut if no room
+    message: str | None = None  # replaces the whole line (prompts, confirmations, notices)
+    # With a message: the cursor's column in it (a prompt being typed); None keeps the
+    # cursor in the active pane.
+    message_cursor: int | None = None
+
+    def left_text(self) -> str:
+        session = _cut(self.session, SESSION_NAME_MAX_CELLS)
+        return f"[{session}] " + " ".join(tab.label() for tab in self.windows)
+
+
+def _cut(text: str, cells: int) -> str:
+    if text_width(text) <= cells:
+        return text
+    out = []
+    used = 0
+    for char in text:
+        used += max(text_width(char), 0)
+        if used > cells:
+            break
+        out.append(char)
+    return "".join(out)
+
+
+_cache: dict[tuple[StatusLine, int], FrameRow] = {}
+
+
+def status_row(status: StatusLine, columns: int) -> FrameRow:
+    """The status line as `columns` cells (memoised: it rarely changes between frames)."""
+    key = (status, columns)
+    row = _cache.get(key)
+    if row is None:
+        if len(_cache) >= _CACHE_MAX_ENTRIES:
+            _cache.clear()
+        row = _cache[key] = _render(status, columns)
+    return row
+
+
+def _render(status: StatusLine, columns: int) -> FrameRow:
+    if status.message is not None:
+        return tuple(styled_cells([(status.message, MESSAGE_STYLE)], columns))
+    left = status.left_text()
+    left_cells = text_width(left)
+    right = status.right
+    pieces = [(left, STATUS_STYLE)]
+    if right:
+        room = columns - left_cells - 1  # at least one space between the two sides
+        if room > 0:
+            right = _cut(right, room)
+            gap = columns - left_cells - text_width(right)
+            pieces.append((" " * gap + right, STATUS_STYLE))
+    return tuple(styled_cells(pieces, columns))

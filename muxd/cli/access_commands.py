@@ -1,0 +1,90 @@
+"""CLI commands about access: `muxd token create|list|revoke`, `muxd grant`, `muxd metrics`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from muxd.cli.render import age, print_json, print_table
+from muxd.cli.table import cli_command
+from muxd.daemon.tiers import TIERS
+from muxd.protocol.messages import (
+    CreateToken, GetMetrics, GrantPane, ListTokens, RevokeGrant, RevokeToken,
+)
+
+
+def _configure_token(p: argparse.ArgumentParser) -> None:
+    actions = p.add_subparsers(dest="token_action", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="issue a token and print its secret (shown once)")
+    create.add_argument("--tier", required=True, choices=TIERS, help="what the token may do")
+    create.add_argument("--pane", dest="panes", action="append", default=[], metavar="PANE",
+                        help="bind the token to this pane (repeatable); default: every pane")
+    create.add_argument("--name", help="a unique name (letters, digits, _.@+-)")
+    create.add_argument("--json", action="store_true", help="print the token and secret as JSON")
+    listing = actions.add_parser("list", aliases=["ls"], help="list tokens (never their secrets)")
+    listing.add_argument("-a", "--all", action="store_true", help="include revoked tokens")
+    listing.add_argument("--json", action="store_true")
+    revoke = actions.add_parser("revoke", help="revoke a token by id or name")
+    revoke.add_argument("token", metavar="ID|NAME")
+
+
+@cli_command("token", "create, list and revoke access tokens (admin)")(_configure_token)
+async def token(client: Any, args: argparse.Namespace) -> int:
+    if args.token_action == "create":
+        created = await client.call(CreateToken, tier=args.tier, name=args.name, panes=args.panes)
+        if args.json:
+            print_json({"token": created.token, "secret": created.secret})
+        else:
+            print(created.secret)
+            print(f"token {created.token.id} ({created.token.name}, {created.token.tier}): "
+                  "the secret is shown only now", file=sys.stderr)
+        return 0
+    if args.token_action in ("list", "ls"):
+        tokens = (await client.call(ListTokens, include_revoked=args.all)).tokens
+        if args.json:
+            print_json(tokens)
+            return 0
+        if not tokens:
+            print("no tokens")
+            return 0
+        print_table(["ID", "NAME", "KIND", "TIER", "PANES", "AGE", "REVOKED"], [
+            [t.id, t.name, t.kind, t.tier, "all" if t.panes is None else ",".join(t.panes), age(t.created_at),
+             "" if t.revoked_at is None else (t.revoked_reason or "yes")]
+            for t in tokens])
+        return 0
+    revoked = (await client.call(RevokeToken, token=args.token)).token
+    print(f"revoked {revoked.id} ({revoked.name})")
+    return 0
+
+
+def _configure_grant(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="pane", required=True, metavar="PANE", help="the pane to share")
+    p.add_argument("--to", required=True, metavar="PANE|TOKEN",
+                   help="a pane (its agent, i.e. its MUXD_TOKEN) or a pane-bound token's id or name")
+    p.add_argument("--revoke", action="store_true", help="take the grant back")
+
+
+@cli_command("grant", "let a pane's agent (or a pane-bound token) see and use another pane")(_configure_grant)
+async def grant(client: Any, args: argparse.Namespace) -> int:
+    request = RevokeGrant if args.revoke else GrantPane
+    token = (await client.call(request, pane=args.pane, to=args.to)).token
+    print(f"{'revoked' if args.revoke else 'granted'} {args.pane} {'from' if args.revoke else 'to'} {token.name}",
+          file=sys.stderr)
+    return 0
+
+
+def _configure_metrics(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="per-tool counters as JSON")
+    p.add_argument("--tool", help="one tool only (with --json)")
+
+
+@cli_command("metrics", "MCP tool call metrics of every MCP server of this muxd (Prometheus text)")(
+    _configure_metrics)
+async def metrics(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(GetMetrics, tool=args.tool)
+    if args.json:
+        print_json(reply.tools)
+    else:
+        sys.stdout.write(reply.prometheus)
+    return 0

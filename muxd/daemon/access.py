@@ -1,0 +1,415 @@
+"""Who is asking and what they may do: principals, the risk of every request, pane scopes.
+
+The daemon is the one place that enforces access. A connection's principal is fixed at Hello
+(`principal_for`): the socket owner without a token is `system` (admin, every pane); a token
+gives that token's tier and, for a pane-bound token (every pane's MUXD_TOKEN), a scope of its
+own panes plus the panes granted to it. Each request then goes through `AccessControl.run`:
+tier check, pane-scope check, the handler, and the filtering of what it answers. Denials are
+logged (never with a secret) and audited.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from muxd.config import AGENT_TOKEN_TIER_DEFAULT, TOKEN_NAME_MAX_CHARS, TOKEN_SECRET_BYTES
+from muxd.daemon.call_metrics import ToolMetrics
+from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
+from muxd.daemon.tiers import UNKNOWN_RISK, Tier, check_tier, parse_tier
+from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Unauthorized
+from muxd.protocol import messages as m
+from muxd.store import audit, tokens
+from muxd.store.audit import args_sha256
+from muxd.store.database import Database
+from muxd.store.location import MEMORY, db_path
+from muxd.store.tokens import TokenRecord
+
+if TYPE_CHECKING:
+    from muxd.daemon.pane import Pane
+    from muxd.daemon.registry import Registry
+
+log = logging.getLogger(__name__)
+
+TOKEN_PREFIX = "muxd_"
+ENV_AGENT_TIER = "MUXD_AGENT_TIER"
+_TOKEN_NAME = re.compile(rf"^[A-Za-z0-9_.@+-]{{1,{TOKEN_NAME_MAX_CHARS}}}$")
+
+
+# ---------------------------------------------------------------- principals
+
+@dataclass(frozen=True)
+class Principal:
+    name: str                     # "system", "token:ci-bot", "agent:%3"
+    tier: Tier
+    token_id: str | None = None
+    scoped: bool = False          # True: sees only its panes and the panes granted to it
+
+
+SYSTEM = Principal("system", "admin")
+_current: ContextVar[Principal] = ContextVar("muxd_principal", default=SYSTEM)
+
+
+def current_principal() -> Principal:
+    """The principal of the request being handled (set by `AccessControl.run`)."""
+    return _current.get()
+
+
+def principal_name(token: TokenRecord) -> str:
+    return token.name if token.kind == "agent" else f"token:{token.name}"
+
+
+def secret_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- the risk of every request
+
+PaneScope = Callable[["Registry", Any], "list[Pane]"]
+
+
+def _target_pane(registry: Registry, req: Any) -> list[Pane]:
+    return [resolve_pane(registry, req.target)]
+
+
+def _target_window(registry: Registry, req: Any) -> list[Pane]:
+    return list(resolve_window(registry, req.target).panes)
+
+
+def _target_session(registry: Registry, req: Any) -> list[Pane]:
+    return resolve_session(registry, req.target).panes()
+
+
+def _nothing(registry: Registry, req: Any) -> list[Pane]:
+    return []
+
+
+@dataclass(frozen=True)
+class Rule:
+    risk: str                       # safe | moderate | dangerous | admin
+    read_only: bool = False         # a pure view: view_only may do it
+    panes: PaneScope | None = None  # the panes it acts on; None: pane-scoped tokens may not
+
+
+VIEW = Rule("safe", read_only=True, panes=_nothing)
+REQUEST_RULES: dict[type, Rule] = {
+    m.ListPanes: VIEW, m.ListSessions: VIEW, m.ListWindows: VIEW, m.ServerStatus: VIEW,
+    m.Subscribe: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
+    m.RecordCall: VIEW,  # every principal reports its own calls, denied ones included
+    m.CapturePane: Rule("safe", read_only=True, panes=_target_pane),
+    m.Summary: Rule("safe", read_only=True, panes=_target_pane),
+    m.HasSession: Rule("safe", read_only=True, panes=_target_session),
+    m.SendKeys: Rule("moderate", panes=_target_pane),
+    m.ResizePane: Rule("moderate", panes=_target_pane),
+    # Creating a pane is moderate with or without a command: send-keys into a shell already
+    # runs anything, so a finer split would only pretend to be a sandbox.
+    m.NewSession: Rule("moderate", panes=_nothing),
+    m.NewWindow: Rule("moderate", panes=_target_session),
+    m.SplitWindow: Rule("moderate", panes=_target_pane),
+    m.KillPane: Rule("dangerous", panes=_target_pane),
+    m.KillWindow: Rule("dangerous", panes=_target_window),
+    m.KillSession: Rule("dangerous", panes=_target_session),
+    # An attached terminal drives a whole session, prefix-key kills included.
+    m.Attach: Rule("dangerous"), m.AttachInput: Rule("dangerous"), m.AttachResize: Rule("dangerous"),
+    m.KillServer: Rule("admin"),
+    m.CreateToken: Rule("admin"), m.ListTokens: Rule("admin"), m.RevokeToken: Rule("admin"),
+    m.GrantPane: Rule("admin"), m.RevokeGrant: Rule("admin"),
+}
+UNKNOWN_RULE = Rule(UNKNOWN_RISK)
+
+
+def rule_for(request_type: type) -> Rule:
+    """The rule of a request type; one nobody classified is dangerous and unscoped-only."""
+    return REQUEST_RULES.get(request_type, UNKNOWN_RULE)
+
+
+def request_name(request: Any) -> str:
+    """The wire tag of a request ("send-keys"), which is what logs and audit rows name."""
+    config = getattr(type(request), "__struct_config__", None)
+    return str(config.tag) if config is not None and config.tag else type(request).__name__
+
+
+# ---------------------------------------------------------------- the daemon's access state
+
+class AccessControl:
+    """Tokens and grants (in memory, written through to SQLite), checks, audit and call metrics."""
+
+    def __init__(self, db: Database, *, agent_tier: Tier = AGENT_TOKEN_TIER_DEFAULT) -> None:
+        self.db = db
+        self.agent_tier = agent_tier
+        self.metrics = ToolMetrics()
+        self._by_hash: dict[str, TokenRecord] = {}
+        self._by_id: dict[str, TokenRecord] = {}
+        self._grants: dict[str, set[str]] = {}
+        now = time.time()
+        forgotten = db.call_sync(lambda c: tokens.forget_pane_bindings(c, now))
+        if forgotten:
+            log.info("revoked %d pane-bound token(s) left from the previous run", forgotten)
+        for token in db.call_sync(tokens.load_tokens):
+            self._remember(token)
+
+    @classmethod
+    def open(cls, server_name: str, env: dict[str, str] | None = None) -> AccessControl:
+        """The access state of server `server_name`, from its database (MUXD_DB or the default)."""
+        env = dict(os.environ) if env is None else env
+        agent_tier = parse_tier(env.get(ENV_AGENT_TIER) or AGENT_TOKEN_TIER_DEFAULT)
+        path = db_path(server_name, env)
+        try:
+            db = Database(path)
+        except Exception as exc:  # muxd must still multiplex: tokens then last one run only
+            log.error("cannot open the database %s (%r): tokens and audit are kept in memory only", path, exc)
+            db = Database(MEMORY)
+        log.info("database: %s", db.path)
+        return cls(db, agent_tier=agent_tier)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------ tokens
+
+    def _remember(self, token: TokenRecord) -> None:
+        self._by_id[token.id] = token
+        if token.revoked_at is None:
+            self._by_hash[token.hash] = token
+        else:
+            self._by_hash.pop(token.hash, None)
+            self._grants.pop(token.id, None)
+
+    def principal_for(self, secret: str | None) -> Principal:
+        """The principal of a Hello: `system` without a token; Unauthorized for an unknown/revoked one."""
+        if secret is None or secret == "":
+            return SYSTEM
+        token = self._by_hash.get(secret_hash(secret))
+        if token is None:
+            log.warning("refused a hello with an unknown or revoked token")
+            raise Unauthorized("unknown or revoked token")
+        return Principal(principal_name(token), token.tier, token.id,  # type: ignore[arg-type]
+                         scoped=token.panes is not None)
+
+    def _new_id(self) -> str:
+        while True:
+            token_id = f"tk-{secrets.token_hex(4)}"
+            if token_id not in self._by_id:
+                return token_id
+
+    def _live_named(self, name: str) -> TokenRecord | None:
+        return next((t for t in self._by_hash.values() if t.name == name), None)
+
+    def create_token(self, *, tier: str, name: str | None = None, panes: list[str] | None = None,
+                     kind: str = "user") -> tuple[TokenRecord, str]:
+        """A new token and its secret (the only time the secret exists outside its holder)."""
+        tier = parse_tier(tier)
+        token_id = self._new_id()
+        if name is None:
+            name = f"token-{token_id[3:]}" if kind == "user" else f"agent:{(panes or ['?'])[0]}"
+        elif not _TOKEN_NAME.match(name):
+            raise BadRequest(f"invalid token name {name!r}: 1-{TOKEN_NAME_MAX_CHARS} of letters, digits, _.@+-",
+                             field="name")
+        if self._live_named(name) is not None:
+            raise Conflict(f"a live token is already named {name}", name=name)
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_SECRET_BYTES)
+        token = TokenRecord(id=token_id, name=name, hash=secret_hash(secret), kind=kind, tier=tier,
+                            panes=tuple(panes) if panes else None, created_at=time.time())
+        self._remember(token)
+        self.db.submit(lambda c: tokens.insert_token(c, token), "create token")
+        log.info("token %s (%s, %s) created", token.id, principal_name(token), tier)
+        return token, secret
+
+    def issue_agent_token(self, pane_id: str) -> str:
+        """The secret for a new pane's MUXD_TOKEN: bound to that pane, tier `agent_tier`."""
+        return self.create_token(tier=self.agent_tier, panes=[pane_id], kind="agent")[1]
+
+    def find_token(self, ref: str) -> TokenRecord:
+        """A token by id, else a live token by name."""
+        token = self._by_id.get(ref) or self._live_named(ref)
+        if token is None:
+            raise NotFound(f"no token {ref!r}", token=ref)
+        return token
+
+    def agent_token_of(self, pane_id: str) -> TokenRecord:
+        token = next((t for t in self._by_hash.values() if t.kind == "agent" and t.panes == (pane_id,)), None)
+        if token is None:
+            raise NotFound(f"pane {pane_id} has no live agent token", pane=pane_id)
+        return token
+
+    def tokens(self, include_revoked: bool = False) -> list[TokenRecord]:
+        found = self._by_id.values() if include_revoked else self._by_hash.values()
+        return sorted(found, key=lambda t: (t.created_at, t.id))
+
+    def revoke(self, token: TokenRecord, reason: str) -> TokenRecord:
+        if token.revoked_at is not None:
+            return token
+        revoked = replace(token, revoked_at=time.time(), revoked_reason=reason)
+        self._remember(revoked)
+        self.db.submit(lambda c: tokens.revoke_token(c, token.id, revoked.revoked_at or 0.0, reason),
+                       "revoke token")
+        log.info("token %s (%s) revoked: %s", token.id, principal_name(token), reason)
+        return revoked
+
+    # ------------------------------------------------------------ scopes and grants
+
+    def visible(self, principal: Principal) -> set[str] | None:
+        """The pane ids `principal` may see; None: every pane."""
+        if not principal.scoped or principal.token_id is None:
+            return None
+        token = self._by_id.get(principal.token_id)
+        if token is None:
+            return set()
+        return set(token.panes or ()) | self._grants.get(token.id, set())
+
+    def sees(self, principal: Principal, pane_id: str) -> bool:
+        visible = self.visible(principal)
+        return visible is None or pane_id in visible
+
+    def grant(self, token: TokenRecord, pane_id: str) -> None:
+        if token.revoked_at is not None:
+            raise BadRequest(f"token {token.name} is revoked", token=token.id)
+        if token.panes is None:
+            raise BadRequest(f"{principal_name(token)} is not pane-bound: it already sees every pane",
+                             token=token.id)
+        self._grants.setdefault(token.id, set()).add(pane_id)
+        now = time.time()
+        self.db.submit(lambda c: tokens.add_grant(c, token.id, pane_id, now), "grant")
+        log.info("pane %s granted to %s", pane_id, principal_name(token))
+
+    def revoke_grant(self, token: TokenRecord, pane_id: str) -> None:
+        granted = self._grants.get(token.id, set())
+        if pane_id not in granted:
+            raise NotFound(f"pane {pane_id} is not granted to {principal_name(token)}", pane=pane_id)
+        granted.discard(pane_id)
+        self.db.submit(lambda c: tokens.remove_grant(c, token.id, pane_id), "revoke grant")
+
+    def pane_gone(self, pane_id: str, live_panes: set[str]) -> None:
+        """A pane was removed: drop the grants of it; revoke tokens none of whose panes is left."""
+        for granted in self._grants.values():
+            granted.discard(pane_id)
+        self.db.submit(lambda c: tokens.remove_grants_of_pane(c, pane_id), "drop grants of a pane")
+        for token in list(self._by_hash.values()):
+            if token.panes is not None and pane_id in token.panes and not live_panes & set(token.panes):
+                self.revoke(token, f"pane {pane_id} gone")
+
+    # ------------------------------------------------------------ checking requests
+
+    def _check_live(self, principal: Principal) -> None:
+        token = self._by_id.get(principal.token_id) if principal.token_id is not None else None
+        if principal.token_id is not None and (token is None or token.revoked_at is not None):
+            raise Unauthorized("this connection's token was revoked")
+
+    def check(self, principal: Principal, request: Any, registry: Registry) -> None:
+        """Raise Forbidden (logged and audited) unless `principal` may send `request`."""
+        self._check_live(principal)
+        rule = rule_for(type(request))
+        what = request_name(request)
+        try:
+            check_tier(principal.name, principal.tier, what, rule.risk, rule.read_only)
+            if principal.scoped:
+                self._check_scope(principal, request, rule, what, registry)
+        except Forbidden as exc:
+            self.denied(principal, what, msgspec.to_builtins(request), exc, kind="request")
+            raise
+
+    def _check_scope(self, principal: Principal, request: Any, rule: Rule, what: str, registry: Registry) -> None:
+        if rule.panes is None or rule.risk == "admin":
+            raise Forbidden(f"{what} is not available to pane-scoped tokens; {principal.name} is one",
+                            action=what)
+        target = getattr(request, "target", None)
+        try:
+            panes = rule.panes(registry, request)
+        except NotFound:
+            panes = None  # the same answer as for a pane it may not see: names do not leak
+        if panes is None or not all(self.sees(principal, p.id) for p in panes):
+            raise Forbidden(f"{what}: target {target!r} is not among the panes {principal.name} may use",
+                            action=what, target=target)
+
+    def denied(self, principal: Principal, what: str, args: Any, exc: MuxdError, *, kind: str) -> None:
+        log.warning("denied %s to %s: %s", what, principal.name, exc.message)
+        self.audit(m.AuditRow(ts=time.time(), principal=principal.name, kind=kind, tool=what,
+                               args_sha256=args_sha256(_without_id(args)), status="denied",
+                               error_code=exc.code, rows=0, latency_ms=0.0))
+
+    async def run(self, principal: Principal, request: Any, registry: Registry,
+                  handle: Callable[[], Awaitable[Any]]) -> Any:
+        """Run an already checked request's handler as `principal`; cut its answer to what it may see."""
+        _current.set(principal)  # each request runs in a task of its own: this stays local to it
+        reply = await handle()
+        if not principal.scoped:
+            return reply
+        return self._scoped_reply(principal, request, reply, registry)
+
+    def _scoped_reply(self, principal: Principal, request: Any, reply: Any, registry: Registry) -> Any:
+        visible = self.visible(principal) or set()
+        if isinstance(reply, m.PaneReply) and isinstance(request, (m.NewSession, m.NewWindow, m.SplitWindow)):
+            token = self._by_id.get(principal.token_id or "")
+            if token is not None:
+                self.grant(token, reply.pane.id)  # what it creates, it may use
+            return reply
+        if isinstance(reply, m.PaneList):
+            return msgspec.structs.replace(reply, panes=[p for p in reply.panes if p.id in visible])
+        if isinstance(reply, m.SessionList):
+            return msgspec.structs.replace(reply, sessions=_visible_sessions(reply.sessions, registry, visible))
+        if isinstance(reply, m.WindowList):
+            return msgspec.structs.replace(reply, windows=_visible_windows(reply.windows, registry, visible))
+        if isinstance(reply, m.Status):
+            panes = [p for p in registry.all_panes() if p.id in visible]
+            sessions = {id(p.window.session) for p in panes if p.window is not None}  # type: ignore[attr-defined]
+            return msgspec.structs.replace(reply, panes=len(panes), sessions=len(sessions))
+        return reply
+
+    # ------------------------------------------------------------ audit and metrics
+
+    def audit(self, record: m.AuditRow) -> None:
+        self.db.submit(lambda c: audit.append(c, record), "audit")
+
+    def record_call(self, principal: Principal, call: m.RecordCall) -> None:
+        """One finished MCP tool call: an audit row and the per-tool metrics."""
+        if call.status == "denied":  # the MCP server refused it before asking us: log it here too
+            log.warning("denied MCP tool %s to %s (%s)", call.tool, principal.name, call.error_code)
+        self.audit(m.AuditRow(ts=time.time(), principal=principal.name, kind="mcp", tool=call.tool,
+                               args_sha256=call.args_sha256, status=call.status, error_code=call.error_code,
+                               rows=call.rows, latency_ms=call.latency_ms))
+        self.metrics.record(call.tool, call.latency_ms, None if call.status == "ok" else call.error_code or call.status)
+
+    async def history(self, *, limit: int, tool: str | None, principal: str | None,
+                      status: str | None) -> list[m.AuditRow]:
+        return await self.db.run(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
+                                                        status=status))
+
+
+def _without_id(args: Any) -> Any:
+    if isinstance(args, dict):
+        return {k: v for k, v in args.items() if k != "id"}
+    return args
+
+
+def _visible_sessions(sessions: list[m.SessionInfo], registry: Registry, visible: set[str]) -> list[m.SessionInfo]:
+    out = []
+    for info in sessions:
+        session = next((s for s in registry.sessions if s.id == info.id), None)
+        if session is None:
+            continue
+        windows = [w for w in session.windows if any(p.id in visible for p in w.panes)]
+        if windows:
+            panes = sum(1 for w in windows for p in w.panes if p.id in visible)
+            out.append(msgspec.structs.replace(info, windows=len(windows), panes=panes))
+    return out
+
+
+def _visible_windows(windows: list[m.WindowInfo], registry: Registry, visible: set[str]) -> list[m.WindowInfo]:
+    by_id = {w.id: w for s in registry.sessions for w in s.windows}
+    out = []
+    for info in windows:
+        window = by_id.get(info.id)
+        count = sum(1 for p in window.panes if p.id in visible) if window is not None else 0
+        if count:
+            out.append(msgspec.structs.replace(info, panes=count))
+    return out

@@ -1,0 +1,467 @@
+"""Attached clients: the daemon side of `muxd attach`, one `AttachedClient` per terminal.
+
+As in tmux's server-client.c the daemon renders per client: a client's render task waits
+until something it shows changed, composes the frame from the panes' emulators (never from
+queued output), paints the difference and awaits the socket's drain. A slow client thus
+gets fewer, newer frames and slows nobody else. Keys are parsed here (prefix table, copy
+mode, prompts), so every client of a session sees the same windows, panes and copy modes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from muxd.config import (
+    ATTACH_FRAME_INTERVAL_S, ATTACH_NOTICE_S, ATTACH_STATUS_REFRESH_S, MAX_COLUMNS, MAX_LINES,
+    MIN_COLUMNS, MIN_LINES,
+)
+from muxd.daemon.commands import attach as actions
+from muxd.daemon.copy_mode import CopyMode
+from muxd.daemon.input_parser import InputParser, Mouse, Paste, Token
+from muxd.daemon.pane import Pane
+from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
+from muxd.daemon.registry import Session, Window
+from muxd.daemon.status_line import agent_status
+from muxd.daemon.target import resolve_session
+from muxd.emulator import Emulator
+from muxd.errors import BadRequest, MuxdError
+from muxd.protocol.messages import (
+    Attach, Attached, AttachInput, AttachOutput, AttachResize, Detached, Error,
+)
+
+if TYPE_CHECKING:
+    from muxd.attach.compose import PaneView, StatusLine
+    from muxd.daemon.connection import Connection
+    from muxd.daemon.server import Daemon
+
+log = logging.getLogger(__name__)
+
+ATTACH_MESSAGES = (Attach, AttachInput, AttachResize)
+MOUSE_TRACKING_MODES = frozenset({9, 1000, 1002, 1003})
+SGR_MOUSE_MODE = 1006
+BRACKETED_PASTE_MODE = 2004
+_PROMPT_CANCEL = (b"\x1b", b"\x03", b"\x07")
+
+
+def pane_modes(emulator: Emulator) -> frozenset[int]:
+    return emulator.private_modes
+
+
+class Prompt:
+    """A question in the status line: a y/n confirmation or a line of text (rename-window)."""
+
+    def __init__(self, label: str, on_done: Any, *, confirm: bool = False, text: str = "") -> None:
+        self.label = label
+        self.on_done = on_done  # called with the answer (text, or "y")
+        self.confirm = confirm
+        self.text = text
+
+    def shown(self) -> str:
+        return self.label if self.confirm else f"{self.label}{self.text}"
+
+    def key(self, key: bytes) -> tuple[bool, str | None]:
+        """(finished, answer); answer None means cancelled."""
+        if self.confirm:
+            return True, ("y" if key in (b"y", b"Y") else None)
+        if key in _PROMPT_CANCEL:
+            return True, None
+        if key in (b"\r", b"\n"):
+            return True, self.text
+        if key in (b"\x7f", b"\x08"):
+            self.text = self.text[:-1]
+        elif key == b"\x15":  # C-u
+            self.text = ""
+        elif not key.startswith(b"\x1b") and key >= b" ":
+            self.text += key.decode("utf-8", "replace")
+        return False, None
+
+
+class AttachedClient:
+    def __init__(self, hub: AttachHub, connection: Connection, session: Session,
+                 columns: int, lines: int, prefix: str) -> None:
+        self.hub = hub
+        self.daemon = hub.daemon
+        self.connection = connection
+        self.session = session
+        self.columns, self.lines = _clamp(columns, lines)
+        self.prefix_name = prefix
+        self.prefix = prefix_bytes(prefix)
+        from muxd.attach.paint import FramePainter  # the renderer loads with the first attach
+
+        self.painter = FramePainter()
+        self.parser = InputParser()
+        self.prefix_pending = False
+        self.prompt: Prompt | None = None
+        self.notice: tuple[str, float] | None = None
+        self.help_view: Emulator | None = None
+        self.closed = False
+        self.frames = 0
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        from muxd.attach.paint import enter_terminal_bytes
+
+        self.connection.send(AttachOutput(data=enter_terminal_bytes()))
+        self.painter.invalidate()
+        self._task = asyncio.create_task(self._render_loop())
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def detach(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.connection.send(Detached(reason=reason))
+        self.hub.forget(self)
+        self._wake.set()
+
+    def window_area(self) -> tuple[int, int]:
+        """The cells left for the window: the client minus its status line (if it has room)."""
+        return self.columns, max(1, self.lines - 1) if self.lines >= 2 else self.lines
+
+    # ------------------------------------------------------------ rendering
+
+    async def _render_loop(self) -> None:
+        last_frame = 0.0
+        try:
+            while not self.closed:
+                try:
+                    await asyncio.wait_for(self._wake.wait(), ATTACH_STATUS_REFRESH_S)
+                except TimeoutError:
+                    pass
+                # Cap the frame rate: output arriving meanwhile joins this frame.
+                delay = last_frame + ATTACH_FRAME_INTERVAL_S - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                self._wake.clear()
+                if self.closed:
+                    break
+                if self.session not in self.daemon.registry.sessions:
+                    self.detach("exited")
+                    break
+                data = self.painter.paint(self.frame())
+                if data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
+                    last_frame = time.monotonic()
+                    self.frames += 1
+                    self.connection.send(AttachOutput(data=data))
+                    await self.connection.writer.drain()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        except Exception:  # a bug must cost this client, not the daemon
+            log.exception("attached client render failed")
+            self.detach("internal error in the muxd server (see its log)")
+
+    def frame(self) -> Any:
+        from muxd.attach.compose import compose
+
+        columns, lines = self.window_area()
+        views = self._pane_views(columns, lines)
+        status = self._status() if self.lines >= 2 else None
+        return compose(self.columns, self.lines, views, status)
+
+    def _pane_views(self, columns: int, lines: int) -> list[PaneView]:
+        from muxd.attach.compose import PaneView
+
+        window = self.session.active_window
+        if self.help_view is not None:
+            return [PaneView(emulator=self.help_view, x=0, y=0, columns=min(columns, self.help_view.columns),
+                             lines=min(lines, self.help_view.lines), active=True)]
+        if window is None or window.layout is None:
+            return []
+        views = []
+        for pane, x, y, width, height in self.hub.placements(window):
+            if x >= columns or y >= lines:
+                continue
+            copy = self.hub.copy_modes.get(pane.id)
+            dead = f"Pane is dead (status {pane.exit_code})" if pane.exited else None
+            views.append(PaneView(emulator=pane.emulator, x=x, y=y,
+                                  columns=min(width, columns - x, pane.columns),
+                                  lines=min(height, lines - y, pane.lines),
+                                  active=pane is window.active_pane,
+                                  scroll_offset=copy.offset if copy else 0, dead_message=dead))
+        return views
+
+    def _status(self) -> StatusLine:
+        from muxd.attach.compose import StatusLine, WindowTab
+
+        session = self.session
+        tabs = tuple(WindowTab(index=w.index, name=w.name, active=w is session.active_window,
+                               last=w is session.last_window and w is not session.active_window,
+                               zoomed=w.zoomed) for w in session.windows)
+        window = session.active_window
+        pane = window.active_pane if window else None
+        right = agent_status(pane.agent) if pane is not None else ""
+        message = None
+        if self.prompt is not None:
+            message = self.prompt.shown()
+        elif self.notice is not None:
+            if time.monotonic() < self.notice[1]:
+                message = self.notice[0]
+            else:
+                self.notice = None
+        return StatusLine(session=session.name, windows=tabs, right=right, message=message)
+
+    def say(self, text: str) -> None:
+        self.notice = (text, time.monotonic() + ATTACH_NOTICE_S)
+        self.wake()
+
+    # ------------------------------------------------------------ input
+
+    def resize(self, columns: int, lines: int) -> None:
+        self.columns, self.lines = _clamp(columns, lines)
+        self.painter.invalidate()
+        if self.help_view is not None:
+            self._open_help()
+        self.hub.fit_session(self.session)
+
+    def input(self, data: bytes) -> None:
+        for token in self.parser.feed(data):
+            if self.closed:
+                return
+            try:
+                self._token(token)
+            except MuxdError as exc:
+                self.say(exc.message)
+        self.hub.changed(self.session)
+
+    def _token(self, token: Token) -> None:
+        if isinstance(token, Mouse):
+            self._mouse(token)
+            return
+        if isinstance(token, Paste):
+            pane = self._active_pane()
+            if pane is not None and pane.id not in self.hub.copy_modes and self.help_view is None:
+                wrapped = BRACKETED_PASTE_MODE in pane_modes(pane.emulator)
+                pane.write(b"\x1b[200~" + token.data + b"\x1b[201~" if wrapped else token.data)
+            return
+        key = token.data
+        if self.help_view is not None:
+            if key in (b"q", b"\x1b", b"\x03"):
+                self.help_view = None
+            return
+        if self.prompt is not None:
+            finished, answer = self.prompt.key(key)
+            if finished:
+                prompt, self.prompt = self.prompt, None
+                if answer is not None:
+                    prompt.on_done(answer)
+            return
+        if self.prefix_pending:
+            self.prefix_pending = False
+            if key == self.prefix:
+                self._write_active(key)
+            else:
+                self._prefix_command(key)
+            return
+        if key == self.prefix:
+            self.prefix_pending = True
+            return
+        pane = self._active_pane()
+        if pane is None:
+            return
+        copy = self.hub.copy_modes.get(pane.id)
+        if copy is not None:
+            if not copy.key(key, history=pane.emulator.history_size, page=pane.lines):
+                del self.hub.copy_modes[pane.id]
+            return
+        pane.write(key)
+
+    def _active_pane(self) -> Pane | None:
+        window = self.session.active_window
+        return window.active_pane if window is not None else None
+
+    def _write_active(self, data: bytes) -> None:
+        pane = self._active_pane()
+        if pane is not None:
+            pane.write(data)
+
+    def _prefix_command(self, key: bytes) -> None:
+        binding = binding_for(key)
+        if binding is None:
+            return  # unbound after the prefix: ignored, as tmux does
+        before = self.session.active_window
+        session, daemon = self.session, self.daemon
+        match binding.action:
+            case "new_window":
+                actions.new_window(daemon, session)
+            case "next_window":
+                actions.step_window(session, 1)
+            case "previous_window":
+                actions.step_window(session, -1)
+            case "select_window":
+                assert isinstance(binding.argument, int)
+                actions.select_window(session, binding.argument)
+            case "split":
+                actions.split(daemon, session, binding.argument == "horizontal")
+            case "select_pane":
+                actions.select_pane(session, binding.argument)  # type: ignore[arg-type]
+            case "zoom":
+                actions.toggle_zoom(session)
+            case "kill_pane":
+                pane = self._active_pane()
+                if pane is not None:
+                    self.prompt = Prompt(f"kill-pane {pane.id}? (y/n)",
+                                         lambda _answer: actions.kill_pane(daemon, pane), confirm=True)
+            case "rename_window":
+                window = session.active_window
+                if window is not None:
+                    self.prompt = Prompt("(rename-window) ",
+                                         lambda name: actions.rename_window(window, name), text=window.name)
+            case "detach":
+                self.detach(f"detached (from session {session.name})")
+            case "list_keys":
+                self._open_help()
+            case "copy_mode":
+                pane = self._active_pane()
+                if pane is not None:
+                    self.hub.copy_modes.setdefault(pane.id, CopyMode())
+        if session.active_window is not before and before in session.windows:
+            session.last_window = before
+        self.hub.fit_session(session)  # a new window or pane takes the session's size
+
+    def _open_help(self) -> None:
+        columns, lines = self.window_area()
+        view = Emulator(columns=columns, lines=lines, scrollback_bytes=0)
+        view.feed("\r\n".join(list_keys_text(self.prefix_name)[:lines]).encode())
+        view.feed(b"\x1b[?25l")
+        self.help_view = view
+
+    def _mouse(self, event: Mouse) -> None:
+        window = self.session.active_window
+        if window is None or window.layout is None or self.help_view is not None:
+            return
+        hit = next(((pane, x, y) for pane, x, y, w, h in self.hub.placements(window)
+                    if x <= event.x < x + w and y <= event.y < y + h), None)
+        if hit is None:
+            return
+        pane, x, y = hit
+        copy = self.hub.copy_modes.get(pane.id)
+        modes = pane_modes(pane.emulator)
+        if copy is None and modes & MOUSE_TRACKING_MODES and not pane.exited:
+            pane.write(encode_mouse(event, event.x - x, event.y - y, sgr=SGR_MOUSE_MODE in modes))
+            return
+        if event.wheel:
+            if event.release:
+                return
+            history = pane.emulator.history_size
+            if copy is None:
+                if event.wheel > 0:
+                    return
+                copy = self.hub.copy_modes[pane.id] = CopyMode()
+            if not copy.wheel(event.wheel, history):
+                del self.hub.copy_modes[pane.id]
+            return
+        if not event.release and event.button & 3 == 0 and not event.button & 32:
+            window.active_pane = pane  # a click selects the pane, as tmux with mouse on
+
+
+def encode_mouse(event: Mouse, x: int, y: int, *, sgr: bool) -> bytes:
+    """The report a program that enabled mouse tracking expects, in pane coordinates."""
+    if sgr:
+        return f"\x1b[<{event.button};{x + 1};{y + 1}{'m' if event.release else 'M'}".encode()
+    button = 3 if event.release and not event.wheel else event.button
+    if x > 222 or y > 222:
+        return b""  # the legacy encoding cannot say it
+    return bytes((0x1B, 0x5B, 0x4D, 32 + button, 33 + x, 33 + y))
+
+
+def _clamp(columns: int, lines: int) -> tuple[int, int]:
+    return min(max(columns, 1), MAX_COLUMNS), min(max(lines, 1), MAX_LINES)
+
+
+class AttachHub:
+    """Every attached client of a daemon, the copy modes they share, and the sizes they impose."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.clients: dict[Connection, AttachedClient] = {}
+        self.copy_modes: dict[str, CopyMode] = {}  # pane id -> its copy mode
+
+    # ---------------------------------------------------------- messages from a connection
+
+    def receive(self, connection: Connection, message: Any) -> None:
+        try:
+            if isinstance(message, Attach):
+                self._attach(connection, message)
+                return
+            client = self.clients.get(connection)
+            if client is None:
+                if message.id:
+                    raise BadRequest("this connection is not attached")
+                return
+            if isinstance(message, AttachInput):
+                client.input(message.data)
+            elif isinstance(message, AttachResize):
+                client.resize(message.columns, message.lines)
+        except MuxdError as exc:
+            connection.send(Error(id=message.id, code=exc.code, message=exc.message))
+
+    def _attach(self, connection: Connection, request: Attach) -> None:
+        if connection in self.clients:
+            raise BadRequest("this connection is already attached")
+        session = resolve_session(self.daemon.registry, request.target)
+        client = AttachedClient(self, connection, session, request.columns, request.lines,
+                                request.prefix)
+        self.clients[connection] = client
+        connection.send(Attached(id=request.id, session=session.name))
+        self.fit_session(session)
+        client.start()
+
+    def connection_closed(self, connection: Connection) -> None:
+        client = self.clients.pop(connection, None)
+        if client is not None:
+            client.closed = True
+            client.wake()
+            self.fit_session(client.session)
+
+    def forget(self, client: AttachedClient) -> None:
+        self.clients.pop(client.connection, None)
+        self.fit_session(client.session)
+
+    # ---------------------------------------------------------- what clients show
+
+    def clients_of(self, session: Session) -> list[AttachedClient]:
+        return [c for c in self.clients.values() if c.session is session and not c.closed]
+
+    def placements(self, window: Window) -> list[tuple[Pane, int, int, int, int]]:
+        assert window.layout is not None
+        if window.zoomed and window.active_pane is not None:
+            return [(window.active_pane, 0, 0, window.layout.columns, window.layout.lines)]
+        return [(p.pane, p.x, p.y, p.columns, p.lines) for p in window.layout.placements()
+                if isinstance(p.pane, Pane)]
+
+    def fit_session(self, session: Session) -> None:
+        """Size every window of `session` to its smallest attached client, as tmux does."""
+        areas = [c.window_area() for c in self.clients_of(session)]
+        if areas and session in self.daemon.registry.sessions:
+            columns = min(max(min(a[0] for a in areas), MIN_COLUMNS), MAX_COLUMNS)
+            lines = min(max(min(a[1] for a in areas), MIN_LINES), MAX_LINES)
+            for window in session.windows:
+                window.resize(columns, lines)
+        self.changed(session)
+
+    # ---------------------------------------------------------- change notices from the daemon
+
+    def pane_output(self, pane: Pane) -> None:
+        window = pane.window
+        if not isinstance(window, Window) or window.session.active_window is not window:
+            return
+        for client in self.clients.values():
+            if client.session is window.session:
+                client.wake()
+
+    def changed(self, session: Session | None = None) -> None:
+        for client in list(self.clients.values()):
+            if session is None or client.session is session:
+                client.wake()
+
+    def pane_removed(self, pane: Pane) -> None:
+        self.copy_modes.pop(pane.id, None)
+        self.changed()

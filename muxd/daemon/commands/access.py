@@ -1,0 +1,118 @@
+"""Access commands: tokens, grants, recorded MCP calls, call metrics and the audit history.
+
+Who may send each of these is decided before the handler runs (muxd/daemon/access.py);
+the handlers validate their arguments and read the principal from the request's context.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from muxd.config import AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS
+from muxd.daemon.access import current_principal
+from muxd.daemon.call_metrics import prometheus_text
+from muxd.daemon.commands import command
+from muxd.daemon.target import resolve_pane
+from muxd.errors import BadRequest, Forbidden, NotFound
+from muxd.protocol.messages import (
+    CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, Ok,
+    RecordCall, RevokeGrant, RevokeToken, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
+)
+from muxd.store.tokens import TokenRecord
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
+
+CALL_STATUSES = ("ok", "error", "denied", "rate_limited", "timeout")
+CREATE_TOKEN_PANES_MAX = 64
+_SHA256_HEX_CHARS = 64
+
+
+def token_info(token: TokenRecord) -> TokenInfo:
+    return TokenInfo(id=token.id, name=token.name, kind=token.kind, tier=token.tier,
+                     panes=None if token.panes is None else list(token.panes),
+                     created_at=token.created_at, revoked_at=token.revoked_at,
+                     revoked_reason=token.revoked_reason)
+
+
+@command(CreateToken)
+async def create_token(daemon: Daemon, req: CreateToken) -> TokenCreated:
+    if len(req.panes) > CREATE_TOKEN_PANES_MAX:
+        raise BadRequest(f"a token binds at most {CREATE_TOKEN_PANES_MAX} panes", field="panes")
+    panes = [resolve_pane(daemon.registry, target).id for target in req.panes]
+    token, secret = daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None)
+    return TokenCreated(id=req.id, token=token_info(token), secret=secret)
+
+
+@command(ListTokens)
+async def list_tokens(daemon: Daemon, req: ListTokens) -> TokenList:
+    return TokenList(id=req.id, tokens=[token_info(t) for t in daemon.access.tokens(req.include_revoked)])
+
+
+@command(RevokeToken)
+async def revoke_token(daemon: Daemon, req: RevokeToken) -> TokenReply:
+    token = daemon.access.find_token(req.token)
+    return TokenReply(id=req.id, token=token_info(daemon.access.revoke(token, "revoked by request")))
+
+
+def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
+    """`--to`: a pane (%N or a pane name: its agent token) or a token id / name."""
+    if not ref.startswith("%"):
+        try:
+            return daemon.access.find_token(ref)
+        except NotFound:
+            pass
+    return daemon.access.agent_token_of(resolve_pane(daemon.registry, ref).id)
+
+
+@command(GrantPane)
+async def grant_pane(daemon: Daemon, req: GrantPane) -> TokenReply:
+    pane = resolve_pane(daemon.registry, req.pane)
+    token = _grantee(daemon, req.to)
+    daemon.access.grant(token, pane.id)
+    return TokenReply(id=req.id, token=token_info(token))
+
+
+@command(RevokeGrant)
+async def revoke_grant(daemon: Daemon, req: RevokeGrant) -> TokenReply:
+    pane = resolve_pane(daemon.registry, req.pane)
+    token = _grantee(daemon, req.to)
+    daemon.access.revoke_grant(token, pane.id)
+    return TokenReply(id=req.id, token=token_info(token))
+
+
+@command(RecordCall)
+async def record_call(daemon: Daemon, req: RecordCall) -> Ok:
+    if not 1 <= len(req.tool) <= AUDIT_TOOL_MAX_CHARS:
+        raise BadRequest(f"tool must have 1..{AUDIT_TOOL_MAX_CHARS} characters", field="tool")
+    if len(req.args_sha256) != _SHA256_HEX_CHARS or any(c not in "0123456789abcdef" for c in req.args_sha256):
+        raise BadRequest("args_sha256 must be 64 lowercase hex digits", field="args_sha256")
+    if req.status not in CALL_STATUSES:
+        raise BadRequest(f"status must be one of {', '.join(CALL_STATUSES)}", field="status")
+    if req.rows < 0 or not 0 <= req.latency_ms < float("inf"):
+        raise BadRequest("rows and latency_ms must be >= 0", field="rows")
+    daemon.access.record_call(current_principal(), req)
+    return Ok(id=req.id)
+
+
+@command(GetMetrics)
+async def get_metrics(daemon: Daemon, req: GetMetrics) -> MetricsReply:
+    metrics = daemon.access.metrics
+    return MetricsReply(id=req.id, tools=metrics.snapshot(req.tool), prometheus=prometheus_text(metrics))
+
+
+@command(GetToolHistory)
+async def tool_history(daemon: Daemon, req: GetToolHistory) -> ToolHistory:
+    if not 1 <= req.limit <= AUDIT_HISTORY_LIMIT_MAX:
+        raise BadRequest(f"limit must be between 1 and {AUDIT_HISTORY_LIMIT_MAX}, got {req.limit}", field="limit")
+    if req.status is not None and req.status not in CALL_STATUSES:
+        raise BadRequest(f"status must be one of {', '.join(CALL_STATUSES)}", field="status")
+    principal = current_principal()
+    wanted = req.principal
+    if principal.scoped:  # a pane's agent reads its own trail, nobody else's
+        if wanted is not None and wanted != principal.name:
+            raise Forbidden(f"{principal.name} may read only its own history", principal=principal.name)
+        wanted = principal.name
+    rows = await daemon.access.history(limit=req.limit, tool=req.tool, principal=wanted, status=req.status)
+    return ToolHistory(id=req.id, rows=rows)
+

@@ -1,0 +1,111 @@
+"""What prefix keys do to a session: tmux's new-window, select-window, split-window, select-pane,
+resize-pane -Z, kill-pane and rename-window, run for an attached client (daemon/attached.py).
+
+Each raises MuxdError for anything the user should read in the status line.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from muxd.daemon.layout import Direction
+from muxd.daemon.pane import Pane
+from muxd.daemon.registry import Session, Window
+from muxd.errors import BadRequest, NotFound
+from muxd.protocol.messages import Spawn
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
+
+WINDOW_NAME_MAX_CHARS = 64
+
+
+def _active_window(session: Session) -> Window:
+    if session.active_window is None:
+        raise NotFound(f"session {session.name} has no windows")
+    return session.active_window
+
+
+def _active_pane(session: Session) -> Pane:
+    window = _active_window(session)
+    if window.active_pane is None:
+        raise NotFound(f"window {window.id} has no panes")
+    return window.active_pane
+
+
+def _spawn_here(session: Session) -> Spawn:
+    """The user's shell, started where the active pane's program is (as tmux -c #{pane_current_path})."""
+    try:
+        cwd = _active_pane(session).cwd()
+    except NotFound:
+        cwd = None
+    return Spawn(cwd=cwd)
+
+
+def new_window(daemon: Daemon, session: Session) -> Window:
+    reference = session.active_window.layout if session.active_window else None
+    columns, lines = (reference.columns, reference.lines) if reference else (80, 24)
+    spawn = _spawn_here(session)
+    window = daemon.registry.new_window(session, "")
+    try:
+        daemon.spawn_pane(window, spawn, columns, lines)
+    except Exception:
+        daemon.registry.remove_window(window)
+        raise
+    return window
+
+
+def select_window(session: Session, index: int) -> Window:
+    window = next((w for w in session.windows if w.index == index), None)
+    if window is None:
+        raise NotFound(f"can't find window: {index}")
+    session.active_window = window
+    return window
+
+
+def step_window(session: Session, step: int) -> Window:
+    current = _active_window(session)
+    at = session.windows.index(current)
+    session.active_window = session.windows[(at + step) % len(session.windows)]
+    return session.active_window
+
+
+def split(daemon: Daemon, session: Session, horizontal: bool) -> Pane:
+    window = _active_window(session)
+    target = _active_pane(session)
+    assert window.layout is not None
+    if window.zoomed:
+        window.toggle_zoom()
+    _, size_new = window.layout.plan_split(target, horizontal)
+    pane = daemon.spawn_pane(window, _spawn_here(session), *size_new)
+    window.split(target, pane, horizontal)
+    return pane
+
+
+def select_pane(session: Session, direction: Direction) -> Pane | None:
+    window = _active_window(session)
+    current = _active_pane(session)
+    assert window.layout is not None
+    neighbour = window.layout.neighbour(current, direction)
+    if isinstance(neighbour, Pane):
+        if window.zoomed:
+            window.toggle_zoom()
+        window.active_pane = neighbour
+        return neighbour
+    return None
+
+
+def toggle_zoom(session: Session) -> None:
+    _active_window(session).toggle_zoom()
+
+
+def kill_pane(daemon: Daemon, pane: Pane) -> None:
+    if pane.window is not None and pane in daemon.registry.all_panes():
+        daemon.registry.remove_pane(pane)
+
+
+def rename_window(window: Window, name: str) -> None:
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    if not name:
+        raise BadRequest("a window name cannot be empty")
+    window.name = name[:WINDOW_NAME_MAX_CHARS]

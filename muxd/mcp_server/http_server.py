@@ -1,0 +1,176 @@
+"""`muxd mcp --http HOST:PORT`: the SDK's streamable HTTP app under uvicorn, in this asyncio loop.
+
+Every request needs `Authorization: Bearer <muxd token>` (401 with WWW-Authenticate
+otherwise); each MCP call runs through the daemon connection of its token (http_auth.py),
+so the daemon enforces that token's tier and scope. `/metrics` serves Prometheus text, also
+behind the bearer token. SIGINT/SIGTERM stop the server cleanly (exit 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import signal
+import socket
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+import uvicorn
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.settings import AuthSettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from muxd.errors import BadRequest, MuxdError
+from muxd.mcp_server.http_auth import DaemonTokenVerifier
+from muxd.mcp_server.limits import GuardLimits
+from muxd.mcp_server.link import acting_as, current_client
+from muxd.mcp_server.metrics import prometheus_text
+from muxd.mcp_server.middleware import acting_as_caller
+from muxd.mcp_server.registry import ToolRegistry
+from muxd.mcp_server.server import build_registry
+
+MCP_PATH = "/mcp"
+METRICS_PATH = "/metrics"
+LISTEN_BACKLOG = 128
+# Open SSE streams would hold a graceful shutdown forever; past this they are cut.
+SHUTDOWN_GRACE_S = 3.0
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MetricsSource = Callable[[ToolRegistry], Awaitable[str]]
+
+
+def parse_listen_address(text: str) -> tuple[str, int]:
+    """"127.0.0.1:8765" / "[::1]:0" / "localhost:8765" -> (host, port); a bad_request otherwise."""
+    host, sep, port_text = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise BadRequest(f"--http wants HOST:PORT (port 0-65535, 0 picks a free one), got {text!r}", field="http")
+    return host, int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port (port 0: the kernel picks one)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise MuxdError(f"cannot listen on {host}:{port}: {exc}") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(LISTEN_BACKLOG)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        raise MuxdError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return sock
+
+
+def served_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{MCP_PATH}"
+
+
+async def local_metrics(registry: ToolRegistry) -> str:
+    """This process's own per-tool metrics (what the calls through this server did)."""
+    return prometheus_text(registry.guard.metrics)
+
+
+async def daemon_metrics(registry: ToolRegistry) -> str:
+    """The daemon's per-tool metrics (every MCP server's recorded calls), as the caller's principal;
+    this process's own when the daemon has no metrics request."""
+    try:
+        from muxd.protocol.messages import GetMetrics  # type: ignore[attr-defined]
+    except ImportError:
+        return await local_metrics(registry)
+    reply = await current_client().call(GetMetrics)
+    text: str = reply.prometheus
+    return text
+
+
+def _unauthorized() -> Response:
+    # The same answer as the SDK's RequireAuthMiddleware gives on /mcp.
+    return JSONResponse({"error": "invalid_token", "error_description": "Authentication required"},
+                        status_code=401,
+                        headers={"WWW-Authenticate": 'Bearer error="invalid_token", '
+                                                     'error_description="Authentication required"'})
+
+
+def build_http_app(registry: ToolRegistry, *, host: str, metrics: MetricsSource = local_metrics) -> Any:
+    """The Starlette app: the SDK's streamable HTTP endpoint at /mcp and /metrics beside it."""
+
+    @registry.server.custom_route(METRICS_PATH, methods=["GET"])
+    async def metrics_endpoint(request: Request) -> Response:
+        user = request.scope.get("user")
+        if not isinstance(user, AuthenticatedUser):
+            return _unauthorized()
+        client = getattr(user.access_token, "daemon_client", None)
+        if client is None:
+            return _unauthorized()
+        with acting_as(client):
+            try:
+                text = await metrics(registry)
+            except MuxdError as exc:
+                status = 403 if exc.code == "forbidden" else 502
+                return PlainTextResponse(f"{exc.code}: {exc.message}\n", status_code=status)
+        return PlainTextResponse(text, media_type=PROMETHEUS_CONTENT_TYPE)
+
+    return registry.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: `serve_http` installs handlers on the loop, and
+    uvicorn would re-raise a caught SIGTERM after shutdown (killing us instead of exiting 0)."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve_http(address: str, *, socket_path: str, limits: GuardLimits | None = None,
+                     metrics: MetricsSource = daemon_metrics, err: TextIO = sys.stderr) -> int:
+    """Serve MCP over streamable HTTP on `address` until SIGINT/SIGTERM; returns the exit code."""
+    host, port = parse_listen_address(address)
+    if not is_loopback(host):
+        print(f"muxd mcp: warning: {host} is not a loopback address: the server is reachable from other "
+              "machines, and bearer tokens cross the network in clear text (plain HTTP)", file=err, flush=True)
+    verifier = DaemonTokenVerifier(socket_path)
+    # AuthSettings wants an issuer; muxd issues its own tokens and serves no OAuth metadata.
+    auth = AuthSettings(issuer_url=f"http://{'localhost' if is_loopback(host) else 'muxd.invalid'}",
+                        resource_server_url=None)
+    registry = build_registry(None, limits, auth=auth, token_verifier=verifier,
+                              middleware=[acting_as_caller(verifier.forget)])
+    app = build_http_app(registry, host=host, metrics=metrics)
+    sock = listen(host, port)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=int(SHUTDOWN_GRACE_S))
+    server = _Server(config)
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        server.should_exit = True
+
+    handled = (signal.SIGINT, signal.SIGTERM)
+    for sig in handled:
+        loop.add_signal_handler(sig, stop)
+    try:
+        print(f"muxd mcp: serving {served_url(sock)}", file=err, flush=True)
+        await server.serve(sockets=[sock])
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+        await verifier.close()
+        sock.close()
+    return 0

@@ -1,0 +1,128 @@
+"""Test and benchmark support: run `muxd mcp` (HTTP or stdio, with flags) against a test daemon
+and talk to it with the real SDK clients."""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import IO
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from muxd.testing.server import MuxdTestServer
+
+START_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 10.0
+_SERVING = re.compile(r"muxd mcp: serving (http://\S+)")
+
+
+class HttpMcp:
+    """A `muxd mcp --http 127.0.0.1:0` subprocess of a test server; its stderr is kept in `log`."""
+
+    def __init__(self, server: MuxdTestServer, *args: str, address: str = "127.0.0.1:0") -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "muxd", "-L", server.name, "mcp", "--http", address, *args],
+            env=server.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.log: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        assert self.process.stderr is not None
+        threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
+        self.url = self._wait_for_address()
+
+    def _drain(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.log.append(line)
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _wait_for_address(self) -> str:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=remaining)
+            except queue.Empty:
+                break
+            if line is None:
+                raise AssertionError(f"muxd mcp --http exited ({self.process.wait()}): {''.join(self.log)}")
+            found = _SERVING.search(line)
+            if found:
+                return found.group(1)
+        self.process.kill()
+        raise AssertionError(f"muxd mcp --http printed no address in {START_TIMEOUT_S}s: {''.join(self.log)}")
+
+    @property
+    def metrics_url(self) -> str:
+        return self.url.rsplit("/", 1)[0] + "/metrics"
+
+    @asynccontextmanager
+    async def session(self, token: str) -> AsyncIterator[ClientSession]:
+        """An initialized SDK client session presenting `token` as its bearer token."""
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
+                streamable_http_client(self.url, http_client=http) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        """Signal the server and return its exit code (killed after STOP_TIMEOUT_S)."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                return self.process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise AssertionError(f"muxd mcp --http ignored signal {sig}: {''.join(self.log)}") from None
+        return self.process.returncode
+
+
+@asynccontextmanager
+async def stdio_session(server: MuxdTestServer, *args: str, **env: str) -> AsyncIterator[ClientSession]:
+    """An initialized client session with `muxd mcp ARGS…` over stdio, extra environment `env`."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "muxd", "-L", server.name, "mcp", *args],
+                                   env={**server.env, **env})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def _create_token_request(server: MuxdTestServer, tier: str, name: str | None) -> str | None:
+    try:
+        from muxd.protocol.messages import CreateToken  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    client = await server.client()
+    try:
+        secret: str = (await client.call(CreateToken, tier=tier, name=name)).secret
+        return secret
+    finally:
+        await client.close()
+
+
+def create_token(server: MuxdTestServer, tier: str, name: str | None = None) -> str | None:
+    """A new token of `tier` from `muxd token create` (its secret), or None when muxd has no tokens yet.
+
+    While the CLI verb is missing but the daemon has the request, the request makes it.
+    """
+    args = ["token", "create", "--tier", tier] + (["--name", name] if name else [])
+    out = server.cli(*args)
+    if out.returncode != 0:
+        if "invalid choice" in out.stderr:
+            return asyncio.run(_create_token_request(server, tier, name))
+        raise AssertionError(f"muxd token create failed: {out.stderr}")
+    words = out.stdout.split()
+    secret = next((w for w in words if w.startswith("muxd_")), words[-1] if words else "")
+    assert secret, f"muxd token create printed no secret: {out.stdout!r}"
+    return secret

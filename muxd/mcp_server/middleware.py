@@ -1,0 +1,99 @@
+"""What every MCP request passes through before and after muxd's tools (SDK ServerMiddleware).
+
+- `acting_as_caller`: over HTTP, run the request through the daemon connection of the bearer
+  token that authenticated it (stdio has one connection, set as the default in link.py).
+- `tidy_tool_results`: a structured tool result's text block becomes compact JSON (the SDK
+  pretty-prints it; the text is what a model reads, so indentation is paid in tokens), and an
+  argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+from muxd.client.connection import Client
+from muxd.errors import ConnectionLost, MuxdError
+from muxd.mcp_server.link import acting_as
+
+TOOLS_CALL = "tools/call"
+# "1 validation error for read_paneArguments\nlines\n  Input should be ... [type=int_parsing, ...]"
+_VALIDATION_HEAD = re.compile(r"(\d+) validation errors? for (\w+)Arguments\n")
+_ERROR_DETAIL = re.compile(r"\s*\[type=.*$")
+
+
+def bad_request_text(message: str) -> str | None:
+    """The SDK's pydantic validation message as "bad_request: field: why; …", or None if it is not one."""
+    head = _VALIDATION_HEAD.search(message)
+    if head is None:
+        return None
+    prefix = message[:head.start()]
+    lines = message[head.end():].split("\n")
+    problems: list[str] = []
+    for field, why in zip(lines[0::2], lines[1::2]):  # pairs of "field" / "  why [type=…]"
+        if not field or field.startswith(" "):
+            break
+        problems.append(f"{field}: {_ERROR_DETAIL.sub('', why.strip())}")
+    if not problems:
+        return None
+    return f"{prefix}bad_request: {'; '.join(problems)}"
+
+
+def _tidy(result: dict[str, Any]) -> dict[str, Any]:
+    content = result.get("content")
+    if not isinstance(content, list) or len(content) != 1 or content[0].get("type") != "text":
+        return result
+    if result.get("isError"):
+        text = bad_request_text(content[0].get("text", ""))
+        if text is None:
+            return result
+    elif "structuredContent" in result:
+        text = json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":"))
+    else:
+        return result
+    return {**result, "content": [{**content[0], "text": text}]}
+
+
+async def tidy_tool_results(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    result = await call_next(ctx)
+    if ctx.method == TOOLS_CALL and isinstance(result, dict):
+        return _tidy(result)
+    return result
+
+
+def _lost_connection(result: HandlerResult) -> bool:
+    if not isinstance(result, dict) or not result.get("isError"):
+        return False
+    content = result.get("content") or [{}]
+    return f"{ConnectionLost.code}:" in str(content[0].get("text", ""))
+
+
+def acting_as_caller(forget: Callable[[Client], None] | None = None
+                     ) -> Callable[[ServerRequestContext[Any, Any], CallNext], Any]:
+    """Middleware running each request as the principal of its bearer token (see http_auth.py).
+
+    `forget(client)` is told when a call found that token's daemon connection lost, so the
+    next request opens a new one.
+    """
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        request = ctx.request
+        user = request.scope.get("user") if request is not None and hasattr(request, "scope") else None
+        client = getattr(getattr(user, "access_token", None), "daemon_client", None)
+        if client is None:
+            if ctx.method == TOOLS_CALL:
+                # The bearer middleware lets no unauthenticated request this far; never fall back
+                # to a connection of higher privilege.
+                raise MuxdError("this request carries no authenticated muxd token")
+            return await call_next(ctx)
+        with acting_as(client):
+            result = await call_next(ctx)
+        if forget is not None and _lost_connection(result):
+            forget(client)
+        return result
+
+    return middleware

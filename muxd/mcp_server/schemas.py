@@ -1,0 +1,92 @@
+"""The output shapes of muxd's MCP tools, as TypedDicts: the SDK publishes them as `outputSchema`.
+
+`AgentSummaryOutput` is seed 002's summary field for field. The guards may cut a result that
+is too large; the fields they add then (`truncated`, `original_count`, `original_chars`) are
+declared as optional on every shape, or the SDK's validation would drop them.
+"""
+
+from __future__ import annotations
+
+from typing_extensions import NotRequired, TypedDict
+
+
+class Truncatable(TypedDict):
+    truncated: NotRequired[bool]
+    original_count: NotRequired[int]
+    original_counts: NotRequired[dict[str, int]]
+    original_chars: NotRequired[dict[str, int]]
+
+
+class SummaryActivityOutput(TypedDict):
+    state: str
+    description: str | None
+    duration_secs: int | None
+
+
+class SummarySessionOutput(TypedDict):
+    id: str | None
+    model: str | None
+    tokens_used: int | None
+
+
+class SummaryContextOutput(TypedDict):
+    is_awaiting_input: bool
+    is_awaiting_confirmation: bool
+    tags: list[str]
+    cwd: str | None
+
+
+class _AgentSummary(TypedDict):
+
+    pane_id: str
+    agent_type: str | None
+    is_agent: bool
+    activity: SummaryActivityOutput
+    session: SummarySessionOutput
+    recent_tools: list[str]
+    context: SummaryContextOutput
+    recent_output: NotRequired[list[str]]  # only when include_recent_output is true
+
+
+class AgentSummaryOutput(_AgentSummary, Truncatable):
+    """Seed 002: what the agent in a pane is doing; unknown fields are null or []."""
+
+
+class _ListAgents(TypedDict):
+    agents: list[str]
+
+
+class ListAgentsOutput(_ListAgents, Truncatable):
+    """One line per pane."""
+
+
+class _ReadPane(TypedDict):
+    pane_id: str
+    lines: int
+    text: str
+    cursor: str
+    redrawn: NotRequired[bool]
+    skipped: NotRequired[int]
+    repeated_last_line: NotRequired[bool]
+
+
+class ReadPaneOutput(_ReadPane, Truncatable):
+    """The last lines of a pane and a cursor for the next read."""
+
+
+class SendInputOutput(TypedDict):
+    pane_id: str
+    sent_chars: int
+    keys: int
+    submitted: bool
+
+
+class ResizePaneOutput(TypedDict):
+    pane_id: str
+    columns: int
+    lines: int
+
+
+class KillPaneOutput(TypedDict):
+    pane_id: str
+    killed: bool

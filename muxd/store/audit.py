@@ -1,0 +1,40 @@
+"""The audit table: one row per MCP tool call and per denied protocol request."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from typing import Any
+
+from muxd.protocol.messages import AuditRow
+
+
+# A row is the protocol's AuditRow: the store hands out exactly what get_tool_history sends.
+_COLUMNS = "ts, principal, kind, tool, args_sha256, status, error_code, rows, latency_ms"
+
+
+def append(db: sqlite3.Connection, record: AuditRow) -> None:
+    db.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               (record.ts, record.principal, record.kind, record.tool, record.args_sha256,
+                record.status, record.error_code, record.rows, record.latency_ms))
+
+
+def recent(db: sqlite3.Connection, *, limit: int, tool: str | None = None, principal: str | None = None,
+           status: str | None = None) -> list[AuditRow]:
+    """The newest rows first, filtered by whichever of tool / principal / status is given."""
+    where, params = [], []
+    for column, value in (("tool", tool), ("principal", principal), ("status", status)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    rows = db.execute(f"SELECT {_COLUMNS} FROM audit {clause} ORDER BY id DESC LIMIT ?", (*params, limit))
+    return [AuditRow(ts=r[0], principal=r[1], kind=r[2], tool=r[3], args_sha256=r[4], status=r[5],
+                        error_code=r[6], rows=r[7], latency_ms=r[8]) for r in rows]
+
+
+def args_sha256(args: Any) -> str:
+    """sha256 of the canonical JSON of `args` (sorted keys, no spaces): what the audit keeps."""
+    text = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,93 @@
+"""A real outer terminal for attach tests: one pane of a private tmux server, driven like a user.
+
+`OuterTerminal(env, columns, lines, command)` starts `tmux -L muxd-test-<id> -f /dev/null` with a
+fixed-size window running `command`; `type()` / `keys()` / `send_hex()` type into it and
+`screen()` reads it back with `capture-pane -p [-e]`. Always `close()` it (kills that server only).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+
+from muxd.testing.wait import wait_until
+
+TMUX_TIMEOUT_S = 10.0
+
+
+def muxd_command(server_name: str, *args: str) -> str:
+    """A shell command line running this checkout's `muxd -L server_name args…`."""
+    return shlex.join([sys.executable, "-m", "muxd", "-L", server_name, *args])
+
+
+class OuterTerminal:
+    def __init__(self, env: dict[str, str], *, columns: int = 100, lines: int = 30,
+                 command: str = "bash --norc --noprofile", name: str | None = None) -> None:
+        self.name = name or f"muxd-test-{uuid.uuid4().hex[:10]}"
+        self.env = {**env, "PS1": "$ ", "TERM": env.get("TERM", "xterm-256color")}
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "outer", "-x", str(columns),
+                  "-y", str(lines), command)
+        self.tmux("set-option", "-g", "status", "off")
+        self.tmux("set-option", "-g", "window-size", "manual")
+        self.tmux("set-option", "-g", "escape-time", "0")
+        self.tmux("resize-window", "-t", "outer", "-x", str(columns), "-y", str(lines))
+
+    def tmux(self, *args: str, check: bool = True) -> str:
+        result = subprocess.run(["tmux", "-L", self.name, *args], env=self.env, capture_output=True,
+                                text=True, timeout=TMUX_TIMEOUT_S)
+        if check and result.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
+    # ------------------------------------------------------------ typing
+    def type(self, text: str, *, enter: bool = False) -> None:
+        self.tmux("send-keys", "-t", "outer", "-l", text)
+        if enter:
+            self.tmux("send-keys", "-t", "outer", "Enter")
+
+    def keys(self, *names: str) -> None:
+        """tmux key names (C-b, Up, Enter, Escape…), each sent as that key."""
+        for name in names:
+            self.tmux("send-keys", "-t", "outer", name)
+
+    def send_hex(self, data: bytes) -> None:
+        """Raw bytes into the outer pane's input, e.g. SGR mouse reports or a bracketed paste."""
+        self.tmux("send-keys", "-t", "outer", "-H", *(f"{b:02x}" for b in data))
+
+    def resize(self, columns: int, lines: int) -> None:
+        self.tmux("resize-window", "-t", "outer", "-x", str(columns), "-y", str(lines))
+
+    # ------------------------------------------------------------ reading
+    def screen(self, *, escapes: bool = False) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "outer", *(["-e"] if escapes else []))
+
+    def lines(self) -> list[str]:
+        return self.screen().split("\n")
+
+    def wait_for(self, condition: str | Callable[[str], object], *, timeout: float = 10.0,
+                 escapes: bool = False) -> str:
+        """Wait until the screen contains `condition` (or the predicate holds); return the screen."""
+        seen = [""]
+
+        def holds() -> bool:
+            seen[0] = self.screen(escapes=escapes)
+            return (condition in seen[0]) if isinstance(condition, str) else bool(condition(seen[0]))
+
+        try:
+            wait_until(holds, timeout=timeout, message=f"outer terminal showing {condition!r}")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n--- outer screen ---\n{seen[0]}") from None
+        return seen[0]
+
+    def pane_pid(self) -> int:
+        return int(self.tmux("display-message", "-p", "-t", "outer", "#{pane_pid}").strip())
+
+    def pane_dead(self) -> bool:
+        out = self.tmux("list-panes", "-t", "outer", "-F", "#{pane_dead}", check=False)
+        return out.strip() in ("1", "")
+
+    def close(self) -> None:
+        self.tmux("kill-server", check=False)

@@ -1,0 +1,382 @@
+"""`muxd attach` in a real outer terminal (a pane of a private tmux server), driven like a user.
+
+The daemon is the plugin's isolated `muxd_server`; keys go in with `tmux send-keys`, the screen
+comes back with `tmux capture-pane`. Every wait is on a condition with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+
+import pytest
+
+from muxd.daemon.server import default_shell
+from muxd.testing.outer_terminal import OuterTerminal, muxd_command
+from muxd.testing.wait import wait_until
+
+SHELL = ["--", "bash", "--norc", "--noprofile"]
+
+
+@pytest.fixture
+def outer(muxd_server):
+    terminals: list[OuterTerminal] = []
+
+    def make(columns: int = 100, lines: int = 30, command: str = "bash --norc --noprofile") -> OuterTerminal:
+        terminal = OuterTerminal({**muxd_server.env, "PS1": "$ "}, columns=columns, lines=lines,
+                                 command=command)
+        terminals.append(terminal)
+        return terminal
+
+    yield make
+    for terminal in terminals:
+        terminal.close()
+    if muxd_server.log_path.exists():  # shown by pytest when the test failed
+        print(muxd_server.log_path.read_text()[-4000:])
+
+
+def panes(server):
+    return json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
+
+
+def attach(terminal: OuterTerminal, server, *args: str, session: str = "work") -> None:
+    terminal.type(muxd_command(server.name, "attach", *args), enter=True)
+    terminal.wait_for(f"[{session}]")
+
+
+def status_line(screen: str, lines: int = 30) -> str:
+    return screen.split("\n")[lines - 1]
+
+
+def test_attach_type_detach_and_reattach_exactly(muxd_server, outer, tmp_path):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    s.cli("new-window", "-t", "work", "-n", "counter", "--", "sh", "-c",
+          'i=0; while :; do i=$((i+1)); printf "\\033[32mtick\\033[0m %d\\n" $i; sleep 0.1; done', check=True)
+    s.cli("send-keys", "-t", "work:0", "printf '\\033[31mred\\033[0m \\033[38;2;1;2;3mtrue\\033[0m\\n'", "Enter",
+          check=True)
+    term = outer()
+    term.type(f"stty -g > {tmp_path}/before; " + muxd_command(s.name, "attach", "-t", "work")
+              + f"; stty -g > {tmp_path}/after", enter=True)
+    screen = term.wait_for("[work]")
+    assert re.search(r"^\[work\] 0:\S*- 1:counter\*", status_line(screen), re.M), status_line(screen)
+    term.wait_for("tick")  # the counter window is the active one
+
+    term.keys("C-b", "0")
+    term.wait_for(lambda sc: "0:bash*" in status_line(sc))
+    term.type("echo hi-$((6*7))", enter=True)
+    screen = term.wait_for("hi-42\n")
+    coloured = term.screen(escapes=True)
+    assert "red" in coloured and re.search(r"\x1b\[(?:\d+;)*31m", coloured)  # colours reach the terminal
+    assert "38;2;1;2;3" in coloured  # true colour kept
+
+    term.keys("C-b", "d")
+    term.wait_for("[detached (from session work)]")
+    wait_until(lambda: (tmp_path / "after").exists(), timeout=5, message="client exit")
+    assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()  # terminal restored
+
+    def count() -> int:
+        found = re.findall(r"tick (\d+)", s.capture("work:1"))
+        return int(found[-1]) if found else 0
+
+    before = count()
+    wait_until(lambda: count() > before + 2, timeout=5, message="counter still counting after detach")
+
+    inner = s.capture("work:0", "-e")
+    term.type(muxd_command(s.name, "attach", "-t", "work"), enter=True)
+    screen = term.wait_for("hi-42")
+    rows = screen.split("\n")
+    for expected in s.capture("work:0").rstrip("\n").split("\n"):
+        assert expected.rstrip() in [r.rstrip() for r in rows[:29]]
+    assert "\x1b[31mred" in inner and "\x1b[31mred" in term.screen(escapes=True).replace("\x1b[39m", "")
+    term.keys("C-b", "d")
+    term.wait_for("[detached")
+
+
+def test_prefix_keys_windows_splits_zoom_rename_kill(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    term = outer()
+    attach(term, s)
+
+    term.keys("C-b", "%")  # left | right
+    wait_until(lambda: len(panes(s)) == 2, timeout=5, message="split")
+    left, right = panes(s)
+    assert (left["width"], right["width"], left["height"]) == (50, 49, 29)
+    term.wait_for(lambda sc: all(len(row) > 50 and row[50] == "│" for row in sc.split("\n")[:29]))
+
+    term.keys("C-b", '"')  # split the right pane top / bottom
+    wait_until(lambda: len(panes(s)) == 3, timeout=5, message="second split")
+    by_id = {p["id"]: p for p in panes(s)}
+    new = [p for p in panes(s) if p["id"] not in (left["id"], right["id"])][0]
+    assert by_id[right["id"]]["height"] + new["height"] + 1 == 29
+    assert new["active"]
+    term.wait_for(lambda sc: "─" in sc.split("\n")[by_id[right["id"]]["height"]])
+
+    term.keys("C-b", "Left")
+    wait_until(lambda: next(p for p in panes(s) if p["active"])["id"] == left["id"], timeout=5,
+               message="left pane active")
+    term.keys("C-b", "Right")
+    wait_until(lambda: next(p for p in panes(s) if p["active"])["id"] != left["id"], timeout=5,
+               message="right side active")
+    term.keys("C-b", "Up")
+    wait_until(lambda: next(p for p in panes(s) if p["active"])["id"] == right["id"], timeout=5,
+               message="upper right active")
+    # The programs see their sizes.
+    term.type("stty size", enter=True)
+    term.wait_for(f"{by_id[right['id']]['height']} 49")
+
+    term.keys("C-b", "z")
+    wait_until(lambda: next(p for p in panes(s) if p["id"] == right["id"])["width"] == 100, timeout=5,
+               message="zoomed")
+    term.wait_for(lambda sc: "Z" in status_line(sc) and "│" not in sc)
+    term.keys("C-b", "z")
+    wait_until(lambda: next(p for p in panes(s) if p["id"] == right["id"])["width"] == 49, timeout=5,
+               message="unzoomed")
+
+    term.keys("C-b", "c")
+    term.wait_for(lambda sc: re.search(r"0:\S*- 1:\S+\*", status_line(sc)))
+    term.keys("C-b", "p")
+    term.wait_for(lambda sc: re.search(r"0:\S+\* 1:\S+-", status_line(sc)))
+    term.keys("C-b", "n")
+    term.wait_for(lambda sc: re.search(r"1:\S+\*", status_line(sc)))
+    term.keys("C-b", "0")
+    term.wait_for(lambda sc: re.search(r"0:\S+\*", status_line(sc)))
+
+    term.keys("C-b", ",")
+    term.wait_for("(rename-window)")
+    term.keys(*["BSpace"] * 12)
+    term.type("editor")
+    term.keys("Enter")
+    term.wait_for(lambda sc: "0:editor*" in status_line(sc))
+    assert "editor" in s.cli("list-windows", "-t", "work", check=True).stdout
+
+    term.keys("C-b", "?")
+    term.wait_for("Key bindings")
+    term.keys("q")
+    term.wait_for(lambda sc: "Key bindings" not in sc)
+
+    term.keys("C-b", "Q")  # unbound: nothing happens, the next keys still type into the pane
+    term.type("echo still-$((1+1))", enter=True)
+    term.wait_for("still-2")
+
+    active = next(p for p in panes(s) if p["active"])["id"]
+    term.keys("C-b", "x")
+    term.wait_for(f"kill-pane {active}? (y/n)")
+    term.keys("n")
+    term.wait_for(lambda sc: "(y/n)" not in sc)
+    assert active in [p["id"] for p in panes(s)]
+    term.keys("C-b", "x")
+    term.wait_for("(y/n)")
+    term.keys("y")
+    wait_until(lambda: active not in [p["id"] for p in panes(s)], timeout=5, message="pane killed")
+    # Its space went to the neighbour.
+    wait_until(lambda: next(p for p in panes(s) if p["id"] == new["id"])["height"] == 29, timeout=5,
+               message="neighbour grew")
+
+
+RAW_ECHO = r"""
+import os, sys, tty
+tty.setraw(0)
+os.write(1, b"ready\r\n")
+while True:
+    os.write(1, repr(os.read(0, 1024)).encode() + b"\r\n")
+"""
+
+
+def test_literal_prefix_and_custom_prefix(muxd_server, outer, tmp_path):
+    s = muxd_server
+    script = tmp_path / "raw_echo.py"
+    script.write_text(RAW_ECHO)
+    s.cli("new-session", "-d", "-s", "work", "--", sys.executable, str(script), check=True)
+    term = outer()
+    term.type(muxd_command(s.name, "attach", "-t", "work"), enter=True)
+    term.wait_for("ready")
+    term.keys("C-b", "C-b")  # prefix twice: a literal C-b
+    s.wait_for_text("work", "'\\x02'")
+    term.keys("C-b", "d")
+    term.wait_for("[detached")
+    term.type(f"MUXD_PREFIX=C-a {muxd_command(s.name, 'attach', '-t', 'work')}", enter=True)
+    term.wait_for("ready")
+    term.keys("C-b")  # not the prefix now: goes through
+    wait_until(lambda: s.capture("work").count("\\x02") == 2, timeout=5, message="C-b passed through")
+    term.keys("C-a", "C-a")
+    s.wait_for_text("work", "'\\x01'")
+    term.send_hex(b"\x1b[200~plain\x1b[201~")  # the program did not ask for bracketed paste
+    s.wait_for_text("work", "b'plain'")
+    term.keys("C-a", "d")
+    term.wait_for("[detached")
+    term.type(muxd_command(s.name, "attach", "-t", "work", "--prefix", "Bogus-key"), enter=True)
+    term.wait_for("invalid prefix key")
+    term.keys("C-a", "d")
+    term.wait_for("[detached")
+
+
+def test_two_clients_share_the_session_and_the_smallest_size_wins(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    big, small = outer(100, 30), outer(80, 20)
+    attach(big, s)
+    wait_until(lambda: (panes(s)[0]["width"], panes(s)[0]["height"]) == (100, 29), timeout=5,
+               message="pane sized to the one client")
+    attach(small, s)
+    wait_until(lambda: (panes(s)[0]["width"], panes(s)[0]["height"]) == (80, 19), timeout=5,
+               message="pane sized to the smallest client")
+    small.type("echo from-small", enter=True)
+    big.wait_for(re.compile(r"^from-small\b", re.M).search)
+    big.type("echo from-big", enter=True)
+    small.wait_for(re.compile(r"^from-big\b", re.M).search)
+    screen = big.wait_for("[work]")
+    assert status_line(screen, 30).startswith("[work]")  # the big client keeps its own bottom row
+    rows = screen.split("\n")
+    assert all(len(r.rstrip()) <= 100 for r in rows)
+    assert all(r[80:].strip() in ("", "·" * 20) for r in rows[:19])  # right of the window: unused
+    assert rows[19].strip(" ·─") == "" or set(rows[19].strip()) <= set("·─ ")  # outside the window
+    small.keys("C-b", "d")
+    small.wait_for("[detached")
+    wait_until(lambda: (panes(s)[0]["width"], panes(s)[0]["height"]) == (100, 29), timeout=5,
+               message="pane back to the remaining client's size")
+
+
+def test_copy_mode_with_wheel_and_keys(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    s.cli("send-keys", "-t", "work", "seq 1 200", "Enter", check=True)
+    s.wait_for_text("work", "200\n")
+    term = outer()
+    attach(term, s)
+    term.wait_for("200\n")
+    wheel_up = b"\x1b[<64;10;10M"
+    term.send_hex(wheel_up)
+    screen = term.wait_for(re.compile(r"\[3/\d+\]").search)
+    assert "200" not in screen.split("\n")[27]
+    for _ in range(3):
+        term.send_hex(wheel_up)
+    term.wait_for(re.compile(r"\[12/\d+\]").search)
+    term.keys("g")
+    screen = term.wait_for(lambda sc: re.search(r"^1\s*$", sc, re.M))
+    term.keys("G")
+    term.wait_for(lambda sc: "200\n" in sc and not re.search(r"\[[1-9]\d*/\d+\]", sc))
+    term.keys("q")
+    term.type("echo typed-$((2*3))", enter=True)  # out of copy mode: keys reach the shell again
+    term.wait_for("typed-6")
+    term.keys("C-b", "[")
+    term.keys("Up", "Up")
+    term.wait_for(re.compile(r"\[2/\d+\]").search)
+    term.keys("Escape")
+    term.wait_for(lambda sc: not re.search(r"\[\d+/\d+\]", sc))
+    term.send_hex(wheel_up)
+    term.wait_for(re.compile(r"\[3/\d+\]").search)
+    wheel_down = b"\x1b[<65;10;10M"
+    term.send_hex(wheel_down)
+    term.wait_for(lambda sc: not re.search(r"\[\d+/\d+\]", sc))  # down past the bottom leaves
+
+
+MOUSE_ECHO = r"""
+import os, sys, tty
+tty.setraw(0)
+os.write(1, b"\x1b[?1000h\x1b[?1006h\x1b[?2004hready\r\n")
+while True:
+    data = os.read(0, 1024)
+    os.write(1, repr(data).encode() + b"\r\n")
+"""
+
+
+def test_mouse_and_paste_forwarding_to_programs_that_ask(muxd_server, outer, tmp_path):
+    s = muxd_server
+    script = tmp_path / "echo_input.py"
+    script.write_text(MOUSE_ECHO)
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    s.cli("split-window", "-h", "-t", "work", "--", sys.executable, str(script), check=True)
+    s.wait_for_text("%1", "ready")
+    term = outer()
+    attach(term, s)
+    # Click at client cell (60, 5) -> pane %1 starts at x=51: pane cell (9, 5), 1-based 10;6.
+    term.send_hex(b"\x1b[<0;61;6M")
+    s.wait_for_text("%1", "\\x1b[<0;10;6M")
+    term.send_hex(b"\x1b[200~pasted\x1b[201~")
+    s.wait_for_text("%1", "\\x1b[200~pasted\\x1b[201~")
+    term.send_hex(b"\x1b[<64;70;3M")  # the wheel goes to the program too, not to copy mode
+    s.wait_for_text("%1", "\\x1b[<64;19;3M")
+    assert not re.search(r"\[\d+/\d+\]", term.screen())
+
+
+def test_not_a_terminal_is_a_clear_error(muxd_server):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    result = s.cli("attach", "-t", "work", input="")
+    assert result.returncode == 1 and "not a terminal" in result.stderr
+    result = s.cli("new", "-s", "other", "--", "sleep", "60", input="")
+    assert result.returncode == 1 and "not a terminal" in result.stderr
+    assert [p["session"] for p in panes(s)] == ["work"]  # nothing was created
+    assert s.cli("attach", "-t", "nosuch").returncode == 1
+
+
+def test_bare_muxd_and_new_without_d_attach(muxd_server, outer):
+    s = muxd_server
+    term = outer()
+    term.type(muxd_command(s.name), enter=True)
+    term.wait_for(lambda sc: re.search(r"^\[0\] 0:\S+\*", status_line(sc), re.M))
+    (only,) = panes(s)
+    assert only["command"] == [default_shell()]  # the user's $SHELL
+    term.keys("C-b", "d")
+    term.wait_for("[detached (from session 0)]")
+    term.type(muxd_command(s.name, "new", "-s", "agent", "--", sys.executable, "-c",
+                           "import time; print('fake agent up'); time.sleep(60)"), enter=True)
+    term.wait_for("fake agent up")
+    term.wait_for("[agent]")
+    term.keys("C-b", "d")
+    term.wait_for("[detached (from session agent)]")
+    assert {p["session"] for p in panes(s)} == {"0", "agent"}
+
+
+def test_killed_client_resize_extremes_dead_pane_and_killed_session(muxd_server, outer, tmp_path):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    # A client killed with SIGKILL: the daemon does not care.
+    victim = outer(command=muxd_command(s.name, "attach", "-t", "work"))
+    victim.wait_for("[work]")
+    os.kill(victim.pane_pid(), signal.SIGKILL)
+    wait_until(victim.pane_dead, timeout=5, message="client gone")
+    assert s.cli("list-sessions", check=True).returncode == 0
+
+    term = outer()
+    term.type(f"stty -g > {tmp_path}/before; " + muxd_command(s.name, "attach", "-t", "work")
+              + f"; stty -g > {tmp_path}/after", enter=True)
+    term.wait_for("[work]")
+    term.resize(1, 1)
+    wait_until(lambda: s.cli("list-sessions").returncode == 0, timeout=5, message="daemon serving")
+    term.resize(500, 200)
+    wait_until(lambda: panes(s)[0]["width"] == 500 and panes(s)[0]["height"] == 199, timeout=5,
+               message="pane follows a 500x200 client")
+    term.resize(100, 30)
+    term.wait_for(lambda sc: status_line(sc).startswith("[work]"))
+    wait_until(lambda: panes(s)[0]["width"] == 100, timeout=5, message="pane back to 100 columns")
+
+    # A pane dying while attached.
+    s.cli("split-window", "-t", "work", "--", "sh", "-c", "read x; exit 3", check=True)
+    term.wait_for("─")
+    s.cli("send-keys", "-t", "%1", "Enter", check=True)
+    term.wait_for("status 3")
+
+    # Heavy output, then detach.
+    s.cli("send-keys", "-t", "%0", "yes", "Enter", check=True)
+    term.wait_for("y\n")
+    term.keys("C-b", "d")
+    term.wait_for("[detached")
+    wait_until(lambda: (tmp_path / "after").exists(), timeout=5, message="client exit")
+    assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
+    s.cli("send-keys", "-t", "%0", "C-c", check=True)
+
+    # The session killed from another client: attached clients see [exited], terminal restored.
+    (tmp_path / "after").unlink()
+    term.type(muxd_command(s.name, "attach", "-t", "work") + f"; stty -g > {tmp_path}/after", enter=True)
+    term.wait_for("[work]")
+    s.cli("kill-session", "-t", "work", check=True)
+    term.wait_for("[exited]")
+    wait_until(lambda: (tmp_path / "after").exists(), timeout=5, message="client exit")
+    assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
+    assert s.cli("list-sessions", check=True).returncode == 0

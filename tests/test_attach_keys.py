@@ -1,0 +1,103 @@
+"""Client input for attached clients: splitting bytes into keys/mouse/pastes, the prefix table,
+copy-mode keys and the status line's agent text (all pure; the tmux-driven tests are elsewhere)."""
+
+import pytest
+
+from muxd.daemon.attached import Prompt, encode_mouse
+from muxd.daemon.copy_mode import CopyMode
+from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste
+from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
+from muxd.daemon.status_line import agent_status
+from muxd.detectors.state import Activity, AgentSession, AgentState
+from muxd.errors import BadRequest
+
+
+def test_keys_sequences_and_utf8_are_split_whole():
+    tokens = InputParser().feed(b"a\x02\x1b[A\x1bOB\x1b[5~\x1bx\xc3\xa9\x1b")
+    assert tokens == [Key(b"a"), Key(b"\x02"), Key(b"\x1b[A"), Key(b"\x1bOB"), Key(b"\x1b[5~"),
+                      Key(b"\x1bx"), Key("é".encode()), Key(b"\x1b")]
+
+
+def test_incomplete_sequence_waits_for_the_next_chunk():
+    parser = InputParser()
+    assert parser.feed(b"x\x1b[1;") == [Key(b"x")]
+    assert parser.feed(b"5C") == [Key(b"\x1b[1;5C")]
+    assert parser.feed(b"\xe2\x82") == []
+    assert parser.feed(b"\xac") == [Key("€".encode())]
+
+
+def test_sgr_mouse_reports_become_mouse_events():
+    tokens = InputParser().feed(b"\x1b[<64;10;5M\x1b[<0;1;1M\x1b[<0;1;1m")
+    assert tokens == [Mouse(64, 9, 4, False), Mouse(0, 0, 0, False), Mouse(0, 0, 0, True)]
+    assert tokens[0].wheel == -1 and Mouse(65, 0, 0, False).wheel == 1 and tokens[1].wheel == 0
+
+
+def test_bracketed_paste_is_one_token_even_across_chunks():
+    parser = InputParser()
+    assert parser.feed(b"\x1b[200~hello \x1b[A wor") == []
+    assert parser.feed(b"ld\x1b[20") == []
+    assert parser.feed(b"1~z") == [Paste(b"hello \x1b[A world"), Key(b"z")]
+
+
+def test_prefix_table_and_prefix_names():
+    assert binding_for(b"%").action == "split" and binding_for(b"%").argument == "horizontal"
+    assert binding_for(b'"').argument == "vertical"
+    assert binding_for(b"\x1bOA").argument == "up" and binding_for(b"\x1b[D").argument == "left"
+    assert binding_for(b"7").argument == 7
+    assert binding_for(b"Q") is None
+    assert prefix_bytes("C-b") == b"\x02" and prefix_bytes("C-a") == b"\x01"
+    with pytest.raises(BadRequest):
+        prefix_bytes("NotAKey")
+    text = "\n".join(list_keys_text("C-a"))
+    for needle in ("C-a %", "C-a d", "C-a [", "0..9", "leave copy mode"):
+        assert needle in text
+
+
+def test_copy_mode_keys_and_wheel():
+    copy = CopyMode()
+    assert copy.key(b"\x1b[A", history=100, page=10) and copy.offset == 1
+    copy.key(b"\x1b[5~", history=100, page=10)
+    assert copy.offset == 10
+    copy.key(b"g", history=100, page=10)
+    assert copy.offset == 100
+    copy.key(b"\x1b[A", history=100, page=10)
+    assert copy.offset == 100  # clamped to the history
+    copy.key(b"G", history=100, page=10)
+    assert copy.offset == 0
+    assert copy.key(b"q", history=100, page=10) is False
+    wheel = CopyMode()
+    assert wheel.wheel(-1, 100) and wheel.offset == 3
+    assert wheel.wheel(1, 100) is False  # back at the bottom: leave
+
+
+def test_prompts_confirm_and_edit():
+    confirm = Prompt("kill-pane %1? (y/n)", None, confirm=True)
+    assert confirm.key(b"y") == (True, "y")
+    assert Prompt("x", None, confirm=True).key(b"n") == (True, None)
+    rename = Prompt("(rename-window) ", None, text="bash")
+    for key in (b"\x7f", b"\x7f", b"\x7f", b"\x7f", b"w", b"e", b"b"):
+        assert rename.key(key) == (False, None)
+    assert rename.shown() == "(rename-window) web"
+    assert rename.key(b"\r") == (True, "web")
+    assert Prompt("p", None).key(b"\x1b") == (True, None)
+
+
+def test_mouse_is_translated_for_the_pane():
+    event = Mouse(0, 30, 12, False)
+    assert encode_mouse(event, 3, 2, sgr=True) == b"\x1b[<0;4;3M"
+    assert encode_mouse(Mouse(0, 30, 12, True), 3, 2, sgr=True) == b"\x1b[<0;4;3m"
+    assert encode_mouse(event, 3, 2, sgr=False) == b"\x1b[M" + bytes((32, 36, 35))
+
+
+def test_agent_status_text():
+    state = AgentState(agent_type="claude", is_agent=True,
+                       activity=Activity(state="Thinking", elapsed_s=12),
+                       session=AgentSession(tokens_used=4800))
+    assert agent_status(state) == "claude · Thinking 12s · 4.8k tok"
+    idle = AgentState(agent_type="codex", is_agent=True, activity=Activity(state="Idle"))
+    assert agent_status(idle) == "codex · Idle"
+    since = AgentState(agent_type="claude", is_agent=True,
+                       activity=Activity(state="Generating", since=1000.0))
+    assert agent_status(since, now=1005.5) == "claude · Generating 5s"
+    assert agent_status(AgentState(agent_type="shell", is_agent=False)) == ""
+    assert agent_status(AgentState()) == ""

@@ -1,0 +1,150 @@
+"""`muxd mcp --http`: the real SDK streamable HTTP client against a real `muxd mcp` process and daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import httpx2
+import pytest
+
+from muxd.mcp_server.http_testing import HttpMcp, create_token
+from muxd.mcp_server.testing import call_error, call_ok
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import async_wait_until
+
+SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context"}
+FAKE_CLAUDE = [sys.executable, "-m", "muxd.testing.fake_agent", "claude"]
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "0"}}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _token_or_any(server: MuxdTestServer, tier: str) -> str:
+    # Until the daemon knows tokens it greets any; afterwards the test uses a real one.
+    return create_token(server, tier) or "muxd_not-checked-yet"
+
+
+def _assert_unauthorized(response: httpx2.Response) -> None:
+    assert response.status_code == 401, response.text
+    assert response.headers["www-authenticate"].startswith("Bearer ")
+    assert response.json()["error"] == "invalid_token"
+
+
+def test_http_requires_a_bearer_token(muxd_server: MuxdTestServer) -> None:
+    mcp = HttpMcp(muxd_server)
+    try:
+        with httpx2.Client(timeout=10) as http:
+            _assert_unauthorized(http.post(mcp.url, json=INITIALIZE, headers=MCP_HEADERS))
+            _assert_unauthorized(http.post(mcp.url, json=INITIALIZE,
+                                           headers={**MCP_HEADERS, "Authorization": "Basic dXNlcjpwdw=="}))
+            _assert_unauthorized(http.post(mcp.url, json=INITIALIZE,
+                                           headers={**MCP_HEADERS, "Authorization": "Bearer x"}))
+            _assert_unauthorized(http.get(mcp.metrics_url))
+            # Still serving after each refusal: an authenticated initialize goes through.
+            token = _token_or_any(muxd_server, "view_only")
+            ok = http.post(mcp.url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": f"Bearer {token}"})
+            assert ok.status_code == 200, ok.text
+            assert "mcp-session-id" in ok.headers
+        assert "serving http://127.0.0.1:" in "".join(mcp.log)
+        assert not any("warning" in line for line in mcp.log)  # loopback: no warning
+    finally:
+        assert mcp.stop() == 0
+
+
+async def _drive(mcp: HttpMcp, token: str) -> None:
+    async with mcp.session(token) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert {"agent_summary", "list_panes", "read_pane", "send_input", "wait_for"} <= set(tools)
+        assert set(tools["agent_summary"].output_schema["properties"]) >= SUMMARY_KEYS | {"recent_output"}
+
+        shell = await call_ok(session, "create_pane", command=["bash", "--norc"], name="sh", env={"PS1": "$ "})
+        agent = await call_ok(session, "create_pane", command=FAKE_CLAUDE, name="claude", columns=100, lines=30)
+        await call_ok(session, "send_input", pane_id="sh", text="echo via-$((40+2))", submit=True)
+
+        async def shell_answered() -> bool:
+            return "via-42" in (await call_ok(session, "read_pane", pane_id="sh", lines=5))["text"].splitlines()
+
+        await async_wait_until(shell_answered, timeout=10, interval=0.25, message="via-42 in read_pane")
+        # wait_for's event connection presents the same token as the call.
+        found = await call_ok(session, "wait_for", pane_id="sh", pattern=r"^via-\d+$", timeout_s=5)
+        assert found["matched"] and found["line"] == "via-42"
+
+        async def claude_detected() -> bool:
+            summary = await call_ok(session, "agent_summary", pane_id="claude")
+            return summary["agent_type"] == "claude"
+
+        await async_wait_until(claude_detected, timeout=15, interval=0.25, message="claude detected")
+        summary = await call_ok(session, "agent_summary", pane_id=agent["id"], include_recent_output=True,
+                                output_lines=5)
+        assert set(summary) == SUMMARY_KEYS | {"recent_output"}
+        assert summary["is_agent"] is True and summary["pane_id"] == agent["id"]
+        assert 0 < len(summary["recent_output"]) <= 5
+        plain = await call_ok(session, "agent_summary", pane_id=shell["id"])
+        assert set(plain) == SUMMARY_KEYS and plain["is_agent"] is False and plain["agent_type"] in (None, "shell")
+
+        panes = (await call_ok(session, "list_panes"))["panes"]
+        assert {p["name"] for p in panes} == {"sh", "claude"}
+        screen = await call_ok(session, "read_pane", pane_id="claude", lines=30)
+        assert screen["lines"] > 0 and screen["cursor"]
+
+        # Errors keep their code; the server keeps serving after each.
+        assert "not_found" in await call_error(session, "agent_summary", pane_id="%999")
+        message = await call_error(session, "agent_summary", pane_id="sh", output_lines=51)
+        assert "bad_request" in message and "output_lines" in message
+        assert "bad_request" in await call_error(session, "read_pane", pane_id="sh", lines="many")
+        assert (await call_ok(session, "list_agents"))["agents"]
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
+        metrics = await http.get(mcp.metrics_url)
+    assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
+    assert 'mcp_calls_total{tool="agent_summary"}' in metrics.text
+    assert 'mcp_errors_total{tool="agent_summary",code="not_found"}' in metrics.text
+
+
+def test_http_drives_panes_and_serves_metrics(muxd_server: MuxdTestServer) -> None:
+    mcp = HttpMcp(muxd_server)
+    try:
+        asyncio.run(asyncio.wait_for(_drive(mcp, _token_or_any(muxd_server, "admin")), timeout=40))
+    finally:
+        assert mcp.stop() == 0
+
+
+async def _refusals(mcp: HttpMcp, server: MuxdTestServer, view_only: str) -> None:
+    async with httpx2.AsyncClient(timeout=10) as http:
+        for bad in ("muxd_" + "x" * 43, "not-a-token"):
+            response = await http.post(mcp.url, json=INITIALIZE,
+                                       headers={**MCP_HEADERS, "Authorization": f"Bearer {bad}"})
+            _assert_unauthorized(response)
+    server.cli("new-session", "-d", "--name", "work", "--", "bash", "--norc", check=True)
+    async with mcp.session(view_only) as session:
+        assert [p["name"] for p in (await call_ok(session, "list_panes"))["panes"]] == ["work"]
+        message = await call_error(session, "send_input", pane_id="work", text="rm -rf /", submit=True)
+        assert "forbidden" in message and "execute_" in message, message
+        assert "forbidden" in await call_error(session, "kill_pane", pane_id="work")
+        summary = await call_ok(session, "agent_summary", pane_id="work")  # still serving, reads allowed
+        assert json.loads(json.dumps(summary))["pane_id"].startswith("%")
+
+
+def test_http_refuses_unknown_tokens_and_enforces_tiers(muxd_server: MuxdTestServer) -> None:
+    view_only = create_token(muxd_server, "view_only")
+    if view_only is None:
+        pytest.skip("the daemon has no tokens yet (`muxd token create` is missing)")
+    mcp = HttpMcp(muxd_server)
+    try:
+        asyncio.run(asyncio.wait_for(_refusals(mcp, muxd_server, view_only), timeout=30))
+    finally:
+        assert mcp.stop() == 0
+
+
+def test_http_address_errors_and_non_loopback_warning(muxd_server: MuxdTestServer) -> None:
+    for bad in ("8765", "127.0.0.1:70000"):
+        out = muxd_server.cli("mcp", "--http", bad)
+        assert out.returncode == 1 and "HOST:PORT" in out.stderr, (bad, out.stderr)
+    mcp = HttpMcp(muxd_server, address="0.0.0.0:0")
+    try:
+        assert any("warning" in line and "0.0.0.0" in line for line in mcp.log)
+    finally:
+        assert mcp.stop() == 0

@@ -1,0 +1,120 @@
+"""The SQLite store and the access state kept in it: file modes, migrations, hashed tokens,
+what survives a reopen (a daemon restart) and what does not (pane-bound tokens, grants)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from muxd.daemon.access import REQUEST_RULES, SYSTEM, AccessControl, rule_for
+from muxd.daemon.tiers import check_tier, tier_needed
+from muxd.errors import BadRequest, Forbidden, Internal, Unauthorized
+from muxd.protocol import messages as m
+from muxd.store.database import Database
+from muxd.store.location import db_path
+from muxd.store.schema import MIGRATIONS
+
+
+def _file_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+
+
+def test_database_is_private_migrated_and_wal(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "muxd" / "s.db"
+    db = Database(str(path))
+    try:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert db.call_sync(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == len(MIGRATIONS)
+        assert db.call_sync(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0]) == "wal"
+        tables = db.call_sync(lambda c: {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")})
+        assert {"tokens", "grants", "audit"} <= tables
+    finally:
+        db.close()
+    Database(str(path)).close()  # reopening an up-to-date file migrates nothing and works
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(Internal, match="newer than this muxd"):
+        Database(str(path))
+
+
+def test_db_path_follows_muxd_db_then_xdg_state_home(tmp_path: Path) -> None:
+    assert db_path("work", {"MUXD_DB": str(tmp_path / "x.db")}) == str(tmp_path / "x.db")
+    assert db_path("work", {"MUXD_DB": ":memory:"}) == ":memory:"
+    old = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path)
+    try:
+        assert db_path("work", {}) == str(tmp_path / "muxd" / "work.db")
+    finally:
+        if old is None:
+            del os.environ["XDG_STATE_HOME"]
+        else:
+            os.environ["XDG_STATE_HOME"] = old
+
+
+def test_tokens_are_stored_hashed_and_survive_a_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    env = {"MUXD_DB": str(path)}
+    access = AccessControl.open("a", env)
+    user, user_secret = access.create_token(tier="execute_basic", name="ci-bot")
+    revoked, revoked_secret = access.create_token(tier="admin", name="old")
+    access.revoke(revoked, "test")
+    agent_secret = access.issue_agent_token("%3")
+    bound, bound_secret = access.create_token(tier="view_only", name="watcher", panes=["%4"])
+    access.grant(bound, "%5")
+    assert access.principal_for(agent_secret).name == "agent:%3"
+    assert access.visible(access.principal_for(bound_secret)) == {"%4", "%5"}
+    access.close()
+
+    stored = _file_bytes(path)
+    for secret in (user_secret, revoked_secret, agent_secret, bound_secret):
+        assert secret.encode() not in stored
+    assert user.hash.encode() in stored  # the sha256 is what is kept
+
+    again = AccessControl.open("a", env)  # as a restarted daemon
+    try:
+        principal = again.principal_for(user_secret)
+        assert (principal.name, principal.tier, principal.scoped) == ("token:ci-bot", "execute_basic", False)
+        for gone in (revoked_secret, agent_secret, bound_secret):  # revoked; pane-bound: its panes are gone
+            with pytest.raises(Unauthorized):
+                again.principal_for(gone)
+        assert again.principal_for(None) is SYSTEM
+        names = {t.name: t.revoked_reason for t in again.tokens(include_revoked=True)}
+        assert names["agent:%3"] == "pane gone (server restarted)" and names["old"] == "test"
+        # The name of a token revoked with its pane is free again (a new %3 gets agent:%3).
+        assert again.principal_for(again.issue_agent_token("%3")).name == "agent:%3"
+        with pytest.raises(BadRequest, match="invalid token name"):
+            again.create_token(tier="admin", name="has space")
+        with pytest.raises(BadRequest, match="unknown tier"):
+            again.create_token(tier="root")
+    finally:
+        again.close()
+
+
+def test_tiers_against_risks() -> None:
+    assert tier_needed("safe", read_only=True) == "view_only"
+    assert [tier_needed(r) for r in ("safe", "moderate", "dangerous", "admin", "nonsense")] == [
+        "execute_basic", "execute_advanced", "admin", "admin", "admin"]
+    check_tier("token:x", "execute_advanced", "send-keys", "moderate")
+    with pytest.raises(Forbidden, match="needs tier admin or higher; token:x has execute_advanced") as caught:
+        check_tier("token:x", "execute_advanced", "kill-pane", "dangerous")
+    assert caught.value.detail["needed_tier"] == "admin"
+    with pytest.raises(Forbidden, match="needs tier execute_basic"):
+        check_tier("token:v", "view_only", "some_tool", "safe", read_only=False)
+
+
+def test_every_protocol_request_has_a_risk() -> None:
+    unclassified = [t.__name__ for t in m.Request.__args__ if t is not m.Hello and t not in REQUEST_RULES]
+    assert unclassified == []
+    assert rule_for(type("Future", (), {})).risk == "dangerous"  # unknown: the worst case
+    assert rule_for(m.SendKeys).risk == "moderate" and rule_for(m.KillPane).risk == "dangerous"
+    assert rule_for(m.CapturePane).read_only and not rule_for(m.ResizePane).read_only
+    assert rule_for(m.KillServer).risk == "admin" and rule_for(m.CreateToken).risk == "admin"

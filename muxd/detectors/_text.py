@@ -1,8 +1,11 @@
-"""Small text helpers shared by detectors: numbers and durations as agents print them."""
+"""Small text helpers shared by detectors: numbers and durations as agents print them, and
+a memo of per-line parses (detection reads mostly the same lines again and again)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 _COUNT = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([kKmM]?)\s*$")
 _DURATION_PART = re.compile(r"(\d+)\s*([hms])")
@@ -25,3 +28,27 @@ def parse_duration(text: str) -> int | None:
         return None
     factor = {"h": 3600, "m": 60, "s": 1}
     return sum(int(n) * factor[unit] for n, unit in parts)
+
+
+# Distinct lines a LineMemo remembers before it starts afresh: a few screens' worth, so a
+# scrolling pane keeps hitting while a flood of new lines cannot grow it without bound.
+LINE_MEMO_MAX = 4096
+
+
+class LineMemo(dict):  # type: ignore[type-arg]
+    """The results of a pure function of one screen line, by the line's text.
+
+    A detector looks at a pane ten times a second and most of its rows are the same text as
+    last time (the same str objects even, whose hashes Python keeps), so what it parses per
+    line is worth remembering: a hit is one dict lookup instead of regexes."""
+
+    def __init__(self, parse: Callable[[str], Any], limit: int = LINE_MEMO_MAX) -> None:
+        super().__init__()
+        self.parse = parse
+        self.limit = limit
+
+    def __missing__(self, line: str) -> Any:
+        if len(self) >= self.limit:
+            self.clear()
+        value = self[line] = self.parse(line)
+        return value

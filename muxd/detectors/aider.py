@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from msgspec.structs import replace
 
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
-from muxd.detectors._text import parse_count
+from muxd.detectors._text import LineMemo, parse_count
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import BUSY_STATES, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -103,7 +103,12 @@ _APPLIED_EDIT = re.compile(r"^Applied edit to (?P<file>\S.*)$")
 
 def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
     """Aider's file edits, one per `Applied edit to FILE` line (its only tool-like action shown)."""
-    return [ToolSighting("Edit", line.strip()) for line in lines if _APPLIED_EDIT.match(line.strip())]
+    edits = _EDIT_LINES
+    return [found for found in map(edits.__getitem__, lines) if found is not None]
+
+
+def _edit_line(line: str) -> ToolSighting | None:
+    return ToolSighting("Edit", line.strip()) if _APPLIED_EDIT.match(line.strip()) else None
 
 
 def _screen_score(lines: list[str]) -> float:
@@ -125,11 +130,13 @@ def _prompt_rows(lines: Sequence[str]) -> list[int]:
     """Rows of Aider prompts: `> …` (or `diff> …`) a few rows below a full-width rule."""
     rows: list[int] = []
     rule: int | None = None
+    kinds = _PROMPT_KINDS
     for row, line in enumerate(lines):
-        if _RULE.match(line):
+        is_rule, is_prompt = kinds[line]
+        if is_rule:
             rule = row
             continue
-        if rule is not None and row - rule <= RULE_TO_PROMPT_ROWS_MAX and _PROMPT.match(line):
+        if rule is not None and row - rule <= RULE_TO_PROMPT_ROWS_MAX and is_prompt:
             rows.append(row)
             rule = None
     return rows
@@ -138,13 +145,23 @@ def _prompt_rows(lines: Sequence[str]) -> list[int]:
 def _model(lines: Sequence[str]) -> str | None:
     """The model the screen names last: the startup `Model:` line or the `Waiting for` bar."""
     found: str | None = None
-    for line in lines:
-        match = _MODEL.match(line)
-        if match is None and _SPINNER.match(line):
-            match = _WAITING.search(line)
-        if match:
-            found = match.group("model")
+    for model in map(_MODEL_LINES.__getitem__, lines):
+        if model is not None:
+            found = model
     return found
+
+
+def _model_line(line: str) -> str | None:
+    match = _MODEL.match(line)
+    if match is None and _SPINNER.match(line):
+        match = _WAITING.search(line)
+    return match.group("model") if match else None
+
+
+# Per-line parses, by line text: every look reads the whole screen for these.
+_EDIT_LINES = LineMemo(_edit_line)
+_PROMPT_KINDS = LineMemo(lambda line: (bool(_RULE.match(line)), bool(_PROMPT.match(line))))
+_MODEL_LINES = LineMemo(_model_line)
 
 
 def _question(lines: Sequence[str], row: int, columns: int) -> tuple[str, list[str]] | None:

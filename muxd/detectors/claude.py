@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude_lines import (
     Block, Spinner, classify_block, is_done_line, parse_spinner, sightings, split_blocks,
@@ -81,8 +82,14 @@ class ClaudeDetector:
 
 
 def _rows(lines: Sequence[str]) -> list[str]:
-    rows = [str(line)[:MAX_LINE_CHARS].rstrip() for line in list(lines)[-MAX_SCREEN_ROWS:]]
-    return [row.replace("\x00", " ").replace("\xa0", " ") for row in rows]
+    return [_CLEAN_ROWS[str(line)] for line in list(lines)[-MAX_SCREEN_ROWS:]]
+
+
+def _clean_row(line: str) -> str:
+    return line[:MAX_LINE_CHARS].rstrip().replace("\x00", " ").replace("\xa0", " ")
+
+
+_CLEAN_ROWS = LineMemo(_clean_row)
 
 
 def _program(name: str | None, argv: Sequence[str]) -> str:

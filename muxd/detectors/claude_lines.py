@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from muxd.detectors._text import parse_count, parse_duration
+from muxd.detectors._text import LineMemo, parse_count, parse_duration
 from muxd.detectors.state import AgentError, ToolSighting
 
 BULLETS = "●⏺"
@@ -226,27 +226,46 @@ def sightings(lines: Sequence[str], *, live_tail: bool) -> list[ToolSighting]:
     command", a group grows to "Read 2 files") are left out until they settle, so the runner
     counts each use once: in-progress forms always, and the last group when `live_tail`.
     """
-    found: list[ToolSighting] = []
-    blocks = split_blocks(lines)
-    for index, block in enumerate(blocks):
-        for position, line in enumerate(block):
-            stripped = line.strip()
-            if stripped[:1] in BULLETS:
-                body = stripped[1:].strip()
-            elif position == 0 and line[:1].isspace():
-                body = stripped
-            else:
-                continue
-            signature = _EXPAND_HINT.sub("", body)
-            call = _TOOL_CALL.match(body)
-            if call:
-                found.append(ToolSighting(tool_name(call.group("name")), signature))
-                continue
-            if body in DONE_HEADS:
-                found.append(ToolSighting(DONE_HEADS[body], signature))
-                continue
-            group = _group(body)
-            if group is None or group.running or (live_tail and index == len(blocks) - 1):
-                continue
-            found.extend(ToolSighting(tool, signature) for tool in group.tools)
-    return found
+    found: list[tuple[int, tuple[ToolSighting, ...], bool]] = []  # (block, sightings, from a group)
+    block = -1
+    position = 0
+    for line in lines:
+        if not line.strip():
+            position = 0
+            continue
+        if position == 0:
+            block += 1
+            parsed = _BLOCK_HEAD_SIGHTINGS[line]
+        else:
+            parsed = _LINE_SIGHTINGS[line]
+        position += 1
+        if parsed is not None:
+            found.append((block, *parsed))
+    return [sighting for index, seen, grouped in found
+            if not (grouped and live_tail and index == block) for sighting in seen]
+
+
+def _line_sightings(line: str, first_in_block: bool) -> tuple[tuple[ToolSighting, ...], bool] | None:
+    """(the tool uses one line shows, whether they come from a settled group), or None."""
+    stripped = line.strip()
+    if stripped[:1] in BULLETS:
+        body = stripped[1:].strip()
+    elif first_in_block and line[:1].isspace():
+        body = stripped
+    else:
+        return None
+    signature = _EXPAND_HINT.sub("", body)
+    call = _TOOL_CALL.match(body)
+    if call:
+        return (ToolSighting(tool_name(call.group("name")), signature),), False
+    if body in DONE_HEADS:
+        return (ToolSighting(DONE_HEADS[body], signature),), False
+    group = _group(body)
+    if group is None or group.running:
+        return None
+    return tuple(ToolSighting(tool, signature) for tool in group.tools), True
+
+
+# Per-line parses, remembered by line text (the first line of a block reads more).
+_BLOCK_HEAD_SIGHTINGS = LineMemo(lambda line: _line_sightings(line, True))
+_LINE_SIGHTINGS = LineMemo(lambda line: _line_sightings(line, False))

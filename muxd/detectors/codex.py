@@ -29,7 +29,7 @@ from muxd.detectors._agent_cli import (
     last_non_empty,
     option_block,
 )
-from muxd.detectors._text import parse_duration
+from muxd.detectors._text import LineMemo, parse_duration
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.codex_tools import EXEC_TOOL, PATCH_TOOL, RUNNING_VERBS, TOOL_CELL, cell_tool, tool_sightings
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection
@@ -269,16 +269,30 @@ def _parse_status(line: str, columns: int) -> tuple[str, int | None] | None:
 
 
 def _last_user_row(lines: Sequence[str], end: int) -> int | None:
+    is_user = _USER_ROWS
     for row in range(end - 1, -1, -1):
-        line = lines[row]
-        if (_USER_MESSAGE.match(line) and not _POPUP_ROW.match(line)) or _SLASH_ECHO.match(line):
+        if is_user[lines[row]]:
             return row
     return None
 
 
+def _is_user_row(line: str) -> bool:
+    return bool((_USER_MESSAGE.match(line) and not _POPUP_ROW.match(line)) or _SLASH_ECHO.match(line))
+
+
 def _blocks(lines: Sequence[str], start: int, end: int) -> list[int]:
     """Rows in start..end-1 that begin a history cell (text at column 0)."""
-    return [row for row in range(start, end) if lines[row][:1].strip() or _WORKED.match(lines[row])]
+    starts = _CELL_STARTS
+    return [row for row in range(start, end) if starts[lines[row]]]
+
+
+def _starts_cell(line: str) -> bool:
+    return bool(line[:1].strip() or _WORKED.match(line))
+
+
+# Per-line answers, remembered by line text: these scans run over most of the screen each look.
+_USER_ROWS = LineMemo(_is_user_row)
+_CELL_STARTS = LineMemo(_starts_cell)
 
 
 def _last_tool_cell(lines: Sequence[str], status_row: int) -> int | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from muxd.detectors._text import LineMemo
 from muxd.detectors.state import ToolSighting
 
 # The shell tool Codex asks approval for; its name is not on screen.
@@ -46,22 +47,36 @@ def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
     sightings: list[ToolSighting] = []
     exploring = False
     for line in lines:
-        match = TOOL_CELL.match(line)
-        if match:
-            verb = match.group("verb")
-            exploring = verb in ("Explored", "Exploring")
-            if exploring:
-                continue
-            if verb in _DONE_VERB:
-                continue  # still running or awaiting approval: a use once it shows as done
-            rest = match.group("rest").strip()
-            sightings.append(ToolSighting(cell_tool(line), f"{verb} {rest}".strip()))
+        cell, sighting, keeps_exploring = _SIGHTING_LINES[line]
+        if cell is not None:
+            exploring = cell == "explore"
+            if sighting is not None:
+                sightings.append(sighting)
             continue
         if exploring:
-            item = _EXPLORE_ITEM.match(line)
-            if item:
-                sightings.append(ToolSighting(EXEC_TOOL, item.group("item").strip()))
+            if sighting is not None:
+                sightings.append(sighting)
                 continue
-            exploring = not line[:1].strip() and bool(line.strip())
+            exploring = keeps_exploring
     return sightings
 
+
+def _sighting_line(line: str) -> tuple[str | None, ToolSighting | None, bool]:
+    """What one line means to tool_sightings: (None, or the kind of tool cell it starts:
+    "explore", "running", "done"; the tool use it shows (for a line that is not a cell:
+    if it is an item under `Explored`); whether an indented line keeps an Explored cell open)."""
+    match = TOOL_CELL.match(line)
+    if match:
+        verb = match.group("verb")
+        if verb in ("Explored", "Exploring"):
+            return "explore", None, False
+        if verb in _DONE_VERB:
+            return "running", None, False  # still running or awaiting approval: a use once done
+        rest = match.group("rest").strip()
+        return "done", ToolSighting(cell_tool(line), f"{verb} {rest}".strip()), False
+    item = _EXPLORE_ITEM.match(line)
+    return None, ToolSighting(EXEC_TOOL, item.group("item").strip()) if item else None, (
+        not line[:1].strip() and bool(line.strip()))
+
+
+_SIGHTING_LINES = LineMemo(_sighting_line)

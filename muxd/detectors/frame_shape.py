@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from muxd.detectors._text import LineMemo
+
 # Digits (elapsed seconds, token counts) and the glyphs spinners cycle through: braille dots
 # (Gemini, Codex), Claude Code's stars, Aider's scanning blocks.
 _TICKING = re.compile("[0-9]+|[\u2800-\u28ff\u2722\u2733\u2736\u273b\u273d\u00b7*\u2591\u2592\u2593\u2588]")
@@ -18,6 +20,9 @@ _TICKING = re.compile("[0-9]+|[\u2800-\u28ff\u2722\u2733\u2736\u273b\u273d\u00b7
 
 def mask(line: str) -> str:
     return _TICKING.sub("0", line)
+
+
+_MASKS = LineMemo(mask)  # a redrawn row is often a row seen before (a scroll, a blinking cell)
 
 
 class FrameShape:
@@ -31,7 +36,7 @@ class FrameShape:
         """Whether `lines` differ from the previous frame in more than ticking parts."""
         rows, masks = self._rows, self._masks
         if len(lines) != len(rows):
-            self._rows, self._masks = list(lines), [mask(line) for line in lines]
+            self._rows, self._masks = list(lines), [_MASKS[line] for line in lines]
             return True
         changed = False
         for index, line in enumerate(lines):
@@ -39,7 +44,7 @@ class FrameShape:
             if line is old or line == old:
                 continue
             rows[index] = line
-            masked = mask(line)
+            masked = _MASKS[line]
             if masked != masks[index]:
                 masks[index] = masked
                 changed = True

@@ -34,7 +34,7 @@ from muxd.detectors._agent_cli import (
     option_block,
     unbox,
 )
-from muxd.detectors._text import parse_duration
+from muxd.detectors._text import LineMemo, parse_duration
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -308,17 +308,27 @@ def _tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
     """Every tool on screen: box headers (`╭…` then `│ ✓  Shell cmd`) and dense rows
     (`  ✓  WriteFile  a.txt → Accepted`)."""
     sightings: list[ToolSighting] = []
+    last = len(lines) - 1
     for row, line in enumerate(lines):
-        if line.lstrip().startswith("╭") and row + 1 < len(lines):
-            match = _TOOL_HEADER.match(unbox(lines[row + 1]))
-        else:
-            match = _DENSE_ROW.match(line)
-        # Only a tool that ran (done ✓, failed x) is a use: one awaiting approval (?), queued
-        # (o), cancelled (-) or still running (⊶, spinner) is not counted yet.
-        if match and match.group("glyph") in _RAN_GLYPHS:
-            rest = re.sub(r"\s+", " ", match.group("rest")).strip()
-            sightings.append(ToolSighting(match.group("name"), f"{match.group('name')} {rest}".strip()))
+        opens_box, found = _ROW_SIGHTINGS[line]
+        if opens_box and row < last:
+            found = _BOX_HEADER_SIGHTINGS[lines[row + 1]]
+        if found is not None:
+            sightings.append(found)
     return sightings
 
 
+def _ran_tool(match: re.Match[str] | None) -> ToolSighting | None:
+    # Only a tool that ran (done ✓, failed x) is a use: one awaiting approval (?), queued
+    # (o), cancelled (-) or still running (⊶, spinner) is not counted yet.
+    if match is None or match.group("glyph") not in _RAN_GLYPHS:
+        return None
+    rest = re.sub(r"\s+", " ", match.group("rest")).strip()
+    return ToolSighting(match.group("name"), f"{match.group('name')} {rest}".strip())
+
+
 _RAN_GLYPHS = frozenset("✓✔x")
+# Per-line parses for _tool_sightings, by line text: (the row opens a box, the dense row's
+# tool use); and the tool use on a box's header row.
+_ROW_SIGHTINGS = LineMemo(lambda line: (line.lstrip().startswith("╭"), _ran_tool(_DENSE_ROW.match(line))))
+_BOX_HEADER_SIGHTINGS = LineMemo(lambda line: _ran_tool(_TOOL_HEADER.match(unbox(line))))

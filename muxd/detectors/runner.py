@@ -92,6 +92,10 @@ class DetectorRunner:
         self._last_process: str | None = None
         self._unidentified = 0
         self._since_identified = 0
+        self._tools_counted = 0  # tool uses counted so far (recent_tools keeps only the last few)
+        # What the last publish was made from, and the state it left: the same again is skipped.
+        self._published_from: tuple[Detection, str, int] | None = None
+        self._published_state: AgentState | None = None
 
     def run(self, ctx: ScreenContext, *, settled: bool = False) -> AgentState | None:
         """Detect on one frame; returns the new published state if it changed, else None.
@@ -112,15 +116,22 @@ class DetectorRunner:
         self._count_tools(detection)
         if not settled and not self._confirmed(detection, now):
             return None
+        source = (detection, detector_name, self._tools_counted)
+        if source == self._published_from and self.state is self._published_state and (
+                self.state.activity.since):
+            return None  # what the last look found, again: _publish would build the same state
         published = self._publish(detection, detector_name, now)
+        changed: AgentState | None = published
         if published == self.state:
-            return None
-        if msgspec.structs.replace(published, evidence=self.state.evidence) == self.state:
+            changed = None
+        elif msgspec.structs.replace(published, evidence=self.state.evidence) == self.state:
             # Only the evidence line moved (a spinner glyph turning): keep it, tell no one.
             self.state = published
-            return None
-        self.state = published
-        return published
+            changed = None
+        else:
+            self.state = published
+        self._published_from, self._published_state = source, self.state
+        return changed
 
     @staticmethod
     def significant(before: AgentState, after: AgentState | None) -> bool:
@@ -203,6 +214,7 @@ class DetectorRunner:
                     default=list(now))
         for sighting in fresh:
             self._recent_tools.append(sighting.name)
+        self._tools_counted += len(fresh)
         del self._recent_tools[:-RECENT_TOOLS_MAX]
         self._sightings.append(list(now))
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import codecs
 import logging
+from functools import lru_cache
+from operator import itemgetter
 from typing import Callable
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
@@ -12,11 +14,19 @@ from .capture import render_rows
 from .cell import Cell
 from .flood import FloodSkipper
 from .parser import ExtendedStream, FastParser
-from .rows import Row
+from .rows import Row, row_text
 from .screen import MuxScreen
 from .scrollback import Scrollback
 
 log = logging.getLogger(__name__)
+
+_cell_text = itemgetter(0)
+
+
+@lru_cache(maxsize=None)
+def _in_order(count: int) -> tuple[int, ...]:
+    """Column keys 0..count-1 in order: a row written left to right has exactly these."""
+    return tuple(range(count))
 
 
 def _clamp_size(columns: int, lines: int) -> tuple[int, int]:
@@ -51,6 +61,8 @@ class Emulator:
         self._display: list[str] = []  # display_lines() as last computed (see there)
         self._display_columns = 0
         self._display_version = -1
+        # id(row object) -> (row, its column keys, its cells, its text): see _refresh_texts
+        self._row_texts: dict[int, tuple[object, tuple[int, ...], tuple[Cell, ...], str]] = {}
         # Several readers (detectors, attached clients) need "rows changed since I last
         # looked", so screen.dirty is drained into per-row version stamps instead of being
         # cleared by whoever reads first.
@@ -148,11 +160,50 @@ class Emulator:
         if len(cache) != screen.lines or self._display_columns != screen.columns:
             cache[:] = [""] * screen.lines
             self._display_columns = screen.columns
+            self._row_texts.clear()
             since = -1
         self._display_version, changed = self.changed_rows(since)
-        for y in changed:
-            cache[y] = screen.visible_text(y).rstrip(" ")
+        if changed:
+            self._refresh_texts(cache, changed)
         return list(cache)
+
+    def _refresh_texts(self, cache: list[str], changed: list[int]) -> None:
+        """Re-read rows `changed` into `cache`, rendering only rows whose cells differ.
+
+        Rows are marked dirty far more often than they change: a scroll marks every row (the
+        row objects only move up), and TUIs redraw their live region unchanged each frame.
+        So each row's text is remembered with its cells (keyed by the row object, which a
+        scroll moves), and a row is rendered again only if its columns or cells changed:
+        two tuple copies and compares, a third of the cost of rendering it."""
+        screen = self._screen
+        buffer = screen.buffer
+        columns = screen.columns
+        known = self._row_texts
+        for y in changed:
+            line = buffer.get(y)
+            if not line:
+                cache[y] = ""
+                continue
+            cells = tuple(line.values())
+            entry = known.get(id(line))
+            if entry is not None and entry[2] == cells and entry[0] is line:
+                keys = tuple(line)
+                if entry[1] == keys:
+                    cache[y] = entry[3]
+                    continue
+            else:
+                keys = tuple(line)
+            if len(keys) <= columns and keys == _in_order(len(keys)):
+                text = "".join(map(_cell_text, cells)).rstrip(" ")  # row_text's result, known order
+            else:
+                text = row_text(line, columns).rstrip(" ")
+            known[id(line)] = (line, keys, cells, text)
+            cache[y] = text
+        if len(known) > 2 * screen.lines:
+            # Forget rows that left the screen (scrolled off, cleared, another buffer).
+            shown = {id(line) for line in buffer.values()}
+            for key in [key for key in known if key not in shown]:
+                del known[key]
 
     def changed_rows(self, since: int) -> tuple[int, list[int]]:
         """(version now, visible rows changed after version `since`); since=-1 gives all rows.

@@ -22,6 +22,7 @@ PANE_PENDING_MAX_BYTES = 4 * 1024 * 1024
 # Requests
 SEND_KEYS_MAX_BYTES = 1024 * 1024
 CAPTURE_MAX_LINES = 1_000_000
+MAX_ROW_NUMBER = 2**62  # a running row number (Captured.first_row): far beyond any pane's life
 
 # Daemon start-up, as seen from a client
 DAEMON_START_TIMEOUT_S = 10.0

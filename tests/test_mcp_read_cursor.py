@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from muxd.emulator import Emulator
 from muxd.errors import BadRequest
 from muxd.mcp_server.read_cursor import content_lines, lines_since, make_cursor
 from muxd.mcp_server.testing import call_ok, mcp_session
+from muxd.protocol.messages import CapturePane
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
@@ -39,6 +41,55 @@ def test_dropped_scrollback_is_followed_and_a_redraw_is_said() -> None:
     assert lines_since(cursor, "%1", trimmed).lines == ["line 10", "line 11"]
     redrawn = lines_since(cursor, "%1", ["a fresh screen"])
     assert redrawn.redrawn and redrawn.lines == []
+
+
+def test_cursors_count_running_row_numbers_so_a_read_starts_at_the_anchor() -> None:
+    # A read of rows 100..104, then a capture from row 103 (the anchor) after more output.
+    cursor = make_cursor("%1", ["a", "b", "c", "d", "e"], first_row=100)
+    since = lines_since(cursor, "%1", ["d", "e", "f", "g"], first_row=103)
+    assert since.lines == ["f", "g"] and not since.redrawn
+    typed_on = lines_since(cursor, "%1", ["d", "e2", "f"], first_row=103)
+    assert typed_on.lines == ["e2", "f"] and typed_on.repeated_last_line
+    # The anchor's rows were dropped from the scrollback: the capture starts later, lost track.
+    assert lines_since(cursor, "%1", ["x", "y"], first_row=400).redrawn
+    one = make_cursor("%1", ["$ "], first_row=7)
+    assert lines_since(one, "%1", ["$ ", "out"], first_row=7).lines == ["out"]
+    assert lines_since(one, "%1", ["$ ls", "out"], first_row=7).lines == ["$ ls", "out"]
+
+
+def test_row_numbers_stay_with_rows_when_old_scrollback_is_dropped() -> None:
+    emulator = Emulator(columns=20, lines=5, scrollback_bytes=2000)
+    emulator.feed(b"".join(b"%d\r\n" % n for n in range(1000)))
+    # Row N shows "N": 996 rows went up; the oldest were dropped to keep 2000 bytes.
+    assert emulator.rows_scrolled == 996 and emulator.history_size <= 500
+    first, _ = emulator.span(-emulator.history_size - 10, None)
+    assert emulator.capture(first, first).strip() == str(emulator.rows_scrolled + first)
+
+
+def test_capture_from_a_row_number() -> None:
+    async def run() -> None:
+        server = MuxdTestServer().start()
+        try:
+            client = await server.client()
+            try:
+                server.cli("new-session", "-d", "-s", "w", "-x", "40", "-y", "5", "--",
+                           "bash", "--norc", "-c", "seq 1 10; read _; seq 11 30; sleep 60", check=True)
+                server.wait_for_text("w", "10")
+                first = await client.call(CapturePane, target="w", start=-3)
+                assert first.text.split("\n")[0] == "4" and first.first_row == 3  # "1" is row 0
+                server.cli("send-keys", "-t", "w", "Enter", check=True)
+                server.wait_for_text("w", "30")
+                # The rows scrolled on, their numbers did not: row 5 is still "6".
+                again = await client.call(CapturePane, target="w", from_row=first.first_row + 2)
+                assert again.first_row == 5 and again.text.split("\n")[:3] == ["6", "7", "8"]
+                with pytest.raises(BadRequest, match="from_row"):
+                    await client.call(CapturePane, target="w", from_row=-1)
+            finally:
+                await client.close()
+        finally:
+            server.stop()
+
+    asyncio.run(run())
 
 
 def test_empty_capture_and_bad_cursors() -> None:

@@ -137,6 +137,15 @@ class Emulator:
         return len(self._scrollback)
 
     @property
+    def rows_scrolled(self) -> int:
+        """Rows that ever scrolled off the top: the running number of the top visible row.
+
+        Row numbers counted this way never change for a row (scrollback eviction only drops
+        low numbers), so a reader can say "from row N on" across reads."""
+        self._sync()
+        return self._scrollback.rows_added
+
+    @property
     def history_bytes(self) -> int:
         """Scrollback bytes counted against `scrollback_bytes` (row text length + 1 per row)."""
         self._sync()
@@ -262,17 +271,19 @@ class Emulator:
         self._sync()
         return render_rows(self.rows(start, end), escapes=escapes, join_wrapped=join_wrapped)
 
-    def rows(self, start: int | None = None, end: int | None = None) -> list[Row]:
-        """Compact rows start..end (same numbering as `capture`)."""
+    def span(self, start: int | None = None, end: int | None = None) -> tuple[int, int]:
+        """(first, last) row that `rows(start, end)` gives, after clamping (same numbering)."""
         self._sync()
         history = len(self._scrollback)
         last = self._screen.lines - 1
-        first = 0 if start is None else start
-        final = last if end is None else end
-        first = min(max(first, -history), last)
-        final = min(max(final, -history), last)
-        if final < first:
-            first, final = final, first
+        first = min(max(0 if start is None else start, -history), last)
+        final = min(max(last if end is None else end, -history), last)
+        return (final, first) if final < first else (first, final)
+
+    def rows(self, start: int | None = None, end: int | None = None) -> list[Row]:
+        """Compact rows start..end (same numbering as `capture`)."""
+        first, final = self.span(start, end)
+        history = len(self._scrollback)
         rows: list[Row] = []
         if first < 0:
             rows.extend(self._scrollback.rows(history + first, history + min(final, -1) + 1))

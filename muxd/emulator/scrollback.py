@@ -66,6 +66,9 @@ class Scrollback:
         self._segments: deque[Segment] = deque()
         self.size_bytes = 0
         self.row_count = 0
+        # Rows ever added, evicted or not: the running number that stays with a row for good
+        # (read_pane's cursor counts on it; eviction and clearing never renumber).
+        self.rows_added = 0
 
     def __len__(self) -> int:
         return self.row_count
@@ -90,6 +93,7 @@ class Scrollback:
         chunk.append(row)
         self.size_bytes += row_size_bytes(len(row.text))
         self.row_count += 1
+        self.rows_added += 1
         if self.size_bytes > self.cap_bytes:
             self._evict()
 
@@ -110,6 +114,7 @@ class Scrollback:
         rows, size = block.row_count, block.size_bytes
         block.append_text(text, has_sgr, end_attrs)
         self.row_count += block.row_count - rows
+        self.rows_added += block.row_count - rows
         self.size_bytes += block.size_bytes - size
         if self.size_bytes > self.cap_bytes:
             self._evict()

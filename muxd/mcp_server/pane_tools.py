@@ -11,13 +11,13 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.config import (
-    CAPTURE_MAX_LINES, DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+    DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
 )
 from muxd.errors import BadRequest
 from muxd.keys import key_name_to_text
 from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.link import current_client
-from muxd.mcp_server.read_cursor import CURSOR_MAX_CHARS, content_lines, lines_since, make_cursor
+from muxd.mcp_server.read_cursor import CURSOR_MAX_CHARS, content_lines, cursor_end, lines_since, make_cursor
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import KillPaneOutput, ReadPaneOutput, ResizePaneOutput, SendInputOutput
 from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
@@ -155,23 +155,32 @@ def register_pane_tools(tools: ToolRegistry) -> None:
         Costly in tokens: prefer agent_summary to check on agents.
         """
         check_range("lines", lines, 1, READ_PANE_LINES_MAX)
-        # The whole scrollback: the cursor counts lines from its top (see read_cursor.py).
-        resolved = (await current_client().call(Summary, target=pane_id)).summary.pane_id
-        captured = await current_client().call(CapturePane, target=resolved, start=-CAPTURE_MAX_LINES,
-                                     escapes=not strip_ansi)
-        rows_all = rows = content_lines(captured.text)  # a cursor is only valid with the same strip_ansi
+        client = current_client()
+        resolved = (await client.call(Summary, target=pane_id)).summary.pane_id
+
+        async def capture(**where: Any) -> tuple[list[str], int]:
+            captured = await client.call(CapturePane, target=resolved, escapes=not strip_ansi, **where)
+            return content_lines(captured.text), captured.first_row
+
+        # `lines` rows of scrollback plus the screen always hold the last `lines` lines of content.
+        last_lines = {"start": -lines}
         record: dict[str, Any] = {"pane_id": pane_id}
-        if cursor is not None:
-            since = lines_since(cursor, resolved, rows_all)
+        if cursor is None:
+            rows, first_row = await capture(**last_lines)
+            shown = rows[-lines:]
+        else:
+            # Only from the anchor on: row numbers stay put as the pane scrolls (see read_cursor.py).
+            rows, first_row = await capture(from_row=max(0, cursor_end(cursor, resolved) - 2))
+            since = lines_since(cursor, resolved, rows, first_row)  # valid only with the same strip_ansi
             record["redrawn"] = since.redrawn
-            if not since.redrawn:
-                new = since.lines
-                record["skipped"] = max(0, len(new) - lines)
+            if since.redrawn:
+                rows, first_row = await capture(**last_lines)
+                shown = rows[-lines:]
+            else:
+                shown = since.lines[-lines:]
+                record["skipped"] = max(0, len(since.lines) - lines)
                 record["repeated_last_line"] = since.repeated_last_line
-                rows = new
-        shown = rows[-lines:]
-        record.update(lines=len(shown), text="\n".join(shown),
-                      cursor=make_cursor(resolved, rows_all))
+        record.update(lines=len(shown), text="\n".join(shown), cursor=make_cursor(resolved, rows, first_row))
         return record  # type: ignore[return-value]
 
     @tools.tool(category="panes", risk="moderate", annotations=IDEMPOTENT)

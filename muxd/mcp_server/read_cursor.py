@@ -1,13 +1,13 @@
 """The opaque `cursor` of read_pane: where a caller's last read ended, so the next gets only new lines.
 
-A cursor records the pane, how many lines (scrollback + screen, trailing blank rows cut)
-the pane had, and short hashes of the last two of them (the anchor). The next read finds
-the anchor again:
+A cursor records the pane, the running number of the row after the last line read (rows keep
+their number as they scroll and as old scrollback is dropped: see Captured.first_row), and
+short hashes of the last two lines (the anchor). The next read captures from the anchor on,
+not the whole scrollback, and finds the anchor again:
 - at the same place: the lines after it are new;
 - the last line changed but the one before did not (a prompt that got typed on): that
   line is returned again, with the ones after it;
-- earlier (the oldest scrollback was dropped to stay within its byte cap): found by
-  searching back for the anchor;
+- earlier (the capture started elsewhere): found by searching back for the anchor;
 - nowhere (the screen was cleared or redrawn, e.g. a full-screen TUI repainting): the read
   says `redrawn: true` and returns the screen's last lines, as a read without a cursor.
 Limits: a TUI that redraws in place (most agent UIs) gives `redrawn` often, prefer
@@ -22,9 +22,10 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from muxd.config import MAX_ROW_NUMBER
 from muxd.errors import BadRequest
 
-CURSOR_VERSION = 1
+CURSOR_VERSION = 2
 CURSOR_MAX_CHARS = 400
 ANCHOR_SEARCH_MAX_LINES = 100_000
 
@@ -41,10 +42,11 @@ def content_lines(text: str) -> list[str]:
     return rows
 
 
-def make_cursor(pane_id: str, lines: list[str]) -> str:
-    """An opaque cursor marking the end of `lines` (a full capture of `pane_id`)."""
+def make_cursor(pane_id: str, lines: list[str], first_row: int = 0) -> str:
+    """An opaque cursor marking the end of `lines`, a capture of `pane_id` whose first line is
+    row number `first_row`."""
     count = len(lines)
-    state = {"v": CURSOR_VERSION, "p": pane_id, "n": count,
+    state = {"v": CURSOR_VERSION, "p": pane_id, "n": first_row + count,
              "a": _digest(lines[-1]) if count else "", "b": _digest(lines[-2]) if count > 1 else ""}
     return base64.urlsafe_b64encode(json.dumps(state, separators=(",", ":")).encode()).decode().rstrip("=")
 
@@ -71,23 +73,40 @@ def _decode(cursor: str) -> dict[str, object]:
     return state
 
 
-def lines_since(cursor: str, pane_id: str, lines: list[str]) -> Since:
-    """The part of `lines` (a full capture of `pane_id`) that `cursor` has not seen."""
+def cursor_end(cursor: str, pane_id: str) -> int:
+    """The row number where the cursor's read ended (bad_request for a foreign or broken cursor)."""
     state = _decode(cursor)
     if state.get("p") != pane_id:
         raise BadRequest(f"cursor belongs to pane {state.get('p')}, not {pane_id}", field="cursor")
-    count, last, before = state["n"], state.get("a"), state.get("b")
-    assert isinstance(count, int)
-    if count == 0:
-        return Since(lines, redrawn=False)
+    end = state["n"]
+    assert isinstance(end, int)
+    if not 0 <= end <= MAX_ROW_NUMBER:
+        raise BadRequest("cursor is not one read_pane returned", field="cursor")
+    return end
+
+
+def lines_since(cursor: str, pane_id: str, lines: list[str], first_row: int = 0) -> Since:
+    """The part of `lines` (a capture of `pane_id` from row number `first_row` to the end of the
+    screen) that `cursor` has not seen."""
+    end = cursor_end(cursor, pane_id)
+    state = _decode(cursor)
+    last, before = state.get("a"), state.get("b")
+    count = end - first_row  # where the cursor's read ended, as an index into `lines`
+    if last == "":
+        return Since(lines[max(0, count):], redrawn=False)
 
     def anchored(i: int) -> bool:  # does the anchor's last line sit at index i?
-        return (0 <= i < len(lines) and _digest(lines[i]) == last
-                and (i == 0 and before == "" or i > 0 and _digest(lines[i - 1]) == before))
+        if not (0 <= i < len(lines) and _digest(lines[i]) == last):
+            return False
+        # A one-line read has no line before its anchor: it must be where it was.
+        return i == count - 1 if before == "" else i > 0 and _digest(lines[i - 1]) == before
 
     if anchored(count - 1):
         return Since(lines[count:], redrawn=False)
-    if count == 1 and lines or count >= 2 and count - 2 < len(lines) and _digest(lines[count - 2]) == before:
+    # The last line read changed but the one before it did not: a prompt that got typed on.
+    typed_on = (0 <= count - 1 < len(lines) if before == ""
+                else 0 <= count - 2 < len(lines) and _digest(lines[count - 2]) == before)
+    if typed_on:
         return Since(lines[count - 1:], redrawn=False, repeated_last_line=True)
     for i in range(min(count - 2, len(lines) - 1), max(-1, count - 2 - ANCHOR_SEARCH_MAX_LINES), -1):
         if anchored(i):

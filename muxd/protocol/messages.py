@@ -122,6 +122,9 @@ class CapturePane(_Message, tag="capture-pane"):
     end: int | None = None
     escapes: bool = False
     join_wrapped: bool = False
+    # Start at this running row number instead (Captured.first_row of an earlier capture):
+    # row numbers stay with rows as they scroll, so "from where I stopped" needs no full capture.
+    from_row: int | None = None
 
 
 class ListPanes(_Message, tag="list-panes"):
@@ -388,6 +391,7 @@ class WindowList(_Message, tag="window-list"):
 class Captured(_Message, tag="captured"):
     id: int
     text: str
+    first_row: int = 0  # running number of the first row in `text` (rows ever scrolled off + its index)
 
 
 class Status(_Message, tag="status"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.config import CAPTURE_MAX_LINES, SEND_KEYS_MAX_BYTES
+from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands import command
 from muxd.daemon.registry import pane_info
 from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
@@ -40,9 +40,15 @@ async def capture_pane(daemon: Daemon, req: CapturePane) -> Captured:
     pane = resolve_pane(daemon.registry, req.target)
     _check_line(req.start, "start")
     _check_line(req.end, "end")
-    text = pane.emulator.capture(req.start, req.end, escapes=req.escapes,
-                                 join_wrapped=req.join_wrapped)
-    return Captured(id=req.id, text=text)
+    emulator = pane.emulator
+    start = req.start
+    if req.from_row is not None:
+        if not 0 <= req.from_row <= MAX_ROW_NUMBER:
+            raise BadRequest(f"from_row must be 0..{MAX_ROW_NUMBER}", field="from_row")
+        start = req.from_row - emulator.rows_scrolled  # no await in between: the numbers hold
+    text = emulator.capture(start, req.end, escapes=req.escapes, join_wrapped=req.join_wrapped)
+    first, _ = emulator.span(start, req.end)
+    return Captured(id=req.id, text=text, first_row=emulator.rows_scrolled + first)
 
 
 @command(ListPanes)

@@ -3,8 +3,11 @@
 Both run inside the same kind of outer terminal (a pane of a private tmux server, 100x30):
 (a) `muxd attach` to a muxd session, (b) `tmux attach` to an inner tmux server, each with the
 same program in the pane. Latency: a character sent to the outer pane with `send-keys`, timed
-until `capture-pane` of the outer pane shows it (median of N). CPU: server + client CPU time
-while the pane runs a full-screen redraw at 60 Hz for a few seconds.
+until `capture-pane` of the outer pane shows it (median of N; each capture-pane costs ~3 ms, so
+this figure moves in steps of that). Also, without the outer tmux: the attach client in a
+pseudo-terminal of our own, a character written to it until its echo comes out of it (the
+client + server path alone). CPU: server + client CPU time while the pane runs a full-screen
+redraw at 60 Hz for a few seconds.
 
     .venv/bin/python benchmarks/bench_attach.py [--samples 100] [--cpu-seconds 5]
 """
@@ -12,11 +15,16 @@ while the pane runs a full-screen redraw at 60 Hz for a few seconds.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import pty
+import select
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import textwrap
 import time
 import uuid
@@ -65,6 +73,51 @@ def echo_latency(term: OuterTerminal, samples: int) -> list[float]:
     return times
 
 
+def pty_echo_latency(argv: list[str], env: dict[str, str], ready: bytes, samples: int) -> list[float]:
+    """Seconds from writing one character into a pseudo-terminal running the attach client
+    `argv` (attached to `cat`) until the character comes back out of it."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the attach client, on the pty as its terminal
+        os.execvpe(argv[0], argv, env)
+    try:
+        # The outer terminal's size (a pty starts at 0x0), so the session keeps its size.
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        os.set_blocking(fd, False)
+        seen = [b""]
+
+        def attached() -> bool:
+            seen[0] += _read_ready(fd, 0.05)
+            return ready in seen[0]
+
+        wait_until(attached, timeout=10, message=f"{argv[0]} attached")
+        while _read_ready(fd, 0.2):  # let the first frames settle
+            pass
+        times = []
+        for _ in range(samples):
+            start = time.perf_counter()
+            os.write(fd, b"x")
+            got = b""
+            while b"x" not in got:
+                got += _read_ready(fd, 2.0)
+            times.append(time.perf_counter() - start)
+            while _read_ready(fd, 0.01):  # cursor moves after the echo
+                pass
+        return times
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+
+
+def _read_ready(fd: int, timeout: float) -> bytes:
+    if not select.select([fd], [], [], timeout)[0]:
+        return b""
+    try:
+        return os.read(fd, 65536)
+    except (BlockingIOError, OSError):
+        return b""
+
+
 def cpu_share(pids: list[int], seconds: float) -> list[float]:
     """Each process's CPU time over `seconds` of wall time, as a share of one core."""
     before = [cpu_seconds(p) for p in pids]
@@ -74,7 +127,7 @@ def cpu_share(pids: list[int], seconds: float) -> list[float]:
     return [(cpu_seconds(p) - b) / elapsed for p, b in zip(pids, before)]
 
 
-def run_muxd(samples: int, cpu_s: float, script: Path) -> tuple[list[float], list[float]]:
+def run_muxd(samples: int, cpu_s: float, script: Path) -> tuple[list[float], list[float], list[float]]:
     server = MuxdTestServer().start()
     term = None
     try:
@@ -85,17 +138,19 @@ def run_muxd(samples: int, cpu_s: float, script: Path) -> tuple[list[float], lis
         term.keys("C-b", "0")
         term.wait_for("0:cat*")
         latency = echo_latency(term, samples)
+        direct = pty_echo_latency([sys.executable, "-m", "muxd", "-L", server.name, "attach", "-t", "bench"],
+                                  {**server.env, "TERM": "xterm-256color"}, b"[bench]", samples)
         term.keys("C-b", "1")
         term.wait_for("frame")
         pids = [server.pid, term.pane_pid()]
-        return latency, cpu_share(pids, cpu_s)
+        return latency, direct, cpu_share(pids, cpu_s)
     finally:
         if term is not None:
             term.close()
         server.stop()
 
 
-def run_tmux(samples: int, cpu_s: float, script: Path) -> tuple[list[float], list[float]]:
+def run_tmux(samples: int, cpu_s: float, script: Path) -> tuple[list[float], list[float], list[float]]:
     inner = f"muxd-bench-inner-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
 
@@ -112,10 +167,12 @@ def run_tmux(samples: int, cpu_s: float, script: Path) -> tuple[list[float], lis
         term = OuterTerminal(env, command=f"tmux -L {inner} attach -t bench")
         term.wait_for("[bench]")
         latency = echo_latency(term, samples)
+        direct = pty_echo_latency(["tmux", "-L", inner, "attach", "-t", "bench"],
+                                  {**env, "TERM": "xterm-256color"}, b"[bench]", samples)
         tmux("select-window", "-t", "bench:1")
         term.wait_for("frame")
         server_pid = int(tmux("display-message", "-p", "#{pid}").strip())
-        return latency, cpu_share([server_pid, term.pane_pid()], cpu_s)
+        return latency, direct, cpu_share([server_pid, term.pane_pid()], cpu_s)
     finally:
         if term is not None:
             term.close()
@@ -130,12 +187,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "tui60.py"
         script.write_text(TUI_60HZ)
-        muxd_lat, muxd_cpu = run_muxd(args.samples, args.cpu_seconds, script)
-        tmux_lat, tmux_cpu = run_tmux(args.samples, args.cpu_seconds, script)
+        muxd_lat, muxd_pty, muxd_cpu = run_muxd(args.samples, args.cpu_seconds, script)
+        tmux_lat, tmux_pty, tmux_cpu = run_tmux(args.samples, args.cpu_seconds, script)
     m, t = statistics.median(muxd_lat) * 1000, statistics.median(tmux_lat) * 1000
     print(f"keystroke-to-echo median  muxd {m:6.2f} ms   tmux {t:6.2f} ms   muxd/tmux {m / t:5.2f}")
     print(f"keystroke-to-echo p90     muxd {statistics.quantiles(muxd_lat, n=10)[-1] * 1000:6.2f} ms   "
           f"tmux {statistics.quantiles(tmux_lat, n=10)[-1] * 1000:6.2f} ms")
+    m, t = statistics.median(muxd_pty) * 1000, statistics.median(tmux_pty) * 1000
+    print(f"echo via client in a pty  muxd {m:6.2f} ms   tmux {t:6.2f} ms   (no outer tmux, no polling)")
     muxd_total, tmux_total = sum(muxd_cpu), sum(tmux_cpu)
     print(f"60 Hz full-screen TUI CPU muxd {muxd_total * 100:5.1f}% of a core (daemon "
           f"{muxd_cpu[0] * 100:.1f}% + client {muxd_cpu[1] * 100:.1f}%)   tmux {tmux_total * 100:5.1f}% "

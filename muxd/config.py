@@ -48,6 +48,9 @@ DB_DIR_MODE = 0o700
 LATENCY_BUCKETS_MS = (5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0)
 
 # Interactive attach (muxd attach): per-client rendering in the daemon
-ATTACH_FRAME_INTERVAL_S = 1 / 60   # at most ~60 frames a second per client
+ATTACH_FRAME_INTERVAL_S = 1 / 60   # at most ~60 frames a second per client while its user types
+ATTACH_OUTPUT_FRAME_INTERVAL_S = 1 / 30  # ~30 a second when only program output changes the screen
+ATTACH_TYPING_S = 0.5              # input this recent counts as typing (the faster frame rate)
 ATTACH_STATUS_REFRESH_S = 1.0      # redraw at least this often (elapsed times in the status line)
 ATTACH_NOTICE_S = 3.0              # how long a notice stays in the status line
+ATTACH_RENDER_FAILURES_MAX = 3     # consecutive failed frames before a client is detached

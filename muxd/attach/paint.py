@@ -7,8 +7,8 @@ an unchanged row costs a tuple compare, an unchanged frame costs nothing.
 
 from __future__ import annotations
 
-from itertools import compress, count, groupby
-from operator import is_not, itemgetter
+from itertools import compress, count, groupby, repeat
+from operator import is_not, itemgetter, lt, ne, sub
 
 from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style
 from muxd.emulator.sgr import sgr_transition
@@ -115,8 +115,13 @@ class FramePainter:
         if not changed:
             return
         columns = len(new)
-        # Split where two changed cells are further apart than SPAN_GAP_CELLS.
-        breaks = [i for i, a, b in zip(count(1), changed, changed[1:]) if b - a > SPAN_GAP_CELLS]
+        # Split where two changed cells are further apart than SPAN_GAP_CELLS (none when the
+        # changed cells are one run, as in a TUI's redrawn row: no per-cell work then).
+        if changed[-1] - changed[0] + 1 == len(changed):
+            breaks = []
+        else:
+            gaps = map(sub, changed[1:], changed)
+            breaks = list(compress(count(1), map(lt, repeat(SPAN_GAP_CELLS), gaps)))
         firsts = [0, *breaks]
         lasts = [i - 1 for i in breaks] + [len(changed) - 1]
         spans = [(changed[f], changed[l]) for f, l in zip(firsts, lasts)]
@@ -140,14 +145,20 @@ class FramePainter:
     def _write(self, out: list[str], y: int, x: int, cells: FrameRow, row: FrameRow, stop: int) -> None:
         """Write `cells` (row[x:stop]) at (x, y)."""
         self._move(out, x, y)
-        texts = list(map(_data, cells))
-        text = "".join(texts)
-        if not (len(text) == len(cells) and text.isascii()):
-            cells = terminal_safe(cells)
+        text = "".join(map(_data, cells))
         set_style = self._set_style
-        for style, group in groupby(cells, _style_of):
-            set_style(out, style)
-            out.append("".join(map(_data, group)))
+        if len(text) == len(cells) and text.isascii():
+            # One character per cell: each style run is a slice of `text`, found by comparing
+            # neighbouring styles in C; no second join, no per-cell Python step.
+            styles = list(map(_style_of, cells))
+            cuts = [0, *compress(count(1), map(ne, styles[1:], styles)), len(cells)]
+            for start, end in zip(cuts, cuts[1:]):
+                set_style(out, styles[start])
+                out.append(text[start:end])
+        else:
+            for style, group in groupby(terminal_safe(cells), _style_of):
+                set_style(out, style)
+                out.append("".join(map(_data, group)))
         self._cursor = (stop, y) if stop < len(row) else None  # at the edge: pending wrap
 
     def _set_style(self, out: list[str], style: Style) -> None:

@@ -15,7 +15,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
-    ATTACH_FRAME_INTERVAL_S, ATTACH_NOTICE_S, ATTACH_STATUS_REFRESH_S, MAX_COLUMNS, MAX_LINES,
+    ATTACH_FRAME_INTERVAL_S, ATTACH_NOTICE_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
+    ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, MAX_COLUMNS, MAX_LINES,
     MIN_COLUMNS, MIN_LINES,
 )
 from muxd.daemon.commands import attach as actions
@@ -23,9 +24,9 @@ from muxd.daemon.copy_mode import CopyMode
 from muxd.daemon.input_parser import InputParser, Mouse, Paste, Token
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
-from muxd.daemon.registry import Session, Window
+from muxd.daemon.registry import Registry, Session, Window
 from muxd.daemon.status_line import agent_status
-from muxd.daemon.target import resolve_session
+from muxd.daemon.target import resolve_pane, resolve_session
 from muxd.emulator import Emulator
 from muxd.errors import BadRequest, MuxdError
 from muxd.protocol.messages import (
@@ -99,6 +100,7 @@ class AttachedClient:
         self.help_view: Emulator | None = None
         self.closed = False
         self.frames = 0
+        self.last_input = 0.0  # time.monotonic() of the last keys or mouse event
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -130,33 +132,58 @@ class AttachedClient:
 
     async def _render_loop(self) -> None:
         last_frame = 0.0
+        failures = 0
+        while not self.closed:
+            try:
+                last_frame = await self._render_once(last_frame)
+                failures = 0
+            except (ConnectionError, asyncio.CancelledError):
+                return
+            except Exception:  # a bug must cost this client a frame, not the daemon
+                failures += 1
+                log.exception("attached client render failed (%d in a row)", failures)
+                if failures >= ATTACH_RENDER_FAILURES_MAX:
+                    self.detach("internal error in the muxd server (see its log)")
+                    return
+                # Try again a frame interval later, repainting the whole screen: a transient
+                # state (a layout caught mid-change) must not cost the user their session.
+                self.painter.invalidate()
+                last_frame = time.monotonic()
+                self._wake.set()
+
+    async def _render_once(self, last_frame: float) -> float:
+        """Wait for a change (or the status refresh) and paint it; returns the time of the
+        last frame sent."""
         try:
-            while not self.closed:
-                try:
-                    await asyncio.wait_for(self._wake.wait(), ATTACH_STATUS_REFRESH_S)
-                except TimeoutError:
-                    pass
-                # Cap the frame rate: output arriving meanwhile joins this frame.
-                delay = last_frame + ATTACH_FRAME_INTERVAL_S - time.monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                self._wake.clear()
-                if self.closed:
-                    break
-                if self.session not in self.daemon.registry.sessions:
-                    self.detach("exited")
-                    break
-                data = self.painter.paint(self.frame())
-                if data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
-                    last_frame = time.monotonic()
-                    self.frames += 1
-                    self.connection.send(AttachOutput(data=data))
-                    await self.connection.writer.drain()
-        except (ConnectionError, asyncio.CancelledError):
+            await asyncio.wait_for(self._wake.wait(), ATTACH_STATUS_REFRESH_S)
+        except TimeoutError:
             pass
-        except Exception:  # a bug must cost this client, not the daemon
-            log.exception("attached client render failed")
-            self.detach("internal error in the muxd server (see its log)")
+        # Cap the frame rate: output arriving meanwhile joins this frame. A program redrawing
+        # on its own (a 60 Hz TUI, a build log) gets 30 frames a second, which halves the
+        # render cost and nobody can tell; while the user types, 60. And the first frame
+        # after a key goes at once: it carries the echo, which the cap would delay by up to
+        # a frame interval (tmux paints an echo as soon as it comes, too).
+        now = time.monotonic()
+        if self.last_input <= last_frame:
+            typing = now - self.last_input < ATTACH_TYPING_S
+            interval = ATTACH_FRAME_INTERVAL_S if typing else ATTACH_OUTPUT_FRAME_INTERVAL_S
+            delay = last_frame + interval - now
+            if delay > 0:
+                await asyncio.sleep(delay)
+        self._wake.clear()
+        if self.closed:
+            return last_frame
+        if self.session not in self.daemon.registry.sessions:
+            self.detach("exited")
+            return last_frame
+        data = self.painter.paint(self.frame())
+        if not data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
+            return last_frame
+        sent_at = time.monotonic()
+        self.frames += 1
+        self.connection.send(AttachOutput(data=data))
+        await self.connection.writer.drain()
+        return sent_at
 
     def frame(self) -> Any:
         from muxd.attach.compose import compose
@@ -222,56 +249,63 @@ class AttachedClient:
         self.hub.fit_session(self.session)
 
     def input(self, data: bytes) -> None:
+        self.last_input = time.monotonic()
+        shown = False
         for token in self.parser.feed(data):
             if self.closed:
                 return
             try:
-                self._token(token)
+                shown = self._token(token) or shown
             except MuxdError as exc:
                 self.say(exc.message)
-        self.hub.changed(self.session)
+        # Keys that only went to a program change nothing on screen until it answers (its
+        # output wakes the clients): a frame now would be an empty paint in the echo's way.
+        if shown:
+            self.hub.changed(self.session)
 
-    def _token(self, token: Token) -> None:
+    def _token(self, token: Token) -> bool:
+        """Act on one key, paste or mouse event; False when it only went to a program."""
         if isinstance(token, Mouse):
-            self._mouse(token)
-            return
+            return self._mouse(token)
         if isinstance(token, Paste):
             pane = self._active_pane()
             if pane is not None and pane.id not in self.hub.copy_modes and self.help_view is None:
                 wrapped = BRACKETED_PASTE_MODE in pane_modes(pane.emulator)
                 pane.write(b"\x1b[200~" + token.data + b"\x1b[201~" if wrapped else token.data)
-            return
+                return False
+            return True
         key = token.data
         if self.help_view is not None:
             if key in (b"q", b"\x1b", b"\x03"):
                 self.help_view = None
-            return
+            return True
         if self.prompt is not None:
             finished, answer = self.prompt.key(key)
             if finished:
                 prompt, self.prompt = self.prompt, None
                 if answer is not None:
                     prompt.on_done(answer)
-            return
+            return True
         if self.prefix_pending:
             self.prefix_pending = False
             if key == self.prefix:
                 self._write_active(key)
-            else:
-                self._prefix_command(key)
-            return
+                return False
+            self._prefix_command(key)
+            return True
         if key == self.prefix:
             self.prefix_pending = True
-            return
+            return False
         pane = self._active_pane()
         if pane is None:
-            return
+            return False
         copy = self.hub.copy_modes.get(pane.id)
         if copy is not None:
             if not copy.key(key, history=pane.emulator.history_size, page=pane.lines):
                 del self.hub.copy_modes[pane.id]
-            return
+            return True
         pane.write(key)
+        return False
 
     def _active_pane(self) -> Pane | None:
         window = self.session.active_window
@@ -333,33 +367,36 @@ class AttachedClient:
         view.feed(b"\x1b[?25l")
         self.help_view = view
 
-    def _mouse(self, event: Mouse) -> None:
+    def _mouse(self, event: Mouse) -> bool:
+        """Scroll, select or forward a mouse event; False when it only went to a program."""
         window = self.session.active_window
         if window is None or window.layout is None or self.help_view is not None:
-            return
+            return False
         hit = next(((pane, x, y) for pane, x, y, w, h in self.hub.placements(window)
                     if x <= event.x < x + w and y <= event.y < y + h), None)
         if hit is None:
-            return
+            return False
         pane, x, y = hit
         copy = self.hub.copy_modes.get(pane.id)
         modes = pane_modes(pane.emulator)
         if copy is None and modes & MOUSE_TRACKING_MODES and not pane.exited:
             pane.write(encode_mouse(event, event.x - x, event.y - y, sgr=SGR_MOUSE_MODE in modes))
-            return
+            return False
         if event.wheel:
             if event.release:
-                return
+                return False
             history = pane.emulator.history_size
             if copy is None:
                 if event.wheel > 0:
-                    return
+                    return False
                 copy = self.hub.copy_modes[pane.id] = CopyMode()
             if not copy.wheel(event.wheel, history):
                 del self.hub.copy_modes[pane.id]
-            return
+            return True
         if not event.release and event.button & 3 == 0 and not event.button & 32:
             window.active_pane = pane  # a click selects the pane, as tmux with mouse on
+            return True
+        return False
 
 
 def encode_mouse(event: Mouse, x: int, y: int, *, sgr: bool) -> bytes:
@@ -370,6 +407,24 @@ def encode_mouse(event: Mouse, x: int, y: int, *, sgr: bool) -> bytes:
     if x > 222 or y > 222:
         return b""  # the legacy encoding cannot say it
     return bytes((0x1B, 0x5B, 0x4D, 32 + button, 33 + x, 33 + y))
+
+
+def _select_target(registry: Registry, session: Session, target: str | None) -> None:
+    """`attach -t work:2`, `-t @3`, `-t %4`: that window (and pane) become the current ones,
+    as tmux's attach-session does; a bare session name or $N changes nothing."""
+    if not target or target.startswith("$") or (":" not in target and registry.session_named(target)):
+        return
+    pane = resolve_pane(registry, target)
+    window = pane.window
+    if not isinstance(window, Window) or window.session is not session:
+        return
+    if session.active_window is not window:
+        session.last_window = session.active_window
+        session.active_window = window
+    if window.active_pane is not pane:
+        if window.zoomed:
+            window.toggle_zoom()
+        window.active_pane = pane
 
 
 def _clamp(columns: int, lines: int) -> tuple[int, int]:
@@ -402,11 +457,20 @@ class AttachHub:
                 client.resize(message.columns, message.lines)
         except MuxdError as exc:
             connection.send(Error(id=message.id, code=exc.code, message=exc.message))
+        except Exception as exc:  # a bug in key handling costs that key, not the connection
+            log.exception("attached client: %s failed", type(message).__name__)
+            client = self.clients.get(connection)
+            if isinstance(message, Attach) or client is None or client._task is None:
+                self.clients.pop(connection, None)
+                connection.send(Error(id=message.id, code="internal", message=f"internal error: {exc!r}"))
+            else:
+                client.say(f"internal error: {exc!r} (see the server log)")
 
     def _attach(self, connection: Connection, request: Attach) -> None:
         if connection in self.clients:
             raise BadRequest("this connection is already attached")
         session = resolve_session(self.daemon.registry, request.target)
+        _select_target(self.daemon.registry, session, request.target)
         client = AttachedClient(self, connection, session, request.columns, request.lines,
                                 request.prefix)
         self.clients[connection] = client

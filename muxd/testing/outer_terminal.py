@@ -11,7 +11,9 @@ import shlex
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from muxd.testing.wait import wait_until
 
@@ -91,3 +93,23 @@ class OuterTerminal:
 
     def close(self) -> None:
         self.tmux("kill-server", check=False)
+
+
+@contextmanager
+def outer_terminals(server: Any) -> Iterator[Callable[..., OuterTerminal]]:
+    """A factory of outer terminals whose shells reach `server` (a MuxdTestServer); all closed
+    at the end, and the daemon's log tail printed (pytest shows it when the test failed)."""
+    terminals: list[OuterTerminal] = []
+
+    def make(columns: int = 100, lines: int = 30, command: str = "bash --norc --noprofile") -> OuterTerminal:
+        terminal = OuterTerminal({**server.env, "PS1": "$ "}, columns=columns, lines=lines, command=command)
+        terminals.append(terminal)
+        return terminal
+
+    try:
+        yield make
+    finally:
+        for terminal in terminals:
+            terminal.close()
+        if server.log_path.exists():
+            print(server.log_path.read_text()[-4000:])

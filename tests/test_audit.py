@@ -39,6 +39,8 @@ async def _drive(server: MuxdTestServer, pane: str, viewer: str) -> None:
         await call_ok(session, "list_panes")
         assert "rate_limited" in await call_error(session, "list_panes")
         assert "not_found" in await call_error(session, "read_pane", pane_id="%999")
+        # Refused by the SDK's argument validation, before muxd's guard: audited all the same.
+        assert "bad_request: lines" in await call_error(session, "read_pane", pane_id=pane, lines="many")
 
         history = await call_ok(session, "get_tool_history", limit=50)
         sent = _rows(history, tool="send_input")
@@ -50,8 +52,9 @@ async def _drive(server: MuxdTestServer, pane: str, viewer: str) -> None:
         assert listed[1]["args_sha256"] == listed[2]["args_sha256"]  # same arguments, same hash
         assert listed[1]["rows"] == 1  # one pane listed
         failed = _rows(history, tool="read_pane")
-        assert failed[0]["status"] == "error" and failed[0]["error_code"] == "not_found"
-        assert failed[0]["args_sha256"] != sent[0]["args_sha256"]
+        assert [(r["status"], r["error_code"]) for r in failed] == [("error", "bad_request"), ("error", "not_found")]
+        assert failed[1]["args_sha256"] != sent[0]["args_sha256"]
+        assert failed[0]["args_sha256"] == args_sha256({"pane_id": pane, "lines": "many"})
         only_errors = await call_ok(session, "get_tool_history", status="error")
         assert {r["tool"] for r in only_errors["calls"]} == {"read_pane"}
         assert "limit" in await call_error(session, "get_tool_history", limit=0)

@@ -4,13 +4,15 @@
   token that authenticated it (stdio has one connection, set as the default in link.py).
 - `tidy_tool_results`: a structured tool result's text block becomes compact JSON (the SDK
   pretty-prints it; the text is what a model reads, so indentation is paid in tokens), and an
-  argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why`.
+  argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why` (and
+  is audited: the call never reached muxd's guard).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +20,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from muxd.client.connection import Client
 from muxd.errors import ConnectionLost, MuxdError
+from muxd.mcp_server.guards import record_refused_call
 from muxd.mcp_server.link import acting_as
 
 TOOLS_CALL = "tools/call"
@@ -59,9 +62,16 @@ def _tidy(result: dict[str, Any]) -> dict[str, Any]:
 
 
 async def tidy_tool_results(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    started = time.monotonic()
     result = await call_next(ctx)
     if ctx.method == TOOLS_CALL and isinstance(result, dict):
-        return _tidy(result)
+        tidied = _tidy(result)
+        if result.get("isError") and tidied is not result:
+            # The SDK refused the arguments before muxd's guard ran: audit the call here.
+            params = ctx.params or {}
+            await record_refused_call(str(params.get("name") or ""), params.get("arguments"),
+                                      (time.monotonic() - started) * 1000.0)
+        return tidied
     return result
 
 

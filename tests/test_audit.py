@@ -41,6 +41,7 @@ async def _drive(server: MuxdTestServer, pane: str, viewer: str) -> None:
         assert "not_found" in await call_error(session, "read_pane", pane_id="%999")
         # Refused by the SDK's argument validation, before muxd's guard: audited all the same.
         assert "bad_request: lines" in await call_error(session, "read_pane", pane_id=pane, lines="many")
+        assert "not_found: no tool named 'drop_tables'" in await call_error(session, "drop_tables")
 
         history = await call_ok(session, "get_tool_history", limit=50)
         sent = _rows(history, tool="send_input")
@@ -55,8 +56,10 @@ async def _drive(server: MuxdTestServer, pane: str, viewer: str) -> None:
         assert [(r["status"], r["error_code"]) for r in failed] == [("error", "bad_request"), ("error", "not_found")]
         assert failed[1]["args_sha256"] != sent[0]["args_sha256"]
         assert failed[0]["args_sha256"] == args_sha256({"pane_id": pane, "lines": "many"})
+        unknown = _rows(history, tool="drop_tables")
+        assert [(r["status"], r["error_code"]) for r in unknown] == [("error", "not_found")]
         only_errors = await call_ok(session, "get_tool_history", status="error")
-        assert {r["tool"] for r in only_errors["calls"]} == {"read_pane"}
+        assert {r["tool"] for r in only_errors["calls"]} == {"read_pane", "drop_tables"}
         assert "limit" in await call_error(session, "get_tool_history", limit=0)
 
     async with mcp_session(server, MUXD_TOKEN=viewer) as session:

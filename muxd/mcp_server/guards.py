@@ -19,9 +19,9 @@ from typing import Any, ParamSpec
 from mcp.server.mcpserver.exceptions import ToolError
 
 from muxd.client.connection import Client
-from muxd.config import AUDIT_SEND_TIMEOUT_S
+from muxd.config import AUDIT_SEND_TIMEOUT_S, AUDIT_TOOL_MAX_CHARS
 from muxd.daemon.tiers import UNKNOWN_RISK, check_tier
-from muxd.errors import BadRequest, MuxdError, Timeout
+from muxd.errors import MuxdError, Timeout
 from muxd.mcp_server.errors import RateLimited, tool_error
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import current_client
@@ -149,12 +149,14 @@ class ToolGuard:
         return guarded
 
 
-async def record_refused_call(tool: str, arguments: Any, latency_ms: float) -> None:
-    """Audit a call the SDK refused before any guard ran (its arguments did not validate)."""
+async def record_refused_call(tool: str, arguments: Any, error_code: str, latency_ms: float) -> None:
+    """Audit a call the SDK refused before any guard ran (an unknown tool, arguments that did
+    not validate)."""
     _, _, client = _caller()
     if client is not None and tool:
-        await _record(client, dict(tool=tool, args_sha256=args_sha256(arguments or {}), status="error",
-                                   error_code=BadRequest.code, rows=0, latency_ms=round(latency_ms, 3)))
+        await _record(client, dict(tool=tool[:AUDIT_TOOL_MAX_CHARS], args_sha256=args_sha256(arguments or {}),
+                                   status="error", error_code=error_code, rows=0,
+                                   latency_ms=round(latency_ms, 3)))
 
 
 def _caller() -> tuple[str, str, Client | None]:

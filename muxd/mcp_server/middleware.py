@@ -4,8 +4,8 @@
   token that authenticated it (stdio has one connection, set as the default in link.py).
 - `tidy_tool_results`: a structured tool result's text block becomes compact JSON (the SDK
   pretty-prints it; the text is what a model reads, so indentation is paid in tokens), and an
-  argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why` (and
-  is audited: the call never reached muxd's guard).
+  argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why`, an
+  unknown tool as `not_found: …`; both are audited here, since such calls never reach muxd's guard.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from muxd.client.connection import Client
-from muxd.errors import ConnectionLost, MuxdError
+from muxd.errors import BadRequest, ConnectionLost, MuxdError, NotFound
 from muxd.mcp_server.guards import record_refused_call
 from muxd.mcp_server.link import acting_as
 
@@ -46,30 +46,46 @@ def bad_request_text(message: str) -> str | None:
     return f"{prefix}bad_request: {'; '.join(problems)}"
 
 
-def _tidy(result: dict[str, Any]) -> dict[str, Any]:
+_UNKNOWN_TOOL = re.compile(r"Unknown tool: (.*)", re.S)
+
+
+def sdk_refusal(message: str) -> tuple[str, str] | None:
+    """(code, text in muxd's words) for a call the SDK refused before muxd's guard ran, else None."""
+    text = bad_request_text(message)
+    if text is not None:
+        return BadRequest.code, text
+    unknown = _UNKNOWN_TOOL.fullmatch(message)
+    if unknown is not None:
+        return NotFound.code, f"{NotFound.code}: no tool named {unknown.group(1)!r} (list_tools lists them)"
+    return None
+
+
+def _tidy(result: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The result to send, and the error code when the SDK refused the call itself."""
     content = result.get("content")
     if not isinstance(content, list) or len(content) != 1 or content[0].get("type") != "text":
-        return result
+        return result, None
+    refused: str | None = None
     if result.get("isError"):
-        text = bad_request_text(content[0].get("text", ""))
-        if text is None:
-            return result
+        refusal = sdk_refusal(content[0].get("text", ""))
+        if refusal is None:
+            return result, None
+        refused, text = refusal
     elif "structuredContent" in result:
         text = json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":"))
     else:
-        return result
-    return {**result, "content": [{**content[0], "text": text}]}
+        return result, None
+    return {**result, "content": [{**content[0], "text": text}]}, refused
 
 
 async def tidy_tool_results(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     started = time.monotonic()
     result = await call_next(ctx)
     if ctx.method == TOOLS_CALL and isinstance(result, dict):
-        tidied = _tidy(result)
-        if result.get("isError") and tidied is not result:
-            # The SDK refused the arguments before muxd's guard ran: audit the call here.
+        tidied, refused = _tidy(result)
+        if refused is not None:  # muxd's guard never saw this call: audit it here
             params = ctx.params or {}
-            await record_refused_call(str(params.get("name") or ""), params.get("arguments"),
+            await record_refused_call(str(params.get("name") or ""), params.get("arguments"), refused,
                                       (time.monotonic() - started) * 1000.0)
         return tidied
     return result

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from muxd.testing.wait import wait_until
+from muxd.testing.wait import wait_for_screen
 
 TMUX_TIMEOUT_S = 10.0
 
@@ -72,17 +72,10 @@ class OuterTerminal:
     def wait_for(self, condition: str | Callable[[str], object], *, timeout: float = 10.0,
                  escapes: bool = False) -> str:
         """Wait until the screen contains `condition` (or the predicate holds); return the screen."""
-        seen = [""]
-
-        def holds() -> bool:
-            seen[0] = self.screen(escapes=escapes)
-            return (condition in seen[0]) if isinstance(condition, str) else bool(condition(seen[0]))
-
-        try:
-            wait_until(holds, timeout=timeout, message=f"outer terminal showing {condition!r}")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\n--- outer screen ---\n{seen[0]}") from None
-        return seen[0]
+        return wait_for_screen(
+            lambda: self.screen(escapes=escapes),
+            (lambda screen: condition in screen) if isinstance(condition, str) else condition,
+            timeout=timeout, message=f"outer terminal showing {condition!r}", screen_name="outer screen")
 
     def pane_pid(self) -> int:
         return int(self.tmux("display-message", "-p", "-t", "outer", "#{pane_pid}").strip())

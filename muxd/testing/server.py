@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from muxd.client.connection import Client
-from muxd.testing.wait import wait_until
+from muxd.testing.wait import wait_for_screen, wait_until
 
 CLI_TIMEOUT_S = 30.0
 _PANE_VARIABLES = ("MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN")
@@ -42,7 +42,7 @@ class MuxdTestServer:
     def log_path(self) -> Path:
         return self.socket_dir / f"{self.name}.log"
 
-    def start(self, *extra_args: str) -> MuxdTestServer:
+    def start(self) -> MuxdTestServer:
         out = self.cli("start-server", check=True)
         assert out.returncode == 0, out.stderr
         self.pid = int((self.socket_dir / f"{self.name}.lock").read_text().strip())
@@ -66,17 +66,8 @@ class MuxdTestServer:
 
     def wait_for_text(self, target: str, text: str, *, timeout: float = 10.0) -> str:
         """Wait until the pane's screen shows `text`; return the screen."""
-        seen = [""]
-
-        def shows_text() -> bool:
-            seen[0] = self.capture(target)
-            return text in seen[0]
-
-        try:
-            wait_until(shows_text, timeout=timeout, message=f"{text!r} on pane {target}")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\n--- screen of {target} ---\n{seen[0]}") from None
-        return seen[0]
+        return wait_for_screen(lambda: self.capture(target), lambda screen: text in screen, timeout=timeout,
+                               message=f"{text!r} on pane {target}", screen_name=f"screen of {target}")
 
     def running(self) -> bool:
         if self.pid is None:

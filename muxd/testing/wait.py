@@ -40,3 +40,20 @@ async def async_wait_until(predicate: Callable[[], Awaitable[T]], *, timeout: fl
         if time.monotonic() >= deadline:
             raise WaitTimeout(f"{message} not met within {timeout}s; last value: {last!r}")
         await asyncio.sleep(interval)
+
+
+def wait_for_screen(read: Callable[[], str], shows: Callable[[str], object], *, timeout: float = 10.0,
+                    message: str, screen_name: str) -> str:
+    """Read a screen until `shows(screen)` holds; return it. A timeout's report ends with the
+    last screen read, under `screen_name`."""
+    seen = [""]
+
+    def holds() -> bool:
+        seen[0] = read()
+        return bool(shows(seen[0]))
+
+    try:
+        wait_until(holds, timeout=timeout, message=message)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n--- {screen_name} ---\n{seen[0]}") from None
+    return seen[0]

@@ -128,8 +128,7 @@ class ToolGuard:
             latency_ms = (time.monotonic() - started) * 1000.0
             self.metrics.record(tool, latency_ms, error_code)
             if client is not None:
-                record = dict(tool=tool, args_sha256=args_sha256(args or {}), status=call_status(error_code),
-                              error_code=error_code, rows=result_rows(result), latency_ms=round(latency_ms, 3))
+                record = audit_record(tool, args, error_code, result_rows(result), latency_ms)
                 if error_code == "cancelled":  # this task is being torn down: record on the side
                     task = asyncio.ensure_future(_record(client, record))
                     self._pending.add(task)
@@ -154,9 +153,15 @@ async def record_refused_call(tool: str, arguments: Any, error_code: str, latenc
     not validate)."""
     _, _, client = _caller()
     if client is not None and tool:
-        await _record(client, dict(tool=tool[:AUDIT_TOOL_MAX_CHARS], args_sha256=args_sha256(arguments or {}),
-                                   status="error", error_code=error_code, rows=0,
-                                   latency_ms=round(latency_ms, 3)))
+        await _record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
+
+
+def audit_record(tool: str, arguments: Any, error_code: str | None, rows: int, latency_ms: float,
+                 ) -> dict[str, Any]:
+    """The fields of one RecordCall: the arguments only as their sha256."""
+    return dict(tool=tool[:AUDIT_TOOL_MAX_CHARS], args_sha256=args_sha256(arguments or {}),
+                status=call_status(error_code), error_code=error_code, rows=rows,
+                latency_ms=round(latency_ms, 3))
 
 
 def _caller() -> tuple[str, str, Client | None]:

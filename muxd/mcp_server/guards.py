@@ -20,12 +20,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from muxd.client.connection import Client
 from muxd.config import AUDIT_SEND_TIMEOUT_S, AUDIT_TOOL_MAX_CHARS
+from muxd.daemon.call_metrics import ToolMetrics
 from muxd.daemon.tiers import UNKNOWN_RISK, check_tier
 from muxd.errors import MuxdError, Timeout
 from muxd.mcp_server.errors import RateLimited, tool_error
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import current_client
-from muxd.mcp_server.metrics import ToolMetrics
 from muxd.mcp_server.truncation import truncate_to_fit
 from muxd.protocol.messages import RecordCall
 from muxd.store.audit import args_sha256

@@ -23,11 +23,11 @@ from mcp.server.auth.settings import AuthSettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from muxd.daemon.call_metrics import prometheus_text
 from muxd.errors import BadRequest, MuxdError
 from muxd.mcp_server.http_auth import DaemonTokenVerifier
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import acting_as, current_client
-from muxd.mcp_server.metrics import prometheus_text
 from muxd.mcp_server.middleware import acting_as_caller
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.server import build_registry

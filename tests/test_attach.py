@@ -442,8 +442,8 @@ def test_target_forms_alias_resize_winch_and_closing_the_terminal(muxd_server, o
     wait_until(lambda: next(p for p in panes(s) if p["id"] == "%1")["width"] == 90, timeout=5,
                message="size back to the remaining client once the closed one left")
     assert all(p["status"] == "running" for p in panes(s))
-    term.type("echo still-here", enter=True)
-    term.wait_for("still-here")
+    term.type("still-here")
+    term.wait_for("still-here")  # typed into the watcher's pane: its terminal echoes the keys
 
 
 def test_a_client_that_stops_reading_slows_nobody(muxd_server, outer):

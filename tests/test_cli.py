@@ -148,7 +148,8 @@ def test_send_keys_delivers_exact_bytes(muxd_server, tmp_path):
     s.cli("send-keys", "-t", "k", "-l", "Enter", check=True)
     s.cli("send-keys", "-t", "k", "-H", "01", "ff", check=True)
     s.cli("send-keys", "-t", "k", "!!", check=True)
-    wait_until(out.exists, message="keys written")
+    # exists() holds from open() on, before the bytes land: wait for the last ones.
+    wait_until(lambda: out.exists() and out.read_bytes().endswith(b"!!"), message="keys written")
     assert out.read_bytes() == b"ab\r\x03\x1bx\x1b[A\x1b[15~\x1bEnter\x01\xff!!"
 
 

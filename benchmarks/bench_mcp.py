@@ -12,6 +12,8 @@ Both tools are called for each pane through `muxd mcp` over stdio with the real 
 read_pane with its defaults (last 40 lines, ANSI stripped) and again with strip_ansi=false
 (the "ANSI-laden" read seed 002 compares against); tokens are estimated as bytes/4 of each
 tool's result text, the same rule for all. Saving = 1 - sum(summary) / sum(read).
+The same corpus screens are also shown in a pane of a private tmux server and read with
+`tmux capture-pane -p` and `-p -e`: the raw screen an orchestrator reads without muxd, the peer.
 (b) Latency. `agent_summary` round trips, one after another, through `muxd mcp` over stdio and
 over HTTP (`muxd mcp --http`, bearer token), on a fake Claude pane: median and p99.
 """
@@ -30,13 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _peers import TmuxPeer
 from mcp import ClientSession
 
 from muxd.client.connection import Client
 from muxd.mcp_server.http_testing import HttpMcp, create_token, stdio_session
 from muxd.protocol.messages import CapturePane, KillSession, NewSession, Spawn, Summary
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.wait import WaitTimeout, async_wait_until
+from muxd.testing.wait import WaitTimeout, async_wait_until, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_DEFAULT = REPO.parent / "shared" / "corpus" / "real"
@@ -69,6 +72,9 @@ class Measured:
     read_ansi_tokens: float
     detected: str | None
     state: str
+    summary_text: str = ""
+    tmux_tokens: float | None = None       # capture-pane -p of the same screen under tmux
+    tmux_ansi_tokens: float | None = None  # capture-pane -p -e
 
 
 @dataclass
@@ -79,6 +85,15 @@ class Results:
 
 def tokens_of(text: str) -> float:
     return len(text.encode()) / BYTES_PER_TOKEN
+
+
+def emptied(value: Any) -> Any:
+    """A summary with every value it could leave out unknown: the schema's own cost."""
+    if isinstance(value, dict):
+        return {key: (item if key == "pane_id" else emptied(item)) for key, item in value.items()}
+    if isinstance(value, list):
+        return []
+    return value if isinstance(value, bool) else None
 
 
 def result_text(result: Any) -> str:
@@ -131,7 +146,8 @@ async def _measure(session: ClientSession, screen: Screen, pane: str, summary: A
     assert not (summary_result.is_error or read_result.is_error or ansi_result.is_error), result_text(summary_result)
     return Measured(screen, tokens_of(result_text(summary_result)), tokens_of(result_text(read_result)),
                     tokens_of(result_text(ansi_result)),
-                    summary.agent_type if summary else None, summary.activity.state if summary else "?")
+                    summary.agent_type if summary else None, summary.activity.state if summary else "?",
+                    result_text(summary_result))
 
 
 async def measure_corpus(server: MuxdTestServer, session: ClientSession, screens: list[Screen],
@@ -167,6 +183,28 @@ async def measure_corpus(server: MuxdTestServer, session: ClientSession, screens
             print(f"  corpus: {min(start + BATCH_PANES, len(screens))}/{len(screens)} screens", file=sys.stderr)
     finally:
         await client.close()
+
+
+def measure_tmux(results: Results, work: Path) -> None:
+    """Each corpus screen in a tmux pane of the same size, read as tmux gives it."""
+    peer = TmuxPeer(work, None)
+    try:
+        for n, row in enumerate(r for r in results.rows if r.screen.source == "corpus"):
+            path = work / f"tmux{n}.ansi"
+            path.write_bytes(row.screen.data)
+            session = f"s{n}"
+            peer.tmux("new-session", "-d", "-s", session, "-x", str(COLUMNS), "-y", str(LINES),
+                      "sh", "-c", 'cat "$1"; exec sleep 100000000', "sh", str(path))
+            try:
+                wait_until(lambda: row.screen.last_line in [r.rstrip() for r in peer.tmux(
+                    "capture-pane", "-p", "-t", session).split("\n")], timeout=SCREEN_TIMEOUT_S, interval=0.02)
+            except AssertionError:
+                pass  # measured as it is, like the muxd pane
+            row.tmux_tokens = tokens_of(peer.tmux("capture-pane", "-p", "-t", session))
+            row.tmux_ansi_tokens = tokens_of(peer.tmux("capture-pane", "-p", "-e", "-t", session))
+            peer.tmux("kill-session", "-t", session)
+    finally:
+        peer.stop()
 
 
 async def measure_fakes(server: MuxdTestServer, session: ClientSession, results: Results) -> None:
@@ -236,7 +274,27 @@ def report_tokens(results: Results) -> dict[str, Any]:
         for agent in AGENTS:
             line(agent, source, [r for r in results.rows if r.screen.agent == agent and r.screen.source == source])
     line("ALL", "both", results.rows)
+    peered = [r for r in results.rows if r.tmux_tokens is not None and r.tmux_ansi_tokens is not None]
+    if peered:
+        s_peered = sum(r.summary_tokens for r in peered)
+        plain = [r.tmux_tokens or 0.0 for r in peered]
+        ansi = [r.tmux_ansi_tokens or 0.0 for r in peered]
+        out["tmux/corpus"] = {"screens": len(peered), "capture_median": statistics.median(plain),
+                              "saving_pct": 100.0 * (1 - s_peered / sum(plain)),
+                              "capture_ansi_median": statistics.median(ansi),
+                              "saving_vs_ansi_pct": 100.0 * (1 - s_peered / sum(ansi))}
+        t = out["tmux/corpus"]
+        print(f"peer, the same {len(peered)} corpus screens read from tmux: capture-pane -p median "
+              f"{t['capture_median']:.0f} tokens, saving {t['saving_pct']:.1f}%; capture-pane -p -e median "
+              f"{t['capture_ansi_median']:.0f}, saving {t['saving_vs_ansi_pct']:.1f}%")
     s_all = [r.summary_tokens for r in results.rows]
+    if results.rows and peered:
+        floor = tokens_of(json.dumps(emptied(json.loads(results.rows[0].summary_text)), separators=(",", ":")))
+        best = 100.0 * (1 - floor / statistics.median(plain))
+        out["schema_floor"] = {"tokens": floor, "best_saving_vs_tmux_median_pct": best}
+        print(f"floor: seed 002's summary with every value unknown is {floor:.0f} tokens, so against the "
+              f"median tmux screen ({statistics.median(plain):.0f} tokens) no summary of that schema can save "
+              f"more than {best:.1f}%")
     total = out.get("ALL/both", {})
     if total:
         median_ok = statistics.median(s_all) <= SUMMARY_TARGET_TOKENS
@@ -271,6 +329,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 if not screens:
                     print(f"no corpus at {args.corpus}: fake agents only", file=sys.stderr)
                 await measure_corpus(server, session, screens, Path(tmp), results)
+                if screens:
+                    measure_tmux(results, Path(tmp))
                 await measure_fakes(server, session, results)
                 summary["tokens"] = report_tokens(results)
 

@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from muxd.detectors._text import FrameMemo, LineMemo, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.shell import SHELLS
 from msgspec.structs import replace
@@ -81,10 +82,27 @@ def _candidates(argv: Sequence[str]) -> Iterable[str]:
 def process_is(ctx: ScreenContext, names: frozenset[str], packages: Sequence[str]) -> bool:
     """True when the foreground process is this agent: its name, its binary or script, or its
     package path in the argv of a launcher (`node …/@openai/codex/bin/codex.js`)."""
-    comm = (ctx.process_name or "").strip().lower()
+    key = (ctx.process_name, tuple(ctx.process_argv or ()), names, packages)
+    known = _PROCESS_VERDICTS.get(key)
+    if known is None:
+        # every identify asks; the foreground process rarely changes between looks
+        if len(_PROCESS_VERDICTS) >= PROCESS_VERDICTS_MAX:
+            _PROCESS_VERDICTS.clear()
+        known = _PROCESS_VERDICTS[key] = _process_is(key[0], key[1], names, packages)
+    return known
+
+
+# Process verdicts remembered (a few per pane's foreground program and detector).
+PROCESS_VERDICTS_MAX = 512
+_PROCESS_VERDICTS: dict[tuple[object, ...], bool] = {}
+
+
+def _process_is(process_name: str | None, argv: tuple[str, ...], names: frozenset[str],
+                packages: Sequence[str]) -> bool:
+    comm = (process_name or "").strip().lower()
     if comm in names:
         return True
-    for arg in _candidates(tuple(ctx.process_argv or ())):
+    for arg in _candidates(argv):
         lowered = arg.lower()
         if _base(lowered) in names:
             return True
@@ -100,7 +118,7 @@ def agent_confidence(ctx: ScreenContext, names: frozenset[str], packages: Sequen
     editor does (then nothing counts)."""
     if process_is(ctx, names, packages):
         return 1.0
-    lines = [line.rstrip() for line in ctx.lines]
+    lines: list[str] = stripped_rows(ctx.lines)
     kind = bottom_kind(lines)
     if kind == "shell":
         score = EXITED_CONFIDENCE if exit_screen(lines) else 0.0
@@ -121,23 +139,54 @@ def process_is_foreign(ctx: ScreenContext) -> bool:
 
 
 def is_shell_prompt(line: str) -> bool:
-    return bool(_SHELL_PROMPT.match(line.strip()))
+    return _SHELL_PROMPTS[line]
+
+
+# By row text: the last row is asked about by every identify and detect of a frame.
+_SHELL_PROMPTS = LineMemo(lambda line: bool(_SHELL_PROMPT.match(line.strip())))
 
 
 def bottom_kind(lines: Sequence[str]) -> str:
     """What holds the last row: 'shell' (a bare prompt), 'pager' (a pager or an editor) or
     'screen' (anything else, such as an agent's live UI)."""
     last = last_non_empty(lines)
-    if last is None:
-        return "screen"
-    if is_shell_prompt(last[1]):
+    return "screen" if last is None else _LAST_ROW_KINDS[last[1]]
+
+
+def _last_row_kind(line: str) -> str:
+    if is_shell_prompt(line):
         return "shell"
-    return "pager" if _PAGER_OR_EDITOR.search(last[1].strip()) else "screen"
+    return "pager" if _PAGER_OR_EDITOR.search(line.strip()) else "screen"
+
+
+# By the last row's text: every identify of a CLI detector asks about the same last row.
+_LAST_ROW_KINDS = LineMemo(_last_row_kind)
 
 
 def unbox(line: str) -> str:
     """The text inside one level of `│ … │` box borders (and a scrollbar column), stripped."""
+    return _UNBOXED[line]
+
+
+def _unbox(line: str) -> str:
     return _BOX_RIGHT.sub("", _BOX_LEFT.sub("", line)).strip()
+
+
+def _option_row(line: str) -> tuple[tuple[int, str] | None, bool]:
+    """(the option `(number, "1. text")` a row shows, or None; whether the row is indented
+    text, 4+ columns in: an option's wrapped continuation)."""
+    inner = _BOX_RIGHT.sub("", _BOX_LEFT.sub("", line))
+    match = _OPTION.match(inner)
+    if match:
+        number = int(match.group("number"))
+        return (number, f"{number}. {match.group('text')}"), False
+    return None, bool(inner.strip()) and len(inner) - len(inner.lstrip()) >= 4
+
+
+# By row text: taking a row out of its box is a scan of the whole row (_BOX_RIGHT tries
+# every column), and dialogs and option lists are looked for on every look.
+_UNBOXED = LineMemo(_unbox)
+_OPTION_ROWS = LineMemo(_option_row)
 
 
 def option_block(lines: Sequence[str], last: int) -> tuple[int, list[str]] | None:
@@ -147,14 +196,12 @@ def option_block(lines: Sequence[str], last: int) -> tuple[int, list[str]] | Non
     options: list[tuple[int, str]] = []
     row = last
     while row >= 0 and last - row <= OPTION_ROWS_MAX:
-        inner = _BOX_RIGHT.sub("", _BOX_LEFT.sub("", lines[row]))
-        match = _OPTION.match(inner)
-        if match:
-            number = int(match.group("number"))
-            options.append((number, f"{number}. {match.group('text')}"))
-            if number == 1:
+        option, wrapped = _OPTION_ROWS[lines[row]]
+        if option is not None:
+            options.append(option)
+            if option[0] == 1:
                 break
-        elif not (options and inner.strip() and len(inner) - len(inner.lstrip()) >= 4):
+        elif not (options and wrapped):
             return None
         row -= 1
     options.reverse()
@@ -164,7 +211,7 @@ def option_block(lines: Sequence[str], last: int) -> tuple[int, list[str]] | Non
 
 
 def is_option(line: str) -> bool:
-    return bool(_OPTION.match(_BOX_RIGHT.sub("", _BOX_LEFT.sub("", line))))
+    return _OPTION_ROWS[line][0] is not None
 
 
 def error_kind(message: str) -> str:
@@ -188,11 +235,16 @@ def error_kind(message: str) -> str:
     return "api_error"
 
 
-def last_non_empty(lines: Sequence[str]) -> tuple[int, str] | None:
+def _last_non_empty(lines: Sequence[str]) -> tuple[int, str] | None:
     for row in range(len(lines) - 1, -1, -1):
         if lines[row].strip():
             return row, lines[row]
     return None
+
+
+# (row, text) of the last non-blank row, or None. Asked by every identify and again by the
+# detect of the same frame, after blank rows that may fill half a screen: worked out once.
+last_non_empty = FrameMemo(_last_non_empty)
 
 
 def rows_above(lines: Sequence[str], row: int, count: int) -> list[tuple[int, str]]:

@@ -4,7 +4,7 @@ a memo of per-line parses (detection reads mostly the same lines again and again
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 _COUNT = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([kKmM]?)\s*$")
@@ -17,8 +17,11 @@ def parse_count(text: str) -> int | None:
     if not match:
         return None
     value = float(match.group(1).replace(",", ""))
-    scale = {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2).lower()]
-    return int(round(value * scale))
+    return int(round(value * _SCALES[match.group(2).lower()]))
+
+
+_SCALES = {"": 1, "k": 1_000, "m": 1_000_000}
+_UNIT_SECONDS = {"h": 3600, "m": 60, "s": 1}
 
 
 def parse_duration(text: str) -> int | None:
@@ -26,8 +29,7 @@ def parse_duration(text: str) -> int | None:
     parts = _DURATION_PART.findall(text)
     if not parts:
         return None
-    factor = {"h": 3600, "m": 60, "s": 1}
-    return sum(int(n) * factor[unit] for n, unit in parts)
+    return sum(int(n) * _UNIT_SECONDS[unit] for n, unit in parts)
 
 
 # Distinct lines a LineMemo remembers before it starts afresh: a few screens' worth, so a
@@ -52,3 +54,39 @@ class LineMemo(dict):  # type: ignore[type-arg]
             self.clear()
         value = self[line] = self.parse(line)
         return value
+
+
+class FrameMemo:
+    """The result of a pure function of a whole screen, for the last screen it was asked about.
+
+    The runner asks every detector's `identify` and then one `detect` about the same frame,
+    and each starts from the same work (the rows with trailing blanks cut, where the last row
+    is): the second asker gets the first one's answer. The screen is compared by value (a
+    copy is kept), so a caller that reuses its list for the next frame is never misled."""
+
+    def __init__(self, compute: Callable[[list[str]], Any]) -> None:
+        self.compute = compute
+        self._last: tuple[list[str] | None, Any] = (None, None)
+
+    def __call__(self, lines: Sequence[str]) -> Any:
+        key, value = self._last  # one read: the pair is replaced whole, never half-updated
+        rows = lines if type(lines) is list else list(lines)
+        if rows == key:
+            return value
+        value = self.compute(rows)
+        self._last = (rows.copy(), value)
+        return value
+
+
+def _stripped(lines: list[str]) -> list[str]:
+    return [line.rstrip() for line in lines]
+
+
+# Every row with its trailing blanks cut, as the CLI detectors read them. Callers must not
+# change the list they get: the next asker about the same screen gets the same one.
+stripped_rows = FrameMemo(_stripped)
+
+# The rows joined by line feeds: one substring test tells whether some words are on the
+# screen at all, before a pattern is tried row by row. No row holds a line feed, so a test
+# for words without one finds exactly the rows that hold them.
+screen_text = FrameMemo("\n".join)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from msgspec.structs import replace
 
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
-from muxd.detectors._text import LineMemo, parse_count
+from muxd.detectors._text import FrameMemo, LineMemo, parse_count, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import BUSY_STATES, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -77,7 +77,7 @@ class AiderDetector:
         return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, _exit_screen)
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
-        lines = [line.rstrip() for line in ctx.lines]
+        lines: list[str] = stripped_rows(ctx.lines)
         return replace(self._detect(ctx, lines, prev), tools_seen=tool_sightings(lines))
 
     def _detect(self, ctx: ScreenContext, lines: list[str], prev: AgentState | None) -> Detection:
@@ -103,8 +103,9 @@ _APPLIED_EDIT = re.compile(r"^Applied edit to (?P<file>\S.*)$")
 
 def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
     """Aider's file edits, one per `Applied edit to FILE` line (its only tool-like action shown)."""
-    edits = _EDIT_LINES
-    return [found for found in map(edits.__getitem__, lines) if found is not None]
+    if "Applied edit to " not in screen_text(lines):
+        return []  # no row can hold one
+    return list(filter(None, map(_EDIT_LINES.__getitem__, lines)))
 
 
 def _edit_line(line: str) -> ToolSighting | None:
@@ -115,20 +116,21 @@ def _screen_score(lines: list[str]) -> float:
     last = last_non_empty(lines)
     if last is None:
         return 0.0
-    question = _QUESTION.search(last[1])
+    question = _QUESTION.search(last[1]) if "(" in last[1] else None  # the choices form needs a `(`
     bottom = LAST_ROW_CONFIDENCE if (question and question.group("choices")) or _WAITING_BAR.match(last[1]) else 0.0
     if not bottom and not _prompt_rows(lines):
         return 0.0
-    signs = max((weight for pattern, weight in _SIGNATURES if any(pattern.search(line) for line in lines)),
-                default=0.0)
+    signs = max(map(_SIGN_WEIGHTS.__getitem__, lines), default=0.0)
     if signs:
         return max(bottom, signs, PROMPT_WITH_SIGN_CONFIDENCE)
     return bottom or PROMPT_ONLY_CONFIDENCE
 
 
-def _prompt_rows(lines: Sequence[str]) -> list[int]:
+def _find_prompt_rows(lines: list[str]) -> list[int]:
     """Rows of Aider prompts: `> …` (or `diff> …`) a few rows below a full-width rule."""
     rows: list[int] = []
+    if _RULE_WORDS not in screen_text(lines):
+        return rows  # no rule, so no prompt: no row need be looked at
     rule: int | None = None
     kinds = _PROMPT_KINDS
     for row, line in enumerate(lines):
@@ -142,13 +144,19 @@ def _prompt_rows(lines: Sequence[str]) -> list[int]:
     return rows
 
 
+# Asked by identify, detect and the exit check of the same frame: worked out once.
+_prompt_rows = FrameMemo(_find_prompt_rows)
+# Every rule holds these.
+_RULE_WORDS = "─" * 20
+
+
 def _model(lines: Sequence[str]) -> str | None:
     """The model the screen names last: the startup `Model:` line or the `Waiting for` bar."""
-    found: str | None = None
-    for model in map(_MODEL_LINES.__getitem__, lines):
-        if model is not None:
-            found = model
-    return found
+    text = screen_text(lines)
+    if "odel: " not in text and "Waiting for " not in text:
+        return None  # neither line is on the screen: no row need be looked at
+    models = list(filter(None, map(_MODEL_LINES.__getitem__, lines)))  # a model name is never empty
+    return models[-1] if models else None
 
 
 def _model_line(line: str) -> str | None:
@@ -158,16 +166,44 @@ def _model_line(line: str) -> str | None:
     return match.group("model") if match else None
 
 
+def _sign_weight(line: str) -> float:
+    return max((weight for pattern, weight in _SIGNATURES if pattern.search(line)), default=0.0)
+
+
+def _token_report(line: str) -> tuple[tuple[int | None, bool], float | None]:
+    """((tokens, whether the row is a token report), the session cost the row shows or None)."""
+    tokens: int | None = None
+    match = _TOKENS.match(line)
+    if match:
+        sent, received = parse_count(match.group("sent")), parse_count(match.group("received"))
+        tokens = (sent or 0) + (received or 0) if sent is not None or received is not None else None
+    match_cost = _COST.search(line)
+    return (tokens, match is not None), float(match_cost.group("session")) if match_cost else None
+
+
+def _litellm_error(line: str) -> AgentError | None:
+    match = _LITELLM.search(line)
+    if match:
+        message = match.group("message").strip()
+        return AgentError(type=error_kind(message), message=message)
+    return None
+
+
 # Per-line parses, by line text: every look reads the whole screen for these.
 _EDIT_LINES = LineMemo(_edit_line)
 _PROMPT_KINDS = LineMemo(lambda line: (bool(_RULE.match(line)), bool(_PROMPT.match(line))))
 _MODEL_LINES = LineMemo(_model_line)
+_SIGN_WEIGHTS = LineMemo(_sign_weight)  # the strongest sign of Aider on the row
+_TOKEN_REPORTS = LineMemo(_token_report)
+_LITELLM_ERRORS = LineMemo(_litellm_error)
 
 
 def _question(lines: Sequence[str], row: int, columns: int) -> tuple[str, list[str]] | None:
     """(prompt, options) when row `row` asks a yes/no question; a question wrapped at the
     screen edge is joined with the rows above."""
     line = lines[row]
+    if "(" not in line and "[" not in line:
+        return None  # every question form has a bracket: the pattern need not scan the row
     matches = list(_QUESTION.finditer(line))
     match = matches[-1] if matches else None
     if match is None or line[match.end():].strip().lower() not in _TYPED_ANSWERS:
@@ -190,26 +226,21 @@ def _tokens(lines: Sequence[str], start: int, end: int) -> tuple[int | None, flo
     """(sent + received, session cost) from the last token report in rows start..end-1."""
     tokens: int | None = None
     cost: float | None = None
+    reports = _TOKEN_REPORTS
     for line in lines[start:end]:
-        match = _TOKENS.match(line)
-        if match:
-            sent, received = parse_count(match.group("sent")), parse_count(match.group("received"))
-            tokens = (sent or 0) + (received or 0) if sent is not None or received is not None else None
-            cost = None
-        match_cost = _COST.search(line)
-        if match_cost:
-            cost = float(match_cost.group("session"))
+        (row_tokens, is_report), row_cost = reports[line]
+        if is_report:
+            tokens, cost = row_tokens, None
+        if row_cost is not None:
+            cost = row_cost
     return tokens, cost
 
 
 def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None:
-    error: AgentError | None = None
-    for line in lines[start:end]:
-        match = _LITELLM.search(line)
-        if match:
-            message = match.group("message").strip()
-            error = AgentError(type=error_kind(message), message=message)
-    return error
+    if "litellm." not in screen_text(lines):
+        return None  # no row can name an error
+    errors = [error for error in map(_LITELLM_ERRORS.__getitem__, lines[start:end]) if error is not None]
+    return errors[-1] if errors else None
 
 
 def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str], prompts: list[int]) -> Detection:
@@ -241,7 +272,8 @@ def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str],
     if _RUN_PROMPT.match(command):
         tool = "run" if command.startswith(("!", "/run")) else command[1:].split()[0]
         return Detection(agent_type=NAME, state="ToolUse", rule="command-running", line=command, tool=tool)
-    if any(_TOKENS.match(line) for line in lines[start:last_row + 1]):
+    if "Tokens: " in screen_text(lines) and any(
+            _TOKEN_REPORTS[line][0][1] for line in lines[start:last_row + 1]):
         # the reply is complete; edits are applied and checks run before the next prompt
         return Detection(agent_type=NAME, state="Thinking", rule="after-reply", line=last_line.strip(), error=error)
     return Detection(agent_type=NAME, state="Generating", rule="reply-streaming", line=last_line.strip(), error=error)
@@ -261,10 +293,12 @@ def _exit_screen(lines: Sequence[str]) -> bool:
 
 def _prompt_being_drawn(lines: Sequence[str], last_row: int) -> bool:
     """The last rows are a rule and the file list: the next prompt is being printed."""
+    kinds = _PROMPT_KINDS
     for row in range(last_row, max(-1, last_row - RULE_TO_PROMPT_ROWS_MAX), -1):
-        if _RULE.match(lines[row]):
+        is_rule, is_prompt = kinds[lines[row]]
+        if is_rule:
             return True
-        if _PROMPT.match(lines[row]):
+        if is_prompt:
             return False
     return False
 

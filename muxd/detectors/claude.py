@@ -82,14 +82,14 @@ class ClaudeDetector:
 
 
 def _rows(lines: Sequence[str]) -> list[str]:
-    return [_CLEAN_ROWS[str(line)] for line in list(lines)[-MAX_SCREEN_ROWS:]]
+    return list(map(_CLEAN_ROWS.__getitem__, list(lines)[-MAX_SCREEN_ROWS:]))
 
 
 def _clean_row(line: str) -> str:
     return line[:MAX_LINE_CHARS].rstrip().replace("\x00", " ").replace("\xa0", " ")
 
 
-_CLEAN_ROWS = LineMemo(_clean_row)
+_CLEAN_ROWS = LineMemo(lambda line: _clean_row(str(line)))
 
 
 def _program(name: str | None, argv: Sequence[str]) -> str:
@@ -99,6 +99,22 @@ def _program(name: str | None, argv: Sequence[str]) -> str:
 
 
 def _is_claude_process(name: str | None, argv: Sequence[str]) -> bool:
+    key = (name, tuple(argv))
+    known = _PROCESS_VERDICTS.get(key)
+    if known is None:
+        # every identify asks; the foreground process rarely changes between looks
+        if len(_PROCESS_VERDICTS) >= PROCESS_VERDICTS_MAX:
+            _PROCESS_VERDICTS.clear()
+        known = _PROCESS_VERDICTS[key] = _claude_process(name, key[1])
+    return known
+
+
+# Process verdicts remembered (one per pane's foreground program, give or take).
+PROCESS_VERDICTS_MAX = 256
+_PROCESS_VERDICTS: dict[tuple[object, ...], bool] = {}
+
+
+def _claude_process(name: str | None, argv: Sequence[str]) -> bool:
     args = [str(arg) for arg in argv]
     program = _program(name, args)
     if name == "claude" or program in ("claude", "claude.exe"):

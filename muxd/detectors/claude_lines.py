@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from muxd.detectors._text import LineMemo, parse_count, parse_duration
 from muxd.detectors.state import AgentError, ToolSighting
@@ -64,8 +65,7 @@ DONE_HEADS = {"Answered Claude's questions:": "AskUserQuestion",
               "User declined to answer questions": "AskUserQuestion"}
 
 
-@dataclass(frozen=True)
-class Spinner:
+class Spinner(msgspec.Struct, frozen=True):  # a Struct: made on every look, 10x faster than a dataclass
     description: str
     elapsed_s: int | None = None
     tokens: int | None = None
@@ -73,8 +73,7 @@ class Spinner:
     error: AgentError | None = None
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(msgspec.Struct, frozen=True):
     """One block of the conversation: its first line decides what it is."""
 
     kind: str            # "text", "tool-running", "tool-done", "thinking", "user", "other"
@@ -84,8 +83,13 @@ class Block:
 
 def parse_spinner(line: str) -> Spinner | None:
     """The working line above the prompt box (`✻ Gusting… (3s · ↓ 1.2k tokens)`), or None."""
+    return _SPINNERS[line]
+
+
+def _parse_spinner(line: str) -> Spinner | None:
     text = line.strip()
-    retry = _RETRY.match(text)
+    # the words _RETRY needs, before its backtracking `.*` is tried
+    retry = _RETRY.match(text) if "retrying in " in text else None
     if retry:
         message = retry.group("text").strip()
         return Spinner(description=message, error=AgentError(type=error_type(message), message=message))
@@ -94,10 +98,14 @@ def parse_spinner(line: str) -> Spinner | None:
         return None
     details = match.group("details") or match.group("bare") or ""
     elapsed = tokens = None
-    for item in (part.strip() for part in details.split("·")):
-        if elapsed is None and _PURE_DURATION.match(item):
+    for item in details.split("·"):
+        item = item.strip()
+        if _PURE_DURATION.match(item):
             elapsed = parse_duration(item)
-    counts = [parse_count(number.replace(" ", "")) for _, number in _TOKENS.findall(details)]
+            break
+    # a token count needs its arrow
+    found = _TOKENS.findall(details) if "↑" in details or "↓" in details else []
+    counts = [parse_count(number.replace(" ", "")) for _, number in found]
     if counts and None not in counts:
         tokens = sum(c for c in counts if c is not None)
     return Spinner(description=match.group("verb").strip(), elapsed_s=elapsed, tokens=tokens,
@@ -121,15 +129,20 @@ def error_type(message: str) -> str:
 
 def is_done_line(line: str) -> bool:
     """`✻ Brewed for 16s · done 10:14 PM`: the turn finished."""
-    return bool(_DONE.match(line.strip()))
+    return _DONE_LINES[line]
+
+
+# By line text: the live row above the box is read on every look, and between two seconds
+# of its timer it is the same text.
+_SPINNERS = LineMemo(_parse_spinner)
+_DONE_LINES = LineMemo(lambda line: bool(_DONE.match(line.strip())))
 
 
 def tool_name(display: str) -> str:
     return DISPLAY_TOOLS.get(display, display)
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(msgspec.Struct, frozen=True):
     """A collapsed tool group: "Read 2 files, ran 1 shell command", "Running 1 shell command…"."""
 
     running: bool
@@ -226,19 +239,22 @@ def sightings(lines: Sequence[str], *, live_tail: bool) -> list[ToolSighting]:
     command", a group grows to "Read 2 files") are left out until they settle, so the runner
     counts each use once: in-progress forms always, and the last group when `live_tail`.
     """
+    kinds = list(map(_SIGHTING_ROWS.__getitem__, lines))
+    if kinds.count(_PLAIN_ROW) + kinds.count(_BLANK_ROW) == len(kinds):
+        return []  # the common case, told without a loop: no row shows a tool
     found: list[tuple[int, tuple[ToolSighting, ...], bool]] = []  # (block, sightings, from a group)
     block = -1
-    position = 0
-    for line in lines:
-        if not line.strip():
-            position = 0
+    first_in_block = True
+    for kind in kinds:
+        if kind is _BLANK_ROW:
+            first_in_block = True
             continue
-        if position == 0:
+        if first_in_block:
             block += 1
-            parsed = _BLOCK_HEAD_SIGHTINGS[line]
+            first_in_block = False
+            parsed = None if kind is _PLAIN_ROW else kind[0]
         else:
-            parsed = _LINE_SIGHTINGS[line]
-        position += 1
+            parsed = None if kind is _PLAIN_ROW else kind[1]
         if parsed is not None:
             found.append((block, *parsed))
     return [sighting for index, seen, grouped in found
@@ -266,6 +282,16 @@ def _line_sightings(line: str, first_in_block: bool) -> tuple[tuple[ToolSighting
     return tuple(ToolSighting(tool, signature) for tool in group.tools), True
 
 
+_BLANK_ROW, _PLAIN_ROW = 0, 1  # what most rows are to sightings: a block break, or no tool
+
+
+def _sighting_row(line: str) -> object:
+    """_BLANK_ROW, _PLAIN_ROW, or (the sightings as the first row of a block, as a later row)."""
+    if not line.strip():
+        return _BLANK_ROW
+    head, body = _line_sightings(line, True), _line_sightings(line, False)
+    return _PLAIN_ROW if head is None and body is None else (head, body)
+
+
 # Per-line parses, remembered by line text (the first line of a block reads more).
-_BLOCK_HEAD_SIGHTINGS = LineMemo(lambda line: _line_sightings(line, True))
-_LINE_SIGHTINGS = LineMemo(lambda line: _line_sightings(line, False))
+_SIGHTING_ROWS = LineMemo(_sighting_row)

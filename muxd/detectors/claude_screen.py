@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
+
+from muxd.detectors._text import FrameMemo, LineMemo, screen_text
 
 MIN_RULE_CHARS = 20             # a box rule spans the pane; shorter runs of ─ are content
 MAX_BOX_ROWS = 20               # a multi-line draft grows the box up to this
@@ -42,7 +45,7 @@ _BOX_CHARS = "│┃"
 
 
 def is_rule(line: str) -> bool:
-    return bool(_RULE.match(line.strip()))
+    return _RULES[line]
 
 
 def unbox(line: str) -> str:
@@ -55,12 +58,16 @@ def unbox(line: str) -> str:
     return text.strip()
 
 
-def last_row(lines: Sequence[str]) -> int:
-    """Index of the last non-blank row, -1 if none."""
+def _last_row(lines: Sequence[str]) -> int:
     for index in range(len(lines) - 1, -1, -1):
         if lines[index].strip():
             return index
     return -1
+
+
+# Index of the last non-blank row, -1 if none. The box, the dialog and the exit output are
+# each looked for from there, on the same frame: worked out once.
+last_row = FrameMemo(_last_row)
 
 
 def rows_between(lines: Sequence[str], start: int, end: int) -> int:
@@ -68,12 +75,11 @@ def rows_between(lines: Sequence[str], start: int, end: int) -> int:
     return sum(1 for line in lines[max(0, start):end] if line.strip())
 
 
-@dataclass(frozen=True)
-class PromptBox:
+class PromptBox(msgspec.Struct, frozen=True):  # a Struct: made on every look, 10x faster than a dataclass
     top: int                    # row of the upper rule
     bottom: int                 # row of the lower rule
     input_line: str             # the `❯ …` row, stripped
-    footer: list[str] = field(default_factory=list)
+    footer: list[str] = msgspec.field(default_factory=list)
     rounded: bool = False       # the older `╭─╮ │ > │ ╰─╯` box
 
 
@@ -101,7 +107,7 @@ def _box_above(lines: Sequence[str], bottom: int, end: int) -> PromptBox | None:
     for top in range(bottom - 1, max(-1, bottom - 1 - MAX_BOX_ROWS), -1):
         if not is_rule(lines[top]):
             continue
-        inner = [unbox(line) for line in lines[top + 1:bottom] if unbox(line)]
+        inner = [text for text in map(unbox, lines[top + 1:bottom]) if text]
         rounded = lines[top].strip().startswith("╭")
         if not inner or inner[0][:1] not in ("❯>" if rounded else "❯"):
             return None
@@ -138,8 +144,7 @@ def turn_start(lines: Sequence[str], end: int) -> int:
     return 0
 
 
-@dataclass(frozen=True)
-class Dialog:
+class Dialog(msgspec.Struct, frozen=True):
     top: int                    # first row of the dialog (its rule, or the first row shown)
     title: str
     prompt: str
@@ -156,10 +161,10 @@ def find_dialog(lines: Sequence[str]) -> Dialog | None:
     start = max(0, end - MAX_DIALOG_ROWS)
     tail = [unbox(line) for line in lines[max(0, end - MAX_FOOTER_TAIL_ROWS + 1):end + 1] if line.strip()]
     # The key hints are the dialog's last row (an indented note may follow).
-    keyed = bool(_DIALOG_KEYS.search(lines[end])) or (
-        lines[end][:1].isspace() and len(tail) > 1 and bool(_DIALOG_KEYS.search(tail[-2])))
+    has_keys = _DIALOG_KEY_ROWS
+    keyed = has_keys[lines[end]] or (lines[end][:1].isspace() and len(tail) > 1 and has_keys[tail[-2]])
     boxed = lines[end].strip().startswith("╰")
-    if not (keyed or boxed) or (is_shell_prompt(lines[end]) and not _DIALOG_KEYS.search(lines[end])):
+    if not (keyed or boxed) or (is_shell_prompt(lines[end]) and not has_keys[lines[end]]):
         return None
     cursor = next((i for i in range(end, start - 1, -1) if unbox(lines[i]).startswith("❯")), None)
     if cursor is None:
@@ -238,24 +243,42 @@ def _dialog_top(lines: Sequence[str], prompt_row: int, start: int) -> int | None
 
 def banner_model(lines: Sequence[str]) -> str | None:
     """The model on the welcome banner's second row ("Opus 5.5 · API Usage Billing")."""
+    if "Claude Code v" not in screen_text(lines):
+        return None  # the banner scrolled away: no row need be looked at
     for index, line in enumerate(lines[:-1]):
-        if "Claude Code v" not in line or not _BANNER.search(line):
+        if "Claude Code v" not in line:
             continue
-        if _LOGO.search(line) or _LOGO.search(lines[index + 1]):
-            text = _LOGO.sub(" ", lines[index + 1]).strip()
-            match = _MODEL.match(text)
-            if match and match.group("model").strip():
-                return match.group("model").strip()
-            return None
+        found = _BANNER_MODELS[line, lines[index + 1]]
+        if found is not _NOT_BANNER:
+            return found  # type: ignore[no-any-return]
     return None
 
 
+_NOT_BANNER = object()
+
+
+def _banner_model_at(rows: tuple[str, str]) -> object:
+    """The model (or None) if `rows` are the banner's title row and the row under it, else _NOT_BANNER."""
+    line, below = rows
+    if not _BANNER.search(line) or not (_LOGO.search(line) or _LOGO.search(below)):
+        return _NOT_BANNER
+    match = _MODEL.match(_LOGO.sub(" ", below).strip())
+    if match and match.group("model").strip():
+        return match.group("model").strip()
+    return None
+
+
+# By the banner's two rows: it stays on screen, unchanged, for the first screens of a session.
+_BANNER_MODELS = LineMemo(_banner_model_at)  # type: ignore[arg-type]
+
+
 def has_banner(lines: Sequence[str]) -> bool:
+    if "Claude Code v" not in screen_text(lines):
+        return False  # the banner's words are nowhere: no row need be looked at
     return any("Claude Code v" in line and _BANNER.search(line) and _LOGO.search(line) for line in lines)
 
 
-@dataclass(frozen=True)
-class ExitOutput:
+class ExitOutput(msgspec.Struct, frozen=True):
     line: str
     session_id: str | None
     cost_usd: float | None
@@ -290,13 +313,31 @@ def find_exit(lines: Sequence[str]) -> ExitOutput | None:
 
 
 def is_shell_prompt(line: str) -> bool:
+    return _SHELL_PROMPTS[line]
+
+
+def _is_shell_prompt(line: str) -> bool:
     text = line.strip()
     return bool(_SHELL_PROMPT_END.search(text) or _SHELL_PROMPT_USER.match(text))
 
 
 def context_left(footer: Sequence[str]) -> float | None:
     for line in footer:
-        match = _CONTEXT.search(line)
-        if match:
-            return float(next(group for group in match.groups() if group))
+        left = _CONTEXT_LEFT[line]
+        if left is not None:
+            return left
     return None
+
+
+def _context_left(line: str) -> float | None:
+    match = _CONTEXT.search(line)
+    return float(next(group for group in match.groups() if group)) if match else None
+
+
+# By row text: the rules and the footer are looked for on every look, and stay the same.
+_RULES = LineMemo(lambda line: bool(_RULE.match(line.strip())))
+_CONTEXT_LEFT = LineMemo(_context_left)
+# And the last row, which every identify reads for a dialog's key hints or a shell prompt
+# (patterns that try every column).
+_DIALOG_KEY_ROWS = LineMemo(lambda line: bool(_DIALOG_KEYS.search(line)))
+_SHELL_PROMPTS = LineMemo(_is_shell_prompt)

@@ -29,7 +29,7 @@ from muxd.detectors._agent_cli import (
     last_non_empty,
     option_block,
 )
-from muxd.detectors._text import LineMemo, parse_duration
+from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.codex_tools import EXEC_TOOL, PATCH_TOOL, RUNNING_VERBS, TOOL_CELL, cell_tool, tool_sightings
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection
@@ -75,11 +75,12 @@ _REASON = re.compile(r"^\s*Reason:")
 _CODEX_QUESTION = re.compile(r"^(?:Would you like|Allow )")
 _MCP_TOOL = re.compile(r'run tool "(?P<tool>[^"]+)"')
 
-_HEADER = re.compile(r">_ OpenAI Codex \(v")
+_HEADER_WORDS = ">_ OpenAI Codex (v"  # the banner's header: plain words, no pattern needed
 # Codex's own wording under its approval dialog (other CLIs word their dialogs differently).
 _APPROVAL_FOOTER = re.compile(r"(?i)^\s*press enter to confirm or esc to (?:cancel|go back)")
 # Signs of Codex in the history above a `›` composer.
 _HISTORY_SIGNS = re.compile(r"^■ Conversation interrupted|^  Worked for (?:<1s\s*|(?:\d+[hms]\s*)+)• \d|^• (?:Ran|Explored) ")
+_HISTORY_WORDS = ("■ Conversation interrupted", "  Worked for ", "• Ran ", "• Explored ")  # one is in every sign
 # Confidence from the screen: the banner; an approval dialog at the bottom; a `›` composer
 # (alone it is weak: `›` is a common prompt glyph) backed by the placeholder, the footer or history.
 HEADER_CONFIDENCE = 0.95
@@ -96,7 +97,7 @@ class CodexDetector:
         return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, lambda lines: _exited(lines) is not None)
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
-        lines = [line.rstrip() for line in ctx.lines]
+        lines: list[str] = stripped_rows(ctx.lines)
         tools = tool_sightings(lines)
         found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _approval)
         if found is not None:
@@ -123,7 +124,8 @@ class CodexDetector:
 
 
 def _screen_score(lines: list[str]) -> float:
-    score = HEADER_CONFIDENCE if any(_HEADER.search(line) for line in lines) else 0.0
+    text = screen_text(lines)
+    score = HEADER_CONFIDENCE if _HEADER_WORDS in text else 0.0
     approval = _approval(lines)
     if approval is not None and approval.confirmation is not None:
         bottom = [line for line in lines if line.strip()][-3:]
@@ -139,7 +141,9 @@ def _screen_score(lines: list[str]) -> float:
     if not (_footer(lines, composer)[0] is not None or any("? for shortcuts" in line for line in footer)
             or _status(lines, composer, max(len(line) for line in lines)) is not None):
         return score
-    if any(_HISTORY_SIGNS.search(line) for line in lines[:composer]):
+    # the signs' words, on the screen at all, before the pattern is tried row by row
+    if any(words in text for words in _HISTORY_WORDS) and any(
+            _HISTORY_SIGNS.search(line) for line in lines[:composer]):
         return max(score, COMPOSER_WITH_HISTORY_CONFIDENCE)
     return max(score, COMPOSER_WITH_FOOTER_CONFIDENCE)
 
@@ -147,18 +151,28 @@ def _screen_score(lines: list[str]) -> float:
 def _composer(lines: Sequence[str]) -> int | None:
     """Row of the `›` composer: the last `›` row with only footer-like rows below it."""
     below = 0
+    kinds = _COMPOSER_KINDS
     for row in range(len(lines) - 1, -1, -1):
-        line = lines[row]
-        if not line.strip():
+        kind = kinds[lines[row]]
+        if kind == "blank":
             continue
-        if _COMPOSER.match(line) and not is_option(line) and not _POPUP_ROW.match(line):
+        if kind == "composer":
             return row
-        if not (_FOOTER.match(line) or _POPUP_ROW.match(line)):
+        if kind != "below":
             return None
         below += 1
         if below > FOOTER_ROWS_MAX:
             return None
     return None
+
+
+def _composer_kind(line: str) -> str:
+    """What a row is to _composer: "blank", "composer", "below" (a footer or popup row) or "other"."""
+    if not line.strip():
+        return "blank"
+    if _COMPOSER.match(line) and not is_option(line) and not _POPUP_ROW.match(line):
+        return "composer"
+    return "below" if _FOOTER.match(line) or _POPUP_ROW.match(line) else "other"
 
 
 def _footer(lines: Sequence[str], composer: int | None) -> tuple[str | None, float | None]:
@@ -167,18 +181,27 @@ def _footer(lines: Sequence[str], composer: int | None) -> tuple[str | None, flo
         return None, None
     model: str | None = None
     context_left: float | None = None
+    footers = _FOOTER_ROWS
     for line in lines[composer + 1:]:
-        if not line.strip() or not _FOOTER.match(line):
-            continue
-        segments = [segment.strip() for segment in line.strip().split(" · ")]
-        match = _CONTEXT_LEFT.search(line)
-        if match and context_left is None:
-            context_left = float(match.group("pct"))
+        row_model, row_left = footers[line]
+        if context_left is None:
+            context_left = row_left
         if model is None:
-            first = segments[0].split()
-            if first and _MODEL_TOKEN.match(first[0]) and "used" not in segments[0] and "left" not in segments[0]:
-                model = first[0]
+            model = row_model
     return model, context_left
+
+
+def _footer_row(line: str) -> tuple[str | None, float | None]:
+    """(the model, the context left %) one footer row shows (Nones for a row that is not footer)."""
+    if not line.strip() or not _FOOTER.match(line):
+        return None, None
+    first_segment = line.strip().split(" · ")[0].strip()
+    match = _CONTEXT_LEFT.search(line)
+    first = first_segment.split()
+    model = None
+    if first and _MODEL_TOKEN.match(first[0]) and "used" not in first_segment and "left" not in first_segment:
+        model = first[0]
+    return model, float(match.group("pct")) if match else None
 
 
 def _approval(lines: Sequence[str]) -> Detection | None:
@@ -187,8 +210,9 @@ def _approval(lines: Sequence[str]) -> Detection | None:
     if last is None:
         return None
     hint_row = None
+    hints = _CONFIRM_HINTS
     for row in range(last[0], max(-1, last[0] - 3), -1):
-        if _CONFIRM_HINT.search(lines[row]):
+        if hints[lines[row]]:
             hint_row = row
             break
     if hint_row is None:
@@ -236,7 +260,7 @@ def _status(lines: Sequence[str], composer: int, columns: int) -> tuple[int, str
             # `└ We’re currently experiencing high demand…` under a `Reconnecting… 1/5` status
             error = AgentError(type=error_kind(detail.group("text")), message=detail.group("text"))
             continue
-        parsed = _parse_status(line, columns)
+        parsed = _STATUS_ROWS[line, columns]
         if parsed is None:
             return None
         header, elapsed = parsed
@@ -293,6 +317,12 @@ def _starts_cell(line: str) -> bool:
 # Per-line answers, remembered by line text: these scans run over most of the screen each look.
 _USER_ROWS = LineMemo(_is_user_row)
 _CELL_STARTS = LineMemo(_starts_cell)
+# And for the few rows around the composer, read on every look in case-blind patterns that
+# try every column (the status row, by its text and the pane's width).
+_CONFIRM_HINTS = LineMemo(lambda line: bool(_CONFIRM_HINT.search(line)))
+_COMPOSER_KINDS = LineMemo(_composer_kind)
+_FOOTER_ROWS = LineMemo(_footer_row)
+_STATUS_ROWS = LineMemo(lambda line_and_columns: _parse_status(*line_and_columns))
 
 
 def _last_tool_cell(lines: Sequence[str], status_row: int) -> int | None:

@@ -45,9 +45,11 @@ def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
     """Every finished tool cell on screen (`Ran X`, `Edited Y`…): in-progress ones are skipped,
     so a command the user declines is never counted."""
     sightings: list[ToolSighting] = []
+    parsed = list(map(_SIGHTING_LINES.__getitem__, lines))
+    if parsed.count(_TEXT_ROW) + parsed.count(_INDENTED_ROW) == len(parsed):
+        return sightings  # the common case, told without a loop: no cell, no explored item
     exploring = False
-    for line in lines:
-        cell, sighting, keeps_exploring = _SIGHTING_LINES[line]
+    for cell, sighting, keeps_exploring in parsed:
         if cell is not None:
             exploring = cell == "explore"
             if sighting is not None:
@@ -75,8 +77,14 @@ def _sighting_line(line: str) -> tuple[str | None, ToolSighting | None, bool]:
         rest = match.group("rest").strip()
         return "done", ToolSighting(cell_tool(line), f"{verb} {rest}".strip()), False
     item = _EXPLORE_ITEM.match(line)
-    return None, ToolSighting(EXEC_TOOL, item.group("item").strip()) if item else None, (
-        not line[:1].strip() and bool(line.strip()))
+    if item:
+        return None, ToolSighting(EXEC_TOOL, item.group("item").strip()), not line[:1].strip() and bool(line.strip())
+    return _INDENTED_ROW if not line[:1].strip() and line.strip() else _TEXT_ROW
+
+
+# What most rows are to tool_sightings: no cell and no item; indented, or not.
+_INDENTED_ROW: tuple[str | None, ToolSighting | None, bool] = (None, None, True)
+_TEXT_ROW: tuple[str | None, ToolSighting | None, bool] = (None, None, False)
 
 
 _SIGHTING_LINES = LineMemo(_sighting_line)

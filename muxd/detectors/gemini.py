@@ -34,7 +34,7 @@ from muxd.detectors._agent_cli import (
     option_block,
     unbox,
 )
-from muxd.detectors._text import LineMemo, parse_duration
+from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -87,7 +87,7 @@ class GeminiDetector:
         return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, lambda lines: _exited(lines) is not None)
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
-        lines = [line.rstrip() for line in ctx.lines]
+        lines: list[str] = stripped_rows(ctx.lines)
         tools = _tool_sightings(lines)
         found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _confirmation)
         if found is not None:
@@ -105,7 +105,9 @@ class GeminiDetector:
 
 
 def _screen_score(lines: list[str]) -> float:
-    score = BANNER_CONFIDENCE if any(_BANNER.search(line) for line in lines) else 0.0
+    # the banner's words, on the screen at all, before its pattern is tried row by row
+    banner = "Gemini CLI v" in screen_text(lines) and any(_BANNER.search(line) for line in lines)
+    score = BANNER_CONFIDENCE if banner else 0.0
     confirmation = _confirmation(lines)
     if confirmation is not None and confirmation.confirmation is not None and any(
             _GEMINI_OPTION.search(option) for option in confirmation.confirmation.options):
@@ -126,47 +128,74 @@ def _screen_score(lines: list[str]) -> float:
 
 def _input_rule(lines: Sequence[str]) -> int | None:
     """Row of the rule above the composer (` > ` a few rows below it), searching upward."""
+    is_rule, is_composer = _RULES, _COMPOSERS
     for row in range(len(lines) - 1, -1, -1):
-        if not _RULE.match(lines[row]):
+        if not is_rule[lines[row]]:
             continue
-        below = [index for index in range(row + 1, len(lines)) if lines[index].strip()][:RULE_TO_COMPOSER_ROWS_MAX]
-        if any(_COMPOSER.match(lines[index]) for index in below):
-            return row
+        below = 0
+        for index in range(row + 1, len(lines)):
+            line = lines[index]
+            if line.strip():
+                if is_composer[line]:
+                    return row
+                below += 1
+                if below == RULE_TO_COMPOSER_ROWS_MAX:
+                    break
     return None
 
 
 def _bottom_rule(lines: Sequence[str]) -> int:
     """Row of a rule among the last few rows (an input box still being drawn), else the end."""
-    rows = [row for row in range(len(lines)) if lines[row].strip()][-RULE_TO_COMPOSER_ROWS_MAX - 1:]
-    return next((row for row in reversed(rows) if _RULE.match(lines[row])), len(lines))
+    seen = 0
+    for row in range(len(lines) - 1, -1, -1):
+        line = lines[row]
+        if line.strip():
+            if _RULES[line]:
+                return row
+            seen += 1
+            if seen > RULE_TO_COMPOSER_ROWS_MAX:
+                break
+    return len(lines)
 
 
 def _spinner(lines: Sequence[str], end: int) -> tuple[int, str, int | None] | None:
     """(row, description, elapsed) of the loading indicator: the first row above the input box
     rule (row `end`) that is not a hint row."""
+    spinners = _SPINNER_ROWS
     for row in range(end - 1, -1, -1):
-        line = lines[row]
-        if not line.strip() or _HINT_ROW.match(line):
+        skipped, found = spinners[lines[row]]
+        if skipped:
             continue
-        match = _SPINNER.match(line)
-        if match:
-            elapsed = match.group("elapsed")
-            return row, match.group("desc"), parse_duration(elapsed) if elapsed else None
-        bare = _SPINNER_BARE.match(line)
-        return (row, bare.group("desc"), None) if bare else None
+        return (row, *found) if found is not None else None
     return None
 
 
+def _spinner_row(line: str) -> tuple[bool, tuple[str, int | None] | None]:
+    """(whether _spinner looks past this row, else the (description, elapsed) it shows or None)."""
+    if not line.strip() or _HINT_ROW.match(line):
+        return True, None
+    match = _SPINNER.match(line)
+    if match:
+        elapsed = match.group("elapsed")
+        return False, (match.group("desc"), parse_duration(elapsed) if elapsed else None)
+    bare = _SPINNER_BARE.match(line)
+    return False, (bare.group("desc"), None) if bare else None
+
+
 def _last_user_row(lines: Sequence[str], end: int) -> int | None:
+    is_user = _USER_PROMPTS
     for row in range(end - 1, -1, -1):
-        if _USER_PROMPT.match(lines[row]):
+        if is_user[lines[row]]:
             return row
     return None
 
 
 def _last_block(lines: Sequence[str], start: int, end: int) -> int | None:
-    rows = [row for row in range(start, end) if _BLOCK_START.match(lines[row])]
-    return rows[-1] if rows else None
+    starts = _BLOCK_STARTS
+    for row in range(end - 1, start - 1, -1):
+        if starts[lines[row]]:
+            return row
+    return None
 
 
 def _box_header(lines: Sequence[str], top: int, end: int) -> re.Match[str] | None:
@@ -201,7 +230,7 @@ def _busy_state(lines: Sequence[str], row: int, description: str, elapsed: int |
 
 
 def _idle_state(lines: Sequence[str], rule_row: int) -> Detection:
-    composer = next((row for row in range(rule_row + 1, len(lines)) if _COMPOSER.match(lines[row])), rule_row)
+    composer = next((row for row in range(rule_row + 1, len(lines)) if _COMPOSERS[lines[row]]), rule_row)
     user = _last_user_row(lines, rule_row)
     error = _turn_error(lines, user + 1, rule_row) if user is not None else None
     return Detection(agent_type=NAME, state="Idle", rule="input-box", line=lines[composer].strip(), error=error)
@@ -209,11 +238,19 @@ def _idle_state(lines: Sequence[str], rule_row: int) -> Detection:
 
 def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None:
     """The API error shown in the current turn (`✕ [API Error: …]`), if any."""
+    errors = _ERRORS
     for row in range(end - 1, start - 1, -1):
-        match = _ERROR_LINE.match(lines[row])
-        if match:
-            message = match.group("text").strip()
-            return AgentError(type=error_kind(message), message=message)
+        error = errors[lines[row]]
+        if error is not None:
+            return error
+    return None
+
+
+def _error(line: str) -> AgentError | None:
+    match = _ERROR_LINE.match(line)
+    if match:
+        message = match.group("text").strip()
+        return AgentError(type=error_kind(message), message=message)
     return None
 
 
@@ -308,9 +345,11 @@ def _tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
     """Every tool on screen: box headers (`╭…` then `│ ✓  Shell cmd`) and dense rows
     (`  ✓  WriteFile  a.txt → Accepted`)."""
     sightings: list[ToolSighting] = []
+    parsed = list(map(_ROW_SIGHTINGS.__getitem__, lines))
+    if parsed.count(_PLAIN_ROW) == len(parsed):
+        return sightings  # the common case, told without a loop: no box, no dense row
     last = len(lines) - 1
-    for row, line in enumerate(lines):
-        opens_box, found = _ROW_SIGHTINGS[line]
+    for row, (opens_box, found) in enumerate(parsed):
         if opens_box and row < last:
             found = _BOX_HEADER_SIGHTINGS[lines[row + 1]]
         if found is not None:
@@ -328,6 +367,15 @@ def _ran_tool(match: re.Match[str] | None) -> ToolSighting | None:
 
 
 _RAN_GLYPHS = frozenset("✓✔x")
+_PLAIN_ROW = (False, None)  # what most rows are to _tool_sightings: no box opens, no tool ran
+# Per-line answers by line text: the scans for the input box, the spinner and the turn's
+# last block read most rows of the screen on every look.
+_RULES = LineMemo(lambda line: bool(_RULE.match(line)))
+_COMPOSERS = LineMemo(lambda line: bool(_COMPOSER.match(line)))
+_SPINNER_ROWS = LineMemo(_spinner_row)
+_USER_PROMPTS = LineMemo(lambda line: bool(_USER_PROMPT.match(line)))
+_BLOCK_STARTS = LineMemo(lambda line: bool(_BLOCK_START.match(line)))
+_ERRORS = LineMemo(_error)
 # Per-line parses for _tool_sightings, by line text: (the row opens a box, the dense row's
 # tool use); and the tool use on a box's header row.
 _ROW_SIGHTINGS = LineMemo(lambda line: (line.lstrip().startswith("╭"), _ran_tool(_DENSE_ROW.match(line))))

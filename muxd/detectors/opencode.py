@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from muxd.detectors._agent_cli import agent_confidence, error_kind
+from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
 
@@ -89,13 +90,29 @@ class OpencodeDetector:
 
 
 def _screen_score(lines: list[str]) -> float:
-    bottom = _bottom(lines)
-    return max((weight for pattern, weight in _SIGNATURES if any(pattern.search(line) for line in bottom)),
-               default=0.0)
+    weights = _ROW_WEIGHTS
+    return max([weights[line] for line in _bottom(lines)], default=0.0)
+
+
+def _row_weight(line: str) -> float:
+    return max((weight for pattern, weight in _SIGNATURES if pattern.search(line)), default=0.0)
+
+
+# The strongest signature on a row, by its text: every identify reads the same bottom rows.
+_ROW_WEIGHTS = LineMemo(_row_weight)
 
 
 def _bottom(lines: Sequence[str]) -> list[str]:
-    return [line.rstrip() for line in lines if line.strip()][-BOTTOM_ROWS_MAX:]
+    """The last BOTTOM_ROWS_MAX non-blank rows, trailing blanks cut, top to bottom."""
+    bottom: list[str] = []
+    for index in range(len(lines) - 1, -1, -1):  # from the bottom: the rows above are not read
+        line = lines[index]
+        if line.strip():
+            bottom.append(line.rstrip())
+            if len(bottom) == BOTTOM_ROWS_MAX:
+                break
+    bottom.reverse()
+    return bottom
 
 
 def _permission_tool(rows: Sequence[str]) -> str | None:

@@ -85,8 +85,8 @@ class PaneDetection:
 
     def output(self) -> None:
         """Called after output reached the screen: never detects inline, only schedules."""
-        if self._closed:
-            return
+        if self._closed or self.schedule.due is not None:
+            return  # a look is already on its way (most output lands while one is due)
         loop = asyncio.get_running_loop()
         self._arm(loop, self.schedule.output(loop.time()))
 

@@ -71,6 +71,8 @@ def choose(detectors: Sequence[Detector], ctx: ScreenContext) -> tuple[Detector 
             continue
         if score > best_score:
             best, best_score = detector, score
+            if score >= 1.0:
+                break  # certain (its process is in front): no later detector can beat it
     if best_score < IDENTIFY_THRESHOLD:
         return None, best_score
     return best, best_score

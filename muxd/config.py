@@ -40,6 +40,10 @@ AUDIT_HISTORY_LIMIT_MAX = 1000
 AUDIT_TOOL_MAX_CHARS = 200
 # How long an MCP server waits for the daemon to take an audit record before giving up (logged).
 AUDIT_SEND_TIMEOUT_S = 1.0
+# The audit keeps the newest this many rows (~150 bytes each); older ones go in batches of
+# AUDIT_PRUNE_EVERY_ROWS, so a busy orchestrator cannot grow the database without bound.
+AUDIT_KEEP_ROWS = 1_000_000
+AUDIT_PRUNE_EVERY_ROWS = 1_000
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0
 DB_FILE_MODE = 0o600

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from typing import Any
 
+from muxd.config import AUDIT_KEEP_ROWS, AUDIT_PRUNE_EVERY_ROWS
 from muxd.protocol.messages import AuditRow
 
 
@@ -14,10 +15,14 @@ from muxd.protocol.messages import AuditRow
 _COLUMNS = "ts, principal, kind, tool, args_sha256, status, error_code, rows, latency_ms"
 
 
-def append(db: sqlite3.Connection, record: AuditRow) -> None:
-    db.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-               (record.ts, record.principal, record.kind, record.tool, record.args_sha256,
-                record.status, record.error_code, record.rows, record.latency_ms))
+def append(db: sqlite3.Connection, record: AuditRow, *, keep_rows: int = AUDIT_KEEP_ROWS,
+           prune_every: int = AUDIT_PRUNE_EVERY_ROWS) -> None:
+    """Add a row; every `prune_every` rows, forget those older than the newest `keep_rows`."""
+    row_id = db.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (record.ts, record.principal, record.kind, record.tool, record.args_sha256,
+                         record.status, record.error_code, record.rows, record.latency_ms)).lastrowid
+    if row_id is not None and row_id % prune_every == 0:
+        db.execute("DELETE FROM audit WHERE id <= ?", (row_id - keep_rows,))
 
 
 def recent(db: sqlite3.Connection, *, limit: int, tool: str | None = None, principal: str | None = None,

@@ -58,3 +58,8 @@ ATTACH_TYPING_S = 0.5              # input this recent counts as typing (the fas
 ATTACH_STATUS_REFRESH_S = 1.0      # redraw at least this often (elapsed times in the status line)
 ATTACH_NOTICE_S = 3.0              # how long a notice stays in the status line
 ATTACH_RENDER_FAILURES_MAX = 3     # consecutive failed frames before a client is detached
+PASTE_BUFFERS_MAX = 50             # copied selections kept (tmux's buffer-limit), newest first
+PASTE_BUFFER_MAX_CHARS = 1 << 20   # a selection longer than this is cut (a whole history can be MBs)
+# Copies longer than this are not offered to the outer terminal's clipboard (OSC 52): many
+# terminals refuse or choke on larger ones. They still go to muxd's buffer (C-b ]).
+CLIPBOARD_MAX_CHARS = 100_000

@@ -233,6 +233,43 @@ def test_two_clients_share_the_session_and_the_smallest_size_wins(muxd_server, o
                message="pane back to the remaining client's size")
 
 
+def _sgr(button: int, column: int, row: int, release: bool = False) -> bytes:
+    """An SGR mouse report for 0-based (column, row) of the outer terminal."""
+    return f"\x1b[<{button};{column + 1};{row + 1}{'m' if release else 'M'}".encode()
+
+
+def test_mouse_drag_selects_copies_to_the_clipboard_and_pastes(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    term = outer()
+    term.tmux("set", "-g", "set-clipboard", "on")  # the outer tmux keeps what OSC 52 offers it
+    attach(term, s)
+    term.type("echo first-$((6*7)) second-$((7*8))", enter=True)
+    screen = term.wait_for("first-42 second-56\n")
+    row = screen.split("\n").index("first-42 second-56")
+    # Press on "first", drag onto the next row, back, and along to the end of "second-56".
+    term.send_hex(_sgr(0, 0, row))
+    term.send_hex(_sgr(32, 5, row + 1))
+    term.send_hex(_sgr(32, 12, row))
+    # While dragging, the selection shows in tmux's mode style (black on yellow).
+    term.wait_for(lambda sc: "\x1b[30m\x1b[43mfirst-42 seco" in sc or "\x1b[30;43mfirst-42 seco" in sc,
+                  escapes=True)
+    term.send_hex(_sgr(32, 17, row))
+    term.send_hex(_sgr(0, 17, row, release=True))
+    wait_until(lambda: term.tmux("show-buffer", check=False) == "first-42 second-56", timeout=5,
+               message="the selection offered to the terminal's clipboard (OSC 52)")
+    # The drag's copy mode ended with the copy: keys reach the shell, C-b ] pastes the text.
+    term.type("echo pasted:")
+    term.keys("C-b", "]")
+    term.keys("Enter")
+    term.wait_for("\npasted:first-42 second-56\n")
+    # A click without a drag selects nothing and leaves no copy mode behind.
+    term.send_hex(_sgr(0, 3, row))
+    term.send_hex(_sgr(0, 3, row, release=True))
+    term.type("echo still-$((1+2))", enter=True)
+    term.wait_for("still-3")
+
+
 def test_copy_mode_with_wheel_and_keys(muxd_server, outer):
     s = muxd_server
     s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)

@@ -401,19 +401,19 @@ def test_active_pane_modes_are_mirrored_only_when_they_change() -> None:
     view = [PaneView(emulator, 0, 0, 80, 23, active=True)]
     painter = FramePainter()
     client = client_screen(80, 24, enter_terminal_bytes(), painter.paint(compose(80, 24, view, None)))
-    assert {1000, 1006} <= client.private_modes
-    emulator.feed(b"\x1b[?1h\x1b=\x1b[?2004h\x1b[?1002h\x1b[?1006h")
+    assert {1002, 1006} <= client.private_modes  # buttons, wheel and drags (selections)
+    emulator.feed(b"\x1b[?1h\x1b=\x1b[?2004h\x1b[?1003h\x1b[?1006h")
     frame = compose(80, 24, view, None)
-    assert {1, 66, 2004, 1002, 1006} <= frame.modes
+    assert {1, 66, 2004, 1003, 1006} <= frame.modes
     data = painter.paint(frame)
     client.feed(data)
-    assert {1, 66, 2004, 1002, 1006} <= client.private_modes
+    assert {1, 66, 2004, 1003, 1006} <= client.private_modes
     assert painter.paint(compose(80, 24, view, None)) == b""  # nothing re-sent
-    emulator.feed(b"\x1b[?1l\x1b>\x1b[?2004l\x1b[?1002l")
+    emulator.feed(b"\x1b[?1l\x1b>\x1b[?2004l\x1b[?1003l")
     client.feed(painter.paint(compose(80, 24, view, None)))
     modes = client.private_modes
-    assert not modes & {1, 66, 2004, 1002}
-    assert {1000, 1006} <= modes  # our own mouse reporting stays on
+    assert not modes & {1, 66, 2004, 1003}
+    assert {1002, 1006} <= modes  # our own mouse reporting stays on
     client.feed(leave_terminal_bytes())
     assert not client.private_modes & {1, 66, 2004, 1000, 1002, 1003, 1006, 1049}
     assert client.cursor_visible and not client.alternate_screen
@@ -520,3 +520,27 @@ def test_borders_match_tmux_for_the_same_layout(tmux: list[str], splits: tuple[s
     status = "".join(cell.data for cell in theirs[23])
     assert status.startswith(text(frame, 23).rstrip())
     assert (theirs[23][0].fg, theirs[23][0].bg) == (frame.rows[23][0].fg, frame.rows[23][0].bg)
+
+
+# -- copy-mode selections ----------------------------------------------------------------------
+
+
+def test_selection_text_follows_wraps_wide_characters_and_scrollback() -> None:
+    from muxd.attach.selection import highlight_spans, point_at, selection_text
+
+    emulator = Emulator(columns=10, lines=4)
+    # Rows: "abcdefghij" soft-wrapping into "KLM", "漢字 end  " (wide characters, trailing
+    # blanks), "last".
+    emulator.feed("abcdefghijKLM\r\n漢字 end  \r\nlast".encode())
+    top = emulator.rows_scrolled
+    whole = ((top, 0), (top + 3, 9))
+    assert selection_text(emulator, whole, max_chars=100) == "abcdefghijKLM\n漢字 end\nlast"
+    assert selection_text(emulator, ((top, 8), (top + 1, 1)), max_chars=100) == "ijKL"  # no line feed at a wrap
+    assert selection_text(emulator, ((top + 2, 0), (top + 2, 5)), max_chars=3) == "漢字 "
+    # The selection keeps its rows when they scroll into the history and the view scrolls back.
+    emulator.feed(b"\r\nmore")
+    assert emulator.rows_scrolled == top + 1
+    assert selection_text(emulator, whole, max_chars=100) == "abcdefghijKLM\n漢字 end\nlast"
+    assert point_at(emulator, 1, 0, 0) == (top, 0)  # one row back: the view's top row is row `top`
+    assert highlight_spans(emulator, ((top, 2), (top + 1, 3)), 1, 4) == ((0, 2, 10), (1, 0, 4))
+    assert highlight_spans(emulator, ((top, 2), (top + 1, 3)), 0, 4) == ((0, 0, 4),)  # row `top` is off view

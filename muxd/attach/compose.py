@@ -19,12 +19,11 @@ from .cells import styled_cells, text_width
 from .frame import Frame, FrameRow
 from .layout_plan import LayoutPlan, Rect, Slot, layout_plan
 from .pane_rows import live_rows, scrolled_rows
+from .selection import MODE_STYLE, highlight
 from .status import StatusLine, WindowTab, status_row
 
 __all__ = ["PaneView", "StatusLine", "WindowTab", "compose"]
 
-# tmux's mode-style (bg=yellow,fg=black; pyte calls ANSI yellow "brown"): the copy-mode indicator.
-INDICATOR_STYLE: Style = Cell(" ", fg="black", bg="brown")[1:]  # type: ignore[assignment]
 DEAD_MESSAGE_STYLE: Style = Cell(" ", reverse=True)[1:]  # type: ignore[assignment]
 _NO_ACTIVE_PANE = -3  # never a pane index nor a layout_plan cell code
 
@@ -41,6 +40,8 @@ class PaneView:
     active: bool = False
     scroll_offset: int = 0  # copy mode: rows scrolled back into the scrollback (0 = live)
     dead_message: str | None = None  # e.g. "Pane is dead (status 1)", drawn on the bottom row
+    # Copy-mode selection: (view row, first column, column after the last) to highlight.
+    highlights: tuple[tuple[int, int, int], ...] = ()
 
 
 def compose(
@@ -93,12 +94,15 @@ def compose(
 
 
 def _pane_source(pane: PaneView) -> list[FrameRow]:
-    """The pane's rows as shown: live or scrolled back, with the copy-mode indicator and the
-    dead-pane message drawn over them."""
+    """The pane's rows as shown: live or scrolled back, with the selection, the copy-mode
+    indicator and the dead-pane message drawn over them."""
     emulator = pane.emulator
-    if pane.scroll_offset <= 0 and pane.dead_message is None:
+    if pane.scroll_offset <= 0 and pane.dead_message is None and not pane.highlights:
         return live_rows(emulator)
     rows = list(scrolled_rows(emulator, pane.scroll_offset))
+    for y, start, stop in pane.highlights:
+        if 0 <= y < len(rows):
+            rows[y] = highlight(rows[y], start, stop)
     width = min(pane.columns, emulator.columns)
     if pane.scroll_offset > 0 and rows:
         history = emulator.history_size
@@ -119,7 +123,7 @@ def _overlay_right(row: FrameRow, label: str, width: int) -> FrameRow:
     cells = list(row[:width])
     if start > 0 and cells[start].data == PADDING:  # a wide character cut in half
         cells[start - 1] = cells[start - 1]._replace(data=" ")
-    cells[start:] = styled_cells([(label, INDICATOR_STYLE)], label_cells)
+    cells[start:] = styled_cells([(label, MODE_STYLE)], label_cells)
     return tuple(cells) + row[width:]
 
 

@@ -26,11 +26,11 @@ _SGR_MEMO_MAX_ENTRIES = 4096
 SYNC_BEGIN = "\x1b[?2026h"  # synchronized output: the terminal shows the paint all at once
 SYNC_END = "\x1b[?2026l"
 _RESET_AND_CLEAR = "\x1b[0m\x1b[H\x1b[2J"
-# The mouse reporting our client always wants (so the wheel reaches the daemon): button
-# events in SGR encoding. A pane asking for more (1002 drag, 1003 motion) gets it mirrored.
-BASE_MOUSE_TRACKING = 1000
+# The mouse reporting our client always wants: buttons, wheel and drags (moves with a button
+# held, for selections) in SGR encoding. A pane asking for all motion (1003) gets it mirrored.
+BASE_MOUSE_TRACKING = 1002
 SGR_MOUSE = 1006
-_TRACKING_MODES = (1003, 1002)  # most reporting first
+_TRACKING_MODES = (1003,)  # stronger than the base, most reporting first
 # Pane modes the outer terminal mirrors (set, reset) besides mouse tracking.
 _MIRRORED = {
     1: ("\x1b[?1h", "\x1b[?1l"),  # DECCKM: application cursor keys

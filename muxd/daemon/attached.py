@@ -10,17 +10,18 @@ mode, prompts), so every client of a session sees the same windows, panes and co
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
     ATTACH_FRAME_INTERVAL_S, ATTACH_NOTICE_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
-    ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, MAX_COLUMNS, MAX_LINES,
-    MIN_COLUMNS, MIN_LINES,
+    ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
+    MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS, PASTE_BUFFERS_MAX,
 )
 from muxd.daemon.commands import attach as actions
-from muxd.daemon.copy_mode import CopyMode
+from muxd.daemon.copy_mode import CopyMode, Point
 from muxd.daemon.input_parser import InputParser, Mouse, Paste, Token
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
@@ -42,8 +43,10 @@ log = logging.getLogger(__name__)
 
 ATTACH_MESSAGES = (Attach, AttachInput, AttachResize)
 MOUSE_TRACKING_MODES = frozenset({9, 1000, 1002, 1003})
+MOTION_TRACKING_MODES = frozenset({1002, 1003})
 SGR_MOUSE_MODE = 1006
 BRACKETED_PASTE_MODE = 2004
+MOTION = 32  # the SGR button bit of a move (with a button held, under 1002: a drag)
 _PROMPT_CANCEL = (b"\x1b", b"\x03", b"\x07")
 
 
@@ -101,6 +104,7 @@ class AttachedClient:
         self.closed = False
         self.frames = 0
         self.last_input = 0.0  # time.monotonic() of the last keys or mouse event
+        self.press: tuple[str, Point] | None = None  # (pane id, point) of a left button held down
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -195,6 +199,7 @@ class AttachedClient:
 
     def _pane_views(self, columns: int, lines: int) -> list[PaneView]:
         from muxd.attach.compose import PaneView
+        from muxd.attach.selection import highlight_spans
 
         window = self.session.active_window
         if self.help_view is not None:
@@ -208,11 +213,14 @@ class AttachedClient:
                 continue
             copy = self.hub.copy_modes.get(pane.id)
             dead = f"Pane is dead (status {pane.exit_code})" if pane.exited else None
+            selection = copy.selection() if copy else None
+            view_lines = min(height, lines - y, pane.lines)
             views.append(PaneView(emulator=pane.emulator, x=x, y=y,
-                                  columns=min(width, columns - x, pane.columns),
-                                  lines=min(height, lines - y, pane.lines),
+                                  columns=min(width, columns - x, pane.columns), lines=view_lines,
                                   active=pane is window.active_pane,
-                                  scroll_offset=copy.offset if copy else 0, dead_message=dead))
+                                  scroll_offset=copy.offset if copy else 0, dead_message=dead,
+                                  highlights=highlight_spans(pane.emulator, selection, copy.offset, view_lines)
+                                  if copy and selection else ()))
         return views
 
     def _status(self) -> StatusLine:
@@ -356,9 +364,24 @@ class AttachedClient:
                 pane = self._active_pane()
                 if pane is not None:
                     self.hub.copy_modes.setdefault(pane.id, CopyMode())
+            case "paste_buffer":
+                self._paste_buffer()
         if session.active_window is not before and before in session.windows:
             session.last_window = before
         self.hub.fit_session(session)  # a new window or pane takes the session's size
+
+    def _paste_buffer(self) -> None:
+        """The newest buffer into the active pane, line feeds as carriage returns (tmux's
+        paste-buffer -p: bracketed only for a program that asked)."""
+        pane = self._active_pane()
+        if not self.hub.buffers:
+            self.say("no buffers")
+            return
+        if pane is None or pane.exited or pane.id in self.hub.copy_modes:
+            return
+        data = self.hub.buffers[0].replace("\n", "\r").encode()
+        wrapped = BRACKETED_PASTE_MODE in pane_modes(pane.emulator)
+        pane.write(b"\x1b[200~" + data + b"\x1b[201~" if wrapped else data)
 
     def _open_help(self) -> None:
         columns, lines = self.window_area()
@@ -372,7 +395,14 @@ class AttachedClient:
         window = self.session.active_window
         if window is None or window.layout is None or self.help_view is not None:
             return False
-        hit = next(((pane, x, y) for pane, x, y, w, h in self.hub.placements(window)
+        placements = self.hub.placements(window)
+        if self.press is not None and not event.wheel and (event.release or event.button & MOTION):
+            # A drag goes on in the pane where it began, wherever the pointer is now.
+            held = next(((pane, x, y) for pane, x, y, _, _ in placements if pane.id == self.press[0]), None)
+            if held is not None:
+                return self._drag(event, *held)
+            self.press = None
+        hit = next(((pane, x, y) for pane, x, y, w, h in placements
                     if x <= event.x < x + w and y <= event.y < y + h), None)
         if hit is None:
             return False
@@ -380,7 +410,8 @@ class AttachedClient:
         copy = self.hub.copy_modes.get(pane.id)
         modes = pane_modes(pane.emulator)
         if copy is None and modes & MOUSE_TRACKING_MODES and not pane.exited:
-            pane.write(encode_mouse(event, event.x - x, event.y - y, sgr=SGR_MOUSE_MODE in modes))
+            if not event.button & MOTION or modes & MOTION_TRACKING_MODES:  # drags only if asked for
+                pane.write(encode_mouse(event, event.x - x, event.y - y, sgr=SGR_MOUSE_MODE in modes))
             return False
         if event.wheel:
             if event.release:
@@ -393,10 +424,51 @@ class AttachedClient:
             if not copy.wheel(event.wheel, history):
                 del self.hub.copy_modes[pane.id]
             return True
-        if not event.release and event.button & 3 == 0 and not event.button & 32:
+        if not event.release and event.button & 3 == 0 and not event.button & MOTION:
             window.active_pane = pane  # a click selects the pane, as tmux with mouse on
+            from muxd.attach.selection import point_at
+
+            self.press = (pane.id, point_at(pane.emulator, copy.offset if copy else 0, event.x - x, event.y - y))
+            if copy is not None:
+                copy.anchor = copy.end = None  # a click drops the selection
             return True
         return False
+
+    def _drag(self, event: Mouse, pane: Pane, x: int, y: int) -> bool:
+        """The left button held since a press in `pane`: select from there; copy on release."""
+        from muxd.attach.selection import point_at
+
+        assert self.press is not None
+        copy = self.hub.copy_modes.get(pane.id)
+        if event.release:
+            self.press = None
+            if copy is not None and copy.selection() is not None:
+                self._copy_selection(pane, copy)
+            return True
+        if copy is None:
+            copy = self.hub.copy_modes[pane.id] = CopyMode(entered_by_drag=True)
+        if copy.anchor is None:
+            copy.anchor = self.press[1]
+        copy.end = point_at(pane.emulator, copy.offset, event.x - x, event.y - y)
+        return True
+
+    def _copy_selection(self, pane: Pane, copy: CopyMode) -> None:
+        """Keep the selected text as the newest buffer (C-b ] pastes it) and offer it to the
+        terminal's clipboard (OSC 52), as tmux does; a copy mode the drag began ends."""
+        from muxd.attach.selection import selection_text
+
+        selection = copy.selection()
+        assert selection is not None
+        text = selection_text(pane.emulator, selection, max_chars=PASTE_BUFFER_MAX_CHARS)
+        copy.anchor = copy.end = None
+        if copy.entered_by_drag:
+            del self.hub.copy_modes[pane.id]
+        if not text:
+            return
+        self.hub.keep_buffer(text)
+        if len(text) <= CLIPBOARD_MAX_CHARS:
+            clipboard = b"\x1b]52;c;" + base64.b64encode(text.encode()) + b"\x07"
+            self.connection.send(AttachOutput(data=clipboard))
 
 
 def encode_mouse(event: Mouse, x: int, y: int, *, sgr: bool) -> bytes:
@@ -438,6 +510,7 @@ class AttachHub:
         self.daemon = daemon
         self.clients: dict[Connection, AttachedClient] = {}
         self.copy_modes: dict[str, CopyMode] = {}  # pane id -> its copy mode
+        self.buffers: list[str] = []  # copied selections, newest first (C-b ] pastes [0])
 
     # ---------------------------------------------------------- messages from a connection
 
@@ -484,6 +557,10 @@ class AttachHub:
             client.closed = True
             client.wake()
             self.fit_session(client.session)
+
+    def keep_buffer(self, text: str) -> None:
+        self.buffers.insert(0, text)
+        del self.buffers[PASTE_BUFFERS_MAX:]
 
     def forget(self, client: AttachedClient) -> None:
         self.clients.pop(client.connection, None)

@@ -1,12 +1,17 @@
-"""Copy mode of a pane: how far back into its scrollback the attached clients look.
+"""Copy mode of a pane: how far back into its scrollback the attached clients look, and the
+text selected with the mouse.
 
-Pure: the state is one offset per pane (0 = the live screen), shared by every client of the
-session as in tmux (the mode belongs to the pane, not to a client).
+Pure: the state is one offset per pane (0 = the live screen) and a selection, shared by every
+client of the session as in tmux (the mode belongs to the pane, not to a client).
+Selection points are (running row number, column): a row's number (Emulator.rows_scrolled
++ its visible row) never changes, so a selection stays on its text while the view scrolls.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+Point = tuple[int, int]  # (running row number, column)
 
 WHEEL_SCROLL_LINES = 3  # tmux scrolls five; three feels closer to a plain terminal
 
@@ -20,6 +25,15 @@ _LEAVE = (b"q", b"\x1b", b"\x03")
 @dataclass
 class CopyMode:
     offset: int = 0
+    anchor: Point | None = None  # where a mouse drag began
+    end: Point | None = None     # where it is now
+    entered_by_drag: bool = False  # a drag entered it: the copy ends it, as in tmux
+
+    def selection(self) -> tuple[Point, Point] | None:
+        """(first, last) selected cell in reading order, both included."""
+        if self.anchor is None or self.end is None:
+            return None
+        return (self.anchor, self.end) if self.anchor <= self.end else (self.end, self.anchor)
 
     def scroll(self, lines: int, history: int) -> None:
         """Positive `lines` goes back in time; clamped to [0, history]."""
@@ -49,3 +63,13 @@ class CopyMode:
             return False
         self.scroll(-direction * WHEEL_SCROLL_LINES, history)
         return not (direction > 0 and self.offset == 0)
+
+
+def selected_columns(selection: tuple[Point, Point], row: int, columns: int) -> tuple[int, int] | None:
+    """Columns [start, stop) of row number `row` inside the stream `selection` (None: none)."""
+    (first_row, first_x), (last_row, last_x) = selection
+    if not first_row <= row <= last_row:
+        return None
+    start = first_x if row == first_row else 0
+    stop = min(last_x + 1 if row == last_row else columns, columns)
+    return (start, stop) if stop > start else None

@@ -43,6 +43,7 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("d", (b"d",), "detach", "detach this client"),
     Binding("?", (b"?",), "list_keys", "list key bindings (q leaves)"),
     Binding("[", (b"[",), "copy_mode", "enter copy mode (scroll back; q leaves)"),
+    Binding("]", (b"]",), "paste_buffer", "paste the newest copied text (drag the mouse to copy)"),
 )
 _BY_BYTES = {key: binding for binding in BINDINGS for key in binding.keys}
 

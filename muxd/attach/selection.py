@@ -1,0 +1,67 @@
+"""What a copy-mode selection holds: its text as tmux copies it, and its cells highlighted."""
+
+from __future__ import annotations
+
+from muxd.daemon.copy_mode import Point, selected_columns
+from muxd.emulator import Emulator
+from muxd.emulator.cell import Cell, Style
+
+from .cells import row_cells
+from .frame import FrameRow
+
+# tmux's mode-style (bg=yellow, fg=black; pyte calls ANSI yellow "brown"): selected cells and
+# the copy-mode position indicator.
+MODE_STYLE: Style = Cell(" ", fg="black", bg="brown")[1:]  # type: ignore[assignment]
+
+
+def selection_text(emulator: Emulator, selection: tuple[Point, Point], *, max_chars: int) -> str:
+    """The selected text: rows joined by line feeds (none where a row soft-wrapped into the
+    next), trailing blanks of each row dropped, at most `max_chars` characters."""
+    (first_row, _), (last_row, _) = selection
+    top = emulator.rows_scrolled
+    start, stop = emulator.span(first_row - top, last_row - top)  # rows evicted since: skipped
+    stop = min(stop, start + max_chars)  # every row gives at least a line feed
+    columns = emulator.columns
+    pieces: list[str] = []
+    size = 0
+    for index, row in enumerate(emulator.rows(start, stop)):
+        number = top + start + index
+        span = selected_columns(selection, number, columns)
+        if span is None:
+            continue
+        text = "".join(cell.data for cell in row_cells(row, columns)[span[0]:span[1]])
+        if not (row.wrapped and span[1] == columns and number < last_row):
+            text = text.rstrip(" ") + "\n"
+        pieces.append(text)
+        size += len(text)
+        if size > max_chars:
+            break
+    return "".join(pieces).removesuffix("\n")[:max_chars]
+
+
+def highlight(row: FrameRow, start: int, stop: int) -> FrameRow:
+    """`row` with cells [start, stop) in the selection style (their characters kept)."""
+    marked = tuple(Cell(cell.data, *MODE_STYLE) for cell in row[start:stop])
+    return row[:start] + marked + row[stop:]
+
+
+def point_at(emulator: Emulator, offset: int, column: int, row: int) -> Point:
+    """The selection point under cell (column, row) of a pane's view scrolled back `offset` rows."""
+    offset = min(max(offset, 0), emulator.history_size)
+    column = min(max(column, 0), emulator.columns - 1)
+    row = min(max(row, 0), emulator.lines - 1)
+    return emulator.rows_scrolled + row - offset, column
+
+
+def highlight_spans(emulator: Emulator, selection: tuple[Point, Point], offset: int,
+                    lines: int) -> tuple[tuple[int, int, int], ...]:
+    """(view row, first column, column after the last) of the selection in the view."""
+    offset = min(max(offset, 0), emulator.history_size)
+    top = emulator.rows_scrolled - offset  # the running number of the view's first row
+    (first_row, _), (last_row, _) = selection
+    spans = []
+    for view_row in range(max(0, first_row - top), min(lines, last_row - top + 1)):
+        span = selected_columns(selection, top + view_row, emulator.columns)
+        if span is not None:
+            spans.append((view_row, *span))
+    return tuple(spans)

@@ -559,3 +559,51 @@ def test_a_program_redrawing_on_its_own_gets_at_most_30_frames_a_second(muxd_ser
             frames += sum(isinstance(decode_server_message(b), AttachOutput) for b in decoder.feed(data))
     limit = seconds / ATTACH_OUTPUT_FRAME_INTERVAL_S
     assert 5 * seconds <= frames <= limit + 3, (frames, limit)
+
+
+def test_random_mouse_and_copy_keys_never_break_a_client(muxd_server):
+    """Thousands of random mouse reports (presses, drags, releases, wheels, off-screen) mixed
+    with copy-mode and paste keys, over the protocol: the client stays attached, the daemon
+    keeps serving, and the panes still take input."""
+    import random
+    import socket
+
+    from muxd.config import PROTOCOL_VERSION
+    from muxd.protocol.codec import decode_server_message, encode
+    from muxd.protocol.framing import FrameDecoder
+    from muxd.protocol.messages import Attach, AttachInput, AttachOutput, Detached, Hello
+
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    s.cli("send-keys", "-t", "work", "seq 1 300", "Enter", check=True)
+    s.cli("split-window", "-h", "-t", "work", *SHELL, check=True)
+    rng = random.Random(7)
+    keys = [b"\x02]", b"\x02[", b"q", b"\x1b", b"\x1b[A", b"g", b"G"]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as link:
+        link.connect(str(s.socket_path))
+        link.sendall(encode(Hello(id=1, protocol_version=PROTOCOL_VERSION, client="fuzz"))
+                     + encode(Attach(id=2, target="work", columns=100, lines=30)))
+        for _ in range(3000):
+            if rng.random() < 0.1:
+                data = rng.choice(keys)
+            else:
+                button = rng.choice((0, 1, 2, 32, 33, 35, 64, 65)) | rng.choice((0, 0, 4, 8, 16))
+                data = (f"\x1b[<{button};{rng.randint(0, 130)};{rng.randint(0, 40)}"
+                        f"{rng.choice('Mm')}").encode()
+            link.sendall(encode(AttachInput(data=data)))
+        assert s.cli("list-sessions", check=True).returncode == 0
+        # Leave copy mode, then detach: the detach answers once every report before it was handled.
+        link.sendall(encode(AttachInput(data=b"q")) + encode(AttachInput(data=b"\x02d")))
+        link.settimeout(10)
+        decoder, detached, copies = FrameDecoder(), [], 0
+        while not detached and (chunk := link.recv(1 << 20)):
+            messages = list(map(decode_server_message, decoder.feed(chunk)))
+            detached = [m for m in messages if isinstance(m, Detached)]
+            copies += sum(m.data.count(b"\x1b]52;") for m in messages if isinstance(m, AttachOutput))
+        assert [m.reason for m in detached] == ["detached (from session work)"]  # not an error
+        assert copies >= 5, copies  # the drags did select and copy (16 with this seed)
+    assert all(p["status"] == "running" for p in panes(s))  # the shells took the garbage typed
+    s.cli("new-window", "-t", "work", *SHELL, check=True)  # and a fresh pane takes keys as ever
+    s.cli("send-keys", "-t", "%2", "echo ok-$((40+2))", "Enter", check=True)
+    s.wait_for_text("%2", "ok-42\n")
+    assert "Traceback" not in s.log_path.read_text()  # nothing failed quietly either

@@ -238,6 +238,22 @@ def _sgr(button: int, column: int, row: int, release: bool = False) -> bytes:
     return f"\x1b[<{button};{column + 1};{row + 1}{'m' if release else 'M'}".encode()
 
 
+def _shows_selected(term: OuterTerminal, text: str) -> None:
+    """`text` shows in tmux's mode style (black on yellow): selected."""
+    term.wait_for(lambda sc: f"\x1b[30m\x1b[43m{text}" in sc or f"\x1b[30;43m{text}" in sc, escapes=True)
+
+
+def _copied_then_pasted(term: OuterTerminal, text: str) -> None:
+    """`text` reached the outer terminal's clipboard (OSC 52; the outer tmux has set-clipboard
+    on) and `C-b ]` pastes it into the shell."""
+    wait_until(lambda: term.tmux("show-buffer", check=False) == text, timeout=5,
+               message="the selection offered to the terminal's clipboard (OSC 52)")
+    term.type("echo pasted:")
+    term.keys("C-b", "]")
+    term.keys("Enter")
+    term.wait_for(f"\npasted:{text}\n")
+
+
 def test_mouse_drag_selects_copies_to_the_clipboard_and_pastes(muxd_server, outer):
     s = muxd_server
     s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
@@ -252,22 +268,32 @@ def test_mouse_drag_selects_copies_to_the_clipboard_and_pastes(muxd_server, oute
     term.send_hex(_sgr(32, 5, row + 1))
     term.send_hex(_sgr(32, 12, row))
     # While dragging, the selection shows in tmux's mode style (black on yellow).
-    term.wait_for(lambda sc: "\x1b[30m\x1b[43mfirst-42 seco" in sc or "\x1b[30;43mfirst-42 seco" in sc,
-                  escapes=True)
+    _shows_selected(term, "first-42 seco")
     term.send_hex(_sgr(32, 17, row))
     term.send_hex(_sgr(0, 17, row, release=True))
-    wait_until(lambda: term.tmux("show-buffer", check=False) == "first-42 second-56", timeout=5,
-               message="the selection offered to the terminal's clipboard (OSC 52)")
     # The drag's copy mode ended with the copy: keys reach the shell, C-b ] pastes the text.
-    term.type("echo pasted:")
-    term.keys("C-b", "]")
-    term.keys("Enter")
-    term.wait_for("\npasted:first-42 second-56\n")
+    _copied_then_pasted(term, "first-42 second-56")
     # A click without a drag selects nothing and leaves no copy mode behind.
     term.send_hex(_sgr(0, 3, row))
     term.send_hex(_sgr(0, 3, row, release=True))
     term.type("echo still-$((1+2))", enter=True)
     term.wait_for("still-3")
+
+
+def test_copy_mode_keys_select_and_copy(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    term = outer()
+    term.tmux("set", "-g", "set-clipboard", "on")
+    attach(term, s)
+    term.type("echo kb-$((6*7)) tail", enter=True)
+    term.wait_for("\nkb-42 tail\n")
+    # The copy cursor starts on the prompt below the output: up, line start, select 5 cells.
+    term.keys("C-b", "[")
+    term.keys("k", "0", "Space", "l", "l", "l", "l")
+    _shows_selected(term, "kb-42")
+    term.keys("Enter")  # copies and leaves copy mode
+    _copied_then_pasted(term, "kb-42")
 
 
 def test_copy_mode_with_wheel_and_keys(muxd_server, outer):
@@ -294,7 +320,7 @@ def test_copy_mode_with_wheel_and_keys(muxd_server, outer):
     term.type("echo typed-$((2*3))", enter=True)  # out of copy mode: keys reach the shell again
     term.wait_for("typed-6")
     term.keys("C-b", "[")
-    term.keys("Up", "Up")
+    term.keys("C-y", "C-y")  # scroll two lines (arrows move the copy cursor)
     term.wait_for(re.compile(r"\[2/\d+\]").search)
     term.keys("Escape")
     term.wait_for(lambda sc: not re.search(r"\[\d+/\d+\]", sc))

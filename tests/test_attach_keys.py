@@ -4,7 +4,7 @@ copy-mode keys and the status line's agent text (all pure; the tmux-driven tests
 import pytest
 
 from muxd.daemon.attached import Prompt, encode_mouse
-from muxd.daemon.copy_mode import CopyMode
+from muxd.daemon.copy_mode import COPY, LEAVE, STAY, CopyMode, PaneGeometry
 from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
 from muxd.daemon.status_line import agent_status
@@ -54,20 +54,42 @@ def test_prefix_table_and_prefix_names():
 
 
 def test_copy_mode_keys_and_wheel():
-    copy = CopyMode()
-    assert copy.key(b"\x1b[A", history=100, page=10) and copy.offset == 1
-    copy.key(b"\x1b[5~", history=100, page=10)
-    assert copy.offset == 10
-    copy.key(b"g", history=100, page=10)
-    assert copy.offset == 100
-    copy.key(b"\x1b[A", history=100, page=10)
-    assert copy.offset == 100  # clamped to the history
-    copy.key(b"G", history=100, page=10)
-    assert copy.offset == 0
-    assert copy.key(b"q", history=100, page=10) is False
-    wheel = CopyMode()
-    assert wheel.wheel(-1, 100) and wheel.offset == 3
-    assert wheel.wheel(1, 100) is False  # back at the bottom: leave
+    # 100 rows of history, a 10-row screen whose first row is row number 500.
+    pane = PaneGeometry(top=500, history=100, lines=10, columns=20)
+    copy = CopyMode(cursor=(505, 3))
+    assert copy.key(b"\x1b[A", pane) == STAY and copy.cursor == (504, 3) and copy.offset == 0
+    for _ in range(6):
+        copy.key(b"k", pane)  # past the view's top row: the view follows the cursor
+    assert copy.cursor == (498, 3) and copy.offset == 2
+    copy.key(b"\x19", pane)  # C-y scrolls the view; the cursor stays on its row
+    assert copy.offset == 3 and copy.cursor == (498, 3)
+    copy.key(b"\x1b[5~", pane)
+    assert copy.offset == 12 and copy.cursor == (489, 3)
+    copy.key(b"g", pane)
+    assert copy.offset == 100 and copy.cursor == (400, 0)
+    copy.key(b"k", pane)
+    assert copy.offset == 100 and copy.cursor == (400, 0)  # clamped to the history
+    copy.key(b"$", pane)
+    assert copy.cursor == (400, 19)
+    copy.key(b"G", pane)
+    assert copy.offset == 0 and copy.cursor == (509, 0)
+    # A selection: Space at the cursor, moves extend it, Enter copies, Escape clears first.
+    assert copy.key(b"\r", pane) == LEAVE  # nothing selected: Enter just leaves
+    copy.key(b"k", pane)
+    copy.key(b" ", pane)
+    copy.key(b"l", pane)
+    copy.key(b"j", pane)
+    assert copy.selection() == ((508, 0), (509, 1))
+    assert copy.key(b"\x1b", pane) == STAY and copy.selection() is None
+    assert copy.key(b"\x1b", pane) == LEAVE
+    copy.key(b"v", pane)
+    copy.key(b"h", pane)
+    assert copy.key(b"y", pane) == COPY and copy.selection() == ((509, 0), (509, 1))
+    assert copy.key(b"q", pane) == LEAVE
+    wheel = CopyMode(cursor=(509, 0))
+    assert wheel.wheel(-1, pane) and wheel.offset == 3
+    assert wheel.cursor == (506, 0)  # kept on the view as it scrolled
+    assert wheel.wheel(1, pane) is False  # back at the bottom: leave
 
 
 def test_prompts_confirm_and_edit():

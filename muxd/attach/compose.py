@@ -42,6 +42,7 @@ class PaneView:
     dead_message: str | None = None  # e.g. "Pane is dead (status 1)", drawn on the bottom row
     # Copy-mode selection: (view row, first column, column after the last) to highlight.
     highlights: tuple[tuple[int, int, int], ...] = ()
+    copy_cursor: tuple[int, int] | None = None  # copy mode: its cursor (column, view row), shown
 
 
 def compose(
@@ -77,7 +78,7 @@ def compose(
         pane = panes[active]
         emulator = pane.emulator
         modes = emulator.private_modes
-        x, y = emulator.cursor
+        x, y = pane.copy_cursor if pane.copy_cursor is not None else emulator.cursor
         screen_x, screen_y = pane.x + x, pane.y + y
         if (
             x < min(pane.columns, emulator.columns)
@@ -86,7 +87,7 @@ def compose(
             and 0 <= screen_y < area_lines
         ):
             cursor = (screen_x, screen_y)
-            cursor_visible = emulator.cursor_visible and pane.scroll_offset <= 0
+            cursor_visible = pane.copy_cursor is not None or (emulator.cursor_visible and pane.scroll_offset <= 0)
     if status is not None and status.message is not None and status.message_cursor is not None:
         cursor = (min(max(status.message_cursor, 0), columns - 1), lines - 1)
         cursor_visible = True

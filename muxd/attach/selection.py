@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from muxd.daemon.copy_mode import Point, selected_columns
+from muxd.daemon.copy_mode import CopyMode, PaneGeometry, Point, selected_columns
 from muxd.emulator import Emulator
 from muxd.emulator.cell import Cell, Style
 
@@ -65,3 +65,17 @@ def highlight_spans(emulator: Emulator, selection: tuple[Point, Point], offset: 
         if span is not None:
             spans.append((view_row, *span))
     return tuple(spans)
+
+
+def pane_geometry(emulator: Emulator) -> PaneGeometry:
+    return PaneGeometry(top=emulator.rows_scrolled, history=emulator.history_size,
+                        lines=emulator.lines, columns=emulator.columns)
+
+
+def copy_cursor_at(emulator: Emulator, copy: CopyMode, lines: int) -> tuple[int, int] | None:
+    """(column, view row) of the copy-mode cursor, if it is on the view."""
+    if copy.cursor is None:
+        return None
+    row, column = copy.cursor
+    view_row = row - (emulator.rows_scrolled - min(max(copy.offset, 0), emulator.history_size))
+    return (column, view_row) if 0 <= view_row < lines else None

@@ -21,7 +21,7 @@ from muxd.config import (
     MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS, PASTE_BUFFERS_MAX,
 )
 from muxd.daemon.commands import attach as actions
-from muxd.daemon.copy_mode import CopyMode, Point
+from muxd.daemon.copy_mode import COPY, STAY, CopyMode, Point
 from muxd.daemon.input_parser import InputParser, Mouse, Paste, Token
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
@@ -199,7 +199,7 @@ class AttachedClient:
 
     def _pane_views(self, columns: int, lines: int) -> list[PaneView]:
         from muxd.attach.compose import PaneView
-        from muxd.attach.selection import highlight_spans
+        from muxd.attach.selection import copy_cursor_at, highlight_spans
 
         window = self.session.active_window
         if self.help_view is not None:
@@ -220,7 +220,8 @@ class AttachedClient:
                                   active=pane is window.active_pane,
                                   scroll_offset=copy.offset if copy else 0, dead_message=dead,
                                   highlights=highlight_spans(pane.emulator, selection, copy.offset, view_lines)
-                                  if copy and selection else ()))
+                                  if copy and selection else (),
+                                  copy_cursor=copy_cursor_at(pane.emulator, copy, view_lines) if copy else None))
         return views
 
     def _status(self) -> StatusLine:
@@ -309,8 +310,13 @@ class AttachedClient:
             return False
         copy = self.hub.copy_modes.get(pane.id)
         if copy is not None:
-            if not copy.key(key, history=pane.emulator.history_size, page=pane.lines):
-                del self.hub.copy_modes[pane.id]
+            from muxd.attach.selection import pane_geometry
+
+            outcome = copy.key(key, pane_geometry(pane.emulator))
+            if outcome == COPY:
+                self._copy_selection(pane, copy)
+            if outcome != STAY:
+                self.hub.copy_modes.pop(pane.id, None)
             return True
         pane.write(key)
         return False
@@ -362,8 +368,8 @@ class AttachedClient:
                 self._open_help()
             case "copy_mode":
                 pane = self._active_pane()
-                if pane is not None:
-                    self.hub.copy_modes.setdefault(pane.id, CopyMode())
+                if pane is not None and pane.id not in self.hub.copy_modes:
+                    self.hub.copy_modes[pane.id] = self._new_copy_mode(pane)
             case "paste_buffer":
                 self._paste_buffer()
         if session.active_window is not before and before in session.windows:
@@ -416,12 +422,13 @@ class AttachedClient:
         if event.wheel:
             if event.release:
                 return False
-            history = pane.emulator.history_size
+            from muxd.attach.selection import pane_geometry
+
             if copy is None:
                 if event.wheel > 0:
                     return False
-                copy = self.hub.copy_modes[pane.id] = CopyMode()
-            if not copy.wheel(event.wheel, history):
+                copy = self.hub.copy_modes[pane.id] = self._new_copy_mode(pane)
+            if not copy.wheel(event.wheel, pane_geometry(pane.emulator)):
                 del self.hub.copy_modes[pane.id]
             return True
         if not event.release and event.button & 3 == 0 and not event.button & MOTION:
@@ -449,8 +456,14 @@ class AttachedClient:
             copy = self.hub.copy_modes[pane.id] = CopyMode(entered_by_drag=True)
         if copy.anchor is None:
             copy.anchor = self.press[1]
-        copy.end = point_at(pane.emulator, copy.offset, event.x - x, event.y - y)
+        copy.end = copy.cursor = point_at(pane.emulator, copy.offset, event.x - x, event.y - y)
         return True
+
+    @staticmethod
+    def _new_copy_mode(pane: Pane) -> CopyMode:
+        """Copy mode with its cursor where the program's cursor is, as tmux starts it."""
+        x, y = pane.emulator.cursor
+        return CopyMode(cursor=(pane.emulator.rows_scrolled + y, x))
 
     def _copy_selection(self, pane: Pane, copy: CopyMode) -> None:
         """Keep the selected text as the newest buffer (C-b ] pastes it) and offer it to the

@@ -1,10 +1,11 @@
-"""Copy mode of a pane: how far back into its scrollback the attached clients look, and the
-text selected with the mouse.
+"""Copy mode of a pane: how far back into its scrollback the attached clients look, a cursor
+to move around it, and the selected text.
 
-Pure: the state is one offset per pane (0 = the live screen) and a selection, shared by every
-client of the session as in tmux (the mode belongs to the pane, not to a client).
-Selection points are (running row number, column): a row's number (Emulator.rows_scrolled
-+ its visible row) never changes, so a selection stays on its text while the view scrolls.
+Pure: the state is one offset per pane (0 = the live screen), a cursor and a selection,
+shared by every client of the session as in tmux (the mode belongs to the pane, not to a
+client). Keys are tmux's vi copy-mode keys. Points are (running row number, column): a row's
+number (Emulator.rows_scrolled + its visible row) never changes, so the cursor and a
+selection stay on their text while the view scrolls or new output arrives.
 """
 
 from __future__ import annotations
@@ -15,18 +16,49 @@ Point = tuple[int, int]  # (running row number, column)
 
 WHEEL_SCROLL_LINES = 3  # tmux scrolls five; three feels closer to a plain terminal
 
-_UP = (b"\x1b[A", b"\x1bOA", b"k", b"\x19")
-_DOWN = (b"\x1b[B", b"\x1bOB", b"j", b"\x05")
+_UP = (b"\x1b[A", b"\x1bOA", b"k")
+_DOWN = (b"\x1b[B", b"\x1bOB", b"j")
+_LEFT = (b"\x1b[D", b"\x1bOD", b"h")
+_RIGHT = (b"\x1b[C", b"\x1bOC", b"l")
+_LINE_START = (b"0", b"\x1b[H", b"\x1bOH", b"\x1b[1~")
+_LINE_END = (b"$", b"\x1b[F", b"\x1bOF", b"\x1b[4~")
+_SCROLL_UP = (b"\x19",)    # C-y: the view moves, the cursor stays on its text
+_SCROLL_DOWN = (b"\x05",)  # C-e
 _PAGE_UP = (b"\x1b[5~", b"\x02")
 _PAGE_DOWN = (b"\x1b[6~", b"\x06")
-_LEAVE = (b"q", b"\x1b", b"\x03")
+_BEGIN_SELECTION = (b" ", b"v")
+_COPY = (b"\r", b"y")
+_CLEAR_OR_LEAVE = (b"\x1b",)  # clears a selection; with none, leaves
+_LEAVE = (b"q", b"\x03")
+
+# What `key` asks of its caller besides the new state.
+STAY, LEAVE, COPY = "stay", "leave", "copy"
+
+
+@dataclass(frozen=True)
+class PaneGeometry:
+    """What copy mode needs to know of its pane's emulator, at the moment of a key."""
+
+    top: int      # running number of the live screen's first row (Emulator.rows_scrolled)
+    history: int  # rows in the scrollback
+    lines: int
+    columns: int
+
+    @property
+    def first(self) -> int:
+        return self.top - self.history  # the oldest row kept
+
+    @property
+    def last(self) -> int:
+        return self.top + self.lines - 1  # the live screen's last row
 
 
 @dataclass
 class CopyMode:
     offset: int = 0
-    anchor: Point | None = None  # where a mouse drag began
-    end: Point | None = None     # where it is now
+    cursor: Point | None = None  # None until placed (the caller puts it on the pane's cursor)
+    anchor: Point | None = None  # where the selection began (Space / v, or a mouse press)
+    end: Point | None = None     # its other end: the cursor, or the mouse while dragging
     entered_by_drag: bool = False  # a drag entered it: the copy ends it, as in tmux
 
     def selection(self) -> tuple[Point, Point] | None:
@@ -39,30 +71,70 @@ class CopyMode:
         """Positive `lines` goes back in time; clamped to [0, history]."""
         self.offset = min(max(self.offset + lines, 0), history)
 
-    def key(self, key: bytes, *, history: int, page: int) -> bool:
-        """Apply one key; False means leave copy mode."""
-        if key in _LEAVE:
-            return False
+    def key(self, key: bytes, pane: PaneGeometry) -> str:
+        """Apply one key: STAY, LEAVE (copy mode ends) or COPY (copy the selection, then end)."""
+        if key in _LEAVE or (key in _CLEAR_OR_LEAVE and self.anchor is None):
+            return LEAVE
+        if key in _CLEAR_OR_LEAVE:
+            self.anchor = self.end = None
+            return STAY
+        if key in _COPY:
+            return COPY if self.selection() is not None else LEAVE
+        self.offset = min(self.offset, pane.history)
+        row, column = self.cursor if self.cursor is not None else (pane.last, 0)
+        page = max(1, pane.lines - 1)
         if key in _UP:
-            self.scroll(1, history)
+            row -= 1
         elif key in _DOWN:
-            self.scroll(-1, history)
-        elif key in _PAGE_UP:
-            self.scroll(max(1, page - 1), history)
-        elif key in _PAGE_DOWN:
-            self.scroll(-max(1, page - 1), history)
+            row += 1
+        elif key in _LEFT:
+            column -= 1
+        elif key in _RIGHT:
+            column += 1
+        elif key in _LINE_START:
+            column = 0
+        elif key in _LINE_END:
+            column = pane.columns - 1
+        elif key in _SCROLL_UP or key in _SCROLL_DOWN:
+            self.scroll(1 if key in _SCROLL_UP else -1, pane.history)
+        elif key in _PAGE_UP or key in _PAGE_DOWN:
+            lines = page if key in _PAGE_UP else -page
+            self.scroll(lines, pane.history)
+            row -= lines
         elif key == b"g":
-            self.offset = history
+            row, column, self.offset = pane.first, 0, pane.history
         elif key == b"G":
-            self.offset = 0
-        return True
+            row, column, self.offset = pane.last, 0, 0
+        elif key in _BEGIN_SELECTION:
+            self.anchor = self.cursor = (row, column)
+        self._place(row, column, pane, follow=key not in _SCROLL_UP and key not in _SCROLL_DOWN)
+        return STAY
 
-    def wheel(self, direction: int, history: int) -> bool:
+    def wheel(self, direction: int, pane: PaneGeometry) -> bool:
         """A wheel notch (-1 up, +1 down); False when scrolled down past the bottom: leave."""
         if direction > 0 and self.offset <= 0:
             return False
-        self.scroll(-direction * WHEEL_SCROLL_LINES, history)
+        self.scroll(-direction * WHEEL_SCROLL_LINES, pane.history)
+        if self.cursor is not None:
+            self._place(*self.cursor, pane, follow=False)
         return not (direction > 0 and self.offset == 0)
+
+    def _place(self, row: int, column: int, pane: PaneGeometry, *, follow: bool) -> None:
+        """Move the cursor (clamped to the rows kept); `follow`: scroll the view to it,
+        else keep it on the view (as tmux does when the view scrolls under it)."""
+        row = min(max(row, pane.first), pane.last)
+        view_top = pane.top - self.offset
+        if follow:
+            if row < view_top:
+                self.offset = pane.top - row
+            elif row > view_top + pane.lines - 1:
+                self.offset = pane.top + pane.lines - 1 - row
+            self.offset = min(max(self.offset, 0), pane.history)
+        else:
+            row = min(max(row, view_top), view_top + pane.lines - 1)
+        self.cursor = (row, min(max(column, 0), pane.columns - 1))
+        if self.anchor is not None:
+            self.end = self.cursor
 
 
 def selected_columns(selection: tuple[Point, Point], row: int, columns: int) -> tuple[int, int] | None:

@@ -42,16 +42,18 @@ BINDINGS: tuple[Binding, ...] = (
     Binding(",", (b",",), "rename_window", "rename the window"),
     Binding("d", (b"d",), "detach", "detach this client"),
     Binding("?", (b"?",), "list_keys", "list key bindings (q leaves)"),
-    Binding("[", (b"[",), "copy_mode", "enter copy mode (scroll back; q leaves)"),
+    Binding("[", (b"[",), "copy_mode", "enter copy mode (scroll back, select, copy; q leaves)"),
     Binding("]", (b"]",), "paste_buffer", "paste the newest copied text (drag the mouse to copy)"),
 )
 _BY_BYTES = {key: binding for binding in BINDINGS for key in binding.keys}
 
 COPY_MODE_KEYS = (
-    ("Up / k", "scroll up one line"), ("Down / j", "scroll down one line"),
-    ("PgUp / C-b", "scroll up one page"), ("PgDn / C-f", "scroll down one page"),
-    ("g", "top of the history"), ("G", "bottom"), ("q / Escape", "leave copy mode"),
-    ("mouse wheel", "scroll; down past the bottom leaves"),
+    ("arrows hjkl 0 $", "move the cursor (the view follows)"),
+    ("C-y C-e PgUp PgDn", "scroll a line / a page"),
+    ("g / G", "top of the history / bottom"),
+    ("Space v / Enter y", "begin a selection / copy it and leave"),
+    ("Escape / q", "clear the selection (none: leave) / leave copy mode"),
+    ("wheel / drag", "scroll (down past the bottom leaves) / select, release copies"),
 )
 
 
@@ -76,6 +78,6 @@ def list_keys_text(prefix: str) -> list[str]:
     lines += [f"  {prefix} {b.name:<6} {b.help}" for b in BINDINGS if b.action != "select_window"]
     lines.insert(6, f"  {prefix} 0..9   select window 0..9")
     lines += [f"  {prefix} {prefix:<6} send {prefix} to the pane", "", "Copy mode"]
-    lines += [f"  {keys:<12} {what}" for keys, what in COPY_MODE_KEYS]
+    lines += [f"  {keys:<18} {what}" for keys, what in COPY_MODE_KEYS]
     lines += ["", "Press q to leave this view."]
     return lines

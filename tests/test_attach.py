@@ -149,7 +149,10 @@ def test_prefix_keys_windows_splits_zoom_rename_kill(muxd_server, outer):
     assert "editor" in s.cli("list-windows", "-t", "work", check=True).stdout
 
     term.keys("C-b", "?")
-    term.wait_for("Key bindings")
+    screen = term.wait_for("Key bindings")
+    assert "Press q to leave this view." not in screen  # the list is taller than the window…
+    term.keys("G")  # …and scrolls like copy mode
+    term.wait_for(lambda sc: "Press q to leave this view." in sc and "Key bindings" not in sc)
     term.keys("q")
     term.wait_for(lambda sc: "Key bindings" not in sc)
 

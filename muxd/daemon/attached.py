@@ -46,6 +46,7 @@ MOUSE_TRACKING_MODES = frozenset({9, 1000, 1002, 1003})
 MOTION_TRACKING_MODES = frozenset({1002, 1003})
 SGR_MOUSE_MODE = 1006
 BRACKETED_PASTE_MODE = 2004
+HELP_SCROLLBACK_BYTES = 64 * 1024  # the C-b ? list, far more than it needs
 MOTION = 32  # the SGR button bit of a move (with a button held, under 1002: a drag)
 _PROMPT_CANCEL = (b"\x1b", b"\x03", b"\x07")
 
@@ -100,7 +101,8 @@ class AttachedClient:
         self.prefix_pending = False
         self.prompt: Prompt | None = None
         self.notice: tuple[str, float] | None = None
-        self.help_view: Emulator | None = None
+        self.help_view: Emulator | None = None  # the C-b ? list, while it is open
+        self.help_scroll = CopyMode()  # where in it the client is
         self.closed = False
         self.frames = 0
         self.last_input = 0.0  # time.monotonic() of the last keys or mouse event
@@ -203,8 +205,11 @@ class AttachedClient:
 
         window = self.session.active_window
         if self.help_view is not None:
-            return [PaneView(emulator=self.help_view, x=0, y=0, columns=min(columns, self.help_view.columns),
-                             lines=min(lines, self.help_view.lines), active=True)]
+            view, scroll = self.help_view, self.help_scroll
+            shown = min(lines, view.lines)
+            return [PaneView(emulator=view, x=0, y=0, columns=min(columns, view.columns), lines=shown,
+                             active=True, scroll_offset=scroll.offset,
+                             copy_cursor=copy_cursor_at(view, scroll, shown))]
         if window is None or window.layout is None:
             return []
         views = []
@@ -285,7 +290,11 @@ class AttachedClient:
             return True
         key = token.data
         if self.help_view is not None:
-            if key in (b"q", b"\x1b", b"\x03"):
+            from muxd.attach.selection import pane_geometry
+
+            # Moved around like copy mode (the list is taller than small terminals); any key
+            # that would leave or copy closes it.
+            if self.help_scroll.key(key, pane_geometry(self.help_view)) != STAY:
                 self.help_view = None
             return True
         if self.prompt is not None:
@@ -391,9 +400,10 @@ class AttachedClient:
 
     def _open_help(self) -> None:
         columns, lines = self.window_area()
-        view = Emulator(columns=columns, lines=lines, scrollback_bytes=0)
-        view.feed("\r\n".join(list_keys_text(self.prefix_name)[:lines]).encode())
-        view.feed(b"\x1b[?25l")
+        view = Emulator(columns=columns, lines=lines, scrollback_bytes=HELP_SCROLLBACK_BYTES)
+        view.feed("\r\n".join(list_keys_text(self.prefix_name)).encode())
+        # Shown from its first line: scrolled back over whatever went into the history.
+        self.help_scroll = CopyMode(offset=view.history_size, cursor=(view.rows_scrolled - view.history_size, 0))
         self.help_view = view
 
     def _mouse(self, event: Mouse) -> bool:

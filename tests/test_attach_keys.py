@@ -3,11 +3,11 @@ copy-mode keys and the status line's agent text (all pure; the tmux-driven tests
 
 import pytest
 
-from muxd.daemon.attached import Prompt, encode_mouse
 from muxd.daemon.copy_mode import COPY, LEAVE, STAY, CopyMode, PaneGeometry
-from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste
+from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, encode_mouse
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
 from muxd.daemon.status_line import agent_status
+from muxd.daemon.status_prompt import Prompt
 from muxd.detectors.state import Activity, AgentSession, AgentState
 from muxd.errors import BadRequest
 

@@ -22,11 +22,12 @@ from muxd.config import (
 )
 from muxd.daemon.commands import attach as actions
 from muxd.daemon.copy_mode import COPY, STAY, CopyMode, Point
-from muxd.daemon.input_parser import InputParser, Mouse, Paste, Token
+from muxd.daemon.input_parser import InputParser, Mouse, Paste, Token, encode_mouse
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
 from muxd.daemon.registry import Registry, Session, Window
 from muxd.daemon.status_line import agent_status
+from muxd.daemon.status_prompt import Prompt
 from muxd.daemon.target import resolve_pane, resolve_session
 from muxd.emulator import Emulator
 from muxd.errors import BadRequest, MuxdError
@@ -48,40 +49,10 @@ SGR_MOUSE_MODE = 1006
 BRACKETED_PASTE_MODE = 2004
 HELP_SCROLLBACK_BYTES = 64 * 1024  # the C-b ? list, far more than it needs
 MOTION = 32  # the SGR button bit of a move (with a button held, under 1002: a drag)
-_PROMPT_CANCEL = (b"\x1b", b"\x03", b"\x07")
 
 
 def pane_modes(emulator: Emulator) -> frozenset[int]:
     return emulator.private_modes
-
-
-class Prompt:
-    """A question in the status line: a y/n confirmation or a line of text (rename-window)."""
-
-    def __init__(self, label: str, on_done: Any, *, confirm: bool = False, text: str = "") -> None:
-        self.label = label
-        self.on_done = on_done  # called with the answer (text, or "y")
-        self.confirm = confirm
-        self.text = text
-
-    def shown(self) -> str:
-        return self.label if self.confirm else f"{self.label}{self.text}"
-
-    def key(self, key: bytes) -> tuple[bool, str | None]:
-        """(finished, answer); answer None means cancelled."""
-        if self.confirm:
-            return True, ("y" if key in (b"y", b"Y") else None)
-        if key in _PROMPT_CANCEL:
-            return True, None
-        if key in (b"\r", b"\n"):
-            return True, self.text
-        if key in (b"\x7f", b"\x08"):
-            self.text = self.text[:-1]
-        elif key == b"\x15":  # C-u
-            self.text = ""
-        elif not key.startswith(b"\x1b") and key >= b" ":
-            self.text += key.decode("utf-8", "replace")
-        return False, None
 
 
 class AttachedClient:
@@ -492,16 +463,6 @@ class AttachedClient:
         if len(text) <= CLIPBOARD_MAX_CHARS:
             clipboard = b"\x1b]52;c;" + base64.b64encode(text.encode()) + b"\x07"
             self.connection.send(AttachOutput(data=clipboard))
-
-
-def encode_mouse(event: Mouse, x: int, y: int, *, sgr: bool) -> bytes:
-    """The report a program that enabled mouse tracking expects, in pane coordinates."""
-    if sgr:
-        return f"\x1b[<{event.button};{x + 1};{y + 1}{'m' if event.release else 'M'}".encode()
-    button = 3 if event.release and not event.wheel else event.button
-    if x > 222 or y > 222:
-        return b""  # the legacy encoding cannot say it
-    return bytes((0x1B, 0x5B, 0x4D, 32 + button, 33 + x, 33 + y))
 
 
 def _select_target(registry: Registry, session: Session, target: str | None) -> None:

@@ -1,4 +1,5 @@
-"""Splitting what an attached client's terminal sends into keys, mouse reports and pastes.
+"""Splitting what an attached client's terminal sends into keys, mouse reports and pastes
+(and mouse reports encoded back for a program that asked for them).
 
 Sans-IO: `InputParser().feed(bytes) -> list[Key | Mouse | Paste]`. The outer terminal sends
 whole sequences in one write, so an incomplete one at the end of a chunk is kept for the
@@ -139,3 +140,13 @@ class InputParser:
         tokens.append(Paste(bytes(self._paste)))
         self._paste = None
         return end + len(PASTE_END)
+
+
+def encode_mouse(event: Mouse, x: int, y: int, *, sgr: bool) -> bytes:
+    """The report a program that enabled mouse tracking expects, in pane coordinates."""
+    if sgr:
+        return f"\x1b[<{event.button};{x + 1};{y + 1}{'m' if event.release else 'M'}".encode()
+    button = 3 if event.release and not event.wheel else event.button
+    if x > 222 or y > 222:
+        return b""  # the legacy encoding cannot say it
+    return bytes((0x1B, 0x5B, 0x4D, 32 + button, 33 + x, 33 + y))

@@ -341,7 +341,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 print(f"\n(b) latency, {args.calls} sequential agent_summary calls on a fake Claude pane")
                 summary["latency_stdio"] = report_latency("stdio", await latency(session, pane, args.calls))
             if not args.no_http:
-                token = create_token(server, "admin", "bench") or "muxd_unchecked"
+                token = create_token(server, "admin", "bench")
                 http = HttpMcp(server)
                 try:
                     async with http.session(token) as session:

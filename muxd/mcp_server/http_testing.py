@@ -3,7 +3,6 @@ and talk to it with the real SDK clients."""
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import re
 import signal
@@ -98,29 +97,11 @@ async def stdio_session(server: MuxdTestServer, *args: str, **env: str) -> Async
         yield session
 
 
-async def _create_token_request(server: MuxdTestServer, tier: str, name: str | None) -> str | None:
-    try:
-        from muxd.protocol.messages import CreateToken  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    client = await server.client()
-    try:
-        secret: str = (await client.call(CreateToken, tier=tier, name=name)).secret
-        return secret
-    finally:
-        await client.close()
-
-
-def create_token(server: MuxdTestServer, tier: str, name: str | None = None) -> str | None:
-    """A new token of `tier` from `muxd token create` (its secret), or None when muxd has no tokens yet.
-
-    While the CLI verb is missing but the daemon has the request, the request makes it.
-    """
+def create_token(server: MuxdTestServer, tier: str, name: str | None = None) -> str:
+    """A new token of `tier` from `muxd token create`: its secret."""
     args = ["token", "create", "--tier", tier] + (["--name", name] if name else [])
     out = server.cli(*args)
     if out.returncode != 0:
-        if "invalid choice" in out.stderr:
-            return asyncio.run(_create_token_request(server, tier, name))
         raise AssertionError(f"muxd token create failed: {out.stderr}")
     words = out.stdout.split()
     secret = next((w for w in words if w.startswith("muxd_")), words[-1] if words else "")

@@ -140,3 +140,32 @@ def test_http_address_errors_and_non_loopback_warning(muxd_server: MuxdTestServe
         assert any("warning" in line and "0.0.0.0" in line for line in mcp.log)
     finally:
         assert mcp.stop() == 0
+
+
+def test_a_refused_token_is_refused_again_without_asking_the_daemon(muxd_server: MuxdTestServer,
+                                                                   monkeypatch) -> None:
+    from muxd.client.connection import Client
+    from muxd.mcp_server import http_auth
+
+    greetings: list[str] = []
+    real_connect = Client.connect
+
+    async def counting_connect(*args, **kwargs):  # the real connection, counted
+        greetings.append(kwargs.get("token") or "")
+        return await real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(http_auth.Client, "connect", counting_connect)
+    good = create_token(muxd_server, "view_only")
+
+    async def scenario() -> None:
+        verifier = http_auth.DaemonTokenVerifier(str(muxd_server.socket_path))
+        try:
+            for _ in range(5):
+                assert await verifier.verify_token("muxd_wrong") is None
+            assert len(greetings) == 1  # one Hello refused; the next four answered from memory
+            assert await verifier.verify_token(good) is not None  # other tokens are unaffected
+            assert len(greetings) == 2
+        finally:
+            await verifier.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), timeout=30))

@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from mcp.server.auth.provider import AccessToken
@@ -26,6 +27,10 @@ from muxd.mcp_server.link import remember_token
 log = logging.getLogger(__name__)
 
 TOKEN_RECHECK_S = 10.0  # how long a greeted connection vouches for its token
+# A refused token is refused again without asking the daemon for this long (a client retrying
+# a wrong or revoked token costs no daemon connection per request); this many are remembered.
+REFUSED_REMEMBER_S = 30.0
+REFUSED_REMEMBERED_MAX = 4096
 TOKEN_MAX_CHARS = 512
 CLIENT_NAME = "muxd-mcp-http"
 # Failures that say nothing about the token: the daemon could not be asked.
@@ -57,11 +62,15 @@ class DaemonTokenVerifier:
         self.socket_path = socket_path
         self._entries: dict[str, _Entry] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._refused: OrderedDict[str, float] = OrderedDict()  # token sha256 -> when refused
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if not token or len(token) > TOKEN_MAX_CHARS:
             return None
         key = token_key(token)
+        refused_at = self._refused.get(key)
+        if refused_at is not None and time.monotonic() - refused_at < REFUSED_REMEMBER_S:
+            return None
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:  # one Hello per token at a time, however many requests race
             entry = self._entries.get(key)
@@ -85,6 +94,10 @@ class DaemonTokenVerifier:
         except MuxdError as exc:
             log.info("muxd mcp: token sha256:%s refused (%s)", key[:12], exc.code)
             self._entries.pop(key, None)
+            self._refused[key] = time.monotonic()
+            self._refused.move_to_end(key)
+            while len(self._refused) > REFUSED_REMEMBERED_MAX:
+                self._refused.popitem(last=False)
             if old is not None:
                 await old.client.close()
             return None

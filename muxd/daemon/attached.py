@@ -176,11 +176,9 @@ class AttachedClient:
 
         window = self.session.active_window
         if self.help_view is not None:
-            view, scroll = self.help_view, self.help_scroll
-            shown = min(lines, view.lines)
-            return [PaneView(emulator=view, x=0, y=0, columns=min(columns, view.columns), lines=shown,
-                             active=True, scroll_offset=scroll.offset,
-                             copy_cursor=copy_cursor_at(view, scroll, shown))]
+            view = self.help_view
+            return [PaneView(emulator=view, x=0, y=0, columns=min(columns, view.columns),
+                             lines=min(lines, view.lines), active=True, scroll_offset=self.help_scroll.offset)]
         if window is None or window.layout is None:
             return []
         views = []
@@ -373,6 +371,7 @@ class AttachedClient:
         columns, lines = self.window_area()
         view = Emulator(columns=columns, lines=lines, scrollback_bytes=HELP_SCROLLBACK_BYTES)
         view.feed("\r\n".join(list_keys_text(self.prefix_name)).encode())
+        view.feed(b"\x1b[?25l")  # a list to read: no cursor
         # Shown from its first line: scrolled back over whatever went into the history.
         self.help_scroll = CopyMode(offset=view.history_size, cursor=(view.rows_scrolled - view.history_size, 0))
         self.help_view = view

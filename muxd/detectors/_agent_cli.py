@@ -82,19 +82,14 @@ def _candidates(argv: Sequence[str]) -> Iterable[str]:
 def process_is(ctx: ScreenContext, names: frozenset[str], packages: Sequence[str]) -> bool:
     """True when the foreground process is this agent: its name, its binary or script, or its
     package path in the argv of a launcher (`node …/@openai/codex/bin/codex.js`)."""
-    key = (ctx.process_name, tuple(ctx.process_argv or ()), names, packages)
-    known = _PROCESS_VERDICTS.get(key)
-    if known is None:
-        # every identify asks; the foreground process rarely changes between looks
-        if len(_PROCESS_VERDICTS) >= PROCESS_VERDICTS_MAX:
-            _PROCESS_VERDICTS.clear()
-        known = _PROCESS_VERDICTS[key] = _process_is(key[0], key[1], names, packages)
-    return known
+    verdict: bool = _PROCESS_VERDICTS[(ctx.process_name, tuple(ctx.process_argv or ()), names, packages)]
+    return verdict
 
 
-# Process verdicts remembered (a few per pane's foreground program and detector).
+# Process verdicts remembered (a few per pane's foreground program and detector): every
+# identify asks, and the foreground process rarely changes between looks.
 PROCESS_VERDICTS_MAX = 512
-_PROCESS_VERDICTS: dict[tuple[object, ...], bool] = {}
+_PROCESS_VERDICTS = LineMemo(lambda key: _process_is(*key), limit=PROCESS_VERDICTS_MAX)
 
 
 def _process_is(process_name: str | None, argv: tuple[str, ...], names: frozenset[str],

@@ -38,7 +38,8 @@ LINE_MEMO_MAX = 4096
 
 
 class LineMemo(dict):  # type: ignore[type-arg]
-    """The results of a pure function of one screen line, by the line's text.
+    """The results of a pure function of one screen line, by the line's text (or of any
+    hashable key, e.g. a foreground process's name and argv).
 
     A detector looks at a pane ten times a second and most of its rows are the same text as
     last time (the same str objects even, whose hashes Python keeps), so what it parses per

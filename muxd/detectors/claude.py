@@ -99,19 +99,14 @@ def _program(name: str | None, argv: Sequence[str]) -> str:
 
 
 def _is_claude_process(name: str | None, argv: Sequence[str]) -> bool:
-    key = (name, tuple(argv))
-    known = _PROCESS_VERDICTS.get(key)
-    if known is None:
-        # every identify asks; the foreground process rarely changes between looks
-        if len(_PROCESS_VERDICTS) >= PROCESS_VERDICTS_MAX:
-            _PROCESS_VERDICTS.clear()
-        known = _PROCESS_VERDICTS[key] = _claude_process(name, key[1])
-    return known
+    verdict: bool = _PROCESS_VERDICTS[(name, tuple(argv))]
+    return verdict
 
 
-# Process verdicts remembered (one per pane's foreground program, give or take).
+# Process verdicts remembered (one per pane's foreground program, give or take): every
+# identify asks, and the foreground process rarely changes between looks.
 PROCESS_VERDICTS_MAX = 256
-_PROCESS_VERDICTS: dict[tuple[object, ...], bool] = {}
+_PROCESS_VERDICTS = LineMemo(lambda key: _claude_process(*key), limit=PROCESS_VERDICTS_MAX)
 
 
 def _claude_process(name: str | None, argv: Sequence[str]) -> bool:

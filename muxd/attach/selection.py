@@ -45,19 +45,22 @@ def highlight(row: FrameRow, start: int, stop: int) -> FrameRow:
     return row[:start] + marked + row[stop:]
 
 
+def view_top(emulator: Emulator, offset: int) -> int:
+    """The running number of the first row of a view scrolled back `offset` rows."""
+    return emulator.rows_scrolled - min(max(offset, 0), emulator.history_size)
+
+
 def point_at(emulator: Emulator, offset: int, column: int, row: int) -> Point:
     """The selection point under cell (column, row) of a pane's view scrolled back `offset` rows."""
-    offset = min(max(offset, 0), emulator.history_size)
     column = min(max(column, 0), emulator.columns - 1)
     row = min(max(row, 0), emulator.lines - 1)
-    return emulator.rows_scrolled + row - offset, column
+    return view_top(emulator, offset) + row, column
 
 
 def highlight_spans(emulator: Emulator, selection: tuple[Point, Point], offset: int,
                     lines: int) -> tuple[tuple[int, int, int], ...]:
     """(view row, first column, column after the last) of the selection in the view."""
-    offset = min(max(offset, 0), emulator.history_size)
-    top = emulator.rows_scrolled - offset  # the running number of the view's first row
+    top = view_top(emulator, offset)
     (first_row, _), (last_row, _) = selection
     spans = []
     for view_row in range(max(0, first_row - top), min(lines, last_row - top + 1)):
@@ -77,5 +80,5 @@ def copy_cursor_at(emulator: Emulator, copy: CopyMode, lines: int) -> tuple[int,
     if copy.cursor is None:
         return None
     row, column = copy.cursor
-    view_row = row - (emulator.rows_scrolled - min(max(copy.offset, 0), emulator.history_size))
+    view_row = row - view_top(emulator, copy.offset)
     return (column, view_row) if 0 <= view_row < lines else None

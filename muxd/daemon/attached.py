@@ -22,7 +22,7 @@ from muxd.config import (
 )
 from muxd.daemon.commands import attach as actions
 from muxd.daemon.copy_mode import COPY, STAY, CopyMode, Point
-from muxd.daemon.input_parser import InputParser, Mouse, Paste, Token, encode_mouse
+from muxd.daemon.input_parser import MOTION, InputParser, Mouse, Paste, Token, encode_mouse
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
 from muxd.daemon.registry import Registry, Session, Window
@@ -48,11 +48,16 @@ MOTION_TRACKING_MODES = frozenset({1002, 1003})
 SGR_MOUSE_MODE = 1006
 BRACKETED_PASTE_MODE = 2004
 HELP_SCROLLBACK_BYTES = 64 * 1024  # the C-b ? list, far more than it needs
-MOTION = 32  # the SGR button bit of a move (with a button held, under 1002: a drag)
 
 
 def pane_modes(emulator: Emulator) -> frozenset[int]:
     return emulator.private_modes
+
+
+def paste_into(pane: Pane, data: bytes) -> None:
+    """Pasted text to a pane: in bracketed-paste markers only if its program asked (2004)."""
+    wrapped = BRACKETED_PASTE_MODE in pane_modes(pane.emulator)
+    pane.write(b"\x1b[200~" + data + b"\x1b[201~" if wrapped else data)
 
 
 class AttachedClient:
@@ -253,8 +258,7 @@ class AttachedClient:
         if isinstance(token, Paste):
             pane = self._active_pane()
             if pane is not None and pane.id not in self.hub.copy_modes and self.help_view is None:
-                wrapped = BRACKETED_PASTE_MODE in pane_modes(pane.emulator)
-                pane.write(b"\x1b[200~" + token.data + b"\x1b[201~" if wrapped else token.data)
+                paste_into(pane, token.data)
                 return False
             return True
         key = token.data
@@ -363,9 +367,7 @@ class AttachedClient:
             return
         if pane is None or pane.exited or pane.id in self.hub.copy_modes:
             return
-        data = self.hub.buffers[0].replace("\n", "\r").encode()
-        wrapped = BRACKETED_PASTE_MODE in pane_modes(pane.emulator)
-        pane.write(b"\x1b[200~" + data + b"\x1b[201~" if wrapped else data)
+        paste_into(pane, self.hub.buffers[0].replace("\n", "\r").encode())
 
     def _open_help(self) -> None:
         columns, lines = self.window_area()

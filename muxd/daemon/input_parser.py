@@ -20,6 +20,7 @@ PASTE_MAX_HELD_BYTES = 1024 * 1024
 _SGR_MOUSE = re.compile(rb"\x1b\[<(\d{1,4});(\d{1,5});(\d{1,5})([Mm])")
 WHEEL_UP = 64
 WHEEL_DOWN = 65
+MOTION = 32  # the button bit of a move (with a button held, under mode 1002: a drag)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from mcp import ClientSession
 
 from muxd.client.connection import Client
 from muxd.mcp_server.http_testing import HttpMcp, create_token, stdio_session
+from muxd.mcp_server.testing import result_text
 from muxd.protocol.messages import CapturePane, KillSession, NewSession, Spawn, Summary
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import WaitTimeout, async_wait_until, wait_until
@@ -94,10 +95,6 @@ def emptied(value: Any) -> Any:
     if isinstance(value, list):
         return []
     return value if isinstance(value, bool) else None
-
-
-def result_text(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -61,8 +61,8 @@ class Emulator:
         self._display: list[str] = []  # display_lines() as last computed (see there)
         self._display_columns = 0
         self._display_version = -1
-        # id(row object) -> (row, its column keys, its cells, its text): see _refresh_texts
-        self._row_texts: dict[int, tuple[object, tuple[int, ...], tuple[Cell, ...], str]] = {}
+        # id(row object) -> (row, a copy of its cells by column, its text): see _refresh_texts
+        self._row_texts: dict[int, tuple[object, dict[int, Cell], str]] = {}
         # Several readers (detectors, attached clients) need "rows changed since I last
         # looked", so screen.dirty is drained into per-row version stamps instead of being
         # cleared by whoever reads first.
@@ -181,9 +181,9 @@ class Emulator:
 
         Rows are marked dirty far more often than they change: a scroll marks every row (the
         row objects only move up), and TUIs redraw their live region unchanged each frame.
-        So each row's text is remembered with its cells (keyed by the row object, which a
-        scroll moves), and a row is rendered again only if its columns or cells changed:
-        two tuple copies and compares, a third of the cost of rendering it."""
+        So each row's text is remembered with a copy of its cells (keyed by the row object,
+        which a scroll moves), and a row is rendered again only if a cell or its column
+        changed: one dict compare, a fifth of the cost of rendering it."""
         screen = self._screen
         buffer = screen.buffer
         columns = screen.columns
@@ -193,20 +193,16 @@ class Emulator:
             if not line:
                 cache[y] = ""
                 continue
-            cells = tuple(line.values())
             entry = known.get(id(line))
-            if entry is not None and entry[2] == cells and entry[0] is line:
-                keys = tuple(line)
-                if entry[1] == keys:
-                    cache[y] = entry[3]
-                    continue
-            else:
-                keys = tuple(line)
+            if entry is not None and entry[0] is line and entry[1] == line:
+                cache[y] = entry[2]
+                continue
+            keys = tuple(line)
             if len(keys) <= columns and keys == _in_order(len(keys)):
-                text = "".join(map(_cell_text, cells)).rstrip(" ")  # row_text's result, known order
+                text = "".join(map(_cell_text, line.values())).rstrip(" ")  # row_text's result, known order
             else:
                 text = row_text(line, columns).rstrip(" ")
-            known[id(line)] = (line, keys, cells, text)
+            known[id(line)] = (line, dict(line), text)
             cache[y] = text
         if len(known) > 2 * screen.lines:
             # Forget rows that left the screen (scrolled off, cleared, another buffer).

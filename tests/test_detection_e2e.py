@@ -3,10 +3,13 @@
 import asyncio
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from muxd.daemon import detection
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Subscribe
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
@@ -87,3 +90,23 @@ def test_summary_of_a_plain_shell(muxd_server):
     assert summary["recent_tools"] == []
     bad = s.cli("summary", "-t", "sh", "--output", "51")
     assert bad.returncode == 1 and "out of range" in bad.stderr
+
+
+def test_foreground_process_follows_an_exec(monkeypatch):
+    # One process that execs another program: the name and argv follow it. The first read may
+    # land in the middle of sh's own exec (no argv mapped yet), which must not stick either.
+    monkeypatch.setattr(detection, "PROCESS_RECHECK_S", 0.0)
+    child = subprocess.Popen(["sh", "-c", f"read x; exec {sys.executable} -c 'import time; time.sleep(60)' after-exec"],
+                             stdin=subprocess.PIPE)
+    try:
+        pane = type("PaneStub", (), {"foreground_pid": lambda self: child.pid})()
+        foreground = detection.ForegroundProcess()
+        wait_until(lambda: foreground.of(pane).argv[:2] == ["sh", "-c"], message="sh's argv")
+        assert foreground.name == "sh"
+        child.stdin.write(b"go\n")
+        child.stdin.flush()
+        wait_until(lambda: foreground.of(pane).argv[-1:] == ["after-exec"], message="argv after the exec")
+        assert foreground.pid == child.pid and foreground.name != "sh"
+    finally:
+        child.kill()
+        child.wait()

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from muxd.daemon import pty as ptys
 from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.runner import DetectionSchedule, DetectorRunner
 from muxd.detectors.state import AgentState
@@ -16,36 +17,44 @@ if TYPE_CHECKING:
     from muxd.daemon.pane import Pane
 
 
-def process_argv(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return []
-    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
-
-
 class ForegroundProcess:
-    """Name and argv of a pane's foreground process, read from /proc again only when the
-    process group changes or PROCESS_RECHECK_S has passed (a program may exec another)."""
+    """Name and argv of a pane's foreground process, read from /proc again only when it may
+    have changed: the process group changed, or the leader's executable did (a program may
+    exec another; one readlink every PROCESS_RECHECK_S tells), or PROCESS_REREAD_S passed (an
+    exec of the same executable with other arguments). Reading comm and cmdline every few
+    seconds cost a busy daemon more per look than the runner's bookkeeping."""
 
     def __init__(self) -> None:
         self.pid: int | None = None
         self.name: str | None = None
         self.argv: list[str] = []
-        self.read_at = float("-inf")
+        self.exe: str | None = None
+        self.read_at = self.checked_at = float("-inf")
 
     def of(self, pane: Pane) -> ForegroundProcess:
         pid = pane.foreground_pid()
         now = time.monotonic()
-        if pid != self.pid or now - self.read_at > PROCESS_RECHECK_S:
-            self.pid, self.read_at = pid, now
-            self.name = pane.foreground_name() if pid else None
-            self.argv = process_argv(pid) if pid else []
+        if pid != self.pid or now - self.read_at > PROCESS_REREAD_S:
+            self._read(pid, now)
+        elif pid and now - self.checked_at > PROCESS_RECHECK_S:
+            self.checked_at = now
+            # No argv yet: caught in the middle of an exec (the new image has no arguments
+            # mapped yet), so read again.
+            if not self.argv or ptys.process_exe(pid) != self.exe:
+                self._read(pid, now)
         return self
+
+    def _read(self, pid: int | None, now: float) -> None:
+        self.pid, self.read_at, self.checked_at = pid, now, now
+        # The executable first: if the process execs while we read, the next check sees a
+        # different one and reads again (the other order could keep a stale name for long).
+        self.exe = ptys.process_exe(pid) if pid else None
+        self.name = ptys.process_name(pid) if pid else None
+        self.argv = ptys.process_argv(pid) if pid else []
 
 
 PROCESS_RECHECK_S = 3.0
+PROCESS_REREAD_S = 30.0
 
 
 def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> ScreenContext:

@@ -94,6 +94,23 @@ def process_cwd(pid: int) -> str | None:
         return None
 
 
+def process_exe(pid: int) -> str | None:
+    """The executable `pid` runs (None if it cannot be told): changes when the process execs."""
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+
+
+def process_argv(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return []
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
+
+
 def process_name(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:

@@ -10,7 +10,9 @@ Two sources, both replayed exactly as the daemon would see them, interleaved in 
 - **casts**: those recordings themselves, at their recorded timing.
 --panes panes take the sessions round-robin (copies start a little apart). Detection runs as in
 the daemon (DetectionSchedule). Printed: emulation CPU, detection CPU, the ratio (target:
-detection adds under 10 % to emulation) and CPU per pane-second of session.
+detection adds under 10 % to emulation) and CPU per pane-second of session. Peer, in the same
+run: the same output through the emulator's plain path (pyte's parser, per-character drawing),
+which the fast paths must match byte for byte; --no-peer skips it (it takes ~15 s).
 """
 
 from __future__ import annotations
@@ -60,8 +62,8 @@ def sessions(source: str, corpus: Path) -> list[tuple[str, Events]]:
     return found
 
 
-def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, float]:
-    detectors = load_detectors()
+def interleaved(name_events: list[tuple[str, Events]], panes: int) -> tuple[list[tuple[float, int, bytes]], float]:
+    """The panes' output as one timeline of (time, pane, bytes), and the pane-seconds it spans."""
     timeline: list[tuple[float, int, bytes]] = []
     session_seconds = 0.0
     for pane in range(panes):
@@ -70,6 +72,23 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
         timeline += [(offset + when, pane, data) for when, data in events]
         session_seconds += events[-1][0] if events else 0.0
     timeline.sort(key=lambda e: (e[0], e[1]))
+    return timeline, session_seconds
+
+
+def plain_emulation_cpu(name_events: list[tuple[str, Events]], panes: int) -> float:
+    """CPU to emulate the same timeline with the emulator's plain path (pyte's own parser and
+    per-character drawing, no fast paths): the pyte ByteStream + MuxScreen of the architecture."""
+    timeline, _ = interleaved(name_events, panes)
+    emulators = [Emulator(columns=COLUMNS, lines=LINES, fast_paths=False) for _ in range(panes)]
+    started = time.process_time()
+    for _, pane, data in timeline:
+        emulators[pane].feed(data)
+    return time.process_time() - started
+
+
+def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, float]:
+    detectors = load_detectors()
+    timeline, session_seconds = interleaved(name_events, panes)
 
     emulators = [Emulator(columns=COLUMNS, lines=LINES) for _ in range(panes)]
     clocks = [0.0] * panes
@@ -122,7 +141,12 @@ def report(title: str, t: dict[str, float]) -> None:
           f"{t['runs'] / seconds:.2f} per pane-second, {t['changes']:.0f} published)")
     print(f"  of which screen text (display_lines) {t['context'] / max(t['detect'], 1e-9):.0%}, "
           f"the runner and detectors the rest")
-    print(f"  detection / emulation: {t['detect'] / t['emulate']:.1%} (target < 10 %)")
+    print(f"  detection / emulation: {t['detect'] / t['emulate']:.1%} (target < 10 %); "
+          f"the screen text alone: {t['context'] / t['emulate']:.1%}")
+    if "plain" in t:
+        print(f"  peer: the same output through the plain emulation (pyte's parser, no fast paths) "
+              f"{t['plain']:.3f} s, {t['plain'] / t['emulate']:.1f}x the fast one; "
+              f"detection / plain emulation: {t['detect'] / t['plain']:.1%}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--panes", type=int, default=20)
     parser.add_argument("--source", choices=("raw", "casts", "both"), default="both")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--no-peer", action="store_true", help="skip the plain-emulation peer (5x slower)")
     args = parser.parse_args(argv)
     if not list(RECORDINGS.glob("*.cast.gz")):
         print(f"no recordings in {RECORDINGS}: run benchmarks/record_agents.py")
@@ -140,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{source}: nothing to replay (the raw logs live in ../shared beside the repo)")
             continue
         print(f"{source}: " + "; ".join(name for name, _ in found))
-        report(f"{source}, {args.panes} panes", measure(found, args.panes))
+        totals = measure(found, args.panes)
+        if not args.no_peer:
+            totals["plain"] = plain_emulation_cpu(found, args.panes)
+        report(f"{source}, {args.panes} panes", totals)
     return 0
 
 

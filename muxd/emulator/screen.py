@@ -303,7 +303,13 @@ class MuxScreen(CursorRules, pyte.Screen):
             return
         self.dirty.add(self.cursor.y)
         line = self.buffer[self.cursor.y]
-        line.update(dict.fromkeys(range(start, stop), self._erase_cell()))
+        cell = self._erase_cell()
+        if start == 0 and stop == columns and cell is line.default:
+            # Missing cells read as the default blank, as tmux keeps no cells for an erased row:
+            # the row is as cheap to erase as to read afterwards.
+            line.clear()
+        else:
+            line.update(dict.fromkeys(range(start, stop), cell))
         if start == 0 and stop == columns:
             self._unwrap_cleared_rows(self.cursor.y, self.cursor.y + 1)
 
@@ -333,7 +339,10 @@ class MuxScreen(CursorRules, pyte.Screen):
         blank = self._erase_cell()
         for y in rows:
             line = self.buffer[y]
-            line.update(dict.fromkeys(line, blank))
+            if blank is line.default:
+                line.clear()
+            else:
+                line.update(dict.fromkeys(line, blank))
         if rows:
             self._unwrap_cleared_rows(rows.start, rows.stop)
         if how == 0 or how == 1:

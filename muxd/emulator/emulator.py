@@ -102,6 +102,11 @@ class Emulator:
         if self._flood is not None:
             self._flood.flush()
 
+    def flush(self) -> None:
+        """Emulate the output a flood left deferred. Every read does this itself; this is for
+        callers that account the cost of emulating apart from the cost of reading."""
+        self._sync()
+
     # -- state ------------------------------------------------------------------------
 
     @property

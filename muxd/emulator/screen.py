@@ -304,12 +304,18 @@ class MuxScreen(CursorRules, pyte.Screen):
         self.dirty.add(self.cursor.y)
         line = self.buffer[self.cursor.y]
         cell = self._erase_cell()
-        if start == 0 and stop == columns and cell is line.default:
+        if cell is not line.default:
+            line.update(dict.fromkeys(range(start, stop), cell))
+        elif start == 0 and stop == columns:
             # Missing cells read as the default blank, as tmux keeps no cells for an erased row:
             # the row is as cheap to erase as to read afterwards.
             line.clear()
-        else:
-            line.update(dict.fromkeys(range(start, stop), cell))
+        elif line:
+            # Cells past the last one stored are blank already: only those up to it need erasing
+            # (a TUI's erase-to-end after each line of text would otherwise fill the row).
+            last = max(line)
+            if last >= start:
+                line.update(dict.fromkeys(range(start, min(stop, last + 1)), cell))
         if start == 0 and stop == columns:
             self._unwrap_cleared_rows(self.cursor.y, self.cursor.y + 1)
 

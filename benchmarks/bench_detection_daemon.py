@@ -1,6 +1,6 @@
 """What agent detection costs inside the daemon: the same panes with detection on and off.
 
-    .venv/bin/python benchmarks/bench_detection_daemon.py [--panes 20] [--seconds 30]
+    .venv/bin/python benchmarks/bench_detection_daemon.py [--panes 20] [--seconds 30] [--repeat N]
 
 --panes panes each play one of the project's recordings of the real agent CLIs
 (benchmarks/data/agents/*.cast.gz, made at real speed by record_agents.py) into a real PTY at
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -68,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--panes", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--repeat", type=int, default=1, help="off/on pairs to run; medians are printed")
     args = parser.parse_args(argv)
     casts = sorted(RECORDINGS.glob("*.cast.gz"))
     if not casts:
@@ -75,13 +77,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     pane_seconds = args.panes * args.seconds
     started = time.monotonic()
-    off = run(casts, args.panes, args.seconds, detection=False)
-    on = run(casts, args.panes, args.seconds, detection=True)
+    offs: list[float] = []
+    ons: list[float] = []
+    for _ in range(args.repeat):  # alternated, so drifting load on the machine hits both alike
+        offs.append(run(casts, args.panes, args.seconds, detection=False))
+        ons.append(run(casts, args.panes, args.seconds, detection=True))
+    off, on = statistics.median(offs), statistics.median(ons)
     names = ", ".join(p.name.split(".")[0] for p in casts)
     print(f"{args.panes} panes x {args.seconds:.0f} s of the {names} recordings at recorded speed "
-          f"({pane_seconds:.0f} pane-seconds; took {time.monotonic() - started:.0f} s)")
-    print(f"daemon CPU without detection {off:6.2f} s  {off / pane_seconds * 1e3:6.2f} ms per pane-second")
-    print(f"daemon CPU with detection    {on:6.2f} s  {on / pane_seconds * 1e3:6.2f} ms per pane-second")
+          f"({pane_seconds:.0f} pane-seconds; {args.repeat} run(s) each, medians; took {time.monotonic() - started:.0f} s)")
+    print(f"daemon CPU without detection {off:6.2f} s  {off / pane_seconds * 1e3:6.2f} ms per pane-second"
+          + (f"  (runs: {', '.join(f'{x:.2f}' for x in offs)})" if args.repeat > 1 else ""))
+    print(f"daemon CPU with detection    {on:6.2f} s  {on / pane_seconds * 1e3:6.2f} ms per pane-second"
+          + (f"  (runs: {', '.join(f'{x:.2f}' for x in ons)})" if args.repeat > 1 else ""))
     print(f"detection adds {(on - off) / pane_seconds * 1e3:.2f} ms per pane-second: "
           f"{(on - off) / off:+.1%} of the daemon's cost without it (target < 10 %)")
     return 0

@@ -58,6 +58,17 @@ def test_rows_are_sized_by_their_written_cells(fast: bool) -> None:
     assert em.history_bytes == 1 + 4 + 11 + 11 + 6 + 7  # a gap counts as written up to "z"
 
 
+def test_an_erased_row_costs_only_what_is_written_after(fast: bool) -> None:
+    # TUIs erase each row before redrawing it: erased cells hold nothing, so a short row keeps
+    # a short history entry; an erase with a background colour does paint every cell.
+    em = Emulator(120, 10, scrollback_bytes=10**6, fast_paths=fast)
+    em.feed(b"\x1b[2Kabc\r\n" * 20 + b"ab\x1b[K\r\n" + b"\x1b[41m\x1b[2Kred\x1b[0m\r\n")
+    em.feed(b"\r\n" * 10)
+    assert em.history_size == 22 + 10 - 9
+    assert em.history_bytes == 20 * 4 + 3 + 121 + 1
+    assert em.capture(-(10**9), -1).splitlines()[:22] == ["abc"] * 20 + ["ab", "red"]
+
+
 def test_erase_saved_lines_clears_scrollback(fast: bool) -> None:
     em = Emulator(20, 3, fast_paths=fast)
     em.feed(numbered(50))

@@ -135,13 +135,14 @@ class DetectorRunner:
 
     @staticmethod
     def significant(before: AgentState, after: AgentState | None) -> bool:
-        """A change worth looking again soon for: not a spinner's ticking seconds or tokens."""
+        """A change worth looking again soon for, as the next may follow at once: not a
+        spinner's ticking seconds or tokens, nor its words (Claude Code changes its verb every
+        few seconds; Codex streams its reasoning's heading word by word, which would otherwise
+        keep a pane at the fastest pace for as long as the model reasons)."""
         if after is None:
             return False
-        return (before.agent_type, before.activity.state, before.activity.description, before.tool,
-                before.confirmation, before.error) != (
-                after.agent_type, after.activity.state, after.activity.description, after.tool,
-                after.confirmation, after.error)
+        return (before.agent_type, before.activity.state, before.tool, before.confirmation, before.error) != (
+                after.agent_type, after.activity.state, after.tool, after.confirmation, after.error)
 
     @property
     def pending(self) -> bool:

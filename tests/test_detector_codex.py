@@ -258,6 +258,15 @@ def test_api_error_ends_the_turn() -> None:
                                  message="We’re currently experiencing high demand, which may cause temporary errors.")
 
 
+def test_an_error_wrapped_on_a_narrow_pane_is_one_cell() -> None:
+    # Codex does not indent the rest of a wrapped `■` row: it is not a cell of its own.
+    d = detect(turn("■ We’re currently experiencing high demand, which may cause",
+                    "temporary errors."))
+    assert (d.state, d.rule) == ("Idle", "turn-ended")
+    assert d.error == AgentError(type="overloaded",
+                                 message="We’re currently experiencing high demand, which may cause temporary errors.")
+
+
 def test_reconnecting_is_thinking_with_the_error() -> None:
     d = detect(turn("◦ Reconnecting... 2/5 (4s • esc to interrupt)",
                     "  └ We’re currently experiencing high demand, which may cause temporary errors."))

@@ -305,13 +305,31 @@ def _is_user_row(line: str) -> bool:
 
 
 def _blocks(lines: Sequence[str], start: int, end: int) -> list[int]:
-    """Rows in start..end-1 that begin a history cell (text at column 0)."""
-    starts = _CELL_STARTS
-    return [row for row in range(start, end) if starts[lines[row]]]
+    """Rows in start..end-1 that begin a history cell (text at column 0), but for the wrapped
+    rest of a cell that Codex does not indent (an error `■ …` on a narrow pane)."""
+    starts, plain = _CELL_STARTS, _PLAIN_ROWS
+    return [row for row in range(start, end)
+            if starts[lines[row]] and not (row > start and plain[lines[row]] and lines[row - 1])]
 
 
 def _starts_cell(line: str) -> bool:
     return bool(line[:1].strip() or _WORKED.match(line))
+
+
+def _cell_text(lines: Sequence[str], row: int, end: int) -> str:
+    """The text of the cell at `row` (its first row's text after the marker), with the rows its
+    wrapping put below it, up to the first blank row or `end`."""
+    parts = [lines[row][2:].strip()]
+    for line in lines[row + 1:end]:
+        if not line or not _PLAIN_ROWS[line]:
+            break
+        parts.append(line.strip())
+    return " ".join(parts)
+
+
+# Codex starts a cell with a sign (• › ■ ◦ ✔ ⚠ …) or an indent; a row beginning with a letter,
+# digit or quote directly under text is the wrapped rest of the row above.
+_PLAIN_ROWS = LineMemo(lambda line: line[:1].isalnum() or line[:1] in "\"'‘“(")
 
 
 # Per-line answers, remembered by line text: these scans run over most of the screen each look.
@@ -357,7 +375,7 @@ def _turn_state(lines: Sequence[str], composer: int) -> Detection:
         return found("Idle", "turn-done", row)
     ended = _TURN_END.match(line)
     if ended:
-        text = ended.group("text").strip()
+        text = _cell_text(lines, row, composer)
         error = None if _INTERRUPTED.match(text) else AgentError(type=error_kind(text), message=text)
         return found("Idle", "turn-ended", row, error=error)
     tool = TOOL_CELL.match(line)

@@ -11,7 +11,7 @@ from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude import ClaudeDetector
 from muxd.detectors.claude_lines import parse_spinner
 from muxd.detectors.runner import DetectorRunner
-from muxd.detectors.state import AgentError, Confirmation, Detection, ToolSighting
+from muxd.detectors.state import Activity, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
 COLUMNS = 60
 RULE = "─" * COLUMNS
@@ -563,6 +563,34 @@ def test_cursor_on_the_last_option_of_the_picker() -> None:
     assert d.state == "AwaitingInput"
     assert d.confirmation == Confirmation(prompt="Which greeting style should I use?",
                                           options=["1. Formal", "2. Casual", "3. Chat about this"])
+
+
+def test_a_dialog_taller_than_the_pane_is_still_a_confirmation() -> None:
+    # A 50x16 pane: the dialog's title and top rule are cut off above the first row.
+    rows = screen("""
+        | Tip: auto mode handles these prompts for you —
+        | choose "switch to auto mode" below
+        | Create a demo directory
+        |╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌
+        | mkdir -p demo_dir && sleep 2 && ls demo_dir
+        |╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌
+        | Do you want to proceed?
+        | ❯ 1. Yes
+        |   2. Yes, and always allow access to
+        |      /tmp/work from this project
+        |   3. Yes, and switch to auto mode · auto mode
+        |      handles these prompts for you
+        |   4. No
+        | ↑ 2 more lines
+        | Esc to cancel · Tab to amend
+    """)
+    d = detect(rows)
+    assert (d.state, d.line, d.tool) == ("AwaitingConfirmation", "Do you want to proceed?", None)
+    assert d.confirmation is not None and d.confirmation.options[0] == "1. Yes"
+    assert d.confirmation.options[-1] == "4. No"
+    # Its title would name the tool; the tool the agent was starting stands in for it.
+    running = AgentState(pane_id="%1", activity=Activity(state="ToolUse"), tool="Bash")
+    assert DETECTOR.detect(ctx(rows), running).tool == "Bash"
 
 
 def test_key_hints_without_a_dialog_are_not_a_confirmation() -> None:

@@ -78,7 +78,7 @@ class ClaudeDetector:
         if exit_output is not None:
             return Detection(agent_type="claude", state="Exited", rule="exit-output", line=exit_output.line,
                              session_id=exit_output.session_id, cost_usd=exit_output.cost_usd)
-        return _without_box(lines, model)
+        return _without_box(lines, model, prev)
 
 
 def _rows(lines: Sequence[str]) -> list[str]:
@@ -143,7 +143,7 @@ def _screen_confidence(lines: list[str]) -> float:
     return BANNER_ONLY_CONFIDENCE if banner else 0.0
 
 
-def _without_box(lines: list[str], model: str | None) -> Detection:
+def _without_box(lines: list[str], model: str | None, prev: AgentState | None = None) -> Detection:
     dialog = find_dialog(lines)
     if dialog is None:
         if not any(line.strip() for line in lines):
@@ -159,6 +159,9 @@ def _without_box(lines: list[str], model: str | None) -> Detection:
                          line=dialog.prompt, model=model, tool="AskUserQuestion",
                          tools_seen=seen, confirmation=confirmation)
     tool = _dialog_tool(dialog.title, above) if dialog.options and dialog.options[0][:1].isdigit() else None
+    if tool is None and dialog.clipped and prev is not None and prev.activity.state in (
+            "ToolUse", "AwaitingConfirmation"):
+        tool = prev.tool  # the title that names it is cut off: it asks about the tool just started
     rule = "permission-dialog" if tool else "confirm-dialog"
     return Detection(agent_type="claude", state="AwaitingConfirmation", rule=rule,
                      line=dialog.prompt, model=model, tool=tool, tools_seen=seen, confirmation=confirmation)

@@ -150,6 +150,7 @@ class Dialog(msgspec.Struct, frozen=True):
     prompt: str
     options: list[str]
     question: bool              # the AskUserQuestion picker, not a yes/no approval
+    clipped: bool = False       # taller than the pane: its title is cut off above the first row
 
 
 def find_dialog(lines: Sequence[str]) -> Dialog | None:
@@ -174,12 +175,18 @@ def find_dialog(lines: Sequence[str]) -> Dialog | None:
     if prompt_row is None:
         return None
     top = _dialog_top(lines, prompt_row, start)
+    clipped = top is None
     if top is None:
-        return None  # a dialog opens with a rule (or an old box's top border)
+        # A dialog opens with a rule (or an old box's top border), unless it is taller than
+        # the pane: then its first rows are cut off, it fills the screen from the top, and
+        # what is left shows an approval's numbered options.
+        if start > 0 or not lines[0].strip() or not _OPTION.match(unbox(lines[cursor])):
+            return None
+        top = 0
     prompt = _question_text(lines, prompt_row)
     title = next((unbox(line) for line in lines[top:prompt_row + 1] if unbox(line)), "")
     question = any(_QUESTION_KEYS.search(text) for text in tail) or bool(_QUESTION_TAB.match(title))
-    return Dialog(top, title, prompt, options, question)
+    return Dialog(top, title, prompt, options, question, clipped)
 
 
 def _options(lines: Sequence[str], cursor: int, end: int) -> tuple[int, list[str]]:

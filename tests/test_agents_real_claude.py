@@ -29,7 +29,12 @@ BANNER_MODEL = "Opus 5.5"  # what this version's banner shows for its default mo
 
 
 @pytest.fixture
-def claude(muxd_server, tmp_path) -> Iterator[tuple[AgentPane, AnthropicFake]]:
+def pane_size() -> tuple[int, int]:
+    return (120, 40)
+
+
+@pytest.fixture
+def claude(muxd_server, tmp_path, pane_size) -> Iterator[tuple[AgentPane, AnthropicFake]]:
     bin_dir, why = launch.find_cli("claude")
     if bin_dir is None:
         pytest.skip(why)
@@ -44,13 +49,16 @@ def claude(muxd_server, tmp_path) -> Iterator[tuple[AgentPane, AnthropicFake]]:
          Call("Write", {"file_path": str(work / "new_file.txt"), "content": "hello from the fake model\n"})],
     ])
     with fake:
-        pane = AgentPane(muxd_server, launch.claude(tmp_path, fake.url, bin_dir, "--permission-mode", "default"))
+        pane = AgentPane(muxd_server, launch.claude(tmp_path, fake.url, bin_dir, "--permission-mode", "default"),
+                         size=pane_size)
         try:
             yield pane.start(), fake
         finally:
             pane.close()
 
 
+# A narrow pane too: there the permission dialog is taller than the screen and loses its title.
+@pytest.mark.parametrize("pane_size", [(120, 40), (50, 16)], ids=["120x40", "50x16"])
 def test_claude_code_states_through_a_session(claude):
     pane, fake = claude
 

@@ -37,19 +37,26 @@ SESSION_SCRIPT = [
 
 
 @pytest.fixture
-def codex(request, muxd_server, tmp_path) -> Iterator[tuple[AgentPane, OpenAIResponsesFake]]:
+def pane_size() -> tuple[int, int]:
+    return (120, 40)
+
+
+@pytest.fixture
+def codex(request, muxd_server, tmp_path, pane_size) -> Iterator[tuple[AgentPane, OpenAIResponsesFake]]:
     bin_dir, why = launch.find_cli("codex")
     if bin_dir is None:
         pytest.skip(why)
     fake = OpenAIResponsesFake(request.param)
     with fake:
-        pane = AgentPane(muxd_server, launch.codex(tmp_path, fake.url, bin_dir))
+        pane = AgentPane(muxd_server, launch.codex(tmp_path, fake.url, bin_dir), size=pane_size)
         try:
             yield pane.start(), fake
         finally:
             pane.close()  # also ends the app-server daemon Codex leaves running, by PID
 
 
+# A narrow pane too: there an error row wraps, and Codex does not indent the rest of it.
+@pytest.mark.parametrize("pane_size", [(120, 40), (50, 16)], ids=["120x40", "50x16"])
 @pytest.mark.parametrize("codex", [SESSION_SCRIPT], indirect=True, ids=["session"])
 def test_codex_states_through_a_session(codex):
     pane, fake = codex

@@ -120,10 +120,12 @@ class AgentPane:
     """Start with `start()`; `submit`, `press`, `wait_for`; `close()` ends the pane and any
     process the CLI left behind (found by the private HOME in its environment)."""
 
-    def __init__(self, server: MuxdTestServer, launch: AgentLaunch, session: str = "agent") -> None:
+    def __init__(self, server: MuxdTestServer, launch: AgentLaunch, session: str = "agent", *,
+                 size: tuple[int, int] = (PANE_WIDTH, PANE_HEIGHT)) -> None:
         self.server = server
         self.launch = launch
         self.session = session
+        self.size = size  # columns, rows
         self.pane_id = ""
         self.states = PublishedStates(server)
         self.cursor = 0  # waits look at states from here on; each match moves it past itself
@@ -132,7 +134,7 @@ class AgentPane:
 
     def start(self) -> AgentPane:
         self.states.start()
-        self.server.cli(*self.launch.new_session_args(self.session, PANE_WIDTH, PANE_HEIGHT), check=True)
+        self.server.cli(*self.launch.new_session_args(self.session, *self.size), check=True)
         panes = json.loads(self.server.cli("list-panes", "-t", self.session, "--json", check=True).stdout)
         self.pane_id = panes[0]["id"]
         self.states.follow(self.pane_id)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import AnthropicFake, Call, Fail, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH, AgentPane
 
 pytestmark = pytest.mark.agents
 
@@ -30,7 +30,7 @@ BANNER_MODEL = "Opus 5.5"  # what this version's banner shows for its default mo
 
 @pytest.fixture
 def pane_size() -> tuple[int, int]:
-    return (120, 40)
+    return (PANE_WIDTH, PANE_HEIGHT)
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def claude(muxd_server, tmp_path, pane_size) -> Iterator[tuple[AgentPane, Anthro
 
 
 # A narrow pane too: there the permission dialog is taller than the screen and loses its title.
-@pytest.mark.parametrize("pane_size", [(120, 40), (50, 16)], ids=["120x40", "50x16"])
+@pytest.mark.parametrize("pane_size", [(PANE_WIDTH, PANE_HEIGHT), (50, 16)], ids=["usual", "50x16"])
 def test_claude_code_states_through_a_session(claude):
     pane, fake = claude
 

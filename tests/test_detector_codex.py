@@ -373,6 +373,36 @@ def test_exit_summary_read_when_the_pane_itself_exited() -> None:
     assert (d.state, d.tokens, d.session_id) == ("Exited", 40161, "01a2008a-0838-7eb3-b9bd-aa7f3b261da5")
 
 
+def test_approval_wrapped_on_a_narrow_pane() -> None:
+    # A 40-column pane: the question and the reason wrap, a reason's question too.
+    d = detect(screen("""
+        |› please run ls
+
+        |  Would you like to run the following
+        |  command?
+
+        |  Reason: May I create a demo directory
+        |  outside the read-only sandbox?
+
+        |  $ mkdir -p codex_demo && sleep 2 &&
+        |  ls codex_demo
+
+        |› 1. Yes, proceed (y)
+        |  2. Yes, and don't ask again for
+        |     commands that start with `mkdir -p
+        |     codex_demo` (p)
+        |  3. No, and tell Codex what to do
+        |     differently (esc)
+
+        |  Press enter to confirm or esc to
+        |  cancel
+    """))
+    assert (d.state, d.tool) == ("AwaitingConfirmation", "exec_command")
+    assert d.confirmation is not None
+    assert d.confirmation.prompt == "Would you like to run the following command?"
+    assert d.confirmation.options[0] == "1. Yes, proceed (y)" and len(d.confirmation.options) == 3
+
+
 def test_approval_whose_reason_asks_a_question_keeps_codex_s_question() -> None:
     rows = screen(HEADER + FIRST_TURN + APPROVAL.replace(
         "Reason: Create a demo directory outside the sandbox",

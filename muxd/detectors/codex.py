@@ -49,6 +49,7 @@ _FOOTER = re.compile(r"^\s{2,}\S")
 _POPUP_ROW = re.compile(r"^[› ] [/@]\S+\s{2,}\S")
 _CONFIRM_HINT = re.compile(r"(?i)\bpress enter to (?:confirm|continue|submit)\b|\benter to (?:confirm|submit)\b")
 _QUESTION = re.compile(r"^\s*[▌│]?\s*(?P<question>[^?]*\?)")
+_QUESTION_MARGIN = re.compile(r"^\s*[▌│]?")
 _STATUS_FULL = re.compile(
     r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)•\s*(?:esc|ctrl\s*\+\s*c) to interrupt\)\s*$",
     re.IGNORECASE,
@@ -226,9 +227,15 @@ def _approval(lines: Sequence[str]) -> Detection | None:
     first_option, options = block
     questions = []
     for row in range(first_option - 1, max(-1, first_option - APPROVAL_ROWS_MAX), -1):
-        match = _QUESTION.match(lines[row])
+        if "?" not in lines[row]:
+            continue
+        # A narrow pane wraps the question: its paragraph starts at the first row after a blank.
+        start = row
+        while start > 0 and lines[start - 1].strip():
+            start -= 1
+        match = _QUESTION.match(" ".join(_QUESTION_MARGIN.sub("", line).strip() for line in lines[start:row + 1]))
         # The model's own `Reason:` may ask something too; the dialog's question is Codex's.
-        if match and not lines[row].startswith(("› ", "• ")) and not _REASON.match(lines[row]):
+        if match and not lines[start].startswith(("› ", "• ")) and not _REASON.match(lines[start]):
             questions.append(match.group("question").strip())
     if not questions:
         return None

@@ -194,6 +194,9 @@ def test_running_tool_box_is_tool_use() -> None:
     d = detect(busy(SHELL_BOX.replace("✓", "⊶")))
     assert (d.state, d.tool) == ("ToolUse", "Shell")
     assert d.line == "│ ⊶  Shell mkdir -p demo && ls demo                        │"
+    # A use from its first running frame, the same one the finished box shows (a short pane
+    # can scroll the finished box away before a look sees it).
+    assert d.tools_seen == [ToolSighting("Shell", "Shell mkdir -p demo && ls demo")]
 
 
 CONFIRM = """

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import AnthropicFake, Call, Fail, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH, AgentPane
+from muxd.testing.fake_models.agent_pane import PANE_SIZE_IDS, PANE_SIZES, AgentPane
 
 pytestmark = pytest.mark.agents
 
@@ -26,11 +26,6 @@ BASH_COMMAND = "mkdir -p demo_dir && sleep 2 && ls demo_dir"
 VERB = re.compile(r"[A-Z][^\W\d_]+(?:-[^\W\d_]+)*")  # "Transmogrifying", "Fiddle-faddling"
 RETRY = re.compile(r"(529 Overloaded|API error) · retrying in \d+s · attempt \d+/\d+")
 BANNER_MODEL = "Opus 5.5"  # what this version's banner shows for its default model
-
-
-@pytest.fixture
-def pane_size() -> tuple[int, int]:
-    return (PANE_WIDTH, PANE_HEIGHT)
 
 
 @pytest.fixture
@@ -58,7 +53,7 @@ def claude(muxd_server, tmp_path, pane_size) -> Iterator[tuple[AgentPane, Anthro
 
 
 # A narrow pane too: there the permission dialog is taller than the screen and loses its title.
-@pytest.mark.parametrize("pane_size", [(PANE_WIDTH, PANE_HEIGHT), (50, 16)], ids=["usual", "50x16"])
+@pytest.mark.parametrize(*PANE_SIZES, ids=PANE_SIZE_IDS)
 def test_claude_code_states_through_a_session(claude):
     pane, fake = claude
 

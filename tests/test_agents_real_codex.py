@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, OpenAIResponsesFake, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH, AgentPane, screen_number
+from muxd.testing.fake_models.agent_pane import PANE_SIZE_IDS, PANE_SIZES, AgentPane, screen_number
 from muxd.testing.fake_models.script import THINK_TEXT
 
 pytestmark = pytest.mark.agents
@@ -37,11 +37,6 @@ SESSION_SCRIPT = [
 
 
 @pytest.fixture
-def pane_size() -> tuple[int, int]:
-    return (PANE_WIDTH, PANE_HEIGHT)
-
-
-@pytest.fixture
 def codex(request, muxd_server, tmp_path, pane_size) -> Iterator[tuple[AgentPane, OpenAIResponsesFake]]:
     bin_dir, why = launch.find_cli("codex")
     if bin_dir is None:
@@ -56,7 +51,7 @@ def codex(request, muxd_server, tmp_path, pane_size) -> Iterator[tuple[AgentPane
 
 
 # A narrow pane too: there an error row wraps, and Codex does not indent the rest of it.
-@pytest.mark.parametrize("pane_size", [(PANE_WIDTH, PANE_HEIGHT), (50, 16)], ids=["usual", "50x16"])
+@pytest.mark.parametrize(*PANE_SIZES, ids=PANE_SIZE_IDS)
 @pytest.mark.parametrize("codex", [SESSION_SCRIPT], indirect=True, ids=["session"])
 def test_codex_states_through_a_session(codex):
     pane, fake = codex

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, GeminiFake, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.fake_models.agent_pane import PANE_SIZE_IDS, PANE_SIZES, AgentPane
 
 pytestmark = pytest.mark.agents
 
@@ -25,7 +25,7 @@ FOOTER_MODEL = "Auto"
 
 
 @pytest.fixture
-def gemini(muxd_server, tmp_path) -> Iterator[tuple[AgentPane, GeminiFake]]:
+def gemini(muxd_server, tmp_path, pane_size) -> Iterator[tuple[AgentPane, GeminiFake]]:
     bin_dir, why = launch.find_cli("gemini")
     if bin_dir is None:
         pytest.skip(why)
@@ -36,13 +36,15 @@ def gemini(muxd_server, tmp_path) -> Iterator[tuple[AgentPane, GeminiFake]]:
         [Fail(503, "The model is overloaded. Please try again later.", times=1), Say("Recovered.", 0.05)],
     ])
     with fake:
-        pane = AgentPane(muxd_server, launch.gemini(tmp_path, fake.url, bin_dir))
+        pane = AgentPane(muxd_server, launch.gemini(tmp_path, fake.url, bin_dir), size=pane_size)
         try:
             yield pane.start(), fake
         finally:
             pane.close()
 
 
+# A short pane too: there the finished tool box scrolls away within a look or two.
+@pytest.mark.parametrize(*PANE_SIZES, ids=PANE_SIZE_IDS)
 def test_gemini_states_through_a_session(gemini):
     pane, fake = gemini
 

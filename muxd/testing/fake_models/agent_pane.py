@@ -33,6 +33,10 @@ SUBSCRIBE_TIMEOUT_S = 10.0
 LEFTOVER_EXIT_TIMEOUT_S = 3.0
 PANE_WIDTH = 120
 PANE_HEIGHT = 40
+# Sessions worth running twice: at the usual size and in a pane as small as a four-way split,
+# where dialogs are taller than the screen and rows wrap (as `pytest.mark.parametrize` args).
+PANE_SIZES = ("pane_size", [(PANE_WIDTH, PANE_HEIGHT), (50, 16)])
+PANE_SIZE_IDS = ["usual", "50x16"]
 
 State = dict[str, Any]  # an AgentState as JSON, the shape `list-panes --json` gives under "agent"
 

@@ -96,7 +96,7 @@ def test_foreground_process_follows_an_exec(monkeypatch):
     # One process that execs another program: the name and argv follow it. The first read may
     # land in the middle of sh's own exec (no argv mapped yet), which must not stick either.
     monkeypatch.setattr(detection, "PROCESS_RECHECK_S", 0.0)
-    child = subprocess.Popen(["sh", "-c", f"read x; exec {sys.executable} -c 'import time; time.sleep(60)' after-exec"],
+    child = subprocess.Popen(["sh", "-c", f"read x; exec {sys.executable} -c 'import sys; sys.stdin.read()' after-exec"],
                              stdin=subprocess.PIPE)
     try:
         pane = type("PaneStub", (), {"foreground_pid": lambda self: child.pid})()

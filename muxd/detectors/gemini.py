@@ -362,14 +362,16 @@ def _ran_tool(match: re.Match[str] | None) -> ToolSighting | None:
     # approval (?), queued (o) or cancelled before it ran (-) is not. Counting it from its first
     # running frame matters in a short pane, where the finished box can scroll away before a
     # look sees it; the glyph is not in the signature, so running and done are one use.
-    glyph = match.group("glyph") if match is not None else ""
-    if match is None or not (glyph in _RAN_GLYPHS or "\u2800" <= glyph <= "\u28ff"):
+    if match is None:
+        return None
+    glyph = match.group("glyph")
+    if glyph not in _USE_GLYPHS and not "\u2800" <= glyph <= "\u28ff":  # braille: a spinner
         return None
     rest = re.sub(r"\s+", " ", match.group("rest")).strip()
     return ToolSighting(match.group("name"), f"{match.group('name')} {rest}".strip())
 
 
-_RAN_GLYPHS = frozenset("✓✔x⊶")
+_USE_GLYPHS = frozenset("✓✔x⊶")
 _PLAIN_ROW = (False, None)  # what most rows are to _tool_sightings: no box opens, no tool ran
 # Per-line answers by line text: the scans for the input box, the spinner and the turn's
 # last block read most rows of the screen on every look.

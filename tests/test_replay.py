@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from muxd.detectors.replay import plain_size, read_recording, screen_bytes
+from muxd.detectors.replay import Recording, plain_size, raw_events, read_recording, replay, screen_bytes
+from muxd.detectors.state import Detection, ToolSighting
 
 PLUGIN_DIR = Path(__file__).parent / "plugin_data"
 
@@ -37,8 +38,53 @@ def test_asciicast_v2_and_v3_and_raw(tmp_path):
     raw = tmp_path / "c.bin"
     raw.write_bytes(b"x" * 10000)
     rec = read_recording(raw, columns=50, lines=10)
-    assert (rec.columns, rec.lines, len(rec.events)) == (50, 10, 40)
+    assert (rec.columns, rec.lines) == (50, 10)
+    assert [len(data) for _, data in rec.events] == [4096, 4096, 1808]  # no frames: PTY-read sized
     assert b"".join(data for _, data in rec.events) == b"x" * 10000
+
+
+def test_a_raw_log_is_cut_where_frames_begin():
+    frames = [b"\x1b[?25l\x1b[Hone\x1b[?25h", b"\x1b[?2026hsync\x1b[?2026l", b"\x1b[2J\x1b[Hcleared",
+              b"\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K\x1b[Gink frame\r\n\r", b"spinner 1\x08\x08\r",
+              b"spinner 2\r\x1b[K", b"\x1b[H" + b"y" * 5000]
+    events = raw_events(b"".join(frames))
+    assert [data for _, data in events] == frames[:-1] + [frames[-1][:4096], frames[-1][4096:]]
+    times = [t for t, _ in events]
+    assert times[0] == 0 and times[-1] == (len(b"".join(frames)) - len(frames[-1]) + 4096) / 2048  # paced by size
+
+
+class _ToolLines:
+    """Remembers every screen it is shown, and counts each '* Bash(...)' row as a tool use."""
+
+    name = "tool-lines"
+
+    def __init__(self):
+        self.screens = []
+
+    def identify(self, ctx):
+        return 1.0
+
+    def detect(self, ctx, prev):
+        self.screens.append(list(ctx.lines))
+        seen = [ToolSighting("Bash", line) for line in ctx.lines if line.startswith("* Bash(")]
+        return Detection(agent_type="demo", state="Idle", rule="rows", line="", tools_seen=seen)
+
+
+def test_replaying_a_raw_log_never_reads_a_half_drawn_redraw():
+    # A TUI redraws its whole screen from the top for every new row (as Claude Code does when
+    # its conversation is taller than the screen). A look between two pieces of one redraw
+    # would see new rows above old ones: never a screen the program drew, and once in a while
+    # the tool row twice, one row apart (a second use counted).
+    rows = [f"line {n} " + "." * 60 for n in range(40)]
+    rows[12] = "* Bash(make test)"
+    log, drawn = b"", []
+    for shown in range(10, len(rows) + 1):
+        drawn.append(rows[shown - 10:shown])
+        log += b"\x1b[?25l\x1b[H" + b"\r\n".join(row.encode() + b"\x1b[K" for row in drawn[-1]) + b"\x1b[?25h"
+    detector = _ToolLines()
+    timeline = list(replay(Recording(80, 10, raw_events(log)), [detector]))
+    assert len(detector.screens) > 10 and all(screen in drawn for screen in detector.screens)
+    assert timeline[-1][1].recent_tools == ["Bash"]
 
 
 def test_detect_a_saved_screen(tmp_path):

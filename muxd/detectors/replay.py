@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +19,19 @@ from muxd.detectors.state import AgentState
 from muxd.emulator import Emulator
 from muxd.errors import BadRequest
 
-# A raw byte log has no timing: replay it as an agent TUI paces itself (small redraws,
-# nearly continuous while it works).
+# A raw byte log has no timing: replay it at the rate an agent TUI writes while it works.
 RAW_REPLAY_BYTES_PER_S = 2048
-RAW_REPLAY_CHUNK_BYTES = 256
+# A program draws a frame with one write and the daemon reads it whole, so a raw log is cut
+# where a frame begins: a synchronized update, the cursor hidden for drawing, the cursor sent
+# home, the screen cleared, Ink erasing its last frame's rows (the first ESC[2K ESC[1A of a
+# run), or a line redrawn from its start (a carriage return and text: Aider's spinner). Cut at
+# a fixed size instead, looks land inside full redraws and read half of two frames: rows
+# repeated (a tool counted twice) or a dialog never seen whole.
+_FRAME_START = re.compile(
+    rb"(?=\x1b\[\?2026h|\x1b\[\?25l|\x1b\[H|\x1b\[2J)|(?<!\x1b\[1A)(?=\x1b\[2K\x1b\[1A)"
+    rb"|(?<=\r)(?=[^\r\n\x1b])")
+_CONTROLS_ONLY = re.compile(rb"(?:\x1b\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e])*")  # CSI sequences
+RAW_REPLAY_MAX_READ_BYTES = 4096  # a longer frame arrives in pieces of this size, as PTY reads do
 FINAL_LOOKS = 3
 
 
@@ -112,9 +122,22 @@ def read_recording(path: Path, *, columns: int | None = None, lines: int | None 
             header = None
         if isinstance(header, dict) and header.get("version") in (2, 3):
             return _asciicast(data, header, columns, lines)
-    events = [(i / RAW_REPLAY_BYTES_PER_S, data[i:i + RAW_REPLAY_CHUNK_BYTES])
-              for i in range(0, len(data), RAW_REPLAY_CHUNK_BYTES)]
-    return Recording(columns or 120, lines or 40, events)
+    return Recording(columns or 120, lines or 40, raw_events(data))
+
+
+def raw_events(data: bytes) -> list[tuple[float, bytes]]:
+    """A raw byte log as output events: one per frame (see _FRAME_START), paced by size."""
+    cuts = [match.start() for match in _FRAME_START.finditer(data)] + [len(data)]
+    events: list[tuple[float, bytes]] = []
+    start = 0
+    for cut in cuts:
+        if cut < len(data) and _CONTROLS_ONLY.fullmatch(data, start, cut):
+            continue  # a frame opens with several of these: cut before the first only
+        while start < cut:
+            end = min(cut, start + RAW_REPLAY_MAX_READ_BYTES)
+            events.append((start / RAW_REPLAY_BYTES_PER_S, data[start:end]))
+            start = end
+    return events
 
 
 def _asciicast(data: bytes, header: dict, columns: int | None, lines: int | None) -> Recording:

@@ -96,6 +96,8 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
     schedules = [DetectionSchedule() for _ in range(panes)]
     due: list[tuple[float, int]] = []
     totals = {"emulate": 0.0, "detect": 0.0, "context": 0.0, "runs": 0, "changes": 0}
+    emulate_of = [0.0] * panes  # per pane, to print each agent's own ratio
+    detect_of = [0.0] * panes
 
     def detect_until(moment: float) -> None:
         while due and due[0][0] <= moment:
@@ -105,7 +107,9 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
             clocks[pane] = when
             started = time.process_time()
             emulators[pane].flush()  # output a flood left deferred: emulation, done late
-            totals["emulate"] += time.process_time() - started
+            spent = time.process_time() - started
+            totals["emulate"] += spent
+            emulate_of[pane] += spent
             started = time.process_time()
             runner = runners[pane]
             before = runner.state
@@ -117,7 +121,9 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
                 nxt = schedules[pane].again(when)
                 if nxt is not None:
                     heapq.heappush(due, (nxt, pane))
-            totals["detect"] += time.process_time() - started
+            spent = time.process_time() - started
+            totals["detect"] += spent
+            detect_of[pane] += spent
             totals["runs"] += 1
             totals["changes"] += changed is not None
 
@@ -125,13 +131,23 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
         detect_until(when)
         started = time.process_time()
         emulators[pane].feed(data)
-        totals["emulate"] += time.process_time() - started
+        spent = time.process_time() - started
+        totals["emulate"] += spent
+        emulate_of[pane] += spent
         nxt = schedules[pane].output(when)
         if nxt is not None:
             heapq.heappush(due, (nxt, pane))
     detect_until(float("inf"))
     totals["session_seconds"] = session_seconds
     totals["bytes"] = sum(len(data) for _, _, data in timeline)
+    per_session: dict[str, list[float]] = {}
+    for pane in range(panes):
+        name, events = name_events[pane % len(name_events)]
+        row = per_session.setdefault(name.split(" ")[0], [0.0, 0.0, 0.0])
+        row[0] += emulate_of[pane]
+        row[1] += detect_of[pane]
+        row[2] += events[-1][0] if events else 0.0
+    totals["per_session"] = per_session  # type: ignore[assignment]
     return totals
 
 
@@ -146,6 +162,9 @@ def report(title: str, t: dict[str, float]) -> None:
           f"the runner and detectors the rest")
     print(f"  detection / emulation: {t['detect'] / t['emulate']:.1%} (target < 10 %); "
           f"the screen text alone: {t['context'] / t['emulate']:.1%}")
+    for name, (emulate, detect, seconds) in t["per_session"].items():  # type: ignore[union-attr]
+        print(f"    {name:13} emulation {emulate / seconds * 1e3:6.3f}, detection {detect / seconds * 1e3:6.3f} "
+              f"ms per pane-second: {detect / emulate:6.1%}")
     if "plain" in t:
         print(f"  peer: the same output through the plain emulation (pyte's parser, no fast paths) "
               f"{t['plain']:.3f} s, {t['plain'] / t['emulate']:.1f}x the fast one; "

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,14 +104,19 @@ def test_detect_a_saved_screen(tmp_path):
     assert forced.returncode == 1 and "no detector named 'nosuch'" in forced.stderr
 
 
-def test_replay_prints_the_timeline(tmp_path):
-    cast = tmp_path / "session.cast"
-    cast.write_text("\n".join([
-        json.dumps({"version": 2, "width": 80, "height": 24}),
+def demo_session(path, width, height, last_screen):
+    """An asciicast of the demo agent: ready at 0 s, working at 1 s, `last_screen` at 3 s."""
+    path.write_text("\n".join([
+        json.dumps({"version": 2, "width": width, "height": height}),
         json.dumps([0.0, "o", "DEMO-AGENT ready\r\n"]),
         json.dumps([1.0, "o", "DEMO-AGENT working\r\n"]),
-        json.dumps([3.0, "o", "\x1b[2J\x1b[HDEMO-AGENT ready\r\n"]),
+        json.dumps([3.0, "o", "\x1b[2J\x1b[H" + last_screen + "\r\n"]),
     ]) + "\n")
+    return path
+
+
+def test_replay_prints_the_timeline(tmp_path):
+    cast = demo_session(tmp_path / "session.cast", 80, 24, "DEMO-AGENT ready")
     result = muxd("replay", str(cast), "--json")
     assert result.returncode == 0, result.stderr
     timeline = [json.loads(line) for line in result.stdout.splitlines()]
@@ -118,6 +124,30 @@ def test_replay_prints_the_timeline(tmp_path):
     times = [t["t"] for t in timeline]
     assert 0 < times[0] < 0.5 and 1.0 < times[1] < 1.5 and 3.0 < times[2] < 3.5
     assert "Thinking" in muxd("replay", str(cast)).stdout
+
+
+def test_replay_until_shows_the_screen_and_the_state_at_that_moment(tmp_path):
+    cast = demo_session(tmp_path / "session.cast", 40, 5, "gone")
+    at = json.loads(muxd("replay", str(cast), "--until", "2.5", "--json").stdout)
+    assert at["t"] == 2.5 and at["screen"] == ["DEMO-AGENT ready", "DEMO-AGENT working", "", "", ""]
+    assert at["state"]["activity"]["state"] == "Thinking" and at["state"]["evidence"]["detector"] == "demo"
+    early = json.loads(muxd("replay", str(cast), "--until", "1.05", "--json").stdout)
+    assert early["screen"][1] == "DEMO-AGENT working"     # written by then,
+    assert early["state"]["activity"]["state"] == "Idle"  # not yet looked at twice
+    text = muxd("replay", str(cast), "--until", "2.5").stdout
+    assert "screen at 2.5 s (40x5):" in text and "   1 | DEMO-AGENT working" in text
+    assert "Thinking" in text and "demo" in text
+
+
+def test_the_state_table_shows_every_session_field(capsys):
+    from muxd.cli.agent_commands import print_state
+    from muxd.detectors.state import AgentSession, AgentState
+
+    session = AgentSession(id="0199a", model="gpt-5", tokens_used=4800, cost_usd=0.125, context_left_pct=72.0)
+    print_state(AgentState(pane_id="%1", agent_type="codex", session=session))
+    table = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in capsys.readouterr().out.splitlines()[1:])
+    assert table["session id"] == "0199a" and table["cost"] == "$0.125" and table["context left"] == "72%"
+    assert table["tokens"] == "4800" and table["model"] == "gpt-5"
 
 
 @pytest.mark.parametrize("bad", ['{"version": 2}\n[1, "o"]\n', '{"version": 2}\nnot json\n'])

@@ -75,6 +75,9 @@ def print_state(state: AgentState) -> None:
         ["elapsed", "" if state.activity.elapsed_s is None else f"{state.activity.elapsed_s}s"],
         ["tokens", "" if state.session.tokens_used is None else str(state.session.tokens_used)],
         ["model", state.session.model or ""],
+        ["session id", state.session.id or ""],
+        ["cost", "" if state.session.cost_usd is None else f"${state.session.cost_usd:g}"],
+        ["context left", "" if state.session.context_left_pct is None else f"{state.session.context_left_pct:g}%"],
         ["tool", state.tool or ""],
         ["recent tools", ", ".join(state.recent_tools)],
         ["confirmation", "" if state.confirmation is None else
@@ -115,6 +118,8 @@ def _configure_replay(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cols", type=int, help="screen width (a raw log's default: 120)")
     p.add_argument("--rows", type=int, help="screen height (a raw log's default: 40)")
     p.add_argument("--agent", help="use this detector instead of identifying the agent")
+    p.add_argument("--until", type=float, metavar="SECONDS",
+                   help="stop there: print the screen at that moment and the state published by then")
     p.add_argument("--json", action="store_true", help="one JSON object per published state")
 
 
@@ -127,6 +132,8 @@ async def replay(client: Any, args: argparse.Namespace) -> int:
     from muxd.detectors.replay import read_recording, replay as run_replay
 
     recording = read_recording(args.file, columns=args.cols, lines=args.rows)
+    if args.until is not None:
+        return _replay_until(recording, only(load_detectors(), args.agent), args.until, as_json=args.json)
     rows = []
     for when, state in run_replay(recording, only(load_detectors(), args.agent)):
         if args.json:
@@ -137,6 +144,33 @@ async def replay(client: Any, args: argparse.Namespace) -> int:
                      ",".join(state.recent_tools[-3:])])
     if not args.json:
         print_table(["TIME", "AGENT", "STATE", "DOING", "TOKENS", "TOOLS"], rows)
+    return 0
+
+
+def _replay_until(recording: Any, detectors: list, until: float, *, as_json: bool) -> int:
+    """The screen at `until` and the state published by then: how to see why a timeline says
+    what it says at a moment."""
+    import msgspec
+
+    from muxd.detectors.replay import replay as run_replay
+    from muxd.emulator import Emulator
+
+    emulator = Emulator(columns=recording.columns, lines=recording.lines)
+    state = AgentState(pane_id="replay")
+    for _, state in run_replay(recording, detectors, until=until, emulator=emulator):
+        pass
+    screen = emulator.display_lines()
+    if as_json:
+        sys.stdout.write(msgspec.json.encode({"t": until, "screen": screen, "state": state}).decode() + "\n")
+        return 0
+    shown = len(screen)
+    while shown and not screen[shown - 1]:
+        shown -= 1
+    print(f"screen at {until:g} s ({recording.columns}x{recording.lines}):")
+    for row, line in enumerate(screen[:shown]):
+        print(f"{row:4} | {line}")
+    print("state published by then:")
+    print_state(state)
     return 0
 
 

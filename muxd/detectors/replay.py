@@ -162,11 +162,14 @@ def _asciicast(data: bytes, header: dict, columns: int | None, lines: int | None
 
 
 def replay(recording: Recording, detectors: Sequence[Detector], *, pane_id: str = "replay",
+           until: float | None = None, emulator: Emulator | None = None,
            ) -> Iterator[tuple[float, AgentState]]:
     """Feed the recording at its own pace; yield (time, state) at every published change.
 
-    Detection runs as in the daemon (DetectionSchedule), on the recording's clock."""
-    emulator = Emulator(columns=recording.columns, lines=recording.lines)
+    Detection runs as in the daemon (DetectionSchedule), on the recording's clock. `until`
+    stops at that moment: the output written and the looks due by then, no later ones. Pass
+    `emulator` to read the screen afterwards."""
+    emulator = emulator or Emulator(columns=recording.columns, lines=recording.lines)
     clock = [0.0]
     runner = DetectorRunner(pane_id, detectors, clock=lambda: clock[0])
     schedule = DetectionSchedule()
@@ -182,10 +185,16 @@ def replay(recording: Recording, detectors: Sequence[Detector], *, pane_id: str 
             schedule.again(moment)
 
     for when, payload in recording.events:
+        if until is not None and when > until:
+            break
         while schedule.due is not None and schedule.due <= when:
             yield from run_at(schedule.due)
         emulator.feed(payload)
         schedule.output(when)
+    if until is not None:
+        while schedule.due is not None and schedule.due <= until:
+            yield from run_at(schedule.due)
+        return
     for _ in range(FINAL_LOOKS):  # the last frame, and its confirming second look
         if schedule.due is None:
             break

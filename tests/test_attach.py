@@ -291,9 +291,10 @@ def test_copy_mode_keys_select_and_copy(muxd_server, outer):
     attach(term, s)
     term.type("echo kb-$((6*7)) tail", enter=True)
     term.wait_for("\nkb-42 tail\n")
-    # The copy cursor starts on the prompt below the output: up, line start, select 5 cells.
+    # The copy cursor starts on the prompt below the output: up, line start, select to the end
+    # of the third word ("kb", "-", "42").
     term.keys("C-b", "[")
-    term.keys("k", "0", "Space", "l", "l", "l", "l")
+    term.keys("k", "0", "Space", "e", "e", "e")
     _shows_selected(term, "kb-42")
     term.keys("Enter")  # copies and leaves copy mode
     _copied_then_pasted(term, "kb-42")

@@ -92,6 +92,33 @@ def test_copy_mode_keys_and_wheel():
     assert wheel.wheel(1, pane) is False  # back at the bottom: leave
 
 
+def test_copy_mode_word_motions_cross_rows_like_vi():
+    rows = {400: "echo foo-bar  baz", 401: "", 402: "  x_y.z", 403: "end"}
+    pane = PaneGeometry(top=402, history=2, lines=2, columns=20, text_of=lambda n: rows.get(n, ""))
+
+    def after(keys, start):
+        copy = CopyMode(cursor=start)
+        seen = []
+        for key in keys:
+            assert copy.key(key, pane) == STAY
+            seen.append(copy.cursor)
+        return seen
+
+    # w: next word start (a run of letters/digits/_ or of other marks); a row's end separates
+    assert after([b"w"] * 9, (400, 0)) == [(400, 5), (400, 8), (400, 9), (400, 14), (402, 2), (402, 5),
+                                           (402, 6), (403, 0), (403, 0)]
+    assert after([b"e"] * 5, (400, 0)) == [(400, 3), (400, 7), (400, 8), (400, 11), (400, 16)]
+    assert after([b"b"] * 5, (403, 2)) == [(403, 0), (402, 6), (402, 5), (402, 2), (400, 14)]
+    assert after([b"b"], (400, 2)) == [(400, 0)] and after([b"b"], (400, 0)) == [(400, 0)]
+    # a selection follows word motions; without row text (no emulator) they do nothing
+    copy = CopyMode(cursor=(400, 5))
+    copy.key(b"v", pane)
+    copy.key(b"e", pane)
+    assert copy.selection() == ((400, 5), (400, 7))
+    bare = PaneGeometry(top=402, history=2, lines=2, columns=20)
+    assert CopyMode(cursor=(400, 0)).key(b"w", bare) == STAY
+
+
 def test_prompts_confirm_and_edit():
     confirm = Prompt("kill-pane %1? (y/n)", None, confirm=True)
     assert confirm.key(b"y") == (True, "y")

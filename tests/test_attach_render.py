@@ -525,6 +525,29 @@ def test_borders_match_tmux_for_the_same_layout(tmux: list[str], splits: tuple[s
 # -- copy-mode selections ----------------------------------------------------------------------
 
 
+def test_word_motions_read_cells_of_the_screen_and_the_scrollback() -> None:
+    from muxd.attach.selection import cell_text, pane_geometry
+    from muxd.daemon.copy_mode import CopyMode
+
+    emulator = Emulator(columns=12, lines=3)
+    emulator.feed("git log\r\n漢字 x-y\r\nabc def\r\nlast".encode())  # "git log" scrolls into the history
+    top = emulator.rows_scrolled
+    assert cell_text(emulator, top - 1) == "git log" and cell_text(emulator, top) == "漢漢字字 x-y"
+    assert cell_text(emulator, top - 2) == "" and cell_text(emulator, top + 3) == ""  # not kept
+    copy = CopyMode(cursor=(top - 1, 4))  # on "log", in the history
+    stops = []
+    for _ in range(5):
+        copy.key(b"w", pane_geometry(emulator))
+        stops.append(copy.cursor)
+    # the wide characters are one word of four cells; the cursor lands on cell columns
+    assert stops == [(top, 0), (top, 5), (top, 6), (top, 7), (top + 1, 0)]
+    copy.key(b"e", pane_geometry(emulator))
+    assert copy.cursor == (top + 1, 2)
+    for _ in range(3):
+        copy.key(b"b", pane_geometry(emulator))
+    assert copy.cursor == (top, 6)
+
+
 def test_selection_text_follows_wraps_wide_characters_and_scrollback() -> None:
     from muxd.attach.selection import highlight_spans, point_at, selection_text
 

@@ -72,7 +72,21 @@ def highlight_spans(emulator: Emulator, selection: tuple[Point, Point], offset: 
 
 def pane_geometry(emulator: Emulator) -> PaneGeometry:
     return PaneGeometry(top=emulator.rows_scrolled, history=emulator.history_size,
-                        lines=emulator.lines, columns=emulator.columns)
+                        lines=emulator.lines, columns=emulator.columns,
+                        text_of=lambda number: cell_text(emulator, number))
+
+
+def cell_text(emulator: Emulator, number: int) -> str:
+    """Row `number` (running numbering) as one character per cell, so that a string index is a
+    column: a wide character's right half repeats it, a combining mark is dropped. "" for a
+    row no longer kept."""
+    top = emulator.rows_scrolled
+    if not top - emulator.history_size <= number < top + emulator.lines:
+        return ""
+    chars: list[str] = []
+    for cell in row_cells(emulator.rows(number - top, number - top)[0], emulator.columns):
+        chars.append(cell.data[:1] or (chars[-1] if chars else " "))
+    return "".join(chars).rstrip(" ")
 
 
 def copy_cursor_at(emulator: Emulator, copy: CopyMode, lines: int) -> tuple[int, int] | None:

@@ -3,14 +3,18 @@ to move around it, and the selected text.
 
 Pure: the state is one offset per pane (0 = the live screen), a cursor and a selection,
 shared by every client of the session as in tmux (the mode belongs to the pane, not to a
-client). Keys are tmux's vi copy-mode keys. Points are (running row number, column): a row's
-number (Emulator.rows_scrolled + its visible row) never changes, so the cursor and a
-selection stay on their text while the view scrolls or new output arrives.
+client). Keys are tmux's vi copy-mode keys (the word motions w, b, e are in copy_words).
+Points are (running row number, column): a row's number (Emulator.rows_scrolled + its
+visible row) never changes, so the cursor and a selection stay on their text while the view
+scrolls or new output arrives.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from muxd.daemon.copy_words import next_word_start, previous_word_start, word_end
 
 Point = tuple[int, int]  # (running row number, column)
 
@@ -43,6 +47,7 @@ class PaneGeometry:
     history: int  # rows in the scrollback
     lines: int
     columns: int
+    text_of: Callable[[int], str] | None = None  # a row's text, one character per cell (word motions)
 
     @property
     def first(self) -> int:
@@ -105,6 +110,12 @@ class CopyMode:
             row, column, self.offset = pane.first, 0, pane.history
         elif key == b"G":
             row, column, self.offset = pane.last, 0, 0
+        elif key == b"w" and pane.text_of is not None:
+            row, column = next_word_start(pane.text_of, (row, column), pane.last)
+        elif key == b"e" and pane.text_of is not None:
+            row, column = word_end(pane.text_of, (row, column), pane.last)
+        elif key == b"b" and pane.text_of is not None:
+            row, column = previous_word_start(pane.text_of, (row, column), pane.first)
         elif key in _BEGIN_SELECTION:
             self.anchor = self.cursor = (row, column)
         self._place(row, column, pane, follow=key not in _SCROLL_UP and key not in _SCROLL_DOWN)

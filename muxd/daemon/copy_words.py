@@ -74,21 +74,20 @@ def next_word_start(text_of: Callable[[int], str], start: Point, last_row: int) 
 
 def word_end(text_of: Callable[[int], str], start: Point, last_row: int) -> Point:
     """`e`: the last character of this word, or of the next one when already at its end."""
-    previous: tuple[Point, int] | None = None
-    for point, kind in _forward(text_of, start, last_row):
-        if previous is not None and previous[1] != _BLANK and kind != previous[1]:
-            return previous[0]
-        previous = (point, kind)
-    return start
+    return _end_of_first_word(_forward(text_of, start, last_row), start)
 
 
 def previous_word_start(text_of: Callable[[int], str], start: Point, first_row: int) -> Point:
     """`b`: the first character of this word, or of the one before when already at its start."""
+    return _end_of_first_word(_backward(text_of, start, first_row), start)
+
+
+def _end_of_first_word(points: Iterator[tuple[Point, int]], start: Point) -> Point:
+    """The last point of the first word that `points` walk into (`start` if none): walking
+    backwards, that is the word's first character."""
     previous: tuple[Point, int] | None = None
-    for point, kind in _backward(text_of, start, first_row):
+    for point, kind in points:
         if previous is not None and previous[1] != _BLANK and kind != previous[1]:
             return previous[0]
         previous = (point, kind)
-    if previous is not None and previous[1] != _BLANK:
-        return previous[0]  # the word that begins the first row
-    return start
+    return previous[0] if previous is not None and previous[1] != _BLANK else start

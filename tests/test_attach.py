@@ -283,7 +283,7 @@ def test_mouse_drag_selects_copies_to_the_clipboard_and_pastes(muxd_server, oute
     term.wait_for("still-3")
 
 
-def test_copy_mode_keys_select_and_copy(muxd_server, outer):
+def test_copy_mode_keys_search_select_and_copy(muxd_server, outer):
     s = muxd_server
     s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
     term = outer()
@@ -298,6 +298,18 @@ def test_copy_mode_keys_select_and_copy(muxd_server, outer):
     _shows_selected(term, "kb-42")
     term.keys("Enter")  # copies and leaves copy mode
     _copied_then_pasted(term, "kb-42")
+    # A search up into the history; $((...)) keeps the typed command line from matching.
+    term.type("echo Needle-$((40+2)) here; seq 1 60", enter=True)
+    term.wait_for("\n60\n")
+    term.keys("C-b", "[", "?")
+    term.wait_for("(search up)")
+    term.type("needle-42")  # lower case: matches any case
+    term.keys("Enter")
+    term.wait_for(re.compile(r"\[\d+/\d+\]").search)  # scrolled back to it
+    term.keys("Space", "e", "e", "e")
+    _shows_selected(term, "Needle-42")
+    term.keys("Enter")
+    _copied_then_pasted(term, "Needle-42")
 
 
 def test_copy_mode_with_wheel_and_keys(muxd_server, outer):

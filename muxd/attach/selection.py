@@ -73,7 +73,14 @@ def highlight_spans(emulator: Emulator, selection: tuple[Point, Point], offset: 
 def pane_geometry(emulator: Emulator) -> PaneGeometry:
     return PaneGeometry(top=emulator.rows_scrolled, history=emulator.history_size,
                         lines=emulator.lines, columns=emulator.columns,
-                        text_of=lambda number: cell_text(emulator, number))
+                        text_of=lambda number: cell_text(emulator, number),
+                        rows_text=lambda first, last: rows_text(emulator, first, last))
+
+
+def rows_text(emulator: Emulator, first: int, last: int) -> list[str]:
+    """Rows first..last (running numbering, kept rows only) as plain text."""
+    top = emulator.rows_scrolled
+    return emulator.capture(first - top, last - top).split("\n")[:-1]
 
 
 def cell_text(emulator: Emulator, number: int) -> str:

@@ -21,7 +21,7 @@ from muxd.config import (
     MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS, PASTE_BUFFERS_MAX,
 )
 from muxd.daemon.commands import attach as actions
-from muxd.daemon.copy_mode import COPY, STAY, CopyMode, Point
+from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point
 from muxd.daemon.input_parser import MOTION, InputParser, Mouse, Paste, Token, encode_mouse
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
@@ -267,7 +267,7 @@ class AttachedClient:
 
             # Moved around like copy mode (the list is taller than small terminals); any key
             # that would leave or copy closes it.
-            if self.help_scroll.key(key, pane_geometry(self.help_view)) != STAY:
+            if self.help_scroll.key(key, pane_geometry(self.help_view)) in (COPY, LEAVE):
                 self.help_view = None
             return True
         if self.prompt is not None:
@@ -295,9 +295,12 @@ class AttachedClient:
             from muxd.attach.selection import pane_geometry
 
             outcome = copy.key(key, pane_geometry(pane.emulator))
+            if outcome in (SEARCH_DOWN, SEARCH_UP):
+                self.prompt = Prompt(f"({outcome}) ", lambda text: copy.search(
+                    text, outcome == SEARCH_DOWN, pane_geometry(pane.emulator)))
             if outcome == COPY:
                 self._copy_selection(pane, copy)
-            if outcome != STAY:
+            if outcome in (COPY, LEAVE):
                 self.hub.copy_modes.pop(pane.id, None)
             return True
         pane.write(key)

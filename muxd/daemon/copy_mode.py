@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from muxd.daemon.copy_search import RowsText, find
 from muxd.daemon.copy_words import next_word_start, previous_word_start, word_end
 
 Point = tuple[int, int]  # (running row number, column)
@@ -35,8 +36,9 @@ _COPY = (b"\r", b"y")
 _CLEAR_OR_LEAVE = (b"\x1b",)  # clears a selection; with none, leaves
 _LEAVE = (b"q", b"\x03")
 
-# What `key` asks of its caller besides the new state.
-STAY, LEAVE, COPY = "stay", "leave", "copy"
+# What `key` asks of its caller besides the new state; SEARCH_*: ask for the text to find, then
+# call `search`.
+STAY, LEAVE, COPY, SEARCH_DOWN, SEARCH_UP = "stay", "leave", "copy", "search down", "search up"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class PaneGeometry:
     lines: int
     columns: int
     text_of: Callable[[int], str] | None = None  # a row's text, one character per cell (word motions)
+    rows_text: RowsText | None = None             # rows as plain text (search)
 
     @property
     def first(self) -> int:
@@ -65,6 +68,7 @@ class CopyMode:
     anchor: Point | None = None  # where the selection began (Space / v, or a mouse press)
     end: Point | None = None     # its other end: the cursor, or the mouse while dragging
     entered_by_drag: bool = False  # a drag entered it: the copy ends it, as in tmux
+    last_search: tuple[str, bool] | None = None  # (text, forward): what n and N repeat
 
     def selection(self) -> tuple[Point, Point] | None:
         """(first, last) selected cell in reading order, both included."""
@@ -85,6 +89,13 @@ class CopyMode:
             return STAY
         if key in _COPY:
             return COPY if self.selection() is not None else LEAVE
+        if key in (b"/", b"?"):
+            return SEARCH_DOWN if key == b"/" else SEARCH_UP
+        if key in (b"n", b"N") and self.last_search is not None:
+            text, forward = self.last_search
+            self.search(text, forward == (key == b"n"), pane)
+            self.last_search = (text, forward)  # N searches the other way but keeps the direction
+            return STAY
         self.offset = min(self.offset, pane.history)
         row, column = self.cursor if self.cursor is not None else (pane.last, 0)
         page = max(1, pane.lines - 1)
@@ -120,6 +131,17 @@ class CopyMode:
             self.anchor = self.cursor = (row, column)
         self._place(row, column, pane, follow=key not in _SCROLL_UP and key not in _SCROLL_DOWN)
         return STAY
+
+    def search(self, text: str, forward: bool, pane: PaneGeometry) -> bool:
+        """Move the cursor to the nearest match of `text` (the view follows); False if none."""
+        self.last_search = (text, forward)
+        if pane.rows_text is None:
+            return False
+        start = self.cursor if self.cursor is not None else (pane.last, 0)
+        found = find(pane.rows_text, text, start, forward=forward, first=pane.first, last=pane.last)
+        if found is not None:
+            self._place(*found, pane, follow=True)
+        return found is not None
 
     def wheel(self, direction: int, pane: PaneGeometry) -> bool:
         """A wheel notch (-1 up, +1 down); False when scrolled down past the bottom: leave."""

@@ -50,6 +50,7 @@ _BY_BYTES = {key: binding for binding in BINDINGS for key in binding.keys}
 COPY_MODE_KEYS = (
     ("arrows hjkl 0 $", "move the cursor (the view follows)"),
     ("w / b / e", "next word / back to a word's start / to a word's end"),
+    ("/ ? n N", "search down / up (lower case: any case), again / the other way"),
     ("C-y C-e PgUp PgDn", "scroll a line / a page"),
     ("g / G", "top of the history / bottom"),
     ("Space v / Enter y", "begin a selection / copy it and leave"),

@@ -15,9 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from muxd.daemon.copy_search import RowsText, find
-from muxd.daemon.copy_words import next_word_start, previous_word_start, word_end
-
-Point = tuple[int, int]  # (running row number, column)
+from muxd.daemon.copy_words import Point, next_word_start, previous_word_start, word_end
 
 WHEEL_SCROLL_LINES = 3  # tmux scrolls five; three feels closer to a plain terminal
 

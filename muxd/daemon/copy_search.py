@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from muxd.daemon.copy_words import Point
 from muxd.emulator.drawing import CHAR_WIDTHS
 
-Point = tuple[int, int]  # (running row number, column)
 RowsText = Callable[[int, int], list[str]]  # rows first..last, both included, as plain text
 
 SEARCH_CHUNK_ROWS = 500  # rows read at a time, nearest the cursor first

@@ -95,8 +95,8 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
     runners = [DetectorRunner(f"%{p}", detectors, clock=lambda p=p: clocks[p]) for p in range(panes)]
     schedules = [DetectionSchedule() for _ in range(panes)]
     due: list[tuple[float, int]] = []
-    totals = {"emulate": 0.0, "detect": 0.0, "context": 0.0, "runs": 0, "changes": 0}
-    emulate_of = [0.0] * panes  # per pane, to print each agent's own ratio
+    totals = {"context": 0.0, "runs": 0, "changes": 0}
+    emulate_of = [0.0] * panes  # CPU per pane: summed for the totals and for each agent's ratio
     detect_of = [0.0] * panes
 
     def detect_until(moment: float) -> None:
@@ -107,9 +107,7 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
             clocks[pane] = when
             started = time.process_time()
             emulators[pane].flush()  # output a flood left deferred: emulation, done late
-            spent = time.process_time() - started
-            totals["emulate"] += spent
-            emulate_of[pane] += spent
+            emulate_of[pane] += time.process_time() - started
             started = time.process_time()
             runner = runners[pane]
             before = runner.state
@@ -121,9 +119,7 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
                 nxt = schedules[pane].again(when)
                 if nxt is not None:
                     heapq.heappush(due, (nxt, pane))
-            spent = time.process_time() - started
-            totals["detect"] += spent
-            detect_of[pane] += spent
+            detect_of[pane] += time.process_time() - started
             totals["runs"] += 1
             totals["changes"] += changed is not None
 
@@ -131,13 +127,12 @@ def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, floa
         detect_until(when)
         started = time.process_time()
         emulators[pane].feed(data)
-        spent = time.process_time() - started
-        totals["emulate"] += spent
-        emulate_of[pane] += spent
+        emulate_of[pane] += time.process_time() - started
         nxt = schedules[pane].output(when)
         if nxt is not None:
             heapq.heappush(due, (nxt, pane))
     detect_until(float("inf"))
+    totals["emulate"], totals["detect"] = sum(emulate_of), sum(detect_of)
     totals["session_seconds"] = session_seconds
     totals["bytes"] = sum(len(data) for _, _, data in timeline)
     per_session: dict[str, list[float]] = {}

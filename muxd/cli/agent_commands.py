@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from muxd.cli.render import duration, print_json, print_table, tokens
+from muxd.cli.render import duration, print_json, print_json_line, print_table, tokens
 from muxd.cli.table import cli_command
 from muxd.detectors.state import AgentState
 from muxd.protocol.messages import ListPanes, Summary
@@ -126,8 +125,6 @@ def _configure_replay(p: argparse.ArgumentParser) -> None:
 @cli_command("replay", "replay a recording through the detectors: the timeline of states",
              local=True)(_configure_replay)
 async def replay(client: Any, args: argparse.Namespace) -> int:
-    import msgspec
-
     from muxd.detectors.registry import load_detectors
     from muxd.detectors.replay import read_recording, replay as run_replay
 
@@ -137,7 +134,7 @@ async def replay(client: Any, args: argparse.Namespace) -> int:
     rows = []
     for when, state in run_replay(recording, only(load_detectors(), args.agent)):
         if args.json:
-            sys.stdout.write(msgspec.json.encode({"t": round(when, 3), "state": state}).decode() + "\n")
+            print_json_line({"t": round(when, 3), "state": state})
             continue
         rows.append([f"{when:8.2f}", state.agent_type or "-", state.activity.state,
                      state.activity.description or "", tokens(state.session.tokens_used),
@@ -150,8 +147,6 @@ async def replay(client: Any, args: argparse.Namespace) -> int:
 def _replay_until(recording: Any, detectors: list, until: float, *, as_json: bool) -> int:
     """The screen at `until` and the state published by then: how to see why a timeline says
     what it says at a moment."""
-    import msgspec
-
     from muxd.detectors.replay import replay as run_replay
     from muxd.emulator import Emulator
 
@@ -161,7 +156,7 @@ def _replay_until(recording: Any, detectors: list, until: float, *, as_json: boo
         pass
     screen = emulator.display_lines()
     if as_json:
-        sys.stdout.write(msgspec.json.encode({"t": until, "screen": screen, "state": state}).decode() + "\n")
+        print_json_line({"t": until, "screen": screen, "state": state})
         return 0
     shown = len(screen)
     while shown and not screen[shown - 1]:

@@ -53,6 +53,11 @@ def print_json(value: Any) -> None:
     sys.stdout.write(msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n")
 
 
+def print_json_line(value: Any) -> None:
+    """`value` as one line of JSON (a stream of records, as `replay --json` prints)."""
+    sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+
+
 def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table

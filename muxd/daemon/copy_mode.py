@@ -95,7 +95,7 @@ class CopyMode:
             self.last_search = (text, forward)  # N searches the other way but keeps the direction
             return STAY
         self.offset = min(self.offset, pane.history)
-        row, column = self.cursor if self.cursor is not None else (pane.last, 0)
+        row, column = self._cursor_or_bottom(pane)
         page = max(1, pane.lines - 1)
         if key in _UP:
             row -= 1
@@ -135,11 +135,15 @@ class CopyMode:
         self.last_search = (text, forward)
         if pane.rows_text is None:
             return False
-        start = self.cursor if self.cursor is not None else (pane.last, 0)
-        found = find(pane.rows_text, text, start, forward=forward, first=pane.first, last=pane.last)
+        found = find(pane.rows_text, text, self._cursor_or_bottom(pane), forward=forward,
+                     first=pane.first, last=pane.last)
         if found is not None:
             self._place(*found, pane, follow=True)
         return found is not None
+
+    def _cursor_or_bottom(self, pane: PaneGeometry) -> Point:
+        """Where keys act from: the cursor, or before it is placed the live screen's last row."""
+        return self.cursor if self.cursor is not None else (pane.last, 0)
 
     def wheel(self, direction: int, pane: PaneGeometry) -> bool:
         """A wheel notch (-1 up, +1 down); False when scrolled down past the bottom: leave."""

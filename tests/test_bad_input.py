@@ -154,6 +154,34 @@ def test_unknown_target(server):
     assert still_serves(server)
 
 
+MALFORMED_TARGETS = ("%x", "%-1", "%", "%%", "@x", "@", "$x", "$", "%x:1.2", "@x.1", "$x:y.z", ":", "::", ".", "s:%x")
+
+
+def test_malformed_targets_are_not_found_and_cost_no_log(server):
+    """`%x` used to recurse until RecursionError: an `internal` reply and a traceback per call."""
+    from muxd.protocol.messages import CapturePane, KillPane, KillWindow, Summary
+
+    log_before = server.log_path.stat().st_size
+    peer = RawPeer(server.socket_path)
+    try:
+        peer.hello()
+        request_id = 10
+        for _ in range(20):
+            for target in MALFORMED_TARGETS:
+                for kind in (CapturePane, Summary, KillPane, KillWindow):
+                    request_id += 1
+                    peer.send(encode(kind(id=request_id, target=target)))
+                    reply = peer.receive()
+                    assert isinstance(reply, Error) and reply.id == request_id, reply
+                    assert reply.code == "not_found", (target, kind.__name__, reply)
+    finally:
+        peer.close()
+    assert still_serves(server)
+    log = server.log_path.read_text()
+    assert "Traceback" not in log and "RecursionError" not in log
+    assert server.log_path.stat().st_size - log_before < 2048  # 1200 refusals, no log line each
+
+
 def test_command_that_cannot_be_spawned(server):
     for command, message in ((["no-such-program-xyz"], "no-such-program-xyz: command not found"),
                              (["/etc/passwd"], "/etc/passwd: not an executable file"),

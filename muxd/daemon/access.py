@@ -3,9 +3,10 @@
 The daemon is the one place that enforces access. A connection's principal is fixed at Hello
 (`principal_for`): the socket owner without a token is `system` (admin, every pane); a token
 gives that token's tier and, for a pane-bound token (every pane's MUXD_TOKEN), a scope of its
-own panes plus the panes granted to it. Each request then goes through `AccessControl.run`:
-tier check, pane-scope check, the handler, and the filtering of what it answers. Denials are
-logged (never with a secret) and audited.
+own panes plus the panes granted to it. Each request then goes through
+`AccessControl.authorize` (tier check; its target resolved once; pane-scope check on what it
+resolved to) and `AccessControl.run` (the handler, given that resolution, and the filtering of
+what it answers). Denials are logged (never with a secret) and audited.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import msgspec
 
 from muxd.config import AGENT_TOKEN_TIER_DEFAULT, TOKEN_NAME_MAX_CHARS, TOKEN_SECRET_BYTES
 from muxd.daemon.call_metrics import ToolMetrics
-from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
+from muxd.daemon.target import Resolved, TargetKind, panes_of, resolve
 from muxd.daemon.tiers import UNKNOWN_RISK, Tier, check_tier, parse_tier
 from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Unauthorized
 from muxd.protocol import messages as m
@@ -36,7 +37,6 @@ from muxd.store.location import MEMORY, db_path
 from muxd.store.tokens import TokenRecord
 
 if TYPE_CHECKING:
-    from muxd.daemon.pane import Pane
     from muxd.daemon.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -75,50 +75,30 @@ def secret_hash(secret: str) -> str:
 
 # ---------------------------------------------------------------- the risk of every request
 
-PaneScope = Callable[["Registry", Any], "list[Pane]"]
-
-
-def _target_pane(registry: Registry, req: Any) -> list[Pane]:
-    return [resolve_pane(registry, req.target)]
-
-
-def _target_window(registry: Registry, req: Any) -> list[Pane]:
-    return list(resolve_window(registry, req.target).panes)
-
-
-def _target_session(registry: Registry, req: Any) -> list[Pane]:
-    return resolve_session(registry, req.target).panes()
-
-
-def _nothing(registry: Registry, req: Any) -> list[Pane]:
-    return []
-
-
 @dataclass(frozen=True)
 class Rule:
-    risk: str                       # safe | moderate | dangerous | admin
-    read_only: bool = False         # a pure view: view_only may do it
-    panes: PaneScope | None = None  # the panes it acts on; None: pane-scoped tokens may not
+    risk: str                # safe | moderate | dangerous | admin
+    read_only: bool = False  # a pure view: view_only may do it
+    # Pane-scoped tokens may send it; the panes its target resolves to must all be in scope.
+    scoped: bool = False
 
 
-VIEW = Rule("safe", read_only=True, panes=_nothing)
+VIEW = Rule("safe", read_only=True, scoped=True)
 REQUEST_RULES: dict[type, Rule] = {
     m.ListPanes: VIEW, m.ListSessions: VIEW, m.ListWindows: VIEW, m.ServerStatus: VIEW,
     m.Subscribe: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
     m.RecordCall: VIEW,  # every principal reports its own calls, denied ones included
-    m.CapturePane: Rule("safe", read_only=True, panes=_target_pane),
-    m.Summary: Rule("safe", read_only=True, panes=_target_pane),
-    m.HasSession: Rule("safe", read_only=True, panes=_target_session),
-    m.SendKeys: Rule("moderate", panes=_target_pane),
-    m.ResizePane: Rule("moderate", panes=_target_pane),
+    m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW,
+    m.SendKeys: Rule("moderate", scoped=True),
+    m.ResizePane: Rule("moderate", scoped=True),
     # Creating a pane is moderate with or without a command: send-keys into a shell already
     # runs anything, so a finer split would only pretend to be a sandbox.
-    m.NewSession: Rule("moderate", panes=_nothing),
-    m.NewWindow: Rule("moderate", panes=_target_session),
-    m.SplitWindow: Rule("moderate", panes=_target_pane),
-    m.KillPane: Rule("dangerous", panes=_target_pane),
-    m.KillWindow: Rule("dangerous", panes=_target_window),
-    m.KillSession: Rule("dangerous", panes=_target_session),
+    m.NewSession: Rule("moderate", scoped=True),
+    m.NewWindow: Rule("moderate", scoped=True),
+    m.SplitWindow: Rule("moderate", scoped=True),
+    m.KillPane: Rule("dangerous", scoped=True),
+    m.KillWindow: Rule("dangerous", scoped=True),
+    m.KillSession: Rule("dangerous", scoped=True),
     # An attached terminal drives a whole session, prefix-key kills included.
     m.Attach: Rule("dangerous"), m.AttachInput: Rule("dangerous"), m.AttachResize: Rule("dangerous"),
     m.KillServer: Rule("admin"),
@@ -305,31 +285,51 @@ class AccessControl:
         if principal.token_id is not None and (token is None or token.revoked_at is not None):
             raise Unauthorized("this connection's token was revoked")
 
-    def check(self, principal: Principal, request: Any, registry: Registry) -> None:
-        """Raise Forbidden (logged and audited) unless `principal` may send `request`."""
+    def authorize(self, principal: Principal, request: Any, kind: TargetKind | None,
+                  registry: Registry) -> Resolved | None:
+        """What `request.target` names as a `kind` (None without one), once `principal` may send
+        `request` to it; Forbidden (logged and audited) otherwise.
+
+        The caller hands what this returns to the handler with no await in between, so the
+        target that was checked is the target that is acted on."""
         self._check_live(principal)
         rule = rule_for(type(request))
         what = request_name(request)
         try:
             check_tier(principal.name, principal.tier, what, rule.risk, rule.read_only)
-            if principal.scoped:
-                self._check_scope(principal, request, rule, what, registry)
+            if principal.scoped and (not rule.scoped or rule.risk == "admin"):
+                raise Forbidden(f"{what} is not available to pane-scoped tokens; {principal.name} is one",
+                                action=what)
+            resolved = self._resolve(principal, request, kind, registry, what)
+            if principal.scoped and resolved is not None:
+                if not all(self.sees(principal, p.id) for p in panes_of(resolved)):
+                    raise self._out_of_scope(principal, what, request.target)
         except Forbidden as exc:
             self.denied(principal, what, msgspec.to_builtins(request), exc, kind="request")
             raise
+        return resolved
 
-    def _check_scope(self, principal: Principal, request: Any, rule: Rule, what: str, registry: Registry) -> None:
-        if rule.panes is None or rule.risk == "admin":
-            raise Forbidden(f"{what} is not available to pane-scoped tokens; {principal.name} is one",
+    def _resolve(self, principal: Principal, request: Any, kind: TargetKind | None, registry: Registry,
+                 what: str) -> Resolved | None:
+        if kind is None:
+            return None
+        target = request.target
+        if principal.scoped and not target:
+            # "The newest session" is whatever another client created last: a scoped principal
+            # names what it acts on.
+            raise Forbidden(f"{what}: a pane-scoped token must name its target; {principal.name} is one",
                             action=what)
-        target = getattr(request, "target", None)
         try:
-            panes = rule.panes(registry, request)
+            return resolve(registry, kind, target)
         except NotFound:
-            panes = None  # the same answer as for a pane it may not see: names do not leak
-        if panes is None or not all(self.sees(principal, p.id) for p in panes):
-            raise Forbidden(f"{what}: target {target!r} is not among the panes {principal.name} may use",
-                            action=what, target=target)
+            if principal.scoped:  # the same answer as for a pane it may not see: names do not leak
+                raise self._out_of_scope(principal, what, target) from None
+            raise
+
+    @staticmethod
+    def _out_of_scope(principal: Principal, what: str, target: str | None) -> Forbidden:
+        return Forbidden(f"{what}: target {target!r} is not among the panes {principal.name} may use",
+                         action=what, target=target)
 
     def denied(self, principal: Principal, what: str, args: Any, exc: MuxdError, *, kind: str) -> None:
         log.warning("denied %s to %s: %s", what, principal.name, exc.message)

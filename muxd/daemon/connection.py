@@ -103,19 +103,19 @@ class Connection:
         if isinstance(request, Hello):
             self.send(Error(id=request.id, code=BadRequest.code, message="already greeted"))
             return True
-        try:  # the one gate every request passes: tier and pane scope (muxd/daemon/access.py)
-            self.daemon.access.check(self.principal, request, self.daemon.registry)
-        except MuxdError as exc:
-            self.send(Error(id=getattr(request, "id", 0), code=exc.code, message=exc.message,
-                            detail=_plain(exc.detail)))
-            return True
-        if isinstance(request, ATTACH_MESSAGES):  # a terminal client's stream (daemon/attached.py)
-            self.daemon.attach_hub.receive(self, request)
-            return True
-        if isinstance(request, Subscribe):  # connection state, not a daemon command
-            self.event_panes = set(request.panes) if request.panes is not None else None
-            self.daemon.subscribers.add(self)
-            self.send(Ok(id=request.id))
+        if isinstance(request, (*ATTACH_MESSAGES, Subscribe)):  # connection state: handled here, now
+            try:  # the one gate every request passes: tier and pane scope (muxd/daemon/access.py)
+                self.daemon.access.authorize(self.principal, request, None, self.daemon.registry)
+            except MuxdError as exc:
+                self.send(Error(id=getattr(request, "id", 0), code=exc.code, message=exc.message,
+                                detail=_plain(exc.detail)))
+                return True
+            if isinstance(request, Subscribe):
+                self.event_panes = set(request.panes) if request.panes is not None else None
+                self.daemon.subscribers.add(self)
+                self.send(Ok(id=request.id))
+            else:  # a terminal client's stream (daemon/attached.py)
+                self.daemon.attach_hub.receive(self, request)
             return True
         task = asyncio.create_task(self._dispatch(request))
         self._tasks.add(task)
@@ -146,12 +146,17 @@ class Connection:
         return True
 
     async def _dispatch(self, request: Any) -> None:
-        handler = self.daemon.commands.get(type(request))
+        daemon = self.daemon
         try:
-            if handler is None:
+            command = daemon.commands.get(type(request))
+            if command is None:
                 raise BadRequest(f"{type(request).__name__} is not handled by this server")
-            reply = await self.daemon.access.run(self.principal, request, self.daemon.registry,
-                                                 lambda: handler(self.daemon, request))
+            # Check and run in one step, with no await in between: the target resolved and checked
+            # here is the one the handler acts on, whatever other clients do meanwhile.
+            resolved = daemon.access.authorize(self.principal, request, command.target, daemon.registry)
+            arguments = () if command.target is None else (resolved,)
+            reply = await daemon.access.run(self.principal, request, daemon.registry,
+                                            lambda: command.handler(daemon, request, *arguments))
         except MuxdError as exc:
             reply = Error(id=request.id, code=exc.code, message=exc.message, detail=_plain(exc.detail))
         except Exception as exc:  # a bug must cost one request, not the daemon

@@ -1,17 +1,36 @@
 """One resolver for every target string, as in tmux: `session`, `session:window`,
-`session:window.pane`, `$N`, `@N`, `%N`, or a pane's name. No target means the newest session."""
+`session:window.pane`, `$N`, `@N`, `%N`, or a pane's name. No target means the newest session.
+
+`resolve(registry, kind, target)` is what the dispatcher calls once per request, before the
+access check: the handler then gets the very object that was checked (muxd/daemon/connection.py).
+"""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Session, Window
 from muxd.errors import NotFound
+
+TargetKind = Literal["pane", "window", "session"]
+Resolved = Pane | Window | Session
 
 
 def _number(text: str, prefix: str) -> int | None:
     if text.startswith(prefix) and text[1:].isdigit():
         return int(text[1:])
     return None
+
+
+def _pane_by_id(registry: Registry, target: str) -> Pane:
+    """`%N`; anything else starting with `%` (`%x`, `%-1`, `%`) names no pane."""
+    number = _number(target, "%")
+    if number is not None:
+        for pane in registry.all_panes():
+            if pane.number == number:
+                return pane
+    raise NotFound(f"can't find pane: {target}", target=target)
 
 
 def resolve_session(registry: Registry, target: str | None) -> Session:
@@ -42,12 +61,13 @@ def _window_of(pane: Pane) -> Window:
 
 
 def _window_for(registry: Registry, target: str) -> Window:
+    """The window of `@N`, or of the pane `%N`."""
     if target.startswith("%"):
-        return _window_of(resolve_pane(registry, target))
+        return _window_of(_pane_by_id(registry, target))
     number = _number(target, "@")
     for session in registry.sessions:
         for window in session.windows:
-            if window.number == number:
+            if number is not None and window.number == number:
                 return window
     raise NotFound(f"can't find window: {target}", target=target)
 
@@ -83,12 +103,8 @@ def resolve_window(registry: Registry, target: str | None) -> Window:
 
 
 def resolve_pane(registry: Registry, target: str | None) -> Pane:
-    number = _number(target or "", "%")
-    if number is not None:
-        for pane in registry.all_panes():
-            if pane.number == number:
-                return pane
-        raise NotFound(f"can't find pane: {target}", target=target)
+    if target and target.startswith("%"):
+        return _pane_by_id(registry, target)
     if target and ":" not in target and not target.startswith(("$", "@")):
         if registry.session_named(target) is None:
             pane = registry.pane_named(target)
@@ -107,3 +123,20 @@ def resolve_pane(registry: Registry, target: str | None) -> Pane:
     if not 0 <= pane_part < len(window.panes):
         raise NotFound(f"can't find pane: {target}", target=target)
     return window.panes[pane_part]
+
+
+_RESOLVERS = {"pane": resolve_pane, "window": resolve_window, "session": resolve_session}
+
+
+def resolve(registry: Registry, kind: TargetKind, target: str | None) -> Resolved:
+    """What `target` names as a `kind` (raises NotFound)."""
+    return _RESOLVERS[kind](registry, target)
+
+
+def panes_of(resolved: Resolved) -> list[Pane]:
+    """The panes a resolved target acts on: the pane, or every pane of the window / session."""
+    if isinstance(resolved, Pane):
+        return [resolved]
+    if isinstance(resolved, Window):
+        return list(resolved.panes)
+    return resolved.panes()

@@ -1,33 +1,46 @@
 """The command table: each request type maps to one small handler, declared next to its kin.
 
-A handler is `async def handler(daemon, request) -> Reply`; it raises MuxdError subclasses for
-anything the client should hear about. Modules register with `@command(RequestType)`.
+As tmux's cmd_entry, a command declares the kind of thing its request's `target` names. The
+dispatcher resolves that target once, checks access against what it resolved, and hands the
+resolved object to the handler: `async def handler(daemon, request, pane) -> Reply`. A command
+without a target kind gets `async def handler(daemon, request) -> Reply`. Handlers raise
+MuxdError subclasses for anything the client should hear about. Modules register with
+`@command(RequestType, target=...)`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from muxd.daemon.server import Daemon
+    from muxd.daemon.target import TargetKind
 
-Handler = Callable[["Daemon", Any], Awaitable[Any]]
-COMMANDS: dict[type, Handler] = {}
+Handler = Callable[..., Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 
 
-def command(request_type: type) -> Callable[[H], H]:
+@dataclass(frozen=True)
+class Command:
+    handler: Handler
+    target: TargetKind | None = None  # what `request.target` names; None: the handler reads no target
+
+
+COMMANDS: dict[type, Command] = {}
+
+
+def command(request_type: type, *, target: TargetKind | None = None) -> Callable[[H], H]:
     def register(handler: H) -> H:
         if request_type in COMMANDS:
             raise RuntimeError(f"two handlers for {request_type.__name__}")
-        COMMANDS[request_type] = handler
+        COMMANDS[request_type] = Command(handler, target)
         return handler
 
     return register
 
 
-def load_all() -> dict[type, Handler]:
+def load_all() -> dict[type, Command]:
     """Import every command module (each registers itself) and return the table."""
     from muxd.daemon.commands import agents, panes, server, sessions  # noqa: F401
     from muxd.daemon.commands import access  # noqa: F401 - tokens, grants, audit, metrics

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
 from muxd.daemon.pane import Pane
-from muxd.daemon.target import resolve_pane
 from muxd.errors import BadRequest
 from muxd.protocol.messages import (
     AgentSummary, Summary, SummaryActivity, SummaryContext, SummaryReply, SummarySession,
@@ -49,10 +48,9 @@ def agent_summary(pane: Pane, *, include_recent_output: bool = False, output_lin
     )
 
 
-@command(Summary)
-async def summary(daemon: Daemon, req: Summary) -> SummaryReply:
+@command(Summary, target="pane")
+async def summary(daemon: Daemon, req: Summary, pane: Pane) -> SummaryReply:
     if not 1 <= req.output_lines <= SUMMARY_OUTPUT_LINES_MAX:
         raise BadRequest(f"output_lines {req.output_lines} is out of range 1..{SUMMARY_OUTPUT_LINES_MAX}")
-    pane = resolve_pane(daemon.registry, req.target)
     return SummaryReply(id=req.id, summary=agent_summary(
         pane, include_recent_output=req.include_recent_output, output_lines=req.output_lines))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands import command
 from muxd.daemon.registry import pane_info
-from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
+from muxd.daemon.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.keys import keys_to_bytes
 from muxd.protocol.messages import (
@@ -15,12 +15,12 @@ from muxd.protocol.messages import (
 )
 
 if TYPE_CHECKING:
+    from muxd.daemon.pane import Pane
     from muxd.daemon.server import Daemon
 
 
-@command(SendKeys)
-async def send_keys(daemon: Daemon, req: SendKeys) -> Ok:
-    pane = resolve_pane(daemon.registry, req.target)
+@command(SendKeys, target="pane")
+async def send_keys(daemon: Daemon, req: SendKeys, pane: Pane) -> Ok:
     data = keys_to_bytes(req.keys, literal=req.literal, hex_bytes=req.hex)
     if len(data) > SEND_KEYS_MAX_BYTES:
         raise BadRequest(f"send-keys of {len(data)} bytes exceeds {SEND_KEYS_MAX_BYTES}")
@@ -35,9 +35,8 @@ def _check_line(value: int | None, name: str) -> None:
         raise BadRequest(f"{name} {value} is out of range ±{CAPTURE_MAX_LINES}")
 
 
-@command(CapturePane)
-async def capture_pane(daemon: Daemon, req: CapturePane) -> Captured:
-    pane = resolve_pane(daemon.registry, req.target)
+@command(CapturePane, target="pane")
+async def capture_pane(daemon: Daemon, req: CapturePane, pane: Pane) -> Captured:
     _check_line(req.start, "start")
     _check_line(req.end, "end")
     emulator = pane.emulator
@@ -65,9 +64,8 @@ async def list_panes(daemon: Daemon, req: ListPanes) -> PaneList:
     return PaneList(id=req.id, panes=[pane_info(p) for p in panes])
 
 
-@command(ResizePane)
-async def resize_pane(daemon: Daemon, req: ResizePane) -> Ok:
-    pane = resolve_pane(daemon.registry, req.target)
+@command(ResizePane, target="pane")
+async def resize_pane(daemon: Daemon, req: ResizePane, pane: Pane) -> Ok:
     columns = pane.columns if req.columns is None else req.columns
     lines = pane.lines if req.lines is None else req.lines
     daemon.check_size(columns, lines)
@@ -75,7 +73,7 @@ async def resize_pane(daemon: Daemon, req: ResizePane) -> Ok:
     return Ok(id=req.id)
 
 
-@command(KillPane)
-async def kill_pane(daemon: Daemon, req: KillPane) -> Ok:
-    daemon.registry.remove_pane(resolve_pane(daemon.registry, req.target))
+@command(KillPane, target="pane")
+async def kill_pane(daemon: Daemon, req: KillPane, pane: Pane) -> Ok:
+    daemon.registry.remove_pane(pane)
     return Ok(id=req.id)

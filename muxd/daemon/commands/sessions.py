@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
-from muxd.daemon.registry import pane_info
-from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
+from muxd.daemon.registry import Session, Window, pane_info, window_of
+from muxd.daemon.target import resolve_session
 from muxd.protocol.messages import (
     HasSession, KillSession, KillWindow, ListSessions, ListWindows, NewSession, NewWindow, Ok,
     PaneReply, SessionList, SplitWindow, WindowList,
 )
 
 if TYPE_CHECKING:
+    from muxd.daemon.pane import Pane
     from muxd.daemon.server import Daemon
+
 
 @command(NewSession)
 async def new_session(daemon: Daemon, req: NewSession) -> PaneReply:
@@ -30,9 +32,8 @@ async def new_session(daemon: Daemon, req: NewSession) -> PaneReply:
     return PaneReply(id=req.id, pane=pane_info(pane))
 
 
-@command(NewWindow)
-async def new_window(daemon: Daemon, req: NewWindow) -> PaneReply:
-    session = resolve_session(daemon.registry, req.target)
+@command(NewWindow, target="session")
+async def new_window(daemon: Daemon, req: NewWindow, session: Session) -> PaneReply:
     daemon.registry.check_pane_name_free(req.spawn.pane_name)
     # A new window takes the size of the session's windows (which follow the attached clients).
     reference = session.active_window.layout if session.active_window else None
@@ -46,10 +47,9 @@ async def new_window(daemon: Daemon, req: NewWindow) -> PaneReply:
     return PaneReply(id=req.id, pane=pane_info(pane))
 
 
-@command(SplitWindow)
-async def split_window(daemon: Daemon, req: SplitWindow) -> PaneReply:
-    target = resolve_pane(daemon.registry, req.target)
-    window = resolve_window(daemon.registry, target.id)
+@command(SplitWindow, target="pane")
+async def split_window(daemon: Daemon, req: SplitWindow, target: Pane) -> PaneReply:
+    window = window_of(target)
     daemon.registry.check_pane_name_free(req.spawn.pane_name)
     # Halve the target pane, leaving a one-cell border between the two halves as tmux does.
     assert window.layout is not None
@@ -59,21 +59,20 @@ async def split_window(daemon: Daemon, req: SplitWindow) -> PaneReply:
     return PaneReply(id=req.id, pane=pane_info(pane))
 
 
-@command(KillSession)
-async def kill_session(daemon: Daemon, req: KillSession) -> Ok:
-    daemon.registry.remove_session(resolve_session(daemon.registry, req.target))
+@command(KillSession, target="session")
+async def kill_session(daemon: Daemon, req: KillSession, session: Session) -> Ok:
+    daemon.registry.remove_session(session)
     return Ok(id=req.id)
 
 
-@command(KillWindow)
-async def kill_window(daemon: Daemon, req: KillWindow) -> Ok:
-    daemon.registry.remove_window(resolve_window(daemon.registry, req.target))
+@command(KillWindow, target="window")
+async def kill_window(daemon: Daemon, req: KillWindow, window: Window) -> Ok:
+    daemon.registry.remove_window(window)
     return Ok(id=req.id)
 
 
-@command(HasSession)
-async def has_session(daemon: Daemon, req: HasSession) -> Ok:
-    resolve_session(daemon.registry, req.target)
+@command(HasSession, target="session")
+async def has_session(daemon: Daemon, req: HasSession, session: Session) -> Ok:
     return Ok(id=req.id)
 
 

@@ -14,6 +14,10 @@ MIN_COLUMNS = 2
 MAX_COLUMNS = 1000
 MIN_LINES = 1
 MAX_LINES = 1000
+# Session, window and pane names, and a pane's tags (muxd/daemon/names.py).
+NAME_MAX_CHARS = 64
+PANE_TAGS_MAX = 32
+TAG_MAX_CHARS = 64
 DEFAULT_SCROLLBACK_BYTES = 8 * 1024 * 1024
 PTY_READ_CHUNK_BYTES = 64 * 1024
 # Bytes a pane may hold unemulated before it stops reading its PTY (the child then blocks).
@@ -24,6 +28,13 @@ SEND_KEYS_MAX_BYTES = 1024 * 1024
 CAPTURE_MAX_LINES = 1_000_000
 MAX_ROW_NUMBER = 2**62  # a running row number (Captured.first_row): far beyond any pane's life
 
+# The daemon's log (NAME.log beside the socket): rotated at this size, keeping this many old
+# files; one message is written at most LOG_REPEATS_PER_WINDOW times per LOG_REPEAT_WINDOW_S.
+LOG_FILE_MAX_BYTES = 8 * 1024 * 1024
+LOG_FILE_BACKUPS = 2
+LOG_REPEATS_PER_WINDOW = 10
+LOG_REPEAT_WINDOW_S = 60.0
+
 # Daemon start-up, as seen from a client
 DAEMON_START_TIMEOUT_S = 10.0
 CLIENT_CONNECT_TIMEOUT_S = 5.0
@@ -32,6 +43,8 @@ CLIENT_CONNECT_TIMEOUT_S = 5.0
 # Random bytes behind each token secret (`muxd_` + url-safe base64 of them).
 TOKEN_SECRET_BYTES = 32
 TOKEN_NAME_MAX_CHARS = 64
+# A --token-file holds one token on its first line; anything bigger is not one.
+TOKEN_FILE_MAX_BYTES = 4096
 # Tier of the token every spawned pane gets in MUXD_TOKEN (env MUXD_AGENT_TIER overrides).
 AGENT_TOKEN_TIER_DEFAULT = "execute_advanced"
 # Audit history queries: rows per answer.

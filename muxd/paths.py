@@ -1,4 +1,11 @@
-"""Where muxd keeps its sockets, locks and logs, and the checks that keep them private."""
+"""Where muxd keeps its sockets, locks and logs, and the checks that keep them private.
+
+The socket directory must be ours and writable by nobody else: a directory others can write
+to (`/tmp` itself, a sticky 1777 one) lets them plant a symlink or a hard link where the lock
+or the log will be opened, and the daemon would then truncate or append to the file it points
+at. Such a directory is refused, as tmux refuses one with unsafe permissions, and the files in
+it are opened without following links and only if they are plain files of ours.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,10 @@ from muxd.errors import BadRequest, Forbidden
 
 DEFAULT_SERVER_NAME = "default"
 SOCKET_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,64}$")
+# Bits that let someone else create, rename or remove entries in a directory.
+_OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 
 
 def socket_dir() -> Path:
@@ -40,9 +50,40 @@ def ensure_socket_dir(path: Path | None = None) -> Path:
         raise Forbidden(f"{path} is not a directory")
     if info.st_uid != os.getuid():
         raise Forbidden(f"{path} belongs to uid {info.st_uid}, not to you")
-    if stat.S_IMODE(info.st_mode) & 0o077:
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & _OTHERS_WRITE:
+        raise Forbidden(f"{path} is writable by others (mode {mode:04o}): muxd keeps its socket only in a "
+                        f"private directory (mode 0700); choose another MUXD_SOCKET_DIR", path=str(path))
+    if mode & 0o077:  # readable or searchable by others: nothing planted, just tighten it
         os.chmod(path, SOCKET_DIR_MODE)
     return path
+
+
+def open_private(path: Path, flags: int) -> int:
+    """An fd of `path` (created 0600 if missing) that is sure to be a plain file of ours.
+
+    Never follows a symlink, and refuses a file that is another's or has other names (a hard
+    link planted to a file elsewhere); an existing file readable by others is made 0600."""
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise Forbidden(f"{path} is a symbolic link: refusing to open it", path=str(path)) from exc
+        raise Forbidden(f"cannot open {path}: {exc.strerror or exc}", path=str(path)) from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Forbidden(f"{path} is not a plain file: refusing to use it", path=str(path))
+        if info.st_uid != os.getuid():
+            raise Forbidden(f"{path} belongs to uid {info.st_uid}, not to you", path=str(path))
+        if info.st_nlink != 1:
+            raise Forbidden(f"{path} has {info.st_nlink} names (a hard link): refusing to use it", path=str(path))
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            os.fchmod(fd, PRIVATE_FILE_MODE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def socket_path(name: str = DEFAULT_SERVER_NAME) -> Path:

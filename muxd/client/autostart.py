@@ -12,9 +12,11 @@ import time
 from muxd.client.connection import Client
 from muxd.config import DAEMON_START_TIMEOUT_S
 from muxd.errors import MuxdError, ServerNotRunning, Timeout, error_from_code
-from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, log_path, socket_path
+from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, log_path, open_private, socket_path
 
 LOG_TAIL_BYTES = 2000
+# Variables naming a path the daemon opens (MUXD_DB may also be a URL).
+PATH_VARIABLES = ("MUXD_SOCKET_DIR", "MUXD_DB", "MUXD_RECORD_DIR", "XDG_RUNTIME_DIR", "XDG_STATE_HOME")
 
 
 def _log_tail(name: str) -> str:
@@ -27,6 +29,17 @@ def _log_tail(name: str) -> str:
         return ""
 
 
+def daemon_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a daemon started from here: relative paths in muxd's own variables made
+    absolute, since the daemon runs in "/"."""
+    env = dict(os.environ) if env is None else dict(env)
+    for variable in PATH_VARIABLES:
+        value = env.get(variable)
+        if value and "://" not in value and not os.path.isabs(value):
+            env[variable] = os.path.abspath(value)
+    return env
+
+
 def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float = DAEMON_START_TIMEOUT_S,
                  extra_args: list[str] | None = None) -> int:
     """Start a detached daemon for `name`; returns its pid once it listens.
@@ -35,15 +48,23 @@ def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float = DAEMON_S
     own words when it fails to start.
     """
     ensure_socket_dir()
+    log_fd = open_private(log_path(name), os.O_WRONLY | os.O_APPEND)
     read_fd, write_fd = os.pipe()
-    with open(log_path(name), "ab") as log:
+    try:
+        # -P and cwd "/": the daemon imports muxd from where it is installed, never from the
+        # directory the command was typed in (an untrusted checkout could hold a muxd/ of its own).
         process = subprocess.Popen(
-            [sys.executable, "-m", "muxd.daemon.main", "--name", name, "--ready-fd", str(write_fd),
+            [sys.executable, "-P", "-m", "muxd.daemon.main", "--name", name, "--ready-fd", str(write_fd),
              *(extra_args or [])],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd, cwd="/", env=daemon_env(),
             pass_fds=(write_fd,), start_new_session=True, close_fds=True,
         )
-    os.close(write_fd)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(log_fd)
+        os.close(write_fd)
     try:
         line = _read_line(read_fd, timeout_s)
     finally:
@@ -81,6 +102,7 @@ async def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True,
     """A greeted client of server `name` (as `token`'s principal, if given), starting the server
     first if `start` and none runs."""
     path = socket_path(name)
+    ensure_socket_dir(path.parent)  # a socket found in a directory others can write to may be anyone's
     try:
         return await Client.connect(path, client_name=client_name, token=token)
     except ServerNotRunning:

@@ -13,7 +13,7 @@ import socket
 from pathlib import Path
 
 from muxd.errors import ServerAlreadyRunning
-from muxd.paths import ensure_socket_dir
+from muxd.paths import ensure_socket_dir, open_private
 
 LISTEN_BACKLOG = 128
 
@@ -30,7 +30,7 @@ class ServerClaim:
 
     def acquire(self) -> socket.socket:
         ensure_socket_dir(self.socket_path.parent)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_private(self.lock_path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

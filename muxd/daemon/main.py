@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import signal
 import sys
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
+from muxd.daemon import log_file
 from muxd.daemon.loop import run
 from muxd.daemon.server import Daemon
 from muxd.errors import MuxdError
@@ -46,8 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         ensure_socket_dir()
-        logging.basicConfig(filename=log_path(args.name), level=logging.INFO,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        log_file.configure(log_path(args.name))
         daemon = Daemon(socket_path(args.name), lock_path(args.name),
                         scrollback_bytes=args.scrollback_bytes,
                         detection=os.environ.get("MUXD_DETECTION", "1") != "0")

@@ -1,0 +1,41 @@
+"""Starting the daemon: `muxd new` in an untrusted checkout must not run code from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from muxd.client.autostart import daemon_env
+from muxd.testing.server import MuxdTestServer
+
+PLANTED = "import pathlib; pathlib.Path({marker!r}).write_text('planted code ran')\n"
+
+
+def test_the_daemon_is_not_imported_from_the_callers_directory(muxd_unstarted: MuxdTestServer,
+                                                                tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    marker = tmp_path / "marker"
+    for module in ("muxd/__init__.py", "muxd/daemon/__init__.py", "muxd/daemon/main.py", "muxd/__main__.py"):
+        (checkout / module).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / module).write_text(PLANTED.format(marker=str(marker)))
+    muxd_script = Path(sys.executable).with_name("muxd")  # the installed command, as a user types it
+    assert muxd_script.exists(), muxd_script
+    server = muxd_unstarted
+    result = subprocess.run([str(muxd_script), "-L", server.name, "new-session", "-d", "-P", "--", "sleep", "600"],
+                            cwd=checkout, env=server.env, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
+    assert not marker.exists(), "the daemon ran code from the directory `muxd` was typed in"
+    status = json.loads(server.cli("server", "status", "--json", check=True).stdout)
+    assert status["panes"] == 1
+    assert Path(f"/proc/{server.pid}/cwd").resolve() == Path("/")
+
+
+def test_relative_paths_handed_to_the_daemon_are_made_absolute(tmp_path: Path) -> None:
+    env = daemon_env({"MUXD_DB": "state/x.db", "MUXD_SOCKET_DIR": "/abs", "MUXD_RECORD_DIR": "casts",
+                      "OTHER": "rel"})
+    assert env["MUXD_DB"] == str(Path.cwd() / "state/x.db")
+    assert env["MUXD_RECORD_DIR"] == str(Path.cwd() / "casts")
+    assert env["MUXD_SOCKET_DIR"] == "/abs" and env["OTHER"] == "rel"

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from muxd.cli.render import duration, print_json, print_json_line, print_table, tokens
+from muxd.cli.render import duration, print_json, print_json_line, print_line, print_table, tokens
 from muxd.cli.table import cli_command
 from muxd.detectors.state import AgentState
 from muxd.protocol.messages import ListPanes, Summary
@@ -42,9 +42,9 @@ async def summary(client: Any, args: argparse.Namespace) -> int:
         parts.append("tools " + ",".join(s.recent_tools))
     if s.context.is_awaiting_confirmation:
         parts.append("AWAITING CONFIRMATION")
-    print(" · ".join(parts))
+    print_line(" · ".join(parts))
     for line in s.recent_output or []:
-        print(f"  {line}")
+        print_line(f"  {line}")
     return 0
 
 
@@ -163,7 +163,7 @@ def _replay_until(recording: Any, detectors: list, until: float, *, as_json: boo
         shown -= 1
     print(f"screen at {until:g} s ({recording.columns}x{recording.lines}):")
     for row, line in enumerate(screen[:shown]):
-        print(f"{row:4} | {line}")
+        print_line(f"{row:4} | {line}")
     print("state published by then:")
     print_state(state)
     return 0

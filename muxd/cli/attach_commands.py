@@ -7,6 +7,7 @@ import os
 import sys
 from typing import Any
 
+from muxd.cli.render import print_line
 from muxd.cli.table import cli_command
 from muxd.daemon.prefix_keys import DEFAULT_PREFIX, prefix_bytes
 from muxd.paths import socket_path
@@ -31,7 +32,7 @@ async def attach_terminal(args: argparse.Namespace, target: str | None) -> int:
     from muxd.client.attach import attach
 
     reason = await attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args))
-    print(f"[{reason}]")
+    print_line(f"[{reason}]")
     sys.stdout.flush()
     return 0
 

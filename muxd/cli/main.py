@@ -13,15 +13,21 @@ from muxd.cli import agent_commands, mcp_commands, pane_commands, server_command
 from muxd.cli.table import CLI_COMMANDS, CliCommand
 from muxd.errors import MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME
+from muxd.terminal_text import visible
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="muxd", description="terminal multiplexer for AI coding agents")
+    # No abbreviations at this level: `--to` after a command (grant) must not read as --token.
+    parser = argparse.ArgumentParser(prog="muxd", description="terminal multiplexer for AI coding agents",
+                                     allow_abbrev=False)
     parser.add_argument("-L", dest="server_name", default=DEFAULT_SERVER_NAME, metavar="NAME",
                         help="server name (socket NAME.sock in the socket directory)")
     parser.add_argument("-V", "--version", action="version", version=f"muxd {__version__}")
     parser.add_argument("--token", dest="cli_token", metavar="TOKEN",
-                        help="act as this muxd token (default: $MUXD_CLI_TOKEN; none: the socket owner)")
+                        help="act as this muxd token (visible in ps: prefer --token-file or $MUXD_CLI_TOKEN; "
+                             "none: the socket owner)")
+    parser.add_argument("--token-file", dest="cli_token_file", metavar="FILE",
+                        help="act as the muxd token in FILE (its first line)")
     commands = parser.add_subparsers(dest="command_name", metavar="COMMAND")
     for spec in CLI_COMMANDS:
         sub = commands.add_parser(spec.name, aliases=list(spec.aliases), help=spec.help,
@@ -37,9 +43,12 @@ async def _run(spec: CliCommand, args: argparse.Namespace) -> int:
         return await spec.body(None, args)
     from muxd.client.autostart import connect
 
-    from muxd.client.token import cli_token
+    from muxd.client.token import ENV_CLI_TOKEN, argv_token_warning, cli_token
 
-    client = await connect(args.server_name, start=spec.starts_server, token=cli_token(args.cli_token))
+    if args.cli_token:
+        print(f"muxd: {argv_token_warning(ENV_CLI_TOKEN)}", file=sys.stderr)
+    token = cli_token(args.cli_token, file=args.cli_token_file)
+    client = await connect(args.server_name, start=spec.starts_server, token=token)
     try:
         return await spec.body(client, args)
     finally:
@@ -56,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return asyncio.run(_run(spec, args))
     except MuxdError as exc:
-        print(f"muxd: {exc.message}", file=sys.stderr)
+        print(f"muxd: {visible(exc.message)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from muxd.cli.table import cli_command
@@ -13,7 +14,10 @@ ENV_TOKEN = "MUXD_TOKEN"
 def _configure_mcp(p: argparse.ArgumentParser) -> None:
     p.add_argument("--http", metavar="HOST:PORT",
                    help="serve streamable HTTP at http://HOST:PORT/mcp (bearer muxd token required; port 0 picks one)")
-    p.add_argument("--token", help=f"token to present to the daemon (default: ${ENV_TOKEN}); stdio only")
+    p.add_argument("--token-file", metavar="FILE",
+                   help=f"present the token in FILE (its first line) to the daemon (default: ${ENV_TOKEN}); stdio only")
+    p.add_argument("--token", help="the token itself (visible to every user in ps: prefer --token-file or "
+                                   f"${ENV_TOKEN}); stdio only")
     p.add_argument("--rate", type=float, metavar="CALLS_PER_S",
                    help="rate limit per principal and tool, calls/s (default 10, env MUXD_MCP_RATE)")
     p.add_argument("--burst", type=int, metavar="N", help="rate limit burst (default 20, env MUXD_MCP_BURST)")
@@ -50,11 +54,14 @@ async def mcp(client: Any, args: argparse.Namespace) -> int:
         return await serve_http(args.http, socket_path=path, limits=limits)
 
     from muxd.client.connection import Client
-    from muxd.client.token import token_from_env
+    from muxd.client.token import argv_token_warning, token_from_env
     from muxd.mcp_server.link import remember_token
     from muxd.mcp_server.server import build_server
 
-    token = token_from_env(args.token)  # --token, else $MUXD_TOKEN (inside a pane: scoped to it)
+    if args.token:
+        print(f"muxd mcp: {argv_token_warning(ENV_TOKEN)}", file=sys.stderr, flush=True)
+    # --token-file, else --token, else $MUXD_TOKEN (inside a pane: scoped to it)
+    token = token_from_env(args.token, file=args.token_file)
     acting = client
     if token:
         # The CLI's own connection is the socket owner's; MCP acts as the token (e.g. a pane's agent).

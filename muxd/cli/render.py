@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from muxd.protocol.messages import PaneInfo
+from muxd.terminal_text import visible
 
 def tokens(count: int | None) -> str:
     """4800 -> '4.8k', as agents print them."""
@@ -58,15 +59,24 @@ def print_json_line(value: Any) -> None:
     sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
 
 
+def print_line(text: str) -> None:
+    """One line of text that holds anything from a pane or a client: control characters and
+    bidirectional overrides are shown as escapes, never sent to the terminal."""
+    print(visible(text))
+
+
 def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title, box=None, header_style="bold", pad_edge=False)
     for heading in headings:
         table.add_column(heading, overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        # Cells are plain Text: a name like "[link=…]" is not rich markup, and control characters
+        # (a name holding ESC ] 52 would write the reader's clipboard) are shown as escapes.
+        table.add_row(*(Text(visible(cell)) for cell in row))
     # Piped output is for scripts and greps: never fold it to an imagined 80 columns.
     width = None if sys.stdout.isatty() else PIPED_TABLE_WIDTH
     Console(soft_wrap=False, width=width).print(table)

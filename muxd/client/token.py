@@ -7,6 +7,10 @@
   the socket owner and sees everything. It presents a token only when asked to (`--token` or
   `MUXD_CLI_TOKEN`), e.g. to try what a token may do.
 
+A secret on the command line (`--token T`) is readable by every user of the machine in `ps` for
+as long as the process runs, so `--token-file FILE` and the environment are the ways to give
+one; `--token` still works and warns.
+
 Tokens confine what MCP clients (and anyone holding only a token, e.g. over HTTP) can do; they
 are not a sandbox for a program already running as the socket's owner, which can always reach
 the socket directly.
@@ -15,9 +19,15 @@ the socket directly.
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+from muxd.config import TOKEN_FILE_MAX_BYTES
+from muxd.errors import BadRequest
 
 ENV_AGENT_TOKEN = "MUXD_TOKEN"
 ENV_CLI_TOKEN = "MUXD_CLI_TOKEN"
+TOKEN_IN_ARGV_WARNING = ("warning: --token shows the secret to every user of this machine (ps); "
+                         "give it with --token-file FILE or ${variable} instead")
 
 
 def _clean(value: str | None) -> str | None:
@@ -25,13 +35,40 @@ def _clean(value: str | None) -> str | None:
     return value or None
 
 
-def token_from_env(flag: str | None = None, env: dict[str, str] | None = None) -> str | None:
-    """The token of `muxd mcp`: `flag` (--token) if given, else $MUXD_TOKEN, else none (system)."""
-    env = dict(os.environ) if env is None else env
-    return _clean(flag) or _clean(env.get(ENV_AGENT_TOKEN))
+def read_token_file(path: str) -> str:
+    """The token in file `path` (its first line); bad_request if it cannot be read or is empty."""
+    try:
+        with Path(path).expanduser().open("rb") as fh:
+            data = fh.read(TOKEN_FILE_MAX_BYTES + 1)
+    except OSError as exc:
+        raise BadRequest(f"cannot read --token-file {path}: {exc.strerror or exc}", field="token_file") from exc
+    lines = data.decode("utf-8", "replace").splitlines()
+    if len(data) > TOKEN_FILE_MAX_BYTES or not lines or not lines[0].strip():
+        raise BadRequest(f"--token-file {path} does not hold a token on its first line", field="token_file")
+    return lines[0].strip()
 
 
-def cli_token(flag: str | None = None, env: dict[str, str] | None = None) -> str | None:
-    """The token of the human CLI: `flag` (--token) if given, else $MUXD_CLI_TOKEN, else none."""
+def _chosen(flag: str | None, file: str | None, variable: str, env: dict[str, str] | None) -> str | None:
+    if file:
+        return read_token_file(file)
     env = dict(os.environ) if env is None else env
-    return _clean(flag) or _clean(env.get(ENV_CLI_TOKEN))
+    return _clean(flag) or _clean(env.get(variable))
+
+
+def token_from_env(flag: str | None = None, env: dict[str, str] | None = None, *,
+                   file: str | None = None) -> str | None:
+    """The token of `muxd mcp`: from `file` (--token-file), else `flag` (--token), else $MUXD_TOKEN,
+    else none (system)."""
+    return _chosen(flag, file, ENV_AGENT_TOKEN, env)
+
+
+def cli_token(flag: str | None = None, env: dict[str, str] | None = None, *,
+              file: str | None = None) -> str | None:
+    """The token of the human CLI: from `file` (--token-file), else `flag` (--token), else
+    $MUXD_CLI_TOKEN, else none."""
+    return _chosen(flag, file, ENV_CLI_TOKEN, env)
+
+
+def argv_token_warning(variable: str) -> str:
+    """What to print when a secret was given with --token."""
+    return TOKEN_IN_ARGV_WARNING.replace("{variable}", variable)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from muxd.daemon.layout import Layout
+from muxd.daemon.names import check_target_name, check_window_name
 from muxd.daemon.pane import Pane
 from muxd.errors import Conflict
 from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
@@ -166,7 +167,7 @@ class Registry:
 
     def new_session(self, name: str | None) -> Session:
         number = next(self._session_numbers)
-        name = name if name is not None else self._free_session_name(number)
+        name = check_target_name("session", name) if name is not None else self._free_session_name(number)
         if self.session_named(name) is not None:
             raise Conflict(f"duplicate session: {name}", session=name)
         session = Session(number=number, name=name)
@@ -179,7 +180,8 @@ class Registry:
 
     def new_window(self, session: Session, name: str, index: int | None = None) -> Window:
         window = Window(number=next(self._window_numbers), session=session,
-                        index=session.next_window_index() if index is None else index, name=name)
+                        index=session.next_window_index() if index is None else index,
+                        name=check_window_name(name))
         session.add(window)
         return window
 
@@ -194,7 +196,8 @@ class Registry:
         return next((p for p in self.all_panes() if p.name == name), None)
 
     def check_pane_name_free(self, name: str | None) -> None:
-        if name is not None and self.pane_named(name) is not None:
+        """Raise unless `name` (None: no name) can name a new pane."""
+        if name is not None and self.pane_named(check_target_name("pane", name)) is not None:
             raise Conflict(f"duplicate pane name: {name}", name=name)
 
     # removal: a window without panes goes, and a session without windows goes

@@ -21,6 +21,7 @@ from muxd.daemon.connection import Connection
 from muxd.daemon.detection import PaneDetection
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
+from muxd.daemon.names import check_tags, program_name
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
 from muxd.detectors.registry import load_detectors
@@ -132,6 +133,7 @@ class Daemon:
     def spawn_pane(self, window: Window, spawn: Spawn, columns: int, lines: int) -> Pane:
         """Start a program in a new pane of `window` (raises SpawnFailed / BadRequest)."""
         self.check_size(columns, lines)
+        check_tags(spawn.tags)
         cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else os.path.expanduser("~")
         argv = command_argv(spawn.command)
         number = self.registry.next_pane_number()
@@ -155,7 +157,7 @@ class Daemon:
         pane.on_output = self._output_listener(pane)
         window.add(pane)
         if not window.name:
-            window.name = os.path.basename(argv[0])
+            window.name = program_name(os.path.basename(argv[0]))
         log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
         return pane
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from muxd.config import NAME_MAX_CHARS
 from muxd.daemon.layout import Direction
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Session, Window
@@ -16,8 +17,6 @@ from muxd.protocol.messages import Spawn
 
 if TYPE_CHECKING:
     from muxd.daemon.server import Daemon
-
-WINDOW_NAME_MAX_CHARS = 64
 
 
 def _active_window(session: Session) -> Window:
@@ -108,4 +107,4 @@ def rename_window(window: Window, name: str) -> None:
     name = "".join(ch for ch in name if ch.isprintable()).strip()
     if not name:
         raise BadRequest("a window name cannot be empty")
-    window.name = name[:WINDOW_NAME_MAX_CHARS]
+    window.name = name[:NAME_MAX_CHARS]

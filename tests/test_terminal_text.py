@@ -49,3 +49,20 @@ def test_what_cannot_be_refused_is_shown_escaped(muxd_server: MuxdTestServer, tm
     assert pane["command"][1] == f"arg{CLIPBOARD_WRITE}"  # --json keeps the exact value, JSON-escaped
     missing = muxd_server.cli("capture-pane", "-p", "-t", f"no{CLIPBOARD_WRITE}")
     assert missing.returncode == 1 and not any(raw in missing.stderr for raw in RAW), repr(missing.stderr)
+
+
+def test_metrics_show_tool_names_escaped(muxd_server: MuxdTestServer) -> None:
+    import asyncio
+
+    from muxd.protocol.messages import RecordCall
+
+    async def record() -> None:
+        client = await muxd_server.client()
+        try:
+            await client.call(RecordCall, tool=f"tool{CLIPBOARD_WRITE}", args_sha256="0" * 64, status="ok")
+        finally:
+            await client.close()
+
+    asyncio.run(asyncio.wait_for(record(), timeout=10))
+    out = muxd_server.cli("metrics", check=True).stdout
+    assert "mcp_calls_total" in out and not any(raw in out for raw in RAW), repr(out)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from muxd.cli.render import age, print_json, print_table
+from muxd.cli.render import age, print_json, print_line, print_table
 from muxd.cli.table import cli_command
 from muxd.daemon.tiers import TIERS
 from muxd.protocol.messages import (
@@ -86,5 +86,6 @@ async def metrics(client: Any, args: argparse.Namespace) -> int:
     if args.json:
         print_json(reply.tools)
     else:
-        sys.stdout.write(reply.prometheus)
+        for line in reply.prometheus.splitlines():  # tool names are whatever MCP clients called
+            print_line(line)
     return 0

@@ -1,8 +1,10 @@
 """A pane: a program on a PTY, the screen its output draws, and the bytes typed into it.
 
-The master fd is read with `loop.add_reader` in large coalesced chunks and fed straight
-into the pane's `Emulator`; the PTY itself is the backpressure (a full PTY blocks the
-child). Exit is noticed through a pidfd, so no SIGCHLD handler is needed.
+The master fd is read with `loop.add_reader` in large coalesced chunks into the pane's
+`OutputBacklog`, which `EmulationTurns` feeds to its `Emulator` a time slice per loop turn
+(daemon/emulation.py). A pane holding PANE_PENDING_MAX_BYTES unemulated stops reading: the
+full PTY then blocks the child (backpressure). Exit is noticed through a pidfd, so no
+SIGCHLD handler is needed; it is announced once the last output is on the screen.
 """
 
 from __future__ import annotations
@@ -14,16 +16,16 @@ import signal
 import time
 from collections.abc import Callable
 
-from muxd.config import PTY_READ_CHUNK_BYTES
+from muxd.config import (
+    PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+)
 from muxd.daemon import pty as ptys
+from muxd.daemon.emulation import EmulationTurns, OutputBacklog
 from muxd.daemon.recording import PaneRecorder
 from muxd.detectors.state import AgentState
 from muxd.emulator import Emulator
 
 log = logging.getLogger(__name__)
-
-# One readable callback reads at most this much before letting other panes run.
-READ_BUDGET_PER_WAKEUP_BYTES = 256 * 1024
 
 
 class Pane:
@@ -42,6 +44,7 @@ class Pane:
         scrollback_bytes: int,
         on_exit: Callable[[Pane], None],
         on_output: Callable[[], None] | None = None,
+        turns: EmulationTurns | None = None,
     ) -> None:
         self.number = number
         self.command = command
@@ -65,6 +68,12 @@ class Pane:
         self._pidfd: int | None = None
         self._pending_input = bytearray()
         self._closed = False
+        # Output read but not yet emulated, fed in turns shared with the daemon's other panes.
+        self._backlog = OutputBacklog()
+        self._turns = turns if turns is not None else EmulationTurns()
+        self._reading = False   # the master fd is watched (not paused by backpressure, not at EOF)
+        self._eof = False
+        self._exit_status: int | None = None  # the program's, until its exit is announced
 
     # ------------------------------------------------------------ identity
 
@@ -84,6 +93,11 @@ class Pane:
     def lines(self) -> int:
         return self.emulator.lines
 
+    @property
+    def unemulated_bytes(self) -> int:
+        """Output read from the PTY that the screen does not show yet."""
+        return len(self._backlog)
+
     # ------------------------------------------------------------ lifecycle
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -91,42 +105,68 @@ class Pane:
         self._loop = loop
         self._process = ptys.spawn(self.command, env=self.env, cwd=self.start_cwd,
                                    columns=self.columns, lines=self.lines)
-        loop.add_reader(self._process.master_fd, self._on_readable)
+        self._set_reading(True)
         self._pidfd = os.pidfd_open(self._process.pid)
         loop.add_reader(self._pidfd, self._on_process_exit)
 
+    # ------------------------------------------------------------ output
+
     def _on_readable(self) -> None:
+        self._read_output(PANE_PENDING_MAX_BYTES)
+
+    def _read_output(self, backlog_max: int) -> None:
+        """Move what the PTY holds into the backlog (up to a read budget, and until the backlog
+        holds `backlog_max`), then wait for an emulation turn."""
         assert self._process is not None
         chunks: list[bytes] = []
+        room = min(PTY_READ_BUDGET_PER_WAKEUP_BYTES, backlog_max - len(self._backlog))
         total = 0
-        eof = False
-        while total < READ_BUDGET_PER_WAKEUP_BYTES:
+        while total < room:
             try:
                 chunk = os.read(self._process.master_fd, PTY_READ_CHUNK_BYTES)
             except BlockingIOError:
                 break
             except OSError:  # EIO: every slave fd is closed
-                eof = True
+                self._eof = True
                 break
             if not chunk:
-                eof = True
+                self._eof = True
                 break
             chunks.append(chunk)
             total += len(chunk)
         if chunks:
             data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            self.emulator.feed(data)
             if self.recorder is not None:
-                self.recorder.output(data)
-            if self.on_output is not None:
-                self.on_output()
-        if eof:
-            self._stop_reading()
+                self.recorder.output(data)  # the time of the read, as the recording promises
+            self._backlog.add(data)
+            self._turns.wake(self)
+        if self._eof and self._loop is not None and not self._closed:
+            self._loop.remove_writer(self._process.master_fd)  # no one is left to read input
+        if self._eof or len(self._backlog) >= PANE_PENDING_MAX_BYTES:
+            self._set_reading(False)
 
-    def _stop_reading(self) -> None:
-        if self._process is not None and self._loop is not None and not self._closed:
+    def _set_reading(self, on: bool) -> None:
+        if self._process is None or self._loop is None or self._closed or on == self._reading:
+            return
+        if on and self._eof:
+            return
+        self._reading = on
+        if on:
+            self._loop.add_reader(self._process.master_fd, self._on_readable)
+        else:
             self._loop.remove_reader(self._process.master_fd)
-            self._loop.remove_writer(self._process.master_fd)
+
+    def emulate_until(self, deadline: float) -> bool:
+        """Emulate waiting output until `deadline` (EmulationTurns calls this); True if some is left."""
+        if self._closed:
+            return False
+        if self._backlog.feed_until(self.emulator.feed, deadline, self._turns.clock) and self.on_output:
+            self.on_output()
+        if len(self._backlog) <= PANE_PENDING_RESUME_BYTES:
+            self._set_reading(True)
+        if not self._backlog and self._exit_status is not None:
+            self._announce_exit()
+        return bool(self._backlog)
 
     def _on_process_exit(self) -> None:
         assert self._process is not None and self._loop is not None
@@ -136,8 +176,17 @@ class Pane:
         self._loop.remove_reader(self._pidfd)
         os.close(self._pidfd)
         self._pidfd = None
-        # The program is gone but its last output may still sit in the PTY: take it in first.
-        self._on_readable()
+        # The program is gone but its last output may still sit in the PTY: take it in first
+        # (past the backlog cap: a PTY holds little) and announce the exit once it is emulated.
+        self._exit_status = status
+        self._read_output(PANE_PENDING_MAX_BYTES + PTY_READ_BUDGET_PER_WAKEUP_BYTES)
+        if not self._backlog:
+            self._announce_exit()
+
+    def _announce_exit(self) -> None:
+        status, self._exit_status = self._exit_status, None
+        if status is None or self.exited:
+            return
         self.exited = True
         self.exit_code = status if status >= 0 else 128 - status
         self._on_exit(self)
@@ -201,6 +250,8 @@ class Pane:
         if self._closed:
             return
         process, loop = self._process, self._loop
+        self._turns.forget(self)
+        self._backlog.clear()
         if process is not None and loop is not None:
             loop.remove_reader(process.master_fd)
             loop.remove_writer(process.master_fd)

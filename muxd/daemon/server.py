@@ -19,6 +19,7 @@ from muxd.daemon.attached import AttachHub
 from muxd.daemon.commands import load_all
 from muxd.daemon.connection import Connection
 from muxd.daemon.detection import PaneDetection
+from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.pane import Pane
@@ -71,6 +72,7 @@ class Daemon:
         self.detections: dict[str, PaneDetection] = {}
         self.subscribers: set[Connection] = set()
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/attached.py)
+        self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -141,7 +143,8 @@ class Daemon:
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
-                    scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited)
+                    scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
+                    turns=self.emulation)
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
         try:
             pane.start(asyncio.get_running_loop())

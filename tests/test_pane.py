@@ -4,15 +4,19 @@ program when too much waits; the exit is announced only once the last output is 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Callable
 
 import pytest
 
-from muxd.config import PANE_PENDING_MAX_BYTES, PTY_READ_BUDGET_PER_WAKEUP_BYTES
+from muxd.config import (
+    PANE_INPUT_PENDING_MAX_BYTES, PANE_PENDING_MAX_BYTES, PTY_READ_BUDGET_PER_WAKEUP_BYTES, SEND_KEYS_MAX_BYTES,
+)
 from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.pane import Pane
+from muxd.errors import Conflict
 from muxd.testing.wait import WaitTimeout, async_wait_until
 
 TEST_TIMEOUT_S = 30
@@ -120,3 +124,38 @@ async def _exit_waits_for_output() -> None:
 
 def test_the_exit_is_announced_after_the_last_output_reached_the_screen() -> None:
     asyncio.run(asyncio.wait_for(_exit_waits_for_output(), TEST_TIMEOUT_S))
+
+
+async def _deaf_then_reading(fifo: str, caplog: pytest.LogCaptureFixture) -> None:
+    pane = make_pane(["sh", "-c", f"stty raw -echo; echo DEAF; read _ < {fifo}; exec cat > /dev/null"],
+                     EmulationTurns(), on_exit=lambda p: None)
+    pane.start(asyncio.get_running_loop())
+    try:
+        async def deaf() -> bool:
+            return "DEAF" in "\n".join(pane.emulator.display_lines())
+        await async_wait_until(deaf, timeout=10, message="the program in raw mode, not reading")
+        chunk = b"k" * SEND_KEYS_MAX_BYTES
+        with caplog.at_level(logging.WARNING, logger="muxd.daemon.pane"):
+            for _ in range(2 * PANE_INPUT_PENDING_MAX_BYTES // len(chunk)):
+                pane.write(chunk)  # what attached clients and the emulator's replies use: never raises
+        assert pane.waiting_input_bytes <= PANE_INPUT_PENDING_MAX_BYTES
+        dropped = [r for r in caplog.records if "not reading its input" in r.getMessage()]
+        assert len(dropped) == 1, [r.getMessage() for r in caplog.records]
+        with pytest.raises(Conflict, match="is not reading its input"):
+            pane.send(chunk)
+
+        with open(fifo, "w") as gate:  # now the program reads everything
+            gate.write("go\n")
+
+        async def drained() -> bool:
+            return pane.waiting_input_bytes == 0
+        await async_wait_until(drained, timeout=10, message="the waiting input taken by the program")
+        pane.send(chunk)  # accepted again
+    finally:
+        pane.close()
+
+
+def test_input_a_program_does_not_read_is_capped_and_flows_again_once_it_reads(tmp_path, caplog) -> None:
+    fifo = str(tmp_path / "gate")
+    os.mkfifo(fifo)
+    asyncio.run(asyncio.wait_for(_deaf_then_reading(fifo, caplog), TEST_TIMEOUT_S))

@@ -17,13 +17,15 @@ import time
 from collections.abc import Callable
 
 from muxd.config import (
-    PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+    PANE_INPUT_PENDING_MAX_BYTES, PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES,
+    PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
 )
 from muxd.daemon import pty as ptys
 from muxd.daemon.emulation import EmulationTurns, OutputBacklog
 from muxd.daemon.recording import PaneRecorder
 from muxd.detectors.state import AgentState
 from muxd.emulator import Emulator
+from muxd.errors import Conflict
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +69,7 @@ class Pane:
         self._process: ptys.PtyProcess | None = None
         self._pidfd: int | None = None
         self._pending_input = bytearray()
+        self._dropping_input = False  # input beyond the cap is being dropped (logged once)
         self._closed = False
         # Output read but not yet emulated, fed in turns shared with the daemon's other panes.
         self._backlog = OutputBacklog()
@@ -97,6 +100,11 @@ class Pane:
     def unemulated_bytes(self) -> int:
         """Output read from the PTY that the screen does not show yet."""
         return len(self._backlog)
+
+    @property
+    def waiting_input_bytes(self) -> int:
+        """Input queued for the program that its terminal has not taken yet."""
+        return len(self._pending_input)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -193,9 +201,25 @@ class Pane:
 
     # ------------------------------------------------------------ input and size
 
+    def send(self, data: bytes) -> None:
+        """Queue input for the program, or refuse it (Conflict) if the program has left so much
+        unread that this would take it past PANE_INPUT_PENDING_MAX_BYTES."""
+        waiting = len(self._pending_input)
+        if waiting + len(data) > PANE_INPUT_PENDING_MAX_BYTES:
+            raise Conflict(f"pane {self.id} is not reading its input: {waiting} bytes already waiting",
+                           pane=self.id, waiting_bytes=waiting)
+        self.write(data)
+
     def write(self, data: bytes) -> None:
-        """Queue bytes for the program's input; never blocks the loop."""
+        """Queue bytes for the program's input; never blocks the loop and never raises (attached
+        clients' keys, the emulator's replies): beyond the cap they are dropped, logged once."""
         if not data or self._process is None or self._closed or self.exited:
+            return
+        if len(self._pending_input) + len(data) > PANE_INPUT_PENDING_MAX_BYTES:
+            if not self._dropping_input:
+                self._dropping_input = True
+                log.warning("pane %s is not reading its input: %d bytes waiting, dropping more",
+                            self.id, len(self._pending_input))
             return
         self._pending_input += data
         self._flush_input()
@@ -216,6 +240,7 @@ class Pane:
             self._loop.add_writer(fd, self._flush_input)
         else:
             self._loop.remove_writer(fd)
+            self._dropping_input = False
 
     def resize(self, columns: int, lines: int) -> None:
         if (columns, lines) == (self.columns, self.lines):

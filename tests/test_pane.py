@@ -17,6 +17,7 @@ from muxd.config import (
 from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.pane import Pane
 from muxd.errors import Conflict
+from muxd.testing.server import process_alive
 from muxd.testing.wait import WaitTimeout, async_wait_until
 
 TEST_TIMEOUT_S = 30
@@ -72,7 +73,7 @@ async def _backpressure_then_drain() -> None:
         # Nothing is emulated while the turns are held: the pane stops reading and the program blocks.
         with pytest.raises(WaitTimeout):
             await async_wait_until(grew_or_finished, timeout=NO_GROWTH_WATCH_S)
-        assert pane.pid is not None and _running(pane.pid)
+        assert pane.pid is not None and process_alive(pane.pid)
         assert "FLOOD-DONE" not in "\n".join(pane.emulator.display_lines())
 
         gate.open()
@@ -85,14 +86,6 @@ async def _backpressure_then_drain() -> None:
         assert len(screen_at_exit) == 1 and "FLOOD-DONE" in screen_at_exit[0], screen_at_exit
     finally:
         pane.close()
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def test_a_pane_with_too_much_unemulated_output_stops_reading_until_it_drains() -> None:
@@ -108,7 +101,7 @@ async def _exit_waits_for_output() -> None:
     pane.start(asyncio.get_running_loop())
     try:
         async def output_read() -> bool:
-            return pane.unemulated_bytes > 0 and pane.pid is not None and not _running(pane.pid)
+            return pane.unemulated_bytes > 0 and pane.pid is not None and not process_alive(pane.pid)
         await async_wait_until(output_read, timeout=10, message="the output read and the program gone")
         # The program is gone, but its output waits for a turn: so does the exit.
         async def announced() -> bool:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 from muxd.config import (
-    PANE_INPUT_PENDING_MAX_BYTES, PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES,
+    PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES,
     PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
 )
 from muxd.daemon import pty as ptys
@@ -64,6 +64,8 @@ class Pane:
         self._on_exit = on_exit
         self.on_output = on_output
         self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings
+        # Told the program's pid once it is reaped (the daemon's watchdog stops guarding it).
+        self.on_reaped: Callable[[int], None] | None = None
         self.agent = AgentState(pane_id=self.id)  # the last published state (see daemon/detection.py)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: ptys.PtyProcess | None = None
@@ -181,6 +183,8 @@ class Pane:
         status = self._process.popen.poll()
         if status is None:
             return
+        if self.on_reaped is not None:
+            self.on_reaped(self._process.pid)
         self._loop.remove_reader(self._pidfd)
         os.close(self._pidfd)
         self._pidfd = None
@@ -291,13 +295,13 @@ class Pane:
                     except OSError:
                         pass
             os.close(process.master_fd)
-            loop.call_later(2.0, _reap_or_kill, process)
+            loop.call_later(PANE_HANGUP_GRACE_S, _reap_or_kill, process, self.on_reaped)
         if self.recorder is not None:
             self.recorder.close()
         self._closed = True
 
 
-def _reap_or_kill(process: ptys.PtyProcess) -> None:
+def _reap_or_kill(process: ptys.PtyProcess, on_reaped: Callable[[int], None] | None) -> None:
     """A hung-up program that ignores SIGHUP gets SIGKILL; either way it is reaped."""
     if process.popen.poll() is None:
         try:
@@ -307,4 +311,6 @@ def _reap_or_kill(process: ptys.PtyProcess) -> None:
         try:
             process.popen.wait(timeout=1)
         except Exception:  # noqa: BLE001 - a zombie left to init is no error worth raising
-            pass
+            return
+    if on_reaped is not None:
+        on_reaped(process.pid)

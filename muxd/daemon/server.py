@@ -24,6 +24,7 @@ from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
+from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
@@ -73,6 +74,7 @@ class Daemon:
         self.subscribers: set[Connection] = set()
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/attached.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
+        self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -82,6 +84,7 @@ class Daemon:
         """Claim the socket (raises ServerAlreadyRunning), serve until kill-server or a signal."""
         sock = self.claim.acquire()
         try:
+            self.watchdog.start()
             server = await asyncio.start_unix_server(self._accept, sock=sock)
             if on_ready is not None:
                 on_ready()
@@ -90,6 +93,7 @@ class Daemon:
             server.close()
         finally:
             self._shutdown_panes()
+            self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             self.access.close()
             self.claim.release()
             for task in list(self._connections):
@@ -146,11 +150,14 @@ class Daemon:
                     scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
                     turns=self.emulation)
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
+        pane.on_reaped = self.watchdog.release
         try:
             pane.start(asyncio.get_running_loop())
         except BaseException:
             self.access.pane_gone(pane.id, set())
             raise
+        assert pane.pid is not None
+        self.watchdog.guard(pane.pid)  # the program leads its own session: sid == pid
         if self.detection:
             detection = PaneDetection(pane, self.detectors, self._agent_changed)
             pane.on_output = detection.output

@@ -10,11 +10,12 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from _corpora import COLUMNS, LINES
 
@@ -30,6 +31,23 @@ GATE_OPEN_TIMEOUT_S = 10.0
 PROC_POLL_S = 0.005
 TMUX_CLI_TIMEOUT_S = 10.0
 CAPTURE_TIMEOUT_S = 30.0
+
+# ------------------------------------------------------------------ running a benchmark
+
+
+def run_benchmark(main: Callable[[], int]) -> NoReturn:
+    """Exit with `main()`'s status; a `kill` (SIGTERM) cleans up as Ctrl-C does, through the
+    `finally`s and ExitStacks that stop servers and remove temp files."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt:
+        print("interrupted; servers stopped and temp files removed", file=sys.stderr)
+        raise SystemExit(130) from None
+
 
 # ------------------------------------------------------------------ /proc
 

@@ -20,8 +20,27 @@ PANE_TAGS_MAX = 32
 TAG_MAX_CHARS = 64
 DEFAULT_SCROLLBACK_BYTES = 8 * 1024 * 1024
 PTY_READ_CHUNK_BYTES = 64 * 1024
-# Bytes a pane may hold unemulated before it stops reading its PTY (the child then blocks).
-PANE_PENDING_MAX_BYTES = 4 * 1024 * 1024
+# One readable callback reads at most this much from a pane's PTY before letting others run.
+PTY_READ_BUDGET_PER_WAKEUP_BYTES = 256 * 1024
+# Bytes a pane may hold unemulated before it stops reading its PTY (the child then blocks),
+# and the level it must drain to before reading again. More would not emulate any faster,
+# only let the screen fall further behind the program (seconds, for escape-heavy output).
+PANE_PENDING_MAX_BYTES = 512 * 1024
+PANE_PENDING_RESUME_BYTES = PANE_PENDING_MAX_BYTES // 2
+# Pane output is emulated in turns of the event loop (daemon/emulation.py): all panes with
+# output waiting share this much time per turn, then clients and other panes are served.
+EMULATION_TURN_BUDGET_S = 0.002
+# Output is fed to an emulator in slices sized to take about this long at the rate that
+# pane's output has been emulating, within these bounds (the first slice assumes the guess).
+EMULATION_SLICE_S = 0.001
+EMULATION_SLICE_MIN_BYTES = 512
+EMULATION_SLICE_MAX_BYTES = 32 * 1024
+EMULATION_RATE_GUESS_BYTES_PER_S = 1_000_000
+# Input waiting for a program that does not read it: send-keys beyond this is refused, keys of
+# attached clients and the emulator's replies are dropped (a pane is not a memory sink).
+PANE_INPUT_PENDING_MAX_BYTES = 2 * 1024 * 1024
+# A hung-up program gets this long to exit before SIGKILL (kill-pane, and the daemon's end).
+PANE_HANGUP_GRACE_S = 2.0
 
 # Requests
 SEND_KEYS_MAX_BYTES = 1024 * 1024

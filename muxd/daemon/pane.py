@@ -1,8 +1,10 @@
 """A pane: a program on a PTY, the screen its output draws, and the bytes typed into it.
 
-The master fd is read with `loop.add_reader` in large coalesced chunks and fed straight
-into the pane's `Emulator`; the PTY itself is the backpressure (a full PTY blocks the
-child). Exit is noticed through a pidfd, so no SIGCHLD handler is needed.
+The master fd is read with `loop.add_reader` in large coalesced chunks into the pane's
+`OutputBacklog`, which `EmulationTurns` feeds to its `Emulator` a time slice per loop turn
+(daemon/emulation.py). A pane holding PANE_PENDING_MAX_BYTES unemulated stops reading: the
+full PTY then blocks the child (backpressure). Exit is noticed through a pidfd, so no
+SIGCHLD handler is needed; it is announced once the last output is on the screen.
 """
 
 from __future__ import annotations
@@ -14,16 +16,18 @@ import signal
 import time
 from collections.abc import Callable
 
-from muxd.config import PTY_READ_CHUNK_BYTES
+from muxd.config import (
+    PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES,
+    PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+)
 from muxd.daemon import pty as ptys
+from muxd.daemon.emulation import EmulationTurns, OutputBacklog
 from muxd.daemon.recording import PaneRecorder
 from muxd.detectors.state import AgentState
 from muxd.emulator import Emulator
+from muxd.errors import Conflict
 
 log = logging.getLogger(__name__)
-
-# One readable callback reads at most this much before letting other panes run.
-READ_BUDGET_PER_WAKEUP_BYTES = 256 * 1024
 
 
 class Pane:
@@ -42,6 +46,7 @@ class Pane:
         scrollback_bytes: int,
         on_exit: Callable[[Pane], None],
         on_output: Callable[[], None] | None = None,
+        turns: EmulationTurns | None = None,
     ) -> None:
         self.number = number
         self.command = command
@@ -59,12 +64,21 @@ class Pane:
         self._on_exit = on_exit
         self.on_output = on_output
         self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings
+        # Told the program's pid once it is reaped (the daemon's watchdog stops guarding it).
+        self.on_reaped: Callable[[int], None] | None = None
         self.agent = AgentState(pane_id=self.id)  # the last published state (see daemon/detection.py)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._process: ptys.PtyProcess | None = None
         self._pidfd: int | None = None
         self._pending_input = bytearray()
+        self._dropping_input = False  # input beyond the cap is being dropped (logged once)
         self._closed = False
+        # Output read but not yet emulated, fed in turns shared with the daemon's other panes.
+        self._backlog = OutputBacklog()
+        self._turns = turns if turns is not None else EmulationTurns()
+        self._reading = False   # the master fd is watched (not paused by backpressure, not at EOF)
+        self._eof = False
+        self._exit_status: int | None = None  # the program's, until its exit is announced
 
     # ------------------------------------------------------------ identity
 
@@ -84,6 +98,16 @@ class Pane:
     def lines(self) -> int:
         return self.emulator.lines
 
+    @property
+    def unemulated_bytes(self) -> int:
+        """Output read from the PTY that the screen does not show yet."""
+        return len(self._backlog)
+
+    @property
+    def waiting_input_bytes(self) -> int:
+        """Input queued for the program that its terminal has not taken yet."""
+        return len(self._pending_input)
+
     # ------------------------------------------------------------ lifecycle
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -91,62 +115,115 @@ class Pane:
         self._loop = loop
         self._process = ptys.spawn(self.command, env=self.env, cwd=self.start_cwd,
                                    columns=self.columns, lines=self.lines)
-        loop.add_reader(self._process.master_fd, self._on_readable)
+        self._set_reading(True)
         self._pidfd = os.pidfd_open(self._process.pid)
         loop.add_reader(self._pidfd, self._on_process_exit)
 
+    # ------------------------------------------------------------ output
+
     def _on_readable(self) -> None:
+        self._read_output(PANE_PENDING_MAX_BYTES)
+
+    def _read_output(self, backlog_max: int) -> None:
+        """Move what the PTY holds into the backlog (up to a read budget, and until the backlog
+        holds `backlog_max`), then wait for an emulation turn."""
         assert self._process is not None
         chunks: list[bytes] = []
+        room = min(PTY_READ_BUDGET_PER_WAKEUP_BYTES, backlog_max - len(self._backlog))
         total = 0
-        eof = False
-        while total < READ_BUDGET_PER_WAKEUP_BYTES:
+        while total < room:
             try:
                 chunk = os.read(self._process.master_fd, PTY_READ_CHUNK_BYTES)
             except BlockingIOError:
                 break
             except OSError:  # EIO: every slave fd is closed
-                eof = True
+                self._eof = True
                 break
             if not chunk:
-                eof = True
+                self._eof = True
                 break
             chunks.append(chunk)
             total += len(chunk)
         if chunks:
             data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            self.emulator.feed(data)
             if self.recorder is not None:
-                self.recorder.output(data)
-            if self.on_output is not None:
-                self.on_output()
-        if eof:
-            self._stop_reading()
+                self.recorder.output(data)  # the time of the read, as the recording promises
+            self._backlog.add(data)
+            self._turns.wake(self)
+        if self._eof and self._loop is not None and not self._closed:
+            self._loop.remove_writer(self._process.master_fd)  # no one is left to read input
+        if self._eof or len(self._backlog) >= PANE_PENDING_MAX_BYTES:
+            self._set_reading(False)
 
-    def _stop_reading(self) -> None:
-        if self._process is not None and self._loop is not None and not self._closed:
+    def _set_reading(self, on: bool) -> None:
+        if self._process is None or self._loop is None or self._closed or on == self._reading:
+            return
+        if on and self._eof:
+            return
+        self._reading = on
+        if on:
+            self._loop.add_reader(self._process.master_fd, self._on_readable)
+        else:
             self._loop.remove_reader(self._process.master_fd)
-            self._loop.remove_writer(self._process.master_fd)
+
+    def emulate_until(self, deadline: float) -> bool:
+        """Emulate waiting output until `deadline` (EmulationTurns calls this); True if some is left."""
+        if self._closed:
+            return False
+        if self._backlog.feed_until(self.emulator.feed, deadline, self._turns.clock) and self.on_output:
+            self.on_output()
+        if len(self._backlog) <= PANE_PENDING_RESUME_BYTES:
+            self._set_reading(True)
+        if not self._backlog and self._exit_status is not None:
+            self._announce_exit()
+        return bool(self._backlog)
 
     def _on_process_exit(self) -> None:
         assert self._process is not None and self._loop is not None
         status = self._process.popen.poll()
         if status is None:
             return
+        if self.on_reaped is not None:
+            self.on_reaped(self._process.pid)
         self._loop.remove_reader(self._pidfd)
         os.close(self._pidfd)
         self._pidfd = None
-        # The program is gone but its last output may still sit in the PTY: take it in first.
-        self._on_readable()
+        # The program is gone but its last output may still sit in the PTY: take it in first
+        # (past the backlog cap: a PTY holds little) and announce the exit once it is emulated.
+        self._exit_status = status
+        self._read_output(PANE_PENDING_MAX_BYTES + PTY_READ_BUDGET_PER_WAKEUP_BYTES)
+        if not self._backlog:
+            self._announce_exit()
+
+    def _announce_exit(self) -> None:
+        status, self._exit_status = self._exit_status, None
+        if status is None or self.exited:
+            return
         self.exited = True
         self.exit_code = status if status >= 0 else 128 - status
         self._on_exit(self)
 
     # ------------------------------------------------------------ input and size
 
+    def send(self, data: bytes) -> None:
+        """Queue input for the program, or refuse it (Conflict) if the program has left so much
+        unread that this would take it past PANE_INPUT_PENDING_MAX_BYTES."""
+        waiting = len(self._pending_input)
+        if waiting + len(data) > PANE_INPUT_PENDING_MAX_BYTES:
+            raise Conflict(f"pane {self.id} is not reading its input: {waiting} bytes already waiting",
+                           pane=self.id, waiting_bytes=waiting)
+        self.write(data)
+
     def write(self, data: bytes) -> None:
-        """Queue bytes for the program's input; never blocks the loop."""
+        """Queue bytes for the program's input; never blocks the loop and never raises (attached
+        clients' keys, the emulator's replies): beyond the cap they are dropped, logged once."""
         if not data or self._process is None or self._closed or self.exited:
+            return
+        if len(self._pending_input) + len(data) > PANE_INPUT_PENDING_MAX_BYTES:
+            if not self._dropping_input:
+                self._dropping_input = True
+                log.warning("pane %s is not reading its input: %d bytes waiting, dropping more",
+                            self.id, len(self._pending_input))
             return
         self._pending_input += data
         self._flush_input()
@@ -167,6 +244,7 @@ class Pane:
             self._loop.add_writer(fd, self._flush_input)
         else:
             self._loop.remove_writer(fd)
+            self._dropping_input = False
 
     def resize(self, columns: int, lines: int) -> None:
         if (columns, lines) == (self.columns, self.lines):
@@ -201,6 +279,8 @@ class Pane:
         if self._closed:
             return
         process, loop = self._process, self._loop
+        self._turns.forget(self)
+        self._backlog.clear()
         if process is not None and loop is not None:
             loop.remove_reader(process.master_fd)
             loop.remove_writer(process.master_fd)
@@ -215,13 +295,13 @@ class Pane:
                     except OSError:
                         pass
             os.close(process.master_fd)
-            loop.call_later(2.0, _reap_or_kill, process)
+            loop.call_later(PANE_HANGUP_GRACE_S, _reap_or_kill, process, self.on_reaped)
         if self.recorder is not None:
             self.recorder.close()
         self._closed = True
 
 
-def _reap_or_kill(process: ptys.PtyProcess) -> None:
+def _reap_or_kill(process: ptys.PtyProcess, on_reaped: Callable[[int], None] | None) -> None:
     """A hung-up program that ignores SIGHUP gets SIGKILL; either way it is reaped."""
     if process.popen.poll() is None:
         try:
@@ -231,4 +311,6 @@ def _reap_or_kill(process: ptys.PtyProcess) -> None:
         try:
             process.popen.wait(timeout=1)
         except Exception:  # noqa: BLE001 - a zombie left to init is no error worth raising
-            pass
+            return
+    if on_reaped is not None:
+        on_reaped(process.pid)

@@ -19,11 +19,13 @@ from muxd.daemon.attached import AttachHub
 from muxd.daemon.commands import load_all
 from muxd.daemon.connection import Connection
 from muxd.daemon.detection import PaneDetection
+from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
+from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
@@ -72,6 +74,8 @@ class Daemon:
         self.detections: dict[str, PaneDetection] = {}
         self.subscribers: set[Connection] = set()
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/attached.py)
+        self.emulation = EmulationTurns()  # every pane's output shares the loop through it
+        self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -81,6 +85,7 @@ class Daemon:
         """Claim the socket (raises ServerAlreadyRunning), serve until kill-server or a signal."""
         sock = self.claim.acquire()
         try:
+            self.watchdog.start()
             server = await asyncio.start_unix_server(self._accept, sock=sock)
             if on_ready is not None:
                 on_ready()
@@ -89,6 +94,7 @@ class Daemon:
             server.close()
         finally:
             self._shutdown_panes()
+            self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             self.access.close()
             self.claim.release()
             for task in list(self._connections):
@@ -143,13 +149,17 @@ class Daemon:
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
-                    scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited)
+                    scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
+                    turns=self.emulation)
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
+        pane.on_reaped = self.watchdog.release
         try:
             pane.start(asyncio.get_running_loop())
         except BaseException:
             self.access.pane_gone(pane.id, set())
             raise
+        assert pane.pid is not None
+        self.watchdog.guard(pane.pid)  # the program leads its own session: sid == pid
         if self.detection:
             detection = PaneDetection(pane, self.detectors, self._agent_changed)
             pane.on_output = detection.output

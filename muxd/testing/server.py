@@ -104,6 +104,11 @@ def _any_thread_alive(pid: int) -> bool:
     return any(_proc_state(f"{pid}/task/{task}") not in ("Z", "X") for task in tasks)
 
 
+def process_alive(pid: int) -> bool:
+    """Whether `pid` is a live process (neither gone nor a zombie)."""
+    return _proc_state(pid) not in ("Z", "X")
+
+
 def _proc_state(pid: int | str) -> str:
     try:
         with open(f"/proc/{pid}/stat") as fh:

@@ -26,7 +26,7 @@ async def send_keys(daemon: Daemon, req: SendKeys, pane: Pane) -> Ok:
         raise BadRequest(f"send-keys of {len(data)} bytes exceeds {SEND_KEYS_MAX_BYTES}")
     if pane.exited:
         raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
-    pane.write(data)
+    pane.send(data)  # refused (conflict) if the program leaves too much input unread
     return Ok(id=req.id)
 
 

@@ -1,0 +1,137 @@
+"""Emulating pane output in turns: a time budget per loop turn, shared round robin, on a fake clock."""
+
+from __future__ import annotations
+
+from muxd.config import EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S
+from muxd.daemon.emulation import EmulationTurns, OutputBacklog
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class SlowEmulator:
+    """Feeding it costs `seconds_per_byte` of the fake clock; it keeps what it was fed."""
+
+    def __init__(self, clock: FakeClock, seconds_per_byte: float) -> None:
+        self.clock = clock
+        self.seconds_per_byte = seconds_per_byte
+        self.fed = bytearray()
+        self.slices: list[int] = []
+
+    def feed(self, data: bytes) -> None:
+        self.clock.now += len(data) * self.seconds_per_byte
+        self.fed += data
+        self.slices.append(len(data))
+
+
+class FakePane:
+    """An OutputSink: a backlog fed to a SlowEmulator, and what each call was given."""
+
+    def __init__(self, clock: FakeClock, size: int, seconds_per_byte: float) -> None:
+        self.clock = clock
+        self.backlog = OutputBacklog()
+        self.backlog.add(bytes(range(256)) * (size // 256))
+        self.emulator = SlowEmulator(clock, seconds_per_byte)
+        self.calls: list[tuple[float, float]] = []  # (started, finished)
+
+    def emulate_until(self, deadline: float) -> bool:
+        started = self.clock()
+        self.backlog.feed_until(self.emulator.feed, deadline, self.clock)
+        self.calls.append((started, self.clock()))
+        return bool(self.backlog)
+
+
+def held_turns(clock: FakeClock, budget_s: float) -> tuple[EmulationTurns, list]:
+    """Turns whose callbacks are collected instead of run: the test plays the event loop."""
+    scheduled: list = []
+    return EmulationTurns(budget_s=budget_s, clock=clock, call_soon=scheduled.append), scheduled
+
+
+def test_slices_follow_the_rate_so_slow_output_gets_small_slices() -> None:
+    clock = FakeClock()
+    slow = SlowEmulator(clock, seconds_per_byte=1 / 200_000)  # 0.2 MB/s: escape-heavy output
+    backlog = OutputBacklog()
+    backlog.add(b"x" * 100_000)
+    backlog.feed_until(slow.feed, deadline=0.05, clock=clock)
+    # After the first (guessed) slice, each takes about EMULATION_SLICE_S at the measured rate.
+    expected = max(EMULATION_SLICE_MIN_BYTES, int(200_000 * EMULATION_SLICE_S))
+    assert all(abs(size - expected) <= expected * 0.1 for size in slow.slices[2:]), slow.slices
+    assert len(slow.slices) > 3
+    assert clock.now < 0.05 + slow.slices[0] / 200_000  # stopped at the deadline, not at the end
+    assert len(backlog) == 100_000 - len(slow.fed)
+
+
+def test_fast_output_gets_large_slices_and_the_bytes_arrive_in_order() -> None:
+    clock = FakeClock()
+    fast = SlowEmulator(clock, seconds_per_byte=1 / 500_000_000)
+    data = bytes(range(256)) * 4000
+    backlog = OutputBacklog()
+    backlog.add(data)
+    fed = backlog.feed_until(fast.feed, deadline=1.0, clock=clock)
+    assert fed == len(data) and bytes(fast.fed) == data and not backlog
+    assert max(fast.slices) == EMULATION_SLICE_MAX_BYTES
+
+
+def test_a_slice_is_fed_even_when_the_deadline_has_passed() -> None:
+    clock = FakeClock()
+    clock.now = 5.0
+    emulator = SlowEmulator(clock, seconds_per_byte=1e-6)
+    backlog = OutputBacklog()
+    backlog.add(b"y" * 50_000)
+    fed = backlog.feed_until(emulator.feed, deadline=1.0, clock=clock)
+    assert emulator.slices == [fed] and fed > 0
+    assert len(backlog) == 50_000 - fed
+
+
+def test_a_turn_keeps_to_its_budget_and_the_rest_waits_for_the_next_turn() -> None:
+    clock = FakeClock()
+    turns, scheduled = held_turns(clock, budget_s=0.002)
+    pane = FakePane(clock, size=200_000, seconds_per_byte=1 / 300_000)  # ~0.67 s of work
+    turns.wake(pane)
+    assert len(scheduled) == 1  # a turn is asked for, nothing emulated yet
+    assert not pane.emulator.fed
+    turn_lengths = []
+    while scheduled:
+        started = clock.now
+        scheduled.pop(0)()
+        turn_lengths.append(clock.now - started)
+        assert len(scheduled) <= 1  # one turn at a time
+    assert bytes(pane.emulator.fed) == bytes(range(256)) * (200_000 // 256)
+    assert len(turn_lengths) > 100
+    # A turn overruns its budget by at most one slice (~EMULATION_SLICE_S at the learned rate).
+    assert max(turn_lengths[2:]) <= 0.002 + 2 * EMULATION_SLICE_S, max(turn_lengths)
+    assert pane not in turns
+
+
+def test_panes_flooding_together_share_every_turn() -> None:
+    clock = FakeClock()
+    turns, scheduled = held_turns(clock, budget_s=0.004)
+    panes = [FakePane(clock, size=100_000, seconds_per_byte=1 / rate) for rate in (200_000, 400_000, 5_000_000)]
+    for pane in panes:
+        turns.wake(pane)
+    for _ in range(5):
+        scheduled.pop(0)()
+    # Every turn served every pane, each in its own share of the turn (no pane took it all).
+    for pane in panes:
+        assert len(pane.calls) == 5
+    slow, medium, _ = panes
+    assert len(slow.emulator.fed) > 0 and len(medium.emulator.fed) > len(slow.emulator.fed)
+    for started, finished in slow.calls[1:]:
+        assert finished - started <= 0.004 / 3 + 2 * EMULATION_SLICE_S
+
+
+def test_a_forgotten_pane_gets_no_more_turns() -> None:
+    clock = FakeClock()
+    turns, scheduled = held_turns(clock, budget_s=0.002)
+    gone, staying = FakePane(clock, 50_000, 1e-5), FakePane(clock, 50_000, 1e-5)
+    turns.wake(gone)
+    turns.wake(staying)
+    turns.forget(gone)
+    scheduled.pop(0)()
+    assert not gone.calls and staying.calls
+    assert gone not in turns

@@ -63,3 +63,21 @@ PASTE_BUFFER_MAX_CHARS = 1 << 20   # a selection longer than this is cut (a whol
 # Copies longer than this are not offered to the outer terminal's clipboard (OSC 52): many
 # terminals refuse or choke on larger ones. They still go to muxd's buffer (C-b ]).
 CLIPBOARD_MAX_CHARS = 100_000
+
+# ---- request field bounds (muxd/protocol/fields.py): msgspec checks them while decoding, from
+# each string's, list's and map's header, so no frame builds objects far beyond its own size.
+LABEL_MAX_CHARS = 256                  # short words: client, tier, status, prefix key, tool, token
+NAME_MAX_CHARS = 256                   # session, window and pane names; one tag
+TARGET_MAX_CHARS = 1024                # `session:window.pane` of the longest names, and then some
+PATH_MAX_CHARS = 4096                  # Linux's PATH_MAX
+SEND_KEYS_MAX_COUNT = 100_000
+SEND_KEY_MAX_CHARS = 4 * SEND_KEYS_MAX_BYTES  # hex input spends three characters a byte ("1b ")
+SPAWN_ARGS_MAX_COUNT = 65_536
+SPAWN_ARG_MAX_CHARS = 128 * 1024       # the kernel's MAX_ARG_STRLEN: exec refuses longer ones
+ENV_ENTRIES_MAX_COUNT = 4096
+ENV_NAME_MAX_CHARS = 1024
+ENV_VALUE_MAX_CHARS = 128 * 1024       # MAX_ARG_STRLEN again: the kernel copies env like argv
+TAGS_MAX_COUNT = 256
+PANE_LIST_MAX_COUNT = 10_000           # pane targets in one request (subscribe, token scope)
+# One AttachInput message; `muxd attach` sends a bigger paste in pieces of this size.
+ATTACH_INPUT_MAX_BYTES = 64 * 1024

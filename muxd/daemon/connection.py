@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 READ_CHUNK_BYTES = 256 * 1024
 # A subscriber this far behind on events is dropped rather than buffered without bound.
 EVENT_BACKLOG_MAX_BYTES = 4 * 1024 * 1024
+# How long a closing connection waits for each of its requests still running.
+REQUEST_FINISH_TIMEOUT_S = 5.0
 _PEERCRED = struct.Struct("3i")
 
 
@@ -65,20 +67,28 @@ class Connection:
                 return
             while True:
                 data = await self.reader.read(READ_CHUNK_BYTES)
-                if not data:
+                if not data or not await self._handle_data(data):
                     return
-                try:
-                    bodies = self.decoder.feed(data)
-                except ProtocolError as exc:
-                    self.send(Error(id=0, code=exc.code, message=exc.message, detail=_plain(exc.detail)))
-                    return  # the framing is lost: nothing after this can be trusted
-                for body in bodies:
-                    if not await self._handle_body(body):
-                        return
         except (ConnectionError, asyncio.IncompleteReadError):
             return
         finally:
             await self._close()
+
+    async def _handle_data(self, data: bytes) -> bool:
+        """Handle the frames `data` completes; False means the connection must close."""
+        while True:
+            try:
+                bodies = self.decoder.feed(data)
+            except ProtocolError as exc:
+                await self._finish_requests()  # the frames before the damage are answered first
+                self.send(Error(id=0, code=exc.code, message=exc.message, detail=_plain(exc.detail)))
+                return False  # the framing is lost: nothing after this can be trusted
+            if not bodies:
+                return True
+            for body in bodies:
+                if not await self._handle_body(body):
+                    return False
+            data = b""  # damage may wait behind these frames: the decoder raises it on this feed
 
     def _peer_allowed(self) -> bool:
         sock = self.writer.get_extra_info("socket")
@@ -159,6 +169,10 @@ class Connection:
             reply = Error(id=request.id, code="internal", message=f"internal error: {exc!r}")
         self.send(reply)
 
+    async def _finish_requests(self) -> None:
+        for task in list(self._tasks):
+            await asyncio.wait({task}, timeout=REQUEST_FINISH_TIMEOUT_S)
+
     def deliver_event(self, event: Any, pane_id: str) -> None:
         if self.event_panes is not None and pane_id not in self.event_panes:
             return
@@ -182,8 +196,7 @@ class Connection:
     async def _close(self) -> None:
         self.daemon.subscribers.discard(self)
         self.daemon.attach_hub.connection_closed(self)
-        for task in list(self._tasks):
-            await asyncio.wait({task}, timeout=5)
+        await self._finish_requests()
         try:
             self.writer.close()
             await self.writer.wait_closed()

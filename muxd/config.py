@@ -21,6 +21,13 @@ PANE_PENDING_MAX_BYTES = 4 * 1024 * 1024
 
 # Requests
 SEND_KEYS_MAX_BYTES = 1024 * 1024
+# Backpressure on a connection (muxd/daemon/connection.py): while more than the high-water mark
+# of its replies wait to be sent, the daemon reads none of its requests, until they drain
+# below the low-water mark (asyncio's own defaults, which attached clients' drain per frame
+# relies on); and at most this many of its requests run at once.
+CONNECTION_WRITE_HIGH_WATER_BYTES = 64 * 1024
+CONNECTION_WRITE_LOW_WATER_BYTES = 16 * 1024
+CONNECTION_REQUESTS_IN_FLIGHT_MAX = 16
 CAPTURE_MAX_LINES = 1_000_000
 MAX_ROW_NUMBER = 2**62  # a running row number (Captured.first_row): far beyond any pane's life
 

@@ -15,7 +15,10 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from muxd import __version__
-from muxd.config import PROTOCOL_VERSION
+from muxd.config import (
+    CONNECTION_REQUESTS_IN_FLIGHT_MAX, CONNECTION_WRITE_HIGH_WATER_BYTES, CONNECTION_WRITE_LOW_WATER_BYTES,
+    PROTOCOL_VERSION,
+)
 from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, VersionMismatch
 from muxd.protocol.codec import decode_request, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder
@@ -65,6 +68,8 @@ class Connection:
         try:
             if not self._peer_allowed():
                 return
+            self.writer.transport.set_write_buffer_limits(
+                high=CONNECTION_WRITE_HIGH_WATER_BYTES, low=CONNECTION_WRITE_LOW_WATER_BYTES)
             while True:
                 data = await self.reader.read(READ_CHUNK_BYTES)
                 if not data or not await self._handle_data(data):
@@ -75,7 +80,8 @@ class Connection:
             await self._close()
 
     async def _handle_data(self, data: bytes) -> bool:
-        """Handle the frames `data` completes; False means the connection must close."""
+        """Handle the frames `data` completes, each once there is room for it; False means
+        the connection must close."""
         while True:
             try:
                 bodies = self.decoder.feed(data)
@@ -86,9 +92,18 @@ class Connection:
             if not bodies:
                 return True
             for body in bodies:
+                await self._wait_for_room()
                 if not await self._handle_body(body):
                     return False
             data = b""  # damage may wait behind these frames: the decoder raises it on this feed
+
+    async def _wait_for_room(self) -> None:
+        """Backpressure: a peer that sends requests and does not read the replies is not read
+        either, rather than growing the daemon by every reply it leaves unread."""
+        await asyncio.sleep(0)  # the request before runs first: a reply made at once is in the buffer now
+        while len(self._tasks) >= CONNECTION_REQUESTS_IN_FLIGHT_MAX:
+            await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
+        await self.writer.drain()  # returns at once below the high-water mark; else waits for the low
 
     def _peer_allowed(self) -> bool:
         sock = self.writer.get_extra_info("socket")

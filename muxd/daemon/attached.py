@@ -13,6 +13,7 @@ import asyncio
 import base64
 import logging
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
@@ -23,7 +24,7 @@ from muxd.config import (
 from muxd.daemon.commands import attach as actions
 from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point
 from muxd.daemon.attached_mouse import mouse_event
-from muxd.daemon.input_parser import InputParser, Mouse, Paste, Token
+from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
 from muxd.daemon.registry import Registry, Session, Window
@@ -238,16 +239,37 @@ class AttachedClient:
         self.last_input = time.monotonic()
         shown = False
         for token in self.parser.feed(data):
-            if self.closed:
-                return
-            try:
-                shown = self._token(token) or shown
-            except MuxdError as exc:
-                self.say(exc.message)
+            for unit in self._units(token):
+                if self.closed:
+                    return
+                try:
+                    shown = self._token(unit) or shown
+                except MuxdError as exc:
+                    self.say(exc.message)
         # Keys that only went to a program change nothing on screen until it answers (its
         # output wakes the clients): a frame now would be an empty paint in the echo's way.
         if shown:
             self.hub.changed(self.session)
+
+    def _units(self, token: Token) -> Iterator[Token]:
+        """A run of text in as few pieces as may be (one write to the pane), cut where a key
+        must be seen alone: the prefix, and every key while the prefix waits for its command
+        or a prompt, copy mode or the help view takes keys. Lazy: each cut sees the state the
+        piece before left."""
+        if not isinstance(token, Text):
+            yield token
+            return
+        data = token.data
+        while data:
+            pane = self._active_pane()
+            if (self.prefix_pending or self.prompt is not None or self.help_view is not None
+                    or (pane is not None and pane.id in self.hub.copy_modes)):
+                size = next_key_bytes(data)
+            else:
+                cut = data.find(self.prefix)
+                size = len(self.prefix) if cut == 0 else len(data) if cut < 0 else cut
+            yield Key(data[:size])
+            data = data[size:]
 
     def _token(self, token: Token) -> bool:
         """Act on one key, paste or mouse event; False when it only went to a program."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 TRACEBACK_MARK = "Traceback (most recent call last)"
 
 
@@ -25,3 +28,11 @@ def peak_rss_kib(pid: int) -> int:
 
 def tracebacks_in(log_text: str) -> int:
     return log_text.count(TRACEBACK_MARK)
+
+
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit)\b.*)$", re.M)
+
+
+def traceback_causes(log_text: str) -> Counter[str]:
+    """The exception lines ending the tracebacks of a log, counted (cut to 120 characters)."""
+    return Counter(line[:120] for line in _EXCEPTION_LINE.findall(log_text))

@@ -14,7 +14,8 @@ MIN_COLUMNS = 2
 MAX_COLUMNS = 1000
 MIN_LINES = 1
 MAX_LINES = 1000
-# Session, window and pane names, and a pane's tags (muxd/daemon/names.py).
+# Session, window and pane names, and a pane's tags (muxd/daemon/names.py; the protocol's
+# field bounds too).
 NAME_MAX_CHARS = 64
 PANE_TAGS_MAX = 32
 TAG_MAX_CHARS = 64
@@ -44,6 +45,13 @@ PANE_HANGUP_GRACE_S = 2.0
 
 # Requests
 SEND_KEYS_MAX_BYTES = 1024 * 1024
+# Backpressure on a connection (muxd/daemon/connection.py): while more than the high-water mark
+# of its replies wait to be sent, the daemon reads none of its requests, until they drain
+# below the low-water mark (asyncio's own defaults, which attached clients' drain per frame
+# relies on); and at most this many of its requests run at once.
+CONNECTION_WRITE_HIGH_WATER_BYTES = 64 * 1024
+CONNECTION_WRITE_LOW_WATER_BYTES = 16 * 1024
+CONNECTION_REQUESTS_IN_FLIGHT_MAX = 16
 CAPTURE_MAX_LINES = 1_000_000
 MAX_ROW_NUMBER = 2**62  # a running row number (Captured.first_row): far beyond any pane's life
 
@@ -95,3 +103,19 @@ PASTE_BUFFER_MAX_CHARS = 1 << 20   # a selection longer than this is cut (a whol
 # Copies longer than this are not offered to the outer terminal's clipboard (OSC 52): many
 # terminals refuse or choke on larger ones. They still go to muxd's buffer (C-b ]).
 CLIPBOARD_MAX_CHARS = 100_000
+
+# ---- request field bounds (muxd/protocol/fields.py): msgspec checks them while decoding, from
+# each string's, list's and map's header, so no frame builds objects far beyond its own size.
+LABEL_MAX_CHARS = 256                  # short words: client, tier, status, prefix key, tool, token
+TARGET_MAX_CHARS = 1024                # `session:window.pane` of the longest names, and then some
+PATH_MAX_CHARS = 4096                  # Linux's PATH_MAX
+SEND_KEYS_MAX_COUNT = 100_000
+SEND_KEY_MAX_CHARS = 4 * SEND_KEYS_MAX_BYTES  # hex input spends three characters a byte ("1b ")
+SPAWN_ARGS_MAX_COUNT = 65_536
+SPAWN_ARG_MAX_CHARS = 128 * 1024       # the kernel's MAX_ARG_STRLEN: exec refuses longer ones
+ENV_ENTRIES_MAX_COUNT = 4096
+ENV_NAME_MAX_CHARS = 1024
+ENV_VALUE_MAX_CHARS = 128 * 1024       # MAX_ARG_STRLEN again: the kernel copies env like argv
+PANE_LIST_MAX_COUNT = 10_000           # pane targets in one request (subscribe, token scope)
+# One AttachInput message; `muxd attach` sends a bigger paste in pieces of this size.
+ATTACH_INPUT_MAX_BYTES = 64 * 1024

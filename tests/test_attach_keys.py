@@ -4,7 +4,7 @@ copy-mode keys and the status line's agent text (all pure; the tmux-driven tests
 import pytest
 
 from muxd.daemon.copy_mode import COPY, LEAVE, STAY, CopyMode, PaneGeometry
-from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, encode_mouse
+from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, encode_mouse, next_key_bytes
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
 from muxd.daemon.status_line import agent_status
 from muxd.daemon.status_prompt import Prompt
@@ -14,16 +14,33 @@ from muxd.errors import BadRequest
 
 def test_keys_sequences_and_utf8_are_split_whole():
     tokens = InputParser().feed(b"a\x02\x1b[A\x1bOB\x1b[5~\x1bx\xc3\xa9\x1b")
-    assert tokens == [Key(b"a"), Key(b"\x02"), Key(b"\x1b[A"), Key(b"\x1bOB"), Key(b"\x1b[5~"),
-                      Key(b"\x1bx"), Key("é".encode()), Key(b"\x1b")]
+    assert tokens == [Text(b"a\x02"), Key(b"\x1b[A"), Key(b"\x1bOB"), Key(b"\x1b[5~"),
+                      Key(b"\x1bx"), Text("é".encode()), Key(b"\x1b")]
 
 
 def test_incomplete_sequence_waits_for_the_next_chunk():
     parser = InputParser()
-    assert parser.feed(b"x\x1b[1;") == [Key(b"x")]
+    assert parser.feed(b"x\x1b[1;") == [Text(b"x")]
     assert parser.feed(b"5C") == [Key(b"\x1b[1;5C")]
     assert parser.feed(b"\xe2\x82") == []
-    assert parser.feed(b"\xac") == [Key("€".encode())]
+    assert parser.feed(b"\xac") == [Text("€".encode())]
+    assert parser.feed(b"ab\xf0\x9f") == [Text(b"ab")]  # a character cut by the chunk waits whole
+    assert parser.feed(b"\x98\x80cd") == [Text("😀cd".encode())]
+
+
+def test_plain_bytes_come_as_one_run_however_many():
+    paste = b"lorem ipsum \xc3\xa9\r\n\t\x02\x7f" * 50_000
+    assert InputParser().feed(paste) == [Text(paste)]  # one object, not one per byte
+
+
+def test_a_run_splits_into_keys_one_character_each():
+    run = "aé€😀".encode()
+    keys = []
+    while run:
+        size = next_key_bytes(run)
+        keys.append(run[:size])
+        run = run[size:]
+    assert keys == [b"a", "é".encode(), "€".encode(), "😀".encode()]
 
 
 def test_sgr_mouse_reports_become_mouse_events():
@@ -36,7 +53,7 @@ def test_bracketed_paste_is_one_token_even_across_chunks():
     parser = InputParser()
     assert parser.feed(b"\x1b[200~hello \x1b[A wor") == []
     assert parser.feed(b"ld\x1b[20") == []
-    assert parser.feed(b"1~z") == [Paste(b"hello \x1b[A world"), Key(b"z")]
+    assert parser.feed(b"1~z") == [Paste(b"hello \x1b[A world"), Text(b"z")]
 
 
 def test_prefix_table_and_prefix_names():

@@ -12,11 +12,13 @@ import sys
 import msgspec
 import pytest
 
-from muxd.config import PROTOCOL_VERSION
+from muxd.config import PROTOCOL_VERSION, SEND_KEYS_MAX_COUNT
 from muxd.errors import ServerNotRunning, VersionMismatch
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
 from muxd.protocol.messages import Error, Hello, ListPanes, PaneList, Welcome
+from muxd.testing.hostile_msgpack import Nested, RawStr, Repeated, pack
+from muxd.testing.proc import peak_rss_kib, tracebacks_in
 from muxd.testing.wait import wait_until
 
 READ_TIMEOUT_S = 10
@@ -261,4 +263,56 @@ def test_connection_from_another_uid_is_refused(server):
         answer = pipe.read()
     os.waitpid(child, 0)
     assert answer.startswith("forbidden connection from uid 65534 refused"), answer
+    assert still_serves(server)
+
+
+def _framed(message) -> bytes:
+    body = pack(message)
+    return struct.pack(">I", len(body)) + body
+
+
+def test_undecodable_bodies_get_a_typed_error_by_id_and_the_connection_goes_on(server):
+    """Invalid UTF-8 in a string and deep nesting used to escape the decoder: the connection
+    dropped with a traceback in the log."""
+    peer = RawPeer(server.socket_path)
+    peer.hello()
+    hostile = [{"type": "list-panes", "id": 50, "target": RawStr(b"s\xff")},
+               {"type": RawStr(b"list-\xc3\x28panes"), "id": 51},
+               {"type": "list-panes", "id": 52, "extra": Nested(50_000)},
+               {"type": "send-keys", "id": 53, "target": "s", "keys": Repeated("ab", 200_000)}]
+    peer.send(b"".join(_framed(m) for m in hostile) + encode(ListPanes(id=54, all=True)))
+    replies = [peer.receive() for _ in range(5)]
+    assert [(type(r).__name__, r.id) for r in replies] == [("Error", 50), ("Error", 51), ("Error", 0),
+                                                            ("Error", 53), ("PaneList", 54)]
+    assert all(r.code == "bad_request" for r in replies[:4])
+    assert "not valid UTF-8" in replies[0].message and "nested too deeply" in replies[2].message
+    assert f"length <= {SEND_KEYS_MAX_COUNT}" in replies[3].message
+    assert still_serves(server)
+    assert tracebacks_in(server.log_path.read_text()) == 0
+
+
+def test_five_million_keys_are_refused_before_the_daemon_builds_them(server):
+    """One 14 MB frame of 5 M two-character keys raised the daemon's RSS by ~389 MB before refusal."""
+    peer = RawPeer(server.socket_path)
+    peer.hello()
+    assert still_serves(server)  # the daemon's usual peak is behind it
+    before_kib = peak_rss_kib(server.pid)
+    body = pack({"type": "send-keys", "id": 60, "target": "s", "keys": Repeated("ab", 5_000_000)})
+    assert len(body) > 14_000_000
+    peer.send(struct.pack(">I", len(body)) + body)
+    reply = peer.receive()
+    assert isinstance(reply, Error) and reply.id == 60 and reply.code == "bad_request", reply
+    grown_mib = (peak_rss_kib(server.pid) - before_kib) / 1024
+    assert grown_mib < 120, grown_mib  # the frame's own bytes, a few times over; not hundreds of MB
+    assert still_serves(server)
+
+
+def test_frames_ahead_of_framing_damage_are_still_answered(server):
+    peer = RawPeer(server.socket_path)
+    peer.send(encode(Hello(id=1, protocol_version=PROTOCOL_VERSION)) + encode(ListPanes(id=2, all=True))
+              + struct.pack(">I", 0xFFFFFFFF))
+    replies = [peer.receive() for _ in range(3)]
+    assert isinstance(replies[0], Welcome) and isinstance(replies[1], PaneList) and replies[1].id == 2
+    assert isinstance(replies[2], Error) and replies[2].id == 0 and str(0xFFFFFFFF) in replies[2].message
+    assert peer.receive() is None
     assert still_serves(server)

@@ -5,9 +5,10 @@ import pytest
 
 from muxd.config import MAX_FRAME_BYTES
 from muxd.errors import FrameTooLarge, ProtocolError
-from muxd.protocol.codec import decode_request, decode_server_message, encode
+from muxd.protocol.codec import decode_request, decode_server_message, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder, frame
 from muxd.protocol.messages import CapturePane, Captured, Error, NewSession, Spawn
+from muxd.testing.hostile_msgpack import LyingHeader, Nested, RawStr, pack
 
 
 def test_frames_round_trip_split_at_every_byte():
@@ -62,3 +63,42 @@ def test_garbage_body_is_a_protocol_error():
 def test_defaults_fill_missing_fields():
     request = decode_request(msgspec.msgpack.encode({"type": "capture-pane", "id": 2}))
     assert request == CapturePane(id=2)
+
+
+def test_frames_ahead_of_an_oversized_header_are_handed_back_first():
+    decoder = FrameDecoder()
+    assert decoder.feed(frame(b"one") + frame(b"two") + struct.pack(">I", MAX_FRAME_BYTES + 1)) == [b"one", b"two"]
+    with pytest.raises(FrameTooLarge):
+        decoder.feed(b"")  # the damage behind them comes next
+
+
+def test_invalid_utf8_in_a_string_is_a_protocol_error_answered_by_id():
+    for message in ({"type": RawStr(b"list-pa\xffnes"), "id": 5},
+                    {"type": "list-panes", "id": 5, "target": RawStr(b"\xc3\x28")},
+                    {"type": "send-keys", "id": 5, "keys": ["ok", RawStr(b"\xed\xa0\x80")]}):
+        body = pack(message)
+        with pytest.raises(ProtocolError, match="not valid UTF-8"):
+            decode_request(body)
+        assert peek_envelope(body).id == 5
+
+
+def test_deep_nesting_is_a_protocol_error():
+    for message in ({"type": "list-panes", "id": 6, "extra": Nested(100_000)},
+                    {"type": "list-panes", "id": 6, "target": Nested(5_000)},
+                    {"type": Nested(5_000), "id": 6}):
+        with pytest.raises(ProtocolError):
+            decode_request(pack(message))
+
+
+def test_lying_lengths_are_protocol_errors():
+    for value in (LyingHeader("array", 2**32 - 1, 2), LyingHeader("str", 2**31), LyingHeader("map", 2**16, 1)):
+        with pytest.raises(ProtocolError, match="malformed|invalid"):
+            decode_request(pack({"type": "send-keys", "id": 7, "keys": value}))
+
+
+def test_the_client_side_maps_every_undecodable_reply_too():
+    for body in (pack({"type": "ok", "id": RawStr(b"\xff")}), pack({"type": "error", "id": 1, "code": "x",
+                                                                    "message": RawStr(b"\xff")}),
+                 pack({"type": "error", "id": 1, "code": "x", "message": "m", "detail": {"d": Nested(100_000)}})):
+        with pytest.raises(ProtocolError):
+            decode_server_message(body)

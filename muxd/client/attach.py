@@ -16,7 +16,7 @@ import termios
 import tty
 from pathlib import Path
 
-from muxd.config import CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
+from muxd.config import ATTACH_INPUT_MAX_BYTES, CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
 from muxd.errors import (
     ConnectionLost, MuxdError, NotATerminal, ProtocolError, ServerNotRunning, error_from_code,
 )
@@ -126,7 +126,7 @@ async def _run_attached(link: _Link, stdin_fd: int, stdout_fd: int) -> str:
 
     def on_input() -> None:
         try:
-            data = os.read(stdin_fd, READ_CHUNK_BYTES)
+            data = os.read(stdin_fd, ATTACH_INPUT_MAX_BYTES)  # a bigger paste goes in several messages
         except (BlockingIOError, InterruptedError):
             return
         except OSError:

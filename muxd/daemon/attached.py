@@ -13,6 +13,7 @@ import asyncio
 import base64
 import logging
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
@@ -22,7 +23,8 @@ from muxd.config import (
 )
 from muxd.daemon.commands import attach as actions
 from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point
-from muxd.daemon.input_parser import MOTION, InputParser, Mouse, Paste, Token, encode_mouse
+from muxd.daemon.attached_mouse import mouse_event
+from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
 from muxd.daemon.registry import Registry, Session, Window
@@ -43,9 +45,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ATTACH_MESSAGES = (Attach, AttachInput, AttachResize)
-MOUSE_TRACKING_MODES = frozenset({9, 1000, 1002, 1003})
-MOTION_TRACKING_MODES = frozenset({1002, 1003})
-SGR_MOUSE_MODE = 1006
 BRACKETED_PASTE_MODE = 2004
 HELP_SCROLLBACK_BYTES = 64 * 1024  # the C-b ? list, far more than it needs
 
@@ -240,21 +239,42 @@ class AttachedClient:
         self.last_input = time.monotonic()
         shown = False
         for token in self.parser.feed(data):
-            if self.closed:
-                return
-            try:
-                shown = self._token(token) or shown
-            except MuxdError as exc:
-                self.say(exc.message)
+            for unit in self._units(token):
+                if self.closed:
+                    return
+                try:
+                    shown = self._token(unit) or shown
+                except MuxdError as exc:
+                    self.say(exc.message)
         # Keys that only went to a program change nothing on screen until it answers (its
         # output wakes the clients): a frame now would be an empty paint in the echo's way.
         if shown:
             self.hub.changed(self.session)
 
+    def _units(self, token: Token) -> Iterator[Token]:
+        """A run of text in as few pieces as may be (one write to the pane), cut where a key
+        must be seen alone: the prefix, and every key while the prefix waits for its command
+        or a prompt, copy mode or the help view takes keys. Lazy: each cut sees the state the
+        piece before left."""
+        if not isinstance(token, Text):
+            yield token
+            return
+        data = token.data
+        while data:
+            pane = self._active_pane()
+            if (self.prefix_pending or self.prompt is not None or self.help_view is not None
+                    or (pane is not None and pane.id in self.hub.copy_modes)):
+                size = next_key_bytes(data)
+            else:
+                cut = data.find(self.prefix)
+                size = len(self.prefix) if cut == 0 else len(data) if cut < 0 else cut
+            yield Key(data[:size])
+            data = data[size:]
+
     def _token(self, token: Token) -> bool:
         """Act on one key, paste or mouse event; False when it only went to a program."""
         if isinstance(token, Mouse):
-            return self._mouse(token)
+            return mouse_event(self, token)
         if isinstance(token, Paste):
             pane = self._active_pane()
             if pane is not None and pane.id not in self.hub.copy_modes and self.help_view is None:
@@ -299,7 +319,7 @@ class AttachedClient:
                 self.prompt = Prompt(f"({outcome}) ", lambda text: copy.search(
                     text, outcome == SEARCH_DOWN, pane_geometry(pane.emulator)))
             if outcome == COPY:
-                self._copy_selection(pane, copy)
+                self.copy_selection(pane, copy)
             if outcome in (COPY, LEAVE):
                 self.hub.copy_modes.pop(pane.id, None)
             return True
@@ -354,7 +374,7 @@ class AttachedClient:
             case "copy_mode":
                 pane = self._active_pane()
                 if pane is not None and pane.id not in self.hub.copy_modes:
-                    self.hub.copy_modes[pane.id] = self._new_copy_mode(pane)
+                    self.hub.copy_modes[pane.id] = self.new_copy_mode(pane)
             case "paste_buffer":
                 self._paste_buffer()
         if session.active_window is not before and before in session.windows:
@@ -381,76 +401,13 @@ class AttachedClient:
         self.help_scroll = CopyMode(offset=view.history_size, cursor=(view.rows_scrolled - view.history_size, 0))
         self.help_view = view
 
-    def _mouse(self, event: Mouse) -> bool:
-        """Scroll, select or forward a mouse event; False when it only went to a program."""
-        window = self.session.active_window
-        if window is None or window.layout is None or self.help_view is not None:
-            return False
-        placements = self.hub.placements(window)
-        if self.press is not None and not event.wheel and (event.release or event.button & MOTION):
-            # A drag goes on in the pane where it began, wherever the pointer is now.
-            held = next(((pane, x, y) for pane, x, y, _, _ in placements if pane.id == self.press[0]), None)
-            if held is not None:
-                return self._drag(event, *held)
-            self.press = None
-        hit = next(((pane, x, y) for pane, x, y, w, h in placements
-                    if x <= event.x < x + w and y <= event.y < y + h), None)
-        if hit is None:
-            return False
-        pane, x, y = hit
-        copy = self.hub.copy_modes.get(pane.id)
-        modes = pane_modes(pane.emulator)
-        if copy is None and modes & MOUSE_TRACKING_MODES and not pane.exited:
-            if not event.button & MOTION or modes & MOTION_TRACKING_MODES:  # drags only if asked for
-                pane.write(encode_mouse(event, event.x - x, event.y - y, sgr=SGR_MOUSE_MODE in modes))
-            return False
-        if event.wheel:
-            if event.release:
-                return False
-            from muxd.attach.selection import pane_geometry
-
-            if copy is None:
-                if event.wheel > 0:
-                    return False
-                copy = self.hub.copy_modes[pane.id] = self._new_copy_mode(pane)
-            if not copy.wheel(event.wheel, pane_geometry(pane.emulator)):
-                del self.hub.copy_modes[pane.id]
-            return True
-        if not event.release and event.button & 3 == 0 and not event.button & MOTION:
-            window.active_pane = pane  # a click selects the pane, as tmux with mouse on
-            from muxd.attach.selection import point_at
-
-            self.press = (pane.id, point_at(pane.emulator, copy.offset if copy else 0, event.x - x, event.y - y))
-            if copy is not None:
-                copy.anchor = copy.end = None  # a click drops the selection
-            return True
-        return False
-
-    def _drag(self, event: Mouse, pane: Pane, x: int, y: int) -> bool:
-        """The left button held since a press in `pane`: select from there; copy on release."""
-        from muxd.attach.selection import point_at
-
-        assert self.press is not None
-        copy = self.hub.copy_modes.get(pane.id)
-        if event.release:
-            self.press = None
-            if copy is not None and copy.selection() is not None:
-                self._copy_selection(pane, copy)
-            return True
-        if copy is None:
-            copy = self.hub.copy_modes[pane.id] = CopyMode(entered_by_drag=True)
-        if copy.anchor is None:
-            copy.anchor = self.press[1]
-        copy.end = copy.cursor = point_at(pane.emulator, copy.offset, event.x - x, event.y - y)
-        return True
-
     @staticmethod
-    def _new_copy_mode(pane: Pane) -> CopyMode:
+    def new_copy_mode(pane: Pane) -> CopyMode:
         """Copy mode with its cursor where the program's cursor is, as tmux starts it."""
         x, y = pane.emulator.cursor
         return CopyMode(cursor=(pane.emulator.rows_scrolled + y, x))
 
-    def _copy_selection(self, pane: Pane, copy: CopyMode) -> None:
+    def copy_selection(self, pane: Pane, copy: CopyMode) -> None:
         """Keep the selected text as the newest buffer (C-b ] pastes it) and offer it to the
         terminal's clipboard (OSC 52), as tmux does; a copy mode the drag began ends."""
         from muxd.attach.selection import selection_text

@@ -15,7 +15,10 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from muxd import __version__
-from muxd.config import PROTOCOL_VERSION
+from muxd.config import (
+    CONNECTION_REQUESTS_IN_FLIGHT_MAX, CONNECTION_WRITE_HIGH_WATER_BYTES, CONNECTION_WRITE_LOW_WATER_BYTES,
+    PROTOCOL_VERSION,
+)
 from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, VersionMismatch
 from muxd.protocol.codec import decode_request, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder
@@ -31,6 +34,8 @@ log = logging.getLogger(__name__)
 READ_CHUNK_BYTES = 256 * 1024
 # A subscriber this far behind on events is dropped rather than buffered without bound.
 EVENT_BACKLOG_MAX_BYTES = 4 * 1024 * 1024
+# How long a closing connection waits for each of its requests still running.
+REQUEST_FINISH_TIMEOUT_S = 5.0
 _PEERCRED = struct.Struct("3i")
 
 
@@ -63,22 +68,42 @@ class Connection:
         try:
             if not self._peer_allowed():
                 return
+            self.writer.transport.set_write_buffer_limits(
+                high=CONNECTION_WRITE_HIGH_WATER_BYTES, low=CONNECTION_WRITE_LOW_WATER_BYTES)
             while True:
                 data = await self.reader.read(READ_CHUNK_BYTES)
-                if not data:
+                if not data or not await self._handle_data(data):
                     return
-                try:
-                    bodies = self.decoder.feed(data)
-                except ProtocolError as exc:
-                    self.send(Error(id=0, code=exc.code, message=exc.message, detail=_plain(exc.detail)))
-                    return  # the framing is lost: nothing after this can be trusted
-                for body in bodies:
-                    if not await self._handle_body(body):
-                        return
         except (ConnectionError, asyncio.IncompleteReadError):
             return
         finally:
             await self._close()
+
+    async def _handle_data(self, data: bytes) -> bool:
+        """Handle the frames `data` completes, each once there is room for it; False means
+        the connection must close."""
+        while True:
+            try:
+                bodies = self.decoder.feed(data)
+            except ProtocolError as exc:
+                await self._finish_requests()  # the frames before the damage are answered first
+                self.send(Error(id=0, code=exc.code, message=exc.message, detail=_plain(exc.detail)))
+                return False  # the framing is lost: nothing after this can be trusted
+            if not bodies:
+                return True
+            for body in bodies:
+                await self._wait_for_room()
+                if not await self._handle_body(body):
+                    return False
+            data = b""  # damage may wait behind these frames: the decoder raises it on this feed
+
+    async def _wait_for_room(self) -> None:
+        """Backpressure: a peer that sends requests and does not read the replies is not read
+        either, rather than growing the daemon by every reply it leaves unread."""
+        await asyncio.sleep(0)  # the request before runs first: a reply made at once is in the buffer now
+        while len(self._tasks) >= CONNECTION_REQUESTS_IN_FLIGHT_MAX:
+            await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
+        await self.writer.drain()  # returns at once below the high-water mark; else waits for the low
 
     def _peer_allowed(self) -> bool:
         sock = self.writer.get_extra_info("socket")
@@ -164,6 +189,10 @@ class Connection:
             reply = Error(id=request.id, code="internal", message=f"internal error: {exc!r}")
         self.send(reply)
 
+    async def _finish_requests(self) -> None:
+        for task in list(self._tasks):
+            await asyncio.wait({task}, timeout=REQUEST_FINISH_TIMEOUT_S)
+
     def deliver_event(self, event: Any, pane_id: str) -> None:
         if self.event_panes is not None and pane_id not in self.event_panes:
             return
@@ -187,8 +216,7 @@ class Connection:
     async def _close(self) -> None:
         self.daemon.subscribers.discard(self)
         self.daemon.attach_hub.connection_closed(self)
-        for task in list(self._tasks):
-            await asyncio.wait({task}, timeout=5)
+        await self._finish_requests()
         try:
             self.writer.close()
             await self.writer.wait_closed()

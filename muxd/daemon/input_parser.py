@@ -1,10 +1,12 @@
 """Splitting what an attached client's terminal sends into keys, mouse reports and pastes
 (and mouse reports encoded back for a program that asked for them).
 
-Sans-IO: `InputParser().feed(bytes) -> list[Key | Mouse | Paste]`. The outer terminal sends
-whole sequences in one write, so an incomplete one at the end of a chunk is kept for the
-next; a lone ESC at the end of a chunk is the Escape key (tmux waits escape-time for it; the
-client's read already groups a sequence, so we need not).
+Sans-IO: `InputParser().feed(bytes) -> list[Text | Key | Mouse | Paste]`. Plain bytes (no
+ESC) come as runs, whole UTF-8 characters each: a paste outside bracketed-paste mode is one
+`Text`, not an object per byte; `next_key_bytes` cuts a run where keys must be seen alone.
+The outer terminal sends whole sequences in one write, so an incomplete one at the end of a
+chunk is kept for the next; a lone ESC at the end of a chunk is the Escape key (tmux waits
+escape-time for it; the client's read already groups a sequence, so we need not).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ _SGR_MOUSE = re.compile(rb"\x1b\[<(\d{1,4});(\d{1,5});(\d{1,5})([Mm])")
 WHEEL_UP = 64
 WHEEL_DOWN = 65
 MOTION = 32  # the button bit of a move (with a button held, under mode 1002: a drag)
+
+
+@dataclass(frozen=True)
+class Text:
+    data: bytes  # a run of plain keys (no ESC), whole UTF-8 characters, e.g. b"ls -l\r"
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,7 @@ class Paste:
     data: bytes  # the pasted text, without the bracketed-paste markers
 
 
-Token = Key | Mouse | Paste
+Token = Text | Key | Mouse | Paste
 
 
 def _csi_end(data: bytes, start: int) -> int | None:
@@ -70,6 +77,22 @@ def _utf8_length(lead: int) -> int:
     return 1
 
 
+def _incomplete_tail(data: bytes) -> int:
+    """How many bytes at the end of `data` begin a UTF-8 character that is not all there."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return 0
+        if byte >= 0xC0:  # a lead byte: is its character complete?
+            return back if _utf8_length(byte) > back else 0
+    return 0
+
+
+def next_key_bytes(data: bytes) -> int:
+    """The length of the first key of a plain run: one UTF-8 character."""
+    return min(_utf8_length(data[0]), len(data))
+
+
 class InputParser:
     def __init__(self) -> None:
         self._pending = b""
@@ -84,14 +107,16 @@ class InputParser:
             if self._paste is not None:
                 index = self._feed_paste(data, index, tokens)
                 continue
-            byte = data[index]
-            if byte != ESC:
-                length = _utf8_length(byte)
-                if index + length > len(data):
-                    self._pending = data[index:]
+            if data[index] != ESC:
+                end = data.find(ESC, index)
+                if end < 0:  # the run reaches the end of the chunk: its last character may not
+                    end = len(data) - _incomplete_tail(data)
+                    self._pending = data[end:]
+                if end > index:
+                    tokens.append(Text(data[index:end]))
+                if self._pending:
                     break
-                tokens.append(Key(data[index:index + length]))
-                index += length
+                index = end
                 continue
             end = self._escape_end(data, index)
             if end is None:

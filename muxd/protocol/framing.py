@@ -23,7 +23,12 @@ def frame(body: bytes) -> bytes:
 
 
 class FrameDecoder:
-    """Accumulates bytes; `feed` returns the bodies completed so far, in order."""
+    """Accumulates bytes; `feed` returns the bodies completed so far, in order.
+
+    A header over the limit raises FrameTooLarge, but not before the frames ahead of it are
+    handed back: they are intact, and their senders are owed answers. Feeding again (even
+    b"") then raises.
+    """
 
     def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
         self._buffer = bytearray()
@@ -39,6 +44,8 @@ class FrameDecoder:
                     return bodies
                 (size,) = HEADER.unpack_from(self._buffer)
                 if size > self._max:
+                    if bodies:
+                        return bodies
                     raise FrameTooLarge(
                         f"frame announces {size} bytes; the limit is {self._max}", size=size
                     )

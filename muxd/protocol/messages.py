@@ -13,6 +13,9 @@ import msgspec
 
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
 from muxd.detectors.state import AgentState
+from muxd.protocol.fields import (
+    Argv, AttachData, Env, FilePath, Keys, Label, Name, PaneTargets, Tags, Target,
+)
 
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -67,11 +70,11 @@ class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
     """What to run in a new pane and where; empty command means the user's shell."""
 
-    command: list[str] = []
-    cwd: str | None = None
-    env: dict[str, str] = {}
-    pane_name: str | None = None
-    tags: list[str] = []
+    command: Argv = []
+    cwd: FilePath | None = None
+    env: Env = {}
+    pane_name: Name | None = None
+    tags: Tags = []
     remove_on_exit: bool = False
 
 
@@ -80,14 +83,14 @@ class Spawn(msgspec.Struct, frozen=True, kw_only=True):
 class Hello(_Message, tag="hello"):
     id: int
     protocol_version: int
-    client: str = ""
-    token: str | None = None
+    client: Label = ""
+    token: Label | None = None
 
 
 class NewSession(_Message, tag="new-session"):
     id: int
-    name: str | None = None
-    window_name: str | None = None
+    name: Name | None = None
+    window_name: Name | None = None
     columns: int = DEFAULT_COLUMNS
     lines: int = DEFAULT_LINES
     spawn: Spawn = Spawn()
@@ -95,29 +98,29 @@ class NewSession(_Message, tag="new-session"):
 
 class NewWindow(_Message, tag="new-window"):
     id: int
-    target: str | None = None
-    name: str | None = None
+    target: Target | None = None
+    name: Name | None = None
     spawn: Spawn = Spawn()
 
 
 class SplitWindow(_Message, tag="split-window"):
     id: int
-    target: str | None = None
+    target: Target | None = None
     horizontal: bool = False  # tmux -h: side by side; default stacks top/bottom
     spawn: Spawn = Spawn()
 
 
 class SendKeys(_Message, tag="send-keys"):
     id: int
-    target: str | None = None
-    keys: list[str] = []
+    target: Target | None = None
+    keys: Keys = []
     literal: bool = False
     hex: bool = False
 
 
 class CapturePane(_Message, tag="capture-pane"):
     id: int
-    target: str | None = None
+    target: Target | None = None
     start: int | None = None
     end: int | None = None
     escapes: bool = False
@@ -129,7 +132,7 @@ class CapturePane(_Message, tag="capture-pane"):
 
 class ListPanes(_Message, tag="list-panes"):
     id: int
-    target: str | None = None
+    target: Target | None = None
     all: bool = False
 
 
@@ -139,47 +142,47 @@ class ListSessions(_Message, tag="list-sessions"):
 
 class ListWindows(_Message, tag="list-windows"):
     id: int
-    target: str | None = None
+    target: Target | None = None
     all: bool = False
 
 
 class ResizePane(_Message, tag="resize-pane"):
     id: int
-    target: str | None = None
+    target: Target | None = None
     columns: int | None = None
     lines: int | None = None
 
 
 class KillPane(_Message, tag="kill-pane"):
     id: int
-    target: str | None = None
+    target: Target | None = None
 
 
 class KillWindow(_Message, tag="kill-window"):
     id: int
-    target: str | None = None
+    target: Target | None = None
 
 
 class KillSession(_Message, tag="kill-session"):
     id: int
-    target: str | None = None
+    target: Target | None = None
 
 
 class HasSession(_Message, tag="has-session"):
     id: int
-    target: str | None = None
+    target: Target | None = None
 
 
 class Subscribe(_Message, tag="subscribe"):
     """Ask for events (agent state changes, pane exits) on this connection."""
 
     id: int
-    panes: list[str] | None = None  # pane ids to hear about; None means every pane
+    panes: PaneTargets | None = None  # pane ids to hear about; None means every pane
 
 
 class Summary(_Message, tag="summary"):
     id: int
-    target: str | None = None
+    target: Target | None = None
     include_recent_output: bool = False
     output_lines: int = 10
 
@@ -198,15 +201,15 @@ class ServerStatus(_Message, tag="server-status"):
 
 class Attach(_Message, tag="attach"):
     id: int
-    target: str | None = None
+    target: Target | None = None
     columns: int = DEFAULT_COLUMNS  # the client's whole terminal, status line included
     lines: int = DEFAULT_LINES
-    prefix: str = "C-b"             # a tmux key name
+    prefix: Label = "C-b"           # a tmux key name
 
 
 class AttachInput(_Message, tag="attach-input"):
     id: int = 0
-    data: bytes = b""
+    data: AttachData = b""
 
 
 class AttachResize(_Message, tag="attach-resize"):
@@ -260,9 +263,9 @@ class AuditRow(msgspec.Struct, frozen=True, kw_only=True):
 
 class CreateToken(_Message, tag="create-token"):
     id: int
-    tier: str
-    name: str | None = None
-    panes: list[str] = []           # pane targets the token is bound to; empty: every pane
+    tier: Label
+    name: Name | None = None
+    panes: PaneTargets = []         # pane targets the token is bound to; empty: every pane
 
 
 class ListTokens(_Message, tag="list-tokens"):
@@ -272,43 +275,43 @@ class ListTokens(_Message, tag="list-tokens"):
 
 class RevokeToken(_Message, tag="revoke-token"):
     id: int
-    token: str                      # id or name
+    token: Label                    # id or name
 
 
 class GrantPane(_Message, tag="grant"):
     id: int
-    pane: str                       # the pane target to share
-    to: str                         # a pane (%N: its agent token) or a token id / name
+    pane: Target                    # the pane target to share
+    to: Target                      # a pane (%N: its agent token) or a token id / name
 
 
 class RevokeGrant(_Message, tag="revoke-grant"):
     id: int
-    pane: str
-    to: str
+    pane: Target
+    to: Target
 
 
 class RecordCall(_Message, tag="record-call"):
     """An MCP server reports one finished tool call; the principal is the connection's."""
 
     id: int
-    tool: str
-    args_sha256: str
-    status: str
-    error_code: str | None = None
+    tool: Label
+    args_sha256: Label
+    status: Label
+    error_code: Label | None = None
     rows: int = 0
     latency_ms: float = 0.0
 
 
 class GetMetrics(_Message, tag="get-metrics"):
     id: int
-    tool: str | None = None
+    tool: Label | None = None
 
 
 class GetToolHistory(_Message, tag="tool-history"):
     id: int
-    tool: str | None = None
-    principal: str | None = None
-    status: str | None = None
+    tool: Label | None = None
+    principal: Label | None = None
+    status: Label | None = None
     limit: int = 50
 
 

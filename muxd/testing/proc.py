@@ -1,0 +1,38 @@
+"""Readings of a live process from /proc, for tests and scripts that bound a daemon's memory."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+TRACEBACK_MARK = "Traceback (most recent call last)"
+
+
+def _status_kib(pid: int, name: str) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith(name + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {name} for pid {pid}")
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of `pid` now, in KiB."""
+    return _status_kib(pid, "VmRSS")
+
+
+def peak_rss_kib(pid: int) -> int:
+    """The most `pid` has ever held resident (VmHWM), in KiB."""
+    return _status_kib(pid, "VmHWM")
+
+
+def tracebacks_in(log_text: str) -> int:
+    return log_text.count(TRACEBACK_MARK)
+
+
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit)\b.*)$", re.M)
+
+
+def traceback_causes(log_text: str) -> Counter[str]:
+    """The exception lines ending the tracebacks of a log, counted (cut to 120 characters)."""
+    return Counter(line[:120] for line in _EXCEPTION_LINE.findall(log_text))

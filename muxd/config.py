@@ -38,8 +38,13 @@ EMULATION_SLICE_MIN_BYTES = 512
 EMULATION_SLICE_MAX_BYTES = 32 * 1024
 EMULATION_RATE_GUESS_BYTES_PER_S = 1_000_000
 # Input waiting for a program that does not read it: send-keys beyond this is refused, keys of
-# attached clients and the emulator's replies are dropped (a pane is not a memory sink).
+# attached clients (see PANE_INPUT_STALL_S) and the emulator's replies are dropped (a pane is
+# not a memory sink).
 PANE_INPUT_PENDING_MAX_BYTES = 2 * 1024 * 1024
+# An attached client's input is not read while its pane has more than half that waiting (a big
+# paste goes at the program's pace, none of it dropped) unless the program has read nothing for
+# this long: then it is not reading, and the client's other keys (C-b d) must get through.
+PANE_INPUT_STALL_S = 1.0
 # A hung-up program gets this long to exit before SIGKILL (kill-pane, and the daemon's end).
 PANE_HANGUP_GRACE_S = 2.0
 

@@ -11,7 +11,7 @@ import time
 from muxd.config import ATTACH_INPUT_MAX_BYTES, PROTOCOL_VERSION
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
-from muxd.protocol.messages import Attach, Attached, AttachInput, Hello, Welcome
+from muxd.protocol.messages import Attach, Attached, AttachInput, Detached, Hello, Welcome
 from muxd.testing.outer_terminal import muxd_command, outer_terminals
 from muxd.testing.proc import peak_rss_kib
 from muxd.testing.wait import wait_until
@@ -78,6 +78,28 @@ def test_a_4_mb_paste_over_the_protocol_costs_bounded_time_and_memory(muxd_serve
         grown_mib = (peak_rss_kib(s.pid) - before_kib) / 1024
     assert elapsed_s < 5, elapsed_s
     assert grown_mib < 60, grown_mib
+
+
+def test_a_paste_into_a_program_that_never_reads_cannot_lock_out_the_prefix(muxd_server):
+    """The client's input waits for its pane to read, but not for ever: C-b d still detaches."""
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", "--", "sh", "-c", "stty raw -echo; exec sleep 600", check=True)
+    paste = _paste_bytes()
+    with _attached_link(s, "work") as link:
+        before_kib = peak_rss_kib(s.pid)
+        link.sendall(b"".join(encode(AttachInput(data=paste[at:at + ATTACH_INPUT_MAX_BYTES]))
+                              for at in range(0, len(paste), ATTACH_INPUT_MAX_BYTES))
+                     + encode(AttachInput(data=b"\x02d")))
+        decoder, detached = FrameDecoder(), None
+        deadline = time.monotonic() + 20
+        while detached is None and time.monotonic() < deadline:
+            for message in map(decode_server_message, decoder.feed(link.recv(1 << 20))):
+                if isinstance(message, Detached):
+                    detached = message
+        assert detached is not None and "detached" in detached.reason, detached
+        grown_mib = (peak_rss_kib(s.pid) - before_kib) / 1024
+    assert grown_mib < 60, grown_mib
+    assert "dropping more" in s.log_path.read_text()  # what it could not take, said once
 
 
 def test_one_run_of_typing_is_cut_where_keys_must_be_seen_alone(muxd_server):

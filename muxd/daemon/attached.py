@@ -496,6 +496,11 @@ class AttachHub:
         self.fit_session(session)
         client.start()
 
+    def input_pane(self, connection: Connection) -> Pane | None:
+        """The pane an attached connection's keys go to (None: not attached)."""
+        client = self.clients.get(connection)
+        return client._active_pane() if client is not None else None
+
     def connection_closed(self, connection: Connection) -> None:
         client = self.clients.pop(connection, None)
         if client is not None:

@@ -104,6 +104,9 @@ class Connection:
         while len(self._tasks) >= CONNECTION_REQUESTS_IN_FLIGHT_MAX:
             await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
         await self.writer.drain()  # returns at once below the high-water mark; else waits for the low
+        pane = self.daemon.attach_hub.input_pane(self)
+        if pane is not None:  # an attached terminal types at the pace its pane reads (a big paste)
+            await pane.input_room()
 
     def _peer_allowed(self) -> bool:
         sock = self.writer.get_extra_info("socket")

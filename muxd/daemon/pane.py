@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 
 from muxd.config import (
-    PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES,
-    PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+    PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_INPUT_STALL_S, PANE_PENDING_MAX_BYTES,
+    PANE_PENDING_RESUME_BYTES, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
 )
 from muxd.daemon import pty as ptys
 from muxd.daemon.emulation import EmulationTurns, OutputBacklog
@@ -72,6 +72,9 @@ class Pane:
         self._pidfd: int | None = None
         self._pending_input = bytearray()
         self._dropping_input = False  # input beyond the cap is being dropped (logged once)
+        self._input_room = asyncio.Event()  # set while at most half the cap is waiting
+        self._input_room.set()
+        self._input_taken_at = 0.0  # time.monotonic() the program's terminal last took input
         self._closed = False
         # Output read but not yet emulated, fed in turns shared with the daemon's other panes.
         self._backlog = OutputBacklog()
@@ -225,8 +228,22 @@ class Pane:
                 log.warning("pane %s is not reading its input: %d bytes waiting, dropping more",
                             self.id, len(self._pending_input))
             return
+        if not self._pending_input:
+            self._input_taken_at = time.monotonic()  # from now on, a stall is the program's doing
         self._pending_input += data
         self._flush_input()
+
+    async def input_room(self) -> None:
+        """Return once the program has room for more input: no more than half the cap waits, or
+        it has taken none for PANE_INPUT_STALL_S (it is not reading), or it is gone."""
+        while not self._input_room.is_set() and not (self._closed or self.exited):
+            stalled_for = time.monotonic() - self._input_taken_at
+            if stalled_for >= PANE_INPUT_STALL_S:
+                return
+            try:
+                await asyncio.wait_for(self._input_room.wait(), PANE_INPUT_STALL_S - stalled_for)
+            except TimeoutError:
+                pass
 
     def _flush_input(self) -> None:
         assert self._process is not None and self._loop is not None
@@ -240,6 +257,11 @@ class Pane:
                 self._pending_input.clear()
                 break
             del self._pending_input[:written]
+            self._input_taken_at = time.monotonic()
+        if len(self._pending_input) * 2 > PANE_INPUT_PENDING_MAX_BYTES:
+            self._input_room.clear()
+        else:
+            self._input_room.set()
         if self._pending_input:
             self._loop.add_writer(fd, self._flush_input)
         else:

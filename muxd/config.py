@@ -38,6 +38,7 @@ AGENT_TOKEN_TIER_DEFAULT = "execute_advanced"
 AUDIT_HISTORY_LIMIT_DEFAULT = 50
 AUDIT_HISTORY_LIMIT_MAX = 1000
 AUDIT_TOOL_MAX_CHARS = 200
+AUDIT_ERROR_CODE_MAX_CHARS = 64
 # How long an MCP server waits for the daemon to take an audit record before giving up (logged).
 AUDIT_SEND_TIMEOUT_S = 1.0
 # The audit keeps the newest this many rows (~150 bytes each); older ones go in batches of
@@ -48,6 +49,11 @@ AUDIT_PRUNE_EVERY_ROWS = 1_000
 STORE_CLOSE_TIMEOUT_S = 5.0
 DB_FILE_MODE = 0o600
 DB_DIR_MODE = 0o700
+# Call metrics (muxd/daemon/call_metrics.py) keep this many tool names, and this many error codes
+# per tool; later ones are counted under one overflow key, so no caller can grow them (or the
+# metrics reply) without bound. muxd has ~20 tools and ~12 error codes.
+METRICS_TOOLS_MAX = 256
+METRICS_ERROR_CODES_MAX = 32
 # Per-tool call latency histogram bounds (Prometheus `le`), in milliseconds.
 LATENCY_BUCKETS_MS = (5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0)
 

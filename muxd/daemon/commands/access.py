@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.config import AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS
+from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS
 from muxd.daemon.access import current_principal
 from muxd.daemon.call_metrics import prometheus_text
 from muxd.daemon.commands import command
@@ -89,6 +89,8 @@ async def record_call(daemon: Daemon, req: RecordCall) -> Ok:
         raise BadRequest("args_sha256 must be 64 lowercase hex digits", field="args_sha256")
     if req.status not in CALL_STATUSES:
         raise BadRequest(f"status must be one of {', '.join(CALL_STATUSES)}", field="status")
+    if req.error_code is not None and not 1 <= len(req.error_code) <= AUDIT_ERROR_CODE_MAX_CHARS:
+        raise BadRequest(f"error_code must have 1..{AUDIT_ERROR_CODE_MAX_CHARS} characters", field="error_code")
     if req.rows < 0 or not 0 <= req.latency_ms < float("inf"):
         raise BadRequest("rows and latency_ms must be >= 0", field="rows")
     daemon.access.record_call(current_principal(), req)

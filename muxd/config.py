@@ -34,6 +34,9 @@ TOKEN_SECRET_BYTES = 32
 TOKEN_NAME_MAX_CHARS = 64
 # Tier of the token every spawned pane gets in MUXD_TOKEN (env MUXD_AGENT_TIER overrides).
 AGENT_TOKEN_TIER_DEFAULT = "execute_advanced"
+# A refused token (a Hello to the daemon, a bearer token to `muxd mcp --http`) is logged once,
+# then as one count per this many seconds however many follow (muxd/daemon/sampled_log.py).
+REFUSED_TOKEN_LOG_INTERVAL_S = 60.0
 # Audit history queries: rows per answer.
 AUDIT_HISTORY_LIMIT_DEFAULT = 50
 AUDIT_HISTORY_LIMIT_MAX = 1000

@@ -237,3 +237,35 @@ def test_made_up_tokens_cost_no_daemon_connection_each_nor_a_log_line_each(muxd_
     # Daemon connections for made-up tokens: the checks' burst and rate, not one per request.
     assert connections <= TOKEN_CHECKS_BURST + TOKEN_CHECKS_PER_S * (elapsed_s + 1), (connections, elapsed_s)
     assert connections < FLOOD_TOKENS // 4, connections
+
+
+# ------------------------------------------------------------------ a revoked token
+
+def _list_tools(http: httpx2.Client, mcp: HttpMcp, headers: dict[str, str]) -> httpx2.Response:
+    return http.post(mcp.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers)
+
+
+def test_a_revoked_token_stops_working_at_once(muxd_server: MuxdTestServer) -> None:
+    token = create_token(muxd_server, "view_only", name="leaver")
+    other = create_token(muxd_server, "view_only")
+    mcp = HttpMcp(muxd_server)
+    try:
+        with httpx2.Client(timeout=10) as http:
+            sessions = {}
+            for secret in (token, other):
+                headers = {**MCP_HEADERS, "Authorization": f"Bearer {secret}"}
+                hello = http.post(mcp.url, json=INITIALIZE, headers=headers)
+                assert hello.status_code == 200, hello.text
+                sessions[secret] = {**headers, "mcp-session-id": hello.headers["mcp-session-id"],
+                                    "mcp-protocol-version": INITIALIZE["params"]["protocolVersion"]}
+                assert _list_tools(http, mcp, sessions[secret]).status_code == 200
+            muxd_server.cli("token", "revoke", "leaver", check=True)
+            # At once, with no pause: list_tools never reaches the daemon, yet it is refused too.
+            refused = _list_tools(http, mcp, sessions[token])
+            assert refused.status_code == 401, (refused.status_code, refused.text[:200])
+            _assert_unauthorized(refused)
+            _assert_unauthorized(http.get(mcp.metrics_url, headers={"Authorization": f"Bearer {token}"}))
+            # The other token's cached connection is untouched.
+            assert _list_tools(http, mcp, sessions[other]).status_code == 200
+    finally:
+        assert mcp.stop() == 0

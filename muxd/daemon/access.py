@@ -152,6 +152,8 @@ class AccessControl:
         # Anyone who can reach the socket can send made-up tokens: not one log line each.
         self.refused_hellos = SampledLog(log, logging.WARNING, "refused a hello with an unknown or revoked token",
                                          interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
+        # Told the id of each token revoked, at once (the daemon closes the connections greeted with it).
+        self.on_revoked: Callable[[str], None] | None = None
         self._by_hash: dict[str, TokenRecord] = {}
         self._by_id: dict[str, TokenRecord] = {}
         self._grants: dict[str, set[str]] = {}
@@ -259,6 +261,8 @@ class AccessControl:
         self.db.submit(lambda c: tokens.revoke_token(c, token.id, revoked.revoked_at or 0.0, reason),
                        "revoke token")
         log.info("token %s (%s) revoked: %s", token.id, principal_name(token), reason)
+        if self.on_revoked is not None:
+            self.on_revoked(token.id)
         return revoked
 
     # ------------------------------------------------------------ scopes and grants

@@ -4,7 +4,9 @@ The daemon is the one place that knows tokens, so verifying one means opening a 
 with it (Hello{token}); that connection is then the one every MCP call of that token goes
 through, so the daemon sees, and enforces, the token's principal. Connections are cached per
 token, keyed by the token's sha256 (the token itself is never logged nor kept as a key), and
-re-greeted every TOKEN_RECHECK_S so a revoked token stops working.
+re-greeted when the daemon closed it (it closes a token's connections when it revokes the
+token, so a revoked token stops working at once, list_tools included) and every
+TOKEN_RECHECK_S (a daemon that restarted, say).
 
 Anyone who can reach the port can send made-up tokens, so refusing one is cheap: a string
 that is not shaped like a muxd token is refused without asking the daemon, tokens not seen
@@ -97,7 +99,7 @@ class DaemonTokenVerifier:
         try:
             async with lock:  # one Hello per token at a time, however many requests race
                 entry = self._entries.get(key)
-                if entry is None or time.monotonic() - entry.checked_at > TOKEN_RECHECK_S:
+                if entry is None or entry.client.closed or time.monotonic() - entry.checked_at > TOKEN_RECHECK_S:
                     entry = await self._greet(key, token, entry)
         finally:
             if key not in self._entries:  # no lock kept per token nobody holds

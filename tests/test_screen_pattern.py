@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -37,6 +38,10 @@ def test_refuses_what_cannot_run_in_linear_time_with_one_line_each() -> None:
     assert "linear time" in _refusal(r"(?<!x)y")
     assert "not a valid regex" in _refusal("(")
     assert "too complex" in _refusal("(?:.?){100}x") and str(WAIT_PATTERN_PROGRAM_MAX) in _refusal("a{1000}")
+    # A huge program is refused without being compiled in full (that took ~1 s on the event loop).
+    started = time.monotonic()
+    assert "too complex" in _refusal("|".join([r"(?i)\w{1,999}"] * 10))
+    assert time.monotonic() - started < 0.5
     assert "1-1000 characters" in _refusal("") and "characters" in _refusal("a" * (WAIT_PATTERN_MAX_CHARS + 1))
 
 

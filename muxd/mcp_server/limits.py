@@ -35,7 +35,10 @@ WAIT_PATTERN_MAX_CHARS = 1000
 # grows with the compiled program, capped here: everyday patterns compile to 5-100 steps, and
 # at the cap the worst patterns measured take ~0.1 s over WAIT_SCREEN_MAX_CHARS.
 WAIT_PATTERN_PROGRAM_MAX = 500
-WAIT_PATTERN_MEMORY_BYTES = 2 * 1024 * 1024  # RE2's budget per pattern (program and DFA cache)
+WAIT_PATTERN_MEMORY_BYTES = 2 * 1024 * 1024  # RE2's budget per pattern being matched (program, DFA cache)
+# RE2's budget when a pattern is first checked: far above WAIT_PATTERN_PROGRAM_MAX steps, and
+# small enough that compiling a huge program gives up at once instead of taking ~1 s.
+WAIT_PATTERN_COMPILE_MEMORY_BYTES = 64 * 1024
 WAIT_SCREEN_MAX_CHARS = 64 * 1024  # of the bottom of the screen, per check
 WAIT_MATCH_THREADS = 2  # threads matching waits' patterns, off the event loop, at most at once
 WAIT_STATES_MAX = 16

@@ -54,9 +54,10 @@ DB_FILE_MODE = 0o600
 DB_DIR_MODE = 0o700
 # Call metrics (muxd/daemon/call_metrics.py) keep this many tool names, and this many error codes
 # per tool; later ones are counted under one overflow key, so no caller can grow them (or the
-# metrics reply) without bound. muxd has ~20 tools and ~12 error codes.
-METRICS_TOOLS_MAX = 256
-METRICS_ERROR_CODES_MAX = 32
+# metrics reply: ~2 MB at worst, with 200-character names) without bound. muxd has ~20 tools and
+# ~15 error codes.
+METRICS_TOOLS_MAX = 128
+METRICS_ERROR_CODES_MAX = 24
 # Per-tool call latency histogram bounds (Prometheus `le`), in milliseconds.
 LATENCY_BUCKETS_MS = (5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0)
 

@@ -79,10 +79,14 @@ TOKEN_NAME_MAX_CHARS = 64
 TOKEN_FILE_MAX_BYTES = 4096
 # Tier of the token every spawned pane gets in MUXD_TOKEN (env MUXD_AGENT_TIER overrides).
 AGENT_TOKEN_TIER_DEFAULT = "execute_advanced"
+# A refused token (a Hello to the daemon, a bearer token to `muxd mcp --http`) is logged once,
+# then as one count per this many seconds however many follow (muxd/daemon/sampled_log.py).
+REFUSED_TOKEN_LOG_INTERVAL_S = 60.0
 # Audit history queries: rows per answer.
 AUDIT_HISTORY_LIMIT_DEFAULT = 50
 AUDIT_HISTORY_LIMIT_MAX = 1000
 AUDIT_TOOL_MAX_CHARS = 200
+AUDIT_ERROR_CODE_MAX_CHARS = 64
 # How long an MCP server waits for the daemon to take an audit record before giving up (logged).
 AUDIT_SEND_TIMEOUT_S = 1.0
 # The audit keeps the newest this many rows (~150 bytes each); older ones go in batches of
@@ -93,6 +97,12 @@ AUDIT_PRUNE_EVERY_ROWS = 1_000
 STORE_CLOSE_TIMEOUT_S = 5.0
 DB_FILE_MODE = 0o600
 DB_DIR_MODE = 0o700
+# Call metrics (muxd/daemon/call_metrics.py) keep this many tool names, and this many error codes
+# per tool; later ones are counted under one overflow key, so no caller can grow them (or the
+# metrics reply: ~2 MB at worst, with 200-character names) without bound. muxd has ~20 tools and
+# ~15 error codes.
+METRICS_TOOLS_MAX = 128
+METRICS_ERROR_CODES_MAX = 24
 # Per-tool call latency histogram bounds (Prometheus `le`), in milliseconds.
 LATENCY_BUCKETS_MS = (5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0)
 

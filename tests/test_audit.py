@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS
 from muxd.errors import BadRequest, Forbidden
+from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY
 from muxd.mcp_server.testing import call_error, call_ok, mcp_session
 from muxd.protocol import messages as m
 from muxd.store.audit import args_sha256
@@ -56,10 +58,12 @@ async def _drive(server: MuxdTestServer, pane: str, viewer: str) -> None:
         assert [(r["status"], r["error_code"]) for r in failed] == [("error", "bad_request"), ("error", "not_found")]
         assert failed[1]["args_sha256"] != sent[0]["args_sha256"]
         assert failed[0]["args_sha256"] == args_sha256({"pane_id": pane, "lines": "many"})
-        unknown = _rows(history, tool="drop_tables")
+        # Every name that is no tool is audited (and counted) under one: callers cannot invent entries.
+        unknown = _rows(history, tool=UNKNOWN_TOOL_KEY)
         assert [(r["status"], r["error_code"]) for r in unknown] == [("error", "not_found")]
+        assert not _rows(history, tool="drop_tables")
         only_errors = await call_ok(session, "get_tool_history", status="error")
-        assert {r["tool"] for r in only_errors["calls"]} == {"read_pane", "drop_tables"}
+        assert {r["tool"] for r in only_errors["calls"]} == {"read_pane", UNKNOWN_TOOL_KEY}
         assert "limit" in await call_error(session, "get_tool_history", limit=0)
 
     async with mcp_session(server, MUXD_TOKEN=viewer) as session:
@@ -87,6 +91,9 @@ async def _drive(server: MuxdTestServer, pane: str, viewer: str) -> None:
                 await viewer_client.call(m.RecordCall, tool="x", args_sha256="nope", status="ok")
             with pytest.raises(BadRequest, match="status"):
                 await viewer_client.call(m.RecordCall, tool="x", args_sha256="0" * 64, status="fine")
+            with pytest.raises(BadRequest, match="error_code"):
+                await viewer_client.call(m.RecordCall, tool="x", args_sha256="0" * 64, status="error",
+                                         error_code="e" * (AUDIT_ERROR_CODE_MAX_CHARS + 1))
             assert (await viewer_client.call(m.ListPanes)).panes  # still serving
         finally:
             await viewer_client.close()

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import secrets
 import sys
+import time
+from collections import Counter
 
 import httpx2
 
+from muxd.mcp_server.http_auth import TOKEN_CHECKS_BURST, TOKEN_CHECKS_PER_S
 from muxd.mcp_server.http_testing import HttpMcp, create_token
 from muxd.mcp_server.testing import call_error, call_ok
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.wait import async_wait_until
+from muxd.testing.wait import async_wait_until, wait_until
 
 SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context"}
 FAKE_CLAUDE = [sys.executable, "-m", "muxd.testing.fake_agent", "claude"]
@@ -156,16 +161,111 @@ def test_a_refused_token_is_refused_again_without_asking_the_daemon(muxd_server:
 
     monkeypatch.setattr(http_auth.Client, "connect", counting_connect)
     good = create_token(muxd_server, "view_only")
+    wrong = "muxd_" + "A" * http_auth.TOKEN_SECRET_CHARS
 
     async def scenario() -> None:
         verifier = http_auth.DaemonTokenVerifier(str(muxd_server.socket_path))
         try:
             for _ in range(5):
-                assert await verifier.verify_token("muxd_wrong") is None
+                assert await verifier.verify_token(wrong) is None
             assert len(greetings) == 1  # one Hello refused; the next four answered from memory
+            for bad in ("muxd_wrong", good + "A", good[:-1] + "!", "", "x" * 100_000):
+                assert await verifier.verify_token(bad) is None  # not a token's shape: not even asked
+            assert len(greetings) == 1
             assert await verifier.verify_token(good) is not None  # other tokens are unaffected
             assert len(greetings) == 2
         finally:
             await verifier.close()
 
     asyncio.run(asyncio.wait_for(scenario(), timeout=30))
+
+
+# ------------------------------------------------------------------ a flood of made-up tokens
+
+FLOOD_TOKENS = 300  # half shaped like muxd tokens (each needs the daemon to say no), half not
+_REFUSED_HELLO = "refused a hello with an unknown or revoked token"
+_MORE = re.compile(r"(\d+) more in the last")
+
+
+def _made_up_tokens() -> list[str]:
+    shaped = [f"muxd_{secrets.token_urlsafe(32)}" for _ in range(FLOOD_TOKENS // 2)]
+    return shaped + [f"tok-{secrets.token_hex(16)}" for _ in range(FLOOD_TOKENS // 2)]
+
+
+async def _flood(mcp: HttpMcp, good: str) -> tuple[Counter[int], float]:
+    async with httpx2.AsyncClient(timeout=30) as http:
+        started = time.monotonic()
+        answers = await asyncio.gather(*(http.post(mcp.url, json=INITIALIZE,
+                                                   headers={**MCP_HEADERS, "Authorization": f"Bearer {token}"})
+                                         for token in _made_up_tokens()))
+        elapsed_s = time.monotonic() - started
+        statuses = Counter(a.status_code for a in answers)
+
+        async def good_token_served() -> bool:  # once the checks' rate allows a new token again
+            ok = await http.post(mcp.url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": f"Bearer {good}"})
+            return ok.status_code == 200
+
+        await async_wait_until(good_token_served, timeout=10, interval=0.2, message="the good token served")
+    return statuses, elapsed_s
+
+
+def _sampled(text: str, message: str) -> tuple[int, int]:
+    """How many log records mention `message` (the first one; the counts of the rest), and how many
+    events they stand for. Works on the text: the MCP process's log handler wraps long records."""
+    records = text.count(message)
+    counts = [int(n) for n in _MORE.findall(text)]
+    return records, records - len(counts) + sum(counts)
+
+
+def test_made_up_tokens_cost_no_daemon_connection_each_nor_a_log_line_each(muxd_server: MuxdTestServer) -> None:
+    good = create_token(muxd_server, "view_only")
+    mcp = HttpMcp(muxd_server)
+    try:
+        statuses, elapsed_s = asyncio.run(asyncio.wait_for(_flood(mcp, good), timeout=60))
+    finally:
+        assert mcp.stop() == 0  # its refusal counts are logged as it stops
+    # 401 for a token checked (or not shaped like one), 400 "retry after" past the checks' rate.
+    assert set(statuses) <= {400, 401} and statuses[401] >= FLOOD_TOKENS // 2, statuses
+    records, refused = _sampled("".join(mcp.log), "refused a bearer token")
+    assert 1 <= records <= 3 and refused == FLOOD_TOKENS and len(mcp.log) <= 10, mcp.log
+
+    muxd_server.cli("kill-server", check=True)  # the daemon logs its own count as it stops
+    wait_until(lambda: not muxd_server.running(), timeout=10, message="daemon exit")
+    daemon_log = muxd_server.log_path.read_text()
+    records, connections = _sampled(daemon_log, _REFUSED_HELLO)
+    assert 1 <= records <= 3, daemon_log
+    # Daemon connections for made-up tokens: the checks' burst and rate, not one per request.
+    assert connections <= TOKEN_CHECKS_BURST + TOKEN_CHECKS_PER_S * (elapsed_s + 1), (connections, elapsed_s)
+    assert connections < FLOOD_TOKENS // 4, connections
+
+
+# ------------------------------------------------------------------ a revoked token
+
+def _list_tools(http: httpx2.Client, mcp: HttpMcp, headers: dict[str, str]) -> httpx2.Response:
+    return http.post(mcp.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers)
+
+
+def test_a_revoked_token_stops_working_at_once(muxd_server: MuxdTestServer) -> None:
+    token = create_token(muxd_server, "view_only", name="leaver")
+    other = create_token(muxd_server, "view_only")
+    mcp = HttpMcp(muxd_server)
+    try:
+        with httpx2.Client(timeout=10) as http:
+            sessions = {}
+            for secret in (token, other):
+                headers = {**MCP_HEADERS, "Authorization": f"Bearer {secret}"}
+                hello = http.post(mcp.url, json=INITIALIZE, headers=headers)
+                assert hello.status_code == 200, hello.text
+                sessions[secret] = {**headers, "mcp-session-id": hello.headers["mcp-session-id"],
+                                    "mcp-protocol-version": INITIALIZE["params"]["protocolVersion"]}
+                assert _list_tools(http, mcp, sessions[secret]).status_code == 200
+            muxd_server.cli("token", "revoke", "leaver", check=True)
+            # At once, with no pause: list_tools never reaches the daemon, yet it is refused too.
+            refused = _list_tools(http, mcp, sessions[token])
+            assert refused.status_code == 401, (refused.status_code, refused.text[:200])
+            _assert_unauthorized(refused)
+            _assert_unauthorized(http.get(mcp.metrics_url, headers={"Authorization": f"Bearer {token}"}))
+            # The other token's cached connection is untouched.
+            assert _list_tools(http, mcp, sessions[other]).status_code == 200
+    finally:
+        assert mcp.stop() == 0

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+import threading
+import time
 
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session
+from muxd.mcp_server.http_testing import HttpMcp, create_token
+from muxd.mcp_server.testing import call_error, call_ok, mcp_session, result_text
 from muxd.testing.server import MuxdTestServer
 
 WAIT_KEYS = {"pane_id", "matched", "reason", "state", "elapsed_s", "summary"}
@@ -45,3 +49,54 @@ async def _drive(server: MuxdTestServer) -> None:
 
 def test_wait_for_through_stdio(muxd_server: MuxdTestServer) -> None:
     asyncio.run(asyncio.wait_for(_drive(muxd_server), timeout=25))
+
+
+# ------------------------------------------------------------------ a catastrophic pattern
+
+REDOS_PATTERN = r"^(a|aa)+$x"  # backtracks 2^n ways on a line of n `a` before failing at `x`
+REDOS_LINE = "a" * 60
+REDOS_TIMEOUT_S = 1.0
+# The wait answers within its timeout plus a screen check; a frozen server never does. Past
+# this the server is killed, so a broken build fails here instead of hanging the suite.
+REDOS_BOUND_S = 8.0
+
+
+async def _redos_scenario(mcp: HttpMcp, waiter_token: str, other_token: str) -> None:
+    async with mcp.session(waiter_token) as waiter, mcp.session(other_token) as other:
+        started = time.monotonic()
+        wait = asyncio.create_task(waiter.call_tool("wait_for", {
+            "pane_id": "aaa", "pattern": REDOS_PATTERN, "timeout_s": REDOS_TIMEOUT_S}))
+        served, listed = 0, []
+        while not wait.done():  # another client is answered while the wait runs (or told to slow down)
+            result = await other.call_tool("list_panes", {})
+            assert not result.is_error or "rate_limited" in result_text(result), result_text(result)
+            if not result.is_error:
+                listed = [p["name"] for p in result.structured_content["panes"]]
+            served += 1
+        answer = (await wait).structured_content
+        elapsed_s = time.monotonic() - started
+        assert answer is not None and answer["matched"] is False and answer["reason"] == "timed_out", answer
+        assert elapsed_s < REDOS_TIMEOUT_S + 3.0, elapsed_s
+        assert served >= 2 and listed == ["aaa"], (served, listed)
+
+
+def test_a_catastrophic_pattern_cannot_freeze_the_server(muxd_server: MuxdTestServer) -> None:
+    muxd_server.cli("new-session", "-d", "--name", "aaa", "--", sys.executable, "-c",
+                    f"print({REDOS_LINE!r}); import time; time.sleep(600)", check=True)
+    muxd_server.wait_for_text("aaa", REDOS_LINE)
+    mcp = HttpMcp(muxd_server)
+    watchdog = threading.Timer(REDOS_BOUND_S, mcp.process.kill)
+    watchdog.start()
+    tokens = create_token(muxd_server, "view_only"), create_token(muxd_server, "view_only")
+    try:
+        try:
+            asyncio.run(asyncio.wait_for(_redos_scenario(mcp, *tokens), timeout=REDOS_BOUND_S + 5))
+        except Exception as exc:
+            if mcp.process.poll() is not None:  # the watchdog fired: the calls died with the server
+                raise AssertionError(f"muxd mcp --http was frozen by {REDOS_PATTERN!r}: no answers in "
+                                     f"{REDOS_BOUND_S} s, killed ({exc!r})") from None
+            raise
+    finally:
+        watchdog.cancel()
+        if mcp.process.poll() is None:
+            assert mcp.stop() == 0

@@ -51,18 +51,24 @@ def test_what_cannot_be_refused_is_shown_escaped(muxd_server: MuxdTestServer, tm
     assert missing.returncode == 1 and not any(raw in missing.stderr for raw in RAW), repr(missing.stderr)
 
 
-def test_metrics_show_tool_names_escaped(muxd_server: MuxdTestServer) -> None:
+def test_metrics_hold_no_control_characters(muxd_server: MuxdTestServer) -> None:
     import asyncio
 
+    import pytest
+
+    from muxd.errors import BadRequest
     from muxd.protocol.messages import RecordCall
 
     async def record() -> None:
         client = await muxd_server.client()
         try:
-            await client.call(RecordCall, tool=f"tool{CLIPBOARD_WRITE}", args_sha256="0" * 64, status="ok")
+            await client.call(RecordCall, tool="toolé", args_sha256="0" * 64, status="ok")
+            for fields in ({"tool": f"tool{CLIPBOARD_WRITE}"}, {"tool": "t", "error_code": f"c{CLIPBOARD_WRITE}"}):
+                with pytest.raises(BadRequest, match="no control characters"):
+                    await client.call(RecordCall, **{"args_sha256": "0" * 64, "status": "error", **fields})
         finally:
             await client.close()
 
     asyncio.run(asyncio.wait_for(record(), timeout=10))
     out = muxd_server.cli("metrics", check=True).stdout
-    assert "mcp_calls_total" in out and not any(raw in out for raw in RAW), repr(out)
+    assert 'tool="toolé"' in out and not any(raw in out for raw in RAW), repr(out)

@@ -57,6 +57,11 @@ class Client:
         client.welcome = welcome
         return client
 
+    @property
+    def closed(self) -> bool:
+        """True once the connection ended (the server closed it, or it broke): every call would fail."""
+        return self._failure is not None
+
     async def call(self, message_type: type[R], **fields: Any) -> Any:
         """Send one request built from `fields` and return its reply; Error replies raise."""
         if self._failure is not None:

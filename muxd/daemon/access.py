@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import AGENT_TOKEN_TIER_DEFAULT, TOKEN_NAME_MAX_CHARS, TOKEN_SECRET_BYTES
+from muxd.config import AGENT_TOKEN_TIER_DEFAULT, REFUSED_TOKEN_LOG_INTERVAL_S, TOKEN_NAME_MAX_CHARS, TOKEN_SECRET_BYTES
 from muxd.daemon.call_metrics import ToolMetrics
+from muxd.daemon.sampled_log import SampledLog
 from muxd.daemon.target import Resolved, TargetKind, panes_of, resolve
 from muxd.daemon.tiers import UNKNOWN_RISK, Tier, check_tier, parse_tier
 from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Unauthorized
@@ -128,6 +129,11 @@ class AccessControl:
         self.db = db
         self.agent_tier = agent_tier
         self.metrics = ToolMetrics()
+        # Anyone who can reach the socket can send made-up tokens: not one log line each.
+        self.refused_hellos = SampledLog(log, logging.WARNING, "refused a hello with an unknown or revoked token",
+                                         interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
+        # Told the id of each token revoked, at once (the daemon closes the connections greeted with it).
+        self.on_revoked: Callable[[str], None] | None = None
         self._by_hash: dict[str, TokenRecord] = {}
         self._by_id: dict[str, TokenRecord] = {}
         self._grants: dict[str, set[str]] = {}
@@ -153,6 +159,7 @@ class AccessControl:
         return cls(db, agent_tier=agent_tier)
 
     def close(self) -> None:
+        self.refused_hellos.flush()
         self.db.close()
 
     # ------------------------------------------------------------ tokens
@@ -171,7 +178,7 @@ class AccessControl:
             return SYSTEM
         token = self._by_hash.get(secret_hash(secret))
         if token is None:
-            log.warning("refused a hello with an unknown or revoked token")
+            self.refused_hellos.event()
             raise Unauthorized("unknown or revoked token")
         return Principal(principal_name(token), token.tier, token.id,  # type: ignore[arg-type]
                          scoped=token.panes is not None)
@@ -234,6 +241,8 @@ class AccessControl:
         self.db.submit(lambda c: tokens.revoke_token(c, token.id, revoked.revoked_at or 0.0, reason),
                        "revoke token")
         log.info("token %s (%s) revoked: %s", token.id, principal_name(token), reason)
+        if self.on_revoked is not None:
+            self.on_revoked(token.id)
         return revoked
 
     # ------------------------------------------------------------ scopes and grants

@@ -2,7 +2,9 @@
 
 The daemon keeps one `ToolMetrics` fed by every MCP server's recorded calls (`RecordCall`),
 so `muxd metrics`, `get_tool_metrics` and `/metrics` show all of them together;
-`prometheus_text` renders them in the Prometheus text format (seed 003's names).
+`prometheus_text` renders them in the Prometheus text format (seed 003's names). Any principal
+may record calls under any names, so the names (and each tool's error codes) are capped: past
+the cap they are counted under OVERFLOW_KEY.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from muxd.config import LATENCY_BUCKETS_MS
+from muxd.config import LATENCY_BUCKETS_MS, METRICS_ERROR_CODES_MAX, METRICS_TOOLS_MAX
+
+OVERFLOW_KEY = "(other)"  # not an identifier: no tool and no error code has it
 
 
 @dataclass
@@ -49,9 +53,15 @@ class ToolMetrics:
         self._tools: dict[str, ToolStats] = {}
 
     def record(self, tool: str, latency_ms: float, error_code: str | None = None) -> None:
-        stats = self._tools.setdefault(tool, ToolStats())
+        stats = self._tools.get(tool)
+        if stats is None:
+            if len(self._tools) >= METRICS_TOOLS_MAX:
+                tool = OVERFLOW_KEY
+            stats = self._tools.setdefault(tool, ToolStats())
         stats.calls += 1
         if error_code is not None:
+            if error_code not in stats.errors and len(stats.errors) >= METRICS_ERROR_CODES_MAX:
+                error_code = OVERFLOW_KEY
             stats.errors[error_code] = stats.errors.get(error_code, 0) + 1
         stats.latency_ms_sum += latency_ms
         stats.buckets[bisect.bisect_left(LATENCY_BUCKETS_MS, latency_ms)] += 1

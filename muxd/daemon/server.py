@@ -78,6 +78,8 @@ class Daemon:
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
+        self.clients: set[Connection] = set()
+        self.access.on_revoked = self._disconnect_token
 
     # ------------------------------------------------------------ running
 
@@ -112,10 +114,21 @@ class Daemon:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        connection = Connection(self, reader, writer)
+        self.clients.add(connection)
         try:
-            await Connection(self, reader, writer).serve()
+            await connection.serve()
         finally:
             self._connections.discard(task)
+            self.clients.discard(connection)
+
+    def _disconnect_token(self, token_id: str) -> None:
+        """Close the connections greeted with a token just revoked, so a client that keeps one
+        (muxd mcp --http caches one per bearer token) must greet again, and is refused. On the
+        next loop step: the reply to the request that revoked it still goes out first."""
+        greeted = [c for c in self.clients if c.principal.token_id == token_id]
+        if greeted:
+            asyncio.get_running_loop().call_soon(lambda: [c.writer.close() for c in greeted])
 
     # ------------------------------------------------------------ panes
 

@@ -19,7 +19,7 @@ from typing import Any, ParamSpec
 from mcp.server.mcpserver.exceptions import ToolError
 
 from muxd.client.connection import Client
-from muxd.config import AUDIT_SEND_TIMEOUT_S, AUDIT_TOOL_MAX_CHARS
+from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_SEND_TIMEOUT_S, AUDIT_TOOL_MAX_CHARS
 from muxd.daemon.call_metrics import ToolMetrics
 from muxd.daemon.tiers import UNKNOWN_RISK, check_tier
 from muxd.errors import MuxdError, Timeout
@@ -33,6 +33,9 @@ from muxd.store.audit import args_sha256
 P = ParamSpec("P")
 Clock = Callable[[], float]
 SYSTEM_PRINCIPAL = "system"
+# The one name every call of a tool that does not exist is counted and audited under: the names
+# callers invent would otherwise each get metrics of their own (not an identifier: no tool has it).
+UNKNOWN_TOOL_KEY = "(unknown)"
 TOKEN_EPSILON = 1e-9
 log = logging.getLogger(__name__)
 # Error codes that mean "not allowed": audited with status `denied`.
@@ -136,6 +139,21 @@ class ToolGuard:
                 else:
                     await _record(client, record)
 
+    async def refused(self, tool: str, arguments: Any, error_code: str, latency_ms: float) -> RateLimited | None:
+        """Count a call the SDK refused before `run` (arguments that did not validate; an unknown
+        tool, which comes as UNKNOWN_TOOL_KEY): rate-limited, measured and audited like any call.
+        Returns the RateLimited to answer instead of the refusal, when the caller is over its rate."""
+        principal, _, client = _caller()
+        limited: RateLimited | None = None
+        try:
+            self.rate_limiter.check(principal, tool)
+        except RateLimited as exc:
+            limited, error_code = exc, exc.code
+        self.metrics.record(tool, latency_ms, error_code)
+        if client is not None:
+            await _record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
+        return limited
+
     def wrap(self, tool: str, fn: Callable[P, Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
              read_only: bool = False) -> Callable[P, Awaitable[Any]]:
         """`fn` with the guards around it; its signature (hence its schema) is kept."""
@@ -148,19 +166,12 @@ class ToolGuard:
         return guarded
 
 
-async def record_refused_call(tool: str, arguments: Any, error_code: str, latency_ms: float) -> None:
-    """Audit a call the SDK refused before any guard ran (an unknown tool, arguments that did
-    not validate)."""
-    _, _, client = _caller()
-    if client is not None and tool:
-        await _record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
-
-
 def audit_record(tool: str, arguments: Any, error_code: str | None, rows: int, latency_ms: float,
                  ) -> dict[str, Any]:
     """The fields of one RecordCall: the arguments only as their sha256."""
     return dict(tool=tool[:AUDIT_TOOL_MAX_CHARS], args_sha256=args_sha256(arguments or {}),
-                status=call_status(error_code), error_code=error_code, rows=rows,
+                status=call_status(error_code),
+                error_code=error_code[:AUDIT_ERROR_CODE_MAX_CHARS] if error_code else error_code, rows=rows,
                 latency_ms=round(latency_ms, 3))
 
 

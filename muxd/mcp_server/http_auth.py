@@ -4,7 +4,14 @@ The daemon is the one place that knows tokens, so verifying one means opening a 
 with it (Hello{token}); that connection is then the one every MCP call of that token goes
 through, so the daemon sees, and enforces, the token's principal. Connections are cached per
 token, keyed by the token's sha256 (the token itself is never logged nor kept as a key), and
-re-greeted every TOKEN_RECHECK_S so a revoked token stops working.
+re-greeted when the daemon closed it (it closes a token's connections when it revokes the
+token, so a revoked token stops working at once, list_tools included) and every
+TOKEN_RECHECK_S (a daemon that restarted, say).
+
+Anyone who can reach the port can send made-up tokens, so refusing one is cheap: a string
+that is not shaped like a muxd token is refused without asking the daemon, tokens not seen
+before are checked with the daemon at most TOKEN_CHECKS_PER_S (beyond that the request is
+told to retry), and refusals are logged as one line per interval, not one each.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import math
+import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -21,7 +30,11 @@ from pydantic import ConfigDict
 from starlette.authentication import AuthenticationError
 
 from muxd.client.connection import Client
+from muxd.config import REFUSED_TOKEN_LOG_INTERVAL_S, TOKEN_SECRET_BYTES
+from muxd.daemon.access import TOKEN_PREFIX
+from muxd.daemon.sampled_log import SampledLog
 from muxd.errors import ConnectionLost, MuxdError, ServerNotRunning, Timeout
+from muxd.mcp_server.guards import TokenBucket
 from muxd.mcp_server.link import remember_token
 
 log = logging.getLogger(__name__)
@@ -31,8 +44,13 @@ TOKEN_RECHECK_S = 10.0  # how long a greeted connection vouches for its token
 # a wrong or revoked token costs no daemon connection per request); this many are remembered.
 REFUSED_REMEMBER_S = 30.0
 REFUSED_REMEMBERED_MAX = 4096
-TOKEN_MAX_CHARS = 512
+# Tokens not seen before are checked with the daemon (one connection each) at most this often.
+TOKEN_CHECKS_PER_S = 10.0
+TOKEN_CHECKS_BURST = 20
 CLIENT_NAME = "muxd-mcp-http"
+# What daemon/access.py create_token makes: the prefix, then url-safe base64 (unpadded) of the secret.
+TOKEN_SECRET_CHARS = math.ceil(TOKEN_SECRET_BYTES * 4 / 3)
+TOKEN_SHAPE = re.compile(rf"{re.escape(TOKEN_PREFIX)}[A-Za-z0-9_-]{{{TOKEN_SECRET_CHARS}}}")
 # Failures that say nothing about the token: the daemon could not be asked.
 UNREACHABLE = (ServerNotRunning, ConnectionLost, Timeout)
 
@@ -63,22 +81,31 @@ class DaemonTokenVerifier:
         self._entries: dict[str, _Entry] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._refused: OrderedDict[str, float] = OrderedDict()  # token sha256 -> when refused
+        self._new_token_checks = TokenBucket(TOKEN_CHECKS_PER_S, TOKEN_CHECKS_BURST)
+        self._refusals = SampledLog(log, logging.WARNING, "muxd mcp: refused a bearer token",
+                                    interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
+        self._unreachable = SampledLog(log, logging.WARNING, "muxd mcp: cannot reach the daemon to check a token",
+                                       interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        if not token or len(token) > TOKEN_MAX_CHARS:
+        if not TOKEN_SHAPE.fullmatch(token):
+            self._refusals.event(" (not shaped like a muxd token)")
             return None
         key = token_key(token)
         refused_at = self._refused.get(key)
         if refused_at is not None and time.monotonic() - refused_at < REFUSED_REMEMBER_S:
             return None
         lock = self._locks.setdefault(key, asyncio.Lock())
-        async with lock:  # one Hello per token at a time, however many requests race
-            entry = self._entries.get(key)
-            if entry is None or time.monotonic() - entry.checked_at > TOKEN_RECHECK_S:
-                entry = await self._greet(key, token, entry)
-                if entry is None:
-                    self._locks.pop(key, None)
-                    return None
+        try:
+            async with lock:  # one Hello per token at a time, however many requests race
+                entry = self._entries.get(key)
+                if entry is None or entry.client.closed or time.monotonic() - entry.checked_at > TOKEN_RECHECK_S:
+                    entry = await self._greet(key, token, entry)
+        finally:
+            if key not in self._entries:  # no lock kept per token nobody holds
+                self._locks.pop(key, None)
+        if entry is None:
+            return None
         welcome = entry.client.welcome
         principal = welcome.principal if welcome is not None else "system"
         # client_id ties the SDK's HTTP sessions to the token: another token cannot reuse them.
@@ -86,13 +113,18 @@ class DaemonTokenVerifier:
                                daemon_client=entry.client, principal=principal)
 
     async def _greet(self, key: str, token: str, old: _Entry | None) -> _Entry | None:
+        if old is None:  # a token not seen before: maybe one of a flood of made-up ones
+            wait_s = self._new_token_checks.take()
+            if wait_s > 0:
+                self._refusals.event(" (too many new tokens to check)")
+                raise AuthenticationError(f"too many new tokens to check; retry after {wait_s:.2f} s")
         try:
             client = await Client.connect(self.socket_path, client_name=CLIENT_NAME, token=token)
         except UNREACHABLE as exc:
-            log.warning("muxd mcp: cannot reach the daemon to check a token: %s", exc.message)
+            self._unreachable.event(f": {exc.message}")
             raise AuthenticationError(f"the muxd daemon is unreachable: {exc.message}") from exc
         except MuxdError as exc:
-            log.info("muxd mcp: token sha256:%s refused (%s)", key[:12], exc.code)
+            self._refusals.event(f" (sha256:{key[:12]}, {exc.code})")
             self._entries.pop(key, None)
             self._refused[key] = time.monotonic()
             self._refused.move_to_end(key)
@@ -116,6 +148,8 @@ class DaemonTokenVerifier:
                 del self._entries[key]
 
     async def close(self) -> None:
+        self._refusals.flush()
+        self._unreachable.flush()
         entries, self._entries = list(self._entries.values()), {}
         for entry in entries:
             await entry.client.close()

@@ -23,6 +23,7 @@ from muxd.testing.server import MuxdTestServer
 
 START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 10.0
+HTTP_TIMEOUT_S = 30.0  # the SDK client's wait for any one HTTP answer
 _SERVING = re.compile(r"muxd mcp: serving (http://\S+)")
 
 
@@ -65,10 +66,10 @@ class HttpMcp:
         return self.url.rsplit("/", 1)[0] + "/metrics"
 
     @asynccontextmanager
-    async def session(self, token: str) -> AsyncIterator[ClientSession]:
+    async def session(self, token: str, *, timeout_s: float = HTTP_TIMEOUT_S) -> AsyncIterator[ClientSession]:
         """An initialized SDK client session presenting `token` as its bearer token."""
         headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout_s) as http, \
                 streamable_http_client(self.url, http_client=http) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()

@@ -31,6 +31,16 @@ WAIT_CALL_MARGIN_S = 0.5
 # The screen has no change events: a regex wait re-reads it this often (and on every state event).
 WAIT_SCREEN_POLL_S = 0.2
 WAIT_PATTERN_MAX_CHARS = 1000
+# A wait's regex runs on RE2 (linear time; screen_pattern.py). Its cost per screen character
+# grows with the compiled program, capped here: everyday patterns compile to 5-100 steps, and
+# at the cap the worst patterns measured take ~0.1 s over WAIT_SCREEN_MAX_CHARS.
+WAIT_PATTERN_PROGRAM_MAX = 500
+WAIT_PATTERN_MEMORY_BYTES = 2 * 1024 * 1024  # RE2's budget per pattern being matched (program, DFA cache)
+# RE2's budget when a pattern is first checked: far above WAIT_PATTERN_PROGRAM_MAX steps, and
+# small enough that compiling a huge program gives up at once instead of taking ~1 s.
+WAIT_PATTERN_COMPILE_MEMORY_BYTES = 64 * 1024
+WAIT_SCREEN_MAX_CHARS = 64 * 1024  # of the bottom of the screen, per check
+WAIT_MATCH_THREADS = 2  # threads matching waits' patterns, off the event loop, at most at once
 WAIT_STATES_MAX = 16
 
 ENV_RATE = "MUXD_MCP_RATE"  # calls per second per (principal, tool)

@@ -5,7 +5,8 @@
 - `tidy_tool_results`: a structured tool result's text block becomes compact JSON (the SDK
   pretty-prints it; the text is what a model reads, so indentation is paid in tokens), and an
   argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why`, an
-  unknown tool as `not_found: …`; both are audited here, since such calls never reach muxd's guard.
+  unknown tool as `not_found: …`; both are rate-limited, measured and audited here (every
+  unknown name as one), since such calls never reach muxd's guard.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from muxd.client.connection import Client
 from muxd.errors import BadRequest, ConnectionLost, MuxdError, NotFound
-from muxd.mcp_server.guards import record_refused_call
+from muxd.mcp_server.errors import tool_error
+from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY, ToolGuard
 from muxd.mcp_server.link import acting_as
 
 TOOLS_CALL = "tools/call"
@@ -78,17 +80,25 @@ def _tidy(result: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return {**result, "content": [{**content[0], "text": text}]}, refused
 
 
-async def tidy_tool_results(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    started = time.monotonic()
-    result = await call_next(ctx)
-    if ctx.method == TOOLS_CALL and isinstance(result, dict):
-        tidied, refused = _tidy(result)
-        if refused is not None:  # muxd's guard never saw this call: audit it here
-            params = ctx.params or {}
-            await record_refused_call(str(params.get("name") or ""), params.get("arguments"), refused,
-                                      (time.monotonic() - started) * 1000.0)
-        return tidied
-    return result
+def tidy_tool_results(guard: ToolGuard) -> Callable[[ServerRequestContext[Any, Any], CallNext], Any]:
+    """The middleware tidying tool results; calls the SDK refused are accounted for by `guard`."""
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        started = time.monotonic()
+        result = await call_next(ctx)
+        if ctx.method == TOOLS_CALL and isinstance(result, dict):
+            tidied, refused = _tidy(result)
+            if refused is not None:  # muxd's guard never saw this call
+                params = ctx.params or {}
+                tool = str(params.get("name") or "") if refused == BadRequest.code else UNKNOWN_TOOL_KEY
+                limited = await guard.refused(tool, params.get("arguments"), refused,
+                                              (time.monotonic() - started) * 1000.0)
+                if limited is not None:
+                    tidied = {**tidied, "content": [{**tidied["content"][0], "text": str(tool_error(limited))}]}
+            return tidied
+        return result
+
+    return middleware
 
 
 def _lost_connection(result: HandlerResult) -> bool:

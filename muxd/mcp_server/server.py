@@ -41,10 +41,11 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     `client` becomes the default daemon connection (stdio); None leaves none, so a call that
     is not run `acting_as` some connection fails instead of borrowing a stronger one (HTTP).
     """
+    guard = ToolGuard(limits or GuardLimits.from_env())
     server: MCPServer[Any] = MCPServer(name="muxd", version=__version__, instructions=INSTRUCTIONS,
                                        auth=auth, token_verifier=token_verifier,
-                                       middleware=[*middleware, tidy_tool_results], log_level="WARNING")
-    tools = ToolRegistry(server, ToolGuard(limits or GuardLimits.from_env()))
+                                       middleware=[*middleware, tidy_tool_results(guard)], log_level="WARNING")
+    tools = ToolRegistry(server, guard)
     set_default_client(client)
     register_summary_tools(tools)
     register_pane_tools(tools)

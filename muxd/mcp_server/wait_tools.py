@@ -2,13 +2,12 @@
 
 States and exits arrive as daemon events (Subscribe on a connection of the wait's own), so
 they are not polled. The screen has no change events: a regex is re-checked on every event
-and every WAIT_SCREEN_POLL_S.
+and every WAIT_SCREEN_POLL_S, when the screen changed (screen_pattern.py bounds each check).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from typing import Annotated, Any, get_args
 
@@ -24,6 +23,7 @@ from muxd.mcp_server.limits import (
     WAIT_TIMEOUT_S_MIN,
 )
 from muxd.mcp_server.registry import ToolRegistry
+from muxd.mcp_server.screen_pattern import SYNTAX, ScreenPattern
 from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
 from muxd.protocol.messages import AgentStateChanged, CapturePane, ListPanes, PaneExited, Subscribe, Summary
 
@@ -49,17 +49,6 @@ def _check_states(state: str | list[str] | None) -> set[str]:
     return set(wanted)
 
 
-def _compile(pattern: str | None) -> re.Pattern[str] | None:
-    if pattern is None:
-        return None
-    if not pattern or len(pattern) > WAIT_PATTERN_MAX_CHARS:
-        raise BadRequest(f"pattern must have 1-{WAIT_PATTERN_MAX_CHARS} characters", field="pattern")
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise BadRequest(f"pattern is not a valid regex: {exc}", field="pattern") from exc
-
-
 def _summary_dict(summary: Any) -> dict[str, Any]:
     record: dict[str, Any] = msgspec.to_builtins(summary)
     record.pop("recent_output", None)
@@ -78,7 +67,7 @@ def register_wait_tools(tools: ToolRegistry) -> None:
         state: Annotated[str | list[str] | None, Field(
             description=f"return when the agent state is this (or any of these): {', '.join(STATES)}")] = None,
         pattern: Annotated[str | None, Field(
-            description="return when a screen line matches this regex (Python syntax)",
+            description=f"return when a screen line matches this regex ({SYNTAX})",
             max_length=WAIT_PATTERN_MAX_CHARS)] = None,
         exited: Annotated[bool, Field(description="return when the pane's program exits")] = False,
         timeout_s: Annotated[float | None, Field(
@@ -97,7 +86,7 @@ def register_wait_tools(tools: ToolRegistry) -> None:
             raise BadRequest(f"timeout_s must be between {WAIT_TIMEOUT_S_MIN} and {WAIT_TIMEOUT_S_MAX}, "
                              f"got {timeout_s}", field="timeout_s")
         states = _check_states(state)
-        regex = _compile(pattern)
+        regex = ScreenPattern(pattern) if pattern is not None else None
         if not (states or regex or exited):
             raise BadRequest("wait_for needs a state, a pattern or exited=true", field="state")
         started = time.monotonic()
@@ -114,6 +103,7 @@ def register_wait_tools(tools: ToolRegistry) -> None:
             current = (await client.call(Summary, target=target)).summary.activity.state
             exit_code: int | None = None
             gone = current == "Exited"
+            screen_seen: str | None = None  # the screen last matched: an unchanged one is not matched again
 
             async def result(matched: bool, reason: str, **extra: Any) -> dict[str, Any]:
                 elapsed_s = round(time.monotonic() - started, 3)
@@ -131,9 +121,11 @@ def register_wait_tools(tools: ToolRegistry) -> None:
                     return await result(True, "exited", exit_code=exit_code or await _exit_code(client, target))
                 if regex is not None and not gone:
                     text = (await client.call(CapturePane, target=target, start=-WAIT_SCREEN_LINES)).text
-                    line = next((ln for ln in reversed(text.split("\n")) if regex.search(ln)), None)
-                    if line is not None:
-                        return await result(True, "pattern", line=line.rstrip())
+                    if text != screen_seen:
+                        screen_seen = text
+                        line = await regex.last_matching_line(text)
+                        if line is not None:
+                            return await result(True, "pattern", line=line.rstrip())
                 if gone and not exited:
                     return await result(False, "exited", exit_code=exit_code or await _exit_code(client, target))
                 remaining = deadline - time.monotonic()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.config import AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS
+from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS
 from muxd.daemon.access import current_principal
 from muxd.daemon.call_metrics import prometheus_text
 from muxd.daemon.commands import command
@@ -19,6 +19,7 @@ from muxd.protocol.messages import (
     RecordCall, RevokeGrant, RevokeToken, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
 )
 from muxd.store.tokens import TokenRecord
+from muxd.terminal_text import has_unsafe
 
 if TYPE_CHECKING:
     from muxd.daemon.server import Daemon
@@ -83,12 +84,17 @@ async def revoke_grant(daemon: Daemon, req: RevokeGrant) -> TokenReply:
 
 @command(RecordCall)
 async def record_call(daemon: Daemon, req: RecordCall) -> Ok:
-    if not 1 <= len(req.tool) <= AUDIT_TOOL_MAX_CHARS:
-        raise BadRequest(f"tool must have 1..{AUDIT_TOOL_MAX_CHARS} characters", field="tool")
+    if not 1 <= len(req.tool) <= AUDIT_TOOL_MAX_CHARS or has_unsafe(req.tool):
+        raise BadRequest(f"tool must have 1..{AUDIT_TOOL_MAX_CHARS} characters, no control characters",
+                         field="tool")
     if len(req.args_sha256) != _SHA256_HEX_CHARS or any(c not in "0123456789abcdef" for c in req.args_sha256):
         raise BadRequest("args_sha256 must be 64 lowercase hex digits", field="args_sha256")
     if req.status not in CALL_STATUSES:
         raise BadRequest(f"status must be one of {', '.join(CALL_STATUSES)}", field="status")
+    if req.error_code is not None and (not 1 <= len(req.error_code) <= AUDIT_ERROR_CODE_MAX_CHARS
+                                       or has_unsafe(req.error_code)):
+        raise BadRequest(f"error_code must have 1..{AUDIT_ERROR_CODE_MAX_CHARS} characters, no control characters",
+                         field="error_code")
     if req.rows < 0 or not 0 <= req.latency_ms < float("inf"):
         raise BadRequest("rows and latency_ms must be >= 0", field="rows")
     daemon.access.record_call(current_principal(), req)

@@ -11,7 +11,8 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.config import (
-    DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+    DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, NAME_MAX_CHARS, PANE_TAGS_MAX,
+    TAG_MAX_CHARS,
 )
 from muxd.errors import BadRequest
 from muxd.keys import key_name_to_text
@@ -31,9 +32,6 @@ SEND_INPUT_TEXT_MAX_CHARS = 64 * 1024
 SEND_INPUT_KEYS_MAX = 64
 CREATE_PANE_ARGS_MAX = 256
 CREATE_PANE_ENV_MAX = 128
-CREATE_PANE_TAGS_MAX = 32
-CREATE_PANE_NAME_MAX_CHARS = 200  # as PaneId: a name must be usable as a pane_id
-CREATE_PANE_TAG_MAX_CHARS = 64
 CREATE_PANE_ARG_MAX_CHARS = 32 * 1024  # one argument or one environment value
 CREATE_PANE_PATH_MAX_CHARS = 4096  # PATH_MAX
 # TUIs built on ink (Gemini CLI) take a CR in the same read as the text for a pasted newline:
@@ -98,11 +96,11 @@ def register_pane_tools(tools: ToolRegistry) -> None:
         """Start a program (an agent CLI or a shell) in a new pane of its own session; returns the pane."""
         _check_count("command", command, CREATE_PANE_ARGS_MAX)
         _check_count("env", env, CREATE_PANE_ENV_MAX)
-        _check_count("tags", tags, CREATE_PANE_TAGS_MAX)
+        _check_count("tags", tags, PANE_TAGS_MAX)
         _check_lengths("command", command, CREATE_PANE_ARG_MAX_CHARS)
         _check_lengths("env", [*env, *env.values()], CREATE_PANE_ARG_MAX_CHARS)
-        _check_lengths("tags", tags, CREATE_PANE_TAG_MAX_CHARS)
-        _check_lengths("name", [name or ""], CREATE_PANE_NAME_MAX_CHARS)
+        _check_lengths("tags", tags, TAG_MAX_CHARS)
+        _check_lengths("name", [name or ""], NAME_MAX_CHARS)
         _check_lengths("cwd", [cwd or ""], CREATE_PANE_PATH_MAX_CHARS)
         _check_size(columns, lines)
         if cwd is not None and not os.path.isabs(cwd):

@@ -23,6 +23,7 @@ from muxd.cli.pane_commands import HISTORY_START
 from muxd.client.connection import Client
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
 from muxd.protocol.messages import CapturePane
+from muxd.testing.proc import rss_kib
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import WaitTimeout, wait_until
 
@@ -57,14 +58,6 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
 def comm(pid: int) -> str:

@@ -10,17 +10,13 @@ import pytest
 from muxd.config import PANE_INPUT_PENDING_MAX_BYTES, SEND_KEYS_MAX_BYTES
 from muxd.errors import Conflict
 from muxd.protocol.messages import SendKeys
+from muxd.testing.proc import rss_kib
 
 SENDS = 100
 CALL_TIMEOUT_S = 10.0
 # 100 sends of 1 MiB grew the daemon by ~100 MiB before the cap; now by the cap plus what
 # decoding a 1 MiB request leaves in the allocator.
 RSS_GROWTH_MAX_KIB = 32 * 1024
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
 
 
 async def _flood_input(server) -> list[Conflict]:

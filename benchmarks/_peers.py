@@ -23,7 +23,6 @@ from muxd.cli.pane_commands import HISTORY_START
 from muxd.client.connection import Client
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
 from muxd.protocol.messages import CapturePane
-from muxd.testing.proc import rss_kib
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import WaitTimeout, wait_until
 

@@ -75,7 +75,8 @@ sys.stdin.read()
 """
 
 
-from _peers import (GATE_OPEN_TIMEOUT_S, PROC_POLL_S, SERVER_STOP_TIMEOUT_S, cpu_seconds, rss_kib, comm, children, screen_lines, CLEANUP, Gate, TmuxPeer, MuxdPeer, Peer, run_benchmark, running)
+from _peers import (GATE_OPEN_TIMEOUT_S, PROC_POLL_S, SERVER_STOP_TIMEOUT_S, cpu_seconds, comm, children, screen_lines, CLEANUP, Gate, TmuxPeer, MuxdPeer, Peer, run_benchmark, running)
+from muxd.testing.proc import rss_kib
 
 
 @dataclass

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from muxd.emulator.cell import BLANK, DEFAULT_STYLE
 from muxd.emulator.packed_rows import PackedRows
 from muxd.emulator.rows import Row
 from muxd.emulator.sgr import intern_style
+from muxd.emulator.style_codes import style_code, style_from_code
 
 
 def style(**fields: object) -> tuple[object, ...]:
@@ -19,6 +22,17 @@ STYLES = [
     style(fg="0a1bff", bg="ffffff", strikethrough=True, dim=True, hidden=True, overline=True),
     style(fg="000000", bg="255", bold=True, dim=True),
 ]
+
+
+@pytest.mark.parametrize("shown", STYLES)
+def test_style_codes_give_back_the_same_style(shown: tuple[object, ...]) -> None:
+    code = style_code(shown)  # type: ignore[arg-type]
+    assert code is not None
+    assert style_from_code(code) == shown
+
+
+def test_a_colour_codes_cannot_hold_has_no_code() -> None:
+    assert style_code(style(fg="not-a-colour")) is None  # type: ignore[arg-type]
 
 
 ROWS = [
@@ -37,6 +51,12 @@ def test_rows_come_back_as_they_went_in() -> None:
     assert packed.rows(0, len(ROWS)) == ROWS
     assert packed.rows(2, 4) == ROWS[2:4]
     assert packed.size_bytes == sum(row.size_bytes for row in ROWS)
+
+
+def test_styles_codes_cannot_hold_are_kept_as_they_are() -> None:
+    odd = style(fg="not-a-colour", bold=True)
+    rows = [*ROWS, Row("odd", (odd, 3), False)]
+    assert PackedRows(rows).rows(0, len(rows)) == rows
 
 
 def test_eviction_drops_whole_rows_from_the_front() -> None:

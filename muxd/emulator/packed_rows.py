@@ -3,7 +3,8 @@
 A `Row` of two characters costs ~130 bytes of Python objects (the tuple, its str, a list
 slot), ~190 with a style run. Packed, a row costs its UTF-8 text plus 9 bytes (a text end
 offset, a wrap flag, a run end offset) plus 8 bytes a style run (a style index, a count),
-so the scrollback cap (rows.row_size_bytes) bounds real memory for rows of up to two runs.
+plus 8 bytes for each distinct style of the chunk (style_codes.py), so the scrollback cap
+(rows.row_size_bytes) bounds real memory for rows of up to two runs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Sequence
 
 from .cell import Style
 from .rows import ROW_OVERHEAD_BYTES, Row, text_bytes
+from .style_codes import style_code, style_from_code
 
 _wrapped = attrgetter("wrapped")
 
@@ -35,7 +37,8 @@ class PackedRows:
             self._text_ends = array("I", list(accumulate(map(text_bytes, texts))))
         self._wrapped = bytes(map(_wrapped, rows))
         # Runs flattened to (style index, character count) pairs; None when no row has any.
-        self._styles: list[Style] = []
+        # The styles themselves as codes (or, for a colour codes cannot hold, as objects).
+        self._styles: array[int] | list[Style] = []
         self._runs: array[int] | None = None
         self._run_ends: array[int] | None = None
         if any(row.runs for row in rows):
@@ -57,7 +60,8 @@ class PackedRows:
                 runs.append(number)
                 runs.append(row_runs[position + 1])
             ends.append(len(runs))
-        self._styles = list(index)
+        codes = list(map(style_code, index))
+        self._styles = list(index) if None in codes else array("Q", codes)
         self._runs, self._run_ends = runs[:], ends[:]  # copies without the spare room
 
     @property
@@ -86,6 +90,8 @@ class PackedRows:
         text, ends, wrapped = self._text, self._text_ends, self._wrapped
         runs, run_ends = self._runs, self._run_ends
         styles = self._styles
+        if isinstance(styles, array):
+            styles = list(map(style_from_code, styles))
         out: list[Row] = []
         begin = ends[first - 1] if first else 0
         run_begin = run_ends[first - 1] if run_ends is not None and first else 0

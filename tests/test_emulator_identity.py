@@ -24,6 +24,7 @@ def shrink_segments(monkeypatch: pytest.MonkeyPatch) -> None:
     """Scrollback segments of a few rows, so that short inputs cross their boundaries too."""
     monkeypatch.setattr(scrollback, "ROW_CHUNK_ROWS", 7)
     monkeypatch.setattr(scrollback, "ROW_CHUNK_BYTES", 400)
+    monkeypatch.setattr(scrollback, "FLOOD_PIECE_CHARS", 500)
     monkeypatch.setattr(source_block, "SOURCE_BLOCK_LINES", 5)
     monkeypatch.setattr(source_block, "SOURCE_BLOCK_CHARS", 300)
 

@@ -22,6 +22,9 @@ from .source_block import SourceBlock, advance_attrs, measure_lines, render_line
 # enough that unpacked rows (~130-250 bytes each) add little, many enough to pack rarely.
 ROW_CHUNK_ROWS = 256
 ROW_CHUNK_BYTES = 32 * 1024
+# Flood text is measured this much at a time: measuring makes an object a line, and a read
+# of the PTY can bring a quarter of a million short lines.
+FLOOD_PIECE_CHARS = 128 * 1024
 
 
 class RowChunk:
@@ -121,8 +124,24 @@ class Scrollback:
     ) -> None:
         """Add the rows that CRLF-terminated flood lines `text` would scroll off, unrendered."""
         text, attrs = self._drop_doomed_prefix(text, has_sgr, columns, start_attrs, default)
-        if not text:
-            return
+        position = 0
+        while position < len(text):
+            end = len(text)
+            if end - position > FLOOD_PIECE_CHARS:
+                end = text.rfind("\r\n", position, position + FLOOD_PIECE_CHARS) + 2
+                if end < position + 2:  # one line longer than that
+                    end = text.find("\r\n", position + FLOOD_PIECE_CHARS) + 2
+            piece = text[position:end]
+            piece_sgr = has_sgr and "\x1b" in piece
+            piece_end = end_attrs if end == len(text) else advance_attrs(attrs, piece, default) if piece_sgr else attrs
+            self._append_flood(piece, piece_sgr, columns, attrs, piece_end, default)
+            position, attrs = end, piece_end
+        if self.size_bytes > self.cap_bytes:
+            self._evict()
+
+    def _append_flood(
+        self, text: str, has_sgr: bool, columns: int, attrs: Cell, end_attrs: Cell, default: Cell
+    ) -> None:
         flood = measure_lines(text, has_sgr, columns)
         first, begin, total = 0, 0, len(flood.rows)  # `begin`: where line `first` starts in `text`
         dense = iter(flood.dense_lines)
@@ -147,8 +166,6 @@ class Scrollback:
             self.rows_added += block.row_count - rows
             self.size_bytes += block.size_bytes - size
             first, begin = stop, end
-        if self.size_bytes > self.cap_bytes:
-            self._evict()
 
     def _open_block(self, columns: int, attrs: Cell, default: Cell) -> SourceBlock:
         """The newest segment if flood lines starting with `attrs` can go on in it, else a new block."""

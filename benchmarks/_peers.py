@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -93,6 +94,19 @@ class Cleanup:
 
 
 CLEANUP = Cleanup()
+
+
+def run_interruptible(main: Callable[[], int]) -> None:
+    """Exit with main()'s status; a `kill` (SIGTERM) cleans up like Ctrl-C, through the `finally`s."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt:
+        print("interrupted; servers stopped and temp files removed", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 def stop_pid(pid: int | None) -> None:

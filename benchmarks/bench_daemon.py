@@ -14,7 +14,6 @@ import os
 import platform
 import selectors
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -77,7 +76,7 @@ sys.stdin.read()
 """
 
 
-from _peers import (GATE_OPEN_TIMEOUT_S, PROC_POLL_S, SERVER_STOP_TIMEOUT_S, cpu_seconds, rss_kib, comm, children, screen_lines, CLEANUP, Gate, TmuxPeer, MuxdPeer, Peer, running)
+from _peers import (GATE_OPEN_TIMEOUT_S, PROC_POLL_S, SERVER_STOP_TIMEOUT_S, cpu_seconds, rss_kib, comm, children, screen_lines, CLEANUP, Gate, TmuxPeer, MuxdPeer, Peer, running, run_interruptible)
 
 
 @dataclass
@@ -385,7 +384,6 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("tmux") is None:
         print("tmux is not installed", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _interrupt)
     names = list(CORPUS_NAMES) if args.corpus == "all" else [args.corpus]
     with ExitStack() as stack:
         workdir = Path(tempfile.mkdtemp(prefix="muxd-bench-", dir="/tmp"))
@@ -438,18 +436,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # so that a `kill` cleans up like Ctrl-C does
-
-
 def progress(run: RunResult) -> None:
     print(f"  {run.corpus:<7} {run.peer:<8} CPU {fmt(run.cpu_s)} s  wall {fmt(run.wall_s)} s  {run.error or ''}",
           flush=True)
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except KeyboardInterrupt:
-        print("interrupted; servers stopped and temp files removed", file=sys.stderr)
-        raise SystemExit(130) from None
+    run_interruptible(main)

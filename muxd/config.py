@@ -16,7 +16,7 @@ MIN_LINES = 1
 MAX_LINES = 1000
 # Memory a pane's scrollback may hold (rows.row_size_bytes: a row's UTF-8 text + 32 bytes).
 # 2 MiB keeps ~18,700 full 80-column rows, ~60,000 short ones (tmux keeps 2,000 lines by
-# default); 30 panes with full histories take 20-60 MB (benchmarks/bench_scrollback_memory.py).
+# default); 30 panes with full histories take 20-65 MB (benchmarks/bench_scrollback_memory.py).
 DEFAULT_SCROLLBACK_BYTES = 2 * 1024 * 1024
 PTY_READ_CHUNK_BYTES = 64 * 1024
 # Bytes a pane may hold unemulated before it stops reading its PTY (the child then blocks).

@@ -1,12 +1,13 @@
-"""A pane's scrollback: rows that scrolled off the top of the main screen, capped in bytes.
+"""A pane's scrollback: rows that scrolled off the top of the main screen, capped in memory.
 
 Rows are held in segments, oldest first: `RowChunk`s of emulated rows (packed into
 `PackedRows` once full) and `SourceBlock`s of unrendered flood lines. Each row costs
 rows.row_size_bytes against the cap, what it takes in memory packed (its text plus
 bookkeeping), the same whichever way it arrived. Whenever the total exceeds the cap, the
 oldest rows are evicted one at a time until it fits again (so the result does not depend on
-how the rows arrived). Memory beyond the cap: the open RowChunk's rows, not packed yet, and
-the evicted front of the oldest segment, freed with its last row.
+how the rows arrived). Memory beyond the cap: the open RowChunk's rows, not packed yet, the
+evicted front of the oldest segment (freed with its last row), and style runs beyond two a
+row (packed_rows.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections import deque
 
 from .cell import Cell
+from .line_layout import LINE_END
 from .packed_rows import PackedRows
 from .rows import Row, row_size_bytes, text_bytes
 from .source_block import SourceBlock, advance_attrs, measure_lines, render_line, source_size_bytes
@@ -22,8 +24,8 @@ from .source_block import SourceBlock, advance_attrs, measure_lines, render_line
 # enough that unpacked rows (~130-250 bytes each) add little, many enough to pack rarely.
 ROW_CHUNK_ROWS = 256
 ROW_CHUNK_BYTES = 32 * 1024
-# Flood text is measured this much at a time: measuring makes an object a line, and a read
-# of the PTY can bring a quarter of a million short lines.
+# Flood text is measured this much at a time: measuring makes an object a line, and one
+# read of the PTY can bring 65,000 short lines.
 FLOOD_PIECE_CHARS = 128 * 1024
 
 
@@ -128,9 +130,9 @@ class Scrollback:
         while position < len(text):
             end = len(text)
             if end - position > FLOOD_PIECE_CHARS:
-                end = text.rfind("\r\n", position, position + FLOOD_PIECE_CHARS) + 2
-                if end < position + 2:  # one line longer than that
-                    end = text.find("\r\n", position + FLOOD_PIECE_CHARS) + 2
+                end = text.rfind(LINE_END, position, position + FLOOD_PIECE_CHARS) + len(LINE_END)
+                if end <= position + 1:  # one line longer than that
+                    end = text.find(LINE_END, position + FLOOD_PIECE_CHARS) + len(LINE_END)
             piece = text[position:end]
             piece_sgr = has_sgr and "\x1b" in piece
             piece_end = end_attrs if end == len(text) else advance_attrs(attrs, piece, default) if piece_sgr else attrs
@@ -142,6 +144,7 @@ class Scrollback:
     def _append_flood(
         self, text: str, has_sgr: bool, columns: int, attrs: Cell, end_attrs: Cell, default: Cell
     ) -> None:
+        """Add the lines of one piece: held in source blocks, or rendered where dense."""
         flood = measure_lines(text, has_sgr, columns)
         first, begin, total = 0, 0, len(flood.rows)  # `begin`: where line `first` starts in `text`
         dense = iter(flood.dense_lines)
@@ -160,11 +163,11 @@ class Scrollback:
                 attrs = end_attrs
             elif has_sgr:
                 attrs = advance_attrs(attrs, text[begin:end], default)
-            rows, size = block.row_count, block.size_bytes
+            rows_before, size_before = block.row_count, block.size_bytes
             block.extend(flood, first, stop, begin, end, attrs)
-            self.row_count += block.row_count - rows
-            self.rows_added += block.row_count - rows
-            self.size_bytes += block.size_bytes - size
+            self.row_count += block.row_count - rows_before
+            self.rows_added += block.row_count - rows_before
+            self.size_bytes += block.size_bytes - size_before
             first, begin = stop, end
 
     def _open_block(self, columns: int, attrs: Cell, default: Cell) -> SourceBlock:

@@ -20,6 +20,7 @@ from typing import NamedTuple, Sequence
 
 from .cell import DEFAULT_STYLE, Cell
 from .line_layout import (
+    LINE_END,
     SGR_SEQUENCE,
     block_geometry,
     is_narrow,
@@ -35,14 +36,12 @@ from .sgr import apply_sgr, intern_style
 # A block takes lines until it holds this many, or this much source (characters: text, SGR, CRLF).
 SOURCE_BLOCK_LINES = 1024
 SOURCE_BLOCK_CHARS = 64 * 1024
-# A flood line whose source takes more than this many times its cost is rendered into rows
-# instead: SGR sequences the rows do not keep (a colour for every character, repeated
+# A flood line of more source characters than this many times its cost is rendered into
+# rows instead: SGR sequences the rows do not keep (a colour for every character, repeated
 # resets, long parameter lists) would otherwise hold memory the cap does not count.
-SOURCE_MAX_BYTES_PER_COST_BYTE = 3
-_LINE_INDEX_BYTES = 8  # a line's entries in cost_ends and row_ends
+SOURCE_MAX_CHARS_PER_COST_BYTE = 3
 
 _FULL_RESETS = ("\x1b[m", "\x1b[0m")
-_LINE_END = "\r\n"
 
 
 def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
@@ -66,12 +65,12 @@ class FloodLines(NamedTuple):
     costs: list[int]  # each line's rows' cost against the scrollback cap
     irregular: dict[int, tuple[int, ...]]  # line -> its rows' text sizes (BlockGeometry)
     sized_lines: list[int]  # the irregular lines of several rows, in order (one row needs no sizes)
-    dense_lines: list[int]  # lines to render rather than hold (SOURCE_MAX_BYTES_PER_COST_BYTE), in order
+    dense_lines: list[int]  # lines to render rather than hold (SOURCE_MAX_CHARS_PER_COST_BYTE), in order
     has_sgr: bool
 
     def end_of(self, first: int, stop: int, begin: int) -> int:
         """Where in `text` lines [first, stop) end, line `first` beginning at `begin`."""
-        return begin + sum(map(len, islice(self.lines, first, stop))) + len(_LINE_END) * (stop - first)
+        return begin + sum(map(len, islice(self.lines, first, stop))) + len(LINE_END) * (stop - first)
 
 
 def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
@@ -90,7 +89,7 @@ def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
     dense: list[int] = []
     if has_sgr:  # without SGR a line's source is its text: well within its cost
         held = map(len, lines)
-        allowed = map(mul, costs, repeat(SOURCE_MAX_BYTES_PER_COST_BYTE))
+        allowed = map(mul, costs, repeat(SOURCE_MAX_CHARS_PER_COST_BYTE))
         dense = list(compress(count(), map(gt, held, allowed)))
     return FloodLines(text, lines, rows, costs, irregular, sized, dense, has_sgr)
 
@@ -150,11 +149,11 @@ class SourceBlock:
         end = flood.end_of(first, stop, begin)
         room = SOURCE_BLOCK_CHARS - self.source_chars
         if end - begin > room:
-            cut = flood.text.rfind(_LINE_END, begin, begin + room)
+            cut = flood.text.rfind(LINE_END, begin, begin + room)
             if cut < 0:
                 return first + 1, flood.end_of(first, first + 1, begin)
-            end = cut + len(_LINE_END)
-            stop = first + flood.text.count(_LINE_END, begin, end)
+            end = cut + len(LINE_END)
+            stop = first + flood.text.count(LINE_END, begin, end)
         return stop, end
 
     def extend(self, flood: FloodLines, first: int, stop: int, begin: int, end: int, end_attrs: Cell) -> None:
@@ -221,7 +220,7 @@ class SourceBlock:
         lines = self._source.split(b"\r\n")
         attrs = self.start_attrs
         if self.has_sgr and index:
-            before = sum(map(len, islice(lines, index))) + len(_LINE_END) * index
+            before = sum(map(len, islice(lines, index))) + len(LINE_END) * index
             attrs = advance_attrs(attrs, self._source[:before].decode("utf-8", "surrogatepass"), self.default)
         out: list[Row] = []
         row_abs = self._line_base(index)[1]

@@ -28,12 +28,13 @@ import _corpora
 from _corpora import COLUMNS, CORPUS_NAMES, LINES, Corpus
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
+from muxd.emulator.rows import row_size_bytes
 from muxd.testing.wait import WaitTimeout, wait_until
 
 DEFAULT_CORPUS_MB = 20
 TMUX_DEFAULT_HISTORY_LINES = 2000
 # tmux run with this many history lines keeps about what muxd's byte budget keeps of full rows.
-TMUX_MATCHED_HISTORY_LINES = DEFAULT_SCROLLBACK_BYTES // (COLUMNS + 1)
+TMUX_MATCHED_HISTORY_LINES = DEFAULT_SCROLLBACK_BYTES // row_size_bytes(COLUMNS)
 RUN_TIMEOUT_S = 150.0             # one peer on one corpus, from releasing `cat` to a settled screen
 SETTLE_QUIET_S = 0.3              # the final screen must stay unchanged this long
 SCREEN_POLL_S = 0.02

@@ -19,7 +19,10 @@ MAX_LINES = 1000
 NAME_MAX_CHARS = 64
 PANE_TAGS_MAX = 32
 TAG_MAX_CHARS = 64
-DEFAULT_SCROLLBACK_BYTES = 8 * 1024 * 1024
+# Memory a pane's scrollback may hold (rows.row_size_bytes: a row's UTF-8 text + 32 bytes).
+# 2 MiB keeps ~18,700 full 80-column rows, ~60,000 short ones (tmux keeps 2,000 lines by
+# default); 30 panes with full histories take 20-65 MB (benchmarks/bench_scrollback_memory.py).
+DEFAULT_SCROLLBACK_BYTES = 2 * 1024 * 1024
 PTY_READ_CHUNK_BYTES = 64 * 1024
 # One readable callback reads at most this much from a pane's PTY before letting others run.
 PTY_READ_BUDGET_PER_WAKEUP_BYTES = 256 * 1024

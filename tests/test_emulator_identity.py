@@ -15,15 +15,25 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from emulator_data import streams
-from muxd.emulator import Emulator, flood
+from muxd.emulator import Emulator, flood, scrollback, source_block
 
 ALL_HISTORY = -(10**9)
+
+
+def shrink_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scrollback segments of a few rows, so that short inputs cross their boundaries too."""
+    monkeypatch.setattr(scrollback, "ROW_CHUNK_ROWS", 7)
+    monkeypatch.setattr(scrollback, "ROW_CHUNK_BYTES", 400)
+    monkeypatch.setattr(scrollback, "FLOOD_PIECE_CHARS", 500)
+    monkeypatch.setattr(source_block, "SOURCE_BLOCK_LINES", 5)
+    monkeypatch.setattr(source_block, "SOURCE_BLOCK_CHARS", 300)
 
 
 @pytest.fixture(params=["small_flood_threshold", "default_threshold"])
 def threshold(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
     if request.param == "small_flood_threshold":
         monkeypatch.setattr(flood, "FLOOD_MIN_CHARS", 16)
+        shrink_segments(monkeypatch)
     return flood.FLOOD_MIN_CHARS
 
 
@@ -65,7 +75,7 @@ def assert_identical(data: bytes, cuts: Sequence[int] = (), **size: int) -> Emul
     expected, actual = observe(reference), observe(fast)
     history = fast.rows(ALL_HISTORY, -1) if fast.history_size else []
     assert len(history) == fast.history_size
-    assert sum(len(row.text) + 1 for row in history) == fast.history_bytes
+    assert sum(row.size_bytes for row in history) == fast.history_bytes
     for key in expected:
         assert actual[key] == expected[key], f"{key} differs (cuts={list(cuts)[:8]})"
     assert fast.replies == reference.replies  # type: ignore[attr-defined]
@@ -88,6 +98,14 @@ FLOOD_CASES = {
         + streams.words(rng, rng.randint(0, 150)).encode() + b"\r\n"
         for n in range(300)
     ),
+    # Lines whose SGR outweighs their text are rendered into rows, not held as source.
+    "colour_per_character": lambda rng: b"".join(
+        streams.words(rng, rng.randint(0, 12)).encode()  # in the colour the line before left
+        + b"".join(b"\x1b[38;2;%d;%d;%dm%s" % (rng.randrange(256), rng.randrange(256), rng.randrange(256),
+                                           rng.choice(streams.WORDS).encode()[:1]) for _ in range(rng.randint(0, 120)))
+        + (b"\x1b[0m" * rng.randint(0, 40) + b"x" if rng.random() < 0.3 else b"") + b"\r\n"
+        for _ in range(150)
+    ),
     "mixed": lambda rng: b"".join(
         [
             b"prompt$ cat file\r\n",
@@ -108,12 +126,12 @@ FLOOD_CASES = {
 def test_floods_match_plain_emulation(case: str, chunk: int, threshold: int) -> None:
     data = FLOOD_CASES[case](random.Random(case))
     fast = assert_identical(data, chunked(data, chunk))
-    if threshold < 100 and case in ("plain", "coloured", "long_wrapped", "sticky_sgr", "mixed"):
+    if threshold < 100 and case in ("plain", "coloured", "long_wrapped", "sticky_sgr", "colour_per_character", "mixed"):
         assert fast.skipped_chars > 0, "the flood path was not exercised"
 
 
 @pytest.mark.parametrize("cap", [0, 1, 100, 997, 5_000, 40_000, 10**9])
-@pytest.mark.parametrize("case", ["plain", "coloured", "coloured_wrapped", "sticky_sgr"])
+@pytest.mark.parametrize("case", ["plain", "coloured", "coloured_wrapped", "sticky_sgr", "colour_per_character"])
 def test_eviction_inside_source_blocks(case: str, cap: int, threshold: int) -> None:
     data = FLOOD_CASES[case](random.Random(case))
     for chunk in (1 << 20, 1500):
@@ -195,6 +213,7 @@ NARROW_UTF8 = ["é", "—", "─", "│", "✓", "●", "…", "π", "ß", "→"
 def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     """Short runs are skipped too (the default threshold is covered by the cases above)."""
     monkeypatch.setattr(flood, "FLOOD_MIN_CHARS", 16)
+    shrink_segments(monkeypatch)
 
 
 def text_flood(rng: random.Random, lines: int, max_width: int = 200, kinds: str = "tnwcs") -> bytes:

@@ -1,6 +1,6 @@
 """line_layout's three descriptions of a flood line agree with each other and with the screen.
 
-`lay_out_line` (cells, for rendering), `row_text_lengths` and `narrow_line_width` (sizes,
+`lay_out_line` (cells, for rendering), `row_text_bytes` and `narrow_line_width` (sizes,
 for the scrollback cap) are separate code for speed; here they are checked against each
 other on many random lines, and `lay_out_line` against a real screen.
 """
@@ -14,13 +14,14 @@ import pytest
 from emulator_data import streams
 from muxd.emulator import Emulator
 from muxd.emulator.cell import BLANK
+from muxd.emulator.rows import text_bytes
 from muxd.emulator.line_layout import (
     block_geometry,
     lay_out_line,
     line_rows,
     narrow_line_width,
     next_tab_column,
-    row_text_lengths,
+    row_text_bytes,
     rows_for_width,
 )
 
@@ -44,8 +45,8 @@ def test_sizes_agree_with_the_rendered_rows(columns: int) -> None:
     rng = random.Random(columns)
     for _ in range(400):
         line = random_line(rng)
-        rendered = [len(row.text) for row in lay_out_line(line, BLANK, columns, BLANK)[0]]
-        assert row_text_lengths(line, columns) == rendered, repr(line)
+        rendered = [text_bytes(row.text) for row in lay_out_line(line, BLANK, columns, BLANK)[0]]
+        assert row_text_bytes(line, columns) == rendered, repr(line)
         assert line_rows(line, columns) == len(rendered)
         narrow = random_line(rng, narrow_only=True)
         rendered = [len(row.text) for row in lay_out_line(narrow, BLANK, columns, BLANK)[0]]
@@ -55,11 +56,13 @@ def test_sizes_agree_with_the_rendered_rows(columns: int) -> None:
 
 
 def test_block_geometry_lists_only_irregular_lines() -> None:
-    text = "plain\r\n\tindented\r\nwide 中\r\né─\r\n" + "y" * 85 + "\t\r\n"
+    text = "plain\r\n\tindented\r\nwide 中\r\né─\r\n" + "y" * 85 + "\t\r\n" + "é" * 85 + "\r\n"
     geometry = block_geometry(text, has_sgr=False, columns=80)
-    assert geometry.widths == [5, 16, 6, 2, 85]  # a wide character is one character of text
-    assert geometry.irregular == {2: (6,)}
-    assert geometry.row_counts(80) == [1, 1, 1, 1, 2]
+    assert geometry.widths[:2] + geometry.widths[3:] == [5, 16, 2, 85, 85]
+    # Wide characters, and UTF-8 text over several rows: each row's size in bytes.
+    assert geometry.irregular == {2: (5 + 3,), 5: (80 * 2, 5 * 2)}
+    assert geometry.text_sizes == [5, 16, 8, 2 + 3, 85, 170]
+    assert geometry.row_counts(80) == [1, 1, 1, 1, 2, 2]
 
 
 @pytest.mark.parametrize("columns", [9, 30])

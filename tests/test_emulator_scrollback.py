@@ -7,9 +7,9 @@ import tracemalloc
 
 import pytest
 
-from muxd.config import DEFAULT_SCROLLBACK_BYTES
+from muxd.config import DEFAULT_SCROLLBACK_BYTES, PTY_READ_CHUNK_BYTES
 from muxd.emulator import Emulator
-from muxd.emulator.rows import EMPTY_ROW, Row
+from muxd.emulator.rows import EMPTY_ROW, ROW_OVERHEAD_BYTES, Row
 
 # tmux holds 10k lines of 80 columns in ~3-4 MB (measured by benchmarks/bench_emulator.py);
 # the emulator must stay within three times that.
@@ -30,19 +30,24 @@ def test_default_cap_is_the_configured_one() -> None:
     assert Emulator()._scrollback.cap_bytes == DEFAULT_SCROLLBACK_BYTES
 
 
-def test_row_size_is_text_length_plus_one() -> None:
-    assert Row("abc", (), False).size_bytes == 4
-    assert EMPTY_ROW.size_bytes == 1
+def test_row_size_is_its_utf8_text_plus_the_overhead() -> None:
+    assert Row("abc", (), False).size_bytes == ROW_OVERHEAD_BYTES + 3
+    assert EMPTY_ROW.size_bytes == ROW_OVERHEAD_BYTES
+    assert Row("é中😀", (), False).size_bytes == ROW_OVERHEAD_BYTES + 2 + 3 + 4
 
 
-@pytest.mark.parametrize("cap", [0, 1, 10, 11, 12, 55, 1000])
-def test_cap_evicts_oldest_rows_first(fast: bool, cap: int) -> None:
+NUMBERED_ROW_BYTES = ROW_OVERHEAD_BYTES + 10
+
+
+@pytest.mark.parametrize("rows_fitting", [0, 0.1, 0.9, 1, 1.1, 5.3, 100])
+def test_cap_evicts_oldest_rows_first(fast: bool, rows_fitting: float) -> None:
+    cap = int(rows_fitting * NUMBERED_ROW_BYTES)
     em = Emulator(20, 3, scrollback_bytes=cap, fast_paths=fast)
     em.feed(numbered(300))
-    # 298 rows of 11 bytes scrolled off; the newest that fit in `cap` remain.
-    kept = min(cap // 11, 298)
+    # 298 rows of 10 characters scrolled off; the newest that fit in `cap` remain.
+    kept = min(cap // NUMBERED_ROW_BYTES, 298)
     assert em.history_size == kept
-    assert em.history_bytes == kept * 11 <= cap
+    assert em.history_bytes == kept * NUMBERED_ROW_BYTES <= cap
     if kept:
         expected = "".join("%010d\n" % n for n in range(298 - kept, 298))
         assert em.capture(-(10**9), -1) == expected
@@ -53,9 +58,9 @@ def test_rows_are_sized_by_their_written_cells(fast: bool) -> None:
     em.feed(b"\r\nabc\r\n" + b"x" * 25 + b"\r\n" + b"\x1b[5Cz\r\n")
     # "", "abc", 10 x, 10 x, 5 x scroll off; "z" after 5 skipped cells stays on screen.
     assert em.history_size == 5
-    assert em.history_bytes == 1 + 4 + 11 + 11 + 6
+    assert em.history_bytes == 5 * ROW_OVERHEAD_BYTES + 0 + 3 + 10 + 10 + 5
     em.feed(b"\r\n")
-    assert em.history_bytes == 1 + 4 + 11 + 11 + 6 + 7  # a gap counts as written up to "z"
+    assert em.history_bytes == 6 * ROW_OVERHEAD_BYTES + 0 + 3 + 10 + 10 + 5 + 6  # a gap counts as written up to "z"
 
 
 def test_an_erased_row_costs_only_what_is_written_after(fast: bool) -> None:
@@ -65,7 +70,7 @@ def test_an_erased_row_costs_only_what_is_written_after(fast: bool) -> None:
     em.feed(b"\x1b[2Kabc\r\n" * 20 + b"ab\x1b[K\r\n" + b"\x1b[41m\x1b[2Kred\x1b[0m\r\n")
     em.feed(b"\r\n" * 10)
     assert em.history_size == 22 + 10 - 9
-    assert em.history_bytes == 20 * 4 + 3 + 121 + 1
+    assert em.history_bytes == 23 * ROW_OVERHEAD_BYTES + 20 * 3 + 2 + 120 + 0
     assert em.capture(-(10**9), -1).splitlines()[:22] == ["abc"] * 20 + ["ab", "red"]
 
 
@@ -87,22 +92,24 @@ def test_scroll_region_top_rows_go_to_scrollback_like_tmux(fast: bool) -> None:
 
 def test_flood_keeps_only_what_fits(monkeypatch: pytest.MonkeyPatch) -> None:
     em = Emulator(80, 24, scrollback_bytes=100_000)
-    data = numbered(200_000, width=40)  # ~8 MB, 41 bytes per row
+    data = numbered(200_000, width=40)  # ~8 MB, 40 characters per row
     for offset in range(0, len(data), 65536):
         em.feed(data[offset : offset + 65536])
     assert em.skipped_chars > len(data) * 0.9
-    assert em.history_size == 100_000 // 41
+    assert em.history_size == 100_000 // (ROW_OVERHEAD_BYTES + 40)
     lines = em.capture(-(10**9)).splitlines()
     assert lines[-2] == "%040d" % 199_999
     assert lines[-25] == "%040d" % (199_999 - 23)  # the newest scrollback row
     assert lines[0] == "%040d" % (199_999 - 23 - em.history_size + 1)
 
 
-def _traced_bytes(data: bytes) -> tuple[int, Emulator]:
+def _traced_bytes(data: bytes, cap: int = DEFAULT_SCROLLBACK_BYTES) -> tuple[int, Emulator]:
+    """Memory an Emulator(80, 24) holds after `data`, fed as the daemon reads a PTY."""
     gc.collect()
     tracemalloc.start()
-    em = Emulator(80, 24)
-    em.feed(data)
+    em = Emulator(80, 24, scrollback_bytes=cap)
+    for offset in range(0, len(data), PTY_READ_CHUNK_BYTES):
+        em.feed(data[offset : offset + PTY_READ_CHUNK_BYTES])
     em.display_lines()
     gc.collect()
     size, _ = tracemalloc.get_traced_memory()
@@ -126,3 +133,33 @@ def test_memory_of_10k_lines_is_within_three_times_tmux(flood: bool, coloured: b
     assert em.history_size == 10_001
     assert em.capture(-1, -1).rstrip("\n").endswith("consecte")
     assert size < MEMORY_FACTOR_LIMIT * TMUX_10K_LINES_BYTES, f"{size / 2**20:.1f} MiB"
+
+
+# A row of two characters, again and again: the flood that grew a pane to 541 MB while its
+# 8 MiB cap counted 3 bytes a row. Plain and bold lines take the flood-skipping path; an
+# erase-line makes every row go through emulation. SGR sequences that leave no trace in the
+# row (here 60 resets) must not be held either.
+SHORT_ROWS = {
+    "plain_flood_skipped": (b"ab\r\n", True),
+    "bold_flood_skipped": (b"\x1b[1mab\x1b[0m\r\n", True),
+    "erased_emulated": (b"ab\x1b[K\r\n", False),
+    "bold_erased_emulated": (b"\x1b[1mab\x1b[0m\x1b[K\r\n", False),
+    "resets_flood_skipped": (b"\x1b[m" * 60 + b"ab\r\n", True),
+}
+SHORT_ROW_CAP_BYTES = 256 * 1024
+SHORT_ROW_FLOOD_ROWS = 20_000  # fills that cap more than twice over
+# Besides the cap: the newest rows not packed yet, the evicted part of the oldest segment.
+SCROLLBACK_SLACK_BYTES = 64 * 1024
+
+
+@pytest.mark.parametrize("case", SHORT_ROWS)
+def test_short_rows_hold_no_more_memory_than_the_cap(case: str) -> None:
+    line, flood_skipped = SHORT_ROWS[case]
+    _traced_bytes(line * 2000, SHORT_ROW_CAP_BYTES)  # warm the shared caches (styles, regexes)
+    screen_only, _ = _traced_bytes(line * 23, SHORT_ROW_CAP_BYTES)
+    size, em = _traced_bytes(line * SHORT_ROW_FLOOD_ROWS, SHORT_ROW_CAP_BYTES)
+    assert (em.skipped_chars > 0) == flood_skipped
+    held = size - screen_only
+    assert held < SHORT_ROW_CAP_BYTES + SCROLLBACK_SLACK_BYTES, f"{held / 2**20:.2f} MiB for a {SHORT_ROW_CAP_BYTES >> 10} KiB cap"
+    assert 0 < em.history_size < SHORT_ROW_FLOOD_ROWS  # the cap was reached: rows were evicted
+    assert SHORT_ROW_CAP_BYTES - 100 < em.history_bytes <= SHORT_ROW_CAP_BYTES

@@ -152,7 +152,7 @@ class Emulator:
 
     @property
     def history_bytes(self) -> int:
-        """Scrollback bytes counted against `scrollback_bytes` (row text length + 1 per row)."""
+        """Scrollback bytes counted against `scrollback_bytes` (rows.row_size_bytes a row)."""
         self._sync()
         return self._scrollback.size_bytes
 

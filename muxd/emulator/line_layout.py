@@ -12,7 +12,10 @@ one at a time:
   cells in the row text, a trailing tab adds nothing);
 - wide characters (wrapping early when they do not fit at the end of a row, their padding
   cell without text) and zero-width ones (appended to the previous cell's text): rows are
-  no longer full, so such a line is described by its rows' text lengths.
+  no longer full, so such a line is described by its rows' text sizes.
+
+Text sizes are UTF-8 bytes, the unit of the scrollback cap, so a line of non-ASCII text
+spanning several rows is described by its rows' text sizes too.
 
 Widths come from drawing.CHAR_WIDTHS, the table the emulator draws with, and per-character
 layout mirrors drawing.draw_reference (tests/test_emulator_identity.py proves the result).
@@ -23,7 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from itertools import compress, count, repeat
-from operator import add, floordiv
+from operator import add, gt, sub
 from typing import Iterable, NamedTuple
 
 from pyte.screens import StaticDefaultDict
@@ -32,7 +35,7 @@ from .cell import BLANK, PADDING, Cell
 from .cursor_rules import TAB_WIDTH
 from .drawing import CHAR_WIDTHS, char_width
 from .parser import parse_csi_params
-from .rows import Row, row_from_cells
+from .rows import Row, row_from_cells, text_bytes
 from .sgr import apply_sgr
 
 SGR_SEQUENCE = re.compile(r"\x1b\[([0-9;]*)m")
@@ -111,30 +114,36 @@ def narrow_line_width(plain: str, columns: int) -> int:
     return full_rows * columns + last_row_length
 
 
-def row_text_lengths(plain: str, columns: int) -> list[int]:
-    """Text lengths of the rows a flood line (SGR removed) takes: `lay_out_line` without cells.
+def row_text_bytes(plain: str, columns: int) -> list[int]:
+    """UTF-8 sizes of the texts of the rows a flood line (SGR removed) takes: `lay_out_line`
+    without cells.
 
     Relies on the cursor only moving forward on a fresh row, so a character never lands on
     a written cell (and no wide character is ever split)."""
-    lengths: list[int] = []
-    x = end = length = 0  # `end`: cells up to the last written one; `length`: their text
+    sizes: list[int] = []
+    x = end = size = 0  # `end`: cells up to the last written one; `size`: their text's bytes
     # split() with a group alternates runs of one-cell characters and single odd ones.
     for index, part in enumerate(_tab_or_odd_char_group().split(plain)):
         if not index % 2:  # one-cell characters, a row at a time
-            size = len(part)
+            cells = len(part)
             room = columns - x
-            if size <= room:
-                if size:
-                    length += x - end + size
-                    x = end = x + size
+            if cells <= room:
+                if cells:
+                    size += x - end + text_bytes(part)
+                    x = end = x + cells
                 continue
             if room:
-                length += x - end + room
-            lengths.append(length)
-            beyond = size - room
+                size += x - end + text_bytes(part[:room])
+            sizes.append(size)
+            beyond = cells - room
             wraps = (beyond - 1) // columns + 1
-            lengths.extend([columns] * (wraps - 1))
-            x = end = length = beyond - (wraps - 1) * columns
+            last = room + (wraps - 1) * columns  # where the last row's characters start
+            if part.isascii():
+                sizes.extend([columns] * (wraps - 1))
+            else:
+                sizes.extend(text_bytes(part[row : row + columns]) for row in range(room, last, columns))
+            x = end = cells - last
+            size = text_bytes(part[last:])
             continue
         if part == "\t":
             x = next_tab_column(x, columns)
@@ -143,23 +152,22 @@ def row_text_lengths(plain: str, columns: int) -> list[int]:
         if width <= 0:
             if width == 0 and x:  # appended to the cell before the cursor, blank or not
                 if x > end:
-                    length += x - end + 1  # the blanks before it, and " " + the mark
+                    size += x - end  # the blanks before it, the last one taking the mark
                     end = x
-                else:
-                    length += 1
+                size += text_bytes(part)
             continue
         if x >= columns or x + width > columns:
             if width > columns:  # never fits (drawn nowhere, after wrapping a pending row)
                 if x >= columns:
-                    lengths.append(length)
-                    x = end = length = 0
+                    sizes.append(size)
+                    x = end = size = 0
                 continue
-            lengths.append(length)
-            x = end = length = 0
-        length += x - end + 1  # a wide character's padding cell has no text
+            sizes.append(size)
+            x = end = size = 0
+        size += x - end + text_bytes(part)  # a wide character's padding cell has no text
         x = end = x + width
-    lengths.append(length)
-    return lengths
+    sizes.append(size)
+    return sizes
 
 
 def lay_out_line(line: str, attrs: Cell, columns: int, default: Cell) -> tuple[list[Row], Cell]:
@@ -233,21 +241,25 @@ def line_rows(plain: str, columns: int) -> int:
         return rows_for_width(len(plain), columns)
     if is_narrow(plain):
         return rows_for_width(narrow_line_width(plain, columns), columns)
-    return len(row_text_lengths(plain, columns))
+    return len(row_text_bytes(plain, columns))
 
 
 class BlockGeometry(NamedTuple):
     """Sizes of the CRLF-terminated lines of a flood block, without rendering them."""
 
-    widths: list[int]  # per line: its width, or for an irregular line its rows' text total
-    irregular: dict[int, tuple[int, ...]]  # line index -> row text lengths, rows not full
+    widths: list[int]  # per line: its width (see the module docstring); unused if irregular
+    # Line index -> its rows' text sizes, for lines whose rows are not all full but the last
+    # or whose text is not ASCII (there bytes are not cells): wide, zero-width, UTF-8 text.
+    irregular: dict[int, tuple[int, ...]]
+    text_sizes: list[int]  # per line: the UTF-8 bytes of its rows' texts together
 
     def row_counts(self, columns: int) -> list[int]:
-        # rows_for_width for every line without a Python step per line: max(ceil(w / c), 1).
-        ceilings = map(floordiv, map(add, self.widths, repeat(columns - 1)), repeat(columns))
-        rows = list(map(max, ceilings, repeat(1)))
-        for index, lengths in self.irregular.items():
-            rows[index] = len(lengths)
+        # rows_for_width for every line, a Python step only for lines wider than a row.
+        rows = [1] * len(self.widths)
+        for index in compress(count(), map(gt, self.widths, repeat(columns))):
+            rows[index] = (self.widths[index] - 1) // columns + 1
+        for index, sizes in self.irregular.items():
+            rows[index] = len(sizes)
         return rows
 
 
@@ -259,8 +271,8 @@ def split_lines(text: str) -> list[str]:
 
 
 def block_geometry(text: str, has_sgr: bool, columns: int, lines: list[str] | None = None) -> BlockGeometry:
-    """Widths of the lines of `text` (`lines`: split_lines(text), if the caller has it);
-    per-line Python work only for lines that need layout."""
+    """Widths and text sizes of the lines of `text` (`lines`: split_lines(text), if the caller
+    has it); per-line Python work only for lines that need layout or span rows in UTF-8."""
     if has_sgr:
         text = SGR_SEQUENCE.sub("", text)
         lines = None
@@ -270,7 +282,7 @@ def block_geometry(text: str, has_sgr: bool, columns: int, lines: list[str] | No
     irregular: dict[int, tuple[int, ...]] = {}
     ascii_only = text.isascii()
     if ascii_only and "\t" not in text:
-        return BlockGeometry(widths, irregular)
+        return BlockGeometry(widths, irregular, widths)
     # Which lines need layout, found without a Python step per line.
     if ascii_only:
         flags: Iterable[object] = map(str.__contains__, lines, repeat("\t"))
@@ -282,10 +294,23 @@ def block_geometry(text: str, has_sgr: bool, columns: int, lines: list[str] | No
         if odd is None or odd(line) is None:
             widths[index] = narrow_line_width(line, columns)
         else:
-            lengths = tuple(row_text_lengths(line, columns))
-            irregular[index] = lengths
-            widths[index] = sum(lengths)
-    return BlockGeometry(widths, irregular)
+            irregular[index] = tuple(row_text_bytes(line, columns))
+    if ascii_only:
+        return BlockGeometry(widths, irregular, widths)
+    # A one-cell character is one cell of width and its UTF-8 length of text (tabs leave
+    # one-byte blanks, counted in the width).
+    extra_bytes = map(sub, map(len, map(_utf8, lines)), map(len, lines))
+    text_sizes = list(map(add, widths, extra_bytes))
+    for index in compress(count(), map(gt, widths, repeat(columns))):
+        if text_sizes[index] != widths[index] and index not in irregular:  # UTF-8 over several rows
+            irregular[index] = tuple(row_text_bytes(lines[index], columns))
+    for index, sizes in irregular.items():
+        text_sizes[index] = sum(sizes)
+    return BlockGeometry(widths, irregular, text_sizes)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def last_drawn_char(text: str) -> str:

@@ -1,7 +1,9 @@
 """Compact rows: a screen row as its text plus style runs, the unit of scrollback and capture.
 
 A pyte row is a dict of ~80 `Cell` namedtuples (~5 KB); a `Row` is one str, one flat tuple of
-runs referring to shared `Style` objects, and a flag (~150–250 bytes for 80 columns).
+runs referring to shared `Style` objects, and a flag (~150–250 bytes for 80 columns). The
+scrollback packs rows tighter still (packed_rows.py, source_block.py); `row_size_bytes` is
+what a row costs there, the unit of the scrollback cap.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ class Row(NamedTuple):
 
     @property
     def size_bytes(self) -> int:
-        """The row's cost against the scrollback cap: deterministic, cheap, close to tmux's."""
-        return row_size_bytes(len(self.text))
+        """The row's cost against the scrollback cap (see row_size_bytes)."""
+        return row_size_bytes(text_bytes(self.text))
 
 
 EMPTY_ROW = Row("", (), False)
@@ -40,9 +42,23 @@ _cell_text = itemgetter(0)
 _STYLE_FIELDS = slice(1, len(Cell._fields))
 
 
-def row_size_bytes(text_length: int) -> int:
-    """Size of a row whose text has `text_length` characters (see Row.size_bytes)."""
-    return text_length + 1
+# What a scrollback row holds besides its text, at most, in bytes: a packed row's offsets,
+# wrap flag and two style runs (packed_rows.py: 9 bytes + 8 a run), or a source line's
+# offsets, CRLF and ~18 bytes of SGR sequences (source_block.py: 14 bytes + its SGR).
+ROW_OVERHEAD_BYTES = 32
+
+
+def text_bytes(text: str) -> int:
+    """Bytes `text` takes in the scrollback: its UTF-8 length."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def row_size_bytes(text_size: int) -> int:
+    """The cost against the scrollback cap of a row whose text takes `text_size` bytes.
+
+    Counted the same whichever way the row is held, so that what the cap keeps does not
+    depend on how the rows arrived (flood-skipped or emulated)."""
+    return ROW_OVERHEAD_BYTES + text_size
 
 
 def row_from_cells(line: Mapping[int, Cell], columns: int, wrapped: bool) -> Row:

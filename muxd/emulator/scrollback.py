@@ -1,9 +1,13 @@
-"""A pane's scrollback: rows that scrolled off the top of the main screen, capped in bytes.
+"""A pane's scrollback: rows that scrolled off the top of the main screen, capped in memory.
 
-Rows are held in segments, oldest first: `RowChunk`s of compact `Row`s from emulation and
-`SourceBlock`s of unrendered flood lines. Whenever the total exceeds the cap, the oldest
-rows are evicted one at a time until it fits again (so the result does not depend on how
-the rows arrived).
+Rows are held in segments, oldest first: `RowChunk`s of emulated rows (packed into
+`PackedRows` once full) and `SourceBlock`s of unrendered flood lines. Each row costs
+rows.row_size_bytes against the cap, what it takes in memory packed (its text plus
+bookkeeping), the same whichever way it arrived. Whenever the total exceeds the cap, the
+oldest rows are evicted one at a time until it fits again (so the result does not depend on
+how the rows arrived). Memory beyond the cap: the open RowChunk's rows, not packed yet, the
+evicted front of the oldest segment (freed with its last row), and style runs beyond two a
+row (packed_rows.py).
 """
 
 from __future__ import annotations
@@ -11,15 +15,22 @@ from __future__ import annotations
 from collections import deque
 
 from .cell import Cell
-from .rows import Row, row_size_bytes
-from .source_block import SourceBlock, advance_attrs, source_size_bytes
+from .line_layout import LINE_END
+from .packed_rows import PackedRows
+from .rows import Row, row_size_bytes, text_bytes
+from .source_block import SourceBlock, advance_attrs, measure_lines, render_line, source_size_bytes
 
-# Rows per RowChunk: small enough to evict cheaply, big enough to keep segments few.
-ROW_CHUNK_ROWS = 1024
+# An open chunk of emulated rows is packed once it has this many rows or this cost: few
+# enough that unpacked rows (~130-250 bytes each) add little, many enough to pack rarely.
+ROW_CHUNK_ROWS = 256
+ROW_CHUNK_BYTES = 32 * 1024
+# Flood text is measured this much at a time: measuring makes an object a line, and one
+# read of the PTY can bring 65,000 short lines.
+FLOOD_PIECE_CHARS = 128 * 1024
 
 
 class RowChunk:
-    """Up to ROW_CHUNK_ROWS emulated rows; evicted from the front by moving `start`."""
+    """The newest emulated rows as `Row`s, until packed; evicted from the front by moving `start`."""
 
     def __init__(self) -> None:
         self.items: list[Row] = []
@@ -32,18 +43,18 @@ class RowChunk:
 
     @property
     def full(self) -> bool:
-        return len(self.items) >= ROW_CHUNK_ROWS
+        return len(self.items) >= ROW_CHUNK_ROWS or self.size_bytes >= ROW_CHUNK_BYTES
 
-    def append(self, row: Row) -> None:
+    def append(self, row: Row, size: int) -> None:
         self.items.append(row)
-        self.size_bytes += row_size_bytes(len(row.text))
+        self.size_bytes += size
 
     def evict(self, excess_bytes: int) -> tuple[int, int]:
         freed = 0
         start = self.start
         items = self.items
         while freed < excess_bytes and start < len(items):
-            freed += row_size_bytes(len(items[start].text))
+            freed += row_size_bytes(text_bytes(items[start].text))
             items[start] = None  # type: ignore[call-overload]  # release the row now
             start += 1
         rows = start - self.start
@@ -54,12 +65,15 @@ class RowChunk:
     def rows(self, first: int, stop: int) -> list[Row]:
         return self.items[self.start + first : self.start + stop]
 
+    def packed(self) -> PackedRows:
+        return PackedRows(self.items[self.start :])
 
-Segment = RowChunk | SourceBlock
+
+Segment = RowChunk | PackedRows | SourceBlock
 
 
 class Scrollback:
-    """Rows above the visible screen, oldest first, holding at most `cap_bytes`."""
+    """Rows above the visible screen, oldest first, costing at most `cap_bytes`."""
 
     def __init__(self, cap_bytes: int) -> None:
         self.cap_bytes = max(0, cap_bytes)
@@ -82,42 +96,95 @@ class Scrollback:
         chunk = self._segments[-1] if self._segments else None
         if isinstance(chunk, RowChunk) and chunk.row_count and chunk.items[-1].wrapped:
             chunk.items[-1] = chunk.items[-1]._replace(wrapped=False)
-        # A SourceBlock's newest row ends a line, so it is never wrapped.
+        # The newest row is in an open RowChunk or ends a SourceBlock's line (never wrapped).
 
     def append(self, row: Row) -> None:
         """Add one row that scrolled off the screen."""
         chunk = self._segments[-1] if self._segments else None
         if not isinstance(chunk, RowChunk) or chunk.full:
+            self._seal_newest()
             chunk = RowChunk()
             self._segments.append(chunk)
-        chunk.append(row)
-        self.size_bytes += row_size_bytes(len(row.text))
+        size = row_size_bytes(text_bytes(row.text))
+        chunk.append(row, size)
+        self.size_bytes += size
         self.row_count += 1
         self.rows_added += 1
         if self.size_bytes > self.cap_bytes:
             self._evict()
 
+    def _seal_newest(self) -> None:
+        """Pack or trim the newest segment: a new one is about to follow it."""
+        segments = self._segments
+        if segments and isinstance(segments[-1], RowChunk):
+            segments[-1] = segments[-1].packed()
+        elif segments and isinstance(segments[-1], SourceBlock):
+            segments[-1].seal()
+
     def append_source(
         self, text: str, has_sgr: bool, columns: int, start_attrs: Cell, end_attrs: Cell, default: Cell
     ) -> None:
         """Add the rows that CRLF-terminated flood lines `text` would scroll off, unrendered."""
-        text, start_attrs = self._drop_doomed_prefix(text, has_sgr, columns, start_attrs, default)
-        block = self._segments[-1] if self._segments else None
-        if not (
-            isinstance(block, SourceBlock)
-            and block.columns == columns
-            and block.end_attrs == start_attrs
-            and block.default == default
-        ):
-            block = SourceBlock(columns, start_attrs, default)
-            self._segments.append(block)
-        rows, size = block.row_count, block.size_bytes
-        block.append_text(text, has_sgr, end_attrs)
-        self.row_count += block.row_count - rows
-        self.rows_added += block.row_count - rows
-        self.size_bytes += block.size_bytes - size
+        text, attrs = self._drop_doomed_prefix(text, has_sgr, columns, start_attrs, default)
+        position = 0
+        while position < len(text):
+            end = len(text)
+            if end - position > FLOOD_PIECE_CHARS:
+                end = text.rfind(LINE_END, position, position + FLOOD_PIECE_CHARS) + len(LINE_END)
+                if end <= position + 1:  # one line longer than that
+                    end = text.find(LINE_END, position + FLOOD_PIECE_CHARS) + len(LINE_END)
+            piece = text[position:end]
+            piece_sgr = has_sgr and "\x1b" in piece
+            piece_end = end_attrs if end == len(text) else advance_attrs(attrs, piece, default) if piece_sgr else attrs
+            self._append_flood(piece, piece_sgr, columns, attrs, piece_end, default)
+            position, attrs = end, piece_end
         if self.size_bytes > self.cap_bytes:
             self._evict()
+
+    def _append_flood(
+        self, text: str, has_sgr: bool, columns: int, attrs: Cell, end_attrs: Cell, default: Cell
+    ) -> None:
+        """Add the lines of one piece: held in source blocks, or rendered where dense."""
+        flood = measure_lines(text, has_sgr, columns)
+        first, begin, total = 0, 0, len(flood.rows)  # `begin`: where line `first` starts in `text`
+        dense = iter(flood.dense_lines)
+        next_dense = next(dense, total)
+        while first < total:
+            if first == next_dense:
+                end = flood.end_of(first, first + 1, begin)
+                rows, attrs = render_line(flood.lines[first], attrs, columns, default)
+                for row in rows:
+                    self.append(row)
+                first, begin, next_dense = first + 1, end, next(dense, total)
+                continue
+            block = self._open_block(columns, attrs, default)
+            stop, end = block.take(flood, first, next_dense, begin)
+            if stop == total:
+                attrs = end_attrs
+            elif has_sgr:
+                attrs = advance_attrs(attrs, text[begin:end], default)
+            rows_before, size_before = block.row_count, block.size_bytes
+            block.extend(flood, first, stop, begin, end, attrs)
+            self.row_count += block.row_count - rows_before
+            self.rows_added += block.row_count - rows_before
+            self.size_bytes += block.size_bytes - size_before
+            first, begin = stop, end
+
+    def _open_block(self, columns: int, attrs: Cell, default: Cell) -> SourceBlock:
+        """The newest segment if flood lines starting with `attrs` can go on in it, else a new block."""
+        block = self._segments[-1] if self._segments else None
+        if (
+            isinstance(block, SourceBlock)
+            and not block.full
+            and block.columns == columns
+            and block.end_attrs == attrs
+            and block.default == default
+        ):
+            return block
+        self._seal_newest()
+        block = SourceBlock(columns, attrs, default)
+        self._segments.append(block)
+        return block
 
     def _drop_doomed_prefix(
         self, text: str, has_sgr: bool, columns: int, attrs: Cell, default: Cell

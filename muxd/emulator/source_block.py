@@ -1,23 +1,26 @@
 """Scrollback rows kept as the source text that produced them, rendered only when read.
 
 During an output flood (`cat` of a big file) whole lines of printable text and SGR sequences
-scroll off the screen without ever being emulated. A `SourceBlock` keeps those lines with the
-cursor attributes in force before the first one; rows are rendered on demand and must equal
-what full emulation would have put in scrollback (tests/test_emulator_identity.py proves it).
-Sizes for the scrollback cap come from each line's geometry (line_layout.py), without
-rendering.
+scroll off the screen without ever being emulated. A `SourceBlock` keeps up to
+SOURCE_BLOCK_LINES of those lines (or SOURCE_BLOCK_CHARS of their source), as UTF-8, with
+the cursor attributes in force before the first one; rows are rendered on demand and must
+equal what full emulation would have put in scrollback (tests/test_emulator_identity.py
+proves it). Costs for the scrollback cap come from each line's geometry (line_layout.py),
+without rendering. Small blocks bound what eviction leaves behind (a block's memory goes
+with its last row) and what a read has to split and decode.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
-from operator import add
-from typing import Sequence
+from itertools import accumulate, compress, count, islice, repeat
+from operator import add, gt, mul
+from typing import NamedTuple, Sequence
 
 from .cell import DEFAULT_STYLE, Cell
 from .line_layout import (
+    LINE_END,
     SGR_SEQUENCE,
     block_geometry,
     is_narrow,
@@ -27,12 +30,18 @@ from .line_layout import (
     split_lines,
 )
 from .parser import parse_csi_params
-from .rows import Row, canonical_runs, row_size_bytes
+from .rows import ROW_OVERHEAD_BYTES, Row, canonical_runs, row_size_bytes
 from .sgr import apply_sgr, intern_style
 
+# A block takes lines until it holds this many, or this much source (characters: text, SGR, CRLF).
+SOURCE_BLOCK_LINES = 1024
+SOURCE_BLOCK_CHARS = 64 * 1024
+# A flood line of more source characters than this many times its cost is rendered into
+# rows instead: SGR sequences the rows do not keep (a colour for every character, repeated
+# resets, long parameter lists) would otherwise hold memory the cap does not count.
+SOURCE_MAX_CHARS_PER_COST_BYTE = 3
+
 _FULL_RESETS = ("\x1b[m", "\x1b[0m")
-# Drop evicted lines from the front of the lists once this many have piled up.
-_COMPACT_AFTER_LINES = 4096
 
 
 def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
@@ -47,133 +56,177 @@ def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
     return attrs
 
 
+class FloodLines(NamedTuple):
+    """CRLF-terminated flood lines measured once, then handed to blocks a slice at a time."""
+
+    text: str
+    lines: list[str]  # without their CRLF
+    rows: list[int]  # rows each line takes
+    costs: list[int]  # each line's rows' cost against the scrollback cap
+    irregular: dict[int, tuple[int, ...]]  # line -> its rows' text sizes (BlockGeometry)
+    sized_lines: list[int]  # the irregular lines of several rows, in order (one row needs no sizes)
+    dense_lines: list[int]  # lines to render rather than hold (SOURCE_MAX_CHARS_PER_COST_BYTE), in order
+    has_sgr: bool
+
+    def end_of(self, first: int, stop: int, begin: int) -> int:
+        """Where in `text` lines [first, stop) end, line `first` beginning at `begin`."""
+        return begin + sum(map(len, islice(self.lines, first, stop))) + len(LINE_END) * (stop - first)
+
+
+def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
+    """Measure the complete lines of `text` without rendering them."""
+    lines = split_lines(text)
+    geometry = block_geometry(text, has_sgr, columns, lines)
+    sizes = geometry.text_sizes
+    if not geometry.irregular and max(geometry.widths) <= columns:  # one row a line, the commonest case
+        rows = [1] * len(lines)
+        costs = list(map(add, sizes, repeat(ROW_OVERHEAD_BYTES)))
+    else:
+        rows = geometry.row_counts(columns)
+        costs = list(map(add, sizes, map(mul, rows, repeat(ROW_OVERHEAD_BYTES))))
+    irregular = geometry.irregular
+    sized = sorted(index for index, sizes in irregular.items() if len(sizes) > 1)
+    dense: list[int] = []
+    if has_sgr:  # without SGR a line's source is its text: well within its cost
+        held = map(len, lines)
+        allowed = map(mul, costs, repeat(SOURCE_MAX_CHARS_PER_COST_BYTE))
+        dense = list(compress(count(), map(gt, held, allowed)))
+    return FloodLines(text, lines, rows, costs, irregular, sized, dense, has_sgr)
+
+
 def source_size_bytes(text: str, has_sgr: bool, columns: int) -> int:
-    """Scrollback bytes the complete lines in `text` would occupy, without rendering them."""
-    geometry = block_geometry(text, has_sgr, columns)
-    widths = geometry.widths
-    if not geometry.irregular and max(widths) <= columns:
-        return sum(widths) + len(widths)
-    return sum(widths) + sum(geometry.row_counts(columns))
+    """Cost against the scrollback cap of the complete lines in `text`, without rendering them."""
+    return sum(measure_lines(text, has_sgr, columns).costs)
 
 
 class SourceBlock:
-    """Consecutive scrollback rows held as source lines (text + SGR, CRLF stripped).
+    """Consecutive scrollback rows held as source lines (UTF-8 text + SGR + CRLF).
 
-    Row and byte positions are absolute since the block was created; `byte_ends[i]` and
-    `row_ends[i]` are the totals through line `i`, so eviction and lookup are bisections.
-    Lines whose rows are not all full (wide or zero-width characters) have their row text
-    lengths in `irregular`, for evicting part of them.
+    Per line `i`, `cost_ends[i]` and `row_ends[i]` are the totals of cost and rows through
+    line `i`, so eviction and lookup are bisections. Lines of several rows whose rows' text
+    sizes do not follow from their cost have them in `_row_sizes` (found through
+    `_sized_lines`, `_sized_ends`), for evicting part of them.
     """
 
     def __init__(self, columns: int, start_attrs: Cell, default: Cell) -> None:
         self.columns = columns
         self.default = default
-        self.start_attrs = start_attrs  # attributes before lines[start]
+        self.start_attrs = start_attrs  # attributes before the first line
         self.end_attrs = start_attrs  # attributes after the last line
-        self.lines: list[str] = []
-        self.byte_ends = array("q")
-        self.row_ends = array("q")
-        self.base_bytes = 0  # totals before lines[0]
-        self.base_rows = 0
+        self._source = bytearray()
+        self.source_chars = 0
+        self.cost_ends = array("I")
+        self.row_ends = array("I")
         self.start = 0  # first line with a retained row
-        self.dropped_bytes = 0  # absolute totals evicted so far
+        self.dropped_cost = 0  # totals evicted so far
         self.dropped_rows = 0
         self.has_sgr = False
-        self.irregular: dict[int, tuple[int, ...]] = {}  # index in `lines` -> row text lengths
+        self._sized_lines = array("I")  # ascending line indexes
+        self._sized_ends = array("I")  # end of each one's sizes in _row_sizes
+        self._row_sizes = array("I")
 
     @property
     def row_count(self) -> int:
-        return (self.row_ends[-1] if self.row_ends else self.base_rows) - self.dropped_rows
+        return (self.row_ends[-1] if self.row_ends else 0) - self.dropped_rows
 
     @property
     def size_bytes(self) -> int:
-        return (self.byte_ends[-1] if self.byte_ends else self.base_bytes) - self.dropped_bytes
+        return (self.cost_ends[-1] if self.cost_ends else 0) - self.dropped_cost
 
-    def append_text(self, text: str, has_sgr: bool, end_attrs: Cell) -> None:
-        """Add CRLF-terminated source lines; `end_attrs` is the state after the last one."""
-        lines = split_lines(text)
-        columns = self.columns
-        geometry = block_geometry(text, has_sgr, columns, lines)
-        widths = geometry.widths
-        last_bytes = self.byte_ends[-1] if self.byte_ends else self.base_bytes
-        last_rows = self.row_ends[-1] if self.row_ends else self.base_rows
-        if not geometry.irregular and max(widths) <= columns:
-            self.row_ends.extend(range(last_rows + 1, last_rows + len(lines) + 1))
-            sizes = [width + 1 for width in widths]
-        else:
-            rows = geometry.row_counts(columns)
-            self.row_ends.extend(map(last_rows.__add__, accumulate(rows)))
-            sizes = list(map(add, widths, rows))  # each row costs its text + 1
-            first = len(self.lines)
-            for index, lengths in geometry.irregular.items():
-                self.irregular[first + index] = lengths
-        self.byte_ends.extend(map(last_bytes.__add__, accumulate(sizes)))
-        self.lines.extend(lines)
-        self.has_sgr = self.has_sgr or has_sgr
+    @property
+    def full(self) -> bool:
+        return len(self.cost_ends) >= SOURCE_BLOCK_LINES or self.source_chars >= SOURCE_BLOCK_CHARS
+
+    def seal(self) -> None:
+        """Give back the spare room of the buffers: nothing more will be added."""
+        self._source = bytes(self._source)  # type: ignore[assignment]
+        self.cost_ends, self.row_ends = self.cost_ends[:], self.row_ends[:]
+
+    def take(self, flood: FloodLines, first: int, stop: int, begin: int) -> tuple[int, int]:
+        """(stop, end): the lines [first, stop) of `flood` that fit here (one at least, none
+        past `stop`) and where they end in its text; line `first` begins at `begin`."""
+        stop = min(stop, first + SOURCE_BLOCK_LINES - len(self.cost_ends))
+        end = flood.end_of(first, stop, begin)
+        room = SOURCE_BLOCK_CHARS - self.source_chars
+        if end - begin > room:
+            cut = flood.text.rfind(LINE_END, begin, begin + room)
+            if cut < 0:
+                return first + 1, flood.end_of(first, first + 1, begin)
+            end = cut + len(LINE_END)
+            stop = first + flood.text.count(LINE_END, begin, end)
+        return stop, end
+
+    def extend(self, flood: FloodLines, first: int, stop: int, begin: int, end: int, end_attrs: Cell) -> None:
+        """Add lines [first, stop) of `flood`, text[begin:end]; `end_attrs`: the state after them."""
+        text = flood.text[begin:end]
+        self._source += text.encode("utf-8", "surrogatepass")
+        self.source_chars += len(text)
+        cost_base = self.cost_ends[-1] if self.cost_ends else 0
+        row_base = self.row_ends[-1] if self.row_ends else 0
+        index_base = len(self.cost_ends) - first
+        self.cost_ends.extend(map(cost_base.__add__, accumulate(islice(flood.costs, first, stop))))
+        self.row_ends.extend(map(row_base.__add__, accumulate(islice(flood.rows, first, stop))))
+        sized = flood.sized_lines
+        for index in sized[bisect_left(sized, first) : bisect_left(sized, stop)]:
+            self._sized_lines.append(index_base + index)
+            self._row_sizes.extend(flood.irregular[index])
+            self._sized_ends.append(len(self._row_sizes))
+        self.has_sgr = self.has_sgr or flood.has_sgr
         self.end_attrs = end_attrs
 
     def _line_base(self, index: int) -> tuple[int, int]:
-        """Absolute (bytes, rows) before line `index`."""
+        """(cost, rows) before line `index`."""
         if index == 0:
-            return self.base_bytes, self.base_rows
-        return self.byte_ends[index - 1], self.row_ends[index - 1]
+            return 0, 0
+        return self.cost_ends[index - 1], self.row_ends[index - 1]
 
     def evict(self, excess_bytes: int) -> tuple[int, int]:
         """Drop the oldest rows until `excess_bytes` are freed; return (bytes, rows) freed."""
-        old_bytes, old_rows, old_start = self.dropped_bytes, self.dropped_rows, self.start
-        target = self.dropped_bytes + excess_bytes
-        if not self.lines or target >= self.byte_ends[-1]:
-            self.start = len(self.lines)
-            self.dropped_bytes, self.dropped_rows = self._line_base(self.start)
+        old_cost, old_rows = self.dropped_cost, self.dropped_rows
+        target = self.dropped_cost + excess_bytes
+        if not self.cost_ends or target >= self.cost_ends[-1]:
+            self.start = len(self.cost_ends)
+            self.dropped_cost, self.dropped_rows = self._line_base(self.start)
         else:
-            index = bisect_left(self.byte_ends, target, self.start)
-            base_bytes, base_rows = self._line_base(index)
+            index = bisect_left(self.cost_ends, target, self.start)
+            base_cost, base_rows = self._line_base(index)
             line_rows = self.row_ends[index] - base_rows
-            lengths = self._row_lengths(index, self.byte_ends[index] - base_bytes - line_rows, line_rows)
+            sizes = self._row_text_sizes(index, self.cost_ends[index] - base_cost, line_rows)
             done_rows = max(self.dropped_rows - base_rows, 0)  # rows of this line already gone
-            position = max(self.dropped_bytes, base_bytes)
+            position = max(self.dropped_cost, base_cost)
             while position < target:  # evict whole rows, as the emulated scrollback would
-                position += row_size_bytes(lengths[done_rows])
+                position += row_size_bytes(sizes[done_rows])
                 done_rows += 1
             self.start = index + 1 if done_rows == line_rows else index
-            self.dropped_bytes, self.dropped_rows = position, base_rows + done_rows
-        if self.has_sgr and self.start > old_start:
-            dropped = "".join(self.lines[old_start : self.start])
-            self.start_attrs = advance_attrs(self.start_attrs, dropped, self.default)
-        self._compact()
-        return self.dropped_bytes - old_bytes, self.dropped_rows - old_rows
+            self.dropped_cost, self.dropped_rows = position, base_rows + done_rows
+        return self.dropped_cost - old_cost, self.dropped_rows - old_rows
 
-    def _row_lengths(self, index: int, width: int, rows: int) -> Sequence[int]:
-        """Text lengths of the rows of line `index` (`width` and `rows` from the totals)."""
-        lengths = self.irregular.get(index)
-        if lengths is not None:
-            return lengths
-        columns = self.columns
-        return [min(columns, width - row * columns) for row in range(rows)]
-
-    def _compact(self) -> None:
-        if self.start < _COMPACT_AFTER_LINES or self.start * 2 < len(self.lines):
-            return
-        start = self.start
-        self.base_bytes, self.base_rows = self._line_base(start)
-        del self.lines[:start]
-        del self.byte_ends[:start]
-        del self.row_ends[:start]
-        if self.irregular:
-            self.irregular = {index - start: rows for index, rows in self.irregular.items() if index >= start}
-        self.start = 0
+    def _row_text_sizes(self, index: int, cost: int, rows: int) -> Sequence[int]:
+        """Text sizes of the rows of line `index` (`cost` and `rows` from the totals)."""
+        size = cost - rows * ROW_OVERHEAD_BYTES
+        if rows == 1:
+            return (size,)
+        found = bisect_left(self._sized_lines, index)
+        if found < len(self._sized_lines) and self._sized_lines[found] == index:
+            begin = self._sized_ends[found - 1] if found else 0
+            return self._row_sizes[begin : self._sized_ends[found]]
+        columns = self.columns  # ASCII text (else sized): rows full but the last
+        return [min(columns, size - row * columns) for row in range(rows)]
 
     def rows(self, first: int, stop: int) -> list[Row]:
         """Render retained rows [first, stop) (0 = the oldest retained row of this block)."""
         first_abs, stop_abs = first + self.dropped_rows, stop + self.dropped_rows
         index = bisect_right(self.row_ends, first_abs, self.start)
+        lines = self._source.split(b"\r\n")
         attrs = self.start_attrs
-        if self.has_sgr and index > self.start:
-            attrs = advance_attrs(attrs, "".join(self.lines[self.start : index]), self.default)
+        if self.has_sgr and index:
+            before = sum(map(len, islice(lines, index))) + len(LINE_END) * index
+            attrs = advance_attrs(attrs, self._source[:before].decode("utf-8", "surrogatepass"), self.default)
         out: list[Row] = []
         row_abs = self._line_base(index)[1]
-        while index < len(self.lines) and row_abs < stop_abs:
-            rendered, attrs = render_line(self.lines[index], attrs, self.columns, self.default)
+        while index < len(self.row_ends) and row_abs < stop_abs:
+            line = lines[index].decode("utf-8", "surrogatepass")
+            rendered, attrs = render_line(line, attrs, self.columns, self.default)
             for row in rendered:
                 if first_abs <= row_abs < stop_abs:
                     out.append(row)

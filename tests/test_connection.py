@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
+
+import pytest
 
 from muxd.config import PROTOCOL_VERSION
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
 from muxd.protocol.messages import CapturePane, Captured, Hello, ListPanes, PaneList, Welcome
 from muxd.testing.proc import peak_rss_kib
+from muxd.testing.server import MuxdTestServer
 
 PIPELINED_CAPTURES = 40
+SCROLLBACK_BYTES = 8 * 1024 * 1024  # the history the issue's reproduction had (MUXD_SCROLLBACK_BYTES)
 # A 1000-column pane of full rows: its 8 MiB of scrollback captures in ~0.1 s as ~8 MB of text.
 WIDE_FLOOD = ("sh", "-c", "yes $(printf %0999d 0) | head -n 9000; echo FLOOD-DONE; exec sleep 600")
 READ_TIMEOUT_S = 30
@@ -37,11 +42,20 @@ def _receive(sock: socket.socket, decoder: FrameDecoder, count: int) -> list[obj
     return messages
 
 
-def test_a_client_pipelining_big_captures_without_reading_holds_one_reply(muxd_server):
+@pytest.fixture
+def big_history_server() -> Iterator[MuxdTestServer]:
+    server = MuxdTestServer(env={"MUXD_SCROLLBACK_BYTES": str(SCROLLBACK_BYTES)}).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_client_pipelining_big_captures_without_reading_holds_one_reply(big_history_server):
     """40 `capture-pane -S -` of an 8 MiB scrollback, sent at once and not read, grew the daemon
     by one reply each (~340 MB here). Now it stops reading that client while its replies wait;
     the others are served; once it reads, every reply comes."""
-    s = muxd_server
+    s = big_history_server
     s.cli("new-session", "-d", "-s", "big", "-x", "1000", "-y", "50", "--", *WIDE_FLOOD, check=True)
     s.wait_for_text("big", "FLOOD-DONE", timeout=30)
     reply_bytes = len(s.capture("big", "-S", "-"))

@@ -12,12 +12,15 @@ import os
 import signal
 import sys
 
-from muxd.config import DEFAULT_SCROLLBACK_BYTES
+from muxd.config import DEFAULT_SCROLLBACK_BYTES, SCROLLBACK_BYTES_MAX
 from muxd.daemon import log_file
 from muxd.daemon.loop import run
 from muxd.daemon.server import Daemon
-from muxd.errors import MuxdError
+from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, lock_path, log_path, socket_path
+
+
+ENV_SCROLLBACK = "MUXD_SCROLLBACK_BYTES"
 
 
 def _report(fd: int | None, line: str) -> None:
@@ -38,17 +41,33 @@ async def _main(daemon: Daemon, ready_fd: int | None) -> None:
     await daemon.serve(on_ready=lambda: _report(ready_fd, "ready"))
 
 
+def scrollback_budget(flag: int | None, variable: str | None) -> int:
+    """Bytes of memory each pane's scrollback may hold: --scrollback-bytes, else $MUXD_SCROLLBACK_BYTES,
+    else the default; bad_request outside 0..SCROLLBACK_BYTES_MAX."""
+    value: int | str = flag if flag is not None else (variable or DEFAULT_SCROLLBACK_BYTES)
+    try:
+        budget = int(value)
+    except ValueError:
+        raise BadRequest(f"{ENV_SCROLLBACK} must be a number of bytes, got {value!r}") from None
+    if not 0 <= budget <= SCROLLBACK_BYTES_MAX:
+        raise BadRequest(f"scrollback of {budget} bytes is out of range 0..{SCROLLBACK_BYTES_MAX}")
+    return budget
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="muxd-daemon")
     parser.add_argument("--name", default=DEFAULT_SERVER_NAME)
     parser.add_argument("--ready-fd", type=int)
-    parser.add_argument("--scrollback-bytes", type=int, default=DEFAULT_SCROLLBACK_BYTES)
+    parser.add_argument("--scrollback-bytes", type=int,
+                        help=f"memory each pane's scrollback may hold (default ${ENV_SCROLLBACK}, else "
+                             f"{DEFAULT_SCROLLBACK_BYTES})")
     args = parser.parse_args(argv)
     try:
+        scrollback_bytes = scrollback_budget(args.scrollback_bytes, os.environ.get(ENV_SCROLLBACK))
         ensure_socket_dir()
         log_file.configure(log_path(args.name))
         daemon = Daemon(socket_path(args.name), lock_path(args.name),
-                        scrollback_bytes=args.scrollback_bytes,
+                        scrollback_bytes=scrollback_bytes,
                         detection=os.environ.get("MUXD_DETECTION", "1") != "0")
         run(_main(daemon, args.ready_fd))
     except MuxdError as exc:

@@ -34,7 +34,7 @@ PANE_PENDING_MAX_BYTES = 512 * 1024
 PANE_PENDING_RESUME_BYTES = PANE_PENDING_MAX_BYTES // 2
 # Pane output is emulated in turns of the event loop (daemon/emulation.py): all panes with
 # output waiting share this much time per turn, then clients and other panes are served.
-EMULATION_TURN_BUDGET_S = 0.002
+EMULATION_TURN_BUDGET_S = 0.001
 # Output is fed to an emulator in slices sized to take about this long at the rate that
 # pane's output has been emulating, within these bounds (the first slice assumes the guess).
 EMULATION_SLICE_S = 0.001

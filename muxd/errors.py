@@ -80,9 +80,15 @@ class Internal(MuxdError):
     code = "internal"
 
 
+class StoreUnavailable(Internal):
+    """The history's database cannot be written or read now (full disk, locked, broken)."""
+
+    code = "store_unavailable"
+
+
 _BY_CODE: dict[str, type[MuxdError]] = {}
 for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Unauthorized, Timeout, SpawnFailed,
-             ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal):
+             ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal, StoreUnavailable):
     _BY_CODE.setdefault(_cls.code, _cls)
 
 

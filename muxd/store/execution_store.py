@@ -1,0 +1,133 @@
+"""The execution history's persistence, behind one small interface (`ExecutionStore`).
+
+SQLite (`sqlite_executions.py`) is the embedded default; a PostgreSQL implementation for
+fleets of daemons is to come behind the same methods. Reads never block the event loop and
+never wait behind writes; every method may raise `muxd.errors.StoreUnavailable` (a full
+disk, a locked or broken database), which callers turn into a clear error on the call
+that needed it while panes keep running.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import msgspec
+
+from muxd.executions.record import Execution
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a principal may see: executions of `pane_keys` (None: every pane) plus those it
+    triggered itself (`principal`)."""
+
+    pane_keys: frozenset[str] | None = None
+    principal: str | None = None
+
+    @property
+    def everything(self) -> bool:
+        return self.pane_keys is None
+
+
+EVERYTHING = Scope()
+
+
+@dataclass(frozen=True)
+class ExecutionQuery:
+    """Filters shared by every list; None means "any". Newest first (started, else queued)."""
+
+    scope: Scope = EVERYTHING
+    agent_name: str | None = None
+    pane_key: str | None = None
+    status: str | None = None
+    statuses: tuple[str, ...] = ()       # any of these (list_active_executions: pending, running)
+    triggered_by: str | None = None
+    task_id: str | None = None
+    trace_id: str | None = None
+    since: float | None = None           # epoch seconds, inclusive (on started, else queued)
+    until: float | None = None           # exclusive
+    limit: int = 20
+    offset: int = 0
+
+
+class ErrorPattern(msgspec.Struct, frozen=True, kw_only=True):
+    """Failures grouped by stack_hash (seed 003 tasks_last_failed.error_patterns)."""
+
+    stack_hash: str
+    count: int
+    first_seen: float
+    last_seen: float
+    error_type: str
+    message: str                         # the newest failure's message
+    example_id: str
+    example_task_id: str | None = None
+    example_trace_id: str | None = None
+
+
+class AgentStats(msgspec.Struct, frozen=True, kw_only=True):
+    """One agent's executions in a window (get_agent_activity_summary, muxd stats)."""
+
+    agent_name: str
+    total: int = 0
+    successful: int = 0
+    failed: int = 0                      # failed + timeout + interrupted: did not succeed
+    cancelled: int = 0
+    running: int = 0
+    pending: int = 0
+    total_cost_usd: float = 0.0
+    total_tokens: int = 0
+    avg_duration_s: float | None = None  # over ended executions with a duration
+    last_execution_at: float | None = None
+    last_execution_status: str | None = None
+
+
+@dataclass
+class Transcript:
+    """An execution's output bytes, zlib-compressed as stored; `raw_bytes` before compression."""
+
+    data: bytes
+    raw_bytes: int
+    truncated: bool = False
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class ExecutionStore(Protocol):
+    # ---- writes (in submission order; a read after a write sees it)
+    async def save(self, execution: Execution) -> None:
+        """Insert or replace by id."""
+
+    def save_soon(self, execution: Execution) -> None:
+        """Queue `save`; nobody waits. A failure is logged (once per kind a minute), never raised."""
+
+    async def save_transcript(self, execution_id: str, transcript: Transcript) -> None: ...
+
+    async def interrupt_running(self, now: float) -> int:
+        """Executions left pending/running by a daemon that died become `interrupted`; returns how many."""
+
+    async def prune(self, *, older_than: float | None, keep_rows: int | None) -> int:
+        """Forget ended executions (and their transcripts) older than `older_than` or beyond the newest `keep_rows`."""
+
+    # ---- reads
+    async def get(self, execution_id: str) -> Execution | None: ...
+
+    async def transcript(self, execution_id: str) -> Transcript | None: ...
+
+    async def by_idempotency_key(self, key: str) -> Execution | None: ...
+
+    async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
+        """The rows of one page and the total that match (ignoring limit/offset)."""
+
+    async def by_trace(self, trace_id: str, scope: Scope) -> list[Execution]:
+        """Every attempt of a trace, by attempt then start."""
+
+    async def error_patterns(self, query: ExecutionQuery) -> list[ErrorPattern]:
+        """Failed executions matching `query` grouped by stack_hash, the most recent pattern first."""
+
+    async def unique_failures(self, query: ExecutionQuery) -> list[Execution]:
+        """The newest failure of each stack_hash, newest first (tasks_last_failed unique_errors)."""
+
+    async def stats(self, query: ExecutionQuery) -> list[AgentStats]:
+        """Per agent, over the executions matching `query` (its limit/offset ignored)."""
+
+    def close(self) -> None: ...

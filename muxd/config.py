@@ -138,3 +138,29 @@ ENV_VALUE_MAX_CHARS = 128 * 1024       # MAX_ARG_STRLEN again: the kernel copies
 PANE_LIST_MAX_COUNT = 10_000           # pane targets in one request (subscribe, token scope)
 # One AttachInput message; `muxd attach` sends a bigger paste in pieces of this size.
 ATTACH_INPUT_MAX_BYTES = 64 * 1024
+
+# ---- executions (muxd/executions/tracker.py)
+# An agent back at its prompt must stay there this long before its turn is over (an agent
+# flickers through its prompt between a tool's result and its next request).
+EXECUTION_IDLE_SETTLE_S = 1.0
+# A delivered prompt whose turn was never seen busy (too short for two looks) ends once the
+# agent is at its prompt and this long has passed since delivery.
+EXECUTION_TURN_UNSEEN_S = 3.0
+# Prompts that may wait for one pane; more is refused (conflict).
+EXECUTION_QUEUE_MAX = 100
+# A prompt's own time limit (send_task timeout_s / muxd submit --timeout): default and bounds.
+EXECUTION_TIMEOUT_DEFAULT_S = 1800.0
+EXECUTION_TIMEOUT_MAX_S = 86400.0
+# A prompt's text (send_task, muxd submit), and the lists of the history's queries.
+PROMPT_MAX_CHARS = 256 * 1024
+EXECUTION_LIST_LIMIT_MAX = 100
+EXECUTION_IDS_MAX_COUNT = 100           # executions one wait may name
+EXECUTION_WAIT_MAX_S = 300.0            # the longest a call may wait for executions to end
+# TUIs built on ink (Gemini CLI) take a CR in the same read as the text for a pasted newline:
+# the Enter that submits a prompt goes as its own write, this long after the text.
+SUBMIT_GAP_S = 0.05
+# Raw output kept per execution as its transcript (the start is kept, the rest counted);
+# MUXD_TRANSCRIPT_MAX_BYTES overrides it.
+TRANSCRIPT_MAX_BYTES = 4 * 1024 * 1024
+# A transcript rendered to text keeps at most this many rows (its newest).
+TRANSCRIPT_RENDER_MAX_ROWS = 20_000

@@ -102,6 +102,12 @@ REQUEST_RULES: dict[type, Rule] = {
     m.KillSession: Rule("dangerous", scoped=True),
     # An attached terminal drives a whole session, prefix-key kills included.
     m.Attach: Rule("dangerous"), m.AttachInput: Rule("dangerous"), m.AttachResize: Rule("dangerous"),
+    # The history: reads are cut to the principal's scope by the handlers (commands/executions.py).
+    m.ListExecutions: VIEW, m.GetExecution: VIEW, m.ExecutionFailures: VIEW, m.ExecutionStats: VIEW,
+    m.WaitExecutions: VIEW,
+    m.SubmitPrompt: Rule("moderate", scoped=True),
+    m.CancelExecution: Rule("moderate", scoped=True),
+    m.RunCommand: Rule("dangerous"),  # runs shell commands
     m.KillServer: Rule("admin"),
     m.CreateToken: Rule("admin"), m.ListTokens: Rule("admin"), m.RevokeToken: Rule("admin"),
     m.GrantPane: Rule("admin"), m.RevokeGrant: Rule("admin"),
@@ -388,7 +394,12 @@ class AccessControl:
                                rows=call.rows, latency_ms=call.latency_ms))
         self.metrics.record(call.tool, call.latency_ms, None if call.status == "ok" else call.error_code or call.status)
 
-    async def history(self, *, limit: int, tool: str | None, principal: str | None,
+    def history_principals(self, principal: Principal) -> frozenset[str]:
+        """Whose audit rows `principal` may read unless admin: its own and its panes' agents'."""
+        visible = self.visible(principal) or set()
+        return frozenset({principal.name} | {f"agent:{pane_id}" for pane_id in visible})
+
+    async def history(self, *, limit: int, tool: str | None, principal: str | frozenset[str] | None,
                       status: str | None) -> list[m.AuditRow]:
         return await self.db.run(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
                                                         status=status))

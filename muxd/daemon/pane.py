@@ -50,6 +50,7 @@ class Pane:
     ) -> None:
         self.number = number
         self.command = command
+        self.launch_argv: list[str] | None = None  # what actually runs, when muxd adds to `command`
         self.start_cwd = cwd
         self.env = env
         self.name = name
@@ -64,6 +65,8 @@ class Pane:
         self._on_exit = on_exit
         self.on_output = on_output
         self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings
+        # Told every chunk of output as it is read (prompt marks, execution transcripts).
+        self.output_taps: list[Callable[[bytes], None]] = []
         # Told the program's pid once it is reaped (the daemon's watchdog stops guarding it).
         self.on_reaped: Callable[[int], None] | None = None
         self.agent = AgentState(pane_id=self.id)  # the last published state (see daemon/detection.py)
@@ -116,7 +119,7 @@ class Pane:
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """Spawn the program (raises SpawnFailed) and start watching its output and exit."""
         self._loop = loop
-        self._process = ptys.spawn(self.command, env=self.env, cwd=self.start_cwd,
+        self._process = ptys.spawn(self.launch_argv or self.command, env=self.env, cwd=self.start_cwd,
                                    columns=self.columns, lines=self.lines)
         self._set_reading(True)
         self._pidfd = os.pidfd_open(self._process.pid)
@@ -151,6 +154,8 @@ class Pane:
             data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
             if self.recorder is not None:
                 self.recorder.output(data)  # the time of the read, as the recording promises
+            for tap in self.output_taps:
+                tap(data)
             self._backlog.add(data)
             self._turns.wake(self)
         if self._eof and self._loop is not None and not self._closed:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from muxd.config import (
-    DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+    DEFAULT_SCROLLBACK_BYTES, TRANSCRIPT_MAX_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
 )
 from muxd.daemon.access import AccessControl
 from muxd.daemon.attached import AttachHub
@@ -20,6 +20,7 @@ from muxd.daemon.commands import load_all
 from muxd.daemon.connection import Connection
 from muxd.daemon.detection import PaneDetection
 from muxd.daemon.emulation import EmulationTurns
+from muxd.daemon.executions import ExecutionService
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
@@ -27,6 +28,7 @@ from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
 from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
+from muxd.executions.shell import integrated_argv
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
@@ -60,7 +62,8 @@ def command_argv(command: list[str]) -> list[str]:
 
 class Daemon:
     def __init__(self, socket_path: Path, lock_path: Path, *,
-                 scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES, detection: bool = True) -> None:
+                 scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES, detection: bool = True,
+                 transcript_max_bytes: int = TRANSCRIPT_MAX_BYTES) -> None:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
@@ -76,6 +79,8 @@ class Daemon:
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/attached.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
+        # The execution history (daemon/executions.py) follows every pane from its start.
+        self.executions = ExecutionService(self, None, transcript_max_bytes)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -95,6 +100,7 @@ class Daemon:
             await self._stop.wait()
             server.close()
         finally:
+            self.executions.shutdown()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             self.access.close()
@@ -155,6 +161,9 @@ class Daemon:
         check_tags(spawn.tags)
         cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else os.path.expanduser("~")
         argv = command_argv(spawn.command)
+        program = None
+        if spawn.record_as is not None:  # muxd run, create_pane with a command: the program is an execution
+            program = self.executions.program_execution(number, spawn, argv)
         number = self.registry.next_pane_number()
         env = self.pane_env(spawn.env)
         env["MUXD_PANE"] = f"%{number}"
@@ -164,6 +173,7 @@ class Daemon:
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
                     scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
                     turns=self.emulation)
+        pane.launch_argv = integrated_argv(argv, env)  # prompt marks from muxd's bash panes
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
         pane.on_reaped = self.watchdog.release
         try:
@@ -173,6 +183,7 @@ class Daemon:
             raise
         assert pane.pid is not None
         self.watchdog.guard(pane.pid)  # the program leads its own session: sid == pid
+        self.executions.pane_started(pane, program)
         if self.detection:
             detection = PaneDetection(pane, self.detectors, self._agent_changed)
             pane.on_output = detection.output
@@ -186,6 +197,7 @@ class Daemon:
 
     def _pane_exited(self, pane: Pane) -> None:
         log.info("pane %s exited with %s", pane.id, pane.exit_code)
+        self.executions.pane_exited(pane)
         detection = self.detections.get(pane.id)
         if detection is not None:
             detection.run_now()
@@ -195,6 +207,7 @@ class Daemon:
             self.registry.remove_pane(pane)
 
     def pane_removed(self, pane: Pane) -> None:
+        self.executions.pane_removed(pane)
         detection = self.detections.pop(pane.id, None)
         if detection is not None:
             detection.close()
@@ -217,6 +230,7 @@ class Daemon:
 
     def _agent_changed(self, pane: Pane, state: AgentState) -> None:
         pane.agent = state
+        self.executions.agent_changed(pane, state)
         self.attach_hub.pane_output(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
 

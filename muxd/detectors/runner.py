@@ -42,6 +42,8 @@ REIDENTIFY_EVERY_FRAMES = 10
 # A frame whose words did not change (only a spinner and its seconds and tokens ticked) is
 # read again only after this long, to keep those counters fresh.
 TICKING_REFRESH_S = 1.0
+# Tool uses remembered with their lines, for the tool calls of the execution that made them.
+TOOL_USES_KEPT = 200
 # States that must never wait for a second look: an approval prompt stalls a fleet.
 PUBLISH_AT_ONCE = frozenset({"AwaitingConfirmation", "Exited"})
 
@@ -93,6 +95,8 @@ class DetectorRunner:
         self._unidentified = 0
         self._since_identified = 0
         self._tools_counted = 0  # tool uses counted so far (recent_tools keeps only the last few)
+        # The newest tool uses with the line that showed each (an execution's tool calls).
+        self.tool_uses: deque[ToolSighting] = deque(maxlen=TOOL_USES_KEPT)
         # What the last publish was made from, and the state it left: the same again is skipped.
         self._published_from: tuple[Detection, str, int] | None = None
         self._published_state: AgentState | None = None
@@ -143,6 +147,11 @@ class DetectorRunner:
             return False
         return (before.agent_type, before.activity.state, before.tool, before.confirmation, before.error) != (
                 after.agent_type, after.activity.state, after.tool, after.confirmation, after.error)
+
+    @property
+    def tools_counted(self) -> int:
+        """Tool uses counted since the pane started (the newest TOOL_USES_KEPT are in tool_uses)."""
+        return self._tools_counted
 
     @property
     def pending(self) -> bool:
@@ -215,6 +224,7 @@ class DetectorRunner:
                     default=list(now))
         for sighting in fresh:
             self._recent_tools.append(sighting.name)
+            self.tool_uses.append(sighting)
         self._tools_counted += len(fresh)
         del self._recent_tools[:-RECENT_TOOLS_MAX]
         self._sightings.append(list(now))

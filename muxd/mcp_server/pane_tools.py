@@ -11,6 +11,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.config import (
+    SUBMIT_GAP_S,
     DEFAULT_COLUMNS, DEFAULT_LINES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, NAME_MAX_CHARS, PANE_TAGS_MAX,
     TAG_MAX_CHARS,
 )
@@ -34,9 +35,6 @@ CREATE_PANE_ARGS_MAX = 256
 CREATE_PANE_ENV_MAX = 128
 CREATE_PANE_ARG_MAX_CHARS = 32 * 1024  # one argument or one environment value
 CREATE_PANE_PATH_MAX_CHARS = 4096  # PATH_MAX
-# TUIs built on ink (Gemini CLI) take a CR in the same read as the text for a pasted newline:
-# the Enter of `submit` goes as its own write, a moment after the text.
-SUBMIT_GAP_S = 0.05
 
 MODERATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                            open_world_hint=False)

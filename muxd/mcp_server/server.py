@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from muxd import __version__
 from muxd.client.connection import Client
 from muxd.mcp_server.engine_tools import register_engine_tools
+from muxd.mcp_server.execution_tools import register_execution_tools
 from muxd.mcp_server.guards import ToolGuard
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import set_default_client
@@ -24,12 +25,15 @@ from muxd.mcp_server.middleware import tidy_tool_results
 from muxd.mcp_server.pane_tools import register_pane_tools
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import register_summary_tools
+from muxd.mcp_server.task_history_tools import register_task_history_tools
 from muxd.mcp_server.wait_tools import register_wait_tools
 
 INSTRUCTIONS = (
     "muxd runs terminal panes (AI coding agents and shells). Check agents with agent_summary or "
     "list_agents (cheap); read_pane only when you need the raw screen (pass its cursor back to get "
-    "only new lines); wait_for instead of polling."
+    "only new lines); wait_for instead of polling. send_task gives an agent a prompt as a tracked execution; "
+    "the history (list_recent_executions, get_execution_result, get_agent_activity_summary, tasks_*) says what ran, "
+    "how it ended and what it cost."
 )
 
 
@@ -51,6 +55,8 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     register_pane_tools(tools)
     register_wait_tools(tools)
     register_engine_tools(tools)
+    register_execution_tools(tools)
+    register_task_history_tools(tools)
     return tools
 
 

@@ -13,6 +13,10 @@ import msgspec
 
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
 from muxd.detectors.state import AgentState
+from muxd.protocol.execution_messages import (
+    CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
+    GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
+)
 from muxd.protocol.fields import (
     Argv, AttachData, Env, FilePath, Keys, Label, Name, PaneTargets, Tags, Target,
 )
@@ -76,6 +80,8 @@ class Spawn(msgspec.Struct, frozen=True, kw_only=True):
     pane_name: Name | None = None
     tags: Tags = []
     remove_on_exit: bool = False
+    # The program is recorded as an execution triggered so (muxd run: "cli"; create_pane: "mcp").
+    record_as: Literal["cli", "mcp", "agent"] | None = None
 
 
 # ---------------------------------------------------------------- requests
@@ -352,6 +358,8 @@ Request = Union[
     Attach, AttachInput, AttachResize,
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory,
+    SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history
+    ExecutionStats, WaitExecutions,
 ]
 
 
@@ -454,7 +462,8 @@ class Error(_Message, tag="error"):
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
               SummaryReply, Error, Attached,
-              TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory]  # access
+              TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory,  # access
+              ExecutionReply, ExecutionList, FailureReport, StatsReply]  # history
 
 
 # ---------------------------------------------------------------- events

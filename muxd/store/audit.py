@@ -25,12 +25,17 @@ def append(db: sqlite3.Connection, record: AuditRow, *, keep_rows: int = AUDIT_K
         db.execute("DELETE FROM audit WHERE id <= ?", (row_id - keep_rows,))
 
 
-def recent(db: sqlite3.Connection, *, limit: int, tool: str | None = None, principal: str | None = None,
-           status: str | None = None) -> list[AuditRow]:
-    """The newest rows first, filtered by whichever of tool / principal / status is given."""
-    where, params = [], []
+def recent(db: sqlite3.Connection, *, limit: int, tool: str | None = None,
+           principal: str | frozenset[str] | None = None, status: str | None = None) -> list[AuditRow]:
+    """The newest rows first, filtered by whichever of tool / principal (one, or any of a set) /
+    status is given."""
+    where: list[str] = []
+    params: list[object] = []
     for column, value in (("tool", tool), ("principal", principal), ("status", status)):
-        if value is not None:
+        if isinstance(value, frozenset):
+            where.append(f"{column} IN ({', '.join('?' * len(value))})")
+            params.extend(sorted(value))
+        elif value is not None:
             where.append(f"{column} = ?")
             params.append(value)
     clause = f"WHERE {' AND '.join(where)}" if where else ""

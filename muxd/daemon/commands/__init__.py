@@ -44,5 +44,6 @@ def load_all() -> dict[type, Command]:
     """Import every command module (each registers itself) and return the table."""
     from muxd.daemon.commands import agents, panes, server, sessions  # noqa: F401
     from muxd.daemon.commands import access  # noqa: F401 - tokens, grants, audit, metrics
+    from muxd.daemon.commands import executions  # noqa: F401 - the history
 
     return COMMANDS

@@ -114,11 +114,14 @@ async def tool_history(daemon: Daemon, req: GetToolHistory) -> ToolHistory:
     if req.status is not None and req.status not in CALL_STATUSES:
         raise BadRequest(f"status must be one of {', '.join(CALL_STATUSES)}", field="status")
     principal = current_principal()
-    wanted = req.principal
-    if principal.scoped:  # a pane's agent reads its own trail, nobody else's
-        if wanted is not None and wanted != principal.name:
-            raise Forbidden(f"{principal.name} may read only its own history", principal=principal.name)
-        wanted = principal.name
+    wanted: str | frozenset[str] | None = req.principal
+    if principal.tier != "admin":
+        # A token's trail is its own and its panes' agents', whoever else used this daemon.
+        own = daemon.access.history_principals(principal)
+        if wanted is not None and wanted not in own:
+            raise Forbidden(f"{principal.name} may read only its own history and its panes'",
+                            principal=principal.name)
+        wanted = wanted if wanted is not None else own
     rows = await daemon.access.history(limit=req.limit, tool=req.tool, principal=wanted, status=req.status)
     return ToolHistory(id=req.id, rows=rows)
 

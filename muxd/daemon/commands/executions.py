@@ -1,0 +1,238 @@
+"""History commands: prompts and commands as executions, their records and the queries over
+them (seeds 000, 003, 004). What a principal sees is cut to its scope here, in the daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import shlex
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from muxd.config import (
+    EXECUTION_LIST_LIMIT_MAX, EXECUTION_TIMEOUT_DEFAULT_S, EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S,
+)
+from muxd.daemon.access import Principal, current_principal
+from muxd.daemon.commands import command
+from muxd.daemon.executions import visible
+from muxd.daemon.target import resolve
+from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable
+from muxd.executions.record import ACTIVE_STATUSES, STATUSES, TRIGGERS, Execution
+from muxd.executions.transcript import render
+from muxd.protocol.execution_messages import (
+    CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
+    ListExecutions, LiveAgent, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
+)
+from muxd.protocol.messages import Spawn
+from muxd.store.execution_store import EVERYTHING, ExecutionQuery, ExecutionStore, Scope
+
+if TYPE_CHECKING:
+    from muxd.daemon.pane import Pane
+    from muxd.daemon.server import Daemon
+
+FAILED_STATUSES = ("failed", "timeout", "interrupted")  # did not succeed, and say why
+STATS_FAILURES_MAX = 50
+
+
+def scope_of(daemon: Daemon, principal: Principal) -> Scope:
+    """What `principal` may see of the history: its panes' executions and those it triggered."""
+    panes = daemon.access.visible(principal)
+    if panes is None:
+        return EVERYTHING
+    return Scope(pane_keys=frozenset(daemon.executions.pane_key(p) for p in panes), principal=principal.name)
+
+
+def store_of(daemon: Daemon) -> ExecutionStore:
+    store = daemon.executions.store
+    if store is None:
+        raise StoreUnavailable("the history database is not open (see the daemon's log)")
+    return store
+
+
+def _check_seconds(name: str, value: float | None, low: float, high: float) -> None:
+    if value is not None and not (math.isfinite(value) and low <= value <= high):
+        raise BadRequest(f"{name} must be between {low:g} and {high:g} seconds, got {value}", field=name)
+
+
+def _check_page(limit: int, offset: int, high: int = EXECUTION_LIST_LIMIT_MAX) -> None:
+    if not 1 <= limit <= high:
+        raise BadRequest(f"limit must be between 1 and {high}, got {limit}", field="limit")
+    if offset < 0:
+        raise BadRequest(f"offset must be >= 0, got {offset}", field="offset")
+
+
+async def find_execution(daemon: Daemon, execution_id: str, scope: Scope) -> Execution:
+    """The newest record of `execution_id` that `scope` may see (NotFound otherwise: existence does not leak)."""
+    found = daemon.executions.live(execution_id) or await store_of(daemon).get(execution_id)
+    if found is None or not visible(found, scope):
+        raise NotFound(f"no execution {execution_id}", execution_id=execution_id)
+    return found
+
+
+async def _after_wait(daemon: Daemon, execution: Execution, wait_s: float) -> Execution:
+    if wait_s <= 0:
+        return execution
+    await daemon.executions.wait([execution.id], any_one=False, timeout_s=wait_s)
+    return await find_execution(daemon, execution.id, EVERYTHING)
+
+
+@command(SubmitPrompt, target="pane")
+async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionReply:
+    if not req.message.strip():
+        raise BadRequest("the message is empty", field="message")
+    _check_seconds("timeout_s", req.timeout_s, 1, EXECUTION_TIMEOUT_MAX_S)
+    _check_seconds("wait_s", req.wait_s, 0, EXECUTION_WAIT_MAX_S)
+    if req.attempt is not None and not 1 <= req.attempt <= 1000:
+        raise BadRequest(f"attempt must be between 1 and 1000, got {req.attempt}", field="attempt")
+    execution, created = await daemon.executions.submit(
+        pane, current_principal().name, triggered_by=req.triggered_by, message=req.message, task_id=req.task_id,
+        trace_id=req.trace_id, span_id=req.span_id, attempt=req.attempt, idempotency_key=req.idempotency_key,
+        timeout_s=req.timeout_s if req.timeout_s is not None else EXECUTION_TIMEOUT_DEFAULT_S)
+    return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s), created=created)
+
+
+@command(RunCommand)
+async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
+    if not req.command:
+        raise BadRequest("no command to run", field="command")
+    _check_seconds("timeout_s", req.timeout_s, 1, EXECUTION_TIMEOUT_MAX_S)
+    _check_seconds("wait_s", req.wait_s, 0, EXECUTION_WAIT_MAX_S)
+    principal = current_principal().name
+    if req.target:
+        pane = resolve(daemon.registry, "pane", req.target)
+        line = req.command[0] if len(req.command) == 1 else shlex.join(req.command)
+        execution = daemon.executions.type_command(pane, principal, line, "cli", req.timeout_s)  # type: ignore[arg-type]
+    else:
+        execution = _run_in_new_window(daemon, req)
+    return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s))
+
+
+def _run_in_new_window(daemon: Daemon, req: RunCommand) -> Execution:
+    registry = daemon.registry
+    spawn = Spawn(command=list(req.command), cwd=req.cwd, record_as="cli")
+    session = registry.sessions[-1] if registry.sessions else None
+    if session is None:
+        session = registry.new_session(None)
+        window = registry.new_window(session, "")
+        size = (80, 24)
+    else:
+        reference = session.active_window.layout if session.active_window else None
+        size = (reference.columns, reference.lines) if reference else (80, 24)
+        window = registry.new_window(session, "")
+    try:
+        pane = daemon.spawn_pane(window, spawn, *size)
+    except Exception:
+        registry.remove_window(window)
+        raise
+    run_ = daemon.executions.panes[pane.id]
+    assert run_.program is not None
+    return run_.program
+
+
+@command(CancelExecution)
+async def cancel(daemon: Daemon, req: CancelExecution) -> ExecutionReply:
+    execution = await find_execution(daemon, req.execution_id, scope_of(daemon, current_principal()))
+    if execution.status not in ACTIVE_STATUSES:
+        raise Conflict(f"execution {req.execution_id} already ended ({execution.status})",
+                       execution_id=req.execution_id, status=execution.status)
+    principal = current_principal()
+    if principal.tier == "view_only":
+        raise Forbidden(f"{principal.name} may not cancel executions (view_only)", principal=principal.name)
+    return ExecutionReply(id=req.id, execution=daemon.executions.cancel(req.execution_id))
+
+
+@command(GetExecution)
+async def get_execution(daemon: Daemon, req: GetExecution) -> ExecutionReply:
+    execution = await find_execution(daemon, req.execution_id, scope_of(daemon, current_principal()))
+    transcript = None
+    if req.include_transcript and execution.status not in ACTIVE_STATUSES:
+        stored = await store_of(daemon).transcript(execution.id)
+        transcript = await asyncio.to_thread(render, stored) if stored is not None else ""
+    return ExecutionReply(id=req.id, execution=execution, transcript=transcript)
+
+
+def _query(daemon: Daemon, req: ListExecutions | ExecutionFailures | ExecutionStats, **fields: object) -> ExecutionQuery:
+    since = getattr(req, "since", None)
+    if since is not None and not math.isfinite(since):
+        raise BadRequest("since must be a time", field="since")
+    base: dict[str, object] = {"scope": scope_of(daemon, current_principal()), "agent_name": req.agent_name,
+                               "since": since}
+    base.update(fields)
+    return ExecutionQuery(**base)  # type: ignore[arg-type]
+
+
+@command(ListExecutions)
+async def list_executions(daemon: Daemon, req: ListExecutions) -> ExecutionList:
+    _check_page(req.limit, req.offset)
+    if req.status is not None and req.status not in STATUSES:
+        raise BadRequest(f"status must be one of {', '.join(STATUSES)}", field="status")
+    if req.triggered_by is not None and req.triggered_by not in TRIGGERS:
+        raise BadRequest(f"triggered_by must be one of {', '.join(TRIGGERS)}", field="triggered_by")
+    query = _query(daemon, req, status=req.status, triggered_by=req.triggered_by, task_id=req.task_id,
+                   trace_id=req.trace_id, until=req.until, limit=req.limit, offset=req.offset)
+    if req.active:  # pending and running live in the daemon: no need to ask the store
+        rows = [e for e in daemon.executions.active(query.scope) if _matches(e, query)]
+        rows.sort(key=lambda e: e.started_at or e.queued_at or 0.0, reverse=True)
+        return ExecutionList(id=req.id, executions=rows[req.offset:req.offset + req.limit], total=len(rows))
+    rows, total = await store_of(daemon).list(query)
+    return ExecutionList(id=req.id, executions=rows, total=total)
+
+
+def _matches(e: Execution, q: ExecutionQuery) -> bool:
+    return all(want is None or have == want for have, want in (
+        (e.agent_name, q.agent_name), (e.status, q.status), (e.triggered_by, q.triggered_by),
+        (e.task_id, q.task_id), (e.trace_id, q.trace_id)))
+
+
+@command(ExecutionFailures)
+async def failures(daemon: Daemon, req: ExecutionFailures) -> FailureReport:
+    _check_page(req.limit, 0, STATS_FAILURES_MAX)
+    store = store_of(daemon)
+    query = _query(daemon, req, task_id=req.task_id, statuses=FAILED_STATUSES, limit=req.limit)
+    if req.unique_errors:
+        rows = (await store.unique_failures(query))[:req.limit]
+    else:
+        rows, _ = await store.list(query)
+    patterns = await store.error_patterns(query)
+    return FailureReport(id=req.id, failures=rows, patterns=patterns)
+
+
+@command(ExecutionStats)
+async def stats(daemon: Daemon, req: ExecutionStats) -> StatsReply:
+    _check_page(max(req.failures_limit, 1), 0, STATS_FAILURES_MAX)
+    store = store_of(daemon)
+    query = _query(daemon, req, limit=EXECUTION_LIST_LIMIT_MAX)
+    per_agent = await store.stats(query)
+    recent, _ = await store.list(replace(query, statuses=FAILED_STATUSES, limit=max(req.failures_limit, 1)))
+    live = []
+    for pane in daemon.registry.all_panes():
+        run = daemon.executions.panes.get(pane.id)
+        name = pane.name or pane.id
+        if run is None or (req.agent_name is not None and name != req.agent_name):
+            continue
+        if not visible_pane(daemon, pane.id, query.scope):
+            continue
+        running = run.tracker.running or run.program
+        live.append(LiveAgent(agent_name=name, pane_id=pane.id, agent_type=pane.agent.agent_type,
+                              state=pane.agent.activity.state, is_busy=run.tracker.is_busy or run.program is not None,
+                              queue_length=run.tracker.queue_length,
+                              running_execution_id=running.id if running is not None else None))
+    return StatsReply(id=req.id, agents=per_agent, live=live, recent_failures=recent[:req.failures_limit])
+
+
+def visible_pane(daemon: Daemon, pane_id: str, scope: Scope) -> bool:
+    return scope.pane_keys is None or daemon.executions.pane_key(pane_id) in scope.pane_keys
+
+
+@command(WaitExecutions)
+async def wait_executions(daemon: Daemon, req: WaitExecutions) -> ExecutionList:
+    if not req.execution_ids:
+        raise BadRequest("name at least one execution", field="execution_ids")
+    _check_seconds("timeout_s", req.timeout_s, 0, EXECUTION_WAIT_MAX_S)
+    scope = scope_of(daemon, current_principal())
+    for execution_id in req.execution_ids:
+        await find_execution(daemon, execution_id, scope)  # each must exist and be visible
+    ended = await daemon.executions.wait(req.execution_ids, any_one=req.mode == "any", timeout_s=req.timeout_s)
+    rows = [await find_execution(daemon, execution_id, scope) for execution_id in req.execution_ids]
+    return ExecutionList(id=req.id, executions=rows, total=len(rows), timed_out=not ended)
+

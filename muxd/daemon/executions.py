@@ -1,0 +1,375 @@
+"""The execution history wired to live panes: one `ExecutionTracker` per pane fed the states
+the detectors publish, the prompt marks its shell writes and its exit; the effects carried out
+(prompts typed, interrupt keys sent, records completed and saved); waiters told.
+
+The domain is in muxd/executions; persistence behind `ExecutionStore` (muxd/store). Pending
+and running executions live here, in memory, and are written through; a daemon that dies
+leaves them `interrupted` when the store is opened again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import shlex
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from muxd.config import SUBMIT_GAP_S
+from muxd.daemon import execution_finish
+from muxd.daemon.access import current_principal
+from muxd.detectors.state import AgentState
+from muxd.errors import Conflict, NotFound, StoreUnavailable
+from muxd.executions.prompt_marks import PromptMarkScanner
+from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
+from muxd.executions.tracker import Deliver, Effect, ExecutionTracker, Finish, Interrupt, Save, error_of
+from muxd.executions.transcript import TranscriptBuffer
+from muxd.store.execution_store import ExecutionStore, Scope
+
+if TYPE_CHECKING:
+    from muxd.daemon.pane import Pane
+    from muxd.daemon.server import Daemon
+    from muxd.protocol.messages import Spawn
+
+log = logging.getLogger(__name__)
+
+# The key that stops an agent's turn: Escape in the full-screen CLIs, C-c elsewhere.
+INTERRUPT_KEYS = {"claude": b"\x1b", "codex": b"\x1b", "gemini": b"\x1b", "opencode": b"\x1b"}
+CTRL_C = b"\x03"
+PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
+BRACKETED_PASTE_MODE = 2004
+
+
+@dataclass
+class PaneRun:
+    """What muxd follows of one live pane for the history."""
+
+    pane: Pane
+    tracker: ExecutionTracker
+    marks: PromptMarkScanner = field(default_factory=PromptMarkScanner)
+    transcript: TranscriptBuffer | None = None
+    start_row: int = 0            # absolute row where the running execution began
+    tools_at_start: int = 0       # the detector's tool-use count then
+    session_log: object | None = None  # the agent's session-log cursor, where it keeps one
+    program: Execution | None = None   # the pane's own program as an execution (muxd run)
+    timer: asyncio.TimerHandle | None = None
+
+
+class ExecutionService:
+    def __init__(self, daemon: Daemon, store: ExecutionStore | None, transcript_max_bytes: int) -> None:
+        self.daemon = daemon
+        self.store = store
+        self.transcript_max_bytes = transcript_max_bytes
+        # Pane ids start again at %1 in every daemon run: the history keys panes by run.
+        self.run_id = f"{int(time.time())}-{secrets.token_hex(3)}"
+        self.panes: dict[str, PaneRun] = {}
+        self.finishing: dict[str, Execution] = {}  # ended, being completed and saved
+        self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def pane_key(self, pane_id: str) -> str:
+        return f"{self.run_id}/{pane_id}"
+
+    # ------------------------------------------------------------ panes
+
+    def pane_started(self, pane: Pane, program: Execution | None = None) -> None:
+        run = PaneRun(pane, ExecutionTracker(pane.id))
+        self.panes[pane.id] = run
+        pane.output_taps.append(lambda data: self._output(run, data))
+        if program is not None:
+            run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
+                                                  kind="command")
+            run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
+            self._save(run.program)
+
+    def program_execution(self, number: int, spawn: Spawn, argv: list[str]) -> Execution:
+        """The record of a new pane's program run as an execution (muxd run, create_pane)."""
+        pane_id = f"%{number}"
+        return Execution(id=new_execution_id(), pane_id=pane_id, pane_key=self.pane_key(pane_id),
+                         agent_name=spawn.pane_name or pane_id, kind="command",
+                         triggered_by=spawn.record_as or "cli", principal=current_principal().name,
+                         message=shlex.join(argv))
+
+    def shutdown(self) -> None:
+        """The daemon stops: what runs or waits ends `interrupted`, written before the store closes."""
+        now = time.time()
+        for run in self.panes.values():
+            active = run.tracker.active() + ([run.program] if run.program is not None else [])
+            for execution in active:
+                ended = finished(execution, "interrupted", now,
+                                 error=error_of("interrupted", "the daemon stopped while it ran"))
+                if self.store is not None:
+                    self.store.save_soon(ended)
+                self._ended(ended)
+            if run.timer is not None:
+                run.timer.cancel()
+        self.panes.clear()  # the panes' removal that follows has nothing left to record
+
+    def pane_removed(self, pane: Pane) -> None:
+        run = self.panes.pop(pane.id, None)
+        if run is None:
+            return
+        if not pane.exited:
+            self._apply(run, run.tracker.pane_exited(None, time.time()))
+            self._end_program(run, None)
+        if run.timer is not None:
+            run.timer.cancel()
+
+    def pane_exited(self, pane: Pane) -> None:
+        run = self.panes.get(pane.id)
+        if run is None:
+            return
+        now = time.time()
+        self._apply(run, run.tracker.pane_exited(pane.exit_code, now))
+        self._end_program(run, pane.exit_code)
+
+    def _end_program(self, run: PaneRun, exit_code: int | None) -> None:
+        program, run.program = run.program, None
+        if program is None:
+            return
+        now = time.time()
+        if exit_code == 0:
+            ended = finished(program, "success", now, exit_code=0)
+        elif exit_code is None:
+            ended = finished(program, "cancelled", now, error=error_of("pane_killed", "the pane was killed"))
+        else:
+            ended = finished(program, "failed", now, exit_code=exit_code,
+                             error=error_of("exit_status", f"exited with status {exit_code}"))
+        self._finish(run, ended)
+
+    def _output(self, run: PaneRun, data: bytes) -> None:
+        if run.transcript is not None:
+            run.transcript.add(data)
+        for mark in run.marks.feed(data):
+            now = time.time()
+            if mark.kind == "C":
+                running = run.tracker.running
+                if running is not None and running.kind == "command" and running.triggered_by != "manual":
+                    continue  # the command muxd typed (muxd run -t): already running
+                if run.tracker.state.is_agent:
+                    continue  # an agent's own shell tool, not a command line of this pane
+                self._begin(run)
+                template = self._template(run.pane, "manual", None, message=mark.command)
+                self._apply(run, run.tracker.start_command(template, now))
+            elif mark.kind == "D":
+                self._apply(run, run.tracker.command_finished(mark.exit_code, now))
+
+    # ------------------------------------------------------------ states
+
+    def agent_changed(self, pane: Pane, state: AgentState) -> None:
+        run = self.panes.get(pane.id)
+        if run is None:
+            return
+        manual = typed = None
+        if run.tracker.running is None:
+            manual = self._template(pane, "manual", None)
+            typed = self._typed_input(pane)
+        was_running = run.tracker.running
+        effects = run.tracker.state_changed(state, time.time(), typed_input=typed, manual=manual)
+        if run.tracker.running is not None and run.tracker.running is not was_running and any(
+                isinstance(e, Save) for e in effects):
+            self._begin(run)  # a person's prompt began a turn
+        self._apply(run, effects)
+
+    def _typed_input(self, pane: Pane) -> str | None:
+        detection = self.daemon.detections.get(pane.id)
+        take = getattr(detection.runner, "take_typed_input", None) if detection is not None else None
+        return take() if take is not None else None
+
+    def _template(self, pane: Pane, triggered_by: str, principal: str | None, **fields: object) -> Execution:
+        return Execution(id=new_execution_id(), pane_id=pane.id, pane_key=self.pane_key(pane.id),
+                         agent_name=pane.name or pane.id, agent_type=pane.agent.agent_type,
+                         triggered_by=triggered_by, principal=principal, **fields)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ requests
+
+    async def submit(self, pane: Pane, principal: str, **fields: object) -> tuple[Execution, bool]:
+        """A prompt for `pane`'s agent; (its record, False) if its idempotency key was seen before."""
+        key = fields.get("idempotency_key")
+        if key is not None:
+            earlier = self._active_with_key(str(key)) or await self._stored_with_key(str(key))
+            if earlier is not None:
+                return earlier, False
+        if pane.exited:
+            raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
+        run = self.panes.get(pane.id)
+        if run is None:
+            raise NotFound(f"pane {pane.id} is not followed by the history", pane=pane.id)
+        triggered_by = str(fields.pop("triggered_by"))
+        execution = self._template(pane, triggered_by, principal, kind="prompt", **fields)
+        effects = run.tracker.submit(execution, time.time())
+        self._apply(run, effects)
+        return run.tracker.find(execution.id) or execution, True
+
+    def _active_with_key(self, key: str) -> Execution | None:
+        return next((e for run in self.panes.values() for e in run.tracker.active() if e.idempotency_key == key),
+                    None)
+
+    async def _stored_with_key(self, key: str) -> Execution | None:
+        return await self.store.by_idempotency_key(key) if self.store is not None else None
+
+    def type_command(self, pane: Pane, principal: str, command: str, triggered_by: str,
+                     timeout_s: float | None) -> Execution:
+        """Run `command` in the integrated shell of `pane` (muxd run -t), recorded by its marks."""
+        run = self.panes.get(pane.id)
+        if run is None or not run.marks.seen:
+            raise Conflict(f"pane {pane.id}'s shell does not write prompt marks (OSC 133): muxd cannot tell "
+                           "when a command ends there; run it in a new window (without -t)", pane=pane.id)
+        if run.tracker.running is not None or run.tracker.state.is_agent:
+            raise Conflict(f"pane {pane.id} is busy: its shell is not at a prompt", pane=pane.id)
+        execution = self._template(pane, triggered_by, principal, message=command, timeout_s=timeout_s)
+        self._begin(run)
+        self._apply(run, run.tracker.start_command(execution, time.time()))
+        pane.send(command.encode() + b"\r")
+        return execution
+
+    def cancel(self, execution_id: str) -> Execution:
+        for run in self.panes.values():
+            if run.tracker.find(execution_id) is not None:
+                self._apply(run, run.tracker.cancel(execution_id, time.time()))
+                return self.finishing.get(execution_id) or self._known(execution_id)
+            if run.program is not None and run.program.id == execution_id:
+                run.pane.send(CTRL_C)
+                return run.program
+        raise Conflict(f"execution {execution_id} is not running or pending", execution_id=execution_id)
+
+    def _known(self, execution_id: str) -> Execution:
+        found = self.live(execution_id)
+        if found is None:
+            raise NotFound(f"no execution {execution_id}", execution_id=execution_id)
+        return found
+
+    def live(self, execution_id: str) -> Execution | None:
+        """An execution not yet (finally) in the store: pending, running, or being completed."""
+        if execution_id in self.finishing:
+            return self.finishing[execution_id]
+        for run in self.panes.values():
+            found = run.tracker.find(execution_id)
+            if found is not None:
+                return found
+            if run.program is not None and run.program.id == execution_id:
+                return run.program
+        return None
+
+    def active(self, scope: Scope) -> list[Execution]:
+        found = [e for run in self.panes.values() for e in run.tracker.active()]
+        found += [run.program for run in self.panes.values() if run.program is not None]
+        return [e for e in found if visible(e, scope)]
+
+    async def wait(self, execution_ids: Iterable[str], *, any_one: bool, timeout_s: float) -> bool:
+        """Wait until each (or any one) of the executions ended; False if the time ran out."""
+        loop = asyncio.get_running_loop()
+        futures = []
+        for execution_id in execution_ids:
+            if self.live(execution_id) is None:
+                if any_one:
+                    return True
+                continue  # ended already (or unknown: the caller checked)
+            future: asyncio.Future[Execution] = loop.create_future()
+            self._waiters.setdefault(execution_id, []).append(future)
+            futures.append(future)
+        if not futures:
+            return True
+        done, pending = await asyncio.wait(futures, timeout=timeout_s,
+                                           return_when=asyncio.FIRST_COMPLETED if any_one else asyncio.ALL_COMPLETED)
+        for future in pending:
+            future.cancel()
+        return bool(done) if any_one else not pending
+
+    # ------------------------------------------------------------ effects
+
+    def _begin(self, run: PaneRun) -> None:
+        """An execution starts in `run`'s pane now: its transcript and its first row."""
+        pane = run.pane
+        run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
+        emulator = pane.emulator
+        run.start_row = emulator.rows_scrolled + emulator.cursor[1]
+        detection = self.daemon.detections.get(pane.id)
+        run.tools_at_start = detection.runner.tools_counted if detection is not None else 0
+
+    def _apply(self, run: PaneRun, effects: list[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, Deliver):
+                self._begin(run)
+                self._deliver(run.pane, effect.execution.message or "")
+                self._save(effect.execution)
+            elif isinstance(effect, Interrupt):
+                if not run.pane.exited:
+                    run.pane.send(INTERRUPT_KEYS.get(run.pane.agent.agent_type or "", CTRL_C))
+            elif isinstance(effect, Save):
+                self._save(effect.execution)
+            elif isinstance(effect, Finish):
+                self._finish(run, effect.execution)
+        self._schedule(run)
+
+    def _deliver(self, pane: Pane, message: str) -> None:
+        data = message.encode()
+        if "\n" in message and BRACKETED_PASTE_MODE in pane.emulator.private_modes:
+            data = PASTE_START + data + PASTE_END  # a multi-line prompt, not several submitted lines
+        pane.send(data)
+        # The Enter goes as its own write a moment later (ink-based TUIs take a CR in the same
+        # read as pasted text for a newline).
+        asyncio.get_running_loop().call_later(SUBMIT_GAP_S, lambda: pane.exited or pane.send(b"\r"))
+
+    def _schedule(self, run: PaneRun) -> None:
+        if run.timer is not None:
+            run.timer.cancel()
+            run.timer = None
+        due = run.tracker.due()
+        if due is not None:
+            run.timer = asyncio.get_running_loop().call_later(max(0.0, due - time.time()), self._tick, run)
+
+    def _tick(self, run: PaneRun) -> None:
+        run.timer = None
+        if self.panes.get(run.pane.id) is run:
+            self._apply(run, run.tracker.tick(time.time()))
+
+    def _finish(self, run: PaneRun, execution: Execution) -> None:
+        """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
+        transcript = run.transcript.finish() if run.transcript is not None else None
+        run.transcript = None
+        execution = msgspec.structs.replace(
+            execution, transcript_bytes=transcript.raw_bytes if transcript else 0,
+            transcript_truncated=bool(transcript and transcript.truncated))
+        self.finishing[execution.id] = execution
+        snapshot = execution_finish.snapshot(self.daemon, run, execution)
+        task = asyncio.get_running_loop().create_task(self._complete(execution, snapshot, transcript))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:
+        try:
+            execution = await execution_finish.finalize(execution, snapshot)
+            self.finishing[execution.id] = execution
+            if self.store is not None:
+                await self.store.save(execution)
+                if transcript is not None:
+                    await self.store.save_transcript(execution.id, transcript)  # type: ignore[arg-type]
+        except StoreUnavailable as exc:
+            log.error("execution %s could not be saved: %s", execution.id, exc.message)
+        except Exception:
+            log.exception("completing execution %s", execution.id)
+        finally:
+            self.finishing.pop(execution.id, None)
+            self._ended(execution)
+
+    def _save(self, execution: Execution) -> None:
+        if self.store is not None:
+            self.store.save_soon(execution)
+        if execution.status in ENDED_STATUSES:
+            self._ended(execution)
+
+    def _ended(self, execution: Execution) -> None:
+        for future in self._waiters.pop(execution.id, []):
+            if not future.done():
+                future.set_result(execution)
+
+
+def visible(execution: Execution, scope: Scope) -> bool:
+    return (scope.pane_keys is None or execution.pane_key in scope.pane_keys
+            or (scope.principal is not None and execution.principal == scope.principal))

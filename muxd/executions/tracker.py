@@ -1,0 +1,291 @@
+"""`ExecutionTracker`: follows the executions of one pane from start to end. Sans-IO.
+
+The daemon feeds it what happens to the pane — a prompt submitted (`submit`), each published
+`AgentState` (`state_changed`), a shell's prompt marks (`command_started` / `command_finished`),
+the pane's exit, the clock (`tick`) — and carries out the `Effect`s it returns: deliver a
+prompt to the agent, send the interrupt key, save a record, finish a record (the daemon adds
+what needs I/O: the answer read off the screen, the agent's session log, the transcript).
+
+One execution runs at a time. A prompt submitted while the agent is busy (or another
+execution runs) waits in order as `pending` and is delivered when the agent is next at its
+prompt. An agent turn ends when the agent is back at its prompt and stays there for
+IDLE_SETTLE_S (after having been seen busy, or TURN_UNSEEN_S after delivery for a turn too
+short to be seen); a turn that ends showing an API error is `failed`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import msgspec
+
+from muxd.config import EXECUTION_IDLE_SETTLE_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_QUEUE_MAX
+from muxd.detectors.state import BUSY_STATES, AgentError, AgentState
+from muxd.errors import Conflict
+from muxd.executions.fingerprint import stack_hash
+from muxd.executions.record import Execution, ExecutionError, Status, finished
+
+# The agent is at its prompt, ready for input: a turn has ended.
+AT_PROMPT_STATES = frozenset({"Idle", "AwaitingInput"})
+# Still the agent's turn, though not busy: it waits for a "yes" from someone.
+MID_TURN_STATES = BUSY_STATES | {"AwaitingConfirmation"}
+
+
+# ---------------------------------------------------------------- effects
+
+@dataclass(frozen=True)
+class Deliver:
+    """Type `execution.message` at the agent's prompt and submit it; the record is `running`."""
+
+    execution: Execution
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """Send the agent's interrupt key (the running turn was cancelled or timed out)."""
+
+    execution: Execution
+
+
+@dataclass(frozen=True)
+class Save:
+    """Persist the record as it is now (queued, started, cancelled while pending)."""
+
+    execution: Execution
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The execution ended: complete it with what the screen, logs and transcript say, save it."""
+
+    execution: Execution
+
+
+Effect = Deliver | Interrupt | Save | Finish
+
+
+def error_of(error_type: str, message: str) -> ExecutionError:
+    return ExecutionError(type=error_type, message=message, stack_hash=stack_hash(error_type, message))
+
+
+@dataclass
+class _Turn:
+    """What is known of the running execution beyond its record."""
+
+    delivered_at: float
+    seen_busy: bool = False
+    at_prompt_since: float | None = None
+    error: AgentError | None = None
+    tokens_max: int | None = None
+    cost_start: float | None = None
+    cost_end: float | None = None
+
+
+@dataclass
+class ExecutionTracker:
+    pane_id: str
+    state: AgentState = field(default_factory=AgentState)
+    running: Execution | None = None
+    queue: deque[Execution] = field(default_factory=deque)
+    _turn: _Turn | None = None
+
+    # ------------------------------------------------------------ questions
+
+    @property
+    def is_busy(self) -> bool:
+        return self.running is not None or self.state.activity.state in MID_TURN_STATES
+
+    @property
+    def queue_length(self) -> int:
+        return len(self.queue)
+
+    def active(self) -> list[Execution]:
+        """The running execution, then the pending ones in the order they will run."""
+        return ([self.running] if self.running is not None else []) + list(self.queue)
+
+    def find(self, execution_id: str) -> Execution | None:
+        return next((e for e in self.active() if e.id == execution_id), None)
+
+    def due(self) -> float | None:
+        """When `tick` must next be called (a settle or a timeout), or None."""
+        times = []
+        turn, running = self._turn, self.running
+        if turn is not None and turn.at_prompt_since is not None:
+            times.append(turn.at_prompt_since + EXECUTION_IDLE_SETTLE_S)
+        if turn is not None and running is not None and running.kind == "prompt" and not turn.seen_busy:
+            times.append(turn.delivered_at + EXECUTION_TURN_UNSEEN_S)
+        if running is not None and running.timeout_s is not None and running.started_at is not None:
+            times.append(running.started_at + running.timeout_s)
+        return min(times) if times else None
+
+    # ------------------------------------------------------------ prompts
+
+    def submit(self, execution: Execution, now: float) -> list[Effect]:
+        """A prompt for the agent: delivered now if it is at its prompt and nothing runs, else queued."""
+        if len(self.queue) >= EXECUTION_QUEUE_MAX:
+            raise Conflict(f"pane {self.pane_id} already has {EXECUTION_QUEUE_MAX} executions waiting",
+                           pane=self.pane_id)
+        queued = msgspec.structs.replace(execution, status="pending", queued_at=now)
+        if self.running is None and not self.queue and self._ready():
+            return self._deliver(queued, now)
+        self.queue.append(queued)
+        return [Save(queued)]
+
+    def _ready(self) -> bool:
+        return self.state.activity.state in AT_PROMPT_STATES
+
+    def _deliver(self, execution: Execution, now: float) -> list[Effect]:
+        started = msgspec.structs.replace(execution, status="running", started_at=now)
+        self.running = started
+        self._turn = _Turn(delivered_at=now, cost_start=self.state.session.cost_usd)
+        return [Deliver(started)]
+
+    def start_command(self, execution: Execution, now: float) -> list[Effect]:
+        """A program or command line began (its end comes with `command_finished` or the exit)."""
+        effects: list[Effect] = []
+        if self.running is not None:  # a shell ran a command while another was recorded: close it
+            effects += self._end("interrupted", now, error_of("superseded", "another command started"))
+        started = msgspec.structs.replace(execution, kind="command", status="running", started_at=now)
+        self.running = started
+        self._turn = _Turn(delivered_at=now, seen_busy=True)
+        return effects + [Save(started)]
+
+    def command_finished(self, exit_code: int | None, now: float) -> list[Effect]:
+        """The running command ended with `exit_code` (OSC 133 D, or the pane's program exited)."""
+        running = self.running
+        if running is None or running.kind != "command":
+            return []
+        if exit_code is None or exit_code == 0:
+            return self._end("success", now, None, exit_code=exit_code)
+        return self._end("failed", now, error_of("exit_status", f"exited with status {exit_code}"),
+                         exit_code=exit_code)
+
+    # ------------------------------------------------------------ what the detectors see
+
+    def state_changed(self, state: AgentState, now: float, typed_input: str | None = None,
+                      manual: Execution | None = None) -> list[Effect]:
+        """A new published state. `manual` is the record to start if a person's prompt made the
+        agent busy (its message is `typed_input`, read from the input box before it went busy)."""
+        before, self.state = self.state, state
+        activity = state.activity.state
+        running, turn = self.running, self._turn
+        if activity == "Exited":
+            return self.pane_exited(None, now)
+        if running is None:
+            if (manual is not None and state.is_agent and activity in MID_TURN_STATES
+                    and before.activity.state in AT_PROMPT_STATES and before.agent_type == state.agent_type):
+                return self._start_manual(manual, typed_input, state, now)
+            return self._next(now)
+        if running.kind != "prompt" or turn is None:
+            return []
+        self._observe(state)
+        if activity in MID_TURN_STATES:
+            turn.seen_busy = True
+            turn.at_prompt_since = None
+        elif activity in AT_PROMPT_STATES:
+            if turn.at_prompt_since is None:
+                turn.at_prompt_since = now
+        else:  # Unknown: not at the prompt, not known busy
+            turn.at_prompt_since = None
+        return self.tick(now)
+
+    def _start_manual(self, manual: Execution, message: str | None, state: AgentState, now: float) -> list[Effect]:
+        # Typed by a person: already submitted, so nothing to deliver, and already busy.
+        self.running = msgspec.structs.replace(manual, triggered_by="manual", status="running", message=message,
+                                               started_at=now, queued_at=now)
+        self._turn = _Turn(delivered_at=now, seen_busy=True, cost_start=None)
+        self._observe(state)
+        return [Save(self.running)]
+
+    def _observe(self, state: AgentState) -> None:
+        turn = self._turn
+        if turn is None:
+            return
+        if state.error is not None:
+            turn.error = state.error
+        elif state.activity.state in BUSY_STATES:
+            turn.error = None  # it recovered (a retry went through)
+        tokens = state.session.tokens_used
+        if tokens is not None and (turn.tokens_max is None or tokens > turn.tokens_max):
+            turn.tokens_max = tokens
+        if state.session.cost_usd is not None:
+            turn.cost_end = state.session.cost_usd
+
+    def tick(self, now: float) -> list[Effect]:
+        """Time passed: end a settled turn, time out an overdue execution."""
+        running, turn = self.running, self._turn
+        if running is None or turn is None:
+            return self._next(now)
+        if running.timeout_s is not None and running.started_at is not None and (
+                now >= running.started_at + running.timeout_s):
+            effects = self._end("timeout", now, error_of("timeout", f"no end after {running.timeout_s:g}s"))
+            return [Interrupt(running)] + effects + self._next(now)
+        if running.kind != "prompt" or turn.at_prompt_since is None:
+            return []
+        settled = now - turn.at_prompt_since >= EXECUTION_IDLE_SETTLE_S
+        unseen_long_enough = now - turn.delivered_at >= EXECUTION_TURN_UNSEEN_S
+        if not settled or not (turn.seen_busy or unseen_long_enough):
+            return []
+        error = turn.error or self.state.error
+        if error is not None:
+            effects = self._end("failed", now, error_of(error.type, error.message))
+        else:
+            effects = self._end("success", now, None)
+        return effects + self._next(now)
+
+    def _next(self, now: float) -> list[Effect]:
+        if self.running is None and self.queue and self._ready():
+            return self._deliver(self.queue.popleft(), now)
+        return []
+
+    # ------------------------------------------------------------ ends
+
+    def pane_exited(self, exit_code: int | None, now: float) -> list[Effect]:
+        """The pane's program exited: what runs ends by it, what waits can never run."""
+        effects: list[Effect] = []
+        running = self.running
+        if running is not None and running.kind == "command":
+            effects += self.command_finished(exit_code, now)
+        elif running is not None:
+            if exit_code:
+                effects += self._end("failed", now, error_of("pane_exited", f"the agent exited with status {exit_code}"),
+                                     exit_code=exit_code)
+            else:
+                effects += self._end("success" if self._turn and self._turn.seen_busy else "failed", now,
+                                     None if self._turn and self._turn.seen_busy else
+                                     error_of("pane_exited", "the agent exited before answering"))
+        while self.queue:
+            pending = self.queue.popleft()
+            effects.append(Save(finished(pending, "cancelled", now,
+                                         error=error_of("pane_exited", "the pane exited before it ran"))))
+        return effects
+
+    def cancel(self, execution_id: str, now: float) -> list[Effect]:
+        """Cancel a running execution (interrupt key) or a pending one (never delivered)."""
+        running = self.running
+        if running is not None and running.id == execution_id:
+            effects: list[Effect] = [Interrupt(running)] if running.kind == "prompt" or running.message else []
+            return effects + self._end("cancelled", now, None) + self._next(now)
+        for pending in list(self.queue):
+            if pending.id == execution_id:
+                self.queue.remove(pending)
+                return [Save(finished(pending, "cancelled", now))]
+        raise Conflict(f"execution {execution_id} is not running or pending on {self.pane_id}",
+                       execution_id=execution_id)
+
+    def _end(self, status: Status, now: float, error: ExecutionError | None, **fields: object) -> list[Effect]:
+        running, turn = self.running, self._turn
+        assert running is not None
+        self.running, self._turn = None, None
+        extra: dict[str, object] = dict(fields)
+        if turn is not None and running.kind == "prompt":
+            if turn.tokens_max is not None:
+                extra["tokens_used"] = turn.tokens_max
+            if turn.cost_end is not None:
+                start = turn.cost_start or 0.0
+                extra["cost_usd"] = round(max(0.0, turn.cost_end - start), 6)
+            sources = dict(running.sources)
+            sources.update({k: "screen" for k in ("tokens_used", "cost_usd") if k in extra})
+            extra["sources"] = sources
+        return [Finish(finished(running, status, now, error=error, **extra))]

@@ -1,0 +1,56 @@
+"""An execution's transcript: the pane's output bytes while it ran, capped, stored compressed,
+rendered to plain text (through a fresh emulator of the pane's width) when asked for."""
+
+from __future__ import annotations
+
+import zlib
+
+from muxd.config import TRANSCRIPT_MAX_BYTES, TRANSCRIPT_RENDER_MAX_ROWS
+from muxd.store.execution_store import Transcript
+
+_COMPRESSION_LEVEL = 6
+# Scrollback budget of the rendering emulator: enough for TRANSCRIPT_RENDER_MAX_ROWS rows.
+_RENDER_ROW_BYTES = 256
+
+
+class TranscriptBuffer:
+    """Collects output up to `cap_bytes`; what comes after is counted, not kept."""
+
+    def __init__(self, columns: int, lines: int, cap_bytes: int = TRANSCRIPT_MAX_BYTES) -> None:
+        self.columns, self.lines = columns, lines
+        self.cap_bytes = cap_bytes
+        self._chunks: list[bytes] = []
+        self.kept = 0
+        self.seen = 0
+
+    def add(self, data: bytes) -> None:
+        self.seen += len(data)
+        room = self.cap_bytes - self.kept
+        if room <= 0:
+            return
+        piece = data if len(data) <= room else data[:room]
+        self._chunks.append(piece)
+        self.kept += len(piece)
+
+    @property
+    def truncated(self) -> bool:
+        return self.seen > self.kept
+
+    def finish(self) -> Transcript:
+        raw = b"".join(self._chunks)
+        self._chunks = []
+        return Transcript(data=zlib.compress(raw, _COMPRESSION_LEVEL), raw_bytes=len(raw),
+                          truncated=self.truncated, extra={"columns": self.columns, "lines": self.lines})
+
+
+def render(transcript: Transcript, columns: int = 80, lines: int = 24) -> str:
+    """The transcript as the person saw it scroll by: plain text, wrapped rows joined."""
+    from muxd.emulator.emulator import Emulator  # the emulator is heavy to import for the CLI
+
+    raw = zlib.decompress(transcript.data)
+    width = int(transcript.extra.get("columns", columns))  # type: ignore[call-overload]
+    height = int(transcript.extra.get("lines", lines))  # type: ignore[call-overload]
+    emulator = Emulator(width, height, scrollback_bytes=TRANSCRIPT_RENDER_MAX_ROWS * _RENDER_ROW_BYTES)
+    emulator.feed(raw)
+    text = emulator.capture(-TRANSCRIPT_RENDER_MAX_ROWS, join_wrapped=True)
+    return text.rstrip("\n") + "\n" if text.strip() else ""

@@ -1,0 +1,187 @@
+"""The execution tools of seeds 000 and 004: send a prompt as an execution, follow it, cancel
+it, and ask the history what ran, how it ended and what it cost."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from muxd.config import EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S, PROMPT_MAX_CHARS
+from muxd.errors import NotFound
+from muxd.mcp_server.errors import check_range
+from muxd.mcp_server.execution_views import agent_summary, detail, failure_row, iso, rate, summary_row
+from muxd.mcp_server.link import current_client
+from muxd.mcp_server.registry import ToolRegistry
+from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
+from muxd.protocol.execution_messages import (
+    CancelExecution, ExecutionStats, GetExecution, ListExecutions, SubmitPrompt,
+)
+
+HOURS_DEFAULT, HOURS_MAX = 24, 168            # seed 000
+LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX = 20, 100  # seed 000
+RECENT_FAILURES = 5
+SEND_TASK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                            open_world_hint=False)
+CANCEL = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+Label = Annotated[str, Field(min_length=1, max_length=256)]
+ExecutionId = Annotated[str, Field(description="an execution id (exec_…), from send_task or a list",
+                                   min_length=1, max_length=256)]
+Status = Literal["pending", "running", "success", "failed", "cancelled", "timeout", "interrupted"]
+Trigger = Literal["manual", "schedule", "agent", "mcp", "cli"]
+
+
+def _since(hours: int) -> float:
+    check_range("hours", hours, 1, HOURS_MAX)
+    return time.time() - hours * 3600
+
+
+def register_execution_tools(tools: ToolRegistry) -> None:
+    @tools.tool(category="executions", risk="moderate", annotations=SEND_TASK)
+    async def send_task(
+        pane_id: PaneId,
+        message: Annotated[str, Field(description="the prompt for the pane's agent", min_length=1,
+                                      max_length=PROMPT_MAX_CHARS)],
+        task_id: Label | None = None,
+        trace_id: Annotated[str | None, Field(description="correlates retries of one task (tasks_by_trace)",
+                                              max_length=256)] = None,
+        span_id: Annotated[str | None, Field(max_length=256)] = None,
+        attempt: Annotated[int | None, Field(description="1 for the first try, 2 for the first retry…",
+                                             ge=1, le=1000)] = None,
+        idempotency_key: Annotated[str | None, Field(
+            description="a second send_task with the same key returns the first execution instead", max_length=256)] = None,
+        timeout_s: Annotated[float | None, Field(
+            description=f"the execution's own time limit (1-{EXECUTION_TIMEOUT_MAX_S:g}); the agent is interrupted then")] = None,
+        wait: Annotated[bool, Field(description="wait for the result instead of returning the execution_id at once")] = False,
+        wait_timeout_s: Annotated[float, Field(
+            description=f"how long to wait when wait=true (1-{EXECUTION_WAIT_MAX_S:g}, within the call timeout)")] = 25.0,
+    ) -> dict[str, Any]:
+        """Send a prompt to the agent in a pane as a tracked execution. Returns execution_id at once
+        (poll get_execution_result or wait_for execution_id=…), or with wait=true the result.
+        A busy agent gets it when next idle (status pending, queue_position)."""
+        check_range("wait_timeout_s", int(wait_timeout_s), 1, int(EXECUTION_WAIT_MAX_S))
+        wait_s = min(wait_timeout_s, tools.guard.limits.call_timeout_s - 1.0) if wait else 0.0
+        reply = await current_client().call(
+            SubmitPrompt, target=pane_id, message=message, triggered_by="mcp", task_id=task_id, trace_id=trace_id,
+            span_id=span_id, attempt=attempt, idempotency_key=idempotency_key, timeout_s=timeout_s,
+            wait_s=max(0.0, wait_s))
+        e = reply.execution
+        out: dict[str, Any] = {"execution_id": e.id, "status": e.status, "agent_name": e.agent_name,
+                               "pane_id": e.pane_id, "created": reply.created}
+        if wait:
+            out["execution"] = detail(e)
+        return out
+
+    @tools.tool(category="executions", risk="moderate", annotations=CANCEL)
+    async def cancel_execution(execution_id: ExecutionId) -> dict[str, Any]:
+        """Cancel a running execution (the agent's interrupt key is sent) or a pending one."""
+        e = (await current_client().call(CancelExecution, execution_id=execution_id)).execution
+        return {"execution_id": e.id, "status": e.status, "cancelled": e.status == "cancelled",
+                "agent_name": e.agent_name}
+
+    @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
+    async def list_active_executions() -> dict[str, Any]:
+        """The executions running or waiting now, with how long each has run."""
+        reply = await current_client().call(ListExecutions, active=True, limit=LIST_LIMIT_MAX)
+        now = time.time()
+        rows = []
+        for e in reply.executions:
+            row = summary_row(e)
+            row["running_seconds"] = round(now - e.started_at, 1) if e.started_at is not None else None
+            row["queued_at"] = iso(e.queued_at)
+            rows.append(row)
+        return {"executions": rows, "count": reply.total}
+
+    @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
+    async def list_recent_executions(
+        agent_name: Annotated[str | None, Field(description="one agent (a pane's name, else its %id); omit for all",
+                                                max_length=256)] = None,
+        status: Annotated[Status | None, Field(description="only executions that ended (or are) so")] = None,
+        triggered_by: Annotated[Trigger | None, Field(description="only those triggered so")] = None,
+        hours: Annotated[int, Field(description=f"look back this many hours (1-{HOURS_MAX})")] = HOURS_DEFAULT,
+        limit: Annotated[int, Field(description=f"at most this many, newest first (1-{LIST_LIMIT_MAX})")] = LIST_LIMIT_DEFAULT,
+    ) -> dict[str, Any]:
+        """What ran across the fleet, newest first: status, trigger, duration, cost, whether it failed."""
+        check_range("limit", limit, 1, LIST_LIMIT_MAX)
+        reply = await current_client().call(ListExecutions, agent_name=agent_name, status=status,
+                                            triggered_by=triggered_by, since=_since(hours), limit=limit)
+        return {"executions": [summary_row(e) for e in reply.executions], "total_count": reply.total,
+                "filters_applied": {"hours": hours, "status": status, "agent_name": agent_name,
+                                    "triggered_by": triggered_by}}
+
+    @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
+    async def get_execution_result(
+        agent_name: Annotated[str, Field(description="the agent that ran it (a pane's name, else its %id)",
+                                         min_length=1, max_length=256)],
+        execution_id: ExecutionId,
+        include_transcript: Annotated[bool, Field(description="add the pane's output during it, as text "
+                                                               "(can be large)")] = False,
+    ) -> dict[str, Any]:
+        """One execution in full: message, response, error, duration, cost, tokens, tool calls; its
+        transcript if asked."""
+        reply = await current_client().call(GetExecution, execution_id=execution_id,
+                                            include_transcript=include_transcript)
+        e = reply.execution
+        if agent_name not in (e.agent_name, e.pane_id):
+            raise NotFound(f"agent {agent_name} has no execution {execution_id}", execution_id=execution_id)
+        return {"execution": detail(e, reply.transcript, include_transcript)}
+
+    @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
+    async def get_agent_activity_summary(
+        agent_name: Annotated[str | None, Field(description="one agent; omit for the whole fleet",
+                                                max_length=256)] = None,
+        hours: Annotated[int, Field(description=f"look back this many hours (1-{HOURS_MAX})")] = HOURS_DEFAULT,
+    ) -> dict[str, Any]:
+        """Health of one agent or the fleet: executions, success rate, cost, average duration, busy or
+        not, queue length, recent failures."""
+        reply = await current_client().call(ExecutionStats, agent_name=agent_name, since=_since(hours),
+                                            failures_limit=RECENT_FAILURES)
+        live = {a.agent_name: a for a in reply.live}
+        stats = {s.agent_name: s for s in reply.agents}
+        failures = [failure_row(e) for e in reply.recent_failures]
+        if agent_name is not None:
+            if agent_name not in live and agent_name not in stats:
+                raise NotFound(f"no agent {agent_name} (no pane of that name, no history in {hours} h)",
+                               agent_name=agent_name)
+            s = stats.get(agent_name)
+            summary = agent_summary(s) if s is not None else agent_summary_empty()
+            now = live.get(agent_name)
+            summary.update({"is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
+                            "state": now.state if now else "gone", "pane_id": now.pane_id if now else None})
+            return {"agent_name": agent_name, "summary": summary, "recent_failures": failures}
+        by_agent = []
+        for name in sorted(set(live) | set(stats)):
+            s, now = stats.get(name), live.get(name)
+            by_agent.append({
+                "agent_name": name, "executions": s.total if s else 0,
+                "success_rate": rate(s.successful, s.total) if s else None,
+                "cost_usd": round(s.total_cost_usd, 6) if s else 0.0,
+                "status": ("running" if now.is_busy else "idle") if now else "gone",
+                "is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
+                "avg_duration_seconds": round(s.avg_duration_s, 3) if s and s.avg_duration_s is not None else None,
+                "last_execution_at": iso(s.last_execution_at) if s else None,
+                "last_execution_status": s.last_execution_status if s else None,
+            })
+        total = sum(s.total for s in stats.values())
+        successful = sum(s.successful for s in stats.values())
+        return {
+            "fleet_summary": {
+                "total_agents": len(by_agent), "agents_with_activity": sum(1 for s in stats.values() if s.total),
+                "total_executions": total, "successful": successful,
+                "failed": sum(s.failed for s in stats.values()), "running": sum(s.running for s in stats.values()),
+                "success_rate": rate(successful, total),
+                "total_cost_usd": round(sum(s.total_cost_usd for s in stats.values()), 6),
+                "queue_length": sum(a.queue_length for a in live.values()),
+            },
+            "by_agent": by_agent,
+            "recent_failures": failures,
+        }
+
+
+def agent_summary_empty() -> dict[str, Any]:
+    from muxd.store.execution_store import AgentStats
+
+    return agent_summary(AgentStats(agent_name=""))

@@ -1,0 +1,145 @@
+"""The execution history on the wire: prompts and commands as executions, their records,
+the queries of the history (seeds 000, 003, 004). Part of the unions in messages.py."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from muxd.config import EXECUTION_IDS_MAX_COUNT, PROMPT_MAX_CHARS
+from muxd.executions.record import Execution
+from muxd.protocol.fields import Argv, FilePath, Label, Target
+from muxd.store.execution_store import AgentStats, ErrorPattern
+
+Prompt = Annotated[str, msgspec.Meta(max_length=PROMPT_MAX_CHARS)]
+ExecutionIds = Annotated[list[Label], msgspec.Meta(max_length=EXECUTION_IDS_MAX_COUNT)]
+
+
+class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    pass
+
+
+# ---------------------------------------------------------------- requests
+
+class SubmitPrompt(_Message, tag="submit"):
+    """A prompt for the agent of `target`, as an execution (delivered now, or queued)."""
+
+    id: int
+    target: Target
+    message: Prompt
+    triggered_by: Literal["mcp", "cli", "agent", "schedule"] = "cli"
+    task_id: Label | None = None
+    trace_id: Label | None = None
+    span_id: Label | None = None
+    attempt: int | None = None
+    idempotency_key: Label | None = None
+    timeout_s: float | None = None      # the execution's own limit (default EXECUTION_TIMEOUT_DEFAULT_S)
+    wait_s: float = 0.0                 # answer when it ended, or after this long, whichever is first
+
+
+class RunCommand(_Message, tag="run"):
+    """A command as an execution: typed into the shell of `target`, or in a new window."""
+
+    id: int
+    command: Argv
+    target: Target | None = None        # a pane whose shell runs it; None: a new window
+    cwd: FilePath | None = None
+    wait_s: float = 0.0
+    timeout_s: float | None = None
+
+
+class CancelExecution(_Message, tag="cancel-execution"):
+    id: int
+    execution_id: Label
+
+
+class GetExecution(_Message, tag="get-execution"):
+    id: int
+    execution_id: Label
+    include_transcript: bool = False
+
+
+class ListExecutions(_Message, tag="list-executions"):
+    id: int
+    agent_name: Label | None = None
+    status: Label | None = None
+    active: bool = False                # pending and running only (list_active_executions)
+    triggered_by: Label | None = None
+    task_id: Label | None = None
+    trace_id: Label | None = None
+    since: float | None = None
+    until: float | None = None
+    limit: int = 20
+    offset: int = 0
+
+
+class ExecutionFailures(_Message, tag="execution-failures"):
+    id: int
+    task_id: Label | None = None
+    agent_name: Label | None = None
+    since: float | None = None
+    limit: int = 10
+    unique_errors: bool = False
+
+
+class ExecutionStats(_Message, tag="execution-stats"):
+    id: int
+    agent_name: Label | None = None
+    since: float | None = None
+    failures_limit: int = 5
+
+
+class WaitExecutions(_Message, tag="wait-executions"):
+    """Until every one (or any one) of the executions has ended, or `timeout_s`."""
+
+    id: int
+    execution_ids: ExecutionIds
+    mode: Literal["all", "any"] = "all"
+    timeout_s: float = 30.0
+
+
+# ---------------------------------------------------------------- replies
+
+class ExecutionReply(_Message, tag="execution"):
+    id: int
+    execution: Execution
+    transcript: str | None = None       # plain text, when asked for
+    created: bool = True                # False: an execution with that idempotency key already existed
+
+
+class ExecutionList(_Message, tag="execution-list"):
+    id: int
+    executions: list[Execution]
+    total: int = 0
+    timed_out: bool = False             # WaitExecutions: the time ran out first
+
+
+class FailureReport(_Message, tag="failure-report"):
+    id: int
+    failures: list[Execution]
+    patterns: list[ErrorPattern]
+
+
+class LiveAgent(msgspec.Struct, frozen=True, kw_only=True):
+    """An agent pane now: what the history cannot say."""
+
+    agent_name: str
+    pane_id: str
+    agent_type: str | None
+    state: str                          # the AgentState activity
+    is_busy: bool
+    queue_length: int
+    running_execution_id: str | None = None
+
+
+class StatsReply(_Message, tag="execution-stats-reply"):
+    id: int
+    agents: list[AgentStats]
+    live: list[LiveAgent]
+    recent_failures: list[Execution]
+
+
+EXECUTION_REQUESTS = (SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions,
+                      ExecutionFailures, ExecutionStats, WaitExecutions)
+EXECUTION_REPLIES = (ExecutionReply, ExecutionList, FailureReport, StatsReply)

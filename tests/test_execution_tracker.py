@@ -1,0 +1,162 @@
+"""ExecutionTracker: a pane's executions from the states the detectors publish. Pure: the
+clock and the states are given, the effects are checked."""
+
+from __future__ import annotations
+
+import pytest
+
+from muxd.config import EXECUTION_IDLE_SETTLE_S, EXECUTION_TURN_UNSEEN_S
+from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState
+from muxd.errors import Conflict
+from muxd.executions.record import Execution, new_execution_id
+from muxd.executions.tracker import Deliver, ExecutionTracker, Finish, Interrupt, Save
+
+
+def state(activity: str, *, tokens: int | None = None, error: AgentError | None = None,
+          cost: float | None = None) -> AgentState:
+    return AgentState(pane_id="%1", agent_type="claude", is_agent=True, activity=Activity(state=activity),
+                      session=AgentSession(tokens_used=tokens, cost_usd=cost), error=error)
+
+
+def prompt(message: str = "do it", **fields: object) -> Execution:
+    return Execution(id=new_execution_id(), pane_id="%1", pane_key="r/%1", agent_name="w1", message=message,
+                     triggered_by="mcp", **fields)  # type: ignore[arg-type]
+
+
+def only(effects: list[object], kind: type) -> object:
+    found = [e for e in effects if isinstance(e, kind)]
+    assert len(found) == 1, effects
+    return found[0]
+
+
+def idle_tracker() -> ExecutionTracker:
+    tracker = ExecutionTracker("%1")
+    tracker.state_changed(state("Idle"), 0.0)
+    return tracker
+
+
+def test_a_prompt_to_an_idle_agent_is_delivered_and_ends_when_the_agent_settles_at_its_prompt():
+    tracker = idle_tracker()
+    deliver = only(tracker.submit(prompt(), 10.0), Deliver)
+    assert deliver.execution.status == "running" and deliver.execution.started_at == 10.0
+    assert tracker.state_changed(state("Idle"), 10.1) == []  # not yet busy: the old prompt
+    tracker.state_changed(state("Thinking", tokens=100), 10.5)
+    tracker.state_changed(state("Generating", tokens=4800), 12.0)
+    assert tracker.state_changed(state("Idle"), 13.0) == []  # must settle first
+    assert tracker.due() == pytest.approx(13.0 + EXECUTION_IDLE_SETTLE_S)
+    done = only(tracker.tick(13.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution
+    assert done.status == "success" and done.tokens_used == 4800 and done.sources["tokens_used"] == "screen"
+    assert done.duration_ms == int((13.0 + EXECUTION_IDLE_SETTLE_S - 10.0) * 1000)
+    assert tracker.running is None
+
+
+def test_a_flicker_through_the_prompt_between_tools_does_not_end_the_turn():
+    tracker = idle_tracker()
+    tracker.submit(prompt(), 0.0)
+    tracker.state_changed(state("ToolUse"), 1.0)
+    tracker.state_changed(state("Idle"), 2.0)
+    tracker.state_changed(state("Thinking"), 2.5)
+    assert tracker.tick(2.0 + EXECUTION_IDLE_SETTLE_S + 0.1) == []
+    assert tracker.running is not None
+
+
+def test_prompts_for_a_busy_agent_wait_in_order_and_run_when_it_is_next_at_its_prompt():
+    tracker = idle_tracker()
+    tracker.state_changed(state("Thinking"), 1.0)  # busy with something a person typed
+    first, second = prompt("one"), prompt("two")
+    assert only(tracker.submit(first, 2.0), Save).execution.status == "pending"
+    tracker.submit(second, 3.0)
+    assert tracker.queue_length == 2 and tracker.is_busy
+    deliver = only(tracker.state_changed(state("Idle"), 4.0), Deliver)
+    assert deliver.execution.id == first.id and tracker.queue_length == 1
+    tracker.state_changed(state("Generating"), 5.0)
+    tracker.state_changed(state("Idle"), 6.0)
+    effects = tracker.tick(6.0 + EXECUTION_IDLE_SETTLE_S)
+    assert only(effects, Finish).execution.id == first.id
+    assert only(effects, Deliver).execution.id == second.id
+
+
+def test_a_turn_too_short_to_be_seen_busy_ends_after_the_unseen_grace():
+    tracker = idle_tracker()
+    tracker.submit(prompt(), 0.0)
+    tracker.state_changed(state("Idle"), 0.2)
+    assert tracker.tick(EXECUTION_IDLE_SETTLE_S + 0.3) == []
+    assert only(tracker.tick(EXECUTION_TURN_UNSEEN_S), Finish).execution.status == "success"
+
+
+def test_a_turn_that_ends_showing_an_api_error_fails_with_a_stack_hash_shared_by_the_same_error():
+    hashes = []
+    for seconds in (12, 3):
+        tracker = idle_tracker()
+        tracker.submit(prompt(), 0.0)
+        tracker.state_changed(state("Thinking"), 1.0)
+        err = AgentError(type="api_error", message=f"API Error: 500 internal, retry in {seconds}s")
+        tracker.state_changed(state("Idle", error=err), 2.0)
+        done = only(tracker.tick(2.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution
+        assert done.status == "failed" and done.error is not None and done.error.type == "api_error"
+        hashes.append(done.error.stack_hash)
+    assert hashes[0] == hashes[1]
+
+
+def test_an_error_the_agent_recovered_from_does_not_fail_the_turn():
+    tracker = idle_tracker()
+    tracker.submit(prompt(), 0.0)
+    tracker.state_changed(state("Thinking", error=AgentError(type="overloaded", message="529")), 1.0)
+    tracker.state_changed(state("Generating"), 2.0)
+    tracker.state_changed(state("Idle"), 3.0)
+    assert only(tracker.tick(3.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution.status == "success"
+
+
+def test_a_person_typing_at_the_prompt_starts_a_manual_execution_with_what_they_typed():
+    tracker = idle_tracker()
+    template = prompt(message=None)
+    effects = tracker.state_changed(state("Thinking"), 1.0, typed_input="fix the bug", manual=template)
+    started = only(effects, Save).execution
+    assert started.triggered_by == "manual" and started.message == "fix the bug" and started.status == "running"
+    tracker.state_changed(state("Idle"), 2.0)
+    assert only(tracker.tick(2.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution.status == "success"
+
+
+def test_cancel_interrupts_the_running_turn_and_drops_a_pending_one():
+    tracker = idle_tracker()
+    running, pending = prompt("a"), prompt("b")
+    tracker.submit(running, 0.0)
+    tracker.submit(pending, 0.5)
+    assert only(tracker.cancel(pending.id, 1.0), Save).execution.status == "cancelled"
+    effects = tracker.cancel(running.id, 2.0)
+    assert only(effects, Interrupt).execution.id == running.id
+    assert only(effects, Finish).execution.status == "cancelled"
+    with pytest.raises(Conflict):
+        tracker.cancel(running.id, 3.0)
+
+
+def test_a_timeout_interrupts_and_records_timeout():
+    tracker = idle_tracker()
+    tracker.submit(prompt(timeout_s=5.0), 0.0)
+    tracker.state_changed(state("Thinking"), 1.0)
+    assert tracker.due() == 5.0
+    effects = tracker.tick(5.0)
+    assert only(effects, Interrupt) and only(effects, Finish).execution.status == "timeout"
+
+
+def test_the_pane_exiting_fails_a_running_turn_on_a_non_zero_status_and_cancels_the_waiting():
+    tracker = idle_tracker()
+    tracker.state_changed(state("Thinking"), 0.5)
+    tracker.submit(prompt("waits"), 0.6)
+    effects = tracker.pane_exited(1, 1.0)
+    assert only(effects, Save).execution.status == "cancelled"
+    tracker = idle_tracker()
+    tracker.submit(prompt(), 0.0)
+    tracker.state_changed(state("Thinking"), 0.5)
+    done = only(tracker.pane_exited(2, 1.0), Finish).execution
+    assert done.status == "failed" and done.exit_code == 2 and done.error.type == "pane_exited"
+
+
+def test_a_command_ends_with_its_exit_status():
+    tracker = ExecutionTracker("%1")
+    tracker.start_command(prompt("make test"), 0.0)
+    done = only(tracker.command_finished(2, 4.0), Finish).execution
+    assert (done.kind, done.status, done.exit_code, done.duration_ms) == ("command", "failed", 2, 4000)
+    assert done.error.type == "exit_status"
+    tracker.start_command(prompt("true"), 5.0)
+    assert only(tracker.pane_exited(0, 5.5), Finish).execution.status == "success"

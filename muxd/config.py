@@ -97,6 +97,29 @@ AUDIT_SEND_TIMEOUT_S = 1.0
 # AUDIT_PRUNE_EVERY_ROWS, so a busy orchestrator cannot grow the database without bound.
 AUDIT_KEEP_ROWS = 1_000_000
 AUDIT_PRUNE_EVERY_ROWS = 1_000
+# A write (or a read) that finds the database locked by another process retries for this long,
+# then fails with store_unavailable: long enough for a checkpoint or a backup's brief lock, short
+# enough that a caller hears of a stuck database in seconds.
+DB_BUSY_TIMEOUT_S = 5.0
+
+# ---- execution history (muxd/store/sqlite_executions.py)
+# Retention: ended executions older than this many days, or beyond the newest this many rows
+# (~1 KB each without transcripts), are forgotten ($MUXD_HISTORY_KEEP_DAYS, $MUXD_HISTORY_KEEP_ROWS;
+# muxd/store/retention.py parses them).
+EXECUTIONS_KEEP_DAYS = 30
+EXECUTIONS_KEEP_ROWS = 1_000_000
+# Raw output bytes kept per execution (the start is kept, the rest dropped and the transcript
+# marked truncated; the tracker applies it): $MUXD_TRANSCRIPT_MAX_BYTES.
+TRANSCRIPT_MAX_BYTES = 4 * 1024 * 1024
+TRANSCRIPT_MAX_BYTES_MAX = 256 * 1024 * 1024  # what $MUXD_TRANSCRIPT_MAX_BYTES may ask (a row is one blob)
+# Reads run on this many threads, each with its own read-only connection, so they wait neither
+# on the event loop nor behind the writer (WAL lets readers and one writer work at once).
+HISTORY_READER_THREADS = 2
+# Pruning deletes this many executions per writer transaction, so other writes slip in between.
+HISTORY_PRUNE_BATCH_ROWS = 1_000
+# A history write nobody awaits (save_soon) that fails is logged once per kind (disk full,
+# locked, …) per this many seconds, then as one count (muxd/daemon/sampled_log.py).
+HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0
 DB_FILE_MODE = 0o600

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from muxd.config import DB_DIR_MODE, DB_FILE_MODE, STORE_CLOSE_TIMEOUT_S
+from muxd.config import DB_BUSY_TIMEOUT_S, DB_DIR_MODE, DB_FILE_MODE, STORE_CLOSE_TIMEOUT_S
 from muxd.errors import Internal
 from muxd.store.location import MEMORY
 from muxd.store.schema import MIGRATIONS
@@ -43,7 +43,10 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield db
     except BaseException:
-        db.execute("ROLLBACK")
+        # SQLite itself rolls back on some errors (SQLITE_FULL); a second ROLLBACK would fail
+        # and hide the error that matters.
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
 
@@ -62,8 +65,9 @@ def migrate(db: sqlite3.Connection) -> int:
 class Database:
     """The writer thread and its connection. `run(job)` awaits a job; `submit(job)` queues one."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
         self.path = path
+        self.busy_timeout_s = busy_timeout_s
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db")
         self._db: sqlite3.Connection | None = None
         try:
@@ -75,7 +79,8 @@ class Database:
     def _open(self) -> None:
         if self.path != MEMORY:
             _create_private(self.path)
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
+                             check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")

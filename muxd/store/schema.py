@@ -40,4 +40,68 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX audit_tool_ts ON audit(tool, ts);
     CREATE INDEX audit_principal_ts ON audit(principal, ts);
     """,
+    # 2: the execution history (muxd/store/sqlite_executions.py). `at` (started, else queued) is
+    # what lists sort and windows filter on; each index below serves one query of the store.
+    """
+    CREATE TABLE executions (
+        seq INTEGER PRIMARY KEY,   -- insertion order: breaks ties between rows of the same instant
+        id TEXT NOT NULL UNIQUE,   -- exec_{ms}_{hex}
+        pane_id TEXT NOT NULL,
+        pane_key TEXT NOT NULL,
+        agent_name TEXT NOT NULL,
+        agent_type TEXT,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        triggered_by TEXT NOT NULL,
+        principal TEXT,
+        message TEXT,
+        response TEXT,
+        error_type TEXT,           -- the ExecutionError, flat so failures group by stack_hash
+        error_message TEXT,
+        stack_hash TEXT,
+        exit_code INTEGER,
+        queued_at REAL,
+        started_at REAL,
+        completed_at REAL,
+        at REAL AS (COALESCE(started_at, queued_at)) VIRTUAL,
+        duration_ms INTEGER,
+        timeout_s REAL,
+        tokens_used INTEGER,
+        cost_usd REAL,
+        context_used INTEGER,
+        context_max INTEGER,
+        session_id TEXT,
+        tool_calls TEXT,           -- JSON list; NULL: none
+        files_written TEXT,        -- JSON list; NULL: none
+        task_id TEXT,
+        trace_id TEXT,
+        span_id TEXT,
+        attempt INTEGER,
+        idempotency_key TEXT,
+        sources TEXT,              -- JSON object; NULL: none
+        transcript_bytes INTEGER NOT NULL DEFAULT 0,
+        transcript_truncated INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX executions_at ON executions(at);
+    -- Covers the per-agent stats (no row is read) as well as lists of one agent.
+    CREATE INDEX executions_agent_at ON executions(agent_name, at, status, cost_usd, tokens_used, duration_ms);
+    CREATE INDEX executions_status_at ON executions(status, at);  -- also the active ones
+    CREATE INDEX executions_trigger_at ON executions(triggered_by, at);
+    CREATE INDEX executions_pane_at ON executions(pane_key, at);
+    CREATE INDEX executions_principal_at ON executions(principal, at) WHERE principal IS NOT NULL;
+    CREATE INDEX executions_task_at ON executions(task_id, at) WHERE task_id IS NOT NULL;
+    CREATE INDEX executions_trace ON executions(trace_id) WHERE trace_id IS NOT NULL;
+    CREATE UNIQUE INDEX executions_idempotency ON executions(idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    -- Failures only: the store's queries repeat this WHERE word for word, or SQLite ignores it.
+    CREATE INDEX executions_failures ON executions(stack_hash, at)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    CREATE TABLE execution_transcripts (
+        execution_id TEXT PRIMARY KEY,
+        data BLOB NOT NULL,        -- zlib-compressed output
+        raw_bytes INTEGER NOT NULL,
+        truncated INTEGER NOT NULL DEFAULT 0,
+        extra TEXT                 -- JSON object; NULL: none
+    );
+    """,
 )

@@ -1,0 +1,77 @@
+"""Read-only connections to one SQLite file, each on its own thread: reads wait neither on the
+event loop nor behind the writer thread (in WAL mode readers and the one writer work at once,
+each reader on the snapshot of the last commit when its statement began)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import quote
+
+T = TypeVar("T")
+Job = Callable[[sqlite3.Connection], T]
+_Work = tuple[Callable[[sqlite3.Connection], object], "concurrent.futures.Future[object]"]
+
+
+def connect_read_only(path: str, *, busy_timeout_s: float) -> sqlite3.Connection:
+    """A connection that cannot write `path` (mode=ro, and query_only should the URI be ignored)."""
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, isolation_level=None)
+    db.execute("PRAGMA query_only=1")
+    return db
+
+
+class ReaderPool:
+    """`threads` threads sharing one queue of jobs; each opens its connection at its first job
+    (again after a failed open) and closes it at `close()`."""
+
+    def __init__(self, path: str, *, threads: int, busy_timeout_s: float) -> None:
+        self.path = path
+        self._busy_timeout_s = busy_timeout_s
+        self._jobs: queue.SimpleQueue[_Work | None] = queue.SimpleQueue()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._serve, name=f"muxd-db-read-{n}", daemon=True)
+                         for n in range(threads)]
+        for thread in self._threads:
+            thread.start()
+
+    async def run(self, job: Job[T]) -> T:
+        """Run `job` on a reader's connection without blocking the loop; its exception propagates."""
+        if self._closed:
+            raise RuntimeError("the reader pool is closed")
+        future: concurrent.futures.Future[object] = concurrent.futures.Future()
+        self._jobs.put((job, future))
+        return await asyncio.wrap_future(future)  # type: ignore[return-value]
+
+    def _serve(self) -> None:
+        db: sqlite3.Connection | None = None
+        try:
+            while (work := self._jobs.get()) is not None:
+                job, future = work
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    if db is None:
+                        db = connect_read_only(self.path, busy_timeout_s=self._busy_timeout_s)
+                    future.set_result(job(db))
+                except BaseException as exc:  # the caller's await raises it
+                    future.set_exception(exc)
+        finally:
+            if db is not None:
+                db.close()
+
+    def close(self, timeout_s: float) -> None:
+        """Let the queued reads finish (within `timeout_s` per thread), then close the connections."""
+        if self._closed:
+            return
+        self._closed = True
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            thread.join(timeout_s)

@@ -1,0 +1,287 @@
+"""`SqliteExecutionStore`: the execution history in the server's SQLite file.
+
+Writes go through the `Database` writer thread, in submission order. Reads run on a small pool
+of read-only connections (`ReaderPool`), so a long write never delays a read and the loop
+never waits on the disk; an in-memory database has no second connection, so there reads
+queue on the writer. Every `sqlite3.Error` reaches callers as one `StoreUnavailable` line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+
+from muxd.config import (HISTORY_PRUNE_BATCH_ROWS, HISTORY_READER_THREADS,
+                         HISTORY_WRITE_FAILURE_LOG_INTERVAL_S, STORE_CLOSE_TIMEOUT_S)
+from muxd.daemon.sampled_log import SampledLog
+from muxd.errors import Conflict, StoreUnavailable
+from muxd.executions.record import Execution, ExecutionError, finished
+from muxd.store.database import Database, transaction
+from muxd.store.execution_rows import (ACTIVE_ROWS, ENDED_ROWS, FAILED_ROWS, SELECT_COLUMNS, UPSERT,
+                                       from_row, scope_clause, to_row, where_clause)
+from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope, Transcript
+from muxd.store.location import MEMORY
+from muxd.store.readers import ReaderPool
+from muxd.store.sqlite_errors import failure_kind, unavailable
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Job = Callable[[sqlite3.Connection], T]
+
+INTERRUPTED_MESSAGE = "the daemon stopped while it ran"
+_extra_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+def stack_hash(error_type: str, message: str) -> str:
+    """Stand-in for muxd.executions.fingerprint.stack_hash (being written elsewhere): sha256 of
+    the type and message, 16 hex digits. Only `interrupt_running` uses it here."""
+    return hashlib.sha256(f"{error_type}\n{message}".encode()).hexdigest()[:16]
+
+
+def _guarded(job: Job[T], doing: str) -> Job[T]:
+    """`job` with SQLite's errors turned into muxd's (raised on the thread that ran it)."""
+    def run(db: sqlite3.Connection) -> T:
+        try:
+            return job(db)
+        except sqlite3.IntegrityError as exc:
+            # The one constraint a caller can break: an idempotency key already used by another id.
+            raise Conflict(f"{doing}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise unavailable(exc, doing) from exc
+    return run
+
+
+class SqliteExecutionStore:
+    """The `ExecutionStore` of one server's database. `db` stays the caller's: `close()` stops
+    the readers, not the writer."""
+
+    def __init__(self, db: Database, *, reader_threads: int = HISTORY_READER_THREADS,
+                 prune_batch_rows: int = HISTORY_PRUNE_BATCH_ROWS,
+                 failure_log_interval_s: float = HISTORY_WRITE_FAILURE_LOG_INTERVAL_S) -> None:
+        self._db = db
+        self._readers = (None if db.path == MEMORY else
+                         ReaderPool(db.path, threads=reader_threads, busy_timeout_s=db.busy_timeout_s))
+        self._prune_batch_rows = prune_batch_rows
+        self._failure_log_interval_s = failure_log_interval_s
+        self._failure_logs: dict[str, SampledLog] = {}
+        self._failure_logs_lock = threading.Lock()  # save_soon's failures are reported on the writer thread
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _write(self, job: Job[T], doing: str) -> T:
+        try:
+            return await self._db.run(_guarded(job, doing))
+        except RuntimeError as exc:  # the writer was shut down
+            raise StoreUnavailable(f"the history database is closed: {doing}") from exc
+
+    async def _read(self, job: Job[T], doing: str) -> T:
+        guarded = _guarded(job, doing)
+        try:
+            if self._readers is None:
+                return await self._db.run(guarded)
+            return await self._readers.run(guarded)
+        except RuntimeError as exc:
+            raise StoreUnavailable(f"the history database is closed: {doing}") from exc
+
+    def _write_failed(self, exc: sqlite3.Error, doing: str) -> None:
+        kind, headline = failure_kind(exc)
+        with self._failure_logs_lock:
+            sampled = self._failure_logs.get(kind)
+            if sampled is None:
+                sampled = self._failure_logs[kind] = SampledLog(
+                    log, logging.ERROR, f"history write failed: {headline}",
+                    interval_s=self._failure_log_interval_s)
+            sampled.event(f": {doing}: {' '.join(str(exc).split())}")
+
+    # ------------------------------------------------------------------ writes
+
+    async def save(self, execution: Execution) -> None:
+        """Insert or replace by id."""
+        await self._write(lambda db: db.execute(UPSERT, to_row(execution)), f"saving {execution.id}")
+
+    def save_soon(self, execution: Execution) -> None:
+        """Queue `save`; nobody waits. A failure is logged (once per kind a minute), never raised."""
+        doing = f"saving {execution.id}"
+
+        def job(db: sqlite3.Connection) -> None:
+            try:
+                db.execute(UPSERT, to_row(execution))
+            except sqlite3.Error as exc:
+                self._write_failed(exc, doing)
+
+        try:
+            self._db.submit(job, doing)
+        except RuntimeError:
+            self._write_failed(sqlite3.OperationalError("the database is closed"), doing)
+
+    async def save_transcript(self, execution_id: str, transcript: Transcript) -> None:
+        extra = msgspec.json.encode(transcript.extra).decode() if transcript.extra else None
+        await self._write(lambda db: db.execute(
+            "INSERT OR REPLACE INTO execution_transcripts (execution_id, data, raw_bytes, truncated, extra) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (execution_id, transcript.data, transcript.raw_bytes, int(transcript.truncated), extra)),
+            f"saving the transcript of {execution_id}")
+
+    async def interrupt_running(self, now: float) -> int:
+        """Executions left pending/running by a daemon that died become `interrupted`; returns how many."""
+        error = ExecutionError(type="interrupted", message=INTERRUPTED_MESSAGE,
+                               stack_hash=stack_hash("interrupted", INTERRUPTED_MESSAGE))
+
+        def job(db: sqlite3.Connection) -> int:
+            with transaction(db):
+                rows = db.execute(f"SELECT {SELECT_COLUMNS} FROM executions WHERE {ACTIVE_ROWS}").fetchall()
+                ended = [finished(from_row(row), "interrupted", now, error=error) for row in rows]
+                db.executemany(UPSERT, [to_row(execution) for execution in ended])
+            return len(ended)
+
+        return await self._write(job, "marking unfinished executions interrupted")
+
+    async def prune(self, *, older_than: float | None, keep_rows: int | None) -> int:
+        """Forget ended executions (and their transcripts) older than `older_than` or beyond the
+        newest `keep_rows`, a batch per writer transaction so other writes get in between."""
+        removed = 0
+        if older_than is not None:
+            while True:
+                gone = await self._write(
+                    lambda db: self._delete_oldest(db, "at < ?", (older_than,), self._prune_batch_rows),
+                    "pruning old executions")
+                removed += gone
+                if gone < self._prune_batch_rows:
+                    break
+        if keep_rows is not None:
+            excess = await self._read(lambda db: db.execute("SELECT count(*) FROM executions").fetchone()[0],
+                                      "counting executions") - keep_rows
+            while excess > 0:
+                batch = min(excess, self._prune_batch_rows)
+                gone = await self._write(lambda db: self._delete_oldest(db, "1", (), batch),
+                                         "pruning executions beyond the newest kept")
+                if not gone:  # what is left over the count is still running
+                    break
+                removed += gone
+                excess -= gone
+        return removed
+
+    @staticmethod
+    def _delete_oldest(db: sqlite3.Connection, condition: str, params: tuple[Any, ...], limit: int) -> int:
+        """Delete the oldest `limit` ended executions meeting `condition`, with their transcripts."""
+        with transaction(db):
+            rows = db.execute(f"SELECT seq, id FROM executions WHERE {ENDED_ROWS} AND {condition} "
+                              f"ORDER BY at, seq LIMIT ?", (*params, limit)).fetchall()
+            db.executemany("DELETE FROM executions WHERE seq = ?", [(seq,) for seq, _ in rows])
+            db.executemany("DELETE FROM execution_transcripts WHERE execution_id = ?",
+                           [(execution_id,) for _, execution_id in rows])
+        return len(rows)
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(self, execution_id: str) -> Execution | None:
+        return await self._read(lambda db: _one(db, "WHERE id = ?", [execution_id]), f"reading {execution_id}")
+
+    async def by_idempotency_key(self, key: str) -> Execution | None:
+        return await self._read(lambda db: _one(db, "WHERE idempotency_key = ?", [key]),
+                                "looking up an idempotency key")
+
+    async def transcript(self, execution_id: str) -> Transcript | None:
+        def job(db: sqlite3.Connection) -> Transcript | None:
+            row = db.execute("SELECT data, raw_bytes, truncated, extra FROM execution_transcripts "
+                             "WHERE execution_id = ?", (execution_id,)).fetchone()
+            if row is None:
+                return None
+            return Transcript(data=row[0], raw_bytes=row[1], truncated=bool(row[2]),
+                              extra=_extra_decoder.decode(row[3]) if row[3] else {})
+
+        return await self._read(job, f"reading the transcript of {execution_id}")
+
+    async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
+        """The rows of one page and the total that match (ignoring limit/offset)."""
+        where, params = where_clause(query)
+
+        def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
+            with transaction(db):  # the page and the total from one snapshot
+                page = _many(db, f"{where} ORDER BY at DESC, seq DESC LIMIT ? OFFSET ?",
+                             [*params, query.limit, query.offset])
+                total = db.execute(f"SELECT count(*) FROM executions {where}", params).fetchone()[0]
+            return page, total
+
+        return await self._read(job, "listing executions")
+
+    async def by_trace(self, trace_id: str, scope: Scope) -> list[Execution]:
+        """Every attempt of a trace, by attempt then start."""
+        visible, params = scope_clause(scope)
+        where = "WHERE trace_id = ?" + (f" AND {visible}" if visible else "")
+        return await self._read(
+            lambda db: _many(db, f"{where} ORDER BY coalesce(attempt, 0), at, seq", [trace_id, *params]),
+            f"reading trace {trace_id}")
+
+    async def error_patterns(self, query: ExecutionQuery) -> list[ErrorPattern]:
+        """Failed executions matching `query` grouped by stack_hash, the most recent pattern first."""
+        where, params = where_clause(query, FAILED_ROWS)
+
+        def job(db: sqlite3.Connection) -> list[ErrorPattern]:
+            patterns = []
+            with transaction(db):
+                groups = db.execute(f"SELECT stack_hash, count(*), min(at), max(at) FROM executions {where} "
+                                    f"GROUP BY stack_hash ORDER BY max(at) DESC LIMIT ? OFFSET ?",
+                                    [*params, query.limit, query.offset]).fetchall()
+                for hashed, count, first_seen, last_seen in groups:
+                    example = db.execute(
+                        f"SELECT id, task_id, trace_id, error_message, error_type FROM executions {where} "
+                        f"AND stack_hash = ? ORDER BY at DESC, seq DESC LIMIT 1", [*params, hashed]).fetchone()
+                    patterns.append(ErrorPattern(
+                        stack_hash=hashed, count=count, first_seen=first_seen or 0.0,
+                        last_seen=last_seen or 0.0, error_type=example[4], message=example[3] or "",
+                        example_id=example[0], example_task_id=example[1], example_trace_id=example[2]))
+            return patterns
+
+        return await self._read(job, "grouping failures")
+
+    async def unique_failures(self, query: ExecutionQuery) -> list[Execution]:
+        """The newest failure of each stack_hash, newest first (tasks_last_failed unique_errors)."""
+        where, params = where_clause(query, FAILED_ROWS)
+        # A bare column beside max() comes from the row holding the max (SQLite's documented rule).
+        newest = f"SELECT seq FROM (SELECT seq, max(at) FROM executions {where} GROUP BY stack_hash)"
+        return await self._read(
+            lambda db: _many(db, f"WHERE seq IN ({newest}) ORDER BY at DESC, seq DESC LIMIT ? OFFSET ?",
+                             [*params, query.limit, query.offset]),
+            "listing unique failures")
+
+    async def stats(self, query: ExecutionQuery) -> list[AgentStats]:
+        """Per agent, over the executions matching `query` (its limit/offset ignored)."""
+        where, params = where_clause(query)
+        sql = (f"SELECT agent_name, count(*), sum(status = 'success'), "
+               f"sum(status IN ('failed', 'timeout', 'interrupted')), sum(status = 'cancelled'), "
+               f"sum(status = 'running'), sum(status = 'pending'), total(cost_usd), total(tokens_used), "
+               f"avg(CASE WHEN {ENDED_ROWS} THEN duration_ms END), max(at), status "
+               f"FROM executions {where} GROUP BY agent_name ORDER BY agent_name")
+
+        def job(db: sqlite3.Connection) -> list[AgentStats]:
+            return [AgentStats(agent_name=r[0], total=r[1], successful=r[2], failed=r[3], cancelled=r[4],
+                               running=r[5], pending=r[6], total_cost_usd=r[7], total_tokens=int(r[8]),
+                               avg_duration_s=None if r[9] is None else r[9] / 1000,
+                               last_execution_at=r[10], last_execution_status=r[11])
+                    for r in db.execute(sql, params)]
+
+        return await self._read(job, "counting executions per agent")
+
+    def close(self) -> None:
+        """Stop the readers (the database is the caller's to close) and log held-back failure counts."""
+        if self._readers is not None:
+            self._readers.close(STORE_CLOSE_TIMEOUT_S)
+        with self._failure_logs_lock:
+            for sampled in self._failure_logs.values():
+                sampled.flush()
+
+
+def _many(db: sqlite3.Connection, rest: str, params: list[Any]) -> list[Execution]:
+    return [from_row(row) for row in db.execute(f"SELECT {SELECT_COLUMNS} FROM executions {rest}", params)]
+
+
+def _one(db: sqlite3.Connection, where: str, params: list[Any]) -> Execution | None:
+    found = _many(db, f"{where} LIMIT 1", params)
+    return found[0] if found else None

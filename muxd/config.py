@@ -182,8 +182,5 @@ EXECUTION_WAIT_MAX_S = 300.0            # the longest a call may wait for execut
 # TUIs built on ink (Gemini CLI) take a CR in the same read as the text for a pasted newline:
 # the Enter that submits a prompt goes as its own write, this long after the text.
 SUBMIT_GAP_S = 0.05
-# Raw output kept per execution as its transcript (the start is kept, the rest counted);
-# MUXD_TRANSCRIPT_MAX_BYTES overrides it.
-TRANSCRIPT_MAX_BYTES = 4 * 1024 * 1024
 # A transcript rendered to text keeps at most this many rows (its newest).
 TRANSCRIPT_RENDER_MAX_ROWS = 20_000

@@ -30,6 +30,7 @@ from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_exec
 from muxd.executions.tracker import Deliver, Effect, ExecutionTracker, Finish, Interrupt, Save, error_of
 from muxd.executions.transcript import TranscriptBuffer
 from muxd.store.execution_store import ExecutionStore, Scope
+from muxd.store.retention import Retention
 
 if TYPE_CHECKING:
     from muxd.daemon.pane import Pane
@@ -71,6 +72,21 @@ class ExecutionService:
         self.finishing: dict[str, Execution] = {}  # ended, being completed and saved
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+
+    async def open(self, retention: Retention) -> None:
+        """Before serving: what a dead daemon left running is `interrupted`; old history is pruned."""
+        if self.store is None:
+            return
+        try:
+            left = await self.store.interrupt_running(time.time())
+            if left:
+                log.warning("%d execution(s) were running when the daemon last stopped: now interrupted", left)
+            pruned = await self.store.prune(older_than=retention.older_than(time.time()),
+                                            keep_rows=retention.keep_rows)
+            if pruned:
+                log.info("history: %d old execution(s) pruned", pruned)
+        except StoreUnavailable as exc:
+            log.error("history: %s", exc.message)
 
     def pane_key(self, pane_id: str) -> str:
         return f"{self.run_id}/{pane_id}"

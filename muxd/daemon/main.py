@@ -15,6 +15,7 @@ import sys
 from muxd.config import DEFAULT_SCROLLBACK_BYTES, SCROLLBACK_BYTES_MAX
 from muxd.daemon import log_file
 from muxd.daemon.loop import run
+from muxd.store.retention import retention_from_env
 from muxd.daemon.server import Daemon
 from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, lock_path, log_path, socket_path
@@ -66,9 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         scrollback_bytes = scrollback_budget(args.scrollback_bytes, os.environ.get(ENV_SCROLLBACK))
         ensure_socket_dir()
         log_file.configure(log_path(args.name))
+        retention = retention_from_env(os.environ)
         daemon = Daemon(socket_path(args.name), lock_path(args.name),
                         scrollback_bytes=scrollback_bytes,
-                        detection=os.environ.get("MUXD_DETECTION", "1") != "0")
+                        detection=os.environ.get("MUXD_DETECTION", "1") != "0", retention=retention)
         run(_main(daemon, args.ready_fd))
     except MuxdError as exc:
         _report(args.ready_fd, f"error {exc.code} {exc.message}")

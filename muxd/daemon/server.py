@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from muxd.config import (
-    DEFAULT_SCROLLBACK_BYTES, TRANSCRIPT_MAX_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+    DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
 )
 from muxd.daemon.access import AccessControl
 from muxd.daemon.attached import AttachHub
@@ -29,6 +29,8 @@ from muxd.daemon.registry import Registry, Window
 from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
 from muxd.executions.shell import integrated_argv
+from muxd.store.retention import Retention
+from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
@@ -63,7 +65,7 @@ def command_argv(command: list[str]) -> list[str]:
 class Daemon:
     def __init__(self, socket_path: Path, lock_path: Path, *,
                  scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES, detection: bool = True,
-                 transcript_max_bytes: int = TRANSCRIPT_MAX_BYTES) -> None:
+                 retention: Retention | None = None) -> None:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
@@ -80,7 +82,9 @@ class Daemon:
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         # The execution history (daemon/executions.py) follows every pane from its start.
-        self.executions = ExecutionService(self, None, transcript_max_bytes)
+        self.retention = retention or Retention()
+        self.executions = ExecutionService(self, SqliteExecutionStore(self.access.db),
+                                           self.retention.transcript_max_bytes)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -93,6 +97,7 @@ class Daemon:
         sock = self.claim.acquire()
         try:
             self.watchdog.start()
+            await self.executions.open(self.retention)
             server = await asyncio.start_unix_server(self._accept, sock=sock)
             if on_ready is not None:
                 on_ready()
@@ -103,6 +108,8 @@ class Daemon:
             self.executions.shutdown()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
+            if self.executions.store is not None:
+                self.executions.store.close()
             self.access.close()
             self.claim.release()
             for task in list(self._connections):
@@ -161,10 +168,10 @@ class Daemon:
         check_tags(spawn.tags)
         cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else os.path.expanduser("~")
         argv = command_argv(spawn.command)
+        number = self.registry.next_pane_number()
         program = None
         if spawn.record_as is not None:  # muxd run, create_pane with a command: the program is an execution
             program = self.executions.program_execution(number, spawn, argv)
-        number = self.registry.next_pane_number()
         env = self.pane_env(spawn.env)
         env["MUXD_PANE"] = f"%{number}"
         # The pane's own agent token: a client presenting it sees this pane and its grants only.

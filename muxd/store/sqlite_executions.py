@@ -8,7 +8,6 @@ queue on the writer. Every `sqlite3.Error` reaches callers as one `StoreUnavaila
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import sqlite3
 import threading
@@ -27,6 +26,7 @@ from muxd.store.execution_rows import (ACTIVE_ROWS, ENDED_ROWS, FAILED_ROWS, SEL
                                        from_row, scope_clause, to_row, where_clause)
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope, Transcript
 from muxd.store.location import MEMORY
+from muxd.executions.fingerprint import stack_hash
 from muxd.store.readers import ReaderPool
 from muxd.store.sqlite_errors import failure_kind, unavailable
 
@@ -38,10 +38,6 @@ INTERRUPTED_MESSAGE = "the daemon stopped while it ran"
 _extra_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-def stack_hash(error_type: str, message: str) -> str:
-    """Stand-in for muxd.executions.fingerprint.stack_hash (being written elsewhere): sha256 of
-    the type and message, 16 hex digits. Only `interrupt_running` uses it here."""
-    return hashlib.sha256(f"{error_type}\n{message}".encode()).hexdigest()[:16]
 
 
 def _guarded(job: Job[T], doing: str) -> Job[T]:

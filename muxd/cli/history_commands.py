@@ -1,0 +1,261 @@
+"""CLI commands of the execution history: submit, run, history, show, failures, stats, cancel.
+Tables for people, `--json` for scripts (the records the protocol carries)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from typing import Any
+
+from muxd.cli.render import age, duration, print_json, print_line, print_table, tokens
+from muxd.cli.table import cli_command
+from muxd.errors import BadRequest
+from muxd.executions.record import STATUSES, TRIGGERS, Execution
+from muxd.protocol.execution_messages import (
+    CancelExecution, ExecutionFailures, ExecutionStats, GetExecution, ListExecutions, RunCommand, SubmitPrompt,
+)
+
+_AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MESSAGE_COLUMN_CHARS = 48
+
+
+def since_time(text: str | None) -> float | None:
+    """`--since`: an age (90s, 30m, 2h, 7d) or an ISO 8601 time."""
+    if text is None:
+        return None
+    match = _AGO.match(text.strip())
+    if match:
+        return time.time() - float(match.group(1)) * _UNIT_S[match.group(2)]
+    from muxd.mcp_server.execution_views import parse_iso
+
+    return parse_iso("--since", text)
+
+
+def _short(text: str | None, width: int = MESSAGE_COLUMN_CHARS) -> str:
+    line = (text or "").replace("\n", " ")
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def _took(e: Execution) -> str:
+    if e.duration_ms is not None:
+        return f"{e.duration_ms / 1000:.1f}s"
+    return duration(time.time() - e.started_at) + "…" if e.started_at else ""
+
+
+def _rows(executions: list[Execution]) -> list[list[str]]:
+    return [[e.id, e.agent_name, e.status, e.triggered_by, age(e.started_at or e.queued_at or time.time()),
+             _took(e), tokens(e.tokens_used), "" if e.cost_usd is None else f"${e.cost_usd:.4f}",
+             e.error.type if e.error else "", _short(e.message)] for e in executions]
+
+
+def print_executions(executions: list[Execution], total: int | None = None) -> None:
+    if not executions:
+        print("no executions")
+        return
+    print_table(["ID", "AGENT", "STATUS", "BY", "AGO", "TOOK", "TOKENS", "COST", "ERROR", "MESSAGE"],
+                _rows(executions))
+    if total is not None and total > len(executions):
+        print(f"({len(executions)} of {total}; --limit/--offset for more)")
+
+
+def print_execution(e: Execution, transcript: str | None) -> None:
+    rows = [["id", e.id], ["agent", f"{e.agent_name} ({e.pane_id}, {e.agent_type or 'no agent'})"],
+            ["kind", e.kind], ["status", e.status], ["triggered by", f"{e.triggered_by} ({e.principal or '-'})"],
+            ["message", e.message or ""], ["started", _when(e.started_at)], ["completed", _when(e.completed_at)],
+            ["took", _took(e)], ["exit code", "" if e.exit_code is None else str(e.exit_code)],
+            ["tokens", "" if e.tokens_used is None else str(e.tokens_used)],
+            ["cost", "" if e.cost_usd is None else f"${e.cost_usd:.4f}"],
+            ["session", e.session_id or ""], ["tools", ", ".join(e.tool_calls)],
+            ["files written", ", ".join(e.files_written)],
+            ["error", f"{e.error.type}: {e.error.message} [{e.error.stack_hash}]" if e.error else ""],
+            ["task", " ".join(f"{k}={v}" for k, v in (("task", e.task_id), ("trace", e.trace_id), ("span", e.span_id),
+                                                      ("attempt", e.attempt)) if v is not None)],
+            ["sources", ", ".join(f"{k}: {v}" for k, v in sorted(e.sources.items()))],
+            ["transcript", f"{e.transcript_bytes} bytes" + (" (truncated)" if e.transcript_truncated else "")]]
+    print_table(["FIELD", "VALUE"], [r for r in rows if r[1]])
+    if e.response:
+        print("\nresponse:")
+        for line in e.response.splitlines():
+            print_line(f"  {line}")
+    if transcript is not None:
+        print("\ntranscript:")
+        for line in transcript.splitlines():
+            print_line(line)
+
+
+def _when(ts: float | None) -> str:
+    return "" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def _configure_submit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", required=True, help="the agent's pane")
+    p.add_argument("message", help="the prompt")
+    p.add_argument("--wait", action="store_true", help="wait for it to end and show the result")
+    p.add_argument("--timeout", type=float, default=None, help="the execution's time limit in seconds")
+    p.add_argument("--wait-timeout", type=float, default=300.0, help="how long --wait waits (default 300 s)")
+    for name in ("task-id", "trace-id", "span-id", "idempotency-key"):
+        p.add_argument(f"--{name}")
+    p.add_argument("--attempt", type=int)
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("submit", "give the agent in a pane a prompt, recorded as an execution")(_configure_submit)
+async def submit(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(SubmitPrompt, target=args.target, message=args.message, triggered_by="cli",
+                              task_id=args.task_id, trace_id=args.trace_id, span_id=args.span_id,
+                              attempt=args.attempt, idempotency_key=args.idempotency_key, timeout_s=args.timeout,
+                              wait_s=args.wait_timeout if args.wait else 0.0)
+    return _report(reply.execution, args, waited=args.wait)
+
+
+def _report(e: Execution, args: argparse.Namespace, *, waited: bool) -> int:
+    if args.json:
+        print_json(e)
+    elif waited:
+        print_execution(e, None)
+    else:
+        print(f"{e.id} {e.status}")
+    if not waited:
+        return 0
+    return 0 if e.status == "success" else 1
+
+
+def _configure_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="type it into this pane's shell (it must write prompt marks); "
+                                             "default: a new window")
+    p.add_argument("-c", dest="cwd", help="working directory of the new window")
+    p.add_argument("--wait", action="store_true", help="wait for it to end; exit with its status")
+    p.add_argument("--timeout", type=float, default=None, help="wait at most this long (seconds)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS…]")
+
+
+@cli_command("run", "run a command as an execution (its exit status is recorded)", starts_server=True)(_configure_run)
+async def run(client: Any, args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise BadRequest("muxd run needs a command: muxd run -- make test")
+    wait_s = (args.timeout or 300.0) if args.wait else 0.0
+    reply = await client.call(RunCommand, command=command, target=args.target, cwd=args.cwd, wait_s=wait_s)
+    e = reply.execution
+    if args.json:
+        print_json(e)
+    else:
+        print(f"{e.id} {e.status}" + ("" if e.exit_code is None else f" (exit {e.exit_code})"))
+    if not args.wait:
+        return 0
+    return e.exit_code if e.exit_code is not None else (0 if e.status == "success" else 1)
+
+
+def _configure_history(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--agent", help="one agent (a pane's name, else its %%id)")
+    p.add_argument("--status", choices=STATUSES)
+    p.add_argument("--by", dest="triggered_by", choices=TRIGGERS, help="who triggered it")
+    p.add_argument("--since", help="an age (30m, 2h, 7d) or an ISO 8601 time (default: all)")
+    p.add_argument("--trace", help="one trace id (every attempt of a task)")
+    p.add_argument("--task", help="one task id")
+    p.add_argument("--active", action="store_true", help="only what runs or waits now")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("history", "what ran in the panes: executions, newest first")(_configure_history)
+async def history(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(ListExecutions, agent_name=args.agent, status=args.status,
+                              triggered_by=args.triggered_by, since=since_time(args.since), trace_id=args.trace,
+                              task_id=args.task, active=args.active, limit=args.limit, offset=args.offset)
+    if args.json:
+        print_json({"executions": reply.executions, "total": reply.total})
+    else:
+        print_executions(reply.executions, reply.total)
+    return 0
+
+
+def _configure_show(p: argparse.ArgumentParser) -> None:
+    p.add_argument("execution_id", metavar="EXEC")
+    p.add_argument("--transcript", action="store_true", help="add the pane's output during it, as text")
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("show", "one execution in full")(_configure_show)
+async def show(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(GetExecution, execution_id=args.execution_id, include_transcript=args.transcript)
+    if args.json:
+        print_json({"execution": reply.execution, "transcript": reply.transcript})
+    else:
+        print_execution(reply.execution, reply.transcript)
+    return 0
+
+
+def _configure_failures(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--unique", action="store_true", help="one failure per error pattern")
+    p.add_argument("--agent")
+    p.add_argument("--task")
+    p.add_argument("--since", help="an age (30m, 2h, 7d) or an ISO 8601 time")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("failures", "recent failures and the error patterns they share")(_configure_failures)
+async def failures(client: Any, args: argparse.Namespace) -> int:
+    reply = await client.call(ExecutionFailures, agent_name=args.agent, task_id=args.task,
+                              since=since_time(args.since), limit=args.limit, unique_errors=args.unique)
+    if args.json:
+        print_json({"failures": reply.failures, "error_patterns": reply.patterns})
+        return 0
+    if not reply.patterns:
+        print("no failures")
+        return 0
+    print_table(["PATTERN", "COUNT", "FIRST", "LAST", "TYPE", "MESSAGE", "EXAMPLE"],
+                [[p.stack_hash, str(p.count), age(p.first_seen), age(p.last_seen), p.error_type,
+                  _short(p.message, 60), p.example_id] for p in reply.patterns], title="error patterns")
+    print_executions(reply.failures)
+    return 0
+
+
+def _configure_stats(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--agent")
+    p.add_argument("--hours", type=float, default=24.0, help="look back this many hours (default 24)")
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("stats", "executions, success rate, cost and duration per agent")(_configure_stats)
+async def stats(client: Any, args: argparse.Namespace) -> int:
+    if not 0 < args.hours <= 24 * 365:
+        raise BadRequest(f"--hours must be between 0 and {24 * 365}, got {args.hours:g}")
+    reply = await client.call(ExecutionStats, agent_name=args.agent, since=time.time() - args.hours * 3600)
+    if args.json:
+        print_json({"agents": reply.agents, "live": reply.live, "recent_failures": reply.recent_failures})
+        return 0
+    live = {a.agent_name: a for a in reply.live}
+    rows = []
+    for s in reply.agents:
+        now = live.get(s.agent_name)
+        rows.append([s.agent_name, str(s.total), str(s.successful), str(s.failed), str(s.running),
+                     f"{100 * s.successful / s.total:.1f}%" if s.total else "",
+                     f"${s.total_cost_usd:.4f}", tokens(s.total_tokens) if s.total_tokens else "",
+                     "" if s.avg_duration_s is None else f"{s.avg_duration_s:.1f}s",
+                     (now.state + (f" +{now.queue_length} queued" if now.queue_length else "")) if now else "gone"])
+    if not rows:
+        print(f"no executions in the last {args.hours:g} h")
+        return 0
+    print_table(["AGENT", "RUNS", "OK", "FAILED", "RUNNING", "SUCCESS", "COST", "TOKENS", "AVG", "NOW"], rows)
+    return 0
+
+
+def _configure_cancel(p: argparse.ArgumentParser) -> None:
+    p.add_argument("execution_id", metavar="EXEC")
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("cancel", "cancel a running or pending execution")(_configure_cancel)
+async def cancel(client: Any, args: argparse.Namespace) -> int:
+    e = (await client.call(CancelExecution, execution_id=args.execution_id)).execution
+    if args.json:
+        print_json(e)
+    else:
+        print(f"{e.id} {e.status}")
+    return 0

@@ -160,3 +160,17 @@ def test_a_command_ends_with_its_exit_status():
     assert done.error.type == "exit_status"
     tracker.start_command(prompt("true"), 5.0)
     assert only(tracker.pane_exited(0, 5.5), Finish).execution.status == "success"
+
+
+def test_after_a_cancel_the_agent_winding_down_is_not_a_persons_turn_and_the_queue_waits_for_its_prompt():
+    tracker = idle_tracker()
+    running, queued = prompt("a"), prompt("b")
+    tracker.submit(running, 0.0)
+    tracker.submit(queued, 0.1)
+    tracker.cancel(running.id, 0.2)  # the published state is still the Idle of before
+    assert tracker.tick(0.3) == []
+    template = prompt(message=None)
+    assert tracker.state_changed(state("AwaitingConfirmation"), 0.4, manual=template) == []
+    assert tracker.running is None
+    deliver = only(tracker.state_changed(state("Idle"), 0.9, manual=template), Deliver)
+    assert deliver.execution.id == queued.id

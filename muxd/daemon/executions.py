@@ -58,6 +58,7 @@ class PaneRun:
     tools_at_start: int = 0       # the detector's tool-use count then
     session_log: object | None = None  # the agent's session-log cursor, where it keeps one
     program: Execution | None = None   # the pane's own program as an execution (muxd run)
+    program_id: str | None = None
     timer: asyncio.TimerHandle | None = None
 
 
@@ -100,6 +101,7 @@ class ExecutionService:
         if program is not None:
             run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
                                                   kind="command")
+            run.program_id = program.id
             run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
             self._save(run.program)
 
@@ -110,6 +112,11 @@ class ExecutionService:
                          agent_name=spawn.pane_name or pane_id, kind="command",
                          triggered_by=spawn.record_as or "cli", principal=current_principal().name,
                          message=shlex.join(argv))
+
+    def program_id(self, pane: Pane) -> str | None:
+        """The execution id of `pane`'s program, if it is recorded as one."""
+        run = self.panes.get(pane.id)
+        return run.program_id if run is not None else None
 
     def shutdown(self) -> None:
         """The daemon stops: what runs or waits ends `interrupted`, written before the store closes."""
@@ -247,18 +254,14 @@ class ExecutionService:
     def cancel(self, execution_id: str) -> Execution:
         for run in self.panes.values():
             if run.tracker.find(execution_id) is not None:
-                self._apply(run, run.tracker.cancel(execution_id, time.time()))
-                return self.finishing.get(execution_id) or self._known(execution_id)
+                effects = run.tracker.cancel(execution_id, time.time())
+                self._apply(run, effects)
+                return next(e.execution for e in effects
+                            if isinstance(e, (Save, Finish)) and e.execution.id == execution_id)
             if run.program is not None and run.program.id == execution_id:
                 run.pane.send(CTRL_C)
                 return run.program
         raise Conflict(f"execution {execution_id} is not running or pending", execution_id=execution_id)
-
-    def _known(self, execution_id: str) -> Execution:
-        found = self.live(execution_id)
-        if found is None:
-            raise NotFound(f"no execution {execution_id}", execution_id=execution_id)
-        return found
 
     def live(self, execution_id: str) -> Execution | None:
         """An execution not yet (finally) in the store: pending, running, or being completed."""

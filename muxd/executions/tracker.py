@@ -89,6 +89,11 @@ class ExecutionTracker:
     running: Execution | None = None
     queue: deque[Execution] = field(default_factory=deque)
     _turn: _Turn | None = None
+    # After an interrupted turn the state on hand may predate the interrupt, and the agent
+    # winds the turn down: no person's turn starts until it is seen at its prompt again, and
+    # nothing is delivered until then or until `_quiet_until` (the state may not change at all).
+    _quiet_until: float = 0.0
+    _settling: bool = False
 
     # ------------------------------------------------------------ questions
 
@@ -117,6 +122,8 @@ class ExecutionTracker:
             times.append(turn.delivered_at + EXECUTION_TURN_UNSEEN_S)
         if running is not None and running.timeout_s is not None and running.started_at is not None:
             times.append(running.started_at + running.timeout_s)
+        if running is None and self.queue and self._settling:
+            times.append(self._quiet_until)
         return min(times) if times else None
 
     # ------------------------------------------------------------ prompts
@@ -127,13 +134,13 @@ class ExecutionTracker:
             raise Conflict(f"pane {self.pane_id} already has {EXECUTION_QUEUE_MAX} executions waiting",
                            pane=self.pane_id)
         queued = msgspec.structs.replace(execution, status="pending", queued_at=now)
-        if self.running is None and not self.queue and self._ready():
+        if self.running is None and not self.queue and self._ready(now):
             return self._deliver(queued, now)
         self.queue.append(queued)
         return [Save(queued)]
 
-    def _ready(self) -> bool:
-        return self.state.activity.state in AT_PROMPT_STATES
+    def _ready(self, now: float) -> bool:
+        return self.state.activity.state in AT_PROMPT_STATES and (not self._settling or now >= self._quiet_until)
 
     def _deliver(self, execution: Execution, now: float) -> list[Effect]:
         started = msgspec.structs.replace(execution, status="running", started_at=now)
@@ -172,8 +179,10 @@ class ExecutionTracker:
         running, turn = self.running, self._turn
         if activity == "Exited":
             return self.pane_exited(None, now)
+        if activity in AT_PROMPT_STATES:
+            self._settling = False
         if running is None:
-            if (manual is not None and state.is_agent and activity in MID_TURN_STATES
+            if (manual is not None and not self._settling and state.is_agent and activity in MID_TURN_STATES
                     and before.activity.state in AT_PROMPT_STATES and before.agent_type == state.agent_type):
                 return self._start_manual(manual, typed_input, state, now)
             return self._next(now)
@@ -220,7 +229,8 @@ class ExecutionTracker:
         if running.timeout_s is not None and running.started_at is not None and (
                 now >= running.started_at + running.timeout_s):
             effects = self._end("timeout", now, error_of("timeout", f"no end after {running.timeout_s:g}s"))
-            return [Interrupt(running)] + effects + self._next(now)
+            self._quiet_until, self._settling = now + EXECUTION_IDLE_SETTLE_S, True
+            return [Interrupt(running)] + effects
         if running.kind != "prompt" or turn.at_prompt_since is None:
             return []
         settled = now - turn.at_prompt_since >= EXECUTION_IDLE_SETTLE_S
@@ -235,7 +245,7 @@ class ExecutionTracker:
         return effects + self._next(now)
 
     def _next(self, now: float) -> list[Effect]:
-        if self.running is None and self.queue and self._ready():
+        if self.running is None and self.queue and self._ready(now):
             return self._deliver(self.queue.popleft(), now)
         return []
 
@@ -266,7 +276,8 @@ class ExecutionTracker:
         running = self.running
         if running is not None and running.id == execution_id:
             effects: list[Effect] = [Interrupt(running)] if running.kind == "prompt" or running.message else []
-            return effects + self._end("cancelled", now, None) + self._next(now)
+            self._quiet_until, self._settling = now + EXECUTION_IDLE_SETTLE_S, True
+            return effects + self._end("cancelled", now, None)
         for pending in list(self.queue):
             if pending.id == execution_id:
                 self.queue.remove(pending)

@@ -42,6 +42,7 @@ WAIT_PATTERN_COMPILE_MEMORY_BYTES = 64 * 1024
 WAIT_SCREEN_MAX_CHARS = 64 * 1024  # of the bottom of the screen, per check
 WAIT_MATCH_THREADS = 2  # threads matching waits' patterns, off the event loop, at most at once
 WAIT_STATES_MAX = 16
+WAIT_TARGETS_MAX = 100  # panes or executions one wait_for may name
 
 ENV_RATE = "MUXD_MCP_RATE"  # calls per second per (principal, tool)
 ENV_BURST = "MUXD_MCP_BURST"

@@ -16,6 +16,7 @@ from muxd.config import (
     TAG_MAX_CHARS,
 )
 from muxd.errors import BadRequest
+from muxd.executions.programs import is_one_execution
 from muxd.keys import key_name_to_text
 from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.link import current_client
@@ -104,9 +105,14 @@ def register_pane_tools(tools: ToolRegistry) -> None:
         if cwd is not None and not os.path.isabs(cwd):
             raise BadRequest(f"cwd must be an absolute path, got {cwd!r}", field="cwd")
         # Like the CLI: a pane starts where its caller is, i.e. where the MCP client launched us.
-        spawn = Spawn(command=command, cwd=cwd or os.getcwd(), env=env, pane_name=name, tags=tags)
+        # A command (not a shell, not an agent CLI) is recorded in the history as one execution.
+        spawn = Spawn(command=command, cwd=cwd or os.getcwd(), env=env, pane_name=name, tags=tags,
+                      record_as="mcp" if is_one_execution(command) else None)
         reply = await current_client().call(NewSession, columns=columns, lines=lines, spawn=spawn)
-        return pane_record(reply.pane)
+        record = pane_record(reply.pane)
+        if reply.execution_id is not None:  # wait_for execution_id=… / get_execution_result follow it
+            record["execution_id"] = reply.execution_id
+        return record
 
     @tools.tool(category="panes", risk="moderate", annotations=MODERATE)
     async def send_input(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 from pydantic import Field
@@ -19,12 +19,14 @@ from muxd.detectors.state import ActivityState
 from muxd.errors import BadRequest, NotFound
 from muxd.mcp_server.link import current_client, token_of
 from muxd.mcp_server.limits import (
-    WAIT_CALL_MARGIN_S, WAIT_PATTERN_MAX_CHARS, WAIT_SCREEN_POLL_S, WAIT_STATES_MAX, WAIT_TIMEOUT_S_DEFAULT, WAIT_TIMEOUT_S_MAX,
+    WAIT_CALL_MARGIN_S, WAIT_PATTERN_MAX_CHARS, WAIT_SCREEN_POLL_S, WAIT_STATES_MAX, WAIT_TARGETS_MAX, WAIT_TIMEOUT_S_DEFAULT, WAIT_TIMEOUT_S_MAX,
     WAIT_TIMEOUT_S_MIN,
 )
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.screen_pattern import SYNTAX, ScreenPattern
-from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
+from muxd.mcp_server.summary_tools import READ_ONLY
+from muxd.mcp_server.execution_views import summary_row
+from muxd.protocol.execution_messages import WaitExecutions
 from muxd.protocol.messages import AgentStateChanged, CapturePane, ListPanes, PaneExited, Subscribe, Summary
 
 STATES: tuple[str, ...] = get_args(ActivityState)
@@ -63,20 +65,26 @@ def register_wait_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="panes", risk="safe", annotations=READ_ONLY)
     async def wait_for(
-        pane_id: PaneId,
+        pane_id: Annotated[str | list[str] | None, Field(
+            description="the pane (`%N` or its name), or several: mode says whether all or any must match")] = None,
         state: Annotated[str | list[str] | None, Field(
             description=f"return when the agent state is this (or any of these): {', '.join(STATES)}")] = None,
         pattern: Annotated[str | None, Field(
             description=f"return when a screen line matches this regex ({SYNTAX})",
             max_length=WAIT_PATTERN_MAX_CHARS)] = None,
         exited: Annotated[bool, Field(description="return when the pane's program exits")] = False,
+        execution_id: Annotated[str | list[str] | None, Field(
+            description="return when this execution (or these: all, or any with mode=any) has ended")] = None,
+        mode: Annotated[Literal["all", "any"], Field(description="with several panes or executions: wait for "
+                                                               "all of them (default) or the first")] = "all",
         timeout_s: Annotated[float | None, Field(
             description=f"give up after this many seconds ({WAIT_TIMEOUT_S_MIN}-{WAIT_TIMEOUT_S_MAX}; default "
                         f"{WAIT_TIMEOUT_S_DEFAULT:g}, kept within the server's per-call timeout)",
             json_schema_extra={"minimum": WAIT_TIMEOUT_S_MIN, "maximum": WAIT_TIMEOUT_S_MAX})
         ] = None,
     ) -> dict[str, Any]:
-        """Block until a pane reaches a state (e.g. Idle), shows a regex, or exits; instead of polling."""
+        """Block until panes reach a state (e.g. Idle), show a regex or exit, or until executions end
+        (e.g. every worker's send_task); instead of polling."""
         if timeout_s is None:
             # Unasked, a wait ends (timed_out) before the call guard would cancel it (a `timeout` error);
             # a caller asking for longer than the call timeout gets that error.
@@ -85,12 +93,47 @@ def register_wait_tools(tools: ToolRegistry) -> None:
         if not WAIT_TIMEOUT_S_MIN <= timeout_s <= WAIT_TIMEOUT_S_MAX:
             raise BadRequest(f"timeout_s must be between {WAIT_TIMEOUT_S_MIN} and {WAIT_TIMEOUT_S_MAX}, "
                              f"got {timeout_s}", field="timeout_s")
+        if execution_id is not None:
+            if pane_id is not None or state is not None or pattern is not None or exited:
+                raise BadRequest("wait_for execution_id takes no pane_id, state, pattern or exited", field="execution_id")
+            return await _wait_executions(execution_id, mode, timeout_s)
+        panes = _as_list("pane_id", pane_id)
+        if not panes:
+            raise BadRequest("wait_for needs a pane_id (or an execution_id)", field="pane_id")
         states = _check_states(state)
         regex = ScreenPattern(pattern) if pattern is not None else None
         if not (states or regex or exited):
             raise BadRequest("wait_for needs a state, a pattern or exited=true", field="state")
+        deadline = time.monotonic() + timeout_s
+        if len(panes) == 1:
+            return await _wait_pane(panes[0], states, regex, exited, deadline)
+        return await _wait_panes(panes, states, regex, exited, deadline, mode)
+
+    async def _wait_panes(panes: list[str], states: set[str], regex: ScreenPattern | None, exited: bool,
+                          deadline: float, mode: str) -> dict[str, Any]:
         started = time.monotonic()
-        deadline = started + timeout_s
+        waits = [asyncio.ensure_future(_wait_pane(p, states, regex, exited, deadline)) for p in panes]
+        try:
+            if mode == "any":
+                pending = set(waits)
+                while pending:
+                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                    if any(w.result()["matched"] for w in done):
+                        break
+            else:
+                await asyncio.gather(*waits)
+        finally:
+            for w in waits:
+                w.cancel()
+        results = [w.result() for w in waits if w.done() and not w.cancelled()]
+        matched = [r for r in results if r["matched"]]
+        ok = bool(matched) if mode == "any" else len(matched) == len(panes)
+        return {"matched": ok, "reason": "all" if ok and mode == "all" else ("any" if ok else "timed_out"),
+                "elapsed_s": round(time.monotonic() - started, 3), "panes": results}
+
+    async def _wait_pane(pane_id: str, states: set[str], regex: ScreenPattern | None, exited: bool,
+                         deadline: float) -> dict[str, Any]:
+        started = time.monotonic()
         events: asyncio.Queue[Any] = asyncio.Queue()
         client = current_client()
         # The event connection presents the caller's token too: it may only hear about its own panes.
@@ -143,3 +186,23 @@ def register_wait_tools(tools: ToolRegistry) -> None:
                     gone, exit_code = True, event.exit_code
         finally:
             await watcher.close()
+
+
+def _as_list(field: str, value: str | list[str] | None) -> list[str]:
+    items = [value] if isinstance(value, str) else list(value or [])
+    if len(items) > WAIT_TARGETS_MAX:
+        raise BadRequest(f"{field} names {len(items)}, at most {WAIT_TARGETS_MAX} allowed", field=field)
+    if any(not item or len(item) > 256 for item in items):
+        raise BadRequest(f"{field}: each must have 1-256 characters", field=field)
+    return items
+
+
+async def _wait_executions(execution_id: str | list[str], mode: str, timeout_s: float) -> dict[str, Any]:
+    ids = _as_list("execution_id", execution_id)
+    if not ids:
+        raise BadRequest("execution_id is empty", field="execution_id")
+    started = time.monotonic()
+    reply = await current_client().call(WaitExecutions, execution_ids=ids, mode=mode, timeout_s=timeout_s)
+    return {"matched": not reply.timed_out, "reason": "timed_out" if reply.timed_out else "ended",
+            "elapsed_s": round(time.monotonic() - started, 3),
+            "executions": [summary_row(e) for e in reply.executions]}

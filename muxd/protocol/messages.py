@@ -382,6 +382,7 @@ class Ok(_Message, tag="ok"):
 class PaneReply(_Message, tag="pane"):
     id: int
     pane: PaneInfo
+    execution_id: str | None = None  # the pane's program as an execution (Spawn.record_as)
 
 
 class PaneList(_Message, tag="pane-list"):

@@ -29,7 +29,7 @@ async def new_session(daemon: Daemon, req: NewSession) -> PaneReply:
     except Exception:
         daemon.registry.remove_session(session)
         raise
-    return PaneReply(id=req.id, pane=pane_info(pane))
+    return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
 
 @command(NewWindow, target="session")
@@ -44,7 +44,7 @@ async def new_window(daemon: Daemon, req: NewWindow, session: Session) -> PaneRe
     except Exception:
         daemon.registry.remove_window(window)
         raise
-    return PaneReply(id=req.id, pane=pane_info(pane))
+    return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
 
 @command(SplitWindow, target="pane")
@@ -56,7 +56,7 @@ async def split_window(daemon: Daemon, req: SplitWindow, target: Pane) -> PaneRe
     _, size_new = window.layout.plan_split(target, req.horizontal)
     pane = daemon.spawn_pane(window, req.spawn, *size_new)
     window.split(target, pane, req.horizontal)
-    return PaneReply(id=req.id, pane=pane_info(pane))
+    return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
 
 @command(KillSession, target="session")

@@ -4,27 +4,11 @@ stdio driven by the real MCP SDK client; the history in a real SQLite file (seed
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 
 from muxd.mcp_server.testing import call_error, call_ok, mcp_session
+from muxd.testing.fake_agent_panes import start_fake_agent as start_agent
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.wait import async_wait_until, wait_until
-
-FAKE_AGENT = [sys.executable, "-m", "muxd.testing.fake_agent"]
-
-
-def start_agent(server: MuxdTestServer, name: str, agent: str = "claude") -> str:
-    pane = server.cli("new-session", "-d", "-P", "-s", name, "--name", name, "--", *FAKE_AGENT, agent,
-                      check=True).stdout.strip()
-    wait_until(lambda: state(server, pane) == "Idle", timeout=20, message=f"{name} idle")
-    return pane
-
-
-def state(server: MuxdTestServer, pane: str) -> str | None:
-    panes = json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
-    return next((p["agent"]["activity"]["state"] for p in panes if p["id"] == pane), None)
-
+from muxd.testing.wait import async_wait_until
 
 async def result(session, agent: str, execution_id: str, **extra) -> dict:
     return (await call_ok(session, "get_execution_result", agent_name=agent, execution_id=execution_id,

@@ -98,9 +98,9 @@ async def stdio_session(server: MuxdTestServer, *args: str, **env: str) -> Async
         yield session
 
 
-def create_token(server: MuxdTestServer, tier: str, name: str | None = None) -> str:
-    """A new token of `tier` from `muxd token create`: its secret."""
-    args = ["token", "create", "--tier", tier] + (["--name", name] if name else [])
+def create_token(server: MuxdTestServer, tier: str, name: str | None = None, *extra: str) -> str:
+    """A new token of `tier` from `muxd token create` (and `extra` options, e.g. --pane %1): its secret."""
+    args = ["token", "create", "--tier", tier] + (["--name", name] if name else []) + list(extra)
     out = server.cli(*args)
     if out.returncode != 0:
         raise AssertionError(f"muxd token create failed: {out.stderr}")

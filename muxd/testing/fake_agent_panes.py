@@ -1,0 +1,26 @@
+"""Test support: fake agent CLIs (muxd.testing.fake_agents) started in panes of a test daemon."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import wait_until
+
+FAKE_AGENT = [sys.executable, "-m", "muxd.testing.fake_agent"]
+START_TIMEOUT_S = 20.0
+
+
+def agent_state(server: MuxdTestServer, pane: str) -> str | None:
+    """The published activity state of `pane`'s agent (None: no such pane)."""
+    panes = json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
+    return next((p["agent"]["activity"]["state"] for p in panes if p["id"] == pane), None)
+
+
+def start_fake_agent(server: MuxdTestServer, name: str, agent: str = "claude") -> str:
+    """A new session `name` whose pane (also named `name`) runs a fake `agent`, once Idle; its id."""
+    pane = server.cli("new-session", "-d", "-P", "-s", name, "--name", name, "--", *FAKE_AGENT, agent,
+                      check=True).stdout.strip()
+    wait_until(lambda: agent_state(server, pane) == "Idle", timeout=START_TIMEOUT_S, message=f"{name} idle")
+    return pane

@@ -1,0 +1,81 @@
+"""Who sees which executions (seed 000 R1.3/R2.3, seed 004 FR-013.6), denied and allowed, over
+stdio and HTTP: `system` everything; a pane-bound token its panes' executions and those it
+triggered; a token's tool history its own unless admin."""
+
+from __future__ import annotations
+
+import asyncio
+
+from muxd.mcp_server.http_testing import HttpMcp, create_token
+from muxd.mcp_server.testing import call_error, call_ok, mcp_session
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.fake_agent_panes import start_fake_agent as start_agent
+
+
+async def _scopes(server: MuxdTestServer) -> None:
+    a, b = start_agent(server, "alpha"), start_agent(server, "beta")
+    bound = create_token(server, "execute_advanced", "alpha-owner", "--pane", a)
+    watcher = create_token(server, "view_only", "watcher")
+    async with mcp_session(server) as system:
+        on_b = await call_ok(system, "send_task", pane_id=b, message="system's work on beta", wait=True,
+                             wait_timeout_s=20)
+        assert on_b["execution"]["status"] == "success"
+    async with mcp_session(server, MUXD_TOKEN=bound) as session:
+        mine = await call_ok(session, "send_task", pane_id=a, message="alpha work", wait=True, wait_timeout_s=20)
+        listed = await call_ok(session, "list_recent_executions")
+        assert [e["id"] for e in listed["executions"]] == [mine["execution_id"]]
+        # Another pane's execution: the same answer as one that does not exist.
+        assert "not_found" in await call_error(session, "get_execution_result", agent_name="beta",
+                                               execution_id=on_b["execution_id"])
+        assert "forbidden" in await call_error(session, "send_task", pane_id=b, message="not mine")
+        fleet = await call_ok(session, "get_agent_activity_summary")
+        assert [a["agent_name"] for a in fleet["by_agent"]] == ["alpha"]
+        # Granted beta, it works there; after the grant is revoked it still sees what it triggered, only that.
+        server.cli("grant", "-t", b, "--to", "alpha-owner", check=True)
+        triggered = await call_ok(session, "send_task", pane_id=b, message="beta, for alpha's owner", wait=True,
+                                  wait_timeout_s=20)
+        assert len((await call_ok(session, "list_recent_executions"))["executions"]) == 3
+        server.cli("grant", "--revoke", "-t", b, "--to", "alpha-owner", check=True)
+        seen = {e["id"] for e in (await call_ok(session, "list_recent_executions"))["executions"]}
+        assert seen == {mine["execution_id"], triggered["execution_id"]}
+        await call_ok(session, "get_execution_result", agent_name="beta", execution_id=triggered["execution_id"])
+        # Its tool history is its own.
+        calls = await call_ok(session, "get_tool_history", limit=200)
+        assert {c["principal"] for c in calls["calls"]} == {"token:alpha-owner"}
+    async with mcp_session(server, MUXD_TOKEN=watcher) as session:
+        # Unbound: it may see every pane, so every execution; view_only: it may not send or cancel.
+        assert (await call_ok(session, "list_recent_executions"))["total_count"] == 3
+        assert "forbidden" in await call_error(session, "send_task", pane_id=a, message="no")
+        # The fix on the way: an unbound view_only token reads its own tool calls, not system's.
+        calls = await call_ok(session, "get_tool_history", limit=200)
+        assert calls["calls"] and {c["principal"] for c in calls["calls"]} == {"token:watcher"}
+        assert "forbidden" in await call_error(session, "get_tool_history", principal="system")
+
+
+def test_each_principal_sees_the_executions_it_may(muxd_server):
+    asyncio.run(_scopes(muxd_server))
+
+
+async def _over_http(server: MuxdTestServer) -> None:
+    a, b = start_agent(server, "h-alpha"), start_agent(server, "h-beta")
+    bound = create_token(server, "execute_advanced", "h-owner", "--pane", a)
+    admin = create_token(server, "admin", "h-admin")
+    mcp = HttpMcp(server)
+    try:
+        async with mcp.session(admin) as session:
+            other = await call_ok(session, "send_task", pane_id=b, message="admin on beta", wait=True,
+                                  wait_timeout_s=20)
+        async with mcp.session(bound) as session:
+            mine = await call_ok(session, "send_task", pane_id=a, message="owner on alpha", wait=True,
+                                 wait_timeout_s=20)
+            rows = (await call_ok(session, "tasks_list"))["executions"]
+            assert [r["id"] for r in rows] == [mine["execution_id"]]
+            assert "not_found" in await call_error(session, "cancel_execution", execution_id=other["execution_id"])
+        async with mcp.session(admin) as session:
+            assert (await call_ok(session, "tasks_list"))["total"] == 2
+    finally:
+        mcp.stop()
+
+
+def test_scopes_hold_over_http(muxd_server):
+    asyncio.run(_over_http(muxd_server))

@@ -110,3 +110,22 @@ def test_foreground_process_follows_an_exec(monkeypatch):
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_shell_without_job_control_is_seen_through_to_the_command_it_runs():
+    # `sh -c "agent; read x"`: the terminal's foreground group is led by sh, but the program
+    # on screen is its child in that group; once the child is gone, sh itself is in front.
+    child = subprocess.Popen(["sh", "-c", f"{sys.executable} -c 'import sys; sys.stdin.readline()' the-command; read x"],
+                             stdin=subprocess.PIPE, start_new_session=True)
+    try:
+        pane = type("PaneStub", (), {"foreground_pid": lambda self: child.pid})()
+        foreground = detection.ForegroundProcess()
+        wait_until(lambda: foreground.of(pane).argv[-1:] == ["the-command"], message="the command sh runs")
+        assert foreground.pid != child.pid and foreground.leader == child.pid and foreground.shell_leads
+        child.stdin.write(b"done\n")
+        child.stdin.flush()
+        wait_until(lambda: foreground.of(pane).name == "sh", message="sh in front again")
+        assert foreground.pid == child.pid
+    finally:
+        child.kill()
+        child.wait()

@@ -276,11 +276,18 @@ def test_goodbye_box_then_shell_prompt() -> None:
     assert DETECTOR.identify(ctx(rows)) >= 0.5
 
 
-def test_hidden_input_box_keeps_the_previous_state() -> None:
+def test_no_input_box_yet_is_unknown_whatever_came_before() -> None:
+    # The banner drawn, the input box not yet (or hidden): Gemini's input is not ready, and
+    # a state held from an earlier frame would be a guess.
     rows = screen(BANNER)
-    assert detect(rows).state == "Idle"
+    assert (detect(rows).state, detect(rows).rule) == ("Unknown", "no-input-box")
     prev = AgentState(agent_type="gemini", activity=Activity(state="Generating"))
-    assert detect(rows, prev).state == "Generating"
+    assert detect(rows, prev).state == "Unknown"
+
+
+def test_the_shell_line_that_started_gemini_is_not_idle() -> None:
+    assert detect(["bash-5.2# gemini"]).state == "Unknown"
+    assert (detect(["bash-5.2# gemini", "bash-5.2#"]).state, detect(["bash-5.2#"]).rule) == ("Exited", "shell-prompt")
 
 
 def test_pane_exited() -> None:

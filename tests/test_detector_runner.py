@@ -223,3 +223,81 @@ def test_exit_keeps_the_agent_and_lets_it_read_its_exit_screen(runner):
     state = runner.run(frame("Resume this session with: claude --resume 1", exited=True, exit_code=0))
     assert state.activity.state == "Exited" and state.agent_type == "claude"
     assert state.evidence.detector == "scripted"
+
+
+# ---------------------------------------------------------------- an agent that has gone
+
+
+def test_an_agent_that_quit_to_its_shell_gives_way_to_the_shell(runner):
+    runner.run(frame("@Idle", process_name="python3"), settled=True)
+    state = runner.run(frame("@Exited", process_name="bash"), settled=True)
+    assert (state.agent_type, state.activity.state, state.is_agent) == ("shell", "Idle", False)
+    assert state.evidence.detector == "shell"
+
+
+def test_an_agent_still_in_front_while_it_says_goodbye_is_not_exited(runner):
+    runner.run(frame("@Idle", process_name="python3"), settled=True)
+    state = runner.run(frame("@Exited", process_name="python3"), settled=True)
+    assert (state.agent_type, state.activity.state, state.evidence.rule) == ("claude", "Unknown", "exiting")
+
+
+def test_with_no_process_known_a_shell_prompt_after_the_agent_quit_is_the_shell(runner):
+    # A replayed recording knows no processes: the shell's prompt on screen tells.
+    runner.run(frame("@Idle"), settled=True)
+    state = runner.run(frame("@Exited\nbash-5.2$ "), settled=True)
+    assert (state.agent_type, state.activity.state, state.evidence.rule) == ("shell", "Idle", "shell-prompt")
+    state = runner.run(frame("@Exited\nsome output"), settled=True)
+    assert (state.agent_type, state.activity.state) == (None, "Unknown")
+
+
+def test_a_shell_in_front_keeps_no_agent_for_a_redraw(runner):
+    # Identified by its screen while a shell leads (a plug-in's agent), then the screen cleared.
+    runner.run(frame("@Idle", process_name="bash"), settled=True)
+    state = runner.run(frame("bash-5.2$ ", process_name="bash"), settled=True)
+    assert (state.agent_type, state.activity.state) == ("shell", "Idle")
+
+
+# ---------------------------------------------------------------- what a person types
+
+
+class TypingDetector:
+    """'@STATE' on the first row; the input box's text on the second, if any."""
+
+    name = "typing"
+
+    def identify(self, ctx):
+        return 1.0
+
+    def detect(self, ctx, prev):
+        text = ctx.lines[1] if len(ctx.lines) > 1 and ctx.lines[1] else None
+        return Detection(agent_type="claude", state=ctx.lines[0][1:], rule="typing", line=ctx.lines[0],
+                         input_text=text)
+
+
+def test_typed_input_is_kept_out_of_the_published_state(clock):
+    runner = DetectorRunner("%1", [TypingDetector()], clock=clock)
+    runner.run(frame("@Idle"), settled=True)
+    assert runner.typed_input is None
+    for count, text in enumerate(("f", "fi", "fix", "fix the bug 4", "fix the bug 42"), start=1):
+        assert runner.run(frame(f"@Idle\n{text}", cursor=(len(text), 1))) is None, "a keystroke publishes nothing"
+        assert runner.typed_input == text
+    runner.run(frame("@Idle\n", cursor=(0, 1)))  # sent: the box empties before the turn shows
+    runner.run(frame("@Thinking\nqueued while busy"))
+    assert runner.typed_input == "fix the bug 42", "an empty box or a busy frame keeps the last text"
+    assert runner.take_typed_input() == "fix the bug 42"
+    assert runner.take_typed_input() is None
+
+
+def test_typed_digits_are_read_although_a_spinner_clock_is_not(clock):
+    # Frames differing only in digits are read at most once a second (a spinner's clock); at
+    # the prompt the cursor moves with each key, and that frame is read.
+    runner = DetectorRunner("%1", [TypingDetector()], clock=clock)
+    runner.run(frame("@Idle\nissue 1", cursor=(7, 1)), settled=True)
+    runner.run(frame("@Idle\nissue 12", cursor=(8, 1)))
+    assert runner.typed_input == "issue 12"
+
+
+def test_text_seen_while_awaiting_input_counts_and_multiline_text_is_kept_whole(clock):
+    runner = DetectorRunner("%1", [TypingDetector()], clock=clock)
+    runner.run(ScreenContext(lines=["@AwaitingInput", "first line\nsecond line"]), settled=True)
+    assert runner.take_typed_input() == "first line\nsecond line"

@@ -27,6 +27,18 @@ def fake(request, muxd_server, tmp_path) -> Iterator[AgentPane]:
         pane.close()
 
 
+@pytest.fixture
+def fake_from_shell(request, muxd_server, tmp_path) -> Iterator[AgentPane]:
+    """A pane running bash, where `python -m muxd.testing.fake_agent <request.param>` is typed."""
+    launch = AgentLaunch(argv=[sys.executable, "-m", "muxd.testing.fake_agent", request.param],
+                         env={"HOME": str(tmp_path)}, cwd=tmp_path, home=tmp_path)
+    pane = AgentPane(muxd_server, launch, session=request.param, size=(70, 20))
+    try:
+        yield pane.start(from_shell=True)
+    finally:
+        pane.close()
+
+
 def send(pane: AgentPane, line: str) -> None:
     """Type a command and Enter, marking the published states from here on."""
     pane.mark()
@@ -180,3 +192,27 @@ def test_a_declined_tool_leaves_the_fake_idle_with_nothing_counted(fake):
     with fake.explained("Idle after declining"):
         assert declined["is_awaiting_confirmation"] is False and declined["confirmation"] is None
         assert declined["recent_tools"] == []
+
+
+@pytest.mark.parametrize("fake_from_shell", ["claude", "codex", "gemini", "aider"], indirect=True)
+def test_a_fake_quit_back_to_its_shell_leaves_the_shell_reported(fake_from_shell):
+    pane = fake_from_shell
+    agent = pane.session
+    pane.wait_for("Idle", lambda s: s["agent_type"] == agent, what=f"{agent} at its prompt")
+    mark = pane.cursor
+    send(pane, "quit")
+    shell = pane.wait_for("Idle", lambda s: s["agent_type"] == "shell", what="the shell back in front")
+    with pane.explained("after quitting", mark):
+        assert shell["is_agent"] is False and shell["evidence"]["detector"] == "shell"
+        lies = [s for s in pane.states.since(mark)
+                if s["agent_type"] == agent and s["activity"]["state"] in ("Idle", "Exited")]
+        assert lies == [], "the agent is gone, the pane itself runs on"
+    # The agent's exit screen cleared away: still the shell (not the agent kept for a redraw).
+    mark = pane.mark()
+    pane.press("clear", "Enter")
+    pane.server.wait_for_text(pane.pane_id, "$" if "$" in pane.screen() else "#")
+    pane.press("echo", "Space", "hello", "Enter")
+    pane.server.wait_for_text(pane.pane_id, "hello")
+    with pane.explained("after clear", mark):
+        assert pane.agent()["agent_type"] == "shell"
+        assert all(s["agent_type"] == "shell" for s in pane.states.since(mark))

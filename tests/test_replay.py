@@ -181,3 +181,36 @@ def test_daemon_records_panes_that_replay_to_the_same_screen(tmp_path):
         assert replayed.display_lines() == screen.splitlines() + [""] * (12 - len(screen.splitlines()))
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "aider"])
+def test_an_agent_quit_back_to_its_shell_replays_to_the_shell_as_it_ended_live(tmp_path, agent):
+    from muxd.testing.server import MuxdTestServer
+    from muxd.testing.wait import wait_until
+
+    record_dir = tmp_path / "casts"
+    server = MuxdTestServer(env={"MUXD_RECORD_DIR": str(record_dir)}).start()
+
+    def live():
+        return json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)[0]["agent"]
+
+    try:
+        server.cli("new-session", "-d", "-s", "rec", "-x", "70", "-y", "20", "--", "bash", "--norc",
+                   "--noprofile", check=True)
+        wait_until(lambda: live()["agent_type"] == "shell", message="the shell")
+        server.cli("send-keys", "-t", "rec", "-l", f"{sys.executable} -m muxd.testing.fake_agent {agent}", check=True)
+        server.cli("send-keys", "-t", "rec", "Enter", check=True)
+        wait_until(lambda: (live()["agent_type"], live()["activity"]["state"]) == (agent, "Idle"),
+                   message=f"{agent} at its prompt")
+        server.cli("send-keys", "-t", "rec", "quit", "Enter", check=True)
+        ended = wait_until(lambda: (lambda a: a if a["agent_type"] == "shell" else None)(live()),
+                           message="the shell back")
+    finally:
+        server.stop()
+    (cast,) = record_dir.glob("*.cast")
+    result = muxd("replay", str(cast), "--json")
+    assert result.returncode == 0, result.stderr
+    timeline = [json.loads(line)["state"] for line in result.stdout.splitlines()]
+    assert any(state["agent_type"] == agent for state in timeline), timeline
+    last = timeline[-1]
+    assert (last["agent_type"], last["activity"]["state"]) == (ended["agent_type"], ended["activity"]["state"])

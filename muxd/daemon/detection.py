@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from muxd.daemon import pty as ptys
 from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.runner import DetectionSchedule, DetectorRunner
+from muxd.detectors.shell import SHELLS
 from muxd.detectors.state import AgentState
 
 if TYPE_CHECKING:
@@ -18,43 +19,72 @@ if TYPE_CHECKING:
 
 
 class ForegroundProcess:
-    """Name and argv of a pane's foreground process, read from /proc again only when it may
-    have changed: the process group changed, or the leader's executable did (a program may
-    exec another; one readlink every PROCESS_RECHECK_S tells), or PROCESS_REREAD_S passed (an
-    exec of the same executable with other arguments). Reading comm and cmdline every few
-    seconds cost a busy daemon more per look than the runner's bookkeeping."""
+    """Name and argv of the program in a pane's foreground: the leader of the terminal's
+    foreground process group or, when that leader is a shell running a command without job
+    control (`sh -c "agent; exec bash"`), that command (the shell's child in its group).
+
+    Read from /proc again only when it may have changed: the process group changed, or the
+    leader's executable did (a program may exec another; one readlink every PROCESS_RECHECK_S
+    tells), or PROCESS_REREAD_S passed (an exec of the same executable with other arguments).
+    Reading comm and cmdline every few seconds cost a busy daemon more per look than the
+    runner's bookkeeping. While a shell leads, the check is made on every look: its child comes
+    and goes without the group changing, and a shell in front means no agent is reported, so a
+    stale answer would hide an agent that started (a shell at its prompt writes little)."""
 
     def __init__(self) -> None:
-        self.pid: int | None = None
+        self.leader: int | None = None  # the foreground process group (its leader's pid)
+        self.pid: int | None = None     # the process reported: the leader or its child
         self.name: str | None = None
         self.argv: list[str] = []
-        self.exe: str | None = None
+        self.exe: str | None = None     # the leader's executable
+        self.shell_leads = False
         self.read_at = self.checked_at = float("-inf")
 
     def of(self, pane: Pane) -> ForegroundProcess:
-        pid = pane.foreground_pid()
+        leader = pane.foreground_pid()
         now = time.monotonic()
-        if pid != self.pid or now - self.read_at > PROCESS_REREAD_S:
-            self._read(pid, now)
-        elif pid and now - self.checked_at > PROCESS_RECHECK_S:
+        if leader != self.leader or now - self.read_at > PROCESS_REREAD_S:
+            self._read(leader, now)
+        elif leader and (self.shell_leads or now - self.checked_at > PROCESS_RECHECK_S):
             self.checked_at = now
             # No argv yet: caught in the middle of an exec (the new image has no arguments
             # mapped yet), so read again.
-            if not self.argv or ptys.process_exe(pid) != self.exe:
-                self._read(pid, now)
+            if not self.argv or ptys.process_exe(leader) != self.exe or (
+                    self.shell_leads and self._command_of(leader) != self.pid):
+                self._read(leader, now)
         return self
 
-    def _read(self, pid: int | None, now: float) -> None:
-        self.pid, self.read_at, self.checked_at = pid, now, now
+    def _read(self, leader: int | None, now: float) -> None:
+        self.leader, self.read_at, self.checked_at = leader, now, now
         # The executable first: if the process execs while we read, the next check sees a
         # different one and reads again (the other order could keep a stale name for long).
-        self.exe = ptys.process_exe(pid) if pid else None
-        self.name = ptys.process_name(pid) if pid else None
+        self.exe = ptys.process_exe(leader) if leader else None
+        name = ptys.process_name(leader) if leader else None
+        self.shell_leads = name in SHELLS
+        pid = self._command_of(leader) if leader and self.shell_leads else leader
+        self.pid = pid
+        self.name = name if pid == leader else (ptys.process_name(pid) if pid else None)
         self.argv = ptys.process_argv(pid) if pid else []
+
+    @staticmethod
+    def _command_of(leader: int | None) -> int | None:
+        """The process a shell leading the group runs in that group (a shell's own child may
+        be a shell again: `sh -c "bash -c agent"`), or the leader itself."""
+        pid = leader
+        for _ in range(SHELL_NESTING_MAX):
+            child = ptys.group_child(pid) if pid else None
+            if child is None:
+                break
+            pid = child
+            if ptys.process_name(pid) not in SHELLS:
+                break
+        return pid
 
 
 PROCESS_RECHECK_S = 3.0
 PROCESS_REREAD_S = 30.0
+# Shells inside shells followed down to the command they run.
+SHELL_NESTING_MAX = 4
 
 
 def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> ScreenContext:

@@ -117,3 +117,26 @@ def process_name(pid: int) -> str | None:
             return fh.read().strip() or None
     except OSError:
         return None
+
+
+def group_child(pid: int) -> int | None:
+    """The newest child of `pid` in `pid`'s own process group, or None.
+
+    A shell without job control (`sh -c "agent; exec bash"`) runs its commands in its own
+    process group, so the terminal's foreground group leader is the shell while the program
+    the user sees is its child."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+            children = [int(child) for child in fh.read().split()]
+    except (OSError, ValueError):
+        return None
+    for child in reversed(children):
+        try:
+            with open(f"/proc/{child}/stat", encoding="utf-8", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # fields after the name: state, ppid, pgrp, …; a zombie has finished already
+        if len(fields) > 2 and fields[2] == str(pid) and fields[0] != "Z":
+            return child
+    return None

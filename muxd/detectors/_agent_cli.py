@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 from muxd.detectors._text import FrameMemo, LineMemo, stripped_rows
 from muxd.detectors.base import ScreenContext
-from muxd.detectors.shell import SHELLS
+from muxd.detectors.shell import SHELLS, is_shell_prompt
 from msgspec.structs import replace
 
-from muxd.detectors.state import AgentState, AgentType, Detection, ToolSighting
+from muxd.detectors.state import AgentType, Detection, ToolSighting
 
 # Programs that run an agent given as a later argument (`node …/codex.js`, `python …/bin/aider`,
 # `npx @google/gemini-cli`): for these the agent is looked for in the arguments, not argv[0].
@@ -27,10 +27,6 @@ FOREIGN_PROCESS_CONFIDENCE_MAX = 0.3
 # How many arguments after a launcher may hold the agent (`npm exec --yes -- @openai/codex`).
 LAUNCHER_ARGS_MAX = 6
 _SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".exe", ".py")
-
-# A bare shell prompt: `root@vm:/work#`, `user@host:~$`, `bash-5.1$`, `~/src ❯`, `$`.
-# `>` is not a prompt end here: Aider's own prompt is `> `.
-_SHELL_PROMPT = re.compile(r"^(?:\(\S+\)\s+)?(?:\S*[@:~/]\S*\s?[$#%❯]|[A-Za-z][\w.\-]*[$#%]|[$#%❯➜λ])\s*$")
 
 # The last row of a pager or an editor showing text (`(END)`, `--More--`, vim's `~` filler and
 # its `"file" 4L, 48B` or `1,1  All` status): agent-like text above it is a file, not a live UI.
@@ -109,10 +105,13 @@ def _process_is(process_name: str | None, argv: tuple[str, ...], names: frozense
 def agent_confidence(ctx: ScreenContext, names: frozenset[str], packages: Sequence[str],
                      live_score: Callable[[list[str]], float], exit_screen: Callable[[list[str]], bool]) -> float:
     """`identify` for a CLI agent: 1.0 for its process; else `live_score` of the screen, unless
-    a shell prompt ends it (then only the agent's exit output counts) or a pager or an
-    editor does (then nothing counts)."""
+    a shell is in front (the agent, if it ran here, has gone: nothing counts), a shell prompt
+    ends the screen (then only the agent's exit output counts) or a pager or an editor does
+    (then nothing counts)."""
     if process_is(ctx, names, packages):
         return 1.0
+    if shell_in_front(ctx):
+        return 0.0
     lines: list[str] = stripped_rows(ctx.lines)
     kind = bottom_kind(lines)
     if kind == "shell":
@@ -124,6 +123,11 @@ def agent_confidence(ctx: ScreenContext, names: frozenset[str], packages: Sequen
     return min(score, FOREIGN_PROCESS_CONFIDENCE_MAX) if process_is_foreign(ctx) else score
 
 
+def shell_in_front(ctx: ScreenContext) -> bool:
+    """True when the foreground process is a shell: whatever agent drew the screen has quit."""
+    return (ctx.process_name or "").strip().lower() in SHELLS
+
+
 def process_is_foreign(ctx: ScreenContext) -> bool:
     """True when a known foreground process is neither a shell nor a launcher: an editor, a
     pager or another agent owns the screen, so agent-like text on it proves nothing."""
@@ -131,14 +135,6 @@ def process_is_foreign(ctx: ScreenContext) -> bool:
     if not comm:
         return False
     return comm not in SHELLS and not _is_launcher(comm.split()[0])
-
-
-def is_shell_prompt(line: str) -> bool:
-    return _SHELL_PROMPTS[line]
-
-
-# By row text: the last row is asked about by every identify and detect of a frame.
-_SHELL_PROMPTS = LineMemo(lambda line: bool(_SHELL_PROMPT.match(line.strip())))
 
 
 def bottom_kind(lines: Sequence[str]) -> str:
@@ -253,15 +249,13 @@ def rows_above(lines: Sequence[str], row: int, count: int) -> list[tuple[int, st
     return found
 
 
-def held_or_idle(agent: AgentType, prev: AgentState | None, lines: Sequence[str], rule: str) -> Detection:
-    """For a frame whose input area is hidden (an overlay, a dialog of the user's, a redraw
-    caught half-way): the previous state of this agent if there was one, else Idle."""
+def input_hidden(agent: AgentType, lines: Sequence[str], rule: str) -> Detection:
+    """For a frame without the agent's input area (the CLI still starting, an overlay, a redraw
+    caught half-way): Unknown. Idle is claimed only where the prompt is seen, and a state held
+    from an earlier frame could outlive the agent (a redraw lasts one look; the runner
+    publishes a state only once a second look confirms it)."""
     last = last_non_empty(lines)
-    line = last[1].strip() if last else None
-    if prev is not None and prev.agent_type == agent and prev.activity.state not in ("Exited", "Unknown"):
-        return Detection(agent_type=agent, state=prev.activity.state, rule=f"{rule}-held", line=line,
-                         description=prev.activity.description, elapsed_s=prev.activity.elapsed_s, tool=prev.tool)
-    return Detection(agent_type=agent, state="Idle", rule=rule, line=line)
+    return Detection(agent_type=agent, state="Unknown", rule=rule, line=last[1].strip() if last else None)
 
 
 ExitReader = Callable[..., "Detection | None"]
@@ -276,5 +270,34 @@ def exit_or_dialog(ctx: ScreenContext, agent: AgentType, lines: Sequence[str], t
         found = exited(lines, pane_exited=True)
         return replace(found or Detection(agent_type=agent, state="Exited", rule="pane-exited"),
                        tools_seen=tools)
-    found = exited(lines) or dialog(lines)
+    found = exited(lines) or dialog(lines) or shell_prompt_below(agent, lines)
     return None if found is None else replace(found, tools_seen=tools)
+
+
+def shell_prompt_below(agent: AgentType, lines: Sequence[str]) -> Detection | None:
+    """Exited when a bare shell prompt is the last row: the CLI has given the terminal back
+    (with no exit output of its own, or after a `clear`)."""
+    last = last_non_empty(lines)
+    if last is None or not is_shell_prompt(last[1]):
+        return None
+    return Detection(agent_type=agent, state="Exited", rule="shell-prompt", line=last[1].strip())
+
+
+def join_input_rows(rows: Sequence[str], width: int, *, word_wrap: bool = True) -> str | None:
+    """The text of an input box from its rows (box margins already taken off), None if it is
+    empty. A row the box wrapped (its text plus the next row's first word would not have fit
+    in `width`; with `word_wrap=False`, a row filling `width`) goes on with the next row; any
+    other row ends a line of the input, and lines are joined by "\\n"."""
+    text = ""
+    for index, row in enumerate(rows):
+        if index:
+            previous = rows[index - 1]
+            if word_wrap:
+                next_word = row.split(" ", 1)[0]
+                wrapped = bool(next_word) and len(previous.rstrip()) + 1 + len(next_word) > width
+                text += " " if wrapped else "\n"
+            elif len(previous) < width:
+                text += "\n"
+        text += row.rstrip() if word_wrap else row
+    text = text.strip()
+    return text or None

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from msgspec.structs import replace
 
-from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
+from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, join_input_rows, last_non_empty
 from muxd.detectors._text import FrameMemo, LineMemo, parse_count, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import BUSY_STATES, AgentError, AgentState, Confirmation, Detection, ToolSighting
@@ -53,6 +53,10 @@ _RETRYING = re.compile(r"^Retrying in [\d.]+ seconds")
 _INTERRUPT = re.compile(r"^\^C again to exit$")
 _RUN_PROMPT = re.compile(r"^(?:!|/run\b|/test\b|/lint\b)")
 _EXIT_MARKER = re.compile(r"^(?:\^C )?KeyboardInterrupt|^\^C again to exit|^EOFError")
+_KEYBOARD_INTERRUPT = re.compile(r"^(?:\^C )?KeyboardInterrupt$")
+# Slash commands that ask the model: their reply streams as a prompt's does. Others print
+# their own output (/add, /tokens, /help's list…), which is no reply.
+_MODEL_COMMANDS = frozenset({"ask", "code", "architect", "context", "help"})
 
 # Signs of Aider anywhere on screen; they count only when the bottom rows are Aider's too.
 _SIGNATURES: tuple[tuple[re.Pattern[str], float], ...] = (
@@ -87,14 +91,17 @@ class AiderDetector:
         last = last_non_empty(lines)
         if last is None:
             return Detection(agent_type=NAME, state="Unknown", rule="blank-screen")
-        prompts = _prompt_rows(lines)
-        if _exit_screen(lines):
+        if is_shell_prompt(last[1]):
             return Detection(agent_type=NAME, state="Exited", rule="shell-prompt", line=last[1].strip(), model=model)
-        found = _current_state(lines, columns=ctx.columns, last=last, prompts=prompts)
+        if _KEYBOARD_INTERRUPT.match(last[1]):
+            # the second Ctrl-C: Aider says so and exits
+            return Detection(agent_type=NAME, state="Exited", rule="keyboard-interrupt", line=last[1].strip(),
+                             model=model)
+        found = _current_state(lines, columns=ctx.columns, last=last, prompts=_prompt_rows(lines))
         if found.rule == "prompt" and _redraw_while_busy(found, prev):
             # the streamed reply is redrawn below a prompt that already holds the sent text
             found = replace(found, state=prev.activity.state, rule="prompt-redraw-held",  # type: ignore[union-attr]
-                            tokens=None, cost_usd=None)
+                            tokens=None, cost_usd=None, input_text=None)
         return replace(found, model=model)
 
 
@@ -246,12 +253,15 @@ def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None
 def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str], prompts: list[int]) -> Detection:
     last_row, last_line = last
     prompt = prompts[-1] if prompts else None
-    # the turn that finished last starts after the prompt before the current input line
-    if prompt == last_row:
+    typed = _input_rows(lines, prompt, last_row) if prompt is not None else None
+    if typed is not None:
+        # the turn that finished last starts after the prompt before the current input line
         turn_start = prompts[-2] + 1 if len(prompts) > 1 else 0
-        tokens, cost = _tokens(lines, turn_start, last_row)
-        return Detection(agent_type=NAME, state="Idle", rule="prompt", line=last_line.strip(), tokens=tokens,
-                         cost_usd=cost, error=_turn_error(lines, turn_start, last_row))
+        tokens, cost = _tokens(lines, turn_start, prompt)
+        width = columns - len(_PROMPT.match(lines[prompt]).group("mode") or "") - len("> ")  # type: ignore[union-attr]
+        return Detection(agent_type=NAME, state="Idle", rule="prompt", line=lines[prompt].strip(), tokens=tokens,
+                         cost_usd=cost, error=_turn_error(lines, turn_start, prompt),
+                         input_text=join_input_rows(typed, width, word_wrap=False))
     start = prompt + 1 if prompt is not None else 0
     error = _turn_error(lines, start, last_row + 1)
     question = _question(lines, last_row, columns)
@@ -266,9 +276,15 @@ def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str],
         description = spinner.group("text") if spinner and not _LITELLM.search(last_line) else None
         return Detection(agent_type=NAME, state="Thinking", rule="waiting-spinner", line=last_line.strip(),
                          description=description, error=error)
+
+    def unknown(rule: str) -> Detection:
+        return Detection(agent_type=NAME, state="Unknown", rule=rule, line=last_line.strip(), error=error)
+
     if _INTERRUPT.match(last_line) or _prompt_being_drawn(lines, last_row):
-        return Detection(agent_type=NAME, state="Idle", rule="prompt-coming", line=last_line.strip(), error=error)
-    command = _prompt_text(lines[prompt]) if prompt is not None else ""
+        return unknown("prompt-coming")  # Idle only once the prompt is there to type at
+    if prompt is None:
+        return unknown("no-prompt")  # starting: its banner and settings, no prompt yet
+    command = _prompt_text(lines[prompt])
     if _RUN_PROMPT.match(command):
         tool = "run" if command.startswith(("!", "/run")) else command[1:].split()[0]
         return Detection(agent_type=NAME, state="ToolUse", rule="command-running", line=command, tool=tool)
@@ -276,7 +292,27 @@ def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str],
             _TOKEN_REPORTS[line][0][1] for line in lines[start:last_row + 1]):
         # the reply is complete; edits are applied and checks run before the next prompt
         return Detection(agent_type=NAME, state="Thinking", rule="after-reply", line=last_line.strip(), error=error)
+    if not command:
+        return unknown("output-after-empty-prompt")
+    if command.startswith("/") and command[1:].split()[0].lower() not in _MODEL_COMMANDS:
+        return unknown("command-output")
+    # Text under the request the user sent, and none of the rows above: the reply streams.
     return Detection(agent_type=NAME, state="Generating", rule="reply-streaming", line=last_line.strip(), error=error)
+
+
+def _input_rows(lines: Sequence[str], prompt: int, last_row: int) -> list[str] | None:
+    """The text on each row of the input at prompt row `prompt` when it ends the screen: the
+    prompt row and the rows prompt_toolkit continues it on (with the same `> ` before them),
+    else None (output follows the prompt: it was sent)."""
+    rows: list[str] = []
+    mode: str | None = None
+    for row in range(prompt, last_row + 1):
+        match = _PROMPT.match(lines[row])
+        if match is None or (row > prompt and match.group("mode") != mode):
+            return None
+        mode = match.group("mode")
+        rows.append(match.group("text") or "")
+    return rows
 
 
 def _exit_screen(lines: Sequence[str]) -> bool:

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from muxd.detectors._agent_cli import shell_in_front
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude_lines import (
@@ -23,6 +24,7 @@ from muxd.detectors.claude_screen import (
     PromptBox, banner_model, context_left, find_dialog, find_exit, find_prompt_box,
     has_banner, live_row, turn_start,
 )
+from muxd.detectors.shell import is_shell_prompt
 from muxd.detectors.state import AgentState, Confirmation, Detection
 
 MAX_SCREEN_ROWS = 400           # rows looked at, from the bottom: detection stays cheap
@@ -60,6 +62,8 @@ class ClaudeDetector:
         """1.0 when the foreground process is Claude Code, else a confidence from the screen."""
         if _is_claude_process(ctx.process_name, ctx.process_argv):
             return 1.0
+        if shell_in_front(ctx):
+            return 0.0  # Claude, if it ran here, has quit: its screen left behind is not Claude
         score = _screen_confidence(_rows(ctx.lines))
         if _program(ctx.process_name, ctx.process_argv) in VIEWERS:
             return min(score, VIEWER_CAP)
@@ -146,10 +150,15 @@ def _screen_confidence(lines: list[str]) -> float:
 def _without_box(lines: list[str], model: str | None, prev: AgentState | None = None) -> Detection:
     dialog = find_dialog(lines)
     if dialog is None:
-        if not any(line.strip() for line in lines):
+        last = next((line.strip() for line in reversed(lines) if line.strip()), None)
+        if last is None:
             return Detection(agent_type="claude", state="Unknown", rule="blank-screen")
-        # A panel (/status, /model, settings) or a frame mid-redraw: nothing is running.
-        return Detection(agent_type="claude", state="Idle", rule="no-prompt-box", model=model,
+        if is_shell_prompt(last):
+            # Claude gave the terminal back with no exit output of its own (or after a `clear`)
+            return Detection(agent_type="claude", state="Exited", rule="shell-prompt", line=last, model=model)
+        # Still starting, a panel (/status, /model, settings) or a frame mid-redraw: no
+        # prompt to type at, so not Idle; what runs cannot be told.
+        return Detection(agent_type="claude", state="Unknown", rule="no-prompt-box", line=last, model=model,
                          tools_seen=sightings(lines, live_tail=False))
     above = lines[:dialog.top]
     seen = sightings(above, live_tail=False)

@@ -23,7 +23,7 @@ from muxd.detectors._agent_cli import (
     exit_or_dialog,
     agent_confidence,
     error_kind,
-    held_or_idle,
+    input_hidden,
     is_option,
     is_shell_prompt,
     last_non_empty,
@@ -105,8 +105,8 @@ class CodexDetector:
             return found
         composer = _composer(lines)
         if composer is None:
-            # an overlay (warnings, transcript) covers the bottom pane; no turn is shown running
-            return replace(held_or_idle(NAME, prev, lines, "no-composer"), tools_seen=tools)
+            # still starting, or an overlay (warnings, transcript) covers the bottom pane
+            return replace(input_hidden(NAME, lines, "no-composer"), tools_seen=tools)
         model, context_left = _footer(lines, composer)
         status = _status(lines, composer, ctx.columns)
         if status is not None:

@@ -27,7 +27,7 @@ from muxd.detectors._agent_cli import (
     exit_or_dialog,
     agent_confidence,
     error_kind,
-    held_or_idle,
+    input_hidden,
     is_option,
     is_shell_prompt,
     last_non_empty,
@@ -100,7 +100,7 @@ class GeminiDetector:
         elif rule_row is not None:
             found = _idle_state(lines, rule_row)
         else:
-            found = held_or_idle(NAME, prev, lines, "no-input-box")
+            found = input_hidden(NAME, lines, "no-input-box")
         return replace(found, model=_footer_model(lines, rule_row), tools_seen=tools)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from muxd.detectors._agent_cli import agent_confidence, error_kind
+from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
@@ -59,6 +59,9 @@ class OpencodeDetector:
         if ctx.exited:
             return Detection(agent_type=NAME, state="Exited", rule="pane-exited")
         bottom = _bottom(ctx.lines)
+        if bottom and is_shell_prompt(bottom[-1]):
+            # opencode left its alternate screen: the shell's own is back
+            return Detection(agent_type=NAME, state="Exited", rule="shell-prompt", line=bottom[-1].strip())
         model = next((m.group("model") for line in bottom if (m := _MODEL_ROW.match(line))), None)
         usage = next((m for line in bottom if (m := _USAGE.search(line))), None)
         context_left = 100.0 - float(usage.group("pct")) if usage else None

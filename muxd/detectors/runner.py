@@ -20,6 +20,7 @@ import msgspec
 from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.frame_shape import FrameShape
 from muxd.detectors.registry import choose, shell_detector
+from muxd.detectors.shell import SHELLS
 from muxd.detectors.state import (
     RECENT_TOOLS_MAX, Activity, AgentSession, AgentState, Detection, Evidence, ToolSighting,
 )
@@ -32,7 +33,8 @@ DETECT_MIN_INTERVAL_S = 0.1     # at most this often while output flows
 DETECT_QUIET_DELAY_S = 0.05     # and once this long after output stops
 DETECT_MAX_INTERVAL_S = 0.4     # the slowest pace while the state holds (slower misses short phases)
 # Frames in a row that may go unidentified (a resize redraw, a cleared screen) before the
-# agent found last is given up for the fallback, as long as the foreground process is the same.
+# agent found last is given up for the fallback, as long as the foreground process is the same
+# and is not a shell (a shell in front is never an agent's redraw: the agent has gone).
 STICKY_UNIDENTIFIED_FRAMES = 10
 # Frames of tool sightings a new frame is compared with (see _count_tools).
 TOOL_FRAMES_REMEMBERED = 4
@@ -46,6 +48,8 @@ TICKING_REFRESH_S = 1.0
 TOOL_USES_KEPT = 200
 # States that must never wait for a second look: an approval prompt stalls a fleet.
 PUBLISH_AT_ONCE = frozenset({"AwaitingConfirmation", "Exited"})
+# States in which the agent's input box is the user's: text in it is what a person is typing.
+AT_PROMPT = frozenset({"Idle", "AwaitingInput"})
 
 
 def new_tool_uses(before: Sequence[ToolSighting], now: Sequence[ToolSighting]) -> list[ToolSighting]:
@@ -100,12 +104,18 @@ class DetectorRunner:
         # What the last publish was made from, and the state it left: the same again is skipped.
         self._published_from: tuple[Detection, str, int] | None = None
         self._published_state: AgentState | None = None
+        # The text a person typed at the agent's prompt, kept out of AgentState so that
+        # keystrokes publish nothing (see take_typed_input).
+        self.typed_input: str | None = None
+        self._at_prompt = False  # the last frame read showed the agent at its prompt
 
     def run(self, ctx: ScreenContext, *, settled: bool = False) -> AgentState | None:
         """Detect on one frame; returns the new published state if it changed, else None.
 
         `settled=True` says the frame is final (a saved screen): publish without debouncing."""
-        frame = (ctx.process_name, ctx.exited, ctx.columns)
+        # At the prompt, a moved cursor is a keystroke: the shape masks digits (a spinner's
+        # clock), and a typed digit must not go unread.
+        frame = (ctx.process_name, ctx.exited, ctx.columns, ctx.cursor if self._at_prompt else None)
         reshaped = self._shape.changed(ctx.lines)
         now = self.clock()
         if not reshaped and frame == self._last_frame and not self.pending and not settled and (
@@ -117,6 +127,9 @@ class DetectorRunner:
         if found is None:
             return None
         detection, detector_name = found
+        self._at_prompt = detection.state in AT_PROMPT
+        if self._at_prompt and detection.input_text:
+            self.typed_input = detection.input_text
         self._count_tools(detection)
         if not settled and not self._confirmed(detection, now):
             return None
@@ -147,6 +160,13 @@ class DetectorRunner:
             return False
         return (before.agent_type, before.activity.state, before.tool, before.confirmation, before.error) != (
                 after.agent_type, after.activity.state, after.tool, after.confirmation, after.error)
+
+    def take_typed_input(self) -> str | None:
+        """The latest non-empty text seen in the agent's input box while it waited at its
+        prompt (lines joined by "\\n"), or None; forgotten once taken. What a person sent is
+        the text the box held just before the agent went busy."""
+        typed, self.typed_input = self.typed_input, None
+        return typed
 
     @property
     def tools_counted(self) -> int:
@@ -181,15 +201,28 @@ class DetectorRunner:
             return None
         if ctx.exited and detection.state != "Exited":
             detection = msgspec.structs.replace(detection, state="Exited", rule="pane-exited")
+        elif detection.state == "Exited" and not ctx.exited and detector is not self.fallback:
+            return self._gone(ctx, detection, detector)
         if detection.state == "Exited" and detection.agent_type is None:
             detection = msgspec.structs.replace(detection, agent_type=self.state.agent_type)
         return detection, detector.name
+
+    def _gone(self, ctx: ScreenContext, detection: Detection, detector: Detector) -> tuple[Detection, str]:
+        """The agent's screen says it has quit, but the pane's own program lives on: only a pane
+        whose program exited says Exited. A shell in front (or, with no process known, a shell
+        prompt on screen) is what the pane now runs; the agent's process still in front is
+        printing its goodbye and cannot be read yet."""
+        self._last_detector = None  # never kept for the frames that follow
+        if ctx.process_name is None or ctx.process_name in SHELLS:
+            return self.fallback.detect(ctx, self.state), self.fallback.name
+        return msgspec.structs.replace(detection, state="Unknown", rule="exiting"), detector.name
 
     def _choose(self, ctx: ScreenContext) -> Detector:
         # The agent found last is asked first: while it still recognises the frame, the others
         # need not look (identification is most of a detection's cost).
         last = self._last_detector
-        if last is not None and ctx.process_name == self._last_process and not ctx.exited:
+        shell_in_front = ctx.process_name in SHELLS
+        if last is not None and ctx.process_name == self._last_process and not ctx.exited and not shell_in_front:
             # Same program in front: re-identify only every few frames, the agent is still there.
             self._since_identified += 1
             if self._since_identified < REIDENTIFY_EVERY_FRAMES:
@@ -208,7 +241,7 @@ class DetectorRunner:
         if last is not None and ctx.exited:
             return last  # the program that ran there reads its own exit screen (tokens, resume id)
         if (last is not None and self._unidentified <= STICKY_UNIDENTIFIED_FRAMES
-                and ctx.process_name == self._last_process):
+                and ctx.process_name == self._last_process and not shell_in_front):
             return last
         return self.fallback
 

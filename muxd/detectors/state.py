@@ -59,6 +59,9 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True):
     is_awaiting_confirmation: bool = False
     confirmation: Confirmation | None = None
     error: AgentError | None = None
+    # The text in the agent's input box (lines joined by "\n"); None when the box is empty
+    # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
+    input_text: str | None = None
     evidence: Evidence | None = None
 
 
@@ -88,3 +91,6 @@ class Detection(msgspec.Struct, frozen=True, kw_only=True):
     tools_seen: list[ToolSighting] = []
     confirmation: Confirmation | None = None
     error: AgentError | None = None
+    # The text in the agent's input box (lines joined by "\n"); None when the box is empty
+    # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
+    input_text: str | None = None

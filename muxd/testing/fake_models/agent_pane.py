@@ -136,12 +136,19 @@ class AgentPane:
 
     # ------------------------------------------------------------ lifecycle
 
-    def start(self) -> AgentPane:
+    def start(self, *, from_shell: bool = False) -> AgentPane:
+        """Start the CLI as the pane's program or, `from_shell`, typed at a shell in the pane
+        (then quitting it leaves the shell running)."""
         self.states.start()
-        self.server.cli(*self.launch.new_session_args(self.session, *self.size), check=True)
+        self.server.cli(*self.launch.new_session_args(self.session, *self.size, from_shell=from_shell),
+                        check=True)
         panes = json.loads(self.server.cli("list-panes", "-t", self.session, "--json", check=True).stdout)
         self.pane_id = panes[0]["id"]
         self.states.follow(self.pane_id)
+        if from_shell:
+            self.wait_for("Idle", lambda s: s["agent_type"] == "shell", what="the shell at its prompt")
+            self.type(self.launch.command_line)
+            self.press("Enter")
         return self
 
     def close(self) -> list[int]:

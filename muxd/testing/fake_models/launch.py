@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,9 @@ CLI_PATHS = {"claude": "npm/node_modules/.bin/claude", "codex": "npm/node_module
 FAKE_API_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 CODEX_MODEL = "gpt-5-codex"
 AIDER_MODEL = "openai/fake-model"
+# The shell an agent is started from, when a test types the command as a person would: no
+# start-up files, so its prompt is the plain `bash-5.2$` (or `#`) whoever runs the tests.
+SHELL_ARGV = ["bash", "--norc", "--noprofile"]
 # What every CLI gets, whatever the caller's environment holds.
 BASE_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_UPDATE_NOTIFIER": "1"}
 
@@ -29,15 +33,22 @@ class AgentLaunch:
     cwd: Path
     home: Path
 
-    def new_session_args(self, session: str, width: int = 120, height: int = 40) -> list[str]:
-        """`muxd new-session` arguments that start this CLI detached."""
+    def new_session_args(self, session: str, width: int = 120, height: int = 40, *,
+                         from_shell: bool = False) -> list[str]:
+        """`muxd new-session` arguments that start this CLI detached; `from_shell` starts the
+        shell it is typed into instead (see `command_line`)."""
         args = ["new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", str(self.cwd)]
         for key, value in self.env.items():
             args += ["-e", f"{key}={value}"]
         # A CLI that believes it runs in CI goes non-interactive (Gemini CLI does): the pane
         # inherits CI=true from a CI job, so take it away.
         unset = [arg for key in sorted(os.environ) if _is_ci_variable(key) for arg in ("-u", key)]
-        return [*args, "--", "env", *unset, *self.argv]
+        return [*args, "--", "env", *unset, *(SHELL_ARGV if from_shell else self.argv)]
+
+    @property
+    def command_line(self) -> str:
+        """What a person types at the shell prompt to start this CLI."""
+        return shlex.join(self.argv)
 
 
 def _is_ci_variable(key: str) -> bool:

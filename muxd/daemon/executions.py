@@ -27,7 +27,7 @@ from muxd.detectors.state import AgentState
 from muxd.errors import Conflict, NotFound, StoreUnavailable
 from muxd.executions.prompt_marks import PromptMarkScanner
 from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
-from muxd.executions.tracker import Deliver, Effect, ExecutionTracker, Finish, Interrupt, Save, error_of
+from muxd.executions.tracker import Deliver, Effect, ExecutionTracker, Finish, Interrupt, Save, error_of, exit_error
 from muxd.executions.transcript import TranscriptBuffer
 from muxd.store.execution_store import ExecutionStore, Scope
 from muxd.store.retention import Retention
@@ -162,7 +162,7 @@ class ExecutionService:
             ended = finished(program, "cancelled", now, error=error_of("pane_killed", "the pane was killed"))
         else:
             ended = finished(program, "failed", now, exit_code=exit_code,
-                             error=error_of("exit_status", f"exited with status {exit_code}"))
+                             error=exit_error(program.message, exit_code))
         self._finish(run, ended)
 
     def _output(self, run: PaneRun, data: bytes) -> None:
@@ -240,6 +240,8 @@ class ExecutionService:
                      timeout_s: float | None) -> Execution:
         """Run `command` in the integrated shell of `pane` (muxd run -t), recorded by its marks."""
         run = self.panes.get(pane.id)
+        if pane.exited:
+            raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
         if run is None or not run.marks.seen:
             raise Conflict(f"pane {pane.id}'s shell does not write prompt marks (OSC 133): muxd cannot tell "
                            "when a command ends there; run it in a new window (without -t)", pane=pane.id)

@@ -69,6 +69,14 @@ def error_of(error_type: str, message: str) -> ExecutionError:
     return ExecutionError(type=error_type, message=message, stack_hash=stack_hash(error_type, message))
 
 
+def exit_error(command: str | None, exit_code: int) -> ExecutionError:
+    """A command that exited non-zero. Its pattern is the command (normalised) and the status:
+    `make test` failing with 2 again is the same failure; another command, or status, is not."""
+    message = f"{command}: exited with status {exit_code}" if command else f"exited with status {exit_code}"
+    return ExecutionError(type="exit_status", message=message,
+                          stack_hash=stack_hash(f"exit_status {exit_code}", message))
+
+
 @dataclass
 class _Turn:
     """What is known of the running execution beyond its record."""
@@ -165,7 +173,7 @@ class ExecutionTracker:
             return []
         if exit_code is None or exit_code == 0:
             return self._end("success", now, None, exit_code=exit_code)
-        return self._end("failed", now, error_of("exit_status", f"exited with status {exit_code}"),
+        return self._end("failed", now, exit_error(running.message, exit_code),
                          exit_code=exit_code)
 
     # ------------------------------------------------------------ what the detectors see

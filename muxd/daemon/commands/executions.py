@@ -118,7 +118,10 @@ def _run_in_new_window(daemon: Daemon, req: RunCommand) -> Execution:
     else:
         reference = session.active_window.layout if session.active_window else None
         size = (reference.columns, reference.lines) if reference else (80, 24)
+        active, last = session.active_window, session.last_window
         window = registry.new_window(session, "")
+        # In the background, as tmux's `new-window -d`: the session's current window stays current.
+        session.active_window, session.last_window = active, last
     try:
         pane = daemon.spawn_pane(window, spawn, *size)
     except Exception:

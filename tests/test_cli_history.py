@@ -1,0 +1,65 @@
+"""The history from the CLI, as a person types it: submit, run, history, show, failures, stats,
+cancel — tables for people, --json for scripts, one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+
+from muxd.testing.fake_agent_panes import start_fake_agent
+from muxd.testing.wait import wait_until
+
+
+def as_json(server, *args: str) -> dict:
+    return json.loads(server.cli(*args, "--json", check=True).stdout)
+
+
+def test_the_history_commands_from_a_shell(muxd_server):
+    s = muxd_server
+    start_fake_agent(s, "worker")
+    done = s.cli("submit", "-t", "worker", "add a flag", "--wait", "--trace-id", "feat-7", "--attempt", "1")
+    assert done.returncode == 0 and "success" in done.stdout and "add a flag" in done.stdout
+    retried = as_json(s, "submit", "-t", "worker", "add a flag again", "--wait", "--trace-id", "feat-7",
+                      "--attempt", "2")
+    assert retried["status"] == "success" and retried["attempt"] == 2
+
+    failed = s.cli("run", "--wait", "--", "sh", "-c", "echo building; exit 3")
+    assert failed.returncode == 3 and "failed (exit 3)" in failed.stdout
+    passed = s.cli("run", "--wait", "--", "true")
+    assert passed.returncode == 0 and "success" in passed.stdout
+    # A bash pane muxd started writes prompt marks: `run -t` types into it and reads the status.
+    shell = s.cli("new-session", "-d", "-P", "-s", "sh", check=True).stdout.strip()
+    wait_until(lambda: s.cli("run", "-t", shell, "--wait", "--", "true").returncode == 0
+               or None, timeout=15, interval=0.5, message="a command typed into the integrated shell")
+    typed = s.cli("run", "-t", shell, "--wait", "--", "ls /no/such/dir")
+    assert typed.returncode == 2, typed.stdout + typed.stderr
+
+    table = s.cli("history", check=True).stdout
+    assert "worker" in table and "add a flag" in table and "exit_status" in table
+    rows = as_json(s, "history", "--agent", "worker", "--since", "1h")["executions"]
+    assert [r["message"] for r in rows] == ["add a flag again", "add a flag"]
+    assert as_json(s, "history", "--status", "failed")["total"] == 2
+    assert [r["attempt"] for r in as_json(s, "history", "--trace", "feat-7")["executions"]] == [2, 1]
+
+    shown = s.cli("show", rows[0]["id"], "--transcript", check=True).stdout
+    assert "add a flag again" in shown and "transcript:" in shown
+    failures = as_json(s, "failures")
+    # Two commands failing two ways: two patterns.
+    assert len(failures["failures"]) == 2 and [p["count"] for p in failures["error_patterns"]] == [1, 1]
+    stats = s.cli("stats", check=True).stdout
+    assert "worker" in stats and "100.0%" in stats
+
+    held = as_json(s, "submit", "-t", "worker", "tool")
+    assert s.cli("cancel", held["id"], check=True).stdout.split() == [held["id"], "cancelled"]
+
+
+def test_bad_history_input_gets_one_line(muxd_server):
+    s = muxd_server
+    for args, words in ((("history", "--since", "yesterday"), "--since must be an ISO 8601 time"),
+                        (("show", "exec_1_00000000"), "no execution exec_1_00000000"),
+                        (("cancel", "exec_1_00000000"), "no execution"),
+                        (("history", "--limit", "0"), "limit must be between 1 and 100"),
+                        (("submit", "-t", "nope", "hi"), "no sessions"),
+                        (("run", "--"), "needs a command")):
+        out = s.cli(*args)
+        assert out.returncode != 0 and words in out.stderr, (args, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr

@@ -193,19 +193,19 @@ def test_gemini_session_id_is_in_the_header():
 
 def test_aider_turns():
     facts = aider.parse_turn(turn("aider", "make a file")[0])
-    assert facts == TurnFacts(
-        prompt="make a file", response='I will create a new file.\n\nhello_fake.py\n```\nprint("hello from the fake model")\n```',
-        input_tokens=666, output_tokens=23, tokens_used=689, api_calls=1, files_written=["hello_fake.py"],
-        complete=True)
+    reply = 'I will create a new file.\n\nhello_fake.py\n```\nprint("hello from the fake model")\n```'
+    assert facts == TurnFacts(prompt="make a file", response=reply, input_tokens=666, output_tokens=23,
+                              tokens_used=689, api_calls=1, files_written=["hello_fake.py"], complete=True)
     whole = aider.parse_turn((DATA / LOGS["aider"]).read_bytes())
     assert whole.prompt == "fail please" and whole.model == "openai/fake-model"
-    assert whole.error == TurnError(type="auth_error",
-                                    message="litellm.AuthenticationError: AuthenticationError: OpenAIException - bad key")
+    message = "litellm.AuthenticationError: AuthenticationError: OpenAIException - bad key"
+    assert whole.error == TurnError(type="auth_error", message=message) and whole.complete
 
 
 def test_aider_counts_are_its_own_rounded_ones():
-    line = "#### hi\n\nHello.\n\n> Tokens: 12k sent, 2.3k cache hit, 1.1k received. Cost: $0.01 message, $0.02 session.  \n"
-    facts = aider.parse_turn(line.encode())
+    log = ("#### hi  \n\nHello.\n\n"
+           "> Tokens: 12k sent, 2.3k cache hit, 1.1k received. Cost: $0.01 message, $0.02 session.  \n")
+    facts = aider.parse_turn(log.encode())
     assert (facts.input_tokens, facts.cache_read_tokens, facts.output_tokens) == (12000, 2300, 1100)
 
 

@@ -16,13 +16,18 @@ What each CLI keeps (versions installed by .ci/install-agents, run against the f
   function calls with JSON arguments, file changes, per-response token usage, turn ends and
   errors. See codex.py.
 - Gemini CLI 0.61: `<GEMINI_CLI_HOME or HOME>/.gemini/tmp/<project>/chats/session-<time>-<id
-  prefix>.jsonl` (`<project>` from `.gemini/projects.json`, by cwd): prompts, answers with
-  per-call `tokens`, tool calls with arguments and status, error notes. Usable: see gemini.py.
+  prefix>.jsonl` (`<project>` from `.gemini/projects.json`, by cwd): the
+  session id in its header, prompts, answers with per-call `tokens` (the API's usage),
+  `model`, tool calls with arguments and status, API errors. Usable: see gemini.py.
   (`tmp/<project>/logs.json` holds the prompts only.)
 - Aider 0.86: `.aider.chat.history.md` in its root (the git root, else the cwd): prompts,
-  answers and Aider's own lines, `Tokens: N sent, M received.` among them (rounded past
-  1000), `Applied edit to <file>`. No session id, no tool calls. See aider.py.
+  answers and Aider's own lines, among them `Tokens: N sent, M received.` (Aider's own
+  count, not the API's usage, rounded past 1000), `Applied edit to <file>` and API errors.
+  No session id, no tool calls. Usable for answers and files: see aider.py.
   (`.aider.input.history` holds the prompts only.)
+
+A pane's process is the CLI itself (Claude Code) or a node wrapper whose descendants do the
+work (Codex: the native binary, then its app-server); `locate` searches the whole tree.
 
 Modules: facts.py (TurnFacts), locate.py (/proc → path), cursor.py (offsets, bounded reads),
 one parser per CLI, each a pure `parse_turn(data: bytes) -> TurnFacts`.

@@ -5,8 +5,10 @@ It is Markdown, appended as the session goes: `#### ` before each line of a prom
 model's answer as streamed, and `> ` before each line Aider printed for itself (startup
 lines such as `> Model: openai/fake-model with whole edit format`, `> Tokens: 646 sent, 5
 received.`, `> Applied edit to notes.txt`, API errors). There are no session ids, no
-tool calls and no exact token counts: Aider prints counts of 1000 and more rounded
-(`2.3k`, `12k`), and those are what the log keeps. Paths are relative to Aider's root.
+tool calls and no exact token counts: the counts are Aider's own (with the fake server it
+printed 646 sent where the API's usage said 759), rounded from 1000 on (`2.3k`, `12k`).
+Paths are relative to Aider's root. A turn is complete once its `Tokens:` line is there
+(edits are applied after it), or on an API error Aider does not retry.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ What 2.1.330 appends for a turn, one JSON object a line (every line carries `ses
 - `type: system, subtype: turn_duration` once the turn is over.
 - bookkeeping (`attachment`, `api-request`, `file-history-snapshot`, `last-prompt`, …),
   ignored here.
+A turn is complete at its `turn_duration` line, at an API error, or (for releases without
+that line) at a message that stopped for good (`end_turn`…); the last can be seen between
+two block lines of the final message, so read a turn once the screen says it ended.
 """
 
 from __future__ import annotations

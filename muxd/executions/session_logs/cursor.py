@@ -30,7 +30,11 @@ PARSERS: dict[str, Parser] = {"claude": claude.parse_turn, "codex": codex.parse_
 
 class SessionLogCursor:
     """`mark()` when an execution starts; `read_turn()` whenever its facts are wanted (at the
-    end, or while it runs: a partial last line is left for the next read)."""
+    end, or while it runs: a partial last line is left for the next read).
+
+    A CLI may create its log only at the first prompt (Claude Code does), or start a new one
+    mid-session (`/clear`): a log that `locate` finds only at the end of an execution, or
+    that differs from the one marked, is new, so it is read whole (a cursor never marked)."""
 
     def __init__(self, path: Path, agent_type: str | None = None) -> None:
         self.path = path

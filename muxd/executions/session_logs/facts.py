@@ -39,7 +39,7 @@ class TurnFacts(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str | None = None        # the CLI's own session id (what its resume command takes)
     model: str | None = None
     error: TurnError | None = None       # the turn ended on this API error
-    complete: bool = False               # the turn's final assistant message is in the log
+    complete: bool = False               # the turn is over in the log: its final answer (or the error) is there
     interrupted: bool = False            # the person interrupted the turn (Esc / Ctrl-C)
 
 

@@ -8,6 +8,9 @@ What 0.61 appends, one JSON object a line: a header (`sessionId`, `projectHash`,
 `tokens` {input, output, cached, thoughts, tool, total}, `model`, `toolCalls` [{name, args,
 status}] and `thoughts`), and `info` / `warning` / `error` notes. A message is appended again,
 whole, when it changes (a `gemini` message gains its `toolCalls`): the last copy of an id wins.
+Nothing marks the end of a turn: it is taken as complete when the last message is an answer
+without tool calls, or an error. For the few milliseconds between an answer and the copy of
+it that adds its tool calls that is wrong, so read a turn once the screen says it ended.
 """
 
 from __future__ import annotations

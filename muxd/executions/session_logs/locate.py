@@ -62,7 +62,7 @@ def locate(agent_type: str | None, pid: int | None) -> Path | None:
     agent = next((v for v in views if _runs(v, agent_type)), views[0] if views else None)
     if agent is None or agent.cwd is None:
         return None
-    held = unique_paths(f for v in views for f in v.open_files if _OPEN_LOG[agent_type].search(f))
+    held = _unique_paths(f for v in views for f in v.open_files if _OPEN_LOG[agent_type].search(f))
     if agent_type == "codex" and len(held) > 1:
         # One app-server may write the rollouts of several Codex sessions: keep this cwd's.
         held = [p for p in held if rollout_cwd(p) == agent.cwd] or held
@@ -145,7 +145,7 @@ def _runs(view: ProcessView, agent_type: str) -> bool:
                for arg in view.argv[:AGENT_ARGS_LOOKED_AT])
 
 
-def unique_paths(paths: Iterable[str]) -> list[Path]:
+def _unique_paths(paths: Iterable[str]) -> list[Path]:
     return [Path(p) for p in dict.fromkeys(paths)]
 
 

@@ -44,6 +44,9 @@ def test_anthropic_streams_thinking_text_and_tool_use_then_fails_as_scripted():
         tool_json = "".join(e["delta"].get("partial_json", "") for e in events(text) if "delta" in e)
         assert json.loads(tool_json) == {"command": "ls"}
         assert events(text)[-2]["delta"]["stop_reason"] == "tool_use"
+        # The usage it reported, kept for tests to compare a CLI's own record with.
+        start, delta = events(text)[0]["message"]["usage"], events(text)[-2]["usage"]
+        assert fake.main_requests()[0].usage == {**start, **delta}
         # A side request (no tools) never takes a turn; the main one fails once, then answers.
         assert post(url, {"stream": False, "messages": []})[0] == 200
         status, text = post(url, {"stream": True, "tools": [{"name": "Bash"}], "messages": []})
@@ -61,6 +64,7 @@ def test_responses_streams_reasoning_and_a_function_call_and_fails_in_stream():
         text = post(url, {"stream": True, "tools": [{"name": "exec_command"}], "input": []})[1]
         kinds = [e["type"] for e in events(text)]
         assert "response.reasoning_summary_text.delta" in kinds and kinds[-1] == "response.completed"
+        assert fake.main_requests()[0].usage == events(text)[-1]["response"]["usage"]
         done = [e["item"] for e in events(text) if e["type"] == "response.output_item.done"]
         assert done[-1]["type"] == "function_call" and json.loads(done[-1]["arguments"]) == call.args
         title = post(url, {"stream": True, "tools": [], "input": []})[1]  # side request: a title
@@ -70,13 +74,15 @@ def test_responses_streams_reasoning_and_a_function_call_and_fails_in_stream():
 
 
 def test_chat_completions_stream_ends_with_usage_and_done():
-    with OpenAIChatFake([[Say("Hello world", 0)], [Fail(500, "down")]]) as port:
+    fake = OpenAIChatFake([[Say("Hello world", 0)], [Fail(500, "down")]])
+    with fake as port:
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
         status, text = post(url, {"stream": True, "messages": []})
         assert status == 200 and text.rstrip().endswith("data: [DONE]")
         chunks = events(text)
         assert "".join(c["choices"][0]["delta"].get("content", "") for c in chunks) == "Hello world"
         assert chunks[-1]["choices"][0]["finish_reason"] == "stop" and chunks[-1]["usage"]["total_tokens"]
+        assert fake.main_requests()[0].usage == chunks[-1]["usage"]
         assert post(url, {"stream": True, "messages": []})[0] == 500
 
 
@@ -94,9 +100,11 @@ def test_gemini_side_requests_answer_json(action):
 
 
 def test_gemini_streams_text_and_a_function_call():
-    with GeminiFake([[Say("Hi there", 0), Call("run_shell_command", {"command": "ls"}, 0)]]) as port:
+    fake = GeminiFake([[Say("Hi there", 0), Call("run_shell_command", {"command": "ls"}, 0)]])
+    with fake as port:
         text = post(f"http://127.0.0.1:{port}/v1beta/models/m:streamGenerateContent?alt=sse", {"contents": []})[1]
         parts = [p for e in events(text) for p in e["candidates"][0]["content"]["parts"]]
         assert "".join(p.get("text", "") for p in parts) == "Hi there"
         assert {"functionCall": {"name": "run_shell_command", "args": {"command": "ls"}}} in parts
         assert events(text)[-1]["candidates"][0]["finishReason"] == "STOP"
+        assert fake.main_requests()[0].usage == events(text)[-1]["usageMetadata"]

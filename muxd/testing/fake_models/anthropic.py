@@ -100,6 +100,9 @@ class AnthropicFake(FakeModelServer):
                 stop_reason = "tool_use"
             send("content_block_stop", {"index": index})
             index += 1
+        # Recorded before the CLI can see the end, so a test that saw the turn end finds it.
+        ex.record.usage = {"input_tokens": input_tokens, "output_tokens": output_tokens,
+                           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         send("message_delta", {"delta": {"stop_reason": stop_reason, "stop_sequence": None},
                                "usage": {"output_tokens": output_tokens}})
         send("message_stop", {})

@@ -71,6 +71,8 @@ class GeminiFake(FakeModelServer):
                 ex.sleep(step.delay_s)
                 output_tokens += 5
                 send([{"functionCall": {"name": step.name, "args": step.args}}])
+        ex.record.usage = {"promptTokenCount": prompt_tokens, "candidatesTokenCount": output_tokens,
+                           "totalTokenCount": prompt_tokens + output_tokens}
         send([{"text": ""}], finish="STOP")
 
 

@@ -89,7 +89,8 @@ class OpenAIChatFake(FakeModelServer):
                     send({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
                     completion_tokens += 2
                 finish = "tool_calls"
-        send({}, finish, _usage(prompt_tokens, completion_tokens))
+        ex.record.usage = _usage(prompt_tokens, completion_tokens)
+        send({}, finish, ex.record.usage)
         ex.event("[DONE]")
 
 

@@ -122,8 +122,10 @@ class OpenAIResponsesFake(FakeModelServer):
                                                                "arguments": step.arguments_json()})
                 send("response.output_item.done", {"output_index": index, "item": {
                     **item, "arguments": step.arguments_json(), "status": "completed"}})
+        usage = {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": input_tokens + output_tokens}
+        ex.record.usage = usage  # before the CLI can see the end, so a test that saw it end finds it
         send("response.completed", {"response": {
             "id": response_id, "object": "response", "model": model, "status": "completed", "output": [],
-            "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": input_tokens + output_tokens}}})
+            "usage": usage}})

@@ -99,6 +99,7 @@ class RecordedRequest:
     body: Any  # parsed JSON, or the raw text when it is not JSON
     turn: int | None = None  # the scripted turn it was answered with; None for side requests
     main: bool = False       # a main-loop request (it took a turn of the script)
+    usage: dict[str, Any] | None = None  # the `usage` the reply reported (as the API shapes it)
 
 
 @dataclass

@@ -1,0 +1,41 @@
+"""What the agents' own session logs say about a turn: exact answers, token usage, tool
+inputs and session ids, where the screen only gives what fits on it.
+
+    path = locate("claude", pane.pid)           # None: no log (yet), or not ours to read
+    cursor = SessionLogCursor(path); cursor.mark()   # when the execution starts
+    facts = cursor.read_turn()                   # TurnFacts of what was appended since
+
+What each CLI keeps (versions installed by .ci/install-agents, run against the fakes):
+- Claude Code 2.1.330: `<CLAUDE_CONFIG_DIR or ~/.claude>/projects/<cwd, each non-alphanumeric
+  character as "->/<session id>.jsonl`, appended a line at a time (opened per write, not held
+  open): prompts, each assistant content block with the API call's `usage`, tool calls with
+  their inputs and results, API errors, a `turn_duration` line at the end of a turn.
+  See claude.py.
+- Codex CLI 0.169: `<CODEX_HOME or ~/.codex>/sessions/YYYY/MM/DD/rollout-<local time>-<thread
+  id>.jsonl`, held open by its app-server process (a child of the CLI): prompts, answers,
+  function calls with JSON arguments, file changes, per-response token usage, turn ends and
+  errors. See codex.py.
+- Gemini CLI 0.61: `<GEMINI_CLI_HOME or HOME>/.gemini/tmp/<project>/chats/session-<time>-<id
+  prefix>.jsonl` (`<project>` from `.gemini/projects.json`, by cwd): the
+  session id in its header, prompts, answers with per-call `tokens` (the API's usage),
+  `model`, tool calls with arguments and status, API errors. Usable: see gemini.py.
+  (`tmp/<project>/logs.json` holds the prompts only.)
+- Aider 0.86: `.aider.chat.history.md` in its root (the git root, else the cwd): prompts,
+  answers and Aider's own lines, among them `Tokens: N sent, M received.` (Aider's own
+  count, not the API's usage, rounded past 1000), `Applied edit to <file>` and API errors.
+  No session id, no tool calls. Usable for answers and files: see aider.py.
+  (`.aider.input.history` holds the prompts only.)
+
+A pane's process is the CLI itself (Claude Code) or a node wrapper whose descendants do the
+work (Codex: the native binary, then its app-server); `locate` searches the whole tree.
+
+Modules: facts.py (TurnFacts), locate.py (/proc → path), cursor.py (offsets, bounded reads),
+one parser per CLI, each a pure `parse_turn(data: bytes) -> TurnFacts`.
+"""
+
+from muxd.executions.session_logs.cursor import PARSERS, READ_MAX_BYTES, SessionLogCursor
+from muxd.executions.session_logs.facts import TurnError, TurnFacts
+from muxd.executions.session_logs.locate import AGENT_TYPES, agent_of_log, locate
+
+__all__ = ["AGENT_TYPES", "PARSERS", "READ_MAX_BYTES", "SessionLogCursor", "TurnError", "TurnFacts",
+           "agent_of_log", "locate"]

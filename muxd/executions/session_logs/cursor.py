@@ -1,0 +1,97 @@
+"""`SessionLogCursor`: follows one session log from the moment an execution starts, so that
+only what the agent appended since is parsed."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from muxd.executions.session_logs import aider, claude, codex, gemini
+from muxd.executions.session_logs.facts import TurnFacts
+from muxd.executions.session_logs.locate import agent_of_log
+
+# At most this much of a turn is read; past it the turn's end is kept, its start dropped
+# (the answer, the errors and the end of a turn matter more than a huge tool output's echo).
+READ_MAX_BYTES = 8 * 1024 * 1024
+# The first line of a log is looked at (this much of it) for the session id it names.
+HEAD_MAX_BYTES = 64 * 1024
+# `"sessionId": "<uuid>"` (Claude Code, Gemini CLI) or `"id": "<uuid>"` (Codex's session_meta).
+_HEAD_SESSION_ID = re.compile(rb'"(?:sessionId|session_id|id)"\s*:\s*"([0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-'
+                              rb'[0-9A-Fa-f]{12})"')
+
+Parser = Callable[[bytes], TurnFacts]
+PARSERS: dict[str, Parser] = {"claude": claude.parse_turn, "codex": codex.parse_turn,
+                              "gemini": gemini.parse_turn, "aider": aider.parse_turn}
+
+
+class SessionLogCursor:
+    """`mark()` when an execution starts; `read_turn()` whenever its facts are wanted (at the
+    end, or while it runs: a partial last line is left for the next read).
+
+    A CLI may create its log only at the first prompt (Claude Code does), or start a new one
+    mid-session (`/clear`): a log that `locate` finds only at the end of an execution, or
+    that differs from the one marked, is new, so it is read whole (a cursor never marked)."""
+
+    def __init__(self, path: Path, agent_type: str | None = None) -> None:
+        self.path = path
+        agent = agent_type or agent_of_log(path)
+        if agent not in PARSERS:
+            raise ValueError(f"no session-log parser for {agent_type or path}")
+        self.agent_type: str = agent
+        self._parse = PARSERS[agent]
+        self.offset = 0
+        self._session_id: str | None = None
+
+    def mark(self) -> int:
+        """Remember the log's current end as the start of the execution; returns that offset."""
+        self.offset = _size(self.path) or 0
+        return self.offset
+
+    def read_turn(self) -> TurnFacts:
+        """The facts of what was appended since `mark()` (empty facts if the log is gone)."""
+        data = self._read_since_mark()
+        facts = self._parse(data)
+        if facts.session_id is None and (session_id := self._head_session_id()):
+            facts = msgspec.structs.replace(facts, session_id=session_id)
+        return facts
+
+    def _read_since_mark(self) -> bytes:
+        size = _size(self.path)
+        if size is None:
+            return b""
+        if size < self.offset:  # the file was cut short or replaced: all of it is new
+            self.offset, self._session_id = 0, None
+        start = max(self.offset, size - READ_MAX_BYTES)
+        try:
+            with self.path.open("rb") as fh:
+                fh.seek(start)
+                data = fh.read(min(size - start, READ_MAX_BYTES))
+        except OSError:
+            return b""
+        if start > self.offset:  # read from the middle of a line: drop it
+            data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+        return data
+
+    def _head_session_id(self) -> str | None:
+        """The session id the log's first line names (the turn's own lines may not)."""
+        if self._session_id is None:
+            try:
+                with self.path.open("rb") as fh:
+                    head = fh.read(HEAD_MAX_BYTES)
+            except OSError:
+                return None
+            found = _HEAD_SESSION_ID.search(head.split(b"\n", 1)[0])
+            if found or b"\n" in head:  # an unfinished first line may name it later
+                self._session_id = found.group(1).decode() if found else ""
+        return self._session_id or None
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

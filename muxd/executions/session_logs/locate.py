@@ -1,0 +1,290 @@
+"""Where the agent running in a pane keeps its session log, found from `/proc`: the pane's
+process and its descendants (the CLI may be a node wrapper's child, or a shell's), their
+environment (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME), working directory,
+arguments and open files. Linux only; a process that is gone or not ours gives None."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROC = Path("/proc")
+# At most this many processes of a pane's tree are looked at (a CLI, its wrapper, its helpers).
+PROCESS_TREE_MAX = 64
+# Codex rollouts looked at when no process holds one open: the newest this many.
+ROLLOUT_CANDIDATES_MAX = 64
+# A rollout's first line (session_meta) names its cwd early; this much of it is read.
+ROLLOUT_HEAD_BYTES = 64 * 1024
+# Claude Code shortens a project directory's name past this length (and adds a hash).
+CLAUDE_SLUG_MAX_CHARS = 200
+AIDER_HISTORY_NAME = ".aider.chat.history.md"
+# The program and the first few arguments (a launcher's script) may name the agent.
+AGENT_ARGS_LOOKED_AT = 4
+
+_ROLLOUT_CWD = re.compile(rb'"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
+# Each agent's log by the shape of its path, for spotting it among a process's open files.
+_OPEN_LOG = {
+    "claude": re.compile(r"/projects/[^/]+/[0-9a-f-]{36}\.jsonl$"),
+    "codex": re.compile(r"/sessions/.*/rollout-[^/]*\.jsonl$"),
+    "gemini": re.compile(r"/chats/session-[^/]*\.jsonl$"),
+    "aider": re.compile(r"\.aider\.chat\.history\.md$"),
+}
+AGENT_TYPES = tuple(_OPEN_LOG)
+
+
+def agent_of_log(path: Path | str) -> str | None:
+    """Which CLI writes a log at `path`, by the shape of the path (None if no known shape)."""
+    return next((agent for agent, shape in _OPEN_LOG.items() if shape.search(str(path))), None)
+
+
+@dataclass(frozen=True)
+class ProcessView:
+    """What `/proc` tells about one process; empty fields where it would not tell."""
+
+    pid: int
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    open_files: list[str] = field(default_factory=list)
+
+
+def locate(agent_type: str | None, pid: int | None) -> Path | None:
+    """The session log of the `agent_type` CLI running as `pid` or one of its descendants,
+    or None (unknown agent, no such process, not ours, no log yet)."""
+    if agent_type not in _OPEN_LOG or not pid:
+        return None
+    views = [view for p in process_tree(pid) if (view := read_process(p)) is not None]
+    agent = next((v for v in views if _runs(v, agent_type)), views[0] if views else None)
+    if agent is None or agent.cwd is None:
+        return None
+    held = _unique_paths(f for v in views for f in v.open_files if _OPEN_LOG[agent_type].search(f))
+    if agent_type == "codex" and len(held) > 1:
+        # One app-server may write the rollouts of several Codex sessions: keep this cwd's.
+        held = [p for p in held if rollout_cwd(p) == agent.cwd] or held
+    if held:  # the file the CLI is writing: no guessing
+        return _newest(held)
+    return _FINDERS[agent_type](agent)
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` then its descendants, breadth first (at most PROCESS_TREE_MAX); [] if it is gone."""
+    if not (PROC / str(pid)).exists():
+        return []
+    children = _children_by_parent()
+    tree, i = [pid], 0
+    while i < len(tree) and len(tree) < PROCESS_TREE_MAX:
+        tree += children.get(tree[i], [])
+        i += 1
+    return tree[:PROCESS_TREE_MAX]
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir(PROC):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = (PROC / entry / "stat").read_text()
+        except OSError:
+            continue
+        # The name in parentheses may hold spaces and parentheses: the fields follow the last ")".
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    for pids in children.values():
+        pids.sort()
+    return children
+
+
+def read_process(pid: int) -> ProcessView | None:
+    """None if the process is gone; fields it may not read (another user's) stay empty."""
+    base = PROC / str(pid)
+    try:
+        argv = [a.decode("utf-8", "replace") for a in (base / "cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        return None
+    return ProcessView(pid=pid, argv=argv, env=_environ(base), cwd=_readlink(base / "cwd"),
+                       open_files=_open_files(base))
+
+
+def _environ(base: Path) -> dict[str, str]:
+    try:
+        raw = (base / "environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.decode("utf-8", "replace").partition("=") for item in raw.split(b"\0") if b"=" in item)
+    return {key: value for key, _, value in pairs}
+
+
+def _readlink(path: Path) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def _open_files(base: Path) -> list[str]:
+    try:
+        fds = os.listdir(base / "fd")
+    except OSError:
+        return []
+    targets = (_readlink(base / "fd" / fd) for fd in fds)
+    return [t for t in targets if t and t.startswith("/")]
+
+
+def _runs(view: ProcessView, agent_type: str) -> bool:
+    """Whether the process is the agent: its name in the program or script it runs (`claude`,
+    `node …/.bin/codex`, `node …/@anthropic-ai/claude-code/cli.js`, `python …/bin/aider`).
+    A shell's `-c` script merely mentioning it does not count (it holds spaces)."""
+    return any(" " not in arg and (agent_type in os.path.basename(arg).lower() or f"/{agent_type}" in arg.lower())
+               for arg in view.argv[:AGENT_ARGS_LOOKED_AT])
+
+
+def _unique_paths(paths: Iterable[str]) -> list[Path]:
+    return [Path(p) for p in dict.fromkeys(paths)]
+
+
+def _newest(paths: Iterable[Path]) -> Path | None:
+    """The most recently modified of `paths` that still exist."""
+    found = [(mtime, str(p), p) for p in paths if (mtime := _mtime(p)) is not None]
+    return max(found)[2] if found else None
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _home(view: ProcessView) -> Path | None:
+    home = view.env.get("HOME")
+    return Path(home) if home else None
+
+
+# ---------------------------------------------------------------- each CLI's own layout
+
+def claude_log_dir(view: ProcessView) -> Path | None:
+    """`<CLAUDE_CONFIG_DIR or ~/.claude>/projects/<cwd with every non-alphanumeric as "-">`."""
+    config = view.env.get("CLAUDE_CONFIG_DIR")
+    home = _home(view)
+    root = Path(config) if config else (home / ".claude" if home else None)
+    if root is None or view.cwd is None:
+        return None
+    slug = re.sub(r"[^A-Za-z0-9]", "-", view.cwd)
+    projects = root / "projects"
+    if len(slug) <= CLAUDE_SLUG_MAX_CHARS:
+        return projects / slug
+    # Past the limit the name is cut and a hash of the path added: match on the cut part.
+    return _newest(p for p in _subdirs(projects) if p.name.startswith(slug[:CLAUDE_SLUG_MAX_CHARS]))
+
+
+def _claude(view: ProcessView) -> Path | None:
+    directory = claude_log_dir(view)
+    return _newest(_glob(directory, "*.jsonl")) if directory else None
+
+
+def _codex(view: ProcessView) -> Path | None:
+    """The newest rollout under `$CODEX_HOME/sessions` whose session ran in the agent's cwd."""
+    home = _home(view)
+    codex_home = Path(view.env["CODEX_HOME"]) if view.env.get("CODEX_HOME") else (home / ".codex" if home else None)
+    if codex_home is None:
+        return None
+    rollouts: list[Path] = []
+    for day in _days_newest_first(codex_home / "sessions"):
+        rollouts += _glob(day, "rollout-*.jsonl")
+        if len(rollouts) >= ROLLOUT_CANDIDATES_MAX:
+            break
+    by_age = sorted(rollouts, key=lambda p: _mtime(p) or 0.0, reverse=True)[:ROLLOUT_CANDIDATES_MAX]
+    return next((p for p in by_age if rollout_cwd(p) == view.cwd), None)
+
+
+def _days_newest_first(sessions: Path) -> Iterator[Path]:
+    """sessions/YYYY/MM/DD directories, the newest day first."""
+    for year in sorted(_subdirs(sessions), reverse=True):
+        for month in sorted(_subdirs(year), reverse=True):
+            yield from sorted(_subdirs(month), reverse=True)
+
+
+def rollout_cwd(path: Path) -> str | None:
+    """The cwd a rollout's session_meta names (read from the file's first ROLLOUT_HEAD_BYTES)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(ROLLOUT_HEAD_BYTES)
+    except OSError:
+        return None
+    found = _ROLLOUT_CWD.search(head.split(b"\n", 1)[0])
+    if not found:
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _gemini(view: ProcessView) -> Path | None:
+    """`<GEMINI_CLI_HOME or HOME>/.gemini/tmp/<project>/chats/session-*.jsonl`, the project
+    named in `projects.json` (0.61) or by the SHA-256 of the cwd (older releases)."""
+    home = Path(view.env["GEMINI_CLI_HOME"]) if view.env.get("GEMINI_CLI_HOME") else _home(view)
+    if home is None or view.cwd is None:
+        return None
+    base = home / ".gemini"
+    names = [hashlib.sha256(view.cwd.encode()).hexdigest()]
+    try:
+        projects = json.loads((base / "projects.json").read_text()).get("projects", {})
+        if isinstance(projects.get(view.cwd), str):
+            names.insert(0, projects[view.cwd])
+    except (OSError, ValueError, AttributeError):
+        pass
+    for name in names:
+        if found := _newest(_glob(base / "tmp" / name / "chats", "session-*.jsonl")):
+            return found
+    return None
+
+
+def _aider(view: ProcessView) -> Path | None:
+    """`--chat-history-file`, `$AIDER_CHAT_HISTORY_FILE`, else the history in the git root or the cwd."""
+    if view.cwd is None:
+        return None
+    named = _option(view.argv, "--chat-history-file") or view.env.get("AIDER_CHAT_HISTORY_FILE")
+    if named:
+        path = Path(os.path.normpath(os.path.join(view.cwd, named)))
+        return path if path.exists() else None
+    places = [Path(view.cwd)]
+    git_root = next((d for d in [Path(view.cwd), *Path(view.cwd).parents] if (d / ".git").exists()), None)
+    if git_root is not None:
+        places.append(git_root)
+    return _newest([p / AIDER_HISTORY_NAME for p in places if (p / AIDER_HISTORY_NAME).exists()])
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1:]
+    return None
+
+
+_FINDERS: dict[str, Callable[[ProcessView], Path | None]] = {
+    "claude": _claude, "codex": _codex, "gemini": _gemini, "aider": _aider}
+
+
+def _glob(directory: Path, pattern: str) -> list[Path]:
+    try:
+        return [p for p in directory.glob(pattern) if p.is_file()]
+    except OSError:
+        return []
+
+
+def _subdirs(directory: Path) -> list[Path]:
+    try:
+        return [p for p in directory.iterdir() if p.is_dir()]
+    except OSError:
+        return []

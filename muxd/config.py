@@ -184,3 +184,6 @@ EXECUTION_WAIT_MAX_S = 300.0            # the longest a call may wait for execut
 SUBMIT_GAP_S = 0.05
 # A transcript rendered to text keeps at most this many rows (its newest).
 TRANSCRIPT_RENDER_MAX_ROWS = 20_000
+# An agent writes the last lines of a turn to its session log just after it redraws its
+# prompt: the log is read again for up to this long until the turn is complete there.
+SESSION_LOG_SETTLE_S = 1.0

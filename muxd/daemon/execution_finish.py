@@ -1,16 +1,23 @@
 """Completing an ended execution: what the screen showed during it (taken at once, on the loop,
-before the screen moves on) and what needs I/O (the agent's session log), merged into the record
-with the source of each field."""
+before the screen moves on) and what needs I/O (the agent's session log, read on a thread),
+merged into the record with the source of each field. The log wins where both say something."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
+from muxd.config import SESSION_LOG_SETTLE_S
 from muxd.executions.record import Execution
+from muxd.executions.session_logs import PARSERS, SessionLogCursor, TurnFacts, locate
+from muxd.executions.tracker import error_of
 
 if TYPE_CHECKING:
     from muxd.daemon.executions import PaneRun
@@ -29,6 +36,37 @@ class TurnSnapshot:
     lines: list[str] = field(default_factory=list)   # rows from its first to the bottom, wraps joined
     tool_calls: list[str] = field(default_factory=list)
     agent_type: str | None = None
+    pid: int | None = None
+    marked_log: Future[SessionLogCursor | None] | None = None  # the log as it was when the execution began
+
+
+def mark_session_log(agent_type: str | None, pid: int | None) -> SessionLogCursor | None:
+    """The agent's session log with its end marked (on a thread: it reads /proc and the log)."""
+    if agent_type not in PARSERS or pid is None:
+        return None
+    path = locate(agent_type, pid)
+    if path is None:
+        return None  # not written yet: Claude Code starts its log at the first prompt
+    cursor = SessionLogCursor(path, agent_type)
+    cursor.mark()
+    return cursor
+
+
+def read_session_log(agent_type: str | None, pid: int | None, marked: SessionLogCursor | None) -> TurnFacts | None:
+    """What the agent's log says of the turn since `marked` (a log that is new since is read
+    whole); waits up to SESSION_LOG_SETTLE_S for the turn's last lines to be written."""
+    if agent_type not in PARSERS or pid is None:
+        return None
+    deadline = time.monotonic() + SESSION_LOG_SETTLE_S
+    while True:
+        path = locate(agent_type, pid)
+        if path is None:
+            return None
+        cursor = marked if marked is not None and marked.path == Path(path) else SessionLogCursor(path, agent_type)
+        facts = cursor.read_turn()
+        if facts.complete or time.monotonic() >= deadline:
+            return facts if facts.api_calls or facts.response else None
+        time.sleep(0.05)  # the CLI writes its last lines just after it redraws its prompt
 
 
 def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot:
@@ -45,7 +83,8 @@ def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot
         runner = detection.runner
         new = min(runner.tools_counted - run.tools_at_start, len(runner.tool_uses), TOOL_CALLS_KEPT)
         calls = [sighting.signature for sighting in list(runner.tool_uses)[len(runner.tool_uses) - new:]] if new > 0 else []
-    return TurnSnapshot(lines=lines, tool_calls=calls, agent_type=pane.agent.agent_type)
+    return TurnSnapshot(lines=lines, tool_calls=calls, agent_type=pane.agent.agent_type, pid=pane.pid,
+                        marked_log=run.session_log)  # type: ignore[arg-type]
 
 
 def files_written(tool_calls: list[str]) -> list[str]:
@@ -61,7 +100,7 @@ def files_written(tool_calls: list[str]) -> list[str]:
 
 
 async def finalize(execution: Execution, shot: TurnSnapshot) -> Execution:
-    """`execution` completed with what the snapshot (and the agent's log, where it keeps one) say."""
+    """`execution` completed with what the snapshot and the agent's log (where it keeps one) say."""
     if execution.kind != "prompt":
         return execution
     sources = dict(execution.sources)
@@ -72,5 +111,28 @@ async def finalize(execution: Execution, shot: TurnSnapshot) -> Execution:
         fields["tool_calls"] = shot.tool_calls
         fields["files_written"] = files_written(shot.tool_calls)
         sources["tool_calls"] = sources["files_written"] = "screen"
+    marked = None
+    if shot.marked_log is not None:
+        try:
+            marked = await asyncio.wrap_future(shot.marked_log)
+        except Exception:  # a log that vanished or cannot be read: the screen is the source
+            marked = None
+    facts = await asyncio.to_thread(read_session_log, shot.agent_type, shot.pid, marked)
+    if facts is not None:
+        _from_log(execution, facts, fields, sources)
     fields["sources"] = sources
     return msgspec.structs.replace(execution, **fields)  # type: ignore[arg-type]
+
+
+def _from_log(execution: Execution, facts: TurnFacts, fields: dict[str, object], sources: dict[str, str]) -> None:
+    taken = {"response": facts.response, "tokens_used": facts.tokens_used, "session_id": facts.session_id,
+             "tool_calls": facts.tool_calls or None, "files_written": facts.files_written or None}
+    for name, value in taken.items():
+        if value is not None:
+            fields[name] = value
+            sources[name] = "session_log"
+    if facts.error is not None and facts.complete and execution.status == "success":
+        # The log says the turn ended on an API error the screen did not show long enough.
+        fields["status"] = "failed"
+        fields["error"] = error_of(facts.error.type, facts.error.message)
+        sources["error"] = "session_log"

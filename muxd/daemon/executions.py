@@ -10,6 +10,7 @@ leaves them `interrupted` when the store is opened again.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import secrets
 import shlex
@@ -73,6 +74,7 @@ class ExecutionService:
         self.finishing: dict[str, Execution] = {}  # ended, being completed and saved
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._log_marks = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-logs")
 
     async def open(self, retention: Retention) -> None:
         """Before serving: what a dead daemon left running is `interrupted`; old history is pruned."""
@@ -132,6 +134,7 @@ class ExecutionService:
             if run.timer is not None:
                 run.timer.cancel()
         self.panes.clear()  # the panes' removal that follows has nothing left to record
+        self._log_marks.shutdown(wait=False, cancel_futures=True)
 
     def pane_removed(self, pane: Pane) -> None:
         run = self.panes.pop(pane.id, None)
@@ -312,6 +315,9 @@ class ExecutionService:
         run.start_row = emulator.rows_scrolled + emulator.cursor[1]
         detection = self.daemon.detections.get(pane.id)
         run.tools_at_start = detection.runner.tools_counted if detection is not None else 0
+        # The agent's own log, its end marked now, found off the loop (it reads /proc and the file).
+        run.session_log = self._log_marks.submit(execution_finish.mark_session_log, pane.agent.agent_type, pane.pid) \
+            if pane.agent.is_agent else None
 
     def _apply(self, run: PaneRun, effects: list[Effect]) -> None:
         for effect in effects:

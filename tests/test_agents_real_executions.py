@@ -1,0 +1,153 @@
+"""Seed 000's use cases with the real CLIs in muxd panes against scripted fake model servers,
+driven through `muxd mcp` by the real MCP SDK client: an async task polled to its result (the
+response is what the model streamed; tokens, tools, duration filled), failures that share a
+stack_hash, cancel, a retried task by trace, a prompt typed by a person, waiting for all workers.
+Needs `.ci/install-agents`; skips a CLI that is not installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from muxd.mcp_server.testing import call_ok, mcp_session
+from muxd.testing.fake_models import AnthropicFake, Call, Fail, GeminiFake, OpenAIResponsesFake, Say, Think, launch
+from muxd.testing.fake_models._http import FakeModelServer
+from muxd.testing.fake_models.agent_pane import AgentPane
+
+pytestmark = pytest.mark.agents
+
+ANSWER = "Sure! Here is the answer from the scripted fake model, streamed to you word by word."
+TURN_TIMEOUT_S = 60
+WAIT_S = 25  # one wait_for call, within the MCP server's 30 s call timeout
+
+
+@pytest.fixture
+def agent(muxd_server, tmp_path) -> Iterator[Callable[..., AgentPane]]:
+    started: list[tuple[AgentPane, FakeModelServer]] = []
+
+    def run(cli: str, fake: FakeModelServer, *args: str) -> AgentPane:
+        bin_dir, why = launch.find_cli(cli)
+        if bin_dir is None:
+            pytest.skip(why)
+        fake.start()
+        make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini, "aider": launch.aider}[cli]
+        pane = AgentPane(muxd_server, make(tmp_path / cli, fake.url, bin_dir, *args))
+        started.append((pane, fake))
+        pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=TURN_TIMEOUT_S,
+                              what="Idle with the model named")
+        return pane
+
+    yield run
+    for pane, fake in started:
+        pane.close()
+        fake.stop()
+
+
+async def task(session, pane: AgentPane, message: str, **extra) -> dict:
+    """send_task, then wait_for its end, then get_execution_result: seed 000 UC1."""
+    sent = await call_ok(session, "send_task", pane_id=pane.pane_id, message=message, **extra)
+    waited = await call_ok(session, "wait_for", execution_id=sent["execution_id"], timeout_s=WAIT_S)
+    if not waited["matched"]:
+        print(pane.screen())
+    assert waited["matched"], waited
+    return (await call_ok(session, "get_execution_result", agent_name=pane.pane_id,
+                          execution_id=sent["execution_id"]))["execution"]
+
+
+def usage_total(fake: FakeModelServer, before: int, *keys: str) -> int:
+    return sum(sum(r.usage.get(k, 0) for k in keys) for r in fake.main_requests()[before:] if r.usage)
+
+
+def test_claude_code_tasks_results_failures_and_retries(agent, muxd_server, tmp_path):
+    work = tmp_path / "claude" / "work"
+    fake = AnthropicFake([
+        [Think(5, 0.05), Say(ANSWER, 0.03)],
+        [Say("I will run a command.", 0.03), Call("Bash", {"command": "mkdir -p demo_dir", "description": "demo"})],
+        [Say("Done.", 0.03)],
+        [Fail(400, "credit balance is too low", times=1)],
+        [Fail(400, "credit balance is too low", times=1)],
+        [Say("Worked on the retry.", 0.03)],
+    ])
+    pane = agent("claude", fake, "--permission-mode", "default", "--allowedTools", "Bash")
+
+    async def drive() -> None:
+        async with mcp_session(muxd_server) as session:
+            before = len(fake.main_requests())
+            done = await task(session, pane, "please answer")
+            assert done["status"] == "success" and done["response"] == ANSWER, done
+            assert done["sources"]["response"] == "session_log" and done["session_id"]
+            assert done["tokens_used"] == usage_total(fake, before, "input_tokens", "output_tokens",
+                                                       "cache_creation_input_tokens", "cache_read_input_tokens")
+            assert done["duration_seconds"] > 0.5
+            tooled = await task(session, pane, "make a dir")
+            assert tooled["status"] == "success" and tooled["tool_calls"] == ["Bash(mkdir -p demo_dir)"]
+            assert tooled["response"] == "I will run a command.\n\nDone." and (work / "demo_dir").is_dir()
+            # Two identical API errors: failed, one pattern (UC2).
+            first = await task(session, pane, "try it", trace_id="tr-claude", attempt=1)
+            second = await task(session, pane, "try it", trace_id="tr-claude", attempt=2)
+            assert first["status"] == second["status"] == "failed", (first, second)
+            assert first["error"]["type"] and "credit balance" in first["error"]["message"]
+            assert first["error"]["stack_hash"] == second["error"]["stack_hash"]
+            third = await task(session, pane, "try it", trace_id="tr-claude", attempt=3)
+            assert third["status"] == "success"
+            trace = await call_ok(session, "tasks_by_trace", trace_id="tr-claude")
+            assert trace["retry_count"] == 2 and trace["final_status"] == "success"
+            patterns = (await call_ok(session, "tasks_last_failed"))["error_patterns"]
+            assert [p["count"] for p in patterns] == [2]
+            health = await call_ok(session, "get_agent_activity_summary")
+            assert health["fleet_summary"]["total_executions"] == 5 and health["fleet_summary"]["failed"] == 2
+
+    asyncio.run(drive())
+
+
+def test_codex_and_gemini_work_side_by_side_and_are_waited_for_together(agent, muxd_server):
+    codex_fake = OpenAIResponsesFake([[Think(5, 0.05), Say(ANSWER, 0.03)]])
+    gemini_fake = GeminiFake([[Say(ANSWER, 0.03)]])
+    codex = agent("codex", codex_fake, "--dangerously-bypass-approvals-and-sandbox")
+    gemini = agent("gemini", gemini_fake, "--yolo")
+
+    async def drive() -> None:
+        async with mcp_session(muxd_server) as session:
+            sent = [await call_ok(session, "send_task", pane_id=p.pane_id, message="please answer")
+                    for p in (codex, gemini)]
+            waited = await call_ok(session, "wait_for", execution_id=[s["execution_id"] for s in sent],
+                                   timeout_s=WAIT_S)
+            assert waited["matched"] and {e["status"] for e in waited["executions"]} == {"success"}, waited
+            for pane, fake, one in ((codex, codex_fake, sent[0]), (gemini, gemini_fake, sent[1])):
+                done = (await call_ok(session, "get_execution_result", agent_name=pane.pane_id,
+                                      execution_id=one["execution_id"]))["execution"]
+                assert done["response"] == ANSWER, done
+                assert done["tokens_used"] == usage_total(fake, 0, "total_tokens", "totalTokenCount"), done
+            fleet = await call_ok(session, "get_agent_activity_summary")
+            assert fleet["fleet_summary"]["successful"] == 2 and fleet["fleet_summary"]["success_rate"] == 100.0
+
+    asyncio.run(drive())
+
+
+def test_cancel_and_a_prompt_typed_by_a_person(agent, muxd_server):
+    fake = AnthropicFake([[Think(200, 0.1), Say("too late", 0.03)], [Say(ANSWER, 0.03)]])
+    pane = agent("claude", fake, "--permission-mode", "default")
+
+    async def drive() -> None:
+        async with mcp_session(muxd_server) as session:
+            sent = await call_ok(session, "send_task", pane_id=pane.pane_id, message="think for long")
+            pane.wait_for("Thinking", timeout=TURN_TIMEOUT_S)
+            cancelled = await call_ok(session, "cancel_execution", execution_id=sent["execution_id"])
+            assert cancelled["status"] == "cancelled"
+            pane.settles_at("Idle", timeout=TURN_TIMEOUT_S)
+            pane.submit("typed by a person")  # send-keys, as a person at the keyboard
+            async def manual() -> dict | None:
+                rows = (await call_ok(session, "list_recent_executions", triggered_by="manual"))["executions"]
+                return rows[0] if rows and rows[0]["status"] == "success" else None
+
+            from muxd.testing.wait import async_wait_until
+
+            row = await async_wait_until(manual, timeout=TURN_TIMEOUT_S, interval=0.5, message="manual execution")
+            done = (await call_ok(session, "get_execution_result", agent_name=pane.pane_id,
+                                  execution_id=row["id"]))["execution"]
+            assert done["message"] == "typed by a person" and done["response"] == ANSWER, done
+
+    asyncio.run(drive())

@@ -23,8 +23,8 @@ from muxd.daemon.sampled_log import SampledLog
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution, ExecutionError, finished
 from muxd.store.database import Database, transaction
-from muxd.store.execution_rows import (ACTIVE_ROWS, ENDED_ROWS, FAILED_ROWS, SELECT_COLUMNS, UPSERT,
-                                       from_row, scope_clause, to_row, where_clause)
+from muxd.store import execution_queries as queries
+from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope, Transcript
 from muxd.store.location import MEMORY
 from muxd.store.readers import ReaderPool
@@ -200,74 +200,49 @@ class SqliteExecutionStore:
 
     async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
         """The rows of one page and the total that match (ignoring limit/offset)."""
-        where, params = where_clause(query)
+        page_sql, page_params = queries.page(query)
+        count_sql, count_params = queries.count(query)
 
         def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
             with transaction(db):  # the page and the total from one snapshot
-                page = _many(db, f"{where} ORDER BY at DESC, seq DESC LIMIT ? OFFSET ?",
-                             [*params, query.limit, query.offset])
-                total = db.execute(f"SELECT count(*) FROM executions {where}", params).fetchone()[0]
+                page = [from_row(row) for row in db.execute(page_sql, page_params)]
+                total = db.execute(count_sql, count_params).fetchone()[0]
             return page, total
 
         return await self._read(job, "listing executions")
 
     async def by_trace(self, trace_id: str, scope: Scope) -> list[Execution]:
         """Every attempt of a trace, by attempt then start."""
-        visible, params = scope_clause(scope)
-        where = "WHERE trace_id = ?" + (f" AND {visible}" if visible else "")
+        visible, params = queries.visible(scope)
         return await self._read(
-            lambda db: _many(db, f"{where} ORDER BY coalesce(attempt, 0), at, seq", [trace_id, *params]),
+            lambda db: _many(db, f"WHERE trace_id = ?{' AND ' + visible if visible else ''} "
+                                 f"ORDER BY coalesce(attempt, 0), at, seq", [trace_id, *params]),
             f"reading trace {trace_id}")
 
     async def error_patterns(self, query: ExecutionQuery) -> list[ErrorPattern]:
         """Failed executions matching `query` grouped by stack_hash, the most recent pattern first."""
-        where, params = where_clause(query, FAILED_ROWS)
+        sql, params = queries.error_patterns(query)
 
         def job(db: sqlite3.Connection) -> list[ErrorPattern]:
-            patterns = []
-            with transaction(db):
-                groups = db.execute(f"SELECT stack_hash, count(*), min(at), max(at) FROM executions {where} "
-                                    f"GROUP BY stack_hash ORDER BY max(at) DESC LIMIT ? OFFSET ?",
-                                    [*params, query.limit, query.offset]).fetchall()
-                for hashed, count, first_seen, last_seen in groups:
-                    example = db.execute(
-                        f"SELECT id, task_id, trace_id, error_message, error_type FROM executions {where} "
-                        f"AND stack_hash = ? ORDER BY at DESC, seq DESC LIMIT 1", [*params, hashed]).fetchone()
-                    patterns.append(ErrorPattern(
-                        stack_hash=hashed, count=count, first_seen=first_seen or 0.0,
-                        last_seen=last_seen or 0.0, error_type=example[4], message=example[3] or "",
-                        example_id=example[0], example_task_id=example[1], example_trace_id=example[2]))
-            return patterns
+            return [ErrorPattern(stack_hash=hashed, count=n, first_seen=first or 0.0, last_seen=last or 0.0,
+                                 error_type=error_type, message=message or "", example_id=example_id,
+                                 example_task_id=task_id, example_trace_id=trace_id)
+                    for hashed, n, first, last, example_id, task_id, trace_id, message, error_type
+                    in db.execute(sql, params)]
 
         return await self._read(job, "grouping failures")
 
     async def unique_failures(self, query: ExecutionQuery) -> list[Execution]:
         """The newest failure of each stack_hash, newest first (tasks_last_failed unique_errors)."""
-        where, params = where_clause(query, FAILED_ROWS)
-        # A bare column beside max() comes from the row holding the max (SQLite's documented rule).
-        newest = f"SELECT seq FROM (SELECT seq, max(at) FROM executions {where} GROUP BY stack_hash)"
-        return await self._read(
-            lambda db: _many(db, f"WHERE seq IN ({newest}) ORDER BY at DESC, seq DESC LIMIT ? OFFSET ?",
-                             [*params, query.limit, query.offset]),
-            "listing unique failures")
+        sql, params = queries.unique_failures(query)
+        return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)],
+                                "listing unique failures")
 
     async def stats(self, query: ExecutionQuery) -> list[AgentStats]:
         """Per agent, over the executions matching `query` (its limit/offset ignored)."""
-        where, params = where_clause(query)
-        sql = (f"SELECT agent_name, count(*), sum(status = 'success'), "
-               f"sum(status IN ('failed', 'timeout', 'interrupted')), sum(status = 'cancelled'), "
-               f"sum(status = 'running'), sum(status = 'pending'), total(cost_usd), total(tokens_used), "
-               f"avg(CASE WHEN {ENDED_ROWS} THEN duration_ms END), max(at), status "
-               f"FROM executions {where} GROUP BY agent_name ORDER BY agent_name")
-
-        def job(db: sqlite3.Connection) -> list[AgentStats]:
-            return [AgentStats(agent_name=r[0], total=r[1], successful=r[2], failed=r[3], cancelled=r[4],
-                               running=r[5], pending=r[6], total_cost_usd=r[7], total_tokens=int(r[8]),
-                               avg_duration_s=None if r[9] is None else r[9] / 1000,
-                               last_execution_at=r[10], last_execution_status=r[11])
-                    for r in db.execute(sql, params)]
-
-        return await self._read(job, "counting executions per agent")
+        sql, params = queries.stats(query)
+        return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
+                                "counting executions per agent")
 
     def close(self) -> None:
         """Stop the readers (the database is the caller's to close) and log held-back failure counts."""

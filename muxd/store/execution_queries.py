@@ -32,6 +32,12 @@ _FILTERED = ("agent_name", "pane_key", "status", "triggered_by", "task_id", "tra
 Sql = tuple[str, list[Any]]
 
 
+def sees_nothing(scope: Scope) -> bool:
+    """No row is visible to `scope` (callers answer at once: SQLite refuses INDEXED BY on a
+    WHERE it can prove false)."""
+    return scope.pane_keys is not None and not scope.pane_keys and scope.principal is None
+
+
 def scope_terms(scope: Scope) -> list[Sql]:
     """One term per way a row can be visible to `scope` (any of them suffices); [] for everything,
     ["0"] for nothing."""

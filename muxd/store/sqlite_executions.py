@@ -147,25 +147,31 @@ class SqliteExecutionStore:
         newest `keep_rows`, a batch per writer transaction so other writes get in between."""
         removed = 0
         if older_than is not None:
-            while True:
-                gone = await self._write(
-                    lambda db: self._delete_oldest(db, "at < ?", (older_than,), self._prune_batch_rows),
-                    "pruning old executions")
-                removed += gone
-                if gone < self._prune_batch_rows:
-                    break
+            removed += await self._prune_where("at < ?", (older_than,), "pruning old executions")
         if keep_rows is not None:
-            excess = await self._read(lambda db: db.execute("SELECT count(*) FROM executions").fetchone()[0],
-                                      "counting executions") - keep_rows
-            while excess > 0:
-                batch = min(excess, self._prune_batch_rows)
-                gone = await self._write(lambda db: self._delete_oldest(db, "1", (), batch),
-                                         "pruning executions beyond the newest kept")
-                if not gone:  # what is left over the count is still running
-                    break
-                removed += gone
-                excess -= gone
+            def last_to_forget(db: sqlite3.Connection) -> tuple[float | None, int] | None:
+                # Counting from the old end: the excess is usually far smaller than what is kept.
+                excess = db.execute("SELECT count(*) FROM executions").fetchone()[0] - keep_rows
+                if excess <= 0:
+                    return None
+                return db.execute("SELECT at, seq FROM executions ORDER BY at, seq LIMIT 1 OFFSET ?",
+                                  (excess - 1,)).fetchone()
+
+            cutoff = await self._read(last_to_forget, "counting executions")
+            if cutoff is not None:
+                at, seq = cutoff
+                condition, params = (("at IS NULL AND seq <= ?", (seq,)) if at is None else
+                                     ("(at IS NULL OR at < ? OR (at = ? AND seq <= ?))", (at, at, seq)))
+                removed += await self._prune_where(condition, params, "pruning executions beyond the newest kept")
         return removed
+
+    async def _prune_where(self, condition: str, params: tuple[Any, ...], doing: str) -> int:
+        removed, batch = 0, self._prune_batch_rows
+        while True:
+            gone = await self._write(lambda db: self._delete_oldest(db, condition, params, batch), doing)
+            removed += gone
+            if gone < batch:
+                return removed
 
     @staticmethod
     def _delete_oldest(db: sqlite3.Connection, condition: str, params: tuple[Any, ...], limit: int) -> int:
@@ -200,6 +206,8 @@ class SqliteExecutionStore:
 
     async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
         """The rows of one page and the total that match (ignoring limit/offset)."""
+        if queries.sees_nothing(query.scope):
+            return [], 0
         page_sql, page_params = queries.page(query)
         count_sql, count_params = queries.count(query)
 
@@ -213,6 +221,8 @@ class SqliteExecutionStore:
 
     async def by_trace(self, trace_id: str, scope: Scope) -> list[Execution]:
         """Every attempt of a trace, by attempt then start."""
+        if queries.sees_nothing(scope):
+            return []
         visible, params = queries.visible(scope)
         return await self._read(
             lambda db: _many(db, f"WHERE trace_id = ?{' AND ' + visible if visible else ''} "
@@ -221,6 +231,8 @@ class SqliteExecutionStore:
 
     async def error_patterns(self, query: ExecutionQuery) -> list[ErrorPattern]:
         """Failed executions matching `query` grouped by stack_hash, the most recent pattern first."""
+        if queries.sees_nothing(query.scope):
+            return []
         sql, params = queries.error_patterns(query)
 
         def job(db: sqlite3.Connection) -> list[ErrorPattern]:
@@ -234,12 +246,16 @@ class SqliteExecutionStore:
 
     async def unique_failures(self, query: ExecutionQuery) -> list[Execution]:
         """The newest failure of each stack_hash, newest first (tasks_last_failed unique_errors)."""
+        if queries.sees_nothing(query.scope):
+            return []
         sql, params = queries.unique_failures(query)
         return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)],
                                 "listing unique failures")
 
     async def stats(self, query: ExecutionQuery) -> list[AgentStats]:
         """Per agent, over the executions matching `query` (its limit/offset ignored)."""
+        if queries.sees_nothing(query.scope):
+            return []
         sql, params = queries.stats(query)
         return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
                                 "counting executions per agent")

@@ -6,7 +6,8 @@ at store level (SqliteExecutionStore on a real file, reads on its reader threads
 `seed_executions(path, count)` fills a database fast (one transaction, executemany, indexes
 built after the rows) with a realistic mix; `HISTORY_CALLS` lists the calls measured, each as a
 store method and its arguments, so a daemon-level mode can replay the same ones. `--db FILE`
-reuses a seeded file (seeded first if it does not exist). Target: p95 ≤ 20 ms each.
+reuses a seeded file (seeded first if it does not exist). Target: p95 ≤ 20 ms each. On a fresh
+database it then prunes the oldest day while saving, to show how long pruning holds the writer.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ import random
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from _peers import percentile, run_benchmark
 
-from muxd.executions.record import Execution, ExecutionError
+from muxd.config import HISTORY_PRUNE_BATCH_ROWS
+from muxd.executions.record import Execution, ExecutionError, Status, TriggeredBy
 from muxd.store.database import Database
 from muxd.store.execution_rows import COLUMNS, to_row
 from muxd.store.execution_store import ExecutionQuery, Scope
@@ -33,13 +35,18 @@ from muxd.store.sqlite_executions import SqliteExecutionStore, stack_hash
 DEFAULT_ROWS = 1_000_000
 DEFAULT_CALLS = 200
 TARGET_P95_MS = 20.0
+PRUNE_DAYS = 1
+PROBE_INTERVAL_S = 0.005
 SECONDS_PER_DAY = 86_400
 ERROR_MESSAGES = 30
 SEED = 41
 AGENT_TYPES = ("claude", "codex", "gemini", "aider", "opencode", "shell")
-TRIGGERS = (("mcp", 50), ("agent", 20), ("schedule", 15), ("cli", 10), ("manual", 5))
+TRIGGERS: tuple[TriggeredBy, ...] = ("mcp", "agent", "schedule", "cli", "manual")
+TRIGGER_WEIGHTS = (50.0, 20.0, 15.0, 10.0, 5.0)
 # Ended statuses by weight (%), then a few still running or queued at the newest end.
-ENDED = (("success", 90.0), ("failed", 8.0), ("timeout", 1.0), ("cancelled", 0.6), ("interrupted", 0.4))
+ENDED: tuple[Status, ...] = ("success", "failed", "timeout", "cancelled", "interrupted")
+ENDED_WEIGHTS = (90.0, 8.0, 1.0, 0.6, 0.4)
+ACTIVE: tuple[Status, ...] = ("running", "pending")
 ACTIVE_NEWEST = 40
 WORDS = ("fix", "the", "failing", "test", "in", "parser", "add", "retry", "to", "client", "refactor",
          "module", "update", "docs", "for", "api", "handle", "timeout", "when", "server", "is", "slow")
@@ -53,18 +60,15 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
-def _executions(count: int, agents: int, days: int, now: float, rng: random.Random) -> Any:
+def _executions(count: int, agents: int, days: int, now: float, rng: random.Random) -> Iterator[Execution]:
     """`count` executions spread evenly over the last `days`, oldest first."""
     span = days * SECONDS_PER_DAY
     names = [f"agent-{n:02d}" for n in range(agents)]
-    statuses, status_weights = zip(*ENDED)
-    triggers, trigger_weights = zip(*TRIGGERS)
     trace: tuple[str, int] | None = None
     for n in range(count):
         started = now - span + span * n / count
         agent = rng.randrange(agents)
-        status = rng.choices(statuses, status_weights)[0] if n < count - ACTIVE_NEWEST else \
-            rng.choice(("running", "pending"))
+        status = rng.choices(ENDED, ENDED_WEIGHTS)[0] if n < count - ACTIVE_NEWEST else rng.choice(ACTIVE)
         error = None
         if status in ("failed", "timeout", "interrupted"):
             kind, message = rng.choice(ERRORS)
@@ -84,7 +88,7 @@ def _executions(count: int, agents: int, days: int, now: float, rng: random.Rand
             pane_key=f"run{n * 4 // count}/%{agent}", agent_name=names[agent],
             agent_type=AGENT_TYPES[agent % len(AGENT_TYPES)], status=status,
             kind="command" if agent % 7 == 0 else "prompt",
-            triggered_by=rng.choices(triggers, trigger_weights)[0],
+            triggered_by=rng.choices(TRIGGERS, TRIGGER_WEIGHTS)[0],
             principal=rng.choice(("token:ci", f"agent:%{(agent + 1) % agents}", "system")),
             message=_text(rng, 12), response=_text(rng, 50) if status == "success" else None, error=error,
             queued_at=started - rng.uniform(0, 2), started_at=None if status == "pending" else started,
@@ -217,6 +221,28 @@ async def measure(path: str | Path, calls: int) -> list[tuple[str, float, float,
     return results
 
 
+async def measure_prune(path: str | Path, days: float) -> tuple[int, float, float, float]:
+    """Prune the oldest `days` while another task keeps saving: (rows pruned, seconds, p50 and
+    max ms a save waited meanwhile). The saves show how long the batches hold the writer."""
+    db = Database(str(path))
+    store = SqliteExecutionStore(db)
+    try:
+        oldest = await db.run(lambda c: c.execute("SELECT min(at) FROM executions").fetchone()[0])
+        pruning = asyncio.ensure_future(store.prune(older_than=oldest + days * SECONDS_PER_DAY, keep_rows=None))
+        began, waits = time.perf_counter(), list[float]()
+        while not pruning.done():
+            probe = Execution(id=f"exec_probe_{len(waits)}", pane_id="%0", pane_key="probe/%0", agent_name="probe",
+                              status="success", started_at=time.time())
+            save_began = time.perf_counter()
+            await store.save(probe)
+            waits.append((time.perf_counter() - save_began) * 1000)
+            await asyncio.sleep(PROBE_INTERVAL_S)  # pacing the probes, not waiting for anything
+        return await pruning, time.perf_counter() - began, percentile(waits, 0.5), max(waits)
+    finally:
+        store.close()
+        db.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
@@ -229,6 +255,7 @@ def main() -> int:
             took = seed_executions(path, args.rows)
             print(f"seeded {args.rows:,} executions in {took:.1f} s ({path.stat().st_size / 2**20:.0f} MiB)")
         rows = sqlite3.connect(path).execute("SELECT count(*) FROM executions").fetchone()[0]
+        fresh = not args.db
         print(f"{rows:,} rows; p50/p95 over {args.calls} calls each; target p95 <= {TARGET_P95_MS:.0f} ms")
         print(f"{'call':<30} {'p50 ms':>8} {'p95 ms':>8} {'rows':>6}")
         missed = 0
@@ -236,6 +263,11 @@ def main() -> int:
             over = p95 > TARGET_P95_MS
             missed += over
             print(f"{name:<30} {p50:>8.2f} {p95:>8.2f} {size:>6}{'  OVER' if over else ''}")
+        if fresh:  # a reused --db is left as it was
+            removed, took, wait_p50, wait_max = asyncio.run(measure_prune(path, PRUNE_DAYS))
+            print(f"prune of the oldest {PRUNE_DAYS} day(s): {removed:,} rows in {took:.2f} s "
+                  f"({HISTORY_PRUNE_BATCH_ROWS:,} a transaction); a save meanwhile waited p50 {wait_p50:.1f} ms, "
+                  f"max {wait_max:.1f} ms")
     return 1 if missed else 0
 
 

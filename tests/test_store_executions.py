@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import msgspec
 import pytest
 
-from muxd.executions.record import STATUSES, TRIGGERS, Execution, ExecutionError
+from muxd.executions.record import STATUSES, TRIGGERS, Execution, ExecutionError, Status
 from muxd.store.database import Database
 from muxd.store.execution_store import EVERYTHING, AgentStats, ErrorPattern, ExecutionQuery, Scope, Transcript
 from muxd.store.schema import MIGRATIONS
@@ -28,6 +28,9 @@ from muxd.store.sqlite_executions import INTERRUPTED_MESSAGE, SqliteExecutionSto
 T = TypeVar("T")
 BASE = 1_700_000_000.0
 FAILED_ISH = ("failed", "timeout", "interrupted")
+
+
+ONE_PANE: dict[str, Any] = {"pane_id": "%1", "pane_key": "r/%1", "agent_name": "a"}
 
 
 def run(test: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -239,9 +242,9 @@ def test_traces_patterns_failures_and_stats_follow_the_scope(tmp_path: Path) -> 
 
 
 def test_stats_numbers(tmp_path: Path) -> None:
-    def e(n: int, status: str, **kw: Any) -> Execution:
+    def e(n: int, status: Status, **kw: Any) -> Execution:
         return Execution(id=f"exec_{n}", pane_id="%1", pane_key="r/%1", agent_name=kw.pop("agent", "a"),
-                         status=status, started_at=BASE + n, **kw)  # type: ignore[arg-type]
+                         status=status, started_at=BASE + n, **kw)
 
     async def test() -> None:
         async with opened(tmp_path / "h.db") as store:
@@ -266,7 +269,7 @@ def test_an_idempotency_key_names_one_execution(tmp_path: Path) -> None:
 
     async def test() -> None:
         async with opened(tmp_path / "h.db") as store:
-            first = Execution(id="exec_1", pane_id="%1", pane_key="r/%1", agent_name="a", idempotency_key="k")
+            first = Execution(id="exec_1", idempotency_key="k", **ONE_PANE)
             await store.save(first)
             await store.save(msgspec.structs.replace(first, status="running"))  # the same id: fine
             with pytest.raises(Conflict, match="idempotency_key"):
@@ -279,10 +282,10 @@ def test_an_idempotency_key_names_one_execution(tmp_path: Path) -> None:
 def test_interrupt_running_ends_what_a_dead_daemon_left(tmp_path: Path) -> None:
     async def test() -> None:
         async with opened(tmp_path / "h.db") as store:
-            common = dict(pane_id="%1", pane_key="r/%1", agent_name="a")
-            await store.save(Execution(id="exec_run", status="running", started_at=BASE, **common))
-            await store.save(Execution(id="exec_wait", status="pending", queued_at=BASE, **common))
-            await store.save(Execution(id="exec_done", status="success", started_at=BASE, **common))
+            for row in [Execution(id="exec_run", status="running", started_at=BASE, **ONE_PANE),
+                        Execution(id="exec_wait", status="pending", queued_at=BASE, **ONE_PANE),
+                        Execution(id="exec_done", status="success", started_at=BASE, **ONE_PANE)]:
+                await store.save(row)
             assert await store.interrupt_running(BASE + 2.5) == 2
             assert await store.interrupt_running(BASE + 3) == 0
             ran, waited, done = [await store.get(i) for i in ("exec_run", "exec_wait", "exec_done")]
@@ -301,9 +304,8 @@ def test_prune_by_age_and_by_count_takes_transcripts_along(tmp_path: Path) -> No
     async def test() -> None:
         async with opened(tmp_path / "h.db", prune_batch_rows=3) as store:  # several batches each
             for n in range(20):
-                status = "running" if n in (0, 15) else "success"
-                await store.save(Execution(id=f"exec_{n:02d}", pane_id="%1", pane_key="r/%1", agent_name="a",
-                                           status=status, started_at=BASE + n))
+                status: Status = "running" if n in (0, 15) else "success"
+                await store.save(Execution(id=f"exec_{n:02d}", status=status, started_at=BASE + n, **ONE_PANE))
                 await store.save_transcript(f"exec_{n:02d}", Transcript(data=b"x", raw_bytes=1))
             assert await store.prune(older_than=BASE + 10, keep_rows=None) == 9  # 0..9 but the running 0
             ids = [e.id for e in (await store.list(ExecutionQuery(limit=100)))[0]]
@@ -334,7 +336,7 @@ def test_a_schema_1_database_migrates_in_place(tmp_path: Path) -> None:
 
     async def test() -> None:
         async with opened(path) as store:
-            await store.save(Execution(id="exec_1", pane_id="%1", pane_key="r/%1", agent_name="a"))
+            await store.save(Execution(id="exec_1", **ONE_PANE))
             assert (await store.list(ExecutionQuery()))[1] == 1
 
     run(test)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_store_executions import BASE, opened, run
+from test_store_executions import BASE, ONE_PANE, opened, run
 
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
@@ -52,8 +52,7 @@ asyncio.run(main())
 
 
 def _execution(name: str, **fields: object) -> Execution:
-    return Execution(id=f"exec_{name}", pane_id="%1", pane_key="r/%1", agent_name="a", started_at=BASE,
-                     **fields)  # type: ignore[arg-type]
+    return Execution(id=f"exec_{name}", started_at=BASE, **ONE_PANE, **fields)  # type: ignore[arg-type]
 
 
 def test_every_committed_row_survives_kill_9(tmp_path: Path) -> None:

@@ -50,8 +50,10 @@ def _guarded(job: Job[T], doing: str) -> Job[T]:
         try:
             return job(db)
         except sqlite3.IntegrityError as exc:
+            if "idempotency_key" not in str(exc):
+                raise unavailable(exc, doing) from exc
             # The one constraint a caller can break: an idempotency key already used by another id.
-            raise Conflict(f"{doing}: {exc}") from exc
+            raise Conflict(f"{doing}: another execution has this idempotency key") from exc
         except sqlite3.Error as exc:
             raise unavailable(exc, doing) from exc
     return run
@@ -154,8 +156,9 @@ class SqliteExecutionStore:
                 excess = db.execute("SELECT count(*) FROM executions").fetchone()[0] - keep_rows
                 if excess <= 0:
                     return None
-                return db.execute("SELECT at, seq FROM executions ORDER BY at, seq LIMIT 1 OFFSET ?",
-                                  (excess - 1,)).fetchone()
+                at, seq = db.execute("SELECT at, seq FROM executions ORDER BY at, seq LIMIT 1 OFFSET ?",
+                                     (excess - 1,)).fetchone()
+                return at, seq
 
             cutoff = await self._read(last_to_forget, "counting executions")
             if cutoff is not None:
@@ -204,21 +207,6 @@ class SqliteExecutionStore:
 
         return await self._read(job, f"reading the transcript of {execution_id}")
 
-    async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
-        """The rows of one page and the total that match (ignoring limit/offset)."""
-        if queries.sees_nothing(query.scope):
-            return [], 0
-        page_sql, page_params = queries.page(query)
-        count_sql, count_params = queries.count(query)
-
-        def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
-            with transaction(db):  # the page and the total from one snapshot
-                page = [from_row(row) for row in db.execute(page_sql, page_params)]
-                total = db.execute(count_sql, count_params).fetchone()[0]
-            return page, total
-
-        return await self._read(job, "listing executions")
-
     async def by_trace(self, trace_id: str, scope: Scope) -> list[Execution]:
         """Every attempt of a trace, by attempt then start."""
         if queries.sees_nothing(scope):
@@ -259,6 +247,21 @@ class SqliteExecutionStore:
         sql, params = queries.stats(query)
         return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
                                 "counting executions per agent")
+
+    async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
+        """The rows of one page and the total that match (ignoring limit/offset)."""
+        if queries.sees_nothing(query.scope):
+            return [], 0
+        page_sql, page_params = queries.page(query)
+        count_sql, count_params = queries.count(query)
+
+        def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
+            with transaction(db):  # the page and the total from one snapshot
+                page = [from_row(row) for row in db.execute(page_sql, page_params)]
+                total = db.execute(count_sql, count_params).fetchone()[0]
+            return page, total
+
+        return await self._read(job, "listing executions")
 
     def close(self) -> None:
         """Stop the readers (the database is the caller's to close) and log held-back failure counts."""

@@ -272,7 +272,7 @@ def test_an_idempotency_key_names_one_execution(tmp_path: Path) -> None:
             first = Execution(id="exec_1", idempotency_key="k", **ONE_PANE)
             await store.save(first)
             await store.save(msgspec.structs.replace(first, status="running"))  # the same id: fine
-            with pytest.raises(Conflict, match="idempotency_key"):
+            with pytest.raises(Conflict, match="another execution has this idempotency key"):
                 await store.save(msgspec.structs.replace(first, id="exec_2"))
             assert (await store.by_idempotency_key("k")) == msgspec.structs.replace(first, status="running")
 

@@ -49,6 +49,12 @@ def run_benchmark(main: Callable[[], int]) -> NoReturn:
         raise SystemExit(130) from None
 
 
+def percentile(values: list[float], fraction: float) -> float:
+    """The value below which `fraction` (0..1) of `values` lie (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
 # ------------------------------------------------------------------ /proc
 
 

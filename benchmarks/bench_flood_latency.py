@@ -24,7 +24,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from _peers import CLEANUP, MuxdPeer, Peer, TmuxPeer, cpu_seconds, run_benchmark, running
+from _peers import CLEANUP, MuxdPeer, Peer, TmuxPeer, cpu_seconds, percentile, run_benchmark, running
 
 from muxd.testing.floods import FLOODS, looping_cat, write_flood
 from muxd.testing.wait import wait_until
@@ -44,11 +44,6 @@ class Latency:
     p50_s: float
     p95_s: float
     server_cpu_pct: float  # the server's CPU over the sampling window: shows the flood kept it busy
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def sample(peer: Peer, samples: int) -> tuple[float, float, float]:

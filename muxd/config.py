@@ -115,8 +115,10 @@ TRANSCRIPT_MAX_BYTES_MAX = 256 * 1024 * 1024  # what $MUXD_TRANSCRIPT_MAX_BYTES 
 # Reads run on this many threads, each with its own read-only connection, so they wait neither
 # on the event loop nor behind the writer (WAL lets readers and one writer work at once).
 HISTORY_READER_THREADS = 2
-# Pruning deletes this many executions per writer transaction, so other writes slip in between.
-HISTORY_PRUNE_BATCH_ROWS = 1_000
+# Pruning deletes this many executions per writer transaction, so other writes slip in between:
+# at a million rows a batch of 250 holds the writer 3-13 ms, one of 1,000 20-40 ms (each row is
+# in a dozen indexes), for the same total time (benchmarks/bench_history_queries.py).
+HISTORY_PRUNE_BATCH_ROWS = 250
 # A history write nobody awaits (save_soon) that fails is logged once per kind (disk full,
 # locked, …) per this many seconds, then as one count (muxd/daemon/sampled_log.py).
 HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0

@@ -1,8 +1,9 @@
-"""One SQLite file per server, reached only through a single writer thread.
+"""One SQLite file per server, written only through a single writer thread.
 
-Every statement runs on that thread, in submission order: the loop never blocks on the disk,
-writes never contend, and a read submitted after a write sees it. Migrations run at open,
-keyed on `PRAGMA user_version`.
+Every write runs on that thread, in submission order: the loop never blocks on the disk,
+writes never contend, and a read submitted after a write sees it. The execution history also
+reads through read-only connections of its own (readers.py), so its queries never wait behind
+a write. Migrations run at open, keyed on `PRAGMA user_version`.
 """
 
 from __future__ import annotations

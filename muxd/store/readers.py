@@ -11,12 +11,12 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 T = TypeVar("T")
 Job = Callable[[sqlite3.Connection], T]
-_Work = tuple[Callable[[sqlite3.Connection], object], "concurrent.futures.Future[object]"]
+_Work = tuple[Callable[[sqlite3.Connection], Any], "concurrent.futures.Future[Any]"]
 
 
 def connect_read_only(path: str, *, busy_timeout_s: float) -> sqlite3.Connection:
@@ -45,9 +45,9 @@ class ReaderPool:
         """Run `job` on a reader's connection without blocking the loop; its exception propagates."""
         if self._closed:
             raise RuntimeError("the reader pool is closed")
-        future: concurrent.futures.Future[object] = concurrent.futures.Future()
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._jobs.put((job, future))
-        return await asyncio.wrap_future(future)  # type: ignore[return-value]
+        return await asyncio.wrap_future(future)
 
     def _serve(self) -> None:
         db: sqlite3.Connection | None = None

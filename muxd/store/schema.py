@@ -63,7 +63,9 @@ MIGRATIONS: tuple[str, ...] = (
         queued_at REAL,
         started_at REAL,
         completed_at REAL,
-        at REAL AS (COALESCE(started_at, queued_at)) VIRTUAL,
+        -- COALESCE(started_at, queued_at), written with the row: a plain column, because SQLite
+        -- never reads a generated column from an index, and stats must be answered from one.
+        at REAL,
         duration_ms INTEGER,
         timeout_s REAL,
         tokens_used INTEGER,
@@ -83,8 +85,10 @@ MIGRATIONS: tuple[str, ...] = (
         transcript_truncated INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX executions_at ON executions(at);
-    -- Covers the per-agent stats (no row is read) as well as lists of one agent.
-    CREATE INDEX executions_agent_at ON executions(agent_name, at, status, cost_usd, tokens_used, duration_ms);
+    CREATE INDEX executions_agent_at ON executions(agent_name, at);
+    -- Per-agent stats read one slice per agent and status of this index, never a row.
+    CREATE INDEX executions_agent_status ON executions(agent_name, status, at, cost_usd, tokens_used,
+                                                       duration_ms);
     CREATE INDEX executions_status_at ON executions(status, at);  -- also the active ones
     CREATE INDEX executions_trigger_at ON executions(triggered_by, at);
     CREATE INDEX executions_pane_at ON executions(pane_key, at);
@@ -93,8 +97,9 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX executions_trace ON executions(trace_id) WHERE trace_id IS NOT NULL;
     CREATE UNIQUE INDEX executions_idempotency ON executions(idempotency_key)
         WHERE idempotency_key IS NOT NULL;
-    -- Failures only: the store's queries repeat this WHERE word for word, or SQLite ignores it.
-    CREATE INDEX executions_failures ON executions(stack_hash, at)
+    -- Failures only (status included to answer from the index alone). The store's queries
+    -- repeat this WHERE word for word, or SQLite would not use the index.
+    CREATE INDEX executions_failures ON executions(stack_hash, at, status)
         WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
     CREATE TABLE execution_transcripts (
         execution_id TEXT PRIMARY KEY,

@@ -22,8 +22,8 @@ from muxd.daemon.sampled_log import SampledLog
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution, ExecutionError, finished
 from muxd.store.database import Database, transaction
-from muxd.store.execution_rows import (ACTIVE_ROWS, ENDED_ROWS, FAILED_ROWS, SELECT_COLUMNS, UPSERT,
-                                       from_row, scope_clause, to_row, where_clause)
+from muxd.store import execution_queries as queries
+from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope, Transcript
 from muxd.store.location import MEMORY
 from muxd.executions.fingerprint import stack_hash
@@ -46,8 +46,10 @@ def _guarded(job: Job[T], doing: str) -> Job[T]:
         try:
             return job(db)
         except sqlite3.IntegrityError as exc:
+            if "idempotency_key" not in str(exc):
+                raise unavailable(exc, doing) from exc
             # The one constraint a caller can break: an idempotency key already used by another id.
-            raise Conflict(f"{doing}: {exc}") from exc
+            raise Conflict(f"{doing}: another execution has this idempotency key") from exc
         except sqlite3.Error as exc:
             raise unavailable(exc, doing) from exc
     return run
@@ -143,25 +145,32 @@ class SqliteExecutionStore:
         newest `keep_rows`, a batch per writer transaction so other writes get in between."""
         removed = 0
         if older_than is not None:
-            while True:
-                gone = await self._write(
-                    lambda db: self._delete_oldest(db, "at < ?", (older_than,), self._prune_batch_rows),
-                    "pruning old executions")
-                removed += gone
-                if gone < self._prune_batch_rows:
-                    break
+            removed += await self._prune_where("at < ?", (older_than,), "pruning old executions")
         if keep_rows is not None:
-            excess = await self._read(lambda db: db.execute("SELECT count(*) FROM executions").fetchone()[0],
-                                      "counting executions") - keep_rows
-            while excess > 0:
-                batch = min(excess, self._prune_batch_rows)
-                gone = await self._write(lambda db: self._delete_oldest(db, "1", (), batch),
-                                         "pruning executions beyond the newest kept")
-                if not gone:  # what is left over the count is still running
-                    break
-                removed += gone
-                excess -= gone
+            def last_to_forget(db: sqlite3.Connection) -> tuple[float | None, int] | None:
+                # Counting from the old end: the excess is usually far smaller than what is kept.
+                excess = db.execute("SELECT count(*) FROM executions").fetchone()[0] - keep_rows
+                if excess <= 0:
+                    return None
+                at, seq = db.execute("SELECT at, seq FROM executions ORDER BY at, seq LIMIT 1 OFFSET ?",
+                                     (excess - 1,)).fetchone()
+                return at, seq
+
+            cutoff = await self._read(last_to_forget, "counting executions")
+            if cutoff is not None:
+                at, seq = cutoff
+                condition, params = (("at IS NULL AND seq <= ?", (seq,)) if at is None else
+                                     ("(at IS NULL OR at < ? OR (at = ? AND seq <= ?))", (at, at, seq)))
+                removed += await self._prune_where(condition, params, "pruning executions beyond the newest kept")
         return removed
+
+    async def _prune_where(self, condition: str, params: tuple[Any, ...], doing: str) -> int:
+        removed, batch = 0, self._prune_batch_rows
+        while True:
+            gone = await self._write(lambda db: self._delete_oldest(db, condition, params, batch), doing)
+            removed += gone
+            if gone < batch:
+                return removed
 
     @staticmethod
     def _delete_oldest(db: sqlite3.Connection, condition: str, params: tuple[Any, ...], limit: int) -> int:
@@ -194,76 +203,61 @@ class SqliteExecutionStore:
 
         return await self._read(job, f"reading the transcript of {execution_id}")
 
-    async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
-        """The rows of one page and the total that match (ignoring limit/offset)."""
-        where, params = where_clause(query)
-
-        def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
-            with transaction(db):  # the page and the total from one snapshot
-                page = _many(db, f"{where} ORDER BY at DESC, seq DESC LIMIT ? OFFSET ?",
-                             [*params, query.limit, query.offset])
-                total = db.execute(f"SELECT count(*) FROM executions {where}", params).fetchone()[0]
-            return page, total
-
-        return await self._read(job, "listing executions")
-
     async def by_trace(self, trace_id: str, scope: Scope) -> list[Execution]:
         """Every attempt of a trace, by attempt then start."""
-        visible, params = scope_clause(scope)
-        where = "WHERE trace_id = ?" + (f" AND {visible}" if visible else "")
+        if queries.sees_nothing(scope):
+            return []
+        visible, params = queries.visible(scope)
         return await self._read(
-            lambda db: _many(db, f"{where} ORDER BY coalesce(attempt, 0), at, seq", [trace_id, *params]),
+            lambda db: _many(db, f"WHERE trace_id = ?{' AND ' + visible if visible else ''} "
+                                 f"ORDER BY coalesce(attempt, 0), at, seq", [trace_id, *params]),
             f"reading trace {trace_id}")
 
     async def error_patterns(self, query: ExecutionQuery) -> list[ErrorPattern]:
         """Failed executions matching `query` grouped by stack_hash, the most recent pattern first."""
-        where, params = where_clause(query, FAILED_ROWS)
+        if queries.sees_nothing(query.scope):
+            return []
+        sql, params = queries.error_patterns(query)
 
         def job(db: sqlite3.Connection) -> list[ErrorPattern]:
-            patterns = []
-            with transaction(db):
-                groups = db.execute(f"SELECT stack_hash, count(*), min(at), max(at) FROM executions {where} "
-                                    f"GROUP BY stack_hash ORDER BY max(at) DESC LIMIT ? OFFSET ?",
-                                    [*params, query.limit, query.offset]).fetchall()
-                for hashed, count, first_seen, last_seen in groups:
-                    example = db.execute(
-                        f"SELECT id, task_id, trace_id, error_message, error_type FROM executions {where} "
-                        f"AND stack_hash = ? ORDER BY at DESC, seq DESC LIMIT 1", [*params, hashed]).fetchone()
-                    patterns.append(ErrorPattern(
-                        stack_hash=hashed, count=count, first_seen=first_seen or 0.0,
-                        last_seen=last_seen or 0.0, error_type=example[4], message=example[3] or "",
-                        example_id=example[0], example_task_id=example[1], example_trace_id=example[2]))
-            return patterns
+            return [ErrorPattern(stack_hash=hashed, count=n, first_seen=first or 0.0, last_seen=last or 0.0,
+                                 error_type=error_type, message=message or "", example_id=example_id,
+                                 example_task_id=task_id, example_trace_id=trace_id)
+                    for hashed, n, first, last, example_id, task_id, trace_id, message, error_type
+                    in db.execute(sql, params)]
 
         return await self._read(job, "grouping failures")
 
     async def unique_failures(self, query: ExecutionQuery) -> list[Execution]:
         """The newest failure of each stack_hash, newest first (tasks_last_failed unique_errors)."""
-        where, params = where_clause(query, FAILED_ROWS)
-        # A bare column beside max() comes from the row holding the max (SQLite's documented rule).
-        newest = f"SELECT seq FROM (SELECT seq, max(at) FROM executions {where} GROUP BY stack_hash)"
-        return await self._read(
-            lambda db: _many(db, f"WHERE seq IN ({newest}) ORDER BY at DESC, seq DESC LIMIT ? OFFSET ?",
-                             [*params, query.limit, query.offset]),
-            "listing unique failures")
+        if queries.sees_nothing(query.scope):
+            return []
+        sql, params = queries.unique_failures(query)
+        return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)],
+                                "listing unique failures")
 
     async def stats(self, query: ExecutionQuery) -> list[AgentStats]:
         """Per agent, over the executions matching `query` (its limit/offset ignored)."""
-        where, params = where_clause(query)
-        sql = (f"SELECT agent_name, count(*), sum(status = 'success'), "
-               f"sum(status IN ('failed', 'timeout', 'interrupted')), sum(status = 'cancelled'), "
-               f"sum(status = 'running'), sum(status = 'pending'), total(cost_usd), total(tokens_used), "
-               f"avg(CASE WHEN {ENDED_ROWS} THEN duration_ms END), max(at), status "
-               f"FROM executions {where} GROUP BY agent_name ORDER BY agent_name")
+        if queries.sees_nothing(query.scope):
+            return []
+        sql, params = queries.stats(query)
+        return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
+                                "counting executions per agent")
 
-        def job(db: sqlite3.Connection) -> list[AgentStats]:
-            return [AgentStats(agent_name=r[0], total=r[1], successful=r[2], failed=r[3], cancelled=r[4],
-                               running=r[5], pending=r[6], total_cost_usd=r[7], total_tokens=int(r[8]),
-                               avg_duration_s=None if r[9] is None else r[9] / 1000,
-                               last_execution_at=r[10], last_execution_status=r[11])
-                    for r in db.execute(sql, params)]
+    async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
+        """The rows of one page and the total that match (ignoring limit/offset)."""
+        if queries.sees_nothing(query.scope):
+            return [], 0
+        page_sql, page_params = queries.page(query)
+        count_sql, count_params = queries.count(query)
 
-        return await self._read(job, "counting executions per agent")
+        def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
+            with transaction(db):  # the page and the total from one snapshot
+                page = [from_row(row) for row in db.execute(page_sql, page_params)]
+                total = db.execute(count_sql, count_params).fetchone()[0]
+            return page, total
+
+        return await self._read(job, "listing executions")
 
     def close(self) -> None:
         """Stop the readers (the database is the caller's to close) and log held-back failure counts."""

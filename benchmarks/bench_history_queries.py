@@ -1,0 +1,282 @@
+"""The execution history's queries at 1,000,000 rows: p50/p95 of each call the MCP tools make,
+at store level (SqliteExecutionStore on a real file, reads on its reader threads).
+
+    .venv/bin/python benchmarks/bench_history_queries.py [--rows 1000000] [--calls 200] [--db FILE]
+
+`seed_executions(path, count)` fills a database fast (one transaction, executemany, indexes
+built after the rows) with a realistic mix; `HISTORY_CALLS` lists the calls measured, each as a
+store method and its arguments, so a daemon-level mode can replay the same ones. `--db FILE`
+reuses a seeded file (seeded first if it does not exist). Target: p95 ≤ 20 ms each. On a fresh
+database it then prunes the oldest day while saving, to show how long pruning holds the writer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _peers import percentile, run_benchmark
+
+from muxd.config import HISTORY_PRUNE_BATCH_ROWS
+from muxd.executions.record import Execution, ExecutionError, Status, TriggeredBy
+from muxd.store.database import Database
+from muxd.store.execution_rows import COLUMNS, to_row
+from muxd.store.execution_store import ExecutionQuery, Scope
+from muxd.store.sqlite_executions import SqliteExecutionStore, stack_hash
+
+DEFAULT_ROWS = 1_000_000
+DEFAULT_CALLS = 200
+TARGET_P95_MS = 20.0
+PRUNE_DAYS = 1
+PROBE_INTERVAL_S = 0.005
+SECONDS_PER_DAY = 86_400
+ERROR_MESSAGES = 30
+SEED = 41
+AGENT_TYPES = ("claude", "codex", "gemini", "aider", "opencode", "shell")
+TRIGGERS: tuple[TriggeredBy, ...] = ("mcp", "agent", "schedule", "cli", "manual")
+TRIGGER_WEIGHTS = (50.0, 20.0, 15.0, 10.0, 5.0)
+# Ended statuses by weight (%), then a few still running or queued at the newest end.
+ENDED: tuple[Status, ...] = ("success", "failed", "timeout", "cancelled", "interrupted")
+ENDED_WEIGHTS = (90.0, 8.0, 1.0, 0.6, 0.4)
+ACTIVE: tuple[Status, ...] = ("running", "pending")
+ACTIVE_NEWEST = 40
+WORDS = ("fix", "the", "failing", "test", "in", "parser", "add", "retry", "to", "client", "refactor",
+         "module", "update", "docs", "for", "api", "handle", "timeout", "when", "server", "is", "slow")
+ERRORS = [(kind, f"{kind}: {what} #{n}") for n, (kind, what) in enumerate(
+    [("api_error", "upstream returned 529 overloaded"), ("rate_limited", "429 too many requests"),
+     ("exit_status", "command exited with status 1"), ("pane_exited", "the pane's program exited"),
+     ("timeout", "no answer within the timeout")] * (ERROR_MESSAGES // 5))]
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def _executions(count: int, agents: int, days: int, now: float, rng: random.Random) -> Iterator[Execution]:
+    """`count` executions spread evenly over the last `days`, oldest first."""
+    span = days * SECONDS_PER_DAY
+    names = [f"agent-{n:02d}" for n in range(agents)]
+    trace: tuple[str, int] | None = None
+    for n in range(count):
+        started = now - span + span * n / count
+        agent = rng.randrange(agents)
+        status = rng.choices(ENDED, ENDED_WEIGHTS)[0] if n < count - ACTIVE_NEWEST else rng.choice(ACTIVE)
+        error = None
+        if status in ("failed", "timeout", "interrupted"):
+            kind, message = rng.choice(ERRORS)
+            error = ExecutionError(type=kind, message=message, stack_hash=stack_hash(kind, message))
+        # One execution in five belongs to a trace; a failed attempt is retried by the next one.
+        if trace is not None and rng.random() < 0.8:
+            trace_id, attempt = trace[0], trace[1] + 1
+        elif rng.random() < 0.2:
+            trace_id, attempt = f"trace-{n:08x}", 1
+        else:
+            trace_id, attempt = None, None
+        trace = (trace_id, attempt) if trace_id and status != "success" and attempt and attempt < 3 else None
+        duration_s = rng.uniform(2, 300) if status not in ("running", "pending") else None
+        tokens = rng.randrange(500, 50_000)
+        yield Execution(
+            id=f"exec_{int(started * 1000)}_{rng.getrandbits(32):08x}", pane_id=f"%{agent}",
+            pane_key=f"run{n * 4 // count}/%{agent}", agent_name=names[agent],
+            agent_type=AGENT_TYPES[agent % len(AGENT_TYPES)], status=status,
+            kind="command" if agent % 7 == 0 else "prompt",
+            triggered_by=rng.choices(TRIGGERS, TRIGGER_WEIGHTS)[0],
+            principal=rng.choice(("token:ci", f"agent:%{(agent + 1) % agents}", "system")),
+            message=_text(rng, 12), response=_text(rng, 50) if status == "success" else None, error=error,
+            queued_at=started - rng.uniform(0, 2), started_at=None if status == "pending" else started,
+            completed_at=None if duration_s is None else started + duration_s,
+            duration_ms=None if duration_s is None else int(duration_s * 1000),
+            tokens_used=tokens, cost_usd=round(tokens * 3e-6, 6), context_used=tokens * 2, context_max=200_000,
+            session_id=f"sess-{agent}-{n // 500}", tool_calls=[f"Bash({_text(rng, 3)})"] * rng.randrange(4),
+            files_written=["src/parser.py"] if rng.random() < 0.3 else [],
+            task_id=f"task-{n // 3:07d}" if rng.random() < 0.3 else None,
+            trace_id=trace_id, span_id=f"span-{n:08x}" if trace_id else None, attempt=attempt,
+            idempotency_key=f"idem-{n:08x}" if rng.random() < 0.05 else None,
+            sources={"tokens_used": "screen"})
+
+
+def seed_executions(path: str | Path, count: int, *, agents: int = 20, days: int = 30,
+                    now: float | None = None) -> float:
+    """Fill the database at `path` (created and migrated if new) with `count` executions over the
+    last `days`; returns the seconds it took. Indexes are dropped and rebuilt around the insert."""
+    started = time.monotonic()
+    Database(str(path)).close()  # the schema, by the daemon's own migrations
+    db = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        db.execute("PRAGMA synchronous=OFF")
+        indexes = [sql for (sql,) in db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'executions' AND sql IS NOT NULL")]
+        db.execute("BEGIN")
+        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index' "
+                                  "AND tbl_name = 'executions' AND sql IS NOT NULL").fetchall():
+            db.execute(f"DROP INDEX {name}")
+        rows = (to_row(e) for e in _executions(count, agents, days, now or time.time(), random.Random(SEED)))
+        db.executemany(f"INSERT INTO executions ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                       rows)
+        for sql in indexes:
+            db.execute(sql)
+        db.execute("COMMIT")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+    # Written without syncs: flush now, or the daemon's first checkpoint pays for the whole file.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return time.monotonic() - started
+
+
+# ------------------------------------------------------------------ the calls measured
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What the calls ask about, sampled from the seeded rows: varied per call, so no answer is
+    merely the one cached from the call before."""
+
+    now: float
+    agents: list[str]
+    ids: list[str]
+    traces: list[str]
+    pane_keys: list[str]
+
+
+@dataclass(frozen=True)
+class HistoryCall:
+    name: str
+    method: str                                    # the ExecutionStore method
+    args: Callable[[Targets, random.Random], tuple[Any, ...]]
+
+
+def _day(t: Targets, **filters: Any) -> ExecutionQuery:
+    return ExecutionQuery(since=t.now - SECONDS_PER_DAY, **filters)
+
+
+HISTORY_CALLS: tuple[HistoryCall, ...] = (
+    HistoryCall("list newest 20", "list", lambda t, r: (ExecutionQuery(),)),
+    HistoryCall("list newest 20, one agent", "list", lambda t, r: (ExecutionQuery(agent_name=r.choice(t.agents)),)),
+    HistoryCall("list newest 20, failed", "list", lambda t, r: (ExecutionQuery(status="failed"),)),
+    HistoryCall("list newest 20, last 24 h", "list", lambda t, r: (_day(t),)),
+    # An agent's token: its pane and one granted to it, plus what it triggered elsewhere.
+    HistoryCall("list newest 20, agent's token", "list", lambda t, r: (ExecutionQuery(
+        scope=Scope(pane_keys=frozenset(r.sample(t.pane_keys, 2)), principal=f"agent:%{r.randrange(20)}")),)),
+    HistoryCall("total only, no filter", "list", lambda t, r: (ExecutionQuery(limit=0),)),
+    HistoryCall("list active", "list", lambda t, r: (ExecutionQuery(statuses=("pending", "running")),)),
+    HistoryCall("by_trace", "by_trace", lambda t, r: (r.choice(t.traces), Scope())),
+    HistoryCall("error_patterns 24 h", "error_patterns", lambda t, r: (_day(t),)),
+    HistoryCall("error_patterns all", "error_patterns", lambda t, r: (ExecutionQuery(),)),
+    HistoryCall("unique_failures 24 h", "unique_failures", lambda t, r: (_day(t),)),
+    HistoryCall("unique_failures all", "unique_failures", lambda t, r: (ExecutionQuery(),)),
+    HistoryCall("stats fleet 24 h", "stats", lambda t, r: (_day(t),)),
+    HistoryCall("stats one agent 24 h", "stats", lambda t, r: (_day(t, agent_name=r.choice(t.agents)),)),
+    HistoryCall("get by id", "get", lambda t, r: (r.choice(t.ids),)),
+    HistoryCall("by_idempotency_key", "by_idempotency_key", lambda t, r: (f"idem-{r.randrange(1 << 20):08x}",)),
+)
+
+
+def sample_targets(path: str | Path, *, sample: int = 500) -> Targets:
+    """Ids, traces, agents and panes to ask about, picked from the database at `path`."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        now = db.execute("SELECT max(at) FROM executions").fetchone()[0]
+        pick = f"ORDER BY random() LIMIT {sample}"
+        return Targets(
+            now=now,
+            agents=[a for (a,) in db.execute("SELECT DISTINCT agent_name FROM executions")],
+            ids=[i for (i,) in db.execute(f"SELECT id FROM executions WHERE seq % 97 = 0 {pick}")],
+            traces=[t for (t,) in db.execute(f"SELECT trace_id FROM executions WHERE seq % 7 = 0 "
+                                             f"AND attempt > 1 {pick}")],  # retried: 2-3 attempts
+            pane_keys=[k for (k,) in db.execute("SELECT DISTINCT pane_key FROM executions")])
+    finally:
+        db.close()
+
+
+async def measure(path: str | Path, calls: int) -> list[tuple[str, float, float, int]]:
+    """(name, p50 ms, p95 ms, rows in the last answer) of each of HISTORY_CALLS, `calls` times each."""
+    targets = sample_targets(path)
+    rng = random.Random(SEED)
+    db = Database(str(path))
+    store = SqliteExecutionStore(db)
+    results = []
+    try:
+        for call in HISTORY_CALLS:
+            method = getattr(store, call.method)
+            answer = await method(*call.args(targets, rng))  # warm: the first call opens the connection
+            times = []
+            for _ in range(calls):
+                args = call.args(targets, rng)
+                began = time.perf_counter()
+                answer = await method(*args)
+                times.append((time.perf_counter() - began) * 1000)
+            size = len(answer[0]) if isinstance(answer, tuple) else len(answer) if isinstance(answer, list) \
+                else int(answer is not None)
+            results.append((call.name, percentile(times, 0.5), percentile(times, 0.95), size))
+    finally:
+        store.close()
+        db.close()
+    return results
+
+
+async def measure_prune(path: str | Path, days: float) -> tuple[int, float, float, float]:
+    """Prune the oldest `days` while another task keeps saving: (rows pruned, seconds, p50 and
+    max ms a save waited meanwhile). The saves show how long the batches hold the writer."""
+    db = Database(str(path))
+    store = SqliteExecutionStore(db)
+    try:
+        oldest = await db.run(lambda c: c.execute("SELECT min(at) FROM executions").fetchone()[0])
+        pruning = asyncio.ensure_future(store.prune(older_than=oldest + days * SECONDS_PER_DAY, keep_rows=None))
+        began, waits = time.perf_counter(), list[float]()
+        while not pruning.done():
+            probe = Execution(id=f"exec_probe_{len(waits)}", pane_id="%0", pane_key="probe/%0", agent_name="probe",
+                              status="success", started_at=time.time())
+            save_began = time.perf_counter()
+            await store.save(probe)
+            waits.append((time.perf_counter() - save_began) * 1000)
+            await asyncio.sleep(PROBE_INTERVAL_S)  # pacing the probes, not waiting for anything
+        return await pruning, time.perf_counter() - began, percentile(waits, 0.5), max(waits)
+    finally:
+        store.close()
+        db.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
+    parser.add_argument("--calls", type=int, default=DEFAULT_CALLS)
+    parser.add_argument("--db", help="a database to reuse (seeded with --rows first if it does not exist)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="muxd-bench-history-") as scratch:
+        path = Path(args.db) if args.db else Path(scratch) / "history.db"
+        if not path.exists():
+            took = seed_executions(path, args.rows)
+            print(f"seeded {args.rows:,} executions in {took:.1f} s ({path.stat().st_size / 2**20:.0f} MiB)")
+        rows = sqlite3.connect(path).execute("SELECT count(*) FROM executions").fetchone()[0]
+        fresh = not args.db
+        print(f"{rows:,} rows; p50/p95 over {args.calls} calls each; target p95 <= {TARGET_P95_MS:.0f} ms")
+        print(f"{'call':<30} {'p50 ms':>8} {'p95 ms':>8} {'rows':>6}")
+        missed = 0
+        for name, p50, p95, size in asyncio.run(measure(path, args.calls)):
+            over = p95 > TARGET_P95_MS
+            missed += over
+            print(f"{name:<30} {p50:>8.2f} {p95:>8.2f} {size:>6}{'  OVER' if over else ''}")
+        if fresh:  # a reused --db is left as it was
+            removed, took, wait_p50, wait_max = asyncio.run(measure_prune(path, PRUNE_DAYS))
+            print(f"prune of the oldest {PRUNE_DAYS} day(s): {removed:,} rows in {took:.2f} s "
+                  f"({HISTORY_PRUNE_BATCH_ROWS:,} a transaction); a save meanwhile waited p50 {wait_p50:.1f} ms, "
+                  f"max {wait_max:.1f} ms")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    run_benchmark(main)

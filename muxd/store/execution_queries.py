@@ -1,0 +1,188 @@
+"""The SQL of the history's reads, shaped so SQLite answers each from an index at a million rows
+(benchmarks/bench_history_queries.py measures them).
+
+Three shapes recur. A *loose index scan* (a recursive CTE stepping from one distinct value to
+the next) lists the distinct agents or failure fingerprints in a few seeks instead of reading
+every row. *Correlated subqueries* per agent or fingerprint then read only that slice of a
+covering index, which also spares the sort a GROUP BY would need. A *scoped page* merges the
+newest rows of each scope stream (its panes, its principal) instead of sorting all it may see.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from muxd.executions.record import ENDED_STATUSES, STATUSES
+from muxd.store.execution_rows import FAILED_ROWS, FAILED_STATUSES, SELECT_COLUMNS
+from muxd.store.execution_store import AgentStats, ExecutionQuery, Scope
+
+NEWEST_FIRST = "ORDER BY at DESC, seq DESC"
+_FAILURES = "executions INDEXED BY executions_failures"
+_FINGERPRINTS = (  # every stack_hash that has failures, in a seek each
+    f"WITH RECURSIVE hashes(h) AS ("
+    f"SELECT (SELECT min(stack_hash) FROM {_FAILURES} WHERE {FAILED_ROWS}) UNION ALL "
+    f"SELECT (SELECT min(stack_hash) FROM {_FAILURES} WHERE {FAILED_ROWS} AND stack_hash > h) "
+    f"FROM hashes WHERE h IS NOT NULL)")
+_AGENTS = (
+    "agents(name) AS (SELECT (SELECT min(agent_name) FROM executions) UNION ALL "
+    "SELECT (SELECT min(agent_name) FROM executions WHERE agent_name > name) FROM agents WHERE name IS NOT NULL)")
+_STATUSES = "statuses(s) AS (VALUES " + ", ".join(f"('{status}')" for status in STATUSES) + ")"
+_FILTERED = ("agent_name", "pane_key", "status", "triggered_by", "task_id", "trace_id")
+Sql = tuple[str, list[Any]]
+
+
+def sees_nothing(scope: Scope) -> bool:
+    """No row is visible to `scope` (callers answer at once: SQLite refuses INDEXED BY on a
+    WHERE it can prove false)."""
+    return scope.pane_keys is not None and not scope.pane_keys and scope.principal is None
+
+
+def scope_terms(scope: Scope) -> list[Sql]:
+    """One term per way a row can be visible to `scope` (any of them suffices); [] for everything,
+    ["0"] for nothing."""
+    if scope.pane_keys is None:
+        return []
+    terms: list[Sql] = []
+    if scope.pane_keys:
+        # One JSON parameter, not one per pane: a token may hold more panes than SQLite has variables.
+        terms.append(("pane_key IN (SELECT value FROM json_each(?))", [json.dumps(sorted(scope.pane_keys))]))
+    if scope.principal is not None:
+        terms.append(("principal = ?", [scope.principal]))
+    return terms or [("0", [])]
+
+
+def visible(scope: Scope) -> Sql:
+    """A single term for the rows `scope` may see ("" when it sees everything)."""
+    terms = scope_terms(scope)
+    if not terms:
+        return "", []
+    return f"({' OR '.join(sql for sql, _ in terms)})", [p for _, params in terms for p in params]
+
+
+def filters(query: ExecutionQuery) -> Sql:
+    """`query`'s filters but its scope, as terms joined by AND ("" for none)."""
+    terms, params = [], []
+    for column in _FILTERED:
+        value = getattr(query, column)
+        if value is not None:
+            terms.append(f"{column} = ?")
+            params.append(value)
+    if query.statuses:
+        terms.append(f"status IN ({', '.join('?' * len(query.statuses))})")
+        params.extend(query.statuses)
+    for column_test, value in (("at >= ?", query.since), ("at < ?", query.until)):
+        if value is not None:
+            terms.append(column_test)
+            params.append(value)
+    return " AND ".join(terms), params
+
+
+def where(query: ExecutionQuery, *extra: str) -> Sql:
+    """`WHERE …` for `query` (scope and filters, not limit/offset) and the `extra` terms, or ""."""
+    scope_sql, scope_params = visible(query.scope)
+    filter_sql, filter_params = filters(query)
+    terms = [term for term in (*extra, scope_sql, filter_sql) if term]
+    return (f"WHERE {' AND '.join(terms)}" if terms else ""), [*scope_params, *filter_params]
+
+
+def _and(sql: str) -> str:
+    return f" AND {sql}" if sql else ""
+
+
+def page(query: ExecutionQuery) -> Sql:
+    """The rows of `query`'s page, newest first."""
+    terms = scope_terms(query.scope)
+    if len(terms) < 2:
+        sql, params = where(query)
+        return f"SELECT {SELECT_COLUMNS} FROM executions {sql} {NEWEST_FIRST} LIMIT ? OFFSET ?", \
+            [*params, query.limit, query.offset]
+    # Pane rows OR principal rows would make SQLite collect and sort every row the scope sees:
+    # take the newest rows of each stream from its own index and merge those instead.
+    filter_sql, filter_params = filters(query)
+    enough = query.limit + query.offset
+    streams, params = [], []
+    for term, term_params in terms:
+        streams.append(f"SELECT seq FROM (SELECT seq FROM executions WHERE {term}{_and(filter_sql)} "
+                       f"{NEWEST_FIRST} LIMIT ?)")
+        params += [*term_params, *filter_params, enough]
+    return (f"SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN ({' UNION ALL '.join(streams)}) "
+            f"{NEWEST_FIRST} LIMIT ? OFFSET ?"), [*params, query.limit, query.offset]
+
+
+def count(query: ExecutionQuery) -> Sql:
+    sql, params = where(query)
+    return f"SELECT count(*) FROM executions {sql}", params
+
+
+def _per_fingerprint(query: ExecutionQuery) -> tuple[str, list[Any]]:
+    """The terms that pick one fingerprint's failures matching `query` (`h`: the fingerprint)."""
+    sql, params = where(query, FAILED_ROWS, "stack_hash = h")
+    return f"FROM {_FAILURES} {sql}", params
+
+
+def error_patterns(query: ExecutionQuery) -> Sql:
+    """Rows (stack_hash, count, first_seen, last_seen, id, task_id, trace_id, message, type) of
+    the newest failure of each fingerprint, the most recent first."""
+    rows, params = _per_fingerprint(query)
+    return (f"{_FINGERPRINTS}, patterns AS (SELECT h, (SELECT count(*) {rows}) AS n, "
+            f"(SELECT min(at) {rows}) AS first_seen, (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) AS newest "
+            f"FROM hashes WHERE h IS NOT NULL) "
+            f"SELECT h, n, first_seen, at, id, task_id, trace_id, error_message, error_type "
+            f"FROM patterns JOIN executions ON seq = newest {NEWEST_FIRST} LIMIT ? OFFSET ?"), \
+        [*params, *params, *params, query.limit, query.offset]
+
+
+def unique_failures(query: ExecutionQuery) -> Sql:
+    """The newest failure of each fingerprint matching `query`, newest first."""
+    rows, params = _per_fingerprint(query)
+    return (f"{_FINGERPRINTS} SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN "
+            f"(SELECT (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) FROM hashes WHERE h IS NOT NULL) "
+            f"{NEWEST_FIRST} LIMIT ? OFFSET ?"), [*params, query.limit, query.offset]
+
+
+def stats(query: ExecutionQuery) -> Sql:
+    """Rows (agent, status, JSON [count, cost, tokens, duration ms, durations], last at) for each
+    agent and status, each read from its slice of the covering index executions_agent_status
+    (the sums travel as JSON: a scalar subquery has one column; `at` does not, JSON would round it)."""
+    sql, params = where(query, "agent_name = name", "status = s")
+    if query.agent_name is None:
+        agents, agent_params = f"WITH RECURSIVE {_AGENTS}", []
+    else:
+        agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
+    return (f"{agents}, {_STATUSES} SELECT name, s, (SELECT json_array(count(*), total(cost_usd), "
+            f"total(tokens_used), total(duration_ms), count(duration_ms)) FROM executions {sql}), "
+            f"(SELECT max(at) FROM executions {sql}) "
+            f"FROM agents CROSS JOIN statuses WHERE name IS NOT NULL"), [*agent_params, *params, *params]
+
+
+def fold_stats(rows: list[tuple[str, str, str, float | None]]) -> list[AgentStats]:
+    """AgentStats per agent (by name) from the rows of `stats`; agents with no rows left out."""
+    by_agent: dict[str, dict[str, Any]] = {}
+    for agent, status, packed, last_at in rows:
+        n, cost, tokens, duration_ms, durations = json.loads(packed)
+        if not n:
+            continue
+        fold = by_agent.setdefault(agent, {"total": 0, "by_status": {}, "cost": 0.0, "tokens": 0.0,
+                                           "duration_ms": 0.0, "durations": 0, "last": (None, None)})
+        fold["total"] += n
+        fold["by_status"][status] = n
+        fold["cost"] += cost
+        fold["tokens"] += tokens
+        if status in ENDED_STATUSES:
+            fold["duration_ms"] += duration_ms
+            fold["durations"] += durations
+        if last_at is not None and (fold["last"][0] is None or last_at > fold["last"][0]):
+            fold["last"] = (last_at, status)
+    result = []
+    for agent in sorted(by_agent):
+        fold = by_agent[agent]
+        counts = fold["by_status"]
+        result.append(AgentStats(
+            agent_name=agent, total=fold["total"], successful=counts.get("success", 0),
+            failed=sum(counts.get(s, 0) for s in FAILED_STATUSES),
+            cancelled=counts.get("cancelled", 0), running=counts.get("running", 0),
+            pending=counts.get("pending", 0), total_cost_usd=fold["cost"], total_tokens=int(fold["tokens"]),
+            avg_duration_s=fold["duration_ms"] / fold["durations"] / 1000 if fold["durations"] else None,
+            last_execution_at=fold["last"][0], last_execution_status=fold["last"][1]))
+    return result

@@ -89,7 +89,8 @@ def test_claude_code_tasks_results_failures_and_retries(agent, muxd_server, tmp_
             first = await task(session, pane, "try it", trace_id="tr-claude", attempt=1)
             second = await task(session, pane, "try it", trace_id="tr-claude", attempt=2)
             assert first["status"] == second["status"] == "failed", (first, second)
-            assert first["error"]["type"] and "credit balance" in first["error"]["message"]
+            assert first["error"]["type"] == "api_error" and "credit balance" in first["error"]["message"].lower()
+            assert first["sources"]["error"] == "session_log"
             assert first["error"]["stack_hash"] == second["error"]["stack_hash"]
             third = await task(session, pane, "try it", trace_id="tr-claude", attempt=3)
             assert third["status"] == "success"

@@ -174,3 +174,10 @@ def test_after_a_cancel_the_agent_winding_down_is_not_a_persons_turn_and_the_que
     assert tracker.running is None
     deliver = only(tracker.state_changed(state("Idle"), 0.9, manual=template), Deliver)
     assert deliver.execution.id == queued.id
+
+
+def test_a_turn_refused_at_once_with_no_state_published_ends_after_the_unseen_grace():
+    tracker = idle_tracker()
+    tracker.submit(prompt(), 0.0)
+    assert tracker.due() == EXECUTION_TURN_UNSEEN_S
+    assert only(tracker.tick(EXECUTION_TURN_UNSEEN_S), Finish).execution.status == "success"

@@ -65,7 +65,7 @@ def read_session_log(agent_type: str | None, pid: int | None, marked: SessionLog
         cursor = marked if marked is not None and marked.path == Path(path) else SessionLogCursor(path, agent_type)
         facts = cursor.read_turn()
         if facts.complete or time.monotonic() >= deadline:
-            return facts if facts.api_calls or facts.response else None
+            return facts if facts.api_calls or facts.response or facts.error else None
         time.sleep(0.05)  # the CLI writes its last lines just after it redraws its prompt
 
 

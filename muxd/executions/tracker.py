@@ -239,6 +239,11 @@ class ExecutionTracker:
             effects = self._end("timeout", now, error_of("timeout", f"no end after {running.timeout_s:g}s"))
             self._quiet_until, self._settling = now + EXECUTION_IDLE_SETTLE_S, True
             return [Interrupt(running)] + effects
+        if (running.kind == "prompt" and turn.at_prompt_since is None and not turn.seen_busy
+                and self.state.activity.state in AT_PROMPT_STATES):
+            # No state was published since delivery: the agent never left its prompt (a turn
+            # refused at once, e.g. an API error shown under the prompt).
+            turn.at_prompt_since = turn.delivered_at
         if running.kind != "prompt" or turn.at_prompt_since is None:
             return []
         settled = now - turn.at_prompt_since >= EXECUTION_IDLE_SETTLE_S

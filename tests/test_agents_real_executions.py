@@ -34,7 +34,7 @@ def agent(muxd_server, tmp_path) -> Iterator[Callable[..., AgentPane]]:
             pytest.skip(why)
         fake.start()
         make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini, "aider": launch.aider}[cli]
-        pane = AgentPane(muxd_server, make(tmp_path / cli, fake.url, bin_dir, *args))
+        pane = AgentPane(muxd_server, make(tmp_path / cli, fake.url, bin_dir, *args), session=cli)
         started.append((pane, fake))
         pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=TURN_TIMEOUT_S,
                               what="Idle with the model named")
@@ -129,7 +129,7 @@ def test_codex_and_gemini_work_side_by_side_and_are_waited_for_together(agent, m
 
 
 def test_cancel_and_a_prompt_typed_by_a_person(agent, muxd_server):
-    fake = AnthropicFake([[Think(200, 0.1), Say("too late", 0.03)], [Say(ANSWER, 0.03)]])
+    fake = AnthropicFake([[Think(200, 0.1), Say("too late", 0.03)], [Say("Now.", 0.03)], [Say(ANSWER, 0.03)]])
     pane = agent("claude", fake, "--permission-mode", "default")
 
     async def drive() -> None:
@@ -139,6 +139,12 @@ def test_cancel_and_a_prompt_typed_by_a_person(agent, muxd_server):
             cancelled = await call_ok(session, "cancel_execution", execution_id=sent["execution_id"])
             assert cancelled["status"] == "cancelled"
             pane.settles_at("Idle", timeout=TURN_TIMEOUT_S)
+            # Claude Code puts an interrupted prompt back in its input box: the next task must not
+            # be typed after it.
+            retried = await call_ok(session, "send_task", pane_id=pane.pane_id, message="answer now", wait=True,
+                                    wait_timeout_s=WAIT_S)
+            assert retried["execution"]["status"] == "success", retried
+            assert "think for longanswer now" not in pane.screen()
             pane.submit("typed by a person")  # send-keys, as a person at the keyboard
             async def manual() -> dict | None:
                 rows = (await call_ok(session, "list_recent_executions", triggered_by="manual"))["executions"]

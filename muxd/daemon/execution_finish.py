@@ -40,15 +40,17 @@ class TurnSnapshot:
     marked_log: Future[SessionLogCursor | None] | None = None  # the log as it was when the execution began
 
 
-def mark_session_log(agent_type: str | None, pid: int | None) -> SessionLogCursor | None:
-    """The agent's session log with its end marked (on a thread: it reads /proc and the log)."""
+def mark_session_log(agent_type: str | None, pid: int | None, mark: bool = True) -> SessionLogCursor | None:
+    """The agent's session log with its end marked (on a thread: it reads /proc and the log).
+    `mark=False` for a turn whose prompt is already written: its facts are the log's last turn."""
     if agent_type not in PARSERS or pid is None:
         return None
     path = locate(agent_type, pid)
     if path is None:
         return None  # not written yet: Claude Code starts its log at the first prompt
     cursor = SessionLogCursor(path, agent_type)
-    cursor.mark()
+    if mark:
+        cursor.mark()
     return cursor
 
 
@@ -127,6 +129,8 @@ async def finalize(execution: Execution, shot: TurnSnapshot) -> Execution:
 def _from_log(execution: Execution, facts: TurnFacts, fields: dict[str, object], sources: dict[str, str]) -> None:
     taken = {"response": facts.response, "tokens_used": facts.tokens_used, "session_id": facts.session_id,
              "tool_calls": facts.tool_calls or None, "files_written": facts.files_written or None}
+    if execution.message is None and facts.prompt:
+        taken["message"] = facts.prompt  # a person's prompt the input box did not show in time
     for name, value in taken.items():
         if value is not None:
             fields[name] = value

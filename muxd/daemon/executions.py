@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 # The key that stops an agent's turn: Escape in the full-screen CLIs, C-c elsewhere.
 INTERRUPT_KEYS = {"claude": b"\x1b", "codex": b"\x1b", "gemini": b"\x1b", "opencode": b"\x1b"}
 CTRL_C = b"\x03"
+CLEAR_INPUT = b"\x15"  # C-u
 PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
 BRACKETED_PASTE_MODE = 2004
 
@@ -199,7 +200,7 @@ class ExecutionService:
         effects = run.tracker.state_changed(state, time.time(), typed_input=typed, manual=manual)
         if run.tracker.running is not None and run.tracker.running is not was_running and any(
                 isinstance(e, Save) for e in effects):
-            self._begin(run)  # a person's prompt began a turn
+            self._begin(run, submitted=True)  # a person's prompt began a turn (already in the log)
         self._apply(run, effects)
 
     def _typed_input(self, pane: Pane) -> str | None:
@@ -307,7 +308,7 @@ class ExecutionService:
 
     # ------------------------------------------------------------ effects
 
-    def _begin(self, run: PaneRun) -> None:
+    def _begin(self, run: PaneRun, *, submitted: bool = False) -> None:
         """An execution starts in `run`'s pane now: its transcript and its first row."""
         pane = run.pane
         run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
@@ -316,8 +317,8 @@ class ExecutionService:
         detection = self.daemon.detections.get(pane.id)
         run.tools_at_start = detection.runner.tools_counted if detection is not None else 0
         # The agent's own log, its end marked now, found off the loop (it reads /proc and the file).
-        run.session_log = self._log_marks.submit(execution_finish.mark_session_log, pane.agent.agent_type, pane.pid) \
-            if pane.agent.is_agent else None
+        run.session_log = self._log_marks.submit(execution_finish.mark_session_log, pane.agent.agent_type, pane.pid,
+                                                 not submitted) if pane.agent.is_agent else None
 
     def _apply(self, run: PaneRun, effects: list[Effect]) -> None:
         for effect in effects:
@@ -338,7 +339,9 @@ class ExecutionService:
         data = message.encode()
         if "\n" in message and BRACKETED_PASTE_MODE in pane.emulator.private_modes:
             data = PASTE_START + data + PASTE_END  # a multi-line prompt, not several submitted lines
-        pane.send(data)
+        # C-u first empties the input box (every agent CLI takes it so): an interrupted turn's
+        # prompt comes back there (Claude Code), or a person left words in it.
+        pane.send(CLEAR_INPUT + data)
         # The Enter goes as its own write a moment later (ink-based TUIs take a CR in the same
         # read as pasted text for a newline).
         asyncio.get_running_loop().call_later(SUBMIT_GAP_S, lambda: pane.exited or pane.send(b"\r"))

@@ -189,3 +189,5 @@ TRANSCRIPT_RENDER_MAX_ROWS = 20_000
 # An agent writes the last lines of a turn to its session log just after it redraws its
 # prompt: the log is read again for up to this long until the turn is complete there.
 SESSION_LOG_SETTLE_S = 1.0
+# A running daemon forgets history past the retention (muxd/store/retention.py) this often.
+HISTORY_PRUNE_INTERVAL_S = 3600.0

@@ -15,13 +15,13 @@ import logging
 import secrets
 import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import SUBMIT_GAP_S
+from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
 from muxd.daemon import execution_finish
 from muxd.daemon.access import current_principal
 from muxd.detectors.state import AgentState
@@ -85,12 +85,26 @@ class ExecutionService:
             left = await self.store.interrupt_running(time.time())
             if left:
                 log.warning("%d execution(s) were running when the daemon last stopped: now interrupted", left)
-            pruned = await self.store.prune(older_than=retention.older_than(time.time()),
-                                            keep_rows=retention.keep_rows)
-            if pruned:
-                log.info("history: %d old execution(s) pruned", pruned)
         except StoreUnavailable as exc:
             log.error("history: %s", exc.message)
+        self._start(self._prune_now_and_then(retention))
+
+    async def _prune_now_and_then(self, retention: Retention) -> None:
+        """Retention, at start and every HISTORY_PRUNE_INTERVAL_S (in batches: writes go on between)."""
+        while self.store is not None:
+            try:
+                pruned = await self.store.prune(older_than=retention.older_than(time.time()),
+                                                keep_rows=retention.keep_rows)
+                if pruned:
+                    log.info("history: %d old execution(s) pruned", pruned)
+            except StoreUnavailable as exc:
+                log.error("history: %s", exc.message)
+            await asyncio.sleep(HISTORY_PRUNE_INTERVAL_S)
+
+    def _start(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def pane_key(self, pane_id: str) -> str:
         return f"{self.run_id}/{pane_id}"
@@ -98,6 +112,8 @@ class ExecutionService:
     # ------------------------------------------------------------ panes
 
     def pane_started(self, pane: Pane, program: Execution | None = None) -> None:
+        if self.store is None:
+            return  # recording is off (MUXD_HISTORY=0): no pane is followed
         run = PaneRun(pane, ExecutionTracker(pane.id))
         self.panes[pane.id] = run
         pane.output_taps.append(lambda data: self._output(run, data))
@@ -136,6 +152,8 @@ class ExecutionService:
                 run.timer.cancel()
         self.panes.clear()  # the panes' removal that follows has nothing left to record
         self._log_marks.shutdown(wait=False, cancel_futures=True)
+        for task in self._tasks:
+            task.cancel()
 
     def pane_removed(self, pane: Pane) -> None:
         run = self.panes.pop(pane.id, None)
@@ -368,9 +386,7 @@ class ExecutionService:
             transcript_truncated=bool(transcript and transcript.truncated))
         self.finishing[execution.id] = execution
         snapshot = execution_finish.snapshot(self.daemon, run, execution)
-        task = asyncio.get_running_loop().create_task(self._complete(execution, snapshot, transcript))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._start(self._complete(execution, snapshot, transcript))
 
     async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:
         try:

@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         retention = retention_from_env(os.environ)
         daemon = Daemon(socket_path(args.name), lock_path(args.name),
                         scrollback_bytes=scrollback_bytes,
-                        detection=os.environ.get("MUXD_DETECTION", "1") != "0", retention=retention)
+                        detection=os.environ.get("MUXD_DETECTION", "1") != "0", retention=retention,
+                        history=os.environ.get("MUXD_HISTORY", "1") != "0")
         run(_main(daemon, args.ready_fd))
     except MuxdError as exc:
         _report(args.ready_fd, f"error {exc.code} {exc.message}")

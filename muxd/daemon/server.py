@@ -65,7 +65,7 @@ def command_argv(command: list[str]) -> list[str]:
 class Daemon:
     def __init__(self, socket_path: Path, lock_path: Path, *,
                  scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES, detection: bool = True,
-                 retention: Retention | None = None) -> None:
+                 retention: Retention | None = None, history: bool = True) -> None:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
@@ -83,8 +83,9 @@ class Daemon:
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         # The execution history (daemon/executions.py) follows every pane from its start.
         self.retention = retention or Retention()
-        self.executions = ExecutionService(self, SqliteExecutionStore(self.access.db),
-                                           self.retention.transcript_max_bytes)
+        # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
+        store = SqliteExecutionStore(self.access.db) if history else None
+        self.executions = ExecutionService(self, store, self.retention.transcript_max_bytes)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()

@@ -45,7 +45,7 @@ def scope_of(daemon: Daemon, principal: Principal) -> Scope:
 def store_of(daemon: Daemon) -> ExecutionStore:
     store = daemon.executions.store
     if store is None:
-        raise StoreUnavailable("the history database is not open (see the daemon's log)")
+        raise StoreUnavailable("the history is off in this server (MUXD_HISTORY=0)")
     return store
 
 
@@ -78,6 +78,7 @@ async def _after_wait(daemon: Daemon, execution: Execution, wait_s: float) -> Ex
 
 @command(SubmitPrompt, target="pane")
 async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionReply:
+    store_of(daemon)
     if not req.message.strip():
         raise BadRequest("the message is empty", field="message")
     _check_seconds("timeout_s", req.timeout_s, 1, EXECUTION_TIMEOUT_MAX_S)
@@ -93,6 +94,7 @@ async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionRepl
 
 @command(RunCommand)
 async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
+    store_of(daemon)
     if not req.command:
         raise BadRequest("no command to run", field="command")
     _check_seconds("timeout_s", req.timeout_s, 1, EXECUTION_TIMEOUT_MAX_S)

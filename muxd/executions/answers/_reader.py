@@ -4,6 +4,7 @@ blocks while the conversation's cells go by."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
@@ -49,6 +50,26 @@ class TurnReader(Protocol):
         """The answer blocks of the turn whose first row after the echo is `start`, top to
         bottom, their CLI markers (bullets, indentation) taken off; not yet normalised."""
         ...
+
+
+def read_echoes(rows: list[str], end: int, echo_text: Callable[[str], str | None],
+                continues: Callable[[str], bool]) -> list[Echo]:
+    """Every echo above row `end`: a row `echo_text` finds a message on, with the non-blank
+    rows under it that `continues` takes for the wrapped rest of one."""
+    found: list[Echo] = []
+    row = 0
+    while row < end:
+        first = echo_text(rows[row])
+        if first is None:
+            row += 1
+            continue
+        parts = [first]
+        row += 1
+        while row < end and rows[row].strip() and continues(rows[row]):
+            parts.append(rows[row].strip())
+            row += 1
+        found.append(Echo(row - len(parts), tuple(parts)))
+    return found
 
 
 class AnswerBlocks:

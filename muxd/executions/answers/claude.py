@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from muxd.detectors.claude_lines import BULLETS, classify_block, is_done_line, parse_spinner, split_blocks
 from muxd.detectors.claude_screen import find_dialog, find_prompt_box, has_banner, is_rule
-from muxd.executions.answers._reader import AnswerBlocks, Echo
+from muxd.executions.answers._reader import AnswerBlocks, Echo, read_echoes
 
 ECHO_MARK = "❯"
 TOOL_OUTPUT_MARK = "⎿"
@@ -31,25 +31,12 @@ RIGHT_ALIGNED_MIN_COLUMN = 20
 
 
 class ClaudeReader:
-    needs_echo = False
+    needs_echo = False  # the fullscreen renderer scrolls it off with the answer's start
 
     def echoes(self, rows: list[str]) -> list[Echo]:
-        found: list[Echo] = []
-        end = _conversation_end(rows)
-        row = 0
-        while row < end:
-            if not rows[row].startswith(ECHO_MARK):
-                row += 1
-                continue
-            parts = [rows[row][len(ECHO_MARK):].strip()]
-            after = row + 1
-            # the wrapped rest of the message, indented; `⎿ Interrupted …` is Claude's, not the user's
-            while after < end and rows[after][:1].isspace() and rows[after].strip() and not _is_child(rows[after]):
-                parts.append(rows[after].strip())
-                after += 1
-            found.append(Echo(row, tuple(parts)))
-            row = after
-        return found
+        # the wrapped rest of a message is indented; `⎿ Interrupted …` under it is Claude's
+        return read_echoes(rows, _conversation_end(rows), _echo_text,
+                           lambda line: line[:1].isspace() and not _is_child(line))
 
     def answer(self, rows: list[str], start: int) -> list[str]:
         blocks = AnswerBlocks()
@@ -71,6 +58,10 @@ class ClaudeReader:
                     break  # `⎿ Interrupted …` under the text; a dialog's rule right below it
                 blocks.row(line.strip())
         return blocks.texts()
+
+
+def _echo_text(line: str) -> str | None:
+    return line[len(ECHO_MARK):].strip() if line.startswith(ECHO_MARK) else None
 
 
 def _is_child(line: str) -> bool:

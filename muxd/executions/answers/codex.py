@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from muxd.detectors.codex import composer_row, is_turn_done, is_user_message, starts_cell
 from muxd.detectors.codex_tools import TOOL_CELL
-from muxd.executions.answers._reader import AnswerBlocks, Echo
+from muxd.executions.answers._reader import AnswerBlocks, Echo, read_echoes
 
 ECHO_MARK = "› "
 ANSWER_MARK = "• "
@@ -33,21 +33,7 @@ class CodexReader:
     needs_echo = True
 
     def echoes(self, rows: list[str]) -> list[Echo]:
-        found: list[Echo] = []
-        end = _conversation_end(rows)
-        row = 0
-        while row < end:
-            if not (rows[row].startswith(ECHO_MARK) and is_user_message(rows[row])):
-                row += 1
-                continue
-            parts = [rows[row][len(ECHO_MARK):].strip()]
-            after = row + 1
-            while after < end and rows[after].strip() and not starts_cell(rows[after]):
-                parts.append(rows[after].strip())
-                after += 1
-            found.append(Echo(row, tuple(parts)))
-            row = after
-        return found
+        return read_echoes(rows, _conversation_end(rows), _echo_text, lambda line: not starts_cell(line))
 
     def answer(self, rows: list[str], start: int) -> list[str]:
         blocks = AnswerBlocks()
@@ -62,6 +48,10 @@ class CodexReader:
             else:
                 blocks.other()
         return blocks.texts()
+
+
+def _echo_text(line: str) -> str | None:
+    return line[len(ECHO_MARK):].strip() if line.startswith(ECHO_MARK) and is_user_message(line) else None
 
 
 def _conversation_end(rows: list[str]) -> int:

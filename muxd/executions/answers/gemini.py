@@ -20,7 +20,7 @@ Anything else at column 0 (`ℹ`, `✕`, `⚠`, a box row) is Gemini's own, not 
 from __future__ import annotations
 
 from muxd.detectors.gemini import input_rule_row, is_status_row, is_tool_row, is_user_prompt
-from muxd.executions.answers._reader import AnswerBlocks, Echo
+from muxd.executions.answers._reader import AnswerBlocks, Echo, read_echoes
 
 ANSWER_MARK = "✦"
 ECHO_MARK = ">"
@@ -32,22 +32,8 @@ class GeminiReader:
     needs_echo = True
 
     def echoes(self, rows: list[str]) -> list[Echo]:
-        found: list[Echo] = []
-        end = _conversation_end(rows)
-        row = 0
-        while row < end:
-            if not is_user_prompt(rows[row]):
-                row += 1
-                continue
-            parts = [rows[row].strip()[len(ECHO_MARK):].strip()]
-            after = row + 1
-            while after < end and rows[after][:1].isspace() and rows[after].strip() \
-                    and not is_user_prompt(rows[after]) and not is_tool_row(rows[after]):
-                parts.append(rows[after].strip())
-                after += 1
-            found.append(Echo(row, tuple(parts)))
-            row = after
-        return found
+        return read_echoes(rows, _conversation_end(rows), _echo_text, lambda line: line[:1].isspace()
+                           and not is_user_prompt(line) and not is_tool_row(line))
 
     def answer(self, rows: list[str], start: int) -> list[str]:
         blocks = AnswerBlocks()
@@ -61,6 +47,10 @@ class GeminiReader:
             else:
                 blocks.row(line.strip())
         return blocks.texts()
+
+
+def _echo_text(line: str) -> str | None:
+    return line.strip()[len(ECHO_MARK):].strip() if is_user_prompt(line) else None
 
 
 def _conversation_end(rows: list[str]) -> int:

@@ -1,6 +1,6 @@
 """muxd.executions.answers on real screens: each fixture in answers_data/ is a pane's rows
 (scrollback first, soft wraps joined) once the agent was back at its prompt, captured from
-the real CLIs against the fake models (`<agent>_<variant>_<size>_<turn>.txt`) or copied from
+the real CLIs against the fake models (`<agent>[_<renderer>]_<size>_<turn>.txt`) or copied from
 shared/corpus/real (`corpus_*.txt`, plain `capture-pane -p` screens). `<name>.answer` is the
 answer read from it, checked by reading the screen (an empty file: None)."""
 
@@ -31,6 +31,9 @@ SCREENS = [
     ("aider_120x40_short", "aider", "say something short"),
     ("aider_50x16_long", "aider", "write a long answer"),
     ("aider_120x40_markdown", "aider", "show some markdown"),
+    ("opencode_120x40_tool", "opencode", "please run a command"),
+    ("opencode_120x40_markdown", "opencode", "show some markdown"),
+    ("opencode_50x16_tool", "opencode", "please run a command"),
     ("corpus_claude_autotool_25", "claude", "please use bash to make a dir"),
     ("corpus_claude_interrupted_1", "claude", None),
     ("corpus_claude_idle_1", "claude", None),
@@ -62,6 +65,7 @@ ANSWERS_SEEN_WHOLE = {
     "claude_classic_120x40_tool": "I will run a command first.\n\nThe command ran. Everything looks fine.",
     "codex_inline_120x40_tool": "I will run a command first.\n\nThe command ran. Everything looks fine.",
     "gemini_120x40_tool": "I will run a command first.\n\nThe command ran. Everything looks fine.",
+    "opencode_120x40_tool": "I will run a command first.\n\nThe command ran. Everything looks fine.",
     "aider_120x40_short": "Sure! Here is a short answer from the fake model server, streamed word by word.",
 }
 
@@ -78,7 +82,7 @@ MARKDOWN = ("Here is a list:\n\n- first item with `code` in it\n- second item is
 
 
 @pytest.mark.parametrize("name", ["claude_classic_120x40_markdown", "codex_inline_50x16_markdown",
-                                  "gemini_120x40_markdown", "aider_120x40_markdown"])
+                                  "gemini_120x40_markdown", "aider_120x40_markdown", "opencode_120x40_markdown"])
 def test_markdown_drawn_as_styles_reads_back_as_the_streamed_text(name):
     agent = name.split("_")[0]
     assert extract_answer(agent, rows_of(name), "show some markdown") == normalise_answer(MARKDOWN)
@@ -101,6 +105,13 @@ def test_a_message_wrapped_over_several_rows_is_one_echo():
     assert extract_answer("codex", rows, message) == "Sure, here it is."
 
 
+def test_a_turn_taller_than_an_alternate_screen_reads_as_its_visible_end():
+    # opencode in a 50x16 pane: the echo and the first text scrolled off with the tool box's top
+    rows = rows_of("opencode_50x16_tool")
+    assert turn_start("opencode", rows, "please run a command") is None
+    assert extract_answer("opencode", rows, "please run a command") == "The command ran. Everything looks fine."
+
+
 def test_a_pinned_echo_with_the_answer_right_under_it():
     # Codex on its alternate screen pins the prompt above an answer whose start scrolled off
     rows = rows_of("codex_altscreen_50x16_long")
@@ -112,7 +123,7 @@ def test_a_pinned_echo_with_the_answer_right_under_it():
 
 def test_no_answer_without_a_reader_or_an_echo():
     rows = rows_of("claude_classic_120x40_tool")
-    for agent in (None, "opencode", "shell", "unknown"):
+    for agent in (None, "shell", "unknown"):
         assert extract_answer(agent, rows, "please run a command") is None
         assert turn_start(agent, rows, "please run a command") is None
     # an answer is read after the echo, but for a CLI that scrolls it out of its own screen

@@ -6,30 +6,29 @@
 `rows` are the pane's plain-text rows from where the turn started (the prompt was submitted;
 that row may hold the prompt's echo) to the bottom of the screen once the agent is back at its
 prompt, with soft-wrapped rows joined (`capture-pane -J`). Each CLI has a reader here
-(claude.py, codex.py, gemini.py, aider.py) that knows, through its detector's classifiers,
+(claude.py, codex.py, gemini.py, aider.py, opencode.py) that knows, through its detector's classifiers,
 which rows are the prompt's echo, the answer, tool calls and their output, and the CLI's own
 status lines. The answer comes back normalised (normalise.py): one line per paragraph,
 paragraphs and answer blocks parted by one blank line, markdown styles taken out.
 
 What a screen cannot give: a CLI drawn on the alternate screen (Claude Code's fullscreen
-renderer, Codex without `--no-alt-screen`) keeps no scrollback, so of an answer taller than
-the pane only the rows still shown can be read; then the echo is gone too and `turn_start`
-finds nothing (Codex pins the prompt above the cut, so there it is found). opencode has no
-reader (no real screen of it was ever captured): its answers are None.
+renderer, Codex without `--no-alt-screen`, opencode) keeps no scrollback, so of a turn taller
+than the pane only the rows still shown can be read; then the echo is gone too and
+`turn_start` finds nothing (Codex pins the prompt above the cut, so there it is found).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from muxd.executions.answers import aider, claude, codex, gemini
+from muxd.executions.answers import aider, claude, codex, gemini, opencode
 from muxd.executions.answers._reader import Echo, TurnReader
 from muxd.executions.answers.normalise import normalise_answer
 
 __all__ = ["Echo", "TurnReader", "extract_answer", "normalise_answer", "turn_start", "READERS"]
 
-READERS: dict[str, TurnReader] = {"claude": claude.READER, "codex": codex.READER,
-                                  "gemini": gemini.READER, "aider": aider.READER}
+READERS: dict[str, TurnReader] = {"claude": claude.READER, "codex": codex.READER, "gemini": gemini.READER,
+                                  "aider": aider.READER, "opencode": opencode.READER}
 
 
 def turn_start(agent_type: str | None, lines: Sequence[str], message: str | None) -> int | None:

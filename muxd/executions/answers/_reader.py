@@ -93,5 +93,13 @@ class AnswerBlocks:
         if self.reading:
             self.blocks[-1].append(text)
 
+    def text(self, text: str) -> None:
+        """A row of answer text where the CLI marks no start of a block: it continues the open
+        answer, or opens one after a cell that was not."""
+        if self.reading:
+            self.row(text)
+        else:
+            self.answer(text)
+
     def texts(self) -> list[str]:
         return [text for text in ("\n".join(block).strip() for block in self.blocks) if text]

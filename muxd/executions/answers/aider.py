@@ -48,7 +48,7 @@ class AiderReader:
             if is_token_report(line) or is_rule(line) or row in prompts:
                 break
             # below an API error, Aider's one-line explanation of it ("The API provider's …")
-            explains_error = row > start and is_error_line(rows[row - 1]) and line.strip()
+            explains_error = row > start and is_error_line(rows[row - 1]) and bool(line.strip())
             if not (is_status_line(line) or explains_error):
                 blocks.row(_RICH_NUMBERED.sub(r"\1. ", line).strip())
         return blocks.texts()

@@ -69,6 +69,19 @@ def test_idle_with_model() -> None:
     assert (d.agent_type, d.state, d.rule, d.model) == ("opencode", "Idle", "input-footer", "Big Pickle")
 
 
+def test_idle_when_a_narrow_pane_wraps_the_status_row() -> None:
+    # opencode 1.18 in a 50-column pane with a long working directory (a real screen)
+    rows = screen("""
+        |  ┃  Build · Fake Model Fake
+        |  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀
+        |   /tmp/pytest-of-root/pytest- 2.5K ctrl+p
+        |   132/                             commands
+        |   test_the_answer_read_from_the
+        |   _1/work
+    """)
+    assert DETECTOR.detect(ctx(rows), None).state == "Idle"
+
+
 def test_busy_while_esc_interrupt_shows() -> None:
     d = DETECTOR.detect(ctx(BUSY), None)
     assert (d.state, d.rule) == ("Thinking", "esc-interrupt")

@@ -349,3 +349,39 @@ def _redraw_while_busy(found: Detection, prev: AgentState | None) -> bool:
 def _prompt_text(line: str) -> str:
     match = _PROMPT.match(line)
     return (match.group("text") or "").strip() if match else ""
+
+
+# The layout, for readers of a finished turn (muxd.executions.answers): the same rows the
+# state is read from, so the two never disagree about where a prompt or a report is.
+def prompt_rows(lines: list[str]) -> list[int]:
+    """Rows of Aider's prompts (`> …` a few rows under a rule), top to bottom."""
+    rows: list[int] = _prompt_rows(lines)
+    return rows
+
+
+def prompt_text(line: str) -> str:
+    """What was typed at a prompt row (`> make a script` → "make a script")."""
+    return _prompt_text(line)
+
+
+def is_rule(line: str) -> bool:
+    return bool(_PROMPT_KINDS[line][0])
+
+
+def is_token_report(line: str) -> bool:
+    """`Tokens: 651 sent, 31 received.`: the report that ends a reply."""
+    return bool(_TOKEN_REPORTS[line][0][1])
+
+
+def is_status_line(line: str) -> bool:
+    """Aider's own words between a reply and the next prompt, not the model's: an applied
+    edit, a yes/no question, a litellm error, a retry note, the waiting bar, `^C again to exit`."""
+    text = line.strip()
+    return bool(_APPLIED_EDIT.match(text) or is_error_line(text) or _RETRYING.match(text) or _INTERRUPT.match(text)
+                or _SPINNER.match(line) and _WAITING.search(line) or _BAR_ONLY.match(line)
+                or ("(" in text or "[" in text) and _QUESTION.search(text))
+
+
+def is_error_line(line: str) -> bool:
+    """`litellm.InternalServerError: …`: Aider explains it on the row below, in its own words."""
+    return _LITELLM.search(line) is not None

@@ -209,7 +209,7 @@ def classify_block(block: Sequence[str]) -> Block:
         if group.running:
             return Block("tool-running", group.active, stripped)
         return Block("tool-done", group.tools[-1] if group.tools else None, stripped)
-    if _THOUGHT_PART.match(body.rstrip("…")):
+    if _THOUGHT_PART.match(_EXPAND_HINT.sub("", body).rstrip("…")):  # "Thought for 1s (ctrl+o to expand)"
         return Block("thinking", None, stripped)
     active = _ACTIVE_DETAIL.match(body)
     if active and (" " not in active.group("target") or children[:1] and children[0].startswith("⎿")):

@@ -427,3 +427,25 @@ def _exited(lines: Sequence[str], *, pane_exited: bool = False) -> Detection | N
             error = AgentError(type="config_error", message=line.strip())
     return Detection(agent_type=NAME, state="Exited", rule="exit-summary", line=last[1].strip(),
                      tokens=tokens, session_id=session, error=error)
+
+
+# The layout, for readers of a finished turn (muxd.executions.answers): the same rows the
+# state is read from, so the two never disagree about where a cell or the composer is.
+def composer_row(lines: Sequence[str]) -> int | None:
+    """Row of the `›` composer at the bottom, or None (an overlay, a dialog, no Codex)."""
+    return _composer(lines)
+
+
+def is_user_message(line: str) -> bool:
+    """`› please run …` (or a `/command` echo): a message the user sent, as history shows it."""
+    return bool(_USER_ROWS[line])
+
+
+def starts_cell(line: str) -> bool:
+    """The row begins a history cell (a sign at column 0, or the `Worked for …` line)."""
+    return bool(_CELL_STARTS[line])
+
+
+def is_turn_done(line: str) -> bool:
+    """`  Worked for 16s • 22:18` (or its `─ Worked for … ─` separator form)."""
+    return bool(_WORKED.match(line))

@@ -385,3 +385,26 @@ _ERRORS = LineMemo(_error)
 # tool use); and the tool use on a box's header row.
 _ROW_SIGHTINGS = LineMemo(lambda line: (line.lstrip().startswith("╭"), _ran_tool(_DENSE_ROW.match(line))))
 _BOX_HEADER_SIGHTINGS = LineMemo(lambda line: _ran_tool(_TOOL_HEADER.match(unbox(line))))
+
+
+# The layout, for readers of a finished turn (muxd.executions.answers): the same rows the
+# state is read from, so the two never disagree about where a block or the input box is.
+def input_rule_row(lines: Sequence[str]) -> int | None:
+    """Row of the rule above the ` > ` composer, or None."""
+    return _input_rule(lines)
+
+
+def is_user_prompt(line: str) -> bool:
+    """` > please run …`: a prompt the user sent, as history shows it."""
+    return bool(_USER_PROMPTS[line])
+
+
+def is_status_row(line: str) -> bool:
+    """A row that may sit between the conversation and the input box: blank, a hint, a spinner."""
+    skipped, spinner = _SPINNER_ROWS[line]
+    return bool(skipped) or spinner is not None
+
+
+def is_tool_row(line: str) -> bool:
+    """A tool's one-row summary (`  ✓  ReadFolder  . → Directory is empty.`)."""
+    return _DENSE_ROW.match(line) is not None

@@ -31,7 +31,8 @@ _PERMISSION = re.compile(r"△\s+Permission required")
 _BUSY = re.compile(r"\besc (?:again to )?interrupt\b|\bpress esc to exit cancel\b", re.IGNORECASE)
 _RETRY = re.compile(
     r"^\s*(?:[┃│]\s*)?(?:[\u2800-\u28ff]\s+)?(?P<message>\S.*?)\s*\[retrying (?:in \S+ )?attempt #\d+\]")
-_IDLE_FOOTER = re.compile(r"\bctrl\+p commands\b|\btab agents\b")
+# In a narrow pane the status row wraps: `… 2.5K ctrl+p` over `commands`.
+_IDLE_FOOTER = re.compile(r"\bctrl\+p commands\b|\btab agents\b|\bctrl\+p$")
 _OLD_IDLE = re.compile(r"press enter to send the message, write \\ and enter to add a new line")
 _THINKING_OLD = re.compile(r"█\s+Thinking\.\.\.")
 _MODEL_ROW = re.compile(r"^\s*[┃│]?\s*(?:Build|Plan)\s{2}(?P<model>\S(?:.*?\S)?)\s{2,}\S")

@@ -29,6 +29,7 @@ from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
 STATE_TIMEOUT_S = 20.0
+TURN_TIMEOUT_S = 60.0
 SUBSCRIBE_TIMEOUT_S = 10.0
 LEFTOVER_EXIT_TIMEOUT_S = 3.0
 PANE_WIDTH = 120
@@ -180,10 +181,33 @@ class AgentPane:
             raise AssertionError(self.report(f"{text!r} never showed up in the input", self.cursor)) from None
         self.press("Enter")
 
+    def run_turn(self, message: str, last_words: str, *, timeout: float = TURN_TIMEOUT_S) -> list[str]:
+        """Submit `message`; once the agent is Idle with `last_words` (the end of its scripted
+        answer) on its rows, return `history()`. The words say the answer is all there: a
+        detector may take a pause in the middle of a long answer for Idle."""
+        mark = self.mark()
+        self.submit(message)
+        rows: list[str] = []
+
+        def answered() -> bool:
+            rows[:] = self.history()
+            return any(last_words in row for row in rows) and self.agent()["activity"]["state"] == "Idle"
+
+        try:
+            wait_until(answered, timeout=timeout, interval=0.1, message=f"Idle after answering {message!r}")
+        except AssertionError:
+            raise AssertionError(self.report(f"no Idle with {last_words!r} on screen within {timeout}s",
+                                             mark)) from None
+        return rows
+
     # ------------------------------------------------------------ observing
 
     def screen(self) -> str:
         return self.server.capture(self.pane_id)
+
+    def history(self) -> list[str]:
+        """Every row of the pane, scrollback first, soft-wrapped rows joined (`capture-pane -J -S -`)."""
+        return self.server.capture(self.pane_id, "-J", "-S", "-").splitlines()
 
     def agent(self) -> State:
         """The pane's `agent` object as `muxd list-panes -a --json` shows it now."""

@@ -10,16 +10,20 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from muxd.testing.fake_models.openai_chat import MODEL_ID, SIDE_MODEL
+
 AGENTS_DIR_ENV = "MUXD_AGENTS_DIR"  # where .ci/install-agents put the CLIs; default <repo>/.agents
 # Each CLI's executable inside the agents directory.
 CLI_PATHS = {"claude": "npm/node_modules/.bin/claude", "codex": "npm/node_modules/.bin/codex",
-             "gemini": "npm/node_modules/.bin/gemini", "aider": "aider/bin/aider"}
+             "gemini": "npm/node_modules/.bin/gemini", "aider": "aider/bin/aider",
+             "opencode": "npm/node_modules/.bin/opencode"}
 FAKE_API_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 CODEX_MODEL = "gpt-5-codex"
 AIDER_MODEL = "openai/fake-model"
 # The shell an agent is started from, when a test types the command as a person would: no
 # start-up files, so its prompt is the plain `bash-5.2$` (or `#`) whoever runs the tests.
 SHELL_ARGV = ["bash", "--norc", "--noprofile"]
+OPENCODE_PROVIDER = "fake"
 # What every CLI gets, whatever the caller's environment holds.
 BASE_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_UPDATE_NOTIFIER": "1"}
 
@@ -157,3 +161,18 @@ def aider(root: Path, base_url: str, bin_dir: Path, *files: str) -> AgentLaunch:
     argv = ["aider", "--model", AIDER_MODEL, "--no-git", "--no-show-model-warnings",
             "--no-show-release-notes", *files]
     return AgentLaunch(argv, env, work, home)
+
+
+def opencode(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    # An OpenAI-compatible provider at the fake; titles go to the side model, so that they
+    # take no scripted turn. No models.dev fetch, no update check, no LSP download: offline.
+    models = {MODEL_ID: {"name": "Fake Model"}, SIDE_MODEL: {"name": "Fake Small"}}
+    config = {"autoupdate": False, "share": "disabled",
+              "model": f"{OPENCODE_PROVIDER}/{MODEL_ID}", "small_model": f"{OPENCODE_PROVIDER}/{SIDE_MODEL}",
+              "provider": {OPENCODE_PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": "Fake", "models": models,
+                                               "options": {"baseURL": f"{base_url}/v1", "apiKey": FAKE_API_KEY}}}}
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+           "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+           "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1"}
+    return AgentLaunch(["opencode", *args], env, work, home)

@@ -15,9 +15,16 @@ MODEL_ID = "fake-model"
 ERROR_TYPES = {429: "rate_limit_error", 500: "server_error", 503: "server_error", 529: "server_error"}
 
 
+# The model a CLI is told to use for its side requests (opencode's session titles): those
+# get a one-line answer and never take a turn.
+SIDE_MODEL = "fake-small"
+SIDE_REPLY = "Scripted session"
+
+
 class OpenAIChatFake(FakeModelServer):
-    """Every completion request takes a turn: Aider has no side requests in a short session.
-    `Think` is a silent pause here (Aider shows its waiting spinner until text arrives)."""
+    """Every completion request takes a turn (Aider has no side requests in a short session),
+    but for SIDE_MODEL's. `Think` is a silent pause here (Aider shows its waiting spinner
+    until text arrives)."""
 
     api = "openai-chat"
 
@@ -35,7 +42,8 @@ class OpenAIChatFake(FakeModelServer):
         return None
 
     def _completions(self, ex: Exchange) -> None:
-        steps = ex.take_turn()
+        side = isinstance(ex.body, dict) and ex.body.get("model") == SIDE_MODEL
+        steps: list[Step] = [Say(SIDE_REPLY, delay_s=0)] if side else ex.take_turn()
         if len(steps) == 1 and isinstance(steps[0], Fail):
             fail = steps[0]
             ex.send_json(fail.status, {"error": {"message": fail.message,

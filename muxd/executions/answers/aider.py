@@ -1,0 +1,57 @@
+"""Aider's turn, read from its rows (plain scrolling output, the reply drawn by Rich):
+
+    ─────────────────────────────────       <- rule before each prompt
+    notes.txt                               <- files in the chat
+    > please explain                        <- the echo (one row once joined)
+
+    The reply, wrapped at the pane's width,
+    no indentation.
+     • a list item                          <- Rich's bullet, and ` 1 one` for `1. one`
+
+    Tokens: 651 sent, 31 received.          <- the reply is over
+    ─────────────────────────────────       <- the next prompt
+
+Aider's own lines after a reply (`Applied edit to …`, a `(Y)es/(N)o` question, litellm errors,
+the waiting bar) are not the answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from muxd.detectors.aider import is_error_line, is_rule, is_status_line, is_token_report, prompt_rows, prompt_text
+from muxd.executions.answers._reader import AnswerBlocks, Echo
+
+# Rich draws an ordered list's `1. one` as ` 1 one`: an indented number, no dot (a reply's
+# own rows start at column 0).
+_RICH_NUMBERED = re.compile(r"^\s+(\d+) (?=\S)")
+
+
+class AiderReader:
+    needs_echo = True
+
+    def echoes(self, rows: list[str]) -> list[Echo]:
+        found: list[Echo] = []
+        last = max((row for row, line in enumerate(rows) if line.strip()), default=-1)
+        # A prompt is known by the rule above it, but the rows may start at the echo itself.
+        for row in sorted({0, *prompt_rows(rows)}):
+            text = prompt_text(rows[row]) if row < len(rows) else ""
+            if text and row != last:  # the last row is the live input line, perhaps a draft
+                found.append(Echo(row, (text,)))
+        return found
+
+    def answer(self, rows: list[str], start: int) -> list[str]:
+        prompts = set(prompt_rows(rows))
+        blocks = AnswerBlocks()
+        for row in range(start, len(rows)):
+            line = rows[row]
+            if is_token_report(line) or is_rule(line) or row in prompts:
+                break
+            # below an API error, Aider's one-line explanation of it ("The API provider's …")
+            explains_error = row > start and is_error_line(rows[row - 1]) and bool(line.strip())
+            if not (is_status_line(line) or explains_error):
+                blocks.row(_RICH_NUMBERED.sub(r"\1. ", line).strip())
+        return blocks.texts()
+
+
+READER = AiderReader()

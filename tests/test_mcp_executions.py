@@ -157,3 +157,16 @@ async def _manual(server: MuxdTestServer) -> None:
 
 def test_a_prompt_typed_by_a_person_is_a_manual_execution(muxd_server):
     asyncio.run(_manual(muxd_server))
+
+
+async def _screen_answer(server: MuxdTestServer) -> None:
+    start_agent(server, "screen-only", "gemini")  # a fake agent keeps no session log: the screen is the source
+    async with mcp_session(server) as session:
+        sent = await call_ok(session, "send_task", pane_id="screen-only", message="what is it", wait=True,
+                             wait_timeout_s=20)
+        done = sent["execution"]
+        assert done["status"] == "success" and done["response"] and done["sources"]["response"] == "screen", done
+
+
+def test_the_answer_is_read_off_the_screen_where_no_log_is_kept(muxd_server):
+    asyncio.run(_screen_answer(muxd_server))

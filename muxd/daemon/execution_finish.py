@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from muxd.config import SESSION_LOG_SETTLE_S
+from muxd.executions.answers import extract_answer
 from muxd.executions.record import Execution
 from muxd.executions.session_logs import PARSERS, SessionLogCursor, TurnFacts, locate
 from muxd.executions.tracker import error_of
@@ -77,7 +78,9 @@ def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot
         return TurnSnapshot()
     pane = run.pane
     emulator = pane.emulator
-    start = max(run.start_row - emulator.rows_scrolled, -emulator.history_size)
+    # From a screen above where the turn began: a full-screen CLI draws the prompt's echo above
+    # its input box, where the cursor was; the answer readers find the last echo themselves.
+    start = max(run.start_row - emulator.lines - emulator.rows_scrolled, -emulator.history_size)
     lines = emulator.capture(start, join_wrapped=True).split("\n")
     calls: list[str] = []
     detection = daemon.detections.get(pane.id)
@@ -109,6 +112,10 @@ async def finalize(execution: Execution, shot: TurnSnapshot) -> Execution:
     fields: dict[str, object] = {}
     if shot.agent_type and execution.agent_type is None:
         fields["agent_type"] = shot.agent_type
+    answer = extract_answer(shot.agent_type, shot.lines, execution.message) if shot.lines else None
+    if answer:
+        fields["response"] = answer
+        sources["response"] = "screen"
     if shot.tool_calls:
         fields["tool_calls"] = shot.tool_calls
         fields["files_written"] = files_written(shot.tool_calls)

@@ -777,3 +777,30 @@ def test_model_while_the_logo_animates() -> None:
     |  ▂▂      /tmp/work
     """, "|", IDLE_BOX)
     assert detect(rows).model == "Opus 5.5"
+
+
+# ---------------------------------------------------------------- the text in the prompt box
+
+
+def box_with(*rows: str) -> list[str]:
+    return screen(BANNER, "|", "|──\n" + "\n".join(f"|{row}" for row in rows) + "\n|──\n|  ⏸ manual mode on · ? for shortcuts")
+
+
+def test_input_text_is_what_the_prompt_box_holds() -> None:
+    assert detect(FRESH).input_text is None
+    d = detect(box_with("❯ hello there, please say something"))
+    assert (d.state, d.input_text) == ("Idle", "hello there, please say something")
+    assert detect(box_with('❯ Try "fix lint errors"')).input_text is None  # the placeholder
+
+
+def test_input_text_joins_wrapped_rows_and_keeps_typed_lines() -> None:
+    # As Claude Code draws a draft in a 70-column pane: the first row wrapped, then Ctrl-J.
+    rows = ["─" * 70, "❯ hello world this is a rather long message that should wrap around", "  the box edge",
+            "  second line", "    indented", "─" * 70, "  ⏵⏵ auto mode on (shift+tab to cycle)"]
+    d = DETECTOR.detect(ScreenContext(lines=rows, columns=70), None)
+    assert d.input_text == ("hello world this is a rather long message that should wrap around the box edge\n"
+                            "second line\n  indented")
+
+
+def test_no_input_text_while_busy() -> None:
+    assert detect(busy("|❯ do it")).input_text is None

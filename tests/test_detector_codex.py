@@ -412,3 +412,22 @@ def test_approval_whose_reason_asks_a_question_keeps_codex_s_question() -> None:
     d = detect(rows)
     assert d.confirmation is not None
     assert (d.confirmation.prompt, d.tool) == ("Would you like to run the following command?", "exec_command")
+
+
+# ---------------------------------------------------------------- the text in the composer
+
+
+def test_input_text_is_the_draft_not_the_placeholder() -> None:
+    assert detect(screen(HEADER + COMPOSER)).input_text is None
+    assert detect(screen(HEADER + COMPOSER.replace("Ask Codex to do anything", "Ask a follow-up question"))).input_text is None
+    d = detect(screen(HEADER + COMPOSER.replace("Ask Codex to do anything", "fix the flaky test")))
+    assert (d.state, d.input_text) == ("Idle", "fix the flaky test")
+
+
+def test_input_text_of_a_draft_over_several_rows() -> None:
+    # As Codex draws it in a 70-column pane: a wrapped row, then a line typed after Ctrl-J.
+    rows = ["  >_ OpenAI Codex (v0.169.0)", "", "› hello world this is a rather long message that should wrap around",
+            "  the box edge", "  second line", "", "  gpt-5-codex default · /tmp/work"]
+    d = DETECTOR.detect(ScreenContext(lines=rows, columns=70), None)
+    assert (d.state, d.model) == ("Idle", "gpt-5-codex")
+    assert d.input_text == "hello world this is a rather long message that should wrap around the box edge\nsecond line"

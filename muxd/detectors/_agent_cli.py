@@ -1,6 +1,6 @@
-"""Pieces shared by the Codex, Gemini, Aider and opencode detectors: telling their process
-from its argv, the shell prompt an exited CLI leaves behind, box borders, numbered options
-and API-error kinds."""
+"""Pieces shared by the Codex, Gemini, Aider and opencode detectors (and Claude's, for a shell
+in front): telling their process from its argv, the shell prompt an exited CLI leaves behind,
+box borders, numbered options and API-error kinds."""
 
 from __future__ import annotations
 
@@ -281,23 +281,3 @@ def shell_prompt_below(agent: AgentType, lines: Sequence[str]) -> Detection | No
     if last is None or not is_shell_prompt(last[1]):
         return None
     return Detection(agent_type=agent, state="Exited", rule="shell-prompt", line=last[1].strip())
-
-
-def join_input_rows(rows: Sequence[str], width: int, *, word_wrap: bool = True) -> str | None:
-    """The text of an input box from its rows (box margins already taken off), None if it is
-    empty. A row the box wrapped (its text plus the next row's first word would not have fit
-    in `width`; with `word_wrap=False`, a row filling `width`) goes on with the next row; any
-    other row ends a line of the input, and lines are joined by "\\n"."""
-    text = ""
-    for index, row in enumerate(rows):
-        if index:
-            previous = rows[index - 1]
-            if word_wrap:
-                next_word = row.split(" ", 1)[0]
-                wrapped = bool(next_word) and len(previous.rstrip()) + 1 + len(next_word) > width
-                text += " " if wrapped else "\n"
-            elif len(previous) < width:
-                text += "\n"
-        text += row.rstrip() if word_wrap else row
-    text = text.strip()
-    return text or None

@@ -21,7 +21,7 @@ from muxd.detectors.claude_lines import (
     Block, Spinner, classify_block, is_done_line, parse_spinner, sightings, split_blocks,
 )
 from muxd.detectors.claude_screen import (
-    PromptBox, banner_model, context_left, find_dialog, find_exit, find_prompt_box,
+    PromptBox, banner_model, box_input, context_left, find_dialog, find_exit, find_prompt_box,
     has_banner, live_row, turn_start,
 )
 from muxd.detectors.shell import is_shell_prompt
@@ -77,7 +77,7 @@ class ClaudeDetector:
             return Detection(agent_type="claude", state="Exited", rule="pane-exited", model=model)
         box = find_prompt_box(lines)
         if box is not None:
-            return _with_box(lines, box, model)
+            return _with_box(lines, box, model, ctx.columns)
         exit_output = find_exit(lines)
         if exit_output is not None:
             return Detection(agent_type="claude", state="Exited", rule="exit-output", line=exit_output.line,
@@ -195,7 +195,7 @@ def _dialog_tool(title: str, above: list[str]) -> str | None:
     return None
 
 
-def _with_box(lines: list[str], box: PromptBox, model: str | None) -> Detection:
+def _with_box(lines: list[str], box: PromptBox, model: str | None, columns: int) -> Detection:
     context = context_left(box.footer)
     row = live_row(lines, box.top, parse_spinner)
     spinner = parse_spinner(lines[row]) if row is not None else None
@@ -206,7 +206,8 @@ def _with_box(lines: list[str], box: PromptBox, model: str | None) -> Detection:
         elif any(_INTERRUPTED.match(text.strip()) for text in lines[max(0, box.top - 4):box.top]):
             rule = "interrupted"
         return Detection(agent_type="claude", state="Idle", rule=rule, line=line, model=model,
-                         context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False))
+                         context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False),
+                         input_text=box_input(lines, box, columns))
     conversation = lines[:row]
     state, rule, tool = _busy_state(spinner, conversation)
     return Detection(agent_type="claude", state=state, rule=rule, line=lines[row].strip(),

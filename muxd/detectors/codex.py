@@ -29,7 +29,7 @@ from muxd.detectors._agent_cli import (
     last_non_empty,
     option_block,
 )
-from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
+from muxd.detectors._text import LineMemo, join_input_rows, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.codex_tools import EXEC_TOOL, PATCH_TOOL, RUNNING_VERBS, TOOL_CELL, cell_tool, tool_sightings
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection
@@ -37,8 +37,15 @@ from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirma
 NAME = "codex"
 _PROCESS_NAMES = frozenset({"codex", "codex-cli"})
 _PACKAGES = ("@openai/codex",)
-# Rows below the composer: footer lines, a wrapped draft, a popup.
+# Rows below the composer: footer lines, a popup; and the rest of a draft of several lines.
 FOOTER_ROWS_MAX = 6
+DRAFT_ROWS_MAX = 8
+COMPOSER_INDENT = "  "  # the rows of a draft after the `› ` row
+# What Codex shows (dimmed) in an empty composer; earlier versions picked one of the examples.
+_PLACEHOLDER = re.compile(
+    r"^(?:Ask Codex to do anything|Ask a follow-up question|Explain this codebase|Summarize recent commits"
+    r"|Implement \{feature\}|Find and fix a bug in @filename|Write tests for @filename"
+    r"|Improve documentation in @filename|Run /review on my current changes|Use /skills to list available skills)$")
 # Rows between the approval question and its first option (reason, command, blank rows).
 APPROVAL_ROWS_MAX = 20
 # Non-empty rows above a shell prompt searched for the exit summary.
@@ -121,7 +128,8 @@ class CodexDetector:
                                   description=header, elapsed_s=elapsed, error=error)
         else:
             found = _turn_state(lines, composer)
-        return replace(found, model=model, context_left_pct=context_left, tools_seen=tools)
+        return replace(found, model=model, context_left_pct=context_left, tools_seen=tools,
+                       input_text=_draft(lines, composer, ctx.columns))
 
 
 def _screen_score(lines: list[str]) -> float:
@@ -162,7 +170,7 @@ def _composer(lines: Sequence[str]) -> int | None:
         if kind != "below":
             return None
         below += 1
-        if below > FOOTER_ROWS_MAX:
+        if below > FOOTER_ROWS_MAX + DRAFT_ROWS_MAX:
             return None
     return None
 
@@ -174,6 +182,18 @@ def _composer_kind(line: str) -> str:
     if _COMPOSER.match(line) and not is_option(line) and not _POPUP_ROW.match(line):
         return "composer"
     return "below" if _FOOTER.match(line) or _POPUP_ROW.match(line) else "other"
+
+
+def _draft(lines: Sequence[str], composer: int, columns: int) -> str | None:
+    """The text typed in the composer: its `› ` row and the indented rows under it, up to the
+    blank row above the footer; None when it is empty or shows its placeholder."""
+    rows = [_COMPOSER.match(lines[composer]).group("text") or ""]  # type: ignore[union-attr]
+    for line in lines[composer + 1:composer + 1 + DRAFT_ROWS_MAX]:
+        if not line.strip() or _POPUP_ROW.match(line):
+            break
+        rows.append(line.removeprefix(COMPOSER_INDENT))
+    text = join_input_rows(rows, columns - len(COMPOSER_INDENT))
+    return None if text is None or _PLACEHOLDER.match(text) else text
 
 
 def _footer(lines: Sequence[str], composer: int | None) -> tuple[str | None, float | None]:

@@ -34,7 +34,7 @@ from muxd.detectors._agent_cli import (
     option_block,
     unbox,
 )
-from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
+from muxd.detectors._text import LineMemo, join_input_rows, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
@@ -70,6 +70,13 @@ _SINGLE_LINE_FOOTER = re.compile(r"\bno sandbox\s{2,}(?P<model>[A-Za-z][\w.\-]*)
 
 _BANNER = re.compile(r"^\s*(?:[▝▜▄▗▟▀▐▌█░▒▓]+\s+)?Gemini CLI v\d")
 _PLACEHOLDER = "Type your message or @path/to/file"
+# What Gemini shows (grey) in an empty input box, by its mode (shell, vim, voice).
+_PLACEHOLDER_TEXT = re.compile(r"^(?:Type your message or .+|Type your shell command|Press 'Esc' for NORMAL mode\."
+                               r"|Press 'i' for INSERT mode\.)$")
+# Rows of a draft under the ` > ` row (Gemini's input viewport is 10 rows high).
+DRAFT_ROWS_MAX = 10
+# Columns of the input box that hold no text: padding, border and the ` > ` (its FRAME_OVERHEAD).
+INPUT_FRAME_COLUMNS = 6
 _FOOTER_LABELS = re.compile(r"^\s*workspace \(/directory\)\s{2,}.*(?:sandbox|/model)")
 _GEMINI_OPTION = re.compile(r"Allow once|Allow for this session|suggest changes|Trust folder")
 # Confidence from the screen: the banner; the input box (a `>` after a rule, weak alone) with
@@ -98,7 +105,7 @@ class GeminiDetector:
             row, description, elapsed = spinner
             found = _busy_state(lines, row, description, elapsed)
         elif rule_row is not None:
-            found = _idle_state(lines, rule_row)
+            found = _idle_state(lines, rule_row, ctx.columns)
         else:
             found = input_hidden(NAME, lines, "no-input-box")
         return replace(found, model=_footer_model(lines, rule_row), tools_seen=tools)
@@ -229,11 +236,26 @@ def _busy_state(lines: Sequence[str], row: int, description: str, elapsed: int |
     return found("Thinking", "spinner", row)
 
 
-def _idle_state(lines: Sequence[str], rule_row: int) -> Detection:
+def _idle_state(lines: Sequence[str], rule_row: int, columns: int) -> Detection:
     composer = next((row for row in range(rule_row + 1, len(lines)) if _COMPOSERS[lines[row]]), rule_row)
     user = _last_user_row(lines, rule_row)
     error = _turn_error(lines, user + 1, rule_row) if user is not None else None
-    return Detection(agent_type=NAME, state="Idle", rule="input-box", line=lines[composer].strip(), error=error)
+    return Detection(agent_type=NAME, state="Idle", rule="input-box", line=lines[composer].strip(), error=error,
+                     input_text=_draft(lines, composer, columns) if composer != rule_row else None)
+
+
+def _draft(lines: Sequence[str], composer: int, columns: int) -> str | None:
+    """The text typed in the input box: the ` > ` row and the rows under it indented as far,
+    up to the blank row above the footer; None when empty or showing a placeholder."""
+    match = _COMPOSER.match(lines[composer])
+    margin = " " * match.end() if match else ""
+    rows = [lines[composer][len(margin):]]
+    for line in lines[composer + 1:composer + 1 + DRAFT_ROWS_MAX]:
+        if not line.startswith(margin) or not line.strip():
+            break
+        rows.append(line[len(margin):])
+    text = join_input_rows(rows, columns - INPUT_FRAME_COLUMNS)
+    return None if text is None or _PLACEHOLDER_TEXT.match(text) else text
 
 
 def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None:

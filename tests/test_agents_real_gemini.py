@@ -14,7 +14,10 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, GeminiFake, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import PANE_SIZE_IDS, PANE_SIZES, AgentPane
+from muxd.testing.fake_models.agent_pane import (
+    DRAFT_LINES, ODD_PANE_SIZE, PANE_SIZES, PANE_SIZE_IDS, AgentPane, started_quit_and_back_at_the_shell,
+)
+from muxd.testing.wait import wait_until
 
 pytestmark = pytest.mark.agents
 
@@ -104,3 +107,30 @@ def test_gemini_states_through_a_session(gemini):
     with pane.explained("Exited", mark):
         assert exited["agent_type"] == "gemini"
         assert exited["is_awaiting_input"] is False
+
+
+@pytest.fixture
+def gemini_from_shell(muxd_server, tmp_path) -> Iterator[AgentPane]:
+    bin_dir, why = launch.find_cli("gemini")
+    if bin_dir is None:
+        pytest.skip(why)
+    fake = GeminiFake([])  # no turn: nothing is sent
+    with fake:
+        pane = AgentPane(muxd_server, launch.gemini(tmp_path, fake.url, bin_dir), size=ODD_PANE_SIZE)
+        try:
+            yield pane.start(from_shell=True)
+        finally:
+            pane.close()
+
+
+def test_gemini_started_from_a_shell_and_quit_leaves_the_shell(gemini_from_shell):
+    """Gemini CLI typed at a shell in a 70x20 pane: no Idle before its prompt is drawn, the draft
+    typed at its prompt read back, and once it quits the pane reports the shell."""
+    pane = gemini_from_shell
+
+    def quit() -> None:
+        pane.press("C-c")  # clears the draft
+        wait_until(lambda: DRAFT_LINES[1] not in pane.screen(), timeout=10, message="draft cleared")
+        pane.submit("/quit")
+
+    started_quit_and_back_at_the_shell(pane, "gemini", prompt_rules=frozenset({"input-box"}), new_line="C-j", quit=quit)

@@ -23,6 +23,9 @@ from typing import Any
 
 import msgspec
 
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.registry import load_detectors
+from muxd.detectors.runner import DetectorRunner
 from muxd.protocol.messages import AgentStateChanged, Event, PaneExited, Subscribe
 from muxd.testing.fake_models.launch import AgentLaunch
 from muxd.testing.server import MuxdTestServer
@@ -193,6 +196,16 @@ class AgentPane:
     def summary(self) -> dict[str, Any]:
         return json.loads(self.server.cli("summary", "-t", self.pane_id, "--json", check=True).stdout)
 
+    def typed_input(self) -> str | None:
+        """What muxd's detectors read in the agent's input box on the screen now, as a runner
+        keeps it (`DetectorRunner.take_typed_input`): checked in this process on the captured
+        screen, since the daemon keeps typed text out of its protocol."""
+        runner = DetectorRunner(self.pane_id, load_detectors())
+        program = os.path.basename(self.launch.argv[0])
+        runner.run(ScreenContext(lines=self.screen().split("\n"), columns=self.size[0], process_name=program,
+                                 process_argv=self.launch.argv), settled=True)
+        return runner.take_typed_input()
+
     def mark(self) -> int:
         """Forget the states published so far: the next wait looks only at later ones. Call it
         just before acting; returns the position, for `report`/`explained`."""
@@ -305,3 +318,47 @@ def screen_number(pattern: str, screen: str) -> int | None:
     """The first group of `pattern` on `screen` as an int (`7,128` → 7128), or None."""
     found = re.search(pattern, screen)
     return int(found.group(1).replace(",", "")) if found else None
+
+
+# A pane size no other real-CLI test uses: narrow and short, so rows wrap and the CLI's first
+# frames differ from the usual ones.
+ODD_PANE_SIZE = (70, 20)
+# A draft typed without Enter: one row the CLI wraps at ODD_PANE_SIZE, then a second line.
+DRAFT_LINES = ("please look at the failing test in the parser module and then explain the cause", "and a fix")
+
+
+def started_quit_and_back_at_the_shell(pane: AgentPane, agent: str, *, prompt_rules: frozenset[str],
+                                       new_line: str, quit: Callable[[], None]) -> State:
+    """Drive a CLI that `pane.start(from_shell=True)` typed at a shell: wait for its prompt,
+    type a draft of two lines (`new_line` is the key that starts the second), quit it with
+    `quit()`. Asserts that no Idle was claimed before the prompt was drawn (every Idle comes
+    from one of `prompt_rules`), that the draft reads back as typed, and that once it quit the
+    pane reports the shell, never the agent. Returns the shell's state."""
+    pane.wait_for("Idle", lambda s: s["agent_type"] == agent, timeout=60, what=f"{agent} at its prompt")
+    with pane.explained("before the prompt"):
+        early = [s for s in pane.states.since(0)[:pane.cursor] if s["agent_type"] == agent]
+        for state in early:
+            rule = state["evidence"]["rule"]
+            assert state["activity"]["state"] != "Idle" or rule in prompt_rules, f"Idle from {rule}"
+            assert state["activity"]["state"] not in ("Generating", "Thinking", "ToolUse", "Exited"), state
+    first, second = DRAFT_LINES
+    pane.type(first)
+    wait_until(lambda: pane.screen().count(first.split()[-1]) > 0, timeout=STATE_TIMEOUT_S, message="typed")
+    pane.press(new_line)
+    pane.type(second)
+    try:
+        wait_until(lambda: pane.typed_input() == "\n".join(DRAFT_LINES), timeout=STATE_TIMEOUT_S, message="draft")
+    except AssertionError:
+        raise AssertionError(pane.report(f"the draft read back as {pane.typed_input()!r}", pane.cursor)) from None
+    mark = pane.mark()
+    quit()
+    shell = pane.wait_for("Idle", lambda s: s["agent_type"] == "shell", timeout=30, what="the shell back")
+    with pane.explained("after quitting", mark):
+        quitting = pane.states.since(mark)[:pane.cursor - 1 - mark]
+        lies = [s for s in quitting if s["agent_type"] == agent and (
+            s["activity"]["state"] in ("Exited", "Generating", "Thinking", "ToolUse")
+            or s["activity"]["state"] == "Idle" and s["evidence"]["rule"] not in prompt_rules)]
+        assert lies == [], "only the pane's own program exits; the shell runs on"
+        assert all(s["agent_type"] == "shell" for s in pane.states.since(pane.cursor))
+        assert pane.agent()["agent_type"] == "shell" and pane.states.exit_code is None
+    return shell

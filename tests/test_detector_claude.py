@@ -804,3 +804,18 @@ def test_input_text_joins_wrapped_rows_and_keeps_typed_lines() -> None:
 
 def test_no_input_text_while_busy() -> None:
     assert detect(busy("|❯ do it")).input_text is None
+
+
+def test_the_status_panel_gives_the_session_id() -> None:
+    # /status replaces the prompt box (the keys are the panel's: Unknown, not Idle).
+    d = detect(screen("""
+        |  Settings  Status   Config   Usage   Stats
+
+        |  Version:                    2.1.330
+        |  Session name:               /rename to add a name
+        |  Session ID:                 6a22dd4c-f722-4b42-a3e3-f230d57d1b8c
+        |  Session kind:               interactive
+
+        |  ←/→ to switch · Esc to close
+    """))
+    assert (d.state, d.session_id) == ("Unknown", "6a22dd4c-f722-4b42-a3e3-f230d57d1b8c")

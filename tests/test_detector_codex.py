@@ -431,3 +431,16 @@ def test_input_text_of_a_draft_over_several_rows() -> None:
     d = DETECTOR.detect(ScreenContext(lines=rows, columns=70), None)
     assert (d.state, d.model) == ("Idle", "gpt-5-codex")
     assert d.input_text == "hello world this is a rather long message that should wrap around the box edge\nsecond line"
+
+
+def test_the_status_output_gives_the_session_id() -> None:
+    d = detect(screen(HEADER + """
+        |/status
+
+        |  Model:               gpt-5-codex (reasoning none)
+        |  Session:             01a20030-2792-7b83-8de4-a1add6a4bd03
+
+        |  Token usage:         7.13K total  (7.04K input + 93 output)
+
+    """ + COMPOSER))
+    assert (d.state, d.session_id) == ("Idle", "01a20030-2792-7b83-8de4-a1add6a4bd03")

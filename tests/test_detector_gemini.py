@@ -341,3 +341,17 @@ def test_input_text_of_a_draft_over_several_rows() -> None:
     assert (d.state, d.model) == ("Idle", "Auto")
     assert d.input_text == ("hello world this is a rather long message that should wrap around the box edge "
                             "and more words here\nsecond line")
+
+
+def test_the_stats_box_gives_the_session_id() -> None:
+    d = detect(screen(BANNER + """
+        | > /stats
+
+        |╭──────────────────────────────────────────────────────────────╮
+        |│  Session Stats                                               │
+        |│  Interaction Summary                                         │
+        |│  Session ID:                 6ee40a27-d078-4626-818b-9fc7666c07b8│
+        |│  Auth Method:                gemini-api-key                  │
+        |╰──────────────────────────────────────────────────────────────╯
+    """ + IDLE_ABOVE + INPUT_BOX))
+    assert (d.state, d.session_id) == ("Idle", "6ee40a27-d078-4626-818b-9fc7666c07b8")

@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from muxd.detectors._text import FrameMemo, LineMemo, stripped_rows
+from muxd.detectors._text import FrameMemo, LineMemo, shown_session_id, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.shell import SHELLS, is_shell_prompt
 from msgspec.structs import replace
@@ -281,3 +281,12 @@ def shell_prompt_below(agent: AgentType, lines: Sequence[str]) -> Detection | No
     if last is None or not is_shell_prompt(last[1]):
         return None
     return Detection(agent_type=agent, state="Exited", rule="shell-prompt", line=last[1].strip())
+
+
+def with_session_shown(found: Detection, lines: list[str]) -> Detection:
+    """`found` with the session id a status panel on screen shows, unless it has one already
+    (the runner keeps an id once seen, for as long as the same agent stays)."""
+    if found.session_id is not None:
+        return found
+    session_id = shown_session_id(lines)
+    return found if session_id is None else replace(found, session_id=session_id)

@@ -112,3 +112,20 @@ stripped_rows = FrameMemo(_stripped)
 # screen at all, before a pattern is tried row by row. No row holds a line feed, so a test
 # for words without one finds exactly the rows that hold them.
 screen_text = FrameMemo("\n".join)
+
+
+# `Session ID:  <uuid>` (Claude Code's /status, Gemini CLI's /stats) or `Session:  <uuid>`
+# (Codex's /status): a session id as the CLIs' status panels show it.
+_SESSION_ID = re.compile(r"\bSession(?: ID)?:\s+(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})\b")
+
+
+def _shown_session_id(lines: list[str]) -> str | None:
+    text = screen_text(lines)
+    if "Session" not in text:
+        return None  # no panel on screen: no row need be looked at
+    found = _SESSION_ID.findall(text)
+    return found[-1] if found else None
+
+
+# The session id a status panel on screen shows (the lowest, if several), or None.
+shown_session_id = FrameMemo(_shown_session_id)

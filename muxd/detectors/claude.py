@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from muxd.detectors._agent_cli import shell_in_front
+from muxd.detectors._agent_cli import shell_in_front, with_session_shown
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude_lines import (
@@ -72,6 +72,9 @@ class ClaudeDetector:
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         """The state Claude's screen shows, with what it says about the turn."""
         lines = _rows(ctx.lines)
+        return with_session_shown(self._read(ctx, lines, prev), lines)
+
+    def _read(self, ctx: ScreenContext, lines: list[str], prev: AgentState | None) -> Detection:
         model = banner_model(lines)
         if ctx.exited:
             return Detection(agent_type="claude", state="Exited", rule="pane-exited", model=model)

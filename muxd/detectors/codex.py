@@ -28,6 +28,7 @@ from muxd.detectors._agent_cli import (
     is_shell_prompt,
     last_non_empty,
     option_block,
+    with_session_shown,
 )
 from muxd.detectors._text import LineMemo, join_input_rows, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
@@ -106,6 +107,9 @@ class CodexDetector:
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines: list[str] = stripped_rows(ctx.lines)
+        return with_session_shown(self._read(ctx, lines), lines)
+
+    def _read(self, ctx: ScreenContext, lines: list[str]) -> Detection:
         tools = tool_sightings(lines)
         found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _approval)
         if found is not None:

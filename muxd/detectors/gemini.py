@@ -33,6 +33,7 @@ from muxd.detectors._agent_cli import (
     last_non_empty,
     option_block,
     unbox,
+    with_session_shown,
 )
 from muxd.detectors._text import LineMemo, join_input_rows, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
@@ -95,6 +96,9 @@ class GeminiDetector:
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines: list[str] = stripped_rows(ctx.lines)
+        return with_session_shown(self._read(ctx, lines), lines)
+
+    def _read(self, ctx: ScreenContext, lines: list[str]) -> Detection:
         tools = _tool_sightings(lines)
         found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _confirmation)
         if found is not None:

@@ -444,3 +444,19 @@ def test_the_status_output_gives_the_session_id() -> None:
 
     """ + COMPOSER))
     assert (d.state, d.session_id) == ("Idle", "01a20030-2792-7b83-8de4-a1add6a4bd03")
+
+
+def test_command_output_under_a_message_whose_echo_scrolled_away_is_no_turn() -> None:
+    # /status in a short pane: its echo scrolled off, its indented rows sit under the last message.
+    d = detect(screen("""
+        |› overload test
+        |                       01a20d52-14af-7291-b638-508
+        |                       4291599a3
+
+        |  Token usage:         40.2K total  (40.1K input +
+        |                       52 output)
+
+    """ + COMPOSER))
+    assert (d.state, d.rule) == ("Idle", "composer")
+    started = detect(screen(HEADER + "    |› overload test\n\n" + COMPOSER))
+    assert (started.state, started.rule) == ("Thinking", "turn-started")

@@ -399,7 +399,11 @@ def _turn_state(lines: Sequence[str], composer: int) -> Detection:
         return found("Idle", "slash-command-output", user)
     blocks = _blocks(lines, (user + 1) if user is not None else 0, composer)
     if not blocks:
-        return found("Thinking", "turn-started", user) if user is not None else found("Idle", "composer", composer)
+        if user is not None and not any(line.strip() for line in lines[user + 1:composer]):
+            return found("Thinking", "turn-started", user)
+        # Rows that start no cell under the last message: the rest of a command's output
+        # whose own line scrolled away (/status in a short pane), not a turn.
+        return found("Idle", "composer", composer)
     row = blocks[-1]
     line = lines[row]
     if _WORKED.match(line):

@@ -196,6 +196,19 @@ class AgentPane:
     def summary(self) -> dict[str, Any]:
         return json.loads(self.server.cli("summary", "-t", self.pane_id, "--json", check=True).stdout)
 
+    def session_id_shown_by(self, command: str) -> str:
+        """Submit `command` (one that opens a status panel) and wait until the pane's summary
+        names a session id; returns it."""
+        self.submit(command)
+
+        def named() -> str | None:
+            return self.summary()["session"]["id"]  # type: ignore[no-any-return]
+
+        try:
+            return wait_until(named, timeout=STATE_TIMEOUT_S, interval=0.1, message="a session id")
+        except AssertionError:
+            raise AssertionError(self.report(f"no session id after {command}", self.cursor)) from None
+
     def typed_input(self) -> str | None:
         """What muxd's detectors read in the agent's input box on the screen now, as a runner
         keeps it (`DetectorRunner.take_typed_input`): checked in this process on the captured

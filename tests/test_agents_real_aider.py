@@ -15,7 +15,7 @@ import pytest
 
 from muxd.testing.fake_models import Fail, OpenAIChatFake, Pause, Say, launch
 from muxd.testing.fake_models.agent_pane import (
-    DRAFT_LINES, ODD_PANE_SIZE, AgentPane, screen_number, started_quit_and_back_at_the_shell,
+    ODD_PANE_SIZE, AgentPane, screen_number, started_quit_and_back_at_the_shell,
 )
 from muxd.testing.wait import wait_until
 

@@ -14,10 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Fail, OpenAIChatFake, Pause, Say, launch
-from muxd.testing.fake_models.agent_pane import (
-    ODD_PANE_SIZE, AgentPane, screen_number, started_quit_and_back_at_the_shell,
-)
-from muxd.testing.wait import wait_until
+from muxd.testing.fake_models.agent_pane import AgentPane, screen_number
 
 pytestmark = pytest.mark.agents
 
@@ -105,33 +102,3 @@ def test_aider_states_through_a_session(aider):
     exited = pane.wait_for("Exited")
     with pane.explained("Exited", mark):
         assert exited["agent_type"] == "aider" and exited["is_awaiting_input"] is False
-
-
-@pytest.fixture
-def aider_from_shell(muxd_server, tmp_path) -> Iterator[AgentPane]:
-    bin_dir, why = launch.find_cli("aider")
-    if bin_dir is None:
-        pytest.skip(why)
-    fake = OpenAIChatFake([])  # no turn: nothing is sent
-    with fake:
-        pane = AgentPane(muxd_server, launch.aider(tmp_path, fake.url, bin_dir, "notes.txt"), size=ODD_PANE_SIZE)
-        try:
-            yield pane.start(from_shell=True)
-        finally:
-            pane.close()
-
-
-def test_aider_started_from_a_shell_and_quit_leaves_the_shell(aider_from_shell):
-    """Aider typed at a shell in a 70x20 pane: no Idle before its prompt is drawn, the draft
-    typed at its prompt read back, and once it quits the pane reports the shell."""
-    pane = aider_from_shell
-
-    def quit() -> None:
-        # Ctrl-C twice: `^C again to exit`, a new prompt, then `^C KeyboardInterrupt` and exit.
-        pane.press("C-c")
-        wait_until(lambda: "^C again to exit" in pane.screen(), timeout=10, message="first Ctrl-C")
-        pane.press("C-c")
-
-    started_quit_and_back_at_the_shell(pane, "aider", prompt_rules=frozenset({"prompt"}), new_line="M-Enter", quit=quit)
-    with pane.explained("the second Ctrl-C"):
-        assert "^C KeyboardInterrupt" in pane.screen()

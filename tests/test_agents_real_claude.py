@@ -16,10 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import AnthropicFake, Call, Fail, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import (
-    DRAFT_LINES, ODD_PANE_SIZE, PANE_SIZES, PANE_SIZE_IDS, AgentPane, started_quit_and_back_at_the_shell,
-)
-from muxd.testing.wait import wait_until
+from muxd.testing.fake_models.agent_pane import PANE_SIZES, PANE_SIZE_IDS, AgentPane
 
 pytestmark = pytest.mark.agents
 
@@ -150,30 +147,3 @@ def test_claude_code_states_through_a_session(claude):
     with pane.explained("Exited", mark):
         assert exited["is_awaiting_input"] is False and exited["is_awaiting_confirmation"] is False
         assert exited["agent_type"] == "claude", "the pane ran claude; its exit screen says `claude --resume …`"
-
-
-@pytest.fixture
-def claude_from_shell(muxd_server, tmp_path) -> Iterator[AgentPane]:
-    bin_dir, why = launch.find_cli("claude")
-    if bin_dir is None:
-        pytest.skip(why)
-    fake = AnthropicFake([])  # no turn: nothing is sent
-    with fake:
-        pane = AgentPane(muxd_server, launch.claude(tmp_path, fake.url, bin_dir), size=ODD_PANE_SIZE)
-        try:
-            yield pane.start(from_shell=True)
-        finally:
-            pane.close()
-
-
-def test_claude_started_from_a_shell_and_quit_leaves_the_shell(claude_from_shell):
-    """Claude Code typed at a shell in a 70x20 pane: no Idle before its prompt is drawn, the draft
-    typed at its prompt read back, and once it quits the pane reports the shell."""
-    pane = claude_from_shell
-
-    def quit() -> None:
-        pane.press("C-c")  # clears the draft
-        wait_until(lambda: DRAFT_LINES[1] not in pane.screen(), timeout=10, message="draft cleared")
-        pane.submit("/exit")
-
-    started_quit_and_back_at_the_shell(pane, "claude", prompt_rules=frozenset({"prompt-idle", "turn-done", "interrupted"}), new_line="C-j", quit=quit)

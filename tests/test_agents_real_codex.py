@@ -17,11 +17,8 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, OpenAIResponsesFake, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import (
-    DRAFT_LINES, ODD_PANE_SIZE, PANE_SIZES, PANE_SIZE_IDS, AgentPane, screen_number, started_quit_and_back_at_the_shell,
-)
+from muxd.testing.fake_models.agent_pane import PANE_SIZES, PANE_SIZE_IDS, AgentPane, screen_number
 from muxd.testing.fake_models.script import THINK_TEXT
-from muxd.testing.wait import wait_until
 
 pytestmark = pytest.mark.agents
 
@@ -145,30 +142,3 @@ def test_codex_turn_done_in_under_a_second_ends_idle(codex):
     pane.wait_for("Generating", what="Generating while the short answer streams")
     pane.server.wait_for_text(pane.pane_id, "Worked for <1s")
     pane.settles_at("Idle", since=mark, what="Idle after `Worked for <1s`")
-
-
-@pytest.fixture
-def codex_from_shell(muxd_server, tmp_path) -> Iterator[AgentPane]:
-    bin_dir, why = launch.find_cli("codex")
-    if bin_dir is None:
-        pytest.skip(why)
-    fake = OpenAIResponsesFake([])  # no turn: nothing is sent
-    with fake:
-        pane = AgentPane(muxd_server, launch.codex(tmp_path, fake.url, bin_dir), size=ODD_PANE_SIZE)
-        try:
-            yield pane.start(from_shell=True)
-        finally:
-            pane.close()
-
-
-def test_codex_started_from_a_shell_and_quit_leaves_the_shell(codex_from_shell):
-    """Codex typed at a shell in a 70x20 pane: no Idle before its prompt is drawn, the draft
-    typed at its prompt read back, and once it quits the pane reports the shell."""
-    pane = codex_from_shell
-
-    def quit() -> None:
-        pane.press("C-c")  # clears the draft
-        wait_until(lambda: DRAFT_LINES[1] not in pane.screen(), timeout=10, message="draft cleared")
-        pane.submit("/quit")
-
-    started_quit_and_back_at_the_shell(pane, "codex", prompt_rules=frozenset({"composer", "composer-popup", "turn-done", "turn-ended", "slash-command-output"}), new_line="C-j", quit=quit)

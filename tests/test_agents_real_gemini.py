@@ -15,10 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, GeminiFake, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import (
-    DRAFT_LINES, ODD_PANE_SIZE, PANE_SIZES, PANE_SIZE_IDS, AgentPane, started_quit_and_back_at_the_shell,
-)
-from muxd.testing.wait import wait_until
+from muxd.testing.fake_models.agent_pane import PANE_SIZES, PANE_SIZE_IDS, AgentPane
 
 pytestmark = pytest.mark.agents
 
@@ -120,30 +117,3 @@ def test_gemini_states_through_a_session(gemini):
         assert exited["is_awaiting_input"] is False
         if session_id is not None:
             assert exited["session"]["id"] == session_id, "the goodbye box names the same session"
-
-
-@pytest.fixture
-def gemini_from_shell(muxd_server, tmp_path) -> Iterator[AgentPane]:
-    bin_dir, why = launch.find_cli("gemini")
-    if bin_dir is None:
-        pytest.skip(why)
-    fake = GeminiFake([])  # no turn: nothing is sent
-    with fake:
-        pane = AgentPane(muxd_server, launch.gemini(tmp_path, fake.url, bin_dir), size=ODD_PANE_SIZE)
-        try:
-            yield pane.start(from_shell=True)
-        finally:
-            pane.close()
-
-
-def test_gemini_started_from_a_shell_and_quit_leaves_the_shell(gemini_from_shell):
-    """Gemini CLI typed at a shell in a 70x20 pane: no Idle before its prompt is drawn, the draft
-    typed at its prompt read back, and once it quits the pane reports the shell."""
-    pane = gemini_from_shell
-
-    def quit() -> None:
-        pane.press("C-c")  # clears the draft
-        wait_until(lambda: DRAFT_LINES[1] not in pane.screen(), timeout=10, message="draft cleared")
-        pane.submit("/quit")
-
-    started_quit_and_back_at_the_shell(pane, "gemini", prompt_rules=frozenset({"input-box"}), new_line="C-j", quit=quit)

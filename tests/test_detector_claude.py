@@ -819,3 +819,10 @@ def test_the_status_panel_gives_the_session_id() -> None:
         |  ←/→ to switch · Esc to close
     """))
     assert (d.state, d.session_id) == ("Unknown", "6a22dd4c-f722-4b42-a3e3-f230d57d1b8c")
+
+
+def test_a_shell_prompt_left_alone_is_claude_gone_but_not_its_own_prompt_glyph() -> None:
+    gone = detect(screen(BANNER, "|", "|user@host:~/src$"))
+    assert (gone.state, gone.rule) == ("Exited", "shell-prompt")
+    half_drawn = detect(screen(BANNER, "|", "|──", "|❯"))
+    assert half_drawn.state == "Unknown"

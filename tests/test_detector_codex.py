@@ -87,6 +87,9 @@ def test_identify_by_screen() -> None:
     assert DETECTOR.identify(ctx(screen(HEADER + COMPOSER))) >= 0.5
     # header scrolled away: the composer with Codex's footer is enough
     assert DETECTOR.identify(ctx(screen(FIRST_TURN + COMPOSER))) >= 0.5
+    # and with a draft typed over the placeholder
+    drafted = COMPOSER.replace("Ask Codex to do anything", "fix the flaky test")
+    assert DETECTOR.identify(ctx(screen(FIRST_TURN + drafted))) >= 0.5
 
 
 def test_an_editor_showing_codex_text_is_capped() -> None:

@@ -156,8 +156,9 @@ def _without_box(lines: list[str], model: str | None, prev: AgentState | None = 
         last = next((line.strip() for line in reversed(lines) if line.strip()), None)
         if last is None:
             return Detection(agent_type="claude", state="Unknown", rule="blank-screen")
-        if is_shell_prompt(last):
-            # Claude gave the terminal back with no exit output of its own (or after a `clear`)
+        if is_shell_prompt(last) and not last.startswith("❯"):
+            # Claude gave the terminal back with no exit output of its own (or after a `clear`);
+            # a `❯` alone is Claude's own prompt row as often as a shell's (its box half drawn)
             return Detection(agent_type="claude", state="Exited", rule="shell-prompt", line=last, model=model)
         # Still starting, a panel (/status, /model, settings) or a frame mid-redraw: no
         # prompt to type at, so not Idle; what runs cannot be told.

@@ -139,8 +139,8 @@ def _screen_score(lines: list[str]) -> float:
         return score
     if lines[composer].startswith("› Ask Codex to do anything"):
         return max(score, PLACEHOLDER_CONFIDENCE)
-    footer = lines[composer + 1:]
-    if not (footer(lines, composer)[0] is not None or any("? for shortcuts" in line for line in footer)
+    below = lines[composer + 1:]
+    if not (footer(lines, composer)[0] is not None or any("? for shortcuts" in line for line in below)
             or _status(lines, composer, max(len(line) for line in lines)) is not None):
         return score
     # the signs' words, on the screen at all, before the pattern is tried row by row

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import AnthropicFake, Call, Fail, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import PANE_SIZE_IDS, PANE_SIZES, AgentPane
+from muxd.testing.fake_models.agent_pane import PANE_SIZES, PANE_SIZE_IDS, AgentPane
 
 pytestmark = pytest.mark.agents
 
@@ -25,6 +25,7 @@ ANSWER = ("Sure! Here is a slowly streamed answer from the fake model server. Ea
 BASH_COMMAND = "mkdir -p demo_dir && sleep 2 && ls demo_dir"
 VERB = re.compile(r"[A-Z][^\W\d_]+(?:-[^\W\d_]+)*")  # "Transmogrifying", "Fiddle-faddling"
 RETRY = re.compile(r"(529 Overloaded|API error) · retrying in \d+s · attempt \d+/\d+")
+UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 BANNER_MODEL = "Opus 5.5"  # what this version's banner shows for its default model
 
 
@@ -93,6 +94,8 @@ def test_claude_code_states_through_a_session(claude):
         assert options[0] == "1. Yes" and any(o.endswith(". No") for o in options), options
         listed = pane.agent()
         assert listed["activity"]["state"] == "AwaitingConfirmation" and listed["tool"] == "Bash"
+        assert pane.summary()["confirmation"] == {"prompt": "Do you want to proceed?", "options": options,
+                                                  "tool": "Bash"}
     mark = pane.mark()
     pane.press("Enter")  # "1. Yes" is selected
     running = pane.wait_for("ToolUse", what="ToolUse while the approved command runs")
@@ -129,6 +132,14 @@ def test_claude_code_states_through_a_session(claude):
     with pane.explained("denied", mark):
         assert denied["is_awaiting_confirmation"] is False and denied["confirmation"] is None
         assert not (pane.launch.cwd / "new_file.txt").exists()
+
+    # The session id, as /status shows it; kept once the panel is closed.
+    session_id = pane.session_id_shown_by("/status")
+    with pane.explained("session id"):
+        assert UUID.fullmatch(session_id), session_id
+    pane.press("Escape")
+    pane.settles_at("Idle", what="Idle once /status is closed")
+    assert pane.summary()["session"]["id"] == session_id
 
     mark = pane.mark()
     pane.submit("/exit")

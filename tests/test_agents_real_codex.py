@@ -11,12 +11,13 @@ exit summary's token total. Codex leaves an app-server daemon behind: the fixtur
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, OpenAIResponsesFake, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import PANE_SIZE_IDS, PANE_SIZES, AgentPane, screen_number
+from muxd.testing.fake_models.agent_pane import PANE_SIZES, PANE_SIZE_IDS, AgentPane, screen_number
 from muxd.testing.fake_models.script import THINK_TEXT
 
 pytestmark = pytest.mark.agents
@@ -25,6 +26,8 @@ ANSWER = ("Sure! Here is a slowly streamed answer from the fake model server. Ea
           "short pause so that the streaming state stays on screen for a while.")
 COMMAND = "mkdir -p codex_demo && sleep 2 && ls codex_demo"
 FOOTER_MODEL = launch.CODEX_MODEL
+UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+STATUS_COLUMNS = 80  # /status shows `Session:  <id>` on one row
 
 
 SESSION_SCRIPT = [
@@ -84,6 +87,8 @@ def test_codex_states_through_a_session(codex):
         assert asking["confirmation"]["prompt"] == "Would you like to run the following command?"
         assert asking["confirmation"]["options"][0].startswith("1. Yes, proceed"), asking["confirmation"]
         assert pane.agent()["activity"]["state"] == "AwaitingConfirmation"
+        summary = pane.summary()["confirmation"]
+        assert (summary["prompt"], summary["tool"]) == (asking["confirmation"]["prompt"], "exec_command")
     mark = pane.mark()
     pane.press("Enter")  # "Press enter to confirm"
     done = pane.wait_for("Idle", timeout=30, what="Idle after the approved command")
@@ -98,6 +103,22 @@ def test_codex_states_through_a_session(codex):
     failed = pane.wait_for("Idle", lambda s: s["error"], what="Idle with the turn's error")
     with pane.explained("failed turn", mark):
         assert "high demand" in failed["error"]["message"], failed["error"]
+        assert pane.summary()["error"] == failed["error"]
+
+    # The session id, from /status's output (it stays in the history above the composer; a
+    # narrow pane wraps the id under a label that scrolled away, and it cannot be read).
+    mark = pane.mark()
+    session_id = None
+    if pane.size[0] >= STATUS_COLUMNS:
+        session_id = pane.session_id_shown_by("/status")
+        with pane.explained("session id"):
+            assert UUID.fullmatch(session_id), session_id
+    else:
+        pane.submit("/status")
+        pane.server.wait_for_text(pane.pane_id, "Token usage:")
+    with pane.explained("/status's output is no turn", mark):
+        pane.settles_at("Idle", since=mark)
+        assert all(s["activity"]["state"] == "Idle" for s in pane.states.since(mark))
 
     mark = pane.mark()
     pane.press("C-c")
@@ -108,6 +129,8 @@ def test_codex_states_through_a_session(codex):
         assert total, "Codex prints its token total at exit"
         assert exited["agent_type"] == "codex", "the pane ran codex; its exit screen says `codex resume …`"
         assert exited["session"]["tokens_used"] == total
+        if session_id is not None:
+            assert exited["session"]["id"] == session_id, "the resume hint names the same session"
 
 
 @pytest.mark.parametrize("codex", [[[Say("Hi there, this one is quick.", 0.1)]]], indirect=True, ids=["quick"])

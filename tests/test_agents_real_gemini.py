@@ -9,12 +9,13 @@ Thinking, with no error on screen; Exited after /quit. Enter goes as its own wri
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, GeminiFake, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import PANE_SIZE_IDS, PANE_SIZES, AgentPane
+from muxd.testing.fake_models.agent_pane import PANE_SIZES, PANE_SIZE_IDS, AgentPane
 
 pytestmark = pytest.mark.agents
 
@@ -22,6 +23,8 @@ ANSWER = ("Sure! Here is a slowly streamed answer from the fake model server. Ea
           "short pause so that the spinner stays on screen for a while.")
 COMMAND = "mkdir -p gem_demo && sleep 2 && ls gem_demo"
 FOOTER_MODEL = "Auto"
+UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+STATS_BOX_ROWS = 30  # the /stats box, the input box and its footer
 
 
 @pytest.fixture
@@ -75,6 +78,7 @@ def test_gemini_states_through_a_session(gemini):
         assert asking["tool"] == "Shell"
         assert asking["confirmation"]["prompt"] == "Allow execution of [Shell]?"
         assert asking["confirmation"]["options"][0] == "1. Allow once", asking["confirmation"]
+        assert pane.summary()["confirmation"]["tool"] == "Shell"
         assert pane.agent()["activity"]["state"] == "AwaitingConfirmation"
     mark = pane.mark()
     pane.press("Enter")  # "● 1. Allow once" is selected
@@ -98,9 +102,18 @@ def test_gemini_states_through_a_session(gemini):
         assert all(s["error"] is None for s in busy), "the CLI shows no error while it retries"
         assert "Recovered." in pane.screen()
 
+    # The session id, from the /stats box (taller than a 16-row pane: its first rows scroll away).
+    session_id = None
+    if pane.size[1] >= STATS_BOX_ROWS:
+        session_id = pane.session_id_shown_by("/stats")
+        with pane.explained("session id"):
+            assert UUID.fullmatch(session_id), session_id
+
     mark = pane.mark()
     pane.submit("/quit")
     exited = pane.wait_for("Exited")
     with pane.explained("Exited", mark):
         assert exited["agent_type"] == "gemini"
         assert exited["is_awaiting_input"] is False
+        if session_id is not None:
+            assert exited["session"]["id"] == session_id, "the goodbye box names the same session"

@@ -276,3 +276,34 @@ def test_applied_edits_are_tool_uses() -> None:
     |>
     """)
     assert detect(rows).tools_seen == [ToolSighting("Edit", "Applied edit to hello.py")]
+
+
+# ---------------------------------------------------------------- the text at the prompt
+
+
+def test_input_text_is_what_follows_the_prompt() -> None:
+    assert detect(screen(BANNER + PROMPT)).input_text is None
+    d = detect(screen(BANNER + PROMPT.replace("|>", "|> make a hello script")))
+    assert (d.state, d.input_text) == ("Idle", "make a hello script")
+
+
+def test_input_text_over_several_rows_each_behind_the_prompt() -> None:
+    # prompt_toolkit wraps at the last column and starts each row (wrapped or typed after
+    # Alt-Enter) with the prompt again, as Aider showed it in a 70-column pane.
+    rows = ["Added notes.txt to the chat.", "─" * 70, "notes.txt",
+            "> hello world this is a rather long message that should wrap around th", "> e box edge",
+            "> second line"]
+    d = DETECTOR.detect(ScreenContext(lines=rows, columns=70), None)
+    assert d.state == "Idle"
+    assert d.input_text == "hello world this is a rather long message that should wrap around the box edge\nsecond line"
+
+
+def test_aider_is_not_generating_while_it_starts_or_on_its_exit_row() -> None:
+    starting = screen(BANNER)
+    assert (detect(starting).state, detect(starting).rule) == ("Unknown", "no-prompt")
+    leaving = screen(BANNER + PROMPT + "\n\n    |^C KeyboardInterrupt")
+    assert (detect(leaving).state, detect(leaving).rule) == ("Exited", "keyboard-interrupt")
+    again = screen(BANNER + PROMPT + "\n\n    |^C again to exit")
+    assert (detect(again).state, detect(again).rule) == ("Unknown", "prompt-coming")
+    command = asking("/tokens", "Approximate context window usage for openai/fake-model, in tokens:")
+    assert (detect(command).state, detect(command).rule) == ("Unknown", "command-output")

@@ -777,3 +777,52 @@ def test_model_while_the_logo_animates() -> None:
     |  ▂▂      /tmp/work
     """, "|", IDLE_BOX)
     assert detect(rows).model == "Opus 5.5"
+
+
+# ---------------------------------------------------------------- the text in the prompt box
+
+
+def box_with(*rows: str) -> list[str]:
+    return screen(BANNER, "|", "|──\n" + "\n".join(f"|{row}" for row in rows) + "\n|──\n|  ⏸ manual mode on · ? for shortcuts")
+
+
+def test_input_text_is_what_the_prompt_box_holds() -> None:
+    assert detect(FRESH).input_text is None
+    d = detect(box_with("❯ hello there, please say something"))
+    assert (d.state, d.input_text) == ("Idle", "hello there, please say something")
+    assert detect(box_with('❯ Try "fix lint errors"')).input_text is None  # the placeholder
+
+
+def test_input_text_joins_wrapped_rows_and_keeps_typed_lines() -> None:
+    # As Claude Code draws a draft in a 70-column pane: the first row wrapped, then Ctrl-J.
+    rows = ["─" * 70, "❯ hello world this is a rather long message that should wrap around", "  the box edge",
+            "  second line", "    indented", "─" * 70, "  ⏵⏵ auto mode on (shift+tab to cycle)"]
+    d = DETECTOR.detect(ScreenContext(lines=rows, columns=70), None)
+    assert d.input_text == ("hello world this is a rather long message that should wrap around the box edge\n"
+                            "second line\n  indented")
+
+
+def test_no_input_text_while_busy() -> None:
+    assert detect(busy("|❯ do it")).input_text is None
+
+
+def test_the_status_panel_gives_the_session_id() -> None:
+    # /status replaces the prompt box (the keys are the panel's: Unknown, not Idle).
+    d = detect(screen("""
+        |  Settings  Status   Config   Usage   Stats
+
+        |  Version:                    2.1.330
+        |  Session name:               /rename to add a name
+        |  Session ID:                 6a22dd4c-f722-4b42-a3e3-f230d57d1b8c
+        |  Session kind:               interactive
+
+        |  ←/→ to switch · Esc to close
+    """))
+    assert (d.state, d.session_id) == ("Unknown", "6a22dd4c-f722-4b42-a3e3-f230d57d1b8c")
+
+
+def test_a_shell_prompt_left_alone_is_claude_gone_but_not_its_own_prompt_glyph() -> None:
+    gone = detect(screen(BANNER, "|", "|user@host:~/src$"))
+    assert (gone.state, gone.rule) == ("Exited", "shell-prompt")
+    half_drawn = detect(screen(BANNER, "|", "|──", "|❯"))
+    assert half_drawn.state == "Unknown"

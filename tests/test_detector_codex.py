@@ -87,6 +87,9 @@ def test_identify_by_screen() -> None:
     assert DETECTOR.identify(ctx(screen(HEADER + COMPOSER))) >= 0.5
     # header scrolled away: the composer with Codex's footer is enough
     assert DETECTOR.identify(ctx(screen(FIRST_TURN + COMPOSER))) >= 0.5
+    # and with a draft typed over the placeholder
+    drafted = COMPOSER.replace("Ask Codex to do anything", "fix the flaky test")
+    assert DETECTOR.identify(ctx(screen(FIRST_TURN + drafted))) >= 0.5
 
 
 def test_an_editor_showing_codex_text_is_capped() -> None:
@@ -412,3 +415,51 @@ def test_approval_whose_reason_asks_a_question_keeps_codex_s_question() -> None:
     d = detect(rows)
     assert d.confirmation is not None
     assert (d.confirmation.prompt, d.tool) == ("Would you like to run the following command?", "exec_command")
+
+
+# ---------------------------------------------------------------- the text in the composer
+
+
+def test_input_text_is_the_draft_not_the_placeholder() -> None:
+    assert detect(screen(HEADER + COMPOSER)).input_text is None
+    assert detect(screen(HEADER + COMPOSER.replace("Ask Codex to do anything", "Ask a follow-up question"))).input_text is None
+    d = detect(screen(HEADER + COMPOSER.replace("Ask Codex to do anything", "fix the flaky test")))
+    assert (d.state, d.input_text) == ("Idle", "fix the flaky test")
+
+
+def test_input_text_of_a_draft_over_several_rows() -> None:
+    # As Codex draws it in a 70-column pane: a wrapped row, then a line typed after Ctrl-J.
+    rows = ["  >_ OpenAI Codex (v0.169.0)", "", "› hello world this is a rather long message that should wrap around",
+            "  the box edge", "  second line", "", "  gpt-5-codex default · /tmp/work"]
+    d = DETECTOR.detect(ScreenContext(lines=rows, columns=70), None)
+    assert (d.state, d.model) == ("Idle", "gpt-5-codex")
+    assert d.input_text == "hello world this is a rather long message that should wrap around the box edge\nsecond line"
+
+
+def test_the_status_output_gives_the_session_id() -> None:
+    d = detect(screen(HEADER + """
+        |/status
+
+        |  Model:               gpt-5-codex (reasoning none)
+        |  Session:             01a20030-2792-7b83-8de4-a1add6a4bd03
+
+        |  Token usage:         7.13K total  (7.04K input + 93 output)
+
+    """ + COMPOSER))
+    assert (d.state, d.session_id) == ("Idle", "01a20030-2792-7b83-8de4-a1add6a4bd03")
+
+
+def test_command_output_under_a_message_whose_echo_scrolled_away_is_no_turn() -> None:
+    # /status in a short pane: its echo scrolled off, its indented rows sit under the last message.
+    d = detect(screen("""
+        |› overload test
+        |                       01a20d52-14af-7291-b638-508
+        |                       4291599a3
+
+        |  Token usage:         40.2K total  (40.1K input +
+        |                       52 output)
+
+    """ + COMPOSER))
+    assert (d.state, d.rule) == ("Idle", "composer")
+    started = detect(screen(HEADER + "    |› overload test\n\n" + COMPOSER))
+    assert (started.state, started.rule) == ("Thinking", "turn-started")

@@ -317,3 +317,41 @@ def test_garbage_never_raises() -> None:
     assert_survives_garbage(DETECTOR, "│╭╰─✦✓⊶?●> ⠏(esc to cancel, 5s)Allow execution of [Shell]?1.2.\t$#abc/model", seed=11)
     DETECTOR.detect(ScreenContext(lines=[]), None)
     DETECTOR.detect(ScreenContext(lines=[RULE, " > x", " /model", ""]), None)
+
+
+# ---------------------------------------------------------------- the text in the input box
+
+
+def test_input_text_is_the_draft_not_the_placeholder() -> None:
+    assert detect(screen(BANNER + INPUT_BOX)).input_text is None
+    d = detect(screen(BANNER + INPUT_BOX.replace(">   Type your message or @path/to/file", "> explain this repo")))
+    assert (d.state, d.input_text) == ("Idle", "explain this repo")
+    assert detect(screen(BANNER + INPUT_BOX.replace(">   Type your message or @path/to/file",
+                                                    ">   Type your shell command"))).input_text is None
+
+
+def test_input_text_of_a_draft_over_several_rows() -> None:
+    # As Gemini CLI draws it in a 70-column pane (64 columns of text): a wrapped row, a new line.
+    rows = ["─" * 70, " Shift+Tab to accept edits", "", "",
+            " > hello world this is a rather long message that should wrap",
+            "   around the box edge and more words here", "   second line", "",
+            " workspace (/directory)                 sandbox                /model",
+            " /tmp/work                              no sandbox               Auto"]
+    d = DETECTOR.detect(ScreenContext(lines=rows, columns=70), None)
+    assert (d.state, d.model) == ("Idle", "Auto")
+    assert d.input_text == ("hello world this is a rather long message that should wrap around the box edge "
+                            "and more words here\nsecond line")
+
+
+def test_the_stats_box_gives_the_session_id() -> None:
+    d = detect(screen(BANNER + """
+        | > /stats
+
+        |╭──────────────────────────────────────────────────────────────╮
+        |│  Session Stats                                               │
+        |│  Interaction Summary                                         │
+        |│  Session ID:                 6ee40a27-d078-4626-818b-9fc7666c07b8│
+        |│  Auth Method:                gemini-api-key                  │
+        |╰──────────────────────────────────────────────────────────────╯
+    """ + IDLE_ABOVE + INPUT_BOX))
+    assert (d.state, d.session_id) == ("Idle", "6ee40a27-d078-4626-818b-9fc7666c07b8")

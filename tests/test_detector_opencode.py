@@ -134,3 +134,11 @@ def test_conversation_text_above_the_input_does_not_trigger_states() -> None:
 def test_garbage_never_raises() -> None:
     assert_survives_garbage(DETECTOR, "┃△⠋ esc interrupt ctrl+p commands tab agents Build  Allow once [retrying in 5s attempt #2]$#%→#", seed=3, widths=(1, 20, 100))
     assert DETECTOR.detect(ScreenContext(lines=[], exited=True), None).state == "Exited"
+
+
+def test_input_text_is_the_draft_not_the_placeholder() -> None:
+    assert DETECTOR.detect(ctx(IDLE), None).input_text is None
+    typed = [row.replace('Ask anything... "What is the tech stack of this project?"', "add a --verbose flag")
+             for row in IDLE]
+    d = DETECTOR.detect(ctx(typed), None)
+    assert (d.state, d.input_text) == ("Idle", "add a --verbose flag")

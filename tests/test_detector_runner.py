@@ -301,3 +301,10 @@ def test_text_seen_while_awaiting_input_counts_and_multiline_text_is_kept_whole(
     runner = DetectorRunner("%1", [TypingDetector()], clock=clock)
     runner.run(ScreenContext(lines=["@AwaitingInput", "first line\nsecond line"]), settled=True)
     assert runner.take_typed_input() == "first line\nsecond line"
+
+
+def test_typed_input_is_forgotten_when_another_program_takes_the_pane(clock):
+    runner = DetectorRunner("%1", [TypingDetector()], clock=clock)
+    runner.run(frame("@Idle\nhalf a thought"), settled=True)
+    runner.run(frame("@Exited", process_name="bash"), settled=True)  # quit back to the shell
+    assert runner.state.agent_type == "shell" and runner.typed_input is None

@@ -14,7 +14,8 @@ from muxd.testing.wait import async_wait_until
 
 TOOL_NAMES = {"agent_summary", "list_agents", "list_panes", "create_pane", "send_input", "read_pane",
               "resize_pane", "kill_pane", "wait_for", "list_tools", "get_tool_metrics"}
-SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context"}
+SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context",
+                "confirmation", "error"}
 
 
 async def _drive(server: MuxdTestServer) -> None:
@@ -108,6 +109,8 @@ async def _summary_schema(server: MuxdTestServer) -> None:
                                       "tags": ["worker", "feat-1"], "cwd": summary["context"]["cwd"]}
         assert isinstance(summary["activity"]["duration_secs"], int) and summary["recent_tools"] == []
         assert summary["session"]["tokens_used"] is None  # unknown: null, not 0 (seed 002)
+        assert summary["confirmation"] is None and summary["error"] is None
+        assert schema["properties"]["confirmation"]["anyOf"][1] == {"type": "null"}
 
         # The text a model reads is the same object as the structured result, without the indentation.
         result = await session.call_tool("agent_summary", {"pane_id": "agent"})
@@ -133,6 +136,9 @@ async def _summary_schema(server: MuxdTestServer) -> None:
         asking = await async_wait_until(confirming, timeout=15, interval=0.2, message="confirmation")
         assert asking["activity"]["state"] == "AwaitingConfirmation"
         assert asking["context"]["is_awaiting_input"] is False
+        assert asking["confirmation"] == {
+            "prompt": "Do you want to proceed?", "tool": "Bash",
+            "options": ["1. Yes", "2. Yes, and don't ask again for mkdir commands in /tmp/work", "3. No"]}
 
 
 def test_agent_summary_matches_seed_002(muxd_server: MuxdTestServer) -> None:

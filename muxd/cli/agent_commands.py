@@ -41,7 +41,11 @@ async def summary(client: Any, args: argparse.Namespace) -> int:
     if s.recent_tools:
         parts.append("tools " + ",".join(s.recent_tools))
     if s.context.is_awaiting_confirmation:
-        parts.append("AWAITING CONFIRMATION")
+        asked = s.confirmation
+        parts.append("AWAITING CONFIRMATION" + ("" if asked is None else
+                                                 f" {asked.tool + ': ' if asked.tool else ''}{asked.prompt}"))
+    if s.error is not None:
+        parts.append(f"error {s.error.type}: {s.error.message}")
     print_line(" · ".join(parts))
     for line in s.recent_output or []:
         print_line(f"  {line}")

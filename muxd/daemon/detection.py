@@ -38,6 +38,7 @@ class ForegroundProcess:
         self.argv: list[str] = []
         self.exe: str | None = None     # the leader's executable
         self.shell_leads = False
+        self.command_exe: str | None = None  # the reported process's executable, while a shell leads
         self.read_at = self.checked_at = float("-inf")
 
     def of(self, pane: Pane) -> ForegroundProcess:
@@ -49,8 +50,9 @@ class ForegroundProcess:
             self.checked_at = now
             # No argv yet: caught in the middle of an exec (the new image has no arguments
             # mapped yet), so read again.
-            if not self.argv or ptys.process_exe(leader) != self.exe or (
-                    self.shell_leads and self._command_of(leader) != self.pid):
+            if not self.argv or ptys.process_exe(leader) != self.exe or self.shell_leads and (
+                    self._command_of(leader) != self.pid or ptys.process_exe(self.pid) != self.command_exe):
+                # (a shell's child first runs the shell's own image, until it execs the command)
                 self._read(leader, now)
         return self
 
@@ -63,6 +65,7 @@ class ForegroundProcess:
         self.shell_leads = name in SHELLS
         pid = self._command_of(leader) if leader and self.shell_leads else leader
         self.pid = pid
+        self.command_exe = ptys.process_exe(pid) if self.shell_leads and pid else None
         self.name = name if pid == leader else (ptys.process_name(pid) if pid else None)
         self.argv = ptys.process_argv(pid) if pid else []
 

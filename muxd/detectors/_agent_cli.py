@@ -1,6 +1,6 @@
-"""Pieces shared by the Codex, Gemini, Aider and opencode detectors: telling their process
-from its argv, the shell prompt an exited CLI leaves behind, box borders, numbered options
-and API-error kinds."""
+"""Pieces shared by the Codex, Gemini, Aider and opencode detectors (and Claude's, for a shell
+in front): telling their process from its argv, the shell prompt an exited CLI leaves behind,
+box borders, numbered options and API-error kinds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from muxd.detectors._text import FrameMemo, LineMemo, stripped_rows
+from muxd.detectors._text import FrameMemo, LineMemo, shown_session_id, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.shell import SHELLS, is_shell_prompt
 from msgspec.structs import replace
@@ -283,21 +283,10 @@ def shell_prompt_below(agent: AgentType, lines: Sequence[str]) -> Detection | No
     return Detection(agent_type=agent, state="Exited", rule="shell-prompt", line=last[1].strip())
 
 
-def join_input_rows(rows: Sequence[str], width: int, *, word_wrap: bool = True) -> str | None:
-    """The text of an input box from its rows (box margins already taken off), None if it is
-    empty. A row the box wrapped (its text plus the next row's first word would not have fit
-    in `width`; with `word_wrap=False`, a row filling `width`) goes on with the next row; any
-    other row ends a line of the input, and lines are joined by "\\n"."""
-    text = ""
-    for index, row in enumerate(rows):
-        if index:
-            previous = rows[index - 1]
-            if word_wrap:
-                next_word = row.split(" ", 1)[0]
-                wrapped = bool(next_word) and len(previous.rstrip()) + 1 + len(next_word) > width
-                text += " " if wrapped else "\n"
-            elif len(previous) < width:
-                text += "\n"
-        text += row.rstrip() if word_wrap else row
-    text = text.strip()
-    return text or None
+def with_session_shown(found: Detection, lines: list[str]) -> Detection:
+    """`found` with the session id a status panel on screen shows, unless it has one already
+    (the runner keeps an id once seen, for as long as the same agent stays)."""
+    if found.session_id is not None:
+        return found
+    session_id = shown_session_id(lines)
+    return found if session_id is None else replace(found, session_id=session_id)

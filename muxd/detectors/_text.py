@@ -1,5 +1,6 @@
-"""Small text helpers shared by detectors: numbers and durations as agents print them, and
-a memo of per-line parses (detection reads mostly the same lines again and again)."""
+"""Small text helpers shared by detectors: numbers and durations as agents print them, the
+text of an input box from its rows, and a memo of per-line parses (detection reads mostly the
+same lines again and again)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,26 @@ def parse_duration(text: str) -> int | None:
     if not parts:
         return None
     return sum(int(n) * _UNIT_SECONDS[unit] for n, unit in parts)
+
+
+def join_input_rows(rows: Sequence[str], width: int, *, word_wrap: bool = True) -> str | None:
+    """The text of an input box from its rows (box margins already taken off), None if it is
+    empty. A row the box wrapped (its text plus the next row's first word would not have fit
+    in `width`; with `word_wrap=False`, a row filling `width`) goes on with the next row; any
+    other row ends a line of the input, and lines are joined by "\\n"."""
+    text = ""
+    for index, row in enumerate(rows):
+        if index:
+            previous = rows[index - 1]
+            if word_wrap:
+                next_word = row.split(" ", 1)[0]
+                wrapped = bool(next_word) and len(previous.rstrip()) + 1 + len(next_word) > width
+                text += " " if wrapped else "\n"
+            elif len(previous) < width:
+                text += "\n"
+        text += row.rstrip() if word_wrap else row
+    text = text.strip()
+    return text or None
 
 
 # Distinct lines a LineMemo remembers before it starts afresh: a few screens' worth, so a
@@ -91,3 +112,20 @@ stripped_rows = FrameMemo(_stripped)
 # screen at all, before a pattern is tried row by row. No row holds a line feed, so a test
 # for words without one finds exactly the rows that hold them.
 screen_text = FrameMemo("\n".join)
+
+
+# `Session ID:  <uuid>` (Claude Code's /status, Gemini CLI's /stats) or `Session:  <uuid>`
+# (Codex's /status): a session id as the CLIs' status panels show it.
+_SESSION_ID = re.compile(r"\bSession(?: ID)?:\s+(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})\b")
+
+
+def _shown_session_id(lines: list[str]) -> str | None:
+    text = screen_text(lines)
+    if "Session" not in text:
+        return None  # no panel on screen: no row need be looked at
+    found = _SESSION_ID.findall(text)
+    return found[-1] if found else None
+
+
+# The session id a status panel on screen shows (the lowest, if several), or None.
+shown_session_id = FrameMemo(_shown_session_id)

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 from msgspec.structs import replace
 
-from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, join_input_rows, last_non_empty
-from muxd.detectors._text import FrameMemo, LineMemo, parse_count, screen_text, stripped_rows
+from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
+from muxd.detectors._text import FrameMemo, LineMemo, join_input_rows, parse_count, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import BUSY_STATES, AgentError, AgentState, Confirmation, Detection, ToolSighting
 

@@ -14,14 +14,14 @@ import os
 import re
 from collections.abc import Sequence
 
-from muxd.detectors._agent_cli import shell_in_front
+from muxd.detectors._agent_cli import shell_in_front, with_session_shown
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude_lines import (
     Block, Spinner, classify_block, is_done_line, parse_spinner, sightings, split_blocks,
 )
 from muxd.detectors.claude_screen import (
-    PromptBox, banner_model, context_left, find_dialog, find_exit, find_prompt_box,
+    PromptBox, banner_model, box_input, context_left, find_dialog, find_exit, find_prompt_box,
     has_banner, live_row, turn_start,
 )
 from muxd.detectors.shell import is_shell_prompt
@@ -72,12 +72,15 @@ class ClaudeDetector:
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         """The state Claude's screen shows, with what it says about the turn."""
         lines = _rows(ctx.lines)
+        return with_session_shown(self._read(ctx, lines, prev), lines)
+
+    def _read(self, ctx: ScreenContext, lines: list[str], prev: AgentState | None) -> Detection:
         model = banner_model(lines)
         if ctx.exited:
             return Detection(agent_type="claude", state="Exited", rule="pane-exited", model=model)
         box = find_prompt_box(lines)
         if box is not None:
-            return _with_box(lines, box, model)
+            return _with_box(lines, box, model, ctx.columns)
         exit_output = find_exit(lines)
         if exit_output is not None:
             return Detection(agent_type="claude", state="Exited", rule="exit-output", line=exit_output.line,
@@ -153,8 +156,9 @@ def _without_box(lines: list[str], model: str | None, prev: AgentState | None = 
         last = next((line.strip() for line in reversed(lines) if line.strip()), None)
         if last is None:
             return Detection(agent_type="claude", state="Unknown", rule="blank-screen")
-        if is_shell_prompt(last):
-            # Claude gave the terminal back with no exit output of its own (or after a `clear`)
+        if is_shell_prompt(last) and not last.startswith("❯"):
+            # Claude gave the terminal back with no exit output of its own (or after a `clear`);
+            # a `❯` alone is Claude's own prompt row as often as a shell's (its box half drawn)
             return Detection(agent_type="claude", state="Exited", rule="shell-prompt", line=last, model=model)
         # Still starting, a panel (/status, /model, settings) or a frame mid-redraw: no
         # prompt to type at, so not Idle; what runs cannot be told.
@@ -195,7 +199,7 @@ def _dialog_tool(title: str, above: list[str]) -> str | None:
     return None
 
 
-def _with_box(lines: list[str], box: PromptBox, model: str | None) -> Detection:
+def _with_box(lines: list[str], box: PromptBox, model: str | None, columns: int) -> Detection:
     context = context_left(box.footer)
     row = live_row(lines, box.top, parse_spinner)
     spinner = parse_spinner(lines[row]) if row is not None else None
@@ -206,7 +210,8 @@ def _with_box(lines: list[str], box: PromptBox, model: str | None) -> Detection:
         elif any(_INTERRUPTED.match(text.strip()) for text in lines[max(0, box.top - 4):box.top]):
             rule = "interrupted"
         return Detection(agent_type="claude", state="Idle", rule=rule, line=line, model=model,
-                         context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False))
+                         context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False),
+                         input_text=box_input(lines, box, columns))
     conversation = lines[:row]
     state, rule, tool = _busy_state(spinner, conversation)
     return Detection(agent_type="claude", state=state, rule=rule, line=lines[row].strip(),

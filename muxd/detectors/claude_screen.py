@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from muxd.detectors._text import FrameMemo, LineMemo, screen_text
+from muxd.detectors._text import FrameMemo, LineMemo, join_input_rows, screen_text
 
 MIN_RULE_CHARS = 20             # a box rule spans the pane; shorter runs of ─ are content
 MAX_BOX_ROWS = 20               # a multi-line draft grows the box up to this
@@ -114,6 +114,28 @@ def _box_above(lines: Sequence[str], bottom: int, end: int) -> PromptBox | None:
         footer = [line.strip() for line in lines[bottom + 1:end + 1] if line.strip()]
         return PromptBox(top, bottom, inner[0], footer, rounded)
     return None
+
+
+# What Claude shows (dimmed) in an empty prompt box: an example to try, or a hint about the
+# messages queued while it works. Plain text cannot tell dim from typed: known by their words.
+_PLACEHOLDER = re.compile(r'^(?:Try "[^"]*"|Press up to edit queued messages\b.*)$')
+BOX_INDENT = "  "  # the rows of a draft after the `❯ ` row
+
+
+def box_input(lines: Sequence[str], box: PromptBox, columns: int) -> str | None:
+    """The text typed in the prompt box, its lines joined by "\\n" (rows the box wrapped are
+    joined back); None when the box is empty or shows its placeholder."""
+    rows: list[str] = []
+    for line in lines[box.top + 1:box.bottom]:
+        if box.rounded:
+            line = unbox(line)
+        if not rows:
+            if line[:1] in "❯>":
+                rows.append(line[1:].removeprefix(" "))
+            continue
+        rows.append(line.removeprefix(BOX_INDENT) if line.startswith(BOX_INDENT) else line.strip())
+    text = join_input_rows(rows, columns - len(BOX_INDENT))
+    return None if text is None or _PLACEHOLDER.match(text) else text
 
 
 def live_row(lines: Sequence[str], top: int, is_live: Callable[[str], object]) -> int | None:

@@ -10,6 +10,8 @@ Screen layout (inline viewport, newest at the bottom):
     ◦ Working (2s • esc to interrupt)     <- status line while a turn runs (bullet blinks)
     › Ask Codex to do anything            <- composer
       gpt-5-codex default · /tmp/work     <- footer: model first
+
+The composer, the draft typed in it and the footer are read in codex_composer.py.
 """
 
 from __future__ import annotations
@@ -28,25 +30,22 @@ from muxd.detectors._agent_cli import (
     is_shell_prompt,
     last_non_empty,
     option_block,
+    with_session_shown,
 )
 from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
+from muxd.detectors.codex_composer import FOOTER_ROWS_MAX, POPUP_ROW, composer_row, draft, footer
 from muxd.detectors.codex_tools import EXEC_TOOL, PATCH_TOOL, RUNNING_VERBS, TOOL_CELL, cell_tool, tool_sightings
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection
 
 NAME = "codex"
 _PROCESS_NAMES = frozenset({"codex", "codex-cli"})
 _PACKAGES = ("@openai/codex",)
-# Rows below the composer: footer lines, a wrapped draft, a popup.
-FOOTER_ROWS_MAX = 6
 # Rows between the approval question and its first option (reason, command, blank rows).
 APPROVAL_ROWS_MAX = 20
 # Non-empty rows above a shell prompt searched for the exit summary.
 EXIT_ROWS_MAX = 12
 
-_COMPOSER = re.compile(r"^›(?: (?P<text>.*))?$")
-_FOOTER = re.compile(r"^\s{2,}\S")
-_POPUP_ROW = re.compile(r"^[› ] [/@]\S+\s{2,}\S")
 _CONFIRM_HINT = re.compile(r"(?i)\bpress enter to (?:confirm|continue|submit)\b|\benter to (?:confirm|submit)\b")
 _QUESTION = re.compile(r"^\s*[▌│]?\s*(?P<question>[^?]*\?)")
 _QUESTION_MARGIN = re.compile(r"^\s*[▌│]?")
@@ -70,8 +69,6 @@ _EXIT_MARKER = re.compile(r"Token usage(?: so far)?:|codex resume|To continue th
 _EXIT_TOKENS = re.compile(r"Token usage(?: so far)?:\s*total=(?P<total>[\d,]+)")
 _RESUME = re.compile(r"codex resume (?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
 _CONFIG_ERROR = re.compile(r"^Error loading configuration: .+")
-_CONTEXT_LEFT = re.compile(r"(?P<pct>\d{1,3})% context left")
-_MODEL_TOKEN = re.compile(r"^(?=[\w.\-:/]*[A-Za-z])(?=[\w.\-:/]*[\d-])[A-Za-z][\w.\-:/]*$")
 _REASON = re.compile(r"^\s*Reason:")
 _CODEX_QUESTION = re.compile(r"^(?:Would you like|Allow )")
 _MCP_TOOL = re.compile(r'run tool "(?P<tool>[^"]+)"')
@@ -99,15 +96,18 @@ class CodexDetector:
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines: list[str] = stripped_rows(ctx.lines)
+        return with_session_shown(self._read(ctx, lines), lines)
+
+    def _read(self, ctx: ScreenContext, lines: list[str]) -> Detection:
         tools = tool_sightings(lines)
         found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _approval)
         if found is not None:
             return found
-        composer = _composer(lines)
+        composer = composer_row(lines)
         if composer is None:
             # still starting, or an overlay (warnings, transcript) covers the bottom pane
             return replace(input_hidden(NAME, lines, "no-composer"), tools_seen=tools)
-        model, context_left = _footer(lines, composer)
+        model, context_left = footer(lines, composer)
         status = _status(lines, composer, ctx.columns)
         if status is not None:
             row, header, elapsed, error = status
@@ -121,7 +121,8 @@ class CodexDetector:
                                   description=header, elapsed_s=elapsed, error=error)
         else:
             found = _turn_state(lines, composer)
-        return replace(found, model=model, context_left_pct=context_left, tools_seen=tools)
+        return replace(found, model=model, context_left_pct=context_left, tools_seen=tools,
+                       input_text=draft(lines, composer, ctx.columns))
 
 
 def _screen_score(lines: list[str]) -> float:
@@ -133,13 +134,13 @@ def _screen_score(lines: list[str]) -> float:
         if any(_APPROVAL_FOOTER.search(line) for line in bottom) or any(
                 "Codex" in option for option in approval.confirmation.options):
             score = max(score, APPROVAL_CONFIDENCE)
-    composer = _composer(lines)
+    composer = composer_row(lines)
     if composer is None:
         return score
     if lines[composer].startswith("› Ask Codex to do anything"):
         return max(score, PLACEHOLDER_CONFIDENCE)
-    footer = lines[composer + 1:]
-    if not (_footer(lines, composer)[0] is not None or any("? for shortcuts" in line for line in footer)
+    below = lines[composer + 1:]
+    if not (footer(lines, composer)[0] is not None or any("? for shortcuts" in line for line in below)
             or _status(lines, composer, max(len(line) for line in lines)) is not None):
         return score
     # the signs' words, on the screen at all, before the pattern is tried row by row
@@ -147,62 +148,6 @@ def _screen_score(lines: list[str]) -> float:
             _HISTORY_SIGNS.search(line) for line in lines[:composer]):
         return max(score, COMPOSER_WITH_HISTORY_CONFIDENCE)
     return max(score, COMPOSER_WITH_FOOTER_CONFIDENCE)
-
-
-def _composer(lines: Sequence[str]) -> int | None:
-    """Row of the `›` composer: the last `›` row with only footer-like rows below it."""
-    below = 0
-    kinds = _COMPOSER_KINDS
-    for row in range(len(lines) - 1, -1, -1):
-        kind = kinds[lines[row]]
-        if kind == "blank":
-            continue
-        if kind == "composer":
-            return row
-        if kind != "below":
-            return None
-        below += 1
-        if below > FOOTER_ROWS_MAX:
-            return None
-    return None
-
-
-def _composer_kind(line: str) -> str:
-    """What a row is to _composer: "blank", "composer", "below" (a footer or popup row) or "other"."""
-    if not line.strip():
-        return "blank"
-    if _COMPOSER.match(line) and not is_option(line) and not _POPUP_ROW.match(line):
-        return "composer"
-    return "below" if _FOOTER.match(line) or _POPUP_ROW.match(line) else "other"
-
-
-def _footer(lines: Sequence[str], composer: int | None) -> tuple[str | None, float | None]:
-    """(model, context left %) from the footer under the composer."""
-    if composer is None:
-        return None, None
-    model: str | None = None
-    context_left: float | None = None
-    footers = _FOOTER_ROWS
-    for line in lines[composer + 1:]:
-        row_model, row_left = footers[line]
-        if context_left is None:
-            context_left = row_left
-        if model is None:
-            model = row_model
-    return model, context_left
-
-
-def _footer_row(line: str) -> tuple[str | None, float | None]:
-    """(the model, the context left %) one footer row shows (Nones for a row that is not footer)."""
-    if not line.strip() or not _FOOTER.match(line):
-        return None, None
-    first_segment = line.strip().split(" · ")[0].strip()
-    match = _CONTEXT_LEFT.search(line)
-    first = first_segment.split()
-    model = None
-    if first and _MODEL_TOKEN.match(first[0]) and "used" not in first_segment and "left" not in first_segment:
-        model = first[0]
-    return model, float(match.group("pct")) if match else None
 
 
 def _approval(lines: Sequence[str]) -> Detection | None:
@@ -308,7 +253,7 @@ def _last_user_row(lines: Sequence[str], end: int) -> int | None:
 
 
 def _is_user_row(line: str) -> bool:
-    return bool((_USER_MESSAGE.match(line) and not _POPUP_ROW.match(line)) or _SLASH_ECHO.match(line))
+    return bool((_USER_MESSAGE.match(line) and not POPUP_ROW.match(line)) or _SLASH_ECHO.match(line))
 
 
 def _blocks(lines: Sequence[str], start: int, end: int) -> list[int]:
@@ -345,8 +290,6 @@ _CELL_STARTS = LineMemo(_starts_cell)
 # And for the few rows around the composer, read on every look in case-blind patterns that
 # try every column (the status row, by its text and the pane's width).
 _CONFIRM_HINTS = LineMemo(lambda line: bool(_CONFIRM_HINT.search(line)))
-_COMPOSER_KINDS = LineMemo(_composer_kind)
-_FOOTER_ROWS = LineMemo(_footer_row)
 _STATUS_ROWS = LineMemo(lambda line_and_columns: _parse_status(*line_and_columns))
 
 
@@ -367,7 +310,7 @@ def _turn_state(lines: Sequence[str], composer: int) -> Detection:
               error: AgentError | None = None) -> Detection:
         return Detection(agent_type=NAME, state=state, rule=rule, line=lines[row].strip(), tool=tool, error=error)
 
-    if any(_POPUP_ROW.match(line) for line in lines[max(0, composer - FOOTER_ROWS_MAX):composer]):
+    if any(POPUP_ROW.match(line) for line in lines[max(0, composer - FOOTER_ROWS_MAX):composer]):
         # an open popup covers the rows above the composer: the user is typing
         return found("Idle", "composer-popup", composer)
     user = _last_user_row(lines, composer)
@@ -375,7 +318,11 @@ def _turn_state(lines: Sequence[str], composer: int) -> Detection:
         return found("Idle", "slash-command-output", user)
     blocks = _blocks(lines, (user + 1) if user is not None else 0, composer)
     if not blocks:
-        return found("Thinking", "turn-started", user) if user is not None else found("Idle", "composer", composer)
+        if user is not None and not any(line.strip() for line in lines[user + 1:composer]):
+            return found("Thinking", "turn-started", user)
+        # Rows that start no cell under the last message: the rest of a command's output
+        # whose own line scrolled away (/status in a short pane), not a turn.
+        return found("Idle", "composer", composer)
     row = blocks[-1]
     line = lines[row]
     if _WORKED.match(line):

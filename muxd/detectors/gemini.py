@@ -14,6 +14,8 @@ Screen layout (newest at the bottom):
      >   Type your message or @path/to/file         <- composer
      workspace (/directory)   sandbox      /model   <- footer: labels, then values
      /tmp/work                no sandbox     Auto
+
+The input box (its rule, the draft typed in it, the footer's model) is read in gemini_input.py.
 """
 
 from __future__ import annotations
@@ -33,16 +35,16 @@ from muxd.detectors._agent_cli import (
     last_non_empty,
     option_block,
     unbox,
+    with_session_shown,
 )
 from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
+from muxd.detectors.gemini_input import COMPOSERS, bottom_rule, draft, footer_model, input_rule
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection, ToolSighting
 
 NAME = "gemini"
 _PROCESS_NAMES = frozenset({"gemini", "gemini-cli"})
 _PACKAGES = ("@google/gemini-cli", "gemini-cli/dist", "gemini-cli/bundle")
-# Rows between the input box rule and the composer (hints such as "Shift+Tab to accept edits").
-RULE_TO_COMPOSER_ROWS_MAX = 3
 # Rows that may sit between the spinner and the input box rule.
 _HINT_ROW = re.compile(r"(?i)^\s*(?:press ctrl\+[cd] again to exit\.?|using:? .+)\s*$")
 # Rows from the last option up to the confirmation question.
@@ -50,8 +52,6 @@ QUESTION_ROWS_MAX = 30
 # Non-empty rows above a shell prompt searched for the exit summary box.
 EXIT_ROWS_MAX = 40
 
-_RULE = re.compile(r"^\s*[─━]{20,}\s*$")
-_COMPOSER = re.compile(r"^\s?(?:[│┃]\s*)?(?:[>!*]|\(r:\))\s")
 _SPINNER = re.compile(
     r"^\s*(?P<glyph>[\u2800-\u28ff])\s+(?P<desc>\S.*?)\s+\(esc to cancel(?:,\s*(?P<elapsed>[^)]*))?\)")
 _SPINNER_BARE = re.compile(r"^\s*[\u2800-\u28ff]\s+(?P<desc>\S.*?)\s*(?:\(.*|\s{2,}\?.*)?$")
@@ -66,7 +66,6 @@ _EXIT_MARKER = re.compile(r"Agent powering down|Interaction Summary|gemini --res
 _SESSION_ID = re.compile(r"(?:Session ID:\s+|gemini --resume )(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
 _USAGE_HEADER = re.compile(r"\bModel\s{2,}Reqs\b")
 _USAGE_ROW = re.compile(r"^\s*(?P<model>[A-Za-z][\w.\-]*)\s{2,}\d")
-_SINGLE_LINE_FOOTER = re.compile(r"\bno sandbox\s{2,}(?P<model>[A-Za-z][\w.\-]*)")
 
 _BANNER = re.compile(r"^\s*(?:[▝▜▄▗▟▀▐▌█░▒▓]+\s+)?Gemini CLI v\d")
 _PLACEHOLDER = "Type your message or @path/to/file"
@@ -88,20 +87,23 @@ class GeminiDetector:
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines: list[str] = stripped_rows(ctx.lines)
+        return with_session_shown(self._read(ctx, lines), lines)
+
+    def _read(self, ctx: ScreenContext, lines: list[str]) -> Detection:
         tools = _tool_sightings(lines)
         found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _confirmation)
         if found is not None:
             return found
-        rule_row = _input_rule(lines)
-        spinner = _spinner(lines, rule_row if rule_row is not None else _bottom_rule(lines))
+        rule_row = input_rule(lines)
+        spinner = _spinner(lines, rule_row if rule_row is not None else bottom_rule(lines))
         if spinner is not None:
             row, description, elapsed = spinner
             found = _busy_state(lines, row, description, elapsed)
         elif rule_row is not None:
-            found = _idle_state(lines, rule_row)
+            found = _idle_state(lines, rule_row, ctx.columns)
         else:
             found = input_hidden(NAME, lines, "no-input-box")
-        return replace(found, model=_footer_model(lines, rule_row), tools_seen=tools)
+        return replace(found, model=footer_model(lines, rule_row), tools_seen=tools)
 
 
 def _screen_score(lines: list[str]) -> float:
@@ -112,10 +114,10 @@ def _screen_score(lines: list[str]) -> float:
     if confirmation is not None and confirmation.confirmation is not None and any(
             _GEMINI_OPTION.search(option) for option in confirmation.confirmation.options):
         score = max(score, CONFIRMATION_CONFIDENCE)
-    rule_row = _input_rule(lines)
+    rule_row = input_rule(lines)
     if rule_row is None:
         # the input box may be mid-redraw; a live spinner still ends the screen
-        spinner = _spinner(lines, _bottom_rule(lines))
+        spinner = _spinner(lines, bottom_rule(lines))
         if spinner is not None and "(esc to cancel" in lines[spinner[0]]:
             score = max(score, INPUT_BOX_WITH_SIGN_CONFIDENCE)
         return score
@@ -124,38 +126,6 @@ def _screen_score(lines: list[str]) -> float:
             or _spinner(lines, rule_row) is not None):
         return max(score, INPUT_BOX_WITH_SIGN_CONFIDENCE)
     return max(score, INPUT_BOX_CONFIDENCE)
-
-
-def _input_rule(lines: Sequence[str]) -> int | None:
-    """Row of the rule above the composer (` > ` a few rows below it), searching upward."""
-    is_rule, is_composer = _RULES, _COMPOSERS
-    for row in range(len(lines) - 1, -1, -1):
-        if not is_rule[lines[row]]:
-            continue
-        below = 0
-        for index in range(row + 1, len(lines)):
-            line = lines[index]
-            if line.strip():
-                if is_composer[line]:
-                    return row
-                below += 1
-                if below == RULE_TO_COMPOSER_ROWS_MAX:
-                    break
-    return None
-
-
-def _bottom_rule(lines: Sequence[str]) -> int:
-    """Row of a rule among the last few rows (an input box still being drawn), else the end."""
-    seen = 0
-    for row in range(len(lines) - 1, -1, -1):
-        line = lines[row]
-        if line.strip():
-            if _RULES[line]:
-                return row
-            seen += 1
-            if seen > RULE_TO_COMPOSER_ROWS_MAX:
-                break
-    return len(lines)
 
 
 def _spinner(lines: Sequence[str], end: int) -> tuple[int, str, int | None] | None:
@@ -229,11 +199,12 @@ def _busy_state(lines: Sequence[str], row: int, description: str, elapsed: int |
     return found("Thinking", "spinner", row)
 
 
-def _idle_state(lines: Sequence[str], rule_row: int) -> Detection:
-    composer = next((row for row in range(rule_row + 1, len(lines)) if _COMPOSERS[lines[row]]), rule_row)
+def _idle_state(lines: Sequence[str], rule_row: int, columns: int) -> Detection:
+    composer = next((row for row in range(rule_row + 1, len(lines)) if COMPOSERS[lines[row]]), rule_row)
     user = _last_user_row(lines, rule_row)
     error = _turn_error(lines, user + 1, rule_row) if user is not None else None
-    return Detection(agent_type=NAME, state="Idle", rule="input-box", line=lines[composer].strip(), error=error)
+    return Detection(agent_type=NAME, state="Idle", rule="input-box", line=lines[composer].strip(), error=error,
+                     input_text=draft(lines, composer, columns) if composer != rule_row else None)
 
 
 def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None:
@@ -319,28 +290,6 @@ def _exited(lines: Sequence[str], *, pane_exited: bool = False) -> Detection | N
                      session_id=session, model=model)
 
 
-def _footer_model(lines: Sequence[str], rule_row: int | None) -> str | None:
-    """The value under `/model` in the footer below the composer."""
-    if rule_row is None:
-        return None
-    for row in range(rule_row + 1, len(lines)):
-        header = lines[row]
-        column = header.find("/model")
-        if column < 0:
-            match = _SINGLE_LINE_FOOTER.search(header)
-            if match:
-                return match.group("model")
-            continue
-        values = next((lines[index] for index in range(row + 1, len(lines)) if lines[index].strip()), "")
-        best: tuple[int, str] | None = None
-        for field in re.finditer(r"\S+(?: \S+)*", values):
-            overlap = min(field.end(), column + len("/model")) - max(field.start(), column)
-            if overlap > 0 and (best is None or overlap > best[0]):
-                best = (overlap, field.group())
-        return best[1] if best else None
-    return None
-
-
 def _tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:
     """Every tool on screen: box headers (`╭…` then `│ ✓  Shell cmd`) and dense rows
     (`  ✓  WriteFile  a.txt → Accepted`)."""
@@ -375,8 +324,6 @@ _USE_GLYPHS = frozenset("✓✔x⊶")
 _PLAIN_ROW = (False, None)  # what most rows are to _tool_sightings: no box opens, no tool ran
 # Per-line answers by line text: the scans for the input box, the spinner and the turn's
 # last block read most rows of the screen on every look.
-_RULES = LineMemo(lambda line: bool(_RULE.match(line)))
-_COMPOSERS = LineMemo(lambda line: bool(_COMPOSER.match(line)))
 _SPINNER_ROWS = LineMemo(_spinner_row)
 _USER_PROMPTS = LineMemo(lambda line: bool(_USER_PROMPT.match(line)))
 _BLOCK_STARTS = LineMemo(lambda line: bool(_BLOCK_START.match(line)))

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt
-from muxd.detectors._text import LineMemo
+from muxd.detectors._text import LineMemo, join_input_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
 
@@ -38,6 +38,10 @@ _THINKING_OLD = re.compile(r"█\s+Thinking\.\.\.")
 _MODEL_ROW = re.compile(r"^\s*[┃│]?\s*(?:Build|Plan)\s{2}(?P<model>\S(?:.*?\S)?)\s{2,}\S")
 _USAGE = re.compile(r"\b[\d,]+ \((?P<pct>\d{1,3})%\)(?: · \$(?P<cost>[\d.]+))?")
 _TITLE = re.compile(r"^\s*(?P<icon>[#→✱%◈◇←⟳⚙])\s+(?P<title>\S.*?)\s*$")
+_INPUT_BAR = re.compile(r"^\s*┃ {0,2}")
+# What opencode shows (dimmed) in an empty input box: "Ask anything... "<an example>"".
+_PLACEHOLDER = re.compile(r"^Ask anything(?:\.\.\.|…)")
+INPUT_FRAME_COLUMNS = 4  # the bar and the padding around the text
 _ICON_TOOLS = {"%": "webfetch", "◈": "websearch", "◇": "codesearch", "←": "external_directory",
                "⟳": "doom_loop"}
 
@@ -89,8 +93,24 @@ class OpencodeDetector:
         idle = next((line for line in reversed(bottom) if _IDLE_FOOTER.search(line) or _OLD_IDLE.search(line)), None)
         if idle is not None:
             return Detection(agent_type=NAME, state="Idle", rule="input-footer", line=idle.strip(), model=model,
-                             context_left_pct=context_left, cost_usd=cost)
+                             context_left_pct=context_left, cost_usd=cost, input_text=_draft(bottom, ctx.columns))
         return Detection(agent_type=NAME, state="Unknown", rule="no-footer", model=model)
+
+
+def _draft(bottom: Sequence[str], columns: int) -> str | None:
+    """The text typed in the input box: the rows behind its left bar above the agent and model
+    row; None when it is empty or shows its placeholder."""
+    model_row = next((index for index, line in enumerate(bottom) if _MODEL_ROW.match(line)), None)
+    if model_row is None:
+        return None
+    rows: list[str] = []
+    for line in reversed(bottom[:model_row]):
+        bar = _INPUT_BAR.match(line)
+        if bar is None:
+            break
+        rows.insert(0, line[bar.end():])
+    text = join_input_rows(rows, columns - INPUT_FRAME_COLUMNS)
+    return None if text is None or _PLACEHOLDER.match(text) else text
 
 
 def _screen_score(lines: list[str]) -> float:

@@ -128,6 +128,8 @@ class DetectorRunner:
             return None
         detection, detector_name = found
         self._at_prompt = detection.state in AT_PROMPT
+        if detection.agent_type not in (None, self.state.agent_type):
+            self.typed_input = None  # another program now: what was typed at the last one is moot
         if self._at_prompt and detection.input_text:
             self.typed_input = detection.input_text
         self._count_tools(detection)

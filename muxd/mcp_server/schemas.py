@@ -1,6 +1,7 @@
 """The output shapes of muxd's MCP tools, as TypedDicts: the SDK publishes them as `outputSchema`.
 
-`AgentSummaryOutput` is seed 002's summary field for field. The guards may cut a result that
+`AgentSummaryOutput` is seed 002's summary field for field, with the confirmation asked and the
+error shown (null when none). The guards may cut a result that
 is too large; the fields they add then (`truncated`, `original_count`, `original_chars`) are
 declared as optional on every shape, or the SDK's validation would drop them.
 """
@@ -36,6 +37,17 @@ class SummaryContextOutput(TypedDict):
     cwd: str | None
 
 
+class SummaryConfirmationOutput(TypedDict):
+    prompt: str
+    options: list[str]
+    tool: str | None  # the tool (or command) the agent asks to use, where it names one
+
+
+class SummaryErrorOutput(TypedDict):
+    type: str     # "overloaded", "rate_limited", "api_error", "server_error", …
+    message: str  # the agent's own words, one line
+
+
 class _AgentSummary(TypedDict):
 
     pane_id: str
@@ -45,6 +57,8 @@ class _AgentSummary(TypedDict):
     session: SummarySessionOutput
     recent_tools: list[str]
     context: SummaryContextOutput
+    confirmation: SummaryConfirmationOutput | None  # only while awaiting confirmation
+    error: SummaryErrorOutput | None                # the error the agent shows, if any
     recent_output: NotRequired[list[str]]  # only when include_recent_output is true
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal, Union
 import msgspec
 
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
-from muxd.detectors.state import AgentState
+from muxd.detectors.state import AgentError, AgentState
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
     GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
@@ -436,8 +436,19 @@ class SummaryContext(msgspec.Struct, frozen=True, kw_only=True):
     cwd: str | None
 
 
+class SummaryConfirmation(msgspec.Struct, frozen=True, kw_only=True):
+    """What an agent awaiting confirmation asks: its question, its options as shown, and the
+    tool (or command) it asks to use, where the agent names one."""
+
+    prompt: str
+    options: list[str] = []
+    tool: str | None = None
+
+
 class AgentSummary(msgspec.Struct, frozen=True, kw_only=True):
-    """The compact summary of seed 002 (~80 tokens instead of a raw screen), field for field."""
+    """The compact summary of seed 002 (~80 tokens instead of a raw screen), field for field,
+    and what an orchestrator needs besides: the question an agent awaits an answer to and the
+    error it shows (null when there is none)."""
 
     pane_id: str
     agent_type: str | None
@@ -446,6 +457,8 @@ class AgentSummary(msgspec.Struct, frozen=True, kw_only=True):
     session: SummarySession
     recent_tools: list[str]
     context: SummaryContext
+    confirmation: SummaryConfirmation | None = None  # only while awaiting confirmation
+    error: AgentError | None = None
     recent_output: list[str] | None = None
 
 

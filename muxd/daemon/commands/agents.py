@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
 from muxd.daemon.pane import Pane
+from muxd.daemon.session_ids import session_id
+from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 from muxd.protocol.messages import (
-    AgentSummary, Summary, SummaryActivity, SummaryContext, SummaryReply, SummarySession,
+    AgentSummary, Summary, SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession,
 )
 
 if TYPE_CHECKING:
@@ -27,6 +29,14 @@ def recent_output(pane: Pane, count: int) -> list[str]:
     return lines[-count:]
 
 
+def confirmation(state: AgentState) -> SummaryConfirmation | None:
+    """The question an agent awaiting confirmation asks, with the tool it asks to use."""
+    asked = state.confirmation
+    if not state.is_awaiting_confirmation or asked is None:
+        return None
+    return SummaryConfirmation(prompt=asked.prompt, options=list(asked.options), tool=state.tool)
+
+
 def agent_summary(pane: Pane, *, include_recent_output: bool = False, output_lines: int = 10,
                   now: float | None = None) -> AgentSummary:
     state = pane.agent
@@ -38,12 +48,14 @@ def agent_summary(pane: Pane, *, include_recent_output: bool = False, output_lin
         is_agent=state.is_agent,
         activity=SummaryActivity(state=state.activity.state, description=state.activity.description,
                                  duration_secs=None if since is None else max(0, int(now - since))),
-        session=SummarySession(id=state.session.id, model=state.session.model,
+        session=SummarySession(id=session_id(pane, state), model=state.session.model,
                                tokens_used=state.session.tokens_used),
         recent_tools=list(state.recent_tools),
         context=SummaryContext(is_awaiting_input=state.is_awaiting_input,
                                is_awaiting_confirmation=state.is_awaiting_confirmation,
                                tags=list(pane.tags), cwd=pane.cwd()),
+        confirmation=confirmation(state),
+        error=state.error,
         recent_output=recent_output(pane, output_lines) if include_recent_output else None,
     )
 

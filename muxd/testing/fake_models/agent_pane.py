@@ -23,6 +23,9 @@ from typing import Any
 
 import msgspec
 
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.registry import load_detectors
+from muxd.detectors.runner import DetectorRunner
 from muxd.protocol.messages import AgentStateChanged, Event, PaneExited, Subscribe
 from muxd.testing.fake_models.launch import AgentLaunch
 from muxd.testing.server import MuxdTestServer
@@ -216,6 +219,29 @@ class AgentPane:
 
     def summary(self) -> dict[str, Any]:
         return json.loads(self.server.cli("summary", "-t", self.pane_id, "--json", check=True).stdout)
+
+    def session_id_shown_by(self, command: str) -> str:
+        """Submit `command` (one that opens a status panel) and wait until the pane's summary
+        names a session id; returns it."""
+        self.submit(command)
+
+        def named() -> str | None:
+            return self.summary()["session"]["id"]  # type: ignore[no-any-return]
+
+        try:
+            return wait_until(named, timeout=STATE_TIMEOUT_S, interval=0.1, message="a session id")
+        except AssertionError:
+            raise AssertionError(self.report(f"no session id after {command}", self.cursor)) from None
+
+    def typed_input(self) -> str | None:
+        """What muxd's detectors read in the agent's input box on the screen now, as a runner
+        keeps it (`DetectorRunner.take_typed_input`): checked in this process on the captured
+        screen, since the daemon keeps typed text out of its protocol."""
+        runner = DetectorRunner(self.pane_id, load_detectors())
+        program = os.path.basename(self.launch.argv[0])
+        runner.run(ScreenContext(lines=self.screen().split("\n"), columns=self.size[0], process_name=program,
+                                 process_argv=self.launch.argv), settled=True)
+        return runner.take_typed_input()
 
     def mark(self) -> int:
         """Forget the states published so far: the next wait looks only at later ones. Call it

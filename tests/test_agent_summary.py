@@ -1,0 +1,75 @@
+"""`agent_summary` (daemon/commands/agents.py): the summary an orchestrator reads, built from the
+pane's AgentState: the confirmation asked, the error shown, the session id and its readers."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import msgspec
+import pytest
+
+from muxd.daemon import session_ids
+from muxd.daemon.commands.agents import agent_summary
+from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState, Confirmation
+
+
+def pane(state: AgentState) -> SimpleNamespace:
+    return SimpleNamespace(id="%3", agent=state, tags=["w"], cwd=lambda: "/tmp/work")
+
+
+ASKING = AgentState(pane_id="%3", agent_type="codex", is_agent=True,
+                    activity=Activity(state="AwaitingConfirmation", since=100.0), tool="exec_command",
+                    is_awaiting_confirmation=True,
+                    confirmation=Confirmation(prompt="Would you like to run the following command?",
+                                              options=["1. Yes, proceed (y)", "2. No (esc)"]))
+
+
+def test_the_confirmation_names_its_question_options_and_tool():
+    summary = msgspec.to_builtins(agent_summary(pane(ASKING), now=103.0))
+    assert summary["confirmation"] == {"prompt": "Would you like to run the following command?",
+                                       "options": ["1. Yes, proceed (y)", "2. No (esc)"], "tool": "exec_command"}
+    assert summary["error"] is None and summary["activity"]["duration_secs"] == 3
+
+
+def test_no_confirmation_unless_awaiting_one_and_the_error_shown():
+    # Claude's question picker carries options too, but asks no approval.
+    error = AgentError(type="overloaded", message="529 Overloaded · retrying in 2s · attempt 3/10")
+    state = msgspec.structs.replace(ASKING, activity=Activity(state="Thinking"), is_awaiting_confirmation=False,
+                                    error=error)
+    summary = msgspec.to_builtins(agent_summary(pane(state), now=0.0))
+    assert summary["confirmation"] is None
+    assert summary["error"] == {"type": "overloaded", "message": "529 Overloaded · retrying in 2s · attempt 3/10"}
+
+
+@pytest.fixture
+def readers(monkeypatch):
+    registered: list = []
+    monkeypatch.setattr(session_ids, "_readers", registered)
+    return registered
+
+
+def test_the_session_id_is_the_screens_else_a_readers(readers):
+    asked = []
+
+    def from_logs(p, state):
+        asked.append(p.id)
+        return "from-the-logs"
+
+    session_ids.register_session_id_reader(lambda p, state: None)
+    session_ids.register_session_id_reader(from_logs)
+    shown = msgspec.structs.replace(ASKING, session=AgentSession(id="from-the-screen"))
+    assert agent_summary(pane(shown), now=0.0).session.id == "from-the-screen"
+    assert asked == []
+    assert agent_summary(pane(ASKING), now=0.0).session.id == "from-the-logs"
+    shell = AgentState(pane_id="%3", agent_type="shell", activity=Activity(state="Idle"))
+    assert agent_summary(pane(shell), now=0.0).session.id is None
+    assert asked == ["%3"], "no agent: no reader is asked"
+
+
+def test_a_broken_reader_costs_its_answer_not_the_summary(readers):
+    def broken(p, state):
+        raise OSError("unreadable log")
+
+    session_ids.register_session_id_reader(broken)
+    session_ids.register_session_id_reader(lambda p, state: "next-one")
+    assert agent_summary(pane(ASKING), now=0.0).session.id == "next-one"

@@ -79,6 +79,8 @@ def test_claude_code_tasks_results_failures_and_retries(agent, muxd_server, tmp_
             done = await task(session, pane, "please answer")
             assert done["status"] == "success" and done["response"] == ANSWER, done
             assert done["sources"]["response"] == "session_log" and done["session_id"]
+            summary = await call_ok(session, "agent_summary", pane_id=pane.pane_id)
+            assert summary["session"]["id"] == done["session_id"]  # from the log, between turns
             assert done["tokens_used"] == usage_total(fake, before, "input_tokens", "output_tokens",
                                                        "cache_creation_input_tokens", "cache_read_input_tokens")
             assert done["duration_seconds"] > 0.5

@@ -24,6 +24,7 @@ import msgspec
 from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
 from muxd.daemon import execution_finish
 from muxd.daemon.access import current_principal
+from muxd.daemon.session_ids import register_session_id_reader
 from muxd.detectors.state import AgentState
 from muxd.errors import Conflict, NotFound, StoreUnavailable
 from muxd.executions.prompt_marks import PromptMarkScanner
@@ -76,6 +77,9 @@ class ExecutionService:
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._log_marks = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-logs")
+        # The agent session id each pane's log named last: agent_summary's session.id between turns.
+        self.session_ids: dict[str, str] = {}
+        register_session_id_reader(self._session_id_of)
 
     async def open(self, retention: Retention) -> None:
         """Before serving: what a dead daemon left running is `interrupted`; old history is pruned."""
@@ -105,6 +109,10 @@ class ExecutionService:
         task = asyncio.get_running_loop().create_task(job)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _session_id_of(self, pane: Pane, state: AgentState) -> str | None:
+        run = self.panes.get(pane.id)
+        return self.session_ids.get(pane.id) if run is not None and run.pane is pane else None
 
     def pane_key(self, pane_id: str) -> str:
         return f"{self.run_id}/{pane_id}"
@@ -156,6 +164,7 @@ class ExecutionService:
             task.cancel()
 
     def pane_removed(self, pane: Pane) -> None:
+        self.session_ids.pop(pane.id, None)
         run = self.panes.pop(pane.id, None)
         if run is None:
             return
@@ -392,6 +401,8 @@ class ExecutionService:
         try:
             execution = await execution_finish.finalize(execution, snapshot)
             self.finishing[execution.id] = execution
+            if execution.session_id and execution.pane_id in self.panes:
+                self.session_ids[execution.pane_id] = execution.session_id
             if self.store is not None:
                 await self.store.save(execution)
                 if transcript is not None:

@@ -377,12 +377,8 @@ def _exited(lines: Sequence[str], *, pane_exited: bool = False) -> Detection | N
 
 
 # The layout, for readers of a finished turn (muxd.executions.answers): the same rows the
-# state is read from, so the two never disagree about where a cell or the composer is.
-def composer_row(lines: Sequence[str]) -> int | None:
-    """Row of the `›` composer at the bottom, or None (an overlay, a dialog, no Codex)."""
-    return _composer(lines)
-
-
+# state is read from, so the two never disagree about where a cell or the composer is
+# (`composer_row` comes from codex_composer.py).
 def is_user_message(line: str) -> bool:
     """`› please run …` (or a `/command` echo): a message the user sent, as history shows it."""
     return bool(_USER_ROWS[line])

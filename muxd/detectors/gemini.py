@@ -338,7 +338,7 @@ _BOX_HEADER_SIGHTINGS = LineMemo(lambda line: _ran_tool(_TOOL_HEADER.match(unbox
 # state is read from, so the two never disagree about where a block or the input box is.
 def input_rule_row(lines: Sequence[str]) -> int | None:
     """Row of the rule above the ` > ` composer, or None."""
-    return _input_rule(lines)
+    return input_rule(lines)
 
 
 def is_user_prompt(line: str) -> bool:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -95,15 +97,19 @@ def last_words(answer: str) -> str:
 
 
 @pytest.fixture
-def agent(request, muxd_server, tmp_path: Path, pane_size) -> Any:
+def agent(request, muxd_server, pane_size) -> Any:
     cli: Cli = request.param
     bin_dir, why = launch.find_cli(cli.agent)
     if bin_dir is None:
         pytest.skip(why)
     script = [turn for _, played, _ in turns(cli) for turn in played]
     fake = cli.fake(script)
+    # A short root: opencode prints the working directory in its status row, which a 50-column
+    # pane wraps past reading when the path is as long as pytest's (under xdist, longer still).
+    root = Path(tempfile.mkdtemp(prefix="muxd-a-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(root, ignore_errors=True))
     with fake:
-        started = cli.start(tmp_path, fake.url, bin_dir, *cli.args)
+        started = cli.start(root, fake.url, bin_dir, *cli.args)
         started = dataclasses.replace(started, env={**started.env, **dict(cli.env)})
         pane = AgentPane(muxd_server, started, size=pane_size)
         try:

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from muxd.mcp_server.testing import call_ok, mcp_session
-from muxd.testing.fake_models import AnthropicFake, Call, Fail, GeminiFake, OpenAIResponsesFake, Say, Think, launch
+from muxd.testing.fake_models import AnthropicFake, Call, Fail, GeminiFake, OpenAIResponsesFake, Say, Think
 from muxd.testing.fake_models._http import FakeModelServer
-from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes
 
 pytestmark = pytest.mark.agents
 
@@ -26,24 +26,16 @@ WAIT_S = 25  # one wait_for call, within the MCP server's 30 s call timeout
 
 @pytest.fixture
 def agent(muxd_server, tmp_path) -> Iterator[Callable[..., AgentPane]]:
-    started: list[tuple[AgentPane, FakeModelServer]] = []
+    panes = CliPanes(muxd_server, tmp_path, timeout=TURN_TIMEOUT_S, own_sessions=True)
 
     def run(cli: str, fake: FakeModelServer, *args: str) -> AgentPane:
-        bin_dir, why = launch.find_cli(cli)
-        if bin_dir is None:
-            pytest.skip(why)
-        fake.start()
-        make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini, "aider": launch.aider}[cli]
-        pane = AgentPane(muxd_server, make(tmp_path / cli, fake.url, bin_dir, *args), session=cli)
-        started.append((pane, fake))
-        pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=TURN_TIMEOUT_S,
-                              what="Idle with the model named")
+        pane = panes.start(cli, fake, *args)
+        if pane is None:
+            pytest.skip(panes.missing)
         return pane
 
     yield run
-    for pane, fake in started:
-        pane.close()
-        fake.stop()
+    panes.close()
 
 
 async def task(session, pane: AgentPane, message: str, **extra) -> dict:

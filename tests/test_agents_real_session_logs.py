@@ -21,7 +21,7 @@ from muxd.executions.session_logs.locate import process_tree, read_process
 from muxd.testing.fake_models import (AnthropicFake, Call, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Say,
                                       Think, launch)
 from muxd.testing.fake_models._http import FakeModelServer
-from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes
 from muxd.testing.wait import wait_until
 
 pytestmark = pytest.mark.agents
@@ -83,24 +83,16 @@ def held_open(pid: int) -> list[str]:
 
 @pytest.fixture
 def session(muxd_server, tmp_path) -> Iterator[Callable[..., Execution]]:
-    started: list[tuple[AgentPane, FakeModelServer]] = []
+    panes = CliPanes(muxd_server, tmp_path, timeout=TURN_TIMEOUT_S)
 
     def run(agent: str, fake: FakeModelServer, *args: str) -> Execution:
-        bin_dir, why = launch.find_cli(agent)
-        if bin_dir is None:
-            pytest.skip(why)
-        fake.start()
-        make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini, "aider": launch.aider}[agent]
-        pane = AgentPane(muxd_server, make(tmp_path, fake.url, bin_dir, *args))
-        started.append((pane, fake))
-        pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=TURN_TIMEOUT_S,
-                              what="Idle with the model named")
+        pane = panes.start(agent, fake, *args)
+        if pane is None:
+            pytest.skip(panes.missing)
         return Execution(pane, fake, agent)
 
     yield run
-    for pane, fake in started:
-        pane.close()
-        fake.stop()
+    panes.close()
 
 
 def test_claude_code_session_log(session, tmp_path):

@@ -355,3 +355,38 @@ def screen_number(pattern: str, screen: str) -> int | None:
     """The first group of `pattern` on `screen` as an int (`7,128` → 7128), or None."""
     found = re.search(pattern, screen)
     return int(found.group(1).replace(",", "")) if found else None
+
+
+class CliPanes:
+    """Real CLIs started in panes of one test server, each against its started fake model
+    server, once Idle with their model named; `close()` ends every pane and fake.
+
+    `start(cli, fake, *args)` returns None when the CLI is not installed (with why in `missing`)."""
+
+    def __init__(self, server: MuxdTestServer, root: Path, *, timeout: float = STATE_TIMEOUT_S,
+                 own_sessions: bool = False) -> None:
+        self.server, self.root, self.timeout = server, root, timeout
+        self.own_sessions = own_sessions  # each CLI in a session (and directory) named after it
+        self.missing: str | None = None
+        self._started: list[tuple[AgentPane, Any]] = []
+
+    def start(self, cli: str, fake: Any, *args: str) -> AgentPane | None:
+        from muxd.testing.fake_models import launch
+
+        bin_dir, why = launch.find_cli(cli)
+        if bin_dir is None:
+            self.missing = why
+            return None
+        fake.start()
+        make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini, "aider": launch.aider}[cli]
+        root = self.root / cli if self.own_sessions else self.root
+        pane = AgentPane(self.server, make(root, fake.url, bin_dir, *args), session=cli if self.own_sessions else "agent")
+        self._started.append((pane, fake))
+        pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=self.timeout,
+                              what="Idle with the model named")
+        return pane
+
+    def close(self) -> None:
+        for pane, fake in self._started:
+            pane.close()
+            fake.stop()

@@ -8,8 +8,8 @@ executions, and what recording costs the daemon on 20 busy agent panes.
    seed_executions), `muxd mcp` over stdio, the real MCP SDK client; p50/p95 of each query
    tool (target p95 <= 20 ms for list, by-trace, last-failed and the fleet summary), and of a
    call that reads nothing (list_tools) as the floor, measured in the same run.
-2. Recording: `--panes` fake Claude Code panes each given a prompt every 2 s for `--seconds`
-   (the same keystrokes either way), in a daemon recording executions and in one with
+2. Recording: `--panes` fake Claude Code panes busy most of the time (a prompt each every 10 s,
+   a turn of 8 s of spinner redraws and an answer) for `--seconds` (the same keystrokes either way), in a daemon recording executions and in one with
    MUXD_HISTORY=0; the daemon's CPU seconds in each and the difference (target <= 2 %).
 """
 
@@ -35,7 +35,8 @@ from muxd.testing.wait import wait_until
 
 UNLIMITED = {"MUXD_MCP_RATE": "100000", "MUXD_MCP_BURST": "100000", "MUXD_HISTORY_KEEP_DAYS": "3650"}
 TARGET_P95_MS = 20.0
-PROMPT_EVERY_S = 2.0
+PROMPT_EVERY_S = 10.0
+THINK_S = 8.0  # each turn: the fake agent's spinner redraws its screen for this long, then answers
 
 
 def query_calls(t: Any) -> list[tuple[str, str, Any]]:
@@ -93,7 +94,7 @@ def queries(db: Path, rows: int, calls: int) -> bool:
 
 
 def _busy_daemon_cpu(history: bool, panes: int, seconds: float) -> tuple[float, int]:
-    env = {"MUXD_HISTORY": "1" if history else "0"}
+    env = {"MUXD_HISTORY": "1" if history else "0", "MUXD_FAKE_THINK_S": str(THINK_S)}
     server = MuxdTestServer(env=env).start()
     try:
         ids = [server.cli("new-session", "-d", "-P", "-s", f"a{n}", "--", *FAKE_AGENT, "claude",
@@ -140,7 +141,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--db", type=Path, help="a seeded database to reuse (seeded first if missing)")
     parser.add_argument("--panes", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--skip-queries", action="store_true")
     parser.add_argument("--skip-recording", action="store_true")
     args = parser.parse_args()

@@ -191,3 +191,6 @@ TRANSCRIPT_RENDER_MAX_ROWS = 20_000
 SESSION_LOG_SETTLE_S = 1.0
 # A running daemon forgets history past the retention (muxd/store/retention.py) this often.
 HISTORY_PRUNE_INTERVAL_S = 3600.0
+# Looks at /proc that found no session log for an agent process before muxd stops looking for
+# it (a CLI that keeps none; one execution looks twice, at its start and its end).
+SESSION_LOG_MISSES_MAX = 2

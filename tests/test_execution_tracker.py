@@ -110,7 +110,7 @@ def test_an_error_the_agent_recovered_from_does_not_fail_the_turn():
 def test_a_person_typing_at_the_prompt_starts_a_manual_execution_with_what_they_typed():
     tracker = idle_tracker()
     template = prompt(message=None)
-    effects = tracker.state_changed(state("Thinking"), 1.0, typed_input="fix the bug", manual=template)
+    effects = tracker.state_changed(state("Thinking"), 1.0, manual=lambda: (template, "fix the bug"))
     started = only(effects, Save).execution
     assert started.triggered_by == "manual" and started.message == "fix the bug" and started.status == "running"
     tracker.state_changed(state("Idle"), 2.0)
@@ -170,9 +170,9 @@ def test_after_a_cancel_the_agent_winding_down_is_not_a_persons_turn_and_the_que
     tracker.cancel(running.id, 0.2)  # the published state is still the Idle of before
     assert tracker.tick(0.3) == []
     template = prompt(message=None)
-    assert tracker.state_changed(state("AwaitingConfirmation"), 0.4, manual=template) == []
+    assert tracker.state_changed(state("AwaitingConfirmation"), 0.4, manual=lambda: (template, None)) == []
     assert tracker.running is None
-    deliver = only(tracker.state_changed(state("Idle"), 0.9, manual=template), Deliver)
+    deliver = only(tracker.state_changed(state("Idle"), 0.9, manual=lambda: (template, None)), Deliver)
     assert deliver.execution.id == queued.id
 
 

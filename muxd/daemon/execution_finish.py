@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from muxd.config import SESSION_LOG_SETTLE_S
 from muxd.executions.answers import extract_answer
 from muxd.executions.record import Execution
-from muxd.executions.session_logs import PARSERS, SessionLogCursor, TurnFacts, locate
+from muxd.daemon.session_log_finder import SessionLogs
+from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 from muxd.executions.tracker import error_of
 
 if TYPE_CHECKING:
@@ -39,40 +37,10 @@ class TurnSnapshot:
     agent_type: str | None = None
     pid: int | None = None
     marked_log: Future[SessionLogCursor | None] | None = None  # the log as it was when the execution began
+    logs: SessionLogs | None = None
 
 
-def mark_session_log(agent_type: str | None, pid: int | None, mark: bool = True) -> SessionLogCursor | None:
-    """The agent's session log with its end marked (on a thread: it reads /proc and the log).
-    `mark=False` for a turn whose prompt is already written: its facts are the log's last turn."""
-    if agent_type not in PARSERS or pid is None:
-        return None
-    path = locate(agent_type, pid)
-    if path is None:
-        return None  # not written yet: Claude Code starts its log at the first prompt
-    cursor = SessionLogCursor(path, agent_type)
-    if mark:
-        cursor.mark()
-    return cursor
-
-
-def read_session_log(agent_type: str | None, pid: int | None, marked: SessionLogCursor | None) -> TurnFacts | None:
-    """What the agent's log says of the turn since `marked` (a log that is new since is read
-    whole); waits up to SESSION_LOG_SETTLE_S for the turn's last lines to be written."""
-    if agent_type not in PARSERS or pid is None:
-        return None
-    deadline = time.monotonic() + SESSION_LOG_SETTLE_S
-    while True:
-        path = locate(agent_type, pid)
-        if path is None:
-            return None
-        cursor = marked if marked is not None and marked.path == Path(path) else SessionLogCursor(path, agent_type)
-        facts = cursor.read_turn()
-        if facts.complete or time.monotonic() >= deadline:
-            return facts if facts.api_calls or facts.response or facts.error else None
-        time.sleep(0.05)  # the CLI writes its last lines just after it redraws its prompt
-
-
-def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot:
+def snapshot(daemon: Daemon, run: PaneRun, execution: Execution, logs: SessionLogs) -> TurnSnapshot:
     """The screen's part of `execution` (a prompt's turn), read now."""
     if execution.kind != "prompt":
         return TurnSnapshot()
@@ -88,8 +56,8 @@ def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot
         runner = detection.runner
         new = min(runner.tools_counted - run.tools_at_start, len(runner.tool_uses), TOOL_CALLS_KEPT)
         calls = [sighting.signature for sighting in list(runner.tool_uses)[len(runner.tool_uses) - new:]] if new > 0 else []
-    return TurnSnapshot(lines=lines, tool_calls=calls, agent_type=pane.agent.agent_type, pid=pane.pid,
-                        marked_log=run.session_log)  # type: ignore[arg-type]
+    return TurnSnapshot(lines=lines, tool_calls=calls, agent_type=pane.agent.agent_type, pid=run.agent_pid or pane.pid,
+                        marked_log=run.session_log, logs=logs)  # type: ignore[arg-type]
 
 
 def files_written(tool_calls: list[str]) -> list[str]:
@@ -126,7 +94,9 @@ async def finalize(execution: Execution, shot: TurnSnapshot) -> Execution:
             marked = await asyncio.wrap_future(shot.marked_log)
         except Exception:  # a log that vanished or cannot be read: the screen is the source
             marked = None
-    facts = await asyncio.to_thread(read_session_log, shot.agent_type, shot.pid, marked)
+    facts = None
+    if shot.logs is not None:
+        facts = await asyncio.wrap_future(shot.logs.thread.submit(shot.logs.read, shot.agent_type, shot.pid, marked))
     if facts is not None:
         _from_log(execution, facts, fields, sources)
     fields["sources"] = sources

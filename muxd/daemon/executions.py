@@ -10,7 +10,6 @@ leaves them `interrupted` when the store is opened again.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import secrets
 import shlex
@@ -25,6 +24,7 @@ from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
 from muxd.daemon import execution_finish
 from muxd.daemon.access import current_principal
 from muxd.daemon.session_ids import register_session_id_reader
+from muxd.daemon.session_log_finder import SessionLogs
 from muxd.detectors.state import AgentState
 from muxd.errors import Conflict, NotFound, StoreUnavailable
 from muxd.executions.prompt_marks import PromptMarkScanner
@@ -62,7 +62,9 @@ class PaneRun:
     session_log: object | None = None  # the agent's session-log cursor, where it keeps one
     program: Execution | None = None   # the pane's own program as an execution (muxd run)
     program_id: str | None = None
+    agent_pid: int | None = None       # the agent's process when the running execution began
     timer: asyncio.TimerHandle | None = None
+    timer_due: float | None = None
 
 
 class ExecutionService:
@@ -76,7 +78,7 @@ class ExecutionService:
         self.finishing: dict[str, Execution] = {}  # ended, being completed and saved
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._log_marks = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-logs")
+        self.logs = SessionLogs()  # the agents' own session logs, read on a thread of their own
         # The agent session id each pane's log named last: agent_summary's session.id between turns.
         self.session_ids: dict[str, str] = {}
         register_session_id_reader(self._session_id_of)
@@ -159,7 +161,7 @@ class ExecutionService:
             if run.timer is not None:
                 run.timer.cancel()
         self.panes.clear()  # the panes' removal that follows has nothing left to record
-        self._log_marks.shutdown(wait=False, cancel_futures=True)
+        self.logs.close()
         for task in self._tasks:
             task.cancel()
 
@@ -219,12 +221,12 @@ class ExecutionService:
         run = self.panes.get(pane.id)
         if run is None:
             return
-        manual = typed = None
-        if run.tracker.running is None:
-            manual = self._template(pane, "manual", None)
-            typed = self._typed_input(pane)
         was_running = run.tracker.running
-        effects = run.tracker.state_changed(state, time.time(), typed_input=typed, manual=manual)
+
+        def manual() -> tuple[Execution, str | None]:  # only when a person's prompt made it busy
+            return self._template(pane, "manual", None), self._typed_input(pane)
+
+        effects = run.tracker.state_changed(state, time.time(), manual=manual)
         if run.tracker.running is not None and run.tracker.running is not was_running and any(
                 isinstance(e, Save) for e in effects):
             self._begin(run, submitted=True)  # a person's prompt began a turn (already in the log)
@@ -344,8 +346,10 @@ class ExecutionService:
         detection = self.daemon.detections.get(pane.id)
         run.tools_at_start = detection.runner.tools_counted if detection is not None else 0
         # The agent's own log, its end marked now, found off the loop (it reads /proc and the file).
-        run.session_log = self._log_marks.submit(execution_finish.mark_session_log, pane.agent.agent_type, pane.pid,
-                                                 not submitted) if pane.agent.is_agent else None
+        # Keyed by the agent's own process: one started again from the same shell is another.
+        run.agent_pid = pane.foreground_pid() or pane.pid
+        run.session_log = self.logs.thread.submit(self.logs.mark, pane.agent.agent_type, run.agent_pid,
+                                                  not submitted) if pane.agent.is_agent else None
 
     def _apply(self, run: PaneRun, effects: list[Effect]) -> None:
         for effect in effects:
@@ -374,10 +378,13 @@ class ExecutionService:
         asyncio.get_running_loop().call_later(SUBMIT_GAP_S, lambda: pane.exited or pane.send(b"\r"))
 
     def _schedule(self, run: PaneRun) -> None:
+        due = run.tracker.due()
         if run.timer is not None:
+            if due == run.timer_due:
+                return  # most state changes move no deadline
             run.timer.cancel()
             run.timer = None
-        due = run.tracker.due()
+        run.timer_due = due
         if due is not None:
             run.timer = asyncio.get_running_loop().call_later(max(0.0, due - time.time()), self._tick, run)
 
@@ -394,7 +401,7 @@ class ExecutionService:
             execution, transcript_bytes=transcript.raw_bytes if transcript else 0,
             transcript_truncated=bool(transcript and transcript.truncated))
         self.finishing[execution.id] = execution
-        snapshot = execution_finish.snapshot(self.daemon, run, execution)
+        snapshot = execution_finish.snapshot(self.daemon, run, execution, self.logs)
         self._start(self._complete(execution, snapshot, transcript))
 
     async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:
@@ -404,9 +411,7 @@ class ExecutionService:
             if execution.session_id and execution.pane_id in self.panes:
                 self.session_ids[execution.pane_id] = execution.session_id
             if self.store is not None:
-                await self.store.save(execution)
-                if transcript is not None:
-                    await self.store.save_transcript(execution.id, transcript)  # type: ignore[arg-type]
+                await self.store.save(execution, transcript)  # type: ignore[arg-type]
         except StoreUnavailable as exc:
             log.error("execution %s could not be saved: %s", execution.id, exc.message)
         except Exception:

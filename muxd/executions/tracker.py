@@ -16,6 +16,7 @@ short to be seen); a turn that ends showing an API error is `failed`.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -178,10 +179,11 @@ class ExecutionTracker:
 
     # ------------------------------------------------------------ what the detectors see
 
-    def state_changed(self, state: AgentState, now: float, typed_input: str | None = None,
-                      manual: Execution | None = None) -> list[Effect]:
-        """A new published state. `manual` is the record to start if a person's prompt made the
-        agent busy (its message is `typed_input`, read from the input box before it went busy)."""
+    def state_changed(self, state: AgentState, now: float,
+                      manual: Callable[[], tuple[Execution, str | None]] | None = None) -> list[Effect]:
+        """A new published state. `manual()` gives the record to start if a person's prompt made
+        the agent busy, and its message (read from the input box before it went busy); it is
+        called only then."""
         before, self.state = self.state, state
         activity = state.activity.state
         running, turn = self.running, self._turn
@@ -192,7 +194,7 @@ class ExecutionTracker:
         if running is None:
             if (manual is not None and not self._settling and state.is_agent and activity in MID_TURN_STATES
                     and before.activity.state in AT_PROMPT_STATES and before.agent_type == state.agent_type):
-                return self._start_manual(manual, typed_input, state, now)
+                return self._start_manual(*manual(), state, now)
             return self._next(now)
         if running.kind != "prompt" or turn is None:
             return []

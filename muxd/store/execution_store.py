@@ -94,8 +94,8 @@ class Transcript:
 
 class ExecutionStore(Protocol):
     # ---- writes (in submission order; a read after a write sees it)
-    async def save(self, execution: Execution) -> None:
-        """Insert or replace by id."""
+    async def save(self, execution: Execution, transcript: Transcript | None = None) -> None:
+        """Insert or replace by id, with its transcript if given (one transaction)."""
 
     def save_soon(self, execution: Execution) -> None:
         """Queue `save`; nobody waits. A failure is logged (once per kind a minute), never raised."""

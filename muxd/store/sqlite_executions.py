@@ -55,6 +55,15 @@ def _guarded(job: Job[T], doing: str) -> Job[T]:
     return run
 
 
+_SAVE_TRANSCRIPT = ("INSERT OR REPLACE INTO execution_transcripts (execution_id, data, raw_bytes, truncated, extra) "
+                    "VALUES (?, ?, ?, ?, ?)")
+
+
+def _transcript_row(execution_id: str, transcript: Transcript) -> tuple[Any, ...]:
+    extra = msgspec.json.encode(transcript.extra).decode() if transcript.extra else None
+    return (execution_id, transcript.data, transcript.raw_bytes, int(transcript.truncated), extra)
+
+
 class SqliteExecutionStore:
     """The `ExecutionStore` of one server's database. `db` stays the caller's: `close()` stops
     the readers, not the writer."""
@@ -99,9 +108,15 @@ class SqliteExecutionStore:
 
     # ------------------------------------------------------------------ writes
 
-    async def save(self, execution: Execution) -> None:
-        """Insert or replace by id."""
-        await self._write(lambda db: db.execute(UPSERT, to_row(execution)), f"saving {execution.id}")
+    async def save(self, execution: Execution, transcript: Transcript | None = None) -> None:
+        """Insert or replace by id (with its transcript, in the same transaction)."""
+        def job(db: sqlite3.Connection) -> None:
+            with transaction(db):
+                db.execute(UPSERT, to_row(execution))
+                if transcript is not None:
+                    db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution.id, transcript))
+
+        await self._write(job, f"saving {execution.id}")
 
     def save_soon(self, execution: Execution) -> None:
         """Queue `save`; nobody waits. A failure is logged (once per kind a minute), never raised."""
@@ -119,12 +134,8 @@ class SqliteExecutionStore:
             self._write_failed(sqlite3.OperationalError("the database is closed"), doing)
 
     async def save_transcript(self, execution_id: str, transcript: Transcript) -> None:
-        extra = msgspec.json.encode(transcript.extra).decode() if transcript.extra else None
-        await self._write(lambda db: db.execute(
-            "INSERT OR REPLACE INTO execution_transcripts (execution_id, data, raw_bytes, truncated, extra) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (execution_id, transcript.data, transcript.raw_bytes, int(transcript.truncated), extra)),
-            f"saving the transcript of {execution_id}")
+        await self._write(lambda db: db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution_id, transcript)),
+                          f"saving the transcript of {execution_id}")
 
     async def interrupt_running(self, now: float) -> int:
         """Executions left pending/running by a daemon that died become `interrupted`; returns how many."""

@@ -51,6 +51,11 @@ class SessionLogCursor:
         self.offset = _size(self.path) or 0
         return self.offset
 
+    def grew(self) -> bool:
+        """Something was appended since `mark()` (False for a log gone or cut short)."""
+        size = _size(self.path)
+        return size is not None and size > self.offset
+
     def read_turn(self) -> TurnFacts:
         """The facts of what was appended since `mark()` (empty facts if the log is gone)."""
         data = self._read_since_mark()

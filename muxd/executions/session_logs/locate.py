@@ -75,30 +75,27 @@ def process_tree(pid: int) -> list[int]:
     """`pid` then its descendants, breadth first (at most PROCESS_TREE_MAX); [] if it is gone."""
     if not (PROC / str(pid)).exists():
         return []
-    children = _children_by_parent()
     tree, i = [pid], 0
     while i < len(tree) and len(tree) < PROCESS_TREE_MAX:
-        tree += children.get(tree[i], [])
+        tree += _children(tree[i])
         i += 1
     return tree[:PROCESS_TREE_MAX]
 
 
-def _children_by_parent() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir(PROC):
-        if not entry.isdigit():
-            continue
+def _children(pid: int) -> list[int]:
+    """The children of `pid`, from each of its threads' `children` lists: a few small reads,
+    where listing every process on the machine took milliseconds."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(PROC / str(pid) / "task")
+    except OSError:
+        return found
+    for task in tasks:
         try:
-            stat = (PROC / entry / "stat").read_text()
-        except OSError:
+            found += [int(child) for child in (PROC / str(pid) / "task" / task / "children").read_text().split()]
+        except (OSError, ValueError):
             continue
-        # The name in parentheses may hold spaces and parentheses: the fields follow the last ")".
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1 and fields[1].isdigit():
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    for pids in children.values():
-        pids.sort()
-    return children
+    return sorted(set(found))
 
 
 def read_process(pid: int) -> ProcessView | None:

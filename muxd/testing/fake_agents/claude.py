@@ -3,10 +3,12 @@ tokens)` spinner, `Do you want to proceed?` permission prompt, `Resume this sess
 
 from __future__ import annotations
 
+import os
+
 from muxd.testing.fake_agents._terminal import Terminal
 
 SPINNER_GLYPHS = "·✢✳✶✻✽"
-THINK_S = 1.5
+THINK_S = float(os.environ.get("MUXD_FAKE_THINK_S", "1.5"))  # a benchmark's long turns set it
 SHORT_SPIN_S = 0.5
 COMMAND = "mkdir -p demo"
 CONVERSATION_ROWS_MAX = 12

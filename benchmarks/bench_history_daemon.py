@@ -8,8 +8,8 @@ executions, and what recording costs the daemon on 20 busy agent panes.
    seed_executions), `muxd mcp` over stdio, the real MCP SDK client; p50/p95 of each query
    tool (target p95 <= 20 ms for list, by-trace, last-failed and the fleet summary), and of a
    call that reads nothing (list_tools) as the floor, measured in the same run.
-2. Recording: `--panes` fake Claude Code panes busy most of the time (a prompt each every 10 s,
-   a turn of 8 s of spinner redraws and an answer) for `--seconds` (the same keystrokes either way), in a daemon recording executions and in one with
+2. Recording: `--panes` fake Claude Code panes busy most of the time (turns of `--turn-s` of
+   spinner redraws and an answer, the next prompt 2 s after) for `--seconds` (the same keystrokes either way), in a daemon recording executions and in one with
    MUXD_HISTORY=0; the daemon's CPU seconds in each and the difference (target <= 2 %).
 """
 
@@ -35,8 +35,8 @@ from muxd.testing.wait import wait_until
 
 UNLIMITED = {"MUXD_MCP_RATE": "100000", "MUXD_MCP_BURST": "100000", "MUXD_HISTORY_KEEP_DAYS": "3650"}
 TARGET_P95_MS = 20.0
-PROMPT_EVERY_S = 10.0
-THINK_S = 8.0  # each turn: the fake agent's spinner redraws its screen for this long, then answers
+TURN_S = 8.0  # each turn: the fake agent's spinner redraws its screen for this long, then answers
+PROMPT_GAP_S = 2.0  # and the next prompt comes this long after the turn's length
 
 
 def query_calls(t: Any) -> list[tuple[str, str, Any]]:
@@ -93,8 +93,8 @@ def queries(db: Path, rows: int, calls: int) -> bool:
     return ok
 
 
-def _busy_daemon_cpu(history: bool, panes: int, seconds: float) -> tuple[float, int]:
-    env = {"MUXD_HISTORY": "1" if history else "0", "MUXD_FAKE_THINK_S": str(THINK_S)}
+def _busy_daemon_cpu(history: bool, panes: int, seconds: float, turn_s: float) -> tuple[float, int]:
+    env = {"MUXD_HISTORY": "1" if history else "0", "MUXD_FAKE_THINK_S": str(turn_s)}
     server = MuxdTestServer(env=env).start()
     try:
         ids = [server.cli("new-session", "-d", "-P", "-s", f"a{n}", "--", *FAKE_AGENT, "claude",
@@ -107,7 +107,7 @@ def _busy_daemon_cpu(history: bool, panes: int, seconds: float) -> tuple[float, 
             while not stop.is_set():
                 for pane in ids:
                     server.cli("send-keys", "-t", pane, "think", "Enter")
-                stop.wait(PROMPT_EVERY_S)
+                stop.wait(turn_s + PROMPT_GAP_S)
 
         driver = threading.Thread(target=prompts, daemon=True)
         assert server.pid is not None
@@ -125,13 +125,15 @@ def _busy_daemon_cpu(history: bool, panes: int, seconds: float) -> tuple[float, 
         server.stop()
 
 
-def recording(panes: int, seconds: float) -> bool:
-    off, _ = _busy_daemon_cpu(False, panes, seconds)
-    on, recorded = _busy_daemon_cpu(True, panes, seconds)
+def recording(panes: int, seconds: float, turn_s: float) -> bool:
+    off, _ = _busy_daemon_cpu(False, panes, seconds, turn_s)
+    on, recorded = _busy_daemon_cpu(True, panes, seconds, turn_s)
     extra = (on - off) / off * 100 if off else 0.0
-    print(f"\n{panes} busy fake Claude Code panes, a prompt each every {PROMPT_EVERY_S:g} s, {seconds:g} s:")
+    print(f"\n{panes} busy fake Claude Code panes, turns of {turn_s:g} s every {turn_s + PROMPT_GAP_S:g} s, "
+          f"{seconds:g} s:")
     print(f"  daemon CPU, history off: {off:.2f} s; on: {on:.2f} s ({recorded} executions recorded)")
-    print(f"  extra CPU of recording: {extra:+.1f} % (target <= 2 %)")
+    per = (on - off) / recorded * 1000 if recorded else 0.0
+    print(f"  extra CPU of recording: {extra:+.1f} % (target <= 2 %), {per:.1f} ms per execution recorded")
     return extra <= 2.0
 
 
@@ -142,6 +144,7 @@ def main() -> int:
     parser.add_argument("--db", type=Path, help="a seeded database to reuse (seeded first if missing)")
     parser.add_argument("--panes", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--turn-s", type=float, default=TURN_S, help="length of each agent turn")
     parser.add_argument("--skip-queries", action="store_true")
     parser.add_argument("--skip-recording", action="store_true")
     args = parser.parse_args()
@@ -151,7 +154,7 @@ def main() -> int:
         if not args.skip_queries:
             ok = queries(db, args.rows, args.calls) and ok
         if not args.skip_recording:
-            ok = recording(args.panes, args.seconds) and ok
+            ok = recording(args.panes, args.seconds, args.turn_s) and ok
     return 0 if ok else 1
 
 

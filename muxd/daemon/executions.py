@@ -10,6 +10,7 @@ leaves them `interrupted` when the store is opened again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 import shlex
@@ -126,7 +127,7 @@ class ExecutionService:
             return  # recording is off (MUXD_HISTORY=0): no pane is followed
         run = PaneRun(pane, ExecutionTracker(pane.id))
         self.panes[pane.id] = run
-        pane.output_taps.append(lambda data: self._output(run, data))
+        pane.output_taps.append(functools.partial(self._output, run))
         if program is not None:
             run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
                                                   kind="command")
@@ -199,16 +200,17 @@ class ExecutionService:
         self._finish(run, ended)
 
     def _output(self, run: PaneRun, data: bytes) -> None:
+        """Every chunk a pane's program writes (the hot path: a busy pane writes hundreds a second)."""
         if run.transcript is not None:
             run.transcript.add(data)
+        if run.tracker.state.is_agent:
+            return  # an agent in front: its own shell tools' marks are not command lines of this pane
         for mark in run.marks.feed(data):
             now = time.time()
             if mark.kind == "C":
                 running = run.tracker.running
                 if running is not None and running.kind == "command" and running.triggered_by != "manual":
                     continue  # the command muxd typed (muxd run -t): already running
-                if run.tracker.state.is_agent:
-                    continue  # an agent's own shell tool, not a command line of this pane
                 self._begin(run)
                 template = self._template(run.pane, "manual", None, message=mark.command)
                 self._apply(run, run.tracker.start_command(template, now))

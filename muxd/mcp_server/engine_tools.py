@@ -27,7 +27,7 @@ def register_engine_tools(tools: ToolRegistry) -> None:
     async def list_tools(
         search: Annotated[str | None, Field(description="keep tools whose name or description contains this",
                                             max_length=SEARCH_MAX_CHARS)] = None,
-        category: Annotated[str | None, Field(description="keep one category: panes, summary, engine")] = None,
+        category: Annotated[str | None, Field(description="keep one category: panes, summary, executions, engine")] = None,
         risk: Annotated[Literal["safe", "moderate", "dangerous"] | None,
                         Field(description="keep one risk level")] = None,
     ) -> dict[str, Any]:

@@ -36,6 +36,9 @@ def start(processes: list[subprocess.Popen[bytes]], argv: list[str], cwd: Path,
           env: dict[str, str]) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(argv, cwd=cwd, env={"PATH": os.environ["PATH"], **env})
     processes.append(process)
+    # Until the child has exec'd, /proc shows the forked parent's arguments and environment.
+    wait_until(lambda: Path(f"/proc/{process.pid}/cmdline").read_bytes().split(b"\0")[:len(argv)]
+               == [a.encode() for a in argv], timeout=10, message=f"{argv[0]} started")
     return process
 
 

@@ -30,7 +30,9 @@ DETAIL_MARK = "└ "
 
 
 class CodexReader:
-    needs_echo = True
+    # On its alternate screen (the default) Codex keeps no scrollback: a turn taller than the
+    # pane has its echo scrolled away for good, and the rows shown are the end of this turn.
+    needs_echo = False
 
     def echoes(self, rows: list[str]) -> list[Echo]:
         return read_echoes(rows, _conversation_end(rows), _echo_text, lambda line: not starts_cell(line))

@@ -152,3 +152,20 @@ def test_cancel_and_a_prompt_typed_by_a_person(agent, muxd_server):
             assert done["message"] == "typed by a person" and done["response"] == ANSWER, done
 
     asyncio.run(drive())
+
+
+def test_aider_task_result_from_its_chat_history(agent, muxd_server):
+    from muxd.testing.fake_models import OpenAIChatFake
+
+    fake = OpenAIChatFake([[Say(ANSWER, 0.03)]])
+    pane = agent("aider", fake)
+
+    async def drive() -> None:
+        async with mcp_session(muxd_server) as session:
+            done = await task(session, pane, "please answer", task_id="t-aider")
+            assert done["status"] == "success" and done["response"] == ANSWER, done
+            assert done["sources"]["response"] == "session_log" and done["tokens_used"], done
+            listed = await call_ok(session, "tasks_list", task_id="t-aider")
+            assert listed["total"] == 1 and listed["executions"][0]["status"] == "success"
+
+    asyncio.run(drive())

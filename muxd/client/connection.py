@@ -50,6 +50,11 @@ class Client:
         try:
             welcome = await client.call(Hello, protocol_version=PROTOCOL_VERSION,
                                         client=client_name, token=token)
+        except ConnectionLost as exc:
+            # Reset before any word: a daemon dying as we connected (its socket still queued us).
+            await client.close()
+            raise ServerNotRunning(f"no server running on {path} (the connection was reset)",
+                                   socket=str(path)) from exc
         except BaseException:
             await client.close()
             raise

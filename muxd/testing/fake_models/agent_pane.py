@@ -193,8 +193,14 @@ class AgentPane:
         rows: list[str] = []
 
         def answered() -> bool:
-            rows[:] = self.history()
-            return any(last_words in row for row in rows) and self.agent()["activity"]["state"] == "Idle"
+            # Idle first, then the rows, the same on two looks in a row: a CLI re-rendering its
+            # answer in place (Aider's markdown) is not caught half-way.
+            if self.agent()["activity"]["state"] != "Idle":
+                return False
+            now = self.history()
+            settled = now == rows and any(last_words in row for row in now)
+            rows[:] = now
+            return settled
 
         try:
             wait_until(answered, timeout=timeout, interval=0.1, message=f"Idle after answering {message!r}")

@@ -76,6 +76,9 @@ def test_claude_code_tasks_results_failures_and_retries(agent, muxd_server, tmp_
             assert done["tokens_used"] == usage_total(fake, before, "input_tokens", "output_tokens",
                                                        "cache_creation_input_tokens", "cache_read_input_tokens")
             assert done["duration_seconds"] > 0.5
+            last = [r.usage for r in fake.main_requests()[before:] if r.usage][-1]
+            assert done["context_used"] == sum(last.get(k, 0) for k in (
+                "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
             tooled = await task(session, pane, "make a dir")
             assert tooled["status"] == "success" and tooled["tool_calls"] == ["Bash(mkdir -p demo_dir)"]
             assert tooled["response"] == "I will run a command.\n\nDone." and (work / "demo_dir").is_dir()
@@ -116,6 +119,10 @@ def test_codex_and_gemini_work_side_by_side_and_are_waited_for_together(agent, m
                                       execution_id=one["execution_id"]))["execution"]
                 assert done["response"] == ANSWER, done
                 assert done["tokens_used"] == usage_total(fake, 0, "total_tokens", "totalTokenCount"), done
+                assert done["context_used"] == done["tokens_used"]  # one call: the whole context
+            codex_done = (await call_ok(session, "get_execution_result", agent_name=codex.pane_id,
+                                        execution_id=sent[0]["execution_id"]))["execution"]
+            assert codex_done["context_max"] and codex_done["sources"]["context_max"] == "session_log"
             fleet = await call_ok(session, "get_agent_activity_summary")
             assert fleet["fleet_summary"]["successful"] == 2 and fleet["fleet_summary"]["success_rate"] == 100.0
 

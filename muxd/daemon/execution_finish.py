@@ -105,6 +105,7 @@ async def finalize(execution: Execution, shot: TurnSnapshot) -> Execution:
 
 def _from_log(execution: Execution, facts: TurnFacts, fields: dict[str, object], sources: dict[str, str]) -> None:
     taken = {"response": facts.response, "tokens_used": facts.tokens_used, "session_id": facts.session_id,
+             "context_used": facts.context_used, "context_max": facts.context_max,
              "tool_calls": facts.tool_calls or None, "files_written": facts.files_written or None}
     if execution.message is None and facts.prompt:
         taken["message"] = facts.prompt  # a person's prompt the input box did not show in time

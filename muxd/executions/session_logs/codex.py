@@ -22,6 +22,8 @@ Older releases wrote `event_msg` `user_message` / `agent_message` / `error` /
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +55,15 @@ class _Turn:
 
 def parse_turn(data: bytes) -> TurnFacts:
     """The facts of the last turn in `data` (bytes appended to a Codex rollout file)."""
+    facts = _parse(data)
+    windows = _CONTEXT_WINDOW.findall(data)  # token_count events name the model's window
+    return msgspec.structs.replace(facts, context_max=int(windows[-1])) if windows else facts
+
+
+_CONTEXT_WINDOW = re.compile(rb'"model_context_window"\s*:\s*(\d+)')
+
+
+def _parse(data: bytes) -> TurnFacts:
     turn = _Turn(None)
     session_id: str | None = None
     model: str | None = None

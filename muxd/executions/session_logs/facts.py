@@ -33,6 +33,8 @@ class TurnFacts(msgspec.Struct, frozen=True, kw_only=True):
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     tokens_used: int | None = None       # input_tokens + output_tokens
+    context_used: int | None = None      # the conversation as the turn ends: its last call's input + output
+    context_max: int | None = None       # the model's context window, where the log names it (Codex)
     api_calls: int = 0                   # model requests whose usage the log recorded
     tool_calls: list[str] = []           # "Bash(mkdir -p demo)", in the order the model made them
     files_written: list[str] = []        # paths a Write/Edit/apply_patch tool wrote (successfully)
@@ -52,9 +54,12 @@ class TokenTally:
     cache_read: int | None = None
     cache_write: int | None = None
     calls: int = 0
+    last_context: int | None = None  # the last call's input + output
 
     def add(self, input: int | None, output: int | None, cache_read: int | None = None,
             cache_write: int | None = None) -> None:
+        if input is not None or output is not None:
+            self.last_context = (input or 0) + (output or 0)
         self.input = _plus(self.input, input)
         self.output = _plus(self.output, output)
         self.cache_read = _plus(self.cache_read, cache_read)
@@ -65,7 +70,8 @@ class TokenTally:
         """TurnFacts keyword arguments for these counts."""
         used = None if self.input is None and self.output is None else (self.input or 0) + (self.output or 0)
         return {"input_tokens": self.input, "output_tokens": self.output, "cache_read_tokens": self.cache_read,
-                "cache_write_tokens": self.cache_write, "tokens_used": used, "api_calls": self.calls}
+                "cache_write_tokens": self.cache_write, "tokens_used": used, "api_calls": self.calls,
+                "context_used": self.last_context}
 
 
 def _plus(total: int | None, value: int | None) -> int | None:

@@ -67,6 +67,7 @@ def test_claude_answer():
         prompt="say hello", response=ANSWER, input_tokens=usage[0]["input_tokens"],
         output_tokens=usage[0]["output_tokens"], cache_read_tokens=0, cache_write_tokens=0,
         tokens_used=usage[0]["input_tokens"] + usage[0]["output_tokens"], api_calls=1,
+        context_used=usage[0]["input_tokens"] + usage[0]["output_tokens"],  # one call: the whole conversation
         session_id=CLAUDE_SESSION, model="claude-opus-5-5", complete=True)
 
 
@@ -115,13 +116,15 @@ def test_claude_slash_command_prompt():
 
 # ---------------------------------------------------------------- Codex
 
+CODEX_CONTEXT_WINDOW = 258400  # what Codex 0.169's token_count events name for gpt-5-codex
+
 def test_codex_answer():
     data, usage = turn("codex", "say hello")
     assert codex.parse_turn(data) == TurnFacts(
         prompt="say hello", response=ANSWER, input_tokens=usage[0]["input_tokens"],
         output_tokens=usage[0]["output_tokens"], cache_read_tokens=0, cache_write_tokens=0,
         tokens_used=usage[0]["total_tokens"], api_calls=1, session_id=CODEX_SESSION, model="gpt-5-codex",
-        complete=True)
+        context_used=usage[0]["total_tokens"], context_max=CODEX_CONTEXT_WINDOW, complete=True)
 
 
 def test_codex_tools_and_files():
@@ -165,7 +168,7 @@ def test_codex_older_rollout_lines():
              *({"type": "event_msg", "payload": e} for e in events[1:])]
     facts = codex.parse_turn(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
     assert facts == TurnFacts(prompt="patch it", response="Patched.", input_tokens=100, output_tokens=7,
-                              cache_read_tokens=40, tokens_used=107, api_calls=1,
+                              cache_read_tokens=40, tokens_used=107, api_calls=1, context_used=107,
                               tool_calls=["apply_patch(a.txt)"], files_written=["/w/a.txt"], complete=True)
 
 
@@ -195,7 +198,8 @@ def test_aider_turns():
     facts = aider.parse_turn(turn("aider", "make a file")[0])
     reply = 'I will create a new file.\n\nhello_fake.py\n```\nprint("hello from the fake model")\n```'
     assert facts == TurnFacts(prompt="make a file", response=reply, input_tokens=666, output_tokens=23,
-                              tokens_used=689, api_calls=1, files_written=["hello_fake.py"], complete=True)
+                              tokens_used=689, api_calls=1, context_used=689, files_written=["hello_fake.py"],
+                              complete=True)
     whole = aider.parse_turn((DATA / LOGS["aider"]).read_bytes())
     assert whole.prompt == "fail please" and whole.model == "openai/fake-model"
     message = "litellm.AuthenticationError: AuthenticationError: OpenAIException - bad key"

@@ -826,3 +826,11 @@ def test_a_shell_prompt_left_alone_is_claude_gone_but_not_its_own_prompt_glyph()
     assert (gone.state, gone.rule) == ("Exited", "shell-prompt")
     half_drawn = detect(screen(BANNER, "|", "|──", "|❯"))
     assert half_drawn.state == "Unknown"
+
+
+def test_a_turn_streaming_with_no_spinner_row_is_not_idle():
+    # Fullscreen mode: a long answer fills the screen and the spinner row is not drawn, but the
+    # footer still offers to interrupt the turn.
+    lines = screen("|❯ write a long answer", "|", "|⏺ Paragraph one of a long answer that goes on", "|", BUSY_BOX)
+    found = ClaudeDetector().detect(ctx(lines), None)
+    assert (found.state, found.rule) == ("Generating", "footer-interrupt")

@@ -36,6 +36,7 @@ VIEWERS = frozenset({"vi", "vim", "nvim", "view", "less", "more", "most", "man",
 JS_LAUNCHERS = frozenset({"node", "nodejs", "npx", "npm", "bun", "bunx", "deno", "pnpm", "yarn"})
 PACKAGE = "@anthropic-ai/claude-code"
 # Footer phrases under Claude's prompt box.
+INTERRUPT_HINT = "esc to interrupt"  # in the footer while a turn runs, and only then
 FOOTER_MARKS = ("? for shortcuts", "esc to interrupt", "shift+tab to cycle", "mode on", "for agents",
                 "Ctrl-C again to exit", "auto-compact", "bypass permissions", "accept edits")
 # Those no other CLI here prints under a rounded `│ > │` input box (Gemini's older one).
@@ -203,6 +204,12 @@ def _with_box(lines: list[str], box: PromptBox, model: str | None, columns: int)
     context = context_left(box.footer)
     row = live_row(lines, box.top, parse_spinner)
     spinner = parse_spinner(lines[row]) if row is not None else None
+    if (row is None or spinner is None) and any(INTERRUPT_HINT in text for text in box.footer):
+        # A turn runs (its footer offers to interrupt it) though no spinner row is drawn: in
+        # fullscreen mode a long answer streams with the spinner scrolled off. Not Idle.
+        return Detection(agent_type="claude", state="Generating", rule="footer-interrupt",
+                         line=next(t.strip() for t in box.footer if INTERRUPT_HINT in t), model=model,
+                         context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=True))
     if row is None or spinner is None:
         rule, line = "prompt-idle", box.input_line
         if row is not None and is_done_line(lines[row]):

@@ -37,10 +37,9 @@ class TurnSnapshot:
     agent_type: str | None = None
     pid: int | None = None
     marked_log: Future[SessionLogCursor | None] | None = None  # the log as it was when the execution began
-    logs: SessionLogs | None = None
 
 
-def snapshot(daemon: Daemon, run: PaneRun, execution: Execution, logs: SessionLogs) -> TurnSnapshot:
+def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot:
     """The screen's part of `execution` (a prompt's turn), read now."""
     if execution.kind != "prompt":
         return TurnSnapshot()
@@ -57,7 +56,7 @@ def snapshot(daemon: Daemon, run: PaneRun, execution: Execution, logs: SessionLo
         new = min(runner.tools_counted - run.tools_at_start, len(runner.tool_uses), TOOL_CALLS_KEPT)
         calls = [sighting.signature for sighting in list(runner.tool_uses)[len(runner.tool_uses) - new:]] if new > 0 else []
     return TurnSnapshot(lines=lines, tool_calls=calls, agent_type=pane.agent.agent_type, pid=run.agent_pid or pane.pid,
-                        marked_log=run.session_log, logs=logs)  # type: ignore[arg-type]
+                        marked_log=run.session_log)
 
 
 def files_written(tool_calls: list[str]) -> list[str]:
@@ -72,7 +71,7 @@ def files_written(tool_calls: list[str]) -> list[str]:
     return found
 
 
-async def finalize(execution: Execution, shot: TurnSnapshot) -> Execution:
+async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) -> Execution:
     """`execution` completed with what the snapshot and the agent's log (where it keeps one) say."""
     if execution.kind != "prompt":
         return execution
@@ -94,9 +93,7 @@ async def finalize(execution: Execution, shot: TurnSnapshot) -> Execution:
             marked = await asyncio.wrap_future(shot.marked_log)
         except Exception:  # a log that vanished or cannot be read: the screen is the source
             marked = None
-    facts = None
-    if shot.logs is not None:
-        facts = await asyncio.wrap_future(shot.logs.thread.submit(shot.logs.read, shot.agent_type, shot.pid, marked))
+    facts = await asyncio.wrap_future(logs.thread.submit(logs.read, shot.agent_type, shot.pid, marked))
     if facts is not None:
         _from_log(execution, facts, fields, sources)
     fields["sources"] = sources

@@ -10,6 +10,7 @@ leaves them `interrupted` when the store is opened again.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import logging
 import secrets
@@ -29,6 +30,7 @@ from muxd.daemon.session_log_finder import SessionLogs
 from muxd.detectors.state import AgentState
 from muxd.errors import Conflict, NotFound, StoreUnavailable
 from muxd.executions.prompt_marks import PromptMarkScanner
+from muxd.executions.session_logs import SessionLogCursor
 from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
 from muxd.executions.tracker import Deliver, Effect, ExecutionTracker, Finish, Interrupt, Save, error_of, exit_error
 from muxd.executions.transcript import TranscriptBuffer
@@ -60,9 +62,9 @@ class PaneRun:
     transcript: TranscriptBuffer | None = None
     start_row: int = 0            # absolute row where the running execution began
     tools_at_start: int = 0       # the detector's tool-use count then
-    session_log: object | None = None  # the agent's session-log cursor, where it keeps one
+    # The agent's session log with its end marked when the running execution began (found off the loop).
+    session_log: concurrent.futures.Future[SessionLogCursor | None] | None = None
     program: Execution | None = None   # the pane's own program as an execution (muxd run)
-    program_id: str | None = None
     agent_pid: int | None = None       # the agent's process when the running execution began
     timer: asyncio.TimerHandle | None = None
     timer_due: float | None = None
@@ -131,7 +133,6 @@ class ExecutionService:
         if program is not None:
             run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
                                                   kind="command")
-            run.program_id = program.id
             run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
             self._save(run.program)
 
@@ -146,7 +147,7 @@ class ExecutionService:
     def program_id(self, pane: Pane) -> str | None:
         """The execution id of `pane`'s program, if it is recorded as one."""
         run = self.panes.get(pane.id)
-        return run.program_id if run is not None else None
+        return run.program.id if run is not None and run.program is not None else None
 
     def shutdown(self) -> None:
         """The daemon stops: what runs or waits ends `interrupted`, written before the store closes."""
@@ -236,8 +237,7 @@ class ExecutionService:
 
     def _typed_input(self, pane: Pane) -> str | None:
         detection = self.daemon.detections.get(pane.id)
-        take = getattr(detection.runner, "take_typed_input", None) if detection is not None else None
-        return take() if take is not None else None
+        return detection.runner.take_typed_input() if detection is not None else None
 
     def _template(self, pane: Pane, triggered_by: str, principal: str | None, **fields: object) -> Execution:
         return Execution(id=new_execution_id(), pane_id=pane.id, pane_key=self.pane_key(pane.id),
@@ -403,12 +403,12 @@ class ExecutionService:
             execution, transcript_bytes=transcript.raw_bytes if transcript else 0,
             transcript_truncated=bool(transcript and transcript.truncated))
         self.finishing[execution.id] = execution
-        snapshot = execution_finish.snapshot(self.daemon, run, execution, self.logs)
+        snapshot = execution_finish.snapshot(self.daemon, run, execution)
         self._start(self._complete(execution, snapshot, transcript))
 
     async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:
         try:
-            execution = await execution_finish.finalize(execution, snapshot)
+            execution = await execution_finish.finalize(execution, snapshot, self.logs)
             self.finishing[execution.id] = execution
             if execution.session_id and execution.pane_id in self.panes:
                 self.session_ids[execution.pane_id] = execution.session_id

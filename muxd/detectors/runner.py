@@ -22,7 +22,7 @@ from muxd.detectors.frame_shape import FrameShape
 from muxd.detectors.registry import choose, shell_detector
 from muxd.detectors.shell import SHELLS
 from muxd.detectors.state import (
-    RECENT_TOOLS_MAX, Activity, AgentSession, AgentState, Detection, Evidence, ToolSighting,
+    AT_PROMPT_STATES, RECENT_TOOLS_MAX, Activity, AgentSession, AgentState, Detection, Evidence, ToolSighting,
 )
 
 log = logging.getLogger(__name__)
@@ -48,8 +48,6 @@ TICKING_REFRESH_S = 1.0
 TOOL_USES_KEPT = 200
 # States that must never wait for a second look: an approval prompt stalls a fleet.
 PUBLISH_AT_ONCE = frozenset({"AwaitingConfirmation", "Exited"})
-# States in which the agent's input box is the user's: text in it is what a person is typing.
-AT_PROMPT = frozenset({"Idle", "AwaitingInput"})
 
 
 def new_tool_uses(before: Sequence[ToolSighting], now: Sequence[ToolSighting]) -> list[ToolSighting]:
@@ -127,7 +125,7 @@ class DetectorRunner:
         if found is None:
             return None
         detection, detector_name = found
-        self._at_prompt = detection.state in AT_PROMPT
+        self._at_prompt = detection.state in AT_PROMPT_STATES
         if detection.agent_type not in (None, self.state.agent_type):
             self.typed_input = None  # another program now: what was typed at the last one is moot
         if self._at_prompt and detection.input_text:
@@ -302,7 +300,7 @@ class DetectorRunner:
             session=session,
             recent_tools=list(self._recent_tools),
             tool=d.tool,
-            is_awaiting_input=d.state in ("Idle", "AwaitingInput"),
+            is_awaiting_input=d.state in AT_PROMPT_STATES,
             is_awaiting_confirmation=d.state == "AwaitingConfirmation",
             confirmation=d.confirmation,
             error=d.error,

@@ -13,6 +13,8 @@ KNOWN_AGENT_TYPES = ("claude", "codex", "gemini", "aider", "opencode", "shell")
 ActivityState = Literal["Idle", "Thinking", "Generating", "ToolUse", "AwaitingConfirmation",
                         "AwaitingInput", "Exited", "Unknown"]
 BUSY_STATES: frozenset[str] = frozenset({"Thinking", "Generating", "ToolUse"})
+# The agent is at its prompt, ready for input (a turn has ended; text in its box is a person's).
+AT_PROMPT_STATES: frozenset[str] = frozenset({"Idle", "AwaitingInput"})
 RECENT_TOOLS_MAX = 10
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-SHELLS = frozenset({"bash", "zsh", "sh", "dash", "fish", "ksh", "tcsh", "csh", "nu", "xonsh"})
+from muxd.detectors.shell import SHELLS
+
 AGENT_CLIS = frozenset({"claude", "codex", "gemini", "aider", "opencode"})
 
 

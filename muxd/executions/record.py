@@ -14,6 +14,8 @@ STATUSES: tuple[Status, ...] = ("pending", "running", "success", "failed", "canc
                                 "interrupted")
 ACTIVE_STATUSES: frozenset[str] = frozenset({"pending", "running"})
 ENDED_STATUSES: frozenset[str] = frozenset(STATUSES) - ACTIVE_STATUSES
+# Ended without success, saying why (error.stack_hash): the failures of failure reports and stats.
+FAILED_STATUSES: tuple[Status, ...] = ("failed", "timeout", "interrupted")
 TriggeredBy = Literal["manual", "schedule", "agent", "mcp", "cli"]
 TRIGGERS: tuple[TriggeredBy, ...] = ("manual", "schedule", "agent", "mcp", "cli")
 Kind = Literal["prompt", "command"]

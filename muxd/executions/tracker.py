@@ -22,13 +22,11 @@ from dataclasses import dataclass, field
 import msgspec
 
 from muxd.config import EXECUTION_IDLE_SETTLE_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_QUEUE_MAX
-from muxd.detectors.state import BUSY_STATES, AgentError, AgentState
+from muxd.detectors.state import AT_PROMPT_STATES, BUSY_STATES, AgentError, AgentState
 from muxd.errors import Conflict
 from muxd.executions.fingerprint import stack_hash
 from muxd.executions.record import Execution, ExecutionError, Status, finished
 
-# The agent is at its prompt, ready for input: a turn has ended.
-AT_PROMPT_STATES = frozenset({"Idle", "AwaitingInput"})
 # Still the agent's turn, though not busy: it waits for a "yes" from someone.
 MID_TURN_STATES = BUSY_STATES | {"AwaitingConfirmation"}
 

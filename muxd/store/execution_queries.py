@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from muxd.executions.record import ENDED_STATUSES, STATUSES
-from muxd.store.execution_rows import FAILED_ROWS, FAILED_STATUSES, SELECT_COLUMNS
+from muxd.executions.record import ENDED_STATUSES, FAILED_STATUSES, STATUSES
+from muxd.store.execution_rows import FAILED_ROWS, SELECT_COLUMNS
 from muxd.store.execution_store import AgentStats, ExecutionQuery, Scope
 
 NEWEST_FIRST = "ORDER BY at DESC, seq DESC"

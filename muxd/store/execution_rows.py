@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from muxd.executions.record import ACTIVE_STATUSES, Execution, ExecutionError
+from muxd.executions.record import ACTIVE_STATUSES, FAILED_STATUSES, Execution, ExecutionError
 
 _JSON_FIELDS = frozenset({"tool_calls", "files_written", "sources"})
 _ERROR_COLUMNS = ("error_type", "error_message", "stack_hash")
@@ -25,7 +25,6 @@ UPSERT = (f"INSERT INTO executions ({SELECT_COLUMNS}) VALUES ({', '.join('?' * l
 
 # Word for word the WHERE of the partial index executions_failures: SQLite uses a partial index
 # only for a query whose WHERE contains the index's own terms.
-FAILED_STATUSES = ("failed", "timeout", "interrupted")  # what AgentStats.failed counts too
 FAILED_ROWS = f"status IN ({', '.join(repr(s) for s in FAILED_STATUSES)}) AND stack_hash IS NOT NULL"
 _ACTIVE_LIST = ", ".join(f"'{status}'" for status in sorted(ACTIVE_STATUSES))
 ACTIVE_ROWS = f"status IN ({_ACTIVE_LIST})"

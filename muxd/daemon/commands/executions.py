@@ -17,7 +17,7 @@ from muxd.daemon.commands import command
 from muxd.daemon.executions import visible
 from muxd.daemon.target import resolve
 from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable
-from muxd.executions.record import ACTIVE_STATUSES, STATUSES, TRIGGERS, Execution
+from muxd.executions.record import ACTIVE_STATUSES, FAILED_STATUSES, STATUSES, TRIGGERS, Execution
 from muxd.executions.transcript import render
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from muxd.daemon.pane import Pane
     from muxd.daemon.server import Daemon
 
-FAILED_STATUSES = ("failed", "timeout", "interrupted")  # did not succeed, and say why
 STATS_FAILURES_MAX = 50
 
 

@@ -194,3 +194,48 @@ HISTORY_PRUNE_INTERVAL_S = 3600.0
 # Looks at /proc that found no session log for an agent process before muxd stops looking for
 # it (a CLI that keeps none; one execution looks twice, at its start and its end).
 SESSION_LOG_MISSES_MAX = 2
+
+# ---- the task queue (seed 001; muxd/tasks, muxd/store/task_store.py, muxd/daemon/tasks.py)
+TASK_PRIORITY_MAX = 1000               # 0 is the most urgent; priorityLte is bounded by this
+TASK_PRIORITY_DEFAULT = 500
+TASK_LEASE_DEFAULT_S = 900             # claim_task leaseSec: default and bounds
+TASK_LEASE_MIN_S = 60
+TASK_LEASE_MAX_S = 3600
+TASK_NEXT_LIMIT_DEFAULT = 5            # get_next_actionable limit: default and bound
+TASK_NEXT_LIMIT_MAX = 20
+TASK_LIST_LIMIT_DEFAULT = 20           # list_tasks page: default and bound
+TASK_LIST_LIMIT_MAX = 100
+TASK_LEARNINGS_MAX = 20                # complete_task learnings
+TASK_DEPENDS_MAX = 50                  # depends_on of one task
+TASK_TITLE_MAX_CHARS = 200
+TASK_TEXT_MAX_CHARS = 64 * 1024        # description, reason, review comment
+TASK_JSON_MAX_BYTES = 256 * 1024       # context and output, as JSON
+TASK_VERIFY_COMMANDS_MAX = 20
+# A task released (a failed dispatch, an expired lease) this many times fails instead of
+# going back to ready (env MUXD_TASK_MAX_ATTEMPTS).
+TASK_MAX_ATTEMPTS_DEFAULT = 3
+# How often the daemon returns tasks with expired leases to ready (each operation also does,
+# first, so a claim never sees a lease that has run out).
+TASK_LEASE_SWEEP_S = 1.0
+# verificationEtaSec as seed 001 gives it (manual: null).
+TASK_VERIFY_ETA_CI_S = 60
+TASK_VERIFY_ETA_COMMANDS_S = 30
+TASK_VERIFY_TIMEOUT_S = 1800.0         # a verification command's own time limit
+TASK_VERIFY_OUTPUT_MAX_CHARS = 4000    # the failing output's tail kept on the task
+# The verifier commands of the CI-bound kinds; {externalRef} is replaced by the task's
+# external_ref, shell-quoted (env MUXD_VERIFY_GITHUB_PR / MUXD_VERIFY_GITLAB_MR).
+TASK_VERIFY_GITHUB_PR_DEFAULT = "gh pr checks {externalRef}"
+TASK_VERIFY_GITLAB_MR_DEFAULT = "glab ci status --branch {externalRef}"
+# The knowledge digest of get_next_actionable: top entries and the least score shown.
+KNOWLEDGE_DIGEST_TOP = 3
+KNOWLEDGE_DIGEST_MIN_SCORE = 0.5
+KNOWLEDGE_SEARCH_LIMIT_MAX = 50
+KNOWLEDGE_TEXT_MAX_CHARS = 8000        # one learning's content
+KNOWLEDGE_TAGS_MAX = 10
+# Knowledge entries one principal may store (the knowledge_stored quota; env MUXD_KNOWLEDGE_QUOTA).
+KNOWLEDGE_STORED_QUOTA_DEFAULT = 10_000
+# Scopes a token may carry; pane (agent) tokens get AGENT_SCOPES_DEFAULT (env MUXD_AGENT_SCOPES).
+TASK_SCOPES = ("tasks:read", "tasks:write")
+AGENT_SCOPES_DEFAULT = "tasks:read,tasks:write"
+# muxd task run: how often a dispatcher renews the lease of the task its pane works on.
+DISPATCH_HEARTBEAT_S = 30.0

@@ -44,6 +44,30 @@ class Forbidden(MuxdError):
     code = "forbidden"
 
 
+class TaskNotActionable(Conflict):
+    """A claim on a task that is blocked: dependencies not done, or an open blocking review."""
+
+    code = "task.not_actionable"
+
+
+class TaskAlreadyClaimed(Conflict):
+    """A claim, update or completion by someone who does not hold the task."""
+
+    code = "task.already_claimed"
+
+
+class TaskInvariantViolated(Conflict):
+    """A transition the task state machine does not allow (done -> in_progress)."""
+
+    code = "task.invariant_violated"
+
+
+class QuotaExceeded(MuxdError):
+    """A principal's quota (knowledge_stored) would be exceeded."""
+
+    code = "quota_exceeded"
+
+
 class Unauthorized(MuxdError):
     """A token the daemon does not know, or one that was revoked (HTTP would answer 401)."""
 
@@ -88,7 +112,8 @@ class StoreUnavailable(Internal):
 
 _BY_CODE: dict[str, type[MuxdError]] = {}
 for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Unauthorized, Timeout, SpawnFailed,
-             ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal, StoreUnavailable):
+             ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal, StoreUnavailable,
+             TaskNotActionable, TaskAlreadyClaimed, TaskInvariantViolated, QuotaExceeded):
     _BY_CODE.setdefault(_cls.code, _cls)
 
 

@@ -109,4 +109,102 @@ MIGRATIONS: tuple[str, ...] = (
         extra TEXT                 -- JSON object; NULL: none
     );
     """,
+    # 3: the task queue (muxd/store/task_store.py), its knowledge (knowledge.py), quotas, and the
+    # scopes a token carries (tasks:read, tasks:write).
+    """
+    ALTER TABLE tokens ADD COLUMN scopes TEXT;  -- JSON list; NULL: the default of its kind
+    CREATE TABLE plans (
+        id TEXT PRIMARY KEY,       -- a uuid
+        name TEXT NOT NULL UNIQUE,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE tasks (
+        seq INTEGER PRIMARY KEY,   -- insertion order: breaks ties of created_at
+        id TEXT NOT NULL UNIQUE,   -- a uuid
+        title TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        plan_id TEXT REFERENCES plans(id),
+        priority INTEGER NOT NULL CHECK (priority BETWEEN 0 AND 1000),
+        state TEXT NOT NULL CHECK (state IN ('ready', 'claimed', 'in_progress', 'needs_review', 'done',
+                                             'failed')),
+        verification TEXT NOT NULL,        -- JSON Verification
+        verification_result TEXT,          -- JSON VerificationResult; NULL: never verified
+        context TEXT NOT NULL DEFAULT '{}',
+        output TEXT,                       -- JSON object; NULL: not completed
+        external_ref TEXT,
+        claimed_by TEXT,
+        claimed_at REAL,
+        lease_expires_at REAL,
+        lease_s INTEGER,           -- the claim's lease length: what a heartbeat renews it by
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        feedback TEXT,
+        created_by TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        completed_at REAL
+    );
+    -- get_next_actionable reads ready tasks in (priority, created_at) order from these.
+    CREATE INDEX tasks_ready ON tasks(priority, created_at, seq) WHERE state = 'ready';
+    CREATE INDEX tasks_plan_ready ON tasks(plan_id, priority, created_at, seq) WHERE state = 'ready';
+    CREATE INDEX tasks_leases ON tasks(lease_expires_at) WHERE state IN ('claimed', 'in_progress');
+    CREATE INDEX tasks_state_created ON tasks(state, created_at);
+    CREATE INDEX tasks_plan_created ON tasks(plan_id, created_at);
+    CREATE INDEX tasks_holder ON tasks(claimed_by) WHERE claimed_by IS NOT NULL;
+    CREATE TABLE task_deps (
+        task_id TEXT NOT NULL,
+        depends_on TEXT NOT NULL,
+        PRIMARY KEY (task_id, depends_on)
+    );
+    CREATE INDEX task_deps_on ON task_deps(depends_on);
+    CREATE TABLE task_events (
+        seq INTEGER PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL,
+        actor TEXT,
+        from_state TEXT,
+        to_state TEXT,
+        detail TEXT                -- JSON object; NULL: none
+    );
+    CREATE INDEX task_events_task ON task_events(task_id, seq);
+    CREATE TABLE task_reviews (
+        id INTEGER PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        reviewer TEXT NOT NULL,
+        verdict TEXT NOT NULL CHECK (verdict IN ('approve', 'reject', 'comment')),
+        comment TEXT,
+        blocking INTEGER NOT NULL DEFAULT 0,
+        resolved_at REAL
+    );
+    CREATE INDEX task_reviews_task ON task_reviews(task_id, id);
+    CREATE INDEX task_reviews_open ON task_reviews(task_id) WHERE blocking = 1 AND resolved_at IS NULL;
+    CREATE TABLE knowledge_entries (
+        seq INTEGER PRIMARY KEY,   -- the rowid of knowledge_fts
+        id TEXT NOT NULL UNIQUE,   -- a uuid
+        title TEXT,
+        content TEXT NOT NULL,
+        tags TEXT,                 -- JSON list; NULL: none
+        source TEXT NOT NULL,
+        source_task_id TEXT,
+        created_by TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX knowledge_task ON knowledge_entries(source_task_id) WHERE source_task_id IS NOT NULL;
+    -- Full-text search over the entries (bm25): written with each entry, by the store.
+    CREATE VIRTUAL TABLE knowledge_fts USING fts5(title, content, tags, tokenize = 'porter unicode61');
+    CREATE TABLE task_knowledge (
+        task_id TEXT NOT NULL,
+        knowledge_id TEXT NOT NULL,
+        kind TEXT NOT NULL,        -- 'produced': the task's learnings
+        PRIMARY KEY (task_id, knowledge_id, kind)
+    );
+    CREATE TABLE quotas (
+        principal TEXT NOT NULL,
+        name TEXT NOT NULL,        -- 'knowledge_stored'
+        used INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (principal, name)
+    );
+    """,
 )

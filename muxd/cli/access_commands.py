@@ -8,6 +8,7 @@ from typing import Any
 
 from muxd.cli.render import age, print_json, print_line, print_table
 from muxd.cli.table import cli_command
+from muxd.config import TASK_SCOPES
 from muxd.daemon.tiers import TIERS
 from muxd.protocol.messages import (
     CreateToken, GetMetrics, GrantPane, ListTokens, RevokeGrant, RevokeToken,
@@ -21,6 +22,9 @@ def _configure_token(p: argparse.ArgumentParser) -> None:
     create.add_argument("--pane", dest="panes", action="append", default=[], metavar="PANE",
                         help="bind the token to this pane (repeatable); default: every pane")
     create.add_argument("--name", help="a unique name (letters, digits, _.@+-)")
+    create.add_argument("--scope", dest="scopes", action="append", choices=TASK_SCOPES, metavar="SCOPE",
+                        help="a task-queue scope (tasks:read, tasks:write; repeatable); "
+                             "default: both, tasks:read only for view_only")
     create.add_argument("--json", action="store_true", help="print the token and secret as JSON")
     listing = actions.add_parser("list", aliases=["ls"], help="list tokens (never their secrets)")
     listing.add_argument("-a", "--all", action="store_true", help="include revoked tokens")
@@ -32,7 +36,8 @@ def _configure_token(p: argparse.ArgumentParser) -> None:
 @cli_command("token", "create, list and revoke access tokens (admin)")(_configure_token)
 async def token(client: Any, args: argparse.Namespace) -> int:
     if args.token_action == "create":
-        created = await client.call(CreateToken, tier=args.tier, name=args.name, panes=args.panes)
+        created = await client.call(CreateToken, tier=args.tier, name=args.name, panes=args.panes,
+                                    scopes=args.scopes)
         if args.json:
             print_json({"token": created.token, "secret": created.secret})
         else:
@@ -48,8 +53,9 @@ async def token(client: Any, args: argparse.Namespace) -> int:
         if not tokens:
             print("no tokens")
             return 0
-        print_table(["ID", "NAME", "KIND", "TIER", "PANES", "AGE", "REVOKED"], [
-            [t.id, t.name, t.kind, t.tier, "all" if t.panes is None else ",".join(t.panes), age(t.created_at),
+        print_table(["ID", "NAME", "KIND", "TIER", "PANES", "SCOPES", "AGE", "REVOKED"], [
+            [t.id, t.name, t.kind, t.tier, "all" if t.panes is None else ",".join(t.panes),
+             ",".join(s.removeprefix("tasks:") for s in t.scopes) or "-", age(t.created_at),
              "" if t.revoked_at is None else (t.revoked_reason or "yes")]
             for t in tokens])
         return 0

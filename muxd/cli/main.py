@@ -11,6 +11,7 @@ from muxd.cli import attach_commands  # noqa: F401 - registers attach
 from muxd.cli import access_commands  # noqa: F401 - registers token, grant, metrics
 from muxd.cli import agent_commands, mcp_commands, pane_commands, server_commands, session_commands  # noqa: F401 - they register
 from muxd.cli import history_commands  # noqa: F401 - submit, run, history, show, failures, stats, cancel
+from muxd.cli import task_commands  # noqa: F401 - task, knowledge
 from muxd.cli.table import CLI_COMMANDS, CliCommand
 from muxd.errors import MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME

@@ -24,13 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import AGENT_TOKEN_TIER_DEFAULT, REFUSED_TOKEN_LOG_INTERVAL_S, TOKEN_NAME_MAX_CHARS, TOKEN_SECRET_BYTES
+from muxd.config import (
+    AGENT_SCOPES_DEFAULT, AGENT_TOKEN_TIER_DEFAULT, REFUSED_TOKEN_LOG_INTERVAL_S, TASK_SCOPES, TOKEN_NAME_MAX_CHARS,
+    TOKEN_SECRET_BYTES,
+)
 from muxd.daemon.call_metrics import ToolMetrics
 from muxd.daemon.sampled_log import SampledLog
 from muxd.daemon.target import Resolved, TargetKind, panes_of, resolve
 from muxd.daemon.tiers import UNKNOWN_RISK, Tier, check_tier, parse_tier
 from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Unauthorized
 from muxd.protocol import messages as m
+from muxd.protocol import task_messages as t
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
 from muxd.store.database import Database
@@ -44,6 +48,7 @@ log = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "muxd_"
 ENV_AGENT_TIER = "MUXD_AGENT_TIER"
+ENV_AGENT_SCOPES = "MUXD_AGENT_SCOPES"
 _TOKEN_NAME = re.compile(rf"^[A-Za-z0-9_.@+-]{{1,{TOKEN_NAME_MAX_CHARS}}}$")
 
 
@@ -55,6 +60,7 @@ class Principal:
     tier: Tier
     token_id: str | None = None
     scoped: bool = False          # True: sees only its panes and the panes granted to it
+    scopes: frozenset[str] = frozenset(TASK_SCOPES)  # tasks:read, tasks:write
 
 
 SYSTEM = Principal("system", "admin")
@@ -70,6 +76,23 @@ def principal_name(token: TokenRecord) -> str:
     return token.name if token.kind == "agent" else f"token:{token.name}"
 
 
+def parse_scopes(text: str | list[str]) -> tuple[str, ...]:
+    """Scopes from "tasks:read,tasks:write" (or a list); bad_request for one muxd does not know."""
+    names = [s.strip() for s in (text.split(",") if isinstance(text, str) else text) if s.strip()]
+    for name in names:
+        if name not in TASK_SCOPES:
+            raise BadRequest(f"unknown scope {name!r}: one of {', '.join(TASK_SCOPES)}", field="scopes")
+    return tuple(dict.fromkeys(names))
+
+
+def default_scopes(kind: str, tier: str, agent_scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """The scopes of a token created without any: a pane's agent token gets `agent_scopes`; a
+    view_only token may read the queue; every other token may also work it."""
+    if kind == "agent":
+        return agent_scopes
+    return ("tasks:read",) if tier == "view_only" else TASK_SCOPES
+
+
 def secret_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -82,9 +105,12 @@ class Rule:
     read_only: bool = False  # a pure view: view_only may do it
     # Pane-scoped tokens may send it; the panes its target resolves to must all be in scope.
     scoped: bool = False
+    scope: str | None = None  # a token scope it needs besides its tier (tasks:read, tasks:write)
 
 
 VIEW = Rule("safe", read_only=True, scoped=True)
+TASKS_READ = Rule("safe", read_only=True, scoped=True, scope="tasks:read")
+TASKS_WRITE = Rule("moderate", scoped=True, scope="tasks:write")
 REQUEST_RULES: dict[type, Rule] = {
     m.ListPanes: VIEW, m.ListSessions: VIEW, m.ListWindows: VIEW, m.ServerStatus: VIEW,
     m.Subscribe: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
@@ -111,6 +137,10 @@ REQUEST_RULES: dict[type, Rule] = {
     m.KillServer: Rule("admin"),
     m.CreateToken: Rule("admin"), m.ListTokens: Rule("admin"), m.RevokeToken: Rule("admin"),
     m.GrantPane: Rule("admin"), m.RevokeGrant: Rule("admin"),
+    # The task queue (seed 001): reading it needs tasks:read, working it tasks:write.
+    t.NextActionable: TASKS_READ, t.ListTasks: TASKS_READ, t.GetTask: TASKS_READ, t.SearchKnowledge: TASKS_READ,
+    t.ClaimTask: TASKS_WRITE, t.UpdateTaskStatus: TASKS_WRITE, t.CompleteTask: TASKS_WRITE,
+    t.CreateTask: TASKS_WRITE, t.ReviewTask: TASKS_WRITE, t.DispatchTasks: TASKS_WRITE,
 }
 UNKNOWN_RULE = Rule(UNKNOWN_RISK)
 
@@ -131,9 +161,11 @@ def request_name(request: Any) -> str:
 class AccessControl:
     """Tokens and grants (in memory, written through to SQLite), checks, audit and call metrics."""
 
-    def __init__(self, db: Database, *, agent_tier: Tier = AGENT_TOKEN_TIER_DEFAULT) -> None:
+    def __init__(self, db: Database, *, agent_tier: Tier = AGENT_TOKEN_TIER_DEFAULT,
+                 agent_scopes: tuple[str, ...] = parse_scopes(AGENT_SCOPES_DEFAULT)) -> None:
         self.db = db
         self.agent_tier = agent_tier
+        self.agent_scopes = agent_scopes
         self.metrics = ToolMetrics()
         # Anyone who can reach the socket can send made-up tokens: not one log line each.
         self.refused_hellos = SampledLog(log, logging.WARNING, "refused a hello with an unknown or revoked token",
@@ -155,6 +187,7 @@ class AccessControl:
         """The access state of server `server_name`, from its database (MUXD_DB or the default)."""
         env = dict(os.environ) if env is None else env
         agent_tier = parse_tier(env.get(ENV_AGENT_TIER) or AGENT_TOKEN_TIER_DEFAULT)
+        agent_scopes = parse_scopes(env.get(ENV_AGENT_SCOPES, AGENT_SCOPES_DEFAULT))
         path = db_path(server_name, env)
         try:
             db = Database(path)
@@ -162,7 +195,7 @@ class AccessControl:
             log.error("cannot open the database %s (%r): tokens and audit are kept in memory only", path, exc)
             db = Database(MEMORY)
         log.info("database: %s", db.path)
-        return cls(db, agent_tier=agent_tier)
+        return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)
 
     def close(self) -> None:
         self.refused_hellos.flush()
@@ -187,7 +220,12 @@ class AccessControl:
             self.refused_hellos.event()
             raise Unauthorized("unknown or revoked token")
         return Principal(principal_name(token), token.tier, token.id,  # type: ignore[arg-type]
-                         scoped=token.panes is not None)
+                         scoped=token.panes is not None, scopes=frozenset(self.scopes_of(token)))
+
+    def scopes_of(self, token: TokenRecord) -> tuple[str, ...]:
+        if token.scopes is not None:
+            return token.scopes
+        return default_scopes(token.kind, token.tier, self.agent_scopes)
 
     def _new_id(self) -> str:
         while True:
@@ -199,7 +237,7 @@ class AccessControl:
         return next((t for t in self._by_hash.values() if t.name == name), None)
 
     def create_token(self, *, tier: str, name: str | None = None, panes: list[str] | None = None,
-                     kind: str = "user") -> tuple[TokenRecord, str]:
+                     kind: str = "user", scopes: list[str] | None = None) -> tuple[TokenRecord, str]:
         """A new token and its secret (the only time the secret exists outside its holder)."""
         tier = parse_tier(tier)
         token_id = self._new_id()
@@ -212,7 +250,8 @@ class AccessControl:
             raise Conflict(f"a live token is already named {name}", name=name)
         secret = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_SECRET_BYTES)
         token = TokenRecord(id=token_id, name=name, hash=secret_hash(secret), kind=kind, tier=tier,
-                            panes=tuple(panes) if panes else None, created_at=time.time())
+                            panes=tuple(panes) if panes else None, created_at=time.time(),
+                            scopes=None if scopes is None else parse_scopes(scopes))
         self._remember(token)
         self.db.submit(lambda c: tokens.insert_token(c, token), "create token")
         log.info("token %s (%s, %s) created", token.id, principal_name(token), tier)
@@ -315,6 +354,10 @@ class AccessControl:
             if principal.scoped and (not rule.scoped or rule.risk == "admin"):
                 raise Forbidden(f"{what} is not available to pane-scoped tokens; {principal.name} is one",
                                 action=what)
+            if rule.scope is not None and rule.scope not in principal.scopes:
+                have = ", ".join(sorted(principal.scopes)) or "none"
+                raise Forbidden(f"{what} needs the {rule.scope} scope; {principal.name} has {have}",
+                                action=what, scope=rule.scope)
             resolved = self._resolve(principal, request, kind, registry, what)
             if principal.scoped and resolved is not None:
                 if not all(self.sees(principal, p.id) for p in panes_of(resolved)):

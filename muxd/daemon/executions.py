@@ -136,13 +136,14 @@ class ExecutionService:
             run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
             self._save(run.program)
 
-    def program_execution(self, number: int, spawn: Spawn, argv: list[str]) -> Execution:
-        """The record of a new pane's program run as an execution (muxd run, create_pane)."""
+    def program_execution(self, number: int, spawn: Spawn, argv: list[str], **link: object) -> Execution:
+        """The record of a new pane's program run as an execution (muxd run, create_pane); `link`
+        overrides its fields (a task's verification: task_id, principal, triggered_by)."""
         pane_id = f"%{number}"
+        fields: dict[str, object] = {"triggered_by": spawn.record_as or "cli", "principal": current_principal().name,
+                                     "message": shlex.join(argv), **link}
         return Execution(id=new_execution_id(), pane_id=pane_id, pane_key=self.pane_key(pane_id),
-                         agent_name=spawn.pane_name or pane_id, kind="command",
-                         triggered_by=spawn.record_as or "cli", principal=current_principal().name,
-                         message=shlex.join(argv))
+                         agent_name=spawn.pane_name or pane_id, kind="command", **fields)  # type: ignore[arg-type]
 
     def program_id(self, pane: Pane) -> str | None:
         """The execution id of `pane`'s program, if it is recorded as one."""

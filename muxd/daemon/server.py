@@ -21,6 +21,7 @@ from muxd.daemon.connection import Connection
 from muxd.daemon.detection import PaneDetection
 from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.executions import ExecutionService
+from muxd.daemon.tasks import TaskService
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
@@ -86,6 +87,7 @@ class Daemon:
         # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
         store = SqliteExecutionStore(self.access.db) if history else None
         self.executions = ExecutionService(self, store, self.retention.transcript_max_bytes)
+        self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/tasks.py)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -99,6 +101,7 @@ class Daemon:
         try:
             self.watchdog.start()
             await self.executions.open(self.retention)
+            await self.tasks.open()
             server = await asyncio.start_unix_server(self._accept, sock=sock)
             if on_ready is not None:
                 on_ready()
@@ -106,6 +109,7 @@ class Daemon:
             await self._stop.wait()
             server.close()
         finally:
+            self.tasks.shutdown()
             self.executions.shutdown()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
@@ -163,8 +167,10 @@ class Daemon:
             env[key] = value
         return env
 
-    def spawn_pane(self, window: Window, spawn: Spawn, columns: int, lines: int) -> Pane:
-        """Start a program in a new pane of `window` (raises SpawnFailed / BadRequest)."""
+    def spawn_pane(self, window: Window, spawn: Spawn, columns: int, lines: int, *,
+                   link: dict[str, object] | None = None) -> Pane:
+        """Start a program in a new pane of `window` (raises SpawnFailed / BadRequest); `link`
+        sets fields of its program's execution (a task's verification: task_id, principal)."""
         self.check_size(columns, lines)
         check_tags(spawn.tags)
         cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else os.path.expanduser("~")
@@ -172,7 +178,7 @@ class Daemon:
         number = self.registry.next_pane_number()
         program = None
         if spawn.record_as is not None:  # muxd run, create_pane with a command: the program is an execution
-            program = self.executions.program_execution(number, spawn, argv)
+            program = self.executions.program_execution(number, spawn, argv, **(link or {}))
         env = self.pane_env(spawn.env)
         env["MUXD_PANE"] = f"%{number}"
         # The pane's own agent token: a client presenting it sees this pane and its grants only.

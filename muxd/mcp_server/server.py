@@ -26,6 +26,7 @@ from muxd.mcp_server.pane_tools import register_pane_tools
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import register_summary_tools
 from muxd.mcp_server.task_history_tools import register_task_history_tools
+from muxd.mcp_server.task_tools import register_task_tools
 from muxd.mcp_server.wait_tools import register_wait_tools
 
 INSTRUCTIONS = (
@@ -57,6 +58,7 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     register_engine_tools(tools)
     register_execution_tools(tools)
     register_task_history_tools(tools)
+    register_task_tools(tools)
     return tools
 
 

@@ -7,7 +7,7 @@ bump `PROTOCOL_VERSION` in muxd.config when a message changes incompatibly.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
@@ -16,6 +16,10 @@ from muxd.detectors.state import AgentError, AgentState
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
     GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
+)
+from muxd.protocol.task_messages import (
+    ClaimTask, CompleteTask, CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList, ListTasks,
+    NextActionable, ReviewTask, SearchKnowledge, TaskList, TaskReply, UpdateTaskStatus,
 )
 from muxd.protocol.fields import (
     Argv, AttachData, Env, FilePath, Keys, Label, Name, PaneTargets, Tags, Target,
@@ -253,6 +257,7 @@ class TokenInfo(msgspec.Struct, frozen=True, kw_only=True):
     created_at: float
     revoked_at: float | None = None
     revoked_reason: str | None = None
+    scopes: list[str] = []          # tasks:read, tasks:write
 
 
 class AuditRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -272,6 +277,7 @@ class CreateToken(_Message, tag="create-token"):
     tier: Label
     name: Name | None = None
     panes: PaneTargets = []         # pane targets the token is bound to; empty: every pane
+    scopes: Annotated[list[Label], msgspec.Meta(max_length=8)] | None = None  # None: the default
 
 
 class ListTokens(_Message, tag="list-tokens"):
@@ -360,6 +366,8 @@ Request = Union[
     GetToolHistory,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history
     ExecutionStats, WaitExecutions,
+    CreateTask, ListTasks, GetTask, NextActionable, ClaimTask, UpdateTaskStatus, CompleteTask,  # tasks
+    ReviewTask, SearchKnowledge, DispatchTasks,
 ]
 
 
@@ -477,7 +485,8 @@ class Error(_Message, tag="error"):
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
               SummaryReply, Error, Attached,
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory,  # access
-              ExecutionReply, ExecutionList, FailureReport, StatsReply]  # history
+              ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history
+              TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks
 
 
 # ---------------------------------------------------------------- events

@@ -20,9 +20,10 @@ class TokenRecord:
     created_at: float
     revoked_at: float | None = None
     revoked_reason: str | None = None
+    scopes: tuple[str, ...] | None = None  # None: the default of its kind (daemon/access.py)
 
 
-_COLUMNS = "id, name, hash, kind, tier, panes, created_at, revoked_at, revoked_reason"
+_COLUMNS = "id, name, hash, kind, tier, panes, created_at, revoked_at, revoked_reason, scopes"
 
 
 def _record(row: tuple[object, ...]) -> TokenRecord:
@@ -32,14 +33,16 @@ def _record(row: tuple[object, ...]) -> TokenRecord:
                        panes=tuple(json.loads(str(panes))) if panes is not None else None,
                        created_at=float(row[6]),  # type: ignore[arg-type]
                        revoked_at=None if row[7] is None else float(row[7]),  # type: ignore[arg-type]
-                       revoked_reason=None if row[8] is None else str(row[8]))
+                       revoked_reason=None if row[8] is None else str(row[8]),
+                scopes=tuple(json.loads(str(row[9]))) if row[9] is not None else None)
 
 
 def insert_token(db: sqlite3.Connection, token: TokenRecord) -> None:
-    db.execute(f"INSERT INTO tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    db.execute(f"INSERT INTO tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                (token.id, token.name, token.hash, token.kind, token.tier,
                 None if token.panes is None else json.dumps(list(token.panes)),
-                token.created_at, token.revoked_at, token.revoked_reason))
+                token.created_at, token.revoked_at, token.revoked_reason,
+                None if token.scopes is None else json.dumps(list(token.scopes))))
 
 
 def revoke_token(db: sqlite3.Connection, token_id: str, at: float, reason: str) -> None:

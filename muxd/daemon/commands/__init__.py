@@ -45,5 +45,6 @@ def load_all() -> dict[type, Command]:
     from muxd.daemon.commands import agents, panes, server, sessions  # noqa: F401
     from muxd.daemon.commands import access  # noqa: F401 - tokens, grants, audit, metrics
     from muxd.daemon.commands import executions  # noqa: F401 - the history
+    from muxd.daemon.commands import tasks  # noqa: F401 - the task queue
 
     return COMMANDS

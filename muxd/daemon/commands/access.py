@@ -29,11 +29,11 @@ CREATE_TOKEN_PANES_MAX = 64
 _SHA256_HEX_CHARS = 64
 
 
-def token_info(token: TokenRecord) -> TokenInfo:
+def token_info(daemon: Daemon, token: TokenRecord) -> TokenInfo:
     return TokenInfo(id=token.id, name=token.name, kind=token.kind, tier=token.tier,
                      panes=None if token.panes is None else list(token.panes),
                      created_at=token.created_at, revoked_at=token.revoked_at,
-                     revoked_reason=token.revoked_reason)
+                     revoked_reason=token.revoked_reason, scopes=list(daemon.access.scopes_of(token)))
 
 
 @command(CreateToken)
@@ -41,19 +41,20 @@ async def create_token(daemon: Daemon, req: CreateToken) -> TokenCreated:
     if len(req.panes) > CREATE_TOKEN_PANES_MAX:
         raise BadRequest(f"a token binds at most {CREATE_TOKEN_PANES_MAX} panes", field="panes")
     panes = [resolve_pane(daemon.registry, target).id for target in req.panes]
-    token, secret = daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None)
-    return TokenCreated(id=req.id, token=token_info(token), secret=secret)
+    token, secret = daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None,
+                                               scopes=req.scopes)
+    return TokenCreated(id=req.id, token=token_info(daemon, token), secret=secret)
 
 
 @command(ListTokens)
 async def list_tokens(daemon: Daemon, req: ListTokens) -> TokenList:
-    return TokenList(id=req.id, tokens=[token_info(t) for t in daemon.access.tokens(req.include_revoked)])
+    return TokenList(id=req.id, tokens=[token_info(daemon, t) for t in daemon.access.tokens(req.include_revoked)])
 
 
 @command(RevokeToken)
 async def revoke_token(daemon: Daemon, req: RevokeToken) -> TokenReply:
     token = daemon.access.find_token(req.token)
-    return TokenReply(id=req.id, token=token_info(daemon.access.revoke(token, "revoked by request")))
+    return TokenReply(id=req.id, token=token_info(daemon, daemon.access.revoke(token, "revoked by request")))
 
 
 def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
@@ -71,7 +72,7 @@ async def grant_pane(daemon: Daemon, req: GrantPane) -> TokenReply:
     pane = resolve_pane(daemon.registry, req.pane)
     token = _grantee(daemon, req.to)
     daemon.access.grant(token, pane.id)
-    return TokenReply(id=req.id, token=token_info(token))
+    return TokenReply(id=req.id, token=token_info(daemon, token))
 
 
 @command(RevokeGrant)
@@ -79,7 +80,7 @@ async def revoke_grant(daemon: Daemon, req: RevokeGrant) -> TokenReply:
     pane = resolve_pane(daemon.registry, req.pane)
     token = _grantee(daemon, req.to)
     daemon.access.revoke_grant(token, pane.id)
-    return TokenReply(id=req.id, token=token_info(token))
+    return TokenReply(id=req.id, token=token_info(daemon, token))
 
 
 @command(RecordCall)

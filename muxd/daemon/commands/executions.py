@@ -13,6 +13,7 @@ from muxd.config import (
     EXECUTION_LIST_LIMIT_MAX, EXECUTION_TIMEOUT_DEFAULT_S, EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S,
 )
 from muxd.daemon.access import Principal, current_principal
+from muxd.daemon.background_run import run_in_background_window
 from muxd.daemon.commands import command
 from muxd.daemon.executions import visible
 from muxd.daemon.target import resolve
@@ -104,33 +105,9 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
         line = req.command[0] if len(req.command) == 1 else shlex.join(req.command)
         execution = daemon.executions.type_command(pane, principal, line, "cli", req.timeout_s)  # type: ignore[arg-type]
     else:
-        execution = _run_in_new_window(daemon, req)
+        _, execution = run_in_background_window(daemon, Spawn(command=list(req.command), cwd=req.cwd,
+                                                              record_as="cli"))
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s))
-
-
-def _run_in_new_window(daemon: Daemon, req: RunCommand) -> Execution:
-    registry = daemon.registry
-    spawn = Spawn(command=list(req.command), cwd=req.cwd, record_as="cli")
-    session = registry.sessions[-1] if registry.sessions else None
-    if session is None:
-        session = registry.new_session(None)
-        window = registry.new_window(session, "")
-        size = (80, 24)
-    else:
-        reference = session.active_window.layout if session.active_window else None
-        size = (reference.columns, reference.lines) if reference else (80, 24)
-        active, last = session.active_window, session.last_window
-        window = registry.new_window(session, "")
-        # In the background, as tmux's `new-window -d`: the session's current window stays current.
-        session.active_window, session.last_window = active, last
-    try:
-        pane = daemon.spawn_pane(window, spawn, *size)
-    except Exception:
-        registry.remove_window(window)
-        raise
-    run_ = daemon.executions.panes[pane.id]
-    assert run_.program is not None
-    return run_.program
 
 
 @command(CancelExecution)

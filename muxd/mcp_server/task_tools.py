@@ -1,0 +1,197 @@
+"""The task queue tools (seed 001): the worker loop get_next_actionable → claim_task →
+update_task_status → complete_task, and for orchestrators create_task, list_tasks, get_task,
+review_task, search_knowledge and dispatch_tasks. Scopes (tasks:read, tasks:write) and the
+queue's rules are the daemon's; arguments are bounded here as the seed gives them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from muxd.config import (
+    KNOWLEDGE_SEARCH_LIMIT_MAX, KNOWLEDGE_TAGS_MAX, KNOWLEDGE_TEXT_MAX_CHARS, TASK_DEPENDS_MAX,
+    TASK_LEARNINGS_MAX, TASK_LEASE_DEFAULT_S, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S, TASK_LIST_LIMIT_DEFAULT,
+    TASK_LIST_LIMIT_MAX, TASK_NEXT_LIMIT_DEFAULT, TASK_NEXT_LIMIT_MAX, TASK_PRIORITY_DEFAULT, TASK_PRIORITY_MAX,
+    TASK_TEXT_MAX_CHARS, TASK_TITLE_MAX_CHARS, TASK_VERIFY_COMMANDS_MAX,
+)
+from muxd.mcp_server.errors import check_range
+from muxd.mcp_server.link import current_client
+from muxd.mcp_server.registry import ToolRegistry
+from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
+from muxd.mcp_server.task_views import actionable_row, knowledge_row, task_detail, task_row, task_with_history
+from muxd.protocol.task_messages import (
+    ClaimTask, CompleteTask, CreateTask, DispatchTasks, GetTask, LearningSpec, ListTasks, NextActionable,
+    ReviewTask, SearchKnowledge, UpdateTaskStatus, VerificationSpec,
+)
+
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+
+TaskId = Annotated[str, Field(description="the task's id (a uuid)", min_length=1, max_length=256)]
+Plan = Annotated[str | None, Field(description="a plan's id or name", max_length=256)]
+State = Literal["ready", "claimed", "in_progress", "needs_review", "done", "failed"]
+
+
+class VerificationArg(BaseModel):
+    """How a completed task is checked."""
+
+    kind: Literal["none", "manual", "commands", "github_pr", "gitlab_mr"] = "none"
+    commands: Annotated[list[Annotated[str, Field(max_length=TASK_TEXT_MAX_CHARS)]],
+                        Field(description="kind=commands: shell lines run in a muxd pane; all must exit 0",
+                              max_length=TASK_VERIFY_COMMANDS_MAX)] = []
+    cwd: Annotated[str | None, Field(description="where the commands run", max_length=4096)] = None
+    timeoutSec: Annotated[float | None, Field(description="the check's time limit (1-86400)", ge=1,
+                                              le=86400)] = None
+
+
+class LearningArg(BaseModel):
+    """Something learned while doing the task, worth knowing for the next ones."""
+
+    content: Annotated[str, Field(min_length=1, max_length=KNOWLEDGE_TEXT_MAX_CHARS)]
+    title: Annotated[str | None, Field(max_length=TASK_TITLE_MAX_CHARS)] = None
+    tags: Annotated[list[Annotated[str, Field(max_length=256)]], Field(max_length=KNOWLEDGE_TAGS_MAX)] = []
+
+
+def register_task_tools(tools: ToolRegistry) -> None:
+    @tools.tool(category="tasks", risk="safe", annotations=READ_ONLY)
+    async def get_next_actionable(
+        limit: Annotated[int, Field(description=f"at most this many (1-{TASK_NEXT_LIMIT_MAX})")] = TASK_NEXT_LIMIT_DEFAULT,
+        planId: Plan = None,
+        priorityLte: Annotated[int | None, Field(description=f"only tasks with priority <= this (0-{TASK_PRIORITY_MAX}; "
+                                                             "smaller is more urgent)")] = None,
+    ) -> dict[str, Any]:
+        """The ready tasks to work on next, most urgent first (priority, then age), each with the
+        knowledge relevant to it. Then claim_task one of them."""
+        check_range("limit", limit, 1, TASK_NEXT_LIMIT_MAX)
+        if priorityLte is not None:
+            check_range("priorityLte", priorityLte, 0, TASK_PRIORITY_MAX)
+        reply = await current_client().call(NextActionable, limit=limit, plan=planId, priority_lte=priorityLte)
+        return {"tasks": [actionable_row(item) for item in reply.actionable], "count": len(reply.actionable)}
+
+    @tools.tool(category="tasks", risk="moderate", annotations=IDEMPOTENT)
+    async def claim_task(
+        taskId: TaskId,
+        leaseSec: Annotated[int, Field(description=f"how long the claim holds without a heartbeat "
+                                                   f"({TASK_LEASE_MIN_S}-{TASK_LEASE_MAX_S})")] = TASK_LEASE_DEFAULT_S,
+    ) -> dict[str, Any]:
+        """Claim a ready task for yourself (atomic: of racing agents exactly one wins). Claiming a
+        task you hold returns your current lease. Keep it with update_task_status heartbeats."""
+        check_range("leaseSec", leaseSec, TASK_LEASE_MIN_S, TASK_LEASE_MAX_S)
+        reply = await current_client().call(ClaimTask, task_id=taskId, lease_s=leaseSec)
+        return {**task_row(reply.task), "leaseSec": reply.task.lease_s, "claimed": reply.created}
+
+    @tools.tool(category="tasks", risk="moderate", annotations=WRITES)
+    async def update_task_status(
+        taskId: TaskId,
+        status: Annotated[Literal["in_progress", "needs_review"], Field(description="in_progress while working "
+                                                                                    "(a heartbeat), needs_review to ask a person")],
+        heartbeat: Annotated[bool, Field(description="renew the lease (in_progress)")] = True,
+        reason: Annotated[str | None, Field(description="why (needs_review: what the reviewer should look at)",
+                                            max_length=TASK_TEXT_MAX_CHARS)] = None,
+        context: Annotated[dict[str, Any] | None, Field(description="merged into the task's context")] = None,
+        externalRef: Annotated[str | None, Field(description="a PR URL, a commit SHA", max_length=4096)] = None,
+    ) -> dict[str, Any]:
+        """Report progress on a task you hold: in_progress (renews the lease) or needs_review."""
+        reply = await current_client().call(UpdateTaskStatus, task_id=taskId, status=status, heartbeat=heartbeat,
+                                            reason=reason, context=context, external_ref=externalRef)
+        return {**task_row(reply.task), "context": reply.task.context, "externalRef": reply.task.external_ref}
+
+    @tools.tool(category="tasks", risk="moderate", annotations=WRITES)
+    async def complete_task(
+        taskId: TaskId,
+        output: Annotated[dict[str, Any] | None, Field(description="your result, free-form")] = None,
+        learnings: Annotated[list[LearningArg], Field(description=f"up to {TASK_LEARNINGS_MAX} things learned; "
+                                                                  "each becomes knowledge for later tasks",
+                                                      max_length=TASK_LEARNINGS_MAX)] = [],
+    ) -> dict[str, Any]:
+        """Finish a task you hold. Its verification decides: none → done; manual → needs_review until
+        approved; commands/github_pr/gitlab_mr → needs_review while muxd runs the check."""
+        reply = await current_client().call(
+            CompleteTask, task_id=taskId, output=output,
+            learnings=[LearningSpec(content=item.content, title=item.title, tags=item.tags) for item in learnings])
+        task = reply.task
+        result = task.verification_result
+        return {"taskId": task.id, "state": task.state, "verificationKind": task.verification.kind,
+                "verificationStatus": result.status if result else None,
+                "verificationEtaSec": reply.verification_eta_s, "knowledgeIds": reply.knowledge_ids}
+
+    @tools.tool(category="tasks", risk="moderate", annotations=WRITES)
+    async def create_task(
+        title: Annotated[str, Field(min_length=1, max_length=TASK_TITLE_MAX_CHARS)],
+        description: Annotated[str, Field(max_length=TASK_TEXT_MAX_CHARS)] = "",
+        plan: Plan = None,
+        priority: Annotated[int, Field(description=f"0-{TASK_PRIORITY_MAX}, smaller first")] = TASK_PRIORITY_DEFAULT,
+        verification: VerificationArg | None = None,
+        depends_on: Annotated[list[Annotated[str, Field(max_length=256)]],
+                              Field(description="task ids that must be done first", max_length=TASK_DEPENDS_MAX)] = [],
+    ) -> dict[str, Any]:
+        """Add a task to the queue (ready at once unless it depends on tasks not done)."""
+        check_range("priority", priority, 0, TASK_PRIORITY_MAX)
+        contract = verification or VerificationArg()
+        reply = await current_client().call(
+            CreateTask, title=title, description=description, plan=plan, priority=priority, depends_on=depends_on,
+            verification=VerificationSpec(kind=contract.kind, commands=contract.commands, cwd=contract.cwd,
+                                          timeout_s=contract.timeoutSec))
+        return task_detail(reply.task)
+
+    @tools.tool(category="tasks", risk="safe", annotations=READ_ONLY)
+    async def list_tasks(
+        state: Annotated[list[State], Field(description="only tasks in these states", max_length=6)] = [],
+        plan: Plan = None,
+        claimedBy: Annotated[str | None, Field(description="only tasks this principal holds", max_length=256)] = None,
+        limit: Annotated[int, Field(description=f"page size (1-{TASK_LIST_LIMIT_MAX})")] = TASK_LIST_LIMIT_DEFAULT,
+        offset: Annotated[int, Field(description="skip this many", ge=0)] = 0,
+    ) -> dict[str, Any]:
+        """Tasks in queue order (priority, then age), filtered and paged."""
+        check_range("limit", limit, 1, TASK_LIST_LIMIT_MAX)
+        reply = await current_client().call(ListTasks, states=list(state), plan=plan, claimed_by=claimedBy,
+                                            limit=limit, offset=offset)
+        return {"tasks": [task_row(t) for t in reply.tasks], "total": reply.total, "limit": limit, "offset": offset}
+
+    @tools.tool(category="tasks", risk="safe", annotations=READ_ONLY)
+    async def get_task(taskId: TaskId) -> dict[str, Any]:
+        """One task in full: its verification result, events (claims, leases run out, reviews) and
+        the executions that worked on it."""
+        return task_with_history(await current_client().call(GetTask, task_id=taskId))
+
+    @tools.tool(category="tasks", risk="moderate", annotations=WRITES)
+    async def review_task(
+        taskId: TaskId,
+        verdict: Annotated[Literal["approve", "reject", "comment"], Field(
+            description="approve: done (and lifts blockers); reject: back to its holder (final: failed); comment")],
+        comment: Annotated[str | None, Field(max_length=TASK_TEXT_MAX_CHARS)] = None,
+        blocking: Annotated[bool, Field(description="comment: keep the task from being worked on until approved")] = False,
+        final: Annotated[bool, Field(description="reject: fail the task instead of sending it back")] = False,
+    ) -> dict[str, Any]:
+        """Approve or reject a task waiting for review, or comment on one (blocking or not)."""
+        reply = await current_client().call(ReviewTask, task_id=taskId, verdict=verdict, comment=comment,
+                                            blocking=blocking, final=final)
+        return task_detail(reply.task)
+
+    @tools.tool(category="tasks", risk="safe", annotations=READ_ONLY)
+    async def search_knowledge(
+        query: Annotated[str, Field(min_length=1, max_length=TASK_TEXT_MAX_CHARS)],
+        limit: Annotated[int, Field(description=f"at most this many (1-{KNOWLEDGE_SEARCH_LIMIT_MAX})")] = 10,
+        minScore: Annotated[float, Field(description="least relevance, 0-1", ge=0, le=1)] = 0.0,
+    ) -> dict[str, Any]:
+        """What earlier tasks learned, most relevant first (full-text search, scored 0-1)."""
+        check_range("limit", limit, 1, KNOWLEDGE_SEARCH_LIMIT_MAX)
+        reply = await current_client().call(SearchKnowledge, query=query, limit=limit, min_score=minScore)
+        return {"entries": [knowledge_row(e) for e in reply.entries], "count": len(reply.entries)}
+
+    @tools.tool(category="tasks", risk="moderate", annotations=WRITES)
+    async def dispatch_tasks(
+        pane_id: PaneId,
+        plan: Plan = None,
+        stop: Annotated[bool, Field(description="stop dispatching to that pane")] = False,
+    ) -> dict[str, Any]:
+        """Make muxd the worker loop of an agent pane: whenever it is idle, muxd claims the next task
+        (of `plan`), sends it as a prompt, and completes or releases it by how the turn ended."""
+        reply = await current_client().call(DispatchTasks, target=pane_id, plan=plan, stop=stop)
+        return {"dispatchers": [{"paneId": d.pane_id, "plan": d.plan, "principal": d.principal,
+                                 "taskId": d.task_id, "executionId": d.execution_id, "completed": d.completed,
+                                 "released": d.released, "stopping": d.stopping} for d in reply.dispatchers]}
+

@@ -1,0 +1,85 @@
+"""Many workers racing for one queue through the daemon socket (the test of the claim CAS and
+the claims-per-second benchmark share it): each worker is its own connection with its own
+token, looping get-next-actionable → claim until nothing is left."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from muxd.client.connection import Client
+from muxd.errors import TaskAlreadyClaimed
+from muxd.protocol.task_messages import ClaimTask, CreateTask, ListTasks, NextActionable
+
+NEXT_BATCH = 20
+
+
+@dataclass
+class RaceResult:
+    created: list[str]
+    wins: dict[str, list[str]] = field(default_factory=dict)   # principal -> task ids it won
+    lost_races: int = 0                                          # claims refused: someone was first
+    seconds: float = 0.0
+    holders: dict[str, str | None] = field(default_factory=dict)  # task id -> claimed_by, read back after
+
+    @property
+    def claims(self) -> int:
+        return sum(len(won) for won in self.wins.values())
+
+
+async def create_tasks(socket: Path | str, count: int, plan: str) -> list[str]:
+    client = await Client.connect(socket)
+    try:
+        return [(await client.call(CreateTask, title=f"race task {i}", plan=plan, priority=i % 7)).task.id
+                for i in range(count)]
+    finally:
+        await client.close()
+
+
+async def _worker(socket: Path | str, token: str, plan: str, result: RaceResult, seed: int) -> None:
+    client = await Client.connect(socket, token=token)
+    shuffle = random.Random(seed).shuffle
+    principal = client.welcome.principal if client.welcome else token
+    won = result.wins.setdefault(principal, [])
+    try:
+        while True:
+            ready = (await client.call(NextActionable, limit=NEXT_BATCH, plan=plan)).actionable
+            if not ready:
+                return
+            ids = [item.task.id for item in ready]
+            shuffle(ids)
+            for task_id in ids:
+                try:
+                    reply = await client.call(ClaimTask, task_id=task_id)
+                except TaskAlreadyClaimed:
+                    result.lost_races += 1
+                    continue
+                if reply.created:
+                    won.append(task_id)
+                    break
+    finally:
+        await client.close()
+
+
+async def race(socket: Path | str, tokens: list[str], count: int, plan: str = "race") -> RaceResult:
+    """Create `count` tasks in `plan`, let one worker per token race for them, read the holders back."""
+    result = RaceResult(created=await create_tasks(socket, count, plan))
+    started = time.perf_counter()
+    await asyncio.gather(*(_worker(socket, token, plan, result, seed) for seed, token in enumerate(tokens)))
+    result.seconds = time.perf_counter() - started
+    client = await Client.connect(socket)
+    try:
+        offset = 0
+        while True:
+            page = await client.call(ListTasks, plan=plan, limit=100, offset=offset)
+            for task in page.tasks:
+                result.holders[task.id] = task.claimed_by
+            offset += len(page.tasks)
+            if not page.tasks or offset >= page.total:
+                break
+    finally:
+        await client.close()
+    return result

@@ -1,0 +1,65 @@
+"""`muxd task run`: muxd as the worker loop of agent panes (fake agent CLIs here; the real ones
+in test_agents_real_tasks.py). Panes on one plan share its queue; each task is a prompt
+execution linked to it; a failed check comes back as a prompt; a failed turn releases it."""
+
+from __future__ import annotations
+
+import json
+
+from muxd.testing.fake_agent_panes import start_fake_agent
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import wait_until
+
+
+def tasks(server: MuxdTestServer, *args: str) -> dict[str, dict]:
+    listed = json.loads(server.cli("task", "ls", "--json", "--limit", "100", *args, check=True).stdout)
+    return {t["title"]: t for t in listed["tasks"]}
+
+
+def show(server: MuxdTestServer, task_id: str) -> dict:
+    return json.loads(server.cli("task", "show", task_id, "--json", check=True).stdout)
+
+
+def test_two_panes_share_a_plan(muxd_server, tmp_path):
+    server = muxd_server
+    a, b = start_fake_agent(server, "alpha"), start_fake_agent(server, "beta")
+    titles = [f"write module {n}" for n in range(4)]
+    for title in titles:
+        server.cli("task", "add", title, "--plan", "build", check=True)
+    server.cli("task", "add", "not this plan", "--plan", "other", check=True)
+    check = f"if [ -f {tmp_path}/seen ]; then echo ok; else touch {tmp_path}/seen; echo 'lint: E501 line too long'; exit 1; fi"
+    server.cli("task", "add", "checked module", "--plan", "build", "-p", "900", "--verify-cmd", check, check=True)
+    out = server.cli("task", "run", "-t", a, "--plan", "build", check=True).stdout
+    assert f"{a} plan=build as agent:{a}" in out
+    server.cli("task", "run", "-t", b, "--plan", "build", check=True)
+    wait_until(lambda: all(tasks(server, "--plan", "build")[t]["state"] == "done" for t in titles + ["checked module"]),
+               timeout=90, message="every task of the plan done")
+    assert tasks(server)["not this plan"]["state"] == "ready"
+    holders = {t["claimed_by"] for t in tasks(server, "--plan", "build").values()}
+    assert holders == {f"agent:{a}", f"agent:{b}"}  # both panes worked the queue
+    for title in titles:
+        task = tasks(server)[title]
+        prompts = [e for e in show(server, task["id"])["executions"] if e["kind"] == "prompt"]
+        assert len(prompts) == 1 and prompts[0]["status"] == "success"
+        assert prompts[0]["triggered_by"] == "schedule" and prompts[0]["task_id"] == task["id"]
+        assert title in prompts[0]["message"]
+    # The failed check came back to the same agent as a prompt carrying its output.
+    checked = show(server, tasks(server)["checked module"]["id"])
+    prompts = sorted((e for e in checked["executions"] if e["kind"] == "prompt"), key=lambda e: e["started_at"])
+    assert len(prompts) == 2 and "E501 line too long" in prompts[1]["message"]
+    assert len({e["pane_id"] for e in prompts}) == 1
+    assert sorted(e["status"] for e in checked["executions"] if e["kind"] == "command") == ["failed", "success"]
+
+
+def test_a_failed_turn_releases_the_task(muxd_server):
+    server = muxd_server
+    pane = start_fake_agent(server, "worker")
+    # "tool": the fake agent asks for approval and its turn runs on; killing the pane fails it.
+    server.cli("task", "add", "tool", check=True)
+    server.cli("task", "run", "-t", pane, check=True)
+    wait_until(lambda: tasks(server)["tool"]["state"] == "in_progress", timeout=20, message="the task worked on")
+    server.cli("kill-pane", "-t", pane, check=True)
+    released = wait_until(lambda: (t := tasks(server)["tool"])["state"] == "ready" and t, timeout=20,
+                          message="the task released")
+    assert released["claimed_by"] is None and "execution" in released["last_error"]
+    assert [e["kind"] for e in show(server, released["id"])["events"]][-1] == "released"

@@ -230,6 +230,9 @@ TASK_VERIFY_GITLAB_MR_DEFAULT = "glab ci status --branch {externalRef}"
 KNOWLEDGE_DIGEST_TOP = 3
 KNOWLEDGE_DIGEST_MIN_SCORE = 0.5
 KNOWLEDGE_SEARCH_LIMIT_MAX = 50
+# A failing digest (a broken full-text index) is logged once per this many seconds, then as a count:
+# get_next_actionable answers without it, for every task it returns.
+KNOWLEDGE_DIGEST_FAILURE_LOG_INTERVAL_S = 60.0
 KNOWLEDGE_TEXT_MAX_CHARS = 8000        # one learning's content
 KNOWLEDGE_TAGS_MAX = 10
 # Knowledge entries one principal may store (the knowledge_stored quota; env MUXD_KNOWLEDGE_QUOTA).

@@ -1,7 +1,12 @@
 """Fixtures shared by the test files (the muxd pytest plugin gives `muxd_server`)."""
 
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
 import pytest
 
+from muxd.store.database import migrate
 from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH
 
 
@@ -9,3 +14,31 @@ from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH
 def pane_size() -> tuple[int, int]:
     """Columns and rows of a real agent's pane; tests that run at several sizes parametrize it."""
     return (PANE_WIDTH, PANE_HEIGHT)
+
+
+@pytest.fixture
+def connect_store(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
+    """Opens connections to one migrated SQLite file, set up as the daemon's writer sets its own
+    (autocommit, WAL); every one is closed at the end of the test."""
+    path = tmp_path / "store.db"
+    opened: list[sqlite3.Connection] = []
+
+    def connect() -> sqlite3.Connection:
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        if not opened:
+            migrate(db)
+        opened.append(db)
+        return db
+
+    yield connect
+    for db in opened:
+        db.close()
+
+
+@pytest.fixture
+def store(connect_store: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
+    """One connection to a fresh migrated store (task queue, knowledge, quotas)."""
+    return connect_store()

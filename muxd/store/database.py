@@ -38,9 +38,13 @@ def _create_private(path: str) -> None:
 
 
 @contextmanager
-def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN … COMMIT (ROLLBACK on error) on an autocommit connection."""
-    db.execute("BEGIN")
+def transaction(db: sqlite3.Connection, *, immediate: bool = False) -> Iterator[sqlite3.Connection]:
+    """BEGIN … COMMIT (ROLLBACK on error) on an autocommit connection.
+
+    `immediate` takes the write lock at BEGIN: a transaction that reads then writes (a claim)
+    must, when other connections write the same file — a deferred one that read first cannot
+    take the lock later once another writer committed (SQLITE_BUSY, which no timeout cures)."""
+    db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield db
     except BaseException:

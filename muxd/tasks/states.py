@@ -15,7 +15,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "ready": frozenset({"claimed", "failed"}),
     "claimed": frozenset({"in_progress", "needs_review", "done", "ready", "failed"}),
     "in_progress": frozenset({"in_progress", "needs_review", "done", "ready", "failed"}),
-    "needs_review": frozenset({"in_progress", "done", "ready", "failed"}),
+    # needs_review -> needs_review: a check starts running, or a holder waiting on a person completes.
+    "needs_review": frozenset({"needs_review", "in_progress", "done", "ready", "failed"}),
     "done": frozenset(),
     "failed": frozenset(),
 }

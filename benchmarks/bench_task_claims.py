@@ -34,7 +34,7 @@ from muxd.testing.server import MuxdTestServer
 def through_daemon(tasks: int, workers: int) -> tuple[float, int]:
     server = MuxdTestServer().start()
     try:
-        tokens = [create_token(server, "execute_basic", f"bench-{i}") for i in range(workers)]
+        tokens = [create_token(server, "execute_advanced", f"bench-{i}") for i in range(workers)]
         result = asyncio.run(race(server.socket_path, tokens, tasks))
         won = [t for ts in result.wins.values() for t in ts]
         assert len(won) == tasks == len(set(won)), "a task was lost or claimed twice"

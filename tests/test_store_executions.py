@@ -341,7 +341,7 @@ def test_a_schema_1_database_migrates_in_place(tmp_path: Path) -> None:
 
     run(test)
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2 == len(MIGRATIONS)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert db.execute("SELECT id, name FROM tokens").fetchall() == [("tok_1", "ci")]
     assert db.execute("SELECT principal, tool FROM audit").fetchall() == [("p", "t")]
     db.close()

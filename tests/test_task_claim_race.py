@@ -13,7 +13,7 @@ TASKS, WORKERS = 1000, 20
 
 
 def test_every_task_has_exactly_one_winner(muxd_server):
-    tokens = [create_token(muxd_server, "execute_basic", f"worker-{i}") for i in range(WORKERS)]
+    tokens = [create_token(muxd_server, "execute_advanced", f"worker-{i}") for i in range(WORKERS)]
     result = asyncio.run(race(muxd_server.socket_path, tokens, TASKS))
     won = [task for tasks in result.wins.values() for task in tasks]
     assert len(won) == TASKS and set(won) == set(result.created)         # none lost

@@ -22,7 +22,7 @@ def tasks(server: MuxdTestServer) -> dict[str, dict]:
 
 def test_kill_9_loses_no_task_and_leases_keep_running(muxd_server, tmp_path):
     server = muxd_server
-    token = create_token(server, "execute_basic", "holder")
+    token = create_token(server, "execute_advanced", "holder")
     for title in ("one", "two", "three"):
         server.cli("task", "add", title, check=True)
     gate = tmp_path / "go"

@@ -174,7 +174,7 @@ class ExecutionService:
         if run is None:
             return
         if not pane.exited:
-            self._apply(run, run.tracker.pane_exited(None, time.time()))
+            self._apply(run, run.tracker.pane_exited(None, time.time(), killed=True))
             self._end_program(run, None)
         if run.timer is not None:
             run.timer.cancel()

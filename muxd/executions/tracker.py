@@ -264,12 +264,15 @@ class ExecutionTracker:
 
     # ------------------------------------------------------------ ends
 
-    def pane_exited(self, exit_code: int | None, now: float) -> list[Effect]:
-        """The pane's program exited: what runs ends by it, what waits can never run."""
+    def pane_exited(self, exit_code: int | None, now: float, *, killed: bool = False) -> list[Effect]:
+        """The pane's program exited (or the pane was `killed` under it): what runs ends by it,
+        what waits can never run."""
         effects: list[Effect] = []
         running = self.running
         if running is not None and running.kind == "command":
             effects += self.command_finished(exit_code, now)
+        elif running is not None and killed:  # a turn cut off is no answer, however busy it was
+            effects += self._end("cancelled", now, error_of("pane_killed", "the pane was killed"))
         elif running is not None:
             if exit_code:
                 effects += self._end("failed", now, error_of("pane_exited", f"the agent exited with status {exit_code}"),

@@ -56,8 +56,9 @@ def run(agent: FakeAgent, terminal: Terminal) -> None:
         if command == "quit":
             agent.quit()
             return
-        if command in TOOL_COMMANDS:
-            agent.tool(command)
+        # A task muxd dispatches arrives as "Task: <title>" (daemon/task_dispatch.py).
+        if command.removeprefix("Task: ") in TOOL_COMMANDS:
+            agent.tool(command.removeprefix("Task: "))
         elif command:
             agent.think(command)
 

@@ -17,6 +17,7 @@ FRAME_INTERVAL_S = 0.1
 FALLBACK_SIZE = (80, 24)
 _ENTER = (b"\r", b"\n")
 _ERASE = (b"\x7f", b"\x08")
+_KILL_LINE = b"\x15"
 
 Frame = Callable[[int, float], list[str]]  # (frame number, seconds since start) -> rows
 
@@ -77,6 +78,11 @@ class Terminal:
                 if echo:
                     self.write("\r\n")
                 return text.strip()
+            if byte == _KILL_LINE:  # C-u, as line editors take it (muxd empties the box with it)
+                if echo and text:
+                    self.write("\b \b" * len(text))
+                text = ""
+                continue
             if byte in _ERASE:
                 if text:
                     text = text[:-1]

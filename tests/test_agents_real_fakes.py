@@ -13,6 +13,7 @@ import pytest
 from muxd.testing.fake_models import (
     AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Say, Think,
 )
+from muxd.testing.fake_models.mcp_agents import mcp_turns, tool_results
 
 
 def post(url: str, body: dict[str, Any]) -> tuple[int, str]:
@@ -71,6 +72,54 @@ def test_responses_streams_reasoning_and_a_function_call_and_fails_in_stream():
         assert events(title)[-1]["type"] == "response.completed"
         failed = events(post(url, {"stream": True, "tools": [{"name": "x"}], "input": []})[1])
         assert failed[-1]["type"] == "response.failed" and failed[-1]["response"]["error"]["code"]
+
+
+def test_responses_calls_an_mcp_tool_in_its_server_namespace_as_codex_does():
+    fake = OpenAIResponsesFake([[Call("mcp__muxd__list_panes", {}, 0), Call("exec_command", {"cmd": "ls"}, 0)]])
+    with fake as port:
+        text = post(f"http://127.0.0.1:{port}/v1/responses", {"stream": True, "tools": [{"name": "x"}], "input": []})[1]
+        calls = [e["item"] for e in events(text) if e["type"] == "response.output_item.done"]
+        assert [(c["name"], c.get("namespace")) for c in calls] == [("list_panes", "mcp__muxd"), ("exec_command", None)]
+
+
+def test_tool_results_reads_back_what_claude_code_sent_once_each():
+    fake = AnthropicFake()
+    fake.script.extend(mcp_turns(("list_panes", {}), ("kill_pane", {"pane_id": "%0"})))
+    assert len(fake.script.turns) == 3
+    calls = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "mcp__muxd__list_panes",
+                                                "input": {}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": '{"panes": []}'}]},
+             {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "mcp__muxd__kill_pane",
+                                                "input": {"pane_id": "%0"}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "is_error": True, "content": [
+                 {"type": "text", "text": "Error executing tool kill_pane: x"}]}]}]
+    with fake as port:
+        for upto in (2, 4):  # each request repeats the conversation so far
+            post(f"http://127.0.0.1:{port}/v1/messages", {"stream": True, "tools": [{"name": "x"}],
+                                                          "messages": calls[:upto]})
+    listed, killed = tool_results(fake)
+    assert (listed.tool, listed.data, listed.is_error) == ("list_panes", {"panes": []}, False)
+    assert (killed.name, killed.arguments, killed.is_error) == ("mcp__muxd__kill_pane", {"pane_id": "%0"}, True)
+    assert killed.text == "Error executing tool kill_pane: x" and killed.data is None
+
+
+def test_tool_results_reads_back_what_codex_sent_without_its_wall_time():
+    items = [{"type": "function_call", "call_id": "c1", "name": "agent_summary", "namespace": "mcp__muxd",
+              "arguments": '{"pane_id": "%1"}'},
+             {"type": "function_call", "call_id": "c2", "name": "exec_command", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "c1",
+              "output": 'Wall time: 0.0062 seconds\nOutput:\n{"pane_id": "%1"}'},
+             {"type": "function_call_output", "call_id": "c2", "output": [
+                 {"type": "input_text", "text": "Wall time: 0.0070 seconds\nOutput:"},
+                 {"type": "input_text", "text": "Error executing tool exec_command: no"}]}]
+    fake = OpenAIResponsesFake()
+    with fake as port:
+        post(f"http://127.0.0.1:{port}/v1/responses", {"stream": True, "tools": [{"name": "x"}], "input": items})
+    summary, command = tool_results(fake)
+    assert (summary.tool, summary.arguments, summary.data, summary.is_error) == (
+        "agent_summary", {"pane_id": "%1"}, {"pane_id": "%1"}, False)
+    assert (command.name, command.tool, command.is_error) == ("exec_command", None, True)
+    assert command.text == "Error executing tool exec_command: no"
 
 
 def test_chat_completions_stream_ends_with_usage_and_done():

@@ -367,7 +367,8 @@ class CliPanes:
     """Real CLIs started in panes of one test server, each against its started fake model
     server, once Idle with their model named; `close()` ends every pane and fake.
 
-    `start(cli, fake, *args)` returns None when the CLI is not installed (with why in `missing`)."""
+    `start(cli, fake, *args)` returns None when the CLI is not installed (with why in `missing`);
+    with `mcp=True` the CLI calls muxd's MCP tools as its pane's agent (see mcp_agents)."""
 
     def __init__(self, server: MuxdTestServer, root: Path, *, timeout: float = STATE_TIMEOUT_S,
                  own_sessions: bool = False) -> None:
@@ -376,8 +377,9 @@ class CliPanes:
         self.missing: str | None = None
         self._started: list[tuple[AgentPane, Any]] = []
 
-    def start(self, cli: str, fake: Any, *args: str) -> AgentPane | None:
+    def start(self, cli: str, fake: Any, *args: str, mcp: bool = False) -> AgentPane | None:
         from muxd.testing.fake_models import launch
+        from muxd.testing.fake_models.mcp_agents import muxd_mcp_server
 
         bin_dir, why = launch.find_cli(cli)
         if bin_dir is None:
@@ -386,7 +388,10 @@ class CliPanes:
         fake.start()
         make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini, "aider": launch.aider}[cli]
         root = self.root / cli if self.own_sessions else self.root
-        pane = AgentPane(self.server, make(root, fake.url, bin_dir, *args), session=cli if self.own_sessions else "agent")
+        agent = make(root, fake.url, bin_dir, *args)
+        if mcp:
+            agent = launch.with_mcp_server(agent, muxd_mcp_server(self.server))
+        pane = AgentPane(self.server, agent, session=cli if self.own_sessions else "agent")
         self._started.append((pane, fake))
         pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=self.timeout,
                               what="Idle with the model named")

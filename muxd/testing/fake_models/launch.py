@@ -26,6 +26,7 @@ SHELL_ARGV = ["bash", "--norc", "--noprofile"]
 OPENCODE_PROVIDER = "fake"
 # What every CLI gets, whatever the caller's environment holds.
 BASE_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_UPDATE_NOTIFIER": "1"}
+MCP_STARTUP_TIMEOUT_S = 30  # how long a CLI gives an MCP server to start (a loaded CI machine)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,70 @@ class AgentLaunch:
     def command_line(self) -> str:
         """What a person types at the shell prompt to start this CLI."""
         return shlex.join(self.argv)
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """A stdio MCP server for a CLI to start: `argv` with `env` added, and the variables of the
+    CLI's own environment it must get too (`forward`: Codex passes only those it is told to)."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    forward: tuple[str, ...] = ()
+
+
+def claude_allow_rule(server: str) -> str:
+    """Claude Code's permission rule for every tool of the MCP server named `server`."""
+    return f"mcp__{server}"
+
+
+def with_mcp_server(agent: AgentLaunch, server: McpServer) -> AgentLaunch:
+    """`agent` (Claude Code or Codex) configured to start `server` and to call its tools
+    without asking; every other tool asks as before.
+
+    Claude Code: `--mcp-config FILE --strict-mcp-config` (no other MCP server), `--allowedTools
+    mcp__<name>` (a rule for all the server's tools) and `--permission-mode default` unless a
+    mode is given (its default, auto, may decide by itself); `ENABLE_TOOL_SEARCH=false` puts the
+    tools with their schemas in every request instead of behind ToolSearch. It starts the
+    server with its whole environment. Codex: `[mcp_servers.<name>]` in config.toml with
+    `env_vars` (the forwarded variables) and `default_tools_approval_mode = "approve"`
+    (else it asks before a tool not marked read-only); `daemon_auto_start` off, so that the
+    server is started by this Codex with its environment, not by the background app-server
+    every Codex of the same CODEX_HOME shares (started from another pane, with its token)."""
+    program = os.path.basename(agent.argv[0])
+    if program == "claude":
+        config = agent.home / f"mcp-{server.name}.json"
+        config.write_text(json.dumps({"mcpServers": {server.name: {
+            "type": "stdio", "command": server.argv[0], "args": server.argv[1:], "env": server.env}}}))
+        mode = [] if "--permission-mode" in agent.argv else ["--permission-mode", "default"]
+        argv = [*agent.argv, "--mcp-config", str(config), "--strict-mcp-config",
+                "--allowedTools", claude_allow_rule(server.name), *mode]
+        env = {**agent.env, "ENABLE_TOOL_SEARCH": "false", "MCP_TIMEOUT": str(MCP_STARTUP_TIMEOUT_S * 1000)}
+        return AgentLaunch(argv, env, agent.cwd, agent.home)
+    if program == "codex":
+        config = Path(agent.env["CODEX_HOME"]) / "config.toml"
+        env = ", ".join(f"{key} = {_toml(value)}" for key, value in server.env.items())
+        with config.open("a") as fh:
+            fh.write(f"""
+[mcp_servers.{server.name}]
+command = {_toml(server.argv[0])}
+args = [{", ".join(map(_toml, server.argv[1:]))}]
+env = {{ {env} }}
+env_vars = [{", ".join(map(_toml, server.forward))}]
+startup_timeout_sec = {MCP_STARTUP_TIMEOUT_S}
+default_tools_approval_mode = "approve"
+
+[features]
+daemon_auto_start = false
+""")
+        return agent
+    raise ValueError(f"no MCP configuration known for {program}")
+
+
+def _toml(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text)
 
 
 def _is_ci_variable(key: str) -> bool:

@@ -2,7 +2,10 @@
 
 Codex reads each event's `type` field; the items it keeps come from
 `response.output_item.done`. A `Call` becomes a `function_call` item, e.g. `exec_command`
-with `sandbox_permissions: "require_escalated"` for the approval prompt.
+with `sandbox_permissions: "require_escalated"` for the approval prompt. Codex offers an MCP
+server's tools as one `namespace` tool, `mcp__<server>`, and takes a call of one of them as a
+`function_call` naming the tool and that namespace: a `Call("mcp__<server>__<tool>", …)` is
+sent so, which lets one script serve Claude Code (which names the tool so) and Codex.
 """
 
 from __future__ import annotations
@@ -110,7 +113,7 @@ class OpenAIResponsesFake(FakeModelServer):
                     "content": [{"type": "output_text", "text": step.text, "annotations": []}]}})
             elif isinstance(step, Call):
                 call_id = step.call_id or f"call_fake_{next(self._ids)}"
-                item = {"type": "function_call", "id": item_id, "call_id": call_id, "name": step.name,
+                item = {"type": "function_call", "id": item_id, "call_id": call_id, **_function_name(step.name),
                         "arguments": "", "status": "in_progress"}
                 send("response.output_item.added", {"output_index": index, "item": item})
                 for piece in step.json_chunks():
@@ -129,3 +132,11 @@ class OpenAIResponsesFake(FakeModelServer):
         send("response.completed", {"response": {
             "id": response_id, "object": "response", "model": model, "status": "completed", "output": [],
             "usage": usage}})
+
+
+def _function_name(name: str) -> dict[str, str]:
+    """`name`, or for `mcp__<server>__<tool>` the tool and its namespace `mcp__<server>`."""
+    server, sep, tool = name.removeprefix("mcp__").partition("__")
+    if name.startswith("mcp__") and server and sep and tool:
+        return {"name": tool, "namespace": f"mcp__{server}"}
+    return {"name": name}

@@ -120,6 +120,12 @@ class Script:
     def turns_played(self) -> int:
         return self._next
 
+    def extend(self, turns: Iterable[Turn]) -> None:
+        """Add turns at the end: for calls whose arguments are only known once the CLI runs
+        (its pane id), added before the prompt that plays them is submitted."""
+        with self._lock:
+            self.turns.extend(list(t) for t in turns)
+
     def take(self) -> tuple[int | None, list[Step]]:
         """The turn index and the steps to play for the next main request: a single `Fail`
         while the turn still fails, then the turn's other steps."""

@@ -1,0 +1,110 @@
+"""Claude Code and Codex for real in a muxd pane, calling muxd's own MCP tools through the
+`muxd mcp` they start, scripted by a fake model server: the calls run without a prompt and
+go through with the pane's own token, so the daemon answers as `agent:%N` may see (its own
+pane only, in a daemon with another pane) and its audit names that principal.
+Needs `.ci/install-agents`; skips a CLI that is not installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from muxd.mcp_server.testing import call_ok, mcp_session
+from muxd.testing.fake_models import AnthropicFake, OpenAIResponsesFake, launch
+from muxd.testing.fake_models._http import FakeModelServer
+from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.fake_models.mcp_agents import (
+    CliNotInstalled, mcp_turns, start_mcp_agent, tool_name, wait_for_tool_results,
+)
+
+pytestmark = pytest.mark.agents
+
+FAKES = {"claude": AnthropicFake, "codex": OpenAIResponsesFake}
+DONE = "All done with muxd."
+TURN_TIMEOUT_S = 60  # a turn of a few calls takes ~3 s alone, ~20 s with four workers on two cores
+
+
+@pytest.fixture
+def other_pane(muxd_server) -> str:
+    """A pane the agent's token may not use: a shell in a session of its own, started first."""
+    muxd_server.cli("new-session", "-d", "-s", "other", "--", *launch.SHELL_ARGV, check=True)
+    return json.loads(muxd_server.cli("list-panes", "-t", "other", "--json", check=True).stdout)[0]["id"]
+
+
+@pytest.fixture
+def mcp_agent(muxd_server, tmp_path) -> Iterator[Callable[..., tuple[AgentPane, FakeModelServer]]]:
+    """`start(cli, session)`: the CLI in a new session, its fake, all closed after the test; every
+    CLI gets the same HOME (tmp_path), as one user's CLIs do."""
+    panes: list[AgentPane] = []
+    fakes: list[FakeModelServer] = []
+
+    def start(cli: str, session: str = "agent") -> tuple[AgentPane, FakeModelServer]:
+        fakes.append(fake := FAKES[cli]())
+        fake.start()
+        try:
+            panes.append(start_mcp_agent(muxd_server, cli, fake, tmp_path, session=session))
+        except CliNotInstalled as exc:
+            pytest.skip(str(exc))
+        return panes[-1], fake
+
+    yield start
+    for pane in panes:
+        pane.close()
+    for fake in fakes:
+        fake.stop()
+
+
+@pytest.mark.parametrize("cli", sorted(FAKES))
+def test_agent_calls_muxd_tools_without_a_prompt_as_its_own_pane(cli, mcp_agent, muxd_server, other_pane):
+    pane, fake = mcp_agent(cli)
+    agent = f"agent:{pane.pane_id}"
+    # Arguments known once the pane runs: added to the script before the prompt is submitted.
+    fake.script.extend(mcp_turns(
+        ("list_panes", {}),
+        ("agent_summary", {"pane_id": pane.pane_id}),
+        ("agent_summary", {"pane_id": other_pane}),
+        ("kill_pane", {"pane_id": other_pane}),   # dangerous: no prompt, and refused by the daemon
+        done=DONE))
+    mark = pane.mark()
+    pane.run_turn("use muxd", DONE, timeout=TURN_TIMEOUT_S)
+
+    listed, own, other, kill = wait_for_tool_results(fake, 4)
+    with pane.explained("the tool results the CLI sent back", mark):
+        assert [r.tool for r in (listed, own, other, kill)] == ["list_panes", "agent_summary", "agent_summary",
+                                                                "kill_pane"]
+        assert own.arguments == {"pane_id": pane.pane_id}
+        # Two panes in the daemon; the pane's token sees its own.
+        assert not listed.is_error and [p["id"] for p in listed.data["panes"]] == [pane.pane_id], listed
+        assert not own.is_error and own.data["pane_id"] == pane.pane_id and own.data["agent_type"] == cli, own
+        assert other.is_error and "forbidden" in other.text and agent in other.text, other
+        assert kill.is_error and "forbidden" in kill.text and agent in kill.text, kill
+        assert muxd_server.cli("has-session", "-t", "other").returncode == 0
+        if cli == "claude":  # no ToolSearch: the tools and their schemas come with each request
+            offered = {t["name"] for t in fake.main_requests()[-1].body["tools"]}
+            assert tool_name("list_panes") in offered and tool_name("kill_pane") in offered
+
+    async def audited() -> list[dict]:
+        async with mcp_session(muxd_server) as session:
+            return (await call_ok(session, "get_tool_history", principal=agent))["calls"]
+
+    calls = asyncio.run(audited())
+    # The daemon's audit: one row per MCP call, by the pane's agent (and the refused protocol request).
+    assert [(c["tool"], c["status"]) for c in reversed(calls) if c["kind"] == "mcp"] == [
+        ("list_panes", "ok"), ("agent_summary", "ok"), ("agent_summary", "denied"), ("kill_pane", "denied")], calls
+
+
+@pytest.mark.parametrize("cli", sorted(FAKES))
+def test_two_agents_of_one_user_each_call_as_their_own_pane(cli, mcp_agent):
+    """Two CLIs of the same HOME: each `muxd mcp` has its own pane's token (Codex would start
+    them all from one background app-server, with the token of the pane that started it)."""
+    first, second = mcp_agent(cli, "first"), mcp_agent(cli, "second")
+    for pane, fake in (first, second):
+        fake.script.extend(mcp_turns(("list_panes", {}), done=DONE))
+        pane.run_turn("list the panes", DONE, timeout=TURN_TIMEOUT_S)
+        [listed] = wait_for_tool_results(fake, 1)
+        with pane.explained("what the pane's agent sees"):
+            assert [p["id"] for p in listed.data["panes"]] == [pane.pane_id], listed

@@ -18,6 +18,8 @@ FALLBACK_SIZE = (80, 24)
 _ENTER = (b"\r", b"\n")
 _ERASE = (b"\x7f", b"\x08")
 _KILL_LINE = b"\x15"
+_CANCEL = (b"\x1b", b"\x03")
+CANCELLED = "\x1b"  # what read_line(cancellable=True) returns for Escape or C-c
 
 Frame = Callable[[int, float], list[str]]  # (frame number, seconds since start) -> rows
 
@@ -65,7 +67,7 @@ class Terminal:
             number += 1
             time.sleep(FRAME_INTERVAL_S)
 
-    def read_line(self, *, echo: bool = False) -> str:
+    def read_line(self, *, echo: bool = False, cancellable: bool = False) -> str:
         """One line of input, stripped; with `echo`, drawn as it is typed (as a line editor
         does); EOF reads as `quit`."""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -78,6 +80,8 @@ class Terminal:
                 if echo:
                     self.write("\r\n")
                 return text.strip()
+            if cancellable and byte in _CANCEL:  # Escape / C-c at a question: the CLIs take it as "no"
+                return CANCELLED
             if byte == _KILL_LINE:  # C-u, as line editors take it (muxd empties the box with it)
                 if echo and text:
                     self.write("\b \b" * len(text))

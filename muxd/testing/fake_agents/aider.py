@@ -89,7 +89,7 @@ class FakeAider:
         self.line()
         self.line(NEW_FILE)
         self.terminal.write("Create new file? (Y)es/(N)o [Yes]: ")
-        if self.terminal.read_line(echo=True).lower() in APPROVE_ANSWERS:
+        if self.terminal.read_line(echo=True, cancellable=True).lower() in APPROVE_ANSWERS:
             self.line(f"Applied edit to {NEW_FILE}")
             self.chat_files.append(NEW_FILE)
         else:

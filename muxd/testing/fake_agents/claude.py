@@ -68,7 +68,7 @@ class FakeClaude:
         self.conversation += [f"❯ {prompt}", ""]
         self.spin(SHORT_SPIN_S, "Nucleating")
         self.permission(COMMAND)
-        if self.terminal.read_line() in APPROVE_ANSWERS:
+        if self.terminal.read_line(cancellable=True) in APPROVE_ANSWERS:
             self.conversation += [f"● Bash({COMMAND})", "  ⎿  (No content)", ""]
             self.spin(SHORT_SPIN_S, "Nucleating")
             self.conversation += ["● Made the directory.", "", "✻ Worked for 1s"]

@@ -115,7 +115,7 @@ class FakeCodex:
         self.user_message(prompt)
         self.working(SHORT_THINK_S, REASONING_HEADER)
         self.draw(["", *self.cell(f"Running {COMMAND}")], self.approval())
-        if self.terminal.read_line() not in APPROVE_ANSWERS:
+        if self.terminal.read_line(cancellable=True) not in APPROVE_ANSWERS:
             self.history += ["", f"✗ You canceled the request to run {COMMAND}", "",
                              *wrap("■ Conversation interrupted - tell the model what to do differently. Something "
                                    "went wrong? Hit `/feedback` to report the issue.", self.terminal.columns, "", "  ")]

@@ -99,7 +99,7 @@ class FakeGemini:
         self.busy(SHORT_THINK_S)
         self.terminal.draw(self.history + [""] + self.confirmation())
         self.tools += 1
-        if self.terminal.read_line() not in APPROVE_ANSWERS:
+        if self.terminal.read_line(cancellable=True) not in APPROVE_ANSWERS:
             self.history += ["", *self.tool_box("-"), "", "ℹ Request cancelled.", ""]
             self.idle()
             return

@@ -253,3 +253,40 @@ async def _expiry(server: MuxdTestServer) -> None:
 
 def test_an_expired_lease_returns_the_task_to_ready(muxd_server):
     asyncio.run(_expiry(muxd_server))
+
+
+async def _quota(server: MuxdTestServer) -> None:
+    worker = create_token(server, "execute_advanced", "learner")
+    async with mcp_session(server) as boss, mcp_session(server, MUXD_TOKEN=worker) as me:
+        task = await call_ok(boss, "create_task", title="learn a lot")
+        await call_ok(me, "claim_task", taskId=task["taskId"])
+        text = await call_error(me, "complete_task", taskId=task["taskId"],
+                                learnings=[{"content": "one thing"}, {"content": "another thing"}])
+        assert "quota_exceeded" in text and "knowledge_stored" in text
+        assert (await _task(me, task["taskId"]))["state"] == "claimed"  # refused before anything was written
+        assert (await call_ok(me, "search_knowledge", query="thing"))["count"] == 0
+        done = await call_ok(me, "complete_task", taskId=task["taskId"], learnings=[{"content": "one thing"}])
+        assert done["state"] == "done" and len(done["knowledgeIds"]) == 1
+
+
+def test_learnings_count_against_the_knowledge_quota():
+    server = MuxdTestServer(env={"MUXD_KNOWLEDGE_QUOTA": "1"}).start()
+    try:
+        asyncio.run(_quota(server))
+    finally:
+        server.stop()
+
+
+async def _broken_search(server: MuxdTestServer) -> None:
+    async with mcp_session(server) as session:
+        task = await call_ok(session, "create_task", title="still offered")
+        with sqlite3.connect(server.env["MUXD_DB"]) as db:
+            db.execute("DROP TABLE knowledge_fts")  # the full-text index is gone
+        offered = await call_ok(session, "get_next_actionable")
+        assert [t["taskId"] for t in offered["tasks"]] == [task["taskId"]]
+        assert offered["tasks"][0]["knowledge"] == {"references": [], "searchFailed": True}
+        assert "store_unavailable" in await call_error(session, "search_knowledge", query="anything")
+
+
+def test_a_failed_knowledge_search_degrades_to_no_references(muxd_server):
+    asyncio.run(_broken_search(muxd_server))

@@ -63,3 +63,26 @@ def test_a_failed_turn_releases_the_task(muxd_server):
                           message="the task released")
     assert released["claimed_by"] is None and "execution" in released["last_error"]
     assert [e["kind"] for e in show(server, released["id"])["events"]][-1] == "released"
+
+
+def test_a_check_that_never_passes_is_given_up(tmp_path):
+    """The agent gets max_attempts tries at a failing check per claim, then the task is released
+    (failed after max_attempts claims) and the pane goes on with the queue."""
+    server = MuxdTestServer(env={"MUXD_TASK_MAX_ATTEMPTS": "2"}).start()
+    try:
+        pane = start_fake_agent(server, "worker")
+        server.cli("task", "add", "never passes", "-p", "10", "--verify-cmd", "echo 'still wrong'; exit 1",
+                   check=True)
+        server.cli("task", "add", "afterwards", "-p", "20", check=True)
+        server.cli("task", "run", "-t", pane, check=True)
+        wait_until(lambda: tasks(server)["afterwards"]["state"] == "done", timeout=60,
+                   message="the next task done")
+        given_up = tasks(server)["never passes"]
+        assert given_up["state"] == "failed" and given_up["attempts"] == 2, given_up
+        assert given_up["last_error"] == "its check failed 2 times in a row", given_up
+        shown = show(server, given_up["id"])
+        assert [e["kind"] for e in shown["executions"]].count("prompt") == 4  # two claims, two tries each
+        assert {e["status"] for e in shown["executions"] if e["kind"] == "command"} == {"failed"}
+        assert [e["kind"] for e in shown["events"] if e["kind"] in ("released", "failed")] == ["released", "failed"]
+    finally:
+        server.stop()

@@ -5,7 +5,8 @@ actionable task (as the pane's own principal, `agent:%N`, so a claim made here a
 agent makes over MCP are the same holder), sends it as a prompt (an execution linked to the
 task), renews the lease while the turn runs, then completes the task, or releases it with
 the failure. A check that fails (task_verify.py) comes back to the same agent as a new
-prompt with its output. Several dispatchers on one plan share the queue: the claim decides.
+prompt with its output, max_attempts times at most, then the task is released. Several
+dispatchers on one plan share the queue: the claim decides.
 """
 
 from __future__ import annotations
@@ -126,7 +127,11 @@ async def _next_task(service: TaskService, dispatch: Dispatch) -> Task | None:
 
 
 async def _work(service: TaskService, dispatch: Dispatch, pane: Pane, task: Task) -> None:
+    """Prompt the agent with `task` until it is done or waits for a person. A check that keeps
+    failing ends in a release, as a failed turn does (failed after `max_attempts` claims): a check
+    that can never pass must not hold the pane in an endless loop of turns."""
     dispatch.task_id = task.id
+    checks_failed = 0
     try:
         while True:
             if task.state == "claimed":
@@ -140,11 +145,7 @@ async def _work(service: TaskService, dispatch: Dispatch, pane: Pane, task: Task
                 reason = f"execution {ended.id} ended {ended.status}"
                 if ended.error is not None:
                     reason += f": {ended.error.message}"
-                await service.call(lambda c: task_store.release(c, task.id, dispatch.principal, reason,
-                                                                max_attempts=service.max_attempts,
-                                                                now=time.time()), "releasing a task")
-                dispatch.released += 1
-                service.changed()
+                await _release(service, dispatch, task, reason)
                 return
             output = {"executionId": ended.id, "response": (ended.response or "")[-RESPONSE_KEPT_CHARS:]}
             task, _ = await service.call(lambda c: task_store.complete(
@@ -157,10 +158,22 @@ async def _work(service: TaskService, dispatch: Dispatch, pane: Pane, task: Task
                 if task.state == "done":
                     dispatch.completed += 1
                 return
+            checks_failed += 1
+            if checks_failed >= service.max_attempts:
+                await _release(service, dispatch, task, f"its check failed {checks_failed} times in a row")
+                return
     except MuxdError as exc:
         log.warning("pane %s, task %s: %s", dispatch.pane_id, task.id, exc.message)
     finally:
         dispatch.task_id = dispatch.execution_id = None
+
+
+async def _release(service: TaskService, dispatch: Dispatch, task: Task, reason: str) -> None:
+    await service.call(lambda c: task_store.release(c, task.id, dispatch.principal, reason,
+                                                    max_attempts=service.max_attempts, now=time.time()),
+                       "releasing a task")
+    dispatch.released += 1
+    service.changed()
 
 
 async def _send(service: TaskService, dispatch: Dispatch, pane: Pane, task: Task) -> str:

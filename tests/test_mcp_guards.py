@@ -146,7 +146,7 @@ async def _drive(server: MuxdTestServer) -> None:
         risks = {t["name"]: t["risk"] for t in (await call_ok(session, "list_tools", risk="dangerous"))["tools"]}
         assert risks == {"kill_pane": "dangerous"}
         moderate = await call_ok(session, "list_tools", search="pane", risk="moderate")
-        assert {t["name"] for t in moderate["tools"]} == {"create_pane", "resize_pane", "send_input", "send_task"}
+        assert {t["name"] for t in moderate["tools"]} == {"create_pane", "dispatch_tasks", "resize_pane", "send_input", "send_task"}
         assert all(set(t) == {"name", "category", "risk", "description"} for t in moderate["tools"])
 
         # The rate limit: burst 3 per tool, then rate_limited with a retry-after; other tools unaffected.

@@ -155,12 +155,12 @@ async def _commands_check(server: MuxdTestServer, tmp) -> None:
             await call_ok(me, "claim_task", taskId=task["taskId"])
             first = await call_ok(me, "complete_task", taskId=task["taskId"])
             assert first["state"] == "needs_review" and first["verificationEtaSec"] == 30
-            back = await async_wait_until(lambda: _back_in_progress(me, task["taskId"]), timeout=30,
+            back = await async_wait_until(lambda: _back_in_progress(me, task["taskId"]), timeout=30, interval=0.25,
                                           message="the failed check sends the task back")
             assert "expected 200, got 500" in back["feedback"] and back["verification"]["exitCode"] == 3
             assert back["claimedBy"] == "token:builder" and back["leaseExpiresAt"] is not None
             await call_ok(me, "complete_task", taskId=task["taskId"])
-            done = await async_wait_until(lambda: _in_state(me, task["taskId"], "done"), timeout=30,
+            done = await async_wait_until(lambda: _in_state(me, task["taskId"], "done"), timeout=30, interval=0.25,
                                           message="the second check passes")
             assert done["verification"]["status"] == "passed"
             # Each check ran as an execution linked to the task, the holder's own to read.
@@ -213,7 +213,7 @@ async def _manual_and_ci(server: MuxdTestServer) -> None:
             await call_ok(me, "update_task_status", taskId=pr["taskId"], status="in_progress",
                           externalRef="https://example.com/pull/7")
             assert (await call_ok(me, "complete_task", taskId=pr["taskId"]))["verificationEtaSec"] == 60
-            done = await async_wait_until(lambda: _in_state(me, pr["taskId"], "done"), timeout=30,
+            done = await async_wait_until(lambda: _in_state(me, pr["taskId"], "done"), timeout=30, interval=0.25,
                                           message="the scripted PR check passes")
             assert done["verification"]["status"] == "passed"
             check = next(e for e in done["executions"])
@@ -241,7 +241,7 @@ async def _expiry(server: MuxdTestServer) -> None:
         # The lease runs out (moved into the past in the daemon's own database file).
         with sqlite3.connect(server.env["MUXD_DB"]) as db:
             db.execute("UPDATE tasks SET lease_expires_at = lease_expires_at - 3600 WHERE id = ?", (task["taskId"],))
-        back = await async_wait_until(lambda: _in_state(boss, task["taskId"], "ready"), timeout=10,
+        back = await async_wait_until(lambda: _in_state(boss, task["taskId"], "ready"), timeout=10, interval=0.25,
                                       message="the sweeper returns the task")
         expired = [e for e in back["events"] if e["kind"] == "lease_expired"]
         assert len(expired) == 1 and back["claimedBy"] is None

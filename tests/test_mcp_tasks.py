@@ -146,7 +146,8 @@ async def _task(session, task_id: str) -> dict:
 
 async def _commands_check(server: MuxdTestServer, tmp) -> None:
     # Fails the first time (printing why), passes the second.
-    check = f"if [ -f {tmp}/seen ]; then echo all green; else touch {tmp}/seen; echo 'FAIL test_login: expected 200, got 500'; exit 3; fi"
+    check = (f"if [ -f {tmp}/seen ]; then echo all green; "
+             f"else touch {tmp}/seen; echo 'FAIL test_login: expected 200, got 500'; exit 3; fi")
     async with mcp_session(server) as boss:
         worker = create_token(server, "execute_advanced", "builder")
         async with mcp_session(server, MUXD_TOKEN=worker) as me:
@@ -196,7 +197,8 @@ async def _manual_and_ci(server: MuxdTestServer) -> None:
             # A worker does not approve its own work.
             assert "forbidden" in await call_error(me, "review_task", taskId=manual["taskId"], verdict="approve")
             short = manual["taskId"][:8]
-            assert server.cli("task", "reject", short, "-m", "add a test", check=True).stdout.split()[1] == "in_progress"
+            rejected = server.cli("task", "reject", short, "-m", "add a test", check=True).stdout
+            assert rejected.split()[1] == "in_progress"
             assert (await _task(me, manual["taskId"]))["feedback"] == "add a test"
             await call_ok(me, "complete_task", taskId=manual["taskId"])
             assert server.cli("task", "approve", short, check=True).stdout.split()[1] == "done"

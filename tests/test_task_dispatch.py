@@ -27,7 +27,8 @@ def test_two_panes_share_a_plan(muxd_server, tmp_path):
     for title in titles:
         server.cli("task", "add", title, "--plan", "build", check=True)
     server.cli("task", "add", "not this plan", "--plan", "other", check=True)
-    check = f"if [ -f {tmp_path}/seen ]; then echo ok; else touch {tmp_path}/seen; echo 'lint: E501 line too long'; exit 1; fi"
+    check = (f"if [ -f {tmp_path}/seen ]; then echo ok; "
+             f"else touch {tmp_path}/seen; echo 'lint: E501 line too long'; exit 1; fi")
     server.cli("task", "add", "checked module", "--plan", "build", "-p", "900", "--verify-cmd", check, check=True)
     out = server.cli("task", "run", "-t", a, "--plan", "build", check=True).stdout
     assert f"{a} plan=build as agent:{a}" in out

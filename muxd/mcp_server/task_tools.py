@@ -58,10 +58,11 @@ class LearningArg(BaseModel):
 def register_task_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="tasks", risk="safe", annotations=READ_ONLY)
     async def get_next_actionable(
-        limit: Annotated[int, Field(description=f"at most this many (1-{TASK_NEXT_LIMIT_MAX})")] = TASK_NEXT_LIMIT_DEFAULT,
+        limit: Annotated[int, Field(description=f"at most this many (1-{TASK_NEXT_LIMIT_MAX})")] = \
+            TASK_NEXT_LIMIT_DEFAULT,
         planId: Plan = None,
-        priorityLte: Annotated[int | None, Field(description=f"only tasks with priority <= this (0-{TASK_PRIORITY_MAX}; "
-                                                             "smaller is more urgent)")] = None,
+        priorityLte: Annotated[int | None, Field(
+            description=f"only tasks with priority <= this (0-{TASK_PRIORITY_MAX}; smaller is more urgent)")] = None,
     ) -> dict[str, Any]:
         """The ready tasks to work on next, most urgent first (priority, then age), each with the
         knowledge relevant to it. Then claim_task one of them."""
@@ -86,8 +87,8 @@ def register_task_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="tasks", risk="moderate", annotations=WRITES)
     async def update_task_status(
         taskId: TaskId,
-        status: Annotated[Literal["in_progress", "needs_review"], Field(description="in_progress while working "
-                                                                                    "(a heartbeat), needs_review to ask a person")],
+        status: Annotated[Literal["in_progress", "needs_review"], Field(
+            description="in_progress while working (a heartbeat), needs_review to ask a person")],
         heartbeat: Annotated[bool, Field(description="renew the lease (in_progress)")] = True,
         reason: Annotated[str | None, Field(description="why (needs_review: what the reviewer should look at)",
                                             max_length=TASK_TEXT_MAX_CHARS)] = None,
@@ -163,7 +164,8 @@ def register_task_tools(tools: ToolRegistry) -> None:
         verdict: Annotated[Literal["approve", "reject", "comment"], Field(
             description="approve: done (and lifts blockers); reject: back to its holder (final: failed); comment")],
         comment: Annotated[str | None, Field(max_length=TASK_TEXT_MAX_CHARS)] = None,
-        blocking: Annotated[bool, Field(description="comment: keep the task from being worked on until approved")] = False,
+        blocking: Annotated[bool, Field(
+            description="comment: keep the task from being worked on until approved")] = False,
         final: Annotated[bool, Field(description="reject: fail the task instead of sending it back")] = False,
     ) -> dict[str, Any]:
         """Approve or reject a task waiting for review, or comment on one (blocking or not)."""

@@ -47,7 +47,7 @@ TASK_PREFIX_MIN_CHARS = 4
 async def _task_id(daemon: Daemon, ref: str) -> str:
     """A task id from itself or a unique prefix of it (what `muxd task ls` shows)."""
     ref = ref.strip().lower()
-    if len(ref) >= TASK_ID_CHARS or len(ref) < TASK_PREFIX_MIN_CHARS or any(ch not in "0123456789abcdef-" for ch in ref):
+    if not TASK_PREFIX_MIN_CHARS <= len(ref) < TASK_ID_CHARS or any(ch not in "0123456789abcdef-" for ch in ref):
         return ref
     found = await daemon.tasks.call(lambda c: [row[0] for row in c.execute(
         "SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", (ref, ref + "g"))],

@@ -205,10 +205,18 @@ async def _follow(service: TaskService, dispatch: Dispatch, task: Task, executio
 
 async def _settled(service: TaskService, task: Task) -> Task:
     """`task` once its check (if one runs) has decided: done, or back in progress with the output."""
-    while task.state == "needs_review" and task.verification_result is not None \
-            and task.verification_result.status in ("pending", "running") and task.id in service.verifying:
-        await service.wait_changed(QUEUE_POLL_S)
+    def deciding(t: Task) -> bool:
+        result = t.verification_result
+        return t.state == "needs_review" and result is not None and result.status in ("pending", "running")
+
+    while deciding(task):
+        checking = task.id in service.verifying
+        if checking:
+            await service.wait_changed(QUEUE_POLL_S)
+        # Read again even when the check just ended: it records its result before it ends.
         task = await service.call(lambda c: task_store.get_task(c, task.id), "reading a task")
+        if not checking:
+            break
     return task
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from muxd.testing.fake_agent_panes import start_fake_agent
+from muxd.testing.fake_agent_panes import FAKE_AGENT, start_fake_agent
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -87,3 +87,15 @@ def test_a_check_that_never_passes_is_given_up(tmp_path):
         assert [e["kind"] for e in shown["events"] if e["kind"] in ("released", "failed")] == ["released", "failed"]
     finally:
         server.stop()
+
+
+def test_a_bare_shell_gets_no_task_until_an_agent_runs_in_it(muxd_server):
+    server = muxd_server
+    pane = server.cli("new-session", "-d", "-P", "-s", "sh", "--", "bash", "--norc", check=True).stdout.strip()
+    server.cli("task", "add", "write the docs", check=True)
+    server.cli("task", "run", "-t", pane, check=True)
+    server.cli("send-keys", "-t", pane, " ".join(FAKE_AGENT), "Enter", check=True)  # the agent starts in the shell
+    done = wait_until(lambda: (t := tasks(server)["write the docs"])["state"] == "done" and t, timeout=30,
+                      message="the task done by the agent")
+    [prompt] = show(server, done["id"])["executions"]
+    assert prompt["agent_type"] == "claude" and prompt["message"] == "Task: write the docs"

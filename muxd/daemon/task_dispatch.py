@@ -81,8 +81,10 @@ def _pane(service: TaskService, dispatch: Dispatch) -> Pane | None:
 
 
 def _free(service: TaskService, pane: Pane) -> bool:
+    """An agent CLI (not a bare shell: a task is no command line) at its prompt with nothing queued."""
     run = service.daemon.executions.panes.get(pane.id)
-    return (run is not None and pane.agent.activity.state in AT_PROMPT_STATES and not run.tracker.is_busy
+    return (run is not None and pane.agent.is_agent and pane.agent.activity.state in AT_PROMPT_STATES
+            and not run.tracker.is_busy
             and run.tracker.queue_length == 0 and run.program is None)
 
 

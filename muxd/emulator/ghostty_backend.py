@@ -16,7 +16,9 @@ Known gaps (see the tests that stay pyte-only):
 
 from __future__ import annotations
 
+import codecs
 import logging
+import weakref
 from typing import Callable
 
 import pyghostty
@@ -52,6 +54,14 @@ _TAG_BG_PALETTE = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE
 _TAG_BG_RGB = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_RGB
 _ACTIVE = lib.GHOSTTY_POINT_TAG_ACTIVE
 _HISTORY = lib.GHOSTTY_POINT_TAG_HISTORY
+
+_render_state_free = lib.ghostty_render_state_free
+_row_iterator_free = lib.ghostty_render_state_row_iterator_free
+
+
+def _free_render(state: object, iterator: object) -> None:
+    _row_iterator_free(iterator)
+    _render_state_free(state)
 
 
 def _colour(c: object, default: str = "default") -> str:
@@ -93,6 +103,12 @@ class GhosttyEmulator:
         self.bell_count = 0
         self._bell_cb = ffi.callback("GhosttyTerminalBellFn", self._on_bell)
         lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_BELL, self._bell_cb)
+        # Answer primary DA as the pyte emulator (and tmux) do: "CSI ? 1 ; 2 c".
+        self._da_cb = ffi.callback("GhosttyTerminalDeviceAttributesFn", self._on_device_attributes)
+        lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_DEVICE_ATTRIBUTES, self._da_cb)
+        # Invalid UTF-8 is dropped, as tmux and the pyte emulator do (ghostty draws U+FFFD).
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        self._feed_text = self._term.feed
         self._history_seen = 0
         self._rows_scrolled = 0
         self.skipped_chars = 0
@@ -114,17 +130,21 @@ class GhosttyEmulator:
         lib.ghostty_render_state_new(ffi.NULL, self._render)
         self._rows_iter = ffi.new("GhosttyRenderStateRowIterator*")
         lib.ghostty_render_state_row_iterator_new(ffi.NULL, self._rows_iter)
+        # Freed by functions bound now: a finalizer must not look up cffi's `lib` attributes,
+        # which takes cffi's lock (a GC pass inside a lookup would deadlock on it).
+        weakref.finalize(self, _free_render, self._render[0], self._rows_iter[0])
         self._version = 0
         self._row_versions: list[int] = []
         self._display: list[str] | None = None
         self._display_version = -1
 
-    def __del__(self) -> None:
-        try:
-            lib.ghostty_render_state_row_iterator_free(self._rows_iter[0])
-            lib.ghostty_render_state_free(self._render[0])
-        except Exception:  # interpreter shutdown
-            pass
+
+    @staticmethod
+    def _on_device_attributes(terminal: object, userdata: object, out: object) -> bool:
+        out.primary.conformance_level = 1  # type: ignore[attr-defined]
+        out.primary.features[0] = 2  # type: ignore[attr-defined]
+        out.primary.num_features = 1  # type: ignore[attr-defined]
+        return True
 
     def _on_bell(self, terminal: object, userdata: object) -> None:
         self.bell_count += 1
@@ -136,7 +156,10 @@ class GhosttyEmulator:
         if self.failed or not data:
             return
         try:
-            self._term.feed(data)
+            if not data.isascii() or self._decoder.getstate()[0]:
+                data = self._decoder.decode(data).encode("utf-8", "surrogatepass")
+            if data:
+                self._feed_text(data)
         except Exception:
             log.exception("ghostty emulator failed on %d bytes of output", len(data))
         self._count_scrolled()

@@ -289,8 +289,12 @@ class GhosttyEmulator:
             cache = self._display = [""] * self._lines
             changed = list(range(self._lines))
         self._display_version = version
-        for y in changed:
-            cache[y] = self._read_row(_ACTIVE, y, styles=False).text.rstrip(" ")
+        if changed:
+            # One plain-formatter call for the whole screen (~0.2 ms at 120x40) is far
+            # cheaper than reading even a few rows cell by cell through cffi.
+            texts = self._term.text().split("\n")
+            for y in changed:
+                cache[y] = texts[y].rstrip(" ") if y < len(texts) else ""
         return list(cache)
 
     def row_cells(self, y: int) -> tuple[Cell, ...]:

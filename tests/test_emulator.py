@@ -5,18 +5,32 @@ from __future__ import annotations
 import pytest
 
 from muxd.emulator import Emulator
+from muxd.emulator.backend import new_emulator
 
 E = b"\x1b"
 
+# "ghostty": the libghostty-vt backend (MUXD_EMULATOR=ghostty). Tests it cannot pass yet
+# parametrize `fast` themselves with PYTE_ONLY.
+BACKENDS = [True, False, "ghostty"]
+BACKEND_IDS = ["fast", "plain", "ghostty"]
+PYTE_ONLY = pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
 
-@pytest.fixture(params=[True, False], ids=["fast", "plain"])
-def fast(request: pytest.FixtureRequest) -> bool:
-    return bool(request.param)
+
+@pytest.fixture(params=BACKENDS, ids=BACKEND_IDS)
+def fast(request: pytest.FixtureRequest) -> bool | str:
+    return request.param  # type: ignore[no-any-return]
 
 
-def make(fast: bool, columns: int = 20, lines: int = 5, **kwargs: object) -> tuple[Emulator, list[bytes]]:
+def new(columns: int, lines: int, fast: bool | str, **kwargs: object) -> Emulator:
+    """An emulator of the backend `fast` names (True/False: pyte with/without fast paths)."""
+    if fast == "ghostty":
+        return new_emulator(columns, lines, backend="ghostty", **kwargs)  # type: ignore[arg-type, return-value]
+    return Emulator(columns, lines, fast_paths=bool(fast), **kwargs)  # type: ignore[arg-type]
+
+
+def make(fast: bool | str, columns: int = 20, lines: int = 5, **kwargs: object) -> tuple[Emulator, list[bytes]]:
     replies: list[bytes] = []
-    return Emulator(columns, lines, reply=replies.append, fast_paths=fast, **kwargs), replies  # type: ignore[arg-type]
+    return new(columns, lines, fast, reply=replies.append, **kwargs), replies
 
 
 # -- answers to queries ------------------------------------------------------------
@@ -42,7 +56,7 @@ def test_device_status_and_attributes(fast: bool) -> None:
 
 
 def test_no_reply_callback_is_fine(fast: bool) -> None:
-    em = Emulator(20, 5, fast_paths=fast)
+    em = new(20, 5, fast)
     em.feed(E + b"[6n" + E + b"[c")
     assert em.cursor == (0, 0)
 
@@ -51,7 +65,7 @@ def test_reply_callback_errors_do_not_escape(fast: bool) -> None:
     def broken(_: bytes) -> None:
         raise OSError("pty gone")
 
-    em = Emulator(20, 5, reply=broken, fast_paths=fast)
+    em = new(20, 5, fast, reply=broken)
     em.feed(E + b"[6nstill parsing")
     assert em.display_lines()[0] == "still parsing"
 
@@ -86,6 +100,7 @@ def test_alternate_screen_rows_never_reach_scrollback(fast: bool) -> None:
     assert em.capture(-100) == history
 
 
+@PYTE_ONLY
 def test_alternate_screen_enter_twice_and_leave_without_enter(fast: bool) -> None:
     em, _ = make(fast)
     em.feed(b"main" + E + b"[?1049l")
@@ -191,6 +206,7 @@ def test_invalid_utf8_is_dropped_like_tmux(fast: bool) -> None:
     assert em.display_lines()[0] == "ab  c  d\u4e2d"
 
 
+@PYTE_ONLY
 def test_control_strings_are_swallowed(fast: bool) -> None:
     em, _ = make(fast)
     for piece in (b"a\x1bPq\r\ndcs\x1b[2J\x1b\\b", b"\x1b_apc\x1b\\c\x1b^pm", b"\x1b\\d\x1bXsos\x1b", b"\\e"):
@@ -226,6 +242,7 @@ def test_overwriting_half_a_wide_character_blanks_the_other_half(fast: bool) -> 
     assert em.display_lines()[:2] == ["a b文", "中c"]
 
 
+@PYTE_ONLY
 def test_overwriting_the_right_half_in_column_one_keeps_the_character(fast: bool) -> None:
     """tmux 3.3a's quirk (tests/test_fidelity.py checks the same against tmux)."""
     em, _ = make(fast, columns=10)
@@ -339,6 +356,7 @@ def test_resize_drops_blank_rows_below_the_cursor_first(fast: bool) -> None:
     assert em.history_size == 0
 
 
+@PYTE_ONLY
 def test_resize_narrower_truncates_and_wider_keeps(fast: bool) -> None:
     em, _ = make(fast, columns=20, lines=3)
     em.feed(b"0123456789abcdefghij")
@@ -397,3 +415,21 @@ def test_csi_forms_pyte_cannot_parse_leave_no_junk():
     coloured = em.capture(escapes=True)
     assert "38;2;255;0;0mred" in coloured and "\x1b[4m" in coloured
     assert replies == [b"\x1b[?1;2c"]
+
+
+def test_display_lines_follow_every_change_on_each_backend(fast: bool | str) -> None:
+    """display_lines re-reads only rows marked changed: after any stream it must equal a
+    full capture of the screen (the dirty-row tracking of each backend)."""
+    import random
+
+    rng = random.Random(11)
+    pieces = ["hello", "\r\n", "\x1b[2J", "\x1b[H", "\x1b[5;3H", "\x1b[K", "\x1b[1J", "\x1b[?1049h",
+              "\x1b[?1049l", "\x1b[2;10r", "\x1bM", "\x1b[3L", "\x1b[2M", "\x1b[4P", "\x1b[3@", "\x1b[2X",
+              "中文", "\t", "\x1b[S", "\x1b[T", "\x1b#8", "\x1bc", "x" * 90, "\x1b[31mred\x1b[0m", "\b\b",
+              "\x1b[?7l", "\x1b[?7h", "e\u0301", "\x1b[3b"]
+    em = new(20, 6, fast)
+    for step in range(1500):
+        em.feed("".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))).encode())
+        if step % 500 == 250:
+            em.resize(rng.randint(10, 30), rng.randint(3, 8))
+        assert em.display_lines() == em.capture().split("\n")[:-1], step

@@ -20,6 +20,7 @@ from muxd.testing.wait import wait_until
 
 from emulator_data import streams
 from muxd.emulator import Emulator
+from muxd.emulator.backend import new_emulator
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is the reference")
 
@@ -106,10 +107,23 @@ def normalise(capture: str) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
-@pytest.mark.parametrize("name", CASES)
-def test_capture_matches_tmux(name: str, fast: bool, tmux_captures: dict[str, tuple[str, str]]) -> None:
-    emulator = Emulator(COLUMNS, LINES, scrollback_bytes=10**9, fast_paths=fast)
+# Cases the ghostty backend (MUXD_EMULATOR=ghostty) does not match tmux on yet: rows scrolled
+# out of a region at the top and screens cleared by ED 2 / RIS do not reach ghostty's
+# scrollback as they reach tmux's; a combining mark after a tab is dropped; tabs over wide
+# characters land elsewhere.
+GHOSTTY_PYTE_ONLY = {"scroll_region_history", "tui_frames", "tabs_at_the_edges", "tabbed_utf8_flood",
+                     "resets_and_tabs"}
+BACKEND_CASES = [(name, fast) for name in CASES for fast in (True, False)] + [
+    (name, "ghostty") for name in CASES if name not in GHOSTTY_PYTE_ONLY]
+
+
+@pytest.mark.parametrize(("name", "fast"), BACKEND_CASES,
+                         ids=[f"{name}-{ {True: 'fast', False: 'plain'}.get(fast, fast)}" for name, fast in BACKEND_CASES])
+def test_capture_matches_tmux(name: str, fast: bool | str, tmux_captures: dict[str, tuple[str, str]]) -> None:
+    if fast == "ghostty":
+        emulator = new_emulator(COLUMNS, LINES, scrollback_bytes=10**9, backend="ghostty")
+    else:
+        emulator = Emulator(COLUMNS, LINES, scrollback_bytes=10**9, fast_paths=bool(fast))
     data = CASES[name]
     for offset in range(0, len(data), 4096):
         emulator.feed(data[offset : offset + 4096])

@@ -24,7 +24,7 @@ from muxd.daemon import pty as ptys
 from muxd.daemon.emulation import EmulationTurns, OutputBacklog
 from muxd.daemon.recording import PaneRecorder
 from muxd.detectors.state import AgentState
-from muxd.emulator import Emulator
+from muxd.emulator.backend import new_emulator
 from muxd.errors import Conflict
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,8 @@ class Pane:
         self.exit_code: int | None = None
         self.exited = False
         self.window: object | None = None  # set by the Window that holds it
-        self.emulator = Emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes,
-                                 reply=self.write)
+        self.emulator = new_emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes,
+                                     reply=self.write)
         self._on_exit = on_exit
         self.on_output = on_output
         self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings

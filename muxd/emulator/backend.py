@@ -1,0 +1,63 @@
+"""`new_emulator`: the one place a pane's emulator backend is chosen.
+
+MUXD_EMULATOR selects it: "pyte" (the default: `Emulator`, pure Python) or "ghostty"
+(`GhosttyEmulator` over libghostty-vt through pyghostty; experimental, issue 14). When
+the native library cannot be loaded the pyte emulator is used instead, logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Callable, Union
+
+from muxd.config import DEFAULT_SCROLLBACK_BYTES
+
+from .emulator import Emulator
+
+log = logging.getLogger(__name__)
+
+BACKEND_ENV = "MUXD_EMULATOR"
+DEFAULT_BACKEND = "pyte"
+BACKENDS = ("pyte", "ghostty")
+
+_ghostty_class: object = None  # None: not tried yet; False: failed to load (logged)
+
+
+def _load_ghostty() -> type | None:
+    global _ghostty_class
+    if _ghostty_class is None:
+        try:
+            from .ghostty_backend import GhosttyEmulator
+        except Exception as exc:  # ImportError, or OSError from loading the shared library
+            log.warning("MUXD_EMULATOR=ghostty but libghostty-vt (pyghostty) cannot load (%s): "
+                        "using the pyte emulator", exc)
+            _ghostty_class = False
+        else:
+            _ghostty_class = GhosttyEmulator
+    return _ghostty_class or None
+
+
+def backend_name(name: str | None = None) -> str:
+    """The backend `name` (or $MUXD_EMULATOR) asks for; unknown names give the default."""
+    name = (name if name is not None else os.environ.get(BACKEND_ENV, "")).strip().lower()
+    if name and name not in BACKENDS:
+        log.warning("unknown %s=%r: using %s", BACKEND_ENV, name, DEFAULT_BACKEND)
+        return DEFAULT_BACKEND
+    return name or DEFAULT_BACKEND
+
+
+def new_emulator(
+    columns: int = 80,
+    lines: int = 24,
+    scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES,
+    reply: Callable[[bytes], None] | None = None,
+    *,
+    backend: str | None = None,
+) -> "Union[Emulator, object]":
+    """A pane's emulator on the chosen backend (see module docstring)."""
+    if backend_name(backend) == "ghostty":
+        cls = _load_ghostty()
+        if cls is not None:
+            return cls(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes, reply=reply)
+    return Emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes, reply=reply)

@@ -1,0 +1,436 @@
+"""`GhosttyEmulator`: the `Emulator` surface over libghostty-vt (PyPI `pyghostty`, cffi).
+
+Experimental groundwork for issue 14; selected with MUXD_EMULATOR=ghostty (see backend.py),
+never by default yet. The native terminal parses and keeps the screen; this class turns its
+cells into muxd's `Cell`/`Row` shapes so capture, attach and detectors read it unchanged.
+
+Known gaps (see the tests that stay pyte-only):
+- scrollback lives in the native terminal only, capped by its own byte count
+  (SCROLLBACK_MAX_BYTES), which counts whole cell pages (~1 KB a 120-column row), so the
+  cap keeps far fewer rows than muxd's compact store does for the same bytes;
+- `rows_scrolled` counts rows that entered the native scrollback while this object
+  watched it grow; once the native cap evicts rows the count stops advancing;
+- colours 0-15 set by `38;5;N` read back as the named SGR colours (ghostty keeps one
+  palette index for both), so `capture -e` prints `31` where tmux prints `38;5;1`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import weakref
+from typing import Callable
+
+import pyghostty
+from pyghostty import ffi, lib
+from pyghostty.core import init_sized
+
+from muxd.config import DEFAULT_SCROLLBACK_BYTES
+
+from .capture import render_rows
+from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
+from .emulator import _clamp_size
+from .rows import EMPTY_ROW, EMPTY_WRAPPED_ROW, Row, runs_from_cell_styles
+from .sgr import intern_style
+
+log = logging.getLogger(__name__)
+
+# The smallest native scrollback cap: ghostty keeps at least a page anyway.
+MIN_NATIVE_SCROLLBACK_BYTES = 64 * 1024
+
+# DEC private modes callers look for (attach: mouse, paste, cursor keys, focus; executions:
+# bracketed paste). private_modes reports those of them that are set.
+REPORTED_PRIVATE_MODES = (1, 5, 6, 7, 12, 25, 47, 66, 1000, 1002, 1003, 1004, 1005, 1006, 1015,
+                          1047, 1049, 2004, 2026)
+_CURSOR_VISIBLE_MODE = 25
+
+_NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
+_PALETTE_NAMES = _NAMES + tuple("bright" + name for name in _NAMES)
+
+_CELL_WIDE_TAIL = lib.GHOSTTY_CELL_WIDE_SPACER_TAIL
+_CELL_WIDE_HEAD = lib.GHOSTTY_CELL_WIDE_SPACER_HEAD
+_TAG_GRAPHEME = lib.GHOSTTY_CELL_CONTENT_CODEPOINT_GRAPHEME
+_TAG_BG_PALETTE = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE
+_TAG_BG_RGB = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_RGB
+_ACTIVE = lib.GHOSTTY_POINT_TAG_ACTIVE
+_HISTORY = lib.GHOSTTY_POINT_TAG_HISTORY
+
+_render_state_free = lib.ghostty_render_state_free
+_row_iterator_free = lib.ghostty_render_state_row_iterator_free
+
+
+def _free_render(state: object, iterator: object) -> None:
+    _row_iterator_free(iterator)
+    _render_state_free(state)
+
+
+def _colour(c: object, default: str = "default") -> str:
+    tag = c.tag  # type: ignore[attr-defined]
+    if tag == lib.GHOSTTY_STYLE_COLOR_PALETTE:
+        index = c.value.palette  # type: ignore[attr-defined]
+        return _PALETTE_NAMES[index] if index < 16 else str(index)
+    if tag == lib.GHOSTTY_STYLE_COLOR_RGB:
+        rgb = c.value.rgb  # type: ignore[attr-defined]
+        return f"{rgb.r:02x}{rgb.g:02x}{rgb.b:02x}"
+    return default
+
+
+class GhosttyEmulator:
+    """A pane's screen plus scrollback, emulated by libghostty-vt. Same surface as `Emulator`."""
+
+    backend = "ghostty"
+
+    def __init__(
+        self,
+        columns: int = 80,
+        lines: int = 24,
+        scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES,
+        reply: Callable[[bytes], None] | None = None,
+        *,
+        fast_paths: bool = True,
+    ) -> None:
+        self.fast_paths = fast_paths
+        columns, lines = _clamp_size(columns, lines)
+        self._columns, self._lines = columns, lines
+        # Lines cap is set huge so only the byte cap applies (pyghostty's default is 10k lines).
+        self._term = pyghostty.Terminal(columns, lines, scrollback=1 << 30)
+        self._t = self._term._t[0]
+        cap = ffi.new("size_t*", max(scrollback_bytes, MIN_NATIVE_SCROLLBACK_BYTES))
+        lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, cap)
+        self._reply = reply
+        if reply is not None:
+            self._term.on_reply(reply)
+        self.bell_count = 0
+        self._bell_cb = ffi.callback("GhosttyTerminalBellFn", self._on_bell)
+        lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_BELL, self._bell_cb)
+        # Answer primary DA as the pyte emulator (and tmux) do: "CSI ? 1 ; 2 c".
+        self._da_cb = ffi.callback("GhosttyTerminalDeviceAttributesFn", self._on_device_attributes)
+        lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_DEVICE_ATTRIBUTES, self._da_cb)
+        # Invalid UTF-8 is dropped, as tmux and the pyte emulator do (ghostty draws U+FFFD).
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        self._feed_text = self._term.feed
+        self._history_seen = 0
+        self._rows_scrolled = 0
+        self.skipped_chars = 0
+        self.failed = False  # set after the native core raised: further output is dropped
+        # scratch out-parameters, reused
+        self._u16 = ffi.new("uint16_t*")
+        self._size = ffi.new("size_t*")
+        self._bool = ffi.new("bool*")
+        self._int = ffi.new("int*")
+        self._cell = ffi.new("GhosttyCell*")
+        self._row = ffi.new("GhosttyRow*")
+        self._u32 = ffi.new("uint32_t*")
+        self._style = init_sized("GhosttyStyle")
+        self._point = ffi.new("GhosttyPointS*")
+        self._grid_ref = ffi.cast("GhosttyResult(*)(GhosttyTerminal, GhosttyPointS, GhosttyGridRef*)",
+                                  ffi.addressof(lib, "ghostty_terminal_grid_ref"))
+        # Dirty rows: a render state updated from the terminal, drained into version stamps.
+        self._render = ffi.new("GhosttyRenderState*")
+        lib.ghostty_render_state_new(ffi.NULL, self._render)
+        self._rows_iter = ffi.new("GhosttyRenderStateRowIterator*")
+        lib.ghostty_render_state_row_iterator_new(ffi.NULL, self._rows_iter)
+        # Freed by functions bound now: a finalizer must not look up cffi's `lib` attributes,
+        # which takes cffi's lock (a GC pass inside a lookup would deadlock on it).
+        weakref.finalize(self, _free_render, self._render[0], self._rows_iter[0])
+        self._version = 0
+        self._row_versions: list[int] = []
+        self._display: list[str] | None = None
+        self._display_version = -1
+
+
+    @staticmethod
+    def _on_device_attributes(terminal: object, userdata: object, out: object) -> bool:
+        out.primary.conformance_level = 1  # type: ignore[attr-defined]
+        out.primary.features[0] = 2  # type: ignore[attr-defined]
+        out.primary.num_features = 1  # type: ignore[attr-defined]
+        return True
+
+    def _on_bell(self, terminal: object, userdata: object) -> None:
+        self.bell_count += 1
+
+    # -- input ------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Apply program output. Never raises."""
+        if self.failed or not data:
+            return
+        try:
+            if not data.isascii() or self._decoder.getstate()[0]:
+                data = self._decoder.decode(data).encode("utf-8", "surrogatepass")
+            if data:
+                self._feed_text(data)
+        except Exception:
+            log.exception("ghostty emulator failed on %d bytes of output", len(data))
+        self._count_scrolled()
+
+    def _count_scrolled(self) -> None:
+        history = self._get_size(lib.GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS)
+        if history > self._history_seen:
+            self._rows_scrolled += history - self._history_seen
+        self._history_seen = history
+
+    def resize(self, columns: int, lines: int) -> None:
+        columns, lines = _clamp_size(columns, lines)
+        try:
+            self._term.resize(columns, lines)
+        except Exception:
+            log.exception("ghostty emulator resize to %dx%d failed", columns, lines)
+            return
+        self._columns, self._lines = columns, lines
+        self._count_scrolled()
+
+    def flush(self) -> None:
+        """Nothing is deferred: the native core emulates everything as it is fed."""
+
+    # -- state ------------------------------------------------------------------------
+
+    def _get_size(self, key: int) -> int:
+        lib.ghostty_terminal_get(self._t, key, self._size)
+        return self._size[0]
+
+    def _get_u16(self, key: int) -> int:
+        lib.ghostty_terminal_get(self._t, key, self._u16)
+        return self._u16[0]
+
+    def _get_bool(self, key: int) -> bool:
+        lib.ghostty_terminal_get(self._t, key, self._bool)
+        return bool(self._bool[0])
+
+    @property
+    def columns(self) -> int:
+        return self._columns
+
+    @property
+    def lines(self) -> int:
+        return self._lines
+
+    @property
+    def title(self) -> str:
+        s = self._term.get("title", "GhosttyString")
+        return ffi.buffer(s.ptr, s.len)[:].decode("utf-8", "replace") if s.len else ""
+
+    @property
+    def pwd(self) -> str:
+        """The working directory the program reported (OSC 7), or ""."""
+        s = self._term.get("pwd", "GhosttyString")
+        return ffi.buffer(s.ptr, s.len)[:].decode("utf-8", "replace") if s.len else ""
+
+    @property
+    def alternate_screen(self) -> bool:
+        lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, self._int)
+        return self._int[0] != 0
+
+    @property
+    def cursor(self) -> tuple[int, int]:
+        x = self._get_u16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_X)
+        y = self._get_u16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_Y)
+        return min(x, self._columns - 1), y
+
+    @property
+    def history_size(self) -> int:
+        if self.alternate_screen:
+            return 0
+        return self._get_size(lib.GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS)
+
+    @property
+    def rows_scrolled(self) -> int:
+        return self._rows_scrolled
+
+    @property
+    def history_bytes(self) -> int:
+        """An estimate: rows in the native scrollback times a full row of cells' text."""
+        return self.history_size * (32 + self._columns)
+
+    # -- output -----------------------------------------------------------------------
+
+    def changed_rows(self, since: int) -> tuple[int, list[int]]:
+        """(version now, visible rows changed after version `since`); since=-1 gives all rows."""
+        lines = self._lines
+        versions = self._row_versions
+        state = self._render[0]
+        lib.ghostty_render_state_update(state, self._t)
+        lib.ghostty_render_state_get(state, lib.GHOSTTY_RENDER_STATE_DATA_DIRTY, self._int)
+        dirty = self._int[0]
+        if len(versions) != lines or dirty == lib.GHOSTTY_RENDER_STATE_DIRTY_FULL:
+            self._version += 1
+            versions[:] = [self._version] * lines
+            if dirty != lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE:
+                self._clean_rows(state, None)
+        elif dirty != lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE:
+            self._version += 1
+            self._clean_rows(state, versions)
+        return self._version, [y for y, v in enumerate(versions) if v > since]
+
+    def _clean_rows(self, state: object, versions: list[int] | None) -> None:
+        """Stamp dirty rows with the current version (when `versions`) and mark all clean."""
+        iterator = self._rows_iter[0]
+        lib.ghostty_render_state_get(state, lib.GHOSTTY_RENDER_STATE_DATA_ROW_ITERATOR, self._rows_iter)
+        false = ffi.new("bool*", False)
+        y = 0
+        flag = self._bool
+        while lib.ghostty_render_state_row_iterator_next(iterator):
+            if versions is not None:
+                lib.ghostty_render_state_row_get(iterator, lib.GHOSTTY_RENDER_STATE_ROW_DATA_DIRTY, flag)
+                if flag[0] and y < len(versions):
+                    versions[y] = self._version
+                lib.ghostty_render_state_row_set(iterator, lib.GHOSTTY_RENDER_STATE_ROW_OPTION_DIRTY, false)
+            else:
+                lib.ghostty_render_state_row_set(iterator, lib.GHOSTTY_RENDER_STATE_ROW_OPTION_DIRTY, false)
+            y += 1
+        dirty = ffi.new("GhosttyRenderStateDirty*", lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE)
+        lib.ghostty_render_state_set(state, lib.GHOSTTY_RENDER_STATE_OPTION_DIRTY, dirty)
+
+    def display_lines(self) -> list[str]:
+        """The visible screen as plain text, one string per row, trailing spaces stripped."""
+        version, changed = self.changed_rows(self._display_version)
+        cache = self._display
+        if cache is None or len(cache) != self._lines or self._display_version < 0:
+            cache = self._display = [""] * self._lines
+            changed = list(range(self._lines))
+        self._display_version = version
+        if changed:
+            # One plain-formatter call for the whole screen (~0.2 ms at 120x40) is far
+            # cheaper than reading even a few rows cell by cell through cffi.
+            texts = self._term.text().split("\n")
+            for y in changed:
+                cache[y] = texts[y].rstrip(" ") if y < len(texts) else ""
+        return list(cache)
+
+    def row_cells(self, y: int) -> tuple[Cell, ...]:
+        """Visible row `y` as exactly `columns` cells (a wide character's right half has data "")."""
+        cells = self._read_cells(_ACTIVE, y, styles=True, full=True)
+        if cells is None:
+            return (BLANK,) * self._columns
+        return tuple(Cell(text, *style) for text, style in cells[0])
+
+    @property
+    def private_modes(self) -> frozenset[int]:
+        mode = self._term.mode
+        return frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and mode(n))
+
+    @property
+    def cursor_visible(self) -> bool:
+        return self._get_bool(lib.GHOSTTY_TERMINAL_DATA_CURSOR_VISIBLE)
+
+    def capture(self, start: int | None = None, end: int | None = None, *, escapes: bool = False,
+                join_wrapped: bool = False) -> str:
+        return render_rows(self.rows(start, end), escapes=escapes, join_wrapped=join_wrapped)
+
+    def span(self, start: int | None = None, end: int | None = None) -> tuple[int, int]:
+        history = self.history_size
+        last = self._lines - 1
+        first = min(max(0 if start is None else start, -history), last)
+        final = min(max(last if end is None else end, -history), last)
+        return (final, first) if final < first else (first, final)
+
+    def rows(self, start: int | None = None, end: int | None = None) -> list[Row]:
+        first, final = self.span(start, end)
+        history = self.history_size
+        out = [self._read_row(_HISTORY, history + y) for y in range(first, min(final, -1) + 1)]
+        out.extend(self._read_row(_ACTIVE, y) for y in range(max(first, 0), final + 1))
+        return out
+
+    # -- reading cells ----------------------------------------------------------------
+
+    def _ref(self, tag: int, y: int) -> object | None:
+        point = self._point
+        point.tag = tag
+        point.value.x, point.value.y = 0, y
+        ref = init_sized("GhosttyGridRef")
+        if self._grid_ref(self._t, point[0], ref):
+            return None
+        return ref
+
+    def _read_row(self, tag: int, y: int, styles: bool = True) -> Row:
+        got = self._read_cells(tag, y, styles=styles, full=False)
+        if got is None:
+            return EMPTY_ROW
+        cells, wrapped = got
+        if not cells:
+            return EMPTY_WRAPPED_ROW if wrapped else EMPTY_ROW
+        texts = [text for text, _ in cells]
+        text = "".join(texts)
+        if not styles:
+            return Row(text, (), wrapped)
+        cell_styles = [style for _, style in cells]
+        if cell_styles.count(DEFAULT_STYLE) == len(cell_styles):
+            return Row(text, (), wrapped)
+        one = len(text) == len(cells) and all(len(t) == 1 for t in texts)
+        return Row(text, runs_from_cell_styles(cell_styles, texts, one), wrapped)
+
+    def _read_cells(self, tag: int, y: int, *, styles: bool, full: bool) -> tuple[list[tuple[str, Style]], bool] | None:
+        """Row `y` of `tag` as [(text, style)], up to the last written cell (all `columns`
+        when `full`), and whether it soft-wraps; None when the row does not exist."""
+        ref = self._ref(tag, y)
+        if ref is None:
+            return None
+        row = self._row
+        lib.ghostty_grid_ref_row(ref, row)
+        flag = self._bool
+        lib.ghostty_row_get(row[0], lib.GHOSTTY_ROW_DATA_WRAP, flag)
+        wrapped = bool(flag[0])
+        cell, u32, i32 = self._cell, self._u32, self._int
+        style_cache: dict[int, Style] = {}
+        out: list[tuple[str, Style]] = []
+        last = -1
+        for x in range(self._columns):
+            ref.x = x
+            lib.ghostty_grid_ref_cell(ref, cell)
+            c = cell[0]
+            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_WIDE, i32)
+            wide = i32[0]
+            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_CONTENT_TAG, i32)
+            content = i32[0]
+            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_CODEPOINT, u32)
+            cp = u32[0]
+            if wide == _CELL_WIDE_TAIL:
+                text = PADDING
+            elif content == _TAG_GRAPHEME:
+                text = self._graphemes(ref, cp)
+            elif cp and content not in (_TAG_BG_PALETTE, _TAG_BG_RGB):
+                text = chr(cp)
+            else:
+                text = " "
+            style = DEFAULT_STYLE
+            if styles:
+                style = self._cell_style(ref, c, content, style_cache)
+            if cp or style is not DEFAULT_STYLE and style != DEFAULT_STYLE or wide == _CELL_WIDE_TAIL:
+                last = x
+            out.append((text, style))
+        if not full:
+            del out[last + 1:]
+        return out, wrapped
+
+    def _graphemes(self, ref: object, cp: int) -> str:
+        n = self._size
+        lib.ghostty_grid_ref_graphemes(ref, ffi.NULL, 0, n)
+        buf = ffi.new("uint32_t[]", max(n[0], 1))
+        if lib.ghostty_grid_ref_graphemes(ref, buf, len(buf), n):
+            return chr(cp)
+        return "".join(map(chr, buf[0:n[0]]))
+
+    def _cell_style(self, ref: object, c: int, content: int, cache: dict[int, Style]) -> Style:
+        if content == _TAG_BG_PALETTE:
+            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_COLOR_PALETTE, self._u32)
+            index = self._u32[0] & 0xFF
+            return intern_style(("default", _PALETTE_NAMES[index] if index < 16 else str(index))
+                                + DEFAULT_STYLE[2:])
+        if content == _TAG_BG_RGB:
+            rgb = ffi.new("GhosttyColorRgb*")
+            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_COLOR_RGB, rgb)
+            return intern_style(("default", f"{rgb.r:02x}{rgb.g:02x}{rgb.b:02x}") + DEFAULT_STYLE[2:])
+        lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_HAS_STYLING, self._bool)
+        if not self._bool[0]:
+            return DEFAULT_STYLE
+        lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_STYLE_ID, self._u16)
+        sid = self._u16[0]
+        style = cache.get(sid)
+        if style is None:
+            st = self._style
+            lib.ghostty_grid_ref_style(ref, st)
+            style = intern_style((_colour(st.fg_color), _colour(st.bg_color), bool(st.bold), bool(st.italic),
+                                  st.underline != 0, bool(st.strikethrough), bool(st.inverse), bool(st.blink),
+                                  bool(st.faint), bool(st.invisible), bool(st.overline)))
+            cache[sid] = style
+        return style

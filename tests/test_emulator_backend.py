@@ -1,0 +1,44 @@
+"""Choosing the emulator backend: MUXD_EMULATOR, the pyte default, the fallback when the
+native library cannot load."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+
+from muxd.emulator import Emulator, backend
+from muxd.emulator.backend import new_emulator
+
+
+def test_default_is_pyte(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MUXD_EMULATOR", raising=False)
+    assert type(new_emulator(20, 5)) is Emulator
+
+
+def test_env_selects_ghostty(monkeypatch: pytest.MonkeyPatch) -> None:
+    from muxd.emulator.ghostty_backend import GhosttyEmulator
+
+    monkeypatch.setenv("MUXD_EMULATOR", "ghostty")
+    assert type(new_emulator(20, 5)) is GhosttyEmulator
+    monkeypatch.setenv("MUXD_EMULATOR", "pyte")
+    assert type(new_emulator(20, 5)) is Emulator
+
+
+def test_unknown_name_gives_the_default(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("MUXD_EMULATOR", "vt9000")
+    assert type(new_emulator(20, 5)) is Emulator
+    assert "vt9000" in caplog.text
+
+
+def test_falls_back_to_pyte_once_logged_when_pyghostty_cannot_load(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(backend, "_ghostty_class", None)
+    monkeypatch.delitem(sys.modules, "muxd.emulator.ghostty_backend", raising=False)
+    monkeypatch.setitem(sys.modules, "pyghostty", None)  # import fails as if not installed
+    with caplog.at_level(logging.WARNING, logger="muxd.emulator.backend"):
+        first = new_emulator(20, 5, backend="ghostty")
+        second = new_emulator(20, 5, backend="ghostty")
+    assert type(first) is Emulator and type(second) is Emulator
+    assert caplog.text.count("cannot load") == 1

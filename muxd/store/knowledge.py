@@ -128,8 +128,14 @@ def digest(c: sqlite3.Connection, task: Task, *, top: int = KNOWLEDGE_DIGEST_TOP
            min_score: float = KNOWLEDGE_DIGEST_MIN_SCORE) -> list[KnowledgeEntry]:
     """The entries most relevant to the task's title and description; [] when the search fails
     (seed 001: a task is still worth returning without its knowledge)."""
+    return digest_or_none(c, task, top=top, min_score=min_score) or []
+
+
+def digest_or_none(c: sqlite3.Connection, task: Task, *, top: int = KNOWLEDGE_DIGEST_TOP,
+                   min_score: float = KNOWLEDGE_DIGEST_MIN_SCORE) -> list[KnowledgeEntry] | None:
+    """`digest`, with None when the search failed (logged, sampled), so a caller can say so."""
     try:
         return search(c, f"{task.title}\n{task.description}", limit=top, min_score=min_score)
     except Exception as exc:  # noqa: BLE001 — any failure degrades the digest, never the answer
         _digest_failures.event(f": task {task.id}: {' '.join(str(exc).split()) or type(exc).__name__}")
-        return []
+        return None

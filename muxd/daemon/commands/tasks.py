@@ -5,14 +5,13 @@ rules of the queue are the store's (muxd/store/task_store.py), one transaction e
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import time
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
-    KNOWLEDGE_DIGEST_MIN_SCORE, KNOWLEDGE_DIGEST_TOP, KNOWLEDGE_SEARCH_LIMIT_MAX, TASK_JSON_MAX_BYTES,
+    KNOWLEDGE_SEARCH_LIMIT_MAX, TASK_JSON_MAX_BYTES,
     TASK_LEASE_MAX_S, TASK_LEASE_MIN_S, TASK_LIST_LIMIT_MAX, TASK_NEXT_LIMIT_MAX, TASK_PRIORITY_MAX,
     TASK_VERIFY_ETA_CI_S, TASK_VERIFY_ETA_COMMANDS_S,
 )
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from muxd.daemon.pane import Pane
     from muxd.daemon.server import Daemon
 
-log = logging.getLogger(__name__)
 TASK_EXECUTIONS_SHOWN = 20
 _ETA = {"none": 0, "manual": None, "commands": TASK_VERIFY_ETA_COMMANDS_S, "github_pr": TASK_VERIFY_ETA_CI_S,
         "gitlab_mr": TASK_VERIFY_ETA_CI_S}
@@ -49,9 +47,7 @@ async def _task_id(daemon: Daemon, ref: str) -> str:
     ref = ref.strip().lower()
     if not TASK_PREFIX_MIN_CHARS <= len(ref) < TASK_ID_CHARS or any(ch not in "0123456789abcdef-" for ch in ref):
         return ref
-    found = await daemon.tasks.call(lambda c: [row[0] for row in c.execute(
-        "SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", (ref, ref + "g"))],
-        "finding a task")
+    found = await daemon.tasks.call(lambda c: task_store.ids_with_prefix(c, ref, limit=2), "finding a task")
     if len(found) > 1:
         raise BadRequest(f"task prefix {ref} is ambiguous: give more of the id", field="task_id")
     return found[0] if found else ref
@@ -145,13 +141,8 @@ async def next_actionable(daemon: Daemon, req: NextActionable) -> TaskList:
 
 def _with_digest(c: Any, task: Task) -> ActionableTask:
     """`task` with the knowledge relevant to it; a failed search leaves it without, never in error."""
-    try:
-        hits = knowledge.search(c, f"{task.title}\n{task.description}", limit=KNOWLEDGE_DIGEST_TOP,
-                                min_score=KNOWLEDGE_DIGEST_MIN_SCORE)
-    except Exception as exc:
-        log.warning("knowledge search for task %s failed (%r): offered without references", task.id, exc)
-        return ActionableTask(task=task, knowledge_error=True)
-    return ActionableTask(task=task, knowledge=hits[:KNOWLEDGE_DIGEST_TOP])
+    hits = knowledge.digest_or_none(c, task)
+    return ActionableTask(task=task, knowledge=hits or [], knowledge_error=hits is None)
 
 
 @command(ClaimTask)

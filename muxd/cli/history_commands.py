@@ -8,7 +8,7 @@ import re
 import time
 from typing import Any
 
-from muxd.cli.render import age, duration, print_json, print_line, print_table, tokens
+from muxd.cli.render import age, duration, one_line, print_json, print_line, print_table, tokens
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
 from muxd.executions.record import STATUSES, TRIGGERS, Execution
@@ -33,11 +33,6 @@ def since_time(text: str | None) -> float | None:
     return parse_iso("--since", text)
 
 
-def _short(text: str | None, width: int = MESSAGE_COLUMN_CHARS) -> str:
-    line = (text or "").replace("\n", " ")
-    return line if len(line) <= width else line[:width - 1] + "…"
-
-
 def _took(e: Execution) -> str:
     if e.duration_ms is not None:
         return f"{e.duration_ms / 1000:.1f}s"
@@ -47,7 +42,7 @@ def _took(e: Execution) -> str:
 def _rows(executions: list[Execution]) -> list[list[str]]:
     return [[e.id, e.agent_name, e.status, e.triggered_by, age(e.started_at or e.queued_at or time.time()),
              _took(e), tokens(e.tokens_used), "" if e.cost_usd is None else f"${e.cost_usd:.4f}",
-             e.error.type if e.error else "", _short(e.message)] for e in executions]
+             e.error.type if e.error else "", one_line(e.message, MESSAGE_COLUMN_CHARS)] for e in executions]
 
 
 def print_executions(executions: list[Execution], total: int | None = None) -> None:
@@ -211,7 +206,7 @@ async def failures(client: Any, args: argparse.Namespace) -> int:
         return 0
     print_table(["PATTERN", "COUNT", "FIRST", "LAST", "TYPE", "MESSAGE", "EXAMPLE"],
                 [[p.stack_hash, str(p.count), age(p.first_seen), age(p.last_seen), p.error_type,
-                  _short(p.message, 60), p.example_id] for p in reply.patterns], title="error patterns")
+                  one_line(p.message, 60), p.example_id] for p in reply.patterns], title="error patterns")
     print_executions(reply.failures)
     return 0
 

@@ -89,6 +89,12 @@ def print_panes(panes: Sequence[PaneInfo]) -> None:
     print_table([h for h, _ in PANE_COLUMNS], [[show(p) for _, show in PANE_COLUMNS] for p in panes])
 
 
+def one_line(text: str | None, width: int) -> str:
+    """`text` on one line, cut to `width` characters (the last one an ellipsis) for a table cell."""
+    line = (text or "").replace("\n", " ")
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
 def duration(seconds: float) -> str:
     seconds = max(0, int(seconds))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):

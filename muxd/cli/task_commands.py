@@ -7,7 +7,7 @@ import argparse
 import time
 from typing import Any
 
-from muxd.cli.render import age, print_json, print_line, print_table
+from muxd.cli.render import age, one_line, print_json, print_line, print_table
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
 from muxd.protocol.task_messages import (
@@ -17,11 +17,6 @@ from muxd.tasks.model import STATES, Task
 
 SHORT_ID_CHARS = 8          # task ls shows ids this long; every command takes such a prefix
 TITLE_COLUMN_CHARS = 48
-
-
-def _short(text: str | None, width: int) -> str:
-    line = (text or "").replace("\n", " ")
-    return line if len(line) <= width else line[:width - 1] + "…"
 
 
 def _lease(task: Task) -> str:
@@ -122,7 +117,7 @@ async def task(client: Any, args: argparse.Namespace) -> int:
         else:
             print_table(["ID", "PRI", "STATE", "PLAN", "HELD BY", "LEASE", "TRIES", "AGE", "TITLE"], [
                 [t.id[:SHORT_ID_CHARS], str(t.priority), t.state, t.plan or "", t.claimed_by or "", _lease(t),
-                 str(t.attempts), age(t.created_at), _short(t.title, TITLE_COLUMN_CHARS)] for t in reply.tasks])
+                 str(t.attempts), age(t.created_at), one_line(t.title, TITLE_COLUMN_CHARS)] for t in reply.tasks])
             if reply.total > len(reply.tasks):
                 print(f"({len(reply.tasks)} of {reply.total}; --limit/--offset for more)")
         return 0
@@ -137,7 +132,7 @@ async def task(client: Any, args: argparse.Namespace) -> int:
             print("\nevents:")
             print_table(["AGO", "EVENT", "BY", "FROM", "TO", "DETAIL"], [
                 [age(e.at), e.kind, e.actor or "", e.from_state or "", e.to_state or "",
-                 _short(" ".join(f"{k}={v}" for k, v in e.detail.items()), 60)] for e in reply.events])
+                 one_line(" ".join(f"{k}={v}" for k, v in e.detail.items()), 60)] for e in reply.events])
         if reply.executions:
             print("\nexecutions:")
             print_table(["ID", "AGENT", "STATUS", "KIND"], [[e.id, e.agent_name, e.status, e.kind]
@@ -177,5 +172,5 @@ async def knowledge(client: Any, args: argparse.Namespace) -> int:
     else:
         print_table(["SCORE", "TASK", "TITLE", "CONTENT"], [
             [f"{e.score:.2f}" if e.score is not None else "", (e.source_task_id or "")[:SHORT_ID_CHARS],
-             _short(e.title, 30), _short(e.content, 70)] for e in reply.entries])
+             one_line(e.title, 30), one_line(e.content, 70)] for e in reply.entries])
     return 0

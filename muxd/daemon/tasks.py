@@ -15,7 +15,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from muxd.config import (
@@ -23,7 +23,9 @@ from muxd.config import (
     TASK_VERIFY_GITLAB_MR_DEFAULT,
 )
 from muxd.store import task_store
+from muxd.errors import BadRequest
 from muxd.store.database import Database
+from muxd.store.retention import whole_number
 from muxd.store.sqlite_errors import unavailable
 from muxd.tasks.model import RUN_KINDS, Task
 
@@ -40,18 +42,14 @@ ENV_VERIFIERS = {"github_pr": "MUXD_VERIFY_GITHUB_PR", "gitlab_mr": "MUXD_VERIFY
 _VERIFIER_DEFAULTS = {"github_pr": TASK_VERIFY_GITHUB_PR_DEFAULT, "gitlab_mr": TASK_VERIFY_GITLAB_MR_DEFAULT}
 
 
-def _int_setting(env: dict[str, str] | os._Environ[str], name: str, default: int, low: int, high: int) -> int:
-    text = env.get(name)
-    if not text:
-        return default
+def _int_setting(env: Mapping[str, str], name: str, default: int, low: int, high: int, unit: str) -> int:
+    """As the history's settings are read, but a bad value is logged and the default kept: the
+    queue's limits are not worth refusing to start over."""
     try:
-        value = int(text)
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        log.error("%s=%r is not a whole number in %d..%d: using %d", name, text, low, high, default)
+        return whole_number(env, name, default, low, high, unit)
+    except BadRequest as exc:
+        log.error("%s: using %d", exc.message, default)
         return default
-    return value
 
 
 class TaskService:
@@ -59,9 +57,9 @@ class TaskService:
         settings = os.environ if env is None else env
         self.daemon = daemon
         self.db = db
-        self.max_attempts = _int_setting(settings, ENV_MAX_ATTEMPTS, TASK_MAX_ATTEMPTS_DEFAULT, 1, 1000)
+        self.max_attempts = _int_setting(settings, ENV_MAX_ATTEMPTS, TASK_MAX_ATTEMPTS_DEFAULT, 1, 1000, "claims")
         self.knowledge_quota = _int_setting(settings, ENV_KNOWLEDGE_QUOTA, KNOWLEDGE_STORED_QUOTA_DEFAULT, 0,
-                                            10**9)
+                                            10**9, "entries")
         self.verifiers = {kind: settings.get(name) or _VERIFIER_DEFAULTS[kind] for kind, name in ENV_VERIFIERS.items()}
         self.dispatchers: dict[str, Dispatch] = {}
         self.verifying: dict[str, asyncio.Task[None]] = {}

@@ -37,10 +37,11 @@ def _seconds(ms: int | None) -> float | None:
     return None if ms is None else round(ms / 1000, 3)
 
 
-def _preview(text: str | None) -> str | None:
-    if text is None or len(text) <= MESSAGE_PREVIEW_CHARS:
+def preview(text: str | None, limit: int = MESSAGE_PREVIEW_CHARS) -> str | None:
+    """The start of a long text, `limit` characters at most (the last one an ellipsis)."""
+    if text is None or len(text) <= limit:
         return text
-    return text[:MESSAGE_PREVIEW_CHARS - 1] + "…"
+    return text[:limit - 1] + "…"
 
 
 def error_dict(e: Execution) -> dict[str, str] | None:
@@ -53,7 +54,7 @@ def summary_row(e: Execution) -> dict[str, Any]:
     """A row of list_recent_executions (seed 000 R1.2)."""
     return {
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "triggered_by": e.triggered_by,
-        "message": _preview(e.message), "started_at": iso(e.started_at), "completed_at": iso(e.completed_at),
+        "message": preview(e.message), "started_at": iso(e.started_at), "completed_at": iso(e.completed_at),
         "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd, "has_error": e.error is not None,
         "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind, "task_id": e.task_id,
         "trace_id": e.trace_id,
@@ -83,7 +84,7 @@ def task_row(e: Execution) -> dict[str, Any]:
     """A row of tasks_list / tasks_by_trace / tasks_last_failed (seed 003's output schema).
     muxd keeps no retrieval memory of its own: `retrieval` is empty, `backfilled` false."""
     return {
-        "id": e.id, "task_id": e.task_id, "task_slug": e.task_id, "task_name": _preview(e.message),
+        "id": e.id, "task_id": e.task_id, "task_slug": e.task_id, "task_name": preview(e.message),
         "status": e.status, "started_at": iso(e.started_at), "ended_at": iso(e.completed_at),
         "duration_ms": e.duration_ms, "trace_id": e.trace_id, "span_id": e.span_id, "attempt": e.attempt,
         "error": error_dict(e), "retrieval": {"memory_count": 0, "source": []},
@@ -106,7 +107,7 @@ def rate(successful: int, total: int) -> float | None:
 
 def failure_row(e: Execution) -> dict[str, Any]:
     """A recent failure in get_agent_activity_summary (seed 000 R3.2)."""
-    return {"id": e.id, "agent_name": e.agent_name, "message": _preview(e.message),
+    return {"id": e.id, "agent_name": e.agent_name, "message": preview(e.message),
             "error": e.error.message if e.error is not None else e.status, "failed_at": iso(e.completed_at)}
 
 

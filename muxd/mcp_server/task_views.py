@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from muxd.mcp_server.execution_views import iso, summary_row
+from muxd.mcp_server.execution_views import iso, preview, summary_row
 from muxd.protocol.task_messages import ActionableTask, TaskReply
 from muxd.tasks.model import KnowledgeEntry, Review, Task, TaskEvent
 
@@ -14,11 +14,8 @@ DESCRIPTION_PREVIEW_CHARS = 500  # a list row shows the start of a long descript
 
 def task_row(task: Task) -> dict[str, Any]:
     """A task in a list: what a worker or an orchestrator decides on."""
-    description = task.description
-    if len(description) > DESCRIPTION_PREVIEW_CHARS:
-        description = description[:DESCRIPTION_PREVIEW_CHARS] + "…"
     return {
-        "taskId": task.id, "title": task.title, "description": description, "state": task.state,
+        "taskId": task.id, "title": task.title, "description": preview(task.description, DESCRIPTION_PREVIEW_CHARS), "state": task.state,
         "priority": task.priority, "planId": task.plan_id, "plan": task.plan,
         "verification": {"kind": task.verification.kind},
         "dependsOn": task.depends_on, "claimedBy": task.claimed_by, "leaseExpiresAt": iso(task.lease_expires_at),

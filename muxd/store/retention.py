@@ -31,8 +31,9 @@ class Retention:
         return now - self.keep_days * SECONDS_PER_DAY
 
 
-def _whole_number(env: Mapping[str, str], name: str, default: int, low: int, high: int | None,
-                  unit: str) -> int:
+def whole_number(env: Mapping[str, str], name: str, default: int, low: int, high: int | None,
+                 unit: str) -> int:
+    """The whole number `env[name]` gives (unset or empty: `default`); bad_request out of bounds."""
     text = env.get(name, "").strip().replace("_", "")
     if not text:
         return default
@@ -49,8 +50,8 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, low: int, hig
 def retention_from_env(env: Mapping[str, str]) -> Retention:
     """The retention `env` asks for (unset or empty: the defaults); bad_request names the variable."""
     return Retention(
-        keep_days=_whole_number(env, ENV_KEEP_DAYS, EXECUTIONS_KEEP_DAYS, 1, None, "days"),
-        keep_rows=_whole_number(env, ENV_KEEP_ROWS, EXECUTIONS_KEEP_ROWS, 1, None, "rows"),
-        transcript_max_bytes=_whole_number(env, ENV_TRANSCRIPT_MAX_BYTES, TRANSCRIPT_MAX_BYTES, 0,
+        keep_days=whole_number(env, ENV_KEEP_DAYS, EXECUTIONS_KEEP_DAYS, 1, None, "days"),
+        keep_rows=whole_number(env, ENV_KEEP_ROWS, EXECUTIONS_KEEP_ROWS, 1, None, "rows"),
+        transcript_max_bytes=whole_number(env, ENV_TRANSCRIPT_MAX_BYTES, TRANSCRIPT_MAX_BYTES, 0,
                                            TRANSCRIPT_MAX_BYTES_MAX, "bytes"),
     )

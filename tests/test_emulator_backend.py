@@ -1,5 +1,5 @@
-"""Choosing the emulator backend: MUXD_EMULATOR, the pyte default, the fallback when the
-native library cannot load."""
+"""Choosing the emulator backend: MUXD_EMULATOR, the native default, the pyte fallback when
+the native library cannot load."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from muxd.emulator import Emulator, backend
 from muxd.emulator.backend import new_emulator
 
 
-def test_default_is_pyte(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_is_the_native_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    from muxd.emulator.ghostty_backend import GhosttyEmulator
+
     monkeypatch.delenv("MUXD_EMULATOR", raising=False)
-    assert type(new_emulator(20, 5)) is Emulator
+    assert type(new_emulator(20, 5)) is GhosttyEmulator
 
 
 def test_env_selects_ghostty(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,8 +29,10 @@ def test_env_selects_ghostty(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_unknown_name_gives_the_default(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from muxd.emulator.ghostty_backend import GhosttyEmulator
+
     monkeypatch.setenv("MUXD_EMULATOR", "vt9000")
-    assert type(new_emulator(20, 5)) is Emulator
+    assert type(new_emulator(20, 5)) is GhosttyEmulator
     assert "vt9000" in caplog.text
 
 
@@ -38,7 +42,7 @@ def test_falls_back_to_pyte_once_logged_when_pyghostty_cannot_load(
     monkeypatch.delitem(sys.modules, "muxd.emulator.ghostty_backend", raising=False)
     monkeypatch.setitem(sys.modules, "pyghostty", None)  # import fails as if not installed
     with caplog.at_level(logging.WARNING, logger="muxd.emulator.backend"):
-        first = new_emulator(20, 5, backend="ghostty")
-        second = new_emulator(20, 5, backend="ghostty")
+        first = new_emulator(20, 5)
+        second = new_emulator(20, 5)
     assert type(first) is Emulator and type(second) is Emulator
     assert caplog.text.count("cannot load") == 1

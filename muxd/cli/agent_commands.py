@@ -152,9 +152,9 @@ def _replay_until(recording: Any, detectors: list, until: float, *, as_json: boo
     """The screen at `until` and the state published by then: how to see why a timeline says
     what it says at a moment."""
     from muxd.detectors.replay import replay as run_replay
-    from muxd.emulator import Emulator
+    from muxd.emulator.backend import new_emulator
 
-    emulator = Emulator(columns=recording.columns, lines=recording.lines)
+    emulator = new_emulator(columns=recording.columns, lines=recording.lines)
     state = AgentState(pane_id="replay")
     for _, state in run_replay(recording, detectors, until=until, emulator=emulator):
         pass

@@ -32,6 +32,7 @@ from muxd.daemon.status_line import agent_status
 from muxd.daemon.status_prompt import Prompt
 from muxd.daemon.target import resolve_pane, resolve_session
 from muxd.emulator import Emulator
+from muxd.emulator.backend import new_emulator
 from muxd.errors import BadRequest, MuxdError
 from muxd.protocol.messages import (
     Attach, Attached, AttachInput, AttachOutput, AttachResize, Detached, Error,
@@ -394,7 +395,7 @@ class AttachedClient:
 
     def _open_help(self) -> None:
         columns, lines = self.window_area()
-        view = Emulator(columns=columns, lines=lines, scrollback_bytes=HELP_SCROLLBACK_BYTES)
+        view = new_emulator(columns=columns, lines=lines, scrollback_bytes=HELP_SCROLLBACK_BYTES)
         view.feed("\r\n".join(list_keys_text(self.prefix_name)).encode())
         view.feed(b"\x1b[?25l")  # a list to read: no cursor
         # Shown from its first line: scrolled back over whatever went into the history.

@@ -17,6 +17,7 @@ from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.runner import DetectionSchedule, DetectorRunner
 from muxd.detectors.state import AgentState
 from muxd.emulator import Emulator
+from muxd.emulator.backend import new_emulator
 from muxd.errors import BadRequest
 
 # A raw byte log has no timing: replay it at the rate an agent TUI writes while it works.
@@ -89,7 +90,7 @@ def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: 
         # A capture's final line feed ends its last row; fed to a terminal it would scroll the
         # screen by one and lose the top row.
         data = screen_bytes(data[:-1] if data.endswith(b"\n") else data)
-    emulator = Emulator(columns=columns or 120, lines=lines or 40)
+    emulator = new_emulator(columns=columns or 120, lines=lines or 40)
     emulator.feed(data)
     runner = DetectorRunner(pane_id, detectors, clock=lambda: 0.0)
     runner.run(frame_context(emulator, 0.0), settled=True)
@@ -169,7 +170,7 @@ def replay(recording: Recording, detectors: Sequence[Detector], *, pane_id: str 
     Detection runs as in the daemon (DetectionSchedule), on the recording's clock. `until`
     stops at that moment: the output written and the looks due by then, no later ones. Pass
     `emulator` to read the screen afterwards."""
-    emulator = emulator or Emulator(columns=recording.columns, lines=recording.lines)
+    emulator = emulator or new_emulator(columns=recording.columns, lines=recording.lines)
     clock = [0.0]
     runner = DetectorRunner(pane_id, detectors, clock=lambda: clock[0])
     schedule = DetectionSchedule()

@@ -1,8 +1,8 @@
 """`new_emulator`: the one place a pane's emulator backend is chosen.
 
-MUXD_EMULATOR selects it: "pyte" (the default: `Emulator`, pure Python) or "ghostty"
-(`GhosttyEmulator` over libghostty-vt through pyghostty; experimental, issue 14). When
-the native library cannot be loaded the pyte emulator is used instead, logged once.
+MUXD_EMULATOR selects it: "ghostty" (the default: `GhosttyEmulator`, libghostty-vt through
+pyghostty, Ghostty's native terminal core) or "pyte" (`Emulator`, pure Python). When the
+native library cannot be loaded on a platform the pyte emulator is used instead, logged once.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .emulator import Emulator
 log = logging.getLogger(__name__)
 
 BACKEND_ENV = "MUXD_EMULATOR"
-DEFAULT_BACKEND = "pyte"
+DEFAULT_BACKEND = "ghostty"
 BACKENDS = ("pyte", "ghostty")
 
 _ghostty_class: object = None  # None: not tried yet; False: failed to load (logged)
@@ -30,7 +30,7 @@ def _load_ghostty() -> type | None:
         try:
             from .ghostty_backend import GhosttyEmulator
         except Exception as exc:  # ImportError, or OSError from loading the shared library
-            log.warning("MUXD_EMULATOR=ghostty but libghostty-vt (pyghostty) cannot load (%s): "
+            log.warning("the native emulator libghostty-vt (pyghostty) cannot load (%s): "
                         "using the pyte emulator", exc)
             _ghostty_class = False
         else:

@@ -116,7 +116,7 @@ def can_skip_from_here(screen: MuxScreen, parser: FastParser) -> bool:
     return True
 
 
-def _screenful_start(text: str, start: int, end: int, rows_needed: int, columns: int) -> int:
+def screenful_start(text: str, start: int, end: int, rows_needed: int, columns: int) -> int:
     """Start of the shortest suffix of lines in text[start:end] giving `rows_needed` rows."""
     rows = 0
     position = end
@@ -179,7 +179,7 @@ class FloodSkipper:
         """Send all but the last screenful of simple lines text[start:run_end] to scrollback."""
         screen = self._screen
         columns = screen.columns
-        keep_from = _screenful_start(text, start, run_end, screen.lines - 1, columns)
+        keep_from = screenful_start(text, start, run_end, screen.lines - 1, columns)
         if keep_from == start:
             return start
         skipped = text[start:keep_from]

@@ -1,22 +1,18 @@
 """`GhosttyEmulator`: the `Emulator` surface over libghostty-vt (PyPI `pyghostty`, cffi).
 
-Experimental groundwork for issue 14; selected with MUXD_EMULATOR=ghostty (see backend.py),
-never by default yet. The native terminal parses and keeps the screen; this class turns its
-cells into muxd's `Cell`/`Row` shapes so capture, attach and detectors read it unchanged.
+The native terminal parses and keeps the screen; this class turns its cells into muxd's
+`Cell`/`Row` shapes so capture, attach and detectors read it unchanged. Rows scrolled off
+the main screen move into muxd's compact `Scrollback` (ghostty_history.py).
 
-Known gaps (see the tests that stay pyte-only):
-- scrollback lives in the native terminal only, capped by its own byte count
-  (SCROLLBACK_MAX_BYTES), which counts whole cell pages (~1 KB a 120-column row), so the
-  cap keeps far fewer rows than muxd's compact store does for the same bytes;
-- `rows_scrolled` counts rows that entered the native scrollback while this object
-  watched it grow; once the native cap evicts rows the count stops advancing;
-- colours 0-15 set by `38;5;N` read back as the named SGR colours (ghostty keeps one
-  palette index for both), so `capture -e` prints `31` where tmux prints `38;5;1`.
+Known differences from tmux (tests/test_fidelity.py lists them): colours 0-15 set by
+`38;5;N` read back as the named SGR colours (ghostty keeps one palette index for both), so
+`capture -e` prints `31` where tmux prints `38;5;1`.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 import logging
 import weakref
 from typing import Callable
@@ -30,13 +26,15 @@ from muxd.config import DEFAULT_SCROLLBACK_BYTES
 from .capture import render_rows
 from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
 from .emulator import _clamp_size
+from .ghostty_format import ACTIVE
+from .ghostty_flood import NativeFloodSkipper
+from .ghostty_history import NativeHistory, plain_sgr
+from .source_block import render_line
+from .scrollback import Scrollback
 from .rows import EMPTY_ROW, EMPTY_WRAPPED_ROW, Row, runs_from_cell_styles
 from .sgr import intern_style
 
 log = logging.getLogger(__name__)
-
-# The smallest native scrollback cap: ghostty keeps at least a page anyway.
-MIN_NATIVE_SCROLLBACK_BYTES = 64 * 1024
 
 # DEC private modes callers look for (attach: mouse, paste, cursor keys, focus; executions:
 # bracketed paste). private_modes reports those of them that are set.
@@ -52,8 +50,6 @@ _CELL_WIDE_HEAD = lib.GHOSTTY_CELL_WIDE_SPACER_HEAD
 _TAG_GRAPHEME = lib.GHOSTTY_CELL_CONTENT_CODEPOINT_GRAPHEME
 _TAG_BG_PALETTE = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE
 _TAG_BG_RGB = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_RGB
-_ACTIVE = lib.GHOSTTY_POINT_TAG_ACTIVE
-_HISTORY = lib.GHOSTTY_POINT_TAG_HISTORY
 
 _render_state_free = lib.ghostty_render_state_free
 _row_iterator_free = lib.ghostty_render_state_row_iterator_free
@@ -95,11 +91,9 @@ class GhosttyEmulator:
         # Lines cap is set huge so only the byte cap applies (pyghostty's default is 10k lines).
         self._term = pyghostty.Terminal(columns, lines, scrollback=1 << 30)
         self._t = self._term._t[0]
-        cap = ffi.new("size_t*", max(scrollback_bytes, MIN_NATIVE_SCROLLBACK_BYTES))
-        lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, cap)
         self._reply = reply
-        if reply is not None:
-            self._term.on_reply(reply)
+        self._replies: list[bytes] | None = None  # collecting answers to muxd's own queries
+        self._term.on_reply(self._on_reply)
         self.bell_count = 0
         self._bell_cb = ffi.callback("GhosttyTerminalBellFn", self._on_bell)
         lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_BELL, self._bell_cb)
@@ -109,9 +103,9 @@ class GhosttyEmulator:
         # Invalid UTF-8 is dropped, as tmux and the pyte emulator do (ghostty draws U+FFFD).
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
         self._feed_text = self._term.feed
-        self._history_seen = 0
-        self._rows_scrolled = 0
-        self.skipped_chars = 0
+        self._scrollback = Scrollback(scrollback_bytes)
+        self._history = NativeHistory(self._t, self._scrollback, self._feed_text)
+        self._flood = NativeFloodSkipper(self) if fast_paths else None
         self.failed = False  # set after the native core raised: further output is dropped
         # scratch out-parameters, reused
         self._u16 = ffi.new("uint16_t*")
@@ -146,6 +140,27 @@ class GhosttyEmulator:
         out.primary.num_features = 1  # type: ignore[attr-defined]
         return True
 
+    def _on_reply(self, data: bytes) -> None:
+        if self._replies is not None:
+            self._replies.append(data)
+        elif self._reply is not None:
+            self._reply(data)
+
+    def query(self, request: bytes, answer: "re.Pattern[bytes]") -> list[tuple[bytes, ...]]:
+        """Ask the native terminal `request` (e.g. DECRQSS) and parse its answers with
+        `answer`; the answers never reach the program."""
+        self._replies = []
+        try:
+            self._history.write_raw(request)
+            return answer.findall(b"".join(self._replies))
+        finally:
+            self._replies = None
+
+    @property
+    def skipped_chars(self) -> int:
+        """Characters of flood output that never needed emulating (diagnostics)."""
+        return self._flood.skipped_chars if self._flood is not None else 0
+
     def _on_bell(self, terminal: object, userdata: object) -> None:
         self.bell_count += 1
 
@@ -159,26 +174,26 @@ class GhosttyEmulator:
             if not data.isascii() or self._decoder.getstate()[0]:
                 data = self._decoder.decode(data).encode("utf-8", "surrogatepass")
             if data:
-                self._feed_text(data)
+                (self._flood or self._history).feed(data)
         except Exception:
-            log.exception("ghostty emulator failed on %d bytes of output", len(data))
-        self._count_scrolled()
-
-    def _count_scrolled(self) -> None:
-        history = self._get_size(lib.GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS)
-        if history > self._history_seen:
-            self._rows_scrolled += history - self._history_seen
-        self._history_seen = history
+            self.failed = True
+            log.exception("ghostty emulator failed on %d bytes of output: the pane's output is no longer emulated",
+                          len(data))
 
     def resize(self, columns: int, lines: int) -> None:
+        """Change the screen size; the main screen reflows (tmux does too)."""
         columns, lines = _clamp_size(columns, lines)
+        if (columns, lines) == (self._columns, self._lines) or self.failed:
+            return
         try:
+            self._history.before_resize()
             self._term.resize(columns, lines)
+            self._history.after_resize()
         except Exception:
+            self.failed = True
             log.exception("ghostty emulator resize to %dx%d failed", columns, lines)
             return
         self._columns, self._lines = columns, lines
-        self._count_scrolled()
 
     def flush(self) -> None:
         """Nothing is deferred: the native core emulates everything as it is fed."""
@@ -229,18 +244,19 @@ class GhosttyEmulator:
 
     @property
     def history_size(self) -> int:
-        if self.alternate_screen:
-            return 0
-        return self._get_size(lib.GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS)
+        self._history.copy_new()
+        return len(self._scrollback)
 
     @property
     def rows_scrolled(self) -> int:
-        return self._rows_scrolled
+        """Rows that ever scrolled off the top (see Emulator.rows_scrolled)."""
+        return self._scrollback.rows_added + max(self._history.pending, 0)
 
     @property
     def history_bytes(self) -> int:
-        """An estimate: rows in the native scrollback times a full row of cells' text."""
-        return self.history_size * (32 + self._columns)
+        """Scrollback bytes counted against `scrollback_bytes` (as in Emulator)."""
+        self._history.copy_new()
+        return self._scrollback.size_bytes
 
     # -- output -----------------------------------------------------------------------
 
@@ -290,19 +306,23 @@ class GhosttyEmulator:
             changed = list(range(self._lines))
         self._display_version = version
         if changed:
-            # One plain-formatter call for the whole screen (~0.2 ms at 120x40) is far
-            # cheaper than reading even a few rows cell by cell through cffi.
-            texts = self._term.text().split("\n")
+            # One plain-formatter call over the changed rows (~10 us plus a little a row) is
+            # far cheaper than reading even one row cell by cell through cffi.
+            first, last = changed[0], changed[-1]
+            texts = self._history.formatter.format(ACTIVE, first, last, self._columns, vt=False, unwrap=False)
+            texts = texts.split("\n") if texts else []
             for y in changed:
-                cache[y] = texts[y].rstrip(" ") if y < len(texts) else ""
+                number = y - first
+                cache[y] = texts[number].rstrip(" ") if number < len(texts) else ""
         return list(cache)
 
     def row_cells(self, y: int) -> tuple[Cell, ...]:
         """Visible row `y` as exactly `columns` cells (a wide character's right half has data "")."""
-        cells = self._read_cells(_ACTIVE, y, styles=True, full=True)
-        if cells is None:
+        from muxd.attach.cells import row_cells  # attach lays rows out in cells; imported late (no cycle)
+
+        if not 0 <= y < self._lines:
             return (BLANK,) * self._columns
-        return tuple(Cell(text, *style) for text, style in cells[0])
+        return row_cells(self._visible_rows(y, y)[0], self._columns)
 
     @property
     def private_modes(self) -> frozenset[int]:
@@ -327,8 +347,30 @@ class GhosttyEmulator:
     def rows(self, start: int | None = None, end: int | None = None) -> list[Row]:
         first, final = self.span(start, end)
         history = self.history_size
-        out = [self._read_row(_HISTORY, history + y) for y in range(first, min(final, -1) + 1)]
-        out.extend(self._read_row(_ACTIVE, y) for y in range(max(first, 0), final + 1))
+        out = self._scrollback.rows(history + first, history + min(final, -1) + 1) if first < 0 else []
+        if final >= 0:
+            out.extend(self._visible_rows(max(first, 0), final))
+        return out
+
+    def _visible_rows(self, first: int, last: int) -> list[Row]:
+        """Visible rows first..last, from one VT-formatter call; a row whose text lays out
+        differently from ghostty's cells (widths that disagree) is read cell by cell."""
+        history = self._history
+        columns = self._columns
+        text = history.formatter.format(ACTIVE, first, last, columns, vt=True, unwrap=False)
+        lines = plain_sgr(text).split("\r\n") if text else []
+        attrs = BLANK
+        out: list[Row] = []
+        for y in range(first, last + 1):
+            number = y - first
+            if number < len(lines):
+                laid_out, attrs = render_line(lines[number], attrs, columns, BLANK)
+                row = laid_out[0] if len(laid_out) == 1 else self._read_row(ACTIVE, y)
+            else:
+                row = EMPTY_ROW
+            if history.wrapped(ACTIVE, y):
+                row = row._replace(wrapped=True)
+            out.append(row)
         return out
 
     # -- reading cells ----------------------------------------------------------------

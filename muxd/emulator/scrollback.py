@@ -199,8 +199,10 @@ class Scrollback:
                 break
             suffix = text[cut + 2 :]
             if suffix and source_size_bytes(suffix, has_sgr, columns) >= self.cap_bytes:
-                # Everything older than the suffix goes: older segments too.
+                # Everything older than the suffix goes: older segments too. Its rows still
+                # count as scrolled (rows_added numbers rows for good).
                 self.clear()
+                self.rows_added += sum(measure_lines(text[: cut + 2], has_sgr, columns).rows)
                 return suffix, advance_attrs(attrs, text[: cut + 2], default)
             window *= 2
         return text, attrs

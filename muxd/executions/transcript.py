@@ -45,12 +45,12 @@ class TranscriptBuffer:
 
 def render(transcript: Transcript, columns: int = 80, lines: int = 24) -> str:
     """The transcript as the person saw it scroll by: plain text, wrapped rows joined."""
-    from muxd.emulator.emulator import Emulator  # the emulator is heavy to import for the CLI
+    from muxd.emulator.backend import new_emulator  # the emulator is heavy to import for the CLI
 
     raw = zlib.decompress(transcript.data)
     width = int(transcript.extra.get("columns", columns))  # type: ignore[call-overload]
     height = int(transcript.extra.get("lines", lines))  # type: ignore[call-overload]
-    emulator = Emulator(width, height, scrollback_bytes=TRANSCRIPT_RENDER_MAX_ROWS * _RENDER_ROW_BYTES)
+    emulator = new_emulator(width, height, scrollback_bytes=TRANSCRIPT_RENDER_MAX_ROWS * _RENDER_ROW_BYTES)
     emulator.feed(raw)
     text = emulator.capture(-TRANSCRIPT_RENDER_MAX_ROWS, join_wrapped=True)
     return text.rstrip("\n") + "\n" if text.strip() else ""

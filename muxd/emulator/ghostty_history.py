@@ -1,0 +1,310 @@
+"""`NativeHistory`: rows leaving libghostty-vt's screen move into muxd's compact scrollback.
+
+libghostty-vt keeps whole cell pages (~1 KB a 120-column row, against ~40-150 bytes a row
+in `Scrollback`) and its own cap evicts rows without telling anyone. So its scrollback is
+kept short: rows that scroll into it are copied out as VT text by the native formatter
+into the same byte-capped `Scrollback` the pyte emulator uses, then erased natively (an ED 3
+written while the parser is between sequences). Output is written in pieces small enough
+that the native scrollback never reaches its cap between two drains (`_room_for`).
+
+It also gives the native core tmux's history semantics where they differ: a screen cleared
+on the main screen (ED 2, ED 0 from the home position, RIS) goes to history first (tmux's
+scroll-on-clear), and ED 3 erases muxd's history too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from pyghostty import ffi, lib
+from pyghostty.core import init_sized
+
+from .cell import BLANK
+from .ghostty_format import ACTIVE, HISTORY, NativeFormatter
+from .rows import EMPTY_ROW
+from .scrollback import Scrollback
+from .source_block import advance_attrs, measure_lines, render_line
+
+# The native scrollback's own cap: far above what it ever holds between drains, so it never
+# evicts; rows per cap at a width are estimated from ~8 bytes a cell plus a row header.
+NATIVE_CAP_BYTES = 8 * 1024 * 1024
+_NATIVE_ROW_BYTES_PER_CELL = 8
+_NATIVE_ROW_HEADER_BYTES = 64
+# Rows are drained once this many wait natively (drains cost ~50 us, so not after each read).
+DRAIN_ROWS = 256
+
+# Sequences that change history: ED (0, 2, 3), RIS, entering the alternate screen; and
+# scroll-ups (SU), which push up to a screenful at once.
+_CARRY_BYTES = 16  # longer than any event
+_EVENTS = re.compile(rb"\x1b(?:\[([023]?)J|\[(\d*)S|\[\?(?:1049|1047|47)h|c)")
+# The formatter writes styles as SGR; muxd's rows keep no underline style and no underline
+# colour, and palette colours 0-15 read back as the named colours (ghostty keeps one index
+# for `31` and `38;5;1`; programs write the former).
+_UNDERLINE_STYLE = re.compile(r"\x1b\[4:([0-5])m")
+_COLON_SGR = re.compile(r"\x1b\[[0-9;]*:[0-9;:]*m")
+_LOW_PALETTE = re.compile(r"\x1b\[([34])8;5;(1[0-5]|[0-9])m")
+_NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?")
+
+
+
+def _underline(match: re.Match[str]) -> str:
+    return "\x1b[24m" if match.group(1) == "0" else "\x1b[4m"
+
+
+def _named(match: re.Match[str]) -> str:
+    index = int(match.group(2))
+    base = (30 if match.group(1) == "3" else 40) + (60 if index >= 8 else 0)
+    return f"\x1b[{base + index % 8}m"
+
+
+def plain_sgr(text: str) -> str:
+    """The formatter's VT text with only the SGR muxd's rows keep (see the patterns above)."""
+    if "\x1b" not in text:
+        return text
+    if ":" in text:
+        text = _COLON_SGR.sub("", _UNDERLINE_STYLE.sub(_underline, text))
+    return _NOT_SGR.sub("", _LOW_PALETTE.sub(_named, text))
+
+
+def scroll_rows(match: re.Match[bytes], lines: int) -> int:
+    """Rows an SU event can push into history (0 for other events)."""
+    count = match.group(2)
+    if count is None:
+        return 0
+    return min(max(int(count or 1), 1), lines)
+
+
+class NativeHistory:
+    """The native terminal's scrollback, drained into `scrollback` (see module docstring)."""
+
+    def __init__(self, terminal: object, scrollback: Scrollback, write: Callable[[bytes], None]) -> None:
+        self._t = terminal
+        self.store = scrollback
+        self._write = write
+        self.copied = 0  # native history rows (from the oldest) already in `store`
+        self._carry = b""  # the end of the last read, from its last ESC (see feed)
+        self._size = ffi.new("size_t*")
+        self._bool = ffi.new("bool*")
+        self._int = ffi.new("int*")
+        self._u16 = ffi.new("uint16_t*")
+        self._row = ffi.new("GhosttyRow*")
+        self.formatter = NativeFormatter(terminal)
+        self._row_ref = init_sized("GhosttyGridRef")
+        cap = ffi.new("size_t*", NATIVE_CAP_BYTES)
+        lib.ghostty_terminal_set(terminal, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, cap)
+        # Rows copied out cannot come back, so growing taller adds blank rows (as in pyte).
+        lib.ghostty_terminal_set(terminal, lib.GHOSTTY_TERMINAL_OPT_RESIZE_PULL_SCROLLBACK, ffi.new("bool*", False))
+
+    # -- native state ------------------------------------------------------------------
+
+    def native_rows(self) -> int:
+        """Rows in the active screen's native scrollback (0 on the alternate screen)."""
+        lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS, self._size)
+        return self._size[0]
+
+    def _get_u16(self, key: int) -> int:
+        lib.ghostty_terminal_get(self._t, key, self._u16)
+        return self._u16[0]
+
+    def _columns(self) -> int:
+        return self._get_u16(lib.GHOSTTY_TERMINAL_DATA_COLS)
+
+    def _lines(self) -> int:
+        return self._get_u16(lib.GHOSTTY_TERMINAL_DATA_ROWS)
+
+    def at_ground(self) -> bool:
+        lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_VT_GROUND, self._bool)
+        return bool(self._bool[0])
+
+    def _alternate(self) -> bool:
+        lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, self._int)
+        return self._int[0] != 0
+
+    def _capacity_rows(self) -> int:
+        """Rows the native scrollback surely holds at this width (half its estimated cap)."""
+        row = self._columns() * _NATIVE_ROW_BYTES_PER_CELL + _NATIVE_ROW_HEADER_BYTES
+        return NATIVE_CAP_BYTES // row // 2
+
+    @property
+    def pending(self) -> int:
+        """Native rows not in `store` yet."""
+        rows = self.native_rows()
+        if rows < self.copied:  # the program erased them (RIS)
+            self.copied = rows
+        return rows - self.copied
+
+    # -- feeding -----------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Write program output to the native terminal, keeping every row it scrolls off."""
+        # An event may straddle two reads: the tail of the last one (from its last ESC) is
+        # scanned again, and an event ending in this read is handled before the rest is written.
+        carry = self._carry
+        scan = carry + data if carry else data
+        last_escape = scan.rfind(b"\x1b", max(len(scan) - _CARRY_BYTES, 0))
+        self._carry = scan[last_escape:] if last_escape >= 0 else b""
+        start = 0
+        lines = self._lines()
+        for event in _EVENTS.finditer(scan, max(len(carry) - _CARRY_BYTES, 0)):
+            if event.end() <= len(carry):
+                continue  # handled with the last read
+            at = max(event.start() - len(carry), 0)
+            self._write_bounded(data[start:at])
+            start = at
+            self._before(event, lines)
+            if event.group(1) == b"3":  # ED 3: the program erases scrollback, muxd's included
+                end = event.end() - len(carry)
+                self._write(data[start:end])
+                self.store.clear()
+                self.copied = self.native_rows()
+                start = end
+        self._write_bounded(data[start:])
+        if self.pending >= DRAIN_ROWS:
+            self.drain()
+
+    def _before(self, event: re.Match[bytes], lines: int) -> None:
+        """What must happen to history before `event` takes effect."""
+        kind = event.group(1)
+        if event.group(2) is not None:
+            self._make_room(scroll_rows(event, lines))
+        elif self._alternate():
+            pass  # the alternate screen has no history
+        elif kind == b"3":
+            self.copy_new()
+        elif kind is None and event.group(0) != b"\x1bc":
+            self.drain()  # entering the alternate screen hides the main one's scrollback
+        elif kind == b"2" or kind is None or self._cursor_home():
+            # ED 2, ED 0 from the home position, RIS: tmux moves the screen into history.
+            self.drain()
+            self.copy_screen()
+
+    def _cursor_home(self) -> bool:
+        x = self._get_u16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_X)
+        return x == 0 and self._get_u16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_Y) == 0
+
+    def _write_bounded(self, data: bytes) -> None:
+        """Write `data`, draining between pieces so no piece can fill the native scrollback."""
+        while data:
+            room = self._capacity_rows() - self.native_rows()
+            columns = self._columns()
+            if self._row_bound(data, columns) <= room:
+                self._write(data)
+                return
+            piece = self._piece_for(data, room, columns)
+            self._write(piece)
+            self.drain()
+            data = data[len(piece) :]
+
+    @staticmethod
+    def _row_bound(data: bytes, columns: int) -> int:
+        """Most rows `data` can scroll: a row a line feed, VT, FF, escape (IND, NEL) or full row."""
+        return (data.count(b"\n") + data.count(b"\x0b") + data.count(b"\x0c") + data.count(b"\x1b")
+                + len(data) // max(columns, 1) + 1)
+
+    def _piece_for(self, data: bytes, room: int, columns: int) -> bytes:
+        """A prefix of `data` within `room` rows, cut after a line feed where there is one."""
+        size = len(data)
+        while size > 1 and self._row_bound(data[:size], columns) > max(room, 1):
+            size //= 2
+        cut = data.rfind(b"\n", 0, size)
+        return data[: cut + 1] if cut > size // 2 else data[:size]
+
+    def _make_room(self, rows: int) -> None:
+        if self.native_rows() + rows > self._capacity_rows():
+            self.drain()
+
+    # -- draining ----------------------------------------------------------------------
+
+    def drain(self) -> None:
+        """Copy new native rows into `store` and erase the native scrollback if the parser allows."""
+        if self._alternate():
+            return
+        self.copy_new()
+        if self.copied and self.at_ground():
+            self._write(b"\x1b[3J")
+            self.copied = 0
+
+    def copy_new(self) -> None:
+        """Bring `store` up to date with the native scrollback (nothing is erased)."""
+        pending = self.pending
+        if pending <= 0:
+            return
+        first = self.copied
+        self._copy(HISTORY, first, first + pending - 1, pending)
+        self.copied = first + pending
+
+    def copy_rows(self, tag: int, first: int, last: int) -> None:
+        """Append native rows first..last to `store`, blank ones included."""
+        self._copy(tag, first, last, last - first + 1)
+
+    def write_raw(self, data: bytes) -> None:
+        """Write bytes of muxd's own to the native terminal (not scanned for events)."""
+        self._write(data)
+
+    def copy_screen(self) -> None:
+        """Append the main screen's rows down to the last one in use (tmux's scroll-on-clear)."""
+        self._copy(ACTIVE, 0, self._lines() - 1, None)
+
+    def _copy(self, tag: int, first: int, last: int, rows: int | None) -> None:
+        """Append native rows first..last to `store`; `rows` None: only down to the last in use.
+
+        The fast way hands whole lines (soft-wrapped rows joined) to the store as source
+        text: right when re-wrapping them gives the rows back, which is checked by counting
+        (the formatter leaves out trailing blank rows, added back as such). Where it is not
+        (a wrapped row whose continuation was erased later, widths that disagree, a last
+        row continuing on the screen), each row is laid out on its own with its native wrap
+        flag. Known blind spot: a lost row and a left-out blank row in the same batch cancel
+        out in the count, and the blank row ends up last instead of in place."""
+        columns = self._columns()
+        lines = self._format(tag, first, last, unwrap=True)
+        text = lines + "\r\n"
+        has_sgr = "\x1b" in text
+        laid_out = sum(measure_lines(text, has_sgr, columns).rows) if lines else 0
+        if rows is None or laid_out != rows or (lines and self.wrapped(tag, last)):
+            by_row = self._format(tag, first, last, unwrap=False)
+            in_use = by_row.count("\r\n") + 1 if by_row else 0
+            rows = in_use if rows is None else rows
+            if laid_out != in_use or (lines and self.wrapped(tag, first + in_use - 1)):
+                self._copy_by_row(tag, first, by_row, rows)
+                return
+        if lines:
+            end_attrs = advance_attrs(BLANK, text, BLANK) if has_sgr else BLANK
+            self.store.append_source(text, has_sgr, columns, BLANK, end_attrs, BLANK)
+        for _ in range(rows - laid_out):
+            self.store.append(EMPTY_ROW)
+
+    def _copy_by_row(self, tag: int, first: int, by_row: str, rows: int) -> None:
+        columns = self._columns()
+        store = self.store
+        attrs = BLANK
+        lines = by_row.split("\r\n") if by_row else []
+        for number, line in enumerate(lines):
+            laid_out, attrs = render_line(line, attrs, columns, BLANK)
+            if self.wrapped(tag, first + number):
+                laid_out[-1] = laid_out[-1]._replace(wrapped=True)
+            for row in laid_out:
+                store.append(row)
+        for _ in range(rows - len(lines)):
+            store.append(EMPTY_ROW)
+
+    def before_resize(self) -> None:
+        """Empty the native scrollback so reflow never touches rows already copied."""
+        self.drain()
+
+    def after_resize(self) -> None:
+        # Rows that could not be erased (the parser was inside a sequence) are copies already.
+        self.copied = self.native_rows() if self.copied else 0
+
+    # -- reading the native rows -------------------------------------------------------
+
+    def wrapped(self, tag: int, y: int) -> bool:
+        """Whether native row y (in `tag`'s coordinates) soft-wraps into the next one."""
+        if not self.formatter.ref(tag, 0, y, self._row_ref) or lib.ghostty_grid_ref_row(self._row_ref, self._row):
+            return False
+        lib.ghostty_row_get(self._row[0], lib.GHOSTTY_ROW_DATA_WRAP, self._bool)
+        return bool(self._bool[0])
+
+    def _format(self, tag: int, first: int, last: int, *, unwrap: bool) -> str:
+        """Rows first..last as VT text with the SGR muxd keeps (NativeFormatter.format)."""
+        return plain_sgr(self.formatter.format(tag, first, last, self._columns(), vt=True, unwrap=unwrap))

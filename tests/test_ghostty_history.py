@@ -1,0 +1,146 @@
+"""The ghostty backend's history: rows leaving libghostty-vt move into muxd's compact store
+(muxd/emulator/ghostty_history.py) without loss, with tmux's semantics, under muxd's cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from muxd.config import MAX_COLUMNS
+from muxd.emulator.backend import new_emulator
+
+pytest.importorskip("pyghostty")
+
+E = b"\x1b"
+
+
+def make(columns: int = 40, lines: int = 5, scrollback_bytes: int = 10**9):
+    return new_emulator(columns, lines, scrollback_bytes=scrollback_bytes, backend="ghostty")
+
+
+def feed_in(em, data: bytes, piece: int) -> None:
+    for offset in range(0, len(data), piece):
+        em.feed(data[offset : offset + piece])
+
+
+def history(em) -> list[str]:
+    return em.capture(-em.history_size, -1).splitlines() if em.history_size else []
+
+
+@pytest.mark.parametrize("columns", [80, MAX_COLUMNS])
+def test_a_flood_far_beyond_the_native_cap_loses_no_row(columns: int) -> None:
+    em = make(columns, 40)
+    rows = 30_000
+    data = b"".join(b"%07d " % n + b"x" * (columns - 9) + b"\r\n" for n in range(rows))
+    feed_in(em, data, 65536)
+    assert em.rows_scrolled == em.history_size == rows - 39
+    kept = history(em)
+    assert [line[:7] for line in kept] == [f"{n:07d}" for n in range(rows - 39)]
+
+
+def test_rows_scrolled_counts_rows_not_drained_yet() -> None:
+    em = make()
+    em.feed(b"".join(b"r%d\r\n" % n for n in range(10)))
+    assert em.rows_scrolled == 6  # 10 rows + the cursor's row on a 5-row screen
+    assert history(em) == [f"r{n}" for n in range(6)]
+    assert em.display_lines() == ["r6", "r7", "r8", "r9", ""]
+
+
+def test_the_cap_is_muxds_not_the_native_one() -> None:
+    em = make(scrollback_bytes=4096)
+    em.feed(b"".join(b"line %05d\r\n" % n for n in range(5000)))
+    assert 0 < em.history_bytes <= 4096
+    assert em.rows_scrolled == 5000 - 4
+    assert history(em)[-1] == "line 04995"
+
+
+@pytest.mark.parametrize("piece", [1, 3, 4096])
+def test_clearing_the_main_screen_moves_it_into_history_like_tmux(piece: int) -> None:
+    em = make()
+    feed_in(em, b"one\r\ntwo\r\n" + E + b"[1;31mred" + E + b"[0m" + E + b"[2J" + E + b"[Hafter", piece)
+    assert history(em) == ["one", "two", "red"]
+    assert "\x1b[31m" in em.capture(-3, -1, escapes=True) or "\x1b[1;31m" in em.capture(-3, -1, escapes=True)
+    assert em.display_lines()[0] == "after"
+
+
+@pytest.mark.parametrize("piece", [1, 5, 4096])
+def test_ed3_erases_muxds_history_too(piece: int) -> None:
+    em = make()
+    feed_in(em, b"".join(b"old %d\r\n" % n for n in range(300)) + E + b"[3J" + b"new\r\n" * 6, piece)
+    # the screen's rows were not erased: the new lines scroll them into the empty history
+    assert history(em) == ["old 296", "old 297", "old 298", "old 299", "new", "new"]
+
+
+def test_the_alternate_screen_adds_no_history_and_keeps_the_main_one() -> None:
+    em = make()
+    em.feed(b"".join(b"main %d\r\n" % n for n in range(8)))
+    em.feed(E + b"[?1049h" + b"".join(b"alt %d\r\n" % n for n in range(50)))
+    assert em.alternate_screen
+    em.feed(E + b"[?1049l")
+    assert history(em) == [f"main {n}" for n in range(4)]
+
+
+def test_a_wrapped_row_whose_continuation_was_erased_keeps_its_place() -> None:
+    em = make(columns=10)
+    em.feed(b"a" * 10 + b"b" + E + b"[2K\r\nnext\r\n" + b"z\r\n" * 5)
+    assert history(em)[:3] == ["a" * 10, "", "next"]
+
+
+def test_a_line_continuing_on_the_screen_is_joined_across_the_boundary() -> None:
+    em = make(columns=10, lines=3)
+    em.feed(b"0123456789" * 4)
+    assert em.capture(-em.history_size, join_wrapped=True).split("\n")[0] == "0123456789" * 4
+
+
+def test_scroll_up_pushes_rows_into_history() -> None:
+    em = make()
+    em.feed(b"a\r\nb\r\nc\r\nd\r\ne" + E + b"[3S")
+    assert history(em) == ["a", "b", "c"]
+
+
+def test_resize_narrower_reflows_the_screen_and_keeps_history() -> None:
+    em = make(columns=20, lines=4)
+    em.feed(b"".join(b"h%d\r\n" % n for n in range(5)) + b"0123456789abcdefghij")
+    em.resize(10, 4)
+    assert history(em)[:2] == ["h0", "h1"]
+    assert em.capture(-em.history_size, join_wrapped=True).splitlines()[-1] == "0123456789abcdefghij"
+
+
+def _flood(seed: int) -> bytes:
+    import random
+
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "\x1b[1mbold\x1b[0m", "\x1b[38;5;200mpink", "\x1b[0m", "wide中文", "é", "x" * 90]
+    out = [E + b"[31m"]  # a pen set before the flood
+    for n in range(4000):
+        out.append((" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) + f" {n}\r\n").encode())
+        if n % 997 == 0:
+            out.append(b"\ttabbed line\r\n")
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("piece", [16384, 65536, 10**6])
+def test_flood_skipping_gives_what_emulating_everything_gives(piece: int) -> None:
+    from muxd.emulator.ghostty_backend import GhosttyEmulator
+
+    data = _flood(piece)
+    fast = GhosttyEmulator(80, 24, scrollback_bytes=10**9)
+    plain = GhosttyEmulator(80, 24, scrollback_bytes=10**9, fast_paths=False)
+    feed_in(fast, data, piece)
+    feed_in(plain, data, piece)
+    assert fast.skipped_chars > len(data) // 2
+    assert fast.rows_scrolled == plain.rows_scrolled
+    assert fast.capture(-(10**9), escapes=True) == plain.capture(-(10**9), escapes=True)
+    assert fast.cursor == plain.cursor
+    fast.feed(b"after" + E + b"[0m\r\n")
+    plain.feed(b"after" + E + b"[0m\r\n")
+    assert fast.capture(escapes=True) == plain.capture(escapes=True)
+
+
+def test_no_skipping_below_a_scroll_region_or_above_text() -> None:
+    from muxd.emulator.ghostty_backend import GhosttyEmulator
+
+    for setup in (E + b"[2;10r" + E + b"[10;1H", b"\r\n\r\nkeep" + E + b"[1;1H"):
+        em = GhosttyEmulator(80, 24, scrollback_bytes=10**9)
+        em.feed(setup)
+        em.feed(b"".join(b"line %d\r\n" % n for n in range(2000)))
+        assert em.skipped_chars == 0

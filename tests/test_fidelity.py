@@ -162,6 +162,10 @@ SEQUENCES: dict[str, tuple[str | bytes, ...]] = {
         f"{E}(0{E}7{E}(B{E}[30Cascii after save{E}8lqk{E}(B saved G0\r\n"
         f"\x0e{E}7\x0f{E}[30Cascii after save{E}8lqk\x0f saved shift\r\n"
         "graphics done\r\n",),
+    # DECSTBM homes the cursor, whatever its parameters (and from a pending wrap).
+    "region_homes_cursor": (
+        f"{E}[5;5Hbefore{E}[3;8rA{E}[10;10H{E}[r{E}[1BB{E}[12;12H{E}[;r{E}[2BC{E}[15;1H" + "w" * 80
+        + f"{E}[r{E}[3BD{E}[16;1H{E}[5r{E}[4BE{E}[16;1H{E}[;9r{E}[5BF{E}[r{E}[20;1Hregion home done",),
     "wide_chars": (
         "CJK: 中文字符 한국어 日本語\nemoji: 😀🎉🚀 end\nmixed: a中b😀c\n"
         "fullwidth: ＡＢＣ１２３\nwide done\n",),
@@ -254,6 +258,7 @@ CASES: list[Case] = [
     shown_case("invalid_utf8", Step(marker="invalid done")),
     shown_case("sgr_dim", Step(marker="dim done"), styles=True),
     shown_case("dec_graphics", Step(marker="graphics done")),
+    shown_case("region_homes_cursor", Step(marker="region home done")),
     shown_case("wide_chars", Step(marker="wide done")),
     shown_case("wide_at_margin", Step(marker="margin done")),
     shown_case("wide_overwrite", Step(marker="overwrite done")),

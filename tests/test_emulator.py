@@ -271,6 +271,37 @@ def test_repeat_scroll_up_and_down(fast: bool) -> None:
     assert em.display_lines() == ["", "", "1", "2"]
 
 
+# -- scroll regions (DECSTBM) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("region", [b"[r", b"[;r", b"[0;0r", b"[3;8r", b"[3r", b"[;8r", b"[0;8r", b"[3;99r"])
+def test_setting_a_scroll_region_homes_the_cursor(fast: bool | str, region: bytes) -> None:
+    em, _ = make(fast, lines=10)
+    em.feed(E + b"[2;4r" + E + b"[5;5H" + E + region + b"X")
+    assert em.cursor == (1, 0)
+    em.feed(b"\r" + b"a" * 20 + E + region + b"Y")  # from a pending wrap too
+    assert em.display_lines()[:2] == ["Yaaaaaaaaaaaaaaaaaaa", ""]
+
+
+def test_a_scroll_region_under_two_rows_is_ignored(fast: bool | str) -> None:
+    em, _ = make(fast, lines=10)
+    em.feed(b"\r\n".join(b"r%d" % n for n in range(1, 11)) + E + b"[3;8r" + E + b"[5;5H")
+    for invalid in (b"[8;3r", b"[4;4r", b"[99;99r"):
+        em.feed(E + invalid)
+        assert em.cursor == (4, 4)
+    em.feed(E + b"[8;1H\n")  # still rows 3-8 scroll
+    assert em.display_lines()[1:9] == ["r2", "r4", "r5", "r6", "r7", "r8", "", "r9"]
+
+
+def test_a_scroll_region_in_origin_mode_homes_to_its_top(fast: bool | str) -> None:
+    # As in xterm and ghostty; tmux 3.3a goes to the screen's top-left even under DECOM.
+    em, _ = make(fast, lines=10)
+    em.feed(E + b"[?6h" + E + b"[5;5H" + E + b"[3;8rX")
+    assert em.cursor == (1, 2)
+    em.feed(E + b"[rY" + E + b"[?6l")
+    assert em.display_lines()[:3] == ["Y", "", "X"]
+
+
 # -- capture -------------------------------------------------------------------------
 
 

@@ -106,6 +106,11 @@ FLOOD_CASES = {
         + (b"\x1b[0m" * rng.randint(0, 40) + b"x" if rng.random() < 0.3 else b"") + b"\r\n"
         for _ in range(150)
     ),
+    # Lines under DEC line drawing are emulated; the flood path resumes once ASCII is back.
+    "line_drawing": lambda rng: b"".join(
+        [b"\x1b(0", streams.plain_flood(rng, 150), b"\x1b(B", streams.plain_flood(rng, 150),
+         b"\x1b)0\x0e", streams.plain_flood(rng, 100), b"\x0f", streams.plain_flood(rng, 100)]
+    ),
     "mixed": lambda rng: b"".join(
         [
             b"prompt$ cat file\r\n",
@@ -126,7 +131,8 @@ FLOOD_CASES = {
 def test_floods_match_plain_emulation(case: str, chunk: int, threshold: int) -> None:
     data = FLOOD_CASES[case](random.Random(case))
     fast = assert_identical(data, chunked(data, chunk))
-    if threshold < 100 and case in ("plain", "coloured", "long_wrapped", "sticky_sgr", "colour_per_character", "mixed"):
+    if threshold < 100 and case in ("plain", "coloured", "long_wrapped", "sticky_sgr", "colour_per_character", "mixed",
+                                  "line_drawing"):
         assert fast.skipped_chars > 0, "the flood path was not exercised"
 
 

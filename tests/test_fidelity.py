@@ -6,13 +6,14 @@ curses program, a cursor-position query), or `cat` of a byte sequence aimed at o
 feature. Both are driven with the same keys; once both screens have settled on the expected
 state the captures are compared with trailing blanks dropped. Cases marked `styles` also compare colours and attributes cell by cell, read from
 `capture-pane -e` (the escape spelling may differ from tmux's; the styles may not).
+Captures show what a person sees: tmux's DEC line-drawing cells are read as their glyphs
+(see `as_seen`), where its `capture-pane -p` prints their ASCII codes.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from fidelity_data.captures import as_seen, styled_lines, without_escapes
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import WaitTimeout, wait_until
 
@@ -153,7 +155,17 @@ SEQUENCES: dict[str, tuple[str | bytes, ...]] = {
         "styles done\n",),
     "dec_graphics": (
         f"{E}(0lqqwqqk\r\nx  x  x\r\ntqqnqqu\r\nmqqvqqj{E}(B lqk in ASCII\r\n"
-        f"{E})0\x0eaf`~\x0f g1 shifted\r\ngraphics done\r\n",),
+        f"{E})0\x0eaf`~\x0f g1 shifted\r\n"
+        f"{E}(0{''.join(map(chr, range(0x5F, 0x7F)))}{E}(B whole set\r\n"
+        f"{E}(0q{E}[5b{E}(B repeated\r\n"
+        # DECSC keeps the designations and the shift; DECRC brings them back.
+        f"{E}(0{E}7{E}(B{E}[30Cascii after save{E}8lqk{E}(B saved G0\r\n"
+        f"\x0e{E}7\x0f{E}[30Cascii after save{E}8lqk\x0f saved shift\r\n"
+        "graphics done\r\n",),
+    # DECSTBM homes the cursor, whatever its parameters (and from a pending wrap).
+    "region_homes_cursor": (
+        f"{E}[5;5Hbefore{E}[3;8rA{E}[10;10H{E}[r{E}[1BB{E}[12;12H{E}[;r{E}[2BC{E}[15;1H" + "w" * 80
+        + f"{E}[r{E}[3BD{E}[16;1H{E}[5r{E}[4BE{E}[16;1H{E}[;9r{E}[5BF{E}[r{E}[20;1Hregion home done",),
     "wide_chars": (
         "CJK: 中文字符 한국어 日本語\nemoji: 😀🎉🚀 end\nmixed: a中b😀c\n"
         "fullwidth: ＡＢＣ１２３\nwide done\n",),
@@ -209,8 +221,13 @@ CASES: list[Case] = [
           Step(("x",), marker="stage 2 ready"),
           Step(("x",), marker="stage 3 ready"),
           Step(("x",), marker="stage 4")),
-         # Box lines as UTF-8: DEC line drawing (what tmux captures as "lqqk") is dec_graphics' job.
-         env=("NCURSES_NO_UTF8_ACS=1",), styles=True),
+         env=("NCURSES_NO_UTF8_ACS=1",), styles=True),  # box lines as UTF-8
+    # The same screens with box lines in DEC line drawing (ncurses' smacs under xterm-256color).
+    Case("curses_panel_acs", ("sh", "-c", f"{sys.executable} {DATA_DIR / 'curses_panel.py'}; {KEEP_PANE}"),
+         (Step(marker="stage 1 ready"),
+          Step(("x",), marker="stage 2 ready"),
+          Step(("x",), marker="stage 3 ready"),
+          Step(("x",), marker="stage 4")), styles=True),
     Case("cursor_report", ("sh", "-c", f"{sys.executable} {DATA_DIR / 'cursor_report.py'}; {KEEP_PANE}"),
          (Step(marker="report done"),)),
     Case("bash_readline", ("bash", "--norc", "--noprofile", "-i"),
@@ -241,6 +258,7 @@ CASES: list[Case] = [
     shown_case("invalid_utf8", Step(marker="invalid done")),
     shown_case("sgr_dim", Step(marker="dim done"), styles=True),
     shown_case("dec_graphics", Step(marker="graphics done")),
+    shown_case("region_homes_cursor", Step(marker="region home done")),
     shown_case("wide_chars", Step(marker="wide done")),
     shown_case("wide_at_margin", Step(marker="margin done")),
     shown_case("wide_overwrite", Step(marker="overwrite done")),
@@ -309,7 +327,9 @@ class Tmux:
         self.run("send-keys", "-t", session, *keys)
 
     def capture(self, session: str, *flags: str) -> str:
-        return self.run("capture-pane", "-p", "-t", session, *flags)
+        """`capture-pane -p` with `flags`, line drawing shown as drawn (see `as_seen`)."""
+        seen = as_seen(self.run("capture-pane", "-p", "-e", "-t", session, *flags))
+        return seen if "-e" in flags else without_escapes(seen)
 
     def kill_session(self, session: str) -> None:
         self.run("kill-session", "-t", session)
@@ -427,111 +447,6 @@ def diff(expected: str, actual: str, what: str) -> str:
     return "\n".join(lines)
 
 
-_SGR = re.compile(r"\x1b\[([0-9;:]*)m")
-_OTHER_ESCAPE = re.compile(r"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|[()][0-9A-Za-z]|[^\[()])|[\x0e\x0f]")
-_FLAGS = {1: "bold", 2: "dim", 3: "italic", 4: "underline", 5: "blink", 7: "reverse", 8: "hidden",
-          9: "strike", 21: "underline", 53: "overline"}
-_FLAGS_OFF = {22: ("bold", "dim"), 23: ("italic",), 24: ("underline",), 25: ("blink",), 27: ("reverse",),
-              28: ("hidden",), 29: ("strike",), 55: ("overline",)}
-_CUBE = (0, 95, 135, 175, 215, 255)
-
-
-def _palette(index: int) -> str:
-    """A 256-colour index as compared: 0-15 stay indexes (themes change them), the rest are RGB."""
-    if index < 16:
-        return str(index)
-    if index < 232:
-        index -= 16
-        return f"#{_CUBE[index // 36]:02x}{_CUBE[index // 6 % 6]:02x}{_CUBE[index % 6]:02x}"
-    grey = 8 + 10 * (index - 232)
-    return f"#{grey:02x}{grey:02x}{grey:02x}"
-
-
-def _extended_colour(params: list[str]) -> str:
-    """The colour given after a 38/48/58: `5;N` (palette) or `2;R;G;B`."""
-    if params[:1] == ["5"] and len(params) >= 2:
-        return _palette(int(params[1] or 0))
-    if params[:1] == ["2"] and len(params) >= 4:
-        r, g, b = (int(p or 0) for p in params[1:4])
-        return f"#{r:02x}{g:02x}{b:02x}"
-    return "?"
-
-
-def apply_sgr(style: dict[str, str], text: str) -> None:
-    """Update `style` (attribute -> value) by the parameters of one SGR sequence."""
-    params = text.split(";") if text else ["0"]
-    i = 0
-    while i < len(params):
-        sub = params[i].split(":")  # colon sub-parameters stay inside one parameter
-        code = int(sub[0] or 0)
-        i += 1
-        if code == 0:
-            style.clear()
-        elif code == 4 and len(sub) > 1:
-            if sub[1] in ("", "0"):
-                style.pop("underline", None)
-            else:
-                style["underline"] = "on"
-        elif code in _FLAGS:
-            style[_FLAGS[code]] = "on"
-        elif code in _FLAGS_OFF:
-            for flag in _FLAGS_OFF[code]:
-                style.pop(flag, None)
-        elif 30 <= code <= 37 or 90 <= code <= 97:
-            style["fg"] = str(code - 30 if code < 90 else code - 82)
-        elif 40 <= code <= 47 or 100 <= code <= 107:
-            style["bg"] = str(code - 40 if code < 100 else code - 92)
-        elif code in (38, 48, 58):
-            if len(sub) > 1:
-                colour = _extended_colour(sub[1:2] + sub[-3:] if sub[1] == "2" else sub[1:])
-            else:
-                colour = _extended_colour(params[i:])
-                i += 2 if params[i:i + 1] == ["5"] else 4
-            style[{38: "fg", 48: "bg", 58: "ul"}[code]] = colour
-        elif code in (39, 49, 59):
-            style.pop({39: "fg", 49: "bg", 59: "ul"}[code], None)
-
-
-def styled_lines(capture: str) -> list[str]:
-    """An `-e` capture as one line of styled runs per screen line, e.g. `[bold fg=4]bin[]`.
-
-    The spelling of the escapes is gone: only what each cell looks like is left.
-    """
-    style: dict[str, str] = {}
-    rendered: list[str] = []
-    for line in capture.split("\n"):
-        cells: list[tuple[str, str]] = []
-        pos = 0
-        for match in _SGR.finditer(line):
-            cells += [(c, _style_key(style, c)) for c in _OTHER_ESCAPE.sub("", line[pos:match.start()])]
-            apply_sgr(style, match.group(1))
-            pos = match.end()
-        cells += [(c, _style_key(style, c)) for c in _OTHER_ESCAPE.sub("", line[pos:])]
-        while cells and cells[-1][0] == " ":  # trailing blanks aside, whatever their colour
-            cells.pop()
-        runs: list[str] = []
-        current: str | None = None
-        for char, key in cells:
-            if key != current:
-                runs.append(f"[{key}]")
-                current = key
-            runs.append(char)
-        rendered.append("".join(runs).removeprefix("[]"))
-    while rendered and not rendered[-1]:
-        rendered.pop()
-    return rendered
-
-
-# What a blank cell shows of its style: the foreground side of it only when reversed.
-_BLANK_VISIBLE = frozenset({"bg", "reverse", "underline", "strike", "overline", "ul"})
-
-
-def _style_key(style: dict[str, str], char: str) -> str:
-    shown = style.items() if char != " " or "reverse" in style else (
-        (k, v) for k, v in style.items() if k in _BLANK_VISIBLE)
-    return " ".join(k if v == "on" else f"{k}={v}" for k, v in sorted(shown))
-
-
 # ------------------------------------------------------------------ the test
 
 def _params() -> list[object]:
@@ -549,7 +464,6 @@ GHOSTTY_PYTE_ONLY: dict[str, str] = {
     "backspace_at_margin": "BS after the last column: ghostty clears the pending wrap first, tmux does not",
     "long_lines": "rows written at the last column with a pending wrap: ghostty's autowrap differs",
     "save_restore_cursor": "DECSC/DECRC (or the reply case it includes) leaves the cursor elsewhere",
-    "dec_graphics": "ghostty shows DEC line drawing in captures; tmux 3.3a captures the ASCII codes",
     "wide_overwrite": "overwriting halves of wide characters: ghostty blanks differently from tmux",
     "wide_half_at_column_1": "tmux 3.3a's quirk keeps a wide character whose right half is overwritten",
 }

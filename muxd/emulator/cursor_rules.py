@@ -7,6 +7,7 @@
 - CUP/HVP in origin mode clamp into the region instead of being ignored.
 - CBT/CHT (back/forward tab), HPA (`CSI n backtick`), SCOSC/SCORC (`CSI s`/`CSI u`).
 - One saved cursor (DECSC/SCOSC), restored as often as asked, instead of pyte's stack.
+- DECSTBM homes the cursor whatever its parameters, `CSI r` and `CSI ; r` included.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import functools
 from typing import Any
 
 from pyte import modes
+from pyte.screens import Margins
 
 TAB_WIDTH = 8  # default tab stops: every TAB_WIDTH columns
 
@@ -69,6 +71,20 @@ class CursorRules:
             y = min(max(y + top, top), bottom)
         self.cursor.x = min(max(x, 0), self.columns - 1)
         self.cursor.y = min(max(y, 0), self.lines - 1)
+
+    def set_margins(self, top: int | None = None, bottom: int | None = None) -> None:
+        """DECSTBM: rows top..bottom (1-based) scroll; a missing or 0 bound is the screen's edge.
+
+        pyte's parser reads `CSI ; r` as 0;0, so 0 must mean the default (it does in xterm).
+        A region under two rows is ignored; any other sets it and homes the cursor (to the
+        region's top under DECOM, as xterm does), which pyte skips for `CSI r`."""
+        last = self.lines - 1
+        upper = min((top or 1) - 1, last)
+        lower = min((bottom or self.lines) - 1, last)
+        if upper >= lower:
+            return
+        self.margins = None if (upper, lower) == (0, last) else Margins(upper, lower)
+        self.cursor_position()
 
     def tab(self) -> None:
         x = self.cursor.x

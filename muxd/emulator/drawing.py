@@ -6,7 +6,8 @@ wrong for basic cases: a wide character that does not fit at the end of a row wr
 half (except, as in tmux, a wide character in column 0 whose right half is overwritten);
 zero-width characters (combining marks, ZWJ, variation selectors) are appended to the
 previous character, not normalised (tmux keeps "e" + U+0301 as typed), instead of ending
-the whole run; control characters are skipped.
+the whole run; control characters are skipped. While a DEC graphics set is in use, text
+is drawn as its line-drawing glyphs (charsets.py).
 """
 
 from __future__ import annotations
@@ -86,6 +87,12 @@ def _combine(screen: MuxScreen, char: str) -> None:
 
 def draw_reference(screen: MuxScreen, data: str) -> None:
     """Draw `data` one character at a time (the plain emulation the fast path must match)."""
+    if screen.translation is not None:  # a DEC graphics set is in use (charsets.py)
+        data = data.translate(screen.translation)
+    _draw_each(screen, data)
+
+
+def _draw_each(screen: MuxScreen, data: str) -> None:
     cursor = screen.cursor
     for char in data:
         width = CHAR_WIDTHS[char]
@@ -122,9 +129,11 @@ def draw_reference(screen: MuxScreen, data: str) -> None:
 
 def draw_fast(screen: MuxScreen, data: str) -> None:
     """Draw `data` in whole runs: one dict update per row and one shared `Cell` per character."""
+    if screen.translation is not None:
+        data = data.translate(screen.translation)
     mode = screen.mode
     if modes.IRM in mode or modes.DECAWM not in mode:
-        draw_reference(screen, data)
+        _draw_each(screen, data)
         return
     if data.isascii() and data.isprintable():
         _draw_narrow(screen, data)
@@ -143,7 +152,7 @@ def draw_fast(screen: MuxScreen, data: str) -> None:
         if stop > start:
             _draw_narrow(screen, data[start:stop])
         if stop < end:
-            draw_reference(screen, data[stop])
+            _draw_each(screen, data[stop])
         start = stop + 1
 
 

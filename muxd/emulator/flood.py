@@ -1,11 +1,11 @@
 """Flood skipping: lines that provably only scroll into scrollback are not emulated.
 
 When the cursor is at column 0 with only blank rows from there down, on the main screen with
-default margins and modes, and the parser is between sequences, a run of "simple" lines
-(printable text, SGR sequences and, with the default tab stops, tabs; each ended by CRLF)
-has a known effect: every line becomes the rows line_layout.py works out (for one-cell
-characters without tabs, `ceil(cells / columns)`, one if empty), soft-wrapped at the width,
-and all but the last `lines - 1` rows scroll off. So the rows above the cursor and the run
+default margins, modes and character set, and the parser is between sequences, a run of
+"simple" lines (printable text, SGR sequences and, with the default tab stops, tabs; each
+ended by CRLF) has a known effect: every line becomes the rows line_layout.py works out (for
+one-cell characters without tabs, `ceil(cells / columns)`, one if empty), soft-wrapped at
+the width, and all but the last `lines - 1` rows scroll off. So the rows above the cursor and the run
 minus its last screenful go straight to scrollback as a `SourceBlock`, the screen is cleared
 with the cursor at home and the attributes the skipped SGRs would leave, and only the last
 screenful is emulated. While a flood goes on, that last screenful (plus a partial line) is
@@ -101,6 +101,8 @@ def is_simple_partial_line(text: str, start: int, tabs: bool = False) -> bool:
 def can_skip_from_here(screen: MuxScreen, parser: FastParser) -> bool:
     """True when simple lines fed now would behave as the module docstring says."""
     if not parser.idle or screen.alternate or screen.in_string or screen.cursor.x != 0:
+        return False
+    if screen.translation is not None:  # skipped text would reach scrollback untranslated
         return False
     mode = screen.mode
     if modes.DECAWM not in mode or not _MODES_THAT_CHANGE_TEXT.isdisjoint(mode):

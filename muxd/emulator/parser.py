@@ -36,13 +36,13 @@ _CSI_EXTENDED = 15
 _TOKEN = re.compile(
     r"([^\x00\x07-\x0f\x1b\x7f\x9b\x9d]+)"  # 1 text: exactly pyte's Stream._text_pattern
     r"|\x1b\[(\??)([0-9;]*)([@-~])"  # 2-4 CSI: private flag, parameters, final
-    r"|([\x07-\x0d])"  # 5 BEL BS HT LF VT FF CR
+    r"|([\x07-\x0f])"  # 5 BEL BS HT LF VT FF CR SO SI
     r"|\x1b\]([^RP\x07\x1b\x9c])([^\x07\x1b\x9c]*)(?:\x07|\x9c|\x1b\\)"  # 6-7 OSC code, body
     r"|\x1b([^\[\]#%()])"  # 8 two-character escape (DECSC, RI, RIS, ...)
-    r"|\x1b[()]([\s\S])"  # 9 charset designation: ignored in UTF-8 mode, like pyte
+    r"|\x1b[()]([\s\S])"  # 9 G0/G1 charset designation
     r"|\x1b#([\s\S])"  # 10 DEC "sharp" sequences
     r"|\x1b%([\s\S])"  # 11 select other charset: a no-op for text input
-    r"|([\x00\x7f\x0e\x0f])"  # 12 NUL, DEL, and SO/SI (ignored in UTF-8 mode)
+    r"|([\x00\x7f])"  # 12 NUL, DEL
     # 13-15 CSI that pyte's parser would break on: a <=> prefix (kitty keyboard, XTVERSION,
     # secondary DA), ':' sub-parameters (SGR 38:2::r:g:b, 4:3), or intermediate bytes.
     r"|\x1b\[([<=>?]?)([0-9;:]*[0-9;]*)[ -/]*([@-~])"
@@ -127,6 +127,12 @@ class ExtendedStream(Stream):
         | frozenset(KEYPAD_ESCAPES.values())
     )
 
+    def __init__(self, screen: pyte.Screen | None = None) -> None:
+        super().__init__(screen)
+        # In pyte's `Stream` this flag only makes it drop charset designations and SO/SI,
+        # which xterm and tmux honour in UTF-8 too (ncurses draws its boxes with them).
+        self.use_utf8 = False
+
     def _send_to_parser(self, data: str) -> bool | None:
         try:
             assert self._parser is not None
@@ -209,9 +215,11 @@ class FastParser:
                     handlers.escape.get(token.group(8), screen.debug)()
                 elif kind == _SHARP:
                     handlers.sharp.get(token.group(10), screen.debug)()
+                elif kind == _CHARSET:
+                    handlers.define_charset(token.group(9), token.group(0)[1])
                 elif kind == _CSI_EXTENDED:
                     self._extended_csi(handlers, *token.group(13, 14, 15))
-                # _CHARSET, _OTHER_CHARSET and _IGNORED change nothing in UTF-8 mode.
+                # _OTHER_CHARSET and _IGNORED change nothing.
             except Exception:
                 screen.hook_errors += 1
                 log.debug("event for %r failed", token.group(0), exc_info=True)
@@ -268,6 +276,7 @@ class _Handlers:
         self.csi = table(ExtendedStream.csi)
         self.set_title = bind("set_title")
         self.set_icon_name = bind("set_icon_name")
+        self.define_charset = bind("define_charset")
         self.draw = bind("draw")
         draw_function = getattr(screen, "_draw", None)
         if raw and draw_function is not None:  # skip the screen's draw -> implementation hop

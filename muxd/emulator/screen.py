@@ -4,9 +4,10 @@ Adds: answers to device queries through `reply`; the alternate screen (private m
 1047, 47); title and bell; rows scrolled off the main screen go to a byte-capped
 `Scrollback` (as in tmux 3.3a: also the top row of any scroll region, and the used rows of
 a cleared screen, "scroll-on-clear"); per-row soft-wrap flags, forgotten like tmux's when a
-row is cleared; SU/SD/REP; DCS/SOS/PM/APC strings swallowed; tmux's rules for wide
-characters (drawing.py), cursor movement (cursor_rules.py), erasing (cells get the
-background colour only) and resizing. No event handler ever raises (_guard.py).
+row is cleared; SU/SD/REP; DCS/SOS/PM/APC strings swallowed; DEC line drawing
+(charsets.py); tmux's rules for wide characters (drawing.py), cursor movement and scroll
+regions (cursor_rules.py), erasing (cells get the background colour only) and resizing.
+No event handler ever raises (_guard.py).
 Cells are `Cell`s (pyte's `Char` plus dim/hidden/overline).
 """
 
@@ -22,6 +23,7 @@ from pyte.screens import Cursor, StaticDefaultDict
 
 from ._guard import guard_events
 from .cell import BLANK, REVERSE_BLANK, Cell
+from .charsets import CharsetShifts
 from .cursor_rules import CursorRules, default_tab_stops
 from .drawing import CHAR_CACHE_MAX_STYLES, CharCache, draw_fast, draw_reference
 from .parser import ExtendedStream
@@ -47,7 +49,7 @@ class ScreenLine(StaticDefaultDict[int, Cell]):
     wrapped = False
 
 
-class MuxScreen(CursorRules, pyte.Screen):
+class MuxScreen(CharsetShifts, CursorRules, pyte.Screen):
     """A pane's screen. `scrollback` receives rows leaving the top of the main screen."""
 
     def __init__(
@@ -145,6 +147,7 @@ class MuxScreen(CursorRules, pyte.Screen):
             self._clear_into_scrollback()
         self.alternate = False
         self._saved_main = None
+        self.savepoints.clear()  # a DECRC after RIS homes the cursor, as in tmux and xterm
         super().reset()
         self.buffer = self._new_buffer()
         self.cursor.attrs = BLANK

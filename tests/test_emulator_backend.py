@@ -46,3 +46,15 @@ def test_falls_back_to_pyte_once_logged_when_pyghostty_cannot_load(
         second = new_emulator(20, 5)
     assert type(first) is Emulator and type(second) is Emulator
     assert caplog.text.count("cannot load") == 1
+
+
+@pytest.mark.parametrize(("choice", "expected"), [(None, "ghostty"), ("pyte", "pyte"), ("ghostty", "ghostty")])
+def test_server_status_says_which_backend_runs(choice: str | None, expected: str) -> None:
+    from muxd.testing.server import MuxdTestServer
+
+    server = MuxdTestServer(env={"MUXD_EMULATOR": choice or ""}).start()
+    try:
+        out = server.cli("server", "status", check=True).stdout
+    finally:
+        server.stop()
+    assert any(line.split() == ["emulator", expected] for line in out.splitlines())

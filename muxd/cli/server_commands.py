@@ -60,7 +60,7 @@ async def server(client: Any, args: argparse.Namespace) -> int:
         ["protocol", str(status.protocol_version)],
         ["started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.started_at))
          + f" ({age(status.started_at)} ago)"],
-        ["sessions", str(status.sessions)], ["panes", str(status.panes)],
+        ["sessions", str(status.sessions)], ["panes", str(status.panes)], ["emulator", status.emulator],
         ["client pid", str(os.getpid())],
     ])
     return 0

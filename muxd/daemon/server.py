@@ -22,6 +22,7 @@ from muxd.daemon.detection import PaneDetection
 from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.executions import ExecutionService
 from muxd.daemon.tasks import TaskService
+from muxd.emulator.backend import running_backend
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
@@ -105,7 +106,7 @@ class Daemon:
             server = await asyncio.start_unix_server(self._accept, sock=sock)
             if on_ready is not None:
                 on_ready()
-            log.info("serving on %s (pid %d)", self.socket_path, os.getpid())
+            log.info("serving on %s (pid %d), emulator %s", self.socket_path, os.getpid(), running_backend())
             await self._stop.wait()
             server.close()
         finally:

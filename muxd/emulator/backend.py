@@ -47,6 +47,13 @@ def backend_name(name: str | None = None) -> str:
     return name or DEFAULT_BACKEND
 
 
+def running_backend(name: str | None = None) -> str:
+    """The backend `new_emulator` gives for `name` (or $MUXD_EMULATOR): after the fallback."""
+    if backend_name(name) == "ghostty" and _load_ghostty() is not None:
+        return "ghostty"
+    return "pyte"
+
+
 def new_emulator(
     columns: int = 80,
     lines: int = 24,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, False), (20, True, False))
 _REPLY = re.compile(rb"\x1bP1\$r([0-9;:]*)([mr])\x1b\\")
 _FULL_RESETS = ("\x1b[m", "\x1b[0m")
+_CHARSET_STATE = re.compile(r"\x1b[()][0-9A-Za-z]|[\x0e\x0f]")
 
 
 def _pen_sequence(params: bytes) -> str:
@@ -75,8 +76,9 @@ class NativeFloodSkipper:
             return None
         x, y = emulator.cursor
         lines, columns = emulator.lines, emulator.columns
-        if history.formatter.format(ACTIVE, y, lines - 1, columns, vt=True, unwrap=False):
-            return None  # something below the cursor (styled blanks count)
+        below = history.formatter.format(ACTIVE, y, lines - 1, columns, vt=True, unwrap=False, charsets=True)
+        if "\x1b(0" in below or "\x0e" in below or _CHARSET_STATE.sub("", below):
+            return None  # line drawing in effect, or something below the cursor (styled blanks count)
         replies = {final: params for params, final in emulator.query(b"\x1bP$qm\x1b\\\x1bP$qr\x1b\\", _REPLY)}
         if replies.get(b"r") != f"1;{lines}".encode() or b"m" not in replies:
             return None

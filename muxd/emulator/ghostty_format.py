@@ -42,15 +42,18 @@ class NativeFormatter:
         point.value.x, point.value.y = x, y
         return not self._grid_ref(self._t, point[0], out)
 
-    def format(self, tag: int, first: int, last: int, columns: int, *, vt: bool, unwrap: bool) -> str:
+    def format(self, tag: int, first: int, last: int, columns: int, *, vt: bool, unwrap: bool,
+               charsets: bool = False) -> str:
         """Rows first..last: CRLF between lines (VT) or LF (plain), none after the last;
-        soft-wrapped rows joined when `unwrap`; trailing blank rows left out."""
+        soft-wrapped rows joined when `unwrap`; trailing blank rows left out. `charsets`:
+        the designations and shift in effect follow (e.g. `ESC ( 0`, SO)."""
         if not (self.ref(tag, 0, first, self._start) and self.ref(tag, columns - 1, last, self._end)):
             return ""
         selection, options = self._selection, self._options
         selection.start, selection.end = self._start[0], self._end[0]
         options.emit = lib.GHOSTTY_FORMATTER_FORMAT_VT if vt else lib.GHOSTTY_FORMATTER_FORMAT_PLAIN
         options.unwrap = unwrap
+        options.extra.screen.charsets = charsets
         formatter = self._formatter
         if lib.ghostty_formatter_terminal_new(ffi.NULL, formatter, self._t, options[0]):
             return ""

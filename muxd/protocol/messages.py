@@ -423,6 +423,7 @@ class Status(_Message, tag="status"):
     started_at: float
     sessions: int
     panes: int
+    emulator: str = ""  # the panes' emulator backend: "ghostty" or "pyte"
 
 
 class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from muxd import __version__
 from muxd.config import PROTOCOL_VERSION
 from muxd.daemon.commands import command
+from muxd.emulator.backend import running_backend
 from muxd.protocol.messages import KillServer, Ok, ServerStatus, Status
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ async def server_status(daemon: Daemon, req: ServerStatus) -> Status:
     return Status(id=req.id, pid=os.getpid(), version=__version__,
                   protocol_version=PROTOCOL_VERSION, socket=str(daemon.socket_path),
                   started_at=daemon.started_at, sessions=len(daemon.registry.sessions),
-                  panes=len(daemon.registry.all_panes()))
+                  panes=len(daemon.registry.all_panes()), emulator=running_backend())
 
 
 @command(KillServer)

@@ -380,7 +380,8 @@ def tmux() -> Iterator[Tmux]:
 
 @pytest.fixture(scope="module")
 def muxd() -> Iterator[Muxd]:
-    server = MuxdTestServer().start()
+    """A muxd server whose panes run the pyte backend (the ghostty one has its own fixture)."""
+    server = MuxdTestServer(env={"MUXD_EMULATOR": "pyte"}).start()
     try:
         yield Muxd(server)
     finally:

@@ -353,18 +353,20 @@ class GhosttyEmulator:
         return out
 
     def _visible_rows(self, first: int, last: int) -> list[Row]:
-        """Visible rows first..last, from one VT-formatter call; a row whose text lays out
-        differently from ghostty's cells (widths that disagree) is read cell by cell."""
+        """Visible rows first..last, from one VT-formatter call. Styled rows are read cell by
+        cell: the formatter writes unwritten cells after a styled run as spaces in that
+        style. So are rows whose text lays out differently from ghostty's cells."""
         history = self._history
         columns = self._columns
         text = history.formatter.format(ACTIVE, first, last, columns, vt=True, unwrap=False)
         lines = plain_sgr(text).split("\r\n") if text else []
-        attrs = BLANK
         out: list[Row] = []
         for y in range(first, last + 1):
             number = y - first
-            if number < len(lines):
-                laid_out, attrs = render_line(lines[number], attrs, columns, BLANK)
+            if number < len(lines) and "\x1b" in lines[number]:
+                row = self._read_row(ACTIVE, y)
+            elif number < len(lines):
+                laid_out, _ = render_line(lines[number], BLANK, columns, BLANK)  # no SGR: default style
                 row = laid_out[0] if len(laid_out) == 1 else self._read_row(ACTIVE, y)
             else:
                 row = EMPTY_ROW

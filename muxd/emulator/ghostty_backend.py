@@ -6,7 +6,8 @@ the main screen move into muxd's compact `Scrollback` (ghostty_history.py).
 
 Known differences from tmux (tests/test_fidelity.py lists them): colours 0-15 set by
 `38;5;N` read back as the named SGR colours (ghostty keeps one palette index for both), so
-`capture -e` prints `31` where tmux prints `38;5;1`.
+`capture -e` prints `31` where tmux prints `38;5;1`; in history (rows come through the VT
+formatter), unwritten cells between styled runs of a row take the style before them.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ import pytest
 
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
+from muxd.emulator.capture import render_rows
+from muxd.emulator.cell import DEFAULT_STYLE
+from muxd.emulator.rows import Row
+from muxd.emulator.sgr import sgr_transition
 
 E = b"\x1b"
 
@@ -433,3 +437,18 @@ def test_display_lines_follow_every_change_on_each_backend(fast: bool | str) -> 
         if step % 500 == 250:
             em.resize(rng.randint(10, 30), rng.randint(3, 8))
         assert em.display_lines() == em.capture().split("\n")[:-1], step
+
+
+def test_a_capture_ending_in_an_empty_wrapped_row_prints_that_line_with_or_without_escapes() -> None:
+    rows = [Row("ab", (), True), Row("", (), True)]
+    for join in (False, True):
+        plain = render_rows(rows, join_wrapped=join)
+        assert plain == ("ab\n\n" if not join else "ab\n")
+        assert render_rows(rows, escapes=True, join_wrapped=join) == plain
+    assert render_rows([Row("", (), True)], escapes=True, join_wrapped=True) == "\n"
+
+
+def test_bright_magenta_background_read_back_by_any_name_emits_105() -> None:
+    # pyte calls it "bfightmagenta"; the ghostty backend names palette 13 "brightmagenta".
+    for name in ("bfightmagenta", "brightmagenta"):
+        assert sgr_transition(DEFAULT_STYLE, ("default", name) + DEFAULT_STYLE[2:]) == "\x1b[105m"

@@ -452,3 +452,28 @@ def test_bright_magenta_background_read_back_by_any_name_emits_105() -> None:
     # pyte calls it "bfightmagenta"; the ghostty backend names palette 13 "brightmagenta".
     for name in ("bfightmagenta", "brightmagenta"):
         assert sgr_transition(DEFAULT_STYLE, ("default", name) + DEFAULT_STYLE[2:]) == "\x1b[105m"
+
+
+@PYTE_ONLY
+def test_a_feed_or_resize_that_raises_sets_failed_and_later_output_is_dropped(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(b"before")
+    assert em.display_lines()[0] == "before"
+    emulate = em._feed_text
+
+    def faulty(text: str) -> None:
+        if "BOOM" in text:
+            raise RuntimeError("injected")
+        emulate(text)
+
+    em._feed_text = faulty  # type: ignore[method-assign]
+    assert em.failed is False
+    em.feed(b"\r\nBOOM")  # swallowed, as every feed error is
+    assert em.failed is True
+    em.feed(b"\r\nafter")
+    assert em.display_lines()[:2] == ["before", ""]
+
+    em, _ = make(fast)
+    em._screen.resize = lambda **_: (_ for _ in ()).throw(RuntimeError("injected"))  # type: ignore[method-assign]
+    em.resize(30, 8)
+    assert em.failed is True

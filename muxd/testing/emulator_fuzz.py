@@ -1,8 +1,8 @@
 """The emulator fuzzer: fuzz cases fed to one backend through muxd's own feed path.
 
-`fuzz_backend(backend, seed, ...)` runs cases (emulator_fuzz_cases.py) in a child process
-(`python -m muxd.testing.emulator_fuzz`), so that a native crash or a hang is seen and
-reported with the seed, case and step instead of killing the caller. In the child each case
+`fuzz_backend(FuzzPlan(backend, seed, mb, ...))` runs cases (emulator_fuzz_cases.py) in a
+child process (`python -m muxd.testing.emulator_fuzz`), so that a native crash or a hang is
+seen and reported with the seed, case, step and piece instead of killing the caller. In the child each case
 gets an emulator from `new_emulator` (as a pane does) and lives through its steps: pieces
 fed, the daemon's reads checked (emulator_fuzz_checks.py), resizes. A defect is an exception
 escaping a method, an error the emulator logged (it swallows them and stops emulating), its
@@ -73,14 +73,13 @@ class BackendReport:
     resizes: int = 0
     reply_bytes: int = 0
     peak_rss_kib: int = 0
-    defects: list[Defect] = field(default_factory=list)
+    defects: list[Defect] = field(default_factory=list)  # the first DEFECTS_SHOWN_MAX
     defect_count: int = 0
+    by_signature: dict[str, int] = field(default_factory=dict)  # defects counted by what broke
     known: dict[str, int] = field(default_factory=dict)  # allowed invariants broken, by name
     # The slowest feed per byte among pieces of PIECE_TIMED_MIN_BYTES or more: output a pane
     # would emulate that slowly (case, step, bytes, seconds).
     slowest_piece: tuple[int, int, int, float] = (-1, -1, 0, 0.0)
-
-    by_signature: dict[str, int] = field(default_factory=dict)  # defects counted by what broke
 
     def add_defect(self, defect: Defect) -> None:
         self.defect_count += 1
@@ -162,12 +161,9 @@ def run_case(case: FuzzCase, backend: str, report: BackendReport, progress: _Pro
         defect = None
         try:
             if step.op == "feed":
-                piece = case.data[step.args[0]:step.args[1]]
-                started = time.perf_counter()
-                emulator.feed(piece)
-                took = time.perf_counter() - started
+                took = _feed(emulator, case.data[step.args[0]:step.args[1]])
                 feed_seconds += took
-                report.timed(case.number, index, len(piece), took)
+                report.timed(case.number, index, step.args[1] - step.args[0], took)
                 offset = step.args[1]
                 pieces += 1
             elif step.op == "resize":
@@ -198,6 +194,13 @@ def run_case(case: FuzzCase, backend: str, report: BackendReport, progress: _Pro
     report.feed_seconds_by_kind[case.kind] = report.feed_seconds_by_kind.get(case.kind, 0.0) + feed_seconds
     report.feed_seconds += feed_seconds
     report.reply_bytes += sum(replies)
+
+
+def _feed(emulator: Any, piece: bytes) -> float:
+    """Feed `piece` as a pane's emulation turn does; return the seconds it took."""
+    started = time.perf_counter()
+    emulator.feed(piece)
+    return time.perf_counter() - started
 
 
 def _tail(exc: BaseException) -> str:

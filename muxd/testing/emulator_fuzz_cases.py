@@ -10,7 +10,6 @@ run: `FuzzCase.describe` / `save` give a reproducer as bytes plus a list of step
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ from muxd.config import (
     CAPTURE_MAX_LINES, DEFAULT_SCROLLBACK_BYTES, EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES,
     MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
 )
+
+from muxd.detectors.replay import read_recording
 
 from .emulator_fuzz_inputs import escape_soup, mutate_bytes, mutate_sequences, random_bytes, tokens
 
@@ -89,16 +90,8 @@ class RealOutput:
 
     @classmethod
     def load(cls, paths: list[Path]) -> RealOutput:
-        """Raw byte logs, or asciicast recordings (`.cast`, `.cast.gz`: their output events)."""
-        logs = []
-        for path in paths:
-            data = path.read_bytes()
-            if path.name.endswith((".cast", ".cast.gz")):
-                text = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-                events = (json.loads(line) for line in text.splitlines()[1:] if line.strip())
-                data = "".join(e[2] for e in events if len(e) > 2 and e[1] == "o").encode("utf-8", "surrogateescape")
-            logs.append(data)
-        return cls(logs)
+        """Raw byte logs, or asciicast recordings (gzipped or not), read as `muxd replay` reads them."""
+        return cls([b"".join(data for _, data in read_recording(path).events) for path in paths])
 
 
 def make_case(seed: int, number: int, real: RealOutput) -> FuzzCase:

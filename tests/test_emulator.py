@@ -477,3 +477,16 @@ def test_a_feed_or_resize_that_raises_sets_failed_and_later_output_is_dropped(fa
     em._screen.resize = lambda **_: (_ for _ in ()).throw(RuntimeError("injected"))  # type: ignore[method-assign]
     em.resize(30, 8)
     assert em.failed is True
+
+
+def test_deferred_output_that_raises_when_a_read_emulates_it_sets_failed_instead_of_raising() -> None:
+    em, _ = make(True)
+    em.feed(b"shown\r\n")
+    shown = em.display_lines()
+
+    def flush() -> None:
+        raise RuntimeError("injected")
+
+    em._flood.flush = flush  # type: ignore[method-assign, union-attr]
+    assert em.display_lines() == shown and em.capture(0, 0) == "shown\n"  # reads go on, on the last screen
+    assert em.failed is True

@@ -89,7 +89,7 @@ class Pane:
         self._reading = False   # the master fd is watched (not paused by backpressure, not at EOF)
         self._eof = False
         self._exit_status: int | None = None  # the program's, until its exit is announced
-        self.emulator_failed = False  # the emulator failed: output is read and dropped (logged once)
+        self._failure_noticed = False  # the emulator's failure was logged and its backlog dropped
 
     # ------------------------------------------------------------ identity
 
@@ -108,6 +108,11 @@ class Pane:
     @property
     def lines(self) -> int:
         return self.emulator.lines
+
+    @property
+    def emulator_failed(self) -> bool:
+        """The emulator failed (it raised on output or a resize): output is read and dropped."""
+        return bool(self.emulator.failed)
 
     @property
     def unemulated_bytes(self) -> int:
@@ -161,7 +166,9 @@ class Pane:
                 self.recorder.output(data)  # the time of the read, as the recording promises
             for tap in self.output_taps:
                 tap(data)
-            if not self.emulator_failed:
+            if self.emulator.failed:
+                self._notice_emulator_failure()  # it may have failed in a read (deferred output)
+            else:
                 self._backlog.add(data)
                 self._turns.wake(self)
         if self._eof and self._loop is not None and not self._closed:
@@ -195,9 +202,9 @@ class Pane:
 
     def _notice_emulator_failure(self) -> None:
         """Once the emulator has failed, stop feeding it: drop what waits, log it once."""
-        if self.emulator_failed or not self.emulator.failed:
+        if self._failure_noticed or not self.emulator.failed:
             return
-        self.emulator_failed = True
+        self._failure_noticed = True
         log.error("pane %s: the %s failed; its output is no longer emulated (the screen stays as it was)",
                   self.id, type(self.emulator).__name__)
         self._backlog.clear()

@@ -6,6 +6,10 @@ import pytest
 
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
+from muxd.emulator.capture import render_rows
+from muxd.emulator.cell import DEFAULT_STYLE
+from muxd.emulator.rows import Row
+from muxd.emulator.sgr import sgr_transition
 
 E = b"\x1b"
 
@@ -464,3 +468,56 @@ def test_display_lines_follow_every_change_on_each_backend(fast: bool | str) -> 
         if step % 500 == 250:
             em.resize(rng.randint(10, 30), rng.randint(3, 8))
         assert em.display_lines() == em.capture().split("\n")[:-1], step
+
+
+def test_a_capture_ending_in_an_empty_wrapped_row_prints_that_line_with_or_without_escapes() -> None:
+    rows = [Row("ab", (), True), Row("", (), True)]
+    for join in (False, True):
+        plain = render_rows(rows, join_wrapped=join)
+        assert plain == ("ab\n\n" if not join else "ab\n")
+        assert render_rows(rows, escapes=True, join_wrapped=join) == plain
+    assert render_rows([Row("", (), True)], escapes=True, join_wrapped=True) == "\n"
+
+
+def test_bright_magenta_background_read_back_by_any_name_emits_105() -> None:
+    # pyte calls it "bfightmagenta"; the ghostty backend names palette 13 "brightmagenta".
+    for name in ("bfightmagenta", "brightmagenta"):
+        assert sgr_transition(DEFAULT_STYLE, ("default", name) + DEFAULT_STYLE[2:]) == "\x1b[105m"
+
+
+@PYTE_ONLY
+def test_a_feed_or_resize_that_raises_sets_failed_and_later_output_is_dropped(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(b"before")
+    assert em.display_lines()[0] == "before"
+    emulate = em._feed_text
+
+    def faulty(text: str) -> None:
+        if "BOOM" in text:
+            raise RuntimeError("injected")
+        emulate(text)
+
+    em._feed_text = faulty  # type: ignore[method-assign]
+    assert em.failed is False
+    em.feed(b"\r\nBOOM")  # swallowed, as every feed error is
+    assert em.failed is True
+    em.feed(b"\r\nafter")
+    assert em.display_lines()[:2] == ["before", ""]
+
+    em, _ = make(fast)
+    em._screen.resize = lambda **_: (_ for _ in ()).throw(RuntimeError("injected"))  # type: ignore[method-assign]
+    em.resize(30, 8)
+    assert em.failed is True
+
+
+def test_deferred_output_that_raises_when_a_read_emulates_it_sets_failed_instead_of_raising() -> None:
+    em, _ = make(True)
+    em.feed(b"shown\r\n")
+    shown = em.display_lines()
+
+    def flush() -> None:
+        raise RuntimeError("injected")
+
+    em._flood.flush = flush  # type: ignore[method-assign, union-attr]
+    assert em.display_lines() == shown and em.capture(0, 0) == "shown\n"  # reads go on, on the last screen
+    assert em.failed is True

@@ -28,6 +28,12 @@ def state_for(p: PaneInfo) -> str:
     return "" if since is None or p.agent.agent_type is None else duration(time.time() - since)
 
 
+def pane_status(p: PaneInfo) -> str:
+    """The STATUS cell: `running`, `exited (1)`, and `, screen frozen` once the emulator failed."""
+    status = p.status if p.exit_code is None else f"{p.status} ({p.exit_code})"
+    return status + ", screen frozen" if p.emulator_failed else status
+
+
 # The pane table's columns: heading and how to show the PaneInfo field(s) behind it.
 PANE_COLUMNS: list[tuple[str, Callable[[PaneInfo], str]]] = [
     ("SESSION", lambda p: p.session),
@@ -36,7 +42,7 @@ PANE_COLUMNS: list[tuple[str, Callable[[PaneInfo], str]]] = [
     ("NAME", lambda p: p.name or ""),
     ("COMMAND", lambda p: " ".join(p.command)),
     ("PID", lambda p: "" if p.pid is None else str(p.pid)),
-    ("STATUS", lambda p: p.status if p.exit_code is None else f"{p.status} ({p.exit_code})"),
+    ("STATUS", pane_status),
     ("AGENT", lambda p: p.agent.agent_type or ""),
     ("STATE", lambda p: p.agent.activity.state if p.agent.agent_type else ""),
     ("FOR", state_for),

@@ -5,6 +5,10 @@ The master fd is read with `loop.add_reader` in large coalesced chunks into the 
 (daemon/emulation.py). A pane holding PANE_PENDING_MAX_BYTES unemulated stops reading: the
 full PTY then blocks the child (backpressure). Exit is noticed through a pidfd, so no
 SIGCHLD handler is needed; it is announced once the last output is on the screen.
+
+An emulator that fails (its `failed` flag: it raised on output or a resize) is fed no more:
+the PTY is still read and drained, recorders and taps still get the bytes, the screen stays
+as it last was, and the pane reports `emulator_failed`. The daemon's other panes go on.
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ class Pane:
         self._reading = False   # the master fd is watched (not paused by backpressure, not at EOF)
         self._eof = False
         self._exit_status: int | None = None  # the program's, until its exit is announced
+        self._failure_noticed = False  # the emulator's failure was logged and its backlog dropped
 
     # ------------------------------------------------------------ identity
 
@@ -103,6 +108,11 @@ class Pane:
     @property
     def lines(self) -> int:
         return self.emulator.lines
+
+    @property
+    def emulator_failed(self) -> bool:
+        """The emulator failed (it raised on output or a resize): output is read and dropped."""
+        return bool(self.emulator.failed)
 
     @property
     def unemulated_bytes(self) -> int:
@@ -156,8 +166,11 @@ class Pane:
                 self.recorder.output(data)  # the time of the read, as the recording promises
             for tap in self.output_taps:
                 tap(data)
-            self._backlog.add(data)
-            self._turns.wake(self)
+            if self.emulator.failed:
+                self._notice_emulator_failure()  # it may have failed in a read (deferred output)
+            else:
+                self._backlog.add(data)
+                self._turns.wake(self)
         if self._eof and self._loop is not None and not self._closed:
             self._loop.remove_writer(self._process.master_fd)  # no one is left to read input
         if self._eof or len(self._backlog) >= PANE_PENDING_MAX_BYTES:
@@ -180,11 +193,22 @@ class Pane:
             return False
         if self._backlog.feed_until(self.emulator.feed, deadline, self._turns.clock) and self.on_output:
             self.on_output()
+        self._notice_emulator_failure()
         if len(self._backlog) <= PANE_PENDING_RESUME_BYTES:
             self._set_reading(True)
         if not self._backlog and self._exit_status is not None:
             self._announce_exit()
         return bool(self._backlog)
+
+    def _notice_emulator_failure(self) -> None:
+        """Once the emulator has failed, stop feeding it: drop what waits, log it once."""
+        if self._failure_noticed or not self.emulator.failed:
+            return
+        self._failure_noticed = True
+        log.error("pane %s: the %s failed; its output is no longer emulated (the screen stays as it was)",
+                  self.id, type(self.emulator).__name__)
+        self._backlog.clear()
+        self._set_reading(True)  # keep draining the PTY, so the program never blocks on it
 
     def _on_process_exit(self) -> None:
         assert self._process is not None and self._loop is not None
@@ -277,6 +301,7 @@ class Pane:
         if (columns, lines) == (self.columns, self.lines):
             return
         self.emulator.resize(columns, lines)
+        self._notice_emulator_failure()
         if self._process is not None and not self._closed:
             try:
                 ptys.set_window_size(self._process.master_fd, columns, lines)

@@ -19,6 +19,7 @@ def render_rows(rows: Iterable[Row], *, escapes: bool = False, join_wrapped: boo
     out: list[str] = []
     pieces: list[str] = []
     style: Style = DEFAULT_STYLE
+    open_line = False  # a soft-wrapped line is being joined (its rows may all be empty)
     for row in rows:
         joined = join_wrapped and row.wrapped
         text = row.text if joined else row.text.rstrip(" ")
@@ -26,6 +27,7 @@ def render_rows(rows: Iterable[Row], *, escapes: bool = False, join_wrapped: boo
             style = _append_styled(pieces, row, len(text), style)
         else:
             pieces.append(text)
+        open_line = joined
         if joined:
             continue
         if style != DEFAULT_STYLE:
@@ -33,7 +35,7 @@ def render_rows(rows: Iterable[Row], *, escapes: bool = False, join_wrapped: boo
             style = DEFAULT_STYLE
         out.append("".join(pieces))
         pieces.clear()
-    if pieces:  # the range ended inside a soft-wrapped line
+    if open_line:  # the range ended inside a soft-wrapped line
         if style != DEFAULT_STYLE:
             pieces.append(SGR_RESET)
         out.append("".join(pieces))

@@ -52,6 +52,9 @@ class Emulator:
         fast_paths: bool = True,
     ) -> None:
         self.fast_paths = fast_paths
+        # Set once feeding (or resizing) raised: the screen may be half-updated, so later output
+        # is dropped rather than drawn on it. The pane sees the flag and reports it.
+        self.failed = False
         self._scrollback = Scrollback(scrollback_bytes)
         columns, lines = _clamp_size(columns, lines)
         self._screen = MuxScreen(columns, lines, self._scrollback, reply, fast_draw=fast_paths)
@@ -78,12 +81,16 @@ class Emulator:
     # -- input ------------------------------------------------------------------------
 
     def feed(self, data: bytes) -> None:
-        """Apply program output. Never raises; UTF-8 split across calls is fine."""
+        """Apply program output. Never raises; UTF-8 split across calls is fine. Dropped once
+        `failed` is set."""
+        if self.failed:
+            return
         try:
             text = self._decoder.decode(data)
             if text:
                 self._feed_text(text)
         except Exception:  # a bug here must not take the pane down
+            self.failed = True
             log.exception("emulator failed on %d bytes of output", len(data))
 
     def resize(self, columns: int, lines: int) -> None:
@@ -95,12 +102,18 @@ class Emulator:
         try:
             self._screen.resize(lines=lines, columns=columns)
         except Exception:
+            self.failed = True
             log.exception("emulator resize to %dx%d failed", columns, lines)
 
     def _sync(self) -> None:
-        """Bring the screen up to date with deferred flood output."""
-        if self._flood is not None:
-            self._flood.flush()
+        """Bring the screen up to date with deferred flood output (feeding it, so a failure here
+        is a failed feed, not an exception in whichever read came first)."""
+        if self._flood is not None and not self.failed:
+            try:
+                self._flood.flush()
+            except Exception:
+                self.failed = True
+                log.exception("emulator failed on deferred output")
 
     def flush(self) -> None:
         """Emulate the output a flood left deferred. Every read does this itself; this is for

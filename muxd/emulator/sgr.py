@@ -48,7 +48,9 @@ _BOLD, _DIM = 2, 8  # indexes in Style (Cell[1:])
 _FG_NAMED = {**graphics.FG_ANSI, **graphics.FG_AIXTERM}
 _BG_NAMED = {**graphics.BG_ANSI, **graphics.BG_AIXTERM}
 _FG_CODE = {name: code for code, name in _FG_NAMED.items()}
-_BG_CODE = {name: code for code, name in _BG_NAMED.items()}
+# pyte names background 105 "bfightmagenta" (a typo it keeps); a backend that spells it
+# right must not get "48;5;brightmagenta" back.
+_BG_CODE = {name: code for code, name in _BG_NAMED.items()} | {"brightmagenta": 105}
 _EXTENDED_FG, _EXTENDED_BG = 38, 48
 _MAX_COLOUR_COMPONENT = 255
 

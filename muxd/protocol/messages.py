@@ -56,6 +56,9 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     title: str
     active: bool
     agent: AgentState = AgentState()
+    # The pane's emulator failed: output is still read (and recorded) but no longer drawn, so
+    # the screen, capture-pane and detection show it as it was then.
+    emulator_failed: bool = False
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):

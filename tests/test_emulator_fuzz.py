@@ -24,7 +24,7 @@ CHILD_TIMEOUT_S = 60
 HANG_TIMEOUT_S = 2      # for the hang test: far less than its run needs
 # What the ghostty backend is known to do differently, each pinned by a strict xfail test
 # below: once it is fixed, that test passes (XPASS fails the suite) and its name goes from here.
-KNOWN_GHOSTTY_DIVERGENCES = ("control-character-U+007F", "display-agrees-with-capture")
+KNOWN_GHOSTTY_DIVERGENCES = ("display-agrees-with-capture",)
 
 
 def _shown(defects: list) -> str:
@@ -98,8 +98,8 @@ def test_cutting_output_into_sequences_and_lines_loses_no_byte() -> None:
         assert b"".join(tokens(data)) == data
 
 
-@pytest.mark.xfail(strict=True, reason="libghostty-vt draws DEL (0x7f) in a cell; tmux and pyte ignore it")
 def test_ghostty_ignores_del() -> None:
+    """libghostty-vt would draw DEL (0x7f) in a cell; tmux and pyte ignore it, so muxd drops it."""
     em = new_emulator(20, 3, backend="ghostty")
     em.feed(b"a\x7fb")
     assert em.display_lines()[0] == "ab" and em.cursor == (2, 0)

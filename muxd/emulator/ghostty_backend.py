@@ -174,6 +174,8 @@ class GhosttyEmulator:
         try:
             if not data.isascii() or self._decoder.getstate()[0]:
                 data = self._decoder.decode(data).encode("utf-8", "surrogatepass")
+            if b"\x7f" in data:  # DEL does nothing in tmux (and pyte); ghostty would draw it
+                data = data.replace(b"\x7f", b"")
             if data:
                 (self._flood or self._history).feed(data)
         except Exception:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 CORPUS_NAMES = ("plain", "colour", "tui")
 REAL = "real"
+EMPTY = "empty"  # the marker line alone: what a run costs whatever it prints
 # The TUI corpus addresses rows and columns absolutely, so it is written for this pane size.
 COLUMNS = 80
 LINES = 24
@@ -308,6 +309,7 @@ def _tui_ending() -> str:
 
 
 _GENERATORS: dict[str, Callable[[random.Random], Iterator[str]]] = {
+    EMPTY: lambda rng: iter(()),  # never drawn from: write_corpus asks for 0 bytes
     "plain": _plain,
     "colour": _colour,
     "tui": _tui,

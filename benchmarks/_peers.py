@@ -256,16 +256,15 @@ class MuxdPeer:
     def pane_facts(self, session: str) -> tuple[int, int, str]:
         """(width, height, scrollback setting) of the session's pane."""
         pane = self._pane(session)
-        backend = self.backend
-        if BACKEND_FALLBACK_LOGGED in self.log_text():  # the daemon fell back to pyte: say so, loudly
-            backend = f"{self.backend} UNAVAILABLE, ran pyte"
+        backend = f"{self.backend} UNAVAILABLE, ran pyte" if self.fell_back() else self.backend
         return int(pane["width"]), int(pane["height"]), f"{backend}, scrollback {self.scrollback_bytes / 2**20:g} MiB"
 
-    def log_text(self) -> str:
+    def fell_back(self) -> bool:
+        """Whether the daemon logged that the backend asked for could not load (its panes run pyte)."""
         try:
-            return self.server.log_path.read_text(errors="replace")
+            return BACKEND_FALLBACK_LOGGED in self.server.log_path.read_text(errors="replace")
         except OSError:
-            return ""
+            return False
 
     def capture(self, session: str, history_lines: int = 0) -> str:
         assert self._client is not None

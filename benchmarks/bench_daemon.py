@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import _corpora
-from _corpora import COLUMNS, CORPUS_NAMES, LINES, REAL, REAL_CORPUS_DIR, Corpus
+from _corpora import COLUMNS, CORPUS_NAMES, EMPTY, LINES, REAL, REAL_CORPUS_DIR, Corpus
 from _memory import (HISTORY_BUDGET_BYTES, MemoryResult, measure_all, memory_peers, memory_rows, muxd_peer_name,
                      print_memory_table)
 from _peers import (CLEANUP, GATE_OPEN_TIMEOUT_S, HOLD, PROC_POLL_S, SERVER_STOP_TIMEOUT_S,
@@ -40,7 +40,7 @@ from muxd.emulator.rows import row_size_bytes
 from muxd.testing.wait import WaitTimeout, wait_until
 
 DEFAULT_CORPUS_MB = 20
-DEFAULT_REAL_MB = 10              # the four real logs together; each is repeated to a quarter of it
+DEFAULT_REAL_MB = 10              # each real log is repeated to about this much
 # tmux run with this many history lines keeps about what muxd's byte budget keeps of full rows (pyte).
 TMUX_MATCHED_HISTORY_LINES = DEFAULT_SCROLLBACK_BYTES // row_size_bytes(COLUMNS)
 RUN_TIMEOUT_S = 150.0             # one peer on one corpus, from releasing `cat` to a settled screen
@@ -90,6 +90,7 @@ class RunResult:
     wall_s: float | None = None
     cat_done_s: float | None = None   # when the producer finished: the server had read all but a PTY buffer
     pty_bytes: int | None = None
+    captures: int = 0                 # capture requests the harness made inside the CPU window (settling)
     runs: int = 1
     facts: str = ""
     screen: list[str] = field(default_factory=list)
@@ -109,9 +110,7 @@ def run_multiplexer(name: str, make: Callable[[], Peer], corpus: Corpus, workdir
         result.facts = checked_facts(peer, session, corpus.columns, corpus.lines)
         gate.open()
         time.sleep(IDLE_BEFORE_START_S)
-        helpers = children(peer.pid) - CLEANUP.pane_pids
-        if helpers:
-            result.facts += f" (helper processes {sorted(helpers)} not counted)"
+        helpers = {pid: cpu_seconds(pid) for pid in children(peer.pid) - CLEANUP.pane_pids}
         cpu_before = cpu_seconds(peer.pid)
         started = time.monotonic()
         gate.release()
@@ -121,17 +120,41 @@ def run_multiplexer(name: str, make: Callable[[], Peer], corpus: Corpus, workdir
             wait_until(lambda: comm(pane_pid) == "sleep", timeout=timeout, interval=PROC_POLL_S,
                        message=f"{name}: cat of {corpus.name}")
             result.cat_done_s = time.monotonic() - started
-            settled_screen, settled_at = settle(lambda: peer.capture(session), corpus.marker, deadline)
+            def capture() -> str:
+                result.captures += 1
+                return peer.capture(session)
+            settled_screen, settled_at = settle(capture, corpus.marker, deadline)
         except WaitTimeout as exc:
             result.error = f"TIMEOUT ({exc})"
             return result
         result.cpu_s = cpu_seconds(peer.pid) - cpu_before
         result.wall_s = settled_at - started
+        if helpers:  # e.g. muxd's pane watchdog: named with its CPU, not counted in the server's
+            result.facts += "; not counted: " + ", ".join(
+                f"{helper_name(pid)} {helper_cpu(pid, before)}" for pid, before in helpers.items())
         result.screen = settled_screen
         result.history = screen_lines(peer.capture(session, -1))  # after the clock stopped: not counted
-        if isinstance(peer, MuxdPeer):
-            result.facts = checked_facts(peer, session, corpus.columns, corpus.lines)  # a fallback is logged late
+        if isinstance(peer, MuxdPeer) and peer.fell_back():  # logged when the pane started: read it now
+            result.facts = checked_facts(peer, session, corpus.columns, corpus.lines)
     return result
+
+
+def helper_name(pid: int) -> str:
+    """A helper process as a note: its program's file name (`python x.py` gives x.py)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().decode(errors="replace").split("\0")
+    except OSError:
+        return f"pid {pid}"
+    scripts = [Path(a).name for a in argv if a.endswith(".py")]
+    return scripts[0] if scripts else Path(argv[0]).name
+
+
+def helper_cpu(pid: int, before: float) -> str:
+    try:
+        return f"{cpu_seconds(pid) - before:.2f} s CPU"
+    except OSError:
+        return "(exited)"
 
 
 def run_raw(corpus: Corpus, workdir: Path, timeout: float) -> RunResult:
@@ -254,9 +277,9 @@ def report(corpora: list[Corpus], results: dict[str, dict[str, RunResult]], muxd
         for name, run in results[corpus.name].items():
             mib_s = None if not run.wall_s else corpus.size_bytes / 2**20 / run.wall_s
             rows.append([corpus.name, name, fmt(run.cpu_s), fmt(run.wall_s), fmt(run.cat_done_s), fmt(mib_s, "", 1),
-                         str(run.runs), str(len(run.history) or "-"), run.error or run.facts])
-    print_table(["corpus", "peer", "server CPU s", "wall s", "cat done s", "MiB/s", "runs", "rows kept", "notes"],
-                rows)
+                         str(run.runs), str(run.captures or "-"), str(len(run.history) or "-"), run.error or run.facts])
+    print_table(["corpus", "peer", "server CPU s", "wall s", "cat done s", "MiB/s", "runs", "captures", "rows kept",
+                 "notes"], rows)
     print()
     print("tmux/muxd >= 1.0: muxd used no more than tmux; muxd/raw: times the bare PTY reader's CPU")
     rows = []
@@ -274,7 +297,8 @@ def report(corpora: list[Corpus], results: dict[str, dict[str, RunResult]], muxd
         by_peer = results[corpus.name]
         for muxd_name in muxd_names:
             for other, what in CHECKS:
-                if not compare(by_peer[muxd_name], by_peer.get(other), what).startswith("DIFF"):
+                verdict = compare(by_peer[muxd_name], by_peer.get(other), what)
+                if not verdict.startswith("DIFF") or "kept" in verdict:  # fewer rows kept says it all
                     continue
                 left, right = compared_rows(by_peer[muxd_name], by_peer[other], what)
                 print(f"  {corpus.name} {muxd_name} {what} vs {other} differs at "
@@ -307,9 +331,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mb", type=float, default=DEFAULT_CORPUS_MB, help="size of each synthetic corpus in MiB")
     parser.add_argument("--tui-mb", type=float, help="size of the TUI corpus (default: --mb)")
     parser.add_argument("--real-mb", type=float, default=DEFAULT_REAL_MB,
-                        help="MiB of the four real logs together (each repeated whole to a quarter of it)")
+                        help="MiB of each real log (repeated whole to about this size)")
     parser.add_argument("--real-dir", type=Path, default=REAL_CORPUS_DIR, help="where the real logs are")
-    parser.add_argument("--corpus", choices=[*CORPUS_NAMES, REAL, "all"], default="all")
+    parser.add_argument("--corpus", choices=[*CORPUS_NAMES, REAL, EMPTY, "all"], default="all",
+                        help=f"all: the synthetic ones and {REAL}; {EMPTY}: the marker line alone, what a run costs "
+                             "whatever it prints (captures while settling, first use of the emulator)")
     parser.add_argument("--backend", choices=[*BACKENDS, "both"], default="both",
                         help="muxd's emulator backend(s), one daemon run each (MUXD_EMULATOR)")
     parser.add_argument("--skip-memory", action="store_true", help="skip the memory-per-pane figure")
@@ -325,7 +351,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def write_corpora(args: argparse.Namespace, workdir: Path) -> list[Corpus]:
     corpora = []
-    for name in (CORPUS_NAMES if args.corpus == "all" else [args.corpus] if args.corpus != REAL else []):
+    if args.corpus == EMPTY:
+        corpora.append(_corpora.write_corpus(EMPTY, workdir, 0))
+    for name in (CORPUS_NAMES if args.corpus == "all" else [args.corpus] if args.corpus in CORPUS_NAMES else []):
         mib = args.tui_mb if name == "tui" and args.tui_mb else args.mb
         corpora.append(_corpora.write_corpus(name, workdir, int(mib * 2**20)))
     if args.corpus in (REAL, "all"):
@@ -334,7 +362,7 @@ def write_corpora(args: argparse.Namespace, workdir: Path) -> list[Corpus]:
             print(f"corpus real: skipped, no */*_raw.bin under {args.real_dir} "
                   "(the corpus lives in ../shared/corpus beside the repository)")
         for log in logs:
-            corpora.append(_corpora.write_real_corpus(log, workdir, int(args.real_mb * 2**20 / len(logs))))
+            corpora.append(_corpora.write_real_corpus(log, workdir, int(args.real_mb * 2**20)))
     for corpus in corpora:
         print(f"corpus {corpus.name}: {corpus.size_bytes / 2**20:.1f} MiB, {corpus.columns}x{corpus.lines}", flush=True)
     return corpora

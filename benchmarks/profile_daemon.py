@@ -70,8 +70,8 @@ class ProfiledMuxdPeer(MuxdPeer):
     def start(self) -> ProfiledMuxdPeer:
         server = self.server
         self._process = subprocess.Popen(
-            [sys.executable, "-c", PROFILED_DAEMON, str(self.profile), "--name", server.name], env=server.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+            [sys.executable, "-c", PROFILED_DAEMON, str(self.profile), "--name", server.name], env=server.env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         wait_until(server.socket_path.exists, timeout=DAEMON_START_TIMEOUT_S, message="profiled daemon listening")
         self.pid = server.pid = self._process.pid
         self._client = self._loop.run_until_complete(server.client(client_name="bench"))

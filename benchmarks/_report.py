@@ -13,6 +13,6 @@ def ratio(a: float | None, b: float | None) -> str:
 
 
 def print_table(headers: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     for line in [headers, *rows]:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())

@@ -395,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(shutil.rmtree, workdir, ignore_errors=True)
         stack.callback(CLEANUP.kill_panes)
         corpora = write_corpora(args, workdir)
+        if not corpora and args.skip_memory:
+            return 1
         peers: list[tuple[str, Callable[[], Peer]]] = [(TMUX_PEER, lambda: TmuxPeer(workdir, None))]
         if args.tmux_history:
             peers.append((TMUX_HL_PEER, lambda: TmuxPeer(workdir, args.tmux_history)))

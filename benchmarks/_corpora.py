@@ -1,11 +1,12 @@
-"""Deterministic terminal-output corpora for the daemon benchmark, each ending in a unique marker line.
+"""Terminal-output corpora for the daemon benchmark, each ending in a unique marker line.
 
 Three kinds of output a multiplexer floods with: `plain` text (logs, source), `colour` text
 (`ls --color`, compiler and test-runner output with 16/256-colour SGR) and `tui` redraws
 (absolute cursor moves, erase-line, a spinner rewritten with CR, a status bar, scrolling
 inside a region and of the whole screen). The same name and size always give the same bytes:
 every choice comes from a `random.Random` seeded with a string, which Python hashes the same
-way on every run and version.
+way on every run and version. A fourth, `real`, is the byte logs of real agent CLIs (Claude
+Code, Codex, Gemini CLI, Aider) from ../shared/corpus, each repeated to a size: one corpus a log.
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CORPUS_NAMES = ("plain", "colour", "tui")
+REAL = "real"
+EMPTY = "empty"  # the marker line alone: what a run costs whatever it prints
 # The TUI corpus addresses rows and columns absolutely, so it is written for this pane size.
 COLUMNS = 80
 LINES = 24
+# The real logs were recorded in panes of this size; replayed in any other they draw differently.
+REAL_COLUMNS = 120
+REAL_LINES = 40
+REAL_CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 SEED = "muxd-bench-1"
 WRITE_CHUNK_BYTES = 1024 * 1024
 
@@ -36,6 +43,8 @@ class Corpus:
     size_bytes: int
     sha256: str
     marker: str  # the corpus's last line, found nowhere else in it
+    columns: int = COLUMNS  # the pane it is written for
+    lines: int = LINES
 
 
 def end_marker(name: str) -> str:
@@ -62,6 +71,29 @@ def write_corpus(name: str, directory: Path, target_bytes: int) -> Corpus:
         digest.update(data)
         written += len(data)
     return Corpus(name=name, path=path, size_bytes=written, sha256=digest.hexdigest(), marker=marker)
+
+
+def real_logs(corpus_dir: Path = REAL_CORPUS_DIR) -> list[Path]:
+    """The raw byte logs of the real agent sessions (`<agent>/<agent>_raw.bin`); none if the corpus is absent."""
+    return sorted(corpus_dir.glob("*/*_raw.bin"))
+
+
+def write_real_corpus(log: Path, directory: Path, target_bytes: int) -> Corpus:
+    """`log` repeated whole until about `target_bytes` (at least once), then the marker on a line of its own."""
+    name = f"{REAL}-{log.parent.name}"
+    data = log.read_bytes()
+    copies = max(1, round(target_bytes / len(data)))
+    marker = end_marker(name)
+    # The logs end at a shell prompt: the marker goes on the next line, in the default style.
+    tail = f"{RESET}\n{marker}\n".encode()
+    path = directory / f"{name}.bin"
+    digest = hashlib.sha256()
+    with path.open("wb") as fh:
+        for chunk in [data] * copies + [tail]:
+            fh.write(chunk)
+            digest.update(chunk)
+    return Corpus(name=name, path=path, size_bytes=len(data) * copies + len(tail), sha256=digest.hexdigest(),
+                  marker=marker, columns=REAL_COLUMNS, lines=REAL_LINES)
 
 
 def _take_chars(pieces: Iterator[str], at_least: int) -> Iterator[str]:
@@ -277,22 +309,32 @@ def _tui_ending() -> str:
 
 
 _GENERATORS: dict[str, Callable[[random.Random], Iterator[str]]] = {
+    EMPTY: lambda rng: iter(()),  # never drawn from: write_corpus asks for 0 bytes
     "plain": _plain,
     "colour": _colour,
     "tui": _tui,
 }
 
 
-def write_full_rows(directory: Path, count: int) -> tuple[Path, str]:
-    """`count` numbered lines, each exactly COLUMNS wide, for measuring scrollback memory; and the last line."""
+def write_full_rows(directory: Path, count: int, *, columns: int = COLUMNS, width: int | None = None,
+                    colour: bool = False) -> tuple[Path, str]:
+    """`count` distinct numbered lines of `width` characters (default: the full `columns`), for measuring
+    scrollback memory; `colour` paints every word in one of 256 colours. Returns the file and its last
+    line as a plain capture shows it."""
+    width = columns if width is None else min(width, columns)
     rng = random.Random(f"{SEED}-rows")
     pool = _text_pool(rng, _vocabulary(rng), chars=1 << 18)
-    lines = []
+    lines, texts = [], []
     for number in range(1, count + 1):
         head = f"row {number:06d} "
-        start = rng.randrange(len(pool) - COLUMNS)
-        body = pool[start:start + COLUMNS - len(head)].replace(" ", "_")  # no trailing space to trim
+        start = rng.randrange(len(pool) - width)
+        body = pool[start:start + width - len(head)].replace(" ", "_")  # no trailing space to trim
+        texts.append(head + body)
+        if colour:  # a colour run every few characters, as syntax highlighting or `ls --color` paint
+            cuts = sorted(rng.sample(range(1, len(body)), k=min(len(body) - 1, width // 8)))
+            runs = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)])]
+            body = "".join(_sgr(f"38;5;{rng.randrange(256)}") + run for run in runs) + RESET
         lines.append(head + body)
-    path = directory / "rows.txt"
+    path = directory / f"rows-{columns}-{width}{'-colour' if colour else ''}.txt"
     path.write_text("\n".join(lines) + "\n")
-    return path, lines[-1]
+    return path, texts[-1]

@@ -22,15 +22,24 @@ from _corpora import COLUMNS, LINES
 from muxd.cli.pane_commands import HISTORY_START
 from muxd.client.connection import Client
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
+from muxd.daemon.main import ENV_SCROLLBACK as SCROLLBACK_ENV
+from muxd.emulator.backend import BACKEND_ENV, backend_name
 from muxd.protocol.messages import CapturePane
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import WaitTimeout, wait_until
 
 SERVER_STOP_TIMEOUT_S = 10.0
+SETTLE_QUIET_S = 0.3              # the final screen must stay unchanged this long
+SCREEN_POLL_S = 0.02
+PANE_HOLD_S = 900                 # panes sleep this long after their output; the harness kills them sooner
+HOLD = f"; exec sleep {PANE_HOLD_S}"
 GATE_OPEN_TIMEOUT_S = 10.0
 PROC_POLL_S = 0.005
 TMUX_CLI_TIMEOUT_S = 10.0
 CAPTURE_TIMEOUT_S = 30.0
+TMUX_DEFAULT_HISTORY_LINES = 2000  # tmux's history-limit when not set
+# What muxd.emulator.backend logs when libghostty-vt cannot load and the pane gets pyte instead.
+BACKEND_FALLBACK_LOGGED = "cannot load"
 
 # ------------------------------------------------------------------ running a benchmark
 
@@ -182,9 +191,9 @@ class TmuxPeer:
             raise RuntimeError(f"tmux {args[0]} failed: {result.stderr.strip()}")
         return result.stdout
 
-    def new_pane(self, session: str, argv: list[str]) -> int:
+    def new_pane(self, session: str, argv: list[str], columns: int = COLUMNS, lines: int = LINES) -> int:
         # Several arguments: tmux 3.x execs them directly, no shell in between (as muxd does).
-        self.tmux("new-session", "-d", "-s", session, "-x", str(COLUMNS), "-y", str(LINES), *argv)
+        self.tmux("new-session", "-d", "-s", session, "-x", str(columns), "-y", str(lines), *argv)
         pane_pid, server_pid = self.tmux("display", "-p", "-t", session, "#{pane_pid} #{pid}").split()
         self.pid = int(server_pid)
         CLEANUP.pane_pids.add(int(pane_pid))
@@ -211,10 +220,18 @@ class TmuxPeer:
 
 
 class MuxdPeer:
-    """A private muxd daemon; panes made with the CLI, screens read over one client connection."""
+    """A private muxd daemon on emulator `backend` (MUXD_EMULATOR; always set, so the daemon's default
+    does not decide); panes made with the CLI, screens read over one client connection. `scrollback_bytes`
+    is each pane's budget (MUXD_SCROLLBACK_BYTES), the daemon's default when None."""
 
-    def __init__(self) -> None:
-        self.server = MuxdTestServer()
+    def __init__(self, backend: str | None = None, scrollback_bytes: int | None = None) -> None:
+        backend = backend_name(backend)  # None: $MUXD_EMULATOR or the code's default, set explicitly all the same
+        env = {BACKEND_ENV: backend}
+        if scrollback_bytes is not None:
+            env[SCROLLBACK_ENV] = str(scrollback_bytes)
+        self.backend = backend
+        self.scrollback_bytes = scrollback_bytes or DEFAULT_SCROLLBACK_BYTES
+        self.server = MuxdTestServer(env=env)
         self.pid: int | None = None
         self._loop = asyncio.new_event_loop()
         self._client: Client | None = None
@@ -225,8 +242,8 @@ class MuxdPeer:
         self._client = self._loop.run_until_complete(self.server.client(client_name="bench"))
         return self
 
-    def new_pane(self, session: str, argv: list[str]) -> int:
-        self.server.cli("new-session", "-d", "-s", session, "-x", str(COLUMNS), "-y", str(LINES),
+    def new_pane(self, session: str, argv: list[str], columns: int = COLUMNS, lines: int = LINES) -> int:
+        self.server.cli("new-session", "-d", "-s", session, "-x", str(columns), "-y", str(lines),
                         "--", *argv, check=True)
         pane_pid = int(self._pane(session)["pid"])
         CLEANUP.pane_pids.add(pane_pid)
@@ -239,7 +256,15 @@ class MuxdPeer:
     def pane_facts(self, session: str) -> tuple[int, int, str]:
         """(width, height, scrollback setting) of the session's pane."""
         pane = self._pane(session)
-        return int(pane["width"]), int(pane["height"]), f"scrollback {DEFAULT_SCROLLBACK_BYTES >> 20} MiB"
+        backend = f"{self.backend} UNAVAILABLE, ran pyte" if self.fell_back() else self.backend
+        return int(pane["width"]), int(pane["height"]), f"{backend}, scrollback {self.scrollback_bytes / 2**20:g} MiB"
+
+    def fell_back(self) -> bool:
+        """Whether the daemon logged that the backend asked for could not load (its panes run pyte)."""
+        try:
+            return BACKEND_FALLBACK_LOGGED in self.server.log_path.read_text(errors="replace")
+        except OSError:
+            return False
 
     def capture(self, session: str, history_lines: int = 0) -> str:
         assert self._client is not None
@@ -277,4 +302,30 @@ def running(make: Callable[[], Peer]) -> Iterator[Peer]:
         CLEANUP.kill_panes()
 
 
-# ------------------------------------------------------------------ one run
+# ------------------------------------------------------------------ reading a pane
+
+
+def checked_facts(peer: Peer, session: str, columns: int = COLUMNS, lines: int = LINES) -> str:
+    """The pane's size and scrollback setting, as a note; a pane of the wrong size stops the benchmark."""
+    width, height, scrollback = peer.pane_facts(session)
+    if (width, height) != (columns, lines):
+        raise RuntimeError(f"{type(peer).__name__} pane is {width}x{height}, not {columns}x{lines}")
+    return f"{width}x{height} {scrollback}"
+
+
+def settle(capture: Callable[[], str], marker: str, deadline: float) -> tuple[list[str], float]:
+    """The final screen and when it was first seen: it shows `marker` and stays the same SETTLE_QUIET_S."""
+    candidate: list[str] | None = None
+    seen_at = 0.0
+    while True:
+        screen = screen_lines(capture())
+        now = time.monotonic()
+        if marker not in screen:
+            candidate = None
+        elif screen != candidate:
+            candidate, seen_at = screen, now
+        elif now - seen_at >= SETTLE_QUIET_S:
+            return candidate, seen_at
+        if now >= deadline:
+            raise WaitTimeout(f"screen showing {marker!r} did not settle")
+        time.sleep(SCREEN_POLL_S)

@@ -1,6 +1,6 @@
 """What agent detection costs next to emulation, for 20 panes of agents at recorded speed.
 
-    .venv/bin/python benchmarks/bench_detection_cost.py [--panes 20] [--source raw|casts|both]
+    .venv/bin/python benchmarks/bench_detection_cost.py [--panes 20] [--source raw|casts|both] [--backend both]
 
 Two sources, both replayed exactly as the daemon would see them, interleaved in time:
 - **raw**: the corpus's four raw session logs (../shared/corpus/real/*/*_raw.bin). They carry no
@@ -10,9 +10,11 @@ Two sources, both replayed exactly as the daemon would see them, interleaved in 
 - **casts**: those recordings themselves, at their recorded timing.
 --panes panes take the sessions round-robin (copies start a little apart). Detection runs as in
 the daemon (DetectionSchedule). Printed: emulation CPU, detection CPU, the ratio (target:
-detection adds under 10 % to emulation) and CPU per pane-second of session. Peer, in the same
-run: the same output through the emulator's plain path (pyte's parser, per-character drawing),
-which the fast paths must match byte for byte; --no-peer skips it (it takes ~15 s).
+detection adds under 10 % to emulation) and CPU per pane-second of session, for each emulator
+backend (`--backend pyte|ghostty|both`, through muxd.emulator.backend.new_emulator), with each
+backend's figures against the pyte backend's (today's default) in the same run. Peer, in the
+same run: the same output through the pyte emulator's plain path (pyte's parser, per-character
+drawing), which the fast paths must match byte for byte; --no-peer skips it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from muxd.detectors.registry import load_detectors
 from muxd.detectors.replay import frame_context, read_recording
 from muxd.detectors.runner import DetectionSchedule, DetectorRunner
 from muxd.emulator import Emulator
+from muxd.emulator.backend import BACKENDS, new_emulator
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parents[1] / "shared" / "corpus" / "real"
@@ -86,11 +89,14 @@ def plain_emulation_cpu(name_events: list[tuple[str, Events]], panes: int) -> fl
     return time.process_time() - started
 
 
-def measure(name_events: list[tuple[str, Events]], panes: int) -> dict[str, float]:
+def measure(name_events: list[tuple[str, Events]], panes: int, backend: str) -> dict[str, float]:
     detectors = load_detectors()
     timeline, session_seconds = interleaved(name_events, panes)
 
-    emulators = [Emulator(columns=COLUMNS, lines=LINES) for _ in range(panes)]
+    emulators = [new_emulator(COLUMNS, LINES, backend=backend) for _ in range(panes)]
+    loaded = {type(e).__name__ for e in emulators}
+    if backend == "ghostty" and loaded == {Emulator.__name__}:
+        raise SystemExit("the ghostty backend did not load (pyghostty / libghostty-vt): no figures for it")
     clocks = [0.0] * panes
     runners = [DetectorRunner(f"%{p}", detectors, clock=lambda p=p: clocks[p]) for p in range(panes)]
     schedules = [DetectionSchedule() for _ in range(panes)]
@@ -166,26 +172,53 @@ def report(title: str, t: dict[str, float]) -> None:
               f"detection / plain emulation: {t['detect'] / t['plain']:.1%}")
 
 
+def compare_backends(source: str, by_backend: dict[str, dict[str, float]]) -> None:
+    """One row per backend: CPU per pane-second, and against the pyte backend's in this run."""
+    pyte = by_backend.get("pyte")
+    print(f"{source}: per pane-second, each backend against pyte's (x < 1.0: cheaper than pyte)")
+    print(f"  {'backend':<8} {'emulation ms':>12} {'detection ms':>12} {'together ms':>11} "
+          f"{'emulation/pyte':>14} {'detection/pyte':>14} {'together/pyte':>13}")
+    for backend, t in by_backend.items():
+        seconds = t["session_seconds"]
+        cells = [t["emulate"], t["detect"], t["emulate"] + t["detect"]]
+        versus = ([f"{a / b:.2f}x" if b else "-" for a, b in
+                   zip(cells, [pyte["emulate"], pyte["detect"], pyte["emulate"] + pyte["detect"]])]
+                  if pyte else ["-"] * 3)
+        print(f"  {backend:<8} {cells[0] / seconds * 1e3:>12.3f} {cells[1] / seconds * 1e3:>12.3f} "
+              f"{cells[2] / seconds * 1e3:>11.3f} {versus[0]:>14} {versus[1]:>14} {versus[2]:>13}")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--panes", type=int, default=20)
     parser.add_argument("--source", choices=("raw", "casts", "both"), default="both")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--no-peer", action="store_true", help="skip the plain-emulation peer (5x slower)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per backend; the median run is shown")
+    parser.add_argument("--backend", choices=[*BACKENDS, "both"], default="both",
+                        help="the emulator backend(s) measured (new_emulator's backend=)")
     args = parser.parse_args(argv)
     if not list(RECORDINGS.glob("*.cast.gz")):
         print(f"no recordings in {RECORDINGS}: run benchmarks/record_agents.py")
         return 1
+    backends = list(BACKENDS) if args.backend == "both" else [args.backend]
     for source in (("raw", "casts") if args.source == "both" else (args.source,)):
         found = sessions(source, args.corpus)
         if not found:
             print(f"{source}: nothing to replay (the raw logs live in ../shared beside the repo)")
             continue
         print(f"{source}: " + "; ".join(name for name, _ in found))
-        totals = measure(found, args.panes)
-        if not args.no_peer:
-            totals["plain"] = plain_emulation_cpu(found, args.panes)
-        report(f"{source}, {args.panes} panes", totals)
+        by_backend: dict[str, dict[str, float]] = {}
+        for backend in backends:
+            # CPU on a shared machine is noisy: the run whose emulation + detection is the median.
+            runs = sorted((measure(found, args.panes, backend) for _ in range(args.repeat)),
+                          key=lambda t: t["emulate"] + t["detect"])
+            totals = by_backend[backend] = runs[len(runs) // 2]
+            if backend == "pyte" and not args.no_peer:
+                totals["plain"] = plain_emulation_cpu(found, args.panes)
+            report(f"{source}, {args.panes} panes, {backend} backend (median of {args.repeat} runs)", totals)
+        compare_backends(source, by_backend)
     return 0
 
 

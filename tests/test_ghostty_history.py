@@ -8,8 +8,6 @@ import pytest
 from muxd.config import MAX_COLUMNS
 from muxd.emulator.backend import new_emulator
 
-pytest.importorskip("pyghostty")
-
 E = b"\x1b"
 
 

@@ -203,10 +203,6 @@ class GhosttyEmulator:
 
     # -- state ------------------------------------------------------------------------
 
-    def _get_size(self, key: int) -> int:
-        lib.ghostty_terminal_get(self._t, key, self._size)
-        return self._size[0]
-
     def _get_u16(self, key: int) -> int:
         lib.ghostty_terminal_get(self._t, key, self._u16)
         return self._u16[0]
@@ -236,8 +232,7 @@ class GhosttyEmulator:
 
     @property
     def alternate_screen(self) -> bool:
-        lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, self._int)
-        return self._int[0] != 0
+        return self._history.alternate()
 
     @property
     def cursor(self) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from .cell import BLANK
 from .flood import FLOOD_MIN_CHARS, screenful_start, simple_run_end
 from .ghostty_format import ACTIVE
 from .line_layout import SGR_SEQUENCE
-from .source_block import advance_attrs
+from .source_block import FULL_RESETS, advance_attrs
 
 if TYPE_CHECKING:
     from .ghostty_backend import GhosttyEmulator
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 # Modes that must be as a shell leaves them: (mode, ANSI?, wanted).
 _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, False), (20, True, False))
 _REPLY = re.compile(rb"\x1bP1\$r([0-9;:]*)([mr])\x1b\\")
-_FULL_RESETS = ("\x1b[m", "\x1b[0m")
 _CHARSET_STATE = re.compile(r"\x1b[()][0-9A-Za-z]|[\x0e\x0f]")
 
 
@@ -105,7 +104,7 @@ class NativeFloodSkipper:
         # A fresh screen, the cursor home, then the pen the skipped SGR leave.
         pens = [pen]
         if has_sgr:
-            last_reset = max(skipped.rfind(reset) for reset in _FULL_RESETS)
+            last_reset = max(skipped.rfind(reset) for reset in FULL_RESETS)
             pens = ["\x1b[0m"] if last_reset >= 0 else pens
             pens += [f"\x1b[{params}m" for params in SGR_SEQUENCE.findall(skipped, max(last_reset, 0))]
         history.write_raw(("\x1b[0m\x1b[2J\x1b[H" + "".join(pens)).encode("ascii"))

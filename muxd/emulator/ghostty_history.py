@@ -117,13 +117,15 @@ class NativeHistory:
         lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_VT_GROUND, self._bool)
         return bool(self._bool[0])
 
-    def _alternate(self) -> bool:
+    def alternate(self) -> bool:
+        """Whether the alternate screen is active."""
         lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, self._int)
         return self._int[0] != 0
 
-    def _capacity_rows(self) -> int:
+    @staticmethod
+    def _capacity_rows(columns: int) -> int:
         """Rows the native scrollback surely holds at this width (half its estimated cap)."""
-        row = self._columns() * _NATIVE_ROW_BYTES_PER_CELL + _NATIVE_ROW_HEADER_BYTES
+        row = columns * _NATIVE_ROW_BYTES_PER_CELL + _NATIVE_ROW_HEADER_BYTES
         return NATIVE_CAP_BYTES // row // 2
 
     @property
@@ -168,7 +170,7 @@ class NativeHistory:
         kind = event.group(1)
         if event.group(2) is not None:
             self._make_room(scroll_rows(event, lines))
-        elif self._alternate():
+        elif self.alternate():
             pass  # the alternate screen has no history
         elif kind == b"3":
             self.copy_new()
@@ -186,8 +188,8 @@ class NativeHistory:
     def _write_bounded(self, data: bytes) -> None:
         """Write `data`, draining between pieces so no piece can fill the native scrollback."""
         while data:
-            room = self._capacity_rows() - self.native_rows()
             columns = self._columns()
+            room = self._capacity_rows(columns) - self.native_rows()
             if self._row_bound(data, columns) <= room:
                 self._write(data)
                 return
@@ -211,14 +213,14 @@ class NativeHistory:
         return data[: cut + 1] if cut > size // 2 else data[:size]
 
     def _make_room(self, rows: int) -> None:
-        if self.native_rows() + rows > self._capacity_rows():
+        if self.native_rows() + rows > self._capacity_rows(self._columns()):
             self.drain()
 
     # -- draining ----------------------------------------------------------------------
 
     def drain(self) -> None:
         """Copy new native rows into `store` and erase the native scrollback if the parser allows."""
-        if self._alternate():
+        if self.alternate():
             return
         self.copy_new()
         if self.copied and self.at_ground():

@@ -41,14 +41,14 @@ SOURCE_BLOCK_CHARS = 64 * 1024
 # resets, long parameter lists) would otherwise hold memory the cap does not count.
 SOURCE_MAX_CHARS_PER_COST_BYTE = 3
 
-_FULL_RESETS = ("\x1b[m", "\x1b[0m")
+FULL_RESETS = ("\x1b[m", "\x1b[0m")
 
 
 def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
     """Return the cursor attributes after emulating every SGR sequence in `text`."""
     if "\x1b" not in text:
         return attrs
-    last_reset = max(text.rfind(reset) for reset in _FULL_RESETS)
+    last_reset = max(text.rfind(reset) for reset in FULL_RESETS)
     if last_reset >= 0:  # nothing before a full reset can matter
         attrs, text = default, text[last_reset:]
     for params in SGR_SEQUENCE.findall(text):

@@ -51,7 +51,29 @@ class _PrintVersion(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Global options that take a value: the word after one is never the command.
+_VALUE_OPTIONS = ("-L", "--token", "--token-file")
+
+
+def commands_to_parse(argv: Sequence[str]) -> Sequence[CliCommand]:
+    """The commands a parser of `argv` needs: the one `argv` names (none for --version) when that
+    is sure, else every command (help, a mistyped name, anything unusual). Each one costs a parser."""
+    words = iter(argv)
+    for word in words:
+        if word in _VALUE_OPTIONS:
+            next(words, None)
+        elif word.startswith(("-L", "--token=", "--token-file=")):  # the value attached to the option
+            continue
+        elif word in ("-V", "--version"):
+            return ()
+        elif word.startswith("-"):
+            return CLI_COMMANDS
+        else:
+            return [c for c in CLI_COMMANDS if word == c.name or word in c.aliases] or CLI_COMMANDS
+    return CLI_COMMANDS
+
+
+def build_parser(commands: Sequence[CliCommand] = CLI_COMMANDS) -> argparse.ArgumentParser:
     # No abbreviations at this level: `--to` after a command (grant) must not read as --token.
     parser = argparse.ArgumentParser(prog="muxd", description="terminal multiplexer for AI coding agents",
                                      allow_abbrev=False)
@@ -64,11 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--token-file", dest="cli_token_file", metavar="FILE",
                         help="act as the muxd token in FILE (its first line)")
     # prog given, as argparse would compute it: computing it costs a help formatter (shutil).
-    commands = parser.add_subparsers(dest="command_name", metavar="COMMAND", parser_class=_CommandParser,
-                                     prog=parser.prog)
-    for command in CLI_COMMANDS:
-        commands.add_parser(command.name, aliases=list(command.aliases), help=command.help,
-                            description=command.help, add_help=False, command=command)
+    subparsers = parser.add_subparsers(dest="command_name", metavar="COMMAND", parser_class=_CommandParser,
+                                       prog=parser.prog)
+    for command in commands:
+        subparsers.add_parser(command.name, aliases=list(command.aliases), help=command.help,
+                              description=command.help, add_help=False, command=command)
     return parser
 
 
@@ -88,7 +110,7 @@ def _run(command: CliCommand, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(commands_to_parse(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     command = getattr(args, "spec", None)
     if command is None:  # a bare `muxd`, as a bare `tmux`: a new session with the shell, attached

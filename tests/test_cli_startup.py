@@ -56,3 +56,32 @@ def test_version_imports_no_command_and_no_protocol(muxd_unstarted):
     assert not modules & set(NEVER_ON_THE_FAST_PATH)
     assert not any(m.startswith(("muxd.cli.", "muxd.client", "muxd.protocol", "msgspec"))
                    for m in modules - {"muxd.cli.main", "muxd.cli.table"})
+
+
+ARGVS = [
+    ["ls"], ["ls", "--json"], ["-L", "x", "has", "-t", "s"], ["-Lx", "--token-file=f", "capture", "-p"],
+    ["--token", "ls", "list-windows"], ["--version"], ["-L", "x", "-V", "ls"], ["-h"], ["lss"], ["--", "ls"],
+    ["ls", "--bogus"], ["-L"], ["--token-file", "-L", "x", "ls"], ["task", "ls", "--json"], ["new", "-d", "--", "top"],
+]
+
+
+@pytest.mark.parametrize("argv", ARGVS, ids=" ".join)
+def test_a_parser_of_the_command_argv_names_parses_as_one_of_every_command(argv, capsys):
+    """commands_to_parse gives the parser fewer commands to build; what it parses must not change."""
+    from muxd.cli.main import build_parser, commands_to_parse
+
+    outcomes = []
+    for parser in (build_parser(commands_to_parse(argv)), build_parser()):
+        try:
+            outcomes.append(vars(parser.parse_args(argv)))
+        except SystemExit as exc:
+            outcomes.append(exc.code)
+        outcomes.append(capsys.readouterr())
+    assert outcomes[:2] == outcomes[2:]
+
+
+def test_the_parser_of_ls_or_version_builds_no_other_command():
+    from muxd.cli.main import commands_to_parse
+
+    assert [c.name for c in commands_to_parse(["-L", "x", "--token", "ls", "has", "-t", "s"])] == ["has-session"]
+    assert list(commands_to_parse(["-L", "x", "--version"])) == []

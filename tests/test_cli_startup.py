@@ -13,7 +13,7 @@ from muxd.testing.server import MuxdTestServer
 
 # Modules a one-shot command has no use for, each costing milliseconds to import.
 NEVER_ON_THE_FAST_PATH = (
-    "asyncio", "rich", "subprocess", "dataclasses", "mcp",
+    "asyncio", "rich", "subprocess", "dataclasses", "mcp", "shutil",
     "muxd.client.connection",                                      # the async client
     "muxd.protocol.messages", "muxd.protocol.codec",              # every message of every union
     "muxd.protocol.execution_messages", "muxd.protocol.task_messages",

@@ -51,7 +51,8 @@ class BlockingClient:
             sock.close()
             if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
                 raise ServerNotRunning(f"no server running on {path}", socket=str(path)) from exc
-            raise ServerNotRunning(f"cannot reach {path}: {exc.strerror or exc}", socket=str(path)) from exc
+            why = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
+            raise ServerNotRunning(f"cannot reach {path}: {why}", socket=str(path)) from exc
         client = cls(sock, str(path), token)
         try:
             client.welcome = client.call(Hello, Welcome, protocol_version=PROTOCOL_VERSION, client=client_name,

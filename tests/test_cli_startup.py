@@ -54,6 +54,7 @@ def test_one_shot_commands_import_neither_asyncio_nor_rich(server_with_a_pane, a
 def test_version_imports_no_command_and_no_protocol(muxd_unstarted):
     modules = imported_by(muxd_unstarted, "--version")
     assert not modules & set(NEVER_ON_THE_FAST_PATH)
+    assert "typing" not in modules  # only the type checker reads the annotations that name it
     assert not any(m.startswith(("muxd.cli.", "muxd.client", "muxd.protocol", "msgspec"))
                    for m in modules - {"muxd.cli.main", "muxd.cli.table"})
 

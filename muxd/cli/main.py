@@ -11,13 +11,16 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from muxd import __version__
 from muxd.cli.table import CLI_COMMANDS, CliCommand, implementation
 from muxd.errors import MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME
 from muxd.terminal_text import visible
+
+TYPE_CHECKING = False  # typing only for the type checker: see table.py
+if TYPE_CHECKING:
+    from typing import Any
 
 HELP_FALLBACK_COLUMNS = 80  # help text's width when neither $COLUMNS nor a terminal says
 

@@ -8,19 +8,33 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from importlib import import_module
-from typing import Any, NamedTuple
 
-Configure = Callable[[argparse.ArgumentParser], None]
-Body = Callable[[Any, argparse.Namespace], int]  # (client, args) -> exit code; client None when local
+# typing (~2 ms to import) only for the type checker: `muxd --version` needs nothing else of it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Configure = Callable[[argparse.ArgumentParser], None]
+    Body = Callable[[Any, argparse.Namespace], int]  # (client, args) -> exit code; client None when local
 
 
-class CliCommand(NamedTuple):  # a NamedTuple, not a dataclass: dataclasses costs `muxd ls` ~5 ms to import
-    name: str
-    help: str
-    module: str                    # muxd.cli.<module> declares its options and body: @cli_command(name)
-    aliases: tuple[str, ...] = ()
-    starts_server: bool = False    # tmux starts a server for commands that create things
-    local: bool = False            # runs without a connection to the daemon
+class CliCommand:
+    """One command. A plain class: a dataclass or a NamedTuple would cost more to import than
+    the whole table (dataclasses imports inspect; NamedTuple, typing)."""
+
+    __slots__ = ("name", "help", "module", "aliases", "starts_server", "local")
+
+    def __init__(self, name: str, help: str, module: str, aliases: tuple[str, ...] = (), *,
+                 starts_server: bool = False, local: bool = False) -> None:
+        self.name = name
+        self.help = help
+        self.module = module                # muxd.cli.<module> declares options and body: @cli_command(name)
+        self.aliases = aliases
+        self.starts_server = starts_server  # tmux starts a server for commands that create things
+        self.local = local                  # runs without a connection to the daemon
+
+    def __repr__(self) -> str:
+        return f"CliCommand({self.name!r})"
 
 
 CLI_COMMANDS: tuple[CliCommand, ...] = (
@@ -68,9 +82,14 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
 )
 
 
-class Implementation(NamedTuple):
-    configure: Configure
-    body: Body
+class Implementation:
+    """How a command parses its options and what it then does."""
+
+    __slots__ = ("configure", "body")
+
+    def __init__(self, configure: Configure, body: Body) -> None:
+        self.configure = configure
+        self.body = body
 
 
 _IMPLEMENTATIONS: dict[str, Implementation] = {}

@@ -21,13 +21,17 @@ NEVER_ON_THE_FAST_PATH = (
 )
 
 
-def imported_by(server: MuxdTestServer, *args: str) -> set[str]:
-    """The modules `muxd -L NAME args…` imports, as `python -X importtime` lists them."""
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "muxd", "-L", server.name, *args],
-                            env=server.env, capture_output=True, text=True, timeout=30)
+def _imports(argv: list[str], env: dict[str, str]) -> set[str]:
+    result = subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, capture_output=True, text=True,
+                            timeout=30)
     assert result.returncode == 0, result.stderr
-    return {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
-            if line.startswith("import time:")}
+    return {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+
+
+def imported_by(server: MuxdTestServer, *args: str) -> set[str]:
+    """The modules `muxd -L NAME args…` imports beyond those the interpreter's own start imports
+    here (site, a sitecustomize), as `python -X importtime` lists them."""
+    return _imports(["-m", "muxd", "-L", server.name, *args], server.env) - _imports(["-c", "pass"], server.env)
 
 
 @pytest.fixture(scope="module")

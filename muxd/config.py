@@ -74,6 +74,9 @@ LOG_REPEAT_WINDOW_S = 60.0
 # Daemon start-up, as seen from a client
 DAEMON_START_TIMEOUT_S = 10.0
 CLIENT_CONNECT_TIMEOUT_S = 5.0
+# The prefix key of attached clients, as tmux names it (--prefix and $MUXD_PREFIX choose another;
+# muxd/daemon/prefix_keys.py has what follows it).
+DEFAULT_PREFIX = "C-b"
 
 # ---- access control, tokens, audit (muxd/store, muxd/daemon/access.py)
 # Random bytes behind each token secret (`muxd_` + url-safe base64 of them).

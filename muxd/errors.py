@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing only for the type checker: `muxd --version` imports this module, not typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class MuxdError(Exception):

@@ -10,8 +10,9 @@ from muxd.cli.render import age, print_json, print_line, print_table
 from muxd.cli.table import cli_command
 from muxd.config import TASK_SCOPES
 from muxd.daemon.tiers import TIERS
-from muxd.protocol.messages import (
-    CreateToken, GetMetrics, GrantPane, ListTokens, RevokeGrant, RevokeToken,
+from muxd.protocol.access_messages import (
+    CreateToken, GetMetrics, GrantPane, ListTokens, MetricsReply, RevokeGrant, RevokeToken, TokenCreated, TokenList,
+    TokenReply,
 )
 
 
@@ -33,11 +34,11 @@ def _configure_token(p: argparse.ArgumentParser) -> None:
     revoke.add_argument("token", metavar="ID|NAME")
 
 
-@cli_command("token", "create, list and revoke access tokens (admin)")(_configure_token)
-async def token(client: Any, args: argparse.Namespace) -> int:
+@cli_command("token")(_configure_token)
+def token(client: Any, args: argparse.Namespace) -> int:
     if args.token_action == "create":
-        created = await client.call(CreateToken, tier=args.tier, name=args.name, panes=args.panes,
-                                    scopes=args.scopes)
+        created = client.call(CreateToken, TokenCreated, tier=args.tier, name=args.name, panes=args.panes,
+                              scopes=args.scopes)
         if args.json:
             print_json({"token": created.token, "secret": created.secret})
         else:
@@ -46,7 +47,7 @@ async def token(client: Any, args: argparse.Namespace) -> int:
                   "the secret is shown only now", file=sys.stderr)
         return 0
     if args.token_action in ("list", "ls"):
-        tokens = (await client.call(ListTokens, include_revoked=args.all)).tokens
+        tokens = client.call(ListTokens, TokenList, include_revoked=args.all).tokens
         if args.json:
             print_json(tokens)
             return 0
@@ -59,7 +60,7 @@ async def token(client: Any, args: argparse.Namespace) -> int:
              "" if t.revoked_at is None else (t.revoked_reason or "yes")]
             for t in tokens])
         return 0
-    revoked = (await client.call(RevokeToken, token=args.token)).token
+    revoked = client.call(RevokeToken, TokenReply, token=args.token).token
     print(f"revoked {revoked.id} ({revoked.name})")
     return 0
 
@@ -71,10 +72,10 @@ def _configure_grant(p: argparse.ArgumentParser) -> None:
     p.add_argument("--revoke", action="store_true", help="take the grant back")
 
 
-@cli_command("grant", "let a pane's agent (or a pane-bound token) see and use another pane")(_configure_grant)
-async def grant(client: Any, args: argparse.Namespace) -> int:
+@cli_command("grant")(_configure_grant)
+def grant(client: Any, args: argparse.Namespace) -> int:
     request = RevokeGrant if args.revoke else GrantPane
-    token = (await client.call(request, pane=args.pane, to=args.to)).token
+    token = client.call(request, TokenReply, pane=args.pane, to=args.to).token
     print(f"{'revoked' if args.revoke else 'granted'} {args.pane} {'from' if args.revoke else 'to'} {token.name}",
           file=sys.stderr)
     return 0
@@ -85,10 +86,9 @@ def _configure_metrics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tool", help="one tool only (with --json)")
 
 
-@cli_command("metrics", "MCP tool call metrics of every MCP server of this muxd (Prometheus text)")(
-    _configure_metrics)
-async def metrics(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(GetMetrics, tool=args.tool)
+@cli_command("metrics")(_configure_metrics)
+def metrics(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(GetMetrics, MetricsReply, tool=args.tool)
     if args.json:
         print_json(reply.tools)
     else:

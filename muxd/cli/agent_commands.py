@@ -9,7 +9,7 @@ from typing import Any
 from muxd.cli.render import duration, print_json, print_json_line, print_line, print_table, tokens
 from muxd.cli.table import cli_command
 from muxd.detectors.state import AgentState
-from muxd.protocol.messages import ListPanes, Summary
+from muxd.protocol.pane_messages import ListPanes, PaneList, Summary, SummaryReply
 
 
 def _configure_summary(p: argparse.ArgumentParser) -> None:
@@ -19,11 +19,11 @@ def _configure_summary(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="the summary as JSON (seed 002's schema)")
 
 
-@cli_command("summary", "what the agent in a pane is doing, in a few words")(_configure_summary)
-async def summary(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(Summary, target=args.target,
-                              include_recent_output=args.output_lines is not None,
-                              output_lines=args.output_lines or 10)
+@cli_command("summary")(_configure_summary)
+def summary(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(Summary, SummaryReply, target=args.target,
+                        include_recent_output=args.output_lines is not None,
+                        output_lines=args.output_lines or 10)
     s = reply.summary
     if args.json:
         print_json(s)
@@ -57,10 +57,10 @@ def _configure_explain(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("explain", "the evidence behind a pane's agent state")(_configure_explain)
-async def explain(client: Any, args: argparse.Namespace) -> int:
-    pane_id = (await client.call(Summary, target=args.target)).summary.pane_id
-    panes = (await client.call(ListPanes, all=True)).panes
+@cli_command("explain")(_configure_explain)
+def explain(client: Any, args: argparse.Namespace) -> int:
+    pane_id = client.call(Summary, SummaryReply, target=args.target).summary.pane_id
+    panes = client.call(ListPanes, PaneList, all=True).panes
     state = next(p.agent for p in panes if p.id == pane_id)
     if args.json:
         print_json(state)
@@ -102,8 +102,8 @@ def _configure_detect(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("detect", "detect the agent state of a saved screen", local=True)(_configure_detect)
-async def detect(client: Any, args: argparse.Namespace) -> int:
+@cli_command("detect")(_configure_detect)
+def detect(client: Any, args: argparse.Namespace) -> int:
     from muxd.detectors.registry import load_detectors
     from muxd.detectors.replay import detect_saved_screen, only
 
@@ -126,9 +126,8 @@ def _configure_replay(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per published state")
 
 
-@cli_command("replay", "replay a recording through the detectors: the timeline of states",
-             local=True)(_configure_replay)
-async def replay(client: Any, args: argparse.Namespace) -> int:
+@cli_command("replay")(_configure_replay)
+def replay(client: Any, args: argparse.Namespace) -> int:
     from muxd.detectors.registry import load_detectors
     from muxd.detectors.replay import read_recording, replay as run_replay
 

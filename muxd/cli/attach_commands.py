@@ -9,7 +9,7 @@ from typing import Any
 
 from muxd.cli.render import print_line
 from muxd.cli.table import cli_command
-from muxd.daemon.prefix_keys import DEFAULT_PREFIX, prefix_bytes
+from muxd.config import DEFAULT_PREFIX
 from muxd.paths import socket_path
 
 PREFIX_ENV = "MUXD_PREFIX"
@@ -22,16 +22,21 @@ def add_prefix_option(p: argparse.ArgumentParser) -> None:
 
 def chosen_prefix(args: argparse.Namespace) -> str:
     """The prefix key name from --prefix, then $MUXD_PREFIX, then C-b; checked before anything runs."""
+    from muxd.daemon.prefix_keys import prefix_bytes  # the key tables: only for commands that attach
+
     prefix = getattr(args, "prefix", None) or os.environ.get(PREFIX_ENV) or DEFAULT_PREFIX
     prefix_bytes(prefix)  # raises BadRequest for a name that is no key
     return prefix
 
 
-async def attach_terminal(args: argparse.Namespace, target: str | None) -> int:
-    """Attach this terminal to `target` and print why it ended, as tmux does ("[exited]")."""
+def run_attach(args: argparse.Namespace, target: str | None) -> int:
+    """Attach this terminal to `target` until it detaches, and print why it ended, as tmux does
+    ("[exited]"). The one place the CLI runs an event loop for a terminal."""
+    import asyncio
+
     from muxd.client.attach import attach
 
-    reason = await attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args))
+    reason = asyncio.run(attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args)))
     print_line(f"[{reason}]")
     sys.stdout.flush()
     return 0
@@ -42,11 +47,10 @@ def _configure_attach(p: argparse.ArgumentParser) -> None:
     add_prefix_option(p)
 
 
-@cli_command("attach-session", "attach this terminal to a session", aliases=("attach", "a"),
-             local=True)(_configure_attach)
-async def attach_session(client: Any, args: argparse.Namespace) -> int:
+@cli_command("attach-session")(_configure_attach)
+def attach_session(client: Any, args: argparse.Namespace) -> int:
     from muxd.client.attach import check_terminal
 
     check_terminal()
     chosen_prefix(args)
-    return await attach_terminal(args, args.target)
+    return run_attach(args, args.target)

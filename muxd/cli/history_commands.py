@@ -13,7 +13,8 @@ from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
 from muxd.executions.record import STATUSES, TRIGGERS, Execution
 from muxd.protocol.execution_messages import (
-    CancelExecution, ExecutionFailures, ExecutionStats, GetExecution, ListExecutions, RunCommand, SubmitPrompt,
+    CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
+    ListExecutions, RunCommand, StatsReply, SubmitPrompt,
 )
 
 _AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
@@ -96,12 +97,12 @@ def _configure_submit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("submit", "give the agent in a pane a prompt, recorded as an execution")(_configure_submit)
-async def submit(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(SubmitPrompt, target=args.target, message=args.message, triggered_by="cli",
-                              task_id=args.task_id, trace_id=args.trace_id, span_id=args.span_id,
-                              attempt=args.attempt, idempotency_key=args.idempotency_key, timeout_s=args.timeout,
-                              wait_s=args.wait_timeout if args.wait else 0.0)
+@cli_command("submit")(_configure_submit)
+def submit(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(SubmitPrompt, ExecutionReply, target=args.target, message=args.message,
+                        triggered_by="cli", task_id=args.task_id, trace_id=args.trace_id, span_id=args.span_id,
+                        attempt=args.attempt, idempotency_key=args.idempotency_key, timeout_s=args.timeout,
+                        wait_s=args.wait_timeout if args.wait else 0.0)
     return _report(reply.execution, args, waited=args.wait)
 
 
@@ -127,13 +128,13 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS…]")
 
 
-@cli_command("run", "run a command as an execution (its exit status is recorded)", starts_server=True)(_configure_run)
-async def run(client: Any, args: argparse.Namespace) -> int:
+@cli_command("run")(_configure_run)
+def run(client: Any, args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         raise BadRequest("muxd run needs a command: muxd run -- make test")
     wait_s = (args.timeout or 300.0) if args.wait else 0.0
-    reply = await client.call(RunCommand, command=command, target=args.target, cwd=args.cwd, wait_s=wait_s)
+    reply = client.call(RunCommand, ExecutionReply, command=command, target=args.target, cwd=args.cwd, wait_s=wait_s)
     e = reply.execution
     if args.json:
         print_json(e)
@@ -157,11 +158,11 @@ def _configure_history(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("history", "what ran in the panes: executions, newest first")(_configure_history)
-async def history(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(ListExecutions, agent_name=args.agent, status=args.status,
-                              triggered_by=args.triggered_by, since=since_time(args.since), trace_id=args.trace,
-                              task_id=args.task, active=args.active, limit=args.limit, offset=args.offset)
+@cli_command("history")(_configure_history)
+def history(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(ListExecutions, ExecutionList, agent_name=args.agent, status=args.status,
+                        triggered_by=args.triggered_by, since=since_time(args.since), trace_id=args.trace,
+                        task_id=args.task, active=args.active, limit=args.limit, offset=args.offset)
     if args.json:
         print_json({"executions": reply.executions, "total": reply.total})
     else:
@@ -175,9 +176,10 @@ def _configure_show(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("show", "one execution in full")(_configure_show)
-async def show(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(GetExecution, execution_id=args.execution_id, include_transcript=args.transcript)
+@cli_command("show")(_configure_show)
+def show(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(GetExecution, ExecutionReply, execution_id=args.execution_id,
+                        include_transcript=args.transcript)
     if args.json:
         print_json({"execution": reply.execution, "transcript": reply.transcript})
     else:
@@ -194,10 +196,10 @@ def _configure_failures(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("failures", "recent failures and the error patterns they share")(_configure_failures)
-async def failures(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(ExecutionFailures, agent_name=args.agent, task_id=args.task,
-                              since=since_time(args.since), limit=args.limit, unique_errors=args.unique)
+@cli_command("failures")(_configure_failures)
+def failures(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(ExecutionFailures, FailureReport, agent_name=args.agent, task_id=args.task,
+                        since=since_time(args.since), limit=args.limit, unique_errors=args.unique)
     if args.json:
         print_json({"failures": reply.failures, "error_patterns": reply.patterns})
         return 0
@@ -217,11 +219,11 @@ def _configure_stats(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("stats", "executions, success rate, cost and duration per agent")(_configure_stats)
-async def stats(client: Any, args: argparse.Namespace) -> int:
+@cli_command("stats")(_configure_stats)
+def stats(client: Any, args: argparse.Namespace) -> int:
     if not 0 < args.hours <= 24 * 365:
         raise BadRequest(f"--hours must be between 0 and {24 * 365}, got {args.hours:g}")
-    reply = await client.call(ExecutionStats, agent_name=args.agent, since=time.time() - args.hours * 3600)
+    reply = client.call(ExecutionStats, StatsReply, agent_name=args.agent, since=time.time() - args.hours * 3600)
     if args.json:
         print_json({"agents": reply.agents, "live": reply.live, "recent_failures": reply.recent_failures})
         return 0
@@ -246,9 +248,9 @@ def _configure_cancel(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("cancel", "cancel a running or pending execution")(_configure_cancel)
-async def cancel(client: Any, args: argparse.Namespace) -> int:
-    e = (await client.call(CancelExecution, execution_id=args.execution_id)).execution
+@cli_command("cancel")(_configure_cancel)
+def cancel(client: Any, args: argparse.Namespace) -> int:
+    e = client.call(CancelExecution, ExecutionReply, execution_id=args.execution_id).execution
     if args.json:
         print_json(e)
     else:

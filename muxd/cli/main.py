@@ -1,71 +1,150 @@
-"""`muxd`: the command line, a thin client of the daemon with tmux's verbs and habits."""
+"""`muxd`: the command line, a thin client of the daemon with tmux's verbs and habits.
+
+It has to start fast (`muxd ls` in a loop, an agent polling `has-session`): a command's module
+is imported only when that command runs (table.py), one-shot commands talk through the
+blocking client, and asyncio is started only by the commands that live on (attach, mcp).
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import os
 import sys
+from collections.abc import Sequence
 
 from muxd import __version__
-from muxd.cli import attach_commands  # noqa: F401 - registers attach
-from muxd.cli import access_commands  # noqa: F401 - registers token, grant, metrics
-from muxd.cli import agent_commands, mcp_commands, pane_commands, server_commands, session_commands  # noqa: F401 - they register
-from muxd.cli import history_commands  # noqa: F401 - submit, run, history, show, failures, stats, cancel
-from muxd.cli import task_commands  # noqa: F401 - task, knowledge
-from muxd.cli.table import CLI_COMMANDS, CliCommand
+from muxd.cli.table import CLI_COMMANDS, CliCommand, implementation
 from muxd.errors import MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME
 from muxd.terminal_text import visible
 
+TYPE_CHECKING = False  # typing only for the type checker: see table.py
+if TYPE_CHECKING:
+    from typing import Any
 
-def build_parser() -> argparse.ArgumentParser:
+HELP_FALLBACK_COLUMNS = 80  # help text's width when neither $COLUMNS nor a terminal says
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout, at the width shutil.get_terminal_size would give ($COLUMNS, else
+    stdout's terminal, else 80) found without importing shutil: argparse makes a formatter for
+    every option it is given, and shutil, with bz2 and lzma, costs `muxd ls` ~1.5 ms."""
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        if kwargs.get("width") is None:
+            kwargs["width"] = _terminal_columns() - 2  # as argparse leaves a margin
+        super().__init__(prog, **kwargs)
+
+
+def _terminal_columns() -> int:
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or HELP_FALLBACK_COLUMNS
+    except (AttributeError, ValueError, OSError):
+        return HELP_FALLBACK_COLUMNS
+
+
+class _CommandParser(argparse.ArgumentParser):
+    """The parser of one command, which learns the command's options only when it parses: its
+    module is imported then, not on every `muxd` (nor for `muxd --help`). A command's own
+    subcommands (`task ls`) get this class too, with no command: plain parsers."""
+
+    def __init__(self, *args: Any, command: CliCommand | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)  # add_parser does not pass the parent's on
+        super().__init__(*args, **kwargs)
+        self._command: CliCommand | None = command
+
+    def parse_known_args(self, args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        if self._command is not None:
+            command, self._command = self._command, None
+            self.add_argument("--help", action="help", help="show this help and exit")
+            implementation(command).configure(self)
+            self.set_defaults(spec=command)
+        return super().parse_known_args(args, namespace)
+
+
+class _PrintVersion(argparse.Action):
+    """`muxd --version`: argparse's own version action wraps the line with textwrap (~0.7 ms to
+    import) to print one short line."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"muxd {__version__}")
+        parser.exit()
+
+
+# Global options that take a value: the word after one is never the command.
+_VALUE_OPTIONS = ("-L", "--token", "--token-file")
+
+
+def commands_to_parse(argv: Sequence[str]) -> Sequence[CliCommand]:
+    """The commands a parser of `argv` needs: the one `argv` names (none for --version) when that
+    is sure, else every command (help, a mistyped name, anything unusual). Each one costs a parser."""
+    words = iter(argv)
+    for word in words:
+        if word in _VALUE_OPTIONS:
+            next(words, None)
+        elif word.startswith(("-L", "--token=", "--token-file=")):  # the value attached to the option
+            continue
+        elif word in ("-V", "--version"):
+            return ()
+        elif word.startswith("-"):
+            return CLI_COMMANDS
+        else:
+            return [c for c in CLI_COMMANDS if word == c.name or word in c.aliases] or CLI_COMMANDS
+    return CLI_COMMANDS
+
+
+def build_parser(commands: Sequence[CliCommand] = CLI_COMMANDS) -> argparse.ArgumentParser:
     # No abbreviations at this level: `--to` after a command (grant) must not read as --token.
     parser = argparse.ArgumentParser(prog="muxd", description="terminal multiplexer for AI coding agents",
-                                     allow_abbrev=False)
+                                     allow_abbrev=False, formatter_class=_HelpFormatter)
     parser.add_argument("-L", dest="server_name", default=DEFAULT_SERVER_NAME, metavar="NAME",
                         help="server name (socket NAME.sock in the socket directory)")
-    parser.add_argument("-V", "--version", action="version", version=f"muxd {__version__}")
+    parser.add_argument("-V", "--version", action=_PrintVersion)
     parser.add_argument("--token", dest="cli_token", metavar="TOKEN",
                         help="act as this muxd token (visible in ps: prefer --token-file or $MUXD_CLI_TOKEN; "
                              "none: the socket owner)")
     parser.add_argument("--token-file", dest="cli_token_file", metavar="FILE",
                         help="act as the muxd token in FILE (its first line)")
-    commands = parser.add_subparsers(dest="command_name", metavar="COMMAND")
-    for spec in CLI_COMMANDS:
-        sub = commands.add_parser(spec.name, aliases=list(spec.aliases), help=spec.help,
-                                  description=spec.help, add_help=False)
-        sub.add_argument("--help", action="help", help="show this help and exit")
-        spec.configure(sub)
-        sub.set_defaults(spec=spec)
+    # prog given, as argparse would compute it: computing it costs a help formatter (shutil).
+    subparsers = parser.add_subparsers(dest="command_name", metavar="COMMAND", parser_class=_CommandParser,
+                                       prog=parser.prog)
+    for command in commands:
+        subparsers.add_parser(command.name, aliases=list(command.aliases), help=command.help,
+                              description=command.help, add_help=False, command=command)
     return parser
 
 
-async def _run(spec: CliCommand, args: argparse.Namespace) -> int:
-    if spec.local:
-        return await spec.body(None, args)
-    from muxd.client.autostart import connect
-
+def _run(command: CliCommand, args: argparse.Namespace) -> int:
+    body = implementation(command).body
+    if command.local:
+        return body(None, args)
+    # Imported here: `muxd --version` and the local commands need no connection (nor msgspec).
+    from muxd.client.blocking import connect
     from muxd.client.token import ENV_CLI_TOKEN, argv_token_warning, cli_token
 
     if args.cli_token:
         print(f"muxd: {argv_token_warning(ENV_CLI_TOKEN)}", file=sys.stderr)
     token = cli_token(args.cli_token, file=args.cli_token_file)
-    client = await connect(args.server_name, start=spec.starts_server, token=token)
-    try:
-        return await spec.body(client, args)
-    finally:
-        await client.close()
+    with connect(args.server_name, start=command.starts_server, token=token) as client:
+        return body(client, args)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(commands_to_parse(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
-    spec = getattr(args, "spec", None)
-    if spec is None:  # a bare `muxd`, as a bare `tmux`: a new session with the shell, attached
+    command = getattr(args, "spec", None)
+    if command is None:  # a bare `muxd`, as a bare `tmux`: a new session with the shell, attached
         args = parser.parse_args(["-L", args.server_name, "new-session"])
-        spec = args.spec
+        command = args.spec
     try:
-        return asyncio.run(_run(spec, args))
+        return _run(command, args)
     except MuxdError as exc:
         print(f"muxd: {visible(exc.message)}", file=sys.stderr)
         return 1

@@ -39,37 +39,39 @@ def limits_from_args(args: argparse.Namespace) -> Any:
     return dataclasses.replace(base, **{k: v for k, v in flags.items() if v is not None})
 
 
-@cli_command("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
-             starts_server=True)(_configure_mcp)
-async def mcp(client: Any, args: argparse.Namespace) -> int:
-    # The SDK is imported here so that other commands start without it.
-    from muxd.paths import socket_path
+@cli_command("mcp")(_configure_mcp)
+def mcp(client: Any, args: argparse.Namespace) -> int:
+    # The SDK and asyncio are imported here so that other commands start without them. `client`
+    # (main's connection, which started the server if none ran) says where and as whom to connect.
+    import asyncio
 
     limits = limits_from_args(args)
-    path = str(socket_path(args.server_name))
+    path = client.socket_path
+    client.close()
     if args.http:
         from muxd.mcp_server.http_server import serve_http
 
-        # Each HTTP request acts as its own bearer token; this process's connection is not used.
-        return await serve_http(args.http, socket_path=path, limits=limits)
+        # Each HTTP request acts as its own bearer token; no connection of this process is used.
+        return asyncio.run(serve_http(args.http, socket_path=path, limits=limits))
 
-    from muxd.client.connection import Client
     from muxd.client.token import argv_token_warning, token_from_env
-    from muxd.mcp_server.link import remember_token
-    from muxd.mcp_server.server import build_server
 
     if args.token:
         print(f"muxd mcp: {argv_token_warning(ENV_TOKEN)}", file=sys.stderr, flush=True)
-    # --token-file, else --token, else $MUXD_TOKEN (inside a pane: scoped to it)
-    token = token_from_env(args.token, file=args.token_file)
-    acting = client
-    if token:
-        # The CLI's own connection is the socket owner's; MCP acts as the token (e.g. a pane's agent).
-        acting = await Client.connect(path, client_name="muxd-mcp", token=token)
-        remember_token(acting, token)
+    # --token-file, else --token, else $MUXD_TOKEN (inside a pane: scoped to it), else the CLI's own
+    token = token_from_env(args.token, file=args.token_file) or client.token
+    return asyncio.run(_serve_stdio(path, token, limits))
+
+
+async def _serve_stdio(path: str, token: str | None, limits: Any) -> int:
+    from muxd.client.connection import Client
+    from muxd.mcp_server.link import remember_token
+    from muxd.mcp_server.server import build_server
+
+    acting = await Client.connect(path, client_name="muxd-mcp", token=token)
+    remember_token(acting, token)
     try:
         await build_server(acting, limits).run_stdio_async()
     finally:
-        if acting is not client:
-            await acting.close()
+        await acting.close()
     return 0

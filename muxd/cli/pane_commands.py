@@ -9,8 +9,9 @@ from typing import Any
 from muxd.cli.render import age, print_json, print_panes, print_table
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
-from muxd.protocol.messages import (
-    CapturePane, KillPane, ListPanes, ListSessions, ListWindows, ResizePane, SendKeys,
+from muxd.protocol.pane_messages import (
+    CapturePane, Captured, KillPane, ListPanes, ListSessions, ListWindows, Ok, PaneList, ResizePane, SendKeys,
+    SessionList, WindowList,
 )
 
 HISTORY_START = -(10**6)  # `-S -`: from the oldest scrollback line on
@@ -23,9 +24,9 @@ def _configure_send_keys(p: argparse.ArgumentParser) -> None:
     p.add_argument("keys", nargs="*", help="key names (Enter, C-c, M-x, F5…) or text")
 
 
-@cli_command("send-keys", "type text and keys into a pane", aliases=("send",))(_configure_send_keys)
-async def send_keys(client: Any, args: argparse.Namespace) -> int:
-    await client.call(SendKeys, target=args.target, keys=args.keys, literal=args.literal, hex=args.hex)
+@cli_command("send-keys")(_configure_send_keys)
+def send_keys(client: Any, args: argparse.Namespace) -> int:
+    client.call(SendKeys, Ok, target=args.target, keys=args.keys, literal=args.literal, hex=args.hex)
     return 0
 
 
@@ -49,13 +50,12 @@ def _configure_capture(p: argparse.ArgumentParser) -> None:
     p.add_argument("-E", dest="end", help="last line; - is the last visible line")
 
 
-@cli_command("capture-pane", "print a pane's screen (and scrollback)",
-             aliases=("capture", "capturep"))(_configure_capture)
-async def capture_pane(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(CapturePane, target=args.target,
-                              start=_line_number(args.start, "-S", HISTORY_START),
-                              end=_line_number(args.end, "-E", None),
-                              escapes=args.escapes, join_wrapped=args.join)
+@cli_command("capture-pane")(_configure_capture)
+def capture_pane(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(CapturePane, Captured, target=args.target,
+                        start=_line_number(args.start, "-S", HISTORY_START),
+                        end=_line_number(args.end, "-E", None),
+                        escapes=args.escapes, join_wrapped=args.join)
     sys.stdout.write(reply.text)
     return 0
 
@@ -67,9 +67,9 @@ def _configure_list_panes(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per pane")
 
 
-@cli_command("list-panes", "list panes", aliases=("lsp",))(_configure_list_panes)
-async def list_panes(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(ListPanes, target=args.target, all=args.all)
+@cli_command("list-panes")(_configure_list_panes)
+def list_panes(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(ListPanes, PaneList, target=args.target, all=args.all)
     if args.json:
         print_json(reply.panes)
     else:
@@ -82,10 +82,10 @@ def _configure_ls(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sessions", action="store_true", help="one row per session, like tmux ls")
 
 
-@cli_command("ls", "every session, window and pane at a glance", aliases=("list-sessions",))(_configure_ls)
-async def ls(client: Any, args: argparse.Namespace) -> int:
+@cli_command("ls")(_configure_ls)
+def ls(client: Any, args: argparse.Namespace) -> int:
     if args.sessions:
-        reply = await client.call(ListSessions)
+        reply = client.call(ListSessions, SessionList)
         if args.json:
             print_json(reply.sessions)
         else:
@@ -93,7 +93,7 @@ async def ls(client: Any, args: argparse.Namespace) -> int:
                         [[s.name, s.id, str(s.windows), str(s.panes), age(s.created_at)]
                          for s in reply.sessions])
         return 0
-    return await list_panes(client, argparse.Namespace(target=None, all=True, json=args.json))
+    return list_panes(client, argparse.Namespace(target=None, all=True, json=args.json))
 
 
 def _configure_list_windows(p: argparse.ArgumentParser) -> None:
@@ -102,9 +102,9 @@ def _configure_list_windows(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("list-windows", "list windows", aliases=("lsw",))(_configure_list_windows)
-async def list_windows(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(ListWindows, target=args.target, all=args.all)
+@cli_command("list-windows")(_configure_list_windows)
+def list_windows(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(ListWindows, WindowList, target=args.target, all=args.all)
     if args.json:
         print_json(reply.windows)
     else:
@@ -120,9 +120,9 @@ def _configure_resize(p: argparse.ArgumentParser) -> None:
     p.add_argument("-y", dest="lines", type=int, help="new height")
 
 
-@cli_command("resize-pane", "set a pane's size", aliases=("resizep",))(_configure_resize)
-async def resize_pane(client: Any, args: argparse.Namespace) -> int:
-    await client.call(ResizePane, target=args.target, columns=args.columns, lines=args.lines)
+@cli_command("resize-pane")(_configure_resize)
+def resize_pane(client: Any, args: argparse.Namespace) -> int:
+    client.call(ResizePane, Ok, target=args.target, columns=args.columns, lines=args.lines)
     return 0
 
 
@@ -130,9 +130,9 @@ def _configure_kill_pane(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="target pane")
 
 
-@cli_command("kill-pane", "kill a pane and its program", aliases=("killp",))(_configure_kill_pane)
-async def kill_pane(client: Any, args: argparse.Namespace) -> int:
-    await client.call(KillPane, target=args.target)
+@cli_command("kill-pane")(_configure_kill_pane)
+def kill_pane(client: Any, args: argparse.Namespace) -> int:
+    client.call(KillPane, Ok, target=args.target)
     return 0
 
 
@@ -144,22 +144,24 @@ def _configure_wait(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
 
 
-@cli_command("wait", "wait until a pane shows some text")(_configure_wait)
-async def wait(client: Any, args: argparse.Namespace) -> int:
-    import asyncio
+@cli_command("wait")(_configure_wait)
+def wait(client: Any, args: argparse.Namespace) -> int:
     import re
     import time
 
-    pattern = re.compile(args.regex, re.MULTILINE) if args.regex else None
+    try:
+        pattern = re.compile(args.regex, re.MULTILINE) if args.regex else None
+    except re.error as exc:
+        raise BadRequest(f"--regex {args.regex!r}: {exc}") from None
     deadline = time.monotonic() + args.timeout
     while True:
-        screen = (await client.call(CapturePane, target=args.target)).text
+        screen = client.call(CapturePane, Captured, target=args.target).text
         if pattern.search(screen) if pattern else args.text in screen:
             return 0
         if time.monotonic() >= deadline:
             print(f"muxd: timed out after {args.timeout:g}s", file=sys.stderr)
             return 1
-        await asyncio.sleep(WAIT_POLL_S)
+        time.sleep(WAIT_POLL_S)
 
 
 WAIT_POLL_S = 0.05

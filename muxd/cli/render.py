@@ -1,16 +1,18 @@
-"""Human and machine output of the CLI. rich is imported only when a table is drawn."""
+"""Human and machine output of the CLI. rich is imported only for a table plain_table declines."""
 
 from __future__ import annotations
 
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from muxd.protocol.messages import PaneInfo
+from muxd.cli.plain_table import PIPED_TABLE_WIDTH, write_table
 from muxd.terminal_text import visible
+
+if TYPE_CHECKING:
+    from muxd.protocol.pane_messages import PaneInfo
+
 
 def tokens(count: int | None) -> str:
     """4800 -> '4.8k', as agents print them."""
@@ -53,15 +55,16 @@ PANE_COLUMNS: list[tuple[str, Callable[[PaneInfo], str]]] = [
 ]
 
 
-PIPED_TABLE_WIDTH = 4096
-
-
 def print_json(value: Any) -> None:
+    import msgspec
+
     sys.stdout.write(msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n")
 
 
 def print_json_line(value: Any) -> None:
     """`value` as one line of JSON (a stream of records, as `replay --json` prints)."""
+    import msgspec
+
     sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
 
 
@@ -72,6 +75,10 @@ def print_line(text: str) -> None:
 
 
 def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None) -> None:
+    # Control characters (a name holding ESC ] 52 would write the reader's clipboard) are shown as escapes.
+    cells = [[visible(cell) for cell in row] for row in rows]
+    if title is None and write_table(headings, cells):
+        return
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -79,11 +86,8 @@ def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title
     table = Table(title=title, box=None, header_style="bold", pad_edge=False)
     for heading in headings:
         table.add_column(heading, overflow="fold")
-    for row in rows:
-        # Cells are plain Text: a name like "[link=…]" is not rich markup, and control characters
-        # (a name holding ESC ] 52 would write the reader's clipboard) are shown as escapes.
-        table.add_row(*(Text(visible(cell)) for cell in row))
-    # Piped output is for scripts and greps: never fold it to an imagined 80 columns.
+    for row in cells:
+        table.add_row(*(Text(cell) for cell in row))  # plain Text: a name like "[link=…]" is not rich markup
     width = None if sys.stdout.isatty() else PIPED_TABLE_WIDTH
     Console(soft_wrap=False, width=width).print(table)
 

@@ -9,16 +9,16 @@ from typing import Any
 
 from muxd.cli.render import age, print_json, print_table
 from muxd.cli.table import cli_command
-from muxd.protocol.messages import KillServer, ServerStatus
+from muxd.protocol.pane_messages import KillServer, Ok, ServerStatus, Status
 
 
 def _configure_nothing(p: argparse.ArgumentParser) -> None:
     pass
 
 
-@cli_command("kill-server", "stop the server and every program in it")(_configure_nothing)
-async def kill_server(client: Any, args: argparse.Namespace) -> int:
-    await client.call(KillServer)
+@cli_command("kill-server")(_configure_nothing)
+def kill_server(client: Any, args: argparse.Namespace) -> int:
+    client.call(KillServer, Ok)
     return 0
 
 
@@ -26,21 +26,15 @@ def _configure_start(p: argparse.ArgumentParser) -> None:
     p.add_argument("-f", "--foreground", action="store_true", help="run the server in this process")
 
 
-@cli_command("start-server", "start the server if it is not running", aliases=("start",),
-             local=True)(_configure_start)
-async def start_server(client: Any, args: argparse.Namespace) -> int:
-    from muxd.client.autostart import start_server as start
-    from muxd.errors import MuxdError
-
+@cli_command("start-server")(_configure_start)
+def start_server(client: Any, args: argparse.Namespace) -> int:
     if args.foreground:
         from muxd.daemon.main import main as daemon_main
 
         return daemon_main(["--name", args.server_name])
-    try:
-        start(args.server_name)
-    except MuxdError as exc:
-        if exc.code != "server_running":
-            raise
+    from muxd.client.autostart import start_unless_running
+
+    start_unless_running(args.server_name)
     return 0
 
 
@@ -49,9 +43,9 @@ def _configure_server(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-@cli_command("server", "server status")(_configure_server)
-async def server(client: Any, args: argparse.Namespace) -> int:
-    status = await client.call(ServerStatus)
+@cli_command("server")(_configure_server)
+def server(client: Any, args: argparse.Namespace) -> int:
+    status = client.call(ServerStatus, Status)
     if args.json:
         print_json(status)
         return 0

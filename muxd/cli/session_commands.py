@@ -3,15 +3,46 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
-from muxd.cli.attach_commands import add_prefix_option, attach_terminal, chosen_prefix
+from muxd.cli.attach_commands import add_prefix_option, chosen_prefix, run_attach
 from muxd.cli.render import print_json
-from muxd.cli.table import add_spawn_options, cli_command, spawn_from_args
+from muxd.cli.table import cli_command
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
-from muxd.protocol.messages import (
-    HasSession, KillSession, KillWindow, NewSession, NewWindow, PaneInfo, SplitWindow,
+from muxd.errors import BadRequest
+from muxd.protocol.pane_messages import (
+    HasSession, KillSession, KillWindow, NewSession, NewWindow, Ok, PaneInfo, PaneReply, Spawn, SplitWindow,
 )
+
+
+def add_spawn_options(parser: argparse.ArgumentParser) -> None:
+    """Options every pane-creating command shares: where, with what environment, named how."""
+    parser.add_argument("-c", dest="cwd", metavar="DIR", help="working directory of the new pane")
+    parser.add_argument("-e", dest="env", metavar="VAR=VALUE", action="append", default=[],
+                        help="set an environment variable (repeatable)")
+    parser.add_argument("--name", dest="pane_name", help="a unique name for the new pane")
+    parser.add_argument("--tag", dest="tags", action="append", default=[], help="tag the pane (repeatable)")
+    parser.add_argument("--rm", dest="remove_on_exit", action="store_true",
+                        help="remove the pane when its program exits")
+    parser.add_argument("-P", dest="print_pane", action="store_true", help="print the new pane's id")
+    parser.add_argument("--json", action="store_true", help="print the new pane as JSON")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="program and arguments (after --)")
+
+
+def spawn_from_args(args: argparse.Namespace) -> Spawn:
+    env: dict[str, str] = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise BadRequest(f"-e wants VAR=VALUE, got {item!r}")
+        env[key] = value
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else os.getcwd()
+    return Spawn(command=command, cwd=cwd, env=env, pane_name=args.pane_name, tags=args.tags,
+                 remove_on_exit=args.remove_on_exit)
 
 
 def report_new_pane(args: argparse.Namespace, pane: PaneInfo) -> None:
@@ -31,9 +62,8 @@ def _configure_new_session(p: argparse.ArgumentParser) -> None:
     add_spawn_options(p)
 
 
-@cli_command("new-session", "create a session with one pane", aliases=("new",), starts_server=True)(
-    _configure_new_session)
-async def new_session(client: Any, args: argparse.Namespace) -> int:
+@cli_command("new-session")(_configure_new_session)
+def new_session(client: Any, args: argparse.Namespace) -> int:
     columns, lines = DEFAULT_COLUMNS, DEFAULT_LINES
     if not args.detached:  # check before creating anything, as tmux does; size it to this terminal
         from muxd.client.attach import check_terminal
@@ -43,11 +73,11 @@ async def new_session(client: Any, args: argparse.Namespace) -> int:
         columns, lines = size.columns, max(1, size.lines - 1)
     columns = columns if args.columns is None else args.columns
     lines = lines if args.lines is None else args.lines
-    reply = await client.call(NewSession, name=args.session_name, window_name=args.window_name,
-                              columns=columns, lines=lines, spawn=spawn_from_args(args))
+    reply = client.call(NewSession, PaneReply, name=args.session_name, window_name=args.window_name,
+                        columns=columns, lines=lines, spawn=spawn_from_args(args))
     report_new_pane(args, reply.pane)
     if not args.detached:
-        return await attach_terminal(args, reply.pane.session_id)
+        return run_attach(args, reply.pane.session_id)
     return 0
 
 
@@ -58,10 +88,10 @@ def _configure_new_window(p: argparse.ArgumentParser) -> None:
     add_spawn_options(p)
 
 
-@cli_command("new-window", "create a window in a session", aliases=("neww",))(_configure_new_window)
-async def new_window(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(NewWindow, target=args.target, name=args.window_name,
-                              spawn=spawn_from_args(args))
+@cli_command("new-window")(_configure_new_window)
+def new_window(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(NewWindow, PaneReply, target=args.target, name=args.window_name,
+                        spawn=spawn_from_args(args))
     report_new_pane(args, reply.pane)
     return 0
 
@@ -74,11 +104,10 @@ def _configure_split_window(p: argparse.ArgumentParser) -> None:
     add_spawn_options(p)
 
 
-@cli_command("split-window", "split a pane in two, running a program in the new half",
-             aliases=("splitw",))(_configure_split_window)
-async def split_window(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(SplitWindow, target=args.target, horizontal=args.horizontal,
-                              spawn=spawn_from_args(args))
+@cli_command("split-window")(_configure_split_window)
+def split_window(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(SplitWindow, PaneReply, target=args.target, horizontal=args.horizontal,
+                        spawn=spawn_from_args(args))
     report_new_pane(args, reply.pane)
     return 0
 
@@ -87,19 +116,19 @@ def _configure_target(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="target")
 
 
-@cli_command("kill-session", "kill a session and every pane in it")(_configure_target)
-async def kill_session(client: Any, args: argparse.Namespace) -> int:
-    await client.call(KillSession, target=args.target)
+@cli_command("kill-session")(_configure_target)
+def kill_session(client: Any, args: argparse.Namespace) -> int:
+    client.call(KillSession, Ok, target=args.target)
     return 0
 
 
-@cli_command("kill-window", "kill a window and its panes", aliases=("killw",))(_configure_target)
-async def kill_window(client: Any, args: argparse.Namespace) -> int:
-    await client.call(KillWindow, target=args.target)
+@cli_command("kill-window")(_configure_target)
+def kill_window(client: Any, args: argparse.Namespace) -> int:
+    client.call(KillWindow, Ok, target=args.target)
     return 0
 
 
-@cli_command("has-session", "exit 0 if the session exists", aliases=("has",))(_configure_target)
-async def has_session(client: Any, args: argparse.Namespace) -> int:
-    await client.call(HasSession, target=args.target)
+@cli_command("has-session")(_configure_target)
+def has_session(client: Any, args: argparse.Namespace) -> int:
+    client.call(HasSession, Ok, target=args.target)
     return 0

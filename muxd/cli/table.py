@@ -1,39 +1,110 @@
-"""The CLI's command table: each command declares its parser and its async body, once."""
+"""The CLI's command table: every command's name, aliases, help and how it reaches the daemon,
+in one place (tmux's cmd.c). Its parser options and body live in the module named here, which
+is imported only when that command runs: `muxd ls` pays for neither the task queue's modules
+nor MCP's."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from importlib import import_module
 
-Body = Callable[[Any, argparse.Namespace], Awaitable[int]]  # (client, args) -> exit code
+# typing (~2 ms to import) only for the type checker: `muxd --version` needs nothing else of it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Configure = Callable[[argparse.ArgumentParser], None]
+    Body = Callable[[Any, argparse.Namespace], int]  # (client, args) -> exit code; client None when local
 
 
-@dataclass(frozen=True)
 class CliCommand:
-    name: str
-    help: str
-    body: Body
-    configure: Callable[[argparse.ArgumentParser], None]
-    aliases: tuple[str, ...] = ()
-    needs_server: bool = True
-    starts_server: bool = True  # tmux starts a server for commands that create things
-    local: bool = False         # runs without a client connection at all
-    extra: dict[str, Any] = field(default_factory=dict)
+    """One command. A plain class: a dataclass or a NamedTuple would cost more to import than
+    the whole table (dataclasses imports inspect; NamedTuple, typing)."""
+
+    __slots__ = ("name", "help", "module", "aliases", "starts_server", "local")
+
+    def __init__(self, name: str, help: str, module: str, aliases: tuple[str, ...] = (), *,
+                 starts_server: bool = False, local: bool = False) -> None:
+        self.name = name
+        self.help = help
+        self.module = module                # muxd.cli.<module> declares options and body: @cli_command(name)
+        self.aliases = aliases
+        self.starts_server = starts_server  # tmux starts a server for commands that create things
+        self.local = local                  # runs without a connection to the daemon
+
+    def __repr__(self) -> str:
+        return f"CliCommand({self.name!r})"
 
 
-CLI_COMMANDS: list[CliCommand] = []
+CLI_COMMANDS: tuple[CliCommand, ...] = (
+    CliCommand("new-session", "create a session with one pane", "session_commands", ("new",), starts_server=True),
+    CliCommand("attach-session", "attach this terminal to a session", "attach_commands", ("attach", "a"),
+               local=True),
+    CliCommand("new-window", "create a window in a session", "session_commands", ("neww",)),
+    CliCommand("split-window", "split a pane in two, running a program in the new half", "session_commands",
+               ("splitw",)),
+    CliCommand("kill-session", "kill a session and every pane in it", "session_commands"),
+    CliCommand("kill-window", "kill a window and its panes", "session_commands", ("killw",)),
+    CliCommand("has-session", "exit 0 if the session exists", "session_commands", ("has",)),
+    CliCommand("ls", "every session, window and pane at a glance", "pane_commands", ("list-sessions",)),
+    CliCommand("list-panes", "list panes", "pane_commands", ("lsp",)),
+    CliCommand("list-windows", "list windows", "pane_commands", ("lsw",)),
+    CliCommand("send-keys", "type text and keys into a pane", "pane_commands", ("send",)),
+    CliCommand("capture-pane", "print a pane's screen (and scrollback)", "pane_commands", ("capture", "capturep")),
+    CliCommand("resize-pane", "set a pane's size", "pane_commands", ("resizep",)),
+    CliCommand("kill-pane", "kill a pane and its program", "pane_commands", ("killp",)),
+    CliCommand("wait", "wait until a pane shows some text", "pane_commands"),
+    CliCommand("start-server", "start the server if it is not running", "server_commands", ("start",), local=True),
+    CliCommand("server", "server status", "server_commands"),
+    CliCommand("kill-server", "stop the server and every program in it", "server_commands"),
+    CliCommand("summary", "what the agent in a pane is doing, in a few words", "agent_commands"),
+    CliCommand("explain", "the evidence behind a pane's agent state", "agent_commands"),
+    CliCommand("detect", "detect the agent state of a saved screen", "agent_commands", local=True),
+    CliCommand("replay", "replay a recording through the detectors: the timeline of states", "agent_commands",
+               local=True),
+    CliCommand("submit", "give the agent in a pane a prompt, recorded as an execution", "history_commands"),
+    CliCommand("run", "run a command as an execution (its exit status is recorded)", "history_commands",
+               starts_server=True),
+    CliCommand("history", "what ran in the panes: executions, newest first", "history_commands"),
+    CliCommand("show", "one execution in full", "history_commands"),
+    CliCommand("failures", "recent failures and the error patterns they share", "history_commands"),
+    CliCommand("stats", "executions, success rate, cost and duration per agent", "history_commands"),
+    CliCommand("cancel", "cancel a running or pending execution", "history_commands"),
+    CliCommand("task", "the task queue: add, ls, show, approve, reject, comment, run, stop", "task_commands"),
+    CliCommand("knowledge", "search what finished tasks learned", "task_commands"),
+    CliCommand("token", "create, list and revoke access tokens (admin)", "access_commands"),
+    CliCommand("grant", "let a pane's agent (or a pane-bound token) see and use another pane", "access_commands"),
+    CliCommand("metrics", "MCP tool call metrics of every MCP server of this muxd (Prometheus text)",
+               "access_commands"),
+    CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
+               "mcp_commands", starts_server=True),
+)
 
 
-def cli_command(name: str, help: str, *, aliases: tuple[str, ...] = (), starts_server: bool = False,
-                local: bool = False) -> Callable[[Callable[[argparse.ArgumentParser], None]], Callable[[Body], Body]]:
-    """Declare a command: decorate `configure(parser)`, which returns a decorator for the body."""
+class Implementation:
+    """How a command parses its options and what it then does."""
 
-    def with_configure(configure: Callable[[argparse.ArgumentParser], None]) -> Callable[[Body], Body]:
+    __slots__ = ("configure", "body")
+
+    def __init__(self, configure: Configure, body: Body) -> None:
+        self.configure = configure
+        self.body = body
+
+
+_IMPLEMENTATIONS: dict[str, Implementation] = {}
+_NAMES = frozenset(command.name for command in CLI_COMMANDS)
+
+
+def cli_command(name: str) -> Callable[[Configure], Callable[[Body], Body]]:
+    """Implement the command `name` of CLI_COMMANDS: decorate `configure(parser)`, which returns a
+    decorator for the body."""
+    if name not in _NAMES:
+        raise ValueError(f"{name!r} is not in CLI_COMMANDS: declare it there first")
+
+    def with_configure(configure: Configure) -> Callable[[Body], Body]:
         def with_body(body: Body) -> Body:
-            CLI_COMMANDS.append(CliCommand(name=name, help=help, body=body, configure=configure,
-                                           aliases=aliases, starts_server=starts_server, local=local))
+            _IMPLEMENTATIONS[name] = Implementation(configure, body)
             return body
 
         return with_body
@@ -41,35 +112,7 @@ def cli_command(name: str, help: str, *, aliases: tuple[str, ...] = (), starts_s
     return with_configure
 
 
-def add_spawn_options(parser: argparse.ArgumentParser) -> None:
-    """Options every pane-creating command shares: where, with what environment, named how."""
-    parser.add_argument("-c", dest="cwd", metavar="DIR", help="working directory of the new pane")
-    parser.add_argument("-e", dest="env", metavar="VAR=VALUE", action="append", default=[],
-                        help="set an environment variable (repeatable)")
-    parser.add_argument("--name", dest="pane_name", help="a unique name for the new pane")
-    parser.add_argument("--tag", dest="tags", action="append", default=[], help="tag the pane (repeatable)")
-    parser.add_argument("--rm", dest="remove_on_exit", action="store_true",
-                        help="remove the pane when its program exits")
-    parser.add_argument("-P", dest="print_pane", action="store_true", help="print the new pane's id")
-    parser.add_argument("--json", action="store_true", help="print the new pane as JSON")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="program and arguments (after --)")
-
-
-def spawn_from_args(args: argparse.Namespace) -> Any:
-    import os
-
-    from muxd.errors import BadRequest
-    from muxd.protocol.messages import Spawn
-
-    env: dict[str, str] = {}
-    for item in args.env:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise BadRequest(f"-e wants VAR=VALUE, got {item!r}")
-        env[key] = value
-    command = list(args.command)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else os.getcwd()
-    return Spawn(command=command, cwd=cwd, env=env, pane_name=args.pane_name, tags=args.tags,
-                 remove_on_exit=args.remove_on_exit)
+def implementation(command: CliCommand) -> Implementation:
+    """The options and body of `command`, its module imported now if it was not."""
+    import_module(f"muxd.cli.{command.module}")
+    return _IMPLEMENTATIONS[command.name]

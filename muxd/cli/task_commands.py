@@ -11,7 +11,8 @@ from muxd.cli.render import age, one_line, print_json, print_line, print_table
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
 from muxd.protocol.task_messages import (
-    CreateTask, DispatchTasks, GetTask, ListTasks, ReviewTask, SearchKnowledge, VerificationSpec,
+    CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList, ListTasks, ReviewTask, SearchKnowledge,
+    TaskList, TaskReply, VerificationSpec,
 )
 from muxd.tasks.model import STATES, Task
 
@@ -98,18 +99,18 @@ def _configure_task(p: argparse.ArgumentParser) -> None:
     stop.add_argument("-t", dest="target", required=True, metavar="PANE")
 
 
-@cli_command("task", "the task queue: add, ls, show, approve, reject, comment, run, stop")(_configure_task)
-async def task(client: Any, args: argparse.Namespace) -> int:
+@cli_command("task")(_configure_task)
+def task(client: Any, args: argparse.Namespace) -> int:
     action = args.task_action
     if action == "add":
-        reply = await client.call(CreateTask, title=args.title, description=args.description, plan=args.plan,
-                                  priority=args.priority, verification=_verification(args),
-                                  depends_on=args.depends_on)
+        reply = client.call(CreateTask, TaskReply, title=args.title, description=args.description, plan=args.plan,
+                            priority=args.priority, verification=_verification(args),
+                            depends_on=args.depends_on)
         print_json(reply.task) if args.json else print(f"{reply.task.id} {reply.task.state}")
         return 0
     if action in ("ls", "list"):
-        reply = await client.call(ListTasks, states=args.states, plan=args.plan, claimed_by=args.claimed_by,
-                                  limit=args.limit, offset=args.offset)
+        reply = client.call(ListTasks, TaskList, states=args.states, plan=args.plan, claimed_by=args.claimed_by,
+                            limit=args.limit, offset=args.offset)
         if args.json:
             print_json({"tasks": reply.tasks, "total": reply.total})
         elif not reply.tasks:
@@ -122,7 +123,7 @@ async def task(client: Any, args: argparse.Namespace) -> int:
                 print(f"({len(reply.tasks)} of {reply.total}; --limit/--offset for more)")
         return 0
     if action == "show":
-        reply = await client.call(GetTask, task_id=args.task)
+        reply = client.call(GetTask, TaskReply, task_id=args.task)
         if args.json:
             print_json({"task": reply.task, "events": reply.events, "reviews": reply.reviews,
                         "executions": reply.executions})
@@ -139,12 +140,12 @@ async def task(client: Any, args: argparse.Namespace) -> int:
                                                             for e in reply.executions])
         return 0
     if action in ("approve", "reject", "comment"):
-        reply = await client.call(ReviewTask, task_id=args.task, verdict=action, comment=args.comment,
-                                  final=getattr(args, "final", False), blocking=getattr(args, "blocking", False))
+        reply = client.call(ReviewTask, TaskReply, task_id=args.task, verdict=action, comment=args.comment,
+                            final=getattr(args, "final", False), blocking=getattr(args, "blocking", False))
         print_json(reply.task) if args.json else print(f"{reply.task.id} {reply.task.state}")
         return 0
-    reply = await client.call(DispatchTasks, target=args.target, plan=getattr(args, "plan", None),
-                              stop=action == "stop")
+    reply = client.call(DispatchTasks, DispatchReply, target=args.target, plan=getattr(args, "plan", None),
+                        stop=action == "stop")
     for d in reply.dispatchers:
         print(f"{d.pane_id} plan={d.plan or '*'} as {d.principal}: task {d.task_id or '-'}, "
               f"{d.completed} done, {d.released} released" + (" (stopping)" if d.stopping else ""))
@@ -162,9 +163,9 @@ def _configure_knowledge(p: argparse.ArgumentParser) -> None:
     search.add_argument("--json", action="store_true")
 
 
-@cli_command("knowledge", "search what finished tasks learned")(_configure_knowledge)
-async def knowledge(client: Any, args: argparse.Namespace) -> int:
-    reply = await client.call(SearchKnowledge, query=args.query, limit=args.limit, min_score=args.min_score)
+@cli_command("knowledge")(_configure_knowledge)
+def knowledge(client: Any, args: argparse.Namespace) -> int:
+    reply = client.call(SearchKnowledge, KnowledgeList, query=args.query, limit=args.limit, min_score=args.min_score)
     if args.json:
         print_json({"entries": reply.entries})
     elif not reply.entries:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import select
 import subprocess
 import sys
 import time
 
-from muxd.client.connection import Client
 from muxd.config import DAEMON_START_TIMEOUT_S
-from muxd.errors import MuxdError, ServerNotRunning, Timeout, error_from_code
-from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, log_path, open_private, socket_path
+from muxd.errors import MuxdError, Timeout, error_from_code
+from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, log_path, open_private
 
 LOG_TAIL_BYTES = 2000
 # Variables naming a path the daemon opens (MUXD_DB may also be a URL).
@@ -97,20 +95,10 @@ def _read_line(fd: int, timeout_s: float) -> str:
     return data.decode("utf-8", "replace").strip()
 
 
-async def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True,
-                  client_name: str = "muxd-cli", token: str | None = None) -> Client:
-    """A greeted client of server `name` (as `token`'s principal, if given), starting the server
-    first if `start` and none runs."""
-    path = socket_path(name)
-    ensure_socket_dir(path.parent)  # a socket found in a directory others can write to may be anyone's
+def start_unless_running(name: str = DEFAULT_SERVER_NAME) -> None:
+    """Start the daemon for `name` unless one runs already (another starter may win the race)."""
     try:
-        return await Client.connect(path, client_name=client_name, token=token)
-    except ServerNotRunning:
-        if not start:
-            raise
-    try:
-        await asyncio.to_thread(start_server, name)
+        start_server(name)
     except MuxdError as exc:
-        if exc.code != "server_running":  # lost a race with another starter: just connect
+        if exc.code != "server_running":
             raise
-    return await Client.connect(path, client_name=client_name, token=token)

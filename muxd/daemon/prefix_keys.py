@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from muxd.errors import BadRequest
 from muxd.keys import key_name_to_text
 
-DEFAULT_PREFIX = "C-b"
-
 
 @dataclass(frozen=True)
 class Binding:

@@ -1,16 +1,16 @@
-"""Encoding and decoding of whole messages (msgpack bodies), mapping failures to typed errors."""
+"""Decoding of whole messages of the unions (the daemon's requests, the async client's replies and
+events), mapping failures to typed errors. Encoding is one for all: bodies.encode."""
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Union
 
 import msgspec
 
 from muxd.errors import ProtocolError
-from muxd.protocol.framing import frame
+from muxd.protocol.bodies import UNDECODABLE, decode_from_server, encode  # noqa: F401 - encode: every sender's
 from muxd.protocol.messages import REQUEST_TAGS, Envelope, Event, Reply, Request
 
-_encoder = msgspec.msgpack.Encoder()
 _request_decoder = msgspec.msgpack.Decoder(Request)
 _server_message_decoder = msgspec.msgpack.Decoder(Union[Reply, Event])  # type: ignore[arg-type]
 _envelope_decoder = msgspec.msgpack.Decoder(Envelope)
@@ -22,25 +22,16 @@ class _RequestId(msgspec.Struct):
 
 _request_id_decoder = msgspec.msgpack.Decoder(_RequestId)
 
-# Every way a body can fail to decode. Beyond msgspec's own two: a str field holding invalid
-# UTF-8 (UnicodeDecodeError) and nesting deeper than msgspec recurses (RecursionError).
-_UNDECODABLE = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
-
-
-def encode(message: Any) -> bytes:
-    """The framed bytes of one message."""
-    return frame(_encoder.encode(message))
-
 
 def peek_envelope(body: bytes) -> Envelope:
     """Best-effort id/type of a body, so even an undecodable request gets an answer by id."""
     try:
         return _envelope_decoder.decode(body)
-    except _UNDECODABLE:
+    except UNDECODABLE:
         pass
     try:  # the type itself may be what is broken (invalid UTF-8, nested): the id may still be fine
         return Envelope(id=_request_id_decoder.decode(body).id)
-    except _UNDECODABLE:
+    except UNDECODABLE:
         return Envelope()
 
 
@@ -62,7 +53,4 @@ def decode_request(body: bytes) -> Request:
 
 
 def decode_server_message(body: bytes) -> Reply | Event:
-    try:
-        return _server_message_decoder.decode(body)
-    except _UNDECODABLE as exc:
-        raise ProtocolError(f"malformed message from server: {exc}") from exc
+    return decode_from_server(_server_message_decoder, body)

@@ -1,0 +1,360 @@
+"""Sessions, windows and panes on the wire, the server's own requests and interactive attach,
+and the greeting and the error any exchange can end in. Part of the unions in messages.py.
+
+The one-shot CLI commands of panes import this module alone (muxd/client/blocking.py): it
+stays free of the history's and the task queue's messages, which cost far more to import.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
+from muxd.detectors.state import AgentError, AgentState
+from muxd.protocol.fields import Argv, AttachData, Env, FilePath, Keys, Label, Name, PaneTargets, Tags, Target
+
+
+class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    pass
+
+
+# ---------------------------------------------------------------- shared records
+
+class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything muxd tells about a pane. The one definition behind `ls`, `--json` and MCP."""
+
+    id: str
+    session: str
+    session_id: str
+    window: int
+    window_id: str
+    window_name: str
+    index: int
+    name: str | None
+    tags: list[str]
+    command: list[str]
+    pid: int | None
+    foreground: str | None
+    cwd: str | None
+    width: int
+    height: int
+    status: Literal["running", "exited"]
+    exit_code: int | None
+    created_at: float
+    title: str
+    active: bool
+    agent: AgentState = AgentState()
+    # The pane's emulator failed: output is still read (and recorded) but no longer drawn, so
+    # the screen, capture-pane and detection show it as it was then.
+    emulator_failed: bool = False
+
+
+class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    name: str
+    windows: int
+    panes: int
+    created_at: float
+
+
+class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    session: str
+    index: int
+    name: str
+    panes: int
+    active: bool
+
+
+class Spawn(msgspec.Struct, frozen=True, kw_only=True):
+    """What to run in a new pane and where; empty command means the user's shell."""
+
+    command: Argv = []
+    cwd: FilePath | None = None
+    env: Env = {}
+    pane_name: Name | None = None
+    tags: Tags = []
+    remove_on_exit: bool = False
+    # The program is recorded as an execution triggered so (muxd run: "cli"; create_pane: "mcp").
+    record_as: Literal["cli", "mcp", "agent"] | None = None
+
+
+# ---------------------------------------------------------------- requests
+
+class Hello(_Message, tag="hello"):
+    id: int
+    protocol_version: int
+    client: Label = ""
+    token: Label | None = None
+
+
+class NewSession(_Message, tag="new-session"):
+    id: int
+    name: Name | None = None
+    window_name: Name | None = None
+    columns: int = DEFAULT_COLUMNS
+    lines: int = DEFAULT_LINES
+    spawn: Spawn = Spawn()
+
+
+class NewWindow(_Message, tag="new-window"):
+    id: int
+    target: Target | None = None
+    name: Name | None = None
+    spawn: Spawn = Spawn()
+
+
+class SplitWindow(_Message, tag="split-window"):
+    id: int
+    target: Target | None = None
+    horizontal: bool = False  # tmux -h: side by side; default stacks top/bottom
+    spawn: Spawn = Spawn()
+
+
+class SendKeys(_Message, tag="send-keys"):
+    id: int
+    target: Target | None = None
+    keys: Keys = []
+    literal: bool = False
+    hex: bool = False
+
+
+class CapturePane(_Message, tag="capture-pane"):
+    id: int
+    target: Target | None = None
+    start: int | None = None
+    end: int | None = None
+    escapes: bool = False
+    join_wrapped: bool = False
+    # Start at this running row number instead (Captured.first_row of an earlier capture):
+    # row numbers stay with rows as they scroll, so "from where I stopped" needs no full capture.
+    from_row: int | None = None
+
+
+class ListPanes(_Message, tag="list-panes"):
+    id: int
+    target: Target | None = None
+    all: bool = False
+
+
+class ListSessions(_Message, tag="list-sessions"):
+    id: int
+
+
+class ListWindows(_Message, tag="list-windows"):
+    id: int
+    target: Target | None = None
+    all: bool = False
+
+
+class ResizePane(_Message, tag="resize-pane"):
+    id: int
+    target: Target | None = None
+    columns: int | None = None
+    lines: int | None = None
+
+
+class KillPane(_Message, tag="kill-pane"):
+    id: int
+    target: Target | None = None
+
+
+class KillWindow(_Message, tag="kill-window"):
+    id: int
+    target: Target | None = None
+
+
+class KillSession(_Message, tag="kill-session"):
+    id: int
+    target: Target | None = None
+
+
+class HasSession(_Message, tag="has-session"):
+    id: int
+    target: Target | None = None
+
+
+class Subscribe(_Message, tag="subscribe"):
+    """Ask for events (agent state changes, pane exits) on this connection."""
+
+    id: int
+    panes: PaneTargets | None = None  # pane ids to hear about; None means every pane
+
+
+class Summary(_Message, tag="summary"):
+    id: int
+    target: Target | None = None
+    include_recent_output: bool = False
+    output_lines: int = 10
+
+
+class KillServer(_Message, tag="kill-server"):
+    id: int
+
+
+class ServerStatus(_Message, tag="server-status"):
+    id: int
+
+
+# ---- interactive attach (issue 5): the connection becomes a terminal client of a session.
+# After `Attach` the daemon streams `AttachOutput` (terminal bytes it rendered for this client)
+# and ends with `Detached`; the client streams `AttachInput` and `AttachResize`, never answered.
+
+class Attach(_Message, tag="attach"):
+    id: int
+    target: Target | None = None
+    columns: int = DEFAULT_COLUMNS  # the client's whole terminal, status line included
+    lines: int = DEFAULT_LINES
+    prefix: Label = "C-b"           # a tmux key name
+
+
+class AttachInput(_Message, tag="attach-input"):
+    id: int = 0
+    data: AttachData = b""
+
+
+class AttachResize(_Message, tag="attach-resize"):
+    id: int = 0
+    columns: int = DEFAULT_COLUMNS
+    lines: int = DEFAULT_LINES
+
+
+class Attached(_Message, tag="attached"):
+    id: int
+    session: str
+
+
+class AttachOutput(_Message, tag="attach-output"):
+    data: bytes
+
+
+class Detached(_Message, tag="detached"):
+    reason: str  # what the client prints, as tmux: "detached (from session s)", "exited"
+
+# ---- end of interactive attach
+
+
+# ---------------------------------------------------------------- replies
+
+class Welcome(_Message, tag="welcome"):
+    id: int
+    protocol_version: int
+    server_version: str
+    principal: str
+    pid: int
+    tier: str = "admin"              # access: the connection's permission tier
+    panes: list[str] | None = None   # access: the panes it may see at greeting; None: every pane
+
+
+class Ok(_Message, tag="ok"):
+    id: int
+
+
+class PaneReply(_Message, tag="pane"):
+    id: int
+    pane: PaneInfo
+    execution_id: str | None = None  # the pane's program as an execution (Spawn.record_as)
+
+
+class PaneList(_Message, tag="pane-list"):
+    id: int
+    panes: list[PaneInfo]
+
+
+class SessionList(_Message, tag="session-list"):
+    id: int
+    sessions: list[SessionInfo]
+
+
+class WindowList(_Message, tag="window-list"):
+    id: int
+    windows: list[WindowInfo]
+
+
+class Captured(_Message, tag="captured"):
+    id: int
+    text: str
+    first_row: int = 0  # running number of the first row in `text` (rows ever scrolled off + its index)
+
+
+class Status(_Message, tag="status"):
+    id: int
+    pid: int
+    version: str
+    protocol_version: int
+    socket: str
+    started_at: float
+    sessions: int
+    panes: int
+    emulator: str = ""  # the panes' emulator backend: "ghostty" or "pyte"
+
+
+class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):
+    state: str
+    description: str | None
+    duration_secs: int | None
+
+
+class SummarySession(msgspec.Struct, frozen=True, kw_only=True):
+    id: str | None
+    model: str | None
+    tokens_used: int | None
+
+
+class SummaryContext(msgspec.Struct, frozen=True, kw_only=True):
+    is_awaiting_input: bool
+    is_awaiting_confirmation: bool
+    tags: list[str]
+    cwd: str | None
+
+
+class SummaryConfirmation(msgspec.Struct, frozen=True, kw_only=True):
+    """What an agent awaiting confirmation asks: its question, its options as shown, and the
+    tool (or command) it asks to use, where the agent names one."""
+
+    prompt: str
+    options: list[str] = []
+    tool: str | None = None
+
+
+class AgentSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """The compact summary of seed 002 (~80 tokens instead of a raw screen), field for field,
+    and what an orchestrator needs besides: the question an agent awaits an answer to and the
+    error it shows (null when there is none)."""
+
+    pane_id: str
+    agent_type: str | None
+    is_agent: bool
+    activity: SummaryActivity
+    session: SummarySession
+    recent_tools: list[str]
+    context: SummaryContext
+    confirmation: SummaryConfirmation | None = None  # only while awaiting confirmation
+    error: AgentError | None = None
+    recent_output: list[str] | None = None
+
+
+class SummaryReply(_Message, tag="summary-reply"):
+    id: int
+    summary: AgentSummary
+
+
+class Error(_Message, tag="error"):
+    id: int
+    code: str
+    message: str
+    detail: dict[str, Any] = {}
+
+
+# ---------------------------------------------------------------- events
+
+class PaneExited(_Message, tag="pane-exited"):
+    pane_id: str
+    exit_code: int | None
+
+
+class AgentStateChanged(_Message, tag="agent-state"):
+    pane_id: str
+    state: AgentState

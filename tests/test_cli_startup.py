@@ -1,0 +1,92 @@
+"""`muxd` starts lean: a one-shot command imports neither asyncio nor rich, nor the modules of the
+commands it does not run. A guard on what is imported, not a timing: a module that creeps onto
+this path costs every `muxd ls` (benchmarks/bench_cli_start.py measures the time itself)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from muxd.testing.server import MuxdTestServer
+
+# Modules a one-shot command has no use for, each costing milliseconds to import.
+NEVER_ON_THE_FAST_PATH = (
+    "asyncio", "rich", "subprocess", "dataclasses", "mcp", "shutil",
+    "muxd.client.connection",                                      # the async client
+    "muxd.protocol.messages", "muxd.protocol.codec",              # every message of every union
+    "muxd.protocol.execution_messages", "muxd.protocol.task_messages",
+    "muxd.cli.history_commands", "muxd.cli.task_commands", "muxd.cli.mcp_commands",
+)
+
+
+def _imports(argv: list[str], env: dict[str, str]) -> set[str]:
+    result = subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 0, result.stderr
+    return {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+
+
+def imported_by(server: MuxdTestServer, *args: str) -> set[str]:
+    """The modules `muxd -L NAME args…` imports beyond those the interpreter's own start imports
+    here (site, a sitecustomize), as `python -X importtime` lists them."""
+    return _imports(["-m", "muxd", "-L", server.name, *args], server.env) - _imports(["-c", "pass"], server.env)
+
+
+@pytest.fixture(scope="module")
+def server_with_a_pane():
+    server = MuxdTestServer().start()
+    try:
+        server.cli("new-session", "-d", "-s", "lean", "--", "sleep", "600", check=True)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("args", [
+    ("ls",), ("ls", "--json"), ("ls", "--sessions"), ("list-windows",), ("has-session", "-t", "lean"),
+    ("capture-pane", "-p", "-t", "lean"), ("send-keys", "-t", "lean", ""), ("summary", "-t", "lean"),
+])
+def test_one_shot_commands_import_neither_asyncio_nor_rich(server_with_a_pane, args):
+    modules = imported_by(server_with_a_pane, *args)
+    assert "muxd.client.blocking" in modules  # it did talk to the daemon
+    assert not modules & set(NEVER_ON_THE_FAST_PATH)
+    assert not any(m.startswith(("rich.", "asyncio.", "mcp.")) for m in modules)
+
+
+def test_version_imports_no_command_and_no_protocol(muxd_unstarted):
+    modules = imported_by(muxd_unstarted, "--version")
+    assert not modules & set(NEVER_ON_THE_FAST_PATH)
+    assert "typing" not in modules  # only the type checker reads the annotations that name it
+    assert not any(m.startswith(("muxd.cli.", "muxd.client", "muxd.protocol", "msgspec"))
+                   for m in modules - {"muxd.cli.main", "muxd.cli.table"})
+
+
+ARGVS = [
+    ["ls"], ["ls", "--json"], ["-L", "x", "has", "-t", "s"], ["-Lx", "--token-file=f", "capture", "-p"],
+    ["--token", "ls", "list-windows"], ["--version"], ["-L", "x", "-V", "ls"], ["-h"], ["lss"], ["--", "ls"],
+    ["ls", "--bogus"], ["-L"], ["--token-file", "-L", "x", "ls"], ["task", "ls", "--json"], ["new", "-d", "--", "top"],
+]
+
+
+@pytest.mark.parametrize("argv", ARGVS, ids=" ".join)
+def test_a_parser_of_the_command_argv_names_parses_as_one_of_every_command(argv, capsys):
+    """commands_to_parse gives the parser fewer commands to build; what it parses must not change."""
+    from muxd.cli.main import build_parser, commands_to_parse
+
+    outcomes = []
+    for parser in (build_parser(commands_to_parse(argv)), build_parser()):
+        try:
+            outcomes.append(vars(parser.parse_args(argv)))
+        except SystemExit as exc:
+            outcomes.append(exc.code)
+        outcomes.append(capsys.readouterr())
+    assert outcomes[:2] == outcomes[2:]
+
+
+def test_the_parser_of_ls_or_version_builds_no_other_command():
+    from muxd.cli.main import commands_to_parse
+
+    assert [c.name for c in commands_to_parse(["-L", "x", "--token", "ls", "has", "-t", "s"])] == ["has-session"]
+    assert list(commands_to_parse(["-L", "x", "--version"])) == []

@@ -53,6 +53,8 @@ def test_one_shot_commands_import_neither_asyncio_nor_rich(server_with_a_pane, a
     assert "muxd.client.blocking" in modules  # it did talk to the daemon
     assert not modules & set(NEVER_ON_THE_FAST_PATH)
     assert not any(m.startswith(("rich.", "asyncio.", "mcp.")) for m in modules)
+    # msgspec costs about what the interpreter's start does: only JSON output may import it.
+    assert ("msgspec" in modules) == ("--json" in args)
 
 
 def test_version_imports_no_command_and_no_protocol(muxd_unstarted):

@@ -10,10 +10,6 @@ from muxd.cli.render import age, print_json, print_line, print_table
 from muxd.cli.table import cli_command
 from muxd.config import TASK_SCOPES
 from muxd.daemon.tiers import TIERS
-from muxd.protocol.access_messages import (
-    CreateToken, GetMetrics, GrantPane, ListTokens, MetricsReply, RevokeGrant, RevokeToken, TokenCreated, TokenList,
-    TokenReply,
-)
 
 
 def _configure_token(p: argparse.ArgumentParser) -> None:
@@ -37,7 +33,7 @@ def _configure_token(p: argparse.ArgumentParser) -> None:
 @cli_command("token")(_configure_token)
 def token(client: Any, args: argparse.Namespace) -> int:
     if args.token_action == "create":
-        created = client.call(CreateToken, TokenCreated, tier=args.tier, name=args.name, panes=args.panes,
+        created = client.call("create-token", "token-created", tier=args.tier, name=args.name, panes=args.panes,
                               scopes=args.scopes)
         if args.json:
             print_json({"token": created.token, "secret": created.secret})
@@ -47,7 +43,7 @@ def token(client: Any, args: argparse.Namespace) -> int:
                   "the secret is shown only now", file=sys.stderr)
         return 0
     if args.token_action in ("list", "ls"):
-        tokens = client.call(ListTokens, TokenList, include_revoked=args.all).tokens
+        tokens = client.call("list-tokens", "token-list", include_revoked=args.all).tokens
         if args.json:
             print_json(tokens)
             return 0
@@ -60,7 +56,7 @@ def token(client: Any, args: argparse.Namespace) -> int:
              "" if t.revoked_at is None else (t.revoked_reason or "yes")]
             for t in tokens])
         return 0
-    revoked = client.call(RevokeToken, TokenReply, token=args.token).token
+    revoked = client.call("revoke-token", "token", token=args.token).token
     print(f"revoked {revoked.id} ({revoked.name})")
     return 0
 
@@ -74,8 +70,8 @@ def _configure_grant(p: argparse.ArgumentParser) -> None:
 
 @cli_command("grant")(_configure_grant)
 def grant(client: Any, args: argparse.Namespace) -> int:
-    request = RevokeGrant if args.revoke else GrantPane
-    token = client.call(request, TokenReply, pane=args.pane, to=args.to).token
+    request = "revoke-grant" if args.revoke else "grant"
+    token = client.call(request, "token", pane=args.pane, to=args.to).token
     print(f"{'revoked' if args.revoke else 'granted'} {args.pane} {'from' if args.revoke else 'to'} {token.name}",
           file=sys.stderr)
     return 0
@@ -88,7 +84,7 @@ def _configure_metrics(p: argparse.ArgumentParser) -> None:
 
 @cli_command("metrics")(_configure_metrics)
 def metrics(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(GetMetrics, MetricsReply, tool=args.tool)
+    reply = client.call("get-metrics", "metrics", tool=args.tool)
     if args.json:
         print_json(reply.tools)
     else:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from muxd.cli.render import duration, print_json, print_json_line, print_line, print_table, tokens
 from muxd.cli.table import cli_command
-from muxd.detectors.state import AgentState
-from muxd.protocol.pane_messages import ListPanes, PaneList, Summary, SummaryReply
+
+TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    from typing import Any
+
+    from muxd.detectors.state import AgentState
 
 
 def _configure_summary(p: argparse.ArgumentParser) -> None:
@@ -21,7 +24,7 @@ def _configure_summary(p: argparse.ArgumentParser) -> None:
 
 @cli_command("summary")(_configure_summary)
 def summary(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(Summary, SummaryReply, target=args.target,
+    reply = client.call("summary", "summary-reply", target=args.target,
                         include_recent_output=args.output_lines is not None,
                         output_lines=args.output_lines or 10)
     s = reply.summary
@@ -59,8 +62,8 @@ def _configure_explain(p: argparse.ArgumentParser) -> None:
 
 @cli_command("explain")(_configure_explain)
 def explain(client: Any, args: argparse.Namespace) -> int:
-    pane_id = client.call(Summary, SummaryReply, target=args.target).summary.pane_id
-    panes = client.call(ListPanes, PaneList, all=True).panes
+    pane_id = client.call("summary", "summary-reply", target=args.target).summary.pane_id
+    panes = client.call("list-panes", "pane-list", all=True).panes
     state = next(p.agent for p in panes if p.id == pane_id)
     if args.json:
         print_json(state)
@@ -151,6 +154,7 @@ def _replay_until(recording: Any, detectors: list, until: float, *, as_json: boo
     """The screen at `until` and the state published by then: how to see why a timeline says
     what it says at a moment."""
     from muxd.detectors.replay import replay as run_replay
+    from muxd.detectors.state import AgentState
     from muxd.emulator.backend import new_emulator
 
     emulator = new_emulator(columns=recording.columns, lines=recording.lines)

@@ -12,10 +12,6 @@ from muxd.cli.render import age, duration, one_line, print_json, print_line, pri
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
 from muxd.executions.record import STATUSES, TRIGGERS, Execution
-from muxd.protocol.execution_messages import (
-    CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
-    ListExecutions, RunCommand, StatsReply, SubmitPrompt,
-)
 
 _AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -99,7 +95,7 @@ def _configure_submit(p: argparse.ArgumentParser) -> None:
 
 @cli_command("submit")(_configure_submit)
 def submit(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(SubmitPrompt, ExecutionReply, target=args.target, message=args.message,
+    reply = client.call("submit", "execution", target=args.target, message=args.message,
                         triggered_by="cli", task_id=args.task_id, trace_id=args.trace_id, span_id=args.span_id,
                         attempt=args.attempt, idempotency_key=args.idempotency_key, timeout_s=args.timeout,
                         wait_s=args.wait_timeout if args.wait else 0.0)
@@ -134,7 +130,7 @@ def run(client: Any, args: argparse.Namespace) -> int:
     if not command:
         raise BadRequest("muxd run needs a command: muxd run -- make test")
     wait_s = (args.timeout or 300.0) if args.wait else 0.0
-    reply = client.call(RunCommand, ExecutionReply, command=command, target=args.target, cwd=args.cwd, wait_s=wait_s)
+    reply = client.call("run", "execution", command=command, target=args.target, cwd=args.cwd, wait_s=wait_s)
     e = reply.execution
     if args.json:
         print_json(e)
@@ -160,7 +156,7 @@ def _configure_history(p: argparse.ArgumentParser) -> None:
 
 @cli_command("history")(_configure_history)
 def history(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(ListExecutions, ExecutionList, agent_name=args.agent, status=args.status,
+    reply = client.call("list-executions", "execution-list", agent_name=args.agent, status=args.status,
                         triggered_by=args.triggered_by, since=since_time(args.since), trace_id=args.trace,
                         task_id=args.task, active=args.active, limit=args.limit, offset=args.offset)
     if args.json:
@@ -178,7 +174,7 @@ def _configure_show(p: argparse.ArgumentParser) -> None:
 
 @cli_command("show")(_configure_show)
 def show(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(GetExecution, ExecutionReply, execution_id=args.execution_id,
+    reply = client.call("get-execution", "execution", execution_id=args.execution_id,
                         include_transcript=args.transcript)
     if args.json:
         print_json({"execution": reply.execution, "transcript": reply.transcript})
@@ -198,7 +194,7 @@ def _configure_failures(p: argparse.ArgumentParser) -> None:
 
 @cli_command("failures")(_configure_failures)
 def failures(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(ExecutionFailures, FailureReport, agent_name=args.agent, task_id=args.task,
+    reply = client.call("execution-failures", "failure-report", agent_name=args.agent, task_id=args.task,
                         since=since_time(args.since), limit=args.limit, unique_errors=args.unique)
     if args.json:
         print_json({"failures": reply.failures, "error_patterns": reply.patterns})
@@ -223,7 +219,7 @@ def _configure_stats(p: argparse.ArgumentParser) -> None:
 def stats(client: Any, args: argparse.Namespace) -> int:
     if not 0 < args.hours <= 24 * 365:
         raise BadRequest(f"--hours must be between 0 and {24 * 365}, got {args.hours:g}")
-    reply = client.call(ExecutionStats, StatsReply, agent_name=args.agent, since=time.time() - args.hours * 3600)
+    reply = client.call("execution-stats", "execution-stats-reply", agent_name=args.agent, since=time.time() - args.hours * 3600)
     if args.json:
         print_json({"agents": reply.agents, "live": reply.live, "recent_failures": reply.recent_failures})
         return 0
@@ -250,7 +246,7 @@ def _configure_cancel(p: argparse.ArgumentParser) -> None:
 
 @cli_command("cancel")(_configure_cancel)
 def cancel(client: Any, args: argparse.Namespace) -> int:
-    e = client.call(CancelExecution, ExecutionReply, execution_id=args.execution_id).execution
+    e = client.call("cancel-execution", "execution", execution_id=args.execution_id).execution
     if args.json:
         print_json(e)
     else:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from muxd.cli.render import age, print_json, print_panes, print_table
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
-from muxd.protocol.pane_messages import (
-    CapturePane, Captured, KillPane, ListPanes, ListSessions, ListWindows, Ok, PaneList, ResizePane, SendKeys,
-    SessionList, WindowList,
-)
+
+TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    from typing import Any
 
 HISTORY_START = -(10**6)  # `-S -`: from the oldest scrollback line on
 
@@ -26,7 +25,7 @@ def _configure_send_keys(p: argparse.ArgumentParser) -> None:
 
 @cli_command("send-keys")(_configure_send_keys)
 def send_keys(client: Any, args: argparse.Namespace) -> int:
-    client.call(SendKeys, Ok, target=args.target, keys=args.keys, literal=args.literal, hex=args.hex)
+    client.call("send-keys", "ok", target=args.target, keys=args.keys, literal=args.literal, hex=args.hex)
     return 0
 
 
@@ -52,7 +51,7 @@ def _configure_capture(p: argparse.ArgumentParser) -> None:
 
 @cli_command("capture-pane")(_configure_capture)
 def capture_pane(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(CapturePane, Captured, target=args.target,
+    reply = client.call("capture-pane", "captured", target=args.target,
                         start=_line_number(args.start, "-S", HISTORY_START),
                         end=_line_number(args.end, "-E", None),
                         escapes=args.escapes, join_wrapped=args.join)
@@ -69,7 +68,7 @@ def _configure_list_panes(p: argparse.ArgumentParser) -> None:
 
 @cli_command("list-panes")(_configure_list_panes)
 def list_panes(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(ListPanes, PaneList, target=args.target, all=args.all)
+    reply = client.call("list-panes", "pane-list", target=args.target, all=args.all)
     if args.json:
         print_json(reply.panes)
     else:
@@ -85,7 +84,7 @@ def _configure_ls(p: argparse.ArgumentParser) -> None:
 @cli_command("ls")(_configure_ls)
 def ls(client: Any, args: argparse.Namespace) -> int:
     if args.sessions:
-        reply = client.call(ListSessions, SessionList)
+        reply = client.call("list-sessions", "session-list")
         if args.json:
             print_json(reply.sessions)
         else:
@@ -104,7 +103,7 @@ def _configure_list_windows(p: argparse.ArgumentParser) -> None:
 
 @cli_command("list-windows")(_configure_list_windows)
 def list_windows(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(ListWindows, WindowList, target=args.target, all=args.all)
+    reply = client.call("list-windows", "window-list", target=args.target, all=args.all)
     if args.json:
         print_json(reply.windows)
     else:
@@ -122,7 +121,7 @@ def _configure_resize(p: argparse.ArgumentParser) -> None:
 
 @cli_command("resize-pane")(_configure_resize)
 def resize_pane(client: Any, args: argparse.Namespace) -> int:
-    client.call(ResizePane, Ok, target=args.target, columns=args.columns, lines=args.lines)
+    client.call("resize-pane", "ok", target=args.target, columns=args.columns, lines=args.lines)
     return 0
 
 
@@ -132,7 +131,7 @@ def _configure_kill_pane(p: argparse.ArgumentParser) -> None:
 
 @cli_command("kill-pane")(_configure_kill_pane)
 def kill_pane(client: Any, args: argparse.Namespace) -> int:
-    client.call(KillPane, Ok, target=args.target)
+    client.call("kill-pane", "ok", target=args.target)
     return 0
 
 
@@ -155,7 +154,7 @@ def wait(client: Any, args: argparse.Namespace) -> int:
         raise BadRequest(f"--regex {args.regex!r}: {exc}") from None
     deadline = time.monotonic() + args.timeout
     while True:
-        screen = client.call(CapturePane, Captured, target=args.target).text
+        screen = client.call("capture-pane", "captured", target=args.target).text
         if pattern.search(screen) if pattern else args.text in screen:
             return 0
         if time.monotonic() >= deadline:

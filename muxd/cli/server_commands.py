@@ -9,7 +9,6 @@ from typing import Any
 
 from muxd.cli.render import age, print_json, print_table
 from muxd.cli.table import cli_command
-from muxd.protocol.pane_messages import KillServer, Ok, ServerStatus, Status
 
 
 def _configure_nothing(p: argparse.ArgumentParser) -> None:
@@ -18,7 +17,7 @@ def _configure_nothing(p: argparse.ArgumentParser) -> None:
 
 @cli_command("kill-server")(_configure_nothing)
 def kill_server(client: Any, args: argparse.Namespace) -> int:
-    client.call(KillServer, Ok)
+    client.call("kill-server", "ok")
     return 0
 
 
@@ -45,7 +44,7 @@ def _configure_server(p: argparse.ArgumentParser) -> None:
 
 @cli_command("server")(_configure_server)
 def server(client: Any, args: argparse.Namespace) -> int:
-    status = client.call(ServerStatus, Status)
+    status = client.call("server-status", "status")
     if args.json:
         print_json(status)
         return 0

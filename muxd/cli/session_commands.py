@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from muxd.cli.attach_commands import add_prefix_option, chosen_prefix, run_attach
 from muxd.cli.render import print_json
 from muxd.cli.table import cli_command
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
 from muxd.errors import BadRequest
-from muxd.protocol.pane_messages import (
-    HasSession, KillSession, KillWindow, NewSession, NewWindow, Ok, PaneInfo, PaneReply, Spawn, SplitWindow,
-)
+from muxd.protocol.msgpack_lite import Record
+
+TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_spawn_options(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +31,8 @@ def add_spawn_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("command", nargs=argparse.REMAINDER, help="program and arguments (after --)")
 
 
-def spawn_from_args(args: argparse.Namespace) -> Spawn:
+def spawn_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The new pane's Spawn, as the fields the daemon reads it from."""
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -41,11 +43,11 @@ def spawn_from_args(args: argparse.Namespace) -> Spawn:
     if command[:1] == ["--"]:
         command = command[1:]
     cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else os.getcwd()
-    return Spawn(command=command, cwd=cwd, env=env, pane_name=args.pane_name, tags=args.tags,
-                 remove_on_exit=args.remove_on_exit)
+    return {"command": command, "cwd": cwd, "env": env, "pane_name": args.pane_name, "tags": args.tags,
+            "remove_on_exit": args.remove_on_exit}
 
 
-def report_new_pane(args: argparse.Namespace, pane: PaneInfo) -> None:
+def report_new_pane(args: argparse.Namespace, pane: Record) -> None:
     if args.json:
         print_json(pane)
     elif args.print_pane:
@@ -73,7 +75,7 @@ def new_session(client: Any, args: argparse.Namespace) -> int:
         columns, lines = size.columns, max(1, size.lines - 1)
     columns = columns if args.columns is None else args.columns
     lines = lines if args.lines is None else args.lines
-    reply = client.call(NewSession, PaneReply, name=args.session_name, window_name=args.window_name,
+    reply = client.call("new-session", "pane", name=args.session_name, window_name=args.window_name,
                         columns=columns, lines=lines, spawn=spawn_from_args(args))
     report_new_pane(args, reply.pane)
     if not args.detached:
@@ -90,7 +92,7 @@ def _configure_new_window(p: argparse.ArgumentParser) -> None:
 
 @cli_command("new-window")(_configure_new_window)
 def new_window(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(NewWindow, PaneReply, target=args.target, name=args.window_name,
+    reply = client.call("new-window", "pane", target=args.target, name=args.window_name,
                         spawn=spawn_from_args(args))
     report_new_pane(args, reply.pane)
     return 0
@@ -106,7 +108,7 @@ def _configure_split_window(p: argparse.ArgumentParser) -> None:
 
 @cli_command("split-window")(_configure_split_window)
 def split_window(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(SplitWindow, PaneReply, target=args.target, horizontal=args.horizontal,
+    reply = client.call("split-window", "pane", target=args.target, horizontal=args.horizontal,
                         spawn=spawn_from_args(args))
     report_new_pane(args, reply.pane)
     return 0
@@ -118,17 +120,17 @@ def _configure_target(p: argparse.ArgumentParser) -> None:
 
 @cli_command("kill-session")(_configure_target)
 def kill_session(client: Any, args: argparse.Namespace) -> int:
-    client.call(KillSession, Ok, target=args.target)
+    client.call("kill-session", "ok", target=args.target)
     return 0
 
 
 @cli_command("kill-window")(_configure_target)
 def kill_window(client: Any, args: argparse.Namespace) -> int:
-    client.call(KillWindow, Ok, target=args.target)
+    client.call("kill-window", "ok", target=args.target)
     return 0
 
 
 @cli_command("has-session")(_configure_target)
 def has_session(client: Any, args: argparse.Namespace) -> int:
-    client.call(HasSession, Ok, target=args.target)
+    client.call("has-session", "ok", target=args.target)
     return 0

@@ -10,10 +10,6 @@ from typing import Any
 from muxd.cli.render import age, one_line, print_json, print_line, print_table
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
-from muxd.protocol.task_messages import (
-    CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList, ListTasks, ReviewTask, SearchKnowledge,
-    TaskList, TaskReply, VerificationSpec,
-)
 from muxd.tasks.model import STATES, Task
 
 SHORT_ID_CHARS = 8          # task ls shows ids this long; every command takes such a prefix
@@ -27,12 +23,13 @@ def _lease(task: Task) -> str:
     return f"{int(left)}s" if left > 0 else "expired"
 
 
-def _verification(args: argparse.Namespace) -> VerificationSpec:
+def _verification(args: argparse.Namespace) -> dict[str, Any]:
+    """The task's VerificationSpec, as the fields the daemon reads it from."""
     if args.verify_commands:
         if args.verify not in (None, "commands"):
             raise BadRequest("--verify-cmd goes with --verify commands (or alone)")
-        return VerificationSpec(kind="commands", commands=args.verify_commands, cwd=args.verify_cwd)
-    return VerificationSpec(kind=args.verify or "none", cwd=args.verify_cwd)
+        return {"kind": "commands", "commands": args.verify_commands, "cwd": args.verify_cwd}
+    return {"kind": args.verify or "none", "cwd": args.verify_cwd}
 
 
 def _print_task(task: Task) -> None:
@@ -103,13 +100,13 @@ def _configure_task(p: argparse.ArgumentParser) -> None:
 def task(client: Any, args: argparse.Namespace) -> int:
     action = args.task_action
     if action == "add":
-        reply = client.call(CreateTask, TaskReply, title=args.title, description=args.description, plan=args.plan,
+        reply = client.call("create-task", "task", title=args.title, description=args.description, plan=args.plan,
                             priority=args.priority, verification=_verification(args),
                             depends_on=args.depends_on)
         print_json(reply.task) if args.json else print(f"{reply.task.id} {reply.task.state}")
         return 0
     if action in ("ls", "list"):
-        reply = client.call(ListTasks, TaskList, states=args.states, plan=args.plan, claimed_by=args.claimed_by,
+        reply = client.call("list-tasks", "task-list", states=args.states, plan=args.plan, claimed_by=args.claimed_by,
                             limit=args.limit, offset=args.offset)
         if args.json:
             print_json({"tasks": reply.tasks, "total": reply.total})
@@ -123,7 +120,7 @@ def task(client: Any, args: argparse.Namespace) -> int:
                 print(f"({len(reply.tasks)} of {reply.total}; --limit/--offset for more)")
         return 0
     if action == "show":
-        reply = client.call(GetTask, TaskReply, task_id=args.task)
+        reply = client.call("get-task", "task", task_id=args.task)
         if args.json:
             print_json({"task": reply.task, "events": reply.events, "reviews": reply.reviews,
                         "executions": reply.executions})
@@ -140,11 +137,11 @@ def task(client: Any, args: argparse.Namespace) -> int:
                                                             for e in reply.executions])
         return 0
     if action in ("approve", "reject", "comment"):
-        reply = client.call(ReviewTask, TaskReply, task_id=args.task, verdict=action, comment=args.comment,
+        reply = client.call("review-task", "task", task_id=args.task, verdict=action, comment=args.comment,
                             final=getattr(args, "final", False), blocking=getattr(args, "blocking", False))
         print_json(reply.task) if args.json else print(f"{reply.task.id} {reply.task.state}")
         return 0
-    reply = client.call(DispatchTasks, DispatchReply, target=args.target, plan=getattr(args, "plan", None),
+    reply = client.call("dispatch-tasks", "dispatch", target=args.target, plan=getattr(args, "plan", None),
                         stop=action == "stop")
     for d in reply.dispatchers:
         print(f"{d.pane_id} plan={d.plan or '*'} as {d.principal}: task {d.task_id or '-'}, "
@@ -165,7 +162,7 @@ def _configure_knowledge(p: argparse.ArgumentParser) -> None:
 
 @cli_command("knowledge")(_configure_knowledge)
 def knowledge(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call(SearchKnowledge, KnowledgeList, query=args.query, limit=args.limit, min_score=args.min_score)
+    reply = client.call("search-knowledge", "knowledge-list", query=args.query, limit=args.limit, min_score=args.min_score)
     if args.json:
         print_json({"entries": reply.entries})
     elif not reply.entries:

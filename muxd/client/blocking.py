@@ -1,31 +1,35 @@
 """A blocking client of the daemon for one-shot CLI commands: one connection, one request at a time.
 
 A command such as `muxd ls` must start about as fast as the interpreter does, so this client
-needs neither asyncio nor the message unions (their modules cost tens of milliseconds): each
-call names the reply it expects, and only that type and Error are decoded. What lives on (MCP,
-attach) uses the async client (connection.py); both share the framing and the body codec.
+needs neither asyncio nor msgspec (each costs about what the interpreter's start does): it
+speaks the daemon's framed msgpack through msgpack_lite, names requests and replies by their
+tags, and hands back Records, read by attribute as the Structs they stand for. The daemon checks
+every request against its types; this client checks the reply's tag and id. What lives on (MCP,
+attach) uses the async client (connection.py) and the typed messages.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import socket
+# The C socket module: `socket`'s Python wrapper adds selectors and enums (~1 ms to import) to
+# what one request needs (connect, sendall, recv).
+import _socket
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar, Union
-
-import msgspec
 
 from muxd.config import CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
 from muxd.errors import ConnectionLost, ProtocolError, ServerNotRunning, error_from_code
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, socket_path
-from muxd.protocol.bodies import decode_from_server, encode
-from muxd.protocol.framing import FrameDecoder
-from muxd.protocol.pane_messages import Error, Hello, Welcome
+from muxd.protocol.framing import FrameDecoder, frame
+from muxd.protocol.msgpack_lite import MsgpackError, Record, pack, unpack
+
+TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    import socket
+    from typing import Any
 
 READ_CHUNK_BYTES = 256 * 1024
-R = TypeVar("R")
 
 
 class BlockingClient:
@@ -34,15 +38,14 @@ class BlockingClient:
         self._frames = FrameDecoder()
         self._bodies: list[bytes] = []  # frames read past the one asked for
         self._ids = itertools.count(1)
-        self._decoders: dict[type, msgspec.msgpack.Decoder[Any]] = {}
         self.socket_path = path
         self.token = token              # what it presented at Hello (None: the socket owner)
-        self.welcome: Welcome | None = None
+        self.welcome: Record | None = None
 
     @classmethod
     def connect(cls, path: Path | str, *, client_name: str = "muxd", token: str | None = None) -> BlockingClient:
         """Connect and greet; raises ServerNotRunning when nothing listens at `path`."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(CLIENT_CONNECT_TIMEOUT_S)
             sock.connect(os.fspath(path))
@@ -55,7 +58,7 @@ class BlockingClient:
             raise ServerNotRunning(f"cannot reach {path}: {why}", socket=str(path)) from exc
         client = cls(sock, str(path), token)
         try:
-            client.welcome = client.call(Hello, Welcome, protocol_version=PROTOCOL_VERSION, client=client_name,
+            client.welcome = client.call("hello", "welcome", protocol_version=PROTOCOL_VERSION, client=client_name,
                                          token=token)
         except ConnectionLost as exc:
             # Closed before any word: a daemon dying as we connected (its socket still queued us).
@@ -67,26 +70,25 @@ class BlockingClient:
             raise
         return client
 
-    def call(self, message_type: type[Any], reply_type: type[R], **fields: Any) -> R:
-        """Send one request built from `fields` and return its reply, a `reply_type`; Error replies
-        raise, and so does any other message (ProtocolError)."""
+    def call(self, request: str, reply: str, **fields: Any) -> Record:
+        """Send the request tagged `request`, its fields `fields`, and return its reply, which must
+        be tagged `reply`; Error replies raise as their typed errors, anything else ProtocolError."""
         request_id = next(self._ids)
         try:
-            self._sock.sendall(encode(message_type(id=request_id, **fields)))
+            self._sock.sendall(frame(pack({"type": request, "id": request_id, **fields})))
         except OSError:
             pass  # a server that closed may have said why first: reading delivers that
-        reply = decode_from_server(self._decoder(reply_type), self._next_body())
-        if isinstance(reply, Error):  # ours, or the connection's (id 0): either ends this call
-            raise error_from_code(reply.code, reply.message, reply.detail)
-        if reply.id != request_id:
-            raise ProtocolError(f"the server answered request {reply.id} to request {request_id}")
-        return reply
-
-    def _decoder(self, reply_type: type[Any]) -> msgspec.msgpack.Decoder[Any]:
-        decoder = self._decoders.get(reply_type)
-        if decoder is None:
-            decoder = self._decoders[reply_type] = msgspec.msgpack.Decoder(Union[reply_type, Error])
-        return decoder
+        message = _decode(self._next_body())
+        kind = message.get("type")
+        if kind == "error":  # ours, or the connection's (id 0): either ends this call
+            code, text, detail = message.get("code"), message.get("message"), message.get("detail")
+            if isinstance(code, str) and isinstance(text, str) and _is_detail(detail):
+                raise error_from_code(code, text, detail)
+        elif kind == reply:
+            if message.get("id") != request_id:
+                raise ProtocolError(f"the server answered request {message.get('id')} to request {request_id}")
+            return message
+        raise ProtocolError(f"malformed message from server: expected {reply!r}, got {kind!r}")
 
     def _next_body(self) -> bytes:
         while not self._bodies:
@@ -108,6 +110,21 @@ class BlockingClient:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.close()
+
+
+def _decode(body: bytes) -> Record:
+    """A message the server sent; ProtocolError for whatever else is in `body`."""
+    try:
+        message = unpack(body)
+    except (MsgpackError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"malformed message from server: {exc}") from exc
+    if not isinstance(message, Record):
+        raise ProtocolError(f"malformed message from server: a {type(message).__name__}, not a message")
+    return message
+
+
+def _is_detail(detail: object) -> bool:
+    return detail is None or isinstance(detail, dict) and all(isinstance(key, str) for key in detail)
 
 
 def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True, client_name: str = "muxd-cli",

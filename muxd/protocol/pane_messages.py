@@ -1,8 +1,8 @@
 """Sessions, windows and panes on the wire, the server's own requests and interactive attach,
 and the greeting and the error any exchange can end in. Part of the unions in messages.py.
 
-The one-shot CLI commands of panes import this module alone (muxd/client/blocking.py): it
-stays free of the history's and the task queue's messages, which cost far more to import.
+Free of the history's and the task queue's messages, which cost far more to import. (The
+one-shot CLI imports no messages at all: it speaks msgpack_lite, by tag.)
 """
 
 from __future__ import annotations

@@ -1,0 +1,179 @@
+"""msgpack in plain Python, for the one-shot CLI: the daemon's bodies without importing msgspec.
+
+`muxd ls` must start about as fast as the interpreter (issue 14: ≤ 1.5× `python -c pass`), and
+importing msgspec alone costs about what the interpreter's whole start does. A one-shot command
+sends one small request and reads one reply, so a pure-Python codec of the formats the daemon
+writes costs microseconds there. Maps decode to Records, read by attribute as a Struct is
+(`reply.panes[0].agent.kind`); the daemon, MCP and attach keep msgspec and its typed decoding.
+"""
+
+from __future__ import annotations
+
+import struct
+
+MAX_DEPTH = 64  # deeper nesting than any reply has: a hostile body must not exhaust the stack
+
+
+class Record(dict):  # type: ignore[type-arg]
+    """A decoded msgpack map, its string keys also read as attributes. A dict underneath, so JSON
+    output writes it as the Struct it stands for (fields in the daemon's order)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> object:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class MsgpackError(ValueError):
+    """A body that is not msgpack of the kinds a reply holds."""
+
+
+def pack(value: object) -> bytes:
+    """The msgpack bytes of `value`: None, bool, int, float, str, bytes, lists, tuples, dicts."""
+    out = bytearray()
+    _pack(value, out)
+    return bytes(out)
+
+
+def _pack(value: object, out: bytearray) -> None:
+    if value is None:
+        out.append(0xC0)
+    elif value is True or value is False:
+        out.append(0xC3 if value else 0xC2)
+    elif isinstance(value, int):
+        _pack_int(value, out)
+    elif isinstance(value, float):
+        out += struct.pack(">Bd", 0xCB, value)
+    elif isinstance(value, str):
+        data = value.encode()
+        _pack_head(len(data), out, fix=0xA0, fix_max=31, heads=(0xD9, 0xDA, 0xDB))
+        out += data
+    elif isinstance(value, (bytes, bytearray)):
+        _pack_head(len(value), out, fix=None, fix_max=-1, heads=(0xC4, 0xC5, 0xC6))
+        out += value
+    elif isinstance(value, (list, tuple)):
+        _pack_head(len(value), out, fix=0x90, fix_max=15, heads=(None, 0xDC, 0xDD))
+        for item in value:
+            _pack(item, out)
+    elif isinstance(value, dict):
+        _pack_head(len(value), out, fix=0x80, fix_max=15, heads=(None, 0xDE, 0xDF))
+        for key, item in value.items():
+            _pack(key, out)
+            _pack(item, out)
+    else:
+        raise TypeError(f"cannot pack a {type(value).__name__}")
+
+
+def _pack_int(value: int, out: bytearray) -> None:
+    if 0 <= value <= 0x7F:
+        out.append(value)
+    elif -32 <= value < 0:
+        out.append(value & 0xFF)
+    elif 0 <= value <= 0xFFFFFFFF:
+        out += struct.pack(">BI", 0xCE, value)
+    elif 0 <= value <= 0xFFFFFFFFFFFFFFFF:
+        out += struct.pack(">BQ", 0xCF, value)
+    elif -(2**63) <= value < 0:
+        out += struct.pack(">Bq", 0xD3, value)
+    else:
+        raise OverflowError(f"integer out of msgpack's range: {value}")
+
+
+def _pack_head(length: int, out: bytearray, *, fix: int | None, fix_max: int,
+               heads: tuple[int | None, int, int]) -> None:
+    """A length prefix: the fix form, else the 8-, 16- or 32-bit one (None: this kind has no 8-bit form)."""
+    if fix is not None and length <= fix_max:
+        out.append(fix | length)
+    elif heads[0] is not None and length <= 0xFF:
+        out += struct.pack(">BB", heads[0], length)
+    elif length <= 0xFFFF:
+        out += struct.pack(">BH", heads[1], length)
+    else:
+        out += struct.pack(">BI", heads[2], length)
+
+
+_CONSTANTS = {0xC0: None, 0xC2: False, 0xC3: True}
+# Fixed-size scalars: head byte -> (struct format, size).
+_SCALARS = {
+    0xCA: (">f", 4), 0xCB: (">d", 8),
+    0xCC: (">B", 1), 0xCD: (">H", 2), 0xCE: (">I", 4), 0xCF: (">Q", 8),
+    0xD0: (">b", 1), 0xD1: (">h", 2), 0xD2: (">i", 4), 0xD3: (">q", 8),
+}
+# Length-prefixed kinds: head byte -> (kind, struct format of the length, its size).
+_SIZED = {
+    0xD9: ("str", ">B", 1), 0xDA: ("str", ">H", 2), 0xDB: ("str", ">I", 4),
+    0xC4: ("bin", ">B", 1), 0xC5: ("bin", ">H", 2), 0xC6: ("bin", ">I", 4),
+    0xDC: ("array", ">H", 2), 0xDD: ("array", ">I", 4),
+    0xDE: ("map", ">H", 2), 0xDF: ("map", ">I", 4),
+}
+
+
+def unpack(data: bytes) -> object:
+    """The one value in `data`; MsgpackError for truncated or trailing bytes, an unknown or
+    extension type, a key that cannot be a dict key, or nesting deeper than MAX_DEPTH.
+    UnicodeDecodeError for a str that is not UTF-8."""
+    reader = _Reader(data)
+    value = reader.value(0)
+    if reader.at != len(data):
+        raise MsgpackError(f"{len(data) - reader.at} bytes after the message")
+    return value
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.at = 0
+
+    def take(self, size: int) -> bytes:
+        end = self.at + size
+        if end > len(self.data):
+            raise MsgpackError("truncated message")
+        chunk = self.data[self.at:end]
+        self.at = end
+        return chunk
+
+    def number(self, fmt: str, size: int) -> int:
+        return struct.unpack(fmt, self.take(size))[0]  # type: ignore[no-any-return]
+
+    def value(self, depth: int) -> object:
+        if depth > MAX_DEPTH:
+            raise MsgpackError(f"nested deeper than {MAX_DEPTH}")
+        head = self.take(1)[0]
+        if head <= 0x7F:
+            return head
+        if head >= 0xE0:
+            return head - 0x100
+        if 0xA0 <= head <= 0xBF:
+            return self.take(head & 0x1F).decode()
+        if 0x90 <= head <= 0x9F:
+            return self.array(head & 0x0F, depth)
+        if 0x80 <= head <= 0x8F:
+            return self.map(head & 0x0F, depth)
+        if head in _CONSTANTS:
+            return _CONSTANTS[head]
+        if head in _SCALARS:
+            return struct.unpack(_SCALARS[head][0], self.take(_SCALARS[head][1]))[0]
+        if head in _SIZED:
+            kind, fmt, size = _SIZED[head]
+            length = self.number(fmt, size)
+            if kind == "str":
+                return self.take(length).decode()
+            if kind == "bin":
+                return self.take(length)
+            return self.array(length, depth) if kind == "array" else self.map(length, depth)
+        raise MsgpackError(f"unsupported msgpack type 0x{head:02x}")
+
+    def array(self, length: int, depth: int) -> list[object]:
+        return [self.value(depth + 1) for _ in range(length)]
+
+    def map(self, length: int, depth: int) -> Record:
+        record = Record()
+        for _ in range(length):
+            key = self.value(depth + 1)
+            if isinstance(key, (list, dict)):
+                raise MsgpackError(f"a map key of type {type(key).__name__}")
+            record[key] = self.value(depth + 1)
+        return record

@@ -38,6 +38,7 @@ def test_unknown_name_gives_the_default(monkeypatch: pytest.MonkeyPatch, caplog:
 
 def test_falls_back_to_pyte_once_logged_when_pyghostty_cannot_load(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.delenv("MUXD_EMULATOR", raising=False)  # the default asked for: the suite may run with pyte chosen
     monkeypatch.setattr(backend, "_ghostty_class", None)
     monkeypatch.delitem(sys.modules, "muxd.emulator.ghostty_backend", raising=False)
     monkeypatch.setitem(sys.modules, "pyghostty", None)  # import fails as if not installed

@@ -68,6 +68,15 @@ def test_ed3_erases_muxds_history_too(piece: int) -> None:
     assert history(em) == ["old 296", "old 297", "old 298", "old 299", "new", "new"]
 
 
+@pytest.mark.parametrize("piece", [1, 2, 4096])
+def test_alignment_fills_with_default_cells_and_keeps_the_pen(piece: int) -> None:
+    """DECALN as tmux: default-style E's (ghostty alone would paint them with the pen), even when
+    the sequence is split across reads; what is written next still has the pen."""
+    em = make(8, 3)
+    feed_in(em, E + b"[31mred" + E + b"#8" + b"X" + E + b"[0m", piece)
+    assert em.capture(0, 2, escapes=True).splitlines() == ["\x1b[31mX\x1b[39mEEEEEEE", "EEEEEEEE", "EEEEEEEE"]
+
+
 def test_the_alternate_screen_adds_no_history_and_keeps_the_main_one() -> None:
     em = make()
     em.feed(b"".join(b"main %d\r\n" % n for n in range(8)))

@@ -28,7 +28,7 @@ from .capture import render_rows
 from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
 from .emulator import _clamp_size
 from .ghostty_format import ACTIVE
-from .ghostty_flood import NativeFloodSkipper
+from .ghostty_flood import DECRQSS_REPLY, NativeFloodSkipper, pen_sequence
 from .ghostty_history import NativeHistory, plain_sgr
 from .source_block import render_line
 from .scrollback import Scrollback
@@ -106,6 +106,7 @@ class GhosttyEmulator:
         self._feed_text = self._term.feed
         self._scrollback = Scrollback(scrollback_bytes)
         self._history = NativeHistory(self._t, self._scrollback, self._feed_text)
+        self._history.after_alignment = self._align_in_default_style
         self._flood = NativeFloodSkipper(self) if fast_paths else None
         self.failed = False  # set after the native core raised: further output is dropped
         # scratch out-parameters, reused
@@ -156,6 +157,13 @@ class GhosttyEmulator:
             return answer.findall(b"".join(self._replies))
         finally:
             self._replies = None
+
+    def _align_in_default_style(self) -> None:
+        """DECALN once more in the default style, then the pen back: ghostty fills the screen
+        with the pen, tmux (and the pyte backend) with default cells."""
+        pens = self.query(b"\x1bP$qm\x1b\\", DECRQSS_REPLY)
+        pen = pen_sequence(pens[0][0]) if pens else "\x1b[0m"
+        self._history.write_raw(b"\x1b[0m\x1b#8" + pen.encode("ascii"))
 
     @property
     def skipped_chars(self) -> int:

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 
 # Modes that must be as a shell leaves them: (mode, ANSI?, wanted).
 _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, False), (20, True, False))
-_REPLY = re.compile(rb"\x1bP1\$r([0-9;:]*)([mr])\x1b\\")
+DECRQSS_REPLY = re.compile(rb"\x1bP1\$r([0-9;:]*)([mr])\x1b\\")  # a valid DECRQSS answer: (params, m|r)
 _CHARSET_STATE = re.compile(r"\x1b[()][0-9A-Za-z]|[\x0e\x0f]")
 
 
-def _pen_sequence(params: bytes) -> str:
+def pen_sequence(params: bytes) -> str:
     """The SGR sequence setting the pen DECRQSS reported (`48:5:200` read as `48;5;200`)."""
     return "\x1b[" + params.decode("ascii").replace("::", ";").replace(":", ";") + "m"
 
@@ -78,10 +78,10 @@ class NativeFloodSkipper:
         below = history.formatter.format(ACTIVE, y, lines - 1, columns, vt=True, unwrap=False, charsets=True)
         if "\x1b(0" in below or "\x0e" in below or _CHARSET_STATE.sub("", below):
             return None  # line drawing in effect, or something below the cursor (styled blanks count)
-        replies = {final: params for params, final in emulator.query(b"\x1bP$qm\x1b\\\x1bP$qr\x1b\\", _REPLY)}
+        replies = {final: params for params, final in emulator.query(b"\x1bP$qm\x1b\\\x1bP$qr\x1b\\", DECRQSS_REPLY)}
         if replies.get(b"r") != f"1;{lines}".encode() or b"m" not in replies:
             return None
-        return _pen_sequence(replies[b"m"])
+        return pen_sequence(replies[b"m"])
 
     def _skip(self, text: str, start: int, run_end: int, pen: str) -> int:
         """Send all but the last screenful of text[start:run_end] to history; return where

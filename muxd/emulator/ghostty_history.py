@@ -35,9 +35,9 @@ _NATIVE_ROW_HEADER_BYTES = 64
 DRAIN_ROWS = 256
 
 # Sequences that change history: ED (0, 2, 3), RIS, entering the alternate screen; and
-# scroll-ups (SU), which push up to a screenful at once.
+# scroll-ups (SU), which push up to a screenful at once. DECALN (ESC # 8) too, for its hook.
 _CARRY_BYTES = 16  # longer than any event
-_EVENTS = re.compile(rb"\x1b(?:\[([023]?)J|\[(\d*)S|\[\?(?:1049|1047|47)h|c)")
+_EVENTS = re.compile(rb"\x1b(?:\[([023]?)J|\[(\d*)S|\[\?(?:1049|1047|47)h|c|(#8))")
 # The formatter writes styles as SGR; muxd's rows keep no underline style and no underline
 # colour, and palette colours 0-15 read back as the named colours (ghostty keeps one index
 # for `31` and `38;5;1`; programs write the former).
@@ -83,6 +83,8 @@ class NativeHistory:
         self.store = scrollback
         self._write = write
         self.copied = 0  # native history rows (from the oldest) already in `store`
+        # Called right after a DECALN took effect (ghostty fills with the pen; tmux does not).
+        self.after_alignment: Callable[[], None] | None = None
         self._carry = b""  # the end of the last read, from its last ESC (see feed)
         self._size = ffi.new("size_t*")
         self._bool = ffi.new("bool*")
@@ -151,6 +153,13 @@ class NativeHistory:
         for event in _EVENTS.finditer(scan, max(len(carry) - _CARRY_BYTES, 0)):
             if event.end() <= len(carry):
                 continue  # handled with the last read
+            if event.group(3) is not None:  # DECALN: the hook runs once it has taken effect
+                end = event.end() - len(carry)
+                self._write_bounded(data[start:end])
+                start = end
+                if self.after_alignment is not None:
+                    self.after_alignment()
+                continue
             at = max(event.start() - len(carry), 0)
             self._write_bounded(data[start:at])
             start = at

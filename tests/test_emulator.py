@@ -147,6 +147,28 @@ def test_title_split_across_feeds(fast: bool) -> None:
     assert em.display_lines()[0] == "after"
 
 
+@pytest.mark.parametrize("piece", [1, 4096])
+def test_an_osc_cut_short_by_an_escape_ends_there(fast: bool, piece: int) -> None:
+    """As tmux: the output up to the escape was the title (its controls dropped), the escape
+    starts the next sequence, and nothing after it is swallowed."""
+    em, _ = make(fast)
+    data = E + b"]0;title\r\nhidden\r\n" + E + b"[1mshown" + E + b"[0m\r\nnext"
+    for offset in range(0, len(data), piece):
+        em.feed(data[offset : offset + piece])
+    assert em.title == "titlehidden"
+    assert em.display_lines()[:2] == ["shown", "next"]
+
+
+def test_a_long_open_osc_ends_at_an_escape_and_holds_a_bounded_title(fast: bool) -> None:
+    em, _ = make(fast)
+    em.feed(E + b"]2;")
+    for _ in range(200):
+        em.feed(b"y" * 1000 + b"\r\n")  # no terminator: all of it is the OSC's body
+    em.feed(E + b"[Hafter")
+    assert em.display_lines()[0] == "after"
+    assert em.title in ("y" * 1024, "")  # pyte: controls dropped, cut to TITLE_MAX_CHARS; ghostty: dropped
+
+
 # -- robustness ----------------------------------------------------------------------
 
 BAD_SEQUENCES = [

@@ -162,6 +162,8 @@ SEQUENCES: dict[str, tuple[str | bytes, ...]] = {
         f"{E}(0{E}7{E}(B{E}[30Cascii after save{E}8lqk{E}(B saved G0\r\n"
         f"\x0e{E}7\x0f{E}[30Cascii after save{E}8lqk\x0f saved shift\r\n"
         "graphics done\r\n",),
+    # An OSC cut short by an escape ends there; the output before it was its body.
+    "osc_cut_short": (f"before\r\n{E}]0;title\r\nhidden\r\n{E}[1mshown{E}[0m\r\nosc cut done\r\n",),
     # DECALN fills with default-style E's, resets the margins and homes the cursor; the pen stays.
     "alignment_test": (
         f"{E}[31mred{E}[5;10r{E}[7;3H{E}#8X{E}[10;1H\nbelow{E}[0m{E}[12;1Halignment done",),
@@ -263,6 +265,7 @@ CASES: list[Case] = [
     shown_case("dec_graphics", Step(marker="graphics done")),
     shown_case("region_homes_cursor", Step(marker="region home done")),
     shown_case("alignment_test", Step(marker="alignment done"), styles=True),
+    shown_case("osc_cut_short", Step(marker="osc cut done"), styles=True),
     shown_case("wide_chars", Step(marker="wide done")),
     shown_case("wide_at_margin", Step(marker="margin done")),
     shown_case("wide_overwrite", Step(marker="overwrite done")),

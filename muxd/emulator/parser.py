@@ -33,6 +33,7 @@ _TEXT, _CSI_FINAL, _CONTROL, _OSC_BODY, _ESC_FINAL, _CHARSET, _SHARP, _OTHER_CHA
     1, 4, 5, 7, 8, 9, 10, 11, 12,
 )
 _CSI_EXTENDED = 15
+_OSC_CUT = 17
 _TOKEN = re.compile(
     r"([^\x00\x07-\x0f\x1b\x7f\x9b\x9d]+)"  # 1 text: exactly pyte's Stream._text_pattern
     r"|\x1b\[(\??)([0-9;]*)([@-~])"  # 2-4 CSI: private flag, parameters, final
@@ -46,6 +47,9 @@ _TOKEN = re.compile(
     # 13-15 CSI that pyte's parser would break on: a <=> prefix (kitty keyboard, XTVERSION,
     # secondary DA), ':' sub-parameters (SGR 38:2::r:g:b, 4:3), or intermediate bytes.
     r"|\x1b\[([<=>?]?)([0-9;:]*[0-9;]*)[ -/]*([@-~])"
+    # 16-17 OSC cut short by an escape other than ST: it ends there and the escape starts the
+    # next sequence, as in tmux and ghostty (pyte would swallow the output after it).
+    r"|\x1b\]([^RP\x07\x1b\x9c])([^\x07\x1b\x9c]*)(?=\x1b[^\\])"
 )
 # The start of a sequence above that the end of the input cut short.
 _PARTIAL = re.compile(
@@ -115,6 +119,27 @@ STRING_ESCAPES = {"P": "start_string", "X": "start_string", "^": "start_string",
 KEYPAD_ESCAPES = {"=": "keypad_application", ">": "keypad_numeric"}
 
 
+# An OSC body longer than this is cut to it (FastParser keeps at least as much pending).
+OSC_BODY_MAX_CHARS = PENDING_SEQUENCE_MAX_CHARS - 4
+_IN_ESCAPE, _IN_CODE, _IN_BODY, _IN_BODY_ESCAPE = "escape", "code", "body", "body-escape"
+
+
+def _next_osc_state(state: str | None, char: str, at_ground: bool) -> str | None:
+    """Where pyte's parser is in an OSC after `char`: ESC ] (or C1 OSC), its code (R and P,
+    the palette, take no body), the body, an ESC in the body; None outside one."""
+    if state is None:
+        if at_ground and char == "\x1b":
+            return _IN_ESCAPE
+        return _IN_CODE if at_ground and char == "\x9d" else None
+    if state == _IN_ESCAPE:
+        return _IN_CODE if char == "]" else None
+    if state == _IN_CODE:
+        return None if char in "RP" else _IN_BODY
+    if state == _IN_BODY:
+        return _IN_BODY_ESCAPE if char == "\x1b" else None if char in "\x07\x9c" else _IN_BODY
+    return None  # ESC \\ ended it
+
+
 class ExtendedStream(Stream):
     """pyte's `Stream` with EXTRA_CSI, where a parser error skips a character instead of raising."""
 
@@ -132,14 +157,40 @@ class ExtendedStream(Stream):
         # In pyte's `Stream` this flag only makes it drop charset designations and SO/SI,
         # which xterm and tmux honour in UTF-8 too (ncurses draws its boxes with them).
         self.use_utf8 = False
+        # Where pyte's parser is in an OSC (_next_osc_state), to end one as tmux does.
+        self._osc: str | None = None
+        self._osc_chars = 0
+        self._at_ground = True
 
     def _send_to_parser(self, data: str) -> bool | None:
+        osc = self._osc
+        if osc == _IN_BODY_ESCAPE and data != "\\":
+            # An escape other than ST cuts the OSC short, as in tmux: ST ends it there, and the
+            # escape starts the next sequence (pyte would take both into the OSC and go on).
+            self._osc = None
+            self._send("\\")
+            self._send_to_parser("\x1b")
+            return self._send_to_parser(data)
+        if osc == _IN_BODY and data not in "\x07\x1b\x9c":
+            self._osc_chars += 1
+            if self._osc_chars > OSC_BODY_MAX_CHARS:
+                return None  # the body past its bound is dropped (the fast path keeps as much)
+        at_ground = self._at_ground
+        result = self._send(data)
+        self._at_ground = bool(result)
+        self._osc = _next_osc_state(osc, data, at_ground)
+        if self._osc == _IN_CODE:
+            self._osc_chars = 0
+        return result
+
+    def _send(self, data: str) -> bool | None:
         try:
             assert self._parser is not None
             return self._parser.send(data)
         except Exception:
             log.debug("pyte parser error on %r; parser reset", data, exc_info=True)
             self._initialize_parser()
+            self._osc = None
             return True
 
 
@@ -177,9 +228,16 @@ class FastParser:
                 continue
             token = match(text, position)
             if token is None:
-                if end - position <= PENDING_SEQUENCE_MAX_CHARS and _PARTIAL.match(text, position):
-                    self._pending = text[position:]
-                    return
+                if _PARTIAL.match(text, position):
+                    if end - position <= PENDING_SEQUENCE_MAX_CHARS:
+                        self._pending = text[position:]
+                        return
+                    if text.startswith("\x1b]", position):
+                        # An OSC this long stays open (the output after it is its body, as in
+                        # tmux) but keeps only its start, and an ESC that may begin its end.
+                        tail = "\x1b" if text.endswith("\x1b") else ""
+                        self._pending = text[position : position + PENDING_SEQUENCE_MAX_CHARS - 1] + tail
+                        return
                 position = self._feed_state_machine(text, position)
                 continue
             position = token.end()
@@ -204,8 +262,8 @@ class FastParser:
                         handler(*values)
                 elif kind == _CONTROL:
                     handlers.basic[token.group(5)]()
-                elif kind == _OSC_BODY:
-                    code, body = token.group(6, 7)
+                elif kind == _OSC_BODY or kind == _OSC_CUT:
+                    code, body = token.group(6, 7) if kind == _OSC_BODY else token.group(16, 17)
                     param = body[1:]  # pyte drops the first character (the ";") whatever it is
                     if code in "01":
                         handlers.set_icon_name(param)
@@ -239,18 +297,11 @@ class FastParser:
 
     def _feed_state_machine(self, text: str, position: int) -> int:
         """Give characters to pyte's parser until it is back in its ground state."""
-        parser = self._fsm._parser
-        assert parser is not None
-        send = parser.send
+        send = self._fsm._send_to_parser  # resets pyte's parser on an error, and ends OSCs as tmux
         end = len(text)
         ground = False
         while position < end:
-            try:
-                ground = bool(send(text[position]))
-            except Exception:
-                log.debug("pyte parser error; parser reset", exc_info=True)
-                self._fsm._initialize_parser()
-                ground = True
+            ground = bool(send(text[position]))
             position += 1
             if ground:
                 break

@@ -14,6 +14,7 @@ Cells are `Cell`s (pyte's `Char` plus dim/hidden/overline).
 from __future__ import annotations
 
 import copy
+import re
 from collections import defaultdict
 from typing import Any, Callable
 
@@ -41,6 +42,13 @@ DEVICE_OK_REPLY = "\x1b[0n"
 _STATUS_REPORT, _CURSOR_REPORT = 5, 6
 
 Buffer = defaultdict  # row number -> ScreenLine
+TITLE_MAX_CHARS = 1024  # an OSC never ended may carry all later output: its title is cut to this
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _title(param: str) -> str:
+    """A title as an OSC set it: without controls (tmux drops them), at most TITLE_MAX_CHARS."""
+    return _CONTROLS.sub("", param)[:TITLE_MAX_CHARS]
 
 
 class ScreenLine(StaticDefaultDict[int, Cell]):
@@ -131,6 +139,12 @@ class MuxScreen(CharsetShifts, CursorRules, pyte.Screen):
     def repeat_last_character(self, count: int | None = None) -> None:
         if self.last_char:
             self.draw(self.last_char * min(count or 1, REPEAT_MAX_CHARS))
+
+    def set_title(self, param: str) -> None:
+        super().set_title(_title(param))
+
+    def set_icon_name(self, param: str) -> None:
+        super().set_icon_name(_title(param))
 
     def alignment_display(self) -> None:
         """DECALN (ESC # 8) as tmux does it: every cell an 'E' in the default style, the margins

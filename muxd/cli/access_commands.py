@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from muxd.cli.render import age, print_json, print_line, print_table
 from muxd.cli.table import cli_command
 from muxd.config import TASK_SCOPES
 from muxd.daemon.tiers import TIERS
+
+TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _configure_token(p: argparse.ArgumentParser) -> None:

@@ -143,6 +143,37 @@ def test_flood_skipping_gives_what_emulating_everything_gives(piece: int) -> Non
     assert fast.capture(escapes=True) == plain.capture(escapes=True)
 
 
+def _tabbed_flood(lines: int, start: int) -> bytes:
+    return b"".join(b"\t%d\tcol\t" % n + b"x" * (n % 97) + b"\tend\r\n" for n in range(start, start + lines))
+
+
+@pytest.mark.parametrize("piece", [8192, 16384, 65536])  # reads long enough to skip in
+def test_tabbed_floods_are_skipped_only_while_the_tab_stops_are_the_default(piece: int) -> None:
+    """ghostty's stops cannot be read back: a program that sets or clears one (HTS, TBC) turns
+    skipping of tabbed lines off until RIS, and what is skipped lays out as ghostty does."""
+    from muxd.emulator.ghostty_backend import GhosttyEmulator
+
+    custom = E + b"[3g" + E + b"[5G" + E + b"H" + E + b"[G"  # one stop, at column 5
+    data = (_tabbed_flood(3000, 0) + custom + _tabbed_flood(3000, 3000) + E + b"c"
+            + _tabbed_flood(3000, 6000))
+    fast = GhosttyEmulator(80, 24, scrollback_bytes=10**9)
+    plain = GhosttyEmulator(80, 24, scrollback_bytes=10**9, fast_paths=False)
+    skipped = []
+    for offset in range(0, len(data), piece):
+        fast.feed(data[offset : offset + piece])
+        plain.feed(data[offset : offset + piece])
+        skipped.append(fast.skipped_chars)
+        # A read between reads sees the text a flood keeps back for the next one.
+        assert (fast.display_lines(), fast.cursor) == (plain.display_lines(), plain.cursor)
+    third = len(data) // 3
+    assert skipped[-1] > third  # the default stops: before the custom one, and after RIS
+    assert fast.capture(-(10**9), escapes=True) == plain.capture(-(10**9), escapes=True)
+    assert fast.rows_scrolled == plain.rows_scrolled and fast.cursor == plain.cursor
+    # While the custom stop is set nothing is skipped: the count stands still over that part.
+    middle = [count for n, count in enumerate(skipped) if third + piece < n * piece < 2 * third - piece]
+    assert len(set(middle)) <= 1
+
+
 def test_no_skipping_below_a_scroll_region_or_above_text() -> None:
     from muxd.emulator.ghostty_backend import GhosttyEmulator
 

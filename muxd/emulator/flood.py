@@ -36,7 +36,7 @@ _SIMPLE_RUN = {False: re.compile(f"[{_SIMPLE_CHARS}]*"), True: re.compile(f"[\t{
 _SIMPLE_ASCII = bytes([*b"\r\n\x1b", *range(0x20, 0x7F)])
 _SIMPLE_ASCII_BYTES = {False: _SIMPLE_ASCII, True: _SIMPLE_ASCII + b"\t"}
 _FIRST_WINDOW_CHARS = 1024
-_BAD_ESCAPE = re.compile(r"\x1b(?!\[[0-9;]*m)")
+BAD_ESCAPE = re.compile(r"\x1b(?!\[[0-9;]*m)")
 _BARE_CR = re.compile(r"\r(?!\n)")
 _PARTIAL_SGR = re.compile(r"\x1b(?:\[[0-9;]*)?\Z")
 _MODES_THAT_CHANGE_TEXT = frozenset({modes.IRM, modes.LNM, modes.DECOM, modes.DECSCNM})
@@ -68,7 +68,7 @@ def first_bad_char(text: str, start: int, end: int, tabs: bool) -> int:
 def simple_run_end(text: str, start: int, tabs: bool = False) -> int:
     """End of the longest run of complete simple lines at `start` (`start` if there is none)."""
     end = first_bad_char(text, start, len(text), tabs)
-    for pattern in (_BAD_ESCAPE, _BARE_CR):
+    for pattern in (BAD_ESCAPE, _BARE_CR):
         found = pattern.search(text, start, end)
         if found:
             end = found.start()
@@ -94,7 +94,7 @@ def is_simple_partial_line(text: str, start: int, tabs: bool = False) -> bool:
     if carriage >= 0 and carriage != len(tail) - 1:
         return False
     body = tail[:-1] if carriage >= 0 else tail
-    bad = _BAD_ESCAPE.search(body)
+    bad = BAD_ESCAPE.search(body)
     return bad is None or _PARTIAL_SGR.match(body, bad.start()) is not None
 
 

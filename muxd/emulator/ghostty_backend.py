@@ -196,6 +196,7 @@ class GhosttyEmulator:
         columns, lines = _clamp_size(columns, lines)
         if (columns, lines) == (self._columns, self._lines) or self.failed:
             return
+        self._sync()
         try:
             self._history.before_resize()
             self._term.resize(columns, lines)
@@ -206,8 +207,20 @@ class GhosttyEmulator:
             return
         self._columns, self._lines = columns, lines
 
+    def _sync(self) -> None:
+        """Bring the screen up to date with deferred flood output (feeding it, so a failure here
+        is a failed feed, not an exception in whichever read came first)."""
+        if self._flood is not None and not self.failed:
+            try:
+                self._flood.flush()
+            except Exception:
+                self.failed = True
+                log.exception("ghostty emulator failed on deferred output")
+
     def flush(self) -> None:
-        """Nothing is deferred: the native core emulates everything as it is fed."""
+        """Emulate the output a flood left deferred. Every read does this itself; this is for
+        callers that account the cost of emulating apart from the cost of reading."""
+        self._sync()
 
     # -- state ------------------------------------------------------------------------
 
@@ -229,38 +242,45 @@ class GhosttyEmulator:
 
     @property
     def title(self) -> str:
+        self._sync()
         s = self._term.get("title", "GhosttyString")
         return ffi.buffer(s.ptr, s.len)[:].decode("utf-8", "replace") if s.len else ""
 
     @property
     def pwd(self) -> str:
         """The working directory the program reported (OSC 7), or ""."""
+        self._sync()
         s = self._term.get("pwd", "GhosttyString")
         return ffi.buffer(s.ptr, s.len)[:].decode("utf-8", "replace") if s.len else ""
 
     @property
     def alternate_screen(self) -> bool:
+        self._sync()
         return self._history.alternate()
 
     @property
     def cursor(self) -> tuple[int, int]:
+        self._sync()
         x = self._get_u16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_X)
         y = self._get_u16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_Y)
         return min(x, self._columns - 1), y
 
     @property
     def history_size(self) -> int:
+        self._sync()
         self._history.copy_new()
         return len(self._scrollback)
 
     @property
     def rows_scrolled(self) -> int:
         """Rows that ever scrolled off the top (see Emulator.rows_scrolled)."""
+        self._sync()
         return self._scrollback.rows_added + max(self._history.pending, 0)
 
     @property
     def history_bytes(self) -> int:
         """Scrollback bytes counted against `scrollback_bytes` (as in Emulator)."""
+        self._sync()
         self._history.copy_new()
         return self._scrollback.size_bytes
 
@@ -268,6 +288,7 @@ class GhosttyEmulator:
 
     def changed_rows(self, since: int) -> tuple[int, list[int]]:
         """(version now, visible rows changed after version `since`); since=-1 gives all rows."""
+        self._sync()
         lines = self._lines
         versions = self._row_versions
         state = self._render[0]
@@ -328,15 +349,18 @@ class GhosttyEmulator:
 
         if not 0 <= y < self._lines:
             return (BLANK,) * self._columns
+        self._sync()
         return row_cells(self._visible_rows(y, y)[0], self._columns)
 
     @property
     def private_modes(self) -> frozenset[int]:
+        self._sync()
         mode = self._term.mode
         return frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and mode(n))
 
     @property
     def cursor_visible(self) -> bool:
+        self._sync()
         return self._get_bool(lib.GHOSTTY_TERMINAL_DATA_CURSOR_VISIBLE)
 
     def capture(self, start: int | None = None, end: int | None = None, *, escapes: bool = False,
@@ -351,6 +375,7 @@ class GhosttyEmulator:
         return (final, first) if final < first else (first, final)
 
     def rows(self, start: int | None = None, end: int | None = None) -> list[Row]:
+        self._sync()
         first, final = self.span(start, end)
         history = self.history_size
         out = self._scrollback.rows(history + first, history + min(final, -1) + 1) if first < 0 else []

@@ -1,11 +1,16 @@
 """Flood skipping on the native backend: flood.py's idea, for libghostty-vt.
 
-A run of simple lines (printable text, SGR and CRLF; no tabs, as ghostty's tab stops cannot
-be read back) fed while the cursor is at column 0 with only blank rows from there down, on
+A run of simple lines (printable text, SGR and CRLF; tabs too in ASCII text while the tab
+stops are provably the default ones) fed while the cursor is at column 0 with only blank rows from there down, on
 the main screen with default margins and modes, only scrolls into history. All but its last
 screenful go straight to the compact store as source text (after the rows above the
 cursor), the native screen is cleared with the pen the skipped SGR would leave, and only
 the last screenful is emulated. The pen and the margins are read back with DECRQSS.
+
+ghostty's tab stops cannot be read back, so the output is watched instead: tabs count as
+simple until the program sets or clears a stop (HTS, TBC, DECST8C), and again after RIS. Only
+in ASCII text: there muxd's layout of a tab is ghostty's, where a combining mark after a tab or
+a wide character wrapping after one is laid out differently (tests/test_emulator_tmux.py).
 
 Not carried over: the character REP would repeat after a skip.
 """
@@ -13,10 +18,14 @@ Not carried over: the character REP would repeat after a skip.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .cell import BLANK
-from .flood import FLOOD_MIN_CHARS, screenful_start, simple_run_end
+from .flood import (
+    BAD_ESCAPE, FLOOD_DEFER_MAX_CHARS, FLOOD_MIN_CHARS, first_bad_char, is_simple_partial_line, screenful_start,
+    simple_run_end,
+)
 from .ghostty_format import ACTIVE
 from .line_layout import SGR_SEQUENCE
 from .source_block import FULL_RESETS, advance_attrs
@@ -28,11 +37,47 @@ if TYPE_CHECKING:
 _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, False), (20, True, False))
 DECRQSS_REPLY = re.compile(rb"\x1bP1\$r([0-9;:]*)([mr])\x1b\\")  # a valid DECRQSS answer: (params, m|r)
 _CHARSET_STATE = re.compile(r"\x1b[()][0-9A-Za-z]|[\x0e\x0f]")
+_SGR_LOOKAHEAD_CHARS = 64  # longer SGRs across a probe's end read as bad (a shorter stretch)
+# What changes tab stops (HTS, TBC, DECST8C) or resets them (RIS), whole or split across reads.
+_TAB_STOPS = re.compile(rb"\x1b(?:H|c|\[[0-9;]*g|\[\?[0-9;]*W)")
+_TAB_CARRY_BYTES = 8
 
 
 def pen_sequence(params: bytes) -> str:
     """The SGR sequence setting the pen DECRQSS reported (`48:5:200` read as `48;5;200`)."""
     return "\x1b[" + params.decode("ascii").replace("::", ";").replace(":", ";") + "m"
+
+
+def long_stretches(text: str, tabs: bool) -> Iterator[tuple[int, int]]:
+    """The stretches of `text` (start, end) at least FLOOD_MIN_CHARS long with nothing simple
+    lines cannot hold (bare CRs and LFs aside: simple_run_end sees to those).
+
+    Probed at aligned windows of half that length, each of which a stretch that long covers
+    whole: in agent output full of cursor moves a probe stops at the first escape, so a read
+    costs a search per 2 KiB instead of a scan per line (which cost more than emulating it)."""
+    half = FLOOD_MIN_CHARS // 2
+    size = len(text)
+    window = 0
+    while window + half <= size:
+        if _unsimple_at(text, window, window + half, tabs) < window + half:
+            window += half
+            continue
+        end = _unsimple_at(text, window + half, size, tabs)
+        start = max(window - half, 0)
+        while (bad := _unsimple_at(text, start, window, tabs)) < window:
+            start = bad + 1  # past it: the rest of an escape is text simple lines may hold
+        if end - start >= FLOOD_MIN_CHARS:
+            yield start, end
+        window = -(-(end + 1) // half) * half  # the first aligned window after it
+
+
+def _unsimple_at(text: str, start: int, stop: int, tabs: bool) -> int:
+    """The first position in text[start:stop] that simple lines cannot hold (or `stop`): a
+    character (first_bad_char, fast on ASCII), or an escape other than SGR."""
+    stop = first_bad_char(text, start, stop, tabs)
+    # Looked for a little past `stop`: an SGR running across it is not an escape cut short.
+    bad = BAD_ESCAPE.search(text, start, min(stop + _SGR_LOOKAHEAD_CHARS, len(text)))
+    return stop if bad is None or bad.start() >= stop else bad.start()
 
 
 class NativeFloodSkipper:
@@ -41,27 +86,67 @@ class NativeFloodSkipper:
     def __init__(self, emulator: GhosttyEmulator) -> None:
         self._emulator = emulator
         self.skipped_chars = 0
+        self._deferred = ""  # a flood's last screenful and partial line, not emulated yet (flush)
+        self._default_tabs = True  # no tab stop set or cleared since the start or a RIS
+        self._tab_carry = b""
+
+    def _watch_tab_stops(self, data: bytes) -> bool:
+        """Follow what `data` does to the tab stops; True if it touches them at all."""
+        if b"\x1b" not in data and not self._tab_carry:
+            return False
+        scan = self._tab_carry + data
+        touched = False
+        for found in _TAB_STOPS.finditer(scan):
+            self._default_tabs = found.group() == b"\x1bc"
+            touched = True
+        escape = scan.rfind(b"\x1b", max(len(scan) - _TAB_CARRY_BYTES, 0))
+        self._tab_carry = scan[escape:] if escape >= 0 else b""
+        return touched
+
+    def flush(self) -> None:
+        """Emulate the text a flood left deferred (every read of the emulator does this first)."""
+        if self._deferred:
+            text, self._deferred = self._deferred, ""
+            self._emulator._history.feed(text.encode("utf-8", "surrogateescape"))
 
     def feed(self, data: bytes) -> None:
         history = self._emulator._history
-        if len(data) < FLOOD_MIN_CHARS:
+        # Tabs are simple in this read if the stops are the default ones all through it.
+        tabs = not self._watch_tab_stops(data) and self._default_tabs
+        if len(data) < FLOOD_MIN_CHARS and not self._deferred:
             history.feed(data)
             return
-        text = data.decode("utf-8", "surrogateescape")
-        position = 0 if self._emulator.cursor[0] == 0 else text.find("\n") + 1  # where a run may start
+        text = self._deferred + data.decode("utf-8", "surrogateescape")
+        self._deferred = ""
+        tabs = tabs and text.isascii()
+        at_line_start = self._emulator.cursor[0] == 0
         done = 0  # text[:done] is fed (or skipped)
-        while len(text) - position >= FLOOD_MIN_CHARS:
-            run_end = simple_run_end(text, position)
-            if run_end - position >= FLOOD_MIN_CHARS:
-                history.feed(text[done:position].encode("utf-8", "surrogateescape"))
-                done = position
-                pen = self._skippable_pen()
-                if pen is not None:
-                    done = self._skip(text, position, run_end, pen)
-            newline = text.find("\n", max(run_end, position))
-            if newline < 0:
-                break
-            position = newline + 1
+        for start, end in long_stretches(text, tabs):
+            # Runs begin at a line's start: the stretch's, or the first one in it.
+            if start == 0:
+                position = 0 if at_line_start else text.find("\n", 0, end) + 1
+            else:
+                position = start if text[start - 1] == "\n" else text.find("\n", start, end) + 1
+            while 0 < position or start == 0 == position and at_line_start:
+                if end - position < FLOOD_MIN_CHARS:
+                    break
+                run_end = simple_run_end(text, position, tabs)
+                if run_end - position >= FLOOD_MIN_CHARS:
+                    history.feed(text[done:position].encode("utf-8", "surrogateescape"))
+                    done = position
+                    pen = self._skippable_pen()
+                    if pen is not None:
+                        done = self._skip(text, position, run_end, pen)
+                        if (len(text) - done <= FLOOD_DEFER_MAX_CHARS
+                                and is_simple_partial_line(text, run_end, tabs)):
+                            # All that is left is the run's last screenful and a simple partial
+                            # line: kept back, the next read's lines may skip it (as flood.py does).
+                            self._deferred = text[done:]
+                            return
+                newline = text.find("\n", max(run_end, position), end)
+                if newline < 0:
+                    break
+                position = newline + 1
         history.feed(text[done:].encode("utf-8", "surrogateescape"))
 
     def _skippable_pen(self) -> str | None:

@@ -51,6 +51,9 @@ _CELL_WIDE_HEAD = lib.GHOSTTY_CELL_WIDE_SPACER_HEAD
 _TAG_GRAPHEME = lib.GHOSTTY_CELL_CONTENT_CODEPOINT_GRAPHEME
 _TAG_BG_PALETTE = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE
 _TAG_BG_RGB = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_RGB
+_CELL_KEYS = [lib.GHOSTTY_CELL_DATA_WIDE, lib.GHOSTTY_CELL_DATA_CONTENT_TAG, lib.GHOSTTY_CELL_DATA_CODEPOINT,
+              lib.GHOSTTY_CELL_DATA_HAS_STYLING, lib.GHOSTTY_CELL_DATA_STYLE_ID]
+_CELL_KEY_COUNT = len(_CELL_KEYS)
 
 _render_state_free = lib.ghostty_render_state_free
 _row_iterator_free = lib.ghostty_render_state_row_iterator_free
@@ -115,6 +118,11 @@ class GhosttyEmulator:
         self._bool = ffi.new("bool*")
         self._int = ffi.new("int*")
         self._cell = ffi.new("GhosttyCell*")
+        # ghostty_cell_get_multi's keys and out-parameters: wide, content tag, codepoint, styled, style id.
+        self._cell_outs = (ffi.new("int*"), ffi.new("int*"), ffi.new("uint32_t*"), ffi.new("bool*"),
+                           ffi.new("uint16_t*"))
+        self._cell_keys = ffi.new("GhosttyCellData[]", _CELL_KEYS)
+        self._cell_values = ffi.new("void*[]", [ffi.cast("void*", out) for out in self._cell_outs])
         self._row = ffi.new("GhosttyRow*")
         self._u32 = ffi.new("uint32_t*")
         self._style = init_sized("GhosttyStyle")
@@ -445,31 +453,34 @@ class GhosttyEmulator:
         flag = self._bool
         lib.ghostty_row_get(row[0], lib.GHOSTTY_ROW_DATA_WRAP, flag)
         wrapped = bool(flag[0])
-        cell, u32, i32 = self._cell, self._u32, self._int
+        cell = self._cell
+        wide_out, tag_out, cp_out, styled_out, sid_out = self._cell_outs
+        keys, values, written = self._cell_keys, self._cell_values, self._size
+        grid_ref_cell, cell_get_multi = lib.ghostty_grid_ref_cell, lib.ghostty_cell_get_multi  # looked up once
         style_cache: dict[int, Style] = {}
         out: list[tuple[str, Style]] = []
         last = -1
         for x in range(self._columns):
             ref.x = x
-            lib.ghostty_grid_ref_cell(ref, cell)
+            grid_ref_cell(ref, cell)
             c = cell[0]
-            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_WIDE, i32)
-            wide = i32[0]
-            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_CONTENT_TAG, i32)
-            content = i32[0]
-            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_CODEPOINT, u32)
-            cp = u32[0]
+            cell_get_multi(c, _CELL_KEY_COUNT, keys, values, written)  # one call for five values
+            wide, content, cp = wide_out[0], tag_out[0], cp_out[0]
             if wide == _CELL_WIDE_TAIL:
                 text = PADDING
             elif content == _TAG_GRAPHEME:
                 text = self._graphemes(ref, cp)
-            elif cp and content not in (_TAG_BG_PALETTE, _TAG_BG_RGB):
+            elif cp and content != _TAG_BG_PALETTE and content != _TAG_BG_RGB:
                 text = chr(cp)
             else:
                 text = " "
             style = DEFAULT_STYLE
-            if styles:
-                style = self._cell_style(ref, c, content, style_cache)
+            if not styles:
+                pass
+            elif content == _TAG_BG_PALETTE or content == _TAG_BG_RGB:
+                style = self._bg_only_style(c, content)
+            elif styled_out[0]:
+                style = style_cache.get(sid_out[0]) or self._cell_style(ref, sid_out[0], style_cache)
             if cp or style is not DEFAULT_STYLE and style != DEFAULT_STYLE or wide == _CELL_WIDE_TAIL:
                 last = x
             out.append((text, style))
@@ -485,27 +496,23 @@ class GhosttyEmulator:
             return chr(cp)
         return "".join(map(chr, buf[0:n[0]]))
 
-    def _cell_style(self, ref: object, c: int, content: int, cache: dict[int, Style]) -> Style:
+    def _bg_only_style(self, c: object, content: int) -> Style:
+        """The style of a cell that holds only a background (erased with a colour set)."""
         if content == _TAG_BG_PALETTE:
             lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_COLOR_PALETTE, self._u32)
             index = self._u32[0] & 0xFF
             return intern_style(("default", _PALETTE_NAMES[index] if index < 16 else str(index))
                                 + DEFAULT_STYLE[2:])
-        if content == _TAG_BG_RGB:
-            rgb = ffi.new("GhosttyColorRgb*")
-            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_COLOR_RGB, rgb)
-            return intern_style(("default", f"{rgb.r:02x}{rgb.g:02x}{rgb.b:02x}") + DEFAULT_STYLE[2:])
-        lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_HAS_STYLING, self._bool)
-        if not self._bool[0]:
-            return DEFAULT_STYLE
-        lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_STYLE_ID, self._u16)
-        sid = self._u16[0]
-        style = cache.get(sid)
-        if style is None:
-            st = self._style
-            lib.ghostty_grid_ref_style(ref, st)
-            style = intern_style((_colour(st.fg_color), _colour(st.bg_color), bool(st.bold), bool(st.italic),
-                                  st.underline != 0, bool(st.strikethrough), bool(st.inverse), bool(st.blink),
-                                  bool(st.faint), bool(st.invisible), bool(st.overline)))
-            cache[sid] = style
+        rgb = ffi.new("GhosttyColorRgb*")
+        lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_COLOR_RGB, rgb)
+        return intern_style(("default", f"{rgb.r:02x}{rgb.g:02x}{rgb.b:02x}") + DEFAULT_STYLE[2:])
+
+    def _cell_style(self, ref: object, style_id: int, cache: dict[int, Style]) -> Style:
+        """The style `style_id` of the row `ref` is in, read once a row (`cache`)."""
+        st = self._style
+        lib.ghostty_grid_ref_style(ref, st)
+        style = intern_style((_colour(st.fg_color), _colour(st.bg_color), bool(st.bold), bool(st.italic),
+                              st.underline != 0, bool(st.strikethrough), bool(st.inverse), bool(st.blink),
+                              bool(st.faint), bool(st.invisible), bool(st.overline)))
+        cache[style_id] = style
         return style

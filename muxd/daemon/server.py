@@ -23,6 +23,7 @@ from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.executions import ExecutionService
 from muxd.daemon.tasks import TaskService
 from muxd.emulator.backend import running_backend
+from muxd.emulator.line_layout import build_tables
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
@@ -40,6 +41,7 @@ from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 log = logging.getLogger(__name__)
 
 PANE_TERM = "xterm-256color"
+STARTUP_WARM_DELAY_S = 0.05  # after start, once the client that started the daemon is served
 # Variables of whoever started the daemon that would mislead programs inside a pane.
 _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "COLUMNS", "LINES")
 _SHELL_METACHARACTERS = set(" \t\n;&|<>()$`\\\"'*?[]#~=%")
@@ -107,6 +109,8 @@ class Daemon:
             if on_ready is not None:
                 on_ready()
             log.info("serving on %s (pid %d), emulator %s", self.socket_path, os.getpid(), running_backend())
+            # The layout tables, once the first client is served: not in the middle of a flood.
+            asyncio.get_running_loop().call_later(STARTUP_WARM_DELAY_S, build_tables)
             await self._stop.wait()
             server.close()
         finally:

@@ -37,6 +37,8 @@ DRAIN_ROWS = 256
 # Sequences that change history: ED (0, 2, 3), RIS, entering the alternate screen; and
 # scroll-ups (SU), which push up to a screenful at once. DECALN (ESC # 8) too, for its hook.
 _CARRY_BYTES = 16  # longer than any event
+# Every byte but those that may scroll a row (LF, VT, FF, ESC): deleted, the rest are counted.
+_NOT_ROW_BREAKS = bytes(set(range(256)) - set(b"\n\x0b\x0c\x1b"))
 _EVENTS = re.compile(rb"\x1b(?:\[([023]?)J|\[(\d*)S|\[\?(?:1049|1047|47)h|c|(#8))")
 # The formatter writes styles as SGR; muxd's rows keep no underline style and no underline
 # colour, and palette colours 0-15 read back as the named colours (ghostty keeps one index
@@ -210,8 +212,7 @@ class NativeHistory:
     @staticmethod
     def _row_bound(data: bytes, columns: int) -> int:
         """Most rows `data` can scroll: a row a line feed, VT, FF, escape (IND, NEL) or full row."""
-        return (data.count(b"\n") + data.count(b"\x0b") + data.count(b"\x0c") + data.count(b"\x1b")
-                + len(data) // max(columns, 1) + 1)
+        return len(data.translate(None, _NOT_ROW_BREAKS)) + len(data) // max(columns, 1) + 1
 
     def _piece_for(self, data: bytes, room: int, columns: int) -> bytes:
         """A prefix of `data` within `room` rows, cut after a line feed where there is one."""

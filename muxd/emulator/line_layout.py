@@ -75,6 +75,14 @@ def _tab_or_odd_char_group() -> re.Pattern[str]:
     return re.compile(f"([\t{_odd_char_class()}])")
 
 
+def build_tables() -> None:
+    """Build the tables above now (~20 ms), e.g. while a daemon that just started is idle,
+    rather than in the middle of the first output that needs them."""
+    _odd_char()
+    _tab_or_odd_char()
+    _tab_or_odd_char_group()
+
+
 def rows_for_width(width: int, columns: int) -> int:
     """Rows a line of `width` (see the module docstring) takes (an empty line takes one)."""
     return (width - 1) // columns + 1 if width else 1

@@ -7,9 +7,8 @@ screenful go straight to the compact store as source text (after the rows above 
 cursor), the native screen is cleared with the pen the skipped SGR would leave, and only
 the last screenful is emulated. The pen and the margins are read back with DECRQSS.
 
-ghostty's tab stops cannot be read back, so the output is watched instead: tabs count as
-simple until the program sets or clears a stop (HTS, TBC, DECST8C), and again after RIS. Only
-in ASCII text: there muxd's layout of a tab is ghostty's, where a combining mark after a tab or
+The tab stops are read back through the formatter when a run holds tabs. Tabs count only in
+ASCII text: there muxd's layout of a tab is ghostty's, where a combining mark after a tab or
 a wide character wrapping after one is laid out differently (tests/test_emulator_tmux.py).
 
 Not carried over: the character REP would repeat after a skip.
@@ -38,9 +37,6 @@ _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, Fals
 DECRQSS_REPLY = re.compile(rb"\x1bP1\$r([0-9;:]*)([mr])\x1b\\")  # a valid DECRQSS answer: (params, m|r)
 _CHARSET_STATE = re.compile(r"\x1b[()][0-9A-Za-z]|[\x0e\x0f]")
 _SGR_LOOKAHEAD_CHARS = 64  # longer SGRs across a probe's end read as bad (a shorter stretch)
-# What changes tab stops (HTS, TBC, DECST8C) or resets them (RIS), whole or split across reads.
-_TAB_STOPS = re.compile(rb"\x1b(?:H|c|\[[0-9;]*g|\[\?[0-9;]*W)")
-_TAB_CARRY_BYTES = 8
 
 
 def pen_sequence(params: bytes) -> str:
@@ -87,21 +83,15 @@ class NativeFloodSkipper:
         self._emulator = emulator
         self.skipped_chars = 0
         self._deferred = ""  # a flood's last screenful and partial line, not emulated yet (flush)
-        self._default_tabs = True  # no tab stop set or cleared since the start or a RIS
-        self._tab_carry = b""
+        self._default_stops: dict[int, str] = {}  # columns -> the tab stops every 8 columns set
 
-    def _watch_tab_stops(self, data: bytes) -> bool:
-        """Follow what `data` does to the tab stops; True if it touches them at all."""
-        if b"\x1b" not in data and not self._tab_carry:
-            return False
-        scan = self._tab_carry + data
-        touched = False
-        for found in _TAB_STOPS.finditer(scan):
-            self._default_tabs = found.group() == b"\x1bc"
-            touched = True
-        escape = scan.rfind(b"\x1b", max(len(scan) - _TAB_CARRY_BYTES, 0))
-        self._tab_carry = scan[escape:] if escape >= 0 else b""
-        return touched
+    def _tab_stops_are_default(self) -> bool:
+        columns = self._emulator.columns
+        default = self._default_stops.get(columns)
+        if default is None:
+            default = self._default_stops[columns] = "\x1b[3g" + "".join(
+                f"\x1b[{column}G\x1bH" for column in range(9, columns + 1, 8))
+        return self._emulator._history.formatter.tab_stops(columns) == default
 
     def flush(self) -> None:
         """Emulate the text a flood left deferred (every read of the emulator does this first)."""
@@ -111,14 +101,12 @@ class NativeFloodSkipper:
 
     def feed(self, data: bytes) -> None:
         history = self._emulator._history
-        # Tabs are simple in this read if the stops are the default ones all through it.
-        tabs = not self._watch_tab_stops(data) and self._default_tabs
         if len(data) < FLOOD_MIN_CHARS and not self._deferred:
             history.feed(data)
             return
         text = self._deferred + data.decode("utf-8", "surrogateescape")
         self._deferred = ""
-        tabs = tabs and text.isascii()
+        tabs = text.isascii() and "\t" in text  # runs may hold tabs: checked against the stops below
         at_line_start = self._emulator.cursor[0] == 0
         done = 0  # text[:done] is fed (or skipped)
         for start, end in long_stretches(text, tabs):
@@ -134,7 +122,9 @@ class NativeFloodSkipper:
                 if run_end - position >= FLOOD_MIN_CHARS:
                     history.feed(text[done:position].encode("utf-8", "surrogateescape"))
                     done = position
-                    pen = self._skippable_pen()
+                    if tabs and text.find("\t", position, run_end) >= 0 and not self._tab_stops_are_default():
+                        run_end = simple_run_end(text, position, False)  # the program set its own stops
+                    pen = self._skippable_pen() if run_end - position >= FLOOD_MIN_CHARS else None
                     if pen is not None:
                         done = self._skip(text, position, run_end, pen)
                         if (len(text) - done <= FLOOD_DEFER_MAX_CHARS

@@ -42,6 +42,16 @@ class NativeFormatter:
         point.value.x, point.value.y = x, y
         return not self._grid_ref(self._t, point[0], out)
 
+    def tab_stops(self, columns: int) -> str:
+        """The terminal's tab stops as the sequences that set them (TBC, then CHA + HTS each)."""
+        self._options.extra.tabstops = True
+        try:
+            text = self.format(ACTIVE, 0, 0, columns, vt=True, unwrap=False)
+        finally:
+            self._options.extra.tabstops = False
+        home = text.find("\x1b[H")
+        return text[:home] if home >= 0 else text
+
     def format(self, tag: int, first: int, last: int, columns: int, *, vt: bool, unwrap: bool,
                charsets: bool = False) -> str:
         """Rows first..last: CRLF between lines (VT) or LF (plain), none after the last;

@@ -65,13 +65,20 @@ def first_bad_char(text: str, start: int, end: int, tabs: bool) -> int:
     return end
 
 
-def simple_run_end(text: str, start: int, tabs: bool = False) -> int:
-    """End of the longest run of complete simple lines at `start` (`start` if there is none)."""
-    end = first_bad_char(text, start, len(text), tabs)
-    for pattern in (BAD_ESCAPE, _BARE_CR):
-        found = pattern.search(text, start, end)
+def simple_run_end(text: str, start: int, tabs: bool = False, clean_end: int | None = None) -> int:
+    """End of the longest run of complete simple lines at `start` (`start` if there is none).
+    `clean_end`: text[start:clean_end] is known to hold nothing but simple characters and SGR
+    (the run cannot go past it), which spares scanning it again."""
+    if clean_end is None:
+        end = first_bad_char(text, start, len(text), tabs)
+        found = BAD_ESCAPE.search(text, start, end)
         if found:
             end = found.start()
+    else:
+        end = clean_end
+    found = _BARE_CR.search(text, start, end)
+    if found:
+        end = found.start()
     if text.count("\n", start, end) != text.count("\r\n", start, end):
         newline = text.find("\n", start, end)
         while newline >= 0:

@@ -118,7 +118,7 @@ class NativeFloodSkipper:
             while 0 < position or start == 0 == position and at_line_start:
                 if end - position < FLOOD_MIN_CHARS:
                     break
-                run_end = simple_run_end(text, position, tabs)
+                run_end = simple_run_end(text, position, tabs, clean_end=end)
                 if run_end - position >= FLOOD_MIN_CHARS:
                     history.feed(text[done:position].encode("utf-8", "surrogateescape"))
                     done = position

@@ -114,6 +114,7 @@ class GhosttyEmulator:
         self.failed = False  # set after the native core raised: further output is dropped
         # scratch out-parameters, reused
         self._u16 = ffi.new("uint16_t*")
+        self._dirty_y = ffi.new("uint16_t*")
         self._size = ffi.new("size_t*")
         self._bool = ffi.new("bool*")
         self._int = ffi.new("int*")
@@ -314,23 +315,16 @@ class GhosttyEmulator:
         return self._version, [y for y, v in enumerate(versions) if v > since]
 
     def _clean_rows(self, state: object, versions: list[int] | None) -> None:
-        """Stamp dirty rows with the current version (when `versions`) and mark all clean."""
-        iterator = self._rows_iter[0]
-        lib.ghostty_render_state_get(state, lib.GHOSTTY_RENDER_STATE_DATA_ROW_ITERATOR, self._rows_iter)
-        false = ffi.new("bool*", False)
-        y = 0
-        flag = self._bool
-        while lib.ghostty_render_state_row_iterator_next(iterator):
-            if versions is not None:
-                lib.ghostty_render_state_row_get(iterator, lib.GHOSTTY_RENDER_STATE_ROW_DATA_DIRTY, flag)
-                if flag[0] and y < len(versions):
-                    versions[y] = self._version
-                lib.ghostty_render_state_row_set(iterator, lib.GHOSTTY_RENDER_STATE_ROW_OPTION_DIRTY, false)
-            else:
-                lib.ghostty_render_state_row_set(iterator, lib.GHOSTTY_RENDER_STATE_ROW_OPTION_DIRTY, false)
-            y += 1
-        dirty = ffi.new("GhosttyRenderStateDirty*", lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE)
-        lib.ghostty_render_state_set(state, lib.GHOSTTY_RENDER_STATE_OPTION_DIRTY, dirty)
+        """Stamp dirty rows with the current version (when `versions`), then mark all clean:
+        the native iterator visits only the dirty rows, and one call clears every flag."""
+        if versions is not None:
+            iterator = self._rows_iter[0]
+            lib.ghostty_render_state_get(state, lib.GHOSTTY_RENDER_STATE_DATA_ROW_ITERATOR, self._rows_iter)
+            y = self._dirty_y
+            while lib.ghostty_render_state_row_iterator_next_dirty(iterator, y):
+                if y[0] < len(versions):
+                    versions[y[0]] = self._version
+        lib.ghostty_render_state_clean(state)
 
     def display_lines(self) -> list[str]:
         """The visible screen as plain text, one string per row, trailing spaces stripped."""

@@ -1,15 +1,16 @@
 """Flood skipping on the native backend: flood.py's idea, for libghostty-vt.
 
-A run of simple lines (printable text, SGR and CRLF; tabs too in ASCII text while the tab
-stops are provably the default ones) fed while the cursor is at column 0 with only blank rows from there down, on
-the main screen with default margins and modes, only scrolls into history. All but its last
-screenful go straight to the compact store as source text (after the rows above the
-cursor), the native screen is cleared with the pen the skipped SGR would leave, and only
-the last screenful is emulated. The pen and the margins are read back with DECRQSS.
+A run of simple lines (printable text, SGR and CRLF; tabs too, see below) fed while the
+cursor is at column 0 with only blank rows from there down, on the main screen with default
+margins and modes, only scrolls into history. All but its last screenful go straight to the
+compact store as source text (after the rows above the cursor), the native screen is cleared
+with the pen the skipped SGR would leave, and the last screenful is kept back with the
+partial line after it: the next read's lines may skip it too, and every read of the screen
+emulates it first (`flush`). The pen and the margins are read back with DECRQSS.
 
-The tab stops are read back through the formatter when a run holds tabs. Tabs count only in
-ASCII text: there muxd's layout of a tab is ghostty's, where a combining mark after a tab or
-a wide character wrapping after one is laid out differently (tests/test_emulator_tmux.py).
+Tabs count when the text is ASCII and the tab stops, read back through the formatter, are
+the default ones: in ASCII muxd's layout of a tab is ghostty's (a combining mark after a tab,
+or a wide character wrapping after one, lay out differently: tests/test_emulator_tmux.py).
 
 Not carried over: the character REP would repeat after a skip.
 """
@@ -84,6 +85,9 @@ class NativeFloodSkipper:
         self.skipped_chars = 0
         self._deferred = ""  # a flood's last screenful and partial line, not emulated yet (flush)
         self._default_stops: dict[int, str] = {}  # columns -> the tab stops every 8 columns set
+        # After a skip, the screen is what it left (blank, cursor home, default modes) until
+        # program output is written again: (history.writes then, the pen it left).
+        self._after_skip: tuple[int, str] | None = None
 
     def _tab_stops_are_default(self) -> bool:
         columns = self._emulator.columns
@@ -124,7 +128,12 @@ class NativeFloodSkipper:
                     done = position
                     if tabs and text.find("\t", position, run_end) >= 0 and not self._tab_stops_are_default():
                         run_end = simple_run_end(text, position, False)  # the program set its own stops
-                    pen = self._skippable_pen() if run_end - position >= FLOOD_MIN_CHARS else None
+                    if run_end - position < FLOOD_MIN_CHARS:
+                        pen = None
+                    elif self._after_skip is not None and self._after_skip[0] == history.writes:
+                        pen = self._after_skip[1]  # nothing written since the last skip: it still holds
+                    else:
+                        pen = self._skippable_pen()
                     if pen is not None:
                         done = self._skip(text, position, run_end, pen)
                         if (len(text) - done <= FLOOD_DEFER_MAX_CHARS
@@ -184,4 +193,6 @@ class NativeFloodSkipper:
             pens += [f"\x1b[{params}m" for params in SGR_SEQUENCE.findall(skipped, max(last_reset, 0))]
         history.write_raw(("\x1b[0m\x1b[2J\x1b[H" + "".join(pens)).encode("ascii"))
         self.skipped_chars += len(skipped)
+        pen_now = self._emulator.query(b"\x1bP$qm\x1b\\", DECRQSS_REPLY)
+        self._after_skip = (history.writes, pen_sequence(pen_now[0][0])) if pen_now else None
         return keep_from

@@ -85,6 +85,7 @@ class NativeHistory:
         self.store = scrollback
         self._write = write
         self.copied = 0  # native history rows (from the oldest) already in `store`
+        self.writes = 0  # program output written (and resizes): what may change the screen
         # Called right after a DECALN took effect (ghostty fills with the pen; tmux does not).
         self.after_alignment: Callable[[], None] | None = None
         self._carry = b""  # the end of the last read, from its last ESC (see feed)
@@ -144,6 +145,8 @@ class NativeHistory:
 
     def feed(self, data: bytes) -> None:
         """Write program output to the native terminal, keeping every row it scrolls off."""
+        if data:
+            self.writes += 1
         # An event may straddle two reads: the tail of the last one (from its last ESC) is
         # scanned again, and an event ending in this read is handled before the rest is written.
         carry = self._carry
@@ -302,6 +305,7 @@ class NativeHistory:
 
     def before_resize(self) -> None:
         """Empty the native scrollback so reflow never touches rows already copied."""
+        self.writes += 1
         self.drain()
 
     def after_resize(self) -> None:

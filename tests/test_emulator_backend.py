@@ -59,3 +59,22 @@ def test_server_status_says_which_backend_runs(choice: str | None, expected: str
     finally:
         server.stop()
     assert any(line.split() == ["emulator", expected] for line in out.splitlines())
+
+
+@pytest.mark.parametrize("choice", ["pyte", "ghostty"])
+def test_warm_up_builds_the_tables_and_never_raises(monkeypatch: pytest.MonkeyPatch,
+                                                    caplog: pytest.LogCaptureFixture, choice: str) -> None:
+    from muxd.emulator import line_layout
+
+    monkeypatch.setenv("MUXD_EMULATOR", choice)
+    line_layout._odd_char.cache_clear()
+    backend.warm_up()
+    assert line_layout._odd_char.cache_info().currsize == 1
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("no emulator today")
+
+    monkeypatch.setattr(backend, "new_emulator", broken)
+    with caplog.at_level(logging.ERROR, logger="muxd.emulator.backend"):
+        backend.warm_up()
+    assert "warming up the emulator failed" in caplog.text

@@ -22,8 +22,7 @@ from muxd.daemon.detection import PaneDetection
 from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.executions import ExecutionService
 from muxd.daemon.tasks import TaskService
-from muxd.emulator.backend import running_backend
-from muxd.emulator.line_layout import build_tables
+from muxd.emulator.backend import running_backend, warm_up
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
@@ -109,8 +108,8 @@ class Daemon:
             if on_ready is not None:
                 on_ready()
             log.info("serving on %s (pid %d), emulator %s", self.socket_path, os.getpid(), running_backend())
-            # The layout tables, once the first client is served: not in the middle of a flood.
-            asyncio.get_running_loop().call_later(STARTUP_WARM_DELAY_S, build_tables)
+            # Emulation's one-time costs, once the first client is served: not inside a flood.
+            asyncio.get_running_loop().call_later(STARTUP_WARM_DELAY_S, warm_up)
             await self._stop.wait()
             server.close()
         finally:

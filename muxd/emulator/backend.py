@@ -68,3 +68,26 @@ def new_emulator(
         if cls is not None:
             return cls(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes, reply=reply)
     return Emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes, reply=reply)
+
+
+# Output that takes every path of first use: a flood of tabbed, coloured lines (skipped), a
+# screen of styled text and a clear (emulated), read back as each reader reads it.
+_WARM_UP_OUTPUT = (b"".join(b"\t%d\x1b[1;32m ok \x1b[0m\tdone\r\n" % n for n in range(400))
+                   + b"\x1b[2J\x1b[H\x1b[31mred\x1b[0m \xe4\xb8\xad\r\n\x1b[?1049h\x1b[5;5Hx\x1b[?1049l")
+
+
+def warm_up() -> None:
+    """Pay emulation's one-time costs now (the layout tables, regexes, and for the native
+    core the C types cffi parses at first use: ~30 ms together), e.g. in a daemon that has
+    just started, not in the first output that needs them. Never raises."""
+    from .line_layout import build_tables
+
+    try:
+        build_tables()
+        emulator = new_emulator(80, 24)
+        emulator.feed(_WARM_UP_OUTPUT)  # type: ignore[attr-defined]
+        emulator.capture(-(10**6), escapes=True)  # type: ignore[attr-defined]
+        emulator.display_lines()  # type: ignore[attr-defined]
+        emulator.row_cells(0)  # type: ignore[attr-defined]
+    except Exception:
+        log.exception("warming up the emulator failed (the first pane pays its one-time costs)")

@@ -70,10 +70,10 @@ def new_emulator(
     return Emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes, reply=reply)
 
 
-# Output that takes every path of first use: a flood of tabbed, coloured lines (skipped), a
-# screen of styled text and a clear (emulated), read back as each reader reads it.
-_WARM_UP_OUTPUT = (b"".join(b"\t%d\x1b[1;32m ok \x1b[0m\tdone\r\n" % n for n in range(400))
-                   + b"\x1b[2J\x1b[H\x1b[31mred\x1b[0m \xe4\xb8\xad\r\n\x1b[?1049h\x1b[5;5Hx\x1b[?1049l")
+# Output that takes every path of first use: a flood of tabbed, coloured ASCII lines (skipped
+# on either backend), then a screen of styled and wide text, a clear and the alternate screen.
+_WARM_UP_OUTPUT = (b"".join(b"\t%d\x1b[1;32m ok \x1b[0m\tdone\r\n" % n for n in range(400)),
+                   b"\x1b[2J\x1b[H\x1b[31mred\x1b[0m \xe4\xb8\xad\r\n\x1b[?1049h\x1b[5;5Hx\x1b[?1049l")
 
 
 def warm_up() -> None:
@@ -85,7 +85,8 @@ def warm_up() -> None:
     try:
         build_tables()
         emulator = new_emulator(80, 24)
-        emulator.feed(_WARM_UP_OUTPUT)  # type: ignore[attr-defined]
+        for output in _WARM_UP_OUTPUT:
+            emulator.feed(output)  # type: ignore[attr-defined]
         emulator.capture(-(10**6), escapes=True)  # type: ignore[attr-defined]
         emulator.display_lines()  # type: ignore[attr-defined]
         emulator.row_cells(0)  # type: ignore[attr-defined]

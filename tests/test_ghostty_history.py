@@ -182,3 +182,23 @@ def test_no_skipping_below_a_scroll_region_or_above_text() -> None:
         em.feed(setup)
         em.feed(b"".join(b"line %d\r\n" % n for n in range(2000)))
         assert em.skipped_chars == 0
+
+
+def test_a_pen_set_line_after_line_without_reset_stays_short_and_right() -> None:
+    """Skip after skip the pen is carried as the SGR that set it; colours set on every line with
+    no reset would grow that without end, so past a bound it is read back from the core."""
+    from muxd.emulator.ghostty_backend import GhosttyEmulator
+    from muxd.emulator.ghostty_flood import _PEN_MAX_CHARS
+
+    data = b"".join(b"\x1b[3%dmline %d\r\n" % (n % 8, n) for n in range(20000))
+    fast = GhosttyEmulator(80, 24, scrollback_bytes=10**9)
+    plain = GhosttyEmulator(80, 24, scrollback_bytes=10**9, fast_paths=False)
+    feed_in(fast, data, 8192)
+    feed_in(plain, data, 8192)
+    assert fast.skipped_chars > len(data) // 2
+    carried = fast._flood._after_skip
+    assert carried is not None and len(carried[1]) <= _PEN_MAX_CHARS
+    assert fast.capture(-(10**9), escapes=True) == plain.capture(-(10**9), escapes=True)
+    fast.feed(b"after")
+    plain.feed(b"after")
+    assert fast.capture(-1, escapes=True) == plain.capture(-1, escapes=True)

@@ -38,6 +38,7 @@ _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, Fals
 DECRQSS_REPLY = re.compile(rb"\x1bP1\$r([0-9;:]*)([mr])\x1b\\")  # a valid DECRQSS answer: (params, m|r)
 _CHARSET_STATE = re.compile(r"\x1b[()][0-9A-Za-z]|[\x0e\x0f]")
 _SGR_LOOKAHEAD_CHARS = 64  # longer SGRs across a probe's end read as bad (a shorter stretch)
+_PEN_MAX_CHARS = 256  # a pen carried from skip to skip as the SGR that set it, at most this long
 
 
 def pen_sequence(params: bytes) -> str:
@@ -86,8 +87,9 @@ class NativeFloodSkipper:
         self._deferred = ""  # a flood's last screenful and partial line, not emulated yet (flush)
         self._default_stops: dict[int, str] = {}  # columns -> the tab stops every 8 columns set
         # After a skip, the screen is what it left (blank, cursor home, default modes) until
-        # program output is written again: (history.writes then, the pen it left).
-        self._after_skip: tuple[int, str] | None = None
+        # program output is written again: (history.writes then, the pen it left, whether
+        # the tab stops were the default ones, None if not read).
+        self._after_skip: tuple[int, str, bool | None] | None = None
 
     def _tab_stops_are_default(self) -> bool:
         columns = self._emulator.columns
@@ -126,16 +128,20 @@ class NativeFloodSkipper:
                 if run_end - position >= FLOOD_MIN_CHARS:
                     history.feed(text[done:position].encode("utf-8", "surrogateescape"))
                     done = position
-                    if tabs and text.find("\t", position, run_end) >= 0 and not self._tab_stops_are_default():
-                        run_end = simple_run_end(text, position, False)  # the program set its own stops
+                    # Nothing written since the last skip: what it left still holds.
+                    unchanged = self._after_skip if self._after_skip and self._after_skip[0] == history.writes else None
+                    tabs_default = unchanged[2] if unchanged else None  # None: not read back yet
+                    if tabs and text.find("\t", position, run_end) >= 0:
+                        if tabs_default is None:
+                            tabs_default = self._tab_stops_are_default()
+                        if not tabs_default:
+                            run_end = simple_run_end(text, position, False)  # the program set its own stops
                     if run_end - position < FLOOD_MIN_CHARS:
                         pen = None
-                    elif self._after_skip is not None and self._after_skip[0] == history.writes:
-                        pen = self._after_skip[1]  # nothing written since the last skip: it still holds
                     else:
-                        pen = self._skippable_pen()
+                        pen = unchanged[1] if unchanged else self._skippable_pen()
                     if pen is not None:
-                        done = self._skip(text, position, run_end, pen)
+                        done = self._skip(text, position, run_end, pen, tabs_default)
                         if (len(text) - done <= FLOOD_DEFER_MAX_CHARS
                                 and is_simple_partial_line(text, run_end, tabs)):
                             # All that is left is the run's last screenful and a simple partial
@@ -167,7 +173,7 @@ class NativeFloodSkipper:
             return None
         return pen_sequence(replies[b"m"])
 
-    def _skip(self, text: str, start: int, run_end: int, pen: str) -> int:
+    def _skip(self, text: str, start: int, run_end: int, pen: str, tabs_default: bool | None) -> int:
         """Send all but the last screenful of text[start:run_end] to history; return where
         the rest begins."""
         emulator = self._emulator
@@ -191,8 +197,11 @@ class NativeFloodSkipper:
             last_reset = max(skipped.rfind(reset) for reset in FULL_RESETS)
             pens = ["\x1b[0m"] if last_reset >= 0 else pens
             pens += [f"\x1b[{params}m" for params in SGR_SEQUENCE.findall(skipped, max(last_reset, 0))]
-        history.write_raw(("\x1b[0m\x1b[2J\x1b[H" + "".join(pens)).encode("ascii"))
+        pen_now = "".join(pens)
+        history.write_raw(("\x1b[0m\x1b[2J\x1b[H" + pen_now).encode("ascii"))
         self.skipped_chars += len(skipped)
-        pen_now = self._emulator.query(b"\x1bP$qm\x1b\\", DECRQSS_REPLY)
-        self._after_skip = (history.writes, pen_sequence(pen_now[0][0])) if pen_now else None
+        if len(pen_now) > _PEN_MAX_CHARS:  # SGR after SGR with no reset: ask for the pen in short
+            replies = self._emulator.query(b"\x1bP$qm\x1b\\", DECRQSS_REPLY)
+            pen_now = pen_sequence(replies[0][0]) if replies else ""
+        self._after_skip = (history.writes, pen_now, tabs_default) if pen_now else None
         return keep_from

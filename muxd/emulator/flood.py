@@ -127,15 +127,24 @@ def can_skip_from_here(screen: MuxScreen, parser: FastParser) -> bool:
 
 def screenful_start(text: str, start: int, end: int, rows_needed: int, columns: int) -> int:
     """Start of the shortest suffix of lines in text[start:end] giving `rows_needed` rows."""
-    rows = 0
+    # A line takes a row at least, so the last `rows_needed` lines are all it can take; their
+    # SGR goes in one pass over them (a pass a line cost a flood of coloured lines dear).
+    starts: list[int] = []
     position = end
-    while rows < rows_needed and position > start:
+    while len(starts) < rows_needed and position > start:
         previous = text.rfind("\r\n", start, position - 2)
-        line_start = previous + 2 if previous >= 0 else start
-        line = text[line_start : position - 2]
-        rows += line_rows(SGR_SEQUENCE.sub("", line) if "\x1b" in line else line, columns)
-        position = line_start
-    return position if rows >= rows_needed else start
+        position = previous + 2 if previous >= 0 else start
+        starts.append(position)
+    if not starts:
+        return start
+    tail = text[starts[-1] : end - 2]
+    lines = (SGR_SEQUENCE.sub("", tail) if "\x1b" in tail else tail).split("\r\n")
+    rows = 0
+    for line_start, line in zip(starts, reversed(lines)):
+        rows += line_rows(line, columns)
+        if rows >= rows_needed:
+            return line_start
+    return start
 
 
 class FloodSkipper:

@@ -113,7 +113,9 @@ class NativeFloodSkipper:
         text = self._deferred + data.decode("utf-8", "surrogateescape")
         self._deferred = ""
         tabs = text.isascii() and "\t" in text  # runs may hold tabs: checked against the stops below
-        at_line_start = self._emulator.cursor[0] == 0
+        # Nothing written since the last skip: what it left (cursor home among others) holds.
+        fresh = self._after_skip is not None and self._after_skip[0] == history.writes
+        at_line_start = fresh or self._emulator.cursor[0] == 0
         done = 0  # text[:done] is fed (or skipped)
         for start, end in long_stretches(text, tabs):
             # Runs begin at a line's start: the stretch's, or the first one in it.
@@ -128,7 +130,6 @@ class NativeFloodSkipper:
                 if run_end - position >= FLOOD_MIN_CHARS:
                     history.feed(text[done:position].encode("utf-8", "surrogateescape"))
                     done = position
-                    # Nothing written since the last skip: what it left still holds.
                     unchanged = self._after_skip if self._after_skip and self._after_skip[0] == history.writes else None
                     tabs_default = unchanged[2] if unchanged else None  # None: not read back yet
                     if tabs and text.find("\t", position, run_end) >= 0:
@@ -141,7 +142,7 @@ class NativeFloodSkipper:
                     else:
                         pen = unchanged[1] if unchanged else self._skippable_pen()
                     if pen is not None:
-                        done = self._skip(text, position, run_end, pen, tabs_default)
+                        done = self._skip(text, position, run_end, pen, tabs_default, fresh=unchanged is not None)
                         if (len(text) - done <= FLOOD_DEFER_MAX_CHARS
                                 and is_simple_partial_line(text, run_end, tabs)):
                             # All that is left is the run's last screenful and a simple partial
@@ -173,9 +174,11 @@ class NativeFloodSkipper:
             return None
         return pen_sequence(replies[b"m"])
 
-    def _skip(self, text: str, start: int, run_end: int, pen: str, tabs_default: bool | None) -> int:
+    def _skip(self, text: str, start: int, run_end: int, pen: str, tabs_default: bool | None, *,
+              fresh: bool) -> int:
         """Send all but the last screenful of text[start:run_end] to history; return where
-        the rest begins."""
+        the rest begins. `fresh`: the screen is as the last skip left it (blank, cursor home,
+        nothing to drain), so only a changed pen is written."""
         emulator = self._emulator
         history = emulator._history
         lines, columns = emulator.lines, emulator.columns
@@ -183,8 +186,10 @@ class NativeFloodSkipper:
         if keep_from == start:
             return start
         skipped = text[start:keep_from]
-        history.drain()
-        cursor_y = emulator.cursor[1]
+        cursor_y = 0
+        if not fresh:
+            history.drain()
+            cursor_y = emulator.cursor[1]
         if cursor_y:
             history.copy_rows(ACTIVE, 0, cursor_y - 1)
         start_attrs = advance_attrs(BLANK, pen, BLANK)
@@ -198,7 +203,10 @@ class NativeFloodSkipper:
             pens = ["\x1b[0m"] if last_reset >= 0 else pens
             pens += [f"\x1b[{params}m" for params in SGR_SEQUENCE.findall(skipped, max(last_reset, 0))]
         pen_now = "".join(pens)
-        history.write_raw(("\x1b[0m\x1b[2J\x1b[H" + pen_now).encode("ascii"))
+        if not fresh:
+            history.write_raw(("\x1b[0m\x1b[2J\x1b[H" + pen_now).encode("ascii"))
+        elif pen_now != pen:
+            history.write_raw(("\x1b[0m" + pen_now).encode("ascii"))
         self.skipped_chars += len(skipped)
         if len(pen_now) > _PEN_MAX_CHARS:  # SGR after SGR with no reset: ask for the pen in short
             replies = self._emulator.query(b"\x1bP$qm\x1b\\", DECRQSS_REPLY)

@@ -119,6 +119,9 @@ for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Unautho
     _BY_CODE.setdefault(_cls.code, _cls)
 
 
+ERROR_CODES = frozenset(_BY_CODE)  # every stable code an error can carry ("not_found", …)
+
+
 def error_from_code(code: str, message: str, detail: dict[str, Any] | None = None) -> MuxdError:
     """Rebuild a typed error on the client side from the code a reply carried."""
     return _BY_CODE.get(code, MuxdError)(message, **(detail or {}))

@@ -39,3 +39,24 @@ def test_relative_paths_handed_to_the_daemon_are_made_absolute(tmp_path: Path) -
     assert env["MUXD_DB"] == str(Path.cwd() / "state/x.db")
     assert env["MUXD_RECORD_DIR"] == str(Path.cwd() / "casts")
     assert env["MUXD_SOCKET_DIR"] == "/abs" and env["OTHER"] == "rel"
+
+
+def test_start_server_in_the_foreground_serves_until_killed(muxd_unstarted: MuxdTestServer) -> None:
+    """`start-server -f` (for systemd and containers) runs the daemon in the command's own
+    process: it serves, and returns 0 once kill-server stops it."""
+    from muxd.testing.wait import wait_until
+
+    server = muxd_unstarted
+    foreground = subprocess.Popen([sys.executable, "-m", "muxd", "-L", server.name, "start-server", "-f"],
+                                  env=server.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: server.cli("server", "status").returncode == 0, message="the foreground server answers")
+        status = json.loads(server.cli("server", "status", "--json", check=True).stdout)
+        assert status["pid"] == foreground.pid  # the command's own process is the server
+        server.cli("kill-server", check=True)
+        assert foreground.wait(timeout=30) == 0
+    finally:
+        if foreground.poll() is None:
+            foreground.kill()
+            foreground.wait()
+    assert "Traceback" not in foreground.stderr.read()

@@ -65,11 +65,12 @@ async def _drive(server: MuxdTestServer) -> None:
         panes = (await call_ok(session, "list_panes"))["panes"]
         assert (panes[0]["width"], panes[0]["height"]) == (60, 20)
 
-        # Errors carry muxd's stable code; the server keeps serving after each.
-        assert "not_found" in await call_error(session, "read_pane", pane_id="%999")
-        assert "not_found" in await call_error(session, "agent_summary", pane_id="nosuch")
+        # Errors start with muxd's stable code (not the SDK's "Error executing tool …");
+        # the server keeps serving after each.
+        assert (await call_error(session, "read_pane", pane_id="%999")).startswith("not_found: ")
+        assert (await call_error(session, "agent_summary", pane_id="nosuch")).startswith("not_found: ")
         message = await call_error(session, "agent_summary", pane_id=pane_id, output_lines=51)
-        assert "bad_request" in message and "output_lines" in message
+        assert message.startswith("bad_request: ") and "output_lines" in message
         assert "bad_request" in await call_error(session, "read_pane", pane_id=pane_id, lines=0)
         assert "bad_request" in await call_error(session, "resize_pane", pane_id=pane_id, columns=1, lines=20)
         assert "bad_request" in await call_error(session, "send_input", pane_id=pane_id, keys=["NoSuchKey"])

@@ -6,7 +6,9 @@
   pretty-prints it; the text is what a model reads, so indentation is paid in tokens), and an
   argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why`, an
   unknown tool as `not_found: …`; both are rate-limited, measured and audited here (every
-  unknown name as one), since such calls never reach muxd's guard.
+  unknown name as one), since such calls never reach muxd's guard. An error's text starts
+  with its stable code, as the README promises: the SDK's "Error executing tool X: " before
+  it is dropped.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def bad_request_text(message: str) -> str | None:
 
 
 _UNKNOWN_TOOL = re.compile(r"Unknown tool: (.*)", re.S)
+# The SDK's words before the text of a tool that raised.
+_SDK_TOOL_ERROR = re.compile(r"Error executing tool [^:\s]*: ")
 
 
 def sdk_refusal(message: str) -> tuple[str, str] | None:
@@ -69,10 +73,12 @@ def _tidy(result: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         return result, None
     refused: str | None = None
     if result.get("isError"):
-        refusal = sdk_refusal(content[0].get("text", ""))
-        if refusal is None:
-            return result, None
-        refused, text = refusal
+        text = str(content[0].get("text", ""))
+        prefix = _SDK_TOOL_ERROR.match(text)
+        text = text[prefix.end():] if prefix else text
+        refusal = sdk_refusal(text)
+        if refusal is not None:
+            refused, text = refusal
     elif "structuredContent" in result:
         text = json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":"))
     else:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from muxd.errors import ERROR_CODES
 from muxd.testing.fake_models import launch
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH, STATE_TIMEOUT_S, AgentPane
@@ -48,7 +49,9 @@ CALL_DELAY_S = 0.02
 RESULTS_TIMEOUT_S = 20.0
 # Codex puts its own line before an MCP tool's output.
 _CODEX_PREAMBLE = re.compile(r"\AWall time: [\d.]+ seconds\nOutput:\n?")
-_ERROR_PREFIX = "Error executing tool "  # the MCP SDK's text for a tool that raised
+_ERROR_PREFIX = "Error executing tool "  # the MCP SDK's text for a tool that raised (not muxd's)
+# muxd's tool errors start with their stable code: "not_found: can't find pane: %9".
+_MUXD_ERROR = re.compile(r"(?:" + "|".join(map(re.escape, sorted(ERROR_CODES))) + r"): ")
 
 
 class CliNotInstalled(Exception):
@@ -176,14 +179,14 @@ def _call_id(item: dict[str, Any]) -> str:
 
 def _result_text(item: dict[str, Any]) -> tuple[str, bool]:
     """The text of a result and whether it is an error. Codex does not flag errors: there an
-    error is the MCP SDK's `Error executing tool …` text."""
+    error is a text starting with muxd's error code (or the MCP SDK's `Error executing tool`)."""
     content = item.get("content") if item.get("type") == "tool_result" else item.get("output")
     if isinstance(content, list):
         content = "\n".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
     text = _CODEX_PREAMBLE.sub("", str(content or ""), count=1).strip()
     if item.get("type") == "tool_result":
         return text, bool(item.get("is_error"))
-    return text, text.startswith(_ERROR_PREFIX)
+    return text, text.startswith(_ERROR_PREFIX) or _MUXD_ERROR.match(text) is not None
 
 
 def _json_or_none(text: Any) -> Any:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from muxd.cli.render import duration, print_json, print_json_line, print_line, print_table, tokens
 from muxd.cli.table import cli_command
+from muxd.errors import BadRequest
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
@@ -97,8 +99,20 @@ def print_state(state: AgentState) -> None:
     print_table(["FIELD", "VALUE"], [r for r in rows if r[1]])
 
 
+def read_input(name: str) -> bytes:
+    """The bytes of file `name` (`-`: standard input); BadRequest in one line when it cannot be read."""
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except IsADirectoryError:
+        raise BadRequest(f"{name}: a directory, not a file") from None
+    except OSError as exc:
+        raise BadRequest(f"{name}: {exc.strerror or exc}") from None
+
+
 def _configure_detect(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", type=Path, help="a capture (plain or with escapes) or a raw byte stream")
+    p.add_argument("file", help="a capture (plain or with escapes) or a raw byte stream; - reads stdin")
     p.add_argument("--cols", type=int, help="screen width (default: fits a plain capture, else 120)")
     p.add_argument("--rows", type=int, help="screen height (default: fits a plain capture, else 40)")
     p.add_argument("--agent", help="use this detector instead of identifying the agent")
@@ -110,7 +124,7 @@ def detect(client: Any, args: argparse.Namespace) -> int:
     from muxd.detectors.registry import load_detectors
     from muxd.detectors.replay import detect_saved_screen, only
 
-    state = detect_saved_screen(args.file.read_bytes(), only(load_detectors(), args.agent),
+    state = detect_saved_screen(read_input(args.file), only(load_detectors(), args.agent),
                                 columns=args.cols, lines=args.rows)
     if args.json:
         print_json(state)
@@ -120,7 +134,7 @@ def detect(client: Any, args: argparse.Namespace) -> int:
 
 
 def _configure_replay(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", type=Path, help="an asciicast v2/v3 recording, or a raw byte log")
+    p.add_argument("file", help="an asciicast v2/v3 recording, or a raw byte log; - reads stdin")
     p.add_argument("--cols", type=int, help="screen width (a raw log's default: 120)")
     p.add_argument("--rows", type=int, help="screen height (a raw log's default: 40)")
     p.add_argument("--agent", help="use this detector instead of identifying the agent")
@@ -134,7 +148,7 @@ def replay(client: Any, args: argparse.Namespace) -> int:
     from muxd.detectors.registry import load_detectors
     from muxd.detectors.replay import read_recording, replay as run_replay
 
-    recording = read_recording(args.file, columns=args.cols, lines=args.rows)
+    recording = read_recording(Path(args.file), columns=args.cols, lines=args.rows, data=read_input(args.file))
     if args.until is not None:
         return _replay_until(recording, only(load_detectors(), args.agent), args.until, as_json=args.json)
     rows = []

@@ -107,9 +107,11 @@ class Recording:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read_recording(path: Path, *, columns: int | None = None, lines: int | None = None) -> Recording:
-    """An asciicast v2 or v3 file, or a raw byte log (then --cols/--rows give its size)."""
-    data = path.read_bytes()
+def read_recording(path: Path, *, columns: int | None = None, lines: int | None = None,
+                   data: bytes | None = None) -> Recording:
+    """An asciicast v2 or v3 file, or a raw byte log (then --cols/--rows give its size);
+    `data`: its bytes, already read (`path` then only names it in errors)."""
+    data = path.read_bytes() if data is None else data
     if data[:2] == GZIP_MAGIC:  # recordings are stored gzipped (benchmarks/data/agents)
         try:
             data = gzip.decompress(data)

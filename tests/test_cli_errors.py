@@ -21,3 +21,16 @@ def test_detect_reads_standard_input(muxd_unstarted: MuxdTestServer) -> None:
     result = muxd_unstarted.cli("detect", "-", "--json", input="user@host:~$ \n")
     assert result.returncode == 0, result.stderr
     assert '"agent_type"' in result.stdout
+
+
+@pytest.mark.parametrize(("typed", "hint"), [
+    ("lss", "unknown command 'lss' (did you mean 'ls'"),
+    ("new-sesion", "unknown command 'new-sesion' (did you mean 'new-session'"),
+    ("zzzz", "unknown command 'zzzz'; `muxd --help` lists them"),
+])
+def test_a_mistyped_command_gets_did_you_mean(muxd_unstarted: MuxdTestServer, typed: str, hint: str) -> None:
+    result = muxd_unstarted.cli(typed)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("usage: muxd")
+    assert f"muxd: error: {hint}" in result.stderr
+    assert "choose from" not in result.stderr  # not the list of every command and alias

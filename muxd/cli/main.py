@@ -20,7 +20,7 @@ from muxd.terminal_text import visible
 
 TYPE_CHECKING = False  # typing only for the type checker: see table.py
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NoReturn
 
 HELP_FALLBACK_COLUMNS = 80  # help text's width when neither $COLUMNS nor a terminal says
 
@@ -65,6 +65,24 @@ class _CommandParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
 
+class _TopParser(argparse.ArgumentParser):
+    """`muxd`'s own parser: a mistyped command gets "did you mean", not the list of every command."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith(_INVALID_COMMAND):
+            word = message[len(_INVALID_COMMAND):].split("'")[1]
+            import difflib  # only on this error path
+
+            names = [name for c in CLI_COMMANDS for name in (c.name, *c.aliases)]
+            close = difflib.get_close_matches(word, names, n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            message = f"unknown command {word!r}{hint}; `muxd --help` lists them"
+        super().error(message)
+
+
+_INVALID_COMMAND = "argument COMMAND: invalid choice: "
+
+
 class _PrintVersion(argparse.Action):
     """`muxd --version`: argparse's own version action wraps the line with textwrap (~0.7 ms to
     import) to print one short line."""
@@ -102,7 +120,7 @@ def commands_to_parse(argv: Sequence[str]) -> Sequence[CliCommand]:
 
 def build_parser(commands: Sequence[CliCommand] = CLI_COMMANDS) -> argparse.ArgumentParser:
     # No abbreviations at this level: `--to` after a command (grant) must not read as --token.
-    parser = argparse.ArgumentParser(prog="muxd", description="terminal multiplexer for AI coding agents",
+    parser = _TopParser(prog="muxd", description="terminal multiplexer for AI coding agents",
                                      allow_abbrev=False, formatter_class=_HelpFormatter)
     parser.add_argument("-L", dest="server_name", default=DEFAULT_SERVER_NAME, metavar="NAME",
                         help="server name (socket NAME.sock in the socket directory)")

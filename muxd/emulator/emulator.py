@@ -6,7 +6,7 @@ import codecs
 import logging
 from functools import lru_cache
 from operator import itemgetter
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
 
@@ -17,6 +17,9 @@ from .parser import ExtendedStream, FastParser
 from .rows import Row, row_text
 from .screen import MuxScreen
 from .scrollback import Scrollback
+
+if TYPE_CHECKING:
+    from .ghostty_flood import NativeFloodSkipper
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +36,30 @@ def _clamp_size(columns: int, lines: int) -> tuple[int, int]:
     return min(max(columns, MIN_COLUMNS), MAX_COLUMNS), min(max(lines, MIN_LINES), MAX_LINES)
 
 
-class Emulator:
+class DeferredFloodOutput:
+    """What both backends' emulators share about the output a flood skipper keeps back
+    (`self._flood`, None without fast paths): every read emulates it first."""
+
+    _flood: FloodSkipper | NativeFloodSkipper | None
+    failed: bool
+
+    def _sync(self) -> None:
+        """Bring the screen up to date with deferred flood output (feeding it, so a failure here
+        is a failed feed, not an exception in whichever read came first)."""
+        if self._flood is not None and not self.failed:
+            try:
+                self._flood.flush()
+            except Exception:
+                self.failed = True
+                log.exception("%s failed on deferred output", type(self).__name__)
+
+    def flush(self) -> None:
+        """Emulate the output a flood left deferred. Every read does this itself; this is for
+        callers that account the cost of emulating apart from the cost of reading."""
+        self._sync()
+
+
+class Emulator(DeferredFloodOutput):
     """A pane's screen plus scrollback.
 
     `reply` receives bytes the terminal must write back to the program (answers to
@@ -104,21 +130,6 @@ class Emulator:
         except Exception:
             self.failed = True
             log.exception("emulator resize to %dx%d failed", columns, lines)
-
-    def _sync(self) -> None:
-        """Bring the screen up to date with deferred flood output (feeding it, so a failure here
-        is a failed feed, not an exception in whichever read came first)."""
-        if self._flood is not None and not self.failed:
-            try:
-                self._flood.flush()
-            except Exception:
-                self.failed = True
-                log.exception("emulator failed on deferred output")
-
-    def flush(self) -> None:
-        """Emulate the output a flood left deferred. Every read does this itself; this is for
-        callers that account the cost of emulating apart from the cost of reading."""
-        self._sync()
 
     # -- state ------------------------------------------------------------------------
 

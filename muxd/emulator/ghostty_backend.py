@@ -26,7 +26,7 @@ from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
 from .capture import render_rows
 from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
-from .emulator import _clamp_size
+from .emulator import DeferredFloodOutput, _clamp_size
 from .ghostty_format import ACTIVE
 from .ghostty_flood import DECRQSS_REPLY, NativeFloodSkipper, pen_sequence
 from .ghostty_history import NativeHistory, plain_sgr
@@ -75,7 +75,7 @@ def _colour(c: object, default: str = "default") -> str:
     return default
 
 
-class GhosttyEmulator:
+class GhosttyEmulator(DeferredFloodOutput):
     """A pane's screen plus scrollback, emulated by libghostty-vt. Same surface as `Emulator`."""
 
     backend = "ghostty"
@@ -167,12 +167,15 @@ class GhosttyEmulator:
         finally:
             self._replies = None
 
+    def pen(self) -> str | None:
+        """The SGR sequence that sets the current pen (read back with DECRQSS), or None."""
+        replies = self.query(b"\x1bP$qm\x1b\\", DECRQSS_REPLY)
+        return pen_sequence(replies[0][0]) if replies else None
+
     def _align_in_default_style(self) -> None:
         """DECALN once more in the default style, then the pen back: ghostty fills the screen
         with the pen, tmux (and the pyte backend) with default cells."""
-        pens = self.query(b"\x1bP$qm\x1b\\", DECRQSS_REPLY)
-        pen = pen_sequence(pens[0][0]) if pens else "\x1b[0m"
-        self._history.write_raw(b"\x1b[0m\x1b#8" + pen.encode("ascii"))
+        self._history.write_raw(b"\x1b[0m\x1b#8" + (self.pen() or "\x1b[0m").encode("ascii"))
 
     @property
     def skipped_chars(self) -> int:
@@ -215,21 +218,6 @@ class GhosttyEmulator:
             log.exception("ghostty emulator resize to %dx%d failed", columns, lines)
             return
         self._columns, self._lines = columns, lines
-
-    def _sync(self) -> None:
-        """Bring the screen up to date with deferred flood output (feeding it, so a failure here
-        is a failed feed, not an exception in whichever read came first)."""
-        if self._flood is not None and not self.failed:
-            try:
-                self._flood.flush()
-            except Exception:
-                self.failed = True
-                log.exception("ghostty emulator failed on deferred output")
-
-    def flush(self) -> None:
-        """Emulate the output a flood left deferred. Every read does this itself; this is for
-        callers that account the cost of emulating apart from the cost of reading."""
-        self._sync()
 
     # -- state ------------------------------------------------------------------------
 

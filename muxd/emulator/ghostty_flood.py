@@ -91,6 +91,11 @@ class NativeFloodSkipper:
         # the tab stops were the default ones, None if not read).
         self._after_skip: tuple[int, str, bool | None] | None = None
 
+    def _unchanged_since_skip(self) -> tuple[int, str, bool | None] | None:
+        """What the last skip left, if no program output was written since (else None)."""
+        after = self._after_skip
+        return after if after is not None and after[0] == self._emulator._history.writes else None
+
     def _tab_stops_are_default(self) -> bool:
         columns = self._emulator.columns
         default = self._default_stops.get(columns)
@@ -114,7 +119,7 @@ class NativeFloodSkipper:
         self._deferred = ""
         tabs = text.isascii() and "\t" in text  # runs may hold tabs: checked against the stops below
         # Nothing written since the last skip: what it left (cursor home among others) holds.
-        fresh = self._after_skip is not None and self._after_skip[0] == history.writes
+        fresh = self._unchanged_since_skip() is not None
         at_line_start = fresh or self._emulator.cursor[0] == 0
         done = 0  # text[:done] is fed (or skipped)
         for start, end in long_stretches(text, tabs):
@@ -130,7 +135,7 @@ class NativeFloodSkipper:
                 if run_end - position >= FLOOD_MIN_CHARS:
                     history.feed(text[done:position].encode("utf-8", "surrogateescape"))
                     done = position
-                    unchanged = self._after_skip if self._after_skip and self._after_skip[0] == history.writes else None
+                    unchanged = self._unchanged_since_skip()
                     tabs_default = unchanged[2] if unchanged else None  # None: not read back yet
                     if tabs and text.find("\t", position, run_end) >= 0:
                         if tabs_default is None:
@@ -209,7 +214,6 @@ class NativeFloodSkipper:
             history.write_raw(("\x1b[0m" + pen_now).encode("ascii"))
         self.skipped_chars += len(skipped)
         if len(pen_now) > _PEN_MAX_CHARS:  # SGR after SGR with no reset: ask for the pen in short
-            replies = self._emulator.query(b"\x1bP$qm\x1b\\", DECRQSS_REPLY)
-            pen_now = pen_sequence(replies[0][0]) if replies else ""
+            pen_now = self._emulator.pen() or ""
         self._after_skip = (history.writes, pen_now, tabs_default) if pen_now else None
         return keep_from

@@ -219,7 +219,8 @@ def _configure_stats(p: argparse.ArgumentParser) -> None:
 def stats(client: Any, args: argparse.Namespace) -> int:
     if not 0 < args.hours <= 24 * 365:
         raise BadRequest(f"--hours must be between 0 and {24 * 365}, got {args.hours:g}")
-    reply = client.call("execution-stats", "execution-stats-reply", agent_name=args.agent, since=time.time() - args.hours * 3600)
+    reply = client.call("execution-stats", "execution-stats-reply", agent_name=args.agent,
+                        since=time.time() - args.hours * 3600)
     if args.json:
         print_json({"agents": reply.agents, "live": reply.live, "recent_failures": reply.recent_failures})
         return 0

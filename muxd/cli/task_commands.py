@@ -162,7 +162,8 @@ def _configure_knowledge(p: argparse.ArgumentParser) -> None:
 
 @cli_command("knowledge")(_configure_knowledge)
 def knowledge(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call("search-knowledge", "knowledge-list", query=args.query, limit=args.limit, min_score=args.min_score)
+    reply = client.call("search-knowledge", "knowledge-list", query=args.query, limit=args.limit,
+                        min_score=args.min_score)
     if args.json:
         print_json({"entries": reply.entries})
     elif not reply.entries:

@@ -1,11 +1,17 @@
-"""The CLI's input errors are one line, never a traceback: files that cannot be read."""
+"""The CLI's input errors are one line, never a traceback: files that cannot be read, mistyped
+commands and flags, a reader that leaves early."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from muxd.cli.main import CLOSED_PIPE_STATUS, main
+from muxd.cli.table import CLI_COMMANDS
 from muxd.testing.server import MuxdTestServer
 
 
@@ -34,3 +40,45 @@ def test_a_mistyped_command_gets_did_you_mean(muxd_unstarted: MuxdTestServer, ty
     assert result.stderr.startswith("usage: muxd")
     assert f"muxd: error: {hint}" in result.stderr
     assert "choose from" not in result.stderr  # not the list of every command and alias
+
+
+TMUX_DASH_H = ("split-window", "join-pane")  # tmux's -h there: side by side; --help is the help
+
+
+@pytest.mark.parametrize("command", [c.name for c in CLI_COMMANDS])
+def test_dash_h_is_help_on_every_command(command: str, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MUXD_SOCKET_DIR", str(tmp_path))  # whatever happens, never the user's server
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help" if command in TMUX_DASH_H else "-h"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: muxd {command} ")
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["ls", "--jsn"], "muxd ls: error: unrecognized arguments: --jsn (did you mean --json?)"),
+    (["capture-pane", "-Z"], "muxd capture-pane: error: unrecognized arguments: -Z\n"),
+    (["task", "ls", "--sate", "done"], "muxd task ls: error: unrecognized arguments: --sate done (did you mean --state?)"),
+])
+def test_a_mistyped_flag_gets_the_commands_usage(args: list[str], says: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: muxd {' '.join(args[:2] if args[0] == 'task' else args[:1])} ")
+    assert says in err
+
+
+@pytest.mark.parametrize("command", [["ls"], ["capture-pane", "-p", "-t", "%0"], ["list-panes", "--json"]])
+def test_a_closed_pipe_ends_quietly(muxd_server: MuxdTestServer, command: list[str]) -> None:
+    """`muxd ls | head -1`: the reader is gone before muxd writes; no traceback, SIGPIPE's status."""
+    muxd_server.cli("new-session", "-d", "--", "sleep", "600", check=True)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run([sys.executable, "-m", "muxd", "-L", muxd_server.name, *command],
+                                env=muxd_server.env, stdout=write_end, stderr=subprocess.PIPE, timeout=20)
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (CLOSED_PIPE_STATUS, b"")

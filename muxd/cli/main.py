@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 HELP_FALLBACK_COLUMNS = 80  # help text's width when neither $COLUMNS nor a terminal says
+CLOSED_PIPE_STATUS = 141    # 128 + SIGPIPE: what the shell reports for `seq 1e9 | head -1`
 
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's help layout, at the width shutil.get_terminal_size would give ($COLUMNS, else
@@ -61,8 +62,21 @@ class _CommandParser(argparse.ArgumentParser):
             command, self._command = self._command, None
             self.add_argument("--help", action="help", help="show this help and exit")
             implementation(command).configure(self)
+            if "-h" not in self._option_string_actions:  # split-window -h is tmux's "side by side"
+                self.add_argument("-h", action="help", help=argparse.SUPPRESS)
             self.set_defaults(spec=command)
-        return super().parse_known_args(args, namespace)
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:  # said here, with this command's usage, rather than by `muxd` with its own
+            self.error(f"unrecognized arguments: {' '.join(extras)}{self._did_you_mean(extras[0])}")
+        return namespace, extras
+
+    def _did_you_mean(self, word: str) -> str:
+        if not word.startswith("-"):
+            return ""
+        import difflib  # only on this error path
+
+        close = difflib.get_close_matches(word.split("=", 1)[0], list(self._option_string_actions), n=2)
+        return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 class _TopParser(argparse.ArgumentParser):
@@ -162,7 +176,13 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(["-L", args.server_name, "new-session"])
         command = args.spec
     try:
-        return _run(command, args)
+        status = _run(command, args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, rather than at exit
+        return status
+    except BrokenPipeError:
+        # The reader left (`muxd ls | head`): stop quietly, as a program killed by SIGPIPE does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE_STATUS
     except MuxdError as exc:
         print(f"muxd: {visible(exc.message)}", file=sys.stderr)
         return 1

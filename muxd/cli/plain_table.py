@@ -36,7 +36,7 @@ def table_width() -> int:
     return TERMINAL_FALLBACK_WIDTH
 
 
-def _cell_width(text: str) -> int:
+def cell_width(text: str) -> int:
     if text.isascii():  # control characters were escaped (terminal_text.visible): one column each
         return len(text)
     from rich.cells import cell_len  # wide and combining characters: measured as rich measures them
@@ -46,7 +46,7 @@ def _cell_width(text: str) -> int:
 
 def table_lines(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[str] | None:
     """The lines of the table (headings first), each cell padded to its column; None if wider than `width`."""
-    widths = [[_cell_width(cell) for cell in row] for row in (headings, *rows)]
+    widths = [[cell_width(cell) for cell in row] for row in (headings, *rows)]
     columns = [max(column) for column in zip(*widths)]
     if sum(columns) + len(COLUMN_GAP) * (len(columns) - 1) > width:
         return None

@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from muxd.cli.plain_table import PIPED_TABLE_WIDTH, write_table
+from muxd.cli.plain_table import COLUMN_GAP, PIPED_TABLE_WIDTH, cell_width, table_width, write_table
 from muxd.terminal_text import visible
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
@@ -94,11 +94,59 @@ def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title
     Console(soft_wrap=False, width=width).print(table)
 
 
+# On a terminal too narrow for every column (80 columns, a split), `ls` takes these steps in turn
+# until the table fits: drop a column, or cut a column's cells (with an ellipsis). What is left
+# tells the panes apart and what their agents do.
+PANE_TABLE_FITTING = (
+    ("drop", "CWD"), ("drop", "PID"), ("drop", "SIZE"), ("drop", "TOKENS"), ("drop", "FOR"), ("drop", "NAME"),
+    ("cut", "DOING"), ("cut", "COMMAND"), ("drop", "COMMAND"), ("drop", "WINDOW"), ("drop", "AGENT"),
+)
+CUT_CELL_MIN = 12  # characters a cut cell keeps, ellipsis included
+
+
 def print_panes(panes: Sequence[PaneInfo]) -> None:
     if not panes:
         print("no panes")
         return
-    print_table([h for h, _ in PANE_COLUMNS], [[show(p) for _, show in PANE_COLUMNS] for p in panes])
+    headings = [h for h, _ in PANE_COLUMNS]
+    rows = [[visible(show(p)) for _, show in PANE_COLUMNS] for p in panes]
+    if sys.stdout.isatty():  # piped output stays complete, for scripts and greps
+        headings, rows = fit_table(headings, rows, table_width())
+    print_table(headings, rows)
+
+
+def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]],
+              width: int) -> tuple[list[str], list[list[str]]]:
+    """The pane table within `width` columns: columns empty in every row go, then the steps of
+    PANE_TABLE_FITTING are taken until it fits (rich folds what still does not)."""
+    fitted, cells = list(headings), [list(row) for row in rows]
+
+    def drop(heading: str) -> None:
+        at = fitted.index(heading)
+        del fitted[at]
+        for row in cells:
+            del row[at]
+
+    def excess() -> int:
+        widths = [max(map(cell_width, column)) for column in zip(fitted, *cells)]
+        return sum(widths) + len(COLUMN_GAP) * (len(widths) - 1) - width
+
+    for at in reversed(range(len(fitted))):
+        if not any(row[at] for row in cells):
+            drop(fitted[at])
+    for step, heading in PANE_TABLE_FITTING:
+        if excess() <= 0:
+            break
+        if heading not in fitted:
+            continue
+        if step == "drop":
+            drop(heading)
+            continue
+        at = fitted.index(heading)
+        keep = max(CUT_CELL_MIN, len(heading), max(cell_width(row[at]) for row in cells) - excess())
+        for row in cells:
+            row[at] = one_line(row[at], keep)
+    return fitted, cells
 
 
 def one_line(text: str | None, width: int) -> str:

@@ -197,6 +197,11 @@ class Layout:
     def lines(self) -> int:
         return self.root.lines
 
+    def minimum_size(self) -> tuple[int, int]:
+        """The least (columns, lines) that hold every pane at PANE_MINIMUM; a smaller window
+        shows the layout cut off at its edge."""
+        return _minimum(self.root, "lr"), _minimum(self.root, "tb")
+
     def panes(self) -> list[Hashable]:
         return [cell.pane for cell in self.root.leaves()]
 
@@ -268,6 +273,8 @@ class Layout:
             second = (saved + 1) // 2 - 1
         else:
             second = saved - size - 1 if before else size
+            if second < 0:  # tmux computes this unsigned: it wraps and is cut to the largest
+                second = saved - 2
         second = min(max(second, PANE_MINIMUM), saved - 2)
         first = saved - 1 - second
         old, new = (second, first) if before else (first, second)

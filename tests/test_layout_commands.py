@@ -218,5 +218,8 @@ def test_resize_pane_moves_the_divider_or_says_why_not(server):
     muxd(s, "resize-pane", "-t", a, "-x", "90", "-y", "20")  # alone: the window follows
     assert geometry(s, "rz") == [(0, 0, 90, 20)]
     assert "alone in its window" in failure(s, "resize-pane", "-t", a, "-U", "2")
+    for name in ("main-vertical", "tiled", "-n"):  # one pane: nothing to arrange, and no error
+        muxd(s, "select-layout", "-t", a, name)
+    assert geometry(s, "rz") == [(0, 0, 90, 20)]
     assert "invalid layout" in failure(s, "select-layout", "-t", a, "spiral")
     muxd(s, "kill-session", "-t", "rz")

@@ -79,8 +79,12 @@ class Window:
     def select_layout(self, index: int) -> None:
         """One of tmux's predefined layouts (daemon/layout_sets.py) for the panes in their order."""
         assert self.layout is not None
-        root = layout_sets.build(index, self.panes, self.layout.columns, self.layout.lines)
         self.zoomed = False
+        if len(self.panes) < 2:  # nothing to arrange (tmux remembers the choice all the same)
+            self.last_layout = index
+            self.apply_layout()
+            return
+        root = layout_sets.build(index, self.panes, self.layout.columns, self.layout.lines)
         self.layout.set_root(root)
         self.last_layout = index
         self.apply_layout()

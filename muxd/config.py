@@ -18,6 +18,7 @@ MAX_LINES = 1000
 # and main-pane-width defaults).
 MAIN_PANE_HEIGHT_LINES = 24
 MAIN_PANE_WIDTH_COLUMNS = 80
+LAYOUT_TEXT_MAX_CHARS = 8192  # a tmux layout string given to select-layout (tmux's own limit)
 # Session, window and pane names, and a pane's tags (muxd/daemon/names.py; the protocol's
 # field bounds too).
 NAME_MAX_CHARS = 64

@@ -11,6 +11,7 @@ import pytest
 
 from muxd.daemon import layout_sets
 from muxd.daemon.layout import Layout, size_in_cells
+from muxd.daemon.layout_text import parse_layout
 from muxd.errors import BadRequest
 from muxd.testing.tmux_oracle import TmuxOracle
 
@@ -214,6 +215,31 @@ def test_one_column_at_a_time_never_drifts() -> None:
         layout.resize(columns, 40)
         assert tiles_exactly(layout)
     assert layout.dump(numbers) == original
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_layout_strings_read_back_into_the_same_tree(seed: int) -> None:
+    rng = random.Random(seed)
+    layout = random_layout(rng, rng.randint(60, 200), rng.randint(20, 60), rng.randint(1, 8))
+    panes = layout.panes()
+    numbers = {id(p): p.number for p in panes}
+    text = layout.dump(numbers)
+    again = Layout(panes[0], 1, 1)
+    again.set_root(parse_layout(text, panes))
+    assert again.dump(numbers) == text
+
+
+def test_layout_strings_are_checked_as_tmux_checks_them() -> None:
+    a, b = P(0), P(1)
+    good = "d463,159x48,0,0{79x48,0,0,0,79x48,80,0,1}"
+    assert parse_layout(good, [a, b]).children[1].pane is b
+    for bad in ("bb63,159x48,0,0{79x48,0,0,0,79x48,80,0,1}",   # checksum
+                "159x48,0,0{79x48,0,0,0,79x48,80,0,1}",        # no checksum
+                "d443,159x48,0,0{79x48,0,0,0,78x48,80,0,1}"):  # sizes that do not add up
+        with pytest.raises(BadRequest, match="invalid layout"):
+            parse_layout(bad, [a, b])
+    with pytest.raises(BadRequest, match="have 3 panes but need 2"):
+        parse_layout(good, [a, b, P(2)])
 
 
 def test_size_arguments() -> None:

@@ -88,6 +88,8 @@ def test_splits_and_layouts_give_tmuxs_geometry(server, tmux):
         ("select-layout", "-t", "{0}", "tiled"),
         ("select-layout", "-n", "-t", "{0}"),   # after tiled: the first, even-horizontal
         ("select-layout", "-p", "-t", "{0}"),   # back to tiled
+        ("next-layout", "-t", "{0}"),
+        ("previous-layout", "-t", "{0}"),
         ("select-layout", "-t", "{0}", "main-h"),
         ("resize-pane", "-t", "{3}", "-L", "7"),
         ("resize-pane", "-t", "{0}", "-y", "10"),
@@ -96,6 +98,8 @@ def test_splits_and_layouts_give_tmuxs_geometry(server, tmux):
         ("select-layout", "-t", "{0}", "main-vertical"),
         ("kill-pane", "-t", "{1}"),
         ("select-layout", "-t", "{0}"),         # no name: the last one again
+        ("select-layout", "-t", "{0}", "even-v"),
+        ("select-layout", "-o", "-t", "{0}"),   # undo: back to main-vertical
         ("resize-pane", "-t", "{2}", "-x", "40%"),
     ]
     for step in steps:
@@ -111,6 +115,12 @@ def test_splits_and_layouts_give_tmuxs_geometry(server, tmux):
     ids = {t[1:]: o[1:] for t, o in zip(theirs, ours)}
     expected = layout_body(tmux.layout(int(theirs[0][1:])), ids)
     assert layout_body(windows(s, "geo")[0]["layout"], {}) == expected
+    # A layout string of tmux's, given back: the panes take its cells in their order.
+    tmux.run("select-layout", "-t", theirs[0], "tiled")
+    tmux.run("resize-pane", "-t", theirs[0], "-R", "9")
+    muxd(s, "select-layout", "-t", ours[0], tmux.layout(int(theirs[0][1:])))
+    assert geometry(s, "geo") == tmux_geometry(tmux, int(theirs[0][1:]))
+    assert "invalid layout" in failure(s, "select-layout", "-t", ours[0], "abcd,10x10,0,0,1")
     muxd(s, "kill-session", "-t", "geo")
 
 

@@ -21,13 +21,31 @@ def _configure_select_layout(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", dest="next", action="store_true", help="the next layout")
     p.add_argument("-p", dest="previous", action="store_true", help="the previous layout")
     p.add_argument("-E", dest="spread", action="store_true", help="spread the panes around the target evenly")
-    p.add_argument("layout", nargs="?", help=f"{LAYOUT_NAMES} (or a start of one); none: the last again")
+    p.add_argument("-o", dest="undo", action="store_true", help="back to the layout before the last select-layout")
+    p.add_argument("layout", nargs="?",
+                   help=f"{LAYOUT_NAMES} (or a start of one), or a tmux layout string; none: the last again")
 
 
 @cli_command("select-layout")(_configure_select_layout)
 def select_layout(client: Any, args: argparse.Namespace) -> int:
     client.call("select-layout", "ok", target=args.target, layout=args.layout, next=args.next,
-                previous=args.previous, spread=args.spread)
+                previous=args.previous, spread=args.spread, undo=args.undo)
+    return 0
+
+
+def _configure_step_layout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", help="target window")
+
+
+@cli_command("next-layout")(_configure_step_layout)
+def next_layout(client: Any, args: argparse.Namespace) -> int:
+    client.call("select-layout", "ok", target=args.target, next=True)
+    return 0
+
+
+@cli_command("previous-layout")(_configure_step_layout)
+def previous_layout(client: Any, args: argparse.Namespace) -> int:
+    client.call("select-layout", "ok", target=args.target, previous=True)
     return 0
 
 

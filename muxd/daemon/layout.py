@@ -77,6 +77,14 @@ class Cell:
         return child
 
 
+def layout_checksum(body: str) -> int:
+    """The 16-bit checksum that heads a tmux layout string (a rotate-and-add over its bytes)."""
+    checksum = 0
+    for char in body.encode():
+        checksum = ((checksum >> 1) + ((checksum & 1) << 15) + char) & 0xFFFF
+    return checksum
+
+
 def size_in_cells(text: str, whole: int, flag: str = "-l") -> int:
     """tmux's size argument: "30" cells or "30%" of `whole` (BadRequest: neither)."""
     number = text[:-1] if text.endswith("%") else text
@@ -252,10 +260,7 @@ class Layout:
             return head + opening + ",".join(text(child) for child in cell.children) + closing
 
         body = text(self.root)
-        checksum = 0
-        for char in body.encode():
-            checksum = ((checksum >> 1) + ((checksum & 1) << 15) + char) & 0xFFFF
-        return f"{checksum:04x},{body}"
+        return f"{layout_checksum(body):04x},{body}"
 
     # ------------------------------------------------------------ changes
 

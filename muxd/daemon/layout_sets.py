@@ -109,13 +109,13 @@ def build(index: int, panes: Sequence[Hashable], columns: int, lines: int) -> Ce
     """Layout number `index` for `panes` in a `columns` x `lines` window (BadRequest: too small)."""
     name, builder = LAYOUTS[index]
     root = builder(panes, columns, lines)
-    if (root.columns, root.lines) != (columns, lines) or not _consistent(root):
+    if (root.columns, root.lines) != (columns, lines) or not consistent(root):
         # tmux would make the window bigger than the terminal; muxd says so instead
         raise BadRequest(f"{name} does not fit {len(panes)} panes in {columns}x{lines}", layout=name)
     return root
 
 
-def _consistent(cell: Cell) -> bool:
+def consistent(cell: Cell) -> bool:
     """Every split's children fill it exactly (with their borders), none below the minimum."""
     if not cell.children:
         return min(cell.columns, cell.lines) >= PANE_MINIMUM
@@ -124,5 +124,5 @@ def _consistent(cell: Cell) -> bool:
     across: Orientation = "tb" if orientation == "lr" else "lr"
     filled = sum(child.size_along(orientation) for child in cell.children) + len(cell.children) - 1
     return (filled == cell.size_along(orientation)
-            and all(child.size_along(across) == cell.size_along(across) and _consistent(child)
+            and all(child.size_along(across) == cell.size_along(across) and consistent(child)
                     for child in cell.children))

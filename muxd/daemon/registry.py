@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from muxd.daemon import layout_sets
-from muxd.daemon.layout import Layout
+from muxd.daemon.layout import Cell, Layout
 from muxd.daemon.names import check_target_name, check_window_name
 from muxd.daemon.pane import Pane
 from muxd.errors import Conflict
@@ -29,6 +29,7 @@ class Window:
     layout: Layout | None = None  # made with the first pane; see daemon/layout.py
     zoomed: bool = False          # the active pane fills the window (tmux resize-pane -Z)
     last_layout: int = -1         # the select-layout last chosen (index in layout_sets; -1: none)
+    old_layout: str = ""          # the layout before the last select-layout (select-layout -o)
 
     @property
     def id(self) -> str:
@@ -84,9 +85,18 @@ class Window:
             self.last_layout = index
             self.apply_layout()
             return
-        root = layout_sets.build(index, self.panes, self.layout.columns, self.layout.lines)
-        self.layout.set_root(root)
+        self.arrange(layout_sets.build(index, self.panes, self.layout.columns, self.layout.lines))
         self.last_layout = index
+
+    def arrange(self, root: Cell) -> None:
+        """A new tree for this window's panes (select-layout); one of another size is fitted."""
+        assert self.layout is not None
+        columns, lines = self.layout.columns, self.layout.lines
+        self.zoomed = False
+        self.layout.set_root(root)
+        if (root.columns, root.lines) != (columns, lines):
+            self.layout.resize(columns, lines)
+            self.layout.remember()
         self.apply_layout()
 
     def placement(self, pane: Pane) -> tuple[int, int]:

@@ -12,13 +12,14 @@ from typing import Annotated
 import msgspec
 
 from muxd.config import (
-    ATTACH_INPUT_MAX_BYTES, ENV_ENTRIES_MAX_COUNT, ENV_NAME_MAX_CHARS, ENV_VALUE_MAX_CHARS, LABEL_MAX_CHARS,
+    ATTACH_INPUT_MAX_BYTES, ENV_ENTRIES_MAX_COUNT, LAYOUT_TEXT_MAX_CHARS, ENV_NAME_MAX_CHARS, ENV_VALUE_MAX_CHARS, LABEL_MAX_CHARS,
     NAME_MAX_CHARS, PANE_LIST_MAX_COUNT, PATH_MAX_CHARS, SEND_KEY_MAX_CHARS, SEND_KEYS_MAX_COUNT,
     PANE_TAGS_MAX, SPAWN_ARG_MAX_CHARS, SPAWN_ARGS_MAX_COUNT, TAG_MAX_CHARS, TARGET_MAX_CHARS,
 )
 
 
 Label = Annotated[str, msgspec.Meta(max_length=LABEL_MAX_CHARS)]
+LayoutText = Annotated[str, msgspec.Meta(max_length=LAYOUT_TEXT_MAX_CHARS)]  # a name or tmux's layout string
 Size = Annotated[str, msgspec.Meta(max_length=LABEL_MAX_CHARS)]  # tmux's -l: "30" cells or "30%"
 Name = Annotated[str, msgspec.Meta(max_length=NAME_MAX_CHARS)]
 Target = Annotated[str, msgspec.Meta(max_length=TARGET_MAX_CHARS)]

@@ -4,17 +4,19 @@
 
 from __future__ import annotations
 
-from muxd.protocol.fields import Name, Size, Target
+from muxd.protocol.fields import LayoutText, Name, Size, Target
 from muxd.protocol.pane_messages import Spawn, _Message
 
 
 class SelectLayout(_Message, tag="select-layout"):
     id: int
     target: Target | None = None  # a pane: its window, and the split -E spreads
-    layout: Name | None = None    # a layout name or an unambiguous start; None: the last again
+    layout: LayoutText | None = None  # a name (or an unambiguous start), or a tmux layout string;
+                                      # None: the last named one again
     next: bool = False            # -n: the next layout in tmux's order
     previous: bool = False        # -p
     spread: bool = False          # -E: spread the panes around the target evenly
+    undo: bool = False            # -o: back to the layout before the last select-layout
 
 
 class SwapPane(_Message, tag="swap-pane"):

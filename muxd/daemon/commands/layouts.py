@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from muxd.daemon import layout_sets, pane_moves
 from muxd.daemon.commands import command
 from muxd.daemon.layout import size_in_cells
+from muxd.daemon.layout_text import parse_layout
 from muxd.daemon.registry import Session, pane_info, window_of
 from muxd.daemon.respawn import respawn
 from muxd.daemon.target import resolve_pane, resolve_session
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 async def select_layout(daemon: Daemon, req: SelectLayout, pane: Pane) -> Ok:
     window = window_of(pane)
     assert window.layout is not None
+    before = window.layout_text()
     count = len(layout_sets.LAYOUTS)
     if req.next or req.previous:
         last = window.last_layout
@@ -36,12 +39,23 @@ async def select_layout(daemon: Daemon, req: SelectLayout, pane: Pane) -> Ok:
         window.zoomed = False
         window.layout.spread_out(pane)
         window.apply_layout()
+    elif req.undo or (req.layout and _is_layout_text(req.layout)):
+        text = window.old_layout if req.undo else req.layout
+        if not text:
+            return Ok(id=req.id)  # nothing to go back to
+        window.arrange(parse_layout(text, window.panes))
     elif req.layout:
         window.select_layout(layout_sets.lookup(req.layout))
     elif window.last_layout != -1:  # no name: the last one chosen, again (tmux)
         window.select_layout(window.last_layout)
+    window.old_layout = before
     daemon.attach_hub.changed(window.session)
     return Ok(id=req.id)
+
+
+def _is_layout_text(text: str) -> bool:
+    """A tmux layout string ("bb62,159x48,0,0{…}") rather than a layout's name."""
+    return re.match(r"[0-9a-fA-F]{4},\d+x\d+,", text) is not None
 
 
 @command(SwapPane, target="pane")

@@ -53,7 +53,7 @@ def test_layout_keys_and_dividers_through_shrink_and_grow(muxd_server):
         term.wait_for(lambda sc: dividers(sc, 5) == [23])
         for columns, lines in [(99, 29), (97, 28), (71, 17), (40, 12), (100, 30)]:
             term.resize(columns, lines)
-            wait_until(lambda: sum(g[3] for g in geometry(s, "work:0")) + 1 == columns, timeout=5,
+            wait_until(lambda want=columns: sum(g[3] for g in geometry(s, "work:0")) + 1 == want, timeout=5,
                        message=f"window follows the terminal to {columns}x{lines}")
         assert geometry(s, "work:0") == before
         term.wait_for(lambda sc: dividers(sc, 5) == [23])

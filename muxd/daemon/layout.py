@@ -87,7 +87,7 @@ def layout_checksum(body: str) -> int:
 
 def size_in_cells(text: str, whole: int, flag: str = "-l") -> int:
     """tmux's size argument: "30" cells or "30%" of `whole` (BadRequest: neither)."""
-    number = text[:-1] if text.endswith("%") else text
+    number = text.removesuffix("%")
     if not number.isdigit() or (text.endswith("%") and int(number) > 100):
         raise BadRequest(f"{flag} wants a number of cells or a percentage (30, 30%), got {text!r}",
                          size=text)

@@ -29,6 +29,12 @@ def _even(orientation: Orientation) -> Builder:
 def _main(orientation: Orientation) -> Builder:
     """main-horizontal (main pane on top, the others side by side below it; orientation "tb")
     or main-vertical (main pane on the left, the others stacked right of it; "lr")."""
+    inner: Orientation = "lr" if orientation == "tb" else "tb"
+
+    def cell(along: int, across: int, pane: Hashable | None = None, split: Orientation | None = None) -> Cell:
+        """A cell `along` cells in the main direction and `across` the other way."""
+        columns, lines = (across, along) if orientation == "tb" else (along, across)
+        return leaf(pane, columns, lines) if pane is not None else node(split or orientation, columns, lines)
 
     def build(panes: Sequence[Hashable], columns: int, lines: int) -> Cell:
         across, along = (columns, lines) if orientation == "tb" else (lines, columns)
@@ -39,19 +45,14 @@ def _main(orientation: Orientation) -> Builder:
             other = PANE_MINIMUM
         else:
             other = available - main  # other-pane-height/-width 0: the others take the rest
-
-        def sized(make: Callable[[int, int], Cell], size_along: int, size_across: int) -> Cell:
-            return make(size_across, size_along) if orientation == "tb" else make(size_along, size_across)
-
-        root = sized(lambda c, ln: node(orientation, c, ln), main + other + 1, across)
-        root.add(sized(lambda c, ln: leaf(panes[0], c, ln), main, across))
+        root = cell(main + other + 1, across)
+        root.add(cell(main, across, panes[0]))
         if len(panes) == 2:
-            root.add(sized(lambda c, ln: leaf(panes[1], c, ln), other, across))
+            root.add(cell(other, across, panes[1]))
             return root
-        inner: Orientation = "lr" if orientation == "tb" else "tb"
-        others = root.add(sized(lambda c, ln: node(inner, c, ln), other, across))
+        others = root.add(cell(other, across, split=inner))
         for pane in panes[1:]:
-            others.add(sized(lambda c, ln, p=pane: leaf(p, c, ln), other, PANE_MINIMUM))
+            others.add(cell(other, PANE_MINIMUM, pane))
         spread(others)
         return root
 

@@ -263,15 +263,6 @@ class Registry:
         if not window.panes:
             self.remove_window(window)
 
-    def take_pane(self, pane: Pane) -> None:
-        """Take `pane` out of its window without ending it (break-pane, join-pane); a window
-        left without panes goes, and a session left without windows."""
-        window = window_of(pane)
-        window.remove(pane)
-        pane.window = None
-        if not window.panes:
-            self.drop_window(window)
-
     def remove_window(self, window: Window) -> None:
         for pane in list(window.panes):
             window.remove(pane)

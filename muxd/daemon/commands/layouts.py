@@ -13,9 +13,7 @@ from muxd.daemon.registry import Session, pane_info, window_of
 from muxd.daemon.respawn import respawn
 from muxd.daemon.target import resolve_pane, resolve_session
 from muxd.errors import BadRequest
-from muxd.protocol.messages import (
-    BreakPane, JoinPane, Ok, PaneReply, RespawnPane, SelectLayout, SwapPane,
-)
+from muxd.protocol.messages import BreakPane, JoinPane, Ok, PaneReply, RespawnPane, SelectLayout, SwapPane
 
 if TYPE_CHECKING:
     from muxd.daemon.pane import Pane

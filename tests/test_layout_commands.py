@@ -101,6 +101,7 @@ def test_splits_and_layouts_give_tmuxs_geometry(server, tmux):
         ("select-layout", "-t", "{0}", "even-v"),
         ("select-layout", "-o", "-t", "{0}"),   # undo: back to main-vertical
         ("resize-pane", "-t", "{2}", "-x", "40%"),
+        ("split-window", "-f", "-v", "-l", "20%", "-t", "{2}"),  # across the whole window, at the bottom
     ]
     for step in steps:
         mine = [a.format(*ours) for a in step]

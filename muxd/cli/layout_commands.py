@@ -70,6 +70,7 @@ def _configure_join_pane(p: argparse.ArgumentParser) -> None:
     p.add_argument("-h", dest="horizontal", action="store_true", help="side by side (left/right)")
     p.add_argument("-v", dest="vertical", action="store_true", help="stacked (top/bottom; the default)")
     p.add_argument("-b", dest="before", action="store_true", help="left of (above) the target")
+    p.add_argument("-f", dest="full", action="store_true", help="span the window's height (width)")
     p.add_argument("-d", dest="detached", action="store_true", help="do not make the moved pane active")
     add_size_options(p)
 
@@ -77,7 +78,7 @@ def _configure_join_pane(p: argparse.ArgumentParser) -> None:
 @cli_command("join-pane")(_configure_join_pane)
 def join_pane(client: Any, args: argparse.Namespace) -> int:
     client.call("join-pane", "ok", target=args.target, source=args.source, horizontal=args.horizontal,
-                before=args.before, size=size_argument(args), detached=args.detached)
+                before=args.before, full=args.full, size=size_argument(args), detached=args.detached)
     return 0
 
 

@@ -103,6 +103,7 @@ def _configure_split_window(p: argparse.ArgumentParser) -> None:
     p.add_argument("-h", dest="horizontal", action="store_true", help="side by side (left/right)")
     p.add_argument("-v", dest="vertical", action="store_true", help="stacked (top/bottom; the default)")
     p.add_argument("-b", dest="before", action="store_true", help="the new pane goes left of (above) the target")
+    p.add_argument("-f", dest="full", action="store_true", help="the new pane spans the window's height (width)")
     p.add_argument("-d", dest="detached", action="store_true", help="do not make the new pane active")
     from muxd.cli.layout_commands import add_size_options
 
@@ -116,7 +117,7 @@ def split_window(client: Any, args: argparse.Namespace) -> int:
 
     reply = client.call("split-window", "pane", target=args.target, horizontal=args.horizontal,
                         spawn=spawn_from_args(args), detached=args.detached, before=args.before,
-                        size=size_argument(args))
+                        full=args.full, size=size_argument(args))
     report_new_pane(args, reply.pane)
     return 0
 

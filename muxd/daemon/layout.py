@@ -94,6 +94,19 @@ def size_in_cells(text: str, whole: int, flag: str = "-l") -> int:
     return whole * int(number) // 100 if text.endswith("%") else int(number)
 
 
+def split_sizes(saved: int, size: int | None, before: bool) -> tuple[int, int]:
+    """A cell of `saved` cells split in two with a border: (left or top, right or bottom), the
+    new side `size` (tmux's -l) or half, as tmux's layout_split_pane computes them."""
+    if size is None:
+        second = (saved + 1) // 2 - 1
+    else:
+        second = saved - size - 1 if before else size
+        if second < 0:  # tmux computes this unsigned: it wraps and is cut to the largest
+            second = saved - 2
+    second = min(max(second, PANE_MINIMUM), saved - 2)
+    return saved - 1 - second, second
+
+
 def leaf(pane: Hashable, columns: int, lines: int) -> Cell:
     return Cell(columns=columns, lines=lines, pane=pane)
 
@@ -274,14 +287,7 @@ class Layout:
         if saved < 2 * MIN_SPLIT_CELLS + 1:
             raise BadRequest(f"pane {getattr(pane, 'id', pane)} is too small to split",
                              pane=str(getattr(pane, "id", pane)))
-        if size is None:
-            second = (saved + 1) // 2 - 1
-        else:
-            second = saved - size - 1 if before else size
-            if second < 0:  # tmux computes this unsigned: it wraps and is cut to the largest
-                second = saved - 2
-        second = min(max(second, PANE_MINIMUM), saved - 2)
-        first = saved - 1 - second
+        first, second = split_sizes(saved, size, before)
         old, new = (second, first) if before else (first, second)
         if horizontal:
             return (old, cell.lines), (new, cell.lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from muxd.daemon import layout_full
 from muxd.daemon.names import program_name
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Session, Window, window_of
@@ -53,7 +54,7 @@ class _Placeholder:
 
 
 def join(registry: Registry, source: Pane, target: Pane, horizontal: bool, *, size: int | None = None,
-         before: bool = False, detached: bool = False) -> None:
+         before: bool = False, full: bool = False, detached: bool = False) -> None:
     """Move `source` into a split of `target`'s cell (tmux's join-pane: split first, then close
     the source's cell); a window left without panes goes."""
     if source is target:
@@ -62,7 +63,10 @@ def join(registry: Registry, source: Pane, target: Pane, horizontal: bool, *, si
     assert src_w.layout is not None and dst_w.layout is not None
     src_w.zoomed = dst_w.zoomed = False
     placeholder = _Placeholder()
-    dst_w.layout.split(target, placeholder, horizontal, size, before)  # raises before anything moved
+    if full:  # raises before anything moved
+        layout_full.split_full(dst_w.layout, placeholder, horizontal, size, before)
+    else:
+        dst_w.layout.split(target, placeholder, horizontal, size, before)
     src_w.forget(source)
     if src_w.panes:
         src_w.layout.remove(source)

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from muxd.daemon import layout_sets
+from muxd.daemon import layout_full, layout_sets
 from muxd.daemon.layout import Cell, Layout
 from muxd.daemon.names import check_target_name, check_window_name
 from muxd.daemon.pane import Pane
@@ -58,15 +58,29 @@ class Window:
 
     # layout: every change ends in apply_layout, which resizes panes (the programs get SIGWINCH)
     def split(self, target: Pane, pane: Pane, horizontal: bool, *, size: int | None = None,
-              before: bool = False) -> None:
-        """`pane` (already added) takes part of `target`'s cell, and follows it in the pane
-        list as in tmux (pane indexes, swap-pane -U/-D and select-layout go by that order)."""
+              before: bool = False, full: bool = False) -> None:
+        """`pane` (already added) takes part of `target`'s cell (with `full`, a cell across the
+        whole window), and follows it in the pane list as in tmux (pane indexes, swap-pane -U/-D
+        and select-layout go by that order; a full-size pane goes first or last)."""
         assert self.layout is not None
         self.zoomed = False
-        self.layout.split(target, pane, horizontal, size, before)
         self.panes.remove(pane)
-        self.panes.insert(self.panes.index(target) + (0 if before else 1), pane)
+        if full:
+            layout_full.split_full(self.layout, pane, horizontal, size, before)
+            self.panes.insert(0 if before else len(self.panes), pane)
+        else:
+            self.layout.split(target, pane, horizontal, size, before)
+            self.panes.insert(self.panes.index(target) + (0 if before else 1), pane)
         self.apply_layout()
+
+    def plan_split(self, target: Pane, horizontal: bool, *, size: int | None = None, before: bool = False,
+                   full: bool = False) -> tuple[int, int]:
+        """(columns, lines) the new pane of such a split gets (BadRequest: no room for it)."""
+        assert self.layout is not None
+        if not full:
+            return self.layout.plan_split(target, horizontal, size, before)[1]
+        _, new = layout_full.plan_full_split(self.layout, horizontal, size, before)
+        return (new, self.layout.lines) if horizontal else (self.layout.columns, new)
 
     def resize(self, columns: int, lines: int) -> None:
         if self.layout is not None and (columns, lines) != (self.layout.columns, self.layout.lines):

@@ -187,7 +187,9 @@ def register_pane_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="panes", risk="moderate", annotations=IDEMPOTENT)
     async def resize_pane(pane_id: PaneId, columns: Columns, lines: Lines) -> ResizePaneOutput:
-        """Change a pane's size in columns and lines; the program sees SIGWINCH."""
+        """Change a pane's size in columns and lines; the program sees SIGWINCH. A pane alone in
+        its window resizes the window; one in a split moves the dividers, as far as its
+        neighbours allow (bad_request when no divider runs that way)."""
         _check_size(columns, lines)
         await current_client().call(ResizePane, target=pane_id, columns=columns, lines=lines)
         return {"pane_id": pane_id, "columns": columns, "lines": lines}

@@ -43,6 +43,7 @@ class JoinPane(_Message, tag="join-pane"):
     horizontal: bool = False      # -h: side by side; default stacked
     before: bool = False          # -b: left of (above) the target
     size: Size | None = None      # -l: cells or "N%" of the target pane
+    full: bool = False            # -f: the pane spans the whole window's height (width)
     detached: bool = False        # -d: the target window's active pane stays active
 
 

@@ -120,6 +120,7 @@ class SplitWindow(_Message, tag="split-window"):
     detached: bool = False    # tmux -d: the window's active pane stays active
     before: bool = False      # tmux -b: the new pane goes left of (above) the target
     size: Size | None = None  # tmux -l: cells, or "N%" of the target pane; None: half
+    full: bool = False        # tmux -f: the new pane spans the whole window's height (width)
 
 
 class SendKeys(_Message, tag="send-keys"):

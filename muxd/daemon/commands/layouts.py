@@ -79,7 +79,7 @@ async def join_pane(daemon: Daemon, req: JoinPane, target: Pane) -> Ok:
         size = size_in_cells(req.size, target.columns if req.horizontal else target.lines)
     sessions = {window_of(source).session, window_of(target).session}
     pane_moves.join(daemon.registry, source, target, req.horizontal, size=size, before=req.before,
-                    detached=req.detached)
+                    full=req.full, detached=req.detached)
     _changed(daemon, sessions)
     return Ok(id=req.id)
 

@@ -56,12 +56,13 @@ async def split_window(daemon: Daemon, req: SplitWindow, target: Pane) -> PaneRe
     # Halve the target pane (or cut -l's size off it), leaving a one-cell border as tmux does.
     assert window.layout is not None
     size = None
-    if req.size is not None:
-        size = size_in_cells(req.size, target.columns if req.horizontal else target.lines)
-    _, size_new = window.layout.plan_split(target, req.horizontal, size, req.before)
+    if req.size is not None:  # N% is of the target pane, or with -f of the window
+        whole = window.layout if req.full else target
+        size = size_in_cells(req.size, whole.columns if req.horizontal else whole.lines)
+    size_new = window.plan_split(target, req.horizontal, size=size, before=req.before, full=req.full)
     active = window.active_pane
     pane = daemon.spawn_pane(window, req.spawn, *size_new)
-    window.split(target, pane, req.horizontal, size=size, before=req.before)
+    window.split(target, pane, req.horizontal, size=size, before=req.before, full=req.full)
     if req.detached:
         window.active_pane = active
     daemon.attach_hub.changed(window.session)

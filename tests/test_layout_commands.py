@@ -156,6 +156,11 @@ def test_swap_pane_moves_panes_and_the_active_one_follows(server):
     assert [p["id"] for p in panes(s, "sw")] == [b, c, a] and active(s, "sw") == b
     muxd(s, "swap-pane", "-U", "-t", b)  # wraps to the last pane
     assert [p["id"] for p in panes(s, "sw")] == [a, c, b]
+    other = muxd(s, "new-window", "-d", "-t", "sw", "-P", *SLEEP).strip()
+    cell_of_c = geometry(s, "sw:0")[1]
+    muxd(s, "swap-pane", "-s", other, "-t", c)  # between windows: each takes the other's cell
+    assert [p["id"] for p in panes(s, "sw:0")] == [a, other, b] and panes(s, "sw:1")[0]["id"] == c
+    assert geometry(s, "sw:0")[1] == cell_of_c and geometry(s, "sw:1") == [(0, 0, 81, 24)]
     muxd(s, "kill-session", "-t", "sw")
 
 

@@ -27,29 +27,30 @@ def test_layout_keys_and_dividers_through_shrink_and_grow(muxd_server):
         term = outer(100, 30)
         term.type(muxd_command(s.name, "attach", "-t", "work"), enter=True)
         term.wait_for("[work]")
-        b = s.cli("split-window", "-h", "-t", a, "-P", *SLEEP, check=True).stdout.strip()
-        c = s.cli("split-window", "-v", "-t", b, "-P", *SLEEP, check=True).stdout.strip()  # active
+        b = s.cli("split-window", "-h", "-t", a, "-P", *SLEEP, check=True).stdout.strip()  # active
+        c = s.cli("split-window", "-d", "-v", "-t", b, "-P", *SLEEP, check=True).stdout.strip()  # -d: b stays
+        term.wait_for(lambda sc: "─" in sc.split("\n")[14][51:])  # the client shows the new pane
 
         term.keys("C-b", "Space")  # the first layout: even-horizontal, 3 x 32..34 columns
         even = [(a, 0, 0, 32, 29), (b, 33, 0, 32, 29), (c, 66, 0, 34, 29)]
         wait_until(lambda: geometry(s, "work:0") == even, timeout=5, message="even-horizontal")
         term.wait_for(lambda sc: dividers(sc, 10) == [32, 65])
 
-        term.keys("C-b", "}")  # swap-pane -D: c trades places with the pane after it (a, wrapping)
-        wait_until(lambda: [g[0] for g in geometry(s, "work:0")] == [c, b, a], timeout=5, message="swap down")
-        assert geometry(s, "work:0")[0] == (c, 0, 0, 32, 29)
+        term.keys("C-b", "}")  # swap-pane -D: the active b trades places with the pane after it
+        wait_until(lambda: [g[0] for g in geometry(s, "work:0")] == [a, c, b], timeout=5, message="swap down")
+        assert geometry(s, "work:0")[2] == (b, 66, 0, 34, 29)
         term.keys("C-b", "{")  # swap-pane -U: back
         wait_until(lambda: [g[0] for g in geometry(s, "work:0")] == [a, b, c], timeout=5, message="swap up")
 
-        term.keys("C-b", "!")  # break-pane: c gets a window of its own, which becomes current
+        term.keys("C-b", "!")  # break-pane: b gets a window of its own, which becomes current
         term.wait_for(lambda sc: "1:sleep*" in sc.split("\n")[29])
-        assert geometry(s, "work:1") == [(c, 0, 0, 100, 29)]
+        assert geometry(s, "work:1") == [(b, 0, 0, 100, 29)]
         term.keys("C-b", "0")
         term.wait_for(lambda sc: "0:sleep*" in sc.split("\n")[29])
 
         s.cli("resize-pane", "-t", a, "-x", "23", check=True)  # an uneven divider, put by hand
         before = geometry(s, "work:0")
-        assert before == [(a, 0, 0, 23, 29), (b, 24, 0, 76, 29)]
+        assert before == [(a, 0, 0, 23, 29), (c, 24, 0, 76, 29)]
         term.wait_for(lambda sc: dividers(sc, 5) == [23])
         for columns, lines in [(99, 29), (97, 28), (71, 17), (40, 12), (100, 30)]:
             term.resize(columns, lines)

@@ -50,6 +50,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("ls", "every session, window and pane at a glance", "pane_commands", ("list-sessions",)),
     CliCommand("list-panes", "list panes", "pane_commands", ("lsp",)),
     CliCommand("list-windows", "list windows", "pane_commands", ("lsw",)),
+    CliCommand("display-message", "print a tmux format expanded for a pane (display -p)", "format_commands",
+               ("display",)),
     CliCommand("send-keys", "type text and keys into a pane", "pane_commands", ("send",)),
     CliCommand("capture-pane", "print a pane's screen (and scrollback)", "pane_commands", ("capture", "capturep")),
     CliCommand("resize-pane", "set a pane's size", "pane_commands", ("resizep",)),

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from muxd.daemon.layout import Layout
+from muxd.daemon.layout_string import layout_string
 from muxd.daemon.names import check_target_name, check_window_name
 from muxd.daemon.pane import Pane
 from muxd.errors import Conflict
@@ -76,8 +77,19 @@ class Window:
             pane.resize(placed.columns, placed.lines)
 
     def info(self) -> WindowInfo:
-        return WindowInfo(id=self.id, session=self.session.name, index=self.index, name=self.name,
-                          panes=len(self.panes), active=self.session.active_window is self)
+        session = self.session
+        columns, lines = (self.layout.columns, self.layout.lines) if self.layout else (0, 0)
+        return WindowInfo(id=self.id, session=session.name, index=self.index, name=self.name,
+                          panes=len(self.panes), active=session.active_window is self,
+                          session_id=session.id, width=columns, height=lines,
+                          layout=layout_string(self.layout, _pane_number) if self.layout else "",
+                          zoomed=self.zoomed, last=session.last_window is self and session.active_window is not self,
+                          active_pane=self.active_pane.id if self.active_pane else None)
+
+
+def _pane_number(pane: object) -> int:
+    assert isinstance(pane, Pane)
+    return pane.number
 
 
 @dataclass(eq=False)
@@ -113,9 +125,10 @@ class Session:
     def panes(self) -> list[Pane]:
         return [pane for window in self.windows for pane in window.panes]
 
-    def info(self) -> SessionInfo:
+    def info(self, attached: int = 0) -> SessionInfo:
+        """Its record; `attached` is how many clients are attached to it (the attach hub knows)."""
         return SessionInfo(id=self.id, name=self.name, windows=len(self.windows),
-                           panes=len(self.panes()), created_at=self.created_at)
+                           panes=len(self.panes()), created_at=self.created_at, attached=attached)
 
 
 def window_of(pane: Pane) -> Window:
@@ -126,6 +139,9 @@ def window_of(pane: Pane) -> Window:
 def pane_info(pane: Pane) -> PaneInfo:
     window = window_of(pane)
     session = window.session
+    emulator = pane.emulator
+    cursor_x, cursor_y = emulator.cursor
+    place = window.layout.placement(pane) if window.layout and pane in window.layout.panes() else None
     return PaneInfo(
         id=pane.id,
         session=session.name,
@@ -149,6 +165,13 @@ def pane_info(pane: Pane) -> PaneInfo:
         active=window.active_pane is pane and session.active_window is window,
         agent=pane.agent,
         emulator_failed=pane.emulator_failed,
+        tty=pane.tty,
+        cursor_x=cursor_x,
+        cursor_y=cursor_y,
+        left=place.x if place else 0,
+        top=place.y if place else 0,
+        history_size=emulator.history_size,
+        tmux_shim=pane.tmux_shim,
     )
 
 

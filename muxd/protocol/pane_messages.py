@@ -49,6 +49,14 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     # The pane's emulator failed: output is still read (and recorded) but no longer drawn, so
     # the screen, capture-pane and detection show it as it was then.
     emulator_failed: bool = False
+    # What tmux's formats tell besides (#{pane_tty}, #{cursor_x}, #{pane_left}, #{history_size}…).
+    tty: str | None = None       # the pane's terminal device, /dev/pts/N
+    cursor_x: int = 0
+    cursor_y: int = 0
+    left: int = 0                # the pane's place in its window
+    top: int = 0
+    history_size: int = 0        # lines of scrollback
+    tmux_shim: bool = False      # its programs see TMUX and a `tmux` leading to muxd (muxd tmux)
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,6 +65,7 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     windows: int
     panes: int
     created_at: float
+    attached: int = 0  # clients attached to it
 
 
 class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,6 +75,13 @@ class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     panes: int
     active: bool
+    session_id: str = ""
+    width: int = 0
+    height: int = 0
+    layout: str = ""       # tmux's layout string: "b25d,80x24,0,0,0"
+    zoomed: bool = False
+    last: bool = False     # the session's previous window (tmux's '-' flag)
+    active_pane: str | None = None
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,6 +95,8 @@ class Spawn(msgspec.Struct, frozen=True, kw_only=True):
     remove_on_exit: bool = False
     # The program is recorded as an execution triggered so (muxd run: "cli"; create_pane: "mcp").
     record_as: Literal["cli", "mcp", "agent"] | None = None
+    # Its programs see TMUX/TMUX_PANE and a `tmux` on PATH that leads back to muxd (muxd tmux).
+    tmux_shim: bool = False
 
 
 # ---------------------------------------------------------------- requests
@@ -137,6 +155,13 @@ class ListPanes(_Message, tag="list-panes"):
     id: int
     target: Target | None = None
     all: bool = False
+
+
+class ShowPane(_Message, tag="show-pane"):
+    """One pane's record, its target resolved as every pane command's (display-message)."""
+
+    id: int
+    target: Target | None = None
 
 
 class ListSessions(_Message, tag="list-sessions"):

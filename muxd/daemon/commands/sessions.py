@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from muxd.daemon.commands import command
 from muxd.daemon.registry import Session, Window, pane_info, window_of
 from muxd.daemon.target import resolve_session
@@ -54,7 +56,10 @@ async def split_window(daemon: Daemon, req: SplitWindow, target: Pane) -> PaneRe
     # Halve the target pane, leaving a one-cell border between the two halves as tmux does.
     assert window.layout is not None
     _, size_new = window.layout.plan_split(target, req.horizontal)
-    pane = daemon.spawn_pane(window, req.spawn, *size_new)
+    spawn = req.spawn
+    if target.tmux_shim and not spawn.tmux_shim:  # a shimmed pane's halves stay in "tmux"
+        spawn = msgspec.structs.replace(spawn, tmux_shim=True)
+    pane = daemon.spawn_pane(window, spawn, *size_new)
     window.split(target, pane, req.horizontal)
     return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
@@ -78,7 +83,8 @@ async def has_session(daemon: Daemon, req: HasSession, session: Session) -> Ok:
 
 @command(ListSessions)
 async def list_sessions(daemon: Daemon, req: ListSessions) -> SessionList:
-    return SessionList(id=req.id, sessions=[s.info() for s in daemon.registry.sessions])
+    attached = [client.session for client in daemon.attach_hub.clients.values()]
+    return SessionList(id=req.id, sessions=[s.info(attached.count(s)) for s in daemon.registry.sessions])
 
 
 @command(ListWindows)

@@ -64,6 +64,7 @@ def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
         "cursor_y": str(pane.cursor_y),
         "history_size": str(pane.history_size),
         "history_limit": str(pane.history_size),  # muxd bounds scrollback in bytes, not lines
+        "history_bytes": "0",  # not counted
         # muxd's own
         "pane_name": _text(pane.name),
         "pane_tags": ",".join(pane.tags),

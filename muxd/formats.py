@@ -4,7 +4,7 @@ Pure: a template and a mapping of variable names to strings in, text out (tmux's
 What is understood:
 
 - `#{name}`: a variable; one nobody defines expands to "" as in tmux.
-- `#{?cond,a,b}` (also `#{?c1,a,c2,b,else}`; `#{?cond,a}` is nothing, as in tmux 3.3): cond is a variable name or a format; it is true
+- `#{?cond,a,b}`: cond is a variable name or a format; it is true
   when it expands to something other than "" and "0".
 - `#{==:a,b}` `#{!=:a,b}` `#{<:a,b}` `#{>:a,b}` `#{<=:a,b}` `#{>=:a,b}`, `#{||:a,b}` `#{&&:a,b}`,
   `#{m:pattern,text}` (fnmatch): "1" or "0", their operands expanded first.
@@ -13,6 +13,7 @@ What is understood:
   time), `n` (length), `E` (expand the value as a format), `s/re/with/` (substitute).
 - `##` is `#`, `#,` is `,`, `#}` is `}`; `#D #F #H #h #I #P #S #T #W` are tmux's short names.
 - `#(command)` expands to "": a format never runs a shell here.
+- A malformed `#{…}` (`#{?cond,a}`, `#{==:a}`, an unclosed one) ends the text there, as in tmux 3.3.
 
 Variables are built from muxd's records by muxd/format_variables.py.
 """
@@ -33,23 +34,36 @@ _COMPARISONS = ("==", "!=", "<=", ">=", "<", ">", "||", "&&")
 _MODIFIER = re.compile(r"(?:=|p)-?\d+|s/(?:\\.|[^/])*/(?:\\.|[^/])*/i?|[lbdqtnE]")
 
 
+class _Invalid(Exception):
+    """A malformed `#{…}` (`#{?cond,a}`, `#{==:a}`): tmux drops it and everything after it."""
+
+
 def expand(template: str, variables: Mapping[str, str], *, _depth: int = 0) -> str:
     """`template` with every format in it replaced from `variables`."""
-    if _depth > MAX_DEPTH:
-        return ""
     out: list[str] = []
+    try:
+        _expand_into(out, template, variables, _depth)
+    except _Invalid:
+        pass
+    return "".join(out)
+
+
+def _expand_into(out: list[str], template: str, variables: Mapping[str, str], _depth: int) -> None:
+    if _depth > MAX_DEPTH:
+        raise _Invalid
+
     at = 0
     while True:
         hash_at = template.find("#", at)
         if hash_at < 0 or hash_at == len(template) - 1:
             out.append(template[at:])
-            return "".join(out)
+            return
         out.append(template[at:hash_at])
         what = template[hash_at + 1]
         if what == "{":
             end = _closing(template, hash_at + 2)
             if end < 0:  # unclosed: tmux gives up on the rest
-                return "".join(out)
+                raise _Invalid
             out.append(_replace(template[hash_at + 2:end], variables, _depth))
             at = end + 1
         elif what == "(":
@@ -131,20 +145,17 @@ def _replace(content: str, variables: Mapping[str, str], depth: int) -> str:
 
 
 def _conditional(body: str, variables: Mapping[str, str], depth: int) -> str:
-    parts = _split_top(body)
-    if len(parts) < 3:  # `#{?cond,yes}` is no format in tmux 3.3: it expands to nothing
-        return ""
-    while len(parts) >= 3:
-        if _condition(parts[0], variables, depth):
-            return expand(parts[1], variables, _depth=depth + 1)
-        parts = parts[2:]
-    return expand(parts[0], variables, _depth=depth + 1) if parts else ""  # the last else
+    parts = _split_top(body, 2)  # tmux 3.3: cond, then, and all the rest is else
+    if len(parts) < 3:  # `#{?cond,yes}` is no format in tmux 3.3
+        raise _Invalid
+    chosen = parts[1] if _condition(parts[0], variables, depth) else parts[2]
+    return expand(chosen, variables, _depth=depth + 1)
 
 
 def _compare(op: str, body: str, variables: Mapping[str, str], depth: int) -> str:
     parts = _split_top(body, 1)
     if len(parts) != 2:
-        return ""
+        raise _Invalid
     left, right = (expand(part, variables, _depth=depth + 1) for part in parts)
     if op == "||":
         result = is_true(left) or is_true(right)
@@ -160,7 +171,7 @@ def _match(content: str, variables: Mapping[str, str], depth: int) -> str:
     flags, _, body = content.partition(":")
     parts = _split_top(body, 1)
     if len(parts) != 2:
-        return ""
+        raise _Invalid
     pattern, text = (expand(part, variables, _depth=depth + 1) for part in parts)
     if "r" in flags[2:]:
         found = re.search(pattern, text, re.IGNORECASE if "i" in flags[2:] else 0) is not None

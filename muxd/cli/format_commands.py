@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from muxd.cli.format_variables import FormatScope
 from muxd.cli.table import cli_command
 from muxd.formats import expand, is_true
 
@@ -13,6 +12,8 @@ TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
+
+    from muxd.cli.format_variables import FormatScope
 
 # tmux's display-message without a format (its strftime part left out: see the README).
 DISPLAY_DEFAULT_FORMAT = "[#{session_name}] #{window_index}:#{window_name}, current pane #{pane_index}"
@@ -37,7 +38,7 @@ def print_lines(items: Iterable[Any], variables_of: Callable[[Any], Mapping[str,
 def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     """list-panes as tmux scopes it: the target window, the target's session with -s, every
     pane with -a (the target resolved by the daemon, as every command's)."""
-    scope = FormatScope(client)
+    scope = _scope(client)
     panes = list(scope.panes().values())
     if not args.all:
         anchor = client.call("show-pane", "pane", target=args.target).pane
@@ -49,7 +50,7 @@ def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
 
 
 def window_lines(client: Any, args: argparse.Namespace, template: str) -> None:
-    scope = FormatScope(client)
+    scope = _scope(client)
     windows = list(scope.windows().values())
     if not args.all:
         session_id = client.call("show-pane", "pane", target=args.target).pane.session_id
@@ -58,8 +59,15 @@ def window_lines(client: Any, args: argparse.Namespace, template: str) -> None:
 
 
 def session_lines(client: Any, args: argparse.Namespace, template: str) -> None:
-    scope = FormatScope(client)
+    scope = _scope(client)
     print_lines(scope.sessions().values(), scope.of_session, template, args.filter)
+
+
+def _scope(client: Any) -> FormatScope:
+    # Imported here: `muxd ls` and `list-panes` without -F need none of it (collections, shlex).
+    from muxd.cli.format_variables import FormatScope
+
+    return FormatScope(client)
 
 
 def _configure_display(p: argparse.ArgumentParser) -> None:
@@ -77,7 +85,7 @@ def _configure_display(p: argparse.ArgumentParser) -> None:
 @cli_command("display-message")(_configure_display)
 def display_message(client: Any, args: argparse.Namespace) -> int:
     pane = client.call("show-pane", "pane", target=args.target).pane
-    variables = FormatScope(client).of_pane(pane)
+    variables = _scope(client).of_pane(pane)
     if args.all_variables:
         for name in sorted(variables):
             print(f"{name}={variables[name]}")

@@ -62,7 +62,12 @@ class TmuxCommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         if message.startswith("unrecognized arguments: "):
-            message = f"unknown flag {message.split(': ', 1)[1].split()[0]}"
+            extra = message.split(": ", 1)[1].split()[0]
+            if extra.startswith("-"):
+                message = f"unknown flag {extra}"
+            else:
+                most = sum(1 for action in self._actions if not action.option_strings)
+                message = f"too many arguments (need at most {most})"
         raise BadRequest(f"command {self.prog}: {message}")
 
 

@@ -150,10 +150,10 @@ def test_a_shimmed_panes_tmux_calls_reach_muxd(shared_server, tmp_path):
     out = tmp_path / "out"
     script = ('echo "pane=$TMUX_PANE tmux=$TMUX"; command -v tmux; '
               'tmux display -p "me=#{pane_id} #{session_name}"; '
-              'tmux split-window -P -F "new=#{pane_id}" "sleep 600"; '
+              '(cd / && tmux split-window -c "#{pane_current_path}" -P -F "new=#{pane_id}" "sleep 600"); '
               'tmux list-panes -F "#{pane_id} #{pane_active}"; '
               'tmux has -t nope; echo "rc=$?"')
-    lead = s.cli("new-session", "-d", "-P", "-s", "lead", "--tmux-shim", "--", "sh", "-c",
+    lead = s.cli("new-session", "-d", "-P", "-s", "lead", "-c", str(tmp_path), "--tmux-shim", "--", "sh", "-c",
                  f"({script}) >{out}.part 2>&1; mv {out}.part {out}; sleep 600", check=True).stdout.strip()
     wait_until(out.exists, timeout=15, message="the script in the shimmed pane")
     lines = out.read_text().splitlines()
@@ -164,6 +164,7 @@ def test_a_shimmed_panes_tmux_calls_reach_muxd(shared_server, tmp_path):
     assert lines[4:] == [f"{lead} 0", f"{new} 1", "can't find session: nope", "rc=1"]
     panes = {p["id"]: p for p in json.loads(s.cli("list-panes", "-a", "--json", check=True).stdout)}
     assert panes[new]["tmux_shim"] and panes[new]["session"] == "lead"
+    assert panes[new]["cwd"] == str(tmp_path)  # -c's format expanded for the pane it ran in, not "/"
     # A split of a shimmed pane by muxd's own CLI is shimmed too, and a plain pane is not.
     half = s.cli("split-window", "-t", lead, "-P", "--", "sleep", "600", check=True).stdout.strip()
     plain = s.cli("new-session", "-d", "-P", "--", "sleep", "600", check=True).stdout.strip()

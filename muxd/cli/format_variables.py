@@ -183,9 +183,3 @@ class FormatScope:
 
     def expand_pane(self, template: str, pane: Any) -> str:
         return expand(template, self.of_pane(pane))
-
-    def expand_window(self, template: str, window: Any) -> str:
-        return expand(template, self.of_window(window))
-
-    def expand_session(self, template: str, session: Any) -> str:
-        return expand(template, self.of_session(session))

@@ -162,6 +162,8 @@ class TmuxServer:
         client = self.client(command.starts_server)
         if getattr(args, "target", "") is None and self.own_pane and self.own_socket == client.socket_path:
             args.target = self.own_pane
+        if "#" in (getattr(args, "cwd", None) or ""):  # `split-window -c '#{pane_current_path}'`
+            args.cwd = _expand_for_target(client, args.cwd, getattr(args, "target", None))
         return body(client, args)
 
     @staticmethod
@@ -192,6 +194,13 @@ def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.
             parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", help=argparse.SUPPRESS,
                                 **({} if flag.endswith("=") else {"action": "store_true"}))
     return parser.parse_args(words)
+
+
+def _expand_for_target(client: Any, template: str, target: str | None) -> str:
+    """`template` expanded for the pane `target` names (its active pane for a session or window)."""
+    from muxd.cli.format_variables import FormatScope
+
+    return FormatScope(client).expand_pane(template, client.call("show-pane", "pane", target=target).pane)
 
 
 def exact_target(target: str) -> str:

@@ -66,7 +66,8 @@ def test_default_output_formats_are_tmuxs(muxd_server, real_tmux):
     steps = [("new-session", "-d", "-s", "fmt", "-n", "first", "-x", "80", "-y", "24", "-P", "cat"),
              ("split-window", "-t", "fmt", "-P", "cat"),
              ("split-window", "-h", "-t", "fmt:0.1", "-P", "-F", "#{pane_id} #{window_layout}", "cat"),
-             ("new-window", "-t", "fmt", "-n", "second", "-P", "cat")]
+             ("new-window", "-t", "fmt", "-n", "second", "-P", "cat"),
+             ("new-session", "-d", "-s", "aaa", "-n", "later", "-x", "80", "-y", "24", "cat")]  # listed first
     for step in steps:
         theirs, ours = real_tmux(*step), shim(s, *step)
         assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout), step
@@ -78,7 +79,8 @@ def test_default_output_formats_are_tmuxs(muxd_server, real_tmux):
         assert ours.returncode == theirs.returncode == 0, ours.stderr
         assert _same_history(ours.stdout) == _same_history(theirs.stdout), listing
     ours, theirs = shim(s, "ls").stdout, real_tmux("ls").stdout
-    pattern = r"fmt: 2 windows \(created \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\)\n"
+    created = r"\(created \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\)"
+    pattern = rf"aaa: 1 windows {created}\nfmt: 2 windows {created}\n"
     assert re.fullmatch(pattern, ours) and re.fullmatch(pattern, theirs)
 
 

@@ -39,7 +39,7 @@ def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     """list-panes as tmux scopes it: the target window, the target's session with -s, every
     pane with -a (the target resolved by the daemon, as every command's)."""
     scope = _scope(client)
-    panes = list(scope.panes().values())
+    panes = sorted(scope.panes().values(), key=lambda p: p.session)  # tmux lists sessions by name
     if not args.all:
         anchor = client.call("show-pane", "pane", target=args.target).pane
         if args.session_scope:
@@ -51,7 +51,7 @@ def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
 
 def window_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     scope = _scope(client)
-    windows = list(scope.windows().values())
+    windows = sorted(scope.windows().values(), key=lambda w: w.session)
     if not args.all:
         session_id = client.call("show-pane", "pane", target=args.target).pane.session_id
         windows = [w for w in windows if w.session_id == session_id]
@@ -60,7 +60,7 @@ def window_lines(client: Any, args: argparse.Namespace, template: str) -> None:
 
 def session_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     scope = _scope(client)
-    print_lines(scope.sessions().values(), scope.of_session, template, args.filter)
+    print_lines(sorted(scope.sessions().values(), key=lambda s: s.name), scope.of_session, template, args.filter)
 
 
 def _scope(client: Any) -> FormatScope:

@@ -128,13 +128,31 @@ def list_windows(client: Any, args: argparse.Namespace) -> int:
 
 def _configure_resize(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="target pane")
-    p.add_argument("-x", dest="columns", type=int, help="new width")
-    p.add_argument("-y", dest="lines", type=int, help="new height")
+    p.add_argument("-x", dest="columns", help="width: cells, or N%% of the window")
+    p.add_argument("-y", dest="lines", help="height: cells, or N%% of the window")
+    for flag, where in (("U", "up"), ("D", "down"), ("L", "left"), ("R", "right")):
+        p.add_argument(f"-{flag}", dest="direction", action="store_const", const=flag,
+                       help=f"move the divider {where} by ADJUSTMENT cells (default 1)")
+    p.add_argument("-Z", dest="zoom", action="store_true", help="zoom the pane (or unzoom the window)")
+    p.add_argument("adjustment", nargs="?", type=int, default=1, help="cells for -U/-D/-L/-R")
+
+
+def _cells_or_percent(value: str | None, flag: str) -> tuple[int | None, int | None]:
+    if value is None:
+        return None, None
+    number = value[:-1] if value.endswith("%") else value
+    if not number.isdigit():
+        raise BadRequest(f"{flag} wants cells or a percentage (80, 50%), got {value!r}")
+    return (None, int(number)) if value.endswith("%") else (int(number), None)
 
 
 @cli_command("resize-pane")(_configure_resize)
 def resize_pane(client: Any, args: argparse.Namespace) -> int:
-    client.call("resize-pane", "ok", target=args.target, columns=args.columns, lines=args.lines)
+    columns, columns_percent = _cells_or_percent(args.columns, "-x")
+    lines, lines_percent = _cells_or_percent(args.lines, "-y")
+    client.call("resize-pane", "ok", target=args.target, columns=columns, lines=lines,
+                columns_percent=columns_percent, lines_percent=lines_percent, direction=args.direction,
+                amount=args.adjustment, zoom=args.zoom)
     return 0
 
 

@@ -49,7 +49,7 @@ def spawn_from_args(args: argparse.Namespace) -> dict[str, Any]:
         command = command[1:]
     cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else os.getcwd()
     return {"command": command, "cwd": cwd, "env": env, "pane_name": args.pane_name, "tags": args.tags,
-            "remove_on_exit": args.remove_on_exit, "tmux_shim": args.tmux_shim}
+            "remove_on_exit": args.remove_on_exit, "tmux_shim": getattr(args, "tmux_shim", False)}
 
 
 def report_new_pane(client: Any, args: argparse.Namespace, pane: Record) -> None:
@@ -95,14 +95,14 @@ def new_session(client: Any, args: argparse.Namespace) -> int:
 def _configure_new_window(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="target session")
     p.add_argument("-n", dest="window_name", help="window name")
-    p.add_argument("-d", dest="detached", action="store_true", help="accepted for tmux compatibility")
+    p.add_argument("-d", dest="detached", action="store_true", help="do not make the new window current")
     add_spawn_options(p)
 
 
 @cli_command("new-window")(_configure_new_window)
 def new_window(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("new-window", "pane", target=args.target, name=args.window_name,
-                        spawn=spawn_from_args(args))
+                        spawn=spawn_from_args(args), detached=args.detached)
     report_new_pane(client, args, reply.pane)
     return 0
 
@@ -111,14 +111,21 @@ def _configure_split_window(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="pane to split")
     p.add_argument("-h", dest="horizontal", action="store_true", help="side by side (left/right)")
     p.add_argument("-v", dest="vertical", action="store_true", help="stacked (top/bottom; the default)")
-    p.add_argument("-d", dest="detached", action="store_true", help="accepted for tmux compatibility")
+    p.add_argument("-b", dest="before", action="store_true", help="the new pane goes left of (above) the target")
+    p.add_argument("-d", dest="detached", action="store_true", help="do not make the new pane active")
+    from muxd.cli.layout_commands import add_size_options
+
+    add_size_options(p)
     add_spawn_options(p)
 
 
 @cli_command("split-window")(_configure_split_window)
 def split_window(client: Any, args: argparse.Namespace) -> int:
+    from muxd.cli.layout_commands import size_argument
+
     reply = client.call("split-window", "pane", target=args.target, horizontal=args.horizontal,
-                        spawn=spawn_from_args(args))
+                        spawn=spawn_from_args(args), detached=args.detached, before=args.before,
+                        size=size_argument(args))
     report_new_pane(client, args, reply.pane)
     return 0
 

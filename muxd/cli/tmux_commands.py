@@ -34,6 +34,7 @@ DEFAULT_FORMATS = {
     "new-session": "#{session_name}:",
     "new-window": _NEW_PANE,
     "split-window": _NEW_PANE,
+    "break-pane": _NEW_PANE,
     "list-sessions": ("#{session_name}: #{session_windows} windows (created #{t:session_created})"
                       "#{?session_grouped, (group ,}#{session_group}#{?session_grouped,),}"
                       "#{?session_attached, (attached),}"),

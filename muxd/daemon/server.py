@@ -31,6 +31,7 @@ from muxd.daemon.registry import Registry, Window
 from muxd.daemon.tmux_shim import remove_launcher, shim_env, write_launcher
 from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
+from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
@@ -205,6 +206,15 @@ class Daemon:
         except BaseException:
             self.access.pane_gone(pane.id, set())
             raise
+        self.follow(pane, program)
+        window.add(pane)
+        if not window.name:
+            window.name = program_name(os.path.basename(argv[0]))
+        log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
+        return pane
+
+    def follow(self, pane: Pane, program: Execution | None = None) -> None:
+        """Watch a pane's newly started program: the watchdog, the history, detection."""
         assert pane.pid is not None
         self.watchdog.guard(pane.pid)  # the program leads its own session: sid == pid
         self.executions.pane_started(pane, program)
@@ -213,11 +223,14 @@ class Daemon:
             pane.on_output = detection.output
             self.detections[pane.id] = detection
         pane.on_output = self._output_listener(pane)
-        window.add(pane)
-        if not window.name:
-            window.name = program_name(os.path.basename(argv[0]))
-        log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
-        return pane
+
+    def unfollow(self, pane: Pane) -> None:
+        """Stop watching a pane's program (before respawn-pane starts another in it)."""
+        self.executions.pane_removed(pane)
+        pane.output_taps.clear()
+        detection = self.detections.pop(pane.id, None)
+        if detection is not None:
+            detection.close()
 
     def _pane_exited(self, pane: Pane) -> None:
         log.info("pane %s exited with %s", pane.id, pane.exit_code)

@@ -24,6 +24,7 @@ from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
     GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
 )
+from muxd.protocol.layout_messages import BreakPane, JoinPane, RespawnPane, SelectLayout, SwapPane
 from muxd.protocol.pane_messages import (  # noqa: F401
     AgentStateChanged, AgentSummary, Attach, Attached, AttachInput, AttachOutput, AttachResize, Captured,
     CapturePane, Detached, Error, HasSession, Hello, KillPane, KillServer, KillSession, KillWindow, ListPanes,
@@ -42,6 +43,7 @@ Request = Union[
     ListWindows, ShowPane, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
     ServerStatus, Subscribe, Summary,
     Attach, AttachInput, AttachResize,
+    SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history

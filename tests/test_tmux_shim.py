@@ -199,3 +199,34 @@ def test_muxd_cli_formats(shared_server):
     assert re.fullmatch(r"main 2 [0-9a-f]{4},80x24,0,0\[80x12,0,0,\d+,80x11,0,13,\d+\]\n", windows)
     bad = s.cli("display-message", "-p", "-t", "nope", "x")
     assert (bad.returncode, bad.stderr) == (1, "muxd: can't find session: nope\n")
+
+
+def test_a_teammate_backends_command_lines(shared_server, tmp_path):
+    """The lines Claude Code's tmux teammate backend sends (split a placeholder `cat` beside
+    the lead without taking the focus, respawn it with the real command, drive and read it,
+    kill it), as a program in the lead's pane sends them: TMUX and TMUX_PANE set."""
+    s = shared_server
+    lead = s.cli("new-session", "-d", "-P", "-s", "team", "-x", "120", "-y", "40", "--tmux-shim", "--",
+                 "sleep", "600", check=True).stdout.strip()
+    env = {**s.env, "TMUX": f"{s.socket_path},{s.pid},0", "TMUX_PANE": lead}
+
+    def tmux(*args):
+        result = subprocess.run([sys.executable, "-m", "muxd", "tmux", *args], env=env, capture_output=True,
+                                text=True, timeout=30, cwd=tmp_path)
+        assert result.returncode == 0, (args, result.stderr)
+        return result.stdout
+
+    assert tmux("display-message", "-p", "-t", lead, "#{pane_id} #{window_id}") == \
+        tmux("display-message", "-p", "#{pane_id} #{window_id}")  # no -t: the pane it runs in
+    worker = tmux("split-window", "-d", "-t", lead, "-h", "-l", "70%", "-P", "-F", "#{pane_id}", "--", "cat").strip()
+    assert tmux("list-panes", "-F", "#{pane_id} #{pane_active} #{pane_width} #{pane_current_command}") == \
+        f"{lead} 1 35 sleep\n{worker} 0 84 cat\n"  # tmux: 70% of 120 is 84, the lead keeps the focus
+    tmux("respawn-pane", "-k", "-t", worker, "--", "sh -c 'echo teammate-$((6*7)); exec cat'")
+    wait_until(lambda: "teammate-42" in tmux("capture-pane", "-p", "-t", worker), timeout=10,
+               message="the respawned teammate's output")
+    tmux("send-keys", "-t", worker, "hello from the lead", "Enter")
+    wait_until(lambda: tmux("capture-pane", "-p", "-t", worker).count("hello from the lead") == 2, timeout=10,
+               message="cat's echo of the keys")
+    assert tmux("list-panes", "-a", "-F", "#{session_name} #{pane_id} #{pane_dead}").count("team ") == 2
+    tmux("kill-pane", "-t", worker)
+    assert tmux("list-panes", "-t", "team", "-F", "#D") == f"{lead}\n"

@@ -208,7 +208,7 @@ def test_a_teammate_backends_command_lines(shared_server, tmp_path):
     s = shared_server
     lead = s.cli("new-session", "-d", "-P", "-s", "team", "-x", "120", "-y", "40", "--tmux-shim", "--",
                  "sleep", "600", check=True).stdout.strip()
-    env = {**s.env, "TMUX": f"{s.socket_path},{s.pid},0", "TMUX_PANE": lead}
+    env = {**s.env, "TMUX": f"{s.socket_path},{s.pid},0", "TMUX_PANE": lead, "MUXD": str(s.socket_path)}
 
     def tmux(*args):
         result = subprocess.run([sys.executable, "-m", "muxd", "tmux", *args], env=env, capture_output=True,

@@ -127,6 +127,14 @@ def test_libtmux_drives_muxd_through_the_launcher(muxd_server, monkeypatch, tmp_
     assert (session.session_name, window.window_name, window.window_index) == ("crew", "workers", "1")
     assert [p.pane_id for p in window.panes] == [window.panes[0].pane_id, worker.pane_id]
 
+    side = window.split(direction=libtmux.constants.PaneDirection.Right, size="30%", attach=False, shell=shell)
+    window.select_layout("even-horizontal")
+    window.refresh()
+    widths = [int(w) for w in re.findall(r"[{,](\d+)x30,\d+,0,\d+", window.window_layout)]
+    assert widths == [32, 32, 34]  # what tmux 3.3a's even-horizontal gives three panes of a 100-column window
+    assert worker.display_message("#{pane_id} #{pane_current_command}", get_text=True) == [f"{worker.pane_id} bash"]
+    side.kill()
+
     worker.send_keys("echo worker-$((6*7))", enter=True)
     wait_until(lambda: "worker-42" in worker.capture_pane(), timeout=10, message="the worker's echo")
 

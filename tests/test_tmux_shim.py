@@ -22,7 +22,7 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 def shim(server, *args, env=None):
     """`muxd tmux -L NAME args…` as a tool would run it."""
     return subprocess.run([sys.executable, "-m", "muxd", "tmux", "-L", server.name, *args],
-                          env=env or server.env, capture_output=True, text=True, timeout=30)
+                          env=env or server.env, capture_output=True, text=True, check=False, timeout=30)
 
 
 class RealTmux:
@@ -33,10 +33,10 @@ class RealTmux:
 
     def __call__(self, *args):
         return subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null", *args], env=self.env,
-                              capture_output=True, text=True, timeout=30)
+                              capture_output=True, text=True, check=False, timeout=30)
 
     def close(self):
-        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, check=False, timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +73,9 @@ def test_default_output_formats_are_tmuxs(muxd_server, real_tmux):
         assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout), step
     for listing in [("list-windows", "-t", "fmt"), ("list-windows", "-a"), ("list-panes", "-t", "fmt:0"),
                     ("list-panes", "-s", "-t", "fmt"), ("list-panes", "-a"), ("lsp", "-t", "fmt:1"),
-                    ("display-message", "-p", "-t", "fmt:0.2", "#{pane_index} #{pane_width}x#{pane_height} "
-                     "#{pane_left},#{pane_top} #{window_flags} #F #{session_windows} #{pane_dead}")]:
+                    ("display-message", "-p", "-t", "fmt:0.2", ("#{pane_index} #{pane_width}x#{pane_height} "
+                                                                "#{pane_left},#{pane_top} #{window_flags} #F "
+                                                                "#{session_windows} #{pane_dead}"))]:
         theirs, ours = real_tmux(*listing), shim(s, *listing)
         assert ours.returncode == theirs.returncode == 0, ours.stderr
         assert _same_history(ours.stdout) == _same_history(theirs.stdout), listing
@@ -178,9 +179,6 @@ def test_a_shimmed_panes_tmux_calls_reach_muxd(shared_server, tmp_path):
     # A split of a shimmed pane by muxd's own CLI is shimmed too, and a plain pane is not.
     half = s.cli("split-window", "-t", lead, "-P", "--", "sleep", "600", check=True).stdout.strip()
     plain = s.cli("new-session", "-d", "-P", "--", "sleep", "600", check=True).stdout.strip()
-    flags = s.cli("list-panes", "-a", "-F", "#D #{?#{==:#D,%s},half,#{?#{==:#D,%s},plain,}}" % (half, plain),
-                  check=True).stdout
-    assert f"{half} half" in flags and f"{plain} plain" in flags
     shimmed = {p["id"]: p["tmux_shim"] for p in json.loads(s.cli("list-panes", "-a", "--json").stdout)}
     assert shimmed[half] and not shimmed[plain]
 
@@ -199,7 +197,7 @@ def test_muxd_cli_formats(shared_server):
     listed = s.cli("list-panes", "-t", "cli", "-F", "#{pane_index}:#{pane_id}", check=True).stdout
     assert listed == f"0:{pane}\n1:{second}\n"
     mine = "#{==:#{session_name},cli}"
-    filtered = s.cli("list-panes", "-a", "-f", "#{&&:#{pane_active},%s}" % mine, "-F", "#D", check=True).stdout
+    filtered = s.cli("list-panes", "-a", "-f", "#{&&:#{pane_active}," + mine + "}", "-F", "#D", check=True).stdout
     assert filtered == f"{second}\n"
     assert s.cli("ls", "-f", mine, "-F", "#{session_name} #{session_windows}", check=True).stdout == "cli 1\n"
     windows = s.cli("list-windows", "-t", "cli", "-F", "#{window_name} #{window_panes} #{window_layout}",
@@ -227,7 +225,7 @@ def test_claude_codes_teammate_command_lines(shared_server, tmp_path):
     def tmux(from_pane, *args):
         env = {**s.env, "TMUX": f"{sock},{s.pid},0", "TMUX_PANE": from_pane, "MUXD": sock}
         result = subprocess.run([sys.executable, "-m", "muxd", "tmux", *args], env=env, capture_output=True,
-                                text=True, timeout=30, cwd=tmp_path)
+                                text=True, check=False, timeout=30, cwd=tmp_path)
         if result.stderr.endswith(": not supported by muxd\n"):
             return None  # a command another part of muxd brings
         assert (result.returncode, result.stderr) == (0, ""), args

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 Variables = Mapping[str, str]
+_Layers = list[dict[str, str]]  # ChainMap wants mutable maps
 
 
 def _flag(value: object) -> str:
@@ -161,28 +162,28 @@ class FormatScope:
         return self._panes
 
     # the variables
-    def of_pane(self, pane: Any) -> Variables:
+    def of_pane(self, pane: Any) -> ChainMap[str, str]:
         window = self.windows().get(pane.window_id)
         session = self.sessions().get(pane.session_id)
         return ChainMap(pane_variables(pane, window), *self._window_part(window), *self._session_part(session),
                         self.server)
 
-    def of_window(self, window: Any) -> Variables:
+    def of_window(self, window: Any) -> ChainMap[str, str]:
         pane = self.panes().get(window.active_pane) if window.active_pane else None
         session = self.sessions().get(window.session_id)
         pane_part = [pane_variables(pane, window)] if pane is not None else []
         return ChainMap(window_variables(window), *pane_part, *self._session_part(session), self.server)
 
-    def of_session(self, session: Any) -> Variables:
+    def of_session(self, session: Any) -> ChainMap[str, str]:
         windows = [w for w in self.windows().values() if w.session_id == session.id and w.active]
         if windows:
-            return ChainMap(session_variables(session), self.of_window(windows[0]))
+            return ChainMap(session_variables(session), *self.of_window(windows[0]).maps)
         return ChainMap(session_variables(session), self.server)
 
-    def _window_part(self, window: Any) -> list[Variables]:
+    def _window_part(self, window: Any) -> _Layers:
         return [window_variables(window)] if window is not None else []
 
-    def _session_part(self, session: Any) -> list[Variables]:
+    def _session_part(self, session: Any) -> _Layers:
         return [session_variables(session)] if session is not None else []
 
     def expand_pane(self, template: str, pane: Any) -> str:

@@ -98,8 +98,8 @@ def run_tmux(words: list[str]) -> int:
         return 1
     server = TmuxServer(line)
     try:
-        for words in line.commands or [["new-session"]]:
-            status = server.run(words)
+        for command in line.commands or [["new-session"]]:
+            status = server.run(command)
             if status:
                 return status
         return 0
@@ -201,8 +201,11 @@ def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.
     for flag in TMUX_ONLY_FLAGS.get(name, ()):
         option = flag.rstrip("=")
         if option not in parser._option_string_actions:  # muxd may act on it one day: then it is its own
-            parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", help=argparse.SUPPRESS,
-                                **({} if flag.endswith("=") else {"action": "store_true"}))
+            if flag.endswith("="):
+                parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", help=argparse.SUPPRESS)
+            else:
+                parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", action="store_true",
+                                    help=argparse.SUPPRESS)
     return parser.parse_args(words)
 
 

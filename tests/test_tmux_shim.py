@@ -208,6 +208,12 @@ def test_muxd_cli_formats(shared_server):
     windows = s.cli("list-windows", "-t", "cli", "-F", "#{window_name} #{window_panes} #{window_layout}",
                     check=True).stdout
     assert re.fullmatch(r"main 2 [0-9a-f]{4},80x24,0,0\[80x12,0,0,\d+,80x11,0,13,\d+\]\n", windows)
+    typed = s.cli("new-session", "-d", "-P", "-s", "cursor", "--", "sh", "-c", "printf 'one\\ntwo\\nabc'; exec sleep 600",
+                  check=True).stdout.strip()
+    s.wait_for_text(typed, "abc")
+    assert s.cli("display", "-p", "-t", typed, "#{cursor_x},#{cursor_y}", check=True).stdout == "3,2\n"
+    assert s.cli("list-panes", "-t", typed, "-F", "#{cursor_x},#{cursor_y} #{history_size}",
+                 check=True).stdout == "3,2 0\n"
     bad = s.cli("display-message", "-p", "-t", "nope", "x")
     assert (bad.returncode, bad.stderr) == (1, "muxd: can't find session: nope\n")
 

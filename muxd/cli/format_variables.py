@@ -131,11 +131,16 @@ def server_variables(socket_path: str, pid: int | None) -> dict[str, str]:
     }
 
 
+_SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable
+
+
 class FormatScope:
     """The variables of every item of one server, fetched on first use."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, template: str = "") -> None:
         self._client = client
+        # The cursor and history size cost a flooding pane a catch-up: asked for only when used.
+        self._screen = any(name in template for name in _SCREEN_VARIABLES)
         self._sessions: dict[str, Any] | None = None
         self._windows: dict[str, Any] | None = None
         self._panes: dict[str, Any] | None = None
@@ -157,7 +162,7 @@ class FormatScope:
 
     def panes(self) -> dict[str, Any]:
         if self._panes is None:
-            listed = self._client.call("list-panes", "pane-list", all=True).panes
+            listed = self._client.call("list-panes", "pane-list", all=True, screen=self._screen).panes
             self._panes = {p.id: p for p in listed}
         return self._panes
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 PROTOCOL_VERSION = 1
+# The tmux muxd answers as (`muxd tmux -V`, #{version}): tools gate features on it, and libtmux
+# accepts 3.2a and later.
+TMUX_VERSION = "3.3a"
 
 # Wire framing: a 4-byte big-endian length, then a msgpack body of at most this size.
 MAX_FRAME_BYTES = 16 * 1024 * 1024

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from muxd.cli.render import print_json
-from muxd.cli.session_commands import spawn_from_args
+from muxd.cli.session_commands import report_new_pane, spawn_from_args
 from muxd.cli.table import cli_command
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
@@ -88,14 +87,15 @@ def _configure_break_pane(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", dest="window_name", help="the new window's name")
     p.add_argument("-d", dest="detached", action="store_true", help="do not make the new window current")
     p.add_argument("--json", action="store_true", help="print the pane as JSON")
+    p.add_argument("-P", dest="print_pane", action="store_true", help="print the pane's id (or -F's format)")
+    p.add_argument("-F", dest="format", metavar="FORMAT", help="with -P: print this tmux format instead")
 
 
 @cli_command("break-pane")(_configure_break_pane)
 def break_pane(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("break-pane", "pane", target=args.source, session=args.target, name=args.window_name,
                         detached=args.detached)
-    if args.json:
-        print_json(reply.pane)
+    report_new_pane(client, args, reply.pane)
     return 0
 
 

@@ -22,16 +22,17 @@ class CliCommand:
     """One command. A plain class: a dataclass or a NamedTuple would cost more to import than
     the whole table (dataclasses imports inspect; NamedTuple, typing)."""
 
-    __slots__ = ("name", "help", "module", "aliases", "starts_server", "local")
+    __slots__ = ("name", "help", "module", "aliases", "starts_server", "local", "raw")
 
     def __init__(self, name: str, help: str, module: str, aliases: tuple[str, ...] = (), *,
-                 starts_server: bool = False, local: bool = False) -> None:
+                 starts_server: bool = False, local: bool = False, raw: bool = False) -> None:
         self.name = name
         self.help = help
         self.module = module                # muxd.cli.<module> declares options and body: @cli_command(name)
         self.aliases = aliases
         self.starts_server = starts_server  # tmux starts a server for commands that create things
         self.local = local                  # runs without a connection to the daemon
+        self.raw = raw                      # its words are its own (muxd tmux -L x ls): no parsing here
 
     def __repr__(self) -> str:
         return f"CliCommand({self.name!r})"
@@ -50,6 +51,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("ls", "every session, window and pane at a glance", "pane_commands", ("list-sessions",)),
     CliCommand("list-panes", "list panes", "pane_commands", ("lsp",)),
     CliCommand("list-windows", "list windows", "pane_commands", ("lsw",)),
+    CliCommand("display-message", "print a tmux format expanded for a pane (display -p)", "format_commands",
+               ("display",)),
     CliCommand("send-keys", "type text and keys into a pane", "pane_commands", ("send",)),
     CliCommand("capture-pane", "print a pane's screen (and scrollback)", "pane_commands", ("capture", "capturep")),
     CliCommand("resize-pane", "set a pane's size", "pane_commands", ("resizep",)),
@@ -88,6 +91,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("grant", "let a pane's agent (or a pane-bound token) see and use another pane", "access_commands"),
     CliCommand("metrics", "MCP tool call metrics of every MCP server of this muxd (Prometheus text)",
                "access_commands"),
+    CliCommand("tmux", "answer a tmux command line as tmux would (-V, -L/-S, `;`, formats), with muxd panes",
+               "tmux_commands", local=True, raw=True),
     CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
                "mcp_commands", starts_server=True),
 )

@@ -115,7 +115,7 @@ REQUEST_RULES: dict[type, Rule] = {
     m.ListPanes: VIEW, m.ListSessions: VIEW, m.ListWindows: VIEW, m.ServerStatus: VIEW,
     m.Subscribe: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
     m.RecordCall: VIEW,  # every principal reports its own calls, denied ones included
-    m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW,
+    m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW, m.ShowPane: VIEW,
     m.SendKeys: Rule("moderate", scoped=True),
     m.ResizePane: Rule("moderate", scoped=True),
     # Creating a pane is moderate with or without a command: send-keys into a shell already

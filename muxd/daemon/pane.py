@@ -55,6 +55,7 @@ class Pane:
         self.number = number
         self.command = command
         self.launch_argv: list[str] | None = None  # what actually runs, when muxd adds to `command`
+        self.tmux_shim = False  # its programs see TMUX and muxd's `tmux` (daemon/tmux_shim.py)
         self.start_cwd = cwd
         self.env = env
         self.name = name
@@ -100,6 +101,10 @@ class Pane:
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
+
+    @property
+    def tty(self) -> str | None:
+        return self._process.tty if self._process else None
 
     @property
     def columns(self) -> int:

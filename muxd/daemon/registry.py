@@ -138,9 +138,13 @@ class Window:
             pane.resize(placed.columns, placed.lines)
 
     def info(self) -> WindowInfo:
-        return WindowInfo(id=self.id, session=self.session.name, index=self.index, name=self.name,
-                          panes=len(self.panes), active=self.session.active_window is self,
-                          layout=self.layout_text())
+        session = self.session
+        columns, lines = (self.layout.columns, self.layout.lines) if self.layout else (0, 0)
+        return WindowInfo(id=self.id, session=session.name, index=self.index, name=self.name,
+                          panes=len(self.panes), active=session.active_window is self,
+                          layout=self.layout_text(), session_id=session.id, width=columns, height=lines,
+                          zoomed=self.zoomed, last=session.last_window is self and session.active_window is not self,
+                          active_pane=self.active_pane.id if self.active_pane else None)
 
 
 @dataclass(eq=False)
@@ -177,9 +181,10 @@ class Session:
     def panes(self) -> list[Pane]:
         return [pane for window in self.windows for pane in window.panes]
 
-    def info(self) -> SessionInfo:
+    def info(self, attached: int = 0) -> SessionInfo:
+        """Its record; `attached` is how many clients are attached to it (the attach hub knows)."""
         return SessionInfo(id=self.id, name=self.name, windows=len(self.windows),
-                           panes=len(self.panes()), created_at=self.created_at)
+                           panes=len(self.panes()), created_at=self.created_at, attached=attached)
 
 
 def window_of(pane: Pane) -> Window:
@@ -187,10 +192,14 @@ def window_of(pane: Pane) -> Window:
     return pane.window
 
 
-def pane_info(pane: Pane) -> PaneInfo:
+def pane_info(pane: Pane, *, screen: bool = False) -> PaneInfo:
+    """`pane`'s record; with `screen`, its cursor and history size too (which first bring any
+    output a flood left deferred onto its screen: not for every listing)."""
     window = window_of(pane)
     session = window.session
     left, top = window.placement(pane)
+    emulator = pane.emulator
+    cursor_x, cursor_y = emulator.cursor if screen else (0, 0)
     return PaneInfo(
         id=pane.id,
         session=session.name,
@@ -216,6 +225,11 @@ def pane_info(pane: Pane) -> PaneInfo:
         active=window.active_pane is pane and session.active_window is window,
         agent=pane.agent,
         emulator_failed=pane.emulator_failed,
+        tty=pane.tty,
+        cursor_x=cursor_x,
+        cursor_y=cursor_y,
+        history_size=emulator.history_size if screen else 0,
+        tmux_shim=pane.tmux_shim,
     )
 
 

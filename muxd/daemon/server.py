@@ -28,6 +28,7 @@ from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
+from muxd.daemon.tmux_shim import remove_launcher, shim_env, write_launcher
 from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
 from muxd.executions.record import Execution
@@ -102,6 +103,7 @@ class Daemon:
         """Claim the socket (raises ServerAlreadyRunning), serve until kill-server or a signal."""
         sock = self.claim.acquire()
         try:
+            write_launcher(self.socket_path)  # the `tmux` of shimmed panes (daemon/tmux_shim.py)
             self.watchdog.start()
             await self.executions.open(self.retention)
             await self.tasks.open()
@@ -121,6 +123,7 @@ class Daemon:
             if self.executions.store is not None:
                 self.executions.store.close()
             self.access.close()
+            remove_launcher(self.socket_path)
             self.claim.release()
             for task in list(self._connections):
                 task.cancel()
@@ -188,10 +191,13 @@ class Daemon:
         env["MUXD_PANE"] = f"%{number}"
         # The pane's own agent token: a client presenting it sees this pane and its grants only.
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
+        if spawn.tmux_shim:
+            shim_env(env, self.socket_path, window.session.number, env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
                     scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
                     turns=self.emulation)
+        pane.tmux_shim = spawn.tmux_shim
         pane.launch_argv = integrated_argv(argv, env)  # prompt marks from muxd's bash panes
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
         pane.on_reaped = self.watchdog.release

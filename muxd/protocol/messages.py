@@ -29,7 +29,7 @@ from muxd.protocol.pane_messages import (  # noqa: F401
     AgentStateChanged, AgentSummary, Attach, Attached, AttachInput, AttachOutput, AttachResize, Captured,
     CapturePane, Detached, Error, HasSession, Hello, KillPane, KillServer, KillSession, KillWindow, ListPanes,
     ListSessions, ListWindows, NewSession, NewWindow, Ok, PaneExited, PaneInfo, PaneList, PaneReply, ResizePane,
-    SendKeys, ServerStatus, SessionInfo, SessionList, Spawn, SplitWindow, Status, Subscribe, Summary,
+    SendKeys, ServerStatus, SessionInfo, SessionList, ShowPane, Spawn, SplitWindow, Status, Subscribe, Summary,
     SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession, Welcome, WindowInfo,
     WindowList,
 )
@@ -40,7 +40,7 @@ from muxd.protocol.task_messages import (
 
 Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
-    ListWindows, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
+    ListWindows, ShowPane, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
     ServerStatus, Subscribe, Summary,
     Attach, AttachInput, AttachResize,
     SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves

@@ -53,6 +53,12 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     emulator_failed: bool = False
     left: int = 0  # the pane's place in its window (tmux's pane_left, pane_top)
     top: int = 0
+    # What tmux's formats tell besides (#{pane_tty}, #{cursor_x}, #{history_size}…).
+    tty: str | None = None       # the pane's terminal device, /dev/pts/N
+    cursor_x: int = 0            # these three only when asked for (list-panes `screen`, show-pane)
+    cursor_y: int = 0
+    history_size: int = 0        # lines of scrollback
+    tmux_shim: bool = False      # its programs see TMUX and a `tmux` leading to muxd (muxd tmux)
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,6 +67,7 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     windows: int
     panes: int
     created_at: float
+    attached: int = 0  # clients attached to it
 
 
 class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,6 +78,12 @@ class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
     panes: int
     active: bool
     layout: str = ""  # tmux's #{window_layout}: checksum, then every cell's size and place
+    session_id: str = ""
+    width: int = 0
+    height: int = 0
+    zoomed: bool = False
+    last: bool = False     # the session's previous window (tmux's '-' flag)
+    active_pane: str | None = None
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,6 +97,8 @@ class Spawn(msgspec.Struct, frozen=True, kw_only=True):
     remove_on_exit: bool = False
     # The program is recorded as an execution triggered so (muxd run: "cli"; create_pane: "mcp").
     record_as: Literal["cli", "mcp", "agent"] | None = None
+    # Its programs see TMUX/TMUX_PANE and a `tmux` on PATH that leads back to muxd (muxd tmux).
+    tmux_shim: bool = False
 
 
 # ---------------------------------------------------------------- requests
@@ -147,6 +162,16 @@ class ListPanes(_Message, tag="list-panes"):
     id: int
     target: Target | None = None
     all: bool = False
+    # Also each pane's cursor and history size (#{cursor_x}, #{history_size}): reading them
+    # brings a flooding pane's deferred output onto its screen, which a plain listing skips.
+    screen: bool = False
+
+
+class ShowPane(_Message, tag="show-pane"):
+    """One pane's record, its target resolved as every pane command's (display-message)."""
+
+    id: int
+    target: Target | None = None
 
 
 class ListSessions(_Message, tag="list-sessions"):

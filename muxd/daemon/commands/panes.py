@@ -1,4 +1,4 @@
-"""Pane commands: send-keys, capture-pane, list-panes, resize-pane, kill-pane."""
+"""Pane commands: send-keys, capture-pane, list-panes, show-pane, resize-pane, kill-pane."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from muxd.daemon.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.keys import keys_to_bytes
 from muxd.protocol.messages import (
-    CapturePane, Captured, KillPane, ListPanes, Ok, PaneList, ResizePane, SendKeys,
+    CapturePane, Captured, KillPane, ListPanes, Ok, PaneList, PaneReply, ResizePane, SendKeys, ShowPane,
 )
 
 if TYPE_CHECKING:
@@ -61,7 +61,12 @@ async def list_panes(daemon: Daemon, req: ListPanes) -> PaneList:
         panes = resolve_session(registry, target).panes()
     else:
         panes = resolve_window(registry, target).panes
-    return PaneList(id=req.id, panes=[pane_info(p) for p in panes])
+    return PaneList(id=req.id, panes=[pane_info(p, screen=req.screen) for p in panes])
+
+
+@command(ShowPane, target="pane")
+async def show_pane(daemon: Daemon, req: ShowPane, pane: Pane) -> PaneReply:
+    return PaneReply(id=req.id, pane=pane_info(pane, screen=True))
 
 
 @command(ResizePane, target="pane")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from muxd.daemon.commands import command
 from muxd.daemon.layout import size_in_cells
 from muxd.daemon.registry import Session, Window, pane_info, window_of
@@ -61,7 +63,10 @@ async def split_window(daemon: Daemon, req: SplitWindow, target: Pane) -> PaneRe
         size = size_in_cells(req.size, whole.columns if req.horizontal else whole.lines)
     size_new = window.plan_split(target, req.horizontal, size=size, before=req.before, full=req.full)
     active = window.active_pane
-    pane = daemon.spawn_pane(window, req.spawn, *size_new)
+    spawn = req.spawn
+    if target.tmux_shim and not spawn.tmux_shim:  # a shimmed pane's halves stay in "tmux"
+        spawn = msgspec.structs.replace(spawn, tmux_shim=True)
+    pane = daemon.spawn_pane(window, spawn, *size_new)
     window.split(target, pane, req.horizontal, size=size, before=req.before, full=req.full)
     if req.detached:
         window.active_pane = active
@@ -88,7 +93,8 @@ async def has_session(daemon: Daemon, req: HasSession, session: Session) -> Ok:
 
 @command(ListSessions)
 async def list_sessions(daemon: Daemon, req: ListSessions) -> SessionList:
-    return SessionList(id=req.id, sessions=[s.info() for s in daemon.registry.sessions])
+    attached = [client.session for client in daemon.attach_hub.clients.values()]
+    return SessionList(id=req.id, sessions=[s.info(attached.count(s)) for s in daemon.registry.sessions])
 
 
 @command(ListWindows)

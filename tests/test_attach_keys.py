@@ -167,3 +167,47 @@ def test_agent_status_text():
     assert agent_status(since, now=1005.5) == "claude · Generating 5s"
     assert agent_status(AgentState(agent_type="shell", is_agent=False)) == ""
     assert agent_status(AgentState()) == ""
+
+
+def test_tmux_bindings_for_panes_windows_chooser_prompt_and_numbers():
+    actions = {name: binding_for(name.encode()) for name in ("o", ";", "l", "&", "w", "s", ":", "q")}
+    assert {name: b.action for name, b in actions.items()} == {
+        "o": "next_pane", ";": "last_pane", "l": "last_window", "&": "kill_window", "w": "choose_tree",
+        "s": "choose_tree", ":": "command_prompt", "q": "display_panes"}
+    assert (actions["w"].argument, actions["s"].argument) == ("windows", "sessions")
+    text = list_keys_text("C-b")
+    assert text.count("  C-b 0..9   select window 0..9") == 1
+    assert text.index("  C-b 0..9   select window 0..9") < text.index("  C-b :      run a muxd command "
+                                                                     "(the active pane is the default -t)")
+
+
+def test_pane_number_keys_are_digits_then_letters():
+    from muxd.daemon.pane_numbers import pane_for_key
+
+    panes = [f"%{n}" for n in range(12)]
+    assert pane_for_key(b"0", panes) == "%0" and pane_for_key(b"9", panes) == "%9"  # type: ignore[arg-type]
+    assert pane_for_key(b"b", panes) == "%11" and pane_for_key(b"c", panes) is None  # type: ignore[arg-type]
+    assert pane_for_key(b"\x1b[A", panes) is False and pane_for_key(b"X", panes) is False  # type: ignore[arg-type]
+
+
+def test_command_prompt_default_target_goes_where_the_command_takes_one():
+    from muxd.daemon.command_prompt import with_default_target
+
+    assert with_default_target(["split-window", "-h"], "%3") == ["split-window", "-t", "%3", "-h"]
+    assert with_default_target(["splitw", "-t", "%1"], "%3") == ["splitw", "-t", "%1"]
+    assert with_default_target(["kill-pane", "-t%1"], "%3") == ["kill-pane", "-t%1"]
+    # After `--` the words are the program's: its -t is not muxd's.
+    assert with_default_target(["new-window", "--", "ls", "-t"], "%3") == ["new-window", "-t", "%3", "--", "ls", "-t"]
+    assert with_default_target(["no-such-command"], "%3") == ["no-such-command"]
+    assert with_default_target(["kill-server"], "%3") == ["kill-server"]
+
+
+def test_agent_phrases_for_the_chooser():
+    from muxd.daemon.status_line import agent_phrase
+
+    asking = AgentState(agent_type="claude", is_agent=True, activity=Activity(state="AwaitingConfirmation"))
+    assert agent_phrase(asking) == "claude: waiting for yes"
+    tool = AgentState(agent_type="codex", is_agent=True, activity=Activity(state="ToolUse"), tool="Bash")
+    assert agent_phrase(tool) == "codex: running Bash"
+    assert agent_phrase(AgentState(agent_type="shell", is_agent=False)) == ""
+    assert agent_phrase(AgentState(agent_type="gemini", is_agent=True)) == "gemini"

@@ -34,13 +34,9 @@ SHARED_KEYS = ["Up", "Down", "Left", "Right", "S-Up", "C-Left", "PageUp", "F1", 
                "KP0", "KP1", "KP5", "KP9", "KP/", "KP*", "KP-", "KP+", "KP.", "KPEnter"]
 
 
-@pytest.fixture(scope="module")
-def server():
-    server = MuxdTestServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+@pytest.fixture
+def server(muxd_module_server):
+    return muxd_module_server
 
 
 def _recorded(path: Path) -> bytes:

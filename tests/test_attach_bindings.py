@@ -182,7 +182,7 @@ def test_command_prompt_runs_muxd_commands_on_the_current_pane(server, outer):
     term.keys("C-b", ":")
     term.type("list-panes")  # longer output: a view over the window, q leaves
     term.keys("Enter")
-    screen = term.wait_for(lambda sc: first in sc and new["id"] in sc and "│" not in sc)
+    term.wait_for(lambda sc: first in sc and new["id"] in sc and "│" not in sc)
     term.keys("q")
     term.wait_for(lambda sc: "│" in sc)
 

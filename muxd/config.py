@@ -146,6 +146,7 @@ ATTACH_STATUS_REFRESH_S = 1.0      # redraw at least this often (elapsed times i
 ATTACH_NOTICE_S = 3.0              # how long a notice stays in the status line
 DISPLAY_PANES_S = 1.0              # C-b q: how long pane numbers stay up (tmux's display-panes-time)
 COMMAND_PROMPT_TIMEOUT_S = 30.0    # C-b : a command still running after this is killed
+COMMAND_PROMPT_HISTORY_MAX = 100   # C-b : lines Up brings back (tmux's prompt-history-limit)
 ATTACH_RENDER_FAILURES_MAX = 3     # consecutive failed frames before a client is detached
 PASTE_BUFFERS_MAX = 50             # copied selections kept (tmux's buffer-limit), newest first
 PASTE_BUFFER_MAX_CHARS = 1 << 20   # a selection longer than this is cut (a whole history can be MBs)

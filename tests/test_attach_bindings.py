@@ -209,6 +209,12 @@ def test_command_prompt_runs_muxd_commands_on_the_current_pane(server, outer):
     term.wait_for(lambda sc: first in sc and new["id"] in sc and "│" not in sc)
     term.keys("q")
     term.wait_for(lambda sc: "│" in sc)
+    term.keys("C-b", ":", "Up")  # the line before, the cursor at its end
+    term.wait_for(lambda sc: status_line(sc).rstrip() == ":list-panes")
+    wait_until(lambda: term.tmux("display-message", "-p", "-t", "outer", "#{cursor_x},#{cursor_y}").strip()
+               == f"11,{LINES - 1}", timeout=5, message="the cursor after the text")
+    term.keys("Escape")
+    term.wait_for(lambda sc: status_line(sc).startswith("[cmd]"))
 
     term.keys("C-b", ":")
     term.type("kill-pane -t %99999")
@@ -218,6 +224,17 @@ def test_command_prompt_runs_muxd_commands_on_the_current_pane(server, outer):
     term.type("no-such-command")
     term.keys("Enter")
     term.wait_for(lambda sc: "unknown command 'no-such-command'" in status_line(sc))
+
+    # As in tmux, new-session and attach switch this client rather than need a terminal.
+    term.keys("C-b", ":")
+    term.type("new -s fresh -- bash --norc --noprofile")
+    term.keys("Enter")
+    term.wait_for(lambda sc: status_line(sc).startswith("[fresh]"))
+    term.keys("C-b", ":")
+    term.type("attach -t cmd")
+    term.keys("Enter")
+    term.wait_for(lambda sc: status_line(sc).startswith("[cmd]"))
+    server.cli("kill-session", "-t", "fresh", check=True)
 
     term.keys("C-b", ":")
     term.type("kill-pane")  # the current pane, as tmux's prompt would

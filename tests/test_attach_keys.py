@@ -211,3 +211,28 @@ def test_agent_phrases_for_the_chooser():
     assert agent_phrase(tool) == "codex: running Bash"
     assert agent_phrase(AgentState(agent_type="shell", is_agent=False)) == ""
     assert agent_phrase(AgentState(agent_type="gemini", is_agent=True)) == "gemini"
+
+
+def test_prompt_line_editing_and_history():
+    history = ["list-panes", "split-window -h"]
+    prompt = Prompt(":", None, history=history)
+    for key in (b"k", b"i", b"l", b"l", b"\x1b[D", b"\x1b[D", b"\x1b[D", b"\x1b[D", b"x", b"\x05", b"!"):
+        prompt.key(key)
+    assert prompt.shown() == ":xkill!" and prompt.cursor_cell() == 7
+    prompt.key(b"\x01")  # C-a, then Delete
+    prompt.key(b"\x1b[3~")
+    assert prompt.text == "kill!" and prompt.cursor_cell() == 1
+    prompt.key(b"\x1b[A")
+    assert prompt.text == "split-window -h" and prompt.cursor == 15
+    prompt.key(b"\x17")  # C-w: the word before the cursor
+    assert prompt.text == "split-window "
+    prompt.key(b"\x1b[A")
+    prompt.key(b"\x1b[A")  # the oldest stays
+    assert prompt.text == "list-panes"
+    prompt.key(b"\x1b[B")
+    prompt.key(b"\x1b[B")  # back to the line being typed
+    assert prompt.text == "kill!"
+    prompt.key(b"\x02")  # C-b: left; C-k cuts from there
+    prompt.key(b"\x0b")
+    assert prompt.key(b"\r") == (True, "kill") and history[-1] == "kill"
+    assert Prompt("y/n", None, confirm=True).cursor_cell() is None

@@ -225,19 +225,26 @@ class AttachedClient:
         window = session.active_window
         pane = window.active_pane if window else None
         right = agent_status(pane.agent) if pane is not None else ""
-        message = None
+        message = cursor = None
         if self.prompt is not None:
-            message = self.prompt.shown()
+            message, cursor = self.prompt.shown(), self.prompt.cursor_cell()
         elif self.notice is not None:
             if time.monotonic() < self.notice[1]:
                 message = self.notice[0]
             else:
                 self.notice = None
-        return StatusLine(session=session.name, windows=tabs, right=right, message=message)
+        return StatusLine(session=session.name, windows=tabs, right=right, message=message, message_cursor=cursor)
 
     def say(self, text: str) -> None:
         self.notice = (text, time.monotonic() + ATTACH_NOTICE_S)
         self.wake()
+
+    def switch_to(self, session: Session) -> None:
+        """Show another session in this terminal (tmux's switch-client); sizes follow."""
+        previous, self.session = self.session, session
+        if previous is not session:
+            self.hub.fit_session(previous)
+        self.hub.fit_session(session)
 
     # ------------------------------------------------------------ input
 
@@ -414,7 +421,7 @@ class AttachedClient:
             self.connection.send(AttachOutput(data=clipboard))
 
 
-def _select_target(registry: Registry, session: Session, target: str | None) -> None:
+def select_target(registry: Registry, session: Session, target: str | None) -> None:
     """`attach -t work:2`, `-t @3`, `-t %4`: that window (and pane) become the current ones,
     as tmux's attach-session does; a bare session name or $N changes nothing."""
     if not target or target.startswith("$") or (":" not in target and registry.session_named(target)):
@@ -476,7 +483,7 @@ class AttachHub:
         if connection in self.clients:
             raise BadRequest("this connection is already attached")
         session = resolve_session(self.daemon.registry, request.target)
-        _select_target(self.daemon.registry, session, request.target)
+        select_target(self.daemon.registry, session, request.target)
         client = AttachedClient(self, connection, session, request.columns, request.lines,
                                 request.prefix)
         self.clients[connection] = client

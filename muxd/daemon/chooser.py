@@ -120,10 +120,7 @@ class Chooser:
             session.last_window = session.active_window
             session.active_window = item
         client.chooser = None
-        if session is not client.session:
-            previous, client.session = client.session, session
-            client.hub.fit_session(previous)
-        client.hub.fit_session(session)
+        client.switch_to(session)
 
     # ------------------------------------------------------------ drawing
 

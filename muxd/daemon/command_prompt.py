@@ -2,7 +2,8 @@
 `kill-window`, `ls`…), run as the `muxd` CLI would run it — every command the CLI's table has,
 with its own options and errors — with the attached client's active pane as the default
 `-t`. A line of output or an error shows in the status line; longer output in a view over the
-window (q leaves), as tmux shows a command's output in view mode."""
+window (q leaves), as tmux shows a command's output in view mode. As in tmux, `attach -t X`
+and `new-session` switch this client to that session instead of needing a terminal."""
 
 from __future__ import annotations
 
@@ -11,26 +12,49 @@ import asyncio
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
 
-from muxd.config import COMMAND_PROMPT_TIMEOUT_S
+from muxd.config import COMMAND_PROMPT_HISTORY_MAX, COMMAND_PROMPT_TIMEOUT_S
 from muxd.daemon.access import SYSTEM
 from muxd.daemon.status_prompt import Prompt
+from muxd.daemon.target import resolve_session
 from muxd.errors import BadRequest, Forbidden
 
 if TYPE_CHECKING:
+    from muxd.cli.table import CliCommand
     from muxd.daemon.attached import AttachedClient
 
 # Not passed on: the command runs as the socket owner, in no pane.
 _ENV_DROPPED = ("MUXD", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "TMUX", "TMUX_PANE")
 _running: set[asyncio.Task[None]] = set()  # strong references until each command ends
+_history: list[str] = []  # the lines run, oldest first: one for the server, as in tmux
 
 
 def open_command_prompt(client: AttachedClient) -> None:
     # The command runs with the server owner's rights: only the owner may type one.
     if client.connection.principal != SYSTEM:
         raise Forbidden("the command prompt is for the server's owner")
-    client.prompt = Prompt(":", lambda line: run_line(client, line))
+    del _history[:-COMMAND_PROMPT_HISTORY_MAX]
+    client.prompt = Prompt(":", lambda line: run_line(client, line), history=_history)
+
+
+class _Parser(argparse.ArgumentParser):
+    """A command's options, read in the daemon: a mistake is an error to show, not an exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BadRequest(message)
+
+
+def _command(words: list[str]) -> tuple[CliCommand | None, argparse.ArgumentParser]:
+    """The CLI command `words` names (None: no such command) and a parser of its options."""
+    from muxd.cli.table import CLI_COMMANDS, implementation
+
+    command = next((c for c in CLI_COMMANDS if words[0] in (c.name, *c.aliases)), None)
+    parser = _Parser(prog=f"muxd {words[0]}", add_help=False)
+    if command is not None:
+        implementation(command).configure(parser)
+    return command, parser
 
 
 def with_default_target(words: list[str], target: str | None) -> list[str]:
@@ -38,15 +62,9 @@ def with_default_target(words: list[str], target: str | None) -> list[str]:
     gave none (options after `--` belong to the program, not to muxd)."""
     if target is None or not words:
         return words
-    from muxd.cli.table import CLI_COMMANDS, implementation
-
-    command = next((c for c in CLI_COMMANDS if words[0] in (c.name, *c.aliases)), None)
-    if command is None:
-        return words  # the CLI says what is wrong with it
-    parser = argparse.ArgumentParser(add_help=False)
-    implementation(command).configure(parser)
+    command, parser = _command(words)
     options = words[1:words.index("--")] if "--" in words else words[1:]
-    if "-t" not in parser._option_string_actions or any(w.startswith("-t") for w in options):
+    if command is None or "-t" not in parser._option_string_actions or any(w.startswith("-t") for w in options):
         return words
     return [words[0], "-t", target, *words[1:]]
 
@@ -58,14 +76,38 @@ def run_line(client: AttachedClient, line: str) -> None:
         raise BadRequest(f"bad quoting: {exc}") from None
     if not words:
         return
+    command, parser = _command(words)
+    switch = None
+    # In a client, tmux's attach-session and new-session switch that client (no terminal needed).
+    if command is not None and command.name == "attach-session":
+        from muxd.daemon.attached import select_target
+
+        target = parser.parse_args(words[1:]).target
+        session = resolve_session(client.daemon.registry, target)
+        select_target(client.daemon.registry, session, target)
+        client.switch_to(session)
+        return
+    if command is not None and command.name == "new-session" and "-d" not in words:
+        words = [words[0], "-d", "-P", *words[1:]]
+        switch = _switch_to_new_pane
     pane = client.active_pane()
     argv = with_default_target(words, pane.id if pane is not None else None)
-    task = asyncio.create_task(_run(client, argv, pane.cwd() if pane is not None else None))
+    task = asyncio.create_task(_run(client, argv, pane.cwd() if pane is not None else None, switch))
     _running.add(task)
     task.add_done_callback(_running.discard)
 
 
-async def _run(client: AttachedClient, argv: list[str], cwd: str | None) -> None:
+def _switch_to_new_pane(client: AttachedClient, output: list[str]) -> bool:
+    """After new-session: show the session of the pane it printed (True), as tmux does."""
+    pane = next((p for p in client.daemon.registry.all_panes() if output and p.id == output[0]), None)
+    if pane is None:
+        return False
+    client.switch_to(resolve_session(client.daemon.registry, pane.id))
+    return True
+
+
+async def _run(client: AttachedClient, argv: list[str], cwd: str | None,
+               then: Callable[[AttachedClient, list[str]], bool] | None = None) -> None:
     socket = client.daemon.socket_path
     env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
     env.update(MUXD_SOCKET_DIR=str(socket.parent), COLUMNS=str(client.columns))
@@ -88,6 +130,8 @@ async def _run(client: AttachedClient, argv: list[str], cwd: str | None) -> None
         client.say(lines[-1].removeprefix("muxd: "))
         return
     lines = out.decode(errors="replace").rstrip("\n").splitlines()
+    if then is not None and then(client, lines):
+        lines = []  # done: nothing to show
     if len(lines) == 1:
         client.say(lines[0])
     elif lines:

@@ -258,6 +258,9 @@ def test_attaching_inside_a_pane_of_the_same_server_is_refused(server):
         server.cli("send-keys", "-t", "nest", "clear", "Enter", check=True)
         wait_until(lambda: "rc=" not in server.capture("nest"), timeout=5, message="cleared")
     assert "inner" not in server.cli("list-sessions", check=True).stdout  # nothing was created
+    # Another server is no nesting: that attach goes ahead (and finds no server).
+    screen = run(f"{muxd_command('elsewhere', 'attach')}; echo rc=$?", "rc=1")
+    assert "no server running" in screen and "nested" not in screen
     # Forced: with $MUXD unset it attaches (here to another session of the same server).
     run(f"env -u MUXD {muxd_command(server.name, 'attach', '-t', 'other')}", "[other]")
     server.cli("kill-session", "-t", "other", check=True)

@@ -236,3 +236,15 @@ def test_prompt_line_editing_and_history():
     prompt.key(b"\x0b")
     assert prompt.key(b"\r") == (True, "kill") and history[-1] == "kill"
     assert Prompt("y/n", None, confirm=True).cursor_cell() is None
+
+
+def test_the_readme_lists_every_binding_of_the_table():
+    from pathlib import Path
+
+    from muxd.daemon.prefix_keys import BINDINGS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    named = {b.name for b in BINDINGS if b.action not in ("select_window", "select_pane")}
+    missing = sorted(name for name in named if f"`C-b {name}`" not in readme)
+    assert not missing, f"README's key table lacks {missing}"
+    assert "`C-b 0`…`9`" in readme and "`C-b` arrow" in readme

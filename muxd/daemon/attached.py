@@ -180,7 +180,7 @@ class AttachedClient:
         status = self._status() if self.lines >= 2 else None
         frame = compose(self.columns, self.lines, views, status)
         window = self.session.active_window
-        if self.pane_numbers is not None and window is not None and self.help_view is self.chooser is None:
+        if self.pane_numbers is not None and window is not None and not self.viewing():
             if self.pane_numbers.live():
                 return self.pane_numbers.drawn(frame, self.hub.placements(window))
             self.pane_numbers = None
@@ -191,7 +191,7 @@ class AttachedClient:
         from muxd.attach.selection import copy_cursor_at, highlight_spans
 
         window = self.session.active_window
-        if self.help_view is not None or self.chooser is not None:
+        if self.viewing():
             view = self.help_view or self.chooser.view(columns, lines)  # type: ignore[union-attr]
             offset = self.help_scroll.offset if self.help_view is not None else 0
             return [PaneView(emulator=view, x=0, y=0, columns=min(columns, view.columns),
@@ -239,6 +239,10 @@ class AttachedClient:
         self.notice = (text, time.monotonic() + ATTACH_NOTICE_S)
         self.wake()
 
+    def viewing(self) -> bool:
+        """A list (the `?` keys, a command's output, the chooser) covers the window."""
+        return self.help_view is not None or self.chooser is not None
+
     def switch_to(self, session: Session) -> None:
         """Show another session in this terminal (tmux's switch-client); sizes follow."""
         previous, self.session = self.session, session
@@ -283,8 +287,7 @@ class AttachedClient:
         data = token.data
         while data:
             pane = self.active_pane()
-            if (self.prefix_pending or self.prompt is not None or self.help_view is not None
-                    or self.chooser is not None or self.pane_numbers is not None
+            if (self.prefix_pending or self.prompt is not None or self.viewing() or self.pane_numbers is not None
                     or (pane is not None and pane.id in self.hub.copy_modes)):
                 size = next_key_bytes(data)
             else:
@@ -299,7 +302,7 @@ class AttachedClient:
             return mouse_event(self, token)
         if isinstance(token, Paste):
             pane = self.active_pane()
-            if pane is not None and pane.id not in self.hub.copy_modes and self.help_view is None:
+            if pane is not None and pane.id not in self.hub.copy_modes and not self.viewing():
                 paste_into(pane, token.data)
                 return False
             return True

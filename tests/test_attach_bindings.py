@@ -175,7 +175,10 @@ def _choose(server: MuxdTestServer, outer) -> None:
     term.keys("C-b", "s")  # sessions only; Right opens one, Enter on a window switches to it
     screen = term.wait_for(lambda sc: "+ home: 2 windows" in sc)
     assert re.search(r"\+ agents: 1 window\s+claude: waiting for yes", screen)
-    term.keys("Up", "Right", "Down", "Enter")  # agents, open, its window 0
+    term.keys("Up")  # the agents session: below the list, the end of its pane's screen
+    screen = term.wait_for(f"─ {agent} ─")
+    assert screen.index(f"─ {agent} ─") < screen.index(server.capture(agent).rstrip().split("\n")[-1].strip())
+    term.keys("Right", "Down", "Enter")  # open it, its window 0
     term.wait_for(lambda sc: status_line(sc).startswith("[agents]"))
     term.keys("C-b", "s")
     term.wait_for("+ home")

@@ -27,6 +27,7 @@ _CLOSE = (b"\x1b[D", b"\x1bOD", b"-")
 _LEAVE = (b"q", b"\x1b", b"\x03", b"\x07")  # q, Escape, C-c, C-g
 _CHOOSE = (b"\r", b"\n")
 _SELECTED_SGR = b"\x1b[30;43m"  # black on yellow, tmux's mode-style
+PREVIEW_MIN_LINES = 10  # shorter clients get the list alone
 
 
 @dataclass(frozen=True)
@@ -125,16 +126,19 @@ class Chooser:
     # ------------------------------------------------------------ drawing
 
     def view(self, columns: int, lines: int) -> Emulator:
-        """The list as a screen `columns` x `lines`, scrolled to keep the selection in view;
-        remade only when its text changed."""
+        """The list as a screen `columns` x `lines`, scrolled to keep the selection in view,
+        and below it (given the room) the end of the selected window's active pane, as tmux's
+        preview; remade only when its text changed."""
         rows = self.rows()
         at = self._index(rows)
-        top = max(0, min(at - lines // 2, len(rows) - lines))
+        list_lines = lines // 2 if lines >= PREVIEW_MIN_LINES else lines
+        top = max(0, min(at - list_lines // 2, len(rows) - list_lines))
         texts = []
-        for n, row in enumerate(rows[top:top + lines], start=top):
+        for n, row in enumerate(rows[top:top + list_lines], start=top):
             text = f"({n}) {row.text}" if n < 10 else f"    {row.text}"
             texts.append(text[:columns].ljust(columns) if n == at else text[:columns])
-        key = (f"{columns}x{lines}", str(at - top), *texts)
+        preview = self._preview(rows[at].item, columns, lines - list_lines - 1) if rows and list_lines < lines else []
+        key = (f"{columns}x{lines}", str(at - top), *texts, "", *preview)
         if self._view is None or self._view[0] != key:
             emulator = new_emulator(columns=columns, lines=lines)
             emulator.feed(b"\x1b[?7l\x1b[?25l")  # no wrapping, no cursor
@@ -143,5 +147,20 @@ class Chooser:
                 if y + top == at:
                     line = _SELECTED_SGR + line + b"\x1b[0m"
                 emulator.feed(b"\x1b[%dH" % (y + 1) + line)
+            for y, text in enumerate(preview, start=list_lines + 1):
+                emulator.feed(b"\x1b[%dH" % y + text.encode())
             self._view = (key, emulator)
         return self._view[1]
+
+    @staticmethod
+    def _preview(item: Session | Window, columns: int, lines: int) -> list[str]:
+        """A rule, then the last `lines` non-blank-ended rows of the item's active pane."""
+        window = item.active_window if isinstance(item, Session) else item
+        pane = window.active_pane if window is not None else None
+        if pane is None or lines < 1:
+            return []
+        screen = pane.emulator.capture().rstrip("\n").split("\n")
+        while screen and not screen[-1].strip():
+            screen.pop()
+        rule = f"─ {pane.id} " + "─" * columns
+        return [rule[:columns], *(row[:columns] for row in screen[-lines:])]

@@ -182,12 +182,10 @@ def test_tmux_bindings_for_panes_windows_chooser_prompt_and_numbers():
 
 
 def test_pane_number_keys_are_digits_then_letters():
-    from muxd.daemon.pane_numbers import pane_for_key
+    from muxd.daemon.pane_numbers import pane_index_of_key
 
-    panes = [f"%{n}" for n in range(12)]
-    assert pane_for_key(b"0", panes) == "%0" and pane_for_key(b"9", panes) == "%9"  # type: ignore[arg-type]
-    assert pane_for_key(b"b", panes) == "%11" and pane_for_key(b"c", panes) is None  # type: ignore[arg-type]
-    assert pane_for_key(b"\x1b[A", panes) is False and pane_for_key(b"X", panes) is False  # type: ignore[arg-type]
+    assert [pane_index_of_key(k) for k in (b"0", b"9", b"a", b"z")] == [0, 9, 10, 35]
+    assert [pane_index_of_key(k) for k in (b"\x1b[A", b"X", b"!", b"\xc3", b"\xb2")] == [None] * 5
 
 
 def test_command_prompt_default_target_goes_where_the_command_takes_one():

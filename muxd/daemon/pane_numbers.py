@@ -34,19 +34,15 @@ _FONT = {
 _DIGIT_COLUMNS = 8  # 3 dots of 2 cells, and 2 cells of space
 
 
-def pane_for_key(key: bytes, panes: list[Pane]) -> Pane | None | bool:
-    """The pane a key names (0-9, then a-z), None if it names a missing one, False if it is
-    no pane key at all."""
-    if len(key) != 1:
-        return False
-    char = chr(key[0])
-    if char.isdigit():
-        index = int(char)
-    elif "a" <= char <= "z":
-        index = 10 + ord(char) - ord("a")
-    else:
-        return False
-    return panes[index] if index < len(panes) else None
+def pane_index_of_key(key: bytes) -> int | None:
+    """The pane index a key names while the numbers show: 0-9, then a-z for 10-35; None for
+    any other key."""
+    char = key.decode("latin-1") if len(key) == 1 else ""
+    if "0" <= char <= "9":
+        return int(char)
+    if "a" <= char <= "z":
+        return 10 + ord(char) - ord("a")
+    return None
 
 
 class PaneNumbers:
@@ -67,12 +63,11 @@ class PaneNumbers:
 
     def key(self, key: bytes) -> bool:
         """True when the key was a pane number (the pane, if there is one, is now active)."""
-        pane = pane_for_key(key, self.window.panes)
-        if pane is False:
+        index = pane_index_of_key(key)
+        if index is None:
             return False
-        if pane is not None:
-            assert not isinstance(pane, bool)
-            make_active(self.window, pane)
+        if index < len(self.window.panes):  # no such pane: the key is spent all the same, as in tmux
+            make_active(self.window, self.window.panes[index])
         return True
 
     def drawn(self, frame: Frame, placements: list[tuple[Pane, int, int, int, int]]) -> Frame:
@@ -83,6 +78,8 @@ class PaneNumbers:
             if pane not in self.window.panes:
                 continue
             width, height = min(width, frame.columns - x), min(height, area_lines - y)
+            if width < 1 or height < 1:  # off this client's screen (a bigger one sized the window)
+                continue
             colour = ACTIVE_COLOUR if pane is self.window.active_pane else OTHER_COLOUR
             text = str(self.window.panes.index(pane))
             big = height >= _FONT_LINES and width >= len(text) * _DIGIT_COLUMNS
@@ -92,7 +89,7 @@ class PaneNumbers:
                 left = x + max(0, (width - len(glyph)) // 2)
                 cells = [Cell(" ", bg=colour) if big and ch == "#" else
                          Cell(ch, fg="white", bg=colour) if not big else None for ch in glyph]
-                rows[top + n] = _overlaid(rows[top + n], left, cells[:max(0, width)])
+                rows[top + n] = _overlaid(rows[top + n], left, cells[:width])
         return dataclasses.replace(frame, rows=tuple(rows))
 
 

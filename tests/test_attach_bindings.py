@@ -255,12 +255,12 @@ def test_attaching_inside_a_pane_of_the_same_server_is_refused(server):
         server.cli("send-keys", "-t", "nest", line, "Enter", check=True)
         return server.wait_for_text("nest", expect)
 
-    for args in (("attach", "-t", "other"), (), ("new", "-s", "inner")):
-        screen = run(f"{muxd_command(server.name, *args)}; echo rc=$?", "rc=1")
-        assert "muxd: sessions should be nested with care, unset $MUXD to force" in screen
-        server.cli("send-keys", "-t", "nest", "clear", "Enter", check=True)
-        wait_until(lambda: "rc=" not in server.capture("nest"), timeout=5, message="cleared")
+    for n, args in enumerate((("attach", "-t", "other"), (), ("new", "-s", "inner"))):
+        screen = run(f"{muxd_command(server.name, *args)}; echo rc{n}=$?", f"rc{n}=1")
+        assert screen.count("muxd: sessions should be nested with care, unset $MUXD to force") == n + 1
     assert "inner" not in server.cli("list-sessions", check=True).stdout  # nothing was created
+    server.cli("send-keys", "-t", "nest", "clear", "Enter", check=True)
+    wait_until(lambda: "nested" not in server.capture("nest"), timeout=5, message="cleared")
     # Another server is no nesting: that attach goes ahead (and finds no server).
     screen = run(f"{muxd_command('elsewhere', 'attach')}; echo rc=$?", "rc=1")
     assert "no server running" in screen and "nested" not in screen

@@ -1,7 +1,10 @@
 """tmux key names to the bytes a terminal would send (xterm conventions, as TERM says).
 
 `keys_to_bytes(["echo hi", "Enter"])` follows `tmux send-keys`: an argument that is a key
-name (`Enter`, `C-c`, `M-x`, `F5`, `S-Up`…) becomes that key; anything else is typed as text.
+name (`Enter`, `C-c`, `M-x`, `F5`, `S-Up`, `KP5`…) becomes that key; anything else is typed as
+text. Given the pane's DEC private modes, cursor keys and the keypad are encoded as a terminal
+would in them: application cursor keys (DECCKM, `CSI ? 1 h`: `Up` is `ESC O A`) and the
+application keypad (DECKPAM, `ESC =`: `KP5` is `ESC O u`), which is what `smkx` asks for.
 """
 
 from __future__ import annotations
@@ -25,6 +28,19 @@ NAMED_KEYS: dict[str, str] = {
     "f9": _ESC + "[20~", "f10": _ESC + "[21~", "f11": _ESC + "[23~", "f12": _ESC + "[24~",
 }
 
+CURSOR_KEYS_MODE = 1      # DECCKM
+APPLICATION_KEYPAD_MODE = 66  # DECNKM, also set by DECKPAM (ESC =)
+
+# Unmodified cursor keys in application mode: SS3 and the final byte (xterm's, as the panes'
+# TERM=xterm-256color describes: khome=\EOH, kend=\EOF). tmux, whose own TERM says
+# khome=\E[1~, sends Home and End unchanged.
+_APPLICATION_CURSOR = {"up": "A", "down": "B", "right": "C", "left": "D", "home": "H", "end": "F"}
+# tmux's keypad names: (numeric keypad text, application keypad SS3 final byte), as tmux sends them.
+KEYPAD_KEYS: dict[str, tuple[str, str]] = {
+    "kp/": ("/", "o"), "kp*": ("*", "j"), "kp-": ("-", "m"), "kp+": ("+", "k"), "kp.": (".", "n"),
+    "kpenter": ("\n", "M"), **{f"kp{n}": (str(n), "pqrstuvwxy"[n]) for n in range(10)},
+}
+
 # Keys whose modified form is CSI 1;<mod> <final> (arrows, Home, End) or CSI <n>;<mod> ~.
 _CSI_FINAL = {"up": "A", "down": "B", "right": "C", "left": "D", "home": "H", "end": "F"}
 _CSI_TILDE = {"ic": 2, "insert": 2, "dc": 3, "delete": 3, "pageup": 5, "ppage": 5, "pgup": 5,
@@ -44,9 +60,15 @@ def _control(char: str) -> str | None:
     return None
 
 
-def key_name_to_text(name: str) -> str | None:
-    """The text a key name stands for, or None when `name` is not a key name."""
+def key_name_to_text(name: str, modes: frozenset[int] = frozenset()) -> str | None:
+    """The text a key name stands for in a pane with these DEC private `modes` (see module
+    doc), or None when `name` is not a key name."""
     lowered = name.lower()
+    if lowered in _APPLICATION_CURSOR and CURSOR_KEYS_MODE in modes:
+        return f"{_ESC}O{_APPLICATION_CURSOR[lowered]}"
+    if lowered in KEYPAD_KEYS:
+        numeric, final = KEYPAD_KEYS[lowered]
+        return f"{_ESC}O{final}" if APPLICATION_KEYPAD_MODE in modes else numeric
     if lowered in NAMED_KEYS:
         return NAMED_KEYS[lowered]
     if len(name) == 2 and name[0] == "^":
@@ -81,8 +103,9 @@ def key_name_to_text(name: str) -> str | None:
     return text
 
 
-def keys_to_bytes(keys: list[str], *, literal: bool = False, hex_bytes: bool = False) -> bytes:
-    """What `send-keys` writes for these arguments (see module doc)."""
+def keys_to_bytes(keys: list[str], *, literal: bool = False, hex_bytes: bool = False,
+                  modes: frozenset[int] = frozenset()) -> bytes:
+    """What `send-keys` writes for these arguments into a pane with DEC private `modes`."""
     if hex_bytes:
         out = bytearray()
         for item in keys:
@@ -97,6 +120,6 @@ def keys_to_bytes(keys: list[str], *, literal: bool = False, hex_bytes: bool = F
         return bytes(out)
     parts: list[str] = []
     for item in keys:
-        text = None if literal else key_name_to_text(item)
+        text = None if literal else key_name_to_text(item, modes)
         parts.append(item if text is None else text)
     return "".join(parts).encode("utf-8", "surrogateescape")

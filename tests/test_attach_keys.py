@@ -167,3 +167,82 @@ def test_agent_status_text():
     assert agent_status(since, now=1005.5) == "claude · Generating 5s"
     assert agent_status(AgentState(agent_type="shell", is_agent=False)) == ""
     assert agent_status(AgentState()) == ""
+
+
+def test_tmux_bindings_for_panes_windows_chooser_prompt_and_numbers():
+    actions = {name: binding_for(name.encode()) for name in ("o", ";", "l", "&", "w", "s", ":", "q")}
+    assert {name: b.action for name, b in actions.items()} == {
+        "o": "next_pane", ";": "last_pane", "l": "last_window", "&": "kill_window", "w": "choose_tree",
+        "s": "choose_tree", ":": "command_prompt", "q": "display_panes"}
+    assert (actions["w"].argument, actions["s"].argument) == ("windows", "sessions")
+    text = list_keys_text("C-b")
+    assert text.count("  C-b 0..9   select window 0..9") == 1
+    assert text.index("  C-b 0..9   select window 0..9") < text.index("  C-b :      run a muxd command "
+                                                                     "(the active pane is the default -t)")
+
+
+def test_pane_number_keys_are_digits_then_letters():
+    from muxd.daemon.pane_numbers import pane_index_of_key
+
+    assert [pane_index_of_key(k) for k in (b"0", b"9", b"a", b"z")] == [0, 9, 10, 35]
+    assert [pane_index_of_key(k) for k in (b"\x1b[A", b"X", b"!", b"\xc3", b"\xb2")] == [None] * 5
+
+
+def test_command_prompt_default_target_goes_where_the_command_takes_one():
+    from muxd.daemon.command_prompt import with_default_target
+
+    assert with_default_target(["split-window", "-h"], "%3") == ["split-window", "-t", "%3", "-h"]
+    assert with_default_target(["splitw", "-t", "%1"], "%3") == ["splitw", "-t", "%1"]
+    assert with_default_target(["kill-pane", "-t%1"], "%3") == ["kill-pane", "-t%1"]
+    # After `--` the words are the program's: its -t is not muxd's.
+    assert with_default_target(["new-window", "--", "ls", "-t"], "%3") == ["new-window", "-t", "%3", "--", "ls", "-t"]
+    assert with_default_target(["no-such-command"], "%3") == ["no-such-command"]
+    assert with_default_target(["kill-server"], "%3") == ["kill-server"]
+
+
+def test_agent_phrases_for_the_chooser():
+    from muxd.daemon.status_line import agent_phrase
+
+    asking = AgentState(agent_type="claude", is_agent=True, activity=Activity(state="AwaitingConfirmation"))
+    assert agent_phrase(asking) == "claude: waiting for yes"
+    tool = AgentState(agent_type="codex", is_agent=True, activity=Activity(state="ToolUse"), tool="Bash")
+    assert agent_phrase(tool) == "codex: running Bash"
+    assert agent_phrase(AgentState(agent_type="shell", is_agent=False)) == ""
+    assert agent_phrase(AgentState(agent_type="gemini", is_agent=True)) == "gemini"
+
+
+def test_prompt_line_editing_and_history():
+    history = ["list-panes", "split-window -h"]
+    prompt = Prompt(":", None, history=history)
+    for key in (b"k", b"i", b"l", b"l", b"\x1b[D", b"\x1b[D", b"\x1b[D", b"\x1b[D", b"x", b"\x05", b"!"):
+        prompt.key(key)
+    assert prompt.shown() == ":xkill!" and prompt.cursor_cell() == 7
+    prompt.key(b"\x01")  # C-a, then Delete
+    prompt.key(b"\x1b[3~")
+    assert prompt.text == "kill!" and prompt.cursor_cell() == 1
+    prompt.key(b"\x1b[A")
+    assert prompt.text == "split-window -h" and prompt.cursor == 15
+    prompt.key(b"\x17")  # C-w: the word before the cursor
+    assert prompt.text == "split-window "
+    prompt.key(b"\x1b[A")
+    prompt.key(b"\x1b[A")  # the oldest stays
+    assert prompt.text == "list-panes"
+    prompt.key(b"\x1b[B")
+    prompt.key(b"\x1b[B")  # back to the line being typed
+    assert prompt.text == "kill!"
+    prompt.key(b"\x02")  # C-b: left; C-k cuts from there
+    prompt.key(b"\x0b")
+    assert prompt.key(b"\r") == (True, "kill") and history[-1] == "kill"
+    assert Prompt("y/n", None, confirm=True).cursor_cell() is None
+
+
+def test_the_readme_lists_every_binding_of_the_table():
+    from pathlib import Path
+
+    from muxd.daemon.prefix_keys import BINDINGS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    named = {b.name for b in BINDINGS if b.action not in ("select_window", "select_pane")}
+    missing = sorted(name for name in named if f"`C-b {name}`" not in readme)
+    assert not missing, f"README's key table lacks {missing}"
+    assert "`C-b 0`…`9`" in readme and "`C-b` arrow" in readme

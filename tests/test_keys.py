@@ -44,3 +44,18 @@ def test_bad_hex_is_refused(bad):
 
 def test_unicode_text_is_utf8():
     assert keys_to_bytes(["héllo 世界"]) == "héllo 世界".encode()
+
+
+@pytest.mark.parametrize("name, normal, application", [
+    ("Up", "\x1b[A", "\x1bOA"), ("Left", "\x1b[D", "\x1bOD"), ("Home", "\x1b[H", "\x1bOH"),
+    ("End", "\x1b[F", "\x1bOF"), ("S-Up", "\x1b[1;2A", "\x1b[1;2A"), ("KP5", "5", "\x1bOu"),
+    ("KP0", "0", "\x1bOp"), ("KPEnter", "\n", "\x1bOM"), ("KP/", "/", "\x1bOo"), ("PageUp", "\x1b[5~", "\x1b[5~"),
+])
+def test_cursor_and_keypad_modes(name, normal, application):
+    assert key_name_to_text(name) == normal
+    assert key_name_to_text(name, frozenset({1, 66})) == application
+
+
+def test_keypad_mode_alone_leaves_cursor_keys_normal():
+    assert keys_to_bytes(["Up", "KP1"], modes=frozenset({66})) == b"\x1b[A\x1bOq"
+    assert keys_to_bytes(["Up", "KP1"], modes=frozenset({1})) == b"\x1bOA1"

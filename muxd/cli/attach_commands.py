@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 PREFIX_ENV = "MUXD_PREFIX"
+INSIDE_ENV = "MUXD"  # the socket of the server whose pane we run in (tmux's $TMUX)
 
 
 def add_prefix_option(p: argparse.ArgumentParser) -> None:
@@ -30,6 +31,16 @@ def chosen_prefix(args: argparse.Namespace) -> str:
     prefix = getattr(args, "prefix", None) or os.environ.get(PREFIX_ENV) or DEFAULT_PREFIX
     prefix_bytes(prefix)  # raises BadRequest for a name that is no key
     return prefix
+
+
+def check_not_nested(args: argparse.Namespace) -> None:
+    """Refuse to attach from inside a pane of the very server attached to, as tmux does (the
+    client would show itself, key by key); other servers are fine. Unsetting $MUXD forces it."""
+    from muxd.errors import Conflict
+
+    inside = os.environ.get(INSIDE_ENV)
+    if inside and os.path.realpath(inside) == os.path.realpath(socket_path(args.server_name)):
+        raise Conflict(f"sessions should be nested with care, unset ${INSIDE_ENV} to force")
 
 
 def run_attach(args: argparse.Namespace, target: str | None) -> int:
@@ -56,4 +67,5 @@ def attach_session(client: Any, args: argparse.Namespace) -> int:
 
     check_terminal()
     chosen_prefix(args)
+    check_not_nested(args)
     return run_attach(args, args.target)

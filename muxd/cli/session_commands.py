@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from muxd.cli.attach_commands import add_prefix_option, chosen_prefix, run_attach
+from muxd.cli.attach_commands import add_prefix_option, check_not_nested, chosen_prefix, run_attach
 from muxd.cli.render import print_json
 from muxd.cli.table import cli_command
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
@@ -81,6 +81,7 @@ def new_session(client: Any, args: argparse.Namespace) -> int:
 
         size = check_terminal()
         chosen_prefix(args)
+        check_not_nested(args)
         columns, lines = size.columns, max(1, size.lines - 1)
     columns = columns if args.columns is None else args.columns
     lines = lines if args.lines is None else args.lines

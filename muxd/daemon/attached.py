@@ -21,12 +21,11 @@ from muxd.config import (
     ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
     MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS, PASTE_BUFFERS_MAX,
 )
-from muxd.daemon.commands import attach as actions
-from muxd.daemon import layout_keys
 from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point
 from muxd.daemon.attached_mouse import mouse_event
 from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.pane import Pane
+from muxd.daemon.prefix_actions import run_binding
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
 from muxd.daemon.registry import Registry, Session, Window
 from muxd.daemon.status_line import agent_status
@@ -41,6 +40,8 @@ from muxd.protocol.messages import (
 
 if TYPE_CHECKING:
     from muxd.attach.compose import PaneView, StatusLine
+    from muxd.daemon.chooser import Chooser
+    from muxd.daemon.pane_numbers import PaneNumbers
     from muxd.daemon.connection import Connection
     from muxd.daemon.server import Daemon
 
@@ -78,8 +79,11 @@ class AttachedClient:
         self.prefix_pending = False
         self.prompt: Prompt | None = None
         self.notice: tuple[str, float] | None = None
-        self.help_view: Emulator | None = None  # the C-b ? list, while it is open
+        self.help_view: Emulator | None = None  # the C-b ? list or a command's output, while open
+        self.help_lines: list[str] = []  # its text (made again for a new size)
         self.help_scroll = CopyMode()  # where in it the client is
+        self.chooser: Chooser | None = None  # C-b w / s, while open
+        self.pane_numbers: PaneNumbers | None = None  # C-b q, while shown
         self.closed = False
         self.frames = 0
         self.last_input = 0.0  # time.monotonic() of the last keys or mouse event
@@ -174,17 +178,24 @@ class AttachedClient:
         columns, lines = self.window_area()
         views = self._pane_views(columns, lines)
         status = self._status() if self.lines >= 2 else None
-        return compose(self.columns, self.lines, views, status)
+        frame = compose(self.columns, self.lines, views, status)
+        window = self.session.active_window
+        if self.pane_numbers is not None and window is not None and not self.viewing():
+            if self.pane_numbers.live():
+                return self.pane_numbers.drawn(frame, self.hub.placements(window))
+            self.pane_numbers = None
+        return frame
 
     def _pane_views(self, columns: int, lines: int) -> list[PaneView]:
         from muxd.attach.compose import PaneView
         from muxd.attach.selection import copy_cursor_at, highlight_spans
 
         window = self.session.active_window
-        if self.help_view is not None:
-            view = self.help_view
+        if self.viewing():
+            view = self.help_view or self.chooser.view(columns, lines)  # type: ignore[union-attr]
+            offset = self.help_scroll.offset if self.help_view is not None else 0
             return [PaneView(emulator=view, x=0, y=0, columns=min(columns, view.columns),
-                             lines=min(lines, view.lines), active=True, scroll_offset=self.help_scroll.offset)]
+                             lines=min(lines, view.lines), active=True, scroll_offset=offset)]
         if window is None or window.layout is None:
             return []
         views = []
@@ -214,19 +225,30 @@ class AttachedClient:
         window = session.active_window
         pane = window.active_pane if window else None
         right = agent_status(pane.agent) if pane is not None else ""
-        message = None
+        message = cursor = None
         if self.prompt is not None:
-            message = self.prompt.shown()
+            message, cursor = self.prompt.shown(), self.prompt.cursor_cell()
         elif self.notice is not None:
             if time.monotonic() < self.notice[1]:
                 message = self.notice[0]
             else:
                 self.notice = None
-        return StatusLine(session=session.name, windows=tabs, right=right, message=message)
+        return StatusLine(session=session.name, windows=tabs, right=right, message=message, message_cursor=cursor)
 
     def say(self, text: str) -> None:
         self.notice = (text, time.monotonic() + ATTACH_NOTICE_S)
         self.wake()
+
+    def viewing(self) -> bool:
+        """A list (the `?` keys, a command's output, the chooser) covers the window."""
+        return self.help_view is not None or self.chooser is not None
+
+    def switch_to(self, session: Session) -> None:
+        """Show another session in this terminal (tmux's switch-client); sizes follow."""
+        previous, self.session = self.session, session
+        if previous is not session:
+            self.hub.fit_session(previous)
+        self.hub.fit_session(session)
 
     # ------------------------------------------------------------ input
 
@@ -234,12 +256,13 @@ class AttachedClient:
         self.columns, self.lines = _clamp(columns, lines)
         self.painter.invalidate()
         if self.help_view is not None:
-            self._open_help()
+            self.show_text(self.help_lines)
         self.hub.fit_session(self.session)
 
     def input(self, data: bytes) -> None:
         self.last_input = time.monotonic()
-        shown = False
+        shown = self.notice is not None
+        self.notice = None  # a key takes a message away, as in tmux
         for token in self.parser.feed(data):
             for unit in self._units(token):
                 if self.closed:
@@ -263,8 +286,8 @@ class AttachedClient:
             return
         data = token.data
         while data:
-            pane = self._active_pane()
-            if (self.prefix_pending or self.prompt is not None or self.help_view is not None
+            pane = self.active_pane()
+            if (self.prefix_pending or self.prompt is not None or self.viewing() or self.pane_numbers is not None
                     or (pane is not None and pane.id in self.hub.copy_modes)):
                 size = next_key_bytes(data)
             else:
@@ -278,8 +301,8 @@ class AttachedClient:
         if isinstance(token, Mouse):
             return mouse_event(self, token)
         if isinstance(token, Paste):
-            pane = self._active_pane()
-            if pane is not None and pane.id not in self.hub.copy_modes and self.help_view is None:
+            pane = self.active_pane()
+            if pane is not None and pane.id not in self.hub.copy_modes and not self.viewing():
                 paste_into(pane, token.data)
                 return False
             return True
@@ -292,6 +315,14 @@ class AttachedClient:
             if self.help_scroll.key(key, pane_geometry(self.help_view)) in (COPY, LEAVE):
                 self.help_view = None
             return True
+        if self.chooser is not None:
+            self.chooser.key(key)
+            return True
+        if self.pane_numbers is not None:
+            numbers, self.pane_numbers = self.pane_numbers, None
+            if numbers.live() and numbers.key(key):
+                return True
+            # Any other key: the numbers go, and the key does what it would have done.
         if self.prompt is not None:
             finished, answer = self.prompt.key(key)
             if finished:
@@ -309,7 +340,7 @@ class AttachedClient:
         if key == self.prefix:
             self.prefix_pending = True
             return False
-        pane = self._active_pane()
+        pane = self.active_pane()
         if pane is None:
             return False
         copy = self.hub.copy_modes.get(pane.id)
@@ -328,67 +359,24 @@ class AttachedClient:
         pane.write(key)
         return False
 
-    def _active_pane(self) -> Pane | None:
+    def active_pane(self) -> Pane | None:
         window = self.session.active_window
         return window.active_pane if window is not None else None
 
     def _write_active(self, data: bytes) -> None:
-        pane = self._active_pane()
+        pane = self.active_pane()
         if pane is not None:
             pane.write(data)
 
     def _prefix_command(self, key: bytes) -> None:
         binding = binding_for(key)
-        if binding is None:
-            return  # unbound after the prefix: ignored, as tmux does
-        before = self.session.active_window
-        session, daemon = self.session, self.daemon
-        match binding.action:
-            case "new_window":
-                actions.new_window(daemon, session)
-            case "next_window":
-                actions.step_window(session, 1)
-            case "previous_window":
-                actions.step_window(session, -1)
-            case "select_window":
-                assert isinstance(binding.argument, int)
-                actions.select_window(session, binding.argument)
-            case "split":
-                actions.split(daemon, session, binding.argument == "horizontal")
-            case "select_pane":
-                actions.select_pane(session, binding.argument)  # type: ignore[arg-type]
-            case "zoom":
-                actions.toggle_zoom(session)
-            case "layout":
-                layout_keys.run(daemon, session, str(binding.argument))
-            case "kill_pane":
-                pane = self._active_pane()
-                if pane is not None:
-                    self.prompt = Prompt(f"kill-pane {pane.id}? (y/n)",
-                                         lambda _answer: actions.kill_pane(daemon, pane), confirm=True)
-            case "rename_window":
-                window = session.active_window
-                if window is not None:
-                    self.prompt = Prompt("(rename-window) ",
-                                         lambda name: actions.rename_window(window, name), text=window.name)
-            case "detach":
-                self.detach(f"detached (from session {session.name})")
-            case "list_keys":
-                self._open_help()
-            case "copy_mode":
-                pane = self._active_pane()
-                if pane is not None and pane.id not in self.hub.copy_modes:
-                    self.hub.copy_modes[pane.id] = self.new_copy_mode(pane)
-            case "paste_buffer":
-                self._paste_buffer()
-        if session.active_window is not before and before in session.windows:
-            session.last_window = before
-        self.hub.fit_session(session)  # a new window or pane takes the session's size
+        if binding is not None:  # unbound after the prefix: ignored, as tmux does
+            run_binding(self, binding)
 
-    def _paste_buffer(self) -> None:
+    def paste_buffer(self) -> None:
         """The newest buffer into the active pane, line feeds as carriage returns (tmux's
         paste-buffer -p: bracketed only for a program that asked)."""
-        pane = self._active_pane()
+        pane = self.active_pane()
         if not self.hub.buffers:
             self.say("no buffers")
             return
@@ -396,10 +384,16 @@ class AttachedClient:
             return
         paste_into(pane, self.hub.buffers[0].replace("\n", "\r").encode())
 
-    def _open_help(self) -> None:
+    def open_help(self) -> None:
+        self.show_text(list_keys_text(self.prefix_name))
+
+    def show_text(self, text_lines: list[str]) -> None:
+        """Lines to read over the window (the `?` list, a command's output): scrolled like copy
+        mode, q leaves."""
         columns, lines = self.window_area()
         view = new_emulator(columns=columns, lines=lines, scrollback_bytes=HELP_SCROLLBACK_BYTES)
-        view.feed("\r\n".join(list_keys_text(self.prefix_name)).encode())
+        self.help_lines = text_lines
+        view.feed("\r\n".join(text_lines).encode())
         view.feed(b"\x1b[?25l")  # a list to read: no cursor
         # Shown from its first line: scrolled back over whatever went into the history.
         self.help_scroll = CopyMode(offset=view.history_size, cursor=(view.rows_scrolled - view.history_size, 0))
@@ -430,7 +424,7 @@ class AttachedClient:
             self.connection.send(AttachOutput(data=clipboard))
 
 
-def _select_target(registry: Registry, session: Session, target: str | None) -> None:
+def select_target(registry: Registry, session: Session, target: str | None) -> None:
     """`attach -t work:2`, `-t @3`, `-t %4`: that window (and pane) become the current ones,
     as tmux's attach-session does; a bare session name or $N changes nothing."""
     if not target or target.startswith("$") or (":" not in target and registry.session_named(target)):
@@ -492,7 +486,7 @@ class AttachHub:
         if connection in self.clients:
             raise BadRequest("this connection is already attached")
         session = resolve_session(self.daemon.registry, request.target)
-        _select_target(self.daemon.registry, session, request.target)
+        select_target(self.daemon.registry, session, request.target)
         client = AttachedClient(self, connection, session, request.columns, request.lines,
                                 request.prefix)
         self.clients[connection] = client
@@ -503,7 +497,7 @@ class AttachHub:
     def input_pane(self, connection: Connection) -> Pane | None:
         """The pane an attached connection's keys go to (None: not attached)."""
         client = self.clients.get(connection)
-        return client._active_pane() if client is not None else None
+        return client.active_pane() if client is not None else None
 
     def connection_closed(self, connection: Connection) -> None:
         client = self.clients.pop(connection, None)

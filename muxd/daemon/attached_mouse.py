@@ -21,7 +21,7 @@ SGR_MOUSE_MODE = 1006
 def mouse_event(client: AttachedClient, event: Mouse) -> bool:
     """Scroll, select or forward a mouse event; False when it only went to a program."""
     window = client.session.active_window
-    if window is None or window.layout is None or client.help_view is not None:
+    if window is None or window.layout is None or client.viewing():
         return False
     placements = client.hub.placements(window)
     if client.press is not None and not event.wheel and (event.release or event.button & MOTION):

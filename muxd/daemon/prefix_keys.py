@@ -35,12 +35,20 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("Down", _arrow("B"), "select_pane", "select the pane below", "down"),
     Binding("Left", _arrow("D"), "select_pane", "select the pane to the left", "left"),
     Binding("Right", _arrow("C"), "select_pane", "select the pane to the right", "right"),
+    Binding("o", (b"o",), "next_pane", "select the next pane"),
+    Binding(";", (b";",), "last_pane", "select the previously active pane"),
+    Binding("l", (b"l",), "last_window", "select the previously active window"),
+    Binding("q", (b"q",), "display_panes", "show pane numbers (press one to select that pane)"),
     Binding("z", (b"z",), "zoom", "zoom the active pane (toggle)"),
     Binding("Space", (b" ",), "layout", "arrange the panes in the next layout", "next_layout"),
     Binding("{", (b"{",), "layout", "swap the active pane with the one before it", "swap_up"),
     Binding("}", (b"}",), "layout", "swap the active pane with the one after it", "swap_down"),
     Binding("!", (b"!",), "layout", "break the active pane out to a new window", "break_pane"),
     Binding("x", (b"x",), "kill_pane", "kill the active pane (asks y/n)"),
+    Binding("&", (b"&",), "kill_window", "kill the window (asks y/n)"),
+    Binding("w", (b"w",), "choose_tree", "choose a window, with its agents' states", "windows"),
+    Binding("s", (b"s",), "choose_tree", "choose a session (Right opens its windows)", "sessions"),
+    Binding(":", (b":",), "command_prompt", "run a muxd command (the active pane is the default -t)"),
     Binding(",", (b",",), "rename_window", "rename the window"),
     Binding("d", (b"d",), "detach", "detach this client"),
     Binding("?", (b"?",), "list_keys", "list key bindings (q leaves)"),
@@ -79,8 +87,11 @@ def prefix_bytes(name: str) -> bytes:
 def list_keys_text(prefix: str) -> list[str]:
     """The lines of the `?` view."""
     lines = [f"Key bindings (prefix {prefix}, then the key)", ""]
-    lines += [f"  {prefix} {b.name:<6} {b.help}" for b in BINDINGS if b.action != "select_window"]
-    lines.insert(6, f"  {prefix} 0..9   select window 0..9")
+    for b in BINDINGS:
+        if b.action != "select_window":
+            lines.append(f"  {prefix} {b.name:<6} {b.help}")
+        elif b.argument == 0:
+            lines.append(f"  {prefix} 0..9   select window 0..9")
     lines += [f"  {prefix} {prefix:<6} send {prefix} to the pane", "", "Copy mode"]
     lines += [f"  {keys:<18} {what}" for keys, what in COPY_MODE_KEYS]
     lines += ["", "Press q to leave this view."]

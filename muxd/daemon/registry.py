@@ -25,15 +25,29 @@ class Window:
     index: int
     name: str
     panes: list[Pane] = field(default_factory=list)
-    active_pane: Pane | None = None
     layout: Layout | None = None  # made with the first pane; see daemon/layout.py
     zoomed: bool = False          # the active pane fills the window (tmux resize-pane -Z)
     last_layout: int = -1         # the select-layout last chosen (index in layout_sets; -1: none)
     old_layout: str = ""          # the layout before the last select-layout (select-layout -o)
+    last_pane: Pane | None = field(default=None, init=False)  # the one active before (C-b ;)
+    _active_pane: Pane | None = field(default=None, init=False, repr=False)
 
     @property
     def id(self) -> str:
         return f"@{self.number}"
+
+    @property
+    def active_pane(self) -> Pane | None:
+        return self._active_pane
+
+    @active_pane.setter
+    def active_pane(self, pane: Pane | None) -> None:
+        """Whoever changes the active pane (keys, mouse, commands) leaves the one before as
+        the last pane, as tmux's window_set_active_pane does."""
+        previous = self._active_pane
+        if pane is not previous and previous is not None and previous in self.panes:
+            self.last_pane = previous
+        self._active_pane = pane
 
     def add(self, pane: Pane, *, select: bool = True) -> None:
         pane.window = self
@@ -53,6 +67,8 @@ class Window:
     def forget(self, pane: Pane) -> None:
         """`pane` leaves the pane list (not the layout); another pane becomes active if it was."""
         self.panes.remove(pane)
+        if self.last_pane is pane:
+            self.last_pane = None
         if self.active_pane is pane:
             self.active_pane = self.panes[-1] if self.panes else None
 

@@ -34,3 +34,19 @@ def agent_status(state: AgentState, now: float | None = None) -> str:
     if state.session.tokens_used:
         parts.append(tokens_text(state.session.tokens_used))
     return " · ".join(parts)
+
+
+_PHRASES = {"Idle": "idle", "Thinking": "thinking", "Generating": "writing", "ToolUse": "using a tool",
+            "AwaitingConfirmation": "waiting for yes", "AwaitingInput": "waiting for input",
+            "Exited": "exited"}
+
+
+def agent_phrase(state: AgentState) -> str:
+    """`claude: waiting for yes`, `codex: running Bash`; empty for a plain shell or no agent."""
+    if not state.is_agent or state.agent_type in _HIDDEN_AGENT_TYPES:
+        return ""
+    activity = state.activity.state
+    if activity == "ToolUse" and state.tool:
+        return f"{state.agent_type}: running {state.tool}"
+    phrase = _PHRASES.get(activity)
+    return f"{state.agent_type}: {phrase}" if phrase else str(state.agent_type)

@@ -9,14 +9,25 @@ import pytest
 from muxd.testing.server import MuxdTestServer
 
 
-@pytest.fixture
-def muxd_server() -> Iterator[MuxdTestServer]:
-    """A running muxd daemon on a private socket directory, stopped after the test."""
+def _running_server() -> Iterator[MuxdTestServer]:
     server = MuxdTestServer().start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def muxd_server() -> Iterator[MuxdTestServer]:
+    """A running muxd daemon on a private socket directory, stopped after the test."""
+    yield from _running_server()
+
+
+@pytest.fixture(scope="module")
+def muxd_module_server() -> Iterator[MuxdTestServer]:
+    """One running daemon for all of a module's tests (each keeps to sessions of its own):
+    a daemon's start costs more than many a test."""
+    yield from _running_server()
 
 
 @pytest.fixture

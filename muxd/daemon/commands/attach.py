@@ -1,5 +1,6 @@
-"""What prefix keys do to a session: tmux's new-window, select-window, split-window, select-pane,
-resize-pane -Z, kill-pane and rename-window, run for an attached client (daemon/attached.py).
+"""What prefix keys do to a session: tmux's new-window, select-window (-l), split-window,
+select-pane (-l, next), resize-pane -Z, kill-pane, kill-window and rename-window, run for an
+attached client (daemon/prefix_actions.py).
 
 Each raises MuxdError for anything the user should read in the status line.
 """
@@ -62,6 +63,15 @@ def select_window(session: Session, index: int) -> Window:
     return window
 
 
+def last_window(session: Session) -> Window:
+    """The previously active window (tmux's last-window), made current."""
+    window = session.last_window
+    if window is None or window not in session.windows or window is session.active_window:
+        raise NotFound("no last window")
+    session.active_window = window
+    return window
+
+
 def step_window(session: Session, step: int) -> Window:
     current = _active_window(session)
     at = session.windows.index(current)
@@ -87,11 +97,37 @@ def select_pane(session: Session, direction: Direction) -> Pane | None:
     assert window.layout is not None
     neighbour = window.layout.neighbour(current, direction)
     if isinstance(neighbour, Pane):
-        if window.zoomed:
-            window.toggle_zoom()
-        window.active_pane = neighbour
+        make_active(window, neighbour)
         return neighbour
     return None
+
+
+def next_pane(session: Session) -> Pane:
+    """The pane after the active one in the window's order (tmux's select-pane -t :.+)."""
+    window = _active_window(session)
+    current = _active_pane(session)
+    pane = window.panes[(window.panes.index(current) + 1) % len(window.panes)]
+    make_active(window, pane)
+    return pane
+
+
+def last_pane(session: Session) -> Pane:
+    """The previously active pane of the window (tmux's select-pane -l)."""
+    window = _active_window(session)
+    pane = window.last_pane
+    if pane is None or pane not in window.panes or pane is window.active_pane:
+        raise NotFound("no last pane")
+    make_active(window, pane)
+    return pane
+
+
+def make_active(window: Window, pane: Pane) -> None:
+    """Select `pane`; a zoomed window unzooms first, as tmux's select-pane without -Z."""
+    if pane is window.active_pane:
+        return
+    if window.zoomed:
+        window.toggle_zoom()
+    window.active_pane = pane
 
 
 def toggle_zoom(session: Session) -> None:
@@ -101,6 +137,11 @@ def toggle_zoom(session: Session) -> None:
 def kill_pane(daemon: Daemon, pane: Pane) -> None:
     if pane.window is not None and pane in daemon.registry.all_panes():
         daemon.registry.remove_pane(pane)
+
+
+def kill_window(daemon: Daemon, window: Window) -> None:
+    if window in window.session.windows:
+        daemon.registry.remove_window(window)
 
 
 def rename_window(window: Window, name: str) -> None:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 @command(SendKeys, target="pane")
 async def send_keys(daemon: Daemon, req: SendKeys, pane: Pane) -> Ok:
-    data = keys_to_bytes(req.keys, literal=req.literal, hex_bytes=req.hex)
+    # Keys as the program asked for them (application cursor keys, keypad), as tmux sends them.
+    data = keys_to_bytes(req.keys, literal=req.literal, hex_bytes=req.hex, modes=pane.emulator.private_modes)
     if len(data) > SEND_KEYS_MAX_BYTES:
         raise BadRequest(f"send-keys of {len(data)} bytes exceeds {SEND_KEYS_MAX_BYTES}")
     if pane.exited:

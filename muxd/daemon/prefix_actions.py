@@ -1,0 +1,84 @@
+"""What a key after the prefix does for an attached client: the actions of prefix_keys.py's
+table, run against the client's session (tmux's default key bindings)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from muxd.daemon import layout_keys
+from muxd.daemon.commands import attach as actions
+from muxd.daemon.prefix_keys import Binding
+from muxd.daemon.status_prompt import Prompt
+
+if TYPE_CHECKING:
+    from muxd.daemon.attached import AttachedClient
+
+
+def run_binding(client: AttachedClient, binding: Binding) -> None:
+    """Do what `binding` says; MuxdError for anything to show in the status line."""
+    session, daemon = client.session, client.daemon
+    before = session.active_window
+    match binding.action:
+        case "new_window":
+            actions.new_window(daemon, session)
+        case "next_window":
+            actions.step_window(session, 1)
+        case "previous_window":
+            actions.step_window(session, -1)
+        case "select_window":
+            assert isinstance(binding.argument, int)
+            actions.select_window(session, binding.argument)
+        case "last_window":
+            actions.last_window(session)
+        case "split":
+            actions.split(daemon, session, binding.argument == "horizontal")
+        case "select_pane":
+            actions.select_pane(session, binding.argument)  # type: ignore[arg-type]
+        case "next_pane":
+            actions.next_pane(session)
+        case "last_pane":
+            actions.last_pane(session)
+        case "layout":
+            layout_keys.run(daemon, session, str(binding.argument))
+        case "zoom":
+            actions.toggle_zoom(session)
+        case "kill_pane":
+            pane = client.active_pane()
+            if pane is not None:
+                client.prompt = Prompt(f"kill-pane {pane.id}? (y/n)",
+                                       lambda _answer: actions.kill_pane(daemon, pane), confirm=True)
+        case "kill_window":
+            window = session.active_window
+            if window is not None:
+                client.prompt = Prompt(f"kill-window {window.name}? (y/n)",
+                                       lambda _answer: actions.kill_window(daemon, window), confirm=True)
+        case "rename_window":
+            window = session.active_window
+            if window is not None:
+                client.prompt = Prompt("(rename-window) ",
+                                       lambda name: actions.rename_window(window, name), text=window.name)
+        case "detach":
+            client.detach(f"detached (from session {session.name})")
+        case "list_keys":
+            client.open_help()
+        case "copy_mode":
+            pane = client.active_pane()
+            if pane is not None and pane.id not in client.hub.copy_modes:
+                client.hub.copy_modes[pane.id] = client.new_copy_mode(pane)
+        case "paste_buffer":
+            client.paste_buffer()
+        case "choose_tree":
+            from muxd.daemon.chooser import Chooser
+
+            client.chooser = Chooser.opened(client, windows=binding.argument == "windows")
+        case "command_prompt":
+            from muxd.daemon.command_prompt import open_command_prompt
+
+            open_command_prompt(client)
+        case "display_panes":
+            from muxd.daemon.pane_numbers import PaneNumbers
+
+            client.pane_numbers = PaneNumbers.shown(client)
+    if session.active_window is not before and before in session.windows:
+        session.last_window = before
+    client.hub.fit_session(session)  # a new window or pane takes the session's size

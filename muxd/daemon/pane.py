@@ -60,6 +60,7 @@ class Pane:
         self.name = name
         self.tags = tags
         self.remove_on_exit = remove_on_exit
+        self.interactive = False  # made by a person (Spawn.interactive): closes on exit unless remain-on-exit
         self.created_at = time.time()
         self.exit_code: int | None = None
         self.exited = False

@@ -38,6 +38,7 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("z", (b"z",), "zoom", "zoom the active pane (toggle)"),
     Binding("x", (b"x",), "kill_pane", "kill the active pane (asks y/n)"),
     Binding(",", (b",",), "rename_window", "rename the window"),
+    Binding("$", (b"$",), "rename_session", "rename the session"),
     Binding("d", (b"d",), "detach", "detach this client"),
     Binding("?", (b"?",), "list_keys", "list key bindings (q leaves)"),
     Binding("[", (b"[",), "copy_mode", "enter copy mode (scroll back, select, copy; q leaves)"),

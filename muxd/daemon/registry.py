@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from muxd.daemon.layout import Layout
 from muxd.daemon.names import check_target_name, check_window_name
+from muxd.daemon.options import Options
 from muxd.daemon.pane import Pane
 from muxd.errors import Conflict
 from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
@@ -27,6 +28,16 @@ class Window:
     active_pane: Pane | None = None
     layout: Layout | None = None  # made with the first pane; see daemon/layout.py
     zoomed: bool = False          # the active pane fills the window (tmux resize-pane -Z)
+    last_pane: Pane | None = None  # the previously active one (select-pane -l)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # Whoever changes the active pane (prefix keys, select-pane, a split), the one it
+        # replaces becomes the last pane, as tmux keeps it.
+        if name == "active_pane":
+            current = self.__dict__.get("active_pane")
+            if current is not None and current is not value:
+                object.__setattr__(self, "last_pane", current)
+        object.__setattr__(self, name, value)
 
     @property
     def id(self) -> str:
@@ -43,6 +54,8 @@ class Window:
         self.panes.remove(pane)
         if self.active_pane is pane:
             self.active_pane = self.panes[-1] if self.panes else None
+        if self.last_pane is pane or self.last_pane is self.active_pane:
+            self.last_pane = None
         if self.layout is not None and self.panes and pane in self.layout.panes():
             self.zoomed = False
             self.layout.remove(pane)  # a neighbour takes the space
@@ -93,9 +106,9 @@ class Session:
     def id(self) -> str:
         return f"${self.number}"
 
-    def next_window_index(self) -> int:
+    def next_window_index(self, base: int = 0) -> int:
         used = {w.index for w in self.windows}
-        return next(i for i in itertools.count() if i not in used)
+        return next(i for i in itertools.count(base) if i not in used)
 
     def add(self, window: Window) -> None:
         self.windows.append(window)
@@ -157,6 +170,7 @@ class Registry:
 
     def __init__(self, on_pane_removed: Callable[[Pane], None] | None = None) -> None:
         self._on_pane_removed = on_pane_removed
+        self.options = Options()  # set-option's values (daemon/options.py)
         self.sessions: list[Session] = []
         self._session_numbers = itertools.count()
         self._window_numbers = itertools.count()
@@ -180,8 +194,9 @@ class Registry:
         return next(str(n) for n in itertools.count(number) if str(n) not in names)
 
     def new_window(self, session: Session, name: str, index: int | None = None) -> Window:
+        base = self.options.number("base-index", session.id)
         window = Window(number=next(self._window_numbers), session=session,
-                        index=session.next_window_index() if index is None else index,
+                        index=session.next_window_index(base) if index is None else index,
                         name=check_window_name(name))
         session.add(window)
         return window
@@ -214,13 +229,16 @@ class Registry:
             window.remove(pane)
             self._close(pane)
         session = window.session
+        self.options.forget(window.id)
         if window in session.windows:
             session.remove(window)
         if not session.windows and session in self.sessions:
             self.sessions.remove(session)
+            self.options.forget(session.id)
 
     def _close(self, pane: Pane) -> None:
         pane.close()
+        self.options.forget(pane.id)
         if self._on_pane_removed is not None:
             self._on_pane_removed(pane)
 
@@ -229,3 +247,10 @@ class Registry:
             self.remove_window(window)
         if session in self.sessions:
             self.sessions.remove(session)
+            self.options.forget(session.id)
+
+    def rename_session(self, session: Session, name: str) -> None:
+        name = check_target_name("session", name)
+        if name != session.name and self.session_named(name) is not None:
+            raise Conflict(f"duplicate session: {name}", session=name)
+        session.name = name

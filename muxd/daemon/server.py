@@ -17,6 +17,7 @@ from muxd.config import (
 from muxd.daemon.access import AccessControl
 from muxd.daemon.attached import AttachHub
 from muxd.daemon.commands import load_all
+from muxd.daemon.config_load import load_config
 from muxd.daemon.connection import Connection
 from muxd.daemon.detection import PaneDetection
 from muxd.daemon.emulation import EmulationTurns
@@ -27,6 +28,7 @@ from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
 from muxd.daemon.pane import Pane
+from muxd.daemon.pane_pipe import PanePipes
 from muxd.daemon.registry import Registry, Window
 from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
@@ -42,7 +44,7 @@ log = logging.getLogger(__name__)
 PANE_TERM = "xterm-256color"
 STARTUP_WARM_DELAY_S = 0.05  # after start, once the client that started the daemon is served
 # Variables of whoever started the daemon that would mislead programs inside a pane.
-_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "COLUMNS", "LINES")
+_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES")
 _SHELL_METACHARACTERS = set(" \t\n;&|<>()$`\\\"'*?[]#~=%")
 
 
@@ -56,10 +58,12 @@ def default_shell() -> str:
         return "/bin/sh"
 
 
-def command_argv(command: list[str]) -> list[str]:
-    """As tmux: no command runs the shell; one argument with shell syntax runs through `sh -c`."""
+def command_argv(command: list[str], shell: str = "", default_command: str = "") -> list[str]:
+    """As tmux: no command runs the default command through the shell, else the shell itself
+    (`shell`, else the user's); one argument with shell syntax runs through `sh -c`."""
     if not command:
-        return [default_shell()]
+        shell = shell or default_shell()
+        return [shell, "-c", default_command] if default_command else [shell]
     if len(command) == 1 and any(ch in _SHELL_METACHARACTERS for ch in command[0]):
         return ["/bin/sh", "-c", command[0]]
     return list(command)
@@ -82,6 +86,7 @@ class Daemon:
         self.detections: dict[str, PaneDetection] = {}
         self.subscribers: set[Connection] = set()
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/attached.py)
+        self.pipes = PanePipes()  # pipe-pane's commands (daemon/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         # The execution history (daemon/executions.py) follows every pane from its start.
@@ -90,6 +95,7 @@ class Daemon:
         store = SqliteExecutionStore(self.access.db) if history else None
         self.executions = ExecutionService(self, store, self.retention.transcript_max_bytes)
         self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/tasks.py)
+        self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/config_load.py)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -105,6 +111,7 @@ class Daemon:
             await self.executions.open(self.retention)
             await self.tasks.open()
             server = await asyncio.start_unix_server(self._accept, sock=sock)
+            self.config_errors = await load_config(self.socket_path.stem)
             if on_ready is not None:
                 on_ready()
             log.info("serving on %s (pid %d), emulator %s", self.socket_path, os.getpid(), running_backend())
@@ -178,7 +185,9 @@ class Daemon:
         self.check_size(columns, lines)
         check_tags(spawn.tags)
         cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else os.path.expanduser("~")
-        argv = command_argv(spawn.command)
+        options, session_id = self.registry.options, window.session.id
+        argv = command_argv(spawn.command, options.lookup("default-shell", session_id),
+                            options.lookup("default-command", session_id))
         number = self.registry.next_pane_number()
         program = None
         if spawn.record_as is not None:  # muxd run, create_pane with a command: the program is an execution
@@ -191,6 +200,7 @@ class Daemon:
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
                     scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
                     turns=self.emulation)
+        pane.interactive = spawn.interactive
         pane.launch_argv = integrated_argv(argv, env)  # prompt marks from muxd's bash panes
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
         pane.on_reaped = self.watchdog.release
@@ -221,10 +231,18 @@ class Daemon:
             detection.run_now()
         self.broadcast(PaneExited(pane_id=pane.id, exit_code=pane.exit_code), pane.id)
         self.attach_hub.changed()
-        if pane.remove_on_exit and pane.window is not None:
+        if pane.window is not None and (pane.remove_on_exit or self._closes_on_exit(pane)):
             self.registry.remove_pane(pane)
 
+    def _closes_on_exit(self, pane: Pane) -> bool:
+        """A pane made interactively closes when its program exits, as every tmux pane does,
+        unless remain-on-exit is on; others keep their exit status and last screen."""
+        window = pane.window
+        assert isinstance(window, Window)
+        return pane.interactive and not self.registry.options.flag("remain-on-exit", pane.id, window.id)
+
     def pane_removed(self, pane: Pane) -> None:
+        self.pipes.close(pane.id)
         self.executions.pane_removed(pane)
         detection = self.detections.pop(pane.id, None)
         if detection is not None:

@@ -16,7 +16,7 @@ from muxd.client.connection import Client
 from muxd.testing.wait import wait_for_screen, wait_until
 
 CLI_TIMEOUT_S = 30.0
-_PANE_VARIABLES = ("MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN")
+_PANE_VARIABLES = ("MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG")
 
 
 class MuxdTestServer:
@@ -30,7 +30,9 @@ class MuxdTestServer:
         # The database goes with the socket directory, so no test touches ~/.local/state.
         # A test run inside a muxd pane must not present that pane's token to this daemon.
         inherited = {k: v for k, v in os.environ.items() if k not in _PANE_VARIABLES}
-        self.env = {**inherited, "MUXD_DB": str(self.socket_dir / f"{self.name}.db"), **(env or {}),
+        # Nor the user's config file: a test's server loads one only if the test writes it.
+        self.env = {**inherited, "MUXD_DB": str(self.socket_dir / f"{self.name}.db"),
+                    "XDG_CONFIG_HOME": str(self.socket_dir / "config"), **(env or {}),
                     "MUXD_SOCKET_DIR": str(self.socket_dir)}
         self.pid: int | None = None
 

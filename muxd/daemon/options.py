@@ -1,0 +1,129 @@
+"""Options, as tmux's: a table of the options muxd has, and their values at four scopes.
+
+A server option has one value. A session option is looked up on the session, then globally
+(`set -g`); a window option on the pane (`set -p`), its window, then globally (`set -gw`). The
+scope of a name comes from the table, as tmux finds it (`set -g remain-on-exit on` needs no -w).
+Values are kept as tmux prints them ("on", "C-a", "1"); `value()` turns them into Python values.
+Objects are keyed by their ids (`$N`, `@N`, `%N`), which are never reused in a daemon's life.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+from muxd.config import PASTE_BUFFERS_MAX
+from muxd.errors import BadRequest
+
+Scope = Literal["server", "session", "window"]
+Kind = Literal["flag", "number", "key", "string", "shell"]
+_FLAG_VALUES = {"on": "on", "yes": "on", "1": "on", "off": "off", "no": "off", "0": "off"}
+NUMBER_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    scope: Scope
+    kind: Kind
+    default: str
+    help: str
+
+
+OPTIONS: dict[str, Option] = {o.name: o for o in (
+    Option("buffer-limit", "server", "number", str(PASTE_BUFFERS_MAX),
+           "automatic paste buffers kept (copies); the oldest go first"),
+    Option("prefix", "session", "key", "C-b", "the prefix key of attached clients (--prefix and $MUXD_PREFIX win)"),
+    Option("status", "session", "flag", "on", "show the status line"),
+    Option("base-index", "session", "number", "0", "the index of a session's first new window"),
+    Option("default-shell", "session", "shell", "", "the shell new panes run (empty: $SHELL, else the "
+                                                     "user's login shell)"),
+    Option("default-command", "session", "string", "", "what new panes run when given no command, through "
+                                                       "the shell (empty: the shell itself)"),
+    Option("remain-on-exit", "window", "flag", "off",
+           "keep panes opened interactively (muxd, new, C-b c, splits) when their program exits"),
+)}
+
+
+def option_named(name: str) -> Option:
+    option = OPTIONS.get(name)
+    if option is None:
+        raise BadRequest(f"invalid option: {name}", option=name)
+    return option
+
+
+def checked_value(option: Option, value: str | None, current: str) -> str:
+    """`value` as stored for `option`, or BadRequest as tmux words it. A flag without a value
+    toggles `current`."""
+    if option.kind == "flag":
+        if value is None:
+            return "off" if current == "on" else "on"
+        flag = _FLAG_VALUES.get(value.lower())
+        if flag is None:
+            raise BadRequest(f"unknown value: {value}", option=option.name)
+        return flag
+    if value is None:
+        raise BadRequest(f"empty value for {option.name}", option=option.name)
+    if option.kind == "number":
+        if not value.isdigit() or int(value) > NUMBER_MAX:
+            raise BadRequest(f"value is invalid: {value}", option=option.name)
+        return str(int(value))
+    if option.kind == "key":
+        from muxd.daemon.prefix_keys import prefix_bytes
+
+        try:
+            prefix_bytes(value)
+        except BadRequest:
+            raise BadRequest(f"unknown key: {value}", option=option.name) from None
+    if option.kind == "shell" and value and not (os.path.isabs(value) and os.access(value, os.X_OK)):
+        raise BadRequest(f"not a suitable shell: {value}", option=option.name)
+    return value
+
+
+class Options:
+    """Every option value set at any scope (defaults are in OPTIONS, never stored)."""
+
+    def __init__(self) -> None:
+        self.globals: dict[str, str] = {}                # server options and `-g` ones
+        self.local: dict[str, dict[str, str]] = {}       # object id -> its own values
+
+    def lookup(self, name: str, *ids: str) -> str:
+        """The value of `name` for the objects `ids` (nearest first), else its global value."""
+        for object_id in ids:
+            value = self.local.get(object_id, {}).get(name)
+            if value is not None:
+                return value
+        return self.globals.get(name, OPTIONS[name].default)
+
+    def set(self, name: str, value: str | None, owner: str | None) -> str:
+        """Set (owner None: globally); returns the value stored."""
+        option = option_named(name)
+        values = self.globals if owner is None else self.local.setdefault(owner, {})
+        current = self.lookup(name, *([owner] if owner else []))
+        values[name] = stored = checked_value(option, value, current)
+        return stored
+
+    def unset(self, name: str, owner: str | None) -> None:
+        option_named(name)
+        values = self.globals if owner is None else self.local.get(owner, {})
+        values.pop(name, None)
+
+    def shown(self, owner: str | None, scope: Scope) -> list[tuple[str, str]]:
+        """(name, value) pairs as show-options lists them: every option of `scope` with its global
+        value (owner None), else only those set on `owner`."""
+        names = [o.name for o in OPTIONS.values() if o.scope == scope]
+        if owner is None:
+            return [(name, self.lookup(name)) for name in names]
+        values = self.local.get(owner, {})
+        return [(name, values[name]) for name in names if name in values]
+
+    def forget(self, owner: str) -> None:
+        self.local.pop(owner, None)
+
+    # typed reads for the daemon
+    def flag(self, name: str, *ids: str) -> bool:
+        return self.lookup(name, *ids) == "on"
+
+    def number(self, name: str, *ids: str) -> int:
+        return int(self.lookup(name, *ids))

@@ -4,10 +4,9 @@ sessions and puts back any global option it changes)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from muxd.client.blocking import BlockingClient
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -24,7 +23,9 @@ def s():
 
 
 def panes(s, target):
-    return json.loads(s.cli("list-panes", "-t", target, "--json", check=True).stdout)
+    """Read back in this process (a CLI per look would double the module's time)."""
+    with BlockingClient.connect(s.socket_path) as client:
+        return list(client.call("list-panes", "pane-list", target=target).panes)
 
 
 def active_pane(s, target) -> str:
@@ -32,7 +33,8 @@ def active_pane(s, target) -> str:
 
 
 def windows(s, session):
-    return json.loads(s.cli("list-windows", "-t", session, "--json", check=True).stdout)
+    with BlockingClient.connect(s.socket_path) as client:
+        return list(client.call("list-windows", "window-list", target=session).windows)
 
 
 def active_window(s, session) -> int:

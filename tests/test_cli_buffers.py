@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from muxd.client.blocking import BlockingClient
-from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
 SHELL = ["--", "bash", "--norc", "--noprofile"]
@@ -18,13 +17,9 @@ READER = ("import os, sys, tty; tty.setraw(0); sys.stdout.write({mode!r}); sys.s
           "while True: os.write(1, repr(os.read(0, 4096)).encode() + b'\\r\\n')")
 
 
-@pytest.fixture(scope="module")
-def s():
-    server = MuxdTestServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+@pytest.fixture
+def s(muxd_module_server):
+    return muxd_module_server
 
 
 def reader(s, name: str, bracketed: bool = False) -> str:

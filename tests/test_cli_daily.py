@@ -7,19 +7,14 @@ from __future__ import annotations
 import pytest
 
 from muxd.client.blocking import BlockingClient
-from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
 SHELL = ["--", "bash", "--norc", "--noprofile"]
 
 
-@pytest.fixture(scope="module")
-def s():
-    server = MuxdTestServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+@pytest.fixture
+def s(muxd_module_server):
+    return muxd_module_server
 
 
 def panes(s, target):

@@ -130,10 +130,10 @@ def source_file(client: Any, args: argparse.Namespace) -> int:
             failed = True
             continue
         for command in command_lines(text):
-            error = command.error
-            if not error and args.verbose:
+            error: str | None = command.error or None
+            if error is None and args.verbose:
                 print(f"{path}:{command.line}: {' '.join(command.words)}")
-            if not error and not args.check_only:
+            if error is None and not args.check_only:
                 _source_depth += 1
                 try:
                     error = run_command_line(client, args, command.words)
@@ -141,12 +141,13 @@ def source_file(client: Any, args: argparse.Namespace) -> int:
                     _source_depth -= 1
             if error:
                 print(f"muxd: {path}:{command.line}: {error}", file=sys.stderr)
-                failed = True
+            failed = failed or error is not None
     return 1 if failed else 0
 
 
-def run_command_line(client: Any, outer: argparse.Namespace, words: list[str]) -> str:
-    """Run one muxd command line (`set -g status off`) through `client`; what went wrong, or ""."""
+def run_command_line(client: Any, outer: argparse.Namespace, words: list[str]) -> str | None:
+    """Run one muxd command line (`set -g status off`) through `client`: None when it went well,
+    else what went wrong ("" when the command said so itself, as a nested source-file does)."""
     import contextlib
     import io
 
@@ -168,5 +169,5 @@ def run_command_line(client: Any, outer: argparse.Namespace, words: list[str]) -
         status = implementation(command).body(None if command.local else client, args)
     except MuxdError as exc:
         return exc.message
-    return "" if status == 0 else f"{command.name} failed (exit status {status})"
+    return None if status == 0 else ""
 

@@ -1,0 +1,102 @@
+"""The config file: its syntax (pure), `source-file`, and the file a server loads when it starts
+(`$XDG_CONFIG_HOME/muxd/muxd.conf`, or `muxd -f FILE`), bad lines reported with file:line while
+the rest still loads."""
+
+from __future__ import annotations
+
+from muxd.cli.config_file import CommandLine, command_lines
+
+SHELL = "-- bash --norc --noprofile"
+
+
+def test_lines_comments_continuations_quotes_and_separators():
+    text = ("# a comment\n"
+            "set -g status off   # trailing comment\n"
+            "\n"
+            "set -g default-command \\\n"
+            "    'echo \"#not a comment\"; sleep 1'\n"
+            "new -d -s a ; set -t a prefix C-a \\; rename-window -t a:0 \"two words\"\n"
+            "set -g 'unclosed\n"
+            "set -g base-index 1\n")
+    assert command_lines(text) == [
+        CommandLine(2, ["set", "-g", "status", "off"]),
+        CommandLine(4, ["set", "-g", "default-command", 'echo "#not a comment"; sleep 1']),
+        CommandLine(6, ["new", "-d", "-s", "a"]),
+        CommandLine(6, ["set", "-t", "a", "prefix", "C-a"]),
+        CommandLine(6, ["rename-window", "-t", "a:0", "two words"]),
+        CommandLine(7, [], "syntax error: no closing quotation"),
+        CommandLine(8, ["set", "-g", "base-index", "1"]),
+    ]
+    assert command_lines("set -g status off \\") == [CommandLine(1, ["set", "-g", "status", "off"])]
+
+
+def _start(server) -> str:
+    """Start `server` as a user would; its stderr (the config's complaints)."""
+    out = server.cli("start-server")
+    assert out.returncode == 0, out.stderr
+    server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
+    return out.stderr
+
+
+def test_server_start_loads_the_config_and_reports_bad_lines(muxd_unstarted):
+    s = muxd_unstarted
+    config = s.socket_dir / "config" / "muxd" / "muxd.conf"  # the test server's XDG_CONFIG_HOME
+    config.parent.mkdir(parents=True)
+    config.write_text("set -g base-index 1\n"
+                      "set -g foo bar\n"
+                      "bind-key x kill-pane\n"
+                      f"new-session -d -s from-config -n first {SHELL}\n"
+                      "set -t from-config status off\n")
+    stderr = _start(s)
+    first, second = stderr.splitlines()
+    assert first == f"muxd: {config}:2: invalid option: foo"
+    assert second.startswith(f"muxd: {config}:3: unknown command 'bind-key' (did you mean ")
+    # Everything else loaded before the server said it was ready: the first command sees it.
+    assert s.cli("list-windows", "-t", "from-config", check=True).stdout.split("\n")[1].split()[:4] == [
+        "from-config", "1*", "@0", "first"]
+    assert s.cli("show-options", "-t", "from-config", check=True).stdout == "status off\n"
+    assert "Traceback" not in s.log_path.read_text()
+
+
+def test_dash_f_names_the_config_of_a_server_started_now(muxd_unstarted, tmp_path):
+    s = muxd_unstarted
+    other = tmp_path / "other.conf"
+    other.write_text("set -g prefix C-a\n")
+    out = s.cli("-f", str(other), "new-session", "-d", "-s", "w", *SHELL.split())  # starts the server
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    s.pid = int((s.socket_dir / f"{s.name}.lock").read_text().strip())
+    assert s.cli("show-options", "-gv", "prefix", check=True).stdout == "C-a\n"
+    assert s.cli("has-session", "-t", "w").returncode == 0
+
+
+def test_a_missing_chosen_config_is_reported_and_the_server_still_starts(muxd_unstarted, tmp_path):
+    s = muxd_unstarted
+    s.env["MUXD_CONFIG"] = str(tmp_path / "missing.conf")  # what `muxd -f` sets
+    assert _start(s) == f"muxd: {tmp_path}/missing.conf: No such file or directory\n"
+    assert s.cli("show-options", "-gv", "prefix", check=True).stdout == "C-b\n"
+
+
+def test_source_file_runs_every_line_nested_files_check_only_and_quiet(muxd_server, tmp_path):
+    s = muxd_server
+    inner = tmp_path / "inner.conf"
+    inner.write_text("set -g status off\nselect-window -t nowhere:5\n")
+    outer = tmp_path / "outer.conf"
+    outer.write_text(f"source-file {inner}\nset -g base-index 3\n")
+    out = s.cli("source-file", str(outer))
+    assert out.returncode == 1
+    assert out.stderr == f"muxd: {inner}:2: no sessions\n"
+    assert s.cli("show-options", "-gv", "status", check=True).stdout == "off\n"
+    assert s.cli("show-options", "-gv", "base-index", check=True).stdout == "3\n"
+    checked = tmp_path / "check.conf"
+    checked.write_text("set -g base-index 7\nset -g 'oops\n")
+    out = s.cli("source-file", "-n", str(checked))  # -n: syntax only, nothing runs
+    assert out.returncode == 1 and out.stderr == f"muxd: {checked}:2: syntax error: no closing quotation\n"
+    assert s.cli("show-options", "-gv", "base-index", check=True).stdout == "3\n"
+    assert s.cli("source-file", "-q", str(tmp_path / "nope.conf")).returncode == 0
+    out = s.cli("source-file", str(tmp_path / "nope.conf"))
+    assert out.returncode == 1 and out.stderr == f"muxd: {tmp_path}/nope.conf: No such file or directory\n"
+    loop = tmp_path / "loop.conf"
+    loop.write_text(f"source-file {loop}\n")
+    out = s.cli("source-file", str(loop))
+    assert out.returncode == 1 and "too many nested files (more than 10)" in out.stderr
+    assert out.stderr.count("\n") == 1

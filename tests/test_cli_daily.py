@@ -60,6 +60,9 @@ def test_select_pane_moves_to_neighbours_the_last_pane_and_sets_a_title(s):
     assert active_pane(s, "sel") == right
     s.cli("select-pane", "-t", left, "-T", "build log", check=True)
     assert {p["id"]: p["title"] for p in panes(s, "sel")}[left] == "build log"
+    s.cli("send-keys", "-t", left, "printf '\\033]2;from-%s\\007' program", "Enter", check=True)
+    wait_until(lambda: {p["id"]: p["title"] for p in panes(s, "sel")}[left] == "from-program", timeout=10,
+               message="the program's own title replaces it")
     assert active_pane(s, "sel") == left
     assert fails(s, "select-pane", "-t", "sel:0.7") == "muxd: can't find pane: sel:0.7"
     assert "not allowed with argument" in s.cli("select-pane", "-L", "-R").stderr  # one direction at a time
@@ -84,6 +87,10 @@ def test_select_window_next_previous_last_and_renames(s):
     assert active_window(s, "win") == 2
     s.cli("next-window", "-t", "win", check=True)
     assert active_window(s, "win") == 0
+    s.cli("select-window", "-T", "-t", "win:0", check=True)  # current already: the last one
+    assert active_window(s, "win") == 2
+    s.cli("select-window", "-T", "-t", "win:1", check=True)
+    assert active_window(s, "win") == 1
     assert fails(s, "select-window", "-t", "win:9") == "muxd: can't find window: 9"
 
     s.cli("rename-window", "-t", "win:1", "logs", check=True)
@@ -157,6 +164,8 @@ def test_list_keys_prints_the_prefix_table_as_bind_key_lines(s):
         assert line in lines, line
     assert "C-b $     Rename the session" in s.cli("list-keys", "-N", check=True).stdout
     assert fails(s, "list-keys", "-T", "root") == "muxd: table root doesn't exist"
+    assert s.cli("list-keys", "-T", "prefix", "z", check=True).stdout == "bind-key    -T prefix z     resize-pane -Z\n"
+    assert fails(s, "list-keys", "F12") == "muxd: unknown key: F12"
     s.cli("set", "-g", "prefix", "C-a", check=True)
     try:
         assert s.cli("list-keys", check=True).stdout.startswith("bind-key    -T prefix C-a   send-prefix\n")

@@ -7,6 +7,7 @@ import os
 
 from muxd.cli.render import print_json
 from muxd.cli.table import cli_command
+from muxd.errors import NotFound
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ def detach_client(client: Any, args: argparse.Namespace) -> int:
 def _configure_list_keys(p: argparse.ArgumentParser) -> None:
     p.add_argument("-T", dest="table", default="prefix", help="key table (muxd has one: prefix)")
     p.add_argument("-N", dest="notes", action="store_true", help="each key with what it does")
+    p.add_argument("key", nargs="?", help="only this key's binding")
 
 
 @cli_command("list-keys")(_configure_list_keys)
@@ -54,11 +56,12 @@ def list_keys(client: Any, args: argparse.Namespace) -> int:
     from muxd.cli.key_table import bind_key_lines, note_lines
 
     if args.table != "prefix":
-        from muxd.errors import NotFound
-
         raise NotFound(f"table {args.table} doesn't exist")
     shown = client.call("show-options", "option-list", name="prefix", scope="global").options
     prefix = shown[0].value if shown else "C-b"
-    for line in (note_lines(prefix) if args.notes else bind_key_lines(prefix)):
+    lines = note_lines(prefix, args.key) if args.notes else bind_key_lines(prefix, args.key)
+    if not lines:
+        raise NotFound(f"unknown key: {args.key}")
+    for line in lines:
         print(line)
     return 0

@@ -39,16 +39,17 @@ def _key(name: str) -> str:
     return "".join("\\" + ch if ch in _ESCAPED else ch for ch in name)
 
 
-def bind_key_lines(prefix: str) -> list[str]:
-    """`list-keys -T prefix`: the prefix key itself (send-prefix) first, then the table."""
-    rows = [(_key(prefix), "send-prefix")] + [(_key(b.name), _command(b)) for b in BINDINGS]
-    width = max(len(key) for key, _ in rows)
+def bind_key_lines(prefix: str, only: str | None = None) -> list[str]:
+    """`list-keys -T prefix [KEY]`: the prefix key itself (send-prefix) first, then the table."""
+    rows = [(prefix, "send-prefix")] + [(b.name, _command(b)) for b in BINDINGS]
+    width = max(len(_key(key)) for key, _ in rows)
     # Arrow keys repeat in tmux (-r); muxd's do not, and say so by the missing flag.
-    return [f"bind-key    -T prefix {key:<{width}} {command}" for key, command in rows]
+    return [f"bind-key    -T prefix {_key(key):<{width}} {command}" for key, command in rows
+            if only is None or key == only]
 
 
-def note_lines(prefix: str) -> list[str]:
-    """`list-keys -N`: each key after the prefix, with what it does."""
+def note_lines(prefix: str, only: str | None = None) -> list[str]:
+    """`list-keys -N [KEY]`: each key after the prefix, with what it does."""
     rows = [(prefix, "Send the prefix key")] + [(b.name, b.help[:1].upper() + b.help[1:]) for b in BINDINGS]
     width = max(len(prefix) + 1 + len(key) for key, _ in rows)
-    return [f"{prefix + ' ' + key:<{width}} {what}" for key, what in rows]
+    return [f"{prefix + ' ' + key:<{width}} {what}" for key, what in rows if only is None or key == only]

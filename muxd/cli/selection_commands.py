@@ -47,6 +47,8 @@ def _configure_select_window(p: argparse.ArgumentParser) -> None:
     steps.add_argument("-n", dest="step", action="store_const", const="next", help="the next window")
     steps.add_argument("-p", dest="step", action="store_const", const="previous", help="the previous window")
     steps.add_argument("-l", dest="step", action="store_const", const="last", help="the last window")
+    steps.add_argument("-T", dest="step", action="store_const", const="toggle",
+                       help="the last window if the target is already the current one")
 
 
 @cli_command("select-window")(_configure_select_window)

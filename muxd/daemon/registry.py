@@ -158,7 +158,7 @@ def pane_info(pane: Pane) -> PaneInfo:
         status="exited" if pane.exited else "running",
         exit_code=pane.exit_code,
         created_at=pane.created_at,
-        title=pane.emulator.title,
+        title=pane.title,
         active=window.active_pane is pane and session.active_window is window,
         agent=pane.agent,
         emulator_failed=pane.emulator_failed,

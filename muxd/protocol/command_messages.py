@@ -53,7 +53,7 @@ class SelectPane(_Message, tag="select-pane"):
 class SelectWindow(_Message, tag="select-window"):
     id: int
     target: Target | None = None
-    step: Literal["next", "previous", "last"] | None = None  # -n -p -l, in the target's session
+    step: Literal["next", "previous", "last", "toggle"] | None = None  # -n -p -l -T, in the target's session
 
 
 class RenameWindow(_Message, tag="rename-window"):

@@ -62,8 +62,7 @@ async def select_pane(daemon: Daemon, req: SelectPane, pane: Pane) -> Ok:
     if chosen is not None:  # no pane that way: nothing changes, as with the prefix arrows
         make_active(window, chosen)
     if req.title is not None:
-        # The title as a program sets it (OSC 2), so the program's next title replaces it, as in tmux.
-        pane.emulator.feed(b"\x1b]2;" + req.title.encode(errors="replace") + b"\x1b\\")
+        pane.set_title(req.title)  # until the program sets its own, as in tmux
     daemon.attach_hub.changed(window.session)
     return Ok(id=req.id)
 
@@ -71,15 +70,18 @@ async def select_pane(daemon: Daemon, req: SelectPane, pane: Pane) -> Ok:
 @command(SelectWindow, target="window")
 async def select_window(daemon: Daemon, req: SelectWindow, window: Window) -> Ok:
     session = window.session
-    if req.step == "last":
+    step = req.step
+    if step == "toggle":  # -T: the target, unless it is current already: then the last window
+        step = "last" if session.active_window is window else None
+    if step == "last":
         last = session.last_window
         if last is None or last not in session.windows:
             raise NotFound("no last window", target=req.target)
         window = last
-    elif req.step is not None:
+    elif step is not None:
         current = session.active_window or window
         at = session.windows.index(current)
-        window = session.windows[(at + (1 if req.step == "next" else -1)) % len(session.windows)]
+        window = session.windows[(at + (1 if step == "next" else -1)) % len(session.windows)]
     show_window(session, window)
     daemon.attach_hub.changed(session)
     return Ok(id=req.id)

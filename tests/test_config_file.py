@@ -4,7 +4,11 @@ the rest still loads."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from muxd.cli.config_file import CommandLine, command_lines
+from muxd.testing.wait import wait_until
 
 SHELL = "-- bash --norc --noprofile"
 
@@ -58,22 +62,13 @@ def test_server_start_loads_the_config_and_reports_bad_lines(muxd_unstarted):
     assert "Traceback" not in s.log_path.read_text()
 
 
-def test_dash_f_names_the_config_of_a_server_started_now(muxd_unstarted, tmp_path):
+def test_dash_f_names_the_config_of_a_server_started_now_and_a_missing_one_is_reported(muxd_unstarted, tmp_path):
     s = muxd_unstarted
-    other = tmp_path / "other.conf"
-    other.write_text("set -g prefix C-a\n")
-    out = s.cli("-f", str(other), "new-session", "-d", "-s", "w", *SHELL.split())  # starts the server
-    assert out.returncode == 0 and out.stderr == "", out.stderr
+    out = s.cli("-f", str(tmp_path / "missing.conf"), "new-session", "-d", "-s", "w", *SHELL.split())
+    assert out.returncode == 0, out.stderr  # the server started (and made the session) all the same
+    assert out.stderr == f"muxd: {tmp_path}/missing.conf: No such file or directory\n"
     s.pid = int((s.socket_dir / f"{s.name}.lock").read_text().strip())
-    assert s.cli("show-options", "-gv", "prefix", check=True).stdout == "C-a\n"
     assert s.cli("has-session", "-t", "w").returncode == 0
-
-
-def test_a_missing_chosen_config_is_reported_and_the_server_still_starts(muxd_unstarted, tmp_path):
-    s = muxd_unstarted
-    s.env["MUXD_CONFIG"] = str(tmp_path / "missing.conf")  # what `muxd -f` sets
-    assert _start(s) == f"muxd: {tmp_path}/missing.conf: No such file or directory\n"
-    assert s.cli("show-options", "-gv", "prefix", check=True).stdout == "C-b\n"
 
 
 def test_source_file_runs_every_line_nested_files_check_only_and_quiet(muxd_server, tmp_path):
@@ -100,3 +95,21 @@ def test_source_file_runs_every_line_nested_files_check_only_and_quiet(muxd_serv
     out = s.cli("source-file", str(loop))
     assert out.returncode == 1 and "too many nested files (more than 10)" in out.stderr
     assert out.stderr.count("\n") == 1
+
+
+def test_a_foreground_server_prints_the_config_complaints_itself(muxd_unstarted, tmp_path):
+    s = muxd_unstarted
+    config = tmp_path / "fg.conf"
+    config.write_text("set -g status nope\nset -g base-index 2\n")
+    foreground = subprocess.Popen([sys.executable, "-m", "muxd", "-L", s.name, "-f", str(config), "start-server",
+                                   "-f"], env=s.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: s.cli("server", "status").returncode == 0, message="the foreground server answers")
+        assert s.cli("show-options", "-gv", "base-index", check=True).stdout == "2\n"
+        s.cli("kill-server", check=True)
+        assert foreground.wait(timeout=30) == 0
+    finally:
+        if foreground.poll() is None:
+            foreground.kill()
+            foreground.wait()
+    assert f"muxd: {config}:1: unknown value: nope\n" in foreground.stderr.read()

@@ -185,3 +185,21 @@ def test_scoped_pane_tokens_cannot_set_options_or_read_buffers(s, tmp_path):
     out = s.cli(*as_agent, "list-buffers")
     assert out.returncode == 1 and "not available to pane-scoped tokens" in out.stderr, out.stderr
     s.cli(*as_agent, "select-pane", "-t", pane, check=True)  # its own pane: allowed
+
+
+def test_history_limit_bounds_the_history_of_new_panes(s):
+    def history_rows(session: str) -> int:
+        s.wait_for_text(session, "done\n")
+        return len(s.capture(session, "-S", "-").rstrip("\n").split("\n"))
+
+    s.cli("set", "-g", "history-limit", "100", check=True)
+    try:
+        s.cli("new-session", "-d", "-s", "short", "-x", "80", "-y", "10", "--", "sh", "-c",
+              "seq 1 3000; echo done; exec sleep 60", check=True)
+    finally:
+        s.cli("set", "-gu", "history-limit", check=True)
+    s.cli("new-session", "-d", "-s", "long", "-x", "80", "-y", "10", "--", "sh", "-c",
+          "seq 1 3000; echo done; exec sleep 60", check=True)
+    # At least 100 rows of 80 columns' worth: more of these short ones, far from all 3000.
+    assert 100 <= history_rows("short") < 1000
+    assert history_rows("long") > 3000

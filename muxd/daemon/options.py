@@ -37,6 +37,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("prefix", "session", "key", "C-b", "the prefix key of attached clients (--prefix and $MUXD_PREFIX win)"),
     Option("status", "session", "flag", "on", "show the status line"),
     Option("base-index", "session", "number", "0", "the index of a session's first new window"),
+    Option("history-limit", "session", "number", "0",
+           "rows of history new panes keep at least, at their width (0: the server's memory budget, "
+           "$MUXD_SCROLLBACK_BYTES)"),
     Option("default-shell", "session", "shell", "", "the shell new panes run (empty: $SHELL, else the "
                                                      "user's login shell)"),
     Option("default-command", "session", "string", "", "what new panes run when given no command, through "

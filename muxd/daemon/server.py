@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from muxd.config import (
-    DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+    DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, SCROLLBACK_BYTES_MAX,
 )
 from muxd.daemon.access import AccessControl
 from muxd.daemon.attached import AttachHub
@@ -24,6 +24,7 @@ from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.executions import ExecutionService
 from muxd.daemon.tasks import TaskService
 from muxd.emulator.backend import running_backend, warm_up
+from muxd.emulator.rows import ROW_OVERHEAD_BYTES
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
@@ -198,7 +199,7 @@ class Daemon:
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
-                    scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
+                    scrollback_bytes=self._scrollback_bytes(session_id, columns), on_exit=self._pane_exited,
                     turns=self.emulation)
         pane.interactive = spawn.interactive
         pane.launch_argv = integrated_argv(argv, env)  # prompt marks from muxd's bash panes
@@ -222,6 +223,14 @@ class Daemon:
             window.name = program_name(os.path.basename(argv[0]))
         log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
         return pane
+
+    def _scrollback_bytes(self, session_id: str, columns: int) -> int:
+        """A new pane's history budget: the server's, or room for history-limit full rows (muxd
+        counts memory, not lines: a row costs its text and ROW_OVERHEAD_BYTES)."""
+        rows = self.registry.options.number("history-limit", session_id)
+        if not rows:
+            return self.scrollback_bytes
+        return min(rows * (columns + ROW_OVERHEAD_BYTES), SCROLLBACK_BYTES_MAX)
 
     def _pane_exited(self, pane: Pane) -> None:
         log.info("pane %s exited with %s", pane.id, pane.exit_code)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from muxd.cli.config_file import CommandLine, command_lines
+from muxd.paths import config_file
 from muxd.testing.wait import wait_until
 
 SHELL = "-- bash --norc --noprofile"
@@ -34,6 +36,17 @@ def test_lines_comments_continuations_quotes_and_separators():
     assert command_lines("set -g status off \\") == [CommandLine(1, ["set", "-g", "status", "off"])]
 
 
+def test_where_the_config_file_is(monkeypatch, tmp_path):
+    monkeypatch.delenv("MUXD_CONFIG", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert config_file() == (tmp_path / ".config" / "muxd" / "muxd.conf", False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/etc/xdg-here")
+    assert config_file() == (Path("/etc/xdg-here/muxd/muxd.conf"), False)
+    monkeypatch.setenv("MUXD_CONFIG", "/srv/muxd.conf")  # what `muxd -f /srv/muxd.conf` sets
+    assert config_file() == (Path("/srv/muxd.conf"), True)
+
+
 def _start(server) -> str:
     """Start `server` as a user would; its stderr (the config's complaints)."""
     out = server.cli("start-server")
@@ -44,7 +57,9 @@ def _start(server) -> str:
 
 def test_server_start_loads_the_config_and_reports_bad_lines(muxd_unstarted):
     s = muxd_unstarted
-    config = s.socket_dir / "config" / "muxd" / "muxd.conf"  # the test server's XDG_CONFIG_HOME
+    del s.env["MUXD_CONFIG"]  # the test server's "-f /dev/null": here the default file is wanted
+    s.env["XDG_CONFIG_HOME"] = str(s.socket_dir / "config")
+    config = s.socket_dir / "config" / "muxd" / "muxd.conf"
     config.parent.mkdir(parents=True)
     config.write_text("set -g base-index 1\n"
                       "set -g foo bar\n"

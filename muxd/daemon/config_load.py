@@ -27,7 +27,7 @@ async def load_config(server_name: str) -> list[str]:
     """Run the config file (if there is one) against the server `server_name`, which must be
     listening; returns its error lines."""
     path, chosen = config_file()
-    if not chosen and not path.exists():
+    if (not chosen and not path.exists()) or str(path) == os.devnull:  # `-f /dev/null`: no config
         return []
     env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
     process = await asyncio.create_subprocess_exec(

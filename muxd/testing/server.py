@@ -30,10 +30,9 @@ class MuxdTestServer:
         # The database goes with the socket directory, so no test touches ~/.local/state.
         # A test run inside a muxd pane must not present that pane's token to this daemon.
         inherited = {k: v for k, v in os.environ.items() if k not in _PANE_VARIABLES}
-        # Nor the user's config file: a test's server loads one only if the test writes it.
+        # Nor the user's config file (tmux -f /dev/null): a test that wants one names it.
         self.env = {**inherited, "MUXD_DB": str(self.socket_dir / f"{self.name}.db"),
-                    "XDG_CONFIG_HOME": str(self.socket_dir / "config"), **(env or {}),
-                    "MUXD_SOCKET_DIR": str(self.socket_dir)}
+                    "MUXD_CONFIG": os.devnull, **(env or {}), "MUXD_SOCKET_DIR": str(self.socket_dir)}
         self.pid: int | None = None
 
     @property

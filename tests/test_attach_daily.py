@@ -114,10 +114,16 @@ def test_interactive_panes_close_on_exit_unless_remain_on_exit(muxd_server, oute
     wait_until(lambda: len(panes(s, "life")) == 2, timeout=10, message="split")
     term.type("exit", enter=True)  # in the split: it closes, as in tmux
     wait_until(lambda: len(panes(s, "life")) == 1, timeout=10, message="the split closed")
-    s.cli("set-option", "-g", "remain-on-exit", "on", check=True)
+    s.cli("set-option", "-g", "remain-on-exit", "failed", check=True)  # kept only if it failed
     term.keys("C-b", "%")
     wait_until(lambda: len(panes(s, "life")) == 2, timeout=10, message="split again")
+    term.type("exit 0", enter=True)
+    wait_until(lambda: len(panes(s, "life")) == 1, timeout=10, message="a split that succeeded closes")
+    term.keys("C-b", "%")
+    wait_until(lambda: len(panes(s, "life")) == 2, timeout=10, message="split a third time")
     term.type("exit 3", enter=True)
+    wait_until(lambda: len(panes(s, "life")) == 2 and panes(s, "life")[1]["status"] == "exited", timeout=10,
+               message="the failed split stays")
     term.wait_for("Pane is dead (status 3)")
     assert [(p["status"], p["exit_code"]) for p in panes(s, "life")] == [("running", None), ("exited", 3)]
     s.cli("kill-pane", "-t", "life:0.1", check=True)

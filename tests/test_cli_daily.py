@@ -119,6 +119,10 @@ def test_options_show_set_unset_and_errors_as_tmux(s):
     assert s.cli("show-options", "-t", "opt", check=True).stdout == "prefix C-a\n"
     assert s.cli("show-window-options", "-t", "opt", check=True).stdout == "remain-on-exit on\n"
     assert s.cli("show-options", "-gv", "prefix", check=True).stdout == "C-b\n"  # global untouched
+    s.cli("set", "-t", "opt", "remain-on-exit", check=True)  # no value: toggles (on -> off)
+    assert s.cli("show-window-options", "-t", "opt", check=True).stdout == "remain-on-exit off\n"
+    s.cli("set", "-t", "opt", "remain-on-exit", "failed", check=True)
+    assert fails(s, "set", "-t", "opt", "remain-on-exit", "sometimes") == "muxd: unknown value: sometimes"
     s.cli("set", "-p", "-t", "opt", "remain-on-exit", "off", check=True)
     assert s.cli("show-options", "-p", "-t", "opt", check=True).stdout == "remain-on-exit off\n"
     s.cli("set", "-u", "-t", "opt", "prefix", check=True)

@@ -17,7 +17,7 @@ from muxd.config import PASTE_BUFFERS_MAX
 from muxd.errors import BadRequest
 
 Scope = Literal["server", "session", "window"]
-Kind = Literal["flag", "number", "key", "string", "shell"]
+Kind = Literal["flag", "choice", "number", "key", "string", "shell"]
 _FLAG_VALUES = {"on": "on", "yes": "on", "1": "on", "off": "off", "no": "off", "0": "off"}
 NUMBER_MAX = 2**31 - 1
 
@@ -29,6 +29,7 @@ class Option:
     kind: Kind
     default: str
     help: str
+    choices: tuple[str, ...] = ()  # a choice's values; its first two toggle, as a flag's
 
 
 OPTIONS: dict[str, Option] = {o.name: o for o in (
@@ -44,8 +45,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
                                                      "user's login shell)"),
     Option("default-command", "session", "string", "", "what new panes run when given no command, through "
                                                        "the shell (empty: the shell itself)"),
-    Option("remain-on-exit", "window", "flag", "off",
-           "keep panes opened interactively (muxd, new, C-b c, splits) when their program exits"),
+    Option("remain-on-exit", "window", "choice", "off",
+           "keep panes opened interactively (muxd, new, C-b c, splits) when their program exits "
+           "(failed: only when it failed)", ("off", "on", "failed")),
 )}
 
 
@@ -66,6 +68,13 @@ def checked_value(option: Option, value: str | None, current: str) -> str:
         if flag is None:
             raise BadRequest(f"unknown value: {value}", option=option.name)
         return flag
+    if option.kind == "choice":
+        if value is None:
+            return option.choices[1] if current == option.choices[0] else option.choices[0]
+        choice = _FLAG_VALUES.get(value.lower(), value.lower())
+        if choice not in option.choices:
+            raise BadRequest(f"unknown value: {value}", option=option.name)
+        return choice
     if value is None:
         raise BadRequest(f"empty value for {option.name}", option=option.name)
     if option.kind == "number":

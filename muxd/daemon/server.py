@@ -248,7 +248,8 @@ class Daemon:
         unless remain-on-exit is on; others keep their exit status and last screen."""
         window = pane.window
         assert isinstance(window, Window)
-        return pane.interactive and not self.registry.options.flag("remain-on-exit", pane.id, window.id)
+        remain = self.registry.options.lookup("remain-on-exit", pane.id, window.id)
+        return pane.interactive and not (remain == "on" or (remain == "failed" and pane.exit_code != 0))
 
     def pane_removed(self, pane: Pane) -> None:
         self.pipes.close(pane.id)

@@ -142,15 +142,18 @@ def test_options_show_set_unset_and_errors_as_tmux(s):
 
 def test_base_index_and_default_command_shape_new_windows(s):
     s.cli("set", "-g", "base-index", "1", check=True)
-    s.cli("set", "-g", "default-command", "echo from-default-$((6*7)); exec sleep 60", check=True)
+    s.cli("set", "-g", "default-command", "echo from-default-$((6*7)) $TERM; exec sleep 60", check=True)
+    s.cli("set", "-g", "default-terminal", "tmux-256color", check=True)
     try:
         s.cli("new-session", "-d", "-s", "based", check=True)  # no command: the default command
         s.cli("new-window", "-t", "based", *SHELL, check=True)
         assert [w["index"] for w in windows(s, "based")] == [1, 2]
-        s.wait_for_text("based:1", "from-default-42")
+        s.wait_for_text("based:1", "from-default-42 tmux-256color")
     finally:
         s.cli("set", "-gu", "base-index", check=True)
         s.cli("set", "-gu", "default-command", check=True)
+        s.cli("set", "-gu", "default-terminal", check=True)
+    assert fails(s, "set", "-g", "default-terminal", "a b") == "muxd: invalid terminal type: 'a b'"
     s.cli("new-session", "-d", "-s", "zero", *SHELL, check=True)
     assert [w["index"] for w in windows(s, "zero")] == [0]
 

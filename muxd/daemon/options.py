@@ -17,7 +17,7 @@ from muxd.config import PASTE_BUFFERS_MAX
 from muxd.errors import BadRequest
 
 Scope = Literal["server", "session", "window"]
-Kind = Literal["flag", "choice", "number", "key", "string", "shell"]
+Kind = Literal["flag", "choice", "number", "key", "string", "shell", "term"]
 _FLAG_VALUES = {"on": "on", "yes": "on", "1": "on", "off": "off", "no": "off", "0": "off"}
 NUMBER_MAX = 2**31 - 1
 
@@ -43,6 +43,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            "$MUXD_SCROLLBACK_BYTES)"),
     Option("default-shell", "session", "shell", "", "the shell new panes run (empty: $SHELL, else the "
                                                      "user's login shell)"),
+    Option("default-terminal", "session", "term", "xterm-256color", "TERM of new panes' programs"),
     Option("default-command", "session", "string", "", "what new panes run when given no command, through "
                                                        "the shell (empty: the shell itself)"),
     Option("remain-on-exit", "window", "choice", "off",
@@ -88,6 +89,8 @@ def checked_value(option: Option, value: str | None, current: str) -> str:
             prefix_bytes(value)
         except BadRequest:
             raise BadRequest(f"unknown key: {value}", option=option.name) from None
+    if option.kind == "term" and (not value or not all(ch.isalnum() or ch in "-_.+" for ch in value)):
+        raise BadRequest(f"invalid terminal type: {value!r}", option=option.name)
     if option.kind == "shell" and value and not (os.path.isabs(value) and os.access(value, os.X_OK)):
         raise BadRequest(f"not a suitable shell: {value}", option=option.name)
     return value

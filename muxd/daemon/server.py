@@ -169,9 +169,9 @@ class Daemon:
         if not MIN_LINES <= lines <= MAX_LINES:
             raise BadRequest(f"height {lines} is out of range {MIN_LINES}..{MAX_LINES}")
 
-    def pane_env(self, extra: dict[str, str]) -> dict[str, str]:
+    def pane_env(self, extra: dict[str, str], term: str = PANE_TERM) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
-        env["TERM"] = PANE_TERM
+        env["TERM"] = term
         env["MUXD"] = str(self.socket_path)
         for key, value in extra.items():
             if not key or "=" in key or "\0" in key or "\0" in value:
@@ -193,7 +193,7 @@ class Daemon:
         program = None
         if spawn.record_as is not None:  # muxd run, create_pane with a command: the program is an execution
             program = self.executions.program_execution(number, spawn, argv, **(link or {}))
-        env = self.pane_env(spawn.env)
+        env = self.pane_env(spawn.env, options.lookup("default-terminal", session_id))
         env["MUXD_PANE"] = f"%{number}"
         # The pane's own agent token: a client presenting it sees this pane and its grants only.
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])

@@ -132,3 +132,25 @@ def test_interactive_panes_close_on_exit_unless_remain_on_exit(muxd_server, oute
     term.wait_for("[exited]")
     # A pane made detached keeps its exit status and last screen (orchestrators read them).
     assert [(p["session"], p["status"], p["exit_code"]) for p in panes(s)] == [("kept", "exited", 4)]
+
+
+def test_mouse_option_off_leaves_the_mouse_to_the_terminal_unless_a_program_asks(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "mice", *SHELL, check=True)
+    term = outer()
+    attach(term, s, "mice")
+
+    def reporting() -> tuple[str, str]:  # the outer pane's mouse modes, as tmux sees them set
+        flags = term.tmux("display-message", "-p", "-t", "outer", "#{mouse_standard_flag}#{mouse_button_flag}")
+        return flags[0], flags[1]
+
+    wait_until(lambda: reporting() == ("0", "1"), timeout=10, message="muxd takes the mouse (1002)")
+    s.cli("set-option", "-g", "mouse", "off", check=True)
+    wait_until(lambda: reporting() == ("0", "0"), timeout=10, message="mouse off: no reports")
+    s.cli("send-keys", "-t", "mice", "printf '\\033[?1000h'", "Enter", check=True)  # a program asks
+    wait_until(lambda: reporting() == ("1", "0"), timeout=10, message="the pane's own mode (1000)")
+    s.cli("set-option", "-g", "mouse", "on", check=True)
+    wait_until(lambda: reporting() == ("0", "1"), timeout=10, message="mouse on again")
+    term.keys("C-b", "d")
+    term.wait_for("[detached (from session mice)]")
+    assert reporting() == ("0", "0")  # nothing left on in the terminal

@@ -173,6 +173,7 @@ class AttachedClient:
         if self.session not in self.daemon.registry.sessions:
             self.detach("exited")
             return last_frame
+        self.painter.mouse = self.daemon.registry.options.flag("mouse", self.session.id)
         data = self.painter.paint(self.frame())
         if not data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
             return last_frame

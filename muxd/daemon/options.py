@@ -37,6 +37,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            "automatic paste buffers kept (copies); the oldest go first"),
     Option("prefix", "session", "key", "C-b", "the prefix key of attached clients (--prefix and $MUXD_PREFIX win)"),
     Option("status", "session", "flag", "on", "show the status line"),
+    Option("mouse", "session", "flag", "on", "muxd takes the mouse: wheel, drag to copy, click a pane (off: "
+                                               "the terminal's own selection; programs that ask still get it)"),
     Option("base-index", "session", "number", "0", "the index of a session's first new window"),
     Option("history-limit", "session", "number", "0",
            "rows of history new panes keep at least, at their width (0: the server's memory budget, "

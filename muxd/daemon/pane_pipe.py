@@ -78,11 +78,14 @@ class PanePipes:
             raise BadRequest(f"pane {pane.id} has exited", pane=pane.id)
         if not output and not input:
             output = True
-        process = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", command, cwd=pane.cwd() or "/", env=pane.env, start_new_session=True,
-            stdin=asyncio.subprocess.PIPE if output else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE if input else asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "/bin/sh", "-c", command, cwd=pane.cwd() or "/", env=pane.env, start_new_session=True,
+                stdin=asyncio.subprocess.PIPE if output else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE if input else asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL)
+        except OSError as exc:  # the pane's directory gone, no processes left to fork…
+            raise BadRequest(f"pipe-pane: {exc.strerror or exc}", pane=pane.id) from exc
         pipe = PanePipe(pane, process, command)
         self.by_pane[pane.id] = pipe
         return pipe

@@ -71,9 +71,9 @@ def test_server_start_loads_the_config_and_reports_bad_lines(muxd_unstarted):
     assert first == f"muxd: {config}:2: invalid option: foo"
     assert second.startswith(f"muxd: {config}:3: unknown command 'bind-key' (did you mean ")
     # Everything else loaded before the server said it was ready: the first command sees it.
-    assert s.cli("list-windows", "-t", "from-config", check=True).stdout.split("\n")[1].split()[:4] == [
+    assert s.run_here("list-windows", "-t", "from-config", check=True).stdout.split("\n")[1].split()[:4] == [
         "from-config", "1*", "@0", "first"]
-    assert s.cli("show-options", "-t", "from-config", check=True).stdout == "status off\n"
+    assert s.run_here("show-options", "-t", "from-config", check=True).stdout == "status off\n"
     assert "Traceback" not in s.log_path.read_text()
 
 
@@ -83,7 +83,7 @@ def test_dash_f_names_the_config_of_a_server_started_now_and_a_missing_one_is_re
     assert out.returncode == 0, out.stderr  # the server started (and made the session) all the same
     assert out.stderr == f"muxd: {tmp_path}/missing.conf: No such file or directory\n"
     s.pid = int((s.socket_dir / f"{s.name}.lock").read_text().strip())
-    assert s.cli("has-session", "-t", "w").returncode == 0
+    assert s.run_here("has-session", "-t", "w").returncode == 0
 
 
 def test_source_file_runs_every_line_nested_files_check_only_and_quiet(muxd_server, tmp_path):
@@ -92,22 +92,22 @@ def test_source_file_runs_every_line_nested_files_check_only_and_quiet(muxd_serv
     inner.write_text("set -g status off\nselect-window -t nowhere:5\n")
     outer = tmp_path / "outer.conf"
     outer.write_text(f"source-file {inner}\nset -g base-index 3\n")
-    out = s.cli("source-file", str(outer))
+    out = s.run_here("source-file", str(outer))
     assert out.returncode == 1
     assert out.stderr == f"muxd: {inner}:2: no sessions\n"
-    assert s.cli("show-options", "-gv", "status", check=True).stdout == "off\n"
-    assert s.cli("show-options", "-gv", "base-index", check=True).stdout == "3\n"
+    assert s.run_here("show-options", "-gv", "status", check=True).stdout == "off\n"
+    assert s.run_here("show-options", "-gv", "base-index", check=True).stdout == "3\n"
     checked = tmp_path / "check.conf"
     checked.write_text("set -g base-index 7\nset -g 'oops\n")
-    out = s.cli("source-file", "-n", str(checked))  # -n: syntax only, nothing runs
+    out = s.run_here("source-file", "-n", str(checked))  # -n: syntax only, nothing runs
     assert out.returncode == 1 and out.stderr == f"muxd: {checked}:2: syntax error: no closing quotation\n"
-    assert s.cli("show-options", "-gv", "base-index", check=True).stdout == "3\n"
-    assert s.cli("source-file", "-q", str(tmp_path / "nope.conf")).returncode == 0
-    out = s.cli("source-file", str(tmp_path / "nope.conf"))
+    assert s.run_here("show-options", "-gv", "base-index", check=True).stdout == "3\n"
+    assert s.run_here("source-file", "-q", str(tmp_path / "nope.conf")).returncode == 0
+    out = s.run_here("source-file", str(tmp_path / "nope.conf"))
     assert out.returncode == 1 and out.stderr == f"muxd: {tmp_path}/nope.conf: No such file or directory\n"
     loop = tmp_path / "loop.conf"
     loop.write_text(f"source-file {loop}\n")
-    out = s.cli("source-file", str(loop))
+    out = s.run_here("source-file", str(loop))
     assert out.returncode == 1 and "too many nested files (more than 10)" in out.stderr
     assert out.stderr.count("\n") == 1
 
@@ -119,9 +119,10 @@ def test_a_foreground_server_prints_the_config_complaints_itself(muxd_unstarted,
     foreground = subprocess.Popen([sys.executable, "-m", "muxd", "-L", s.name, "-f", str(config), "start-server",
                                    "-f"], env=s.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        wait_until(lambda: s.cli("server", "status").returncode == 0, message="the foreground server answers")
-        assert s.cli("show-options", "-gv", "base-index", check=True).stdout == "2\n"
-        s.cli("kill-server", check=True)
+        # A client may connect while the config still loads (it runs as a client itself).
+        wait_until(lambda: s.run_here("show-options", "-gv", "base-index").stdout == "2\n",
+                   message="the foreground server answers, its config loaded")
+        s.run_here("kill-server", check=True)
         assert foreground.wait(timeout=30) == 0
     finally:
         if foreground.poll() is None:

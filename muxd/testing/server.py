@@ -59,6 +59,33 @@ class MuxdTestServer:
             raise AssertionError(f"muxd {' '.join(args)} failed ({result.returncode}): {result.stderr}")
         return result
 
+    def run_here(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+        """Run `muxd -L NAME args…` as `cli()` does but in this process: the same CLI code with
+        the server's environment, without starting an interpreter (~100 ms a command on a busy
+        machine). Not for commands that attach, nor for ones that must start a server."""
+        import contextlib
+        import io
+
+        from muxd.cli.main import main
+
+        out, err = io.StringIO(), io.StringIO()
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(self.env)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = main(["-L", self.name, *args])
+                except SystemExit as exc:  # argparse's errors and --help
+                    code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        result = subprocess.CompletedProcess(["muxd", "-L", self.name, *args], code, out.getvalue(), err.getvalue())
+        if check and code != 0:
+            raise AssertionError(f"muxd {' '.join(args)} failed ({code}): {result.stderr}")
+        return result
+
     async def client(self, **kwargs: Any) -> Client:
         return await Client.connect(self.socket_path, **kwargs)
 

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from muxd.client.blocking import BlockingClient
+from muxd.testing.server import InProcessCli
 from muxd.testing.wait import wait_until
 
 SHELL = ["--", "bash", "--norc", "--noprofile"]
@@ -17,23 +18,9 @@ READER = ("import os, sys, tty; tty.setraw(0); sys.stdout.write({mode!r}); sys.s
           "while True: os.write(1, repr(os.read(0, 4096)).encode() + b'\\r\\n')")
 
 
-class InProcess:
-    """The module's server, with its CLI run in this process (MuxdTestServer.run_here): the same
-    code as a `muxd` command, without an interpreter start each."""
-
-    def __init__(self, server):
-        self.server = server
-
-    def cli(self, *args: str, check: bool = False):
-        return self.server.run_here(*args, check=check)
-
-    def __getattr__(self, name: str):
-        return getattr(self.server, name)
-
-
 @pytest.fixture
 def s(muxd_module_server):
-    return InProcess(muxd_module_server)
+    return InProcessCli(muxd_module_server)
 
 
 def reader(s, name: str, bracketed: bool = False) -> str:

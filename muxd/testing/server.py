@@ -121,6 +121,20 @@ class MuxdTestServer:
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
+class InProcessCli:
+    """A MuxdTestServer whose `cli()` is `run_here()`: the same code as a `muxd` command, without
+    an interpreter start each (for modules that run many commands)."""
+
+    def __init__(self, server: MuxdTestServer) -> None:
+        self.server = server
+
+    def cli(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+        return self.server.run_here(*args, check=check)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.server, name)
+
+
 def _any_thread_alive(pid: int) -> bool:
     """Whether any thread of `pid` still lives. A killed daemon's main thread turns zombie while
     its other threads (the database writer) are still exiting, and until the last one is gone

@@ -99,6 +99,7 @@ def log_path(name: str = DEFAULT_SERVER_NAME) -> Path:
 
 
 CONFIG_ENV = "MUXD_CONFIG"  # set by `muxd -f FILE`; the server started then reads FILE
+CLIENT_NAME_ENV = "MUXD_CLIENT_NAME"  # how the one-shot CLI greets the server (default muxd-cli)
 
 
 def config_file() -> tuple[Path, bool]:

@@ -119,9 +119,9 @@ def test_a_foreground_server_prints_the_config_complaints_itself(muxd_unstarted,
     foreground = subprocess.Popen([sys.executable, "-m", "muxd", "-L", s.name, "-f", str(config), "start-server",
                                    "-f"], env=s.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        # A client may connect while the config still loads (it runs as a client itself).
-        wait_until(lambda: s.run_here("show-options", "-gv", "base-index").stdout == "2\n",
-                   message="the foreground server answers, its config loaded")
+        wait_until(lambda: s.run_here("server", "status").returncode == 0, message="the foreground server answers")
+        # Whenever a command came, it waited for the config (a client like any other) to load.
+        assert s.run_here("show-options", "-gv", "base-index", check=True).stdout == "2\n"
         s.run_here("kill-server", check=True)
         assert foreground.wait(timeout=30) == 0
     finally:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from muxd import __version__
 from muxd.cli.table import CLI_COMMANDS, CliCommand, implementation
 from muxd.errors import MuxdError
-from muxd.paths import CONFIG_ENV, DEFAULT_SERVER_NAME
+from muxd.paths import CLIENT_NAME_ENV, CONFIG_ENV, DEFAULT_SERVER_NAME
 from muxd.terminal_text import visible
 
 TYPE_CHECKING = False  # typing only for the type checker: see table.py
@@ -153,7 +153,8 @@ def _run(command: CliCommand, args: argparse.Namespace) -> int:
     if args.cli_token:
         print(f"muxd: {argv_token_warning(ENV_CLI_TOKEN)}", file=sys.stderr)
     token = cli_token(args.cli_token, file=args.cli_token_file)
-    with connect(args.server_name, start=command.starts_server, token=token) as client:
+    with connect(args.server_name, start=command.starts_server, token=token,
+                 client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli") as client:
         return body(client, args)
 
 

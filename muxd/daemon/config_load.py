@@ -15,12 +15,15 @@ import os
 import sys
 
 from muxd.config import CONFIG_LOAD_TIMEOUT_S
-from muxd.paths import config_file
+from muxd.paths import CLIENT_NAME_ENV, config_file
 
 log = logging.getLogger(__name__)
 
 # A pane's identity must not leak into the config's commands (they act as the socket owner).
 _ENV_DROPPED = ("MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN")
+# How the config's `muxd` greets the server ($MUXD_CLIENT_NAME): its requests run at once, while
+# every other client's wait until the config is loaded.
+CONFIG_CLIENT_NAME = "muxd-config"
 
 
 async def load_config(server_name: str) -> list[str]:
@@ -30,6 +33,7 @@ async def load_config(server_name: str) -> list[str]:
     if (not chosen and not path.exists()) or str(path) == os.devnull:  # `-f /dev/null`: no config
         return []
     env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
+    env[CLIENT_NAME_ENV] = CONFIG_CLIENT_NAME
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-P", "-m", "muxd", "-L", server_name, "source-file", str(path),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,

@@ -97,6 +97,7 @@ class Daemon:
         self.executions = ExecutionService(self, store, self.retention.transcript_max_bytes)
         self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/config_load.py)
+        self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/connection.py)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -112,7 +113,10 @@ class Daemon:
             await self.executions.open(self.retention)
             await self.tasks.open()
             server = await asyncio.start_unix_server(self._accept, sock=sock)
-            self.config_errors = await load_config(self.socket_path.stem)
+            try:
+                self.config_errors = await load_config(self.socket_path.stem)
+            finally:
+                self.config_loaded.set()
             if on_ready is not None:
                 on_ready()
             log.info("serving on %s (pid %d), emulator %s", self.socket_path, os.getpid(), running_backend())

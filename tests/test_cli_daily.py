@@ -109,6 +109,9 @@ def test_select_window_next_previous_last_and_renames(s):
 def test_options_show_set_unset_and_errors_as_tmux(s):
     shown = s.cli("show-options", "-g", check=True).stdout
     assert "prefix C-b\n" in shown and "status on\n" in shown and "default-command ''\n" in shown
+    names = [line.split()[0] for line in shown.splitlines()]
+    assert names == sorted(names) and "mouse" in names  # alphabetical, as tmux lists them
+    assert "\ndefault-shell /" in shown  # the shell panes get, not an empty default
     assert s.cli("show-options", "-s", check=True).stdout == "buffer-limit 50\n"
     assert s.cli("show-options", "-gw", check=True).stdout == "remain-on-exit off\n"
     assert s.cli("show-options", "-gv", "prefix", check=True).stdout == "C-b\n"

@@ -43,7 +43,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("history-limit", "session", "number", "0",
            "rows of history new panes keep at least, at their width (0: the server's memory budget, "
            "$MUXD_SCROLLBACK_BYTES)"),
-    Option("default-shell", "session", "shell", "", "the shell new panes run (empty: $SHELL, else the "
+    Option("default-shell", "session", "shell", "", "the shell new panes run (default: $SHELL, else the "
                                                      "user's login shell)"),
     Option("default-terminal", "session", "term", "xterm-256color", "TERM of new panes' programs"),
     Option("default-command", "session", "string", "", "what new panes run when given no command, through "
@@ -103,6 +103,7 @@ class Options:
 
     def __init__(self) -> None:
         self.globals: dict[str, str] = {}                # server options and `-g` ones
+        self.defaults: dict[str, str] = {}               # defaults known only at run time (the shell)
         self.local: dict[str, dict[str, str]] = {}       # object id -> its own values
 
     def lookup(self, name: str, *ids: str) -> str:
@@ -111,7 +112,7 @@ class Options:
             value = self.local.get(object_id, {}).get(name)
             if value is not None:
                 return value
-        return self.globals.get(name, OPTIONS[name].default)
+        return self.globals.get(name, self.defaults.get(name, OPTIONS[name].default))
 
     def set(self, name: str, value: str | None, owner: str | None) -> str:
         """Set (owner None: globally); returns the value stored."""
@@ -129,7 +130,7 @@ class Options:
     def shown(self, owner: str | None, scope: Scope) -> list[tuple[str, str]]:
         """(name, value) pairs as show-options lists them: every option of `scope` with its global
         value (owner None), else only those set on `owner`."""
-        names = [o.name for o in OPTIONS.values() if o.scope == scope]
+        names = sorted(o.name for o in OPTIONS.values() if o.scope == scope)  # as tmux lists them
         if owner is None:
             return [(name, self.lookup(name)) for name in names]
         values = self.local.get(owner, {})

@@ -78,6 +78,7 @@ class Daemon:
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
         self.registry = Registry(on_pane_removed=self.pane_removed)
+        self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
         self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access.py)
         self.commands = load_all()
         self.started_at = time.time()

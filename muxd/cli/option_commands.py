@@ -28,7 +28,11 @@ def _add_scope_options(p: argparse.ArgumentParser) -> None:
 
 
 def _configure_set_option(p: argparse.ArgumentParser) -> None:
+    from muxd.daemon.options import OPTIONS  # the table: only when options are set or shown
+
     _add_scope_options(p)
+    p.epilog = "options: " + "; ".join(f"{o.name} ({o.scope}, default {o.default or 'none'}): {o.help}"
+                                       for o in sorted(OPTIONS.values(), key=lambda o: o.name))
     p.add_argument("-u", "-U", dest="unset", action="store_true", help="unset: the value is inherited again")
     p.add_argument("-o", dest="only_if_unset", action="store_true", help="fail if already set")
     p.add_argument("-a", dest="append", action="store_true", help="append to the value")

@@ -37,6 +37,8 @@ def status_line(screen: str, lines: int = 30) -> str:
 def test_prefix_dollar_renames_the_session_and_options_reach_attached_clients(muxd_server, outer):
     s = muxd_server
     s.run_here("new-session", "-d", "-s", "work", *SHELL, check=True)
+    # New windows run a shell without the user's rc files (quick; none left half done at the end).
+    s.run_here("set-option", "-g", "default-command", "exec bash --norc --noprofile", check=True)
     term = outer()
     attach(term, s, "work")
     term.keys("C-b", "$")
@@ -117,7 +119,7 @@ def split(term: OuterTerminal, s) -> None:
 def test_interactive_panes_close_on_exit_unless_remain_on_exit(muxd_server, outer):
     s = muxd_server
     s.run_here("new-session", "-d", "-s", "kept", "--", "sh", "-c", "exit 4", check=True)
-    # Splits run the default command: a shell without the user's rc files (quick, and no prompt games).
+    # Splits run a shell without the user's rc files (quick; none left half done at the end).
     s.run_here("set-option", "-g", "default-command", "exec bash --norc --noprofile", check=True)
     term = outer()
     term.type(muxd_command(s.name, "new", "-s", "life", *SHELL), enter=True)

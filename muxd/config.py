@@ -158,6 +158,11 @@ COMMAND_PROMPT_HISTORY_MAX = 100   # C-b : lines Up brings back (tmux's prompt-h
 ATTACH_RENDER_FAILURES_MAX = 3     # consecutive failed frames before a client is detached
 PASTE_BUFFERS_MAX = 50             # copied selections kept (tmux's buffer-limit), newest first
 PASTE_BUFFER_MAX_CHARS = 1 << 20   # a selection longer than this is cut (a whole history can be MBs)
+# pipe-pane: pane output its command has not read yet, beyond which more is dropped (the pane
+# never waits for the command).
+PIPE_PANE_BUFFER_MAX_BYTES = 1024 * 1024
+# The config file (source-file at server start) runs in a muxd process of its own, given this long.
+CONFIG_LOAD_TIMEOUT_S = 5.0
 # Copies longer than this are not offered to the outer terminal's clipboard (OSC 52): many
 # terminals refuse or choke on larger ones. They still go to muxd's buffer (C-b ]).
 CLIPBOARD_MAX_CHARS = 100_000

@@ -96,3 +96,18 @@ def lock_path(name: str = DEFAULT_SERVER_NAME) -> Path:
 
 def log_path(name: str = DEFAULT_SERVER_NAME) -> Path:
     return socket_dir() / f"{check_server_name(name)}.log"
+
+
+CONFIG_ENV = "MUXD_CONFIG"  # set by `muxd -f FILE`; the server started then reads FILE
+CLIENT_NAME_ENV = "MUXD_CLIENT_NAME"  # how the one-shot CLI greets the server (default muxd-cli)
+
+
+def config_file() -> tuple[Path, bool]:
+    """The config file the server loads at start, and whether it was chosen (`muxd -f FILE`: a
+    missing one is then an error) rather than the default `$XDG_CONFIG_HOME/muxd/muxd.conf`
+    (else `~/.config/muxd/muxd.conf`), which may well not exist."""
+    chosen = os.environ.get(CONFIG_ENV)
+    if chosen:
+        return Path(chosen), True
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "muxd" / "muxd.conf", False

@@ -31,6 +31,9 @@ _RESET_AND_CLEAR = "\x1b[0m\x1b[H\x1b[2J"
 BASE_MOUSE_TRACKING = 1002
 SGR_MOUSE = 1006
 _TRACKING_MODES = (1003,)  # stronger than the base, most reporting first
+# With the mouse option off, only a pane that asks gets reports: its own mode, strongest first.
+_PANE_TRACKING_MODES = (1003, 1002, 1000)
+_NO_TRACKING = 0
 # Pane modes the outer terminal mirrors (set, reset) besides mouse tracking.
 _MIRRORED = {
     1: ("\x1b[?1h", "\x1b[?1l"),  # DECCKM: application cursor keys
@@ -52,7 +55,7 @@ def enter_terminal_bytes() -> bytes:
 def leave_terminal_bytes() -> bytes:
     """Undo `enter_terminal_bytes` and any mirrored mode: the terminal as the shell left it."""
     modes_off = "".join(reset for _, reset in _MIRRORED.values())
-    mouse_off = "".join(f"\x1b[?{mode}l" for mode in (*_TRACKING_MODES, BASE_MOUSE_TRACKING, SGR_MOUSE))
+    mouse_off = "".join(f"\x1b[?{mode}l" for mode in (*_PANE_TRACKING_MODES, SGR_MOUSE))
     return f"{modes_off}{mouse_off}{SYNC_END}\x1b[0m\x1b[?25h\x1b[?1049l".encode()
 
 
@@ -61,6 +64,7 @@ class FramePainter:
 
     def __init__(self) -> None:
         self._sgr_memo: dict[tuple[Style, Style], str] = {}
+        self.mouse = True  # the mouse option: muxd takes the mouse (False: only a pane that asks)
         self.invalidate()
 
     def invalidate(self) -> None:
@@ -200,17 +204,21 @@ class FramePainter:
                 if known is None or (mode in wanted) != (mode in known):
                     out.append(on if mode in wanted else off)
             self._mirrored = frozenset(wanted)
-        tracking = next((mode for mode in _TRACKING_MODES if mode in modes), BASE_MOUSE_TRACKING)
+        if self.mouse:
+            tracking = next((mode for mode in _TRACKING_MODES if mode in modes), BASE_MOUSE_TRACKING)
+        else:
+            tracking = next((mode for mode in _PANE_TRACKING_MODES if mode in modes), _NO_TRACKING)
         current = self._tracking
         if tracking != current:
             # Terminals differ on whether 1000/1002/1003 are one setting or three flags: turn
             # the stronger one off explicitly, then set the one wanted.
             if current is None:
-                out.extend(f"\x1b[?{mode}l" for mode in _TRACKING_MODES if mode != tracking)
+                out.extend(f"\x1b[?{mode}l" for mode in _PANE_TRACKING_MODES if mode != tracking)
                 out.append(f"\x1b[?{SGR_MOUSE}h")
             elif current > tracking:
                 out.append(f"\x1b[?{current}l")
-            out.append(f"\x1b[?{tracking}h")
+            if tracking != _NO_TRACKING:
+                out.append(f"\x1b[?{tracking}h")
             self._tracking = tracking
 
 

@@ -21,15 +21,17 @@ INSIDE_ENV = "MUXD"  # the socket of the server whose pane we run in (tmux's $TM
 
 def add_prefix_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prefix", default=None, metavar="KEY",
-                   help=f"prefix key, e.g. C-a (default ${PREFIX_ENV} or {DEFAULT_PREFIX})")
+                   help=f"prefix key, e.g. C-a (default ${PREFIX_ENV}, else the prefix option: {DEFAULT_PREFIX})")
 
 
 def chosen_prefix(args: argparse.Namespace) -> str:
-    """The prefix key name from --prefix, then $MUXD_PREFIX, then C-b; checked before anything runs."""
+    """The prefix key name from --prefix, then $MUXD_PREFIX, checked before anything runs; "" when
+    neither chose one: the daemon then uses the session's prefix option (C-b unless set)."""
     from muxd.daemon.prefix_keys import prefix_bytes  # the key tables: only for commands that attach
 
-    prefix = getattr(args, "prefix", None) or os.environ.get(PREFIX_ENV) or DEFAULT_PREFIX
-    prefix_bytes(prefix)  # raises BadRequest for a name that is no key
+    prefix = getattr(args, "prefix", None) or os.environ.get(PREFIX_ENV) or ""
+    if prefix:
+        prefix_bytes(prefix)  # raises BadRequest for a name that is no key
     return prefix
 
 

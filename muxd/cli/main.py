@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from muxd import __version__
 from muxd.cli.table import CLI_COMMANDS, CliCommand, implementation
 from muxd.errors import MuxdError
-from muxd.paths import DEFAULT_SERVER_NAME
+from muxd.paths import CLIENT_NAME_ENV, CONFIG_ENV, DEFAULT_SERVER_NAME
 from muxd.terminal_text import visible
 
 TYPE_CHECKING = False  # typing only for the type checker: see table.py
@@ -111,7 +111,7 @@ class _PrintVersion(argparse.Action):
 
 
 # Global options that take a value: the word after one is never the command.
-_VALUE_OPTIONS = ("-L", "--token", "--token-file")
+_VALUE_OPTIONS = ("-L", "-f", "--token", "--token-file")
 
 
 def commands_to_parse(argv: Sequence[str]) -> Sequence[CliCommand]:
@@ -121,7 +121,7 @@ def commands_to_parse(argv: Sequence[str]) -> Sequence[CliCommand]:
     for word in words:
         if word in _VALUE_OPTIONS:
             next(words, None)
-        elif word.startswith(("-L", "--token=", "--token-file=")):  # the value attached to the option
+        elif word.startswith(("-L", "-f", "--token=", "--token-file=")):  # the value attached to the option
             continue
         elif word in ("-V", "--version"):
             return ()
@@ -139,6 +139,9 @@ def build_parser(commands: Sequence[CliCommand] = CLI_COMMANDS) -> argparse.Argu
     parser.add_argument("-L", dest="server_name", default=DEFAULT_SERVER_NAME, metavar="NAME",
                         help="server name (socket NAME.sock in the socket directory)")
     parser.add_argument("-V", "--version", action=_PrintVersion)
+    parser.add_argument("-f", dest="config_file", metavar="FILE",
+                        help="the config file a server started now loads (default $XDG_CONFIG_HOME/muxd/muxd.conf, "
+                             "else ~/.config/muxd/muxd.conf)")
     parser.add_argument("--token", dest="cli_token", metavar="TOKEN",
                         help="act as this muxd token (visible in ps: prefer --token-file or $MUXD_CLI_TOKEN; "
                              "none: the socket owner)")
@@ -164,7 +167,8 @@ def _run(command: CliCommand, args: argparse.Namespace) -> int:
     if args.cli_token:
         print(f"muxd: {argv_token_warning(ENV_CLI_TOKEN)}", file=sys.stderr)
     token = cli_token(args.cli_token, file=args.cli_token_file)
-    with connect(args.server_name, start=command.starts_server, token=token) as client:
+    with connect(args.server_name, start=command.starts_server, token=token,
+                 client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli") as client:
         return body(client, args)
 
 
@@ -176,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(commands_to_parse(words))
     args = parser.parse_args(argv)
     command = getattr(args, "spec", None)
+    if args.config_file:  # read by the server this command starts, if it starts one (as tmux -f)
+        os.environ[CONFIG_ENV] = os.path.abspath(os.path.expanduser(args.config_file))
     if command is None:  # a bare `muxd`, as a bare `tmux`: a new session with the shell, attached
         args = parser.parse_args(["-L", args.server_name, "new-session"])
         command = args.spec

@@ -85,8 +85,10 @@ def new_session(client: Any, args: argparse.Namespace) -> int:
         columns, lines = size.columns, max(1, size.lines - 1)
     columns = columns if args.columns is None else args.columns
     lines = lines if args.lines is None else args.lines
+    # Attached, it is a person's session: its panes close when their programs exit, as in tmux.
+    spawn = {**spawn_from_args(args), "interactive": not args.detached}
     reply = client.call("new-session", "pane", name=args.session_name, window_name=args.window_name,
-                        columns=columns, lines=lines, spawn=spawn_from_args(args))
+                        columns=columns, lines=lines, spawn=spawn)
     report_new_pane(client, args, reply.pane)
     if not args.detached:
         return run_attach(args, reply.pane.session_id)

@@ -40,6 +40,14 @@ def check_terminal(stdin_fd: int = 0, stdout_fd: int = 1) -> os.terminal_size:
     return os.get_terminal_size(stdout_fd)
 
 
+def _tty_name(fd: int) -> str:
+    """The terminal's device, which names this client (detach-client -t /dev/pts/3), as in tmux."""
+    try:
+        return os.ttyname(fd)
+    except OSError:
+        return ""
+
+
 def leave_terminal_bytes() -> bytes:
     try:
         from muxd.attach.paint import leave_terminal_bytes as render_leave
@@ -106,7 +114,8 @@ async def attach(path: Path, *, target: str | None = None, prefix: str = "C-b",
     size = check_terminal(stdin_fd, stdout_fd)
     link = await _open(path)
     try:
-        link.send(Attach(id=2, target=target, columns=size.columns, lines=size.lines, prefix=prefix))
+        link.send(Attach(id=2, target=target, columns=size.columns, lines=size.lines, prefix=prefix,
+                         tty=_tty_name(stdin_fd)))
         attached = await link.reply()
         if not isinstance(attached, Attached):
             raise ProtocolError("the server did not answer attach")

@@ -14,7 +14,8 @@ from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, log_path, open_pr
 
 LOG_TAIL_BYTES = 2000
 # Variables naming a path the daemon opens (MUXD_DB may also be a URL).
-PATH_VARIABLES = ("MUXD_SOCKET_DIR", "MUXD_DB", "MUXD_RECORD_DIR", "XDG_RUNTIME_DIR", "XDG_STATE_HOME")
+PATH_VARIABLES = ("MUXD_SOCKET_DIR", "MUXD_DB", "MUXD_RECORD_DIR", "XDG_RUNTIME_DIR", "XDG_STATE_HOME",
+                  "MUXD_CONFIG", "XDG_CONFIG_HOME")
 
 
 def _log_tail(name: str) -> str:
@@ -64,9 +65,12 @@ def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float = DAEMON_S
         os.close(log_fd)
         os.close(write_fd)
     try:
-        line = _read_line(read_fd, timeout_s)
+        lines = _read_report(read_fd, timeout_s)
     finally:
         os.close(read_fd)
+    for warning in lines[:-1]:  # the config file's bad lines, before how the start went
+        print(f"muxd: {warning.removeprefix('warning ')}", file=sys.stderr)
+    line = lines[-1]
     if line == "ready":
         return process.pid
     if line.startswith("error "):
@@ -78,21 +82,21 @@ def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float = DAEMON_S
     raise MuxdError(f"the muxd server failed to start: {_log_tail(name) or 'no log'}")
 
 
-def _read_line(fd: int, timeout_s: float) -> str:
+def _read_report(fd: int, timeout_s: float) -> list[str]:
+    """The lines the daemon reports, its final one (`ready`, `error …`, or "" for none within
+    the time or before the pipe closed) last."""
     deadline = time.monotonic() + timeout_s
     data = b""
-    while b"\n" not in data:
+    while True:
+        lines = [line.strip() for line in data.decode("utf-8", "replace").split("\n")]
+        if any(line == "ready" or line.startswith("error ") for line in lines[:-1]):
+            return [line for line in lines if line]
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            break
-        chunk = os.read(fd, 4096)
+        ready = select.select([fd], [], [], remaining)[0] if remaining > 0 else []
+        chunk = os.read(fd, 4096) if ready else b""
         if not chunk:
-            break
+            return [line for line in lines if line.startswith("warning ")] + [""]
         data += chunk
-    return data.decode("utf-8", "replace").strip()
 
 
 def start_unless_running(name: str = DEFAULT_SERVER_NAME) -> None:

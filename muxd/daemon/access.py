@@ -132,6 +132,15 @@ REQUEST_RULES: dict[type, Rule] = {
     m.KillSession: Rule("dangerous", scoped=True),
     # An attached terminal drives a whole session, prefix-key kills included.
     m.Attach: Rule("dangerous"), m.AttachInput: Rule("dangerous"), m.AttachResize: Rule("dangerous"),
+    # tmux's daily commands. Buffers hold copies from any pane, and options change what every
+    # new pane runs: neither is for pane-scoped tokens.
+    m.SelectPane: Rule("moderate", scoped=True), m.SelectWindow: Rule("moderate", scoped=True),
+    m.RenameWindow: Rule("moderate", scoped=True), m.RenameSession: Rule("moderate", scoped=True),
+    m.ListClients: Rule("safe", read_only=True), m.DetachClient: Rule("dangerous"),
+    m.ShowOptions: Rule("safe", read_only=True), m.SetOption: Rule("dangerous"),
+    m.ListBuffers: Rule("safe", read_only=True), m.SetBuffer: Rule("moderate"), m.DeleteBuffer: Rule("moderate"),
+    m.PasteBuffer: Rule("moderate"),
+    m.PipePane: Rule("dangerous"),  # runs a shell command
     # The history: reads are cut to the principal's scope by the handlers (commands/executions.py).
     m.ListExecutions: VIEW, m.GetExecution: VIEW, m.ExecutionFailures: VIEW, m.ExecutionStats: VIEW,
     m.WaitExecutions: VIEW,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import logging
 import time
 from collections.abc import Iterator
@@ -19,18 +20,20 @@ from typing import TYPE_CHECKING, Any
 from muxd.config import (
     ATTACH_FRAME_INTERVAL_S, ATTACH_NOTICE_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
     ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
-    MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS, PASTE_BUFFERS_MAX,
+    MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS,
 )
+from muxd.daemon.commands.selection import select_target
 from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point
 from muxd.daemon.attached_mouse import mouse_event
 from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.pane import Pane
 from muxd.daemon.prefix_actions import run_binding
+from muxd.daemon.paste_buffers import PasteBuffers
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
-from muxd.daemon.registry import Registry, Session, Window
+from muxd.daemon.registry import Session, Window
 from muxd.daemon.status_line import agent_status
 from muxd.daemon.status_prompt import Prompt
-from muxd.daemon.target import resolve_pane, resolve_session
+from muxd.daemon.target import resolve_session
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
 from muxd.errors import BadRequest, MuxdError
@@ -70,8 +73,9 @@ class AttachedClient:
         self.connection = connection
         self.session = session
         self.columns, self.lines = _clamp(columns, lines)
-        self.prefix_name = prefix
-        self.prefix = prefix_bytes(prefix)
+        self.chosen_prefix = prefix  # --prefix / $MUXD_PREFIX; "": the prefix option, read at each key
+        prefix_bytes(prefix or "C-b")  # a bad name is refused at attach
+        self.name = ""  # its terminal (tmux names clients so), else made up by the hub
         from muxd.attach.paint import FramePainter  # the renderer loads with the first attach
 
         self.painter = FramePainter()
@@ -90,6 +94,14 @@ class AttachedClient:
         self.press: tuple[str, Point] | None = None  # (pane id, point) of a left button held down
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def prefix_name(self) -> str:
+        return self.chosen_prefix or self.daemon.registry.options.lookup("prefix", self.session.id)
+
+    @property
+    def prefix(self) -> bytes:
+        return prefix_bytes(self.prefix_name)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -113,7 +125,10 @@ class AttachedClient:
 
     def window_area(self) -> tuple[int, int]:
         """The cells left for the window: the client minus its status line (if it has room)."""
-        return self.columns, max(1, self.lines - 1) if self.lines >= 2 else self.lines
+        return self.columns, max(1, self.lines - 1) if self._status_shown() else self.lines
+
+    def _status_shown(self) -> bool:
+        return self.lines >= 2 and self.daemon.registry.options.flag("status", self.session.id)
 
     # ------------------------------------------------------------ rendering
 
@@ -163,6 +178,7 @@ class AttachedClient:
         if self.session not in self.daemon.registry.sessions:
             self.detach("exited")
             return last_frame
+        self.painter.mouse = self.daemon.registry.options.flag("mouse", self.session.id)
         data = self.painter.paint(self.frame())
         if not data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
             return last_frame
@@ -177,7 +193,7 @@ class AttachedClient:
 
         columns, lines = self.window_area()
         views = self._pane_views(columns, lines)
-        status = self._status() if self.lines >= 2 else None
+        status = self._status() if self._status_shown() else None
         frame = compose(self.columns, self.lines, views, status)
         window = self.session.active_window
         if self.pane_numbers is not None and window is not None and not self.viewing():
@@ -377,12 +393,13 @@ class AttachedClient:
         """The newest buffer into the active pane, line feeds as carriage returns (tmux's
         paste-buffer -p: bracketed only for a program that asked)."""
         pane = self.active_pane()
-        if not self.hub.buffers:
+        newest = self.hub.buffers.newest_first()
+        if not newest:
             self.say("no buffers")
             return
         if pane is None or pane.exited or pane.id in self.hub.copy_modes:
             return
-        paste_into(pane, self.hub.buffers[0].replace("\n", "\r").encode())
+        paste_into(pane, newest[0].text.replace("\n", "\r").encode())
 
     def open_help(self) -> None:
         self.show_text(list_keys_text(self.prefix_name))
@@ -424,24 +441,6 @@ class AttachedClient:
             self.connection.send(AttachOutput(data=clipboard))
 
 
-def select_target(registry: Registry, session: Session, target: str | None) -> None:
-    """`attach -t work:2`, `-t @3`, `-t %4`: that window (and pane) become the current ones,
-    as tmux's attach-session does; a bare session name or $N changes nothing."""
-    if not target or target.startswith("$") or (":" not in target and registry.session_named(target)):
-        return
-    pane = resolve_pane(registry, target)
-    window = pane.window
-    if not isinstance(window, Window) or window.session is not session:
-        return
-    if session.active_window is not window:
-        session.last_window = session.active_window
-        session.active_window = window
-    if window.active_pane is not pane:
-        if window.zoomed:
-            window.toggle_zoom()
-        window.active_pane = pane
-
-
 def _clamp(columns: int, lines: int) -> tuple[int, int]:
     return min(max(columns, 1), MAX_COLUMNS), min(max(lines, 1), MAX_LINES)
 
@@ -453,7 +452,9 @@ class AttachHub:
         self.daemon = daemon
         self.clients: dict[Connection, AttachedClient] = {}
         self.copy_modes: dict[str, CopyMode] = {}  # pane id -> its copy mode
-        self.buffers: list[str] = []  # copied selections, newest first (C-b ] pastes [0])
+        self._client_numbers = itertools.count()  # names of clients without a terminal device
+        # Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps.
+        self.buffers = PasteBuffers(lambda: daemon.registry.options.number("buffer-limit"))
 
     # ---------------------------------------------------------- messages from a connection
 
@@ -489,6 +490,7 @@ class AttachHub:
         select_target(self.daemon.registry, session, request.target)
         client = AttachedClient(self, connection, session, request.columns, request.lines,
                                 request.prefix)
+        client.name = request.tty or f"client-{next(self._client_numbers)}"
         self.clients[connection] = client
         connection.send(Attached(id=request.id, session=session.name))
         self.fit_session(session)
@@ -507,8 +509,7 @@ class AttachHub:
             self.fit_session(client.session)
 
     def keep_buffer(self, text: str) -> None:
-        self.buffers.insert(0, text)
-        del self.buffers[PASTE_BUFFERS_MAX:]
+        self.buffers.keep(text)
 
     def forget(self, client: AttachedClient) -> None:
         self.clients.pop(client.connection, None)

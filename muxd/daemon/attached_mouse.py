@@ -41,6 +41,8 @@ def mouse_event(client: AttachedClient, event: Mouse) -> bool:
         if not event.button & MOTION or modes & MOTION_TRACKING_MODES:  # drags only if asked for
             pane.write(encode_mouse(event, event.x - x, event.y - y, sgr=SGR_MOUSE_MODE in modes))
         return False
+    if not client.painter.mouse:  # the mouse option off: only programs that ask get the mouse
+        return False
     if event.wheel:
         if event.release:
             return False

@@ -80,7 +80,7 @@ def run_line(client: AttachedClient, line: str) -> None:
     switch = None
     # In a client, tmux's attach-session and new-session switch that client (no terminal needed).
     if command is not None and command.name == "attach-session":
-        from muxd.daemon.attached import select_target
+        from muxd.daemon.commands.selection import select_target
 
         target = parser.parse_args(words[1:]).target
         session = resolve_session(client.daemon.registry, target)

@@ -24,6 +24,7 @@ from muxd.protocol.codec import decode_request, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder
 from muxd.daemon.attached import ATTACH_MESSAGES
 from muxd.daemon.access import SYSTEM, Principal
+from muxd.daemon.config_load import CONFIG_CLIENT_NAME
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class Connection:
         self.writer = writer
         self.decoder = FrameDecoder()
         self.greeted = False
+        self.client_name = ""  # what its Hello called it
         self.principal: Principal = SYSTEM  # until Hello names another (muxd/daemon/access.py)
         self.event_panes: set[str] | None = None  # None: every pane (when subscribed)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -167,6 +169,7 @@ class Connection:
             self.send(Error(id=request.id, code=exc.code, message=exc.message))
             return False
         self.greeted = True
+        self.client_name = request.client
         visible = self.daemon.access.visible(self.principal)
         self.send(Welcome(id=request.id, protocol_version=PROTOCOL_VERSION,
                           server_version=__version__, principal=self.principal.name, pid=os.getpid(),
@@ -175,6 +178,8 @@ class Connection:
 
     async def _dispatch(self, request: Any) -> None:
         daemon = self.daemon
+        if not daemon.config_loaded.is_set() and self.client_name != CONFIG_CLIENT_NAME:
+            await daemon.config_loaded.wait()  # as in tmux, commands see what the config file made
         try:
             command = daemon.commands.get(type(request))
             if command is None:

@@ -39,7 +39,17 @@ async def _main(daemon: Daemon, ready_fd: int | None) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, daemon.request_shutdown)
     loop.add_signal_handler(signal.SIGHUP, lambda: None)
-    await daemon.serve(on_ready=lambda: _report(ready_fd, "ready"))
+    await daemon.serve(on_ready=lambda: _ready(daemon, ready_fd))
+
+
+def _ready(daemon: Daemon, ready_fd: int | None) -> None:
+    """Tell whoever started the daemon it listens, after the config file's bad lines (a
+    foreground daemon prints those itself)."""
+    warnings = [f"warning {error}" for error in daemon.config_errors]
+    if ready_fd is None:
+        for error in daemon.config_errors:
+            print(f"muxd: {error}", file=sys.stderr)
+    _report(ready_fd, "\n".join([*warnings, "ready"]))
 
 
 def scrollback_budget(flag: int | None, variable: str | None) -> int:

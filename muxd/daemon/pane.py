@@ -61,6 +61,8 @@ class Pane:
         self.name = name
         self.tags = tags
         self.remove_on_exit = remove_on_exit
+        self._title_set: tuple[str, str] | None = None  # select-pane -T: (title, the program's then)
+        self.interactive = False  # made by a person (Spawn.interactive): closes on exit unless remain-on-exit
         self.created_at = time.time()
         self.exit_code: int | None = None
         self.exited = False
@@ -113,6 +115,17 @@ class Pane:
     @property
     def lines(self) -> int:
         return self.emulator.lines
+
+    @property
+    def title(self) -> str:
+        """The program's title (OSC 0/2), or the one select-pane -T set since the program last
+        changed its own (tmux keeps one title that either may set)."""
+        if self._title_set is not None and self._title_set[1] == self.emulator.title:
+            return self._title_set[0]
+        return self.emulator.title
+
+    def set_title(self, title: str) -> None:
+        self._title_set = ("".join(ch for ch in title if ch.isprintable()), self.emulator.title)
 
     @property
     def emulator_failed(self) -> bool:

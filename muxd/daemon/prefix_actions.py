@@ -57,6 +57,9 @@ def run_binding(client: AttachedClient, binding: Binding) -> None:
             if window is not None:
                 client.prompt = Prompt("(rename-window) ",
                                        lambda name: actions.rename_window(window, name), text=window.name)
+        case "rename_session":
+            client.prompt = Prompt("(rename-session) ", lambda name: daemon.registry.rename_session(session, name),
+                                   text=session.name)
         case "detach":
             client.detach(f"detached (from session {session.name})")
         case "list_keys":

@@ -50,6 +50,7 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("s", (b"s",), "choose_tree", "choose a session (Right opens its windows)", "sessions"),
     Binding(":", (b":",), "command_prompt", "run a muxd command (the active pane is the default -t)"),
     Binding(",", (b",",), "rename_window", "rename the window"),
+    Binding("$", (b"$",), "rename_session", "rename the session"),
     Binding("d", (b"d",), "detach", "detach this client"),
     Binding("?", (b"?",), "list_keys", "list key bindings (q leaves)"),
     Binding("[", (b"[",), "copy_mode", "enter copy mode (scroll back, select, copy; q leaves)"),

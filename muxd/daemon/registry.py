@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from muxd.daemon import layout_full, layout_sets
 from muxd.daemon.layout import Cell, Layout
 from muxd.daemon.names import check_target_name, check_window_name
+from muxd.daemon.options import Options
 from muxd.daemon.pane import Pane
 from muxd.errors import Conflict
 from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
@@ -67,7 +68,7 @@ class Window:
     def forget(self, pane: Pane) -> None:
         """`pane` leaves the pane list (not the layout); another pane becomes active if it was."""
         self.panes.remove(pane)
-        if self.last_pane is pane:
+        if self.last_pane is pane or self.last_pane is self.active_pane:
             self.last_pane = None
         if self.active_pane is pane:
             self.active_pane = self.panes[-1] if self.panes else None
@@ -176,9 +177,9 @@ class Session:
     def id(self) -> str:
         return f"${self.number}"
 
-    def next_window_index(self) -> int:
+    def next_window_index(self, base: int = 0) -> int:
         used = {w.index for w in self.windows}
-        return next(i for i in itertools.count() if i not in used)
+        return next(i for i in itertools.count(base) if i not in used)
 
     def add(self, window: Window, *, select: bool = True) -> None:
         self.windows.append(window)
@@ -237,7 +238,7 @@ def pane_info(pane: Pane, *, screen: bool = False) -> PaneInfo:
         status="exited" if pane.exited else "running",
         exit_code=pane.exit_code,
         created_at=pane.created_at,
-        title=pane.emulator.title,
+        title=pane.title,
         active=window.active_pane is pane and session.active_window is window,
         agent=pane.agent,
         emulator_failed=pane.emulator_failed,
@@ -254,6 +255,7 @@ class Registry:
 
     def __init__(self, on_pane_removed: Callable[[Pane], None] | None = None) -> None:
         self._on_pane_removed = on_pane_removed
+        self.options = Options()  # set-option's values (daemon/options.py)
         self.sessions: list[Session] = []
         self._session_numbers = itertools.count()
         self._window_numbers = itertools.count()
@@ -278,8 +280,9 @@ class Registry:
 
     def new_window(self, session: Session, name: str, index: int | None = None, *,
                    select: bool = True) -> Window:
+        base = self.options.number("base-index", session.id)
         window = Window(number=next(self._window_numbers), session=session,
-                        index=session.next_window_index() if index is None else index,
+                        index=session.next_window_index(base) if index is None else index,
                         name=check_window_name(name))
         session.add(window, select=select)
         return window
@@ -316,13 +319,16 @@ class Registry:
     def drop_window(self, window: Window) -> None:
         """`window` leaves its session (its panes are elsewhere or closed); an empty session goes."""
         session = window.session
+        self.options.forget(window.id)
         if window in session.windows:
             session.remove(window)
         if not session.windows and session in self.sessions:
             self.sessions.remove(session)
+            self.options.forget(session.id)
 
     def _close(self, pane: Pane) -> None:
         pane.close()
+        self.options.forget(pane.id)
         if self._on_pane_removed is not None:
             self._on_pane_removed(pane)
 
@@ -331,3 +337,10 @@ class Registry:
             self.remove_window(window)
         if session in self.sessions:
             self.sessions.remove(session)
+            self.options.forget(session.id)
+
+    def rename_session(self, session: Session, name: str) -> None:
+        name = check_target_name("session", name)
+        if name != session.name and self.session_named(name) is not None:
+            raise Conflict(f"duplicate session: {name}", session=name)
+        session.name = name

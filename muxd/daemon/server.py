@@ -12,21 +12,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 from muxd.config import (
-    DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+    DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, SCROLLBACK_BYTES_MAX,
 )
 from muxd.daemon.access import AccessControl
 from muxd.daemon.attached import AttachHub
 from muxd.daemon.commands import load_all
+from muxd.daemon.config_load import load_config
 from muxd.daemon.connection import Connection
 from muxd.daemon.detection import PaneDetection
 from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.executions import ExecutionService
 from muxd.daemon.tasks import TaskService
 from muxd.emulator.backend import running_backend, warm_up
+from muxd.emulator.rows import ROW_OVERHEAD_BYTES
 from muxd.daemon.recording import recorder_for
 from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
 from muxd.daemon.pane import Pane
+from muxd.daemon.pane_pipe import PanePipes
 from muxd.daemon.registry import Registry, Window
 from muxd.daemon.tmux_shim import remove_launcher, shim_env, write_launcher
 from muxd.daemon.watchdog import PaneWatchdog
@@ -44,7 +47,7 @@ log = logging.getLogger(__name__)
 PANE_TERM = "xterm-256color"
 STARTUP_WARM_DELAY_S = 0.05  # after start, once the client that started the daemon is served
 # Variables of whoever started the daemon that would mislead programs inside a pane.
-_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "COLUMNS", "LINES")
+_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES")
 _SHELL_METACHARACTERS = set(" \t\n;&|<>()$`\\\"'*?[]#~=%")
 
 
@@ -58,10 +61,12 @@ def default_shell() -> str:
         return "/bin/sh"
 
 
-def command_argv(command: list[str]) -> list[str]:
-    """As tmux: no command runs the shell; one argument with shell syntax runs through `sh -c`."""
+def command_argv(command: list[str], shell: str = "", default_command: str = "") -> list[str]:
+    """As tmux: no command runs the default command through the shell, else the shell itself
+    (`shell`, else the user's); one argument with shell syntax runs through `sh -c`."""
     if not command:
-        return [default_shell()]
+        shell = shell or default_shell()
+        return [shell, "-c", default_command] if default_command else [shell]
     if len(command) == 1 and any(ch in _SHELL_METACHARACTERS for ch in command[0]):
         return ["/bin/sh", "-c", command[0]]
     return list(command)
@@ -75,6 +80,7 @@ class Daemon:
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
         self.registry = Registry(on_pane_removed=self.pane_removed)
+        self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
         self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access.py)
         self.commands = load_all()
         self.started_at = time.time()
@@ -84,6 +90,7 @@ class Daemon:
         self.detections: dict[str, PaneDetection] = {}
         self.subscribers: set[Connection] = set()
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/attached.py)
+        self.pipes = PanePipes()  # pipe-pane's commands (daemon/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         # The execution history (daemon/executions.py) follows every pane from its start.
@@ -92,6 +99,8 @@ class Daemon:
         store = SqliteExecutionStore(self.access.db) if history else None
         self.executions = ExecutionService(self, store, self.retention.transcript_max_bytes)
         self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/tasks.py)
+        self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/config_load.py)
+        self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/connection.py)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -108,6 +117,10 @@ class Daemon:
             await self.executions.open(self.retention)
             await self.tasks.open()
             server = await asyncio.start_unix_server(self._accept, sock=sock)
+            try:
+                self.config_errors = await load_config(self.socket_path.stem)
+            finally:
+                self.config_loaded.set()
             if on_ready is not None:
                 on_ready()
             log.info("serving on %s (pid %d), emulator %s", self.socket_path, os.getpid(), running_backend())
@@ -165,9 +178,9 @@ class Daemon:
         if not MIN_LINES <= lines <= MAX_LINES:
             raise BadRequest(f"height {lines} is out of range {MIN_LINES}..{MAX_LINES}")
 
-    def pane_env(self, extra: dict[str, str]) -> dict[str, str]:
+    def pane_env(self, extra: dict[str, str], term: str = PANE_TERM) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
-        env["TERM"] = PANE_TERM
+        env["TERM"] = term
         env["MUXD"] = str(self.socket_path)
         for key, value in extra.items():
             if not key or "=" in key or "\0" in key or "\0" in value:
@@ -182,12 +195,14 @@ class Daemon:
         self.check_size(columns, lines)
         check_tags(spawn.tags)
         cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else os.path.expanduser("~")
-        argv = command_argv(spawn.command)
+        options, session_id = self.registry.options, window.session.id
+        argv = command_argv(spawn.command, options.lookup("default-shell", session_id),
+                            options.lookup("default-command", session_id))
         number = self.registry.next_pane_number()
         program = None
         if spawn.record_as is not None:  # muxd run, create_pane with a command: the program is an execution
             program = self.executions.program_execution(number, spawn, argv, **(link or {}))
-        env = self.pane_env(spawn.env)
+        env = self.pane_env(spawn.env, options.lookup("default-terminal", session_id))
         env["MUXD_PANE"] = f"%{number}"
         # The pane's own agent token: a client presenting it sees this pane and its grants only.
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
@@ -195,9 +210,10 @@ class Daemon:
             shim_env(env, self.socket_path, window.session.number, env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
-                    scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
+                    scrollback_bytes=self._scrollback_bytes(session_id, columns), on_exit=self._pane_exited,
                     turns=self.emulation)
         pane.tmux_shim = spawn.tmux_shim
+        pane.interactive = spawn.interactive
         pane.launch_argv = integrated_argv(argv, env)  # prompt marks from muxd's bash panes
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
         pane.on_reaped = self.watchdog.release
@@ -232,6 +248,14 @@ class Daemon:
         if detection is not None:
             detection.close()
 
+    def _scrollback_bytes(self, session_id: str, columns: int) -> int:
+        """A new pane's history budget: the server's, or room for history-limit full rows (muxd
+        counts memory, not lines: a row costs its text and ROW_OVERHEAD_BYTES)."""
+        rows = self.registry.options.number("history-limit", session_id)
+        if not rows:
+            return self.scrollback_bytes
+        return min(rows * (columns + ROW_OVERHEAD_BYTES), SCROLLBACK_BYTES_MAX)
+
     def _pane_exited(self, pane: Pane) -> None:
         log.info("pane %s exited with %s", pane.id, pane.exit_code)
         self.executions.pane_exited(pane)
@@ -240,10 +264,19 @@ class Daemon:
             detection.run_now()
         self.broadcast(PaneExited(pane_id=pane.id, exit_code=pane.exit_code), pane.id)
         self.attach_hub.changed()
-        if pane.remove_on_exit and pane.window is not None:
+        if pane.window is not None and (pane.remove_on_exit or self._closes_on_exit(pane)):
             self.registry.remove_pane(pane)
 
+    def _closes_on_exit(self, pane: Pane) -> bool:
+        """A pane made interactively closes when its program exits, as every tmux pane does,
+        unless remain-on-exit is on; others keep their exit status and last screen."""
+        window = pane.window
+        assert isinstance(window, Window)
+        remain = self.registry.options.lookup("remain-on-exit", pane.id, window.id)
+        return pane.interactive and not (remain == "on" or (remain == "failed" and pane.exit_code != 0))
+
     def pane_removed(self, pane: Pane) -> None:
+        self.pipes.close(pane.id)
         self.executions.pane_removed(pane)
         detection = self.detections.pop(pane.id, None)
         if detection is not None:

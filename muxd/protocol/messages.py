@@ -20,6 +20,11 @@ from muxd.protocol.access_messages import (  # noqa: F401
     AuditRow, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, RecordCall,
     RevokeGrant, RevokeToken, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
 )
+from muxd.protocol.command_messages import (  # noqa: F401
+    BufferInfo, BufferList, ClientInfo, ClientList, DeleteBuffer, DetachClient, ListBuffers, ListClients,
+    OptionList, OptionValue, PasteBuffer, PipePane, RenameSession, RenameWindow, SelectPane, SelectWindow,
+    SetBuffer, SetOption, ShowOptions,
+)
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
     GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
@@ -44,6 +49,8 @@ Request = Union[
     ServerStatus, Subscribe, Summary,
     Attach, AttachInput, AttachResize,
     SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves
+    SelectPane, SelectWindow, RenameWindow, RenameSession, ListClients, DetachClient,  # daily tmux commands
+    SetOption, ShowOptions, ListBuffers, SetBuffer, DeleteBuffer, PasteBuffer, PipePane,
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history
@@ -54,6 +61,7 @@ Request = Union[
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
               SummaryReply, Error, Attached,
+              OptionList, BufferList, ClientList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks

@@ -95,6 +95,10 @@ class Spawn(msgspec.Struct, frozen=True, kw_only=True):
     pane_name: Name | None = None
     tags: Tags = []
     remove_on_exit: bool = False
+    # Made by a person (`muxd`, `new` without -d, C-b c, splits): the pane closes when its program
+    # exits unless the remain-on-exit option is on, as in tmux. Other panes (detached, MCP) keep
+    # their exit status and last screen for whoever reads their results.
+    interactive: bool = False
     # The program is recorded as an execution triggered so (muxd run: "cli"; create_pane: "mcp").
     record_as: Literal["cli", "mcp", "agent"] | None = None
     # Its programs see TMUX/TMUX_PANE and a `tmux` on PATH that leads back to muxd (muxd tmux).
@@ -250,7 +254,8 @@ class Attach(_Message, tag="attach"):
     target: Target | None = None
     columns: int = DEFAULT_COLUMNS  # the client's whole terminal, status line included
     lines: int = DEFAULT_LINES
-    prefix: Label = "C-b"           # a tmux key name
+    prefix: Label = ""              # a tmux key name; "": the session's prefix option
+    tty: Label = ""                 # the client's terminal device, which names it (list-clients)
 
 
 class AttachInput(_Message, tag="attach-input"):

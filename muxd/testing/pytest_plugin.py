@@ -38,3 +38,14 @@ def muxd_unstarted() -> Iterator[MuxdTestServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def muxd_module_server() -> Iterator[MuxdTestServer]:
+    """One daemon for all the tests of a module that share it safely (each its own sessions,
+    global options put back): a daemon per test costs ~1 s on a loaded machine."""
+    server = MuxdTestServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

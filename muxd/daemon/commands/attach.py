@@ -39,7 +39,7 @@ def _spawn_here(session: Session) -> Spawn:
         cwd = _active_pane(session).cwd()
     except NotFound:
         cwd = None
-    return Spawn(cwd=cwd)
+    return Spawn(cwd=cwd, interactive=True)  # a person's pane: it closes when its program exits
 
 
 def new_window(daemon: Daemon, session: Session) -> Window:

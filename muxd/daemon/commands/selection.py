@@ -1,0 +1,94 @@
+"""Choosing and naming: select-pane, select-window, rename-window, rename-session.
+
+What they change is what every attached client of the session shows, so each ends by waking
+them. The prefix keys do the same through commands/attach.py, which these share.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from muxd.daemon.commands import attach as actions
+from muxd.daemon.commands import command
+from muxd.daemon.commands.attach import make_active
+from muxd.daemon.registry import Registry, Session, Window, window_of
+from muxd.daemon.target import resolve_pane
+from muxd.errors import NotFound
+from muxd.protocol.messages import Ok, RenameSession, RenameWindow, SelectPane, SelectWindow
+
+if TYPE_CHECKING:
+    from muxd.daemon.pane import Pane
+    from muxd.daemon.server import Daemon
+
+
+def show_window(session: Session, window: Window) -> None:
+    """`window` becomes the session's current one; the one it replaces is the last window."""
+    if session.active_window is not window:
+        session.last_window = session.active_window
+        session.active_window = window
+
+
+def select_target(registry: Registry, session: Session, target: str | None) -> None:
+    """`attach -t work:2`, `-t @3`, `-t %4`: that window (and pane) become the current ones,
+    as tmux's attach-session does; a bare session name or $N changes nothing."""
+    if not target or target.startswith("$") or (":" not in target and registry.session_named(target)):
+        return
+    pane = resolve_pane(registry, target)
+    window = pane.window
+    if not isinstance(window, Window) or window.session is not session:
+        return
+    show_window(session, window)
+    make_active(window, pane)
+
+
+@command(SelectPane, target="pane")
+async def select_pane(daemon: Daemon, req: SelectPane, pane: Pane) -> Ok:
+    window = window_of(pane)
+    chosen: Pane | None = pane
+    if req.last:
+        chosen = window.last_pane
+        if chosen is None or chosen not in window.panes:
+            raise NotFound("no last pane", target=req.target)
+    elif req.direction is not None:
+        assert window.layout is not None
+        chosen = window.layout.neighbour(pane, req.direction)  # type: ignore[assignment]
+    if chosen is not None:  # no pane that way: nothing changes, as with the prefix arrows
+        make_active(window, chosen)
+    if req.title is not None:
+        pane.set_title(req.title)  # until the program sets its own, as in tmux
+    daemon.attach_hub.changed(window.session)
+    return Ok(id=req.id)
+
+
+@command(SelectWindow, target="window")
+async def select_window(daemon: Daemon, req: SelectWindow, window: Window) -> Ok:
+    session = window.session
+    step = req.step
+    if step == "toggle":  # -T: the target, unless it is current already: then the last window
+        step = "last" if session.active_window is window else None
+    if step == "last":
+        last = session.last_window
+        if last is None or last not in session.windows:
+            raise NotFound("no last window", target=req.target)
+        window = last
+    elif step is not None:
+        current = session.active_window or window
+        at = session.windows.index(current)
+        window = session.windows[(at + (1 if step == "next" else -1)) % len(session.windows)]
+    show_window(session, window)
+    daemon.attach_hub.changed(session)
+    return Ok(id=req.id)
+
+
+@command(RenameWindow, target="window")
+async def rename_window(daemon: Daemon, req: RenameWindow, window: Window) -> Ok:
+    actions.rename_window(window, req.name)
+    daemon.attach_hub.changed(window.session)
+    return Ok(id=req.id)
+
+
+@command(RenameSession, target="session")
+async def rename_session(daemon: Daemon, req: RenameSession, session: Session) -> Ok:
+    daemon.registry.rename_session(session, req.name)
+    daemon.attach_hub.changed(session)
+    return Ok(id=req.id)

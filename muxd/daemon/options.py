@@ -1,0 +1,147 @@
+"""Options, as tmux's: a table of the options muxd has, and their values at four scopes.
+
+A server option has one value. A session option is looked up on the session, then globally
+(`set -g`); a window option on the pane (`set -p`), its window, then globally (`set -gw`). The
+scope of a name comes from the table, as tmux finds it (`set -g remain-on-exit on` needs no -w).
+Values are kept as tmux prints them ("on", "C-a", "1"); `value()` turns them into Python values.
+Objects are keyed by their ids (`$N`, `@N`, `%N`), which are never reused in a daemon's life.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+from muxd.config import PASTE_BUFFERS_MAX
+from muxd.errors import BadRequest
+
+Scope = Literal["server", "session", "window"]
+Kind = Literal["flag", "choice", "number", "key", "string", "shell", "term"]
+_FLAG_VALUES = {"on": "on", "yes": "on", "1": "on", "off": "off", "no": "off", "0": "off"}
+NUMBER_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    scope: Scope
+    kind: Kind
+    default: str
+    help: str
+    choices: tuple[str, ...] = ()  # a choice's values; its first two toggle, as a flag's
+
+
+OPTIONS: dict[str, Option] = {o.name: o for o in (
+    Option("buffer-limit", "server", "number", str(PASTE_BUFFERS_MAX),
+           "automatic paste buffers kept (copies); the oldest go first"),
+    Option("prefix", "session", "key", "C-b", "the prefix key of attached clients (--prefix and $MUXD_PREFIX win)"),
+    Option("status", "session", "flag", "on", "show the status line"),
+    Option("mouse", "session", "flag", "on", "muxd takes the mouse: wheel, drag to copy, click a pane (off: "
+                                               "the terminal's own selection; programs that ask still get it)"),
+    Option("base-index", "session", "number", "0", "the index of a session's first new window"),
+    Option("history-limit", "session", "number", "0",
+           "rows of history new panes keep at least, at their width (0: the server's memory budget, "
+           "$MUXD_SCROLLBACK_BYTES)"),
+    Option("default-shell", "session", "shell", "", "the shell new panes run (default: $SHELL, else the "
+                                                     "user's login shell)"),
+    Option("default-terminal", "session", "term", "xterm-256color", "TERM of new panes' programs"),
+    Option("default-command", "session", "string", "", "what new panes run when given no command, through "
+                                                       "the shell (empty: the shell itself)"),
+    Option("remain-on-exit", "window", "choice", "off",
+           "keep panes opened interactively (muxd, new, C-b c, splits) when their program exits "
+           "(failed: only when it failed)", ("off", "on", "failed")),
+)}
+
+
+def option_named(name: str) -> Option:
+    option = OPTIONS.get(name)
+    if option is None:
+        raise BadRequest(f"invalid option: {name}", option=name)
+    return option
+
+
+def checked_value(option: Option, value: str | None, current: str) -> str:
+    """`value` as stored for `option`, or BadRequest as tmux words it. A flag without a value
+    toggles `current`."""
+    if option.kind == "flag":
+        if value is None:
+            return "off" if current == "on" else "on"
+        flag = _FLAG_VALUES.get(value.lower())
+        if flag is None:
+            raise BadRequest(f"unknown value: {value}", option=option.name)
+        return flag
+    if option.kind == "choice":
+        if value is None:
+            return option.choices[1] if current == option.choices[0] else option.choices[0]
+        choice = _FLAG_VALUES.get(value.lower(), value.lower())
+        if choice not in option.choices:
+            raise BadRequest(f"unknown value: {value}", option=option.name)
+        return choice
+    if value is None:
+        raise BadRequest(f"empty value for {option.name}", option=option.name)
+    if option.kind == "number":
+        if not value.isdigit() or int(value) > NUMBER_MAX:
+            raise BadRequest(f"value is invalid: {value}", option=option.name)
+        return str(int(value))
+    if option.kind == "key":
+        from muxd.daemon.prefix_keys import prefix_bytes
+
+        try:
+            prefix_bytes(value)
+        except BadRequest:
+            raise BadRequest(f"unknown key: {value}", option=option.name) from None
+    if option.kind == "term" and (not value or not all(ch.isalnum() or ch in "-_.+" for ch in value)):
+        raise BadRequest(f"invalid terminal type: {value!r}", option=option.name)
+    if option.kind == "shell" and value and not (os.path.isabs(value) and os.access(value, os.X_OK)):
+        raise BadRequest(f"not a suitable shell: {value}", option=option.name)
+    return value
+
+
+class Options:
+    """Every option value set at any scope (defaults are in OPTIONS, never stored)."""
+
+    def __init__(self) -> None:
+        self.globals: dict[str, str] = {}                # server options and `-g` ones
+        self.defaults: dict[str, str] = {}               # defaults known only at run time (the shell)
+        self.local: dict[str, dict[str, str]] = {}       # object id -> its own values
+
+    def lookup(self, name: str, *ids: str) -> str:
+        """The value of `name` for the objects `ids` (nearest first), else its global value."""
+        for object_id in ids:
+            value = self.local.get(object_id, {}).get(name)
+            if value is not None:
+                return value
+        return self.globals.get(name, self.defaults.get(name, OPTIONS[name].default))
+
+    def set(self, name: str, value: str | None, owner: str | None) -> str:
+        """Set (owner None: globally); returns the value stored."""
+        option = option_named(name)
+        values = self.globals if owner is None else self.local.setdefault(owner, {})
+        current = self.lookup(name, *([owner] if owner else []))
+        values[name] = stored = checked_value(option, value, current)
+        return stored
+
+    def unset(self, name: str, owner: str | None) -> None:
+        option_named(name)
+        values = self.globals if owner is None else self.local.get(owner, {})
+        values.pop(name, None)
+
+    def shown(self, owner: str | None, scope: Scope) -> list[tuple[str, str]]:
+        """(name, value) pairs as show-options lists them: every option of `scope` with its global
+        value (owner None), else only those set on `owner`."""
+        names = sorted(o.name for o in OPTIONS.values() if o.scope == scope)  # as tmux lists them
+        if owner is None:
+            return [(name, self.lookup(name)) for name in names]
+        values = self.local.get(owner, {})
+        return [(name, values[name]) for name in names if name in values]
+
+    def forget(self, owner: str) -> None:
+        self.local.pop(owner, None)
+
+    # typed reads for the daemon
+    def flag(self, name: str, *ids: str) -> bool:
+        return self.lookup(name, *ids) == "on"
+
+    def number(self, name: str, *ids: str) -> int:
+        return int(self.lookup(name, *ids))

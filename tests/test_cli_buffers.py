@@ -1,0 +1,119 @@
+"""Paste buffers and pipe-pane through the real CLI and a real daemon, with tmux's flags and
+output. One server for the module; each test has its own panes and buffer names."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from muxd.client.blocking import BlockingClient
+from muxd.testing.server import InProcessCli
+from muxd.testing.wait import wait_until
+
+SHELL = ["--", "bash", "--norc", "--noprofile"]
+# A program that shows every read of its input as a Python bytes literal; BRACKETED asks for
+# bracketed paste first (mode 2004), as an editor would.
+READER = ("import os, sys, tty; tty.setraw(0); sys.stdout.write({mode!r}); sys.stdout.flush()\n"
+          "while True: os.write(1, repr(os.read(0, 4096)).encode() + b'\\r\\n')")
+
+
+@pytest.fixture
+def s(muxd_module_server):
+    return InProcessCli(muxd_module_server)
+
+
+def reader(s, name: str, bracketed: bool = False) -> str:
+    mode = "\x1b[?2004h" if bracketed else ""
+    pane = s.cli("new-session", "-d", "-s", name, "-P", "--", sys.executable, "-c", READER.format(mode=mode),
+                 check=True).stdout.strip()
+    wait_until(lambda: _running(s, pane), timeout=10, message="reader up")
+    return pane
+
+
+def _running(s, pane: str) -> bool:
+    # The reader is in raw mode once a byte typed comes back as a literal.
+    with BlockingClient.connect(s.socket_path) as client:
+        client.call("send-keys", "ok", target=pane, keys=["?"], literal=True)
+    return "b'?'" in screen(s, pane)
+
+
+def screen(s, pane: str) -> str:
+    """Read in this process: a CLI per look would double the module's time."""
+    with BlockingClient.connect(s.socket_path) as client:
+        return client.call("capture-pane", "captured", target=pane).text
+
+
+def wait_for_text(s, pane: str, text: str) -> None:
+    wait_until(lambda: text in screen(s, pane), timeout=10, message=f"{text!r} in {pane}")
+
+
+def fails(s, *args: str) -> str:
+    out = s.cli(*args)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out
+    return out.stderr.strip()
+
+
+def test_set_list_show_rename_and_delete_buffers(s):
+    s.cli("set-buffer", "-b", "notes", "a\nb\tc\x01é", check=True)
+    s.cli("set-buffer", "-b", "notes", "-a", "!", check=True)
+    s.cli("set-buffer", "-b", "temp", "scratch", check=True)
+    listed = s.cli("list-buffers", check=True).stdout.splitlines()
+    assert listed[:2] == ['temp: 7 bytes: "scratch"', 'notes: 9 bytes: "a\\nb\\tc\\001é!"']
+    assert s.cli("show-buffer", "-b", "notes", check=True).stdout == "a\nb\tc\x01é!"
+    assert s.cli("show-buffer", check=True).stdout == "scratch"  # the newest
+    s.cli("set-buffer", "-b", "temp", "-n", "kept", check=True)
+    assert s.cli("show-buffer", "-b", "kept", check=True).stdout == "scratch"
+    assert fails(s, "show-buffer", "-b", "temp") == "muxd: no buffer temp"
+    s.cli("delete-buffer", "-b", "kept", check=True)
+    assert fails(s, "delete-buffer", "-b", "kept") == "muxd: unknown buffer: kept"
+    assert fails(s, "set-buffer") == "muxd: no data specified"
+
+
+def test_buffer_limit_drops_the_oldest_automatic_buffers_only(s):
+    s.cli("set", "-s", "buffer-limit", "2", check=True)
+    try:
+        s.cli("set-buffer", "-b", "named-stays", "x", check=True)
+        for text in ("one", "two", "three"):
+            s.cli("set-buffer", text, check=True)  # automatic: buffer0, buffer1, …
+        names = [line.split(":")[0] for line in s.cli("list-buffers", check=True).stdout.splitlines()]
+        automatic = [n for n in names if n.startswith("buffer")]
+        assert len(automatic) == 2 and "named-stays" in names
+        assert s.cli("show-buffer", check=True).stdout == "three"
+    finally:
+        s.cli("set", "-su", "buffer-limit", check=True)
+
+
+def test_paste_buffer_types_line_ends_as_enter_with_separators_raw_and_brackets(s):
+    pane = reader(s, "paste")
+    s.cli("set-buffer", "-b", "two-lines", "first\nsecond", check=True)
+    s.cli("paste-buffer", "-t", pane, "-b", "two-lines", check=True)
+    wait_for_text(s, pane, "b'first\\rsecond'")  # as typed: Enter is a carriage return
+    s.cli("paste-buffer", "-t", pane, "-b", "two-lines", "-r", check=True)
+    wait_for_text(s, pane, "b'first\\nsecond'")
+    s.cli("paste-buffer", "-t", pane, "-b", "two-lines", "-s", "|", check=True)
+    wait_for_text(s, pane, "b'first|second'")
+    # -p brackets only for a program that asked: this one did not.
+    s.cli("paste-buffer", "-t", pane, "-b", "two-lines", "-p", "-s", "+", check=True)
+    wait_for_text(s, pane, "b'first+second'")
+    editor = reader(s, "paste-editor", bracketed=True)
+    s.cli("paste-buffer", "-t", editor, "-b", "two-lines", "-p", "-d", check=True)
+    wait_for_text(s, editor, "b'\\x1b[200~first\\rsecond\\x1b[201~'")
+    assert fails(s, "paste-buffer", "-t", editor, "-b", "two-lines") == "muxd: no buffer two-lines"  # -d deleted it
+
+
+def test_pipe_pane_sends_output_to_a_command_toggles_and_types_its_output(s, tmp_path):
+    pane = s.cli("new-session", "-d", "-s", "piped", "-P", *SHELL, check=True).stdout.strip()
+    log = tmp_path / "pane.log"
+    s.cli("pipe-pane", "-t", pane, f"cat >> {log}", check=True)
+    s.cli("send-keys", "-t", pane, "echo piped-$((6*7))", "Enter", check=True)
+    wait_until(lambda: log.exists() and "piped-42" in log.read_text(), timeout=10, message="output in the pipe")
+    s.cli("pipe-pane", "-o", "-t", pane, f"cat >> {tmp_path}/other.log", check=True)  # -o: a pipe was open: closed
+    s.cli("send-keys", "-t", pane, "echo after-$((6*7))", "Enter", check=True)
+    wait_for_text(s, pane, "after-42")
+    assert "after-42" not in log.read_text() and not (tmp_path / "other.log").exists()
+    # -I: what the command prints is typed into the pane.
+    s.cli("pipe-pane", "-I", "-t", pane, "echo 'echo $((6*7))-by-pipe'", check=True)
+    wait_for_text(s, pane, "42-by-pipe")
+    s.cli("pipe-pane", "-t", pane, check=True)  # no command: closes (none open: no error)
+    assert fails(s, "pipe-pane", "-t", "%999", "cat") == "muxd: can't find pane: %999"

@@ -143,6 +143,13 @@ def _run(command: CliCommand, args: argparse.Namespace) -> int:
     body = implementation(command).body
     if command.local:
         return body(None, args)
+    with connect_cli(args, start=command.starts_server) as client:
+        return body(client, args)
+
+
+def connect_cli(args: argparse.Namespace, *, start: bool) -> Any:
+    """A blocking client of the server `-L` names, as the token options say (a context manager);
+    `start`: start the server if none runs."""
     # Imported here: `muxd --version` and the local commands need no connection (nor msgspec).
     from muxd.client.blocking import connect
     from muxd.client.token import ENV_CLI_TOKEN, argv_token_warning, cli_token
@@ -150,8 +157,7 @@ def _run(command: CliCommand, args: argparse.Namespace) -> int:
     if args.cli_token:
         print(f"muxd: {argv_token_warning(ENV_CLI_TOKEN)}", file=sys.stderr)
     token = cli_token(args.cli_token, file=args.cli_token_file)
-    with connect(args.server_name, start=command.starts_server, token=token) as client:
-        return body(client, args)
+    return connect(args.server_name, start=start, token=token)
 
 
 def main(argv: list[str] | None = None) -> int:

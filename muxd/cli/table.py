@@ -77,6 +77,10 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("grant", "let a pane's agent (or a pane-bound token) see and use another pane", "access_commands"),
     CliCommand("metrics", "MCP tool call metrics of every MCP server of this muxd (Prometheus text)",
                "access_commands"),
+    # `tmux watch|unwatch` adopt or let go the panes of a running tmux server (tmux_watch_commands);
+    # any other tmux command line goes to muxd.cli.tmux_commands.run_tmux (the tmux shim).
+    CliCommand("tmux", "tmux's command lines; tmux watch|unwatch adopt the panes of a running tmux server",
+               "tmux_watch_commands", local=True),
     CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
                "mcp_commands", starts_server=True),
 )

@@ -123,6 +123,9 @@ REQUEST_RULES: dict[type, Rule] = {
     m.NewSession: Rule("moderate", scoped=True),
     m.NewWindow: Rule("moderate", scoped=True),
     m.SplitWindow: Rule("moderate", scoped=True),
+    # Adopting tmux panes creates panes (and reads what every adopted one shows): a control-tier
+    # action like creating them, but not for pane-scoped tokens, whose scope tmux's panes are not in.
+    m.TmuxWatch: Rule("moderate"), m.TmuxUnwatch: Rule("moderate"),
     m.KillPane: Rule("dangerous", scoped=True),
     m.KillWindow: Rule("dangerous", scoped=True),
     m.KillSession: Rule("dangerous", scoped=True),

@@ -149,6 +149,7 @@ def pane_info(pane: Pane) -> PaneInfo:
         active=window.active_pane is pane and session.active_window is window,
         agent=pane.agent,
         emulator_failed=pane.emulator_failed,
+        source=pane.source,
     )
 
 

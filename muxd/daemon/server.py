@@ -28,6 +28,7 @@ from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
+from muxd.daemon.tmux_watch import TmuxWatcher
 from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
 from muxd.executions.shell import integrated_argv
@@ -35,6 +36,7 @@ from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
+from muxd.executions.record import Execution
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,7 @@ class Daemon:
         store = SqliteExecutionStore(self.access.db) if history else None
         self.executions = ExecutionService(self, store, self.retention.transcript_max_bytes)
         self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/tasks.py)
+        self.tmux = TmuxWatcher(self)  # panes adopted from running tmux servers (daemon/tmux_watch.py)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -115,6 +118,7 @@ class Daemon:
         finally:
             self.tasks.shutdown()
             self.executions.shutdown()
+            self.tmux.close()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             if self.executions.store is not None:
@@ -189,7 +193,7 @@ class Daemon:
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
-                    scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
+                    scrollback_bytes=self.scrollback_bytes, on_exit=self.pane_exited,
                     turns=self.emulation)
         pane.launch_argv = integrated_argv(argv, env)  # prompt marks from muxd's bash panes
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
@@ -201,19 +205,21 @@ class Daemon:
             raise
         assert pane.pid is not None
         self.watchdog.guard(pane.pid)  # the program leads its own session: sid == pid
-        self.executions.pane_started(pane, program)
-        if self.detection:
-            detection = PaneDetection(pane, self.detectors, self._agent_changed)
-            pane.on_output = detection.output
-            self.detections[pane.id] = detection
-        pane.on_output = self._output_listener(pane)
-        window.add(pane)
+        self.add_pane(window, pane, program)
         if not window.name:
             window.name = program_name(os.path.basename(argv[0]))
         log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
         return pane
 
-    def _pane_exited(self, pane: Pane) -> None:
+    def add_pane(self, window: Window, pane: Pane, program: Execution | None = None) -> None:
+        """Follow a started `pane` in `window`: the history, detection and attached clients see it."""
+        self.executions.pane_started(pane, program)
+        if self.detection:
+            self.detections[pane.id] = PaneDetection(pane, self.detectors, self._agent_changed)
+        pane.on_output = self._output_listener(pane)
+        window.add(pane)
+
+    def pane_exited(self, pane: Pane) -> None:
         log.info("pane %s exited with %s", pane.id, pane.exit_code)
         self.executions.pane_exited(pane)
         detection = self.detections.get(pane.id)

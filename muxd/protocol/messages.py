@@ -27,10 +27,10 @@ from muxd.protocol.execution_messages import (
 from muxd.protocol.pane_messages import (  # noqa: F401
     AgentStateChanged, AgentSummary, Attach, Attached, AttachInput, AttachOutput, AttachResize, Captured,
     CapturePane, Detached, Error, HasSession, Hello, KillPane, KillServer, KillSession, KillWindow, ListPanes,
-    ListSessions, ListWindows, NewSession, NewWindow, Ok, PaneExited, PaneInfo, PaneList, PaneReply, ResizePane,
-    SendKeys, ServerStatus, SessionInfo, SessionList, Spawn, SplitWindow, Status, Subscribe, Summary,
-    SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession, Welcome, WindowInfo,
-    WindowList,
+    ListSessions, ListWindows, NewSession, NewWindow, Ok, PaneExited, PaneInfo, PaneList, PaneReply, Released,
+    ResizePane, SendKeys, ServerStatus, SessionInfo, SessionList, Spawn, SplitWindow, Status, Subscribe, Summary,
+    SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession, TmuxUnwatch, TmuxWatch,
+    Welcome, WindowInfo, WindowList,
 )
 from muxd.protocol.task_messages import (
     ClaimTask, CompleteTask, CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList, ListTasks,
@@ -40,7 +40,7 @@ from muxd.protocol.task_messages import (
 Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
     ListWindows, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
-    ServerStatus, Subscribe, Summary,
+    ServerStatus, Subscribe, Summary, TmuxWatch, TmuxUnwatch,
     Attach, AttachInput, AttachResize,
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory,
@@ -51,7 +51,7 @@ Request = Union[
 ]
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
-              SummaryReply, Error, Attached,
+              SummaryReply, Error, Attached, Released,
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks

@@ -66,6 +66,8 @@ async def list_panes(daemon: Daemon, req: ListPanes) -> PaneList:
 
 @command(ResizePane, target="pane")
 async def resize_pane(daemon: Daemon, req: ResizePane, pane: Pane) -> Ok:
+    if not pane.resizable:
+        raise Conflict(f"pane {pane.id} is {pane.source}: its size follows tmux's", pane=pane.id)
     columns = pane.columns if req.columns is None else req.columns
     lines = pane.lines if req.lines is None else req.lines
     daemon.check_size(columns, lines)

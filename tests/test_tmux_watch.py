@@ -1,0 +1,188 @@
+"""`muxd tmux watch` / `unwatch` end to end: a real private tmux server running real programs and
+the fake agents, watched by a real muxd daemon (one for the module; each test its own tmux)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import wait_until
+
+SHELL = "bash --norc --noprofile"
+FAKE_CLAUDE = f"{sys.executable} -m muxd.testing.fake_agent claude"
+
+
+class Tmux:
+    """A private tmux server (`tmux -L muxd-watch-…`), started with one detached session."""
+
+    def __init__(self, env: dict[str, str], command: str = SHELL, session: str = "main") -> None:
+        self.name = f"muxd-watch-{uuid.uuid4().hex[:8]}"
+        self.env = {**env, "PS1": "$ ", "TERM": "xterm-256color"}
+        self.env.pop("TMUX", None)
+        self("-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command)
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        result = subprocess.run(["tmux", "-L", self.name, *args], env=self.env, capture_output=True, text=True,
+                                timeout=10)
+        if check and result.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
+    def screen(self, pane: str) -> str:
+        return self("capture-pane", "-p", "-t", pane)
+
+    def kill(self) -> None:
+        self("kill-server", check=False)
+
+
+@pytest.fixture(scope="module")
+def muxd() -> Iterator[MuxdTestServer]:
+    server = MuxdTestServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def tmux(muxd: MuxdTestServer) -> Iterator[Tmux]:
+    server = Tmux(muxd.env)
+    try:
+        yield server
+    finally:
+        server.kill()
+        muxd.cli("tmux", "unwatch", "-L", server.name)  # exited panes of a dead server go too
+
+
+def adopted(muxd: MuxdTestServer, tmux: Tmux) -> dict[str, dict]:
+    """The muxd panes adopted from `tmux`, by tmux pane id."""
+    panes = json.loads(muxd.cli("ls", "--json", check=True).stdout)
+    prefix = f"tmux -L {tmux.name} "
+    return {p["source"][len(prefix):]: p for p in panes if p["source"].startswith(prefix)}
+
+
+def wait_adopted(muxd: MuxdTestServer, tmux: Tmux, pane: str, status: str = "running") -> dict:
+    found: dict[str, dict] = {}
+
+    def there() -> bool:
+        found.update(adopted(muxd, tmux))
+        return pane in found and found[pane]["status"] == status
+
+    wait_until(there, timeout=10, message=f"tmux pane {pane} adopted, {status}")
+    return found[pane]
+
+
+def test_watch_shows_output_takes_input_and_lets_go(muxd: MuxdTestServer, tmux: Tmux) -> None:
+    tmux("send-keys", "-t", "main", "echo before-$((6*7))", "Enter")
+    wait_until(lambda: "before-42" in tmux.screen("main"), message="tmux shell ran")
+    out = muxd.cli("tmux", "watch", "-L", tmux.name, check=True).stdout
+    assert f"[tmux -L {tmux.name} %0]" in out
+    pane = adopted(muxd, tmux)["%0"]
+    assert (pane["session"], pane["width"], pane["height"], pane["command"]) == \
+        (f"{tmux.name}-main", 80, 24, SHELL.split())
+    # The screen tmux showed is seeded (the cursor where tmux has it), then output follows live.
+    muxd.wait_for_text(pane["id"], "before-42")
+    tmux("send-keys", "-t", "main", "echo after-$((6*7))", "Enter")
+    muxd.wait_for_text(pane["id"], "after-42")
+    assert muxd.capture(pane["id"]).splitlines()[:4] == tmux.screen("main").splitlines()[:4]
+    # Input goes back through tmux, byte for byte.
+    muxd.cli("send-keys", "-t", pane["id"], "echo typed-$((2+3)) é", "Enter", check=True)
+    wait_until(lambda: "typed-5 é" in tmux.screen("main"), message="muxd's keys reached tmux")
+    muxd.wait_for_text(pane["id"], "typed-5 é")
+    wait_until(lambda: adopted(muxd, tmux)["%0"]["agent"]["agent_type"] == "shell", message="detected")
+    # muxd never sizes a tmux pane.
+    refused = muxd.cli("resize-pane", "-t", pane["id"], "-x", "40")
+    assert refused.returncode == 1 and "follows tmux" in refused.stderr and "Traceback" not in refused.stderr
+    # unwatch lets it go; the tmux pane runs on, untouched.
+    muxd.cli("tmux", "unwatch", "-L", tmux.name, check=True)
+    assert adopted(muxd, tmux) == {}
+    tmux("send-keys", "-t", "main", "echo still-$((1+1))", "Enter")
+    wait_until(lambda: "still-2" in tmux.screen("main"), message="tmux pane still running")
+    assert tmux("list-clients", "-F", "#{client_control_mode}").strip() == ""  # the control client left
+
+
+def test_new_panes_are_adopted_and_closed_ones_exit(muxd: MuxdTestServer, tmux: Tmux) -> None:
+    muxd.cli("tmux", "watch", "-L", tmux.name, "-t", "main", check=True)
+    tmux("split-window", "-t", "main", "-d", "cat")
+    split = wait_adopted(muxd, tmux, "%1")
+    assert split["command"] == ["cat"] and split["height"] < 24
+    tmux("new-window", "-t", "main", "-d", "-n", "second", SHELL)
+    window = wait_adopted(muxd, tmux, "%2")
+    assert window["window_name"] == "second" and window["window"] == 1
+    # Typed into cat through muxd: tmux's pane echoes it, muxd's screen shows it.
+    muxd.cli("send-keys", "-t", split["id"], "-l", "meow", check=True)
+    muxd.cli("send-keys", "-t", split["id"], "Enter", check=True)
+    muxd.wait_for_text(split["id"], "meow\nmeow")
+    # Killed in tmux: an exited pane in muxd, its last screen kept; the first pane gets the room.
+    tmux("kill-pane", "-t", "%1")
+    gone = wait_adopted(muxd, tmux, "%1", "exited")
+    assert "meow" in muxd.capture(gone["id"])
+    wait_until(lambda: adopted(muxd, tmux)["%0"]["height"] == 24, message="%0 grew back")
+    # The whole server exits: every adopted pane ends as exited.
+    tmux.kill()
+    for tmux_pane in ("%0", "%2"):
+        wait_adopted(muxd, tmux, tmux_pane, "exited")
+
+
+def test_watching_one_pane_leaves_its_neighbours(muxd: MuxdTestServer, tmux: Tmux) -> None:
+    tmux("split-window", "-t", "main", "-d", "cat")
+    muxd.cli("tmux", "watch", "-L", tmux.name, "-t", "%1", check=True)
+    assert list(adopted(muxd, tmux)) == ["%1"]
+    tmux("split-window", "-t", "%0", "-d", "cat")
+    # Then the window: the rest of it, and what appears in it later.
+    muxd.cli("tmux", "-L", tmux.name, "watch", "-t", "main:0", check=True)
+    assert sorted(adopted(muxd, tmux)) == ["%0", "%1", "%2"]
+    # unwatch of one pane inside the watched window lets that one go, and it stays gone.
+    muxd.cli("tmux", "unwatch", "-L", tmux.name, "-t", "%2", check=True)
+    tmux("split-window", "-t", "%0", "-d", "cat")
+    wait_adopted(muxd, tmux, "%3")
+    assert sorted(adopted(muxd, tmux)) == ["%0", "%1", "%3"]
+
+
+def test_an_agent_in_tmux_is_detected(muxd: MuxdTestServer) -> None:
+    tmux = Tmux(muxd.env, command=FAKE_CLAUDE)
+    try:
+        wait_until(lambda: "for shortcuts" in tmux.screen("main"), timeout=20, message="fake claude drawn")
+        muxd.cli("tmux", "watch", "-L", tmux.name, check=True)
+        wait_until(lambda: adopted(muxd, tmux)["%0"]["agent"]["agent_type"] == "claude", timeout=15,
+                   message="claude detected in the adopted pane")
+        pane = adopted(muxd, tmux)["%0"]
+        summary = json.loads(muxd.cli("summary", "-t", pane["id"], "--json", check=True).stdout)
+        assert summary["agent_type"] == "claude" and summary["activity"]["state"] == "Idle"
+    finally:
+        tmux.kill()
+        muxd.cli("tmux", "unwatch", "-L", tmux.name)
+
+
+def test_bad_requests_are_one_line(muxd: MuxdTestServer, tmux: Tmux) -> None:
+    for args, says in [(["watch", "-L", "muxd-watch-none"], "no tmux -L muxd-watch-none is running"),
+                       (["watch", "-L", tmux.name, "-t", "nosuch"], "has no session 'nosuch'"),
+                       (["unwatch", "-L", tmux.name], "not watching tmux -L"),
+                       (["watch", "-L", "a", "-S", "/b"], "not allowed with")]:
+        result = muxd.cli("tmux", *args)
+        assert result.returncode != 0 and says in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert muxd.cli("ls", check=True).returncode == 0  # the daemon serves on
+
+
+def test_adopting_is_a_control_tier_action(muxd: MuxdTestServer, tmux: Tmux) -> None:
+    def as_token(tier: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        token = muxd.cli("token", "create", "--tier", tier, "--name", f"w{uuid.uuid4().hex[:6]}", *extra,
+                         check=True).stdout.strip()
+        return muxd.cli("--token", token, "tmux", "watch", "-L", tmux.name)
+
+    basic = as_token("execute_basic")
+    assert basic.returncode == 1 and "needs tier execute_advanced" in basic.stderr
+    pane = muxd.cli("new-session", "-d", "-P", "--", "cat", check=True).stdout.strip()
+    scoped = as_token("admin", "--pane", pane)
+    assert scoped.returncode == 1 and "not available to pane-scoped tokens" in scoped.stderr
+    assert adopted(muxd, tmux) == {}
+    assert as_token("execute_advanced").returncode == 0
+    assert list(adopted(muxd, tmux)) == ["%0"]
+    muxd.cli("kill-pane", "-t", pane, check=True)

@@ -130,6 +130,16 @@ def test_new_panes_are_adopted_and_closed_ones_exit(muxd: MuxdTestServer, tmux: 
         wait_adopted(muxd, tmux, tmux_pane, "exited")
 
 
+def test_a_flood_in_tmux_arrives_whole_and_in_order(muxd: MuxdTestServer, tmux: Tmux) -> None:
+    muxd.cli("tmux", "watch", "-L", tmux.name, check=True)
+    pane = adopted(muxd, tmux)["%0"]["id"]
+    tmux("send-keys", "-t", "main", "seq 1 400000; echo flood-$((1+1))-done", "Enter")
+    muxd.wait_for_text(pane, "flood-2-done", timeout=30)
+    wait_until(lambda: "flood-2-done" in tmux.screen("main"), message="tmux drew it too")
+    assert muxd.capture(pane).rstrip("\n").splitlines()[-6:] == tmux.screen("main").rstrip("\n").splitlines()[-6:]
+    assert "399999\n400000\n" in muxd.capture(pane)
+
+
 def test_watching_one_pane_leaves_its_neighbours(muxd: MuxdTestServer, tmux: Tmux) -> None:
     tmux("split-window", "-t", "main", "-d", "cat")
     muxd.cli("tmux", "watch", "-L", tmux.name, "-t", "%1", check=True)
@@ -155,6 +165,12 @@ def test_an_agent_in_tmux_is_detected(muxd: MuxdTestServer) -> None:
         pane = adopted(muxd, tmux)["%0"]
         summary = json.loads(muxd.cli("summary", "-t", pane["id"], "--json", check=True).stdout)
         assert summary["agent_type"] == "claude" and summary["activity"]["state"] == "Idle"
+        # A prompt given through muxd reaches the agent through tmux and is recorded as an execution.
+        done = json.loads(muxd.cli("submit", "-t", pane["id"], "add a flag", "--wait", "--json", check=True).stdout)
+        assert done["status"] == "success" and done["pane_id"] == pane["id"]
+        assert "add a flag" in tmux.screen("main")
+        history = json.loads(muxd.cli("history", "--json", check=True).stdout)["executions"]
+        assert any(e["id"] == done["id"] and e["message"] == "add a flag" for e in history)
     finally:
         tmux.kill()
         muxd.cli("tmux", "unwatch", "-L", tmux.name)

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from muxd.config import PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES
 from muxd.daemon import pty as ptys
 from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.pane import Pane
@@ -47,6 +48,10 @@ class AdoptedPane(Pane):
         self._tmux_pid = facts.pid
         self._seeded = False      # output before the seed capture is in that capture already
         self._gone = False        # tmux closed the pane: exit once its last output is drawn
+        # Clear while PANE_PENDING_MAX_BYTES wait to be drawn: its link stops reading tmux (which
+        # then holds the output) until the screen catches up, as a PTY pane stops reading its PTY.
+        self._output_room = asyncio.Event()
+        self._output_room.set()
 
     @property
     def pid(self) -> int | None:
@@ -84,6 +89,12 @@ class AdoptedPane(Pane):
         """tmux's `%output` for this pane."""
         if self._seeded and not self._closed and not self.exited:
             self._take_output(data)
+            if self.unemulated_bytes >= PANE_PENDING_MAX_BYTES:
+                self._output_room.clear()
+
+    async def output_room(self) -> None:
+        """Return once the screen has caught up with what tmux sent (or the pane is done)."""
+        await self._output_room.wait()
 
     def follow_size(self, columns: int, lines: int) -> None:
         """tmux gave the pane this size (a layout change)."""
@@ -99,6 +110,8 @@ class AdoptedPane(Pane):
 
     def emulate_until(self, deadline: float) -> bool:
         left = super().emulate_until(deadline)
+        if self.unemulated_bytes <= PANE_PENDING_RESUME_BYTES:
+            self._output_room.set()
         if self._gone and not left:
             self._finish()
         return left
@@ -140,6 +153,7 @@ class AdoptedPane(Pane):
             return
         self._turns.forget(self)
         self._backlog.clear()
+        self._output_room.set()
         if self.recorder is not None:
             self.recorder.close()
         self._closed = True

@@ -30,6 +30,8 @@ class LinkListener(Protocol):
     def output(self, link: TmuxLink, event: Output) -> None: ...
     def notification(self, link: TmuxLink, event: Notification) -> None: ...
     def closed(self, link: TmuxLink) -> None: ...
+    async def caught_up(self, link: TmuxLink) -> None:
+        """Return once the screens fed by `link` have room for more output."""
 
 
 @dataclass
@@ -91,6 +93,7 @@ class TmuxLink:
             while chunk := await self._process.stdout.read(READ_CHUNK_BYTES):
                 for event in self._parser.feed(chunk):
                     self._dispatch(event)
+                await self._listener.caught_up(self)  # backpressure: tmux holds the rest meanwhile
         except Exception:  # noqa: BLE001 - a listener's bug ends this link, never the daemon
             log.exception("tmux link %s failed", self.session)
         finally:

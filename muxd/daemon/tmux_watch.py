@@ -294,3 +294,7 @@ class _Listener:
 
     def closed(self, link: TmuxLink) -> None:
         self._watcher.closed(self._watched, link)
+
+    async def caught_up(self, link: TmuxLink) -> None:
+        for pane in [p for p in self._watched.panes.values() if p.link is link]:
+            await pane.output_room()

@@ -3,6 +3,7 @@ the fake agents, watched by a real muxd daemon (one for the module; each test it
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from muxd.mcp_server.testing import call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -171,9 +173,19 @@ def test_an_agent_in_tmux_is_detected(muxd: MuxdTestServer) -> None:
         assert "add a flag" in tmux.screen("main")
         history = json.loads(muxd.cli("history", "--json", check=True).stdout)["executions"]
         assert any(e["id"] == done["id"] and e["message"] == "add a flag" for e in history)
+        asyncio.run(asyncio.wait_for(_over_mcp(muxd, pane["id"], f"tmux -L {tmux.name} %0"), timeout=30))
     finally:
         tmux.kill()
         muxd.cli("tmux", "unwatch", "-L", tmux.name)
+
+
+async def _over_mcp(muxd: MuxdTestServer, pane: str, source: str) -> None:
+    async with mcp_session(muxd) as session:
+        listed = (await call_ok(session, "list_panes"))["panes"]
+        assert {"id": pane, "source": source, "agent_type": "claude"}.items() <= \
+            next(p for p in listed if p["id"] == pane).items()
+        summary = await call_ok(session, "agent_summary", pane_id=pane)
+        assert summary["agent_type"] == "claude" and summary["activity"]["state"] == "Idle"
 
 
 def test_bad_requests_are_one_line(muxd: MuxdTestServer, tmux: Tmux) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.mcp_server.testing import call_ok, mcp_session
+from muxd.testing.outer_terminal import muxd_command, outer_terminals
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -140,6 +141,18 @@ def test_a_flood_in_tmux_arrives_whole_and_in_order(muxd: MuxdTestServer, tmux: 
     wait_until(lambda: "flood-2-done" in tmux.screen("main"), message="tmux drew it too")
     assert muxd.capture(pane).rstrip("\n").splitlines()[-6:] == tmux.screen("main").rstrip("\n").splitlines()[-6:]
     assert "399999\n400000\n" in muxd.capture(pane)
+
+
+def test_attached_to_adopted_panes_keys_go_through_tmux(muxd: MuxdTestServer, tmux: Tmux) -> None:
+    muxd.cli("tmux", "watch", "-L", tmux.name, check=True)
+    with outer_terminals(muxd) as terminal:
+        outer = terminal(columns=100, lines=30, command=muxd_command(muxd.name, "attach", "-t", f"{tmux.name}-main"))
+        outer.wait_for("0:bash*")
+        outer.type("echo attached-$((3*3))", enter=True)
+        wait_until(lambda: "attached-9" in tmux.screen("main"), message="typed through muxd attach into tmux")
+        outer.wait_for(lambda screen: any(line.startswith("attached-9 ") for line in screen.splitlines()))
+        # The outer terminal is bigger than the tmux pane: the pane keeps tmux's size.
+        assert adopted(muxd, tmux)["%0"]["width"] == 80
 
 
 def test_watching_one_pane_leaves_its_neighbours(muxd: MuxdTestServer, tmux: Tmux) -> None:

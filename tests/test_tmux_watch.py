@@ -227,3 +227,20 @@ def test_adopting_is_a_control_tier_action(muxd: MuxdTestServer, tmux: Tmux) -> 
     assert as_token("execute_advanced").returncode == 0
     assert list(adopted(muxd, tmux)) == ["%0"]
     muxd.cli("kill-pane", "-t", pane, check=True)
+
+
+def test_muxd_going_leaves_tmux_running() -> None:
+    server = MuxdTestServer().start()
+    tmux = Tmux(server.env)
+    try:
+        server.cli("tmux", "watch", "-L", tmux.name, check=True)
+        assert tmux("list-clients", "-F", "#{client_control_mode}").strip() == "1"
+        server.cli("kill-server", check=True)
+        wait_until(lambda: tmux("list-clients", "-F", "#{client_control_mode}").strip() == "",
+                   message="muxd's control client gone")
+        tmux("send-keys", "-t", "main", "echo alive-$((4*4))", "Enter")
+        wait_until(lambda: "alive-16" in tmux.screen("main"), message="the tmux pane runs on")
+    finally:
+        tmux.kill()
+        server.stop()
+

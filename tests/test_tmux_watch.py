@@ -161,7 +161,7 @@ def test_watching_one_pane_leaves_its_neighbours(muxd: MuxdTestServer, tmux: Tmu
     assert list(adopted(muxd, tmux)) == ["%1"]
     tmux("split-window", "-t", "%0", "-d", "cat")
     # Then the window: the rest of it, and what appears in it later.
-    muxd.cli("tmux", "-L", tmux.name, "watch", "-t", "main:0", check=True)
+    muxd.cli("tmux", "watch", "-L", tmux.name, "-t", "main:0", check=True)
     assert sorted(adopted(muxd, tmux)) == ["%0", "%1", "%2"]
     # unwatch of one pane inside the watched window lets that one go, and it stays gone.
     muxd.cli("tmux", "unwatch", "-L", tmux.name, "-t", "%2", check=True)

@@ -1,13 +1,18 @@
-"""`muxd tmux …`: `watch` and `unwatch` adopt and let go the panes of a running tmux server;
-any other tmux command line goes to the tmux shim, `muxd.cli.tmux_commands.run_tmux(argv)`.
+"""`muxd tmux watch` and `muxd tmux unwatch`: adopt, and let go, the panes of a running tmux
+server (daemon/tmux_watch.py). Any other `muxd tmux` line goes to the tmux shim,
+`muxd.cli.tmux_commands.run_tmux(argv)`; the shim's front end hands watch/unwatch to `run_watch`.
 
-    muxd tmux watch [-L SOCKET | -S PATH] [-t TARGET]     (tmux's own `-L`/`-S` may come first:
-    muxd tmux unwatch [-L SOCKET | -S PATH] [-t TARGET]    `muxd tmux -L work watch`)
+    muxd tmux watch [-L SOCKET | -S PATH] [-t TARGET] [--json]
+    muxd tmux unwatch [-L SOCKET | -S PATH] [-t TARGET]
+
+Their -L/-S name the tmux server to watch (the muxd server is muxd's own -L, or the shim's).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from contextlib import ExitStack
 from importlib import import_module
 
 from muxd.cli.render import print_json, print_panes
@@ -19,34 +24,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 WATCH_ACTIONS = ("watch", "unwatch")
-
-
-def _configure(p: argparse.ArgumentParser) -> None:
-    # tmux's server options before the command (`muxd tmux -L work watch`): a REMAINDER cannot
-    # start with an option, so argparse takes them and tmux_argv puts them back in front.
-    p.add_argument("-L", dest="tmux_socket_name", metavar="SOCKET", help="tmux's socket name")
-    p.add_argument("-S", dest="tmux_socket_path", metavar="PATH", help="tmux's socket path")
-    p.add_argument("tmux_args", nargs=argparse.REMAINDER, metavar="ARGS",
-                   help="watch|unwatch [-L SOCKET | -S PATH] [-t TARGET], or a tmux command line")
-
-
-def tmux_argv(args: argparse.Namespace) -> list[str]:
-    """The tmux command line given after `muxd tmux`, its leading -L/-S included."""
-    leading = (["-L", args.tmux_socket_name] if args.tmux_socket_name else []) + \
-        (["-S", args.tmux_socket_path] if args.tmux_socket_path else [])
-    return leading + list(args.tmux_args)
-
-
-def split_watch(argv: list[str]) -> tuple[str, list[str]] | None:
-    """(action, its options) when `argv` is a watch or unwatch, tmux's -L/-S before it allowed."""
-    leading: list[str] = []
-    words = list(argv)
-    while len(words) >= 2 and words[0] in ("-L", "-S"):
-        leading += words[:2]
-        del words[:2]
-    if words and words[0] in WATCH_ACTIONS:
-        return words[0], leading + words[1:]
-    return None
 
 
 def _watch_parser(action: str) -> argparse.ArgumentParser:
@@ -63,30 +40,40 @@ def _watch_parser(action: str) -> argparse.ArgumentParser:
     return p
 
 
-@cli_command("tmux")(_configure)
-def tmux(_client: Any, args: argparse.Namespace) -> int:
-    argv = tmux_argv(args)
-    watch = split_watch(argv)
-    if watch is None:
-        try:
-            shim = import_module("muxd.cli.tmux_commands")
-        except ModuleNotFoundError:
-            command = " ".join(["tmux", *argv[:1]])
-            raise BadRequest(f"{command}: this muxd knows only tmux watch and tmux unwatch") from None
-        return int(shim.run_tmux(argv))
-    action, rest = watch
-    options = _watch_parser(action).parse_args(rest)
-    from muxd.cli.main import connect_cli
-
+def run_watch(words: list[str], client_for: Callable[[bool], Any]) -> int:
+    """Run `watch …` or `unwatch …` (`words[0]`); `client_for(start)` gives a client of the muxd
+    server (`start`: start one if none runs), which the caller closes."""
+    action = words[0]
+    options = _watch_parser(action).parse_args(words[1:])
     fields = {"socket_name": options.socket_name, "socket_path": options.socket_path,
               "tmux_target": options.target}
-    with connect_cli(args, start=action == "watch") as client:
-        if action == "unwatch":
-            client.call("tmux-unwatch", "released", **fields)
-            return 0
-        reply = client.call("tmux-watch", "pane-list", **fields)
+    if action == "unwatch":
+        client_for(False).call("tmux-unwatch", "released", **fields)
+        return 0
+    reply = client_for(True).call("tmux-watch", "pane-list", **fields)
     if options.json:
         print_json(reply.panes)
     else:
         print_panes(reply.panes)
     return 0
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("tmux_args", nargs=argparse.REMAINDER, metavar="ARGS",
+                   help="watch|unwatch [-L SOCKET | -S PATH] [-t TARGET], or a tmux command line")
+
+
+@cli_command("tmux")(_configure)
+def tmux(_client: Any, args: argparse.Namespace) -> int:
+    words = list(args.tmux_args)
+    if words[:1] and words[0] in WATCH_ACTIONS:
+        from muxd.cli.main import connect_cli
+
+        with ExitStack() as stack:
+            return run_watch(words, lambda start: stack.enter_context(connect_cli(args, start=start)))
+    try:
+        shim = import_module("muxd.cli.tmux_commands")
+    except ModuleNotFoundError:
+        command = " ".join(["tmux", *words[:1]])
+        raise BadRequest(f"{command}: this muxd knows only tmux watch and tmux unwatch") from None
+    return int(shim.run_tmux(words))

@@ -24,8 +24,8 @@ FAKE_CLAUDE = f"{sys.executable} -m muxd.testing.fake_agent claude"
 class Tmux:
     """A private tmux server (`tmux -L muxd-watch-…`), started with one detached session."""
 
-    def __init__(self, env: dict[str, str], command: str = SHELL, session: str = "main") -> None:
-        self.name = f"muxd-watch-{uuid.uuid4().hex[:8]}"
+    def __init__(self, env: dict[str, str], command: str = SHELL, session: str = "main", name: str = "") -> None:
+        self.name = name or f"muxd-watch-{uuid.uuid4().hex[:8]}"
         self.env = {**env, "PS1": "$ ", "TERM": "xterm-256color"}
         self.env.pop("TMUX", None)
         self("-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command)
@@ -122,6 +122,11 @@ def test_new_panes_are_adopted_and_closed_ones_exit(muxd: MuxdTestServer, tmux: 
     muxd.cli("send-keys", "-t", split["id"], "-l", "meow", check=True)
     muxd.cli("send-keys", "-t", split["id"], "Enter", check=True)
     muxd.wait_for_text(split["id"], "meow\nmeow")
+    # Zoomed in tmux, a pane has the whole window.
+    tmux("resize-pane", "-Z", "-t", "%0")
+    wait_until(lambda: adopted(muxd, tmux)["%0"]["height"] == 24, message="%0 zoomed")
+    tmux("resize-pane", "-Z", "-t", "%0")
+    wait_until(lambda: adopted(muxd, tmux)["%0"]["height"] < 24, message="%0 unzoomed")
     # Killed in tmux: an exited pane in muxd, its last screen kept; the first pane gets the room.
     tmux("kill-pane", "-t", "%1")
     gone = wait_adopted(muxd, tmux, "%1", "exited")
@@ -130,7 +135,13 @@ def test_new_panes_are_adopted_and_closed_ones_exit(muxd: MuxdTestServer, tmux: 
     # The whole server exits: every adopted pane ends as exited.
     tmux.kill()
     for tmux_pane in ("%0", "%2"):
-        wait_adopted(muxd, tmux, tmux_pane, "exited")
+        ended = wait_adopted(muxd, tmux, tmux_pane, "exited")
+    # Started again on that socket, its panes are numbered from %0 again: watched anew, the
+    # exited ones still listed beside them.
+    again = Tmux(muxd.env, name=tmux.name)
+    muxd.cli("tmux", "watch", "-L", again.name, check=True)
+    assert adopted(muxd, again)["%0"]["status"] == "running"
+    assert ended["id"] in muxd.cli("ls", check=True).stdout
 
 
 def test_a_flood_in_tmux_arrives_whole_and_in_order(muxd: MuxdTestServer, tmux: Tmux) -> None:
@@ -168,6 +179,8 @@ def test_watching_one_pane_leaves_its_neighbours(muxd: MuxdTestServer, tmux: Tmu
     tmux("split-window", "-t", "%0", "-d", "cat")
     wait_adopted(muxd, tmux, "%3")
     assert sorted(adopted(muxd, tmux)) == ["%0", "%1", "%3"]
+    muxd.cli("tmux", "watch", "-L", tmux.name, "-t", "%2", check=True)
+    assert sorted(adopted(muxd, tmux)) == ["%0", "%1", "%2", "%3"]
 
 
 def test_an_agent_in_tmux_is_detected(muxd: MuxdTestServer) -> None:

@@ -42,6 +42,9 @@ class WatchedServer:
         self.excluded: list[Scope] = []   # let go inside a wider scope (unwatch -t, kill-pane)
         self.links: dict[str, TmuxLink] = {}          # tmux session id -> its control client
         self.panes: dict[str, AdoptedPane] = {}       # tmux pane id -> the muxd pane
+        # Panes tmux closed, kept (exited, their last screen) until unwatch or kill-pane: out of
+        # `panes`, as a restarted server numbers its panes from %0 again.
+        self.ended: list[AdoptedPane] = []
         self.sessions: dict[str, Session] = {}        # tmux session id -> muxd session
         self.windows: dict[str, Window] = {}          # tmux window id -> muxd window
         self.adopting: set[str] = set()
@@ -93,9 +96,9 @@ class TmuxWatcher:
         watched.scopes = [s for s in watched.scopes if not s.within(scope)]
         if any(scope.within(s) for s in watched.scopes):
             watched.excluded.append(scope)
-        released = [p for p in watched.panes.values() if scope.covers(p.tmux_facts)]
+        released = [p for p in [*watched.panes.values(), *watched.ended] if scope.covers(p.tmux_facts)]
         for pane in released:
-            self._release(pane)
+            self._release(watched, pane)
         if not watched.scopes:
             await self._forget(watched)
         return [p.id for p in released]
@@ -186,20 +189,20 @@ class TmuxWatcher:
 
     # ------------------------------------------------------------ what the control clients say
 
-    def output(self, watched: WatchedServer, event: Output) -> None:
+    def output(self, watched: WatchedServer, link: TmuxLink, event: Output) -> None:
         pane = watched.panes.get(event.pane)
-        if pane is not None:
+        if pane is not None and pane.link is link:  # a window in two sessions is heard by both links
             pane.receive(event.data)
 
     def notification(self, watched: WatchedServer, link: TmuxLink, event: Notification) -> None:
         name, args = event.name, event.args
         if name == "layout-change" and len(args) >= 2:
-            self._layout_changed(watched, args[0], args[1])
+            self._layout_changed(watched, args[0], args[1], args[2] if len(args) > 2 else args[1])
         elif name in ("window-add", "sessions-changed"):
             self._spawn(self._discover(watched))  # tmux says which window, not which panes
         elif name in ("window-close", "unlinked-window-close") and args:
             for pane in [p for p in watched.panes.values() if p.tmux_facts.window == args[0]]:
-                pane.tmux_closed()
+                self._ended(watched, pane)
         elif name == "window-renamed" and len(args) >= 2:
             window = watched.windows.get(args[0])
             if window is not None:
@@ -210,12 +213,14 @@ class TmuxWatcher:
             self._spawn(link.close())
             self.closed(watched, link)
 
-    def _layout_changed(self, watched: WatchedServer, window: str, layout: str) -> None:
+    def _layout_changed(self, watched: WatchedServer, window: str, layout: str, visible: str) -> None:
         geometry = {g.pane: g for g in layout_panes(layout)}
+        # A zoomed pane has the visible layout's size (the whole window); the others keep theirs.
+        geometry.update({g.pane: g for g in layout_panes(visible) if g.pane in geometry})
         for pane in [p for p in watched.panes.values() if p.tmux_facts.window == window]:
             placed = geometry.get(pane.tmux_pane)
             if placed is None:
-                pane.tmux_closed()
+                self._ended(watched, pane)
             else:
                 pane.follow_size(placed.columns, placed.lines)
         if any(p not in watched.panes for p in geometry):
@@ -238,12 +243,22 @@ class TmuxWatcher:
         if watched.links.get(link.session) is link:
             del watched.links[link.session]
         for pane in [p for p in watched.panes.values() if p.link is link]:
-            pane.tmux_closed()
+            self._ended(watched, pane)
+
+    @staticmethod
+    def _ended(watched: WatchedServer, pane: AdoptedPane) -> None:
+        """tmux closed `pane`: it exits in muxd, kept until let go."""
+        if watched.panes.get(pane.tmux_pane) is pane:
+            del watched.panes[pane.tmux_pane]
+            watched.ended.append(pane)
+        pane.tmux_closed()
 
     # ------------------------------------------------------------ letting go
 
-    def _release(self, pane: AdoptedPane) -> None:
+    def _release(self, watched: WatchedServer, pane: AdoptedPane) -> None:
+        """Let `pane` go (unwatch): out of muxd, the tmux pane untouched."""
         pane.on_released = None
+        self._drop(watched, pane)
         if pane.window is not None and pane in getattr(pane.window, "panes", []):
             self.daemon.registry.remove_pane(pane)  # closes it: a release, the tmux pane runs on
         else:
@@ -251,16 +266,24 @@ class TmuxWatcher:
 
     def _released(self, watched: WatchedServer, pane: AdoptedPane) -> None:
         """muxd closed an adopted pane (kill-pane, kill-session): tmux's pane is not adopted again."""
+        if self._drop(watched, pane) and not pane.exited:
+            facts = pane.tmux_facts
+            watched.excluded.append(Scope("pane", facts.session, facts.window, facts.pane))
+
+    @staticmethod
+    def _drop(watched: WatchedServer, pane: AdoptedPane) -> bool:
+        """Forget `pane` in `watched`; False if it was not there."""
+        if pane in watched.ended:
+            watched.ended.remove(pane)
+            return True
         if watched.panes.get(pane.tmux_pane) is pane:
             del watched.panes[pane.tmux_pane]
-            if not pane.exited:
-                watched.excluded.append(Scope("pane", pane.tmux_facts.session, pane.tmux_facts.window,
-                                              pane.tmux_pane))
+            return True
+        return False
 
     async def _forget(self, watched: WatchedServer) -> None:
-        for pane in list(watched.panes.values()):
-            self._release(pane)
-        watched.panes.clear()
+        for pane in [*watched.panes.values(), *watched.ended]:
+            self._release(watched, pane)
         self.servers.pop(tuple(watched.tmux.args), None)
         await asyncio.gather(*(link.close() for link in watched.links.values()))
         watched.links.clear()
@@ -287,7 +310,7 @@ class _Listener:
         self._watched = watched
 
     def output(self, link: TmuxLink, event: Output) -> None:
-        self._watcher.output(self._watched, event)
+        self._watcher.output(self._watched, link, event)
 
     def notification(self, link: TmuxLink, event: Notification) -> None:
         self._watcher.notification(self._watched, link, event)

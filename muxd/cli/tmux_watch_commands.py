@@ -63,14 +63,20 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="watch|unwatch [-L SOCKET | -S PATH] [-t TARGET], or a tmux command line")
 
 
+def watch_main(words: list[str], args: argparse.Namespace) -> int:
+    """`muxd tmux watch|unwatch …` (`words`) on the muxd server `args` names (muxd's -L and
+    token options; those missing mean the default server, the token in $MUXD_CLI_TOKEN)."""
+    from muxd.cli.main import connect_cli
+
+    with ExitStack() as stack:
+        return run_watch(words, lambda start: stack.enter_context(connect_cli(args, start=start)))
+
+
 @cli_command("tmux")(_configure)
 def tmux(_client: Any, args: argparse.Namespace) -> int:
     words = list(args.tmux_args)
     if words[:1] and words[0] in WATCH_ACTIONS:
-        from muxd.cli.main import connect_cli
-
-        with ExitStack() as stack:
-            return run_watch(words, lambda start: stack.enter_context(connect_cli(args, start=start)))
+        return watch_main(words, args)
     try:
         shim = import_module("muxd.cli.tmux_commands")
     except ModuleNotFoundError:

@@ -4,7 +4,14 @@ layouts; fed in pieces as a pipe delivers them."""
 from __future__ import annotations
 
 from muxd.daemon.tmux_control import (
-    ControlParser, Notification, Output, PaneGeometry, Reply, layout_panes, quote, unescape_output,
+    ControlParser,
+    Notification,
+    Output,
+    PaneGeometry,
+    Reply,
+    layout_panes,
+    quote,
+    unescape_output,
 )
 from muxd.daemon.tmux_discovery import Scope, TmuxPaneFacts, server_args, target_kind
 

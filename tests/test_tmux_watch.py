@@ -32,7 +32,7 @@ class Tmux:
 
     def __call__(self, *args: str, check: bool = True) -> str:
         result = subprocess.run(["tmux", "-L", self.name, *args], env=self.env, capture_output=True, text=True,
-                                timeout=10)
+                                timeout=10, check=False)
         if check and result.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result.stdout
@@ -134,8 +134,11 @@ def test_new_panes_are_adopted_and_closed_ones_exit(muxd: MuxdTestServer, tmux: 
     wait_until(lambda: adopted(muxd, tmux)["%0"]["height"] == 24, message="%0 grew back")
     # The whole server exits: every adopted pane ends as exited.
     tmux.kill()
-    for tmux_pane in ("%0", "%2"):
-        ended = wait_adopted(muxd, tmux, tmux_pane, "exited")
+    ended = wait_adopted(muxd, tmux, "%0", "exited")
+    wait_adopted(muxd, tmux, "%2", "exited")
+    # Its exited panes are let go by their tmux ids, the server being gone.
+    muxd.cli("tmux", "unwatch", "-L", tmux.name, "-t", "%2", check=True)
+    assert sorted(adopted(muxd, tmux)) == ["%0", "%1"]
     # Started again on that socket, its panes are numbered from %0 again: watched anew, the
     # exited ones still listed beside them.
     again = Tmux(muxd.env, name=tmux.name)

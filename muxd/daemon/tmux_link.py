@@ -94,7 +94,7 @@ class TmuxLink:
                 for event in self._parser.feed(chunk):
                     self._dispatch(event)
                 await self._listener.caught_up(self)  # backpressure: tmux holds the rest meanwhile
-        except Exception:  # noqa: BLE001 - a listener's bug ends this link, never the daemon
+        except Exception:  # a listener's bug ends this link, never the daemon
             log.exception("tmux link %s failed", self.session)
         finally:
             self._ended()

@@ -22,7 +22,7 @@ from muxd.config import TMUX_COMMAND_TIMEOUT_S, TMUX_SEED_HISTORY_LINES
 from muxd.daemon.adopted_pane import SEED_FORMAT, AdoptedPane
 from muxd.daemon.registry import Session, Window
 from muxd.daemon.tmux_control import Notification, Output, layout_panes, quote
-from muxd.daemon.tmux_discovery import Scope, TmuxPaneFacts, TmuxServer, describe_server
+from muxd.daemon.tmux_discovery import Scope, TmuxPaneFacts, TmuxServer, describe_server, target_kind
 from muxd.daemon.tmux_link import TmuxLink
 from muxd.errors import BadRequest, Conflict, MuxdError, NotFound, Timeout
 
@@ -89,10 +89,7 @@ class TmuxWatcher:
         watched = self.servers.get(tuple(args))
         if watched is None:
             raise NotFound(f"muxd is not watching {describe_server(args)}")
-        if target:
-            scope = await self._ask(watched.tmux.resolve, target)
-        else:
-            scope = Scope("server")
+        scope = await self._unwatch_scope(watched, target) if target else Scope("server")
         watched.scopes = [s for s in watched.scopes if not s.within(scope)]
         if any(scope.within(s) for s in watched.scopes):
             watched.excluded.append(scope)
@@ -102,6 +99,19 @@ class TmuxWatcher:
         if not watched.scopes:
             await self._forget(watched)
         return [p.id for p in released]
+
+    async def _unwatch_scope(self, watched: WatchedServer, target: str) -> Scope:
+        """What `target` names, asked of tmux; of a server gone, read from the adopted panes'
+        records (their ids, their session's name)."""
+        try:
+            return await self._ask(watched.tmux.resolve, target)
+        except NotFound:
+            kind = target_kind(target)
+            for pane in [*watched.panes.values(), *watched.ended]:
+                facts = pane.tmux_facts
+                if target in (facts.pane, facts.window, facts.session, facts.session_name):
+                    return Scope(kind, facts.session, facts.window, facts.pane)
+            raise
 
     async def _ask(self, question: Any, *args: Any) -> Any:
         """A libtmux question, in a thread: it runs `tmux` and waits for it."""
@@ -131,8 +141,8 @@ class TmuxWatcher:
                 await asyncio.wait_for(reply, TMUX_COMMAND_TIMEOUT_S)
             except TimeoutError:
                 log.warning("tmux pane %s: no seed capture within %gs", facts.pane, TMUX_COMMAND_TIMEOUT_S)
-            except Exception:  # noqa: BLE001 - the link ended: closed() has ended the pane
-                pass
+            except Exception as exc:  # noqa: BLE001 - the link ended: closed() has ended the pane
+                log.info("tmux pane %s: no seed capture: %s", facts.pane, exc)
         finally:
             watched.adopting.discard(facts.pane)
 

@@ -147,6 +147,18 @@ def test_new_panes_are_adopted_and_closed_ones_exit(muxd: MuxdTestServer, tmux: 
     assert ended["id"] in muxd.cli("ls", check=True).stdout
 
 
+def test_a_program_on_the_alternate_screen_returns_to_the_main_one(muxd: MuxdTestServer, tmux: Tmux) -> None:
+    tmux("send-keys", "-t", "main", "echo main-$((5*5)); less /etc/passwd", "Enter")
+    wait_until(lambda: "root:" in tmux.screen("main"), message="less drawn")
+    muxd.cli("tmux", "watch", "-L", tmux.name, check=True)
+    pane = adopted(muxd, tmux)["%0"]["id"]
+    assert "root:" in muxd.capture(pane) and "main-25" not in muxd.capture(pane)
+    muxd.cli("send-keys", "-t", pane, "q", check=True)
+    # less leaves: the main screen it covered is back, in muxd as in tmux.
+    muxd.wait_for_text(pane, "main-25")
+    wait_until(lambda: muxd.capture(pane).rstrip() == tmux.screen("main").rstrip(), message="same screens")
+
+
 def test_a_flood_in_tmux_arrives_whole_and_in_order(muxd: MuxdTestServer, tmux: Tmux) -> None:
     muxd.cli("tmux", "watch", "-L", tmux.name, check=True)
     pane = adopted(muxd, tmux)["%0"]["id"]

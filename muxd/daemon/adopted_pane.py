@@ -14,11 +14,11 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from muxd.config import PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES
+from muxd.config import PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES, TMUX_SEED_HISTORY_LINES
 from muxd.daemon import pty as ptys
 from muxd.daemon.emulation import EmulationTurns
 from muxd.daemon.pane import Pane
-from muxd.daemon.tmux_control import Reply
+from muxd.daemon.tmux_control import Reply, quote
 
 if TYPE_CHECKING:
     from muxd.daemon.tmux_discovery import TmuxPaneFacts
@@ -27,7 +27,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The display-message format read with the seed capture: where the cursor is, which modes hold.
-SEED_FORMAT = "#{cursor_x} #{cursor_y} #{alternate_on} #{keypad_cursor_flag} #{keypad_flag}"
+SEED_FORMAT = ("#{cursor_x} #{cursor_y} #{alternate_on} #{keypad_cursor_flag} #{keypad_flag} "
+               "#{alternate_saved_x} #{alternate_saved_y}")
+
+
+def seed_command(pane: str) -> str:
+    """One tmux command line (so no output comes in between) whose three replies are what
+    AdoptedPane.seed draws: the screen with some history (the alternate screen, when a program
+    shows one), the main screen saved behind it (-a; empty without one), and SEED_FORMAT."""
+    return (f"capture-pane -p -e -S -{TMUX_SEED_HISTORY_LINES} -t {pane} ; "
+            f"capture-pane -p -e -a -q -t {pane} ; display-message -p -t {pane} {quote(SEED_FORMAT)}")
 
 
 class AdoptedPane(Pane):
@@ -67,20 +76,27 @@ class AdoptedPane(Pane):
     # ------------------------------------------------------------ output from tmux
 
     def seed(self, replies: list[Reply]) -> None:
-        """Draw what tmux shows now (capture-pane -p -e with some history, then SEED_FORMAT):
-        called as the reply is read, so the output notified after it is what comes next."""
-        capture, facts = replies
+        """Draw what tmux shows now, from the replies to seed_command: called as they are read,
+        so the output notified after them is what comes next."""
+        capture, saved, facts = replies
         if capture.error or facts.error or not facts.lines:
             self.tmux_closed()  # the pane went before it could be read
             return
-        cursor_x, cursor_y, alternate, keypad_cursor, keypad = (facts.lines[0].split() + [b"0"] * 5)[:5]
-        lines = capture.lines[-self.lines:] if alternate == b"1" else capture.lines
-        seed = bytearray(b"\x1b[?1049h" if alternate == b"1" else b"")
-        seed += b"\r\n".join(lines)
-        seed += b"\x1b[0m\x1b[%d;%dH" % (int(cursor_y or 0) + 1, int(cursor_x or 0) + 1)
-        if keypad_cursor == b"1":
+        cursor_x, cursor_y, alternate, keypad_cursor, keypad, saved_x, saved_y = \
+            [int(n) if n.isdigit() else 0 for n in (facts.lines[0].split() + [b"0"] * 7)[:7]]
+        if alternate:
+            # The history and the main screen the program will return to (the cursor where it
+            # will be then), then its own screen.
+            history, screen = capture.lines[:-self.lines], capture.lines[-self.lines:]
+            seed = bytearray(b"\r\n".join([*history, *saved.lines]))
+            seed += b"\x1b[0m\x1b[%d;%dH" % (saved_y + 1, saved_x + 1)
+            seed += b"\x1b[?1049h\x1b[H" + b"\r\n".join(screen)
+        else:
+            seed = bytearray(b"\r\n".join(capture.lines))
+        seed += b"\x1b[0m\x1b[%d;%dH" % (cursor_y + 1, cursor_x + 1)
+        if keypad_cursor:
             seed += b"\x1b[?1h"
-        if keypad == b"1":
+        if keypad:
             seed += b"\x1b="
         self._seeded = True
         self._take_output(bytes(seed))

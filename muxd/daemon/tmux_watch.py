@@ -18,10 +18,10 @@ import re
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from muxd.config import TMUX_COMMAND_TIMEOUT_S, TMUX_SEED_HISTORY_LINES
-from muxd.daemon.adopted_pane import SEED_FORMAT, AdoptedPane
+from muxd.config import TMUX_COMMAND_TIMEOUT_S
+from muxd.daemon.adopted_pane import AdoptedPane, seed_command
 from muxd.daemon.registry import Session, Window
-from muxd.daemon.tmux_control import Notification, Output, layout_panes, quote
+from muxd.daemon.tmux_control import Notification, Output, layout_panes
 from muxd.daemon.tmux_discovery import Scope, TmuxPaneFacts, TmuxServer, describe_server, target_kind
 from muxd.daemon.tmux_link import TmuxLink
 from muxd.errors import BadRequest, Conflict, MuxdError, NotFound, Timeout
@@ -133,9 +133,7 @@ class TmuxWatcher:
         try:
             link = await self._link(watched, facts.session)
             pane = self._new_pane(watched, facts, link)
-            capture = (f"capture-pane -p -e -S -{TMUX_SEED_HISTORY_LINES} -t {facts.pane} ; "
-                       f"display-message -p -t {facts.pane} {quote(SEED_FORMAT)}")
-            reply = link.command(capture, replies=2, then=pane.seed)
+            reply = link.command(seed_command(facts.pane), replies=3, then=pane.seed)
             assert reply is not None
             try:
                 await asyncio.wait_for(reply, TMUX_COMMAND_TIMEOUT_S)

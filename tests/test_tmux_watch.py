@@ -229,6 +229,20 @@ async def _over_mcp(muxd: MuxdTestServer, pane: str, source: str) -> None:
         assert summary["agent_type"] == "claude" and summary["activity"]["state"] == "Idle"
 
 
+def test_a_server_named_by_its_socket_path(muxd: MuxdTestServer, tmp_path) -> None:
+    socket = str(tmp_path / "work.sock")
+    env = {k: v for k, v in muxd.env.items() if k != "TMUX"}
+    subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", SHELL], env=env,
+                   check=True, timeout=10)
+    try:
+        panes = json.loads(muxd.cli("tmux", "watch", "-S", socket, "--json", check=True).stdout)
+        assert [(p["source"], p["session"]) for p in panes] == [(f"tmux -S {socket} %0", "work-sock-main")]
+        muxd.cli("tmux", "unwatch", "-S", socket, check=True)
+        assert f"tmux -S {socket}" not in muxd.cli("ls", check=True).stdout
+    finally:
+        subprocess.run(["tmux", "-S", socket, "kill-server"], env=env, check=False, timeout=10)
+
+
 def test_bad_requests_are_one_line(muxd: MuxdTestServer, tmux: Tmux) -> None:
     for args, says in [(["watch", "-L", "muxd-watch-none"], "no tmux -L muxd-watch-none is running"),
                        (["watch", "-L", tmux.name, "-t", "nosuch"], "has no session 'nosuch'"),

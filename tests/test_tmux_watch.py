@@ -9,6 +9,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -41,7 +42,10 @@ class Tmux:
         return self("capture-pane", "-p", "-t", pane)
 
     def kill(self) -> None:
+        socket = self("display-message", "-p", "#{socket_path}", check=False).strip()
         self("kill-server", check=False)
+        if socket:
+            Path(socket).unlink(missing_ok=True)  # a killed server may leave its socket file
 
 
 @pytest.fixture(scope="module")

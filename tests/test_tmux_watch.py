@@ -148,6 +148,8 @@ def test_new_panes_are_adopted_and_closed_ones_exit(muxd: MuxdTestServer, tmux: 
     again = Tmux(muxd.env, name=tmux.name)
     muxd.cli("tmux", "watch", "-L", again.name, check=True)
     assert adopted(muxd, again)["%0"]["status"] == "running"
+    again("split-window", "-t", "main", "-d", "cat")
+    wait_adopted(muxd, again, "%1")
     assert ended["id"] in muxd.cli("ls", check=True).stdout
 
 

@@ -48,6 +48,7 @@ class WatchedServer:
         self.sessions: dict[str, Session] = {}        # tmux session id -> muxd session
         self.windows: dict[str, Window] = {}          # tmux window id -> muxd window
         self.adopting: set[str] = set()
+        self.seen: set[str] = set()  # tmux pane ids listed already: a layout showing them needs no new look
 
     def wants(self, facts: TmuxPaneFacts) -> bool:
         return any(s.covers(facts) for s in self.scopes) and not any(s.covers(facts) for s in self.excluded)
@@ -78,7 +79,9 @@ class TmuxWatcher:
         if scope not in watched.scopes:
             watched.scopes.append(scope)
         watched.excluded = [s for s in watched.excluded if not s.within(scope)]
-        facts = [f for f in await self._ask(tmux.panes) if scope.covers(f)]
+        every = await self._ask(tmux.panes)
+        watched.seen = {f.pane for f in every}
+        facts = [f for f in every if scope.covers(f)]
         if not facts:
             raise NotFound(f"{tmux.described} has no pane in {target or 'it'}")
         await asyncio.gather(*(self._adopt(watched, f) for f in facts))
@@ -231,7 +234,7 @@ class TmuxWatcher:
                 self._ended(watched, pane)
             else:
                 pane.follow_size(placed.columns, placed.lines)
-        if any(p not in watched.panes for p in geometry):
+        if any(p not in watched.panes and p not in watched.seen for p in geometry):
             self._spawn(self._discover(watched))
 
     async def _discover(self, watched: WatchedServer) -> None:
@@ -243,6 +246,7 @@ class TmuxWatcher:
             return
         if self.servers.get(tuple(watched.tmux.args)) is not watched:
             return  # unwatched meanwhile
+        watched.seen.update(f.pane for f in facts)
         new = [f for f in facts if f.pane not in watched.panes and watched.wants(f)]
         await asyncio.gather(*(self._adopt(watched, f) for f in new))
 
@@ -250,6 +254,7 @@ class TmuxWatcher:
         """A control client ended (%exit, its session or the server is gone): so did its panes."""
         if watched.links.get(link.session) is link:
             del watched.links[link.session]
+        watched.seen.clear()  # a server started again numbers its panes from %0
         for pane in [p for p in watched.panes.values() if p.link is link]:
             self._ended(watched, pane)
 

@@ -261,3 +261,8 @@ TASK_SCOPES = ("tasks:read", "tasks:write")
 AGENT_SCOPES_DEFAULT = "tasks:read,tasks:write"
 # muxd task run: how often a dispatcher renews the lease of the task its pane works on.
 DISPATCH_HEARTBEAT_S = 30.0
+
+# ---- watching panes that run in tmux (muxd tmux watch)
+TMUX_SEED_HISTORY_LINES = 2000         # scrollback copied into an adopted pane's screen
+TMUX_SEND_KEYS_CHUNK_BYTES = 1024      # input bytes per `send-keys -H` command line
+TMUX_COMMAND_TIMEOUT_S = 10.0          # a tmux query (discovery, a pane's seed capture)

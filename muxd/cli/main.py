@@ -160,16 +160,24 @@ def _run(command: CliCommand, args: argparse.Namespace) -> int:
     body = implementation(command).body
     if command.local:
         return body(None, args)
+    with connect_cli(args, start=command.starts_server) as client:
+        return body(client, args)
+
+
+def connect_cli(args: argparse.Namespace, *, start: bool) -> Any:
+    """A blocking client of the server `-L` names, as the token options say (a context manager);
+    `start`: start the server if none runs. Options `args` lacks take their defaults (a command
+    whose words muxd's parser never saw: `muxd tmux …`)."""
     # Imported here: `muxd --version` and the local commands need no connection (nor msgspec).
     from muxd.client.blocking import connect
     from muxd.client.token import ENV_CLI_TOKEN, argv_token_warning, cli_token
 
-    if args.cli_token:
+    given, file = getattr(args, "cli_token", None), getattr(args, "cli_token_file", None)
+    if given:
         print(f"muxd: {argv_token_warning(ENV_CLI_TOKEN)}", file=sys.stderr)
-    token = cli_token(args.cli_token, file=args.cli_token_file)
-    with connect(args.server_name, start=command.starts_server, token=token,
-                 client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli") as client:
-        return body(client, args)
+    token = cli_token(given, file=file)
+    return connect(getattr(args, "server_name", DEFAULT_SERVER_NAME), start=start, token=token,
+                   client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,13 +38,19 @@ def pane_status(p: PaneInfo) -> str:
     return status + ", screen frozen" if p.emulator_failed else status
 
 
+def pane_command(p: PaneInfo) -> str:
+    """The COMMAND cell: the program, after the tmux pane it runs in for a pane adopted from tmux."""
+    command = " ".join(p.command)
+    return command if p.source == "muxd" else f"[{p.source}] {command}"
+
+
 # The pane table's columns: heading and how to show the PaneInfo field(s) behind it.
 PANE_COLUMNS: list[tuple[str, Callable[[PaneInfo], str]]] = [
     ("SESSION", lambda p: p.session),
     ("WINDOW", lambda p: f"{p.window}:{p.window_name}"),
     ("PANE", lambda p: f"{p.id}" + ("*" if p.active else "")),
     ("NAME", lambda p: p.name or ""),
-    ("COMMAND", lambda p: " ".join(p.command)),
+    ("COMMAND", pane_command),
     ("PID", lambda p: "" if p.pid is None else str(p.pid)),
     ("STATUS", pane_status),
     ("AGENT", lambda p: p.agent.agent_type or ""),

@@ -118,7 +118,7 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("grant", "let a pane's agent (or a pane-bound token) see and use another pane", "access_commands"),
     CliCommand("metrics", "MCP tool call metrics of every MCP server of this muxd (Prometheus text)",
                "access_commands"),
-    CliCommand("tmux", "answer a tmux command line as tmux would (-V, -L/-S, `;`, formats), with muxd panes",
+    CliCommand("tmux", "answer a tmux command line as tmux would, with muxd panes; tmux watch|unwatch adopt a tmux server's panes",
                "tmux_commands", local=True, raw=True),
     CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
                "mcp_commands", starts_server=True),

@@ -81,7 +81,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 @cli_command("tmux")(_configure)
 def tmux(client: Any, args: argparse.Namespace) -> int:
-    return run_tmux(list(args.words))
+    words = list(args.words)
+    if words[:1] in (["watch"], ["unwatch"]):  # muxd's own: adopt, or let go, a tmux server's panes
+        from muxd.cli.tmux_watch_commands import watch_main
+
+        return watch_main(words, args)
+    return run_tmux(words)
 
 
 def run_tmux(words: list[str]) -> int:

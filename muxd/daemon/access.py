@@ -127,6 +127,9 @@ REQUEST_RULES: dict[type, Rule] = {
     # panes at once: not for pane-scoped tokens.
     m.SelectLayout: Rule("moderate"), m.SwapPane: Rule("moderate"), m.BreakPane: Rule("moderate"),
     m.JoinPane: Rule("moderate"), m.RespawnPane: Rule("moderate"),
+    # Adopting tmux panes creates panes (and reads what every adopted one shows): a control-tier
+    # action like creating them, but not for pane-scoped tokens, whose scope tmux's panes are not in.
+    m.TmuxWatch: Rule("moderate"), m.TmuxUnwatch: Rule("moderate"),
     m.KillPane: Rule("dangerous", scoped=True),
     m.KillWindow: Rule("dangerous", scoped=True),
     m.KillSession: Rule("dangerous", scoped=True),

@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 
 class Pane:
+    # muxd sizes its own panes; a pane adopted from tmux follows tmux's size (daemon/adopted_pane.py).
+    resizable = True
+
     def __init__(
         self,
         number: int,
@@ -68,7 +71,7 @@ class Pane:
         self.exited = False
         self.window: object | None = None  # set by the Window that holds it
         self.emulator = new_emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes,
-                                     reply=self.write)
+                                     reply=self._emulator_reply)
         self._on_exit = on_exit
         self.on_output = on_output
         self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings
@@ -107,6 +110,11 @@ class Pane:
     @property
     def tty(self) -> str | None:
         return self._process.tty if self._process else None
+
+    @property
+    def source(self) -> str:
+        """Where the program runs: "muxd" for a program muxd started (see AdoptedPane)."""
+        return "muxd"
 
     @property
     def columns(self) -> int:
@@ -179,20 +187,23 @@ class Pane:
             chunks.append(chunk)
             total += len(chunk)
         if chunks:
-            data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            if self.recorder is not None:
-                self.recorder.output(data)  # the time of the read, as the recording promises
-            for tap in self.output_taps:
-                tap(data)
-            if self.emulator.failed:
-                self._notice_emulator_failure()  # it may have failed in a read (deferred output)
-            else:
-                self._backlog.add(data)
-                self._turns.wake(self)
+            self._take_output(chunks[0] if len(chunks) == 1 else b"".join(chunks))
         if self._eof and self._loop is not None and not self._closed:
             self._loop.remove_writer(self._process.master_fd)  # no one is left to read input
         if self._eof or len(self._backlog) >= PANE_PENDING_MAX_BYTES:
             self._set_reading(False)
+
+    def _take_output(self, data: bytes) -> None:
+        """The program wrote `data`: record it, tell the taps, and queue it for the screen."""
+        if self.recorder is not None:
+            self.recorder.output(data)  # the time of the read, as the recording promises
+        for tap in self.output_taps:
+            tap(data)
+        if self.emulator.failed:
+            self._notice_emulator_failure()  # it may have failed in a read (deferred output)
+        else:
+            self._backlog.add(data)
+            self._turns.wake(self)
 
     def _set_reading(self, on: bool) -> None:
         if self._process is None or self._loop is None or self._closed or on == self._reading:
@@ -279,6 +290,10 @@ class Pane:
             self._input_taken_at = time.monotonic()  # from now on, a stall is the program's doing
         self._pending_input += data
         self._flush_input()
+
+    def _emulator_reply(self, data: bytes) -> None:
+        """The emulator answers the program's queries (cursor position, device attributes)."""
+        self.write(data)
 
     async def input_room(self) -> None:
         """Return once the program has room for more input: no more than half the cap waits, or

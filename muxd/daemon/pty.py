@@ -89,6 +89,19 @@ def foreground_pid(master_fd: int) -> int | None:
     return pgid if pgid > 0 else None
 
 
+def terminal_foreground_pid(pid: int) -> int | None:
+    """The foreground process group of `pid`'s controlling terminal, read from /proc: for a
+    terminal whose master muxd does not hold (a pane adopted from tmux)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # fields after the name: state, ppid, pgrp, session, tty_nr, tpgid
+    tpgid = int(fields[5]) if len(fields) > 5 and fields[5].lstrip("-").isdigit() else -1
+    return tpgid if tpgid > 0 else None
+
+
 def process_cwd(pid: int) -> str | None:
     try:
         return os.readlink(f"/proc/{pid}/cwd")

@@ -247,6 +247,7 @@ def pane_info(pane: Pane, *, screen: bool = False) -> PaneInfo:
         cursor_y=cursor_y,
         history_size=emulator.history_size if screen else 0,
         tmux_shim=pane.tmux_shim,
+        source=pane.source,
     )
 
 

@@ -32,6 +32,7 @@ from muxd.daemon.pane import Pane
 from muxd.daemon.pane_pipe import PanePipes
 from muxd.daemon.registry import Registry, Window
 from muxd.daemon.tmux_shim import remove_launcher, shim_env, write_launcher
+from muxd.daemon.tmux_watch import TmuxWatcher
 from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
 from muxd.executions.record import Execution
@@ -40,6 +41,7 @@ from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
+from muxd.executions.record import Execution
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 
 log = logging.getLogger(__name__)
@@ -101,6 +103,7 @@ class Daemon:
         self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/connection.py)
+        self.tmux = TmuxWatcher(self)  # panes adopted from running tmux servers (daemon/tmux_watch.py)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -131,6 +134,7 @@ class Daemon:
         finally:
             self.tasks.shutdown()
             self.executions.shutdown()
+            self.tmux.close()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             if self.executions.store is not None:
@@ -210,7 +214,7 @@ class Daemon:
             shim_env(env, self.socket_path, window.session.number, env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
-                    scrollback_bytes=self._scrollback_bytes(session_id, columns), on_exit=self._pane_exited,
+                    scrollback_bytes=self._scrollback_bytes(session_id, columns), on_exit=self.pane_exited,
                     turns=self.emulation)
         pane.tmux_shim = spawn.tmux_shim
         pane.interactive = spawn.interactive
@@ -234,11 +238,7 @@ class Daemon:
         assert pane.pid is not None
         self.watchdog.guard(pane.pid)  # the program leads its own session: sid == pid
         self.executions.pane_started(pane, program)
-        if self.detection:
-            detection = PaneDetection(pane, self.detectors, self._agent_changed)
-            pane.on_output = detection.output
-            self.detections[pane.id] = detection
-        pane.on_output = self._output_listener(pane)
+        self._detect(pane)
 
     def unfollow(self, pane: Pane) -> None:
         """Stop watching a pane's program (before respawn-pane starts another in it)."""
@@ -256,7 +256,19 @@ class Daemon:
             return self.scrollback_bytes
         return min(rows * (columns + ROW_OVERHEAD_BYTES), SCROLLBACK_BYTES_MAX)
 
-    def _pane_exited(self, pane: Pane) -> None:
+    def add_pane(self, window: Window, pane: Pane, program: Execution | None = None) -> None:
+        """Follow a pane muxd did not start (adopted from tmux) in `window`: the history,
+        detection and attached clients see it."""
+        self.executions.pane_started(pane, program)
+        self._detect(pane)
+        window.add(pane)
+
+    def _detect(self, pane: Pane) -> None:
+        if self.detection:
+            self.detections[pane.id] = PaneDetection(pane, self.detectors, self._agent_changed)
+        pane.on_output = self._output_listener(pane)
+
+    def pane_exited(self, pane: Pane) -> None:
         log.info("pane %s exited with %s", pane.id, pane.exit_code)
         self.executions.pane_exited(pane)
         detection = self.detections.get(pane.id)

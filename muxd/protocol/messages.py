@@ -33,10 +33,10 @@ from muxd.protocol.layout_messages import BreakPane, JoinPane, RespawnPane, Sele
 from muxd.protocol.pane_messages import (  # noqa: F401
     AgentStateChanged, AgentSummary, Attach, Attached, AttachInput, AttachOutput, AttachResize, Captured,
     CapturePane, Detached, Error, HasSession, Hello, KillPane, KillServer, KillSession, KillWindow, ListPanes,
-    ListSessions, ListWindows, NewSession, NewWindow, Ok, PaneExited, PaneInfo, PaneList, PaneReply, ResizePane,
-    SendKeys, ServerStatus, SessionInfo, SessionList, ShowPane, Spawn, SplitWindow, Status, Subscribe, Summary,
-    SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession, Welcome, WindowInfo,
-    WindowList,
+    ListSessions, ListWindows, NewSession, NewWindow, Ok, PaneExited, PaneInfo, PaneList, PaneReply, Released,
+    ResizePane, SendKeys, ServerStatus, SessionInfo, SessionList, ShowPane, Spawn, SplitWindow, Status, Subscribe,
+    Summary, SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession, TmuxUnwatch,
+    TmuxWatch, Welcome, WindowInfo, WindowList,
 )
 from muxd.protocol.task_messages import (
     ClaimTask, CompleteTask, CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList, ListTasks,
@@ -46,7 +46,7 @@ from muxd.protocol.task_messages import (
 Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
     ListWindows, ShowPane, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
-    ServerStatus, Subscribe, Summary,
+    ServerStatus, Subscribe, Summary, TmuxWatch, TmuxUnwatch,
     Attach, AttachInput, AttachResize,
     SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves
     SelectPane, SelectWindow, RenameWindow, RenameSession, ListClients, DetachClient,  # daily tmux commands
@@ -60,7 +60,7 @@ Request = Union[
 ]
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
-              SummaryReply, Error, Attached,
+              SummaryReply, Error, Attached, Released,
               OptionList, BufferList, ClientList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history

@@ -59,6 +59,8 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     cursor_y: int = 0
     history_size: int = 0        # lines of scrollback
     tmux_shim: bool = False      # its programs see TMUX and a `tmux` leading to muxd (muxd tmux)
+    # Where the program runs: "muxd", or the tmux pane it was adopted from ("tmux -L work %3").
+    source: str = "muxd"
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -223,6 +225,25 @@ class HasSession(_Message, tag="has-session"):
     target: Target | None = None
 
 
+class _TmuxServerRequest(_Message):
+    """A request about a running tmux server: the server `socket_name` (tmux -L) or
+    `socket_path` (tmux -S) names, tmux's default without either; `tmux_target` (a tmux target,
+    read by that tmux) a session, window or pane of it, the whole server without one."""
+
+    id: int
+    socket_name: Label | None = None
+    socket_path: FilePath | None = None
+    tmux_target: Target | None = None
+
+
+class TmuxWatch(_TmuxServerRequest, tag="tmux-watch"):
+    """Adopt the panes of a running tmux server (muxd tmux watch), and those it opens later."""
+
+
+class TmuxUnwatch(_TmuxServerRequest, tag="tmux-unwatch"):
+    """Let adopted panes go (muxd tmux unwatch); the tmux panes run on, untouched."""
+
+
 class Subscribe(_Message, tag="subscribe"):
     """Ask for events (agent state changes, pane exits) on this connection."""
 
@@ -309,6 +330,11 @@ class PaneReply(_Message, tag="pane"):
 class PaneList(_Message, tag="pane-list"):
     id: int
     panes: list[PaneInfo]
+
+
+class Released(_Message, tag="released"):
+    id: int
+    panes: list[str]  # the muxd ids of the panes let go
 
 
 class SessionList(_Message, tag="session-list"):

@@ -48,5 +48,6 @@ def load_all() -> dict[type, Command]:
     from muxd.daemon.commands import executions  # noqa: F401 - the history
     from muxd.daemon.commands import tasks  # noqa: F401 - the task queue
     from muxd.daemon.commands import buffers, clients, options, selection  # noqa: F401 - tmux's daily commands
+    from muxd.daemon.commands import tmux  # noqa: F401 - watching panes that run in tmux
 
     return COMMANDS

@@ -72,6 +72,8 @@ async def show_pane(daemon: Daemon, req: ShowPane, pane: Pane) -> PaneReply:
 
 @command(ResizePane, target="pane")
 async def resize_pane(daemon: Daemon, req: ResizePane, pane: Pane) -> Ok:
+    if not pane.resizable:
+        raise Conflict(f"pane {pane.id} is {pane.source}: its size follows tmux's", pane=pane.id)
     window = window_of(pane)
     if req.zoom:  # tmux: unzoom a zoomed window, else zoom this pane
         if not window.zoomed:

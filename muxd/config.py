@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 PROTOCOL_VERSION = 1
+# The tmux muxd answers as (`muxd tmux -V`, #{version}): tools gate features on it, and libtmux
+# accepts 3.2a and later.
+TMUX_VERSION = "3.3a"
 
 # Wire framing: a 4-byte big-endian length, then a msgpack body of at most this size.
 MAX_FRAME_BYTES = 16 * 1024 * 1024
@@ -14,6 +17,10 @@ MIN_COLUMNS = 2
 MAX_COLUMNS = 1000
 MIN_LINES = 1
 MAX_LINES = 1000
+# select-layout main-horizontal / main-vertical: the main pane's size (tmux's main-pane-height
+# and main-pane-width defaults).
+MAIN_PANE_HEIGHT_LINES = 24
+MAIN_PANE_WIDTH_COLUMNS = 80
 # Session, window and pane names, and a pane's tags (muxd/daemon/names.py; the protocol's
 # field bounds too).
 NAME_MAX_CHARS = 64

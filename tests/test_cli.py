@@ -53,10 +53,11 @@ def test_issue_walkthrough(muxd_server, tmp_path):
     for needle in ("SESSION", "work", "api", "%2", "logs", "running"):
         assert needle in table
 
-    s.cli("resize-pane", "-t", "work:0.0", "-x", "100", "-y", "30", check=True)
-    assert (pane(s, "%0")["width"], pane(s, "%0")["height"]) == (100, 30)
+    # In a split, resize-pane moves the divider: the pane below gives the lines up.
+    s.cli("resize-pane", "-t", "work:0.0", "-y", "30", check=True)
+    assert [(pane(s, p)["width"], pane(s, p)["height"]) for p in ("%0", "%2")] == [(120, 30), (120, 9)]
     s.cli("send-keys", "-t", "%0", "stty size", "Enter", check=True)
-    s.wait_for_text("%0", "30 100")
+    s.wait_for_text("%0", "30 120")
 
     s.cli("kill-pane", "-t", "%2", check=True)
     assert "%2" not in [p["id"] for p in panes(s)]

@@ -169,7 +169,11 @@ def _run(command: CliCommand, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser(commands_to_parse(sys.argv[1:] if argv is None else argv))
+    words = sys.argv[1:] if argv is None else argv
+    raw = next((c for c in CLI_COMMANDS if c.raw and words[:1] == [c.name]), None)
+    if raw is not None and words[1:] not in (["-h"], ["--help"]):  # `muxd tmux -L x ls`: tmux's words
+        return implementation(raw).body(None, argparse.Namespace(words=words[1:]))
+    parser = build_parser(commands_to_parse(words))
     args = parser.parse_args(argv)
     command = getattr(args, "spec", None)
     if command is None:  # a bare `muxd`, as a bare `tmux`: a new session with the shell, attached

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from muxd.cli.format_commands import add_format_options, pane_lines, session_lines, window_lines
 from muxd.cli.render import age, print_json, print_panes, print_table
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
@@ -60,14 +61,18 @@ def capture_pane(client: Any, args: argparse.Namespace) -> int:
 
 
 def _configure_list_panes(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-t", dest="target", help="session or window (default: every pane)")
+    p.add_argument("-t", dest="target", help="session or window (default: every pane; with -F tmux's: this window)")
     p.add_argument("-a", dest="all", action="store_true", help="every pane of the server")
-    p.add_argument("-s", dest="session_scope", action="store_true", help="accepted for tmux compatibility")
+    p.add_argument("-s", dest="session_scope", action="store_true", help="with -F: the target's whole session")
     p.add_argument("--json", action="store_true", help="one JSON object per pane")
+    add_format_options(p)
 
 
 @cli_command("list-panes")(_configure_list_panes)
 def list_panes(client: Any, args: argparse.Namespace) -> int:
+    if args.format is not None:
+        pane_lines(client, args, args.format)
+        return 0
     reply = client.call("list-panes", "pane-list", target=args.target, all=args.all)
     if args.json:
         print_json(reply.panes)
@@ -79,10 +84,14 @@ def list_panes(client: Any, args: argparse.Namespace) -> int:
 def _configure_ls(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable: every pane as JSON")
     p.add_argument("--sessions", action="store_true", help="one row per session, like tmux ls")
+    add_format_options(p)
 
 
 @cli_command("ls")(_configure_ls)
 def ls(client: Any, args: argparse.Namespace) -> int:
+    if args.format is not None:  # one line per session, as tmux's list-sessions -F
+        session_lines(client, args, args.format)
+        return 0
     if args.sessions:
         reply = client.call("list-sessions", "session-list")
         if args.json:
@@ -92,17 +101,21 @@ def ls(client: Any, args: argparse.Namespace) -> int:
                         [[s.name, s.id, str(s.windows), str(s.panes), age(s.created_at)]
                          for s in reply.sessions])
         return 0
-    return list_panes(client, argparse.Namespace(target=None, all=True, json=args.json))
+    return list_panes(client, argparse.Namespace(target=None, all=True, json=args.json, format=None))
 
 
 def _configure_list_windows(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="target session")
     p.add_argument("-a", dest="all", action="store_true", help="windows of every session")
     p.add_argument("--json", action="store_true")
+    add_format_options(p)
 
 
 @cli_command("list-windows")(_configure_list_windows)
 def list_windows(client: Any, args: argparse.Namespace) -> int:
+    if args.format is not None:
+        window_lines(client, args, args.format)
+        return 0
     reply = client.call("list-windows", "window-list", target=args.target, all=args.all)
     if args.json:
         print_json(reply.windows)
@@ -115,13 +128,31 @@ def list_windows(client: Any, args: argparse.Namespace) -> int:
 
 def _configure_resize(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="target pane")
-    p.add_argument("-x", dest="columns", type=int, help="new width")
-    p.add_argument("-y", dest="lines", type=int, help="new height")
+    p.add_argument("-x", dest="columns", help="width: cells, or N%% of the window")
+    p.add_argument("-y", dest="lines", help="height: cells, or N%% of the window")
+    for flag, where in (("U", "up"), ("D", "down"), ("L", "left"), ("R", "right")):
+        p.add_argument(f"-{flag}", dest="direction", action="store_const", const=flag,
+                       help=f"move the divider {where} by ADJUSTMENT cells (default 1)")
+    p.add_argument("-Z", dest="zoom", action="store_true", help="zoom the pane (or unzoom the window)")
+    p.add_argument("adjustment", nargs="?", type=int, default=1, help="cells for -U/-D/-L/-R")
+
+
+def _cells_or_percent(value: str | None, flag: str) -> tuple[int | None, int | None]:
+    if value is None:
+        return None, None
+    number = value[:-1] if value.endswith("%") else value
+    if not number.isdigit():
+        raise BadRequest(f"{flag} wants cells or a percentage (80, 50%), got {value!r}")
+    return (None, int(number)) if value.endswith("%") else (int(number), None)
 
 
 @cli_command("resize-pane")(_configure_resize)
 def resize_pane(client: Any, args: argparse.Namespace) -> int:
-    client.call("resize-pane", "ok", target=args.target, columns=args.columns, lines=args.lines)
+    columns, columns_percent = _cells_or_percent(args.columns, "-x")
+    lines, lines_percent = _cells_or_percent(args.lines, "-y")
+    client.call("resize-pane", "ok", target=args.target, columns=columns, lines=lines,
+                columns_percent=columns_percent, lines_percent=lines_percent, direction=args.direction,
+                amount=args.adjustment, zoom=args.zoom)
     return 0
 
 

@@ -26,7 +26,12 @@ def add_spawn_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tag", dest="tags", action="append", default=[], help="tag the pane (repeatable)")
     parser.add_argument("--rm", dest="remove_on_exit", action="store_true",
                         help="remove the pane when its program exits")
-    parser.add_argument("-P", dest="print_pane", action="store_true", help="print the new pane's id")
+    parser.add_argument("-P", dest="print_pane", action="store_true",
+                        help="print the new pane's id (or -F's format)")
+    parser.add_argument("-F", dest="format", metavar="FORMAT",
+                        help="with -P: print this tmux format instead (#{session_name}:#{window_index}.#{pane_index})")
+    parser.add_argument("--tmux-shim", dest="tmux_shim", action="store_true",
+                        help="its programs see TMUX, and their `tmux` commands drive this muxd (muxd tmux)")
     parser.add_argument("--json", action="store_true", help="print the new pane as JSON")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="program and arguments (after --)")
 
@@ -44,12 +49,16 @@ def spawn_from_args(args: argparse.Namespace) -> dict[str, Any]:
         command = command[1:]
     cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else os.getcwd()
     return {"command": command, "cwd": cwd, "env": env, "pane_name": args.pane_name, "tags": args.tags,
-            "remove_on_exit": args.remove_on_exit}
+            "remove_on_exit": args.remove_on_exit, "tmux_shim": getattr(args, "tmux_shim", False)}
 
 
-def report_new_pane(args: argparse.Namespace, pane: Record) -> None:
+def report_new_pane(client: Any, args: argparse.Namespace, pane: Record) -> None:
     if args.json:
         print_json(pane)
+    elif args.print_pane and args.format is not None:
+        from muxd.cli.format_variables import FormatScope
+
+        print(FormatScope(client).expand_pane(args.format, pane))
     elif args.print_pane:
         print(pane.id)
 
@@ -77,7 +86,7 @@ def new_session(client: Any, args: argparse.Namespace) -> int:
     lines = lines if args.lines is None else args.lines
     reply = client.call("new-session", "pane", name=args.session_name, window_name=args.window_name,
                         columns=columns, lines=lines, spawn=spawn_from_args(args))
-    report_new_pane(args, reply.pane)
+    report_new_pane(client, args, reply.pane)
     if not args.detached:
         return run_attach(args, reply.pane.session_id)
     return 0
@@ -86,15 +95,15 @@ def new_session(client: Any, args: argparse.Namespace) -> int:
 def _configure_new_window(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="target session")
     p.add_argument("-n", dest="window_name", help="window name")
-    p.add_argument("-d", dest="detached", action="store_true", help="accepted for tmux compatibility")
+    p.add_argument("-d", dest="detached", action="store_true", help="do not make the new window current")
     add_spawn_options(p)
 
 
 @cli_command("new-window")(_configure_new_window)
 def new_window(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("new-window", "pane", target=args.target, name=args.window_name,
-                        spawn=spawn_from_args(args))
-    report_new_pane(args, reply.pane)
+                        spawn=spawn_from_args(args), detached=args.detached)
+    report_new_pane(client, args, reply.pane)
     return 0
 
 
@@ -102,15 +111,22 @@ def _configure_split_window(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="pane to split")
     p.add_argument("-h", dest="horizontal", action="store_true", help="side by side (left/right)")
     p.add_argument("-v", dest="vertical", action="store_true", help="stacked (top/bottom; the default)")
-    p.add_argument("-d", dest="detached", action="store_true", help="accepted for tmux compatibility")
+    p.add_argument("-b", dest="before", action="store_true", help="the new pane goes left of (above) the target")
+    p.add_argument("-d", dest="detached", action="store_true", help="do not make the new pane active")
+    from muxd.cli.layout_commands import add_size_options
+
+    add_size_options(p)
     add_spawn_options(p)
 
 
 @cli_command("split-window")(_configure_split_window)
 def split_window(client: Any, args: argparse.Namespace) -> int:
+    from muxd.cli.layout_commands import size_argument
+
     reply = client.call("split-window", "pane", target=args.target, horizontal=args.horizontal,
-                        spawn=spawn_from_args(args))
-    report_new_pane(args, reply.pane)
+                        spawn=spawn_from_args(args), detached=args.detached, before=args.before,
+                        size=size_argument(args))
+    report_new_pane(client, args, reply.pane)
     return 0
 
 

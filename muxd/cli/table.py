@@ -22,16 +22,17 @@ class CliCommand:
     """One command. A plain class: a dataclass or a NamedTuple would cost more to import than
     the whole table (dataclasses imports inspect; NamedTuple, typing)."""
 
-    __slots__ = ("name", "help", "module", "aliases", "starts_server", "local")
+    __slots__ = ("name", "help", "module", "aliases", "starts_server", "local", "raw")
 
     def __init__(self, name: str, help: str, module: str, aliases: tuple[str, ...] = (), *,
-                 starts_server: bool = False, local: bool = False) -> None:
+                 starts_server: bool = False, local: bool = False, raw: bool = False) -> None:
         self.name = name
         self.help = help
         self.module = module                # muxd.cli.<module> declares options and body: @cli_command(name)
         self.aliases = aliases
         self.starts_server = starts_server  # tmux starts a server for commands that create things
         self.local = local                  # runs without a connection to the daemon
+        self.raw = raw                      # its words are its own (muxd tmux -L x ls): no parsing here
 
     def __repr__(self) -> str:
         return f"CliCommand({self.name!r})"
@@ -50,10 +51,20 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("ls", "every session, window and pane at a glance", "pane_commands", ("list-sessions",)),
     CliCommand("list-panes", "list panes", "pane_commands", ("lsp",)),
     CliCommand("list-windows", "list windows", "pane_commands", ("lsw",)),
+    CliCommand("display-message", "print a tmux format expanded for a pane (display -p)", "format_commands",
+               ("display",)),
     CliCommand("send-keys", "type text and keys into a pane", "pane_commands", ("send",)),
     CliCommand("capture-pane", "print a pane's screen (and scrollback)", "pane_commands", ("capture", "capturep")),
     CliCommand("resize-pane", "set a pane's size", "pane_commands", ("resizep",)),
     CliCommand("kill-pane", "kill a pane and its program", "pane_commands", ("killp",)),
+    CliCommand("select-layout", "arrange a window's panes: even-horizontal, even-vertical, main-*, tiled",
+               "layout_commands", ("selectl",)),
+    CliCommand("swap-pane", "swap two panes (their places and sizes)", "layout_commands", ("swapp",)),
+    CliCommand("join-pane", "move a pane into a split of another pane", "layout_commands",
+               ("joinp", "move-pane", "movep")),
+    CliCommand("break-pane", "move a pane out to a window of its own", "layout_commands", ("breakp",)),
+    CliCommand("respawn-pane", "run a program again (or another) in a pane whose program exited",
+               "layout_commands", ("respawnp",)),
     CliCommand("wait", "wait until a pane shows some text", "pane_commands"),
     CliCommand("start-server", "start the server if it is not running", "server_commands", ("start",), local=True),
     CliCommand("server", "server status", "server_commands"),
@@ -77,6 +88,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("grant", "let a pane's agent (or a pane-bound token) see and use another pane", "access_commands"),
     CliCommand("metrics", "MCP tool call metrics of every MCP server of this muxd (Prometheus text)",
                "access_commands"),
+    CliCommand("tmux", "answer a tmux command line as tmux would (-V, -L/-S, `;`, formats), with muxd panes",
+               "tmux_commands", local=True, raw=True),
     CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
                "mcp_commands", starts_server=True),
 )

@@ -115,7 +115,7 @@ REQUEST_RULES: dict[type, Rule] = {
     m.ListPanes: VIEW, m.ListSessions: VIEW, m.ListWindows: VIEW, m.ServerStatus: VIEW,
     m.Subscribe: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
     m.RecordCall: VIEW,  # every principal reports its own calls, denied ones included
-    m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW,
+    m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW, m.ShowPane: VIEW,
     m.SendKeys: Rule("moderate", scoped=True),
     m.ResizePane: Rule("moderate", scoped=True),
     # Creating a pane is moderate with or without a command: send-keys into a shell already
@@ -123,6 +123,10 @@ REQUEST_RULES: dict[type, Rule] = {
     m.NewSession: Rule("moderate", scoped=True),
     m.NewWindow: Rule("moderate", scoped=True),
     m.SplitWindow: Rule("moderate", scoped=True),
+    # Moving panes between windows and respawning them act on a window's layout or on two
+    # panes at once: not for pane-scoped tokens.
+    m.SelectLayout: Rule("moderate"), m.SwapPane: Rule("moderate"), m.BreakPane: Rule("moderate"),
+    m.JoinPane: Rule("moderate"), m.RespawnPane: Rule("moderate"),
     m.KillPane: Rule("dangerous", scoped=True),
     m.KillWindow: Rule("dangerous", scoped=True),
     m.KillSession: Rule("dangerous", scoped=True),

@@ -22,6 +22,7 @@ from muxd.config import (
     MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS, PASTE_BUFFERS_MAX,
 )
 from muxd.daemon.commands import attach as actions
+from muxd.daemon import layout_keys
 from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point
 from muxd.daemon.attached_mouse import mouse_event
 from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
@@ -358,6 +359,8 @@ class AttachedClient:
                 actions.select_pane(session, binding.argument)  # type: ignore[arg-type]
             case "zoom":
                 actions.toggle_zoom(session)
+            case "layout":
+                layout_keys.run(daemon, session, str(binding.argument))
             case "kill_pane":
                 pane = self._active_pane()
                 if pane is not None:

@@ -55,6 +55,7 @@ class Pane:
         self.number = number
         self.command = command
         self.launch_argv: list[str] | None = None  # what actually runs, when muxd adds to `command`
+        self.tmux_shim = False  # its programs see TMUX and muxd's `tmux` (daemon/tmux_shim.py)
         self.start_cwd = cwd
         self.env = env
         self.name = name
@@ -100,6 +101,10 @@ class Pane:
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
+
+    @property
+    def tty(self) -> str | None:
+        return self._process.tty if self._process else None
 
     @property
     def columns(self) -> int:
@@ -330,6 +335,35 @@ class Pane:
         """Hang up the program (SIGHUP to its process group, like a closed terminal) and free the PTY."""
         if self._closed:
             return
+        self._hang_up()
+        if self.recorder is not None:
+            self.recorder.close()
+        self._closed = True
+
+    def respawn(self, command: list[str], cwd: str, env: dict[str, str],
+                launch_argv: list[str] | None = None) -> None:
+        """Run a new program in this pane (respawn-pane): one still running is hung up first;
+        the screen is reset as tmux resets it, the scrollback kept. Raises SpawnFailed."""
+        loop = self._loop
+        assert loop is not None and not self._closed
+        self._hang_up()
+        self.command, self.launch_argv, self.start_cwd, self.env = command, launch_argv, cwd, env
+        self.exited, self.exit_code, self._exit_status, self._eof = False, None, None, False
+        self._reading = False
+        self._pending_input.clear()
+        self._input_room.set()
+        self._process = None
+        # Leave the alternate screen, soft reset (modes, pen, margins), clear and home.
+        if not self.emulator.failed:
+            self.emulator.feed(b"\x1b[?1049l\x1b[!p\x1b[2J\x1b[H")
+        try:
+            self.start(loop)
+        except BaseException:
+            self.exited, self.exit_code = True, None  # dead, as it was (or now is)
+            raise
+
+    def _hang_up(self) -> None:
+        """End the program (unless it has exited) and let go of its PTY and exit watch."""
         process, loop = self._process, self._loop
         self._turns.forget(self)
         self._backlog.clear()
@@ -348,9 +382,6 @@ class Pane:
                         pass
             os.close(process.master_fd)
             loop.call_later(PANE_HANGUP_GRACE_S, _reap_or_kill, process, self.on_reaped)
-        if self.recorder is not None:
-            self.recorder.close()
-        self._closed = True
 
 
 def _reap_or_kill(process: ptys.PtyProcess, on_reaped: Callable[[int], None] | None) -> None:

@@ -19,6 +19,7 @@ class PtyProcess:
     pid: int
     master_fd: int
     popen: subprocess.Popen[bytes]
+    tty: str | None = None  # the slave's device path (tmux's #{pane_tty})
 
 
 def _become_controlling_terminal() -> None:
@@ -54,6 +55,7 @@ def spawn(argv: list[str], *, env: dict[str, str], cwd: str, columns: int, lines
         raise SpawnFailed(f"{cwd}: no such directory", cwd=cwd)
     executable = resolve_program(argv, env, cwd)
     master, slave = pty.openpty()
+    tty = os.ttyname(slave)
     try:
         set_window_size(master, columns, lines)
         os.set_blocking(master, False)
@@ -75,7 +77,7 @@ def spawn(argv: list[str], *, env: dict[str, str], cwd: str, columns: int, lines
         raise SpawnFailed(f"{argv[0]}: {exc.strerror or exc}", command=argv) from exc
     finally:
         os.close(slave)
-    return PtyProcess(pid=popen.pid, master_fd=master, popen=popen)
+    return PtyProcess(pid=popen.pid, master_fd=master, popen=popen, tty=tty)
 
 
 def foreground_pid(master_fd: int) -> int | None:

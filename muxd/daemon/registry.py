@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from muxd.daemon import layout_sets
 from muxd.daemon.layout import Layout
 from muxd.daemon.names import check_target_name, check_window_name
 from muxd.daemon.pane import Pane
@@ -27,32 +28,43 @@ class Window:
     active_pane: Pane | None = None
     layout: Layout | None = None  # made with the first pane; see daemon/layout.py
     zoomed: bool = False          # the active pane fills the window (tmux resize-pane -Z)
+    last_layout: int = -1         # the select-layout last chosen (index in layout_sets; -1: none)
 
     @property
     def id(self) -> str:
         return f"@{self.number}"
 
-    def add(self, pane: Pane) -> None:
+    def add(self, pane: Pane, *, select: bool = True) -> None:
         pane.window = self
         self.panes.append(pane)
-        self.active_pane = pane
+        if select or self.active_pane is None:
+            self.active_pane = pane
         if self.layout is None:
             self.layout = Layout(pane, pane.columns, pane.lines)
 
     def remove(self, pane: Pane) -> None:
-        self.panes.remove(pane)
-        if self.active_pane is pane:
-            self.active_pane = self.panes[-1] if self.panes else None
+        self.forget(pane)
         if self.layout is not None and self.panes and pane in self.layout.panes():
             self.zoomed = False
             self.layout.remove(pane)  # a neighbour takes the space
             self.apply_layout()
 
+    def forget(self, pane: Pane) -> None:
+        """`pane` leaves the pane list (not the layout); another pane becomes active if it was."""
+        self.panes.remove(pane)
+        if self.active_pane is pane:
+            self.active_pane = self.panes[-1] if self.panes else None
+
     # layout: every change ends in apply_layout, which resizes panes (the programs get SIGWINCH)
-    def split(self, target: Pane, pane: Pane, horizontal: bool) -> None:
+    def split(self, target: Pane, pane: Pane, horizontal: bool, *, size: int | None = None,
+              before: bool = False) -> None:
+        """`pane` (already added) takes part of `target`'s cell, and follows it in the pane
+        list as in tmux (pane indexes, swap-pane -U/-D and select-layout go by that order)."""
         assert self.layout is not None
         self.zoomed = False
-        self.layout.split(target, pane, horizontal)
+        self.layout.split(target, pane, horizontal, size, before)
+        self.panes.remove(pane)
+        self.panes.insert(self.panes.index(target) + (0 if before else 1), pane)
         self.apply_layout()
 
     def resize(self, columns: int, lines: int) -> None:
@@ -63,6 +75,28 @@ class Window:
     def toggle_zoom(self) -> None:
         self.zoomed = not self.zoomed and len(self.panes) > 1
         self.apply_layout()
+
+    def select_layout(self, index: int) -> None:
+        """One of tmux's predefined layouts (daemon/layout_sets.py) for the panes in their order."""
+        assert self.layout is not None
+        root = layout_sets.build(index, self.panes, self.layout.columns, self.layout.lines)
+        self.zoomed = False
+        self.layout.set_root(root)
+        self.last_layout = index
+        self.apply_layout()
+
+    def placement(self, pane: Pane) -> tuple[int, int]:
+        """(left, top) of `pane` in the window; a zoomed pane is at the origin."""
+        if self.layout is None or (self.zoomed and pane is self.active_pane):
+            return 0, 0
+        placed = self.layout.placement(pane)
+        return placed.x, placed.y
+
+    def layout_text(self) -> str:
+        """tmux's #{window_layout} of this window."""
+        if self.layout is None:
+            return ""
+        return self.layout.dump({id(pane): pane.number for pane in self.panes})
 
     def apply_layout(self) -> None:
         if self.layout is None:
@@ -76,8 +110,13 @@ class Window:
             pane.resize(placed.columns, placed.lines)
 
     def info(self) -> WindowInfo:
-        return WindowInfo(id=self.id, session=self.session.name, index=self.index, name=self.name,
-                          panes=len(self.panes), active=self.session.active_window is self)
+        session = self.session
+        columns, lines = (self.layout.columns, self.layout.lines) if self.layout else (0, 0)
+        return WindowInfo(id=self.id, session=session.name, index=self.index, name=self.name,
+                          panes=len(self.panes), active=session.active_window is self,
+                          layout=self.layout_text(), session_id=session.id, width=columns, height=lines,
+                          zoomed=self.zoomed, last=session.last_window is self and session.active_window is not self,
+                          active_pane=self.active_pane.id if self.active_pane else None)
 
 
 @dataclass(eq=False)
@@ -97,11 +136,12 @@ class Session:
         used = {w.index for w in self.windows}
         return next(i for i in itertools.count() if i not in used)
 
-    def add(self, window: Window) -> None:
+    def add(self, window: Window, *, select: bool = True) -> None:
         self.windows.append(window)
         self.windows.sort(key=lambda w: w.index)
-        self.last_window = self.active_window
-        self.active_window = window
+        if select or self.active_window is None:
+            self.last_window = self.active_window
+            self.active_window = window
 
     def remove(self, window: Window) -> None:
         self.windows.remove(window)
@@ -113,9 +153,10 @@ class Session:
     def panes(self) -> list[Pane]:
         return [pane for window in self.windows for pane in window.panes]
 
-    def info(self) -> SessionInfo:
+    def info(self, attached: int = 0) -> SessionInfo:
+        """Its record; `attached` is how many clients are attached to it (the attach hub knows)."""
         return SessionInfo(id=self.id, name=self.name, windows=len(self.windows),
-                           panes=len(self.panes()), created_at=self.created_at)
+                           panes=len(self.panes()), created_at=self.created_at, attached=attached)
 
 
 def window_of(pane: Pane) -> Window:
@@ -126,6 +167,9 @@ def window_of(pane: Pane) -> Window:
 def pane_info(pane: Pane) -> PaneInfo:
     window = window_of(pane)
     session = window.session
+    left, top = window.placement(pane)
+    emulator = pane.emulator
+    cursor_x, cursor_y = emulator.cursor
     return PaneInfo(
         id=pane.id,
         session=session.name,
@@ -142,6 +186,8 @@ def pane_info(pane: Pane) -> PaneInfo:
         cwd=pane.cwd(),
         width=pane.columns,
         height=pane.lines,
+        left=left,
+        top=top,
         status="exited" if pane.exited else "running",
         exit_code=pane.exit_code,
         created_at=pane.created_at,
@@ -149,6 +195,11 @@ def pane_info(pane: Pane) -> PaneInfo:
         active=window.active_pane is pane and session.active_window is window,
         agent=pane.agent,
         emulator_failed=pane.emulator_failed,
+        tty=pane.tty,
+        cursor_x=cursor_x,
+        cursor_y=cursor_y,
+        history_size=emulator.history_size,
+        tmux_shim=pane.tmux_shim,
     )
 
 
@@ -179,11 +230,12 @@ class Registry:
         names = {s.name for s in self.sessions}
         return next(str(n) for n in itertools.count(number) if str(n) not in names)
 
-    def new_window(self, session: Session, name: str, index: int | None = None) -> Window:
+    def new_window(self, session: Session, name: str, index: int | None = None, *,
+                   select: bool = True) -> Window:
         window = Window(number=next(self._window_numbers), session=session,
                         index=session.next_window_index() if index is None else index,
                         name=check_window_name(name))
-        session.add(window)
+        session.add(window, select=select)
         return window
 
     # lookups
@@ -209,10 +261,23 @@ class Registry:
         if not window.panes:
             self.remove_window(window)
 
+    def take_pane(self, pane: Pane) -> None:
+        """Take `pane` out of its window without ending it (break-pane, join-pane); a window
+        left without panes goes, and a session left without windows."""
+        window = window_of(pane)
+        window.remove(pane)
+        pane.window = None
+        if not window.panes:
+            self.drop_window(window)
+
     def remove_window(self, window: Window) -> None:
         for pane in list(window.panes):
             window.remove(pane)
             self._close(pane)
+        self.drop_window(window)
+
+    def drop_window(self, window: Window) -> None:
+        """`window` leaves its session (its panes are elsewhere or closed); an empty session goes."""
         session = window.session
         if window in session.windows:
             session.remove(window)

@@ -28,8 +28,10 @@ from muxd.daemon.lifecycle import ServerClaim
 from muxd.daemon.names import check_tags, program_name
 from muxd.daemon.pane import Pane
 from muxd.daemon.registry import Registry, Window
+from muxd.daemon.tmux_shim import remove_launcher, shim_env, write_launcher
 from muxd.daemon.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
+from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
@@ -101,6 +103,7 @@ class Daemon:
         """Claim the socket (raises ServerAlreadyRunning), serve until kill-server or a signal."""
         sock = self.claim.acquire()
         try:
+            write_launcher(self.socket_path)  # the `tmux` of shimmed panes (daemon/tmux_shim.py)
             self.watchdog.start()
             await self.executions.open(self.retention)
             await self.tasks.open()
@@ -120,6 +123,7 @@ class Daemon:
             if self.executions.store is not None:
                 self.executions.store.close()
             self.access.close()
+            remove_launcher(self.socket_path)
             self.claim.release()
             for task in list(self._connections):
                 task.cancel()
@@ -187,10 +191,13 @@ class Daemon:
         env["MUXD_PANE"] = f"%{number}"
         # The pane's own agent token: a client presenting it sees this pane and its grants only.
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
+        if spawn.tmux_shim:
+            shim_env(env, self.socket_path, window.session.number, env["MUXD_PANE"])
         pane = Pane(number, command=argv, cwd=cwd, env=env, columns=columns, lines=lines,
                     name=spawn.pane_name, tags=list(spawn.tags), remove_on_exit=spawn.remove_on_exit,
                     scrollback_bytes=self.scrollback_bytes, on_exit=self._pane_exited,
                     turns=self.emulation)
+        pane.tmux_shim = spawn.tmux_shim
         pane.launch_argv = integrated_argv(argv, env)  # prompt marks from muxd's bash panes
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
         pane.on_reaped = self.watchdog.release
@@ -199,6 +206,15 @@ class Daemon:
         except BaseException:
             self.access.pane_gone(pane.id, set())
             raise
+        self.follow(pane, program)
+        window.add(pane)
+        if not window.name:
+            window.name = program_name(os.path.basename(argv[0]))
+        log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
+        return pane
+
+    def follow(self, pane: Pane, program: Execution | None = None) -> None:
+        """Watch a pane's newly started program: the watchdog, the history, detection."""
         assert pane.pid is not None
         self.watchdog.guard(pane.pid)  # the program leads its own session: sid == pid
         self.executions.pane_started(pane, program)
@@ -207,11 +223,14 @@ class Daemon:
             pane.on_output = detection.output
             self.detections[pane.id] = detection
         pane.on_output = self._output_listener(pane)
-        window.add(pane)
-        if not window.name:
-            window.name = program_name(os.path.basename(argv[0]))
-        log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
-        return pane
+
+    def unfollow(self, pane: Pane) -> None:
+        """Stop watching a pane's program (before respawn-pane starts another in it)."""
+        self.executions.pane_removed(pane)
+        pane.output_taps.clear()
+        detection = self.detections.pop(pane.id, None)
+        if detection is not None:
+            detection.close()
 
     def _pane_exited(self, pane: Pane) -> None:
         log.info("pane %s exited with %s", pane.id, pane.exit_code)

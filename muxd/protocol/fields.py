@@ -19,6 +19,7 @@ from muxd.config import (
 
 
 Label = Annotated[str, msgspec.Meta(max_length=LABEL_MAX_CHARS)]
+Size = Annotated[str, msgspec.Meta(max_length=LABEL_MAX_CHARS)]  # tmux's -l: "30" cells or "30%"
 Name = Annotated[str, msgspec.Meta(max_length=NAME_MAX_CHARS)]
 Target = Annotated[str, msgspec.Meta(max_length=TARGET_MAX_CHARS)]
 FilePath = Annotated[str, msgspec.Meta(max_length=PATH_MAX_CHARS)]

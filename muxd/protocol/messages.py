@@ -24,11 +24,12 @@ from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
     GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
 )
+from muxd.protocol.layout_messages import BreakPane, JoinPane, RespawnPane, SelectLayout, SwapPane
 from muxd.protocol.pane_messages import (  # noqa: F401
     AgentStateChanged, AgentSummary, Attach, Attached, AttachInput, AttachOutput, AttachResize, Captured,
     CapturePane, Detached, Error, HasSession, Hello, KillPane, KillServer, KillSession, KillWindow, ListPanes,
     ListSessions, ListWindows, NewSession, NewWindow, Ok, PaneExited, PaneInfo, PaneList, PaneReply, ResizePane,
-    SendKeys, ServerStatus, SessionInfo, SessionList, Spawn, SplitWindow, Status, Subscribe, Summary,
+    SendKeys, ServerStatus, SessionInfo, SessionList, ShowPane, Spawn, SplitWindow, Status, Subscribe, Summary,
     SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession, Welcome, WindowInfo,
     WindowList,
 )
@@ -39,9 +40,10 @@ from muxd.protocol.task_messages import (
 
 Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
-    ListWindows, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
+    ListWindows, ShowPane, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
     ServerStatus, Subscribe, Summary,
     Attach, AttachInput, AttachResize,
+    SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history

@@ -13,7 +13,9 @@ import msgspec
 
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
 from muxd.detectors.state import AgentError, AgentState
-from muxd.protocol.fields import Argv, AttachData, Env, FilePath, Keys, Label, Name, PaneTargets, Tags, Target
+from muxd.protocol.fields import (
+    Argv, AttachData, Env, FilePath, Keys, Label, Name, PaneTargets, Size, Tags, Target,
+)
 
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -49,6 +51,14 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     # The pane's emulator failed: output is still read (and recorded) but no longer drawn, so
     # the screen, capture-pane and detection show it as it was then.
     emulator_failed: bool = False
+    left: int = 0  # the pane's place in its window (tmux's pane_left, pane_top)
+    top: int = 0
+    # What tmux's formats tell besides (#{pane_tty}, #{cursor_x}, #{history_size}…).
+    tty: str | None = None       # the pane's terminal device, /dev/pts/N
+    cursor_x: int = 0
+    cursor_y: int = 0
+    history_size: int = 0        # lines of scrollback
+    tmux_shim: bool = False      # its programs see TMUX and a `tmux` leading to muxd (muxd tmux)
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,6 +67,7 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     windows: int
     panes: int
     created_at: float
+    attached: int = 0  # clients attached to it
 
 
 class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,6 +77,13 @@ class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     panes: int
     active: bool
+    layout: str = ""  # tmux's #{window_layout}: checksum, then every cell's size and place
+    session_id: str = ""
+    width: int = 0
+    height: int = 0
+    zoomed: bool = False
+    last: bool = False     # the session's previous window (tmux's '-' flag)
+    active_pane: str | None = None
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,6 +97,8 @@ class Spawn(msgspec.Struct, frozen=True, kw_only=True):
     remove_on_exit: bool = False
     # The program is recorded as an execution triggered so (muxd run: "cli"; create_pane: "mcp").
     record_as: Literal["cli", "mcp", "agent"] | None = None
+    # Its programs see TMUX/TMUX_PANE and a `tmux` on PATH that leads back to muxd (muxd tmux).
+    tmux_shim: bool = False
 
 
 # ---------------------------------------------------------------- requests
@@ -104,6 +124,7 @@ class NewWindow(_Message, tag="new-window"):
     target: Target | None = None
     name: Name | None = None
     spawn: Spawn = Spawn()
+    detached: bool = False  # tmux -d: the session's current window stays current
 
 
 class SplitWindow(_Message, tag="split-window"):
@@ -111,6 +132,9 @@ class SplitWindow(_Message, tag="split-window"):
     target: Target | None = None
     horizontal: bool = False  # tmux -h: side by side; default stacks top/bottom
     spawn: Spawn = Spawn()
+    detached: bool = False    # tmux -d: the window's active pane stays active
+    before: bool = False      # tmux -b: the new pane goes left of (above) the target
+    size: Size | None = None  # tmux -l: cells, or "N%" of the target pane; None: half
 
 
 class SendKeys(_Message, tag="send-keys"):
@@ -139,6 +163,13 @@ class ListPanes(_Message, tag="list-panes"):
     all: bool = False
 
 
+class ShowPane(_Message, tag="show-pane"):
+    """One pane's record, its target resolved as every pane command's (display-message)."""
+
+    id: int
+    target: Target | None = None
+
+
 class ListSessions(_Message, tag="list-sessions"):
     id: int
 
@@ -150,10 +181,18 @@ class ListWindows(_Message, tag="list-windows"):
 
 
 class ResizePane(_Message, tag="resize-pane"):
+    """A pane alone in its window resizes the window; a pane in a split moves its dividers, the
+    neighbours giving or taking the space (tmux's resize-pane)."""
+
     id: int
     target: Target | None = None
     columns: int | None = None
     lines: int | None = None
+    columns_percent: int | None = None  # -x N%: of the window's width
+    lines_percent: int | None = None
+    direction: Literal["U", "D", "L", "R"] | None = None  # -U/-D/-L/-R: move by `amount`
+    amount: int = 1
+    zoom: bool = False  # -Z: toggle the window's zoom on this pane
 
 
 class KillPane(_Message, tag="kill-pane"):

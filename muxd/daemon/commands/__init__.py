@@ -43,6 +43,7 @@ def command(request_type: type, *, target: TargetKind | None = None) -> Callable
 def load_all() -> dict[type, Command]:
     """Import every command module (each registers itself) and return the table."""
     from muxd.daemon.commands import agents, panes, server, sessions  # noqa: F401
+    from muxd.daemon.commands import layouts  # noqa: F401 - select-layout, swap/join/break/respawn-pane
     from muxd.daemon.commands import access  # noqa: F401 - tokens, grants, audit, metrics
     from muxd.daemon.commands import executions  # noqa: F401 - the history
     from muxd.daemon.commands import tasks  # noqa: F401 - the task queue

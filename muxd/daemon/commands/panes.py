@@ -1,4 +1,4 @@
-"""Pane commands: send-keys, capture-pane, list-panes, resize-pane, kill-pane."""
+"""Pane commands: send-keys, capture-pane, list-panes, show-pane, resize-pane, kill-pane."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands import command
-from muxd.daemon.registry import pane_info
+from muxd.daemon.registry import Window, pane_info, window_of
 from muxd.daemon.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.keys import keys_to_bytes
 from muxd.protocol.messages import (
-    CapturePane, Captured, KillPane, ListPanes, Ok, PaneList, ResizePane, SendKeys,
+    CapturePane, Captured, KillPane, ListPanes, Ok, PaneList, PaneReply, ResizePane, SendKeys, ShowPane,
 )
 
 if TYPE_CHECKING:
@@ -64,13 +64,60 @@ async def list_panes(daemon: Daemon, req: ListPanes) -> PaneList:
     return PaneList(id=req.id, panes=[pane_info(p) for p in panes])
 
 
+@command(ShowPane, target="pane")
+async def show_pane(daemon: Daemon, req: ShowPane, pane: Pane) -> PaneReply:
+    return PaneReply(id=req.id, pane=pane_info(pane))
+
+
 @command(ResizePane, target="pane")
 async def resize_pane(daemon: Daemon, req: ResizePane, pane: Pane) -> Ok:
-    columns = pane.columns if req.columns is None else req.columns
-    lines = pane.lines if req.lines is None else req.lines
-    daemon.check_size(columns, lines)
-    pane.resize(columns, lines)
+    window = window_of(pane)
+    if req.zoom:  # tmux: unzoom a zoomed window, else zoom this pane
+        if not window.zoomed:
+            window.active_pane = pane
+        window.toggle_zoom()
+    elif len(window.panes) == 1:
+        # Alone in its window, the pane's size is the window's (muxd's windows have no other size
+        # until a client attaches, which then sets it).
+        if req.direction is not None:
+            raise BadRequest(f"pane {pane.id} is alone in its window: no divider to move", pane=pane.id)
+        columns = _absolute(req.columns, req.columns_percent, pane.columns)
+        lines = _absolute(req.lines, req.lines_percent, pane.lines)
+        assert columns is not None and lines is not None
+        daemon.check_size(columns, lines)
+        window.resize(columns, lines)
+        window.layout.remember()  # type: ignore[union-attr]
+    else:
+        resize_in_layout(window, pane, req)
+    daemon.attach_hub.changed(window.session)
     return Ok(id=req.id)
+
+
+def resize_in_layout(window: Window, pane: Pane, req: ResizePane) -> None:
+    """Move the dividers around `pane` as tmux's resize-pane does (BadRequest: no divider that way)."""
+    layout = window.layout
+    assert layout is not None
+    if req.amount < 1:
+        raise BadRequest(f"adjustment {req.amount} is too small", field="amount")
+    window.zoomed = False
+    columns = _absolute(req.columns, req.columns_percent, None, layout.columns)
+    lines = _absolute(req.lines, req.lines_percent, None, layout.lines)
+    if columns is not None:
+        layout.resize_pane_to(pane, "lr", max(columns, 1))
+    if lines is not None:
+        layout.resize_pane_to(pane, "tb", max(lines, 1))
+    if req.direction is not None:
+        sign = -1 if req.direction in ("L", "U") else 1
+        layout.resize_pane(pane, "lr" if req.direction in ("L", "R") else "tb", sign * req.amount)
+    window.apply_layout()
+
+
+def _absolute(cells: int | None, percent: int | None, default: int | None, whole: int | None = None) -> int | None:
+    if percent is not None:
+        if not 0 <= percent <= 100:
+            raise BadRequest(f"{percent}% is not a percentage", field="percent")
+        return (whole if whole is not None else default or 0) * percent // 100
+    return default if cells is None else cells
 
 
 @command(KillPane, target="pane")

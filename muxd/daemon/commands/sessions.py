@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from muxd.daemon.commands import command
+from muxd.daemon.layout import size_in_cells
 from muxd.daemon.registry import Session, Window, pane_info, window_of
 from muxd.daemon.target import resolve_session
 from muxd.protocol.messages import (
@@ -38,12 +41,13 @@ async def new_window(daemon: Daemon, req: NewWindow, session: Session) -> PaneRe
     # A new window takes the size of the session's windows (which follow the attached clients).
     reference = session.active_window.layout if session.active_window else None
     columns, lines = (reference.columns, reference.lines) if reference else (80, 24)
-    window = daemon.registry.new_window(session, req.name or "")
+    window = daemon.registry.new_window(session, req.name or "", select=not req.detached)
     try:
         pane = daemon.spawn_pane(window, req.spawn, columns, lines)
     except Exception:
         daemon.registry.remove_window(window)
         raise
+    daemon.attach_hub.changed(session)
     return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
 
@@ -51,11 +55,21 @@ async def new_window(daemon: Daemon, req: NewWindow, session: Session) -> PaneRe
 async def split_window(daemon: Daemon, req: SplitWindow, target: Pane) -> PaneReply:
     window = window_of(target)
     daemon.registry.check_pane_name_free(req.spawn.pane_name)
-    # Halve the target pane, leaving a one-cell border between the two halves as tmux does.
+    # Halve the target pane (or cut -l's size off it), leaving a one-cell border as tmux does.
     assert window.layout is not None
-    _, size_new = window.layout.plan_split(target, req.horizontal)
-    pane = daemon.spawn_pane(window, req.spawn, *size_new)
-    window.split(target, pane, req.horizontal)
+    size = None
+    if req.size is not None:
+        size = size_in_cells(req.size, target.columns if req.horizontal else target.lines)
+    _, size_new = window.layout.plan_split(target, req.horizontal, size, req.before)
+    active = window.active_pane
+    spawn = req.spawn
+    if target.tmux_shim and not spawn.tmux_shim:  # a shimmed pane's halves stay in "tmux"
+        spawn = msgspec.structs.replace(spawn, tmux_shim=True)
+    pane = daemon.spawn_pane(window, spawn, *size_new)
+    window.split(target, pane, req.horizontal, size=size, before=req.before)
+    if req.detached:
+        window.active_pane = active
+    daemon.attach_hub.changed(window.session)
     return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
 
@@ -78,7 +92,8 @@ async def has_session(daemon: Daemon, req: HasSession, session: Session) -> Ok:
 
 @command(ListSessions)
 async def list_sessions(daemon: Daemon, req: ListSessions) -> SessionList:
-    return SessionList(id=req.id, sessions=[s.info() for s in daemon.registry.sessions])
+    attached = [client.session for client in daemon.attach_hub.clients.values()]
+    return SessionList(id=req.id, sessions=[s.info(attached.count(s)) for s in daemon.registry.sessions])
 
 
 @command(ListWindows)

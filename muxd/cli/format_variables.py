@@ -1,0 +1,185 @@
+"""tmux's format variables, from muxd's records: what `-F` and `display-message` expand.
+
+A `FormatScope` fetches the server's sessions, windows and panes once (three requests on one
+connection) and gives each item its variables as tmux does: a pane sees its window's and its
+session's too, a window its active pane's and its session's, a session its active window's and
+that window's active pane's (tmux's format_defaults). Records are read by attribute, so the
+msgspec Structs and the CLI's msgpack_lite Records both serve.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections import ChainMap
+from collections.abc import Mapping
+
+from muxd import __version__
+from muxd.config import TMUX_VERSION
+from muxd.formats import expand
+
+TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    from typing import Any
+
+Variables = Mapping[str, str]
+
+
+def _flag(value: object) -> str:
+    return "1" if value else "0"
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
+    """A PaneInfo's variables; `window` (its WindowInfo) tells whether it is the window's active pane."""
+    agent = pane.agent
+    exited = pane.status == "exited"
+    active = window.active_pane == pane.id if window is not None and window.active_pane else pane.active
+    return {
+        "pane_id": pane.id,
+        "pane_index": str(pane.index),
+        "pane_pid": _text(pane.pid),
+        "pane_current_command": pane.foreground or (os.path.basename(pane.command[0]) if pane.command else ""),
+        "pane_current_path": _text(pane.cwd),
+        "pane_start_command": shlex.join(pane.command),
+        "pane_width": str(pane.width),
+        "pane_height": str(pane.height),
+        "pane_left": str(pane.left),
+        "pane_top": str(pane.top),
+        "pane_right": str(pane.left + pane.width - 1),
+        "pane_bottom": str(pane.top + pane.height - 1),
+        "pane_active": _flag(active),
+        "pane_last": "0",
+        "pane_dead": _flag(exited),
+        "pane_dead_status": _text(pane.exit_code) if exited else "",
+        "pane_title": pane.title,
+        "pane_tty": _text(pane.tty),
+        "pane_in_mode": "0",
+        "pane_synchronized": "0",
+        "pane_format": "1",
+        "cursor_x": str(pane.cursor_x),
+        "cursor_y": str(pane.cursor_y),
+        "history_size": str(pane.history_size),
+        "history_limit": str(pane.history_size),  # muxd bounds scrollback in bytes, not lines
+        "history_bytes": "0",  # not counted
+        # muxd's own
+        "pane_name": _text(pane.name),
+        "pane_tags": ",".join(pane.tags),
+        "pane_created": str(int(pane.created_at)),
+        "agent_type": _text(agent.agent_type),
+        "agent_state": agent.activity.state if agent.agent_type else "",
+        "agent_doing": _text(agent.activity.description),
+        "agent_model": _text(agent.session.model),
+        "agent_tokens": _text(agent.session.tokens_used),
+    }
+
+
+def window_variables(window: Any) -> dict[str, str]:
+    flags = ("*" if window.active else "-" if window.last else "") + ("Z" if window.zoomed else "")
+    return {
+        "window_id": window.id,
+        "window_index": str(window.index),
+        "window_name": window.name,
+        "window_active": _flag(window.active),
+        "window_last_flag": _flag(window.last),
+        "window_zoomed_flag": _flag(window.zoomed),
+        "window_flags": flags,
+        "window_raw_flags": flags,
+        "window_panes": str(window.panes),
+        "window_width": str(window.width),
+        "window_height": str(window.height),
+        "window_layout": window.layout,
+        "window_visible_layout": window.layout,
+        "window_format": "1",
+        "session_name": window.session,
+        "session_id": window.session_id,
+    }
+
+
+def session_variables(session: Any) -> dict[str, str]:
+    return {
+        "session_id": session.id,
+        "session_name": session.name,
+        "session_windows": str(session.windows),
+        "session_attached": str(session.attached),
+        "session_many_attached": _flag(session.attached > 1),
+        "session_created": str(int(session.created_at)),
+        "session_activity": str(int(session.created_at)),
+        "session_grouped": "0",
+        "session_group": "",
+        "session_format": "1",
+    }
+
+
+def server_variables(socket_path: str, pid: int | None) -> dict[str, str]:
+    host = os.uname().nodename
+    return {
+        "host": host,
+        "host_short": host.split(".", 1)[0],
+        "pid": _text(pid),
+        "version": TMUX_VERSION,
+        "muxd_version": __version__,
+        "socket_path": socket_path,
+    }
+
+
+class FormatScope:
+    """The variables of every item of one server, fetched on first use."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._sessions: dict[str, Any] | None = None
+        self._windows: dict[str, Any] | None = None
+        self._panes: dict[str, Any] | None = None
+        welcome = client.welcome
+        self.server = server_variables(client.socket_path, welcome.pid if welcome is not None else None)
+
+    # the records
+    def sessions(self) -> dict[str, Any]:
+        if self._sessions is None:
+            listed = self._client.call("list-sessions", "session-list").sessions
+            self._sessions = {s.id: s for s in listed}
+        return self._sessions
+
+    def windows(self) -> dict[str, Any]:
+        if self._windows is None:
+            listed = self._client.call("list-windows", "window-list", all=True).windows if self.sessions() else []
+            self._windows = {w.id: w for w in listed}
+        return self._windows
+
+    def panes(self) -> dict[str, Any]:
+        if self._panes is None:
+            listed = self._client.call("list-panes", "pane-list", all=True).panes
+            self._panes = {p.id: p for p in listed}
+        return self._panes
+
+    # the variables
+    def of_pane(self, pane: Any) -> Variables:
+        window = self.windows().get(pane.window_id)
+        session = self.sessions().get(pane.session_id)
+        return ChainMap(pane_variables(pane, window), *self._window_part(window), *self._session_part(session),
+                        self.server)
+
+    def of_window(self, window: Any) -> Variables:
+        pane = self.panes().get(window.active_pane) if window.active_pane else None
+        session = self.sessions().get(window.session_id)
+        pane_part = [pane_variables(pane, window)] if pane is not None else []
+        return ChainMap(window_variables(window), *pane_part, *self._session_part(session), self.server)
+
+    def of_session(self, session: Any) -> Variables:
+        windows = [w for w in self.windows().values() if w.session_id == session.id and w.active]
+        if windows:
+            return ChainMap(session_variables(session), self.of_window(windows[0]))
+        return ChainMap(session_variables(session), self.server)
+
+    def _window_part(self, window: Any) -> list[Variables]:
+        return [window_variables(window)] if window is not None else []
+
+    def _session_part(self, session: Any) -> list[Variables]:
+        return [session_variables(session)] if session is not None else []
+
+    def expand_pane(self, template: str, pane: Any) -> str:
+        return expand(template, self.of_pane(pane))

@@ -1,0 +1,210 @@
+"""`muxd tmux ARGS…`: tmux's command line, answered by muxd.
+
+Tools that drive tmux (Claude Code's agent teams, orchestration scripts, libtmux) get muxd
+panes: each tmux command runs muxd's CLI command of the same name (cli/table.py), parsed by
+that command's own options, on one connection. Only what tmux does differently is said here:
+its global options, `;` between commands, its names and aliases, flags it has that muxd accepts
+without acting on, its default output formats, its default target (the pane in TMUX_PANE), and
+its error lines (stderr, exit status 1). Panes it creates are shimmed panes (daemon/tmux_shim.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from muxd.cli.table import CLI_COMMANDS, CliCommand, cli_command, implementation
+from muxd.cli.tmux_line import TmuxLine, find_command, parse_line
+from muxd.config import TMUX_VERSION
+from muxd.errors import BadRequest, MuxdError
+from muxd.paths import DEFAULT_SERVER_NAME, socket_dir
+from muxd.terminal_text import visible
+
+TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    from typing import Any
+
+_PANE_TAIL = ("[#{pane_width}x#{pane_height}] [history #{history_size}/#{history_limit}, #{history_bytes} bytes] "
+              "#{pane_id}#{?pane_active, (active),}#{?pane_dead, (dead),}")
+_NEW_PANE = "#{session_name}:#{window_index}.#{pane_index}"
+# tmux's formats where a command is given no -F (cmd-list-*.c, cmd-new-*.c, cmd-split-window.c).
+DEFAULT_FORMATS = {
+    "new-session": "#{session_name}:",
+    "new-window": _NEW_PANE,
+    "split-window": _NEW_PANE,
+    "break-pane": _NEW_PANE,
+    "list-sessions": ("#{session_name}: #{session_windows} windows (created #{t:session_created})"
+                      "#{?session_grouped, (group ,}#{session_group}#{?session_grouped,),}"
+                      "#{?session_attached, (attached),}"),
+    "list-windows": ("#{window_index}: #{window_name}#{window_raw_flags} (#{window_panes} panes) "
+                     "[#{window_width}x#{window_height}] [layout #{window_layout}] #{window_id}"
+                     "#{?window_active, (active),}"),
+    "list-windows -a": ("#{session_name}:#{window_index}: #{window_name}#{window_raw_flags} "
+                        "(#{window_panes} panes) [#{window_width}x#{window_height}] "),
+    "list-panes": "#{pane_index}: " + _PANE_TAIL,
+    "list-panes -s": "#{window_index}.#{pane_index}: " + _PANE_TAIL,
+    "list-panes -a": "#{session_name}:#{window_index}.#{pane_index}: " + _PANE_TAIL,
+}
+# Flags tmux has that muxd takes without acting on them (a value after those ending in "=").
+# Only flags whose absence changes nothing a tool relies on: sizes, placement, attach details.
+TMUX_ONLY_FLAGS = {
+    "new-session": ("-D", "-E", "-X", "-f="),
+    "new-window": ("-a", "-b", "-k", "-S"),
+    "split-window": ("-b", "-f", "-I", "-Z", "-l=", "-p="),
+    "send-keys": ("-R", "-K", "-c="),
+    "capture-pane": ("-a", "-C", "-N", "-P", "-q", "-T"),
+}
+
+
+class TmuxCommandParser(argparse.ArgumentParser):
+    """One command's options; a bad one is tmux's one-line error, not argparse's usage."""
+
+    def error(self, message: str) -> Any:
+        if message.startswith("unrecognized arguments: "):
+            extra = message.split(": ", 1)[1].split()[0]
+            if extra.startswith("-"):
+                message = f"unknown flag {extra}"
+            else:
+                most = sum(1 for action in self._actions if not action.option_strings)
+                message = f"too many arguments (need at most {most})"
+        raise BadRequest(f"command {self.prog}: {message}")
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("words", nargs=argparse.REMAINDER,
+                   help="a tmux command line: [-L NAME | -S PATH] [-V] command [flags] [; command …]")
+
+
+@cli_command("tmux")(_configure)
+def tmux(client: Any, args: argparse.Namespace) -> int:
+    return run_tmux(list(args.words))
+
+
+def run_tmux(words: list[str]) -> int:
+    """Run one tmux command line; its exit status."""
+    try:
+        line = parse_line(words)
+    except MuxdError as exc:
+        print(f"tmux: {exc.message}", file=sys.stderr)
+        return 1
+    if "V" in line.flags:
+        print(f"tmux {TMUX_VERSION}")
+        return 0
+    if "C" in line.flags or "c" in line.options:
+        print("muxd tmux: control mode (-C) and -c are not supported", file=sys.stderr)
+        return 1
+    server = TmuxServer(line)
+    try:
+        for words in line.commands or [["new-session"]]:
+            status = server.run(words)
+            if status:
+                return status
+        return 0
+    except MuxdError as exc:
+        print(visible(exc.message), file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout.flush()
+        server.close()
+
+
+class TmuxServer:
+    """The muxd server a tmux command line speaks to (-S, -L, else $TMUX's, else the default),
+    connected on its first command that needs it."""
+
+    def __init__(self, line: TmuxLine) -> None:
+        self.name: str | None = None
+        self.path: Path | None = None
+        tmux_env = os.environ.get("TMUX", "")
+        if "S" in line.options:
+            self.path = Path(line.options["S"])
+        elif "L" in line.options:
+            self.name = line.options["L"]
+        elif tmux_env:
+            self.path = Path(tmux_env.split(",", 1)[0])
+        else:
+            self.name = DEFAULT_SERVER_NAME
+        if self.path is not None and self.path.parent == socket_dir() and self.path.suffix == ".sock":
+            self.name = self.path.stem  # one of ours by name: it can be started
+        # Without -t, tmux acts on the pane it runs in, when it speaks to that pane's server.
+        self.own_pane = os.environ.get("TMUX_PANE") if tmux_env else None
+        self.own_socket = tmux_env.split(",", 1)[0] if tmux_env else None
+        self._client: Any = None
+
+    def client(self, start: bool) -> Any:
+        if self._client is None:
+            from muxd.client.blocking import BlockingClient, connect
+
+            if self.name is not None:
+                self._client = connect(self.name, start=start, client_name="muxd-tmux")
+            else:
+                assert self.path is not None
+                self._client = BlockingClient.connect(self.path, client_name="muxd-tmux")
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def run(self, words: list[str]) -> int:
+        name = find_command(words[0])
+        command = muxd_command(name)
+        if command is None:
+            raise BadRequest(f"{name}: not supported by muxd")
+        args = parse_command(name, command, words[1:])
+        args.server_name = self.name or DEFAULT_SERVER_NAME
+        args.cli_token = args.cli_token_file = None
+        self._tmux_defaults(name, args)
+        body = implementation(command).body
+        if command.local:
+            return body(None, args)
+        client = self.client(command.starts_server)
+        if getattr(args, "target", "") is None and self.own_pane and self.own_socket == client.socket_path:
+            args.target = self.own_pane
+        if "#" in (getattr(args, "cwd", None) or ""):  # `split-window -c '#{pane_current_path}'`
+            args.cwd = _expand_for_target(client, args.cwd, getattr(args, "target", None))
+        return body(client, args)
+
+    @staticmethod
+    def _tmux_defaults(name: str, args: argparse.Namespace) -> None:
+        """What tmux does where muxd's CLI defaults otherwise."""
+        if getattr(args, "target", None):
+            args.target = exact_target(args.target)
+        if hasattr(args, "tmux_shim"):  # what tmux makes is a tmux pane
+            args.tmux_shim = True
+        if getattr(args, "print_pane", False) and args.format is None:
+            args.format = DEFAULT_FORMATS[name]
+        if name.startswith("list-") and args.format is None:
+            scope = " -a" if getattr(args, "all", False) else " -s" if getattr(args, "session_scope", False) else ""
+            args.format = DEFAULT_FORMATS.get(name + scope, DEFAULT_FORMATS.get(name))
+
+
+def muxd_command(name: str) -> CliCommand | None:
+    """muxd's CLI command of tmux's command `name` (muxd's `ls` is tmux's list-sessions)."""
+    return next((c for c in CLI_COMMANDS if name == c.name or name in c.aliases), None)
+
+
+def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.Namespace:
+    parser = TmuxCommandParser(prog=name, add_help=False, allow_abbrev=False)
+    implementation(command).configure(parser)
+    for flag in TMUX_ONLY_FLAGS.get(name, ()):
+        option = flag.rstrip("=")
+        if option not in parser._option_string_actions:  # muxd may act on it one day: then it is its own
+            parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", help=argparse.SUPPRESS,
+                                **({} if flag.endswith("=") else {"action": "store_true"}))
+    return parser.parse_args(words)
+
+
+def _expand_for_target(client: Any, template: str, target: str | None) -> str:
+    """`template` expanded for the pane `target` names (its active pane for a session or window)."""
+    from muxd.cli.format_variables import FormatScope
+
+    return FormatScope(client).expand_pane(template, client.call("show-pane", "pane", target=target).pane)
+
+
+def exact_target(target: str) -> str:
+    """tmux's `=name` (match the name exactly, no prefix) is how muxd matches names anyway."""
+    session, colon, rest = target.partition(":")
+    return session.removeprefix("=") + colon + rest.removeprefix("=")

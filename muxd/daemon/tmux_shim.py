@@ -1,0 +1,70 @@
+"""The tmux shim's daemon side: a `tmux` launcher in the daemon's private socket directory, and
+the environment that makes a pane's programs believe they run in tmux.
+
+A pane opted in (`--tmux-shim`, anything `muxd tmux` creates, a split of such a pane) gets
+`TMUX=<muxd socket>,<daemon pid>,<session number>` and `TMUX_PANE=%N` as tmux sets them, and
+the launcher's directory first on its PATH: tools that drive tmux when they find TMUX set
+(Claude Code's agent teams, orchestration scripts, libtmux) then run `muxd tmux …` against
+this daemon, and every pane they make is a muxd pane.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import muxd
+
+LAUNCHER_NAME = "tmux"
+
+
+def launcher_dir(socket_path: Path) -> Path:
+    """The directory holding the `tmux` launcher of the daemon at `socket_path` (private, as the
+    socket directory is)."""
+    return socket_path.parent / f"{socket_path.stem}.tmux-bin"
+
+
+def launcher_path(socket_path: Path) -> Path:
+    return launcher_dir(socket_path) / LAUNCHER_NAME
+
+
+def launcher_script(python: str, package_root: str) -> str:
+    """A shell script running `muxd tmux "$@"` with this interpreter and this muxd, whatever
+    the pane's program did to PYTHONPATH or the working directory (python -P)."""
+    root = shlex.quote(package_root)
+    return ("#!/bin/sh\n"
+            "# muxd's tmux: tmux command lines, answered by muxd (muxd tmux --help)\n"
+            f"PYTHONPATH={root}${{PYTHONPATH:+:\"$PYTHONPATH\"}}\n"
+            "export PYTHONPATH\n"
+            f"exec {shlex.quote(python)} -P -m muxd tmux \"$@\"\n")
+
+
+def write_launcher(socket_path: Path) -> Path:
+    """Write (or rewrite) the launcher of the daemon at `socket_path`; its path."""
+    directory = launcher_dir(socket_path)
+    directory.mkdir(mode=0o700, exist_ok=True)
+    path = directory / LAUNCHER_NAME
+    package_root = str(Path(muxd.__file__).resolve().parent.parent)
+    staged = directory / f".{LAUNCHER_NAME}.{os.getpid()}"
+    staged.write_text(launcher_script(sys.executable, package_root))
+    staged.chmod(0o700)
+    staged.replace(path)  # atomic: a pane running `tmux` now never sees half a script
+    return path
+
+
+def remove_launcher(socket_path: Path) -> None:
+    directory = launcher_dir(socket_path)
+    try:
+        (directory / LAUNCHER_NAME).unlink(missing_ok=True)
+        directory.rmdir()
+    except OSError:
+        pass  # someone put something there: leave it
+
+
+def shim_env(env: dict[str, str], socket_path: Path, session_number: int, pane_id: str) -> None:
+    """Make `env` (a new pane's) a tmux pane's environment leading back to this daemon."""
+    env["TMUX"] = f"{socket_path},{os.getpid()},{session_number}"
+    env["TMUX_PANE"] = pane_id
+    env["PATH"] = f"{launcher_dir(socket_path)}{os.pathsep}{env.get('PATH') or os.defpath}"

@@ -1,0 +1,201 @@
+"""`muxd tmux` and the shimmed panes, end to end: libtmux (a tmux client nobody here wrote)
+driving a real muxd daemon through the launcher, programs in a shimmed pane calling `tmux`,
+and real tmux 3.3a as the oracle for output formats and error lines."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from muxd.daemon.tmux_shim import launcher_path
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import wait_until
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def shim(server, *args, env=None):
+    """`muxd tmux -L NAME args…` as a tool would run it."""
+    return subprocess.run([sys.executable, "-m", "muxd", "tmux", "-L", server.name, *args],
+                          env=env or server.env, capture_output=True, text=True, timeout=30)
+
+
+class RealTmux:
+    def __init__(self):
+        self.name = f"muxd-shim-{uuid.uuid4().hex[:8]}"
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        self.env = {**env, "SHELL": "/bin/sh"}
+
+    def __call__(self, *args):
+        return subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null", *args], env=self.env,
+                              capture_output=True, text=True, timeout=30)
+
+    def close(self):
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, timeout=10)
+
+
+@pytest.fixture(scope="module")
+def shared_server():
+    """One daemon for the tests below that only add sessions of their own names."""
+    server = MuxdTestServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def real_tmux():
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    tmux = RealTmux()
+    yield tmux
+    tmux.close()
+
+
+def _same_history(text):
+    """tmux's `[history N/LIMIT, B bytes]` counts what muxd counts otherwise."""
+    return re.sub(r"\[history \d+/\d+, \d* bytes\]", "[history]", text)
+
+
+def test_default_output_formats_are_tmuxs(muxd_server, real_tmux):
+    s = muxd_server
+    steps = [("new-session", "-d", "-s", "fmt", "-n", "first", "-x", "80", "-y", "24", "-P", "cat"),
+             ("split-window", "-t", "fmt", "-P", "cat"),
+             ("split-window", "-h", "-t", "fmt:0.1", "-P", "-F", "#{pane_id} #{window_layout}", "cat"),
+             ("new-window", "-t", "fmt", "-n", "second", "-P", "cat"),
+             ("new-session", "-d", "-s", "aaa", "-n", "later", "-x", "80", "-y", "24", "cat")]  # listed first
+    for step in steps:
+        theirs, ours = real_tmux(*step), shim(s, *step)
+        assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout), step
+    for listing in [("list-windows", "-t", "fmt"), ("list-windows", "-a"), ("list-panes", "-t", "fmt:0"),
+                    ("list-panes", "-s", "-t", "fmt"), ("list-panes", "-a"), ("lsp", "-t", "fmt:1"),
+                    ("display-message", "-p", "-t", "fmt:0.2", "#{pane_index} #{pane_width}x#{pane_height} "
+                     "#{pane_left},#{pane_top} #{window_flags} #F #{session_windows} #{pane_dead}")]:
+        theirs, ours = real_tmux(*listing), shim(s, *listing)
+        assert ours.returncode == theirs.returncode == 0, ours.stderr
+        assert _same_history(ours.stdout) == _same_history(theirs.stdout), listing
+    ours, theirs = shim(s, "ls").stdout, real_tmux("ls").stdout
+    created = r"\(created \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\)"
+    pattern = rf"aaa: 1 windows {created}\nfmt: 2 windows {created}\n"
+    assert re.fullmatch(pattern, ours) and re.fullmatch(pattern, theirs)
+
+
+ERROR_CASES = [
+    ("frobnicate",), ("lis",), ("has-session", "-t", "nope"), ("kill-pane", "-t", "%99"),
+    ("new-session", "-Q"), ("new-session", "-d", "-s", "twice"),
+    ("has", "-t", "twice", ";", "display-message", "-p", "#{session_name} ok"),
+    ("has", "-t", "=twice", "\\;", "lsw", "-t", "twice", "-F", "#W"), ("kill-session", "-t", "twice"),
+]
+
+
+def test_errors_and_exit_codes_are_tmuxs(shared_server, real_tmux):
+    ours = shim(shared_server, "-V")
+    assert (ours.returncode, ours.stdout) == (0, "tmux 3.3a\n")
+    assert real_tmux("-V").stdout.startswith("tmux 3.")
+    for run in (real_tmux, lambda *a: shim(shared_server, *a)):
+        assert run("new-session", "-d", "-s", "twice", "-n", "w", "cat").returncode == 0
+    for args in ERROR_CASES:
+        theirs, ours = real_tmux(*args), shim(shared_server, *args)
+        assert (ours.returncode, ours.stdout, ours.stderr) == (theirs.returncode, theirs.stdout, theirs.stderr), args
+
+
+def test_no_server_and_unsupported_commands(muxd_unstarted):
+    result = shim(muxd_unstarted, "list-sessions")
+    assert (result.returncode, result.stderr) == (1, f"no server running on {muxd_unstarted.socket_path}\n")
+    assert not muxd_unstarted.socket_path.exists()  # a listing starts no server, as in tmux
+    result = shim(muxd_unstarted, "wait-for", "x")
+    assert (result.returncode, result.stderr) == (1, "wait-for: not supported by muxd\n")
+
+
+def test_libtmux_drives_muxd_through_the_launcher(muxd_server, monkeypatch, tmp_path):
+    libtmux = pytest.importorskip("libtmux")
+    s = muxd_server
+    launcher = launcher_path(s.socket_path)
+    assert os.access(launcher, os.X_OK)
+    monkeypatch.setenv("MUXD_SOCKET_DIR", str(s.socket_dir))  # where -L NAME is found
+    monkeypatch.delenv("TMUX", raising=False)
+    server = libtmux.Server(socket_name=s.name, tmux_bin=str(launcher))
+    shell = "bash --norc --noprofile"
+    session = server.new_session(session_name="crew", window_command=shell, x=100, y=30,
+                                 start_directory=str(tmp_path))
+    window = session.new_window(window_name="workers", window_shell=shell)
+    worker = window.split(shell=shell)
+    assert (session.session_name, window.window_name, window.window_index) == ("crew", "workers", "1")
+    assert [p.pane_id for p in window.panes] == [window.panes[0].pane_id, worker.pane_id]
+
+    worker.send_keys("echo worker-$((6*7))", enter=True)
+    wait_until(lambda: "worker-42" in worker.capture_pane(), timeout=10, message="the worker's echo")
+
+    # Every pane libtmux made is a muxd pane: listed, sized, running, under libtmux's names.
+    panes = json.loads(s.cli("list-panes", "-a", "--json", check=True).stdout)
+    assert [(p["id"], p["session"], p["window_name"], p["status"]) for p in panes] == [
+        (p.pane_id, "crew", w.window_name, "running") for w in session.windows for p in w.panes]
+    assert all(p["tmux_shim"] for p in panes) and panes[0]["cwd"] == str(tmp_path)
+    assert server.has_session("crew") and not server.has_session("nobody")
+    assert [sess.session_name for sess in server.sessions] == ["crew"]
+
+    worker.kill()
+    assert [p.pane_id for p in window.panes] == [window.panes[0].pane_id]
+    window.kill()
+    assert [w.window_name for w in session.windows] == [session.windows[0].window_name]
+    session.kill()
+    assert server.sessions == []
+    assert s.cli("list-panes", "-a", "-F", "#D", check=True).stdout == ""
+
+
+def test_a_shimmed_panes_tmux_calls_reach_muxd(shared_server, tmp_path):
+    s = shared_server
+    out = tmp_path / "out"
+    script = ('echo "pane=$TMUX_PANE tmux=$TMUX"; command -v tmux; '
+              'tmux display -p "me=#{pane_id} #{session_name}"; '
+              '(cd / && tmux split-window -c "#{pane_current_path}" -P -F "new=#{pane_id}" "sleep 600"); '
+              'tmux list-panes -F "#{pane_id} #{pane_active}"; '
+              'tmux has -t nope; echo "rc=$?"')
+    lead = s.cli("new-session", "-d", "-P", "-s", "lead", "-c", str(tmp_path), "--tmux-shim", "--", "sh", "-c",
+                 f"({script}) >{out}.part 2>&1; mv {out}.part {out}; sleep 600", check=True).stdout.strip()
+    wait_until(out.exists, timeout=15, message="the script in the shimmed pane")
+    lines = out.read_text().splitlines()
+    assert re.fullmatch(rf"pane={lead} tmux={re.escape(str(s.socket_path))},{s.pid},\d+", lines[0])
+    assert lines[1] == str(launcher_path(s.socket_path))
+    assert lines[2] == f"me={lead} lead"
+    new = lines[3].removeprefix("new=")
+    assert lines[4:] == [f"{lead} 0", f"{new} 1", "can't find session: nope", "rc=1"]
+    panes = {p["id"]: p for p in json.loads(s.cli("list-panes", "-a", "--json", check=True).stdout)}
+    assert panes[new]["tmux_shim"] and panes[new]["session"] == "lead"
+    assert panes[new]["cwd"] == str(tmp_path)  # -c's format expanded for the pane it ran in, not "/"
+    # A split of a shimmed pane by muxd's own CLI is shimmed too, and a plain pane is not.
+    half = s.cli("split-window", "-t", lead, "-P", "--", "sleep", "600", check=True).stdout.strip()
+    plain = s.cli("new-session", "-d", "-P", "--", "sleep", "600", check=True).stdout.strip()
+    flags = s.cli("list-panes", "-a", "-F", "#D #{?#{==:#D,%s},half,#{?#{==:#D,%s},plain,}}" % (half, plain),
+                  check=True).stdout
+    assert f"{half} half" in flags and f"{plain} plain" in flags
+    shimmed = {p["id"]: p["tmux_shim"] for p in json.loads(s.cli("list-panes", "-a", "--json").stdout)}
+    assert shimmed[half] and not shimmed[plain]
+
+
+def test_muxd_cli_formats(shared_server):
+    s = shared_server
+    made = s.cli("new-session", "-d", "-s", "cli", "-n", "main", "-P", "-F", "#{session_name}:#{window_index}.#P #D",
+                 "--", "sleep", "600", check=True).stdout
+    assert re.fullmatch(r"cli:0\.0 %\d+\n", made)
+    pane = made.split()[1]
+    second = s.cli("split-window", "-t", "cli", "-P", "-F", "#D", "--", "sleep", "600", check=True).stdout.strip()
+    shown = s.cli("display-message", "-p", "-t", pane, "#{pane_id}|#{pane_current_command}|#{window_name}|"
+                  "#{session_windows}|#{pane_active}|#{agent_type}|#{version}|#{socket_path}", check=True).stdout
+    assert shown == f"{pane}|sleep|main|1|0||3.3a|{s.socket_path}\n"
+    assert s.cli("display", "-p", "-t", "cli", "#D", check=True).stdout == f"{second}\n"  # the active pane
+    listed = s.cli("list-panes", "-t", "cli", "-F", "#{pane_index}:#{pane_id}", check=True).stdout
+    assert listed == f"0:{pane}\n1:{second}\n"
+    mine = "#{==:#{session_name},cli}"
+    filtered = s.cli("list-panes", "-a", "-f", "#{&&:#{pane_active},%s}" % mine, "-F", "#D", check=True).stdout
+    assert filtered == f"{second}\n"
+    assert s.cli("ls", "-f", mine, "-F", "#{session_name} #{session_windows}", check=True).stdout == "cli 1\n"
+    windows = s.cli("list-windows", "-t", "cli", "-F", "#{window_name} #{window_panes} #{window_layout}",
+                    check=True).stdout
+    assert re.fullmatch(r"main 2 [0-9a-f]{4},80x24,0,0\[80x12,0,0,\d+,80x11,0,13,\d+\]\n", windows)
+    bad = s.cli("display-message", "-p", "-t", "nope", "x")
+    assert (bad.returncode, bad.stderr) == (1, "muxd: can't find session: nope\n")

@@ -37,12 +37,14 @@ class AgentLaunch:
     env: dict[str, str]
     cwd: Path
     home: Path
+    pane_flags: tuple[str, ...] = ()  # more `muxd new-session` flags for its pane (`--tmux-shim`)
 
     def new_session_args(self, session: str, width: int = 120, height: int = 40, *,
                          from_shell: bool = False) -> list[str]:
         """`muxd new-session` arguments that start this CLI detached; `from_shell` starts the
         shell it is typed into instead (see `command_line`)."""
-        args = ["new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", str(self.cwd)]
+        args = ["new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", str(self.cwd),
+                *self.pane_flags]
         for key, value in self.env.items():
             args += ["-e", f"{key}={value}"]
         # A CLI that believes it runs in CI goes non-interactive (Gemini CLI does): the pane

@@ -171,6 +171,23 @@ def test_finished_turn_is_idle() -> None:
     assert d.model is None  # the banner scrolled away
 
 
+def test_a_teammate_with_its_name_on_the_box_is_idle() -> None:
+    # An agent team's teammate (tests/test_agents_real_claude_teams.py) labels its box.
+    d = detect(screen("""
+        |› Message from @team-lead (ctrl+o to expand)
+
+        |● The fruit of the day is PINEAPPLE.
+
+        |✻ Worked for 0s · done 7:55 PM
+
+        |────────────────────────────────────────────── @helper ─
+        |❯
+        |──
+        |  ⏸ manual mode on · ? for shortcuts · ← for agents
+    """))
+    assert (d.state, d.rule) == ("Idle", "turn-done")
+
+
 def test_draft_in_the_box_and_interrupted_turn_are_idle() -> None:
     d = detect(screen("""
         |❯ slow answer please

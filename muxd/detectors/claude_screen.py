@@ -24,7 +24,9 @@ MAX_FOOTER_TAIL_ROWS = 3        # rows at the bottom that tell a dialog's kind
 MAX_EXIT_GAP_ROWS = 2           # exit output just above the shell prompt
 MAX_EXIT_SCAN_ROWS = 12         # the exit output's own height
 
-_RULE = re.compile(r"^[╭╰]?─{%d,}[╮╯]?$" % MIN_RULE_CHARS)
+# A teammate of an agent team (`claude --agent-name helper`) names itself in its box's top
+# rule: `──── @helper ─`.
+_RULE = re.compile(r"^[╭╰]?─{%d,}(?: @[\w-]+ ─+)?[╮╯]?$" % MIN_RULE_CHARS)
 _OPTION = re.compile(r"^(?:❯\s*)?(?P<number>\d+)\.\s+(?P<text>\S.*)$")
 _DIALOG_KEYS = re.compile(
     r"\b(?:Esc to (?:cancel|exit)|Enter to (?:confirm|select)|Tab to amend|↑/↓ to navigate)\b"

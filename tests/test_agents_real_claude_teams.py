@@ -4,7 +4,8 @@ claude in a pane of its own, with the `tmux` command (muxd/testing/fake_models/t
 Under real tmux 3.3a (a private server, with a `tmux` on PATH recording each call), the tmux
 command lines it sends are the ones claude_tmux_commands.txt lists; in a muxd pane opted into
 the tmux shim (`--tmux-shim`), the same lines make the teammate a muxd pane: listed, detected
-as claude, answering its own script of the same fake model server, and reachable by keys.
+as claude, answering its own script of the same fake model server, reachable by keys, and
+closed when the lead quits.
 Needs `.ci/install-agents`; skips when the CLI is not installed.
 """
 
@@ -124,6 +125,13 @@ def test_a_teammate_claude_code_spawns_through_the_tmux_shim_is_a_muxd_pane(team
         server.cli("send-keys", "-t", helper["id"], "Enter", check=True)
         server.wait_for_text(helper["id"], FOLLOW_UP, timeout=SPAWN_TIMEOUT_S)
         assert len(fake.main_requests(MARKER)) >= 2
+
+        # The lead, quitting, stops its teammate: `tmux kill-pane` closes the muxd pane.
+        pane.submit("/exit")
+        server.wait_for_text(pane.pane_id, "1. Exit and stop tasks", timeout=SPAWN_TIMEOUT_S)
+        pane.press("Enter")
+        pane.wait_for("Exited", timeout=SPAWN_TIMEOUT_S)
+        wait_until(lambda: teammate() is None, timeout=SPAWN_TIMEOUT_S, message="the teammate's pane closed")
     finally:
         pane.close()
         server.stop()

@@ -127,6 +127,14 @@ def test_libtmux_drives_muxd_through_the_launcher(muxd_server, monkeypatch, tmp_
     assert (session.session_name, window.window_name, window.window_index) == ("crew", "workers", "1")
     assert [p.pane_id for p in window.panes] == [window.panes[0].pane_id, worker.pane_id]
 
+    side = window.split(direction=libtmux.constants.PaneDirection.Right, size="30%", attach=False, shell=shell)
+    window.select_layout("even-horizontal")
+    window.refresh()
+    widths = [int(w) for w in re.findall(r"[{,](\d+)x30,\d+,0,\d+", window.window_layout)]
+    assert widths == [32, 32, 34]  # what tmux 3.3a's even-horizontal gives three panes of a 100-column window
+    assert worker.display_message("#{pane_id} #{pane_current_command}", get_text=True) == [f"{worker.pane_id} bash"]
+    side.kill()
+
     worker.send_keys("echo worker-$((6*7))", enter=True)
     wait_until(lambda: "worker-42" in worker.capture_pane(), timeout=10, message="the worker's echo")
 
@@ -199,3 +207,54 @@ def test_muxd_cli_formats(shared_server):
     assert re.fullmatch(r"main 2 [0-9a-f]{4},80x24,0,0\[80x12,0,0,\d+,80x11,0,13,\d+\]\n", windows)
     bad = s.cli("display-message", "-p", "-t", "nope", "x")
     assert (bad.returncode, bad.stderr) == (1, "muxd: can't find session: nope\n")
+
+
+PROBE = "#{client_termtype}\t#{allow-passthrough}\t#{focus-events}\t#{pane_top}\t#{pane_left}\t#{status}" \
+        "\t#{status-position}\t#{window_bigger}"
+
+
+def test_claude_codes_teammate_command_lines(shared_server, tmp_path):
+    """The tmux command lines Claude Code 2.1.330 sent real tmux 3.3a when its agent team spawned
+    a teammate (recorded by the `teams` part: its claude_tmux_commands.txt), sent the same way
+    through the shim by programs in the lead's shimmed pane (TMUX, TMUX_PANE, MUXD set), with
+    tmux's answers. Lines for commands this muxd lacks (select-pane, muxd's own options) say so."""
+    s = shared_server
+    lead = s.cli("new-session", "-d", "-P", "-s", "team", "-x", "120", "-y", "40", "--tmux-shim", "--",
+                 "sleep", "600", check=True).stdout.strip()
+    window = s.cli("display-message", "-p", "-t", lead, "#{window_id}", check=True).stdout.strip()
+    sock = str(s.socket_path)
+
+    def tmux(from_pane, *args):
+        env = {**s.env, "TMUX": f"{sock},{s.pid},0", "TMUX_PANE": from_pane, "MUXD": sock}
+        result = subprocess.run([sys.executable, "-m", "muxd", "tmux", *args], env=env, capture_output=True,
+                                text=True, timeout=30, cwd=tmp_path)
+        if result.stderr.endswith(": not supported by muxd\n"):
+            return None  # a command another part of muxd brings
+        assert (result.returncode, result.stderr) == (0, ""), args
+        return result.stdout
+
+    assert tmux(lead, "show", "-gv", "focus-events") == "off\n"
+    assert tmux(lead, "display-message", "-p", "-t", lead, "#{session_name}:#{window_id}.#{pane_id}") == \
+        f"team:{window}.{lead}\n"
+    assert tmux(lead, "display-message", "-p", "-t", lead, PROBE) == "\t0\t0\t0\t0\ton\tbottom\t\n"
+    assert tmux(lead, "-S", sock, "display-message", "-t", lead, "-p", "#{window_id}") == f"{window}\n"
+    assert tmux(lead, "-S", sock, "list-panes", "-t", window, "-F", "#{pane_id}") == f"{lead}\n"
+    mate = tmux(lead, "-S", sock, "split-window", "-d", "-t", lead, "-h", "-l", "70%", "-P", "-F", "#{pane_id}",
+                "--", "cat").strip()
+    for option, value in (("window-style", "bg=default,fg=blue"), ("pane-border-style", "fg=blue"),
+                          ("pane-active-border-style", "fg=blue")):
+        assert tmux(lead, "-S", sock, "set-option", "-p", "-t", mate, option, value) == ""
+    assert tmux(lead, "-S", sock, "select-pane", "-t", mate, "-T", "helper") in ("", None)
+    assert tmux(lead, "-S", sock, "set-option", "-p", "-t", mate, "pane-border-format",
+                "#[fg=blue,bold] #{pane_title} #[default]") == ""
+    assert tmux(lead, "-S", sock, "list-panes", "-t", window, "-F", "#{pane_id}") == f"{lead}\n{mate}\n"
+    assert tmux(lead, "-S", sock, "set-option", "-w", "-t", window, "pane-border-status", "top") == ""
+    assert tmux(lead, "-S", sock, "set-option", "-p", "-t", mate, "remain-on-exit", "failed") in ("", None)
+    assert tmux(lead, "-S", sock, "respawn-pane", "-k", "-t", mate, "--",
+                f"cd {tmp_path} && env WHO=helper sh -c 'echo $WHO in $PWD; exec cat'") == ""
+    wait_until(lambda: f"helper in {tmp_path}" in s.capture(mate), timeout=10, message="the teammate's start")
+    # The teammate's own probes, from its pane: it is a shimmed pane too, 36 columns from the left.
+    assert tmux(mate, "show", "-gv", "focus-events") == "off\n"
+    assert tmux(mate, "display-message", "-p", "-t", mate, PROBE) == "\t0\t0\t0\t36\ton\tbottom\t\n"
+    assert tmux(lead, "-S", sock, "kill-pane", "-t", mate) == ""
+    assert s.cli("list-panes", "-t", "team", "-F", "#D", check=True).stdout == f"{lead}\n"

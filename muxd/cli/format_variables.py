@@ -115,8 +115,12 @@ def session_variables(session: Any) -> dict[str, str]:
 
 
 def server_variables(socket_path: str, pid: int | None) -> dict[str, str]:
+    """The server's variables, and the options muxd lacks as tmux shows them (#{focus-events})."""
+    from muxd.cli.tmux_options import format_defaults
+
     host = os.uname().nodename
     return {
+        **format_defaults(),
         "host": host,
         "host_short": host.split(".", 1)[0],
         "pid": _text(pid),

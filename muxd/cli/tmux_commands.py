@@ -17,6 +17,7 @@ from pathlib import Path
 
 from muxd.cli.table import CLI_COMMANDS, CliCommand, cli_command, implementation
 from muxd.cli.tmux_line import TmuxLine, find_command, parse_line
+from muxd.cli.tmux_options import OPTION_COMMANDS, tmux_only_option
 from muxd.config import TMUX_VERSION
 from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, socket_dir
@@ -117,20 +118,23 @@ class TmuxServer:
     def __init__(self, line: TmuxLine) -> None:
         self.name: str | None = None
         self.path: Path | None = None
-        tmux_env = os.environ.get("TMUX", "")
+        # $TMUX leads to muxd only in a shimmed pane, where it names the server in $MUXD too; in
+        # a real tmux's pane it names tmux's socket, which muxd's protocol must not be sent to.
+        tmux_socket = os.environ.get("TMUX", "").split(",", 1)[0]
+        shimmed = bool(tmux_socket) and tmux_socket == os.environ.get("MUXD")
         if "S" in line.options:
             self.path = Path(line.options["S"])
         elif "L" in line.options:
             self.name = line.options["L"]
-        elif tmux_env:
-            self.path = Path(tmux_env.split(",", 1)[0])
+        elif shimmed:
+            self.path = Path(tmux_socket)
         else:
             self.name = DEFAULT_SERVER_NAME
         if self.path is not None and self.path.parent == socket_dir() and self.path.suffix == ".sock":
             self.name = self.path.stem  # one of ours by name: it can be started
         # Without -t, tmux acts on the pane it runs in, when it speaks to that pane's server.
-        self.own_pane = os.environ.get("TMUX_PANE") if tmux_env else None
-        self.own_socket = tmux_env.split(",", 1)[0] if tmux_env else None
+        self.own_pane = os.environ.get("TMUX_PANE") if shimmed else None
+        self.own_socket = tmux_socket if shimmed else None
         self._client: Any = None
 
     def client(self, start: bool) -> Any:
@@ -150,6 +154,11 @@ class TmuxServer:
 
     def run(self, words: list[str]) -> int:
         name = find_command(words[0])
+        if name in OPTION_COMMANDS:
+            shown = tmux_only_option(name, words[1:])
+            if shown is not None:  # an option of tmux's muxd has no use for: its default
+                sys.stdout.write(shown)
+                return 0
         command = muxd_command(name)
         if command is None:
             raise BadRequest(f"{name}: not supported by muxd")

@@ -114,6 +114,8 @@ def test_a_teammate_claude_code_spawns_through_the_tmux_shim_is_a_muxd_pane(team
         helper = wait_until(lambda: (p := teammate()) and p["agent"]["activity"]["state"] == "Idle" and p,
                             timeout=SPAWN_TIMEOUT_S, message="the teammate Idle after its answer")
         assert helper["agent"]["agent_type"] == "claude" and helper["agent"]["session"]["model"]
+        summary = json.loads(server.cli("summary", "-t", helper["id"], "--json", check=True).stdout)
+        assert summary["agent_type"] == "claude" and summary["activity"]["state"] == "Idle"
         lead_row = next(p for p in _panes(server) if p["id"] == pane.pane_id)
         assert (helper["session"], helper["window_id"]) == (lead_row["session"], lead_row["window_id"]), "a split"
         assert helper["cwd"] == str(lead.cwd)

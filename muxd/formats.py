@@ -102,7 +102,8 @@ def _closing(text: str, start: int, opening: str = "{", closing: str = "}") -> i
 def _split_top(text: str, limit: int = -1) -> list[str]:
     """`text` split at commas outside any nested `#{…}`; `#,` `##` `#{` `#}` `#:` are skipped
     over (tmux's format_skip)."""
-    parts, depth, start, at = [], 0, 0, 0
+    parts: list[str] = []
+    depth, start, at = 0, 0, 0
     while at < len(text):
         char = text[at]
         if char == "#" and text[at + 1:at + 2] == "{":

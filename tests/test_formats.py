@@ -81,7 +81,7 @@ def tmux_oracle():
     try:
         yield tmux
     finally:
-        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, check=False, timeout=10)
 
 
 def test_templates_expand_as_tmux_expands_them(tmux_oracle):

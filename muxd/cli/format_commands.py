@@ -38,7 +38,7 @@ def print_lines(items: Iterable[Any], variables_of: Callable[[Any], Mapping[str,
 def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     """list-panes as tmux scopes it: the target window, the target's session with -s, every
     pane with -a (the target resolved by the daemon, as every command's)."""
-    scope = _scope(client)
+    scope = _scope(client, template + (args.filter or ""))
     panes = sorted(scope.panes().values(), key=lambda p: p.session)  # tmux lists sessions by name
     if not args.all:
         anchor = client.call("show-pane", "pane", target=args.target).pane
@@ -50,7 +50,7 @@ def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
 
 
 def window_lines(client: Any, args: argparse.Namespace, template: str) -> None:
-    scope = _scope(client)
+    scope = _scope(client, template + (args.filter or ""))
     windows = sorted(scope.windows().values(), key=lambda w: w.session)
     if not args.all:
         session_id = client.call("show-pane", "pane", target=args.target).pane.session_id
@@ -59,15 +59,15 @@ def window_lines(client: Any, args: argparse.Namespace, template: str) -> None:
 
 
 def session_lines(client: Any, args: argparse.Namespace, template: str) -> None:
-    scope = _scope(client)
+    scope = _scope(client, template + (args.filter or ""))
     print_lines(sorted(scope.sessions().values(), key=lambda s: s.name), scope.of_session, template, args.filter)
 
 
-def _scope(client: Any) -> FormatScope:
+def _scope(client: Any, template: str = "") -> FormatScope:
     # Imported here: `muxd ls` and `list-panes` without -F need none of it (collections, shlex).
     from muxd.cli.format_variables import FormatScope
 
-    return FormatScope(client)
+    return FormatScope(client, template)
 
 
 def _configure_display(p: argparse.ArgumentParser) -> None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 Variables = Mapping[str, str]
+_Layers = list[dict[str, str]]  # ChainMap wants mutable maps
 
 
 def _flag(value: object) -> str:
@@ -130,11 +131,16 @@ def server_variables(socket_path: str, pid: int | None) -> dict[str, str]:
     }
 
 
+_SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable
+
+
 class FormatScope:
     """The variables of every item of one server, fetched on first use."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, template: str = "") -> None:
         self._client = client
+        # The cursor and history size cost a flooding pane a catch-up: asked for only when used.
+        self._screen = any(name in template for name in _SCREEN_VARIABLES)
         self._sessions: dict[str, Any] | None = None
         self._windows: dict[str, Any] | None = None
         self._panes: dict[str, Any] | None = None
@@ -156,33 +162,33 @@ class FormatScope:
 
     def panes(self) -> dict[str, Any]:
         if self._panes is None:
-            listed = self._client.call("list-panes", "pane-list", all=True).panes
+            listed = self._client.call("list-panes", "pane-list", all=True, screen=self._screen).panes
             self._panes = {p.id: p for p in listed}
         return self._panes
 
     # the variables
-    def of_pane(self, pane: Any) -> Variables:
+    def of_pane(self, pane: Any) -> ChainMap[str, str]:
         window = self.windows().get(pane.window_id)
         session = self.sessions().get(pane.session_id)
         return ChainMap(pane_variables(pane, window), *self._window_part(window), *self._session_part(session),
                         self.server)
 
-    def of_window(self, window: Any) -> Variables:
+    def of_window(self, window: Any) -> ChainMap[str, str]:
         pane = self.panes().get(window.active_pane) if window.active_pane else None
         session = self.sessions().get(window.session_id)
         pane_part = [pane_variables(pane, window)] if pane is not None else []
         return ChainMap(window_variables(window), *pane_part, *self._session_part(session), self.server)
 
-    def of_session(self, session: Any) -> Variables:
+    def of_session(self, session: Any) -> ChainMap[str, str]:
         windows = [w for w in self.windows().values() if w.session_id == session.id and w.active]
         if windows:
-            return ChainMap(session_variables(session), self.of_window(windows[0]))
+            return ChainMap(session_variables(session), *self.of_window(windows[0]).maps)
         return ChainMap(session_variables(session), self.server)
 
-    def _window_part(self, window: Any) -> list[Variables]:
+    def _window_part(self, window: Any) -> _Layers:
         return [window_variables(window)] if window is not None else []
 
-    def _session_part(self, session: Any) -> list[Variables]:
+    def _session_part(self, session: Any) -> _Layers:
         return [session_variables(session)] if session is not None else []
 
     def expand_pane(self, template: str, pane: Any) -> str:

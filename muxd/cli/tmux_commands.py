@@ -49,9 +49,10 @@ DEFAULT_FORMATS = {
     "list-panes -a": "#{session_name}:#{window_index}.#{pane_index}: " + _PANE_TAIL,
 }
 # Flags tmux has that muxd takes without acting on them (a value after those ending in "=").
-# Only flags whose absence changes nothing a tool relies on: sizes, placement, attach details.
+# Only flags whose absence changes nothing a tool relies on: sizes, placement, attach details
+# (new-session -A is acted on below: attach to the session if it exists).
 TMUX_ONLY_FLAGS = {
-    "new-session": ("-D", "-E", "-X", "-f="),
+    "new-session": ("-A", "-D", "-E", "-X", "-f="),
     "new-window": ("-a", "-b", "-k", "-S"),
     "split-window": ("-b", "-f", "-I", "-Z", "-l=", "-p="),
     "send-keys": ("-R", "-K", "-c="),
@@ -98,8 +99,8 @@ def run_tmux(words: list[str]) -> int:
         return 1
     server = TmuxServer(line)
     try:
-        for words in line.commands or [["new-session"]]:
-            status = server.run(words)
+        for command in line.commands or [["new-session"]]:
+            status = server.run(command)
             if status:
                 return status
         return 0
@@ -170,6 +171,8 @@ class TmuxServer:
         if command.local:
             return body(None, args)
         client = self.client(command.starts_server)
+        if name == "new-session" and args.tmux_ignored_A and args.session_name and _session_exists(client, args):
+            return self.run(["attach-session", "-t", args.session_name])  # -A: attach to it if it exists
         if getattr(args, "target", "") is None and self.own_pane and self.own_socket == client.socket_path:
             args.target = self.own_pane
         if "#" in (getattr(args, "cwd", None) or ""):  # `split-window -c '#{pane_current_path}'`
@@ -201,9 +204,22 @@ def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.
     for flag in TMUX_ONLY_FLAGS.get(name, ()):
         option = flag.rstrip("=")
         if option not in parser._option_string_actions:  # muxd may act on it one day: then it is its own
-            parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", help=argparse.SUPPRESS,
-                                **({} if flag.endswith("=") else {"action": "store_true"}))
+            if flag.endswith("="):
+                parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", help=argparse.SUPPRESS)
+            else:
+                parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", action="store_true",
+                                    help=argparse.SUPPRESS)
     return parser.parse_args(words)
+
+
+def _session_exists(client: Any, args: argparse.Namespace) -> bool:
+    from muxd.errors import NotFound
+
+    try:
+        client.call("has-session", "ok", target=args.session_name)
+    except NotFound:
+        return False
+    return True
 
 
 def _expand_for_target(client: Any, template: str, target: str | None) -> str:

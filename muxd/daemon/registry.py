@@ -164,12 +164,14 @@ def window_of(pane: Pane) -> Window:
     return pane.window
 
 
-def pane_info(pane: Pane) -> PaneInfo:
+def pane_info(pane: Pane, *, screen: bool = False) -> PaneInfo:
+    """`pane`'s record; with `screen`, its cursor and history size too (which first bring any
+    output a flood left deferred onto its screen: not for every listing)."""
     window = window_of(pane)
     session = window.session
     left, top = window.placement(pane)
     emulator = pane.emulator
-    cursor_x, cursor_y = emulator.cursor
+    cursor_x, cursor_y = emulator.cursor if screen else (0, 0)
     return PaneInfo(
         id=pane.id,
         session=session.name,
@@ -198,7 +200,7 @@ def pane_info(pane: Pane) -> PaneInfo:
         tty=pane.tty,
         cursor_x=cursor_x,
         cursor_y=cursor_y,
-        history_size=emulator.history_size,
+        history_size=emulator.history_size if screen else 0,
         tmux_shim=pane.tmux_shim,
     )
 

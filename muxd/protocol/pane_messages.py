@@ -55,7 +55,7 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     top: int = 0
     # What tmux's formats tell besides (#{pane_tty}, #{cursor_x}, #{history_size}…).
     tty: str | None = None       # the pane's terminal device, /dev/pts/N
-    cursor_x: int = 0
+    cursor_x: int = 0            # these three only when asked for (list-panes `screen`, show-pane)
     cursor_y: int = 0
     history_size: int = 0        # lines of scrollback
     tmux_shim: bool = False      # its programs see TMUX and a `tmux` leading to muxd (muxd tmux)
@@ -161,6 +161,9 @@ class ListPanes(_Message, tag="list-panes"):
     id: int
     target: Target | None = None
     all: bool = False
+    # Also each pane's cursor and history size (#{cursor_x}, #{history_size}): reading them
+    # brings a flooding pane's deferred output onto its screen, which a plain listing skips.
+    screen: bool = False
 
 
 class ShowPane(_Message, tag="show-pane"):

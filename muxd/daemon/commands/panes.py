@@ -61,12 +61,12 @@ async def list_panes(daemon: Daemon, req: ListPanes) -> PaneList:
         panes = resolve_session(registry, target).panes()
     else:
         panes = resolve_window(registry, target).panes
-    return PaneList(id=req.id, panes=[pane_info(p) for p in panes])
+    return PaneList(id=req.id, panes=[pane_info(p, screen=req.screen) for p in panes])
 
 
 @command(ShowPane, target="pane")
 async def show_pane(daemon: Daemon, req: ShowPane, pane: Pane) -> PaneReply:
-    return PaneReply(id=req.id, pane=pane_info(pane))
+    return PaneReply(id=req.id, pane=pane_info(pane, screen=True))
 
 
 @command(ResizePane, target="pane")

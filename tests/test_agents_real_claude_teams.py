@@ -129,8 +129,12 @@ def test_a_teammate_claude_code_spawns_through_the_tmux_shim_is_a_muxd_pane(team
         assert len(fake.main_requests(MARKER)) >= 2
 
         # The lead, quitting, stops its teammate: `tmux kill-pane` closes the muxd pane.
+        pane.mark()
         pane.submit("/exit")
-        server.wait_for_text(pane.pane_id, "1. Exit and stop tasks", timeout=SPAWN_TIMEOUT_S)
+        asking = pane.wait_for("AwaitingConfirmation", what="the lead asking to stop its teammate")
+        with pane.explained("exit with a teammate running"):
+            assert asking["confirmation"]["prompt"] == "Background work is running" and asking["tool"] is None
+            assert asking["confirmation"]["options"][0] == "1. Exit and stop tasks"
         pane.press("Enter")
         pane.wait_for("Exited", timeout=SPAWN_TIMEOUT_S)
         wait_until(lambda: teammate() is None, timeout=SPAWN_TIMEOUT_S, message="the teammate's pane closed")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from muxd.testing.fake_models.openai_chat import MODEL_ID, SIDE_MODEL
@@ -96,7 +96,7 @@ def with_mcp_server(agent: AgentLaunch, server: McpServer) -> AgentLaunch:
         argv = [*agent.argv, "--mcp-config", str(config), "--strict-mcp-config",
                 "--allowedTools", claude_allow_rule(server.name), *mode]
         env = {**agent.env, "ENABLE_TOOL_SEARCH": "false", "MCP_TIMEOUT": str(MCP_STARTUP_TIMEOUT_S * 1000)}
-        return AgentLaunch(argv, env, agent.cwd, agent.home)
+        return replace(agent, argv=argv, env=env)
     if program == "codex":
         config = Path(agent.env["CODEX_HOME"]) / "config.toml"
         env = ", ".join(f"{key} = {_toml(value)}" for key, value in server.env.items())

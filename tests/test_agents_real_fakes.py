@@ -157,3 +157,23 @@ def test_gemini_streams_text_and_a_function_call():
         assert {"functionCall": {"name": "run_shell_command", "args": {"command": "ls"}}} in parts
         assert events(text)[-1]["candidates"][0]["finishReason"] == "STOP"
         assert fake.main_requests()[0].usage == events(text)[-1]["usageMetadata"]
+
+
+def test_a_second_conversation_plays_its_own_script_whatever_the_order():
+    # A lead and the teammate it spawned share one server; their requests interleave.
+    fake = AnthropicFake([[Say("lead one", 0)], [Say("lead two", 0)]])
+    fake.converse("BRIEF-7", [[Say("teammate one", 0)]])
+    with fake as port:
+        url = f"http://127.0.0.1:{port}/v1/messages"
+
+        def ask(first: str) -> str:
+            body = {"stream": True, "tools": [{"name": "Agent"}],
+                    "messages": [{"role": "user", "content": [{"type": "text", "text": first}]},
+                                 {"role": "user", "content": "BRIEF-7 quoted later does not count"}]}
+            return "".join(e["delta"].get("text", "") for e in events(post(url, body)[1]) if "delta" in e)
+
+        assert ask("hello") == "lead one"
+        assert ask("<teammate-message>BRIEF-7: go</teammate-message>") == "teammate one"
+        assert ask("hello") == "lead two"
+        assert [(r.conversation, r.turn) for r in fake.main_requests()] == [("", 0), ("BRIEF-7", 0), ("", 1)]
+        assert [r.turn for r in fake.main_requests("BRIEF-7")] == [0]

@@ -171,6 +171,45 @@ def test_finished_turn_is_idle() -> None:
     assert d.model is None  # the banner scrolled away
 
 
+def test_a_teammate_with_its_name_on_the_box_is_idle() -> None:
+    # An agent team's teammate (tests/test_agents_real_claude_teams.py) labels its box.
+    d = detect(screen("""
+        |› Message from @team-lead (ctrl+o to expand)
+
+        |● The fruit of the day is PINEAPPLE.
+
+        |✻ Worked for 0s · done 7:55 PM
+
+        |────────────────────────────────────────────── @helper ─
+        |❯
+        |──
+        |  ⏸ manual mode on · ? for shortcuts · ← for agents
+    """))
+    assert (d.state, d.rule) == ("Idle", "turn-done")
+
+
+def test_exit_with_a_teammate_running_awaits_confirmation() -> None:
+    # `/exit` while a teammate (or a background task) runs: a panel under a `▔` edge.
+    d = detect(screen("""
+        |● Agent(Brief helper)
+
+        |● The teammate is on it.
+        |""" + "▔" * COLUMNS + """
+        |  Background work is running
+        |  The following will stop when you exit:
+        |  teammate · Brief helper
+
+        |  ❯ 1. Exit and stop tasks
+        |    2. Move to background and exit
+        |    3. Stay
+
+        |  Enter to confirm · Esc to cancel
+    """))
+    assert (d.state, d.rule, d.tool) == ("AwaitingConfirmation", "confirm-dialog", None)
+    assert d.confirmation == Confirmation(prompt="Background work is running", options=[
+        "1. Exit and stop tasks", "2. Move to background and exit", "3. Stay"])
+
+
 def test_draft_in_the_box_and_interrupted_turn_are_idle() -> None:
     d = detect(screen("""
         |❯ slow answer please

@@ -172,7 +172,8 @@ def _without_box(lines: list[str], model: str | None, prev: AgentState | None = 
         return Detection(agent_type="claude", state="AwaitingInput", rule="question-dialog",
                          line=dialog.prompt, model=model, tool="AskUserQuestion",
                          tools_seen=seen, confirmation=confirmation)
-    tool = _dialog_tool(dialog.title, above) if dialog.options and dialog.options[0][:1].isdigit() else None
+    numbered = dialog.options and dialog.options[0][:1].isdigit()
+    tool = _dialog_tool(dialog.title, above) if numbered and not dialog.panel else None
     if tool is None and dialog.clipped and prev is not None and prev.activity.state in (
             "ToolUse", "AwaitingConfirmation"):
         tool = prev.tool  # the title that names it is cut off: it asks about the tool just started

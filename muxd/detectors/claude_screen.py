@@ -24,7 +24,12 @@ MAX_FOOTER_TAIL_ROWS = 3        # rows at the bottom that tell a dialog's kind
 MAX_EXIT_GAP_ROWS = 2           # exit output just above the shell prompt
 MAX_EXIT_SCAN_ROWS = 12         # the exit output's own height
 
-_RULE = re.compile(r"^[╭╰]?─{%d,}[╮╯]?$" % MIN_RULE_CHARS)
+# A teammate of an agent team (`claude --agent-name helper`) names itself in its box's top
+# rule: `──── @helper ─`.
+_RULE = re.compile(r"^[╭╰]?─{%d,}(?: @[\w-]+ ─+)?[╮╯]?$" % MIN_RULE_CHARS)
+# The top edge of a panel: the dialog `/exit` opens while teammates or background tasks run
+# ("Background work is running"), whose title asks no question.
+_PANEL_TOP = re.compile(r"^▔{%d,}$" % MIN_RULE_CHARS)
 _OPTION = re.compile(r"^(?:❯\s*)?(?P<number>\d+)\.\s+(?P<text>\S.*)$")
 _DIALOG_KEYS = re.compile(
     r"\b(?:Esc to (?:cancel|exit)|Enter to (?:confirm|select)|Tab to amend|↑/↓ to navigate)\b"
@@ -173,6 +178,7 @@ class Dialog(msgspec.Struct, frozen=True):
     options: list[str]
     question: bool              # the AskUserQuestion picker, not a yes/no approval
     clipped: bool = False       # taller than the pane: its title is cut off above the first row
+    panel: bool = False         # under a `▔` edge, titled without a question: about no tool
 
 
 def find_dialog(lines: Sequence[str]) -> Dialog | None:
@@ -196,7 +202,8 @@ def find_dialog(lines: Sequence[str]) -> Dialog | None:
     prompt_row = _question_row(lines, first, max(start, first - MAX_OPTION_GAP_ROWS))
     if prompt_row is None:
         return None
-    top = _dialog_top(lines, prompt_row, start)
+    panel = bool(_PANEL_TOP.match(lines[prompt_row - 1].strip())) if prompt_row else False
+    top = prompt_row if panel else _dialog_top(lines, prompt_row, start)
     clipped = top is None
     if top is None:
         # A dialog opens with a rule (or an old box's top border), unless it is taller than
@@ -208,7 +215,7 @@ def find_dialog(lines: Sequence[str]) -> Dialog | None:
     prompt = _question_text(lines, prompt_row)
     title = next((unbox(line) for line in lines[top:prompt_row + 1] if unbox(line)), "")
     question = any(_QUESTION_KEYS.search(text) for text in tail) or bool(_QUESTION_TAB.match(title))
-    return Dialog(top, title, prompt, options, question, clipped)
+    return Dialog(top, title, prompt, options, question, clipped, panel)
 
 
 def _options(lines: Sequence[str], cursor: int, end: int) -> tuple[int, list[str]]:
@@ -245,6 +252,8 @@ def _question_row(lines: Sequence[str], first_option: int, stop: int) -> int | N
             return None
         if "?" in unbox(line):
             return index
+        if _PANEL_TOP.match(line.strip()):
+            return index + 1 if index + 1 < first_option else None  # its title
     return None
 
 
@@ -259,7 +268,7 @@ def _question_text(lines: Sequence[str], row: int) -> str:
 
 def _is_separator(line: str) -> bool:
     text = line.strip()
-    return is_rule(line) or (len(text) >= 3 and set(text) <= set("╌─┄┈-═ "))
+    return is_rule(line) or (len(text) >= 3 and set(text) <= set("╌─┄┈-═▔ "))
 
 
 def _dialog_top(lines: Sequence[str], prompt_row: int, start: int) -> int | None:

@@ -18,6 +18,20 @@ SERVER_STOP_TIMEOUT_S = 5.0
 SERVE_POLL_INTERVAL_S = 0.05  # how soon serve_forever notices stop()
 
 
+def _first_message(body: Any) -> str:
+    """The conversation's first message as JSON text, whichever API shaped it (Messages and
+    Chat: `messages`, Responses: `input`, Gemini: `contents`); "" when there is none."""
+    if not isinstance(body, dict):
+        return ""
+    for key in ("messages", "input", "contents"):
+        items = body.get(key)
+        if isinstance(items, list) and items:
+            return json.dumps(items[0])
+        if isinstance(items, str):
+            return items
+    return ""
+
+
 class ClientGone(Exception):
     """The CLI closed the connection (it was interrupted) or the server is stopping."""
 
@@ -46,9 +60,11 @@ class Exchange:
         return self.record.body
 
     def take_turn(self) -> list[Step]:
-        """Mark this request as a main-loop one and return the steps it is to play."""
-        turn, steps = self._server.script.take()
-        self.record.turn, self.record.main = turn, True
+        """Mark this request as a main-loop one and return the steps it is to play: from the
+        script of the conversation it belongs to (see `FakeModelServer.converse`)."""
+        marker, script = self._server.script_for(self.body)
+        turn, steps = script.take()
+        self.record.turn, self.record.main, self.record.conversation = turn, True, marker
         return steps
 
     def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
@@ -103,6 +119,7 @@ class FakeModelServer:
 
     def __init__(self, turns: Iterable[Turn] | Script = (), *, port: int = 0) -> None:
         self.script = Script.of(turns)
+        self.conversations: dict[str, Script] = {}  # opening marker -> its own script
         self.requests: list[RecordedRequest] = []
         self.stopping = threading.Event()
         self._port = port
@@ -160,11 +177,33 @@ class FakeModelServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    # ------------------------------------------------------------ conversations
+
+    def converse(self, marker: str, turns: Iterable[Turn] | Script) -> Script:
+        """Give the conversations that open with `marker` (in their first message) their own
+        script: a second agent talking to the same server (a teammate Claude Code spawns,
+        whose first message is the lead's brief) plays these turns, whatever order the two
+        agents' requests arrive in, while every other conversation plays `self.script`."""
+        script = Script.of(turns)
+        with self._lock:
+            self.conversations[marker] = script
+        return script
+
+    def script_for(self, body: Any) -> tuple[str, Script]:
+        """The marker and script of the conversation `body` continues ("" and the main script
+        when none of `converse`'s markers opens it)."""
+        opening = _first_message(body)
+        with self._lock:
+            found = [(m, s) for m, s in self.conversations.items() if m in opening]
+        return found[0] if found else ("", self.script)
+
     # ------------------------------------------------------------ what the CLI sent
 
-    def main_requests(self) -> list[RecordedRequest]:
+    def main_requests(self, conversation: str | None = None) -> list[RecordedRequest]:
+        """The main-loop requests, in order; with `conversation`, only those of the
+        conversation opened by that marker ("": the main script's)."""
         with self._lock:
-            return [r for r in self.requests if r.main]
+            return [r for r in self.requests if r.main and conversation in (None, r.conversation)]
 
     def wait_for_main_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
         deadline = time.monotonic() + timeout

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from muxd.testing.fake_models.openai_chat import MODEL_ID, SIDE_MODEL
@@ -37,12 +37,14 @@ class AgentLaunch:
     env: dict[str, str]
     cwd: Path
     home: Path
+    pane_flags: tuple[str, ...] = ()  # more `muxd new-session` flags for its pane (`--tmux-shim`)
 
     def new_session_args(self, session: str, width: int = 120, height: int = 40, *,
                          from_shell: bool = False) -> list[str]:
         """`muxd new-session` arguments that start this CLI detached; `from_shell` starts the
         shell it is typed into instead (see `command_line`)."""
-        args = ["new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", str(self.cwd)]
+        args = ["new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", str(self.cwd),
+                *self.pane_flags]
         for key, value in self.env.items():
             args += ["-e", f"{key}={value}"]
         # A CLI that believes it runs in CI goes non-interactive (Gemini CLI does): the pane
@@ -94,7 +96,7 @@ def with_mcp_server(agent: AgentLaunch, server: McpServer) -> AgentLaunch:
         argv = [*agent.argv, "--mcp-config", str(config), "--strict-mcp-config",
                 "--allowedTools", claude_allow_rule(server.name), *mode]
         env = {**agent.env, "ENABLE_TOOL_SEARCH": "false", "MCP_TIMEOUT": str(MCP_STARTUP_TIMEOUT_S * 1000)}
-        return AgentLaunch(argv, env, agent.cwd, agent.home)
+        return replace(agent, argv=argv, env=env)
     if program == "codex":
         config = Path(agent.env["CODEX_HOME"]) / "config.toml"
         env = ", ".join(f"{key} = {_toml(value)}" for key, value in server.env.items())

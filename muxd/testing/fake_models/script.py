@@ -100,6 +100,7 @@ class RecordedRequest:
     turn: int | None = None  # the scripted turn it was answered with; None for side requests
     main: bool = False       # a main-loop request (it took a turn of the script)
     usage: dict[str, Any] | None = None  # the `usage` the reply reported (as the API shapes it)
+    conversation: str = ""   # the marker of the `converse` script it played; "" for the main one
 
 
 @dataclass

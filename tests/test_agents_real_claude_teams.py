@@ -2,7 +2,7 @@
 claude in a pane of its own, with the `tmux` command (muxd/testing/fake_models/teams.py).
 
 Under real tmux 3.3a (a private server, with a `tmux` on PATH recording each call), the tmux
-command lines it sends are the ones claude_tmux_commands.txt lists; in a muxd pane opted into
+command lines it sends are the ones tests/shim_data/claude_tmux_commands.txt lists; in a muxd pane opted into
 the tmux shim (`--tmux-shim`), the same lines make the teammate a muxd pane: listed, detected
 as claude, answering its own script of the same fake model server, reachable by keys, and
 closed when the lead quits.

@@ -80,13 +80,16 @@ class Window:
         whole window), and follows it in the pane list as in tmux (pane indexes, swap-pane -U/-D
         and select-layout go by that order; a full-size pane goes first or last)."""
         assert self.layout is not None
+        # The layout first: a split with no room raises, and leaves the pane list as it was.
+        if full:
+            layout_full.split_full(self.layout, pane, horizontal, size, before)
+        else:
+            self.layout.split(target, pane, horizontal, size, before)
         self.zoomed = False
         self.panes.remove(pane)
         if full:
-            layout_full.split_full(self.layout, pane, horizontal, size, before)
             self.panes.insert(0 if before else len(self.panes), pane)
         else:
-            self.layout.split(target, pane, horizontal, size, before)
             self.panes.insert(self.panes.index(target) + (0 if before else 1), pane)
         self.apply_layout()
 
@@ -131,8 +134,9 @@ class Window:
         self.apply_layout()
 
     def placement(self, pane: Pane) -> tuple[int, int]:
-        """(left, top) of `pane` in the window; a zoomed pane is at the origin."""
-        if self.layout is None or (self.zoomed and pane is self.active_pane):
+        """(left, top) of `pane` in the window; a zoomed pane is at the origin, and so is one
+        without a place in the layout (a tmux pane adopted into a window too small to split)."""
+        if self.layout is None or (self.zoomed and pane is self.active_pane) or pane not in self.layout.panes():
             return 0, 0
         placed = self.layout.placement(pane)
         return placed.x, placed.y

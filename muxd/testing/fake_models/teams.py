@@ -1,7 +1,7 @@
 """Claude Code's agent teams, offline: a lead that spawns a teammate into a tmux pane.
 
 What Claude Code 2.1.330 does (read in its bundled source, then recorded through a logging
-`tmux`: claude_tmux_commands.txt at the top of the repository):
+`tmux`: tests/shim_data/claude_tmux_commands.txt):
 - Team mode is on with `CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1` (or `--agent-teams`). A
   session has one implicit team: the model calls no TeamCreate.
 - `teammateMode` in ~/.claude/settings.json (or `--teammate-mode`) picks where teammates run.

@@ -106,6 +106,9 @@ def test_watch_shows_output_takes_input_and_lets_go(muxd: MuxdTestServer, tmux: 
     # muxd never sizes a tmux pane.
     refused = muxd.cli("resize-pane", "-t", pane["id"], "-x", "40")
     assert refused.returncode == 1 and "follows tmux" in refused.stderr and "Traceback" not in refused.stderr
+    refused = muxd.cli("respawn-pane", "-k", "-t", pane["id"], "--", "true")  # nor starts its program
+    assert (refused.returncode, refused.stderr) == (1, f"muxd: pane {pane['id']} is {pane['source']}: its program "
+                                                       "is tmux's\n")
     # unwatch lets it go; the tmux pane runs on, untouched.
     muxd.cli("tmux", "unwatch", "-L", tmux.name, check=True)
     assert adopted(muxd, tmux) == {}

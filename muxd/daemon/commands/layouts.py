@@ -12,7 +12,7 @@ from muxd.daemon.layout_text import parse_layout
 from muxd.daemon.registry import Session, pane_info, window_of
 from muxd.daemon.respawn import respawn
 from muxd.daemon.target import resolve_pane, resolve_session
-from muxd.errors import BadRequest
+from muxd.errors import BadRequest, Conflict
 from muxd.protocol.messages import BreakPane, JoinPane, Ok, PaneReply, RespawnPane, SelectLayout, SwapPane
 
 if TYPE_CHECKING:
@@ -102,6 +102,8 @@ async def break_pane(daemon: Daemon, req: BreakPane, pane: Pane) -> PaneReply:
 
 @command(RespawnPane, target="pane")
 async def respawn_pane(daemon: Daemon, req: RespawnPane, pane: Pane) -> PaneReply:
+    if pane.source != "muxd":  # tmux runs that program: respawn it there
+        raise Conflict(f"pane {pane.id} is {pane.source}: its program is tmux's", pane=pane.id)
     respawn(daemon, pane, req.spawn, kill=req.kill)
     return PaneReply(id=req.id, pane=pane_info(pane))
 

@@ -39,12 +39,10 @@ class RealTmux:
         subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, check=False, timeout=10)
 
 
-@pytest.fixture(scope="module")
-def shared_server():
+@pytest.fixture
+def shared_server(muxd_module_server: MuxdTestServer) -> MuxdTestServer:
     """One daemon for the tests below that only add sessions of their own names."""
-    server = MuxdTestServer().start()
-    yield server
-    server.stop()
+    return muxd_module_server
 
 
 @pytest.fixture

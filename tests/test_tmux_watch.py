@@ -48,13 +48,9 @@ class Tmux:
             Path(socket).unlink(missing_ok=True)  # a killed server may leave its socket file
 
 
-@pytest.fixture(scope="module")
-def muxd() -> Iterator[MuxdTestServer]:
-    server = MuxdTestServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+@pytest.fixture
+def muxd(muxd_module_server: MuxdTestServer) -> MuxdTestServer:
+    return muxd_module_server
 
 
 @pytest.fixture

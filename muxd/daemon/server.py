@@ -41,7 +41,6 @@ from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
-from muxd.executions.record import Execution
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 
 log = logging.getLogger(__name__)

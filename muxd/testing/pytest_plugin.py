@@ -25,8 +25,8 @@ def muxd_server() -> Iterator[MuxdTestServer]:
 
 @pytest.fixture(scope="module")
 def muxd_module_server() -> Iterator[MuxdTestServer]:
-    """One running daemon for all of a module's tests (each keeps to sessions of its own):
-    a daemon's start costs more than many a test."""
+    """One running daemon for all of a module's tests (each keeps to sessions of its own and
+    puts back the global options it sets): a daemon's start costs more than many a test."""
     yield from _running_server()
 
 
@@ -34,17 +34,6 @@ def muxd_module_server() -> Iterator[MuxdTestServer]:
 def muxd_unstarted() -> Iterator[MuxdTestServer]:
     """A private socket directory and server name with no daemon yet (for start-up tests)."""
     server = MuxdTestServer()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def muxd_module_server() -> Iterator[MuxdTestServer]:
-    """One daemon for all the tests of a module that share it safely (each its own sessions,
-    global options put back): a daemon per test costs ~1 s on a loaded machine."""
-    server = MuxdTestServer().start()
     try:
         yield server
     finally:

@@ -214,3 +214,9 @@ def test_history_limit_bounds_the_history_of_new_panes(s):
     # At least 100 rows of 80 columns' worth: more of these short ones, far from all 3000.
     assert 100 <= history_rows("short") < 1000
     assert history_rows("long") > 3000
+    # tmux's formats say so: the budget in full rows of the pane's width, and what is held now.
+    limits = s.cli("list-panes", "-t", "short", "-F", "#{history_limit} #{history_size} #{history_bytes}",
+                   check=True).stdout.split()
+    limit, size, used = map(int, limits)
+    assert limit == 100 and size > limit and 0 < used <= limit * (80 + 32)
+    assert int(s.cli("display-message", "-p", "-t", "long", "#{history_limit}", check=True).stdout) > 3000

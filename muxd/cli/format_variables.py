@@ -64,8 +64,8 @@ def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
         "cursor_x": str(pane.cursor_x),
         "cursor_y": str(pane.cursor_y),
         "history_size": str(pane.history_size),
-        "history_limit": str(pane.history_size),  # muxd bounds scrollback in bytes, not lines
-        "history_bytes": "0",  # not counted
+        "history_limit": str(pane.history_limit),  # muxd budgets bytes: full rows of this width
+        "history_bytes": str(pane.history_bytes),
         # muxd's own
         "pane_name": _text(pane.name),
         "pane_tags": ",".join(pane.tags),

@@ -70,6 +70,7 @@ class Pane:
         self.exit_code: int | None = None
         self.exited = False
         self.window: object | None = None  # set by the Window that holds it
+        self.scrollback_bytes = scrollback_bytes  # the history's memory budget (#{history_limit})
         self.emulator = new_emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes,
                                      reply=self._emulator_reply)
         self._on_exit = on_exit

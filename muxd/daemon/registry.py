@@ -15,6 +15,7 @@ from muxd.daemon.layout import Cell, Layout
 from muxd.daemon.names import check_target_name, check_window_name
 from muxd.daemon.options import Options
 from muxd.daemon.pane import Pane
+from muxd.emulator.rows import ROW_OVERHEAD_BYTES
 from muxd.errors import Conflict
 from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
 
@@ -250,6 +251,8 @@ def pane_info(pane: Pane, *, screen: bool = False) -> PaneInfo:
         cursor_x=cursor_x,
         cursor_y=cursor_y,
         history_size=emulator.history_size if screen else 0,
+        history_bytes=emulator.history_bytes if screen else 0,
+        history_limit=pane.scrollback_bytes // (pane.columns + ROW_OVERHEAD_BYTES),
         tmux_shim=pane.tmux_shim,
         source=pane.source,
     )

@@ -58,6 +58,8 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     cursor_x: int = 0            # these three only when asked for (list-panes `screen`, show-pane)
     cursor_y: int = 0
     history_size: int = 0        # lines of scrollback
+    history_bytes: int = 0       # the memory they take, counted against the pane's budget
+    history_limit: int = 0       # full rows of the pane's width that budget holds (muxd counts bytes)
     tmux_shim: bool = False      # its programs see TMUX and a `tmux` leading to muxd (muxd tmux)
     # Where the program runs: "muxd", or the tmux pane it was adopted from ("tmux -L work %3").
     source: str = "muxd"

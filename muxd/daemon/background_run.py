@@ -28,9 +28,7 @@ def run_in_background_window(daemon: Daemon, spawn: Spawn, *, window_name: str =
     else:
         reference = session.active_window.layout if session.active_window else None
         size = (reference.columns, reference.lines) if reference else DEFAULT_SIZE
-        active, last = session.active_window, session.last_window
-        window = registry.new_window(session, window_name)
-        session.active_window, session.last_window = active, last
+        window = registry.new_window(session, window_name, select=False)
     try:
         pane = daemon.spawn_pane(window, spawn, *size, link=link)
     except Exception:

@@ -117,8 +117,7 @@ class Chooser:
         window current; then the chooser closes."""
         client = self.client
         session = item if isinstance(item, Session) else item.session
-        if isinstance(item, Window) and session.active_window is not item:
-            session.last_window = session.active_window
+        if isinstance(item, Window):
             session.active_window = item
         client.chooser = None
         client.switch_to(session)

@@ -76,7 +76,7 @@ def join(registry: Registry, source: Pane, target: Pane, horizontal: bool, *, si
     dst_w.panes.insert(dst_w.panes.index(target) + (0 if before else 1), source)
     if not detached:
         dst_w.active_pane = source
-        select_window(dst_w)
+        dst_w.session.active_window = dst_w
     if src_w.panes:
         src_w.apply_layout()
     else:
@@ -113,18 +113,11 @@ def _move_window(registry: Registry, window: Window, session: Session, index: in
         window.index = new_index
         session.windows.sort(key=lambda w: w.index)
         if not detached:
-            select_window(window)
+            window.session.active_window = window
         return
     registry.drop_window(window)
     window.session, window.index = session, new_index
     session.add(window, select=not detached)
-
-
-def select_window(window: Window) -> None:
-    session = window.session
-    if session.active_window is not window:
-        session.last_window = session.active_window
-        session.active_window = window
 
 
 def _program_of(pane: Pane) -> str:

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 def run_binding(client: AttachedClient, binding: Binding) -> None:
     """Do what `binding` says; MuxdError for anything to show in the status line."""
     session, daemon = client.session, client.daemon
-    before = session.active_window
     match binding.action:
         case "new_window":
             actions.new_window(daemon, session)
@@ -82,6 +81,4 @@ def run_binding(client: AttachedClient, binding: Binding) -> None:
             from muxd.daemon.pane_numbers import PaneNumbers
 
             client.pane_numbers = PaneNumbers.shown(client)
-    if session.active_window is not before and before in session.windows:
-        session.last_window = before
     client.hub.fit_session(session)  # a new window or pane takes the session's size

@@ -175,12 +175,25 @@ class Session:
     name: str
     created_at: float = field(default_factory=time.time)
     windows: list[Window] = field(default_factory=list)
-    active_window: Window | None = None
     last_window: Window | None = None  # the previously active one (tmux marks it '-')
+    _active_window: Window | None = field(default=None, init=False, repr=False)
 
     @property
     def id(self) -> str:
         return f"${self.number}"
+
+    @property
+    def active_window(self) -> Window | None:
+        return self._active_window
+
+    @active_window.setter
+    def active_window(self, window: Window | None) -> None:
+        """Whoever changes the current window (keys, commands, the chooser) leaves the one before
+        as the last window, as tmux's session_set_current does."""
+        previous = self._active_window
+        if window is not previous and previous is not None and previous in self.windows:
+            self.last_window = previous
+        self._active_window = window
 
     def next_window_index(self, base: int = 0) -> int:
         used = {w.index for w in self.windows}
@@ -190,7 +203,6 @@ class Session:
         self.windows.append(window)
         self.windows.sort(key=lambda w: w.index)
         if select or self.active_window is None:
-            self.last_window = self.active_window
             self.active_window = window
 
     def remove(self, window: Window) -> None:

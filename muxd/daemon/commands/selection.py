@@ -21,13 +21,6 @@ if TYPE_CHECKING:
     from muxd.daemon.server import Daemon
 
 
-def show_window(session: Session, window: Window) -> None:
-    """`window` becomes the session's current one; the one it replaces is the last window."""
-    if session.active_window is not window:
-        session.last_window = session.active_window
-        session.active_window = window
-
-
 def select_target(registry: Registry, session: Session, target: str | None) -> None:
     """`attach -t work:2`, `-t @3`, `-t %4`: that window (and pane) become the current ones,
     as tmux's attach-session does; a bare session name or $N changes nothing."""
@@ -37,7 +30,7 @@ def select_target(registry: Registry, session: Session, target: str | None) -> N
     window = pane.window
     if not isinstance(window, Window) or window.session is not session:
         return
-    show_window(session, window)
+    session.active_window = window
     make_active(window, pane)
 
 
@@ -67,15 +60,11 @@ async def select_window(daemon: Daemon, req: SelectWindow, window: Window) -> Ok
     if step == "toggle":  # -T: the target, unless it is current already: then the last window
         step = "last" if session.active_window is window else None
     if step == "last":
-        last = session.last_window
-        if last is None or last not in session.windows:
-            raise NotFound("no last window", target=req.target)
-        window = last
+        actions.last_window(session)
     elif step is not None:
-        current = session.active_window or window
-        at = session.windows.index(current)
-        window = session.windows[(at + (1 if step == "next" else -1)) % len(session.windows)]
-    show_window(session, window)
+        actions.step_window(session, 1 if step == "next" else -1)
+    else:
+        session.active_window = window
     daemon.attach_hub.changed(session)
     return Ok(id=req.id)
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from muxd import __version__
-from muxd.cli.table import CLI_COMMANDS, CliCommand, implementation
+from muxd.cli.table import CLI_COMMANDS, CliCommand, command_named, implementation
 from muxd.errors import MuxdError
 from muxd.paths import CLIENT_NAME_ENV, CONFIG_ENV, DEFAULT_SERVER_NAME
 from muxd.terminal_text import visible
@@ -128,7 +128,8 @@ def commands_to_parse(argv: Sequence[str]) -> Sequence[CliCommand]:
         elif word.startswith("-"):
             return CLI_COMMANDS
         else:
-            return [c for c in CLI_COMMANDS if word == c.name or word in c.aliases] or CLI_COMMANDS
+            named = command_named(word)
+            return [named] if named is not None else CLI_COMMANDS
     return CLI_COMMANDS
 
 

@@ -155,6 +155,11 @@ def cli_command(name: str) -> Callable[[Configure], Callable[[Body], Body]]:
     return with_configure
 
 
+def command_named(word: str) -> CliCommand | None:
+    """The command `word` names, by its name or an alias; None if none does."""
+    return next((c for c in CLI_COMMANDS if word == c.name or word in c.aliases), None)
+
+
 def implementation(command: CliCommand) -> Implementation:
     """The options and body of `command`, its module imported now if it was not."""
     import_module(f"muxd.cli.{command.module}")

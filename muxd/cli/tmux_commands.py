@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from muxd.cli.table import CLI_COMMANDS, CliCommand, cli_command, implementation
+from muxd.cli.table import CliCommand, cli_command, command_named, implementation
 from muxd.cli.tmux_line import TmuxLine, find_command, parse_line
 from muxd.cli.tmux_options import OPTION_COMMANDS, tmux_only_option
 from muxd.config import TMUX_VERSION
@@ -165,7 +165,7 @@ class TmuxServer:
             if shown is not None:  # an option of tmux's muxd has no use for: its default
                 sys.stdout.write(shown)
                 return 0
-        command = muxd_command(name)
+        command = command_named(name)  # muxd's `ls` is tmux's list-sessions
         if command is None:
             raise BadRequest(f"{name}: not supported by muxd")
         args = parse_command(name, command, words[1:])
@@ -196,11 +196,6 @@ class TmuxServer:
         if name.startswith("list-") and args.format is None:
             scope = " -a" if getattr(args, "all", False) else " -s" if getattr(args, "session_scope", False) else ""
             args.format = DEFAULT_FORMATS.get(name + scope, DEFAULT_FORMATS.get(name))
-
-
-def muxd_command(name: str) -> CliCommand | None:
-    """muxd's CLI command of tmux's command `name` (muxd's `ls` is tmux's list-sessions)."""
-    return next((c for c in CLI_COMMANDS if name == c.name or name in c.aliases), None)
 
 
 def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.Namespace:

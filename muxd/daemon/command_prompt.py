@@ -48,9 +48,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _command(words: list[str]) -> tuple[CliCommand | None, argparse.ArgumentParser]:
     """The CLI command `words` names (None: no such command) and a parser of its options."""
-    from muxd.cli.table import CLI_COMMANDS, implementation
+    from muxd.cli.table import command_named, implementation
 
-    command = next((c for c in CLI_COMMANDS if words[0] in (c.name, *c.aliases)), None)
+    command = command_named(words[0])
     parser = _Parser(prog=f"muxd {words[0]}", add_help=False)
     if command is not None:
         implementation(command).configure(parser)

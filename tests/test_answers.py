@@ -30,6 +30,8 @@ SCREENS = [
     ("gemini_120x40_markdown", "gemini", "show some markdown"),
     ("aider_120x40_short", "aider", "say something short"),
     ("aider_50x16_long", "aider", "write a long answer"),
+    # as CI saw it once: rows Rich's live area drew left above the same rows printed for good
+    ("aider_50x16_long_live_repeat", "aider", "write a long answer"),
     ("aider_120x40_markdown", "aider", "show some markdown"),
     ("opencode_120x40_tool", "opencode", "please run a command"),
     ("opencode_120x40_markdown", "opencode", "show some markdown"),

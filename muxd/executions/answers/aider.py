@@ -13,6 +13,11 @@
 
 Aider's own lines after a reply (`Applied edit to …`, a `(Y)es/(N)o` question, litellm errors,
 the waiting bar) are not the answer.
+
+Rich's live area (the reply's last rows while it streams) is redrawn by a thread of its own
+while the reply's settled rows are printed above it; when the two cross as the area grows,
+rows it drew stay on screen right above the same rows printed for good (seen in CI under
+load, on a terminal as on tmux). Such a run of rows repeated at once is read once.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import re
 from muxd.detectors.aider import is_error_line, is_rule, is_status_line, is_token_report, prompt_rows, prompt_text
 from muxd.executions.answers._reader import AnswerBlocks, Echo
 
+# The live area's height (aider's MarkdownStream.live_window): the most rows a crossing repeats.
+_LIVE_ROWS = 6
 # Rich draws an ordered list's `1. one` as ` 1 one`: an indented number, no dot (a reply's
 # own rows start at column 0).
 _RICH_NUMBERED = re.compile(r"^\s+(\d+) (?=\S)")
@@ -42,7 +49,7 @@ class AiderReader:
 
     def answer(self, rows: list[str], start: int) -> list[str]:
         prompts = set(prompt_rows(rows))
-        blocks = AnswerBlocks()
+        kept: list[str] = []
         for row in range(start, len(rows)):
             line = rows[row]
             if is_token_report(line) or is_rule(line) or row in prompts:
@@ -50,8 +57,22 @@ class AiderReader:
             # below an API error, Aider's one-line explanation of it ("The API provider's …")
             explains_error = row > start and is_error_line(rows[row - 1]) and bool(line.strip())
             if not (is_status_line(line) or explains_error):
-                blocks.row(_RICH_NUMBERED.sub(r"\1. ", line).strip())
+                kept.append(line)
+                _drop_live_repeat(kept)
+        blocks = AnswerBlocks()
+        for line in kept:
+            blocks.row(_RICH_NUMBERED.sub(r"\1. ", line).strip())
         return blocks.texts()
+
+
+def _drop_live_repeat(lines: list[str]) -> None:
+    """Take off the end of `lines` a run of two rows or more (not all blank) that repeats the
+    run right above it: what a crossing of Rich's live area leaves (module docstring)."""
+    for size in range(2, min(_LIVE_ROWS, len(lines) // 2) + 1):
+        tail = lines[-size:]
+        if tail == lines[-2 * size:-size] and sum(1 for line in tail if line.strip()) >= 2:
+            del lines[-size:]
+            return
 
 
 READER = AiderReader()

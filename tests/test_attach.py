@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from muxd.daemon.server import default_shell
-from muxd.testing.outer_terminal import OuterTerminal, muxd_command, outer_terminals
+from muxd.testing.outer_terminal import OuterTerminal, muxd_command, outer_terminals, status_line
 from muxd.testing.wait import wait_until
 
 SHELL = ["--", "bash", "--norc", "--noprofile"]
@@ -39,10 +39,6 @@ def attach(terminal: OuterTerminal, server, *args: str, session: str = "work") -
 def stty_saved(path) -> bool:
     """The shell wrote `stty -g` into `path` (it exists, empty, before stty writes)."""
     return path.exists() and path.read_text().endswith("\n")
-
-
-def status_line(screen: str, lines: int = 30) -> str:
-    return screen.split("\n")[lines - 1]
 
 
 def test_attach_type_detach_and_reattach_exactly(muxd_server, outer, tmp_path):

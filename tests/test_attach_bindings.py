@@ -14,7 +14,8 @@ import pytest
 
 from muxd.config import DISPLAY_PANES_S
 from muxd.testing.fake_agent_panes import agent_state, start_fake_agent
-from muxd.testing.outer_terminal import OuterTerminal, muxd_command, outer_terminals
+from muxd.testing.outer_terminal import attached_terminal as attached
+from muxd.testing.outer_terminal import OuterTerminal, muxd_command, outer_terminals, status_line
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -34,7 +35,7 @@ def outer(server):
 
 
 def panes(server: MuxdTestServer, session: str) -> list[dict]:
-    return json.loads(server.cli("list-panes", "-t", session, "--json", check=True).stdout)
+    return server.panes(session)
 
 
 def active_pane(server: MuxdTestServer, session: str) -> str:
@@ -43,15 +44,6 @@ def active_pane(server: MuxdTestServer, session: str) -> str:
     return next(p["id"] for p in panes(server, f"{session}:{window['index']}") if p["active"])
 
 
-def status_line(screen: str) -> str:
-    return screen.split("\n")[LINES - 1]
-
-
-def attached(make, server: MuxdTestServer, session: str) -> OuterTerminal:
-    term = make(columns=100, lines=LINES)
-    term.type(muxd_command(server.name, "attach", "-t", session), enter=True)
-    term.wait_for(f"[{session}]")
-    return term
 
 
 def keys_at_once(term: OuterTerminal, *names: str) -> None:

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from muxd.testing.outer_terminal import OuterTerminal, muxd_command, outer_terminals
+from muxd.testing.outer_terminal import OuterTerminal, muxd_command, outer_terminals, status_line
+from muxd.testing.outer_terminal import attach_in as attach
 from muxd.testing.wait import wait_until
 
 SHELL = ["--", "bash", "--norc", "--noprofile"]
@@ -23,15 +24,6 @@ def outer(muxd_server):
 def panes(server, target: str | None = None):
     where = ["-t", target] if target else ["-a"]
     return json.loads(server.run_here("list-panes", *where, "--json", check=True).stdout)
-
-
-def attach(terminal: OuterTerminal, server, session: str) -> None:
-    terminal.type(muxd_command(server.name, "attach", "-t", session), enter=True)
-    terminal.wait_for(f"[{session}]")
-
-
-def status_line(screen: str, lines: int = 30) -> str:
-    return screen.split("\n")[lines - 1]
 
 
 def test_prefix_dollar_renames_the_session_and_options_reach_attached_clients(muxd_server, outer):

@@ -162,6 +162,36 @@ def test_base_index_and_default_command_shape_new_windows(s):
     assert [w["index"] for w in windows(s, "zero")] == [0]
 
 
+def test_bind_key_and_unbind_key_change_what_list_keys_prints(s):
+    s.cli("bind-key", "|", "split-window", "-h", check=True)
+    s.cli("bind", "-n", "M-Left", "select-pane", "-L", check=True)
+    s.cli("bind", "R", "source-file", "/tmp/x.conf", ";", "display-message", "-p", "done", check=True)
+    s.cli("bind", "c", "new-window", "-d", check=True)  # over a default key
+    s.cli("unbind", "z", check=True)
+    try:
+        lines = s.cli("list-keys", check=True).stdout.splitlines()
+        assert "bind-key    -T prefix |     split-window -h" in lines
+        assert "bind-key    -T prefix R     source-file /tmp/x.conf \\; display-message -p done" in lines
+        assert "bind-key    -T prefix c     new-window -d" in lines and not any(" z " in line for line in lines)
+        assert s.cli("list-keys", "-T", "root", check=True).stdout == "bind-key -T root M-Left select-pane -L\n"
+        assert "C-b |     split-window -h" in s.cli("list-keys", "-N", check=True).stdout
+        assert fails(s, "list-keys", "z") == "muxd: unknown key: z"
+        assert fails(s, "bind", "F99", "new-window") == "muxd: unknown key: F99"
+        assert fails(s, "bind", "x", "no-such-command") == "muxd: unknown command: no-such-command"
+        assert fails(s, "bind", "x") == "muxd: a command is needed: bind-key KEY COMMAND [ARGUMENTS]"
+        assert fails(s, "bind", "-T", "vi", "x", "new-window") == "muxd: table vi doesn't exist"
+        assert fails(s, "unbind") == "muxd: a key is needed: unbind-key [-a] KEY"
+    finally:
+        for key in ("|", "R"):
+            s.cli("unbind", key, check=True)
+        s.cli("unbind", "-n", "M-Left", check=True)
+        # the module's other tests want tmux's c and z: bound to their default commands again
+        s.cli("bind", "c", "new-window", check=True)
+        s.cli("bind", "z", "resize-pane", "-Z", check=True)
+    assert s.cli("list-keys", "-T", "root", check=True).stdout == ""
+    assert fails(s, "list-keys", "|") == "muxd: unknown key: |"
+
+
 def test_list_keys_prints_the_prefix_table_as_bind_key_lines(s):
     lines = s.cli("list-keys", check=True).stdout.splitlines()
     assert lines[0] == "bind-key    -T prefix C-b   send-prefix"
@@ -171,10 +201,14 @@ def test_list_keys_prints_the_prefix_table_as_bind_key_lines(s):
                  "bind-key    -T prefix \\$    command-prompt -I \"#S\" { rename-session \"%%\" }",
                  "bind-key    -T prefix 3     select-window -t :=3",
                  "bind-key    -T prefix Left  select-pane -L",
+                 "bind-key    -T prefix o     select-pane -t :.+",
+                 "bind-key    -T prefix Space next-layout",
+                 "bind-key    -T prefix w     choose-tree -Zw",
                  "bind-key    -T prefix d     detach-client"):
         assert line in lines, line
     assert "C-b $     Rename the session" in s.cli("list-keys", "-N", check=True).stdout
-    assert fails(s, "list-keys", "-T", "root") == "muxd: table root doesn't exist"
+    assert fails(s, "list-keys", "-T", "copy-mode") == "muxd: table copy-mode doesn't exist"
+    assert s.cli("list-keys", "-T", "root", check=True).stdout == ""  # muxd binds no key alone by default
     assert s.cli("list-keys", "-T", "prefix", "z", check=True).stdout == "bind-key    -T prefix z     resize-pane -Z\n"
     assert fails(s, "list-keys", "F12") == "muxd: unknown key: F12"
     s.cli("set", "-g", "prefix", "C-a", check=True)

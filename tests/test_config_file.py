@@ -63,13 +63,16 @@ def test_server_start_loads_the_config_and_reports_bad_lines(muxd_unstarted):
     config.parent.mkdir(parents=True)
     config.write_text("set -g base-index 1\n"
                       "set -g foo bar\n"
-                      "bind-key x kill-pane\n"
+                      "bindkey x kill-pane\n"
                       f"new-session -d -s from-config -n first {SHELL}\n"
-                      "set -t from-config status off\n")
+                      "set -t from-config status off\n"
+                      "bind r source-file ~/x.conf \\; display-message -p reloaded\n")
     stderr = _start(s)
     first, second = stderr.splitlines()
     assert first == f"muxd: {config}:2: invalid option: foo"
-    assert second.startswith(f"muxd: {config}:3: unknown command 'bind-key' (did you mean ")
+    assert second.startswith(f"muxd: {config}:3: unknown command 'bindkey' (did you mean ")
+    assert s.run_here("list-keys", "r", check=True).stdout == (
+        "bind-key    -T prefix r     source-file ~/x.conf \\; display-message -p reloaded\n")
     # Everything else loaded before the server said it was ready: the first command sees it.
     assert s.run_here("list-windows", "-t", "from-config", check=True).stdout.split("\n")[1].split()[:4] == [
         "from-config", "1*", "@0", "first"]

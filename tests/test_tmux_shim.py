@@ -263,3 +263,16 @@ def test_claude_codes_teammate_command_lines(shared_server, tmp_path):
     assert tmux(mate, "display-message", "-p", "-t", mate, PROBE) == "\t0\t0\t0\t36\ton\tbottom\t\n"
     assert tmux(lead, "-S", sock, "kill-pane", "-t", mate) == ""
     assert s.cli("list-panes", "-t", "team", "-F", "#D", check=True).stdout == f"{lead}\n"
+
+
+def test_bind_key_and_list_keys_through_the_shim(shared_server, real_tmux):
+    for run in (real_tmux, lambda *a: shim(shared_server, *a)):
+        assert run("new-session", "-d", "-s", "keys", "cat").returncode == 0
+        assert run("bind-key", "X", "new-window", "-d").returncode == 0
+        listed = run("list-keys", "-T", "prefix", "X")
+        # the key column's width is the table's widest key: tmux's table has keys muxd's has not
+        assert listed.stdout.split() == ["bind-key", "-T", "prefix", "X", "new-window", "-d"], listed
+        assert run("unbind-key", "X").returncode == 0
+        gone = run("list-keys", "-T", "prefix", "X")
+        assert (gone.returncode, gone.stderr) == (1, "unknown key: X\n"), gone
+        assert run("unbind-key", "-q", "X").returncode == 0

@@ -1,4 +1,5 @@
-"""CLI commands about attached clients and their keys: list-clients, detach-client, list-keys."""
+"""CLI commands about attached clients and their keys: list-clients, detach-client, list-keys,
+bind-key, unbind-key."""
 
 from __future__ import annotations
 
@@ -45,8 +46,15 @@ def detach_client(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _table(args: argparse.Namespace) -> str:
+    table = "root" if getattr(args, "root", False) else args.table
+    if table not in ("prefix", "root"):
+        raise NotFound(f"table {table} doesn't exist")
+    return table
+
+
 def _configure_list_keys(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-T", dest="table", default="prefix", help="key table (muxd has one: prefix)")
+    p.add_argument("-T", dest="table", default="prefix", help="key table: prefix, or root (keys bound with -n)")
     p.add_argument("-N", dest="notes", action="store_true", help="each key with what it does")
     p.add_argument("key", nargs="?", help="only this key's binding")
 
@@ -55,13 +63,72 @@ def _configure_list_keys(p: argparse.ArgumentParser) -> None:
 def list_keys(client: Any, args: argparse.Namespace) -> int:
     from muxd.cli.key_table import bind_key_lines, note_lines
 
-    if args.table != "prefix":
-        raise NotFound(f"table {args.table} doesn't exist")
+    table = _table(args)
     shown = client.call("show-options", "option-list", name="prefix", scope="global").options
     prefix = shown[0].value if shown else "C-b"
-    lines = note_lines(prefix, args.key) if args.notes else bind_key_lines(prefix, args.key)
-    if not lines:
+    user = client.call("list-keys", "key-binding-list")
+    if args.notes:
+        lines = note_lines(prefix, user, args.key) if table == "prefix" else []
+    else:
+        lines = bind_key_lines(table, prefix, user, args.key)
+    if not lines and args.key is not None:
         raise NotFound(f"unknown key: {args.key}")
     for line in lines:
         print(line)
+    return 0
+
+
+def _configure_bind_key(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-n", dest="root", action="store_true", help="in the root table: the key alone, no prefix")
+    p.add_argument("-T", dest="table", default="prefix", help="key table: prefix (default) or root")
+    p.add_argument("-r", dest="repeat", action="store_true", help="accepted for tmux's configs; muxd keys do not repeat")
+    p.add_argument("key", help="a tmux key name: x, C-a, M-Left, F5, |")
+    p.add_argument("command", nargs=argparse.REMAINDER,
+                   help="muxd commands to run, ';' between them (the active pane is the default -t)")
+
+
+@cli_command("bind-key")(_configure_bind_key)
+def bind_key(client: Any, args: argparse.Namespace) -> int:
+    import shlex
+
+    from muxd.cli.table import command_named
+    from muxd.cli.tmux_line import split_commands
+    from muxd.daemon.key_bindings import key_forms
+    from muxd.daemon.prefix_keys import SEND_PREFIX, binding_for_command
+    from muxd.errors import BadRequest
+
+    table = _table(args)
+    key_forms(args.key)  # an unknown key name is refused before anything is sent
+    commands = split_commands(args.command)
+    if not commands:
+        raise BadRequest("a command is needed: bind-key KEY COMMAND [ARGUMENTS]")
+    for words in commands:
+        known = words == [SEND_PREFIX] or binding_for_command(words) or command_named(words[0])
+        if not known:
+            raise BadRequest(f"unknown command: {words[0]}")
+    line = " ; ".join(shlex.join(words) for words in commands)
+    client.call("bind-key", "ok", table=table, key=args.key, command=line)
+    return 0
+
+
+def _configure_unbind_key(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-a", dest="all_keys", action="store_true", help="every key of the table")
+    p.add_argument("-n", dest="root", action="store_true", help="in the root table")
+    p.add_argument("-T", dest="table", default="prefix", help="key table: prefix (default) or root")
+    p.add_argument("-q", dest="quiet", action="store_true", help="no error for an unknown key")
+    p.add_argument("key", nargs="?")
+
+
+@cli_command("unbind-key")(_configure_unbind_key)
+def unbind_key(client: Any, args: argparse.Namespace) -> int:
+    from muxd.errors import BadRequest, MuxdError
+
+    table = _table(args)
+    if not args.all_keys and args.key is None:
+        raise BadRequest("a key is needed: unbind-key [-a] KEY")
+    try:
+        client.call("bind-key", "ok", table=table, key=args.key, all_keys=args.all_keys)
+    except MuxdError:
+        if not args.quiet:
+            raise
     return 0

@@ -1,55 +1,61 @@
-"""The prefix table as tmux's list-keys prints it: `bind-key -T prefix c new-window`, one line
-a key, each with the tmux command that does what the key does in muxd (muxd/daemon/prefix_keys.py
-is the table itself)."""
+"""The key tables as tmux's list-keys prints them: `bind-key -T prefix c new-window`, one line
+a key: tmux's default prefix table as muxd has it (muxd/daemon/prefix_keys.py), with the
+user's bind-key and unbind-key over it (muxd/daemon/key_bindings.py)."""
 
 from __future__ import annotations
 
-from muxd.daemon.prefix_keys import BINDINGS, Binding
+from typing import Any
 
-# (action, argument) -> the tmux command line; an action not here shows as its own name.
-_COMMANDS: dict[tuple[str, object], str] = {
-    ("new_window", None): "new-window",
-    ("next_window", None): "next-window",
-    ("previous_window", None): "previous-window",
-    ("split", "horizontal"): "split-window -h",
-    ("split", "vertical"): "split-window",
-    ("select_pane", "up"): "select-pane -U",
-    ("select_pane", "down"): "select-pane -D",
-    ("select_pane", "left"): "select-pane -L",
-    ("select_pane", "right"): "select-pane -R",
-    ("zoom", None): "resize-pane -Z",
-    ("kill_pane", None): 'confirm-before -p "kill-pane #P? (y/n)" kill-pane',
-    ("rename_window", None): 'command-prompt -I "#W" { rename-window "%%" }',
-    ("rename_session", None): 'command-prompt -I "#S" { rename-session "%%" }',
-    ("detach", None): "detach-client",
-    ("list_keys", None): "list-keys -N",
-    ("copy_mode", None): "copy-mode",
-    ("paste_buffer", None): "paste-buffer -p",
-}
+from muxd.daemon.prefix_keys import BINDINGS, SEND_PREFIX
+
+# `user`: the daemon's key-binding-list reply (bindings: table, key, command; defaults_unbound).
+
 _ESCAPED = set("\"#$%';{}\\~")  # key names tmux writes with a backslash
 
 
-def _command(binding: Binding) -> str:
-    if binding.action == "select_window":
-        return f"select-window -t :={binding.argument}"
-    return _COMMANDS.get((binding.action, binding.argument), binding.action.replace("_", "-"))
+def _shown(line: str) -> str:
+    """A bound line as tmux lists it: `\\;` between commands, a word quoted only if it must be."""
+    import re
+    import shlex
+
+    from muxd.cli.tmux_line import split_commands
+
+    def word(text: str) -> str:
+        return text if re.fullmatch(r"[\w@%+=:,./~^-]+", text) else shlex.quote(text)
+
+    return " \\; ".join(" ".join(map(word, words)) for words in split_commands(shlex.split(line)))
 
 
 def _key(name: str) -> str:
     return "".join("\\" + ch if ch in _ESCAPED else ch for ch in name)
 
 
-def bind_key_lines(prefix: str, only: str | None = None) -> list[str]:
-    """`list-keys -T prefix [KEY]`: the prefix key itself (send-prefix) first, then the table."""
-    rows = [(prefix, "send-prefix")] + [(b.name, _command(b)) for b in BINDINGS]
-    width = max(len(_key(key)) for key, _ in rows)
-    # Arrow keys repeat in tmux (-r); muxd's do not, and say so by the missing flag.
-    return [f"bind-key    -T prefix {_key(key):<{width}} {command}" for key, command in rows
-            if only is None or key == only]
+def _rows(table: str, prefix: str, user: Any) -> list[tuple[str, str, str]]:
+    """(key, command, note) of every key bound in `table`, the defaults first."""
+    rows: list[tuple[str, str, str]] = []
+    if table == "prefix" and not user.defaults_unbound:
+        rows = [(prefix, SEND_PREFIX, "Send the prefix key")]
+        rows += [(b.name, b.tmux, b.help[:1].upper() + b.help[1:]) for b in BINDINGS]
+    users = {b.key: b.command for b in user.bindings if b.table == table}
+    rows = [row for row in rows if row[0] not in users]  # rebound or unbound
+    rows += [(key, _shown(command), _shown(command)) for key, command in users.items() if command is not None]
+    return rows
 
 
-def note_lines(prefix: str, only: str | None = None) -> list[str]:
-    """`list-keys -N [KEY]`: each key after the prefix, with what it does."""
-    rows = [(prefix, "Send the prefix key")] + [(b.name, b.help[:1].upper() + b.help[1:]) for b in BINDINGS]
-    width = max(len(prefix) + 1 + len(key) for key, _ in rows)
-    return [f"{prefix + ' ' + key:<{width}} {what}" for key, what in rows if only is None or key == only]
+def bind_key_lines(table: str, prefix: str, user: Any, only: str | None = None) -> list[str]:
+    """`list-keys -T TABLE [KEY]`."""
+    rows = _rows(table, prefix, user)
+    width = max((len(_key(key)) for key, _, _ in rows), default=0)  # the table's, one key or all
+    rows = [row for row in rows if only is None or row[0] == only]
+    # tmux keeps a column for -r where a key repeats (its default arrows): muxd's keys do not
+    # repeat, and say so by the missing flag.
+    start = "bind-key    " if table == "prefix" else "bind-key "
+    return [f"{start}-T {table} {_key(key):<{width}} {command}" for key, command, _ in rows]
+
+
+def note_lines(prefix: str, user: Any, only: str | None = None) -> list[str]:
+    """`list-keys -N [KEY]`: each key after the prefix, with what it does (a user's key: its command)."""
+    rows = _rows("prefix", prefix, user)
+    width = max((len(prefix) + 1 + len(key) for key, _, _ in rows), default=0)
+    rows = [row for row in rows if only is None or row[0] == only]
+    return [f"{prefix + ' ' + key:<{width}} {note}" for key, _, note in rows]

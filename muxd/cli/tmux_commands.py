@@ -193,7 +193,7 @@ class TmuxServer:
             args.tmux_shim = True
         if getattr(args, "print_pane", False) and args.format is None:
             args.format = DEFAULT_FORMATS[name]
-        if name.startswith("list-") and args.format is None:
+        if name.startswith("list-") and getattr(args, "format", "") is None:  # list-keys has no -F
             scope = " -a" if getattr(args, "all", False) else " -s" if getattr(args, "session_scope", False) else ""
             args.format = DEFAULT_FORMATS.get(name + scope, DEFAULT_FORMATS.get(name))
 

@@ -140,6 +140,8 @@ REQUEST_RULES: dict[type, Rule] = {
     m.SelectPane: Rule("moderate", scoped=True), m.SelectWindow: Rule("moderate", scoped=True),
     m.RenameWindow: Rule("moderate", scoped=True), m.RenameSession: Rule("moderate", scoped=True),
     m.ListClients: Rule("safe", read_only=True), m.DetachClient: Rule("dangerous"),
+    # A bound key runs its command as the socket owner, whoever presses it: the owner's to bind.
+    m.BindKey: Rule("admin"), m.ListKeys: Rule("safe", read_only=True),
     m.ShowOptions: Rule("safe", read_only=True), m.SetOption: Rule("dangerous"),
     m.ListBuffers: Rule("safe", read_only=True), m.SetBuffer: Rule("moderate"), m.DeleteBuffer: Rule("moderate"),
     m.PasteBuffer: Rule("moderate"),

@@ -27,6 +27,7 @@ from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode,
 from muxd.daemon.attached_mouse import mouse_event
 from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.pane import Pane
+from muxd.daemon.command_prompt import run_line
 from muxd.daemon.prefix_actions import run_binding
 from muxd.daemon.paste_buffers import PasteBuffers
 from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
@@ -306,6 +307,8 @@ class AttachedClient:
             if (self.prefix_pending or self.prompt is not None or self.viewing() or self.pane_numbers is not None
                     or (pane is not None and pane.id in self.hub.copy_modes)):
                 size = next_key_bytes(data)
+            elif self.daemon.registry.key_bindings.any_in("root"):
+                size = next_key_bytes(data)  # any key may be bound on its own
             else:
                 cut = data.find(self.prefix)
                 size = len(self.prefix) if cut == 0 else len(data) if cut < 0 else cut
@@ -348,10 +351,10 @@ class AttachedClient:
             return True
         if self.prefix_pending:
             self.prefix_pending = False
-            if key == self.prefix:
-                self._write_active(key)
-                return False
-            self._prefix_command(key)
+            return self._prefix_command(key)
+        bound = self.daemon.registry.key_bindings.lookup("root", key)
+        if bound is not None and bound.command is not None:
+            run_line(self, bound.command)
             return True
         if key == self.prefix:
             self.prefix_pending = True
@@ -379,15 +382,28 @@ class AttachedClient:
         window = self.session.active_window
         return window.active_pane if window is not None else None
 
-    def _write_active(self, data: bytes) -> None:
+    def write_active(self, data: bytes) -> None:
         pane = self.active_pane()
         if pane is not None:
             pane.write(data)
 
-    def _prefix_command(self, key: bytes) -> None:
+    def _prefix_command(self, key: bytes) -> bool:
+        """The key after the prefix: the user's binding, else the default one; False when it
+        only went to a program (the prefix pressed twice sends it)."""
+        user = self.daemon.registry.key_bindings.lookup("prefix", key)
+        if user is not None:
+            if user.command is not None:  # None: unbound by the user
+                run_line(self, user.command)
+            return True
+        if self.daemon.registry.key_bindings.defaults_unbound:
+            return True
+        if key == self.prefix:
+            self.write_active(key)
+            return False
         binding = binding_for(key)
         if binding is not None:  # unbound after the prefix: ignored, as tmux does
             run_binding(self, binding)
+        return True
 
     def paste_buffer(self) -> None:
         """The newest buffer into the active pane, line feeds as carriage returns (tmux's

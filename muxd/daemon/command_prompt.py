@@ -1,7 +1,7 @@
-"""`C-b :`: tmux's command prompt. The line is a muxd command (`split-window -h`,
-`kill-window`, `ls`…), run as the `muxd` CLI would run it — every command the CLI's table has,
-with its own options and errors — with the attached client's active pane as the default
-`-t`. A line of output or an error shows in the status line; longer output in a view over the
+"""`C-b :`: tmux's command prompt. The line is muxd commands (`split-window -h`,
+`kill-window`, `ls`…; `;` between two, run in turn until one fails), each run as the `muxd`
+CLI would run it — every command the CLI's table has, with its own options and errors — with
+the attached client's active pane as the default `-t`. A line of output or an error shows in the status line; longer output in a view over the
 window (q leaves), as tmux shows a command's output in view mode. As in tmux, `attach -t X`
 and `new-session` switch this client to that session instead of needing a terminal."""
 
@@ -19,7 +19,7 @@ from muxd.config import COMMAND_PROMPT_HISTORY_MAX, COMMAND_PROMPT_TIMEOUT_S
 from muxd.daemon.access import SYSTEM
 from muxd.daemon.status_prompt import Prompt
 from muxd.daemon.target import resolve_session
-from muxd.errors import BadRequest, Forbidden
+from muxd.errors import BadRequest, Forbidden, MuxdError
 
 if TYPE_CHECKING:
     from muxd.cli.table import CliCommand
@@ -70,14 +70,46 @@ def with_default_target(words: list[str], target: str | None) -> list[str]:
 
 
 def run_line(client: AttachedClient, line: str) -> None:
+    """Run a line of muxd commands (`;` between them, as tmux's) one after the other; the
+    first that fails ends the line, its error in the status line."""
+    from muxd.cli.tmux_line import split_commands
+
     try:
         words = shlex.split(line)
     except ValueError as exc:
         raise BadRequest(f"bad quoting: {exc}") from None
-    if not words:
-        return
+    commands = split_commands(words)
+    if commands:
+        task = asyncio.create_task(_run_commands(client, commands))
+        _running.add(task)
+        task.add_done_callback(_running.discard)
+
+
+async def _run_commands(client: AttachedClient, commands: list[list[str]]) -> None:
+    for words in commands:
+        try:
+            if not await _run_command(client, words):
+                return
+        except MuxdError as exc:
+            client.say(str(exc))
+            return
+
+
+async def _run_command(client: AttachedClient, words: list[str]) -> bool:
+    """One command of a line; False if it failed (and said so). A default key's tmux command
+    (copy-mode, choose-tree -Zw, send-prefix…) does what that key does, in this client."""
+    from muxd.daemon.prefix_actions import run_binding
+    from muxd.daemon.prefix_keys import SEND_PREFIX, binding_for_command
+
+    if words == [SEND_PREFIX]:
+        client.write_active(client.prefix)
+        return True
+    binding = binding_for_command(words)
+    if binding is not None:
+        run_binding(client, binding)
+        client.hub.changed(client.session)
+        return True
     command, parser = _command(words)
-    switch = None
     # In a client, tmux's attach-session and new-session switch that client (no terminal needed).
     if command is not None and command.name == "attach-session":
         from muxd.daemon.commands.selection import select_target
@@ -86,15 +118,14 @@ def run_line(client: AttachedClient, line: str) -> None:
         session = resolve_session(client.daemon.registry, target)
         select_target(client.daemon.registry, session, target)
         client.switch_to(session)
-        return
+        return True
+    switch = None
     if command is not None and command.name == "new-session" and "-d" not in words:
         words = [words[0], "-d", "-P", *words[1:]]
         switch = _switch_to_new_pane
     pane = client.active_pane()
     argv = with_default_target(words, pane.id if pane is not None else None)
-    task = asyncio.create_task(_run(client, argv, pane.cwd() if pane is not None else None, switch))
-    _running.add(task)
-    task.add_done_callback(_running.discard)
+    return await _run(client, argv, pane.cwd() if pane is not None else None, switch)
 
 
 def _switch_to_new_pane(client: AttachedClient, output: list[str]) -> bool:
@@ -107,7 +138,7 @@ def _switch_to_new_pane(client: AttachedClient, output: list[str]) -> bool:
 
 
 async def _run(client: AttachedClient, argv: list[str], cwd: str | None,
-               then: Callable[[AttachedClient, list[str]], bool] | None = None) -> None:
+               then: Callable[[AttachedClient, list[str]], bool] | None = None) -> bool:
     socket = client.daemon.socket_path
     env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
     env.update(MUXD_SOCKET_DIR=str(socket.parent), COLUMNS=str(client.columns))
@@ -121,14 +152,14 @@ async def _run(client: AttachedClient, argv: list[str], cwd: str | None,
         process.kill()
         await process.wait()
         client.say(f"{argv[0]}: still running after {COMMAND_PROMPT_TIMEOUT_S:g}s, killed")
-        return
+        return False
     if client.closed:
-        return
+        return False
     if process.returncode != 0:
         # The CLI's error is its last line (argparse's usage comes before it), "muxd: " off.
         lines = err.decode(errors="replace").strip().splitlines() or [f"{argv[0]}: exit {process.returncode}"]
         client.say(lines[-1].removeprefix("muxd: "))
-        return
+        return False
     lines = out.decode(errors="replace").rstrip("\n").splitlines()
     if then is not None and then(client, lines):
         lines = []  # done: nothing to show
@@ -137,3 +168,4 @@ async def _run(client: AttachedClient, argv: list[str], cwd: str | None,
     elif lines:
         client.show_text(lines)
     client.hub.changed(client.session)
+    return True

@@ -1,5 +1,7 @@
 """What a key after the prefix does for an attached client: the actions of prefix_keys.py's
-table, run against the client's session (tmux's default key bindings)."""
+table, run against the client's session (tmux's default key bindings). A key the user bound
+runs its line as the `C-b :` prompt does (command_prompt.py), and one of these when the line
+is a default key's tmux command."""
 
 from __future__ import annotations
 

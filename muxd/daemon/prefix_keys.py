@@ -5,6 +5,7 @@ One table serves the dispatcher (daemon/attached.py), the `C-b ?` view and the R
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from muxd.errors import BadRequest
@@ -18,6 +19,7 @@ class Binding:
     action: str                # an AttachedClient action, see attached.py
     help: str
     argument: int | str | None = None
+    tmux: str = ""             # the tmux command line of the same key in tmux's default table
 
 
 def _arrow(final: str) -> tuple[bytes, ...]:
@@ -25,36 +27,45 @@ def _arrow(final: str) -> tuple[bytes, ...]:
 
 
 BINDINGS: tuple[Binding, ...] = (
-    Binding("c", (b"c",), "new_window", "create a new window"),
-    Binding("n", (b"n",), "next_window", "next window"),
-    Binding("p", (b"p",), "previous_window", "previous window"),
-    *(Binding(str(n), (str(n).encode(),), "select_window", f"select window {n}", n) for n in range(10)),
-    Binding("%", (b"%",), "split", "split the pane left/right", "horizontal"),
-    Binding('"', (b'"',), "split", "split the pane top/bottom", "vertical"),
-    Binding("Up", _arrow("A"), "select_pane", "select the pane above", "up"),
-    Binding("Down", _arrow("B"), "select_pane", "select the pane below", "down"),
-    Binding("Left", _arrow("D"), "select_pane", "select the pane to the left", "left"),
-    Binding("Right", _arrow("C"), "select_pane", "select the pane to the right", "right"),
-    Binding("o", (b"o",), "next_pane", "select the next pane"),
-    Binding(";", (b";",), "last_pane", "select the previously active pane"),
-    Binding("l", (b"l",), "last_window", "select the previously active window"),
-    Binding("q", (b"q",), "display_panes", "show pane numbers (press one to select that pane)"),
-    Binding("z", (b"z",), "zoom", "zoom the active pane (toggle)"),
-    Binding("Space", (b" ",), "layout", "arrange the panes in the next layout", "next_layout"),
-    Binding("{", (b"{",), "layout", "swap the active pane with the one before it", "swap_up"),
-    Binding("}", (b"}",), "layout", "swap the active pane with the one after it", "swap_down"),
-    Binding("!", (b"!",), "layout", "break the active pane out to a new window", "break_pane"),
-    Binding("x", (b"x",), "kill_pane", "kill the active pane (asks y/n)"),
-    Binding("&", (b"&",), "kill_window", "kill the window (asks y/n)"),
-    Binding("w", (b"w",), "choose_tree", "choose a window, with its agents' states", "windows"),
-    Binding("s", (b"s",), "choose_tree", "choose a session (Right opens its windows)", "sessions"),
-    Binding(":", (b":",), "command_prompt", "run a muxd command (the active pane is the default -t)"),
-    Binding(",", (b",",), "rename_window", "rename the window"),
-    Binding("$", (b"$",), "rename_session", "rename the session"),
-    Binding("d", (b"d",), "detach", "detach this client"),
-    Binding("?", (b"?",), "list_keys", "list key bindings (q leaves)"),
-    Binding("[", (b"[",), "copy_mode", "enter copy mode (scroll back, select, copy; q leaves)"),
-    Binding("]", (b"]",), "paste_buffer", "paste the newest copied text (drag the mouse to copy)"),
+    Binding("c", (b"c",), "new_window", "create a new window", tmux="new-window"),
+    Binding("n", (b"n",), "next_window", "next window", tmux="next-window"),
+    Binding("p", (b"p",), "previous_window", "previous window", tmux="previous-window"),
+    *(Binding(str(n), (str(n).encode(),), "select_window", f"select window {n}", n, f"select-window -t :={n}")
+      for n in range(10)),
+    Binding("%", (b"%",), "split", "split the pane left/right", "horizontal", "split-window -h"),
+    Binding('"', (b'"',), "split", "split the pane top/bottom", "vertical", "split-window"),
+    Binding("Up", _arrow("A"), "select_pane", "select the pane above", "up", "select-pane -U"),
+    Binding("Down", _arrow("B"), "select_pane", "select the pane below", "down", "select-pane -D"),
+    Binding("Left", _arrow("D"), "select_pane", "select the pane to the left", "left", "select-pane -L"),
+    Binding("Right", _arrow("C"), "select_pane", "select the pane to the right", "right", "select-pane -R"),
+    Binding("o", (b"o",), "next_pane", "select the next pane", tmux="select-pane -t :.+"),
+    Binding(";", (b";",), "last_pane", "select the previously active pane", tmux="last-pane"),
+    Binding("l", (b"l",), "last_window", "select the previously active window", tmux="last-window"),
+    Binding("q", (b"q",), "display_panes", "show pane numbers (press one to select that pane)",
+            tmux="display-panes"),
+    Binding("z", (b"z",), "zoom", "zoom the active pane (toggle)", tmux="resize-pane -Z"),
+    Binding("Space", (b" ",), "layout", "arrange the panes in the next layout", "next_layout", "next-layout"),
+    Binding("{", (b"{",), "layout", "swap the active pane with the one before it", "swap_up", "swap-pane -U"),
+    Binding("}", (b"}",), "layout", "swap the active pane with the one after it", "swap_down", "swap-pane -D"),
+    Binding("!", (b"!",), "layout", "break the active pane out to a new window", "break_pane", "break-pane"),
+    Binding("x", (b"x",), "kill_pane", "kill the active pane (asks y/n)",
+            tmux='confirm-before -p "kill-pane #P? (y/n)" kill-pane'),
+    Binding("&", (b"&",), "kill_window", "kill the window (asks y/n)",
+            tmux='confirm-before -p "kill-window #W? (y/n)" kill-window'),
+    Binding("w", (b"w",), "choose_tree", "choose a window, with its agents' states", "windows", "choose-tree -Zw"),
+    Binding("s", (b"s",), "choose_tree", "choose a session (Right opens its windows)", "sessions",
+            "choose-tree -Zs"),
+    Binding(":", (b":",), "command_prompt", "run a muxd command (the active pane is the default -t)",
+            tmux="command-prompt"),
+    Binding(",", (b",",), "rename_window", "rename the window",
+            tmux='command-prompt -I "#W" { rename-window "%%" }'),
+    Binding("$", (b"$",), "rename_session", "rename the session",
+            tmux='command-prompt -I "#S" { rename-session "%%" }'),
+    Binding("d", (b"d",), "detach", "detach this client", tmux="detach-client"),
+    Binding("?", (b"?",), "list_keys", "list key bindings (q leaves)", tmux="list-keys -N"),
+    Binding("[", (b"[",), "copy_mode", "enter copy mode (scroll back, select, copy; q leaves)", tmux="copy-mode"),
+    Binding("]", (b"]",), "paste_buffer", "paste the newest copied text (drag the mouse to copy)",
+            tmux="paste-buffer -p"),
 )
 _BY_BYTES = {key: binding for binding in BINDINGS for key in binding.keys}
 
@@ -68,6 +79,31 @@ COPY_MODE_KEYS = (
     ("Escape / q", "clear the selection (none: leave) / leave copy mode"),
     ("wheel / drag", "scroll (down past the bottom leaves) / select, release copies"),
 )
+
+
+SEND_PREFIX = "send-prefix"  # the prefix key's own command: the prefix to the pane
+
+
+def _canonical(words: list[str]) -> tuple[str, ...]:
+    """A command's words with tmux's name for the command (`splitw -v` -> `split-window`)."""
+    from muxd.cli.tmux_line import find_command
+    from muxd.errors import MuxdError
+
+    try:
+        name = find_command(words[0])
+    except MuxdError:
+        name = words[0]
+    rest = tuple(words[1:])
+    return (name, *rest) if (name, rest) != ("split-window", ("-v",)) else (name,)
+
+
+def binding_for_command(words: list[str]) -> Binding | None:
+    """The default binding whose tmux command `words` are, so that a key bound to it does what
+    the default key does (those need an attached client: copy-mode, choose-tree, prompts)."""
+    if not words:
+        return None
+    wanted = _canonical(words)
+    return next((b for b in BINDINGS if _canonical(shlex.split(b.tmux)) == wanted), None)
 
 
 def binding_for(key: bytes) -> Binding | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from muxd.daemon import layout_full, layout_sets
 from muxd.daemon.layout import Cell, Layout
 from muxd.daemon.names import check_target_name, check_window_name
+from muxd.daemon.key_bindings import KeyBindings
 from muxd.daemon.options import Options
 from muxd.daemon.pane import Pane
 from muxd.emulator.rows import ROW_OVERHEAD_BYTES
@@ -276,6 +277,7 @@ class Registry:
     def __init__(self, on_pane_removed: Callable[[Pane], None] | None = None) -> None:
         self._on_pane_removed = on_pane_removed
         self.options = Options()  # set-option's values (daemon/options.py)
+        self.key_bindings = KeyBindings()  # bind-key's (daemon/key_bindings.py)
         self.sessions: list[Session] = []
         self._session_numbers = itertools.count()
         self._window_numbers = itertools.count()

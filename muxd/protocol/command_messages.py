@@ -1,5 +1,5 @@
 """tmux's daily-use commands on the wire: choosing and renaming windows, panes and sessions,
-detaching clients, options, paste buffers and pipe-pane. Part of the unions in messages.py."""
+detaching clients, key bindings, options, paste buffers and pipe-pane. Part of the unions in messages.py."""
 
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ class BufferInfo(msgspec.Struct, frozen=True, kw_only=True):
     size: int     # bytes of its UTF-8 text, as tmux counts
     sample: str   # its start, escaped as list-buffers shows it
     text: str | None = None  # the whole text, when asked for
+
+
+class KeyBindingInfo(msgspec.Struct, frozen=True, kw_only=True):
+    table: Literal["prefix", "root"]
+    key: str                  # as bind-key was given it (C-a, M-Left, |)
+    command: str | None       # None: a default key unbound
 
 
 class ClientInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,6 +106,19 @@ class ShowOptions(_Message, tag="show-options"):
     kind: Literal["server", "session", "window"] = "session"  # -s, (none), -w; -p implies window
 
 
+class BindKey(_Message, tag="bind-key"):
+    """bind-key (a command), unbind-key (none); `all_keys`: unbind-key -a, every key of the table."""
+    id: int
+    table: Literal["prefix", "root"] = "prefix"
+    key: Label | None = None
+    command: LongText | None = None
+    all_keys: bool = False
+
+
+class ListKeys(_Message, tag="list-keys"):
+    id: int
+
+
 class ListBuffers(_Message, tag="list-buffers"):
     id: int
     name: Label | None = None     # show-buffer -b: that one, text included; else every one, newest first
@@ -153,3 +172,9 @@ class BufferList(_Message, tag="buffer-list"):
 class ClientList(_Message, tag="client-list"):
     id: int
     clients: list[ClientInfo]
+
+
+class KeyBindingList(_Message, tag="key-binding-list"):
+    id: int
+    bindings: list[KeyBindingInfo]  # the user's, in the order bound
+    defaults_unbound: bool = False  # unbind-key -a: none of the default prefix table is left

@@ -21,8 +21,8 @@ from muxd.protocol.access_messages import (  # noqa: F401
     RevokeGrant, RevokeToken, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
 )
 from muxd.protocol.command_messages import (  # noqa: F401
-    BufferInfo, BufferList, ClientInfo, ClientList, DeleteBuffer, DetachClient, ListBuffers, ListClients,
-    OptionList, OptionValue, PasteBuffer, PipePane, RenameSession, RenameWindow, SelectPane, SelectWindow,
+    BindKey, BufferInfo, BufferList, ClientInfo, ClientList, DeleteBuffer, DetachClient, KeyBindingInfo,
+    KeyBindingList, ListBuffers, ListClients, ListKeys, OptionList, OptionValue, PasteBuffer, PipePane, RenameSession, RenameWindow, SelectPane, SelectWindow,
     SetBuffer, SetOption, ShowOptions,
 )
 from muxd.protocol.execution_messages import (
@@ -50,6 +50,7 @@ Request = Union[
     Attach, AttachInput, AttachResize,
     SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves
     SelectPane, SelectWindow, RenameWindow, RenameSession, ListClients, DetachClient,  # daily tmux commands
+    BindKey, ListKeys,
     SetOption, ShowOptions, ListBuffers, SetBuffer, DeleteBuffer, PasteBuffer, PipePane,
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory,
@@ -61,7 +62,7 @@ Request = Union[
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
               SummaryReply, Error, Attached, Released,
-              OptionList, BufferList, ClientList,  # daily tmux commands
+              OptionList, BufferList, ClientList, KeyBindingList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks

@@ -88,6 +88,25 @@ class OuterTerminal:
         self.tmux("kill-server", check=False)
 
 
+def status_line(screen: str, lines: int = 30) -> str:
+    """The last row of a `lines`-row screen: muxd's status line."""
+    return screen.split("\n")[lines - 1]
+
+
+def attached_terminal(make: Callable[..., OuterTerminal], server: Any, session: str, *,
+                      columns: int = 100, lines: int = 30) -> OuterTerminal:
+    """A new outer terminal (from `outer_terminals`' factory) attached to `session`."""
+    terminal = make(columns=columns, lines=lines)
+    attach_in(terminal, server, session)
+    return terminal
+
+
+def attach_in(terminal: OuterTerminal, server: Any, session: str) -> None:
+    """Attach `terminal`'s shell to `session`; back once the status line names it."""
+    terminal.type(muxd_command(server.name, "attach", "-t", session), enter=True)
+    terminal.wait_for(f"[{session}]")
+
+
 @contextmanager
 def outer_terminals(server: Any) -> Iterator[Callable[..., OuterTerminal]]:
     """A factory of outer terminals whose shells reach `server` (a MuxdTestServer); all closed

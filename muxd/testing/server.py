@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -91,6 +92,14 @@ class MuxdTestServer:
 
     def capture(self, target: str, *extra: str) -> str:
         return self.cli("capture-pane", "-p", "-t", target, *extra, check=True).stdout
+
+    def panes(self, target: str) -> list[dict[str, Any]]:
+        """`list-panes -t target --json`: the panes of a window or session."""
+        return json.loads(self.cli("list-panes", "-t", target, "--json", check=True).stdout)
+
+    def windows(self, session: str) -> list[dict[str, Any]]:
+        """`list-windows -t session --json`."""
+        return json.loads(self.cli("list-windows", "-t", session, "--json", check=True).stdout)
 
     def wait_for_text(self, target: str, text: str, *, timeout: float = 10.0) -> str:
         """Wait until the pane's screen shows `text`; return the screen."""

@@ -47,7 +47,7 @@ def load_all() -> dict[type, Command]:
     from muxd.daemon.commands import access  # noqa: F401 - tokens, grants, audit, metrics
     from muxd.daemon.commands import executions  # noqa: F401 - the history
     from muxd.daemon.commands import tasks  # noqa: F401 - the task queue
-    from muxd.daemon.commands import buffers, clients, options, selection  # noqa: F401 - tmux's daily commands
+    from muxd.daemon.commands import buffers, clients, keys, options, selection  # noqa: F401 - tmux's daily commands
     from muxd.daemon.commands import tmux  # noqa: F401 - watching panes that run in tmux
 
     return COMMANDS

@@ -1,0 +1,79 @@
+"""bind-key and unbind-key in a real outer terminal (a pane of a private tmux server): keys
+bound after the prefix and alone (-n), default keys unbound and bound to what needs a client
+(choose-tree, send-prefix), and `;` between commands at the `C-b :` prompt.
+
+Bindings are the server's: each test has a daemon of its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from muxd.testing.outer_terminal import attached_terminal as attached
+from muxd.testing.outer_terminal import outer_terminals, status_line
+from muxd.testing.wait import wait_until
+
+SHELL = ["--", "bash", "--norc", "--noprofile"]
+LINES = 30
+
+
+@pytest.fixture
+def outer(muxd_server):
+    with outer_terminals(muxd_server) as make:
+        yield make
+
+
+
+
+def test_bound_keys_run_their_commands_and_unbound_ones_nothing(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "keys", *SHELL, check=True)
+    s.cli("bind-key", "|", "split-window", "-h", check=True)
+    s.cli("bind", "-n", "F6", "new-window", "-d", *SHELL[1:], check=True)
+    s.cli("unbind", "c", check=True)
+    term = attached(outer, s, "keys")
+
+    term.keys("C-b", "|")  # a muxd command: the active pane is its -t
+    wait_until(lambda: len(s.panes("keys:0")) == 2, timeout=10, message="C-b | split the pane")
+    assert all(p["width"] < 100 for p in s.panes("keys:0")), "side by side"
+
+    term.keys("F6")  # bound alone: no prefix, and the program does not see it
+    wait_until(lambda: len(s.windows("keys")) == 2, timeout=10, message="F6 made a window")
+    term.type("echo typed-$((6*7))", enter=True)  # with a root table, other keys still reach the pane
+    term.wait_for("typed-42")
+    assert "\x1b[17~" not in s.capture(next(p["id"] for p in s.panes("keys:0") if p["active"]))
+
+    term.keys("C-b", "c")  # unbound: nothing; then a key that does something, to know c was read
+    term.keys("C-b", "|")
+    wait_until(lambda: len(s.panes("keys:0")) == 3, timeout=10, message="the second split")
+    assert len(s.windows("keys")) == 2, "C-b c made no window"
+
+
+def test_keys_bound_to_client_commands_and_prompt_lines_with_semicolons(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "cli", *SHELL, check=True)
+    s.cli("bind", "v", "choose-tree", "-Zw", check=True)  # a default key's command: what that key does
+    s.cli("bind", "a", "send-prefix", check=True)
+    term = attached(outer, s, "cli")
+
+    term.keys("C-b", "v")
+    term.wait_for("cli: 1 window (attached)")
+    term.keys("q")
+    term.wait_for(lambda sc: "(attached)" not in sc and status_line(sc).startswith("[cli]"))
+
+    term.type("cat -v", enter=True)
+    term.keys("C-b", "a", "Enter")  # the prefix itself, to the program
+    term.wait_for("^B")
+    term.keys("C-c")
+
+    term.keys("C-b", ":")
+    term.wait_for(lambda sc: status_line(sc).startswith(":"))
+    term.type("new-window -d -n other ; split-window -h")
+    term.keys("Enter")
+    wait_until(lambda: len(s.panes("cli:0")) == 2 and len(s.windows("cli")) == 2, timeout=10,
+               message="both commands of the line ran")
+    term.keys("C-b", ":")
+    term.type("kill-pane -t %99999 ; new-window -d")  # the first fails: the line stops there
+    term.keys("Enter")
+    term.wait_for(lambda sc: "can't find pane: %99999" in status_line(sc))
+    assert len(s.windows("cli")) == 2

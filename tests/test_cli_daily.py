@@ -254,3 +254,15 @@ def test_history_limit_bounds_the_history_of_new_panes(s):
     limit, size, used = map(int, limits)
     assert limit == 100 and size > limit and 0 < used <= limit * (80 + 32)
     assert int(s.cli("display-message", "-p", "-t", "long", "#{history_limit}", check=True).stdout) > 3000
+
+
+def test_a_new_panes_directory_may_be_a_format_of_the_target_pane(s, tmp_path):
+    (tmp_path / "sub").mkdir()
+    s.cli("new-session", "-d", "-s", "where", "-c", str(tmp_path / "sub"), *SHELL, check=True)
+    s.cli("split-window", "-t", "where", "-c", "#{pane_current_path}", *SHELL, check=True)
+    s.cli("new-window", "-t", "where", "-c", "#{pane_current_path}/..", *SHELL, check=True)
+    listed = s.cli("list-panes", "-s", "-t", "where", "-F", "#{pane_current_path}", check=True).stdout.split()
+    assert listed == [str(tmp_path / "sub")] * 2 + [str(tmp_path)]
+    # the session's active pane is now the new window's
+    assert fails(s, "split-window", "-t", "where", "-c", "#{pane_current_path}/nowhere", *SHELL) == (
+        f"muxd: {tmp_path}/nowhere: no such directory")

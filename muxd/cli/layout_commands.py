@@ -110,7 +110,7 @@ def _configure_respawn_pane(p: argparse.ArgumentParser) -> None:
 
 @cli_command("respawn-pane")(_configure_respawn_pane)
 def respawn_pane(client: Any, args: argparse.Namespace) -> int:
-    spawn = spawn_from_args(argparse.Namespace(pane_name=None, tags=[], remove_on_exit=False, **vars(args)))
+    spawn = spawn_from_args(argparse.Namespace(pane_name=None, tags=[], remove_on_exit=False, **vars(args)), client)
     if not args.cwd:
         del spawn["cwd"]  # the pane's own directory, as tmux
     for unused in ("pane_name", "tags", "remove_on_exit"):

@@ -36,8 +36,15 @@ def add_spawn_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("command", nargs=argparse.REMAINDER, help="program and arguments (after --)")
 
 
-def spawn_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """The new pane's Spawn, as the fields the daemon reads it from."""
+def spawn_from_args(args: argparse.Namespace, client: Any = None) -> dict[str, Any]:
+    """The new pane's Spawn, as the fields the daemon reads it from. With a `client`, a `-c`
+    holding a format (tmux configs' `split-window -c '#{pane_current_path}'`) is expanded for
+    the pane `-t` names (the active one of a session or window)."""
+    if client is not None and "#" in (args.cwd or ""):
+        from muxd.cli.format_variables import FormatScope
+
+        pane = client.call("show-pane", "pane", target=getattr(args, "target", None)).pane
+        args.cwd = FormatScope(client).expand_pane(args.cwd, pane)
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -86,7 +93,7 @@ def new_session(client: Any, args: argparse.Namespace) -> int:
     columns = columns if args.columns is None else args.columns
     lines = lines if args.lines is None else args.lines
     # Attached, it is a person's session: its panes close when their programs exit, as in tmux.
-    spawn = {**spawn_from_args(args), "interactive": not args.detached}
+    spawn = {**spawn_from_args(args, client), "interactive": not args.detached}
     reply = client.call("new-session", "pane", name=args.session_name, window_name=args.window_name,
                         columns=columns, lines=lines, spawn=spawn)
     report_new_pane(client, args, reply.pane)
@@ -105,7 +112,7 @@ def _configure_new_window(p: argparse.ArgumentParser) -> None:
 @cli_command("new-window")(_configure_new_window)
 def new_window(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("new-window", "pane", target=args.target, name=args.window_name,
-                        spawn=spawn_from_args(args), detached=args.detached)
+                        spawn=spawn_from_args(args, client), detached=args.detached)
     report_new_pane(client, args, reply.pane)
     return 0
 
@@ -128,7 +135,7 @@ def split_window(client: Any, args: argparse.Namespace) -> int:
     from muxd.cli.layout_commands import size_argument
 
     reply = client.call("split-window", "pane", target=args.target, horizontal=args.horizontal,
-                        spawn=spawn_from_args(args), detached=args.detached, before=args.before,
+                        spawn=spawn_from_args(args, client), detached=args.detached, before=args.before,
                         full=args.full, size=size_argument(args))
     report_new_pane(client, args, reply.pane)
     return 0

@@ -180,8 +180,6 @@ class TmuxServer:
             return self.run(["attach-session", "-t", args.session_name])  # -A: attach to it if it exists
         if getattr(args, "target", "") is None and self.own_pane and self.own_socket == client.socket_path:
             args.target = self.own_pane
-        if "#" in (getattr(args, "cwd", None) or ""):  # `split-window -c '#{pane_current_path}'`
-            args.cwd = _expand_for_target(client, args.cwd, getattr(args, "target", None))
         return body(client, args)
 
     @staticmethod
@@ -220,13 +218,6 @@ def _session_exists(client: Any, args: argparse.Namespace) -> bool:
     except NotFound:
         return False
     return True
-
-
-def _expand_for_target(client: Any, template: str, target: str | None) -> str:
-    """`template` expanded for the pane `target` names (its active pane for a session or window)."""
-    from muxd.cli.format_variables import FormatScope
-
-    return FormatScope(client).expand_pane(template, client.call("show-pane", "pane", target=target).pane)
 
 
 def exact_target(target: str) -> str:

@@ -242,7 +242,7 @@ def test_the_readme_lists_every_binding_of_the_table():
     from muxd.daemon.prefix_keys import BINDINGS
 
     readme = (Path(__file__).parent.parent / "README.md").read_text()
-    named = {b.name for b in BINDINGS if b.action not in ("select_window", "select_pane")}
+    named = {b.name for b in BINDINGS if b.action not in ("select_window", "select_pane", "resize_pane")}
     missing = sorted(name for name in named if f"`C-b {name}`" not in readme)
     assert not missing, f"README's key table lacks {missing}"
-    assert "`C-b 0`…`9`" in readme and "`C-b` arrow" in readme
+    assert "`C-b 0`…`9`" in readme and "`C-b` arrow" in readme and "`C-b M-Up`… / `C-b C-Up`…" in readme

@@ -77,3 +77,33 @@ def test_keys_bound_to_client_commands_and_prompt_lines_with_semicolons(muxd_ser
     term.keys("Enter")
     term.wait_for(lambda sc: "can't find pane: %99999" in status_line(sc))
     assert len(s.windows("cli")) == 2
+
+
+def test_arrow_keys_repeat_within_repeat_time_and_resize_with_meta_and_control(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "rep", *SHELL, check=True)
+    left = s.panes("rep")[0]["id"]
+    s.cli("split-window", "-h", "-t", "rep", *SHELL, check=True)
+    right = next(p["id"] for p in s.panes("rep") if p["id"] != left)
+    s.cli("set", "-g", "repeat-time", "10000", check=True)  # long: a slow machine still repeats
+    term = attached(outer, s, "rep")
+
+    def active() -> str:
+        return next(p["id"] for p in s.panes("rep") if p["active"])
+
+    def left_width() -> int:
+        return next(p["width"] for p in s.panes("rep") if p["id"] == left)
+
+    term.keys("C-b", "Left", "Right")  # the second arrow repeats: no prefix
+    wait_until(lambda: active() == right, timeout=10, message="Right repeated without the prefix")
+    width = left_width()
+    term.keys("C-b", "M-Left", "C-Left")  # the right pane grows 5 cells, then 1 more (repeated)
+    wait_until(lambda: left_width() == width - 6, timeout=10, message="M-Left by 5, C-Left by 1")
+    term.type("echo typed-$((2*21))", enter=True)  # another key ends the repeat and is typed
+    s.wait_for_text(right, "typed-42")
+
+    s.cli("set", "-g", "repeat-time", "0", check=True)
+    term.keys("C-b", "Left", "Right")  # no repeat-time: Right goes to the program
+    term.type("echo still-$((6*7))", enter=True)
+    s.wait_for_text(left, "still-42")
+    assert active() == left

@@ -170,11 +170,11 @@ def test_bind_key_and_unbind_key_change_what_list_keys_prints(s):
     s.cli("unbind", "z", check=True)
     try:
         lines = s.cli("list-keys", check=True).stdout.splitlines()
-        assert "bind-key    -T prefix |     split-window -h" in lines
-        assert "bind-key    -T prefix R     source-file /tmp/x.conf \\; display-message -p done" in lines
-        assert "bind-key    -T prefix c     new-window -d" in lines and not any(" z " in line for line in lines)
+        assert "bind-key    -T prefix |       split-window -h" in lines
+        assert "bind-key    -T prefix R       source-file /tmp/x.conf \\; display-message -p done" in lines
+        assert "bind-key    -T prefix c       new-window -d" in lines and not any(" z " in line for line in lines)
         assert s.cli("list-keys", "-T", "root", check=True).stdout == "bind-key -T root M-Left select-pane -L\n"
-        assert "C-b |     split-window -h" in s.cli("list-keys", "-N", check=True).stdout
+        assert "C-b |       split-window -h" in s.cli("list-keys", "-N", check=True).stdout
         assert fails(s, "list-keys", "z") == "muxd: unknown key: z"
         assert fails(s, "bind", "F99", "new-window") == "muxd: unknown key: F99"
         assert fails(s, "bind", "x", "no-such-command") == "muxd: unknown command: no-such-command"
@@ -194,26 +194,28 @@ def test_bind_key_and_unbind_key_change_what_list_keys_prints(s):
 
 def test_list_keys_prints_the_prefix_table_as_bind_key_lines(s):
     lines = s.cli("list-keys", check=True).stdout.splitlines()
-    assert lines[0] == "bind-key    -T prefix C-b   send-prefix"
-    for line in ("bind-key    -T prefix c     new-window",
-                 "bind-key    -T prefix \\%    split-window -h",
-                 "bind-key    -T prefix \\\"    split-window",
-                 "bind-key    -T prefix \\$    command-prompt -I \"#S\" { rename-session \"%%\" }",
-                 "bind-key    -T prefix 3     select-window -t :=3",
-                 "bind-key    -T prefix Left  select-pane -L",
-                 "bind-key    -T prefix o     select-pane -t :.+",
-                 "bind-key    -T prefix Space next-layout",
-                 "bind-key    -T prefix w     choose-tree -Zw",
-                 "bind-key    -T prefix d     detach-client"):
+    assert lines[0] == "bind-key    -T prefix C-b     send-prefix"
+    for line in ("bind-key    -T prefix c       new-window",
+                 "bind-key    -T prefix \\%      split-window -h",
+                 "bind-key    -T prefix \\\"      split-window",
+                 "bind-key    -T prefix \\$      command-prompt -I \"#S\" { rename-session \"%%\" }",
+                 "bind-key    -T prefix 3       select-window -t :=3",
+                 "bind-key -r -T prefix Left    select-pane -L",
+                 "bind-key -r -T prefix M-Left  resize-pane -L 5",
+                 "bind-key -r -T prefix C-Up    resize-pane -U",
+                 "bind-key    -T prefix o       select-pane -t :.+",
+                 "bind-key    -T prefix Space   next-layout",
+                 "bind-key    -T prefix w       choose-tree -Zw",
+                 "bind-key    -T prefix d       detach-client"):
         assert line in lines, line
-    assert "C-b $     Rename the session" in s.cli("list-keys", "-N", check=True).stdout
+    assert "C-b $       Rename the session" in s.cli("list-keys", "-N", check=True).stdout
     assert fails(s, "list-keys", "-T", "copy-mode") == "muxd: table copy-mode doesn't exist"
     assert s.cli("list-keys", "-T", "root", check=True).stdout == ""  # muxd binds no key alone by default
-    assert s.cli("list-keys", "-T", "prefix", "z", check=True).stdout == "bind-key    -T prefix z     resize-pane -Z\n"
+    assert s.cli("list-keys", "-T", "prefix", "z", check=True).stdout == "bind-key    -T prefix z       resize-pane -Z\n"
     assert fails(s, "list-keys", "F12") == "muxd: unknown key: F12"
     s.cli("set", "-g", "prefix", "C-a", check=True)
     try:
-        assert s.cli("list-keys", check=True).stdout.startswith("bind-key    -T prefix C-a   send-prefix\n")
+        assert s.cli("list-keys", check=True).stdout.startswith("bind-key    -T prefix C-a     send-prefix\n")
     finally:
         s.cli("set", "-gu", "prefix", check=True)
 

@@ -72,7 +72,7 @@ def test_server_start_loads_the_config_and_reports_bad_lines(muxd_unstarted):
     assert first == f"muxd: {config}:2: invalid option: foo"
     assert second.startswith(f"muxd: {config}:3: unknown command 'bindkey' (did you mean ")
     assert s.run_here("list-keys", "r", check=True).stdout == (
-        "bind-key    -T prefix r     source-file ~/x.conf \\; display-message -p reloaded\n")
+        "bind-key    -T prefix r       source-file ~/x.conf \\; display-message -p reloaded\n")
     # Everything else loaded before the server said it was ready: the first command sees it.
     assert s.run_here("list-windows", "-t", "from-config", check=True).stdout.split("\n")[1].split()[:4] == [
         "from-config", "1*", "@0", "first"]

@@ -81,7 +81,8 @@ def list_keys(client: Any, args: argparse.Namespace) -> int:
 def _configure_bind_key(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", dest="root", action="store_true", help="in the root table: the key alone, no prefix")
     p.add_argument("-T", dest="table", default="prefix", help="key table: prefix (default) or root")
-    p.add_argument("-r", dest="repeat", action="store_true", help="accepted for tmux's configs; muxd keys do not repeat")
+    p.add_argument("-r", dest="repeat", action="store_true",
+                   help="the key may repeat: again without the prefix within repeat-time")
     p.add_argument("key", help="a tmux key name: x, C-a, M-Left, F5, |")
     p.add_argument("command", nargs=argparse.REMAINDER,
                    help="muxd commands to run, ';' between them (the active pane is the default -t)")
@@ -107,7 +108,7 @@ def bind_key(client: Any, args: argparse.Namespace) -> int:
         if not known:
             raise BadRequest(f"unknown command: {words[0]}")
     line = " ; ".join(shlex.join(words) for words in commands)
-    client.call("bind-key", "ok", table=table, key=args.key, command=line)
+    client.call("bind-key", "ok", table=table, key=args.key, command=line, repeat=args.repeat)
     return 0
 
 

@@ -30,32 +30,31 @@ def _key(name: str) -> str:
     return "".join("\\" + ch if ch in _ESCAPED else ch for ch in name)
 
 
-def _rows(table: str, prefix: str, user: Any) -> list[tuple[str, str, str]]:
-    """(key, command, note) of every key bound in `table`, the defaults first."""
-    rows: list[tuple[str, str, str]] = []
+def _rows(table: str, prefix: str, user: Any) -> list[tuple[str, str, str, bool]]:
+    """(key, command, note, repeats) of every key bound in `table`, the defaults first."""
+    rows: list[tuple[str, str, str, bool]] = []
     if table == "prefix" and not user.defaults_unbound:
-        rows = [(prefix, SEND_PREFIX, "Send the prefix key")]
-        rows += [(b.name, b.tmux, b.help[:1].upper() + b.help[1:]) for b in BINDINGS]
-    users = {b.key: b.command for b in user.bindings if b.table == table}
+        rows = [(prefix, SEND_PREFIX, "Send the prefix key", False)]
+        rows += [(b.name, b.tmux, b.help[:1].upper() + b.help[1:], b.repeat) for b in BINDINGS]
+    users = {b.key: b for b in user.bindings if b.table == table}
     rows = [row for row in rows if row[0] not in users]  # rebound or unbound
-    rows += [(key, _shown(command), _shown(command)) for key, command in users.items() if command is not None]
+    rows += [(key, _shown(b.command), _shown(b.command), b.repeat) for key, b in users.items() if b.command is not None]
     return rows
 
 
 def bind_key_lines(table: str, prefix: str, user: Any, only: str | None = None) -> list[str]:
     """`list-keys -T TABLE [KEY]`."""
     rows = _rows(table, prefix, user)
-    width = max((len(_key(key)) for key, _, _ in rows), default=0)  # the table's, one key or all
+    width = max((len(_key(key)) for key, *_ in rows), default=0)  # the table's, one key or all
+    flags = any(repeat for *_, repeat in rows)  # tmux keeps a column for -r if a key has it
     rows = [row for row in rows if only is None or row[0] == only]
-    # tmux keeps a column for -r where a key repeats (its default arrows): muxd's keys do not
-    # repeat, and say so by the missing flag.
-    start = "bind-key    " if table == "prefix" else "bind-key "
-    return [f"{start}-T {table} {_key(key):<{width}} {command}" for key, command, _ in rows]
+    return [f"bind-key {'-r ' if repeat else '   ' if flags else ''}-T {table} {_key(key):<{width}} {command}"
+            for key, command, _, repeat in rows]
 
 
 def note_lines(prefix: str, user: Any, only: str | None = None) -> list[str]:
     """`list-keys -N [KEY]`: each key after the prefix, with what it does (a user's key: its command)."""
     rows = _rows("prefix", prefix, user)
-    width = max((len(prefix) + 1 + len(key) for key, _, _ in rows), default=0)
+    width = max((len(prefix) + 1 + len(key) for key, *_ in rows), default=0)
     rows = [row for row in rows if only is None or row[0] == only]
-    return [f"{prefix + ' ' + key:<{width}} {note}" for key, _, note in rows]
+    return [f"{prefix + ' ' + key:<{width}} {note}" for key, _, note, _ in rows]

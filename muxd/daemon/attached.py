@@ -28,9 +28,9 @@ from muxd.daemon.attached_mouse import mouse_event
 from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.pane import Pane
 from muxd.daemon.command_prompt import run_line
-from muxd.daemon.prefix_actions import run_binding
+from muxd.daemon.prefix_actions import after_prefix, repeats
 from muxd.daemon.paste_buffers import PasteBuffers
-from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
+from muxd.daemon.prefix_keys import list_keys_text, prefix_bytes
 from muxd.daemon.registry import Session, Window
 from muxd.daemon.status_line import agent_status
 from muxd.daemon.status_prompt import Prompt
@@ -82,6 +82,7 @@ class AttachedClient:
         self.painter = FramePainter()
         self.parser = InputParser()
         self.prefix_pending = False
+        self.repeat_until = 0.0  # monotonic time a repeat-time (bind -r) ends; 0: none open
         self.prompt: Prompt | None = None
         self.notice: tuple[str, float] | None = None
         self.help_view: Emulator | None = None  # the C-b ? list or a command's output, while open
@@ -295,8 +296,8 @@ class AttachedClient:
 
     def _units(self, token: Token) -> Iterator[Token]:
         """A run of text in as few pieces as may be (one write to the pane), cut where a key
-        must be seen alone: the prefix, and every key while the prefix waits for its command
-        or a prompt, copy mode or the help view takes keys. Lazy: each cut sees the state the
+        must be seen alone: the prefix, and every key while the prefix waits for its command,
+        a repeat-time is open, or a prompt, copy mode or the help view takes keys. Lazy: each cut sees the state the
         piece before left."""
         if not isinstance(token, Text):
             yield token
@@ -304,7 +305,8 @@ class AttachedClient:
         data = token.data
         while data:
             pane = self.active_pane()
-            if (self.prefix_pending or self.prompt is not None or self.viewing() or self.pane_numbers is not None
+            if (self.prefix_pending or self.repeat_until > time.monotonic() or self.prompt is not None
+                    or self.viewing() or self.pane_numbers is not None
                     or (pane is not None and pane.id in self.hub.copy_modes)):
                 size = next_key_bytes(data)
             elif self.daemon.registry.key_bindings.any_in("root"):
@@ -351,7 +353,11 @@ class AttachedClient:
             return True
         if self.prefix_pending:
             self.prefix_pending = False
-            return self._prefix_command(key)
+            return after_prefix(self, key)
+        if self.repeat_until:
+            if repeats(self, key):
+                return after_prefix(self, key)
+            self.repeat_until = 0.0  # any other key ends the repeat, and does what it does
         bound = self.daemon.registry.key_bindings.lookup("root", key)
         if bound is not None and bound.command is not None:
             run_line(self, bound.command)
@@ -386,24 +392,6 @@ class AttachedClient:
         pane = self.active_pane()
         if pane is not None:
             pane.write(data)
-
-    def _prefix_command(self, key: bytes) -> bool:
-        """The key after the prefix: the user's binding, else the default one; False when it
-        only went to a program (the prefix pressed twice sends it)."""
-        user = self.daemon.registry.key_bindings.lookup("prefix", key)
-        if user is not None:
-            if user.command is not None:  # None: unbound by the user
-                run_line(self, user.command)
-            return True
-        if self.daemon.registry.key_bindings.defaults_unbound:
-            return True
-        if key == self.prefix:
-            self.write_active(key)
-            return False
-        binding = binding_for(key)
-        if binding is not None:  # unbound after the prefix: ignored, as tmux does
-            run_binding(self, binding)
-        return True
 
     def paste_buffer(self) -> None:
         """The newest buffer into the active pane, line feeds as carriage returns (tmux's

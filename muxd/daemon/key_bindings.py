@@ -25,6 +25,7 @@ class UserBinding:
     table: str
     key: str                # the name it was bound by
     command: str | None     # None: a default prefix key unbound
+    repeat: bool = False    # -r
 
 
 def key_forms(name: str) -> tuple[bytes, ...]:
@@ -45,9 +46,9 @@ class KeyBindings:
         self._bound: dict[str, dict[bytes, UserBinding]] = {table: {} for table in TABLES}
         self.defaults_unbound = False  # unbind-key -a on the prefix table
 
-    def bind(self, table: str, key: str, command: str) -> None:
+    def bind(self, table: str, key: str, command: str, repeat: bool = False) -> None:
         for form in key_forms(key):
-            self._bound[table][form] = UserBinding(table, key, command)
+            self._bound[table][form] = UserBinding(table, key, command, repeat)
 
     def unbind(self, table: str, key: str) -> None:
         forms = key_forms(key)

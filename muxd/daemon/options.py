@@ -40,6 +40,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("mouse", "session", "flag", "on", "muxd takes the mouse: wheel, drag to copy, click a pane (off: "
                                                "the terminal's own selection; programs that ask still get it)"),
     Option("base-index", "session", "number", "0", "the index of a session's first new window"),
+    Option("repeat-time", "session", "number", "500", "milliseconds after a key bound with -r (C-b arrows) "
+                                                      "during which keys bound with -r need no prefix"),
     Option("history-limit", "session", "number", "0",
            "rows of history new panes keep at least, at their width (0: the server's memory budget, "
            "$MUXD_SCROLLBACK_BYTES)"),

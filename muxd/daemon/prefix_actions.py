@@ -5,15 +5,54 @@ is a default key's tmux command."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from muxd.daemon import layout_keys
 from muxd.daemon.commands import attach as actions
-from muxd.daemon.prefix_keys import Binding
+from muxd.daemon.prefix_keys import Binding, binding_for
 from muxd.daemon.status_prompt import Prompt
 
 if TYPE_CHECKING:
     from muxd.daemon.attached import AttachedClient
+
+
+def after_prefix(client: AttachedClient, key: bytes) -> bool:
+    """The key after the prefix (or a repeat): the user's binding, else the default one; False
+    when it only went to a program (the prefix pressed twice sends it). A key bound with -r
+    opens repeat-time, in which keys bound with -r need no prefix."""
+    from muxd.daemon.command_prompt import run_line
+
+    bindings = client.daemon.registry.key_bindings
+    user = bindings.lookup("prefix", key)
+    repeat = False
+    if user is not None:
+        if user.command is not None:  # None: unbound by the user
+            run_line(client, user.command)
+            repeat = user.repeat
+    elif not bindings.defaults_unbound:
+        if key == client.prefix:
+            client.write_active(key)
+            return False
+        binding = binding_for(key)
+        if binding is not None:  # unbound after the prefix: ignored, as tmux does
+            run_binding(client, binding)
+            repeat = binding.repeat
+    milliseconds = client.daemon.registry.options.number("repeat-time", client.session.id)
+    client.repeat_until = time.monotonic() + milliseconds / 1000 if repeat else 0.0
+    return True
+
+
+def repeats(client: AttachedClient, key: bytes) -> bool:
+    """Whether `key`, pressed in an open repeat-time, is one to run again without the prefix."""
+    if time.monotonic() >= client.repeat_until:
+        return False
+    bindings = client.daemon.registry.key_bindings
+    user = bindings.lookup("prefix", key)
+    if user is not None:
+        return user.command is not None and user.repeat
+    binding = None if bindings.defaults_unbound else binding_for(key)
+    return binding is not None and binding.repeat
 
 
 def run_binding(client: AttachedClient, binding: Binding) -> None:
@@ -43,6 +82,8 @@ def run_binding(client: AttachedClient, binding: Binding) -> None:
             layout_keys.run(daemon, session, str(binding.argument))
         case "zoom":
             actions.toggle_zoom(session)
+        case "resize_pane":
+            _resize_active(client, str(binding.argument))
         case "kill_pane":
             pane = client.active_pane()
             if pane is not None:
@@ -84,3 +125,14 @@ def run_binding(client: AttachedClient, binding: Binding) -> None:
 
             client.pane_numbers = PaneNumbers.shown(client)
     client.hub.fit_session(session)  # a new window or pane takes the session's size
+
+
+def _resize_active(client: AttachedClient, how: str) -> None:
+    """C-b M-/C-arrows: move the active pane's divider (`how`: direction then cells, "U5").
+    Alone in its window the pane has no divider: nothing, as in tmux."""
+    from muxd.daemon.commands.panes import resize_in_layout
+    from muxd.protocol.messages import ResizePane
+
+    window, pane = client.session.active_window, client.active_pane()
+    if window is not None and pane is not None and len(window.panes) > 1:
+        resize_in_layout(window, pane, ResizePane(id=0, direction=how[0], amount=int(how[1:])))  # type: ignore[arg-type]

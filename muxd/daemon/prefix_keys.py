@@ -20,10 +20,16 @@ class Binding:
     help: str
     argument: int | str | None = None
     tmux: str = ""             # the tmux command line of the same key in tmux's default table
+    repeat: bool = False       # -r: again without the prefix within repeat-time
 
 
 def _arrow(final: str) -> tuple[bytes, ...]:
     return (b"\x1b[" + final.encode(), b"\x1bO" + final.encode())
+
+
+_ARROWS = (("Up", "A", "U", "above"), ("Down", "B", "D", "below"), ("Left", "D", "L", "to the left"),
+           ("Right", "C", "R", "to the right"))
+_RESIZE_KEYS = (("M-", 3, 5), ("C-", 5, 1))  # tmux's: M-arrows by 5 cells, C-arrows by 1
 
 
 BINDINGS: tuple[Binding, ...] = (
@@ -34,10 +40,12 @@ BINDINGS: tuple[Binding, ...] = (
       for n in range(10)),
     Binding("%", (b"%",), "split", "split the pane left/right", "horizontal", "split-window -h"),
     Binding('"', (b'"',), "split", "split the pane top/bottom", "vertical", "split-window"),
-    Binding("Up", _arrow("A"), "select_pane", "select the pane above", "up", "select-pane -U"),
-    Binding("Down", _arrow("B"), "select_pane", "select the pane below", "down", "select-pane -D"),
-    Binding("Left", _arrow("D"), "select_pane", "select the pane to the left", "left", "select-pane -L"),
-    Binding("Right", _arrow("C"), "select_pane", "select the pane to the right", "right", "select-pane -R"),
+    *(Binding(name, _arrow(final), "select_pane", f"select the pane {where}", name.lower(), f"select-pane -{flag}",
+              repeat=True) for name, final, flag, where in _ARROWS),
+    *(Binding(f"{mod}{name}", (f"\x1b[1;{code}{final}".encode(),), "resize_pane",
+              f"resize the pane {name.lower()}" + (f" by {cells}" if cells > 1 else ""), f"{flag}{cells}",
+              f"resize-pane -{flag}" + (f" {cells}" if cells > 1 else ""), repeat=True)
+      for mod, code, cells in _RESIZE_KEYS for name, final, flag, _ in _ARROWS),
     Binding("o", (b"o",), "next_pane", "select the next pane", tmux="select-pane -t :.+"),
     Binding(";", (b";",), "last_pane", "select the previously active pane", tmux="last-pane"),
     Binding("l", (b"l",), "last_window", "select the previously active window", tmux="last-window"),

@@ -37,6 +37,7 @@ class KeyBindingInfo(msgspec.Struct, frozen=True, kw_only=True):
     table: Literal["prefix", "root"]
     key: str                  # as bind-key was given it (C-a, M-Left, |)
     command: str | None       # None: a default key unbound
+    repeat: bool = False      # -r
 
 
 class ClientInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -113,6 +114,7 @@ class BindKey(_Message, tag="bind-key"):
     key: Label | None = None
     command: LongText | None = None
     all_keys: bool = False
+    repeat: bool = False           # -r: again without the prefix within repeat-time
 
 
 class ListKeys(_Message, tag="list-keys"):

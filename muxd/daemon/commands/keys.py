@@ -24,13 +24,13 @@ async def bind_key(daemon: Daemon, req: BindKey) -> Ok:
     elif not req.command.strip():
         raise BadRequest("a command is needed")
     else:
-        bindings.bind(req.table, req.key, req.command)
+        bindings.bind(req.table, req.key, req.command, req.repeat)
     return Ok(id=req.id)
 
 
 @command(ListKeys)
 async def list_keys(daemon: Daemon, req: ListKeys) -> KeyBindingList:
     bindings = daemon.registry.key_bindings
-    listed = [KeyBindingInfo(table=b.table, key=b.key, command=b.command)  # type: ignore[arg-type]
+    listed = [KeyBindingInfo(table=b.table, key=b.key, command=b.command, repeat=b.repeat)  # type: ignore[arg-type]
               for b in bindings.listed()]
     return KeyBindingList(id=req.id, bindings=listed, defaults_unbound=bindings.defaults_unbound)

@@ -276,3 +276,11 @@ def test_bind_key_and_list_keys_through_the_shim(shared_server, real_tmux):
         gone = run("list-keys", "-T", "prefix", "X")
         assert (gone.returncode, gone.stderr) == (1, "unknown key: X\n"), gone
         assert run("unbind-key", "-q", "X").returncode == 0
+
+
+def test_every_default_key_muxd_has_is_listed_as_tmux_lists_it(muxd_server, real_tmux):
+    assert real_tmux("new-session", "-d", "cat").returncode == 0
+    theirs = set(real_tmux("list-keys", "-T", "prefix").stdout.splitlines())
+    ours = muxd_server.cli("list-keys", check=True).stdout.splitlines()
+    assert len(ours) > 50
+    assert [line for line in ours if line not in theirs] == []

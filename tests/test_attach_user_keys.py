@@ -107,3 +107,18 @@ def test_arrow_keys_repeat_within_repeat_time_and_resize_with_meta_and_control(m
     term.type("echo still-$((6*7))", enter=True)
     s.wait_for_text(left, "still-42")
     assert active() == left
+
+
+def test_pane_numbers_count_from_pane_base_index(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "num", *SHELL, check=True)
+    s.cli("split-window", "-t", "num", *SHELL, check=True)
+    first, second = (p["id"] for p in s.panes("num"))
+    s.cli("setw", "-g", "pane-base-index", "1", check=True)
+    term = attached(outer, s, "num")
+    term.keys("C-b", "q", "1")  # the first pane is 1 now
+    wait_until(lambda: next(p["id"] for p in s.panes("num") if p["active"]) == first, timeout=10,
+               message="C-b q 1 chose the first pane")
+    term.keys("C-b", "q", "2")
+    wait_until(lambda: next(p["id"] for p in s.panes("num") if p["active"]) == second, timeout=10,
+               message="C-b q 2 chose the second pane")

@@ -268,3 +268,22 @@ def test_a_new_panes_directory_may_be_a_format_of_the_target_pane(s, tmp_path):
     # the session's active pane is now the new window's
     assert fails(s, "split-window", "-t", "where", "-c", "#{pane_current_path}/nowhere", *SHELL) == (
         f"muxd: {tmp_path}/nowhere: no such directory")
+
+
+def test_pane_base_index_numbers_a_windows_panes_from_it(s):
+    s.cli("new-session", "-d", "-s", "based", *SHELL, check=True)
+    s.cli("split-window", "-t", "based", *SHELL, check=True)
+    first, second = (p.id for p in panes(s, "based"))
+    assert fails(s, "display-message", "-p", "-t", "based:0.2", "#{pane_id}") == "muxd: can't find pane: based:0.2"
+    s.cli("setw", "-g", "pane-base-index", "1", check=True)
+    try:
+        assert s.cli("list-panes", "-t", "based", "-F", "#{pane_index} #{pane_id}", check=True).stdout == (
+            f"1 {first}\n2 {second}\n")
+        assert s.cli("display-message", "-p", "-t", "based:0.2", "#{pane_id}", check=True).stdout == f"{second}\n"
+        assert fails(s, "display-message", "-p", "-t", "based:0.0", "#{pane_id}") == "muxd: can't find pane: based:0.0"
+        s.cli("setw", "-t", "based", "pane-base-index", "5", check=True)  # the window's own value wins
+        assert s.cli("display-message", "-p", "-t", "based:0.5", "#{pane_id}", check=True).stdout == f"{first}\n"
+    finally:
+        s.cli("setw", "-gu", "pane-base-index", check=True)
+    s.cli("setw", "-t", "based", "-u", "pane-base-index", check=True)
+    assert s.cli("display-message", "-p", "-t", "based:0.0", "#{pane_id}", check=True).stdout == f"{first}\n"

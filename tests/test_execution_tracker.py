@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from muxd.config import EXECUTION_IDLE_SETTLE_S, EXECUTION_TURN_UNSEEN_S
+from muxd.config import (
+    EXECUTION_IDLE_SETTLE_S, EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
+)
 from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState
 from muxd.errors import Conflict
 from muxd.executions.record import Execution, new_execution_id
@@ -81,7 +83,16 @@ def test_a_turn_too_short_to_be_seen_busy_ends_after_the_unseen_grace():
     tracker.submit(prompt(), 0.0)
     tracker.state_changed(state("Idle"), 0.2)
     assert tracker.tick(EXECUTION_IDLE_SETTLE_S + 0.3) == []
+    assert tracker.due() == EXECUTION_TURN_UNSEEN_S  # not the settle time gone by: no tick at once again
     assert only(tracker.tick(EXECUTION_TURN_UNSEEN_S), Finish).execution.status == "success"
+
+
+def test_an_unknown_state_after_delivery_asks_for_no_tick():
+    # neither at the prompt nor busy (a screen the detector cannot place): only a new state decides
+    tracker = idle_tracker()
+    tracker.submit(prompt(), 0.0)
+    tracker.state_changed(state("Unknown"), 0.5)
+    assert tracker.tick(EXECUTION_TURN_UNSEEN_S + 1) == [] and tracker.due() is None
 
 
 def test_a_turn_that_ends_showing_an_api_error_fails_with_a_stack_hash_shared_by_the_same_error():
@@ -181,3 +192,35 @@ def test_a_turn_refused_at_once_with_no_state_published_ends_after_the_unseen_gr
     tracker.submit(prompt(), 0.0)
     assert tracker.due() == EXECUTION_TURN_UNSEEN_S
     assert only(tracker.tick(EXECUTION_TURN_UNSEEN_S), Finish).execution.status == "success"
+
+
+def test_an_unseen_turn_not_on_the_screen_yet_waits_until_it_is():
+    # A loaded machine: the agent has not even taken the prompt when the unseen grace is over.
+    tracker = idle_tracker()
+    shown: list[bool] = [False]
+    asked: list[str] = []
+    tracker.turn_shown = lambda execution: asked.append(execution.message or "") or shown[0]
+    tracker.submit(prompt("please answer"), 0.0)
+    assert tracker.tick(EXECUTION_TURN_UNSEEN_S) == [] and asked == ["please answer"]
+    assert tracker.due() == EXECUTION_TURN_UNSEEN_S + EXECUTION_TURN_RECHECK_S
+    assert tracker.tick(EXECUTION_TURN_UNSEEN_S + EXECUTION_TURN_RECHECK_S) == []
+    shown[0] = True  # the echo is on the screen now: the turn was short, and it is over
+    now = EXECUTION_TURN_UNSEEN_S + 2 * EXECUTION_TURN_RECHECK_S
+    assert only(tracker.tick(now), Finish).execution.status == "success"
+
+
+def test_an_unseen_turn_never_shown_ends_after_the_longer_wait():
+    tracker = idle_tracker()
+    tracker.turn_shown = lambda execution: False
+    tracker.submit(prompt(), 0.0)
+    assert tracker.tick(EXECUTION_TURN_UNSHOWN_S - 0.1) == []
+    assert only(tracker.tick(EXECUTION_TURN_UNSHOWN_S), Finish).execution.status == "success"
+
+
+def test_a_turn_seen_busy_ends_without_looking_at_the_screen():
+    tracker = idle_tracker()
+    tracker.turn_shown = lambda execution: pytest.fail("not asked for a turn seen busy")
+    tracker.submit(prompt(), 0.0)
+    tracker.state_changed(state("Thinking"), 0.5)
+    tracker.state_changed(state("Idle"), 1.0)
+    assert only(tracker.tick(1.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution.status == "success"

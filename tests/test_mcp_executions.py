@@ -170,3 +170,26 @@ async def _screen_answer(server: MuxdTestServer) -> None:
 
 def test_the_answer_is_read_off_the_screen_where_no_log_is_kept(muxd_server):
     asyncio.run(_screen_answer(muxd_server))
+
+
+async def _slow_to_take_the_prompt(server: MuxdTestServer) -> None:
+    from muxd.executions.answers import normalise_answer
+    from muxd.testing.fake_agent_panes import FAKE_AGENT, agent_state
+    from muxd.testing.fake_agents.codex import ANSWER
+    from muxd.testing.wait import wait_until
+
+    pane = server.cli("new-session", "-d", "-P", "-s", "slow", "--name", "slow", "-e", "FAKE_AGENT_INPUT_DELAY_S=4",
+                      "--", *FAKE_AGENT, "codex", check=True).stdout.strip()
+    wait_until(lambda: agent_state(server, pane) == "Idle", timeout=20, message="slow codex idle")
+    async with mcp_session(server) as session:
+        sent = await call_ok(session, "send_task", pane_id="slow", message="take your time", wait=True,
+                             wait_timeout_s=30)
+        done = sent["execution"]
+        # Idle for longer than a turn too short to be seen busy, but its echo was not on the
+        # screen yet: the turn had not happened, so it was not over.
+        assert done["status"] == "success" and done["duration_seconds"] > 4, done
+        assert done["response"] == normalise_answer(ANSWER), done
+
+
+def test_an_agent_slow_to_take_the_prompt_is_waited_for(muxd_server):
+    asyncio.run(_slow_to_take_the_prompt(muxd_server))

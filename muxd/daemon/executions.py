@@ -128,6 +128,7 @@ class ExecutionService:
         if self.store is None:
             return  # recording is off (MUXD_HISTORY=0): no pane is followed
         run = PaneRun(pane, ExecutionTracker(pane.id))
+        run.tracker.turn_shown = functools.partial(self._turn_shown, run)
         self.panes[pane.id] = run
         pane.output_taps.append(functools.partial(self._output, run))
         if program is not None:
@@ -379,6 +380,17 @@ class ExecutionService:
         # The Enter goes as its own write a moment later (ink-based TUIs take a CR in the same
         # read as pasted text for a newline).
         asyncio.get_running_loop().call_later(SUBMIT_GAP_S, lambda: pane.exited or pane.send(b"\r"))
+
+    def _turn_shown(self, run: PaneRun, execution: Execution) -> bool:
+        """Whether the pane's rows since the turn began show the prompt's echo (always, for an
+        agent muxd reads no turns of: nothing to look for)."""
+        from muxd.executions.answers import READERS, turn_start
+
+        agent_type = run.pane.agent.agent_type
+        if agent_type not in READERS or not execution.message:
+            return True
+        lines = execution_finish.snapshot(self.daemon, run, execution).lines
+        return turn_start(agent_type, lines, execution.message) is not None
 
     def _schedule(self, run: PaneRun) -> None:
         due = run.tracker.due()

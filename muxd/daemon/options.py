@@ -50,6 +50,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("default-terminal", "session", "term", "xterm-256color", "TERM of new panes' programs"),
     Option("default-command", "session", "string", "", "what new panes run when given no command, through "
                                                        "the shell (empty: the shell itself)"),
+    Option("pane-base-index", "window", "number", "0", "the index of a window's first pane (targets, "
+                                                       "#{pane_index}, C-b q)"),
     Option("remain-on-exit", "window", "choice", "off",
            "keep panes opened interactively (muxd, new, C-b c, splits) when their program exits "
            "(failed: only when it failed)", ("off", "on", "failed")),

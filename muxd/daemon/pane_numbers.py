@@ -46,9 +46,10 @@ def pane_index_of_key(key: bytes) -> int | None:
 
 
 class PaneNumbers:
-    def __init__(self, window: Window, until: float) -> None:
+    def __init__(self, window: Window, until: float, base: int = 0) -> None:
         self.window = window
         self.until = until
+        self.base = base  # the window's pane-base-index: the number of its first pane
 
     @classmethod
     def shown(cls, client: AttachedClient) -> PaneNumbers | None:
@@ -56,7 +57,8 @@ class PaneNumbers:
         if window is None:
             return None
         asyncio.get_running_loop().call_later(DISPLAY_PANES_S, client.wake)  # to take them away
-        return cls(window, time.monotonic() + DISPLAY_PANES_S)
+        base = client.daemon.registry.options.number("pane-base-index", window.id)
+        return cls(window, time.monotonic() + DISPLAY_PANES_S, base)
 
     def live(self) -> bool:
         return time.monotonic() < self.until and self.window in self.window.session.windows
@@ -66,8 +68,8 @@ class PaneNumbers:
         index = pane_index_of_key(key)
         if index is None:
             return False
-        if index < len(self.window.panes):  # no such pane: the key is spent all the same, as in tmux
-            make_active(self.window, self.window.panes[index])
+        if 0 <= index - self.base < len(self.window.panes):  # none: the key is spent all the same, as in tmux
+            make_active(self.window, self.window.panes[index - self.base])
         return True
 
     def drawn(self, frame: Frame, placements: list[tuple[Pane, int, int, int, int]]) -> Frame:
@@ -81,7 +83,7 @@ class PaneNumbers:
             if width < 1 or height < 1:  # off this client's screen (a bigger one sized the window)
                 continue
             colour = ACTIVE_COLOUR if pane is self.window.active_pane else OTHER_COLOUR
-            text = str(self.window.panes.index(pane))
+            text = str(self.window.panes.index(pane) + self.base)
             big = height >= _FONT_LINES and width >= len(text) * _DIGIT_COLUMNS
             glyphs = _big_lines(text) if big else [text]
             top = y + (height - len(glyphs)) // 2

@@ -227,9 +227,10 @@ def window_of(pane: Pane) -> Window:
     return pane.window
 
 
-def pane_info(pane: Pane, *, screen: bool = False) -> PaneInfo:
+def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0) -> PaneInfo:
     """`pane`'s record; with `screen`, its cursor and history size too (which first bring any
-    output a flood left deferred onto its screen: not for every listing)."""
+    output a flood left deferred onto its screen: not for every listing). `pane_base`: its
+    window's pane-base-index (Registry.pane_info reads it)."""
     window = window_of(pane)
     session = window.session
     left, top = window.placement(pane)
@@ -242,7 +243,7 @@ def pane_info(pane: Pane, *, screen: bool = False) -> PaneInfo:
         window=window.index,
         window_id=window.id,
         window_name=window.name,
-        index=window.panes.index(pane),
+        index=window.panes.index(pane) + pane_base,
         name=pane.name,
         tags=list(pane.tags),
         command=list(pane.command),
@@ -299,6 +300,21 @@ class Registry:
     def _free_session_name(self, number: int) -> str:
         names = {s.name for s in self.sessions}
         return next(str(n) for n in itertools.count(number) if str(n) not in names)
+
+    def pane_info(self, pane: Pane, *, screen: bool = False) -> PaneInfo:
+        """`pane`'s record (module pane_info), its index counted from pane-base-index."""
+        base = self.options.number("pane-base-index", window_of(pane).id)
+        return pane_info(pane, screen=screen, pane_base=base)
+
+    def pane_index(self, pane: Pane) -> int:
+        """The pane's index in its window, counted from the window's pane-base-index."""
+        window = window_of(pane)
+        return window.panes.index(pane) + self.options.number("pane-base-index", window.id)
+
+    def pane_at(self, window: Window, index: int) -> Pane | None:
+        """The pane of `window` whose index (pane_index) is `index`, if any."""
+        position = index - self.options.number("pane-base-index", window.id)
+        return window.panes[position] if 0 <= position < len(window.panes) else None
 
     def new_window(self, session: Session, name: str, index: int | None = None, *,
                    select: bool = True) -> Window:

@@ -27,7 +27,7 @@ def respawn(daemon: Daemon, pane: Pane, spawn: Spawn, *, kill: bool) -> None:
 
     window = window_of(pane)
     if not pane.exited and not kill:
-        where = f"{window.session.name}:{window.index}.{window.panes.index(pane)}"
+        where = f"{window.session.name}:{window.index}.{daemon.registry.pane_index(pane)}"
         raise Conflict(f"respawn pane failed: pane {where} still active", pane=pane.id)
     argv = command_argv(list(spawn.command)) if spawn.command else list(pane.command)
     cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else pane.start_cwd

@@ -120,9 +120,10 @@ def resolve_pane(registry: Registry, target: str | None) -> Pane:
         if window.active_pane is None:
             raise NotFound(f"window {window.id} has no panes", target=target)
         return window.active_pane
-    if not 0 <= pane_part < len(window.panes):
+    pane = registry.pane_at(window, pane_part)
+    if pane is None:
         raise NotFound(f"can't find pane: {target}", target=target)
-    return window.panes[pane_part]
+    return pane
 
 
 _RESOLVERS = {"pane": resolve_pane, "window": resolve_window, "session": resolve_session}

@@ -10,7 +10,8 @@ One execution runs at a time. A prompt submitted while the agent is busy (or ano
 execution runs) waits in order as `pending` and is delivered when the agent is next at its
 prompt. An agent turn ends when the agent is back at its prompt and stays there for
 IDLE_SETTLE_S (after having been seen busy, or TURN_UNSEEN_S after delivery for a turn too
-short to be seen); a turn that ends showing an API error is `failed`.
+short to be seen, once `turn_shown` says the screen shows it); a turn that ends showing an API
+error is `failed`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from muxd.config import EXECUTION_IDLE_SETTLE_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_QUEUE_MAX
+from muxd.config import (
+    EXECUTION_IDLE_SETTLE_S, EXECUTION_QUEUE_MAX, EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S,
+    EXECUTION_TURN_UNSHOWN_S,
+)
 from muxd.detectors.state import AT_PROMPT_STATES, BUSY_STATES, AgentError, AgentState
 from muxd.errors import Conflict
 from muxd.executions.fingerprint import stack_hash
@@ -87,11 +91,15 @@ class _Turn:
     tokens_max: int | None = None
     cost_start: float | None = None
     cost_end: float | None = None
+    recheck_at: float | None = None  # an unseen turn not on the screen yet: look again then
 
 
 @dataclass
 class ExecutionTracker:
     pane_id: str
+    # Whether the screen shows the running prompt's turn (its echo): the daemon reads it. An
+    # agent never seen busy is done only once it is, or after EXECUTION_TURN_UNSHOWN_S.
+    turn_shown: Callable[[Execution], bool] | None = None
     state: AgentState = field(default_factory=AgentState)
     running: Execution | None = None
     queue: deque[Execution] = field(default_factory=deque)
@@ -120,13 +128,18 @@ class ExecutionTracker:
         return next((e for e in self.active() if e.id == execution_id), None)
 
     def due(self) -> float | None:
-        """When `tick` must next be called (a settle or a timeout), or None."""
+        """When `tick` must next be called (a settle or a timeout), or None. Never a time that
+        has passed while nothing but time can change (the daemon would tick again at once)."""
         times = []
         turn, running = self._turn, self.running
-        if turn is not None and turn.at_prompt_since is not None:
-            times.append(turn.at_prompt_since + EXECUTION_IDLE_SETTLE_S)
-        if turn is not None and running is not None and running.kind == "prompt" and not turn.seen_busy:
-            times.append(turn.delivered_at + EXECUTION_TURN_UNSEEN_S)
+        if turn is not None and running is not None and running.kind == "prompt":
+            if turn.at_prompt_since is not None:
+                at = turn.at_prompt_since + EXECUTION_IDLE_SETTLE_S
+                if not turn.seen_busy:  # and the unseen grace, and the next look at the screen
+                    at = max(at, turn.delivered_at + EXECUTION_TURN_UNSEEN_S, turn.recheck_at or 0.0)
+                times.append(at)
+            elif not turn.seen_busy and self.state.activity.state in AT_PROMPT_STATES:
+                times.append(turn.delivered_at + EXECUTION_TURN_UNSEEN_S)  # no state since delivery
         if running is not None and running.timeout_s is not None and running.started_at is not None:
             times.append(running.started_at + running.timeout_s)
         if running is None and self.queue and self._settling:
@@ -250,12 +263,22 @@ class ExecutionTracker:
         unseen_long_enough = now - turn.delivered_at >= EXECUTION_TURN_UNSEEN_S
         if not settled or not (turn.seen_busy or unseen_long_enough):
             return []
+        if not turn.seen_busy and not self._shown(running, turn, now):
+            turn.recheck_at = now + EXECUTION_TURN_RECHECK_S
+            return []
         error = turn.error or self.state.error
         if error is not None:
             effects = self._end("failed", now, error_of(error.type, error.message))
         else:
             effects = self._end("success", now, None)
         return effects + self._next(now)
+
+    def _shown(self, running: Execution, turn: _Turn, now: float) -> bool:
+        """Whether a turn never seen busy has happened on screen (or been waited for long enough)."""
+        turn.recheck_at = None
+        if self.turn_shown is None or now - turn.delivered_at >= EXECUTION_TURN_UNSHOWN_S:
+            return True
+        return self.turn_shown(running)
 
     def _next(self, now: float) -> list[Effect]:
         if self.running is None and self.queue and self._ready(now):

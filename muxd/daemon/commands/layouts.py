@@ -9,7 +9,7 @@ from muxd.daemon import layout_sets, pane_moves
 from muxd.daemon.commands import command
 from muxd.daemon.layout import size_in_cells
 from muxd.daemon.layout_text import parse_layout
-from muxd.daemon.registry import Session, pane_info, window_of
+from muxd.daemon.registry import Session, window_of
 from muxd.daemon.respawn import respawn
 from muxd.daemon.target import resolve_pane, resolve_session
 from muxd.errors import BadRequest, Conflict
@@ -97,7 +97,7 @@ async def break_pane(daemon: Daemon, req: BreakPane, pane: Pane) -> PaneReply:
             raise BadRequest(f"break-pane -t wants a session or session:index, got {req.session!r}")
     pane_moves.break_out(daemon.registry, pane, session, index=index, name=req.name, detached=req.detached)
     _changed(daemon, {source.session, session})
-    return PaneReply(id=req.id, pane=pane_info(pane))
+    return PaneReply(id=req.id, pane=daemon.registry.pane_info(pane))
 
 
 @command(RespawnPane, target="pane")
@@ -105,7 +105,7 @@ async def respawn_pane(daemon: Daemon, req: RespawnPane, pane: Pane) -> PaneRepl
     if pane.source != "muxd":  # tmux runs that program: respawn it there
         raise Conflict(f"pane {pane.id} is {pane.source}: its program is tmux's", pane=pane.id)
     respawn(daemon, pane, req.spawn, kill=req.kill)
-    return PaneReply(id=req.id, pane=pane_info(pane))
+    return PaneReply(id=req.id, pane=daemon.registry.pane_info(pane))
 
 
 def _changed(daemon: Daemon, sessions: set[Session]) -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands import command
-from muxd.daemon.registry import Window, pane_info, window_of
+from muxd.daemon.registry import Window, window_of
 from muxd.daemon.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.keys import keys_to_bytes
@@ -62,12 +62,12 @@ async def list_panes(daemon: Daemon, req: ListPanes) -> PaneList:
         panes = resolve_session(registry, target).panes()
     else:
         panes = resolve_window(registry, target).panes
-    return PaneList(id=req.id, panes=[pane_info(p, screen=req.screen) for p in panes])
+    return PaneList(id=req.id, panes=[daemon.registry.pane_info(p, screen=req.screen) for p in panes])
 
 
 @command(ShowPane, target="pane")
 async def show_pane(daemon: Daemon, req: ShowPane, pane: Pane) -> PaneReply:
-    return PaneReply(id=req.id, pane=pane_info(pane, screen=True))
+    return PaneReply(id=req.id, pane=daemon.registry.pane_info(pane, screen=True))
 
 
 @command(ResizePane, target="pane")

@@ -8,7 +8,7 @@ import msgspec
 
 from muxd.daemon.commands import command
 from muxd.daemon.layout import size_in_cells
-from muxd.daemon.registry import Session, Window, pane_info, window_of
+from muxd.daemon.registry import Session, Window, window_of
 from muxd.daemon.target import resolve_session
 from muxd.protocol.messages import (
     HasSession, KillSession, KillWindow, ListSessions, ListWindows, NewSession, NewWindow, Ok,
@@ -32,7 +32,7 @@ async def new_session(daemon: Daemon, req: NewSession) -> PaneReply:
     except Exception:
         daemon.registry.remove_session(session)
         raise
-    return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
+    return PaneReply(id=req.id, pane=daemon.registry.pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
 
 @command(NewWindow, target="session")
@@ -48,7 +48,7 @@ async def new_window(daemon: Daemon, req: NewWindow, session: Session) -> PaneRe
         daemon.registry.remove_window(window)
         raise
     daemon.attach_hub.changed(session)
-    return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
+    return PaneReply(id=req.id, pane=daemon.registry.pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
 
 @command(SplitWindow, target="pane")
@@ -71,7 +71,7 @@ async def split_window(daemon: Daemon, req: SplitWindow, target: Pane) -> PaneRe
     if req.detached:
         window.active_pane = active
     daemon.attach_hub.changed(window.session)
-    return PaneReply(id=req.id, pane=pane_info(pane), execution_id=daemon.executions.program_id(pane))
+    return PaneReply(id=req.id, pane=daemon.registry.pane_info(pane), execution_id=daemon.executions.program_id(pane))
 
 
 @command(KillSession, target="session")

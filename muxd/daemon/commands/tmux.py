@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
-from muxd.daemon.registry import pane_info
 from muxd.daemon.tmux_discovery import server_args
 from muxd.protocol.messages import PaneList, Released, TmuxUnwatch, TmuxWatch
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
 @command(TmuxWatch)
 async def tmux_watch(daemon: Daemon, req: TmuxWatch) -> PaneList:
     panes = await daemon.tmux.watch(server_args(req.socket_name, req.socket_path), req.tmux_target)
-    return PaneList(id=req.id, panes=[pane_info(p) for p in panes if p.window is not None])
+    return PaneList(id=req.id, panes=[daemon.registry.pane_info(p) for p in panes if p.window is not None])
 
 
 @command(TmuxUnwatch)

@@ -11,11 +11,16 @@ Each reads one command per line, with the pty's echo off (the agent draws its ow
   runs it, anything else declines;
 - `quit` — the agent prints its exit screen and exits;
 - any other text is a prompt answered like `think`; an empty line does nothing.
+
+`$FAKE_AGENT_INPUT_DELAY_S` makes it take each line that long after it arrives, drawing nothing
+meanwhile: a CLI slow to take a prompt on a loaded machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -51,8 +56,10 @@ TOOL_COMMANDS = frozenset({"tool", "bash"})
 def run(agent: FakeAgent, terminal: Terminal) -> None:
     """Start `agent`, then obey commands until `quit` (or the end of input)."""
     agent.start()
+    delay = float(os.environ.get("FAKE_AGENT_INPUT_DELAY_S") or 0)
     while True:
         command = terminal.read_line(echo=agent.echoes_input)
+        time.sleep(delay)
         if command == "quit":
             agent.quit()
             return

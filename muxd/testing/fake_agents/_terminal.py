@@ -52,7 +52,10 @@ class Terminal:
         """Redraw the whole screen as `rows` (the last ones, if more than fit). Each row is
         overwritten in place rather than after a clear, so no frame is ever caught blank."""
         shown = [row[:self.columns] for row in tail(rows, self.rows)]
-        self.write("\x1b[H" + "\x1b[K\r\n".join(shown) + "\x1b[K\x1b[J")
+        # A full row needs no erasing after it, and must not have it: at the last column EL
+        # would erase the row's last character, as on any terminal.
+        ends = ["\x1b[K" if len(row) < self.columns else "" for row in shown]
+        self.write("\x1b[H" + "\r\n".join(row + end for row, end in zip(shown, ends, strict=True)) + "\x1b[J")
 
     def animate(self, seconds: float, frame: Frame) -> None:
         """Draw `frame(n, elapsed)` as the whole screen every FRAME_INTERVAL_S for `seconds`."""

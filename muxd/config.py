@@ -193,7 +193,7 @@ EXECUTION_TURN_UNSEEN_S = 3.0
 # ...but only once the screen shows the prompt's echo (an agent slow to take the prompt, on a
 # loaded machine, is not done yet): looked for again this often, up to this long.
 EXECUTION_TURN_RECHECK_S = 0.5
-EXECUTION_TURN_UNSHOWN_S = 30.0
+EXECUTION_TURN_UNSHOWN_S = 15.0
 # Prompts that may wait for one pane; more is refused (conflict).
 EXECUTION_QUEUE_MAX = 100
 # A prompt's own time limit (send_task timeout_s / muxd submit --timeout): default and bounds.

@@ -113,7 +113,7 @@ def test_options_show_set_unset_and_errors_as_tmux(s):
     assert names == sorted(names) and "mouse" in names  # alphabetical, as tmux lists them
     assert "\ndefault-shell /" in shown  # the shell panes get, not an empty default
     assert s.cli("show-options", "-s", check=True).stdout == "buffer-limit 50\n"
-    assert s.cli("show-options", "-gw", check=True).stdout == "remain-on-exit off\n"
+    assert s.cli("show-options", "-gw", check=True).stdout == "pane-base-index 0\nremain-on-exit off\n"
     assert s.cli("show-options", "-gv", "prefix", check=True).stdout == "C-b\n"
     s.cli("new-session", "-d", "-s", "opt", *SHELL, check=True)
     # A session's own values: none until set, then only those; the name decides the scope.
@@ -271,19 +271,19 @@ def test_a_new_panes_directory_may_be_a_format_of_the_target_pane(s, tmp_path):
 
 
 def test_pane_base_index_numbers_a_windows_panes_from_it(s):
-    s.cli("new-session", "-d", "-s", "based", *SHELL, check=True)
-    s.cli("split-window", "-t", "based", *SHELL, check=True)
-    first, second = (p.id for p in panes(s, "based"))
-    assert fails(s, "display-message", "-p", "-t", "based:0.2", "#{pane_id}") == "muxd: can't find pane: based:0.2"
+    s.cli("new-session", "-d", "-s", "pbase", *SHELL, check=True)
+    s.cli("split-window", "-t", "pbase", *SHELL, check=True)
+    first, second = (p.id for p in panes(s, "pbase"))
+    assert fails(s, "display-message", "-p", "-t", "pbase:0.2", "#{pane_id}") == "muxd: can't find pane: pbase:0.2"
     s.cli("setw", "-g", "pane-base-index", "1", check=True)
     try:
-        assert s.cli("list-panes", "-t", "based", "-F", "#{pane_index} #{pane_id}", check=True).stdout == (
+        assert s.cli("list-panes", "-t", "pbase", "-F", "#{pane_index} #{pane_id}", check=True).stdout == (
             f"1 {first}\n2 {second}\n")
-        assert s.cli("display-message", "-p", "-t", "based:0.2", "#{pane_id}", check=True).stdout == f"{second}\n"
-        assert fails(s, "display-message", "-p", "-t", "based:0.0", "#{pane_id}") == "muxd: can't find pane: based:0.0"
-        s.cli("setw", "-t", "based", "pane-base-index", "5", check=True)  # the window's own value wins
-        assert s.cli("display-message", "-p", "-t", "based:0.5", "#{pane_id}", check=True).stdout == f"{first}\n"
+        assert s.cli("display-message", "-p", "-t", "pbase:0.2", "#{pane_id}", check=True).stdout == f"{second}\n"
+        assert fails(s, "display-message", "-p", "-t", "pbase:0.0", "#{pane_id}") == "muxd: can't find pane: pbase:0.0"
+        s.cli("setw", "-t", "pbase", "pane-base-index", "5", check=True)  # the window's own value wins
+        assert s.cli("display-message", "-p", "-t", "pbase:0.5", "#{pane_id}", check=True).stdout == f"{first}\n"
     finally:
         s.cli("setw", "-gu", "pane-base-index", check=True)
-    s.cli("setw", "-t", "based", "-u", "pane-base-index", check=True)
-    assert s.cli("display-message", "-p", "-t", "based:0.0", "#{pane_id}", check=True).stdout == f"{first}\n"
+    s.cli("setw", "-t", "pbase", "-u", "pane-base-index", check=True)
+    assert s.cli("display-message", "-p", "-t", "pbase:0.0", "#{pane_id}", check=True).stdout == f"{first}\n"

@@ -387,10 +387,12 @@ class ExecutionService:
         from muxd.executions.answers import READERS, turn_start
 
         agent_type = run.pane.agent.agent_type
-        if agent_type not in READERS or not execution.message:
+        first_line = (execution.message or "").strip().split("\n", 1)[0]
+        if agent_type not in READERS or not first_line:
             return True
+        # Its first line: how CLIs echo a message of several paragraphs varies more than that.
         lines = execution_finish.snapshot(self.daemon, run, execution).lines
-        return turn_start(agent_type, lines, execution.message) is not None
+        return turn_start(agent_type, lines, first_line) is not None
 
     def _schedule(self, run: PaneRun) -> None:
         due = run.tracker.due()

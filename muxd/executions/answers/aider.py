@@ -16,8 +16,9 @@ the waiting bar) are not the answer.
 
 Rich's live area (the reply's last rows while it streams) is redrawn by a thread of its own
 while the reply's settled rows are printed above it; when the two cross as the area grows,
-rows it drew stay on screen right above the same rows printed for good (seen in CI under
-load, on a terminal as on tmux). Such a run of rows repeated at once is read once.
+rows it drew can stay on screen right above the same rows printed for good (a screen seen
+once in CI under load: tests/answers_data/aider_50x16_long_live_repeat.txt). Such a run of
+rows repeated at once is read once.
 """
 
 from __future__ import annotations

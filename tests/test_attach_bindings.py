@@ -34,14 +34,10 @@ def outer(server):
         yield make
 
 
-def panes(server: MuxdTestServer, session: str) -> list[dict]:
-    return server.panes(session)
-
-
 def active_pane(server: MuxdTestServer, session: str) -> str:
     window = next(w for w in json.loads(server.cli("list-windows", "-t", session, "--json", check=True).stdout)
                   if w["active"])
-    return next(p["id"] for p in panes(server, f"{session}:{window['index']}") if p["active"])
+    return next(p["id"] for p in server.panes(f"{session}:{window['index']}") if p["active"])
 
 
 
@@ -63,8 +59,8 @@ def test_next_and_last_pane_last_window_and_kill_window(server, outer):
     term.wait_for("no last pane")
     term.keys("C-b", "%")
     term.keys("C-b", '"')
-    wait_until(lambda: len(panes(server, "oll")) == 3, timeout=5, message="two splits")
-    first, second, third = (p["id"] for p in panes(server, "oll"))
+    wait_until(lambda: len(server.panes("oll")) == 3, timeout=5, message="two splits")
+    first, second, third = (p["id"] for p in server.panes("oll"))
     assert active_pane(server, "oll") == third
 
     term.keys("C-b", "o")  # after the last pane comes the first
@@ -97,7 +93,7 @@ def test_next_and_last_pane_last_window_and_kill_window(server, outer):
     term.wait_for("(y/n)")
     term.keys("y")
     term.wait_for(lambda sc: re.search(r"\[oll\] 0:\S*\*\s*$", status_line(sc).split("  ")[0]))
-    assert [p["id"] for p in panes(server, "oll")] == [first, second, third]
+    assert [p["id"] for p in server.panes("oll")] == [first, second, third]
     term.keys("C-b", "d")
     term.wait_for("[detached")
 
@@ -106,8 +102,8 @@ def test_pane_numbers_show_and_a_digit_selects(server, outer):
     server.cli("new-session", "-d", "-s", "num", *SHELL, check=True)
     term = attached(outer, server, "num")
     term.keys("C-b", "%")
-    wait_until(lambda: len(panes(server, "num")) == 2, timeout=5, message="split")
-    left, right = (p["id"] for p in panes(server, "num"))
+    wait_until(lambda: len(server.panes("num")) == 2, timeout=5, message="split")
+    left, right = (p["id"] for p in server.panes("num"))
 
     # Big digits: "0" in blue on the left pane, "1" in red on the active right one. They show
     # for a second only: a loaded machine may look too late, then it asks again.
@@ -187,14 +183,14 @@ def _choose(server: MuxdTestServer, outer) -> None:
 def test_command_prompt_runs_muxd_commands_on_the_current_pane(server, outer):
     server.cli("new-session", "-d", "-s", "cmd", *SHELL, check=True)
     term = attached(outer, server, "cmd")
-    (first,) = (p["id"] for p in panes(server, "cmd"))
+    (first,) = (p["id"] for p in server.panes("cmd"))
 
     term.keys("C-b", ":")
     term.wait_for(lambda sc: status_line(sc).startswith(":"))
     term.type("split-window -h -P")  # no -t: the active pane; its one line of output shows
     term.keys("Enter")
-    wait_until(lambda: len(panes(server, "cmd")) == 2, timeout=10, message="split from the prompt")
-    new = next(p for p in panes(server, "cmd") if p["id"] != first)
+    wait_until(lambda: len(server.panes("cmd")) == 2, timeout=10, message="split from the prompt")
+    new = next(p for p in server.panes("cmd") if p["id"] != first)
     assert new["width"] < 100
     term.wait_for(lambda sc: new["id"] in status_line(sc))
 
@@ -234,7 +230,7 @@ def test_command_prompt_runs_muxd_commands_on_the_current_pane(server, outer):
     term.keys("C-b", ":")
     term.type("kill-pane")  # the current pane, as tmux's prompt would
     term.keys("Enter")
-    wait_until(lambda: [p["id"] for p in panes(server, "cmd")] == [first], timeout=10, message="pane killed")
+    wait_until(lambda: [p["id"] for p in server.panes("cmd")] == [first], timeout=10, message="pane killed")
     term.keys("C-b", "d")
     term.wait_for("[detached")
 

@@ -95,7 +95,7 @@ def bind_key(client: Any, args: argparse.Namespace) -> int:
     from muxd.cli.table import command_named
     from muxd.cli.tmux_line import split_commands
     from muxd.daemon.key_bindings import key_forms
-    from muxd.daemon.prefix_keys import SEND_PREFIX, binding_for_command
+    from muxd.daemon.prefix_keys import binding_for_command
     from muxd.errors import BadRequest
 
     table = _table(args)
@@ -104,8 +104,7 @@ def bind_key(client: Any, args: argparse.Namespace) -> int:
     if not commands:
         raise BadRequest("a command is needed: bind-key KEY COMMAND [ARGUMENTS]")
     for words in commands:
-        known = words == [SEND_PREFIX] or binding_for_command(words) or command_named(words[0])
-        if not known:
+        if not (binding_for_command(words) or command_named(words[0])):
             raise BadRequest(f"unknown command: {words[0]}")
     line = " ; ".join(shlex.join(words) for words in commands)
     client.call("bind-key", "ok", table=table, key=args.key, command=line, repeat=args.repeat)

@@ -34,8 +34,7 @@ def _rows(table: str, prefix: str, user: Any) -> list[tuple[str, str, str, bool]
     """(key, command, note, repeats) of every key bound in `table`, the defaults first."""
     rows: list[tuple[str, str, str, bool]] = []
     if table == "prefix" and not user.defaults_unbound:
-        rows = [(prefix, SEND_PREFIX, "Send the prefix key", False)]
-        rows += [(b.name, b.tmux, b.help[:1].upper() + b.help[1:], b.repeat) for b in BINDINGS]
+        rows = [(b.name or prefix, b.tmux, b.help[:1].upper() + b.help[1:], b.repeat) for b in (SEND_PREFIX, *BINDINGS)]
     users = {b.key: b for b in user.bindings if b.table == table}
     rows = [row for row in rows if row[0] not in users]  # rebound or unbound
     rows += [(key, _shown(b.command), _shown(b.command), b.repeat) for key, b in users.items() if b.command is not None]

@@ -40,11 +40,12 @@ def spawn_from_args(args: argparse.Namespace, client: Any = None) -> dict[str, A
     """The new pane's Spawn, as the fields the daemon reads it from. With a `client`, a `-c`
     holding a format (tmux configs' `split-window -c '#{pane_current_path}'`) is expanded for
     the pane `-t` names (the active one of a session or window)."""
-    if client is not None and "#" in (args.cwd or ""):
+    cwd = args.cwd
+    if client is not None and "#" in (cwd or ""):
         from muxd.cli.format_variables import FormatScope
 
         pane = client.call("show-pane", "pane", target=getattr(args, "target", None)).pane
-        args.cwd = FormatScope(client).expand_pane(args.cwd, pane)
+        cwd = FormatScope(client).expand_pane(cwd, pane)
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -54,8 +55,7 @@ def spawn_from_args(args: argparse.Namespace, client: Any = None) -> dict[str, A
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
-    cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else os.getcwd()
-    return {"command": command, "cwd": cwd, "env": env, "pane_name": args.pane_name, "tags": args.tags,
+    return {"command": command, "cwd": os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd(), "env": env, "pane_name": args.pane_name, "tags": args.tags,
             "remove_on_exit": args.remove_on_exit, "tmux_shim": getattr(args, "tmux_shim", False)}
 
 

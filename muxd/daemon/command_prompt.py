@@ -99,11 +99,8 @@ async def _run_command(client: AttachedClient, words: list[str]) -> bool:
     """One command of a line; False if it failed (and said so). A default key's tmux command
     (copy-mode, choose-tree -Zw, send-prefix…) does what that key does, in this client."""
     from muxd.daemon.prefix_actions import run_binding
-    from muxd.daemon.prefix_keys import SEND_PREFIX, binding_for_command
+    from muxd.daemon.prefix_keys import binding_for_command
 
-    if words == [SEND_PREFIX]:
-        client.write_active(client.prefix)
-        return True
     binding = binding_for_command(words)
     if binding is not None:
         run_binding(client, binding)

@@ -39,16 +39,21 @@ class TurnSnapshot:
     marked_log: Future[SessionLogCursor | None] | None = None  # the log as it was when the execution began
 
 
+def turn_rows(run: PaneRun) -> list[str]:
+    """The pane's rows, soft wraps joined, from a screen above where the running turn began: a
+    full-screen CLI draws the prompt's echo above its input box, where the cursor was; the
+    answer readers find the last echo themselves."""
+    emulator = run.pane.emulator
+    start = max(run.start_row - emulator.lines - emulator.rows_scrolled, -emulator.history_size)
+    return emulator.capture(start, join_wrapped=True).split("\n")
+
+
 def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot:
     """The screen's part of `execution` (a prompt's turn), read now."""
     if execution.kind != "prompt":
         return TurnSnapshot()
     pane = run.pane
-    emulator = pane.emulator
-    # From a screen above where the turn began: a full-screen CLI draws the prompt's echo above
-    # its input box, where the cursor was; the answer readers find the last echo themselves.
-    start = max(run.start_row - emulator.lines - emulator.rows_scrolled, -emulator.history_size)
-    lines = emulator.capture(start, join_wrapped=True).split("\n")
+    lines = turn_rows(run)
     calls: list[str] = []
     detection = daemon.detections.get(pane.id)
     if detection is not None:

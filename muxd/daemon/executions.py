@@ -391,8 +391,7 @@ class ExecutionService:
         if agent_type not in READERS or not first_line:
             return True
         # Its first line: how CLIs echo a message of several paragraphs varies more than that.
-        lines = execution_finish.snapshot(self.daemon, run, execution).lines
-        return turn_start(agent_type, lines, first_line) is not None
+        return turn_start(agent_type, execution_finish.turn_rows(run), first_line) is not None
 
     def _schedule(self, run: PaneRun) -> None:
         due = run.tracker.due()

@@ -10,54 +10,54 @@ from typing import TYPE_CHECKING
 
 from muxd.daemon import layout_keys
 from muxd.daemon.commands import attach as actions
-from muxd.daemon.prefix_keys import Binding, binding_for
+from muxd.daemon.prefix_keys import SEND_PREFIX, Binding, binding_for
 from muxd.daemon.status_prompt import Prompt
 
 if TYPE_CHECKING:
     from muxd.daemon.attached import AttachedClient
 
 
-def after_prefix(client: AttachedClient, key: bytes) -> bool:
-    """The key after the prefix (or a repeat): the user's binding, else the default one; False
-    when it only went to a program (the prefix pressed twice sends it). A key bound with -r
-    opens repeat-time, in which keys bound with -r need no prefix."""
-    from muxd.daemon.command_prompt import run_line
-
+def _bound(client: AttachedClient, key: bytes) -> tuple[str | Binding | None, bool]:
+    """What `key` after the prefix runs — the user's command line, else a default binding (the
+    prefix itself: SEND_PREFIX), None if nothing — and whether it repeats (-r)."""
     bindings = client.daemon.registry.key_bindings
     user = bindings.lookup("prefix", key)
-    repeat = False
-    if user is not None:
-        if user.command is not None:  # None: unbound by the user
-            run_line(client, user.command)
-            repeat = user.repeat
-    elif not bindings.defaults_unbound:
-        if key == client.prefix:
-            client.write_active(key)
-            return False
-        binding = binding_for(key)
-        if binding is not None:  # unbound after the prefix: ignored, as tmux does
-            run_binding(client, binding)
-            repeat = binding.repeat
+    if user is not None:  # its command None: unbound by the user
+        return user.command, user.command is not None and user.repeat
+    if bindings.defaults_unbound:
+        return None, False
+    default = SEND_PREFIX if key == client.prefix else binding_for(key)
+    return default, default is not None and default.repeat
+
+
+def after_prefix(client: AttachedClient, key: bytes) -> bool:
+    """The key after the prefix (or a repeat): the user's binding, else the default one (an
+    unbound key is ignored, as in tmux); False when it only went to a program (the prefix
+    pressed twice sends it). A key bound with -r opens repeat-time, in which keys bound with
+    -r need no prefix."""
+    from muxd.daemon.command_prompt import run_line
+
+    bound, repeat = _bound(client, key)
+    if isinstance(bound, str):
+        run_line(client, bound)
+    elif bound is not None:
+        run_binding(client, bound)
     milliseconds = client.daemon.registry.options.number("repeat-time", client.session.id)
     client.repeat_until = time.monotonic() + milliseconds / 1000 if repeat else 0.0
-    return True
+    return bound is not SEND_PREFIX
 
 
 def repeats(client: AttachedClient, key: bytes) -> bool:
     """Whether `key`, pressed in an open repeat-time, is one to run again without the prefix."""
-    if time.monotonic() >= client.repeat_until:
-        return False
-    bindings = client.daemon.registry.key_bindings
-    user = bindings.lookup("prefix", key)
-    if user is not None:
-        return user.command is not None and user.repeat
-    binding = None if bindings.defaults_unbound else binding_for(key)
-    return binding is not None and binding.repeat
+    return time.monotonic() < client.repeat_until and _bound(client, key)[1]
 
 
 def run_binding(client: AttachedClient, binding: Binding) -> None:
     """Do what `binding` says; MuxdError for anything to show in the status line."""
     session, daemon = client.session, client.daemon
+    if binding.action == "send_prefix":  # only the program sees it: nothing to fit or to draw
+        client.write_active(client.prefix)
+        return
     match binding.action:
         case "new_window":
             actions.new_window(daemon, session)

@@ -5,6 +5,7 @@ One table serves the dispatcher (daemon/attached.py), the `C-b ?` view and the R
 
 from __future__ import annotations
 
+import functools
 import shlex
 from dataclasses import dataclass
 
@@ -89,7 +90,9 @@ COPY_MODE_KEYS = (
 )
 
 
-SEND_PREFIX = "send-prefix"  # the prefix key's own command: the prefix to the pane
+# The prefix key's own binding: the prefix to the pane. Its key is the prefix option, so it is
+# not in BINDINGS (whose keys are fixed): the prefix pressed twice is looked for by the caller.
+SEND_PREFIX = Binding("", (), "send_prefix", "send the prefix key", tmux="send-prefix")
 
 
 def _canonical(words: list[str]) -> tuple[str, ...]:
@@ -105,13 +108,15 @@ def _canonical(words: list[str]) -> tuple[str, ...]:
     return (name, *rest) if (name, rest) != ("split-window", ("-v",)) else (name,)
 
 
+@functools.cache
+def _by_command() -> dict[tuple[str, ...], Binding]:
+    return {_canonical(shlex.split(b.tmux)): b for b in reversed((SEND_PREFIX, *BINDINGS))}
+
+
 def binding_for_command(words: list[str]) -> Binding | None:
     """The default binding whose tmux command `words` are, so that a key bound to it does what
     the default key does (those need an attached client: copy-mode, choose-tree, prompts)."""
-    if not words:
-        return None
-    wanted = _canonical(words)
-    return next((b for b in BINDINGS if _canonical(shlex.split(b.tmux)) == wanted), None)
+    return _by_command().get(_canonical(words)) if words else None
 
 
 def binding_for(key: bytes) -> Binding | None:

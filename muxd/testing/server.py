@@ -32,8 +32,13 @@ class MuxdTestServer:
         # A test run inside a muxd pane must not present that pane's token to this daemon.
         inherited = {k: v for k, v in os.environ.items() if k not in _PANE_VARIABLES}
         # Nor the user's config file (tmux -f /dev/null): a test that wants one names it.
+        # Nor the user's ~/.bashrc: a shell pane of a loaded machine once took over 10 s in
+        # one (`pyenv init` waiting on its rehash lock). Panes start in this empty HOME.
+        home = self.socket_dir / "home"
+        home.mkdir()
         self.env = {**inherited, "MUXD_DB": str(self.socket_dir / f"{self.name}.db"),
-                    "MUXD_CONFIG": os.devnull, **(env or {}), "MUXD_SOCKET_DIR": str(self.socket_dir)}
+                    "MUXD_CONFIG": os.devnull, "HOME": str(home), **(env or {}),
+                    "MUXD_SOCKET_DIR": str(self.socket_dir)}
         self.pid: int | None = None
 
     @property

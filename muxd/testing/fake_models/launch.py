@@ -83,8 +83,10 @@ def with_mcp_server(agent: AgentLaunch, server: McpServer) -> AgentLaunch:
     mode is given (its default, auto, may decide by itself); `ENABLE_TOOL_SEARCH=false` puts the
     tools with their schemas in every request instead of behind ToolSearch. It starts the
     server with its whole environment. Codex: `[mcp_servers.<name>]` in config.toml with
-    `env_vars` (the forwarded variables) and `default_tools_approval_mode = "approve"`
-    (else it asks before a tool not marked read-only); `daemon_auto_start` off, so that the
+    `env_vars` (the forwarded variables), `default_tools_approval_mode = "approve"`
+    (else it asks before a tool not marked read-only) and `required = true` (else its first
+    turn does not wait for the server: a `muxd mcp` slow to start on a loaded machine made the
+    first call `unsupported call: mcp__muxdlist_panes`); `daemon_auto_start` off, so that the
     server is started by this Codex with its environment, not by the background app-server
     every Codex of the same CODEX_HOME shares (started from another pane, with its token)."""
     program = os.path.basename(agent.argv[0])
@@ -108,6 +110,7 @@ args = [{", ".join(map(_toml, server.argv[1:]))}]
 env = {{ {env} }}
 env_vars = [{", ".join(map(_toml, server.forward))}]
 startup_timeout_sec = {MCP_STARTUP_TIMEOUT_S}
+required = true
 default_tools_approval_mode = "approve"
 
 [features]

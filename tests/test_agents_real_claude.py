@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import AnthropicFake, Call, Fail, Say, Think, launch
-from muxd.testing.fake_models.agent_pane import PANE_SIZES, PANE_SIZE_IDS, AgentPane
+from muxd.testing.fake_models.agent_pane import PANE_SIZE_IDS, PANE_SIZES, PANE_WIDTH, AgentPane
 
 pytestmark = pytest.mark.agents
 
@@ -68,18 +68,24 @@ def test_claude_code_states_through_a_session(claude):
         assert summary["agent_type"] == "claude" and summary["activity"]["state"] == "Idle"
 
     # Thinking: the spinner's verb, elapsed seconds and token count, then Generating, same verb.
+    # Claude leaves the count out of a spinner line too long for the pane: at 50 columns a long
+    # verb ("Discombobulating… (2s · thinking)") hides it, so there it may come only later.
+    counted = pane.size[0] >= PANE_WIDTH
     mark = pane.mark()
     pane.submit("please think hard about this")
     thinking = pane.wait_for(
-        "Thinking", lambda s: s["session"]["tokens_used"] and s["activity"]["elapsed_s"] is not None,
+        "Thinking", lambda s: (s["session"]["tokens_used"] or not counted) and s["activity"]["elapsed_s"] is not None,
         what="Thinking with elapsed time and tokens")
     verb = thinking["activity"]["description"]
     with pane.explained("Thinking", mark):
         assert verb and VERB.fullmatch(verb), verb
-        assert thinking["session"]["tokens_used"] > 0 and thinking["is_awaiting_input"] is False
+        assert thinking["is_awaiting_input"] is False
+        assert not counted or thinking["session"]["tokens_used"] > 0
     generating = pane.wait_for("Generating")
     with pane.explained("Generating", mark):
         assert generating["activity"]["description"] == verb
+    if not (thinking["session"]["tokens_used"] or generating["session"]["tokens_used"]):
+        pane.wait_for("Generating", lambda s: s["session"]["tokens_used"], what="Generating with tokens")
     pane.wait_for("Idle", what="Idle after the answer")
 
     # A Bash permission prompt; approved, the command runs (ToolUse) and the turn ends.

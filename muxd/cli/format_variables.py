@@ -116,12 +116,10 @@ def session_variables(session: Any) -> dict[str, str]:
 
 
 def server_variables(socket_path: str, pid: int | None) -> dict[str, str]:
-    """The server's variables, and the options muxd lacks as tmux shows them (#{focus-events})."""
-    from muxd.cli.tmux_options import format_defaults
-
+    """The server's variables, and the options' defaults as tmux shows them (#{focus-events})."""
     host = os.uname().nodename
     return {
-        **format_defaults(),
+        **option_defaults(),
         "host": host,
         "host_short": host.split(".", 1)[0],
         "pid": _text(pid),
@@ -129,6 +127,15 @@ def server_variables(socket_path: str, pid: int | None) -> dict[str, str]:
         "muxd_version": __version__,
         "socket_path": socket_path,
     }
+
+
+def option_defaults() -> dict[str, str]:
+    """Every option's default as a format shows it: a flag is 1 or 0. Set values are not
+    fetched: `#{focus-events}` is its default."""
+    from muxd.daemon.options import OPTIONS
+
+    return {name: ("1" if option.default == "on" else "0") if option.kind == "flag"
+            else option.default for name, option in OPTIONS.items()}
 
 
 _SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable

@@ -31,8 +31,9 @@ def _configure_set_option(p: argparse.ArgumentParser) -> None:
     from muxd.daemon.options import OPTIONS  # the table: only when options are set or shown
 
     _add_scope_options(p)
-    p.epilog = "options: " + "; ".join(f"{o.name} ({o.scope}, default {o.default or 'none'}): {o.help}"
-                                       for o in sorted(OPTIONS.values(), key=lambda o: o.name))
+    p.epilog = ("options: " + "; ".join(f"{o.name} ({o.scope}, default {o.default or 'none'}): {o.help}"
+                                        for o in sorted(OPTIONS.values(), key=lambda o: o.name) if not o.inert)
+                + "; tmux's other options are kept and shown but do nothing; @name sets a user option")
     p.add_argument("-u", "-U", dest="unset", action="store_true", help="unset: the value is inherited again")
     p.add_argument("-o", dest="only_if_unset", action="store_true", help="fail if already set")
     p.add_argument("-a", dest="append", action="store_true", help="append to the value")
@@ -46,11 +47,11 @@ def _scope(args: argparse.Namespace) -> str:
     return "global" if args.global_ else "pane" if args.pane else "object"
 
 
-@cli_command("set-option")(_configure_set_option)
-def set_option(client: Any, args: argparse.Namespace) -> int:
+def _set(client: Any, args: argparse.Namespace, window: bool) -> int:
     try:
         client.call("set-option", "ok", target=args.target, name=args.option, value=args.value,
-                    scope=_scope(args), unset=args.unset, only_if_unset=args.only_if_unset, append=args.append)
+                    scope=_scope(args), unset=args.unset, only_if_unset=args.only_if_unset, append=args.append,
+                    kind=_kind(args, window))
     except BadRequest as exc:
         if args.quiet and exc.message.startswith("invalid option"):
             return 0
@@ -58,7 +59,19 @@ def set_option(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-cli_command("set-window-option")(_configure_set_option)(set_option)
+def _kind(args: argparse.Namespace, window: bool) -> str:
+    """-s, -w (or a -window- command, or -p), else session: which options are meant."""
+    return "server" if args.server else "window" if window or args.window or args.pane else "session"
+
+
+@cli_command("set-option")(_configure_set_option)
+def set_option(client: Any, args: argparse.Namespace) -> int:
+    return _set(client, args, window=False)
+
+
+@cli_command("set-window-option")(_configure_set_option)
+def set_window_option(client: Any, args: argparse.Namespace) -> int:
+    return _set(client, args, window=True)
 
 
 def _configure_show_options(p: argparse.ArgumentParser) -> None:
@@ -79,10 +92,9 @@ def quoted(value: str) -> str:
 
 
 def _show(client: Any, args: argparse.Namespace, window: bool) -> int:
-    kind = "server" if args.server else "window" if window or args.window or args.pane else "session"
     try:
         options = client.call("show-options", "option-list", target=args.target, name=args.option,
-                              scope=_scope(args), kind=kind).options
+                              scope=_scope(args), kind=_kind(args, window)).options
     except BadRequest as exc:
         if args.quiet and exc.message.startswith("invalid option"):
             return 0

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from muxd.cli.table import CliCommand, cli_command, command_named, implementation
 from muxd.cli.tmux_line import TmuxLine, find_command, parse_line
-from muxd.cli.tmux_options import OPTION_COMMANDS, tmux_only_option
 from muxd.config import TMUX_VERSION
 from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, socket_dir
@@ -160,11 +159,6 @@ class TmuxServer:
 
     def run(self, words: list[str]) -> int:
         name = find_command(words[0])
-        if name in OPTION_COMMANDS:
-            shown = tmux_only_option(name, words[1:])
-            if shown is not None:  # an option of tmux's muxd has no use for: its default
-                sys.stdout.write(shown)
-                return 0
         command = command_named(name)  # muxd's `ls` is tmux's list-sessions
         if command is None:
             raise BadRequest(f"{name}: not supported by muxd")

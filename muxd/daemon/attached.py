@@ -13,17 +13,18 @@ import asyncio
 import base64
 import itertools
 import logging
+import math
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
-    ATTACH_FRAME_INTERVAL_S, ATTACH_NOTICE_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
+    ATTACH_FRAME_INTERVAL_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
     ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
     MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS,
 )
 from muxd.daemon.commands.selection import select_target
-from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point
+from muxd.daemon.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point, emacs_key
 from muxd.daemon.attached_mouse import mouse_event
 from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.pane import Pane
@@ -31,7 +32,7 @@ from muxd.daemon.command_prompt import run_line
 from muxd.daemon.prefix_actions import after_prefix, repeats
 from muxd.daemon.paste_buffers import PasteBuffers
 from muxd.daemon.prefix_keys import list_keys_text, prefix_bytes
-from muxd.daemon.registry import Session, Window
+from muxd.daemon.registry import Session, Window, window_of
 from muxd.daemon.status_line import agent_status
 from muxd.daemon.status_prompt import Prompt
 from muxd.daemon.target import resolve_session
@@ -254,7 +255,9 @@ class AttachedClient:
         return StatusLine(session=session.name, windows=tabs, right=right, message=message, message_cursor=cursor)
 
     def say(self, text: str) -> None:
-        self.notice = (text, time.monotonic() + ATTACH_NOTICE_S)
+        shown_ms = self.daemon.registry.options.number("display-time", self.session.id)
+        # 0: until a key (any input takes a message away)
+        self.notice = (text, time.monotonic() + shown_ms / 1000 if shown_ms else math.inf)
         self.wake()
 
     def viewing(self) -> bool:
@@ -372,6 +375,11 @@ class AttachedClient:
         if copy is not None:
             from muxd.attach.selection import pane_geometry
 
+            if self.daemon.registry.options.lookup("mode-keys", pane.id, window_of(pane).id) == "emacs":
+                as_vi = emacs_key(key)
+                if as_vi is None:  # a key emacs's table lacks does nothing
+                    return True
+                key = as_vi
             outcome = copy.key(key, pane_geometry(pane.emulator))
             if outcome in (SEARCH_DOWN, SEARCH_UP):
                 self.prompt = Prompt(f"({outcome}) ", lambda text: copy.search(

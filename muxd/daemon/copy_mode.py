@@ -3,7 +3,8 @@ to move around it, and the selected text.
 
 Pure: the state is one offset per pane (0 = the live screen), a cursor and a selection,
 shared by every client of the session as in tmux (the mode belongs to the pane, not to a
-client). Keys are tmux's vi copy-mode keys (the word motions w, b, e are in copy_words).
+client). Keys are tmux's vi copy-mode keys (the word motions w, b, e are in copy_words);
+`emacs_key` turns the emacs table's into them (mode-keys emacs).
 Points are (running row number, column): a row's number (Emulator.rows_scrolled + its
 visible row) never changes, so the cursor and a selection stay on their text while the view
 scrolls or new output arrives.
@@ -33,6 +34,27 @@ _BEGIN_SELECTION = (b" ", b"v")
 _COPY = (b"\r", b"y")
 _CLEAR_OR_LEAVE = (b"\x1b",)  # clears a selection; with none, leaves
 _LEAVE = (b"q", b"\x03")
+
+# tmux's emacs copy-mode keys (mode-keys emacs), each as the vi key that does the same here.
+# Keys both tables share (arrows, Home/End, PageUp/PageDown, n, N, q) pass as they are;
+# any other key does nothing in emacs mode (`k` is no motion there).
+_EMACS_AS_VI = {
+    b"\x10": b"k", b"\x0e": b"j", b"\x02": b"h", b"\x06": b"l",   # C-p C-n C-b C-f
+    b"\x01": b"0", b"\x05": b"$",                                 # C-a C-e
+    b"\x1bv": b"\x1b[5~", b"\x16": b"\x1b[6~",                      # M-v C-v
+    b"\x00": b" ", b"\x1bw": b"y", b"\x17": b"y",                    # C-Space M-w C-w
+    b"\x07": b"\x1b", b"\x1b": b"q", b"\x03": b"q",                  # C-g (clear) Escape C-c
+    b"\x13": b"/", b"\x12": b"?",                                  # C-s C-r
+    b"\x1bf": b"e", b"\x1bb": b"b", b"\x1b<": b"g", b"\x1b>": b"G",   # M-f M-b M-< M->
+}
+_SHARED_KEYS = frozenset((*_UP[:2], *_DOWN[:2], *_LEFT[:2], *_RIGHT[:2], *_LINE_START[1:], *_LINE_END[1:],
+                          b"\x1b[5~", b"\x1b[6~", b"n", b"N", b"q"))
+
+
+def emacs_key(key: bytes) -> bytes | None:
+    """The key vi's table has for what `key` does in tmux's emacs copy mode; None: nothing."""
+    return key if key in _SHARED_KEYS else _EMACS_AS_VI.get(key)
+
 
 # What `key` asks of its caller besides the new state; SEARCH_*: ask for the text to find, then
 # call `search`.

@@ -360,6 +360,10 @@ class Registry:
         self.options.forget(window.id)
         if window in session.windows:
             session.remove(window)
+            if self.options.flag("renumber-windows", session.id):
+                base = self.options.number("base-index", session.id)
+                for index, other in enumerate(sorted(session.windows, key=lambda w: w.index), start=base):
+                    other.index = index
         if not session.windows and session in self.sessions:
             self.sessions.remove(session)
             self.options.forget(session.id)

@@ -97,6 +97,7 @@ class SetOption(_Message, tag="set-option"):
     unset: bool = False           # -u
     only_if_unset: bool = False   # -o
     append: bool = False          # -a
+    kind: Literal["server", "session", "window"] = "session"  # -s, (none), -w: a user option's scope
 
 
 class ShowOptions(_Message, tag="show-options"):

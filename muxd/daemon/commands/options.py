@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
-from muxd.daemon.options import Option, option_named
+from muxd.daemon.options import Option, Scope, is_user_option, option_named
 from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.protocol.messages import Ok, OptionList, OptionValue, SetOption, ShowOptions
@@ -32,21 +32,30 @@ def _owner(daemon: Daemon, scope: str, kind: str, target: str | None) -> str | N
     return resolve_session(registry, target).id
 
 
+def _user_scope(scope: str, kind: str) -> Scope:
+    """The scope a user option (`@name`) is set or shown at: its command's -s/-w/-p."""
+    return "window" if scope == "pane" else kind  # type: ignore[return-value]
+
+
 @command(SetOption)
 async def set_option(daemon: Daemon, req: SetOption) -> Ok:
-    option = option_named(req.name)
+    user_scope = _user_scope(req.scope, req.kind)
+    option = option_named(req.name, user_scope)
     options = daemon.registry.options
     owner = _owner(daemon, req.scope, option.scope, req.target)
     if req.unset:
-        options.unset(option.name, owner)
+        options.unset(option.name, owner, user_scope)
     else:
-        values = options.globals if owner is None else options.local.get(owner, {})
-        if req.only_if_unset and option.name in values:
+        current = options.own_value(option.name, owner, user_scope)
+        if req.only_if_unset and current is not None:
             raise Conflict(f"already set: {option.name}", option=option.name)
         value = req.value
         if req.append and value is not None:
-            value = values.get(option.name, options.lookup(option.name)) + value
-        options.set(option.name, value, owner)
+            value = (current if current is not None else options.lookup(option.name)
+                     if not is_user_option(option.name) else "") + value
+        options.set(option.name, value, owner, user_scope)
+    if option.inert:
+        return Ok(id=req.id)
     # The status line and the prefix key show at once in every attached client, as in tmux.
     for session in daemon.registry.sessions:
         daemon.attach_hub.fit_session(session)
@@ -58,7 +67,7 @@ async def show_options(daemon: Daemon, req: ShowOptions) -> OptionList:
     kind: str = req.kind
     option: Option | None = None
     if req.name is not None:
-        option = option_named(req.name)
+        option = option_named(req.name, _user_scope(req.scope, req.kind))
         kind = option.scope
     elif req.scope == "pane":
         kind = "window"
@@ -66,5 +75,7 @@ async def show_options(daemon: Daemon, req: ShowOptions) -> OptionList:
     pairs = daemon.registry.options.shown(owner, kind)  # type: ignore[arg-type]
     if option is not None:
         pairs = [(name, value) for name, value in pairs if name == option.name]
+        if not pairs and is_user_option(option.name):  # as tmux: an unset user option is unknown
+            raise BadRequest(f"invalid option: {option.name}", option=option.name)
     return OptionList(id=req.id, options=[OptionValue(name=name, value=value) for name, value in pairs])
 

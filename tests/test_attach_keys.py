@@ -246,3 +246,23 @@ def test_the_readme_lists_every_binding_of_the_table():
     missing = sorted(name for name in named if f"`C-b {name}`" not in readme)
     assert not missing, f"README's key table lacks {missing}"
     assert "`C-b 0`…`9`" in readme and "`C-b` arrow" in readme and "`C-b M-Up`… / `C-b C-Up`…" in readme
+
+
+def test_the_help_view_shows_the_users_bindings_and_copy_modes_keys():
+    from muxd.daemon.key_bindings import KeyBindings
+
+    bindings = KeyBindings()
+    bindings.bind("prefix", "|", "split-window -h")
+    bindings.unbind("prefix", "c")
+    bindings.bind("prefix", "3", "display-message three")
+    bindings.bind("root", "F6", "new-window -d")
+    text = list_keys_text("C-b", bindings, "emacs")
+    assert "  C-b |      split-window -h" in text and "  C-b 3      display-message three" in text
+    assert not any(line.startswith("  C-b c ") for line in text)  # unbound
+    assert "  C-b 2      select window 2" in text and "  C-b 0..9   select window 0..9" not in text
+    assert text[text.index("Keys bound alone (bind-key -n)") + 1] == "  F6            new-window -d"
+    assert "Copy mode (emacs keys: the mode-keys option)" in text and any("M-w" in line for line in text)
+    assert not any("hjkl" in line for line in text)
+    bindings.unbind_all("prefix")
+    assert not any(line.startswith("  C-b ") for line in list_keys_text("C-b", bindings))
+    assert any("hjkl" in line for line in list_keys_text("C-b", bindings))  # vi: muxd's default

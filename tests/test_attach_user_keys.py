@@ -48,6 +48,14 @@ def test_bound_keys_run_their_commands_and_unbound_ones_nothing(muxd_server, out
     wait_until(lambda: len(s.panes("keys:0")) == 3, timeout=10, message="the second split")
     assert len(s.windows("keys")) == 2, "C-b c made no window"
 
+    term.keys("C-b", "?")  # the list shows the user's table: c gone (it heads tmux's), | bound, F6 alone
+    screen = term.wait_for("Key bindings")
+    assert "C-b c " not in screen and "C-b n      next window" in screen
+    term.keys("G")
+    term.wait_for(lambda sc: "C-b |      split-window -h" in sc and "F6            new-window -d" in sc)
+    term.keys("q")
+    term.wait_for(lambda sc: "Key bindings" not in sc and "split-window -h" not in sc)
+
 
 def test_keys_bound_to_client_commands_and_prompt_lines_with_semicolons(muxd_server, outer):
     s = muxd_server

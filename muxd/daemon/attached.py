@@ -414,7 +414,10 @@ class AttachedClient:
         paste_into(pane, newest[0].text.replace("\n", "\r").encode())
 
     def open_help(self) -> None:
-        self.show_text(list_keys_text(self.prefix_name))
+        pane = self.active_pane()
+        options = self.daemon.registry.options
+        mode_keys = options.lookup("mode-keys", pane.id, window_of(pane).id) if pane else options.lookup("mode-keys")
+        self.show_text(list_keys_text(self.prefix_name, self.daemon.registry.key_bindings, mode_keys))
 
     def show_text(self, text_lines: list[str]) -> None:
         """Lines to read over the window (the `?` list, a command's output): scrolled like copy

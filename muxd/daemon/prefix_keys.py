@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 from muxd.errors import BadRequest
 from muxd.keys import key_name_to_text
@@ -88,6 +89,16 @@ COPY_MODE_KEYS = (
     ("Escape / q", "clear the selection (none: leave) / leave copy mode"),
     ("wheel / drag", "scroll (down past the bottom leaves) / select, release copies"),
 )
+EMACS_COPY_MODE_KEYS = (  # mode-keys emacs (copy_mode.emacs_key)
+    ("arrows C-p C-n C-b C-f", "move the cursor (the view follows)"),
+    ("C-a C-e / M-f M-b", "start / end of the line; to a word's end / back to a word's start"),
+    ("C-s C-r n N", "search down / up (lower case: any case), again / the other way"),
+    ("M-v C-v PgUp PgDn", "scroll a page"),
+    ("M-< / M->", "top of the history / bottom"),
+    ("C-Space / M-w C-w", "begin a selection / copy it and leave"),
+    ("C-g / q Escape C-c", "clear the selection (none: leave) / leave copy mode"),
+    COPY_MODE_KEYS[-1],
+)
 
 
 # The prefix key's own binding: the prefix to the pane. Its key is the prefix option, so it is
@@ -134,15 +145,29 @@ def prefix_bytes(name: str) -> bytes:
     return text.encode()
 
 
-def list_keys_text(prefix: str) -> list[str]:
-    """The lines of the `?` view."""
+def list_keys_text(prefix: str, user: Any = None, mode_keys: str = "vi") -> list[str]:
+    """The lines of the `?` view: the prefix table as list-keys has it (the user's bind-key
+    and unbind-key over tmux's defaults; `user` is daemon/key_bindings.KeyBindings), keys
+    bound alone (-n), then copy mode's keys for `mode_keys`."""
+    bound = {b.key: b for b in (user.listed() if user is not None else ()) if b.table == "prefix"}
+    defaults = () if user is not None and user.defaults_unbound else BINDINGS
+    digits_kept = not any(str(digit) in bound for digit in range(10))  # one line for 0..9
     lines = [f"Key bindings (prefix {prefix}, then the key)", ""]
-    for b in BINDINGS:
-        if b.action != "select_window":
-            lines.append(f"  {prefix} {b.name:<6} {b.help}")
-        elif b.argument == 0:
+    for b in defaults:
+        if b.name in bound or (b.action == "select_window" and digits_kept and b.argument != 0):
+            continue
+        if b.action == "select_window" and digits_kept:
             lines.append(f"  {prefix} 0..9   select window 0..9")
-    lines += [f"  {prefix} {prefix:<6} send {prefix} to the pane", "", "Copy mode"]
-    lines += [f"  {keys:<18} {what}" for keys, what in COPY_MODE_KEYS]
+        else:
+            lines.append(f"  {prefix} {b.name:<6} {b.help}")
+    if defaults and prefix not in bound:
+        lines.append(f"  {prefix} {prefix:<6} send {prefix} to the pane")
+    lines += [f"  {prefix} {key:<6} {b.command}" for key, b in bound.items() if b.command is not None]
+    alone = [b for b in (user.listed() if user is not None else ()) if b.table == "root" and b.command]
+    if alone:
+        lines += ["", "Keys bound alone (bind-key -n)"] + [f"  {b.key:<13} {b.command}" for b in alone]
+    lines += ["", f"Copy mode ({mode_keys} keys: the mode-keys option)"]
+    keys = EMACS_COPY_MODE_KEYS if mode_keys == "emacs" else COPY_MODE_KEYS
+    lines += [f"  {keys_text:<24} {what}" for keys_text, what in keys]
     lines += ["", "Press q to leave this view."]
     return lines

@@ -6,6 +6,7 @@ Real tmux is the oracle: the same file loaded in both shows the same values.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -116,7 +117,8 @@ def test_values_are_checked_as_tmux_checks_them(muxd_server, real_tmux):
     s = muxd_server
     s.cli("new-session", "-d", "-s", "a", *SHELL, check=True)
     for args in (["-sg", "escape-time", "abc"], ["-g", "status-position", "middle"],
-                 ["-g", "visual-bell", "loud"], ["-gw", "monitor-activity", "maybe"]):
+                 ["-g", "visual-bell", "loud"], ["-gw", "monitor-activity", "maybe"],
+                 ["-g", "status-style", "bg=nosuch"]):
         theirs = real_tmux("set-option", *args, check=False)
         ours = s.cli("set-option", *args)
         assert ours.returncode == 1 and theirs.returncode == 1, args
@@ -229,3 +231,29 @@ def test_display_time_decides_how_long_a_message_stays(muxd_server, outer):
         assert shown("lasting-note")(term.screen())
     term.keys("x")
     term.wait_for(lambda sc: "lasting-note" not in status_line(sc))
+
+
+def _sgr_before(row: str, text: str) -> set[str]:
+    """The SGR parameters in force where `text` starts in a row captured with escapes."""
+    params: set[str] = set()
+    for match in re.finditer(r"\x1b\[([0-9;]*)m", row[:row.index(text)]):
+        params = set() if match.group(1) in ("", "0") else params | set(match.group(1).split(";"))
+    return params
+
+
+def test_status_and_message_styles_are_drawn(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "look", *SHELL, check=True)
+    term = attached(outer, s, "look")
+
+    def status(screen: str) -> str:
+        return screen.rstrip("\n").split("\n")[-1]
+
+    assert {"30", "42"} <= _sgr_before(status(term.screen(escapes=True)), "[look]")  # tmux's green
+    s.cli("set-option", "-g", "status-style", "bg=colour24,fg=white,bold", check=True)
+    term.wait_for(lambda sc: {"48", "5", "24", "37", "1"} <= _sgr_before(status(sc), "[look]"), escapes=True)
+    s.cli("set-option", "-g", "message-style", "bg=red,fg=white", check=True)
+    term.keys("C-b", ":")
+    term.type("display-message styled-note", enter=True)
+    term.wait_for(lambda sc: "styled-note" in status(sc) and "display-message" not in status(sc)
+                  and {"41", "37"} <= _sgr_before(status(sc), "styled-note"), escapes=True)

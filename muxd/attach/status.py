@@ -46,6 +46,8 @@ class StatusLine:
     # With a message: the cursor's column in it (a prompt being typed); None keeps the
     # cursor in the active pane.
     message_cursor: int | None = None
+    style: Style = STATUS_STYLE            # status-style
+    message_style: Style = MESSAGE_STYLE   # message-style
 
     def left_text(self) -> str:
         session = _cut(self.session, SESSION_NAME_MAX_CELLS)
@@ -81,15 +83,15 @@ def status_row(status: StatusLine, columns: int) -> FrameRow:
 
 def _render(status: StatusLine, columns: int) -> FrameRow:
     if status.message is not None:
-        return tuple(styled_cells([(status.message, MESSAGE_STYLE)], columns))
+        return tuple(styled_cells([(status.message, status.message_style)], columns))
     left = status.left_text()
     left_cells = text_width(left)
     right = status.right
-    pieces = [(left, STATUS_STYLE)]
+    pieces = [(left, status.style)]
     if right:
         room = columns - left_cells - 1  # at least one space between the two sides
         if room > 0:
             right = _cut(right, room)
             gap = columns - left_cells - text_width(right)
-            pieces.append((" " * gap + right, STATUS_STYLE))
+            pieces.append((" " * gap + right, status.style))
     return tuple(styled_cells(pieces, columns))

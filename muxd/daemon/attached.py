@@ -236,6 +236,8 @@ class AttachedClient:
 
     def _status(self) -> StatusLine:
         from muxd.attach.compose import StatusLine, WindowTab
+        from muxd.attach.tmux_style import parse_style
+        from muxd.emulator.cell import DEFAULT_STYLE
 
         session = self.session
         tabs = tuple(WindowTab(index=w.index, name=w.name, active=w is session.active_window,
@@ -252,7 +254,10 @@ class AttachedClient:
                 message = self.notice[0]
             else:
                 self.notice = None
-        return StatusLine(session=session.name, windows=tabs, right=right, message=message, message_cursor=cursor)
+        options = self.daemon.registry.options
+        return StatusLine(session=session.name, windows=tabs, right=right, message=message, message_cursor=cursor,
+                          style=parse_style(options.lookup("status-style", session.id), DEFAULT_STYLE),
+                          message_style=parse_style(options.lookup("message-style", session.id), DEFAULT_STYLE))
 
     def say(self, text: str) -> None:
         shown_ms = self.daemon.registry.options.number("display-time", self.session.id)

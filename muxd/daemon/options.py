@@ -22,7 +22,7 @@ from muxd.daemon.tmux_options import TMUX_ONLY_OPTIONS
 from muxd.errors import BadRequest
 
 Scope = Literal["server", "session", "window"]
-Kind = Literal["flag", "choice", "number", "key", "string", "shell", "term"]
+Kind = Literal["flag", "choice", "number", "key", "string", "shell", "term", "style"]
 _FLAG_VALUES = {"on": "on", "yes": "on", "1": "on", "off": "off", "no": "off", "0": "off"}
 NUMBER_MAX = 2**31 - 1
 
@@ -65,6 +65,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            "when a window closes, number the session's windows again from base-index"),
     Option("display-time", "session", "number", str(int(ATTACH_NOTICE_S * 1000)),
            "milliseconds a message stays in the status line (0: until a key is pressed)"),
+    Option("status-style", "session", "style", "bg=green,fg=black",
+           "the status line's look, as tmux's styles: fg=, bg= (colour235, #ff8800, brightred), bold…"),
+    Option("message-style", "session", "style", "bg=yellow,fg=black", "the look of messages and prompts"),
     # muxd's copy mode has always had vi's keys, so vi is its default (tmux's is emacs).
     Option("mode-keys", "window", "choice", "vi", "copy mode's keys: vi's or emacs's", ("vi", "emacs")),
 )}
@@ -122,6 +125,14 @@ def checked_value(option: Option, value: str | None, current: str) -> str:
             raise BadRequest(f"unknown key: {value}", option=option.name) from None
     if option.kind == "term" and (not value or not all(ch.isalnum() or ch in "-_.+" for ch in value)):
         raise BadRequest(f"invalid terminal type: {value!r}", option=option.name)
+    if option.kind == "style":
+        from muxd.attach.tmux_style import parse_style
+        from muxd.emulator.cell import DEFAULT_STYLE
+
+        try:
+            parse_style(value, DEFAULT_STYLE)
+        except ValueError as exc:
+            raise BadRequest(str(exc), option=option.name) from None
     if option.kind == "shell" and value and not (os.path.isabs(value) and os.access(value, os.X_OK)):
         raise BadRequest(f"not a suitable shell: {value}", option=option.name)
     return value

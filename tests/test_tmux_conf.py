@@ -91,7 +91,7 @@ def test_tmux_only_options_show_tmuxs_defaults(muxd_server, real_tmux):
         for line in muxd_server.cli("show-options", *scope, check=True).stdout.splitlines():
             ours[line.split(" ", 1)[0]] = line
     inert = sorted(name for name, option in OPTIONS.items() if option.inert and not _array(name))
-    assert len(inert) > 90
+    assert len(inert) > 80
     assert {name: ours.get(name) for name in inert} == {name: theirs[name] for name in inert}
 
 
@@ -257,3 +257,19 @@ def test_status_and_message_styles_are_drawn(muxd_server, outer):
     term.type("display-message styled-note", enter=True)
     term.wait_for(lambda sc: "styled-note" in status(sc) and "display-message" not in status(sc)
                   and {"41", "37"} <= _sgr_before(status(sc), "styled-note"), escapes=True)
+
+
+def test_status_left_and_right_are_tmux_formats(muxd_server, outer):
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "fmt", "-n", "editor", *SHELL, check=True)
+    term = attached(outer, s, "fmt")
+    term.wait_for(lambda sc: status_line(sc).startswith("[fmt] 0:editor*"))
+    year = time.strftime("%Y")
+    s.cli("set-option", "-g", "status-right", "#{session_name}|#I|#{pane_current_command}|%Y", check=True)
+    s.cli("set-option", "-g", "status-left", "<#S> #[fg=red]", check=True)
+    term.wait_for(lambda sc: status_line(sc).startswith("<fmt> 0:editor*")
+                  and status_line(sc).endswith(f"fmt|0|bash|{year}"))
+    s.cli("set-option", "-g", "status-right-length", "5", check=True)
+    term.wait_for(lambda sc: status_line(sc).endswith(" fmt|0"))
+    s.cli("new-window", "-t", "fmt", "-n", "two", *SHELL[1:], check=True)  # what it shows changed: at once
+    term.wait_for(lambda sc: status_line(sc).startswith("<fmt> 0:editor- 1:two*") and status_line(sc).endswith(" fmt|1"))

@@ -48,13 +48,15 @@ class StatusLine:
     message_cursor: int | None = None
     style: Style = STATUS_STYLE            # status-style
     message_style: Style = MESSAGE_STYLE   # message-style
+    left: str | None = None  # status-left expanded; None: "[session] ", the name cut to 10 cells
 
     def left_text(self) -> str:
-        session = _cut(self.session, SESSION_NAME_MAX_CELLS)
-        return f"[{session}] " + " ".join(tab.label() for tab in self.windows)
+        left = f"[{cut_cells(self.session, SESSION_NAME_MAX_CELLS)}] " if self.left is None else self.left
+        return left + " ".join(tab.label() for tab in self.windows)
 
 
-def _cut(text: str, cells: int) -> str:
+def cut_cells(text: str, cells: int) -> str:
+    """`text` cut to at most `cells` cells (a wide character that would cross the edge goes)."""
     if text_width(text) <= cells:
         return text
     out = []
@@ -91,7 +93,7 @@ def _render(status: StatusLine, columns: int) -> FrameRow:
     if right:
         room = columns - left_cells - 1  # at least one space between the two sides
         if room > 0:
-            right = _cut(right, room)
+            right = cut_cells(right, room)
             gap = columns - left_cells - text_width(right)
             pieces.append((" " * gap + right, status.style))
     return tuple(styled_cells(pieces, columns))

@@ -33,7 +33,7 @@ from muxd.daemon.prefix_actions import after_prefix, repeats
 from muxd.daemon.paste_buffers import PasteBuffers
 from muxd.daemon.prefix_keys import list_keys_text, prefix_bytes
 from muxd.daemon.registry import Session, Window, window_of
-from muxd.daemon.status_line import agent_status
+from muxd.daemon.status_formats import StatusFormats
 from muxd.daemon.status_prompt import Prompt
 from muxd.daemon.target import resolve_session
 from muxd.emulator import Emulator
@@ -86,6 +86,7 @@ class AttachedClient:
         self.repeat_until = 0.0  # monotonic time a repeat-time (bind -r) ends; 0: none open
         self.prompt: Prompt | None = None
         self.notice: tuple[str, float] | None = None
+        self.status_formats = StatusFormats()  # status-left and status-right, expanded
         self.help_view: Emulator | None = None  # the C-b ? list or a command's output, while open
         self.help_lines: list[str] = []  # its text (made again for a new size)
         self.help_scroll = CopyMode()  # where in it the client is
@@ -245,7 +246,7 @@ class AttachedClient:
                                zoomed=w.zoomed) for w in session.windows)
         window = session.active_window
         pane = window.active_pane if window else None
-        right = agent_status(pane.agent) if pane is not None else ""
+        left, right = self.status_formats.texts(self.daemon, session, pane)
         message = cursor = None
         if self.prompt is not None:
             message, cursor = self.prompt.shown(), self.prompt.cursor_cell()
@@ -255,7 +256,8 @@ class AttachedClient:
             else:
                 self.notice = None
         options = self.daemon.registry.options
-        return StatusLine(session=session.name, windows=tabs, right=right, message=message, message_cursor=cursor,
+        return StatusLine(session=session.name, windows=tabs, left=left, right=right, message=message,
+                          message_cursor=cursor,
                           style=parse_style(options.lookup("status-style", session.id), DEFAULT_STYLE),
                           message_style=parse_style(options.lookup("message-style", session.id), DEFAULT_STYLE))
 

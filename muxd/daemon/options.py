@@ -68,6 +68,12 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("status-style", "session", "style", "bg=green,fg=black",
            "the status line's look, as tmux's styles: fg=, bg= (colour235, #ff8800, brightred), bold…"),
     Option("message-style", "session", "style", "bg=yellow,fg=black", "the look of messages and prompts"),
+    Option("status-left", "session", "string", "[#{session_name}] ",
+           "before the window list: a tmux format, strftime first (%H:%M); #[styles] are not drawn"),
+    Option("status-right", "session", "string", "#{agent_status}",
+           "the right side: a tmux format (#{agent_status}: the active pane's agent, tokens)"),
+    Option("status-left-length", "session", "number", "10", "cells status-left may take"),
+    Option("status-right-length", "session", "number", "40", "cells status-right may take"),
     # muxd's copy mode has always had vi's keys, so vi is its default (tmux's is emacs).
     Option("mode-keys", "window", "choice", "vi", "copy mode's keys: vi's or emacs's", ("vi", "emacs")),
 )}

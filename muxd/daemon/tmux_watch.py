@@ -140,12 +140,23 @@ class TmuxWatcher:
             assert reply is not None
             try:
                 await asyncio.wait_for(reply, TMUX_COMMAND_TIMEOUT_S)
+                await self._read_window_name(watched, link, facts.window)
             except TimeoutError:
                 log.warning("tmux pane %s: no seed capture within %gs", facts.pane, TMUX_COMMAND_TIMEOUT_S)
             except Exception as exc:  # noqa: BLE001 - the link ended: closed() has ended the pane
                 log.info("tmux pane %s: no seed capture: %s", facts.pane, exc)
         finally:
             watched.adopting.discard(facts.pane)
+
+    async def _read_window_name(self, watched: WatchedServer, link: TmuxLink, tmux_window: str) -> None:
+        """The window's name now that `link` hears renames: one between discovery and the link's
+        start was told to nobody (tmux's automatic rename of a window whose shell was starting)."""
+        named = link.command(f"display-message -p -t {tmux_window} '#{{window_name}}'")
+        assert named is not None
+        replies = await asyncio.wait_for(named, TMUX_COMMAND_TIMEOUT_S)
+        window = watched.windows.get(tmux_window)
+        if window is not None and replies and not replies[0].error and replies[0].lines:
+            window.name = replies[0].text().split("\n")[0][:64]
 
     async def _link(self, watched: WatchedServer, session: str) -> TmuxLink:
         link = watched.links.get(session)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections import ChainMap
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from muxd import __version__
 from muxd.config import TMUX_VERSION
@@ -115,27 +115,43 @@ def session_variables(session: Any) -> dict[str, str]:
     }
 
 
-def server_variables(socket_path: str, pid: int | None) -> dict[str, str]:
-    """The server's variables, and the options' defaults as tmux shows them (#{focus-events})."""
+def server_variables(socket_path: str, pid: int | None) -> ChainMap[str, str]:
+    """The server's variables, then the options' defaults as tmux shows them (#{focus-events})."""
     host = os.uname().nodename
-    return {
-        **option_defaults(),
+    return ChainMap({
         "host": host,
         "host_short": host.split(".", 1)[0],
         "pid": _text(pid),
         "version": TMUX_VERSION,
         "muxd_version": __version__,
         "socket_path": socket_path,
-    }
+    }, OptionDefaults())
 
 
-def option_defaults() -> dict[str, str]:
+class OptionDefaults(Mapping[str, str]):
     """Every option's default as a format shows it: a flag is 1 or 0. Set values are not
-    fetched: `#{focus-events}` is its default."""
-    from muxd.daemon.options import OPTIONS
+    fetched: `#{focus-events}` is its default. The option table is read on the first lookup
+    that gets this far: most formats name no option, and the table costs a shim call 4 ms."""
 
-    return {name: ("1" if option.default == "on" else "0") if option.kind == "flag"
-            else option.default for name, option in OPTIONS.items()}
+    def __init__(self) -> None:
+        self._values: dict[str, str] | None = None
+
+    def _table(self) -> dict[str, str]:
+        if self._values is None:
+            from muxd.daemon.options import OPTIONS
+
+            self._values = {name: ("1" if option.default == "on" else "0") if option.kind == "flag"
+                            else option.default for name, option in OPTIONS.items()}
+        return self._values
+
+    def __getitem__(self, name: str) -> str:
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
 
 
 _SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable

@@ -17,6 +17,7 @@ import os
 import re
 import time
 from collections import ChainMap
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from muxd.attach.status import cut_cells
@@ -33,7 +34,7 @@ DEFAULT_RIGHT = "#{agent_status}"
 _STYLE_DIRECTIVE = re.compile(r"#\[[^\]]*\]")
 
 
-def expand_status(template: str, variables: ChainMap[str, str] | dict[str, str], now: float) -> str:
+def expand_status(template: str, variables: Mapping[str, str], now: float) -> str:
     """One side's text: strftime, then formats, without style directives."""
     from muxd.formats import expand
 
@@ -81,7 +82,7 @@ def _variables(daemon: Daemon, session: Session, pane: Pane | None) -> ChainMap[
     )
 
     attached = len(daemon.attach_hub.clients_of(session))
-    layers: list[dict[str, str]] = [{"agent_status": agent_status(pane.agent) if pane is not None else ""}]
+    layers: list[Mapping[str, str]] = [{"agent_status": agent_status(pane.agent) if pane is not None else ""}]
     window = session.active_window
     window_record = window.info() if window is not None else None
     if pane is not None:

@@ -70,14 +70,18 @@ def test_a_mistyped_flag_gets_the_commands_usage(args: list[str], says: str,
     assert says in err
 
 
-@pytest.mark.parametrize("command", [["ls"], ["capture-pane", "-p", "-t", "%0"], ["list-panes", "--json"]])
+@pytest.mark.parametrize("command", [["ls"], ["capture-pane", "-p", "-t", "%0"], ["list-panes", "--json"],
+                                     ["tmux", "show-options", "-g"]])  # `-L NAME` goes after `tmux`
 def test_a_closed_pipe_ends_quietly(muxd_server: MuxdTestServer, command: list[str]) -> None:
     """`muxd ls | head -1`: the reader is gone before muxd writes; no traceback, SIGPIPE's status."""
     muxd_server.cli("new-session", "-d", "--", "sleep", "600", check=True)
+    if command[0] == "tmux":
+        command = ["tmux", "-L", muxd_server.name, *command[1:]]
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        result = subprocess.run([sys.executable, "-m", "muxd", "-L", muxd_server.name, *command],
+        server = [] if command[0] == "tmux" else ["-L", muxd_server.name]
+        result = subprocess.run([sys.executable, "-m", "muxd", *server, *command],
                                 env=muxd_server.env, stdout=write_end, stderr=subprocess.PIPE, timeout=20)
     finally:
         os.close(write_end)

@@ -181,11 +181,22 @@ def connect_cli(args: argparse.Namespace, *, start: bool) -> Any:
                    client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli")
 
 
+def _closed_pipe() -> int:
+    """The reader left (`muxd ls | head`): stop quietly, as a program killed by SIGPIPE does."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return CLOSED_PIPE_STATUS
+
+
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     raw = next((c for c in CLI_COMMANDS if c.raw and words[:1] == [c.name]), None)
     if raw is not None and words[1:] not in (["-h"], ["--help"]):  # `muxd tmux -L x ls`: tmux's words
-        return implementation(raw).body(None, argparse.Namespace(words=words[1:]))
+        try:
+            status = implementation(raw).body(None, argparse.Namespace(words=words[1:]))
+            sys.stdout.flush()
+            return status
+        except BrokenPipeError:
+            return _closed_pipe()
     parser = build_parser(commands_to_parse(words))
     args = parser.parse_args(argv)
     command = getattr(args, "spec", None)
@@ -199,9 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, where a closed pipe is caught, rather than at exit
         return status
     except BrokenPipeError:
-        # The reader left (`muxd ls | head`): stop quietly, as a program killed by SIGPIPE does.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return CLOSED_PIPE_STATUS
+        return _closed_pipe()
     except MuxdError as exc:
         print(f"muxd: {visible(exc.message)}", file=sys.stderr)
         return 1

@@ -382,7 +382,7 @@ class AttachedClient:
         if copy is not None:
             from muxd.attach.selection import pane_geometry
 
-            if self.daemon.registry.options.lookup("mode-keys", pane.id, window_of(pane).id) == "emacs":
+            if self._mode_keys(pane) == "emacs":
                 as_vi = emacs_key(key)
                 if as_vi is None:  # a key emacs's table lacks does nothing
                     return True
@@ -420,11 +420,14 @@ class AttachedClient:
             return
         paste_into(pane, newest[0].text.replace("\n", "\r").encode())
 
+    def _mode_keys(self, pane: Pane | None) -> str:
+        """Copy mode's key table for `pane` (a window option): "vi" or "emacs"."""
+        ids = (pane.id, window_of(pane).id) if pane is not None else ()
+        return self.daemon.registry.options.lookup("mode-keys", *ids)
+
     def open_help(self) -> None:
-        pane = self.active_pane()
-        options = self.daemon.registry.options
-        mode_keys = options.lookup("mode-keys", pane.id, window_of(pane).id) if pane else options.lookup("mode-keys")
-        self.show_text(list_keys_text(self.prefix_name, self.daemon.registry.key_bindings, mode_keys))
+        self.show_text(list_keys_text(self.prefix_name, self.daemon.registry.key_bindings,
+                                      self._mode_keys(self.active_pane())))
 
     def show_text(self, text_lines: list[str]) -> None:
         """Lines to read over the window (the `?` list, a command's output): scrolled like copy

@@ -184,7 +184,7 @@ class Options:
         """(name, value) pairs as show-options lists them, sorted as tmux sorts them (user options
         first): every option of `scope` with its global value (owner None), else only those set
         on `owner`."""
-        names = [o.name for o in OPTIONS.values() if o.scope == scope]
+        names = {o.name for o in OPTIONS.values() if o.scope == scope}
         if owner is None:
             users = self.user_globals.get(scope, {})
             return sorted([(name, self.lookup(name)) for name in names] + list(users.items()))

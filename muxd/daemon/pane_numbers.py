@@ -57,7 +57,7 @@ class PaneNumbers:
         if window is None:
             return None
         asyncio.get_running_loop().call_later(DISPLAY_PANES_S, client.wake)  # to take them away
-        base = client.daemon.registry.options.number("pane-base-index", window.id)
+        base = client.daemon.registry.pane_base(window)
         return cls(window, time.monotonic() + DISPLAY_PANES_S, base)
 
     def live(self) -> bool:

@@ -301,19 +301,22 @@ class Registry:
         names = {s.name for s in self.sessions}
         return next(str(n) for n in itertools.count(number) if str(n) not in names)
 
+    def pane_base(self, window: Window) -> int:
+        """The window's pane-base-index: the index of its first pane."""
+        return self.options.number("pane-base-index", window.id)
+
     def pane_info(self, pane: Pane, *, screen: bool = False) -> PaneInfo:
         """`pane`'s record (module pane_info), its index counted from pane-base-index."""
-        base = self.options.number("pane-base-index", window_of(pane).id)
-        return pane_info(pane, screen=screen, pane_base=base)
+        return pane_info(pane, screen=screen, pane_base=self.pane_base(window_of(pane)))
 
     def pane_index(self, pane: Pane) -> int:
         """The pane's index in its window, counted from the window's pane-base-index."""
         window = window_of(pane)
-        return window.panes.index(pane) + self.options.number("pane-base-index", window.id)
+        return window.panes.index(pane) + self.pane_base(window)
 
     def pane_at(self, window: Window, index: int) -> Pane | None:
         """The pane of `window` whose index (pane_index) is `index`, if any."""
-        position = index - self.options.number("pane-base-index", window.id)
+        position = index - self.pane_base(window)
         return window.panes[position] if 0 <= position < len(window.panes) else None
 
     def new_window(self, session: Session, name: str, index: int | None = None, *,

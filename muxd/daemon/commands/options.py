@@ -51,8 +51,9 @@ async def set_option(daemon: Daemon, req: SetOption) -> Ok:
             raise Conflict(f"already set: {option.name}", option=option.name)
         value = req.value
         if req.append and value is not None:
-            value = (current if current is not None else options.lookup(option.name)
-                     if not is_user_option(option.name) else "") + value
+            if current is None:  # appended to what it inherits (a user option inherits nothing)
+                current = "" if is_user_option(option.name) else options.lookup(option.name)
+            value = current + value
         options.set(option.name, value, owner, user_scope)
     if option.inert:
         return Ok(id=req.id)

@@ -6,6 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import subprocess
+import sys
+
+from test_access import new_shell, pane_token
 
 from muxd.mcp_server.http_testing import create_token
 from muxd.mcp_server.testing import call_error, call_ok, mcp_session
@@ -164,7 +168,7 @@ async def _commands_check(server: MuxdTestServer, tmp) -> None:
             done = await async_wait_until(lambda: _in_state(me, task["taskId"], "done"), timeout=30, interval=0.25,
                                           message="the second check passes")
             assert done["verification"]["status"] == "passed"
-            # Each check ran as an execution linked to the task, the holder's own to read.
+            # Each check ran as an execution linked to the task, which the holder may read.
             runs = [e for e in done["executions"] if e["status"] in ("failed", "success")]
             assert sorted(e["status"] for e in runs) == ["failed", "success"]
             history = await call_ok(me, "list_recent_executions")
@@ -184,6 +188,69 @@ async def _in_state(session, task_id: str, state: str):
 
 def test_a_commands_check_runs_as_an_execution_and_sends_failures_back(muxd_server, tmp_path):
     asyncio.run(_commands_check(muxd_server, tmp_path))
+
+
+def _cli_as(server: MuxdTestServer, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`muxd ARGS…` acting as `token` ($MUXD_CLI_TOKEN), as a program in a pane would."""
+    return subprocess.run([sys.executable, "-m", "muxd", "-L", server.name, *args],
+                          env={**server.env, "MUXD_CLI_TOKEN": token}, capture_output=True, text=True, timeout=30)
+
+
+def test_who_may_not_run_a_command_may_not_write_a_commands_check(muxd_server, tmp_path):
+    """A pane's own token may not `run`; no more may it have muxd run `id > F` as a task's check
+    (the attack: create the task, claim it, complete it, and the check ran in a new window)."""
+    server = muxd_server
+    pane = new_shell(server)
+    agent = pane_token(server, pane)
+    scoped_admin = create_token(server, "admin", "scoped-admin", "--pane", pane)
+    planted = tmp_path / "F"
+    windows = server.cli("list-windows", "-a", check=True).stdout
+    for token in (agent, scoped_admin):
+        run = _cli_as(server, token, "run", "--", "id")
+        assert run.returncode == 1 and "muxd: " in run.stderr, run.stderr
+        refusal = run.stderr.strip().removeprefix("muxd: ")  # run's own words
+        add = _cli_as(server, token, "task", "add", "pwn", "--verify-cmd", f"id > {planted}")
+        assert add.returncode == 1 and refusal in add.stderr and "commands verification" in add.stderr, add.stderr
+
+        async def over_mcp(token: str = token, refusal: str = refusal) -> None:
+            async with mcp_session(server, MUXD_TOKEN=token) as me:
+                text = await call_error(me, "create_task", title="pwn",
+                                        verification={"kind": "commands", "commands": [f"id > {planted}"]})
+                assert text.startswith("forbidden: ") and refusal in text, text
+                # What it may still write: a check muxd does not run from its words.
+                await call_ok(me, "create_task", title="harmless", verification={"kind": "manual"})
+
+        asyncio.run(over_mcp())
+    listed = json.loads(server.cli("task", "ls", "--json", check=True).stdout)
+    assert [t["title"] for t in listed["tasks"]] == ["harmless", "harmless"]  # no commands task was stored
+    assert server.cli("list-windows", "-a", check=True).stdout == windows and not planted.exists()
+    denied = json.loads(server.cli("history", "--json", check=True).stdout)["executions"]
+    assert denied == []  # nothing ran: no `run`, no check
+
+
+async def _authored_check(server: MuxdTestServer, tmp, admin: str, worker: str) -> None:
+    by_cli = _cli_as(server, admin, "task", "add", "check by cli", "--verify-cmd", f"echo cli >> {tmp}/ran")
+    assert by_cli.returncode == 0, by_cli.stderr
+    async with mcp_session(server, MUXD_TOKEN=admin) as boss, mcp_session(server, MUXD_TOKEN=worker) as me:
+        by_mcp = await call_ok(boss, "create_task", title="check by mcp",
+                               verification={"kind": "commands", "commands": [f"echo mcp >> {tmp}/ran"]})
+        for task_id in (by_cli.stdout.split()[0], by_mcp["taskId"]):
+            await call_ok(me, "claim_task", taskId=task_id)
+            assert (await call_ok(me, "complete_task", taskId=task_id))["state"] == "needs_review"
+            done = await async_wait_until(lambda: _in_state(boss, task_id, "done"), timeout=30, interval=0.25,
+                                          message="the admin's check passes")
+            assert done["claimedBy"].startswith("agent:") and done["createdBy"] == "token:boss"
+            # The check's execution is its author's (who wrote the command), linked to the task.
+            runs = json.loads(server.cli("history", "--task", task_id, "--json", check=True).stdout)["executions"]
+            assert [(e["kind"], e["principal"], e["triggered_by"], e["status"]) for e in runs] == \
+                [("command", "token:boss", "schedule", "success")]
+    assert sorted((tmp / "ran").read_text().split()) == ["cli", "mcp"]
+
+
+def test_an_admins_commands_check_runs_as_the_admins_when_a_worker_completes_it(muxd_server, tmp_path):
+    admin = create_token(muxd_server, "admin", "boss")
+    worker = pane_token(muxd_server, new_shell(muxd_server))  # a pane's own token: may not `run`
+    asyncio.run(_authored_check(muxd_server, tmp_path, admin, worker))
 
 
 async def _manual_and_ci(server: MuxdTestServer) -> None:

@@ -49,7 +49,11 @@ def test_two_panes_share_a_plan(muxd_server, tmp_path):
     prompts = sorted((e for e in checked["executions"] if e["kind"] == "prompt"), key=lambda e: e["started_at"])
     assert len(prompts) == 2 and "E501 line too long" in prompts[1]["message"]
     assert len({e["pane_id"] for e in prompts}) == 1
-    assert sorted(e["status"] for e in checked["executions"] if e["kind"] == "command") == ["failed", "success"]
+    checks = [e for e in checked["executions"] if e["kind"] == "command"]
+    assert sorted(e["status"] for e in checks) == ["failed", "success"]
+    # The checks are their author's commands (the owner's, who added the task), not the worker's.
+    assert {e["principal"] for e in checks} == {"system"}
+    assert {e["principal"] for e in prompts} == {f"agent:{prompts[0]['pane_id']}"}
 
 
 def test_a_failed_turn_releases_the_task(muxd_server):

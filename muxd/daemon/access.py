@@ -169,9 +169,27 @@ def rule_for(request_type: type) -> Rule:
 
 
 def request_name(request: Any) -> str:
-    """The wire tag of a request ("send-keys"), which is what logs and audit rows name."""
-    config = getattr(type(request), "__struct_config__", None)
-    return str(config.tag) if config is not None and config.tag else type(request).__name__
+    """The wire tag of a request, or of a request type ("send-keys"), which is what logs and audit rows name."""
+    kind = request if isinstance(request, type) else type(request)
+    config = getattr(kind, "__struct_config__", None)
+    return str(config.tag) if config is not None and config.tag else kind.__name__
+
+
+def check_rule(principal: Principal, rule: Rule, what: str) -> None:
+    """Return when `principal` may do `what` of `rule` (tier, pane scope, token scope); else Forbidden."""
+    check_tier(principal.name, principal.tier, what, rule.risk, rule.read_only)
+    if principal.scoped and (not rule.scoped or rule.risk == "admin"):
+        raise Forbidden(f"{what} is not available to pane-scoped tokens; {principal.name} is one", action=what)
+    if rule.scope is not None and rule.scope not in principal.scopes:
+        have = ", ".join(sorted(principal.scopes)) or "none"
+        raise Forbidden(f"{what} needs the {rule.scope} scope; {principal.name} has {have}",
+                        action=what, scope=rule.scope)
+
+
+def check_runs_commands(principal: Principal) -> None:
+    """Return when `principal` may have muxd run shell commands; else the Forbidden `run` gives.
+    One rule for `run` and for a task's `commands` check, which is a command run later."""
+    check_rule(principal, rule_for(m.RunCommand), request_name(m.RunCommand))
 
 
 # ---------------------------------------------------------------- the daemon's access state
@@ -368,14 +386,7 @@ class AccessControl:
         rule = rule_for(type(request))
         what = request_name(request)
         try:
-            check_tier(principal.name, principal.tier, what, rule.risk, rule.read_only)
-            if principal.scoped and (not rule.scoped or rule.risk == "admin"):
-                raise Forbidden(f"{what} is not available to pane-scoped tokens; {principal.name} is one",
-                                action=what)
-            if rule.scope is not None and rule.scope not in principal.scopes:
-                have = ", ".join(sorted(principal.scopes)) or "none"
-                raise Forbidden(f"{what} needs the {rule.scope} scope; {principal.name} has {have}",
-                                action=what, scope=rule.scope)
+            check_rule(principal, rule, what)
             resolved = self._resolve(principal, request, kind, registry, what)
             if principal.scoped and resolved is not None:
                 if not all(self.sees(principal, p.id) for p in panes_of(resolved)):

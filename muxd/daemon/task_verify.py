@@ -52,13 +52,15 @@ async def run_check(service: TaskService, task: Task) -> None:
         await _record(service, task, VerificationResult(status="failed", output=str(exc), at=time.time()))
         return
     daemon = service.daemon
-    holder = task.claimed_by or "system"
+    # The check is its author's command (create_task let only those who may `run` write one), run
+    # for whoever completed the task: the execution is the author's, linked to the task.
+    author = task.created_by or "system"
     try:
         pane, execution = run_in_background_window(
             daemon, Spawn(command=["/bin/sh", "-c", line], cwd=task.verification.cwd, record_as="cli",
                           env={"MUXD_TASK_ID": task.id}),
             window_name=f"verify-{task.id[:8]}",
-            link={"triggered_by": "schedule", "principal": holder, "task_id": task.id, "message": line})
+            link={"triggered_by": "schedule", "principal": author, "task_id": task.id, "message": line})
     except MuxdError as exc:
         await _record(service, task, VerificationResult(status="failed", output=f"the check could not start: "
                                                         f"{exc.message}", at=time.time()))

@@ -40,7 +40,8 @@ class VerificationArg(BaseModel):
 
     kind: Literal["none", "manual", "commands", "github_pr", "gitlab_mr"] = "none"
     commands: Annotated[list[Annotated[str, Field(max_length=TASK_TEXT_MAX_CHARS)]],
-                        Field(description="kind=commands: shell lines run in a muxd pane; all must exit 0",
+                        Field(description="kind=commands: shell lines run in a muxd pane as yours, all must "
+                                          "exit 0; only for whoever may run commands (admin, not pane-bound)",
                               max_length=TASK_VERIFY_COMMANDS_MAX)] = []
     cwd: Annotated[str | None, Field(description="where the commands run", max_length=4096)] = None
     timeoutSec: Annotated[float | None, Field(description="the check's time limit (1-86400)", ge=1,

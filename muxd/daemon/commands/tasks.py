@@ -10,17 +10,19 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from muxd.config import (
     KNOWLEDGE_SEARCH_LIMIT_MAX, TASK_JSON_MAX_BYTES,
     TASK_LEASE_MAX_S, TASK_LEASE_MIN_S, TASK_LIST_LIMIT_MAX, TASK_NEXT_LIMIT_MAX, TASK_PRIORITY_MAX,
     TASK_VERIFY_ETA_CI_S, TASK_VERIFY_ETA_COMMANDS_S,
 )
-from muxd.daemon.access import current_principal
+from muxd.daemon.access import Principal, check_runs_commands, current_principal, request_name
 from muxd.daemon.commands import command
 from muxd.daemon.commands.executions import scope_of
 from muxd.daemon.executions import visible
 from muxd.daemon.task_dispatch import start_dispatch, stop_dispatch
-from muxd.errors import BadRequest
+from muxd.errors import BadRequest, Forbidden
 from muxd.protocol.task_messages import (
     ActionableTask, ClaimTask, CompleteTask, CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList,
     ListTasks, NextActionable, ReviewTask, SearchKnowledge, TaskList, TaskReply, UpdateTaskStatus,
@@ -76,19 +78,33 @@ def _verification(spec: Any) -> Verification:
                         cwd=os.path.expanduser(spec.cwd) if spec.cwd else None, timeout_s=spec.timeout_s)
 
 
+def _check_commands_author(daemon: Daemon, principal: Principal, req: CreateTask) -> None:
+    """A commands check is shell commands muxd runs later, in a window of its own, for whoever
+    completes the task: only a principal that may `run` them now may write them (run's words)."""
+    try:
+        check_runs_commands(principal)
+    except Forbidden as exc:
+        refused = Forbidden(f"a commands verification is shell commands muxd runs: {exc.message}",
+                            **exc.detail, field="verification.commands")
+        daemon.access.denied(principal, request_name(req), msgspec.to_builtins(req), refused, kind="request")
+        raise refused from None
+
+
 @command(CreateTask)
 async def create_task(daemon: Daemon, req: CreateTask) -> TaskReply:
     if not req.title.strip():
         raise BadRequest("the title is empty", field="title")
     _check_int("priority", req.priority, 0, TASK_PRIORITY_MAX)
     _check_json("context", req.context)
+    principal = current_principal()
+    if req.verification.kind == "commands":  # refused before its cwd is looked at: no probing of paths
+        _check_commands_author(daemon, principal, req)
     verification = _verification(req.verification)
-    principal = current_principal().name
     depends_on = [await _task_id(daemon, ref) for ref in dict.fromkeys(req.depends_on)]
     task = await daemon.tasks.call(lambda c: task_store.create_task(
         c, title=req.title.strip(), description=req.description, plan=req.plan, priority=req.priority,
         verification=verification, depends_on=depends_on, context=req.context,
-        created_by=principal, now=time.time()), "creating a task")
+        created_by=principal.name, now=time.time()), "creating a task")
     daemon.tasks.changed()
     return TaskReply(id=req.id, task=task)
 

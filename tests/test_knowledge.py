@@ -1,6 +1,6 @@
 """Knowledge on a real SQLite file: learnings become entries with their 'produced' edges, search
 ranks and filters them, the digest degrades to nothing when the full-text index is broken, and
-the knowledge_stored quota refuses before anything is written and counts after the commit."""
+the knowledge_stored quota keeps the learnings past it (never the completion) and counts after the commit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from muxd.errors import BadRequest, QuotaExceeded
+from muxd.errors import BadRequest
 from muxd.store import knowledge, quotas
 from muxd.store import task_store as ts
 from muxd.tasks.model import Learning, Task, Verification
@@ -106,21 +106,27 @@ def test_text_that_looks_like_fts_syntax_is_only_words(store: sqlite3.Connection
     assert [e.id for e in knowledge.digest(store, task, min_score=0.0)] == [entry]
 
 
-def test_the_quota_refuses_before_anything_is_written(store: sqlite3.Connection) -> None:
+def test_learnings_past_the_quota_are_not_stored_and_the_task_completes(store: sqlite3.Connection) -> None:
     quotas.bump(store, AGENT, "knowledge_stored", 9)
     task = held_task(store)
-    with pytest.raises(QuotaExceeded) as refused:
-        complete(store, task, [Learning(content="one"), Learning(content="two")], quota=10)
-    assert refused.value.code == "quota_exceeded"
-    assert refused.value.message == (f"{AGENT} has stored 9 of 10 knowledge entries; 2 more would exceed the "
-                                     f"knowledge_stored quota")
-    assert refused.value.detail == {"principal": AGENT, "quota": "knowledge_stored", "used": 9, "limit": 10,
-                                    "adding": 2}
-    assert ts.get_task(store, task.id) == task
-    assert store.execute("SELECT count(*) FROM knowledge_entries").fetchone()[0] == 0
-    assert [e.kind for e in ts.task_events(store, task.id)] == ["created", "claimed"]
-    assert complete(store, task, [Learning(content="just one")], quota=10) != []
+    completed = ts.complete(store, task.id, AGENT, output=None, knowledge_quota=10, now=NOW + 1,
+                            learnings=[Learning(content="one"), Learning(content="two"), Learning(content="three")])
+    assert completed.task.state == "done"
+    assert [e.content for e in knowledge.entries_of_task(store, task.id)] == ["one"]  # what fits, in order
+    assert completed.knowledge_ids == [e.id for e in knowledge.entries_of_task(store, task.id)]
+    assert completed.learnings_not_stored == (f"2 of 3 learnings not stored: {AGENT} has stored 9 of its 10 "
+                                              f"knowledge entries (the knowledge_stored quota)")
+    assert ts.task_events(store, task.id)[-1].detail == {"verification": "none", "knowledge": 1,
+                                                         "knowledge_not_stored": 2}
     assert quotas.used(store, AGENT, "knowledge_stored") == 10
+    # At the quota: the next task completes with none of its learnings stored, and says so.
+    full = ts.complete(store, held_task(store).id, AGENT, output=None, knowledge_quota=10, now=NOW + 2,
+                       learnings=[Learning(content="four")])
+    assert (full.task.state, full.knowledge_ids) == ("done", [])
+    assert full.learnings_not_stored is not None and full.learnings_not_stored.startswith("1 of 1 learnings")
+    assert store.execute("SELECT count(*) FROM knowledge_entries").fetchone()[0] == 1
+    assert ts.complete(store, held_task(store).id, AGENT, output=None, learnings=[], knowledge_quota=10,
+                       now=NOW + 3).learnings_not_stored is None  # nothing given, nothing to say
 
 
 def test_the_counter_is_bumped_after_the_commit_and_its_failure_undoes_nothing(

@@ -327,18 +327,28 @@ def test_an_expired_lease_returns_the_task_to_ready(muxd_server):
 async def _quota(server: MuxdTestServer) -> None:
     worker = create_token(server, "execute_advanced", "learner")
     async with mcp_session(server) as boss, mcp_session(server, MUXD_TOKEN=worker) as me:
-        task = await call_ok(boss, "create_task", title="learn a lot")
-        await call_ok(me, "claim_task", taskId=task["taskId"])
-        text = await call_error(me, "complete_task", taskId=task["taskId"],
-                                learnings=[{"content": "one thing"}, {"content": "another thing"}])
-        assert "quota_exceeded" in text and "knowledge_stored" in text
-        assert (await _task(me, task["taskId"]))["state"] == "claimed"  # refused before anything was written
-        assert (await call_ok(me, "search_knowledge", query="thing"))["count"] == 0
-        done = await call_ok(me, "complete_task", taskId=task["taskId"], learnings=[{"content": "one thing"}])
+        first = await call_ok(boss, "create_task", title="learn a lot")
+        await call_ok(me, "claim_task", taskId=first["taskId"])
+        done = await call_ok(me, "complete_task", taskId=first["taskId"],
+                             learnings=[{"content": "one thing"}, {"content": "another thing"}])
+        # What fits in the quota (1) is stored, the rest is not, and the answer says which and why.
         assert done["state"] == "done" and len(done["knowledgeIds"]) == 1
+        assert done["learnings"] == {"given": 2, "stored": 1, "notStored": 1, "notStoredReason":
+                                     "1 of 2 learnings not stored: token:learner has stored 0 of its 1 knowledge "
+                                     "entries (the knowledge_stored quota)"}
+        found = await call_ok(me, "search_knowledge", query="thing")
+        assert [e["content"] for e in found["entries"]] == ["one thing"]
+        # At the quota: a check still runs; the task is not held back for its learnings.
+        checked = await call_ok(boss, "create_task", title="checked", verification={"kind": "manual"})
+        await call_ok(me, "claim_task", taskId=checked["taskId"])
+        out = await call_ok(me, "complete_task", taskId=checked["taskId"], learnings=[{"content": "more"}])
+        assert out["state"] == "needs_review" and out["knowledgeIds"] == []
+        assert out["learnings"]["notStored"] == 1 and "has stored 1 of its 1" in out["learnings"]["notStoredReason"]
+        shown = await _task(boss, checked["taskId"])
+        assert shown["events"][-1]["detail"] == {"verification": "manual", "knowledge": 0, "knowledge_not_stored": 1}
 
 
-def test_learnings_count_against_the_knowledge_quota():
+def test_learnings_past_the_knowledge_quota_are_not_stored_and_the_task_completes():
     server = MuxdTestServer(env={"MUXD_KNOWLEDGE_QUOTA": "1"}).start()
     try:
         asyncio.run(_quota(server))

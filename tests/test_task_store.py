@@ -122,8 +122,8 @@ def test_a_worker_walks_a_task_to_done(store: sqlite3.Connection) -> None:
     assert ts.expire_leases(store, NOW + 10_000, max_attempts=3) == []
     back = ts.update_status(store, task.id, A, "in_progress", heartbeat=False, now=NOW + 10_000)
     assert (back.state, back.lease_expires_at) == ("in_progress", NOW + 10_600)
-    done, knowledge_ids = ts.complete(store, task.id, A, output={"pr": 7}, learnings=[], external_ref="sha1",
-                                      knowledge_quota=0, now=NOW + 10_100)
+    done, knowledge_ids, _ = ts.complete(store, task.id, A, output={"pr": 7}, learnings=[], external_ref="sha1",
+                                         knowledge_quota=0, now=NOW + 10_100)
     assert knowledge_ids == []
     assert (done.state, done.output, done.external_ref, done.completed_at, done.lease_expires_at) == \
         ("done", {"pr": 7}, "sha1", NOW + 10_100, None)
@@ -319,7 +319,7 @@ def test_completion_dispatches_on_the_verification_kind(store: sqlite3.Connectio
                                                         status: str, resumed: bool) -> None:
     verification = Verification(kind=kind, commands=["true"] if kind == "commands" else [])  # type: ignore[arg-type]
     task = held(store, verification=verification)
-    completed, _ = ts.complete(store, task.id, A, output={"ok": 1}, learnings=[], knowledge_quota=0, now=NOW + 1)
+    completed = ts.complete(store, task.id, A, output={"ok": 1}, learnings=[], knowledge_quota=0, now=NOW + 1).task
     assert completed.state == state and completed.verification_result is not None
     assert completed.verification_result.status == status
     assert (completed.completed_at is not None) == (state == "done")
@@ -330,7 +330,7 @@ def test_completion_dispatches_on_the_verification_kind(store: sqlite3.Connectio
 def test_a_holder_waiting_in_review_can_complete_unless_a_check_is_pending(store: sqlite3.Connection) -> None:
     task = held(store, verification=Verification(kind="manual"))
     ts.update_status(store, task.id, A, "needs_review", now=NOW)
-    completed, _ = ts.complete(store, task.id, A, output=None, learnings=[], knowledge_quota=0, now=NOW + 1)
+    completed = ts.complete(store, task.id, A, output=None, learnings=[], knowledge_quota=0, now=NOW + 1).task
     assert (completed.state, completed.verification_result) == \
         ("needs_review", VerificationResult(status="pending", at=NOW + 1))
     refused(TaskInvariantViolated, "task.invariant_violated",

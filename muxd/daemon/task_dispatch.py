@@ -150,9 +150,9 @@ async def _work(service: TaskService, dispatch: Dispatch, pane: Pane, task: Task
                 await _release(service, dispatch, task, reason)
                 return
             output = {"executionId": ended.id, "response": (ended.response or "")[-RESPONSE_KEPT_CHARS:]}
-            task, _ = await service.call(lambda c: task_store.complete(
+            task = (await service.call(lambda c: task_store.complete(
                 c, task.id, dispatch.principal, output=output, learnings=[],
-                knowledge_quota=service.knowledge_quota, now=time.time()), "completing a task")
+                knowledge_quota=service.knowledge_quota, now=time.time()), "completing a task")).task
             service.changed()
             service.verify(task)
             task = await _settled(service, task)

@@ -110,7 +110,8 @@ def register_task_tools(tools: ToolRegistry) -> None:
                                                       max_length=TASK_LEARNINGS_MAX)] = [],
     ) -> dict[str, Any]:
         """Finish a task you hold. Its verification decides: none → done; manual → needs_review until
-        approved; commands/github_pr/gitlab_mr → needs_review while muxd runs the check."""
+        approved; commands/github_pr/gitlab_mr → needs_review while muxd runs the check. Learnings past
+        your knowledge quota are not stored (the task completes all the same): `learnings` says."""
         reply = await current_client().call(
             CompleteTask, task_id=taskId, output=output,
             learnings=[LearningSpec(content=item.content, title=item.title, tags=item.tags) for item in learnings])
@@ -118,7 +119,10 @@ def register_task_tools(tools: ToolRegistry) -> None:
         result = task.verification_result
         return {"taskId": task.id, "state": task.state, "verificationKind": task.verification.kind,
                 "verificationStatus": result.status if result else None,
-                "verificationEtaSec": reply.verification_eta_s, "knowledgeIds": reply.knowledge_ids}
+                "verificationEtaSec": reply.verification_eta_s, "knowledgeIds": reply.knowledge_ids,
+                "learnings": {"given": len(learnings), "stored": len(reply.knowledge_ids),
+                              "notStored": reply.learnings_not_stored,
+                              "notStoredReason": reply.learnings_not_stored_reason}}
 
     @tools.tool(category="tasks", risk="moderate", annotations=WRITES)
     async def create_task(

@@ -139,6 +139,8 @@ class TaskReply(_Message, tag="task"):
     executions: list[Execution] = []        # get-task: the executions linked to it, newest first
     knowledge_ids: list[str] = []           # complete: the entries its learnings became
     verification_eta_s: int | None = None   # complete: seed 001's verificationEtaSec
+    learnings_not_stored: int = 0           # complete: learnings past the quota, completed without
+    learnings_not_stored_reason: str | None = None  # complete: why (the knowledge_stored quota's words)
 
 
 class ActionableTask(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,10 +1,8 @@
-"""Per-principal counters checked against a limit: the knowledge_stored quota of seed 001."""
+"""Per-principal counters held to a limit: the knowledge_stored quota of seed 001."""
 
 from __future__ import annotations
 
 import sqlite3
-
-from muxd.errors import QuotaExceeded
 
 KNOWLEDGE_STORED = "knowledge_stored"
 _UNITS = {KNOWLEDGE_STORED: "knowledge entries"}  # how a quota's message names what it counts
@@ -16,13 +14,13 @@ def used(c: sqlite3.Connection, principal: str, name: str) -> int:
     return int(row[0]) if row is not None else 0
 
 
-def check(c: sqlite3.Connection, principal: str, name: str, adding: int, limit: int) -> None:
-    """Nothing when `adding` more stays within `limit`; QuotaExceeded otherwise."""
+def fit(c: sqlite3.Connection, principal: str, name: str, wanted: int, limit: int) -> tuple[int, str | None]:
+    """How many of `wanted` more fit within `limit`, and, when not all of them do, why (one line)."""
     so_far = used(c, principal, name)
-    if so_far + adding > limit:
-        raise QuotaExceeded(f"{principal} has stored {so_far} of {limit} {_UNITS.get(name, name)}; {adding} more "
-                            f"would exceed the {name} quota", principal=principal, quota=name, used=so_far,
-                            limit=limit, adding=adding)
+    fits = max(0, min(wanted, limit - so_far))
+    if fits == wanted:
+        return fits, None
+    return fits, f"{principal} has stored {so_far} of its {limit} {_UNITS.get(name, name)} (the {name} quota)"
 
 
 def bump(c: sqlite3.Connection, principal: str, name: str, n: int) -> None:

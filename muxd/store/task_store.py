@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import uuid
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from muxd.config import (TASK_LEARNINGS_MAX, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S,
                          TASK_LIST_LIMIT_MAX, TASK_MAX_ATTEMPTS_DEFAULT, TASK_NEXT_LIMIT_MAX, TASK_PRIORITY_MAX,
@@ -245,15 +245,34 @@ def update_status(c: sqlite3.Connection, task_id: str, agent: str, status: Worke
                     external_ref=task.external_ref if external_ref is None else external_ref)
 
 
+class Completed(NamedTuple):
+    """What `complete` did: the task, the knowledge entries its first learnings became, and why
+    the learnings after those were not stored (None: every one was)."""
+
+    task: Task
+    knowledge_ids: list[str]
+    learnings_not_stored: str | None = None
+
+
+def _learnings_that_fit(c: sqlite3.Connection, agent: str, learnings: list[Learning],
+                        knowledge_quota: int) -> tuple[list[Learning], str | None]:
+    """The first learnings that fit in `agent`'s knowledge_stored quota, and why the others do not.
+    The quota limits what is stored, never the completion: the work is done either way (seed 001)."""
+    if not learnings:  # nothing to store: the quota is not even read
+        return [], None
+    fits, why = quotas.fit(c, agent, quotas.KNOWLEDGE_STORED, len(learnings), knowledge_quota)
+    if why is None:
+        return learnings, None
+    return learnings[:fits], f"{len(learnings) - fits} of {len(learnings)} learnings not stored: {why}"
+
+
 def complete(c: sqlite3.Connection, task_id: str, agent: str, *, output: dict[str, Any] | None,
              learnings: list[Learning], external_ref: str | None = None, knowledge_quota: int, now: float,
-             max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> tuple[Task, list[str]]:
+             max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> Completed:
     """The task completed by its holder — done, or needs_review when its verification is manual or
-    run by muxd — and the ids of the knowledge entries its learnings became."""
+    run by muxd — with as many of its learnings stored as knowledge as the holder's quota allows."""
     if len(learnings) > TASK_LEARNINGS_MAX:
         raise BadRequest(f"at most {TASK_LEARNINGS_MAX} learnings", field="learnings")
-    if learnings:  # seed 001: checked before the transaction, only when there is something to store
-        quotas.check(c, agent, quotas.KNOWLEDGE_STORED, len(learnings), knowledge_quota)
     with transaction(c, immediate=True):
         _expire(c, now, max_attempts)
         task = read_task(c, task_id)
@@ -261,21 +280,23 @@ def complete(c: sqlite3.Connection, task_id: str, agent: str, *, output: dict[st
         if task.state == "needs_review" and verifying(task):
             raise TaskInvariantViolated(f"task {task_id} is waiting for its verification", task_id=task_id,
                                         state=task.state)
+        stored, not_stored = _learnings_that_fit(c, agent, learnings, knowledge_quota)
         kind = task.verification.kind
         done = kind == "none"
         completed = move(c, task, "done" if done else "needs_review", kind="completed", actor=agent, now=now,
-                         detail=details(verification=kind, knowledge=len(learnings)),
+                         detail=details(verification=kind, knowledge=len(stored),
+                                        knowledge_not_stored=len(learnings) - len(stored) or None),
                          output=output, external_ref=task.external_ref if external_ref is None else external_ref,
                          verification_result=VerificationResult(status="skipped" if done else "pending", at=now),
                          lease_expires_at=None, completed_at=now if done else None)
-        ids = knowledge.store_learnings(c, learnings, task_id=task_id, created_by=agent, now=now)
+        ids = knowledge.store_learnings(c, stored, task_id=task_id, created_by=agent, now=now)
     if ids:
         # After the commit, best-effort: an under-count beats undoing a completed task (seed 001).
         try:
             quotas.bump(c, agent, quotas.KNOWLEDGE_STORED, len(ids))
         except sqlite3.Error as exc:
             log.warning("could not count %d knowledge entries of %s against its quota: %r", len(ids), agent, exc)
-    return completed, ids
+    return Completed(completed, ids, not_stored)
 
 
 def give_back(c: sqlite3.Connection, task: Task, *, kind: EventKind, actor: str, reason: str,

@@ -195,14 +195,15 @@ async def complete_task(daemon: Daemon, req: CompleteTask) -> TaskReply:
     learnings = [Learning(content=item.content, title=item.title, tags=list(item.tags)) for item in req.learnings]
     principal = current_principal().name
     task_id = await _task_id(daemon, req.task_id)
-    task, knowledge_ids = await daemon.tasks.call(lambda c: task_store.complete(
+    task, knowledge_ids, not_stored = await daemon.tasks.call(lambda c: task_store.complete(
         c, task_id, principal, output=req.output, learnings=learnings, external_ref=req.external_ref,
         knowledge_quota=daemon.tasks.knowledge_quota, now=time.time(), max_attempts=daemon.tasks.max_attempts),
         "completing a task")
     daemon.tasks.changed()
     daemon.tasks.verify(task)
     return TaskReply(id=req.id, task=task, knowledge_ids=knowledge_ids,
-                     verification_eta_s=_ETA.get(task.verification.kind))
+                     verification_eta_s=_ETA.get(task.verification.kind),
+                     learnings_not_stored=len(learnings) - len(knowledge_ids), learnings_not_stored_reason=not_stored)
 
 
 @command(ReviewTask)

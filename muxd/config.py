@@ -97,6 +97,15 @@ AGENT_TOKEN_TIER_DEFAULT = "execute_advanced"
 # A refused token (a Hello to the daemon, a bearer token to `muxd mcp --http`) is logged once,
 # then as one count per this many seconds however many follow (muxd/daemon/sampled_log.py).
 REFUSED_TOKEN_LOG_INTERVAL_S = 60.0
+# `muxd mcp --http` asks the daemon whether bearer tokens it has not seen are live by their sha256,
+# in one check-tokens request of at most this many at a time (a made-up token costs no daemon
+# connection). Everything waiting goes in the next request; past this many waiting: 429, retry.
+TOKEN_CHECK_BATCH_MAX = 1024
+TOKEN_CHECK_TIMEOUT_S = 10.0          # the daemon's answer to one check-tokens request
+TOKEN_CHECK_RETRY_AFTER_S = 1         # what a 429 (too many waiting) or 503 (no daemon) tells to wait
+# Tokens the daemon said are live that `muxd mcp --http` remembers (sha256): they go straight to
+# their own connection's Hello, never waiting behind tokens nobody has seen.
+MCP_KNOWN_TOKENS_MAX = 4096
 # Audit history queries: rows per answer.
 AUDIT_HISTORY_LIMIT_DEFAULT = 50
 AUDIT_HISTORY_LIMIT_MAX = 1000

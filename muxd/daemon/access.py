@@ -154,6 +154,7 @@ REQUEST_RULES: dict[type, Rule] = {
     m.RunCommand: Rule("dangerous"),  # runs shell commands
     m.KillServer: Rule("admin"),
     m.CreateToken: Rule("admin"), m.ListTokens: Rule("admin"), m.RevokeToken: Rule("admin"),
+    m.CheckTokens: Rule("admin"),  # which hashes are live tokens: for the owner's `muxd mcp --http`
     m.GrantPane: Rule("admin"), m.RevokeGrant: Rule("admin"),
     # The task queue (seed 001): reading it needs tasks:read, working it tasks:write.
     t.NextActionable: TASKS_READ, t.ListTasks: TASKS_READ, t.GetTask: TASKS_READ, t.SearchKnowledge: TASKS_READ,
@@ -257,6 +258,10 @@ class AccessControl:
             raise Unauthorized("unknown or revoked token")
         return Principal(principal_name(token), token.tier, token.id,  # type: ignore[arg-type]
                          scoped=token.panes is not None, scopes=frozenset(self.scopes_of(token)))
+
+    def is_live(self, token_sha256: str) -> bool:
+        """Whether a Hello with the token of this sha256 would be welcomed (live, not revoked)."""
+        return token_sha256 in self._by_hash
 
     def scopes_of(self, token: TokenRecord) -> tuple[str, ...]:
         if token.scopes is not None:

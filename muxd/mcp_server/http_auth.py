@@ -8,10 +8,12 @@ re-greeted when the daemon closed it (it closes a token's connections when it re
 token, so a revoked token stops working at once, list_tools included) and every
 TOKEN_RECHECK_S (a daemon that restarted, say).
 
-Anyone who can reach the port can send made-up tokens, so refusing one is cheap: a string
-that is not shaped like a muxd token is refused without asking the daemon, tokens not seen
-before are checked with the daemon at most TOKEN_CHECKS_PER_S (beyond that the request is
-told to retry), and refusals are logged as one line per interval, not one each.
+Anyone who can reach the port can send made-up tokens, so refusing one is cheap and never
+delays a real one: a string not shaped like a muxd token is refused without asking the daemon;
+a token not seen before is looked up first, by its sha256, in the daemon's table (batched with
+the others waiting, one request at a time: token_checks.py), and only a live one gets a
+connection; tokens the daemon said are live are remembered and skip the lookup; a refused
+token is refused again from memory for a while; refusals are logged as one line per interval.
 """
 
 from __future__ import annotations
@@ -27,15 +29,14 @@ from dataclasses import dataclass
 
 from mcp.server.auth.provider import AccessToken
 from pydantic import ConfigDict
-from starlette.authentication import AuthenticationError
 
 from muxd.client.connection import Client
-from muxd.config import REFUSED_TOKEN_LOG_INTERVAL_S, TOKEN_SECRET_BYTES
+from muxd.config import MCP_KNOWN_TOKENS_MAX, REFUSED_TOKEN_LOG_INTERVAL_S, TOKEN_SECRET_BYTES
 from muxd.daemon.access import TOKEN_PREFIX
 from muxd.daemon.sampled_log import SampledLog
-from muxd.errors import ConnectionLost, MuxdError, ServerNotRunning, Timeout
-from muxd.mcp_server.guards import TokenBucket
+from muxd.errors import MuxdError, Unauthorized
 from muxd.mcp_server.link import remember_token
+from muxd.mcp_server.token_checks import NO_DAEMON, UNREACHABLE, TokenCheckUnavailable, TokenChecks, unreachable
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +45,10 @@ TOKEN_RECHECK_S = 10.0  # how long a greeted connection vouches for its token
 # a wrong or revoked token costs no daemon connection per request); this many are remembered.
 REFUSED_REMEMBER_S = 30.0
 REFUSED_REMEMBERED_MAX = 4096
-# Tokens not seen before are checked with the daemon (one connection each) at most this often.
-TOKEN_CHECKS_PER_S = 10.0
-TOKEN_CHECKS_BURST = 20
 CLIENT_NAME = "muxd-mcp-http"
 # What daemon/access.py create_token makes: the prefix, then url-safe base64 (unpadded) of the secret.
 TOKEN_SECRET_CHARS = math.ceil(TOKEN_SECRET_BYTES * 4 / 3)
 TOKEN_SHAPE = re.compile(rf"{re.escape(TOKEN_PREFIX)}[A-Za-z0-9_-]{{{TOKEN_SECRET_CHARS}}}")
-# Failures that say nothing about the token: the daemon could not be asked.
-UNREACHABLE = (ServerNotRunning, ConnectionLost, Timeout)
 
 
 def token_key(token: str) -> str:
@@ -81,7 +77,8 @@ class DaemonTokenVerifier:
         self._entries: dict[str, _Entry] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._refused: OrderedDict[str, float] = OrderedDict()  # token sha256 -> when refused
-        self._new_token_checks = TokenBucket(TOKEN_CHECKS_PER_S, TOKEN_CHECKS_BURST)
+        self._known: OrderedDict[str, None] = OrderedDict()  # token sha256s the daemon welcomed
+        self._checks = TokenChecks(socket_path)
         self._refusals = SampledLog(log, logging.WARNING, "muxd mcp: refused a bearer token",
                                     interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
         self._unreachable = SampledLog(log, logging.WARNING, "muxd mcp: cannot reach the daemon to check a token",
@@ -113,33 +110,44 @@ class DaemonTokenVerifier:
                                daemon_client=entry.client, principal=principal)
 
     async def _greet(self, key: str, token: str, old: _Entry | None) -> _Entry | None:
-        if old is None:  # a token not seen before: maybe one of a flood of made-up ones
-            wait_s = self._new_token_checks.take()
-            if wait_s > 0:
-                self._refusals.event(" (too many new tokens to check)")
-                raise AuthenticationError(f"too many new tokens to check; retry after {wait_s:.2f} s")
+        # A token never welcomed may be one of a flood of made-up ones: the daemon's table says
+        # first, without a connection of its own; a known one goes straight to its Hello.
         try:
+            if key not in self._known and not await self._checks.is_live(key):
+                raise Unauthorized("unknown or revoked token")  # as the daemon's Hello would answer
             client = await Client.connect(self.socket_path, client_name=CLIENT_NAME, token=token)
         except UNREACHABLE as exc:
             self._unreachable.event(f": {exc.message}")
-            raise AuthenticationError(f"the muxd daemon is unreachable: {exc.message}") from exc
+            raise unreachable(exc) from exc
+        except TokenCheckUnavailable as exc:
+            if exc.status == NO_DAEMON:
+                self._unreachable.event(f": {exc}")
+            raise
         except MuxdError as exc:
-            self._refusals.event(f" (sha256:{key[:12]}, {exc.code})")
-            self._entries.pop(key, None)
-            self._refused[key] = time.monotonic()
-            self._refused.move_to_end(key)
-            while len(self._refused) > REFUSED_REMEMBERED_MAX:
-                self._refused.popitem(last=False)
+            self._refuse(key, exc.code)
             if old is not None:
                 await old.client.close()
             return None
         remember_token(client, token)
         entry = _Entry(client, time.monotonic())
         self._entries[key] = entry
+        self._known[key] = None
+        self._known.move_to_end(key)
+        while len(self._known) > MCP_KNOWN_TOKENS_MAX:
+            self._known.popitem(last=False)
         if old is not None:
             # Calls in flight on the old connection finish on the reader task; close it a bit later.
             asyncio.get_running_loop().call_later(TOKEN_RECHECK_S, lambda: asyncio.ensure_future(old.client.close()))
         return entry
+
+    def _refuse(self, key: str, why: str) -> None:
+        self._refusals.event(f" (sha256:{key[:12]}, {why})")
+        self._entries.pop(key, None)
+        self._known.pop(key, None)
+        self._refused[key] = time.monotonic()
+        self._refused.move_to_end(key)
+        while len(self._refused) > REFUSED_REMEMBERED_MAX:
+            self._refused.popitem(last=False)
 
     def forget(self, client: Client) -> None:
         """Drop a connection that failed (e.g. the daemon restarted): the next request greets again."""
@@ -150,6 +158,7 @@ class DaemonTokenVerifier:
     async def close(self) -> None:
         self._refusals.flush()
         self._unreachable.flush()
+        await self._checks.close()
         entries, self._entries = list(self._entries.values()), {}
         for entry in entries:
             await entry.client.close()

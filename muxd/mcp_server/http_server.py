@@ -1,8 +1,9 @@
 """`muxd mcp --http HOST:PORT`: the SDK's streamable HTTP app under uvicorn, in this asyncio loop.
 
 Every request needs `Authorization: Bearer <muxd token>` (401 with WWW-Authenticate
-otherwise); each MCP call runs through the daemon connection of its token (http_auth.py),
-so the daemon enforces that token's tier and scope. `/metrics` serves Prometheus text, also
+otherwise; 429 or 503 with Retry-After when the token cannot be checked now); each MCP call
+runs through the daemon connection of its token (http_auth.py), so the daemon enforces that
+token's tier and scope. `/metrics` serves Prometheus text, also
 behind the bearer token. SIGINT/SIGTERM stop the server cleanly (exit 0).
 """
 
@@ -20,7 +21,9 @@ from typing import Any, TextIO
 import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.settings import AuthSettings
-from starlette.requests import Request
+from starlette.authentication import AuthenticationError
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from muxd.daemon.call_metrics import prometheus_text
@@ -29,6 +32,7 @@ from muxd.mcp_server.http_auth import DaemonTokenVerifier
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import acting_as, current_client
 from muxd.mcp_server.middleware import acting_as_caller
+from muxd.mcp_server.token_checks import TokenCheckUnavailable
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.server import build_registry
 
@@ -108,6 +112,23 @@ def _unauthorized() -> Response:
                                                      'error_description="Authentication required"'})
 
 
+def _not_checked(conn: HTTPConnection, exc: AuthenticationError) -> Response:
+    """A bearer token that could not be checked now: 429 (too many waiting) or 503 (no daemon),
+    with Retry-After. Starlette's default was a 400, which clients take as their own mistake."""
+    if not isinstance(exc, TokenCheckUnavailable):
+        return _unauthorized()
+    return JSONResponse({"error": "temporarily_unavailable", "error_description": str(exc)},
+                        status_code=exc.status, headers={"Retry-After": str(exc.retry_after_s)})
+
+
+def _answer_unchecked_tokens(app: Any) -> None:
+    """Have the SDK's AuthenticationMiddleware answer a token check that failed with `_not_checked`."""
+    layers = [layer for layer in app.user_middleware if layer.cls is AuthenticationMiddleware]
+    if len(layers) != 1:
+        raise RuntimeError(f"expected the MCP SDK's one AuthenticationMiddleware, found {len(layers)}")
+    layers[0].kwargs["on_error"] = _not_checked
+
+
 def build_http_app(registry: ToolRegistry, *, host: str, metrics: MetricsSource = local_metrics) -> Any:
     """The Starlette app: the SDK's streamable HTTP endpoint at /mcp and /metrics beside it."""
 
@@ -127,7 +148,9 @@ def build_http_app(registry: ToolRegistry, *, host: str, metrics: MetricsSource 
                 return PlainTextResponse(f"{exc.code}: {exc.message}\n", status_code=status)
         return PlainTextResponse(text, media_type=PROMETHEUS_CONTENT_TYPE)
 
-    return registry.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app = registry.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    _answer_unchecked_tokens(app)
+    return app
 
 
 class _Server(uvicorn.Server):

@@ -8,7 +8,10 @@ from typing import Annotated, Any
 
 import msgspec
 
+from muxd.config import TOKEN_CHECK_BATCH_MAX
 from muxd.protocol.fields import Label, Name, PaneTargets, Target
+
+Sha256Hex = Annotated[str, msgspec.Meta(max_length=64)]
 
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -57,6 +60,13 @@ class ListTokens(_Message, tag="list-tokens"):
 class RevokeToken(_Message, tag="revoke-token"):
     id: int
     token: Label                    # id or name
+
+
+class CheckTokens(_Message, tag="check-tokens"):
+    """Which of these token hashes are live tokens (`muxd mcp --http` checking bearer tokens in bulk)."""
+
+    id: int
+    token_sha256: Annotated[list[Sha256Hex], msgspec.Meta(max_length=TOKEN_CHECK_BATCH_MAX)]
 
 
 class GrantPane(_Message, tag="grant"):
@@ -110,6 +120,11 @@ class TokenList(_Message, tag="token-list"):
 class TokenReply(_Message, tag="token"):
     id: int
     token: TokenInfo
+
+
+class TokenChecks(_Message, tag="token-checks"):
+    id: int
+    live: list[bool]                # one per hash asked about, in order
 
 
 class MetricsReply(_Message, tag="metrics"):

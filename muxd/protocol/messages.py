@@ -17,8 +17,8 @@ import msgspec
 
 # Records (PaneInfo, TokenInfo, ...) are imported to be named here too, though no union lists them.
 from muxd.protocol.access_messages import (  # noqa: F401
-    AuditRow, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, RecordCall,
-    RevokeGrant, RevokeToken, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
+    AuditRow, CheckTokens, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, RecordCall,
+    RevokeGrant, RevokeToken, TokenChecks, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
 )
 from muxd.protocol.command_messages import (  # noqa: F401
     BindKey, BufferInfo, BufferList, ClientInfo, ClientList, DeleteBuffer, DetachClient, KeyBindingInfo,
@@ -53,7 +53,7 @@ Request = Union[
     BindKey, ListKeys,
     SetOption, ShowOptions, ListBuffers, SetBuffer, DeleteBuffer, PasteBuffer, PipePane,
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
-    GetToolHistory,
+    GetToolHistory, CheckTokens,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history
     ExecutionStats, WaitExecutions,
     CreateTask, ListTasks, GetTask, NextActionable, ClaimTask, UpdateTaskStatus, CompleteTask,  # tasks
@@ -63,7 +63,7 @@ Request = Union[
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
               SummaryReply, Error, Attached, Released,
               OptionList, BufferList, ClientList, KeyBindingList,  # daily tmux commands
-              TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory,  # access
+              TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory, TokenChecks,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks
 

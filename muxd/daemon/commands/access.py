@@ -15,8 +15,8 @@ from muxd.daemon.commands import command
 from muxd.daemon.target import resolve_pane
 from muxd.errors import BadRequest, Forbidden, NotFound
 from muxd.protocol.messages import (
-    CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, Ok,
-    RecordCall, RevokeGrant, RevokeToken, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
+    CheckTokens, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, Ok,
+    RecordCall, RevokeGrant, RevokeToken, TokenChecks, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
 )
 from muxd.store.tokens import TokenRecord
 from muxd.terminal_text import has_unsafe
@@ -49,6 +49,11 @@ async def create_token(daemon: Daemon, req: CreateToken) -> TokenCreated:
 @command(ListTokens)
 async def list_tokens(daemon: Daemon, req: ListTokens) -> TokenList:
     return TokenList(id=req.id, tokens=[token_info(daemon, t) for t in daemon.access.tokens(req.include_revoked)])
+
+
+@command(CheckTokens)
+async def check_tokens(daemon: Daemon, req: CheckTokens) -> TokenChecks:
+    return TokenChecks(id=req.id, live=[daemon.access.is_live(key) for key in req.token_sha256])
 
 
 @command(RevokeToken)

@@ -260,6 +260,10 @@ def test_bad_requests_are_one_line(muxd: MuxdTestServer, tmux: Tmux) -> None:
         result = muxd.cli("tmux", *args)
         assert result.returncode != 0 and says in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
+    # `muxd tmux unwatch` as the first words (the launcher's way) errs in one line too.
+    result = subprocess.run([sys.executable, "-m", "muxd", "tmux", "unwatch", "-L", tmux.name], capture_output=True,
+                            text=True, env={**muxd.env, "MUXD_SOCKET_DIR": str(muxd.socket_dir / "none")}, timeout=30)
+    assert (result.returncode, result.stderr) == (1, f"muxd: no server running on {muxd.socket_dir}/none/default.sock\n")
     assert muxd.cli("ls", check=True).returncode == 0  # the daemon serves on
 
 

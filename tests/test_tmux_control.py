@@ -13,7 +13,9 @@ from muxd.daemon.tmux_control import (
     quote,
     unescape_output,
 )
-from muxd.daemon.tmux_discovery import Scope, TmuxPaneFacts, server_args, target_kind
+import pytest
+
+from muxd.daemon.tmux_discovery import Scope, TmuxPaneFacts, read_framed, read_listing, server_args, target_kind
 
 # What `tmux -C attach` wrote in a real session (tmux 3.3a), a capture-pane reply included.
 STREAM = (b"%begin 1795548764 264 0\n%end 1795548764 264 0\n"
@@ -77,3 +79,15 @@ def test_targets_and_scopes() -> None:
     assert not session.within(window) and not server.within(session)
     assert server_args("work", None) == ["-L", "work"]
     assert server_args(None, None) == []
+
+
+def test_framed_values_hold_anything() -> None:
+    """A list-panes record: ten framed values (length in bytes, ':', the value), then the two
+    computed ones, 0x1f between them; a name may hold newlines, colons and 0x1f."""
+    record = b"2:%02:@01:05:a\nb:\x1f2:$04:main2:802:245:123453:cat" + b"sh\x1f/tmp\n"
+    assert read_listing(record * 2) == [["%0", "@0", "0", "a\nb:\x1f", "$0", "main", "80", "24", "12345", "cat",
+                                         "sh", "/tmp"]] * 2
+    assert read_framed("5:café!".encode(), 1) == (["café"], 7)  # bytes, not characters
+    for broken in (record[:-1], record[:20], b"9:short\n", b"x:y\n", record.replace(b"\x1f/tmp", b"/tmp")):
+        with pytest.raises(ValueError):
+            read_listing(broken)

@@ -284,3 +284,86 @@ def test_every_default_key_muxd_has_is_listed_as_tmux_lists_it(muxd_server, real
     ours = muxd_server.cli("list-keys", check=True).stdout.splitlines()
     assert len(ours) > 40
     assert [line for line in ours if line not in theirs] == []
+
+
+def test_muxds_own_L_names_the_server_a_tmux_line_speaks_to(muxd_server, real_tmux):
+    """`muxd -L NAME tmux …` speaks to NAME, as every other muxd command: a tmux line may name the
+    same server again (its -L or -S, with tmux's precedence: the last -L, and -S over -L), never
+    another one."""
+    s = muxd_server
+    default_env = {**s.env, "MUXD_DB": str(s.socket_dir / "default.db")}  # the default server, same directory
+
+    def default(*args):
+        return subprocess.run([sys.executable, "-m", "muxd", *args], env=default_env, capture_output=True,
+                              text=True, check=False, timeout=30)
+
+    assert default("start-server").returncode == 0
+    try:
+        assert default("tmux", "new-session", "-d", "-s", "elsewhere", "cat").returncode == 0
+        assert s.cli("tmux", "new-session", "-d", "-s", "here", "cat").returncode == 0
+        sock = str(s.socket_path)
+        for inner in ([], ["-L", s.name], [f"-L{s.name}"], ["-S", sock], ["-L", "default", "-L", s.name],
+                      ["-S", sock, "-L", "default"]):
+            listed = s.cli("tmux", *inner, "ls", "-F", "#{session_name}")
+            assert (listed.returncode, listed.stdout, listed.stderr) == (0, "here\n", ""), inner
+        # tmux's meaning of those lines: the last -L counts, and -S counts over any -L.
+        assert real_tmux("new-session", "-d", "-s", "real", "cat").returncode == 0
+        socket = real_tmux("display-message", "-p", "#{socket_path}").stdout.strip()
+        for inner in (["-L", "muxd-none", "-L", real_tmux.name], ["-S", socket, "-L", "muxd-none"]):
+            theirs = subprocess.run(["tmux", *inner, "ls", "-F", "#{session_name}"], env=real_tmux.env,
+                                    capture_output=True, text=True, check=False, timeout=30)
+            assert (theirs.returncode, theirs.stdout) == (0, "real\n"), inner
+        for inner, named in ((["-L", "default"], "-L default"), (["-S", "/tmp/other.sock"], "-S /tmp/other.sock")):
+            refused = s.cli("tmux", *inner, "ls")
+            assert (refused.returncode, refused.stdout, refused.stderr) == (
+                1, "", f"muxd tmux: muxd -L {s.name} and tmux {named} name different servers: give one of them\n")
+        # kill-server kills the server -L names, and that one only.
+        assert s.cli("tmux", "kill-server").returncode == 0
+        wait_until(lambda: not s.running(), timeout=15, message="the -L server stopped")
+        assert default("tmux", "ls", "-F", "#{session_name}").stdout == "elsewhere\n"
+    finally:
+        default("kill-server")
+
+
+def test_muxd_tmux_acts_as_the_token_the_cli_presents(shared_server, tmp_path):
+    """MUXD_CLI_TOKEN (and --token-file) hold for `muxd tmux …` as for `muxd …`: a view_only
+    token reads, and is refused the rest with tmux's one error line; so does a shimmed pane's
+    `tmux` whose environment holds one."""
+    s = shared_server
+    pane = s.cli("new-session", "-d", "-s", "guarded", "-P", "--", "cat", check=True).stdout.strip()
+    token = s.cli("token", "create", "--tier", "view_only", "--pane", pane, check=True).stdout.strip()
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    env = {**s.env, "MUXD_CLI_TOKEN": token}
+    before = shim(s, "show-options", "-g", "default-command").stdout
+    refusals = {"send-keys": "send-keys is moderate: it needs tier execute_advanced",
+                "kill-session": "kill-session is dangerous: it needs tier admin",
+                "set-option": "set-option is dangerous: it needs tier admin"}
+    for words in (["send-keys", "-t", pane, "typed", "Enter"], ["kill-session", "-t", "guarded"],
+                  ["set", "-g", "default-command", "false"]):
+        name = "set-option" if words[0] == "set" else words[0]
+        cli = subprocess.run([sys.executable, "-m", "muxd", "-L", s.name, *words], env=env, capture_output=True,
+                             text=True, check=False, timeout=30)
+        assert cli.returncode == 1 and refusals[name] in cli.stderr, cli.stderr  # the CLI's own refusal
+        for refused in (shim(s, *words, env=env),
+                        s.cli("--token-file", str(token_file), "tmux", *words)):
+            assert refused.returncode == 1 and refused.stdout == "", refused
+            assert refused.stderr.startswith(refusals[name]) and refused.stderr.count("\n") == 1, refused.stderr
+    # Nothing changed, and the token's reads still work.
+    assert "typed" not in shim(s, "capture-pane", "-p", "-t", pane, env=env).stdout
+    assert shim(s, "has-session", "-t", "guarded", env=env).returncode == 0
+    assert shim(s, "list-panes", "-t", pane, "-F", "#{pane_id}", env=env).stdout == f"{pane}\n"
+    assert shim(s, "show-options", "-g", "default-command").stdout == before
+    # A shimmed pane's `tmux` chooses its token as `muxd` does there: this one's MUXD_CLI_TOKEN.
+    out = tmp_path / "out"
+    script = (f"tmux send-keys -t {pane} typed; echo send=$?; tmux kill-session -t guarded; echo kill=$?; "
+              f"tmux display -p -t {pane} '#{{pane_id}}'")
+    s.cli("new-session", "-d", "-s", "shimmed-guard", "--tmux-shim", "-e", f"MUXD_CLI_TOKEN={token}", "--", "sh",
+          "-c", f"({script}) >{out}.part 2>&1; mv {out}.part {out}; sleep 600", check=True)
+    wait_until(out.exists, timeout=15, message="the script in the shimmed pane")
+    lines = out.read_text().splitlines()
+    assert lines[1::2][:2] == ["send=1", "kill=1"] and lines[4] == pane, lines
+    assert lines[0].startswith(refusals["send-keys"]) and lines[2].startswith(refusals["kill-session"]), lines
+    assert shim(s, "has-session", "-t", "guarded").returncode == 0
+    s.cli("kill-session", "-t", "shimmed-guard", check=True)
+    s.cli("kill-session", "-t", "guarded", check=True)

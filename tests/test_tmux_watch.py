@@ -207,6 +207,30 @@ def test_watching_one_pane_leaves_its_neighbours(muxd: MuxdTestServer, tmux: Tmu
     assert sorted(adopted(muxd, tmux)) == ["%0", "%1", "%2", "%3"]
 
 
+def test_names_with_control_characters_are_adopted_escaped(muxd: MuxdTestServer, tmux: Tmux, tmp_path) -> None:
+    """tmux keeps `new-window -n` names as given (controls, newlines, C1, bidirectional overrides);
+    it escapes controls in session names and renamed windows itself (`\\001`), not the rest.
+    Every pane is adopted, its names shown with muxd's escapes where tmux left the character."""
+    bent = tmp_path / "a\nb"  # a directory a pane runs in: computed anew at each look, not framed
+    bent.mkdir()
+    tmux("new-window", "-d", "-t", "main", "-n", "bad\x01name\ttab", "cat")
+    tmux("new-window", "-d", "-t", "main", "-n", "nl\nx\x1fz", "-c", str(bent), "cat")
+    tmux("new-window", "-d", "-t", "main", "-n", "c1\x9b\u202e\x1b[31m", "cat")
+    tmux("new-session", "-d", "-s", "s\u202eide\x02", "-n", "x\x01", "cat")
+    muxd.cli("tmux", "watch", "-L", tmux.name, check=True)
+    names = {p["window_name"]: p["session"] for p in adopted(muxd, tmux).values()}
+    main, side = f"{tmux.name}-main", f"{tmux.name}-s\\u202eide\\002"
+    assert names == {"bash": main, "bad\\x01name\\x09tab": main, "nl\\x0ax\\x1fz": main,
+                     "c1\\x9b\\u202e\\x1b[31m": main, "x\\x01": side}, names
+    # Renamed later (a %window-renamed notification), and a window made later (read again over
+    # the control client once it hears renames).
+    tmux("rename-window", "-t", "main:1", "re\x01\u202e")
+    tmux("new-window", "-d", "-t", "main", "-n", "later\x01\n", "cat")
+    wait_until(lambda: {p["window_name"] for p in adopted(muxd, tmux).values()} >=
+               {"re\\001\\u202e", "later\\x01\\x0a"}, message="the renamed and the new window")
+    assert len(adopted(muxd, tmux)) == 6 and "bad\\x01name\\x09tab" not in muxd.cli("ls", check=True).stdout
+
+
 def test_an_agent_in_tmux_is_detected(muxd: MuxdTestServer) -> None:
     tmux = Tmux(muxd.env, command=FAKE_CLAUDE)
     try:
@@ -260,6 +284,10 @@ def test_bad_requests_are_one_line(muxd: MuxdTestServer, tmux: Tmux) -> None:
         result = muxd.cli("tmux", *args)
         assert result.returncode != 0 and says in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
+    # `muxd tmux unwatch` as the first words (the launcher's way) errs in one line too.
+    result = subprocess.run([sys.executable, "-m", "muxd", "tmux", "unwatch", "-L", tmux.name], capture_output=True,
+                            text=True, env={**muxd.env, "MUXD_SOCKET_DIR": str(muxd.socket_dir / "none")}, timeout=30)
+    assert (result.returncode, result.stderr) == (1, f"muxd: no server running on {muxd.socket_dir}/none/default.sock\n")
     assert muxd.cli("ls", check=True).returncode == 0  # the daemon serves on
 
 

@@ -114,23 +114,48 @@ class _PrintVersion(argparse.Action):
 _VALUE_OPTIONS = ("-L", "-f", "--token", "--token-file")
 
 
+def past_options(argv: Sequence[str]) -> int:
+    """The index of the first word of `argv` that is not one of muxd's options taking a value
+    (nor that value): the command's name, when the line is as usual."""
+    at = 0
+    while at < len(argv):
+        word = argv[at]
+        if word in _VALUE_OPTIONS:
+            at += 2
+        elif word.startswith(("-L", "-f", "--token=", "--token-file=")):  # the value attached to the option
+            at += 1
+        else:
+            break
+    return min(at, len(argv))
+
+
 def commands_to_parse(argv: Sequence[str]) -> Sequence[CliCommand]:
     """The commands a parser of `argv` needs: the one `argv` names (none for --version) when that
     is sure, else every command (help, a mistyped name, anything unusual). Each one costs a parser."""
-    words = iter(argv)
-    for word in words:
-        if word in _VALUE_OPTIONS:
-            next(words, None)
-        elif word.startswith(("-L", "-f", "--token=", "--token-file=")):  # the value attached to the option
-            continue
-        elif word in ("-V", "--version"):
-            return ()
-        elif word.startswith("-"):
-            return CLI_COMMANDS
-        else:
-            named = command_named(word)
-            return [named] if named is not None else CLI_COMMANDS
-    return CLI_COMMANDS
+    at = past_options(argv)
+    word = argv[at] if at < len(argv) else "-"
+    if word in ("-V", "--version"):
+        return ()
+    if word.startswith("-"):
+        return CLI_COMMANDS
+    named = command_named(word)
+    return [named] if named is not None else CLI_COMMANDS
+
+
+def raw_command_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """What a command whose words are its own (`muxd [-L NAME] [--token-file F] tmux -L x ls`)
+    needs: muxd's options before it, parsed as for any command, and its words (`args.words`),
+    not parsed here; None when `argv` names no such command (or asks for its help)."""
+    at = past_options(argv)
+    command = next((c for c in CLI_COMMANDS if c.raw and argv[at:at + 1] == [c.name]), None)
+    if command is None or list(argv[at + 1:]) in (["-h"], ["--help"]):
+        return None
+    # -L stays None when not given: the command's own words may then name the server (tmux -L).
+    args = argparse.Namespace(server_name=None, config_file=None, cli_token=None, cli_token_file=None)
+    if at:  # the launcher in a shimmed pane runs `muxd tmux …`: no parser built for it
+        build_parser(()).parse_args(argv[:at], namespace=args)
+    args.words, args.spec = list(argv[at + 1:]), command
+    return args
 
 
 def build_parser(commands: Sequence[CliCommand] = CLI_COMMANDS) -> argparse.ArgumentParser:
@@ -171,14 +196,21 @@ def connect_cli(args: argparse.Namespace, *, start: bool) -> Any:
     whose words muxd's parser never saw: `muxd tmux …`)."""
     # Imported here: `muxd --version` and the local commands need no connection (nor msgspec).
     from muxd.client.blocking import connect
+
+    return connect(getattr(args, "server_name", None) or DEFAULT_SERVER_NAME, start=start,
+                   token=chosen_token(args), client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli")
+
+
+def chosen_token(args: argparse.Namespace) -> str | None:
+    """The token the CLI presents, as --token-file, --token and $MUXD_CLI_TOKEN say
+    (client/token.py), for every front end of the CLI (`muxd tmux …` too); a secret given in
+    the command line is warned about."""
     from muxd.client.token import ENV_CLI_TOKEN, argv_token_warning, cli_token
 
     given, file = getattr(args, "cli_token", None), getattr(args, "cli_token_file", None)
     if given:
         print(f"muxd: {argv_token_warning(ENV_CLI_TOKEN)}", file=sys.stderr)
-    token = cli_token(given, file=file)
-    return connect(getattr(args, "server_name", DEFAULT_SERVER_NAME), start=start, token=token,
-                   client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli")
+    return cli_token(given, file=file)
 
 
 def _closed_pipe() -> int:
@@ -189,22 +221,15 @@ def _closed_pipe() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    raw = next((c for c in CLI_COMMANDS if c.raw and words[:1] == [c.name]), None)
-    if raw is not None and words[1:] not in (["-h"], ["--help"]):  # `muxd tmux -L x ls`: tmux's words
-        try:
-            status = implementation(raw).body(None, argparse.Namespace(words=words[1:]))
-            sys.stdout.flush()
-            return status
-        except BrokenPipeError:
-            return _closed_pipe()
-    parser = build_parser(commands_to_parse(words))
-    args = parser.parse_args(argv)
-    command = getattr(args, "spec", None)
+    args = raw_command_args(words)  # `muxd tmux -L x ls`: tmux's words, after muxd's own options
+    if args is None:
+        parser = build_parser(commands_to_parse(words))
+        args = parser.parse_args(words)
+        if getattr(args, "spec", None) is None:  # a bare `muxd`, as a bare `tmux`: a new session, attached
+            args = parser.parse_args([*words, "new-session"])
+    command = args.spec
     if args.config_file:  # read by the server this command starts, if it starts one (as tmux -f)
         os.environ[CONFIG_ENV] = os.path.abspath(os.path.expanduser(args.config_file))
-    if command is None:  # a bare `muxd`, as a bare `tmux`: a new session with the shell, attached
-        args = parser.parse_args(["-L", args.server_name, "new-session"])
-        command = args.spec
     try:
         status = _run(command, args)
         sys.stdout.flush()  # here, where a closed pipe is caught, rather than at exit

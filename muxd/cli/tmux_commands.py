@@ -19,7 +19,7 @@ from muxd.cli.table import CliCommand, cli_command, command_named, implementatio
 from muxd.cli.tmux_line import TmuxLine, find_command, parse_line
 from muxd.config import TMUX_VERSION
 from muxd.errors import BadRequest, MuxdError
-from muxd.paths import DEFAULT_SERVER_NAME, socket_dir
+from muxd.paths import DEFAULT_SERVER_NAME, socket_dir, socket_path
 from muxd.terminal_text import visible
 
 TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
@@ -85,11 +85,12 @@ def tmux(client: Any, args: argparse.Namespace) -> int:
         from muxd.cli.tmux_watch_commands import watch_main
 
         return watch_main(words, args)
-    return run_tmux(words)
+    return run_tmux(words, args)
 
 
-def run_tmux(words: list[str]) -> int:
-    """Run one tmux command line; its exit status."""
+def run_tmux(words: list[str], muxd_args: argparse.Namespace) -> int:
+    """Run one tmux command line on the server muxd's own options name (`muxd_args`: -L, the
+    token options), else the one it names itself; its exit status."""
     try:
         line = parse_line(words)
     except MuxdError as exc:
@@ -101,7 +102,11 @@ def run_tmux(words: list[str]) -> int:
     if "C" in line.flags or "c" in line.options:
         print("muxd tmux: control mode (-C) and -c are not supported", file=sys.stderr)
         return 1
-    server = TmuxServer(line)
+    try:
+        server = TmuxServer(line, muxd_args)
+    except MuxdError as exc:
+        print(f"muxd tmux: {visible(exc.message)}", file=sys.stderr)
+        return 1
     try:
         for command in line.commands or [["new-session"]]:
             status = server.run(command)
@@ -117,12 +122,16 @@ def run_tmux(words: list[str]) -> int:
 
 
 class TmuxServer:
-    """The muxd server a tmux command line speaks to (-S, -L, else $TMUX's, else the default),
-    connected on its first command that needs it."""
+    """The muxd server a tmux command line speaks to, connected on its first command that needs
+    it, as the token muxd's CLI would present (cli/main.py: chosen_token): as tmux chooses its
+    server (-S, else -L, else $TMUX's, else the default), muxd's own -L being one more -L, which
+    the line's may repeat but not contradict."""
 
-    def __init__(self, line: TmuxLine) -> None:
+    def __init__(self, line: TmuxLine, muxd_args: argparse.Namespace) -> None:
+        self.muxd_args = muxd_args
         self.name: str | None = None
         self.path: Path | None = None
+        muxd_name = getattr(muxd_args, "server_name", None)  # None: muxd's -L was not given
         # $TMUX leads to muxd only in a shimmed pane, where it names the server in $MUXD too; in
         # a real tmux's pane it names tmux's socket, which muxd's protocol must not be sent to.
         tmux_socket = os.environ.get("TMUX", "").split(",", 1)[0]
@@ -131,10 +140,12 @@ class TmuxServer:
             self.path = Path(line.options["S"])
         elif "L" in line.options:
             self.name = line.options["L"]
-        elif shimmed:
+        elif muxd_name is None and shimmed:
             self.path = Path(tmux_socket)
         else:
-            self.name = DEFAULT_SERVER_NAME
+            self.name = muxd_name or DEFAULT_SERVER_NAME
+        if muxd_name is not None:
+            self._refuse_another(muxd_name)
         if self.path is not None and self.path.parent == socket_dir() and self.path.suffix == ".sock":
             self.name = self.path.stem  # one of ours by name: it can be started
         # Without -t, tmux acts on the pane it runs in, when it speaks to that pane's server.
@@ -142,15 +153,24 @@ class TmuxServer:
         self.own_socket = tmux_socket if shimmed else None
         self._client: Any = None
 
+    def _refuse_another(self, muxd_name: str) -> None:
+        """Refuse a line whose -L or -S names a server other than muxd's -L (`muxd_name`)."""
+        chosen = self.path if self.path is not None else socket_path(self.name or muxd_name)
+        if os.path.realpath(chosen) != os.path.realpath(socket_path(muxd_name)):
+            inner = f"-S {self.path}" if self.path is not None else f"-L {self.name}"
+            raise BadRequest(f"muxd -L {muxd_name} and tmux {inner} name different servers: give one of them")
+
     def client(self, start: bool) -> Any:
         if self._client is None:
+            from muxd.cli.main import chosen_token
             from muxd.client.blocking import BlockingClient, connect
 
+            token = chosen_token(self.muxd_args)
             if self.name is not None:
-                self._client = connect(self.name, start=start, client_name="muxd-tmux")
+                self._client = connect(self.name, start=start, client_name="muxd-tmux", token=token)
             else:
                 assert self.path is not None
-                self._client = BlockingClient.connect(self.path, client_name="muxd-tmux")
+                self._client = BlockingClient.connect(self.path, client_name="muxd-tmux", token=token)
         return self._client
 
     def close(self) -> None:
@@ -164,7 +184,7 @@ class TmuxServer:
             raise BadRequest(f"{name}: not supported by muxd")
         args = parse_command(name, command, words[1:])
         args.server_name = self.name or DEFAULT_SERVER_NAME
-        args.cli_token = args.cli_token_file = None
+        args.cli_token, args.cli_token_file = self.muxd_args.cli_token, self.muxd_args.cli_token_file
         self._tmux_defaults(name, args)
         body = implementation(command).body
         if command.local:

@@ -46,5 +46,6 @@ def check_tags(tags: list[str]) -> list[str]:
 
 
 def program_name(text: str) -> str:
-    """A window name made from a program's name, which may hold anything: shown safely, cut to size."""
+    """A window name made from text a program chose (its own name, a tmux window's), which may
+    hold anything: control characters shown as their escapes (terminal_text.visible), cut to size."""
     return visible(text)[:NAME_MAX_CHARS]

@@ -1,15 +1,22 @@
-"""What runs in a tmux server, asked through libtmux: its panes with their sessions, windows,
-sizes and programs, and what a tmux target names. Blocking (libtmux runs `tmux` once per
-question): the daemon calls these in a thread.
+"""What runs in a tmux server: its panes with their sessions, windows, sizes and programs, and
+what a tmux target names. Blocking (each question runs `tmux` once): the daemon calls these in
+a thread.
+
+Names are anything a program chose: tmux keeps `new-window -n` names as given, control
+characters and newlines included, so the listing frames each value by its length (`framed`)
+rather than trusting lines and separators (libtmux's own listing fails on such a name, and
+every pane of the server with it).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 from dataclasses import dataclass
 from typing import Literal
 
+from muxd.config import TMUX_COMMAND_TIMEOUT_S
 from muxd.errors import BadRequest, NotFound
 
 ScopeKind = Literal["server", "session", "window", "pane"]
@@ -125,13 +132,68 @@ class TmuxServer:
 
     def panes(self) -> list[TmuxPaneFacts]:
         """Every pane of the server, now."""
-        return [TmuxPaneFacts(
-            pane=p.pane_id or "", window=p.window_id or "", window_index=int(p.window_index or 0),
-            window_name=p.window_name or "", session=p.session_id or "", session_name=p.session_name or "",
-            columns=int(p.pane_width or 80), lines=int(p.pane_height or 24),
-            pid=int(p.pane_pid) if p.pane_pid else None,
-            command=_argv(p.pane_start_command) or [p.pane_current_command or ""],
-            path=p.pane_current_path or "") for p in self.server.panes]
+        listed = subprocess.run(["tmux", *self.args, "list-panes", "-a", "-F", _LISTING], capture_output=True,
+                                timeout=TMUX_COMMAND_TIMEOUT_S, check=False)
+        if listed.returncode != 0:
+            said = listed.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise NotFound(f"{self.described}: {said[0] if said else 'list-panes failed'}", server=self.label)
+        return [_pane_facts(*record) for record in read_listing(listed.stdout)]
+
+
+def framed(variable: str) -> str:
+    """A tmux format giving the value of `variable` (one tmux keeps: a name, an id), whatever it
+    holds, newlines included: its length in bytes, `:`, the value (read_framed)."""
+    return f"#{{n:{variable}}}:#{{{variable}}}"
+
+
+# The values a pane's facts are made of, each framed (read_framed): tmux keeps them, so the
+# length and the value written after it are the same string.
+_FRAMED = ("pane_id", "window_id", "window_index", "window_name", "session_id", "session_name",
+           "pane_width", "pane_height", "pane_pid", "pane_start_command")
+# Computed anew each time tmux expands them (what runs in the pane now, its directory): framed,
+# they could change between the length and the value. Lines and separators cut out instead.
+_LOOSE = ("pane_current_command", "pane_current_path")
+_LOOSE_SEPARATOR = "\x1f"
+_LISTING = "".join(framed(name) for name in _FRAMED) + _LOOSE_SEPARATOR.join(
+    f"#{{s/[\n{_LOOSE_SEPARATOR}]/?/:{name}}}" for name in _LOOSE)
+
+
+def read_framed(data: bytes, count: int, at: int = 0) -> tuple[list[str], int]:
+    """`count` values written by `framed` formats, from `data[at:]`, and where they end;
+    ValueError if that is not what `data` holds there."""
+    values = []
+    for _ in range(count):
+        colon = data.index(b":", at)
+        size = int(data[at:colon])
+        end = colon + 1 + size
+        if size < 0 or end > len(data):
+            raise ValueError(f"a value of {size} bytes at {at} runs past the end")
+        values.append(data[colon + 1:end].decode("utf-8", "replace"))
+        at = end
+    return values, at
+
+
+def read_listing(data: bytes) -> list[list[str]]:
+    """The records of list-panes -F _LISTING: each pane's values, in _FRAMED then _LOOSE order."""
+    records, at = [], 0
+    while at < len(data):
+        values, at = read_framed(data, len(_FRAMED), at)
+        end = data.index(b"\n", at)
+        loose = data[at:end].decode("utf-8", "replace").split(_LOOSE_SEPARATOR)
+        if len(loose) != len(_LOOSE):
+            raise ValueError(f"{len(loose)} values where list-panes should give {len(_LOOSE)}")
+        records.append(values + loose)
+        at = end + 1
+    return records
+
+
+def _pane_facts(pane: str, window: str, window_index: str, window_name: str, session: str, session_name: str,
+                width: str, height: str, pid: str, start_command: str, current_command: str,
+                path: str) -> TmuxPaneFacts:
+    return TmuxPaneFacts(pane=pane, window=window, window_index=int(window_index or 0), window_name=window_name,
+                         session=session, session_name=session_name, columns=int(width or 80),
+                         lines=int(height or 24), pid=int(pid) if pid else None,
+                         command=_argv(start_command) or [current_command], path=path)
 
 
 def _argv(command: str | None) -> list[str]:

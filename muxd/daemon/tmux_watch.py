@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from muxd.config import TMUX_COMMAND_TIMEOUT_S
 from muxd.daemon.adopted_pane import AdoptedPane, seed_command
+from muxd.daemon.names import program_name
 from muxd.daemon.registry import Session, Window
-from muxd.daemon.tmux_control import Notification, Output, layout_panes
-from muxd.daemon.tmux_discovery import Scope, TmuxPaneFacts, TmuxServer, describe_server, target_kind
+from muxd.daemon.tmux_control import Notification, Output, layout_panes, quote
+from muxd.daemon.tmux_discovery import (Scope, TmuxPaneFacts, TmuxServer, describe_server, framed, read_framed,
+                                        target_kind)
 from muxd.daemon.tmux_link import TmuxLink
 from muxd.errors import BadRequest, Conflict, MuxdError, NotFound, Timeout
+from muxd.terminal_text import visible
 
 if TYPE_CHECKING:
     from muxd.daemon.pane import Pane
@@ -151,12 +154,17 @@ class TmuxWatcher:
     async def _read_window_name(self, watched: WatchedServer, link: TmuxLink, tmux_window: str) -> None:
         """The window's name now that `link` hears renames: one between discovery and the link's
         start was told to nobody (tmux's automatic rename of a window whose shell was starting)."""
-        named = link.command(f"display-message -p -t {tmux_window} '#{{window_name}}'")
+        named = link.command(f"display-message -p -t {tmux_window} {quote(framed('window_name'))}")
         assert named is not None
         replies = await asyncio.wait_for(named, TMUX_COMMAND_TIMEOUT_S)
         window = watched.windows.get(tmux_window)
-        if window is not None and replies and not replies[0].error and replies[0].lines:
-            window.name = replies[0].text().split("\n")[0][:64]
+        if window is None or not replies or replies[0].error:
+            return
+        try:  # framed: a name may hold newlines, which split the reply into lines
+            (name,), _ = read_framed(b"\n".join(replies[0].lines), 1)
+        except ValueError:
+            return  # not what was asked for (a \r before a newline is lost on the way): the name stays
+        window.name = program_name(name)
 
     async def _link(self, watched: WatchedServer, session: str) -> TmuxLink:
         link = watched.links.get(session)
@@ -195,14 +203,14 @@ class TmuxWatcher:
             session = self._session(watched, facts.session_name)
             watched.sessions[facts.session] = session
         used = {w.index for w in session.windows}
-        window = registry.new_window(session, facts.window_name[:64],
+        window = registry.new_window(session, program_name(facts.window_name),
                                      None if facts.window_index in used else facts.window_index)
         watched.windows[facts.window] = window
         return window
 
     def _session(self, watched: WatchedServer, tmux_name: str) -> Session:
         registry = self.daemon.registry
-        base = f"{watched.name_prefix}-{_NAME_UNSAFE.sub('-', tmux_name)}"[:48]
+        base = visible(f"{watched.name_prefix}-{_NAME_UNSAFE.sub('-', tmux_name)}")[:48]
         for n in range(1, 100):
             name = base if n == 1 else f"{base}-{n}"
             if registry.session_named(name) is None:
@@ -228,7 +236,7 @@ class TmuxWatcher:
         elif name == "window-renamed" and len(args) >= 2:
             window = watched.windows.get(args[0])
             if window is not None:
-                window.name = " ".join(args[1:])[:64]
+                window.name = program_name(" ".join(args[1:]))
         elif name == "session-changed" and args and args[0] != link.session:
             # Its session ended and tmux moved it to another (detach-on-destroy off): the panes
             # of its own session have gone.

@@ -383,6 +383,30 @@ def test_not_a_terminal_is_a_clear_error(muxd_server):
     assert s.cli("attach", "-t", "nosuch").returncode == 1
 
 
+def test_attach_presents_the_clis_token(muxd_server, outer, tmp_path):
+    """An attached terminal types keys and runs prefix commands: it greets with the token every
+    other command presents, so a view_only token is refused it (it attached as the socket owner)."""
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    viewer = s.cli("token", "create", "--tier", "view_only", check=True).stdout.strip()
+    admin = s.cli("token", "create", "--tier", "admin", check=True).stdout.strip()
+    term = outer()
+    term.type(f"MUXD_CLI_TOKEN={viewer} " + muxd_command(s.name, "attach", "-t", "work") + "; echo rc=$?",
+              enter=True)
+    screen = term.wait_for(lambda sc: re.search(r"^rc=\d", sc, re.M))
+    assert re.search(r"^rc=1$", screen, re.M), screen
+    assert "attach is dangerous: it needs tier admin" in screen.replace("\n", ""), screen
+    assert s.cli("list-clients", check=True).stdout.strip() == ""
+    term.type(f"echo {viewer} > {tmp_path}/viewer; " + muxd_command(s.name, "--token-file", f"{tmp_path}/viewer",
+                                                                     "attach", "-t", "work") + "; echo rc2=$?",
+              enter=True)
+    assert re.search(r"^rc2=1$", term.wait_for(lambda sc: re.search(r"^rc2=\d", sc, re.M)), re.M)
+    term.type(f"MUXD_CLI_TOKEN={admin} " + muxd_command(s.name, "attach", "-t", "work"), enter=True)
+    term.wait_for("[work]")
+    term.keys("C-b", "d")
+    term.wait_for("[detached (from session work)]")
+
+
 def test_bare_muxd_and_new_without_d_attach(muxd_server, outer):
     s = muxd_server
     term = outer()

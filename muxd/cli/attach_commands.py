@@ -51,8 +51,13 @@ def run_attach(args: argparse.Namespace, target: str | None) -> int:
     import asyncio
 
     from muxd.client.attach import attach
+    from muxd.client.token import cli_token
 
-    reason = asyncio.run(attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args)))
+    # The token the command's own connection presented (its --token warning is said already): an
+    # attached terminal types keys and runs prefix commands, so it is held to the same tier.
+    token = cli_token(getattr(args, "cli_token", None), file=getattr(args, "cli_token_file", None))
+    reason = asyncio.run(attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args),
+                                token=token))
     print_line(f"[{reason}]")
     sys.stdout.flush()
     return 0

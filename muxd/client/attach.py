@@ -95,24 +95,25 @@ class _Link:
         return message
 
 
-async def _open(path: Path) -> _Link:
+async def _open(path: Path, token: str | None) -> _Link:
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)),
                                                 CLIENT_CONNECT_TIMEOUT_S)
     except (FileNotFoundError, ConnectionRefusedError) as exc:
         raise ServerNotRunning(f"no server running on {path}", socket=str(path)) from exc
     link = _Link(reader, writer)
-    link.send(Hello(id=1, protocol_version=PROTOCOL_VERSION, client="muxd-attach"))
+    link.send(Hello(id=1, protocol_version=PROTOCOL_VERSION, client="muxd-attach", token=token))
     if not isinstance(await link.reply(), Welcome):
         raise ProtocolError("the server did not answer hello")
     return link
 
 
-async def attach(path: Path, *, target: str | None = None, prefix: str = "C-b",
+async def attach(path: Path, *, target: str | None = None, prefix: str = "C-b", token: str | None = None,
                  stdin_fd: int = 0, stdout_fd: int = 1) -> str:
-    """Attach this terminal to a session until detach; returns what to print (e.g. "exited")."""
+    """Attach this terminal to a session until detach, greeting with `token` (the CLI's: None is
+    the socket owner); returns what to print (e.g. "exited")."""
     size = check_terminal(stdin_fd, stdout_fd)
-    link = await _open(path)
+    link = await _open(path, token)
     try:
         link.send(Attach(id=2, target=target, columns=size.columns, lines=size.lines, prefix=prefix,
                          tty=_tty_name(stdin_fd)))

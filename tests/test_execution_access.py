@@ -79,3 +79,37 @@ async def _over_http(server: MuxdTestServer) -> None:
 
 def test_scopes_hold_over_http(muxd_server):
     asyncio.run(_over_http(muxd_server))
+
+
+async def _keys(server: MuxdTestServer) -> None:
+    """Idempotency keys belong to (principal, pane): another principal's key, or the same key for
+    another pane, is another key; the same key again with another message is a conflict."""
+    a, b = start_agent(server, "k-alpha"), start_agent(server, "k-beta")
+    worker = create_token(server, "execute_advanced", "k-worker", "--pane", a)
+    async with mcp_session(server, MUXD_TOKEN=worker) as session:
+        # The worker takes the orchestrator's predictable key first, on its own pane.
+        squatted = await call_ok(session, "send_task", pane_id=a, message="worker's", idempotency_key="deploy-7-1",
+                                 wait=True, wait_timeout_s=20)
+        assert squatted["created"] and squatted["execution"]["status"] == "success"
+    async with mcp_session(server) as orchestrator:
+        sent = await call_ok(orchestrator, "send_task", pane_id=b, message="deploy 7", idempotency_key="deploy-7-1",
+                             wait=True, wait_timeout_s=20)
+        assert sent["created"] and sent["execution_id"] != squatted["execution_id"] and sent["pane_id"] == b
+        assert sent["execution"]["message"] == "deploy 7" and sent["execution"]["status"] == "success"
+        again = await call_ok(orchestrator, "send_task", pane_id=b, message="deploy 7", idempotency_key="deploy-7-1")
+        assert (again["execution_id"], again["created"]) == (sent["execution_id"], False)
+        # The same key for another pane is another key; with another message on the same pane, a conflict.
+        elsewhere = await call_ok(orchestrator, "send_task", pane_id=a, message="deploy 7", idempotency_key="deploy-7-1",
+                                  wait=True, wait_timeout_s=20)
+        assert elsewhere["created"] and elsewhere["execution_id"] not in (sent["execution_id"], squatted["execution_id"])
+        refused = await call_error(orchestrator, "send_task", pane_id=b, message="deploy 8",
+                                   idempotency_key="deploy-7-1")
+        assert refused.startswith("conflict") and sent["execution_id"] in refused and "\n" not in refused, refused
+    async with mcp_session(server, MUXD_TOKEN=worker) as session:
+        # The worker's key on its pane is still its own execution, not the orchestrator's there.
+        mine = await call_ok(session, "send_task", pane_id=a, message="worker's", idempotency_key="deploy-7-1")
+        assert (mine["execution_id"], mine["created"]) == (squatted["execution_id"], False)
+
+
+def test_an_idempotency_key_is_the_principals_on_one_pane(muxd_server):
+    asyncio.run(_keys(muxd_server))

@@ -259,11 +259,16 @@ class ExecutionService:
     # ------------------------------------------------------------ requests
 
     async def submit(self, pane: Pane, principal: str, **fields: object) -> tuple[Execution, bool]:
-        """A prompt for `pane`'s agent; (its record, False) if its idempotency key was seen before."""
+        """A prompt for `pane`'s agent; (its record, False) if `principal` sent this pane the same
+        prompt with the same idempotency key before; conflict if it sent another prompt with it."""
         key = fields.get("idempotency_key")
         if key is not None:
-            earlier = self._active_with_key(str(key)) or await self._stored_with_key(str(key))
+            earlier = await self._with_key(principal, pane, str(key))
             if earlier is not None:
+                if earlier.message != fields.get("message"):
+                    raise Conflict(f"idempotency key {key!r} already names execution {earlier.id} on {pane.id}, "
+                                   "sent with another message: a new prompt needs a new key",
+                                   execution_id=earlier.id, idempotency_key=key)
                 return earlier, False
         if pane.exited:
             raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
@@ -276,12 +281,18 @@ class ExecutionService:
         self._apply(run, effects)
         return run.tracker.find(execution.id) or execution, True
 
-    def _active_with_key(self, key: str) -> Execution | None:
-        return next((e for run in self.panes.values() for e in run.tracker.active() if e.idempotency_key == key),
-                    None)
-
-    async def _stored_with_key(self, key: str) -> Execution | None:
-        return await self.store.by_idempotency_key(key) if self.store is not None else None
+    async def _with_key(self, principal: str, pane: Pane, key: str) -> Execution | None:
+        """What `principal` sent `pane` with idempotency key `key`, if anything. A key is scoped to
+        (principal, pane): another principal's same key is another key, so nobody can take an
+        orchestrator's (predictable) key first, or get back through it what another sent."""
+        pane_key = self.pane_key(pane.id)
+        stored = await self.store.by_idempotency_key(principal, pane_key, key) if self.store is not None else None
+        # Memory after the await: a twin submitted meanwhile is found here, not sent twice.
+        run = self.panes.get(pane.id)
+        in_memory = [*(run.tracker.active() if run is not None else ()), *self.finishing.values(),
+                     *(self.backlog if self.backlog is not None else ())]
+        return next((e for e in in_memory if (e.idempotency_key, e.principal, e.pane_key) == (key, principal, pane_key)),
+                    stored)
 
     def type_command(self, pane: Pane, principal: str, command: str, triggered_by: str,
                      timeout_s: float | None) -> Execution:

@@ -120,7 +120,8 @@ class ExecutionStore(Protocol):
 
     async def transcript(self, execution_id: str) -> Transcript | None: ...
 
-    async def by_idempotency_key(self, key: str) -> Execution | None: ...
+    async def by_idempotency_key(self, principal: str, pane_key: str, key: str) -> Execution | None:
+        """The execution `principal` submitted to `pane_key` with idempotency key `key`."""
 
     async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
         """The rows of one page and the total that match (ignoring limit/offset)."""

@@ -218,8 +218,10 @@ class SqliteExecutionStore:
     async def get(self, execution_id: str) -> Execution | None:
         return await self._read(lambda db: _one(db, "WHERE id = ?", [execution_id]), f"reading {execution_id}")
 
-    async def by_idempotency_key(self, key: str) -> Execution | None:
-        return await self._read(lambda db: _one(db, "WHERE idempotency_key = ?", [key]),
+    async def by_idempotency_key(self, principal: str, pane_key: str, key: str) -> Execution | None:
+        """The execution `principal` submitted to `pane_key` with idempotency key `key`."""
+        return await self._read(lambda db: _one(db, "WHERE principal = ? AND pane_key = ? AND idempotency_key = ?",
+                                                [principal, pane_key, key]),
                                 "looking up an idempotency key")
 
     async def transcript(self, execution_id: str) -> Transcript | None:

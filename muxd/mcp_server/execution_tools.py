@@ -79,7 +79,8 @@ def register_execution_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="executions", risk="moderate", annotations=CANCEL)
     async def cancel_execution(execution_id: ExecutionId) -> dict[str, Any]:
-        """Cancel a running execution (the agent's interrupt key is sent) or a pending one."""
+        """Cancel a running execution (the agent's interrupt key is sent) or a pending one that you
+        started (an admin: any)."""
         e = (await current_client().call(CancelExecution, execution_id=execution_id)).execution
         return {"execution_id": e.id, "status": e.status, "cancelled": e.status == "cancelled",
                 "agent_name": e.agent_name}

@@ -132,14 +132,31 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
 
 @command(CancelExecution)
 async def cancel(daemon: Daemon, req: CancelExecution) -> ExecutionReply:
-    execution = await find_execution(daemon, req.execution_id, scope_of(daemon, current_principal()))
+    principal = current_principal()
+    execution = await find_execution(daemon, req.execution_id, scope_of(daemon, principal))
+    check_may_cancel(principal, execution)
     if execution.status not in ACTIVE_STATUSES:
         raise Conflict(f"execution {req.execution_id} already ended ({execution.status})",
                        execution_id=req.execution_id, status=execution.status)
-    principal = current_principal()
-    if principal.tier == "view_only":
-        raise Forbidden(f"{principal.name} may not cancel executions (view_only)", principal=principal.name)
     return ExecutionReply(id=req.id, execution=daemon.executions.cancel(req.execution_id))
+
+
+def check_may_cancel(principal: Principal, execution: Execution) -> None:
+    """Only the principal that started `execution`, or an admin, cancels it (seed 004 FR-012.2,
+    AC-005); seeing it is not enough.
+
+    One with no principal was typed by a person at the pane (or read off its screen): that person
+    is the socket's owner, so it is an admin's to cancel. A pane-bound token gets nothing more
+    over what others started in its own pane: it may still send its pane keys, as a person there
+    could, and the history records what they did to the turn; but marking another's execution
+    cancelled would hand the orchestrator that sent it a decision the worker made for it."""
+    if principal.tier == "admin" or execution.principal == principal.name:
+        return
+    if execution.principal is None:
+        raise Forbidden(f"execution {execution.id} was typed by a person in the pane: only an admin may cancel it",
+                        execution_id=execution.id)
+    raise Forbidden(f"execution {execution.id} was started by {execution.principal}: only {execution.principal} "
+                    "or an admin may cancel it", execution_id=execution.id, owner=execution.principal)
 
 
 @command(GetExecution)

@@ -144,6 +144,17 @@ HISTORY_PRUNE_BATCH_ROWS = 250
 HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0
+# Executions whose row the database would not take (full, locked) wait in memory and are written
+# again (muxd/daemon/execution_backlog.py): at most this many records; past it the oldest is
+# dropped, logged and counted (server status), and a lookup of it answers store_unavailable.
+EXECUTION_BACKLOG_MAX_COUNT = 1000
+# ...with their transcripts (zlib bytes) up to this much; past it a new one keeps none.
+EXECUTION_BACKLOG_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024
+# Written again this long after a failure, doubling to the max (and at once when another write
+# succeeds); at most this many records per transaction.
+EXECUTION_BACKLOG_RETRY_FIRST_S = 1.0
+EXECUTION_BACKLOG_RETRY_MAX_S = 30.0
+EXECUTION_BACKLOG_WRITE_BATCH = 50
 DB_FILE_MODE = 0o600
 DB_DIR_MODE = 0o700
 # Call metrics (muxd/daemon/call_metrics.py) keep this many tool names, and this many error codes

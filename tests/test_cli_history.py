@@ -48,6 +48,12 @@ def test_the_history_commands_from_a_shell(muxd_server):
     stats = s.cli("stats", check=True).stdout
     assert "worker" in stats and "100.0%" in stats
 
+    keyed = as_json(s, "submit", "-t", "worker", "once", "--idempotency-key", "k-1", "--wait")
+    assert as_json(s, "submit", "-t", "worker", "once", "--idempotency-key", "k-1")["id"] == keyed["id"]
+    reused = s.cli("submit", "-t", "worker", "twice", "--idempotency-key", "k-1")
+    assert reused.returncode != 0 and reused.stderr.strip().splitlines() == [
+        f"muxd: idempotency key 'k-1' already names execution {keyed['id']} on {keyed['pane_id']}, sent with "
+        "another message: a new prompt needs a new key"], reused.stderr
     held = as_json(s, "submit", "-t", "worker", "tool")
     assert s.cli("cancel", held["id"], check=True).stdout.split() == [held["id"], "cancelled"]
 

@@ -5,11 +5,13 @@ triggered; a token's tool history its own unless admin."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 from muxd.mcp_server.http_testing import HttpMcp, create_token
 from muxd.mcp_server.testing import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.fake_agent_panes import start_fake_agent as start_agent
+from muxd.testing.wait import wait_until
 
 
 async def _scopes(server: MuxdTestServer) -> None:
@@ -79,3 +81,81 @@ async def _over_http(server: MuxdTestServer) -> None:
 
 def test_scopes_hold_over_http(muxd_server):
     asyncio.run(_over_http(muxd_server))
+
+
+async def _keys(server: MuxdTestServer) -> None:
+    """Idempotency keys belong to (principal, pane): another principal's key, or the same key for
+    another pane, is another key; the same key again with another message is a conflict."""
+    a, b = start_agent(server, "k-alpha"), start_agent(server, "k-beta")
+    worker = create_token(server, "execute_advanced", "k-worker", "--pane", a)
+    async with mcp_session(server, MUXD_TOKEN=worker) as session:
+        # The worker takes the orchestrator's predictable key first, on its own pane.
+        squatted = await call_ok(session, "send_task", pane_id=a, message="worker's", idempotency_key="deploy-7-1",
+                                 wait=True, wait_timeout_s=20)
+        assert squatted["created"] and squatted["execution"]["status"] == "success"
+    async with mcp_session(server) as orchestrator:
+        sent = await call_ok(orchestrator, "send_task", pane_id=b, message="deploy 7", idempotency_key="deploy-7-1",
+                             wait=True, wait_timeout_s=20)
+        assert sent["created"] and sent["execution_id"] != squatted["execution_id"] and sent["pane_id"] == b
+        assert sent["execution"]["message"] == "deploy 7" and sent["execution"]["status"] == "success"
+        again = await call_ok(orchestrator, "send_task", pane_id=b, message="deploy 7", idempotency_key="deploy-7-1")
+        assert (again["execution_id"], again["created"]) == (sent["execution_id"], False)
+        # The same key for another pane is another key; with another message on the same pane, a conflict.
+        elsewhere = await call_ok(orchestrator, "send_task", pane_id=a, message="deploy 7", idempotency_key="deploy-7-1",
+                                  wait=True, wait_timeout_s=20)
+        assert elsewhere["created"] and elsewhere["execution_id"] not in (sent["execution_id"], squatted["execution_id"])
+        refused = await call_error(orchestrator, "send_task", pane_id=b, message="deploy 8",
+                                   idempotency_key="deploy-7-1")
+        assert refused.startswith("conflict") and sent["execution_id"] in refused and "\n" not in refused, refused
+    async with mcp_session(server, MUXD_TOKEN=worker) as session:
+        # The worker's key on its pane is still its own execution, not the orchestrator's there.
+        mine = await call_ok(session, "send_task", pane_id=a, message="worker's", idempotency_key="deploy-7-1")
+        assert (mine["execution_id"], mine["created"]) == (squatted["execution_id"], False)
+
+
+def test_an_idempotency_key_is_the_principals_on_one_pane(muxd_server):
+    asyncio.run(_keys(muxd_server))
+
+
+async def _cancel(server: MuxdTestServer) -> None:
+    """Seed 004 FR-012.2 / AC-005: only the principal that started an execution, or an admin,
+    cancels it; everyone else gets forbidden naming whose it is."""
+    a = start_agent(server, "c-alpha")
+    unbound = create_token(server, "execute_advanced", "c-other")
+    bound = create_token(server, "execute_advanced", "c-pane", "--pane", a)
+    admin = create_token(server, "admin", "c-admin")
+    async with mcp_session(server) as system:
+        held = await call_ok(system, "send_task", pane_id=a, message="tool")  # waits for approval: keeps running
+        queued = await call_ok(system, "send_task", pane_id=a, message="after the tool")
+    async with mcp_session(server, MUXD_TOKEN=unbound) as session:
+        refused = await call_error(session, "cancel_execution", execution_id=held["execution_id"])
+        assert refused == (f"forbidden: execution {held['execution_id']} was started by system: only system or an "
+                           "admin may cancel it"), refused
+        mine = await call_ok(session, "send_task", pane_id=a, message="token's, queued")
+        assert (await call_ok(session, "cancel_execution", execution_id=mine["execution_id"]))["cancelled"]
+    async with mcp_session(server, MUXD_TOKEN=bound) as session:
+        # Its own pane, another's execution: forbidden as well.
+        assert "forbidden" in await call_error(session, "cancel_execution", execution_id=queued["execution_id"])
+    async with mcp_session(server, MUXD_TOKEN=admin) as session:
+        for execution in (queued, held):
+            assert (await call_ok(session, "cancel_execution", execution_id=execution["execution_id"]))["cancelled"]
+    # A command line a person typed (no principal): the socket owner's, so an admin's to cancel.
+    shell = server.cli("new-session", "-d", "-P", "-s", "c-sh", check=True).stdout.strip()
+    wait_until(lambda: server.cli("run", "-t", shell, "--wait", "--", "true").returncode == 0 or None,
+               timeout=15, interval=0.5, message="the shell writes prompt marks")
+    server.cli("send-keys", "-t", shell, "sleep 60", "Enter", check=True)
+    typed = wait_until(lambda: [e for e in _active(server) if e["message"] == "sleep 60"], timeout=15,
+                       message="the typed command running")[0]
+    assert typed["principal"] is None and typed["triggered_by"] == "manual"
+    refused = server.cli("--token", unbound, "cancel", typed["id"])
+    assert refused.returncode != 0 and refused.stderr.strip().splitlines()[-1] == (  # after --token's warning
+        f"muxd: execution {typed['id']} was typed by a person in the pane: only an admin may cancel it")
+    assert server.cli("cancel", typed["id"], check=True).stdout.split() == [typed["id"], "cancelled"]
+
+
+def _active(server: MuxdTestServer) -> list[dict]:
+    return json.loads(server.cli("history", "--active", "--json", check=True).stdout)["executions"]
+
+
+def test_only_the_owner_or_an_admin_cancels(muxd_server):
+    asyncio.run(_cancel(muxd_server))

@@ -1,12 +1,17 @@
 """The history survives the daemon: `kill -9` while an execution runs loses no committed row, and
-the running one is `interrupted` once the store is opened again. A clean stop records the same."""
+the running one is `interrupted` once the store is opened again. A clean stop records the same.
+A database another process holds loses no execution either: it waits in memory, found by lookups,
+until written (without a restart), and a stop that still cannot write it says what it lost."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
+import sqlite3
 
+from muxd.protocol.execution_messages import ExecutionList, WaitExecutions
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
@@ -50,3 +55,63 @@ def test_kill_server_records_what_ran_as_interrupted(muxd_server):
     wait_until(lambda: not server.running(), timeout=10, message="the daemon gone")
     server.start()
     assert next(e for e in history(server) if e["id"] == held)["status"] == "interrupted"
+
+
+LOCKED_RUN_TIMEOUT_S = 120.0  # each write the daemon tries waits out its 5 s busy timeout
+WRITTEN_AGAIN_WITHIN_S = 90.0
+WAIT_S = 30.0
+
+
+async def _wait_for(server: MuxdTestServer, execution_id: str) -> ExecutionList:
+    client = await server.client()
+    try:
+        return await client.call(WaitExecutions, execution_ids=[execution_id], timeout_s=WAIT_S)
+    finally:
+        await client.close()
+
+
+def _status(server: MuxdTestServer) -> dict:
+    return json.loads(server.cli("server", "status", "--json", check=True).stdout)
+
+
+def test_a_locked_database_loses_no_execution_and_writes_it_once_released(muxd_server):
+    server = muxd_server
+    other = sqlite3.connect(server.env["MUXD_DB"], isolation_level=None)
+    try:
+        other.execute("BEGIN EXCLUSIVE")  # another process holding the database
+        ran = server.cli("run", "--wait", "--json", "--", "echo", "x", timeout=LOCKED_RUN_TIMEOUT_S)
+        assert ran.returncode == 0, ran.stderr
+        execution = json.loads(ran.stdout)
+        assert execution["status"] == "success" and execution["exit_code"] == 0
+        shown = json.loads(server.cli("show", execution["id"], "--json", check=True).stdout)["execution"]
+        assert shown["status"] == "success"
+        listed = server.cli("history")
+        assert listed.returncode != 0 and "the history is incomplete: 1 execution(s) wait in memory" in listed.stderr
+        assert "locked" in listed.stderr and len(listed.stderr.strip().splitlines()) == 1
+        assert _status(server)["unwritten_executions"] == 1
+        waited = asyncio.run(_wait_for(server, execution["id"]))  # MCP wait_for's request
+        assert not waited.timed_out and [e.status for e in waited.executions] == ["success"]
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    rows = wait_until(lambda: server.cli("history", "--json").returncode == 0 and history(server),
+                      timeout=WRITTEN_AGAIN_WITHIN_S, message="the row written without a restart")
+    assert [(e["id"], e["status"]) for e in rows] == [(execution["id"], "success")]
+    assert _status(server)["unwritten_executions"] == 0
+
+
+def test_a_clean_stop_under_a_lock_names_what_it_could_not_write(muxd_server):
+    server = muxd_server
+    other = sqlite3.connect(server.env["MUXD_DB"], isolation_level=None)
+    try:
+        other.execute("BEGIN EXCLUSIVE")
+        ran = server.cli("run", "--wait", "--json", "--", "echo", "x", timeout=LOCKED_RUN_TIMEOUT_S)
+        execution_id = json.loads(ran.stdout)["id"]
+        server.cli("kill-server", check=True)
+        wait_until(lambda: not server.running(), timeout=LOCKED_RUN_TIMEOUT_S, message="the daemon gone")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    said = server.log_path.read_text()
+    assert "execution(s) could not be written before the daemon stopped and are lost" in said
+    assert f"history: lost {execution_id} (success, agent %0, pane %0): echo x" in said

@@ -184,8 +184,8 @@ def test_every_field_round_trips(tmp_path: Path) -> None:
         async with opened(tmp_path / "h.db") as store:
             await store.save(full)
             assert await store.get(full.id) == full
-            assert await store.by_idempotency_key("idem-1") == full
-            assert await store.by_idempotency_key("idem-2") is None
+            assert await store.by_idempotency_key("token:ci", "r1/%3", "idem-1") == full
+            assert await store.by_idempotency_key("token:ci", "r1/%3", "idem-2") is None
             assert await store.get("exec_missing") is None
             ended = msgspec.structs.replace(full, status="success", error=None, tool_calls=[], sources={})
             await store.save(ended)  # replace by id
@@ -264,17 +264,26 @@ def test_stats_numbers(tmp_path: Path) -> None:
     run(test)
 
 
-def test_an_idempotency_key_names_one_execution(tmp_path: Path) -> None:
+def test_an_idempotency_key_names_one_execution_per_principal_and_pane(tmp_path: Path) -> None:
     from muxd.errors import Conflict
 
     async def test() -> None:
         async with opened(tmp_path / "h.db") as store:
-            first = Execution(id="exec_1", idempotency_key="k", **ONE_PANE)
+            first = Execution(id="exec_1", idempotency_key="k", principal="token:ci", **ONE_PANE)
             await store.save(first)
             await store.save(msgspec.structs.replace(first, status="running"))  # the same id: fine
             with pytest.raises(Conflict, match="another execution has this idempotency key"):
                 await store.save(msgspec.structs.replace(first, id="exec_2"))
-            assert (await store.by_idempotency_key("k")) == msgspec.structs.replace(first, status="running")
+            # Another principal's key, or the same key for another pane, is another key.
+            theirs = msgspec.structs.replace(first, id="exec_3", principal="agent:%1")
+            elsewhere = msgspec.structs.replace(first, id="exec_4", pane_key="r/%2")
+            await store.save(theirs)
+            await store.save(elsewhere)
+            assert (await store.by_idempotency_key("token:ci", "r/%1", "k")) == msgspec.structs.replace(
+                first, status="running")
+            assert (await store.by_idempotency_key("agent:%1", "r/%1", "k")) == theirs
+            assert (await store.by_idempotency_key("token:ci", "r/%2", "k")) == elsewhere
+            assert (await store.by_idempotency_key("agent:%1", "r/%2", "k")) is None
 
     run(test)
 

@@ -87,8 +87,10 @@ def _configure_submit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wait", action="store_true", help="wait for it to end and show the result")
     p.add_argument("--timeout", type=float, default=None, help="the execution's time limit in seconds")
     p.add_argument("--wait-timeout", type=float, default=300.0, help="how long --wait waits (default 300 s)")
-    for name in ("task-id", "trace-id", "span-id", "idempotency-key"):
+    for name in ("task-id", "trace-id", "span-id"):
         p.add_argument(f"--{name}")
+    p.add_argument("--idempotency-key", help="your second submit to this pane with this key prints the first "
+                                             "execution instead (with another message: an error)")
     p.add_argument("--attempt", type=int)
     p.add_argument("--json", action="store_true")
 

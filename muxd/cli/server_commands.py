@@ -58,5 +58,8 @@ def server(client: Any, args: argparse.Namespace) -> int:
          + f" ({age(status.started_at)} ago)"],
         ["sessions", str(status.sessions)], ["panes", str(status.panes)], ["emulator", status.emulator],
         ["client pid", str(os.getpid())],
+        *([["history", f"{status.unwritten_executions} execution(s) wait to be written, "
+                       f"{status.lost_executions} lost (see the daemon's log)"]]
+          if status.unwritten_executions or status.lost_executions else []),
     ])
     return 0

@@ -25,6 +25,7 @@ import msgspec
 from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
 from muxd.daemon import execution_finish
 from muxd.daemon.access import current_principal
+from muxd.daemon.execution_backlog import ExecutionBacklog
 from muxd.daemon.session_ids import register_session_id_reader
 from muxd.daemon.session_log_finder import SessionLogs
 from muxd.detectors.state import AgentState
@@ -34,7 +35,7 @@ from muxd.executions.session_logs import SessionLogCursor
 from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
 from muxd.executions.tracker import Deliver, Effect, ExecutionTracker, Finish, Interrupt, Save, error_of, exit_error
 from muxd.executions.transcript import TranscriptBuffer
-from muxd.store.execution_store import ExecutionStore, Scope
+from muxd.store.execution_store import ExecutionStore, Scope, Transcript
 from muxd.store.retention import Retention
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class ExecutionService:
         self.run_id = f"{int(time.time())}-{secrets.token_hex(3)}"
         self.panes: dict[str, PaneRun] = {}
         self.finishing: dict[str, Execution] = {}  # ended, being completed and saved
+        # What the store would not take yet (full, locked): found by `live`, written again later.
+        self.backlog = ExecutionBacklog(store, self._active_record) if store is not None else None
+        self._stopped: list[Execution] = []  # what still ran when the daemon stopped, written by close()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.logs = SessionLogs()  # the agents' own session logs, read on a thread of their own
@@ -88,6 +93,7 @@ class ExecutionService:
 
     async def open(self, retention: Retention) -> None:
         """Before serving: what a dead daemon left running is `interrupted`; old history is pruned."""
+        self._loop = asyncio.get_running_loop()  # the writer thread reports failed saves to it
         if self.store is None:
             return
         try:
@@ -152,15 +158,14 @@ class ExecutionService:
         return run.program.id if run is not None and run.program is not None else None
 
     def shutdown(self) -> None:
-        """The daemon stops: what runs or waits ends `interrupted`, written before the store closes."""
+        """The daemon stops: what runs or waits ends `interrupted`, written by `close()` before the store closes."""
         now = time.time()
         for run in self.panes.values():
             active = run.tracker.active() + ([run.program] if run.program is not None else [])
             for execution in active:
                 ended = finished(execution, "interrupted", now,
                                  error=error_of("interrupted", "the daemon stopped while it ran"))
-                if self.store is not None:
-                    self.store.save_soon(ended)
+                self._stopped.append(ended)
                 self._ended(ended)
             if run.timer is not None:
                 run.timer.cancel()
@@ -168,6 +173,11 @@ class ExecutionService:
         self.logs.close()
         for task in self._tasks:
             task.cancel()
+
+    async def close(self) -> None:
+        """After `shutdown`: write what ended unwritten and what the stop interrupted (or log what is lost)."""
+        if self.backlog is not None:
+            await self.backlog.close(self._stopped)
 
     def pane_removed(self, pane: Pane) -> None:
         self.session_ids.pop(pane.id, None)
@@ -249,11 +259,16 @@ class ExecutionService:
     # ------------------------------------------------------------ requests
 
     async def submit(self, pane: Pane, principal: str, **fields: object) -> tuple[Execution, bool]:
-        """A prompt for `pane`'s agent; (its record, False) if its idempotency key was seen before."""
+        """A prompt for `pane`'s agent; (its record, False) if `principal` sent this pane the same
+        prompt with the same idempotency key before; conflict if it sent another prompt with it."""
         key = fields.get("idempotency_key")
         if key is not None:
-            earlier = self._active_with_key(str(key)) or await self._stored_with_key(str(key))
+            earlier = await self._with_key(principal, pane, str(key))
             if earlier is not None:
+                if earlier.message != fields.get("message"):
+                    raise Conflict(f"idempotency key {key!r} already names execution {earlier.id} on {pane.id}, "
+                                   "sent with another message: a new prompt needs a new key",
+                                   execution_id=earlier.id, idempotency_key=key)
                 return earlier, False
         if pane.exited:
             raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
@@ -266,12 +281,18 @@ class ExecutionService:
         self._apply(run, effects)
         return run.tracker.find(execution.id) or execution, True
 
-    def _active_with_key(self, key: str) -> Execution | None:
-        return next((e for run in self.panes.values() for e in run.tracker.active() if e.idempotency_key == key),
-                    None)
-
-    async def _stored_with_key(self, key: str) -> Execution | None:
-        return await self.store.by_idempotency_key(key) if self.store is not None else None
+    async def _with_key(self, principal: str, pane: Pane, key: str) -> Execution | None:
+        """What `principal` sent `pane` with idempotency key `key`, if anything. A key is scoped to
+        (principal, pane): another principal's same key is another key, so nobody can take an
+        orchestrator's (predictable) key first, or get back through it what another sent."""
+        pane_key = self.pane_key(pane.id)
+        stored = await self.store.by_idempotency_key(principal, pane_key, key) if self.store is not None else None
+        # Memory after the await: a twin submitted meanwhile is found here, not sent twice.
+        run = self.panes.get(pane.id)
+        in_memory = [*(run.tracker.active() if run is not None else ()), *self.finishing.values(),
+                     *(self.backlog if self.backlog is not None else ())]
+        return next((e for e in in_memory if (e.idempotency_key, e.principal, e.pane_key) == (key, principal, pane_key)),
+                    stored)
 
     def type_command(self, pane: Pane, principal: str, command: str, triggered_by: str,
                      timeout_s: float | None) -> Execution:
@@ -303,9 +324,26 @@ class ExecutionService:
         raise Conflict(f"execution {execution_id} is not running or pending", execution_id=execution_id)
 
     def live(self, execution_id: str) -> Execution | None:
-        """An execution not yet (finally) in the store: pending, running, or being completed."""
+        """An execution not yet (finally) in the store: pending, running, being completed, or
+        ended and waiting in the backlog for the store to take it."""
         if execution_id in self.finishing:
             return self.finishing[execution_id]
+        kept = self.backlog.get(execution_id) if self.backlog is not None else None
+        return kept or self._active_record(execution_id)
+
+    async def record(self, execution_id: str) -> Execution | None:
+        """The newest record of `execution_id`: in memory, else in the store."""
+        found = self.live(execution_id)
+        if found is None and self.store is not None:
+            found = await self.store.get(execution_id)
+        return found
+
+    async def transcript(self, execution_id: str) -> Transcript | None:
+        kept = self.backlog.transcript(execution_id) if self.backlog is not None else None
+        return kept or (await self.store.transcript(execution_id) if self.store is not None else None)
+
+    def _active_record(self, execution_id: str) -> Execution | None:
+        """`execution_id` as it is now if it is pending or running."""
         for run in self.panes.values():
             found = run.tracker.find(execution_id)
             if found is not None:
@@ -324,7 +362,7 @@ class ExecutionService:
         loop = asyncio.get_running_loop()
         futures = []
         for execution_id in execution_ids:
-            if self.live(execution_id) is None:
+            if self.live(execution_id) is None or (self.backlog is not None and execution_id in self.backlog):
                 if any_one:
                     return True
                 continue  # ended already (or unknown: the caller checked)
@@ -428,8 +466,9 @@ class ExecutionService:
                 self.session_ids[execution.pane_id] = execution.session_id
             if self.store is not None:
                 await self.store.save(execution, transcript)  # type: ignore[arg-type]
-        except StoreUnavailable as exc:
-            log.error("execution %s could not be saved: %s", execution.id, exc.message)
+                self.backlog.written(execution.id)  # type: ignore[union-attr]
+        except StoreUnavailable as exc:  # kept, found by live(), written once the store takes it
+            self.backlog.keep(execution, transcript, exc)  # type: ignore[union-attr,arg-type]
         except Exception:
             log.exception("completing execution %s", execution.id)
         finally:
@@ -438,9 +477,17 @@ class ExecutionService:
 
     def _save(self, execution: Execution) -> None:
         if self.store is not None:
-            self.store.save_soon(execution)
+            self.store.save_soon(execution, self._save_failed)
         if execution.status in ENDED_STATUSES:
             self._ended(execution)
+
+    def _save_failed(self, execution: Execution, failure: StoreUnavailable) -> None:
+        """(On the writer thread.) A queued save failed: the backlog writes it again."""
+        assert self.backlog is not None and self._loop is not None
+        try:
+            self._loop.call_soon_threadsafe(self.backlog.keep, execution, None, failure)
+        except RuntimeError:  # the loop is closed: the daemon is gone
+            log.error("history: %s (%s) not written: %s", execution.id, execution.status, failure.message)
 
     def _ended(self, execution: Execution) -> None:
         for future in self._waiters.pop(execution.id, []):

@@ -136,6 +136,7 @@ class Daemon:
             self.tmux.close()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
+            await self.executions.close()
             if self.executions.store is not None:
                 self.executions.store.close()
             self.access.close()

@@ -201,8 +201,7 @@ async def _follow(service: TaskService, dispatch: Dispatch, task: Task, executio
             except MuxdError:
                 pass
             return None
-    store = executions.store
-    return await store.get(execution_id) if store is not None else None
+    return await executions.record(execution_id)
 
 
 async def _settled(service: TaskService, task: Task) -> Task:

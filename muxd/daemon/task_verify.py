@@ -85,13 +85,11 @@ async def _await_end(service: TaskService, execution: Execution, timeout_s: floa
         except MuxdError:
             pass
         await executions.wait([execution.id], any_one=False, timeout_s=CANCEL_GRACE_S)
-    store = executions.store
-    return await store.get(execution.id) if store is not None else None
+    return await executions.record(execution.id)
 
 
 async def _output_of(service: TaskService, execution_id: str, ended: Execution | None) -> str:
-    store = service.daemon.executions.store
-    stored = await store.transcript(execution_id) if store is not None else None
+    stored = await service.daemon.executions.transcript(execution_id)
     text = await asyncio.to_thread(render, stored) if stored is not None else ""
     if not text.strip() and ended is not None and ended.error is not None:
         text = ended.error.message

@@ -52,7 +52,9 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         attempt: Annotated[int | None, Field(description="1 for the first try, 2 for the first retry…",
                                              ge=1, le=1000)] = None,
         idempotency_key: Annotated[str | None, Field(
-            description="a second send_task with the same key returns the first execution instead", max_length=256)] = None,
+            description="your second send_task to this pane with the same key returns the first execution instead "
+                        "(with another message: conflict); another caller's or pane's same key is another key",
+            max_length=256)] = None,
         timeout_s: Annotated[float | None, Field(
             description=f"the execution's own time limit (1-{EXECUTION_TIMEOUT_MAX_S:g}); the agent is interrupted then")] = None,
         wait: Annotated[bool, Field(description="wait for the result instead of returning the execution_id at once")] = False,
@@ -77,7 +79,8 @@ def register_execution_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="executions", risk="moderate", annotations=CANCEL)
     async def cancel_execution(execution_id: ExecutionId) -> dict[str, Any]:
-        """Cancel a running execution (the agent's interrupt key is sent) or a pending one."""
+        """Cancel a running execution (the agent's interrupt key is sent) or a pending one that you
+        started (an admin: any)."""
         e = (await current_client().call(CancelExecution, execution_id=execution_id)).execution
         return {"execution_id": e.id, "status": e.status, "cancelled": e.status == "cancelled",
                 "agent_name": e.agent_name}

@@ -365,6 +365,8 @@ class Status(_Message, tag="status"):
     sessions: int
     panes: int
     emulator: str = ""  # the panes' emulator backend: "ghostty" or "pyte"
+    unwritten_executions: int = 0  # ended executions waiting in memory for the history database
+    lost_executions: int = 0       # dropped from that wait, never written (daemon/execution_backlog.py)
 
 
 class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,11 +9,13 @@ that needed it while panes keep running.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
 
+from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
 
 
@@ -97,8 +99,13 @@ class ExecutionStore(Protocol):
     async def save(self, execution: Execution, transcript: Transcript | None = None) -> None:
         """Insert or replace by id, with its transcript if given (one transaction)."""
 
-    def save_soon(self, execution: Execution) -> None:
-        """Queue `save`; nobody waits. A failure is logged (once per kind a minute), never raised."""
+    async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
+        """`save` each (execution, transcript) of `rows`, all in one transaction."""
+
+    def save_soon(self, execution: Execution,
+                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None) -> None:
+        """Queue `save`; nobody waits. A failure is logged (once per kind a minute) and handed to
+        `on_failed` (on the writer thread), never raised."""
 
     async def save_transcript(self, execution_id: str, transcript: Transcript) -> None: ...
 
@@ -113,7 +120,8 @@ class ExecutionStore(Protocol):
 
     async def transcript(self, execution_id: str) -> Transcript | None: ...
 
-    async def by_idempotency_key(self, key: str) -> Execution | None: ...
+    async def by_idempotency_key(self, principal: str, pane_key: str, key: str) -> Execution | None:
+        """The execution `principal` submitted to `pane_key` with idempotency key `key`."""
 
     async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
         """The rows of one page and the total that match (ignoring limit/offset)."""

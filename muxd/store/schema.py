@@ -207,4 +207,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (principal, name)
     );
     """,
+    # 4: an idempotency key names one execution per (principal, pane), not one in the whole
+    # history: another principal's key, or the same key for another pane, is another key.
+    """
+    DROP INDEX executions_idempotency;
+    CREATE UNIQUE INDEX executions_idempotency_scoped ON executions(principal, pane_key, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    """,
 )

@@ -118,20 +118,39 @@ class SqliteExecutionStore:
 
         await self._write(job, f"saving {execution.id}")
 
-    def save_soon(self, execution: Execution) -> None:
-        """Queue `save`; nobody waits. A failure is logged (once per kind a minute), never raised."""
+    async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
+        """`save` each (execution, transcript) of `rows`, all in one transaction."""
+        def job(db: sqlite3.Connection) -> None:
+            with transaction(db):
+                for execution, transcript in rows:
+                    db.execute(UPSERT, to_row(execution))
+                    if transcript is not None:
+                        db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution.id, transcript))
+
+        await self._write(job, f"saving {len(rows)} execution(s)")
+
+    def save_soon(self, execution: Execution,
+                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None) -> None:
+        """Queue `save`; nobody waits. A failure is logged (once per kind a minute) and handed to
+        `on_failed` (on the writer thread), never raised."""
         doing = f"saving {execution.id}"
+
+        def failed(exc: sqlite3.Error) -> None:
+            self._write_failed(exc, doing)
+            # A broken constraint is no outage: writing it again would break it again.
+            if on_failed is not None and not isinstance(exc, sqlite3.IntegrityError):
+                on_failed(execution, unavailable(exc, doing))
 
         def job(db: sqlite3.Connection) -> None:
             try:
                 db.execute(UPSERT, to_row(execution))
             except sqlite3.Error as exc:
-                self._write_failed(exc, doing)
+                failed(exc)
 
         try:
             self._db.submit(job, doing)
         except RuntimeError:
-            self._write_failed(sqlite3.OperationalError("the database is closed"), doing)
+            failed(sqlite3.OperationalError("the database is closed"))
 
     async def save_transcript(self, execution_id: str, transcript: Transcript) -> None:
         await self._write(lambda db: db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution_id, transcript)),
@@ -199,8 +218,10 @@ class SqliteExecutionStore:
     async def get(self, execution_id: str) -> Execution | None:
         return await self._read(lambda db: _one(db, "WHERE id = ?", [execution_id]), f"reading {execution_id}")
 
-    async def by_idempotency_key(self, key: str) -> Execution | None:
-        return await self._read(lambda db: _one(db, "WHERE idempotency_key = ?", [key]),
+    async def by_idempotency_key(self, principal: str, pane_key: str, key: str) -> Execution | None:
+        """The execution `principal` submitted to `pane_key` with idempotency key `key`."""
+        return await self._read(lambda db: _one(db, "WHERE principal = ? AND pane_key = ? AND idempotency_key = ?",
+                                                [principal, pane_key, key]),
                                 "looking up an idempotency key")
 
     async def transcript(self, execution_id: str) -> Transcript | None:

@@ -61,9 +61,29 @@ def _check_page(limit: int, offset: int, high: int = EXECUTION_LIST_LIMIT_MAX) -
         raise BadRequest(f"offset must be >= 0, got {offset}", field="offset")
 
 
+def history_of(daemon: Daemon, scope: Scope) -> ExecutionStore:
+    """The store, for a query over the history: store_unavailable while executions `scope` may see
+    wait in memory for it (a list without them would be wrong, not short)."""
+    store = store_of(daemon)
+    backlog = daemon.executions.backlog
+    waiting = sum(1 for e in backlog if visible(e, scope)) if backlog is not None else 0
+    if waiting:
+        raise StoreUnavailable(f"the history is incomplete: {waiting} execution(s) wait in memory to be written "
+                               f"({backlog.reason}); retrying; muxd show ID reads one meanwhile",  # type: ignore[union-attr]
+                               unwritten=waiting)
+    return store
+
+
 async def find_execution(daemon: Daemon, execution_id: str, scope: Scope) -> Execution:
     """The newest record of `execution_id` that `scope` may see (NotFound otherwise: existence does not leak)."""
-    found = daemon.executions.live(execution_id) or await store_of(daemon).get(execution_id)
+    store_of(daemon)
+    found = await daemon.executions.record(execution_id)
+    backlog = daemon.executions.backlog
+    lost = backlog.lost(execution_id) if found is None and backlog is not None else None
+    if lost is not None and visible(lost, scope):
+        raise StoreUnavailable(f"execution {execution_id} ended ({lost.status}) but was never written: more "
+                               f"executions waited for the history database than muxd keeps ({backlog.reason})",  # type: ignore[union-attr]
+                               execution_id=execution_id)
     if found is None or not visible(found, scope):
         raise NotFound(f"no execution {execution_id}", execution_id=execution_id)
     return found
@@ -112,14 +132,31 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
 
 @command(CancelExecution)
 async def cancel(daemon: Daemon, req: CancelExecution) -> ExecutionReply:
-    execution = await find_execution(daemon, req.execution_id, scope_of(daemon, current_principal()))
+    principal = current_principal()
+    execution = await find_execution(daemon, req.execution_id, scope_of(daemon, principal))
+    check_may_cancel(principal, execution)
     if execution.status not in ACTIVE_STATUSES:
         raise Conflict(f"execution {req.execution_id} already ended ({execution.status})",
                        execution_id=req.execution_id, status=execution.status)
-    principal = current_principal()
-    if principal.tier == "view_only":
-        raise Forbidden(f"{principal.name} may not cancel executions (view_only)", principal=principal.name)
     return ExecutionReply(id=req.id, execution=daemon.executions.cancel(req.execution_id))
+
+
+def check_may_cancel(principal: Principal, execution: Execution) -> None:
+    """Only the principal that started `execution`, or an admin, cancels it (seed 004 FR-012.2,
+    AC-005); seeing it is not enough.
+
+    One with no principal was typed by a person at the pane (or read off its screen): that person
+    is the socket's owner, so it is an admin's to cancel. A pane-bound token gets nothing more
+    over what others started in its own pane: it may still send its pane keys, as a person there
+    could, and the history records what they did to the turn; but marking another's execution
+    cancelled would hand the orchestrator that sent it a decision the worker made for it."""
+    if principal.tier == "admin" or execution.principal == principal.name:
+        return
+    if execution.principal is None:
+        raise Forbidden(f"execution {execution.id} was typed by a person in the pane: only an admin may cancel it",
+                        execution_id=execution.id)
+    raise Forbidden(f"execution {execution.id} was started by {execution.principal}: only {execution.principal} "
+                    "or an admin may cancel it", execution_id=execution.id, owner=execution.principal)
 
 
 @command(GetExecution)
@@ -127,7 +164,7 @@ async def get_execution(daemon: Daemon, req: GetExecution) -> ExecutionReply:
     execution = await find_execution(daemon, req.execution_id, scope_of(daemon, current_principal()))
     transcript = None
     if req.include_transcript and execution.status not in ACTIVE_STATUSES:
-        stored = await store_of(daemon).transcript(execution.id)
+        stored = await daemon.executions.transcript(execution.id)
         transcript = await asyncio.to_thread(render, stored) if stored is not None else ""
     return ExecutionReply(id=req.id, execution=execution, transcript=transcript)
 
@@ -155,7 +192,7 @@ async def list_executions(daemon: Daemon, req: ListExecutions) -> ExecutionList:
         rows = [e for e in daemon.executions.active(query.scope) if _matches(e, query)]
         rows.sort(key=lambda e: e.started_at or e.queued_at or 0.0, reverse=True)
         return ExecutionList(id=req.id, executions=rows[req.offset:req.offset + req.limit], total=len(rows))
-    rows, total = await store_of(daemon).list(query)
+    rows, total = await history_of(daemon, query.scope).list(query)
     return ExecutionList(id=req.id, executions=rows, total=total)
 
 
@@ -168,8 +205,8 @@ def _matches(e: Execution, q: ExecutionQuery) -> bool:
 @command(ExecutionFailures)
 async def failures(daemon: Daemon, req: ExecutionFailures) -> FailureReport:
     _check_page(req.limit, 0, STATS_FAILURES_MAX)
-    store = store_of(daemon)
     query = _query(daemon, req, task_id=req.task_id, statuses=FAILED_STATUSES, limit=req.limit)
+    store = history_of(daemon, query.scope)
     if req.unique_errors:
         rows = (await store.unique_failures(query))[:req.limit]
     else:
@@ -181,8 +218,8 @@ async def failures(daemon: Daemon, req: ExecutionFailures) -> FailureReport:
 @command(ExecutionStats)
 async def stats(daemon: Daemon, req: ExecutionStats) -> StatsReply:
     _check_page(max(req.failures_limit, 1), 0, STATS_FAILURES_MAX)
-    store = store_of(daemon)
     query = _query(daemon, req, limit=EXECUTION_LIST_LIMIT_MAX)
+    store = history_of(daemon, query.scope)
     per_agent = await store.stats(query)
     recent, _ = await store.list(replace(query, statuses=FAILED_STATUSES, limit=max(req.failures_limit, 1)))
     live = []

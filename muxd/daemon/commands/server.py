@@ -17,10 +17,13 @@ if TYPE_CHECKING:
 
 @command(ServerStatus)
 async def server_status(daemon: Daemon, req: ServerStatus) -> Status:
+    backlog = daemon.executions.backlog
     return Status(id=req.id, pid=os.getpid(), version=__version__,
                   protocol_version=PROTOCOL_VERSION, socket=str(daemon.socket_path),
                   started_at=daemon.started_at, sessions=len(daemon.registry.sessions),
-                  panes=len(daemon.registry.all_panes()), emulator=running_backend())
+                  panes=len(daemon.registry.all_panes()), emulator=running_backend(),
+                  unwritten_executions=len(backlog) if backlog is not None else 0,
+                  lost_executions=backlog.dropped if backlog is not None else 0)
 
 
 @command(KillServer)

@@ -182,6 +182,10 @@ ENV_VALUE_MAX_CHARS = 128 * 1024       # MAX_ARG_STRLEN again: the kernel copies
 PANE_LIST_MAX_COUNT = 10_000           # pane targets in one request (subscribe, token scope)
 # One AttachInput message; `muxd attach` sends a bigger paste in pieces of this size.
 ATTACH_INPUT_MAX_BYTES = 64 * 1024
+# Numbers that are stored or bound into a query: within SQLite's 64-bit integers, and within sense.
+AUDIT_ROWS_MAX_COUNT = 1_000_000_000   # items a recorded MCP call answered (record-call `rows`)
+AUDIT_LATENCY_MAX_MS = 86_400_000.0    # a recorded call's latency: a day (MCP calls time out at 300 s)
+LIST_OFFSET_MAX_ROWS = 1_000_000_000   # rows a history or task listing may skip
 
 # ---- executions (muxd/executions/tracker.py)
 # An agent back at its prompt must stay there this long before its turn is over (an agent

@@ -96,8 +96,6 @@ async def record_call(daemon: Daemon, req: RecordCall) -> Ok:
                                        or has_unsafe(req.error_code)):
         raise BadRequest(f"error_code must have 1..{AUDIT_ERROR_CODE_MAX_CHARS} characters, no control characters",
                          field="error_code")
-    if req.rows < 0 or not 0 <= req.latency_ms < float("inf"):
-        raise BadRequest("rows and latency_ms must be >= 0", field="rows")
     daemon.access.record_call(current_principal(), req)
     return Ok(id=req.id)
 

@@ -112,6 +112,9 @@ AUDIT_PRUNE_EVERY_ROWS = 1_000
 # then fails with store_unavailable: long enough for a checkpoint or a backup's brief lock, short
 # enough that a caller hears of a stuck database in seconds.
 DB_BUSY_TIMEOUT_S = 5.0
+# At open the daemon checks the file's structure (`PRAGMA quick_check`) for at most this long, then
+# starts on what it checked (~130 MB/s: a bigger file's damage is found when it is met).
+DB_OPEN_CHECK_MAX_S = 2.0
 
 # ---- execution history (muxd/store/sqlite_executions.py)
 # Retention: ended executions older than this many days, or beyond the newest this many rows

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import secrets
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -37,8 +38,8 @@ from muxd.protocol import messages as m
 from muxd.protocol import task_messages as t
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
-from muxd.store.database import Database
-from muxd.store.location import MEMORY, db_path
+from muxd.store.database import Database, refusal
+from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
 if TYPE_CHECKING:
@@ -194,26 +195,33 @@ class AccessControl:
         self._by_id: dict[str, TokenRecord] = {}
         self._grants: dict[str, set[str]] = {}
         now = time.time()
-        forgotten = db.call_sync(lambda c: tokens.forget_pane_bindings(c, now))
+        doing = "revoking the pane-bound tokens of the previous run"
+        try:
+            forgotten = db.call_sync(lambda c: tokens.forget_pane_bindings(c, now))
+            doing = "loading the tokens"
+            loaded = db.call_sync(tokens.load_tokens)
+        except sqlite3.Error as exc:  # a start that cannot revoke them must not serve them
+            raise refusal(exc, db.path, doing) from exc
         if forgotten:
             log.info("revoked %d pane-bound token(s) left from the previous run", forgotten)
-        for token in db.call_sync(tokens.load_tokens):
+        for token in loaded:
             self._remember(token)
 
     @classmethod
     def open(cls, server_name: str, env: dict[str, str] | None = None) -> AccessControl:
-        """The access state of server `server_name`, from its database (MUXD_DB or the default)."""
+        """The access state of server `server_name`, from its database (MUXD_DB or the default).
+        StoreUnavailable when that file cannot be used: muxd then does not start, rather than keep
+        in memory what the user believes stored."""
         env = dict(os.environ) if env is None else env
         agent_tier = parse_tier(env.get(ENV_AGENT_TIER) or AGENT_TOKEN_TIER_DEFAULT)
         agent_scopes = parse_scopes(env.get(ENV_AGENT_SCOPES, AGENT_SCOPES_DEFAULT))
-        path = db_path(server_name, env)
-        try:
-            db = Database(path)
-        except Exception as exc:  # muxd must still multiplex: tokens then last one run only
-            log.error("cannot open the database %s (%r): tokens and audit are kept in memory only", path, exc)
-            db = Database(MEMORY)
+        db = Database(db_path(server_name, env))
         log.info("database: %s", db.path)
-        return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)
+        try:
+            return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)
+        except BaseException:
+            db.close()
+            raise
 
     def close(self) -> None:
         self.refused_hellos.flush()

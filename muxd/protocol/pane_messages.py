@@ -365,6 +365,8 @@ class Status(_Message, tag="status"):
     sessions: int
     panes: int
     emulator: str = ""  # the panes' emulator backend: "ghostty" or "pyte"
+    database: str = ""  # the file tokens, audit, history and tasks are kept in (":memory:": none)
+    database_problem: str | None = None  # why nothing more is written to it (found damaged), and what to do
 
 
 class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):

@@ -20,7 +20,8 @@ async def server_status(daemon: Daemon, req: ServerStatus) -> Status:
     return Status(id=req.id, pid=os.getpid(), version=__version__,
                   protocol_version=PROTOCOL_VERSION, socket=str(daemon.socket_path),
                   started_at=daemon.started_at, sessions=len(daemon.registry.sessions),
-                  panes=len(daemon.registry.all_panes()), emulator=running_backend())
+                  panes=len(daemon.registry.all_panes()), emulator=running_backend(),
+                  database=daemon.access.db.path, database_problem=daemon.access.db.problem)
 
 
 @command(KillServer)

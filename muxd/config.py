@@ -108,6 +108,14 @@ AUDIT_SEND_TIMEOUT_S = 1.0
 # AUDIT_PRUNE_EVERY_ROWS, so a busy orchestrator cannot grow the database without bound.
 AUDIT_KEEP_ROWS = 1_000_000
 AUDIT_PRUNE_EVERY_ROWS = 1_000
+# Audit rows wait in memory for the writer at most this many (~0.5 KB each); a caller that
+# records calls faster waits for room (muxd/daemon/audit_queue.py). They are written this many
+# per transaction, so the writer keeps up with a flood.
+AUDIT_QUEUE_MAX_ROWS = 10_000
+AUDIT_BATCH_ROWS = 500
+# Audit rows lost (the queue full for a denied request, or the store refusing a batch) are
+# logged once, then as one count per this many seconds.
+AUDIT_LOSS_LOG_INTERVAL_S = 60.0
 # A write (or a read) that finds the database locked by another process retries for this long,
 # then fails with store_unavailable: long enough for a checkpoint or a backup's brief lock, short
 # enough that a caller hears of a stuck database in seconds.

@@ -130,11 +130,11 @@ def test_the_audit_keeps_only_the_newest_rows(tmp_path: Path) -> None:
                               status="ok", error_code=None, rows=0, latency_ms=1.0)
 
         for n in range(1, 26):
-            db.call_sync(lambda c, n=n: audit.append(c, row(n), keep_rows=8, prune_every=5))
+            db.call_sync(lambda c, n=n: audit.append(c, [row(n)], keep_rows=8, prune_every=5))
         kept = db.call_sync(lambda c: audit.recent(c, limit=100))
         # Pruned at row 25 down to the newest 8 (ids 18..25); between prunes it may hold more.
         assert [r.tool for r in kept] == [f"t{n}" for n in range(25, 17, -1)]
-        db.call_sync(lambda c: audit.append(c, row(26), keep_rows=8, prune_every=5))
+        db.call_sync(lambda c: audit.append(c, [row(26)], keep_rows=8, prune_every=5))
         assert len(db.call_sync(lambda c: audit.recent(c, limit=100))) == 9  # not yet at a batch boundary
     finally:
         db.close()

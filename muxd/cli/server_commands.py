@@ -63,6 +63,9 @@ def server(client: Any, args: argparse.Namespace) -> int:
         ["sessions", str(status.sessions)], ["panes", str(status.panes)], ["emulator", status.emulator],
         ["database", _database(status)],
     ]
+    if status.audit_rows_dropped or status.audit_rows_failed:
+        rows.append(["audit rows lost", f"{status.audit_rows_dropped} dropped (queue full), "
+                                        f"{status.audit_rows_failed} not written"])
     print_table(["FIELD", "VALUE"], rows + [["client pid", str(os.getpid())]])
     return 0
 

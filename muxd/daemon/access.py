@@ -29,6 +29,7 @@ from muxd.config import (
     AGENT_SCOPES_DEFAULT, AGENT_TOKEN_TIER_DEFAULT, REFUSED_TOKEN_LOG_INTERVAL_S, TASK_SCOPES, TOKEN_NAME_MAX_CHARS,
     TOKEN_SECRET_BYTES,
 )
+from muxd.daemon.audit_queue import AuditQueue
 from muxd.daemon.call_metrics import ToolMetrics
 from muxd.daemon.sampled_log import SampledLog
 from muxd.daemon.target import Resolved, TargetKind, panes_of, resolve
@@ -186,6 +187,7 @@ class AccessControl:
         self.agent_tier = agent_tier
         self.agent_scopes = agent_scopes
         self.metrics = ToolMetrics()
+        self.audit_queue = AuditQueue(db)
         # Anyone who can reach the socket can send made-up tokens: not one log line each.
         self.refused_hellos = SampledLog(log, logging.WARNING, "refused a hello with an unknown or revoked token",
                                          interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
@@ -225,6 +227,7 @@ class AccessControl:
 
     def close(self) -> None:
         self.refused_hellos.flush()
+        self.audit_queue.close()
         self.db.close()
 
     # ------------------------------------------------------------ tokens
@@ -452,16 +455,19 @@ class AccessControl:
     # ------------------------------------------------------------ audit and metrics
 
     def audit(self, record: m.AuditRow) -> None:
-        self.db.submit(lambda c: audit.append(c, record), "audit")
+        """Queue a row without waiting (a denied request): dropped and counted if the queue is full."""
+        self.audit_queue.add(record)
 
-    def record_call(self, principal: Principal, call: m.RecordCall) -> None:
-        """One finished MCP tool call: an audit row and the per-tool metrics."""
+    async def record_call(self, principal: Principal, call: m.RecordCall) -> None:
+        """One finished MCP tool call: an audit row (waiting for room in the queue) and the
+        per-tool metrics."""
         if call.status == "denied":  # the MCP server refused it before asking us: log it here too
             log.warning("denied MCP tool %s to %s (%s)", call.tool, principal.name, call.error_code)
-        self.audit(m.AuditRow(ts=time.time(), principal=principal.name, kind="mcp", tool=call.tool,
-                               args_sha256=call.args_sha256, status=call.status, error_code=call.error_code,
-                               rows=call.rows, latency_ms=call.latency_ms))
         self.metrics.record(call.tool, call.latency_ms, None if call.status == "ok" else call.error_code or call.status)
+        await self.audit_queue.put(m.AuditRow(ts=time.time(), principal=principal.name, kind="mcp", tool=call.tool,
+                                              args_sha256=call.args_sha256, status=call.status,
+                                              error_code=call.error_code, rows=call.rows,
+                                              latency_ms=call.latency_ms))
 
     def history_principals(self, principal: Principal) -> frozenset[str]:
         """Whose audit rows `principal` may read unless admin: its own and its panes' agents'."""
@@ -470,8 +476,9 @@ class AccessControl:
 
     async def history(self, *, limit: int, tool: str | None, principal: str | frozenset[str] | None,
                       status: str | None) -> list[m.AuditRow]:
-        return await self.db.run(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
-                                                        status=status))
+        await self.audit_queue.drain()  # the rows recorded before this read are in what it reads
+        return await self.db.call(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
+                                                         status=status), "reading the audit")
 
 
 def _without_id(args: Any) -> Any:

@@ -367,6 +367,8 @@ class Status(_Message, tag="status"):
     emulator: str = ""  # the panes' emulator backend: "ghostty" or "pyte"
     database: str = ""  # the file tokens, audit, history and tasks are kept in (":memory:": none)
     database_problem: str | None = None  # why nothing more is written to it (found damaged), and what to do
+    audit_rows_dropped: int = 0  # denied requests' rows that found the audit queue full
+    audit_rows_failed: int = 0   # rows the store refused (locked, full, damaged)
 
 
 class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):

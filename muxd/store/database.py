@@ -117,7 +117,8 @@ def migrate(db: sqlite3.Connection) -> int:
 
 
 class Database:
-    """The writer thread and its connection. `run(job)` awaits a job; `submit(job)` queues one.
+    """The writer thread and its connection. `call(job, doing)` awaits a job, SQLite's errors
+    as `StoreUnavailable`; `submit(job)` queues one nobody awaits.
 
     Opening raises StoreUnavailable when the file cannot be used (damaged, locked, unreadable)."""
 
@@ -190,6 +191,20 @@ class Database:
     async def run(self, job: Job[T]) -> T:
         """Run `job` on the writer thread without blocking the loop; its exception propagates."""
         return await asyncio.wrap_future(self._executor.submit(self._call, job))
+
+    async def call(self, job: Job[T], doing: str) -> T:
+        """`run(job)`, with SQLite's failures (and a closed database) as one StoreUnavailable line
+        that says what was being done ("revoking token tk-…")."""
+        def guarded(db: sqlite3.Connection) -> T:
+            try:
+                return job(db)
+            except sqlite3.Error as exc:
+                raise unavailable(exc, doing) from exc
+
+        try:
+            return await self.run(guarded)
+        except RuntimeError as exc:  # the writer was shut down
+            raise StoreUnavailable(f"the database is closed: {doing}", reason="closed") from exc
 
     def submit(self, job: Job[object], what: str) -> None:
         """Queue a write whose outcome nobody waits for; a failure is logged, never raised."""

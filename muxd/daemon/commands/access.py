@@ -96,14 +96,15 @@ async def record_call(daemon: Daemon, req: RecordCall) -> Ok:
                                        or has_unsafe(req.error_code)):
         raise BadRequest(f"error_code must have 1..{AUDIT_ERROR_CODE_MAX_CHARS} characters, no control characters",
                          field="error_code")
-    daemon.access.record_call(current_principal(), req)
+    await daemon.access.record_call(current_principal(), req)
     return Ok(id=req.id)
 
 
 @command(GetMetrics)
 async def get_metrics(daemon: Daemon, req: GetMetrics) -> MetricsReply:
     metrics = daemon.access.metrics
-    return MetricsReply(id=req.id, tools=metrics.snapshot(req.tool), prometheus=prometheus_text(metrics))
+    return MetricsReply(id=req.id, tools=metrics.snapshot(req.tool),
+                        prometheus=prometheus_text(metrics) + daemon.access.audit_queue.prometheus_text())
 
 
 @command(GetToolHistory)

@@ -17,11 +17,13 @@ if TYPE_CHECKING:
 
 @command(ServerStatus)
 async def server_status(daemon: Daemon, req: ServerStatus) -> Status:
+    access = daemon.access
     return Status(id=req.id, pid=os.getpid(), version=__version__,
                   protocol_version=PROTOCOL_VERSION, socket=str(daemon.socket_path),
                   started_at=daemon.started_at, sessions=len(daemon.registry.sessions),
                   panes=len(daemon.registry.all_panes()), emulator=running_backend(),
-                  database=daemon.access.db.path, database_problem=daemon.access.db.problem)
+                  database=access.db.path, database_problem=access.db.problem,
+                  audit_rows_dropped=access.audit_queue.dropped, audit_rows_failed=access.audit_queue.failed)
 
 
 @command(KillServer)

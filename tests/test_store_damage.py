@@ -108,6 +108,10 @@ def test_damage_met_while_serving_is_reported_and_nothing_more_is_acknowledged(m
     assert reported["database"] == path and "restart the server" in reported["database_problem"]
     again = server.cli("task", "add", "later")  # refused at once now, the file not touched again
     assert again.returncode == 1 and again.stderr.startswith(notice)
+    created = server.cli("token", "create", "--tier", "admin", "--name", "late")  # and so are token changes
+    assert created.returncode == 1 and created.stdout == "" and created.stderr.startswith(notice)
+    listed = {t["name"] for t in json.loads(server.cli("token", "ls", "--json", check=True).stdout)}
+    assert listed == {"keeper"}
 
 
 def test_an_in_memory_database_is_allowed_when_asked_for_and_said(muxd_unstarted: MuxdTestServer) -> None:

@@ -41,9 +41,12 @@ async def create_token(daemon: Daemon, req: CreateToken) -> TokenCreated:
     if len(req.panes) > CREATE_TOKEN_PANES_MAX:
         raise BadRequest(f"a token binds at most {CREATE_TOKEN_PANES_MAX} panes", field="panes")
     panes = [resolve_pane(daemon.registry, target).id for target in req.panes]
-    token, secret = daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None,
-                                               scopes=req.scopes)
-    return TokenCreated(id=req.id, token=token_info(daemon, token), secret=secret)
+    token, secret = await daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None,
+                                                     scopes=req.scopes)
+    live = {p.id for p in daemon.registry.all_panes()}
+    if panes and not live & set(panes):  # its panes went while it was stored: it goes with them
+        daemon.access.pane_gone(panes[0], live)
+    return TokenCreated(id=req.id, token=token_info(daemon, daemon.access.find_token(token.id)), secret=secret)
 
 
 @command(ListTokens)
@@ -54,7 +57,7 @@ async def list_tokens(daemon: Daemon, req: ListTokens) -> TokenList:
 @command(RevokeToken)
 async def revoke_token(daemon: Daemon, req: RevokeToken) -> TokenReply:
     token = daemon.access.find_token(req.token)
-    return TokenReply(id=req.id, token=token_info(daemon, daemon.access.revoke(token, "revoked by request")))
+    return TokenReply(id=req.id, token=token_info(daemon, await daemon.access.revoke(token, "revoked by request")))
 
 
 def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
@@ -71,7 +74,7 @@ def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
 async def grant_pane(daemon: Daemon, req: GrantPane) -> TokenReply:
     pane = resolve_pane(daemon.registry, req.pane)
     token = _grantee(daemon, req.to)
-    daemon.access.grant(token, pane.id)
+    await daemon.access.grant(token, pane.id)
     return TokenReply(id=req.id, token=token_info(daemon, token))
 
 
@@ -79,7 +82,7 @@ async def grant_pane(daemon: Daemon, req: GrantPane) -> TokenReply:
 async def revoke_grant(daemon: Daemon, req: RevokeGrant) -> TokenReply:
     pane = resolve_pane(daemon.registry, req.pane)
     token = _grantee(daemon, req.to)
-    daemon.access.revoke_grant(token, pane.id)
+    await daemon.access.revoke_grant(token, pane.id)
     return TokenReply(id=req.id, token=token_info(daemon, token))
 
 

@@ -117,10 +117,21 @@ AUDIT_SEND_TIMEOUT_S = 1.0
 # AUDIT_PRUNE_EVERY_ROWS, so a busy orchestrator cannot grow the database without bound.
 AUDIT_KEEP_ROWS = 1_000_000
 AUDIT_PRUNE_EVERY_ROWS = 1_000
+# Audit rows wait in memory for the writer at most this many (~0.5 KB each); a caller that
+# records calls faster waits for room (muxd/daemon/audit_queue.py). They are written this many
+# per transaction, so the writer keeps up with a flood.
+AUDIT_QUEUE_MAX_ROWS = 10_000
+AUDIT_BATCH_ROWS = 500
+# Audit rows lost (the queue full for a denied request, or the store refusing a batch) are
+# logged once, then as one count per this many seconds.
+AUDIT_LOSS_LOG_INTERVAL_S = 60.0
 # A write (or a read) that finds the database locked by another process retries for this long,
 # then fails with store_unavailable: long enough for a checkpoint or a backup's brief lock, short
 # enough that a caller hears of a stuck database in seconds.
 DB_BUSY_TIMEOUT_S = 5.0
+# At open the daemon checks the file's structure (`PRAGMA quick_check`) for at most this long, then
+# starts on what it checked (~130 MB/s: a bigger file's damage is found when it is met).
+DB_OPEN_CHECK_MAX_S = 2.0
 
 # ---- execution history (muxd/store/sqlite_executions.py)
 # Retention: ended executions older than this many days, or beyond the newest this many rows
@@ -202,6 +213,10 @@ ENV_VALUE_MAX_CHARS = 128 * 1024       # MAX_ARG_STRLEN again: the kernel copies
 PANE_LIST_MAX_COUNT = 10_000           # pane targets in one request (subscribe, token scope)
 # One AttachInput message; `muxd attach` sends a bigger paste in pieces of this size.
 ATTACH_INPUT_MAX_BYTES = 64 * 1024
+# Numbers that are stored or bound into a query: within SQLite's 64-bit integers, and within sense.
+AUDIT_ROWS_MAX_COUNT = 1_000_000_000   # items a recorded MCP call answered (record-call `rows`)
+AUDIT_LATENCY_MAX_MS = 86_400_000.0    # a recorded call's latency: a day (MCP calls time out at 300 s)
+LIST_OFFSET_MAX_ROWS = 1_000_000_000   # rows a history or task listing may skip
 
 # ---- executions (muxd/executions/tracker.py)
 # An agent back at its prompt must stay there this long before its turn is over (an agent

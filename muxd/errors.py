@@ -107,7 +107,7 @@ class Internal(MuxdError):
 
 
 class StoreUnavailable(Internal):
-    """The history's database cannot be written or read now (full disk, locked, broken)."""
+    """muxd's database cannot be written or read now (full disk, locked, damaged)."""
 
     code = "store_unavailable"
 

@@ -16,7 +16,7 @@ from muxd.config import PROTOCOL_VERSION, SEND_KEYS_MAX_COUNT
 from muxd.errors import ServerNotRunning, VersionMismatch
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
-from muxd.protocol.messages import Error, Hello, ListPanes, PaneList, Welcome
+from muxd.protocol.messages import Error, GetToolHistory, Hello, ListPanes, PaneList, Welcome
 from muxd.testing.hostile_msgpack import Nested, RawStr, Repeated, pack
 from muxd.testing.proc import peak_rss_kib, tracebacks_in
 from muxd.testing.proc import rss_kib
@@ -315,3 +315,29 @@ def test_frames_ahead_of_framing_damage_are_still_answered(server):
     assert isinstance(replies[2], Error) and replies[2].id == 0 and str(0xFFFFFFFF) in replies[2].message
     assert peer.receive() is None
     assert still_serves(server)
+
+
+def test_numbers_past_what_the_store_holds_are_bad_requests(server):
+    """`record-call` with rows >= 2^63 was acknowledged and its audit row then failed to store; an
+    offset past 2^63 failed the listing with an internal OverflowError."""
+    peer = RawPeer(server.socket_path)
+    peer.hello()
+    call = {"type": "record-call", "tool": "list_panes", "args_sha256": "0" * 64, "status": "ok"}
+    hostile = [{**call, "id": 70, "rows": 2**63}, {**call, "id": 71, "rows": 2**64 - 1},
+               {**call, "id": 72, "latency_ms": 1e308}, {**call, "id": 73, "latency_ms": float("nan")},
+               {**call, "id": 74, "rows": -1},
+               {"type": "list-executions", "id": 75, "offset": 2**63},
+               {"type": "list-tasks", "id": 76, "offset": 2**63}]
+    peer.send(b"".join(_framed(m) for m in hostile) + _framed({**call, "id": 77, "rows": 3, "latency_ms": 2.5}))
+    replies = {r.id: r for r in (peer.receive() for _ in range(len(hostile) + 1))}
+    for message in hostile:
+        reply = replies[message["id"]]
+        assert isinstance(reply, Error) and reply.code == "bad_request", reply
+        assert "\n" not in reply.message and "at `$." in reply.message, reply.message
+    assert type(replies[77]).__name__ == "Ok"
+    peer.send(encode(GetToolHistory(id=78, tool="list_panes")))
+    history = peer.receive()
+    assert [(row.rows, row.latency_ms) for row in history.rows] == [(3, 2.5)]  # the one in range, only
+    assert still_serves(server)
+    log = server.log_path.read_text()
+    assert tracebacks_in(log) == 0 and "OverflowError" not in log

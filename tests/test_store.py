@@ -3,10 +3,12 @@ what survives a reopen (a daemon restart) and what does not (pane-bound tokens, 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,12 +66,17 @@ def test_tokens_are_stored_hashed_and_survive_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "a.db"
     env = {"MUXD_DB": str(path)}
     access = AccessControl.open("a", env)
-    user, user_secret = access.create_token(tier="execute_basic", name="ci-bot")
-    revoked, revoked_secret = access.create_token(tier="admin", name="old")
-    access.revoke(revoked, "test")
-    agent_secret = access.issue_agent_token("%3")
-    bound, bound_secret = access.create_token(tier="view_only", name="watcher", panes=["%4"])
-    access.grant(bound, "%5")
+
+    async def changes() -> tuple[tuple[Any, str], str, str, tuple[Any, str]]:
+        user = await access.create_token(tier="execute_basic", name="ci-bot")
+        revoked, revoked_secret = await access.create_token(tier="admin", name="old")
+        await access.revoke(revoked, "test")
+        agent_secret = access.issue_agent_token("%3")
+        bound = await access.create_token(tier="view_only", name="watcher", panes=["%4"])
+        await access.grant(bound[0], "%5")
+        return user, revoked_secret, agent_secret, bound
+
+    (user, user_secret), revoked_secret, agent_secret, (bound, bound_secret) = asyncio.run(changes())
     assert access.principal_for(agent_secret).name == "agent:%3"
     assert access.visible(access.principal_for(bound_secret)) == {"%4", "%5"}
     access.close()
@@ -92,9 +99,9 @@ def test_tokens_are_stored_hashed_and_survive_a_reopen(tmp_path: Path) -> None:
         # The name of a token revoked with its pane is free again (a new %3 gets agent:%3).
         assert again.principal_for(again.issue_agent_token("%3")).name == "agent:%3"
         with pytest.raises(BadRequest, match="invalid token name"):
-            again.create_token(tier="admin", name="has space")
+            asyncio.run(again.create_token(tier="admin", name="has space"))
         with pytest.raises(BadRequest, match="unknown tier"):
-            again.create_token(tier="root")
+            asyncio.run(again.create_token(tier="root"))
     finally:
         again.close()
 
@@ -130,11 +137,11 @@ def test_the_audit_keeps_only_the_newest_rows(tmp_path: Path) -> None:
                               status="ok", error_code=None, rows=0, latency_ms=1.0)
 
         for n in range(1, 26):
-            db.call_sync(lambda c, n=n: audit.append(c, row(n), keep_rows=8, prune_every=5))
+            db.call_sync(lambda c, n=n: audit.append(c, [row(n)], keep_rows=8, prune_every=5))
         kept = db.call_sync(lambda c: audit.recent(c, limit=100))
         # Pruned at row 25 down to the newest 8 (ids 18..25); between prunes it may hold more.
         assert [r.tool for r in kept] == [f"t{n}" for n in range(25, 17, -1)]
-        db.call_sync(lambda c: audit.append(c, row(26), keep_rows=8, prune_every=5))
+        db.call_sync(lambda c: audit.append(c, [row(26)], keep_rows=8, prune_every=5))
         assert len(db.call_sync(lambda c: audit.recent(c, limit=100))) == 9  # not yet at a batch boundary
     finally:
         db.close()

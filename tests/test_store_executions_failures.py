@@ -100,7 +100,7 @@ def test_a_full_disk_fails_writes_in_one_line_logs_once_and_reads_go_on(
             with pytest.raises(StoreUnavailable) as caught:
                 await store.save(big)
             message = str(caught.value)
-            assert message.startswith("the history database is full (disk full): saving exec_big: ")
+            assert message.startswith("the database is full (disk full): saving exec_big: ")
             assert "\n" not in message and caught.value.detail["reason"] == "full"
             with caplog.at_level(logging.ERROR, logger="muxd.store.sqlite_executions"):
                 for n in range(5):
@@ -136,7 +136,7 @@ def test_a_locked_database_fails_writes_after_the_busy_timeout_while_reads_go_on
             with pytest.raises(StoreUnavailable) as caught:
                 await store.save(second)
             waited = time.monotonic() - began
-            assert str(caught.value) == "the history database is locked: saving exec_second: database is locked"
+            assert str(caught.value) == "the database is locked: saving exec_second: database is locked"
             assert SHORT_BUSY_TIMEOUT_S * 0.8 <= waited < CONDITION_TIMEOUT_S
             assert await asyncio.wait_for(store.get(first.id), CONDITION_TIMEOUT_S) == first  # its snapshot
             other.execute("ROLLBACK")
@@ -189,7 +189,7 @@ def test_a_failed_read_is_one_line_too(tmp_path: Path) -> None:
             other = sqlite3.connect(tmp_path / "h.db")
             other.execute("DROP TABLE executions")
             other.close()
-            with pytest.raises(StoreUnavailable, match=r"^the history database failed: reading exec_x: "
+            with pytest.raises(StoreUnavailable, match=r"^the database failed: reading exec_x: "
                                                        r"no such table: executions$"):
                 await store.get("exec_x")
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 from muxd.cli.render import age, print_json, print_table
 from muxd.cli.table import cli_command
+from muxd.store.location import MEMORY
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
@@ -48,18 +50,32 @@ def _configure_server(p: argparse.ArgumentParser) -> None:
 @cli_command("server")(_configure_server)
 def server(client: Any, args: argparse.Namespace) -> int:
     status = client.call("server-status", "status")
+    if status.database_problem:  # said where it is seen, whatever the format asked
+        print(f"muxd: {status.database_problem}", file=sys.stderr)
     if args.json:
         print_json(status)
         return 0
-    print_table(["FIELD", "VALUE"], [
+    rows = [
         ["socket", status.socket], ["pid", str(status.pid)], ["version", status.version],
         ["protocol", str(status.protocol_version)],
         ["started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.started_at))
          + f" ({age(status.started_at)} ago)"],
         ["sessions", str(status.sessions)], ["panes", str(status.panes)], ["emulator", status.emulator],
-        ["client pid", str(os.getpid())],
-        *([["history", f"{status.unwritten_executions} execution(s) wait to be written, "
-                       f"{status.lost_executions} lost (see the daemon's log)"]]
-          if status.unwritten_executions or status.lost_executions else []),
-    ])
+        ["database", _database(status)],
+    ]
+    if status.unwritten_executions or status.lost_executions:
+        rows.append(["history", f"{status.unwritten_executions} execution(s) wait to be written, "
+                                f"{status.lost_executions} lost (see the daemon's log)"])
+    if status.audit_rows_dropped or status.audit_rows_failed:
+        rows.append(["audit rows lost", f"{status.audit_rows_dropped} dropped (queue full), "
+                                        f"{status.audit_rows_failed} not written"])
+    print_table(["FIELD", "VALUE"], rows + [["client pid", str(os.getpid())]])
     return 0
+
+
+def _database(status: Any) -> str:
+    if status.database_problem:
+        return f"DAMAGED: {status.database_problem}"
+    if status.database == MEMORY:
+        return ":memory: (as MUXD_DB asks: nothing is kept after the server stops)"
+    return status.database

@@ -11,6 +11,7 @@ import time
 from muxd.config import DAEMON_START_TIMEOUT_S
 from muxd.errors import MuxdError, Timeout, error_from_code
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, log_path, open_private
+from muxd.store.location import MEMORY
 
 LOG_TAIL_BYTES = 2000
 # Variables naming a path the daemon opens (MUXD_DB may also be a URL).
@@ -30,11 +31,11 @@ def _log_tail(name: str) -> str:
 
 def daemon_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a daemon started from here: relative paths in muxd's own variables made
-    absolute, since the daemon runs in "/"."""
+    absolute, since the daemon runs in "/" (MUXD_DB=:memory: is no path: it stays)."""
     env = dict(os.environ) if env is None else dict(env)
     for variable in PATH_VARIABLES:
         value = env.get(variable)
-        if value and "://" not in value and not os.path.isabs(value):
+        if value and value != MEMORY and "://" not in value and not os.path.isabs(value):
             env[variable] = os.path.abspath(value)
     return env
 

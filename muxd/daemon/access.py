@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import secrets
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -28,6 +29,7 @@ from muxd.config import (
     AGENT_SCOPES_DEFAULT, AGENT_TOKEN_TIER_DEFAULT, REFUSED_TOKEN_LOG_INTERVAL_S, TASK_SCOPES, TOKEN_NAME_MAX_CHARS,
     TOKEN_SECRET_BYTES,
 )
+from muxd.daemon.audit_queue import AuditQueue
 from muxd.daemon.call_metrics import ToolMetrics
 from muxd.daemon.sampled_log import SampledLog
 from muxd.daemon.target import Resolved, TargetKind, panes_of, resolve
@@ -37,8 +39,8 @@ from muxd.protocol import messages as m
 from muxd.protocol import task_messages as t
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
-from muxd.store.database import Database
-from muxd.store.location import MEMORY, db_path
+from muxd.store.database import Database, refusal
+from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
 if TYPE_CHECKING:
@@ -196,7 +198,17 @@ def check_runs_commands(principal: Principal) -> None:
 # ---------------------------------------------------------------- the daemon's access state
 
 class AccessControl:
-    """Tokens and grants (in memory, written through to SQLite), checks, audit and call metrics."""
+    """Tokens and grants (in memory, stored in SQLite), checks, audit and call metrics.
+
+    A change someone asks for (token create and revoke, grant, revoke-grant) is committed first
+    and applied to the tables in memory after: what is answered is what is stored, and a write
+    that fails answers store_unavailable with the tables as they were. The pane bindings the
+    daemon makes on its own (a new pane's agent token, the grant of a pane to the scoped token
+    that created it, the revocations when a pane goes) take effect at once and are written in
+    the background: none of them outlives the run, since every start revokes the pane-bound
+    tokens and drops every grant (`tokens.forget_pane_bindings`). A write of theirs lost to a
+    crash or a locked file so changes nothing a restart shows, a pane does not wait on the disk
+    to start, and a gone pane's token stops working whether or not the disk takes the change."""
 
     def __init__(self, db: Database, *, agent_tier: Tier = AGENT_TOKEN_TIER_DEFAULT,
                  agent_scopes: tuple[str, ...] = parse_scopes(AGENT_SCOPES_DEFAULT)) -> None:
@@ -204,6 +216,7 @@ class AccessControl:
         self.agent_tier = agent_tier
         self.agent_scopes = agent_scopes
         self.metrics = ToolMetrics()
+        self.audit_queue = AuditQueue(db)
         # Anyone who can reach the socket can send made-up tokens: not one log line each.
         self.refused_hellos = SampledLog(log, logging.WARNING, "refused a hello with an unknown or revoked token",
                                          interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
@@ -211,32 +224,48 @@ class AccessControl:
         self.on_revoked: Callable[[str], None] | None = None
         self._by_hash: dict[str, TokenRecord] = {}
         self._by_id: dict[str, TokenRecord] = {}
+        self._storing: dict[str, TokenRecord] = {}  # created, being committed: id and name taken
         self._grants: dict[str, set[str]] = {}
         now = time.time()
-        forgotten = db.call_sync(lambda c: tokens.forget_pane_bindings(c, now))
+        doing = "revoking the pane-bound tokens of the previous run"
+        try:
+            forgotten = db.call_sync(lambda c: tokens.forget_pane_bindings(c, now))
+            doing = "loading the tokens"
+            loaded = db.call_sync(tokens.load_tokens)
+        except sqlite3.Error as exc:  # a start that cannot revoke them must not serve them
+            raise refusal(exc, db.path, doing) from exc
         if forgotten:
             log.info("revoked %d pane-bound token(s) left from the previous run", forgotten)
-        for token in db.call_sync(tokens.load_tokens):
+        for token in loaded:
             self._remember(token)
 
     @classmethod
     def open(cls, server_name: str, env: dict[str, str] | None = None) -> AccessControl:
-        """The access state of server `server_name`, from its database (MUXD_DB or the default)."""
+        """The access state of server `server_name`, from its database (MUXD_DB or the default).
+        StoreUnavailable when that file cannot be used: muxd then does not start, rather than keep
+        in memory what the user believes stored."""
         env = dict(os.environ) if env is None else env
         agent_tier = parse_tier(env.get(ENV_AGENT_TIER) or AGENT_TOKEN_TIER_DEFAULT)
         agent_scopes = parse_scopes(env.get(ENV_AGENT_SCOPES, AGENT_SCOPES_DEFAULT))
-        path = db_path(server_name, env)
-        try:
-            db = Database(path)
-        except Exception as exc:  # muxd must still multiplex: tokens then last one run only
-            log.error("cannot open the database %s (%r): tokens and audit are kept in memory only", path, exc)
-            db = Database(MEMORY)
+        db = Database(db_path(server_name, env))
         log.info("database: %s", db.path)
-        return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)
+        try:
+            return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)
+        except BaseException:
+            db.close()
+            raise
 
     def close(self) -> None:
         self.refused_hellos.flush()
+        self.audit_queue.close()
         self.db.close()
+
+    def _write_soon(self, job: Callable[[sqlite3.Connection], object], what: str) -> None:
+        """A background write of a pane binding (see the class): a failure is logged."""
+        try:
+            self.db.submit(job, what)
+        except RuntimeError:  # the writer is shut down (the daemon is stopping)
+            log.error("not written (the database is closed): %s", what)
 
     # ------------------------------------------------------------ tokens
 
@@ -271,15 +300,14 @@ class AccessControl:
     def _new_id(self) -> str:
         while True:
             token_id = f"tk-{secrets.token_hex(4)}"
-            if token_id not in self._by_id:
+            if token_id not in self._by_id and token_id not in self._storing:
                 return token_id
 
     def _live_named(self, name: str) -> TokenRecord | None:
         return next((t for t in self._by_hash.values() if t.name == name), None)
 
-    def create_token(self, *, tier: str, name: str | None = None, panes: list[str] | None = None,
-                     kind: str = "user", scopes: list[str] | None = None) -> tuple[TokenRecord, str]:
-        """A new token and its secret (the only time the secret exists outside its holder)."""
+    def _new_token(self, *, tier: str, name: str | None, panes: list[str] | None, kind: str,
+                   scopes: list[str] | None) -> tuple[TokenRecord, str]:
         tier = parse_tier(tier)
         token_id = self._new_id()
         if name is None:
@@ -287,20 +315,36 @@ class AccessControl:
         elif not _TOKEN_NAME.match(name):
             raise BadRequest(f"invalid token name {name!r}: 1-{TOKEN_NAME_MAX_CHARS} of letters, digits, _.@+-",
                              field="name")
-        if self._live_named(name) is not None:
+        if self._live_named(name) is not None or any(t.name == name for t in self._storing.values()):
             raise Conflict(f"a live token is already named {name}", name=name)
         secret = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_SECRET_BYTES)
         token = TokenRecord(id=token_id, name=name, hash=secret_hash(secret), kind=kind, tier=tier,
                             panes=tuple(panes) if panes else None, created_at=time.time(),
                             scopes=None if scopes is None else parse_scopes(scopes))
+        return token, secret
+
+    async def create_token(self, *, tier: str, name: str | None = None, panes: list[str] | None = None,
+                           scopes: list[str] | None = None) -> tuple[TokenRecord, str]:
+        """A new token and its secret (the only time the secret exists outside its holder), once
+        stored; StoreUnavailable (and no token) when it cannot be."""
+        token, secret = self._new_token(tier=tier, name=name, panes=panes, kind="user", scopes=scopes)
+        self._storing[token.id] = token
+        try:
+            await self.db.call(lambda c: tokens.insert_token(c, token), f"creating token {token.name}")
+        finally:
+            del self._storing[token.id]
         self._remember(token)
-        self.db.submit(lambda c: tokens.insert_token(c, token), "create token")
-        log.info("token %s (%s, %s) created", token.id, principal_name(token), tier)
+        log.info("token %s (%s, %s) created", token.id, principal_name(token), token.tier)
         return token, secret
 
     def issue_agent_token(self, pane_id: str) -> str:
-        """The secret for a new pane's MUXD_TOKEN: bound to that pane, tier `agent_tier`."""
-        return self.create_token(tier=self.agent_tier, panes=[pane_id], kind="agent")[1]
+        """The secret for a new pane's MUXD_TOKEN: bound to that pane, tier `agent_tier`; usable at
+        once, stored in the background (see the class: it ends with the run whatever is stored)."""
+        token, secret = self._new_token(tier=self.agent_tier, name=None, panes=[pane_id], kind="agent",
+                                        scopes=None)
+        self._remember(token)
+        self._write_soon(lambda c: tokens.insert_token(c, token), f"creating token {token.name}")
+        return secret
 
     def find_token(self, ref: str) -> TokenRecord:
         """A token by id, else a live token by name."""
@@ -319,13 +363,20 @@ class AccessControl:
         found = self._by_id.values() if include_revoked else self._by_hash.values()
         return sorted(found, key=lambda t: (t.created_at, t.id))
 
-    def revoke(self, token: TokenRecord, reason: str) -> TokenRecord:
+    async def revoke(self, token: TokenRecord, reason: str) -> TokenRecord:
+        """`token` revoked, once stored; StoreUnavailable (and the token still live) when it cannot be."""
         if token.revoked_at is not None:
             return token
-        revoked = replace(token, revoked_at=time.time(), revoked_reason=reason)
+        at = time.time()
+        await self.db.call(lambda c: tokens.revoke_token(c, token.id, at, reason), f"revoking token {token.name}")
+        current = self._by_id[token.id]
+        if current.revoked_at is not None:  # another request revoked it meanwhile: that one stands
+            return current
+        return self._revoked(current, at, reason)
+
+    def _revoked(self, token: TokenRecord, at: float, reason: str) -> TokenRecord:
+        revoked = replace(token, revoked_at=at, revoked_reason=reason)
         self._remember(revoked)
-        self.db.submit(lambda c: tokens.revoke_token(c, token.id, revoked.revoked_at or 0.0, reason),
-                       "revoke token")
         log.info("token %s (%s) revoked: %s", token.id, principal_name(token), reason)
         if self.on_revoked is not None:
             self.on_revoked(token.id)
@@ -346,32 +397,53 @@ class AccessControl:
         visible = self.visible(principal)
         return visible is None or pane_id in visible
 
-    def grant(self, token: TokenRecord, pane_id: str) -> None:
+    @staticmethod
+    def _check_grantee(token: TokenRecord) -> None:
         if token.revoked_at is not None:
             raise BadRequest(f"token {token.name} is revoked", token=token.id)
         if token.panes is None:
             raise BadRequest(f"{principal_name(token)} is not pane-bound: it already sees every pane",
                              token=token.id)
-        self._grants.setdefault(token.id, set()).add(pane_id)
+
+    async def grant(self, token: TokenRecord, pane_id: str) -> None:
+        """Let pane-bound `token` use `pane_id` too, once stored (StoreUnavailable otherwise)."""
+        self._check_grantee(token)
         now = time.time()
-        self.db.submit(lambda c: tokens.add_grant(c, token.id, pane_id, now), "grant")
+        await self.db.call(lambda c: tokens.add_grant(c, token, pane_id, now),
+                           f"granting {pane_id} to {principal_name(token)}")
+        self._check_grantee(self._by_id[token.id])  # revoked while the grant was stored: it lapsed with it
+        self._grants.setdefault(token.id, set()).add(pane_id)
         log.info("pane %s granted to %s", pane_id, principal_name(token))
 
-    def revoke_grant(self, token: TokenRecord, pane_id: str) -> None:
-        granted = self._grants.get(token.id, set())
-        if pane_id not in granted:
+    def _grant_now(self, token: TokenRecord, pane_id: str) -> None:
+        """The grant of a pane to the scoped token that created it: at once, stored in the background."""
+        if token.revoked_at is not None:  # revoked while its request ran: its grants went with it
+            return
+        self._grants.setdefault(token.id, set()).add(pane_id)
+        now = time.time()
+        self._write_soon(lambda c: tokens.add_grant(c, token, pane_id, now),
+                         f"granting {pane_id} to {principal_name(token)}")
+
+    async def revoke_grant(self, token: TokenRecord, pane_id: str) -> None:
+        """Take back a grant, once stored (StoreUnavailable, and the grant kept, otherwise)."""
+        if pane_id not in self._grants.get(token.id, set()):
             raise NotFound(f"pane {pane_id} is not granted to {principal_name(token)}", pane=pane_id)
-        granted.discard(pane_id)
-        self.db.submit(lambda c: tokens.remove_grant(c, token.id, pane_id), "revoke grant")
+        await self.db.call(lambda c: tokens.remove_grant(c, token.id, pane_id),
+                           f"taking {pane_id} back from {principal_name(token)}")
+        self._grants.get(token.id, set()).discard(pane_id)
 
     def pane_gone(self, pane_id: str, live_panes: set[str]) -> None:
-        """A pane was removed: drop the grants of it; revoke tokens none of whose panes is left."""
+        """A pane was removed: drop the grants of it; revoke tokens none of whose panes is left.
+        At once, stored in the background (see the class)."""
         for granted in self._grants.values():
             granted.discard(pane_id)
-        self.db.submit(lambda c: tokens.remove_grants_of_pane(c, pane_id), "drop grants of a pane")
+        self._write_soon(lambda c: tokens.remove_grants_of_pane(c, pane_id), f"dropping the grants of {pane_id}")
+        at, reason = time.time(), f"pane {pane_id} gone"
         for token in list(self._by_hash.values()):
             if token.panes is not None and pane_id in token.panes and not live_panes & set(token.panes):
-                self.revoke(token, f"pane {pane_id} gone")
+                self._revoked(token, at, reason)
+                self._write_soon(lambda c, token_id=token.id: tokens.revoke_token(c, token_id, at, reason),
+                                 f"revoking token {token.name}")
 
     # ------------------------------------------------------------ checking requests
 
@@ -443,7 +515,7 @@ class AccessControl:
         if isinstance(reply, m.PaneReply) and isinstance(request, (m.NewSession, m.NewWindow, m.SplitWindow)):
             token = self._by_id.get(principal.token_id or "")
             if token is not None:
-                self.grant(token, reply.pane.id)  # what it creates, it may use
+                self._grant_now(token, reply.pane.id)  # what it creates, it may use
             return reply
         if isinstance(reply, m.PaneList):
             return msgspec.structs.replace(reply, panes=[p for p in reply.panes if p.id in visible])
@@ -460,16 +532,19 @@ class AccessControl:
     # ------------------------------------------------------------ audit and metrics
 
     def audit(self, record: m.AuditRow) -> None:
-        self.db.submit(lambda c: audit.append(c, record), "audit")
+        """Queue a row without waiting (a denied request): dropped and counted if the queue is full."""
+        self.audit_queue.add(record)
 
-    def record_call(self, principal: Principal, call: m.RecordCall) -> None:
-        """One finished MCP tool call: an audit row and the per-tool metrics."""
+    async def record_call(self, principal: Principal, call: m.RecordCall) -> None:
+        """One finished MCP tool call: an audit row (waiting for room in the queue) and the
+        per-tool metrics."""
         if call.status == "denied":  # the MCP server refused it before asking us: log it here too
             log.warning("denied MCP tool %s to %s (%s)", call.tool, principal.name, call.error_code)
-        self.audit(m.AuditRow(ts=time.time(), principal=principal.name, kind="mcp", tool=call.tool,
-                               args_sha256=call.args_sha256, status=call.status, error_code=call.error_code,
-                               rows=call.rows, latency_ms=call.latency_ms))
         self.metrics.record(call.tool, call.latency_ms, None if call.status == "ok" else call.error_code or call.status)
+        await self.audit_queue.put(m.AuditRow(ts=time.time(), principal=principal.name, kind="mcp", tool=call.tool,
+                                              args_sha256=call.args_sha256, status=call.status,
+                                              error_code=call.error_code, rows=call.rows,
+                                              latency_ms=call.latency_ms))
 
     def history_principals(self, principal: Principal) -> frozenset[str]:
         """Whose audit rows `principal` may read unless admin: its own and its panes' agents'."""
@@ -478,8 +553,9 @@ class AccessControl:
 
     async def history(self, *, limit: int, tool: str | None, principal: str | frozenset[str] | None,
                       status: str | None) -> list[m.AuditRow]:
-        return await self.db.run(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
-                                                        status=status))
+        await self.audit_queue.drain()  # the rows recorded before this read are in what it reads
+        return await self.db.call(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
+                                                         status=status), "reading the audit")
 
 
 def _without_id(args: Any) -> Any:

@@ -209,6 +209,8 @@ class Daemon:
         env = self.pane_env(spawn.env, options.lookup("default-terminal", session_id))
         env["MUXD_PANE"] = f"%{number}"
         # The pane's own agent token: a client presenting it sees this pane and its grants only.
+        # Usable at once and stored in the background: pane-bound tokens end with the run (every
+        # start revokes them), so a pane neither waits for nor fails on a locked or full database.
         env["MUXD_TOKEN"] = self.access.issue_agent_token(env["MUXD_PANE"])
         if spawn.tmux_shim:
             shim_env(env, self.socket_path, window.session.number, env["MUXD_PANE"])

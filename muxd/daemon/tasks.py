@@ -26,7 +26,6 @@ from muxd.store import task_store
 from muxd.errors import BadRequest
 from muxd.store.database import Database
 from muxd.store.retention import whole_number
-from muxd.store.sqlite_errors import unavailable
 from muxd.tasks.model import RUN_KINDS, Task
 
 if TYPE_CHECKING:
@@ -93,12 +92,7 @@ class TaskService:
 
     async def call(self, job: Callable[[sqlite3.Connection], T], doing: str) -> T:
         """Run a store job on the writer thread; SQLite's failures arrive as one StoreUnavailable line."""
-        def guarded(c: sqlite3.Connection) -> T:
-            try:
-                return job(c)
-            except sqlite3.Error as exc:
-                raise unavailable(exc, doing) from exc
-        return await self.db.run(guarded)
+        return await self.db.call(job, doing)
 
     async def _sweep_leases(self) -> None:
         while True:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 
 from muxd.config import TOKEN_CHECK_BATCH_MAX
-from muxd.protocol.fields import Label, Name, PaneTargets, Target
+from muxd.protocol.fields import AuditRows, Label, LatencyMs, Name, PaneTargets, Target
 
 Sha256Hex = Annotated[str, msgspec.Meta(max_length=64)]
 
@@ -89,8 +89,8 @@ class RecordCall(_Message, tag="record-call"):
     args_sha256: Label
     status: Label
     error_code: Label | None = None
-    rows: int = 0
-    latency_ms: float = 0.0
+    rows: AuditRows = 0
+    latency_ms: LatencyMs = 0.0
 
 
 class GetMetrics(_Message, tag="get-metrics"):

@@ -9,7 +9,7 @@ import msgspec
 
 from muxd.config import EXECUTION_IDS_MAX_COUNT, PROMPT_MAX_CHARS
 from muxd.executions.record import Execution
-from muxd.protocol.fields import Argv, FilePath, Label, Target
+from muxd.protocol.fields import Argv, FilePath, Label, ListOffset, Target
 from muxd.store.execution_store import AgentStats, ErrorPattern
 
 Prompt = Annotated[str, msgspec.Meta(max_length=PROMPT_MAX_CHARS)]
@@ -71,7 +71,7 @@ class ListExecutions(_Message, tag="list-executions"):
     since: float | None = None
     until: float | None = None
     limit: int = 20
-    offset: int = 0
+    offset: ListOffset = 0
 
 
 class ExecutionFailures(_Message, tag="execution-failures"):

@@ -1,5 +1,9 @@
 """Bounded field types of the requests (limits in muxd.config).
 
+Numbers that reach the store are bounded too: an integer past SQLite's 64 bits would be
+acknowledged and then fail to store (or fail a query as an internal error), so it is a
+`bad_request` while decoding instead.
+
 msgspec checks a `max_length` against each string's, list's and map's header while decoding,
 before it builds anything: a 14 MB frame of five million two-character keys is refused
 having cost nothing, instead of growing the daemon by hundreds of MB first.
@@ -13,6 +17,7 @@ import msgspec
 
 from muxd.config import (
     ATTACH_INPUT_MAX_BYTES, ENV_ENTRIES_MAX_COUNT, LAYOUT_TEXT_MAX_CHARS, ENV_NAME_MAX_CHARS, ENV_VALUE_MAX_CHARS, LABEL_MAX_CHARS,
+    AUDIT_LATENCY_MAX_MS, AUDIT_ROWS_MAX_COUNT, LIST_OFFSET_MAX_ROWS,
     NAME_MAX_CHARS, PANE_LIST_MAX_COUNT, PATH_MAX_CHARS, SEND_KEY_MAX_CHARS, SEND_KEYS_MAX_COUNT,
     PANE_TAGS_MAX, SPAWN_ARG_MAX_CHARS, SPAWN_ARGS_MAX_COUNT, TAG_MAX_CHARS, TARGET_MAX_CHARS,
 )
@@ -34,3 +39,6 @@ Env = Annotated[dict[Annotated[str, msgspec.Meta(max_length=ENV_NAME_MAX_CHARS)]
 Tags = Annotated[list[Annotated[str, msgspec.Meta(max_length=TAG_MAX_CHARS)]], msgspec.Meta(max_length=PANE_TAGS_MAX)]
 PaneTargets = Annotated[list[Target], msgspec.Meta(max_length=PANE_LIST_MAX_COUNT)]
 AttachData = Annotated[bytes, msgspec.Meta(max_length=ATTACH_INPUT_MAX_BYTES)]
+AuditRows = Annotated[int, msgspec.Meta(ge=0, le=AUDIT_ROWS_MAX_COUNT)]
+LatencyMs = Annotated[float, msgspec.Meta(ge=0, le=AUDIT_LATENCY_MAX_MS)]
+ListOffset = Annotated[int, msgspec.Meta(ge=0, le=LIST_OFFSET_MAX_ROWS)]

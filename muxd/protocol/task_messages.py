@@ -14,7 +14,7 @@ from muxd.config import (
     TASK_TITLE_MAX_CHARS, TASK_VERIFY_COMMANDS_MAX,
 )
 from muxd.executions.record import Execution
-from muxd.protocol.fields import FilePath, Label, Target
+from muxd.protocol.fields import FilePath, Label, ListOffset, Target
 from muxd.tasks.model import KnowledgeEntry, Review, Task, TaskEvent, VerificationKind
 
 Title = Annotated[str, msgspec.Meta(max_length=TASK_TITLE_MAX_CHARS)]
@@ -64,7 +64,7 @@ class ListTasks(_Message, tag="list-tasks"):
     plan: Label | None = None
     claimed_by: Label | None = None
     limit: int = TASK_LIST_LIMIT_DEFAULT
-    offset: int = 0
+    offset: ListOffset = 0
 
 
 class GetTask(_Message, tag="get-task"):

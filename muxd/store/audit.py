@@ -9,20 +9,26 @@ from typing import Any
 
 from muxd.config import AUDIT_KEEP_ROWS, AUDIT_PRUNE_EVERY_ROWS
 from muxd.protocol.messages import AuditRow
+from muxd.store.database import transaction
 
 
 # A row is the protocol's AuditRow: the store hands out exactly what get_tool_history sends.
 _COLUMNS = "ts, principal, kind, tool, args_sha256, status, error_code, rows, latency_ms"
 
 
-def append(db: sqlite3.Connection, record: AuditRow, *, keep_rows: int = AUDIT_KEEP_ROWS,
+def append(db: sqlite3.Connection, records: list[AuditRow], *, keep_rows: int = AUDIT_KEEP_ROWS,
            prune_every: int = AUDIT_PRUNE_EVERY_ROWS) -> None:
-    """Add a row; every `prune_every` rows, forget those older than the newest `keep_rows`."""
-    row_id = db.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (record.ts, record.principal, record.kind, record.tool, record.args_sha256,
-                         record.status, record.error_code, record.rows, record.latency_ms)).lastrowid
-    if row_id is not None and row_id % prune_every == 0:
-        db.execute("DELETE FROM audit WHERE id <= ?", (row_id - keep_rows,))
+    """Add rows in one transaction; each time the ids pass a multiple of `prune_every`, forget the
+    rows older than the newest `keep_rows`."""
+    if not records:
+        return
+    with transaction(db):
+        db.executemany(f"INSERT INTO audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       [(r.ts, r.principal, r.kind, r.tool, r.args_sha256, r.status, r.error_code, r.rows,
+                         r.latency_ms) for r in records])
+        last = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+        if last // prune_every > (last - len(records)) // prune_every:
+            db.execute("DELETE FROM audit WHERE id <= ?", (last - keep_rows,))
 
 
 def recent(db: sqlite3.Connection, *, limit: int, tool: str | None = None,

@@ -4,6 +4,11 @@ Every write runs on that thread, in submission order: the loop never blocks on t
 writes never contend, and a read submitted after a write sees it. The execution history also
 reads through read-only connections of its own (readers.py), so its queries never wait behind
 a write. Migrations run at open, keyed on `PRAGMA user_version`.
+
+A damaged file is refused, never replaced: at open (its structure checked first, within
+DB_OPEN_CHECK_MAX_S) with `StoreUnavailable`, which stops the daemon's start; while serving,
+the first SQLITE_CORRUPT / SQLITE_NOTADB sets `problem` and every job after it is refused, so
+nothing more is acknowledged that the file may not keep.
 """
 
 from __future__ import annotations
@@ -13,19 +18,63 @@ import concurrent.futures
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from muxd.config import DB_BUSY_TIMEOUT_S, DB_DIR_MODE, DB_FILE_MODE, STORE_CLOSE_TIMEOUT_S
-from muxd.errors import Internal
+from muxd.config import DB_BUSY_TIMEOUT_S, DB_DIR_MODE, DB_FILE_MODE, DB_OPEN_CHECK_MAX_S, STORE_CLOSE_TIMEOUT_S
+from muxd.errors import Internal, StoreUnavailable
 from muxd.store.location import MEMORY
 from muxd.store.schema import MIGRATIONS
+from muxd.store.sqlite_errors import DAMAGED, failure_kind, is_damage, unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Job = Callable[[sqlite3.Connection], T]
+_CHECK_PROGRESS_STEPS = 10_000  # SQLite VM steps between looks at the clock during the check
+_SQLITE_INTERRUPT = 9
+
+
+def damage_notice(path: str, found: str, *, serving: bool) -> str:
+    """One line saying the file at `path` is damaged (`found`), and what to do about it."""
+    now = "nothing more is written to it" if serving else "muxd will not start on it"
+    then = "restart the server" if serving else "start the server again"
+    return (f"the database {path} is damaged ({found}); {now}: move it aside (with its -wal and -shm "
+            f"files) or restore it from a backup, then {then}")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def refusal(exc: sqlite3.Error, path: str, doing: str) -> StoreUnavailable:
+    """What stops a start on `path` when `exc` met `doing`: damage says what to do about it."""
+    if failure_kind(exc)[0] == DAMAGED:
+        return StoreUnavailable(damage_notice(path, _one_line(exc), serving=False), reason=DAMAGED,
+                                path=path)
+    return unavailable(exc, doing)
+
+
+def check_structure(db: sqlite3.Connection, path: str, max_s: float) -> None:
+    """StoreUnavailable (reason corrupt) if `PRAGMA quick_check` finds damage in `path`; a check
+    that takes longer than `max_s` stops there (logged): what it did not reach is found when met."""
+    deadline = time.monotonic() + max_s
+    db.set_progress_handler(lambda: time.monotonic() > deadline, _CHECK_PROGRESS_STEPS)
+    try:
+        found = db.execute("PRAGMA quick_check(1)").fetchone()[0]
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode != _SQLITE_INTERRUPT:
+            raise
+        log.warning("checked the database %s for %.0f s, not to its end: damage further in is found "
+                    "when it is read", path, max_s)
+        return
+    finally:
+        db.set_progress_handler(None, 0)
+    if found != "ok":
+        problem = " ".join(str(found).replace("*** in database main ***", "").split())
+        raise StoreUnavailable(damage_notice(path, problem, serving=False), reason=DAMAGED, path=path)
 
 
 def _create_private(path: str) -> None:
@@ -68,33 +117,72 @@ def migrate(db: sqlite3.Connection) -> int:
 
 
 class Database:
-    """The writer thread and its connection. `run(job)` awaits a job; `submit(job)` queues one."""
+    """The writer thread and its connection. `call(job, doing)` awaits a job, SQLite's errors
+    as `StoreUnavailable`; `submit(job)` queues one nobody awaits.
 
-    def __init__(self, path: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
+    Opening raises StoreUnavailable when the file cannot be used (damaged, locked, unreadable)."""
+
+    def __init__(self, path: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S,
+                 check_max_s: float = DB_OPEN_CHECK_MAX_S) -> None:
         self.path = path
         self.busy_timeout_s = busy_timeout_s
+        # Set (once, on the writer thread) when the file turns out damaged while serving.
+        self.problem: str | None = None
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db")
         self._db: sqlite3.Connection | None = None
         try:
-            self._executor.submit(self._open).result()
+            self._executor.submit(self._open, check_max_s).result()
         except BaseException:
             self._executor.shutdown(wait=False)
             raise
 
-    def _open(self) -> None:
-        if self.path != MEMORY:
-            _create_private(self.path)
-        db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
-                             check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA foreign_keys=ON")
-        migrate(db)
+    def _open(self, check_max_s: float) -> None:
+        doing = f"opening {self.path}"
+        try:
+            if self.path != MEMORY:
+                _create_private(self.path)
+            db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
+                                 check_same_thread=False)
+        except OSError as exc:
+            raise StoreUnavailable(f"the database cannot be opened: {doing}: {exc.strerror or exc}",
+                                   reason="cant_open", path=self.path) from exc
+        except sqlite3.Error as exc:
+            raise unavailable(exc, doing) from exc
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            if self.path != MEMORY:
+                check_structure(db, self.path, check_max_s)
+            migrate(db)
+        except sqlite3.Error as exc:
+            db.close()
+            raise refusal(exc, self.path, doing) from exc
+        except BaseException:
+            db.close()
+            raise
         self._db = db
 
     def _call(self, job: Job[T]) -> T:
         assert self._db is not None
-        return job(self._db)
+        if self.problem is not None:
+            raise StoreUnavailable(self.problem, reason=DAMAGED, path=self.path)
+        try:
+            return job(self._db)
+        except (sqlite3.Error, StoreUnavailable) as exc:
+            self.check_damage(exc)
+            raise
+
+    def check_damage(self, exc: sqlite3.Error | StoreUnavailable) -> None:
+        """If `exc` says the file is damaged, raise the error that says so and what to do, and
+        remember it: every job after this one is refused. Else return."""
+        if not is_damage(exc):
+            return
+        if self.problem is None:
+            found = exc.detail.get("found") if isinstance(exc, StoreUnavailable) else None
+            self.problem = damage_notice(self.path, found or _one_line(exc), serving=True)
+            log.error("%s", self.problem)
+        raise StoreUnavailable(self.problem, reason=DAMAGED, path=self.path) from exc
 
     def call_sync(self, job: Job[T]) -> T:
         """Run `job` on the writer thread and wait (start-up only, before the loop serves)."""
@@ -103,6 +191,20 @@ class Database:
     async def run(self, job: Job[T]) -> T:
         """Run `job` on the writer thread without blocking the loop; its exception propagates."""
         return await asyncio.wrap_future(self._executor.submit(self._call, job))
+
+    async def call(self, job: Job[T], doing: str) -> T:
+        """`run(job)`, with SQLite's failures (and a closed database) as one StoreUnavailable line
+        that says what was being done ("revoking token tk-…")."""
+        def guarded(db: sqlite3.Connection) -> T:
+            try:
+                return job(db)
+            except sqlite3.Error as exc:
+                raise unavailable(exc, doing) from exc
+
+        try:
+            return await self.run(guarded)
+        except RuntimeError as exc:  # the writer was shut down
+            raise StoreUnavailable(f"the database is closed: {doing}", reason="closed") from exc
 
     def submit(self, job: Job[object], what: str) -> None:
         """Queue a write whose outcome nobody waits for; a failure is logged, never raised."""
@@ -116,12 +218,13 @@ class Database:
         future.add_done_callback(report)
 
     def close(self) -> None:
-        """Finish the queued writes (bounded), then close the file."""
-        def shut(db: sqlite3.Connection) -> None:
-            db.close()
+        """Finish the queued writes (bounded), then close the file (a damaged one too)."""
+        def shut() -> None:
+            assert self._db is not None
+            self._db.close()
 
         try:
-            self._executor.submit(self._call, shut).result(timeout=STORE_CLOSE_TIMEOUT_S)
+            self._executor.submit(shut).result(timeout=STORE_CLOSE_TIMEOUT_S)
         except (concurrent.futures.TimeoutError, sqlite3.Error) as exc:
             log.error("closing the database: %r", exc)
         self._executor.shutdown(wait=False)

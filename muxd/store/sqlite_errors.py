@@ -1,4 +1,7 @@
-"""SQLite's errors as muxd's: one `StoreUnavailable` whose one-line message says what happened."""
+"""SQLite's errors as muxd's: one `StoreUnavailable` whose one-line message says what happened.
+
+One file holds tokens, grants, the audit, the history and the task queue: the message names the
+database, and `doing` ("revoking token tk-…", "saving exec_…") says what was being stored."""
 
 from __future__ import annotations
 
@@ -8,17 +11,25 @@ from muxd.errors import StoreUnavailable
 
 # Primary result codes (the low byte of an extended code), https://sqlite.org/rescode.html
 _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 6, 8, 10, 11, 13, 14, 26
+DAMAGED = "corrupt"
 _KINDS: dict[int, tuple[str, str]] = {
-    _FULL: ("full", "the history database is full (disk full)"),
-    _BUSY: ("locked", "the history database is locked"),
-    _LOCKED: ("locked", "the history database is locked"),
-    _READONLY: ("read_only", "the history database is read-only"),
-    _IOERR: ("io", "the history database could not be read or written (I/O error)"),
-    _CORRUPT: ("corrupt", "the history database is damaged"),
-    _NOTADB: ("corrupt", "the history database is damaged (not a database)"),
-    _CANTOPEN: ("cant_open", "the history database cannot be opened"),
+    _FULL: ("full", "the database is full (disk full)"),
+    _BUSY: ("locked", "the database is locked"),
+    _LOCKED: ("locked", "the database is locked"),
+    _READONLY: ("read_only", "the database is read-only"),
+    _IOERR: ("io", "the database could not be read or written (I/O error)"),
+    _CORRUPT: (DAMAGED, "the database is damaged"),
+    _NOTADB: (DAMAGED, "the database is damaged (not a database)"),
+    _CANTOPEN: ("cant_open", "the database cannot be opened"),
 }
-_OTHER = ("failed", "the history database failed")
+_OTHER = ("failed", "the database failed")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether `exc` (SQLite's, or muxd's made of it) says the file itself is damaged."""
+    if isinstance(exc, StoreUnavailable):
+        return exc.detail.get("reason") == DAMAGED
+    return isinstance(exc, sqlite3.Error) and failure_kind(exc)[0] == DAMAGED
 
 
 def failure_kind(exc: sqlite3.Error) -> tuple[str, str]:
@@ -34,4 +45,4 @@ def unavailable(exc: sqlite3.Error, doing: str) -> StoreUnavailable:
     kind, headline = failure_kind(exc)
     said = " ".join(str(exc).split()) or type(exc).__name__
     return StoreUnavailable(f"{headline}: {doing}: {said}", reason=kind,
-                            sqlite_error=getattr(exc, "sqlite_errorname", None))
+                            sqlite_error=getattr(exc, "sqlite_errorname", None), found=f"{said}, found {doing}")

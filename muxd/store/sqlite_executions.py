@@ -93,6 +93,9 @@ class SqliteExecutionStore:
             if self._readers is None:
                 return await self._db.run(guarded)
             return await self._readers.run(guarded)
+        except StoreUnavailable as exc:  # damage a reader meets is the whole file's (Database.problem)
+            self._db.check_damage(exc)
+            raise
         except RuntimeError as exc:
             raise StoreUnavailable(f"the history database is closed: {doing}") from exc
 

@@ -37,8 +37,9 @@ def _record(row: tuple[object, ...]) -> TokenRecord:
                 scopes=tuple(json.loads(str(row[9]))) if row[9] is not None else None)
 
 
-def insert_token(db: sqlite3.Connection, token: TokenRecord) -> None:
-    db.execute(f"INSERT INTO tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+def insert_token(db: sqlite3.Connection, token: TokenRecord, *, unless_there: bool = False) -> None:
+    verb = "INSERT OR IGNORE" if unless_there else "INSERT"
+    db.execute(f"{verb} INTO tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                (token.id, token.name, token.hash, token.kind, token.tier,
                 None if token.panes is None else json.dumps(list(token.panes)),
                 token.created_at, token.revoked_at, token.revoked_reason,
@@ -57,9 +58,13 @@ def load_tokens(db: sqlite3.Connection) -> list[TokenRecord]:
     return [_record(row) for row in db.execute(f"SELECT {_COLUMNS} FROM tokens ORDER BY created_at, id")]
 
 
-def add_grant(db: sqlite3.Connection, token_id: str, pane_id: str, at: float) -> None:
-    db.execute("INSERT OR IGNORE INTO grants (token_id, pane_id, granted_at) VALUES (?, ?, ?)",
-               (token_id, pane_id, at))
+def add_grant(db: sqlite3.Connection, token: TokenRecord, pane_id: str, at: float) -> None:
+    """The grant, and its token's row should that not be stored yet: a pane's own token is written
+    in the background (daemon/access.py), and a failed write of it must not fail its grants."""
+    with transaction(db):
+        insert_token(db, token, unless_there=True)
+        db.execute("INSERT OR IGNORE INTO grants (token_id, pane_id, granted_at) VALUES (?, ?, ?)",
+                   (token.id, pane_id, at))
 
 
 def remove_grant(db: sqlite3.Connection, token_id: str, pane_id: str) -> None:

@@ -41,9 +41,12 @@ async def create_token(daemon: Daemon, req: CreateToken) -> TokenCreated:
     if len(req.panes) > CREATE_TOKEN_PANES_MAX:
         raise BadRequest(f"a token binds at most {CREATE_TOKEN_PANES_MAX} panes", field="panes")
     panes = [resolve_pane(daemon.registry, target).id for target in req.panes]
-    token, secret = daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None,
-                                               scopes=req.scopes)
-    return TokenCreated(id=req.id, token=token_info(daemon, token), secret=secret)
+    token, secret = await daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None,
+                                                     scopes=req.scopes)
+    live = {p.id for p in daemon.registry.all_panes()}
+    if panes and not live & set(panes):  # its panes went while it was stored: it goes with them
+        daemon.access.pane_gone(panes[0], live)
+    return TokenCreated(id=req.id, token=token_info(daemon, daemon.access.find_token(token.id)), secret=secret)
 
 
 @command(ListTokens)
@@ -59,7 +62,7 @@ async def check_tokens(daemon: Daemon, req: CheckTokens) -> TokenChecks:
 @command(RevokeToken)
 async def revoke_token(daemon: Daemon, req: RevokeToken) -> TokenReply:
     token = daemon.access.find_token(req.token)
-    return TokenReply(id=req.id, token=token_info(daemon, daemon.access.revoke(token, "revoked by request")))
+    return TokenReply(id=req.id, token=token_info(daemon, await daemon.access.revoke(token, "revoked by request")))
 
 
 def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
@@ -76,7 +79,7 @@ def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
 async def grant_pane(daemon: Daemon, req: GrantPane) -> TokenReply:
     pane = resolve_pane(daemon.registry, req.pane)
     token = _grantee(daemon, req.to)
-    daemon.access.grant(token, pane.id)
+    await daemon.access.grant(token, pane.id)
     return TokenReply(id=req.id, token=token_info(daemon, token))
 
 
@@ -84,7 +87,7 @@ async def grant_pane(daemon: Daemon, req: GrantPane) -> TokenReply:
 async def revoke_grant(daemon: Daemon, req: RevokeGrant) -> TokenReply:
     pane = resolve_pane(daemon.registry, req.pane)
     token = _grantee(daemon, req.to)
-    daemon.access.revoke_grant(token, pane.id)
+    await daemon.access.revoke_grant(token, pane.id)
     return TokenReply(id=req.id, token=token_info(daemon, token))
 
 
@@ -101,16 +104,15 @@ async def record_call(daemon: Daemon, req: RecordCall) -> Ok:
                                        or has_unsafe(req.error_code)):
         raise BadRequest(f"error_code must have 1..{AUDIT_ERROR_CODE_MAX_CHARS} characters, no control characters",
                          field="error_code")
-    if req.rows < 0 or not 0 <= req.latency_ms < float("inf"):
-        raise BadRequest("rows and latency_ms must be >= 0", field="rows")
-    daemon.access.record_call(current_principal(), req)
+    await daemon.access.record_call(current_principal(), req)
     return Ok(id=req.id)
 
 
 @command(GetMetrics)
 async def get_metrics(daemon: Daemon, req: GetMetrics) -> MetricsReply:
     metrics = daemon.access.metrics
-    return MetricsReply(id=req.id, tools=metrics.snapshot(req.tool), prometheus=prometheus_text(metrics))
+    return MetricsReply(id=req.id, tools=metrics.snapshot(req.tool),
+                        prometheus=prometheus_text(metrics) + daemon.access.audit_queue.prometheus_text())
 
 
 @command(GetToolHistory)

@@ -33,7 +33,7 @@ def _execution(name: str, **fields: object) -> Execution:
 
 
 def _failure() -> StoreUnavailable:
-    return StoreUnavailable("the history database is locked: saving: database is locked")
+    return StoreUnavailable("the database is locked: saving: database is locked")
 
 
 @asynccontextmanager
@@ -132,7 +132,7 @@ def test_a_stop_writes_the_backlog_or_names_each_execution_it_loses(
             other.close()
             said = [r.getMessage() for r in caplog.records]
             assert any(m.startswith("history: 2 execution(s) could not be written before the daemon stopped and "
-                                    "are lost: the history database is locked") for m in said), said
+                                    "are lost: the database is locked") for m in said), said
             assert "history: lost exec_locked (success, agent a, pane %1): make test" in said
             assert any(m.startswith("history: lost exec_running (interrupted") for m in said)
             assert await store.get("exec_locked") is None

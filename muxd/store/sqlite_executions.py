@@ -85,7 +85,7 @@ class SqliteExecutionStore:
         try:
             return await self._db.run(_guarded(job, doing))
         except RuntimeError as exc:  # the writer was shut down
-            raise StoreUnavailable(f"the history database is closed: {doing}") from exc
+            raise StoreUnavailable(f"the database is closed: {doing}") from exc
 
     async def _read(self, job: Job[T], doing: str) -> T:
         guarded = _guarded(job, doing)
@@ -97,7 +97,7 @@ class SqliteExecutionStore:
             self._db.check_damage(exc)
             raise
         except RuntimeError as exc:
-            raise StoreUnavailable(f"the history database is closed: {doing}") from exc
+            raise StoreUnavailable(f"the database is closed: {doing}") from exc
 
     def _write_failed(self, exc: sqlite3.Error, doing: str) -> None:
         kind, headline = failure_kind(exc)

@@ -217,6 +217,10 @@ HISTORY_PRUNE_INTERVAL_S = 3600.0
 # Looks at /proc that found no session log for an agent process before muxd stops looking for
 # it (a CLI that keeps none; one execution looks twice, at its start and its end).
 SESSION_LOG_MISSES_MAX = 2
+# A log line longer than this, or nested deeper, is skipped like a torn one, before it is
+# decoded (a line of 100,000 brackets made the decoder raise RecursionError).
+SESSION_LOG_LINE_MAX_BYTES = 2 * 1024 * 1024
+SESSION_LOG_JSON_DEPTH_MAX = 128
 
 # ---- the task queue (seed 001; muxd/tasks, muxd/store/task_store.py, muxd/daemon/tasks.py)
 TASK_PRIORITY_MAX = 1000               # 0 is the most urgent; priorityLte is bounded by this

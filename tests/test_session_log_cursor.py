@@ -110,3 +110,13 @@ def test_an_unknown_log_needs_its_agent_named(tmp_path):
     with pytest.raises(ValueError):
         SessionLogCursor(tmp_path / "notes.txt")
     assert SessionLogCursor(tmp_path / "notes.txt", "aider").agent_type == "aider"
+
+
+def test_a_failing_parser_gives_empty_facts(tmp_path, monkeypatch):
+    def broken(data: bytes) -> TurnFacts:
+        raise RecursionError("maximum recursion depth exceeded while deserializing an object")
+
+    monkeypatch.setitem(cursor_module.PARSERS, "aider", broken)
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_bytes(b"#### hello\n\nanswer\n\n")
+    assert SessionLogCursor(history).read_turn() == TurnFacts()

@@ -409,6 +409,15 @@ class ExecutionService:
         if self.panes.get(run.pane.id) is run:
             self._apply(run, run.tracker.tick(time.time()))
 
+    async def _finalized(self, execution: Execution, snapshot: object) -> Execution:
+        """`execution` completed from the screen and the agent's log; as it ended if that fails
+        (a record left unsaved would stay `running` for ever: an execution always ends)."""
+        try:
+            return await execution_finish.finalize(execution, snapshot, self.logs)
+        except Exception:
+            log.exception("completing execution %s: saved as it ended, without its answer", execution.id)
+            return execution
+
     def _finish(self, run: PaneRun, execution: Execution) -> None:
         """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
         transcript = run.transcript.finish() if run.transcript is not None else None
@@ -422,7 +431,7 @@ class ExecutionService:
 
     async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:
         try:
-            execution = await execution_finish.finalize(execution, snapshot, self.logs)
+            execution = await self._finalized(execution, snapshot)
             self.finishing[execution.id] = execution
             if execution.session_id and execution.pane_id in self.panes:
                 self.session_ids[execution.pane_id] = execution.session_id

@@ -1,8 +1,9 @@
 """`SessionLogCursor`: follows one session log from the moment an execution starts, so that
-only what the agent appended since is parsed."""
+only what the agent appended since is parsed; a parser that fails gives empty facts."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -13,6 +14,8 @@ import msgspec
 from muxd.executions.session_logs import aider, claude, codex, gemini
 from muxd.executions.session_logs.facts import TurnFacts
 from muxd.executions.session_logs.locate import agent_of_log
+
+log = logging.getLogger(__name__)
 
 # At most this much of a turn is read; past it the turn's end is kept, its start dropped
 # (the answer, the errors and the end of a turn matter more than a huge tool output's echo).
@@ -57,9 +60,15 @@ class SessionLogCursor:
         return size is not None and size > self.offset
 
     def read_turn(self) -> TurnFacts:
-        """The facts of what was appended since `mark()` (empty facts if the log is gone)."""
+        """The facts of what was appended since `mark()` (empty facts if the log is gone or its
+        parser failed)."""
         data = self._read_since_mark()
-        facts = self._parse(data)
+        try:
+            facts = self._parse(data)
+        except Exception:  # a line of a shape no release wrote: what the screen showed is kept
+            log.exception("session log %s: its %s parser failed; the screen's facts are kept", self.path,
+                          self.agent_type)
+            return TurnFacts()
         if facts.session_id is None and (session_id := self._head_session_id()):
             facts = msgspec.structs.replace(facts, session_id=session_id)
         return facts

@@ -1,20 +1,25 @@
 """A pane chooses where its agent's session log is (its environment and cwd name it), so the log
-may hold a line nested 100,000 deep. A real daemon with fake agents in panes: every execution
-still ends, from the screen where the log cannot be read."""
+may be a FIFO, a link to a private file, or hold a line nested 100,000 deep. A real daemon with
+fake agents in panes: every execution still ends, from the screen where the log is refused or
+unreadable, nothing but the agent's own log reaches a response, and no pane's log holds up
+another's."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from pathlib import Path
 
 from muxd.testing.fake_agent_panes import start_fake_agent
+from muxd.testing.fake_agents import aider as fake_aider
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
 TURN_WAIT_S = 60.0  # a fake turn takes ~3 s; a loaded 2-core machine may take many times that
 CLAUDE_SCREEN_ANSWER = "Here is my answer."  # what the fake Claude Code shows
+SECRET = "TOP-SECRET-7f3a"
 
 
 def submit(server: MuxdTestServer, pane: str, message: str, *, wait: bool = False) -> dict:
@@ -35,6 +40,44 @@ def stored(server: MuxdTestServer, execution_id: str) -> dict:
 
 def claude_project(config: Path, cwd: Path) -> Path:
     return config / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+
+
+def test_a_fifo_as_one_agents_log_holds_up_no_other_agent(muxd_server, tmp_path):
+    server = muxd_server
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    fifo = tmp_path / "a" / "history.fifo"
+    os.mkfifo(fifo)  # nobody ever writes to it: opening it to read would wait for ever
+    stuck = start_fake_agent(server, "fifo", "aider", cwd=tmp_path / "a", env={"AIDER_CHAT_HISTORY_FILE": str(fifo)})
+    other = start_fake_agent(server, "other", "aider", cwd=tmp_path / "b",
+                             env={"AIDER_CHAT_HISTORY_FILE": str(tmp_path / "b" / "history.md")})
+    first = submit(server, stuck, "hello")
+    server.wait_for_text(stuck, f"Tokens: {fake_aider.THINK_TOKENS[0]} sent", timeout=TURN_WAIT_S)
+    # The FIFO pane's turn is over on screen: its log is read now, as the other pane's turn runs.
+    second = stored(server, submit(server, other, "hi there", wait=True)["id"])
+    assert second["status"] == "success", second
+    assert second["response"] == fake_aider.ANSWER and second["sources"]["response"] == "session_log", second
+    mine = stored(server, first["id"])
+    assert mine["status"] == "success" and mine["sources"]["response"] == "screen", mine
+    assert mine["response"] == fake_aider.ANSWER
+
+
+def test_a_link_to_a_private_file_never_becomes_a_response(muxd_server, tmp_path):
+    server = muxd_server
+    work = tmp_path / "work"
+    work.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"{SECRET}\n")
+    secret.chmod(0o600)
+    pane = start_fake_agent(server, "worker", "aider", cwd=work)
+    sent = submit(server, pane, "hello")
+    server.wait_for_text(pane, f"Waiting for {fake_aider.MODEL}", timeout=TURN_WAIT_S)
+    (work / ".aider.chat.history.md").symlink_to(secret)  # linked in as the history during the turn
+    done = stored(server, sent["id"])
+    assert SECRET not in json.dumps(done), done
+    assert done["status"] == "success" and done["response"] == fake_aider.ANSWER
+    assert done["sources"]["response"] == "screen", done
+    shown = server.cli("show", sent["id"], "--json", check=True).stdout
+    assert SECRET not in shown
 
 
 def test_a_line_nested_100000_deep_ends_the_execution_from_the_screen(muxd_server, tmp_path):

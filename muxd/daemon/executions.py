@@ -81,7 +81,7 @@ class ExecutionService:
         self.finishing: dict[str, Execution] = {}  # ended, being completed and saved
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self.logs = SessionLogs()  # the agents' own session logs, read on a thread of their own
+        self.logs = SessionLogs()  # the agents' own session logs, read on threads of their own
         # The agent session id each pane's log named last: agent_summary's session.id between turns.
         self.session_ids: dict[str, str] = {}
         register_session_id_reader(self._session_id_of)
@@ -352,8 +352,8 @@ class ExecutionService:
         # The agent's own log, its end marked now, found off the loop (it reads /proc and the file).
         # Keyed by the agent's own process: one started again from the same shell is another.
         run.agent_pid = pane.foreground_pid() or pane.pid
-        run.session_log = self.logs.thread.submit(self.logs.mark, pane.agent.agent_type, run.agent_pid,
-                                                  not submitted) if pane.agent.is_agent else None
+        run.session_log = self.logs.mark_soon(pane.id, pane.agent.agent_type, run.agent_pid,
+                                              not submitted) if pane.agent.is_agent else None
 
     def _apply(self, run: PaneRun, effects: list[Effect]) -> None:
         for effect in effects:

@@ -252,6 +252,19 @@ HISTORY_PRUNE_INTERVAL_S = 3600.0
 # Looks at /proc that found no session log for an agent process before muxd stops looking for
 # it (a CLI that keeps none; one execution looks twice, at its start and its end).
 SESSION_LOG_MISSES_MAX = 2
+# The logs are read on this many threads, one job at a time per pane: a pane whose log read
+# hangs (a file on a stuck mount) holds one thread and delays only its own executions.
+SESSION_LOG_READER_THREADS = 4
+# An ended execution waits at most this long for its pane's log (longer than SESSION_LOG_SETTLE_S
+# plus a whole bounded read); past it the screen's facts are kept, and a pane whose job has
+# waited or run that long gets no more log jobs until it is done.
+SESSION_LOG_BUDGET_S = 5.0
+# A log line longer than this, or nested deeper, is skipped like a torn one, before it is
+# decoded (a line of 100,000 brackets made the decoder raise RecursionError).
+SESSION_LOG_LINE_MAX_BYTES = 2 * 1024 * 1024
+SESSION_LOG_JSON_DEPTH_MAX = 128
+# A small JSON file a CLI keeps beside its logs (Gemini's projects.json): at most this much is read.
+SESSION_LOG_INDEX_MAX_BYTES = 1024 * 1024
 
 # ---- the task queue (seed 001; muxd/tasks, muxd/store/task_store.py, muxd/daemon/tasks.py)
 TASK_PRIORITY_MAX = 1000               # 0 is the most urgent; priorityLte is bounded by this

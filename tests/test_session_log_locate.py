@@ -1,5 +1,5 @@
 """locate(): a CLI's session log found from a real process's /proc entries: its environment,
-its cwd, its descendants, the files they hold open."""
+its cwd, its descendants, the files they hold open; never a link or a FIFO put in its place."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from muxd.executions.session_logs import agent_of_log, locate
 from muxd.executions.session_logs.locate import ProcessView, claude_log_dir, process_tree, read_process
-from muxd.testing.wait import wait_until
+from muxd.testing.wait import returns_within, wait_until
 
 SESSION = "4e3a0430-04d7-4ef4-98a3-7934c4ec3c05"
 OTHER_SESSION = "9b2f0c11-1111-4222-8333-944455556666"
@@ -170,3 +170,62 @@ def test_agent_of_log():
     assert agent_of_log("/h/.gemini/tmp/w/chats/session-2026-11-24T11-10-1b394265.jsonl") == "gemini"
     assert agent_of_log("/w/.aider.chat.history.md") == "aider"
     assert agent_of_log("/w/notes.jsonl") is None
+
+
+# ---------------------------------------------------------------- what a pane may have put there
+
+RESULT_WAIT_S = 10.0
+
+
+
+def fifo_at(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def let_readers_go(path: Path) -> None:
+    """A reader still waiting on the FIFO (the bug) gets its end of file."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+def test_links_and_fifos_are_never_the_log(tmp_path, processes):
+    work, secret = tmp_path / "work", touch(tmp_path / "secret.txt", b"TOP-SECRET\n")
+    work.mkdir()
+    (work / ".aider.chat.history.md").symlink_to(secret)
+    aider = named(tmp_path, "aider")
+    assert locate("aider", start(processes, [aider, LIFETIME], work, {"HOME": str(tmp_path)}).pid) is None
+    fifo = fifo_at(tmp_path / "logs" / "chat.md")
+    told = start(processes, [aider, LIFETIME], work, {"HOME": str(tmp_path), "AIDER_CHAT_HISTORY_FILE": str(fifo)})
+    assert returns_within(lambda: locate("aider", told.pid), timeout=RESULT_WAIT_S) is None
+    project = tmp_path / "home" / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(work))
+    real = touch(project / f"{OTHER_SESSION}.jsonl", mtime=1_000_000)
+    (project / f"{SESSION}.jsonl").symlink_to(secret)  # newer, but a link
+    claude = start(processes, [named(tmp_path, "claude"), LIFETIME], work, {"HOME": str(tmp_path / "home")})
+    assert locate("claude", claude.pid) == real
+
+
+def test_gemini_projects_file_as_a_fifo_is_not_waited_on(tmp_path, processes):
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    projects = fifo_at(home / ".gemini" / "projects.json")
+    hashed = touch(home / ".gemini" / "tmp" / hashlib.sha256(str(work).encode()).hexdigest() / "chats" /
+                   "session-2026-11-24T11-11-2c4a5b6d.jsonl")
+    process = start(processes, [named(tmp_path, "gemini"), LIFETIME], work, {"HOME": str(home)})
+    try:
+        assert returns_within(lambda: locate("gemini", process.pid), timeout=RESULT_WAIT_S) == hashed
+    finally:
+        let_readers_go(projects)
+
+
+def test_gemini_project_named_outside_its_tmp_is_ignored(tmp_path, processes):
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    touch(home / ".gemini" / "projects.json", json.dumps({"projects": {str(work): "../elsewhere"}}).encode())
+    (home / ".gemini" / "tmp").mkdir()
+    touch(home / ".gemini" / "elsewhere" / "chats" / "session-2026-11-24T11-10-1b394265.jsonl")
+    process = start(processes, [named(tmp_path, "gemini"), LIFETIME], work, {"HOME": str(home)})
+    assert locate("gemini", process.pid) is None

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from muxd.config import SESSION_LOG_JSON_DEPTH_MAX, SESSION_LOG_LINE_MAX_BYTES
 from muxd.executions.session_logs import PARSERS, TurnError, TurnFacts, aider, claude, codex, gemini
+from muxd.executions.session_logs._records import json_value
 
 DATA = Path(__file__).parent / "session_log_data"
 LOGS = {"claude": "claude.jsonl", "codex": "codex.jsonl", "gemini": "gemini.jsonl", "aider": "aider.chat.history.md"}
@@ -239,3 +241,46 @@ def test_any_slice_parses_without_raising(agent):
 @pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
 def test_lines_that_are_not_the_logs_own_are_skipped(agent):
     assert PARSERS[agent](b'\x00\xff not json\n[1, 2]\n"a"\n{"type": 5, "message": []}\n') == TurnFacts()
+
+
+DEEP_LINE = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_line_nested_too_deep_or_too_long_is_skipped_and_the_rest_kept(agent):
+    """100,000 brackets made the decoder raise RecursionError, and the execution never ended."""
+    _, data, _ = turns(agent)[0]
+    first_line = data.index(b"\n") + 1
+    object_deep = b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n"
+    long_prompt = "x" * SESSION_LOG_LINE_MAX_BYTES  # read, it would start a turn of its own
+    too_long = json.dumps({"claude": {"type": "user", "message": {"content": long_prompt}},
+                           "codex": {"type": "event_msg", "payload": {"type": "user_message", "message": long_prompt}},
+                           "gemini": {"id": "long", "type": "user", "content": long_prompt}}[agent]).encode() + b"\n"
+    hostile = data[:first_line] + DEEP_LINE + object_deep + data[first_line:] + too_long
+    assert PARSERS[agent](hostile) == PARSERS[agent](data)
+
+
+def test_nesting_inside_strings_is_not_depth():
+    brackets = "[" * (SESSION_LOG_JSON_DEPTH_MAX * 10)
+    line = json.dumps({"type": "x", "text": brackets, "quoted": '\\"[[[' + brackets}).encode()
+    assert json_value(line) == json.loads(line)
+    assert json_value(b"[" * SESSION_LOG_JSON_DEPTH_MAX + b"]" * SESSION_LOG_JSON_DEPTH_MAX) is not None
+    assert json_value(b"[" * (SESSION_LOG_JSON_DEPTH_MAX + 1) + b"]" * (SESSION_LOG_JSON_DEPTH_MAX + 1)) is None
+
+
+def test_codex_call_arguments_nested_too_deep_are_shown_as_text():
+    """A function call's arguments are JSON in a string: decoded with the same bounds."""
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = [{"type": "event_msg", "payload": {"type": "user_message", "message": "go"}},
+             {"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": "c1",
+                                                   "arguments": deep}},
+             {"type": "event_msg", "payload": {"type": "task_complete", "last_agent_message": "Done."}}]
+    facts = codex.parse_turn(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    assert facts.complete and facts.response == "Done." and facts.tool_calls == [f"shell({deep[:159]}…)"]
+
+
+def test_gemini_tool_calls_of_another_shape_are_ignored():
+    lines = [{"id": "1", "type": "user", "content": "go"},
+             {"id": "2", "type": "gemini", "content": "Done.", "toolCalls": 5}]
+    facts = gemini.parse_turn(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    assert facts.prompt == "go" and facts.response == "Done." and facts.tool_calls == []

@@ -1,10 +1,12 @@
 """Completing an ended execution: what the screen showed during it (taken at once, on the loop,
 before the screen moves on) and what needs I/O (the agent's session log, read on a thread),
-merged into the record with the source of each field. The log wins where both say something."""
+merged into the record with the source of each field. The log wins where both say something;
+a log that cannot be read within SESSION_LOG_BUDGET_S, or at all, leaves the screen's facts."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from muxd.config import SESSION_LOG_BUDGET_S
 from muxd.executions.answers import extract_answer
 from muxd.executions.record import Execution
 from muxd.daemon.session_log_finder import SessionLogs
@@ -21,6 +24,8 @@ from muxd.executions.tracker import error_of
 if TYPE_CHECKING:
     from muxd.daemon.executions import PaneRun
     from muxd.daemon.server import Daemon
+
+log = logging.getLogger(__name__)
 
 # Tools whose argument is a file they write (Claude Code's names; Codex reports edits as Edit).
 FILE_WRITING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Update", "Create"})
@@ -92,17 +97,27 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
         fields["tool_calls"] = shot.tool_calls
         fields["files_written"] = files_written(shot.tool_calls)
         sources["tool_calls"] = sources["files_written"] = "screen"
-    marked = None
-    if shot.marked_log is not None:
-        try:
-            marked = await asyncio.wrap_future(shot.marked_log)
-        except Exception:  # a log that vanished or cannot be read: the screen is the source
-            marked = None
-    facts = await asyncio.wrap_future(logs.thread.submit(logs.read, shot.agent_type, shot.pid, marked))
+    try:
+        facts = await asyncio.wait_for(_log_facts(execution.pane_id, shot, logs), SESSION_LOG_BUDGET_S)
+    except Exception as exc:  # TimeoutError: past the budget, or the pane's earlier read has not ended
+        log.warning("execution %s: pane %s's session log not read (%s); the screen's facts are kept",
+                    execution.id, execution.pane_id, str(exc) or f"not within {SESSION_LOG_BUDGET_S:.0f} s")
+        facts = None
     if facts is not None:
         _from_log(execution, facts, fields, sources)
     fields["sources"] = sources
     return msgspec.structs.replace(execution, **fields)  # type: ignore[arg-type]
+
+
+async def _log_facts(pane_id: str, shot: TurnSnapshot, logs: SessionLogs) -> TurnFacts | None:
+    """What the agent's log says of the turn, read on the pane's lane after its mark."""
+    marked = None
+    if shot.marked_log is not None:
+        try:
+            marked = await asyncio.wrap_future(shot.marked_log)
+        except Exception:  # a log that vanished or cannot be read: looked for again
+            marked = None
+    return await asyncio.wrap_future(logs.read_soon(pane_id, shot.agent_type, shot.pid, marked))
 
 
 def _from_log(execution: Execution, facts: TurnFacts, fields: dict[str, object], sources: dict[str, str]) -> None:

@@ -86,7 +86,7 @@ class ExecutionService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self.logs = SessionLogs()  # the agents' own session logs, read on a thread of their own
+        self.logs = SessionLogs()  # the agents' own session logs, read on threads of their own
         # The agent session id each pane's log named last: agent_summary's session.id between turns.
         self.session_ids: dict[str, str] = {}
         register_session_id_reader(self._session_id_of)
@@ -390,8 +390,8 @@ class ExecutionService:
         # The agent's own log, its end marked now, found off the loop (it reads /proc and the file).
         # Keyed by the agent's own process: one started again from the same shell is another.
         run.agent_pid = pane.foreground_pid() or pane.pid
-        run.session_log = self.logs.thread.submit(self.logs.mark, pane.agent.agent_type, run.agent_pid,
-                                                  not submitted) if pane.agent.is_agent else None
+        run.session_log = self.logs.mark_soon(pane.id, pane.agent.agent_type, run.agent_pid,
+                                              not submitted) if pane.agent.is_agent else None
 
     def _apply(self, run: PaneRun, effects: list[Effect]) -> None:
         for effect in effects:
@@ -447,6 +447,15 @@ class ExecutionService:
         if self.panes.get(run.pane.id) is run:
             self._apply(run, run.tracker.tick(time.time()))
 
+    async def _finalized(self, execution: Execution, snapshot: object) -> Execution:
+        """`execution` completed from the screen and the agent's log; as it ended if that fails
+        (a record left unsaved would stay `running` for ever: an execution always ends)."""
+        try:
+            return await execution_finish.finalize(execution, snapshot, self.logs)
+        except Exception:
+            log.exception("completing execution %s: saved as it ended, without its answer", execution.id)
+            return execution
+
     def _finish(self, run: PaneRun, execution: Execution) -> None:
         """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
         transcript = run.transcript.finish() if run.transcript is not None else None
@@ -460,7 +469,7 @@ class ExecutionService:
 
     async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:
         try:
-            execution = await execution_finish.finalize(execution, snapshot, self.logs)
+            execution = await self._finalized(execution, snapshot)
             self.finishing[execution.id] = execution
             if execution.session_id and execution.pane_id in self.panes:
                 self.session_ids[execution.pane_id] = execution.session_id

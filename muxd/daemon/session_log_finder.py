@@ -1,24 +1,40 @@
 """The daemon's side of the agents' session logs: which file each agent process writes, found
 from /proc once and remembered (finding it walks every process on the machine), marked when an
-execution starts and read when it ends. Every method runs on the one thread of `SessionLogs`."""
+execution starts and read when it ends. The work runs on `lanes`: one job at a time per pane
+(so a pane's mark comes before its read, and its facts are only ever touched by one thread),
+a few panes at once (so one pane's log never delays another's)."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
-from muxd.config import SESSION_LOG_MISSES_MAX, SESSION_LOG_SETTLE_S
+from muxd.config import (SESSION_LOG_BUDGET_S, SESSION_LOG_MISSES_MAX, SESSION_LOG_READER_THREADS,
+                         SESSION_LOG_SETTLE_S)
+from muxd.daemon.pane_lanes import PaneLanes
 from muxd.executions.session_logs import PARSERS, SessionLogCursor, TurnFacts, locate
+from muxd.executions.session_logs.locate import process_owner
 
 _POLL_S = 0.05  # the CLI writes a turn's last lines just after it redraws its prompt
 
 
 class SessionLogs:
     def __init__(self) -> None:
-        self.thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-logs")
+        self.lanes = PaneLanes(SESSION_LOG_READER_THREADS, SESSION_LOG_BUDGET_S, "muxd-logs")
+        # Keyed by agent pid, each only ever used from its pane's lane.
         self._paths: dict[int, Path] = {}   # agent pid -> the log it writes
         self._misses: dict[int, int] = {}   # agent pid -> looks that found none
+
+    def mark_soon(self, pane_id: str, agent_type: str | None, pid: int | None,
+                  at_end: bool = True) -> Future[SessionLogCursor | None]:
+        """`mark` on the pane's lane."""
+        return self.lanes.submit(pane_id, self.mark, agent_type, pid, at_end)
+
+    def read_soon(self, pane_id: str, agent_type: str | None, pid: int | None,
+                  marked: SessionLogCursor | None) -> Future[TurnFacts | None]:
+        """`read` on the pane's lane."""
+        return self.lanes.submit(pane_id, self.read, agent_type, pid, marked)
 
     def _find(self, agent_type: str, pid: int) -> Path | None:
         if self._misses.get(pid, 0) >= SESSION_LOG_MISSES_MAX:
@@ -38,7 +54,7 @@ class SessionLogs:
         path = self._paths.get(pid) or self._find(agent_type, pid)
         if path is None:
             return None  # not written yet: Claude Code starts its log at the first prompt
-        cursor = SessionLogCursor(path, agent_type)
+        cursor = SessionLogCursor(path, agent_type, process_owner(pid))
         if at_end:
             cursor.mark()
         return cursor
@@ -55,7 +71,7 @@ class SessionLogs:
             if path is None:
                 return None
             if cursor is None or cursor.path != path:
-                cursor = SessionLogCursor(path, agent_type)
+                cursor = SessionLogCursor(path, agent_type, process_owner(pid))
         deadline = time.monotonic() + SESSION_LOG_SETTLE_S
         while True:
             facts = cursor.read_turn()
@@ -69,4 +85,4 @@ class SessionLogs:
             self._misses.pop(pid, None)
 
     def close(self) -> None:
-        self.thread.shutdown(wait=False, cancel_futures=True)
+        self.lanes.close()

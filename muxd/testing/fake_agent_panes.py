@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
@@ -18,9 +19,14 @@ def agent_state(server: MuxdTestServer, pane: str) -> str | None:
     return next((p["agent"]["activity"]["state"] for p in panes if p["id"] == pane), None)
 
 
-def start_fake_agent(server: MuxdTestServer, name: str, agent: str = "claude") -> str:
-    """A new session `name` whose pane (also named `name`) runs a fake `agent`, once Idle; its id."""
-    pane = server.cli("new-session", "-d", "-P", "-s", name, "--name", name, "--", *FAKE_AGENT, agent,
+def start_fake_agent(server: MuxdTestServer, name: str, agent: str = "claude", *, cwd: Path | None = None,
+                     env: dict[str, str] | None = None) -> str:
+    """A new session `name` whose pane (also named `name`) runs a fake `agent`, once Idle; its id.
+    `cwd` and `env`: the pane's working directory and variables set for it (`-c`, `-e`)."""
+    options = ["-c", str(cwd)] if cwd is not None else []
+    for variable, value in (env or {}).items():
+        options += ["-e", f"{variable}={value}"]
+    pane = server.cli("new-session", "-d", "-P", "-s", name, "--name", name, *options, "--", *FAKE_AGENT, agent,
                       check=True).stdout.strip()
     wait_until(lambda: agent_state(server, pane) == "Idle", timeout=START_TIMEOUT_S, message=f"{name} idle")
     return pane

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -57,3 +58,15 @@ def wait_for_screen(read: Callable[[], str], shows: Callable[[str], object], *, 
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n--- {screen_name} ---\n{seen[0]}") from None
     return seen[0]
+
+
+def returns_within(call: Callable[[], T], *, timeout: float, message: str = "the call") -> T:
+    """`call()`'s result, run on a daemon thread, so that a call that blocks (an open() waiting on
+    a FIFO) fails the test instead of hanging it; such a thread is left behind."""
+    result: list[T] = []
+    thread = threading.Thread(target=lambda: result.append(call()), daemon=True, name="returns-within")
+    thread.start()
+    thread.join(timeout)
+    if not result:
+        raise WaitTimeout(f"{message} still blocked after {timeout}s")
+    return result[0]

@@ -1,5 +1,6 @@
-"""Pieces every session-log parser needs: whole JSONL records out of appended bytes, a tool
-call rendered as `Name(main argument)`, and the files an apply_patch text touches."""
+"""Pieces every session-log parser needs: whole JSONL records out of appended bytes (each line
+bounded in length and nesting before it is decoded), a tool call rendered as `Name(main
+argument)`, and the files an apply_patch text touches."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
+
+from muxd.config import SESSION_LOG_JSON_DEPTH_MAX, SESSION_LOG_LINE_MAX_BYTES
 
 # A tool call's argument is cut to this many characters (its first line only) for display.
 CALL_ARGUMENT_MAX_CHARS = 160
@@ -20,6 +23,11 @@ MAIN_ARGUMENT_KEYS = ("command", "cmd", "file_path", "notebook_path", "absolute_
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
 # `*** Add File: path`, `*** Update File: path`, `*** Move to: path` (apply_patch's format).
 _PATCH_TARGET = re.compile(r"^\*\*\* (?:Add File|Update File|Move to): (.+?)\s*$", re.MULTILINE)
+# A JSON string, escapes and all; one left open runs to the end (so a match never fails and
+# never backtracks: linear in the line).
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPENING = frozenset(b"[{")
 
 _decoder = msgspec.json.Decoder()
 
@@ -32,14 +40,36 @@ def jsonl_records(data: bytes) -> Iterator[dict[str, Any]]:
     if end < 0:
         return
     for line in data[:end].split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            record = _decoder.decode(line)
-        except msgspec.DecodeError:
-            continue
-        if isinstance(record, dict):
+        if line.strip() and isinstance(record := json_value(line), dict):
             yield record
+
+
+def json_value(text: bytes | str) -> Any:
+    """`text` decoded as JSON; None if it is not JSON, is longer than SESSION_LOG_LINE_MAX_BYTES
+    or nests deeper than SESSION_LOG_JSON_DEPTH_MAX (checked first: the decoder recurses)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if len(data) > SESSION_LOG_LINE_MAX_BYTES or nests_deeper(data, SESSION_LOG_JSON_DEPTH_MAX):
+        return None
+    try:
+        return _decoder.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def nests_deeper(data: bytes, depth_max: int) -> bool:
+    """Whether the JSON text `data` opens more than `depth_max` arrays or objects inside each
+    other. Brackets inside strings do not count; nearly every line has too few to look closer."""
+    if data.count(b"[") + data.count(b"{") <= depth_max:
+        return False
+    depth = 0
+    for byte in _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS):
+        if byte in _OPENING:
+            depth += 1
+            if depth > depth_max:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 def mapping(value: object) -> Mapping[str, Any]:

@@ -30,8 +30,8 @@ from typing import Any
 import msgspec
 
 from muxd.detectors._agent_cli import error_kind
-from muxd.executions.session_logs._records import (jsonl_records, joined, mapping, patch_paths, render_call,
-                                                   text_of, unique)
+from muxd.executions.session_logs._records import (json_value, jsonl_records, joined, mapping, patch_paths,
+                                                   render_call, text_of, unique)
 from muxd.executions.session_logs.facts import TokenTally, TurnError, TurnFacts, count
 
 PATCH_TOOL = "apply_patch"
@@ -132,10 +132,8 @@ def _patch_call(patch: str) -> str:
 def _arguments(raw: object) -> Mapping[str, Any]:
     """A function call's arguments: a JSON object in a string (or already decoded)."""
     if isinstance(raw, str):
-        try:
-            return mapping(msgspec.json.decode(raw))
-        except msgspec.DecodeError:
-            return {"input": raw}
+        value = json_value(raw)
+        return mapping(value) if value is not None else {"input": raw}
     return mapping(raw)
 
 

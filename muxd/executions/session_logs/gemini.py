@@ -81,7 +81,8 @@ def _facts(prompt: str | None, turn: list[Mapping[str, Any]], session_id: str | 
         if isinstance(tokens, dict):
             # Gemini counts thoughts apart from the output, and tool-use prompt tokens apart from the input.
             tally.add(_sum(tokens, "input", "tool"), _sum(tokens, "output", "thoughts"), count(tokens.get("cached")))
-        for call in message.get("toolCalls") or []:
+        tool_calls = message.get("toolCalls")
+        for call in tool_calls if isinstance(tool_calls, list) else []:
             call = mapping(call)
             name, args = str(call.get("name") or "?"), mapping(call.get("args"))
             calls.append(render_call(name, args))

@@ -1,17 +1,26 @@
 """Where the agent running in a pane keeps its session log, found from `/proc`: the pane's
 process and its descendants (the CLI may be a node wrapper's child, or a shell's), their
 environment (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME), working directory,
-arguments and open files. Linux only; a process that is gone or not ours gives None."""
+arguments and open files. Linux only; a process that is gone or not ours gives None.
+
+Only regular files are candidates (never a link, a FIFO or a device: the pane may have put
+one where its CLI's log goes), and the files looked into to choose (a rollout's first line,
+Gemini's projects.json) are opened as the logs are (see _open.py)."""
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
-import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from muxd.config import SESSION_LOG_INDEX_MAX_BYTES
+from muxd.executions.session_logs._open import read_head
+from muxd.executions.session_logs._records import json_value, mapping
 
 PROC = Path("/proc")
 # At most this many processes of a pane's tree are looked at (a CLI, its wrapper, its helpers).
@@ -35,6 +44,11 @@ _OPEN_LOG = {
     "aider": re.compile(r"\.aider\.chat\.history\.md$"),
 }
 AGENT_TYPES = tuple(_OPEN_LOG)
+# Path components of each CLI's own layout below its home, the log's name included:
+# `projects/<slug>/<id>.jsonl`, `sessions/YYYY/MM/DD/rollout-….jsonl`,
+# `tmp/<project>/chats/session-….jsonl`, `.aider.chat.history.md`. No link is followed there.
+LAYOUT_PARTS = {"claude": 3, "codex": 5, "gemini": 4, "aider": 1}
+GEMINI_PROJECTS_PARTS = 1  # `projects.json`, right in the Gemini home
 
 
 def agent_of_log(path: Path | str) -> str | None:
@@ -47,6 +61,7 @@ class ProcessView:
     """What `/proc` tells about one process; empty fields where it would not tell."""
 
     pid: int
+    uid: int = field(default_factory=os.getuid)  # the user it runs as
     argv: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
@@ -65,7 +80,7 @@ def locate(agent_type: str | None, pid: int | None) -> Path | None:
     held = _unique_paths(f for v in views for f in v.open_files if _OPEN_LOG[agent_type].search(f))
     if agent_type == "codex" and len(held) > 1:
         # One app-server may write the rollouts of several Codex sessions: keep this cwd's.
-        held = [p for p in held if rollout_cwd(p) == agent.cwd] or held
+        held = [p for p in held if rollout_cwd(p, agent.uid) == agent.cwd] or held
     if held:  # the file the CLI is writing: no guessing
         return _newest(held)
     return _FINDERS[agent_type](agent)
@@ -105,8 +120,8 @@ def read_process(pid: int) -> ProcessView | None:
         argv = [a.decode("utf-8", "replace") for a in (base / "cmdline").read_bytes().split(b"\0") if a]
     except OSError:
         return None
-    return ProcessView(pid=pid, argv=argv, env=_environ(base), cwd=_readlink(base / "cwd"),
-                       open_files=_open_files(base))
+    return ProcessView(pid=pid, uid=process_owner(pid), argv=argv, env=_environ(base),
+                       cwd=_readlink(base / "cwd"), open_files=_open_files(base))
 
 
 def _environ(base: Path) -> dict[str, str]:
@@ -116,6 +131,15 @@ def _environ(base: Path) -> dict[str, str]:
         return {}
     pairs = (item.decode("utf-8", "replace").partition("=") for item in raw.split(b"\0") if b"=" in item)
     return {key: value for key, _, value in pairs}
+
+
+def process_owner(pid: int) -> int:
+    """The user a process runs as: the owner its session log must have (muxd's own user for a
+    process gone, which muxd started)."""
+    try:
+        return os.stat(PROC / str(pid)).st_uid
+    except OSError:
+        return os.getuid()
 
 
 def _readlink(path: Path) -> str | None:
@@ -147,16 +171,18 @@ def _unique_paths(paths: Iterable[str]) -> list[Path]:
 
 
 def _newest(paths: Iterable[Path]) -> Path | None:
-    """The most recently modified of `paths` that still exist."""
+    """The most recently modified of `paths` that are regular files."""
     found = [(mtime, str(p), p) for p in paths if (mtime := _mtime(p)) is not None]
     return max(found)[2] if found else None
 
 
 def _mtime(path: Path) -> float | None:
+    """When the regular file at `path` was modified; None for a link, a FIFO, or nothing there."""
     try:
-        return path.stat().st_mtime
+        info = path.lstat()
     except OSError:
         return None
+    return info.st_mtime if stat.S_ISREG(info.st_mode) else None
 
 
 def _home(view: ProcessView) -> Path | None:
@@ -198,7 +224,7 @@ def _codex(view: ProcessView) -> Path | None:
         if len(rollouts) >= ROLLOUT_CANDIDATES_MAX:
             break
     by_age = sorted(rollouts, key=lambda p: _mtime(p) or 0.0, reverse=True)[:ROLLOUT_CANDIDATES_MAX]
-    return next((p for p in by_age if rollout_cwd(p) == view.cwd), None)
+    return next((p for p in by_age if rollout_cwd(p, view.uid) == view.cwd), None)
 
 
 def _days_newest_first(sessions: Path) -> Iterator[Path]:
@@ -208,20 +234,11 @@ def _days_newest_first(sessions: Path) -> Iterator[Path]:
             yield from sorted(_subdirs(month), reverse=True)
 
 
-def rollout_cwd(path: Path) -> str | None:
+def rollout_cwd(path: Path, owner_uid: int) -> str | None:
     """The cwd a rollout's session_meta names (read from the file's first ROLLOUT_HEAD_BYTES)."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(ROLLOUT_HEAD_BYTES)
-    except OSError:
-        return None
-    found = _ROLLOUT_CWD.search(head.split(b"\n", 1)[0])
-    if not found:
-        return None
-    try:
-        value = json.loads(found.group(1))
-    except ValueError:
-        return None
+    head = read_head(path, ROLLOUT_HEAD_BYTES, owner_uid=owner_uid, layout_parts=LAYOUT_PARTS["codex"])
+    found = _ROLLOUT_CWD.search(head.split(b"\n", 1)[0]) if head else None
+    value = json_value(found.group(1)) if found else None
     return value if isinstance(value, str) else None
 
 
@@ -233,12 +250,11 @@ def _gemini(view: ProcessView) -> Path | None:
         return None
     base = home / ".gemini"
     names = [hashlib.sha256(view.cwd.encode()).hexdigest()]
-    try:
-        projects = json.loads((base / "projects.json").read_text()).get("projects", {})
-        if isinstance(projects.get(view.cwd), str):
-            names.insert(0, projects[view.cwd])
-    except (OSError, ValueError, AttributeError):
-        pass
+    index = read_head(base / "projects.json", SESSION_LOG_INDEX_MAX_BYTES, owner_uid=view.uid,
+                      layout_parts=GEMINI_PROJECTS_PARTS)
+    named = mapping(mapping(json_value(index) if index else None).get("projects")).get(view.cwd)
+    if isinstance(named, str) and named not in ("", ".", "..") and "/" not in named:
+        names.insert(0, named)  # one directory's name, never a way out of tmp/
     for name in names:
         if found := _newest(_glob(base / "tmp" / name / "chats", "session-*.jsonl")):
             return found
@@ -252,12 +268,12 @@ def _aider(view: ProcessView) -> Path | None:
     named = _option(view.argv, "--chat-history-file") or view.env.get("AIDER_CHAT_HISTORY_FILE")
     if named:
         path = Path(os.path.normpath(os.path.join(view.cwd, named)))
-        return path if path.exists() else None
+        return path if _mtime(path) is not None else None
     places = [Path(view.cwd)]
     git_root = next((d for d in [Path(view.cwd), *Path(view.cwd).parents] if (d / ".git").exists()), None)
     if git_root is not None:
         places.append(git_root)
-    return _newest([p / AIDER_HISTORY_NAME for p in places if (p / AIDER_HISTORY_NAME).exists()])
+    return _newest(p / AIDER_HISTORY_NAME for p in places)
 
 
 def _option(argv: list[str], name: str) -> str | None:
@@ -274,14 +290,19 @@ _FINDERS: dict[str, Callable[[ProcessView], Path | None]] = {
 
 
 def _glob(directory: Path, pattern: str) -> list[Path]:
+    """The regular files in `directory` whose names match `pattern` (links left out)."""
     try:
-        return [p for p in directory.glob(pattern) if p.is_file()]
+        with os.scandir(directory) as entries:
+            return [Path(e.path) for e in entries if fnmatch.fnmatchcase(e.name, pattern)
+                    and e.is_file(follow_symlinks=False)]
     except OSError:
         return []
 
 
 def _subdirs(directory: Path) -> list[Path]:
+    """The directories in `directory` (links left out)."""
     try:
-        return [p for p in directory.iterdir() if p.is_dir()]
+        with os.scandir(directory) as entries:
+            return [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []

@@ -1,9 +1,13 @@
 """A fake Aider 0.86, printing as its line UI does (no redraws): the banner, a rule, the files
 in the chat and the `> ` prompt (echoing what is typed), the bouncing `░█ Waiting for <model>`
 bar rewritten in place, the reply streamed in, `Tokens: N sent, M received.`, and yes/no
-questions such as `Create new file? (Y)es/(N)o [Yes]:`."""
+questions such as `Create new file? (Y)es/(N)o [Yes]:`. With `$AIDER_CHAT_HISTORY_FILE` set it
+also keeps Aider's chat history there (the prompt when it is taken, the answer and its
+`Tokens:` line before the prompt comes back), for the history's session-log tests."""
 
 from __future__ import annotations
+
+import os
 
 from muxd.testing.fake_agents._layout import wrap
 from muxd.testing.fake_agents._terminal import FRAME_INTERVAL_S, Terminal
@@ -22,6 +26,7 @@ SHORT_THINK_S = 0.6
 BAR_WIDTH = 10
 BAR_POSITIONS = list(range(BAR_WIDTH - 2)) + list(range(BAR_WIDTH - 2, 0, -1))
 APPROVE_ANSWERS = frozenset({"", "y", "yes"})
+HISTORY_ENV = "AIDER_CHAT_HISTORY_FILE"  # where the real Aider writes its chat history when set
 
 
 def waiting_bar(number: int) -> str:
@@ -64,6 +69,20 @@ class FakeAider:
         self.terminal.tick(ANSWER_S, step)
         self.terminal.write(text[written[0]:].replace("\n", "\r\n"))
 
+    def history(self, text: str) -> None:
+        """Append `text` to the chat history, if one is named (as Aider: opened for each write)."""
+        path = os.environ.get(HISTORY_ENV)
+        if not path:
+            return
+        try:  # never waiting: a FIFO that nobody reads is skipped (the real Aider would hang)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        except OSError:
+            return
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
     def tokens(self, sent: int, received: int) -> None:
         """End the reply's last row; two blank rows, then the turn's token report."""
         self.line("\r\n\r\n" + f"Tokens: {sent} sent, {received} received.")
@@ -74,12 +93,16 @@ class FakeAider:
         for text in ("Aider v0.86.2", f"Model: {MODEL} with whole edit format", "Git repo: none",
                      "Repo-map: disabled", f"Added {CHAT_FILE} to the chat."):
             self.line(text)
+        self.history("\n# aider chat started\n\n" + "".join(f"> {text}  \n" for text in (
+            "Aider v0.86.2", f"Model: {MODEL} with whole edit format")) + "\n")
         self.prompt()
 
     def think(self, prompt: str) -> None:
+        self.history(f"#### {prompt}  \n\n")
         self.wait(THINK_S)
         self.stream(ANSWER)
         self.tokens(*THINK_TOKENS)
+        self.history(f"{ANSWER}\n\n> Tokens: {THINK_TOKENS[0]} sent, {THINK_TOKENS[1]} received.  \n\n")
         self.prompt()
 
     def tool(self, prompt: str) -> None:

@@ -1,0 +1,67 @@
+"""finalize(): an ended execution waits at most SESSION_LOG_BUDGET_S for its pane's session log;
+a pane whose log read hangs (a file on a hung mount) ends its executions with what the screen
+showed, and another pane's log is read meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from muxd.daemon import execution_finish
+from muxd.daemon.execution_finish import TurnSnapshot
+from muxd.daemon.session_log_finder import SessionLogs
+from muxd.executions.record import Execution, new_execution_id
+from muxd.executions.session_logs import SessionLogCursor
+
+BUDGET_S = 0.5
+ANSWER = "Sure! Here is a slowly streamed answer."
+SCREEN = ["> hello", "", ANSWER, "", "Tokens: 732 sent, 49 received.", "─" * 80, "notes.txt", "> "]
+
+
+@pytest.fixture
+def logs(monkeypatch) -> Iterator[SessionLogs]:
+    monkeypatch.setattr(execution_finish, "SESSION_LOG_BUDGET_S", BUDGET_S)
+    logs = SessionLogs()
+    yield logs
+    logs.close()
+
+
+def ended(pane_id: str) -> Execution:
+    now = time.time()
+    return Execution(id=new_execution_id(), pane_id=pane_id, pane_key=f"r/{pane_id}", agent_name=pane_id,
+                     agent_type="aider", status="success", started_at=now - 3, completed_at=now, message="hello")
+
+
+def test_a_hung_log_read_ends_the_execution_from_the_screen_within_the_budget(logs, tmp_path):
+    released = threading.Event()
+    try:
+        logs.lanes.submit("%1", released.wait)  # the pane's earlier log job, stuck
+        since = time.monotonic()
+        done = asyncio.run(execution_finish.finalize(ended("%1"), TurnSnapshot(lines=SCREEN, agent_type="aider",
+                                                                                 pid=os.getpid()), logs))
+        assert time.monotonic() - since < BUDGET_S * 10
+        assert done.response == ANSWER and done.sources["response"] == "screen"
+    finally:
+        released.set()
+
+
+def test_another_panes_log_is_read_while_one_hangs(logs, tmp_path):
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text(f"#### hello  \n\n{ANSWER} (from the log)\n\n> Tokens: 732 sent, 49 received.  \n\n")
+    released = threading.Event()
+
+    async def finish_other() -> Execution:
+        marked = logs.lanes.submit("%2", lambda: SessionLogCursor(history, "aider"))
+        return await execution_finish.finalize(ended("%2"), TurnSnapshot(lines=SCREEN, agent_type="aider",
+                                                                          pid=os.getpid(), marked_log=marked), logs)
+    try:
+        logs.lanes.submit("%1", released.wait)
+        done = asyncio.run(finish_other())
+        assert done.response == f"{ANSWER} (from the log)" and done.sources["response"] == "session_log"
+    finally:
+        released.set()

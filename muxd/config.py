@@ -229,6 +229,11 @@ EXECUTION_TURN_UNSEEN_S = 3.0
 # loaded machine, is not done yet): looked for again this often, up to this long.
 EXECUTION_TURN_RECHECK_S = 0.5
 EXECUTION_TURN_UNSHOWN_S = 15.0
+# ...and while its text stays in the agent's input box (an Enter the CLI took as part of the
+# typing: Codex does when the text reaches it late), Enter is pressed again, at most this many
+# times this far apart; a prompt still there after EXECUTION_TURN_UNSHOWN_S was never taken.
+EXECUTION_RESUBMITS_MAX = 3
+EXECUTION_RESUBMIT_GAP_S = 1.5
 # Prompts that may wait for one pane; more is refused (conflict).
 EXECUTION_QUEUE_MAX = 100
 # A prompt's own time limit (send_task timeout_s / muxd submit --timeout): default and bounds.

@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 
 from muxd.config import (
-    EXECUTION_IDLE_SETTLE_S, EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
+    EXECUTION_IDLE_SETTLE_S, EXECUTION_RESUBMIT_GAP_S, EXECUTION_RESUBMITS_MAX, EXECUTION_TURN_RECHECK_S,
+    EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
 )
 from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState
 from muxd.errors import Conflict
 from muxd.executions.record import Execution, new_execution_id
-from muxd.executions.tracker import Deliver, ExecutionTracker, Finish, Interrupt, Save
+from muxd.executions.tracker import Deliver, ExecutionTracker, Finish, Interrupt, Resubmit, Save
 
 
 def state(activity: str, *, tokens: int | None = None, error: AgentError | None = None,
@@ -215,6 +216,37 @@ def test_an_unseen_turn_never_shown_ends_after_the_longer_wait():
     tracker.submit(prompt(), 0.0)
     assert tracker.tick(EXECUTION_TURN_UNSHOWN_S - 0.1) == []
     assert only(tracker.tick(EXECUTION_TURN_UNSHOWN_S), Finish).execution.status == "success"
+
+
+def test_a_prompt_left_in_the_input_box_gets_enter_again_then_runs():
+    # Codex took the Enter as part of the typing (the text reached it late): the box holds it.
+    tracker = idle_tracker()
+    waiting = [True]
+    tracker.prompt_waiting = lambda execution: waiting[0]
+    tracker.turn_shown = lambda execution: pytest.fail("the box holds the prompt: no echo to look for")
+    tracker.submit(prompt("please answer"), 0.0)
+    assert only(tracker.tick(EXECUTION_TURN_UNSEEN_S), Resubmit).execution.message == "please answer"
+    now = EXECUTION_TURN_UNSEEN_S + EXECUTION_TURN_RECHECK_S
+    assert tracker.due() == now and tracker.tick(now) == []  # not again at once
+    waiting[0] = False
+    tracker.state_changed(state("Thinking"), now + 0.1)  # the second Enter went through
+    tracker.state_changed(state("Idle"), now + 2)
+    assert only(tracker.tick(now + 2 + EXECUTION_IDLE_SETTLE_S), Finish).execution.status == "success"
+
+
+def test_a_prompt_that_stays_in_the_input_box_fails_as_never_taken():
+    tracker = idle_tracker()
+    tracker.prompt_waiting = lambda execution: True
+    tracker.submit(prompt("please answer"), 0.0)
+    presses, now = 0, EXECUTION_TURN_UNSEEN_S
+    while now < EXECUTION_TURN_UNSHOWN_S:
+        presses += sum(isinstance(e, Resubmit) for e in tracker.tick(now))
+        assert tracker.running is not None
+        now = tracker.due()
+    assert presses == EXECUTION_RESUBMITS_MAX and EXECUTION_RESUBMITS_MAX * EXECUTION_RESUBMIT_GAP_S < 15
+    ended = only(tracker.tick(now), Finish).execution
+    assert ended.status == "failed" and ended.error.type == "prompt_not_taken"
+    assert "never submitted" in ended.error.message
 
 
 def test_a_turn_seen_busy_ends_without_looking_at_the_screen():

@@ -193,3 +193,28 @@ async def _slow_to_take_the_prompt(server: MuxdTestServer) -> None:
 
 def test_an_agent_slow_to_take_the_prompt_is_waited_for(muxd_server):
     asyncio.run(_slow_to_take_the_prompt(muxd_server))
+
+
+async def _enter_taken_as_typing(server: MuxdTestServer) -> None:
+    from muxd.testing.fake_agent_panes import FAKE_AGENT, agent_state
+    from muxd.testing.wait import wait_until
+
+    for name, swallowed in (("once", 1), ("always", 99)):
+        pane = server.cli("new-session", "-d", "-P", "-s", name, "--name", name, "-e",
+                          f"FAKE_AGENT_SWALLOW_ENTERS={swallowed}", "--", *FAKE_AGENT, "aider", check=True).stdout.strip()
+        wait_until(lambda: agent_state(server, pane) == "Idle", timeout=20, message=f"{name} idle")
+    async with mcp_session(server) as session:
+        # The agent took the first Enter as part of the typing: the prompt sat in its input box.
+        # muxd presses Enter again and the turn runs (it ended `success` with no answer).
+        once = (await call_ok(session, "send_task", pane_id="once", message="please answer", wait=True,
+                              wait_timeout_s=40))["execution"]
+        assert once["status"] == "success" and once["response"], once
+        # One that never takes it: failed as never taken, not a success with no turn behind it.
+        never = (await call_ok(session, "send_task", pane_id="always", message="please answer", wait=True,
+                               wait_timeout_s=40))["execution"]
+        assert never["status"] == "failed" and never["error"]["type"] == "prompt_not_taken", never
+        assert "never submitted" in never["error"]["message"]
+
+
+def test_a_prompt_left_in_the_input_box_is_sent_again_or_fails_as_never_taken(muxd_server):
+    asyncio.run(_enter_taken_as_typing(muxd_server))

@@ -33,7 +33,9 @@ from muxd.errors import Conflict, NotFound, StoreUnavailable
 from muxd.executions.prompt_marks import PromptMarkScanner
 from muxd.executions.session_logs import SessionLogCursor
 from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
-from muxd.executions.tracker import Deliver, Effect, ExecutionTracker, Finish, Interrupt, Save, error_of, exit_error
+from muxd.executions.tracker import (
+    Deliver, Effect, ExecutionTracker, Finish, Interrupt, Resubmit, Save, error_of, exit_error,
+)
 from muxd.executions.transcript import TranscriptBuffer
 from muxd.store.execution_store import ExecutionStore, Scope, Transcript
 from muxd.store.retention import Retention
@@ -135,6 +137,7 @@ class ExecutionService:
             return  # recording is off (MUXD_HISTORY=0): no pane is followed
         run = PaneRun(pane, ExecutionTracker(pane.id))
         run.tracker.turn_shown = functools.partial(self._turn_shown, run)
+        run.tracker.prompt_waiting = functools.partial(self._prompt_waiting, run)
         self.panes[pane.id] = run
         pane.output_taps.append(functools.partial(self._output, run))
         if program is not None:
@@ -399,6 +402,11 @@ class ExecutionService:
                 self._begin(run)
                 self._deliver(run.pane, effect.execution.message or "")
                 self._save(effect.execution)
+            elif isinstance(effect, Resubmit):
+                if not run.pane.exited:
+                    log.info("execution %s: its prompt is still in %s's input box: Enter again",
+                             effect.execution.id, run.pane.id)
+                    run.pane.send(b"\r")
             elif isinstance(effect, Interrupt):
                 if not run.pane.exited:
                     run.pane.send(INTERRUPT_KEYS.get(run.pane.agent.agent_type or "", CTRL_C))
@@ -430,6 +438,16 @@ class ExecutionService:
             return True
         # Its first line: how CLIs echo a message of several paragraphs varies more than that.
         return turn_start(agent_type, execution_finish.turn_rows(run), first_line) is not None
+
+    def _prompt_waiting(self, run: PaneRun, execution: Execution) -> bool:
+        """Whether the agent's input box holds `execution`'s prompt now (its words, or its first
+        line's: a box shows a long prompt wrapped, a pasted one cut), i.e. it was not submitted."""
+        detection = self.daemon.detections.get(run.pane.id)
+        draft = detection.runner.draft if detection is not None else None
+        if not draft or not execution.message:
+            return False
+        return _words(draft) == _words(execution.message) or (
+            _words(draft.split("\n", 1)[0]) == _words(execution.message.strip().split("\n", 1)[0]))
 
     def _schedule(self, run: PaneRun) -> None:
         due = run.tracker.due()
@@ -502,6 +520,10 @@ class ExecutionService:
         for future in self._waiters.pop(execution.id, []):
             if not future.done():
                 future.set_result(execution)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def visible(execution: Execution, scope: Scope) -> bool:

@@ -105,6 +105,9 @@ class DetectorRunner:
         # The text a person typed at the agent's prompt, kept out of AgentState so that
         # keystrokes publish nothing (see take_typed_input).
         self.typed_input: str | None = None
+        # What the agent's input box holds on the last frame read, at its prompt (None: empty, or
+        # not at its prompt): a prompt muxd typed that is still there was not submitted.
+        self.draft: str | None = None
         self._at_prompt = False  # the last frame read showed the agent at its prompt
 
     def run(self, ctx: ScreenContext, *, settled: bool = False) -> AgentState | None:
@@ -128,6 +131,7 @@ class DetectorRunner:
         self._at_prompt = detection.state in AT_PROMPT_STATES
         if detection.agent_type not in (None, self.state.agent_type):
             self.typed_input = None  # another program now: what was typed at the last one is moot
+        self.draft = detection.input_text if self._at_prompt else None
         if self._at_prompt and detection.input_text:
             self.typed_input = detection.input_text
         self._count_tools(detection)

@@ -11,7 +11,8 @@ execution runs) waits in order as `pending` and is delivered when the agent is n
 prompt. An agent turn ends when the agent is back at its prompt and stays there for
 IDLE_SETTLE_S (after having been seen busy, or TURN_UNSEEN_S after delivery for a turn too
 short to be seen, once `turn_shown` says the screen shows it); a turn that ends showing an API
-error is `failed`.
+error is `failed`. A prompt never seen busy whose text stays in the agent's input box
+(`prompt_waiting`) gets Enter again, a few times, and fails as `prompt_not_taken` if it stays.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from dataclasses import dataclass, field
 import msgspec
 
 from muxd.config import (
-    EXECUTION_IDLE_SETTLE_S, EXECUTION_QUEUE_MAX, EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S,
-    EXECUTION_TURN_UNSHOWN_S,
+    EXECUTION_IDLE_SETTLE_S, EXECUTION_QUEUE_MAX, EXECUTION_RESUBMIT_GAP_S, EXECUTION_RESUBMITS_MAX,
+    EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
 )
 from muxd.detectors.state import AT_PROMPT_STATES, BUSY_STATES, AgentError, AgentState
 from muxd.errors import Conflict
@@ -40,6 +41,14 @@ MID_TURN_STATES = BUSY_STATES | {"AwaitingConfirmation"}
 @dataclass(frozen=True)
 class Deliver:
     """Type `execution.message` at the agent's prompt and submit it; the record is `running`."""
+
+    execution: Execution
+
+
+@dataclass(frozen=True)
+class Resubmit:
+    """Press Enter again: the agent's input box still holds the delivered prompt, unsent (a CLI
+    that took the Enter as part of the typing, as Codex does when the text reaches it late)."""
 
     execution: Execution
 
@@ -65,7 +74,7 @@ class Finish:
     execution: Execution
 
 
-Effect = Deliver | Interrupt | Save | Finish
+Effect = Deliver | Resubmit | Interrupt | Save | Finish
 
 
 def error_of(error_type: str, message: str) -> ExecutionError:
@@ -92,6 +101,8 @@ class _Turn:
     cost_start: float | None = None
     cost_end: float | None = None
     recheck_at: float | None = None  # an unseen turn not on the screen yet: look again then
+    resubmits: int = 0               # Enters sent again for a prompt left in the input box
+    resubmitted_at: float = 0.0
 
 
 @dataclass
@@ -100,6 +111,9 @@ class ExecutionTracker:
     # Whether the screen shows the running prompt's turn (its echo): the daemon reads it. An
     # agent never seen busy is done only once it is, or after EXECUTION_TURN_UNSHOWN_S.
     turn_shown: Callable[[Execution], bool] | None = None
+    # Whether the agent's input box still holds the running prompt's text (the daemon reads the
+    # detector's draft): a turn never seen busy whose text is still there was never submitted.
+    prompt_waiting: Callable[[Execution], bool] | None = None
     state: AgentState = field(default_factory=AgentState)
     running: Execution | None = None
     queue: deque[Execution] = field(default_factory=deque)
@@ -263,6 +277,8 @@ class ExecutionTracker:
         unseen_long_enough = now - turn.delivered_at >= EXECUTION_TURN_UNSEEN_S
         if not settled or not (turn.seen_busy or unseen_long_enough):
             return []
+        if not turn.seen_busy and self.prompt_waiting is not None and self.prompt_waiting(running):
+            return self._unsent(running, turn, now)
         if not turn.seen_busy and not self._shown(running, turn, now):
             turn.recheck_at = now + EXECUTION_TURN_RECHECK_S
             return []
@@ -272,6 +288,21 @@ class ExecutionTracker:
         else:
             effects = self._end("success", now, None)
         return effects + self._next(now)
+
+    def _unsent(self, running: Execution, turn: _Turn, now: float) -> list[Effect]:
+        """The prompt sits in the agent's input box, not submitted: Enter again, a few times, then
+        the execution fails as never taken (it is no success: the agent never saw it)."""
+        turn.recheck_at = now + EXECUTION_TURN_RECHECK_S
+        if now - turn.delivered_at >= EXECUTION_TURN_UNSHOWN_S:
+            effects = self._end("failed", now, error_of(
+                "prompt_not_taken", f"the agent's input box still held the prompt {EXECUTION_TURN_UNSHOWN_S:g}s "
+                f"after it was typed and Enter was pressed {turn.resubmits + 1} times: never submitted"))
+            return effects + self._next(now)
+        if turn.resubmits >= EXECUTION_RESUBMITS_MAX or now - turn.resubmitted_at < EXECUTION_RESUBMIT_GAP_S:
+            return []
+        turn.resubmits += 1
+        turn.resubmitted_at = now
+        return [Resubmit(running)]
 
     def _shown(self, running: Execution, turn: _Turn, now: float) -> bool:
         """Whether a turn never seen busy has happened on screen (or been waited for long enough)."""

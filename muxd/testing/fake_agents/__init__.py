@@ -13,7 +13,9 @@ Each reads one command per line, with the pty's echo off (the agent draws its ow
 - any other text is a prompt answered like `think`; an empty line does nothing.
 
 `$FAKE_AGENT_INPUT_DELAY_S` makes it take each line that long after it arrives, drawing nothing
-meanwhile: a CLI slow to take a prompt on a loaded machine.
+meanwhile: a CLI slow to take a prompt on a loaded machine. `$FAKE_AGENT_SWALLOW_ENTERS=N` makes
+it take the first N Enters after typed text as part of the typing (the text stays in its input
+box), as Codex does with an Enter that reaches it in the same read as the text.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def run(agent: FakeAgent, terminal: Terminal) -> None:
     """Start `agent`, then obey commands until `quit` (or the end of input)."""
     agent.start()
     delay = float(os.environ.get("FAKE_AGENT_INPUT_DELAY_S") or 0)
+    terminal.enters_to_swallow = int(os.environ.get("FAKE_AGENT_SWALLOW_ENTERS") or 0)
     while True:
         command = terminal.read_line(echo=agent.echoes_input)
         time.sleep(delay)

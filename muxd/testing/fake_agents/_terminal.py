@@ -28,6 +28,7 @@ class Terminal:
     """Standard input and output, which the pane's pty is."""
 
     fd_in = 0
+    enters_to_swallow = 0  # Enters after typed text taken as part of the typing (read_line)
 
     @property
     def columns(self) -> int:
@@ -80,6 +81,9 @@ class Terminal:
             if not byte:
                 return "quit"
             if byte in _ENTER:
+                if text and self.enters_to_swallow > 0:  # as Codex takes an Enter inside a paste burst
+                    self.enters_to_swallow -= 1
+                    continue
                 if echo:
                     self.write("\r\n")
                 return text.strip()

@@ -50,14 +50,13 @@ def run_attach(args: argparse.Namespace, target: str | None) -> int:
     ("[exited]"). The one place the CLI runs an event loop for a terminal."""
     import asyncio
 
+    from muxd.cli.main import chosen_token
     from muxd.client.attach import attach
-    from muxd.client.token import cli_token
 
-    # The token the command's own connection presented (its --token warning is said already): an
+    # The token the command's own connection presented (which said the --token warning): an
     # attached terminal types keys and runs prefix commands, so it is held to the same tier.
-    token = cli_token(getattr(args, "cli_token", None), file=getattr(args, "cli_token_file", None))
     reason = asyncio.run(attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args),
-                                token=token))
+                                token=chosen_token(args, warn=False)))
     print_line(f"[{reason}]")
     sys.stdout.flush()
     return 0

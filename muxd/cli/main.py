@@ -201,14 +201,14 @@ def connect_cli(args: argparse.Namespace, *, start: bool) -> Any:
                    token=chosen_token(args), client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli")
 
 
-def chosen_token(args: argparse.Namespace) -> str | None:
+def chosen_token(args: argparse.Namespace, *, warn: bool = True) -> str | None:
     """The token the CLI presents, as --token-file, --token and $MUXD_CLI_TOKEN say
-    (client/token.py), for every front end of the CLI (`muxd tmux …` too); a secret given in
-    the command line is warned about."""
+    (client/token.py), for every front end of the CLI (`muxd tmux …`, attach too); a secret
+    given in the command line is warned about (once: `warn=False` where it was already)."""
     from muxd.client.token import ENV_CLI_TOKEN, argv_token_warning, cli_token
 
     given, file = getattr(args, "cli_token", None), getattr(args, "cli_token_file", None)
-    if given:
+    if given and warn:
         print(f"muxd: {argv_token_warning(ENV_CLI_TOKEN)}", file=sys.stderr)
     return cli_token(given, file=file)
 

@@ -365,7 +365,7 @@ class ExecutionService:
         loop = asyncio.get_running_loop()
         futures = []
         for execution_id in execution_ids:
-            if self.live(execution_id) is None or (self.backlog is not None and execution_id in self.backlog):
+            if execution_id not in self.finishing and self._active_record(execution_id) is None:
                 if any_one:
                     return True
                 continue  # ended already (or unknown: the caller checked)

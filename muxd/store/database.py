@@ -28,7 +28,7 @@ from muxd.config import DB_BUSY_TIMEOUT_S, DB_DIR_MODE, DB_FILE_MODE, DB_OPEN_CH
 from muxd.errors import Internal, StoreUnavailable
 from muxd.store.location import MEMORY
 from muxd.store.schema import MIGRATIONS
-from muxd.store.sqlite_errors import DAMAGED, failure_kind, is_damage, unavailable
+from muxd.store.sqlite_errors import DAMAGED, failure_kind, is_damage, one_line, unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -45,14 +45,11 @@ def damage_notice(path: str, found: str, *, serving: bool) -> str:
             f"files) or restore it from a backup, then {then}")
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
 
 def refusal(exc: sqlite3.Error, path: str, doing: str) -> StoreUnavailable:
     """What stops a start on `path` when `exc` met `doing`: damage says what to do about it."""
     if failure_kind(exc)[0] == DAMAGED:
-        return StoreUnavailable(damage_notice(path, _one_line(exc), serving=False), reason=DAMAGED,
+        return StoreUnavailable(damage_notice(path, one_line(exc), serving=False), reason=DAMAGED,
                                 path=path)
     return unavailable(exc, doing)
 
@@ -180,7 +177,7 @@ class Database:
             return
         if self.problem is None:
             found = exc.detail.get("found") if isinstance(exc, StoreUnavailable) else None
-            self.problem = damage_notice(self.path, found or _one_line(exc), serving=True)
+            self.problem = damage_notice(self.path, found or one_line(exc), serving=True)
             log.error("%s", self.problem)
         raise StoreUnavailable(self.problem, reason=DAMAGED, path=self.path) from exc
 

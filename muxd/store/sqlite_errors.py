@@ -40,9 +40,14 @@ def failure_kind(exc: sqlite3.Error) -> tuple[str, str]:
     return _KINDS.get(code & 0xFF, _OTHER)
 
 
+def one_line(exc: BaseException) -> str:
+    """What `exc` says, on one line (its type's name when it says nothing)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def unavailable(exc: sqlite3.Error, doing: str) -> StoreUnavailable:
     """`StoreUnavailable` for `exc`, met while `doing` ("saving exec_…"): one line, no traceback."""
     kind, headline = failure_kind(exc)
-    said = " ".join(str(exc).split()) or type(exc).__name__
+    said = one_line(exc)
     return StoreUnavailable(f"{headline}: {doing}: {said}", reason=kind,
                             sqlite_error=getattr(exc, "sqlite_errorname", None), found=f"{said}, found {doing}")

@@ -55,6 +55,14 @@ def _guarded(job: Job[T], doing: str) -> Job[T]:
     return run
 
 
+def _save_rows(db: sqlite3.Connection, rows: list[tuple[Execution, Transcript | None]]) -> None:
+    with transaction(db):
+        for execution, transcript in rows:
+            db.execute(UPSERT, to_row(execution))
+            if transcript is not None:
+                db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution.id, transcript))
+
+
 _SAVE_TRANSCRIPT = ("INSERT OR REPLACE INTO execution_transcripts (execution_id, data, raw_bytes, truncated, extra) "
                     "VALUES (?, ?, ?, ?, ?)")
 
@@ -82,10 +90,7 @@ class SqliteExecutionStore:
     # ------------------------------------------------------------------ plumbing
 
     async def _write(self, job: Job[T], doing: str) -> T:
-        try:
-            return await self._db.run(_guarded(job, doing))
-        except RuntimeError as exc:  # the writer was shut down
-            raise StoreUnavailable(f"the database is closed: {doing}") from exc
+        return await self._db.call(_guarded(job, doing), doing)  # a closed writer too is StoreUnavailable
 
     async def _read(self, job: Job[T], doing: str) -> T:
         guarded = _guarded(job, doing)
@@ -113,24 +118,11 @@ class SqliteExecutionStore:
 
     async def save(self, execution: Execution, transcript: Transcript | None = None) -> None:
         """Insert or replace by id (with its transcript, in the same transaction)."""
-        def job(db: sqlite3.Connection) -> None:
-            with transaction(db):
-                db.execute(UPSERT, to_row(execution))
-                if transcript is not None:
-                    db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution.id, transcript))
-
-        await self._write(job, f"saving {execution.id}")
+        await self._write(lambda db: _save_rows(db, [(execution, transcript)]), f"saving {execution.id}")
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""
-        def job(db: sqlite3.Connection) -> None:
-            with transaction(db):
-                for execution, transcript in rows:
-                    db.execute(UPSERT, to_row(execution))
-                    if transcript is not None:
-                        db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution.id, transcript))
-
-        await self._write(job, f"saving {len(rows)} execution(s)")
+        await self._write(lambda db: _save_rows(db, rows), f"saving {len(rows)} execution(s)")
 
     def save_soon(self, execution: Execution,
                   on_failed: Callable[[Execution, StoreUnavailable], None] | None = None) -> None:

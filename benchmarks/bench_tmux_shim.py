@@ -23,7 +23,7 @@ import uuid
 from _peers import run_benchmark
 
 import muxd
-from muxd.daemon.tmux_shim import launcher_path
+from muxd.daemon.tmux.shim import launcher_path
 from muxd.testing.server import MuxdTestServer
 
 SESSION = "bench"

@@ -22,7 +22,7 @@ MAX_LINES = 1000
 MAIN_PANE_HEIGHT_LINES = 24
 MAIN_PANE_WIDTH_COLUMNS = 80
 LAYOUT_TEXT_MAX_CHARS = 8192  # a tmux layout string given to select-layout (tmux's own limit)
-# Session, window and pane names, and a pane's tags (muxd/daemon/names.py; the protocol's
+# Session, window and pane names, and a pane's tags (muxd/daemon/panes/names.py; the protocol's
 # field bounds too).
 NAME_MAX_CHARS = 64
 PANE_TAGS_MAX = 32
@@ -40,7 +40,7 @@ PTY_READ_BUDGET_PER_WAKEUP_BYTES = 256 * 1024
 # only let the screen fall further behind the program (seconds, for escape-heavy output).
 PANE_PENDING_MAX_BYTES = 512 * 1024
 PANE_PENDING_RESUME_BYTES = PANE_PENDING_MAX_BYTES // 2
-# Pane output is emulated in turns of the event loop (daemon/emulation.py): all panes with
+# Pane output is emulated in turns of the event loop (daemon/panes/emulation.py): all panes with
 # output waiting share this much time per turn, then clients and other panes are served.
 EMULATION_TURN_BUDGET_S = 0.001
 # Output is fed to an emulator in slices sized to take about this long at the rate that
@@ -62,7 +62,7 @@ PANE_HANGUP_GRACE_S = 2.0
 
 # Requests
 SEND_KEYS_MAX_BYTES = 1024 * 1024
-# Backpressure on a connection (muxd/daemon/connection.py): while more than the high-water mark
+# Backpressure on a connection (muxd/daemon/core/connection.py): while more than the high-water mark
 # of its replies wait to be sent, the daemon reads none of its requests, until they drain
 # below the low-water mark (asyncio's own defaults, which attached clients' drain per frame
 # relies on); and at most this many of its requests run at once.
@@ -83,10 +83,10 @@ LOG_REPEAT_WINDOW_S = 60.0
 DAEMON_START_TIMEOUT_S = 10.0
 CLIENT_CONNECT_TIMEOUT_S = 5.0
 # The prefix key of attached clients, as tmux names it (--prefix and $MUXD_PREFIX choose another;
-# muxd/daemon/prefix_keys.py has what follows it).
+# muxd/daemon/client_side/prefix_keys.py has what follows it).
 DEFAULT_PREFIX = "C-b"
 
-# ---- access control, tokens, audit (muxd/store, muxd/daemon/access.py)
+# ---- access control, tokens, audit (muxd/store, muxd/daemon/access/control.py)
 # Random bytes behind each token secret (`muxd_` + url-safe base64 of them).
 TOKEN_SECRET_BYTES = 32
 TOKEN_NAME_MAX_CHARS = 64
@@ -95,7 +95,7 @@ TOKEN_FILE_MAX_BYTES = 4096
 # Tier of the token every spawned pane gets in MUXD_TOKEN (env MUXD_AGENT_TIER overrides).
 AGENT_TOKEN_TIER_DEFAULT = "execute_advanced"
 # A refused token (a Hello to the daemon, a bearer token to `muxd mcp --http`) is logged once,
-# then as one count per this many seconds however many follow (muxd/daemon/sampled_log.py).
+# then as one count per this many seconds however many follow (muxd/daemon/core/sampled_log.py).
 REFUSED_TOKEN_LOG_INTERVAL_S = 60.0
 # `muxd mcp --http` asks the daemon whether bearer tokens it has not seen are live by their sha256,
 # in one check-tokens request of at most this many at a time (a made-up token costs no daemon
@@ -118,7 +118,7 @@ AUDIT_SEND_TIMEOUT_S = 1.0
 AUDIT_KEEP_ROWS = 1_000_000
 AUDIT_PRUNE_EVERY_ROWS = 1_000
 # Audit rows wait in memory for the writer at most this many (~0.5 KB each); a caller that
-# records calls faster waits for room (muxd/daemon/audit_queue.py). They are written this many
+# records calls faster waits for room (muxd/daemon/access/audit_queue.py). They are written this many
 # per transaction, so the writer keeps up with a flood.
 AUDIT_QUEUE_MAX_ROWS = 10_000
 AUDIT_BATCH_ROWS = 500
@@ -151,12 +151,12 @@ HISTORY_READER_THREADS = 2
 # in a dozen indexes), for the same total time (benchmarks/bench_history_queries.py).
 HISTORY_PRUNE_BATCH_ROWS = 250
 # A history write nobody awaits (save_soon) that fails is logged once per kind (disk full,
-# locked, …) per this many seconds, then as one count (muxd/daemon/sampled_log.py).
+# locked, …) per this many seconds, then as one count (muxd/daemon/core/sampled_log.py).
 HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0
 # Executions whose row the database would not take (full, locked) wait in memory and are written
-# again (muxd/daemon/execution_backlog.py): at most this many records; past it the oldest is
+# again (muxd/daemon/work/execution_backlog.py): at most this many records; past it the oldest is
 # dropped, logged and counted (server status), and a lookup of it answers store_unavailable.
 EXECUTION_BACKLOG_MAX_COUNT = 1000
 # ...with their transcripts (zlib bytes) up to this much; past it a new one keeps none.
@@ -168,7 +168,7 @@ EXECUTION_BACKLOG_RETRY_MAX_S = 30.0
 EXECUTION_BACKLOG_WRITE_BATCH = 50
 DB_FILE_MODE = 0o600
 DB_DIR_MODE = 0o700
-# Call metrics (muxd/daemon/call_metrics.py) keep this many tool names, and this many error codes
+# Call metrics (muxd/daemon/access/call_metrics.py) keep this many tool names, and this many error codes
 # per tool; later ones are counted under one overflow key, so no caller can grow them (or the
 # metrics reply: ~2 MB at worst, with 200-character names) without bound. muxd has ~20 tools and
 # ~15 error codes.
@@ -271,7 +271,7 @@ SESSION_LOG_JSON_DEPTH_MAX = 128
 # A small JSON file a CLI keeps beside its logs (Gemini's projects.json): at most this much is read.
 SESSION_LOG_INDEX_MAX_BYTES = 1024 * 1024
 
-# ---- the task queue (seed 001; muxd/tasks, muxd/store/task_store.py, muxd/daemon/tasks.py)
+# ---- the task queue (seed 001; muxd/tasks, muxd/store/task_store.py, muxd/daemon/work/tasks.py)
 TASK_PRIORITY_MAX = 1000               # 0 is the most urgent; priorityLte is bounded by this
 TASK_PRIORITY_DEFAULT = 500
 TASK_LEASE_DEFAULT_S = 900             # claim_task leaseSec: default and bounds

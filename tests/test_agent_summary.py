@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import msgspec
 import pytest
 
-from muxd.daemon import session_ids
+from muxd.daemon.panes import session_ids
 from muxd.daemon.commands.agents import agent_summary
 from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState, Confirmation
 

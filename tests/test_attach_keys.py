@@ -3,11 +3,11 @@ copy-mode keys and the status line's agent text (all pure; the tmux-driven tests
 
 import pytest
 
-from muxd.daemon.copy_mode import COPY, LEAVE, STAY, CopyMode, PaneGeometry
-from muxd.daemon.input_parser import InputParser, Key, Mouse, Paste, Text, encode_mouse, next_key_bytes
-from muxd.daemon.prefix_keys import binding_for, list_keys_text, prefix_bytes
-from muxd.daemon.status_line import agent_status
-from muxd.daemon.status_prompt import Prompt
+from muxd.daemon.client_side.copy_mode import COPY, LEAVE, STAY, CopyMode, PaneGeometry
+from muxd.daemon.client_side.input_parser import InputParser, Key, Mouse, Paste, Text, encode_mouse, next_key_bytes
+from muxd.daemon.client_side.prefix_keys import binding_for, list_keys_text, prefix_bytes
+from muxd.daemon.client_side.status_line import agent_status
+from muxd.daemon.client_side.status_prompt import Prompt
 from muxd.detectors.state import Activity, AgentSession, AgentState
 from muxd.errors import BadRequest
 
@@ -182,14 +182,14 @@ def test_tmux_bindings_for_panes_windows_chooser_prompt_and_numbers():
 
 
 def test_pane_number_keys_are_digits_then_letters():
-    from muxd.daemon.pane_numbers import pane_index_of_key
+    from muxd.daemon.client_side.pane_numbers import pane_index_of_key
 
     assert [pane_index_of_key(k) for k in (b"0", b"9", b"a", b"z")] == [0, 9, 10, 35]
     assert [pane_index_of_key(k) for k in (b"\x1b[A", b"X", b"!", b"\xc3", b"\xb2")] == [None] * 5
 
 
 def test_command_prompt_default_target_goes_where_the_command_takes_one():
-    from muxd.daemon.command_prompt import with_default_target
+    from muxd.daemon.client_side.command_prompt import with_default_target
 
     assert with_default_target(["split-window", "-h"], "%3") == ["split-window", "-t", "%3", "-h"]
     assert with_default_target(["splitw", "-t", "%1"], "%3") == ["splitw", "-t", "%1"]
@@ -201,7 +201,7 @@ def test_command_prompt_default_target_goes_where_the_command_takes_one():
 
 
 def test_agent_phrases_for_the_chooser():
-    from muxd.daemon.status_line import agent_phrase
+    from muxd.daemon.client_side.status_line import agent_phrase
 
     asking = AgentState(agent_type="claude", is_agent=True, activity=Activity(state="AwaitingConfirmation"))
     assert agent_phrase(asking) == "claude: waiting for yes"
@@ -239,7 +239,7 @@ def test_prompt_line_editing_and_history():
 def test_the_readme_lists_every_binding_of_the_table():
     from pathlib import Path
 
-    from muxd.daemon.prefix_keys import BINDINGS
+    from muxd.daemon.client_side.prefix_keys import BINDINGS
 
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     named = {b.name for b in BINDINGS if b.action not in ("select_window", "select_pane", "resize_pane")}
@@ -249,7 +249,7 @@ def test_the_readme_lists_every_binding_of_the_table():
 
 
 def test_the_help_view_shows_the_users_bindings_and_copy_modes_keys():
-    from muxd.daemon.key_bindings import KeyBindings
+    from muxd.daemon.client_side.key_bindings import KeyBindings
 
     bindings = KeyBindings()
     bindings.bind("prefix", "|", "split-window -h")

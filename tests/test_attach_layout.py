@@ -1,8 +1,8 @@
-"""The layout tree of a window (muxd/daemon/layout.py): splits, removal, resize, neighbours."""
+"""The layout tree of a window (muxd/daemon/layouts/layout.py): splits, removal, resize, neighbours."""
 
 import pytest
 
-from muxd.daemon.layout import Layout
+from muxd.daemon.layouts.layout import Layout
 from muxd.errors import BadRequest
 
 

@@ -527,7 +527,7 @@ def test_borders_match_tmux_for_the_same_layout(tmux: list[str], splits: tuple[s
 
 def test_word_motions_read_cells_of_the_screen_and_the_scrollback() -> None:
     from muxd.attach.selection import cell_text, pane_geometry
-    from muxd.daemon.copy_mode import CopyMode
+    from muxd.daemon.client_side.copy_mode import CopyMode
 
     emulator = Emulator(columns=12, lines=3)
     emulator.feed("git log\r\n漢字 x-y\r\nabc def\r\nlast".encode())  # "git log" scrolls into the history

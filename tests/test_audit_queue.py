@@ -1,4 +1,4 @@
-"""The audit queue (muxd/daemon/audit_queue.py): bounded, written in batches; a row that cannot
+"""The audit queue (muxd/daemon/access/audit_queue.py): bounded, written in batches; a row that cannot
 wait is dropped and counted when it is full, a batch the store refuses is counted, and a reader
 that drains it sees every row queued before."""
 
@@ -8,7 +8,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from muxd.daemon.audit_queue import AuditQueue
+from muxd.daemon.access.audit_queue import AuditQueue
 from muxd.protocol.messages import AuditRow
 from muxd.store import audit
 from muxd.store.database import Database

@@ -10,7 +10,7 @@ import json
 import httpx2
 
 from muxd.config import METRICS_ERROR_CODES_MAX, METRICS_TOOLS_MAX
-from muxd.daemon.call_metrics import OVERFLOW_KEY, ToolMetrics, prometheus_text
+from muxd.daemon.access.call_metrics import OVERFLOW_KEY, ToolMetrics, prometheus_text
 from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY
 from muxd.mcp_server.http_testing import HttpMcp, create_token
 from muxd.mcp_server.testing import call_ok, result_text

@@ -2,9 +2,9 @@
 
 import pytest
 
-from muxd.daemon import copy_search
-from muxd.daemon.copy_mode import SEARCH_DOWN, SEARCH_UP, STAY, CopyMode, PaneGeometry
-from muxd.daemon.copy_search import find
+from muxd.daemon.client_side import copy_search
+from muxd.daemon.client_side.copy_mode import SEARCH_DOWN, SEARCH_UP, STAY, CopyMode, PaneGeometry
+from muxd.daemon.client_side.copy_search import find
 
 
 def rows_of(rows):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from muxd.daemon import detection
+from muxd.daemon.panes import detection
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Subscribe
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from muxd.config import EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S
-from muxd.daemon.emulation import EmulationTurns, OutputBacklog
+from muxd.daemon.panes.emulation import EmulationTurns, OutputBacklog
 
 
 class FakeClock:

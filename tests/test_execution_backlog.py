@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from test_store_executions import BASE, ONE_PANE, run
 
-from muxd.daemon.execution_backlog import ExecutionBacklog
+from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
 from muxd.store.database import Database
@@ -93,7 +93,7 @@ def test_past_its_bound_the_oldest_is_dropped_counted_and_remembered_as_lost(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     async def test() -> None:
         async with _backlog(tmp_path / "h.db", max_count=2, transcript_max_bytes=10) as (_, _, backlog):
-            with caplog.at_level(logging.ERROR, logger="muxd.daemon.execution_backlog"):
+            with caplog.at_level(logging.ERROR, logger="muxd.daemon.work.execution_backlog"):
                 for n in range(3):
                     backlog.keep(_execution(f"{n}", principal="token:ci"),
                                  Transcript(data=b"12345678", raw_bytes=8), _failure())
@@ -126,7 +126,7 @@ def test_a_stop_writes_the_backlog_or_names_each_execution_it_loses(
             lost.keep(_execution("locked", message="make test\nnow"), None, _failure())
             other = sqlite3.connect(path, isolation_level=None)
             other.execute("BEGIN EXCLUSIVE")
-            with caplog.at_level(logging.ERROR, logger="muxd.daemon.execution_backlog"):
+            with caplog.at_level(logging.ERROR, logger="muxd.daemon.work.execution_backlog"):
                 await lost.close([_execution("running", status="interrupted")])
             other.execute("ROLLBACK")
             other.close()

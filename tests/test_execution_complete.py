@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from muxd.daemon import execution_finish
-from muxd.daemon.execution_finish import TurnSnapshot
-from muxd.daemon.executions import ExecutionService
+from muxd.daemon.work import execution_finish
+from muxd.daemon.work.execution_finish import TurnSnapshot
+from muxd.daemon.work.executions import ExecutionService
 from muxd.executions.record import Execution, finished, new_execution_id
 from muxd.store.database import Database
 from muxd.store.sqlite_executions import SqliteExecutionStore

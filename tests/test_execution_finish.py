@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from muxd.daemon import execution_finish
-from muxd.daemon.execution_finish import TurnSnapshot
-from muxd.daemon.session_log_finder import SessionLogs
+from muxd.daemon.work import execution_finish
+from muxd.daemon.work.execution_finish import TurnSnapshot
+from muxd.daemon.work.session_log_finder import SessionLogs
 from muxd.executions.record import Execution, new_execution_id
 from muxd.executions.session_logs import SessionLogCursor
 

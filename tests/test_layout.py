@@ -1,4 +1,4 @@
-"""The layout tree (muxd/daemon/layout.py, layout_sets.py) against real tmux, the oracle: the
+"""The layout tree (muxd/daemon/layouts/layout.py, layout_sets.py) against real tmux, the oracle: the
 same splits, closes, resize-pane moves, swaps and select-layouts give the same #{window_layout};
 and window resizes that come back to a size give back the same layout, exactly."""
 
@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from muxd.daemon import layout_sets
-from muxd.daemon.layout import Layout, size_in_cells
-from muxd.daemon.layout_full import plan_full_split, split_full
-from muxd.daemon.layout_text import parse_layout
+from muxd.daemon.layouts import sets as layout_sets
+from muxd.daemon.layouts.layout import Layout, size_in_cells
+from muxd.daemon.layouts.full import plan_full_split, split_full
+from muxd.daemon.layouts.text import parse_layout
 from muxd.errors import BadRequest
 from muxd.testing.tmux_oracle import TmuxOracle
 

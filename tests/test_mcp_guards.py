@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from muxd.daemon.call_metrics import ToolMetrics, prometheus_text
+from muxd.daemon.access.call_metrics import ToolMetrics, prometheus_text
 from muxd.errors import BadRequest, NotFound
 from muxd.mcp_server.errors import RateLimited
 from muxd.mcp_server.guards import RateLimiter, TokenBucket, ToolGuard

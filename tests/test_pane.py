@@ -14,8 +14,8 @@ import pytest
 from muxd.config import (
     PANE_INPUT_PENDING_MAX_BYTES, PANE_PENDING_MAX_BYTES, PTY_READ_BUDGET_PER_WAKEUP_BYTES, SEND_KEYS_MAX_BYTES,
 )
-from muxd.daemon.emulation import EmulationTurns
-from muxd.daemon.pane import Pane
+from muxd.daemon.panes.emulation import EmulationTurns
+from muxd.daemon.panes.pane import Pane
 from muxd.errors import Conflict
 from muxd.testing.server import process_alive
 from muxd.testing.wait import WaitTimeout, async_wait_until
@@ -128,7 +128,7 @@ async def _deaf_then_reading(fifo: str, caplog: pytest.LogCaptureFixture) -> Non
             return "DEAF" in "\n".join(pane.emulator.display_lines())
         await async_wait_until(deaf, timeout=10, message="the program in raw mode, not reading")
         chunk = b"k" * SEND_KEYS_MAX_BYTES
-        with caplog.at_level(logging.WARNING, logger="muxd.daemon.pane"):
+        with caplog.at_level(logging.WARNING, logger="muxd.daemon.panes.pane"):
             for _ in range(2 * PANE_INPUT_PENDING_MAX_BYTES // len(chunk)):
                 pane.write(chunk)  # what attached clients and the emulator's replies use: never raises
         assert pane.waiting_input_bytes <= PANE_INPUT_PENDING_MAX_BYTES

@@ -16,9 +16,9 @@ import pytest
 
 from muxd.cli.render import pane_status
 from muxd.config import PANE_PENDING_MAX_BYTES
-from muxd.daemon.emulation import EmulationTurns
-from muxd.daemon.pane import Pane
-from muxd.daemon.registry import Session, Window, pane_info
+from muxd.daemon.panes.emulation import EmulationTurns
+from muxd.daemon.panes.pane import Pane
+from muxd.daemon.panes.registry import Session, Window, pane_info
 from muxd.emulator import Emulator
 from muxd.testing.wait import async_wait_until
 
@@ -99,7 +99,7 @@ async def _failing_pane_beside_a_working_one(caplog: pytest.LogCaptureFixture) -
         assert info.emulator_failed and pane_status(info) == "exited (0), screen frozen"
         assert b'"emulator_failed":true' in msgspec.json.encode(info)
         # Logged once by the pane, naming it and the backend, without the output.
-        said = [r.getMessage() for r in caplog.records if r.name == "muxd.daemon.pane"]
+        said = [r.getMessage() for r in caplog.records if r.name == "muxd.daemon.panes.pane"]
         assert len(said) == 1 and "%1" in said[0] and "FaultyEmulator" in said[0], said
         assert "DONE-A" not in caplog.text and "yyyy" not in caplog.text
 

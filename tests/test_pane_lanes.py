@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from muxd.daemon.pane_lanes import PaneLanes
+from muxd.daemon.panes.pane_lanes import PaneLanes
 from muxd.testing.wait import wait_until
 
 RESULT_WAIT_S = 10.0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from muxd.daemon.log_file import PrivateRotatingFileHandler, RepeatLimiter
+from muxd.daemon.core.log_file import PrivateRotatingFileHandler, RepeatLimiter
 from muxd.errors import Forbidden
 from muxd.paths import open_private
 from muxd.testing.server import MuxdTestServer

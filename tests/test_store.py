@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from muxd.daemon.access import REQUEST_RULES, SYSTEM, AccessControl, rule_for
-from muxd.daemon.tiers import check_tier, tier_needed
+from muxd.daemon.access.control import REQUEST_RULES, SYSTEM, AccessControl, rule_for
+from muxd.daemon.access.tiers import check_tier, tier_needed
 from muxd.errors import BadRequest, Forbidden, Internal, Unauthorized
 from muxd.protocol import messages as m
 from muxd.store.database import Database

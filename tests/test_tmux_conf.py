@@ -1,5 +1,5 @@
 """A tmux.conf loads in muxd: tmux's options muxd does not act on are kept and shown with tmux
-3.3a's defaults and checks (daemon/tmux_options.py), user options (`@name`) work at every
+3.3a's defaults and checks (daemon/tmux/options.py), user options (`@name`) work at every
 scope, and the ones muxd acts on (renumber-windows, display-time, mode-keys) do what tmux's do.
 Real tmux is the oracle: the same file loaded in both shows the same values.
 """
@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from muxd.daemon.options import OPTIONS
+from muxd.daemon.panes.options import OPTIONS
 from muxd.testing.outer_terminal import attached_terminal as attached
 from muxd.testing.outer_terminal import outer_terminals, status_line
 from muxd.testing.wait import wait_until

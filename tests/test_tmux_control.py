@@ -1,9 +1,9 @@
-"""tmux control mode read sans-IO (muxd/daemon/tmux_control.py): replies, output, notifications,
+"""tmux control mode read sans-IO (muxd/daemon/tmux/control.py): replies, output, notifications,
 layouts; fed in pieces as a pipe delivers them."""
 
 from __future__ import annotations
 
-from muxd.daemon.tmux_control import (
+from muxd.daemon.tmux.control import (
     ControlParser,
     Notification,
     Output,
@@ -15,7 +15,7 @@ from muxd.daemon.tmux_control import (
 )
 import pytest
 
-from muxd.daemon.tmux_discovery import Scope, TmuxPaneFacts, read_framed, read_listing, server_args, target_kind
+from muxd.daemon.tmux.discovery import Scope, TmuxPaneFacts, read_framed, read_listing, server_args, target_kind
 
 # What `tmux -C attach` wrote in a real session (tmux 3.3a), a capture-pane reply included.
 STREAM = (b"%begin 1795548764 264 0\n%end 1795548764 264 0\n"

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from muxd.daemon.tmux_shim import launcher_path
+from muxd.daemon.tmux.shim import launcher_path
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 

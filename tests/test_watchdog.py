@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from muxd.config import PANE_HANGUP_GRACE_S
-from muxd.daemon import watchdog_process
+from muxd.daemon.panes import watchdog_process
 from muxd.testing.server import process_alive
 from muxd.testing.wait import wait_until
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from muxd.daemon.copy_mode import CopyMode, PaneGeometry, Point, selected_columns
+from muxd.daemon.client_side.copy_mode import CopyMode, PaneGeometry, Point, selected_columns
 from muxd.emulator import Emulator
 from muxd.emulator.cell import Cell, Style
 

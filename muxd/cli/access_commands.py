@@ -8,7 +8,7 @@ import sys
 from muxd.cli.render import age, print_json, print_line, print_table
 from muxd.cli.table import cli_command
 from muxd.config import TASK_SCOPES
-from muxd.daemon.tiers import TIERS
+from muxd.daemon.access.tiers import TIERS
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:

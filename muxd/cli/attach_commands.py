@@ -27,7 +27,7 @@ def add_prefix_option(p: argparse.ArgumentParser) -> None:
 def chosen_prefix(args: argparse.Namespace) -> str:
     """The prefix key name from --prefix, then $MUXD_PREFIX, checked before anything runs; "" when
     neither chose one: the daemon then uses the session's prefix option (C-b unless set)."""
-    from muxd.daemon.prefix_keys import prefix_bytes  # the key tables: only for commands that attach
+    from muxd.daemon.client_side.prefix_keys import prefix_bytes  # the key tables: only for commands that attach
 
     prefix = getattr(args, "prefix", None) or os.environ.get(PREFIX_ENV) or ""
     if prefix:

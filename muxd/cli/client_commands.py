@@ -94,8 +94,8 @@ def bind_key(client: Any, args: argparse.Namespace) -> int:
 
     from muxd.cli.table import command_named
     from muxd.cli.tmux_line import split_commands
-    from muxd.daemon.key_bindings import key_forms
-    from muxd.daemon.prefix_keys import binding_for_command
+    from muxd.daemon.client_side.key_bindings import key_forms
+    from muxd.daemon.client_side.prefix_keys import binding_for_command
     from muxd.errors import BadRequest
 
     table = _table(args)

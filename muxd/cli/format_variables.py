@@ -138,7 +138,7 @@ class OptionDefaults(Mapping[str, str]):
 
     def _table(self) -> dict[str, str]:
         if self._values is None:
-            from muxd.daemon.options import OPTIONS
+            from muxd.daemon.panes.options import OPTIONS
 
             self._values = {name: ("1" if option.default == "on" else "0") if option.kind == "flag"
                             else option.default for name, option in OPTIONS.items()}

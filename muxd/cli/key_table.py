@@ -1,12 +1,12 @@
 """The key tables as tmux's list-keys prints them: `bind-key -T prefix c new-window`, one line
-a key: tmux's default prefix table as muxd has it (muxd/daemon/prefix_keys.py), with the
-user's bind-key and unbind-key over it (muxd/daemon/key_bindings.py)."""
+a key: tmux's default prefix table as muxd has it (muxd/daemon/client_side/prefix_keys.py), with the
+user's bind-key and unbind-key over it (muxd/daemon/client_side/key_bindings.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from muxd.daemon.prefix_keys import BINDINGS, SEND_PREFIX
+from muxd.daemon.client_side.prefix_keys import BINDINGS, SEND_PREFIX
 
 # `user`: the daemon's key-binding-list reply (bindings: table, key, command; defaults_unbound).
 

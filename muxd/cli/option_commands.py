@@ -1,5 +1,5 @@
 """CLI commands for options and config files: set-option, show-options (and their -window-
-forms), source-file. Flags and output as tmux's; the option table is muxd/daemon/options.py."""
+forms), source-file. Flags and output as tmux's; the option table is muxd/daemon/panes/options.py."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _add_scope_options(p: argparse.ArgumentParser) -> None:
 
 
 def _configure_set_option(p: argparse.ArgumentParser) -> None:
-    from muxd.daemon.options import OPTIONS  # the table: only when options are set or shown
+    from muxd.daemon.panes.options import OPTIONS  # the table: only when options are set or shown
 
     _add_scope_options(p)
     p.epilog = ("options: " + "; ".join(f"{o.name} ({o.scope}, default {o.default or 'none'}): {o.help}"

@@ -5,7 +5,7 @@ panes: each tmux command runs muxd's CLI command of the same name (cli/table.py)
 that command's own options, on one connection. Only what tmux does differently is said here:
 its global options, `;` between commands, its names and aliases, flags it has that muxd accepts
 without acting on, its default output formats, its default target (the pane in TMUX_PANE), and
-its error lines (stderr, exit status 1). Panes it creates are shimmed panes (daemon/tmux_shim.py).
+its error lines (stderr, exit status 1). Panes it creates are shimmed panes (daemon/tmux/shim.py).
 """
 
 from __future__ import annotations

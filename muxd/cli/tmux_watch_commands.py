@@ -1,5 +1,5 @@
 """`muxd tmux watch` and `muxd tmux unwatch`: adopt, and let go, the panes of a running tmux
-server (daemon/tmux_watch.py). The tmux shim's front end (cli/tmux_commands.py) hands these
+server (daemon/tmux/watch.py). The tmux shim's front end (cli/tmux_commands.py) hands these
 two words to `watch_main`; every other `muxd tmux` line is a tmux command line.
 
     muxd tmux watch [-L SOCKET | -S PATH] [-t TARGET] [--json]

@@ -1,7 +1,7 @@
 """`muxd attach`: the terminal side of an attached client. Thin on purpose.
 
 Raw mode; keyboard bytes go to the daemon, the daemon's rendered bytes go to the terminal,
-SIGWINCH becomes a resize message. The daemon parses keys and renders (daemon/attached.py).
+SIGWINCH becomes a resize message. The daemon parses keys and renders (daemon/client_side/attached.py).
 Whatever happens (detach, the server going away, SIGTERM/SIGHUP, an exception) the terminal
 is restored in `finally`; only SIGKILL cannot be caught — then `reset` or the next attach
 (which redraws everything) fixes the terminal.

@@ -13,8 +13,8 @@ import signal
 import sys
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES, SCROLLBACK_BYTES_MAX
-from muxd.daemon import log_file
-from muxd.daemon.loop import run
+from muxd.daemon.core import log_file
+from muxd.daemon.core.loop import run
 from muxd.store.retention import retention_from_env
 from muxd.daemon.server import Daemon
 from muxd.errors import BadRequest, MuxdError

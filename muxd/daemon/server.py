@@ -14,26 +14,26 @@ from pathlib import Path
 from muxd.config import (
     DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, SCROLLBACK_BYTES_MAX,
 )
-from muxd.daemon.access import AccessControl
-from muxd.daemon.attached import AttachHub
+from muxd.daemon.access.control import AccessControl
+from muxd.daemon.client_side.attached import AttachHub
 from muxd.daemon.commands import load_all
-from muxd.daemon.config_load import load_config
-from muxd.daemon.connection import Connection
-from muxd.daemon.detection import PaneDetection
-from muxd.daemon.emulation import EmulationTurns
-from muxd.daemon.executions import ExecutionService
-from muxd.daemon.tasks import TaskService
+from muxd.daemon.core.config_load import load_config
+from muxd.daemon.core.connection import Connection
+from muxd.daemon.panes.detection import PaneDetection
+from muxd.daemon.panes.emulation import EmulationTurns
+from muxd.daemon.work.executions import ExecutionService
+from muxd.daemon.work.tasks import TaskService
 from muxd.emulator.backend import running_backend, warm_up
 from muxd.emulator.rows import ROW_OVERHEAD_BYTES
-from muxd.daemon.recording import recorder_for
-from muxd.daemon.lifecycle import ServerClaim
-from muxd.daemon.names import check_tags, program_name
-from muxd.daemon.pane import Pane
-from muxd.daemon.pane_pipe import PanePipes
-from muxd.daemon.registry import Registry, Window
-from muxd.daemon.tmux_shim import remove_launcher, shim_env, write_launcher
-from muxd.daemon.tmux_watch import TmuxWatcher
-from muxd.daemon.watchdog import PaneWatchdog
+from muxd.daemon.panes.recording import recorder_for
+from muxd.daemon.core.lifecycle import ServerClaim
+from muxd.daemon.panes.names import check_tags, program_name
+from muxd.daemon.panes.pane import Pane
+from muxd.daemon.panes.pane_pipe import PanePipes
+from muxd.daemon.panes.registry import Registry, Window
+from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
+from muxd.daemon.tmux.watch import TmuxWatcher
+from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.detectors.registry import load_detectors
 from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
@@ -82,7 +82,7 @@ class Daemon:
         self.scrollback_bytes = scrollback_bytes
         self.registry = Registry(on_pane_removed=self.pane_removed)
         self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
-        self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access.py)
+        self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access/control.py)
         self.commands = load_all()
         self.started_at = time.time()
         # Detection off (MUXD_DETECTION=0) is for measuring what detection costs, nothing else.
@@ -90,19 +90,19 @@ class Daemon:
         self.detectors = load_detectors() if detection else []
         self.detections: dict[str, PaneDetection] = {}
         self.subscribers: set[Connection] = set()
-        self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/attached.py)
-        self.pipes = PanePipes()  # pipe-pane's commands (daemon/pane_pipe.py)
+        self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/attached.py)
+        self.pipes = PanePipes()  # pipe-pane's commands (daemon/panes/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
-        # The execution history (daemon/executions.py) follows every pane from its start.
+        # The execution history (daemon/work/executions.py) follows every pane from its start.
         self.retention = retention or Retention()
         # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
         store = SqliteExecutionStore(self.access.db) if history else None
         self.executions = ExecutionService(self, store, self.retention.transcript_max_bytes)
-        self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/tasks.py)
-        self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/config_load.py)
-        self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/connection.py)
-        self.tmux = TmuxWatcher(self)  # panes adopted from running tmux servers (daemon/tmux_watch.py)
+        self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/work/tasks.py)
+        self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
+        self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
+        self.tmux = TmuxWatcher(self)  # panes adopted from running tmux servers (daemon/tmux/watch.py)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()
@@ -114,7 +114,7 @@ class Daemon:
         """Claim the socket (raises ServerAlreadyRunning), serve until kill-server or a signal."""
         sock = self.claim.acquire()
         try:
-            write_launcher(self.socket_path)  # the `tmux` of shimmed panes (daemon/tmux_shim.py)
+            write_launcher(self.socket_path)  # the `tmux` of shimmed panes (daemon/tmux/shim.py)
             self.watchdog.start()
             await self.executions.open(self.retention)
             await self.tasks.open()

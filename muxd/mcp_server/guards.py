@@ -20,8 +20,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from muxd.client.connection import Client
 from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_SEND_TIMEOUT_S, AUDIT_TOOL_MAX_CHARS
-from muxd.daemon.call_metrics import ToolMetrics
-from muxd.daemon.tiers import UNKNOWN_RISK, check_tier
+from muxd.daemon.access.call_metrics import ToolMetrics
+from muxd.daemon.access.tiers import UNKNOWN_RISK, check_tier
 from muxd.errors import MuxdError, Timeout
 from muxd.mcp_server.errors import RateLimited, tool_error
 from muxd.mcp_server.limits import GuardLimits

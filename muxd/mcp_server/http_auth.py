@@ -32,8 +32,8 @@ from pydantic import ConfigDict
 
 from muxd.client.connection import Client
 from muxd.config import MCP_KNOWN_TOKENS_MAX, REFUSED_TOKEN_LOG_INTERVAL_S, TOKEN_SECRET_BYTES
-from muxd.daemon.access import TOKEN_PREFIX
-from muxd.daemon.sampled_log import SampledLog
+from muxd.daemon.access.control import TOKEN_PREFIX
+from muxd.daemon.core.sampled_log import SampledLog
 from muxd.errors import MuxdError, Unauthorized
 from muxd.mcp_server.link import remember_token
 from muxd.mcp_server.token_checks import NO_DAEMON, UNREACHABLE, TokenCheckUnavailable, TokenChecks, unreachable
@@ -46,7 +46,7 @@ TOKEN_RECHECK_S = 10.0  # how long a greeted connection vouches for its token
 REFUSED_REMEMBER_S = 30.0
 REFUSED_REMEMBERED_MAX = 4096
 CLIENT_NAME = "muxd-mcp-http"
-# What daemon/access.py create_token makes: the prefix, then url-safe base64 (unpadded) of the secret.
+# What daemon/access/control.py create_token makes: the prefix, then url-safe base64 (unpadded) of the secret.
 TOKEN_SECRET_CHARS = math.ceil(TOKEN_SECRET_BYTES * 4 / 3)
 TOKEN_SHAPE = re.compile(rf"{re.escape(TOKEN_PREFIX)}[A-Za-z0-9_-]{{{TOKEN_SECRET_CHARS}}}")
 

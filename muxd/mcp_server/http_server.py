@@ -26,7 +26,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from muxd.daemon.call_metrics import prometheus_text
+from muxd.daemon.access.call_metrics import prometheus_text
 from muxd.errors import BadRequest, MuxdError
 from muxd.mcp_server.http_auth import DaemonTokenVerifier
 from muxd.mcp_server.limits import GuardLimits

@@ -1,4 +1,4 @@
-"""Access control on the wire: tokens, grants, the audit and call metrics (muxd/daemon/access.py,
+"""Access control on the wire: tokens, grants, the audit and call metrics (muxd/daemon/access/control.py,
 daemon/commands/access.py). Part of the unions in messages.py; Welcome (pane_messages.py) carries
 the connection's tier and pane scope."""
 

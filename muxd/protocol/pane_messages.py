@@ -366,7 +366,7 @@ class Status(_Message, tag="status"):
     panes: int
     emulator: str = ""  # the panes' emulator backend: "ghostty" or "pyte"
     unwritten_executions: int = 0  # ended executions waiting in memory for the history database
-    lost_executions: int = 0       # dropped from that wait, never written (daemon/execution_backlog.py)
+    lost_executions: int = 0       # dropped from that wait, never written (daemon/work/execution_backlog.py)
     database: str = ""  # the file tokens, audit, history and tasks are kept in (":memory:": none)
     database_problem: str | None = None  # why nothing more is written to it (found damaged), and what to do
     audit_rows_dropped: int = 0  # denied requests' rows that found the audit queue full

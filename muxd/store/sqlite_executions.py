@@ -18,7 +18,7 @@ import msgspec
 
 from muxd.config import (HISTORY_PRUNE_BATCH_ROWS, HISTORY_READER_THREADS,
                          HISTORY_WRITE_FAILURE_LOG_INTERVAL_S, STORE_CLOSE_TIMEOUT_S)
-from muxd.daemon.sampled_log import SampledLog
+from muxd.daemon.core.sampled_log import SampledLog
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution, ExecutionError, finished
 from muxd.store.database import Database, transaction

@@ -20,7 +20,7 @@ class TokenRecord:
     created_at: float
     revoked_at: float | None = None
     revoked_reason: str | None = None
-    scopes: tuple[str, ...] | None = None  # None: the default of its kind (daemon/access.py)
+    scopes: tuple[str, ...] | None = None  # None: the default of its kind (daemon/access/control.py)
 
 
 _COLUMNS = "id, name, hash, kind, tier, panes, created_at, revoked_at, revoked_reason, scopes"
@@ -60,7 +60,7 @@ def load_tokens(db: sqlite3.Connection) -> list[TokenRecord]:
 
 def add_grant(db: sqlite3.Connection, token: TokenRecord, pane_id: str, at: float) -> None:
     """The grant, and its token's row should that not be stored yet: a pane's own token is written
-    in the background (daemon/access.py), and a failed write of it must not fail its grants."""
+    in the background (daemon/access/control.py), and a failed write of it must not fail its grants."""
     with transaction(db):
         insert_token(db, token, unless_there=True)
         db.execute("INSERT OR IGNORE INTO grants (token_id, pane_id, granted_at) VALUES (?, ?, ?)",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from muxd.daemon.target import TargetKind
+    from muxd.daemon.panes.target import TargetKind
 
 Handler = Callable[..., Awaitable[Any]]
 H = TypeVar("H", bound=Handler)

@@ -1,6 +1,6 @@
 """Access commands: tokens, grants, recorded MCP calls, call metrics and the audit history.
 
-Who may send each of these is decided before the handler runs (muxd/daemon/access.py);
+Who may send each of these is decided before the handler runs (muxd/daemon/access/control.py);
 the handlers validate their arguments and read the principal from the request's context.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS
-from muxd.daemon.access import current_principal
-from muxd.daemon.call_metrics import prometheus_text
+from muxd.daemon.access.control import current_principal
+from muxd.daemon.access.call_metrics import prometheus_text
 from muxd.daemon.commands import command
-from muxd.daemon.target import resolve_pane
+from muxd.daemon.panes.target import resolve_pane
 from muxd.errors import BadRequest, Forbidden, NotFound
 from muxd.protocol.messages import (
     CheckTokens, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, Ok,

@@ -6,8 +6,8 @@ import time
 from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
-from muxd.daemon.pane import Pane
-from muxd.daemon.session_ids import session_id
+from muxd.daemon.panes.pane import Pane
+from muxd.daemon.panes.session_ids import session_id
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 from muxd.protocol.messages import (

@@ -1,6 +1,6 @@
 """What prefix keys do to a session: tmux's new-window, select-window (-l), split-window,
 select-pane (-l, next), resize-pane -Z, kill-pane, kill-window and rename-window, run for an
-attached client (daemon/prefix_actions.py).
+attached client (daemon/client_side/prefix_actions.py).
 
 Each raises MuxdError for anything the user should read in the status line.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.config import NAME_MAX_CHARS
-from muxd.daemon.layout import Direction
-from muxd.daemon.pane import Pane
-from muxd.daemon.registry import Session, Window
+from muxd.daemon.layouts.layout import Direction
+from muxd.daemon.panes.pane import Pane
+from muxd.daemon.panes.registry import Session, Window
 from muxd.errors import BadRequest, NotFound
 from muxd.protocol.messages import Spawn
 

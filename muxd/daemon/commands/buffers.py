@@ -1,21 +1,21 @@
 """Paste buffers and pipes: list-buffers, show-buffer, set-buffer, delete-buffer, paste-buffer,
-pipe-pane. The buffers are the ones copy mode fills (daemon/paste_buffers.py)."""
+pipe-pane. The buffers are the ones copy mode fills (daemon/panes/paste_buffers.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.daemon.attached import paste_into
+from muxd.daemon.client_side.attached import paste_into
 from muxd.daemon.commands import command
-from muxd.daemon.paste_buffers import PasteBuffer as Buffer
-from muxd.daemon.paste_buffers import sample
+from muxd.daemon.panes.paste_buffers import PasteBuffer as Buffer
+from muxd.daemon.panes.paste_buffers import sample
 from muxd.errors import Conflict
 from muxd.protocol.messages import (
     BufferInfo, BufferList, DeleteBuffer, ListBuffers, Ok, PasteBuffer, PipePane, SetBuffer,
 )
 
 if TYPE_CHECKING:
-    from muxd.daemon.pane import Pane
+    from muxd.daemon.panes.pane import Pane
     from muxd.daemon.server import Daemon
 
 

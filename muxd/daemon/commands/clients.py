@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
-from muxd.daemon.registry import window_of
-from muxd.daemon.target import resolve_pane, resolve_session
+from muxd.daemon.panes.registry import window_of
+from muxd.daemon.panes.target import resolve_pane, resolve_session
 from muxd.errors import MuxdError, NotFound
 from muxd.protocol.messages import ClientInfo, ClientList, DetachClient, ListClients, Ok
 
 if TYPE_CHECKING:
-    from muxd.daemon.attached import AttachedClient
+    from muxd.daemon.client_side.attached import AttachedClient
     from muxd.daemon.server import Daemon
 
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 from muxd.config import (
     EXECUTION_LIST_LIMIT_MAX, EXECUTION_TIMEOUT_DEFAULT_S, EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S,
 )
-from muxd.daemon.access import Principal, current_principal
-from muxd.daemon.background_run import run_in_background_window
+from muxd.daemon.access.control import Principal, current_principal
+from muxd.daemon.work.background_run import run_in_background_window
 from muxd.daemon.commands import command
-from muxd.daemon.executions import visible
-from muxd.daemon.target import resolve
+from muxd.daemon.work.executions import visible
+from muxd.daemon.panes.target import resolve
 from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable
 from muxd.executions.record import ACTIVE_STATUSES, FAILED_STATUSES, STATUSES, TRIGGERS, Execution
 from muxd.executions.transcript import render
@@ -28,7 +28,7 @@ from muxd.protocol.messages import Spawn
 from muxd.store.execution_store import EVERYTHING, ExecutionQuery, ExecutionStore, Scope
 
 if TYPE_CHECKING:
-    from muxd.daemon.pane import Pane
+    from muxd.daemon.panes.pane import Pane
     from muxd.daemon.server import Daemon
 
 STATS_FAILURES_MAX = 50

@@ -1,4 +1,4 @@
-"""bind-key, unbind-key and list-keys' view of them (the tables are daemon/key_bindings.py)."""
+"""bind-key, unbind-key and list-keys' view of them (the tables are daemon/client_side/key_bindings.py)."""
 
 from __future__ import annotations
 

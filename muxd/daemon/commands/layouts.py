@@ -5,18 +5,20 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from muxd.daemon import layout_sets, pane_moves
+from muxd.daemon.layouts import sets as layout_sets
+
+from muxd.daemon.layouts import pane_moves
 from muxd.daemon.commands import command
-from muxd.daemon.layout import size_in_cells
-from muxd.daemon.layout_text import parse_layout
-from muxd.daemon.registry import Session, window_of
-from muxd.daemon.respawn import respawn
-from muxd.daemon.target import resolve_pane, resolve_session
+from muxd.daemon.layouts.layout import size_in_cells
+from muxd.daemon.layouts.text import parse_layout
+from muxd.daemon.panes.registry import Session, window_of
+from muxd.daemon.panes.respawn import respawn
+from muxd.daemon.panes.target import resolve_pane, resolve_session
 from muxd.errors import BadRequest, Conflict
 from muxd.protocol.messages import BreakPane, JoinPane, Ok, PaneReply, RespawnPane, SelectLayout, SwapPane
 
 if TYPE_CHECKING:
-    from muxd.daemon.pane import Pane
+    from muxd.daemon.panes.pane import Pane
     from muxd.daemon.server import Daemon
 
 

@@ -1,4 +1,4 @@
-"""set-option and show-options (the option table is daemon/options.py).
+"""set-option and show-options (the option table is daemon/panes/options.py).
 
 As tmux: the option's name decides its scope (server, session, window); `-g` sets the global
 value, no `-g` the target's own (its session, or its window), `-p` the target pane's.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
-from muxd.daemon.options import Option, Scope, is_user_option, option_named
-from muxd.daemon.target import resolve_pane, resolve_session, resolve_window
+from muxd.daemon.panes.options import Option, Scope, is_user_option, option_named
+from muxd.daemon.panes.target import resolve_pane, resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.protocol.messages import Ok, OptionList, OptionValue, SetOption, ShowOptions
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands import command
-from muxd.daemon.registry import Window, window_of
-from muxd.daemon.target import resolve_session, resolve_window
+from muxd.daemon.panes.registry import Window, window_of
+from muxd.daemon.panes.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.keys import keys_to_bytes
 from muxd.protocol.messages import (
@@ -15,7 +15,7 @@ from muxd.protocol.messages import (
 )
 
 if TYPE_CHECKING:
-    from muxd.daemon.pane import Pane
+    from muxd.daemon.panes.pane import Pane
     from muxd.daemon.server import Daemon
 
 

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from muxd.daemon.commands import attach as actions
 from muxd.daemon.commands import command
 from muxd.daemon.commands.attach import make_active
-from muxd.daemon.registry import Registry, Session, Window, window_of
-from muxd.daemon.target import resolve_pane
+from muxd.daemon.panes.registry import Registry, Session, Window, window_of
+from muxd.daemon.panes.target import resolve_pane
 from muxd.errors import NotFound
 from muxd.protocol.messages import Ok, RenameSession, RenameWindow, SelectPane, SelectWindow
 
 if TYPE_CHECKING:
-    from muxd.daemon.pane import Pane
+    from muxd.daemon.panes.pane import Pane
     from muxd.daemon.server import Daemon
 
 

@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from muxd.daemon.commands import command
-from muxd.daemon.layout import size_in_cells
-from muxd.daemon.registry import Session, Window, window_of
-from muxd.daemon.target import resolve_session
+from muxd.daemon.layouts.layout import size_in_cells
+from muxd.daemon.panes.registry import Session, Window, window_of
+from muxd.daemon.panes.target import resolve_session
 from muxd.protocol.messages import (
     HasSession, KillSession, KillWindow, ListSessions, ListWindows, NewSession, NewWindow, Ok,
     PaneReply, SessionList, SplitWindow, WindowList,
 )
 
 if TYPE_CHECKING:
-    from muxd.daemon.pane import Pane
+    from muxd.daemon.panes.pane import Pane
     from muxd.daemon.server import Daemon
 
 

@@ -17,11 +17,11 @@ from muxd.config import (
     TASK_LEASE_MAX_S, TASK_LEASE_MIN_S, TASK_LIST_LIMIT_MAX, TASK_NEXT_LIMIT_MAX, TASK_PRIORITY_MAX,
     TASK_VERIFY_ETA_CI_S, TASK_VERIFY_ETA_COMMANDS_S,
 )
-from muxd.daemon.access import Principal, check_runs_commands, current_principal, request_name
+from muxd.daemon.access.control import Principal, check_runs_commands, current_principal, request_name
 from muxd.daemon.commands import command
 from muxd.daemon.commands.executions import scope_of
-from muxd.daemon.executions import visible
-from muxd.daemon.task_dispatch import start_dispatch, stop_dispatch
+from muxd.daemon.work.executions import visible
+from muxd.daemon.work.task_dispatch import start_dispatch, stop_dispatch
 from muxd.errors import BadRequest, Forbidden
 from muxd.protocol.task_messages import (
     ActionableTask, ClaimTask, CompleteTask, CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList,
@@ -32,7 +32,7 @@ from muxd.store.execution_store import ExecutionQuery
 from muxd.tasks.model import STATES, Learning, Task, Verification
 
 if TYPE_CHECKING:
-    from muxd.daemon.pane import Pane
+    from muxd.daemon.panes.pane import Pane
     from muxd.daemon.server import Daemon
 
 TASK_EXECUTIONS_SHOWN = 20

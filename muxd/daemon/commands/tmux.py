@@ -1,12 +1,12 @@
 """Watching panes that run in tmux: tmux-watch adopts them, tmux-unwatch lets them go
-(daemon/tmux_watch.py)."""
+(daemon/tmux/watch.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from muxd.daemon.commands import command
-from muxd.daemon.tmux_discovery import server_args
+from muxd.daemon.tmux.discovery import server_args
 from muxd.protocol.messages import PaneList, Released, TmuxUnwatch, TmuxWatch
 
 if TYPE_CHECKING:

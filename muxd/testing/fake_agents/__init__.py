@@ -66,7 +66,7 @@ def run(agent: FakeAgent, terminal: Terminal) -> None:
         if command == "quit":
             agent.quit()
             return
-        # A task muxd dispatches arrives as "Task: <title>" (daemon/task_dispatch.py).
+        # A task muxd dispatches arrives as "Task: <title>" (daemon/work/task_dispatch.py).
         if command.removeprefix("Task: ") in TOOL_COMMANDS:
             agent.tool(command.removeprefix("Task: "))
         elif command:

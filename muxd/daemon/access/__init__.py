@@ -1,0 +1,1 @@
+"""Who may do what: tokens, grants, tiers, the audit log and per-tool metrics."""

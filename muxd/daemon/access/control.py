@@ -1,0 +1,588 @@
+"""Who is asking and what they may do: principals, the risk of every request, pane scopes.
+
+The daemon is the one place that enforces access. A connection's principal is fixed at Hello
+(`principal_for`): the socket owner without a token is `system` (admin, every pane); a token
+gives that token's tier and, for a pane-bound token (every pane's MUXD_TOKEN), a scope of its
+own panes plus the panes granted to it. Each request then goes through
+`AccessControl.authorize` (tier check; its target resolved once; pane-scope check on what it
+resolved to) and `AccessControl.run` (the handler, given that resolution, and the filtering of
+what it answers). Denials are logged (never with a secret) and audited.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from muxd.config import (
+    AGENT_SCOPES_DEFAULT, AGENT_TOKEN_TIER_DEFAULT, REFUSED_TOKEN_LOG_INTERVAL_S, TASK_SCOPES, TOKEN_NAME_MAX_CHARS,
+    TOKEN_SECRET_BYTES,
+)
+from muxd.daemon.access.audit_queue import AuditQueue
+from muxd.daemon.access.call_metrics import ToolMetrics
+from muxd.daemon.core.sampled_log import SampledLog
+from muxd.daemon.panes.target import Resolved, TargetKind, panes_of, resolve
+from muxd.daemon.access.tiers import UNKNOWN_RISK, Tier, check_tier, parse_tier
+from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Unauthorized
+from muxd.protocol import messages as m
+from muxd.protocol import task_messages as t
+from muxd.store import audit, tokens
+from muxd.store.audit import args_sha256
+from muxd.store.database import Database, refusal
+from muxd.store.location import db_path
+from muxd.store.tokens import TokenRecord
+
+if TYPE_CHECKING:
+    from muxd.daemon.panes.registry import Registry
+
+log = logging.getLogger(__name__)
+
+TOKEN_PREFIX = "muxd_"
+ENV_AGENT_TIER = "MUXD_AGENT_TIER"
+ENV_AGENT_SCOPES = "MUXD_AGENT_SCOPES"
+_TOKEN_NAME = re.compile(rf"^[A-Za-z0-9_.@+-]{{1,{TOKEN_NAME_MAX_CHARS}}}$")
+
+
+# ---------------------------------------------------------------- principals
+
+@dataclass(frozen=True)
+class Principal:
+    name: str                     # "system", "token:ci-bot", "agent:%3"
+    tier: Tier
+    token_id: str | None = None
+    scoped: bool = False          # True: sees only its panes and the panes granted to it
+    scopes: frozenset[str] = frozenset(TASK_SCOPES)  # tasks:read, tasks:write
+
+
+SYSTEM = Principal("system", "admin")
+_current: ContextVar[Principal] = ContextVar("muxd_principal", default=SYSTEM)
+
+
+def current_principal() -> Principal:
+    """The principal of the request being handled (set by `AccessControl.run`)."""
+    return _current.get()
+
+
+def principal_name(token: TokenRecord) -> str:
+    return token.name if token.kind == "agent" else f"token:{token.name}"
+
+
+def parse_scopes(text: str | list[str]) -> tuple[str, ...]:
+    """Scopes from "tasks:read,tasks:write" (or a list); bad_request for one muxd does not know."""
+    names = [s.strip() for s in (text.split(",") if isinstance(text, str) else text) if s.strip()]
+    for name in names:
+        if name not in TASK_SCOPES:
+            raise BadRequest(f"unknown scope {name!r}: one of {', '.join(TASK_SCOPES)}", field="scopes")
+    return tuple(dict.fromkeys(names))
+
+
+def default_scopes(kind: str, tier: str, agent_scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """The scopes of a token created without any: a pane's agent token gets `agent_scopes`; a
+    view_only token may read the queue; every other token may also work it."""
+    if kind == "agent":
+        return agent_scopes
+    return ("tasks:read",) if tier == "view_only" else TASK_SCOPES
+
+
+def secret_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- the risk of every request
+
+@dataclass(frozen=True)
+class Rule:
+    risk: str                # safe | moderate | dangerous | admin
+    read_only: bool = False  # a pure view: view_only may do it
+    # Pane-scoped tokens may send it; the panes its target resolves to must all be in scope.
+    scoped: bool = False
+    scope: str | None = None  # a token scope it needs besides its tier (tasks:read, tasks:write)
+
+
+VIEW = Rule("safe", read_only=True, scoped=True)
+TASKS_READ = Rule("safe", read_only=True, scoped=True, scope="tasks:read")
+TASKS_WRITE = Rule("moderate", scoped=True, scope="tasks:write")
+REQUEST_RULES: dict[type, Rule] = {
+    m.ListPanes: VIEW, m.ListSessions: VIEW, m.ListWindows: VIEW, m.ServerStatus: VIEW,
+    m.Subscribe: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
+    m.RecordCall: VIEW,  # every principal reports its own calls, denied ones included
+    m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW, m.ShowPane: VIEW,
+    m.SendKeys: Rule("moderate", scoped=True),
+    m.ResizePane: Rule("moderate", scoped=True),
+    # Creating a pane is moderate with or without a command: send-keys into a shell already
+    # runs anything, so a finer split would only pretend to be a sandbox.
+    m.NewSession: Rule("moderate", scoped=True),
+    m.NewWindow: Rule("moderate", scoped=True),
+    m.SplitWindow: Rule("moderate", scoped=True),
+    # Moving panes between windows and respawning them act on a window's layout or on two
+    # panes at once: not for pane-scoped tokens.
+    m.SelectLayout: Rule("moderate"), m.SwapPane: Rule("moderate"), m.BreakPane: Rule("moderate"),
+    m.JoinPane: Rule("moderate"), m.RespawnPane: Rule("moderate"),
+    # Adopting tmux panes creates panes (and reads what every adopted one shows): a control-tier
+    # action like creating them, but not for pane-scoped tokens, whose scope tmux's panes are not in.
+    m.TmuxWatch: Rule("moderate"), m.TmuxUnwatch: Rule("moderate"),
+    m.KillPane: Rule("dangerous", scoped=True),
+    m.KillWindow: Rule("dangerous", scoped=True),
+    m.KillSession: Rule("dangerous", scoped=True),
+    # An attached terminal drives a whole session, prefix-key kills included.
+    m.Attach: Rule("dangerous"), m.AttachInput: Rule("dangerous"), m.AttachResize: Rule("dangerous"),
+    # tmux's daily commands. Buffers hold copies from any pane, and options change what every
+    # new pane runs: neither is for pane-scoped tokens.
+    m.SelectPane: Rule("moderate", scoped=True), m.SelectWindow: Rule("moderate", scoped=True),
+    m.RenameWindow: Rule("moderate", scoped=True), m.RenameSession: Rule("moderate", scoped=True),
+    m.ListClients: Rule("safe", read_only=True), m.DetachClient: Rule("dangerous"),
+    # A bound key runs its command as the socket owner, whoever presses it: the owner's to bind.
+    m.BindKey: Rule("admin"), m.ListKeys: Rule("safe", read_only=True),
+    m.ShowOptions: Rule("safe", read_only=True), m.SetOption: Rule("dangerous"),
+    m.ListBuffers: Rule("safe", read_only=True), m.SetBuffer: Rule("moderate"), m.DeleteBuffer: Rule("moderate"),
+    m.PasteBuffer: Rule("moderate"),
+    m.PipePane: Rule("dangerous"),  # runs a shell command
+    # The history: reads are cut to the principal's scope by the handlers (commands/executions.py).
+    m.ListExecutions: VIEW, m.GetExecution: VIEW, m.ExecutionFailures: VIEW, m.ExecutionStats: VIEW,
+    m.WaitExecutions: VIEW,
+    m.SubmitPrompt: Rule("moderate", scoped=True),
+    m.CancelExecution: Rule("moderate", scoped=True),
+    m.RunCommand: Rule("dangerous"),  # runs shell commands
+    m.KillServer: Rule("admin"),
+    m.CreateToken: Rule("admin"), m.ListTokens: Rule("admin"), m.RevokeToken: Rule("admin"),
+    m.CheckTokens: Rule("admin"),  # which hashes are live tokens: for the owner's `muxd mcp --http`
+    m.GrantPane: Rule("admin"), m.RevokeGrant: Rule("admin"),
+    # The task queue (seed 001): reading it needs tasks:read, working it tasks:write.
+    t.NextActionable: TASKS_READ, t.ListTasks: TASKS_READ, t.GetTask: TASKS_READ, t.SearchKnowledge: TASKS_READ,
+    t.ClaimTask: TASKS_WRITE, t.UpdateTaskStatus: TASKS_WRITE, t.CompleteTask: TASKS_WRITE,
+    t.CreateTask: TASKS_WRITE, t.ReviewTask: TASKS_WRITE, t.DispatchTasks: TASKS_WRITE,
+}
+UNKNOWN_RULE = Rule(UNKNOWN_RISK)
+
+
+def rule_for(request_type: type) -> Rule:
+    """The rule of a request type; one nobody classified is dangerous and unscoped-only."""
+    return REQUEST_RULES.get(request_type, UNKNOWN_RULE)
+
+
+def request_name(request: Any) -> str:
+    """The wire tag of a request, or of a request type ("send-keys"), which is what logs and audit rows name."""
+    kind = request if isinstance(request, type) else type(request)
+    config = getattr(kind, "__struct_config__", None)
+    return str(config.tag) if config is not None and config.tag else kind.__name__
+
+
+def check_rule(principal: Principal, rule: Rule, what: str) -> None:
+    """Return when `principal` may do `what` of `rule` (tier, pane scope, token scope); else Forbidden."""
+    check_tier(principal.name, principal.tier, what, rule.risk, rule.read_only)
+    if principal.scoped and (not rule.scoped or rule.risk == "admin"):
+        raise Forbidden(f"{what} is not available to pane-scoped tokens; {principal.name} is one", action=what)
+    if rule.scope is not None and rule.scope not in principal.scopes:
+        have = ", ".join(sorted(principal.scopes)) or "none"
+        raise Forbidden(f"{what} needs the {rule.scope} scope; {principal.name} has {have}",
+                        action=what, scope=rule.scope)
+
+
+def check_runs_commands(principal: Principal) -> None:
+    """Return when `principal` may have muxd run shell commands; else the Forbidden `run` gives.
+    One rule for `run` and for a task's `commands` check, which is a command run later."""
+    check_rule(principal, rule_for(m.RunCommand), request_name(m.RunCommand))
+
+
+# ---------------------------------------------------------------- the daemon's access state
+
+class AccessControl:
+    """Tokens and grants (in memory, stored in SQLite), checks, audit and call metrics.
+
+    A change someone asks for (token create and revoke, grant, revoke-grant) is committed first
+    and applied to the tables in memory after: what is answered is what is stored, and a write
+    that fails answers store_unavailable with the tables as they were. The pane bindings the
+    daemon makes on its own (a new pane's agent token, the grant of a pane to the scoped token
+    that created it, the revocations when a pane goes) take effect at once and are written in
+    the background: none of them outlives the run, since every start revokes the pane-bound
+    tokens and drops every grant (`tokens.forget_pane_bindings`). A write of theirs lost to a
+    crash or a locked file so changes nothing a restart shows, a pane does not wait on the disk
+    to start, and a gone pane's token stops working whether or not the disk takes the change."""
+
+    def __init__(self, db: Database, *, agent_tier: Tier = AGENT_TOKEN_TIER_DEFAULT,
+                 agent_scopes: tuple[str, ...] = parse_scopes(AGENT_SCOPES_DEFAULT)) -> None:
+        self.db = db
+        self.agent_tier = agent_tier
+        self.agent_scopes = agent_scopes
+        self.metrics = ToolMetrics()
+        self.audit_queue = AuditQueue(db)
+        # Anyone who can reach the socket can send made-up tokens: not one log line each.
+        self.refused_hellos = SampledLog(log, logging.WARNING, "refused a hello with an unknown or revoked token",
+                                         interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
+        # Told the id of each token revoked, at once (the daemon closes the connections greeted with it).
+        self.on_revoked: Callable[[str], None] | None = None
+        self._by_hash: dict[str, TokenRecord] = {}
+        self._by_id: dict[str, TokenRecord] = {}
+        self._storing: dict[str, TokenRecord] = {}  # created, being committed: id and name taken
+        self._grants: dict[str, set[str]] = {}
+        now = time.time()
+        doing = "revoking the pane-bound tokens of the previous run"
+        try:
+            forgotten = db.call_sync(lambda c: tokens.forget_pane_bindings(c, now))
+            doing = "loading the tokens"
+            loaded = db.call_sync(tokens.load_tokens)
+        except sqlite3.Error as exc:  # a start that cannot revoke them must not serve them
+            raise refusal(exc, db.path, doing) from exc
+        if forgotten:
+            log.info("revoked %d pane-bound token(s) left from the previous run", forgotten)
+        for token in loaded:
+            self._remember(token)
+
+    @classmethod
+    def open(cls, server_name: str, env: dict[str, str] | None = None) -> AccessControl:
+        """The access state of server `server_name`, from its database (MUXD_DB or the default).
+        StoreUnavailable when that file cannot be used: muxd then does not start, rather than keep
+        in memory what the user believes stored."""
+        env = dict(os.environ) if env is None else env
+        agent_tier = parse_tier(env.get(ENV_AGENT_TIER) or AGENT_TOKEN_TIER_DEFAULT)
+        agent_scopes = parse_scopes(env.get(ENV_AGENT_SCOPES, AGENT_SCOPES_DEFAULT))
+        db = Database(db_path(server_name, env))
+        log.info("database: %s", db.path)
+        try:
+            return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)
+        except BaseException:
+            db.close()
+            raise
+
+    def close(self) -> None:
+        self.refused_hellos.flush()
+        self.audit_queue.close()
+        self.db.close()
+
+    def _write_soon(self, job: Callable[[sqlite3.Connection], object], what: str) -> None:
+        """A background write of a pane binding (see the class): a failure is logged."""
+        try:
+            self.db.submit(job, what)
+        except RuntimeError:  # the writer is shut down (the daemon is stopping)
+            log.error("not written (the database is closed): %s", what)
+
+    # ------------------------------------------------------------ tokens
+
+    def _remember(self, token: TokenRecord) -> None:
+        self._by_id[token.id] = token
+        if token.revoked_at is None:
+            self._by_hash[token.hash] = token
+        else:
+            self._by_hash.pop(token.hash, None)
+            self._grants.pop(token.id, None)
+
+    def principal_for(self, secret: str | None) -> Principal:
+        """The principal of a Hello: `system` without a token; Unauthorized for an unknown/revoked one."""
+        if secret is None or secret == "":
+            return SYSTEM
+        token = self._by_hash.get(secret_hash(secret))
+        if token is None:
+            self.refused_hellos.event()
+            raise Unauthorized("unknown or revoked token")
+        return Principal(principal_name(token), token.tier, token.id,  # type: ignore[arg-type]
+                         scoped=token.panes is not None, scopes=frozenset(self.scopes_of(token)))
+
+    def is_live(self, token_sha256: str) -> bool:
+        """Whether a Hello with the token of this sha256 would be welcomed (live, not revoked)."""
+        return token_sha256 in self._by_hash
+
+    def scopes_of(self, token: TokenRecord) -> tuple[str, ...]:
+        if token.scopes is not None:
+            return token.scopes
+        return default_scopes(token.kind, token.tier, self.agent_scopes)
+
+    def _new_id(self) -> str:
+        while True:
+            token_id = f"tk-{secrets.token_hex(4)}"
+            if token_id not in self._by_id and token_id not in self._storing:
+                return token_id
+
+    def _live_named(self, name: str) -> TokenRecord | None:
+        return next((t for t in self._by_hash.values() if t.name == name), None)
+
+    def _new_token(self, *, tier: str, name: str | None, panes: list[str] | None, kind: str,
+                   scopes: list[str] | None) -> tuple[TokenRecord, str]:
+        tier = parse_tier(tier)
+        token_id = self._new_id()
+        if name is None:
+            name = f"token-{token_id[3:]}" if kind == "user" else f"agent:{(panes or ['?'])[0]}"
+        elif not _TOKEN_NAME.match(name):
+            raise BadRequest(f"invalid token name {name!r}: 1-{TOKEN_NAME_MAX_CHARS} of letters, digits, _.@+-",
+                             field="name")
+        if self._live_named(name) is not None or any(t.name == name for t in self._storing.values()):
+            raise Conflict(f"a live token is already named {name}", name=name)
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_SECRET_BYTES)
+        token = TokenRecord(id=token_id, name=name, hash=secret_hash(secret), kind=kind, tier=tier,
+                            panes=tuple(panes) if panes else None, created_at=time.time(),
+                            scopes=None if scopes is None else parse_scopes(scopes))
+        return token, secret
+
+    async def create_token(self, *, tier: str, name: str | None = None, panes: list[str] | None = None,
+                           scopes: list[str] | None = None) -> tuple[TokenRecord, str]:
+        """A new token and its secret (the only time the secret exists outside its holder), once
+        stored; StoreUnavailable (and no token) when it cannot be."""
+        token, secret = self._new_token(tier=tier, name=name, panes=panes, kind="user", scopes=scopes)
+        self._storing[token.id] = token
+        try:
+            await self.db.call(lambda c: tokens.insert_token(c, token), f"creating token {token.name}")
+        finally:
+            del self._storing[token.id]
+        self._remember(token)
+        log.info("token %s (%s, %s) created", token.id, principal_name(token), token.tier)
+        return token, secret
+
+    def issue_agent_token(self, pane_id: str) -> str:
+        """The secret for a new pane's MUXD_TOKEN: bound to that pane, tier `agent_tier`; usable at
+        once, stored in the background (see the class: it ends with the run whatever is stored)."""
+        token, secret = self._new_token(tier=self.agent_tier, name=None, panes=[pane_id], kind="agent",
+                                        scopes=None)
+        self._remember(token)
+        self._write_soon(lambda c: tokens.insert_token(c, token), f"creating token {token.name}")
+        return secret
+
+    def find_token(self, ref: str) -> TokenRecord:
+        """A token by id, else a live token by name."""
+        token = self._by_id.get(ref) or self._live_named(ref)
+        if token is None:
+            raise NotFound(f"no token {ref!r}", token=ref)
+        return token
+
+    def agent_token_of(self, pane_id: str) -> TokenRecord:
+        token = next((t for t in self._by_hash.values() if t.kind == "agent" and t.panes == (pane_id,)), None)
+        if token is None:
+            raise NotFound(f"pane {pane_id} has no live agent token", pane=pane_id)
+        return token
+
+    def tokens(self, include_revoked: bool = False) -> list[TokenRecord]:
+        found = self._by_id.values() if include_revoked else self._by_hash.values()
+        return sorted(found, key=lambda t: (t.created_at, t.id))
+
+    async def revoke(self, token: TokenRecord, reason: str) -> TokenRecord:
+        """`token` revoked, once stored; StoreUnavailable (and the token still live) when it cannot be."""
+        if token.revoked_at is not None:
+            return token
+        at = time.time()
+        await self.db.call(lambda c: tokens.revoke_token(c, token.id, at, reason), f"revoking token {token.name}")
+        current = self._by_id[token.id]
+        if current.revoked_at is not None:  # another request revoked it meanwhile: that one stands
+            return current
+        return self._revoked(current, at, reason)
+
+    def _revoked(self, token: TokenRecord, at: float, reason: str) -> TokenRecord:
+        revoked = replace(token, revoked_at=at, revoked_reason=reason)
+        self._remember(revoked)
+        log.info("token %s (%s) revoked: %s", token.id, principal_name(token), reason)
+        if self.on_revoked is not None:
+            self.on_revoked(token.id)
+        return revoked
+
+    # ------------------------------------------------------------ scopes and grants
+
+    def visible(self, principal: Principal) -> set[str] | None:
+        """The pane ids `principal` may see; None: every pane."""
+        if not principal.scoped or principal.token_id is None:
+            return None
+        token = self._by_id.get(principal.token_id)
+        if token is None:
+            return set()
+        return set(token.panes or ()) | self._grants.get(token.id, set())
+
+    def sees(self, principal: Principal, pane_id: str) -> bool:
+        visible = self.visible(principal)
+        return visible is None or pane_id in visible
+
+    @staticmethod
+    def _check_grantee(token: TokenRecord) -> None:
+        if token.revoked_at is not None:
+            raise BadRequest(f"token {token.name} is revoked", token=token.id)
+        if token.panes is None:
+            raise BadRequest(f"{principal_name(token)} is not pane-bound: it already sees every pane",
+                             token=token.id)
+
+    async def grant(self, token: TokenRecord, pane_id: str) -> None:
+        """Let pane-bound `token` use `pane_id` too, once stored (StoreUnavailable otherwise)."""
+        self._check_grantee(token)
+        now = time.time()
+        await self.db.call(lambda c: tokens.add_grant(c, token, pane_id, now),
+                           f"granting {pane_id} to {principal_name(token)}")
+        self._check_grantee(self._by_id[token.id])  # revoked while the grant was stored: it lapsed with it
+        self._grants.setdefault(token.id, set()).add(pane_id)
+        log.info("pane %s granted to %s", pane_id, principal_name(token))
+
+    def _grant_now(self, token: TokenRecord, pane_id: str) -> None:
+        """The grant of a pane to the scoped token that created it: at once, stored in the background."""
+        if token.revoked_at is not None:  # revoked while its request ran: its grants went with it
+            return
+        self._grants.setdefault(token.id, set()).add(pane_id)
+        now = time.time()
+        self._write_soon(lambda c: tokens.add_grant(c, token, pane_id, now),
+                         f"granting {pane_id} to {principal_name(token)}")
+
+    async def revoke_grant(self, token: TokenRecord, pane_id: str) -> None:
+        """Take back a grant, once stored (StoreUnavailable, and the grant kept, otherwise)."""
+        if pane_id not in self._grants.get(token.id, set()):
+            raise NotFound(f"pane {pane_id} is not granted to {principal_name(token)}", pane=pane_id)
+        await self.db.call(lambda c: tokens.remove_grant(c, token.id, pane_id),
+                           f"taking {pane_id} back from {principal_name(token)}")
+        self._grants.get(token.id, set()).discard(pane_id)
+
+    def pane_gone(self, pane_id: str, live_panes: set[str]) -> None:
+        """A pane was removed: drop the grants of it; revoke tokens none of whose panes is left.
+        At once, stored in the background (see the class)."""
+        for granted in self._grants.values():
+            granted.discard(pane_id)
+        self._write_soon(lambda c: tokens.remove_grants_of_pane(c, pane_id), f"dropping the grants of {pane_id}")
+        at, reason = time.time(), f"pane {pane_id} gone"
+        for token in list(self._by_hash.values()):
+            if token.panes is not None and pane_id in token.panes and not live_panes & set(token.panes):
+                self._revoked(token, at, reason)
+                self._write_soon(lambda c, token_id=token.id: tokens.revoke_token(c, token_id, at, reason),
+                                 f"revoking token {token.name}")
+
+    # ------------------------------------------------------------ checking requests
+
+    def _check_live(self, principal: Principal) -> None:
+        token = self._by_id.get(principal.token_id) if principal.token_id is not None else None
+        if principal.token_id is not None and (token is None or token.revoked_at is not None):
+            raise Unauthorized("this connection's token was revoked")
+
+    def authorize(self, principal: Principal, request: Any, kind: TargetKind | None,
+                  registry: Registry) -> Resolved | None:
+        """What `request.target` names as a `kind` (None without one), once `principal` may send
+        `request` to it; Forbidden (logged and audited) otherwise.
+
+        The caller hands what this returns to the handler with no await in between, so the
+        target that was checked is the target that is acted on."""
+        self._check_live(principal)
+        rule = rule_for(type(request))
+        what = request_name(request)
+        try:
+            check_rule(principal, rule, what)
+            resolved = self._resolve(principal, request, kind, registry, what)
+            if principal.scoped and resolved is not None:
+                if not all(self.sees(principal, p.id) for p in panes_of(resolved)):
+                    raise self._out_of_scope(principal, what, request.target)
+        except Forbidden as exc:
+            self.denied(principal, what, msgspec.to_builtins(request), exc, kind="request")
+            raise
+        return resolved
+
+    def _resolve(self, principal: Principal, request: Any, kind: TargetKind | None, registry: Registry,
+                 what: str) -> Resolved | None:
+        if kind is None:
+            return None
+        target = request.target
+        if principal.scoped and not target:
+            # "The newest session" is whatever another client created last: a scoped principal
+            # names what it acts on.
+            raise Forbidden(f"{what}: a pane-scoped token must name its target; {principal.name} is one",
+                            action=what)
+        try:
+            return resolve(registry, kind, target)
+        except NotFound:
+            if principal.scoped:  # the same answer as for a pane it may not see: names do not leak
+                raise self._out_of_scope(principal, what, target) from None
+            raise
+
+    @staticmethod
+    def _out_of_scope(principal: Principal, what: str, target: str | None) -> Forbidden:
+        return Forbidden(f"{what}: target {target!r} is not among the panes {principal.name} may use",
+                         action=what, target=target)
+
+    def denied(self, principal: Principal, what: str, args: Any, exc: MuxdError, *, kind: str) -> None:
+        log.warning("denied %s to %s: %s", what, principal.name, exc.message)
+        self.audit(m.AuditRow(ts=time.time(), principal=principal.name, kind=kind, tool=what,
+                               args_sha256=args_sha256(_without_id(args)), status="denied",
+                               error_code=exc.code, rows=0, latency_ms=0.0))
+
+    async def run(self, principal: Principal, request: Any, registry: Registry,
+                  handle: Callable[[], Awaitable[Any]]) -> Any:
+        """Run an already checked request's handler as `principal`; cut its answer to what it may see."""
+        _current.set(principal)  # each request runs in a task of its own: this stays local to it
+        reply = await handle()
+        if not principal.scoped:
+            return reply
+        return self._scoped_reply(principal, request, reply, registry)
+
+    def _scoped_reply(self, principal: Principal, request: Any, reply: Any, registry: Registry) -> Any:
+        visible = self.visible(principal) or set()
+        if isinstance(reply, m.PaneReply) and isinstance(request, (m.NewSession, m.NewWindow, m.SplitWindow)):
+            token = self._by_id.get(principal.token_id or "")
+            if token is not None:
+                self._grant_now(token, reply.pane.id)  # what it creates, it may use
+            return reply
+        if isinstance(reply, m.PaneList):
+            return msgspec.structs.replace(reply, panes=[p for p in reply.panes if p.id in visible])
+        if isinstance(reply, m.SessionList):
+            return msgspec.structs.replace(reply, sessions=_visible_sessions(reply.sessions, registry, visible))
+        if isinstance(reply, m.WindowList):
+            return msgspec.structs.replace(reply, windows=_visible_windows(reply.windows, registry, visible))
+        if isinstance(reply, m.Status):
+            panes = [p for p in registry.all_panes() if p.id in visible]
+            sessions = {id(p.window.session) for p in panes if p.window is not None}  # type: ignore[attr-defined]
+            return msgspec.structs.replace(reply, panes=len(panes), sessions=len(sessions))
+        return reply
+
+    # ------------------------------------------------------------ audit and metrics
+
+    def audit(self, record: m.AuditRow) -> None:
+        """Queue a row without waiting (a denied request): dropped and counted if the queue is full."""
+        self.audit_queue.add(record)
+
+    async def record_call(self, principal: Principal, call: m.RecordCall) -> None:
+        """One finished MCP tool call: an audit row (waiting for room in the queue) and the
+        per-tool metrics."""
+        if call.status == "denied":  # the MCP server refused it before asking us: log it here too
+            log.warning("denied MCP tool %s to %s (%s)", call.tool, principal.name, call.error_code)
+        self.metrics.record(call.tool, call.latency_ms, None if call.status == "ok" else call.error_code or call.status)
+        await self.audit_queue.put(m.AuditRow(ts=time.time(), principal=principal.name, kind="mcp", tool=call.tool,
+                                              args_sha256=call.args_sha256, status=call.status,
+                                              error_code=call.error_code, rows=call.rows,
+                                              latency_ms=call.latency_ms))
+
+    def history_principals(self, principal: Principal) -> frozenset[str]:
+        """Whose audit rows `principal` may read unless admin: its own and its panes' agents'."""
+        visible = self.visible(principal) or set()
+        return frozenset({principal.name} | {f"agent:{pane_id}" for pane_id in visible})
+
+    async def history(self, *, limit: int, tool: str | None, principal: str | frozenset[str] | None,
+                      status: str | None) -> list[m.AuditRow]:
+        await self.audit_queue.drain()  # the rows recorded before this read are in what it reads
+        return await self.db.call(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
+                                                         status=status), "reading the audit")
+
+
+def _without_id(args: Any) -> Any:
+    if isinstance(args, dict):
+        return {k: v for k, v in args.items() if k != "id"}
+    return args
+
+
+def _visible_sessions(sessions: list[m.SessionInfo], registry: Registry, visible: set[str]) -> list[m.SessionInfo]:
+    out = []
+    for info in sessions:
+        session = next((s for s in registry.sessions if s.id == info.id), None)
+        if session is None:
+            continue
+        windows = [w for w in session.windows if any(p.id in visible for p in w.panes)]
+        if windows:
+            panes = sum(1 for w in windows for p in w.panes if p.id in visible)
+            out.append(msgspec.structs.replace(info, windows=len(windows), panes=panes))
+    return out
+
+
+def _visible_windows(windows: list[m.WindowInfo], registry: Registry, visible: set[str]) -> list[m.WindowInfo]:
+    by_id = {w.id: w for s in registry.sessions for w in s.windows}
+    out = []
+    for info in windows:
+        window = by_id.get(info.id)
+        count = sum(1 for p in window.panes if p.id in visible) if window is not None else 0
+        if count:
+            out.append(msgspec.structs.replace(info, panes=count))
+    return out

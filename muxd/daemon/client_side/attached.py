@@ -1,0 +1,582 @@
+"""Attached clients: the daemon side of `muxd attach`, one `AttachedClient` per terminal.
+
+As in tmux's server-client.c the daemon renders per client: a client's render task waits
+until something it shows changed, composes the frame from the panes' emulators (never from
+queued output), paints the difference and awaits the socket's drain. A slow client thus
+gets fewer, newer frames and slows nobody else. Keys are parsed here (prefix table, copy
+mode, prompts), so every client of a session sees the same windows, panes and copy modes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import logging
+import math
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from muxd.config import (
+    ATTACH_FRAME_INTERVAL_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
+    ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
+    MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS,
+)
+from muxd.daemon.commands.selection import select_target
+from muxd.daemon.client_side.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point, emacs_key
+from muxd.daemon.client_side.attached_mouse import mouse_event
+from muxd.daemon.client_side.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
+from muxd.daemon.panes.pane import Pane
+from muxd.daemon.client_side.command_prompt import run_line
+from muxd.daemon.client_side.prefix_actions import after_prefix, repeats
+from muxd.daemon.panes.paste_buffers import PasteBuffers
+from muxd.daemon.client_side.prefix_keys import list_keys_text, prefix_bytes
+from muxd.daemon.panes.registry import Session, Window, window_of
+from muxd.daemon.client_side.status_formats import StatusFormats
+from muxd.daemon.client_side.status_prompt import Prompt
+from muxd.daemon.panes.target import resolve_session
+from muxd.emulator import Emulator
+from muxd.emulator.backend import new_emulator
+from muxd.errors import BadRequest, MuxdError
+from muxd.protocol.messages import (
+    Attach, Attached, AttachInput, AttachOutput, AttachResize, Detached, Error,
+)
+
+if TYPE_CHECKING:
+    from muxd.attach.compose import PaneView, StatusLine
+    from muxd.daemon.client_side.chooser import Chooser
+    from muxd.daemon.client_side.pane_numbers import PaneNumbers
+    from muxd.daemon.core.connection import Connection
+    from muxd.daemon.server import Daemon
+
+log = logging.getLogger(__name__)
+
+ATTACH_MESSAGES = (Attach, AttachInput, AttachResize)
+BRACKETED_PASTE_MODE = 2004
+HELP_SCROLLBACK_BYTES = 64 * 1024  # the C-b ? list, far more than it needs
+
+
+def pane_modes(emulator: Emulator) -> frozenset[int]:
+    return emulator.private_modes
+
+
+def paste_into(pane: Pane, data: bytes) -> None:
+    """Pasted text to a pane: in bracketed-paste markers only if its program asked (2004)."""
+    wrapped = BRACKETED_PASTE_MODE in pane_modes(pane.emulator)
+    pane.write(b"\x1b[200~" + data + b"\x1b[201~" if wrapped else data)
+
+
+class AttachedClient:
+    def __init__(self, hub: AttachHub, connection: Connection, session: Session,
+                 columns: int, lines: int, prefix: str) -> None:
+        self.hub = hub
+        self.daemon = hub.daemon
+        self.connection = connection
+        self.session = session
+        self.columns, self.lines = _clamp(columns, lines)
+        self.chosen_prefix = prefix  # --prefix / $MUXD_PREFIX; "": the prefix option, read at each key
+        prefix_bytes(prefix or "C-b")  # a bad name is refused at attach
+        self.name = ""  # its terminal (tmux names clients so), else made up by the hub
+        from muxd.attach.paint import FramePainter  # the renderer loads with the first attach
+
+        self.painter = FramePainter()
+        self.parser = InputParser()
+        self.prefix_pending = False
+        self.repeat_until = 0.0  # monotonic time a repeat-time (bind -r) ends; 0: none open
+        self.prompt: Prompt | None = None
+        self.notice: tuple[str, float] | None = None
+        self.status_formats = StatusFormats()  # status-left and status-right, expanded
+        self.help_view: Emulator | None = None  # the C-b ? list or a command's output, while open
+        self.help_lines: list[str] = []  # its text (made again for a new size)
+        self.help_scroll = CopyMode()  # where in it the client is
+        self.chooser: Chooser | None = None  # C-b w / s, while open
+        self.pane_numbers: PaneNumbers | None = None  # C-b q, while shown
+        self.closed = False
+        self.frames = 0
+        self.last_input = 0.0  # time.monotonic() of the last keys or mouse event
+        self.press: tuple[str, Point] | None = None  # (pane id, point) of a left button held down
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def prefix_name(self) -> str:
+        return self.chosen_prefix or self.daemon.registry.options.lookup("prefix", self.session.id)
+
+    @property
+    def prefix(self) -> bytes:
+        return prefix_bytes(self.prefix_name)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        from muxd.attach.paint import enter_terminal_bytes
+
+        self.connection.send(AttachOutput(data=enter_terminal_bytes()))
+        self.painter.invalidate()
+        self._task = asyncio.create_task(self._render_loop())
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def detach(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.connection.send(Detached(reason=reason))
+        self.hub.forget(self)
+        self._wake.set()
+
+    def window_area(self) -> tuple[int, int]:
+        """The cells left for the window: the client minus its status line (if it has room)."""
+        return self.columns, max(1, self.lines - 1) if self._status_shown() else self.lines
+
+    def _status_shown(self) -> bool:
+        return self.lines >= 2 and self.daemon.registry.options.flag("status", self.session.id)
+
+    # ------------------------------------------------------------ rendering
+
+    async def _render_loop(self) -> None:
+        last_frame = 0.0
+        failures = 0
+        while not self.closed:
+            try:
+                last_frame = await self._render_once(last_frame)
+                failures = 0
+            except (ConnectionError, asyncio.CancelledError):
+                return
+            except Exception:  # a bug must cost this client a frame, not the daemon
+                failures += 1
+                log.exception("attached client render failed (%d in a row)", failures)
+                if failures >= ATTACH_RENDER_FAILURES_MAX:
+                    self.detach("internal error in the muxd server (see its log)")
+                    return
+                # Try again a frame interval later, repainting the whole screen: a transient
+                # state (a layout caught mid-change) must not cost the user their session.
+                self.painter.invalidate()
+                last_frame = time.monotonic()
+                self._wake.set()
+
+    async def _render_once(self, last_frame: float) -> float:
+        """Wait for a change (or the status refresh) and paint it; returns the time of the
+        last frame sent."""
+        try:
+            await asyncio.wait_for(self._wake.wait(), ATTACH_STATUS_REFRESH_S)
+        except TimeoutError:
+            pass
+        # Cap the frame rate: output arriving meanwhile joins this frame. A program redrawing
+        # on its own (a 60 Hz TUI, a build log) gets 30 frames a second, which halves the
+        # render cost and nobody can tell; while the user types, 60. And the first frame
+        # after a key goes at once: it carries the echo, which the cap would delay by up to
+        # a frame interval (tmux paints an echo as soon as it comes, too).
+        now = time.monotonic()
+        if self.last_input <= last_frame:
+            typing = now - self.last_input < ATTACH_TYPING_S
+            interval = ATTACH_FRAME_INTERVAL_S if typing else ATTACH_OUTPUT_FRAME_INTERVAL_S
+            delay = last_frame + interval - now
+            if delay > 0:
+                await asyncio.sleep(delay)
+        self._wake.clear()
+        if self.closed:
+            return last_frame
+        if self.session not in self.daemon.registry.sessions:
+            self.detach("exited")
+            return last_frame
+        self.painter.mouse = self.daemon.registry.options.flag("mouse", self.session.id)
+        data = self.painter.paint(self.frame())
+        if not data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
+            return last_frame
+        sent_at = time.monotonic()
+        self.frames += 1
+        self.connection.send(AttachOutput(data=data))
+        await self.connection.writer.drain()
+        return sent_at
+
+    def frame(self) -> Any:
+        from muxd.attach.compose import compose
+
+        columns, lines = self.window_area()
+        views = self._pane_views(columns, lines)
+        status = self._status() if self._status_shown() else None
+        frame = compose(self.columns, self.lines, views, status)
+        window = self.session.active_window
+        if self.pane_numbers is not None and window is not None and not self.viewing():
+            if self.pane_numbers.live():
+                return self.pane_numbers.drawn(frame, self.hub.placements(window))
+            self.pane_numbers = None
+        return frame
+
+    def _pane_views(self, columns: int, lines: int) -> list[PaneView]:
+        from muxd.attach.compose import PaneView
+        from muxd.attach.selection import copy_cursor_at, highlight_spans
+
+        window = self.session.active_window
+        if self.viewing():
+            view = self.help_view or self.chooser.view(columns, lines)  # type: ignore[union-attr]
+            offset = self.help_scroll.offset if self.help_view is not None else 0
+            return [PaneView(emulator=view, x=0, y=0, columns=min(columns, view.columns),
+                             lines=min(lines, view.lines), active=True, scroll_offset=offset)]
+        if window is None or window.layout is None:
+            return []
+        views = []
+        for pane, x, y, width, height in self.hub.placements(window):
+            if x >= columns or y >= lines:
+                continue
+            copy = self.hub.copy_modes.get(pane.id)
+            dead = f"Pane is dead (status {pane.exit_code})" if pane.exited else None
+            selection = copy.selection() if copy else None
+            view_lines = min(height, lines - y, pane.lines)
+            views.append(PaneView(emulator=pane.emulator, x=x, y=y,
+                                  columns=min(width, columns - x, pane.columns), lines=view_lines,
+                                  active=pane is window.active_pane,
+                                  scroll_offset=copy.offset if copy else 0, dead_message=dead,
+                                  highlights=highlight_spans(pane.emulator, selection, copy.offset, view_lines)
+                                  if copy and selection else (),
+                                  copy_cursor=copy_cursor_at(pane.emulator, copy, view_lines) if copy else None))
+        return views
+
+    def _status(self) -> StatusLine:
+        from muxd.attach.compose import StatusLine, WindowTab
+        from muxd.attach.tmux_style import parse_style
+        from muxd.emulator.cell import DEFAULT_STYLE
+
+        session = self.session
+        tabs = tuple(WindowTab(index=w.index, name=w.name, active=w is session.active_window,
+                               last=w is session.last_window and w is not session.active_window,
+                               zoomed=w.zoomed) for w in session.windows)
+        window = session.active_window
+        pane = window.active_pane if window else None
+        left, right = self.status_formats.texts(self.daemon, session, pane)
+        message = cursor = None
+        if self.prompt is not None:
+            message, cursor = self.prompt.shown(), self.prompt.cursor_cell()
+        elif self.notice is not None:
+            if time.monotonic() < self.notice[1]:
+                message = self.notice[0]
+            else:
+                self.notice = None
+        options = self.daemon.registry.options
+        return StatusLine(session=session.name, windows=tabs, left=left, right=right, message=message,
+                          message_cursor=cursor,
+                          style=parse_style(options.lookup("status-style", session.id), DEFAULT_STYLE),
+                          message_style=parse_style(options.lookup("message-style", session.id), DEFAULT_STYLE))
+
+    def say(self, text: str) -> None:
+        shown_ms = self.daemon.registry.options.number("display-time", self.session.id)
+        # 0: until a key (any input takes a message away)
+        self.notice = (text, time.monotonic() + shown_ms / 1000 if shown_ms else math.inf)
+        self.wake()
+
+    def viewing(self) -> bool:
+        """A list (the `?` keys, a command's output, the chooser) covers the window."""
+        return self.help_view is not None or self.chooser is not None
+
+    def switch_to(self, session: Session) -> None:
+        """Show another session in this terminal (tmux's switch-client); sizes follow."""
+        previous, self.session = self.session, session
+        if previous is not session:
+            self.hub.fit_session(previous)
+        self.hub.fit_session(session)
+
+    # ------------------------------------------------------------ input
+
+    def resize(self, columns: int, lines: int) -> None:
+        self.columns, self.lines = _clamp(columns, lines)
+        self.painter.invalidate()
+        if self.help_view is not None:
+            self.show_text(self.help_lines)
+        self.hub.fit_session(self.session)
+
+    def input(self, data: bytes) -> None:
+        self.last_input = time.monotonic()
+        shown = self.notice is not None
+        self.notice = None  # a key takes a message away, as in tmux
+        for token in self.parser.feed(data):
+            for unit in self._units(token):
+                if self.closed:
+                    return
+                try:
+                    shown = self._token(unit) or shown
+                except MuxdError as exc:
+                    self.say(exc.message)
+        # Keys that only went to a program change nothing on screen until it answers (its
+        # output wakes the clients): a frame now would be an empty paint in the echo's way.
+        if shown:
+            self.hub.changed(self.session)
+
+    def _units(self, token: Token) -> Iterator[Token]:
+        """A run of text in as few pieces as may be (one write to the pane), cut where a key
+        must be seen alone: the prefix, and every key while the prefix waits for its command,
+        a repeat-time is open, or a prompt, copy mode or the help view takes keys. Lazy: each cut sees the state the
+        piece before left."""
+        if not isinstance(token, Text):
+            yield token
+            return
+        data = token.data
+        while data:
+            pane = self.active_pane()
+            if (self.prefix_pending or self.repeat_until > time.monotonic() or self.prompt is not None
+                    or self.viewing() or self.pane_numbers is not None
+                    or (pane is not None and pane.id in self.hub.copy_modes)):
+                size = next_key_bytes(data)
+            elif self.daemon.registry.key_bindings.any_in("root"):
+                size = next_key_bytes(data)  # any key may be bound on its own
+            else:
+                cut = data.find(self.prefix)
+                size = len(self.prefix) if cut == 0 else len(data) if cut < 0 else cut
+            yield Key(data[:size])
+            data = data[size:]
+
+    def _token(self, token: Token) -> bool:
+        """Act on one key, paste or mouse event; False when it only went to a program."""
+        if isinstance(token, Mouse):
+            return mouse_event(self, token)
+        if isinstance(token, Paste):
+            pane = self.active_pane()
+            if pane is not None and pane.id not in self.hub.copy_modes and not self.viewing():
+                paste_into(pane, token.data)
+                return False
+            return True
+        key = token.data
+        if self.help_view is not None:
+            from muxd.attach.selection import pane_geometry
+
+            # Moved around like copy mode (the list is taller than small terminals); any key
+            # that would leave or copy closes it.
+            if self.help_scroll.key(key, pane_geometry(self.help_view)) in (COPY, LEAVE):
+                self.help_view = None
+            return True
+        if self.chooser is not None:
+            self.chooser.key(key)
+            return True
+        if self.pane_numbers is not None:
+            numbers, self.pane_numbers = self.pane_numbers, None
+            if numbers.live() and numbers.key(key):
+                return True
+            # Any other key: the numbers go, and the key does what it would have done.
+        if self.prompt is not None:
+            finished, answer = self.prompt.key(key)
+            if finished:
+                prompt, self.prompt = self.prompt, None
+                if answer is not None:
+                    prompt.on_done(answer)
+            return True
+        if self.prefix_pending:
+            self.prefix_pending = False
+            return after_prefix(self, key)
+        if self.repeat_until:
+            if repeats(self, key):
+                return after_prefix(self, key)
+            self.repeat_until = 0.0  # any other key ends the repeat, and does what it does
+        bound = self.daemon.registry.key_bindings.lookup("root", key)
+        if bound is not None and bound.command is not None:
+            run_line(self, bound.command)
+            return True
+        if key == self.prefix:
+            self.prefix_pending = True
+            return False
+        pane = self.active_pane()
+        if pane is None:
+            return False
+        copy = self.hub.copy_modes.get(pane.id)
+        if copy is not None:
+            from muxd.attach.selection import pane_geometry
+
+            if self._mode_keys(pane) == "emacs":
+                as_vi = emacs_key(key)
+                if as_vi is None:  # a key emacs's table lacks does nothing
+                    return True
+                key = as_vi
+            outcome = copy.key(key, pane_geometry(pane.emulator))
+            if outcome in (SEARCH_DOWN, SEARCH_UP):
+                self.prompt = Prompt(f"({outcome}) ", lambda text: copy.search(
+                    text, outcome == SEARCH_DOWN, pane_geometry(pane.emulator)))
+            if outcome == COPY:
+                self.copy_selection(pane, copy)
+            if outcome in (COPY, LEAVE):
+                self.hub.copy_modes.pop(pane.id, None)
+            return True
+        pane.write(key)
+        return False
+
+    def active_pane(self) -> Pane | None:
+        window = self.session.active_window
+        return window.active_pane if window is not None else None
+
+    def write_active(self, data: bytes) -> None:
+        pane = self.active_pane()
+        if pane is not None:
+            pane.write(data)
+
+    def paste_buffer(self) -> None:
+        """The newest buffer into the active pane, line feeds as carriage returns (tmux's
+        paste-buffer -p: bracketed only for a program that asked)."""
+        pane = self.active_pane()
+        newest = self.hub.buffers.newest_first()
+        if not newest:
+            self.say("no buffers")
+            return
+        if pane is None or pane.exited or pane.id in self.hub.copy_modes:
+            return
+        paste_into(pane, newest[0].text.replace("\n", "\r").encode())
+
+    def _mode_keys(self, pane: Pane | None) -> str:
+        """Copy mode's key table for `pane` (a window option): "vi" or "emacs"."""
+        ids = (pane.id, window_of(pane).id) if pane is not None else ()
+        return self.daemon.registry.options.lookup("mode-keys", *ids)
+
+    def open_help(self) -> None:
+        self.show_text(list_keys_text(self.prefix_name, self.daemon.registry.key_bindings,
+                                      self._mode_keys(self.active_pane())))
+
+    def show_text(self, text_lines: list[str]) -> None:
+        """Lines to read over the window (the `?` list, a command's output): scrolled like copy
+        mode, q leaves."""
+        columns, lines = self.window_area()
+        view = new_emulator(columns=columns, lines=lines, scrollback_bytes=HELP_SCROLLBACK_BYTES)
+        self.help_lines = text_lines
+        view.feed("\r\n".join(text_lines).encode())
+        view.feed(b"\x1b[?25l")  # a list to read: no cursor
+        # Shown from its first line: scrolled back over whatever went into the history.
+        self.help_scroll = CopyMode(offset=view.history_size, cursor=(view.rows_scrolled - view.history_size, 0))
+        self.help_view = view
+
+    @staticmethod
+    def new_copy_mode(pane: Pane) -> CopyMode:
+        """Copy mode with its cursor where the program's cursor is, as tmux starts it."""
+        x, y = pane.emulator.cursor
+        return CopyMode(cursor=(pane.emulator.rows_scrolled + y, x))
+
+    def copy_selection(self, pane: Pane, copy: CopyMode) -> None:
+        """Keep the selected text as the newest buffer (C-b ] pastes it) and offer it to the
+        terminal's clipboard (OSC 52), as tmux does; a copy mode the drag began ends."""
+        from muxd.attach.selection import selection_text
+
+        selection = copy.selection()
+        assert selection is not None
+        text = selection_text(pane.emulator, selection, max_chars=PASTE_BUFFER_MAX_CHARS)
+        copy.anchor = copy.end = None
+        if copy.entered_by_drag:
+            del self.hub.copy_modes[pane.id]
+        if not text:
+            return
+        self.hub.keep_buffer(text)
+        if len(text) <= CLIPBOARD_MAX_CHARS:
+            clipboard = b"\x1b]52;c;" + base64.b64encode(text.encode()) + b"\x07"
+            self.connection.send(AttachOutput(data=clipboard))
+
+
+def _clamp(columns: int, lines: int) -> tuple[int, int]:
+    return min(max(columns, 1), MAX_COLUMNS), min(max(lines, 1), MAX_LINES)
+
+
+class AttachHub:
+    """Every attached client of a daemon, the copy modes they share, and the sizes they impose."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.clients: dict[Connection, AttachedClient] = {}
+        self.copy_modes: dict[str, CopyMode] = {}  # pane id -> its copy mode
+        self._client_numbers = itertools.count()  # names of clients without a terminal device
+        # Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps.
+        self.buffers = PasteBuffers(lambda: daemon.registry.options.number("buffer-limit"))
+
+    # ---------------------------------------------------------- messages from a connection
+
+    def receive(self, connection: Connection, message: Any) -> None:
+        try:
+            if isinstance(message, Attach):
+                self._attach(connection, message)
+                return
+            client = self.clients.get(connection)
+            if client is None:
+                if message.id:
+                    raise BadRequest("this connection is not attached")
+                return
+            if isinstance(message, AttachInput):
+                client.input(message.data)
+            elif isinstance(message, AttachResize):
+                client.resize(message.columns, message.lines)
+        except MuxdError as exc:
+            connection.send(Error(id=message.id, code=exc.code, message=exc.message))
+        except Exception as exc:  # a bug in key handling costs that key, not the connection
+            log.exception("attached client: %s failed", type(message).__name__)
+            client = self.clients.get(connection)
+            if isinstance(message, Attach) or client is None or client._task is None:
+                self.clients.pop(connection, None)
+                connection.send(Error(id=message.id, code="internal", message=f"internal error: {exc!r}"))
+            else:
+                client.say(f"internal error: {exc!r} (see the server log)")
+
+    def _attach(self, connection: Connection, request: Attach) -> None:
+        if connection in self.clients:
+            raise BadRequest("this connection is already attached")
+        session = resolve_session(self.daemon.registry, request.target)
+        select_target(self.daemon.registry, session, request.target)
+        client = AttachedClient(self, connection, session, request.columns, request.lines,
+                                request.prefix)
+        client.name = request.tty or f"client-{next(self._client_numbers)}"
+        self.clients[connection] = client
+        connection.send(Attached(id=request.id, session=session.name))
+        self.fit_session(session)
+        client.start()
+
+    def input_pane(self, connection: Connection) -> Pane | None:
+        """The pane an attached connection's keys go to (None: not attached)."""
+        client = self.clients.get(connection)
+        return client.active_pane() if client is not None else None
+
+    def connection_closed(self, connection: Connection) -> None:
+        client = self.clients.pop(connection, None)
+        if client is not None:
+            client.closed = True
+            client.wake()
+            self.fit_session(client.session)
+
+    def keep_buffer(self, text: str) -> None:
+        self.buffers.keep(text)
+
+    def forget(self, client: AttachedClient) -> None:
+        self.clients.pop(client.connection, None)
+        self.fit_session(client.session)
+
+    # ---------------------------------------------------------- what clients show
+
+    def clients_of(self, session: Session) -> list[AttachedClient]:
+        return [c for c in self.clients.values() if c.session is session and not c.closed]
+
+    def placements(self, window: Window) -> list[tuple[Pane, int, int, int, int]]:
+        assert window.layout is not None
+        if window.zoomed and window.active_pane is not None:
+            return [(window.active_pane, 0, 0, window.layout.columns, window.layout.lines)]
+        return [(p.pane, p.x, p.y, p.columns, p.lines) for p in window.layout.placements()
+                if isinstance(p.pane, Pane)]
+
+    def fit_session(self, session: Session) -> None:
+        """Size every window of `session` to its smallest attached client, as tmux does."""
+        areas = [c.window_area() for c in self.clients_of(session)]
+        if areas and session in self.daemon.registry.sessions:
+            columns = min(max(min(a[0] for a in areas), MIN_COLUMNS), MAX_COLUMNS)
+            lines = min(max(min(a[1] for a in areas), MIN_LINES), MAX_LINES)
+            for window in session.windows:
+                window.resize(columns, lines)
+        self.changed(session)
+
+    # ---------------------------------------------------------- change notices from the daemon
+
+    def pane_output(self, pane: Pane) -> None:
+        window = pane.window
+        if not isinstance(window, Window) or window.session.active_window is not window:
+            return
+        for client in self.clients.values():
+            if client.session is window.session:
+                client.wake()
+
+    def changed(self, session: Session | None = None) -> None:
+        for client in list(self.clients.values()):
+            if session is None or client.session is session:
+                client.wake()
+
+    def pane_removed(self, pane: Pane) -> None:
+        self.copy_modes.pop(pane.id, None)
+        self.changed()

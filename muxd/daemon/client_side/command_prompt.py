@@ -1,0 +1,168 @@
+"""`C-b :`: tmux's command prompt. The line is muxd commands (`split-window -h`,
+`kill-window`, `ls`…; `;` between two, run in turn until one fails), each run as the `muxd`
+CLI would run it — every command the CLI's table has, with its own options and errors — with
+the attached client's active pane as the default `-t`. A line of output or an error shows in the status line; longer output in a view over the
+window (q leaves), as tmux shows a command's output in view mode. As in tmux, `attach -t X`
+and `new-session` switch this client to that session instead of needing a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
+
+from muxd.config import COMMAND_PROMPT_HISTORY_MAX, COMMAND_PROMPT_TIMEOUT_S
+from muxd.daemon.access.control import SYSTEM
+from muxd.daemon.client_side.status_prompt import Prompt
+from muxd.daemon.panes.target import resolve_session
+from muxd.errors import BadRequest, Forbidden, MuxdError
+
+if TYPE_CHECKING:
+    from muxd.cli.table import CliCommand
+    from muxd.daemon.client_side.attached import AttachedClient
+
+# Not passed on: the command runs as the socket owner, in no pane.
+_ENV_DROPPED = ("MUXD", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "TMUX", "TMUX_PANE")
+_running: set[asyncio.Task[None]] = set()  # strong references until each command ends
+_history: list[str] = []  # the lines run, oldest first: one for the server, as in tmux
+
+
+def open_command_prompt(client: AttachedClient) -> None:
+    # The command runs with the server owner's rights: only the owner may type one.
+    if client.connection.principal != SYSTEM:
+        raise Forbidden("the command prompt is for the server's owner")
+    del _history[:-COMMAND_PROMPT_HISTORY_MAX]
+    client.prompt = Prompt(":", lambda line: run_line(client, line), history=_history)
+
+
+class _Parser(argparse.ArgumentParser):
+    """A command's options, read in the daemon: a mistake is an error to show, not an exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BadRequest(message)
+
+
+def _command(words: list[str]) -> tuple[CliCommand | None, argparse.ArgumentParser]:
+    """The CLI command `words` names (None: no such command) and a parser of its options."""
+    from muxd.cli.table import command_named, implementation
+
+    command = command_named(words[0])
+    parser = _Parser(prog=f"muxd {words[0]}", add_help=False)
+    if command is not None:
+        implementation(command).configure(parser)
+    return command, parser
+
+
+def with_default_target(words: list[str], target: str | None) -> list[str]:
+    """`words` with `-t target` after the command name when the command takes -t and the line
+    gave none (options after `--` belong to the program, not to muxd)."""
+    if target is None or not words:
+        return words
+    command, parser = _command(words)
+    options = words[1:words.index("--")] if "--" in words else words[1:]
+    if command is None or "-t" not in parser._option_string_actions or any(w.startswith("-t") for w in options):
+        return words
+    return [words[0], "-t", target, *words[1:]]
+
+
+def run_line(client: AttachedClient, line: str) -> None:
+    """Run a line of muxd commands (`;` between them, as tmux's) one after the other; the
+    first that fails ends the line, its error in the status line."""
+    from muxd.cli.tmux_line import split_commands
+
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise BadRequest(f"bad quoting: {exc}") from None
+    commands = split_commands(words)
+    if commands:
+        task = asyncio.create_task(_run_commands(client, commands))
+        _running.add(task)
+        task.add_done_callback(_running.discard)
+
+
+async def _run_commands(client: AttachedClient, commands: list[list[str]]) -> None:
+    for words in commands:
+        try:
+            if not await _run_command(client, words):
+                return
+        except MuxdError as exc:
+            client.say(str(exc))
+            return
+
+
+async def _run_command(client: AttachedClient, words: list[str]) -> bool:
+    """One command of a line; False if it failed (and said so). A default key's tmux command
+    (copy-mode, choose-tree -Zw, send-prefix…) does what that key does, in this client."""
+    from muxd.daemon.client_side.prefix_actions import run_binding
+    from muxd.daemon.client_side.prefix_keys import binding_for_command
+
+    binding = binding_for_command(words)
+    if binding is not None:
+        run_binding(client, binding)
+        client.hub.changed(client.session)
+        return True
+    command, parser = _command(words)
+    # In a client, tmux's attach-session and new-session switch that client (no terminal needed).
+    if command is not None and command.name == "attach-session":
+        from muxd.daemon.commands.selection import select_target
+
+        target = parser.parse_args(words[1:]).target
+        session = resolve_session(client.daemon.registry, target)
+        select_target(client.daemon.registry, session, target)
+        client.switch_to(session)
+        return True
+    switch = None
+    if command is not None and command.name == "new-session" and "-d" not in words:
+        words = [words[0], "-d", "-P", *words[1:]]
+        switch = _switch_to_new_pane
+    pane = client.active_pane()
+    argv = with_default_target(words, pane.id if pane is not None else None)
+    return await _run(client, argv, pane.cwd() if pane is not None else None, switch)
+
+
+def _switch_to_new_pane(client: AttachedClient, output: list[str]) -> bool:
+    """After new-session: show the session of the pane it printed (True), as tmux does."""
+    pane = next((p for p in client.daemon.registry.all_panes() if output and p.id == output[0]), None)
+    if pane is None:
+        return False
+    client.switch_to(resolve_session(client.daemon.registry, pane.id))
+    return True
+
+
+async def _run(client: AttachedClient, argv: list[str], cwd: str | None,
+               then: Callable[[AttachedClient, list[str]], bool] | None = None) -> bool:
+    socket = client.daemon.socket_path
+    env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
+    env.update(MUXD_SOCKET_DIR=str(socket.parent), COLUMNS=str(client.columns))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "muxd", "-L", socket.stem, *argv, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        cwd=cwd if cwd and os.path.isdir(cwd) else None)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), COMMAND_PROMPT_TIMEOUT_S)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        client.say(f"{argv[0]}: still running after {COMMAND_PROMPT_TIMEOUT_S:g}s, killed")
+        return False
+    if client.closed:
+        return False
+    if process.returncode != 0:
+        # The CLI's error is its last line (argparse's usage comes before it), "muxd: " off.
+        lines = err.decode(errors="replace").strip().splitlines() or [f"{argv[0]}: exit {process.returncode}"]
+        client.say(lines[-1].removeprefix("muxd: "))
+        return False
+    lines = out.decode(errors="replace").rstrip("\n").splitlines()
+    if then is not None and then(client, lines):
+        lines = []  # done: nothing to show
+    if len(lines) == 1:
+        client.say(lines[0])
+    elif lines:
+        client.show_text(lines)
+    client.hub.changed(client.session)
+    return True

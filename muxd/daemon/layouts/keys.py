@@ -1,0 +1,29 @@
+"""Prefix keys that rearrange the active window, as tmux binds them: Space (next-layout),
+{ and } (swap-pane -U / -D) and ! (break-pane). Called by daemon/client_side/attached.py."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from muxd.daemon.layouts import sets as layout_sets
+
+from muxd.daemon.layouts import pane_moves
+from muxd.daemon.panes.registry import Session
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
+
+
+
+def run(daemon: Daemon, session: Session, action: str) -> None:
+    """Do `action` (a Binding.argument of prefix_keys.py) to the session's active window and pane."""
+    window = session.active_window
+    pane = window.active_pane if window is not None else None
+    if window is None or pane is None:
+        return
+    if action == "next_layout":
+        window.select_layout((window.last_layout + 1) % len(layout_sets.LAYOUTS))
+    elif action in ("swap_up", "swap_down"):
+        pane_moves.swap(pane_moves.neighbour_in_order(pane, -1 if action == "swap_up" else 1), pane)
+    elif action == "break_pane":
+        pane_moves.break_out(daemon.registry, pane, session)

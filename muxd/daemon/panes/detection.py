@@ -1,0 +1,165 @@
+"""Agent detection for one live pane: when to look (throttled, off the output path) and what
+to tell subscribers. The looking itself is `muxd.detectors.runner.DetectorRunner`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from muxd.daemon.panes import pty as ptys
+from muxd.detectors.base import Detector, ScreenContext
+from muxd.detectors.runner import DetectionSchedule, DetectorRunner
+from muxd.detectors.shell import SHELLS
+from muxd.detectors.state import AgentState
+
+if TYPE_CHECKING:
+    from muxd.daemon.panes.pane import Pane
+
+
+class ForegroundProcess:
+    """Name and argv of the program in a pane's foreground: the leader of the terminal's
+    foreground process group or, when that leader is a shell running a command without job
+    control (`sh -c "agent; exec bash"`), that command (the shell's child in its group).
+
+    Read from /proc again only when it may have changed: the process group changed, or the
+    leader's executable did (a program may exec another; one readlink every PROCESS_RECHECK_S
+    tells), or PROCESS_REREAD_S passed (an exec of the same executable with other arguments).
+    Reading comm and cmdline every few seconds cost a busy daemon more per look than the
+    runner's bookkeeping. While a shell leads, the check is made on every look: its child comes
+    and goes without the group changing, and a shell in front means no agent is reported, so a
+    stale answer would hide an agent that started (a shell at its prompt writes little)."""
+
+    def __init__(self) -> None:
+        self.leader: int | None = None  # the foreground process group (its leader's pid)
+        self.pid: int | None = None     # the process reported: the leader or its child
+        self.name: str | None = None
+        self.argv: list[str] = []
+        self.exe: str | None = None     # the leader's executable
+        self.shell_leads = False
+        self.command_exe: str | None = None  # the reported process's executable, while a shell leads
+        self.read_at = self.checked_at = float("-inf")
+
+    def of(self, pane: Pane) -> ForegroundProcess:
+        leader = pane.foreground_pid()
+        now = time.monotonic()
+        if leader != self.leader or now - self.read_at > PROCESS_REREAD_S:
+            self._read(leader, now)
+        elif leader and (self.shell_leads or now - self.checked_at > PROCESS_RECHECK_S):
+            self.checked_at = now
+            # No argv yet: caught in the middle of an exec (the new image has no arguments
+            # mapped yet), so read again.
+            if not self.argv or ptys.process_exe(leader) != self.exe or self.shell_leads and (
+                    self._command_of(leader) != self.pid or ptys.process_exe(self.pid) != self.command_exe):
+                # (a shell's child first runs the shell's own image, until it execs the command)
+                self._read(leader, now)
+        return self
+
+    def _read(self, leader: int | None, now: float) -> None:
+        self.leader, self.read_at, self.checked_at = leader, now, now
+        # The executable first: if the process execs while we read, the next check sees a
+        # different one and reads again (the other order could keep a stale name for long).
+        self.exe = ptys.process_exe(leader) if leader else None
+        name = ptys.process_name(leader) if leader else None
+        self.shell_leads = name in SHELLS
+        pid = self._command_of(leader) if leader and self.shell_leads else leader
+        self.pid = pid
+        self.command_exe = ptys.process_exe(pid) if self.shell_leads and pid else None
+        self.name = name if pid == leader else (ptys.process_name(pid) if pid else None)
+        self.argv = ptys.process_argv(pid) if pid else []
+
+    @staticmethod
+    def _command_of(leader: int | None) -> int | None:
+        """The process a shell leading the group runs in that group (a shell's own child may
+        be a shell again: `sh -c "bash -c agent"`), or the leader itself."""
+        pid = leader
+        for _ in range(SHELL_NESTING_MAX):
+            child = ptys.group_child(pid) if pid else None
+            if child is None:
+                break
+            pid = child
+            if ptys.process_name(pid) not in SHELLS:
+                break
+        return pid
+
+
+PROCESS_RECHECK_S = 3.0
+PROCESS_REREAD_S = 30.0
+# Shells inside shells followed down to the command they run.
+SHELL_NESTING_MAX = 4
+
+
+def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> ScreenContext:
+    """The frame a detector sees: visible text plus who is in the foreground."""
+    emulator = pane.emulator
+    process = (foreground or ForegroundProcess()).of(pane)
+    return ScreenContext(
+        lines=emulator.display_lines(),
+        columns=emulator.columns,
+        cursor=emulator.cursor,
+        title=emulator.title,
+        process_name=process.name,
+        process_argv=process.argv,
+        exited=pane.exited,
+        exit_code=pane.exit_code,
+        now=time.time(),
+        alternate_screen=emulator.alternate_screen,
+    )
+
+
+class PaneDetection:
+    """Schedules detection runs for `pane` on the loop and reports state changes."""
+
+    def __init__(self, pane: Pane, detectors: Sequence[Detector],
+                 on_change: Callable[[Pane, AgentState], None]) -> None:
+        self.pane = pane
+        self.runner = DetectorRunner(pane.id, detectors)
+        self.schedule = DetectionSchedule()
+        self.foreground = ForegroundProcess()
+        self._on_change = on_change
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    @property
+    def state(self) -> AgentState:
+        return self.runner.state
+
+    def output(self) -> None:
+        """Called after output reached the screen: never detects inline, only schedules."""
+        if self._closed or self.schedule.due is not None:
+            return  # a look is already on its way (most output lands while one is due)
+        loop = asyncio.get_running_loop()
+        self._arm(loop, self.schedule.output(loop.time()))
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, due: float | None) -> None:
+        if due is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_at(due, self._run)
+
+    def run_now(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._run()
+
+    def _run(self) -> None:
+        self._timer = None
+        if self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        before = self.runner.state
+        now = loop.time()
+        changed = self.runner.run(screen_context(self.pane, self.foreground))
+        self.schedule.ran(now, changed=self.runner.significant(before, changed) or self.runner.pending)
+        if changed is not None:
+            self._on_change(self.pane, changed)
+        if self.runner.pending:  # a state waits for its second look even if the screen is still
+            self._arm(loop, self.schedule.again(loop.time()))
+
+    def close(self) -> None:
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

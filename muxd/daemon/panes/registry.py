@@ -1,0 +1,393 @@
+"""The daemon's object model, as in tmux: sessions hold windows, windows hold panes.
+
+Ids are stable and never reused in a daemon's life: `$N` sessions, `@N` windows, `%N` panes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from muxd.daemon.layouts import full as layout_full
+
+from muxd.daemon.layouts import sets as layout_sets
+from muxd.daemon.layouts.layout import Cell, Layout
+from muxd.daemon.panes.names import check_target_name, check_window_name
+from muxd.daemon.client_side.key_bindings import KeyBindings
+from muxd.daemon.panes.options import Options
+from muxd.daemon.panes.pane import Pane
+from muxd.emulator.rows import ROW_OVERHEAD_BYTES
+from muxd.errors import Conflict
+from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
+
+
+@dataclass(eq=False)
+class Window:
+    number: int
+    session: Session
+    index: int
+    name: str
+    panes: list[Pane] = field(default_factory=list)
+    layout: Layout | None = None  # made with the first pane; see daemon/layouts/layout.py
+    zoomed: bool = False          # the active pane fills the window (tmux resize-pane -Z)
+    last_layout: int = -1         # the select-layout last chosen (index in layout_sets; -1: none)
+    old_layout: str = ""          # the layout before the last select-layout (select-layout -o)
+    last_pane: Pane | None = field(default=None, init=False)  # the one active before (C-b ;)
+    _active_pane: Pane | None = field(default=None, init=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return f"@{self.number}"
+
+    @property
+    def active_pane(self) -> Pane | None:
+        return self._active_pane
+
+    @active_pane.setter
+    def active_pane(self, pane: Pane | None) -> None:
+        """Whoever changes the active pane (keys, mouse, commands) leaves the one before as
+        the last pane, as tmux's window_set_active_pane does."""
+        previous = self._active_pane
+        if pane is not previous and previous is not None and previous in self.panes:
+            self.last_pane = previous
+        self._active_pane = pane
+
+    def add(self, pane: Pane, *, select: bool = True) -> None:
+        pane.window = self
+        self.panes.append(pane)
+        if select or self.active_pane is None:
+            self.active_pane = pane
+        if self.layout is None:
+            self.layout = Layout(pane, pane.columns, pane.lines)
+
+    def remove(self, pane: Pane) -> None:
+        self.forget(pane)
+        if self.layout is not None and self.panes and pane in self.layout.panes():
+            self.zoomed = False
+            self.layout.remove(pane)  # a neighbour takes the space
+            self.apply_layout()
+
+    def forget(self, pane: Pane) -> None:
+        """`pane` leaves the pane list (not the layout); another pane becomes active if it was."""
+        self.panes.remove(pane)
+        if self.last_pane is pane or self.last_pane is self.active_pane:
+            self.last_pane = None
+        if self.active_pane is pane:
+            self.active_pane = self.panes[-1] if self.panes else None
+
+    # layout: every change ends in apply_layout, which resizes panes (the programs get SIGWINCH)
+    def split(self, target: Pane, pane: Pane, horizontal: bool, *, size: int | None = None,
+              before: bool = False, full: bool = False) -> None:
+        """`pane` (already added) takes part of `target`'s cell (with `full`, a cell across the
+        whole window), and follows it in the pane list as in tmux (pane indexes, swap-pane -U/-D
+        and select-layout go by that order; a full-size pane goes first or last)."""
+        assert self.layout is not None
+        # The layout first: a split with no room raises, and leaves the pane list as it was.
+        if full:
+            layout_full.split_full(self.layout, pane, horizontal, size, before)
+        else:
+            self.layout.split(target, pane, horizontal, size, before)
+        self.zoomed = False
+        self.panes.remove(pane)
+        if full:
+            self.panes.insert(0 if before else len(self.panes), pane)
+        else:
+            self.panes.insert(self.panes.index(target) + (0 if before else 1), pane)
+        self.apply_layout()
+
+    def plan_split(self, target: Pane, horizontal: bool, *, size: int | None = None, before: bool = False,
+                   full: bool = False) -> tuple[int, int]:
+        """(columns, lines) the new pane of such a split gets (BadRequest: no room for it)."""
+        assert self.layout is not None
+        if not full:
+            return self.layout.plan_split(target, horizontal, size, before)[1]
+        _, new = layout_full.plan_full_split(self.layout, horizontal, size, before)
+        return (new, self.layout.lines) if horizontal else (self.layout.columns, new)
+
+    def resize(self, columns: int, lines: int) -> None:
+        if self.layout is not None and (columns, lines) != (self.layout.columns, self.layout.lines):
+            self.layout.resize(columns, lines)
+            self.apply_layout()
+
+    def toggle_zoom(self) -> None:
+        self.zoomed = not self.zoomed and len(self.panes) > 1
+        self.apply_layout()
+
+    def select_layout(self, index: int) -> None:
+        """One of tmux's predefined layouts (daemon/layouts/sets.py) for the panes in their order."""
+        assert self.layout is not None
+        self.zoomed = False
+        if len(self.panes) < 2:  # nothing to arrange (tmux remembers the choice all the same)
+            self.last_layout = index
+            self.apply_layout()
+            return
+        self.arrange(layout_sets.build(index, self.panes, self.layout.columns, self.layout.lines))
+        self.last_layout = index
+
+    def arrange(self, root: Cell) -> None:
+        """A new tree for this window's panes (select-layout); one of another size is fitted."""
+        assert self.layout is not None
+        columns, lines = self.layout.columns, self.layout.lines
+        self.zoomed = False
+        self.layout.set_root(root)
+        if (root.columns, root.lines) != (columns, lines):
+            self.layout.resize(columns, lines)
+            self.layout.remember()
+        self.apply_layout()
+
+    def placement(self, pane: Pane) -> tuple[int, int]:
+        """(left, top) of `pane` in the window; a zoomed pane is at the origin, and so is one
+        without a place in the layout (a tmux pane adopted into a window too small to split)."""
+        if self.layout is None or (self.zoomed and pane is self.active_pane) or pane not in self.layout.panes():
+            return 0, 0
+        placed = self.layout.placement(pane)
+        return placed.x, placed.y
+
+    def layout_text(self) -> str:
+        """tmux's #{window_layout} of this window."""
+        if self.layout is None:
+            return ""
+        return self.layout.dump({id(pane): pane.number for pane in self.panes})
+
+    def apply_layout(self) -> None:
+        if self.layout is None:
+            return
+        if self.zoomed and self.active_pane is not None:
+            self.active_pane.resize(self.layout.columns, self.layout.lines)
+            return
+        for placed in self.layout.placements():
+            pane = placed.pane
+            assert isinstance(pane, Pane)
+            pane.resize(placed.columns, placed.lines)
+
+    def info(self) -> WindowInfo:
+        session = self.session
+        columns, lines = (self.layout.columns, self.layout.lines) if self.layout else (0, 0)
+        return WindowInfo(id=self.id, session=session.name, index=self.index, name=self.name,
+                          panes=len(self.panes), active=session.active_window is self,
+                          layout=self.layout_text(), session_id=session.id, width=columns, height=lines,
+                          zoomed=self.zoomed, last=session.last_window is self and session.active_window is not self,
+                          active_pane=self.active_pane.id if self.active_pane else None)
+
+
+@dataclass(eq=False)
+class Session:
+    number: int
+    name: str
+    created_at: float = field(default_factory=time.time)
+    windows: list[Window] = field(default_factory=list)
+    last_window: Window | None = None  # the previously active one (tmux marks it '-')
+    _active_window: Window | None = field(default=None, init=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return f"${self.number}"
+
+    @property
+    def active_window(self) -> Window | None:
+        return self._active_window
+
+    @active_window.setter
+    def active_window(self, window: Window | None) -> None:
+        """Whoever changes the current window (keys, commands, the chooser) leaves the one before
+        as the last window, as tmux's session_set_current does."""
+        previous = self._active_window
+        if window is not previous and previous is not None and previous in self.windows:
+            self.last_window = previous
+        self._active_window = window
+
+    def next_window_index(self, base: int = 0) -> int:
+        used = {w.index for w in self.windows}
+        return next(i for i in itertools.count(base) if i not in used)
+
+    def add(self, window: Window, *, select: bool = True) -> None:
+        self.windows.append(window)
+        self.windows.sort(key=lambda w: w.index)
+        if select or self.active_window is None:
+            self.active_window = window
+
+    def remove(self, window: Window) -> None:
+        self.windows.remove(window)
+        if self.last_window is window:
+            self.last_window = None
+        if self.active_window is window:
+            self.active_window = self.windows[-1] if self.windows else None
+
+    def panes(self) -> list[Pane]:
+        return [pane for window in self.windows for pane in window.panes]
+
+    def info(self, attached: int = 0) -> SessionInfo:
+        """Its record; `attached` is how many clients are attached to it (the attach hub knows)."""
+        return SessionInfo(id=self.id, name=self.name, windows=len(self.windows),
+                           panes=len(self.panes()), created_at=self.created_at, attached=attached)
+
+
+def window_of(pane: Pane) -> Window:
+    assert isinstance(pane.window, Window)
+    return pane.window
+
+
+def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0) -> PaneInfo:
+    """`pane`'s record; with `screen`, its cursor and history size too (which first bring any
+    output a flood left deferred onto its screen: not for every listing). `pane_base`: its
+    window's pane-base-index (Registry.pane_info reads it)."""
+    window = window_of(pane)
+    session = window.session
+    left, top = window.placement(pane)
+    emulator = pane.emulator
+    cursor_x, cursor_y = emulator.cursor if screen else (0, 0)
+    return PaneInfo(
+        id=pane.id,
+        session=session.name,
+        session_id=session.id,
+        window=window.index,
+        window_id=window.id,
+        window_name=window.name,
+        index=window.panes.index(pane) + pane_base,
+        name=pane.name,
+        tags=list(pane.tags),
+        command=list(pane.command),
+        pid=pane.pid,
+        foreground=pane.foreground_name(),
+        cwd=pane.cwd(),
+        width=pane.columns,
+        height=pane.lines,
+        left=left,
+        top=top,
+        status="exited" if pane.exited else "running",
+        exit_code=pane.exit_code,
+        created_at=pane.created_at,
+        title=pane.title,
+        active=window.active_pane is pane and session.active_window is window,
+        agent=pane.agent,
+        emulator_failed=pane.emulator_failed,
+        tty=pane.tty,
+        cursor_x=cursor_x,
+        cursor_y=cursor_y,
+        history_size=emulator.history_size if screen else 0,
+        history_bytes=emulator.history_bytes if screen else 0,
+        history_limit=pane.scrollback_bytes // (pane.columns + ROW_OVERHEAD_BYTES),
+        tmux_shim=pane.tmux_shim,
+        source=pane.source,
+    )
+
+
+class Registry:
+    """Every session, window and pane of one daemon, and the counters behind their ids."""
+
+    def __init__(self, on_pane_removed: Callable[[Pane], None] | None = None) -> None:
+        self._on_pane_removed = on_pane_removed
+        self.options = Options()  # set-option's values (daemon/panes/options.py)
+        self.key_bindings = KeyBindings()  # bind-key's (daemon/client_side/key_bindings.py)
+        self.sessions: list[Session] = []
+        self._session_numbers = itertools.count()
+        self._window_numbers = itertools.count()
+        self._pane_numbers = itertools.count()
+
+    # ids
+    def next_pane_number(self) -> int:
+        return next(self._pane_numbers)
+
+    def new_session(self, name: str | None) -> Session:
+        number = next(self._session_numbers)
+        name = check_target_name("session", name) if name is not None else self._free_session_name(number)
+        if self.session_named(name) is not None:
+            raise Conflict(f"duplicate session: {name}", session=name)
+        session = Session(number=number, name=name)
+        self.sessions.append(session)
+        return session
+
+    def _free_session_name(self, number: int) -> str:
+        names = {s.name for s in self.sessions}
+        return next(str(n) for n in itertools.count(number) if str(n) not in names)
+
+    def pane_base(self, window: Window) -> int:
+        """The window's pane-base-index: the index of its first pane."""
+        return self.options.number("pane-base-index", window.id)
+
+    def pane_info(self, pane: Pane, *, screen: bool = False) -> PaneInfo:
+        """`pane`'s record (module pane_info), its index counted from pane-base-index."""
+        return pane_info(pane, screen=screen, pane_base=self.pane_base(window_of(pane)))
+
+    def pane_index(self, pane: Pane) -> int:
+        """The pane's index in its window, counted from the window's pane-base-index."""
+        window = window_of(pane)
+        return window.panes.index(pane) + self.pane_base(window)
+
+    def pane_at(self, window: Window, index: int) -> Pane | None:
+        """The pane of `window` whose index (pane_index) is `index`, if any."""
+        position = index - self.pane_base(window)
+        return window.panes[position] if 0 <= position < len(window.panes) else None
+
+    def new_window(self, session: Session, name: str, index: int | None = None, *,
+                   select: bool = True) -> Window:
+        base = self.options.number("base-index", session.id)
+        window = Window(number=next(self._window_numbers), session=session,
+                        index=session.next_window_index(base) if index is None else index,
+                        name=check_window_name(name))
+        session.add(window, select=select)
+        return window
+
+    # lookups
+    def session_named(self, name: str) -> Session | None:
+        return next((s for s in self.sessions if s.name == name), None)
+
+    def all_panes(self) -> list[Pane]:
+        return [pane for session in self.sessions for pane in session.panes()]
+
+    def pane_named(self, name: str) -> Pane | None:
+        return next((p for p in self.all_panes() if p.name == name), None)
+
+    def check_pane_name_free(self, name: str | None) -> None:
+        """Raise unless `name` (None: no name) can name a new pane."""
+        if name is not None and self.pane_named(check_target_name("pane", name)) is not None:
+            raise Conflict(f"duplicate pane name: {name}", name=name)
+
+    # removal: a window without panes goes, and a session without windows goes
+    def remove_pane(self, pane: Pane) -> None:
+        window = window_of(pane)
+        window.remove(pane)
+        self._close(pane)
+        if not window.panes:
+            self.remove_window(window)
+
+    def remove_window(self, window: Window) -> None:
+        for pane in list(window.panes):
+            window.remove(pane)
+            self._close(pane)
+        self.drop_window(window)
+
+    def drop_window(self, window: Window) -> None:
+        """`window` leaves its session (its panes are elsewhere or closed); an empty session goes."""
+        session = window.session
+        self.options.forget(window.id)
+        if window in session.windows:
+            session.remove(window)
+            if self.options.flag("renumber-windows", session.id):
+                base = self.options.number("base-index", session.id)
+                for index, other in enumerate(sorted(session.windows, key=lambda w: w.index), start=base):
+                    other.index = index
+        if not session.windows and session in self.sessions:
+            self.sessions.remove(session)
+            self.options.forget(session.id)
+
+    def _close(self, pane: Pane) -> None:
+        pane.close()
+        self.options.forget(pane.id)
+        if self._on_pane_removed is not None:
+            self._on_pane_removed(pane)
+
+    def remove_session(self, session: Session) -> None:
+        for window in list(session.windows):
+            self.remove_window(window)
+        if session in self.sessions:
+            self.sessions.remove(session)
+            self.options.forget(session.id)
+
+    def rename_session(self, session: Session, name: str) -> None:
+        name = check_target_name("session", name)
+        if name != session.name and self.session_named(name) is not None:
+            raise Conflict(f"duplicate session: {name}", session=name)
+        session.name = name

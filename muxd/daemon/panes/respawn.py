@@ -1,0 +1,43 @@
+"""respawn-pane: a new program in an existing pane, which keeps its id, name, place and scrollback.
+
+As tmux, a pane whose program still runs is refused unless the caller asks to kill it (-k).
+The old program's record in the history ends (cancelled if it still ran); the new one is
+followed as any pane's program is.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from muxd.daemon.panes.registry import window_of
+from muxd.errors import Conflict
+from muxd.executions.shell import integrated_argv
+from muxd.protocol.messages import Spawn
+
+if TYPE_CHECKING:
+    from muxd.daemon.panes.pane import Pane
+    from muxd.daemon.server import Daemon
+
+
+def respawn(daemon: Daemon, pane: Pane, spawn: Spawn, *, kill: bool) -> None:
+    """Start `spawn`'s command (empty: the pane's own again) in `pane` (Conflict if it runs
+    and not `kill`; SpawnFailed if the program cannot start)."""
+    from muxd.daemon.server import command_argv
+
+    window = window_of(pane)
+    if not pane.exited and not kill:
+        where = f"{window.session.name}:{window.index}.{daemon.registry.pane_index(pane)}"
+        raise Conflict(f"respawn pane failed: pane {where} still active", pane=pane.id)
+    argv = command_argv(list(spawn.command)) if spawn.command else list(pane.command)
+    cwd = os.path.expanduser(spawn.cwd) if spawn.cwd else pane.start_cwd
+    checked = daemon.pane_env(dict(spawn.env))  # refuses a malformed variable
+    env = {**pane.env, **{key: checked[key] for key in spawn.env}}
+    daemon.unfollow(pane)
+    daemon.attach_hub.copy_modes.pop(pane.id, None)
+    try:
+        pane.respawn(argv, cwd, env, integrated_argv(argv, env))
+    finally:
+        if pane.pid is not None and not pane.exited:
+            daemon.follow(pane)
+    daemon.attach_hub.changed(window.session)

@@ -1,0 +1,137 @@
+"""Completing an ended execution: what the screen showed during it (taken at once, on the loop,
+before the screen moves on) and what needs I/O (the agent's session log, read on a thread),
+merged into the record with the source of each field. The log wins where both say something;
+a log that cannot be read within SESSION_LOG_BUDGET_S, or at all, leaves the screen's facts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from muxd.config import SESSION_LOG_BUDGET_S
+from muxd.executions.answers import extract_answer
+from muxd.executions.record import Execution
+from muxd.daemon.work.session_log_finder import SessionLogs
+from muxd.executions.session_logs import SessionLogCursor, TurnFacts
+from muxd.executions.tracker import error_of
+
+if TYPE_CHECKING:
+    from muxd.daemon.work.executions import PaneRun
+    from muxd.daemon.server import Daemon
+
+log = logging.getLogger(__name__)
+
+# Tools whose argument is a file they write (Claude Code's names; Codex reports edits as Edit).
+FILE_WRITING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Update", "Create"})
+_CALL = re.compile(r"^(?P<name>[A-Za-z][\w.-]*)\((?P<arg>.*)\)\s*$")
+TOOL_CALLS_KEPT = 100
+
+
+@dataclass
+class TurnSnapshot:
+    """What the pane showed of one execution when it ended."""
+
+    lines: list[str] = field(default_factory=list)   # rows from its first to the bottom, wraps joined
+    tool_calls: list[str] = field(default_factory=list)
+    agent_type: str | None = None
+    pid: int | None = None
+    marked_log: Future[SessionLogCursor | None] | None = None  # the log as it was when the execution began
+
+
+def turn_rows(run: PaneRun) -> list[str]:
+    """The pane's rows, soft wraps joined, from a screen above where the running turn began: a
+    full-screen CLI draws the prompt's echo above its input box, where the cursor was; the
+    answer readers find the last echo themselves."""
+    emulator = run.pane.emulator
+    start = max(run.start_row - emulator.lines - emulator.rows_scrolled, -emulator.history_size)
+    return emulator.capture(start, join_wrapped=True).split("\n")
+
+
+def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot:
+    """The screen's part of `execution` (a prompt's turn), read now."""
+    if execution.kind != "prompt":
+        return TurnSnapshot()
+    pane = run.pane
+    lines = turn_rows(run)
+    calls: list[str] = []
+    detection = daemon.detections.get(pane.id)
+    if detection is not None:
+        runner = detection.runner
+        new = min(runner.tools_counted - run.tools_at_start, len(runner.tool_uses), TOOL_CALLS_KEPT)
+        calls = [sighting.signature for sighting in list(runner.tool_uses)[len(runner.tool_uses) - new:]] if new > 0 else []
+    return TurnSnapshot(lines=lines, tool_calls=calls, agent_type=pane.agent.agent_type, pid=run.agent_pid or pane.pid,
+                        marked_log=run.session_log)
+
+
+def files_written(tool_calls: list[str]) -> list[str]:
+    """The files that Write/Edit-like calls name, in order, each once."""
+    found: list[str] = []
+    for call in tool_calls:
+        match = _CALL.match(call)
+        if match and match.group("name") in FILE_WRITING_TOOLS:
+            path = match.group("arg").strip()
+            if path and path not in found:
+                found.append(path)
+    return found
+
+
+async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) -> Execution:
+    """`execution` completed with what the snapshot and the agent's log (where it keeps one) say."""
+    if execution.kind != "prompt":
+        return execution
+    sources = dict(execution.sources)
+    fields: dict[str, object] = {}
+    if shot.agent_type and execution.agent_type is None:
+        fields["agent_type"] = shot.agent_type
+    answer = extract_answer(shot.agent_type, shot.lines, execution.message) if shot.lines else None
+    if answer:
+        fields["response"] = answer
+        sources["response"] = "screen"
+    if shot.tool_calls:
+        fields["tool_calls"] = shot.tool_calls
+        fields["files_written"] = files_written(shot.tool_calls)
+        sources["tool_calls"] = sources["files_written"] = "screen"
+    try:
+        facts = await asyncio.wait_for(_log_facts(execution.pane_id, shot, logs), SESSION_LOG_BUDGET_S)
+    except Exception as exc:  # TimeoutError: past the budget, or the pane's earlier read has not ended
+        log.warning("execution %s: pane %s's session log not read (%s); the screen's facts are kept",
+                    execution.id, execution.pane_id, str(exc) or f"not within {SESSION_LOG_BUDGET_S:.0f} s")
+        facts = None
+    if facts is not None:
+        _from_log(execution, facts, fields, sources)
+    fields["sources"] = sources
+    return msgspec.structs.replace(execution, **fields)  # type: ignore[arg-type]
+
+
+async def _log_facts(pane_id: str, shot: TurnSnapshot, logs: SessionLogs) -> TurnFacts | None:
+    """What the agent's log says of the turn, read on the pane's lane after its mark."""
+    marked = None
+    if shot.marked_log is not None:
+        try:
+            marked = await asyncio.wrap_future(shot.marked_log)
+        except Exception:  # a log that vanished or cannot be read: looked for again
+            marked = None
+    return await asyncio.wrap_future(logs.read_soon(pane_id, shot.agent_type, shot.pid, marked))
+
+
+def _from_log(execution: Execution, facts: TurnFacts, fields: dict[str, object], sources: dict[str, str]) -> None:
+    taken = {"response": facts.response, "tokens_used": facts.tokens_used, "session_id": facts.session_id,
+             "context_used": facts.context_used, "context_max": facts.context_max,
+             "tool_calls": facts.tool_calls or None, "files_written": facts.files_written or None}
+    if execution.message is None and facts.prompt:
+        taken["message"] = facts.prompt  # a person's prompt the input box did not show in time
+    for name, value in taken.items():
+        if value is not None:
+            fields[name] = value
+            sources[name] = "session_log"
+    if facts.error is not None and facts.complete and execution.status == "success":
+        # The log says the turn ended on an API error the screen did not show long enough.
+        fields["status"] = "failed"
+        fields["error"] = error_of(facts.error.type, facts.error.message)
+        sources["error"] = "session_log"

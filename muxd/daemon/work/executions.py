@@ -1,0 +1,531 @@
+"""The execution history wired to live panes: one `ExecutionTracker` per pane fed the states
+the detectors publish, the prompt marks its shell writes and its exit; the effects carried out
+(prompts typed, interrupt keys sent, records completed and saved); waiters told.
+
+The domain is in muxd/executions; persistence behind `ExecutionStore` (muxd/store). Pending
+and running executions live here, in memory, and are written through; a daemon that dies
+leaves them `interrupted` when the store is opened again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import logging
+import secrets
+import shlex
+import time
+from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
+from muxd.daemon.work import execution_finish
+from muxd.daemon.access.control import current_principal
+from muxd.daemon.work.execution_backlog import ExecutionBacklog
+from muxd.daemon.panes.session_ids import register_session_id_reader
+from muxd.daemon.work.session_log_finder import SessionLogs
+from muxd.detectors.state import AgentState
+from muxd.errors import Conflict, NotFound, StoreUnavailable
+from muxd.executions.prompt_marks import PromptMarkScanner
+from muxd.executions.session_logs import SessionLogCursor
+from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
+from muxd.executions.tracker import (
+    Deliver, Effect, ExecutionTracker, Finish, Interrupt, Resubmit, Save, error_of, exit_error,
+)
+from muxd.executions.transcript import TranscriptBuffer
+from muxd.store.execution_store import ExecutionStore, Scope, Transcript
+from muxd.store.retention import Retention
+
+if TYPE_CHECKING:
+    from muxd.daemon.panes.pane import Pane
+    from muxd.daemon.server import Daemon
+    from muxd.protocol.messages import Spawn
+
+log = logging.getLogger(__name__)
+
+# The key that stops an agent's turn: Escape in the full-screen CLIs, C-c elsewhere.
+INTERRUPT_KEYS = {"claude": b"\x1b", "codex": b"\x1b", "gemini": b"\x1b", "opencode": b"\x1b"}
+CTRL_C = b"\x03"
+CLEAR_INPUT = b"\x15"  # C-u
+PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
+BRACKETED_PASTE_MODE = 2004
+
+
+@dataclass
+class PaneRun:
+    """What muxd follows of one live pane for the history."""
+
+    pane: Pane
+    tracker: ExecutionTracker
+    marks: PromptMarkScanner = field(default_factory=PromptMarkScanner)
+    transcript: TranscriptBuffer | None = None
+    start_row: int = 0            # absolute row where the running execution began
+    tools_at_start: int = 0       # the detector's tool-use count then
+    # The agent's session log with its end marked when the running execution began (found off the loop).
+    session_log: concurrent.futures.Future[SessionLogCursor | None] | None = None
+    program: Execution | None = None   # the pane's own program as an execution (muxd run)
+    agent_pid: int | None = None       # the agent's process when the running execution began
+    timer: asyncio.TimerHandle | None = None
+    timer_due: float | None = None
+
+
+class ExecutionService:
+    def __init__(self, daemon: Daemon, store: ExecutionStore | None, transcript_max_bytes: int) -> None:
+        self.daemon = daemon
+        self.store = store
+        self.transcript_max_bytes = transcript_max_bytes
+        # Pane ids start again at %1 in every daemon run: the history keys panes by run.
+        self.run_id = f"{int(time.time())}-{secrets.token_hex(3)}"
+        self.panes: dict[str, PaneRun] = {}
+        self.finishing: dict[str, Execution] = {}  # ended, being completed and saved
+        # What the store would not take yet (full, locked): found by `live`, written again later.
+        self.backlog = ExecutionBacklog(store, self._active_record) if store is not None else None
+        self._stopped: list[Execution] = []  # what still ran when the daemon stopped, written by close()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.logs = SessionLogs()  # the agents' own session logs, read on threads of their own
+        # The agent session id each pane's log named last: agent_summary's session.id between turns.
+        self.session_ids: dict[str, str] = {}
+        register_session_id_reader(self._session_id_of)
+
+    async def open(self, retention: Retention) -> None:
+        """Before serving: what a dead daemon left running is `interrupted`; old history is pruned."""
+        self._loop = asyncio.get_running_loop()  # the writer thread reports failed saves to it
+        if self.store is None:
+            return
+        try:
+            left = await self.store.interrupt_running(time.time())
+            if left:
+                log.warning("%d execution(s) were running when the daemon last stopped: now interrupted", left)
+        except StoreUnavailable as exc:
+            log.error("history: %s", exc.message)
+        self._start(self._prune_now_and_then(retention))
+
+    async def _prune_now_and_then(self, retention: Retention) -> None:
+        """Retention, at start and every HISTORY_PRUNE_INTERVAL_S (in batches: writes go on between)."""
+        while self.store is not None:
+            try:
+                pruned = await self.store.prune(older_than=retention.older_than(time.time()),
+                                                keep_rows=retention.keep_rows)
+                if pruned:
+                    log.info("history: %d old execution(s) pruned", pruned)
+            except StoreUnavailable as exc:
+                log.error("history: %s", exc.message)
+            await asyncio.sleep(HISTORY_PRUNE_INTERVAL_S)
+
+    def _start(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _session_id_of(self, pane: Pane, state: AgentState) -> str | None:
+        run = self.panes.get(pane.id)
+        return self.session_ids.get(pane.id) if run is not None and run.pane is pane else None
+
+    def pane_key(self, pane_id: str) -> str:
+        return f"{self.run_id}/{pane_id}"
+
+    # ------------------------------------------------------------ panes
+
+    def pane_started(self, pane: Pane, program: Execution | None = None) -> None:
+        if self.store is None:
+            return  # recording is off (MUXD_HISTORY=0): no pane is followed
+        run = PaneRun(pane, ExecutionTracker(pane.id))
+        run.tracker.turn_shown = functools.partial(self._turn_shown, run)
+        run.tracker.prompt_waiting = functools.partial(self._prompt_waiting, run)
+        self.panes[pane.id] = run
+        pane.output_taps.append(functools.partial(self._output, run))
+        if program is not None:
+            run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
+                                                  kind="command")
+            run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
+            self._save(run.program)
+
+    def program_execution(self, number: int, spawn: Spawn, argv: list[str], **link: object) -> Execution:
+        """The record of a new pane's program run as an execution (muxd run, create_pane); `link`
+        overrides its fields (a task's verification: task_id, principal, triggered_by)."""
+        pane_id = f"%{number}"
+        fields: dict[str, object] = {"triggered_by": spawn.record_as or "cli", "principal": current_principal().name,
+                                     "message": shlex.join(argv), **link}
+        return Execution(id=new_execution_id(), pane_id=pane_id, pane_key=self.pane_key(pane_id),
+                         agent_name=spawn.pane_name or pane_id, kind="command", **fields)  # type: ignore[arg-type]
+
+    def program_id(self, pane: Pane) -> str | None:
+        """The execution id of `pane`'s program, if it is recorded as one."""
+        run = self.panes.get(pane.id)
+        return run.program.id if run is not None and run.program is not None else None
+
+    def shutdown(self) -> None:
+        """The daemon stops: what runs or waits ends `interrupted`, written by `close()` before the store closes."""
+        now = time.time()
+        for run in self.panes.values():
+            active = run.tracker.active() + ([run.program] if run.program is not None else [])
+            for execution in active:
+                ended = finished(execution, "interrupted", now,
+                                 error=error_of("interrupted", "the daemon stopped while it ran"))
+                self._stopped.append(ended)
+                self._ended(ended)
+            if run.timer is not None:
+                run.timer.cancel()
+        self.panes.clear()  # the panes' removal that follows has nothing left to record
+        self.logs.close()
+        for task in self._tasks:
+            task.cancel()
+
+    async def close(self) -> None:
+        """After `shutdown`: write what ended unwritten and what the stop interrupted (or log what is lost)."""
+        if self.backlog is not None:
+            await self.backlog.close(self._stopped)
+
+    def pane_removed(self, pane: Pane) -> None:
+        self.session_ids.pop(pane.id, None)
+        run = self.panes.pop(pane.id, None)
+        if run is None:
+            return
+        if not pane.exited:
+            self._apply(run, run.tracker.pane_exited(None, time.time(), killed=True))
+            self._end_program(run, None)
+        if run.timer is not None:
+            run.timer.cancel()
+
+    def pane_exited(self, pane: Pane) -> None:
+        run = self.panes.get(pane.id)
+        if run is None:
+            return
+        now = time.time()
+        self._apply(run, run.tracker.pane_exited(pane.exit_code, now))
+        self._end_program(run, pane.exit_code)
+
+    def _end_program(self, run: PaneRun, exit_code: int | None) -> None:
+        program, run.program = run.program, None
+        if program is None:
+            return
+        now = time.time()
+        if exit_code == 0:
+            ended = finished(program, "success", now, exit_code=0)
+        elif exit_code is None:
+            ended = finished(program, "cancelled", now, error=error_of("pane_killed", "the pane was killed"))
+        else:
+            ended = finished(program, "failed", now, exit_code=exit_code,
+                             error=exit_error(program.message, exit_code))
+        self._finish(run, ended)
+
+    def _output(self, run: PaneRun, data: bytes) -> None:
+        """Every chunk a pane's program writes (the hot path: a busy pane writes hundreds a second)."""
+        if run.transcript is not None:
+            run.transcript.add(data)
+        if run.tracker.state.is_agent:
+            return  # an agent in front: its own shell tools' marks are not command lines of this pane
+        for mark in run.marks.feed(data):
+            now = time.time()
+            if mark.kind == "C":
+                running = run.tracker.running
+                if running is not None and running.kind == "command" and running.triggered_by != "manual":
+                    continue  # the command muxd typed (muxd run -t): already running
+                self._begin(run)
+                template = self._template(run.pane, "manual", None, message=mark.command)
+                self._apply(run, run.tracker.start_command(template, now))
+            elif mark.kind == "D":
+                self._apply(run, run.tracker.command_finished(mark.exit_code, now))
+
+    # ------------------------------------------------------------ states
+
+    def agent_changed(self, pane: Pane, state: AgentState) -> None:
+        run = self.panes.get(pane.id)
+        if run is None:
+            return
+        was_running = run.tracker.running
+
+        def manual() -> tuple[Execution, str | None]:  # only when a person's prompt made it busy
+            return self._template(pane, "manual", None), self._typed_input(pane)
+
+        effects = run.tracker.state_changed(state, time.time(), manual=manual)
+        if run.tracker.running is not None and run.tracker.running is not was_running and any(
+                isinstance(e, Save) for e in effects):
+            self._begin(run, submitted=True)  # a person's prompt began a turn (already in the log)
+        self._apply(run, effects)
+
+    def _typed_input(self, pane: Pane) -> str | None:
+        detection = self.daemon.detections.get(pane.id)
+        return detection.runner.take_typed_input() if detection is not None else None
+
+    def _template(self, pane: Pane, triggered_by: str, principal: str | None, **fields: object) -> Execution:
+        return Execution(id=new_execution_id(), pane_id=pane.id, pane_key=self.pane_key(pane.id),
+                         agent_name=pane.name or pane.id, agent_type=pane.agent.agent_type,
+                         triggered_by=triggered_by, principal=principal, **fields)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ requests
+
+    async def submit(self, pane: Pane, principal: str, **fields: object) -> tuple[Execution, bool]:
+        """A prompt for `pane`'s agent; (its record, False) if `principal` sent this pane the same
+        prompt with the same idempotency key before; conflict if it sent another prompt with it."""
+        key = fields.get("idempotency_key")
+        if key is not None:
+            earlier = await self._with_key(principal, pane, str(key))
+            if earlier is not None:
+                if earlier.message != fields.get("message"):
+                    raise Conflict(f"idempotency key {key!r} already names execution {earlier.id} on {pane.id}, "
+                                   "sent with another message: a new prompt needs a new key",
+                                   execution_id=earlier.id, idempotency_key=key)
+                return earlier, False
+        if pane.exited:
+            raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
+        run = self.panes.get(pane.id)
+        if run is None:
+            raise NotFound(f"pane {pane.id} is not followed by the history", pane=pane.id)
+        triggered_by = str(fields.pop("triggered_by"))
+        execution = self._template(pane, triggered_by, principal, kind="prompt", **fields)
+        effects = run.tracker.submit(execution, time.time())
+        self._apply(run, effects)
+        return run.tracker.find(execution.id) or execution, True
+
+    async def _with_key(self, principal: str, pane: Pane, key: str) -> Execution | None:
+        """What `principal` sent `pane` with idempotency key `key`, if anything. A key is scoped to
+        (principal, pane): another principal's same key is another key, so nobody can take an
+        orchestrator's (predictable) key first, or get back through it what another sent."""
+        pane_key = self.pane_key(pane.id)
+        stored = await self.store.by_idempotency_key(principal, pane_key, key) if self.store is not None else None
+        # Memory after the await: a twin submitted meanwhile is found here, not sent twice.
+        run = self.panes.get(pane.id)
+        in_memory = [*(run.tracker.active() if run is not None else ()), *self.finishing.values(),
+                     *(self.backlog if self.backlog is not None else ())]
+        return next((e for e in in_memory if (e.idempotency_key, e.principal, e.pane_key) == (key, principal, pane_key)),
+                    stored)
+
+    def type_command(self, pane: Pane, principal: str, command: str, triggered_by: str,
+                     timeout_s: float | None) -> Execution:
+        """Run `command` in the integrated shell of `pane` (muxd run -t), recorded by its marks."""
+        run = self.panes.get(pane.id)
+        if pane.exited:
+            raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
+        if run is None or not run.marks.seen:
+            raise Conflict(f"pane {pane.id}'s shell does not write prompt marks (OSC 133): muxd cannot tell "
+                           "when a command ends there; run it in a new window (without -t)", pane=pane.id)
+        if run.tracker.running is not None or run.tracker.state.is_agent:
+            raise Conflict(f"pane {pane.id} is busy: its shell is not at a prompt", pane=pane.id)
+        execution = self._template(pane, triggered_by, principal, message=command, timeout_s=timeout_s)
+        self._begin(run)
+        self._apply(run, run.tracker.start_command(execution, time.time()))
+        pane.send(command.encode() + b"\r")
+        return execution
+
+    def cancel(self, execution_id: str) -> Execution:
+        for run in self.panes.values():
+            if run.tracker.find(execution_id) is not None:
+                effects = run.tracker.cancel(execution_id, time.time())
+                self._apply(run, effects)
+                return next(e.execution for e in effects
+                            if isinstance(e, (Save, Finish)) and e.execution.id == execution_id)
+            if run.program is not None and run.program.id == execution_id:
+                run.pane.send(CTRL_C)
+                return run.program
+        raise Conflict(f"execution {execution_id} is not running or pending", execution_id=execution_id)
+
+    def live(self, execution_id: str) -> Execution | None:
+        """An execution not yet (finally) in the store: pending, running, being completed, or
+        ended and waiting in the backlog for the store to take it."""
+        if execution_id in self.finishing:
+            return self.finishing[execution_id]
+        kept = self.backlog.get(execution_id) if self.backlog is not None else None
+        return kept or self._active_record(execution_id)
+
+    async def record(self, execution_id: str) -> Execution | None:
+        """The newest record of `execution_id`: in memory, else in the store."""
+        found = self.live(execution_id)
+        if found is None and self.store is not None:
+            found = await self.store.get(execution_id)
+        return found
+
+    async def transcript(self, execution_id: str) -> Transcript | None:
+        kept = self.backlog.transcript(execution_id) if self.backlog is not None else None
+        return kept or (await self.store.transcript(execution_id) if self.store is not None else None)
+
+    def _active_record(self, execution_id: str) -> Execution | None:
+        """`execution_id` as it is now if it is pending or running."""
+        for run in self.panes.values():
+            found = run.tracker.find(execution_id)
+            if found is not None:
+                return found
+            if run.program is not None and run.program.id == execution_id:
+                return run.program
+        return None
+
+    def active(self, scope: Scope) -> list[Execution]:
+        found = [e for run in self.panes.values() for e in run.tracker.active()]
+        found += [run.program for run in self.panes.values() if run.program is not None]
+        return [e for e in found if visible(e, scope)]
+
+    async def wait(self, execution_ids: Iterable[str], *, any_one: bool, timeout_s: float) -> bool:
+        """Wait until each (or any one) of the executions ended; False if the time ran out."""
+        loop = asyncio.get_running_loop()
+        futures = []
+        for execution_id in execution_ids:
+            if execution_id not in self.finishing and self._active_record(execution_id) is None:
+                if any_one:
+                    return True
+                continue  # ended already (or unknown: the caller checked)
+            future: asyncio.Future[Execution] = loop.create_future()
+            self._waiters.setdefault(execution_id, []).append(future)
+            futures.append(future)
+        if not futures:
+            return True
+        done, pending = await asyncio.wait(futures, timeout=timeout_s,
+                                           return_when=asyncio.FIRST_COMPLETED if any_one else asyncio.ALL_COMPLETED)
+        for future in pending:
+            future.cancel()
+        return bool(done) if any_one else not pending
+
+    # ------------------------------------------------------------ effects
+
+    def _begin(self, run: PaneRun, *, submitted: bool = False) -> None:
+        """An execution starts in `run`'s pane now: its transcript and its first row."""
+        pane = run.pane
+        run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
+        emulator = pane.emulator
+        run.start_row = emulator.rows_scrolled + emulator.cursor[1]
+        detection = self.daemon.detections.get(pane.id)
+        run.tools_at_start = detection.runner.tools_counted if detection is not None else 0
+        # The agent's own log, its end marked now, found off the loop (it reads /proc and the file).
+        # Keyed by the agent's own process: one started again from the same shell is another.
+        run.agent_pid = pane.foreground_pid() or pane.pid
+        run.session_log = self.logs.mark_soon(pane.id, pane.agent.agent_type, run.agent_pid,
+                                              not submitted) if pane.agent.is_agent else None
+
+    def _apply(self, run: PaneRun, effects: list[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, Deliver):
+                self._begin(run)
+                self._deliver(run.pane, effect.execution.message or "")
+                self._save(effect.execution)
+            elif isinstance(effect, Resubmit):
+                if not run.pane.exited:
+                    log.info("execution %s: its prompt is still in %s's input box: Enter again",
+                             effect.execution.id, run.pane.id)
+                    run.pane.send(b"\r")
+            elif isinstance(effect, Interrupt):
+                if not run.pane.exited:
+                    run.pane.send(INTERRUPT_KEYS.get(run.pane.agent.agent_type or "", CTRL_C))
+            elif isinstance(effect, Save):
+                self._save(effect.execution)
+            elif isinstance(effect, Finish):
+                self._finish(run, effect.execution)
+        self._schedule(run)
+
+    def _deliver(self, pane: Pane, message: str) -> None:
+        data = message.encode()
+        if "\n" in message and BRACKETED_PASTE_MODE in pane.emulator.private_modes:
+            data = PASTE_START + data + PASTE_END  # a multi-line prompt, not several submitted lines
+        # C-u first empties the input box (every agent CLI takes it so): an interrupted turn's
+        # prompt comes back there (Claude Code), or a person left words in it.
+        pane.send(CLEAR_INPUT + data)
+        # The Enter goes as its own write a moment later (ink-based TUIs take a CR in the same
+        # read as pasted text for a newline).
+        asyncio.get_running_loop().call_later(SUBMIT_GAP_S, lambda: pane.exited or pane.send(b"\r"))
+
+    def _turn_shown(self, run: PaneRun, execution: Execution) -> bool:
+        """Whether the pane's rows since the turn began show the prompt's echo (always, for an
+        agent muxd reads no turns of: nothing to look for)."""
+        from muxd.executions.answers import READERS, turn_start
+
+        agent_type = run.pane.agent.agent_type
+        first_line = (execution.message or "").strip().split("\n", 1)[0]
+        if agent_type not in READERS or not first_line:
+            return True
+        # Its first line: how CLIs echo a message of several paragraphs varies more than that.
+        return turn_start(agent_type, execution_finish.turn_rows(run), first_line) is not None
+
+    def _prompt_waiting(self, run: PaneRun, execution: Execution) -> bool:
+        """Whether the agent's input box holds `execution`'s prompt now (its words, or its first
+        line's: a box shows a long prompt wrapped, a pasted one cut), i.e. it was not submitted."""
+        detection = self.daemon.detections.get(run.pane.id)
+        draft = detection.runner.draft if detection is not None else None
+        if not draft or not execution.message:
+            return False
+        return _words(draft) == _words(execution.message) or (
+            _words(draft.split("\n", 1)[0]) == _words(execution.message.strip().split("\n", 1)[0]))
+
+    def _schedule(self, run: PaneRun) -> None:
+        due = run.tracker.due()
+        if run.timer is not None:
+            if due == run.timer_due:
+                return  # most state changes move no deadline
+            run.timer.cancel()
+            run.timer = None
+        run.timer_due = due
+        if due is not None:
+            run.timer = asyncio.get_running_loop().call_later(max(0.0, due - time.time()), self._tick, run)
+
+    def _tick(self, run: PaneRun) -> None:
+        run.timer = None
+        if self.panes.get(run.pane.id) is run:
+            self._apply(run, run.tracker.tick(time.time()))
+
+    async def _finalized(self, execution: Execution, snapshot: object) -> Execution:
+        """`execution` completed from the screen and the agent's log; as it ended if that fails
+        (a record left unsaved would stay `running` for ever: an execution always ends)."""
+        try:
+            return await execution_finish.finalize(execution, snapshot, self.logs)
+        except Exception:
+            log.exception("completing execution %s: saved as it ended, without its answer", execution.id)
+            return execution
+
+    def _finish(self, run: PaneRun, execution: Execution) -> None:
+        """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
+        transcript = run.transcript.finish() if run.transcript is not None else None
+        run.transcript = None
+        execution = msgspec.structs.replace(
+            execution, transcript_bytes=transcript.raw_bytes if transcript else 0,
+            transcript_truncated=bool(transcript and transcript.truncated))
+        self.finishing[execution.id] = execution
+        snapshot = execution_finish.snapshot(self.daemon, run, execution)
+        self._start(self._complete(execution, snapshot, transcript))
+
+    async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:
+        try:
+            execution = await self._finalized(execution, snapshot)
+            self.finishing[execution.id] = execution
+            if execution.session_id and execution.pane_id in self.panes:
+                self.session_ids[execution.pane_id] = execution.session_id
+            if self.store is not None:
+                await self.store.save(execution, transcript)  # type: ignore[arg-type]
+                self.backlog.written(execution.id)  # type: ignore[union-attr]
+        except StoreUnavailable as exc:  # kept, found by live(), written once the store takes it
+            self.backlog.keep(execution, transcript, exc)  # type: ignore[union-attr,arg-type]
+        except Exception:
+            log.exception("completing execution %s", execution.id)
+        finally:
+            self.finishing.pop(execution.id, None)
+            self._ended(execution)
+
+    def _save(self, execution: Execution) -> None:
+        if self.store is not None:
+            self.store.save_soon(execution, self._save_failed)
+        if execution.status in ENDED_STATUSES:
+            self._ended(execution)
+
+    def _save_failed(self, execution: Execution, failure: StoreUnavailable) -> None:
+        """(On the writer thread.) A queued save failed: the backlog writes it again."""
+        assert self.backlog is not None and self._loop is not None
+        try:
+            self._loop.call_soon_threadsafe(self.backlog.keep, execution, None, failure)
+        except RuntimeError:  # the loop is closed: the daemon is gone
+            log.error("history: %s (%s) not written: %s", execution.id, execution.status, failure.message)
+
+    def _ended(self, execution: Execution) -> None:
+        for future in self._waiters.pop(execution.id, []):
+            if not future.done():
+                future.set_result(execution)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def visible(execution: Execution, scope: Scope) -> bool:
+    return (scope.pane_keys is None or execution.pane_key in scope.pane_keys
+            or (scope.principal is not None and execution.principal == scope.principal))

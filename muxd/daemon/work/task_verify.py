@@ -1,0 +1,108 @@
+"""A task's check, run as an execution in a pane of its own (seed 001 `commands`, `github_pr`,
+`gitlab_mr`): its exit status decides. Passed: the task is done. Failed: it goes back to its
+holder with the tail of the output. The window goes once the execution is in the history."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shlex
+import time
+from typing import TYPE_CHECKING
+
+from muxd.config import TASK_VERIFY_OUTPUT_MAX_CHARS, TASK_VERIFY_TIMEOUT_S
+from muxd.daemon.work.background_run import run_in_background_window
+from muxd.errors import MuxdError
+from muxd.executions.record import Execution
+from muxd.executions.transcript import render
+from muxd.protocol.messages import Spawn
+from muxd.store import task_store
+from muxd.tasks.model import Task, VerificationResult
+
+if TYPE_CHECKING:
+    from muxd.daemon.work.tasks import TaskService
+
+log = logging.getLogger(__name__)
+
+# After its time limit the check gets C-c, and this long to end before it is killed.
+CANCEL_GRACE_S = 10.0
+
+
+def check_command(task: Task, verifiers: dict[str, str]) -> str:
+    """The shell line that checks `task`; ValueError saying why there is none."""
+    contract = task.verification
+    if contract.kind == "commands":
+        if not contract.commands:
+            raise ValueError("the verification contract has no commands")
+        return " && ".join(f"( {line} )" for line in contract.commands)
+    if not task.external_ref:
+        raise ValueError(f"a {contract.kind} check needs the task's externalRef (a PR or MR)")
+    return verifiers[contract.kind].replace("{externalRef}", shlex.quote(task.external_ref))
+
+
+def tail(text: str, limit: int = TASK_VERIFY_OUTPUT_MAX_CHARS) -> str:
+    text = text.rstrip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+async def run_check(service: TaskService, task: Task) -> None:
+    try:
+        line = check_command(task, service.verifiers)
+    except ValueError as exc:
+        await _record(service, task, VerificationResult(status="failed", output=str(exc), at=time.time()))
+        return
+    daemon = service.daemon
+    # The check is its author's command (create_task let only those who may `run` write one), run
+    # for whoever completed the task: the execution is the author's, linked to the task.
+    author = task.created_by or "system"
+    try:
+        pane, execution = run_in_background_window(
+            daemon, Spawn(command=["/bin/sh", "-c", line], cwd=task.verification.cwd, record_as="cli",
+                          env={"MUXD_TASK_ID": task.id}),
+            window_name=f"verify-{task.id[:8]}",
+            link={"triggered_by": "schedule", "principal": author, "task_id": task.id, "message": line})
+    except MuxdError as exc:
+        await _record(service, task, VerificationResult(status="failed", output=f"the check could not start: "
+                                                        f"{exc.message}", at=time.time()))
+        return
+    await _record(service, task, VerificationResult(status="running", execution_id=execution.id, at=time.time()))
+    ended = await _await_end(service, execution, task.verification.timeout_s or TASK_VERIFY_TIMEOUT_S)
+    passed = ended is not None and ended.status == "success"
+    output = None if passed else await _output_of(service, execution.id, ended)
+    await _record(service, task, VerificationResult(
+        status="passed" if passed else "failed", execution_id=execution.id,
+        exit_code=ended.exit_code if ended is not None else None, output=output, at=time.time()))
+    if any(p is pane for p in daemon.registry.all_panes()):  # a person may have closed it already
+        daemon.registry.remove_pane(pane)
+
+
+async def _await_end(service: TaskService, execution: Execution, timeout_s: float) -> Execution | None:
+    executions = service.daemon.executions
+    if not await executions.wait([execution.id], any_one=False, timeout_s=timeout_s):
+        log.warning("verification %s ran past %.0f s: interrupting it", execution.id, timeout_s)
+        try:
+            executions.cancel(execution.id)
+        except MuxdError:
+            pass
+        await executions.wait([execution.id], any_one=False, timeout_s=CANCEL_GRACE_S)
+    return await executions.record(execution.id)
+
+
+async def _output_of(service: TaskService, execution_id: str, ended: Execution | None) -> str:
+    stored = await service.daemon.executions.transcript(execution_id)
+    text = await asyncio.to_thread(render, stored) if stored is not None else ""
+    if not text.strip() and ended is not None and ended.error is not None:
+        text = ended.error.message
+    return tail(text) or f"the check ended {ended.status if ended else 'without a record'}"
+
+
+async def _record(service: TaskService, task: Task, result: VerificationResult) -> None:
+    try:
+        await service.call(lambda c: task_store.record_verification(c, task.id, result, time.time()),
+                           f"recording the verification of task {task.id}")
+    except MuxdError as exc:
+        log.error("task %s: the verification could not be recorded: %s", task.id, exc.message)
+        return
+    if result.status != "running":
+        log.info("task %s: verification %s", task.id, result.status)
+        service.changed()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from muxd.client.connection import Client
+from muxd.daemon.commands import load_all
 from muxd.daemon.server import Daemon
 from muxd.errors import Forbidden, NotFound
 from muxd.protocol import messages as m
@@ -42,7 +43,7 @@ async def _pipelined(client: Client, request: object) -> asyncio.Future[object]:
 
 
 async def _race(socket_path: Path, lock_path: Path) -> None:
-    daemon = Daemon(socket_path, lock_path, detection=False)
+    daemon = Daemon(socket_path, lock_path, commands=load_all(), detection=False)
     serving = asyncio.create_task(daemon.serve())
     await async_wait_until(lambda: _true(socket_path.exists()), timeout=10, message="daemon listening")
     owner = await Client.connect(socket_path)

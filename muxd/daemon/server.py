@@ -8,7 +8,7 @@ import os
 import pwd
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from muxd.config import (
@@ -16,9 +16,9 @@ from muxd.config import (
 )
 from muxd.daemon.access.control import AccessControl
 from muxd.daemon.client_side.attached import AttachHub
-from muxd.daemon.commands import load_all
 from muxd.daemon.core.config_load import load_config
 from muxd.daemon.core.connection import Connection
+from muxd.daemon.commands.table import Command
 from muxd.daemon.panes.detection import PaneDetection
 from muxd.daemon.panes.emulation import EmulationTurns
 from muxd.daemon.work.executions import ExecutionService
@@ -74,7 +74,7 @@ def command_argv(command: list[str], shell: str = "", default_command: str = "")
 
 
 class Daemon:
-    def __init__(self, socket_path: Path, lock_path: Path, *,
+    def __init__(self, socket_path: Path, lock_path: Path, *, commands: Mapping[type, Command],
                  scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES, detection: bool = True,
                  retention: Retention | None = None, history: bool = True) -> None:
         self.socket_path = socket_path
@@ -83,7 +83,7 @@ class Daemon:
         self.registry = Registry(on_pane_removed=self.pane_removed)
         self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
         self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access/control.py)
-        self.commands = load_all()
+        self.commands = commands  # the command table (commands/), handed in by main.py
         self.started_at = time.time()
         # Detection off (MUXD_DETECTION=0) is for measuring what detection costs, nothing else.
         self.detection = detection

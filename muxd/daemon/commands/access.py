@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS
 from muxd.daemon.access.control import current_principal
 from muxd.daemon.access.call_metrics import prometheus_text
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.panes.target import resolve_pane
 from muxd.errors import BadRequest, Forbidden, NotFound
 from muxd.protocol.messages import (

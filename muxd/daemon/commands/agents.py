@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.session_ids import session_id
 from muxd.detectors.state import AgentState

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.daemon.client_side.attached import paste_into
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.panes.paste_buffers import PasteBuffer as Buffer
 from muxd.daemon.panes.paste_buffers import sample
 from muxd.errors import Conflict

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.panes.registry import window_of
 from muxd.daemon.panes.target import resolve_pane, resolve_session
 from muxd.errors import MuxdError, NotFound

@@ -14,7 +14,7 @@ from muxd.config import (
 )
 from muxd.daemon.access.control import Principal, current_principal
 from muxd.daemon.work.background_run import run_in_background_window
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.work.executions import visible
 from muxd.daemon.panes.target import resolve
 from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable

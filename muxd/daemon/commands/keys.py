@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.errors import BadRequest
 from muxd.protocol.messages import BindKey, KeyBindingInfo, KeyBindingList, ListKeys, Ok
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from muxd.daemon.layouts import sets as layout_sets
 
 from muxd.daemon.layouts import pane_moves
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.layouts.layout import size_in_cells
 from muxd.daemon.layouts.text import parse_layout
 from muxd.daemon.panes.registry import Session, window_of

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.panes.options import Option, Scope, is_user_option, option_named
 from muxd.daemon.panes.target import resolve_pane, resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.panes.registry import Window, window_of
 from muxd.daemon.panes.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict

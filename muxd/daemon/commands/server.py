@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from muxd import __version__
 from muxd.config import PROTOCOL_VERSION
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.emulator.backend import running_backend
 from muxd.protocol.messages import KillServer, Ok, ServerStatus, Status
 

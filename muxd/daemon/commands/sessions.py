@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.layouts.layout import size_in_cells
 from muxd.daemon.panes.registry import Session, Window, window_of
 from muxd.daemon.panes.target import resolve_session

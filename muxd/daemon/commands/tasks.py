@@ -18,7 +18,7 @@ from muxd.config import (
     TASK_VERIFY_ETA_CI_S, TASK_VERIFY_ETA_COMMANDS_S,
 )
 from muxd.daemon.access.control import Principal, check_runs_commands, current_principal, request_name
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.commands.executions import scope_of
 from muxd.daemon.work.executions import visible
 from muxd.daemon.work.task_dispatch import start_dispatch, stop_dispatch

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.daemon.commands import command
+from muxd.daemon.commands.table import command
 from muxd.daemon.tmux.discovery import server_args
 from muxd.protocol.messages import PaneList, Released, TmuxUnwatch, TmuxWatch
 

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from muxd.daemon.server import default_shell
+from muxd.daemon.panes.shell_command import default_shell
 from muxd.testing.outer_terminal import OuterTerminal, muxd_command, outer_terminals, status_line
 from muxd.testing.wait import wait_until
 

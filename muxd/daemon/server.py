@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import pwd
 import shlex
 import time
 from collections.abc import Callable, Mapping
@@ -31,6 +30,7 @@ from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.pane_pipe import PanePipes
 from muxd.daemon.panes.registry import Registry, Window
+from muxd.daemon.panes.shell_command import command_argv, default_shell
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
 from muxd.daemon.tmux.watch import TmuxWatcher
 from muxd.daemon.panes.watchdog import PaneWatchdog
@@ -49,28 +49,6 @@ PANE_TERM = "xterm-256color"
 STARTUP_WARM_DELAY_S = 0.05  # after start, once the client that started the daemon is served
 # Variables of whoever started the daemon that would mislead programs inside a pane.
 _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES")
-_SHELL_METACHARACTERS = set(" \t\n;&|<>()$`\\\"'*?[]#~=%")
-
-
-def default_shell() -> str:
-    shell = os.environ.get("SHELL")
-    if shell and os.access(shell, os.X_OK):
-        return shell
-    try:
-        return pwd.getpwuid(os.getuid()).pw_shell or "/bin/sh"
-    except KeyError:
-        return "/bin/sh"
-
-
-def command_argv(command: list[str], shell: str = "", default_command: str = "") -> list[str]:
-    """As tmux: no command runs the default command through the shell, else the shell itself
-    (`shell`, else the user's); one argument with shell syntax runs through `sh -c`."""
-    if not command:
-        shell = shell or default_shell()
-        return [shell, "-c", default_command] if default_command else [shell]
-    if len(command) == 1 and any(ch in _SHELL_METACHARACTERS for ch in command[0]):
-        return ["/bin/sh", "-c", command[0]]
-    return list(command)
 
 
 class Daemon:
@@ -102,7 +80,9 @@ class Daemon:
         self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/work/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
-        self.tmux = TmuxWatcher(self)  # panes adopted from running tmux servers (daemon/tmux/watch.py)
+        # Panes adopted from running tmux servers (daemon/tmux/watch.py), followed as muxd's own.
+        self.tmux = TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
+                                turns=self.emulation, scrollback_bytes=scrollback_bytes)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self.clients: set[Connection] = set()

@@ -12,7 +12,8 @@ import logging
 import os
 import socket
 import struct
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from muxd import __version__
 from muxd.config import (
@@ -23,12 +24,14 @@ from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, Version
 from muxd.protocol.codec import decode_request, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder
 from muxd.daemon.client_side.attached import ATTACH_MESSAGES
-from muxd.daemon.access.control import SYSTEM, Principal
+from muxd.daemon.access.control import SYSTEM, AccessControl, Principal
 from muxd.daemon.core.config_load import CONFIG_CLIENT_NAME
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
 
 if TYPE_CHECKING:
-    from muxd.daemon.server import Daemon
+    from muxd.daemon.panes.pane import Pane
+    from muxd.daemon.panes.registry import Registry
+    from muxd.daemon.panes.target import TargetKind
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +57,44 @@ def _plain(detail: dict[str, Any]) -> dict[str, Any]:
             for k, v in detail.items()}
 
 
+class CommandEntry(Protocol):
+    """A row of the command table (daemon/commands/table.py)."""
+
+    @property
+    def handler(self) -> Callable[..., Awaitable[Any]]: ...
+    @property
+    def target(self) -> TargetKind | None: ...
+
+
+class AttachedTerminals(Protocol):
+    """The attach hub (daemon/client_side/attached.py), as a connection hands it its stream."""
+
+    def receive(self, connection: Connection, message: Any) -> None: ...
+    def input_pane(self, connection: Connection) -> Pane | None:
+        """The pane an attached terminal on `connection` types into, if any."""
+    def connection_closed(self, connection: Connection) -> None: ...
+
+
+class ServingDaemon(Protocol):
+    """What a connection uses of the daemon (server.py). Handlers are handed this same object
+    and get the whole daemon, by design (daemon/commands/)."""
+
+    @property
+    def commands(self) -> Mapping[type, CommandEntry]: ...
+    @property
+    def access(self) -> AccessControl: ...
+    @property
+    def registry(self) -> Registry: ...
+    @property
+    def subscribers(self) -> set[Connection]: ...
+    @property
+    def attach_hub(self) -> AttachedTerminals: ...
+    @property
+    def config_loaded(self) -> asyncio.Event: ...
+
+
 class Connection:
-    def __init__(self, daemon: Daemon, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, daemon: ServingDaemon, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.daemon = daemon
         self.reader = reader
         self.writer = writer

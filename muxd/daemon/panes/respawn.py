@@ -8,23 +8,45 @@ followed as any pane's program is.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from muxd.daemon.panes.registry import window_of
+from muxd.daemon.panes.shell_command import command_argv
 from muxd.errors import Conflict
 from muxd.executions.shell import integrated_argv
 from muxd.protocol.messages import Spawn
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
-    from muxd.daemon.server import Daemon
+    from muxd.daemon.panes.registry import Registry, Session
 
 
-def respawn(daemon: Daemon, pane: Pane, spawn: Spawn, *, kill: bool) -> None:
+class AttachedViews(Protocol):
+    """What respawn tells the attached clients (daemon/client_side/attached.py)."""
+
+    @property
+    def copy_modes(self) -> MutableMapping[str, Any]: ...  # pane id -> its copy mode
+    def changed(self, session: Session | None = None) -> None: ...
+
+
+class PaneKeeper(Protocol):
+    """What respawn uses of the daemon (server.py): the registry, the environment a pane's
+    program gets, and what follows a program (history, detection, watchdog)."""
+
+    @property
+    def registry(self) -> Registry: ...
+    @property
+    def attach_hub(self) -> AttachedViews: ...
+    def pane_env(self, extra: dict[str, str]) -> dict[str, str]:
+        """The environment of a pane's program with `extra` (BadRequest if a variable is malformed)."""
+    def follow(self, pane: Pane) -> None: ...
+    def unfollow(self, pane: Pane) -> None: ...
+
+
+def respawn(daemon: PaneKeeper, pane: Pane, spawn: Spawn, *, kill: bool) -> None:
     """Start `spawn`'s command (empty: the pane's own again) in `pane` (Conflict if it runs
     and not `kill`; SpawnFailed if the program cannot start)."""
-    from muxd.daemon.server import command_argv
-
     window = window_of(pane)
     if not pane.exited and not kill:
         where = f"{window.session.name}:{window.index}.{daemon.registry.pane_index(pane)}"

@@ -15,13 +15,13 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import TMUX_COMMAND_TIMEOUT_S
 from muxd.daemon.tmux.adopted_pane import AdoptedPane, seed_command
 from muxd.daemon.panes.names import program_name
-from muxd.daemon.panes.registry import Session, Window
+from muxd.daemon.panes.registry import Registry, Session, Window
 from muxd.daemon.tmux.control import Notification, Output, layout_panes, quote
 from muxd.daemon.tmux.discovery import (Scope, TmuxPaneFacts, TmuxServer, describe_server, framed, read_framed,
                                         target_kind)
@@ -30,8 +30,8 @@ from muxd.errors import BadRequest, Conflict, MuxdError, NotFound, Timeout
 from muxd.terminal_text import visible
 
 if TYPE_CHECKING:
+    from muxd.daemon.panes.emulation import EmulationTurns
     from muxd.daemon.panes.pane import Pane
-    from muxd.daemon.server import Daemon
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,16 @@ class WatchedServer:
 
 
 class TmuxWatcher:
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
+    """Adopts tmux's panes into `registry`; `add_pane` has the daemon follow one (history,
+    detection, attached clients), which reports its end to `pane_exited`."""
+
+    def __init__(self, registry: Registry, *, add_pane: Callable[[Window, Pane], None],
+                 pane_exited: Callable[[Pane], None], turns: EmulationTurns, scrollback_bytes: int) -> None:
+        self._registry = registry
+        self._add_pane = add_pane
+        self._pane_exited = pane_exited
+        self._turns = turns  # the loop's share for emulation, as every pane's (daemon/panes/emulation.py)
+        self._scrollback_bytes = scrollback_bytes
         self.servers: dict[tuple[str, ...], WatchedServer] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -175,15 +183,14 @@ class TmuxWatcher:
         return link
 
     def _new_pane(self, watched: WatchedServer, facts: TmuxPaneFacts, link: TmuxLink) -> AdoptedPane:
-        daemon = self.daemon
         window = self._window(watched, facts)
-        pane = AdoptedPane(daemon.registry.next_pane_number(), facts=facts, server_label=watched.tmux.label,
-                           link=link, scrollback_bytes=daemon.scrollback_bytes, on_exit=daemon.pane_exited,
-                           turns=daemon.emulation)
+        pane = AdoptedPane(self._registry.next_pane_number(), facts=facts, server_label=watched.tmux.label,
+                           link=link, scrollback_bytes=self._scrollback_bytes, on_exit=self._pane_exited,
+                           turns=self._turns)
         pane.on_released = lambda released: self._released(watched, released)
         pane.start(asyncio.get_running_loop())
         neighbour = window.panes[-1] if window.panes else None
-        daemon.add_pane(window, pane)
+        self._add_pane(window, pane)
         if neighbour is not None:
             try:  # a place in muxd's layout, for attach: the size stays tmux's
                 window.split(neighbour, pane, horizontal=False)
@@ -194,7 +201,7 @@ class TmuxWatcher:
         return pane
 
     def _window(self, watched: WatchedServer, facts: TmuxPaneFacts) -> Window:
-        registry = self.daemon.registry
+        registry = self._registry
         window = watched.windows.get(facts.window)
         if window is not None and window.session in registry.sessions and window in window.session.windows:
             return window
@@ -209,7 +216,7 @@ class TmuxWatcher:
         return window
 
     def _session(self, watched: WatchedServer, tmux_name: str) -> Session:
-        registry = self.daemon.registry
+        registry = self._registry
         base = visible(f"{watched.name_prefix}-{_NAME_UNSAFE.sub('-', tmux_name)}")[:48]
         for n in range(1, 100):
             name = base if n == 1 else f"{base}-{n}"
@@ -292,7 +299,7 @@ class TmuxWatcher:
         pane.on_released = None
         self._drop(watched, pane)
         if pane.window is not None and pane in getattr(pane.window, "panes", []):
-            self.daemon.registry.remove_pane(pane)  # closes it: a release, the tmux pane runs on
+            self._registry.remove_pane(pane)  # closes it: a release, the tmux pane runs on
         else:
             pane.close()
 

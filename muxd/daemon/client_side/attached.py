@@ -23,15 +23,17 @@ from muxd.config import (
     ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
     MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS,
 )
-from muxd.daemon.commands.selection import select_target
+from muxd.daemon.client_side.chooser import Chooser
 from muxd.daemon.client_side.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point, emacs_key
 from muxd.daemon.client_side.attached_mouse import mouse_event
 from muxd.daemon.client_side.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.panes.pane import Pane
-from muxd.daemon.client_side.command_prompt import run_line
+from muxd.daemon.client_side.command_prompt import open_command_prompt, run_line
+from muxd.daemon.client_side.pane_numbers import PaneNumbers
 from muxd.daemon.client_side.prefix_actions import after_prefix, repeats
 from muxd.daemon.panes.paste_buffers import PasteBuffers
 from muxd.daemon.client_side.prefix_keys import list_keys_text, prefix_bytes
+from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.panes.registry import Session, Window, window_of
 from muxd.daemon.client_side.status_formats import StatusFormats
 from muxd.daemon.client_side.status_prompt import Prompt
@@ -39,16 +41,11 @@ from muxd.daemon.panes.target import resolve_session
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
 from muxd.errors import BadRequest, MuxdError
-from muxd.protocol.messages import (
-    Attach, Attached, AttachInput, AttachOutput, AttachResize, Detached, Error,
-)
+from muxd.protocol.messages import Attach, Attached, AttachInput, AttachOutput, AttachResize, Detached, Error
 
 if TYPE_CHECKING:
     from muxd.attach.compose import PaneView, StatusLine
-    from muxd.daemon.client_side.chooser import Chooser
-    from muxd.daemon.client_side.pane_numbers import PaneNumbers
-    from muxd.daemon.core.connection import Connection
-    from muxd.daemon.server import Daemon
+    from muxd.daemon.client_side.host import AttachHost, ClientConnection
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +65,7 @@ def paste_into(pane: Pane, data: bytes) -> None:
 
 
 class AttachedClient:
-    def __init__(self, hub: AttachHub, connection: Connection, session: Session,
+    def __init__(self, hub: AttachHub, connection: ClientConnection, session: Session,
                  columns: int, lines: int, prefix: str) -> None:
         self.hub = hub
         self.daemon = hub.daemon
@@ -246,7 +243,7 @@ class AttachedClient:
                                zoomed=w.zoomed) for w in session.windows)
         window = session.active_window
         pane = window.active_pane if window else None
-        left, right = self.status_formats.texts(self.daemon, session, pane)
+        left, right = self.status_formats.texts(self.hub, session, pane)
         message = cursor = None
         if self.prompt is not None:
             message, cursor = self.prompt.shown(), self.prompt.cursor_cell()
@@ -425,6 +422,23 @@ class AttachedClient:
         ids = (pane.id, window_of(pane).id) if pane is not None else ()
         return self.daemon.registry.options.lookup("mode-keys", *ids)
 
+    # What keys open, held here so the key handlers (client.py's Client) need not import each other.
+
+    def run_line(self, line: str) -> None:
+        run_line(self, line)
+
+    def open_command_prompt(self) -> None:
+        open_command_prompt(self)
+
+    def open_chooser(self, *, windows: bool) -> None:
+        self.chooser = Chooser.opened(self, windows=windows)
+
+    def close_chooser(self) -> None:
+        self.chooser = None
+
+    def show_pane_numbers(self) -> None:
+        self.pane_numbers = PaneNumbers.shown(self)
+
     def open_help(self) -> None:
         self.show_text(list_keys_text(self.prefix_name, self.daemon.registry.key_bindings,
                                       self._mode_keys(self.active_pane())))
@@ -473,9 +487,9 @@ def _clamp(columns: int, lines: int) -> tuple[int, int]:
 class AttachHub:
     """Every attached client of a daemon, the copy modes they share, and the sizes they impose."""
 
-    def __init__(self, daemon: Daemon) -> None:
+    def __init__(self, daemon: AttachHost) -> None:
         self.daemon = daemon
-        self.clients: dict[Connection, AttachedClient] = {}
+        self.clients: dict[ClientConnection, AttachedClient] = {}
         self.copy_modes: dict[str, CopyMode] = {}  # pane id -> its copy mode
         self._client_numbers = itertools.count()  # names of clients without a terminal device
         # Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps.
@@ -483,7 +497,7 @@ class AttachHub:
 
     # ---------------------------------------------------------- messages from a connection
 
-    def receive(self, connection: Connection, message: Any) -> None:
+    def receive(self, connection: ClientConnection, message: Any) -> None:
         try:
             if isinstance(message, Attach):
                 self._attach(connection, message)
@@ -508,7 +522,7 @@ class AttachHub:
             else:
                 client.say(f"internal error: {exc!r} (see the server log)")
 
-    def _attach(self, connection: Connection, request: Attach) -> None:
+    def _attach(self, connection: ClientConnection, request: Attach) -> None:
         if connection in self.clients:
             raise BadRequest("this connection is already attached")
         session = resolve_session(self.daemon.registry, request.target)
@@ -521,12 +535,12 @@ class AttachHub:
         self.fit_session(session)
         client.start()
 
-    def input_pane(self, connection: Connection) -> Pane | None:
+    def input_pane(self, connection: ClientConnection) -> Pane | None:
         """The pane an attached connection's keys go to (None: not attached)."""
         client = self.clients.get(connection)
         return client.active_pane() if client is not None else None
 
-    def connection_closed(self, connection: Connection) -> None:
+    def connection_closed(self, connection: ClientConnection) -> None:
         client = self.clients.pop(connection, None)
         if client is not None:
             client.closed = True

@@ -11,14 +11,14 @@ from muxd.daemon.client_side.input_parser import MOTION, Mouse, encode_mouse
 from muxd.daemon.panes.pane import Pane
 
 if TYPE_CHECKING:
-    from muxd.daemon.client_side.attached import AttachedClient
+    from muxd.daemon.client_side.client import Client
 
 MOUSE_TRACKING_MODES = frozenset({9, 1000, 1002, 1003})
 MOTION_TRACKING_MODES = frozenset({1002, 1003})
 SGR_MOUSE_MODE = 1006
 
 
-def mouse_event(client: AttachedClient, event: Mouse) -> bool:
+def mouse_event(client: Client, event: Mouse) -> bool:
     """Scroll, select or forward a mouse event; False when it only went to a program."""
     window = client.session.active_window
     if window is None or window.layout is None or client.viewing():
@@ -66,7 +66,7 @@ def mouse_event(client: AttachedClient, event: Mouse) -> bool:
     return False
 
 
-def _drag(client: AttachedClient, event: Mouse, pane: Pane, x: int, y: int) -> bool:
+def _drag(client: Client, event: Mouse, pane: Pane, x: int, y: int) -> bool:
     """The left button held since a press in `pane`: select from there; copy on release."""
     from muxd.attach.selection import point_at
 

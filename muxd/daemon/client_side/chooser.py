@@ -17,7 +17,7 @@ from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
 
 if TYPE_CHECKING:
-    from muxd.daemon.client_side.attached import AttachedClient
+    from muxd.daemon.client_side.client import Client
     from muxd.daemon.panes.pane import Pane
 
 _UP = (b"\x1b[A", b"\x1bOA", b"k")
@@ -41,14 +41,14 @@ def _agents(panes: list[Pane]) -> str:
 
 
 class Chooser:
-    def __init__(self, client: AttachedClient, selected: Session | Window, expanded: set[Session]) -> None:
+    def __init__(self, client: Client, selected: Session | Window, expanded: set[Session]) -> None:
         self.client = client
         self.selected: Session | Window = selected
         self.expanded = expanded  # sessions shown with their windows
         self._view: tuple[tuple[str, ...], Emulator] | None = None
 
     @classmethod
-    def opened(cls, client: AttachedClient, *, windows: bool) -> Chooser:
+    def opened(cls, client: Client, *, windows: bool) -> Chooser:
         """`w`: every session open, the current window selected; `s`: sessions closed, the
         current session selected (tmux's choose-tree -w / -s)."""
         session = client.session
@@ -91,10 +91,10 @@ class Chooser:
     # ------------------------------------------------------------ keys
 
     def key(self, key: bytes) -> None:
-        """Act on a key; the chooser closes itself (client.chooser = None) when it is done."""
+        """Act on a key; the chooser closes itself (client.close_chooser()) when it is done."""
         rows = self.rows()
         if key in _LEAVE or not rows:
-            self.client.chooser = None
+            self.client.close_chooser()
             return
         at = self._index(rows)
         if key in _UP or key in _DOWN:
@@ -119,7 +119,7 @@ class Chooser:
         session = item if isinstance(item, Session) else item.session
         if isinstance(item, Window):
             session.active_window = item
-        client.chooser = None
+        client.close_chooser()
         client.switch_to(session)
 
     # ------------------------------------------------------------ drawing

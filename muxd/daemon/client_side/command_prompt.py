@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING, NoReturn
 
 from muxd.config import COMMAND_PROMPT_HISTORY_MAX, COMMAND_PROMPT_TIMEOUT_S
 from muxd.daemon.access.control import SYSTEM
+from muxd.daemon.client_side.prefix_actions import run_binding
+from muxd.daemon.client_side.prefix_keys import binding_for_command
+from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.client_side.status_prompt import Prompt
 from muxd.daemon.panes.target import resolve_session
 from muxd.errors import BadRequest, Forbidden, MuxdError
 
 if TYPE_CHECKING:
     from muxd.cli.table import CliCommand
-    from muxd.daemon.client_side.attached import AttachedClient
+    from muxd.daemon.client_side.client import Client
 
 # Not passed on: the command runs as the socket owner, in no pane.
 _ENV_DROPPED = ("MUXD", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "TMUX", "TMUX_PANE")
@@ -31,7 +34,7 @@ _running: set[asyncio.Task[None]] = set()  # strong references until each comman
 _history: list[str] = []  # the lines run, oldest first: one for the server, as in tmux
 
 
-def open_command_prompt(client: AttachedClient) -> None:
+def open_command_prompt(client: Client) -> None:
     # The command runs with the server owner's rights: only the owner may type one.
     if client.connection.principal != SYSTEM:
         raise Forbidden("the command prompt is for the server's owner")
@@ -69,7 +72,7 @@ def with_default_target(words: list[str], target: str | None) -> list[str]:
     return [words[0], "-t", target, *words[1:]]
 
 
-def run_line(client: AttachedClient, line: str) -> None:
+def run_line(client: Client, line: str) -> None:
     """Run a line of muxd commands (`;` between them, as tmux's) one after the other; the
     first that fails ends the line, its error in the status line."""
     from muxd.cli.tmux_line import split_commands
@@ -85,7 +88,7 @@ def run_line(client: AttachedClient, line: str) -> None:
         task.add_done_callback(_running.discard)
 
 
-async def _run_commands(client: AttachedClient, commands: list[list[str]]) -> None:
+async def _run_commands(client: Client, commands: list[list[str]]) -> None:
     for words in commands:
         try:
             if not await _run_command(client, words):
@@ -95,12 +98,9 @@ async def _run_commands(client: AttachedClient, commands: list[list[str]]) -> No
             return
 
 
-async def _run_command(client: AttachedClient, words: list[str]) -> bool:
+async def _run_command(client: Client, words: list[str]) -> bool:
     """One command of a line; False if it failed (and said so). A default key's tmux command
     (copy-mode, choose-tree -Zw, send-prefix…) does what that key does, in this client."""
-    from muxd.daemon.client_side.prefix_actions import run_binding
-    from muxd.daemon.client_side.prefix_keys import binding_for_command
-
     binding = binding_for_command(words)
     if binding is not None:
         run_binding(client, binding)
@@ -109,8 +109,6 @@ async def _run_command(client: AttachedClient, words: list[str]) -> bool:
     command, parser = _command(words)
     # In a client, tmux's attach-session and new-session switch that client (no terminal needed).
     if command is not None and command.name == "attach-session":
-        from muxd.daemon.commands.selection import select_target
-
         target = parser.parse_args(words[1:]).target
         session = resolve_session(client.daemon.registry, target)
         select_target(client.daemon.registry, session, target)
@@ -125,7 +123,7 @@ async def _run_command(client: AttachedClient, words: list[str]) -> bool:
     return await _run(client, argv, pane.cwd() if pane is not None else None, switch)
 
 
-def _switch_to_new_pane(client: AttachedClient, output: list[str]) -> bool:
+def _switch_to_new_pane(client: Client, output: list[str]) -> bool:
     """After new-session: show the session of the pane it printed (True), as tmux does."""
     pane = next((p for p in client.daemon.registry.all_panes() if output and p.id == output[0]), None)
     if pane is None:
@@ -134,8 +132,8 @@ def _switch_to_new_pane(client: AttachedClient, output: list[str]) -> bool:
     return True
 
 
-async def _run(client: AttachedClient, argv: list[str], cwd: str | None,
-               then: Callable[[AttachedClient, list[str]], bool] | None = None) -> bool:
+async def _run(client: Client, argv: list[str], cwd: str | None,
+               then: Callable[[Client, list[str]], bool] | None = None) -> bool:
     socket = client.daemon.socket_path
     env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
     env.update(MUXD_SOCKET_DIR=str(socket.parent), COLUMNS=str(client.columns))

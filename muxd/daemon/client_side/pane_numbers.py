@@ -11,13 +11,13 @@ import time
 from typing import TYPE_CHECKING
 
 from muxd.config import DISPLAY_PANES_S
-from muxd.daemon.commands.attach import make_active
+from muxd.daemon.client_side.session_actions import make_active
 from muxd.daemon.panes.registry import Window
 from muxd.emulator.cell import Cell
 
 if TYPE_CHECKING:
     from muxd.attach.frame import Frame, FrameRow
-    from muxd.daemon.client_side.attached import AttachedClient
+    from muxd.daemon.client_side.client import Client
     from muxd.daemon.panes.pane import Pane
 
 ACTIVE_COLOUR = "red"   # tmux's display-panes-active-colour
@@ -52,7 +52,7 @@ class PaneNumbers:
         self.base = base  # the window's pane-base-index: the number of its first pane
 
     @classmethod
-    def shown(cls, client: AttachedClient) -> PaneNumbers | None:
+    def shown(cls, client: Client) -> PaneNumbers | None:
         window = client.session.active_window
         if window is None:
             return None

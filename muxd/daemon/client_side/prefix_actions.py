@@ -8,16 +8,18 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from muxd.daemon.layouts import keys as layout_keys
-from muxd.daemon.commands import attach as actions
+from muxd.daemon.client_side import session_actions as actions
 from muxd.daemon.client_side.prefix_keys import SEND_PREFIX, Binding, binding_for
 from muxd.daemon.client_side.status_prompt import Prompt
+from muxd.daemon.layouts import keys as layout_keys
+from muxd.daemon.layouts.pane_resize import resize_in_layout
+from muxd.protocol.messages import ResizePane
 
 if TYPE_CHECKING:
-    from muxd.daemon.client_side.attached import AttachedClient
+    from muxd.daemon.client_side.client import Client
 
 
-def _bound(client: AttachedClient, key: bytes) -> tuple[str | Binding | None, bool]:
+def _bound(client: Client, key: bytes) -> tuple[str | Binding | None, bool]:
     """What `key` after the prefix runs — the user's command line, else a default binding (the
     prefix itself: SEND_PREFIX), None if nothing — and whether it repeats (-r)."""
     bindings = client.daemon.registry.key_bindings
@@ -30,16 +32,14 @@ def _bound(client: AttachedClient, key: bytes) -> tuple[str | Binding | None, bo
     return default, default is not None and default.repeat
 
 
-def after_prefix(client: AttachedClient, key: bytes) -> bool:
+def after_prefix(client: Client, key: bytes) -> bool:
     """The key after the prefix (or a repeat): the user's binding, else the default one (an
     unbound key is ignored, as in tmux); False when it only went to a program (the prefix
     pressed twice sends it). A key bound with -r opens repeat-time, in which keys bound with
     -r need no prefix."""
-    from muxd.daemon.client_side.command_prompt import run_line
-
     bound, repeat = _bound(client, key)
     if isinstance(bound, str):
-        run_line(client, bound)
+        client.run_line(bound)  # command_prompt.py's: it runs default bindings, so it sits above this module
     elif bound is not None:
         run_binding(client, bound)
     milliseconds = client.daemon.registry.options.number("repeat-time", client.session.id)
@@ -47,12 +47,12 @@ def after_prefix(client: AttachedClient, key: bytes) -> bool:
     return bound is not SEND_PREFIX
 
 
-def repeats(client: AttachedClient, key: bytes) -> bool:
+def repeats(client: Client, key: bytes) -> bool:
     """Whether `key`, pressed in an open repeat-time, is one to run again without the prefix."""
     return time.monotonic() < client.repeat_until and _bound(client, key)[1]
 
 
-def run_binding(client: AttachedClient, binding: Binding) -> None:
+def run_binding(client: Client, binding: Binding) -> None:
     """Do what `binding` says; MuxdError for anything to show in the status line."""
     session, daemon = client.session, client.daemon
     if binding.action == "send_prefix":  # only the program sees it: nothing to fit or to draw
@@ -79,7 +79,7 @@ def run_binding(client: AttachedClient, binding: Binding) -> None:
         case "last_pane":
             actions.last_pane(session)
         case "layout":
-            layout_keys.run(daemon, session, str(binding.argument))
+            layout_keys.run(daemon.registry, session, str(binding.argument))
         case "zoom":
             actions.toggle_zoom(session)
         case "resize_pane":
@@ -88,12 +88,12 @@ def run_binding(client: AttachedClient, binding: Binding) -> None:
             pane = client.active_pane()
             if pane is not None:
                 client.prompt = Prompt(f"kill-pane {pane.id}? (y/n)",
-                                       lambda _answer: actions.kill_pane(daemon, pane), confirm=True)
+                                       lambda _answer: actions.kill_pane(daemon.registry, pane), confirm=True)
         case "kill_window":
             window = session.active_window
             if window is not None:
                 client.prompt = Prompt(f"kill-window {window.name}? (y/n)",
-                                       lambda _answer: actions.kill_window(daemon, window), confirm=True)
+                                       lambda _answer: actions.kill_window(daemon.registry, window), confirm=True)
         case "rename_window":
             window = session.active_window
             if window is not None:
@@ -113,26 +113,17 @@ def run_binding(client: AttachedClient, binding: Binding) -> None:
         case "paste_buffer":
             client.paste_buffer()
         case "choose_tree":
-            from muxd.daemon.client_side.chooser import Chooser
-
-            client.chooser = Chooser.opened(client, windows=binding.argument == "windows")
+            client.open_chooser(windows=binding.argument == "windows")
         case "command_prompt":
-            from muxd.daemon.client_side.command_prompt import open_command_prompt
-
-            open_command_prompt(client)
+            client.open_command_prompt()
         case "display_panes":
-            from muxd.daemon.client_side.pane_numbers import PaneNumbers
-
-            client.pane_numbers = PaneNumbers.shown(client)
+            client.show_pane_numbers()
     client.hub.fit_session(session)  # a new window or pane takes the session's size
 
 
-def _resize_active(client: AttachedClient, how: str) -> None:
+def _resize_active(client: Client, how: str) -> None:
     """C-b M-/C-arrows: move the active pane's divider (`how`: direction then cells, "U5").
     Alone in its window the pane has no divider: nothing, as in tmux."""
-    from muxd.daemon.commands.panes import resize_in_layout
-    from muxd.protocol.messages import ResizePane
-
     window, pane = client.session.active_window, client.active_pane()
     if window is not None and pane is not None and len(window.panes) > 1:
         resize_in_layout(window, pane, ResizePane(id=0, direction=how[0], amount=int(how[1:])))  # type: ignore[arg-type]

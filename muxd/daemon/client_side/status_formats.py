@@ -24,9 +24,9 @@ from muxd.attach.status import cut_cells
 from muxd.daemon.client_side.status_line import agent_status
 
 if TYPE_CHECKING:
+    from muxd.daemon.client_side.client import Hub
     from muxd.daemon.panes.pane import Pane
     from muxd.daemon.panes.registry import Session
-    from muxd.daemon.server import Daemon
 
 STATUS_FORMAT_REFRESH_S = 1.0
 DEFAULT_LEFT = "[#{session_name}] "
@@ -53,9 +53,9 @@ class StatusFormats:
         self._until = 0.0
         self._texts: tuple[str | None, str] = (None, "")
 
-    def texts(self, daemon: Daemon, session: Session, pane: Pane | None) -> tuple[str | None, str]:
+    def texts(self, hub: Hub, session: Session, pane: Pane | None) -> tuple[str | None, str]:
         """(left, right): left None for muxd's own drawing of the default."""
-        options = daemon.registry.options
+        options = hub.daemon.registry.options
         left, right = options.lookup("status-left", session.id), options.lookup("status-right", session.id)
         if left == DEFAULT_LEFT and right == DEFAULT_RIGHT:  # muxd's own: nothing to expand
             return None, agent_status(pane.agent) if pane is not None else ""
@@ -64,7 +64,7 @@ class StatusFormats:
                window.name if window else None, window.index if window else None, pane.id if pane else None)
         now = time.monotonic()
         if key != self._key or now >= self._until:
-            variables = _variables(daemon, session, pane)
+            variables = _variables(hub, session, pane)
             wall = time.time()
             left_text = None if left == DEFAULT_LEFT else cut_cells(
                 expand_status(left, variables, wall), options.number("status-left-length", session.id))
@@ -73,7 +73,7 @@ class StatusFormats:
         return self._texts
 
 
-def _variables(daemon: Daemon, session: Session, pane: Pane | None) -> ChainMap[str, str]:
+def _variables(hub: Hub, session: Session, pane: Pane | None) -> ChainMap[str, str]:
     from muxd.cli.format_variables import (
         pane_variables,
         server_variables,
@@ -81,7 +81,8 @@ def _variables(daemon: Daemon, session: Session, pane: Pane | None) -> ChainMap[
         window_variables,
     )
 
-    attached = len(daemon.attach_hub.clients_of(session))
+    daemon = hub.daemon
+    attached = len(hub.clients_of(session))
     layers: list[Mapping[str, str]] = [{"agent_status": agent_status(pane.agent) if pane is not None else ""}]
     window = session.active_window
     window_record = window.info() if window is not None else None

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands.table import command
-from muxd.daemon.panes.registry import Window, window_of
+from muxd.daemon.layouts.pane_resize import absolute_size, resize_in_layout
+from muxd.daemon.panes.registry import window_of
 from muxd.daemon.panes.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.keys import keys_to_bytes
@@ -84,8 +85,8 @@ async def resize_pane(daemon: Daemon, req: ResizePane, pane: Pane) -> Ok:
         # until a client attaches, which then sets it).
         if req.direction is not None:
             raise BadRequest(f"pane {pane.id} is alone in its window: no divider to move", pane=pane.id)
-        columns = _absolute(req.columns, req.columns_percent, pane.columns)
-        lines = _absolute(req.lines, req.lines_percent, pane.lines)
+        columns = absolute_size(req.columns, req.columns_percent, pane.columns)
+        lines = absolute_size(req.lines, req.lines_percent, pane.lines)
         assert columns is not None and lines is not None
         daemon.check_size(columns, lines)
         window.resize(columns, lines)
@@ -94,33 +95,6 @@ async def resize_pane(daemon: Daemon, req: ResizePane, pane: Pane) -> Ok:
         resize_in_layout(window, pane, req)
     daemon.attach_hub.changed(window.session)
     return Ok(id=req.id)
-
-
-def resize_in_layout(window: Window, pane: Pane, req: ResizePane) -> None:
-    """Move the dividers around `pane` as tmux's resize-pane does (BadRequest: no divider that way)."""
-    layout = window.layout
-    assert layout is not None
-    if req.amount < 1:
-        raise BadRequest(f"adjustment {req.amount} is too small", field="amount")
-    window.zoomed = False
-    columns = _absolute(req.columns, req.columns_percent, None, layout.columns)
-    lines = _absolute(req.lines, req.lines_percent, None, layout.lines)
-    if columns is not None:
-        layout.resize_pane_to(pane, "lr", max(columns, 1))
-    if lines is not None:
-        layout.resize_pane_to(pane, "tb", max(lines, 1))
-    if req.direction is not None:
-        sign = -1 if req.direction in ("L", "U") else 1
-        layout.resize_pane(pane, "lr" if req.direction in ("L", "R") else "tb", sign * req.amount)
-    window.apply_layout()
-
-
-def _absolute(cells: int | None, percent: int | None, default: int | None, whole: int | None = None) -> int | None:
-    if percent is not None:
-        if not 0 <= percent <= 100:
-            raise BadRequest(f"{percent}% is not a percentage", field="percent")
-        return (whole if whole is not None else default or 0) * percent // 100
-    return default if cells is None else cells
 
 
 @command(KillPane, target="pane")

@@ -1,37 +1,23 @@
 """Choosing and naming: select-pane, select-window, rename-window, rename-session.
 
 What they change is what every attached client of the session shows, so each ends by waking
-them. The prefix keys do the same through commands/attach.py, which these share.
+them. The prefix keys do the same through client_side/session_actions.py, which these share.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.daemon.commands import attach as actions
+from muxd.daemon.client_side import session_actions as actions
+from muxd.daemon.client_side.session_actions import make_active
 from muxd.daemon.commands.table import command
-from muxd.daemon.commands.attach import make_active
-from muxd.daemon.panes.registry import Registry, Session, Window, window_of
-from muxd.daemon.panes.target import resolve_pane
+from muxd.daemon.panes.registry import Session, Window, window_of
 from muxd.errors import NotFound
 from muxd.protocol.messages import Ok, RenameSession, RenameWindow, SelectPane, SelectWindow
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
     from muxd.daemon.server import Daemon
-
-
-def select_target(registry: Registry, session: Session, target: str | None) -> None:
-    """`attach -t work:2`, `-t @3`, `-t %4`: that window (and pane) become the current ones,
-    as tmux's attach-session does; a bare session name or $N changes nothing."""
-    if not target or target.startswith("$") or (":" not in target and registry.session_named(target)):
-        return
-    pane = resolve_pane(registry, target)
-    window = pane.window
-    if not isinstance(window, Window) or window.session is not session:
-        return
-    session.active_window = window
-    make_active(window, pane)
 
 
 @command(SelectPane, target="pane")

@@ -1,21 +1,14 @@
 """Prefix keys that rearrange the active window, as tmux binds them: Space (next-layout),
-{ and } (swap-pane -U / -D) and ! (break-pane). Called by daemon/client_side/attached.py."""
+{ and } (swap-pane -U / -D) and ! (break-pane). Called by daemon/client_side/prefix_actions.py."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from muxd.daemon.layouts import sets as layout_sets
-
 from muxd.daemon.layouts import pane_moves
-from muxd.daemon.panes.registry import Session
-
-if TYPE_CHECKING:
-    from muxd.daemon.server import Daemon
+from muxd.daemon.layouts import sets as layout_sets
+from muxd.daemon.panes.registry import Registry, Session
 
 
-
-def run(daemon: Daemon, session: Session, action: str) -> None:
+def run(registry: Registry, session: Session, action: str) -> None:
     """Do `action` (a Binding.argument of prefix_keys.py) to the session's active window and pane."""
     window = session.active_window
     pane = window.active_pane if window is not None else None
@@ -26,4 +19,4 @@ def run(daemon: Daemon, session: Session, action: str) -> None:
     elif action in ("swap_up", "swap_down"):
         pane_moves.swap(pane_moves.neighbour_in_order(pane, -1 if action == "swap_up" else 1), pane)
     elif action == "break_pane":
-        pane_moves.break_out(daemon.registry, pane, session)
+        pane_moves.break_out(registry, pane, session)

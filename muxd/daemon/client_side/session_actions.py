@@ -1,6 +1,7 @@
 """What prefix keys do to a session: tmux's new-window, select-window (-l), split-window,
 select-pane (-l, next), resize-pane -Z, kill-pane, kill-window and rename-window, run for an
-attached client (daemon/client_side/prefix_actions.py).
+attached client (prefix_actions.py); and the window and pane `attach -t` makes current. The
+commands that do the same (commands/selection.py) share them.
 
 Each raises MuxdError for anything the user should read in the status line.
 """
@@ -12,12 +13,13 @@ from typing import TYPE_CHECKING
 from muxd.config import NAME_MAX_CHARS
 from muxd.daemon.layouts.layout import Direction
 from muxd.daemon.panes.pane import Pane
-from muxd.daemon.panes.registry import Session, Window
+from muxd.daemon.panes.registry import Registry, Session, Window
+from muxd.daemon.panes.target import resolve_pane
 from muxd.errors import BadRequest, NotFound
 from muxd.protocol.messages import Spawn
 
 if TYPE_CHECKING:
-    from muxd.daemon.server import Daemon
+    from muxd.daemon.client_side.host import AttachHost
 
 
 def _active_window(session: Session) -> Window:
@@ -42,7 +44,7 @@ def _spawn_here(session: Session) -> Spawn:
     return Spawn(cwd=cwd, interactive=True)  # a person's pane: it closes when its program exits
 
 
-def new_window(daemon: Daemon, session: Session) -> Window:
+def new_window(daemon: AttachHost, session: Session) -> Window:
     reference = session.active_window.layout if session.active_window else None
     columns, lines = (reference.columns, reference.lines) if reference else (80, 24)
     spawn = _spawn_here(session)
@@ -79,7 +81,7 @@ def step_window(session: Session, step: int) -> Window:
     return session.active_window
 
 
-def split(daemon: Daemon, session: Session, horizontal: bool) -> Pane:
+def split(daemon: AttachHost, session: Session, horizontal: bool) -> Pane:
     window = _active_window(session)
     target = _active_pane(session)
     assert window.layout is not None
@@ -130,18 +132,31 @@ def make_active(window: Window, pane: Pane) -> None:
     window.active_pane = pane
 
 
+def select_target(registry: Registry, session: Session, target: str | None) -> None:
+    """`attach -t work:2`, `-t @3`, `-t %4`: that window (and pane) become the current ones,
+    as tmux's attach-session does; a bare session name or $N changes nothing."""
+    if not target or target.startswith("$") or (":" not in target and registry.session_named(target)):
+        return
+    pane = resolve_pane(registry, target)
+    window = pane.window
+    if not isinstance(window, Window) or window.session is not session:
+        return
+    session.active_window = window
+    make_active(window, pane)
+
+
 def toggle_zoom(session: Session) -> None:
     _active_window(session).toggle_zoom()
 
 
-def kill_pane(daemon: Daemon, pane: Pane) -> None:
-    if pane.window is not None and pane in daemon.registry.all_panes():
-        daemon.registry.remove_pane(pane)
+def kill_pane(registry: Registry, pane: Pane) -> None:
+    if pane.window is not None and pane in registry.all_panes():
+        registry.remove_pane(pane)
 
 
-def kill_window(daemon: Daemon, window: Window) -> None:
+def kill_window(registry: Registry, window: Window) -> None:
     if window in window.session.windows:
-        daemon.registry.remove_window(window)
+        registry.remove_window(window)
 
 
 def rename_window(window: Window, name: str) -> None:

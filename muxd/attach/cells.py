@@ -6,8 +6,8 @@ from operator import itemgetter
 from typing import Iterable
 
 from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
-from muxd.emulator.drawing import CHAR_WIDTHS
 from muxd.emulator.rows import Row
+from muxd.emulator.widths import CHAR_WIDTHS
 
 _data = itemgetter(0)
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from muxd.emulator import Emulator
 from muxd.emulator.cell import BLANK, PADDING, Cell, Style
-from muxd.emulator.drawing import CHAR_WIDTHS
+from muxd.emulator.widths import CHAR_WIDTHS
 
 from .cells import styled_cells, text_width
 from .frame import Frame, FrameRow

@@ -12,33 +12,17 @@ is drawn as its line-drawing glyphs (charsets.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import defaultdict
+from typing import Any, Protocol
 
 from pyte import modes
-from wcwidth import wcwidth
+from pyte.screens import Cursor
 
 from .cell import BLANK, PADDING, Cell
-
-if TYPE_CHECKING:
-    from .screen import MuxScreen
+from .widths import CHAR_WIDTHS
 
 # Flyweight caches: styles with a cache, before the oldest set is dropped.
 CHAR_CACHE_MAX_STYLES = 256
-
-# Character -> cells: the one width function behind CHAR_WIDTHS (line_layout.py scans it).
-char_width = wcwidth
-
-
-class _Widths(dict[str, int]):
-    """Character -> cells (`char_width`), memoised for the life of the process."""
-
-    def __missing__(self, char: str) -> int:
-        width = char_width(char)
-        self[char] = width
-        return width
-
-
-CHAR_WIDTHS = _Widths()
 
 
 class CharCache(dict[str, Cell]):
@@ -54,7 +38,26 @@ class CharCache(dict[str, Cell]):
         return cell
 
 
-def wrap_line(screen: MuxScreen) -> None:
+class DrawTarget(Protocol):
+    """What drawing reads and writes of a screen (screen.MuxScreen, which imports this module),
+    all of it used directly: drawing is on the hot output path."""
+
+    buffer: defaultdict[int, Any]  # row number -> screen.ScreenLine (column -> Cell, .wrapped)
+    cursor: Cursor
+    columns: int
+    mode: set[int]
+    dirty: set[int]
+    translation: dict[int, str] | None  # charsets.CharsetShifts: None while ASCII is in use
+    last_char: str
+
+    def index(self) -> None: ...
+
+    def insert_characters(self, count: int | None = None) -> None: ...
+
+    def char_cache(self, attrs: Cell) -> CharCache: ...
+
+
+def wrap_line(screen: DrawTarget) -> None:
     """Autowrap: mark the cursor's row as soft-wrapped and move to the start of the next."""
     screen.buffer[screen.cursor.y].wrapped = True
     screen.cursor.x = 0
@@ -71,7 +74,7 @@ def _fix_wide_neighbours(line: dict[int, Cell], x: int, width: int) -> None:
         line[x + width] = BLANK
 
 
-def _combine(screen: MuxScreen, char: str) -> None:
+def _combine(screen: DrawTarget, char: str) -> None:
     """Append a zero-width character to the character before the cursor."""
     x = screen.cursor.x
     if x == 0:
@@ -85,14 +88,14 @@ def _combine(screen: MuxScreen, char: str) -> None:
     screen.dirty.add(screen.cursor.y)
 
 
-def draw_reference(screen: MuxScreen, data: str) -> None:
+def draw_reference(screen: DrawTarget, data: str) -> None:
     """Draw `data` one character at a time (the plain emulation the fast path must match)."""
     if screen.translation is not None:  # a DEC graphics set is in use (charsets.py)
         data = data.translate(screen.translation)
     _draw_each(screen, data)
 
 
-def _draw_each(screen: MuxScreen, data: str) -> None:
+def _draw_each(screen: DrawTarget, data: str) -> None:
     cursor = screen.cursor
     for char in data:
         width = CHAR_WIDTHS[char]
@@ -127,7 +130,7 @@ def _draw_each(screen: MuxScreen, data: str) -> None:
         screen.last_char = char
 
 
-def draw_fast(screen: MuxScreen, data: str) -> None:
+def draw_fast(screen: DrawTarget, data: str) -> None:
     """Draw `data` in whole runs: one dict update per row and one shared `Cell` per character."""
     if screen.translation is not None:
         data = data.translate(screen.translation)
@@ -156,7 +159,7 @@ def draw_fast(screen: MuxScreen, data: str) -> None:
         start = stop + 1
 
 
-def _draw_narrow(screen: MuxScreen, data: str) -> None:
+def _draw_narrow(screen: DrawTarget, data: str) -> None:
     """Draw characters that are all one cell wide, with autowrap on and insert mode off."""
     if not data:
         return

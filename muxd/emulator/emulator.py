@@ -6,9 +6,9 @@ import codecs
 import logging
 from functools import lru_cache
 from operator import itemgetter
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-from muxd.config import DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
+from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
 from .capture import render_rows
 from .cell import Cell
@@ -17,9 +17,7 @@ from .parser import ExtendedStream, FastParser
 from .rows import Row, row_text
 from .screen import MuxScreen
 from .scrollback import Scrollback
-
-if TYPE_CHECKING:
-    from .ghostty_flood import NativeFloodSkipper
+from .surface import DeferredFloodOutput, clamp_size
 
 log = logging.getLogger(__name__)
 
@@ -30,33 +28,6 @@ _cell_text = itemgetter(0)
 def _in_order(count: int) -> tuple[int, ...]:
     """Column keys 0..count-1 in order: a row written left to right has exactly these."""
     return tuple(range(count))
-
-
-def _clamp_size(columns: int, lines: int) -> tuple[int, int]:
-    return min(max(columns, MIN_COLUMNS), MAX_COLUMNS), min(max(lines, MIN_LINES), MAX_LINES)
-
-
-class DeferredFloodOutput:
-    """What both backends' emulators share about the output a flood skipper keeps back
-    (`self._flood`, None without fast paths): every read emulates it first."""
-
-    _flood: FloodSkipper | NativeFloodSkipper | None
-    failed: bool
-
-    def _sync(self) -> None:
-        """Bring the screen up to date with deferred flood output (feeding it, so a failure here
-        is a failed feed, not an exception in whichever read came first)."""
-        if self._flood is not None and not self.failed:
-            try:
-                self._flood.flush()
-            except Exception:
-                self.failed = True
-                log.exception("%s failed on deferred output", type(self).__name__)
-
-    def flush(self) -> None:
-        """Emulate the output a flood left deferred. Every read does this itself; this is for
-        callers that account the cost of emulating apart from the cost of reading."""
-        self._sync()
 
 
 class Emulator(DeferredFloodOutput):
@@ -82,7 +53,7 @@ class Emulator(DeferredFloodOutput):
         # is dropped rather than drawn on it. The pane sees the flag and reports it.
         self.failed = False
         self._scrollback = Scrollback(scrollback_bytes)
-        columns, lines = _clamp_size(columns, lines)
+        columns, lines = clamp_size(columns, lines)
         self._screen = MuxScreen(columns, lines, self._scrollback, reply, fast_draw=fast_paths)
         # Invalid UTF-8 is dropped, as tmux does (not drawn as U+FFFD).
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
@@ -124,7 +95,7 @@ class Emulator(DeferredFloodOutput):
 
         Sizes are clamped to muxd.config's MIN/MAX_COLUMNS and MIN/MAX_LINES."""
         self._sync()
-        columns, lines = _clamp_size(columns, lines)
+        columns, lines = clamp_size(columns, lines)
         try:
             self._screen.resize(lines=lines, columns=columns)
         except Exception:
@@ -179,11 +150,6 @@ class Emulator(DeferredFloodOutput):
         """Scrollback bytes counted against `scrollback_bytes` (rows.row_size_bytes a row)."""
         self._sync()
         return self._scrollback.size_bytes
-
-    @property
-    def skipped_chars(self) -> int:
-        """Characters of flood output that never needed emulating (diagnostics)."""
-        return self._flood.skipped_chars if self._flood is not None else 0
 
     # -- output -----------------------------------------------------------------------
 

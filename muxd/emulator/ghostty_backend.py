@@ -26,7 +26,6 @@ from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
 from .capture import render_rows
 from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
-from .emulator import DeferredFloodOutput, _clamp_size
 from .ghostty_format import ACTIVE
 from .ghostty_flood import DECRQSS_REPLY, NativeFloodSkipper, pen_sequence
 from .ghostty_history import NativeHistory, plain_sgr
@@ -34,6 +33,7 @@ from .source_block import render_line
 from .scrollback import Scrollback
 from .rows import EMPTY_ROW, EMPTY_WRAPPED_ROW, Row, runs_from_cell_styles
 from .sgr import intern_style
+from .surface import DeferredFloodOutput, clamp_size
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         fast_paths: bool = True,
     ) -> None:
         self.fast_paths = fast_paths
-        columns, lines = _clamp_size(columns, lines)
+        columns, lines = clamp_size(columns, lines)
         self._columns, self._lines = columns, lines
         # Lines cap is set huge so only the byte cap applies (pyghostty's default is 10k lines).
         self._term = pyghostty.Terminal(columns, lines, scrollback=1 << 30)
@@ -110,7 +110,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._scrollback = Scrollback(scrollback_bytes)
         self._history = NativeHistory(self._t, self._scrollback, self._feed_text)
         self._history.after_alignment = self._align_in_default_style
-        self._flood = NativeFloodSkipper(self) if fast_paths else None
+        self._flood = NativeFloodSkipper(self, self._history, self._term.mode) if fast_paths else None
         self.failed = False  # set after the native core raised: further output is dropped
         # scratch out-parameters, reused
         self._u16 = ffi.new("uint16_t*")
@@ -177,11 +177,6 @@ class GhosttyEmulator(DeferredFloodOutput):
         with the pen, tmux (and the pyte backend) with default cells."""
         self._history.write_raw(b"\x1b[0m\x1b#8" + (self.pen() or "\x1b[0m").encode("ascii"))
 
-    @property
-    def skipped_chars(self) -> int:
-        """Characters of flood output that never needed emulating (diagnostics)."""
-        return self._flood.skipped_chars if self._flood is not None else 0
-
     def _on_bell(self, terminal: object, userdata: object) -> None:
         self.bell_count += 1
 
@@ -205,7 +200,7 @@ class GhosttyEmulator(DeferredFloodOutput):
 
     def resize(self, columns: int, lines: int) -> None:
         """Change the screen size; the main screen reflows (tmux does too)."""
-        columns, lines = _clamp_size(columns, lines)
+        columns, lines = clamp_size(columns, lines)
         if (columns, lines) == (self._columns, self._lines) or self.failed:
             return
         self._sync()

@@ -18,8 +18,8 @@ Not carried over: the character REP would repeat after a skip.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from .cell import BLANK
 from .flood import (
@@ -27,11 +27,9 @@ from .flood import (
     simple_run_end,
 )
 from .ghostty_format import ACTIVE
+from .ghostty_history import NativeHistory
 from .line_layout import SGR_SEQUENCE
 from .source_block import FULL_RESETS, advance_attrs
-
-if TYPE_CHECKING:
-    from .ghostty_backend import GhosttyEmulator
 
 # Modes that must be as a shell leaves them: (mode, ANSI?, wanted).
 _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, False), (20, True, False))
@@ -78,11 +76,36 @@ def _unsimple_at(text: str, start: int, stop: int, tabs: bool) -> int:
     return stop if bad is None or bad.start() >= stop else bad.start()
 
 
-class NativeFloodSkipper:
-    """Skips provable scroll-only floods for one `GhosttyEmulator` (module docstring)."""
+class NativeScreen(Protocol):
+    """What the skipper asks of its emulator (ghostty_backend.GhosttyEmulator, which builds it)."""
 
-    def __init__(self, emulator: GhosttyEmulator) -> None:
+    @property
+    def columns(self) -> int: ...
+
+    @property
+    def lines(self) -> int: ...
+
+    @property
+    def cursor(self) -> tuple[int, int]: ...
+
+    @property
+    def alternate_screen(self) -> bool: ...
+
+    def query(self, request: bytes, answer: re.Pattern[bytes]) -> list[tuple[bytes, ...]]: ...
+
+    def pen(self) -> str | None: ...
+
+
+class NativeFloodSkipper:
+    """Skips provable scroll-only floods for one `GhosttyEmulator` (module docstring).
+
+    `history` is the emulator's, which the skipper feeds and reads; `mode(number, ansi)` says
+    whether the native terminal has a mode set."""
+
+    def __init__(self, emulator: NativeScreen, history: NativeHistory, mode: Callable[[int, bool], bool]) -> None:
         self._emulator = emulator
+        self._history = history
+        self._mode = mode
         self.skipped_chars = 0
         self._deferred = ""  # a flood's last screenful and partial line, not emulated yet (flush)
         self._default_stops: dict[int, str] = {}  # columns -> the tab stops every 8 columns set
@@ -94,7 +117,7 @@ class NativeFloodSkipper:
     def _unchanged_since_skip(self) -> tuple[int, str, bool | None] | None:
         """What the last skip left, if no program output was written since (else None)."""
         after = self._after_skip
-        return after if after is not None and after[0] == self._emulator._history.writes else None
+        return after if after is not None and after[0] == self._history.writes else None
 
     def _tab_stops_are_default(self) -> bool:
         columns = self._emulator.columns
@@ -102,16 +125,16 @@ class NativeFloodSkipper:
         if default is None:
             default = self._default_stops[columns] = "\x1b[3g" + "".join(
                 f"\x1b[{column}G\x1bH" for column in range(9, columns + 1, 8))
-        return self._emulator._history.formatter.tab_stops(columns) == default
+        return self._history.formatter.tab_stops(columns) == default
 
     def flush(self) -> None:
         """Emulate the text a flood left deferred (every read of the emulator does this first)."""
         if self._deferred:
             text, self._deferred = self._deferred, ""
-            self._emulator._history.feed(text.encode("utf-8", "surrogateescape"))
+            self._history.feed(text.encode("utf-8", "surrogateescape"))
 
     def feed(self, data: bytes) -> None:
-        history = self._emulator._history
+        history = self._history
         if len(data) < FLOOD_MIN_CHARS and not self._deferred:
             history.feed(data)
             return
@@ -163,10 +186,10 @@ class NativeFloodSkipper:
     def _skippable_pen(self) -> str | None:
         """The pen as an SGR sequence when a flood fed now may be skipped, else None."""
         emulator = self._emulator
-        history = emulator._history
+        history = self._history
         if emulator.alternate_screen or not history.at_ground() or emulator.cursor[0] != 0:
             return None
-        mode = emulator._term.mode
+        mode = self._mode
         if any(mode(number, ansi) != wanted for number, ansi, wanted in _MODES):
             return None
         x, y = emulator.cursor
@@ -185,7 +208,7 @@ class NativeFloodSkipper:
         the rest begins. `fresh`: the screen is as the last skip left it (blank, cursor home,
         nothing to drain), so only a changed pen is written."""
         emulator = self._emulator
-        history = emulator._history
+        history = self._history
         lines, columns = emulator.lines, emulator.columns
         keep_from = screenful_start(text, start, run_end, lines - 1, columns)
         if keep_from == start:

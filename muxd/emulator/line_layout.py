@@ -17,7 +17,7 @@ one at a time:
 Text sizes are UTF-8 bytes, the unit of the scrollback cap, so a line of non-ASCII text
 spanning several rows is described by its rows' text sizes too.
 
-Widths come from drawing.CHAR_WIDTHS, the table the emulator draws with, and per-character
+Widths come from widths.CHAR_WIDTHS, the table the emulator draws with, and per-character
 layout mirrors drawing.draw_reference (tests/test_emulator_identity.py proves the result).
 """
 
@@ -33,10 +33,10 @@ from pyte.screens import StaticDefaultDict
 
 from .cell import BLANK, PADDING, Cell
 from .cursor_rules import TAB_WIDTH
-from .drawing import CHAR_WIDTHS, char_width
 from .parser import parse_csi_params
 from .rows import Row, row_from_cells, text_bytes
 from .sgr import apply_sgr
+from .widths import CHAR_WIDTHS, char_width
 
 SGR_SEQUENCE = re.compile(r"\x1b\[([0-9;]*)m")
 LINE_END = "\r\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from muxd.daemon.client_side.copy_words import Point
-from muxd.emulator.drawing import CHAR_WIDTHS
+from muxd.emulator.widths import CHAR_WIDTHS
 
 RowsText = Callable[[int, int], list[str]]  # rows first..last, both included, as plain text
 

@@ -24,7 +24,7 @@ def test_a_failed_completion_still_saves_the_execution_ended(tmp_path, monkeypat
     async def main() -> Execution | None:
         db = Database(str(tmp_path / "history.db"))
         store = SqliteExecutionStore(db)
-        service = ExecutionService(daemon=None, store=store, transcript_max_bytes=1024)  # type: ignore[arg-type]
+        service = ExecutionService(detections={}, store=store, transcript_max_bytes=1024)
         try:
             running = Execution(id=new_execution_id(), pane_id="%1", pane_key="r/%1", agent_name="worker",
                                 agent_type="claude", status="running", started_at=time.time(), message="hello")

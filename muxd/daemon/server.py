@@ -76,8 +76,9 @@ class Daemon:
         self.retention = retention or Retention()
         # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
         store = SqliteExecutionStore(self.access.db) if history else None
-        self.executions = ExecutionService(self, store, self.retention.transcript_max_bytes)
-        self.tasks = TaskService(self, self.access.db)  # the task queue (daemon/work/tasks.py)
+        self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes)
+        self.tasks = TaskService(self.access.db, registry=self.registry, executions=self.executions,
+                                 spawn_pane=self.spawn_pane)  # the task queue (daemon/work/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
         # Panes adopted from running tmux servers (daemon/tmux/watch.py), followed as muxd's own.

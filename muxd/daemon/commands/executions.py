@@ -125,8 +125,8 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
         line = req.command[0] if len(req.command) == 1 else shlex.join(req.command)
         execution = daemon.executions.type_command(pane, principal, line, "cli", req.timeout_s)  # type: ignore[arg-type]
     else:
-        _, execution = run_in_background_window(daemon, Spawn(command=list(req.command), cwd=req.cwd,
-                                                              record_as="cli"))
+        _, execution = run_in_background_window(daemon.registry, daemon.spawn_pane, daemon.executions,
+                                                Spawn(command=list(req.command), cwd=req.cwd, record_as="cli"))
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s))
 
 

@@ -16,14 +16,14 @@ import msgspec
 
 from muxd.config import SESSION_LOG_BUDGET_S
 from muxd.executions.answers import extract_answer
-from muxd.executions.record import Execution
+from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.work.session_log_finder import SessionLogs
+from muxd.executions.record import Execution
 from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 from muxd.executions.tracker import error_of
 
 if TYPE_CHECKING:
-    from muxd.daemon.work.executions import PaneRun
-    from muxd.daemon.server import Daemon
+    from muxd.daemon.panes.detection import PaneDetection
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +53,14 @@ def turn_rows(run: PaneRun) -> list[str]:
     return emulator.capture(start, join_wrapped=True).split("\n")
 
 
-def snapshot(daemon: Daemon, run: PaneRun, execution: Execution) -> TurnSnapshot:
-    """The screen's part of `execution` (a prompt's turn), read now."""
+def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None) -> TurnSnapshot:
+    """The screen's part of `execution` (a prompt's turn), read now; `detection` is the pane's
+    detector (the tool calls it saw), None if detection is off."""
     if execution.kind != "prompt":
         return TurnSnapshot()
     pane = run.pane
     lines = turn_rows(run)
     calls: list[str] = []
-    detection = daemon.detections.get(pane.id)
     if detection is not None:
         runner = detection.runner
         new = min(runner.tools_counted - run.tools_at_start, len(runner.tool_uses), TOOL_CALLS_KEPT)

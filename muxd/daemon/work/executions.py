@@ -10,14 +10,12 @@ leaves them `interrupted` when the store is opened again.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import functools
 import logging
 import secrets
 import shlex
 import time
-from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -26,12 +24,11 @@ from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
 from muxd.daemon.work import execution_finish
 from muxd.daemon.access.control import current_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
+from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.panes.session_ids import register_session_id_reader
 from muxd.daemon.work.session_log_finder import SessionLogs
 from muxd.detectors.state import AgentState
 from muxd.errors import Conflict, NotFound, StoreUnavailable
-from muxd.executions.prompt_marks import PromptMarkScanner
-from muxd.executions.session_logs import SessionLogCursor
 from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
 from muxd.executions.tracker import (
     Deliver, Effect, ExecutionTracker, Finish, Interrupt, Resubmit, Save, error_of, exit_error,
@@ -41,8 +38,8 @@ from muxd.store.execution_store import ExecutionStore, Scope, Transcript
 from muxd.store.retention import Retention
 
 if TYPE_CHECKING:
+    from muxd.daemon.panes.detection import PaneDetection
     from muxd.daemon.panes.pane import Pane
-    from muxd.daemon.server import Daemon
     from muxd.protocol.messages import Spawn
 
 log = logging.getLogger(__name__)
@@ -55,27 +52,10 @@ PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
 BRACKETED_PASTE_MODE = 2004
 
 
-@dataclass
-class PaneRun:
-    """What muxd follows of one live pane for the history."""
-
-    pane: Pane
-    tracker: ExecutionTracker
-    marks: PromptMarkScanner = field(default_factory=PromptMarkScanner)
-    transcript: TranscriptBuffer | None = None
-    start_row: int = 0            # absolute row where the running execution began
-    tools_at_start: int = 0       # the detector's tool-use count then
-    # The agent's session log with its end marked when the running execution began (found off the loop).
-    session_log: concurrent.futures.Future[SessionLogCursor | None] | None = None
-    program: Execution | None = None   # the pane's own program as an execution (muxd run)
-    agent_pid: int | None = None       # the agent's process when the running execution began
-    timer: asyncio.TimerHandle | None = None
-    timer_due: float | None = None
-
-
 class ExecutionService:
-    def __init__(self, daemon: Daemon, store: ExecutionStore | None, transcript_max_bytes: int) -> None:
-        self.daemon = daemon
+    def __init__(self, detections: Mapping[str, PaneDetection], store: ExecutionStore | None,
+                 transcript_max_bytes: int) -> None:
+        self.detections = detections  # the daemon's, by pane id: typed input, tool uses, the input box
         self.store = store
         self.transcript_max_bytes = transcript_max_bytes
         # Pane ids start again at %1 in every daemon run: the history keys panes by run.
@@ -251,7 +231,7 @@ class ExecutionService:
         self._apply(run, effects)
 
     def _typed_input(self, pane: Pane) -> str | None:
-        detection = self.daemon.detections.get(pane.id)
+        detection = self.detections.get(pane.id)
         return detection.runner.take_typed_input() if detection is not None else None
 
     def _template(self, pane: Pane, triggered_by: str, principal: str | None, **fields: object) -> Execution:
@@ -388,7 +368,7 @@ class ExecutionService:
         run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
         emulator = pane.emulator
         run.start_row = emulator.rows_scrolled + emulator.cursor[1]
-        detection = self.daemon.detections.get(pane.id)
+        detection = self.detections.get(pane.id)
         run.tools_at_start = detection.runner.tools_counted if detection is not None else 0
         # The agent's own log, its end marked now, found off the loop (it reads /proc and the file).
         # Keyed by the agent's own process: one started again from the same shell is another.
@@ -442,7 +422,7 @@ class ExecutionService:
     def _prompt_waiting(self, run: PaneRun, execution: Execution) -> bool:
         """Whether the agent's input box holds `execution`'s prompt now (its words, or its first
         line's: a box shows a long prompt wrapped, a pasted one cut), i.e. it was not submitted."""
-        detection = self.daemon.detections.get(run.pane.id)
+        detection = self.detections.get(run.pane.id)
         draft = detection.runner.draft if detection is not None else None
         if not draft or not execution.message:
             return False
@@ -482,7 +462,7 @@ class ExecutionService:
             execution, transcript_bytes=transcript.raw_bytes if transcript else 0,
             transcript_truncated=bool(transcript and transcript.truncated))
         self.finishing[execution.id] = execution
-        snapshot = execution_finish.snapshot(self.daemon, run, execution)
+        snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id))
         self._start(self._complete(execution, snapshot, transcript))
 
     async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from muxd.config import DISPATCH_HEARTBEAT_S, EXECUTION_TIMEOUT_DEFAULT_S, TASK_LEASE_DEFAULT_S, TASK_NEXT_LIMIT_MAX
 from muxd.detectors.state import AT_PROMPT_STATES
@@ -26,9 +28,11 @@ from muxd.tasks.model import Task
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
-    from muxd.daemon.work.tasks import TaskService
+    from muxd.daemon.panes.registry import Registry
+    from muxd.daemon.work.executions import ExecutionService
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 IDLE_POLL_S = 0.5          # how often a dispatcher looks whether its agent is free
 QUEUE_POLL_S = 5.0         # with nothing actionable, it also looks this often (leases run out unseen)
@@ -53,6 +57,28 @@ class Dispatch:
                           stopping=self.stopping)
 
 
+class QueueForDispatch(Protocol):
+    """What a dispatcher uses of the task queue (TaskService): its dispatchers, limits, store,
+    pulse and checks, and the panes and history it works with."""
+
+    dispatchers: dict[str, Dispatch]
+    verifying: dict[str, asyncio.Task[None]]
+    max_attempts: int
+    knowledge_quota: int
+    registry: Registry
+    executions: ExecutionService
+
+    def start(self, job: Coroutine[Any, Any, None]) -> asyncio.Task[None]: ...
+
+    async def call(self, job: Callable[[sqlite3.Connection], T], doing: str) -> T: ...
+
+    def changed(self) -> None: ...
+
+    async def wait_changed(self, timeout_s: float) -> bool: ...
+
+    def verify(self, task: Task) -> None: ...
+
+
 def task_prompt(task: Task) -> str:
     """What the agent is asked: the task, and the words of a failed check or a reviewer if any."""
     parts = [f"Task: {task.title}"]
@@ -63,7 +89,7 @@ def task_prompt(task: Task) -> str:
     return "\n\n".join(parts)
 
 
-def start_dispatch(service: TaskService, pane: Pane, plan: str | None) -> Dispatch:
+def start_dispatch(service: QueueForDispatch, pane: Pane, plan: str | None) -> Dispatch:
     existing = service.dispatchers.get(pane.id)
     if existing is not None and not existing.stopping:
         existing.plan = plan
@@ -75,20 +101,20 @@ def start_dispatch(service: TaskService, pane: Pane, plan: str | None) -> Dispat
     return dispatch
 
 
-def _pane(service: TaskService, dispatch: Dispatch) -> Pane | None:
-    pane = next((p for p in service.daemon.registry.all_panes() if p.id == dispatch.pane_id), None)
+def _pane(service: QueueForDispatch, dispatch: Dispatch) -> Pane | None:
+    pane = next((p for p in service.registry.all_panes() if p.id == dispatch.pane_id), None)
     return None if pane is None or pane.exited else pane
 
 
-def _free(service: TaskService, pane: Pane) -> bool:
+def _free(service: QueueForDispatch, pane: Pane) -> bool:
     """An agent CLI (not a bare shell: a task is no command line) at its prompt with nothing queued."""
-    run = service.daemon.executions.panes.get(pane.id)
+    run = service.executions.panes.get(pane.id)
     return (run is not None and pane.agent.is_agent and pane.agent.activity.state in AT_PROMPT_STATES
             and not run.tracker.is_busy
             and run.tracker.queue_length == 0 and run.program is None)
 
 
-async def _loop(service: TaskService, dispatch: Dispatch) -> None:
+async def _loop(service: QueueForDispatch, dispatch: Dispatch) -> None:
     try:
         while not dispatch.stopping:
             pane = _pane(service, dispatch)
@@ -108,7 +134,7 @@ async def _loop(service: TaskService, dispatch: Dispatch) -> None:
             del service.dispatchers[dispatch.pane_id]
 
 
-async def _next_task(service: TaskService, dispatch: Dispatch) -> Task | None:
+async def _next_task(service: QueueForDispatch, dispatch: Dispatch) -> Task | None:
     """A task this pane holds already (sent back to it), else the first actionable one it wins."""
     held, _ = await service.call(lambda c: task_store.list_tasks(
         c, states=("claimed", "in_progress"), plan=None, claimed_by=dispatch.principal, limit=1, offset=0,
@@ -128,7 +154,7 @@ async def _next_task(service: TaskService, dispatch: Dispatch) -> Task | None:
     return None
 
 
-async def _work(service: TaskService, dispatch: Dispatch, pane: Pane, task: Task) -> None:
+async def _work(service: QueueForDispatch, dispatch: Dispatch, pane: Pane, task: Task) -> None:
     """Prompt the agent with `task` until it is done or waits for a person. A check that keeps
     failing ends in a release, as a failed turn does (failed after `max_attempts` claims): a check
     that can never pass must not hold the pane in an endless loop of turns."""
@@ -170,7 +196,7 @@ async def _work(service: TaskService, dispatch: Dispatch, pane: Pane, task: Task
         dispatch.task_id = dispatch.execution_id = None
 
 
-async def _release(service: TaskService, dispatch: Dispatch, task: Task, reason: str) -> None:
+async def _release(service: QueueForDispatch, dispatch: Dispatch, task: Task, reason: str) -> None:
     await service.call(lambda c: task_store.release(c, task.id, dispatch.principal, reason,
                                                     max_attempts=service.max_attempts, now=time.time()),
                        "releasing a task")
@@ -178,17 +204,17 @@ async def _release(service: TaskService, dispatch: Dispatch, task: Task, reason:
     service.changed()
 
 
-async def _send(service: TaskService, dispatch: Dispatch, pane: Pane, task: Task) -> str:
-    execution, _ = await service.daemon.executions.submit(
+async def _send(service: QueueForDispatch, dispatch: Dispatch, pane: Pane, task: Task) -> str:
+    execution, _ = await service.executions.submit(
         pane, dispatch.principal, triggered_by="schedule", message=task_prompt(task), task_id=task.id,
         timeout_s=EXECUTION_TIMEOUT_DEFAULT_S)
     dispatch.execution_id = execution.id
     return execution.id
 
 
-async def _follow(service: TaskService, dispatch: Dispatch, task: Task, execution_id: str):  # type: ignore[no-untyped-def]
+async def _follow(service: QueueForDispatch, dispatch: Dispatch, task: Task, execution_id: str):  # type: ignore[no-untyped-def]
     """The ended execution, renewing the task's lease while it runs; None if the claim was lost."""
-    executions = service.daemon.executions
+    executions = service.executions
     every = min(DISPATCH_HEARTBEAT_S, (task.lease_s or TASK_LEASE_DEFAULT_S) / 3)
     while not await executions.wait([execution_id], any_one=False, timeout_s=every):
         try:
@@ -204,7 +230,7 @@ async def _follow(service: TaskService, dispatch: Dispatch, task: Task, executio
     return await executions.record(execution_id)
 
 
-async def _settled(service: TaskService, task: Task) -> Task:
+async def _settled(service: QueueForDispatch, task: Task) -> Task:
     """`task` once its check (if one runs) has decided: done, or back in progress with the output."""
     def deciding(t: Task) -> bool:
         result = t.verification_result
@@ -221,7 +247,7 @@ async def _settled(service: TaskService, task: Task) -> Task:
     return task
 
 
-def stop_dispatch(service: TaskService, pane_id: str) -> Dispatch | None:
+def stop_dispatch(service: QueueForDispatch, pane_id: str) -> Dispatch | None:
     dispatch = service.dispatchers.get(pane_id)
     if dispatch is not None:
         dispatch.stopping = True

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import shlex
+import sqlite3
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from muxd.config import TASK_VERIFY_OUTPUT_MAX_CHARS, TASK_VERIFY_TIMEOUT_S
-from muxd.daemon.work.background_run import run_in_background_window
+from muxd.daemon.work.background_run import SpawnPane, run_in_background_window
 from muxd.errors import MuxdError
 from muxd.executions.record import Execution
 from muxd.executions.transcript import render
@@ -20,12 +22,28 @@ from muxd.store import task_store
 from muxd.tasks.model import Task, VerificationResult
 
 if TYPE_CHECKING:
-    from muxd.daemon.work.tasks import TaskService
+    from muxd.daemon.panes.registry import Registry
+    from muxd.daemon.work.executions import ExecutionService
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # After its time limit the check gets C-c, and this long to end before it is killed.
 CANCEL_GRACE_S = 10.0
+
+
+class QueueForChecks(Protocol):
+    """What a check uses of the task queue (TaskService): its verifiers, its store, its pulse, and
+    the panes and history the check runs in."""
+
+    verifiers: dict[str, str]
+    registry: Registry
+    executions: ExecutionService
+    spawn_pane: SpawnPane
+
+    async def call(self, job: Callable[[sqlite3.Connection], T], doing: str) -> T: ...
+
+    def changed(self) -> None: ...
 
 
 def check_command(task: Task, verifiers: dict[str, str]) -> str:
@@ -45,19 +63,19 @@ def tail(text: str, limit: int = TASK_VERIFY_OUTPUT_MAX_CHARS) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-async def run_check(service: TaskService, task: Task) -> None:
+async def run_check(service: QueueForChecks, task: Task) -> None:
     try:
         line = check_command(task, service.verifiers)
     except ValueError as exc:
         await _record(service, task, VerificationResult(status="failed", output=str(exc), at=time.time()))
         return
-    daemon = service.daemon
+    registry = service.registry
     # The check is its author's command (create_task let only those who may `run` write one), run
     # for whoever completed the task: the execution is the author's, linked to the task.
     author = task.created_by or "system"
     try:
         pane, execution = run_in_background_window(
-            daemon, Spawn(command=["/bin/sh", "-c", line], cwd=task.verification.cwd, record_as="cli",
+            registry, service.spawn_pane, service.executions, Spawn(command=["/bin/sh", "-c", line], cwd=task.verification.cwd, record_as="cli",
                           env={"MUXD_TASK_ID": task.id}),
             window_name=f"verify-{task.id[:8]}",
             link={"triggered_by": "schedule", "principal": author, "task_id": task.id, "message": line})
@@ -72,12 +90,12 @@ async def run_check(service: TaskService, task: Task) -> None:
     await _record(service, task, VerificationResult(
         status="passed" if passed else "failed", execution_id=execution.id,
         exit_code=ended.exit_code if ended is not None else None, output=output, at=time.time()))
-    if any(p is pane for p in daemon.registry.all_panes()):  # a person may have closed it already
-        daemon.registry.remove_pane(pane)
+    if any(p is pane for p in registry.all_panes()):  # a person may have closed it already
+        registry.remove_pane(pane)
 
 
-async def _await_end(service: TaskService, execution: Execution, timeout_s: float) -> Execution | None:
-    executions = service.daemon.executions
+async def _await_end(service: QueueForChecks, execution: Execution, timeout_s: float) -> Execution | None:
+    executions = service.executions
     if not await executions.wait([execution.id], any_one=False, timeout_s=timeout_s):
         log.warning("verification %s ran past %.0f s: interrupting it", execution.id, timeout_s)
         try:
@@ -88,15 +106,15 @@ async def _await_end(service: TaskService, execution: Execution, timeout_s: floa
     return await executions.record(execution.id)
 
 
-async def _output_of(service: TaskService, execution_id: str, ended: Execution | None) -> str:
-    stored = await service.daemon.executions.transcript(execution_id)
+async def _output_of(service: QueueForChecks, execution_id: str, ended: Execution | None) -> str:
+    stored = await service.executions.transcript(execution_id)
     text = await asyncio.to_thread(render, stored) if stored is not None else ""
     if not text.strip() and ended is not None and ended.error is not None:
         text = ended.error.message
     return tail(text) or f"the check ended {ended.status if ended else 'without a record'}"
 
 
-async def _record(service: TaskService, task: Task, result: VerificationResult) -> None:
+async def _record(service: QueueForChecks, task: Task, result: VerificationResult) -> None:
     try:
         await service.call(lambda c: task_store.record_verification(c, task.id, result, time.time()),
                            f"recording the verification of task {task.id}")

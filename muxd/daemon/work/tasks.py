@@ -22,6 +22,8 @@ from muxd.config import (
     KNOWLEDGE_STORED_QUOTA_DEFAULT, TASK_LEASE_SWEEP_S, TASK_MAX_ATTEMPTS_DEFAULT, TASK_VERIFY_GITHUB_PR_DEFAULT,
     TASK_VERIFY_GITLAB_MR_DEFAULT,
 )
+from muxd.daemon.work.task_dispatch import Dispatch
+from muxd.daemon.work.task_verify import run_check
 from muxd.store import task_store
 from muxd.errors import BadRequest
 from muxd.store.database import Database
@@ -29,8 +31,9 @@ from muxd.store.retention import whole_number
 from muxd.tasks.model import RUN_KINDS, Task
 
 if TYPE_CHECKING:
-    from muxd.daemon.server import Daemon
-    from muxd.daemon.work.task_dispatch import Dispatch
+    from muxd.daemon.panes.registry import Registry
+    from muxd.daemon.work.background_run import SpawnPane
+    from muxd.daemon.work.executions import ExecutionService
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,10 +55,14 @@ def _int_setting(env: Mapping[str, str], name: str, default: int, low: int, high
 
 
 class TaskService:
-    def __init__(self, daemon: Daemon, db: Database, env: dict[str, str] | None = None) -> None:
+    def __init__(self, db: Database, *, registry: Registry, executions: ExecutionService, spawn_pane: SpawnPane,
+                 env: dict[str, str] | None = None) -> None:
         settings = os.environ if env is None else env
-        self.daemon = daemon
         self.db = db
+        # What the dispatchers and checks work with: the panes, the history, new windows for checks.
+        self.registry = registry
+        self.executions = executions
+        self.spawn_pane = spawn_pane
         self.max_attempts = _int_setting(settings, ENV_MAX_ATTEMPTS, TASK_MAX_ATTEMPTS_DEFAULT, 1, 1000, "claims")
         self.knowledge_quota = _int_setting(settings, ENV_KNOWLEDGE_QUOTA, KNOWLEDGE_STORED_QUOTA_DEFAULT, 0,
                                             10**9, "entries")
@@ -135,8 +142,6 @@ class TaskService:
 
     def verify(self, task: Task) -> None:
         """Run `task`'s check (its contract's commands, or the CI verifier) unless it runs already."""
-        from muxd.daemon.work.task_verify import run_check
-
         if task.verification.kind not in RUN_KINDS or task.id in self.verifying:
             return
         job = self.start(run_check(self, task))

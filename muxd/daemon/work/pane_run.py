@@ -1,0 +1,37 @@
+"""`PaneRun`: what the history follows of one live pane. Its own module so that the service
+(executions.py) and the completion of an ended execution (execution_finish.py) both read it
+without importing each other."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from muxd.executions.prompt_marks import PromptMarkScanner
+from muxd.executions.record import Execution
+from muxd.executions.session_logs import SessionLogCursor
+from muxd.executions.tracker import ExecutionTracker
+from muxd.executions.transcript import TranscriptBuffer
+
+if TYPE_CHECKING:
+    from muxd.daemon.panes.pane import Pane
+
+
+@dataclass
+class PaneRun:
+    """What muxd follows of one live pane for the history."""
+
+    pane: Pane
+    tracker: ExecutionTracker
+    marks: PromptMarkScanner = field(default_factory=PromptMarkScanner)
+    transcript: TranscriptBuffer | None = None
+    start_row: int = 0            # absolute row where the running execution began
+    tools_at_start: int = 0       # the detector's tool-use count then
+    # The agent's session log with its end marked when the running execution began (found off the loop).
+    session_log: concurrent.futures.Future[SessionLogCursor | None] | None = None
+    program: Execution | None = None   # the pane's own program as an execution (muxd run)
+    agent_pid: int | None = None       # the agent's process when the running execution began
+    timer: asyncio.TimerHandle | None = None
+    timer_due: float | None = None

@@ -14,7 +14,7 @@ from muxd.config import (
     DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, SCROLLBACK_BYTES_MAX,
 )
 from muxd.daemon.access.control import AccessControl
-from muxd.daemon.client_side.attached import AttachHub
+from muxd.daemon.client_side.hub import AttachHub
 from muxd.daemon.core.config_load import load_config
 from muxd.daemon.core.connection import Connection
 from muxd.daemon.commands.table import Command
@@ -68,7 +68,7 @@ class Daemon:
         self.detectors = load_detectors() if detection else []
         self.detections: dict[str, PaneDetection] = {}
         self.subscribers: set[Connection] = set()
-        self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/attached.py)
+        self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         self.pipes = PanePipes()  # pipe-pane's commands (daemon/panes/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes

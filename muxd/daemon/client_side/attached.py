@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import itertools
 import logging
 import math
 import time
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from muxd.config import (
     ATTACH_FRAME_INTERVAL_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
     ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
-    MAX_LINES, MIN_COLUMNS, MIN_LINES, PASTE_BUFFER_MAX_CHARS,
+    MAX_LINES, PASTE_BUFFER_MAX_CHARS,
 )
 from muxd.daemon.client_side.chooser import Chooser
 from muxd.daemon.client_side.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point, emacs_key
@@ -31,25 +30,22 @@ from muxd.daemon.panes.pane import Pane
 from muxd.daemon.client_side.command_prompt import open_command_prompt, run_line
 from muxd.daemon.client_side.pane_numbers import PaneNumbers
 from muxd.daemon.client_side.prefix_actions import after_prefix, repeats
-from muxd.daemon.panes.paste_buffers import PasteBuffers
 from muxd.daemon.client_side.prefix_keys import list_keys_text, prefix_bytes
-from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.panes.registry import Session, Window, window_of
 from muxd.daemon.client_side.status_formats import StatusFormats
 from muxd.daemon.client_side.status_prompt import Prompt
-from muxd.daemon.panes.target import resolve_session
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
-from muxd.errors import BadRequest, MuxdError
-from muxd.protocol.messages import Attach, Attached, AttachInput, AttachOutput, AttachResize, Detached, Error
+from muxd.errors import MuxdError
+from muxd.protocol.messages import AttachOutput, Detached
 
 if TYPE_CHECKING:
     from muxd.attach.compose import PaneView, StatusLine
-    from muxd.daemon.client_side.host import AttachHost, ClientConnection
+    from muxd.daemon.client_side.client import Hub
+    from muxd.daemon.client_side.host import ClientConnection
 
 log = logging.getLogger(__name__)
 
-ATTACH_MESSAGES = (Attach, AttachInput, AttachResize)
 BRACKETED_PASTE_MODE = 2004
 HELP_SCROLLBACK_BYTES = 64 * 1024  # the C-b ? list, far more than it needs
 
@@ -65,13 +61,13 @@ def paste_into(pane: Pane, data: bytes) -> None:
 
 
 class AttachedClient:
-    def __init__(self, hub: AttachHub, connection: ClientConnection, session: Session,
+    def __init__(self, hub: Hub, connection: ClientConnection, session: Session,
                  columns: int, lines: int, prefix: str) -> None:
         self.hub = hub
         self.daemon = hub.daemon
         self.connection = connection
         self.session = session
-        self.columns, self.lines = _clamp(columns, lines)
+        self.columns, self.lines = clamp_size(columns, lines)
         self.chosen_prefix = prefix  # --prefix / $MUXD_PREFIX; "": the prefix option, read at each key
         prefix_bytes(prefix or "C-b")  # a bad name is refused at attach
         self.name = ""  # its terminal (tmux names clients so), else made up by the hub
@@ -278,7 +274,7 @@ class AttachedClient:
     # ------------------------------------------------------------ input
 
     def resize(self, columns: int, lines: int) -> None:
-        self.columns, self.lines = _clamp(columns, lines)
+        self.columns, self.lines = clamp_size(columns, lines)
         self.painter.invalidate()
         if self.help_view is not None:
             self.show_text(self.help_lines)
@@ -480,117 +476,5 @@ class AttachedClient:
             self.connection.send(AttachOutput(data=clipboard))
 
 
-def _clamp(columns: int, lines: int) -> tuple[int, int]:
+def clamp_size(columns: int, lines: int) -> tuple[int, int]:
     return min(max(columns, 1), MAX_COLUMNS), min(max(lines, 1), MAX_LINES)
-
-
-class AttachHub:
-    """Every attached client of a daemon, the copy modes they share, and the sizes they impose."""
-
-    def __init__(self, daemon: AttachHost) -> None:
-        self.daemon = daemon
-        self.clients: dict[ClientConnection, AttachedClient] = {}
-        self.copy_modes: dict[str, CopyMode] = {}  # pane id -> its copy mode
-        self._client_numbers = itertools.count()  # names of clients without a terminal device
-        # Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps.
-        self.buffers = PasteBuffers(lambda: daemon.registry.options.number("buffer-limit"))
-
-    # ---------------------------------------------------------- messages from a connection
-
-    def receive(self, connection: ClientConnection, message: Any) -> None:
-        try:
-            if isinstance(message, Attach):
-                self._attach(connection, message)
-                return
-            client = self.clients.get(connection)
-            if client is None:
-                if message.id:
-                    raise BadRequest("this connection is not attached")
-                return
-            if isinstance(message, AttachInput):
-                client.input(message.data)
-            elif isinstance(message, AttachResize):
-                client.resize(message.columns, message.lines)
-        except MuxdError as exc:
-            connection.send(Error(id=message.id, code=exc.code, message=exc.message))
-        except Exception as exc:  # a bug in key handling costs that key, not the connection
-            log.exception("attached client: %s failed", type(message).__name__)
-            client = self.clients.get(connection)
-            if isinstance(message, Attach) or client is None or client._task is None:
-                self.clients.pop(connection, None)
-                connection.send(Error(id=message.id, code="internal", message=f"internal error: {exc!r}"))
-            else:
-                client.say(f"internal error: {exc!r} (see the server log)")
-
-    def _attach(self, connection: ClientConnection, request: Attach) -> None:
-        if connection in self.clients:
-            raise BadRequest("this connection is already attached")
-        session = resolve_session(self.daemon.registry, request.target)
-        select_target(self.daemon.registry, session, request.target)
-        client = AttachedClient(self, connection, session, request.columns, request.lines,
-                                request.prefix)
-        client.name = request.tty or f"client-{next(self._client_numbers)}"
-        self.clients[connection] = client
-        connection.send(Attached(id=request.id, session=session.name))
-        self.fit_session(session)
-        client.start()
-
-    def input_pane(self, connection: ClientConnection) -> Pane | None:
-        """The pane an attached connection's keys go to (None: not attached)."""
-        client = self.clients.get(connection)
-        return client.active_pane() if client is not None else None
-
-    def connection_closed(self, connection: ClientConnection) -> None:
-        client = self.clients.pop(connection, None)
-        if client is not None:
-            client.closed = True
-            client.wake()
-            self.fit_session(client.session)
-
-    def keep_buffer(self, text: str) -> None:
-        self.buffers.keep(text)
-
-    def forget(self, client: AttachedClient) -> None:
-        self.clients.pop(client.connection, None)
-        self.fit_session(client.session)
-
-    # ---------------------------------------------------------- what clients show
-
-    def clients_of(self, session: Session) -> list[AttachedClient]:
-        return [c for c in self.clients.values() if c.session is session and not c.closed]
-
-    def placements(self, window: Window) -> list[tuple[Pane, int, int, int, int]]:
-        assert window.layout is not None
-        if window.zoomed and window.active_pane is not None:
-            return [(window.active_pane, 0, 0, window.layout.columns, window.layout.lines)]
-        return [(p.pane, p.x, p.y, p.columns, p.lines) for p in window.layout.placements()
-                if isinstance(p.pane, Pane)]
-
-    def fit_session(self, session: Session) -> None:
-        """Size every window of `session` to its smallest attached client, as tmux does."""
-        areas = [c.window_area() for c in self.clients_of(session)]
-        if areas and session in self.daemon.registry.sessions:
-            columns = min(max(min(a[0] for a in areas), MIN_COLUMNS), MAX_COLUMNS)
-            lines = min(max(min(a[1] for a in areas), MIN_LINES), MAX_LINES)
-            for window in session.windows:
-                window.resize(columns, lines)
-        self.changed(session)
-
-    # ---------------------------------------------------------- change notices from the daemon
-
-    def pane_output(self, pane: Pane) -> None:
-        window = pane.window
-        if not isinstance(window, Window) or window.session.active_window is not window:
-            return
-        for client in self.clients.values():
-            if client.session is window.session:
-                client.wake()
-
-    def changed(self, session: Session | None = None) -> None:
-        for client in list(self.clients.values()):
-            if session is None or client.session is session:
-                client.wake()
-
-    def pane_removed(self, pane: Pane) -> None:
-        self.copy_modes.pop(pane.id, None)
-        self.changed()

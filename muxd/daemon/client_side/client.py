@@ -1,7 +1,8 @@
 """What the key handlers (prefix_actions, command_prompt, chooser, pane_numbers,
 attached_mouse, status_formats) use of an attached client and of the hub of clients.
-attached.py's AttachedClient and AttachHub are these; the handlers name these protocols, not
-attached.py, which imports the handlers."""
+attached.py's AttachedClient and hub.py's AttachHub are these; the handlers name these
+protocols, not attached.py, which imports the handlers (and AttachedClient names `Hub`, not
+hub.py, which imports attached.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from muxd.daemon.client_side.host import AttachHost, ClientConnection
     from muxd.daemon.client_side.status_prompt import Prompt
     from muxd.daemon.panes.pane import Pane
+    from muxd.daemon.panes.paste_buffers import PasteBuffers
     from muxd.daemon.panes.registry import Session, Window
 
 
@@ -36,6 +38,11 @@ class Hub(Protocol):
     def fit_session(self, session: Session) -> None: ...
 
     def changed(self, session: Session | None = None) -> None: ...
+    # What an attached client hands back: itself when it goes, and the selections it copies.
+    @property
+    def buffers(self) -> PasteBuffers: ...
+    def keep_buffer(self, text: str) -> None: ...
+    def forget(self, client: Client) -> None: ...
 
 
 class Client(Protocol):

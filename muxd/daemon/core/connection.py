@@ -23,7 +23,7 @@ from muxd.config import (
 from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, VersionMismatch
 from muxd.protocol.codec import decode_request, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder
-from muxd.daemon.client_side.attached import ATTACH_MESSAGES
+from muxd.daemon.client_side.hub import ATTACH_MESSAGES
 from muxd.daemon.access.control import SYSTEM, AccessControl, Principal
 from muxd.daemon.core.config_load import CONFIG_CLIENT_NAME
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
@@ -67,7 +67,7 @@ class CommandEntry(Protocol):
 
 
 class AttachedTerminals(Protocol):
-    """The attach hub (daemon/client_side/attached.py), as a connection hands it its stream."""
+    """The attach hub (daemon/client_side/hub.py), as a connection hands it its stream."""
 
     def receive(self, connection: Connection, message: Any) -> None: ...
     def input_pane(self, connection: Connection) -> Pane | None:

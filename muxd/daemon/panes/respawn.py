@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class AttachedViews(Protocol):
-    """What respawn tells the attached clients (daemon/client_side/attached.py)."""
+    """What respawn tells the attached clients (daemon/client_side/hub.py)."""
 
     @property
     def copy_modes(self) -> MutableMapping[str, Any]: ...  # pane id -> its copy mode

@@ -95,7 +95,7 @@ TOKEN_FILE_MAX_BYTES = 4096
 # Tier of the token every spawned pane gets in MUXD_TOKEN (env MUXD_AGENT_TIER overrides).
 AGENT_TOKEN_TIER_DEFAULT = "execute_advanced"
 # A refused token (a Hello to the daemon, a bearer token to `muxd mcp --http`) is logged once,
-# then as one count per this many seconds however many follow (muxd/daemon/core/sampled_log.py).
+# then as one count per this many seconds however many follow (muxd/sampled_log.py).
 REFUSED_TOKEN_LOG_INTERVAL_S = 60.0
 # `muxd mcp --http` asks the daemon whether bearer tokens it has not seen are live by their sha256,
 # in one check-tokens request of at most this many at a time (a made-up token costs no daemon
@@ -151,7 +151,7 @@ HISTORY_READER_THREADS = 2
 # in a dozen indexes), for the same total time (benchmarks/bench_history_queries.py).
 HISTORY_PRUNE_BATCH_ROWS = 250
 # A history write nobody awaits (save_soon) that fails is logged once per kind (disk full,
-# locked, …) per this many seconds, then as one count (muxd/daemon/core/sampled_log.py).
+# locked, …) per this many seconds, then as one count (muxd/sampled_log.py).
 HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from muxd.daemon.core.sampled_log import SampledLog
+from muxd.sampled_log import SampledLog
 from muxd.testing.wait import async_wait_until
 
 log = logging.getLogger("muxd.test.sampled")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from muxd.daemon.client_side.copy_mode import CopyMode, PaneGeometry, Point, selected_columns
+from typing import Protocol
+
+from muxd.copy_geometry import PaneGeometry, Point, selected_columns
 from muxd.emulator import Emulator
 from muxd.emulator.cell import Cell, Style
 
@@ -12,6 +14,14 @@ from .frame import FrameRow
 # tmux's mode-style (bg=yellow, fg=black; pyte calls ANSI yellow "brown"): selected cells and
 # the copy-mode position indicator.
 MODE_STYLE: Style = Cell(" ", fg="black", bg="brown")[1:]  # type: ignore[assignment]
+
+
+class CopyView(Protocol):
+    """What drawing copy mode reads of it (the daemon's CopyMode): how far back the view is
+    scrolled and where its cursor is."""
+
+    offset: int
+    cursor: Point | None
 
 
 def selection_text(emulator: Emulator, selection: tuple[Point, Point], *, max_chars: int) -> str:
@@ -96,7 +106,7 @@ def cell_text(emulator: Emulator, number: int) -> str:
     return "".join(chars).rstrip(" ")
 
 
-def copy_cursor_at(emulator: Emulator, copy: CopyMode, lines: int) -> tuple[int, int] | None:
+def copy_cursor_at(emulator: Emulator, copy: CopyView, lines: int) -> tuple[int, int] | None:
     """(column, view row) of the copy-mode cursor, if it is on the view."""
     if copy.cursor is None:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from muxd.cli.session_commands import report_new_pane, spawn_from_args
+from muxd.cli.new_pane import add_size_options, report_new_pane, size_argument, spawn_from_args
 from muxd.cli.table import cli_command
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
@@ -117,13 +117,3 @@ def respawn_pane(client: Any, args: argparse.Namespace) -> int:
         del spawn[unused]
     client.call("respawn-pane", "pane", target=args.target, kill=args.kill, spawn=spawn)
     return 0
-
-
-def add_size_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-l", dest="size", metavar="SIZE", help="the new pane's size: cells, or N%% of the target")
-    p.add_argument("-p", dest="percent", type=int, metavar="PERCENT", help="the new pane's size in %% (old tmux)")
-
-
-def size_argument(args: argparse.Namespace) -> str | None:
-    """-l SIZE or -p PERCENT as the daemon reads it ("30", "30%")."""
-    return args.size if args.size is not None else None if args.percent is None else f"{args.percent}%"

@@ -8,23 +8,13 @@ from collections.abc import Callable, Sequence
 
 from muxd.cli.plain_table import COLUMN_GAP, PIPED_TABLE_WIDTH, cell_width, table_width, write_table
 from muxd.terminal_text import visible
+from muxd.units import duration, tokens  # the CLI's commands take them from here too
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
     from typing import Any
 
     from muxd.protocol.pane_messages import PaneInfo
-
-
-def tokens(count: int | None) -> str:
-    """4800 -> '4.8k', as agents print them."""
-    if count is None:
-        return ""
-    if count >= 1_000_000:
-        return f"{count / 1_000_000:.1f}M"
-    if count >= 1000:
-        return f"{count / 1000:.1f}k"
-    return str(count)
 
 
 def state_for(p: PaneInfo) -> str:
@@ -159,14 +149,6 @@ def one_line(text: str | None, width: int) -> str:
     """`text` on one line, cut to `width` characters (the last one an ellipsis) for a table cell."""
     line = (text or "").replace("\n", " ")
     return line if len(line) <= width else line[:width - 1] + "…"
-
-
-def duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def age(created_at: float) -> str:

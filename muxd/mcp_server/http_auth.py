@@ -33,10 +33,10 @@ from pydantic import ConfigDict
 from muxd.client.connection import Client
 from muxd.config import MCP_KNOWN_TOKENS_MAX, REFUSED_TOKEN_LOG_INTERVAL_S, TOKEN_SECRET_BYTES
 from muxd.daemon.access.control import TOKEN_PREFIX
-from muxd.daemon.core.sampled_log import SampledLog
 from muxd.errors import MuxdError, Unauthorized
 from muxd.mcp_server.link import remember_token
 from muxd.mcp_server.token_checks import NO_DAEMON, UNREACHABLE, TokenCheckUnavailable, TokenChecks, unreachable
+from muxd.sampled_log import SampledLog
 
 log = logging.getLogger(__name__)
 

@@ -9,12 +9,12 @@ import msgspec
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from muxd.cli.render import duration, tokens
 from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import AgentSummaryOutput, ListAgentsOutput
 from muxd.protocol.messages import ListPanes, PaneInfo, Summary
+from muxd.units import duration, tokens
 
 SUMMARY_OUTPUT_LINES_DEFAULT = 10
 SUMMARY_OUTPUT_LINES_MAX = 50  # seed 002's bound

@@ -19,8 +19,8 @@ import msgspec
 
 from muxd.config import (KNOWLEDGE_DIGEST_FAILURE_LOG_INTERVAL_S, KNOWLEDGE_DIGEST_MIN_SCORE, KNOWLEDGE_DIGEST_TOP,
                          KNOWLEDGE_SEARCH_LIMIT_MAX, KNOWLEDGE_TAGS_MAX, KNOWLEDGE_TEXT_MAX_CHARS)
-from muxd.daemon.core.sampled_log import SampledLog
 from muxd.errors import BadRequest
+from muxd.sampled_log import SampledLog
 from muxd.store.database import transaction
 from muxd.tasks.model import KnowledgeEntry, Learning, Task, new_id
 from muxd.tasks.relevance import fts_query, key_terms, score

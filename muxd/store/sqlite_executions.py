@@ -18,7 +18,6 @@ import msgspec
 
 from muxd.config import (HISTORY_PRUNE_BATCH_ROWS, HISTORY_READER_THREADS,
                          HISTORY_WRITE_FAILURE_LOG_INTERVAL_S, STORE_CLOSE_TIMEOUT_S)
-from muxd.daemon.core.sampled_log import SampledLog
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution, ExecutionError, finished
 from muxd.store.database import Database, transaction
@@ -27,6 +26,7 @@ from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, U
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope, Transcript
 from muxd.store.location import MEMORY
 from muxd.executions.fingerprint import stack_hash
+from muxd.sampled_log import SampledLog
 from muxd.store.readers import ReaderPool
 from muxd.store.sqlite_errors import failure_kind, unavailable
 

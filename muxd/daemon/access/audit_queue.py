@@ -16,7 +16,7 @@ import logging
 from collections import deque
 
 from muxd.config import AUDIT_BATCH_ROWS, AUDIT_LOSS_LOG_INTERVAL_S, AUDIT_QUEUE_MAX_ROWS
-from muxd.daemon.core.sampled_log import SampledLog
+from muxd.sampled_log import SampledLog
 from muxd.protocol.messages import AuditRow
 from muxd.store import audit
 from muxd.store.database import Database

@@ -31,7 +31,7 @@ from muxd.config import (
 )
 from muxd.daemon.access.audit_queue import AuditQueue
 from muxd.daemon.access.call_metrics import ToolMetrics
-from muxd.daemon.core.sampled_log import SampledLog
+from muxd.sampled_log import SampledLog
 from muxd.daemon.panes.target import Resolved, TargetKind, panes_of, resolve
 from muxd.daemon.access.tiers import UNKNOWN_RISK, Tier, check_tier, parse_tier
 from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Unauthorized

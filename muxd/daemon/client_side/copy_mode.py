@@ -12,11 +12,11 @@ scrolls or new output arrives.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from muxd.daemon.client_side.copy_search import RowsText, find
-from muxd.daemon.client_side.copy_words import Point, next_word_start, previous_word_start, word_end
+from muxd.copy_geometry import PaneGeometry, Point
+from muxd.daemon.client_side.copy_search import find
+from muxd.daemon.client_side.copy_words import next_word_start, previous_word_start, word_end
 
 WHEEL_SCROLL_LINES = 3  # tmux scrolls five; three feels closer to a plain terminal
 
@@ -59,26 +59,6 @@ def emacs_key(key: bytes) -> bytes | None:
 # What `key` asks of its caller besides the new state; SEARCH_*: ask for the text to find, then
 # call `search`.
 STAY, LEAVE, COPY, SEARCH_DOWN, SEARCH_UP = "stay", "leave", "copy", "search down", "search up"
-
-
-@dataclass(frozen=True)
-class PaneGeometry:
-    """What copy mode needs to know of its pane's emulator, at the moment of a key."""
-
-    top: int      # running number of the live screen's first row (Emulator.rows_scrolled)
-    history: int  # rows in the scrollback
-    lines: int
-    columns: int
-    text_of: Callable[[int], str] | None = None  # a row's text, one character per cell (word motions)
-    rows_text: RowsText | None = None             # rows as plain text (search)
-
-    @property
-    def first(self) -> int:
-        return self.top - self.history  # the oldest row kept
-
-    @property
-    def last(self) -> int:
-        return self.top + self.lines - 1  # the live screen's last row
 
 
 @dataclass
@@ -192,13 +172,3 @@ class CopyMode:
         self.cursor = (row, min(max(column, 0), pane.columns - 1))
         if self.anchor is not None:
             self.end = self.cursor
-
-
-def selected_columns(selection: tuple[Point, Point], row: int, columns: int) -> tuple[int, int] | None:
-    """Columns [start, stop) of row number `row` inside the stream `selection` (None: none)."""
-    (first_row, first_x), (last_row, last_x) = selection
-    if not first_row <= row <= last_row:
-        return None
-    start = first_x if row == first_row else 0
-    stop = min(last_x + 1 if row == last_row else columns, columns)
-    return (start, stop) if stop > start else None

@@ -8,12 +8,10 @@ columns (a wide character takes two).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-from muxd.daemon.client_side.copy_words import Point
+from muxd.copy_geometry import Point, RowsText
 from muxd.emulator.widths import CHAR_WIDTHS
-
-RowsText = Callable[[int, int], list[str]]  # rows first..last, both included, as plain text
 
 SEARCH_CHUNK_ROWS = 500  # rows read at a time, nearest the cursor first
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-Point = tuple[int, int]  # (running row number, column)
+from muxd.copy_geometry import Point
 
 WORD_MOTION_MAX_ROWS = 2000  # how far one key press looks for the next or previous word
 

@@ -6,7 +6,7 @@ the log without bound: each message (by its format string) is written at most
 LOG_REPEATS_PER_WINDOW times per LOG_REPEAT_WINDOW_S, and the next one written after a quiet
 spell says how many were left out; the file itself rotates at LOG_FILE_MAX_BYTES. Events
 known to repeat by design (refused tokens) are counted at their source instead
-(daemon/core/sampled_log.py); this filter is the net under every other message.
+(muxd/sampled_log.py); this filter is the net under every other message.
 """
 
 from __future__ import annotations

@@ -379,7 +379,6 @@ class CliPanes:
 
     def start(self, cli: str, fake: Any, *args: str, mcp: bool = False) -> AgentPane | None:
         from muxd.testing.fake_models import launch
-        from muxd.testing.fake_models.mcp_agents import muxd_mcp_server
 
         bin_dir, why = launch.find_cli(cli)
         if bin_dir is None:
@@ -390,7 +389,7 @@ class CliPanes:
         root = self.root / cli if self.own_sessions else self.root
         agent = make(root, fake.url, bin_dir, *args)
         if mcp:
-            agent = launch.with_mcp_server(agent, muxd_mcp_server(self.server))
+            agent = launch.with_mcp_server(agent, launch.muxd_mcp_server(self.server))
         pane = AgentPane(self.server, agent, session=cli if self.own_sessions else "agent")
         self._started.append((pane, fake))
         pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=self.timeout,

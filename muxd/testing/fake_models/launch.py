@@ -7,10 +7,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from muxd.testing.fake_models.openai_chat import MODEL_ID, SIDE_MODEL
+
+if TYPE_CHECKING:
+    from muxd.testing.server import MuxdTestServer
 
 AGENTS_DIR_ENV = "MUXD_AGENTS_DIR"  # where .ci/install-agents put the CLIs; default <repo>/.agents
 # Each CLI's executable inside the agents directory.
@@ -27,6 +32,8 @@ OPENCODE_PROVIDER = "fake"
 # What every CLI gets, whatever the caller's environment holds.
 BASE_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_UPDATE_NOTIFIER": "1"}
 MCP_STARTUP_TIMEOUT_S = 30  # how long a CLI gives an MCP server to start (a loaded CI machine)
+MUXD_MCP_NAME = "muxd"  # muxd's MCP server's name in the CLI's configuration
+MUXD_MCP_PANE_VARIABLES = ("MUXD_TOKEN", "MUXD_PANE")  # what `muxd mcp` must get from the pane
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,13 @@ class McpServer:
     argv: list[str]
     env: dict[str, str]
     forward: tuple[str, ...] = ()
+
+
+def muxd_mcp_server(server: MuxdTestServer) -> McpServer:
+    """`muxd mcp` of `server`'s daemon, as an MCP server a CLI starts. The socket directory is
+    given outright: were it wrong, `muxd mcp` would start a daemon of its own."""
+    return McpServer(MUXD_MCP_NAME, [sys.executable, "-m", "muxd", "-L", server.name, "mcp"],
+                     {"MUXD_SOCKET_DIR": str(server.socket_dir)}, forward=MUXD_MCP_PANE_VARIABLES)
 
 
 def claude_allow_rule(server: str) -> str:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +42,6 @@ from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH, STATE_T
 from muxd.testing.fake_models.script import Call, Say, Turn
 from muxd.testing.server import MuxdTestServer
 
-SERVER_NAME = "muxd"  # the MCP server's name in the CLI's configuration
-PANE_VARIABLES = ("MUXD_TOKEN", "MUXD_PANE")  # what `muxd mcp` must get from the pane
 CALL_DELAY_S = 0.02
 RESULTS_TIMEOUT_S = 20.0
 # Codex puts its own line before an MCP tool's output.
@@ -60,7 +57,7 @@ class CliNotInstalled(Exception):
 
 def tool_name(tool: str) -> str:
     """The name the model calls muxd's `tool` by: `mcp__muxd__<tool>` (Codex: that namespace)."""
-    return f"mcp__{SERVER_NAME}__{tool}"
+    return f"mcp__{launch.MUXD_MCP_NAME}__{tool}"
 
 
 def mcp_call(tool: str, args: dict[str, Any] | None = None, *, delay_s: float = CALL_DELAY_S) -> Call:
@@ -77,20 +74,13 @@ def mcp_turns(*calls: tuple[str, dict[str, Any]], done: str = "Done.",
     return [*turns, [Say(done, delay_s)]]
 
 
-def muxd_mcp_server(server: MuxdTestServer) -> launch.McpServer:
-    """`muxd mcp` of `server`'s daemon, as an MCP server a CLI starts. The socket directory is
-    given outright: were it wrong, `muxd mcp` would start a daemon of its own."""
-    return launch.McpServer(SERVER_NAME, [sys.executable, "-m", "muxd", "-L", server.name, "mcp"],
-                            {"MUXD_SOCKET_DIR": str(server.socket_dir)}, forward=PANE_VARIABLES)
-
-
 def mcp_launch(server: MuxdTestServer, cli: str, fake: FakeModelServer, root: Path, *args: str) -> launch.AgentLaunch:
     """How to start `cli` ("claude" or "codex") against the started `fake` with muxd's MCP server."""
     bin_dir, why = launch.find_cli(cli)
     if bin_dir is None:
         raise CliNotInstalled(why)
     make = {"claude": launch.claude, "codex": launch.codex}[cli]
-    return launch.with_mcp_server(make(root, fake.url, bin_dir, *args), muxd_mcp_server(server))
+    return launch.with_mcp_server(make(root, fake.url, bin_dir, *args), launch.muxd_mcp_server(server))
 
 
 def start_mcp_agent(server: MuxdTestServer, cli: str, fake: FakeModelServer, root: Path, *args: str,

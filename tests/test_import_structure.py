@@ -1,0 +1,161 @@
+"""The shape of muxd's imports, read from the source: no import circle anywhere in muxd/, the
+daemon's wiring (server.py) imported only by its entry point and its commands, the services
+never importing the commands, and the lower packages never reaching up into the daemon, the
+CLI or the MCP server.
+
+Every `import` counts wherever it stands: under `if TYPE_CHECKING:` or inside a function, a
+module still depends on what it names, and a circle a type checker or a late import closes is
+still a circle. An import names the deepest module of muxd it reaches (`from muxd.store import
+audit` is muxd.store.audit; `from muxd.errors import BadRequest` is muxd.errors).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "muxd"
+DAEMON_TOP_LEVEL_MAX_MODULES = 15
+# Packages below the daemon, the CLI and the MCP server: those use them, never the other way.
+LOWER_PACKAGES = ("muxd.store", "muxd.executions", "muxd.detectors", "muxd.emulator", "muxd.protocol",
+                  "muxd.client", "muxd.attach")
+UPPER_PACKAGES = ("muxd.daemon", "muxd.cli", "muxd.mcp_server")
+
+Graph = dict[str, set[str]]  # module -> the modules of muxd it imports
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(node: ast.Import | ast.ImportFrom, name: str, is_package: bool, known: set[str]) -> Iterator[str]:
+    """The modules of muxd an import statement in module `name` names (none for other packages)."""
+    if isinstance(node, ast.Import):
+        dotted_names = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:  # relative: `.` is this module's package, each more dot one package up
+            package = name.split(".") if is_package else name.split(".")[:-1]
+            package = package[:len(package) - node.level + 1]
+            base = ".".join([*package, base] if base else package)
+        # `from package import module` names the module; `from module import thing`, the module
+        dotted_names = [f"{base}.{alias.name}" for alias in node.names]
+    for dotted in dotted_names:
+        while dotted and dotted not in known:
+            dotted = dotted.rpartition(".")[0]
+        if dotted and dotted != name:
+            yield dotted
+
+
+@cache
+def import_graph() -> Graph:
+    paths = {_module_name(path): path for path in (ROOT / PACKAGE).rglob("*.py")}
+    known = set(paths)
+    graph: Graph = {}
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        graph[name] = {target for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                       for target in _imported(node, name, path.name == "__init__.py", known)}
+    return graph
+
+
+def circles(graph: Graph) -> list[list[str]]:
+    """Every set of modules that import each other round (Tarjan's strongly connected
+    components, iterative), each sorted; single modules are not circles."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in order:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        order[start] = low[start] = len(order)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif target not in order:
+                order[target] = low[target] = len(order)
+                stack.append(target)
+                on_stack.add(target)
+                work.append((target, iter(sorted(graph.get(target, ())))))
+            elif target in on_stack:
+                low[node] = min(low[node], order[target])
+    return found
+
+
+def _under(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _refused(where: str, allowed: Callable[[str, str], bool]) -> str:
+    """`importer -> imported`, a line each, for every import of a module in `where` (a package)
+    that `allowed(importer, imported)` refuses; "" when there is none."""
+    return "\n".join(sorted(f"{source} -> {target}" for source, targets in import_graph().items()
+                            if _under(source, where) for target in targets if not allowed(source, target)))
+
+
+def test_the_walker_sees_relative_type_checking_and_function_level_imports():
+    graph = import_graph()
+    assert "muxd.attach.selection" in graph["muxd.attach.compose"]  # `from .selection import …`
+    assert "muxd.cli.format_variables" in graph["muxd.cli.new_pane"]  # inside a function
+    assert "muxd.protocol.pane_messages" in graph["muxd.cli.render"]  # under TYPE_CHECKING
+
+
+def test_no_import_circle_in_muxd():
+    found = circles(import_graph())
+    assert not found, "import circles:\n" + "\n".join(f"{len(c)} modules: {', '.join(c)}" for c in found)
+
+
+def test_only_the_entry_point_and_the_commands_import_the_daemon_wiring():
+    def allowed(source: str, target: str) -> bool:
+        return (target != "muxd.daemon.server" or source == "muxd.daemon.main"
+                or _under(source, "muxd.daemon.commands"))
+
+    refused = _refused("muxd.daemon", allowed)
+    assert not refused, "muxd.daemon.server imported by:\n" + refused
+
+
+def test_the_services_do_not_import_the_commands():
+    # The server takes the Command type from the table; main.py hands it the loaded table.
+    def allowed(source: str, target: str) -> bool:
+        return (not _under(target, "muxd.daemon.commands") or _under(source, "muxd.daemon.commands")
+                or source == "muxd.daemon.main"
+                or (source, target) == ("muxd.daemon.server", "muxd.daemon.commands.table"))
+
+    refused = _refused("muxd.daemon", allowed)
+    assert not refused, "services importing the commands:\n" + refused
+
+
+def test_the_daemon_folder_keeps_its_concerns_in_subpackages():
+    top_level = sorted(path.name for path in (ROOT / PACKAGE / "daemon").glob("*.py"))
+    assert len(top_level) <= DAEMON_TOP_LEVEL_MAX_MODULES, top_level
+
+
+def test_the_lower_packages_do_not_reach_up():
+    def allowed(source: str, target: str) -> bool:
+        return not any(_under(target, upper) for upper in UPPER_PACKAGES)
+
+    refused = "\n".join(filter(None, (_refused(lower, allowed) for lower in LOWER_PACKAGES)))
+    assert not refused, "imports up from a lower package:\n" + refused

@@ -1,4 +1,6 @@
-"""The daemon: owns the registry, accepts clients, spawns panes. Commands live in commands/."""
+"""The daemon, the one place its services meet: it builds each with the narrow things it uses,
+owns the registry, accepts clients and spawns panes. main.py hands it the command table
+(commands/), whose handlers get this object whole."""
 
 from __future__ import annotations
 
@@ -15,33 +17,33 @@ from muxd.config import (
 )
 from muxd.daemon.access.control import AccessControl
 from muxd.daemon.client_side.hub import AttachHub
+from muxd.daemon.commands.table import Command
 from muxd.daemon.core.config_load import load_config
 from muxd.daemon.core.connection import Connection
-from muxd.daemon.commands.table import Command
+from muxd.daemon.core.lifecycle import ServerClaim
 from muxd.daemon.panes.detection import PaneDetection
 from muxd.daemon.panes.emulation import EmulationTurns
-from muxd.daemon.work.executions import ExecutionService
-from muxd.daemon.work.tasks import TaskService
-from muxd.emulator.backend import running_backend, warm_up
-from muxd.emulator.rows import ROW_OVERHEAD_BYTES
-from muxd.daemon.panes.recording import recorder_for
-from muxd.daemon.core.lifecycle import ServerClaim
 from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.pane_pipe import PanePipes
+from muxd.daemon.panes.recording import recorder_for
 from muxd.daemon.panes.registry import Registry, Window
 from muxd.daemon.panes.shell_command import command_argv, default_shell
+from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
 from muxd.daemon.tmux.watch import TmuxWatcher
-from muxd.daemon.panes.watchdog import PaneWatchdog
+from muxd.daemon.work.executions import ExecutionService
+from muxd.daemon.work.tasks import TaskService
 from muxd.detectors.registry import load_detectors
+from muxd.detectors.state import AgentState
+from muxd.emulator.backend import running_backend, warm_up
+from muxd.emulator.rows import ROW_OVERHEAD_BYTES
+from muxd.errors import BadRequest
 from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
+from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
-from muxd.detectors.state import AgentState
-from muxd.errors import BadRequest
-from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 
 log = logging.getLogger(__name__)
 

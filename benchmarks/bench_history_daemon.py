@@ -28,8 +28,8 @@ from typing import Any
 from _peers import cpu_seconds, percentile, run_benchmark
 from bench_history_queries import sample_targets, seed_executions
 
-from muxd.mcp_server.testing import call_ok, mcp_session
 from muxd.testing.fake_agent_panes import FAKE_AGENT, agent_state
+from muxd.testing.mcp_stdio import call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 

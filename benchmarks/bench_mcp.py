@@ -36,9 +36,9 @@ from _peers import TmuxPeer
 from mcp import ClientSession
 
 from muxd.client.connection import Client
-from muxd.mcp_server.http_testing import HttpMcp, create_token, stdio_session
-from muxd.mcp_server.testing import result_text
 from muxd.protocol.messages import CapturePane, KillSession, NewSession, Spawn, Summary
+from muxd.testing.mcp_http import HttpMcp, create_token, stdio_session
+from muxd.testing.mcp_stdio import result_text
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import WaitTimeout, async_wait_until, wait_until
 

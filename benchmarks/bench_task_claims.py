@@ -23,11 +23,11 @@ from pathlib import Path
 from _peers import run_benchmark
 
 from muxd.errors import TaskAlreadyClaimed
-from muxd.mcp_server.http_testing import create_token
-from muxd.store.database import Database
 from muxd.store import task_store
+from muxd.store.database import Database
 from muxd.tasks.model import Verification
 from muxd.testing.claim_race import NEXT_BATCH, race
+from muxd.testing.mcp_http import create_token
 from muxd.testing.server import MuxdTestServer
 
 

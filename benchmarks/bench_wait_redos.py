@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp import ClientSession
 
-from muxd.mcp_server.http_testing import HttpMcp, create_token
+from muxd.testing.mcp_http import HttpMcp, create_token
 from muxd.testing.server import MuxdTestServer
 
 LINE = "a" * 60

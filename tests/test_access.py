@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from muxd.errors import Forbidden, Unauthorized
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session
 from muxd.protocol import messages as m
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
 

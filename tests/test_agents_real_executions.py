@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from muxd.mcp_server.testing import call_ok, mcp_session
 from muxd.testing.fake_models import AnthropicFake, Call, Fail, GeminiFake, OpenAIResponsesFake, Say, Think
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes
+from muxd.testing.mcp_stdio import call_ok, mcp_session
 
 pytestmark = pytest.mark.agents
 

@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from muxd.mcp_server.testing import call_ok, mcp_session
 from muxd.testing.fake_models import AnthropicFake, OpenAIResponsesFake, launch
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import AgentPane
 from muxd.testing.fake_models.mcp_agents import (
     CliNotInstalled, mcp_turns, start_mcp_agent, tool_name, wait_for_tool_results,
 )
+from muxd.testing.mcp_stdio import call_ok, mcp_session
 
 pytestmark = pytest.mark.agents
 

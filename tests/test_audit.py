@@ -16,9 +16,9 @@ import pytest
 from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS
 from muxd.errors import BadRequest, Forbidden
 from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session
 from muxd.protocol import messages as m
 from muxd.store.audit import args_sha256
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")

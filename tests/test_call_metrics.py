@@ -12,9 +12,9 @@ import httpx2
 from muxd.config import METRICS_ERROR_CODES_MAX, METRICS_TOOLS_MAX
 from muxd.daemon.access.call_metrics import OVERFLOW_KEY, ToolMetrics, prometheus_text
 from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY
-from muxd.mcp_server.http_testing import HttpMcp, create_token
-from muxd.mcp_server.testing import call_ok, result_text
 from muxd.protocol.messages import RecordCall
+from muxd.testing.mcp_http import HttpMcp, create_token
+from muxd.testing.mcp_stdio import call_ok, result_text
 from muxd.testing.server import MuxdTestServer
 
 INVENTED_OVER_MCP = 300

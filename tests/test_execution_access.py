@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from muxd.mcp_server.http_testing import HttpMcp, create_token
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session
-from muxd.testing.server import MuxdTestServer
 from muxd.testing.fake_agent_panes import start_fake_agent as start_agent
+from muxd.testing.mcp_http import HttpMcp, create_token
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
+from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session
 from muxd.testing.fake_agent_panes import start_fake_agent as start_agent
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 

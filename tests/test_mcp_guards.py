@@ -14,8 +14,8 @@ from muxd.errors import BadRequest, NotFound
 from muxd.mcp_server.errors import RateLimited
 from muxd.mcp_server.guards import RateLimiter, TokenBucket, ToolGuard
 from muxd.mcp_server.limits import GuardLimits
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session, result_text
 from muxd.mcp_server.truncation import reply_bytes, truncate_to_fit
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session, result_text
 from muxd.testing.server import MuxdTestServer
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from muxd.errors import Forbidden
 from muxd.mcp_server.http_auth import token_key
-from muxd.mcp_server.http_testing import HttpMcp, create_token
-from muxd.mcp_server.testing import call_error, call_ok
 from muxd.protocol.access_messages import CheckTokens
+from muxd.testing.mcp_http import HttpMcp, create_token
+from muxd.testing.mcp_stdio import call_error, call_ok
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
 

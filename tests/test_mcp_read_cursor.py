@@ -11,8 +11,8 @@ from mcp import ClientSession
 from muxd.emulator import Emulator
 from muxd.errors import BadRequest
 from muxd.mcp_server.read_cursor import content_lines, lines_since, make_cursor
-from muxd.mcp_server.testing import call_ok, mcp_session
 from muxd.protocol.messages import CapturePane
+from muxd.testing.mcp_stdio import call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 

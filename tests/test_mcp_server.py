@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from muxd.mcp_server.http_testing import create_token, stdio_session
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session, result_text
+from muxd.testing.mcp_http import create_token, stdio_session
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session, result_text
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 

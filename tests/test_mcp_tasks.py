@@ -11,8 +11,8 @@ import sys
 
 from test_access import new_shell, pane_token
 
-from muxd.mcp_server.http_testing import create_token
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session
+from muxd.testing.mcp_http import create_token
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 

@@ -7,8 +7,8 @@ import sys
 import threading
 import time
 
-from muxd.mcp_server.http_testing import HttpMcp, create_token
-from muxd.mcp_server.testing import call_error, call_ok, mcp_session, result_text
+from muxd.testing.mcp_http import HttpMcp, create_token
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session, result_text
 from muxd.testing.server import MuxdTestServer
 
 WAIT_KEYS = {"pane_id", "matched", "reason", "state", "elapsed_s", "summary"}

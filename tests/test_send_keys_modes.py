@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from muxd.mcp_server.testing import call_ok, mcp_session
+from muxd.testing.mcp_stdio import call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from muxd.mcp_server.http_testing import create_token
 from muxd.testing.claim_race import race
+from muxd.testing.mcp_http import create_token
 
 TASKS, WORKERS = 1000, 20
 

@@ -9,8 +9,8 @@ import os
 import signal
 
 from muxd.client.connection import Client
-from muxd.mcp_server.http_testing import create_token
 from muxd.protocol.task_messages import ClaimTask, CompleteTask
+from muxd.testing.mcp_http import create_token
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 

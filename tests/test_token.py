@@ -9,8 +9,8 @@ import pytest
 
 from muxd.client.token import cli_token, read_token_file, token_from_env
 from muxd.errors import BadRequest
-from muxd.mcp_server.http_testing import stdio_session
-from muxd.mcp_server.testing import call_ok
+from muxd.testing.mcp_http import stdio_session
+from muxd.testing.mcp_stdio import call_ok
 from muxd.testing.server import MuxdTestServer
 
 

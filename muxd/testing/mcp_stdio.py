@@ -1,8 +1,5 @@
-"""Test support: drive `muxd mcp` over stdio with the real SDK client against a test daemon.
-
-Belongs with muxd/testing; kept here until that package takes it (the MCP SDK stays an
-import of the MCP side only).
-"""
+"""Test support: drive `muxd mcp` over stdio with the real SDK client against a test daemon,
+and read the results of tool calls (over stdio or HTTP, mcp_http.py)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Reading a tmux command line (muxd/cli/tmux_line.py): global options, `;`, names and aliases."""
+"""Reading a tmux command line (muxd/tmux_line.py): global options, `;`, names and aliases."""
 
 import pytest
 
-from muxd.cli.tmux_line import find_command, parse_line, split_commands
 from muxd.errors import BadRequest
+from muxd.tmux_line import find_command, parse_line, split_commands
 
 
 def test_global_options_as_getopt_reads_them():

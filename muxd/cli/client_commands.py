@@ -93,10 +93,10 @@ def bind_key(client: Any, args: argparse.Namespace) -> int:
     import shlex
 
     from muxd.cli.table import command_named
-    from muxd.cli.tmux_line import split_commands
     from muxd.daemon.client_side.key_bindings import key_forms
     from muxd.daemon.client_side.prefix_keys import binding_for_command
     from muxd.errors import BadRequest
+    from muxd.tmux_line import split_commands
 
     table = _table(args)
     key_forms(args.key)  # an unknown key name is refused before anything is sent

@@ -18,7 +18,7 @@ def _shown(line: str) -> str:
     import re
     import shlex
 
-    from muxd.cli.tmux_line import split_commands
+    from muxd.tmux_line import split_commands
 
     def word(text: str) -> str:
         return text if re.fullmatch(r"[\w@%+=:,./~^-]+", text) else shlex.quote(text)

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 from muxd.cli.table import CliCommand, cli_command, command_named, implementation
-from muxd.cli.tmux_line import TmuxLine, find_command, parse_line
 from muxd.config import TMUX_VERSION
 from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, socket_dir, socket_path
 from muxd.terminal_text import visible
+from muxd.tmux_line import TmuxLine, find_command, parse_line
 
 TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
 if TYPE_CHECKING:

@@ -75,7 +75,7 @@ def with_default_target(words: list[str], target: str | None) -> list[str]:
 def run_line(client: Client, line: str) -> None:
     """Run a line of muxd commands (`;` between them, as tmux's) one after the other; the
     first that fails ends the line, its error in the status line."""
-    from muxd.cli.tmux_line import split_commands
+    from muxd.tmux_line import split_commands
 
     try:
         words = shlex.split(line)

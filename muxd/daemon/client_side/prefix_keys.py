@@ -108,8 +108,8 @@ SEND_PREFIX = Binding("", (), "send_prefix", "send the prefix key", tmux="send-p
 
 def _canonical(words: list[str]) -> tuple[str, ...]:
     """A command's words with tmux's name for the command (`splitw -v` -> `split-window`)."""
-    from muxd.cli.tmux_line import find_command
     from muxd.errors import MuxdError
+    from muxd.tmux_line import find_command
 
     try:
         name = find_command(words[0])

@@ -18,7 +18,7 @@ from muxd import __version__
 from muxd.config import TMUX_VERSION
 from muxd.formats import expand
 
-TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
+TYPE_CHECKING = False  # typing only for the type checker (the CLI imports this): see cli/table.py
 if TYPE_CHECKING:
     from typing import Any
 

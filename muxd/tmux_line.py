@@ -1,7 +1,8 @@
 """A tmux command line, read as tmux reads it: global options, then commands separated by `;`.
 
-Pure (words in, a `TmuxLine` out), for `muxd tmux` (cli/tmux_commands.py). Also tmux 3.3a's
-command names and aliases, with its lookup: an exact name or alias, else a unique prefix.
+Pure (words in, a `TmuxLine` out), for `muxd tmux` (cli/tmux_commands.py) and the lines the
+daemon's command prompt and key bindings run. Also tmux 3.3a's command names and aliases, with
+its lookup: an exact name or alias, else a unique prefix.
 """
 
 from __future__ import annotations

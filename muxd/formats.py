@@ -15,7 +15,7 @@ What is understood:
 - `#(command)` expands to "": a format never runs a shell here.
 - A malformed `#{…}` (`#{?cond,a}`, `#{==:a}`, an unclosed one) ends the text there, as in tmux 3.3.
 
-Variables are built from muxd's records by muxd/format_variables.py.
+Variables are built from muxd's records by muxd/daemon/panes/format_variables.py.
 """
 
 from __future__ import annotations

@@ -119,7 +119,7 @@ def _refused(where: str, allowed: Callable[[str, str], bool]) -> str:
 def test_the_walker_sees_relative_type_checking_and_function_level_imports():
     graph = import_graph()
     assert "muxd.attach.selection" in graph["muxd.attach.compose"]  # `from .selection import …`
-    assert "muxd.format_variables" in graph["muxd.cli.new_pane"]  # inside a function
+    assert "muxd.daemon.panes.format_variables" in graph["muxd.cli.new_pane"]  # inside a function
     assert "muxd.protocol.pane_messages" in graph["muxd.cli.render"]  # under TYPE_CHECKING
 
 

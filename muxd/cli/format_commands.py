@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-    from muxd.format_variables import FormatScope
+    from muxd.daemon.panes.format_variables import FormatScope
 
 # tmux's display-message without a format (its strftime part left out: see the README).
 DISPLAY_DEFAULT_FORMAT = "[#{session_name}] #{window_index}:#{window_name}, current pane #{pane_index}"
@@ -65,7 +65,7 @@ def session_lines(client: Any, args: argparse.Namespace, template: str) -> None:
 
 def _scope(client: Any, template: str = "") -> FormatScope:
     # Imported here: `muxd ls` and `list-panes` without -F need none of it (collections, shlex).
-    from muxd.format_variables import FormatScope
+    from muxd.daemon.panes.format_variables import FormatScope
 
     return FormatScope(client, template)
 

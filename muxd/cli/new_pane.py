@@ -41,7 +41,7 @@ def spawn_from_args(args: argparse.Namespace, client: Any = None) -> dict[str, A
     the pane `-t` names (the active one of a session or window)."""
     cwd = args.cwd
     if client is not None and "#" in (cwd or ""):
-        from muxd.format_variables import FormatScope
+        from muxd.daemon.panes.format_variables import FormatScope
 
         pane = client.call("show-pane", "pane", target=getattr(args, "target", None)).pane
         cwd = FormatScope(client).expand_pane(cwd, pane)
@@ -62,7 +62,7 @@ def report_new_pane(client: Any, args: argparse.Namespace, pane: Record) -> None
     if args.json:
         print_json(pane)
     elif args.print_pane and args.format is not None:
-        from muxd.format_variables import FormatScope
+        from muxd.daemon.panes.format_variables import FormatScope
 
         print(FormatScope(client).expand_pane(args.format, pane))
     elif args.print_pane:

@@ -74,7 +74,7 @@ class StatusFormats:
 
 
 def _variables(hub: Hub, session: Session, pane: Pane | None) -> ChainMap[str, str]:
-    from muxd.format_variables import (
+    from muxd.daemon.panes.format_variables import (
         pane_variables,
         server_variables,
         session_variables,

@@ -4,7 +4,9 @@ A `FormatScope` fetches the server's sessions, windows and panes once (three req
 connection) and gives each item its variables as tmux does: a pane sees its window's and its
 session's too, a window its active pane's and its session's, a session its active window's and
 that window's active pane's (tmux's format_defaults). Records are read by attribute, so the
-msgspec Structs and the CLI's msgpack_lite Records both serve.
+msgspec Structs and the CLI's msgpack_lite Records both serve: the CLI's `-F` and the status
+line (client_side/status_formats.py) read them alike. Here, by the option table whose
+defaults a format shows.
 """
 
 from __future__ import annotations

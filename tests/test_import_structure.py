@@ -1,7 +1,6 @@
 """The shape of muxd's imports, read from the source: no import circle anywhere in muxd/, the
 daemon's wiring (server.py) imported only by its entry point and its commands, the services
-never importing the commands, and the lower packages never reaching up into the daemon, the
-CLI or the MCP server.
+never importing the commands, and the packages in layers, each importing only those below it.
 
 Every `import` counts wherever it stands: under `if TYPE_CHECKING:` or inside a function, a
 module still depends on what it names, and a circle a type checker or a late import closes is
@@ -19,10 +18,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "muxd"
 DAEMON_TOP_LEVEL_MAX_MODULES = 15
-# Packages below the daemon, the CLI and the MCP server: those use them, never the other way.
-LOWER_PACKAGES = ("muxd.store", "muxd.executions", "muxd.detectors", "muxd.emulator", "muxd.protocol",
-                  "muxd.client", "muxd.attach")
-UPPER_PACKAGES = ("muxd.daemon", "muxd.cli", "muxd.mcp_server")
+# muxd's packages from the bottom up: each imports only those before it here (and itself). Below
+# them all, the modules directly in muxd/ (config, errors, formats, tmux_line, …): pieces every
+# layer shares, which import no package. muxd/__main__.py, the entry point, stands above all.
+LAYERS = ("muxd.emulator", "muxd.detectors", "muxd.executions", "muxd.tasks", "muxd.store", "muxd.protocol",
+          "muxd.attach", "muxd.client", "muxd.daemon", "muxd.mcp_server", "muxd.cli", "muxd.testing")
+ENTRY_POINT = "muxd.__main__"
+# Imports up the layers, each with its reason.
+UPWARD_IMPORTS = {
+    # The attached client's command prompt runs the CLI's own commands, in the daemon.
+    ("muxd.daemon.client_side.command_prompt", "muxd.cli.table"),
+}
 
 Graph = dict[str, set[str]]  # module -> the modules of muxd it imports
 
@@ -153,9 +159,25 @@ def test_the_daemon_folder_keeps_its_concerns_in_subpackages():
     assert len(top_level) <= DAEMON_TOP_LEVEL_MAX_MODULES, top_level
 
 
-def test_the_lower_packages_do_not_reach_up():
-    def allowed(source: str, target: str) -> bool:
-        return not any(_under(target, upper) for upper in UPPER_PACKAGES)
+def _layer(module: str) -> int | None:
+    """Where `module` stands in LAYERS, counted from 1; 0 for a module directly in muxd/, None
+    for one in a package LAYERS does not name."""
+    for number, package in enumerate(LAYERS, 1):
+        if _under(module, package):
+            return number
+    directly_in_muxd = module.count(".") == 1 and (ROOT / f"{module.replace('.', '/')}.py").is_file()
+    return 0 if module == PACKAGE or directly_in_muxd else None
 
-    refused = "\n".join(filter(None, (_refused(lower, allowed) for lower in LOWER_PACKAGES)))
-    assert not refused, "imports up from a lower package:\n" + refused
+
+def test_each_package_imports_only_the_layers_below_it():
+    unplaced = sorted(module for module in import_graph() if _layer(module) is None)
+    assert not unplaced, "modules of a package missing from LAYERS:\n" + "\n".join(unplaced)
+
+    def allowed(source: str, target: str) -> bool:
+        source_layer, target_layer = _layer(source), _layer(target)
+        assert source_layer is not None and target_layer is not None
+        return (source == ENTRY_POINT or target_layer <= source_layer
+                or (source, target) in UPWARD_IMPORTS)
+
+    refused = _refused(PACKAGE, allowed)
+    assert not refused, f"imports up the layers (bottom up: muxd/*.py, {', '.join(LAYERS)}):\n" + refused

@@ -1,20 +1,16 @@
-"""Laying text out in cells: wide characters take two, zero-width ones join the previous cell."""
+"""Cells a terminal can be sent: wide characters whole, no stray halves or lone zero-width ones.
+
+(Laying text out in cells is the emulator's: muxd/emulator/cell_layout.py.)
+"""
 
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import Iterable
 
-from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
-from muxd.emulator.rows import Row
+from muxd.emulator.cell import PADDING, Cell
 from muxd.emulator.widths import CHAR_WIDTHS
 
 _data = itemgetter(0)
-
-
-def style_cell(style: Style, char: str = " ") -> Cell:
-    """A cell showing `char` with `style` (Cell fields after `data`)."""
-    return Cell(char, *style)
 
 
 def is_wide(cell: Cell) -> bool:
@@ -23,65 +19,10 @@ def is_wide(cell: Cell) -> bool:
     return bool(data) and CHAR_WIDTHS[data[0]] == 2
 
 
-def styled_cells(pieces: Iterable[tuple[str, Style]], width: int) -> list[Cell]:
-    """Cells for (text, style) pieces, cut at `width` cells (a wide character that would be cut
-    becomes a space) and padded with blanks of the last style up to `width`."""
-    cells: list[Cell] = []
-    style = DEFAULT_STYLE
-    for text, style in pieces:
-        for char in text:
-            char_width = CHAR_WIDTHS[char]
-            if char_width == 0:
-                if cells and cells[-1].data:
-                    last = cells[-1]
-                    cells[-1] = last._replace(data=last.data + char)
-                continue
-            if char_width < 0:
-                continue
-            room = width - len(cells)
-            if room <= 0:
-                return cells
-            if char_width == 2:
-                if room == 1:
-                    cells.append(style_cell(style))
-                    return cells
-                cells.append(style_cell(style, char))
-                cells.append(style_cell(style, PADDING))
-            else:
-                cells.append(style_cell(style, char))
-    if len(cells) < width:
-        cells.extend([style_cell(style)] * (width - len(cells)))
-    return cells
-
-
-def text_width(text: str) -> int:
-    """Cells `text` takes on screen."""
-    return sum(max(CHAR_WIDTHS[char], 0) for char in text)
-
-
 def needs_terminal_safety(cells: tuple[Cell, ...]) -> bool:
     """False when every cell is one plain ASCII character (the common case, checked fast)."""
     text = "".join(map(_data, cells))
     return not (len(text) == len(cells) and text.isascii())
-
-
-def row_cells(row: Row, width: int) -> tuple[Cell, ...]:
-    """A compact `Row` (scrollback, capture) back as exactly `width` cells."""
-    if not row.text:
-        return (BLANK,) * width
-    runs = row.runs or (DEFAULT_STYLE, len(row.text))
-    pieces = []
-    position = 0
-    for index in range(0, len(runs), 2):
-        count = runs[index + 1]
-        pieces.append((row.text[position : position + count], runs[index]))
-        position += count
-    cells = styled_cells(pieces, width)
-    # Cells past the row's text are blank in the default style, whatever the last run was.
-    used = sum(max(CHAR_WIDTHS[char], 0) for char in row.text)
-    if used < width:
-        cells[used:] = [BLANK] * (width - used)
-    return tuple(cells)
 
 
 def terminal_safe(cells: tuple[Cell, ...]) -> tuple[Cell, ...]:

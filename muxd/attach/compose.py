@@ -15,7 +15,7 @@ from muxd.emulator import Emulator
 from muxd.emulator.cell import BLANK, PADDING, Cell, Style
 from muxd.emulator.widths import CHAR_WIDTHS
 
-from .cells import styled_cells, text_width
+from muxd.emulator.cell_layout import styled_cells, text_width
 from .frame import Frame, FrameRow
 from .layout_plan import LayoutPlan, Rect, Slot, layout_plan
 from .pane_rows import live_rows, scrolled_rows

@@ -6,8 +6,9 @@ import weakref
 
 from muxd.emulator import Emulator
 from muxd.emulator.cell import BLANK
+from muxd.emulator.cell_layout import row_cells
 
-from .cells import needs_terminal_safety, row_cells, terminal_safe
+from .cells import needs_terminal_safety, terminal_safe
 from .frame import FrameRow
 
 

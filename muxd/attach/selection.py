@@ -8,7 +8,7 @@ from muxd.copy_geometry import PaneGeometry, Point, selected_columns
 from muxd.emulator import Emulator
 from muxd.emulator.cell import Cell, Style
 
-from .cells import row_cells
+from muxd.emulator.cell_layout import row_cells
 from .frame import FrameRow
 
 # tmux's mode-style (bg=yellow, fg=black; pyte calls ANSI yellow "brown"): selected cells and

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from muxd.emulator.cell import Cell, Style
 
-from .cells import styled_cells, text_width
+from muxd.emulator.cell_layout import styled_cells, text_width
 from .frame import FrameRow
 
 # tmux's defaults: status-style bg=green,fg=black; message-style bg=yellow,fg=black (pyte

@@ -26,6 +26,7 @@ from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
 from .capture import render_rows
 from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
+from .cell_layout import row_cells
 from .ghostty_format import ACTIVE
 from .ghostty_flood import DECRQSS_REPLY, NativeFloodSkipper, pen_sequence
 from .ghostty_history import NativeHistory, plain_sgr
@@ -330,8 +331,6 @@ class GhosttyEmulator(DeferredFloodOutput):
 
     def row_cells(self, y: int) -> tuple[Cell, ...]:
         """Visible row `y` as exactly `columns` cells (a wide character's right half has data "")."""
-        from muxd.attach.cells import row_cells  # attach lays rows out in cells; imported late (no cycle)
-
         if not 0 <= y < self._lines:
             return (BLANK,) * self._columns
         self._sync()

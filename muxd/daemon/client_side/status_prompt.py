@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from muxd.attach.cells import text_width
+from muxd.emulator.cell_layout import text_width
 
 _PROMPT_CANCEL = (b"\x1b", b"\x03", b"\x07")  # Escape, C-c, C-g
 _LEFT = (b"\x1b[D", b"\x1bOD", b"\x02")  # C-b

@@ -17,8 +17,8 @@ from test_store_executions import BASE, ONE_PANE, run
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
+from muxd.executions.transcript import Transcript
 from muxd.store.database import Database
-from muxd.store.execution_store import Transcript
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.testing.wait import async_wait_until
 

@@ -20,8 +20,9 @@ import msgspec
 import pytest
 
 from muxd.executions.record import STATUSES, TRIGGERS, Execution, ExecutionError, Status
+from muxd.executions.transcript import Transcript
 from muxd.store.database import Database
-from muxd.store.execution_store import EVERYTHING, AgentStats, ErrorPattern, ExecutionQuery, Scope, Transcript
+from muxd.store.execution_store import EVERYTHING, AgentStats, ErrorPattern, ExecutionQuery, Scope
 from muxd.store.schema import MIGRATIONS
 from muxd.store.sqlite_executions import INTERRUPTED_MESSAGE, SqliteExecutionStore, stack_hash
 

@@ -4,13 +4,23 @@ rendered to plain text (through a fresh emulator of the pane's width) when asked
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass, field
 
 from muxd.config import TRANSCRIPT_MAX_BYTES, TRANSCRIPT_RENDER_MAX_ROWS
-from muxd.store.execution_store import Transcript
 
 _COMPRESSION_LEVEL = 6
 # Scrollback budget of the rendering emulator: enough for TRANSCRIPT_RENDER_MAX_ROWS rows.
 _RENDER_ROW_BYTES = 256
+
+
+@dataclass
+class Transcript:
+    """An execution's output bytes, zlib-compressed as stored; `raw_bytes` before compression."""
+
+    data: bytes
+    raw_bytes: int
+    truncated: bool = False
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 class TranscriptBuffer:

@@ -10,13 +10,14 @@ that needed it while panes keep running.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
 
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
+from muxd.executions.transcript import Transcript
 
 
 @dataclass(frozen=True)
@@ -82,16 +83,6 @@ class AgentStats(msgspec.Struct, frozen=True, kw_only=True):
     avg_duration_s: float | None = None  # over ended executions with a duration
     last_execution_at: float | None = None
     last_execution_status: str | None = None
-
-
-@dataclass
-class Transcript:
-    """An execution's output bytes, zlib-compressed as stored; `raw_bytes` before compression."""
-
-    data: bytes
-    raw_bytes: int
-    truncated: bool = False
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 class ExecutionStore(Protocol):

@@ -20,10 +20,11 @@ from muxd.config import (HISTORY_PRUNE_BATCH_ROWS, HISTORY_READER_THREADS,
                          HISTORY_WRITE_FAILURE_LOG_INTERVAL_S, STORE_CLOSE_TIMEOUT_S)
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution, ExecutionError, finished
+from muxd.executions.transcript import Transcript
 from muxd.store.database import Database, transaction
 from muxd.store import execution_queries as queries
 from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
-from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope, Transcript
+from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope
 from muxd.store.location import MEMORY
 from muxd.executions.fingerprint import stack_hash
 from muxd.sampled_log import SampledLog

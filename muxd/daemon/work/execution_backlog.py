@@ -23,7 +23,8 @@ from muxd.config import (
 )
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import ENDED_STATUSES, Execution
-from muxd.store.execution_store import ExecutionStore, Transcript
+from muxd.executions.transcript import Transcript
+from muxd.store.execution_store import ExecutionStore
 
 log = logging.getLogger(__name__)
 

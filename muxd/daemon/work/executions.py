@@ -33,8 +33,8 @@ from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_exec
 from muxd.executions.tracker import (
     Deliver, Effect, ExecutionTracker, Finish, Interrupt, Resubmit, Save, error_of, exit_error,
 )
-from muxd.executions.transcript import TranscriptBuffer
-from muxd.store.execution_store import ExecutionStore, Scope, Transcript
+from muxd.executions.transcript import Transcript, TranscriptBuffer
+from muxd.store.execution_store import ExecutionStore, Scope
 from muxd.store.retention import Retention
 
 if TYPE_CHECKING:

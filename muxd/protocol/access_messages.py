@@ -10,6 +10,7 @@ import msgspec
 
 from muxd.config import TOKEN_CHECK_BATCH_MAX
 from muxd.protocol.fields import AuditRows, Label, LatencyMs, Name, PaneTargets, Target
+from muxd.store.audit_row import AuditRow
 
 Sha256Hex = Annotated[str, msgspec.Meta(max_length=64)]
 
@@ -30,18 +31,6 @@ class TokenInfo(msgspec.Struct, frozen=True, kw_only=True):
     revoked_at: float | None = None
     revoked_reason: str | None = None
     scopes: list[str] = []          # tasks:read, tasks:write
-
-
-class AuditRow(msgspec.Struct, frozen=True, kw_only=True):
-    ts: float
-    principal: str
-    kind: str                       # "mcp" (a tool call) | "request" (a denied protocol request)
-    tool: str
-    args_sha256: str
-    status: str                     # ok | error | denied | rate_limited | timeout
-    error_code: str | None
-    rows: int
-    latency_ms: float
 
 
 class CreateToken(_Message, tag="create-token"):

@@ -8,11 +8,11 @@ import sqlite3
 from typing import Any
 
 from muxd.config import AUDIT_KEEP_ROWS, AUDIT_PRUNE_EVERY_ROWS
-from muxd.protocol.messages import AuditRow
+from muxd.store.audit_row import AuditRow
 from muxd.store.database import transaction
 
 
-# A row is the protocol's AuditRow: the store hands out exactly what get_tool_history sends.
+# A row is an AuditRow: the store hands out exactly what get_tool_history sends.
 _COLUMNS = "ts, principal, kind, tool, args_sha256, status, error_code, rows, latency_ms"
 
 

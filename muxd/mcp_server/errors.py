@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from muxd.errors import BadRequest, MuxdError
+from muxd.errors import BadRequest, MuxdError, RateLimited  # noqa: F401 - RateLimited: tools raise it from here too
 
 
 def tool_error(exc: MuxdError) -> ToolError:
@@ -17,9 +17,3 @@ def check_range(field: str, value: int, low: int, high: int) -> int:
     if not low <= value <= high:
         raise BadRequest(f"{field} must be between {low} and {high}, got {value}", field=field)
     return value
-
-
-class RateLimited(MuxdError):
-    """Too many calls of one tool by one principal; `retry_after_s` says when to try again."""
-
-    code = "rate_limited"

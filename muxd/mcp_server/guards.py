@@ -22,12 +22,13 @@ from muxd.client.connection import Client
 from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_SEND_TIMEOUT_S, AUDIT_TOOL_MAX_CHARS
 from muxd.daemon.access.call_metrics import ToolMetrics
 from muxd.daemon.access.tiers import UNKNOWN_RISK, check_tier
-from muxd.errors import MuxdError, Timeout
-from muxd.mcp_server.errors import RateLimited, tool_error
+from muxd.errors import MuxdError, RateLimited, Timeout
+from muxd.mcp_server.errors import tool_error
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.truncation import truncate_to_fit
 from muxd.protocol.messages import RecordCall
+from muxd.rate_limit import RateLimiter, TokenBucket  # noqa: F401 - TokenBucket: the guards' own, named here too
 from muxd.store.audit import args_sha256
 
 P = ParamSpec("P")
@@ -36,53 +37,9 @@ SYSTEM_PRINCIPAL = "system"
 # The one name every call of a tool that does not exist is counted and audited under: the names
 # callers invent would otherwise each get metrics of their own (not an identifier: no tool has it).
 UNKNOWN_TOOL_KEY = "(unknown)"
-TOKEN_EPSILON = 1e-9
 log = logging.getLogger(__name__)
 # Error codes that mean "not allowed": audited with status `denied`.
 _DENIED_CODES = ("forbidden", "unauthorized")
-
-
-class TokenBucket:
-    """`rate_per_s` tokens a second up to `burst`; a call takes one. Sans-IO: the clock is injected."""
-
-    def __init__(self, rate_per_s: float, burst: int, clock: Clock = time.monotonic) -> None:
-        self.rate_per_s = rate_per_s
-        self.burst = burst
-        self._clock = clock
-        self._tokens = float(burst)
-        self._updated = clock()
-
-    def take(self) -> float:
-        """0.0 when a token was taken; else the seconds until one will be available."""
-        now = self._clock()
-        self._tokens = min(float(self.burst), self._tokens + (now - self._updated) * self.rate_per_s)
-        self._updated = now
-        if self._tokens >= 1.0 - TOKEN_EPSILON:  # float sums of rate * elapsed fall a hair short
-            self._tokens = max(0.0, self._tokens - 1.0)
-            return 0.0
-        return (1.0 - self._tokens) / self.rate_per_s
-
-
-class RateLimiter:
-    """One token bucket per (principal, tool)."""
-
-    def __init__(self, rate_per_s: float, burst: int, clock: Clock = time.monotonic) -> None:
-        self._rate_per_s = rate_per_s
-        self._burst = burst
-        self._clock = clock
-        self._buckets: dict[tuple[str, str], TokenBucket] = {}
-
-    def check(self, principal: str, tool: str) -> None:
-        """Return when the call may go ahead; raise RateLimited with `retry_after_s` otherwise."""
-        key = (principal, tool)
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = self._buckets[key] = TokenBucket(self._rate_per_s, self._burst, self._clock)
-        wait_s = bucket.take()
-        if wait_s > 0:
-            retry = round(wait_s + 0.0005, 3)
-            raise RateLimited(f"{tool}: more than {self._rate_per_s:g} calls/s (burst {self._burst}); "
-                              f"retry after {retry} s", tool=tool, retry_after_s=retry)
 
 
 def _error_code(exc: BaseException) -> str:

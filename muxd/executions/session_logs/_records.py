@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from muxd.config import SESSION_LOG_JSON_DEPTH_MAX, SESSION_LOG_LINE_MAX_BYTES
+from muxd.json_depth import nests_deeper
 
 # A tool call's argument is cut to this many characters (its first line only) for display.
 CALL_ARGUMENT_MAX_CHARS = 160
@@ -23,11 +24,6 @@ MAIN_ARGUMENT_KEYS = ("command", "cmd", "file_path", "notebook_path", "absolute_
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
 # `*** Add File: path`, `*** Update File: path`, `*** Move to: path` (apply_patch's format).
 _PATCH_TARGET = re.compile(r"^\*\*\* (?:Add File|Update File|Move to): (.+?)\s*$", re.MULTILINE)
-# A JSON string, escapes and all; one left open runs to the end (so a match never fails and
-# never backtracks: linear in the line).
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_OPENING = frozenset(b"[{")
 
 _decoder = msgspec.json.Decoder()
 
@@ -54,22 +50,6 @@ def json_value(text: bytes | str) -> Any:
         return _decoder.decode(data)
     except (msgspec.DecodeError, RecursionError):
         return None
-
-
-def nests_deeper(data: bytes, depth_max: int) -> bool:
-    """Whether the JSON text `data` opens more than `depth_max` arrays or objects inside each
-    other. Brackets inside strings do not count; nearly every line has too few to look closer."""
-    if data.count(b"[") + data.count(b"{") <= depth_max:
-        return False
-    depth = 0
-    for byte in _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS):
-        if byte in _OPENING:
-            depth += 1
-            if depth > depth_max:
-                return True
-        else:
-            depth -= 1
-    return False
 
 
 def mapping(value: object) -> Mapping[str, Any]:

@@ -323,3 +323,13 @@ DISPATCH_HEARTBEAT_S = 30.0
 TMUX_SEED_HISTORY_LINES = 2000         # scrollback copied into an adopted pane's screen
 TMUX_SEND_KEYS_CHUNK_BYTES = 1024      # input bytes per `send-keys -H` command line
 TMUX_COMMAND_TIMEOUT_S = 10.0          # a tmux query (discovery, a pane's seed capture)
+
+# ---- the agents' own hooks (muxd hook; muxd/daemon/panes/hook_intake.py)
+HOOK_PAYLOAD_MAX_CHARS = 64 * 1024     # one hook event's JSON, as the agent CLI wrote it
+HOOK_JSON_DEPTH_MAX = 32               # arrays/objects inside each other in one payload
+HOOK_EVENTS_PER_S = 20.0               # a pane's sustained rate of hook events
+HOOK_EVENTS_BURST = 60                 # events a pane may send at once (a burst of tool calls)
+HOOK_EVENTS_KEPT = 20                  # per pane, the newest hook events (muxd explain)
+# `muxd hook` never holds the agent up: it gives up on a daemon this slow and exits 0.
+HOOK_CONNECT_TIMEOUT_S = 1.0
+HOOK_REPLY_TIMEOUT_S = 2.0

@@ -70,6 +70,13 @@ class QuotaExceeded(MuxdError):
     code = "quota_exceeded"
 
 
+class RateLimited(MuxdError):
+    """More calls than their rate allows (an MCP tool by one principal, a pane's hook events);
+    `retry_after_s` says when to try again."""
+
+    code = "rate_limited"
+
+
 class Unauthorized(MuxdError):
     """A token the daemon does not know, or one that was revoked (HTTP would answer 401)."""
 
@@ -115,7 +122,7 @@ class StoreUnavailable(Internal):
 _BY_CODE: dict[str, type[MuxdError]] = {}
 for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Unauthorized, Timeout, SpawnFailed,
              ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal, StoreUnavailable,
-             TaskNotActionable, TaskAlreadyClaimed, TaskInvariantViolated, QuotaExceeded):
+             TaskNotActionable, TaskAlreadyClaimed, TaskInvariantViolated, QuotaExceeded, RateLimited):
     _BY_CODE.setdefault(_cls.code, _cls)
 
 

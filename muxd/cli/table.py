@@ -104,6 +104,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("summary", "what the agent in a pane is doing, in a few words", "agent_commands"),
     CliCommand("explain", "the evidence behind a pane's agent state", "agent_commands"),
     CliCommand("detect", "detect the agent state of a saved screen", "agent_commands", local=True),
+    CliCommand("hook", "hand an agent's hook event (JSON on stdin) to muxd: what agents' hooks run in a pane",
+               "hook_command", local=True),
     CliCommand("replay", "replay a recording through the detectors: the timeline of states", "agent_commands",
                local=True),
     CliCommand("submit", "give the agent in a pane a prompt, recorded as an execution", "history_commands"),

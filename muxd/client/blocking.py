@@ -43,13 +43,17 @@ class BlockingClient:
         self.welcome: Record | None = None
 
     @classmethod
-    def connect(cls, path: Path | str, *, client_name: str = "muxd", token: str | None = None) -> BlockingClient:
-        """Connect and greet; raises ServerNotRunning when nothing listens at `path`."""
+    def connect(cls, path: Path | str, *, client_name: str = "muxd", token: str | None = None,
+                connect_timeout_s: float = CLIENT_CONNECT_TIMEOUT_S,
+                reply_timeout_s: float | None = None) -> BlockingClient:
+        """Connect and greet; raises ServerNotRunning when nothing listens at `path`. Replies are
+        awaited `reply_timeout_s` at most (ConnectionLost after), by default as long as they take."""
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
-            sock.settimeout(CLIENT_CONNECT_TIMEOUT_S)
+            sock.settimeout(connect_timeout_s)
             sock.connect(os.fspath(path))
-            sock.settimeout(None)  # replies may take long (submit --wait): as long as the async client waits
+            # By default replies may take long (submit --wait): as long as the async client waits.
+            sock.settimeout(reply_timeout_s)
         except OSError as exc:
             sock.close()
             if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):

@@ -23,6 +23,7 @@ from muxd.daemon.core.connection import Connection
 from muxd.daemon.core.lifecycle import ServerClaim
 from muxd.daemon.panes.detection import PaneDetection
 from muxd.daemon.panes.emulation import EmulationTurns
+from muxd.daemon.panes.hook_intake import HookIntake
 from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.pane_pipe import PanePipes
@@ -69,6 +70,7 @@ class Daemon:
         self.detection = detection
         self.detectors = load_detectors() if detection else []
         self.detections: dict[str, PaneDetection] = {}
+        self.hooks = HookIntake(self.detections)  # the agents' own hook events (`muxd hook`)
         self.subscribers: set[Connection] = set()
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         self.pipes = PanePipes()  # pipe-pane's commands (daemon/panes/pane_pipe.py)
@@ -278,6 +280,7 @@ class Daemon:
         detection = self.detections.pop(pane.id, None)
         if detection is not None:
             detection.close()
+        self.hooks.forget(pane.id)
         self.attach_hub.pane_removed(pane)
         self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
 

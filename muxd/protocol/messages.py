@@ -29,6 +29,7 @@ from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
     GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
 )
+from muxd.protocol.hook_messages import HookEvent
 from muxd.protocol.layout_messages import BreakPane, JoinPane, RespawnPane, SelectLayout, SwapPane
 from muxd.protocol.pane_messages import (  # noqa: F401
     AgentStateChanged, AgentSummary, Attach, Attached, AttachInput, AttachOutput, AttachResize, Captured,
@@ -47,6 +48,7 @@ Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
     ListWindows, ShowPane, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
     ServerStatus, Subscribe, Summary, TmuxWatch, TmuxUnwatch,
+    HookEvent,  # the agents' own hooks
     Attach, AttachInput, AttachResize,
     SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves
     SelectPane, SelectWindow, RenameWindow, RenameSession, ListClients, DetachClient,  # daily tmux commands

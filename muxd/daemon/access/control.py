@@ -119,6 +119,9 @@ REQUEST_RULES: dict[type, Rule] = {
     m.RecordCall: VIEW,  # every principal reports its own calls, denied ones included
     m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW, m.ShowPane: VIEW,
     m.SendKeys: Rule("moderate", scoped=True),
+    # An agent's own hook events about its pane (`muxd hook`, with the pane's token): they
+    # change what muxd reports of that agent, so not for view_only.
+    m.HookEvent: Rule("safe", scoped=True),
     m.ResizePane: Rule("moderate", scoped=True),
     # Creating a pane is moderate with or without a command: send-keys into a shell already
     # runs anything, so a finer split would only pretend to be a sandbox.

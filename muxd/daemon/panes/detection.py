@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from muxd.config import HOOK_EVENTS_KEPT
 from muxd.daemon.panes import pty as ptys
 from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.runner import DetectionSchedule, DetectorRunner
@@ -108,6 +110,21 @@ def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> S
     )
 
 
+class HookHeard(NamedTuple):
+    """One hook event a pane's agent sent: whose, its own name for it, and when it came."""
+
+    agent: str
+    event: str | None  # the CLI's name ("Stop", "PreToolUse"); None if the payload gave none
+    received_at: float
+
+
+def hook_event_name(payload: dict[str, Any]) -> str | None:
+    """The event's name as its CLI gives it (Claude Code and Gemini CLI: hook_event_name;
+    Codex's notify: type)."""
+    name = payload.get("hook_event_name", payload.get("type"))
+    return name if isinstance(name, str) else None
+
+
 class PaneDetection:
     """Schedules detection runs for `pane` on the loop and reports state changes."""
 
@@ -120,6 +137,7 @@ class PaneDetection:
         self._on_change = on_change
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
+        self.hooks_heard: deque[HookHeard] = deque(maxlen=HOOK_EVENTS_KEPT)  # newest last
 
     @property
     def state(self) -> AgentState:
@@ -157,6 +175,10 @@ class PaneDetection:
             self._on_change(self.pane, changed)
         if self.runner.pending:  # a state waits for its second look even if the screen is still
             self._arm(loop, self.schedule.again(loop.time()))
+
+    def hook(self, agent: str, payload: dict[str, Any], received_at: float) -> None:
+        """The pane's agent reported an event through its hooks (muxd hook)."""
+        self.hooks_heard.append(HookHeard(agent, hook_event_name(payload), received_at))
 
     def close(self) -> None:
         self._closed = True

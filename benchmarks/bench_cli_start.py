@@ -23,38 +23,14 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
-import resource
-import statistics
-import subprocess
 import sys
-import time
 
 from _peers import run_benchmark
+from _timing import paired_medians
 
 from muxd.testing.server import MuxdTestServer
 
 COMMANDS = (["ls"], ["has-session", "-t", "bench"], ["capture-pane", "-p", "-t", "bench"], ["--version"])
-
-
-def _run_ms(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall and CPU milliseconds of one run of `argv`."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    wall = (time.perf_counter() - started) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-
-
-def paired_medians(argv: list[str], bare: list[str], env: dict[str, str], runs: int) -> list[float]:
-    """Median wall and CPU ms of `argv`, then of `bare`, each run of one right after one of the other."""
-    samples: list[list[float]] = [[], [], [], []]
-    for _ in range(runs):
-        for offset, command in ((0, argv), (2, bare)):
-            wall, cpu = _run_ms(command, env)
-            samples[offset].append(wall)
-            samples[offset + 1].append(cpu)
-    return [statistics.median(values) for values in samples]
 
 
 def main() -> int:

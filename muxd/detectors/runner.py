@@ -6,6 +6,10 @@ never the pane: the last state stays), counts each tool use once however many fr
 redraw it, and debounces: a new activity state is published only once a second frame
 confirms it or it has held for DEBOUNCE_S. The daemon decides *when* to call `run`
 (throttled, off the output hot path); see `DetectionSchedule`.
+
+The agent's own lifecycle hooks come in through `hook` (a `HookFact`): the published state is
+then a function of the screen's last reading and the hooks' view (muxd/detectors/fusion.py
+says which wins when), and every field says where it came from (`sources`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ import msgspec
 
 from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.frame_shape import FrameShape
+from muxd.detectors.fusion import HookView, applies, fuse, hold_ends
+from muxd.detectors.hook_events import HookFact
+from muxd.detectors.provenance import carried, screen_sources
 from muxd.detectors.registry import choose, shell_detector
 from muxd.detectors.shell import SHELLS
 from muxd.detectors.state import (
@@ -83,7 +90,9 @@ class DetectorRunner:
         self.clock = clock
         self.budget_s = budget_s
         self.debounce_s = debounce_s
-        self.state = AgentState(pane_id=pane_id)
+        self.state = AgentState(pane_id=pane_id)  # published: the screen and the hooks fused
+        self.screen = self.state  # what the screen alone says (debounced), with its sources
+        self.hooks: HookView | None = None  # what the agent's hooks said, once one spoke
         self.failures = 0
         self._candidate: Detection | None = None
         self._candidate_since = 0.0
@@ -129,7 +138,7 @@ class DetectorRunner:
             return None
         detection, detector_name = found
         self._at_prompt = detection.state in AT_PROMPT_STATES
-        if detection.agent_type not in (None, self.state.agent_type):
+        if detection.agent_type not in (None, self.screen.agent_type):
             self.typed_input = None  # another program now: what was typed at the last one is moot
         self.draft = detection.input_text if self._at_prompt else None
         if self._at_prompt and detection.input_text:
@@ -138,21 +147,55 @@ class DetectorRunner:
         if not settled and not self._confirmed(detection, now):
             return None
         source = (detection, detector_name, self._tools_counted)
-        if source == self._published_from and self.state is self._published_state and (
-                self.state.activity.since):
+        if source == self._published_from and self.screen is self._published_state and (
+                self.screen.activity.since):
             return None  # what the last look found, again: _publish would build the same state
-        published = self._publish(detection, detector_name, now)
-        changed: AgentState | None = published
-        if published == self.state:
-            changed = None
-        elif msgspec.structs.replace(published, evidence=self.state.evidence) == self.state:
+        screen = self._publish(detection, detector_name, now)
+        self.screen = msgspec.structs.replace(screen, sources=carried(self.screen, screen))
+        if self.hooks is not None and not applies(self.screen, self.hooks) and (
+                self.screen.agent_type is not None or self.screen.activity.state == "Exited"):
+            self.hooks = None  # the agent has gone (another program, a shell, an exit): its hooks are moot
+        self._published_from, self._published_state = source, self.screen
+        return self._fused(now)
+
+    def hook(self, fact: HookFact | None) -> AgentState | None:
+        """Fold in one hook fact (`muxd.detectors.hook_events.hook_fact`); returns the new
+        published state if it changed, else None. A fact from another agent than the one the
+        hooks spoke for so far starts a fresh view (a new program in the pane)."""
+        if fact is None:
+            return None
+        if self.hooks is None or self.hooks.agent != fact.agent:
+            self.hooks = HookView(fact.agent)
+        self.hooks.take(fact)
+        return self._fused(self.clock())
+
+    def refresh(self) -> AgentState | None:
+        """Fuse again with nothing new but the time (a hold of the hooks' open turn may have
+        ended: see `recheck_at`); returns the new published state if it changed."""
+        return self._fused(self.clock())
+
+    @property
+    def recheck_at(self) -> float | None:
+        """The time (this runner's clock) at which the published state may change by itself:
+        the hooks' open turn stops holding against a screen at rest (fusion rule "open-turn").
+        The daemon calls `refresh` then; None: nothing to wait for."""
+        hooks = self.hooks
+        if hooks is None or self.state.fusion is None or self.state.fusion.rule != "open-turn":
+            return None
+        return hold_ends(self.screen, hooks)
+
+    def _fused(self, now: float) -> AgentState | None:
+        """Publish the screen and the hooks fused; the new state if it changed, else None."""
+        fused = fuse(self.screen, self.hooks, now, self.state)
+        fused = msgspec.structs.replace(fused, sources=carried(self.state, fused))
+        if fused == self.state:
+            return None
+        if msgspec.structs.replace(fused, evidence=self.state.evidence) == self.state:
             # Only the evidence line moved (a spinner glyph turning): keep it, tell no one.
-            self.state = published
-            changed = None
-        else:
-            self.state = published
-        self._published_from, self._published_state = source, self.state
-        return changed
+            self.state = fused
+            return None
+        self.state = fused
+        return fused
 
     @staticmethod
     def significant(before: AgentState, after: AgentState | None) -> bool:
@@ -180,7 +223,7 @@ class DetectorRunner:
     @property
     def pending(self) -> bool:
         """A candidate state waits for confirmation: run again soon even if nothing is drawn."""
-        return self._candidate is not None and self._candidate.state != self.state.activity.state
+        return self._candidate is not None and self._candidate.state != self.screen.activity.state
 
     # ------------------------------------------------------------ steps
 
@@ -188,7 +231,7 @@ class DetectorRunner:
         detector = self._choose(ctx)
         started = time.perf_counter()
         try:
-            detection = detector.detect(ctx, self.state)
+            detection = detector.detect(ctx, self.screen)
         except Exception:
             self.failures += 1
             log.exception("detector %s failed on pane %s", detector.name, self.pane_id)
@@ -208,7 +251,7 @@ class DetectorRunner:
         elif detection.state == "Exited" and not ctx.exited and detector is not self.fallback:
             return self._gone(ctx, detection, detector)
         if detection.state == "Exited" and detection.agent_type is None:
-            detection = msgspec.structs.replace(detection, agent_type=self.state.agent_type)
+            detection = msgspec.structs.replace(detection, agent_type=self.screen.agent_type)
         return detection, detector.name
 
     def _gone(self, ctx: ScreenContext, detection: Detection, detector: Detector) -> tuple[Detection, str]:
@@ -218,7 +261,7 @@ class DetectorRunner:
         printing its goodbye and cannot be read yet."""
         self._last_detector = None  # never kept for the frames that follow
         if ctx.process_name is None or ctx.process_name in SHELLS:
-            return self.fallback.detect(ctx, self.state), self.fallback.name
+            return self.fallback.detect(ctx, self.screen), self.fallback.name
         return msgspec.structs.replace(detection, state="Unknown", rule="exiting"), detector.name
 
     def _choose(self, ctx: ScreenContext) -> Detector:
@@ -267,7 +310,7 @@ class DetectorRunner:
         self._sightings.append(list(now))
 
     def _confirmed(self, detection: Detection, now: float) -> bool:
-        if detection.state == self.state.activity.state or detection.state in PUBLISH_AT_ONCE:
+        if detection.state == self.screen.activity.state or detection.state in PUBLISH_AT_ONCE:
             self._candidate = None
             return True
         candidate = self._candidate
@@ -280,7 +323,8 @@ class DetectorRunner:
         return True
 
     def _publish(self, d: Detection, detector_name: str, now: float) -> AgentState:
-        previous = self.state.activity
+        """The state the screen alone says, with its sources ("screen", now, the rule)."""
+        previous = self.screen.activity
         since = previous.since if previous.state == d.state and previous.since else now
         agent = d.agent_type
         session = AgentSession(
@@ -289,14 +333,14 @@ class DetectorRunner:
         )
         # Keep what the agent showed earlier in this session but no longer shows (the model
         # scrolls away with the banner); a different agent starts afresh.
-        if agent == self.state.agent_type and agent is not None:
-            old = self.state.session
+        if agent == self.screen.agent_type and agent is not None:
+            old = self.screen.session
             session = AgentSession(
                 id=session.id or old.id, model=session.model or old.model,
                 tokens_used=session.tokens_used, cost_usd=session.cost_usd if session.cost_usd is not None else old.cost_usd,
                 context_left_pct=session.context_left_pct if session.context_left_pct is not None else old.context_left_pct,
             )
-        return AgentState(
+        state = AgentState(
             pane_id=self.pane_id,
             agent_type=agent,
             is_agent=agent not in (None, "shell"),
@@ -309,7 +353,9 @@ class DetectorRunner:
             confirmation=d.confirmation,
             error=d.error,
             evidence=Evidence(detector=detector_name, rule=d.rule, line=d.line),
+            background=d.background,
         )
+        return msgspec.structs.replace(state, sources=screen_sources(state, now, d.rule))
 
 
 class DetectionSchedule:

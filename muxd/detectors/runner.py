@@ -1,8 +1,9 @@
 """`DetectorRunner`: turns a pane's frames into published `AgentState`s.
 
 Per pane, sans-IO (the caller supplies frames and the clock). It picks the detector that
-identifies the frame, runs it in isolation (an exception or an overrun costs that frame,
-never the pane: the last state stays), counts each tool use once however many frames
+identifies the frame, runs it in isolation (an exception costs that frame, never the pane: the
+last state stays; a run over budget is kept, and its cost, `last_cost_s`, slows the schedule
+down instead: results never depend on the machine's speed), counts each tool use once however many frames
 redraw it, and debounces: a new activity state is published only once a second frame
 confirms it or it has held for DEBOUNCE_S. The daemon decides *when* to call `run`
 (throttled, off the output hot path); see `DetectionSchedule`.
@@ -34,11 +35,17 @@ from muxd.detectors.state import (
 
 log = logging.getLogger(__name__)
 
-DETECT_BUDGET_S = 0.05          # one detect() call; slower results are dropped
+DETECT_BUDGET_S = 0.05          # one detect() call; slower ones are logged, and kept (see DetectionSchedule)
 DEBOUNCE_S = 0.3                # a new state must hold this long, or be seen twice
 DETECT_MIN_INTERVAL_S = 0.1     # at most this often while output flows
 DETECT_QUIET_DELAY_S = 0.05     # and once this long after output stops
 DETECT_MAX_INTERVAL_S = 0.4     # the slowest pace while the state holds (slower misses short phases)
+# The share of a pane's time its detection may take: a look that cost c seconds is followed by
+# the next no sooner than c / DETECT_COST_SHARE later (at most DETECT_SLOW_INTERVAL_MAX_S).
+# A slow machine looks less often; it never throws an answer away, so the same screen gives
+# the same state however loaded the machine is.
+DETECT_COST_SHARE = 0.25
+DETECT_SLOW_INTERVAL_MAX_S = 2.0
 # Frames in a row that may go unidentified (a resize redraw, a cleared screen) before the
 # agent found last is given up for the fallback, as long as the foreground process is the same
 # and is not a shell (a shell in front is never an agent's redraw: the agent has gone).
@@ -82,18 +89,21 @@ def new_tool_uses(before: Sequence[ToolSighting], now: Sequence[ToolSighting]) -
 
 class DetectorRunner:
     def __init__(self, pane_id: str, detectors: Sequence[Detector], *,
-                 clock: Callable[[], float] = time.time,
+                 clock: Callable[[], float] = time.time, timer: Callable[[], float] = time.perf_counter,
                  budget_s: float = DETECT_BUDGET_S, debounce_s: float = DEBOUNCE_S) -> None:
         self.pane_id = pane_id
         self.detectors = list(detectors)
         self.fallback = shell_detector()
         self.clock = clock
+        self.timer = timer  # measures what a detection costs
         self.budget_s = budget_s
         self.debounce_s = debounce_s
         self.state = AgentState(pane_id=pane_id)  # published: the screen and the hooks fused
         self.screen = self.state  # what the screen alone says (debounced), with its sources
         self.hooks: HookView | None = None  # what the agent's hooks said, once one spoke
         self.failures = 0
+        self.overruns = 0       # detections that took longer than budget_s (their results kept)
+        self.last_cost_s = 0.0  # what the last detection took: DetectionSchedule.ran(cost_s=…)
         self._candidate: Detection | None = None
         self._candidate_since = 0.0
         self._sightings: deque[list[ToolSighting]] = deque(maxlen=TOOL_FRAMES_REMEMBERED)
@@ -229,19 +239,22 @@ class DetectorRunner:
 
     def _detect(self, ctx: ScreenContext) -> tuple[Detection, str] | None:
         detector = self._choose(ctx)
-        started = time.perf_counter()
+        started = self.timer()
         try:
             detection = detector.detect(ctx, self.screen)
         except Exception:
             self.failures += 1
             log.exception("detector %s failed on pane %s", detector.name, self.pane_id)
             return None
-        spent = time.perf_counter() - started
-        if spent > self.budget_s:
-            self.failures += 1
-            log.warning("detector %s took %.0f ms on pane %s (budget %.0f ms): result dropped",
-                        detector.name, spent * 1000, self.pane_id, self.budget_s * 1000)
-            return None
+        finally:
+            self.last_cost_s = self.timer() - started
+        if self.last_cost_s > self.budget_s:
+            # Kept: dropping it would make the answer depend on the machine's load. The
+            # schedule spaces the next looks by this cost instead.
+            self.overruns += 1
+            log.log(logging.WARNING if self.overruns == 1 else logging.DEBUG,
+                    "detector %s took %.0f ms on pane %s (budget %.0f ms): looking less often",
+                    detector.name, self.last_cost_s * 1000, self.pane_id, self.budget_s * 1000)
         if not isinstance(detection, Detection):
             self.failures += 1
             log.error("detector %s returned %r, not a Detection", detector.name, type(detection))
@@ -364,7 +377,9 @@ class DetectionSchedule:
     At most every `interval` while output flows, and `quiet_delay_s` after output when the
     pane was quiet. The interval starts at DETECT_MIN_INTERVAL_S and doubles,
     up to DETECT_MAX_INTERVAL_S, while looks keep finding nothing new (an agent that thinks for
-    minutes redraws its spinner ten times a second); any change brings it back down."""
+    minutes redraws its spinner ten times a second); any change brings it back down. A look
+    that cost `cost_s` is followed by the next no sooner than cost_s / DETECT_COST_SHARE later:
+    the work is budgeted by looking less often, never by dropping what a look found."""
 
     def __init__(self, min_interval_s: float = DETECT_MIN_INTERVAL_S,
                  quiet_delay_s: float = DETECT_QUIET_DELAY_S,
@@ -373,24 +388,24 @@ class DetectionSchedule:
         self.max_interval_s = max(max_interval_s, min_interval_s)
         self.quiet_delay_s = quiet_delay_s
         self.interval_s = min_interval_s
+        self.cost_gap_s = 0.0  # the least time after the last run its cost asks for
         self.last_run = float("-inf")
         self.due: float | None = None
 
     def output(self, now: float) -> float | None:
         """Output arrived at `now`. Returns when to run next if no run was due yet (else None)."""
-        if self.due is not None:
-            return None
-        self.due = max(now + self.quiet_delay_s, self.last_run + self.interval_s)
-        return self.due
+        return self.again(now)
 
     def again(self, now: float) -> float | None:
         """Look once more soon although nothing was written (a state waits for its second look)."""
         if self.due is not None:
             return None
-        self.due = max(now + self.quiet_delay_s, self.last_run + self.interval_s)
+        self.due = max(now + self.quiet_delay_s, self.last_run + max(self.interval_s, self.cost_gap_s))
         return self.due
 
-    def ran(self, now: float, *, changed: bool = True) -> None:
+    def ran(self, now: float, *, changed: bool = True, cost_s: float = 0.0) -> None:
+        """A look ran at `now`, found a change (or not) and took `cost_s` seconds of work."""
         self.last_run = now
         self.due = None
         self.interval_s = self.min_interval_s if changed else min(self.interval_s * 2, self.max_interval_s)
+        self.cost_gap_s = min(max(cost_s, 0.0) / DETECT_COST_SHARE, DETECT_SLOW_INTERVAL_MAX_S)

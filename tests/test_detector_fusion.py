@@ -100,6 +100,16 @@ def test_a_dialog_on_screen_always_wins(runner, screen, clock):
     assert state.sources["state"].source == "screen"
 
 
+def test_a_question_on_screen_wins_over_the_tool_that_asks_it(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "tool_started", "PreToolUse", tool="AskUserQuestion", tool_input="Which database?")
+    clock.now += 0.2
+    state = show(runner, screen, "AwaitingInput", rule="question-dialog")
+    assert state.activity.state == "AwaitingInput" and state.is_awaiting_input
+    assert state.fusion.rule == "screen-dialog" and state.fusion.hook == "ToolUse"
+
+
 def test_a_permission_hook_asks_at_once_and_the_screen_gives_the_question(runner, screen, clock):
     show(runner, screen, "Thinking")
     clock.now += 1

@@ -4,9 +4,10 @@ caller passes the time.
 
 Which activity state wins, in this order (the rule's name is kept in `AgentState.fusion`):
 
-1. "screen-dialog" / "screen-exited": a confirmation dialog on screen, or an exited pane, is
-   what the pane shows, whatever the last hook said. A hook never overrides a confirmation the
-   screen shows (it gives the question and options the hook lacks).
+1. "screen-dialog" / "screen-exited": a dialog on screen (a confirmation, or a question the
+   agent asks: AwaitingInput, which it asks through a tool the hooks saw start), or an exited
+   pane, is what the pane shows, whatever the last hook said. A hook never overrides a
+   confirmation the screen shows (it gives the question and options the hook lacks).
 2. "screen-only": the hooks claim nothing now (none came, or the last said nothing about the
    activity, like SessionStart): the screen decides.
 3. "agree": both say busy, or both say the agent is at its prompt (or both say it asks). The
@@ -45,6 +46,8 @@ _CLAIMS: dict[str, ActivityState] = {
     "permission_requested": "AwaitingConfirmation", "idle_notified": "Idle", "stopped": "Idle",
     "stop_failed": "Idle", "interrupted": "Idle",
 }
+# States only the screen can show: the agent's dialogs, and the pane's program gone.
+_SCREEN_ONLY_STATES = frozenset({"AwaitingConfirmation", "AwaitingInput", "Exited"})
 # Events after which the agent is back at its prompt: the turn is over.
 _TURN_ENDS = frozenset({"idle_notified", "stopped", "stop_failed", "interrupted", "session_ended"})
 
@@ -142,8 +145,8 @@ def decide(screen: AgentState, hooks: HookView, now: float) -> tuple[str, str, C
     """(winner "screen" | "hook", rule, confidence) for the activity state: see the module's docstring."""
     s, h = screen.activity.state, hooks.claim
     screen_at = screen.activity.since if screen.activity.since is not None else float("-inf")
-    if s in ("AwaitingConfirmation", "Exited"):
-        rule = "screen-dialog" if s == "AwaitingConfirmation" else "screen-exited"
+    if s in _SCREEN_ONLY_STATES:
+        rule = "screen-exited" if s == "Exited" else "screen-dialog"
         return "screen", rule, "certain" if h == s else "screen"
     if h is None:
         return "screen", "screen-only", "screen"

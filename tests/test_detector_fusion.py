@@ -210,6 +210,8 @@ def test_session_errors_and_background_work(runner, screen, clock):
     assert state.activity.state == "Idle" and state.background == 2 and state.sources["background"].detail == "Stop"
     state = hook(runner, clock, "subagent_stopped", "SubagentStop", subagent_id="a1")
     assert state.background == 1
+    state = hook(runner, clock, "subagent_stopped", "SubagentStop", subagent_id="a2")
+    assert state.background == 0 and "background" not in state.sources
     clock.now += 1
     hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="again")
     state = hook(runner, clock, "stop_failed", "StopFailure", error_type="rate_limit", message="429")

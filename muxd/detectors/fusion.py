@@ -231,6 +231,8 @@ def _hook_fields(fields: dict[str, object], sources: dict[str, Provenance], hook
     shown = sources.get("background")
     if background is not None and (shown is None or background[1].observed_at >= shown.observed_at):
         fields["background"], sources["background"] = background
+    if not fields["background"]:
+        sources.pop("background", None)  # none running: nothing to trace
     session_id = hooks.fact("session_id")
     if session_id is not None:
         fields["session"] = msgspec.structs.replace(fields["session"], id=session_id[0])  # type: ignore[type-var]

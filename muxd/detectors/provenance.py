@@ -27,7 +27,7 @@ FIELDS: dict[str, Callable[[AgentState], object]] = {
     "confirmation": lambda s: s.confirmation,
     "error": lambda s: s.error,
     "prompt": lambda s: s.prompt,
-    "background": lambda s: s.background,
+    "background": lambda s: s.background or None,  # 0: none shown, nothing to trace
 }
 
 

@@ -91,10 +91,11 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True):
     # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
     input_text: str | None = None
     evidence: Evidence | None = None
+    # Work the agent reports still running apart from its turn (Claude Code's background
+    # subagents, Codex's background terminals): a count; 0 when none is shown.
+    background: int = 0
     tool_input: str | None = None  # the tool's input in one short line ("git status"): a hook's
     prompt: str | None = None      # the prompt of the current (or last) turn as the agent got it: a hook's
-    # Subagents and background tasks still running, in or after the turn (None: not known).
-    background: int | None = None
     # Field name ("state", "tool", "session_id", …) -> where its value came from and when.
     sources: dict[str, Provenance] = {}
     confidence: Confidence = "screen"
@@ -130,4 +131,5 @@ class Detection(msgspec.Struct, frozen=True, kw_only=True):
     # The text in the agent's input box (lines joined by "\n"); None when the box is empty
     # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
     input_text: str | None = None
-    background: int | None = None  # background work the screen shows ("1 background agent")
+    # Background work still running (subagents, terminals), as the screen counts it.
+    background: int = 0

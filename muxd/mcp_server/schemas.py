@@ -69,7 +69,7 @@ class _AgentSummary(TypedDict):
     confirmation: SummaryConfirmationOutput | None  # only while awaiting confirmation
     error: SummaryErrorOutput | None                # the error the agent shows, if any
     recent_output: NotRequired[list[str]]  # only when include_recent_output is true
-    background: int | None  # subagents and background tasks still running (null: not known)
+    background: int         # subagents and background tasks still running apart from the turn
     confidence: str         # "certain" (hook and screen agree), "screen", "hook", "stale"
     sources: dict[str, SummarySourceOutput]  # field ("state", "tool", "session_id", …) -> where from, when
 

@@ -418,7 +418,7 @@ class AgentSummary(msgspec.Struct, frozen=True, kw_only=True):
     confirmation: SummaryConfirmation | None = None  # only while awaiting confirmation
     error: AgentError | None = None
     recent_output: list[str] | None = None
-    background: int | None = None  # subagents and background tasks still running (None: not known)
+    background: int = 0  # subagents and background tasks still running apart from the turn
     confidence: Confidence = "screen"  # certain: hook and screen agree; screen/hook: one alone; stale
     # Summary field ("state", "tool", "session_id", "tokens_used", …) -> its source and first observation.
     sources: dict[str, Provenance] = {}

@@ -162,14 +162,10 @@ def test_a_tool_input_in_one_short_line():
     assert tool_input_text({"command": "", "file_path": "/w/f"}) == "/w/f"  # an empty field says nothing
 
 
-def _captures() -> list[Path]:
-    return sorted(CAPTURES.glob("*/*.json")) if CAPTURES.is_dir() else []
-
-
-@pytest.mark.parametrize("path", _captures(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_real_captures_read_as_labelled(path):
+def test_real_captures_read_as_labelled():
     """hook_payload_data/<agent>/<NN>_<event>.json: a payload a real CLI sent, named by the
     muxd event it must give ("none" for one muxd has no use for)."""
-    expected = path.stem.split("_", 1)[1]
-    fact = hook_fact(path.parent.name, json.loads(path.read_text()), AT)
-    assert (fact.event if fact else "none") == expected
+    captures = sorted(CAPTURES.glob("*/*.json")) if CAPTURES.is_dir() else []
+    read = {f"{p.parent.name}/{p.name}": hook_fact(p.parent.name, json.loads(p.read_text()), AT) for p in captures}
+    expected = {name: name.rsplit("/", 1)[1].split("_", 1)[1].removesuffix(".json") for name in read}
+    assert {name: fact.event if fact else "none" for name, fact in read.items()} == expected

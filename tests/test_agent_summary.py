@@ -10,7 +10,8 @@ import pytest
 
 from muxd.daemon.panes import session_ids
 from muxd.daemon.commands.agents import agent_summary
-from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState, Confirmation
+from muxd.detectors.provenance import STATE_STALE_S
+from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState, Confirmation, Provenance
 
 
 def pane(state: AgentState) -> SimpleNamespace:
@@ -73,3 +74,26 @@ def test_a_broken_reader_costs_its_answer_not_the_summary(readers):
     session_ids.register_session_id_reader(broken)
     session_ids.register_session_id_reader(lambda p, state: "next-one")
     assert agent_summary(pane(ASKING), now=0.0).session.id == "next-one"
+
+
+def test_confidence_and_sources_say_where_each_field_came_from(readers):
+    told = Provenance(source="hook", observed_at=101.0, detail="PreToolUse")
+    seen = Provenance(source="screen", observed_at=100.0, detail="spinner")
+    state = AgentState(pane_id="%3", agent_type="claude", is_agent=True,
+                       activity=Activity(state="ToolUse", since=101.0), tool="Bash", tool_input="pytest -q",
+                       session=AgentSession(model="opus"), background=1, confidence="certain",
+                       sources={"state": told, "tool": told, "tool_input": told, "model": seen,
+                                "input_text": seen})  # a field the summary does not carry is left out
+    session_ids.register_session_id_reader(lambda p, s: "from-the-log")
+    summary = msgspec.to_builtins(agent_summary(pane(state), now=102.0))
+    assert summary["confidence"] == "certain" and summary["background"] == 1
+    assert summary["activity"]["tool"] == "Bash" and summary["activity"]["tool_input"] == "pytest -q"
+    assert summary["sources"] == {
+        "state": {"source": "hook", "observed_at": 101.0, "detail": "PreToolUse"},
+        "tool": {"source": "hook", "observed_at": 101.0, "detail": "PreToolUse"},
+        "tool_input": {"source": "hook", "observed_at": 101.0, "detail": "PreToolUse"},
+        "model": {"source": "screen", "observed_at": 100.0, "detail": "spinner"},
+        "session_id": {"source": "session_log", "observed_at": 102.0, "detail": None},
+    }
+    # A busy state that nothing confirmed for a minute is stale.
+    assert agent_summary(pane(state), now=101.0 + STATE_STALE_S + 1).confidence == "stale"

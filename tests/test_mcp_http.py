@@ -21,7 +21,7 @@ from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
 
 SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context",
-                "confirmation", "error"}
+                "confirmation", "error", "background", "confidence", "sources"}
 FAKE_CLAUDE = [sys.executable, "-m", "muxd.testing.fake_agent", "claude"]
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},

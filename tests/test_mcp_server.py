@@ -15,7 +15,7 @@ from muxd.testing.wait import async_wait_until
 TOOL_NAMES = {"agent_summary", "list_agents", "list_panes", "create_pane", "send_input", "read_pane",
               "resize_pane", "kill_pane", "wait_for", "list_tools", "get_tool_metrics"}
 SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context",
-                "confirmation", "error"}
+                "confirmation", "error", "background", "confidence", "sources"}
 
 
 async def _drive(server: MuxdTestServer) -> None:
@@ -47,10 +47,11 @@ async def _drive(server: MuxdTestServer) -> None:
         summary = await call_ok(session, "agent_summary", pane_id=pane_id)
         assert set(summary) == SUMMARY_KEYS
         assert summary["pane_id"] == pane_id and summary["is_agent"] is False
-        assert set(summary["activity"]) == {"state", "description", "duration_secs"}
+        assert set(summary["activity"]) == {"state", "description", "duration_secs", "tool", "tool_input"}
         assert set(summary["session"]) == {"id", "model", "tokens_used"}
         assert set(summary["context"]) == {"is_awaiting_input", "is_awaiting_confirmation", "tags", "cwd"}
         assert summary["context"]["tags"] == ["worker"]
+        assert summary["confidence"] == "screen" and isinstance(summary["sources"], dict)
         with_output = await call_ok(session, "agent_summary", pane_id="sh1", include_recent_output=True,
                                   output_lines=5)
         assert set(with_output) == SUMMARY_KEYS | {"recent_output"}

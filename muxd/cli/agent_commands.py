@@ -37,8 +37,14 @@ def summary(client: Any, args: argparse.Namespace) -> int:
     parts = [f"{s.pane_id} {agent}", s.activity.state]
     if s.activity.duration_secs is not None:
         parts[-1] += f" {duration(s.activity.duration_secs)}"
+    told = s.sources.get("state")
+    parts.append(s.confidence + ("" if told is None else f" ({told.source}{' ' + told.detail if told.detail else ''})"))
     if s.activity.description:
         parts.append(s.activity.description)
+    if s.activity.tool:
+        parts.append(s.activity.tool + (f": {s.activity.tool_input}" if s.activity.tool_input else ""))
+    if s.background:
+        parts.append(f"{s.background} in background")
     if s.session.tokens_used is not None:
         parts.append(f"{tokens(s.session.tokens_used)} tok")
     if s.session.model:
@@ -75,7 +81,14 @@ def explain(client: Any, args: argparse.Namespace) -> int:
 
 
 def print_state(state: AgentState) -> None:
+    """The state field by field; where hooks spoke, both views and the rule that chose, and
+    where each field came from."""
+    import time
+
+    from muxd.detectors.provenance import confidence_at
+
     evidence = state.evidence
+    fusion = state.fusion
     rows = [
         ["agent", state.agent_type or "none"],
         ["state", state.activity.state],
@@ -92,11 +105,40 @@ def print_state(state: AgentState) -> None:
          state.confirmation.prompt + (" [" + " | ".join(state.confirmation.options) + "]"
                                       if state.confirmation.options else "")],
         ["error", "" if state.error is None else f"{state.error.type}: {state.error.message}"],
+        ["tool input", state.tool_input or ""],
+        ["prompt", (state.prompt or "").split("\n", 1)[0][:PROMPT_SHOWN_CHARS]],
+        ["background", "" if state.background is None else str(state.background)],
         ["detector", evidence.detector if evidence else ""],
         ["rule", evidence.rule if evidence else ""],
         ["line", (evidence.line or "") if evidence else ""],
+        ["confidence", confidence_at(state, time.time()) if state.sources else ""],
     ]
+    if fusion is not None:
+        rows += [
+            ["screen says", f"{fusion.screen or 'nothing'}{_since(fusion.screen_at)}"],
+            ["hooks say", "nothing now" if fusion.hook is None else
+             f"{fusion.hook} ({fusion.hook_event}{_since(fusion.hook_at, ' at')})"],
+            ["decided by", fusion.rule],
+        ]
     print_table(["FIELD", "VALUE"], [r for r in rows if r[1]])
+    if state.sources:
+        print_line("")
+        print_table(["FIELD", "SOURCE", "OBSERVED", "DETAIL"],
+                    [[name, told.source, _clock(told.observed_at), told.detail or ""]
+                     for name, told in state.sources.items()])
+
+
+PROMPT_SHOWN_CHARS = 80
+
+
+def _clock(at: float) -> str:
+    import time
+
+    return time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 1000) % 1000:03d}"
+
+
+def _since(at: float | None, word: str = " since") -> str:
+    return "" if at is None or at == float("-inf") else f"{word} {_clock(at)}"
 
 
 def read_input(name: str) -> bytes:

@@ -1,11 +1,16 @@
 """`DetectorRunner`: turns a pane's frames into published `AgentState`s.
 
 Per pane, sans-IO (the caller supplies frames and the clock). It picks the detector that
-identifies the frame, runs it in isolation (an exception or an overrun costs that frame,
-never the pane: the last state stays), counts each tool use once however many frames
+identifies the frame, runs it in isolation (an exception costs that frame, never the pane: the
+last state stays; a run over budget is kept, and its cost, `last_cost_s`, slows the schedule
+down instead: results never depend on the machine's speed), counts each tool use once however many frames
 redraw it, and debounces: a new activity state is published only once a second frame
 confirms it or it has held for DEBOUNCE_S. The daemon decides *when* to call `run`
 (throttled, off the output hot path); see `DetectionSchedule`.
+
+The agent's own lifecycle hooks come in through `hook` (a `HookFact`): the published state is
+then a function of the screen's last reading and the hooks' view (muxd/detectors/fusion.py
+says which wins when), and every field says where it came from (`sources`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ import msgspec
 
 from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.frame_shape import FrameShape
+from muxd.detectors.fusion import HookView, applies, fuse, hold_ends
+from muxd.detectors.hook_events import HookFact
+from muxd.detectors.provenance import carried, screen_sources
 from muxd.detectors.registry import choose, shell_detector
 from muxd.detectors.shell import SHELLS
 from muxd.detectors.state import (
@@ -27,11 +35,17 @@ from muxd.detectors.state import (
 
 log = logging.getLogger(__name__)
 
-DETECT_BUDGET_S = 0.05          # one detect() call; slower results are dropped
+DETECT_BUDGET_S = 0.05          # one detect() call; slower ones are logged, and kept (see DetectionSchedule)
 DEBOUNCE_S = 0.3                # a new state must hold this long, or be seen twice
 DETECT_MIN_INTERVAL_S = 0.1     # at most this often while output flows
 DETECT_QUIET_DELAY_S = 0.05     # and once this long after output stops
 DETECT_MAX_INTERVAL_S = 0.4     # the slowest pace while the state holds (slower misses short phases)
+# The share of a pane's time its detection may take: a look that cost c seconds is followed by
+# the next no sooner than c / DETECT_COST_SHARE later (at most DETECT_SLOW_INTERVAL_MAX_S).
+# A slow machine looks less often; it never throws an answer away, so the same screen gives
+# the same state however loaded the machine is.
+DETECT_COST_SHARE = 0.25
+DETECT_SLOW_INTERVAL_MAX_S = 2.0
 # Frames in a row that may go unidentified (a resize redraw, a cleared screen) before the
 # agent found last is given up for the fallback, as long as the foreground process is the same
 # and is not a shell (a shell in front is never an agent's redraw: the agent has gone).
@@ -75,16 +89,21 @@ def new_tool_uses(before: Sequence[ToolSighting], now: Sequence[ToolSighting]) -
 
 class DetectorRunner:
     def __init__(self, pane_id: str, detectors: Sequence[Detector], *,
-                 clock: Callable[[], float] = time.time,
+                 clock: Callable[[], float] = time.time, timer: Callable[[], float] = time.perf_counter,
                  budget_s: float = DETECT_BUDGET_S, debounce_s: float = DEBOUNCE_S) -> None:
         self.pane_id = pane_id
         self.detectors = list(detectors)
         self.fallback = shell_detector()
         self.clock = clock
+        self.timer = timer  # measures what a detection costs
         self.budget_s = budget_s
         self.debounce_s = debounce_s
-        self.state = AgentState(pane_id=pane_id)
+        self.state = AgentState(pane_id=pane_id)  # published: the screen and the hooks fused
+        self.screen = self.state  # what the screen alone says (debounced), with its sources
+        self.hooks: HookView | None = None  # what the agent's hooks said, once one spoke
         self.failures = 0
+        self.overruns = 0       # detections that took longer than budget_s (their results kept)
+        self.last_cost_s = 0.0  # what the last detection took: DetectionSchedule.ran(cost_s=…)
         self._candidate: Detection | None = None
         self._candidate_since = 0.0
         self._sightings: deque[list[ToolSighting]] = deque(maxlen=TOOL_FRAMES_REMEMBERED)
@@ -129,7 +148,7 @@ class DetectorRunner:
             return None
         detection, detector_name = found
         self._at_prompt = detection.state in AT_PROMPT_STATES
-        if detection.agent_type not in (None, self.state.agent_type):
+        if detection.agent_type not in (None, self.screen.agent_type):
             self.typed_input = None  # another program now: what was typed at the last one is moot
         self.draft = detection.input_text if self._at_prompt else None
         if self._at_prompt and detection.input_text:
@@ -138,21 +157,55 @@ class DetectorRunner:
         if not settled and not self._confirmed(detection, now):
             return None
         source = (detection, detector_name, self._tools_counted)
-        if source == self._published_from and self.state is self._published_state and (
-                self.state.activity.since):
+        if source == self._published_from and self.screen is self._published_state and (
+                self.screen.activity.since):
             return None  # what the last look found, again: _publish would build the same state
-        published = self._publish(detection, detector_name, now)
-        changed: AgentState | None = published
-        if published == self.state:
-            changed = None
-        elif msgspec.structs.replace(published, evidence=self.state.evidence) == self.state:
+        screen = self._publish(detection, detector_name, now)
+        self.screen = msgspec.structs.replace(screen, sources=carried(self.screen, screen))
+        if self.hooks is not None and not applies(self.screen, self.hooks) and (
+                self.screen.agent_type is not None or self.screen.activity.state == "Exited"):
+            self.hooks = None  # the agent has gone (another program, a shell, an exit): its hooks are moot
+        self._published_from, self._published_state = source, self.screen
+        return self._fused(now)
+
+    def hook(self, fact: HookFact | None) -> AgentState | None:
+        """Fold in one hook fact (`muxd.detectors.hook_events.hook_fact`); returns the new
+        published state if it changed, else None. A fact from another agent than the one the
+        hooks spoke for so far starts a fresh view (a new program in the pane)."""
+        if fact is None:
+            return None
+        if self.hooks is None or self.hooks.agent != fact.agent:
+            self.hooks = HookView(fact.agent)
+        self.hooks.take(fact)
+        return self._fused(self.clock())
+
+    def refresh(self) -> AgentState | None:
+        """Fuse again with nothing new but the time (a hold of the hooks' open turn may have
+        ended: see `recheck_at`); returns the new published state if it changed."""
+        return self._fused(self.clock())
+
+    @property
+    def recheck_at(self) -> float | None:
+        """The time (this runner's clock) at which the published state may change by itself:
+        the hooks' open turn stops holding against a screen at rest (fusion rule "open-turn").
+        The daemon calls `refresh` then; None: nothing to wait for."""
+        hooks = self.hooks
+        if hooks is None or self.state.fusion is None or self.state.fusion.rule != "open-turn":
+            return None
+        return hold_ends(self.screen, hooks)
+
+    def _fused(self, now: float) -> AgentState | None:
+        """Publish the screen and the hooks fused; the new state if it changed, else None."""
+        fused = fuse(self.screen, self.hooks, now, self.state)
+        fused = msgspec.structs.replace(fused, sources=carried(self.state, fused))
+        if fused == self.state:
+            return None
+        if msgspec.structs.replace(fused, evidence=self.state.evidence) == self.state:
             # Only the evidence line moved (a spinner glyph turning): keep it, tell no one.
-            self.state = published
-            changed = None
-        else:
-            self.state = published
-        self._published_from, self._published_state = source, self.state
-        return changed
+            self.state = fused
+            return None
+        self.state = fused
+        return fused
 
     @staticmethod
     def significant(before: AgentState, after: AgentState | None) -> bool:
@@ -180,25 +233,28 @@ class DetectorRunner:
     @property
     def pending(self) -> bool:
         """A candidate state waits for confirmation: run again soon even if nothing is drawn."""
-        return self._candidate is not None and self._candidate.state != self.state.activity.state
+        return self._candidate is not None and self._candidate.state != self.screen.activity.state
 
     # ------------------------------------------------------------ steps
 
     def _detect(self, ctx: ScreenContext) -> tuple[Detection, str] | None:
         detector = self._choose(ctx)
-        started = time.perf_counter()
+        started = self.timer()
         try:
-            detection = detector.detect(ctx, self.state)
+            detection = detector.detect(ctx, self.screen)
         except Exception:
             self.failures += 1
             log.exception("detector %s failed on pane %s", detector.name, self.pane_id)
             return None
-        spent = time.perf_counter() - started
-        if spent > self.budget_s:
-            self.failures += 1
-            log.warning("detector %s took %.0f ms on pane %s (budget %.0f ms): result dropped",
-                        detector.name, spent * 1000, self.pane_id, self.budget_s * 1000)
-            return None
+        finally:
+            self.last_cost_s = self.timer() - started
+        if self.last_cost_s > self.budget_s:
+            # Kept: dropping it would make the answer depend on the machine's load. The
+            # schedule spaces the next looks by this cost instead.
+            self.overruns += 1
+            log.log(logging.WARNING if self.overruns == 1 else logging.DEBUG,
+                    "detector %s took %.0f ms on pane %s (budget %.0f ms): looking less often",
+                    detector.name, self.last_cost_s * 1000, self.pane_id, self.budget_s * 1000)
         if not isinstance(detection, Detection):
             self.failures += 1
             log.error("detector %s returned %r, not a Detection", detector.name, type(detection))
@@ -208,7 +264,7 @@ class DetectorRunner:
         elif detection.state == "Exited" and not ctx.exited and detector is not self.fallback:
             return self._gone(ctx, detection, detector)
         if detection.state == "Exited" and detection.agent_type is None:
-            detection = msgspec.structs.replace(detection, agent_type=self.state.agent_type)
+            detection = msgspec.structs.replace(detection, agent_type=self.screen.agent_type)
         return detection, detector.name
 
     def _gone(self, ctx: ScreenContext, detection: Detection, detector: Detector) -> tuple[Detection, str]:
@@ -218,7 +274,7 @@ class DetectorRunner:
         printing its goodbye and cannot be read yet."""
         self._last_detector = None  # never kept for the frames that follow
         if ctx.process_name is None or ctx.process_name in SHELLS:
-            return self.fallback.detect(ctx, self.state), self.fallback.name
+            return self.fallback.detect(ctx, self.screen), self.fallback.name
         return msgspec.structs.replace(detection, state="Unknown", rule="exiting"), detector.name
 
     def _choose(self, ctx: ScreenContext) -> Detector:
@@ -267,7 +323,7 @@ class DetectorRunner:
         self._sightings.append(list(now))
 
     def _confirmed(self, detection: Detection, now: float) -> bool:
-        if detection.state == self.state.activity.state or detection.state in PUBLISH_AT_ONCE:
+        if detection.state == self.screen.activity.state or detection.state in PUBLISH_AT_ONCE:
             self._candidate = None
             return True
         candidate = self._candidate
@@ -280,7 +336,8 @@ class DetectorRunner:
         return True
 
     def _publish(self, d: Detection, detector_name: str, now: float) -> AgentState:
-        previous = self.state.activity
+        """The state the screen alone says, with its sources ("screen", now, the rule)."""
+        previous = self.screen.activity
         since = previous.since if previous.state == d.state and previous.since else now
         agent = d.agent_type
         session = AgentSession(
@@ -289,14 +346,14 @@ class DetectorRunner:
         )
         # Keep what the agent showed earlier in this session but no longer shows (the model
         # scrolls away with the banner); a different agent starts afresh.
-        if agent == self.state.agent_type and agent is not None:
-            old = self.state.session
+        if agent == self.screen.agent_type and agent is not None:
+            old = self.screen.session
             session = AgentSession(
                 id=session.id or old.id, model=session.model or old.model,
                 tokens_used=session.tokens_used, cost_usd=session.cost_usd if session.cost_usd is not None else old.cost_usd,
                 context_left_pct=session.context_left_pct if session.context_left_pct is not None else old.context_left_pct,
             )
-        return AgentState(
+        state = AgentState(
             pane_id=self.pane_id,
             agent_type=agent,
             is_agent=agent not in (None, "shell"),
@@ -309,7 +366,9 @@ class DetectorRunner:
             confirmation=d.confirmation,
             error=d.error,
             evidence=Evidence(detector=detector_name, rule=d.rule, line=d.line),
+            background=d.background,
         )
+        return msgspec.structs.replace(state, sources=screen_sources(state, now, d.rule))
 
 
 class DetectionSchedule:
@@ -318,7 +377,9 @@ class DetectionSchedule:
     At most every `interval` while output flows, and `quiet_delay_s` after output when the
     pane was quiet. The interval starts at DETECT_MIN_INTERVAL_S and doubles,
     up to DETECT_MAX_INTERVAL_S, while looks keep finding nothing new (an agent that thinks for
-    minutes redraws its spinner ten times a second); any change brings it back down."""
+    minutes redraws its spinner ten times a second); any change brings it back down. A look
+    that cost `cost_s` is followed by the next no sooner than cost_s / DETECT_COST_SHARE later:
+    the work is budgeted by looking less often, never by dropping what a look found."""
 
     def __init__(self, min_interval_s: float = DETECT_MIN_INTERVAL_S,
                  quiet_delay_s: float = DETECT_QUIET_DELAY_S,
@@ -327,24 +388,24 @@ class DetectionSchedule:
         self.max_interval_s = max(max_interval_s, min_interval_s)
         self.quiet_delay_s = quiet_delay_s
         self.interval_s = min_interval_s
+        self.cost_gap_s = 0.0  # the least time after the last run its cost asks for
         self.last_run = float("-inf")
         self.due: float | None = None
 
     def output(self, now: float) -> float | None:
         """Output arrived at `now`. Returns when to run next if no run was due yet (else None)."""
-        if self.due is not None:
-            return None
-        self.due = max(now + self.quiet_delay_s, self.last_run + self.interval_s)
-        return self.due
+        return self.again(now)
 
     def again(self, now: float) -> float | None:
         """Look once more soon although nothing was written (a state waits for its second look)."""
         if self.due is not None:
             return None
-        self.due = max(now + self.quiet_delay_s, self.last_run + self.interval_s)
+        self.due = max(now + self.quiet_delay_s, self.last_run + max(self.interval_s, self.cost_gap_s))
         return self.due
 
-    def ran(self, now: float, *, changed: bool = True) -> None:
+    def ran(self, now: float, *, changed: bool = True, cost_s: float = 0.0) -> None:
+        """A look ran at `now`, found a change (or not) and took `cost_s` seconds of work."""
         self.last_run = now
         self.due = None
         self.interval_s = self.min_interval_s if changed else min(self.interval_s * 2, self.max_interval_s)
+        self.cost_gap_s = min(max(cost_s, 0.0) / DETECT_COST_SHARE, DETECT_SLOW_INTERVAL_MAX_S)

@@ -16,6 +16,12 @@ BUSY_STATES: frozenset[str] = frozenset({"Thinking", "Generating", "ToolUse"})
 # The agent is at its prompt, ready for input (a turn has ended; text in its box is a person's).
 AT_PROMPT_STATES: frozenset[str] = frozenset({"Idle", "AwaitingInput"})
 RECENT_TOOLS_MAX = 10
+# Where a fact about an agent came from: its screen, its own lifecycle hooks, its session log.
+FactSource = Literal["screen", "hook", "session_log"]
+# How far the published state can be trusted: a hook and the screen agree ("certain"), one of
+# them alone says it ("screen", "hook"), or a busy state nothing has confirmed for a while
+# ("stale"; see muxd/detectors/provenance.py).
+Confidence = Literal["certain", "screen", "hook", "stale"]
 
 
 class Activity(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,6 +55,26 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
     line: str | None = None  # the screen line that decided, stripped
 
 
+class Provenance(msgspec.Struct, frozen=True, kw_only=True):
+    """Where one AgentState field's value came from, and when that value was first observed."""
+
+    source: FactSource
+    observed_at: float        # wall-clock seconds
+    detail: str | None = None  # the hook's own event name ("PreToolUse") or the detector's rule
+
+
+class Fusion(msgspec.Struct, frozen=True, kw_only=True):
+    """The screen's and the hooks' view of the activity, and the rule that chose between them
+    (see muxd/detectors/fusion.py): what `muxd explain` shows when they disagree."""
+
+    screen: ActivityState | None = None  # the state the screen shows
+    screen_at: float | None = None       # since when it shows it
+    hook: ActivityState | None = None    # the state the last hooks claim (None: no claim now)
+    hook_event: str | None = None        # the hook that claimed it, in the agent's own words
+    hook_at: float | None = None
+    rule: str = "screen-only"
+
+
 class AgentState(msgspec.Struct, frozen=True, kw_only=True):
     pane_id: str = ""
     agent_type: AgentType | None = None
@@ -65,6 +91,15 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True):
     # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
     input_text: str | None = None
     evidence: Evidence | None = None
+    # Work the agent reports still running apart from its turn (Claude Code's background
+    # subagents, Codex's background terminals): a count; 0 when none is shown.
+    background: int = 0
+    tool_input: str | None = None  # the tool's input in one short line ("git status"): a hook's
+    prompt: str | None = None      # the prompt of the current (or last) turn as the agent got it: a hook's
+    # Field name ("state", "tool", "session_id", …) -> where its value came from and when.
+    sources: dict[str, Provenance] = {}
+    confidence: Confidence = "screen"
+    fusion: Fusion | None = None  # None: no hook has spoken, the screen alone decides
 
 
 class ToolSighting(msgspec.Struct, frozen=True):
@@ -96,3 +131,5 @@ class Detection(msgspec.Struct, frozen=True, kw_only=True):
     # The text in the agent's input box (lines joined by "\n"); None when the box is empty
     # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
     input_text: str | None = None
+    # Background work still running (subagents, terminals), as the screen counts it.
+    background: int = 0

@@ -1,7 +1,8 @@
 """The output shapes of muxd's MCP tools, as TypedDicts: the SDK publishes them as `outputSchema`.
 
 `AgentSummaryOutput` is seed 002's summary field for field, with the confirmation asked and the
-error shown (null when none). The guards may cut a result that
+error shown (null when none), the background work still running, how far the state can be
+trusted (`confidence`) and where each field came from (`sources`). The guards may cut a result that
 is too large; the fields they add then (`truncated`, `original_count`, `original_chars`) are
 declared as optional on every shape, or the SDK's validation would drop them.
 """
@@ -22,6 +23,14 @@ class SummaryActivityOutput(TypedDict):
     state: str
     description: str | None
     duration_secs: int | None
+    tool: str | None        # the tool in use (or asked for)
+    tool_input: str | None  # its input, one short line
+
+
+class SummarySourceOutput(TypedDict):
+    source: str          # "screen", "hook", "session_log"
+    observed_at: float   # seconds since the epoch the value was first seen
+    detail: str | None   # the hook event ("Stop") or the screen rule that gave it
 
 
 class SummarySessionOutput(TypedDict):
@@ -60,6 +69,9 @@ class _AgentSummary(TypedDict):
     confirmation: SummaryConfirmationOutput | None  # only while awaiting confirmation
     error: SummaryErrorOutput | None                # the error the agent shows, if any
     recent_output: NotRequired[list[str]]  # only when include_recent_output is true
+    background: int         # subagents and background tasks still running apart from the turn
+    confidence: str         # "certain" (hook and screen agree), "screen", "hook", "stale"
+    sources: dict[str, SummarySourceOutput]  # field ("state", "tool", "session_id", …) -> where from, when
 
 
 class AgentSummaryOutput(_AgentSummary, Truncatable):

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
-from muxd.detectors.state import AgentError, AgentState
+from muxd.detectors.state import AgentError, AgentState, Confidence, Provenance
 from muxd.protocol.fields import (
     Argv, AttachData, Env, FilePath, Keys, Label, Name, PaneTargets, Size, Tags, Target,
 )
@@ -377,6 +377,8 @@ class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):
     state: str
     description: str | None
     duration_secs: int | None
+    tool: str | None = None        # the tool in use (or asked for) and its input, one short line
+    tool_input: str | None = None
 
 
 class SummarySession(msgspec.Struct, frozen=True, kw_only=True):
@@ -416,6 +418,10 @@ class AgentSummary(msgspec.Struct, frozen=True, kw_only=True):
     confirmation: SummaryConfirmation | None = None  # only while awaiting confirmation
     error: AgentError | None = None
     recent_output: list[str] | None = None
+    background: int = 0  # subagents and background tasks still running apart from the turn
+    confidence: Confidence = "screen"  # certain: hook and screen agree; screen/hook: one alone; stale
+    # Summary field ("state", "tool", "session_id", "tokens_used", …) -> its source and first observation.
+    sources: dict[str, Provenance] = {}
 
 
 class SummaryReply(_Message, tag="summary-reply"):

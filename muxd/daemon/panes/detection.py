@@ -170,7 +170,8 @@ class PaneDetection:
         before = self.runner.state
         now = loop.time()
         changed = self.runner.run(screen_context(self.pane, self.foreground))
-        self.schedule.ran(now, changed=self.runner.significant(before, changed) or self.runner.pending)
+        self.schedule.ran(now, changed=self.runner.significant(before, changed) or self.runner.pending,
+                          cost_s=self.runner.last_cost_s)
         if changed is not None:
             self._on_change(self.pane, changed)
         if self.runner.pending:  # a state waits for its second look even if the screen is still

@@ -1,0 +1,239 @@
+"""Fusing the screen with the agent's own hooks: `HookView` folds a pane's hook facts, `fuse`
+makes the published AgentState from the screen's last reading and that view. Pure: the
+caller passes the time.
+
+Which activity state wins, in this order (the rule's name is kept in `AgentState.fusion`):
+
+1. "screen-dialog" / "screen-exited": a dialog on screen (a confirmation, or a question the
+   agent asks: AwaitingInput, which it asks through a tool the hooks saw start), or an exited
+   pane, is what the pane shows, whatever the last hook said. A hook never overrides a
+   confirmation the screen shows (it gives the question and options the hook lacks).
+2. "screen-only": the hooks claim nothing now (none came, or the last said nothing about the
+   activity, like SessionStart): the screen decides.
+3. "agree": both say busy, or both say the agent is at its prompt (or both say it asks). The
+   newer of the two gives the exact state; confidence "certain".
+4. "screen-unknown": the screen cannot tell (Unknown): the hook's claim stands.
+5. "hook-newer": they disagree and the hook came at or after the moment the screen began to
+   show its state: the hook wins (the screen has not caught up, or misreads).
+6. "open-turn": the screen began to show the agent at its prompt after the hook, but the hooks
+   opened a turn (a prompt, a tool) that no Stop has closed: the hook's busy claim holds for
+   HOOK_TURN_HOLD_S (HOOK_TOOL_HOLD_S while a tool runs) after the screen's change. A screen at
+   rest mid-turn is the false Idle this exists to prevent ("Shell awaiting input", a quiet
+   tool); the bound is for turns that end without a Stop (an interrupt in Claude Code).
+7. "screen-newer": otherwise the screen changed after the hook, and the newer evidence wins.
+
+The screen's evidence dates from when it *began* to show its state (activity.since), not from
+its last look: a screen that keeps showing Idle is no newer evidence against a prompt submitted
+since. Facts other than the state (tool, prompt, session id, error, background) come from the
+hook when it gave them, else from the screen, each with its `sources` entry.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from muxd.detectors.hook_events import HookFact
+from muxd.detectors.state import (
+    AT_PROMPT_STATES, BUSY_STATES, Activity, ActivityState, AgentError, AgentState, Confidence, Confirmation,
+    Fusion, Provenance,
+)
+
+HOOK_TURN_HOLD_S = 30.0    # an open turn outlives a screen at rest this long (rule 6)
+HOOK_TOOL_HOLD_S = 600.0   # and this long while a tool has started and not finished
+
+_CLAIMS: dict[str, ActivityState] = {
+    "prompt_submitted": "Thinking", "tool_started": "ToolUse", "tool_finished": "Thinking",
+    "permission_requested": "AwaitingConfirmation", "idle_notified": "Idle", "stopped": "Idle",
+    "stop_failed": "Idle", "interrupted": "Idle",
+}
+# States only the screen can show: the agent's dialogs, and the pane's program gone.
+_SCREEN_ONLY_STATES = frozenset({"AwaitingConfirmation", "AwaitingInput", "Exited"})
+# Events after which the agent is back at its prompt: the turn is over.
+_TURN_ENDS = frozenset({"idle_notified", "stopped", "stop_failed", "interrupted", "session_ended"})
+
+
+class HookView:
+    """What the hooks of one agent in a pane have said, folded: the activity they claim now
+    (`claim`, since `claim_at`), whether a turn or a tool is open, and the facts they gave, each
+    with its provenance."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        self.claim: ActivityState | None = None
+        self.claim_event: str | None = None
+        self.claim_at = float("-inf")
+        self.turn_open = False
+        self.tool_open = False
+        self.asked: str | None = None  # what a permission hook said is asked
+        # Field name ("tool", "prompt", "session_id", …) -> (value, provenance).
+        self.facts: dict[str, tuple[object, Provenance]] = {}
+
+    def take(self, fact: HookFact) -> None:
+        """Fold one fact in. A subagent's facts never move the main conversation's state."""
+        told = Provenance(source="hook", observed_at=fact.observed_at, detail=fact.hook_event)
+        if fact.session_id:
+            self._tell("session_id", fact.session_id, told)
+        event = fact.event
+        if event in ("subagent_started", "subagent_stopped"):
+            count = self.facts.get("background", (0, told))[0]
+            count = int(count) if isinstance(count, int) else 0
+            self._tell("background", count + 1 if event == "subagent_started" else max(0, count - 1), told)
+            return
+        if fact.subagent_id is not None:
+            return
+        if event == "session_started":
+            if fact.message != "compact":  # a new conversation (not one compacted mid-turn)
+                self._close(None, None, told)
+                self.facts.pop("error", None)
+            return
+        if event == "session_ended":
+            self._close(None, None, told)
+            return
+        claim = _CLAIMS.get(event)
+        if claim is None:
+            return
+        if event in _TURN_ENDS:
+            self._close(claim, fact.hook_event, told)
+        else:
+            self.claim, self.claim_event, self.claim_at = claim, fact.hook_event, fact.observed_at
+            self.turn_open = True
+            self.tool_open = event == "tool_started" or (event == "permission_requested" and self.tool_open)
+        if event == "prompt_submitted":
+            for name in ("error", "tool", "tool_input"):
+                self.facts.pop(name, None)
+            if fact.prompt:
+                self._tell("prompt", fact.prompt, told)
+        if event in ("tool_started", "permission_requested") and fact.tool:
+            self._tell("tool", fact.tool, told)
+            if fact.tool_input:
+                self._tell("tool_input", fact.tool_input, told)
+            else:
+                self.facts.pop("tool_input", None)
+        if event == "permission_requested":
+            tool = fact.tool and (f"{fact.tool}: {fact.tool_input}" if fact.tool_input else fact.tool)
+            self.asked = fact.message or tool or "permission requested"
+        if event == "stopped" and fact.background is not None:
+            self._tell("background", fact.background, told)
+        if event == "stop_failed":
+            self._tell("error", AgentError(type=fact.error_type or "unknown",
+                                           message=fact.message or fact.error_type or "unknown"), told)
+
+    def fact(self, name: str) -> tuple[object, Provenance] | None:
+        return self.facts.get(name)
+
+    def _tell(self, name: str, value: object, told: Provenance) -> None:
+        self.facts[name] = (value, told)
+
+    def _close(self, claim: ActivityState | None, event: str | None, told: Provenance) -> None:
+        self.claim, self.claim_event, self.claim_at = claim, event, told.observed_at
+        self.turn_open = self.tool_open = False
+
+
+def _class(state: str) -> str:
+    if state in BUSY_STATES:
+        return "busy"
+    return "rest" if state in AT_PROMPT_STATES else state
+
+
+def hold_ends(screen: AgentState, hooks: HookView) -> float:
+    """When rule 6 stops holding the hooks' open turn against this screen at rest."""
+    since = screen.activity.since if screen.activity.since is not None else float("-inf")
+    return since + (HOOK_TOOL_HOLD_S if hooks.tool_open else HOOK_TURN_HOLD_S)
+
+
+def decide(screen: AgentState, hooks: HookView, now: float) -> tuple[str, str, Confidence]:
+    """(winner "screen" | "hook", rule, confidence) for the activity state: see the module's docstring."""
+    s, h = screen.activity.state, hooks.claim
+    screen_at = screen.activity.since if screen.activity.since is not None else float("-inf")
+    if s in _SCREEN_ONLY_STATES:
+        rule = "screen-exited" if s == "Exited" else "screen-dialog"
+        return "screen", rule, "certain" if h == s else "screen"
+    if h is None:
+        return "screen", "screen-only", "screen"
+    if _class(s) == _class(h):
+        return ("hook" if hooks.claim_at >= screen_at else "screen"), "agree", "certain"
+    if s == "Unknown":
+        return "hook", "screen-unknown", "hook"
+    if hooks.claim_at >= screen_at:
+        return "hook", "hook-newer", "hook"
+    if s in AT_PROMPT_STATES and hooks.turn_open and now < hold_ends(screen, hooks):
+        return "hook", "open-turn", "hook"
+    return "screen", "screen-newer", "screen"
+
+
+def applies(screen: AgentState, hooks: HookView | None) -> bool:
+    """The hooks speak for the program the screen shows (or the screen has not named one)."""
+    return hooks is not None and screen.agent_type in (None, hooks.agent) and screen.activity.state != "Exited"
+
+
+def fuse(screen: AgentState, hooks: HookView | None, now: float, previous: AgentState) -> AgentState:
+    """The state to publish from the screen's reading `screen` (with its own sources) and the
+    hooks' view; `previous` (the state published last) keeps `since` while the state holds."""
+    if hooks is None or not applies(screen, hooks):
+        return msgspec.structs.replace(screen, confidence="screen", fusion=None)
+    winner, rule, confidence = decide(screen, hooks, now)
+    s = screen.activity.state
+    state = hooks.claim if winner == "hook" and hooks.claim is not None else s
+    sources = dict(screen.sources)
+    at = hooks.claim_at if winner == "hook" else screen.activity.since
+    since = previous.activity.since if previous.activity.state == state and previous.activity.since else at
+    if state == s:
+        activity = msgspec.structs.replace(screen.activity, since=since)
+    else:
+        same = _class(s) == _class(state)
+        activity = Activity(state=state, description=screen.activity.description if same else None,
+                            elapsed_s=screen.activity.elapsed_s if same else None, since=since)
+    if winner == "hook" or state == hooks.claim:  # the hook named the state (first, or exactly)
+        sources["state"] = Provenance(source="hook", observed_at=hooks.claim_at, detail=hooks.claim_event)
+    fields: dict[str, object] = {
+        "tool": screen.tool if state == s else None, "tool_input": None,
+        "confirmation": screen.confirmation if state == s else None,
+        "error": screen.error, "prompt": None, "background": screen.background,
+        "session": screen.session,
+    }
+    for name in ("tool", "confirmation"):
+        if fields[name] is None:
+            sources.pop(name, None)
+    _hook_fields(fields, sources, hooks, state, winner, rule)
+    return msgspec.structs.replace(
+        screen,
+        agent_type=screen.agent_type or hooks.agent,
+        is_agent=True,
+        activity=activity,
+        is_awaiting_input=state in AT_PROMPT_STATES,
+        is_awaiting_confirmation=state == "AwaitingConfirmation",
+        sources=sources,
+        confidence=confidence,
+        fusion=Fusion(screen=s, screen_at=screen.activity.since, hook=hooks.claim, hook_event=hooks.claim_event,
+                      hook_at=hooks.claim_at if hooks.claim is not None else None, rule=rule),
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _hook_fields(fields: dict[str, object], sources: dict[str, Provenance], hooks: HookView,
+                 state: str, winner: str, rule: str) -> None:
+    """The facts the hooks gave, over the screen's where they are exact."""
+    asking = state == "AwaitingConfirmation" and hooks.claim == "AwaitingConfirmation"
+    tool = hooks.fact("tool")
+    if tool is not None and (state == "ToolUse" and hooks.tool_open or asking):
+        fields["tool"], sources["tool"] = tool
+        tool_input = hooks.fact("tool_input")
+        if tool_input is not None:
+            fields["tool_input"], sources["tool_input"] = tool_input
+    if state == "AwaitingConfirmation" and fields["confirmation"] is None:
+        fields["confirmation"] = Confirmation(prompt=hooks.asked or "permission requested")
+        sources["confirmation"] = Provenance(source="hook", observed_at=hooks.claim_at, detail=hooks.claim_event)
+    for name in ("prompt", "error"):
+        told = hooks.fact(name)
+        if told is not None:
+            fields[name], sources[name] = told
+    background = hooks.fact("background")
+    shown = sources.get("background")
+    if background is not None and (shown is None or background[1].observed_at >= shown.observed_at):
+        fields["background"], sources["background"] = background
+    if not fields["background"]:
+        sources.pop("background", None)  # none running: nothing to trace
+    session_id = hooks.fact("session_id")
+    if session_id is not None:
+        fields["session"] = msgspec.structs.replace(fields["session"], id=session_id[0])  # type: ignore[type-var]
+        sources["session_id"] = session_id[1]

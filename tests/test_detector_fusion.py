@@ -1,0 +1,264 @@
+"""The screen fused with the agent's hooks (muxd/detectors/fusion.py through DetectorRunner.hook):
+which wins when, what each field's source is, and the confidence, on a fake clock with real
+Detection objects."""
+
+from __future__ import annotations
+
+import pytest
+
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.fusion import HOOK_TOOL_HOLD_S, HOOK_TURN_HOLD_S
+from muxd.detectors.hook_events import HookFact
+from muxd.detectors.provenance import STATE_STALE_S, confidence_at
+from muxd.detectors.runner import DetectorRunner
+from muxd.detectors.state import Confirmation, Detection
+
+
+class Screen:
+    """A detector whose answer is set by the test: `screen.shows(...)` then `look()`."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.detection = Detection(agent_type="claude", state="Idle", rule="prompt")
+
+    def identify(self, ctx):
+        return 1.0
+
+    def detect(self, ctx, prev):
+        return self.detection
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def screen():
+    return Screen()
+
+
+@pytest.fixture
+def runner(clock, screen):
+    return DetectorRunner("%1", [screen], clock=clock)
+
+
+def show(runner, screen, state, rule=None, **fields):
+    """The screen shows `state` now, settled (no debouncing): the runner reads it."""
+    screen.detection = Detection(agent_type=fields.pop("agent_type", "claude"), state=state,
+                                 rule=rule or state.lower(), **fields)
+    runner.run(ScreenContext(lines=[f"{state} {fields}"], process_name="claude"), settled=True)
+    return runner.state
+
+
+def hook(runner, clock, event, hook_event, **fields):
+    fact = HookFact(agent="claude", event=event, hook_event=hook_event, observed_at=clock.now, **fields)
+    runner.hook(fact)
+    return runner.state
+
+
+def test_a_turn_from_the_hooks_and_stop_makes_idle_certain(runner, screen, clock):
+    state = show(runner, screen, "Idle")
+    assert state.confidence == "screen" and state.fusion is None
+    assert state.sources["state"].source == "screen" and state.sources["state"].observed_at == clock.now
+    clock.now += 1
+    state = hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="fix it", session_id="s1")
+    assert state.activity.state == "Thinking" and state.confidence == "hook" and state.fusion.rule == "hook-newer"
+    assert state.prompt == "fix it" and state.sources["prompt"].source == "hook"
+    assert state.sources["state"].detail == "UserPromptSubmit" and state.activity.since == clock.now
+    assert not state.is_awaiting_input and state.session.id == "s1"
+    clock.now += 0.2
+    state = show(runner, screen, "Thinking", description="Pondering")
+    assert state.confidence == "certain" and state.fusion.rule == "agree"
+    assert state.activity.description == "Pondering" and state.activity.since == clock.now - 0.2
+    clock.now += 5
+    state = hook(runner, clock, "stopped", "Stop", answer="done")
+    assert state.activity.state == "Idle" and state.is_awaiting_input and state.confidence == "hook"
+    assert state.activity.description is None  # the spinner's words are not the hook's Idle
+    clock.now += 0.1
+    state = show(runner, screen, "Idle")
+    assert state.activity.state == "Idle" and state.confidence == "certain"
+    assert state.sources["state"].source == "hook" and state.sources["state"].detail == "Stop"
+
+
+def test_a_dialog_on_screen_always_wins(runner, screen, clock):
+    dialog = Confirmation(prompt="Do you want to proceed?", options=["1. Yes", "2. No"])
+    show(runner, screen, "AwaitingConfirmation", confirmation=dialog, tool="Bash")
+    clock.now += 1
+    state = hook(runner, clock, "stopped", "Stop")
+    assert state.activity.state == "AwaitingConfirmation" and state.confirmation == dialog
+    assert state.fusion.rule == "screen-dialog" and state.fusion.hook == "Idle" and state.confidence == "screen"
+    assert state.sources["state"].source == "screen"
+
+
+def test_a_question_on_screen_wins_over_the_tool_that_asks_it(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "tool_started", "PreToolUse", tool="AskUserQuestion", tool_input="Which database?")
+    clock.now += 0.2
+    state = show(runner, screen, "AwaitingInput", rule="question-dialog")
+    assert state.activity.state == "AwaitingInput" and state.is_awaiting_input
+    assert state.fusion.rule == "screen-dialog" and state.fusion.hook == "ToolUse"
+
+
+def test_a_permission_hook_asks_at_once_and_the_screen_gives_the_question(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "tool_started", "PreToolUse", tool="Bash", tool_input="rm -rf build")
+    clock.now += 0.1
+    state = hook(runner, clock, "permission_requested", "PermissionRequest", tool="Bash", tool_input="rm -rf build")
+    assert state.activity.state == "AwaitingConfirmation" and state.is_awaiting_confirmation
+    assert state.confirmation == Confirmation(prompt="Bash: rm -rf build")
+    assert state.sources["confirmation"].source == "hook" and (state.tool, state.tool_input) == ("Bash", "rm -rf build")
+    clock.now += 0.2
+    dialog = Confirmation(prompt="Bash command", options=["1. Yes", "2. No"])
+    state = show(runner, screen, "AwaitingConfirmation", confirmation=dialog, tool="Bash")
+    assert state.confirmation == dialog and state.sources["confirmation"].source == "screen"
+    assert state.confidence == "certain" and state.sources["tool"].source == "hook"
+    # Answered: the screen shows the tool running, newer than the hook's question.
+    clock.now += 2
+    state = show(runner, screen, "ToolUse", tool="Bash")
+    assert state.activity.state == "ToolUse" and state.confirmation is None and state.fusion.rule == "screen-newer"
+
+
+def test_tools_come_exact_from_the_hooks(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    state = hook(runner, clock, "tool_started", "PreToolUse", tool="Edit", tool_input="/w/a.py")
+    assert (state.activity.state, state.tool, state.tool_input) == ("ToolUse", "Edit", "/w/a.py")
+    assert state.sources["tool"] == state.sources["tool_input"] and state.sources["tool"].source == "hook"
+    assert state.confidence == "certain"  # both say busy
+    clock.now += 1
+    state = hook(runner, clock, "tool_finished", "PostToolUse", tool="Edit")
+    assert state.activity.state == "Thinking" and state.tool is None and state.tool_input is None
+    assert "tool" not in state.sources
+
+
+def test_an_old_hook_does_not_pin_a_state_the_screen_since_changed(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    hook(runner, clock, "stopped", "Stop")
+    clock.now += 3
+    state = show(runner, screen, "Generating")  # a new turn the hooks did not report
+    assert state.activity.state == "Generating" and state.fusion.rule == "screen-newer"
+    assert state.confidence == "screen" and state.sources["state"].source == "screen"
+
+
+def test_an_open_turn_holds_against_a_screen_at_rest_for_a_while(runner, screen, clock):
+    show(runner, screen, "Idle")
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="go")
+    clock.now += 0.5
+    show(runner, screen, "Thinking")
+    clock.now += 10
+    state = show(runner, screen, "Idle")  # the false Idle: the agent is mid-turn
+    assert state.activity.state == "Thinking" and state.fusion.rule == "open-turn"
+    assert state.fusion.screen == "Idle" and state.confidence == "hook"
+    assert runner.recheck_at == clock.now + HOOK_TURN_HOLD_S
+    clock.now += HOOK_TURN_HOLD_S - 1
+    assert runner.refresh() is None
+    clock.now += 1
+    state = runner.refresh()
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-newer" and runner.recheck_at is None
+
+
+def test_a_running_tool_holds_longer(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "tool_started", "BeforeTool", tool="run_shell_command", tool_input="make test")
+    clock.now += 20
+    state = show(runner, screen, "Idle")  # "! Shell awaiting input": the command still runs
+    assert state.activity.state == "ToolUse" and state.tool == "run_shell_command"
+    assert runner.recheck_at == clock.now + HOOK_TOOL_HOLD_S
+    clock.now += 1
+    state = hook(runner, clock, "tool_finished", "AfterTool", tool="run_shell_command")
+    assert state.activity.state == "Thinking"
+    clock.now += 1
+    state = hook(runner, clock, "stopped", "AfterAgent")
+    assert state.activity.state == "Idle" and state.confidence == "certain"
+
+
+def test_a_screen_that_cannot_tell_gives_way(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit")
+    clock.now += 1
+    state = show(runner, screen, "Unknown")  # a dialog the detector does not know
+    assert state.activity.state == "Thinking" and state.fusion.rule == "screen-unknown"
+
+
+def test_session_errors_and_background_work(runner, screen, clock):
+    show(runner, screen, "Idle", session_id="from-screen", model="opus")
+    state = hook(runner, clock, "session_started", "SessionStart", session_id="abc-123", message="startup")
+    assert state.session.id == "abc-123" and state.session.model == "opus"
+    assert state.sources["session_id"].source == "hook" and state.sources["model"].source == "screen"
+    assert state.fusion.rule == "screen-only" and state.activity.state == "Idle"
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="go")
+    hook(runner, clock, "subagent_started", "SubagentStart", subagent_id="a1")
+    state = hook(runner, clock, "tool_started", "PreToolUse", tool="Grep", subagent_id="a1")
+    assert state.activity.state == "Thinking" and state.background == 1  # a subagent's tool: not the main state
+    clock.now += 1
+    state = hook(runner, clock, "stopped", "Stop", background=2)
+    assert state.activity.state == "Idle" and state.background == 2 and state.sources["background"].detail == "Stop"
+    state = hook(runner, clock, "subagent_stopped", "SubagentStop", subagent_id="a1")
+    assert state.background == 1
+    state = hook(runner, clock, "subagent_stopped", "SubagentStop", subagent_id="a2")
+    assert state.background == 0 and "background" not in state.sources
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="again")
+    state = hook(runner, clock, "stop_failed", "StopFailure", error_type="rate_limit", message="429")
+    assert state.activity.state == "Idle" and (state.error.type, state.error.message) == ("rate_limit", "429")
+    assert state.sources["error"].detail == "StopFailure"
+    state = hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="retry")
+    assert state.error is None and "error" not in state.sources
+
+
+def test_another_program_on_screen_ends_what_the_hooks_said(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="go")
+    clock.now += 1
+    state = show(runner, screen, "Idle", agent_type="shell")
+    assert state.agent_type == "shell" and state.fusion is None and state.prompt is None
+    assert runner.hooks is None and state.confidence == "screen"
+
+
+def test_hooks_before_the_screen_names_the_agent(runner, screen, clock):
+    show(runner, screen, "Unknown", agent_type=None)
+    state = hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="hi")
+    assert state.agent_type == "claude" and state.is_agent and state.activity.state == "Thinking"
+
+
+def test_nothing_new_publishes_nothing(runner, screen, clock):
+    show(runner, screen, "Idle")
+    assert runner.hook(None) is None
+    assert runner.hook(HookFact(agent="claude", event="session_started", hook_event="SessionStart",
+                                observed_at=clock.now)) is not None  # the view now speaks (screen-only)
+    clock.now += 1
+    assert runner.hook(HookFact(agent="claude", event="session_started", hook_event="SessionStart",
+                                observed_at=clock.now)) is None
+
+
+def test_screen_sources_keep_their_first_observation(runner, screen, clock):
+    state = show(runner, screen, "Thinking", description="Pondering", tokens=10, model="opus")
+    first = clock.now
+    assert state.sources["tokens_used"].observed_at == first and state.sources["model"].detail == "thinking"
+    clock.now += 2
+    state = show(runner, screen, "Thinking", description="Pondering", tokens=20, model="opus")
+    assert state.sources["model"].observed_at == first and state.sources["tokens_used"].observed_at == clock.now
+    assert state.sources["state"].observed_at == first
+
+
+def test_a_busy_state_nothing_confirms_goes_stale(runner, screen, clock):
+    state = show(runner, screen, "Thinking")
+    assert confidence_at(state, clock.now + STATE_STALE_S) == "screen"
+    assert confidence_at(state, clock.now + STATE_STALE_S + 1) == "stale"
+    idle = show(runner, screen, "Idle")
+    assert confidence_at(idle, clock.now + 10 * STATE_STALE_S) == "screen"  # at rest: a quiet screen is true

@@ -157,3 +157,36 @@ def test_muxd_hook_gives_up_on_a_daemon_that_never_answers(tmp_path: Path) -> No
         listener.close()
         for conn in accepted:
             conn.close()
+
+
+def _summary(server: MuxdTestServer, target: str) -> dict:
+    return json.loads(server.cli("summary", "-t", target, "--json", check=True).stdout)
+
+
+def test_a_hook_event_from_the_pane_becomes_its_agent_state_with_its_source(muxd_server: MuxdTestServer) -> None:
+    """`muxd hook` run in the pane, as Claude Code's UserPromptSubmit hook runs it: the pane's
+    summary says Thinking, from the hook, with the exact prompt; the Stop that follows makes it
+    Idle. (The screen here is `cat`'s, which says nothing of an agent: the hooks' word stands.)"""
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s-1", "prompt": "fix the bug"})
+    muxd_server.cli("new-session", "-d", "-s", "agent", "--", "sh", "-c",
+                    f"printf '%s' '{prompt}' | {' '.join(HOOK)}; echo sent; exec cat", check=True)
+    muxd_server.wait_for_text("agent", "sent", timeout=30)
+    wait_until(lambda: _summary(muxd_server, "agent")["activity"]["state"] == "Thinking", timeout=10,
+               message="the prompt's hook read as Thinking")
+    summary = _summary(muxd_server, "agent")
+    assert summary["agent_type"] == "claude" and summary["session"]["id"] == "s-1"
+    assert summary["sources"]["state"]["source"] == "hook"
+    assert summary["sources"]["state"]["detail"] == "UserPromptSubmit"
+    assert "fix the bug" in muxd_server.cli("explain", "-t", "agent", check=True).stdout
+
+    async def stop() -> None:
+        owner = await muxd_server.client()
+        try:
+            await owner.call(m.HookEvent, target="agent", agent="claude", payload=STOP)
+        finally:
+            await owner.close()
+
+    asyncio.run(stop())
+    wait_until(lambda: _summary(muxd_server, "agent")["activity"]["state"] == "Idle", timeout=10,
+               message="the Stop hook read as Idle")
+    assert _summary(muxd_server, "agent")["sources"]["state"]["detail"] == "Stop"

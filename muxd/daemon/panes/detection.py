@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from muxd.config import HOOK_EVENTS_KEPT
 from muxd.daemon.panes import pty as ptys
 from muxd.detectors.base import Detector, ScreenContext
+from muxd.detectors.hook_events import hook_fact
 from muxd.detectors.runner import DetectionSchedule, DetectorRunner
 from muxd.detectors.shell import SHELLS
 from muxd.detectors.state import AgentState
@@ -138,6 +139,7 @@ class PaneDetection:
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
         self.hooks_heard: deque[HookHeard] = deque(maxlen=HOOK_EVENTS_KEPT)  # newest last
+        self._recheck: asyncio.TimerHandle | None = None  # see _arm_recheck
 
     @property
     def state(self) -> AgentState:
@@ -172,17 +174,42 @@ class PaneDetection:
         changed = self.runner.run(screen_context(self.pane, self.foreground))
         self.schedule.ran(now, changed=self.runner.significant(before, changed) or self.runner.pending,
                           cost_s=self.runner.last_cost_s)
-        if changed is not None:
-            self._on_change(self.pane, changed)
+        self._publish(changed)
         if self.runner.pending:  # a state waits for its second look even if the screen is still
             self._arm(loop, self.schedule.again(loop.time()))
 
     def hook(self, agent: str, payload: dict[str, Any], received_at: float) -> None:
-        """The pane's agent reported an event through its hooks (muxd hook)."""
+        """The pane's agent reported an event through its hooks (muxd hook): fused with the
+        screen at once, as a change on screen is."""
+        if self._closed:
+            return
         self.hooks_heard.append(HookHeard(agent, hook_event_name(payload), received_at))
+        self._publish(self.runner.hook(hook_fact(agent, payload, received_at)))
+
+    def _publish(self, changed: AgentState | None) -> None:
+        if changed is not None:
+            self._on_change(self.pane, changed)
+        self._arm_recheck()
+
+    def _arm_recheck(self) -> None:
+        """The fused state may change with time alone (an open turn's hold ending against a
+        screen at rest): look again then, whatever the screen does."""
+        if self._recheck is not None:
+            self._recheck.cancel()
+            self._recheck = None
+        due = self.runner.recheck_at
+        if due is not None and not self._closed:
+            delay = max(0.0, due - self.runner.clock())
+            self._recheck = asyncio.get_running_loop().call_later(delay, self._refresh)
+
+    def _refresh(self) -> None:
+        self._recheck = None
+        if not self._closed:
+            self._publish(self.runner.refresh())
 
     def close(self) -> None:
         self._closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        for timer in (self._timer, self._recheck):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._recheck = None

@@ -1,6 +1,9 @@
-"""What the agents' hooks cost them: `muxd hook --agent claude` start-to-exit, with a real event
-on stdin handed to a real daemon, against a bare `python -c pass` of the same interpreter fed
-the same bytes, measured in the same run.
+"""What the agents' hooks cost them, and how soon muxd knows: `muxd hook --agent claude`
+start-to-exit, with a real event on stdin handed to a real daemon, against a bare `python -c
+pass` of the same interpreter fed the same bytes; and hook-to-state latency, from the moment the
+hook command starts to the first `agent_summary` (the Summary request MCP's tool makes) that
+shows the event's state, p50/p95 over alternating prompts and Stops, against the bare
+interpreter's start (the floor of any hook that is a program), all measured in the same run.
 
     .venv/bin/python benchmarks/bench_hooks.py [--runs 30]
 
@@ -12,17 +15,22 @@ runs it in a pane: the `muxd` console script, with the pane's MUXD, MUXD_PANE an
 from __future__ import annotations
 
 import argparse
+import asyncio
 import compileall
 import json
 import os
+import statistics
 import sys
+import time
 
 from _peers import run_benchmark
-from _timing import paired_medians
+from _timing import paired_medians, run_ms
 
+from muxd.protocol.messages import Summary
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
+LATENCY_GIVE_UP_S = 10.0
 EVENTS = {
     "PreToolUse": {"hook_event_name": "PreToolUse", "session_id": "bench", "tool_name": "Bash",
                    "tool_input": {"command": "pytest -q tests/test_x.py"}},
@@ -38,6 +46,38 @@ def _pane_env(server: MuxdTestServer) -> dict[str, str]:
     wait_until(dump.exists, timeout=30, message="the pane's environment written")
     pane = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
     return {**server.env, **{k: pane[k] for k in ("MUXD", "MUXD_PANE", "MUXD_TOKEN")}}
+
+
+async def _latencies(server: MuxdTestServer, hook: list[str], env: dict[str, str], runs: int) -> list[float]:
+    """Milliseconds from starting `hook` with an event to the first Summary of the pane that
+    shows the event's state (a prompt: Thinking; a Stop: Idle), `runs` events alternating."""
+    client = await server.client()
+    pane = env["MUXD_PANE"]
+    took = []
+    try:
+        for run in range(runs):
+            if run % 2 == 0:
+                event, wanted = {"hook_event_name": "UserPromptSubmit", "session_id": "bench",
+                                 "prompt": f"prompt {run}"}, "Thinking"
+            else:
+                event, wanted = EVENTS["Stop"], "Idle"
+            started = time.perf_counter()
+            process = await asyncio.create_subprocess_exec(*hook, env=env, stdin=asyncio.subprocess.PIPE)
+            process.stdin.write(json.dumps(event).encode())  # type: ignore[union-attr]
+            process.stdin.close()  # type: ignore[union-attr]
+            while (await client.call(Summary, target=pane)).summary.activity.state != wanted:
+                if time.perf_counter() - started > LATENCY_GIVE_UP_S:
+                    raise TimeoutError(f"the pane never showed {wanted} after {event['hook_event_name']}")
+            took.append((time.perf_counter() - started) * 1000)
+            await process.wait()
+    finally:
+        await client.close()
+    return took
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def main() -> int:
@@ -64,6 +104,12 @@ def main() -> int:
                                                         json.dumps(EVENTS["Stop"]).encode())
         print(f"hook {'(no pane)':12} {took:6.1f} ms  bare {bare_wall:5.1f} ms  ratio {took / bare_wall:4.2f}x"
               f"   cpu {cpu:5.1f} ms  bare {bare_cpu:5.1f} ms  ratio {cpu / bare_cpu:4.2f}x")
+        latencies = asyncio.run(_latencies(server, hook, env, args.runs))
+        starts = [run_ms(bare, env)[0] for _ in range(args.runs)]
+        p50, p95 = statistics.median(latencies), _percentile(latencies, 0.95)
+        floor = statistics.median(starts)
+        print(f"hook -> agent_summary   p50 {p50:6.1f} ms  p95 {p95:6.1f} ms   "
+              f"bare start p50 {floor:5.1f} ms  ratio p50 {p50 / floor:4.2f}x  p95 {p95 / floor:4.2f}x")
     finally:
         server.stop()
     return 0

@@ -50,8 +50,9 @@ def test_a_plugin_detector_is_picked_up_and_drives_published_states(plugin_serve
     assert set(summary) == {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools",
                             "context", "confirmation", "error", "recent_output", "background", "confidence",
                             "sources"}
-    assert summary["confidence"] == "screen" and summary["sources"]["state"]["source"] == "screen"
     assert summary["confirmation"] is None and summary["error"] is None
+    assert summary["confidence"] == "screen" and summary["sources"]["state"]["source"] == "screen"
+    assert summary["sources"]["state"]["detail"] == "demo-banner"
     table = s.cli("ls", check=True).stdout
     assert "demo" in table and "Thinking" in table and "working" in table
 

@@ -170,6 +170,15 @@ def test_an_open_turn_holds_against_a_screen_at_rest_for_a_while(runner, screen,
     assert state.activity.state == "Idle" and state.fusion.rule == "screen-newer" and runner.recheck_at is None
 
 
+def test_a_hold_that_ran_out_ends_at_the_next_look_too(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit")
+    clock.now += 1
+    assert show(runner, screen, "Idle").activity.state == "Thinking"
+    clock.now += HOOK_TURN_HOLD_S
+    assert show(runner, screen, "Idle").activity.state == "Idle"  # the same screen, read again
+
+
 def test_a_running_tool_holds_longer(runner, screen, clock):
     show(runner, screen, "Thinking")
     clock.now += 1

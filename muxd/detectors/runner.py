@@ -140,7 +140,8 @@ class DetectorRunner:
         now = self.clock()
         if not reshaped and frame == self._last_frame and not self.pending and not settled and (
                 now - self._last_read_at < TICKING_REFRESH_S):
-            return None  # the same words (at most a spinner and its counters moved): nothing new
+            # The same words (at most a spinner and its counters moved): nothing new on screen.
+            return None if self.hooks is None else self._fused(now)
         self._last_frame = frame
         self._last_read_at = now
         found = self._detect(ctx)
@@ -159,7 +160,9 @@ class DetectorRunner:
         source = (detection, detector_name, self._tools_counted)
         if source == self._published_from and self.screen is self._published_state and (
                 self.screen.activity.since):
-            return None  # what the last look found, again: _publish would build the same state
+            # What the last look found, again: _publish would build the same state (only a
+            # hold of the hooks' open turn may have run out meanwhile).
+            return None if self.hooks is None else self._fused(now)
         screen = self._publish(detection, detector_name, now)
         self.screen = msgspec.structs.replace(screen, sources=carried(self.screen, screen))
         if self.hooks is not None and not applies(self.screen, self.hooks) and (

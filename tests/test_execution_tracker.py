@@ -3,13 +3,14 @@ clock and the states are given, the effects are checked."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from muxd.config import (
     EXECUTION_IDLE_SETTLE_S, EXECUTION_RESUBMIT_GAP_S, EXECUTION_RESUBMITS_MAX, EXECUTION_TURN_RECHECK_S,
     EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
 )
-from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState
+from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState, Provenance
 from muxd.errors import Conflict
 from muxd.executions.record import Execution, new_execution_id
 from muxd.executions.tracker import Deliver, ExecutionTracker, Finish, Interrupt, Resubmit, Save
@@ -256,3 +257,41 @@ def test_a_turn_seen_busy_ends_without_looking_at_the_screen():
     tracker.state_changed(state("Thinking"), 0.5)
     tracker.state_changed(state("Idle"), 1.0)
     assert only(tracker.tick(1.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution.status == "success"
+
+
+def hooked(activity: str, at: float, **fields: object) -> AgentState:
+    """A state the agent's own hooks gave (the fusion's provenance), as of `at`."""
+    said = Provenance(source="hook", observed_at=at, detail="hook")
+    sources = {"state": said, **({"prompt": said} if "prompt" in fields else {})}
+    return AgentState(pane_id="%1", agent_type="claude", is_agent=True, activity=Activity(state=activity),
+                      sources=sources, **fields)  # type: ignore[arg-type]
+
+
+def test_a_turn_the_hooks_report_takes_its_prompt_start_and_end_from_them():
+    """A person's prompt: UserPromptSubmit gives the exact text and moment, Stop the moment it
+    ended; the record says so in its sources (the screen's input box and settle give neither)."""
+    tracker = ExecutionTracker("%1")
+    tracker.state_changed(hooked("Idle", 1.0), 1.0)
+    manual = prompt(message=None)
+    tracker.state_changed(hooked("Thinking", 5.0, prompt="fix the flaky test"), 5.2,
+                          manual=lambda: (manual, "fix the fl"))  # the box as last read: cut short
+    running = tracker.running
+    assert running is not None and running.message == "fix the flaky test" and running.started_at == 5.0
+    assert running.sources["message"] == "hook" and running.sources["started_at"] == "hook"
+    tracker.state_changed(hooked("Idle", 9.0), 9.3)
+    done = only(tracker.tick(9.3 + EXECUTION_IDLE_SETTLE_S), Finish).execution
+    assert done.status == "success" and done.completed_at == 9.0 and done.duration_ms == 4000
+    assert done.sources["completed_at"] == "hook"
+
+
+def test_background_work_keeps_a_turn_open_at_the_prompt():
+    """Claude Code's "Waiting for 1 background agent to finish": the prompt is back, the work
+    is not done; the execution ends once the background work does."""
+    tracker = idle_tracker()
+    tracker.submit(prompt(), 0.0)
+    tracker.state_changed(state("Thinking"), 1.0)
+    waiting = msgspec.structs.replace(state("Idle"), background=1)
+    tracker.state_changed(waiting, 2.0)
+    assert tracker.due() is None and tracker.tick(60.0) == [] and tracker.running is not None
+    tracker.state_changed(state("Idle"), 61.0)
+    assert only(tracker.tick(61.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution.status == "success"

@@ -19,8 +19,9 @@ FAILED_STATUSES: tuple[Status, ...] = ("failed", "timeout", "interrupted")
 TriggeredBy = Literal["manual", "schedule", "agent", "mcp", "cli"]
 TRIGGERS: tuple[TriggeredBy, ...] = ("manual", "schedule", "agent", "mcp", "cli")
 Kind = Literal["prompt", "command"]
-# Where a field's value came from: the agent's own session log is exact, the screen is read.
-Source = Literal["session_log", "screen", "process", "request"]
+# Where a field's value came from: the agent's own session log and its hooks are exact, the
+# screen is read.
+Source = Literal["session_log", "screen", "process", "request", "hook"]
 
 
 class ExecutionError(msgspec.Struct, frozen=True, kw_only=True):

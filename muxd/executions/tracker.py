@@ -103,6 +103,7 @@ class _Turn:
     recheck_at: float | None = None  # an unseen turn not on the screen yet: look again then
     resubmits: int = 0               # Enters sent again for a prompt left in the input box
     resubmitted_at: float = 0.0
+    hook_ended_at: float | None = None  # the agent's hooks said the turn ended then (its Stop)
 
 
 @dataclass
@@ -226,18 +227,29 @@ class ExecutionTracker:
         self._observe(state)
         if activity in MID_TURN_STATES:
             turn.seen_busy = True
-            turn.at_prompt_since = None
+            turn.at_prompt_since = turn.hook_ended_at = None
+        elif activity in AT_PROMPT_STATES and state.background:
+            turn.at_prompt_since = None  # background work runs on: the turn settles once it ends
         elif activity in AT_PROMPT_STATES:
             if turn.at_prompt_since is None:
                 turn.at_prompt_since = now
+            said = _said_by_hook(state, "state")  # not a Stop of the turn before this one
+            turn.hook_ended_at = said if said is not None and said >= turn.delivered_at else None
         else:  # Unknown: not at the prompt, not known busy
             turn.at_prompt_since = None
         return self.tick(now)
 
     def _start_manual(self, manual: Execution, message: str | None, state: AgentState, now: float) -> list[Effect]:
-        # Typed by a person: already submitted, so nothing to deliver, and already busy.
+        # Typed by a person: already submitted, so nothing to deliver, and already busy. The
+        # agent's own hook, when it has one, gives the prompt as it got it and the moment.
+        sources = dict(manual.sources)
+        prompt_at, started_at = _said_by_hook(state, "prompt"), _said_by_hook(state, "state")
+        if prompt_at is not None and state.prompt:
+            message, sources["message"] = state.prompt, "hook"
+        if started_at is not None:
+            now, sources["started_at"] = min(now, started_at), "hook"
         self.running = msgspec.structs.replace(manual, triggered_by="manual", status="running", message=message,
-                                               started_at=now, queued_at=now)
+                                               started_at=now, queued_at=now, sources=sources)
         self._turn = _Turn(delivered_at=now, seen_busy=True, cost_start=None)
         self._observe(state)
         return [Save(self.running)]
@@ -283,10 +295,11 @@ class ExecutionTracker:
             turn.recheck_at = now + EXECUTION_TURN_RECHECK_S
             return []
         error = turn.error or self.state.error
+        ended = turn.hook_ended_at if turn.hook_ended_at is not None else now
         if error is not None:
-            effects = self._end("failed", now, error_of(error.type, error.message))
+            effects = self._end("failed", ended, error_of(error.type, error.message))
         else:
-            effects = self._end("success", now, None)
+            effects = self._end("success", ended, None)
         return effects + self._next(now)
 
     def _unsent(self, running: Execution, turn: _Turn, now: float) -> list[Effect]:
@@ -368,5 +381,13 @@ class ExecutionTracker:
                 extra["cost_usd"] = round(max(0.0, turn.cost_end - start), 6)
             sources = dict(running.sources)
             sources.update({k: "screen" for k in ("tokens_used", "cost_usd") if k in extra})
+            if turn.hook_ended_at is not None and now == turn.hook_ended_at:
+                sources["completed_at"] = "hook"
             extra["sources"] = sources
         return [Finish(finished(running, status, now, error=error, **extra))]
+
+
+def _said_by_hook(state: AgentState, field_name: str) -> float | None:
+    """When the agent's own hooks gave `state`'s field `field_name` (None: they did not)."""
+    provenance = state.sources.get(field_name)
+    return provenance.observed_at if provenance is not None and provenance.source == "hook" else None

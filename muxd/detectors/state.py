@@ -65,6 +65,9 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True):
     # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
     input_text: str | None = None
     evidence: Evidence | None = None
+    # Work the agent reports still running apart from its turn (Claude Code's background
+    # subagents, Codex's background terminals): a count; 0 when none is shown.
+    background: int = 0
 
 
 class ToolSighting(msgspec.Struct, frozen=True):
@@ -96,3 +99,5 @@ class Detection(msgspec.Struct, frozen=True, kw_only=True):
     # The text in the agent's input box (lines joined by "\n"); None when the box is empty
     # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
     input_text: str | None = None
+    # Background work still running (subagents, terminals), as the screen counts it.
+    background: int = 0

@@ -215,6 +215,36 @@ def test_shell_command_running_is_tool_use() -> None:
     assert (d.state, d.tool) == ("ToolUse", "run")
 
 
+def sent(text: str) -> tuple[list[str], tuple[int, int]]:
+    """The prompt `> text` as the last row and the cursor at the start of the blank row under
+    it: what Aider shows once Enter is pressed, until its command or the model prints."""
+    rows = screen(BANNER + f"    |──\n    |notes.txt\n    |> {text}\n")
+    return rows, (0, len(rows))
+
+
+@pytest.mark.parametrize("text, state, tool", [
+    ("/run sleep 12; echo ran-it", "ToolUse", "run"),
+    ("!make test", "ToolUse", "run"),
+    ("please answer slowly", "Thinking", None),
+])
+def test_sent_with_nothing_drawn_yet_is_busy(text: str, state: str, tool: str | None) -> None:
+    rows, cursor = sent(text)
+    d = DETECTOR.detect(ctx(rows, cursor=cursor), None)
+    assert (d.state, d.tool) == (state, tool)
+    # The same row with the cursor still on it is a draft.
+    assert DETECTOR.detect(ctx(rows, cursor=(len(rows[-1]), len(rows) - 1)), None).state == "Idle"
+
+
+def test_question_cut_at_the_edge_of_a_narrow_pane() -> None:
+    # 60 columns: `[Yes]` itself is cut across two rows.
+    rows = [*screen(BANNER)[:2], "> /run sleep 12", "ran-it",
+            "Add 0.0k tokens of command output to the chat? (Y)es/(N)o [Y", "es]:"]
+    d = DETECTOR.detect(ScreenContext(lines=rows, columns=60), None)
+    assert d.state == "AwaitingConfirmation"
+    assert d.confirmation == Confirmation(prompt="Add 0.0k tokens of command output to the chat? (Y)es/(N)o [Yes]:",
+                                          options=["Yes", "No"])
+
+
 def test_redraw_of_a_streamed_reply_keeps_the_busy_state() -> None:
     rows = asking("hi")
     assert detect(rows).state == "Idle"  # a typed draft, as far as one frame can tell

@@ -210,6 +210,84 @@ def test_exit_with_a_teammate_running_awaits_confirmation() -> None:
         "1. Exit and stop tasks", "2. Move to background and exit", "3. Stay"])
 
 
+def test_waiting_for_a_background_agent_is_not_idle() -> None:
+    # The turn ended with a subagent still running in the background: its result starts the
+    # next turn by itself. The agents under the footer count as background work.
+    d = detect(screen("""
+        |● Agent(Survey the files)
+        |  ⎿  Backgrounded agent (↓ to manage · ctrl+o to expand)
+
+        |● The helper runs in the background.
+
+        |✻ Waiting for 1 background agent to finish
+
+        |──
+        |❯
+        |──
+        |  ⏸ manual mode on · ? for shortcuts · ↓ to manage
+
+        |  ● main
+        |  ◯ general-purpose  Survey the files  11s · ↑ 6.9k tokens
+    """))
+    assert (d.state, d.rule, d.tool, d.background) == ("ToolUse", "background-agents", "Agent", 1)
+    assert d.description == "Waiting for 1 background agent to finish"
+
+
+def test_agents_listed_under_the_footer_are_background_work() -> None:
+    d = detect(screen(IDLE_BOX, "|", "|  ● main", "|  ◯ general-purpose  Survey the files  3s"))
+    assert (d.state, d.background) == ("Idle", 1)
+
+
+def test_exit_plan_mode_asks_with_its_options_joined() -> None:
+    # No key hints under the options; the first option wraps at 60 columns.
+    d = detect(screen("""
+        |● Here is my plan.
+        |""" + "▔" * COLUMNS + """
+
+        |  ────────────────────────────────────────────────────────
+        |   Exit plan mode?
+
+        |    Claude wants to exit plan mode
+
+        |    ❯ 1. Yes, and switch to default (ask each time) for
+        |         this session
+        |      2. No
+    """))
+    assert (d.state, d.tool) == ("AwaitingConfirmation", "ExitPlanMode")
+    assert d.confirmation == Confirmation(prompt="Exit plan mode?", options=[
+        "1. Yes, and switch to default (ask each time) for this session", "2. No"])
+
+
+@pytest.mark.parametrize("tabs", ["Help  General   Commands   Custom commands",
+                                  "Settings  Status   Config   Usage   Stats"])
+def test_help_and_status_overlays_are_claude_at_rest(tabs: str) -> None:
+    rows = screen("|✻ Churned for 30s · done 2:15 PM", "|" + "▔" * COLUMNS, f"|  {tabs}", "|", """
+        |  Version:                    2.1.330
+        |  Session ID:                 d9eb3151-daa3-4237-ada1-27c69ce1ac26
+
+        |  ←/→ to switch · Esc to close
+    """)
+    d = detect(rows)
+    assert (d.state, d.rule, d.line) == ("Idle", "overlay", tabs)
+    assert DETECTOR.identify(ctx(rows)) >= 0.5
+    waiting = detect([row.replace("Churned for 30s · done 2:15 PM", "Waiting for 1 background agent to finish")
+                      for row in rows])
+    assert (waiting.state, waiting.background) == ("ToolUse", 1)
+
+
+def test_the_model_picker_is_no_question() -> None:
+    d = detect(screen("|✻ Churned for 30s · done 2:15 PM", "|" + "▔" * COLUMNS, """
+        |  Select model
+        |  Your pick is the default for new sessions.
+
+        |  ❯ 1. Default (recommended) ✔  Use the default model
+        |    2. Opus                     Opus 5.5
+
+        |  s to use this session only · Enter to save · Esc to cancel
+    """))
+    assert (d.state, d.rule, d.confirmation) == ("Unknown", "picker", None)
+
+
 def test_draft_in_the_box_and_interrupted_turn_are_idle() -> None:
     d = detect(screen("""
         |❯ slow answer please

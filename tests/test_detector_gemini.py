@@ -199,6 +199,20 @@ def test_running_tool_box_is_tool_use() -> None:
     assert d.tools_seen == [ToolSighting("Shell", "Shell mkdir -p demo && ls demo")]
 
 
+@pytest.mark.parametrize("glyph", ["⊶", "⊷"])  # the running glyph blinks between the two
+def test_running_tool_box_is_tool_use_on_either_blink(glyph: str) -> None:
+    d = detect(busy(SHELL_BOX.replace("✓", glyph)))
+    assert (d.state, d.tool) == ("ToolUse", "Shell")
+
+
+def test_shell_awaiting_input_while_the_command_runs_is_tool_use() -> None:
+    # After a while without output Gemini CLI puts this where its spinner was; the command runs.
+    waiting = "    | ! Shell awaiting input (Tab to focus)                       ? for shortcuts\n"
+    rows = screen(BANNER + SHELL_BOX.replace("✓", "⊷") + waiting + INPUT_BOX)
+    d = detect(rows)
+    assert (d.state, d.tool, d.description, d.elapsed_s) == ("ToolUse", "Shell", "Shell awaiting input", None)
+
+
 CONFIRM = """
     | > please run a shell command
 

@@ -97,7 +97,7 @@ class AiderDetector:
             # the second Ctrl-C: Aider says so and exits
             return Detection(agent_type=NAME, state="Exited", rule="keyboard-interrupt", line=last[1].strip(),
                              model=model)
-        found = _current_state(lines, columns=ctx.columns, last=last, prompts=_prompt_rows(lines))
+        found = _current_state(lines, columns=ctx.columns, last=last, prompts=_prompt_rows(lines), cursor=ctx.cursor)
         if found.rule == "prompt" and _redraw_while_busy(found, prev):
             # the streamed reply is redrawn below a prompt that already holds the sent text
             found = replace(found, state=prev.activity.state, rule="prompt-redraw-held",  # type: ignore[union-attr]
@@ -209,6 +209,11 @@ def _question(lines: Sequence[str], row: int, columns: int) -> tuple[str, list[s
     """(prompt, options) when row `row` asks a yes/no question; a question wrapped at the
     screen edge is joined with the rows above."""
     line = lines[row]
+    above = row - 1
+    # the rows above that the question filled to the edge (a narrow pane cuts even `[Yes]`)
+    while above >= 0 and len(lines[above]) >= columns and lines[above].strip() and not is_rule(lines[above]):
+        line = lines[above] + line
+        above -= 1
     if "(" not in line and "[" not in line:
         return None  # every question form has a bracket: the pattern need not scan the row
     matches = list(_QUESTION.finditer(line))
@@ -216,10 +221,6 @@ def _question(lines: Sequence[str], row: int, columns: int) -> tuple[str, list[s
     if match is None or line[match.end():].strip().lower() not in _TYPED_ANSWERS:
         return None
     text = line[:match.end()]
-    above = row - 1
-    while above >= 0 and len(lines[above]) >= columns and lines[above].strip():
-        text = lines[above] + text
-        above -= 1
     if match.group("choices"):
         options = [f"{m.group('key')}{m.group('tail')}".strip() for m in _CHOICE.finditer(match.group("choices"))]
     elif match.group("yn"):
@@ -250,10 +251,13 @@ def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None
     return errors[-1] if errors else None
 
 
-def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str], prompts: list[int]) -> Detection:
+def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str], prompts: list[int],
+                   cursor: tuple[int, int] = (0, 0)) -> Detection:
     last_row, last_line = last
     prompt = prompts[-1] if prompts else None
     typed = _input_rows(lines, prompt, last_row) if prompt is not None else None
+    if typed is not None and _sent(lines, last_row, cursor):
+        return _sent_state(lines[prompt])  # type: ignore[index]
     if typed is not None:
         # the turn that finished last starts after the prompt before the current input line
         turn_start = prompts[-2] + 1 if len(prompts) > 1 else 0
@@ -285,9 +289,9 @@ def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str],
     if prompt is None:
         return unknown("no-prompt")  # starting: its banner and settings, no prompt yet
     command = _prompt_text(lines[prompt])
-    if _RUN_PROMPT.match(command):
-        tool = "run" if command.startswith(("!", "/run")) else command[1:].split()[0]
-        return Detection(agent_type=NAME, state="ToolUse", rule="command-running", line=command, tool=tool)
+    running = _command_running(command)
+    if running is not None:
+        return running
     if "Tokens: " in screen_text(lines) and any(
             _TOKEN_REPORTS[line][0][1] for line in lines[start:last_row + 1]):
         # the reply is complete; edits are applied and checks run before the next prompt
@@ -298,6 +302,31 @@ def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str],
         return unknown("command-output")
     # Text under the request the user sent, and none of the rows above: the reply streams.
     return Detection(agent_type=NAME, state="Generating", rule="reply-streaming", line=last_line.strip(), error=error)
+
+
+def _sent(lines: Sequence[str], last_row: int, cursor: tuple[int, int]) -> bool:
+    """The cursor has left the input for the start of a blank row under it: Enter was pressed
+    and nothing is drawn yet (a `/run` command at work, the first seconds of a slow reply)."""
+    x, y = cursor
+    return x == 0 and y > last_row and (y >= len(lines) or not lines[y].strip())
+
+
+def _sent_state(prompt_line: str) -> Detection:
+    command = _prompt_text(prompt_line)
+    running = _command_running(command)
+    if running is not None:
+        return running
+    if command.startswith("/") and command[1:].split()[0].lower() not in _MODEL_COMMANDS:
+        return Detection(agent_type=NAME, state="Unknown", rule="command-sent", line=command)
+    return Detection(agent_type=NAME, state="Thinking", rule="request-sent", line=command)
+
+
+def _command_running(command: str) -> Detection | None:
+    """ToolUse for a sent `/run`, `!`, `/test` or `/lint` (Aider draws nothing while it runs)."""
+    if not _RUN_PROMPT.match(command):
+        return None
+    tool = "run" if command.startswith(("!", "/run")) else command[1:].split()[0]
+    return Detection(agent_type=NAME, state="ToolUse", rule="command-running", line=command, tool=tool)
 
 
 def _input_rows(lines: Sequence[str], prompt: int, last_row: int) -> list[str] | None:

@@ -14,12 +14,15 @@ import os
 import re
 from collections.abc import Sequence
 
+from msgspec.structs import replace
+
 from muxd.detectors._agent_cli import shell_in_front, with_session_shown
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude_lines import (
-    Block, Spinner, classify_block, is_done_line, parse_spinner, sightings, split_blocks,
+    Block, Spinner, background_wait, classify_block, is_done_line, parse_spinner, sightings, split_blocks,
 )
+from muxd.detectors.claude_panels import background_agents, find_panel
 from muxd.detectors.claude_screen import (
     PromptBox, banner_model, box_input, context_left, find_dialog, find_exit, find_prompt_box,
     has_banner, live_row, turn_start,
@@ -146,12 +149,23 @@ def _screen_confidence(lines: list[str]) -> float:
         return min(1.0, score + (BANNER_BONUS if banner else 0.0))
     if find_exit(lines) is not None:
         return EXIT_CONFIDENCE
-    if find_dialog(lines) is not None:
+    if find_dialog(lines) is not None or find_panel(lines) is not None:
         return min(1.0, DIALOG_CONFIDENCE + (BANNER_BONUS if banner else 0.0))
     return BANNER_ONLY_CONFIDENCE if banner else 0.0
 
 
 def _without_box(lines: list[str], model: str | None, prev: AgentState | None = None) -> Detection:
+    panel = find_panel(lines)
+    if panel is not None:
+        # /help, /status, /cost: an overlay over the prompt box (Esc closes it); the live row
+        # above it still tells a turn at work from Claude at rest. The /model picker: a key
+        # there picks a model, so it is no prompt to type at, nor a question.
+        live = _live_state(lines, panel.top, model)
+        if live is not None:
+            return live
+        return Detection(agent_type="claude", state="Idle" if panel.kind == "overlay" else "Unknown",
+                         rule=panel.kind, line=panel.title, model=model,
+                         tools_seen=sightings(lines[:panel.top], live_tail=False))
     dialog = find_dialog(lines)
     if dialog is None:
         last = next((line.strip() for line in reversed(lines) if line.strip()), None)
@@ -185,7 +199,7 @@ def _without_box(lines: list[str], model: str | None, prev: AgentState | None = 
 # First words of a permission dialog's title, and the tool it asks about.
 DIALOG_TITLES = (("bash", "Bash"), ("edit", "Edit"), ("create", "Write"), ("write", "Write"),
                  ("read", "Read"), ("fetch", "WebFetch"), ("web search", "WebSearch"),
-                 ("notebook", "NotebookEdit"))
+                 ("notebook", "NotebookEdit"), ("exit plan mode", "ExitPlanMode"))
 
 
 def _dialog_tool(title: str, above: list[str]) -> str | None:
@@ -202,30 +216,55 @@ def _dialog_tool(title: str, above: list[str]) -> str | None:
 
 
 def _with_box(lines: list[str], box: PromptBox, model: str | None, columns: int) -> Detection:
+    found = _read_box(lines, box, model, columns)
+    background = max(found.background, background_agents(box.footer))
+    return replace(found, background=background) if background else found
+
+
+def _read_box(lines: list[str], box: PromptBox, model: str | None, columns: int) -> Detection:
     context = context_left(box.footer)
+    live = _live_state(lines, box.top, model)
+    if live is not None:
+        return replace(live, context_left_pct=context)
     row = live_row(lines, box.top, parse_spinner)
-    spinner = parse_spinner(lines[row]) if row is not None else None
-    if (row is None or spinner is None) and any(INTERRUPT_HINT in text for text in box.footer):
+    if any(INTERRUPT_HINT in text for text in box.footer):
         # A turn runs (its footer offers to interrupt it) though no spinner row is drawn: in
         # fullscreen mode a long answer streams with the spinner scrolled off. Not Idle.
         return Detection(agent_type="claude", state="Generating", rule="footer-interrupt",
                          line=next(t.strip() for t in box.footer if INTERRUPT_HINT in t), model=model,
                          context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=True))
-    if row is None or spinner is None:
-        rule, line = "prompt-idle", box.input_line
-        if row is not None and is_done_line(lines[row]):
-            rule, line = "turn-done", lines[row].strip()
-        elif any(_INTERRUPTED.match(text.strip()) for text in lines[max(0, box.top - 4):box.top]):
-            rule = "interrupted"
-        return Detection(agent_type="claude", state="Idle", rule=rule, line=line, model=model,
-                         context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False),
-                         input_text=box_input(lines, box, columns))
+    rule, line = "prompt-idle", box.input_line
+    if row is not None and is_done_line(lines[row]):
+        rule, line = "turn-done", lines[row].strip()
+    elif any(_INTERRUPTED.match(text.strip()) for text in lines[max(0, box.top - 4):box.top]):
+        rule = "interrupted"
+    return Detection(agent_type="claude", state="Idle", rule=rule, line=line, model=model,
+                     context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False),
+                     input_text=box_input(lines, box, columns))
+
+
+def _live_state(lines: list[str], top: int, model: str | None) -> Detection | None:
+    """What the live row above row `top` (the prompt box, or a panel over it) says is running:
+    a turn (its spinner) or background agents; None when it says nothing runs."""
+    row = live_row(lines, top, parse_spinner)
+    if row is None:
+        return None
+    waiting = background_wait(lines[row])
+    if waiting is not None:
+        # The turn is over, the prompt takes input, but a subagent started in the background
+        # still runs and its result starts the next turn by itself: the work is not done.
+        words, count = waiting
+        return Detection(agent_type="claude", state="ToolUse", rule="background-agents", line=lines[row].strip(),
+                         description=words, model=model, tool="Agent",
+                         tools_seen=sightings(lines[:top], live_tail=False), background=count)
+    spinner = parse_spinner(lines[row])
+    if spinner is None:
+        return None
     conversation = lines[:row]
     state, rule, tool = _busy_state(spinner, conversation)
     return Detection(agent_type="claude", state=state, rule=rule, line=lines[row].strip(),
                      description=spinner.description, elapsed_s=spinner.elapsed_s, tokens=spinner.tokens,
-                     model=model, context_left_pct=context, tool=tool,
-                     tools_seen=sightings(conversation, live_tail=True), error=spinner.error)
+                     model=model, tool=tool, tools_seen=sightings(conversation, live_tail=True), error=spinner.error)
 
 
 def _busy_state(spinner: Spinner, conversation: list[str]) -> tuple[str, str, str | None]:

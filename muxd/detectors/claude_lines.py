@@ -24,6 +24,10 @@ _SPINNER = re.compile(
 _RETRY = re.compile(rf"^[{SPINNER_GLYPHS}]\s+(?P<text>.*\bretrying in \d+\s*[hms].*)$")
 _DONE = re.compile(rf"^[{SPINNER_GLYPHS}]\s+\S+ for \d+[hms](?:\s*\d+[ms])*\b")
 _THINKING = re.compile(r"\b(?:still\s+)?thinking\b", re.IGNORECASE)
+# `✻ Waiting for 1 background agent to finish`: the turn has ended but work it started in the
+# background (a subagent) still runs, and its result will start the next turn by itself.
+_BACKGROUND_WAIT = re.compile(
+    rf"^[{SPINNER_GLYPHS}]\s+(?P<text>Waiting for (?P<count>\d+) (?:background )?[a-z ]+? to finish)\b")
 _TOKENS = re.compile(r"([↑↓])\s*([0-9][0-9.,]*\s*[kKmM]?)\s*tokens?\b")
 _PURE_DURATION = re.compile(r"^\d+\s*[hms](?:\s*\d+\s*[ms])*$")
 
@@ -127,6 +131,16 @@ def error_type(message: str) -> str:
     return "api_error"
 
 
+def background_wait(line: str) -> tuple[str, int] | None:
+    """(the words, how many) of a `✻ Waiting for 2 background agents to finish` line, or None."""
+    return _BACKGROUND_WAITS[line]
+
+
+def _background_wait(line: str) -> tuple[str, int] | None:
+    match = _BACKGROUND_WAIT.match(line.strip()) if "Waiting for " in line else None
+    return (match.group("text"), int(match.group("count"))) if match else None
+
+
 def is_done_line(line: str) -> bool:
     """`✻ Brewed for 16s · done 10:14 PM`: the turn finished."""
     return _DONE_LINES[line]
@@ -136,6 +150,7 @@ def is_done_line(line: str) -> bool:
 # of its timer it is the same text.
 _SPINNERS = LineMemo(_parse_spinner)
 _DONE_LINES = LineMemo(lambda line: bool(_DONE.match(line.strip())))
+_BACKGROUND_WAITS = LineMemo(_background_wait)
 
 
 def tool_name(display: str) -> str:

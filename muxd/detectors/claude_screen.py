@@ -20,6 +20,7 @@ MAX_QUEUED_PROMPTS = 3          # messages typed while Claude works, shown above
 MAX_DIALOG_ROWS = 60            # a permission dialog with a diff preview
 MAX_OPTION_GAP_ROWS = 14        # from the first option of a dialog up to its question
 MAX_OPTION_ROWS = 30            # an option list, with descriptions under its options
+MAX_WRAPPED_OPTION_ROWS = 3     # rows one option's text may wrap onto
 MAX_FOOTER_TAIL_ROWS = 3        # rows at the bottom that tell a dialog's kind
 MAX_EXIT_GAP_ROWS = 2           # exit output just above the shell prompt
 MAX_EXIT_SCAN_ROWS = 12         # the exit output's own height
@@ -36,6 +37,7 @@ _DIALOG_KEYS = re.compile(
 )
 _QUESTION_KEYS = re.compile(r"\b(?:Enter to select|↑/↓ to navigate)\b")
 _QUESTION_TAB = re.compile(r"^[☐☒✔✓□■]\s")
+_MORE_ROWS = re.compile(r"^[↑↓] \d+ more\b")  # `↑ 2 more lines` under a list cut short
 _LOGO = re.compile(r"[\u2580-\u259f]")  # the whole Block Elements range: the logo animates
 _BANNER = re.compile(r"\bClaude Code v\d+\.\d+")
 _MODEL = re.compile(r"^(?P<model>[^·]+?)(?:\s+with\s+\S+\s+effort)?\s*(?:·.*)?$")
@@ -193,12 +195,16 @@ def find_dialog(lines: Sequence[str]) -> Dialog | None:
     has_keys = _DIALOG_KEY_ROWS
     keyed = has_keys[lines[end]] or (lines[end][:1].isspace() and len(tail) > 1 and has_keys[tail[-2]])
     boxed = lines[end].strip().startswith("╰")
-    if not (keyed or boxed) or (is_shell_prompt(lines[end]) and not has_keys[lines[end]]):
+    if not (keyed or boxed or _ends_in_options(lines, end)) or (
+            is_shell_prompt(lines[end]) and not has_keys[lines[end]]):
         return None
     cursor = next((i for i in range(end, start - 1, -1) if unbox(lines[i]).startswith("❯")), None)
     if cursor is None:
         return None
-    first, options = _options(lines, cursor, end)
+    question = any(_QUESTION_KEYS.search(text) for text in tail)
+    # A question's options carry descriptions on the rows under them; an approval's rows
+    # under an option are its own text, wrapped.
+    first, options = _options(lines, cursor, end, joined=not question)
     prompt_row = _question_row(lines, first, max(start, first - MAX_OPTION_GAP_ROWS))
     if prompt_row is None:
         return None
@@ -214,12 +220,33 @@ def find_dialog(lines: Sequence[str]) -> Dialog | None:
         top = 0
     prompt = _question_text(lines, prompt_row)
     title = next((unbox(line) for line in lines[top:prompt_row + 1] if unbox(line)), "")
-    question = any(_QUESTION_KEYS.search(text) for text in tail) or bool(_QUESTION_TAB.match(title))
+    question = question or bool(_QUESTION_TAB.match(title))
     return Dialog(top, title, prompt, options, question, clipped, panel)
 
 
-def _options(lines: Sequence[str], cursor: int, end: int) -> tuple[int, list[str]]:
-    """(first option row, option texts as shown) around the cursor row."""
+def _ends_in_options(lines: Sequence[str], end: int) -> bool:
+    """The last rows are a numbered option list with the cursor `❯` on it, from its `1.` down:
+    a dialog drawn without key hints under it (`Exit plan mode?`)."""
+    cursor = False
+    between = 0  # rows of wrapped option text
+    for index in range(end, max(-1, end - MAX_OPTION_ROWS), -1):
+        text = unbox(lines[index])
+        match = _OPTION.match(text)
+        if match is None:
+            between += 1
+            if not text or not lines[index][:1].isspace() or between > MAX_WRAPPED_OPTION_ROWS:
+                return False
+            continue
+        between = 0
+        cursor = cursor or text.startswith("❯")
+        if match.group("number") == "1":
+            return cursor
+    return False
+
+
+def _options(lines: Sequence[str], cursor: int, end: int, *, joined: bool = False) -> tuple[int, list[str]]:
+    """(first option row, option texts as shown) around the cursor row; `joined`: with the
+    rows an option wrapped onto (indented, up to a blank row, a rule or the key hints)."""
     numbered = _OPTION.match(unbox(lines[cursor]))
     if numbered:
         first = index = cursor
@@ -230,10 +257,18 @@ def _options(lines: Sequence[str], cursor: int, end: int) -> tuple[int, list[str
             if match and int(match.group("number")) == number - 1:
                 number, first = number - 1, index
         options = []
+        wrapping = False  # the row above is an option (or its wrapped text)
         for line in lines[first:end + 1]:
-            match = _OPTION.match(unbox(line))
+            text = unbox(line)
+            match = _OPTION.match(text)
             if match:
                 options.append(f"{match.group('number')}. {match.group('text').strip()}")
+                wrapping = True
+            elif joined and wrapping and text and line[:1].isspace() and not (
+                    is_rule(line) or _DIALOG_KEY_ROWS[line] or _MORE_ROWS.match(text)):
+                options[-1] += " " + text
+            else:
+                wrapping = False
         return first, options
     first = cursor
     while first > 0 and unbox(lines[first - 1]) and not is_rule(lines[first - 1]):

@@ -56,10 +56,14 @@ _SPINNER = re.compile(
     r"^\s*(?P<glyph>[\u2800-\u28ff])\s+(?P<desc>\S.*?)\s+\(esc to cancel(?:,\s*(?P<elapsed>[^)]*))?\)")
 _SPINNER_BARE = re.compile(r"^\s*[\u2800-\u28ff]\s+(?P<desc>\S.*?)\s*(?:\(.*|\s{2,}\?.*)?$")
 _USER_PROMPT = re.compile(r"^ ?> \S")
-_BLOCK_START = re.compile(r"^(?:✦|╭|ℹ|✕|⚠|⚡| ?> \S|\s{0,2}[✓✔x\-⊶?o\u2800-\u28ff] {2}\S)")
-_TOOL_HEADER = re.compile(r"^(?P<glyph>[✓✔x\-⊶?o\u2800-\u28ff])\s{1,2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
-_DENSE_ROW = re.compile(r"^ {2}(?P<glyph>[✓✔x\-⊶?o\u2800-\u28ff]) {2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
-_RUNNING_GLYPHS = frozenset("⊶") | frozenset(chr(code) for code in range(0x2800, 0x2900))
+_BLOCK_START = re.compile(r"^(?:✦|╭|ℹ|✕|⚠|⚡| ?> \S|\s{0,2}[✓✔x\-⊶⊷?o\u2800-\u28ff] {2}\S)")
+_TOOL_HEADER = re.compile(r"^(?P<glyph>[✓✔x\-⊶⊷?o\u2800-\u28ff])\s{1,2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
+_DENSE_ROW = re.compile(r"^ {2}(?P<glyph>[✓✔x\-⊶⊷?o\u2800-\u28ff]) {2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
+# A running tool's glyph blinks between ⊶ and ⊷ (a braille spinner in some layouts).
+_RUNNING_GLYPHS = frozenset("⊶⊷") | frozenset(chr(code) for code in range(0x2800, 0x2900))
+# `! Shell awaiting input (Tab to focus)`: what replaces the spinner once a shell command has
+# printed nothing for a while. The command still runs (it may want input): busy, not Idle.
+_SHELL_WAITING = re.compile(r"^\s*!\s+(?P<desc>\S.*?)\s+\(Tab to focus\)")
 _ALLOW_EXECUTION = re.compile(r"Allow execution of (?:\[(?P<tool>[^\]]+)\]|MCP tool \"(?P<mcp>[^\"]+)\")")
 _ERROR_LINE = re.compile(r"^✕\s+(?P<text>\S.*)$")
 _EXIT_MARKER = re.compile(r"Agent powering down|Interaction Summary|gemini --resume")
@@ -148,6 +152,9 @@ def _spinner_row(line: str) -> tuple[bool, tuple[str, int | None] | None]:
     if match:
         elapsed = match.group("elapsed")
         return False, (match.group("desc"), parse_duration(elapsed) if elapsed else None)
+    waiting = _SHELL_WAITING.match(line)
+    if waiting:
+        return False, (waiting.group("desc"), None)
     bare = _SPINNER_BARE.match(line)
     return False, (bare.group("desc"), None) if bare else None
 
@@ -320,7 +327,7 @@ def _ran_tool(match: re.Match[str] | None) -> ToolSighting | None:
     return ToolSighting(match.group("name"), f"{match.group('name')} {rest}".strip())
 
 
-_USE_GLYPHS = frozenset("✓✔x⊶")
+_USE_GLYPHS = frozenset("✓✔x⊶⊷")
 _PLAIN_ROW = (False, None)  # what most rows are to _tool_sightings: no box opens, no tool ran
 # Per-line answers by line text: the scans for the input box, the spinner and the turn's
 # last block read most rows of the screen on every look.

@@ -80,8 +80,10 @@ class _Always:
 
 
 def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: int | None = None,
-                        lines: int | None = None, pane_id: str = "") -> AgentState:
-    """The AgentState of one saved screen: plain capture, capture with escapes, or raw bytes."""
+                        lines: int | None = None, pane_id: str = "",
+                        cursor: tuple[int, int] | None = None) -> AgentState:
+    """The AgentState of one saved screen: plain capture, capture with escapes, or raw bytes;
+    `cursor` (x, y): where the pane's cursor was, which a capture does not keep."""
     plain = b"\x1b" not in data
     if plain:
         width, height = plain_size(data)
@@ -92,6 +94,8 @@ def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: 
         data = screen_bytes(data[:-1] if data.endswith(b"\n") else data)
     emulator = new_emulator(columns=columns or 120, lines=lines or 40)
     emulator.feed(data)
+    if cursor is not None:
+        emulator.feed(b"\x1b[%d;%dH" % (cursor[1] + 1, cursor[0] + 1))
     runner = DetectorRunner(pane_id, detectors, clock=lambda: 0.0)
     runner.run(frame_context(emulator, 0.0), settled=True)
     return runner.state

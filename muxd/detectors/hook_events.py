@@ -14,9 +14,8 @@ the fact. The shapes, as the CLIs installed here send them:
   `SessionEnd` {reason}.
 - Codex 0.169.0: hooks shaped like Claude's (`UserPromptSubmit`, `PreToolUse`,
   `PermissionRequest`, `PostToolUse`, `Stop`, `SessionStart`, `SessionEnd`, `SubagentStart`,
-  `SubagentStop`, `Interrupt`, …), and the older `notify` program's
-  {"type": "agent-turn-complete", "thread-id", "turn-id", "input-messages",
-  "last-assistant-message"}.
+  `SubagentStop`, `Interrupt`, …). The older `notify` program's {"type":
+  "agent-turn-complete", …} is not used: it fires for side threads too.
 - Gemini CLI 0.61.0: `BeforeAgent` {prompt}, `AfterAgent` {prompt, prompt_response},
   `BeforeTool` / `AfterTool` {tool_name, tool_input}, `Notification` {notification_type:
   "ToolPermission", message, details}, `SessionStart` {source}, `SessionEnd` {reason}; plus
@@ -95,12 +94,11 @@ def _claude(p: Mapping[str, Any], at: float) -> HookFact | None:
 
 
 def _codex(p: Mapping[str, Any], at: float) -> HookFact | None:
-    if p.get("type") == "agent-turn-complete":  # the `notify` program's payload
-        messages = p.get("input-messages")
-        prompt = "\n".join(m for m in messages if isinstance(m, str)) if isinstance(messages, list) else None
-        return HookFact(agent="codex", event="stopped", hook_event="agent-turn-complete", observed_at=at,
-                        session_id=_text(p, "thread-id", LINE_MAX_CHARS), prompt=_cut(prompt, TEXT_MAX_CHARS),
-                        answer=_text(p, "last-assistant-message", TEXT_MAX_CHARS))
+    if "type" in p and "hook_event_name" not in p:
+        # The `notify` program's payload (agent-turn-complete): it fires for Codex's side
+        # threads too (the turn's title, written while the turn still runs), so it would read
+        # as a Stop in the middle of a turn. The Stop hook tells the turn's end exactly.
+        return None
     name = _text(p, "hook_event_name", LINE_MAX_CHARS)
     if name == "Interrupt":
         return _fact("codex", "interrupted", name, p, at)

@@ -426,6 +426,24 @@ def test_wrapped_options_are_joined() -> None:
         "3. No, and tell Codex what to do differently (esc)"]
 
 
+def test_approval_cut_by_a_short_pane_keeps_the_options_shown() -> None:
+    # 50x16: the list is cut after option 2, a `↓` where the rest would be.
+    d = detect(screen("""
+        |  Would you like to run the following command?
+
+        |  $ mkdir -p codex_demo && sleep 2 && ls
+
+        |› 1. Yes, proceed (y)
+        |  2. Yes, and don't ask again for commands that
+        |     start with `mkdir -p codex_demo` (p)
+        |↓
+        |  Press enter to confirm or esc to cancel
+    """))
+    assert d.state == "AwaitingConfirmation" and d.confirmation is not None
+    assert d.confirmation.options == [
+        "1. Yes, proceed (y)", "2. Yes, and don't ask again for commands that start with `mkdir -p codex_demo` (p)"]
+
+
 def test_ctrl_c_while_a_task_runs_asks_what_to_do_with_it() -> None:
     rows = screen("""
         |• Running sleep 60; echo slept

@@ -44,6 +44,8 @@ _PROCESS_NAMES = frozenset({"codex", "codex-cli"})
 _PACKAGES = ("@openai/codex",)
 # Rows between the approval question and its first option (reason, command, blank rows).
 APPROVAL_ROWS_MAX = 20
+# Rows between the last option and the key hints of a dialog (blank, a scroll mark).
+HINT_GAP_ROWS_MAX = 3
 # Non-empty rows above a shell prompt searched for the exit summary.
 EXIT_ROWS_MAX = 12
 
@@ -202,7 +204,8 @@ def _options_above(lines: Sequence[str], hint_row: int) -> tuple[int, list[str]]
     for row in range(hint_row - 1, max(-1, hint_row - OPTION_ROWS_MAX), -1):
         if is_option(lines[row]):
             return option_block(lines, row)
-        if lines[row].strip() and not lines[row].startswith("    "):
+        near = hint_row - row <= HINT_GAP_ROWS_MAX  # a `↓` where a list taller than the pane is cut
+        if lines[row].strip() and not lines[row].startswith("    ") and not near:
             return None  # neither a blank row nor an option's wrapped text
     return None
 

@@ -4,9 +4,12 @@
 
 Every labelled capture goes through exactly what `muxd detect FILE` does (replayed into a
 120-column screen, detectors and runner; screen signatures only: a capture carries no
-process information).
-Prints state accuracy overall and per agent, precision/recall of AwaitingConfirmation, and
-how often description, elapsed time, tokens, model, tool and confirmation prompt match.
+process information). A labels file with `size` and `cursor` columns (tests/detector_data/
+issue25) replays each capture at its own size with the cursor where the pane had it.
+Prints state accuracy overall and per agent, the idle/busy/asking class accuracy, how often a
+busy or asking agent read Idle (false Idle), precision/recall of AwaitingConfirmation, and how
+often description, elapsed time, tokens, model, tool, confirmation prompt (and options and
+background work, where labelled) match.
 """
 
 from __future__ import annotations
@@ -26,11 +29,20 @@ DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "re
 CAPTURE_COLUMNS = 120
 CAPTURE_LINES = 40
 FIELDS = ("description", "elapsed_s", "tokens", "model", "tool", "confirmation")
+EXTRA_FIELDS = ("options", "background")  # checked where the labels file has the column
+# What a state says to a caller waiting for the agent: done, working, or waiting for a yes.
+CLASSES = {"Idle": "idle", "AwaitingInput": "idle", "Thinking": "busy", "Generating": "busy",
+           "ToolUse": "busy", "AwaitingConfirmation": "asking"}
 
 
-def detect_file(path: Path, detectors: list) -> AgentState:
-    """The file through exactly what `muxd detect FILE` does: emulator, detectors, runner."""
-    return detect_saved_screen(path.read_bytes(), detectors, columns=CAPTURE_COLUMNS)
+def detect_file(path: Path, detectors: list, row: dict[str, str] | None = None) -> AgentState:
+    """The file through exactly what `muxd detect FILE` does: emulator, detectors, runner; at
+    the row's `size` ("80x24") with its `cursor` ("0,16") when the labels give them."""
+    row = row or {}
+    columns, lines = (int(n) for n in row["size"].split("x")) if row.get("size") else (CAPTURE_COLUMNS, None)
+    cursor = tuple(int(n) for n in row["cursor"].split(",")) if row.get("cursor") else None
+    return detect_saved_screen(path.read_bytes(), detectors, columns=columns, lines=lines,
+                               cursor=cursor)  # type: ignore[arg-type]
 
 
 def field_value(state: AgentState, name: str) -> str:
@@ -41,6 +53,8 @@ def field_value(state: AgentState, name: str) -> str:
         "model": state.session.model,
         "tool": state.tool,
         "confirmation": state.confirmation.prompt if state.confirmation else None,
+        "options": " | ".join(state.confirmation.options) if state.confirmation else None,
+        "background": getattr(state, "background", 0) or None,
     }[name]
     return "" if value is None else str(value)
 
@@ -64,10 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     fields: dict[str, Counter[str]] = defaultdict(Counter)
     confirm = Counter()
     mismatches: list[str] = []
+    # the fields the labels give somewhere (a corpus may leave some out: no model, no tokens)
+    checked = [name for name in FIELDS + EXTRA_FIELDS if any(row.get(name) not in (None, "", "0") for row in rows)]
     started = time.process_time()
     for row in rows:
         path = args.corpus / row["file"]
-        detection = detect_file(path.with_suffix(".ansi") if args.ansi else path, detectors)
+        ansi = path.with_suffix(".ansi")
+        detection = detect_file(ansi if args.ansi and ansi.exists() else path, detectors, row)
         expected_state = row["state"]
         counts = per_agent[row["agent"]]
         counts["total"] += 1
@@ -75,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         state = detection.activity.state
         ok = state == expected_state
         counts["state"] += ok
+        counts["class"] += CLASSES.get(state, state) == CLASSES.get(expected_state, expected_state)
+        counts["false idle"] += state == "Idle" and CLASSES.get(expected_state) in ("busy", "asking")
         if not ok:
             rule = detection.evidence.rule if detection.evidence else "?"
             mismatches.append(f"{row['file']}: state {state} (rule {rule}) "
@@ -82,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         if expected_state == "AwaitingConfirmation" or state == "AwaitingConfirmation":
             confirm["tp" if ok and expected_state == "AwaitingConfirmation" else
                     "fn" if expected_state == "AwaitingConfirmation" else "fp"] += 1
-        for name in FIELDS:
-            want = row[name]
+        for name in checked:
+            want = "" if row[name] == "0" and name == "background" else row[name]
             got = field_value(detection, name)
             if name == "model" and want and ";" in want:
                 want = want.split(";")[0]
@@ -96,18 +115,19 @@ def main(argv: list[str] | None = None) -> int:
     cpu = time.process_time() - started
 
     print(f"corpus: {args.corpus} ({len(rows)} labelled captures)")
-    print(f"{'agent':8} {'captures':>8} {'agent id':>9} {'state acc':>10}")
+    print(f"{'agent':8} {'captures':>8} {'agent id':>9} {'state acc':>10} {'class acc':>10} {'false Idle':>10}")
     total = Counter()
-    for name in sorted(per_agent):
-        c = per_agent[name]
-        total.update(c)
-        print(f"{name:8} {c['total']:8} {c['agent'] / c['total']:9.1%} {c['state'] / c['total']:10.1%}")
-    print(f"{'all':8} {total['total']:8} {total['agent'] / max(1, total['total']):9.1%} "
-          f"{total['state'] / max(1, total['total']):10.1%}")
+    for name in [*sorted(per_agent), "all"]:
+        c = total if name == "all" else per_agent[name]
+        if name != "all":
+            total.update(c)
+        n = max(1, c["total"])
+        print(f"{name:8} {c['total']:8} {c['agent'] / n:9.1%} {c['state'] / n:10.1%} {c['class'] / n:10.1%} "
+              f"{c['false idle']:10}")
     tp, fp, fn = confirm["tp"], confirm["fp"], confirm["fn"]
     print(f"AwaitingConfirmation: precision {tp / max(1, tp + fp):.1%}  recall {tp / max(1, tp + fn):.1%} "
           f"(tp {tp}, fp {fp}, fn {fn})")
-    for name in FIELDS:
+    for name in checked:
         c = fields[name]
         if c["total"]:
             print(f"field {name:13} exact {c['exact'] / c['total']:6.1%} of {c['total']}")

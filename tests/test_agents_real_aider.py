@@ -64,7 +64,8 @@ def test_aider_states_through_a_session(aider):
     # Waiting bar, streamed reply, then the create-file question carrying the turn's tokens.
     mark = pane.mark()
     pane.submit("hello there, make a file")
-    waiting = pane.wait_for("Thinking")
+    # Thinking from Enter on (nothing drawn yet), then under the bar
+    waiting = pane.wait_for("Thinking", lambda s: s["activity"]["description"], what="Thinking under the bar")
     with pane.explained("Thinking", mark):
         assert waiting["activity"]["description"] == WAITING
     pane.wait_for("Generating")

@@ -177,3 +177,21 @@ def test_a_second_conversation_plays_its_own_script_whatever_the_order():
         assert ask("hello") == "lead two"
         assert [(r.conversation, r.turn) for r in fake.main_requests()] == [("", 0), ("BRIEF-7", 0), ("", 1)]
         assert [r.turn for r in fake.main_requests("BRIEF-7")] == [0]
+
+
+@pytest.mark.parametrize("fake, path", [
+    (AnthropicFake, "/v1/messages"), (OpenAIResponsesFake, "/v1/responses"),
+    (OpenAIChatFake, "/v1/chat/completions"), (GeminiFake, "/v1beta/models/m:streamGenerateContent"),
+])
+def test_a_rate_limit_answers_with_its_headers(fake: type, path: str) -> None:
+    # A 429 with the time to wait and the limit's reset, as the real APIs send them.
+    headers = {"retry-after": "8", "anthropic-ratelimit-unified-reset": "1790000000"}
+    server = fake([[Fail(429, "Rate limited", headers=headers), Say("ok", 0)]])
+    with server as port:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method="POST", data=json.dumps(
+            {"stream": True, "tools": [{"name": "x", "type": "function"}], "messages": [], "input": [],
+             "contents": []}).encode(), headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            urllib.request.urlopen(request, timeout=10)
+        assert failed.value.code == 429
+        assert {key: failed.value.headers[key] for key in headers} == headers

@@ -408,6 +408,76 @@ def test_approval_wrapped_on_a_narrow_pane() -> None:
     assert d.confirmation.options[0] == "1. Yes, proceed (y)" and len(d.confirmation.options) == 3
 
 
+def test_wrapped_options_are_joined() -> None:
+    d = detect(screen("""
+        |  Would you like to run the following command?
+
+        |  $ sleep 60; echo slept
+
+        |› 1. Yes, proceed (y)
+        |  2. Yes, and don't ask again for commands that start with
+        |     `sleep 60` (p)
+        |  3. No, and tell Codex what to do differently (esc)
+
+        |  Press enter to confirm or esc to cancel
+    """))
+    assert d.confirmation is not None and d.confirmation.options == [
+        "1. Yes, proceed (y)", "2. Yes, and don't ask again for commands that start with `sleep 60` (p)",
+        "3. No, and tell Codex what to do differently (esc)"]
+
+
+def test_approval_cut_by_a_short_pane_keeps_the_options_shown() -> None:
+    # 50x16: the list is cut after option 2, a `↓` where the rest would be.
+    d = detect(screen("""
+        |  Would you like to run the following command?
+
+        |  $ mkdir -p codex_demo && sleep 2 && ls
+
+        |› 1. Yes, proceed (y)
+        |  2. Yes, and don't ask again for commands that
+        |     start with `mkdir -p codex_demo` (p)
+        |↓
+        |  Press enter to confirm or esc to cancel
+    """))
+    assert d.state == "AwaitingConfirmation" and d.confirmation is not None
+    assert d.confirmation.options == [
+        "1. Yes, proceed (y)", "2. Yes, and don't ask again for commands that start with `mkdir -p codex_demo` (p)"]
+
+
+def test_ctrl_c_while_a_task_runs_asks_what_to_do_with_it() -> None:
+    rows = screen("""
+        |• Running sleep 60; echo slept
+
+
+        |  Task is still running
+        |  Choose what happens to the current task.
+
+
+        |› 1. Cancel task        Stop the current task and stay in
+        |                        Codex
+        |  2. Run in background  Exit Codex and leave the task
+        |                        running
+        |  3. Exit               Stop the current task and exit Codex
+
+        |  enter select · esc back
+    """)
+    d = detect(rows)
+    assert (d.state, d.rule) == ("AwaitingConfirmation", "selection-dialog")
+    assert d.confirmation == Confirmation(prompt="Task is still running",
+                                          options=["1. Cancel task", "2. Run in background", "3. Exit"])
+    assert DETECTOR.identify(ctx(rows)) >= 0.5
+
+
+STATUS_WITH_TERMINALS = "• Working (12s • esc to interrupt) · 1 background terminal running · /ps to view · /stop to close"
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
+def test_status_line_with_background_terminals_keeps_its_header_and_time(width: int) -> None:
+    line = STATUS_WITH_TERMINALS if len(STATUS_WITH_TERMINALS) <= width else STATUS_WITH_TERMINALS[:width - 1] + "…"
+    d = DETECTOR.detect(ScreenContext(lines=turn(line), columns=width), None)
+    assert (d.state, d.description, d.elapsed_s, d.background) == ("Thinking", "Working", 12, 1)
+
+
 def test_approval_whose_reason_asks_a_question_keeps_codex_s_question() -> None:
     rows = screen(HEADER + FIRST_TURN + APPROVAL.replace(
         "Reason: Create a demo directory outside the sandbox",

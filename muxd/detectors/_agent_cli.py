@@ -181,9 +181,10 @@ _OPTION_ROWS = LineMemo(_option_row)
 
 
 def option_block(lines: Sequence[str], last: int) -> tuple[int, list[str]] | None:
-    """The numbered options `1. …`, `2. …` whose last one is on row `last`, as (row of option 1,
-    ["1. Allow once", …]); None unless they count up from 1. Wrapped option text (indented
-    4+ columns) may sit between options."""
+    """The numbered options `1. …`, `2. …` whose last one starts on row `last`, as (row of
+    option 1, ["1. Allow once", …]); None unless they count up from 1. An option's text
+    wrapped onto rows under it (indented 4+ columns) is joined to it; in a list with a
+    description column (`1. Cancel task   Stop the current task…`) an option is its name."""
     options: list[tuple[int, str]] = []
     row = last
     while row >= 0 and last - row <= OPTION_ROWS_MAX:
@@ -198,7 +199,26 @@ def option_block(lines: Sequence[str], last: int) -> tuple[int, list[str]] | Non
     options.reverse()
     if len(options) < 2 or [number for number, _ in options] != list(range(1, len(options) + 1)):
         return None
-    return row, [text for _, text in options]
+    return row, _joined_options(lines, row, len(options))
+
+
+def _joined_options(lines: Sequence[str], first: int, count: int) -> list[str]:
+    """The texts of `count` options from row `first` down, each with its wrapped rows."""
+    texts: list[str] = []
+    described = False  # the option has a description column: its rows below wrap that
+    for line in lines[first:first + OPTION_ROWS_MAX + 1]:
+        option, wrapped = _OPTION_ROWS[line]
+        if option is not None:
+            if len(texts) == count:
+                break
+            name, gap, _ = option[1].partition("  ")
+            described = bool(gap)
+            texts.append(name.rstrip())
+        elif wrapped and texts and not described:
+            texts[-1] += " " + unbox(line)
+        elif not wrapped and len(texts) == count:
+            break
+    return texts
 
 
 def is_option(line: str) -> bool:

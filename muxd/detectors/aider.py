@@ -256,7 +256,7 @@ def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str],
     last_row, last_line = last
     prompt = prompts[-1] if prompts else None
     typed = _input_rows(lines, prompt, last_row) if prompt is not None else None
-    if typed is not None and _sent(lines, last_row, cursor):
+    if typed is not None and any(typed) and _sent(lines, last_row, cursor):
         return _sent_state(lines[prompt])  # type: ignore[index]
     if typed is not None:
         # the turn that finished last starts after the prompt before the current input line

@@ -160,7 +160,7 @@ def _without_box(lines: list[str], model: str | None, prev: AgentState | None = 
         # /help, /status, /cost: an overlay over the prompt box (Esc closes it); the live row
         # above it still tells a turn at work from Claude at rest. The /model picker: a key
         # there picks a model, so it is no prompt to type at, nor a question.
-        live = _live_state(lines, panel.top, model)
+        live = _live_state(lines, live_row(lines, panel.top, parse_spinner), panel.top, model)
         if live is not None:
             return live
         return Detection(agent_type="claude", state="Idle" if panel.kind == "overlay" else "Unknown",
@@ -223,10 +223,10 @@ def _with_box(lines: list[str], box: PromptBox, model: str | None, columns: int)
 
 def _read_box(lines: list[str], box: PromptBox, model: str | None, columns: int) -> Detection:
     context = context_left(box.footer)
-    live = _live_state(lines, box.top, model)
+    row = live_row(lines, box.top, parse_spinner)
+    live = _live_state(lines, row, box.top, model)
     if live is not None:
         return replace(live, context_left_pct=context)
-    row = live_row(lines, box.top, parse_spinner)
     if any(INTERRUPT_HINT in text for text in box.footer):
         # A turn runs (its footer offers to interrupt it) though no spinner row is drawn: in
         # fullscreen mode a long answer streams with the spinner scrolled off. Not Idle.
@@ -243,10 +243,9 @@ def _read_box(lines: list[str], box: PromptBox, model: str | None, columns: int)
                      input_text=box_input(lines, box, columns))
 
 
-def _live_state(lines: list[str], top: int, model: str | None) -> Detection | None:
-    """What the live row above row `top` (the prompt box, or a panel over it) says is running:
-    a turn (its spinner) or background agents; None when it says nothing runs."""
-    row = live_row(lines, top, parse_spinner)
+def _live_state(lines: list[str], row: int | None, top: int, model: str | None) -> Detection | None:
+    """What the live row `row` above row `top` (the prompt box, or a panel over it) says is
+    running: a turn (its spinner) or background agents; None when it says nothing runs."""
     if row is None:
         return None
     waiting = background_wait(lines[row])

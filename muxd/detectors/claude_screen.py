@@ -195,8 +195,10 @@ def find_dialog(lines: Sequence[str]) -> Dialog | None:
     has_keys = _DIALOG_KEY_ROWS
     keyed = has_keys[lines[end]] or (lines[end][:1].isspace() and len(tail) > 1 and has_keys[tail[-2]])
     boxed = lines[end].strip().startswith("╰")
-    if not (keyed or boxed or _ends_in_options(lines, end)) or (
-            is_shell_prompt(lines[end]) and not has_keys[lines[end]]):
+    # Without key hints a dialog is believed only whole: options up to the last row, its
+    # question and the rule over it (`Exit plan mode?`).
+    keyless = not (keyed or boxed)
+    if (keyless and not _ends_in_options(lines, end)) or (is_shell_prompt(lines[end]) and not has_keys[lines[end]]):
         return None
     cursor = next((i for i in range(end, start - 1, -1) if unbox(lines[i]).startswith("❯")), None)
     if cursor is None:
@@ -211,6 +213,8 @@ def find_dialog(lines: Sequence[str]) -> Dialog | None:
     panel = bool(_PANEL_TOP.match(lines[prompt_row - 1].strip())) if prompt_row else False
     top = prompt_row if panel else _dialog_top(lines, prompt_row, start)
     clipped = top is None
+    if clipped and keyless:
+        return None
     if top is None:
         # A dialog opens with a rule (or an old box's top border), unless it is taller than
         # the pane: then its first rows are cut off, it fills the screen from the top, and

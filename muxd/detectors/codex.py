@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from msgspec.structs import replace
 
 from muxd.detectors._agent_cli import (
+    OPTION_ROWS_MAX,
     exit_or_dialog,
     agent_confidence,
     error_kind,
@@ -43,16 +44,26 @@ _PROCESS_NAMES = frozenset({"codex", "codex-cli"})
 _PACKAGES = ("@openai/codex",)
 # Rows between the approval question and its first option (reason, command, blank rows).
 APPROVAL_ROWS_MAX = 20
+# Rows between the last option and the key hints of a dialog (blank, a scroll mark).
+HINT_GAP_ROWS_MAX = 3
 # Non-empty rows above a shell prompt searched for the exit summary.
 EXIT_ROWS_MAX = 12
 
 _CONFIRM_HINT = re.compile(r"(?i)\bpress enter to (?:confirm|continue|submit)\b|\benter to (?:confirm|submit)\b")
+_SELECT_HINT = re.compile(r"^\s*enter (?:to )?select · esc (?:to )?(?:go )?back\s*$")
+# Titles of Codex's selection dialogs that ask to decide about work under way.
+CONFIRMATION_TITLES = frozenset({"Task is still running"})
 _QUESTION = re.compile(r"^\s*[▌│]?\s*(?P<question>[^?]*\?)")
 _QUESTION_MARGIN = re.compile(r"^\s*[▌│]?")
+# `• Working (12s • esc to interrupt)`, perhaps with more after it (`· 1 background terminal
+# running · /ps to view`), which a narrow pane cuts with `…`.
 _STATUS_FULL = re.compile(
-    r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)•\s*(?:esc|ctrl\s*\+\s*c) to interrupt\)\s*$",
+    r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)•\s*(?:esc|ctrl\s*\+\s*c) to interrupt\)"
+    r"(?:\s+·\s+(?P<more>\S.*?))?\s*$",
     re.IGNORECASE,
 )
+_MORE_COUNT = re.compile(r"^(?P<count>\d+)(?:\s+(?P<words>\S.*?))?…?$")
+BACKGROUND_WORDS = "background terminals running"
 _STATUS_CUT_ELAPSED = re.compile(r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)(?:•[^)]*)?…$")
 _STATUS_CUT_PAREN = re.compile(r"^\s*[•◦]\s+(?P<header>\S.*?)\s*\(\d*…$")
 _STATUS_CUT_HEADER = re.compile(r"^\s*(?P<bullet>[•◦])\s+(?P<header>\S.*…)$")
@@ -110,15 +121,15 @@ class CodexDetector:
         model, context_left = footer(lines, composer)
         status = _status(lines, composer, ctx.columns)
         if status is not None:
-            row, header, elapsed, error = status
+            row, header, elapsed, error, background = status
             tool_row = _last_tool_cell(lines, row)
             if tool_row is not None:
                 found = Detection(agent_type=NAME, state="ToolUse", rule="status-tool-running",
                                   line=lines[tool_row].strip(), description=header, elapsed_s=elapsed,
-                                  tool=cell_tool(lines[tool_row]), error=error)
+                                  tool=cell_tool(lines[tool_row]), error=error, background=background)
             else:
                 found = Detection(agent_type=NAME, state="Thinking", rule="status-line", line=lines[row].strip(),
-                                  description=header, elapsed_s=elapsed, error=error)
+                                  description=header, elapsed_s=elapsed, error=error, background=background)
         else:
             found = _turn_state(lines, composer)
         return replace(found, model=model, context_left_pct=context_left, tools_seen=tools,
@@ -131,7 +142,7 @@ def _screen_score(lines: list[str]) -> float:
     approval = _approval(lines)
     if approval is not None and approval.confirmation is not None:
         bottom = [line for line in lines if line.strip()][-3:]
-        if any(_APPROVAL_FOOTER.search(line) for line in bottom) or any(
+        if approval.rule == "selection-dialog" or any(_APPROVAL_FOOTER.search(line) for line in bottom) or any(
                 "Codex" in option for option in approval.confirmation.options):
             score = max(score, APPROVAL_CONFIDENCE)
     composer = composer_row(lines)
@@ -162,11 +173,8 @@ def _approval(lines: Sequence[str]) -> Detection | None:
             hint_row = row
             break
     if hint_row is None:
-        return None
-    option_row = next((row for row in range(hint_row - 1, max(-1, hint_row - 4), -1) if is_option(lines[row])), None)
-    if option_row is None:
-        return None
-    block = option_block(lines, option_row)
+        return _selection_dialog(lines, last[0])
+    block = _options_above(lines, hint_row)
     if block is None:
         return None
     first_option, options = block
@@ -190,6 +198,42 @@ def _approval(lines: Sequence[str]) -> Detection | None:
                      confirmation=Confirmation(prompt=prompt, options=options))
 
 
+def _options_above(lines: Sequence[str], hint_row: int) -> tuple[int, list[str]] | None:
+    """The numbered options that end a few rows above the key hints on row `hint_row` (the
+    last one perhaps wrapped onto rows under it): (row of option 1, their texts)."""
+    for row in range(hint_row - 1, max(-1, hint_row - OPTION_ROWS_MAX), -1):
+        if is_option(lines[row]):
+            return option_block(lines, row)
+        near = hint_row - row <= HINT_GAP_ROWS_MAX  # a `↓` where a list taller than the pane is cut
+        if lines[row].strip() and not lines[row].startswith("    ") and not near:
+            return None  # neither a blank row nor an option's wrapped text
+    return None
+
+
+def _selection_dialog(lines: Sequence[str], last_row: int) -> Detection | None:
+    """A choice Codex asks for with `enter select · esc back` under its options, titled by
+    the rows above them: `Task is still running` (Ctrl-C while a turn runs) is a
+    confirmation; other lists of that kind (pickers a person opened) are not read here."""
+    if not _SELECT_HINTS[lines[last_row]]:
+        return None
+    block = _options_above(lines, last_row)
+    if block is None:
+        return None
+    first_option, options = block
+    title_rows = [row for row in range(max(0, first_option - APPROVAL_ROWS_MAX), first_option) if lines[row].strip()]
+    if not title_rows:
+        return None
+    # the title paragraph: the last block of rows above the options, first row first
+    start = title_rows[-1]
+    while start - 1 in title_rows:
+        start -= 1
+    title = lines[start].strip()
+    if not (title.endswith("?") or title in CONFIRMATION_TITLES):
+        return None
+    return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="selection-dialog", line=title,
+                     confirmation=Confirmation(prompt=title, options=options))
+
+
 def _approval_tool(prompt: str) -> str | None:
     lowered = prompt.lower()
     if "run the following command" in lowered or "run this command" in lowered:
@@ -200,8 +244,12 @@ def _approval_tool(prompt: str) -> str | None:
     return match.group("tool") if match else None
 
 
-def _status(lines: Sequence[str], composer: int, columns: int) -> tuple[int, str, int | None, AgentError | None] | None:
-    """(row, header, elapsed, error) of the status line above the composer, if a turn runs."""
+Status = tuple[int, str, int | None, AgentError | None, int]
+
+
+def _status(lines: Sequence[str], composer: int, columns: int) -> Status | None:
+    """(row, header, elapsed, error, background terminals) of the status line above the
+    composer, if a turn runs."""
     error: AgentError | None = None
     for row in range(composer - 1, -1, -1):
         line = lines[row]
@@ -215,17 +263,17 @@ def _status(lines: Sequence[str], composer: int, columns: int) -> tuple[int, str
         parsed = _STATUS_ROWS[line, columns]
         if parsed is None:
             return None
-        header, elapsed = parsed
+        header, elapsed, background = parsed
         if error is not None and not header.lower().startswith(("reconnecting", "retrying")):
             error = None
-        return row, header, elapsed, error
+        return row, header, elapsed, error, background
     return None
 
 
-def _parse_status(line: str, columns: int) -> tuple[str, int | None] | None:
+def _parse_status(line: str, columns: int) -> tuple[str, int | None, int] | None:
     match = _STATUS_FULL.match(line)
     if match:
-        return match.group("header"), parse_duration(match.group("elapsed"))
+        return match.group("header"), parse_duration(match.group("elapsed")), _background(match.group("more"))
     if not line.endswith("…"):
         return None
     full_width = len(line) >= columns - 1
@@ -234,14 +282,25 @@ def _parse_status(line: str, columns: int) -> tuple[str, int | None] | None:
         return None
     match = _STATUS_CUT_ELAPSED.match(line)
     if match:
-        return match.group("header"), parse_duration(match.group("elapsed"))
+        return match.group("header"), parse_duration(match.group("elapsed")), 0
     match = _STATUS_CUT_PAREN.match(line)
     if match:
-        return match.group("header"), None
+        return match.group("header"), None, 0
     match = _STATUS_CUT_HEADER.match(line)
     if match:
-        return match.group("header"), None
+        return match.group("header"), None, 0
     return None
+
+
+def _background(more: str | None) -> int:
+    """How many background terminals the rest of a status line counts (`1 background
+    terminal running`, perhaps cut short: `1 backgr…`); 0 for anything else."""
+    match = _MORE_COUNT.match(more or "")
+    if match is None:
+        return 0
+    words = (match.group("words") or "").removesuffix("…")
+    counted = words.startswith("background terminal") or (bool(words) and BACKGROUND_WORDS.startswith(words))
+    return int(match.group("count")) if counted else 0
 
 
 def _last_user_row(lines: Sequence[str], end: int) -> int | None:
@@ -290,6 +349,7 @@ _CELL_STARTS = LineMemo(_starts_cell)
 # And for the few rows around the composer, read on every look in case-blind patterns that
 # try every column (the status row, by its text and the pane's width).
 _CONFIRM_HINTS = LineMemo(lambda line: bool(_CONFIRM_HINT.search(line)))
+_SELECT_HINTS = LineMemo(lambda line: bool(_SELECT_HINT.match(line)))
 _STATUS_ROWS = LineMemo(lambda line_and_columns: _parse_status(*line_and_columns))
 
 

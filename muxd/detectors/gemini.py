@@ -323,11 +323,13 @@ def _ran_tool(match: re.Match[str] | None) -> ToolSighting | None:
     glyph = match.group("glyph")
     if glyph not in _USE_GLYPHS and not "\u2800" <= glyph <= "\u28ff":  # braille: a spinner
         return None
-    rest = re.sub(r"\s+", " ", match.group("rest")).strip()
+    # a running shell's header says `(Tab to focus)` after its command: the same use
+    rest = _FOCUS_HINT.sub("", re.sub(r"\s+", " ", match.group("rest")).strip())
     return ToolSighting(match.group("name"), f"{match.group('name')} {rest}".strip())
 
 
 _USE_GLYPHS = frozenset("✓✔x⊶⊷")
+_FOCUS_HINT = re.compile(r"\s*\(Tab to focus\)$")
 _PLAIN_ROW = (False, None)  # what most rows are to _tool_sightings: no box opens, no tool ran
 # Per-line answers by line text: the scans for the input box, the spinner and the turn's
 # last block read most rows of the screen on every look.

@@ -85,6 +85,10 @@ def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: 
     """The AgentState of one saved screen: plain capture, capture with escapes, or raw bytes;
     `cursor` (x, y): where the pane's cursor was, which a capture does not keep."""
     plain = b"\x1b" not in data
+    # A capture (`capture-pane -p`, no carriage returns) does not keep the cursor: unless told
+    # where it was, it is put home, where ScreenContext's is when unknown, not left after the
+    # capture's last row, where no program had it.
+    captured = b"\r" not in data
     if plain:
         width, height = plain_size(data)
         columns, lines = columns or width, max(lines or 0, height)
@@ -94,8 +98,9 @@ def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: 
         data = screen_bytes(data[:-1] if data.endswith(b"\n") else data)
     emulator = new_emulator(columns=columns or 120, lines=lines or 40)
     emulator.feed(data)
-    if cursor is not None:
-        emulator.feed(b"\x1b[%d;%dH" % (cursor[1] + 1, cursor[0] + 1))
+    if cursor is not None or captured:
+        x, y = cursor or (0, 0)
+        emulator.feed(b"\x1b[%d;%dH" % (y + 1, x + 1))
     runner = DetectorRunner(pane_id, detectors, clock=lambda: 0.0)
     runner.run(frame_context(emulator, 0.0), settled=True)
     return runner.state

@@ -377,7 +377,8 @@ class CliPanes:
         self.missing: str | None = None
         self._started: list[tuple[AgentPane, Any]] = []
 
-    def start(self, cli: str, fake: Any, *args: str, mcp: bool = False) -> AgentPane | None:
+    def start(self, cli: str, fake: Any, *args: str, mcp: bool = False,
+              size: tuple[int, int] = (PANE_WIDTH, PANE_HEIGHT)) -> AgentPane | None:
         from muxd.testing.fake_models import launch
 
         bin_dir, why = launch.find_cli(cli)
@@ -390,7 +391,7 @@ class CliPanes:
         agent = make(root, fake.url, bin_dir, *args)
         if mcp:
             agent = launch.with_mcp_server(agent, launch.muxd_mcp_server(self.server))
-        pane = AgentPane(self.server, agent, session=cli if self.own_sessions else "agent")
+        pane = AgentPane(self.server, agent, session=cli if self.own_sessions else "agent", size=size)
         self._started.append((pane, fake))
         pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=self.timeout,
                               what="Idle with the model named")

@@ -41,8 +41,8 @@ class AnthropicFake(FakeModelServer):
         steps: list[Step] = ex.take_turn() if is_main else [Say("OK", delay_s=0)]
         if len(steps) == 1 and isinstance(steps[0], Fail):
             fail = steps[0]
-            ex.send_json(fail.status, {"type": "error", "error": {
-                "type": fail.code or ERROR_TYPES.get(fail.status, "api_error"), "message": fail.message}})
+            error = {"type": fail.code or ERROR_TYPES.get(fail.status, "api_error"), "message": fail.message}
+            ex.send_json(fail.status, {"type": "error", "error": error}, headers=fail.headers)
             return
         message_id = f"msg_fake_{next(self._ids)}"
         model = body.get("model") or MODEL_ID

@@ -39,8 +39,9 @@ class GeminiFake(FakeModelServer):
         steps = ex.take_turn()
         if len(steps) == 1 and isinstance(steps[0], Fail):
             fail = steps[0]
-            ex.send_json(fail.status, {"error": {"code": fail.status, "message": fail.message,
-                                                 "status": fail.code or ERROR_STATUSES.get(fail.status, "INTERNAL")}})
+            error = {"code": fail.status, "message": fail.message,
+                     "status": fail.code or ERROR_STATUSES.get(fail.status, "INTERNAL")}
+            ex.send_json(fail.status, {"error": error}, headers=fail.headers)
             return
         self._stream(ex, steps, _model_of(ex.path), _estimate_tokens(ex.body))
 

@@ -48,7 +48,7 @@ class OpenAIChatFake(FakeModelServer):
             fail = steps[0]
             ex.send_json(fail.status, {"error": {"message": fail.message,
                                                  "type": fail.code or ERROR_TYPES.get(fail.status, "server_error"),
-                                                 "param": None, "code": None}})
+                                                 "param": None, "code": None}}, headers=fail.headers)
             return
         body = ex.body if isinstance(ex.body, dict) else {}
         model = body.get("model") or MODEL_ID

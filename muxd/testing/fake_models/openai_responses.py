@@ -50,7 +50,7 @@ class OpenAIResponsesFake(FakeModelServer):
             error = {"message": fail.message, "type": "server_error",
                      "code": fail.code or ERROR_CODES.get(fail.status, "server_error"), "param": None}
             if not fail.in_stream:
-                ex.send_json(fail.status, {"error": error})
+                ex.send_json(fail.status, {"error": error}, headers=fail.headers)
                 return
             ex.start_events()
             response_id = f"resp_fake_{next(self._ids)}"

@@ -84,6 +84,8 @@ class Fail:
     times: int | None = 1
     in_stream: bool = False
     code: str | None = None  # the API's error code/type in the body; by default one that fits `status`
+    # Response headers: `retry-after`, a rate limit's reset time (`anthropic-ratelimit-…-reset`).
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 Step = Union[Think, Say, Call, Pause, Fail]

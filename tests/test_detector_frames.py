@@ -1,0 +1,74 @@
+"""The detectors on real screens of situations that must not read Idle (issue 25), captured
+from the real CLIs in muxd panes of 60x18 to 200x60 against the scripted model servers:
+Gemini's long shell command ("! Shell awaiting input", the ⊶/⊷ glyph), Aider's `/run` and a
+slow first reply with nothing drawn, Claude Code's background agent, "Exit plan mode?",
+wrapped options and its /help, /status, /cost overlays and /model picker, Codex's "Task is
+still running" dialog and wrapped options. The Codex frames named `bgterminal` are modelled:
+a real frame whose status row says "· 1 background terminal running" (noted in the labels).
+
+Each frame goes through what `muxd detect` does, at its own size, with the cursor where the
+pane had it (a capture does not keep it); tests/detector_data/issue25/labels.tsv says what
+the screen shows. `benchmarks/bench_detectors.py --corpus tests/detector_data/issue25` gives
+the figures.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.registry import load_detectors
+from muxd.detectors.replay import detect_saved_screen
+
+DATA = Path(__file__).parent / "detector_data" / "issue25"
+DETECTORS = load_detectors()
+BY_NAME = {detector.name: detector for detector in DETECTORS}
+
+with (DATA / "labels.tsv").open(encoding="utf-8") as _labels:
+    FRAMES = list(csv.DictReader(_labels, delimiter="\t"))
+
+
+def _size(row: dict[str, str]) -> tuple[int, int]:
+    columns, lines = row["size"].split("x")
+    return int(columns), int(lines)
+
+
+def _cursor(row: dict[str, str]) -> tuple[int, int]:
+    x, y = row["cursor"].split(",")
+    return int(x), int(y)
+
+
+def _optional(text: str) -> str | None:
+    return text or None
+
+
+@pytest.mark.parametrize("row", FRAMES, ids=[row["file"].split("/")[-1].removesuffix(".txt") for row in FRAMES])
+def test_frame_reads_as_labelled(row: dict[str, str]) -> None:
+    path = DATA / row["file"]
+    columns, lines = _size(row)
+    state = detect_saved_screen(path.read_bytes(), DETECTORS, columns=columns, lines=lines, cursor=_cursor(row))
+    got = state.activity
+    assert (state.agent_type, got.state) == (row["agent"], row["state"]), (state.evidence, row["note"])
+    assert got.description == _optional(row["description"])
+    assert got.elapsed_s == (int(row["elapsed_s"]) if row["elapsed_s"] else None)
+    assert state.tool == _optional(row["tool"])
+    if row["confirmation"]:
+        assert state.confirmation is not None
+        assert state.confirmation.prompt == row["confirmation"]
+        assert state.confirmation.options == row["options"].split(" | ")
+    else:
+        assert state.confirmation is None
+    # Background work is read by the detector (the runner publishes what it reads).
+    frame = ScreenContext(lines=path.read_text(encoding="utf-8").split("\n"), columns=columns, cursor=_cursor(row))
+    assert BY_NAME[row["agent"]].detect(frame, None).background == int(row["background"])
+
+
+def test_every_situation_at_several_sizes() -> None:
+    sizes: dict[str, set[str]] = {}
+    for row in FRAMES:
+        situation = "_".join(row["file"].split("/")[-1].split("_")[:2])
+        sizes.setdefault(situation, set()).add(row["size"])
+    assert all(len(found) >= 4 for found in sizes.values()), sizes

@@ -56,3 +56,21 @@ def test_an_agent_whose_user_config_has_muxds_hooks_is_left_alone(tmp_path, env)
 def test_a_pane_can_ask_for_its_agent_as_it_is(env):
     assert with_agent_hooks(["claude"], {**env, "MUXD_AGENT_HOOKS": "0"}) == ["claude"]
     assert with_agent_hooks(["codex"], {**env, "MUXD_AGENT_HOOKS": "1"}) != ["codex"]
+
+
+def test_the_daemon_starts_and_respawns_an_agent_with_its_flags_and_shows_the_command_asked(muxd_server, tmp_path):
+    """A stand-in `claude` that prints the words it was given: the daemon adds the settings when
+    it starts the pane and again when respawn-pane starts it anew; the pane's command stays the
+    one asked for."""
+    claude = tmp_path / "claude"
+    claude.write_text('#!/bin/sh\nprintf "words=%s\\n" "$#"; for w in "$@"; do echo "[$w]"; done; exec cat\n')
+    claude.chmod(0o755)
+    muxd_server.cli("new-session", "-d", "-s", "a", "-x", "400", "-y", "50", "--", str(claude), "--resume",
+                    check=True)
+    screen = muxd_server.wait_for_text("a", "[--resume]")
+    assert "words=3" in screen and "[--settings]" in screen  # --settings, its JSON, --resume
+    started = muxd_server.cli("display-message", "-p", "-t", "a", "#{pane_start_command}", check=True)
+    assert started.stdout.strip() == f"{claude} --resume"
+    muxd_server.cli("respawn-pane", "-k", "-t", "a", check=True)
+    muxd_server.wait_for_text("a", "[--resume]")
+    assert "words=3" in muxd_server.capture("a")

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from muxd.agent_hook_files import config_path
-from muxd.testing.fake_models import AnthropicFake, GeminiFake, OpenAIResponsesFake, Say, launch
+from muxd.agent_hook_files import config_path, installed
+from muxd.testing.fake_models import AnthropicFake, Call, GeminiFake, OpenAIResponsesFake, Say, launch
 from muxd.testing.fake_models.agent_pane import AgentPane
 from muxd.testing.wait import wait_until
 
@@ -85,6 +85,42 @@ def pane_of(muxd_server) -> Iterator:
         pane.close()
 
 
+def test_claude_started_by_muxd_calls_muxds_hooks(pane_of, tmp_path):
+    bin_dir = _cli("claude")
+    fake = AnthropicFake([[Say("I will run a command.", 0.05), Call("Bash", {"command": "mkdir -p demo && ls demo", "description": "Make a directory"})],
+                        [Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.claude(tmp_path, fake.url, bin_dir, "--permission-mode", "default")
+        pane = pane_of(launch_)
+        pane.wait_for("Idle")
+        argv = _cmdline(pane)
+        settings = json.loads(argv[argv.index("--settings") + 1])
+        assert "Stop" in settings["hooks"] and argv[argv.index("--settings") - 1].endswith("claude")
+        assert not installed("claude", launch_.env)  # not in the user's files: in the argv
+        mark = pane.mark()
+        pane.submit("please make a directory")
+        pane.wait_for("AwaitingConfirmation")
+        pane.press("Enter")
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
+        assert _hook_details(pane, mark) & {"PreToolUse", "PermissionRequest", "PostToolUse"}
+
+
+def test_codex_started_by_muxd_calls_muxds_hooks_trusted_without_a_review(pane_of, tmp_path):
+    bin_dir = _cli("codex")
+    fake = OpenAIResponsesFake([[Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.codex(tmp_path, fake.url, bin_dir)
+        user_config = config_path("codex", launch_.env).read_text()
+        pane = pane_of(launch_)
+        pane.wait_for("Idle")
+        assert CODEX_REVIEW not in pane.screen()
+        assert "hooks.Stop=[{hooks=[" in " ".join(_cmdline(pane))
+        mark = pane.mark()
+        pane.submit("say something")
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
+        assert config_path("codex", launch_.env).read_text().startswith(user_config)
 
 
 def test_claude_typed_at_a_shell_calls_the_installed_hooks_beside_the_users_own(pane_of, tmp_path):

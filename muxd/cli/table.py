@@ -106,6 +106,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("detect", "detect the agent state of a saved screen", "agent_commands", local=True),
     CliCommand("hook", "hand an agent's hook event (JSON on stdin) to muxd: what agents' hooks run in a pane",
                "hook_command", local=True),
+    CliCommand("hooks", "install or uninstall muxd's hooks in an agent CLI's own config, for agents started by hand",
+               "hooks_commands", local=True),
     CliCommand("replay", "replay a recording through the detectors: the timeline of states", "agent_commands",
                local=True),
     CliCommand("submit", "give the agent in a pane a prompt, recorded as an execution", "history_commands"),

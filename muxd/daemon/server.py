@@ -21,6 +21,7 @@ from muxd.daemon.commands.table import Command
 from muxd.daemon.core.config_load import load_config
 from muxd.daemon.core.connection import Connection
 from muxd.daemon.core.lifecycle import ServerClaim
+from muxd.daemon.panes.agent_argv import with_agent_hooks
 from muxd.daemon.panes.detection import PaneDetection
 from muxd.daemon.panes.emulation import EmulationTurns
 from muxd.daemon.panes.hook_intake import HookIntake
@@ -205,7 +206,7 @@ class Daemon:
                     turns=self.emulation)
         pane.tmux_shim = spawn.tmux_shim
         pane.interactive = spawn.interactive
-        pane.launch_argv = integrated_argv(argv, env)  # prompt marks from muxd's bash panes
+        pane.launch_argv = integrated_argv(with_agent_hooks(argv, env), env)  # agents' hooks; bash's prompt marks
         pane.recorder = recorder_for(pane.id, columns, lines, argv)
         pane.on_reaped = self.watchdog.release
         try:

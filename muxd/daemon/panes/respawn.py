@@ -11,6 +11,7 @@ import os
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from muxd.daemon.panes.agent_argv import with_agent_hooks
 from muxd.daemon.panes.registry import window_of
 from muxd.daemon.panes.shell_command import command_argv
 from muxd.errors import Conflict
@@ -58,7 +59,7 @@ def respawn(daemon: PaneKeeper, pane: Pane, spawn: Spawn, *, kill: bool) -> None
     daemon.unfollow(pane)
     daemon.attach_hub.copy_modes.pop(pane.id, None)
     try:
-        pane.respawn(argv, cwd, env, integrated_argv(argv, env))
+        pane.respawn(argv, cwd, env, integrated_argv(with_agent_hooks(argv, env), env))
     finally:
         if pane.pid is not None and not pane.exited:
             daemon.follow(pane)

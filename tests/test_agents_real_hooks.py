@@ -1,0 +1,176 @@
+"""The real CLIs call muxd's hooks, offline against the scripted model servers: Claude Code and
+Codex started by muxd get them per run (their argv, not the user's files), and an agent typed
+at a shell in a muxd pane gets them from `muxd hooks install` (the user's own configuration,
+beside the user's own hooks, which still fire). That an event got through is seen in the pane's
+published states: a field whose source is `hook`.
+Needs `.ci/install-agents`; skips when a CLI is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from muxd.agent_hook_files import config_path, installed
+from muxd.testing.fake_models import AnthropicFake, Call, GeminiFake, OpenAIResponsesFake, Say, launch
+from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.wait import wait_until
+
+pytestmark = pytest.mark.agents
+
+ANSWER = "Done with the hooks."
+CODEX_REVIEW = "Hooks need review"  # Codex's screen for hooks it does not trust
+
+
+def _cli(agent: str) -> Path:
+    bin_dir, why = launch.find_cli(agent)
+    if bin_dir is None:
+        pytest.skip(why)
+    return bin_dir
+
+
+def _hook_details(pane: AgentPane, mark: int = 0) -> set[str]:
+    """The hook events named as the source of some field of the states published since `mark`."""
+    return {p.get("detail") or "" for s in pane.states.since(mark) for p in (s.get("sources") or {}).values()
+            if p.get("source") == "hook"}
+
+
+def _wait_hooked(pane: AgentPane, *events: str, mark: int = 0) -> None:
+    try:
+        wait_until(lambda: set(events) <= _hook_details(pane, mark), timeout=60, interval=0.1,
+                   message=f"states sourced from the hooks {events}")
+    except AssertionError:
+        raise AssertionError(pane.report(f"no state from the hooks {events}; got {_hook_details(pane, mark)}",
+                                         mark)) from None
+
+
+def _cmdline(pane: AgentPane) -> list[str]:
+    pid = pane.server.cli("display-message", "-p", "-t", pane.pane_id, "#{pane_pid}", check=True).stdout.strip()
+    return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
+
+
+def _install(launch_: launch.AgentLaunch, agent: str) -> None:
+    env = {**os.environ, **{k: v for k, v in launch_.env.items() if k in ("HOME", "CODEX_HOME")}}
+    done = subprocess.run([sys.executable, "-m", "muxd", "hooks", "install", "--agent", agent], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def _user_capture_hook(tmp_path: Path) -> tuple[str, Path]:
+    """A hook of the user's own: it appends its event's name to a file."""
+    log = tmp_path / "user-hook.log"
+    script = tmp_path / "user-hook.py"
+    script.write_text(f"import json, sys\nopen({str(log)!r}, 'a').write(json.load(sys.stdin)"
+                      f"['hook_event_name'] + '\\n')\n")
+    return f"{sys.executable} {script}", log
+
+
+@pytest.fixture
+def pane_of(muxd_server) -> Iterator:
+    panes: list[AgentPane] = []
+
+    def start(launch_: launch.AgentLaunch, *, from_shell: bool = False) -> AgentPane:
+        pane = AgentPane(muxd_server, launch_)
+        panes.append(pane)
+        return pane.start(from_shell=from_shell)
+
+    yield start
+    for pane in panes:
+        pane.close()
+
+
+def test_claude_started_by_muxd_calls_muxds_hooks(pane_of, tmp_path):
+    bin_dir = _cli("claude")
+    fake = AnthropicFake([[Say("I will run a command.", 0.05), Call("Bash", {"command": "mkdir -p demo && ls demo", "description": "Make a directory"})],
+                        [Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.claude(tmp_path, fake.url, bin_dir, "--permission-mode", "default")
+        pane = pane_of(launch_)
+        pane.wait_for("Idle")
+        argv = _cmdline(pane)
+        settings = json.loads(argv[argv.index("--settings") + 1])
+        assert "Stop" in settings["hooks"] and argv[argv.index("--settings") - 1].endswith("claude")
+        assert not installed("claude", launch_.env)  # not in the user's files: in the argv
+        mark = pane.mark()
+        pane.submit("please make a directory")
+        pane.wait_for("AwaitingConfirmation")
+        pane.press("Enter")
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
+        assert _hook_details(pane, mark) & {"PreToolUse", "PermissionRequest", "PostToolUse"}
+
+
+def test_codex_started_by_muxd_calls_muxds_hooks_trusted_without_a_review(pane_of, tmp_path):
+    bin_dir = _cli("codex")
+    fake = OpenAIResponsesFake([[Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.codex(tmp_path, fake.url, bin_dir)
+        user_config = config_path("codex", launch_.env).read_text()
+        pane = pane_of(launch_)
+        pane.wait_for("Idle")
+        assert CODEX_REVIEW not in pane.screen()
+        assert "hooks.Stop=[{hooks=[" in " ".join(_cmdline(pane))
+        mark = pane.mark()
+        pane.submit("say something")
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
+        assert config_path("codex", launch_.env).read_text().startswith(user_config)
+
+
+def test_claude_typed_at_a_shell_calls_the_installed_hooks_beside_the_users_own(pane_of, tmp_path):
+    bin_dir = _cli("claude")
+    fake = AnthropicFake([[Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.claude(tmp_path, fake.url, bin_dir)
+        command, log = _user_capture_hook(tmp_path)
+        settings = config_path("claude", launch_.env)
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}))
+        _install(launch_, "claude")
+        pane = pane_of(launch_, from_shell=True)
+        pane.wait_for("Idle", lambda s: s["agent_type"] == "claude", what="Claude at its prompt")
+        assert "--settings" not in _cmdline(pane)  # typed at the shell: its argv is the person's
+        mark = pane.mark()
+        pane.submit("say something")
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
+        wait_until(lambda: log.exists() and "Stop" in log.read_text(), timeout=10, message="the user's hook ran")
+
+
+def test_codex_typed_at_a_shell_calls_the_installed_hooks_it_trusts(pane_of, tmp_path):
+    bin_dir = _cli("codex")
+    fake = OpenAIResponsesFake([[Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.codex(tmp_path, fake.url, bin_dir)
+        _install(launch_, "codex")
+        pane = pane_of(launch_, from_shell=True)
+        pane.wait_for("Idle", lambda s: s["agent_type"] == "codex", what="Codex at its prompt")
+        assert CODEX_REVIEW not in pane.screen()
+        mark = pane.mark()
+        pane.submit("say something")
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
+
+
+def test_gemini_calls_the_hooks_installed_in_its_user_settings(pane_of, tmp_path):
+    """Gemini CLI 0.61 has no per-run way: muxd starts it plain and it reads the installed hooks."""
+    bin_dir = _cli("gemini")
+    fake = GeminiFake([[Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.gemini(tmp_path, fake.url, bin_dir)
+        _install(launch_, "gemini")
+        settings = json.loads(config_path("gemini", launch_.env).read_text())
+        assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"  # theirs, kept
+        pane = pane_of(launch_)
+        pane.wait_for("Idle")
+        assert _cmdline(pane)[-1].endswith("gemini")
+        mark = pane.mark()
+        pane.submit("say something")
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "BeforeAgent", "AfterAgent", mark=mark)

@@ -104,6 +104,14 @@ def test_claude_started_by_muxd_calls_muxds_hooks(pane_of, tmp_path):
         pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
         _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
         assert _hook_details(pane, mark) & {"PreToolUse", "PermissionRequest", "PostToolUse"}
+        states = pane.states.since(mark)
+        # During the turn the tool came from the hooks, exactly as the agent ran it.
+        assert any(((st.get("sources") or {}).get("tool") or {}).get("source") == "hook"
+                   and st.get("tool") == "Bash" for st in states), pane.report("no tool from the hooks", mark)
+        # After the Stop: Idle, and certain (the hook and the screen agree).
+        wait_until(lambda: any(st["activity"]["state"] == "Idle" and st.get("confidence") == "certain"
+                               for st in pane.states.since(mark)), timeout=30, interval=0.1,
+                   message="a certain Idle after the Stop hook")
 
 
 def test_codex_started_by_muxd_calls_muxds_hooks_trusted_without_a_review(pane_of, tmp_path):

@@ -8,6 +8,7 @@ Needs `.ci/install-agents`; skips when a CLI is not installed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -50,6 +51,11 @@ def _wait_hooked(pane: AgentPane, *events: str, mark: int = 0) -> None:
                                          mark)) from None
 
 
+def _hooked(launch_: launch.AgentLaunch) -> launch.AgentLaunch:
+    """The agent started with muxd's hooks for its run (MUXD_AGENT_HOOKS=1 in its pane)."""
+    return dataclasses.replace(launch_, env={**launch_.env, "MUXD_AGENT_HOOKS": "1"})
+
+
 def _cmdline(pane: AgentPane) -> list[str]:
     pid = pane.server.cli("display-message", "-p", "-t", pane.pane_id, "#{pane_pid}", check=True).stdout.strip()
     return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
@@ -90,7 +96,7 @@ def test_claude_started_by_muxd_calls_muxds_hooks(pane_of, tmp_path):
     fake = AnthropicFake([[Say("I will run a command.", 0.05), Call("Bash", {"command": "mkdir -p demo && ls demo", "description": "Make a directory"})],
                         [Say(ANSWER, 0.05)]])
     with fake:
-        launch_ = launch.claude(tmp_path, fake.url, bin_dir, "--permission-mode", "default")
+        launch_ = _hooked(launch.claude(tmp_path, fake.url, bin_dir, "--permission-mode", "default"))
         pane = pane_of(launch_)
         pane.wait_for("Idle")
         argv = _cmdline(pane)
@@ -118,7 +124,7 @@ def test_codex_started_by_muxd_calls_muxds_hooks_trusted_without_a_review(pane_o
     bin_dir = _cli("codex")
     fake = OpenAIResponsesFake([[Say(ANSWER, 0.05)]])
     with fake:
-        launch_ = launch.codex(tmp_path, fake.url, bin_dir)
+        launch_ = _hooked(launch.codex(tmp_path, fake.url, bin_dir))
         user_config = config_path("codex", launch_.env).read_text()
         pane = pane_of(launch_)
         pane.wait_for("Idle")

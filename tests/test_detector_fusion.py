@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from muxd.detectors.base import ScreenContext
-from muxd.detectors.fusion import HOOK_TOOL_HOLD_S, HOOK_TURN_HOLD_S
+from muxd.detectors.fusion import HOOK_STOP_HOLD_S, HOOK_TOOL_HOLD_S, HOOK_TURN_HOLD_S
 from muxd.detectors.hook_events import HookFact
 from muxd.detectors.provenance import STATE_STALE_S, confidence_at
 from muxd.detectors.runner import DetectorRunner
@@ -150,6 +150,28 @@ def test_an_old_hook_does_not_pin_a_state_the_screen_since_changed(runner, scree
     state = show(runner, screen, "Generating")  # a new turn the hooks did not report
     assert state.activity.state == "Generating" and state.fusion.rule == "screen-newer"
     assert state.confidence == "screen" and state.sources["state"].source == "screen"
+
+
+def test_a_screen_drawing_a_turns_end_after_its_stop_is_no_new_turn(runner, screen, clock):
+    """The answer's last words are read (and published) after the Stop came: the screen says
+    Generating for a moment. That is not a new turn starting and ending (the history would
+    record one): the Stop's rest holds, briefly, until the screen shows the prompt too."""
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "stopped", "Stop")
+    stopped_at = clock.now
+    clock.now += 0.4
+    state = show(runner, screen, "Generating")
+    assert state.activity.state == "Idle" and state.fusion.rule == "closed-turn"
+    assert runner.recheck_at == stopped_at + HOOK_STOP_HOLD_S
+    clock.now += 0.3
+    state = show(runner, screen, "Idle")
+    assert state.activity.state == "Idle" and state.confidence == "certain" and runner.recheck_at is None
+    # A screen still busy once the hold is over is believed (a turn the hooks did not report).
+    show(runner, screen, "Generating")
+    clock.now += HOOK_STOP_HOLD_S
+    state = runner.refresh()
+    assert state.activity.state == "Generating" and state.fusion.rule == "screen-newer"
 
 
 def test_an_open_turn_holds_against_a_screen_at_rest_for_a_while(runner, screen, clock):

@@ -20,7 +20,11 @@ Which activity state wins, in this order (the rule's name is kept in `AgentState
    HOOK_TURN_HOLD_S (HOOK_TOOL_HOLD_S while a tool runs) after the screen's change. A screen at
    rest mid-turn is the false Idle this exists to prevent ("Shell awaiting input", a quiet
    tool); the bound is for turns that end without a Stop (an interrupt in Claude Code).
-7. "screen-newer": otherwise the screen changed after the hook, and the newer evidence wins.
+7. "closed-turn": the hooks ended the turn (a Stop) and the screen began to show the agent busy
+   only after it: until HOOK_STOP_HOLD_S after the Stop, the hooks' rest holds. A screen that
+   draws a turn's last words after its Stop (read, debounced, published late) would otherwise
+   look like a new turn starting and ending; a real new turn comes with its own prompt hook.
+8. "screen-newer": otherwise the screen changed after the hook, and the newer evidence wins.
 
 The screen's evidence dates from when it *began* to show its state (activity.since), not from
 its last look: a screen that keeps showing Idle is no newer evidence against a prompt submitted
@@ -40,6 +44,7 @@ from muxd.detectors.state import (
 
 HOOK_TURN_HOLD_S = 30.0    # an open turn outlives a screen at rest this long (rule 6)
 HOOK_TOOL_HOLD_S = 600.0   # and this long while a tool has started and not finished
+HOOK_STOP_HOLD_S = 2.0     # a turn's end outlives a screen still drawing it busy this long (rule 7)
 
 _CLAIMS: dict[str, ActivityState] = {
     "prompt_submitted": "Thinking", "tool_started": "ToolUse", "tool_finished": "Thinking",
@@ -136,7 +141,10 @@ def _class(state: str) -> str:
 
 
 def hold_ends(screen: AgentState, hooks: HookView) -> float:
-    """When rule 6 stops holding the hooks' open turn against this screen at rest."""
+    """When rule 6 stops holding the hooks' open turn against this screen at rest, or rule 7
+    their closed turn against this screen still busy."""
+    if not hooks.turn_open:  # from the Stop: a screen busy soon after it is still drawing it
+        return hooks.claim_at + HOOK_STOP_HOLD_S
     since = screen.activity.since if screen.activity.since is not None else float("-inf")
     return since + (HOOK_TOOL_HOLD_S if hooks.tool_open else HOOK_TURN_HOLD_S)
 
@@ -158,6 +166,8 @@ def decide(screen: AgentState, hooks: HookView, now: float) -> tuple[str, str, C
         return "hook", "hook-newer", "hook"
     if s in AT_PROMPT_STATES and hooks.turn_open and now < hold_ends(screen, hooks):
         return "hook", "open-turn", "hook"
+    if s in BUSY_STATES and h in AT_PROMPT_STATES and not hooks.turn_open and now < hold_ends(screen, hooks):
+        return "hook", "closed-turn", "hook"
     return "screen", "screen-newer", "screen"
 
 

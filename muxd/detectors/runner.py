@@ -190,10 +190,11 @@ class DetectorRunner:
     @property
     def recheck_at(self) -> float | None:
         """The time (this runner's clock) at which the published state may change by itself:
-        the hooks' open turn stops holding against a screen at rest (fusion rule "open-turn").
+        the hooks' open turn stops holding against a screen at rest, or their closed turn against
+        a screen still busy (fusion rules "open-turn", "closed-turn").
         The daemon calls `refresh` then; None: nothing to wait for."""
         hooks = self.hooks
-        if hooks is None or self.state.fusion is None or self.state.fusion.rule != "open-turn":
+        if hooks is None or self.state.fusion is None or self.state.fusion.rule not in ("open-turn", "closed-turn"):
             return None
         return hold_ends(self.screen, hooks)
 

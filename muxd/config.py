@@ -329,7 +329,6 @@ HOOK_PAYLOAD_MAX_CHARS = 64 * 1024     # one hook event's JSON, as the agent CLI
 HOOK_JSON_DEPTH_MAX = 32               # arrays/objects inside each other in one payload
 HOOK_EVENTS_PER_S = 20.0               # a pane's sustained rate of hook events
 HOOK_EVENTS_BURST = 60                 # events a pane may send at once (a burst of tool calls)
-HOOK_EVENTS_KEPT = 20                  # per pane, the newest hook events (muxd explain)
 # `muxd hook` never holds the agent up: it gives up on a daemon this slow and exits 0.
 HOOK_CONNECT_TIMEOUT_S = 1.0
 HOOK_REPLY_TIMEOUT_S = 2.0

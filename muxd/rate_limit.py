@@ -53,3 +53,8 @@ class RateLimiter:
             retry = round(wait_s + 0.0005, 3)
             raise RateLimited(f"{tool}: more than {self._rate_per_s:g} calls/s (burst {self._burst}); "
                               f"retry after {retry} s", tool=tool, retry_after_s=retry)
+
+    def forget(self, principal: str) -> None:
+        """`principal` is gone (a pane that closed): its buckets go with it."""
+        for key in [key for key in self._buckets if key[0] == principal]:
+            del self._buckets[key]

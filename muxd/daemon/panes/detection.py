@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from muxd.config import HOOK_EVENTS_KEPT
 from muxd.daemon.panes import pty as ptys
 from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.hook_events import hook_fact
@@ -111,21 +109,6 @@ def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> S
     )
 
 
-class HookHeard(NamedTuple):
-    """One hook event a pane's agent sent: whose, its own name for it, and when it came."""
-
-    agent: str
-    event: str | None  # the CLI's name ("Stop", "PreToolUse"); None if the payload gave none
-    received_at: float
-
-
-def hook_event_name(payload: dict[str, Any]) -> str | None:
-    """The event's name as its CLI gives it (Claude Code and Gemini CLI: hook_event_name;
-    Codex's notify: type)."""
-    name = payload.get("hook_event_name", payload.get("type"))
-    return name if isinstance(name, str) else None
-
-
 class PaneDetection:
     """Schedules detection runs for `pane` on the loop and reports state changes."""
 
@@ -138,7 +121,6 @@ class PaneDetection:
         self._on_change = on_change
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
-        self.hooks_heard: deque[HookHeard] = deque(maxlen=HOOK_EVENTS_KEPT)  # newest last
         self._recheck: asyncio.TimerHandle | None = None  # see _arm_recheck
 
     @property
@@ -183,7 +165,6 @@ class PaneDetection:
         screen at once, as a change on screen is."""
         if self._closed:
             return
-        self.hooks_heard.append(HookHeard(agent, hook_event_name(payload), received_at))
         self._publish(self.runner.hook(hook_fact(agent, payload, received_at)))
 
     def _publish(self, changed: AgentState | None) -> None:

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from muxd.config import HOOK_EVENTS_BURST, HOOK_EVENTS_PER_S, HOOK_JSON_DEPTH_MAX
-from muxd.errors import BadRequest, RateLimited
+from muxd.errors import BadRequest
 from muxd.json_depth import nests_deeper
-from muxd.rate_limit import TokenBucket
+from muxd.rate_limit import RateLimiter
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.detection import PaneDetection
@@ -44,20 +44,12 @@ class HookIntake:
     def __init__(self, detections: Mapping[str, PaneDetection], *, clock: Clock = time.monotonic,
                  wall_clock: Clock = time.time) -> None:
         self._detections = detections
-        self._clock = clock
         self._wall_clock = wall_clock
-        self._rates: dict[str, TokenBucket] = {}  # pane id -> its bucket
+        self._rates = RateLimiter(HOOK_EVENTS_PER_S, HOOK_EVENTS_BURST, clock)  # a bucket per pane
 
     def receive(self, pane_id: str, agent: str, payload: str) -> None:
         """Take one event of `agent` in pane `pane_id` (RateLimited, BadRequest: nothing kept)."""
-        bucket = self._rates.get(pane_id)
-        if bucket is None:
-            bucket = self._rates[pane_id] = TokenBucket(HOOK_EVENTS_PER_S, HOOK_EVENTS_BURST, self._clock)
-        wait_s = bucket.take()
-        if wait_s > 0:
-            retry = round(wait_s + 0.0005, 3)
-            raise RateLimited(f"hook events of pane {pane_id}: more than {HOOK_EVENTS_PER_S:g}/s "
-                              f"(burst {HOOK_EVENTS_BURST}); retry after {retry} s", retry_after_s=retry)
+        self._rates.check(pane_id, f"hook events of pane {pane_id}")
         event = hook_payload(payload)
         detection = self._detections.get(pane_id)
         if detection is not None:  # none: detection is off (MUXD_DETECTION=0), or the pane is gone
@@ -65,4 +57,4 @@ class HookIntake:
 
     def forget(self, pane_id: str) -> None:
         """The pane is gone: its rate goes with it."""
-        self._rates.pop(pane_id, None)
+        self._rates.forget(pane_id)

@@ -23,7 +23,7 @@ from muxd.detectors.registry import load_detectors
 from muxd.detectors.runner import DetectorRunner
 from muxd.detectors.state import AgentState
 from muxd.testing.fake_models import AnthropicFake, Call, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Pause, Say
-from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes, describe
+from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes, describe, screen_shows
 from muxd.testing.wait import wait_until
 
 pytestmark = pytest.mark.agents
@@ -128,7 +128,9 @@ def test_claude_plan_background_agent_and_help(panes):
 
     mark = pane.mark()
     pane.submit("please start a background helper")
-    waiting = pane.wait_for("ToolUse", lambda s: s["tool"] == "Agent", what="waiting for the background agent")
+    # (the Agent tool's start comes first from the hooks, when muxd gave the agent its hooks)
+    waiting = pane.wait_for("ToolUse", lambda s: s["tool"] == "Agent" and "background" in (
+        s["activity"]["description"] or ""), what="waiting for the background agent")
     with pane.explained("background agent", mark):
         assert waiting["activity"]["description"] == "Waiting for 1 background agent to finish"
         assert "background agent" in pane.screen()
@@ -164,7 +166,8 @@ def test_codex_ctrl_c_while_a_command_runs_asks_what_to_do(panes):
     pane.wait_for("AwaitingConfirmation", what="the approval")
     mark = pane.mark()
     pane.press("Enter")
-    pane.wait_for("ToolUse", what="ToolUse while the command runs")
+    # The screen's ToolUse: a hook's comes before the command runs, and Ctrl-C then interrupts the turn.
+    pane.wait_for("ToolUse", screen_shows("ToolUse"), what="ToolUse while the command runs")
     pane.press("C-c")
     asking = pane.wait_for("AwaitingConfirmation", what="Task is still running")
     with pane.explained("Task is still running", mark):

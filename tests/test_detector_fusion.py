@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from muxd.detectors.base import ScreenContext
-from muxd.detectors.fusion import HOOK_STOP_HOLD_S, HOOK_TOOL_HOLD_S, HOOK_TURN_HOLD_S
+from muxd.detectors.fusion import HOOK_DIALOG_WAIT_S, HOOK_STOP_HOLD_S, HOOK_TOOL_HOLD_S, HOOK_TURN_HOLD_S
 from muxd.detectors.hook_events import HookFact
 from muxd.detectors.provenance import STATE_STALE_S, confidence_at
 from muxd.detectors.runner import DetectorRunner
-from muxd.detectors.state import Confirmation, Detection
+from muxd.detectors.state import Confirmation, Detection, ToolSighting
 
 
 class Screen:
@@ -110,24 +110,88 @@ def test_a_question_on_screen_wins_over_the_tool_that_asks_it(runner, screen, cl
     assert state.fusion.rule == "screen-dialog" and state.fusion.hook == "ToolUse"
 
 
-def test_a_permission_hook_asks_at_once_and_the_screen_gives_the_question(runner, screen, clock):
+def test_a_permission_hook_waits_for_its_dialog_which_gives_the_question(runner, screen, clock):
     show(runner, screen, "Thinking")
     clock.now += 1
     hook(runner, clock, "tool_started", "PreToolUse", tool="Bash", tool_input="rm -rf build")
     clock.now += 0.1
+    asked_at = clock.now
     state = hook(runner, clock, "permission_requested", "PermissionRequest", tool="Bash", tool_input="rm -rf build")
-    assert state.activity.state == "AwaitingConfirmation" and state.is_awaiting_confirmation
-    assert state.confirmation == Confirmation(prompt="Bash: rm -rf build")
-    assert state.sources["confirmation"].source == "hook" and (state.tool, state.tool_input) == ("Bash", "rm -rf build")
+    # The dialog is not drawn yet: AwaitingConfirmation waits for its question and options.
+    assert state.activity.state == "ToolUse" and state.fusion.rule == "dialog-pending"
+    assert (state.tool, state.tool_input) == ("Bash", "rm -rf build") and not state.is_awaiting_confirmation
+    assert runner.recheck_at == asked_at + HOOK_DIALOG_WAIT_S
     clock.now += 0.2
     dialog = Confirmation(prompt="Bash command", options=["1. Yes", "2. No"])
     state = show(runner, screen, "AwaitingConfirmation", confirmation=dialog, tool="Bash")
     assert state.confirmation == dialog and state.sources["confirmation"].source == "screen"
     assert state.confidence == "certain" and state.sources["tool"].source == "hook"
-    # Answered: the screen shows the tool running, newer than the hook's question.
+    # Approved: the screen shows the tool running, and the hooks' tool stands again.
     clock.now += 2
     state = show(runner, screen, "ToolUse", tool="Bash")
-    assert state.activity.state == "ToolUse" and state.confirmation is None and state.fusion.rule == "screen-newer"
+    assert state.activity.state == "ToolUse" and state.confirmation is None
+    assert state.fusion.rule == "agree" and state.fusion.hook == "ToolUse"
+
+
+def test_a_permission_dialog_denied_on_screen_ends_the_turn(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "tool_started", "PreToolUse", tool="Write", tool_input="new.txt")
+    hook(runner, clock, "permission_requested", "PermissionRequest", tool="Write", tool_input="new.txt")
+    clock.now += 0.2
+    show(runner, screen, "AwaitingConfirmation", confirmation=Confirmation(prompt="Create new.txt?"), tool="Write")
+    clock.now += 3  # Esc: "⎿ Rejected write to new.txt", back at the prompt, no hook
+    state = show(runner, screen, "Idle", rule="prompt-idle")
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only" and runner.recheck_at is None
+
+
+def test_a_busy_claim_over_a_screen_that_never_left_its_prompt_is_bounded(runner, screen, clock):
+    show(runner, screen, "Idle", rule="prompt-idle")
+    clock.now += 1
+    claimed_at = clock.now
+    assert hook(runner, clock, "prompt_submitted", "UserPromptSubmit").activity.state == "Thinking"
+    assert runner.recheck_at == claimed_at + HOOK_TURN_HOLD_S
+    clock.now = claimed_at + HOOK_TURN_HOLD_S
+    state = runner.refresh()
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-newer"
+
+
+def test_a_permission_hook_whose_dialog_never_shows_asks_alone(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "permission_requested", "PermissionRequest", tool="Bash", tool_input="rm -rf build")
+    clock.now += HOOK_DIALOG_WAIT_S - 0.1
+    assert runner.refresh() is None
+    clock.now += 0.1
+    state = runner.refresh()
+    assert state.activity.state == "AwaitingConfirmation" and state.is_awaiting_confirmation
+    assert state.fusion.rule == "hook-newer" and state.confidence == "hook"
+    assert state.confirmation == Confirmation(prompt="Bash: rm -rf build")
+    assert state.sources["confirmation"].source == "hook" and (state.tool, state.tool_input) == ("Bash", "rm -rf build")
+
+
+def test_a_permission_hook_over_a_screen_at_rest_asks_at_once(runner, screen, clock):
+    show(runner, screen, "Idle")  # the turn went faster than the screen was read
+    clock.now += 1
+    state = hook(runner, clock, "permission_requested", "PermissionRequest", tool="Bash")
+    assert state.activity.state == "AwaitingConfirmation" and state.fusion.rule == "hook-newer"
+
+
+def test_an_interrupt_the_screen_shows_ends_the_hooks_turn(runner, screen, clock):
+    show(runner, screen, "Idle")
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="go")
+    clock.now += 0.5
+    show(runner, screen, "Thinking")
+    clock.now += 3  # Esc: Claude Code fires no Stop, its screen says "⎿ Interrupted"
+    state = show(runner, screen, "Idle", rule="interrupted")
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only" and state.fusion.hook is None
+    assert runner.recheck_at is None
+    clock.now += 1  # a person starts typing: the box's rule changes, the turn stays closed
+    assert show(runner, screen, "Idle", rule="prompt-idle").activity.state == "Idle"
+    clock.now += 1
+    state = hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="again")
+    assert state.activity.state == "Thinking" and state.prompt == "again"
 
 
 def test_tools_come_exact_from_the_hooks(runner, screen, clock):
@@ -293,3 +357,37 @@ def test_a_busy_state_nothing_confirms_goes_stale(runner, screen, clock):
     assert confidence_at(state, clock.now + STATE_STALE_S + 1) == "stale"
     idle = show(runner, screen, "Idle")
     assert confidence_at(idle, clock.now + 10 * STATE_STALE_S) == "screen"  # at rest: a quiet screen is true
+
+
+def test_tools_are_counted_from_the_hooks_once_they_report_them(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    hook(runner, clock, "tool_started", "PreToolUse", tool="Bash", tool_input="ls")
+    assert runner.state.recent_tools == []  # counted once finished: a declined tool never ran
+    state = hook(runner, clock, "tool_finished", "PostToolUse", tool="Bash", tool_input="ls")
+    assert state.recent_tools == ["Bash"] and runner.tools_counted == 1
+    assert [u.signature for u in runner.tool_uses] == ["Bash(ls)"]
+    clock.now += 0.5  # the screen draws the same call: not counted again
+    state = show(runner, screen, "Thinking", tools_seen=[ToolSighting("Bash", "Bash(ls)")])
+    assert state.recent_tools == ["Bash"] and runner.tools_counted == 1
+    hook(runner, clock, "tool_finished", "PostToolUse", tool="Read", subagent_id="sub-1")
+    assert runner.tools_counted == 1  # a subagent's tools are not the conversation's
+
+
+def test_an_error_line_the_screen_shows_ends_the_turn_it_never_drew_busy(runner, screen, clock):
+    show(runner, screen, "Idle", rule="turn-done")  # the last turn's end
+    clock.now += 1
+    assert hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="go").activity.state == "Thinking"
+    clock.now += 0.3  # Codex fails at once: no Stop, its screen says "■ We're … high demand"
+    state = show(runner, screen, "Idle", rule="turn-ended")
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+
+
+def test_a_stop_with_background_agents_running_is_no_rest(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit")
+    clock.now += 1
+    state = hook(runner, clock, "stopped", "Stop", background=1)
+    assert state.activity.state == "Thinking" and state.background == 1 and state.fusion.rule == "screen-only"
+    clock.now += 0.3  # "✻ Waiting for 1 background agent to finish"
+    state = show(runner, screen, "ToolUse", tool="Agent", description="Waiting for 1 background agent to finish")
+    assert state.activity.state == "ToolUse" and state.background == 1

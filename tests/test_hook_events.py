@@ -66,8 +66,12 @@ def test_claude_notifications_say_asking_or_idle_and_the_rest_nothing():
 
 def test_claude_failures_interrupts_subagents_and_sessions():
     failed = claude("StopFailure", error="rate_limit", error_details="429 · resets at 3pm")
-    assert (failed.event, failed.error_type, failed.message) == ("stop_failed", "rate_limit", "429 · resets at 3pm")
+    assert (failed.event, failed.error_type, failed.message) == ("stop_failed", "rate_limited", "429 · resets at 3pm")
     assert claude("StopFailure").error_type == "unknown"
+    # A category muxd has no word for is read from the error's words, as the session log's is.
+    billing = claude("StopFailure", error="billing_error",
+                     last_assistant_message="API Error: 400 credit balance is too low")
+    assert (billing.error_type, billing.message) == ("api_error", "API Error: 400 credit balance is too low")
     tool_failed = claude("PostToolUseFailure", tool_name="Bash", tool_input={"command": "false"},
                          tool_use_id="t", error="exit 1")
     assert (tool_failed.event, tool_failed.message) == ("tool_finished", "exit 1")
@@ -89,7 +93,7 @@ def test_codex_hooks_and_its_notify_program():
     assert codex("UserPromptSubmit", prompt="add a README").prompt == "add a README"
     started = codex("PreToolUse", tool_name="Bash", tool_use_id="c1", tool_input={"command": "ls -la"})
     assert (started.event, started.tool, started.tool_input, started.session_id) == (
-        "tool_started", "Bash", "ls -la", "019a-codex")
+        "tool_started", "exec_command", "ls -la", "019a-codex")  # Codex's own name for its shell
     assert codex("PermissionRequest", tool_name="Bash", tool_input={"command": "rm x"}).event == "permission_requested"
     assert codex("Stop", stop_hook_active=False, last_assistant_message="ok").answer == "ok"
     assert codex("Interrupt").event == "interrupted"

@@ -10,6 +10,10 @@ Which activity state wins, in this order (the rule's name is kept in `AgentState
    confirmation the screen shows (it gives the question and options the hook lacks).
 2. "screen-only": the hooks claim nothing now (none came, or the last said nothing about the
    activity, like SessionStart): the screen decides.
+   "dialog-pending": the hooks say the agent asks permission and the screen still shows it
+   busy, without the dialog: the screen's state stands for HOOK_DIALOG_WAIT_S, so that AwaitingConfirmation
+   comes with the dialog's own question and options (the hook fires just before the agent
+   draws it); after that the hook's word alone is published (rule 5).
 3. "agree": both say busy, or both say the agent is at its prompt (or both say it asks). The
    newer of the two gives the exact state; confidence "certain".
 4. "screen-unknown": the screen cannot tell (Unknown): the hook's claim stands.
@@ -25,6 +29,9 @@ Which activity state wins, in this order (the rule's name is kept in `AgentState
    draws a turn's last words after its Stop (read, debounced, published late) would otherwise
    look like a new turn starting and ending; a real new turn comes with its own prompt hook.
 8. "screen-newer": otherwise the screen changed after the hook, and the newer evidence wins.
+
+A turn the screen shows ended in a way no hook reports (Claude Code fires no Stop when
+interrupted; an error line under the prompt) closes the hooks' turn: `HookView.see`.
 
 The screen's evidence dates from when it *began* to show its state (activity.since), not from
 its last look: a screen that keeps showing Idle is no newer evidence against a prompt submitted
@@ -45,6 +52,7 @@ from muxd.detectors.state import (
 HOOK_TURN_HOLD_S = 30.0    # an open turn outlives a screen at rest this long (rule 6)
 HOOK_TOOL_HOLD_S = 600.0   # and this long while a tool has started and not finished
 HOOK_STOP_HOLD_S = 2.0     # a turn's end outlives a screen still drawing it busy this long (rule 7)
+HOOK_DIALOG_WAIT_S = 1.5   # a permission hook waits this long for its dialog on screen ("dialog-pending")
 
 _CLAIMS: dict[str, ActivityState] = {
     "prompt_submitted": "Thinking", "tool_started": "ToolUse", "tool_finished": "Thinking",
@@ -53,6 +61,9 @@ _CLAIMS: dict[str, ActivityState] = {
 }
 # States only the screen can show: the agent's dialogs, and the pane's program gone.
 _SCREEN_ONLY_STATES = frozenset({"AwaitingConfirmation", "AwaitingInput", "Exited"})
+# The screen detectors' rules for a prompt under a turn's end no hook reports: an interrupt
+# ("⎿ Interrupted", "■ Conversation interrupted") or an error line.
+SCREEN_TURN_ENDS = frozenset({"interrupted", "turn-ended"})
 # Events after which the agent is back at its prompt: the turn is over.
 _TURN_ENDS = frozenset({"idle_notified", "stopped", "stop_failed", "interrupted", "session_ended"})
 
@@ -70,6 +81,9 @@ class HookView:
         self.turn_open = False
         self.tool_open = False
         self.asked: str | None = None  # what a permission hook said is asked
+        # The claim before a permission hook's: what stands while its dialog is awaited.
+        self.before_ask: tuple[ActivityState | None, str | None, float] = (None, None, float("-inf"))
+        self.dialog_shown = False  # the screen has shown the dialog the hooks asked for
         # Field name ("tool", "prompt", "session_id", …) -> (value, provenance).
         self.facts: dict[str, tuple[object, Provenance]] = {}
 
@@ -97,9 +111,17 @@ class HookView:
         claim = _CLAIMS.get(event)
         if claim is None:
             return
-        if event in _TURN_ENDS:
+        if event == "stopped" and fact.background:
+            # The turn's own work is done but its background agents still run (Claude Code's
+            # "Waiting for 1 background agent to finish"): not the agent at rest, and no turn
+            # for the hooks to hold open either. The screen tells until the next hook.
+            self._close(None, None, told)
+        elif event in _TURN_ENDS:
             self._close(claim, fact.hook_event, told)
         else:
+            if claim == "AwaitingConfirmation" and self.claim != claim:
+                self.before_ask = (self.claim, self.claim_event, self.claim_at)
+                self.dialog_shown = False
             self.claim, self.claim_event, self.claim_at = claim, fact.hook_event, fact.observed_at
             self.turn_open = True
             self.tool_open = event == "tool_started" or (event == "permission_requested" and self.tool_open)
@@ -123,6 +145,35 @@ class HookView:
             self._tell("error", AgentError(type=fact.error_type or "unknown",
                                            message=fact.message or fact.error_type or "unknown"), told)
 
+    def see(self, screen: AgentState, shown_since: float) -> None:
+        """The screen began (at `shown_since`, after the hooks' last claim) to show the agent at
+        its prompt under an interrupted or failed turn: the turn is over though no hook said so
+        (Claude Code fires no Stop on an interrupt, Codex none on an API error). The hooks then
+        claim nothing until their next event."""
+        state, evidence = screen.activity.state, screen.evidence
+        if self.claim == "AwaitingConfirmation":
+            if state == "AwaitingConfirmation":
+                self.dialog_shown = True
+            elif self.dialog_shown and shown_since > self.claim_at:
+                self._answered(screen, shown_since)
+                return
+        if (self.turn_open and shown_since > self.claim_at and evidence is not None
+                and evidence.rule in SCREEN_TURN_ENDS and screen.activity.state in AT_PROMPT_STATES):
+            self.claim, self.claim_event, self.claim_at = None, None, shown_since
+            self.turn_open = self.tool_open = False
+
+    def _answered(self, screen: AgentState, at: float) -> None:
+        """The dialog the hooks asked for was on screen and is gone: answered. Approved, the
+        agent goes on (what the hooks said before asking stands again); denied, it is back at
+        its prompt and the turn is over (Claude Code fires no Stop then)."""
+        self.dialog_shown = False
+        if screen.activity.state in AT_PROMPT_STATES:
+            self.claim, self.claim_event, self.claim_at = None, None, at
+            self.turn_open = self.tool_open = False
+            return
+        claim, event, _ = self.before_ask
+        self.claim, self.claim_event, self.claim_at = (claim, event, at) if claim in BUSY_STATES else (None, None, at)
+
     def fact(self, name: str) -> tuple[object, Provenance] | None:
         return self.facts.get(name)
 
@@ -141,12 +192,25 @@ def _class(state: str) -> str:
 
 
 def hold_ends(screen: AgentState, hooks: HookView) -> float:
-    """When rule 6 stops holding the hooks' open turn against this screen at rest, or rule 7
-    their closed turn against this screen still busy."""
+    """When rule 6 stops holding the hooks' open turn against this screen at rest, rule 7
+    their closed turn against this screen still busy, or "dialog-pending" waiting for a dialog."""
+    if hooks.claim == "AwaitingConfirmation" and screen.activity.state in BUSY_STATES:
+        return hooks.claim_at + HOOK_DIALOG_WAIT_S
     if not hooks.turn_open:  # from the Stop: a screen busy soon after it is still drawing it
         return hooks.claim_at + HOOK_STOP_HOLD_S
     since = screen.activity.since if screen.activity.since is not None else float("-inf")
-    return since + (HOOK_TOOL_HOLD_S if hooks.tool_open else HOOK_TURN_HOLD_S)
+    # From the later of the screen's rest and the hooks' claim: a screen that never left its
+    # prompt does not hold a claim made since for ever.
+    return max(since, hooks.claim_at) + (HOOK_TOOL_HOLD_S if hooks.tool_open else HOOK_TURN_HOLD_S)
+
+
+def held_until(screen: AgentState, hooks: HookView, rule: str) -> float | None:
+    """When the verdict of `rule` may change with time alone (a hold running out: see
+    `hold_ends`); None when it stands until something new is seen or heard."""
+    if rule in ("open-turn", "closed-turn", "dialog-pending") or (
+            rule == "hook-newer" and screen.activity.state in AT_PROMPT_STATES and hooks.turn_open):
+        return hold_ends(screen, hooks)
+    return None
 
 
 def decide(screen: AgentState, hooks: HookView, now: float) -> tuple[str, str, Confidence]:
@@ -158,13 +222,16 @@ def decide(screen: AgentState, hooks: HookView, now: float) -> tuple[str, str, C
         return "screen", rule, "certain" if h == s else "screen"
     if h is None:
         return "screen", "screen-only", "screen"
+    if h == "AwaitingConfirmation" and s in BUSY_STATES and now < hold_ends(screen, hooks):
+        return "screen", "dialog-pending", "screen"
     if _class(s) == _class(h):
         return ("hook" if hooks.claim_at >= screen_at else "screen"), "agree", "certain"
     if s == "Unknown":
         return "hook", "screen-unknown", "hook"
-    if hooks.claim_at >= screen_at:
+    mid_turn_at_rest = s in AT_PROMPT_STATES and hooks.turn_open
+    if hooks.claim_at >= screen_at and not (mid_turn_at_rest and now >= hold_ends(screen, hooks)):
         return "hook", "hook-newer", "hook"
-    if s in AT_PROMPT_STATES and hooks.turn_open and now < hold_ends(screen, hooks):
+    if mid_turn_at_rest and now < hold_ends(screen, hooks):
         return "hook", "open-turn", "hook"
     if s in BUSY_STATES and h in AT_PROMPT_STATES and not hooks.turn_open and now < hold_ends(screen, hooks):
         return "hook", "closed-turn", "hook"
@@ -183,9 +250,14 @@ def fuse(screen: AgentState, hooks: HookView | None, now: float, previous: Agent
         return msgspec.structs.replace(screen, confidence="screen", fusion=None)
     winner, rule, confidence = decide(screen, hooks, now)
     s = screen.activity.state
-    state = hooks.claim if winner == "hook" and hooks.claim is not None else s
+    claim, claim_event, claim_at = hooks.claim, hooks.claim_event, hooks.claim_at
+    if rule == "dialog-pending":  # what the hooks said before they asked stands, if newer
+        claim, claim_event, claim_at = hooks.before_ask
+        screen_at = screen.activity.since if screen.activity.since is not None else float("-inf")
+        winner = "hook" if claim in BUSY_STATES and claim_at >= screen_at else "screen"
+    state = claim if winner == "hook" and claim is not None else s
     sources = dict(screen.sources)
-    at = hooks.claim_at if winner == "hook" else screen.activity.since
+    at = claim_at if winner == "hook" else screen.activity.since
     since = previous.activity.since if previous.activity.state == state and previous.activity.since else at
     if state == s:
         activity = msgspec.structs.replace(screen.activity, since=since)
@@ -193,8 +265,8 @@ def fuse(screen: AgentState, hooks: HookView | None, now: float, previous: Agent
         same = _class(s) == _class(state)
         activity = Activity(state=state, description=screen.activity.description if same else None,
                             elapsed_s=screen.activity.elapsed_s if same else None, since=since)
-    if winner == "hook" or state == hooks.claim:  # the hook named the state (first, or exactly)
-        sources["state"] = Provenance(source="hook", observed_at=hooks.claim_at, detail=hooks.claim_event)
+    if winner == "hook" or state == claim:  # the hook named the state (first, or exactly)
+        sources["state"] = Provenance(source="hook", observed_at=claim_at, detail=claim_event)
     fields: dict[str, object] = {
         "tool": screen.tool if state == s else None, "tool_input": None,
         "confirmation": screen.confirmation if state == s else None,

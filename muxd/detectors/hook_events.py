@@ -30,6 +30,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from muxd.detectors._agent_cli import error_kind
+from muxd.detectors.codex_tools import EXEC_TOOL
+
 HOOK_AGENTS = ("claude", "codex", "gemini")
 # muxd's names for what a hook says happened.
 HookEventKind = Literal[
@@ -102,7 +105,14 @@ def _codex(p: Mapping[str, Any], at: float) -> HookFact | None:
     name = _text(p, "hook_event_name", LINE_MAX_CHARS)
     if name == "Interrupt":
         return _fact("codex", "interrupted", name, p, at)
-    return _common("codex", name, p, at)
+    fact = _common("codex", name, p, at)
+    if fact is not None and fact.tool in _CODEX_TOOLS:
+        # Codex's hooks use Claude's name for its shell; its screen and log name the tool itself.
+        fact = msgspec.structs.replace(fact, tool=_CODEX_TOOLS[fact.tool])
+    return fact
+
+
+_CODEX_TOOLS = {"Bash": EXEC_TOOL}
 
 
 _GEMINI_EVENTS: dict[str, HookEventKind] = {
@@ -158,9 +168,9 @@ def _common(agent: str, name: str | None, p: Mapping[str, Any], at: float,
         fields["answer"] = _text(p, "last_assistant_message", TEXT_MAX_CHARS)
         fields["background"] = _in_flight(p.get("background_tasks"))
     elif event == "stop_failed":
-        fields["error_type"] = _text(p, "error", LINE_MAX_CHARS) or "unknown"
-        fields["message"] = _text(p, "error_details", LINE_MAX_CHARS)
         fields["answer"] = _text(p, "last_assistant_message", TEXT_MAX_CHARS)
+        fields["message"] = _text(p, "error_details", LINE_MAX_CHARS) or _one_line(fields["answer"], LINE_MAX_CHARS)
+        fields["error_type"] = _error_type(_text(p, "error", LINE_MAX_CHARS), fields["message"])
     elif event == "session_started":
         fields["message"] = _text(p, "source", LINE_MAX_CHARS)
     elif event == "session_ended":
@@ -199,6 +209,20 @@ def tool_input_text(value: object, limit: int = TOOL_INPUT_MAX_CHARS) -> str | N
     except (TypeError, ValueError):  # keys that are not strings, a circle
         return None
     return _one_line(text, limit)
+
+
+# Claude Code's StopFailure categories muxd's error types say alike; the others ("billing_error",
+# "invalid_request", "unknown", …) are read from the error's words as the screen's and the
+# session log's are, so one failure gets one type (and one pattern) whichever source told it.
+_STOP_FAILURE_TYPES = {"rate_limit": "rate_limited", "overloaded": "overloaded",
+                       "authentication_failed": "auth_error", "server_error": "server_error"}
+
+
+def _error_type(category: str | None, message: str | None) -> str:
+    known = _STOP_FAILURE_TYPES.get(category or "")
+    if known is not None:
+        return known
+    return error_kind(message) if message else "unknown"
 
 
 def _in_flight(tasks: object) -> int | None:

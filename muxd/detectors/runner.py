@@ -24,7 +24,7 @@ import msgspec
 
 from muxd.detectors.base import Detector, ScreenContext
 from muxd.detectors.frame_shape import FrameShape
-from muxd.detectors.fusion import HookView, applies, fuse, hold_ends
+from muxd.detectors.fusion import HookView, applies, fuse, held_until
 from muxd.detectors.hook_events import HookFact
 from muxd.detectors.provenance import carried, screen_sources
 from muxd.detectors.registry import choose, shell_detector
@@ -116,6 +116,7 @@ class DetectorRunner:
         self._unidentified = 0
         self._since_identified = 0
         self._tools_counted = 0  # tool uses counted so far (recent_tools keeps only the last few)
+        self._rule_since = float("-inf")  # since when the screen's detector rule is the one it is
         # The newest tool uses with the line that showed each (an execution's tool calls).
         self.tool_uses: deque[ToolSighting] = deque(maxlen=TOOL_USES_KEPT)
         # What the last publish was made from, and the state it left: the same again is skipped.
@@ -164,7 +165,11 @@ class DetectorRunner:
             # hold of the hooks' open turn may have run out meanwhile).
             return None if self.hooks is None else self._fused(now)
         screen = self._publish(detection, detector_name, now)
+        if self.screen.evidence is None or screen.evidence is None or self.screen.evidence.rule != screen.evidence.rule:
+            self._rule_since = now
         self.screen = msgspec.structs.replace(screen, sources=carried(self.screen, screen))
+        if self.hooks is not None:
+            self.hooks.see(self.screen, self._rule_since)
         if self.hooks is not None and not applies(self.screen, self.hooks) and (
                 self.screen.agent_type is not None or self.screen.activity.state == "Exited"):
             self.hooks = None  # the agent has gone (another program, a shell, an exit): its hooks are moot
@@ -180,6 +185,9 @@ class DetectorRunner:
         if self.hooks is None or self.hooks.agent != fact.agent:
             self.hooks = HookView(fact.agent)
         self.hooks.take(fact)
+        if fact.event == "tool_finished" and fact.subagent_id is None and fact.tool:
+            call = f"{fact.tool}({fact.tool_input})" if fact.tool_input else fact.tool
+            self._add_tool_uses([ToolSighting(fact.tool, call)])
         return self._fused(self.clock())
 
     def refresh(self) -> AgentState | None:
@@ -194,14 +202,16 @@ class DetectorRunner:
         a screen still busy (fusion rules "open-turn", "closed-turn").
         The daemon calls `refresh` then; None: nothing to wait for."""
         hooks = self.hooks
-        if hooks is None or self.state.fusion is None or self.state.fusion.rule not in ("open-turn", "closed-turn"):
+        if hooks is None or self.state.fusion is None:
             return None
-        return hold_ends(self.screen, hooks)
+        return held_until(self.screen, hooks, self.state.fusion.rule)
 
     def _fused(self, now: float) -> AgentState | None:
         """Publish the screen and the hooks fused; the new state if it changed, else None."""
         fused = fuse(self.screen, self.hooks, now, self.state)
         fused = msgspec.structs.replace(fused, sources=carried(self.state, fused))
+        if fused.recent_tools != self._recent_tools:  # a hook counted a tool the screen has not shown
+            fused = msgspec.structs.replace(fused, recent_tools=list(self._recent_tools))
         if fused == self.state:
             return None
         if msgspec.structs.replace(fused, evidence=self.state.evidence) == self.state:
@@ -319,12 +329,16 @@ class DetectorRunner:
             return  # the common case: the same tools as last frame
         fresh = min((new_tool_uses(before, now) for before in self._sightings), key=len,
                     default=list(now))
+        if self.hooks is None:  # the agent's hooks report its finished tools exactly: counted from
+            self._add_tool_uses(fresh)  # those alone, as a tool seen on both must count once
+        self._sightings.append(list(now))
+
+    def _add_tool_uses(self, fresh: Sequence[ToolSighting]) -> None:
         for sighting in fresh:
             self._recent_tools.append(sighting.name)
             self.tool_uses.append(sighting)
         self._tools_counted += len(fresh)
         del self._recent_tools[:-RECENT_TOOLS_MAX]
-        self._sightings.append(list(now))
 
     def _confirmed(self, detection: Detection, now: float) -> bool:
         if detection.state == self.screen.activity.state or detection.state in PUBLISH_AT_ONCE:

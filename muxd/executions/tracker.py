@@ -77,6 +77,11 @@ class Finish:
 Effect = Deliver | Resubmit | Interrupt | Save | Finish
 
 
+# The failures muxd itself names (the pane's program gone, a shell command's status), as
+# opposed to an error the agent reported (on screen, through a hook, in its log).
+MUXD_FAILURE_TYPES = frozenset({"pane_exited", "exit_status"})
+
+
 def error_of(error_type: str, message: str) -> ExecutionError:
     return ExecutionError(type=error_type, message=message, stack_hash=stack_hash(error_type, message))
 

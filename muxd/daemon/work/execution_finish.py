@@ -20,7 +20,7 @@ from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.work.session_log_finder import SessionLogs
 from muxd.executions.record import Execution
 from muxd.executions.session_logs import SessionLogCursor, TurnFacts
-from muxd.executions.tracker import error_of
+from muxd.executions.tracker import MUXD_FAILURE_TYPES, error_of
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.detection import PaneDetection
@@ -130,8 +130,11 @@ def _from_log(execution: Execution, facts: TurnFacts, fields: dict[str, object],
         if value is not None:
             fields[name] = value
             sources[name] = "session_log"
-    if facts.error is not None and facts.complete and execution.status == "success":
-        # The log says the turn ended on an API error the screen did not show long enough.
+    told_by_agent = execution.error is not None and execution.error.type not in MUXD_FAILURE_TYPES
+    if facts.error is not None and facts.complete and (
+            execution.status == "success" or execution.status == "failed" and told_by_agent):
+        # The log says the turn ended on an API error the screen did not show long enough; or
+        # the screen or a hook told it, and the log's record of the API's own words is fuller.
         fields["status"] = "failed"
         fields["error"] = error_of(facts.error.type, facts.error.message)
         sources["error"] = "session_log"

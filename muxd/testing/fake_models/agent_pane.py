@@ -308,6 +308,15 @@ class AgentPane:
             raise AssertionError(self.report(f"{headline}: {exc}", since)) from None
 
 
+def screen_shows(state: str) -> Callable[[State], bool]:
+    """A `wait_for` condition: the screen itself shows `state` (with the agent's hooks heard, a
+    published state may come from a hook before the screen draws it)."""
+    def shows(s: State) -> bool:
+        fusion = s.get("fusion")
+        return (fusion["screen"] if fusion else s["activity"]["state"]) == state
+    return shows
+
+
 def describe(s: State) -> str:
     """One line per state: what a failure message needs to tell what happened."""
     a = s["activity"]

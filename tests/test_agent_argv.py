@@ -13,7 +13,7 @@ from muxd.daemon.panes.agent_argv import with_agent_hooks
 
 @pytest.fixture
 def env(tmp_path):
-    return {"HOME": str(tmp_path), "MUXD_AGENT_HOOKS": "1"}
+    return {"HOME": str(tmp_path)}
 
 
 @pytest.mark.parametrize(("argv", "at"), [
@@ -53,10 +53,10 @@ def test_an_agent_whose_user_config_has_muxds_hooks_is_left_alone(tmp_path, env)
     assert with_agent_hooks(["codex"], env) != ["codex"]  # Codex's own file has none
 
 
-def test_the_hooks_per_run_are_asked_for(env):
-    """Off unless the pane's (or the server's) environment says MUXD_AGENT_HOOKS=1."""
+def test_the_hooks_per_run_are_on_unless_refused(env):
+    """On by default; off when the pane's (or the server's) environment says MUXD_AGENT_HOOKS=0."""
     assert with_agent_hooks(["claude"], {**env, "MUXD_AGENT_HOOKS": "0"}) == ["claude"]
-    assert with_agent_hooks(["claude"], {"HOME": env["HOME"]}) == ["claude"]
+    assert with_agent_hooks(["claude"], {"HOME": env["HOME"]}) != ["claude"]
     assert with_agent_hooks(["codex"], {**env, "MUXD_AGENT_HOOKS": "1"}) != ["codex"]
 
 
@@ -67,7 +67,7 @@ def test_the_daemon_starts_and_respawns_an_agent_with_its_flags_and_shows_the_co
     claude = tmp_path / "claude"
     claude.write_text('#!/bin/sh\nprintf "words=%s\\n" "$#"; for w in "$@"; do echo "[$w]"; done; exec cat\n')
     claude.chmod(0o755)
-    muxd_server.cli("new-session", "-d", "-s", "a", "-x", "400", "-y", "50", "-e", "MUXD_AGENT_HOOKS=1", "--",
+    muxd_server.cli("new-session", "-d", "-s", "a", "-x", "400", "-y", "50", "--",
                     str(claude), "--resume", check=True)
     screen = muxd_server.wait_for_text("a", "[--resume]")
     assert "words=3" in screen and "[--settings]" in screen  # --settings, its JSON, --resume

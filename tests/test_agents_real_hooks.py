@@ -1,5 +1,5 @@
 """The real CLIs call muxd's hooks, offline against the scripted model servers: Claude Code and
-Codex started by muxd get them per run (their argv, not the user's files), and an agent typed
+Codex started by muxd get them per run by default (their argv, not the user's files), and an agent typed
 at a shell in a muxd pane gets them from `muxd hooks install` (the user's own configuration,
 beside the user's own hooks, which still fire). That an event got through is seen in the pane's
 published states: a field whose source is `hook`.
@@ -8,7 +8,6 @@ Needs `.ci/install-agents`; skips when a CLI is not installed.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from muxd.agent_hook_files import config_path, installed
-from muxd.testing.fake_models import AnthropicFake, Call, GeminiFake, OpenAIResponsesFake, Say, launch
+from muxd.testing.fake_models import AnthropicFake, Call, GeminiFake, OpenAIResponsesFake, Say, Think, launch
 from muxd.testing.fake_models.agent_pane import AgentPane
 from muxd.testing.wait import wait_until
 
@@ -49,11 +48,6 @@ def _wait_hooked(pane: AgentPane, *events: str, mark: int = 0) -> None:
     except AssertionError:
         raise AssertionError(pane.report(f"no state from the hooks {events}; got {_hook_details(pane, mark)}",
                                          mark)) from None
-
-
-def _hooked(launch_: launch.AgentLaunch) -> launch.AgentLaunch:
-    """The agent started with muxd's hooks for its run (MUXD_AGENT_HOOKS=1 in its pane)."""
-    return dataclasses.replace(launch_, env={**launch_.env, "MUXD_AGENT_HOOKS": "1"})
 
 
 def _cmdline(pane: AgentPane) -> list[str]:
@@ -96,7 +90,7 @@ def test_claude_started_by_muxd_calls_muxds_hooks(pane_of, tmp_path):
     fake = AnthropicFake([[Say("I will run a command.", 0.05), Call("Bash", {"command": "mkdir -p demo && ls demo", "description": "Make a directory"})],
                         [Say(ANSWER, 0.05)]])
     with fake:
-        launch_ = _hooked(launch.claude(tmp_path, fake.url, bin_dir, "--permission-mode", "default"))
+        launch_ = launch.claude(tmp_path, fake.url, bin_dir, "--permission-mode", "default")
         pane = pane_of(launch_)
         pane.wait_for("Idle")
         argv = _cmdline(pane)
@@ -124,7 +118,7 @@ def test_codex_started_by_muxd_calls_muxds_hooks_trusted_without_a_review(pane_o
     bin_dir = _cli("codex")
     fake = OpenAIResponsesFake([[Say(ANSWER, 0.05)]])
     with fake:
-        launch_ = _hooked(launch.codex(tmp_path, fake.url, bin_dir))
+        launch_ = launch.codex(tmp_path, fake.url, bin_dir)
         user_config = config_path("codex", launch_.env).read_text()
         pane = pane_of(launch_)
         pane.wait_for("Idle")
@@ -135,6 +129,46 @@ def test_codex_started_by_muxd_calls_muxds_hooks_trusted_without_a_review(pane_o
         pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
         _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
         assert config_path("codex", launch_.env).read_text().startswith(user_config)
+
+
+def _fusion_rule(state: dict) -> str | None:
+    return (state.get("fusion") or {}).get("rule")
+
+
+def test_claude_interrupted_mid_turn_is_idle_at_once_though_no_stop_comes(pane_of, tmp_path):
+    """Claude Code fires no Stop when Esc interrupts it: its screen's "⎿ Interrupted" ends the
+    turn the hooks opened, rather than the hold that keeps a quiet turn busy running out."""
+    bin_dir = _cli("claude")
+    fake = AnthropicFake([[Think(300, 0.1), Say("too late", 0.03)]])
+    with fake:
+        pane = pane_of(launch.claude(tmp_path, fake.url, bin_dir))
+        pane.wait_for("Idle")
+        mark = pane.mark()
+        pane.submit("think for long")
+        pane.wait_for("Thinking", lambda s: _fusion_rule(s) == "agree", what="Thinking, the hooks and the screen agreeing")
+        pane.press("Escape")
+        idle = pane.wait_for("Idle", what="Idle after the interrupt")
+        with pane.explained("interrupted", mark):
+            assert _fusion_rule(idle) == "screen-only" and idle["fusion"]["hook"] is None, idle["fusion"]
+
+
+def test_codex_tools_from_its_hooks_in_its_own_names_and_an_interrupt(pane_of, tmp_path):
+    bin_dir = _cli("codex")
+    fake = OpenAIResponsesFake([[Call("exec_command", {"cmd": "sleep 60; echo slept"})], [Say(ANSWER, 0.05)]])
+    with fake:
+        pane = pane_of(launch.codex(tmp_path, fake.url, bin_dir, "--dangerously-bypass-approvals-and-sandbox"))
+        pane.wait_for("Idle")
+        mark = pane.mark()
+        pane.submit("run a long command")
+        running = pane.wait_for("ToolUse", lambda s: ((s.get("sources") or {}).get("tool") or {}).get("source") == "hook",
+                                what="the tool from the hooks")
+        with pane.explained("tool", mark):
+            assert running["tool"] == "exec_command" and running["tool_input"] == "sleep 60; echo slept"
+        pane.wait_for("ToolUse", lambda s: _fusion_rule(s) == "agree", what="the command on screen too")
+        pane.press("C-c")
+        idle = pane.wait_for("Idle", what="Idle after Ctrl-C")
+        with pane.explained("interrupted", mark):
+            assert _fusion_rule(idle) in ("screen-only", "agree", "hook-newer"), idle["fusion"]
 
 
 def test_claude_typed_at_a_shell_calls_the_installed_hooks_beside_the_users_own(pane_of, tmp_path):

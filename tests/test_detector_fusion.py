@@ -391,3 +391,17 @@ def test_a_stop_with_background_agents_running_is_no_rest(runner, screen, clock)
     clock.now += 0.3  # "✻ Waiting for 1 background agent to finish"
     state = show(runner, screen, "ToolUse", tool="Agent", description="Waiting for 1 background agent to finish")
     assert state.activity.state == "ToolUse" and state.background == 1
+
+
+def test_the_turns_prompt_put_back_in_the_box_ends_it(runner, screen, clock):
+    show(runner, screen, "Idle", rule="prompt-idle")
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="think for\nlong")
+    clock.now += 0.1  # a frame drawn before the submit cleared the box: no end
+    assert show(runner, screen, "Idle", rule="turn-done", input_text="think for long").activity.state == "Thinking"
+    clock.now += 0.1
+    show(runner, screen, "Thinking", rule="spinner")
+    clock.now += 0.5  # Esc before any answer: Claude Code puts the prompt back, no Stop
+    state = show(runner, screen, "Idle", rule="prompt-idle", input_text="think for long")
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+    assert state.prompt == "think for\nlong"  # the last turn's prompt is still told

@@ -84,6 +84,7 @@ class HookView:
         # The claim before a permission hook's: what stands while its dialog is awaited.
         self.before_ask: tuple[ActivityState | None, str | None, float] = (None, None, float("-inf"))
         self.dialog_shown = False  # the screen has shown the dialog the hooks asked for
+        self.prompt_left_box = False  # the screen has shown the turn's prompt gone from the input box
         # Field name ("tool", "prompt", "session_id", …) -> (value, provenance).
         self.facts: dict[str, tuple[object, Provenance]] = {}
 
@@ -126,6 +127,7 @@ class HookView:
             self.turn_open = True
             self.tool_open = event == "tool_started" or (event == "permission_requested" and self.tool_open)
         if event == "prompt_submitted":
+            self.prompt_left_box = False
             for name in ("error", "tool", "tool_input"):
                 self.facts.pop(name, None)
             if fact.prompt:
@@ -145,11 +147,13 @@ class HookView:
             self._tell("error", AgentError(type=fact.error_type or "unknown",
                                            message=fact.message or fact.error_type or "unknown"), told)
 
-    def see(self, screen: AgentState, shown_since: float) -> None:
+    def see(self, screen: AgentState, shown_since: float, draft: str | None = None) -> None:
         """The screen began (at `shown_since`, after the hooks' last claim) to show the agent at
-        its prompt under an interrupted or failed turn: the turn is over though no hook said so
-        (Claude Code fires no Stop on an interrupt, Codex none on an API error). The hooks then
-        claim nothing until their next event."""
+        its prompt under an interrupted or failed turn, or with the turn's own prompt put back
+        in its input box (`draft`: Claude Code does so when a turn is interrupted before it
+        answered): the turn is over though no hook said so (Claude Code fires no Stop on an
+        interrupt, Codex none on an API error). The hooks then claim nothing until their next
+        event. A permission dialog the screen showed and then left was answered."""
         state, evidence = screen.activity.state, screen.evidence
         if self.claim == "AwaitingConfirmation":
             if state == "AwaitingConfirmation":
@@ -157,8 +161,12 @@ class HookView:
             elif self.dialog_shown and shown_since > self.claim_at:
                 self._answered(screen, shown_since)
                 return
-        if (self.turn_open and shown_since > self.claim_at and evidence is not None
-                and evidence.rule in SCREEN_TURN_ENDS and screen.activity.state in AT_PROMPT_STATES):
+        prompt = self.facts.get("prompt", (None,))[0]
+        restored = bool(draft) and isinstance(prompt, str) and "".join(draft.split()) == "".join(prompt.split())
+        if self.turn_open and shown_since > self.claim_at and not restored:
+            self.prompt_left_box = True  # (a frame read just after the submit may still show it there)
+        ended = (evidence is not None and evidence.rule in SCREEN_TURN_ENDS) or (restored and self.prompt_left_box)
+        if self.turn_open and shown_since > self.claim_at and ended and state in AT_PROMPT_STATES:
             self.claim, self.claim_event, self.claim_at = None, None, shown_since
             self.turn_open = self.tool_open = False
 

@@ -116,7 +116,9 @@ class DetectorRunner:
         self._unidentified = 0
         self._since_identified = 0
         self._tools_counted = 0  # tool uses counted so far (recent_tools keeps only the last few)
-        self._rule_since = float("-inf")  # since when the screen's detector rule is the one it is
+        # The screen's detector rule and input box as last read, and since when they are so.
+        self._shown: tuple[str | None, str | None] = (None, None)
+        self._shown_since = float("-inf")
         # The newest tool uses with the line that showed each (an execution's tool calls).
         self.tool_uses: deque[ToolSighting] = deque(maxlen=TOOL_USES_KEPT)
         # What the last publish was made from, and the state it left: the same again is skipped.
@@ -165,11 +167,12 @@ class DetectorRunner:
             # hold of the hooks' open turn may have run out meanwhile).
             return None if self.hooks is None else self._fused(now)
         screen = self._publish(detection, detector_name, now)
-        if self.screen.evidence is None or screen.evidence is None or self.screen.evidence.rule != screen.evidence.rule:
-            self._rule_since = now
+        shown = (screen.evidence and screen.evidence.rule, self.draft)
+        if shown != self._shown:
+            self._shown, self._shown_since = shown, now
         self.screen = msgspec.structs.replace(screen, sources=carried(self.screen, screen))
         if self.hooks is not None:
-            self.hooks.see(self.screen, self._rule_since)
+            self.hooks.see(self.screen, self._shown_since, self.draft)
         if self.hooks is not None and not applies(self.screen, self.hooks) and (
                 self.screen.agent_type is not None or self.screen.activity.state == "Exited"):
             self.hooks = None  # the agent has gone (another program, a shell, an exit): its hooks are moot

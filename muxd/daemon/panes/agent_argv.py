@@ -25,9 +25,8 @@ _NOT_A_SESSION: dict[str, frozenset[str]] = {
                         "delete", "migrate-rollouts", "migrate-nfs-db", "unarchive", "cloud", "exec-server",
                         "features", "help", "agents", "-V", "--version", "-h", "--help"}),
 }
-# "1" in a pane's environment (or the server's, which every pane inherits): start Claude Code and
-# Codex with muxd's hooks for that run. Off by default for now: with every hook heard, a screen
-# that draws a turn's end after its Stop can read as a new turn (issue 25, still open).
+# "0" in a pane's environment (or the server's, which every pane inherits): start Claude Code and
+# Codex without muxd's hooks for that run (the screen alone then tells their state).
 ENV_AGENT_HOOKS = "MUXD_AGENT_HOOKS"
 _ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _ENV_FLAGS_WITH_VALUE = frozenset({"-u", "--unset", "-C", "--chdir"})
@@ -38,9 +37,9 @@ def with_agent_hooks(argv: list[str], env: Mapping[str, str]) -> list[str]:
     """`argv` with muxd's hook flags when it starts Claude Code or Codex for a session (also
     behind `env [-i] [-u NAME] [NAME=VALUE]…`); unchanged otherwise, and when the user's own
     configuration (as `env`'s HOME says where) already has muxd's hooks: they would fire twice,
-    and unless the pane's environment says MUXD_AGENT_HOOKS=1."""
+    and when the pane's environment says MUXD_AGENT_HOOKS=0."""
     at = _program_index(argv)
-    if at is None or env.get(ENV_AGENT_HOOKS) != "1":
+    if at is None or env.get(ENV_AGENT_HOOKS) == "0":
         return argv
     program, rest = os.path.basename(argv[at]), argv[at + 1:]
     flags = _RUN_FLAGS.get(program)

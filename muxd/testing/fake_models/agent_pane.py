@@ -10,6 +10,7 @@ a timed-out wait reports the states published so far and the screen.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import re
@@ -387,7 +388,9 @@ class CliPanes:
         self._started: list[tuple[AgentPane, Any]] = []
 
     def start(self, cli: str, fake: Any, *args: str, mcp: bool = False,
-              size: tuple[int, int] = (PANE_WIDTH, PANE_HEIGHT)) -> AgentPane | None:
+              size: tuple[int, int] = (PANE_WIDTH, PANE_HEIGHT), env: dict[str, str] | None = None) -> AgentPane | None:
+        """`cli` against `fake` in a new pane, at its prompt; None when the CLI is not
+        installed. `env` is added to the pane's environment."""
         from muxd.testing.fake_models import launch
 
         bin_dir, why = launch.find_cli(cli)
@@ -400,6 +403,8 @@ class CliPanes:
         agent = make(root, fake.url, bin_dir, *args)
         if mcp:
             agent = launch.with_mcp_server(agent, launch.muxd_mcp_server(self.server))
+        if env:
+            agent = dataclasses.replace(agent, env={**agent.env, **env})
         pane = AgentPane(self.server, agent, session=cli if self.own_sessions else "agent", size=size)
         self._started.append((pane, fake))
         pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=self.timeout,

@@ -11,7 +11,7 @@ from muxd.detectors.fusion import HOOK_DIALOG_WAIT_S, HOOK_STOP_HOLD_S, HOOK_TOO
 from muxd.detectors.hook_events import HookFact
 from muxd.detectors.provenance import STATE_STALE_S, confidence_at
 from muxd.detectors.runner import DetectorRunner
-from muxd.detectors.state import Confirmation, Detection, ToolSighting
+from muxd.detectors.state import AgentError, Confirmation, Detection, ToolSighting
 
 
 class Screen:
@@ -405,3 +405,47 @@ def test_the_turns_prompt_put_back_in_the_box_ends_it(runner, screen, clock):
     state = show(runner, screen, "Idle", rule="prompt-idle", input_text="think for long")
     assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
     assert state.prompt == "think for\nlong"  # the last turn's prompt is still told
+
+
+def test_a_dialog_drawn_before_its_hook_came_and_denied_ends_the_turn(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "tool_started", "PreToolUse", tool="Write", tool_input="new.txt")
+    clock.now += 0.1
+    show(runner, screen, "AwaitingConfirmation", confirmation=Confirmation(prompt="Create new.txt?"), tool="Write")
+    clock.now += 0.1  # the hook command took longer than the screen to tell
+    hook(runner, clock, "permission_requested", "PermissionRequest", tool="Write", tool_input="new.txt")
+    clock.now += 2
+    state = show(runner, screen, "Idle", rule="prompt-idle")
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+
+
+def test_a_dialog_answered_between_two_looks(runner, screen, clock):
+    show(runner, screen, "Thinking", rule="spinner")
+    clock.now += 1
+    hook(runner, clock, "tool_started", "PreToolUse", tool="Bash", tool_input="make")
+    hook(runner, clock, "permission_requested", "PermissionRequest", tool="Bash", tool_input="make")
+    clock.now += HOOK_DIALOG_WAIT_S + 0.5  # never saw the dialog; now the command runs
+    state = show(runner, screen, "ToolUse", rule="tool-running", tool="Bash")
+    assert state.activity.state == "ToolUse" and not state.is_awaiting_confirmation
+
+
+def test_a_screen_error_the_hooks_ended_is_not_kept(runner, screen, clock):
+    show(runner, screen, "Thinking")
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit")
+    clock.now += 1
+    show(runner, screen, "Thinking", rule="api-retry", error=AgentError(type="api_error", message="retrying"))
+    clock.now += 2  # the retry went through and the turn ended; the screen has not caught up
+    state = hook(runner, clock, "stopped", "Stop")
+    assert state.activity.state == "Idle" and state.error is None and "error" not in state.sources
+
+
+def test_a_prompt_drawn_in_the_box_after_its_hook_is_no_interrupt(runner, screen, clock):
+    show(runner, screen, "Idle", rule="turn-done")
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="typed by a person")
+    clock.now += 0.1  # a loaded machine: the box read empty, then with the text, then cleared
+    show(runner, screen, "Idle", rule="prompt-idle")
+    clock.now += 0.1
+    state = show(runner, screen, "Idle", rule="prompt-idle", input_text="typed by a person")
+    assert state.activity.state == "Thinking"

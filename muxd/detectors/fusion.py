@@ -84,7 +84,8 @@ class HookView:
         # The claim before a permission hook's: what stands while its dialog is awaited.
         self.before_ask: tuple[ActivityState | None, str | None, float] = (None, None, float("-inf"))
         self.dialog_shown = False  # the screen has shown the dialog the hooks asked for
-        self.prompt_left_box = False  # the screen has shown the turn's prompt gone from the input box
+        self.prompt_left_box = False  # the screen has shown the turn busy since its prompt left the box
+        self.prompt_at = float("inf")   # when the turn's prompt was submitted
         # Field name ("tool", "prompt", "session_id", …) -> (value, provenance).
         self.facts: dict[str, tuple[object, Provenance]] = {}
 
@@ -127,7 +128,7 @@ class HookView:
             self.turn_open = True
             self.tool_open = event == "tool_started" or (event == "permission_requested" and self.tool_open)
         if event == "prompt_submitted":
-            self.prompt_left_box = False
+            self.prompt_left_box, self.prompt_at = False, fact.observed_at
             for name in ("error", "tool", "tool_input"):
                 self.facts.pop(name, None)
             if fact.prompt:
@@ -158,13 +159,17 @@ class HookView:
         if self.claim == "AwaitingConfirmation":
             if state == "AwaitingConfirmation":
                 self.dialog_shown = True
-            elif self.dialog_shown and shown_since > self.claim_at:
+            elif shown_since > self.claim_at and (self.dialog_shown or (
+                    state in BUSY_STATES and shown_since > self.claim_at + HOOK_DIALOG_WAIT_S)):
+                # (busy anew long after the ask, no dialog seen: answered between two looks)
                 self._answered(screen, shown_since)
                 return
         prompt = self.facts.get("prompt", (None,))[0]
         restored = bool(draft) and isinstance(prompt, str) and "".join(draft.split()) == "".join(prompt.split())
-        if self.turn_open and shown_since > self.claim_at and not restored:
-            self.prompt_left_box = True  # (a frame read just after the submit may still show it there)
+        if self.turn_open and state in BUSY_STATES and (screen.activity.since or float("-inf")) >= self.prompt_at:
+            # The turn drawn busy: a frame read just after the submit may still show the prompt in
+            # the box, or not yet (a loaded machine draws late), neither is its return.
+            self.prompt_left_box = True
         ended = (evidence is not None and evidence.rule in SCREEN_TURN_ENDS) or (restored and self.prompt_left_box)
         if self.turn_open and shown_since > self.claim_at and ended and state in AT_PROMPT_STATES:
             self.claim, self.claim_event, self.claim_at = None, None, shown_since
@@ -278,10 +283,10 @@ def fuse(screen: AgentState, hooks: HookView | None, now: float, previous: Agent
     fields: dict[str, object] = {
         "tool": screen.tool if state == s else None, "tool_input": None,
         "confirmation": screen.confirmation if state == s else None,
-        "error": screen.error, "prompt": None, "background": screen.background,
+        "error": screen.error if state == s else None, "prompt": None, "background": screen.background,
         "session": screen.session,
     }
-    for name in ("tool", "confirmation"):
+    for name in ("tool", "confirmation", "error"):
         if fields[name] is None:
             sources.pop(name, None)
     _hook_fields(fields, sources, hooks, state, winner, rule)

@@ -188,6 +188,7 @@ class DetectorRunner:
         if self.hooks is None or self.hooks.agent != fact.agent:
             self.hooks = HookView(fact.agent)
         self.hooks.take(fact)
+        self.hooks.see(self.screen, self._shown_since, self.draft)  # a dialog may be on screen already
         if fact.event == "tool_finished" and fact.subagent_id is None and fact.tool:
             call = f"{fact.tool}({fact.tool_input})" if fact.tool_input else fact.tool
             self._add_tool_uses([ToolSighting(fact.tool, call)])

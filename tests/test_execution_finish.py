@@ -65,3 +65,13 @@ def test_another_panes_log_is_read_while_one_hangs(logs, tmp_path):
         assert done.response == f"{ANSWER} (from the log)" and done.sources["response"] == "session_log"
     finally:
         released.set()
+
+
+def test_the_hooks_answer_and_tools_are_the_turns_where_no_log_tells(logs):
+    """No session log for the pane (none found): the Stop hook's last words over the screen's
+    reading of them, and the tools the hooks reported, each with its source."""
+    shot = TurnSnapshot(lines=SCREEN, agent_type="aider", pid=None, hook_answer="The hook's own words.",
+                        tool_calls=["Bash(make)"], tools_source="hook")
+    done = asyncio.run(execution_finish.finalize(ended("%3"), shot, logs))
+    assert (done.response, done.sources["response"]) == ("The hook's own words.", "hook")
+    assert (done.tool_calls, done.sources["tool_calls"]) == (["Bash(make)"], "hook")

@@ -129,7 +129,7 @@ class HookView:
             self.tool_open = event == "tool_started" or (event == "permission_requested" and self.tool_open)
         if event == "prompt_submitted":
             self.prompt_left_box, self.prompt_at = False, fact.observed_at
-            for name in ("error", "tool", "tool_input"):
+            for name in ("error", "tool", "tool_input", "answer"):
                 self.facts.pop(name, None)
             if fact.prompt:
                 self._tell("prompt", fact.prompt, told)
@@ -142,6 +142,8 @@ class HookView:
         if event == "permission_requested":
             tool = fact.tool and (f"{fact.tool}: {fact.tool_input}" if fact.tool_input else fact.tool)
             self.asked = fact.message or tool or "permission requested"
+        if event == "stopped" and fact.answer:
+            self._tell("answer", fact.answer, told)  # the history's, not a state field
         if event == "stopped" and fact.background is not None:
             self._tell("background", fact.background, told)
         if event == "stop_failed":

@@ -18,7 +18,7 @@ from muxd.config import SESSION_LOG_BUDGET_S
 from muxd.executions.answers import extract_answer
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.work.session_log_finder import SessionLogs
-from muxd.executions.record import Execution
+from muxd.executions.record import Execution, Source
 from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 from muxd.executions.tracker import MUXD_FAILURE_TYPES, error_of
 
@@ -39,6 +39,8 @@ class TurnSnapshot:
 
     lines: list[str] = field(default_factory=list)   # rows from its first to the bottom, wraps joined
     tool_calls: list[str] = field(default_factory=list)
+    tools_source: Source = "screen"   # "hook" when the agent's hooks reported the tools
+    hook_answer: str | None = None    # the turn's last words as its Stop hook gave them
     agent_type: str | None = None
     pid: int | None = None
     marked_log: Future[SessionLogCursor | None] | None = None  # the log as it was when the execution began
@@ -61,12 +63,19 @@ def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None
     pane = run.pane
     lines = turn_rows(run)
     calls: list[str] = []
+    tools_source: Source = "screen"
+    hook_answer = None
     if detection is not None:
         runner = detection.runner
         new = min(runner.tools_counted - run.tools_at_start, len(runner.tool_uses), TOOL_CALLS_KEPT)
         calls = [sighting.signature for sighting in list(runner.tool_uses)[len(runner.tool_uses) - new:]] if new > 0 else []
-    return TurnSnapshot(lines=lines, tool_calls=calls, agent_type=pane.agent.agent_type, pid=run.agent_pid or pane.pid,
-                        marked_log=run.session_log)
+        if runner.hooks is not None:
+            tools_source = "hook"
+            told = runner.hooks.fact("answer")
+            if told is not None and told[1].observed_at >= (execution.started_at or 0.0):
+                hook_answer = str(told[0])
+    return TurnSnapshot(lines=lines, tool_calls=calls, tools_source=tools_source, hook_answer=hook_answer,
+                        agent_type=pane.agent.agent_type, pid=run.agent_pid or pane.pid, marked_log=run.session_log)
 
 
 def files_written(tool_calls: list[str]) -> list[str]:
@@ -90,13 +99,14 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
     if shot.agent_type and execution.agent_type is None:
         fields["agent_type"] = shot.agent_type
     answer = extract_answer(shot.agent_type, shot.lines, execution.message) if shot.lines else None
-    if answer:
-        fields["response"] = answer
-        sources["response"] = "screen"
+    if shot.hook_answer:  # the agent's own words, over the screen's reading of them
+        fields["response"], sources["response"] = shot.hook_answer, "hook"
+    elif answer:
+        fields["response"], sources["response"] = answer, "screen"
     if shot.tool_calls:
         fields["tool_calls"] = shot.tool_calls
         fields["files_written"] = files_written(shot.tool_calls)
-        sources["tool_calls"] = sources["files_written"] = "screen"
+        sources["tool_calls"] = sources["files_written"] = shot.tools_source
     try:
         facts = await asyncio.wait_for(_log_facts(execution.pane_id, shot, logs), SESSION_LOG_BUDGET_S)
     except Exception as exc:  # TimeoutError: past the budget, or the pane's earlier read has not ended

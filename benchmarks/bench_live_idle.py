@@ -7,7 +7,8 @@ Each CLI runs with muxd's hooks and without (the screen alone): the peer, in the
 
     .venv/bin/python benchmarks/bench_live_idle.py [--load 2] [--runs 2] [--cli claude,codex,gemini]
 
-Printed per CLI and source: samples inside the working window, how many read Idle (false Idle),
+Printed per CLI and source: samples inside the working window, how many read Idle (false Idle;
+how many of those in the turn's first second, where the screen has not yet drawn it busy),
 how many read a busy state, and how long after the last request Idle was published (the answer
 streams in that time, so it is the turn's tail plus muxd's delay). Needs `.ci/install-agents`.
 """
@@ -37,6 +38,7 @@ from muxd.testing.wait import wait_until
 SAMPLE_S = 0.05
 TURN_TIMEOUT_S = 120.0
 ANSWER = "The command finished and the work is done."
+EARLY_S = 1.0  # a false Idle this soon after the first request: the screen not yet redrawn busy
 
 
 def _scripts(cli: str) -> tuple[Any, list[str], str]:
@@ -95,10 +97,11 @@ def one_turn(server: MuxdTestServer, root: Path, cli: str, hooks: bool) -> dict[
             sampler.join()
             requests = fake.main_requests()
             first, last = requests[0].at, requests[-1].at
-            window = [state for at, state in samples if first <= at <= last]
+            window = [(at, state) for at, state in samples if first <= at <= last]
             idle_at = next((at for at, state in samples if at > last and state == "Idle"), None)
-            return {"samples": len(window), "false_idle": sum(s == "Idle" for s in window),
-                    "busy": sum(s in BUSY_STATES for s in window),
+            return {"samples": len(window), "false_idle": sum(s == "Idle" for _, s in window),
+                    "early_idle": sum(s == "Idle" and at - first < EARLY_S for at, s in window),
+                    "busy": sum(s in BUSY_STATES for _, s in window),
                     "idle_after_ms": (idle_at - last) * 1000 if idle_at is not None else float("nan")}
         finally:
             pane.close()
@@ -121,11 +124,12 @@ def main() -> None:
                             for n in range(args.runs)]
                     samples = sum(r["samples"] for r in runs)
                     false_idle = sum(r["false_idle"] for r in runs)
+                    early = sum(r["early_idle"] for r in runs)
                     busy = sum(r["busy"] for r in runs)
                     totals[hooks][0] += samples
                     totals[hooks][1] += false_idle
                     tails = [r["idle_after_ms"] for r in runs]
-                    rows.append([cli, "hooks + screen" if hooks else "screen alone", str(samples), str(false_idle),
+                    rows.append([cli, "hooks + screen" if hooks else "screen alone", str(samples), f"{false_idle} ({early} in the first {EARLY_S:g} s)",
                                  f"{100 * busy / samples:.1f} %" if samples else "-",
                                  fmt(statistics.median(tails), " ms", 0)])
     finally:

@@ -135,8 +135,12 @@ def test_cancel_and_a_prompt_typed_by_a_person(agent, muxd_server):
 
     async def drive() -> None:
         async with mcp_session(muxd_server) as session:
+            before = len(fake.main_requests())
             sent = await call_ok(session, "send_task", pane_id=pane.pane_id, message="think for long")
             pane.wait_for("Thinking", timeout=TURN_TIMEOUT_S)
+            # Cancelled once the model has the request: its hooks tell the turn began before that,
+            # and a turn cancelled sooner would leave the long reply to the next prompt.
+            fake.wait_for_main_requests(before + 1, timeout=TURN_TIMEOUT_S)
             cancelled = await call_ok(session, "cancel_execution", execution_id=sent["execution_id"])
             assert cancelled["status"] == "cancelled"
             pane.settles_at("Idle", timeout=TURN_TIMEOUT_S)

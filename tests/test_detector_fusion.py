@@ -449,3 +449,32 @@ def test_a_prompt_drawn_in_the_box_after_its_hook_is_no_interrupt(runner, screen
     clock.now += 0.1
     state = show(runner, screen, "Idle", rule="prompt-idle", input_text="typed by a person")
     assert state.activity.state == "Thinking"
+
+
+def test_a_prompt_whose_hook_came_after_the_spinner_is_still_put_back(runner, screen, clock):
+    show(runner, screen, "Idle", rule="prompt-idle")
+    clock.now += 1
+    show(runner, screen, "Thinking", rule="spinner")  # drawn before the hook reached muxd
+    clock.now += 0.3
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="think for long")
+    clock.now += 2
+    state = show(runner, screen, "Idle", rule="prompt-idle", input_text="think for long")
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+
+
+def test_muxds_own_interrupt_ends_the_turn_once_the_screen_is_at_rest(runner, screen, clock):
+    show(runner, screen, "Idle", rule="prompt-idle")
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="think for long")
+    clock.now += 0.5  # cancelled before the screen ever drew the turn
+    state = runner.interrupted()
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="again")
+    clock.now += 0.2
+    show(runner, screen, "Thinking", rule="spinner")
+    clock.now += 1
+    assert runner.interrupted() is None  # still drawn busy: busy until the screen rests
+    clock.now += 0.3
+    state = show(runner, screen, "Idle", rule="prompt-idle")
+    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"

@@ -52,6 +52,7 @@ from muxd.detectors.state import (
 HOOK_TURN_HOLD_S = 30.0    # an open turn outlives a screen at rest this long (rule 6)
 HOOK_TOOL_HOLD_S = 600.0   # and this long while a tool has started and not finished
 HOOK_STOP_HOLD_S = 2.0     # a turn's end outlives a screen still drawing it busy this long (rule 7)
+HOOK_LATE_S = 1.0          # a hook may reach muxd this long after the screen showed what it tells
 HOOK_DIALOG_WAIT_S = 1.5   # a permission hook waits this long for its dialog on screen ("dialog-pending")
 
 _CLAIMS: dict[str, ActivityState] = {
@@ -86,6 +87,7 @@ class HookView:
         self.dialog_shown = False  # the screen has shown the dialog the hooks asked for
         self.prompt_left_box = False  # the screen has shown the turn busy since its prompt left the box
         self.prompt_at = float("inf")   # when the turn's prompt was submitted
+        self.interrupt_at = float("-inf")  # when muxd last sent the agent its interrupt key
         # Field name ("tool", "prompt", "session_id", …) -> (value, provenance).
         self.facts: dict[str, tuple[object, Provenance]] = {}
 
@@ -104,11 +106,11 @@ class HookView:
             return
         if event == "session_started":
             if fact.message != "compact":  # a new conversation (not one compacted mid-turn)
-                self._close(None, None, told)
+                self._close(None, None, told.observed_at)
                 self.facts.pop("error", None)
             return
         if event == "session_ended":
-            self._close(None, None, told)
+            self._close(None, None, told.observed_at)
             return
         claim = _CLAIMS.get(event)
         if claim is None:
@@ -117,9 +119,9 @@ class HookView:
             # The turn's own work is done but its background agents still run (Claude Code's
             # "Waiting for 1 background agent to finish"): not the agent at rest, and no turn
             # for the hooks to hold open either. The screen tells until the next hook.
-            self._close(None, None, told)
+            self._close(None, None, told.observed_at)
         elif event in _TURN_ENDS:
-            self._close(claim, fact.hook_event, told)
+            self._close(claim, fact.hook_event, told.observed_at)
         else:
             if claim == "AwaitingConfirmation" and self.claim != claim:
                 self.before_ask = (self.claim, self.claim_event, self.claim_at)
@@ -168,14 +170,24 @@ class HookView:
                 return
         prompt = self.facts.get("prompt", (None,))[0]
         restored = bool(draft) and isinstance(prompt, str) and "".join(draft.split()) == "".join(prompt.split())
-        if self.turn_open and state in BUSY_STATES and (screen.activity.since or float("-inf")) >= self.prompt_at:
+        if self.turn_open and state in BUSY_STATES and (
+                screen.activity.since or float("-inf")) >= self.prompt_at - HOOK_LATE_S:
             # The turn drawn busy: a frame read just after the submit may still show the prompt in
             # the box, or not yet (a loaded machine draws late), neither is its return.
             self.prompt_left_box = True
-        ended = (evidence is not None and evidence.rule in SCREEN_TURN_ENDS) or (restored and self.prompt_left_box)
-        if self.turn_open and shown_since > self.claim_at and ended and state in AT_PROMPT_STATES:
-            self.claim, self.claim_event, self.claim_at = None, None, shown_since
-            self.turn_open = self.tool_open = False
+        shown_ended = (evidence is not None and evidence.rule in SCREEN_TURN_ENDS) or (restored and self.prompt_left_box)
+        if not self.turn_open or state not in AT_PROMPT_STATES:
+            return
+        if shown_ended and shown_since > self.claim_at:
+            self._close(None, None, shown_since)
+        elif self.interrupt_at >= self.claim_at:  # at rest since the interrupt, or never drawn busy
+            self._close(None, None, self.interrupt_at)
+
+    def interrupted(self, at: float) -> None:
+        """muxd sent the agent its interrupt key at `at` (cancelling an execution): the next
+        screen at rest ends the turn the hooks opened (none of them tells it)."""
+        if self.turn_open:
+            self.interrupt_at = at
 
     def _answered(self, screen: AgentState, at: float) -> None:
         """The dialog the hooks asked for was on screen and is gone: answered. Approved, the
@@ -183,8 +195,7 @@ class HookView:
         its prompt and the turn is over (Claude Code fires no Stop then)."""
         self.dialog_shown = False
         if screen.activity.state in AT_PROMPT_STATES:
-            self.claim, self.claim_event, self.claim_at = None, None, at
-            self.turn_open = self.tool_open = False
+            self._close(None, None, at)
             return
         claim, event, _ = self.before_ask
         self.claim, self.claim_event, self.claim_at = (claim, event, at) if claim in BUSY_STATES else (None, None, at)
@@ -195,8 +206,8 @@ class HookView:
     def _tell(self, name: str, value: object, told: Provenance) -> None:
         self.facts[name] = (value, told)
 
-    def _close(self, claim: ActivityState | None, event: str | None, told: Provenance) -> None:
-        self.claim, self.claim_event, self.claim_at = claim, event, told.observed_at
+    def _close(self, claim: ActivityState | None, event: str | None, at: float) -> None:
+        self.claim, self.claim_event, self.claim_at = claim, event, at
         self.turn_open = self.tool_open = False
 
 

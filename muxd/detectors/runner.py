@@ -194,6 +194,15 @@ class DetectorRunner:
             self._add_tool_uses([ToolSighting(fact.tool, call)])
         return self._fused(self.clock())
 
+    def interrupted(self) -> AgentState | None:
+        """The agent was sent its interrupt key now (see `HookView.interrupted`); returns the
+        new published state if that changed it."""
+        if self.hooks is None:
+            return None
+        self.hooks.interrupted(self.clock())
+        self.hooks.see(self.screen, self._shown_since, self.draft)
+        return self._fused(self.clock())
+
     def refresh(self) -> AgentState | None:
         """Fuse again with nothing new but the time (a hold of the hooks' open turn may have
         ended: see `recheck_at`); returns the new published state if it changed."""

@@ -167,6 +167,12 @@ class PaneDetection:
             return
         self._publish(self.runner.hook(hook_fact(agent, payload, received_at)))
 
+    def interrupted(self) -> None:
+        """muxd sent the pane's agent its interrupt key (a cancelled execution): the turn its
+        hooks opened ends once the screen shows the agent at rest."""
+        if not self._closed:
+            self._publish(self.runner.interrupted())
+
     def _publish(self, changed: AgentState | None) -> None:
         if changed is not None:
             self._on_change(self.pane, changed)

@@ -390,6 +390,9 @@ class ExecutionService:
             elif isinstance(effect, Interrupt):
                 if not run.pane.exited:
                     run.pane.send(INTERRUPT_KEYS.get(run.pane.agent.agent_type or "", CTRL_C))
+                    detection = self.detections.get(run.pane.id)
+                    if detection is not None:
+                        detection.interrupted()  # no hook tells an interrupted turn's end
             elif isinstance(effect, Save):
                 self._save(effect.execution)
             elif isinstance(effect, Finish):

@@ -142,7 +142,7 @@ def test_a_permission_dialog_denied_on_screen_ends_the_turn(runner, screen, cloc
     show(runner, screen, "AwaitingConfirmation", confirmation=Confirmation(prompt="Create new.txt?"), tool="Write")
     clock.now += 3  # Esc: "⎿ Rejected write to new.txt", back at the prompt, no hook
     state = show(runner, screen, "Idle", rule="prompt-idle")
-    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only" and runner.recheck_at is None
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree" and state.confidence == "screen" and runner.recheck_at is None
 
 
 def test_a_busy_claim_over_a_screen_that_never_left_its_prompt_is_bounded(runner, screen, clock):
@@ -185,7 +185,7 @@ def test_an_interrupt_the_screen_shows_ends_the_hooks_turn(runner, screen, clock
     show(runner, screen, "Thinking")
     clock.now += 3  # Esc: Claude Code fires no Stop, its screen says "⎿ Interrupted"
     state = show(runner, screen, "Idle", rule="interrupted")
-    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only" and state.fusion.hook is None
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree" and state.confidence == "screen"
     assert runner.recheck_at is None
     clock.now += 1  # a person starts typing: the box's rule changes, the turn stays closed
     assert show(runner, screen, "Idle", rule="prompt-idle").activity.state == "Idle"
@@ -379,7 +379,7 @@ def test_an_error_line_the_screen_shows_ends_the_turn_it_never_drew_busy(runner,
     assert hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="go").activity.state == "Thinking"
     clock.now += 0.3  # Codex fails at once: no Stop, its screen says "■ We're … high demand"
     state = show(runner, screen, "Idle", rule="turn-ended")
-    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree" and state.confidence == "screen"
 
 
 def test_a_stop_with_background_agents_running_is_no_rest(runner, screen, clock):
@@ -403,7 +403,7 @@ def test_the_turns_prompt_put_back_in_the_box_ends_it(runner, screen, clock):
     show(runner, screen, "Thinking", rule="spinner")
     clock.now += 0.5  # Esc before any answer: Claude Code puts the prompt back, no Stop
     state = show(runner, screen, "Idle", rule="prompt-idle", input_text="think for long")
-    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree" and state.confidence == "screen"
     assert state.prompt == "think for\nlong"  # the last turn's prompt is still told
 
 
@@ -417,7 +417,7 @@ def test_a_dialog_drawn_before_its_hook_came_and_denied_ends_the_turn(runner, sc
     hook(runner, clock, "permission_requested", "PermissionRequest", tool="Write", tool_input="new.txt")
     clock.now += 2
     state = show(runner, screen, "Idle", rule="prompt-idle")
-    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree" and state.confidence == "screen"
 
 
 def test_a_dialog_answered_between_two_looks(runner, screen, clock):
@@ -459,7 +459,7 @@ def test_a_prompt_whose_hook_came_after_the_spinner_is_still_put_back(runner, sc
     hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="think for long")
     clock.now += 2
     state = show(runner, screen, "Idle", rule="prompt-idle", input_text="think for long")
-    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree" and state.confidence == "screen"
 
 
 def test_muxds_own_interrupt_ends_the_turn_once_the_screen_is_at_rest(runner, screen, clock):
@@ -468,7 +468,7 @@ def test_muxds_own_interrupt_ends_the_turn_once_the_screen_is_at_rest(runner, sc
     hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="think for long")
     clock.now += 0.5  # cancelled before the screen ever drew the turn
     state = runner.interrupted()
-    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree" and state.confidence == "screen"
     clock.now += 1
     hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="again")
     clock.now += 0.2
@@ -477,4 +477,17 @@ def test_muxds_own_interrupt_ends_the_turn_once_the_screen_is_at_rest(runner, sc
     assert runner.interrupted() is None  # still drawn busy: busy until the screen rests
     clock.now += 0.3
     state = show(runner, screen, "Idle", rule="prompt-idle")
-    assert state.activity.state == "Idle" and state.fusion.rule == "screen-only"
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree" and state.confidence == "screen"
+
+
+def test_a_cancelled_turn_drawn_busy_just_after_is_its_tail(runner, screen, clock):
+    show(runner, screen, "Idle", rule="prompt-idle")
+    clock.now += 1
+    hook(runner, clock, "prompt_submitted", "UserPromptSubmit", prompt="think for long")
+    clock.now += 0.5
+    assert runner.interrupted().activity.state == "Idle"
+    clock.now += 0.3  # the cancelled turn's spinner, drawn late
+    state = show(runner, screen, "Thinking", rule="spinner")
+    assert state.activity.state == "Idle" and state.fusion.rule == "closed-turn"
+    clock.now += HOOK_STOP_HOLD_S
+    assert runner.refresh().activity.state == "Thinking"  # busy on: believed

@@ -284,6 +284,21 @@ def test_a_turn_the_hooks_report_takes_its_prompt_start_and_end_from_them():
     assert done.sources["completed_at"] == "hook"
 
 
+def test_a_persons_turn_seen_busy_before_its_prompt_hook_takes_the_hooks_prompt():
+    """A loaded machine: the screen shows the turn busy before UserPromptSubmit reaches muxd,
+    and the input box last held an older text (a prompt put back after an interrupt). The
+    previous turn's prompt hook is no evidence; the new one, when it comes, is the message."""
+    tracker = ExecutionTracker("%1")
+    tracker.state_changed(hooked("Idle", 1.0, prompt="answer now"), 1.0)
+    manual = prompt(message=None)
+    busy = msgspec.structs.replace(hooked("Idle", 1.0, prompt="answer now"), activity=Activity(state="Thinking"))
+    tracker.state_changed(busy, 20.0, manual=lambda: (manual, "think for long"))
+    assert tracker.running.message == "think for long" and tracker.running.sources.get("message") != "hook"
+    assert tracker.running.started_at == 20.0
+    tracker.state_changed(hooked("Thinking", 20.2, prompt="typed by a person"), 20.3)
+    assert tracker.running.message == "typed by a person" and tracker.running.sources["message"] == "hook"
+
+
 def test_background_work_keeps_a_turn_open_at_the_prompt():
     """Claude Code's "Waiting for 1 background agent to finish": the prompt is back, the work
     is not done; the execution ends once the background work does."""

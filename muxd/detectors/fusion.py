@@ -157,8 +157,9 @@ class HookView:
         its prompt under an interrupted or failed turn, or with the turn's own prompt put back
         in its input box (`draft`: Claude Code does so when a turn is interrupted before it
         answered): the turn is over though no hook said so (Claude Code fires no Stop on an
-        interrupt, Codex none on an API error). The hooks then claim nothing until their next
-        event. A permission dialog the screen showed and then left was answered."""
+        interrupt, Codex none on an API error). The rest then stands as the screen's word, so a
+        screen drawing the ended turn busy just after it is its tail (rule 7), not a new turn.
+        A permission dialog the screen showed and then left was answered."""
         state, evidence = screen.activity.state, screen.evidence
         if self.claim == "AwaitingConfirmation":
             if state == "AwaitingConfirmation":
@@ -179,9 +180,9 @@ class HookView:
         if not self.turn_open or state not in AT_PROMPT_STATES:
             return
         if shown_ended and shown_since > self.claim_at:
-            self._close(None, None, shown_since)
+            self._close("Idle", None, shown_since)
         elif self.interrupt_at >= self.claim_at:  # at rest since the interrupt, or never drawn busy
-            self._close(None, None, self.interrupt_at)
+            self._close("Idle", None, self.interrupt_at)
 
     def interrupted(self, at: float) -> None:
         """muxd sent the agent its interrupt key at `at` (cancelling an execution): the next
@@ -195,7 +196,7 @@ class HookView:
         its prompt and the turn is over (Claude Code fires no Stop then)."""
         self.dialog_shown = False
         if screen.activity.state in AT_PROMPT_STATES:
-            self._close(None, None, at)
+            self._close("Idle", None, at)
             return
         claim, event, _ = self.before_ask
         self.claim, self.claim_event, self.claim_at = (claim, event, at) if claim in BUSY_STATES else (None, None, at)
@@ -251,7 +252,7 @@ def decide(screen: AgentState, hooks: HookView, now: float) -> tuple[str, str, C
     if h == "AwaitingConfirmation" and s in BUSY_STATES and now < hold_ends(screen, hooks):
         return "screen", "dialog-pending", "screen"
     if _class(s) == _class(h):
-        return ("hook" if hooks.claim_at >= screen_at else "screen"), "agree", "certain"
+        return ("hook" if hooks.claim_at >= screen_at else "screen"), "agree", "certain" if hooks.claim_event else "screen"
     if s == "Unknown":
         return "hook", "screen-unknown", "hook"
     mid_turn_at_rest = s in AT_PROMPT_STATES and hooks.turn_open
@@ -292,7 +293,9 @@ def fuse(screen: AgentState, hooks: HookView | None, now: float, previous: Agent
         activity = Activity(state=state, description=screen.activity.description if same else None,
                             elapsed_s=screen.activity.elapsed_s if same else None, since=since)
     if winner == "hook" or state == claim:  # the hook named the state (first, or exactly)
-        sources["state"] = Provenance(source="hook", observed_at=claim_at, detail=claim_event)
+        # (a turn the screen ended, no hook telling it: the screen's word, kept as the rest claimed)
+        sources["state"] = Provenance(source="hook" if claim_event else "screen", observed_at=claim_at,
+                                      detail=claim_event or "turn-ended")
     fields: dict[str, object] = {
         "tool": screen.tool if state == s else None, "tool_input": None,
         "confirmation": screen.confirmation if state == s else None,

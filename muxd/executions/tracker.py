@@ -27,6 +27,7 @@ from muxd.config import (
     EXECUTION_IDLE_SETTLE_S, EXECUTION_QUEUE_MAX, EXECUTION_RESUBMIT_GAP_S, EXECUTION_RESUBMITS_MAX,
     EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
 )
+from muxd.detectors.fusion import HOOK_LATE_S
 from muxd.detectors.state import AT_PROMPT_STATES, BUSY_STATES, AgentError, AgentState
 from muxd.errors import Conflict
 from muxd.executions.fingerprint import stack_hash
@@ -230,6 +231,7 @@ class ExecutionTracker:
         if running.kind != "prompt" or turn is None:
             return []
         self._observe(state)
+        self._take_hook_prompt(running, state)
         if activity in MID_TURN_STATES:
             turn.seen_busy = True
             turn.at_prompt_since = turn.hook_ended_at = None
@@ -249,15 +251,24 @@ class ExecutionTracker:
         # agent's own hook, when it has one, gives the prompt as it got it and the moment.
         sources = dict(manual.sources)
         prompt_at, started_at = _said_by_hook(state, "prompt"), _said_by_hook(state, "state")
-        if prompt_at is not None and state.prompt:
+        if prompt_at is not None and state.prompt and prompt_at >= now - HOOK_LATE_S:  # not the turn before's
             message, sources["message"] = state.prompt, "hook"
-        if started_at is not None:
+        if started_at is not None and started_at >= now - HOOK_LATE_S:
             now, sources["started_at"] = min(now, started_at), "hook"
         self.running = msgspec.structs.replace(manual, triggered_by="manual", status="running", message=message,
                                                started_at=now, queued_at=now, sources=sources)
         self._turn = _Turn(delivered_at=now, seen_busy=True, cost_start=None)
         self._observe(state)
         return [Save(self.running)]
+
+    def _take_hook_prompt(self, running: Execution, state: AgentState) -> None:
+        """A person's turn seen busy on screen before its prompt hook came (a loaded machine):
+        the hook's prompt, when it comes, is the message (the input box's text was a guess)."""
+        prompt_at = _said_by_hook(state, "prompt")
+        if (running.triggered_by == "manual" and running.sources.get("message") != "hook" and state.prompt
+                and prompt_at is not None and prompt_at >= (running.started_at or 0.0) - HOOK_LATE_S):
+            self.running = msgspec.structs.replace(running, message=state.prompt,
+                                                   sources={**running.sources, "message": "hook"})
 
     def _observe(self, state: AgentState) -> None:
         turn = self._turn

@@ -474,8 +474,12 @@ STATUS_WITH_TERMINALS = "• Working (12s • esc to interrupt) · 1 background 
 @pytest.mark.parametrize("width", [60, 80, 100, 120])
 def test_status_line_with_background_terminals_keeps_its_header_and_time(width: int) -> None:
     line = STATUS_WITH_TERMINALS if len(STATUS_WITH_TERMINALS) <= width else STATUS_WITH_TERMINALS[:width - 1] + "…"
-    d = DETECTOR.detect(ScreenContext(lines=turn(line), columns=width), None)
+    d = DETECTOR.detect(ScreenContext(lines=turn("• Ran make build", "  └ built", "", line), columns=width), None)
     assert (d.state, d.description, d.elapsed_s, d.background) == ("Thinking", "Working", 12, 1)
+    # No cell at all in the turn: it waits on the command Codex moved to the background (a real
+    # Codex 0.169 screen of a sandboxed `sleep 14` shows nothing else).
+    d = DETECTOR.detect(ScreenContext(lines=turn(line), columns=width), None)
+    assert (d.state, d.tool, d.description, d.elapsed_s, d.background) == ("ToolUse", "exec_command", "Working", 12, 1)
 
 
 def test_approval_whose_reason_asks_a_question_keeps_codex_s_question() -> None:

@@ -127,6 +127,12 @@ class CodexDetector:
                 found = Detection(agent_type=NAME, state="ToolUse", rule="status-tool-running",
                                   line=lines[tool_row].strip(), description=header, elapsed_s=elapsed,
                                   tool=cell_tool(lines[tool_row]), error=error, background=background)
+            elif background and not _turn_has_cells(lines, row):
+                # "Working · 1 background terminal running" and no cell for it in the turn: the
+                # turn waits on a command Codex moved to the background (its cell is not drawn).
+                found = Detection(agent_type=NAME, state="ToolUse", rule="status-background-terminal",
+                                  line=lines[row].strip(), description=header, elapsed_s=elapsed,
+                                  tool=EXEC_TOOL, error=error, background=background)
             else:
                 found = Detection(agent_type=NAME, state="Thinking", rule="status-line", line=lines[row].strip(),
                                   description=header, elapsed_s=elapsed, error=error, background=background)
@@ -361,6 +367,12 @@ def _last_tool_cell(lines: Sequence[str], status_row: int) -> int | None:
         return None
     match = TOOL_CELL.match(lines[blocks[-1]])
     return blocks[-1] if match and match.group("verb") in RUNNING_VERBS else None
+
+
+def _turn_has_cells(lines: Sequence[str], status_row: int) -> bool:
+    """Whether the current turn (below the last prompt echo) shows any cell above the status line."""
+    user = _last_user_row(lines, status_row)
+    return bool(_blocks(lines, (user + 1) if user is not None else 0, status_row))
 
 
 def _turn_state(lines: Sequence[str], composer: int) -> Detection:

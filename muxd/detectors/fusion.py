@@ -11,27 +11,33 @@ Which activity state wins, in this order (the rule's name is kept in `AgentState
 2. "screen-only": the hooks claim nothing now (none came, or the last said nothing about the
    activity, like SessionStart): the screen decides.
    "dialog-pending": the hooks say the agent asks permission and the screen still shows it
-   busy, without the dialog: the screen's state stands for HOOK_DIALOG_WAIT_S, so that AwaitingConfirmation
-   comes with the dialog's own question and options (the hook fires just before the agent
-   draws it); after that the hook's word alone is published (rule 5).
+   busy, without the dialog: what the hooks said before asking stands for HOOK_DIALOG_WAIT_S,
+   so that AwaitingConfirmation comes with the dialog's own question and options (the hook
+   fires just before the agent draws it); after that the hook's word alone is published (rule 5).
 3. "agree": both say busy, or both say the agent is at its prompt (or both say it asks). The
-   newer of the two gives the exact state; confidence "certain".
+   newer of the two gives the exact state; confidence "certain" (or "screen" when the rest
+   was the screen's word: a turn ended as below).
 4. "screen-unknown": the screen cannot tell (Unknown): the hook's claim stands.
 5. "hook-newer": they disagree and the hook came at or after the moment the screen began to
    show its state: the hook wins (the screen has not caught up, or misreads).
 6. "open-turn": the screen began to show the agent at its prompt after the hook, but the hooks
    opened a turn (a prompt, a tool) that no Stop has closed: the hook's busy claim holds for
-   HOOK_TURN_HOLD_S (HOOK_TOOL_HOLD_S while a tool runs) after the screen's change. A screen at
-   rest mid-turn is the false Idle this exists to prevent ("Shell awaiting input", a quiet
-   tool); the bound is for turns that end without a Stop (an interrupt in Claude Code).
+   HOOK_TURN_HOLD_S (HOOK_TOOL_HOLD_S while a tool runs) after the later of the screen's change
+   and the hooks' claim (rule 5 has the same bound against a screen that never left its
+   prompt). A screen at rest mid-turn is the false Idle this exists to prevent ("Shell
+   awaiting input", a quiet tool); the bound is for turns that end with no sign at all.
 7. "closed-turn": the hooks ended the turn (a Stop) and the screen began to show the agent busy
    only after it: until HOOK_STOP_HOLD_S after the Stop, the hooks' rest holds. A screen that
    draws a turn's last words after its Stop (read, debounced, published late) would otherwise
    look like a new turn starting and ending; a real new turn comes with its own prompt hook.
 8. "screen-newer": otherwise the screen changed after the hook, and the newer evidence wins.
 
-A turn the screen shows ended in a way no hook reports (Claude Code fires no Stop when
-interrupted; an error line under the prompt) closes the hooks' turn: `HookView.see`.
+A turn that ends with no hook telling it closes the hooks' turn, the rest then being the
+screen's word (`HookView.see`, `HookView.interrupted`): the screen shows an interrupt or an
+error line under the prompt, or the turn's prompt back in the input box after it drew the turn
+busy (Claude Code fires no Stop when interrupted; Codex none on an API error), or a
+permission dialog it showed is gone with the agent at its prompt (denied), or muxd itself sent
+the interrupt key (a cancelled execution) and the screen is at rest.
 
 The screen's evidence dates from when it *began* to show its state (activity.since), not from
 its last look: a screen that keeps showing Idle is no newer evidence against a prompt submitted

@@ -50,6 +50,13 @@ def _wait_hooked(pane: AgentPane, *events: str, mark: int = 0) -> None:
                                          mark)) from None
 
 
+def _wait_certain_idle(pane: AgentPane, mark: int) -> None:
+    """After the turn's end hook: Idle, and certain (the hook and the screen agree)."""
+    wait_until(lambda: any(st["activity"]["state"] == "Idle" and st.get("confidence") == "certain"
+                           for st in pane.states.since(mark)), timeout=30, interval=0.1,
+               message="a certain Idle after the turn's end hook")
+
+
 def _cmdline(pane: AgentPane) -> list[str]:
     pid = pane.server.cli("display-message", "-p", "-t", pane.pane_id, "#{pane_pid}", check=True).stdout.strip()
     return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
@@ -108,10 +115,7 @@ def test_claude_started_by_muxd_calls_muxds_hooks(pane_of, tmp_path):
         # During the turn the tool came from the hooks, exactly as the agent ran it.
         assert any(((st.get("sources") or {}).get("tool") or {}).get("source") == "hook"
                    and st.get("tool") == "Bash" for st in states), pane.report("no tool from the hooks", mark)
-        # After the Stop: Idle, and certain (the hook and the screen agree).
-        wait_until(lambda: any(st["activity"]["state"] == "Idle" and st.get("confidence") == "certain"
-                               for st in pane.states.since(mark)), timeout=30, interval=0.1,
-                   message="a certain Idle after the Stop hook")
+        _wait_certain_idle(pane, mark)
 
 
 def test_codex_started_by_muxd_calls_muxds_hooks_trusted_without_a_review(pane_of, tmp_path):
@@ -128,6 +132,7 @@ def test_codex_started_by_muxd_calls_muxds_hooks_trusted_without_a_review(pane_o
         pane.submit("say something")
         pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
         _wait_hooked(pane, "UserPromptSubmit", "Stop", mark=mark)
+        _wait_certain_idle(pane, mark)
         assert config_path("codex", launch_.env).read_text().startswith(user_config)
 
 
@@ -223,3 +228,4 @@ def test_gemini_calls_the_hooks_installed_in_its_user_settings(pane_of, tmp_path
         pane.submit("say something")
         pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
         _wait_hooked(pane, "BeforeAgent", "AfterAgent", mark=mark)
+        _wait_certain_idle(pane, mark)

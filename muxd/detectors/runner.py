@@ -171,8 +171,7 @@ class DetectorRunner:
         if shown != self._shown:
             self._shown, self._shown_since = shown, now
         self.screen = msgspec.structs.replace(screen, sources=carried(self.screen, screen))
-        if self.hooks is not None:
-            self.hooks.see(self.screen, self._shown_since, self.draft)
+        self._let_hooks_see()
         if self.hooks is not None and not applies(self.screen, self.hooks) and (
                 self.screen.agent_type is not None or self.screen.activity.state == "Exited"):
             self.hooks = None  # the agent has gone (another program, a shell, an exit): its hooks are moot
@@ -188,7 +187,7 @@ class DetectorRunner:
         if self.hooks is None or self.hooks.agent != fact.agent:
             self.hooks = HookView(fact.agent)
         self.hooks.take(fact)
-        self.hooks.see(self.screen, self._shown_since, self.draft)  # a dialog may be on screen already
+        self._let_hooks_see()  # a dialog may be on screen already
         if fact.event == "tool_finished" and fact.subagent_id is None and fact.tool:
             call = f"{fact.tool}({fact.tool_input})" if fact.tool_input else fact.tool
             self._add_tool_uses([ToolSighting(fact.tool, call)])
@@ -200,8 +199,13 @@ class DetectorRunner:
         if self.hooks is None:
             return None
         self.hooks.interrupted(self.clock())
-        self.hooks.see(self.screen, self._shown_since, self.draft)
+        self._let_hooks_see()
         return self._fused(self.clock())
+
+    def _let_hooks_see(self) -> None:
+        """The hooks' view learns what the screen shows now (see `HookView.see`)."""
+        if self.hooks is not None:
+            self.hooks.see(self.screen, self._shown_since, self.draft)
 
     def refresh(self) -> AgentState | None:
         """Fuse again with nothing new but the time (a hold of the hooks' open turn may have
@@ -211,8 +215,7 @@ class DetectorRunner:
     @property
     def recheck_at(self) -> float | None:
         """The time (this runner's clock) at which the published state may change by itself:
-        the hooks' open turn stops holding against a screen at rest, or their closed turn against
-        a screen still busy (fusion rules "open-turn", "closed-turn").
+        a hold of the fusion runs out (`muxd.detectors.fusion.held_until`).
         The daemon calls `refresh` then; None: nothing to wait for."""
         hooks = self.hooks
         if hooks is None or self.state.fusion is None:
@@ -340,10 +343,10 @@ class DetectorRunner:
         now = detection.tools_seen
         if self._sightings and self._sightings[-1] == now:
             return  # the common case: the same tools as last frame
-        fresh = min((new_tool_uses(before, now) for before in self._sightings), key=len,
-                    default=list(now))
         if self.hooks is None:  # the agent's hooks report its finished tools exactly: counted from
-            self._add_tool_uses(fresh)  # those alone, as a tool seen on both must count once
+            # those alone (a tool seen on both must count once), so no alignment is needed then
+            self._add_tool_uses(min((new_tool_uses(before, now) for before in self._sightings), key=len,
+                                    default=list(now)))
         self._sightings.append(list(now))
 
     def _add_tool_uses(self, fresh: Sequence[ToolSighting]) -> None:

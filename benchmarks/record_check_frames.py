@@ -318,17 +318,21 @@ def codex_fake(work: Path) -> OpenAIResponsesFake:
     ])
 
 
-def gemini_session(rec: Recorder, work: Path) -> None:
-    pane = rec.pane
-    # 1. A silent wait on the model, then the answer streaming.
+def silent_then_streamed(rec: Recorder, streaming: str, *, settle_s: float, rest_note: str) -> None:
+    """1. A silent wait on the model (6 s), then the answer streaming, then at rest."""
     rec.submit("please answer at length")
     t0 = rec.request_at(1)
     rec.snap("waitmodel", "Thinking", at=t0 + 3, note="model silent for 6 s")
-    rec.snap("stream", "Generating", at=t0 + 6 + 3, note="answer text streaming")
-    rec.snap("stream", "Generating", at=t0 + 6 + 6.5, note="answer text streaming")
+    rec.snap("stream", "Generating", at=t0 + 6 + 3, note=streaming)
+    rec.snap("stream", "Generating", at=t0 + 6 + 6.5, note=streaming)
     rec.wait_text("end of the streamed")
-    time.sleep(2)
-    rec.snap("rest", "Idle", note="after the streamed answer")
+    time.sleep(settle_s)  # the CLI settles at its prompt before the rest frame
+    rec.snap("rest", "Idle", note=rest_note)
+
+
+def gemini_session(rec: Recorder, work: Path) -> None:
+    pane = rec.pane
+    silent_then_streamed(rec, "answer text streaming", settle_s=2, rest_note="after the streamed answer")
     # 2. A long shell command: the approval, then 28 s without output.
     rec.submit("please run the slow job")
     rec.wait_text("Allow execution")
@@ -355,15 +359,7 @@ def gemini_fake(work: Path) -> GeminiFake:
 
 def aider_session(rec: Recorder, work: Path) -> None:
     pane = rec.pane
-    # 1. A silent wait on the model, then the reply streaming.
-    rec.submit("please answer at length")
-    t0 = rec.request_at(1)
-    rec.snap("waitmodel", "Thinking", at=t0 + 3, note="model silent for 6 s")
-    rec.snap("stream", "Generating", at=t0 + 6 + 3, note="reply streaming")
-    rec.snap("stream", "Generating", at=t0 + 6 + 6.5, note="reply streaming")
-    rec.wait_text("end of the streamed")
-    time.sleep(3)
-    rec.snap("rest", "Idle", note="after the streamed reply")
+    silent_then_streamed(rec, "reply streaming", settle_s=3, rest_note="after the streamed reply")
     # 2. /run of a slow loop: nothing drawn until it ends, then the question about its output.
     rec.submit(f"/run {COUNT8_SHORT}")
     started = time.time()

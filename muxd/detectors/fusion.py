@@ -175,17 +175,20 @@ class HookView:
                 # (busy anew long after the ask, no dialog seen: answered between two looks)
                 self._answered(screen, shown_since)
                 return
+        if not self.turn_open:
+            return
+        if state in BUSY_STATES:
+            if (screen.activity.since or float("-inf")) >= self.prompt_at - HOOK_LATE_S:
+                # The turn drawn busy: a frame read just after the submit may still show the prompt
+                # in the box, or not yet (a loaded machine draws late); neither is its return.
+                self.prompt_left_box = True
+            return
+        if state not in AT_PROMPT_STATES:
+            return
         prompt = self.facts.get("prompt", (None,))[0]
         restored = bool(draft) and isinstance(prompt, str) and "".join(draft.split()) == "".join(prompt.split())
-        if self.turn_open and state in BUSY_STATES and (
-                screen.activity.since or float("-inf")) >= self.prompt_at - HOOK_LATE_S:
-            # The turn drawn busy: a frame read just after the submit may still show the prompt in
-            # the box, or not yet (a loaded machine draws late), neither is its return.
-            self.prompt_left_box = True
-        shown_ended = (evidence is not None and evidence.rule in SCREEN_TURN_ENDS) or (restored and self.prompt_left_box)
-        if not self.turn_open or state not in AT_PROMPT_STATES:
-            return
-        if shown_ended and shown_since > self.claim_at:
+        if shown_since > self.claim_at and (
+                (evidence is not None and evidence.rule in SCREEN_TURN_ENDS) or (restored and self.prompt_left_box)):
             self._close("Idle", None, shown_since)
         elif self.interrupt_at >= self.claim_at:  # at rest since the interrupt, or never drawn busy
             self._close("Idle", None, self.interrupt_at)

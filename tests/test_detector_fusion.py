@@ -133,6 +133,26 @@ def test_a_permission_hook_waits_for_its_dialog_which_gives_the_question(runner,
     assert state.fusion.rule == "agree" and state.fusion.hook == "ToolUse"
 
 
+def test_a_dialog_drawn_before_its_hook_names_the_tool_the_hooks_saw_start(runner, screen, clock):
+    # A short pane scrolls the dialog's "Bash command" header away: the screen names no tool, and
+    # the permission hook has not come yet, but the hooks saw Bash start and not finish.
+    show(runner, screen, "Thinking")
+    clock.now += 1
+    hook(runner, clock, "tool_started", "PreToolUse", tool="Bash", tool_input="mkdir demo")
+    clock.now += 0.1
+    dialog = Confirmation(prompt="Do you want to proceed?", options=["1. Yes", "4. No"])
+    state = show(runner, screen, "AwaitingConfirmation", confirmation=dialog)
+    assert state.activity.state == "AwaitingConfirmation" and state.fusion.rule == "screen-dialog"
+    assert (state.tool, state.tool_input) == ("Bash", "mkdir demo") and state.sources["tool"].source == "hook"
+    assert state.confirmation == dialog and state.sources["confirmation"].source == "screen"
+    # A dialog with no tool the hooks saw open keeps the screen's word alone.
+    clock.now += 1
+    hook(runner, clock, "tool_finished", "PostToolUse", tool="Bash")
+    clock.now += 0.1
+    state = show(runner, screen, "AwaitingConfirmation", confirmation=dialog)
+    assert state.tool is None and "tool" not in state.sources
+
+
 def test_a_permission_dialog_denied_on_screen_ends_the_turn(runner, screen, clock):
     show(runner, screen, "Thinking")
     clock.now += 1

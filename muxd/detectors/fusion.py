@@ -333,7 +333,9 @@ def fuse(screen: AgentState, hooks: HookView | None, now: float, previous: Agent
 def _hook_fields(fields: dict[str, object], sources: dict[str, Provenance], hooks: HookView,
                  state: str, winner: str, rule: str) -> None:
     """The facts the hooks gave, over the screen's where they are exact."""
-    asking = state == "AwaitingConfirmation" and hooks.claim == "AwaitingConfirmation"
+    # A dialog asks for the tool the hooks saw start and not finish, even before its own hook
+    # comes (and on a short pane whose dialog header scrolled away, the screen cannot name it).
+    asking = state == "AwaitingConfirmation" and (hooks.claim == "AwaitingConfirmation" or hooks.tool_open)
     tool = hooks.fact("tool")
     if tool is not None and (state == "ToolUse" and hooks.tool_open or asking):
         fields["tool"], sources["tool"] = tool

@@ -16,6 +16,7 @@ from muxd.config import (
     DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, SCROLLBACK_BYTES_MAX,
 )
 from muxd.daemon.access.control import AccessControl
+from muxd.daemon.attention.service import Attention
 from muxd.daemon.client_side.hub import AttachHub
 from muxd.daemon.commands.table import Command
 from muxd.daemon.core.config_load import load_config
@@ -43,6 +44,7 @@ from muxd.emulator.rows import ROW_OVERHEAD_BYTES
 from muxd.errors import BadRequest
 from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
+from muxd.protocol.event_messages import DaemonEvent
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
@@ -73,6 +75,9 @@ class Daemon:
         self.detections: dict[str, PaneDetection] = {}
         self.hooks = HookIntake(self.detections)  # the agents' own hook events (`muxd hook`)
         self.subscribers: set[Connection] = set()
+        # The event bus and the board of agents that need a person (daemon/attention/).
+        self.attention = Attention(find_pane=self.registry.pane_by_id)
+        self.attention.bus.listen(self._deliver_bus_event)
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         self.pipes = PanePipes()  # pipe-pane's commands (daemon/panes/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
@@ -81,7 +86,8 @@ class Daemon:
         self.retention = retention or Retention()
         # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
         store = SqliteExecutionStore(self.access.db) if history else None
-        self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes)
+        self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes,
+                                           on_ended=self.attention.execution_ended)
         self.tasks = TaskService(self.access.db, registry=self.registry, executions=self.executions,
                                  spawn_pane=self.spawn_pane)  # the task queue (daemon/work/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
@@ -282,6 +288,7 @@ class Daemon:
         if detection is not None:
             detection.close()
         self.hooks.forget(pane.id)
+        self.attention.pane_gone(pane.id)
         self.attach_hub.pane_removed(pane)
         self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
 
@@ -300,11 +307,16 @@ class Daemon:
     # ------------------------------------------------------------ events
 
     def _agent_changed(self, pane: Pane, state: AgentState) -> None:
-        pane.agent = state
+        before, pane.agent = pane.agent, state
         self.executions.agent_changed(pane, state)
         self.attach_hub.pane_output(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
+        self.attention.agent_changed(pane, before, state)
 
     def broadcast(self, event: object, pane_id: str) -> None:
         for connection in list(self.subscribers):
             connection.deliver_event(event, pane_id)
+
+    def _deliver_bus_event(self, event: DaemonEvent) -> None:
+        for connection in list(self.subscribers):
+            connection.deliver_bus_event(event)

@@ -37,6 +37,7 @@ Env = Annotated[dict[Annotated[str, msgspec.Meta(max_length=ENV_NAME_MAX_CHARS)]
                      Annotated[str, msgspec.Meta(max_length=ENV_VALUE_MAX_CHARS)]],
                 msgspec.Meta(max_length=ENV_ENTRIES_MAX_COUNT)]
 Tags = Annotated[list[Annotated[str, msgspec.Meta(max_length=TAG_MAX_CHARS)]], msgspec.Meta(max_length=PANE_TAGS_MAX)]
+EventKinds = Annotated[list[Annotated[str, msgspec.Meta(max_length=64)]], msgspec.Meta(max_length=64)]
 PaneTargets = Annotated[list[Target], msgspec.Meta(max_length=PANE_LIST_MAX_COUNT)]
 AttachData = Annotated[bytes, msgspec.Meta(max_length=ATTACH_INPUT_MAX_BYTES)]
 AuditRows = Annotated[int, msgspec.Meta(ge=0, le=AUDIT_ROWS_MAX_COUNT)]

@@ -29,6 +29,7 @@ from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
     GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
 )
+from muxd.protocol.event_messages import DaemonEvent
 from muxd.protocol.hook_messages import HookEvent
 from muxd.protocol.layout_messages import BreakPane, JoinPane, RespawnPane, SelectLayout, SwapPane
 from muxd.protocol.pane_messages import (  # noqa: F401
@@ -69,7 +70,7 @@ Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Capture
               ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks
 
-Event = Union[PaneExited, AgentStateChanged, AttachOutput, Detached]
+Event = Union[PaneExited, AgentStateChanged, DaemonEvent, AttachOutput, Detached]
 
 
 class Envelope(msgspec.Struct, kw_only=True):

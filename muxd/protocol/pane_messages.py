@@ -14,7 +14,7 @@ import msgspec
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
 from muxd.detectors.state import AgentError, AgentState, Confidence, Provenance
 from muxd.protocol.fields import (
-    Argv, AttachData, Env, FilePath, Keys, Label, Name, PaneTargets, Size, Tags, Target,
+    Argv, AttachData, Env, EventKinds, FilePath, Keys, Label, Name, PaneTargets, Size, Tags, Target,
 )
 
 
@@ -247,10 +247,13 @@ class TmuxUnwatch(_TmuxServerRequest, tag="tmux-unwatch"):
 
 
 class Subscribe(_Message, tag="subscribe"):
-    """Ask for events (agent state changes, pane exits) on this connection."""
+    """Ask for events on this connection: agent state changes and pane exits (AgentStateChanged,
+    PaneExited), or with `events` the daemon's bus (DaemonEvent, muxd/protocol/event_messages.py)."""
 
     id: int
     panes: PaneTargets | None = None  # pane ids to hear about; None means every pane
+    events: bool = False              # the bus's DaemonEvents instead of the two above
+    kinds: EventKinds | None = None   # with events: only these kinds; None means every kind
 
 
 class Summary(_Message, tag="summary"):

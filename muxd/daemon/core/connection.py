@@ -26,6 +26,7 @@ from muxd.protocol.framing import FrameDecoder
 from muxd.daemon.client_side.hub import ATTACH_MESSAGES
 from muxd.daemon.access.control import SYSTEM, AccessControl, Principal
 from muxd.daemon.core.config_load import CONFIG_CLIENT_NAME
+from muxd.protocol.event_messages import EVENT_KINDS, DaemonEvent, unknown_kinds
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ class Connection:
         self.client_name = ""  # what its Hello called it
         self.principal: Principal = SYSTEM  # until Hello names another (muxd/daemon/access/control.py)
         self.event_panes: set[str] | None = None  # None: every pane (when subscribed)
+        self.bus_events = False  # subscribed to the bus's DaemonEvents (else to state changes and exits)
+        self.event_kinds: frozenset[str] | None = None  # with bus_events: these kinds only; None: all
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def serve(self) -> None:
@@ -180,9 +183,7 @@ class Connection:
                                 detail=_plain(exc.detail)))
                 return True
             if isinstance(request, Subscribe):
-                self.event_panes = set(request.panes) if request.panes is not None else None
-                self.daemon.subscribers.add(self)
-                self.send(Ok(id=request.id))
+                self._subscribe(request)
             else:  # a terminal client's stream (daemon/client_side/attached.py)
                 self.daemon.attach_hub.receive(self, request)
             return True
@@ -240,11 +241,40 @@ class Connection:
         for task in list(self._tasks):
             await asyncio.wait({task}, timeout=REQUEST_FINISH_TIMEOUT_S)
 
+    def _subscribe(self, request: Subscribe) -> None:
+        unknown = unknown_kinds(request.kinds or [])
+        if unknown:
+            self.send(Error(id=request.id, code=BadRequest.code,
+                            message=f"unknown event kind(s): {', '.join(unknown)}; known: {', '.join(EVENT_KINDS)}"))
+            return
+        self.event_panes = set(request.panes) if request.panes is not None else None
+        self.bus_events = request.events
+        self.event_kinds = frozenset(request.kinds) if request.kinds is not None else None
+        self.daemon.subscribers.add(self)
+        self.send(Ok(id=request.id))
+
     def deliver_event(self, event: Any, pane_id: str) -> None:
+        """A state change or an exit (AgentStateChanged, PaneExited) to a subscriber of those."""
+        if not self.bus_events and self._hears(pane_id):
+            self._send_event(event)
+
+    def deliver_bus_event(self, event: DaemonEvent) -> None:
+        """One of the bus's events to a subscriber of its kind that may see its pane; events of
+        no pane (a session made) only to those that see every pane and asked for every pane."""
+        if not self.bus_events or (self.event_kinds is not None and event.kind not in self.event_kinds):
+            return
+        if event.pane_id is None:
+            if self.event_panes is None and self.daemon.access.visible(self.principal) is None:
+                self._send_event(event)
+        elif self._hears(event.pane_id):
+            self._send_event(event)
+
+    def _hears(self, pane_id: str) -> bool:
         if self.event_panes is not None and pane_id not in self.event_panes:
-            return
-        if not self.daemon.access.sees(self.principal, pane_id):
-            return
+            return False
+        return self.daemon.access.sees(self.principal, pane_id)
+
+    def _send_event(self, event: Any) -> None:
         if self.writer.transport.get_write_buffer_size() > EVENT_BACKLOG_MAX_BYTES:
             log.warning("dropping a subscriber that stopped reading its events")
             self.daemon.subscribers.discard(self)

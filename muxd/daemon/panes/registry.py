@@ -337,6 +337,9 @@ class Registry:
     def all_panes(self) -> list[Pane]:
         return [pane for session in self.sessions for pane in session.panes()]
 
+    def pane_by_id(self, pane_id: str) -> Pane | None:
+        return next((p for p in self.all_panes() if p.id == pane_id), None)
+
     def pane_named(self, name: str) -> Pane | None:
         return next((p for p in self.all_panes() if p.name == name), None)
 

@@ -15,7 +15,7 @@ import logging
 import secrets
 import shlex
 import time
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -54,8 +54,9 @@ BRACKETED_PASTE_MODE = 2004
 
 class ExecutionService:
     def __init__(self, detections: Mapping[str, PaneDetection], store: ExecutionStore | None,
-                 transcript_max_bytes: int) -> None:
+                 transcript_max_bytes: int, on_ended: Callable[[Execution], None] | None = None) -> None:
         self.detections = detections  # the daemon's, by pane id: typed input, tool uses, the input box
+        self.on_ended = on_ended  # told each execution once it ended and is complete (the event bus)
         self.store = store
         self.transcript_max_bytes = transcript_max_bytes
         # Pane ids start again at %1 in every daemon run: the history keys panes by run.
@@ -503,6 +504,8 @@ class ExecutionService:
         for future in self._waiters.pop(execution.id, []):
             if not future.done():
                 future.set_result(execution)
+        if self.on_ended is not None:
+            self.on_ended(execution)
 
 
 def _words(text: str) -> str:

@@ -1,0 +1,72 @@
+"""The daemon's events: one `DaemonEvent` per thing that happened (an agent began waiting for
+you, a turn ended, an execution finished, a bell rang in a window, a session was made), on the
+daemon's bus and to every connection that subscribed with `events=True`.
+
+The kinds are tmux's hook names where tmux has the event, and muxd's `agent-*` ones for what
+only muxd knows; `set-hook`, `muxd watch`, `muxd top` and MCP all name them the same way.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from muxd.protocol.pane_messages import _Message
+
+# muxd's own: what an agent did, read from its screen and hooks (muxd/daemon/attention/).
+AGENT_EVENT_KINDS: dict[str, str] = {
+    "agent-state": "an agent's state changed (every change)",
+    "agent-waiting": "an agent began waiting for you: a confirmation or a question",
+    "agent-idle": "an agent finished its turn and is back at its prompt",
+    "agent-failed": "an agent's turn ended failed (an error, a timeout)",
+    "agent-limited": "an agent hit a usage limit",
+    "execution-finished": "an execution (a prompt's turn or a command) ended, whatever its status",
+}
+# tmux's hook names that muxd has the event for.
+TMUX_EVENT_KINDS: dict[str, str] = {
+    "alert-activity": "output in a window watched with monitor-activity",
+    "alert-bell": "a bell in a window watched with monitor-bell",
+    "alert-silence": "no output for monitor-silence seconds in a window",
+    "client-attached": "a client attached",
+    "client-detached": "a client detached",
+    "pane-died": "a pane's program exited and the pane stays (remain-on-exit)",
+    "pane-exited": "a pane's program exited and the pane closed",
+    "session-created": "a session was made",
+    "session-closed": "a session was closed",
+    "session-renamed": "a session was renamed",
+    "window-linked": "a window was made",
+    "window-unlinked": "a window was closed",
+    "window-renamed": "a window was renamed",
+}
+EVENT_KINDS: dict[str, str] = {**AGENT_EVENT_KINDS, **TMUX_EVENT_KINDS}
+# What an agent in this state asks of a person: the kinds `muxd top`, the status count and
+# MCP's attention waits call "needs you".
+ATTENTION_KINDS: tuple[str, ...] = ("agent-waiting", "agent-failed", "agent-limited")
+
+
+class DaemonEvent(_Message, tag="daemon-event"):
+    """One event. Fields that do not apply to its kind are None."""
+
+    kind: str                        # one of EVENT_KINDS
+    at: float                        # wall-clock time it happened
+    pane_id: str | None = None
+    window_id: str | None = None     # "@N"
+    window_index: int | None = None
+    window_name: str | None = None
+    session: str | None = None       # the session's name
+    session_id: str | None = None    # "$N"
+    agent_type: str | None = None
+    state: str | None = None         # the agent's state after the change
+    previous: str | None = None      # and before it
+    source: str | None = None        # where the state came from: screen, hook, session_log
+    question: str | None = None      # agent-waiting: what it asks
+    error: str | None = None         # agent-failed: the error's message (execution-finished: its error type)
+    resets_at: float | None = None   # agent-limited: when the agent says its limit resets
+    execution_id: str | None = None  # execution-finished, agent-failed, agent-idle: the execution
+    status: str | None = None        # execution-finished: success, failed, cancelled, timeout, …
+    exit_code: int | None = None     # pane-exited, pane-died
+    client: str | None = None        # client-attached, client-detached: the client's name
+
+
+def unknown_kinds(kinds: list[str]) -> list[str]:
+    """The unknown names among `kinds` (empty when all are known)."""
+    return [k for k in kinds if k not in EVENT_KINDS]

@@ -110,3 +110,14 @@ def test_a_flagged_tab_is_drawn_in_its_alert_style():
     # Only the tab: the space before it, and the rest of the line, keep the status style.
     assert not row[flagged - 1].reverse and not row[flagged + len("1:claude!?")].reverse
     assert not any(cell.reverse for cell in row[-5:])
+
+
+def test_attach_tells_the_daemon_which_terminal_it_is():
+    from muxd.client.attach import terminal_kind
+
+    assert terminal_kind({"TERM": "xterm-256color", "TERM_PROGRAM": "iTerm.app"}) == ("xterm-256color", "iTerm.app")
+    # GNOME Terminal and Tilix set no TERM_PROGRAM, only VTE_VERSION: OSC 777 is theirs.
+    kind = terminal_kind({"TERM": "xterm-256color", "VTE_VERSION": "7600"})
+    assert kind == ("xterm-256color", "vte") and takes_osc777(*kind)
+    assert terminal_kind({}) == ("", "")
+    assert len(terminal_kind({"TERM": "x" * 1000})[0]) == 256  # what the Attach message takes

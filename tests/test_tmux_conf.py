@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 
+from muxd.daemon.attention.alert_options import TMUX_ALERT_OPTIONS
 from muxd.daemon.panes.options import OPTIONS
 from muxd.testing.outer_terminal import attached_terminal as attached
 from muxd.testing.outer_terminal import outer_terminals, status_line
@@ -90,7 +91,10 @@ def test_tmux_only_options_show_tmuxs_defaults(muxd_server, real_tmux):
             theirs[line.split(" ", 1)[0]] = line
         for line in muxd_server.cli("show-options", *scope, check=True).stdout.splitlines():
             ours[line.split(" ", 1)[0]] = line
-    inert = sorted(name for name, option in OPTIONS.items() if option.inert and not _array(name))
+    # tmux's alert options are muxd's own now (acted on), with tmux's defaults all the same.
+    alerts = {row[0] for row in TMUX_ALERT_OPTIONS}
+    inert = sorted(name for name, option in OPTIONS.items()
+                   if (option.inert or name in alerts) and not _array(name))
     assert len(inert) > 80
     assert {name: ours.get(name) for name in inert} == {name: theirs[name] for name in inert}
 

@@ -27,12 +27,14 @@ class WindowTab:
     active: bool
     last: bool = False
     zoomed: bool = False
-    bell: bool = False
+    alerts: str = ""  # tmux's alert flags: '#' activity, '!' bell, '~' silence
+    needs: str = ""   # muxd's agent flags: '?' waiting, '$' limited, 'X' failed, '+' finished
+    style: Style | None = None  # window-status-bell-style / -activity-style of a flagged tab
 
     def label(self) -> str:
-        """tmux's `#I:#W#F`: flags '!' bell, '*' active, '-' last, 'Z' zoomed."""
-        flags = ("!" if self.bell else "") + ("*" if self.active else "-" if self.last else "")
-        return f"{self.index}:{self.name}{flags}{'Z' if self.zoomed else ''}"
+        """tmux's `#I:#W#F` (flags `#!~`, '*' active, '-' last, 'Z' zoomed), then the agent flags."""
+        current = "*" if self.active else "-" if self.last else ""
+        return f"{self.index}:{self.name}{self.alerts}{current}{'Z' if self.zoomed else ''}{self.needs}"
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,17 @@ class StatusLine:
     left: str | None = None  # status-left expanded; None: "[session] ", the name cut to 10 cells
 
     def left_text(self) -> str:
+        return "".join(text for text, _ in self.left_pieces())
+
+    def left_pieces(self) -> list[tuple[str, Style]]:
+        """The left side as (text, style): status-left, then the tabs (a flagged one in its style)."""
         left = f"[{cut_cells(self.session, SESSION_NAME_MAX_CELLS)}] " if self.left is None else self.left
-        return left + " ".join(tab.label() for tab in self.windows)
+        pieces = [(left, self.style)]
+        for number, tab in enumerate(self.windows):
+            if number:
+                pieces.append((" ", self.style))
+            pieces.append((tab.label(), tab.style or self.style))
+        return pieces
 
 
 def cut_cells(text: str, cells: int) -> str:
@@ -86,14 +97,14 @@ def status_row(status: StatusLine, columns: int) -> FrameRow:
 def _render(status: StatusLine, columns: int) -> FrameRow:
     if status.message is not None:
         return tuple(styled_cells([(status.message, status.message_style)], columns))
-    left = status.left_text()
-    left_cells = text_width(left)
+    pieces = status.left_pieces()
+    left_cells = sum(text_width(text) for text, _ in pieces)
     right = status.right
-    pieces = [(left, status.style)]
     if right:
         room = columns - left_cells - 1  # at least one space between the two sides
         if room > 0:
             right = cut_cells(right, room)
             gap = columns - left_cells - text_width(right)
             pieces.append((" " * gap + right, status.style))
+    pieces.append(("", status.style))  # what is left is padded in the status style, not a tab's
     return tuple(styled_cells(pieces, columns))

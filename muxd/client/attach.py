@@ -14,9 +14,10 @@ import os
 import signal
 import termios
 import tty
+from collections.abc import Mapping
 from pathlib import Path
 
-from muxd.config import ATTACH_INPUT_MAX_BYTES, CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
+from muxd.config import ATTACH_INPUT_MAX_BYTES, CLIENT_CONNECT_TIMEOUT_S, LABEL_MAX_CHARS, PROTOCOL_VERSION
 from muxd.errors import (
     ConnectionLost, MuxdError, NotATerminal, ProtocolError, ServerNotRunning, error_from_code,
 )
@@ -115,14 +116,22 @@ async def attach(path: Path, *, target: str | None = None, prefix: str = "C-b", 
     size = check_terminal(stdin_fd, stdout_fd)
     link = await _open(path, token)
     try:
+        term, program = terminal_kind(os.environ)
         link.send(Attach(id=2, target=target, columns=size.columns, lines=size.lines, prefix=prefix,
-                         tty=_tty_name(stdin_fd)))
+                         tty=_tty_name(stdin_fd), term=term, term_program=program))
         attached = await link.reply()
         if not isinstance(attached, Attached):
             raise ProtocolError("the server did not answer attach")
         return await _run_attached(link, stdin_fd, stdout_fd)
     finally:
         link.writer.close()
+
+
+def terminal_kind(env: Mapping[str, str]) -> tuple[str, str]:
+    """($TERM, $TERM_PROGRAM) to tell the daemon which notifications this terminal shows; a VTE
+    terminal (GNOME Terminal, Tilix) sets no TERM_PROGRAM but VTE_VERSION: "vte"."""
+    program = env.get("TERM_PROGRAM") or ("vte" if env.get("VTE_VERSION") else "")
+    return env.get("TERM", "")[:LABEL_MAX_CHARS], program[:LABEL_MAX_CHARS]
 
 
 async def _run_attached(link: _Link, stdin_fd: int, stdout_fd: int) -> str:

@@ -16,6 +16,7 @@ from muxd.config import (
     DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, SCROLLBACK_BYTES_MAX,
 )
 from muxd.daemon.access.control import AccessControl
+from muxd.daemon.attention.alerts import WindowAlerts
 from muxd.daemon.attention.service import Attention
 from muxd.daemon.client_side.hub import AttachHub
 from muxd.daemon.commands.table import Command
@@ -64,7 +65,7 @@ class Daemon:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
-        self.registry = Registry(on_pane_removed=self.pane_removed)
+        self.registry = Registry(on_pane_removed=self.pane_removed, on_window_current=self._window_current)
         self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
         self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access/control.py)
         self.commands = commands  # the command table (commands/), handed in by main.py
@@ -79,6 +80,8 @@ class Daemon:
         self.attention = Attention(find_pane=self.registry.pane_by_id)
         self.attention.bus.listen(self._deliver_bus_event)
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
+        # tmux's window alerts: activity, bell, silence (daemon/attention/alerts.py).
+        self.alerts = WindowAlerts(self.registry.options, self.attach_hub, self.attention.publish)
         self.pipes = PanePipes()  # pipe-pane's commands (daemon/panes/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
@@ -289,20 +292,26 @@ class Daemon:
             detection.close()
         self.hooks.forget(pane.id)
         self.attention.pane_gone(pane.id)
+        self.alerts.pane_gone(pane)
         self.attach_hub.pane_removed(pane)
         self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
 
     def _output_listener(self, pane: Pane) -> Callable[[], None]:
-        """Pane output goes to detection (if on) and wakes the attached clients showing it."""
-        detection, hub = self.detections.get(pane.id), self.attach_hub
-        if detection is None:
-            return lambda: hub.pane_output(pane)
+        """Pane output goes to detection (if on) and window alerts, and wakes the attached
+        clients showing it."""
+        detection, hub, alerts = self.detections.get(pane.id), self.attach_hub, self.alerts
 
         def output() -> None:
-            detection.output()
+            if detection is not None:
+                detection.output()
+            alerts.output(pane)
             hub.pane_output(pane)
 
         return output
+
+    def _window_current(self, window: Window) -> None:
+        """A window became its session's current one (keys, commands, a new window)."""
+        self.alerts.window_current(window)
 
     # ------------------------------------------------------------ events
 

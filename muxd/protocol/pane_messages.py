@@ -72,6 +72,8 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     panes: int
     created_at: float
     attached: int = 0  # clients attached to it
+    alerts: str = ""   # tmux's #{session_alerts}: "1#!,3~"
+    needs: dict[str, int] = {}  # its agents that need a person, by kind (waiting, limited, failed, finished)
 
 
 class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,6 +90,8 @@ class WindowInfo(msgspec.Struct, frozen=True, kw_only=True):
     zoomed: bool = False
     last: bool = False     # the session's previous window (tmux's '-' flag)
     active_pane: str | None = None
+    alerts: str = ""       # tmux's alert flags: # activity, ! bell, ~ silence
+    agent_flags: str = ""  # its agents' needs: ? waiting, $ limited, X failed, + finished unseen
 
 
 class Spawn(msgspec.Struct, frozen=True, kw_only=True):
@@ -282,6 +286,8 @@ class Attach(_Message, tag="attach"):
     lines: int = DEFAULT_LINES
     prefix: Label = ""              # a tmux key name; "": the session's prefix option
     tty: Label = ""                 # the client's terminal device, which names it (list-clients)
+    term: Label = ""                # its $TERM, and $TERM_PROGRAM ("vte" for a VTE terminal that
+    term_program: Label = ""        # sets none): which notifications it shows (notify-method auto)
 
 
 class AttachInput(_Message, tag="attach-input"):

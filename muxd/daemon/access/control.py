@@ -576,7 +576,8 @@ def _visible_sessions(sessions: list[m.SessionInfo], registry: Registry, visible
         windows = [w for w in session.windows if any(p.id in visible for p in w.panes)]
         if windows:
             panes = sum(1 for w in windows for p in w.panes if p.id in visible)
-            out.append(msgspec.structs.replace(info, windows=len(windows), panes=panes))
+            # The needs counted there may be of panes this token does not see.
+            out.append(msgspec.structs.replace(info, windows=len(windows), panes=panes, needs={}))
     return out
 
 
@@ -587,5 +588,6 @@ def _visible_windows(windows: list[m.WindowInfo], registry: Registry, visible: s
         window = by_id.get(info.id)
         count = sum(1 for p in window.panes if p.id in visible) if window is not None else 0
         if count:
-            out.append(msgspec.structs.replace(info, panes=count))
+            hidden = window is not None and count < len(window.panes)  # its agent flags may be theirs
+            out.append(msgspec.structs.replace(info, panes=count, agent_flags="" if hidden else info.agent_flags))
     return out

@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 BRACKETED_PASTE_MODE = 2004
 HELP_SCROLLBACK_BYTES = 64 * 1024  # the C-b ? list, far more than it needs
+BETWEEN_FRAMES_MAX_BYTES = 16 * 1024  # bells and notifications waiting for the next frame
 
 
 def pane_modes(emulator: Emulator) -> frozenset[int]:
@@ -71,6 +72,8 @@ class AttachedClient:
         self.chosen_prefix = prefix  # --prefix / $MUXD_PREFIX; "": the prefix option, read at each key
         prefix_bytes(prefix or "C-b")  # a bad name is refused at attach
         self.name = ""  # its terminal (tmux names clients so), else made up by the hub
+        self.term = self.term_program = ""  # its $TERM and $TERM_PROGRAM, told at attach
+        self._between_frames = bytearray()  # bells and notifications, written before the next frame
         from muxd.attach.paint import FramePainter  # the renderer loads with the first attach
 
         self.painter = FramePainter()
@@ -177,6 +180,8 @@ class AttachedClient:
             return last_frame
         self.painter.mouse = self.daemon.registry.options.flag("mouse", self.session.id)
         data = self.painter.paint(self.frame())
+        if self._between_frames:  # in the same write, ahead of the frame: never inside one
+            data, self._between_frames = bytes(self._between_frames) + data, bytearray()
         if not data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
             return last_frame
         sent_at = time.monotonic()
@@ -188,6 +193,7 @@ class AttachedClient:
     def frame(self) -> Any:
         from muxd.attach.compose import compose
 
+        self.hub.attention.looked(self.session)
         columns, lines = self.window_area()
         views = self._pane_views(columns, lines)
         status = self._status() if self._status_shown() else None
@@ -229,14 +235,13 @@ class AttachedClient:
         return views
 
     def _status(self) -> StatusLine:
-        from muxd.attach.compose import StatusLine, WindowTab
+        from muxd.attach.compose import StatusLine
         from muxd.attach.tmux_style import parse_style
         from muxd.emulator.cell import DEFAULT_STYLE
 
         session = self.session
-        tabs = tuple(WindowTab(index=w.index, name=w.name, active=w is session.active_window,
-                               last=w is session.last_window and w is not session.active_window,
-                               zoomed=w.zoomed) for w in session.windows)
+        options = self.daemon.registry.options
+        style = parse_style(options.lookup("status-style", session.id), DEFAULT_STYLE)
         window = session.active_window
         pane = window.active_pane if window else None
         left, right = self.status_formats.texts(self.hub, session, pane)
@@ -248,16 +253,21 @@ class AttachedClient:
                 message = self.notice[0]
             else:
                 self.notice = None
-        options = self.daemon.registry.options
-        return StatusLine(session=session.name, windows=tabs, left=left, right=right, message=message,
-                          message_cursor=cursor,
-                          style=parse_style(options.lookup("status-style", session.id), DEFAULT_STYLE),
+        return StatusLine(session=session.name, windows=self.hub.attention.tabs(session, style), left=left,
+                          right=right, message=message, message_cursor=cursor, style=style,
                           message_style=parse_style(options.lookup("message-style", session.id), DEFAULT_STYLE))
 
     def say(self, text: str) -> None:
         shown_ms = self.daemon.registry.options.number("display-time", self.session.id)
         # 0: until a key (any input takes a message away)
         self.notice = (text, time.monotonic() + shown_ms / 1000 if shown_ms else math.inf)
+        self.wake()
+
+    def between_frames(self, data: bytes) -> None:
+        """Bytes for the terminal itself (a bell, a notification's OSC), written ahead of the
+        next frame in the same write. A client that cannot keep up (a bell storm) drops them."""
+        if len(self._between_frames) + len(data) <= BETWEEN_FRAMES_MAX_BYTES:
+            self._between_frames += data
         self.wake()
 
     def viewing(self) -> bool:

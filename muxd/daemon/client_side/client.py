@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from muxd.attach.paint import FramePainter
+    from muxd.daemon.client_side.attention_view import AttentionView
     from muxd.daemon.client_side.copy_mode import CopyMode, Point
     from muxd.daemon.client_side.host import AttachHost, ClientConnection
     from muxd.daemon.client_side.status_prompt import Prompt
@@ -38,6 +39,9 @@ class Hub(Protocol):
     def fit_session(self, session: Session) -> None: ...
 
     def changed(self, session: Session | None = None) -> None: ...
+
+    @property
+    def attention(self) -> AttentionView: ...
     # What an attached client hands back: itself when it goes, and the selections it copies.
     @property
     def buffers(self) -> PasteBuffers: ...
@@ -52,6 +56,8 @@ class Client(Protocol):
     prompt: Prompt | None
     repeat_until: float  # monotonic time a repeat-time (bind -r) ends; 0: none open
     press: tuple[str, Point] | None  # (pane id, point) of a left button held down
+    term: str  # its $TERM and $TERM_PROGRAM (which notifications it shows)
+    term_program: str
 
     @property
     def hub(self) -> Hub: ...
@@ -77,6 +83,8 @@ class Client(Protocol):
     def wake(self) -> None: ...
 
     def say(self, text: str) -> None: ...
+
+    def between_frames(self, data: bytes) -> None: ...
 
     def detach(self, reason: str) -> None: ...
 

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from muxd.daemon.access.control import Principal
+    from muxd.daemon.attention.service import Attention
     from muxd.daemon.panes.pane import Pane
     from muxd.daemon.panes.registry import Registry, Window
     from muxd.protocol.messages import Spawn
@@ -18,13 +19,17 @@ if TYPE_CHECKING:
 
 class AttachHost(Protocol):
     """The daemon as attached clients see it: its registry, its socket (the status formats'
-    variables, the command prompt's CLI) and new panes (the new-window and split keys)."""
+    variables, the command prompt's CLI), new panes (the new-window and split keys) and its
+    attention (the board of agents that need a person, the event bus)."""
 
     @property
     def registry(self) -> Registry: ...
 
     @property
     def socket_path(self) -> Path: ...
+
+    @property
+    def attention(self) -> Attention: ...
 
     def spawn_pane(self, window: Window, spawn: Spawn, columns: int, lines: int) -> Pane: ...
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from muxd.config import MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
 from muxd.daemon.client_side.attached import AttachedClient
+from muxd.daemon.client_side.attention_view import AttentionView
 from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.paste_buffers import PasteBuffers
@@ -37,6 +38,7 @@ class AttachHub:
         self._client_numbers = itertools.count()  # names of clients without a terminal device
         # Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps.
         self.buffers = PasteBuffers(lambda: daemon.registry.options.number("buffer-limit"))
+        self.attention = AttentionView(self, daemon.attention)  # flags, counts, notifications
 
     # ---------------------------------------------------------- messages from a connection
 
@@ -73,6 +75,7 @@ class AttachHub:
         client = AttachedClient(self, connection, session, request.columns, request.lines,
                                 request.prefix)
         client.name = request.tty or f"client-{next(self._client_numbers)}"
+        client.term, client.term_program = request.term, request.term_program
         self.clients[connection] = client
         connection.send(Attached(id=request.id, session=session.name))
         self.fit_session(session)
@@ -133,6 +136,21 @@ class AttachHub:
         for client in list(self.clients.values()):
             if session is None or client.session is session:
                 client.wake()
+
+    # ---------------------------------------------------------- window alerts (attention/alerts.py)
+
+    def attached(self, session: Session) -> bool:
+        return bool(self.clients_of(session))
+
+    def alert(self, session: Session, window: Window, word: str, visual: str) -> None:
+        """tmux's alerts_set_message: each client of `session` gets a bell (visual off or both)
+        and/or a message (on or both)."""
+        for client in self.clients_of(session):
+            if visual in ("off", "both"):
+                client.between_frames(b"\x07")
+            if visual != "off":
+                client.say(f"{word} in current window" if session.active_window is window
+                           else f"{word} in window {window.index}")
 
     def pane_removed(self, pane: Pane) -> None:
         self.copy_modes.pop(pane.id, None)

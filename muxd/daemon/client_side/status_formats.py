@@ -2,13 +2,16 @@
 
 As tmux: the template's strftime escapes (`%H:%M`) are expanded first, then its formats
 (`#{session_name}`, `#S`, `#{pane_current_command}`… muxd/formats.py) with the active pane's
-variables, plus `#{agent_status}` (`claude · Thinking 12s · 4.8k tok`, muxd's default right
-side); style directives (`#[fg=red]`) are taken out, not drawn; the text is cut to
-status-left-length / status-right-length cells.
+variables, plus `#{agent_status}` (`claude · Thinking 12s · 4.8k tok`) and the agents in other
+sessions that need a person (`#{agent_attention}`: `2 waiting · 1 failed`, `#{agents_waiting}`…:
+daemon/attention/elsewhere.py), muxd's default right side; style directives (`#[fg=red]`) are
+taken out, not drawn, and `##` is drawn `#` (tmux's #{window_flags} escapes its `#`); the text is
+cut to status-left-length / status-right-length cells.
 
-The default status-left keeps muxd's own drawing (the session name cut inside its brackets).
-The variables cost a look at the pane's processes, so a client keeps its texts for
-STATUS_FORMAT_REFRESH_S unless what it shows changes (another window, pane or template).
+The defaults keep muxd's own drawing (the session name cut inside its brackets; the right side
+made without expanding anything: it is redrawn with every frame). The variables cost a look at
+the pane's processes, so a client keeps its texts for STATUS_FORMAT_REFRESH_S unless what it
+shows changes (another window, pane or template, or the agents that need a person).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from muxd.attach.status import cut_cells
+from muxd.daemon.attention.elsewhere import attention_text, attention_variables, status_right
 from muxd.daemon.client_side.status_line import agent_status
 
 if TYPE_CHECKING:
@@ -30,7 +34,8 @@ if TYPE_CHECKING:
 
 STATUS_FORMAT_REFRESH_S = 1.0
 DEFAULT_LEFT = "[#{session_name}] "
-DEFAULT_RIGHT = "#{agent_status}"
+# The count elsewhere, then the active pane's agent, " · " between them when both are there.
+DEFAULT_RIGHT = "#{agent_attention}#{?#{&&:#{agent_attention},#{agent_status}}, · ,}#{agent_status}"
 _STYLE_DIRECTIVE = re.compile(r"#\[[^\]]*\]")
 
 
@@ -42,7 +47,7 @@ def expand_status(template: str, variables: Mapping[str, str], now: float) -> st
         timed = time.strftime(template.replace("##", "\0"), time.localtime(now)).replace("\0", "##")
     except ValueError:  # a lone % at the end
         timed = template
-    return _STYLE_DIRECTIVE.sub("", expand(timed, variables)).replace("\n", " ")
+    return _STYLE_DIRECTIVE.sub("", expand(timed, variables)).replace("##", "#").replace("\n", " ")
 
 
 class StatusFormats:
@@ -57,14 +62,16 @@ class StatusFormats:
         """(left, right): left None for muxd's own drawing of the default."""
         options = hub.daemon.registry.options
         left, right = options.lookup("status-left", session.id), options.lookup("status-right", session.id)
+        elsewhere = hub.attention.elsewhere(session)
         if left == DEFAULT_LEFT and right == DEFAULT_RIGHT:  # muxd's own: nothing to expand
-            return None, agent_status(pane.agent) if pane is not None else ""
+            return None, status_right(attention_text(elsewhere), agent_status(pane.agent) if pane is not None else "")
         window = session.active_window
         key = (left, right, session.id, session.name, window.id if window else None,
-               window.name if window else None, window.index if window else None, pane.id if pane else None)
+               window.name if window else None, window.index if window else None, pane.id if pane else None,
+               tuple(sorted(elsewhere.items())), window.alerts if window else None)
         now = time.monotonic()
         if key != self._key or now >= self._until:
-            variables = _variables(hub, session, pane)
+            variables = _variables(hub, session, pane, elsewhere)
             wall = time.time()
             left_text = None if left == DEFAULT_LEFT else cut_cells(
                 expand_status(left, variables, wall), options.number("status-left-length", session.id))
@@ -73,7 +80,7 @@ class StatusFormats:
         return self._texts
 
 
-def _variables(hub: Hub, session: Session, pane: Pane | None) -> ChainMap[str, str]:
+def _variables(hub: Hub, session: Session, pane: Pane | None, elsewhere: Mapping[str, int]) -> ChainMap[str, str]:
     from muxd.daemon.panes.format_variables import (
         pane_variables,
         server_variables,
@@ -83,13 +90,16 @@ def _variables(hub: Hub, session: Session, pane: Pane | None) -> ChainMap[str, s
 
     daemon = hub.daemon
     attached = len(hub.clients_of(session))
-    layers: list[Mapping[str, str]] = [{"agent_status": agent_status(pane.agent) if pane is not None else ""}]
+    layers: list[Mapping[str, str]] = [{"agent_status": agent_status(pane.agent) if pane is not None else "",
+                                        **attention_variables(elsewhere)}]
     window = session.active_window
-    window_record = window.info() if window is not None else None
+    board = hub.attention.board
+    window_record = window.info(board.flags(p.id for p in window.panes)) if window is not None else None
     if pane is not None:
         layers.append(pane_variables(daemon.registry.pane_info(pane), window_record))
     if window_record is not None:
         layers.append(window_variables(window_record))
-    layers += [session_variables(session.info(attached)), server_variables(str(daemon.socket_path), os.getpid())]
+    needs = dict(board.counts(p.id for p in session.panes()))
+    layers += [session_variables(session.info(attached, needs)), server_variables(str(daemon.socket_path), os.getpid())]
     return ChainMap(*layers)
 

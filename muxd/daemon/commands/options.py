@@ -57,6 +57,8 @@ async def set_option(daemon: Daemon, req: SetOption) -> Ok:
         options.set(option.name, value, owner, user_scope)
     if option.inert:
         return Ok(id=req.id)
+    if option.name == "monitor-silence":  # silence is counted again from now, as tmux does
+        daemon.alerts.reset_timers([w for s in daemon.registry.sessions for w in s.windows])
     # The status line and the prefix key show at once in every attached client, as in tmux.
     for session in daemon.registry.sessions:
         daemon.attach_hub.fit_session(session)

@@ -94,7 +94,9 @@ async def has_session(daemon: Daemon, req: HasSession, session: Session) -> Ok:
 @command(ListSessions)
 async def list_sessions(daemon: Daemon, req: ListSessions) -> SessionList:
     attached = [client.session for client in daemon.attach_hub.clients.values()]
-    return SessionList(id=req.id, sessions=[s.info(attached.count(s)) for s in daemon.registry.sessions])
+    board = daemon.attention.board
+    return SessionList(id=req.id, sessions=[s.info(attached.count(s), dict(board.counts(p.id for p in s.panes())))
+                                            for s in daemon.registry.sessions])
 
 
 @command(ListWindows)
@@ -103,4 +105,6 @@ async def list_windows(daemon: Daemon, req: ListWindows) -> WindowList:
         sessions = daemon.registry.sessions
     else:
         sessions = [resolve_session(daemon.registry, req.target)]
-    return WindowList(id=req.id, windows=[w.info() for s in sessions for w in s.windows])
+    board = daemon.attention.board
+    return WindowList(id=req.id, windows=[w.info(board.flags(p.id for p in w.panes))
+                                          for s in sessions for w in s.windows])

@@ -80,8 +80,14 @@ def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
     }
 
 
+def window_flags(alerts: str, active: bool, last: bool, zoomed: bool, agent_flags: str) -> str:
+    """tmux's #{window_raw_flags} (`#!~`, `*` or `-`, `Z`), then muxd's agent flags (`?$X+`)."""
+    return alerts + ("*" if active else "-" if last else "") + ("Z" if zoomed else "") + agent_flags
+
+
 def window_variables(window: Any) -> dict[str, str]:
-    flags = ("*" if window.active else "-" if window.last else "") + ("Z" if window.zoomed else "")
+    alerts, agent_flags = getattr(window, "alerts", ""), getattr(window, "agent_flags", "")
+    flags = window_flags(alerts, window.active, window.last, window.zoomed, agent_flags)
     return {
         "window_id": window.id,
         "window_index": str(window.index),
@@ -89,7 +95,11 @@ def window_variables(window: Any) -> dict[str, str]:
         "window_active": _flag(window.active),
         "window_last_flag": _flag(window.last),
         "window_zoomed_flag": _flag(window.zoomed),
-        "window_flags": flags,
+        "window_activity_flag": _flag("#" in alerts),
+        "window_bell_flag": _flag("!" in alerts),
+        "window_silence_flag": _flag("~" in alerts),
+        "window_agent_flags": agent_flags,
+        "window_flags": flags.replace("#", "##"),  # as tmux: a status line draws ## as #
         "window_raw_flags": flags,
         "window_panes": str(window.panes),
         "window_width": str(window.width),
@@ -114,6 +124,7 @@ def session_variables(session: Any) -> dict[str, str]:
         "session_grouped": "0",
         "session_group": "",
         "session_format": "1",
+        "session_alerts": getattr(session, "alerts", ""),
     }
 
 
@@ -169,6 +180,7 @@ class FormatScope:
         self._sessions: dict[str, Any] | None = None
         self._windows: dict[str, Any] | None = None
         self._panes: dict[str, Any] | None = None
+        self._attention_of: dict[str, dict[str, str]] = {}  # session id -> its #{agents_*}
         welcome = client.welcome
         self.server = server_variables(client.socket_path, welcome.pid if welcome is not None else None)
 
@@ -196,25 +208,36 @@ class FormatScope:
         window = self.windows().get(pane.window_id)
         session = self.sessions().get(pane.session_id)
         return ChainMap(pane_variables(pane, window), *self._window_part(window), *self._session_part(session),
-                        self.server)
+                        self._attention(pane.session_id), self.server)
 
     def of_window(self, window: Any) -> ChainMap[str, str]:
         pane = self.panes().get(window.active_pane) if window.active_pane else None
         session = self.sessions().get(window.session_id)
         pane_part = [pane_variables(pane, window)] if pane is not None else []
-        return ChainMap(window_variables(window), *pane_part, *self._session_part(session), self.server)
+        return ChainMap(window_variables(window), *pane_part, *self._session_part(session),
+                        self._attention(window.session_id), self.server)
 
     def of_session(self, session: Any) -> ChainMap[str, str]:
         windows = [w for w in self.windows().values() if w.session_id == session.id and w.active]
         if windows:
             return ChainMap(session_variables(session), *self.of_window(windows[0]).maps)
-        return ChainMap(session_variables(session), self.server)
+        return ChainMap(session_variables(session), self._attention(session.id), self.server)
 
     def _window_part(self, window: Any) -> _Layers:
         return [window_variables(window)] if window is not None else []
 
     def _session_part(self, session: Any) -> _Layers:
         return [session_variables(session)] if session is not None else []
+
+    def _attention(self, session_id: str) -> dict[str, str]:
+        """The agents in other sessions than `session_id` that need a person (#{agents_waiting}…)."""
+        from muxd.daemon.attention.elsewhere import attention_variables, elsewhere
+
+        known = self._attention_of.get(session_id)
+        if known is None:
+            needs = ((s.id, getattr(s, "needs", None) or {}) for s in self.sessions().values())
+            known = self._attention_of[session_id] = attention_variables(elsewhere(needs, session_id))
+        return known
 
     def expand_pane(self, template: str, pane: Any) -> str:
         return expand(template, self.of_pane(pane))

@@ -17,6 +17,7 @@ import os
 from typing import Literal, NamedTuple
 
 from muxd.config import ATTACH_NOTICE_S, PASTE_BUFFERS_MAX
+from muxd.daemon.attention.alert_options import ALERT_OPTIONS
 from muxd.daemon.tmux.options import TMUX_ONLY_OPTIONS
 from muxd.errors import BadRequest
 
@@ -68,12 +69,16 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("message-style", "session", "style", "bg=yellow,fg=black", "the look of messages and prompts"),
     Option("status-left", "session", "string", "[#{session_name}] ",
            "before the window list: a tmux format, strftime first (%H:%M); #[styles] are not drawn"),
-    Option("status-right", "session", "string", "#{agent_status}",
-           "the right side: a tmux format (#{agent_status}: the active pane's agent, tokens)"),
+    Option("status-right", "session", "string",
+           "#{agent_attention}#{?#{&&:#{agent_attention},#{agent_status}}, · ,}#{agent_status}",
+           "the right side: a tmux format (#{agent_attention}: agents in other sessions that need you, "
+           "#{agent_status}: the active pane's agent, tokens)"),
     Option("status-left-length", "session", "number", "10", "cells status-left may take"),
     Option("status-right-length", "session", "number", "40", "cells status-right may take"),
     # muxd's copy mode has always had vi's keys, so vi is its default (tmux's is emacs).
     Option("mode-keys", "window", "choice", "vi", "copy mode's keys: vi's or emacs's", ("vi", "emacs")),
+    *(Option(name, scope, kind, default, help, choices)  # type: ignore[arg-type]
+      for name, scope, kind, default, help, choices in ALERT_OPTIONS),
 )}
 _OWN = frozenset(OPTIONS)
 INERT_HELP = "tmux's; kept and shown, no effect in muxd"
@@ -151,6 +156,9 @@ class Options:
         self.local: dict[str, dict[str, str]] = {}       # object id -> its own values
         # A user option may be set globally at each scope (`set -g @x`, `set -gw @x`).
         self.user_globals: dict[str, dict[str, str]] = {}
+        # Bumped by every change: a reader on a hot path (window alerts) keeps what it looked up
+        # until this moves.
+        self.generation = 0
 
     def _table(self, option: Option, owner: str | None) -> dict[str, str]:
         if owner is not None:
@@ -175,10 +183,12 @@ class Options:
         values = self._table(option, owner)
         current = values.get(name, "") if is_user_option(name) else self.lookup(name, *([owner] if owner else []))
         values[name] = stored = checked_value(option, value, current)
+        self.generation += 1
         return stored
 
     def unset(self, name: str, owner: str | None, user_scope: Scope = "session") -> None:
         self._table(option_named(name, user_scope), owner).pop(name, None)
+        self.generation += 1
 
     def shown(self, owner: str | None, scope: Scope) -> list[tuple[str, str]]:
         """(name, value) pairs as show-options lists them, sorted as tmux sorts them (user options
@@ -193,6 +203,7 @@ class Options:
 
     def forget(self, owner: str) -> None:
         self.local.pop(owner, None)
+        self.generation += 1
 
     # typed reads for the daemon
     def flag(self, name: str, *ids: str) -> bool:

@@ -35,6 +35,9 @@ class Window:
     last_layout: int = -1         # the select-layout last chosen (index in layout_sets; -1: none)
     old_layout: str = ""          # the layout before the last select-layout (select-layout -o)
     last_pane: Pane | None = field(default=None, init=False)  # the one active before (C-b ;)
+    # tmux's alert flags of the window in its session, in #{window_flags}'s order: # activity,
+    # ! bell, ~ silence (set by daemon/attention/alerts.py, cleared as it becomes current).
+    alerts: str = ""
     _active_pane: Pane | None = field(default=None, init=False, repr=False)
 
     @property
@@ -162,14 +165,16 @@ class Window:
             assert isinstance(pane, Pane)
             pane.resize(placed.columns, placed.lines)
 
-    def info(self) -> WindowInfo:
+    def info(self, agent_flags: str = "") -> WindowInfo:
+        """Its record; `agent_flags`: its agents' needs (the attention board knows them)."""
         session = self.session
         columns, lines = (self.layout.columns, self.layout.lines) if self.layout else (0, 0)
         return WindowInfo(id=self.id, session=session.name, index=self.index, name=self.name,
                           panes=len(self.panes), active=session.active_window is self,
                           layout=self.layout_text(), session_id=session.id, width=columns, height=lines,
                           zoomed=self.zoomed, last=session.last_window is self and session.active_window is not self,
-                          active_pane=self.active_pane.id if self.active_pane else None)
+                          active_pane=self.active_pane.id if self.active_pane else None,
+                          alerts=self.alerts, agent_flags=agent_flags)
 
 
 @dataclass(eq=False)
@@ -179,6 +184,8 @@ class Session:
     created_at: float = field(default_factory=time.time)
     windows: list[Window] = field(default_factory=list)
     last_window: Window | None = None  # the previously active one (tmux marks it '-')
+    # Told each window that becomes current (the registry's on_window_current: alerts clear).
+    on_current: Callable[[Window], None] | None = field(default=None, repr=False)
     _active_window: Window | None = field(default=None, init=False, repr=False)
 
     @property
@@ -197,6 +204,8 @@ class Session:
         if window is not previous and previous is not None and previous in self.windows:
             self.last_window = previous
         self._active_window = window
+        if window is not previous and window is not None and self.on_current is not None:
+            self.on_current(window)
 
     def next_window_index(self, base: int = 0) -> int:
         used = {w.index for w in self.windows}
@@ -218,10 +227,16 @@ class Session:
     def panes(self) -> list[Pane]:
         return [pane for window in self.windows for pane in window.panes]
 
-    def info(self, attached: int = 0) -> SessionInfo:
-        """Its record; `attached` is how many clients are attached to it (the attach hub knows)."""
+    def info(self, attached: int = 0, needs: dict[str, int] | None = None) -> SessionInfo:
+        """Its record; `attached` is how many clients are attached to it (the attach hub knows),
+        `needs` how many of its agents need a person, by kind (the attention board knows)."""
         return SessionInfo(id=self.id, name=self.name, windows=len(self.windows),
-                           panes=len(self.panes()), created_at=self.created_at, attached=attached)
+                           panes=len(self.panes()), created_at=self.created_at, attached=attached,
+                           alerts=self.alerts_text(), needs=needs or {})
+
+    def alerts_text(self) -> str:
+        """tmux's #{session_alerts}: `1#!,3~`, each flagged window's index and flags."""
+        return ",".join(f"{w.index}{w.alerts}" for w in self.windows if w.alerts)
 
 
 def window_of(pane: Pane) -> Window:
@@ -277,8 +292,10 @@ def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0) -> PaneIn
 class Registry:
     """Every session, window and pane of one daemon, and the counters behind their ids."""
 
-    def __init__(self, on_pane_removed: Callable[[Pane], None] | None = None) -> None:
+    def __init__(self, on_pane_removed: Callable[[Pane], None] | None = None,
+                 on_window_current: Callable[[Window], None] | None = None) -> None:
         self._on_pane_removed = on_pane_removed
+        self._on_window_current = on_window_current
         self.options = Options()  # set-option's values (daemon/panes/options.py)
         self.key_bindings = KeyBindings()  # bind-key's (daemon/client_side/key_bindings.py)
         self.sessions: list[Session] = []
@@ -295,7 +312,7 @@ class Registry:
         name = check_target_name("session", name) if name is not None else self._free_session_name(number)
         if self.session_named(name) is not None:
             raise Conflict(f"duplicate session: {name}", session=name)
-        session = Session(number=number, name=name)
+        session = Session(number=number, name=name, on_current=self._on_window_current)
         self.sessions.append(session)
         return session
 

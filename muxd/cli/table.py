@@ -82,6 +82,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("list-clients", "the terminals attached, and their sessions", "client_commands", ("lsc",)),
     CliCommand("detach-client", "detach a client (-s: every client of a session; -a: all but one)",
                "client_commands", ("detach",)),
+    CliCommand("switch-client", "show another session, window or pane on an attached client", "client_commands",
+               ("switchc",)),
     CliCommand("list-keys", "the key bindings, as tmux's bind-key lines", "client_commands", ("lsk",)),
     CliCommand("bind-key", "bind a key to muxd commands (-n: without the prefix)", "client_commands", ("bind",)),
     CliCommand("unbind-key", "unbind a key (-a: every key of the table)", "client_commands", ("unbind",)),

@@ -112,6 +112,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
                "hooks_commands", local=True),
     CliCommand("replay", "replay a recording through the detectors: the timeline of states", "agent_commands",
                local=True),
+    CliCommand("watch", "print the daemon's events as they happen, one JSON object a line (--until: wait for one)",
+               "watch_commands", ("events",), local=True),
     CliCommand("submit", "give the agent in a pane a prompt, recorded as an execution", "history_commands"),
     CliCommand("run", "run a command as an execution (its exit status is recorded)", "history_commands",
                starts_server=True),

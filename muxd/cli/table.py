@@ -114,6 +114,7 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
                local=True),
     CliCommand("watch", "print the daemon's events as they happen, one JSON object a line (--until: wait for one)",
                "watch_commands", ("events",), local=True),
+    CliCommand("top", "a live view of every agent, those that need you first", "top_commands", local=True),
     CliCommand("submit", "give the agent in a pane a prompt, recorded as an execution", "history_commands"),
     CliCommand("run", "run a command as an execution (its exit status is recorded)", "history_commands",
                starts_server=True),

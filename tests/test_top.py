@@ -107,3 +107,22 @@ def test_q_quits_and_the_server_going_ends_top_with_one_line(muxd_server, outer)
     s.cli("kill-server", check=True)
     screen = term.wait_for("status=1")
     assert "muxd: the server went away" in screen and "Traceback" not in screen
+
+
+@pytest.mark.parametrize("agent, said_no, said_yes", [
+    ("claude", "Interrupted", "Made the directory."),
+    ("codex", "You canceled the request", "You approved codex to run"),
+    ("gemini", "Request cancelled.", "The tool finished."),
+    ("aider", "Skipping edits to", "Applied edit to"),
+])
+def test_n_and_y_answer_each_agents_own_dialog(muxd_server, outer, agent, said_no, said_yes):
+    s = muxd_server
+    pane = start_fake_agent(s, "asker", agent)
+    term = outer(columns=120, lines=24, command=muxd_command(s.name, "top"))
+    term.wait_for("1 agent")
+    for key, said in (("n", said_no), ("y", said_yes)):
+        ask(s, pane)
+        term.wait_for("1 waiting")
+        term.keys(key)
+        s.wait_for_text(pane, said, timeout=TURN_TIMEOUT_S)
+        wait_until(lambda: agent_state(s, pane) == "Idle", timeout=TURN_TIMEOUT_S, message=f"{agent} idle after {key}")

@@ -20,7 +20,7 @@ from muxd.cli.top_board import AgentRow, agent_rows, executions_by_pane
 from muxd.cli.top_frame import frame_lines, page_lines
 from muxd.cli.top_terminal import TopTerminal
 from muxd.client.connection import Client
-from muxd.config import EXECUTION_LIST_LIMIT_MAX
+from muxd.config import EXECUTION_LIST_LIMIT_MAX, SUBMIT_GAP_S
 from muxd.detectors.confirm_keys import confirmation_keys
 from muxd.errors import ConnectionLost, MuxdError, StoreUnavailable
 from muxd.executions.record import Execution
@@ -175,8 +175,10 @@ class LiveTop:
 
     async def _answer(self, pane_id: str, key: str) -> None:
         pane = (await self.client.call(ShowPane, target=pane_id)).pane  # as it is now, not as last drawn
-        keys = confirmation_keys(pane.agent, key == "yes")
-        await self.client.call(SendKeys, target=pane_id, keys=keys)
+        for n, name in enumerate(confirmation_keys(pane.agent, key == "yes")):
+            if n:  # each key its own write, as a person types them (Aider's y, then Enter)
+                await asyncio.sleep(SUBMIT_GAP_S)
+            await self.client.call(SendKeys, target=pane_id, keys=[name])
         self.message = f"answered {key} to {pane_id}"
 
     async def _show_execution(self, pane_id: str, _key: str) -> None:

@@ -48,6 +48,9 @@ def test_once_lists_the_waiting_agent_first_with_its_question(muxd_server):
     assert question and question[:20] in first
     assert second.startswith(f"{calm} calm") and "Idle" in second
     assert "\x1b[" not in once  # piped: no colours
+    live = s.cli("top")  # no terminal here: only --once runs
+    assert (live.returncode, live.stderr) == (1, "muxd: top needs a terminal on stdin and stdout "
+                                                 "(--once prints one frame anywhere)\n")
 
 
 def test_top_in_a_terminal_answers_yes_shows_the_execution_and_enter_attaches(muxd_server, outer):

@@ -29,9 +29,10 @@ def _configure_top(p: argparse.ArgumentParser) -> None:
 def top(client: None, args: argparse.Namespace) -> int:
     if args.once:
         return asyncio.run(_once(args))
-    from muxd.client.attach import check_terminal
+    from muxd.errors import NotATerminal
 
-    check_terminal()
+    if not (os.isatty(0) and os.isatty(1)):
+        raise NotATerminal("top needs a terminal on stdin and stdout (--once prints one frame anywhere)")
     attach_to = asyncio.run(_live(args))
     if attach_to is not None:
         _attach(args, attach_to)

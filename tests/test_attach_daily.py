@@ -157,3 +157,18 @@ def test_mouse_option_off_leaves_the_mouse_to_the_terminal_unless_a_program_asks
     term.keys("C-b", "d")
     term.wait_for("[detached (from session mice)]")
     assert reporting() == ("0", "0")  # nothing left on in the terminal
+
+
+def test_switch_client_shows_another_session_window_and_pane(muxd_server, outer):
+    s = muxd_server
+    refused = s.run_here("switch-client", "-t", "nowhere")
+    assert refused.returncode == 1 and refused.stderr.strip() == "muxd: no current client"
+    s.run_here("new-session", "-d", "-s", "one", *SHELL, check=True)
+    s.run_here("new-session", "-d", "-s", "two", *SHELL, check=True)
+    s.run_here("new-window", "-d", "-t", "two", "-n", "second", *SHELL, check=True)
+    term = outer()
+    attach(term, s, "one")
+    s.run_here("switch-client", "-t", "two:1", check=True)
+    term.wait_for(lambda sc: status_line(sc).startswith("[two]") and "1:second*" in status_line(sc))
+    missing = s.run_here("switch-client", "-t", "three")
+    assert missing.returncode == 1 and "can't find session: three" in missing.stderr

@@ -1,5 +1,5 @@
-"""CLI commands about attached clients and their keys: list-clients, detach-client, list-keys,
-bind-key, unbind-key."""
+"""CLI commands about attached clients and their keys: list-clients, detach-client, switch-client,
+list-keys, bind-key, unbind-key."""
 
 from __future__ import annotations
 
@@ -42,6 +42,19 @@ def _configure_detach(p: argparse.ArgumentParser) -> None:
 def detach_client(client: Any, args: argparse.Namespace) -> int:
     # Typed in a pane, "the current client" is the one showing that pane's session, as in tmux.
     client.call("detach-client", "ok", client=args.client, session=args.session, all_others=args.all_others,
+                pane=os.environ.get("MUXD_PANE") or None)
+    return 0
+
+
+def _configure_switch(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", dest="target", required=True, help="the session, window or pane to show")
+    p.add_argument("-c", dest="client", metavar="CLIENT", help="the client to switch (see list-clients)")
+
+
+@cli_command("switch-client")(_configure_switch)
+def switch_client(client: Any, args: argparse.Namespace) -> int:
+    # Typed in a pane, "the current client" is the one showing that pane's session, as in tmux.
+    client.call("switch-client", "ok", target=args.target, client=args.client,
                 pane=os.environ.get("MUXD_PANE") or None)
     return 0
 

@@ -111,10 +111,10 @@ def print_panes(panes: Sequence[PaneInfo]) -> None:
     print_table(headings, rows)
 
 
-def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]],
-              width: int) -> tuple[list[str], list[list[str]]]:
-    """The pane table within `width` columns: columns empty in every row go, then the steps of
-    PANE_TABLE_FITTING are taken until it fits (rich folds what still does not)."""
+def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int,
+              steps: Sequence[tuple[str, str]] = PANE_TABLE_FITTING) -> tuple[list[str], list[list[str]]]:
+    """A table within `width` columns: columns empty in every row go, then `steps` (by default
+    the pane table's, PANE_TABLE_FITTING) are taken until it fits (rich folds what still does not)."""
     fitted, cells = list(headings), [list(row) for row in rows]
 
     def drop(heading: str) -> None:
@@ -130,7 +130,7 @@ def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]],
     for at in reversed(range(len(fitted))):
         if not any(row[at] for row in cells):
             drop(fitted[at])
-    for step, heading in PANE_TABLE_FITTING:
+    for step, heading in steps:
         if excess() <= 0:
             break
         if heading not in fitted:

@@ -67,6 +67,12 @@ class Client:
         """True once the connection ended (the server closed it, or it broke): every call would fail."""
         return self._failure is not None
 
+    async def ended(self) -> MuxdError:
+        """Wait until the connection ends (the server went, or it broke); what ended it."""
+        await asyncio.shield(self._reader_task)
+        assert self._failure is not None
+        return self._failure
+
     async def call(self, message_type: type[R], **fields: Any) -> Any:
         """Send one request built from `fields` and return its reply; Error replies raise."""
         if self._failure is not None:

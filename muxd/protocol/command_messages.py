@@ -88,6 +88,15 @@ class DetachClient(_Message, tag="detach-client"):
     pane: Label | None = None      # the caller's pane ($MUXD_PANE): its session's client is current
 
 
+class SwitchClient(_Message, tag="switch-client"):
+    """Show another session (its window and pane, if `target` names them) on an attached client."""
+
+    id: int
+    target: Target                 # -t: a session, window or pane
+    client: Label | None = None    # -c: that client; else the current one
+    pane: Label | None = None      # the caller's pane ($MUXD_PANE): its session's client is current
+
+
 class SetOption(_Message, tag="set-option"):
     id: int
     name: Label

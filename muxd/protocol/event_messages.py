@@ -70,3 +70,8 @@ class DaemonEvent(_Message, tag="daemon-event"):
 def unknown_kinds(kinds: list[str]) -> list[str]:
     """The unknown names among `kinds` (empty when all are known)."""
     return [k for k in kinds if k not in EVENT_KINDS]
+
+
+def unknown_kinds_message(unknown: list[str]) -> str:
+    """The one line that refuses `unknown` kinds, naming the known ones."""
+    return f"unknown event kind(s): {', '.join(unknown)}; known: {', '.join(EVENT_KINDS)}"

@@ -23,7 +23,7 @@ from muxd.protocol.access_messages import (  # noqa: F401
 from muxd.protocol.command_messages import (  # noqa: F401
     BindKey, BufferInfo, BufferList, ClientInfo, ClientList, DeleteBuffer, DetachClient, KeyBindingInfo,
     KeyBindingList, ListBuffers, ListClients, ListKeys, OptionList, OptionValue, PasteBuffer, PipePane, RenameSession, RenameWindow, SelectPane, SelectWindow,
-    SetBuffer, SetOption, ShowOptions,
+    SetBuffer, SetOption, ShowOptions, SwitchClient,
 )
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
@@ -52,7 +52,7 @@ Request = Union[
     HookEvent,  # the agents' own hooks
     Attach, AttachInput, AttachResize,
     SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves
-    SelectPane, SelectWindow, RenameWindow, RenameSession, ListClients, DetachClient,  # daily tmux commands
+    SelectPane, SelectWindow, RenameWindow, RenameSession, ListClients, DetachClient, SwitchClient,  # daily tmux
     BindKey, ListKeys,
     SetOption, ShowOptions, ListBuffers, SetBuffer, DeleteBuffer, PasteBuffer, PipePane,
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access

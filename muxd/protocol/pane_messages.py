@@ -63,6 +63,12 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     tmux_shim: bool = False      # its programs see TMUX and a `tmux` leading to muxd (muxd tmux)
     # Where the program runs: "muxd", or the tmux pane it was adopted from ("tmux -L work %3").
     source: str = "muxd"
+    # What the pane's agent needs of a person (the attention board, daemon/attention/board.py):
+    # waiting, limited, failed or finished; None when nothing. Since when, and its words (the
+    # question, the error, the limit's message).
+    attention: str | None = None
+    attention_since: float | None = None
+    attention_text: str | None = None
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):

@@ -145,6 +145,8 @@ REQUEST_RULES: dict[type, Rule] = {
     m.SelectPane: Rule("moderate", scoped=True), m.SelectWindow: Rule("moderate", scoped=True),
     m.RenameWindow: Rule("moderate", scoped=True), m.RenameSession: Rule("moderate", scoped=True),
     m.ListClients: Rule("safe", read_only=True), m.DetachClient: Rule("dangerous"),
+    # What an attached terminal shows: a choice of its person, as select-window is.
+    m.SwitchClient: Rule("moderate"),
     # A bound key runs its command as the socket owner, whoever presses it: the owner's to bind.
     m.BindKey: Rule("admin"), m.ListKeys: Rule("safe", read_only=True),
     m.ShowOptions: Rule("safe", read_only=True), m.SetOption: Rule("dangerous"),

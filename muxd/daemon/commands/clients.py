@@ -1,4 +1,4 @@
-"""Attached clients: list-clients and detach-client, as tmux's.
+"""Attached clients: list-clients, detach-client and switch-client, as tmux's.
 
 A client is named by its terminal's device (`/dev/pts/3`). The current client, when no -t names
 one, is the most recently active client of the caller's session (the pane it runs in), else of
@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.commands.table import command
 from muxd.daemon.panes.registry import window_of
 from muxd.daemon.panes.target import resolve_pane, resolve_session
 from muxd.errors import MuxdError, NotFound
-from muxd.protocol.messages import ClientInfo, ClientList, DetachClient, ListClients, Ok
+from muxd.protocol.messages import ClientInfo, ClientList, DetachClient, ListClients, Ok, SwitchClient
 
 if TYPE_CHECKING:
     from muxd.daemon.client_side.attached import AttachedClient
@@ -62,4 +63,14 @@ async def detach_client(daemon: Daemon, req: DetachClient) -> Ok:
         chosen = [c for c in _clients(daemon) if c is not client] if req.all_others else [client]
     for client in chosen:
         client.detach(f"detached (from session {client.session.name})")
+    return Ok(id=req.id)
+
+
+@command(SwitchClient)
+async def switch_client(daemon: Daemon, req: SwitchClient) -> Ok:
+    client = _named(daemon, req.client) if req.client else _current(daemon, req.pane)
+    session = resolve_session(daemon.registry, req.target)
+    select_target(daemon.registry, session, req.target)  # `-t %4`: its window and pane become current
+    client.switch_to(session)
+    daemon.attach_hub.changed(session)
     return Ok(id=req.id)

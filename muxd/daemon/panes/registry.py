@@ -9,6 +9,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from muxd.daemon.layouts import full as layout_full
 
@@ -21,6 +22,9 @@ from muxd.daemon.panes.pane import Pane
 from muxd.emulator.rows import ROW_OVERHEAD_BYTES
 from muxd.errors import Conflict
 from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
+
+if TYPE_CHECKING:
+    from muxd.daemon.attention.board import Need
 
 
 @dataclass(eq=False)
@@ -244,10 +248,11 @@ def window_of(pane: Pane) -> Window:
     return pane.window
 
 
-def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0) -> PaneInfo:
+def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0, need: Need | None = None) -> PaneInfo:
     """`pane`'s record; with `screen`, its cursor and history size too (which first bring any
     output a flood left deferred onto its screen: not for every listing). `pane_base`: its
-    window's pane-base-index (Registry.pane_info reads it)."""
+    window's pane-base-index (Registry.pane_info reads it); `need`: what its agent needs of a
+    person (the attention board's)."""
     window = window_of(pane)
     session = window.session
     left, top = window.placement(pane)
@@ -286,6 +291,9 @@ def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0) -> PaneIn
         history_limit=pane.scrollback_bytes // (pane.columns + ROW_OVERHEAD_BYTES),
         tmux_shim=pane.tmux_shim,
         source=pane.source,
+        attention=need.kind if need is not None else None,
+        attention_since=need.since if need is not None else None,
+        attention_text=need.text if need is not None else None,
     )
 
 
@@ -296,6 +304,9 @@ class Registry:
                  on_window_current: Callable[[Window], None] | None = None) -> None:
         self._on_pane_removed = on_pane_removed
         self._on_window_current = on_window_current
+        # What a pane's agent needs of a person, by pane id: the attention board's `need`, set
+        # by the daemon once the board exists (records carry it: `list-panes --json`, `muxd top`).
+        self.need_of: Callable[[str], Need | None] = lambda pane_id: None
         self.options = Options()  # set-option's values (daemon/panes/options.py)
         self.key_bindings = KeyBindings()  # bind-key's (daemon/client_side/key_bindings.py)
         self.sessions: list[Session] = []
@@ -326,7 +337,7 @@ class Registry:
 
     def pane_info(self, pane: Pane, *, screen: bool = False) -> PaneInfo:
         """`pane`'s record (module pane_info), its index counted from pane-base-index."""
-        return pane_info(pane, screen=screen, pane_base=self.pane_base(window_of(pane)))
+        return pane_info(pane, screen=screen, pane_base=self.pane_base(window_of(pane)), need=self.need_of(pane.id))
 
     def pane_index(self, pane: Pane) -> int:
         """The pane's index in its window, counted from the window's pane-base-index."""

@@ -63,6 +63,11 @@ class PaneInfo(msgspec.Struct, frozen=True, kw_only=True):
     tmux_shim: bool = False      # its programs see TMUX and a `tmux` leading to muxd (muxd tmux)
     # Where the program runs: "muxd", or the tmux pane it was adopted from ("tmux -L work %3").
     source: str = "muxd"
+    # What its agent needs of a person now (daemon/attention/board.py): waiting, limited, failed,
+    # finished; since when (wall clock); the question, the error or the limit's message.
+    attention: str | None = None
+    attention_since: float | None = None
+    attention_text: str | None = None
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 
 from muxd.daemon.layouts import full as layout_full
@@ -229,10 +230,11 @@ def window_of(pane: Pane) -> Window:
     return pane.window
 
 
-def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0) -> PaneInfo:
+def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0, need: Any | None = None) -> PaneInfo:
     """`pane`'s record; with `screen`, its cursor and history size too (which first bring any
     output a flood left deferred onto its screen: not for every listing). `pane_base`: its
-    window's pane-base-index (Registry.pane_info reads it)."""
+    window's pane-base-index (Registry.pane_info reads it). `need`: what its agent needs of a
+    person (an attention board's Need: kind, since, text), if anything."""
     window = window_of(pane)
     session = window.session
     left, top = window.placement(pane)
@@ -271,6 +273,9 @@ def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0) -> PaneIn
         history_limit=pane.scrollback_bytes // (pane.columns + ROW_OVERHEAD_BYTES),
         tmux_shim=pane.tmux_shim,
         source=pane.source,
+        attention=need.kind if need is not None else None,
+        attention_since=need.since if need is not None else None,
+        attention_text=need.text if need is not None else None,
     )
 
 
@@ -285,6 +290,8 @@ class Registry:
         self._session_numbers = itertools.count()
         self._window_numbers = itertools.count()
         self._pane_numbers = itertools.count()
+        # What a pane's agent needs of a person (the daemon sets its attention board's `need`).
+        self.need_of: Callable[[str], Any | None] = lambda pane_id: None
 
     # ids
     def next_pane_number(self) -> int:
@@ -309,7 +316,7 @@ class Registry:
 
     def pane_info(self, pane: Pane, *, screen: bool = False) -> PaneInfo:
         """`pane`'s record (module pane_info), its index counted from pane-base-index."""
-        return pane_info(pane, screen=screen, pane_base=self.pane_base(window_of(pane)))
+        return pane_info(pane, screen=screen, pane_base=self.pane_base(window_of(pane)), need=self.need_of(pane.id))
 
     def pane_index(self, pane: Pane) -> int:
         """The pane's index in its window, counted from the window's pane-base-index."""

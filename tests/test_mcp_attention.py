@@ -45,7 +45,7 @@ class Progress:
         await async_wait_until(told, timeout=timeout, message=f"a progress notification saying {text!r}")
 
 
-async def _ask(server: MuxdTestServer, pane: str) -> None:
+def _ask(server: MuxdTestServer, pane: str) -> None:
     """Have the fake agent in `pane` ask for a yes (a tool's permission dialog)."""
     server.cli("send-keys", "-t", pane, "tool", "Enter", check=True)
 
@@ -54,6 +54,13 @@ def _structured(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     structured: dict[str, Any] = result.structured_content
     return structured
+
+
+def _state_is(server: MuxdTestServer, pane: str, state: str) -> Any:
+    """The predicate async_wait_until takes: `pane`'s agent is in `state`."""
+    async def holds() -> bool:
+        return agent_state(server, pane) == state
+    return holds
 
 
 # ------------------------------------------------------------------ wait_for attention (stdio)
@@ -66,7 +73,10 @@ async def _wait_on_three(server: MuxdTestServer, panes: list[str]) -> None:
             "wait_for", {"pane_id": panes, "attention": ["waiting"], "mode": "any", "timeout_s": WAIT_S},
             progress_callback=progress))
         await progress.until("waiting on any of 3 panes for waiting")  # the wait has begun
-        await _ask(server, asker)
+        # A turn that needs nobody: the wait goes on, and says what the pane does.
+        server.cli("send-keys", "-t", panes[0], "hello", "Enter", check=True)
+        await progress.until(f"{panes[0]} Thinking")
+        _ask(server, asker)
         result = _structured(await wait)
         assert result["matched"] and result["reason"] == "attention", result
         [found] = result["panes"]
@@ -76,11 +86,10 @@ async def _wait_on_three(server: MuxdTestServer, panes: list[str]) -> None:
         assert found["summary"]["confirmation"]["tool"] == "Bash"
         assert result["since"] == found["since"] > 0
 
-        # Progress: elapsed of the wait's timeout, rising; the asker's states as they changed.
+        # Progress: elapsed of the wait's timeout, rising.
         values = [p for p, _, _ in progress.seen]
         assert values == sorted(values) and len(set(values)) == len(values)
         assert {total for _, total, _ in progress.seen} == {WAIT_S}
-        assert progress.said(f"{asker} AwaitingConfirmation") or progress.said(f"{asker} Thinking"), progress.seen
 
         # The board holds the need: without a pane_id (any pane), it answers at once, the same need.
         again = await call_ok(session, "wait_for", attention="waiting", timeout_s=WAIT_S)
@@ -93,19 +102,22 @@ async def _wait_on_three(server: MuxdTestServer, panes: list[str]) -> None:
         listed = {p["id"]: p for p in (await call_ok(session, "list_panes"))["panes"]}
         assert listed[asker]["attention"] == "waiting" and listed[asker]["attention_since"] == result["since"]
         assert "proceed" in listed[asker]["attention_text"].lower()
-        assert all(listed[p]["attention"] is None for p in panes if p != asker)
+        await async_wait_until(_state_is(server, panes[0], "Idle"), timeout=WAIT_S, message="the turn's end")
+        listed = {p["id"]: p for p in (await call_ok(session, "list_panes"))["panes"]}
+        assert listed[panes[0]]["attention"] == "finished" and listed[panes[2]]["attention"] is None
 
         # mode=all: each named pane must come to need you.
         both = asyncio.ensure_future(call_ok(session, "wait_for", pane_id=[asker, panes[2]],
                                              attention="waiting", timeout_s=WAIT_S))
-        await _ask(server, panes[2])
+        _ask(server, panes[2])
         every = await both
         assert every["matched"] and {p["pane_id"] for p in every["panes"]} == {asker, panes[2]}
 
         for bad, says in (({"attention": ["sneezing"]}, "unknown kind(s) 'sneezing'; known: waiting, limited"),
                           ({"attention": []}, "attention is empty"),
                           ({"attention": "waiting", "state": "Idle"}, "attention takes no state"),
-                          ({"attention": "waiting", "execution_id": "x"}, "takes no pane_id")):
+                          ({"attention": "waiting", "execution_id": "x"}, "takes no pane_id"),
+                          ({"pane_id": asker, "state": "Idle", "after": 1.0}, "after goes with attention")):
             message = await call_error(session, "wait_for", **bad)
             assert message.startswith("bad_request: ") and says in message and "\n" not in message, message
         assert "not_found" in await call_error(session, "wait_for", pane_id=["%99"], attention="waiting")
@@ -131,7 +143,7 @@ async def _listen_and_read(server: MuxdTestServer, pane: str, other: str) -> Non
         updates: list[str] = []
         async with client.listen(resource_subscriptions=[uri, "muxd://elsewhere"]) as stream:
             assert stream.honored.resource_subscriptions == [uri]  # no such resource: not acknowledged
-            await _ask(server, pane)
+            _ask(server, pane)
             async for event in stream:
                 assert isinstance(event, ResourceUpdated)
                 updates.append(event.uri)
@@ -168,7 +180,7 @@ async def _subscribe_the_earlier_way(server: MuxdTestServer, pane: str) -> None:
             with pytest.warns(MCPDeprecationWarning):
                 await session.subscribe_resource("muxd://nothing")
         assert str(unknown.value).startswith("not_found: ")
-        await _ask(server, pane)
+        _ask(server, pane)
 
         async def updated() -> bool:
             return any(getattr(getattr(m, "params", None), "uri", None) == "muxd://events" for m in told)
@@ -180,17 +192,9 @@ def test_event_resources_and_subscriptions(muxd_server: MuxdTestServer) -> None:
     other = start_fake_agent(muxd_server, "other")
     muxd_server.cli("send-keys", "-t", other, "hello", "Enter", check=True)  # events of another pane
     asyncio.run(asyncio.wait_for(_listen_and_read(muxd_server, pane, other), timeout=60))
-    muxd_server.cli("send-keys", "-t", pane, "1", "Enter", check=True)  # yes: back to Idle
-    start = asyncio.run(asyncio.wait_for(_wait_idle(muxd_server, pane), timeout=30))
-    assert start == "Idle"
+    muxd_server.cli("send-keys", "-t", pane, "1", "Enter", check=True)  # yes: back to its prompt
+    asyncio.run(async_wait_until(_state_is(muxd_server, pane, "Idle"), timeout=WAIT_S, message="the turn's end"))
     asyncio.run(asyncio.wait_for(_subscribe_the_earlier_way(muxd_server, pane), timeout=60))
-
-
-async def _wait_idle(server: MuxdTestServer, pane: str) -> str | None:
-    async def idle() -> bool:
-        return agent_state(server, pane) == "Idle"
-    await async_wait_until(idle, timeout=WAIT_S, message="the agent back at its prompt")
-    return agent_state(server, pane)
 
 
 # ------------------------------------------------------------------ HTTP: progress, a pane-scoped token
@@ -215,10 +219,10 @@ async def _over_http(server: MuxdTestServer, mcp: HttpMcp, admin: str, scoped: s
                                                           progress_callback=watched))
             await watched.until("waiting on any pane for waiting")
             assert not watched.said(theirs)  # it is told of its own pane only
-            await _ask(server, theirs)
+            _ask(server, theirs)
             await async_wait_until(_state_is(server, theirs, "AwaitingConfirmation"), timeout=WAIT_S,
                                    message="the other pane waiting")
-            await _ask(server, mine)
+            _ask(server, mine)
             result = _structured(await wait)
             assert [p["pane_id"] for p in result["panes"]] == [mine]
             async for event in stream:
@@ -232,12 +236,6 @@ async def _over_http(server: MuxdTestServer, mcp: HttpMcp, admin: str, scoped: s
         assert not watched.said(theirs)
 
 
-def _state_is(server: MuxdTestServer, pane: str, state: str) -> Any:
-    async def holds() -> bool:
-        return agent_state(server, pane) == state
-    return holds
-
-
 def test_over_http_progress_and_a_pane_scoped_stream(muxd_server: MuxdTestServer) -> None:
     mine = start_fake_agent(muxd_server, "mine")
     theirs = start_fake_agent(muxd_server, "theirs")
@@ -248,3 +246,30 @@ def test_over_http_progress_and_a_pane_scoped_stream(muxd_server: MuxdTestServer
         asyncio.run(asyncio.wait_for(_over_http(muxd_server, mcp, admin, scoped, mine, theirs), timeout=90))
     finally:
         assert mcp.stop() == 0, "".join(mcp.log)
+
+
+# ------------------------------------------------------------------ reads pass the tools' guards
+
+async def _guarded_reads(server: MuxdTestServer) -> None:
+    limits = {"MUXD_MCP_RATE": "0.01", "MUXD_MCP_BURST": "2", "MUXD_MCP_MAX_RESPONSE_BYTES": "1024"}
+    async with stdio_mcp_client(server, **limits) as client:
+        first = json.loads((await client.read_resource("muxd://events")).contents[0].text)
+        assert first["truncated"] is True and first["original_count"] > len(first["events"])
+        await client.read_resource("muxd://events")
+        with pytest.raises(MCPError) as limited:
+            await client.read_resource("muxd://events")
+        assert str(limited.value).startswith("rate_limited: ")
+
+
+def test_resource_reads_are_rate_limited_and_cut_to_size(muxd_server: MuxdTestServer) -> None:
+    pane = start_fake_agent(muxd_server, "chatty")
+    muxd_server.cli("send-keys", "-t", pane, "hello", "Enter", check=True)
+    asyncio.run(asyncio.wait_for(_wait_idle_after_turn(muxd_server, pane), timeout=30))
+    asyncio.run(asyncio.wait_for(_guarded_reads(muxd_server), timeout=60))
+
+
+async def _wait_idle_after_turn(server: MuxdTestServer, pane: str) -> None:
+    async def finished() -> bool:
+        listed = json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
+        return any(p["id"] == pane and p.get("attention") == "finished" for p in listed)
+    await async_wait_until(finished, timeout=WAIT_S, message="the turn's end on the board")

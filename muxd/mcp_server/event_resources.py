@@ -69,13 +69,13 @@ async def read_pane_attention(ref: str) -> dict[str, Any]:
             "state": pane.agent.activity.state, "events": [event_record(e) for e in events], "at": time.time()}
 
 
-async def guarded(guard: ToolGuard, name: str, uri: str, read: Callable[[], Awaitable[Any]]) -> Any:
-    """`read()` under the guards of a read-only tool named `name`; a muxd error leaves as an MCP
-    error whose message starts with its code ("forbidden: …")."""
+async def guarded(guard: ToolGuard, name: str, args: dict[str, Any], read: Callable[[], Awaitable[Any]]) -> Any:
+    """`read()` under the guards of a read-only tool named `name` called with `args`; a muxd error
+    leaves as an MCP error whose message starts with its code ("forbidden: …")."""
     try:
-        return await guard.run(name, read, risk="safe", read_only=True, args={"uri": uri})
+        return await guard.run(name, read, risk="safe", read_only=True, args=args)
     except ToolError as exc:
-        raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"uri": uri}) from None
+        raise MCPError(code=INVALID_PARAMS, message=str(exc), data=args) from None
 
 
 def register_event_resources(tools: ToolRegistry) -> None:
@@ -86,7 +86,8 @@ def register_event_resources(tools: ToolRegistry) -> None:
                                  "agent-failed, execution-finished, ...), oldest first. Subscribe to hear "
                                  "when there is a new one.")
     async def events() -> str:
-        return json.dumps(await guarded(guard, "read_events", EVENTS_URI, read_events), separators=(",", ":"))
+        result = await guarded(guard, "read_events", {"uri": EVENTS_URI}, read_events)
+        return json.dumps(result, separators=(",", ":"))
 
     @server.resource(PANE_ATTENTION_TEMPLATE, name="pane_attention", title="what a pane needs of you",
                      mime_type=JSON,
@@ -96,5 +97,5 @@ def register_event_resources(tools: ToolRegistry) -> None:
                                  "it changes.")
     async def pane_attention(pane: str) -> str:
         uri = PANE_ATTENTION_TEMPLATE.format(pane=pane)
-        result = await guarded(guard, "read_pane_attention", uri, lambda: read_pane_attention(pane))
+        result = await guarded(guard, "read_pane_attention", {"uri": uri}, lambda: read_pane_attention(pane))
         return json.dumps(result, separators=(",", ":"))

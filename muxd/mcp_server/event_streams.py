@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated, ServerEvent
@@ -107,7 +107,12 @@ class StreamBus:
 
     def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
         self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
 
 
 class SessionSubscriptions:
@@ -160,9 +165,6 @@ class EventStreams:
                                 limit=EVENT_STREAMS_MAX)
         self.open += 1
 
-    async def _guarded(self, name: str, uri: str, call: Callable[[], Awaitable[Any]]) -> Any:
-        return await guarded(self.guard, name, uri, call)
-
     async def listen(self, ctx: Any, params: SubscriptionsListenRequestParams) -> Any:
         """subscriptions/listen: the SDK's stream, fed by a feed of the caller's own."""
         wanted = list(params.notifications.resource_subscriptions or [])
@@ -187,7 +189,7 @@ class EventStreams:
             return sorted(feed.uris)
 
         try:
-            honored = await self._guarded("listen_events", EVENTS_URI, open_feed)
+            honored = await guarded(self.guard, "listen_events", {"uris": wanted}, open_feed)
             notifications = params.notifications.model_copy(update={"resource_subscriptions": honored or None})
             handler = ListenHandler(bus, max_subscriptions=1, max_buffered_events=EVENT_STREAM_BACKLOG_MAX)
             return await handler(ctx, params.model_copy(update={"notifications": notifications}))
@@ -217,7 +219,7 @@ class EventStreams:
                     await subscriptions.close()
                 raise
 
-        await self._guarded("subscribe_events", uri, add)
+        await guarded(self.guard, "subscribe_events", {"uri": uri}, add)
         return EmptyResult()
 
     async def unsubscribe(self, ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:

@@ -105,6 +105,8 @@ def register_wait_tools(tools: ToolRegistry) -> None:
             progress = WaitProgress(ctx, timeout_s, f"waiting on {_count(ids, 'execution')}")
             return await _with_progress(progress, _wait_executions(ids, mode, timeout_s))
         panes = _as_list("pane_id", pane_id)
+        if after is not None and attention is None:
+            raise BadRequest("after goes with attention (a need's `since`)", field="after")
         if attention is not None:
             if state is not None or pattern is not None or exited:
                 raise BadRequest("wait_for attention takes no state, pattern or exited", field="attention")

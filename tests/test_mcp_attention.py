@@ -273,3 +273,22 @@ async def _wait_idle_after_turn(server: MuxdTestServer, pane: str) -> None:
         listed = json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
         return any(p["id"] == pane and p.get("attention") == "finished" for p in listed)
     await async_wait_until(finished, timeout=WAIT_S, message="the turn's end on the board")
+
+
+# ------------------------------------------------------------------ a stream ends with its daemon
+
+async def _daemon_goes(server: MuxdTestServer, mcp: HttpMcp, token: str) -> list[Any]:
+    async with mcp.client(token) as client:
+        async with client.listen(resource_subscriptions=["muxd://events"]) as stream:
+            assert stream.honored.resource_subscriptions == ["muxd://events"]
+            server.cli("kill-server", check=True)
+            return [event async for event in stream]  # ends (gracefully: no SubscriptionLost) when it goes
+
+
+def test_a_stream_ends_when_its_daemon_goes(muxd_server: MuxdTestServer) -> None:
+    token = create_token(muxd_server, "admin", "boss")
+    mcp = HttpMcp(muxd_server)
+    try:
+        assert asyncio.run(asyncio.wait_for(_daemon_goes(muxd_server, mcp, token), timeout=30)) == []
+    finally:
+        assert mcp.stop() == 0, "".join(mcp.log)

@@ -67,6 +67,10 @@ class Client:
         """True once the connection ended (the server closed it, or it broke): every call would fail."""
         return self._failure is not None
 
+    async def wait_lost(self) -> None:
+        """Return once the connection has ended (the server closed it, it broke, or close())."""
+        await asyncio.wait({self._reader_task})
+
     async def call(self, message_type: type[R], **fields: Any) -> Any:
         """Send one request built from `fields` and return its reply; Error replies raise."""
         if self._failure is not None:

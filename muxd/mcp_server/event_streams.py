@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated, ServerEvent
@@ -126,6 +126,15 @@ class SessionSubscriptions:
         self._wake = asyncio.Event()
         self._on_end = on_end
         self._task = asyncio.ensure_future(self._send())
+        self._lost: asyncio.Task[None] | None = None  # ends the subscriptions when the daemon connection ends
+
+    async def follow(self) -> None:
+        await self.feed.follow()
+        if self._lost is None and self.feed.connection is not None:
+            self._lost = asyncio.ensure_future(_after(self.feed.connection.wait_lost(), self._end_soon))
+
+    def _end_soon(self) -> None:
+        asyncio.ensure_future(self.close())
 
     def _queue(self, uri: str) -> None:
         self._pending[uri] = None
@@ -146,8 +155,9 @@ class SessionSubscriptions:
 
     async def close(self) -> None:
         self._on_end(self)
-        if not self._task.done() and self._task is not asyncio.current_task():
-            self._task.cancel()
+        for task in (self._task, self._lost):
+            if task is not None and not task.done() and task is not asyncio.current_task():
+                task.cancel()
         await self.feed.close()
 
 
@@ -188,12 +198,17 @@ class EventStreams:
                 await feed.follow()
             return sorted(feed.uris)
 
+        ending: asyncio.Task[None] | None = None
         try:
             honored = await guarded(self.guard, "listen_events", {"uris": wanted}, open_feed)
             notifications = params.notifications.model_copy(update={"resource_subscriptions": honored or None})
             handler = ListenHandler(bus, max_subscriptions=1, max_buffered_events=EVENT_STREAM_BACKLOG_MAX)
+            if feed.connection is not None:  # the daemon gone, the stream ends: the client listens anew
+                ending = asyncio.ensure_future(_after(feed.connection.wait_lost(), handler.close))
             return await handler(ctx, params.model_copy(update={"notifications": notifications}))
         finally:
+            if ending is not None:
+                ending.cancel()
             await feed.close()
             if admitted:
                 self.open -= 1
@@ -213,7 +228,7 @@ class EventStreams:
                 raise BadRequest(f"this session already has {EVENT_URIS_MAX} resource subscriptions", field="uri")
             try:
                 await feed.add(uri)
-                await feed.follow()
+                await subscriptions.follow()
             except MuxdError:
                 if not feed.uris:
                     await subscriptions.close()
@@ -227,7 +242,7 @@ class EventStreams:
         if subscriptions is not None:
             subscriptions.feed.remove(str(params.uri))
             if subscriptions.feed.uris:
-                await subscriptions.feed.follow()
+                await subscriptions.follow()
             else:
                 await subscriptions.close()
         return EmptyResult()
@@ -236,6 +251,11 @@ class EventStreams:
         if self.sessions.get(id(subscriptions.session)) is subscriptions:
             del self.sessions[id(subscriptions.session)]
             self.open -= 1
+
+
+async def _after(event: Awaitable[None], then: Callable[[], None]) -> None:
+    await event
+    then()
 
 
 def register_event_streams(tools: ToolRegistry) -> EventStreams:

@@ -73,6 +73,10 @@ class Client:
         assert self._failure is not None
         return self._failure
 
+    async def wait_lost(self) -> None:
+        """Return once the connection has ended (the server closed it, it broke, or close())."""
+        await asyncio.wait({self._reader_task})
+
     async def call(self, message_type: type[R], **fields: Any) -> Any:
         """Send one request built from `fields` and return its reply; Error replies raise."""
         if self._failure is not None:

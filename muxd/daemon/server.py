@@ -79,7 +79,7 @@ class Daemon:
         # The event bus and the board of agents that need a person (daemon/attention/).
         self.attention = Attention(find_pane=self.registry.pane_by_id)
         self.attention.bus.listen(self._deliver_bus_event)
-        self.registry.need_of = self.attention.board.need
+        self.registry.need_of = self.attention.board.need  # each pane's record says what it needs
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         # tmux's window alerts: activity, bell, silence (daemon/attention/alerts.py).
         self.alerts = WindowAlerts(self.registry.options, self.attach_hub, self.attention.publish)

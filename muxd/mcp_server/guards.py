@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any, ParamSpec
 
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from muxd.client.connection import Client
@@ -117,8 +118,10 @@ class ToolGuard:
 
         @wraps(fn)
         async def guarded(*args: P.args, **kwargs: P.kwargs) -> Any:
+            # The SDK's request Context (a tool that reports progress takes one) is no argument of the caller's.
+            arguments = {k: v for k, v in kwargs.items() if not isinstance(v, Context)}
             return await self.run(tool, lambda: fn(*args, **kwargs), risk=risk, read_only=read_only,
-                                  args=dict(kwargs))
+                                  args=arguments)
 
         return guarded
 

@@ -43,6 +43,18 @@ WAIT_SCREEN_MAX_CHARS = 64 * 1024  # of the bottom of the screen, per check
 WAIT_MATCH_THREADS = 2  # threads matching waits' patterns, off the event loop, at most at once
 WAIT_STATES_MAX = 16
 WAIT_TARGETS_MAX = 100  # panes or executions one wait_for may name
+# Progress notifications of a wait (to a caller that sent a progress token): one this often,
+# and one after a state change, but never two closer than the gap; this many panes are named.
+WAIT_PROGRESS_EVERY_S = 5.0
+WAIT_PROGRESS_GAP_S = 0.5
+WAIT_PROGRESS_PANES_SHOWN = 5
+
+# The event stream (event_streams.py, event_resources.py).
+EVENT_STREAMS_MAX = 64  # streams open at once on one MCP server, each one a daemon connection
+EVENT_STREAM_BACKLOG_MAX = 1024  # notifications a stream holds for a client that is slow to read
+EVENT_URIS_MAX = 100  # resources one stream or session may subscribe to
+EVENTS_READ_MAX = 100  # events a read of muxd://events returns
+PANE_EVENTS_READ_MAX = 20  # events a read of a pane's attention returns
 
 ENV_RATE = "MUXD_MCP_RATE"  # calls per second per (principal, tool)
 ENV_BURST = "MUXD_MCP_BURST"

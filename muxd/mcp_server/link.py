@@ -8,12 +8,13 @@ connection (so the daemon sees, and enforces, that token's principal). Tools and
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from muxd.client.connection import Client
-from muxd.errors import MuxdError
+from muxd.errors import MuxdError, NotFound
 
 _current: ContextVar[Client | None] = ContextVar("muxd_mcp_client", default=None)
 _default: Client | None = None
@@ -46,6 +47,16 @@ def acting_as(client: Client) -> Iterator[Client]:
         yield client
     finally:
         _current.reset(reset)
+
+
+async def connect_as_caller(client_name: str, on_event: Callable[[Any], None]) -> Client:
+    """A new daemon connection presenting the current call's token (so the daemon tells it only what
+    that caller may see), its events given to `on_event`. The caller closes it."""
+    client = current_client()
+    if not client.socket_path:
+        raise NotFound("cannot tell the daemon's socket path for an event connection")
+    return await Client.connect(client.socket_path, client_name=client_name, token=token_of(client),
+                                on_event=on_event)
 
 
 def current_client() -> Client:

@@ -17,6 +17,8 @@ from mcp.server.mcpserver import MCPServer
 from muxd import __version__
 from muxd.client.connection import Client
 from muxd.mcp_server.engine_tools import register_engine_tools
+from muxd.mcp_server.event_resources import register_event_resources
+from muxd.mcp_server.event_streams import register_event_streams
 from muxd.mcp_server.execution_tools import register_execution_tools
 from muxd.mcp_server.guards import ToolGuard
 from muxd.mcp_server.limits import GuardLimits
@@ -32,9 +34,11 @@ from muxd.mcp_server.wait_tools import register_wait_tools
 INSTRUCTIONS = (
     "muxd runs terminal panes (AI coding agents and shells). Check agents with agent_summary or "
     "list_agents (cheap); read_pane only when you need the raw screen (pass its cursor back to get "
-    "only new lines); wait_for instead of polling. send_task gives an agent a prompt as a tracked execution; "
+    "only new lines); wait_for instead of polling (with attention and no pane_id: until any agent "
+    "needs you). send_task gives an agent a prompt as a tracked execution; "
     "the history (list_recent_executions, get_execution_result, get_agent_activity_summary, tasks_*) says what ran, "
-    "how it ended and what it cost."
+    "how it ended and what it cost. The resources muxd://events and muxd://panes/{pane}/attention can be "
+    "read and subscribed to."
 )
 
 
@@ -59,6 +63,8 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     register_execution_tools(tools)
     register_task_history_tools(tools)
     register_task_tools(tools)
+    register_event_resources(tools)
+    register_event_streams(tools)
     return tools
 
 

@@ -13,7 +13,7 @@ from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import AgentSummaryOutput, ListAgentsOutput
-from muxd.protocol.messages import ListPanes, PaneInfo, Summary
+from muxd.protocol.messages import AgentSummary, ListPanes, PaneInfo, Summary
 from muxd.units import duration, tokens
 
 SUMMARY_OUTPUT_LINES_DEFAULT = 10
@@ -23,6 +23,13 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
                             open_world_hint=False)
 
 PaneId = Annotated[str, Field(description="the pane: `%N` or its name", min_length=1, max_length=200)]
+
+
+def summary_record(summary: AgentSummary) -> dict[str, Any]:
+    """A pane's summary as a wait's result carries it: without its recent output."""
+    record: dict[str, Any] = msgspec.to_builtins(summary)
+    record.pop("recent_output", None)
+    return record
 
 
 def agent_line(pane: PaneInfo, now: float) -> str:

@@ -1,43 +1,41 @@
-"""`wait_for`: a bounded, server-side wait for a pane's agent state, a regex on its screen, or its exit.
+"""`wait_for`: a bounded, server-side wait for a pane's agent state, a regex on its screen, its
+exit, executions' ends, or any of many panes needing its caller (attention_wait.py).
 
 States and exits arrive as daemon events (Subscribe on a connection of the wait's own), so
 they are not polled. The screen has no change events: a regex is re-checked on every event
 and every WAIT_SCREEN_POLL_S, when the screen changed (screen_pattern.py bounds each check).
+A caller that sent a progress token hears how the wait goes (wait_progress.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from typing import Annotated, Any, Literal, get_args
 
-import msgspec
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from muxd.client.connection import Client
 from muxd.detectors.state import ActivityState
 from muxd.errors import BadRequest, NotFound
-from muxd.mcp_server.link import current_client, token_of
+from muxd.mcp_server.attention_wait import check_needs, wait_attention
+from muxd.mcp_server.link import connect_as_caller, current_client
 from muxd.mcp_server.limits import (
     WAIT_CALL_MARGIN_S, WAIT_PATTERN_MAX_CHARS, WAIT_SCREEN_POLL_S, WAIT_STATES_MAX, WAIT_TARGETS_MAX, WAIT_TIMEOUT_S_DEFAULT, WAIT_TIMEOUT_S_MAX,
     WAIT_TIMEOUT_S_MIN,
 )
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.screen_pattern import SYNTAX, ScreenPattern
-from muxd.mcp_server.summary_tools import READ_ONLY
+from muxd.mcp_server.summary_tools import READ_ONLY, summary_record
 from muxd.mcp_server.execution_views import summary_row
+from muxd.mcp_server.wait_progress import WaitProgress
 from muxd.protocol.execution_messages import WaitExecutions
 from muxd.protocol.messages import AgentStateChanged, CapturePane, ListPanes, PaneExited, Subscribe, Summary
 
 STATES: tuple[str, ...] = get_args(ActivityState)
 WAIT_SCREEN_LINES = 200  # how far back from the bottom a regex wait looks
-
-
-def _socket_path(client: Client) -> str:
-    path = client.socket_path
-    if not path:
-        raise NotFound("cannot tell the daemon's socket path for an event connection")
-    return path
 
 
 def _check_states(state: str | list[str] | None) -> set[str]:
@@ -49,12 +47,6 @@ def _check_states(state: str | list[str] | None) -> set[str]:
         raise BadRequest(f"state: unknown state(s) {', '.join(map(repr, unknown))}; known: {', '.join(STATES)}",
                          field="state")
     return set(wanted)
-
-
-def _summary_dict(summary: Any) -> dict[str, Any]:
-    record: dict[str, Any] = msgspec.to_builtins(summary)
-    record.pop("recent_output", None)
-    return record
 
 
 def register_wait_tools(tools: ToolRegistry) -> None:
@@ -77,14 +69,25 @@ def register_wait_tools(tools: ToolRegistry) -> None:
             description="return when this execution (or these: all, or any with mode=any) has ended")] = None,
         mode: Annotated[Literal["all", "any"], Field(description="with several panes or executions: wait for "
                                                                "all of them (default) or the first")] = "all",
+        attention: Annotated[str | list[str] | None, Field(
+            description="return when a pane needs you: `waiting` (asks for a yes or an answer), `limited` "
+                        "(hit a usage limit), `failed` (its turn failed), `finished` (its turn ended); one or "
+                        "several. Without pane_id: any pane you may see. A pane that already needs you "
+                        "answers at once")] = None,
+        after: Annotated[float | None, Field(
+            description="with attention: only needs that began after this time (a result's `since`: "
+                        "skip what you already handled)")] = None,
         timeout_s: Annotated[float | None, Field(
             description=f"give up after this many seconds ({WAIT_TIMEOUT_S_MIN}-{WAIT_TIMEOUT_S_MAX}; default "
                         f"{WAIT_TIMEOUT_S_DEFAULT:g}, kept within the server's per-call timeout)",
             json_schema_extra={"minimum": WAIT_TIMEOUT_S_MIN, "maximum": WAIT_TIMEOUT_S_MAX})
         ] = None,
+        ctx: Context | None = None,
     ) -> dict[str, Any]:
-        """Block until panes reach a state (e.g. Idle), show a regex or exit, or until executions end
-        (e.g. every worker's send_task); instead of polling."""
+        """Block until panes reach a state (e.g. Idle), show a regex or exit, until executions end
+        (e.g. every worker's send_task), or until any of many panes needs you (attention: an agent asks
+        for a yes, hit a limit, failed or finished; the result names the pane, its question or error
+        and its summary); instead of polling. Sends progress notifications when asked for."""
         if timeout_s is None:
             # Unasked, a wait ends (timed_out) before the call guard would cancel it (a `timeout` error);
             # a caller asking for longer than the call timeout gets that error.
@@ -93,26 +96,43 @@ def register_wait_tools(tools: ToolRegistry) -> None:
         if not WAIT_TIMEOUT_S_MIN <= timeout_s <= WAIT_TIMEOUT_S_MAX:
             raise BadRequest(f"timeout_s must be between {WAIT_TIMEOUT_S_MIN} and {WAIT_TIMEOUT_S_MAX}, "
                              f"got {timeout_s}", field="timeout_s")
+        deadline = time.monotonic() + timeout_s
         if execution_id is not None:
-            if pane_id is not None or state is not None or pattern is not None or exited:
-                raise BadRequest("wait_for execution_id takes no pane_id, state, pattern or exited", field="execution_id")
-            return await _wait_executions(execution_id, mode, timeout_s)
+            if pane_id is not None or state is not None or pattern is not None or exited or attention is not None:
+                raise BadRequest("wait_for execution_id takes no pane_id, state, pattern, exited or attention",
+                                 field="execution_id")
+            ids = _as_list("execution_id", execution_id)
+            progress = WaitProgress(ctx, timeout_s, f"waiting on {_count(ids, 'execution')}")
+            return await _with_progress(progress, _wait_executions(ids, mode, timeout_s))
         panes = _as_list("pane_id", pane_id)
+        if after is not None and attention is None:
+            raise BadRequest("after goes with attention (a need's `since`)", field="after")
+        if attention is not None:
+            if state is not None or pattern is not None or exited:
+                raise BadRequest("wait_for attention takes no state, pattern or exited", field="attention")
+            needs = check_needs(attention)
+            whom = f"{'any of ' if mode == 'any' and len(panes) > 1 else ''}{_count(panes, 'pane')}" if panes \
+                else "any pane"
+            progress = WaitProgress(ctx, timeout_s, f"waiting on {whom} for {', '.join(sorted(needs))}")
+            return await wait_attention(panes or None, needs, every=mode == "all", after=after, deadline=deadline,
+                                        progress=progress)
         if not panes:
-            raise BadRequest("wait_for needs a pane_id (or an execution_id)", field="pane_id")
+            raise BadRequest("wait_for needs a pane_id (or attention, or an execution_id)", field="pane_id")
         states = _check_states(state)
         regex = ScreenPattern(pattern) if pattern is not None else None
         if not (states or regex or exited):
-            raise BadRequest("wait_for needs a state, a pattern or exited=true", field="state")
-        deadline = time.monotonic() + timeout_s
+            raise BadRequest("wait_for needs a state, a pattern, exited=true or attention", field="state")
+        goal = ", ".join(sorted(states)) if states else (f"/{pattern}/" if regex is not None else "its exit")
+        progress = WaitProgress(ctx, timeout_s, f"waiting on {panes[0] if len(panes) == 1 else _count(panes, 'pane')}"
+                                                f" for {goal}")
         if len(panes) == 1:
-            return await _wait_pane(panes[0], states, regex, exited, deadline)
-        return await _wait_panes(panes, states, regex, exited, deadline, mode)
+            return await _with_progress(progress, _wait_pane(panes[0], states, regex, exited, deadline, progress))
+        return await _with_progress(progress, _wait_panes(panes, states, regex, exited, deadline, mode, progress))
 
     async def _wait_panes(panes: list[str], states: set[str], regex: ScreenPattern | None, exited: bool,
-                          deadline: float, mode: str) -> dict[str, Any]:
+                          deadline: float, mode: str, progress: WaitProgress) -> dict[str, Any]:
         started = time.monotonic()
-        waits = [asyncio.ensure_future(_wait_pane(p, states, regex, exited, deadline)) for p in panes]
+        waits = [asyncio.ensure_future(_wait_pane(p, states, regex, exited, deadline, progress)) for p in panes]
         try:
             if mode == "any":
                 pending = set(waits)
@@ -132,18 +152,18 @@ def register_wait_tools(tools: ToolRegistry) -> None:
                 "elapsed_s": round(time.monotonic() - started, 3), "panes": results}
 
     async def _wait_pane(pane_id: str, states: set[str], regex: ScreenPattern | None, exited: bool,
-                         deadline: float) -> dict[str, Any]:
+                         deadline: float, progress: WaitProgress) -> dict[str, Any]:
         started = time.monotonic()
         events: asyncio.Queue[Any] = asyncio.Queue()
         client = current_client()
         # The event connection presents the caller's token too: it may only hear about its own panes.
-        watcher = await Client.connect(_socket_path(client), client_name="muxd-mcp-wait",
-                                       token=token_of(client), on_event=events.put_nowait)
+        watcher = await connect_as_caller("muxd-mcp-wait", events.put_nowait)
         try:
             target = (await client.call(Summary, target=pane_id)).summary.pane_id
             await watcher.call(Subscribe, panes=[target])
             # Read the state after subscribing, so a change between the two is not lost.
             current = (await client.call(Summary, target=target)).summary.activity.state
+            progress.state(target, current)
             exit_code: int | None = None
             gone = current == "Exited"
             screen_seen: str | None = None  # the screen last matched: an unchanged one is not matched again
@@ -155,7 +175,7 @@ def register_wait_tools(tools: ToolRegistry) -> None:
                 except NotFound:
                     now = None  # the pane was removed with its program
                 return {"pane_id": target, "matched": matched, "reason": reason, "state": current,
-                        "elapsed_s": elapsed_s, **extra, "summary": _summary_dict(now) if now else None}
+                        "elapsed_s": elapsed_s, **extra, "summary": summary_record(now) if now else None}
 
             while True:
                 if states and current in states:
@@ -181,6 +201,7 @@ def register_wait_tools(tools: ToolRegistry) -> None:
                     continue
                 if isinstance(event, AgentStateChanged) and event.pane_id == target:
                     current = event.state.activity.state
+                    progress.state(target, current)
                     gone = gone or current == "Exited"
                 elif isinstance(event, PaneExited) and event.pane_id == target:
                     gone, exit_code = True, event.exit_code
@@ -197,8 +218,20 @@ def _as_list(field: str, value: str | list[str] | None) -> list[str]:
     return items
 
 
-async def _wait_executions(execution_id: str | list[str], mode: str, timeout_s: float) -> dict[str, Any]:
-    ids = _as_list("execution_id", execution_id)
+def _count(items: list[str], noun: str) -> str:
+    return items[0] if len(items) == 1 and noun == "pane" else f"{len(items)} {noun}{'s' if len(items) != 1 else ''}"
+
+
+async def _with_progress(progress: WaitProgress, wait: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """`wait`'s result, told as progress (to a caller that asked) while it runs."""
+    progress.start()
+    try:
+        return await wait
+    finally:
+        await progress.stop()
+
+
+async def _wait_executions(ids: list[str], mode: str, timeout_s: float) -> dict[str, Any]:
     if not ids:
         raise BadRequest("execution_id is empty", field="execution_id")
     started = time.monotonic()

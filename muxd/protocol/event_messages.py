@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
+from muxd.errors import BadRequest
+from muxd.protocol.fields import EventKinds, PaneTargets
 from muxd.protocol.pane_messages import _Message
 
 # muxd's own: what an agent did, read from its screen and hooks (muxd/daemon/attention/).
@@ -75,3 +77,30 @@ def unknown_kinds(kinds: list[str]) -> list[str]:
 def unknown_kinds_message(unknown: list[str]) -> str:
     """The one line that refuses `unknown` kinds, naming the known ones."""
     return f"unknown event kind(s): {', '.join(unknown)}; known: {', '.join(EVENT_KINDS)}"
+
+
+def check_kinds(kinds: list[str] | None) -> None:
+    """Return when every one of `kinds` is known; else a bad_request naming the unknown and the known."""
+    unknown = unknown_kinds(kinds or [])
+    if unknown:
+        raise BadRequest(unknown_kinds_message(unknown), field="kinds")
+
+
+# The bus's recent events (daemon/attention/recent.py), for a reader that was not listening.
+EVENTS_LIMIT_DEFAULT = 50
+EVENTS_LIMIT_MAX = 500
+
+
+class ListEvents(_Message, tag="list-events"):
+    """The newest events this connection may see (oldest first), filtered as Subscribe's are."""
+
+    id: int
+    kinds: EventKinds | None = None   # None: every kind
+    panes: PaneTargets | None = None  # pane ids; None: every pane (and, unscoped, the pane-less events)
+    after: float | None = None        # only what happened after this wall-clock time
+    limit: int = EVENTS_LIMIT_DEFAULT
+
+
+class EventList(_Message, tag="event-list"):
+    id: int
+    events: list[DaemonEvent]

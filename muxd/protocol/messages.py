@@ -29,7 +29,7 @@ from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
     GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
 )
-from muxd.protocol.event_messages import DaemonEvent
+from muxd.protocol.event_messages import DaemonEvent, EventList, ListEvents
 from muxd.protocol.hook_messages import HookEvent
 from muxd.protocol.layout_messages import BreakPane, JoinPane, RespawnPane, SelectLayout, SwapPane
 from muxd.protocol.pane_messages import (  # noqa: F401
@@ -49,6 +49,7 @@ Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
     ListWindows, ShowPane, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
     ServerStatus, Subscribe, Summary, TmuxWatch, TmuxUnwatch,
+    ListEvents,  # the bus's recent events
     HookEvent,  # the agents' own hooks
     Attach, AttachInput, AttachResize,
     SelectLayout, SwapPane, BreakPane, JoinPane, RespawnPane,  # layouts and pane moves
@@ -64,7 +65,7 @@ Request = Union[
 ]
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
-              SummaryReply, Error, Attached, Released,
+              SummaryReply, Error, Attached, Released, EventList,
               OptionList, BufferList, ClientList, KeyBindingList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory, TokenChecks,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history

@@ -15,8 +15,9 @@ from contextlib import asynccontextmanager
 from typing import IO
 
 import httpx2
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from muxd.testing.server import MuxdTestServer
@@ -75,6 +76,15 @@ class HttpMcp:
             await session.initialize()
             yield session
 
+    @asynccontextmanager
+    async def client(self, token: str, *, timeout_s: float = HTTP_TIMEOUT_S) -> AsyncIterator[Client]:
+        """The SDK's high-level Client presenting `token`, speaking the newest revision both know
+        (2026-07-28: subscriptions/listen)."""
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout_s) as http, \
+                Client(streamable_http_client(self.url, http_client=http), mode="auto") as client:
+            yield client
+
     def stop(self, sig: int = signal.SIGTERM) -> int:
         """Signal the server and return its exit code (killed after STOP_TIMEOUT_S)."""
         if self.process.poll() is None:
@@ -96,6 +106,16 @@ async def stdio_session(server: MuxdTestServer, *args: str, **env: str) -> Async
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+@asynccontextmanager
+async def stdio_mcp_client(server: MuxdTestServer, *args: str, **env: str) -> AsyncIterator[Client]:
+    """The SDK's high-level Client of `muxd mcp ARGS…` over stdio, speaking the newest revision both
+    know (2026-07-28: subscriptions/listen); extra environment `env`."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "muxd", "-L", server.name, "mcp", *args],
+                                   env={**server.env, **env})
+    async with Client(params, mode="auto") as client:
+        yield client
 
 
 def create_token(server: MuxdTestServer, tier: str, name: str | None = None, *extra: str) -> str:

@@ -115,7 +115,7 @@ TASKS_READ = Rule("safe", read_only=True, scoped=True, scope="tasks:read")
 TASKS_WRITE = Rule("moderate", scoped=True, scope="tasks:write")
 REQUEST_RULES: dict[type, Rule] = {
     m.ListPanes: VIEW, m.ListSessions: VIEW, m.ListWindows: VIEW, m.ServerStatus: VIEW,
-    m.Subscribe: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
+    m.Subscribe: VIEW, m.ListEvents: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
     m.RecordCall: VIEW,  # every principal reports its own calls, denied ones included
     m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW, m.ShowPane: VIEW,
     m.SendKeys: Rule("moderate", scoped=True),

@@ -11,6 +11,7 @@ from typing import Any
 from muxd.daemon.attention.agent_events import execution_events, placement, state_events
 from muxd.daemon.attention.board import AttentionBoard
 from muxd.daemon.attention.bus import EventBus
+from muxd.daemon.attention.recent import RecentEvents
 from muxd.detectors.state import AgentState
 from muxd.protocol.event_messages import EVENT_KINDS, DaemonEvent
 
@@ -22,6 +23,8 @@ class Attention:
         self.bus = EventBus()
         self.board = AttentionBoard()
         self.bus.listen(self.board.take)
+        self.recent = RecentEvents()  # what happened lately, for readers that were not listening
+        self.bus.listen(self.recent.take)
 
     def agent_changed(self, pane: Any, before: AgentState, after: AgentState) -> None:
         for event in state_events(pane, before, after, self.clock()):

@@ -26,7 +26,7 @@ from muxd.protocol.framing import FrameDecoder
 from muxd.daemon.client_side.hub import ATTACH_MESSAGES
 from muxd.daemon.access.control import SYSTEM, AccessControl, Principal
 from muxd.daemon.core.config_load import CONFIG_CLIENT_NAME
-from muxd.protocol.event_messages import DaemonEvent, unknown_kinds, unknown_kinds_message
+from muxd.protocol.event_messages import DaemonEvent, check_kinds
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
 
 if TYPE_CHECKING:
@@ -242,9 +242,10 @@ class Connection:
             await asyncio.wait({task}, timeout=REQUEST_FINISH_TIMEOUT_S)
 
     def _subscribe(self, request: Subscribe) -> None:
-        unknown = unknown_kinds(request.kinds or [])
-        if unknown:
-            self.send(Error(id=request.id, code=BadRequest.code, message=unknown_kinds_message(unknown)))
+        try:
+            check_kinds(request.kinds)
+        except BadRequest as exc:
+            self.send(Error(id=request.id, code=exc.code, message=exc.message))
             return
         self.event_panes = set(request.panes) if request.panes is not None else None
         self.bus_events = request.events

@@ -17,7 +17,7 @@ from muxd.config import (
 )
 from muxd.daemon.access.control import AccessControl
 from muxd.daemon.attention.alerts import WindowAlerts
-from muxd.daemon.attention.service import Attention
+from muxd.daemon.attention.service import Attention, session_fields, window_fields
 from muxd.daemon.client_side.hub import AttachHub
 from muxd.daemon.commands.table import Command
 from muxd.daemon.core.config_load import load_config
@@ -31,7 +31,7 @@ from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.pane_pipe import PanePipes
 from muxd.daemon.panes.recording import recorder_for
-from muxd.daemon.panes.registry import Registry, Window
+from muxd.daemon.panes.registry import Registry, Session, Window
 from muxd.daemon.panes.shell_command import command_argv, default_shell
 from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
@@ -65,7 +65,8 @@ class Daemon:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
-        self.registry = Registry(on_pane_removed=self.pane_removed, on_window_current=self._window_current)
+        self.registry = Registry(on_pane_removed=self.pane_removed, on_window_current=self._window_current,
+                                 on_changed=self._registry_changed)
         self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
         self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access/control.py)
         self.commands = commands  # the command table (commands/), handed in by main.py
@@ -227,7 +228,7 @@ class Daemon:
         self.follow(pane, program)
         window.add(pane)
         if not window.name:
-            window.name = program_name(os.path.basename(argv[0]))
+            self.registry.name_window(window, program_name(os.path.basename(argv[0])))
         log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
         return pane
 
@@ -274,7 +275,12 @@ class Daemon:
             detection.run_now()
         self.broadcast(PaneExited(pane_id=pane.id, exit_code=pane.exit_code), pane.id)
         self.attach_hub.changed()
-        if pane.window is not None and (pane.remove_on_exit or self._closes_on_exit(pane)):
+        if pane.window is None:
+            return
+        closes = pane.remove_on_exit or self._closes_on_exit(pane)
+        # tmux's names: pane-exited when the pane closes with its program, pane-died when it stays.
+        self.attention.publish("pane-exited" if closes else "pane-died", pane=pane, exit_code=pane.exit_code)
+        if closes:
             self.registry.remove_pane(pane)
 
     def _closes_on_exit(self, pane: Pane) -> bool:
@@ -322,6 +328,11 @@ class Daemon:
         self.attach_hub.pane_output(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
         self.attention.agent_changed(pane, before, state)
+
+    def _registry_changed(self, kind: str, thing: Session | Window) -> None:
+        """A session or window was made, renamed or closed: the bus hears it (tmux's hook names)."""
+        fields = window_fields(thing) if isinstance(thing, Window) else session_fields(thing)
+        self.attention.publish(kind, **fields)
 
     def broadcast(self, event: object, pane_id: str) -> None:
         for connection in list(self.subscribers):

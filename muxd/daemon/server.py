@@ -17,6 +17,7 @@ from muxd.config import (
 )
 from muxd.daemon.access.control import AccessControl
 from muxd.daemon.attention.alerts import WindowAlerts
+from muxd.daemon.attention.hooks_runner import HookRunner, registry_locator
 from muxd.daemon.attention.service import Attention, session_fields, window_fields
 from muxd.daemon.client_side.hub import AttachHub
 from muxd.daemon.commands.table import Command
@@ -81,6 +82,9 @@ class Daemon:
         self.attention = Attention(find_pane=self.registry.pane_by_id)
         self.attention.bus.listen(self._deliver_bus_event)
         self.registry.need_of = self.attention.board.need
+        # set-hook's hooks, run on the bus's events (daemon/attention/hooks_runner.py).
+        self.hook_runner = HookRunner(self.registry.options.hooks, socket_path, registry_locator(self.registry))
+        self.attention.bus.listen(self.hook_runner.take)
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         # tmux's window alerts: activity, bell, silence (daemon/attention/alerts.py).
         self.alerts = WindowAlerts(self.registry.options, self.attach_hub, self.attention.publish)
@@ -128,6 +132,7 @@ class Daemon:
             await self._stop.wait()
             server.close()
         finally:
+            await self.hook_runner.close()  # before the panes go: their last events run no hooks
             self.tasks.shutdown()
             self.executions.shutdown()
             self.tmux.close()

@@ -335,7 +335,10 @@ class Daemon:
         self.attention.agent_changed(pane, before, state)
 
     def _registry_changed(self, kind: str, thing: Session | Window) -> None:
-        """A session or window was made, renamed or closed: the bus hears it (tmux's hook names)."""
+        """A session or window was made, renamed or closed: the bus hears it (tmux's hook names).
+        Not while the daemon stops: its sessions end with it, and its clients hear that it went."""
+        if self._stop.is_set():
+            return
         fields = window_fields(thing) if isinstance(thing, Window) else session_fields(thing)
         self.attention.publish(kind, **fields)
 

@@ -133,6 +133,18 @@ def _said(check):
     return predicate
 
 
+def test_a_bell_runs_the_alert_hook_of_its_session(muxd_server, tmp_path):
+    s = muxd_server
+    out = tmp_path / "bell.txt"
+    for name in ("rings", "quiet"):
+        s.cli("new-session", "-d", "-s", name, *SHELL, check=True)
+    s.cli("set-hook", "-t", "rings", "alert-bell",
+          f'run-shell "echo #{{hook}} #{{hook_session_name}} #{{hook_window_name}} >> {out}"', check=True)
+    s.cli("send-keys", "-t", "quiet", "printf '\\a'", "Enter", check=True)  # its session has no hook
+    s.cli("send-keys", "-t", "rings", "printf '\\a'", "Enter", check=True)
+    assert wait_for_line(out, "alert-bell rings bash") == ["alert-bell rings bash"]
+
+
 def test_the_most_specific_level_set_runs_and_unset_falls_back(muxd_server, tmp_path):
     s = muxd_server
     out = tmp_path / "levels.txt"

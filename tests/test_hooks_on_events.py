@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from muxd.config import HOOK_RUNS_MAX
 from muxd.protocol.event_messages import TMUX_EVENT_KINDS, DaemonEvent
 from muxd.protocol.messages import Subscribe

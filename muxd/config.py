@@ -186,12 +186,22 @@ ATTACH_NOTICE_S = 3.0              # how long a notice stays in the status line 
 DISPLAY_PANES_S = 1.0              # C-b q: how long pane numbers stay up (tmux's display-panes-time)
 COMMAND_PROMPT_TIMEOUT_S = 30.0    # C-b : a command still running after this is killed
 COMMAND_PROMPT_HISTORY_MAX = 100   # C-b : lines Up brings back (tmux's prompt-history-limit)
+CLI_OUTPUT_MAX_BYTES = 1024 * 1024  # of a command the prompt or a hook runs: its output kept (each stream)
 ATTACH_RENDER_FAILURES_MAX = 3     # consecutive failed frames before a client is detached
 PASTE_BUFFERS_MAX = 50             # copied selections kept (tmux's buffer-limit), newest first
 PASTE_BUFFER_MAX_CHARS = 1 << 20   # a selection longer than this is cut (a whole history can be MBs)
 # pipe-pane: pane output its command has not read yet, beyond which more is dropped (the pane
 # never waits for the command).
 PIPE_PANE_BUFFER_MAX_BYTES = 1024 * 1024
+# Hooks on events (set-hook; muxd/daemon/attention/hooks_runner.py). Each hook's commands run in
+# `muxd` processes of the daemon's: at most HOOK_RUNS_MAX hooks at once, HOOK_RUNS_WAITING_MAX
+# more waiting (a storm of events beyond that is dropped, and logged), a command (and what it
+# started in the background) killed after HOOK_COMMAND_TIMEOUT_S.
+HOOK_RUNS_MAX = 4
+HOOK_RUNS_WAITING_MAX = 64
+HOOK_COMMAND_TIMEOUT_S = 60.0
+HOOK_COMMAND_MAX_CHARS = 16 * 1024  # one hook's command line
+HOOK_DROPS_LOG_INTERVAL_S = 60.0    # dropped hook runs are logged at most this often, then counted
 # The config file (source-file at server start) runs in a muxd process of its own, given this long.
 CONFIG_LOAD_TIMEOUT_S = 5.0
 # Copies longer than this are not offered to the outer terminal's clipboard (OSC 52): many

@@ -189,7 +189,7 @@ def test_pane_number_keys_are_digits_then_letters():
 
 
 def test_command_prompt_default_target_goes_where_the_command_takes_one():
-    from muxd.daemon.client_side.command_prompt import with_default_target
+    from muxd.daemon.core.cli_lines import with_default_target
 
     assert with_default_target(["split-window", "-h"], "%3") == ["split-window", "-t", "%3", "-h"]
     assert with_default_target(["splitw", "-t", "%1"], "%3") == ["splitw", "-t", "%1"]

@@ -26,8 +26,9 @@ LAYERS = ("muxd.emulator", "muxd.detectors", "muxd.executions", "muxd.tasks", "m
 ENTRY_POINT = "muxd.__main__"
 # Imports up the layers, each with its reason.
 UPWARD_IMPORTS = {
-    # The attached client's command prompt runs the CLI's own commands, in the daemon.
-    ("muxd.daemon.client_side.command_prompt", "muxd.cli.table"),
+    # The command prompt and the hooks run the CLI's own commands, from the daemon; set-hook
+    # checks a hook's commands against the CLI's table.
+    ("muxd.daemon.core.cli_lines", "muxd.cli.table"),
 }
 
 Graph = dict[str, set[str]]  # module -> the modules of muxd it imports

@@ -203,6 +203,8 @@ class TmuxServer:
             args.target = exact_target(args.target)
         if hasattr(args, "tmux_shim"):  # what tmux makes is a tmux pane
             args.tmux_shim = True
+        if hasattr(args, "tmux_names"):  # a command line inside (set-hook's) is tmux's: `run` is run-shell
+            args.tmux_names = True
         if getattr(args, "print_pane", False) and args.format is None:
             args.format = DEFAULT_FORMATS[name]
         if name.startswith("list-") and getattr(args, "format", "") is None:  # list-keys has no -F

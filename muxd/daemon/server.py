@@ -17,7 +17,8 @@ from muxd.config import (
 )
 from muxd.daemon.access.control import AccessControl
 from muxd.daemon.attention.alerts import WindowAlerts
-from muxd.daemon.attention.service import Attention
+from muxd.daemon.attention.hooks_runner import HookRunner, registry_locator
+from muxd.daemon.attention.service import Attention, session_fields, window_fields
 from muxd.daemon.client_side.hub import AttachHub
 from muxd.daemon.commands.table import Command
 from muxd.daemon.core.config_load import load_config
@@ -31,7 +32,7 @@ from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.pane_pipe import PanePipes
 from muxd.daemon.panes.recording import recorder_for
-from muxd.daemon.panes.registry import Registry, Window
+from muxd.daemon.panes.registry import Registry, Session, Window
 from muxd.daemon.panes.shell_command import command_argv, default_shell
 from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
@@ -65,7 +66,8 @@ class Daemon:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
-        self.registry = Registry(on_pane_removed=self.pane_removed, on_window_current=self._window_current)
+        self.registry = Registry(on_pane_removed=self.pane_removed, on_window_current=self._window_current,
+                                 on_changed=self._registry_changed)
         self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
         self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access/control.py)
         self.commands = commands  # the command table (commands/), handed in by main.py
@@ -80,6 +82,9 @@ class Daemon:
         self.attention = Attention(find_pane=self.registry.pane_by_id)
         self.attention.bus.listen(self._deliver_bus_event)
         self.registry.need_of = self.attention.board.need  # each pane's record says what it needs
+        # set-hook's hooks, run on the bus's events (daemon/attention/hooks_runner.py).
+        self.hook_runner = HookRunner(self.registry.options.hooks, socket_path, registry_locator(self.registry))
+        self.attention.bus.listen(self.hook_runner.take)
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         # tmux's window alerts: activity, bell, silence (daemon/attention/alerts.py).
         self.alerts = WindowAlerts(self.registry.options, self.attach_hub, self.attention.publish)
@@ -127,6 +132,7 @@ class Daemon:
             await self._stop.wait()
             server.close()
         finally:
+            await self.hook_runner.close()  # before the panes go: their last events run no hooks
             self.tasks.shutdown()
             self.executions.shutdown()
             self.tmux.close()
@@ -227,7 +233,7 @@ class Daemon:
         self.follow(pane, program)
         window.add(pane)
         if not window.name:
-            window.name = program_name(os.path.basename(argv[0]))
+            self.registry.name_window(window, program_name(os.path.basename(argv[0])))
         log.info("pane %s started: %s (pid %s)", pane.id, shlex.join(argv), pane.pid)
         return pane
 
@@ -274,7 +280,12 @@ class Daemon:
             detection.run_now()
         self.broadcast(PaneExited(pane_id=pane.id, exit_code=pane.exit_code), pane.id)
         self.attach_hub.changed()
-        if pane.window is not None and (pane.remove_on_exit or self._closes_on_exit(pane)):
+        if pane.window is None:
+            return
+        closes = pane.remove_on_exit or self._closes_on_exit(pane)
+        # tmux's names: pane-exited when the pane closes with its program, pane-died when it stays.
+        self.attention.publish("pane-exited" if closes else "pane-died", pane=pane, exit_code=pane.exit_code)
+        if closes:
             self.registry.remove_pane(pane)
 
     def _closes_on_exit(self, pane: Pane) -> bool:
@@ -322,6 +333,14 @@ class Daemon:
         self.attach_hub.pane_output(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
         self.attention.agent_changed(pane, before, state)
+
+    def _registry_changed(self, kind: str, thing: Session | Window) -> None:
+        """A session or window was made, renamed or closed: the bus hears it (tmux's hook names).
+        Not while the daemon stops: its sessions end with it, and its clients hear that it went."""
+        if self._stop.is_set():
+            return
+        fields = window_fields(thing) if isinstance(thing, Window) else session_fields(thing)
+        self.attention.publish(kind, **fields)
 
     def broadcast(self, event: object, pane_id: str) -> None:
         for connection in list(self.subscribers):

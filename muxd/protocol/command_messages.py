@@ -7,12 +7,13 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from muxd.config import PASTE_BUFFER_MAX_CHARS
+from muxd.config import HOOK_COMMAND_MAX_CHARS, PASTE_BUFFER_MAX_CHARS
 from muxd.protocol.fields import Label, Name, Target
 
 # A buffer's text, a title, an option value, a pipe's shell command: at most what a copy may
 # hold, far beyond any real one.
 LongText = Annotated[str, msgspec.Meta(max_length=PASTE_BUFFER_MAX_CHARS)]
+HookCommand = Annotated[str, msgspec.Meta(max_length=HOOK_COMMAND_MAX_CHARS)]
 
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -24,6 +25,12 @@ class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 class OptionValue(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     value: str
+
+
+class HookValue(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    index: int | None   # None: a hook with no command (show-hooks prints its bare name)
+    command: str = ""   # its command line, as tmux prints it
 
 
 class BufferInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -117,6 +124,31 @@ class ShowOptions(_Message, tag="show-options"):
     kind: Literal["server", "session", "window"] = "session"  # -s, (none), -w; -p implies window
 
 
+class SetHook(_Message, tag="set-hook"):
+    """set-hook; the flags are tmux's, whose meaning depends on the hook's scope (a session
+    hook: -g global, else the target's session; a window hook: -p the target pane, -g global,
+    else the target's window)."""
+    id: int
+    name: Label                       # hook-name or hook-name[N]
+    target: Target | None = None
+    command: HookCommand | None = None
+    global_scope: bool = False        # -g
+    pane: bool = False                # -p
+    append: bool = False              # -a: at the first free index
+    unset: bool = False               # -u
+    run_now: bool = False             # -R: run the hook now instead
+    tmux_names: bool = False          # the command is a tmux line (`muxd tmux set-hook`): its `run` is run-shell
+
+
+class ShowHooks(_Message, tag="show-hooks"):
+    id: int
+    target: Target | None = None
+    name: Label | None = None         # only this hook (hook-name[N]: that command)
+    global_scope: bool = False        # -g
+    pane: bool = False                # -p
+    window: bool = False              # -w: without a name, the window hooks rather than the session ones
+
+
 class BindKey(_Message, tag="bind-key"):
     """bind-key (a command), unbind-key (none); `all_keys`: unbind-key -a, every key of the table."""
     id: int
@@ -174,6 +206,11 @@ class PipePane(_Message, tag="pipe-pane"):
 class OptionList(_Message, tag="option-list"):
     id: int
     options: list[OptionValue]
+
+
+class HookList(_Message, tag="hook-list"):
+    id: int
+    hooks: list[HookValue]
 
 
 class BufferList(_Message, tag="buffer-list"):

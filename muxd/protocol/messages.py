@@ -21,9 +21,10 @@ from muxd.protocol.access_messages import (  # noqa: F401
     RevokeGrant, RevokeToken, TokenChecks, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
 )
 from muxd.protocol.command_messages import (  # noqa: F401
-    BindKey, BufferInfo, BufferList, ClientInfo, ClientList, DeleteBuffer, DetachClient, KeyBindingInfo,
-    KeyBindingList, ListBuffers, ListClients, ListKeys, OptionList, OptionValue, PasteBuffer, PipePane, RenameSession, RenameWindow, SelectPane, SelectWindow,
-    SetBuffer, SetOption, ShowOptions, SwitchClient,
+    BindKey, BufferInfo, BufferList, ClientInfo, ClientList, DeleteBuffer, DetachClient, HookList, HookValue,
+    KeyBindingInfo, KeyBindingList, ListBuffers, ListClients, ListKeys, OptionList, OptionValue, PasteBuffer, PipePane,
+    RenameSession, RenameWindow, SelectPane, SelectWindow, SetBuffer, SetHook, SetOption, ShowHooks, ShowOptions,
+    SwitchClient,
 )
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
@@ -56,6 +57,7 @@ Request = Union[
     SelectPane, SelectWindow, RenameWindow, RenameSession, ListClients, DetachClient, SwitchClient,  # daily tmux
     BindKey, ListKeys,
     SetOption, ShowOptions, ListBuffers, SetBuffer, DeleteBuffer, PasteBuffer, PipePane,
+    SetHook, ShowHooks,  # hooks on events
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory, CheckTokens,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history
@@ -66,7 +68,7 @@ Request = Union[
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
               SummaryReply, Error, Attached, Released, EventList,
-              OptionList, BufferList, ClientList, KeyBindingList,  # daily tmux commands
+              OptionList, BufferList, ClientList, KeyBindingList, HookList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory, TokenChecks,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks

@@ -150,6 +150,9 @@ REQUEST_RULES: dict[type, Rule] = {
     # A bound key runs its command as the socket owner, whoever presses it: the owner's to bind.
     m.BindKey: Rule("admin"), m.ListKeys: Rule("safe", read_only=True),
     m.ShowOptions: Rule("safe", read_only=True), m.SetOption: Rule("dangerous"),
+    # A hook runs its commands (run-shell among them) as the socket owner on every event, whoever
+    # caused it: the owner's to set, as a bound key. Reading them is a view.
+    m.SetHook: Rule("admin"), m.ShowHooks: Rule("safe", read_only=True),
     m.ListBuffers: Rule("safe", read_only=True), m.SetBuffer: Rule("moderate"), m.DeleteBuffer: Rule("moderate"),
     m.PasteBuffer: Rule("moderate"),
     m.PipePane: Rule("dangerous"),  # runs a shell command

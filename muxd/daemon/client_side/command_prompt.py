@@ -7,13 +7,9 @@ and `new-session` switch this client to that session instead of needing a termin
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
-import shlex
-import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from muxd.config import COMMAND_PROMPT_HISTORY_MAX, COMMAND_PROMPT_TIMEOUT_S
 from muxd.daemon.access.control import SYSTEM
@@ -21,15 +17,13 @@ from muxd.daemon.client_side.prefix_actions import run_binding
 from muxd.daemon.client_side.prefix_keys import binding_for_command
 from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.client_side.status_prompt import Prompt
+from muxd.daemon.core.cli_lines import command_parser, line_commands, run_cli, with_default_target
 from muxd.daemon.panes.target import resolve_session
-from muxd.errors import BadRequest, Forbidden, MuxdError
+from muxd.errors import Forbidden, MuxdError
 
 if TYPE_CHECKING:
-    from muxd.cli.table import CliCommand
     from muxd.daemon.client_side.client import Client
 
-# Not passed on: the command runs as the socket owner, in no pane.
-_ENV_DROPPED = ("MUXD", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "TMUX", "TMUX_PANE")
 _running: set[asyncio.Task[None]] = set()  # strong references until each command ends
 _history: list[str] = []  # the lines run, oldest first: one for the server, as in tmux
 
@@ -42,46 +36,10 @@ def open_command_prompt(client: Client) -> None:
     client.prompt = Prompt(":", lambda line: run_line(client, line), history=_history)
 
 
-class _Parser(argparse.ArgumentParser):
-    """A command's options, read in the daemon: a mistake is an error to show, not an exit."""
-
-    def error(self, message: str) -> NoReturn:
-        raise BadRequest(message)
-
-
-def _command(words: list[str]) -> tuple[CliCommand | None, argparse.ArgumentParser]:
-    """The CLI command `words` names (None: no such command) and a parser of its options."""
-    from muxd.cli.table import command_named, implementation
-
-    command = command_named(words[0])
-    parser = _Parser(prog=f"muxd {words[0]}", add_help=False)
-    if command is not None:
-        implementation(command).configure(parser)
-    return command, parser
-
-
-def with_default_target(words: list[str], target: str | None) -> list[str]:
-    """`words` with `-t target` after the command name when the command takes -t and the line
-    gave none (options after `--` belong to the program, not to muxd)."""
-    if target is None or not words:
-        return words
-    command, parser = _command(words)
-    options = words[1:words.index("--")] if "--" in words else words[1:]
-    if command is None or "-t" not in parser._option_string_actions or any(w.startswith("-t") for w in options):
-        return words
-    return [words[0], "-t", target, *words[1:]]
-
-
 def run_line(client: Client, line: str) -> None:
     """Run a line of muxd commands (`;` between them, as tmux's) one after the other; the
     first that fails ends the line, its error in the status line."""
-    from muxd.tmux_line import split_commands
-
-    try:
-        words = shlex.split(line)
-    except ValueError as exc:
-        raise BadRequest(f"bad quoting: {exc}") from None
-    commands = split_commands(words)
+    commands = line_commands(line)
     if commands:
         task = asyncio.create_task(_run_commands(client, commands))
         _running.add(task)
@@ -106,7 +64,7 @@ async def _run_command(client: Client, words: list[str]) -> bool:
         run_binding(client, binding)
         client.hub.changed(client.session)
         return True
-    command, parser = _command(words)
+    command, parser = command_parser(words)
     # In a client, tmux's attach-session and new-session switch that client (no terminal needed).
     if command is not None and command.name == "attach-session":
         target = parser.parse_args(words[1:]).target
@@ -134,28 +92,17 @@ def _switch_to_new_pane(client: Client, output: list[str]) -> bool:
 
 async def _run(client: Client, argv: list[str], cwd: str | None,
                then: Callable[[Client, list[str]], bool] | None = None) -> bool:
-    socket = client.daemon.socket_path
-    env = {k: v for k, v in os.environ.items() if k not in _ENV_DROPPED}
-    env.update(MUXD_SOCKET_DIR=str(socket.parent), COLUMNS=str(client.columns))
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "muxd", "-L", socket.stem, *argv, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
-        cwd=cwd if cwd and os.path.isdir(cwd) else None)
-    try:
-        out, err = await asyncio.wait_for(process.communicate(), COMMAND_PROMPT_TIMEOUT_S)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        client.say(f"{argv[0]}: still running after {COMMAND_PROMPT_TIMEOUT_S:g}s, killed")
-        return False
+    done = await run_cli(client.daemon.socket_path, argv, cwd=cwd, timeout_s=COMMAND_PROMPT_TIMEOUT_S,
+                         env={"COLUMNS": str(client.columns)})
     if client.closed:
         return False
-    if process.returncode != 0:
-        # The CLI's error is its last line (argparse's usage comes before it), "muxd: " off.
-        lines = err.decode(errors="replace").strip().splitlines() or [f"{argv[0]}: exit {process.returncode}"]
-        client.say(lines[-1].removeprefix("muxd: "))
+    if done.returncode is None:
+        client.say(f"{argv[0]}: still running after {COMMAND_PROMPT_TIMEOUT_S:g}s, killed")
         return False
-    lines = out.decode(errors="replace").rstrip("\n").splitlines()
+    if done.returncode != 0:
+        client.say(done.error_line())
+        return False
+    lines = done.out.rstrip("\n").splitlines()
     if then is not None and then(client, lines):
         lines = []  # done: nothing to show
     if len(lines) == 1:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class AttachHost(Protocol):
     """The daemon as attached clients see it: its registry, its socket (the status formats'
     variables, the command prompt's CLI), new panes (the new-window and split keys) and its
-    attention (the board of agents that need a person, the event bus)."""
+    attention (the board of agents that need a person, the event bus: a client attached, detached)."""
 
     @property
     def registry(self) -> Registry: ...

@@ -9,6 +9,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
+from muxd.daemon.attention.service import session_fields
 from muxd.daemon.client_side.attached import AttachedClient
 from muxd.daemon.client_side.attention_view import AttentionView
 from muxd.daemon.client_side.session_actions import select_target
@@ -80,6 +81,7 @@ class AttachHub:
         connection.send(Attached(id=request.id, session=session.name))
         self.fit_session(session)
         client.start()
+        self._told("client-attached", client)
 
     def input_pane(self, connection: ClientConnection) -> Pane | None:
         """The pane an attached connection's keys go to (None: not attached)."""
@@ -92,13 +94,19 @@ class AttachHub:
             client.closed = True
             client.wake()
             self.fit_session(client.session)
+            self._told("client-detached", client)
 
     def keep_buffer(self, text: str) -> None:
         self.buffers.keep(text)
 
     def forget(self, client: AttachedClient) -> None:
-        self.clients.pop(client.connection, None)
+        if self.clients.pop(client.connection, None) is not None:
+            self._told("client-detached", client)
         self.fit_session(client.session)
+
+    def _told(self, kind: str, client: AttachedClient) -> None:
+        """client-attached, client-detached: on the bus, with the client's name and session."""
+        self.daemon.attention.publish(kind, client=client.name, **session_fields(client.session))
 
     # ---------------------------------------------------------- what clients show
 

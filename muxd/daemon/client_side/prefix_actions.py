@@ -98,7 +98,7 @@ def run_binding(client: Client, binding: Binding) -> None:
             window = session.active_window
             if window is not None:
                 client.prompt = Prompt("(rename-window) ",
-                                       lambda name: actions.rename_window(window, name), text=window.name)
+                                       lambda name: actions.rename_window(daemon.registry, window, name), text=window.name)
         case "rename_session":
             client.prompt = Prompt("(rename-session) ", lambda name: daemon.registry.rename_session(session, name),
                                    text=session.name)

@@ -159,8 +159,8 @@ def kill_window(registry: Registry, window: Window) -> None:
         registry.remove_window(window)
 
 
-def rename_window(window: Window, name: str) -> None:
+def rename_window(registry: Registry, window: Window, name: str) -> None:
     name = "".join(ch for ch in name if ch.isprintable()).strip()
     if not name:
         raise BadRequest("a window name cannot be empty")
-    window.name = name[:NAME_MAX_CHARS]
+    registry.rename_window(window, name[:NAME_MAX_CHARS])

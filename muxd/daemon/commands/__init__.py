@@ -24,5 +24,6 @@ def load_all() -> dict[type, Command]:
     from muxd.daemon.commands import tmux  # noqa: F401 - watching panes that run in tmux
     from muxd.daemon.commands import hooks  # noqa: F401 - the agents' own hook events
     from muxd.daemon.commands import events  # noqa: F401 - the bus's recent events
+    from muxd.daemon.commands import event_hooks  # noqa: F401 - set-hook, show-hooks: tmux's hooks on events
 
     return COMMANDS

@@ -57,7 +57,7 @@ async def select_window(daemon: Daemon, req: SelectWindow, window: Window) -> Ok
 
 @command(RenameWindow, target="window")
 async def rename_window(daemon: Daemon, req: RenameWindow, window: Window) -> Ok:
-    actions.rename_window(window, req.name)
+    actions.rename_window(daemon.registry, window, req.name)
     daemon.attach_hub.changed(window.session)
     return Ok(id=req.id)
 

@@ -13,6 +13,7 @@ import os
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 from muxd import __version__
@@ -25,6 +26,7 @@ from muxd.protocol.codec import decode_request, encode, peek_envelope
 from muxd.protocol.framing import FrameDecoder
 from muxd.daemon.client_side.hub import ATTACH_MESSAGES
 from muxd.daemon.access.control import SYSTEM, AccessControl, Principal
+from muxd.daemon.attention.hooks_runner import HOOK_CLIENT_NAME, handling_hook_request
 from muxd.daemon.core.config_load import CONFIG_CLIENT_NAME
 from muxd.protocol.event_messages import DaemonEvent, check_kinds
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
@@ -228,8 +230,9 @@ class Connection:
             # here is the one the handler acts on, whatever other clients do meanwhile.
             resolved = daemon.access.authorize(self.principal, request, command.target, daemon.registry)
             arguments = () if command.target is None else (resolved,)
-            reply = await daemon.access.run(self.principal, request, daemon.registry,
-                                            lambda: command.handler(daemon, request, *arguments))
+            with handling_hook_request() if self.client_name == HOOK_CLIENT_NAME else nullcontext():
+                reply = await daemon.access.run(self.principal, request, daemon.registry,
+                                                lambda: command.handler(daemon, request, *arguments))
         except MuxdError as exc:
             reply = Error(id=request.id, code=exc.code, message=exc.message, detail=_plain(exc.detail))
         except Exception as exc:  # a bug must cost one request, not the daemon

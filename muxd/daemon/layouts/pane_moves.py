@@ -94,7 +94,7 @@ def break_out(registry: Registry, pane: Pane, session: Session, *, index: int | 
     if len(source.panes) == 1:
         _move_window(registry, source, session, index, detached)
         if name:
-            source.name = name
+            registry.rename_window(source, name)
         return source
     assert source.layout is not None
     columns, lines = source.layout.columns, source.layout.lines
@@ -116,8 +116,7 @@ def _move_window(registry: Registry, window: Window, session: Session, index: in
             window.session.active_window = window
         return
     registry.drop_window(window)
-    window.session, window.index = session, new_index
-    session.add(window, select=not detached)
+    registry.link_window(window, session, new_index, select=not detached)
 
 
 def _program_of(pane: Pane) -> str:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 Variables = Mapping[str, str]
+# The event's variables (#{hook}, #{hook_pane}…) for the commands of a hook, which run in
+# processes of their own (daemon/attention/hooks_runner.py): a JSON object of strings.
+HOOK_VARIABLES_ENV = "MUXD_HOOK_VARIABLES"
 _Layers = list[dict[str, str]]  # ChainMap wants mutable maps
 
 
@@ -128,10 +131,28 @@ def session_variables(session: Any) -> dict[str, str]:
     }
 
 
+def hook_variables_from_env() -> dict[str, str]:
+    """The variables of the event whose hook runs this process's command (none elsewhere): as
+    in tmux, every command of a hook sees #{hook_pane} and its kin."""
+    text = os.environ.get(HOOK_VARIABLES_ENV)
+    if not text:
+        return {}
+    import json  # only in a hook's commands
+
+    try:
+        values = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(values, dict):
+        return {}
+    return {k: v for k, v in values.items() if isinstance(k, str) and k.startswith("hook") and isinstance(v, str)}
+
+
 def server_variables(socket_path: str, pid: int | None) -> ChainMap[str, str]:
-    """The server's variables, then the options' defaults as tmux shows them (#{focus-events})."""
+    """The server's variables (and a hook's, in its commands), then the options' defaults as
+    tmux shows them (#{focus-events})."""
     host = os.uname().nodename
-    return ChainMap({
+    return ChainMap(hook_variables_from_env(), {
         "host": host,
         "host_short": host.split(".", 1)[0],
         "pid": _text(pid),

@@ -18,6 +18,7 @@ from typing import Literal, NamedTuple
 
 from muxd.config import ATTACH_NOTICE_S, PASTE_BUFFERS_MAX
 from muxd.daemon.attention.alert_options import ALERT_OPTIONS
+from muxd.daemon.panes.hook_arrays import HookArrays
 from muxd.daemon.tmux.options import TMUX_ONLY_OPTIONS
 from muxd.errors import BadRequest
 
@@ -159,6 +160,7 @@ class Options:
         # Bumped by every change: a reader on a hot path (window alerts) keeps what it looked up
         # until this moves.
         self.generation = 0
+        self.hooks = HookArrays()  # set-hook's, which tmux keeps as array options (hook_arrays.py)
 
     def _table(self, option: Option, owner: str | None) -> dict[str, str]:
         if owner is not None:
@@ -204,6 +206,7 @@ class Options:
     def forget(self, owner: str) -> None:
         self.local.pop(owner, None)
         self.generation += 1
+        self.hooks.forget(owner)
 
     # typed reads for the daemon
     def flag(self, name: str, *ids: str) -> bool:

@@ -297,13 +297,20 @@ def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0, need: Nee
     )
 
 
+# Told what happened to a session or window, by tmux's hook name: session-created,
+# session-closed, session-renamed, window-linked, window-unlinked, window-renamed.
+Changed = Callable[[str, "Session | Window"], None]
+
+
 class Registry:
     """Every session, window and pane of one daemon, and the counters behind their ids."""
 
     def __init__(self, on_pane_removed: Callable[[Pane], None] | None = None,
-                 on_window_current: Callable[[Window], None] | None = None) -> None:
+                 on_window_current: Callable[[Window], None] | None = None,
+                 on_changed: Changed | None = None) -> None:
         self._on_pane_removed = on_pane_removed
         self._on_window_current = on_window_current
+        self._on_changed = on_changed
         # What a pane's agent needs of a person, by pane id: the attention board's `need`, set
         # by the daemon once the board exists (records carry it: `list-panes --json`, `muxd top`).
         self.need_of: Callable[[str], Need | None] = lambda pane_id: None
@@ -325,7 +332,12 @@ class Registry:
             raise Conflict(f"duplicate session: {name}", session=name)
         session = Session(number=number, name=name, on_current=self._on_window_current)
         self.sessions.append(session)
+        self._changed("session-created", session)
         return session
+
+    def _changed(self, kind: str, thing: Session | Window) -> None:
+        if self._on_changed is not None:
+            self._on_changed(kind, thing)
 
     def _free_session_name(self, number: int) -> str:
         names = {s.name for s in self.sessions}
@@ -356,7 +368,27 @@ class Registry:
                         index=session.next_window_index(base) if index is None else index,
                         name=check_window_name(name))
         session.add(window, select=select)
+        if window.name:  # a nameless one is told when its program names it (name_window)
+            self._changed("window-linked", window)
         return window
+
+    def name_window(self, window: Window, name: str) -> None:
+        """A window made without a name gets its first pane's program's: it is told linked now,
+        with that name (a window whose program never started was never told, nor is its end)."""
+        window.name = name
+        self._changed("window-linked", window)
+
+    def link_window(self, window: Window, session: Session, index: int, *, select: bool = True) -> None:
+        """`window`, taken out of its session (drop_window), goes into `session` at `index`."""
+        window.session, window.index = session, index
+        session.add(window, select=select)
+        self._changed("window-linked", window)
+
+    def rename_window(self, window: Window, name: str) -> None:
+        """Rename `window` (its name checked by the caller)."""
+        if name != window.name:
+            window.name = name
+            self._changed("window-renamed", window)
 
     # lookups
     def session_named(self, name: str) -> Session | None:
@@ -396,13 +428,20 @@ class Registry:
         self.options.forget(window.id)
         if window in session.windows:
             session.remove(window)
+            if window.name:
+                self._changed("window-unlinked", window)
             if self.options.flag("renumber-windows", session.id):
                 base = self.options.number("base-index", session.id)
                 for index, other in enumerate(sorted(session.windows, key=lambda w: w.index), start=base):
                     other.index = index
-        if not session.windows and session in self.sessions:
+        if not session.windows:
+            self._close_session(session)
+
+    def _close_session(self, session: Session) -> None:
+        if session in self.sessions:
             self.sessions.remove(session)
             self.options.forget(session.id)
+            self._changed("session-closed", session)
 
     def _close(self, pane: Pane) -> None:
         pane.close()
@@ -413,12 +452,12 @@ class Registry:
     def remove_session(self, session: Session) -> None:
         for window in list(session.windows):
             self.remove_window(window)
-        if session in self.sessions:
-            self.sessions.remove(session)
-            self.options.forget(session.id)
+        self._close_session(session)
 
     def rename_session(self, session: Session, name: str) -> None:
         name = check_target_name("session", name)
         if name != session.name and self.session_named(name) is not None:
             raise Conflict(f"duplicate session: {name}", session=name)
-        session.name = name
+        if name != session.name:
+            session.name = name
+            self._changed("session-renamed", session)

@@ -243,7 +243,7 @@ class TmuxWatcher:
         elif name == "window-renamed" and len(args) >= 2:
             window = watched.windows.get(args[0])
             if window is not None:
-                window.name = program_name(" ".join(args[1:]))
+                self._registry.rename_window(window, program_name(" ".join(args[1:])))
         elif name == "session-changed" and args and args[0] != link.session:
             # Its session ended and tmux moved it to another (detach-on-destroy off): the panes
             # of its own session have gone.

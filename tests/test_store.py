@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from muxd.daemon.access.control import REQUEST_RULES, SYSTEM, AccessControl, rule_for
+from muxd.daemon.access.control import SYSTEM, AccessControl
+from muxd.daemon.access.request_rules import REQUEST_RULES, rule_for
 from muxd.daemon.access.tiers import check_tier, tier_needed
 from muxd.errors import BadRequest, Forbidden, Internal, Unauthorized
 from muxd.protocol import messages as m

@@ -17,7 +17,8 @@ from muxd.config import (
     TASK_LEASE_MAX_S, TASK_LEASE_MIN_S, TASK_LIST_LIMIT_MAX, TASK_NEXT_LIMIT_MAX, TASK_PRIORITY_MAX,
     TASK_VERIFY_ETA_CI_S, TASK_VERIFY_ETA_COMMANDS_S,
 )
-from muxd.daemon.access.control import Principal, check_runs_commands, current_principal, request_name
+from muxd.daemon.access.control import Principal, check_runs_commands, current_principal
+from muxd.daemon.access.request_rules import request_name
 from muxd.daemon.commands.table import command
 from muxd.daemon.commands.executions import scope_of
 from muxd.daemon.work.executions import visible

@@ -156,7 +156,7 @@ async def _listen_and_read(server: MuxdTestServer, pane: str, other: str) -> Non
         assert waiting and waiting[-1]["pane_id"] == pane and "proceed" in waiting[-1]["question"].lower()
         everything = json.loads((await client.read_resource("muxd://events")).contents[0].text)["events"]
         assert {"agent-state", "agent-waiting"} <= {e["kind"] for e in everything}
-        assert {pane, other} <= {e["pane_id"] for e in everything}
+        assert {pane, other} <= {e.get("pane_id") for e in everything}
         with pytest.raises(MCPError) as missing:
             await client.read_resource("muxd://panes/999/attention")
         assert str(missing.value).startswith("not_found: ")

@@ -86,6 +86,9 @@ class Fail:
     code: str | None = None  # the API's error code/type in the body; by default one that fits `status`
     # Response headers: `retry-after`, a rate limit's reset time (`anthropic-ratelimit-…-reset`).
     headers: dict[str, str] = field(default_factory=dict)
+    # A usage limit (with status 429): it resets this many seconds after each answer. Each API
+    # says so its own way (see `usage_limit`); None: a plain error.
+    resets_in_s: float | None = None
 
 
 Step = Union[Think, Say, Call, Pause, Fail]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from muxd.testing.fake_models import (
-    AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Say, Think,
+    AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Pause, Say, Think,
 )
 from muxd.testing.fake_models.mcp_agents import mcp_turns, tool_results
 
@@ -230,3 +230,13 @@ def test_a_usage_limit_says_its_reset_as_each_provider_does() -> None:
     kinds = {detail["@type"].rsplit(".", 1)[1]: detail for detail in error["details"]}
     assert kinds["RetryInfo"]["retryDelay"] == "90s"
     assert kinds["QuotaFailure"]["violations"][0]["quotaId"].startswith("GenerateRequestsPerMinute")
+
+
+def test_a_failure_after_a_pause_comes_that_late() -> None:
+    fake = GeminiFake([[Pause(0.5), Fail(429, "slow refusal", times=1), Say("ok", 0)]])
+    with fake as port:
+        url = f"http://127.0.0.1:{port}/v1beta/models/m:streamGenerateContent"
+        asked = time.monotonic()
+        assert post(url, {"contents": []})[0] == 429
+        assert time.monotonic() - asked >= 0.5
+        assert post(url, {"contents": []})[0] == 200  # then the turn plays (its pause too)

@@ -41,8 +41,8 @@ class AnthropicFake(FakeModelServer):
         body = ex.body if isinstance(ex.body, dict) else {}
         is_main = bool(body.get("stream")) and bool(body.get("tools"))
         steps: list[Step] = ex.take_turn() if is_main else [Say("OK", delay_s=0)]
-        if len(steps) == 1 and isinstance(steps[0], Fail):
-            fail = steps[0]
+        fail = ex.failure(steps)
+        if fail is not None:
             error = {"type": fail.code or ERROR_TYPES.get(fail.status, "api_error"), "message": fail.message}
             headers = fail.headers if fail.resets_in_s is None else {**limit_headers(fail, time.time()), **fail.headers}
             ex.send_json(fail.status, {"type": "error", "error": error}, headers=headers)

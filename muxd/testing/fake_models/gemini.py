@@ -39,8 +39,8 @@ class GeminiFake(FakeModelServer):
 
     def _stream_generate(self, ex: Exchange) -> None:
         steps = ex.take_turn()
-        if len(steps) == 1 and isinstance(steps[0], Fail):
-            fail = steps[0]
+        fail = ex.failure(steps)
+        if fail is not None:
             error = {"code": fail.status, "message": fail.message,
                      "status": fail.code or ERROR_STATUSES.get(fail.status, "INTERNAL")}
             if fail.resets_in_s is not None:

@@ -47,8 +47,8 @@ class OpenAIResponsesFake(FakeModelServer):
         # Side requests (the thread title) come without tools, alongside the main turn.
         steps: list[Step] = ex.take_turn() if body.get("tools") else [Say(TITLE, delay_s=0)]
         model = body.get("model") or MODEL_ID
-        if len(steps) == 1 and isinstance(steps[0], Fail):
-            fail = steps[0]
+        fail = ex.failure(steps)
+        if fail is not None:
             error = {"message": fail.message, "type": "server_error",
                      "code": fail.code or ERROR_CODES.get(fail.status, "server_error"), "param": None}
             if fail.resets_in_s is not None:

@@ -133,8 +133,9 @@ class Script:
             self.turns.extend(list(t) for t in turns)
 
     def take(self) -> tuple[int | None, list[Step]]:
-        """The turn index and the steps to play for the next main request: a single `Fail`
-        while the turn still fails, then the turn's other steps."""
+        """The turn index and the steps to play for the next main request: while the turn still
+        fails, its `Fail` (after the `Pause`s before it: a server slow to refuse), then the
+        turn's other steps."""
         with self._lock:
             index = self._next
             if index >= len(self.turns):
@@ -144,7 +145,13 @@ class Script:
             fail = next((s for s in steps if isinstance(s, Fail)), None)
             if fail is not None and (fail.times is None or self._failures < fail.times):
                 self._failures += 1
-                return index, [fail]
+                waits = [s for s in steps[:steps.index(fail)] if isinstance(s, Pause)]
+                return index, [*waits, fail]
             self._next += 1
             self._failures = 0
             return index, [s for s in steps if not isinstance(s, Fail)]
+
+
+def failure(steps: list[Step]) -> Fail | None:
+    """The `Fail` a request's steps (`Script.take`) answer with, if they fail."""
+    return steps[-1] if steps and isinstance(steps[-1], Fail) else None

@@ -74,6 +74,10 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("status-right-length", "session", "number", "40", "cells status-right may take"),
     # muxd's copy mode has always had vi's keys, so vi is its default (tmux's is emacs).
     Option("mode-keys", "window", "choice", "vi", "copy mode's keys: vi's or emacs's", ("vi", "emacs")),
+    Option("limit-resume", "window", "flag", "off",
+           "when a usage limit stopped the pane's agent and it said when the limit resets, send it "
+           "limit-resume-prompt then (as an execution, triggered_by schedule)"),
+    Option("limit-resume-prompt", "window", "string", "continue", "what limit-resume sends the agent"),
 )}
 _OWN = frozenset(OPTIONS)
 INERT_HELP = "tmux's; kept and shown, no effect in muxd"

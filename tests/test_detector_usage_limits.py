@@ -15,6 +15,10 @@ Idle.
 from __future__ import annotations
 
 import csv
+import json
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -70,3 +74,15 @@ def test_every_agent_and_situation_at_three_sizes() -> None:
         sizes.setdefault(situation, set()).add(row["size"])
     assert {situation.split("_")[0] for situation in sizes} == {"claude", "codex", "gemini"}
     assert all(found == {"60x18", "80x24", "120x40"} for found in sizes.values()), sizes
+
+
+def test_muxd_detect_reads_a_saved_limit_as_on_screen_now() -> None:
+    frame = DATA / "claude" / "claude_fivehour_80x24_01.txt"
+    asked = time.time()
+    out = subprocess.run([sys.executable, "-m", "muxd", "detect", str(frame), "--json"], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    state = json.loads(out)
+    assert state["activity"]["state"] == "UsageLimited"
+    # "resets 9:35pm (UTC)": the coming one, within a day of now
+    assert asked - 60 <= state["limit"]["resets_at"] <= asked + 86_400
+    assert datetime.fromtimestamp(state["limit"]["resets_at"], timezone.utc).strftime("%H:%M") == "21:35"

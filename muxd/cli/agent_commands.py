@@ -178,11 +178,14 @@ def _configure_detect(p: argparse.ArgumentParser) -> None:
 
 @cli_command("detect")(_configure_detect)
 def detect(client: Any, args: argparse.Namespace) -> int:
+    import time
+
     from muxd.detectors.registry import load_detectors
     from muxd.detectors.replay import detect_saved_screen, only
 
+    # (read as on screen now: "resets 3pm" is the coming 3pm)
     state = detect_saved_screen(read_input(args.file), only(load_detectors(), args.agent),
-                                columns=args.cols, lines=args.rows)
+                                columns=args.cols, lines=args.rows, now=time.time())
     if args.json:
         print_json(state)
     else:

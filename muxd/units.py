@@ -1,4 +1,4 @@
-"""Durations and token counts in the few characters a table cell or a one-line summary gives
+"""Durations, token counts and usage limits in the few characters a table cell or a one-line summary gives
 them, as agents print them. Shared by the CLI's tables (cli/render.py) and the MCP summary
 tools, so both say the same thing the same way."""
 
@@ -23,3 +23,14 @@ def duration(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def limit_text(resets_at: float | None, now: float) -> str:
+    """A usage limit in a few words: 'usage limit · resets 21:35 (in 2h)', or 'usage limit' when
+    the agent did not say when it resets. Local time; the day too when it is not within a day."""
+    import time
+
+    if resets_at is None:
+        return "usage limit"
+    shape = "%H:%M" if resets_at - now < 86400 else "%b %d %H:%M"
+    return f"usage limit · resets {time.strftime(shape, time.localtime(resets_at))} (in {duration(resets_at - now)})"

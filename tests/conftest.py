@@ -1,6 +1,8 @@
 """Fixtures shared by the test files (the muxd pytest plugin gives `muxd_server`)."""
 
+import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,3 +44,21 @@ def connect_store(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
 def store(connect_store: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
     """One connection to a fresh migrated store (task queue, knowledge, quotas)."""
     return connect_store()
+
+
+@pytest.fixture
+def local_zone() -> Iterator[Callable[[str], None]]:
+    """`local_zone("America/New_York")` makes that the process's local time zone (TZ, tzset)
+    for the rest of the test; the zone before is put back after it."""
+    saved = os.environ.get("TZ")
+
+    def use(name: str) -> None:
+        os.environ["TZ"] = name
+        time.tzset()
+
+    yield use
+    if saved is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = saved
+    time.tzset()

@@ -11,7 +11,7 @@ import pytest
 from muxd.daemon.panes import session_ids
 from muxd.daemon.commands.agents import agent_summary
 from muxd.detectors.provenance import STATE_STALE_S
-from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState, Confirmation, Provenance
+from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState, Confirmation, Provenance, UsageLimit
 
 
 def pane(state: AgentState) -> SimpleNamespace:
@@ -97,3 +97,37 @@ def test_confidence_and_sources_say_where_each_field_came_from(readers):
     }
     # A busy state that nothing confirmed for a minute is stale.
     assert agent_summary(pane(state), now=101.0 + STATE_STALE_S + 1).confidence == "stale"
+
+
+def test_a_usage_limit_gives_its_words_its_reset_and_its_dialog():
+    limit = UsageLimit(message="You've hit your weekly limit · resets Dec 1, 6:41pm (UTC)", resets_at=1_796_150_460.0)
+    told = Provenance(source="screen", observed_at=50.0, detail="usage-limit-dialog")
+    state = msgspec.structs.replace(
+        ASKING, agent_type="claude", activity=Activity(state="UsageLimited", since=50.0), tool=None,
+        is_awaiting_confirmation=False, limit=limit, error=AgentError(type="usage_limit", message=limit.message),
+        confirmation=Confirmation(prompt="What do you want to do?", options=["1. Stop and wait for limit to reset"]),
+        sources={"state": told, "limit": told})
+    summary = msgspec.to_builtins(agent_summary(pane(state), now=60.0))
+    assert summary["activity"]["state"] == "UsageLimited"
+    assert summary["limit"] == {"message": limit.message, "resets_at": 1_796_150_460.0}
+    assert summary["sources"]["limit"]["detail"] == "usage-limit-dialog"
+    # A dialog about the limit asks too: its question is there to answer.
+    assert summary["confirmation"]["prompt"] == "What do you want to do?"
+    assert not summary["context"]["is_awaiting_confirmation"]
+    # No limit otherwise.
+    assert msgspec.to_builtins(agent_summary(pane(ASKING), now=60.0))["limit"] is None
+
+
+def test_a_usage_limit_in_a_few_words(local_zone):
+    from muxd.mcp_server.summary_tools import agent_line
+    from muxd.units import limit_text
+
+    local_zone("UTC")
+    assert limit_text(None, 0.0) == "usage limit"
+    assert limit_text(7_200.0 + 1_800, 1_800.0) == "usage limit · resets 02:30 (in 2h)"
+    assert limit_text(3 * 86_400.0, 0.0) == "usage limit · resets Jan 04 00:00 (in 3d)"
+    limited = AgentState(pane_id="%3", agent_type="codex", is_agent=True,
+                         activity=Activity(state="UsageLimited", since=0.0),
+                         limit=UsageLimit(message="You've hit your usage limit", resets_at=3_600.0))
+    line = agent_line(SimpleNamespace(id="%3", name="w1", agent=limited), 60.0)
+    assert line == "%3 w1 codex UsageLimited 1m USAGE LIMIT · resets 01:00 (in 59m)"

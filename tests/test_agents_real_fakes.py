@@ -4,6 +4,7 @@ the event shapes each API streams, scripted failures, side requests and recordin
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from muxd.testing.fake_models import (
-    AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Say, Think,
+    AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Pause, Say, Think,
 )
 from muxd.testing.fake_models.mcp_agents import mcp_turns, tool_results
 
@@ -195,3 +196,47 @@ def test_a_rate_limit_answers_with_its_headers(fake: type, path: str) -> None:
             urllib.request.urlopen(request, timeout=10)
         assert failed.value.code == 429
         assert {key: failed.value.headers[key] for key in headers} == headers
+
+
+def limited_reply(fake: type, path: str) -> tuple[float, urllib.error.HTTPError]:
+    """(when it was asked, the 429) of a fake whose first answer is a usage limit resetting in 90 s."""
+    server = fake([[Fail(429, "The usage limit has been reached", resets_in_s=90), Say("ok", 0)]])
+    with server as port:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method="POST", data=json.dumps(
+            {"stream": True, "tools": [{"name": "x", "type": "function"}], "messages": [], "input": [],
+             "contents": []}).encode(), headers={"Content-Type": "application/json"})
+        asked = time.time()
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            urllib.request.urlopen(request, timeout=10)
+        return asked, failed.value
+
+
+def test_a_usage_limit_says_its_reset_as_each_provider_does() -> None:
+    # Anthropic (Claude Code reads the unified limit's headers)
+    asked, reply = limited_reply(AnthropicFake, "/v1/messages")
+    assert reply.code == 429 and json.loads(reply.read())["error"]["type"] == "rate_limit_error"
+    assert reply.headers["anthropic-ratelimit-unified-status"] == "rejected"
+    assert reply.headers["retry-after"] == "90"
+    assert abs(int(reply.headers["anthropic-ratelimit-unified-reset"]) - (asked + 90)) <= 2
+    # OpenAI Responses (Codex reads the error's type and resets_at)
+    asked, reply = limited_reply(OpenAIResponsesFake, "/v1/responses")
+    error = json.loads(reply.read())["error"]
+    assert (reply.code, error["type"], error["resets_in_seconds"]) == (429, "usage_limit_reached", 90)
+    assert abs(error["resets_at"] - (asked + 90)) <= 2 and error["plan_type"]
+    # Gemini (RESOURCE_EXHAUSTED, the quota broken, RetryInfo's delay, said in the message too)
+    _, reply = limited_reply(GeminiFake, "/v1beta/models/m:streamGenerateContent")
+    error = json.loads(reply.read())["error"]
+    assert (reply.code, error["status"]) == (429, "RESOURCE_EXHAUSTED") and "Please retry in 90s." in error["message"]
+    kinds = {detail["@type"].rsplit(".", 1)[1]: detail for detail in error["details"]}
+    assert kinds["RetryInfo"]["retryDelay"] == "90s"
+    assert kinds["QuotaFailure"]["violations"][0]["quotaId"].startswith("GenerateRequestsPerMinute")
+
+
+def test_a_failure_after_a_pause_comes_that_late() -> None:
+    fake = GeminiFake([[Pause(0.5), Fail(429, "slow refusal", times=1), Say("ok", 0)]])
+    with fake as port:
+        url = f"http://127.0.0.1:{port}/v1beta/models/m:streamGenerateContent"
+        asked = time.monotonic()
+        assert post(url, {"contents": []})[0] == 429
+        assert time.monotonic() - asked >= 0.5
+        assert post(url, {"contents": []})[0] == 200  # then the turn plays (its pause too)

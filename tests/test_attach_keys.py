@@ -209,6 +209,8 @@ def test_agent_phrases_for_the_chooser():
     assert agent_phrase(tool) == "codex: running Bash"
     assert agent_phrase(AgentState(agent_type="shell", is_agent=False)) == ""
     assert agent_phrase(AgentState(agent_type="gemini", is_agent=True)) == "gemini"
+    limited = AgentState(agent_type="codex", is_agent=True, activity=Activity(state="UsageLimited"))
+    assert agent_phrase(limited) == "codex: at its usage limit"
 
 
 def test_prompt_line_editing_and_history():

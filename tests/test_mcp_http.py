@@ -19,9 +19,8 @@ from muxd.testing.mcp_http import HttpMcp, create_token
 from muxd.testing.mcp_stdio import call_error, call_ok
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
+from test_mcp_server import SUMMARY_KEYS
 
-SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context",
-                "confirmation", "error", "background", "confidence", "sources"}
 FAKE_CLAUDE = [sys.executable, "-m", "muxd.testing.fake_agent", "claude"]
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},

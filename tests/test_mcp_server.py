@@ -15,7 +15,7 @@ from muxd.testing.wait import async_wait_until
 TOOL_NAMES = {"agent_summary", "list_agents", "list_panes", "create_pane", "send_input", "read_pane",
               "resize_pane", "kill_pane", "wait_for", "list_tools", "get_tool_metrics"}
 SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context",
-                "confirmation", "error", "background", "confidence", "sources"}
+                "confirmation", "error", "limit", "background", "confidence", "sources"}
 
 
 async def _drive(server: MuxdTestServer) -> None:

@@ -57,6 +57,12 @@ def summary(client: Any, args: argparse.Namespace) -> int:
                                                  f" {asked.tool + ': ' if asked.tool else ''}{asked.prompt}"))
     if s.error is not None:
         parts.append(f"error {s.error.type}: {s.error.message}")
+    if s.limit is not None:
+        import time
+
+        from muxd.units import limit_text
+
+        parts.append(limit_text(s.limit.resets_at, time.time()).replace("usage limit", "USAGE LIMIT", 1))
     print_line(" · ".join(parts))
     for line in s.recent_output or []:
         print_line(f"  {line}")
@@ -105,6 +111,7 @@ def print_state(state: AgentState) -> None:
          state.confirmation.prompt + (" [" + " | ".join(state.confirmation.options) + "]"
                                       if state.confirmation.options else "")],
         ["error", "" if state.error is None else f"{state.error.type}: {state.error.message}"],
+        ["limit", "" if state.limit is None else f"{state.limit.message} [{_reset(state.limit.resets_at)}]"],
         ["tool input", state.tool_input or ""],
         ["prompt", (state.prompt or "").split("\n", 1)[0][:PROMPT_SHOWN_CHARS]],
         ["background", "" if state.background is None else str(state.background)],
@@ -129,6 +136,14 @@ def print_state(state: AgentState) -> None:
 
 
 PROMPT_SHOWN_CHARS = 80
+
+
+def _reset(resets_at: float | None) -> str:
+    import time
+
+    if resets_at is None:
+        return "reset not said"
+    return "resets " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(resets_at))
 
 
 def _clock(at: float) -> str:
@@ -163,11 +178,14 @@ def _configure_detect(p: argparse.ArgumentParser) -> None:
 
 @cli_command("detect")(_configure_detect)
 def detect(client: Any, args: argparse.Namespace) -> int:
+    import time
+
     from muxd.detectors.registry import load_detectors
     from muxd.detectors.replay import detect_saved_screen, only
 
+    # (read as on screen now: "resets 3pm" is the coming 3pm)
     state = detect_saved_screen(read_input(args.file), only(load_detectors(), args.agent),
-                                columns=args.cols, lines=args.rows)
+                                columns=args.cols, lines=args.rows, now=time.time())
     if args.json:
         print_json(state)
     else:

@@ -38,6 +38,7 @@ from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
 from muxd.daemon.tmux.watch import TmuxWatcher
 from muxd.daemon.work.executions import ExecutionService
+from muxd.daemon.work.limit_resume import LimitResume
 from muxd.daemon.work.tasks import TaskService
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.state import AgentState
@@ -97,6 +98,7 @@ class Daemon:
         store = SqliteExecutionStore(self.access.db) if history else None
         self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes,
                                            on_ended=self.attention.execution_ended)
+        self.limit_resume = LimitResume(self.registry.options, self.executions.submit)  # (daemon/work/limit_resume.py)
         self.tasks = TaskService(self.access.db, registry=self.registry, executions=self.executions,
                                  spawn_pane=self.spawn_pane)  # the task queue (daemon/work/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
@@ -133,6 +135,7 @@ class Daemon:
             server.close()
         finally:
             await self.hook_runner.close()  # before the panes go: their last events run no hooks
+            self.limit_resume.close()
             self.tasks.shutdown()
             self.executions.shutdown()
             self.tmux.close()
@@ -305,6 +308,7 @@ class Daemon:
         self.hooks.forget(pane.id)
         self.attention.pane_gone(pane.id)
         self.alerts.pane_gone(pane)
+        self.limit_resume.forget(pane.id)
         self.attach_hub.pane_removed(pane)
         self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
 
@@ -330,6 +334,7 @@ class Daemon:
     def _agent_changed(self, pane: Pane, state: AgentState) -> None:
         before, pane.agent = pane.agent, state
         self.executions.agent_changed(pane, state)
+        self.limit_resume.agent_changed(pane, state)
         self.attach_hub.pane_output(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
         self.attention.agent_changed(pane, before, state)

@@ -40,6 +40,9 @@ _OPTION = re.compile(r"^\s*(?:[●○◯›>❯▶▸➤*]\s*)?(?P<number>\d{1,2
 # Rows an option list (with wrapped options) may span.
 OPTION_ROWS_MAX = 16
 _STATUS_CODE = re.compile(r"\b([45]\d\d)\b")
+# A usage limit as the agents word it: "usage limit", "You've hit your 5-hour limit",
+# "exhausted your daily quota", "exceeded your current quota", "limit reached".
+_USAGE_LIMIT = re.compile(r"usage limit|\bhit your\b.*\blimit\b|\bquota\b|\blimit reached\b|resource_exhausted")
 
 
 def _base(arg: str) -> str:
@@ -226,12 +229,14 @@ def is_option(line: str) -> bool:
 
 
 def error_kind(message: str) -> str:
-    """'rate_limited', 'overloaded', 'auth_error', 'server_error', 'timeout', 'connection_error'
-    or 'api_error', from an agent's error text."""
+    """'usage_limit', 'rate_limited', 'overloaded', 'auth_error', 'server_error', 'timeout',
+    'connection_error' or 'api_error', from an agent's error text."""
     text = message.lower()
+    if _USAGE_LIMIT.search(text):  # a plan's or quota's limit: before its 429
+        return "usage_limit"
     code_match = _STATUS_CODE.search(text)
     code = int(code_match.group(1)) if code_match else 0
-    if code == 429 or "ratelimit" in text or "rate limit" in text or "too many requests" in text or "quota" in text:
+    if code == 429 or "ratelimit" in text or "rate limit" in text or "too many requests" in text:
         return "rate_limited"
     if code == 529 or "overload" in text or "high demand" in text or "capacity" in text:
         return "overloaded"

@@ -22,6 +22,7 @@ from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude_lines import (
     Block, Spinner, background_wait, classify_block, is_done_line, parse_spinner, sightings, split_blocks,
 )
+from muxd.detectors.claude_limits import limit_shown
 from muxd.detectors.claude_panels import background_agents, find_panel
 from muxd.detectors.claude_screen import (
     PromptBox, banner_model, box_input, context_left, find_dialog, find_exit, find_prompt_box,
@@ -29,6 +30,7 @@ from muxd.detectors.claude_screen import (
 )
 from muxd.detectors.shell import is_shell_prompt
 from muxd.detectors.state import AgentState, Confirmation, Detection
+from muxd.detectors.usage_limits import limited
 
 MAX_SCREEN_ROWS = 400           # rows looked at, from the bottom: detection stays cheap
 MAX_LINE_CHARS = 1000           # longer rows are cut: no row of Claude's is this wide
@@ -84,12 +86,12 @@ class ClaudeDetector:
             return Detection(agent_type="claude", state="Exited", rule="pane-exited", model=model)
         box = find_prompt_box(lines)
         if box is not None:
-            return _with_box(lines, box, model, ctx.columns)
+            return _with_box(lines, box, model, ctx.columns, ctx.now)
         exit_output = find_exit(lines)
         if exit_output is not None:
             return Detection(agent_type="claude", state="Exited", rule="exit-output", line=exit_output.line,
                              session_id=exit_output.session_id, cost_usd=exit_output.cost_usd)
-        return _without_box(lines, model, prev)
+        return _without_box(lines, model, prev, ctx.now)
 
 
 def _rows(lines: Sequence[str]) -> list[str]:
@@ -154,7 +156,7 @@ def _screen_confidence(lines: list[str]) -> float:
     return BANNER_ONLY_CONFIDENCE if banner else 0.0
 
 
-def _without_box(lines: list[str], model: str | None, prev: AgentState | None = None) -> Detection:
+def _without_box(lines: list[str], model: str | None, prev: AgentState | None = None, now: float = 0.0) -> Detection:
     panel = find_panel(lines)
     if panel is not None:
         # /help, /status, /cost: an overlay over the prompt box (Esc closes it); the live row
@@ -182,6 +184,10 @@ def _without_box(lines: list[str], model: str | None, prev: AgentState | None = 
     above = lines[:dialog.top]
     seen = sightings(above, live_tail=False)
     confirmation = Confirmation(prompt=dialog.prompt, options=dialog.options)
+    limit = limit_shown(lines, turn_start(above, len(above)), dialog.top, (), now)
+    if limit is not None:  # "What do you want to do?" about the limit just hit (a weekly one)
+        return limited(Detection(agent_type="claude", state="Unknown", rule="", model=model, tools_seen=seen),
+                       limit, "usage-limit-dialog", confirmation=confirmation)
     if dialog.question:
         return Detection(agent_type="claude", state="AwaitingInput", rule="question-dialog",
                          line=dialog.prompt, model=model, tool="AskUserQuestion",
@@ -215,13 +221,13 @@ def _dialog_tool(title: str, above: list[str]) -> str | None:
     return None
 
 
-def _with_box(lines: list[str], box: PromptBox, model: str | None, columns: int) -> Detection:
-    found = _read_box(lines, box, model, columns)
+def _with_box(lines: list[str], box: PromptBox, model: str | None, columns: int, now: float) -> Detection:
+    found = _read_box(lines, box, model, columns, now)
     background = max(found.background, background_agents(box.footer))
     return replace(found, background=background) if background else found
 
 
-def _read_box(lines: list[str], box: PromptBox, model: str | None, columns: int) -> Detection:
+def _read_box(lines: list[str], box: PromptBox, model: str | None, columns: int, now: float) -> Detection:
     context = context_left(box.footer)
     row = live_row(lines, box.top, parse_spinner)
     live = _live_state(lines, row, box.top, model)
@@ -238,9 +244,11 @@ def _read_box(lines: list[str], box: PromptBox, model: str | None, columns: int)
         rule, line = "turn-done", lines[row].strip()
     elif any(_INTERRUPTED.match(text.strip()) for text in lines[max(0, box.top - 4):box.top]):
         rule = "interrupted"
-    return Detection(agent_type="claude", state="Idle", rule=rule, line=line, model=model,
-                     context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False),
-                     input_text=box_input(lines, box, columns))
+    found = Detection(agent_type="claude", state="Idle", rule=rule, line=line, model=model,
+                      context_left_pct=context, tools_seen=sightings(lines[:box.top], live_tail=False),
+                      input_text=box_input(lines, box, columns))
+    limit = limit_shown(lines, turn_start(lines, box.top), box.top, box.footer, now)
+    return found if limit is None else limited(found, limit, "usage-limit")
 
 
 def _live_state(lines: list[str], row: int | None, top: int, model: str | None) -> Detection | None:

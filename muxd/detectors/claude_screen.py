@@ -123,9 +123,10 @@ def _box_above(lines: Sequence[str], bottom: int, end: int) -> PromptBox | None:
     return None
 
 
-# What Claude shows (dimmed) in an empty prompt box: an example to try, or a hint about the
-# messages queued while it works. Plain text cannot tell dim from typed: known by their words.
-_PLACEHOLDER = re.compile(r'^(?:Try "[^"]*"|Press up to edit queued messages\b.*)$')
+# What Claude shows (dimmed) in an empty prompt box: an example to try, a hint about the
+# messages queued while it works, or after an API error (a rate limit's 429) what to do next.
+# Plain text cannot tell dim from typed: known by their words.
+_PLACEHOLDER = re.compile(r'^(?:Try "[^"]*"|Press up to edit queued messages\b.*|Resend your message to try again)$')
 BOX_INDENT = "  "  # the rows of a draft after the `❯ ` row
 
 

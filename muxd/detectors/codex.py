@@ -38,6 +38,7 @@ from muxd.detectors.base import ScreenContext
 from muxd.detectors.codex_composer import FOOTER_ROWS_MAX, POPUP_ROW, composer_row, draft, footer
 from muxd.detectors.codex_tools import EXEC_TOOL, PATCH_TOOL, RUNNING_VERBS, TOOL_CELL, cell_tool, tool_sightings
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection
+from muxd.detectors.usage_limits import limited, usage_limit
 
 NAME = "codex"
 _PROCESS_NAMES = frozenset({"codex", "codex-cli"})
@@ -137,7 +138,7 @@ class CodexDetector:
                 found = Detection(agent_type=NAME, state="Thinking", rule="status-line", line=lines[row].strip(),
                                   description=header, elapsed_s=elapsed, error=error, background=background)
         else:
-            found = _turn_state(lines, composer)
+            found = _turn_state(lines, composer, ctx.now)
         return replace(found, model=model, context_left_pct=context_left, tools_seen=tools,
                        input_text=draft(lines, composer, ctx.columns))
 
@@ -375,8 +376,10 @@ def _turn_has_cells(lines: Sequence[str], status_row: int) -> bool:
     return bool(_blocks(lines, (user + 1) if user is not None else 0, status_row))
 
 
-def _turn_state(lines: Sequence[str], composer: int) -> Detection:
-    """No status line: Generating while an answer streams in the current turn, else Idle."""
+def _turn_state(lines: Sequence[str], composer: int, now: float) -> Detection:
+    """No status line: Generating while an answer streams in the current turn, UsageLimited
+    when it ended on a usage limit (`■ You’ve hit your usage limit… try again at 8:35 PM.`),
+    else Idle."""
 
     def found(state: ActivityState, rule: str, row: int, tool: str | None = None,
               error: AgentError | None = None) -> Detection:
@@ -403,7 +406,9 @@ def _turn_state(lines: Sequence[str], composer: int) -> Detection:
     if ended:
         text = _cell_text(lines, row, composer)
         error = None if _INTERRUPTED.match(text) else AgentError(type=error_kind(text), message=text)
-        return found("Idle", "turn-ended", row, error=error)
+        limit = usage_limit(text, now) if error is not None else None
+        ended_here = found("Idle", "turn-ended", row, error=error)
+        return ended_here if limit is None else limited(ended_here, limit, "usage-limit")
     tool = TOOL_CELL.match(line)
     if tool and user is not None:
         if tool.group("verb") in RUNNING_VERBS:

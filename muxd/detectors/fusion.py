@@ -32,9 +32,10 @@ Which activity state wins, in this order (the rule's name is kept in `AgentState
    look like a new turn starting and ending; a real new turn comes with its own prompt hook.
 8. "screen-newer": otherwise the screen changed after the hook, and the newer evidence wins.
 
-A turn that ends with no hook telling it closes the hooks' turn, the rest then being the
-screen's word (`HookView.see`, `HookView.interrupted`): the screen shows an interrupt or an
-error line under the prompt, or the turn's prompt back in the input box after it drew the turn
+A StopFailure on a usage or rate limit claims UsageLimited (its words may say the reset: the
+`limit` fact). A turn that ends with no hook telling it closes the hooks' turn, the rest then
+being the screen's word (`HookView.see`, `HookView.interrupted`): the screen shows a usage
+limit (UsageLimited, Codex fires no hook on it), an interrupt or an error line under the prompt, or the turn's prompt back in the input box after it drew the turn
 busy (Claude Code fires no Stop when interrupted; Codex none on an API error), or a
 permission dialog it showed is gone with the agent at its prompt (denied), or muxd itself sent
 the interrupt key (a cancelled execution) and the screen is at rest.
@@ -50,10 +51,12 @@ from __future__ import annotations
 import msgspec
 
 from muxd.detectors.hook_events import HookFact
+from muxd.detectors.reset_time import reset_at
 from muxd.detectors.state import (
-    AT_PROMPT_STATES, BUSY_STATES, Activity, ActivityState, AgentError, AgentState, Confidence, Confirmation,
-    Fusion, Provenance,
+    AT_PROMPT_STATES, BUSY_STATES, TURN_OVER_STATES, Activity, ActivityState, AgentError, AgentState, Confidence,
+    Confirmation, Fusion, Provenance, UsageLimit,
 )
+from muxd.detectors.usage_limits import LIMIT_KINDS
 
 HOOK_TURN_HOLD_S = 30.0    # an open turn outlives a screen at rest this long (rule 6)
 HOOK_TOOL_HOLD_S = 600.0   # and this long while a tool has started and not finished
@@ -114,11 +117,14 @@ class HookView:
             if fact.message != "compact":  # a new conversation (not one compacted mid-turn)
                 self._close(None, None, told.observed_at)
                 self.facts.pop("error", None)
+                self.facts.pop("limit", None)
             return
         if event == "session_ended":
             self._close(None, None, told.observed_at)
             return
         claim = _CLAIMS.get(event)
+        if event == "stop_failed" and fact.error_type in LIMIT_KINDS:
+            claim = "UsageLimited"  # the turn ended on a usage (or rate) limit
         if claim is None:
             return
         if event == "stopped" and fact.background:
@@ -137,7 +143,7 @@ class HookView:
             self.tool_open = event == "tool_started" or (event == "permission_requested" and self.tool_open)
         if event == "prompt_submitted":
             self.prompt_left_box, self.prompt_at = False, fact.observed_at
-            for name in ("error", "tool", "tool_input", "answer"):
+            for name in ("error", "limit", "tool", "tool_input", "answer"):
                 self.facts.pop(name, None)
             if fact.prompt:
                 self._tell("prompt", fact.prompt, told)
@@ -155,8 +161,10 @@ class HookView:
         if event == "stopped" and fact.background is not None:
             self._tell("background", fact.background, told)
         if event == "stop_failed":
-            self._tell("error", AgentError(type=fact.error_type or "unknown",
-                                           message=fact.message or fact.error_type or "unknown"), told)
+            message = fact.message or fact.error_type or "unknown"
+            self._tell("error", AgentError(type=fact.error_type or "unknown", message=message), told)
+            if claim == "UsageLimited":  # the reset, if its words say it, is from when the hook came
+                self._tell("limit", UsageLimit(message=message, resets_at=reset_at(message, fact.observed_at)), told)
 
     def see(self, screen: AgentState, shown_since: float, draft: str | None = None) -> None:
         """The screen began (at `shown_since`, after the hooks' last claim) to show the agent at
@@ -176,6 +184,11 @@ class HookView:
                 self._answered(screen, shown_since)
                 return
         if not self.turn_open:
+            return
+        if state == "UsageLimited" and shown_since > self.claim_at:
+            # A usage limit ended the turn, and no hook may tell it (Codex fires none on an API
+            # error): the screen's word stands as the hooks' rest.
+            self._close("UsageLimited", None, shown_since)
             return
         if state in BUSY_STATES:
             if (screen.activity.since or float("-inf")) >= self.prompt_at - HOOK_LATE_S:
@@ -269,7 +282,7 @@ def decide(screen: AgentState, hooks: HookView, now: float) -> tuple[str, str, C
         return "hook", "hook-newer", "hook"
     if mid_turn_at_rest and now < hold_ends(screen, hooks):
         return "hook", "open-turn", "hook"
-    if s in BUSY_STATES and h in AT_PROMPT_STATES and not hooks.turn_open and now < hold_ends(screen, hooks):
+    if s in BUSY_STATES and h in TURN_OVER_STATES and not hooks.turn_open and now < hold_ends(screen, hooks):
         return "hook", "closed-turn", "hook"
     return "screen", "screen-newer", "screen"
 
@@ -309,9 +322,9 @@ def fuse(screen: AgentState, hooks: HookView | None, now: float, previous: Agent
         "tool": screen.tool if state == s else None, "tool_input": None,
         "confirmation": screen.confirmation if state == s else None,
         "error": screen.error if state == s else None, "prompt": None, "background": screen.background,
-        "session": screen.session,
+        "session": screen.session, "limit": screen.limit if state == s else None,
     }
-    for name in ("tool", "confirmation", "error"):
+    for name in ("tool", "confirmation", "error", "limit"):
         if fields[name] is None:
             sources.pop(name, None)
     _hook_fields(fields, sources, hooks, state, winner, rule)
@@ -349,6 +362,16 @@ def _hook_fields(fields: dict[str, object], sources: dict[str, Provenance], hook
         told = hooks.fact(name)
         if told is not None:
             fields[name], sources[name] = told
+    limit = hooks.fact("limit")
+    shown = fields["limit"]
+    if state == "UsageLimited" and limit is not None and (
+            shown is None or getattr(shown, "resets_at", None) is None and getattr(limit[0], "resets_at", None)):
+        # The screen's words for the limit, unless it shows none or no reset the hook's words give.
+        fields["limit"], sources["limit"] = limit
+    if state == "UsageLimited" and fields["limit"] is None:  # (never seen: a limit has its words)
+        error = fields["error"]
+        fields["limit"] = UsageLimit(message=error.message if isinstance(error, AgentError) else "usage limit",
+                                     resets_at=None)
     background = hooks.fact("background")
     shown = sources.get("background")
     if background is not None and (shown is None or background[1].observed_at >= shown.observed_at):

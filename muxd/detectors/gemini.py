@@ -41,6 +41,7 @@ from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.gemini_input import COMPOSERS, bottom_rule, draft, footer_model, input_rule
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection, ToolSighting
+from muxd.detectors.usage_limits import limited, usage_limit
 
 NAME = "gemini"
 _PROCESS_NAMES = frozenset({"gemini", "gemini-cli"})
@@ -66,6 +67,8 @@ _RUNNING_GLYPHS = frozenset("⊶⊷") | frozenset(chr(code) for code in range(0x
 _SHELL_WAITING = re.compile(r"^\s*!\s+(?P<desc>\S.*?)\s+\(Tab to focus\)")
 _ALLOW_EXECUTION = re.compile(r"Allow execution of (?:\[(?P<tool>[^\]]+)\]|MCP tool \"(?P<mcp>[^\"]+)\")")
 _ERROR_LINE = re.compile(r"^✕\s+(?P<text>\S.*)$")
+_LIMIT_HEAD = re.compile(r"^Usage limit reached\b")  # the quota box's first words
+_FIRST_SENTENCE = re.compile(r"^✕\s+(?P<text>\S.*?\.(?:\]|(?=\s)|$))")
 _EXIT_MARKER = re.compile(r"Agent powering down|Interaction Summary|gemini --resume")
 _SESSION_ID = re.compile(r"(?:Session ID:\s+|gemini --resume )(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
 _USAGE_HEADER = re.compile(r"\bModel\s{2,}Reqs\b")
@@ -95,7 +98,8 @@ class GeminiDetector:
 
     def _read(self, ctx: ScreenContext, lines: list[str]) -> Detection:
         tools = _tool_sightings(lines)
-        found = exit_or_dialog(ctx, NAME, lines, tools, _exited, _confirmation)
+        found = exit_or_dialog(ctx, NAME, lines, tools, _exited,
+                               lambda rows: limit_dialog(rows, ctx.now) or _confirmation(rows))
         if found is not None:
             return found
         rule_row = input_rule(lines)
@@ -104,7 +108,7 @@ class GeminiDetector:
             row, description, elapsed = spinner
             found = _busy_state(lines, row, description, elapsed)
         elif rule_row is not None:
-            found = _idle_state(lines, rule_row, ctx.columns)
+            found = _idle_state(lines, rule_row, ctx.columns, ctx.now)
         else:
             found = input_hidden(NAME, lines, "no-input-box")
         return replace(found, model=footer_model(lines, rule_row), tools_seen=tools)
@@ -117,6 +121,8 @@ def _screen_score(lines: list[str]) -> float:
     confirmation = _confirmation(lines)
     if confirmation is not None and confirmation.confirmation is not None and any(
             _GEMINI_OPTION.search(option) for option in confirmation.confirmation.options):
+        score = max(score, CONFIRMATION_CONFIDENCE)
+    elif limit_dialog(lines, 0.0) is not None:  # its quota box, in its words
         score = max(score, CONFIRMATION_CONFIDENCE)
     rule_row = input_rule(lines)
     if rule_row is None:
@@ -206,22 +212,76 @@ def _busy_state(lines: Sequence[str], row: int, description: str, elapsed: int |
     return found("Thinking", "spinner", row)
 
 
-def _idle_state(lines: Sequence[str], rule_row: int, columns: int) -> Detection:
+def _idle_state(lines: Sequence[str], rule_row: int, columns: int, now: float) -> Detection:
     composer = next((row for row in range(rule_row + 1, len(lines)) if COMPOSERS[lines[row]]), rule_row)
     user = _last_user_row(lines, rule_row)
-    error = _turn_error(lines, user + 1, rule_row) if user is not None else None
-    return Detection(agent_type=NAME, state="Idle", rule="input-box", line=lines[composer].strip(), error=error,
-                     input_text=draft(lines, composer, columns) if composer != rule_row else None)
+    # With the prompt scrolled away (a quota's error fills a short pane) every row is the turn's.
+    error_row = _turn_error_row(lines, user + 1 if user is not None else 0, rule_row)
+    error = _ERRORS[lines[error_row]] if error_row is not None else None
+    found = Detection(agent_type=NAME, state="Idle", rule="input-box", line=lines[composer].strip(),
+                      error=error if user is not None else None,
+                      input_text=draft(lines, composer, columns) if composer != rule_row else None)
+    if error is None or error_row is None:
+        return found
+    # The error's first sentence (it may wrap), and the rows under it say when to retry
+    # (`Please retry in 400s.`).
+    block = " ".join(_block_rows(lines, error_row, rule_row))
+    sentence = _FIRST_SENTENCE.match(block)
+    limit = usage_limit(sentence.group("text") if sentence else error.message, now, block)
+    return found if limit is None else limited(found, limit, "usage-limit")
 
 
 def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None:
     """The API error shown in the current turn (`✕ [API Error: …]`), if any."""
+    row = _turn_error_row(lines, start, end)
+    return _ERRORS[lines[row]] if row is not None else None
+
+
+def _turn_error_row(lines: Sequence[str], start: int, end: int) -> int | None:
     errors = _ERRORS
     for row in range(end - 1, start - 1, -1):
-        error = errors[lines[row]]
-        if error is not None:
-            return error
+        if errors[lines[row]] is not None:
+            return row
     return None
+
+
+def _block_rows(lines: Sequence[str], row: int, end: int) -> list[str]:
+    """The text of the block starting at `row`: its rows up to a blank row or the next block."""
+    rows = [lines[row].strip()]
+    for line in lines[row + 1:end]:
+        if not line.strip() or _BLOCK_STARTS[line]:
+            break
+        rows.append(line.strip())
+    return rows
+
+
+def limit_dialog(lines: Sequence[str], now: float) -> Detection | None:
+    """The box Gemini CLI asks in when a quota ran out, ending the screen: `Usage limit reached
+    for all Pro models.`, perhaps `Access resets at 6:32 PM UTC.`, then `1. Keep trying`,
+    `2. Stop`. UsageLimited with the box's options to choose from."""
+    last = last_non_empty(lines)
+    if last is None or not last[1].strip().startswith("╰"):
+        return None
+    option_row = next((row for row in range(last[0] - 1, max(-1, last[0] - 4), -1) if is_option(lines[row])), None)
+    block = option_block(lines, option_row) if option_row is not None else None
+    if block is None:
+        return None
+    first_option, options = block
+    texts: list[str] = []
+    for row in range(first_option - 1, max(-1, first_option - QUESTION_ROWS_MAX), -1):
+        if lines[row].strip().startswith("╭"):
+            break
+        text = unbox(lines[row])
+        if text:
+            texts.insert(0, text)
+    head = next((i for i, text in enumerate(texts) if _LIMIT_HEAD.match(text)), None)
+    if head is None:
+        return None
+    limit = usage_limit(texts[head], now, " ".join(texts[head + 1:]))
+    if limit is None:
+        return None
+    found = Detection(agent_type=NAME, state="Unknown", rule="")
+    return limited(found, limit, "usage-limit-dialog", confirmation=Confirmation(prompt=texts[head], options=options))
 
 
 def _error(line: str) -> AgentError | None:

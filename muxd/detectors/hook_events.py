@@ -62,7 +62,7 @@ class HookFact(msgspec.Struct, frozen=True, kw_only=True):
     tool_input: str | None = None   # short, one line
     prompt: str | None = None
     answer: str | None = None       # the turn's last assistant message
-    error_type: str | None = None   # StopFailure's error: "rate_limit", "overloaded", …
+    error_type: str | None = None   # StopFailure's error in muxd's words: "rate_limited", "usage_limit", …
     message: str | None = None      # a notification's text, an error's details, a session's source/reason
     background: int | None = None   # background work still in flight (Claude's Stop)
 
@@ -220,6 +220,8 @@ _STOP_FAILURE_TYPES = {"rate_limit": "rate_limited", "overloaded": "overloaded",
 
 def _error_type(category: str | None, message: str | None) -> str:
     known = _STOP_FAILURE_TYPES.get(category or "")
+    if known == "rate_limited" and message and error_kind(message) == "usage_limit":
+        return "usage_limit"  # a plan's limit ("You've hit your 5-hour limit"), as the screen types it
     if known is not None:
         return known
     return error_kind(message) if message else "unknown"

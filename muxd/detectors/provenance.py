@@ -26,6 +26,7 @@ FIELDS: dict[str, Callable[[AgentState], object]] = {
     "context_left_pct": lambda s: s.session.context_left_pct,
     "confirmation": lambda s: s.confirmation,
     "error": lambda s: s.error,
+    "limit": lambda s: s.limit,
     "prompt": lambda s: s.prompt,
     "background": lambda s: s.background or None,  # 0: none shown, nothing to trace
 }

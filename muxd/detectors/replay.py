@@ -81,9 +81,10 @@ class _Always:
 
 def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: int | None = None,
                         lines: int | None = None, pane_id: str = "",
-                        cursor: tuple[int, int] | None = None) -> AgentState:
+                        cursor: tuple[int, int] | None = None, now: float = 0.0) -> AgentState:
     """The AgentState of one saved screen: plain capture, capture with escapes, or raw bytes;
-    `cursor` (x, y): where the pane's cursor was, which a capture does not keep."""
+    `cursor` (x, y): where the pane's cursor was, which a capture does not keep; `now` (epoch
+    seconds): when it was on screen, for what it says of times ("resets 3pm")."""
     plain = b"\x1b" not in data
     # A capture (`capture-pane -p`, no carriage returns) does not keep the cursor: unless told
     # where it was, it is put home, where ScreenContext's is when unknown, not left after the
@@ -101,8 +102,8 @@ def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: 
     if cursor is not None or captured:
         x, y = cursor or (0, 0)
         emulator.feed(b"\x1b[%d;%dH" % (y + 1, x + 1))
-    runner = DetectorRunner(pane_id, detectors, clock=lambda: 0.0)
-    runner.run(frame_context(emulator, 0.0), settled=True)
+    runner = DetectorRunner(pane_id, detectors, clock=lambda: now)
+    runner.run(frame_context(emulator, now), settled=True)
     return runner.state
 
 

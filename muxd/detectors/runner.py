@@ -31,6 +31,7 @@ from muxd.detectors.registry import choose, shell_detector
 from muxd.detectors.shell import SHELLS
 from muxd.detectors.state import (
     AT_PROMPT_STATES, RECENT_TOOLS_MAX, Activity, AgentSession, AgentState, Detection, Evidence, ToolSighting,
+    UsageLimit, takes_prompt,
 )
 
 log = logging.getLogger(__name__)
@@ -151,7 +152,7 @@ class DetectorRunner:
         if found is None:
             return None
         detection, detector_name = found
-        self._at_prompt = detection.state in AT_PROMPT_STATES
+        self._at_prompt = takes_prompt(detection.state, detection.confirmation)
         if detection.agent_type not in (None, self.screen.agent_type):
             self.typed_input = None  # another program now: what was typed at the last one is moot
         self.draft = detection.input_text if self._at_prompt else None
@@ -399,10 +400,20 @@ class DetectorRunner:
             is_awaiting_confirmation=d.state == "AwaitingConfirmation",
             confirmation=d.confirmation,
             error=d.error,
+            limit=self._limit_seen(d.limit),
             evidence=Evidence(detector=detector_name, rule=d.rule, line=d.line),
             background=d.background,
         )
         return msgspec.structs.replace(state, sources=screen_sources(state, now, d.rule))
+
+
+    def _limit_seen(self, limit: UsageLimit | None) -> UsageLimit | None:
+        """`limit` as first seen: the same words on later frames keep the reset they gave then
+        (a relative "retry in 400s" means 400 s from when it was drawn, not from each look)."""
+        shown = self.screen.limit
+        if limit is not None and shown is not None and limit.message == shown.message:
+            return shown
+        return limit
 
 
 class DetectionSchedule:

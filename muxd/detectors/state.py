@@ -11,10 +11,13 @@ import msgspec
 AgentType = str
 KNOWN_AGENT_TYPES = ("claude", "codex", "gemini", "aider", "opencode", "shell")
 ActivityState = Literal["Idle", "Thinking", "Generating", "ToolUse", "AwaitingConfirmation",
-                        "AwaitingInput", "Exited", "Unknown"]
+                        "AwaitingInput", "UsageLimited", "Exited", "Unknown"]
 BUSY_STATES: frozenset[str] = frozenset({"Thinking", "Generating", "ToolUse"})
 # The agent is at its prompt, ready for input (a turn has ended; text in its box is a person's).
 AT_PROMPT_STATES: frozenset[str] = frozenset({"Idle", "AwaitingInput"})
+# The agent's turn is over: it is at its prompt, or a usage limit stopped it ("UsageLimited":
+# neither busy nor at its prompt, since what it is given now fails the same way until the reset).
+TURN_OVER_STATES: frozenset[str] = AT_PROMPT_STATES | {"UsageLimited"}
 RECENT_TOOLS_MAX = 10
 # Where a fact about an agent came from: its screen, its own lifecycle hooks, its session log.
 FactSource = Literal["screen", "hook", "session_log"]
@@ -45,8 +48,15 @@ class Confirmation(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class AgentError(msgspec.Struct, frozen=True, kw_only=True):
-    type: str      # "overloaded", "rate_limited", "api_error", "server_error", …
+    type: str      # "overloaded", "rate_limited", "usage_limit", "api_error", "server_error", …
     message: str   # the agent's own words, one line
+
+
+class UsageLimit(msgspec.Struct, frozen=True, kw_only=True):
+    """The usage (or rate) limit that stopped the agent, as it words it."""
+
+    message: str              # the agent's own words, one line
+    resets_at: float | None   # wall-clock epoch seconds the agent says it resets; None: it does not say
 
 
 class Evidence(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,6 +97,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True):
     is_awaiting_confirmation: bool = False
     confirmation: Confirmation | None = None
     error: AgentError | None = None
+    limit: UsageLimit | None = None  # set while (and only while) the state is UsageLimited
     # The text in the agent's input box (lines joined by "\n"); None when the box is empty
     # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
     input_text: str | None = None
@@ -128,8 +139,15 @@ class Detection(msgspec.Struct, frozen=True, kw_only=True):
     tools_seen: list[ToolSighting] = []
     confirmation: Confirmation | None = None
     error: AgentError | None = None
+    limit: UsageLimit | None = None  # with state UsageLimited: what the screen says of the limit
     # The text in the agent's input box (lines joined by "\n"); None when the box is empty
     # (a placeholder is not input) or not on screen. The runner keeps it out of AgentState.
     input_text: str | None = None
     # Background work still running (subagents, terminals), as the screen counts it.
     background: int = 0
+
+
+def takes_prompt(state: str, confirmation: Confirmation | None) -> bool:
+    """The agent's input box takes a prompt: it is at its prompt, or a usage limit stopped it
+    there (not in a dialog about the limit, which a typed prompt would answer instead)."""
+    return state in AT_PROMPT_STATES or (state == "UsageLimited" and confirmation is None)

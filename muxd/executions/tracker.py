@@ -11,8 +11,9 @@ execution runs) waits in order as `pending` and is delivered when the agent is n
 prompt. An agent turn ends when the agent is back at its prompt and stays there for
 IDLE_SETTLE_S (after having been seen busy, or TURN_UNSEEN_S after delivery for a turn too
 short to be seen, once `turn_shown` says the screen shows it); a turn that ends showing an API
-error is `failed`. A prompt never seen busy whose text stays in the agent's input box
-(`prompt_waiting`) gets Enter again, a few times, and fails as `prompt_not_taken` if it stays.
+error is `failed`, and one a usage limit stopped (UsageLimited) `failed` with `usage_limit`. A
+prompt never seen busy whose text stays in the agent's input box (`prompt_waiting`) gets
+Enter again, a few times, and fails as `prompt_not_taken` if it stays.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from muxd.config import (
     EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
 )
 from muxd.detectors.fusion import HOOK_LATE_S
-from muxd.detectors.state import AT_PROMPT_STATES, BUSY_STATES, AgentError, AgentState
+from muxd.detectors.state import BUSY_STATES, TURN_OVER_STATES, AgentError, AgentState, takes_prompt
+from muxd.detectors.usage_limits import LIMIT_KINDS
 from muxd.errors import Conflict
 from muxd.executions.fingerprint import stack_hash
 from muxd.executions.record import Execution, ExecutionError, Status, finished
@@ -85,6 +87,16 @@ MUXD_FAILURE_TYPES = frozenset({"pane_exited", "exit_status"})
 
 def error_of(error_type: str, message: str) -> ExecutionError:
     return ExecutionError(type=error_type, message=message, stack_hash=stack_hash(error_type, message))
+
+
+# What a turn that ended on a usage or rate limit failed with, whichever source told it.
+USAGE_LIMIT_ERROR = "usage_limit"
+
+
+def turn_error(error_type: str, message: str) -> ExecutionError:
+    """The error a turn ended on, as the history types it: a limit (a plan's, a quota, a 429 the
+    agent gave up on) is `usage_limit`, so one failure is one type whatever said it."""
+    return error_of(USAGE_LIMIT_ERROR if error_type in LIMIT_KINDS else error_type, message)
 
 
 def exit_error(command: str | None, exit_code: int) -> ExecutionError:
@@ -159,7 +171,7 @@ class ExecutionTracker:
                 if not turn.seen_busy:  # and the unseen grace, and the next look at the screen
                     at = max(at, turn.delivered_at + EXECUTION_TURN_UNSEEN_S, turn.recheck_at or 0.0)
                 times.append(at)
-            elif not turn.seen_busy and self.state.activity.state in AT_PROMPT_STATES:
+            elif not turn.seen_busy and self.state.activity.state in TURN_OVER_STATES:
                 times.append(turn.delivered_at + EXECUTION_TURN_UNSEEN_S)  # no state since delivery
         if running is not None and running.timeout_s is not None and running.started_at is not None:
             times.append(running.started_at + running.timeout_s)
@@ -181,7 +193,9 @@ class ExecutionTracker:
         return [Save(queued)]
 
     def _ready(self, now: float) -> bool:
-        return self.state.activity.state in AT_PROMPT_STATES and (not self._settling or now >= self._quiet_until)
+        # (a usage-limited agent takes a prompt too: muxd's resume at the reset sends one)
+        return takes_prompt(self.state.activity.state, self.state.confirmation) and (
+            not self._settling or now >= self._quiet_until)
 
     def _deliver(self, execution: Execution, now: float) -> list[Effect]:
         started = msgspec.structs.replace(execution, status="running", started_at=now)
@@ -221,11 +235,12 @@ class ExecutionTracker:
         running, turn = self.running, self._turn
         if activity == "Exited":
             return self.pane_exited(None, now)
-        if activity in AT_PROMPT_STATES:
+        if activity in TURN_OVER_STATES:
             self._settling = False
         if running is None:
             if (manual is not None and not self._settling and state.is_agent and activity in MID_TURN_STATES
-                    and before.activity.state in AT_PROMPT_STATES and before.agent_type == state.agent_type):
+                    and takes_prompt(before.activity.state, before.confirmation)
+                    and before.agent_type == state.agent_type):
                 return self._start_manual(*manual(), state, now)
             return self._next(now)
         if running.kind != "prompt" or turn is None:
@@ -235,9 +250,9 @@ class ExecutionTracker:
         if activity in MID_TURN_STATES:
             turn.seen_busy = True
             turn.at_prompt_since = turn.hook_ended_at = None
-        elif activity in AT_PROMPT_STATES and state.background:
+        elif activity in TURN_OVER_STATES and state.background:
             turn.at_prompt_since = None  # background work runs on: the turn settles once it ends
-        elif activity in AT_PROMPT_STATES:
+        elif activity in TURN_OVER_STATES:  # at its prompt, or stopped by a usage limit
             if turn.at_prompt_since is None:
                 turn.at_prompt_since = now
             said = _said_by_hook(state, "state")  # not a Stop of the turn before this one
@@ -295,7 +310,7 @@ class ExecutionTracker:
             self._quiet_until, self._settling = now + EXECUTION_IDLE_SETTLE_S, True
             return [Interrupt(running)] + effects
         if (running.kind == "prompt" and turn.at_prompt_since is None and not turn.seen_busy
-                and self.state.activity.state in AT_PROMPT_STATES):
+                and self.state.activity.state in TURN_OVER_STATES):
             # No state was published since delivery: the agent never left its prompt (a turn
             # refused at once, e.g. an API error shown under the prompt).
             turn.at_prompt_since = turn.delivered_at
@@ -311,9 +326,12 @@ class ExecutionTracker:
             turn.recheck_at = now + EXECUTION_TURN_RECHECK_S
             return []
         error = turn.error or self.state.error
+        limit = self.state.limit if self.state.activity.state == "UsageLimited" else None
         ended = turn.hook_ended_at if turn.hook_ended_at is not None else now
-        if error is not None:
-            effects = self._end("failed", ended, error_of(error.type, error.message))
+        if limit is not None:
+            effects = self._end("failed", ended, error_of(USAGE_LIMIT_ERROR, limit.message))
+        elif error is not None:
+            effects = self._end("failed", ended, turn_error(error.type, error.message))
         else:
             effects = self._end("success", ended, None)
         return effects + self._next(now)

@@ -1,10 +1,11 @@
 """The output shapes of muxd's MCP tools, as TypedDicts: the SDK publishes them as `outputSchema`.
 
-`AgentSummaryOutput` is seed 002's summary field for field, with the confirmation asked and the
-error shown (null when none), the background work still running, how far the state can be
-trusted (`confidence`) and where each field came from (`sources`). The guards may cut a result that
-is too large; the fields they add then (`truncated`, `original_count`, `original_chars`) are
-declared as optional on every shape, or the SDK's validation would drop them.
+`AgentSummaryOutput` is seed 002's summary field for field, with the confirmation asked, the
+error shown and the usage limit that stopped the agent (null when none), the background work
+still running, how far the state can be trusted (`confidence`) and where each field came from
+(`sources`). The guards may cut a result that is too large; the fields they add then
+(`truncated`, `original_count`, `original_chars`) are declared as optional on every shape, or
+the SDK's validation would drop them.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ class SummaryErrorOutput(TypedDict):
     message: str  # the agent's own words, one line
 
 
+class SummaryLimitOutput(TypedDict):
+    message: str              # the agent's own words, one line
+    resets_at: float | None   # epoch seconds the agent says the limit resets; null: it does not say
+
+
 class _AgentSummary(TypedDict):
 
     pane_id: str
@@ -66,8 +72,9 @@ class _AgentSummary(TypedDict):
     session: SummarySessionOutput
     recent_tools: list[str]
     context: SummaryContextOutput
-    confirmation: SummaryConfirmationOutput | None  # only while awaiting confirmation
+    confirmation: SummaryConfirmationOutput | None  # only while it asks (a confirmation, a limit's dialog)
     error: SummaryErrorOutput | None                # the error the agent shows, if any
+    limit: SummaryLimitOutput | None                # the usage limit that stopped it (state UsageLimited)
     recent_output: NotRequired[list[str]]  # only when include_recent_output is true
     background: int         # subagents and background tasks still running apart from the turn
     confidence: str         # "certain" (hook and screen agree), "screen", "hook", "stale"

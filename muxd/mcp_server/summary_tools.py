@@ -14,7 +14,7 @@ from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import AgentSummaryOutput, ListAgentsOutput
 from muxd.protocol.messages import AgentSummary, ListPanes, PaneInfo, Summary
-from muxd.units import duration, tokens
+from muxd.units import duration, limit_text, tokens
 
 SUMMARY_OUTPUT_LINES_DEFAULT = 10
 SUMMARY_OUTPUT_LINES_MAX = 50  # seed 002's bound
@@ -33,7 +33,8 @@ def summary_record(summary: AgentSummary) -> dict[str, Any]:
 
 
 def agent_line(pane: PaneInfo, now: float) -> str:
-    """One compact line for a pane: id, name, agent type, state, duration, description, tokens."""
+    """One compact line for a pane: id, name, agent type, state, duration, description, tokens,
+    and what it waits on (a confirmation, a usage limit's reset)."""
     agent = pane.agent
     parts = [pane.id, pane.name or "-", agent.agent_type or "none", agent.activity.state]
     if agent.activity.since is not None:
@@ -44,6 +45,8 @@ def agent_line(pane: PaneInfo, now: float) -> str:
         parts.append(f"{tokens(agent.session.tokens_used)} tok")
     if agent.is_awaiting_confirmation:
         parts.append("AWAITING CONFIRMATION")
+    if agent.limit is not None:
+        parts.append(limit_text(agent.limit.resets_at, now).replace("usage limit", "USAGE LIMIT", 1))
     return " ".join(parts)
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
-from muxd.detectors.state import AgentError, AgentState, Confidence, Provenance
+from muxd.detectors.state import AgentError, AgentState, Confidence, Provenance, UsageLimit
 from muxd.protocol.fields import (
     Argv, AttachData, Env, EventKinds, FilePath, Keys, Label, Name, PaneTargets, Size, Tags, Target,
 )
@@ -420,8 +420,8 @@ class SummaryConfirmation(msgspec.Struct, frozen=True, kw_only=True):
 
 class AgentSummary(msgspec.Struct, frozen=True, kw_only=True):
     """The compact summary of seed 002 (~80 tokens instead of a raw screen), field for field,
-    and what an orchestrator needs besides: the question an agent awaits an answer to and the
-    error it shows (null when there is none)."""
+    and what an orchestrator needs besides: the question an agent awaits an answer to, the
+    error it shows and the usage limit that stopped it (null when there is none)."""
 
     pane_id: str
     agent_type: str | None
@@ -430,8 +430,9 @@ class AgentSummary(msgspec.Struct, frozen=True, kw_only=True):
     session: SummarySession
     recent_tools: list[str]
     context: SummaryContext
-    confirmation: SummaryConfirmation | None = None  # only while awaiting confirmation
+    confirmation: SummaryConfirmation | None = None  # only while it asks (a confirmation, a limit's dialog)
     error: AgentError | None = None
+    limit: UsageLimit | None = None  # only while UsageLimited: the agent's words, when it resets (epoch s)
     recent_output: list[str] | None = None
     background: int = 0  # subagents and background tasks still running apart from the turn
     confidence: Confidence = "screen"  # certain: hook and screen agree; screen/hook: one alone; stale

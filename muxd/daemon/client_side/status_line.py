@@ -38,7 +38,7 @@ def agent_status(state: AgentState, now: float | None = None) -> str:
 
 _PHRASES = {"Idle": "idle", "Thinking": "thinking", "Generating": "writing", "ToolUse": "using a tool",
             "AwaitingConfirmation": "waiting for yes", "AwaitingInput": "waiting for input",
-            "Exited": "exited"}
+            "UsageLimited": "at its usage limit", "Exited": "exited"}
 
 
 def agent_phrase(state: AgentState) -> str:

@@ -31,16 +31,17 @@ def recent_output(pane: Pane, count: int) -> list[str]:
 
 
 def confirmation(state: AgentState) -> SummaryConfirmation | None:
-    """The question an agent awaiting confirmation asks, with the tool it asks to use."""
+    """The question an agent awaiting confirmation (or stopped by a usage limit, in a dialog
+    about it) asks, with the tool it asks to use."""
     asked = state.confirmation
-    if not state.is_awaiting_confirmation or asked is None:
-        return None
+    if asked is None or not (state.is_awaiting_confirmation or state.activity.state == "UsageLimited"):
+        return None  # (a dialog about a usage limit asks too: Claude Code's weekly one)
     return SummaryConfirmation(prompt=asked.prompt, options=list(asked.options), tool=state.tool)
 
 
 # The AgentState sources a summary shows: the fields the summary carries.
 SUMMARY_SOURCES = ("state", "tool", "tool_input", "session_id", "model", "tokens_used", "recent_tools",
-                   "confirmation", "error", "background")
+                   "confirmation", "error", "limit", "background")
 
 
 def summary_sources(state: AgentState, shown_session_id: str | None, now: float) -> dict[str, Provenance]:
@@ -73,6 +74,7 @@ def agent_summary(pane: Pane, *, include_recent_output: bool = False, output_lin
                                tags=list(pane.tags), cwd=pane.cwd()),
         confirmation=confirmation(state),
         error=state.error,
+        limit=state.limit,
         recent_output=recent_output(pane, output_lines) if include_recent_output else None,
         background=state.background,
         confidence=confidence_at(state, now),

@@ -80,6 +80,10 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("mode-keys", "window", "choice", "vi", "copy mode's keys: vi's or emacs's", ("vi", "emacs")),
     *(Option(name, scope, kind, default, help, choices)  # type: ignore[arg-type]
       for name, scope, kind, default, help, choices in ALERT_OPTIONS),
+    Option("limit-resume", "window", "flag", "off",
+           "when a usage limit stopped the pane's agent and it said when the limit resets, send it "
+           "limit-resume-prompt then (as an execution, triggered_by schedule)"),
+    Option("limit-resume-prompt", "window", "string", "continue", "what limit-resume sends the agent"),
 )}
 _OWN = frozenset(OPTIONS)
 INERT_HELP = "tmux's; kept and shown, no effect in muxd"

@@ -20,7 +20,7 @@ from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.work.session_log_finder import SessionLogs
 from muxd.executions.record import Execution, Source
 from muxd.executions.session_logs import SessionLogCursor, TurnFacts
-from muxd.executions.tracker import MUXD_FAILURE_TYPES, error_of
+from muxd.executions.tracker import MUXD_FAILURE_TYPES, turn_error
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.detection import PaneDetection
@@ -146,5 +146,5 @@ def _from_log(execution: Execution, facts: TurnFacts, fields: dict[str, object],
         # The log says the turn ended on an API error the screen did not show long enough; or
         # the screen or a hook told it, and the log's record of the API's own words is fuller.
         fields["status"] = "failed"
-        fields["error"] = error_of(facts.error.type, facts.error.message)
+        fields["error"] = turn_error(facts.error.type, facts.error.message)
         sources["error"] = "session_log"

@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from muxd.testing.fake_models.script import RecordedRequest, Script, Step, Turn
+from muxd.testing.fake_models.script import Fail, Pause, RecordedRequest, Script, Step, Turn, failure
 
 SERVER_STOP_TIMEOUT_S = 5.0
 SERVE_POLL_INTERVAL_S = 0.05  # how soon serve_forever notices stop()
@@ -91,6 +91,16 @@ class Exchange:
         if self._chunked:
             self._write(b"0\r\n\r\n")
             self._chunked = False
+
+    def failure(self, steps: list[Step]) -> Fail | None:
+        """The `Fail` these steps answer with, once the pauses before it have passed; None
+        when they do not fail."""
+        fail = failure(steps)
+        if fail is not None:
+            for step in steps[:-1]:
+                if isinstance(step, Pause):
+                    self.sleep(step.seconds)
+        return fail
 
     def sleep(self, seconds: float) -> None:
         if seconds > 0 and self._server.stopping.wait(seconds):

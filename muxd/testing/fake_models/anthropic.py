@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import itertools
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,10 +41,11 @@ class AnthropicFake(FakeModelServer):
         body = ex.body if isinstance(ex.body, dict) else {}
         is_main = bool(body.get("stream")) and bool(body.get("tools"))
         steps: list[Step] = ex.take_turn() if is_main else [Say("OK", delay_s=0)]
-        if len(steps) == 1 and isinstance(steps[0], Fail):
-            fail = steps[0]
+        fail = ex.failure(steps)
+        if fail is not None:
             error = {"type": fail.code or ERROR_TYPES.get(fail.status, "api_error"), "message": fail.message}
-            ex.send_json(fail.status, {"type": "error", "error": error}, headers=fail.headers)
+            headers = fail.headers if fail.resets_in_s is None else {**limit_headers(fail, time.time()), **fail.headers}
+            ex.send_json(fail.status, {"type": "error", "error": error}, headers=headers)
             return
         message_id = f"msg_fake_{next(self._ids)}"
         model = body.get("model") or MODEL_ID
@@ -106,6 +109,16 @@ class AnthropicFake(FakeModelServer):
         send("message_delta", {"delta": {"stop_reason": stop_reason, "stop_sequence": None},
                                "usage": {"output_tokens": output_tokens}})
         send("message_stop", {})
+
+
+def limit_headers(fail: Fail, now: float) -> dict[str, str]:
+    """The headers of a subscription's usage limit as Claude Code reads them: the unified limit
+    `rejected`, when it resets (epoch seconds), which limit it is (`five_hour`; a `Fail`'s own
+    headers may say `seven_day`…) and `retry-after` in seconds."""
+    seconds = max(0, math.ceil(fail.resets_in_s or 0))
+    return {"retry-after": str(seconds), "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(int(now) + seconds),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour"}
 
 
 def _models(ex: Exchange) -> None:

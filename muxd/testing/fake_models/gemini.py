@@ -5,6 +5,7 @@ checks, model routing), `:countTokens`."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ from muxd.testing.fake_models.script import Call, Fail, Pause, Say, Step, Think
 
 ERROR_STATUSES = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE",
                   529: "UNAVAILABLE"}
+DAILY_QUOTA_S = 3600  # a quota that resets this far ahead is a daily one
 # Answers for the JSON side requests, by property name; others get a value of their type.
 SIDE_ANSWERS: dict[str, Any] = {"next_speaker": "user", "reasoning": "fake", "model_choice": "flash"}
 
@@ -37,10 +39,12 @@ class GeminiFake(FakeModelServer):
 
     def _stream_generate(self, ex: Exchange) -> None:
         steps = ex.take_turn()
-        if len(steps) == 1 and isinstance(steps[0], Fail):
-            fail = steps[0]
+        fail = ex.failure(steps)
+        if fail is not None:
             error = {"code": fail.status, "message": fail.message,
                      "status": fail.code or ERROR_STATUSES.get(fail.status, "INTERNAL")}
+            if fail.resets_in_s is not None:
+                error = quota_error(fail, _model_of(ex.path))
             ex.send_json(fail.status, {"error": error}, headers=fail.headers)
             return
         self._stream(ex, steps, _model_of(ex.path), _estimate_tokens(ex.body))
@@ -75,6 +79,22 @@ class GeminiFake(FakeModelServer):
         ex.record.usage = {"promptTokenCount": prompt_tokens, "candidatesTokenCount": output_tokens,
                            "totalTokenCount": prompt_tokens + output_tokens}
         send([{"text": ""}], finish="STOP")
+
+
+def quota_error(fail: Fail, model: str) -> dict[str, Any]:
+    """The `error` of a 429 quota as the Gemini API words it: RESOURCE_EXHAUSTED, the quota
+    broken (`QuotaFailure`: a daily one when the wait is DAILY_QUOTA_S or more, else one per
+    minute) and the wait (`RetryInfo.retryDelay`, also said in the message's last line)."""
+    seconds = max(0, math.ceil(fail.resets_in_s or 0))
+    period = "PerDay" if seconds >= DAILY_QUOTA_S else "PerMinute"
+    message = (f"{fail.message}\n* Quota exceeded for metric: generativelanguage.googleapis.com/"
+               f"generate_content_free_tier_requests, limit: 10, model: {model}\nPlease retry in {seconds}s.")
+    return {"code": 429, "message": message, "status": "RESOURCE_EXHAUSTED", "details": [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+            "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+            "quotaId": f"GenerateRequests{period}PerProjectPerModel-FreeTier",
+            "quotaDimensions": {"location": "global", "model": model}, "quotaValue": "10"}]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{seconds}s"}]}
 
 
 def _generate(ex: Exchange) -> None:

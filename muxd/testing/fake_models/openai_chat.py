@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from muxd.testing.fake_models._http import Exchange, FakeModelServer
-from muxd.testing.fake_models.script import Call, Fail, Pause, Say, Step, Think
+from muxd.testing.fake_models.script import Call, Pause, Say, Step, Think
 
 MODEL_ID = "fake-model"
 ERROR_TYPES = {429: "rate_limit_error", 500: "server_error", 503: "server_error", 529: "server_error"}
@@ -44,8 +44,8 @@ class OpenAIChatFake(FakeModelServer):
     def _completions(self, ex: Exchange) -> None:
         side = isinstance(ex.body, dict) and ex.body.get("model") == SIDE_MODEL
         steps: list[Step] = [Say(SIDE_REPLY, delay_s=0)] if side else ex.take_turn()
-        if len(steps) == 1 and isinstance(steps[0], Fail):
-            fail = steps[0]
+        fail = ex.failure(steps)
+        if fail is not None:
             ex.send_json(fail.status, {"error": {"message": fail.message,
                                                  "type": fail.code or ERROR_TYPES.get(fail.status, "server_error"),
                                                  "param": None, "code": None}}, headers=fail.headers)

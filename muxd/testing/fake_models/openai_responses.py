@@ -11,6 +11,8 @@ sent so, which lets one script serve Claude Code (which names the tool so) and C
 from __future__ import annotations
 
 import itertools
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -45,10 +47,12 @@ class OpenAIResponsesFake(FakeModelServer):
         # Side requests (the thread title) come without tools, alongside the main turn.
         steps: list[Step] = ex.take_turn() if body.get("tools") else [Say(TITLE, delay_s=0)]
         model = body.get("model") or MODEL_ID
-        if len(steps) == 1 and isinstance(steps[0], Fail):
-            fail = steps[0]
+        fail = ex.failure(steps)
+        if fail is not None:
             error = {"message": fail.message, "type": "server_error",
                      "code": fail.code or ERROR_CODES.get(fail.status, "server_error"), "param": None}
+            if fail.resets_in_s is not None:
+                error = usage_limit_error(fail, time.time())
             if not fail.in_stream:
                 ex.send_json(fail.status, {"error": error}, headers=fail.headers)
                 return
@@ -132,6 +136,15 @@ class OpenAIResponsesFake(FakeModelServer):
         send("response.completed", {"response": {
             "id": response_id, "object": "response", "model": model, "status": "completed", "output": [],
             "usage": usage}})
+
+
+def usage_limit_error(fail: Fail, now: float) -> dict[str, Any]:
+    """The body's `error` of a ChatGPT plan's usage limit as Codex reads it: type
+    `usage_limit_reached`, the plan, and when the limit resets (`resets_at`, epoch seconds, and
+    `resets_in_seconds`)."""
+    seconds = max(0, math.ceil(fail.resets_in_s or 0))
+    return {"type": "usage_limit_reached", "message": fail.message, "plan_type": "plus",
+            "resets_at": int(now) + seconds, "resets_in_seconds": seconds}
 
 
 def _function_name(name: str) -> dict[str, str]:

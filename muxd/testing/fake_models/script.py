@@ -86,6 +86,9 @@ class Fail:
     code: str | None = None  # the API's error code/type in the body; by default one that fits `status`
     # Response headers: `retry-after`, a rate limit's reset time (`anthropic-ratelimit-…-reset`).
     headers: dict[str, str] = field(default_factory=dict)
+    # A usage limit (with status 429): it resets this many seconds after each answer. Each API
+    # says so its own way (see `usage_limit`); None: a plain error.
+    resets_in_s: float | None = None
 
 
 Step = Union[Think, Say, Call, Pause, Fail]
@@ -130,8 +133,9 @@ class Script:
             self.turns.extend(list(t) for t in turns)
 
     def take(self) -> tuple[int | None, list[Step]]:
-        """The turn index and the steps to play for the next main request: a single `Fail`
-        while the turn still fails, then the turn's other steps."""
+        """The turn index and the steps to play for the next main request: while the turn still
+        fails, its `Fail` (after the `Pause`s before it: a server slow to refuse), then the
+        turn's other steps."""
         with self._lock:
             index = self._next
             if index >= len(self.turns):
@@ -141,7 +145,13 @@ class Script:
             fail = next((s for s in steps if isinstance(s, Fail)), None)
             if fail is not None and (fail.times is None or self._failures < fail.times):
                 self._failures += 1
-                return index, [fail]
+                waits = [s for s in steps[:steps.index(fail)] if isinstance(s, Pause)]
+                return index, [*waits, fail]
             self._next += 1
             self._failures = 0
             return index, [s for s in steps if not isinstance(s, Fail)]
+
+
+def failure(steps: list[Step]) -> Fail | None:
+    """The `Fail` a request's steps (`Script.take`) answer with, if they fail."""
+    return steps[-1] if steps and isinstance(steps[-1], Fail) else None

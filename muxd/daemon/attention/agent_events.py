@@ -55,9 +55,9 @@ def state_events(pane: Any, before: AgentState, after: AgentState, now: float) -
     elif new == "Idle" and (old in BUSY_STATES or old in WAITING_STATES):
         events.append(DaemonEvent(kind="agent-idle", **common))
     elif new == LIMITED_STATE:
-        limit = getattr(after, "limit", None)
-        events.append(DaemonEvent(kind="agent-limited", resets_at=getattr(limit, "resets_at", None),
-                                  error=getattr(limit, "message", None), **common))
+        limit = after.limit
+        events.append(DaemonEvent(kind="agent-limited", resets_at=limit.resets_at if limit else None,
+                                  error=limit.message if limit else None, **common))
     return events
 
 

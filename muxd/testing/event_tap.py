@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 from muxd.protocol.event_messages import DaemonEvent
@@ -22,6 +23,7 @@ CONNECT_TIMEOUT_S = 10.0
 class EventTap:
     def __init__(self, server: Any) -> None:
         self.events: list[DaemonEvent] = []
+        self.arrivals: list[float] = []  # the wall-clock time each event arrived, by index
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._loop = asyncio.new_event_loop()
@@ -52,6 +54,7 @@ class EventTap:
         if isinstance(event, DaemonEvent):
             with self._lock:
                 self.events.append(event)
+                self.arrivals.append(time.time())
 
     def find(self, kind: str, pane_id: str | None = None) -> DaemonEvent | None:
         with self._lock:

@@ -47,7 +47,7 @@ def test_a_plugin_detector_is_picked_up_and_drives_published_states(plugin_serve
     summary = json.loads(s.cli("summary", "-t", "d", "--json", "--output", "3", check=True).stdout)
     assert summary["agent_type"] == "demo" and summary["activity"]["state"] == "Thinking"
     assert summary["recent_output"] == ["DEMO-AGENT ready", "", "DEMO-AGENT working"]
-    assert set(summary) == {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools",
+    assert set(summary) == {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "limit",
                             "context", "confirmation", "error", "recent_output", "background", "confidence",
                             "sources"}
     assert summary["confirmation"] is None and summary["error"] is None

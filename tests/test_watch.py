@@ -27,7 +27,8 @@ class Watch:
 
     def __init__(self, server, *options: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "muxd", "-L", server.name, "watch", *options],
-                                     env=server.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     env={**server.env, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
         self._queue: queue.Queue[str] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -49,8 +50,16 @@ class Watch:
                           message=message)
 
     def end(self) -> tuple[int, str]:
-        """Its exit status and stderr, once it exited (and its last lines are read)."""
-        status = self.proc.wait(timeout=EXIT_TIMEOUT_S)
+        """Its exit status and stderr, once it exited (and its last lines are read). One that does
+        not exit is made to say where it is stuck (its signal masks, every thread's stack)."""
+        try:
+            status = self.proc.wait(timeout=EXIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            status_text = open(f"/proc/{self.proc.pid}/status").read()
+            signals = [line for line in status_text.splitlines() if line.startswith("Sig")]
+            self.proc.send_signal(signal.SIGABRT)  # faulthandler (PYTHONFAULTHANDLER) dumps the stacks
+            self.proc.wait(timeout=EXIT_TIMEOUT_S)
+            raise AssertionError(f"muxd watch did not exit: {signals}\n{self.proc.stderr.read()}") from None
         self._reader.join(timeout=EXIT_TIMEOUT_S)
         return status, self.proc.stderr.read()
 

@@ -22,13 +22,19 @@ LINE_TIMEOUT_S = 20.0
 EXIT_TIMEOUT_S = 20.0
 
 
+def _interruptible() -> None:
+    """In the watch, before it starts: Ctrl-C's SIGINT acts, as in a terminal's foreground. A test
+    run started in the background of a shell (`pytest &`) ignores SIGINT, and children inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Watch:
     """A `muxd watch …` running on its own, its output lines read as they come."""
 
     def __init__(self, server, *options: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "muxd", "-L", server.name, "watch", *options],
                                      env={**server.env, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
         self.lines: list[str] = []
         self._queue: queue.Queue[str] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import statistics
+
+from _peers import percentile
+
 
 def fmt(value: float | None, unit: str = "", digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}{unit}"
@@ -16,3 +20,13 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     for line in [headers, *rows]:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+
+
+def latency_rows(results: dict[str, list[float]], peers: list[float]) -> list[list[str]]:
+    """One row per path of latencies in ms: n, p50, p95, max, then its p50 over each peer's p50."""
+    rows = []
+    for name, values in results.items():
+        p50, p95 = statistics.median(values), percentile(values, 0.95)
+        rows.append([name, str(len(values)), fmt(p50, " ms", 1), fmt(p95, " ms", 1), fmt(max(values), " ms", 1),
+                     *(ratio(p50, peer) for peer in peers)])
+    return rows

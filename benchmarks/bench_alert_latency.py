@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 
 from _peers import percentile
-from _report import fmt, print_table, ratio
+from _report import latency_rows, print_table
 
 from muxd.testing.byte_stamps import arrival
 from muxd.testing.event_tap import EventTap
@@ -150,11 +150,7 @@ def main() -> None:
                    "tmux: a bell → its alert-bell hook": tmux_alert_samples(args.samples, work)}
     raw_p50 = statistics.median(results["raw: a program's OSC 9"])
     tmux_p50 = statistics.median(results["tmux: a bell → its alert-bell hook"])
-    rows = []
-    for name, values in results.items():
-        p50, p95 = statistics.median(values), percentile(values, 0.95)
-        rows.append([name, str(len(values)), fmt(p50, " ms", 1), fmt(p95, " ms", 1), fmt(max(values), " ms", 1),
-                     ratio(p50, raw_p50), ratio(p50, tmux_p50)])
+    rows = latency_rows(results, [raw_p50, tmux_p50])
     print(f"alert latency at the outer terminal, {args.samples} samples each "
           f"({time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.2f})")
     print_table(["path", "n", "p50", "p95", "max", "p50 / raw", "p50 / tmux alert"], rows)

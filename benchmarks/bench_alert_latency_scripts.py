@@ -31,8 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from _peers import percentile
-from _report import fmt, print_table, ratio
+from _report import latency_rows, print_table
 from bench_alert_latency import SAMPLE_TIMEOUT_S, tmux_alert_samples
 
 from muxd.testing.event_tap import EventTap
@@ -113,11 +112,7 @@ def main() -> None:
                "tmux: a bell → its alert-bell hook's shell": tmux_hook}
     tmux_p50 = statistics.median(tmux_hook)
     floor_p50 = statistics.median(measured["subscriber"])
-    rows = []
-    for name, values in results.items():
-        p50, p95 = statistics.median(values), percentile(values, 0.95)
-        rows.append([name, str(len(values)), fmt(p50, " ms", 1), fmt(p95, " ms", 1), fmt(max(values), " ms", 1),
-                     ratio(p50, tmux_p50), ratio(p50, floor_p50)])
+    rows = latency_rows(results, [tmux_p50, floor_p50])
     print(f"alert latency to scripts, {args.samples} samples each "
           f"({time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.2f})")
     print_table(["path", "n", "p50", "p95", "max", "p50 / tmux hook", "p50 / subscriber"], rows)

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.agents
 ANSWER = ("Sure! Here is a slowly streamed answer from the fake model server. Each word arrives after a "
           "short pause so that the spinner and the token counter stay on screen for a while.")
 BASH_COMMAND = "mkdir -p demo_dir && sleep 2 && ls demo_dir"
-VERB = re.compile(r"[A-Z][^\W\d_]+(?:-[^\W\d_]+)*")  # "Transmogrifying", "Fiddle-faddling"
+VERB = re.compile(r"[A-Z][^\W\d_]+(?:-[^\W\d_]+)*'?")  # "Transmogrifying", "Fiddle-faddling", "Beboppin'"
 RETRY = re.compile(r"(529 Overloaded|API error) · retrying in \d+s · attempt \d+/\d+")
 UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 BANNER_MODEL = "Opus 5.5"  # what this version's banner shows for its default model

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from muxd.testing.outer_terminal import OuterTerminal, outer_terminals
+from muxd.testing.wait import wait_until
 
 from test_attach import SHELL, attach, status_line
 
@@ -92,6 +93,9 @@ def test_top_header_refreshes_and_q_exits(muxd_server, outer):
     term.wait_for(lambda sc: sc.split("\n")[0] != first_header, timeout=5)
     assert status_line(term.screen()).startswith("[work]")
     term.keys("q")  # top leaves its last screen on the main screen, as it does under tmux
+    # Type only once top has gone: keys reaching it first would be its commands, not the shell's.
+    wait_until(lambda: s.cli("display", "-p", "-t", "work", "#{pane_current_command}").stdout.strip() == "bash",
+               timeout=10, message="top exited")
     _shell_with_marker(s, term, "after-top")
     assert "PID" in term.screen()
 

@@ -102,7 +102,7 @@ def start_dispatch(service: QueueForDispatch, pane: Pane, plan: str | None) -> D
 
 
 def _pane(service: QueueForDispatch, dispatch: Dispatch) -> Pane | None:
-    pane = next((p for p in service.registry.all_panes() if p.id == dispatch.pane_id), None)
+    pane = service.registry.pane_by_id(dispatch.pane_id)
     return None if pane is None or pane.exited else pane
 
 

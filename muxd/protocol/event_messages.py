@@ -40,9 +40,6 @@ TMUX_EVENT_KINDS: dict[str, str] = {
     "window-renamed": "a window was renamed",
 }
 EVENT_KINDS: dict[str, str] = {**AGENT_EVENT_KINDS, **TMUX_EVENT_KINDS}
-# What an agent in this state asks of a person: the kinds `muxd top`, the status count and
-# MCP's attention waits call "needs you".
-ATTENTION_KINDS: tuple[str, ...] = ("agent-waiting", "agent-failed", "agent-limited")
 
 
 class DaemonEvent(_Message, tag="daemon-event"):

@@ -15,6 +15,7 @@ import pytest
 from muxd.config import SESSION_LOG_JSON_DEPTH_MAX, SESSION_LOG_LINE_MAX_BYTES
 from muxd.executions.session_logs import PARSERS, TurnError, TurnFacts, aider, claude, codex, gemini
 from muxd.executions.session_logs._records import json_value
+from muxd.executions.session_logs.facts import CallTokens
 
 DATA = Path(__file__).parent / "session_log_data"
 LOGS = {"claude": "claude.jsonl", "codex": "codex.jsonl", "gemini": "gemini.jsonl", "aider": "aider.chat.history.md"}
@@ -70,7 +71,8 @@ def test_claude_answer():
         output_tokens=usage[0]["output_tokens"], cache_read_tokens=0, cache_write_tokens=0,
         tokens_used=usage[0]["input_tokens"] + usage[0]["output_tokens"], api_calls=1,
         context_used=usage[0]["input_tokens"] + usage[0]["output_tokens"],  # one call: the whole conversation
-        session_id=CLAUDE_SESSION, model="claude-opus-5-5", complete=True)
+        session_id=CLAUDE_SESSION, model="claude-opus-5-5", complete=True,
+        call_tokens=[CallTokens(input=usage[0]["input_tokens"], output=usage[0]["output_tokens"])])
 
 
 def test_claude_tools_and_files():
@@ -126,7 +128,8 @@ def test_codex_answer():
         prompt="say hello", response=ANSWER, input_tokens=usage[0]["input_tokens"],
         output_tokens=usage[0]["output_tokens"], cache_read_tokens=0, cache_write_tokens=0,
         tokens_used=usage[0]["total_tokens"], api_calls=1, session_id=CODEX_SESSION, model="gpt-5-codex",
-        context_used=usage[0]["total_tokens"], context_max=CODEX_CONTEXT_WINDOW, complete=True)
+        context_used=usage[0]["total_tokens"], context_max=CODEX_CONTEXT_WINDOW, complete=True,
+        call_tokens=[CallTokens(input=usage[0]["input_tokens"], output=usage[0]["output_tokens"])])
 
 
 def test_codex_tools_and_files():
@@ -171,7 +174,8 @@ def test_codex_older_rollout_lines():
     facts = codex.parse_turn(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
     assert facts == TurnFacts(prompt="patch it", response="Patched.", input_tokens=100, output_tokens=7,
                               cache_read_tokens=40, tokens_used=107, api_calls=1, context_used=107,
-                              tool_calls=["apply_patch(a.txt)"], files_written=["/w/a.txt"], complete=True)
+                              tool_calls=["apply_patch(a.txt)"], files_written=["/w/a.txt"], complete=True,
+                              call_tokens=[CallTokens(input=100, output=7, cache_read=40)])
 
 
 # ---------------------------------------------------------------- Gemini CLI

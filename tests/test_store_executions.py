@@ -129,7 +129,8 @@ def _reference_stats(rows: list[Execution], q: ExecutionQuery) -> list[AgentStat
             agent_name=agent, total=len(mine), successful=sum(e.status == "success" for e in mine),
             failed=sum(e.status in FAILED_ISH for e in mine), cancelled=sum(e.status == "cancelled" for e in mine),
             running=sum(e.status == "running" for e in mine), pending=sum(e.status == "pending" for e in mine),
-            total_cost_usd=sum(e.cost_usd or 0.0 for e in mine), total_tokens=sum(e.tokens_used or 0 for e in mine),
+            total_cost_usd=sum(e.cost_usd or 0.0 for e in mine) if any(e.cost_usd is not None for e in mine) else None,
+            cost_known_executions=sum(e.cost_usd is not None for e in mine), total_tokens=sum(e.tokens_used or 0 for e in mine),
             avg_duration_s=sum(durations) / len(durations) / 1000 if durations else None,
             last_execution_at=_at(last), last_execution_status=last.status))
     return stats
@@ -172,7 +173,8 @@ def test_every_field_round_trips(tmp_path: Path) -> None:
         kind="command", status="failed", triggered_by="schedule", principal="token:ci", message="make test\nnow",
         response="ünïcode ✓", error=ExecutionError(type="exit_status", message="exit 2", stack_hash="abc123"),
         exit_code=2, queued_at=BASE - 1.5, started_at=BASE, completed_at=BASE + 3.25, duration_ms=3250,
-        timeout_s=60.0, tokens_used=1234, cost_usd=0.0123, context_used=5000, context_max=200_000,
+        timeout_s=60.0, tokens_used=1234, cost_usd=0.0123, cost_source="estimate", cost_model="gpt-5",
+            cost_price_date="2026-11-28", context_used=5000, context_max=200_000,
         session_id="sess-1", tool_calls=["Bash(mkdir -p demo)", "Write(a.py)"], files_written=["a.py"],
         task_id="task-1", trace_id="trace-1", span_id="span-1", attempt=2, idempotency_key="idem-1",
         sources={"tokens_used": "session_log", "response": "screen"}, transcript_bytes=4096,
@@ -256,7 +258,8 @@ def test_stats_numbers(tmp_path: Path) -> None:
                 await store.save(row)
             a, b = await store.stats(ExecutionQuery())
             assert a == AgentStats(agent_name="a", total=7, successful=1, failed=3, cancelled=1, running=1,
-                                   pending=1, total_cost_usd=0.75, total_tokens=15, avg_duration_s=2.0,
+                                   pending=1, total_cost_usd=0.75, cost_known_executions=2, total_tokens=15,
+                                   avg_duration_s=2.0,
                                    last_execution_at=BASE + 7, last_execution_status="pending")
             assert (b.total, b.successful, b.avg_duration_s) == (1, 1, None)
             assert [s.agent_name for s in await store.stats(ExecutionQuery(agent_name="b"))] == ["b"]

@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from muxd.cli.render import age, duration, one_line, print_json, print_line, print_table, tokens
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
 from muxd.executions.record import STATUSES, TRIGGERS, Execution
+
+if TYPE_CHECKING:
+    from muxd.store.execution_store import AgentStats
 
 _AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -38,8 +41,31 @@ def _took(e: Execution) -> str:
 
 def _rows(executions: list[Execution]) -> list[list[str]]:
     return [[e.id, e.agent_name, e.status, e.triggered_by, age(e.started_at or e.queued_at or time.time()),
-             _took(e), tokens(e.tokens_used), "" if e.cost_usd is None else f"${e.cost_usd:.4f}",
+             _took(e), tokens(e.tokens_used), _cost(e),
              e.error.type if e.error else "", one_line(e.message, MESSAGE_COLUMN_CHARS)] for e in executions]
+
+
+def _cost(e: Execution) -> str:
+    """`$0.0123`, `~$0.0123` for muxd's estimate, "" when unknown."""
+    if e.cost_usd is None:
+        return ""
+    return ("~" if e.cost_source == "estimate" else "") + f"${e.cost_usd:.4f}"
+
+
+def _cost_detail(e: Execution) -> str:
+    if e.cost_usd is None:
+        return ""
+    if e.cost_source == "estimate":
+        return f"${e.cost_usd:.6f} (estimate: {e.cost_model} at the prices of {e.cost_price_date})"
+    return f"${e.cost_usd:.6f}" + (f" ({e.cost_source})" if e.cost_source else "")
+
+
+def _cost_total(s: AgentStats) -> str:
+    """The known costs' sum, and over how many of the runs when not all: unknown is not zero."""
+    if s.total_cost_usd is None:
+        return ""
+    covered = "" if s.cost_known_executions == s.total else f" ({s.cost_known_executions}/{s.total})"
+    return f"${s.total_cost_usd:.4f}{covered}"
 
 
 def print_executions(executions: list[Execution], total: int | None = None) -> None:
@@ -58,7 +84,7 @@ def print_execution(e: Execution, transcript: str | None) -> None:
             ["message", e.message or ""], ["started", _when(e.started_at)], ["completed", _when(e.completed_at)],
             ["took", _took(e)], ["exit code", "" if e.exit_code is None else str(e.exit_code)],
             ["tokens", "" if e.tokens_used is None else str(e.tokens_used)],
-            ["cost", "" if e.cost_usd is None else f"${e.cost_usd:.4f}"],
+            ["cost", _cost_detail(e)],
             ["session", e.session_id or ""], ["tools", ", ".join(e.tool_calls)],
             ["files written", ", ".join(e.files_written)],
             ["error", f"{e.error.type}: {e.error.message} [{e.error.stack_hash}]" if e.error else ""],
@@ -232,7 +258,7 @@ def stats(client: Any, args: argparse.Namespace) -> int:
         now = live.get(s.agent_name)
         rows.append([s.agent_name, str(s.total), str(s.successful), str(s.failed), str(s.running),
                      f"{100 * s.successful / s.total:.1f}%" if s.total else "",
-                     f"${s.total_cost_usd:.4f}", tokens(s.total_tokens) if s.total_tokens else "",
+                     _cost_total(s), tokens(s.total_tokens) if s.total_tokens else "",
                      "" if s.avg_duration_s is None else f"{s.avg_duration_s:.1f}s",
                      (now.state + (f" +{now.queue_length} queued" if now.queue_length else "")) if now else "gone"])
     if not rows:

@@ -22,6 +22,10 @@ Kind = Literal["prompt", "command"]
 # Where a field's value came from: the agent's own session log and its hooks are exact, the
 # screen is read.
 Source = Literal["session_log", "screen", "process", "request", "hook"]
+# Whose dollar figure `cost_usd` is: the agent's own (shown on its screen), or muxd's estimate
+# from the session log's exact token counts and a price table (muxd/executions/pricing.py).
+CostSource = Literal["agent", "estimate"]
+COST_DECIMALS = 6  # dollars are kept to a millionth: below any call's price, above float noise
 
 
 class ExecutionError(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,7 +54,10 @@ class Execution(msgspec.Struct, frozen=True, kw_only=True):
     duration_ms: int | None = None
     timeout_s: float | None = None
     tokens_used: int | None = None       # during this execution (a delta)
-    cost_usd: float | None = None
+    cost_usd: float | None = None        # None: unknown (never a guess), not zero
+    cost_source: CostSource | None = None
+    cost_model: str | None = None        # estimates: the model priced, as the agent's log names it
+    cost_price_date: str | None = None   # estimates: the ISO date whose prices were applied
     context_used: int | None = None
     context_max: int | None = None
     session_id: str | None = None        # the agent's own session id

@@ -33,7 +33,7 @@ from muxd.detectors.state import BUSY_STATES, TURN_OVER_STATES, AgentError, Agen
 from muxd.detectors.usage_limits import LIMIT_KINDS
 from muxd.errors import Conflict
 from muxd.executions.fingerprint import stack_hash
-from muxd.executions.record import Execution, ExecutionError, Status, finished
+from muxd.executions.record import COST_DECIMALS, Execution, ExecutionError, Status, finished
 
 # Still the agent's turn, though not busy: it waits for a "yes" from someone.
 MID_TURN_STATES = BUSY_STATES | {"AwaitingConfirmation"}
@@ -412,7 +412,8 @@ class ExecutionTracker:
                 extra["tokens_used"] = turn.tokens_max
             if turn.cost_end is not None:
                 start = turn.cost_start or 0.0
-                extra["cost_usd"] = round(max(0.0, turn.cost_end - start), 6)
+                extra["cost_usd"] = round(max(0.0, turn.cost_end - start), COST_DECIMALS)
+                extra["cost_source"] = "agent"  # the agent's own figure (Aider, opencode, Claude's /cost)
             sources = dict(running.sources)
             sources.update({k: "screen" for k in ("tokens_used", "cost_usd") if k in extra})
             if turn.hook_ended_at is not None and now == turn.hook_ended_at:

@@ -12,7 +12,7 @@ from pydantic import Field
 from muxd.config import EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S, PROMPT_MAX_CHARS
 from muxd.errors import NotFound
 from muxd.mcp_server.errors import check_range
-from muxd.mcp_server.execution_views import agent_summary, detail, failure_row, iso, rate, summary_row
+from muxd.mcp_server.execution_views import agent_summary, cost_sum, detail, failure_row, iso, rate, summary_row
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
@@ -161,7 +161,9 @@ def register_execution_tools(tools: ToolRegistry) -> None:
             by_agent.append({
                 "agent_name": name, "executions": s.total if s else 0,
                 "success_rate": rate(s.successful, s.total) if s else None,
-                "cost_usd": round(s.total_cost_usd, 6) if s else 0.0,
+                # seed 000's name for the agent's total; None while no execution's cost is known
+                "cost_usd": cost_sum([s])["total_cost_usd"] if s else None,
+                "cost_known_executions": s.cost_known_executions if s else 0,
                 "status": ("running" if now.is_busy else "idle") if now else "gone",
                 "is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
                 "avg_duration_seconds": round(s.avg_duration_s, 3) if s and s.avg_duration_s is not None else None,
@@ -176,7 +178,7 @@ def register_execution_tools(tools: ToolRegistry) -> None:
                 "total_executions": total, "successful": successful,
                 "failed": sum(s.failed for s in stats.values()), "running": sum(s.running for s in stats.values()),
                 "success_rate": rate(successful, total),
-                "total_cost_usd": round(sum(s.total_cost_usd for s in stats.values()), 6),
+                **cost_sum(stats.values()),
                 "queue_length": sum(a.queue_length for a in live.values()),
             },
             "by_agent": by_agent,

@@ -4,10 +4,11 @@ seconds (seed 000) or milliseconds (seed 003), field for field as the seeds' exa
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from typing import Any
 
 from muxd.errors import BadRequest
-from muxd.executions.record import Execution
+from muxd.executions.record import COST_DECIMALS, Execution
 from muxd.store.execution_store import AgentStats, ErrorPattern
 
 MESSAGE_PREVIEW_CHARS = 200  # a list row shows the start of a long prompt
@@ -55,7 +56,8 @@ def summary_row(e: Execution) -> dict[str, Any]:
     return {
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "triggered_by": e.triggered_by,
         "message": preview(e.message), "started_at": iso(e.started_at), "completed_at": iso(e.completed_at),
-        "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd, "has_error": e.error is not None,
+        "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd, "cost_source": e.cost_source,
+        "has_error": e.error is not None,
         "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind, "task_id": e.task_id,
         "trace_id": e.trace_id,
     }
@@ -67,6 +69,7 @@ def detail(e: Execution, transcript: str | None = None, include_transcript: bool
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "message": e.message,
         "response": e.response, "error": error_dict(e), "started_at": iso(e.started_at),
         "completed_at": iso(e.completed_at), "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd,
+        "cost_source": e.cost_source, "cost_model": e.cost_model, "cost_price_date": e.cost_price_date,
         "context_used": e.context_used, "context_max": e.context_max, "tool_calls": list(e.tool_calls),
         "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind, "triggered_by": e.triggered_by,
         "queued_at": iso(e.queued_at), "tokens_used": e.tokens_used, "files_written": list(e.files_written),
@@ -111,11 +114,19 @@ def failure_row(e: Execution) -> dict[str, Any]:
             "error": e.error.message if e.error is not None else e.status, "failed_at": iso(e.completed_at)}
 
 
+def cost_sum(stats: Iterable[AgentStats]) -> dict[str, Any]:
+    """`total_cost_usd` over the executions whose cost is known (None when none is: a sum of
+    unknowns is unknown, not zero) and `cost_known_executions`, how many that sum covers."""
+    known = [s for s in stats if s.total_cost_usd is not None and s.cost_known_executions]
+    total = round(sum(s.total_cost_usd or 0.0 for s in known), COST_DECIMALS) if known else None
+    return {"total_cost_usd": total, "cost_known_executions": sum(s.cost_known_executions for s in known)}
+
+
 def agent_summary(s: AgentStats) -> dict[str, Any]:
     return {
         "total_executions": s.total, "successful": s.successful, "failed": s.failed, "cancelled": s.cancelled,
         "running": s.running, "pending": s.pending, "success_rate": rate(s.successful, s.total),
-        "total_cost_usd": round(s.total_cost_usd, 6), "total_tokens": s.total_tokens,
+        **cost_sum([s]), "total_tokens": s.total_tokens,
         "avg_duration_seconds": None if s.avg_duration_s is None else round(s.avg_duration_s, 3),
         "last_execution_at": iso(s.last_execution_at), "last_execution_status": s.last_execution_status,
     }

@@ -142,7 +142,7 @@ def unique_failures(query: ExecutionQuery) -> Sql:
 
 
 def stats(query: ExecutionQuery) -> Sql:
-    """Rows (agent, status, JSON [count, cost, tokens, duration ms, durations], last at) for each
+    """Rows (agent, status, JSON [count, cost, tokens, duration ms, durations, costs known], last at) for each
     agent and status, each read from its slice of the covering index executions_agent_status
     (the sums travel as JSON: a scalar subquery has one column; `at` does not, JSON would round it)."""
     sql, params = where(query, "agent_name = name", "status = s")
@@ -151,7 +151,7 @@ def stats(query: ExecutionQuery) -> Sql:
     else:
         agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
     return (f"{agents}, {_STATUSES} SELECT name, s, (SELECT json_array(count(*), total(cost_usd), "
-            f"total(tokens_used), total(duration_ms), count(duration_ms)) FROM executions {sql}), "
+            f"total(tokens_used), total(duration_ms), count(duration_ms), count(cost_usd)) FROM executions {sql}), "
             f"(SELECT max(at) FROM executions {sql}) "
             f"FROM agents CROSS JOIN statuses WHERE name IS NOT NULL"), [*agent_params, *params, *params]
 
@@ -160,14 +160,15 @@ def fold_stats(rows: list[tuple[str, str, str, float | None]]) -> list[AgentStat
     """AgentStats per agent (by name) from the rows of `stats`; agents with no rows left out."""
     by_agent: dict[str, dict[str, Any]] = {}
     for agent, status, packed, last_at in rows:
-        n, cost, tokens, duration_ms, durations = json.loads(packed)
+        n, cost, tokens, duration_ms, durations, costs_known = json.loads(packed)
         if not n:
             continue
-        fold = by_agent.setdefault(agent, {"total": 0, "by_status": {}, "cost": 0.0, "tokens": 0.0,
+        fold = by_agent.setdefault(agent, {"total": 0, "by_status": {}, "cost": 0.0, "costs_known": 0, "tokens": 0.0,
                                            "duration_ms": 0.0, "durations": 0, "last": (None, None)})
         fold["total"] += n
         fold["by_status"][status] = n
         fold["cost"] += cost
+        fold["costs_known"] += costs_known
         fold["tokens"] += tokens
         if status in ENDED_STATUSES:
             fold["duration_ms"] += duration_ms
@@ -182,7 +183,8 @@ def fold_stats(rows: list[tuple[str, str, str, float | None]]) -> list[AgentStat
             agent_name=agent, total=fold["total"], successful=counts.get("success", 0),
             failed=sum(counts.get(s, 0) for s in FAILED_STATUSES),
             cancelled=counts.get("cancelled", 0), running=counts.get("running", 0),
-            pending=counts.get("pending", 0), total_cost_usd=fold["cost"], total_tokens=int(fold["tokens"]),
+            pending=counts.get("pending", 0), total_tokens=int(fold["tokens"]),
+            total_cost_usd=fold["cost"] if fold["costs_known"] else None, cost_known_executions=fold["costs_known"],
             avg_duration_s=fold["duration_ms"] / fold["durations"] / 1000 if fold["durations"] else None,
             last_execution_at=fold["last"][0], last_execution_status=fold["last"][1]))
     return result

@@ -78,7 +78,8 @@ class AgentStats(msgspec.Struct, frozen=True, kw_only=True):
     cancelled: int = 0
     running: int = 0
     pending: int = 0
-    total_cost_usd: float = 0.0
+    total_cost_usd: float | None = None  # over the executions whose cost is known; None: none is
+    cost_known_executions: int = 0       # how many executions that sum covers
     total_tokens: int = 0
     avg_duration_s: float | None = None  # over ended executions with a duration
     last_execution_at: float | None = None

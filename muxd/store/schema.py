@@ -214,4 +214,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE UNIQUE INDEX executions_idempotency_scoped ON executions(principal, pane_key, idempotency_key)
         WHERE idempotency_key IS NOT NULL;
     """,
+    # 5: whose figure cost_usd is ('agent' | 'estimate'), and for an estimate the model priced and
+    # the date of the prices applied (muxd/executions/pricing.py). Older rows: NULL, unknown.
+    """
+    ALTER TABLE executions ADD COLUMN cost_source TEXT;
+    ALTER TABLE executions ADD COLUMN cost_model TEXT;
+    ALTER TABLE executions ADD COLUMN cost_price_date TEXT;
+    """,
 )

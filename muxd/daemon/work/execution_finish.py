@@ -1,7 +1,8 @@
 """Completing an ended execution: what the screen showed during it (taken at once, on the loop,
 before the screen moves on) and what needs I/O (the agent's session log, read on a thread),
 merged into the record with the source of each field. The log wins where both say something;
-a log that cannot be read within SESSION_LOG_BUDGET_S, or at all, leaves the screen's facts."""
+a log that cannot be read within SESSION_LOG_BUDGET_S, or at all, leaves the screen's facts.
+Where the agent showed no cost of its own, the log's token counts are priced (an estimate)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from muxd.config import SESSION_LOG_BUDGET_S
 from muxd.executions.answers import extract_answer
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.work.session_log_finder import SessionLogs
+from muxd.executions.pricing import estimate_cost
 from muxd.executions.record import Execution, Source
 from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 from muxd.executions.tracker import MUXD_FAILURE_TYPES, turn_error
@@ -115,6 +117,14 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
         facts = None
     if facts is not None:
         _from_log(execution, facts, fields, sources)
+        if execution.cost_usd is None and facts.call_tokens:  # the agent showed no figure of its own
+            # On a thread: the price table's first load takes a few hundred ms.
+            estimate = await asyncio.to_thread(estimate_cost, facts.model, facts.call_tokens,
+                                               execution.started_at or execution.completed_at or 0.0)
+            if estimate is not None:
+                fields.update(cost_usd=estimate.cost_usd, cost_source="estimate", cost_model=estimate.model,
+                              cost_price_date=estimate.price_date)
+                sources["cost_usd"] = "session_log"
     fields["sources"] = sources
     return msgspec.structs.replace(execution, **fields)  # type: ignore[arg-type]
 

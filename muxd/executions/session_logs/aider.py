@@ -57,7 +57,7 @@ def _note(line: str) -> str:
 
 
 def _facts(prompt: str | None, lines: list[str], model: str | None) -> TurnFacts:
-    tally = TokenTally()
+    tally = TokenTally(exact=False)  # Aider's own rounded count: not priced (Aider shows its cost)
     answer: list[str] = []
     written: list[str] = []
     error: TurnError | None = None

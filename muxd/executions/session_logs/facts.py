@@ -11,11 +11,15 @@ Token counts, defined once for every CLI:
 - `tokens_used` = `input_tokens` + `output_tokens`: what the turn cost in tokens. It equals
   Codex's own `total_tokens` and Gemini's `total`; Claude Code shows no total on screen.
 Each API call is counted once, however many log lines repeat its usage.
+
+`call_tokens` keeps each call's counts apart (prices are per request: a long-context tier
+applies to one request's prompt, not to a turn's sum), only where they are the API's own usage
+(Claude Code, Codex, Gemini): Aider's are its rounded count, not priced.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 
@@ -23,6 +27,15 @@ import msgspec
 class TurnError(msgspec.Struct, frozen=True, kw_only=True):
     type: str     # "overloaded", "rate_limited", "server_error", "api_error", … (detectors' error_kind)
     message: str  # the CLI's own words
+
+
+class CallTokens(msgspec.Struct, frozen=True, kw_only=True):
+    """One API call's usage, counted as in TurnFacts (`input` holds the cached tokens)."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
 
 
 class TurnFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,6 +49,7 @@ class TurnFacts(msgspec.Struct, frozen=True, kw_only=True):
     context_used: int | None = None      # the conversation as the turn ends: its last call's input + output
     context_max: int | None = None       # the model's context window, where the log names it (Codex)
     api_calls: int = 0                   # model requests whose usage the log recorded
+    call_tokens: list[CallTokens] = []   # each request's usage, where it is the API's (see above)
     tool_calls: list[str] = []           # "Bash(mkdir -p demo)", in the order the model made them
     files_written: list[str] = []        # paths a Write/Edit/apply_patch tool wrote (successfully)
     session_id: str | None = None        # the CLI's own session id (what its resume command takes)
@@ -55,6 +69,8 @@ class TokenTally:
     cache_write: int | None = None
     calls: int = 0
     last_context: int | None = None  # the last call's input + output
+    exact: bool = True               # the counts are the API's usage (not Aider's rounded ones)
+    per_call: list[CallTokens] = field(default_factory=list)
 
     def add(self, input: int | None, output: int | None, cache_read: int | None = None,
             cache_write: int | None = None) -> None:
@@ -65,13 +81,16 @@ class TokenTally:
         self.cache_read = _plus(self.cache_read, cache_read)
         self.cache_write = _plus(self.cache_write, cache_write)
         self.calls += 1
+        if self.exact and (input is not None or output is not None):
+            self.per_call.append(CallTokens(input=input or 0, output=output or 0, cache_read=cache_read or 0,
+                                            cache_write=cache_write or 0))
 
-    def fields(self) -> dict[str, int | None]:
+    def fields(self) -> dict[str, int | list[CallTokens] | None]:
         """TurnFacts keyword arguments for these counts."""
         used = None if self.input is None and self.output is None else (self.input or 0) + (self.output or 0)
         return {"input_tokens": self.input, "output_tokens": self.output, "cache_read_tokens": self.cache_read,
                 "cache_write_tokens": self.cache_write, "tokens_used": used, "api_calls": self.calls,
-                "context_used": self.last_context}
+                "context_used": self.last_context, "call_tokens": self.per_call}
 
 
 def _plus(total: int | None, value: int | None) -> int | None:

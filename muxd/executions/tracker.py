@@ -413,7 +413,7 @@ class ExecutionTracker:
             if turn.cost_end is not None:
                 start = turn.cost_start or 0.0
                 extra["cost_usd"] = round(max(0.0, turn.cost_end - start), COST_DECIMALS)
-                extra["cost_source"] = "agent"  # the agent's own figure (Aider, opencode, Claude's /cost)
+                extra["cost_source"] = "agent"  # the agent's own figure (Aider, opencode, Claude's exit summary)
             sources = dict(running.sources)
             sources.update({k: "screen" for k in ("tokens_used", "cost_usd") if k in extra})
             if turn.hook_ended_at is not None and now == turn.hook_ended_at:

@@ -81,6 +81,35 @@ def test_prices_are_those_in_force_on_the_day_of_the_execution():
     assert early.cost_usd > late.cost_usd
 
 
+def test_each_call_is_priced_as_the_model_that_answered_it():
+    """A subagent on a cheaper model, or Gemini routing a request to Flash: that call at its model's prices."""
+    calls = [CallTokens(input=40_000, output=500), CallTokens(input=40_000, output=500, model="claude-haiku-4-5")]
+    got = estimate_cost("claude-opus-4-5", calls, NOV_1.timestamp())
+    want = priced("claude-opus-4-5", calls[:1], NOV_1) + priced("claude-haiku-4-5", calls[1:], NOV_1)
+    assert got is not None and got.cost_usd == pytest.approx(float(want), abs=1e-6)
+    assert got.cost_usd < float(priced("claude-opus-4-5", [CallTokens(input=40_000, output=500)] * 2, NOV_1))
+    assert estimate_cost("claude-opus-4-5", [calls[0], CallTokens(input=1, model="fake-model")],
+                         NOV_1.timestamp()) is None  # one call unpriceable: the turn's cost is unknown
+
+
+def test_claude_codes_log_names_each_calls_model_subagents_included():
+    def line(**record: object) -> bytes:
+        return json.dumps({"sessionId": "s1", **record}).encode() + b"\n"
+
+    def answer(message_id: str, model: str, text: str, **extra: object) -> bytes:
+        return line(type="assistant", message={"id": message_id, "model": model, "stop_reason": "end_turn",
+                                               "content": [{"type": "text", "text": text}],
+                                               "usage": {"input_tokens": 100, "output_tokens": 10}}, **extra)
+
+    data = (line(type="user", message={"role": "user", "content": "explore"})
+            + answer("m1", "claude-haiku-4-5", "found it", isSidechain=True)
+            + answer("m2", "claude-opus-4-5", "Done.")
+            + line(type="system", subtype="turn_duration"))
+    facts = PARSERS["claude"](data)
+    assert facts.model == "claude-opus-4-5" and facts.response == "Done."
+    assert [call.model for call in facts.call_tokens] == ["claude-haiku-4-5", "claude-opus-4-5"]
+
+
 @pytest.mark.parametrize("model,calls", [
     ("fake-model", [CallTokens(input=100, output=10)]),          # a model the table does not know
     ("openai/fake-model", [CallTokens(input=100, output=10)]),

@@ -72,7 +72,8 @@ def test_claude_answer():
         tokens_used=usage[0]["input_tokens"] + usage[0]["output_tokens"], api_calls=1,
         context_used=usage[0]["input_tokens"] + usage[0]["output_tokens"],  # one call: the whole conversation
         session_id=CLAUDE_SESSION, model="claude-opus-5-5", complete=True,
-        call_tokens=[CallTokens(input=usage[0]["input_tokens"], output=usage[0]["output_tokens"])])
+        call_tokens=[CallTokens(input=usage[0]["input_tokens"], output=usage[0]["output_tokens"],
+                                model="claude-opus-5-5")])
 
 
 def test_claude_tools_and_files():

@@ -6,8 +6,9 @@ that also keeps their history (a price that changed is applied as of the day of 
     # CostEstimate(cost_usd=0.0123, model="claude-sonnet-4-5", price_date="2026-11-28") or None
 
 None whenever a figure would be a guess: no model named, a model (or provider) the table does
-not know, no call with usage. Each call is priced on its own: a long-context tier applies to
-one request's prompt, not to a turn's sum.
+not know (for any of the calls), no call with usage. Each call is priced on its own, as the
+model that answered it where the log says (a subagent's cheaper model, Gemini's routing): a
+long-context tier applies to one request's prompt, not to a turn's sum.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 
 class CostEstimate(msgspec.Struct, frozen=True, kw_only=True):
     cost_usd: float
-    model: str        # the model as the agent's log names it (what was priced)
+    model: str        # the turn's model as the agent's log names it (its last answer's)
     price_date: str   # ISO date (UTC) whose prices were applied
 
 
@@ -37,17 +38,14 @@ def estimate_cost(model: str | None, calls: Sequence[CallTokens], at: float) -> 
     when = dt.datetime.fromtimestamp(at, dt.timezone.utc)
     try:
         from genai_prices import Usage, calc_price  # its price table is large: loaded on first use
-        total = sum(calc_price(_usage(call, Usage), model, genai_request_timestamp=when).total_price
-                    for call in calls)
+
+        # genai-prices counts cache reads and writes inside input_tokens, as TurnFacts does.
+        total = sum(calc_price(Usage(input_tokens=call.input, output_tokens=call.output,
+                                     cache_read_tokens=call.cache_read, cache_write_tokens=call.cache_write),
+                               call.model or model, genai_request_timestamp=when).total_price for call in calls)
     except LookupError:  # a model or provider the table does not know: unknown, not zero
         return None
     except Exception as exc:  # noqa: BLE001 - a broken price table must not fail the execution
         log.warning("no cost estimate for %s: the price table failed (%s)", model, exc)
         return None
     return CostEstimate(cost_usd=round(float(total), COST_DECIMALS), model=model, price_date=when.date().isoformat())
-
-
-def _usage(call: CallTokens, usage: type) -> object:
-    # genai-prices counts cache reads and writes inside input_tokens, as TurnFacts does.
-    return usage(input_tokens=call.input, output_tokens=call.output, cache_read_tokens=call.cache_read,
-                 cache_write_tokens=call.cache_write)

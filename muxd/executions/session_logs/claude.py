@@ -50,6 +50,7 @@ class _Turn:
         self.writes: dict[str, str] = {}      # tool_use id -> the path it writes, until its result
         self.written: list[str] = []
         self.usage: dict[str, Mapping[str, Any]] = {}  # message id -> its usage (last line wins)
+        self.models: dict[str, str] = {}      # message id -> the model that answered it
         self.error: TurnError | None = None
         self.last_stop: str | None = None     # stop reason of the last main-chain message line
         self.last_was_result = False          # a tool result came after the last assistant line
@@ -127,6 +128,8 @@ def _on_assistant(turn: _Turn, record: Mapping[str, Any]) -> str | None:
     if isinstance(usage, dict) and message_id and model != SYNTHETIC_MODEL:
         # Subagent (sidechain) calls are spent during the turn too, so they count here.
         turn.usage[message_id] = usage
+        if model:
+            turn.models[message_id] = model
     if record.get("isSidechain"):
         return None
     turn.last_stop = text_of(message.get("stop_reason"))
@@ -152,12 +155,12 @@ def _on_assistant(turn: _Turn, record: Mapping[str, Any]) -> str | None:
 
 def _facts(turn: _Turn, session_id: str | None, model: str | None) -> TurnFacts:
     tally = TokenTally()
-    for usage in turn.usage.values():
+    for message_id, usage in turn.usage.items():
         fresh, written = count(usage.get("input_tokens")), count(usage.get("cache_creation_input_tokens"))
         read = count(usage.get("cache_read_input_tokens"))
         reads_any = fresh is not None or written is not None or read is not None
         tally.add((fresh or 0) + (written or 0) + (read or 0) if reads_any else None,
-                  count(usage.get("output_tokens")), read, written)
+                  count(usage.get("output_tokens")), read, written, model=turn.models.get(message_id))
     final_message = turn.last_stop in FINAL_STOP_REASONS and not turn.last_was_result
     complete = not turn.interrupted and (turn.ended or turn.error is not None or final_message)
     return TurnFacts(prompt=turn.prompt, response=joined(turn.texts), **tally.fields(),  # type: ignore[arg-type]

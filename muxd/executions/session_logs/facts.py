@@ -36,6 +36,7 @@ class CallTokens(msgspec.Struct, frozen=True, kw_only=True):
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    model: str | None = None  # where the log names each call's model (a subagent's, Gemini's routing)
 
 
 class TurnFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,7 +74,7 @@ class TokenTally:
     per_call: list[CallTokens] = field(default_factory=list)
 
     def add(self, input: int | None, output: int | None, cache_read: int | None = None,
-            cache_write: int | None = None) -> None:
+            cache_write: int | None = None, model: str | None = None) -> None:
         if input is not None or output is not None:
             self.last_context = (input or 0) + (output or 0)
         self.input = _plus(self.input, input)
@@ -83,7 +84,7 @@ class TokenTally:
         self.calls += 1
         if self.exact and (input is not None or output is not None):
             self.per_call.append(CallTokens(input=input or 0, output=output or 0, cache_read=cache_read or 0,
-                                            cache_write=cache_write or 0))
+                                            cache_write=cache_write or 0, model=model))
 
     def fields(self) -> dict[str, int | list[CallTokens] | None]:
         """TurnFacts keyword arguments for these counts."""

@@ -80,7 +80,8 @@ def _facts(prompt: str | None, turn: list[Mapping[str, Any]], session_id: str | 
         tokens = message.get("tokens")
         if isinstance(tokens, dict):
             # Gemini counts thoughts apart from the output, and tool-use prompt tokens apart from the input.
-            tally.add(_sum(tokens, "input", "tool"), _sum(tokens, "output", "thoughts"), count(tokens.get("cached")))
+            tally.add(_sum(tokens, "input", "tool"), _sum(tokens, "output", "thoughts"), count(tokens.get("cached")),
+                      model=text_of(message.get("model")))
         tool_calls = message.get("toolCalls")
         for call in tool_calls if isinstance(tool_calls, list) else []:
             call = mapping(call)

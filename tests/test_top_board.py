@@ -24,9 +24,10 @@ def pane(number: int, state: str, *, attention: str | None = None, since: float 
                                      session=AgentSession(tokens_used=4800, cost_usd=None)))
 
 
-def execution(number: int, pane_id: str, status: str, started: float, cost: float | None = None) -> Execution:
+def execution(number: int, pane_id: str, status: str, started: float, cost: float | None = None,
+              **extra: object) -> Execution:
     return Execution(id=f"exec_{number}", pane_id=pane_id, pane_key=f"run/{pane_id}", agent_name=pane_id,
-                     status=status, started_at=started, cost_usd=cost)  # type: ignore[arg-type]
+                     status=status, started_at=started, cost_usd=cost, **extra)  # type: ignore[arg-type]
 
 
 def test_rows_follow_the_attention_board_then_busy_then_the_rest():
@@ -51,6 +52,8 @@ def test_executions_go_to_their_pane_the_running_one_first_and_never_a_past_runs
     assert executions_by_pane(panes, [execution(9, "%1", "success", NOW - 500)], []) == {}  # older than the pane
     row = agent_rows([panes[1]], found, NOW)[0]
     assert row.cells[7:] == ("$0.25", "exec_3") and row.execution_id == "exec_3"
+    estimated = execution(5, "%2", "success", NOW - 20, cost=0.25, cost_source="estimate")
+    assert agent_rows([panes[1]], {"%2": estimated}, NOW)[0].cells[7] == "~$0.25"  # muxd's estimate, not the agent's
 
 
 def test_a_narrow_frame_drops_columns_and_cuts_the_question_but_keeps_what_matters():

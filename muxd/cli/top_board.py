@@ -63,9 +63,11 @@ def _row(pane: PaneInfo, rank: int, execution: Execution | None, now: float) -> 
     state = pane.attention or agent.activity.state
     cost = agent.session.cost_usd if agent.session.cost_usd is not None else \
         execution.cost_usd if execution is not None else None
+    # ~ marks muxd's estimate of the last execution (its tokens priced), not the agent's own figure
+    estimated = agent.session.cost_usd is None and execution is not None and execution.cost_source == "estimate"
     cells = (pane.id + (f" {pane.name}" if pane.name else ""), f"{pane.session}:{pane.window}",
              agent.agent_type or "", state, "" if since is None else duration(now - since), what(pane),
-             tokens(agent.session.tokens_used), "" if cost is None else f"${cost:.2f}",
+             tokens(agent.session.tokens_used), "" if cost is None else ("~" if estimated else "") + f"${cost:.2f}",
              execution.id if execution is not None else "")
     return AgentRow(pane_id=pane.id, rank=rank, need=pane.attention, cells=tuple(visible(c) for c in cells),
                     execution_id=execution.id if execution is not None else None)

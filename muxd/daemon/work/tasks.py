@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from muxd.daemon.panes.registry import Registry
     from muxd.daemon.work.background_run import SpawnPane
     from muxd.daemon.work.executions import ExecutionService
+    from muxd.telemetry.export import SpanExport
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -56,13 +57,14 @@ def _int_setting(env: Mapping[str, str], name: str, default: int, low: int, high
 
 class TaskService:
     def __init__(self, db: Database, *, registry: Registry, executions: ExecutionService, spawn_pane: SpawnPane,
-                 env: dict[str, str] | None = None) -> None:
+                 spans: SpanExport, env: dict[str, str] | None = None) -> None:
         settings = os.environ if env is None else env
         self.db = db
         # What the dispatchers and checks work with: the panes, the history, new windows for checks.
         self.registry = registry
         self.executions = executions
         self.spawn_pane = spawn_pane
+        self.spans = spans  # each check a span of its task's trace (muxd/telemetry/)
         self.max_attempts = _int_setting(settings, ENV_MAX_ATTEMPTS, TASK_MAX_ATTEMPTS_DEFAULT, 1, 1000, "claims")
         self.knowledge_quota = _int_setting(settings, ENV_KNOWLEDGE_QUOTA, KNOWLEDGE_STORED_QUOTA_DEFAULT, 0,
                                             10**9, "entries")

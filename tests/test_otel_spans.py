@@ -201,6 +201,24 @@ def test_a_tasks_turns_and_checks_are_one_trace(traced_server, receiver, tmp_pat
         assert turn["trace_id"] == trace and turn["attributes"]["muxd.task.id"] == task["id"]
 
 
+def test_what_runs_when_the_daemon_stops_is_sent_before_it_goes(traced_server, receiver):
+    """A check still running at the stop: its command ends interrupted and the check's span is cut
+    short with it; both are sent as the daemon stops, the command's still the check's child."""
+    s = traced_server
+    pane = start_fake_agent(s, "worker")
+    s.cli("task", "add", "slow check", "--verify-cmd", "sleep 600", check=True)
+    s.cli("task", "run", "-t", pane, check=True)
+    task = wait_until(lambda: (t := _task(s, "slow check"))["verification_result"] and
+                      t["verification_result"]["status"] == "running" and t, timeout=60, message="the check running")
+    s.stop()
+    verdict = wait_until(lambda: receiver.named("verify_task"), timeout=SPAN_WAIT_S, message="the check's span")[0]
+    assert verdict["status"] == Status.STATUS_CODE_ERROR and verdict["message"] == "the daemon stopped during the check"
+    assert verdict["attributes"]["muxd.task.verification.status"] == "interrupted"
+    command = next(sp for sp in receiver.spans if sp["name"] == "command sleep")
+    assert command["attributes"]["muxd.execution.status"] == "interrupted" and command["status"] == Status.STATUS_CODE_ERROR
+    assert (command["trace_id"], command["parent_span_id"]) == (task["id"].replace("-", ""), verdict["span_id"])
+
+
 def _task(server: MuxdTestServer, title: str) -> dict[str, Any]:
     listed = json.loads(server.cli("task", "ls", "--json", check=True).stdout)
     return next(t for t in listed["tasks"] if t["title"] == title)

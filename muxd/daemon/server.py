@@ -148,6 +148,7 @@ class Daemon:
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             await self.executions.close()
+            await self.tasks.stopped()
             await asyncio.to_thread(self.spans.close)  # the spans of what the stop ended, too
             if self.executions.store is not None:
                 self.executions.store.close()

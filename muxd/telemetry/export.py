@@ -86,7 +86,8 @@ class SpanExport:
         if self.sink is not None:
             self._parents[execution_id] = check.span_id
 
-    def check_ended(self, check: Check, result: VerificationResult) -> None:
+    def check_ended(self, check: Check, result: VerificationResult | None) -> None:
+        """`check` decided `result` (None: it was cut short, the daemon stopping)."""
         if self.sink is not None:
             self._emit(check_span(check, result, time.time()))
 

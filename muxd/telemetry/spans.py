@@ -40,10 +40,13 @@ def _present(pairs: dict[str, AttributeValue | None]) -> dict[str, AttributeValu
 
 
 def _program(command_line: str | None) -> str:
+    """The program a command line starts, for the span's name (a name, not the line: few values)."""
     try:
         words = shlex.split(command_line or "")
     except ValueError:
         words = (command_line or "").split()
+    # A task's check is "( line ) && ( line )": its first program is after the parenthesis.
+    words = [w for w in words if w.strip("(){}!;&|")]
     return os.path.basename(words[0]) if words else "command"
 
 
@@ -96,18 +99,22 @@ class Check:
                    started_at=now)
 
 
-def check_span(check: Check, result: VerificationResult, now: float) -> SpanRecord:
-    """The span of a task's check, from its start to its verdict: ERROR unless it passed."""
-    failed = result.status != "passed"
+def check_span(check: Check, result: VerificationResult | None, now: float) -> SpanRecord:
+    """The span of a task's check, from its start to its verdict (None: the daemon stopped during
+    it, and runs it again when it starts): ERROR unless it passed."""
     task = check.task
+    if result is None:
+        status, message, execution_id, exit_code = "interrupted", "the daemon stopped during the check", None, None
+    else:
+        status, execution_id, exit_code = result.status, result.execution_id, result.exit_code
+        message = f"the check {status}" + ("" if exit_code is None else f" (exit {exit_code})")
+    failed = status != "passed"
     return SpanRecord(
         name="verify_task", trace_id=check.trace_id, span_id=check.span_id, start_s=check.started_at,
-        end_s=max(check.started_at, now), failed=failed,
-        status_message=f"the check {result.status}" + ("" if result.exit_code is None else f" (exit {result.exit_code})")
-        if failed else None,
+        end_s=max(check.started_at, now), failed=failed, status_message=message if failed else None,
         attributes=_present({
             "muxd.task.id": task.id, "muxd.task.plan": task.plan,
             "muxd.task.verification.kind": task.verification.kind,
-            "muxd.task.verification.status": result.status, "muxd.execution.id": result.execution_id,
-            "process.exit.code": result.exit_code,
+            "muxd.task.verification.status": status, "muxd.execution.id": execution_id,
+            "process.exit.code": exit_code,
         }))

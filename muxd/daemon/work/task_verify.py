@@ -71,7 +71,11 @@ async def run_check(service: QueueForChecks, task: Task) -> None:
     """Run `task`'s check and record its verdict; the check is a span of the task's trace, its
     execution that span's child (whose pane gets it as TRACEPARENT)."""
     check = service.spans.check_started(task)
-    result = await _checked(service, task, check)
+    try:
+        result = await _checked(service, task, check)
+    except asyncio.CancelledError:  # the daemon stops: the check's span ends too (its command's has a parent)
+        service.spans.check_ended(check, None)
+        raise
     service.spans.check_ended(check, result)
 
 

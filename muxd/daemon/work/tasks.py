@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ENV_MAX_ATTEMPTS = "MUXD_TASK_MAX_ATTEMPTS"
+JOBS_STOP_WAIT_S = 1.0  # cancelled jobs only run their cleanup: no more than a loop step or two
 ENV_KNOWLEDGE_QUOTA = "MUXD_KNOWLEDGE_QUOTA"
 ENV_VERIFIERS = {"github_pr": "MUXD_VERIFY_GITHUB_PR", "gitlab_mr": "MUXD_VERIFY_GITLAB_MR"}
 _VERIFIER_DEFAULTS = {"github_pr": TASK_VERIFY_GITHUB_PR_DEFAULT, "gitlab_mr": TASK_VERIFY_GITLAB_MR_DEFAULT}
@@ -87,6 +88,12 @@ class TaskService:
             dispatch.stopping = True
         for job in list(self._jobs):
             job.cancel()
+
+    async def stopped(self) -> None:
+        """After `shutdown`: until its jobs have wound up (a check's span ends with its job), at
+        most JOBS_STOP_WAIT_S."""
+        if self._jobs:
+            await asyncio.wait(list(self._jobs), timeout=JOBS_STOP_WAIT_S)
 
     def start(self, job: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(job)

@@ -6,6 +6,7 @@ commands (`muxd run`), a fake agent CLI's turns, and the task queue's dispatcher
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +17,8 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
+from muxd.executions.record import Execution
+from muxd.telemetry.export import SpanExport
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
@@ -252,3 +255,28 @@ def test_without_the_extra_muxd_runs_as_before_and_says_so_once(receiver, tmp_pa
     said = [line for line in log.splitlines() if "OpenTelemetry SDK is missing" in line]
     assert len(said) == 1 and "OTEL_EXPORTER_OTLP_ENDPOINT" in said[0] and "muxd[otel]" in said[0], log
     assert receiver.spans == []
+
+
+def test_the_export_is_configured_by_the_standard_variables(caplog, receiver):
+    assert not SpanExport.from_env({}).on  # nothing configured: nothing said either
+    endpoint = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{receiver.endpoint}/v1/traces"}
+    assert not SpanExport.from_env({**endpoint, "OTEL_SDK_DISABLED": "true"}).on
+    assert not SpanExport.from_env({**endpoint, "OTEL_TRACES_EXPORTER": "none"}).on
+    assert caplog.records == []
+    with caplog.at_level(logging.ERROR, logger="muxd.telemetry.export"):
+        assert not SpanExport.from_env({**endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}).on
+    assert [r.getMessage() for r in caplog.records] == [
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set but muxd exports traces over http/protobuf only, not grpc: "
+        "no spans are exported"]
+    # The base URL of every signal gets the traces path; the endpoint is the one named, not the process's.
+    export = SpanExport.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint + "/",
+                                  "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"})
+    assert export.on
+    ended = Execution(id="exec_1_0000abcd", pane_id="%1", pane_key="r/%1", agent_name="a", kind="command",
+                      status="timeout", message="make test", queued_at=100.0, started_at=101.0, completed_at=130.5)
+    export.execution_ended(ended)
+    export.close()  # sends what waits
+    [span] = receiver.spans
+    assert span["name"] == "command make" and span["status"] == Status.STATUS_CODE_ERROR
+    assert (span["start"], span["end"]) == (100 * NS_PER_S, int(130.5 * NS_PER_S))
+    assert span["events"] == ["muxd.execution.started"] and receiver.paths == ["/v1/traces"]

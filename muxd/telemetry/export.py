@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 SUPPORTED_PROTOCOL = "http/protobuf"
+TRACES_PATH = "/v1/traces"
 CLOSE_TIMEOUT_S = 5.0
 
 
@@ -47,8 +48,11 @@ def _sink(env: Mapping[str, str]) -> OtlpSpans | None:
         log.warning("%s is set but the OpenTelemetry SDK is missing (%s): no spans are exported; "
                     "install the extra: pip install 'muxd[otel]'", endpoint_variable, exc.name or exc)
         return None
-    log.info("exporting executions as spans over OTLP to %s", env[endpoint_variable])
-    return OtlpSpans(dict(env))
+    endpoint = env[endpoint_variable]
+    if endpoint_variable == "OTEL_EXPORTER_OTLP_ENDPOINT":  # the base URL of every signal (the spec's rule)
+        endpoint = endpoint.rstrip("/") + TRACES_PATH
+    log.info("exporting executions as spans over OTLP to %s", endpoint)
+    return OtlpSpans(endpoint, env)
 
 
 class SpanExport:

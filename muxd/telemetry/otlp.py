@@ -5,6 +5,7 @@ when an endpoint is configured; ImportError without the `muxd[otel]` extra."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -38,14 +39,15 @@ class _GivenIds(IdGenerator):
 
 
 class OtlpSpans:
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, endpoint: str, env: Mapping[str, str]) -> None:
+        """Spans to the OTLP/HTTP traces `endpoint` (a full URL, …/v1/traces)."""
         # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES are read by Resource.create; ours only fills a gap.
         given = {} if env.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: SERVICE}
         self._ids = _GivenIds()
         self._provider = TracerProvider(resource=Resource.create(given), id_generator=self._ids,
                                         shutdown_on_exit=False)
-        # The exporter reads the standard OTEL_EXPORTER_OTLP_* variables (endpoint, headers, timeout).
-        self._provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        # The exporter reads the other standard OTEL_EXPORTER_OTLP_* variables (headers, timeout, TLS).
+        self._provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
         self._tracer = self._provider.get_tracer("muxd", __version__)
 
     def emit(self, record: SpanRecord) -> None:

@@ -23,6 +23,8 @@ ANSWER = "Sure! Here is the answer from the scripted fake model, streamed to you
 TURN_TIMEOUT_S = 60
 WAIT_S = 25  # one wait_for call, within the MCP server's 30 s call timeout
 
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"  # a W3C trace id: every attempt of one task
+
 
 @pytest.fixture
 def agent(muxd_server, tmp_path) -> Iterator[Callable[..., AgentPane]]:
@@ -83,15 +85,15 @@ def test_claude_code_tasks_results_failures_and_retries(agent, muxd_server, tmp_
             assert tooled["status"] == "success" and tooled["tool_calls"] == ["Bash(mkdir -p demo_dir)"]
             assert tooled["response"] == "I will run a command.\n\nDone." and (work / "demo_dir").is_dir()
             # Two identical API errors: failed, one pattern (UC2).
-            first = await task(session, pane, "try it", trace_id="tr-claude", attempt=1)
-            second = await task(session, pane, "try it", trace_id="tr-claude", attempt=2)
+            first = await task(session, pane, "try it", trace_id=TRACE, attempt=1)
+            second = await task(session, pane, "try it", trace_id=TRACE, attempt=2)
             assert first["status"] == second["status"] == "failed", (first, second)
             assert first["error"]["type"] == "api_error" and "credit balance" in first["error"]["message"].lower()
             assert first["sources"]["error"] == "session_log"
             assert first["error"]["stack_hash"] == second["error"]["stack_hash"]
-            third = await task(session, pane, "try it", trace_id="tr-claude", attempt=3)
+            third = await task(session, pane, "try it", trace_id=TRACE, attempt=3)
             assert third["status"] == "success"
-            trace = await call_ok(session, "tasks_by_trace", trace_id="tr-claude")
+            trace = await call_ok(session, "tasks_by_trace", trace_id=TRACE)
             assert trace["retry_count"] == 2 and trace["final_status"] == "success"
             patterns = (await call_ok(session, "tasks_last_failed"))["error_patterns"]
             assert [p["count"] for p in patterns] == [2]

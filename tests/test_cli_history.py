@@ -8,6 +8,8 @@ import json
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.wait import wait_until
 
+FEAT_TRACE = "0af7651916cd43dd8448eb211c80319c"  # a W3C trace id: both attempts of one feature
+
 
 def as_json(server, *args: str) -> dict:
     return json.loads(server.cli(*args, "--json", check=True).stdout)
@@ -16,9 +18,9 @@ def as_json(server, *args: str) -> dict:
 def test_the_history_commands_from_a_shell(muxd_server):
     s = muxd_server
     start_fake_agent(s, "worker")
-    done = s.cli("submit", "-t", "worker", "add a flag", "--wait", "--trace-id", "feat-7", "--attempt", "1")
+    done = s.cli("submit", "-t", "worker", "add a flag", "--wait", "--trace-id", FEAT_TRACE, "--attempt", "1")
     assert done.returncode == 0 and "success" in done.stdout and "add a flag" in done.stdout
-    retried = as_json(s, "submit", "-t", "worker", "add a flag again", "--wait", "--trace-id", "feat-7",
+    retried = as_json(s, "submit", "-t", "worker", "add a flag again", "--wait", "--trace-id", FEAT_TRACE,
                       "--attempt", "2")
     assert retried["status"] == "success" and retried["attempt"] == 2
 
@@ -38,7 +40,7 @@ def test_the_history_commands_from_a_shell(muxd_server):
     rows = as_json(s, "history", "--agent", "worker", "--since", "1h")["executions"]
     assert [r["message"] for r in rows] == ["add a flag again", "add a flag"]
     assert as_json(s, "history", "--status", "failed")["total"] == 2
-    assert [r["attempt"] for r in as_json(s, "history", "--trace", "feat-7")["executions"]] == [2, 1]
+    assert [r["attempt"] for r in as_json(s, "history", "--trace", FEAT_TRACE)["executions"]] == [2, 1]
 
     shown = s.cli("show", rows[0]["id"], "--transcript", check=True).stdout
     assert "add a flag again" in shown and "transcript:" in shown

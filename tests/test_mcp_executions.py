@@ -10,6 +10,9 @@ from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
+FIX_TRACE = "6e0c63257de34c926f9efcd03919e5b3"  # W3C trace id of the retried task
+
+
 async def result(session, agent: str, execution_id: str, **extra) -> dict:
     return (await call_ok(session, "get_execution_result", agent_name=agent, execution_id=execution_id,
                           **extra))["execution"]
@@ -19,7 +22,7 @@ async def _async_task_then_result(server: MuxdTestServer) -> None:
     start_agent(server, "researcher")
     async with mcp_session(server) as session:
         sent = await call_ok(session, "send_task", pane_id="researcher", message="summarise the repo",
-                             task_id="t-sum", trace_id="tr-1", attempt=1)
+                             task_id="t-sum", trace_id="5b8aa5a2d2c872e8321cf37308d69df2", attempt=1)
         assert sent["status"] == "running" and sent["execution_id"].startswith("exec_") and sent["created"]
         active = await call_ok(session, "list_active_executions")
         assert [e["id"] for e in active["executions"]] == [sent["execution_id"]]
@@ -119,9 +122,9 @@ async def _retries(server: MuxdTestServer) -> None:
     start_agent(server, "fixer")
     async with mcp_session(server) as session:
         for attempt in (1, 2):
-            await call_ok(session, "send_task", pane_id="fixer", message=f"fix it, try {attempt}", trace_id="tr-9",
-                          span_id=f"s{attempt}", attempt=attempt, wait=True, wait_timeout_s=20)
-        trace = await call_ok(session, "tasks_by_trace", trace_id="tr-9")
+            await call_ok(session, "send_task", pane_id="fixer", message=f"fix it, try {attempt}", trace_id=FIX_TRACE,
+                          span_id=f"{attempt:016x}", attempt=attempt, wait=True, wait_timeout_s=20)
+        trace = await call_ok(session, "tasks_by_trace", trace_id=FIX_TRACE)
         assert trace["retry_count"] == 1 and trace["final_status"] == "success"
         assert [e["attempt"] for e in trace["executions"]] == [1, 2]
 

@@ -148,6 +148,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", dest="cwd", help="working directory of the new window")
     p.add_argument("--wait", action="store_true", help="wait for it to end; exit with its status")
     p.add_argument("--timeout", type=float, default=None, help="wait at most this long (seconds)")
+    p.add_argument("--trace-id", help="W3C trace id (32 hex digits): the command's span is in this trace, and "
+                                      "a new window's TRACEPARENT names it")
+    p.add_argument("--span-id", help="W3C span id of the command (16 hex digits; default: a new one)")
     p.add_argument("--json", action="store_true")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS…]")
 
@@ -158,7 +161,8 @@ def run(client: Any, args: argparse.Namespace) -> int:
     if not command:
         raise BadRequest("muxd run needs a command: muxd run -- make test")
     wait_s = (args.timeout or 300.0) if args.wait else 0.0
-    reply = client.call("run", "execution", command=command, target=args.target, cwd=args.cwd, wait_s=wait_s)
+    reply = client.call("run", "execution", command=command, target=args.target, cwd=args.cwd, wait_s=wait_s,
+                        trace_id=args.trace_id, span_id=args.span_id)
     e = reply.execution
     if args.json:
         print_json(e)

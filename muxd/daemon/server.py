@@ -51,13 +51,17 @@ from muxd.protocol.event_messages import DaemonEvent
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
+from muxd.telemetry.export import SpanExport
+from muxd.telemetry.trace_ids import traceparent
 
 log = logging.getLogger(__name__)
 
 PANE_TERM = "xterm-256color"
 STARTUP_WARM_DELAY_S = 0.05  # after start, once the client that started the daemon is served
 # Variables of whoever started the daemon that would mislead programs inside a pane.
-_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES")
+# A trace context is a traced task's own (spawn_pane), never the daemon starter's.
+_ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES",
+                "TRACEPARENT", "TRACESTATE")
 
 
 class Daemon:
@@ -96,11 +100,13 @@ class Daemon:
         self.retention = retention or Retention()
         # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
         store = SqliteExecutionStore(self.access.db) if history else None
+        # Executions and task checks as OpenTelemetry spans, over OTLP when configured (muxd/telemetry/).
+        self.spans = SpanExport.from_env(os.environ)
         self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes,
-                                           on_ended=self.attention.execution_ended)
+                                           on_ended=self._execution_ended)
         self.limit_resume = LimitResume(self.registry.options, self.executions.submit)  # (daemon/work/limit_resume.py)
         self.tasks = TaskService(self.access.db, registry=self.registry, executions=self.executions,
-                                 spawn_pane=self.spawn_pane)  # the task queue (daemon/work/tasks.py)
+                                 spawn_pane=self.spawn_pane, spans=self.spans)  # the task queue (daemon/work/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
         # Panes adopted from running tmux servers (daemon/tmux/watch.py), followed as muxd's own.
@@ -142,6 +148,8 @@ class Daemon:
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             await self.executions.close()
+            await self.tasks.stopped()
+            await asyncio.to_thread(self.spans.close)  # the spans of what the stop ended, too
             if self.executions.store is not None:
                 self.executions.store.close()
             self.access.close()
@@ -213,6 +221,8 @@ class Daemon:
             program = self.executions.program_execution(number, spawn, argv, **(link or {}))
         env = self.pane_env(spawn.env, options.lookup("default-terminal", session_id))
         env["MUXD_PANE"] = f"%{number}"
+        if program is not None and program.trace_id and program.span_id:  # a traced task's program
+            env["TRACEPARENT"] = traceparent(program.trace_id, program.span_id)
         # The pane's own agent token: a client presenting it sees this pane and its grants only.
         # Usable at once and stored in the background: pane-bound tokens end with the run (every
         # start revokes them), so a pane neither waits for nor fails on a locked or full database.
@@ -338,6 +348,10 @@ class Daemon:
         self.attach_hub.pane_output(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
         self.attention.agent_changed(pane, before, state)
+
+    def _execution_ended(self, execution: Execution) -> None:
+        self.attention.execution_ended(execution)
+        self.spans.execution_ended(execution)
 
     def _registry_changed(self, kind: str, thing: Session | Window) -> None:
         """A session or window was made, renamed or closed: the bus hears it (tmux's hook names).

@@ -19,6 +19,7 @@ from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionStats, GetExecution, ListExecutions, SubmitPrompt,
 )
+from muxd.telemetry.trace_ids import SPAN_ID_HELP, SPAN_ID_PATTERN, TRACE_ID_HELP, TRACE_ID_PATTERN
 
 HOURS_DEFAULT, HOURS_MAX = 24, 168            # seed 000
 LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX = 20, 100  # seed 000
@@ -46,9 +47,9 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         message: Annotated[str, Field(description="the prompt for the pane's agent", min_length=1,
                                       max_length=PROMPT_MAX_CHARS)],
         task_id: Label | None = None,
-        trace_id: Annotated[str | None, Field(description="correlates retries of one task (tasks_by_trace)",
-                                              max_length=256)] = None,
-        span_id: Annotated[str | None, Field(max_length=256)] = None,
+        trace_id: Annotated[str | None, Field(description=f"{TRACE_ID_HELP}: correlates retries of one task "
+                                                          "(tasks_by_trace)", pattern=TRACE_ID_PATTERN)] = None,
+        span_id: Annotated[str | None, Field(description=SPAN_ID_HELP, pattern=SPAN_ID_PATTERN)] = None,
         attempt: Annotated[int | None, Field(description="1 for the first try, 2 for the first retry…",
                                              ge=1, le=1000)] = None,
         idempotency_key: Annotated[str | None, Field(

@@ -47,6 +47,8 @@ class RunCommand(_Message, tag="run"):
     cwd: FilePath | None = None
     wait_s: float = 0.0
     timeout_s: float | None = None
+    trace_id: Label | None = None       # W3C trace context: the new window's TRACEPARENT names them
+    span_id: Label | None = None
 
 
 class CancelExecution(_Message, tag="cancel-execution"):

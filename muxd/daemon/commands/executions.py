@@ -26,6 +26,7 @@ from muxd.protocol.execution_messages import (
 )
 from muxd.protocol.messages import Spawn
 from muxd.store.execution_store import EVERYTHING, ExecutionQuery, ExecutionStore, Scope
+from muxd.telemetry.trace_ids import query_trace_id, trace_context
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
@@ -105,9 +106,10 @@ async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionRepl
     _check_seconds("wait_s", req.wait_s, 0, EXECUTION_WAIT_MAX_S)
     if req.attempt is not None and not 1 <= req.attempt <= 1000:
         raise BadRequest(f"attempt must be between 1 and 1000, got {req.attempt}", field="attempt")
+    trace_id, span_id = trace_context(req.trace_id, req.span_id)
     execution, created = await daemon.executions.submit(
         pane, current_principal().name, triggered_by=req.triggered_by, message=req.message, task_id=req.task_id,
-        trace_id=req.trace_id, span_id=req.span_id, attempt=req.attempt, idempotency_key=req.idempotency_key,
+        trace_id=trace_id, span_id=span_id, attempt=req.attempt, idempotency_key=req.idempotency_key,
         timeout_s=req.timeout_s if req.timeout_s is not None else EXECUTION_TIMEOUT_DEFAULT_S)
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s), created=created)
 
@@ -119,14 +121,17 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
         raise BadRequest("no command to run", field="command")
     _check_seconds("timeout_s", req.timeout_s, 1, EXECUTION_TIMEOUT_MAX_S)
     _check_seconds("wait_s", req.wait_s, 0, EXECUTION_WAIT_MAX_S)
+    trace_id, span_id = trace_context(req.trace_id, req.span_id)
+    trace = {"trace_id": trace_id, "span_id": span_id} if trace_id else {}
     principal = current_principal().name
     if req.target:
         pane = resolve(daemon.registry, "pane", req.target)
         line = req.command[0] if len(req.command) == 1 else shlex.join(req.command)
-        execution = daemon.executions.type_command(pane, principal, line, "cli", req.timeout_s)  # type: ignore[arg-type]
+        execution = daemon.executions.type_command(pane, principal, line, "cli", req.timeout_s, **trace)  # type: ignore[arg-type]
     else:
         _, execution = run_in_background_window(daemon.registry, daemon.spawn_pane, daemon.executions,
-                                                Spawn(command=list(req.command), cwd=req.cwd, record_as="cli"))
+                                                Spawn(command=list(req.command), cwd=req.cwd, record_as="cli"),
+                                                link=trace or None)
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s))
 
 
@@ -187,7 +192,7 @@ async def list_executions(daemon: Daemon, req: ListExecutions) -> ExecutionList:
     if req.triggered_by is not None and req.triggered_by not in TRIGGERS:
         raise BadRequest(f"triggered_by must be one of {', '.join(TRIGGERS)}", field="triggered_by")
     query = _query(daemon, req, status=req.status, triggered_by=req.triggered_by, task_id=req.task_id,
-                   trace_id=req.trace_id, until=req.until, limit=req.limit, offset=req.offset)
+                   trace_id=query_trace_id(req.trace_id), until=req.until, limit=req.limit, offset=req.offset)
     if req.active:  # pending and running live in the daemon: no need to ask the store
         rows = [e for e in daemon.executions.active(query.scope) if _matches(e, query)]
         rows.sort(key=lambda e: e.started_at or e.queued_at or 0.0, reverse=True)

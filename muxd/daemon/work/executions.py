@@ -279,8 +279,9 @@ class ExecutionService:
                     stored)
 
     def type_command(self, pane: Pane, principal: str, command: str, triggered_by: str,
-                     timeout_s: float | None) -> Execution:
-        """Run `command` in the integrated shell of `pane` (muxd run -t), recorded by its marks."""
+                     timeout_s: float | None, **trace: str) -> Execution:
+        """Run `command` in the integrated shell of `pane` (muxd run -t), recorded by its marks;
+        `trace`: its trace_id and span_id, if it is traced."""
         run = self.panes.get(pane.id)
         if pane.exited:
             raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
@@ -289,7 +290,7 @@ class ExecutionService:
                            "when a command ends there; run it in a new window (without -t)", pane=pane.id)
         if run.tracker.running is not None or run.tracker.state.is_agent:
             raise Conflict(f"pane {pane.id} is busy: its shell is not at a prompt", pane=pane.id)
-        execution = self._template(pane, triggered_by, principal, message=command, timeout_s=timeout_s)
+        execution = self._template(pane, triggered_by, principal, message=command, timeout_s=timeout_s, **trace)
         self._begin(run)
         self._apply(run, run.tracker.start_command(execution, time.time()))
         pane.send(command.encode() + b"\r")

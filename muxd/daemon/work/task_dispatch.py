@@ -25,6 +25,7 @@ from muxd.errors import MuxdError, TaskAlreadyClaimed, TaskInvariantViolated, Ta
 from muxd.protocol.task_messages import Dispatcher
 from muxd.store import task_store
 from muxd.tasks.model import Task
+from muxd.telemetry.trace_ids import new_span_id, task_trace_id
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
@@ -205,9 +206,11 @@ async def _release(service: QueueForDispatch, dispatch: Dispatch, task: Task, re
 
 
 async def _send(service: QueueForDispatch, dispatch: Dispatch, pane: Pane, task: Task) -> str:
+    # Each turn is a span of the task's trace, as its checks are (muxd/telemetry/).
+    trace_id = task_trace_id(task.id)
     execution, _ = await service.executions.submit(
         pane, dispatch.principal, triggered_by="schedule", message=task_prompt(task), task_id=task.id,
-        timeout_s=EXECUTION_TIMEOUT_DEFAULT_S)
+        trace_id=trace_id, span_id=new_span_id() if trace_id else None, timeout_s=EXECUTION_TIMEOUT_DEFAULT_S)
     dispatch.execution_id = execution.id
     return execution.id
 

@@ -20,10 +20,13 @@ from muxd.executions.transcript import render
 from muxd.protocol.messages import Spawn
 from muxd.store import task_store
 from muxd.tasks.model import Task, VerificationResult
+from muxd.telemetry.spans import Check
+from muxd.telemetry.trace_ids import new_span_id
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.registry import Registry
     from muxd.daemon.work.executions import ExecutionService
+    from muxd.telemetry.export import SpanExport
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -40,6 +43,7 @@ class QueueForChecks(Protocol):
     registry: Registry
     executions: ExecutionService
     spawn_pane: SpawnPane
+    spans: SpanExport
 
     async def call(self, job: Callable[[sqlite3.Connection], T], doing: str) -> T: ...
 
@@ -64,11 +68,22 @@ def tail(text: str, limit: int = TASK_VERIFY_OUTPUT_MAX_CHARS) -> str:
 
 
 async def run_check(service: QueueForChecks, task: Task) -> None:
+    """Run `task`'s check and record its verdict; the check is a span of the task's trace, its
+    execution that span's child (whose pane gets it as TRACEPARENT)."""
+    check = service.spans.check_started(task)
+    try:
+        result = await _checked(service, task, check)
+    except asyncio.CancelledError:  # the daemon stops: the check's span ends too (its command's has a parent)
+        service.spans.check_ended(check, None)
+        raise
+    service.spans.check_ended(check, result)
+
+
+async def _checked(service: QueueForChecks, task: Task, check: Check) -> VerificationResult:
     try:
         line = check_command(task, service.verifiers)
     except ValueError as exc:
-        await _record(service, task, VerificationResult(status="failed", output=str(exc), at=time.time()))
-        return
+        return await _record(service, task, VerificationResult(status="failed", output=str(exc), at=time.time()))
     registry = service.registry
     # The check is its author's command (create_task let only those who may `run` write one), run
     # for whoever completed the task: the execution is the author's, linked to the task.
@@ -78,20 +93,22 @@ async def run_check(service: QueueForChecks, task: Task) -> None:
             registry, service.spawn_pane, service.executions, Spawn(command=["/bin/sh", "-c", line], cwd=task.verification.cwd, record_as="cli",
                           env={"MUXD_TASK_ID": task.id}),
             window_name=f"verify-{task.id[:8]}",
-            link={"triggered_by": "schedule", "principal": author, "task_id": task.id, "message": line})
+            link={"triggered_by": "schedule", "principal": author, "task_id": task.id, "message": line,
+                  "trace_id": check.trace_id, "span_id": new_span_id()})
     except MuxdError as exc:
-        await _record(service, task, VerificationResult(status="failed", output=f"the check could not start: "
-                                                        f"{exc.message}", at=time.time()))
-        return
+        return await _record(service, task, VerificationResult(status="failed", output=f"the check could not "
+                                                               f"start: {exc.message}", at=time.time()))
+    service.spans.check_runs(check, execution.id)
     await _record(service, task, VerificationResult(status="running", execution_id=execution.id, at=time.time()))
     ended = await _await_end(service, execution, task.verification.timeout_s or TASK_VERIFY_TIMEOUT_S)
     passed = ended is not None and ended.status == "success"
     output = None if passed else await _output_of(service, execution.id, ended)
-    await _record(service, task, VerificationResult(
+    result = await _record(service, task, VerificationResult(
         status="passed" if passed else "failed", execution_id=execution.id,
         exit_code=ended.exit_code if ended is not None else None, output=output, at=time.time()))
     if any(p is pane for p in registry.all_panes()):  # a person may have closed it already
         registry.remove_pane(pane)
+    return result
 
 
 async def _await_end(service: QueueForChecks, execution: Execution, timeout_s: float) -> Execution | None:
@@ -114,13 +131,15 @@ async def _output_of(service: QueueForChecks, execution_id: str, ended: Executio
     return tail(text) or f"the check ended {ended.status if ended else 'without a record'}"
 
 
-async def _record(service: QueueForChecks, task: Task, result: VerificationResult) -> None:
+async def _record(service: QueueForChecks, task: Task, result: VerificationResult) -> VerificationResult:
+    """`result`, recorded (it is returned whether or not the store took it)."""
     try:
         await service.call(lambda c: task_store.record_verification(c, task.id, result, time.time()),
                            f"recording the verification of task {task.id}")
     except MuxdError as exc:
         log.error("task %s: the verification could not be recorded: %s", task.id, exc.message)
-        return
+        return result
     if result.status != "running":
         log.info("task %s: verification %s", task.id, result.status)
         service.changed()
+    return result

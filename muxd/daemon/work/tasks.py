@@ -34,11 +34,13 @@ if TYPE_CHECKING:
     from muxd.daemon.panes.registry import Registry
     from muxd.daemon.work.background_run import SpawnPane
     from muxd.daemon.work.executions import ExecutionService
+    from muxd.telemetry.export import SpanExport
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ENV_MAX_ATTEMPTS = "MUXD_TASK_MAX_ATTEMPTS"
+JOBS_STOP_WAIT_S = 1.0  # cancelled jobs only run their cleanup: no more than a loop step or two
 ENV_KNOWLEDGE_QUOTA = "MUXD_KNOWLEDGE_QUOTA"
 ENV_VERIFIERS = {"github_pr": "MUXD_VERIFY_GITHUB_PR", "gitlab_mr": "MUXD_VERIFY_GITLAB_MR"}
 _VERIFIER_DEFAULTS = {"github_pr": TASK_VERIFY_GITHUB_PR_DEFAULT, "gitlab_mr": TASK_VERIFY_GITLAB_MR_DEFAULT}
@@ -56,13 +58,14 @@ def _int_setting(env: Mapping[str, str], name: str, default: int, low: int, high
 
 class TaskService:
     def __init__(self, db: Database, *, registry: Registry, executions: ExecutionService, spawn_pane: SpawnPane,
-                 env: dict[str, str] | None = None) -> None:
+                 spans: SpanExport, env: dict[str, str] | None = None) -> None:
         settings = os.environ if env is None else env
         self.db = db
         # What the dispatchers and checks work with: the panes, the history, new windows for checks.
         self.registry = registry
         self.executions = executions
         self.spawn_pane = spawn_pane
+        self.spans = spans  # each check a span of its task's trace (muxd/telemetry/)
         self.max_attempts = _int_setting(settings, ENV_MAX_ATTEMPTS, TASK_MAX_ATTEMPTS_DEFAULT, 1, 1000, "claims")
         self.knowledge_quota = _int_setting(settings, ENV_KNOWLEDGE_QUOTA, KNOWLEDGE_STORED_QUOTA_DEFAULT, 0,
                                             10**9, "entries")
@@ -85,6 +88,12 @@ class TaskService:
             dispatch.stopping = True
         for job in list(self._jobs):
             job.cancel()
+
+    async def stopped(self) -> None:
+        """After `shutdown`: until its jobs have wound up (a check's span ends with its job), at
+        most JOBS_STOP_WAIT_S."""
+        if self._jobs:
+            await asyncio.wait(list(self._jobs), timeout=JOBS_STOP_WAIT_S)
 
     def start(self, job: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(job)

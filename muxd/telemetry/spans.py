@@ -65,7 +65,7 @@ def execution_span(e: Execution, parent_span_id: str | None = None) -> SpanRecor
         "muxd.execution.triggered_by": e.triggered_by, "muxd.execution.principal": e.principal,
         "muxd.execution.attempt": e.attempt, "muxd.execution.tokens": e.tokens_used,
         "muxd.execution.cost_usd": e.cost_usd, "muxd.execution.tool_calls": len(e.tool_calls) or None,
-        "muxd.execution.cost_source": getattr(e, "cost_source", None),
+        "muxd.execution.cost_source": e.cost_source,
         "muxd.pane.id": e.pane_id, "muxd.pane.key": e.pane_key,
         "muxd.agent.name": e.agent_name, "muxd.agent.type": e.agent_type,
         "muxd.task.id": e.task_id,
@@ -73,7 +73,7 @@ def execution_span(e: Execution, parent_span_id: str | None = None) -> SpanRecor
         "gen_ai.agent.name": e.agent_name if prompt else None,
         "gen_ai.provider.name": AGENT_PROVIDERS.get(e.agent_type or "") if prompt else None,
         "gen_ai.conversation.id": e.session_id,
-        "gen_ai.response.model": getattr(e, "cost_model", None),
+        "gen_ai.response.model": e.cost_model,
         "process.exit.code": e.exit_code,
         "error.type": e.error.type if e.error is not None and failed else None,
     })

@@ -58,8 +58,6 @@ def execution_span(e: Execution, parent_span_id: str | None = None) -> SpanRecor
         return None
     failed = e.status in FAILED_STATUSES
     prompt = e.kind == "prompt"
-    # cost_source and cost_model come with the cost estimates (issue 27's cost work): read
-    # leniently so this module does not depend on which of the two landed first.
     attributes = _present({
         "muxd.execution.id": e.id, "muxd.execution.kind": e.kind, "muxd.execution.status": e.status,
         "muxd.execution.triggered_by": e.triggered_by, "muxd.execution.principal": e.principal,

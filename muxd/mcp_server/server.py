@@ -13,6 +13,8 @@ from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, GetPromptRequestParams
 
 from muxd import __version__
 from muxd.client.connection import Client
@@ -65,7 +67,26 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     register_task_tools(tools)
     register_event_resources(tools)
     register_event_streams(tools)
+    serve_no_prompts(server)
     return tools
+
+
+def serve_no_prompts(server: MCPServer[Any]) -> None:
+    """Advertise no prompts capability, and answer a prompts/get with -32602 `not_found`.
+
+    muxd has no prompts; the SDK serves prompts/list and prompts/get on every MCPServer and derives
+    the capabilities it advertises from the handlers it has (so it advertised prompts), and its
+    prompts/get of an unknown name answered code 0 with a traceback on stderr. The SDK offers no
+    way to drop a handler, hence its private table here (tests/test_mcp_protocol_errors.py holds it).
+    """
+    lowlevel = server._lowlevel_server  # noqa: SLF001 - see the docstring
+    lowlevel._request_handlers.pop("prompts/list", None)  # noqa: SLF001
+
+    async def no_prompt(ctx: Any, params: GetPromptRequestParams) -> Any:
+        raise MCPError(code=INVALID_PARAMS, message=f"not_found: no prompt named {params.name!r} (muxd has no prompts)",
+                       data={"name": params.name})
+
+    lowlevel.add_request_handler("prompts/get", GetPromptRequestParams, no_prompt)
 
 
 def build_server(client: Client, limits: GuardLimits | None = None) -> MCPServer[Any]:

@@ -23,6 +23,7 @@ from muxd.mcp_server.event_resources import register_event_resources
 from muxd.mcp_server.event_streams import register_event_streams
 from muxd.mcp_server.execution_tools import register_execution_tools
 from muxd.mcp_server.guards import ToolGuard
+from muxd.mcp_server.identity import INSTRUCTIONS, SERVER_NAME
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import set_default_client
 from muxd.mcp_server.middleware import tidy_tool_results
@@ -32,16 +33,6 @@ from muxd.mcp_server.summary_tools import register_summary_tools
 from muxd.mcp_server.task_history_tools import register_task_history_tools
 from muxd.mcp_server.task_tools import register_task_tools
 from muxd.mcp_server.wait_tools import register_wait_tools
-
-INSTRUCTIONS = (
-    "muxd runs terminal panes (AI coding agents and shells). Check agents with agent_summary or "
-    "list_agents (cheap); read_pane only when you need the raw screen (pass its cursor back to get "
-    "only new lines); wait_for instead of polling (with attention and no pane_id: until any agent "
-    "needs you). send_task gives an agent a prompt as a tracked execution; "
-    "the history (list_recent_executions, get_execution_result, get_agent_activity_summary, tasks_*) says what ran, "
-    "how it ended and what it cost. The resources muxd://events and muxd://panes/{pane}/attention can be "
-    "read and subscribed to."
-)
 
 
 def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
@@ -53,7 +44,7 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     is not run `acting_as` some connection fails instead of borrowing a stronger one (HTTP).
     """
     guard = ToolGuard(limits or GuardLimits.from_env())
-    server: MCPServer[Any] = MCPServer(name="muxd", version=__version__, instructions=INSTRUCTIONS,
+    server: MCPServer[Any] = MCPServer(name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                                        auth=auth, token_verifier=token_verifier,
                                        middleware=[*middleware, tidy_tool_results(guard)], log_level="WARNING")
     tools = ToolRegistry(server, guard)

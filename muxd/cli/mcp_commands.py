@@ -45,10 +45,12 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
     # fleet); it serves the user's, and says so when none runs. The SDK is imported only after
     # the stdio front has answered `initialize` (stdio_front.py).
     from muxd.cli.main import chosen_token
-    from muxd.paths import DEFAULT_SERVER_NAME, socket_path
+    from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, socket_path
 
     limits = limits_from_args(args)
-    path = str(socket_path(args.server_name or DEFAULT_SERVER_NAME))
+    where = socket_path(args.server_name or DEFAULT_SERVER_NAME)
+    ensure_socket_dir(where.parent)  # a socket in a directory others can write to may be anyone's
+    path = str(where)
     if args.http:
         import asyncio
 

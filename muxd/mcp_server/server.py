@@ -1,7 +1,8 @@
 """The MCP server object: the SDK's MCPServer with muxd's guarded tools.
 
-Tools reach the daemon through `link.current_client()`: over stdio the one connection given
-here, over HTTP the connection of each request's bearer token (see http_server.py).
+Tools reach the daemon through `link.current_client()`: over stdio the one connection
+daemon_link.py opens when first needed, over HTTP the connection of each request's bearer token
+(see http_server.py).
 """
 
 from __future__ import annotations
@@ -78,8 +79,3 @@ def serve_no_prompts(server: MCPServer[Any]) -> None:
                        data={"name": params.name})
 
     lowlevel.add_request_handler("prompts/get", GetPromptRequestParams, no_prompt)
-
-
-def build_server(client: Client, limits: GuardLimits | None = None) -> MCPServer[Any]:
-    """An MCPServer whose tools act through `client`, a greeted connection to the daemon."""
-    return build_registry(client, limits).server

@@ -121,8 +121,9 @@ class FilteredWriter:
         return True
 
 
-def serve_stdio(path: str, token: str | None, limits: Any) -> int:
-    """Serve MCP on stdin/stdout for the daemon at `path`, as `token`; returns the exit code."""
+def serve_stdio(path: str, token: str | None, limits: Any, **registry_options: Any) -> int:
+    """Serve MCP on stdin/stdout for the daemon at `path`, as `token`; returns the exit code.
+    `registry_options` go to server.build_registry."""
     wire_in, wire_out = claim_wire()
     loading = _SdkImport()
     loading.start()
@@ -138,10 +139,11 @@ def serve_stdio(path: str, token: str | None, limits: Any) -> int:
 
     # Served even when the client left at once: a token the daemon refuses is still said (exit 1).
     lines = ReplayedLines([first] if first else [], wire_in)
-    return anyio.run(_serve, path, token, limits, lines, FilteredWriter(wire_out, answered))
+    return anyio.run(_serve, path, token, limits, lines, FilteredWriter(wire_out, answered), registry_options)
 
 
-async def _serve(path: str, token: str | None, limits: Any, lines: ReplayedLines, out: FilteredWriter) -> int:
+async def _serve(path: str, token: str | None, limits: Any, lines: ReplayedLines, out: FilteredWriter,
+                 registry_options: dict[str, Any]) -> int:
     from mcp.server.stdio import stdio_server
 
     from muxd.errors import ServerNotRunning
@@ -149,7 +151,7 @@ async def _serve(path: str, token: str | None, limits: Any, lines: ReplayedLines
     from muxd.mcp_server.server import build_registry
 
     link = DaemonLink(path, token)
-    server = build_registry(None, limits, middleware=[connect_on_demand(link)]).server
+    server = build_registry(None, limits, middleware=[connect_on_demand(link)], **registry_options).server
     try:
         await link.ensure()
     except ServerNotRunning as exc:

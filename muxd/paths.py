@@ -25,13 +25,14 @@ _OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 
 
 def socket_dir() -> Path:
-    """`$MUXD_SOCKET_DIR`, else `$XDG_RUNTIME_DIR/muxd`, else `/tmp/muxd-$UID`."""
+    """`$MUXD_SOCKET_DIR`, else `/tmp/muxd-$UID` (as tmux: `$TMUX_TMPDIR`, else `/tmp/tmux-$UID`).
+
+    Only muxd's own variable moves it: a program started by an MCP client that passes no
+    environment (the Inspector, unless given -e) must find the same server as the user's shell,
+    so no other variable, such as $XDG_RUNTIME_DIR, may decide where it is."""
     override = os.environ.get("MUXD_SOCKET_DIR")
     if override:
         return Path(override)
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isdir(runtime):
-        return Path(runtime) / "muxd"
     return Path(f"/tmp/muxd-{os.getuid()}")
 
 

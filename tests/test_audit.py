@@ -18,7 +18,7 @@ from muxd.errors import BadRequest, Forbidden
 from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY
 from muxd.protocol import messages as m
 from muxd.store.audit import args_sha256
-from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
+from muxd.testing.mcp_stdio import call_error, call_ok, call_refused, mcp_session
 from muxd.testing.server import MuxdTestServer
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -43,7 +43,7 @@ async def _drive(server: MuxdTestServer, pane: str, viewer: str) -> None:
         assert "not_found" in await call_error(session, "read_pane", pane_id="%999")
         # Refused by the SDK's argument validation, before muxd's guard: audited all the same.
         assert "bad_request: lines" in await call_error(session, "read_pane", pane_id=pane, lines="many")
-        assert "not_found: no tool named 'drop_tables'" in await call_error(session, "drop_tables")
+        assert "not_found: no tool named 'drop_tables'" in (await call_refused(session, "drop_tables")).message
 
         history = await call_ok(session, "get_tool_history", limit=50)
         sent = _rows(history, tool="send_input")

@@ -14,7 +14,7 @@ from muxd.daemon.access.call_metrics import OVERFLOW_KEY, ToolMetrics, prometheu
 from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY
 from muxd.protocol.messages import RecordCall
 from muxd.testing.mcp_http import HttpMcp, create_token
-from muxd.testing.mcp_stdio import call_ok, result_text
+from muxd.testing.mcp_stdio import call_ok, call_refused, result_text
 from muxd.testing.server import MuxdTestServer
 
 INVENTED_OVER_MCP = 300
@@ -43,10 +43,11 @@ def test_tool_names_and_error_codes_are_capped() -> None:
 
 async def _invent_over_mcp(mcp: HttpMcp, token: str) -> None:
     async with mcp.session(token) as session:
-        answers = await asyncio.gather(*(session.call_tool(f"no_such_tool_{n}", {})
+        # An unknown tool is a JSON-RPC error (-32602), not a tool result.
+        answers = await asyncio.gather(*(call_refused(session, f"no_such_tool_{n}")
                                          for n in range(INVENTED_OVER_MCP)))
-        texts = [result_text(a) for a in answers]
-        assert all(a.is_error for a in answers)
+        texts = [a.message for a in answers]
+        assert all(a.code == -32602 for a in answers)
         # Refused calls pass the rate limiter too: a burst, then rate_limited with a retry-after.
         assert sum(t.startswith("not_found: no tool named 'no_such_tool_") for t in texts) >= 20
         assert sum(t.startswith("rate_limited: ") and "retry after" in t for t in texts) >= 100, texts[-1]

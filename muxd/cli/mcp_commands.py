@@ -41,37 +41,42 @@ def limits_from_args(args: argparse.Namespace) -> Any:
 
 @cli_command("mcp")(_configure_mcp)
 def mcp(client: Any, args: argparse.Namespace) -> int:
-    # The SDK and asyncio are imported here so that other commands start without them. `client`
-    # (main's connection, which started the server if none ran) says where and as whom to connect.
-    import asyncio
+    # A local command: it never starts a daemon (one nobody has panes in would answer an empty
+    # fleet); it serves the user's, and says so when none runs. The SDK is imported only after
+    # the stdio front has answered `initialize` (stdio_front.py).
+    from muxd.cli.main import chosen_token
+    from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, socket_path
 
     limits = limits_from_args(args)
-    path = client.socket_path
-    client.close()
+    where = socket_path(args.server_name or DEFAULT_SERVER_NAME)
+    ensure_socket_dir(where.parent)  # a socket in a directory others can write to may be anyone's
+    path = str(where)
     if args.http:
+        import asyncio
+
         from muxd.mcp_server.http_server import serve_http
 
+        _warn_if_no_server(path)
         # Each HTTP request acts as its own bearer token; no connection of this process is used.
         return asyncio.run(serve_http(args.http, socket_path=path, limits=limits))
 
     from muxd.client.token import argv_token_warning, token_from_env
+    from muxd.mcp_server.stdio_front import serve_stdio
 
     if args.token:
         print(f"muxd mcp: {argv_token_warning(ENV_TOKEN)}", file=sys.stderr, flush=True)
     # --token-file, else --token, else $MUXD_TOKEN (inside a pane: scoped to it), else the CLI's own
-    token = token_from_env(args.token, file=args.token_file) or client.token
-    return asyncio.run(_serve_stdio(path, token, limits))
+    token = token_from_env(args.token, file=args.token_file) or chosen_token(args)
+    return serve_stdio(path, token, limits)
 
 
-async def _serve_stdio(path: str, token: str | None, limits: Any) -> int:
-    from muxd.client.connection import Client
-    from muxd.mcp_server.link import remember_token
-    from muxd.mcp_server.server import build_server
+def _warn_if_no_server(path: str) -> None:
+    """One line on stderr when no daemon listens at `path` (requests then get 503 until one does)."""
+    import socket
 
-    acting = await Client.connect(path, client_name="muxd-mcp", token=token)
-    remember_token(acting, token)
-    try:
-        await build_server(acting, limits).run_stdio_async()
-    finally:
-        await acting.close()
-    return 0
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except OSError:
+            print(f"muxd mcp: warning: no muxd server runs at {path}: requests get 503 until one starts",
+                  file=sys.stderr, flush=True)

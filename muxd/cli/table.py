@@ -137,7 +137,7 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("tmux", "answer a tmux command line as tmux would, with muxd panes; tmux watch|unwatch adopt a tmux server's panes",
                "tmux_commands", local=True, raw=True),
     CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
-               "mcp_commands", starts_server=True),
+               "mcp_commands", local=True),
 )
 
 

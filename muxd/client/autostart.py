@@ -15,7 +15,7 @@ from muxd.store.location import MEMORY
 
 LOG_TAIL_BYTES = 2000
 # Variables naming a path the daemon opens (MUXD_DB may also be a URL).
-PATH_VARIABLES = ("MUXD_SOCKET_DIR", "MUXD_DB", "MUXD_RECORD_DIR", "XDG_RUNTIME_DIR", "XDG_STATE_HOME",
+PATH_VARIABLES = ("MUXD_SOCKET_DIR", "MUXD_DB", "MUXD_RECORD_DIR", "XDG_STATE_HOME",
                   "MUXD_CONFIG", "XDG_CONFIG_HOME")
 
 

@@ -4,11 +4,12 @@
   token that authenticated it (stdio has one connection, set as the default in link.py).
 - `tidy_tool_results`: a structured tool result's text block becomes compact JSON (the SDK
   pretty-prints it; the text is what a model reads, so indentation is paid in tokens), and an
-  argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why`, an
-  unknown tool as `not_found: …`; both are rate-limited, measured and audited here (every
-  unknown name as one), since such calls never reach muxd's guard. An error's text starts
-  with its stable code, as the README promises: the SDK's "Error executing tool X: " before
-  it is dropped.
+  argument the SDK's schema validation rejected reads as muxd's `bad_request: field: why` (a
+  tool result with isError, which the model can correct); an unknown tool is a protocol
+  error, JSON-RPC -32602 `not_found: …`, as the MCP spec says (the SDK answered it as a tool
+  result). Both are rate-limited, measured and audited here (every unknown name as one), since
+  such calls never reach muxd's guard. An error's text starts with its stable code, as the
+  README promises: the SDK's "Error executing tool X: " before it is dropped.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from muxd.client.connection import Client
 from muxd.errors import BadRequest, ConnectionLost, MuxdError, NotFound
@@ -50,24 +53,18 @@ def bad_request_text(message: str) -> str | None:
     return f"{prefix}bad_request: {'; '.join(problems)}"
 
 
+# The SDK's own answer for a name it has no tool of (a tool's error always has _SDK_TOOL_ERROR first).
 _UNKNOWN_TOOL = re.compile(r"Unknown tool: (.*)", re.S)
 # The SDK's words before the text of a tool that raised.
 _SDK_TOOL_ERROR = re.compile(r"Error executing tool [^:\s]*: ")
 
 
-def sdk_refusal(message: str) -> tuple[str, str] | None:
-    """(code, text in muxd's words) for a call the SDK refused before muxd's guard ran, else None."""
-    text = bad_request_text(message)
-    if text is not None:
-        return BadRequest.code, text
-    unknown = _UNKNOWN_TOOL.fullmatch(message)
-    if unknown is not None:
-        return NotFound.code, f"{NotFound.code}: no tool named {unknown.group(1)!r} (list_tools lists them)"
-    return None
+def unknown_tool_text(name: str) -> str:
+    return f"{NotFound.code}: no tool named {name!r} (tools/list lists them)"
 
 
 def _tidy(result: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """The result to send, and the error code when the SDK refused the call itself."""
+    """The result to send, and the error code when the SDK refused the arguments itself."""
     content = result.get("content")
     if not isinstance(content, list) or len(content) != 1 or content[0].get("type") != "text":
         return result, None
@@ -76,14 +73,23 @@ def _tidy(result: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         text = str(content[0].get("text", ""))
         prefix = _SDK_TOOL_ERROR.match(text)
         text = text[prefix.end():] if prefix else text
-        refusal = sdk_refusal(text)
-        if refusal is not None:
-            refused, text = refusal
+        bad_request = bad_request_text(text)
+        if bad_request is not None:
+            refused, text = BadRequest.code, bad_request
     elif "structuredContent" in result:
         text = json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":"))
     else:
         return result, None
     return {**result, "content": [{**content[0], "text": text}]}, refused
+
+
+def _unknown_tool(result: dict[str, Any]) -> str | None:
+    """The name the SDK found no tool for, when `result` is its answer saying so."""
+    content = result.get("content")
+    if not result.get("isError") or not isinstance(content, list) or len(content) != 1:
+        return None
+    unknown = _UNKNOWN_TOOL.fullmatch(str(content[0].get("text", "")))
+    return unknown.group(1) if unknown is not None else None
 
 
 def tidy_tool_results(guard: ToolGuard) -> Callable[[ServerRequestContext[Any, Any], CallNext], Any]:
@@ -92,17 +98,22 @@ def tidy_tool_results(guard: ToolGuard) -> Callable[[ServerRequestContext[Any, A
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         started = time.monotonic()
         result = await call_next(ctx)
-        if ctx.method == TOOLS_CALL and isinstance(result, dict):
-            tidied, refused = _tidy(result)
-            if refused is not None:  # muxd's guard never saw this call
-                params = ctx.params or {}
-                tool = str(params.get("name") or "") if refused == BadRequest.code else UNKNOWN_TOOL_KEY
-                limited = await guard.refused(tool, params.get("arguments"), refused,
-                                              (time.monotonic() - started) * 1000.0)
-                if limited is not None:
-                    tidied = {**tidied, "content": [{**tidied["content"][0], "text": str(tool_error(limited))}]}
-            return tidied
-        return result
+        if ctx.method != TOOLS_CALL or not isinstance(result, dict):
+            return result
+        params = ctx.params or {}
+        unknown = _unknown_tool(result)
+        if unknown is not None:  # muxd's guard never saw this call: a protocol error, accounted here
+            limited = await guard.refused(UNKNOWN_TOOL_KEY, params.get("arguments"), NotFound.code,
+                                          (time.monotonic() - started) * 1000.0)
+            text = str(tool_error(limited)) if limited is not None else unknown_tool_text(unknown)
+            raise MCPError(code=INVALID_PARAMS, message=text, data={"name": unknown})
+        tidied, refused = _tidy(result)
+        if refused is not None:  # arguments the SDK refused: muxd's guard never saw this call
+            limited = await guard.refused(str(params.get("name") or ""), params.get("arguments"), refused,
+                                          (time.monotonic() - started) * 1000.0)
+            if limited is not None:
+                tidied = {**tidied, "content": [{**tidied["content"][0], "text": str(tool_error(limited))}]}
+        return tidied
 
     return middleware
 

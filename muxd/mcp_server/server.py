@@ -1,7 +1,8 @@
 """The MCP server object: the SDK's MCPServer with muxd's guarded tools.
 
-Tools reach the daemon through `link.current_client()`: over stdio the one connection given
-here, over HTTP the connection of each request's bearer token (see http_server.py).
+Tools reach the daemon through `link.current_client()`: over stdio the one connection
+daemon_link.py opens when first needed, over HTTP the connection of each request's bearer token
+(see http_server.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, GetPromptRequestParams
 
 from muxd import __version__
 from muxd.client.connection import Client
@@ -21,6 +24,7 @@ from muxd.mcp_server.event_resources import register_event_resources
 from muxd.mcp_server.event_streams import register_event_streams
 from muxd.mcp_server.execution_tools import register_execution_tools
 from muxd.mcp_server.guards import ToolGuard
+from muxd.mcp_server.identity import INSTRUCTIONS, SERVER_NAME
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import set_default_client
 from muxd.mcp_server.middleware import tidy_tool_results
@@ -30,16 +34,6 @@ from muxd.mcp_server.summary_tools import register_summary_tools
 from muxd.mcp_server.task_history_tools import register_task_history_tools
 from muxd.mcp_server.task_tools import register_task_tools
 from muxd.mcp_server.wait_tools import register_wait_tools
-
-INSTRUCTIONS = (
-    "muxd runs terminal panes (AI coding agents and shells). Check agents with agent_summary or "
-    "list_agents (cheap); read_pane only when you need the raw screen (pass its cursor back to get "
-    "only new lines); wait_for instead of polling (with attention and no pane_id: until any agent "
-    "needs you). send_task gives an agent a prompt as a tracked execution; "
-    "the history (list_recent_executions, get_execution_result, get_agent_activity_summary, tasks_*) says what ran, "
-    "how it ended and what it cost. The resources muxd://events and muxd://panes/{pane}/attention can be "
-    "read and subscribed to."
-)
 
 
 def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
@@ -51,7 +45,7 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     is not run `acting_as` some connection fails instead of borrowing a stronger one (HTTP).
     """
     guard = ToolGuard(limits or GuardLimits.from_env())
-    server: MCPServer[Any] = MCPServer(name="muxd", version=__version__, instructions=INSTRUCTIONS,
+    server: MCPServer[Any] = MCPServer(name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                                        auth=auth, token_verifier=token_verifier,
                                        middleware=[*middleware, tidy_tool_results(guard)], log_level="WARNING")
     tools = ToolRegistry(server, guard)
@@ -65,9 +59,23 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     register_task_tools(tools)
     register_event_resources(tools)
     register_event_streams(tools)
+    serve_no_prompts(server)
     return tools
 
 
-def build_server(client: Client, limits: GuardLimits | None = None) -> MCPServer[Any]:
-    """An MCPServer whose tools act through `client`, a greeted connection to the daemon."""
-    return build_registry(client, limits).server
+def serve_no_prompts(server: MCPServer[Any]) -> None:
+    """Advertise no prompts capability, and answer a prompts/get with -32602 `not_found`.
+
+    muxd has no prompts; the SDK serves prompts/list and prompts/get on every MCPServer and derives
+    the capabilities it advertises from the handlers it has (so it advertised prompts), and its
+    prompts/get of an unknown name answered code 0 with a traceback on stderr. The SDK offers no
+    way to drop a handler, hence its private table here (tests/test_mcp_protocol_errors.py holds it).
+    """
+    lowlevel = server._lowlevel_server  # noqa: SLF001 - see the docstring
+    lowlevel._request_handlers.pop("prompts/list", None)  # noqa: SLF001
+
+    async def no_prompt(ctx: Any, params: GetPromptRequestParams) -> Any:
+        raise MCPError(code=INVALID_PARAMS, message=f"not_found: no prompt named {params.name!r} (muxd has no prompts)",
+                       data={"name": params.name})
+
+    lowlevel.add_request_handler("prompts/get", GetPromptRequestParams, no_prompt)

@@ -10,6 +10,7 @@ from typing import Any
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from muxd.testing.server import MuxdTestServer
 
@@ -42,3 +43,12 @@ async def call_error(session: ClientSession, tool: str, **arguments: Any) -> str
     result = await session.call_tool(tool, arguments)
     assert result.is_error, f"{tool} should have failed: {result.structured_content}"
     return result_text(result)
+
+
+async def call_refused(session: ClientSession, tool: str, **arguments: Any) -> MCPError:
+    """The JSON-RPC error of a call the server must refuse as a protocol error (an unknown tool)."""
+    try:
+        result = await session.call_tool(tool, arguments)
+    except MCPError as exc:
+        return exc
+    raise AssertionError(f"{tool} should have been refused with a JSON-RPC error, got {result_text(result)!r}")

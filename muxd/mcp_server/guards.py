@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any, ParamSpec
@@ -28,7 +29,7 @@ from muxd.mcp_server.errors import tool_error
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.truncation import truncate_to_fit
-from muxd.protocol.messages import RecordCall
+from muxd.protocol.messages import DeclaredTool, RecordCall, RegisterTools
 from muxd.rate_limit import RateLimiter, TokenBucket  # noqa: F401 - TokenBucket: the guards' own, named here too
 from muxd.store.audit import args_sha256
 
@@ -61,6 +62,24 @@ class ToolGuard:
         self.metrics = metrics or ToolMetrics()
         self.rate_limiter = RateLimiter(self.limits.rate_per_s, self.limits.burst, clock)
         self._pending: set[asyncio.Future[None]] = set()
+        self.declared: list[DeclaredTool] = []  # every tool registered here, told to each daemon connection
+        self._announced: weakref.WeakSet[Client] = weakref.WeakSet()
+
+    def register(self, tool: str, *, category: str, risk: str) -> None:
+        """`tool` is registered: its metrics exist from now on (at zero), and the daemon will hear of it."""
+        self.metrics.register(tool)
+        self.declared.append(DeclaredTool(name=tool, category=category, risk=risk))
+
+    async def announce(self, client: Client) -> None:
+        """Tell the daemon behind `client` the tools registered here, once per connection, so its
+        metrics list them before their first call; a daemon that cannot hear it costs a log line."""
+        if client in self._announced or not self.declared:
+            return
+        self._announced.add(client)
+        try:
+            await asyncio.wait_for(client.call(RegisterTools, tools=self.declared), AUDIT_SEND_TIMEOUT_S)
+        except (MuxdError, TimeoutError, OSError) as exc:
+            log.warning("tools not registered with the daemon: %r", exc)
 
     async def run(self, tool: str, call: Callable[[], Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
                   read_only: bool = False, args: dict[str, Any] | None = None) -> Any:
@@ -69,6 +88,8 @@ class ToolGuard:
         principal, tier, client = _caller()
         error_code: str | None = None
         result: Any = None
+        if client is not None:
+            await self.announce(client)
         try:
             check_tier(principal, tier, tool, risk, read_only)
             self.rate_limiter.check(principal, tool)

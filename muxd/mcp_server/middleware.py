@@ -8,7 +8,8 @@
   unknown tool as `not_found: …`; both are rate-limited, measured and audited here (every
   unknown name as one), since such calls never reach muxd's guard. An error's text starts
   with its stable code, as the README promises: the SDK's "Error executing tool X: " before
-  it is dropped.
+  it is dropped. Every result carries the caller's remaining rate budget in `_meta`
+  (`muxd/rate_limit`, filled by the guard).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from muxd.client.connection import Client
 from muxd.errors import BadRequest, ConnectionLost, MuxdError, NotFound
 from muxd.mcp_server.errors import tool_error
-from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY, ToolGuard
+from muxd.mcp_server.guards import RATE_LIMIT_META_KEY, UNKNOWN_TOOL_KEY, ToolGuard, budget_of_call
 from muxd.mcp_server.link import acting_as
 
 TOOLS_CALL = "tools/call"
@@ -91,8 +92,12 @@ def tidy_tool_results(guard: ToolGuard) -> Callable[[ServerRequestContext[Any, A
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         started = time.monotonic()
-        result = await call_next(ctx)
-        if ctx.method == TOOLS_CALL and isinstance(result, dict):
+        if ctx.method != TOOLS_CALL:
+            return await call_next(ctx)
+        with budget_of_call() as budget:
+            result = await call_next(ctx)
+            if not isinstance(result, dict):
+                return result
             tidied, refused = _tidy(result)
             if refused is not None:  # muxd's guard never saw this call
                 params = ctx.params or {}
@@ -101,8 +106,9 @@ def tidy_tool_results(guard: ToolGuard) -> Callable[[ServerRequestContext[Any, A
                                               (time.monotonic() - started) * 1000.0)
                 if limited is not None:
                     tidied = {**tidied, "content": [{**tidied["content"][0], "text": str(tool_error(limited))}]}
-            return tidied
-        return result
+        if budget:  # what the caller may still spend, in every result (seed 004's rate-limit headers)
+            tidied = {**tidied, "_meta": {**(tidied.get("_meta") or {}), RATE_LIMIT_META_KEY: dict(budget)}}
+        return tidied
 
     return middleware
 

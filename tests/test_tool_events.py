@@ -101,3 +101,23 @@ def test_a_registration_that_is_not_one_is_refused_in_one_line(muxd_server: Muxd
     assert "control characters" in asyncio.run(register([DeclaredTool(name="a\x1bb", category="c", risk="safe")]))
     assert asyncio.run(register([DeclaredTool(name="x_tool", category="engine", risk="safe")])) == "ok"
     assert "x_tool" in muxd_server.cli("metrics", check=True).stdout  # listed before any call
+
+
+def test_calls_keep_a_ring_of_their_own_and_never_push_the_agents_events_out() -> None:
+    from muxd.daemon.attention.recent import RecentEvents
+    from muxd.protocol.event_messages import DaemonEvent
+
+    recent = RecentEvents(keep=3, keep_opt_in=2)
+    for at in (1.0, 2.0, 3.0):
+        recent.take(DaemonEvent(kind="agent-idle", at=at, pane_id="%1"))
+    for at in range(4, 40):
+        recent.take(DaemonEvent(kind="tool-called", at=float(at), tool="list_panes", status="ok"))
+    recent.take(DaemonEvent(kind="tool-registered", at=40.0, tool="list_panes"))
+
+    def kinds(**asked) -> list[tuple[str, float]]:
+        return [(e.kind, e.at) for e in recent.select(sees=lambda pane: True, limit=10, **asked)]
+
+    assert kinds() == [("agent-idle", 2.0), ("agent-idle", 3.0), ("tool-registered", 40.0)]
+    assert kinds(kinds=["tool-called"]) == [("tool-called", 38.0), ("tool-called", 39.0)]
+    assert kinds(kinds=["tool-called", "agent-idle"]) == [("agent-idle", 2.0), ("agent-idle", 3.0),
+                                                          ("tool-called", 38.0), ("tool-called", 39.0)]

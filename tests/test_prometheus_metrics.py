@@ -106,6 +106,11 @@ def test_a_real_scrape_after_executions_and_tasks_is_promtool_clean(muxd_server:
         pytest.approx(turn["duration_seconds"], abs=0.01)
     assert got['muxd_execution_tokens_total{agent="claude"}'] == turn["tokens_used"] > 0
     assert families(text)["muxd_execution_cost_usd_total"] == "counter"
+    if turn["cost_usd"] is None:  # the fake shows no cost and keeps no session log: unknown, not $0
+        assert not [k for k in got if k.startswith(("muxd_execution_cost_usd_total{", "muxd_execution_cost_known"))]
+    else:
+        assert got[f'muxd_execution_cost_usd_total{{agent="claude",source="{turn["cost_source"]}"}}'] == \
+            pytest.approx(turn["cost_usd"])
 
     # Tasks: the queue by state, and how long the finished one took.
     assert got['muxd_tasks{state="done"}'] == 1 and got['muxd_tasks{state="ready"}'] == 1

@@ -17,7 +17,7 @@ from muxd.prometheus import Exposition, Histogram, Labels
 from muxd.store.task_tallies import TaskTallies
 
 NO_AGENT = "none"
-# Before the cost's source was recorded, only figures the agent printed were kept.
+# Rows from before the cost's source was recorded hold only figures the agent printed.
 COST_SOURCE_DEFAULT = "agent"
 MS_PER_S = 1000.0
 
@@ -47,7 +47,7 @@ class ExecutionMetrics:
         if execution.tokens_used:
             self.tokens[(("agent", agent),)] = self.tokens.get((("agent", agent),), 0) + execution.tokens_used
         if execution.cost_usd is not None:
-            source = getattr(execution, "cost_source", None) or COST_SOURCE_DEFAULT
+            source = execution.cost_source or COST_SOURCE_DEFAULT
             key = (("agent", agent), ("source", source))
             self.cost_usd[key] = self.cost_usd.get(key, 0.0) + execution.cost_usd
             self.costed[(("agent", agent),)] = self.costed.get((("agent", agent),), 0) + 1

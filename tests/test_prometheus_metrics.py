@@ -56,9 +56,11 @@ async def _work_then_scrape(server: MuxdTestServer, mcp: HttpMcp, admin: str, sc
         turn = await call_ok(session, "send_task", pane_id="worker", message="summarise the repo", wait=True,
                              wait_timeout_s=30)
         first = await call_ok(session, "create_task", title="first")
-        await call_ok(session, "create_task", title="second")
+        second = await call_ok(session, "create_task", title="second")
+        await call_ok(session, "create_task", title="third")
         await call_ok(session, "claim_task", taskId=first["taskId"])
         assert (await call_ok(session, "complete_task", taskId=first["taskId"]))["state"] == "done"
+        await call_ok(session, "claim_task", taskId=second["taskId"])
         via_tool = (await call_ok(session, "get_tool_metrics", format="prometheus"))["text"]
     async with httpx2.AsyncClient(timeout=30) as http:
         scrape = await http.get(mcp.metrics_url, headers={"Authorization": f"Bearer {admin}"})
@@ -114,6 +116,9 @@ def test_a_real_scrape_after_executions_and_tasks_is_promtool_clean(muxd_server:
 
     # Tasks: the queue by state, and how long the finished one took.
     assert got['muxd_tasks{state="done"}'] == 1 and got['muxd_tasks{state="ready"}'] == 1
+    assert got['muxd_tasks{state="claimed"}'] == 1
+    assert {k: v for k, v in got.items() if k.startswith("muxd_tasks_held")} == \
+        {'muxd_tasks_held{holder="token:scraper",state="claimed"}': 1}
     assert got['muxd_tasks{state="failed"}'] == 0
     assert got['muxd_task_duration_seconds_count{state="done"}'] == 1
     assert got['muxd_task_duration_seconds_bucket{state="done",le="+Inf"}'] == 1

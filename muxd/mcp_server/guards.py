@@ -108,12 +108,12 @@ class ToolGuard:
     async def run(self, tool: str, call: Callable[[], Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
                   read_only: bool = False, args: dict[str, Any] | None = None) -> Any:
         """Run one call of `tool` under every guard; MuxdErrors leave as ToolErrors with their code."""
-        started = time.monotonic()
         principal, tier, client = _caller()
+        if client is not None:  # once per connection, before the call and outside its latency
+            await self.announce(client)
+        started = time.monotonic()
         error_code: str | None = None
         result: Any = None
-        if client is not None:
-            await self.announce(client)
         try:
             check_tier(principal, tier, tool, risk, read_only)
             self.spend(principal, tier, tool)

@@ -1,5 +1,6 @@
-"""The task queue counted for metrics: tasks per state now, and how long the finished ones took
-(creation to done or failed) against fixed bounds, in one pass of SQLite over the tasks table."""
+"""The task queue counted for metrics: tasks per state now, who holds the held ones, and how long
+the finished ones took (creation to done or failed) against fixed bounds: SQLite counts, in
+three grouped queries over the tasks table."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from muxd.tasks.model import FINAL_STATES, STATES
+from muxd.tasks.model import FINAL_STATES, HELD_STATES, STATES
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class FinishedTally:
 @dataclass(frozen=True)
 class TaskTallies:
     by_state: dict[str, int]                # every state, zero included
+    held: dict[tuple[str, str], int]        # (holder's principal, state) -> tasks held now
     finished: dict[str, FinishedTally]      # done, failed
 
 
@@ -37,4 +39,8 @@ def tally(conn: sqlite3.Connection, bounds_s: Sequence[float]) -> TaskTallies:
         "WHERE state IN ('done', 'failed') AND completed_at IS NOT NULL GROUP BY state")
     for state, count, seconds, *cumulative in rows:
         finished[state] = FinishedTally(count, seconds, tuple(int(n or 0) for n in cumulative))
-    return TaskTallies(by_state, finished)
+    held_states = ", ".join(f"'{state}'" for state in sorted(HELD_STATES))
+    held = {(holder or "", state): count for holder, state, count in conn.execute(
+        f"SELECT claimed_by, state, COUNT(*) FROM tasks WHERE state IN ({held_states}) "  # noqa: S608 - constants
+        "GROUP BY claimed_by, state ORDER BY claimed_by, state")}
+    return TaskTallies(by_state, held, finished)

@@ -4,7 +4,8 @@ by agent and status, with durations, tokens and cost; what runs now; the task qu
 Counters follow Prometheus' meaning (since this daemon started; a restart resets them, which
 `rate()` expects); the queue is a gauge read from the store at scrape time, as is the histogram
 of how long its finished tasks took. Labels are bounded: the agent type (a detector's name, or
-"none" for a command with no agent), the kind (prompt / command), the status, the state.
+"none" for a command with no agent), the kind (prompt / command), the status, the state, and
+for held tasks their holder (one principal per worker holding one now).
 """
 
 from __future__ import annotations
@@ -73,9 +74,12 @@ class ExecutionMetrics:
 
 
 def write_task_metrics(out: Exposition, tallies: TaskTallies) -> None:
-    """The queue now (muxd_tasks by state) and its finished tasks' durations."""
+    """The queue now (muxd_tasks by state, muxd_tasks_held by holder) and its finished tasks' durations."""
     out.gauge("muxd_tasks", "Tasks in the queue now, by state.",
               [((("state", state),), count) for state, count in tallies.by_state.items()])
+    out.gauge("muxd_tasks_held", "Tasks held now (claimed, in progress, in review), by holder (the principal "
+              "that claimed them: agent:%N, token:NAME) and state.",
+              [((("holder", holder), ("state", state)), count) for (holder, state), count in tallies.held.items()])
     series: dict[Labels, Histogram] = {}
     for state, done in tallies.finished.items():
         counts = [b - a for a, b in zip((0, *done.within), done.within)] + [done.count - (done.within[-1]

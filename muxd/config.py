@@ -176,6 +176,10 @@ METRICS_TOOLS_MAX = 128
 METRICS_ERROR_CODES_MAX = 24
 # Per-tool call latency histogram bounds (Prometheus `le`), in milliseconds.
 LATENCY_BUCKETS_MS = (5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0)
+# Histogram bounds of /metrics' execution and task durations (Prometheus `le`), in seconds: a
+# command takes seconds, an agent's turn minutes, a task up to days.
+EXECUTION_DURATION_BUCKETS_S = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
+TASK_DURATION_BUCKETS_S = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 86400.0, 259200.0)
 
 # Interactive attach (muxd attach): per-client rendering in the daemon
 ATTACH_FRAME_INTERVAL_S = 1 / 60   # at most ~60 frames a second per client while its user types

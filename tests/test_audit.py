@@ -121,6 +121,6 @@ def test_audit_rows_and_metrics(muxd_server: MuxdTestServer) -> None:
     assert "# TYPE mcp_calls_total counter" in text
     assert 'mcp_calls_total{tool="list_panes"} 4' in text
     assert 'mcp_errors_total{tool="send_input",code="forbidden"} 1' in text
-    assert 'mcp_latency_ms_bucket{tool="send_input",le="+Inf"} 2' in text
+    assert 'mcp_latency_seconds_bucket{tool="send_input",le="+Inf"} 2' in text
     per_tool = json.loads(muxd_server.cli("metrics", "--json", check=True).stdout)
     assert per_tool["send_input"]["calls"] == 2 and per_tool["send_input"]["errors"] == 1

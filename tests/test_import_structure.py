@@ -21,7 +21,7 @@ DAEMON_TOP_LEVEL_MAX_MODULES = 15
 # muxd's packages from the bottom up: each imports only those before it here (and itself). Below
 # them all, the modules directly in muxd/ (config, errors, formats, tmux_line, …): pieces every
 # layer shares, which import no package. muxd/__main__.py, the entry point, stands above all.
-LAYERS = ("muxd.emulator", "muxd.detectors", "muxd.executions", "muxd.tasks", "muxd.store", "muxd.protocol",
+LAYERS = ("muxd.emulator", "muxd.detectors", "muxd.executions", "muxd.tasks", "muxd.telemetry", "muxd.store", "muxd.protocol",
           "muxd.attach", "muxd.client", "muxd.daemon", "muxd.mcp_server", "muxd.cli", "muxd.testing")
 ENTRY_POINT = "muxd.__main__"
 # Imports up the layers, each with its reason.

@@ -85,8 +85,8 @@ def test_metrics_count_calls_errors_and_latency_buckets() -> None:
     text = prometheus_text(metrics)
     assert 'mcp_calls_total{tool="read_pane"} 2' in text
     assert 'mcp_errors_total{tool="kill_pane",code="timeout"} 1' in text
-    assert 'mcp_latency_ms_bucket{tool="kill_pane",le="+Inf"} 1' in text
-    assert 'mcp_latency_ms_bucket{tool="kill_pane",le="30000.0"} 0' in text
+    assert 'mcp_latency_seconds_bucket{tool="kill_pane",le="+Inf"} 1' in text
+    assert 'mcp_latency_seconds_bucket{tool="kill_pane",le="30.0"} 0' in text
 
 
 def test_guard_maps_errors_times_out_and_caps() -> None:

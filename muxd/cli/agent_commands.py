@@ -242,7 +242,7 @@ def _replay_until(recording: Any, detectors: list, until: float, *, as_json: boo
     shown = len(screen)
     while shown and not screen[shown - 1]:
         shown -= 1
-    print(f"screen at {until:g} s ({recording.columns}x{recording.lines}):")
+    print(f"screen at {until:g} s ({emulator.columns}x{emulator.lines}):")  # after any recorded resize
     for row, line in enumerate(screen[:shown]):
         print_line(f"{row:4} | {line}")
     print("state published by then:")

@@ -40,6 +40,7 @@ from muxd.daemon.tmux.watch import TmuxWatcher
 from muxd.daemon.work.executions import ExecutionService
 from muxd.daemon.work.limit_resume import LimitResume
 from muxd.daemon.work.tasks import TaskService
+from muxd.daemon.work.work_metrics import ExecutionMetrics
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.state import AgentState
 from muxd.emulator.backend import running_backend, warm_up
@@ -102,6 +103,7 @@ class Daemon:
         store = SqliteExecutionStore(self.access.db) if history else None
         # Executions and task checks as OpenTelemetry spans, over OTLP when configured (muxd/telemetry/).
         self.spans = SpanExport.from_env(os.environ)
+        self.work_metrics = ExecutionMetrics()  # /metrics' executions (daemon/work/work_metrics.py)
         self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes,
                                            on_ended=self._execution_ended)
         self.limit_resume = LimitResume(self.registry.options, self.executions.submit)  # (daemon/work/limit_resume.py)
@@ -350,6 +352,7 @@ class Daemon:
         self.attention.agent_changed(pane, before, state)
 
     def _execution_ended(self, execution: Execution) -> None:
+        self.work_metrics.execution_ended(execution)
         self.attention.execution_ended(execution)
         self.spans.execution_ended(execution)
 

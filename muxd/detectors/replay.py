@@ -10,7 +10,7 @@ import gzip
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from muxd.detectors.base import Detector, ScreenContext
@@ -112,6 +112,7 @@ class Recording:
     columns: int
     lines: int
     events: list[tuple[float, bytes]]  # (seconds from start, output)
+    resizes: list[tuple[float, int, int]] = field(default_factory=list)  # (seconds, columns, lines)
 
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -159,6 +160,7 @@ def _asciicast(data: bytes, header: dict, columns: int | None, lines: int | None
     width = columns or int(term.get("cols", term.get("width", 80)))
     height = lines or int(term.get("rows", term.get("height", 24)))
     events: list[tuple[float, bytes]] = []
+    resizes: list[tuple[float, int, int]] = []
     clock = 0.0
     for raw in data.split(b"\n")[1:]:
         raw = raw.strip()
@@ -171,7 +173,17 @@ def _asciicast(data: bytes, header: dict, columns: int | None, lines: int | None
         clock = clock + float(when) if version == 3 else float(when)
         if kind == "o":
             events.append((clock, str(payload).encode("utf-8", "surrogateescape")))
-    return Recording(width, height, events)
+        elif kind == "r":
+            resizes.append((clock, *_size(payload)))
+    return Recording(width, height, events, resizes)
+
+
+def _size(payload: object) -> tuple[int, int]:
+    """An "r" event's "COLSxROWS" as (columns, lines)."""
+    columns, sep, lines = str(payload).partition("x")
+    if not sep or not columns.isdigit() or not lines.isdigit() or not int(columns) or not int(lines):
+        raise BadRequest(f"not an asciicast resize (COLSxROWS): {str(payload)[:40]!r}")
+    return int(columns), int(lines)
 
 
 def replay(recording: Recording, detectors: Sequence[Detector], *, pane_id: str = "replay",
@@ -197,13 +209,21 @@ def replay(recording: Recording, detectors: Sequence[Detector], *, pane_id: str 
         if runner.pending:
             schedule.again(moment)
 
+    resizes = iter(recording.resizes)
+    resize = next(resizes, None)
     for when, payload in recording.events:
         if until is not None and when > until:
             break
         while schedule.due is not None and schedule.due <= when:
             yield from run_at(schedule.due)
+        while resize is not None and resize[0] <= when:  # the terminal took its new size before this output
+            emulator.resize(resize[1], resize[2])
+            resize = next(resizes, None)
         emulator.feed(payload)
         schedule.output(when)
+    while resize is not None and (until is None or resize[0] <= until):  # resized after its last output
+        emulator.resize(resize[1], resize[2])
+        resize = next(resizes, None)
     if until is not None:
         while schedule.due is not None and schedule.due <= until:
             yield from run_at(schedule.due)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import wraps
 from typing import Any, ParamSpec
 
@@ -28,8 +31,10 @@ from muxd.mcp_server.errors import tool_error
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.truncation import truncate_to_fit
-from muxd.protocol.messages import RecordCall
-from muxd.rate_limit import RateLimiter, TokenBucket  # noqa: F401 - TokenBucket: the guards' own, named here too
+from muxd.protocol.messages import DeclaredTool, RecordCall, RegisterTools
+from muxd.rate_limit import (  # noqa: F401 - TokenBucket: the guards' own, named here too
+    CATEGORY_SCOPE, TOOL_SCOPE, Budget, RateLimiter, TierBudgets, TokenBucket, take_all,
+)
 from muxd.store.audit import args_sha256
 
 P = ParamSpec("P")
@@ -60,18 +65,58 @@ class ToolGuard:
         self.limits = limits or GuardLimits()
         self.metrics = metrics or ToolMetrics()
         self.rate_limiter = RateLimiter(self.limits.rate_per_s, self.limits.burst, clock)
+        self.budgets = TierBudgets(self.limits.tier_calls_per_min, self.limits.category_calls_per_min, clock)
         self._pending: set[asyncio.Future[None]] = set()
+        self.declared: list[DeclaredTool] = []  # every tool registered here, told to each daemon connection
+        self._categories: dict[str, str] = {}  # tool -> its category (its budget's scope)
+        self._announced: weakref.WeakSet[Client] = weakref.WeakSet()
+
+    def register(self, tool: str, *, category: str, risk: str) -> None:
+        """`tool` is registered: its metrics exist from now on (at zero), and the daemon will hear of it."""
+        self.metrics.register(tool)
+        self.declared.append(DeclaredTool(name=tool, category=category, risk=risk))
+        self._categories[tool] = category
+
+    def spend(self, principal: str, tier: str, tool: str) -> Budget:
+        """One call of `tool` from the caller's budgets: the tool's own bucket (seed 003's rate) and
+        its category's, sized by the tier (seed 004). The tightest is told to the caller in the
+        result's _meta (RATE_LIMIT_META_KEY); an empty one is a RateLimited saying when to retry."""
+        buckets = {f"{TOOL_SCOPE}{tool}": self.rate_limiter.bucket(principal, tool)}
+        category = self._categories.get(tool)
+        if category is not None:  # unknown tools (and bad arguments) spend only their own bucket
+            buckets[f"{CATEGORY_SCOPE}{category}"] = self.budgets.bucket(principal, tier, category)
+        try:
+            budget = take_all(buckets, tool)
+        except RateLimited as exc:
+            _tell_budget({"remaining": 0, "limit": exc.detail["limit"], "reset_s": exc.detail["reset_s"],
+                          "scope": exc.detail["scope"], "tier": tier, "retry_after_s": exc.detail["retry_after_s"]})
+            raise
+        _tell_budget(budget.as_meta(tier=tier))
+        return budget
+
+    async def announce(self, client: Client) -> None:
+        """Tell the daemon behind `client` the tools registered here, once per connection, so its
+        metrics list them before their first call; a daemon that cannot hear it costs a log line."""
+        if client in self._announced or not self.declared:
+            return
+        self._announced.add(client)
+        try:
+            await asyncio.wait_for(client.call(RegisterTools, tools=self.declared), AUDIT_SEND_TIMEOUT_S)
+        except (MuxdError, TimeoutError, OSError) as exc:
+            log.warning("tools not registered with the daemon: %r", exc)
 
     async def run(self, tool: str, call: Callable[[], Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
                   read_only: bool = False, args: dict[str, Any] | None = None) -> Any:
         """Run one call of `tool` under every guard; MuxdErrors leave as ToolErrors with their code."""
-        started = time.monotonic()
         principal, tier, client = _caller()
+        if client is not None:  # once per connection, before the call and outside its latency
+            await self.announce(client)
+        started = time.monotonic()
         error_code: str | None = None
         result: Any = None
         try:
             check_tier(principal, tier, tool, risk, read_only)
-            self.rate_limiter.check(principal, tool)
+            self.spend(principal, tier, tool)
             try:
                 result = await asyncio.wait_for(call(), self.limits.call_timeout_s)
             except TimeoutError as exc:
@@ -101,10 +146,10 @@ class ToolGuard:
         """Count a call the SDK refused before `run` (arguments that did not validate; an unknown
         tool, which comes as UNKNOWN_TOOL_KEY): rate-limited, measured and audited like any call.
         Returns the RateLimited to answer instead of the refusal, when the caller is over its rate."""
-        principal, _, client = _caller()
+        principal, tier, client = _caller()
         limited: RateLimited | None = None
         try:
-            self.rate_limiter.check(principal, tool)
+            self.spend(principal, tier, tool)
         except RateLimited as exc:
             limited, error_code = exc, exc.code
         self.metrics.record(tool, latency_ms, error_code)
@@ -124,6 +169,29 @@ class ToolGuard:
                                   args=arguments)
 
         return guarded
+
+
+# Where a tool result's _meta carries the caller's budget after the call (middleware.py puts it there).
+RATE_LIMIT_META_KEY = "muxd/rate_limit"
+_budget_told: ContextVar[dict[str, Any] | None] = ContextVar("muxd_budget_told", default=None)
+
+
+@contextmanager
+def budget_of_call() -> Iterator[dict[str, Any]]:
+    """Around one tools/call: the dict the guard fills with the caller's budget (empty if none was spent)."""
+    holder: dict[str, Any] = {}
+    token = _budget_told.set(holder)
+    try:
+        yield holder
+    finally:
+        _budget_told.reset(token)
+
+
+def _tell_budget(meta: dict[str, Any]) -> None:
+    holder = _budget_told.get()
+    if holder is not None:  # the tool body runs in a task of its own: the holder is shared, not the variable
+        holder.clear()
+        holder.update(meta)
 
 
 def audit_record(tool: str, arguments: Any, error_code: str | None, rows: int, latency_ms: float,

@@ -99,7 +99,9 @@ async def daemon_metrics(registry: ToolRegistry) -> str:
         from muxd.protocol.messages import GetMetrics  # type: ignore[attr-defined]
     except ImportError:
         return await local_metrics(registry)
-    reply = await current_client().call(GetMetrics)
+    client = current_client()
+    await registry.guard.announce(client)  # every tool of this server listed, called or not
+    reply = await client.call(GetMetrics)
     text: str = reply.prometheus
     return text
 

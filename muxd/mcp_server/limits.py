@@ -7,13 +7,20 @@ variable (tests use them to hit a limit quickly); out-of-range values are a clea
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from muxd.daemon.access.tiers import TIERS
 from muxd.errors import BadRequest
 
 # Token bucket per (principal, tool), after seed 003: 10 calls/s sustained, bursts of 20.
 RATE_PER_S_DEFAULT = 10.0
 RATE_BURST_DEFAULT = 20
+# And per (principal, tool category), a budget a minute by the caller's tier, after seed 004's
+# subscription tiers (its default is 100 a minute): a view_only token reads, an admin drives a fleet.
+TIER_CALLS_PER_MIN_DEFAULT: dict[str, int] = {"view_only": 120, "execute_basic": 300, "execute_advanced": 600,
+                                              "admin": 1200}
+CATEGORY_CALLS_PER_MIN_DEFAULT: dict[str, int] = {}  # no category is capped below its tier's budget
+CALLS_PER_MIN_MAX = 1_000_000
 # Per-call timeout, after seed 004 (1 s - 5 min, default 30 s).
 CALL_TIMEOUT_S_DEFAULT = 30.0
 CALL_TIMEOUT_S_MIN = 1.0
@@ -60,6 +67,8 @@ ENV_RATE = "MUXD_MCP_RATE"  # calls per second per (principal, tool)
 ENV_BURST = "MUXD_MCP_BURST"
 ENV_TIMEOUT = "MUXD_MCP_TIMEOUT_S"
 ENV_MAX_RESPONSE = "MUXD_MCP_MAX_RESPONSE_BYTES"
+ENV_TIER_RATES = "MUXD_MCP_TIER_RATES"  # "view_only=60,admin=2000": calls a minute per category
+ENV_CATEGORY_RATES = "MUXD_MCP_CATEGORY_RATES"  # "tasks=30": a category's cap a minute, whatever the tier
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,8 +79,20 @@ class GuardLimits:
     burst: int = RATE_BURST_DEFAULT
     call_timeout_s: float = CALL_TIMEOUT_S_DEFAULT
     response_max_bytes: int = RESPONSE_MAX_BYTES_DEFAULT
+    tier_calls_per_min: dict[str, int] = field(default_factory=lambda: dict(TIER_CALLS_PER_MIN_DEFAULT))
+    category_calls_per_min: dict[str, int] = field(default_factory=lambda: dict(CATEGORY_CALLS_PER_MIN_DEFAULT))
 
     def __post_init__(self) -> None:
+        for name, budgets in (("tier_calls_per_min", self.tier_calls_per_min),
+                              ("category_calls_per_min", self.category_calls_per_min)):
+            for key, count in budgets.items():
+                if not 1 <= count <= CALLS_PER_MIN_MAX:
+                    raise BadRequest(f"{name}: {key} must be 1..{CALLS_PER_MIN_MAX} calls a minute, got {count}",
+                                     field=name)
+        unknown = sorted(set(self.tier_calls_per_min) - set(TIERS))
+        if unknown or not self.tier_calls_per_min:
+            raise BadRequest(f"tier_calls_per_min: tiers are {', '.join(TIERS)}, got {', '.join(unknown) or 'none'}",
+                             field="tier_calls_per_min")
         if not self.rate_per_s > 0:
             raise BadRequest(f"rate must be > 0 calls/s, got {self.rate_per_s}", field="rate_per_s")
         if self.burst < 1:
@@ -85,7 +106,8 @@ class GuardLimits:
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> GuardLimits:
-        """The defaults, overridden by MUXD_MCP_RATE / _BURST / _TIMEOUT_S / _MAX_RESPONSE_BYTES."""
+        """The defaults, overridden by MUXD_MCP_RATE / _BURST / _TIMEOUT_S / _MAX_RESPONSE_BYTES /
+        _TIER_RATES / _CATEGORY_RATES."""
         env = dict(os.environ) if env is None else env
 
         def number(name: str, default: float) -> float:
@@ -100,4 +122,17 @@ class GuardLimits:
         return cls(rate_per_s=number(ENV_RATE, RATE_PER_S_DEFAULT),
                    burst=int(number(ENV_BURST, RATE_BURST_DEFAULT)),
                    call_timeout_s=number(ENV_TIMEOUT, CALL_TIMEOUT_S_DEFAULT),
-                   response_max_bytes=int(number(ENV_MAX_RESPONSE, RESPONSE_MAX_BYTES_DEFAULT)))
+                   response_max_bytes=int(number(ENV_MAX_RESPONSE, RESPONSE_MAX_BYTES_DEFAULT)),
+                   tier_calls_per_min={**TIER_CALLS_PER_MIN_DEFAULT, **per_minute(env, ENV_TIER_RATES)},
+                   category_calls_per_min={**CATEGORY_CALLS_PER_MIN_DEFAULT, **per_minute(env, ENV_CATEGORY_RATES)})
+
+
+def per_minute(env: dict[str, str], name: str) -> dict[str, int]:
+    """"view_only=60, admin=2000" from variable `name` as {key: calls a minute}; a bad_request naming it."""
+    found: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in env.get(name, "").split(","))):
+        key, sep, count = item.partition("=")
+        if not sep or not key.strip() or not count.strip().isdigit():
+            raise BadRequest(f"{name} wants NAME=CALLS_PER_MINUTE[,…], got {item!r}", field=name)
+        found[key.strip()] = int(count)
+    return found

@@ -10,6 +10,8 @@
   result). Both are rate-limited, measured and audited here (every unknown name as one), since
   such calls never reach muxd's guard. An error's text starts with its stable code, as the
   README promises: the SDK's "Error executing tool X: " before it is dropped.
+  Every result carries the caller's remaining rate budget in `_meta` (`muxd/rate_limit`,
+  filled by the guard).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from mcp_types import INVALID_PARAMS
 from muxd.client.connection import Client
 from muxd.errors import BadRequest, ConnectionLost, MuxdError, NotFound
 from muxd.mcp_server.errors import tool_error
-from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY, ToolGuard
+from muxd.mcp_server.guards import RATE_LIMIT_META_KEY, UNKNOWN_TOOL_KEY, ToolGuard, budget_of_call
 from muxd.mcp_server.link import acting_as
 
 TOOLS_CALL = "tools/call"
@@ -97,22 +99,27 @@ def tidy_tool_results(guard: ToolGuard) -> Callable[[ServerRequestContext[Any, A
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         started = time.monotonic()
-        result = await call_next(ctx)
-        if ctx.method != TOOLS_CALL or not isinstance(result, dict):
-            return result
+        if ctx.method != TOOLS_CALL:
+            return await call_next(ctx)
         params = ctx.params or {}
-        unknown = _unknown_tool(result)
-        if unknown is not None:  # muxd's guard never saw this call: a protocol error, accounted here
-            limited = await guard.refused(UNKNOWN_TOOL_KEY, params.get("arguments"), NotFound.code,
-                                          (time.monotonic() - started) * 1000.0)
-            text = str(tool_error(limited)) if limited is not None else unknown_tool_text(unknown)
-            raise MCPError(code=INVALID_PARAMS, message=text, data={"name": unknown})
-        tidied, refused = _tidy(result)
-        if refused is not None:  # arguments the SDK refused: muxd's guard never saw this call
-            limited = await guard.refused(str(params.get("name") or ""), params.get("arguments"), refused,
-                                          (time.monotonic() - started) * 1000.0)
-            if limited is not None:
-                tidied = {**tidied, "content": [{**tidied["content"][0], "text": str(tool_error(limited))}]}
+        with budget_of_call() as budget:
+            result = await call_next(ctx)
+            if not isinstance(result, dict):
+                return result
+            unknown = _unknown_tool(result)
+            if unknown is not None:  # muxd's guard never saw this call: a protocol error, accounted here
+                limited = await guard.refused(UNKNOWN_TOOL_KEY, params.get("arguments"), NotFound.code,
+                                              (time.monotonic() - started) * 1000.0)
+                text = str(tool_error(limited)) if limited is not None else unknown_tool_text(unknown)
+                raise MCPError(code=INVALID_PARAMS, message=text, data={"name": unknown})
+            tidied, refused = _tidy(result)
+            if refused is not None:  # arguments the SDK refused: muxd's guard never saw this call
+                limited = await guard.refused(str(params.get("name") or ""), params.get("arguments"), refused,
+                                              (time.monotonic() - started) * 1000.0)
+                if limited is not None:
+                    tidied = {**tidied, "content": [{**tidied["content"][0], "text": str(tool_error(limited))}]}
+        if budget:  # what the caller may still spend, in every result (seed 004's rate-limit headers)
+            tidied = {**tidied, "_meta": {**(tidied.get("_meta") or {}), RATE_LIMIT_META_KEY: dict(budget)}}
         return tidied
 
     return middleware

@@ -49,6 +49,7 @@ class ToolRegistry:
             name = fn.__name__
             description = inspect.cleandoc(fn.__doc__ or "")
             self.specs[name] = ToolSpec(name, category, risk, description)
+            self.guard.register(name, category=category, risk=risk)  # its metrics, at zero, from now on
             # Read-only tools (annotated so) are views a view_only token may use; see daemon/access/tiers.py.
             read_only = bool(annotations is not None and annotations.read_only_hint)
             self.server.add_tool(self.guard.wrap(name, fn, risk=risk, read_only=read_only), name=name,

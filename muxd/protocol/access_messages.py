@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from muxd.config import TOKEN_CHECK_BATCH_MAX
+from muxd.config import METRICS_TOOLS_MAX, TOKEN_CHECK_BATCH_MAX
 from muxd.protocol.fields import AuditRows, Label, LatencyMs, Name, PaneTargets, Target
 from muxd.store.audit_row import AuditRow
 
@@ -80,6 +80,22 @@ class RecordCall(_Message, tag="record-call"):
     error_code: Label | None = None
     rows: AuditRows = 0
     latency_ms: LatencyMs = 0.0
+
+
+class DeclaredTool(msgspec.Struct, frozen=True, kw_only=True):
+    """One tool an MCP server registered: its name, category and risk (safe / moderate / dangerous)."""
+
+    name: Label
+    category: Label
+    risk: Label
+
+
+class RegisterTools(_Message, tag="register-tools"):
+    """An MCP server's tools, told once per daemon connection: each gets its metrics (at zero), and
+    one new to the daemon a `tool-registered` event."""
+
+    id: int
+    tools: Annotated[list[DeclaredTool], msgspec.Meta(max_length=METRICS_TOOLS_MAX)]
 
 
 class GetMetrics(_Message, tag="get-metrics"):

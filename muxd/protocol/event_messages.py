@@ -8,6 +8,8 @@ only muxd knows; `set-hook`, `muxd watch`, `muxd top` and MCP all name them the 
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import msgspec
 
 from muxd.errors import BadRequest
@@ -39,7 +41,20 @@ TMUX_EVENT_KINDS: dict[str, str] = {
     "window-unlinked": "a window was closed",
     "window-renamed": "a window was renamed",
 }
-EVENT_KINDS: dict[str, str] = {**AGENT_EVENT_KINDS, **TMUX_EVENT_KINDS}
+# The MCP tool engine's (seed 004): what the daemon learns from every MCP server of its.
+TOOL_EVENT_KINDS: dict[str, str] = {
+    "tool-registered": "an MCP server registered a tool this daemon did not know (name, category, risk)",
+    "tool-called": "an MCP tool call ended: tool, principal, status, error code, latency (never its arguments)",
+}
+EVENT_KINDS: dict[str, str] = {**AGENT_EVENT_KINDS, **TMUX_EVENT_KINDS, **TOOL_EVENT_KINDS}
+# Heard only by who names them: one comes with every MCP call, and would crowd out what happened
+# to the agents for a reader of "every kind" (or call it back for ever: reading muxd://events is a call).
+OPT_IN_EVENT_KINDS: frozenset[str] = frozenset({"tool-called"})
+
+
+def wanted(kind: str, kinds: Collection[str] | None) -> bool:
+    """Whether a reader that asked for `kinds` (None: every kind but the opt-in ones) hears an event of `kind`."""
+    return kind not in OPT_IN_EVENT_KINDS if kinds is None else kind in kinds
 
 
 class DaemonEvent(_Message, tag="daemon-event"):
@@ -58,12 +73,18 @@ class DaemonEvent(_Message, tag="daemon-event"):
     previous: str | None = None      # and before it
     source: str | None = None        # where the state came from: screen, hook, session_log
     question: str | None = None      # agent-waiting: what it asks
-    error: str | None = None         # agent-failed: the error's message (execution-finished: its error type)
+    error: str | None = None         # agent-failed: the error's message (execution-finished: its error type;
+                                     # tool-called: the error code)
     resets_at: float | None = None   # agent-limited: when the agent says its limit resets
     execution_id: str | None = None  # execution-finished, agent-failed, agent-idle: the execution
-    status: str | None = None        # execution-finished: success, failed, cancelled, timeout, …
+    status: str | None = None        # execution-finished: success, failed, …; tool-called: ok, error, denied, …
     exit_code: int | None = None     # pane-exited, pane-died
     client: str | None = None        # client-attached, client-detached: the client's name
+    tool: str | None = None          # tool-registered, tool-called: the MCP tool
+    category: str | None = None      # tool-registered: its category
+    risk: str | None = None          # tool-registered: safe, moderate, dangerous
+    principal: str | None = None     # tool-registered, tool-called: who registered or called it
+    latency_ms: float | None = None  # tool-called: how long the call took
 
 
 def unknown_kinds(kinds: list[str]) -> list[str]:

@@ -17,8 +17,9 @@ import msgspec
 
 # Records (PaneInfo, TokenInfo, ...) are imported to be named here too, though no union lists them.
 from muxd.protocol.access_messages import (  # noqa: F401
-    AuditRow, CheckTokens, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, RecordCall,
-    RevokeGrant, RevokeToken, TokenChecks, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
+    AuditRow, CheckTokens, CreateToken, DeclaredTool, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply,
+    RecordCall, RegisterTools, RevokeGrant, RevokeToken, TokenChecks, TokenCreated, TokenInfo, TokenList, TokenReply,
+    ToolHistory,
 )
 from muxd.protocol.command_messages import (  # noqa: F401
     BindKey, BufferInfo, BufferList, ClientInfo, ClientList, DeleteBuffer, DetachClient, HookList, HookValue,
@@ -59,7 +60,7 @@ Request = Union[
     SetOption, ShowOptions, ListBuffers, SetBuffer, DeleteBuffer, PasteBuffer, PipePane,
     SetHook, ShowHooks,  # hooks on events
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
-    GetToolHistory, CheckTokens,
+    GetToolHistory, CheckTokens, RegisterTools,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history
     ExecutionStats, WaitExecutions,
     CreateTask, ListTasks, GetTask, NextActionable, ClaimTask, UpdateTaskStatus, CompleteTask,  # tasks

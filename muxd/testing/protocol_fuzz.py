@@ -135,6 +135,7 @@ class FrameFuzzer:
             {"type": "subscribe", "panes": [pane]}, {"type": "revoke-token", "token": "no-such-token"},
             {"type": "grant", "pane": pane, "to": "no-such-token"},
             {"type": "record-call", "tool": "fuzz", "args_sha256": "0" * 64, "status": "ok"},
+            {"type": "register-tools", "tools": [{"name": "fuzz", "category": "engine", "risk": "safe"}]},
             {"type": "attach-input", "data": b"x"}, {"type": "attach-resize", "columns": 80},
             {"type": "hello", "protocol_version": PROTOCOL_VERSION},
         ]

@@ -20,6 +20,7 @@ from muxd.sampled_log import SampledLog
 from muxd.protocol.messages import AuditRow
 from muxd.store import audit
 from muxd.store.database import Database
+from muxd.prometheus import Exposition
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +82,15 @@ class AuditQueue:
         self._dropped_log.flush()
         self._failed_log.flush()
 
-    def prometheus_text(self) -> str:
+    def write(self, out: Exposition) -> None:
         """The rows lost so far, as Prometheus counters."""
-        return ("# HELP muxd_audit_rows_dropped_total Audit rows dropped: the queue was full.\n"
-                "# TYPE muxd_audit_rows_dropped_total counter\n"
-                f"muxd_audit_rows_dropped_total {self.dropped}\n"
-                "# HELP muxd_audit_rows_failed_total Audit rows the database refused.\n"
-                "# TYPE muxd_audit_rows_failed_total counter\n"
-                f"muxd_audit_rows_failed_total {self.failed}\n")
+        out.counter("muxd_audit_rows_dropped_total", "Audit rows dropped: the queue was full.", [((), self.dropped)])
+        out.counter("muxd_audit_rows_failed_total", "Audit rows the database refused.", [((), self.failed)])
+
+    def prometheus_text(self) -> str:
+        out = Exposition()
+        self.write(out)
+        return out.text()
 
     def _append(self, row: AuditRow) -> None:
         self._rows.append(row)

@@ -6,24 +6,32 @@ the handlers validate their arguments and read the principal from the request's 
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
-from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS
+from muxd.config import (
+    AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS, TASK_DURATION_BUCKETS_S,
+)
 from muxd.daemon.access.control import current_principal
-from muxd.daemon.access.call_metrics import prometheus_text
 from muxd.daemon.commands.table import command
 from muxd.daemon.panes.target import resolve_pane
-from muxd.errors import BadRequest, Forbidden, NotFound
+from muxd.daemon.work.work_metrics import write_task_metrics
+from muxd.errors import BadRequest, Forbidden, NotFound, StoreUnavailable
+from muxd.prometheus import Exposition
 from muxd.protocol.messages import (
-    CheckTokens, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, Ok,
-    RecordCall, RevokeGrant, RevokeToken, TokenChecks, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
+    CheckTokens, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, Ok, RecordCall,
+    RegisterTools, RevokeGrant, RevokeToken, TokenChecks, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
 )
+from muxd.store.execution_store import Scope
+from muxd.store.task_tallies import tally
 from muxd.store.tokens import TokenRecord
 from muxd.terminal_text import has_unsafe
 
 if TYPE_CHECKING:
     from muxd.daemon.server import Daemon
 
+log = logging.getLogger(__name__)
+TOOL_RISKS = ("safe", "moderate", "dangerous")  # as mcp_server/registry.py declares them
 CALL_STATUSES = ("ok", "error", "denied", "rate_limited", "timeout")
 CREATE_TOKEN_PANES_MAX = 64
 _SHA256_HEX_CHARS = 64
@@ -91,11 +99,30 @@ async def revoke_grant(daemon: Daemon, req: RevokeGrant) -> TokenReply:
     return TokenReply(id=req.id, token=token_info(daemon, token))
 
 
+def _check_tool_name(name: str, field: str = "tool") -> None:
+    if not 1 <= len(name) <= AUDIT_TOOL_MAX_CHARS or has_unsafe(name):
+        raise BadRequest(f"{field} must have 1..{AUDIT_TOOL_MAX_CHARS} characters, no control characters",
+                         field=field)
+
+
+@command(RegisterTools)
+async def register_tools(daemon: Daemon, req: RegisterTools) -> Ok:
+    for declared in req.tools:  # all checked before any is kept: a bad list changes nothing
+        _check_tool_name(declared.name, "tools.name")
+        if declared.risk not in TOOL_RISKS or has_unsafe(declared.category):
+            raise BadRequest(f"tool {declared.name}: risk must be one of {', '.join(TOOL_RISKS)}, and the category "
+                             "printable", field="tools")
+    who = current_principal().name
+    for declared in req.tools:
+        if daemon.access.metrics.register(declared.name):
+            daemon.attention.publish("tool-registered", tool=declared.name, category=declared.category,
+                                     risk=declared.risk, principal=who)
+    return Ok(id=req.id)
+
+
 @command(RecordCall)
 async def record_call(daemon: Daemon, req: RecordCall) -> Ok:
-    if not 1 <= len(req.tool) <= AUDIT_TOOL_MAX_CHARS or has_unsafe(req.tool):
-        raise BadRequest(f"tool must have 1..{AUDIT_TOOL_MAX_CHARS} characters, no control characters",
-                         field="tool")
+    _check_tool_name(req.tool)
     if len(req.args_sha256) != _SHA256_HEX_CHARS or any(c not in "0123456789abcdef" for c in req.args_sha256):
         raise BadRequest("args_sha256 must be 64 lowercase hex digits", field="args_sha256")
     if req.status not in CALL_STATUSES:
@@ -104,15 +131,28 @@ async def record_call(daemon: Daemon, req: RecordCall) -> Ok:
                                        or has_unsafe(req.error_code)):
         raise BadRequest(f"error_code must have 1..{AUDIT_ERROR_CODE_MAX_CHARS} characters, no control characters",
                          field="error_code")
-    await daemon.access.record_call(current_principal(), req)
+    principal = current_principal()
+    await daemon.access.record_call(principal, req)
+    daemon.attention.publish("tool-called", tool=req.tool, principal=principal.name, status=req.status,
+                             error=req.error_code, latency_ms=req.latency_ms)
     return Ok(id=req.id)
 
 
 @command(GetMetrics)
 async def get_metrics(daemon: Daemon, req: GetMetrics) -> MetricsReply:
     metrics = daemon.access.metrics
-    return MetricsReply(id=req.id, tools=metrics.snapshot(req.tool),
-                        prometheus=prometheus_text(metrics) + daemon.access.audit_queue.prometheus_text())
+    out = Exposition()
+    metrics.write(out)
+    daemon.access.audit_queue.write(out)
+    if daemon.access.visible(current_principal()) is None:  # the fleet's work: for who sees every pane
+        daemon.work_metrics.write(out, daemon.executions.active(Scope()))
+        try:
+            tallies = await daemon.tasks.call(lambda c: tally(c, TASK_DURATION_BUCKETS_S), "counting the tasks")
+        except StoreUnavailable as exc:  # the other families still answer; the log says why these do not
+            log.warning("metrics without the task queue: %s", exc.message)
+        else:
+            write_task_metrics(out, tallies)
+    return MetricsReply(id=req.id, tools=metrics.snapshot(req.tool), prometheus=out.text())
 
 
 @command(GetToolHistory)

@@ -28,7 +28,7 @@ from muxd.daemon.client_side.hub import ATTACH_MESSAGES
 from muxd.daemon.access.control import SYSTEM, AccessControl, Principal
 from muxd.daemon.attention.hooks_runner import HOOK_CLIENT_NAME, handling_hook_request
 from muxd.daemon.core.config_load import CONFIG_CLIENT_NAME
-from muxd.protocol.event_messages import DaemonEvent, check_kinds
+from muxd.protocol.event_messages import DaemonEvent, check_kinds, wanted
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
 
 if TYPE_CHECKING:
@@ -264,7 +264,7 @@ class Connection:
     def deliver_bus_event(self, event: DaemonEvent) -> None:
         """One of the bus's events to a subscriber of its kind that may see its pane; events of
         no pane (a session made) only to those that see every pane and asked for every pane."""
-        if not self.bus_events or (self.event_kinds is not None and event.kind not in self.event_kinds):
+        if not self.bus_events or not wanted(event.kind, self.event_kinds):
             return
         if event.pane_id is None:
             if self.event_panes is None and self.daemon.access.visible(self.principal) is None:

@@ -336,6 +336,8 @@ class Pane:
             return
         self.emulator.resize(columns, lines)
         self._notice_emulator_failure()
+        if self.recorder is not None:
+            self.recorder.resize(columns, lines)
         if self._process is not None and not self._closed:
             try:
                 ptys.set_window_size(self._process.master_fd, columns, lines)

@@ -1,4 +1,4 @@
-"""Recording a pane's output as an asciicast v2 file, with the time of every read.
+"""Recording a pane's output as an asciicast v2 file, with the time of every read and resize.
 
 Set MUXD_RECORD_DIR and every pane the daemon starts writes `<dir>/<server pid>-<pane>.cast`;
 `muxd replay` plays them back through the emulator and detectors at the recorded pace. This is
@@ -21,7 +21,8 @@ RECORD_DIR_ENV = "MUXD_RECORD_DIR"
 
 
 class PaneRecorder:
-    """Appends `[seconds, "o", text]` events; stops quietly (logged) if the disk says no."""
+    """Appends `[seconds, "o", text]` output and `[seconds, "r", "COLSxROWS"]` resize events;
+    stops quietly (logged) if the disk says no."""
 
     def __init__(self, path: Path, columns: int, lines: int, command: list[str]) -> None:
         self.path = path
@@ -37,8 +38,15 @@ class PaneRecorder:
     def output(self, data: bytes) -> None:
         text = self._decoder.decode(data)
         if text:
-            self._write(json.dumps([round(time.monotonic() - self._started, 6), "o", text],
-                                   ensure_ascii=False) + "\n")
+            self._event("o", text)
+
+    def resize(self, columns: int, lines: int) -> None:
+        """The pane's terminal became `columns` x `lines`: players resize theirs at this moment."""
+        self._event("r", f"{columns}x{lines}")
+
+    def _event(self, kind: str, payload: str) -> None:
+        self._write(json.dumps([round(time.monotonic() - self._started, 6), kind, payload],
+                               ensure_ascii=False) + "\n")
 
     def close(self) -> None:
         if self._file is not None:

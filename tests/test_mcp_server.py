@@ -14,10 +14,10 @@ from muxd.testing.wait import async_wait_until
 
 TOOL_NAMES = {"agent_summary", "list_agents", "list_panes", "create_pane", "send_input", "read_pane",
               "resize_pane", "kill_pane", "wait_for", "list_tools", "get_tool_metrics"}
-# Seed 002's own fields, and confidence: always there. confirmation, error, limit, background and
-# sources only when they have something to say.
-SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context", "confidence"}
-QUIET_KEYS = {"confirmation", "error", "limit", "background", "sources"}
+# Seed 002's own fields: always there. confirmation, error, limit, background, sources and confidence
+# (absent: "screen") only when they have something to say.
+SUMMARY_KEYS = {"pane_id", "agent_type", "is_agent", "activity", "session", "recent_tools", "context"}
+QUIET_KEYS = {"confirmation", "error", "limit", "background", "sources", "confidence"}
 
 
 async def _drive(server: MuxdTestServer) -> None:
@@ -53,7 +53,7 @@ async def _drive(server: MuxdTestServer) -> None:
         assert set(summary["session"]) == {"id", "model", "tokens_used"}
         assert set(summary["context"]) == {"is_awaiting_input", "is_awaiting_confirmation", "tags", "cwd"}
         assert summary["context"]["tags"] == ["worker"]
-        assert summary["confidence"] == "screen" and isinstance(summary["sources"], dict)
+        assert "confidence" not in summary and "sources" not in summary  # all read off the screen
         with_output = await call_ok(session, "agent_summary", pane_id="sh1", include_recent_output=True,
                                   output_lines=5)
         assert "recent_output" in with_output and set(with_output) - {"recent_output"} == set(summary)
@@ -109,7 +109,7 @@ async def _summary_schema(server: MuxdTestServer) -> None:
             return summary if summary["agent_type"] == "claude" and summary["activity"]["state"] == "Idle" else None
 
         summary = await async_wait_until(claude_idle, timeout=15, interval=0.2, message="claude idle")
-        assert set(summary) == SUMMARY_KEYS | {"sources"} and summary["pane_id"] == pane["id"]
+        assert set(summary) == SUMMARY_KEYS and summary["pane_id"] == pane["id"]
         assert summary["is_agent"] is True
         assert summary["context"] == {"is_awaiting_input": True, "is_awaiting_confirmation": False,
                                       "tags": ["worker", "feat-1"], "cwd": summary["context"]["cwd"]}

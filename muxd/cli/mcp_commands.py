@@ -25,6 +25,9 @@ def _configure_mcp(p: argparse.ArgumentParser) -> None:
                    help="per-call timeout, 1-300 s (default 30, env MUXD_MCP_TIMEOUT_S)")
     p.add_argument("--max-response-bytes", type=int, metavar="BYTES",
                    help="cut tool results above this size, >= 1024 (default 1 MiB, env MUXD_MCP_MAX_RESPONSE_BYTES)")
+    p.add_argument("--tools", metavar="CATEGORIES",
+                   help="serve only these tool categories, comma-separated: summary, panes, executions, tasks, "
+                        "engine (default: all)")
 
 
 def limits_from_args(args: argparse.Namespace) -> Any:
@@ -39,6 +42,13 @@ def limits_from_args(args: argparse.Namespace) -> Any:
     return dataclasses.replace(base, **{k: v for k, v in flags.items() if v is not None})
 
 
+def categories_from_args(args: argparse.Namespace) -> frozenset[str] | None:
+    """The tool categories of --tools (None: all); bad_request naming an unknown one."""
+    from muxd.mcp_server.tool_categories import parse_categories
+
+    return None if args.tools is None else parse_categories(args.tools)
+
+
 @cli_command("mcp")(_configure_mcp)
 def mcp(client: Any, args: argparse.Namespace) -> int:
     # The SDK and asyncio are imported here so that other commands start without them. `client`
@@ -46,13 +56,14 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
     import asyncio
 
     limits = limits_from_args(args)
+    categories = categories_from_args(args)
     path = client.socket_path
     client.close()
     if args.http:
         from muxd.mcp_server.http_server import serve_http
 
         # Each HTTP request acts as its own bearer token; no connection of this process is used.
-        return asyncio.run(serve_http(args.http, socket_path=path, limits=limits))
+        return asyncio.run(serve_http(args.http, socket_path=path, limits=limits, categories=categories))
 
     from muxd.client.token import argv_token_warning, token_from_env
 
@@ -60,10 +71,10 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
         print(f"muxd mcp: {argv_token_warning(ENV_TOKEN)}", file=sys.stderr, flush=True)
     # --token-file, else --token, else $MUXD_TOKEN (inside a pane: scoped to it), else the CLI's own
     token = token_from_env(args.token, file=args.token_file) or client.token
-    return asyncio.run(_serve_stdio(path, token, limits))
+    return asyncio.run(_serve_stdio(path, token, limits, categories))
 
 
-async def _serve_stdio(path: str, token: str | None, limits: Any) -> int:
+async def _serve_stdio(path: str, token: str | None, limits: Any, categories: Any = None) -> int:
     from muxd.client.connection import Client
     from muxd.mcp_server.link import remember_token
     from muxd.mcp_server.server import build_server
@@ -71,7 +82,7 @@ async def _serve_stdio(path: str, token: str | None, limits: Any) -> int:
     acting = await Client.connect(path, client_name="muxd-mcp", token=token)
     remember_token(acting, token)
     try:
-        await build_server(acting, limits).run_stdio_async()
+        await build_server(acting, limits, categories).run_stdio_async()
     finally:
         await acting.close()
     return 0

@@ -5,7 +5,7 @@ of this muxd)."""
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
@@ -19,7 +19,8 @@ from muxd.protocol.messages import GetMetrics, GetToolHistory
 from muxd.mcp_server.summary_tools import READ_ONLY
 from muxd.mcp_server.tool_categories import CATEGORIES
 
-Category = Literal[tuple(CATEGORIES)]  # type: ignore[valid-type]
+Category = Literal["summary", "panes", "executions", "tasks", "engine"]
+assert set(get_args(Category)) == set(CATEGORIES)  # one list: tool_categories.CATEGORIES
 
 SEARCH_MAX_CHARS = 200
 MOST_USED_TOOLS = 10
@@ -91,8 +92,8 @@ def register_engine_tools(tools: ToolRegistry) -> None:
         limit: Annotated[int, Field(description="newest rows to return", ge=1,
                                     le=AUDIT_HISTORY_LIMIT_MAX)] = AUDIT_HISTORY_LIMIT_DEFAULT,
     ) -> ToolHistoryOutput:
-        """Recent audited tool calls, newest first: tool, principal, sha256 of the arguments (never
-        the arguments), status, error code, rows, latency. A pane's agent sees only its own calls."""
+        """Recent audited tool calls, newest first (sha256 of the arguments, never the arguments). A
+        pane's agent sees only its own calls."""
         reply = await current_client().call(GetToolHistory, tool=tool, principal=principal, status=status,
                                             limit=limit)
         rows = [msgspec.structs.asdict(row) for row in reply.rows]

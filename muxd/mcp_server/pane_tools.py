@@ -184,9 +184,8 @@ def register_pane_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="panes", risk="moderate", annotations=IDEMPOTENT)
     async def resize_pane(pane_id: PaneId, columns: Columns, lines: Lines) -> ResizePaneOutput:
-        """Change a pane's size in columns and lines; the program sees SIGWINCH. A pane alone in
-        its window resizes the window; one in a split moves the dividers, as far as its
-        neighbours allow (bad_request when no divider runs that way)."""
+        """Change a pane's size; the program sees SIGWINCH. In a split, the dividers move as far as
+        the neighbours allow (bad_request when no divider runs that way)."""
         await current_client().call(ResizePane, target=pane_id, columns=columns, lines=lines)
         return {"pane_id": pane_id, "columns": columns, "lines": lines}
 

@@ -74,7 +74,7 @@ class AgentSummaryOutput(TypedDict):
     recent_tools: list[str]
     context: SummaryContextOutput
     recent_output: NotRequired[list[str]]  # only when include_recent_output is true
-    confidence: str         # "certain" (hook and screen agree), "screen", "hook", "stale"
+    confidence: NotRequired[str]  # "certain" (hook and screen agree), "hook", "stale"; absent: "screen"
     # Only when there is one: a confirmation asked (or a limit's dialog), an error shown, the
     # usage limit that stopped it (state UsageLimited), subagents and background tasks still
     # running apart from the turn, and where each field came from and when.

@@ -6,7 +6,7 @@ here, over HTTP the connection of each request's bearer token (see http_server.p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mcp.server.auth.provider import TokenVerifier
@@ -44,8 +44,10 @@ INSTRUCTIONS = (
 
 def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
                    auth: AuthSettings | None = None, token_verifier: TokenVerifier | None = None,
-                   middleware: Sequence[ServerMiddleware[Any]] = ()) -> ToolRegistry:
-    """Every muxd tool, guarded, on a new MCPServer; limits default to the environment's.
+                   middleware: Sequence[ServerMiddleware[Any]] = (),
+                   categories: Iterable[str] | None = None) -> ToolRegistry:
+    """Every muxd tool (or those of `categories`), guarded, on a new MCPServer; limits default to
+    the environment's.
 
     `client` becomes the default daemon connection (stdio); None leaves none, so a call that
     is not run `acting_as` some connection fails instead of borrowing a stronger one (HTTP).
@@ -54,7 +56,7 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     server: MCPServer[Any] = MCPServer(name="muxd", version=__version__, instructions=INSTRUCTIONS,
                                        auth=auth, token_verifier=token_verifier,
                                        middleware=[*middleware, tidy_tool_results(guard)], log_level="WARNING")
-    tools = ToolRegistry(server, guard)
+    tools = ToolRegistry(server, guard, categories)
     set_default_client(client)
     register_summary_tools(tools)
     register_pane_tools(tools)
@@ -68,6 +70,7 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     return tools
 
 
-def build_server(client: Client, limits: GuardLimits | None = None) -> MCPServer[Any]:
+def build_server(client: Client, limits: GuardLimits | None = None,
+                 categories: Iterable[str] | None = None) -> MCPServer[Any]:
     """An MCPServer whose tools act through `client`, a greeted connection to the daemon."""
-    return build_registry(client, limits).server
+    return build_registry(client, limits, categories=categories).server

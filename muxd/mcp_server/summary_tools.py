@@ -26,6 +26,7 @@ PaneId = Annotated[str, Field(description="`%N` or the pane's name", min_length=
 
 # muxd's fields beyond seed 002's own, left out while they have nothing to say (seed 002's own
 # fields are always there, null or [] when unknown): a summary stays near seed 002's ~80 tokens.
+# The CLI's `muxd summary --json` shows every field.
 _QUIET_WHEN_NULL = ("confirmation", "error", "limit")
 _QUIET_ACTIVITY_WHEN_NULL = ("tool", "tool_input")
 
@@ -39,9 +40,17 @@ def lean_summary(summary: AgentSummary, *, recent_output: bool = False) -> dict[
     for key in _QUIET_ACTIVITY_WHEN_NULL:
         if record["activity"].get(key) is None:
             record["activity"].pop(key, None)
+    confidence = record.get("confidence")
+    if confidence in ("screen", "hook") and record.get("sources"):
+        # Every field from the one source `confidence` names: the sources would only repeat it (and
+        # the state's time is in duration_secs). Fields from elsewhere (a session log) are kept.
+        record["sources"] = {field: where for field, where in record["sources"].items()
+                             if where.get("source") != confidence}
     for key in ("background", "sources"):
         if not record.get(key):
             record.pop(key, None)
+    if confidence == "screen":
+        del record["confidence"]  # read off the screen, as a summary is unless it says otherwise
     if not recent_output:
         record.pop("recent_output", None)
     elif record.get("recent_output") is None:
@@ -81,7 +90,8 @@ def register_summary_tools(tools: ToolRegistry) -> None:
                                            le=SUMMARY_OUTPUT_LINES_MAX)] = SUMMARY_OUTPUT_LINES_DEFAULT,
     ) -> AgentSummaryOutput:
         """What the agent in a pane is doing, in ~80 tokens: check agents with this, not read_pane.
-        confirmation, error, limit, background, sources: only when there is one."""
+        confirmation, error, limit, background, sources: only when there is one; confidence only
+        when not `screen` (certain: hooks agree, hook, stale)."""
         reply = await current_client().call(Summary, target=pane_id, include_recent_output=include_recent_output,
                                             output_lines=output_lines)
         return lean_summary(reply.summary, recent_output=include_recent_output)  # type: ignore[return-value]

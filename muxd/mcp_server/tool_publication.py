@@ -16,7 +16,7 @@ import types
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 from typing_extensions import get_type_hints, is_typeddict
 
 from muxd.mcp_server.schema_lean import lean_annotations, lean_input_schema, lean_output_schema
@@ -32,10 +32,10 @@ def publish(server: MCPServer[Any], name: str, category: str) -> dict[str, Any]:
     tool = server._tool_manager.get_tool(name)  # noqa: SLF001
     assert tool is not None, name
     metadata = tool.fn_metadata
-    strict = type(metadata.arg_model.__name__, (metadata.arg_model,), {
+    strict: type[BaseModel] = type(metadata.arg_model.__name__, (metadata.arg_model,), {
         "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
         "__module__": metadata.arg_model.__module__})
-    metadata.arg_model = strict
+    metadata.arg_model = strict  # type: ignore[assignment]
     tool.parameters = lean_input_schema(strict.model_json_schema(by_alias=True))
     if metadata.output_schema is not None:
         published = lean_output_schema(metadata.output_schema)

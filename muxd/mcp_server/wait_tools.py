@@ -71,22 +71,19 @@ def register_wait_tools(tools: ToolRegistry) -> None:
         mode: Annotated[Literal["all", "any"], Field(description="with several panes or executions: wait for "
                                                                "all of them (default) or the first")] = "all",
         attention: Annotated[str | list[str] | None, Field(
-            description="return when a pane needs you: `waiting` (asks for a yes or an answer), `limited` "
-                        "(hit a usage limit), `failed` (its turn failed), `finished` (its turn ended); one or "
-                        "several. Without pane_id: any pane you may see. A pane that already needs you "
-                        "answers at once")] = None,
+            description="return when a pane needs you: `waiting` (for a yes or an answer), `limited` (usage "
+                        "limit), `failed`, `finished` (its turn); one or several. Without pane_id: any pane. "
+                        "A need already there answers at once")] = None,
         after: Annotated[float | None, Field(
-            description="with attention: only needs that began after this time (a result's `since`: "
-                        "skip what you already handled)")] = None,
+            description="with attention: only needs begun after this (a result's `since`)")] = None,
         timeout_s: Annotated[float | None, Field(
             description=f"give up after this many seconds (default {WAIT_TIMEOUT_S_DEFAULT:g}, within the call timeout)",
             ge=WAIT_TIMEOUT_S_MIN, le=WAIT_TIMEOUT_S_MAX)] = None,
         ctx: Context | None = None,
     ) -> WaitForOutput:
-        """Block until panes reach a state (e.g. Idle), show a regex or exit, until executions end
-        (e.g. every worker's send_task), or until any of many panes needs you (attention: an agent asks
-        for a yes, hit a limit, failed or finished; the result names the pane, its question or error
-        and its summary); instead of polling. Sends progress notifications when asked for."""
+        """Instead of polling: block until panes reach a state (e.g. Idle), show a regex or exit, until
+        executions end, or until any pane needs you (attention: the result names the pane, its question
+        or error, its summary). Sends progress notifications when asked for."""
         if timeout_s is None:
             # Unasked, a wait ends (timed_out) before the call guard would cancel it (a `timeout` error);
             # a caller asking for longer than the call timeout gets that error.

@@ -25,6 +25,9 @@ def _configure_mcp(p: argparse.ArgumentParser) -> None:
                    help="per-call timeout, 1-300 s (default 30, env MUXD_MCP_TIMEOUT_S)")
     p.add_argument("--max-response-bytes", type=int, metavar="BYTES",
                    help="cut tool results above this size, >= 1024 (default 1 MiB, env MUXD_MCP_MAX_RESPONSE_BYTES)")
+    p.add_argument("--tools", metavar="CATEGORIES",
+                   help="serve only these tool categories, comma-separated: summary, panes, executions, tasks, "
+                        "engine (default: all)")
 
 
 def limits_from_args(args: argparse.Namespace) -> Any:
@@ -39,6 +42,13 @@ def limits_from_args(args: argparse.Namespace) -> Any:
     return dataclasses.replace(base, **{k: v for k, v in flags.items() if v is not None})
 
 
+def categories_from_args(args: argparse.Namespace) -> frozenset[str] | None:
+    """The tool categories of --tools (None: all); bad_request naming an unknown one."""
+    from muxd.mcp_server.tool_categories import parse_categories
+
+    return None if args.tools is None else parse_categories(args.tools)
+
+
 @cli_command("mcp")(_configure_mcp)
 def mcp(client: Any, args: argparse.Namespace) -> int:
     # A local command: it never starts a daemon (one nobody has panes in would answer an empty
@@ -51,6 +61,7 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
     where = socket_path(args.server_name or DEFAULT_SERVER_NAME)
     ensure_socket_dir(where.parent)  # a socket in a directory others can write to may be anyone's
     path = str(where)
+    categories = categories_from_args(args)
     if args.http:
         import asyncio
 
@@ -58,7 +69,7 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
 
         _warn_if_no_server(path)
         # Each HTTP request acts as its own bearer token; no connection of this process is used.
-        return asyncio.run(serve_http(args.http, socket_path=path, limits=limits))
+        return asyncio.run(serve_http(args.http, socket_path=path, limits=limits, categories=categories))
 
     from muxd.client.token import argv_token_warning, token_from_env
     from muxd.mcp_server.stdio_front import serve_stdio
@@ -67,7 +78,7 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
         print(f"muxd mcp: {argv_token_warning(ENV_TOKEN)}", file=sys.stderr, flush=True)
     # --token-file, else --token, else $MUXD_TOKEN (inside a pane: scoped to it), else the CLI's own
     token = token_from_env(args.token, file=args.token_file) or chosen_token(args)
-    return serve_stdio(path, token, limits)
+    return serve_stdio(path, token, limits, categories=categories)
 
 
 def _warn_if_no_server(path: str) -> None:

@@ -12,7 +12,7 @@ def tool_error(exc: MuxdError) -> ToolError:
     return ToolError(f"{exc.code}: {exc.message}")
 
 
-def check_range(field: str, value: int, low: int, high: int) -> int:
+def check_range(field: str, value: float, low: float, high: float) -> float:
     """`value` when low <= value <= high, else a bad_request naming the field and its bounds."""
     if not low <= value <= high:
         raise BadRequest(f"{field} must be between {low} and {high}, got {value}", field=field)

@@ -13,6 +13,7 @@ from muxd.config import EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S, PROMPT_MA
 from muxd.errors import NotFound
 from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.execution_views import agent_summary, cost_sum, detail, failure_row, iso, rate, summary_row
+from muxd.mcp_server.limits import WAIT_TIMEOUT_S_MIN
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
@@ -35,7 +36,7 @@ Status = Literal["pending", "running", "success", "failed", "cancelled", "timeou
 Trigger = Literal["manual", "schedule", "agent", "mcp", "cli"]
 
 
-def _since(hours: int) -> float:
+def _since(hours: float) -> float:
     check_range("hours", hours, 1, HOURS_MAX)
     return time.time() - hours * 3600
 
@@ -56,16 +57,15 @@ def register_execution_tools(tools: ToolRegistry) -> None:
             description="your second send_task to this pane with the same key returns the first execution instead "
                         "(with another message: conflict); another caller's or pane's same key is another key",
             max_length=256)] = None,
-        timeout_s: Annotated[float | None, Field(
-            description=f"the execution's own time limit (1-{EXECUTION_TIMEOUT_MAX_S:g}); the agent is interrupted then")] = None,
+        timeout_s: Annotated[float | None, Field(description="the execution's own time limit; the agent is "
+                                                             "interrupted then", ge=1, le=EXECUTION_TIMEOUT_MAX_S)] = None,
         wait: Annotated[bool, Field(description="wait for the result instead of returning the execution_id at once")] = False,
-        wait_timeout_s: Annotated[float, Field(
-            description=f"how long to wait when wait=true (1-{EXECUTION_WAIT_MAX_S:g}, within the call timeout)")] = 25.0,
+        wait_timeout_s: Annotated[float, Field(description="how long to wait when wait=true (within the call "
+                                                           "timeout)", ge=WAIT_TIMEOUT_S_MIN, le=EXECUTION_WAIT_MAX_S)] = 25.0,
     ) -> dict[str, Any]:
         """Send a prompt to the agent in a pane as a tracked execution. Returns execution_id at once
         (poll get_execution_result or wait_for execution_id=…), or with wait=true the result.
         A busy agent gets it when next idle (status pending, queue_position)."""
-        check_range("wait_timeout_s", int(wait_timeout_s), 1, int(EXECUTION_WAIT_MAX_S))
         wait_s = min(wait_timeout_s, tools.guard.limits.call_timeout_s - 1.0) if wait else 0.0
         reply = await current_client().call(
             SubmitPrompt, target=pane_id, message=message, triggered_by="mcp", task_id=task_id, trace_id=trace_id,
@@ -105,8 +105,9 @@ def register_execution_tools(tools: ToolRegistry) -> None:
                                                 max_length=256)] = None,
         status: Annotated[Status | None, Field(description="only executions that ended (or are) so")] = None,
         triggered_by: Annotated[Trigger | None, Field(description="only those triggered so")] = None,
-        hours: Annotated[int, Field(description=f"look back this many hours (1-{HOURS_MAX})")] = HOURS_DEFAULT,
-        limit: Annotated[int, Field(description=f"at most this many, newest first (1-{LIST_LIMIT_MAX})")] = LIST_LIMIT_DEFAULT,
+        hours: Annotated[float, Field(description="look back this many hours", ge=1, le=HOURS_MAX)] = HOURS_DEFAULT,
+        limit: Annotated[int, Field(description="at most this many, newest first", ge=1,
+                                    le=LIST_LIMIT_MAX)] = LIST_LIMIT_DEFAULT,
     ) -> dict[str, Any]:
         """What ran across the fleet, newest first: status, trigger, duration, cost, whether it failed."""
         check_range("limit", limit, 1, LIST_LIMIT_MAX)
@@ -137,7 +138,7 @@ def register_execution_tools(tools: ToolRegistry) -> None:
     async def get_agent_activity_summary(
         agent_name: Annotated[str | None, Field(description="one agent; omit for the whole fleet",
                                                 max_length=256)] = None,
-        hours: Annotated[int, Field(description=f"look back this many hours (1-{HOURS_MAX})")] = HOURS_DEFAULT,
+        hours: Annotated[float, Field(description="look back this many hours", ge=1, le=HOURS_MAX)] = HOURS_DEFAULT,
     ) -> dict[str, Any]:
         """Health of one agent or the fleet: executions, success rate, cost, average duration, busy or
         not, queue length, recent failures."""

@@ -14,7 +14,7 @@ import ipaddress
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
@@ -165,7 +165,8 @@ class _Server(uvicorn.Server):
 
 
 async def serve_http(address: str, *, socket_path: str, limits: GuardLimits | None = None,
-                     metrics: MetricsSource = daemon_metrics, err: TextIO = sys.stderr) -> int:
+                     metrics: MetricsSource = daemon_metrics, err: TextIO = sys.stderr,
+                     categories: Iterable[str] | None = None) -> int:
     """Serve MCP over streamable HTTP on `address` until SIGINT/SIGTERM; returns the exit code."""
     host, port = parse_listen_address(address)
     if not is_loopback(host):
@@ -176,7 +177,7 @@ async def serve_http(address: str, *, socket_path: str, limits: GuardLimits | No
     auth = AuthSettings(issuer_url=f"http://{'localhost' if is_loopback(host) else 'muxd.invalid'}",
                         resource_server_url=None)
     registry = build_registry(None, limits, auth=auth, token_verifier=verifier,
-                              middleware=[acting_as_caller(verifier.forget)])
+                              middleware=[acting_as_caller(verifier.forget)], categories=categories)
     app = build_http_app(registry, host=host, metrics=metrics)
     sock = listen(host, port)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",

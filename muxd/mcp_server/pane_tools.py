@@ -18,11 +18,12 @@ from muxd.config import (
 from muxd.errors import BadRequest
 from muxd.executions.programs import is_one_execution
 from muxd.keys import key_name_to_text
-from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.read_cursor import CURSOR_MAX_CHARS, content_lines, cursor_end, lines_since, make_cursor
 from muxd.mcp_server.registry import ToolRegistry
-from muxd.mcp_server.schemas import KillPaneOutput, ReadPaneOutput, ResizePaneOutput, SendInputOutput
+from muxd.mcp_server.schemas import (
+    KillPaneOutput, ListPanesOutput, PaneOutput, ReadPaneOutput, ResizePaneOutput, SendInputOutput,
+)
 from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
 from muxd.protocol.messages import (
     CapturePane, KillPane, ListPanes, NewSession, PaneInfo, ResizePane, SendKeys, Spawn, Summary,
@@ -44,19 +45,23 @@ IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idemp
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                               open_world_hint=False)
 
-Columns = Annotated[int, Field(description=f"width in columns ({MIN_COLUMNS}-{MAX_COLUMNS})",
-                               json_schema_extra={"minimum": MIN_COLUMNS, "maximum": MAX_COLUMNS})]
-Lines = Annotated[int, Field(description=f"height in lines ({MIN_LINES}-{MAX_LINES})",
-                             json_schema_extra={"minimum": MIN_LINES, "maximum": MAX_LINES})]
+Columns = Annotated[int, Field(description="width", ge=MIN_COLUMNS, le=MAX_COLUMNS)]
+Lines = Annotated[int, Field(description="height", ge=MIN_LINES, le=MAX_LINES)]
+# PaneInfo's fields an orchestrator acts on; the tmux-format rest (window ids, layout, cursor,
+# scrollback counters) is the CLI's `list-panes --json`.
+_PANE_FIELDS = ("id", "session", "name", "tags", "command", "cwd", "pid", "foreground", "width", "height", "status",
+                "exit_code", "created_at", "source", "attention", "attention_since", "attention_text")
 
 
-def pane_record(pane: PaneInfo) -> dict[str, Any]:
-    """A pane as MCP shows it: PaneInfo's fields, the agent state cut to its type and state."""
-    record: dict[str, Any] = msgspec.to_builtins(pane)
-    record.pop("agent", None)
+def pane_record(pane: PaneInfo) -> PaneOutput:
+    """A pane as MCP shows it: its main fields, the agent state cut to its type and state."""
+    record: dict[str, Any] = {name: getattr(pane, name) for name in _PANE_FIELDS}
+    record["tags"], record["command"] = list(pane.tags), list(pane.command)
     record["agent_type"] = pane.agent.agent_type
     record["state"] = pane.agent.activity.state
-    return record
+    if pane.emulator_failed:
+        record["emulator_failed"] = True
+    return record  # type: ignore[return-value]
 
 
 def _check_count(field: str, items: list[Any] | dict[str, Any], most: int) -> None:
@@ -70,14 +75,9 @@ def _check_lengths(field: str, items: list[str], most: int) -> None:
         raise BadRequest(f"{field}: an entry has {longest} characters, at most {most} allowed", field=field)
 
 
-def _check_size(columns: int, lines: int) -> None:
-    check_range("columns", columns, MIN_COLUMNS, MAX_COLUMNS)
-    check_range("lines", lines, MIN_LINES, MAX_LINES)
-
-
 def register_pane_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="panes", risk="safe", annotations=READ_ONLY)
-    async def list_panes() -> dict[str, Any]:
+    async def list_panes() -> ListPanesOutput:
         """Every pane with its session, name, tags, command, size, status and agent state."""
         panes = (await current_client().call(ListPanes, all=True)).panes
         return {"panes": [pane_record(p) for p in panes]}
@@ -91,7 +91,7 @@ def register_pane_tools(tools: ToolRegistry) -> None:
         env: Annotated[dict[str, str], Field(description="extra environment variables")] = {},
         columns: Columns = DEFAULT_COLUMNS,
         lines: Lines = DEFAULT_LINES,
-    ) -> dict[str, Any]:
+    ) -> PaneOutput:
         """Start a program (an agent CLI or a shell) in a new pane of its own session; returns the pane."""
         _check_count("command", command, CREATE_PANE_ARGS_MAX)
         _check_count("env", env, CREATE_PANE_ENV_MAX)
@@ -101,7 +101,6 @@ def register_pane_tools(tools: ToolRegistry) -> None:
         _check_lengths("tags", tags, TAG_MAX_CHARS)
         _check_lengths("name", [name or ""], NAME_MAX_CHARS)
         _check_lengths("cwd", [cwd or ""], CREATE_PANE_PATH_MAX_CHARS)
-        _check_size(columns, lines)
         if cwd is not None and not os.path.isabs(cwd):
             raise BadRequest(f"cwd must be an absolute path, got {cwd!r}", field="cwd")
         # Like the CLI: a pane starts where its caller is, i.e. where the MCP client launched us.
@@ -144,9 +143,8 @@ def register_pane_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="panes", risk="safe", annotations=READ_ONLY)
     async def read_pane(
         pane_id: PaneId,
-        lines: Annotated[int, Field(description=f"the last N lines of screen and scrollback (1-{READ_PANE_LINES_MAX})",
-                                    json_schema_extra={"minimum": 1, "maximum": READ_PANE_LINES_MAX})
-                         ] = READ_PANE_LINES_DEFAULT,
+        lines: Annotated[int, Field(description="the last N lines of screen and scrollback", ge=1,
+                                    le=READ_PANE_LINES_MAX)] = READ_PANE_LINES_DEFAULT,
         strip_ansi: Annotated[bool, Field(description="plain text (true) or with colour escapes")] = True,
         cursor: Annotated[str | None, Field(
             description="the cursor a previous read_pane returned: only lines new since then",
@@ -156,7 +154,6 @@ def register_pane_tools(tools: ToolRegistry) -> None:
 
         Costly in tokens: prefer agent_summary to check on agents.
         """
-        check_range("lines", lines, 1, READ_PANE_LINES_MAX)
         client = current_client()
         resolved = (await client.call(Summary, target=pane_id)).summary.pane_id
 
@@ -187,10 +184,8 @@ def register_pane_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="panes", risk="moderate", annotations=IDEMPOTENT)
     async def resize_pane(pane_id: PaneId, columns: Columns, lines: Lines) -> ResizePaneOutput:
-        """Change a pane's size in columns and lines; the program sees SIGWINCH. A pane alone in
-        its window resizes the window; one in a split moves the dividers, as far as its
-        neighbours allow (bad_request when no divider runs that way)."""
-        _check_size(columns, lines)
+        """Change a pane's size; the program sees SIGWINCH. In a split, the dividers move as far as
+        the neighbours allow (bad_request when no divider runs that way)."""
         await current_client().call(ResizePane, target=pane_id, columns=columns, lines=lines)
         return {"pane_id": pane_id, "columns": columns, "lines": lines}
 

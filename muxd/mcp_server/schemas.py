@@ -1,11 +1,11 @@
-"""The output shapes of muxd's MCP tools, as TypedDicts: the SDK publishes them as `outputSchema`.
+"""The output shapes of muxd's summary and pane tools, as TypedDicts: the SDK publishes them as
+`outputSchema` (made lean by tool_publication.py), and validates each result against them.
 
-`AgentSummaryOutput` is seed 002's summary field for field, with the confirmation asked, the
-error shown and the usage limit that stopped the agent (null when none), the background work
-still running, how far the state can be trusted (`confidence`) and where each field came from
-(`sources`). The guards may cut a result that is too large; the fields they add then
-(`truncated`, `original_count`, `original_chars`) are declared as optional on every shape, or
-the SDK's validation would drop them.
+`AgentSummaryOutput` is seed 002's summary: its own fields always (null or [] when unknown),
+and muxd's further ones only when they have something to say (the confirmation asked, the
+error shown, the usage limit that stopped the agent, the tool in use, background work, where
+each field came from). `Truncatable` holds the fields the guards add to a result they cut;
+the registry lets every shape carry them, without repeating them in each published schema.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ class SummaryActivityOutput(TypedDict):
     state: str
     description: str | None
     duration_secs: int | None
-    tool: str | None        # the tool in use (or asked for)
-    tool_input: str | None  # its input, one short line
+    tool: NotRequired[str]        # the tool in use (or asked for)
+    tool_input: NotRequired[str]  # its input, one short line
 
 
 class SummarySourceOutput(TypedDict):
@@ -63,7 +63,8 @@ class SummaryLimitOutput(TypedDict):
     resets_at: float | None   # epoch seconds the agent says the limit resets; null: it does not say
 
 
-class _AgentSummary(TypedDict):
+class AgentSummaryOutput(TypedDict):
+    """Seed 002: what the agent in a pane is doing."""
 
     pane_id: str
     agent_type: str | None
@@ -72,28 +73,57 @@ class _AgentSummary(TypedDict):
     session: SummarySessionOutput
     recent_tools: list[str]
     context: SummaryContextOutput
-    confirmation: SummaryConfirmationOutput | None  # only while it asks (a confirmation, a limit's dialog)
-    error: SummaryErrorOutput | None                # the error the agent shows, if any
-    limit: SummaryLimitOutput | None                # the usage limit that stopped it (state UsageLimited)
     recent_output: NotRequired[list[str]]  # only when include_recent_output is true
-    background: int         # subagents and background tasks still running apart from the turn
-    confidence: str         # "certain" (hook and screen agree), "screen", "hook", "stale"
-    sources: dict[str, SummarySourceOutput]  # field ("state", "tool", "session_id", …) -> where from, when
+    confidence: NotRequired[str]  # "certain" (hook and screen agree), "hook", "stale"; absent: "screen"
+    # Only when there is one: a confirmation asked (or a limit's dialog), an error shown, the
+    # usage limit that stopped it (state UsageLimited), subagents and background tasks still
+    # running apart from the turn, and where each field came from and when.
+    confirmation: NotRequired[SummaryConfirmationOutput]
+    error: NotRequired[SummaryErrorOutput]
+    limit: NotRequired[SummaryLimitOutput]
+    background: NotRequired[int]
+    sources: NotRequired[dict[str, SummarySourceOutput]]  # field ("state", "tool", …) -> where from, when
 
 
-class AgentSummaryOutput(_AgentSummary, Truncatable):
-    """Seed 002: what the agent in a pane is doing; unknown fields are null or []."""
+class ListAgentsOutput(TypedDict):
+    """One line per pane."""
 
-
-class _ListAgents(TypedDict):
     agents: list[str]
 
 
-class ListAgentsOutput(_ListAgents, Truncatable):
-    """One line per pane."""
+class PaneOutput(TypedDict):
+    """A pane as the MCP tools show it (the CLI's `list-panes --json` tells more)."""
+
+    id: str
+    session: str
+    name: str | None
+    tags: list[str]
+    command: list[str]
+    cwd: str | None
+    pid: int | None
+    foreground: str | None   # the program in the foreground
+    width: int
+    height: int
+    status: str              # "running", "exited"
+    exit_code: int | None
+    created_at: float
+    source: str              # "muxd", or the tmux pane it was adopted from
+    agent_type: str | None
+    state: str               # the agent state
+    attention: str | None    # what its agent needs of a person: waiting, limited, failed, finished
+    attention_since: float | None
+    attention_text: str | None
+    emulator_failed: NotRequired[bool]  # only when true: the screen is no longer drawn
+    execution_id: NotRequired[str]      # create_pane of a command: the execution recording it
 
 
-class _ReadPane(TypedDict):
+class ListPanesOutput(TypedDict):
+    panes: list[PaneOutput]
+
+
+class ReadPaneOutput(TypedDict):
+    """The last lines of a pane and a cursor for the next read."""
+
     pane_id: str
     lines: int
     text: str
@@ -101,10 +131,6 @@ class _ReadPane(TypedDict):
     redrawn: NotRequired[bool]
     skipped: NotRequired[int]
     repeated_last_line: NotRequired[bool]
-
-
-class ReadPaneOutput(_ReadPane, Truncatable):
-    """The last lines of a pane and a cursor for the next read."""
 
 
 class SendInputOutput(TypedDict):

@@ -7,7 +7,7 @@ daemon_link.py opens when first needed, over HTTP the connection of each request
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mcp.server.auth.provider import TokenVerifier
@@ -38,8 +38,10 @@ from muxd.mcp_server.wait_tools import register_wait_tools
 
 def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
                    auth: AuthSettings | None = None, token_verifier: TokenVerifier | None = None,
-                   middleware: Sequence[ServerMiddleware[Any]] = ()) -> ToolRegistry:
-    """Every muxd tool, guarded, on a new MCPServer; limits default to the environment's.
+                   middleware: Sequence[ServerMiddleware[Any]] = (),
+                   categories: Iterable[str] | None = None) -> ToolRegistry:
+    """Every muxd tool (or those of `categories`), guarded, on a new MCPServer; limits default to
+    the environment's.
 
     `client` becomes the default daemon connection (stdio); None leaves none, so a call that
     is not run `acting_as` some connection fails instead of borrowing a stronger one (HTTP).
@@ -48,7 +50,7 @@ def build_registry(client: Client | None, limits: GuardLimits | None = None, *,
     server: MCPServer[Any] = MCPServer(name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                                        auth=auth, token_verifier=token_verifier,
                                        middleware=[*middleware, tidy_tool_results(guard)], log_level="WARNING")
-    tools = ToolRegistry(server, guard)
+    tools = ToolRegistry(server, guard, categories)
     set_default_client(client)
     register_summary_tools(tools)
     register_pane_tools(tools)

@@ -9,7 +9,6 @@ import msgspec
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import AgentSummaryOutput, ListAgentsOutput
@@ -22,14 +21,46 @@ SUMMARY_OUTPUT_LINES_MAX = 50  # seed 002's bound
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 
-PaneId = Annotated[str, Field(description="the pane: `%N` or its name", min_length=1, max_length=200)]
+PaneId = Annotated[str, Field(description="`%N` or the pane's name", min_length=1, max_length=200)]
+
+
+# muxd's fields beyond seed 002's own, left out while they have nothing to say (seed 002's own
+# fields are always there, null or [] when unknown): a summary stays near seed 002's ~80 tokens.
+# The CLI's `muxd summary --json` shows every field.
+_QUIET_WHEN_NULL = ("confirmation", "error", "limit")
+_QUIET_ACTIVITY_WHEN_NULL = ("tool", "tool_input")
+
+
+def lean_summary(summary: AgentSummary, *, recent_output: bool = False) -> dict[str, Any]:
+    """A pane's summary as MCP shows it (AgentSummaryOutput); its recent output only if asked."""
+    record: dict[str, Any] = msgspec.to_builtins(summary)
+    for key in _QUIET_WHEN_NULL:
+        if record.get(key) is None:
+            record.pop(key, None)
+    for key in _QUIET_ACTIVITY_WHEN_NULL:
+        if record["activity"].get(key) is None:
+            record["activity"].pop(key, None)
+    confidence = record.get("confidence")
+    if confidence in ("screen", "hook") and record.get("sources"):
+        # Every field from the one source `confidence` names: the sources would only repeat it (and
+        # the state's time is in duration_secs). Fields from elsewhere (a session log) are kept.
+        record["sources"] = {field: where for field, where in record["sources"].items()
+                             if where.get("source") != confidence}
+    for key in ("background", "sources"):
+        if not record.get(key):
+            record.pop(key, None)
+    if confidence == "screen":
+        del record["confidence"]  # read off the screen, as a summary is unless it says otherwise
+    if not recent_output:
+        record.pop("recent_output", None)
+    elif record.get("recent_output") is None:
+        record["recent_output"] = []  # asked for, none kept: [] rather than null (seed 002)
+    return record
 
 
 def summary_record(summary: AgentSummary) -> dict[str, Any]:
     """A pane's summary as a wait's result carries it: without its recent output."""
-    record: dict[str, Any] = msgspec.to_builtins(summary)
-    record.pop("recent_output", None)
-    return record
+    return lean_summary(summary)
 
 
 def agent_line(pane: PaneInfo, now: float) -> str:
@@ -55,21 +86,15 @@ def register_summary_tools(tools: ToolRegistry) -> None:
     async def agent_summary(
         pane_id: PaneId,
         include_recent_output: Annotated[bool, Field(description="add the last lines of output")] = False,
-        output_lines: Annotated[int, Field(
-            description=f"how many lines of recent output (1-{SUMMARY_OUTPUT_LINES_MAX})",
-            json_schema_extra={"minimum": 1, "maximum": SUMMARY_OUTPUT_LINES_MAX})] = SUMMARY_OUTPUT_LINES_DEFAULT,
+        output_lines: Annotated[int, Field(description="lines of recent output", ge=1,
+                                           le=SUMMARY_OUTPUT_LINES_MAX)] = SUMMARY_OUTPUT_LINES_DEFAULT,
     ) -> AgentSummaryOutput:
-        """What the agent in one pane is doing, in ~80 tokens. Use it instead of read_pane to check on an agent."""
-        # Bounds are checked here, not by pydantic, so the error carries muxd's bad_request code.
-        check_range("output_lines", output_lines, 1, SUMMARY_OUTPUT_LINES_MAX)
+        """What the agent in a pane is doing, in ~80 tokens: check agents with this, not read_pane.
+        confirmation, error, limit, background, sources: only when there is one; confidence only
+        when not `screen` (certain: hooks agree, hook, stale)."""
         reply = await current_client().call(Summary, target=pane_id, include_recent_output=include_recent_output,
-                                  output_lines=output_lines)
-        summary: dict[str, Any] = msgspec.to_builtins(reply.summary)
-        if not include_recent_output:
-            summary.pop("recent_output", None)
-        elif summary.get("recent_output") is None:
-            summary["recent_output"] = []  # asked for, none kept: [] rather than null (seed 002)
-        return summary  # type: ignore[return-value]
+                                            output_lines=output_lines)
+        return lean_summary(reply.summary, recent_output=include_recent_output)  # type: ignore[return-value]
 
     @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
     async def list_agents() -> ListAgentsOutput:

@@ -27,11 +27,12 @@ def register_task_history_tools(tools: ToolRegistry) -> None:
         task_id: TaskId = None,
         status: Annotated[Literal["success", "failed", "pending", "running", "cancelled", "timeout", "interrupted"] | None,
                           Field(description="only executions that ended (or are) so")] = None,
-        limit: Annotated[int, Field(description=f"rows per page (1-{LIST_LIMIT_MAX})")] = LIST_LIMIT_DEFAULT,
+        limit: Annotated[int, Field(description="rows per page", ge=1, le=LIST_LIMIT_MAX)] = LIST_LIMIT_DEFAULT,
         since: Annotated[str | None, Field(description="ISO 8601 time: only executions started since",
                                            max_length=64)] = None,
         backfilled: Annotated[bool | None, Field(description="muxd records executions live: true matches none")] = None,
-        offset: Annotated[int, Field(description="skip this many rows (pagination, with has_more)")] = 0,
+        offset: Annotated[int, Field(description="skip this many rows (pagination, with has_more)", ge=0,
+                                     le=OFFSET_MAX)] = 0,
     ) -> dict[str, Any]:
         """Task execution history, newest first, filtered; `total` and `has_more` for paging."""
         check_range("limit", limit, 1, LIST_LIMIT_MAX)
@@ -57,7 +58,8 @@ def register_task_history_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
     async def tasks_last_failed(
-        limit: Annotated[int, Field(description=f"failures to return (1-{FAILED_LIMIT_MAX})")] = FAILED_LIMIT_DEFAULT,
+        limit: Annotated[int, Field(description="failures to return", ge=1,
+                                    le=FAILED_LIMIT_MAX)] = FAILED_LIMIT_DEFAULT,
         task_id: TaskId = None,
         unique_errors: Annotated[bool, Field(description="one failure per error pattern (stack_hash)")] = False,
     ) -> dict[str, Any]:

@@ -3,19 +3,20 @@ seed 001 names its arguments, and times in ISO 8601 (UTC)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from muxd.mcp_server.execution_views import iso, preview, summary_row
+from muxd.mcp_server.task_schemas import ActionableOutput, KnowledgeOutput, TaskHistoryOutput, TaskOutput, TaskRowOutput
 from muxd.protocol.task_messages import ActionableTask, TaskReply
 from muxd.tasks.model import KnowledgeEntry, Review, Task, TaskEvent
 
 DESCRIPTION_PREVIEW_CHARS = 500  # a list row shows the start of a long description
 
 
-def task_row(task: Task) -> dict[str, Any]:
+def task_row(task: Task) -> TaskRowOutput:
     """A task in a list: what a worker or an orchestrator decides on."""
     return {
-        "taskId": task.id, "title": task.title, "description": preview(task.description, DESCRIPTION_PREVIEW_CHARS), "state": task.state,
+        "taskId": task.id, "title": task.title, "description": preview(task.description, DESCRIPTION_PREVIEW_CHARS) or "", "state": task.state,
         "priority": task.priority, "planId": task.plan_id, "plan": task.plan,
         "verification": {"kind": task.verification.kind},
         "dependsOn": task.depends_on, "claimedBy": task.claimed_by, "leaseExpiresAt": iso(task.lease_expires_at),
@@ -23,10 +24,10 @@ def task_row(task: Task) -> dict[str, Any]:
     }
 
 
-def task_detail(task: Task) -> dict[str, Any]:
+def task_detail(task: Task) -> TaskOutput:
     """A task in full."""
     result = task.verification_result
-    return {
+    return {  # type: ignore[typeddict-item]
         **task_row(task), "description": task.description,
         "verification": {"kind": task.verification.kind, "commands": task.verification.commands,
                          "cwd": task.verification.cwd,
@@ -41,16 +42,16 @@ def task_detail(task: Task) -> dict[str, Any]:
     }
 
 
-def knowledge_row(entry: KnowledgeEntry) -> dict[str, Any]:
+def knowledge_row(entry: KnowledgeEntry) -> KnowledgeOutput:
     return {"id": entry.id, "title": entry.title, "content": entry.content, "tags": entry.tags,
             "score": entry.score, "source": entry.source, "sourceTaskId": entry.source_task_id,
             "createdAt": iso(entry.created_at)}
 
 
-def actionable_row(item: ActionableTask) -> dict[str, Any]:
-    return {**task_row(item.task),
-            "knowledge": {"references": [knowledge_row(k) for k in item.knowledge],
-                          **({"searchFailed": True} if item.knowledge_error else {})}}
+def actionable_row(item: ActionableTask) -> ActionableOutput:
+    return cast(ActionableOutput, {**task_row(item.task),
+                                   "knowledge": {"references": [knowledge_row(k) for k in item.knowledge],
+                                                 **({"searchFailed": True} if item.knowledge_error else {})}})
 
 
 def event_row(event: TaskEvent) -> dict[str, Any]:
@@ -63,7 +64,7 @@ def review_row(review: Review) -> dict[str, Any]:
             "blocking": review.blocking, "resolvedAt": iso(review.resolved_at)}
 
 
-def task_with_history(reply: TaskReply) -> dict[str, Any]:
-    return {**task_detail(reply.task), "events": [event_row(e) for e in reply.events],
-            "reviews": [review_row(r) for r in reply.reviews],
-            "executions": [summary_row(e) for e in reply.executions]}
+def task_with_history(reply: TaskReply) -> TaskHistoryOutput:
+    return cast(TaskHistoryOutput, {**task_detail(reply.task), "events": [event_row(e) for e in reply.events],
+                                    "reviews": [review_row(r) for r in reply.reviews],
+                                    "executions": [summary_row(e) for e in reply.executions]})

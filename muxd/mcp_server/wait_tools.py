@@ -31,6 +31,7 @@ from muxd.mcp_server.screen_pattern import SYNTAX, ScreenPattern
 from muxd.mcp_server.summary_tools import READ_ONLY, summary_record
 from muxd.mcp_server.execution_views import summary_row
 from muxd.mcp_server.wait_progress import WaitProgress
+from muxd.mcp_server.wait_schemas import WaitForOutput
 from muxd.protocol.execution_messages import WaitExecutions
 from muxd.protocol.messages import AgentStateChanged, CapturePane, ListPanes, PaneExited, Subscribe, Summary
 
@@ -70,32 +71,24 @@ def register_wait_tools(tools: ToolRegistry) -> None:
         mode: Annotated[Literal["all", "any"], Field(description="with several panes or executions: wait for "
                                                                "all of them (default) or the first")] = "all",
         attention: Annotated[str | list[str] | None, Field(
-            description="return when a pane needs you: `waiting` (asks for a yes or an answer), `limited` "
-                        "(hit a usage limit), `failed` (its turn failed), `finished` (its turn ended); one or "
-                        "several. Without pane_id: any pane you may see. A pane that already needs you "
-                        "answers at once")] = None,
+            description="return when a pane needs you: `waiting` (for a yes or an answer), `limited` (usage "
+                        "limit), `failed`, `finished` (its turn); one or several. Without pane_id: any pane. "
+                        "A need already there answers at once")] = None,
         after: Annotated[float | None, Field(
-            description="with attention: only needs that began after this time (a result's `since`: "
-                        "skip what you already handled)")] = None,
+            description="with attention: only needs begun after this (a result's `since`)")] = None,
         timeout_s: Annotated[float | None, Field(
-            description=f"give up after this many seconds ({WAIT_TIMEOUT_S_MIN}-{WAIT_TIMEOUT_S_MAX}; default "
-                        f"{WAIT_TIMEOUT_S_DEFAULT:g}, kept within the server's per-call timeout)",
-            json_schema_extra={"minimum": WAIT_TIMEOUT_S_MIN, "maximum": WAIT_TIMEOUT_S_MAX})
-        ] = None,
+            description=f"give up after this many seconds (default {WAIT_TIMEOUT_S_DEFAULT:g}, within the call timeout)",
+            ge=WAIT_TIMEOUT_S_MIN, le=WAIT_TIMEOUT_S_MAX)] = None,
         ctx: Context | None = None,
-    ) -> dict[str, Any]:
-        """Block until panes reach a state (e.g. Idle), show a regex or exit, until executions end
-        (e.g. every worker's send_task), or until any of many panes needs you (attention: an agent asks
-        for a yes, hit a limit, failed or finished; the result names the pane, its question or error
-        and its summary); instead of polling. Sends progress notifications when asked for."""
+    ) -> WaitForOutput:
+        """Instead of polling: block until panes reach a state (e.g. Idle), show a regex or exit, until
+        executions end, or until any pane needs you (attention: the result names the pane, its question
+        or error, its summary). Sends progress notifications when asked for."""
         if timeout_s is None:
             # Unasked, a wait ends (timed_out) before the call guard would cancel it (a `timeout` error);
             # a caller asking for longer than the call timeout gets that error.
             call_timeout_s = tools.guard.limits.call_timeout_s
             timeout_s = max(WAIT_TIMEOUT_S_MIN, min(WAIT_TIMEOUT_S_DEFAULT, call_timeout_s - WAIT_CALL_MARGIN_S))
-        if not WAIT_TIMEOUT_S_MIN <= timeout_s <= WAIT_TIMEOUT_S_MAX:
-            raise BadRequest(f"timeout_s must be between {WAIT_TIMEOUT_S_MIN} and {WAIT_TIMEOUT_S_MAX}, "
-                             f"got {timeout_s}", field="timeout_s")
         deadline = time.monotonic() + timeout_s
         if execution_id is not None:
             if pane_id is not None or state is not None or pattern is not None or exited or attention is not None:
@@ -103,7 +96,7 @@ def register_wait_tools(tools: ToolRegistry) -> None:
                                  field="execution_id")
             ids = _as_list("execution_id", execution_id)
             progress = WaitProgress(ctx, timeout_s, f"waiting on {_count(ids, 'execution')}")
-            return await _with_progress(progress, _wait_executions(ids, mode, timeout_s))
+            return await _with_progress(progress, _wait_executions(ids, mode, timeout_s))  # type: ignore[return-value]
         panes = _as_list("pane_id", pane_id)
         if after is not None and attention is None:
             raise BadRequest("after goes with attention (a need's `since`)", field="after")
@@ -114,8 +107,8 @@ def register_wait_tools(tools: ToolRegistry) -> None:
             whom = f"{'any of ' if mode == 'any' and len(panes) > 1 else ''}{_count(panes, 'pane')}" if panes \
                 else "any pane"
             progress = WaitProgress(ctx, timeout_s, f"waiting on {whom} for {', '.join(sorted(needs))}")
-            return await wait_attention(panes or None, needs, every=mode == "all", after=after, deadline=deadline,
-                                        progress=progress)
+            return await wait_attention(panes or None, needs, every=mode == "all", after=after,  # type: ignore[return-value]
+                                        deadline=deadline, progress=progress)
         if not panes:
             raise BadRequest("wait_for needs a pane_id (or attention, or an execution_id)", field="pane_id")
         states = _check_states(state)
@@ -126,8 +119,10 @@ def register_wait_tools(tools: ToolRegistry) -> None:
         progress = WaitProgress(ctx, timeout_s, f"waiting on {panes[0] if len(panes) == 1 else _count(panes, 'pane')}"
                                                 f" for {goal}")
         if len(panes) == 1:
-            return await _with_progress(progress, _wait_pane(panes[0], states, regex, exited, deadline, progress))
-        return await _with_progress(progress, _wait_panes(panes, states, regex, exited, deadline, mode, progress))
+            return await _with_progress(  # type: ignore[return-value]
+                progress, _wait_pane(panes[0], states, regex, exited, deadline, progress))
+        return await _with_progress(  # type: ignore[return-value]
+            progress, _wait_panes(panes, states, regex, exited, deadline, mode, progress))
 
     async def _wait_panes(panes: list[str], states: set[str], regex: ScreenPattern | None, exited: bool,
                           deadline: float, mode: str, progress: WaitProgress) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from muxd.mcp_server.server import build_registry
 from muxd.mcp_server.tool_categories import CATEGORIES, CATEGORY_META_KEY
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.mcp_http import stdio_session
-from muxd.testing.mcp_stdio import call_ok, mcp_session, result_text
+from muxd.testing.mcp_stdio import call_ok, call_refused, mcp_session, result_text
 from muxd.testing.server import MuxdTestServer
 
 TOOLS_LIST_SMALL_TOKENS = 4000  # an orchestrator that only watches agents: summary and panes
@@ -105,8 +105,8 @@ async def _selected(server: MuxdTestServer) -> None:
         small = tokens_of(listed.model_dump(by_alias=True, mode="json", exclude_none=True))
         assert small <= TOOLS_LIST_SMALL_TOKENS, small
         assert small < tokens_of(full.model_dump(by_alias=True, mode="json", exclude_none=True)) / 2
-        message = result_text(await session.call_tool("list_tools", {}))
-        assert message.startswith("not_found: no tool named 'list_tools'"), message  # engine was not asked for
+        refused = await call_refused(session, "list_tools")  # engine was not asked for
+        assert refused.message.startswith("not_found: no tool named 'list_tools'"), refused.message
     assert {t.meta[CATEGORY_META_KEY] for t in full.tools if t.meta} == set(CATEGORIES)
     out = server.cli("mcp", "--tools", "summary,history", input="")
     assert out.returncode == 1 and "unknown category 'history'" in out.stderr, out.stderr

@@ -4,6 +4,7 @@ seconds (seed 000) or milliseconds (seed 003), field for field as the seeds' exa
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from typing import Any
 
 from muxd.errors import BadRequest
@@ -11,6 +12,7 @@ from muxd.executions.record import Execution
 from muxd.store.execution_store import AgentStats, ErrorPattern
 
 MESSAGE_PREVIEW_CHARS = 200  # a list row shows the start of a long prompt
+COST_DECIMALS = 6  # dollars to a millionth
 
 
 def iso(ts: float | None) -> str | None:
@@ -55,10 +57,15 @@ def summary_row(e: Execution) -> dict[str, Any]:
     return {
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "triggered_by": e.triggered_by,
         "message": preview(e.message), "started_at": iso(e.started_at), "completed_at": iso(e.completed_at),
-        "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd, "has_error": e.error is not None,
-        "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind, "task_id": e.task_id,
-        "trace_id": e.trace_id,
+        "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd, "cost_source": _cost_source(e),
+        "has_error": e.error is not None, "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind,
+        "task_id": e.task_id, "trace_id": e.trace_id, "principal": e.principal,
     }
+
+
+def _cost_source(e: Execution) -> str | None:
+    # Until muxd estimates costs, every figure it holds is the one the agent showed.
+    return None if e.cost_usd is None else "agent"
 
 
 def detail(e: Execution, transcript: str | None = None, include_transcript: bool = False) -> dict[str, Any]:
@@ -67,6 +74,7 @@ def detail(e: Execution, transcript: str | None = None, include_transcript: bool
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "message": e.message,
         "response": e.response, "error": error_dict(e), "started_at": iso(e.started_at),
         "completed_at": iso(e.completed_at), "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd,
+        "cost_source": _cost_source(e), "cost_model": None, "cost_price_date": None, "principal": e.principal,
         "context_used": e.context_used, "context_max": e.context_max, "tool_calls": list(e.tool_calls),
         "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind, "triggered_by": e.triggered_by,
         "queued_at": iso(e.queued_at), "tokens_used": e.tokens_used, "files_written": list(e.files_written),
@@ -89,7 +97,7 @@ def task_row(e: Execution) -> dict[str, Any]:
         "duration_ms": e.duration_ms, "trace_id": e.trace_id, "span_id": e.span_id, "attempt": e.attempt,
         "error": error_dict(e), "retrieval": {"memory_count": 0, "source": []},
         "io": {"files_written": list(e.files_written)}, "backfilled": False,
-        "agent_name": e.agent_name, "pane_id": e.pane_id,
+        "agent_name": e.agent_name, "pane_id": e.pane_id, "principal": e.principal,
     }
 
 
@@ -106,16 +114,39 @@ def rate(successful: int, total: int) -> float | None:
 
 
 def failure_row(e: Execution) -> dict[str, Any]:
-    """A recent failure in get_agent_activity_summary (seed 000 R3.2)."""
+    """A recent failure in get_agent_activity_summary (seed 000 R3.2), with its exact status
+    (failed, timeout or interrupted) and kind (an agent's prompt, or a command)."""
     return {"id": e.id, "agent_name": e.agent_name, "message": preview(e.message),
-            "error": e.error.message if e.error is not None else e.status, "failed_at": iso(e.completed_at)}
+            "error": e.error.message if e.error is not None else e.status, "failed_at": iso(e.completed_at),
+            "status": e.status, "kind": e.kind}
+
+
+def cost_sum(stats: Iterable[AgentStats]) -> dict[str, Any]:
+    """`total_cost_usd` over the executions whose cost is known (None when none is: a sum of
+    unknowns is unknown, not zero) and `cost_known_executions`, how many that sum covers."""
+    known = [s for s in stats if s.total_cost_usd is not None and s.cost_known_executions]
+    total = round(sum(s.total_cost_usd or 0.0 for s in known), COST_DECIMALS) if known else None
+    return {"total_cost_usd": total, "cost_known_executions": sum(s.cost_known_executions for s in known)}
+
+
+def counts(stats: Iterable[AgentStats]) -> dict[str, Any]:
+    """Executions by outcome over `stats`: `failed` is the failure family (failed, timeout,
+    interrupted), never cancelled ones."""
+    stats = list(stats)
+    total, successful = sum(s.total for s in stats), sum(s.successful for s in stats)
+    return {"total_executions": total, "successful": successful, "failed": sum(s.failed for s in stats),
+            "cancelled": sum(s.cancelled for s in stats), "running": sum(s.running for s in stats),
+            "pending": sum(s.pending for s in stats), "success_rate": rate(successful, total)}
 
 
 def agent_summary(s: AgentStats) -> dict[str, Any]:
     return {
-        "total_executions": s.total, "successful": s.successful, "failed": s.failed, "cancelled": s.cancelled,
-        "running": s.running, "pending": s.pending, "success_rate": rate(s.successful, s.total),
-        "total_cost_usd": round(s.total_cost_usd, 6), "total_tokens": s.total_tokens,
+        **counts([s]), **cost_sum([s]), "total_tokens": s.total_tokens,
         "avg_duration_seconds": None if s.avg_duration_s is None else round(s.avg_duration_s, 3),
         "last_execution_at": iso(s.last_execution_at), "last_execution_status": s.last_execution_status,
     }
+
+
+def commands_summary(stats: list[AgentStats]) -> dict[str, Any]:
+    """The commands (muxd run windows, lines run in a shell): counted apart from agents' work."""
+    return {**counts(stats), "panes": len({s.agent_name for s in stats})}

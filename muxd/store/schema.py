@@ -214,4 +214,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE UNIQUE INDEX executions_idempotency_scoped ON executions(principal, pane_key, idempotency_key)
         WHERE idempotency_key IS NOT NULL;
     """,
+    # 5: per-agent stats count an agent's prompts apart from the commands run in its pane (and
+    # muxd run windows are no agents): the covering index of stats gains `kind` (and the agent
+    # type a summary row names), still read one slice per agent, kind and status.
+    """
+    DROP INDEX executions_agent_status;
+    CREATE INDEX executions_agent_kind_status ON executions(agent_name, kind, status, at, cost_usd, tokens_used,
+                                                            duration_ms, agent_type);
+    """,
 )

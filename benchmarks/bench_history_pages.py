@@ -10,7 +10,9 @@ Peers, each reading the same pages of the same database file:
 - daemon: the same `list-executions` requests `muxd mcp` makes, over the daemon's own socket
   (msgpack), without MCP: what MCP adds (JSON twice, the SDK's validation of every row against
   the tool's outputSchema on both sides) is the difference.
-A run reads all pages; the figure is the median run (p95 beside it), after one warm-up run.
+A run reads all pages; the paths take turns run by run, so each sees the same load; the figure
+is the median run (p95 beside it), after one warm-up run each. A diagnostic row repeats the MCP
+path with the SDK client's outputSchema check off: what typed outputs cost a Python client.
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from _peers import percentile, run_benchmark
 from _report import fmt, print_table, ratio
 from bench_history_queries import seed_executions
+
+from mcp import ClientSession
 
 from muxd.client.connection import Client
 from muxd.protocol.execution_messages import ListExecutions
@@ -34,70 +39,83 @@ from muxd.testing.mcp_stdio import call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 
 TARGET_MS = 200.0  # seed 003: 1,000 executions with pagination in under 200 ms
+MCP = "MCP tasks_list (SDK client, stdio)"
+MCP_UNCHECKED = "  the same, client not checking outputSchema"
 UNLIMITED = {"MUXD_MCP_RATE": "100000", "MUXD_MCP_BURST": "100000", "MUXD_HISTORY_KEEP_DAYS": "3650"}
 
 
-def sqlite_runs(db: Path, rows: int, page: int, runs: int) -> list[float]:
-    """Milliseconds per run of reading every page (and the count) straight from SQLite."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+ReadAll = Callable[[], Awaitable[int]]  # reads every page; returns the rows read
+
+
+def sqlite_reader(conn: sqlite3.Connection, rows: int, page: int) -> ReadAll:
+    """Every page (and the count, as the daemon reads it) straight from SQLite, in this process."""
     sql = f"SELECT {SELECT_COLUMNS} FROM executions ORDER BY at DESC, seq DESC LIMIT ? OFFSET ?"
-    times = []
-    try:
-        for run in range(runs + 1):
-            started = time.perf_counter()
-            got = 0
-            for offset in range(0, rows, page):
-                got += len(conn.execute(sql, (page, offset)).fetchall())
-                conn.execute("SELECT count(*) FROM executions").fetchone()
-            assert got == rows, got
-            if run:  # the first run warms the page cache
-                times.append((time.perf_counter() - started) * 1000)
-    finally:
-        conn.close()
-    return times
+
+    async def read_all() -> int:
+        got = 0
+        for offset in range(0, rows, page):
+            got += len(conn.execute(sql, (page, offset)).fetchall())
+            conn.execute("SELECT count(*) FROM executions").fetchone()
+        return got
+
+    return read_all
 
 
-async def daemon_runs(server: MuxdTestServer, rows: int, page: int, runs: int) -> list[float]:
+def daemon_reader(client: Client, rows: int, page: int) -> ReadAll:
+    """The requests `muxd mcp` makes for the same pages, over the daemon's own socket."""
+    async def read_all() -> int:
+        got = 0
+        for offset in range(0, rows, page):
+            got += len((await client.call(ListExecutions, limit=page, offset=offset)).executions)
+        return got
+
+    return read_all
+
+
+def mcp_reader(session: ClientSession, rows: int, page: int) -> ReadAll:
+    async def read_all() -> int:
+        got, more = 0, True
+        for offset in range(0, rows, page):
+            result = await call_ok(session, "tasks_list", limit=page, offset=offset)
+            got, more = got + len(result["executions"]), result["has_more"]
+        assert not more
+        return got
+
+    return read_all
+
+
+async def unchecked(name: str, result: object) -> None:
+    """In place of the SDK client's check of a result against the tool's outputSchema."""
+
+
+async def measure(server: MuxdTestServer, db: Path, rows: int, page: int, runs: int
+                  ) -> tuple[dict[str, list[float]], list[float]]:
+    """Milliseconds per run of each path, the paths taking turns run by run (so each sees the
+    same load), after one warm-up run each; and this process's CPU ms per validated MCP run."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     client = await Client.connect(server.socket_path, client_name="bench")
-    times = []
     try:
-        for run in range(runs + 1):
-            started = time.perf_counter()
-            got = 0
-            for offset in range(0, rows, page):
-                got += len((await client.call(ListExecutions, limit=page, offset=offset)).executions)
-            assert got == rows, got
-            if run:
-                times.append((time.perf_counter() - started) * 1000)
+        async with mcp_session(server, **UNLIMITED) as checked, mcp_session(server, **UNLIMITED) as bare:
+            bare.validate_tool_result = unchecked  # type: ignore[method-assign]
+            paths = {MCP: mcp_reader(checked, rows, page), MCP_UNCHECKED: mcp_reader(bare, rows, page),
+                     "daemon list-executions (socket)": daemon_reader(client, rows, page),
+                     "sqlite3 SELECT (same file)": sqlite_reader(conn, rows, page)}
+            times: dict[str, list[float]] = {name: [] for name in paths}
+            client_cpu: list[float] = []
+            for run in range(runs + 1):
+                for name, read_all in paths.items():
+                    cpu, started = time.process_time(), time.perf_counter()
+                    got = await read_all()
+                    elapsed, cpu = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
+                    assert got == rows, (name, got)
+                    if run:  # the first run warms caches and connections
+                        times[name].append(elapsed)
+                        if name == MCP:
+                            client_cpu.append(cpu)
+            return times, client_cpu
     finally:
         await client.close()
-    return times
-
-
-async def mcp_runs(server: MuxdTestServer, rows: int, page: int, runs: int, *, validate: bool = True,
-                   client_cpu: list[float] | None = None) -> list[float]:
-    """Milliseconds per run through `muxd mcp`; `validate=False` skips the SDK client's check of
-    each result against the tool's outputSchema (a diagnostic: what the typed output costs a
-    Python client). `client_cpu` gets this process's CPU milliseconds per run."""
-    times = []
-    async with mcp_session(server, **UNLIMITED) as session:
-        if not validate:
-            async def unchecked(name: str, result: object) -> None:
-                return None
-            session.validate_tool_result = unchecked  # type: ignore[method-assign]
-        for run in range(runs + 1):
-            cpu = time.process_time()
-            started = time.perf_counter()
-            got, more = 0, True
-            for offset in range(0, rows, page):
-                result = await call_ok(session, "tasks_list", limit=page, offset=offset)
-                got, more = got + len(result["executions"]), result["has_more"]
-            assert got == rows and not more, (got, more)
-            if run:
-                times.append((time.perf_counter() - started) * 1000)
-                if client_cpu is not None:
-                    client_cpu.append((time.process_time() - cpu) * 1000)
-    return times
+        conn.close()
 
 
 def main() -> int:
@@ -111,28 +129,19 @@ def main() -> int:
         seed_executions(db, args.rows)
         server = MuxdTestServer(env={"MUXD_DB": str(db), **UNLIMITED}).start()
         try:
-            # Alternating peers run by run would be fairer under load; whole series are simpler to
-            # read and each takes seconds, so a load change shows as a wide p95.
-            client_cpu: list[float] = []
-            results = {
-                "MCP tasks_list (SDK client, stdio)": asyncio.run(
-                    mcp_runs(server, args.rows, args.page, args.runs, client_cpu=client_cpu)),
-                "  the same, client not validating": asyncio.run(
-                    mcp_runs(server, args.rows, args.page, args.runs, validate=False)),
-                "daemon list-executions (socket)": asyncio.run(daemon_runs(server, args.rows, args.page, args.runs)),
-                "sqlite3 SELECT (same file)": sqlite_runs(db, args.rows, args.page, args.runs),
-            }
+            results, client_cpu = asyncio.run(measure(server, db, args.rows, args.page, args.runs))
         finally:
             server.stop()
     pages = -(-args.rows // args.page)
     medians = {name: statistics.median(times) for name, times in results.items()}
-    mcp = next(iter(medians.values()))
-    print(f"\n{args.rows:,} executions read as {pages} pages of {args.page}, {args.runs} runs each (median run)")
+    mcp = medians[MCP]
+    print(f"\n{args.rows:,} executions read as {pages} pages of {args.page}, {args.runs} runs each, "
+          f"paths taking turns (median run)")
     print_table(["path", "median", "p95", "per page", "MCP / this"],
                 [[name, fmt(medians[name], " ms", 1), fmt(percentile(times, 0.95), " ms", 1),
                   fmt(medians[name] / pages, " ms", 2), ratio(mcp, medians[name])]
                  for name, times in results.items()])
-    print(f"the SDK client's own CPU per run (parsing, validating every row against the outputSchema): "
+    print(f"the SDK client's own CPU per run (parsing, checking every row against the outputSchema): "
           f"{statistics.median(client_cpu):.1f} ms")
     met = mcp < TARGET_MS
     print(f"\nseed 003 target: {pages} pages through MCP under {TARGET_MS:g} ms: "

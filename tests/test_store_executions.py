@@ -156,7 +156,8 @@ def _same_stats(got: list[AgentStats], want: list[AgentStats]) -> None:
 QUERIES = [
     ExecutionQuery(), ExecutionQuery(limit=7, offset=5), ExecutionQuery(limit=0), ExecutionQuery(offset=200),
     ExecutionQuery(agent_name="agent-1"), ExecutionQuery(pane_key="run/%2"), ExecutionQuery(status="failed"),
-    ExecutionQuery(statuses=("pending", "running")), ExecutionQuery(triggered_by="mcp"),
+    ExecutionQuery(statuses=("pending", "running")), ExecutionQuery(statuses=FAILED_ISH, limit=7, offset=2),
+    ExecutionQuery(triggered_by="mcp"),
     ExecutionQuery(task_id="task-a"), ExecutionQuery(trace_id="trace-3"),
     ExecutionQuery(since=BASE + 200, until=BASE + 500), ExecutionQuery(since=BASE + 300, agent_name="agent-0"),
     ExecutionQuery(agent_name="agent-2", status="success", triggered_by="manual"),
@@ -171,7 +172,8 @@ SCOPES = [
 ]
 SCOPED = [dataclasses.replace(q, scope=s)
           for s in SCOPES for q in (ExecutionQuery(), ExecutionQuery(limit=5, offset=3),
-                                    ExecutionQuery(status="success"), ExecutionQuery(since=BASE + 400))]
+                                    ExecutionQuery(status="success"), ExecutionQuery(since=BASE + 400),
+                                    ExecutionQuery(statuses=FAILED_ISH, limit=4, offset=1))]
 
 
 def test_every_field_round_trips(tmp_path: Path) -> None:
@@ -381,6 +383,8 @@ def test_queries_use_their_indexes(tmp_path: Path) -> None:
     for sql, params, index in [(*queries.stats(ExecutionQuery(since=BASE)), "executions_agent_kind_status"),
                                (*queries.page(ExecutionQuery(agent_name="a")), "executions_agent_at"),
                                (*queries.page(ExecutionQuery(status="failed")), "executions_status_at"),
+                               # the failure family: a stream per status, merged, never a sort of them all
+                               (*queries.page(ExecutionQuery(statuses=FAILED_ISH)), "executions_status_at"),
                                (*queries.page(ExecutionQuery()), "executions_at")]:
         plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
         assert any(index in step for step in plan) and "SCAN executions" not in plan, plan

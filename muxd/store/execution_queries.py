@@ -11,6 +11,7 @@ newest rows of each scope stream (its panes, its principal) instead of sorting a
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from muxd.executions.record import ENDED_STATUSES, FAILED_STATUSES, KINDS, STATUSES
@@ -94,21 +95,27 @@ def _and(sql: str) -> str:
 def page(query: ExecutionQuery) -> Sql:
     """The rows of `query`'s page, newest first."""
     terms = scope_terms(query.scope)
-    if len(terms) < 2:
+    if len(terms) < 2 and len(query.statuses) < 2:
         sql, params = where(query)
         return f"SELECT {SELECT_COLUMNS} FROM executions {sql} {NEWEST_FIRST} LIMIT ? OFFSET ?", \
             [*params, query.limit, query.offset]
-    # Pane rows OR principal rows would make SQLite collect and sort every row the scope sees:
-    # take the newest rows of each stream from its own index and merge those instead.
-    filter_sql, filter_params = filters(query)
+    # Pane rows OR principal rows, or any of several statuses (the failure family), would make
+    # SQLite collect and sort every row that matches: take the newest rows of each stream (a
+    # scope term, a status) from its own index and merge those instead.
+    filter_sql, filter_params = filters(replace(query, statuses=()))
     enough = query.limit + query.offset
     streams, params = [], []
-    for term, term_params in terms:
-        streams.append(f"SELECT seq FROM (SELECT seq FROM executions WHERE {term}{_and(filter_sql)} "
-                       f"{NEWEST_FIRST} LIMIT ?)")
-        params += [*term_params, *filter_params, enough]
-    return (f"SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN ({' UNION ALL '.join(streams)}) "
-            f"{NEWEST_FIRST} LIMIT ? OFFSET ?"), [*params, query.limit, query.offset]
+    for term, term_params in terms or [("", [])]:
+        for status in query.statuses or (None,):
+            conditions = " AND ".join(c for c in (term, "status = ?" if status else "", filter_sql) if c)
+            streams.append(f"SELECT * FROM (SELECT seq, at FROM executions WHERE {conditions or 1} "
+                           f"{NEWEST_FIRST} LIMIT ?)")
+            params += [*term_params, *([status] if status else []), *filter_params, enough]
+    # The page is picked among the streams' (seq, at) alone (UNION: a row two scope terms see
+    # counts once); only its rows are read whole.
+    return (f"SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN (SELECT seq FROM "
+            f"({' UNION '.join(streams)}) {NEWEST_FIRST} LIMIT ? OFFSET ?) {NEWEST_FIRST}"), \
+        [*params, query.limit, query.offset]
 
 
 def count(query: ExecutionQuery) -> Sql:

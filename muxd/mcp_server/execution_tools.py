@@ -13,8 +13,9 @@ from muxd.config import EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S, PROMPT_MA
 from muxd.errors import NotFound
 from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.execution_schemas import (
-    AgentActivitySummaryOutput, CancelExecutionOutput, ExecutionResultOutput, ListActiveExecutionsOutput,
-    ListRecentExecutionsOutput, SendTaskOutput,
+    ActiveExecutionRowOutput, AgentActivitySummaryOutput, AgentRowOutput, CancelExecutionOutput,
+    ExecutionResultOutput, ListActiveExecutionsOutput, ListRecentExecutionsOutput, OneAgentSummaryOutput,
+    SendTaskOutput,
 )
 from muxd.mcp_server.execution_views import (
     agent_summary, commands_summary, cost_sum, counts, detail, failure_row, iso, rate, summary_row,
@@ -85,7 +86,7 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         out: SendTaskOutput = {"execution_id": e.id, "status": e.status, "agent_name": e.agent_name,
                                "pane_id": e.pane_id, "created": reply.created}
         if wait:
-            out["execution"] = detail(e)  # type: ignore[typeddict-item]
+            out["execution"] = detail(e)
         return out
 
     @tools.tool(category="executions", risk="moderate", annotations=CANCEL)
@@ -101,13 +102,10 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         """The executions running or waiting now, with how long each has run."""
         reply = await current_client().call(ListExecutions, active=True, limit=LIST_LIMIT_MAX)
         now = time.time()
-        rows = []
-        for e in reply.executions:
-            row = summary_row(e)
-            row["running_seconds"] = round(now - e.started_at, 1) if e.started_at is not None else None
-            row["queued_at"] = iso(e.queued_at)
-            rows.append(row)
-        return {"executions": rows, "count": reply.total}  # type: ignore[typeddict-item]
+        rows: list[ActiveExecutionRowOutput] = [
+            {**summary_row(e), "running_seconds": round(now - e.started_at, 1) if e.started_at is not None else None,
+             "queued_at": iso(e.queued_at)} for e in reply.executions]
+        return {"executions": rows, "count": reply.total}
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
     async def list_recent_executions(
@@ -123,8 +121,7 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         check_range("limit", limit, 1, LIST_LIMIT_MAX)
         reply = await current_client().call(ListExecutions, agent_name=agent_name, status=status,
                                             triggered_by=triggered_by, since=_since(hours), limit=limit)
-        return {"executions": [summary_row(e) for e in reply.executions],  # type: ignore[misc]
-                "total_count": reply.total,
+        return {"executions": [summary_row(e) for e in reply.executions], "total_count": reply.total,
                 "filters_applied": {"hours": hours, "status": status, "agent_name": agent_name,
                                     "triggered_by": triggered_by}}
 
@@ -143,7 +140,7 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         e = reply.execution
         if agent_name not in (e.agent_name, e.pane_id):
             raise NotFound(f"agent {agent_name} has no execution {execution_id}", execution_id=execution_id)
-        return {"execution": detail(e, reply.transcript, include_transcript)}  # type: ignore[typeddict-item]
+        return {"execution": detail(e, reply.transcript, include_transcript)}
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
     async def get_agent_activity_summary(
@@ -166,14 +163,15 @@ def register_execution_tools(tools: ToolRegistry) -> None:
             if now is None and s is None and not commands:
                 raise NotFound(f"no agent {agent_name} (no pane of that name, no history in {hours} h)",
                                agent_name=agent_name)
-            summary = agent_summary(s if s is not None else AgentStats(agent_name=agent_name))
-            summary.update({"is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
-                            "state": now.state if now else "gone", "pane_id": now.pane_id if now else None,
-                            "agent_type": (now.agent_type if now else None) or (s.agent_type if s else None),
-                            "is_agent": bool(now and now.is_agent) or s is not None})
-            return {"agent_name": agent_name, "summary": summary,  # type: ignore[typeddict-item]
-                    "commands": commands_summary(commands), "recent_failures": failures}
-        by_agent = []
+            summary: OneAgentSummaryOutput = {
+                **agent_summary(s if s is not None else AgentStats(agent_name=agent_name)),
+                "is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
+                "state": now.state if now else "gone", "pane_id": now.pane_id if now else None,
+                "agent_type": (now.agent_type if now else None) or (s.agent_type if s else None),
+                "is_agent": bool(now and now.is_agent) or s is not None}
+            return {"agent_name": agent_name, "summary": summary, "commands": commands_summary(commands),
+                    "recent_failures": failures}
+        by_agent: list[AgentRowOutput] = []
         for name in sorted({n for n, a in live.items() if a.is_agent} | set(prompts)):
             s, now = prompts.get(name), live.get(name)
             by_agent.append({
@@ -189,14 +187,14 @@ def register_execution_tools(tools: ToolRegistry) -> None:
                 "last_execution_status": s.last_execution_status if s else None,
             })
         return {
-            "fleet_summary": {  # type: ignore[typeddict-item]
+            "fleet_summary": {
                 "total_agents": len(by_agent), "agents_with_activity": len(prompts),
                 **counts(prompts.values()), **cost_sum(prompts.values()),
                 "queue_length": sum(a.queue_length for a in live.values() if a.is_agent),
             },
-            "by_agent": by_agent,  # type: ignore[typeddict-item]
-            "commands": commands_summary(commands),  # type: ignore[typeddict-item]
-            "recent_failures": failures,  # type: ignore[typeddict-item]
+            "by_agent": by_agent,
+            "commands": commands_summary(commands),
+            "recent_failures": failures,
         }
 
 

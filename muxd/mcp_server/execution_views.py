@@ -9,6 +9,10 @@ from typing import Any
 
 from muxd.errors import BadRequest
 from muxd.executions.record import Execution
+from muxd.mcp_server.execution_schemas import (
+    AgentSummaryCountsOutput, CommandsOutput, CountsOutput, ErrorPatternOutput, ExecutionDetailOutput,
+    ExecutionErrorOutput, ExecutionRowOutput, FailureOutput, TaskRowOutput,
+)
 from muxd.store.execution_store import AgentStats, ErrorPattern
 
 MESSAGE_PREVIEW_CHARS = 200  # a list row shows the start of a long prompt
@@ -46,13 +50,13 @@ def preview(text: str | None, limit: int = MESSAGE_PREVIEW_CHARS) -> str | None:
     return text[:limit - 1] + "…"
 
 
-def error_dict(e: Execution) -> dict[str, str] | None:
+def error_dict(e: Execution) -> ExecutionErrorOutput | None:
     if e.error is None:
         return None
     return {"type": e.error.type, "message": e.error.message, "stack_hash": e.error.stack_hash}
 
 
-def summary_row(e: Execution) -> dict[str, Any]:
+def summary_row(e: Execution) -> ExecutionRowOutput:
     """A row of list_recent_executions (seed 000 R1.2)."""
     return {
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "triggered_by": e.triggered_by,
@@ -68,9 +72,9 @@ def _cost_source(e: Execution) -> str | None:
     return None if e.cost_usd is None else "agent"
 
 
-def detail(e: Execution, transcript: str | None = None, include_transcript: bool = False) -> dict[str, Any]:
+def detail(e: Execution, transcript: str | None = None, include_transcript: bool = False) -> ExecutionDetailOutput:
     """get_execution_result's `execution` (seed 000 R2.2), with muxd's further fields."""
-    record: dict[str, Any] = {
+    record: ExecutionDetailOutput = {
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "message": e.message,
         "response": e.response, "error": error_dict(e), "started_at": iso(e.started_at),
         "completed_at": iso(e.completed_at), "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd,
@@ -88,7 +92,7 @@ def detail(e: Execution, transcript: str | None = None, include_transcript: bool
     return record
 
 
-def task_row(e: Execution) -> dict[str, Any]:
+def task_row(e: Execution) -> TaskRowOutput:
     """A row of tasks_list / tasks_by_trace / tasks_last_failed (seed 003's output schema).
     muxd keeps no retrieval memory of its own: `retrieval` is empty, `backfilled` false."""
     return {
@@ -101,7 +105,7 @@ def task_row(e: Execution) -> dict[str, Any]:
     }
 
 
-def pattern_row(p: ErrorPattern) -> dict[str, Any]:
+def pattern_row(p: ErrorPattern) -> ErrorPatternOutput:
     return {"stack_hash": p.stack_hash, "count": p.count, "first_seen": iso(p.first_seen),
             "last_seen": iso(p.last_seen), "example_task_id": p.example_task_id,
             "example_trace_id": p.example_trace_id, "error_type": p.error_type, "message": p.message,
@@ -113,7 +117,7 @@ def rate(successful: int, total: int) -> float | None:
     return round(100.0 * successful / total, 1) if total else None
 
 
-def failure_row(e: Execution) -> dict[str, Any]:
+def failure_row(e: Execution) -> FailureOutput:
     """A recent failure in get_agent_activity_summary (seed 000 R3.2), with its exact status
     (failed, timeout or interrupted) and kind (an agent's prompt, or a command)."""
     return {"id": e.id, "agent_name": e.agent_name, "message": preview(e.message),
@@ -129,7 +133,7 @@ def cost_sum(stats: Iterable[AgentStats]) -> dict[str, Any]:
     return {"total_cost_usd": total, "cost_known_executions": sum(s.cost_known_executions for s in known)}
 
 
-def counts(stats: Iterable[AgentStats]) -> dict[str, Any]:
+def counts(stats: Iterable[AgentStats]) -> CountsOutput:
     """Executions by outcome over `stats`: `failed` is the failure family (failed, timeout,
     interrupted), never cancelled ones."""
     stats = list(stats)
@@ -139,7 +143,7 @@ def counts(stats: Iterable[AgentStats]) -> dict[str, Any]:
             "pending": sum(s.pending for s in stats), "success_rate": rate(successful, total)}
 
 
-def agent_summary(s: AgentStats) -> dict[str, Any]:
+def agent_summary(s: AgentStats) -> AgentSummaryCountsOutput:
     return {
         **counts([s]), **cost_sum([s]), "total_tokens": s.total_tokens,
         "avg_duration_seconds": None if s.avg_duration_s is None else round(s.avg_duration_s, 3),
@@ -147,6 +151,6 @@ def agent_summary(s: AgentStats) -> dict[str, Any]:
     }
 
 
-def commands_summary(stats: list[AgentStats]) -> dict[str, Any]:
+def commands_summary(stats: list[AgentStats]) -> CommandsOutput:
     """The commands (muxd run windows, lines run in a shell): counted apart from agents' work."""
     return {**counts(stats), "panes": len({s.agent_name for s in stats})}

@@ -56,8 +56,7 @@ def register_task_history_tools(tools: ToolRegistry) -> None:
         reply = await _ask("tasks_list", ListExecutions, task_id=task_id, status=status, since=started,
                            limit=limit, offset=offset)
         rows = [task_row(e) for e in reply.executions]
-        return {"executions": rows, "total": reply.total,  # type: ignore[typeddict-item]
-                "has_more": offset + len(rows) < reply.total}
+        return {"executions": rows, "total": reply.total, "has_more": offset + len(rows) < reply.total}
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
     async def tasks_by_trace(
@@ -67,8 +66,7 @@ def register_task_history_tools(tools: ToolRegistry) -> None:
         """Every attempt of one traced task, by attempt: how often it was retried and how it ended."""
         reply = await _ask("tasks_by_trace", ListExecutions, trace_id=trace_id, limit=LIST_LIMIT_MAX)
         attempts = sorted(reply.executions, key=lambda e: (e.attempt or 0, e.started_at or e.queued_at or 0.0))
-        return {"executions": [task_row(e) for e in attempts],  # type: ignore[misc]
-                "retry_count": max(0, len(attempts) - 1),
+        return {"executions": [task_row(e) for e in attempts], "retry_count": max(0, len(attempts) - 1),
                 "final_status": attempts[-1].status if attempts else None}
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
@@ -82,5 +80,5 @@ def register_task_history_tools(tools: ToolRegistry) -> None:
         check_range("limit", limit, 1, FAILED_LIMIT_MAX)
         reply = await _ask("tasks_last_failed", ExecutionFailures, task_id=task_id, limit=limit,
                            unique_errors=unique_errors)
-        return {"failures": [task_row(e) for e in reply.failures],  # type: ignore[misc]
+        return {"failures": [task_row(e) for e in reply.failures],
                 "error_patterns": [pattern_row(p) for p in reply.patterns]}

@@ -66,12 +66,13 @@ def _fleet(count: int = 80) -> list[Execution]:
         trace = f"trace-{n // 3}" if n % 5 < 3 else None
         rows.append(Execution(
             id=f"exec_{n:04d}", pane_id=f"%{n % 4}", pane_key=f"run/%{n % 4}", agent_name=f"agent-{n % 3}",
+            kind="command" if n % 7 == 0 else "prompt", agent_type=("claude", "codex", None)[n % 5 % 3],
             status=status, triggered_by=TRIGGERS[n % len(TRIGGERS)],
             principal=rng.choice([None, "token:ci", "agent:%1"]), task_id=rng.choice([None, "task-a", "task-b"]),
             trace_id=trace, attempt=(n % 3) + 1 if trace else None, error=error,
             queued_at=BASE + n * 10 - 1, started_at=None if status == "pending" else BASE + n * 10,
             duration_ms=None if status in ("pending", "running") else 1000 + n,
-            tokens_used=100 + n, cost_usd=0.01 * n))
+            tokens_used=100 + n, cost_usd=None if n % 4 == 0 else 0.01 * n))
     return rows
 
 
@@ -121,27 +122,33 @@ def _reference_patterns(rows: list[Execution], q: ExecutionQuery) -> list[ErrorP
 
 def _reference_stats(rows: list[Execution], q: ExecutionQuery) -> list[AgentStats]:
     stats = []
-    for agent in sorted({e.agent_name for e in rows if _matches(e, q)}):
-        mine = [e for e in rows if _matches(e, q) and e.agent_name == agent]
+    kinds = {"prompt": 0, "command": 1}
+    for agent, kind in sorted({(e.agent_name, e.kind) for e in rows if _matches(e, q)},
+                              key=lambda key: (key[0], kinds[key[1]])):
+        mine = [e for e in rows if _matches(e, q) and (e.agent_name, e.kind) == (agent, kind)]
         durations = [e.duration_ms for e in mine if e.status not in ("pending", "running") and e.duration_ms is not None]
         last = _newest_first(mine, rows)[0]
+        costed = [e.cost_usd for e in mine if e.cost_usd is not None]
         stats.append(AgentStats(
-            agent_name=agent, total=len(mine), successful=sum(e.status == "success" for e in mine),
+            agent_name=agent, kind=kind, agent_type=last.agent_type, total=len(mine),
+            successful=sum(e.status == "success" for e in mine),
             failed=sum(e.status in FAILED_ISH for e in mine), cancelled=sum(e.status == "cancelled" for e in mine),
             running=sum(e.status == "running" for e in mine), pending=sum(e.status == "pending" for e in mine),
-            total_cost_usd=sum(e.cost_usd or 0.0 for e in mine) if any(e.cost_usd is not None for e in mine) else None,
-            cost_known_executions=sum(e.cost_usd is not None for e in mine), total_tokens=sum(e.tokens_used or 0 for e in mine),
+            total_cost_usd=sum(costed) if costed else None, cost_known_executions=len(costed),
+            total_tokens=sum(e.tokens_used or 0 for e in mine),
             avg_duration_s=sum(durations) / len(durations) / 1000 if durations else None,
             last_execution_at=_at(last), last_execution_status=last.status))
     return stats
 
 
 def _same_stats(got: list[AgentStats], want: list[AgentStats]) -> None:
-    assert [s.agent_name for s in got] == [s.agent_name for s in want]
+    assert [(s.agent_name, s.kind) for s in got] == [(s.agent_name, s.kind) for s in want]
     for g, w in zip(got, want):
         assert msgspec.structs.replace(g, total_cost_usd=0.0, avg_duration_s=None) == \
             msgspec.structs.replace(w, total_cost_usd=0.0, avg_duration_s=None)
-        assert g.total_cost_usd == pytest.approx(w.total_cost_usd)
+        assert (g.total_cost_usd is None) == (w.total_cost_usd is None)
+        if w.total_cost_usd is not None:
+            assert g.total_cost_usd == pytest.approx(w.total_cost_usd)
         assert (g.avg_duration_s is None) == (w.avg_duration_s is None)
         assert g.avg_duration_s == pytest.approx(w.avg_duration_s)
 
@@ -149,7 +156,8 @@ def _same_stats(got: list[AgentStats], want: list[AgentStats]) -> None:
 QUERIES = [
     ExecutionQuery(), ExecutionQuery(limit=7, offset=5), ExecutionQuery(limit=0), ExecutionQuery(offset=200),
     ExecutionQuery(agent_name="agent-1"), ExecutionQuery(pane_key="run/%2"), ExecutionQuery(status="failed"),
-    ExecutionQuery(statuses=("pending", "running")), ExecutionQuery(triggered_by="mcp"),
+    ExecutionQuery(statuses=("pending", "running")), ExecutionQuery(statuses=FAILED_ISH, limit=7, offset=2),
+    ExecutionQuery(triggered_by="mcp"),
     ExecutionQuery(task_id="task-a"), ExecutionQuery(trace_id="trace-3"),
     ExecutionQuery(since=BASE + 200, until=BASE + 500), ExecutionQuery(since=BASE + 300, agent_name="agent-0"),
     ExecutionQuery(agent_name="agent-2", status="success", triggered_by="manual"),
@@ -164,7 +172,8 @@ SCOPES = [
 ]
 SCOPED = [dataclasses.replace(q, scope=s)
           for s in SCOPES for q in (ExecutionQuery(), ExecutionQuery(limit=5, offset=3),
-                                    ExecutionQuery(status="success"), ExecutionQuery(since=BASE + 400))]
+                                    ExecutionQuery(status="success"), ExecutionQuery(since=BASE + 400),
+                                    ExecutionQuery(statuses=FAILED_ISH, limit=4, offset=1))]
 
 
 def test_every_field_round_trips(tmp_path: Path) -> None:
@@ -372,9 +381,11 @@ def test_queries_use_their_indexes(tmp_path: Path) -> None:
 
     run(test)
     db = sqlite3.connect(tmp_path / "h.db")
-    for sql, params, index in [(*queries.stats(ExecutionQuery(since=BASE)), "executions_agent_status"),
+    for sql, params, index in [(*queries.stats(ExecutionQuery(since=BASE)), "executions_agent_kind_status"),
                                (*queries.page(ExecutionQuery(agent_name="a")), "executions_agent_at"),
                                (*queries.page(ExecutionQuery(status="failed")), "executions_status_at"),
+                               # the failure family: a stream per status, merged, never a sort of them all
+                               (*queries.page(ExecutionQuery(statuses=FAILED_ISH)), "executions_status_at"),
                                (*queries.page(ExecutionQuery()), "executions_at")]:
         plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
         assert any(index in step for step in plan) and "SCAN executions" not in plan, plan

@@ -175,7 +175,7 @@ def run(client: Any, args: argparse.Namespace) -> int:
 
 def _configure_history(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", help="one agent (a pane's name, else its %%id)")
-    p.add_argument("--status", choices=STATUSES)
+    p.add_argument("--status", choices=STATUSES, help="failed: every failure (failed, timeout, interrupted)")
     p.add_argument("--by", dest="triggered_by", choices=TRIGGERS, help="who triggered it")
     p.add_argument("--since", help="an age (30m, 2h, 7d) or an ISO 8601 time (default: all)")
     p.add_argument("--trace", help="one trace id (every attempt of a task)")
@@ -260,7 +260,7 @@ def stats(client: Any, args: argparse.Namespace) -> int:
     rows = []
     for s in reply.agents:
         now = live.get(s.agent_name)
-        rows.append([s.agent_name, str(s.total), str(s.successful), str(s.failed), str(s.running),
+        rows.append([s.agent_name, s.kind, str(s.total), str(s.successful), str(s.failed), str(s.running),
                      f"{100 * s.successful / s.total:.1f}%" if s.total else "",
                      _cost_total(s), tokens(s.total_tokens) if s.total_tokens else "",
                      "" if s.avg_duration_s is None else f"{s.avg_duration_s:.1f}s",
@@ -268,7 +268,7 @@ def stats(client: Any, args: argparse.Namespace) -> int:
     if not rows:
         print(f"no executions in the last {args.hours:g} h")
         return 0
-    print_table(["AGENT", "RUNS", "OK", "FAILED", "RUNNING", "SUCCESS", "COST", "TOKENS", "AVG", "NOW"], rows)
+    print_table(["AGENT", "KIND", "RUNS", "OK", "FAILED", "RUNNING", "SUCCESS", "COST", "TOKENS", "AVG", "NOW"], rows)
     return 0
 
 

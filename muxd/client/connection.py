@@ -124,8 +124,9 @@ class Client:
         future = self._pending.get(request_id)
         if future is not None and not future.done():
             future.set_result(message)
-        elif isinstance(message, Error):  # a connection-level error (id 0): fail everyone
+        elif request_id == 0 and isinstance(message, Error):  # a connection-level error: fail everyone
             self._fail_all(error_from_code(message.code, message.message, message.detail))
+        # else: the late reply to a request its caller gave up on (a timeout): nobody waits for it
 
     def _fail_all(self, error: MuxdError) -> None:
         if self._failure is None:

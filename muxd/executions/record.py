@@ -14,11 +14,15 @@ STATUSES: tuple[Status, ...] = ("pending", "running", "success", "failed", "canc
                                 "interrupted")
 ACTIVE_STATUSES: frozenset[str] = frozenset({"pending", "running"})
 ENDED_STATUSES: frozenset[str] = frozenset(STATUSES) - ACTIVE_STATUSES
-# Ended without success, saying why (error.stack_hash): the failures of failure reports and stats.
+# "Failed", everywhere the history counts or filters: ended without success and not by a cancel
+# (a caller's, or a killed pane's). A timeout and an interruption (the daemon stopped, another
+# command took the shell) are failures too; each row keeps its exact status. Stats count these,
+# `status=failed` selects these, failure reports list these.
 FAILED_STATUSES: tuple[Status, ...] = ("failed", "timeout", "interrupted")
 TriggeredBy = Literal["manual", "schedule", "agent", "mcp", "cli"]
 TRIGGERS: tuple[TriggeredBy, ...] = ("manual", "schedule", "agent", "mcp", "cli")
 Kind = Literal["prompt", "command"]
+KINDS: tuple[Kind, ...] = ("prompt", "command")  # an agent's turn; a command line (muxd run, a shell)
 # Where a field's value came from: the agent's own session log and its hooks are exact, the
 # screen is read.
 Source = Literal["session_log", "screen", "process", "request", "hook"]
@@ -71,6 +75,14 @@ class Execution(msgspec.Struct, frozen=True, kw_only=True):
     sources: dict[str, Source] = {}      # field name -> where its value came from
     transcript_bytes: int = 0            # raw output bytes kept (after the cap)
     transcript_truncated: bool = False   # the cap was reached: the start is kept, the rest not
+
+
+def statuses_selected(status: str | None) -> tuple[str, ...]:
+    """The exact statuses a `status` filter selects: "failed" is the whole failure family
+    (FAILED_STATUSES), any other status itself; () for no filter."""
+    if status is None:
+        return ()
+    return FAILED_STATUSES if status == "failed" else (status,)
 
 
 def new_execution_id(now: float | None = None) -> str:

@@ -4,7 +4,7 @@ it, and ask the history what ran, how it ended and what it cost."""
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from mcp_types import ToolAnnotations
 from pydantic import Field
@@ -12,7 +12,14 @@ from pydantic import Field
 from muxd.config import EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S, PROMPT_MAX_CHARS
 from muxd.errors import NotFound
 from muxd.mcp_server.errors import check_range
-from muxd.mcp_server.execution_views import agent_summary, cost_sum, detail, failure_row, iso, rate, summary_row
+from muxd.mcp_server.execution_schemas import (
+    ActiveExecutionRowOutput, AgentActivitySummaryOutput, AgentRowOutput, CancelExecutionOutput,
+    ExecutionResultOutput, ListActiveExecutionsOutput, ListRecentExecutionsOutput, OneAgentSummaryOutput,
+    SendTaskOutput,
+)
+from muxd.mcp_server.execution_views import (
+    agent_summary, commands_summary, cost_sum, counts, detail, failure_row, iso, rate, summary_row,
+)
 from muxd.mcp_server.limits import WAIT_TIMEOUT_S_MIN
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
@@ -20,6 +27,7 @@ from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionStats, GetExecution, ListExecutions, SubmitPrompt,
 )
+from muxd.store.execution_store import AgentStats
 from muxd.telemetry.trace_ids import SPAN_ID_HELP, SPAN_ID_PATTERN, TRACE_ID_HELP, TRACE_ID_PATTERN
 
 HOURS_DEFAULT, HOURS_MAX = 24, 168            # seed 000
@@ -34,6 +42,9 @@ ExecutionId = Annotated[str, Field(description="an execution id (exec_…), from
                                    min_length=1, max_length=256)]
 Status = Literal["pending", "running", "success", "failed", "cancelled", "timeout", "interrupted"]
 Trigger = Literal["manual", "schedule", "agent", "mcp", "cli"]
+# One meaning of "failed" everywhere (muxd.executions.record.FAILED_STATUSES).
+FAILED_FILTER = ("only executions that ended (or are) so; failed selects every failure: status failed, "
+                 "timeout or interrupted (ended without success, not cancelled), each row keeping its own")
 
 
 def _since(hours: float) -> float:
@@ -62,24 +73,25 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         wait: Annotated[bool, Field(description="wait for the result instead of returning the execution_id at once")] = False,
         wait_timeout_s: Annotated[float, Field(description="how long to wait when wait=true (within the call "
                                                            "timeout)", ge=WAIT_TIMEOUT_S_MIN, le=EXECUTION_WAIT_MAX_S)] = 25.0,
-    ) -> dict[str, Any]:
+        ) -> SendTaskOutput:
         """Send a prompt to the agent in a pane as a tracked execution. Returns execution_id at once
         (poll get_execution_result or wait_for execution_id=…), or with wait=true the result.
-        A busy agent gets it when next idle (status pending, queue_position)."""
+        A busy agent gets it when next idle (status pending, queue_position). Sent with a pane
+        agent's own token, it is recorded as triggered_by "agent" (principal agent:%N)."""
         wait_s = min(wait_timeout_s, tools.guard.limits.call_timeout_s - 1.0) if wait else 0.0
         reply = await current_client().call(
             SubmitPrompt, target=pane_id, message=message, triggered_by="mcp", task_id=task_id, trace_id=trace_id,
             span_id=span_id, attempt=attempt, idempotency_key=idempotency_key, timeout_s=timeout_s,
             wait_s=max(0.0, wait_s))
         e = reply.execution
-        out: dict[str, Any] = {"execution_id": e.id, "status": e.status, "agent_name": e.agent_name,
+        out: SendTaskOutput = {"execution_id": e.id, "status": e.status, "agent_name": e.agent_name,
                                "pane_id": e.pane_id, "created": reply.created}
         if wait:
             out["execution"] = detail(e)
         return out
 
     @tools.tool(category="executions", risk="moderate", annotations=CANCEL)
-    async def cancel_execution(execution_id: ExecutionId) -> dict[str, Any]:
+    async def cancel_execution(execution_id: ExecutionId) -> CancelExecutionOutput:
         """Cancel a running execution (the agent's interrupt key is sent) or a pending one that you
         started (an admin: any)."""
         e = (await current_client().call(CancelExecution, execution_id=execution_id)).execution
@@ -87,29 +99,27 @@ def register_execution_tools(tools: ToolRegistry) -> None:
                 "agent_name": e.agent_name}
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
-    async def list_active_executions() -> dict[str, Any]:
+    async def list_active_executions() -> ListActiveExecutionsOutput:
         """The executions running or waiting now, with how long each has run."""
         reply = await current_client().call(ListExecutions, active=True, limit=LIST_LIMIT_MAX)
         now = time.time()
-        rows = []
-        for e in reply.executions:
-            row = summary_row(e)
-            row["running_seconds"] = round(now - e.started_at, 1) if e.started_at is not None else None
-            row["queued_at"] = iso(e.queued_at)
-            rows.append(row)
+        rows: list[ActiveExecutionRowOutput] = [
+            {**summary_row(e), "running_seconds": round(now - e.started_at, 1) if e.started_at is not None else None,
+             "queued_at": iso(e.queued_at)} for e in reply.executions]
         return {"executions": rows, "count": reply.total}
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
     async def list_recent_executions(
         agent_name: Annotated[str | None, Field(description="one agent (a pane's name, else its %id); omit for all",
                                                 max_length=256)] = None,
-        status: Annotated[Status | None, Field(description="only executions that ended (or are) so")] = None,
+        status: Annotated[Status | None, Field(description=FAILED_FILTER)] = None,
         triggered_by: Annotated[Trigger | None, Field(description="only those triggered so")] = None,
         hours: Annotated[float, Field(description="look back this many hours", ge=1, le=HOURS_MAX)] = HOURS_DEFAULT,
         limit: Annotated[int, Field(description="at most this many, newest first", ge=1,
                                     le=LIST_LIMIT_MAX)] = LIST_LIMIT_DEFAULT,
-    ) -> dict[str, Any]:
-        """What ran across the fleet, newest first: status, trigger, duration, cost, whether it failed."""
+    ) -> ListRecentExecutionsOutput:
+        """What ran across the fleet, newest first: status, trigger and principal, duration, cost,
+        whether it failed (failed, timeout or interrupted: see status)."""
         check_range("limit", limit, 1, LIST_LIMIT_MAX)
         reply = await current_client().call(ListExecutions, agent_name=agent_name, status=status,
                                             triggered_by=triggered_by, since=_since(hours), limit=limit)
@@ -124,9 +134,9 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         execution_id: ExecutionId,
         include_transcript: Annotated[bool, Field(description="add the pane's output during it, as text "
                                                                "(can be large)")] = False,
-    ) -> dict[str, Any]:
-        """One execution in full: message, response, error, duration, cost, tokens, tool calls; its
-        transcript if asked."""
+    ) -> ExecutionResultOutput:
+        """One execution in full: message, response, error, duration, cost, tokens, tool calls, who
+        triggered it (principal); its transcript if asked."""
         reply = await current_client().call(GetExecution, execution_id=execution_id,
                                             include_transcript=include_transcript)
         e = reply.execution
@@ -139,31 +149,37 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         agent_name: Annotated[str | None, Field(description="one agent; omit for the whole fleet",
                                                 max_length=256)] = None,
         hours: Annotated[float, Field(description="look back this many hours", ge=1, le=HOURS_MAX)] = HOURS_DEFAULT,
-    ) -> dict[str, Any]:
+    ) -> AgentActivitySummaryOutput:
         """Health of one agent or the fleet: executions, success rate, cost, average duration, busy or
-        not, queue length, recent failures."""
+        not, queue length, recent failures. Agents are agent panes (each row says its agent_type);
+        commands (muxd run windows, shell lines) are counted apart under `commands`. `failed`
+        counts failed + timeout + interrupted (not cancelled); a cost unknown is null, not 0."""
         reply = await current_client().call(ExecutionStats, agent_name=agent_name, since=_since(hours),
                                             failures_limit=RECENT_FAILURES)
         live = {a.agent_name: a for a in reply.live}
-        stats = {s.agent_name: s for s in reply.agents}
+        prompts = {s.agent_name: s for s in reply.agents if s.kind == "prompt"}
+        commands = [s for s in reply.agents if s.kind == "command"]
         failures = [failure_row(e) for e in reply.recent_failures]
         if agent_name is not None:
-            if agent_name not in live and agent_name not in stats:
+            now, s = live.get(agent_name), prompts.get(agent_name)
+            if now is None and s is None and not commands:
                 raise NotFound(f"no agent {agent_name} (no pane of that name, no history in {hours} h)",
                                agent_name=agent_name)
-            s = stats.get(agent_name)
-            summary = agent_summary(s) if s is not None else agent_summary_empty()
-            now = live.get(agent_name)
-            summary.update({"is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
-                            "state": now.state if now else "gone", "pane_id": now.pane_id if now else None})
-            return {"agent_name": agent_name, "summary": summary, "recent_failures": failures}
-        by_agent = []
-        for name in sorted(set(live) | set(stats)):
-            s, now = stats.get(name), live.get(name)
+            summary: OneAgentSummaryOutput = {
+                **agent_summary(s if s is not None else AgentStats(agent_name=agent_name)),
+                "is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
+                "state": now.state if now else "gone", "pane_id": now.pane_id if now else None,
+                "agent_type": (now.agent_type if now else None) or (s.agent_type if s else None),
+                "is_agent": bool(now and now.is_agent) or s is not None}
+            return {"agent_name": agent_name, "summary": summary, "commands": commands_summary(commands),
+                    "recent_failures": failures}
+        by_agent: list[AgentRowOutput] = []
+        for name in sorted({n for n, a in live.items() if a.is_agent} | set(prompts)):
+            s, now = prompts.get(name), live.get(name)
             by_agent.append({
-                "agent_name": name, "executions": s.total if s else 0,
-                "success_rate": rate(s.successful, s.total) if s else None,
-                # seed 000's name for the agent's total; None while no execution's cost is known
+                "agent_name": name, "agent_type": (now.agent_type if now else None) or (s.agent_type if s else None),
+                "executions": s.total if s else 0, "success_rate": rate(s.successful, s.total) if s else None,
+                # seed 000's name for the agent's total; null while no execution's cost is known
                 "cost_usd": cost_sum([s])["total_cost_usd"] if s else None,
                 "cost_known_executions": s.cost_known_executions if s else 0,
                 "status": ("running" if now.is_busy else "idle") if now else "gone",
@@ -172,23 +188,15 @@ def register_execution_tools(tools: ToolRegistry) -> None:
                 "last_execution_at": iso(s.last_execution_at) if s else None,
                 "last_execution_status": s.last_execution_status if s else None,
             })
-        total = sum(s.total for s in stats.values())
-        successful = sum(s.successful for s in stats.values())
         return {
             "fleet_summary": {
-                "total_agents": len(by_agent), "agents_with_activity": sum(1 for s in stats.values() if s.total),
-                "total_executions": total, "successful": successful,
-                "failed": sum(s.failed for s in stats.values()), "running": sum(s.running for s in stats.values()),
-                "success_rate": rate(successful, total),
-                **cost_sum(stats.values()),
-                "queue_length": sum(a.queue_length for a in live.values()),
+                "total_agents": len(by_agent), "agents_with_activity": len(prompts),
+                **counts(prompts.values()), **cost_sum(prompts.values()),
+                "queue_length": sum(a.queue_length for a in live.values() if a.is_agent),
             },
             "by_agent": by_agent,
+            "commands": commands_summary(commands),
             "recent_failures": failures,
         }
 
 
-def agent_summary_empty() -> dict[str, Any]:
-    from muxd.store.execution_store import AgentStats
-
-    return agent_summary(AgentStats(agent_name=""))

@@ -9,6 +9,10 @@ from typing import Any
 
 from muxd.errors import BadRequest
 from muxd.executions.record import COST_DECIMALS, Execution
+from muxd.mcp_server.execution_schemas import (
+    AgentSummaryCountsOutput, CommandsOutput, CountsOutput, ErrorPatternOutput, ExecutionDetailOutput,
+    ExecutionErrorOutput, ExecutionRowOutput, FailureOutput, TaskRowOutput,
+)
 from muxd.store.execution_store import AgentStats, ErrorPattern
 
 MESSAGE_PREVIEW_CHARS = 200  # a list row shows the start of a long prompt
@@ -45,31 +49,30 @@ def preview(text: str | None, limit: int = MESSAGE_PREVIEW_CHARS) -> str | None:
     return text[:limit - 1] + "…"
 
 
-def error_dict(e: Execution) -> dict[str, str] | None:
+def error_dict(e: Execution) -> ExecutionErrorOutput | None:
     if e.error is None:
         return None
     return {"type": e.error.type, "message": e.error.message, "stack_hash": e.error.stack_hash}
 
 
-def summary_row(e: Execution) -> dict[str, Any]:
+def summary_row(e: Execution) -> ExecutionRowOutput:
     """A row of list_recent_executions (seed 000 R1.2)."""
     return {
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "triggered_by": e.triggered_by,
         "message": preview(e.message), "started_at": iso(e.started_at), "completed_at": iso(e.completed_at),
         "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd, "cost_source": e.cost_source,
-        "has_error": e.error is not None,
-        "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind, "task_id": e.task_id,
-        "trace_id": e.trace_id,
+        "has_error": e.error is not None, "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind,
+        "task_id": e.task_id, "trace_id": e.trace_id, "principal": e.principal,
     }
 
 
-def detail(e: Execution, transcript: str | None = None, include_transcript: bool = False) -> dict[str, Any]:
+def detail(e: Execution, transcript: str | None = None, include_transcript: bool = False) -> ExecutionDetailOutput:
     """get_execution_result's `execution` (seed 000 R2.2), with muxd's further fields."""
-    record: dict[str, Any] = {
+    record: ExecutionDetailOutput = {
         "id": e.id, "agent_name": e.agent_name, "status": e.status, "message": e.message,
         "response": e.response, "error": error_dict(e), "started_at": iso(e.started_at),
         "completed_at": iso(e.completed_at), "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd,
-        "cost_source": e.cost_source, "cost_model": e.cost_model, "cost_price_date": e.cost_price_date,
+        "cost_source": e.cost_source, "cost_model": e.cost_model, "cost_price_date": e.cost_price_date, "principal": e.principal,
         "context_used": e.context_used, "context_max": e.context_max, "tool_calls": list(e.tool_calls),
         "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind, "triggered_by": e.triggered_by,
         "queued_at": iso(e.queued_at), "tokens_used": e.tokens_used, "files_written": list(e.files_written),
@@ -83,7 +86,7 @@ def detail(e: Execution, transcript: str | None = None, include_transcript: bool
     return record
 
 
-def task_row(e: Execution) -> dict[str, Any]:
+def task_row(e: Execution) -> TaskRowOutput:
     """A row of tasks_list / tasks_by_trace / tasks_last_failed (seed 003's output schema).
     muxd keeps no retrieval memory of its own: `retrieval` is empty, `backfilled` false."""
     return {
@@ -92,11 +95,11 @@ def task_row(e: Execution) -> dict[str, Any]:
         "duration_ms": e.duration_ms, "trace_id": e.trace_id, "span_id": e.span_id, "attempt": e.attempt,
         "error": error_dict(e), "retrieval": {"memory_count": 0, "source": []},
         "io": {"files_written": list(e.files_written)}, "backfilled": False,
-        "agent_name": e.agent_name, "pane_id": e.pane_id,
+        "agent_name": e.agent_name, "pane_id": e.pane_id, "principal": e.principal,
     }
 
 
-def pattern_row(p: ErrorPattern) -> dict[str, Any]:
+def pattern_row(p: ErrorPattern) -> ErrorPatternOutput:
     return {"stack_hash": p.stack_hash, "count": p.count, "first_seen": iso(p.first_seen),
             "last_seen": iso(p.last_seen), "example_task_id": p.example_task_id,
             "example_trace_id": p.example_trace_id, "error_type": p.error_type, "message": p.message,
@@ -108,10 +111,12 @@ def rate(successful: int, total: int) -> float | None:
     return round(100.0 * successful / total, 1) if total else None
 
 
-def failure_row(e: Execution) -> dict[str, Any]:
-    """A recent failure in get_agent_activity_summary (seed 000 R3.2)."""
+def failure_row(e: Execution) -> FailureOutput:
+    """A recent failure in get_agent_activity_summary (seed 000 R3.2), with its exact status
+    (failed, timeout or interrupted) and kind (an agent's prompt, or a command)."""
     return {"id": e.id, "agent_name": e.agent_name, "message": preview(e.message),
-            "error": e.error.message if e.error is not None else e.status, "failed_at": iso(e.completed_at)}
+            "error": e.error.message if e.error is not None else e.status, "failed_at": iso(e.completed_at),
+            "status": e.status, "kind": e.kind}
 
 
 def cost_sum(stats: Iterable[AgentStats]) -> dict[str, Any]:
@@ -122,11 +127,24 @@ def cost_sum(stats: Iterable[AgentStats]) -> dict[str, Any]:
     return {"total_cost_usd": total, "cost_known_executions": sum(s.cost_known_executions for s in known)}
 
 
-def agent_summary(s: AgentStats) -> dict[str, Any]:
+def counts(stats: Iterable[AgentStats]) -> CountsOutput:
+    """Executions by outcome over `stats`: `failed` is the failure family (failed, timeout,
+    interrupted), never cancelled ones."""
+    stats = list(stats)
+    total, successful = sum(s.total for s in stats), sum(s.successful for s in stats)
+    return {"total_executions": total, "successful": successful, "failed": sum(s.failed for s in stats),
+            "cancelled": sum(s.cancelled for s in stats), "running": sum(s.running for s in stats),
+            "pending": sum(s.pending for s in stats), "success_rate": rate(successful, total)}
+
+
+def agent_summary(s: AgentStats) -> AgentSummaryCountsOutput:
     return {
-        "total_executions": s.total, "successful": s.successful, "failed": s.failed, "cancelled": s.cancelled,
-        "running": s.running, "pending": s.pending, "success_rate": rate(s.successful, s.total),
-        **cost_sum([s]), "total_tokens": s.total_tokens,
+        **counts([s]), **cost_sum([s]), "total_tokens": s.total_tokens,
         "avg_duration_seconds": None if s.avg_duration_s is None else round(s.avg_duration_s, 3),
         "last_execution_at": iso(s.last_execution_at), "last_execution_status": s.last_execution_status,
     }
+
+
+def commands_summary(stats: list[AgentStats]) -> CommandsOutput:
+    """The commands (muxd run windows, lines run in a shell): counted apart from agents' work."""
+    return {**counts(stats), "panes": len({s.agent_name for s in stats})}

@@ -129,6 +129,7 @@ class LiveAgent(msgspec.Struct, frozen=True, kw_only=True):
     agent_name: str
     pane_id: str
     agent_type: str | None
+    is_agent: bool = False              # an agent CLI runs in front (not a shell, not a muxd run command)
     state: str                          # the AgentState activity
     is_busy: bool
     queue_length: int

@@ -11,9 +11,10 @@ newest rows of each scope stream (its panes, its principal) instead of sorting a
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
-from muxd.executions.record import ENDED_STATUSES, FAILED_STATUSES, STATUSES
+from muxd.executions.record import ENDED_STATUSES, FAILED_STATUSES, KINDS, STATUSES
 from muxd.store.execution_rows import FAILED_ROWS, SELECT_COLUMNS
 from muxd.store.execution_store import AgentStats, ExecutionQuery, Scope
 
@@ -28,6 +29,7 @@ _AGENTS = (
     "agents(name) AS (SELECT (SELECT min(agent_name) FROM executions) UNION ALL "
     "SELECT (SELECT min(agent_name) FROM executions WHERE agent_name > name) FROM agents WHERE name IS NOT NULL)")
 _STATUSES = "statuses(s) AS (VALUES " + ", ".join(f"('{status}')" for status in STATUSES) + ")"
+_KINDS = "kinds(k) AS (VALUES " + ", ".join(f"('{kind}')" for kind in KINDS) + ")"
 _FILTERED = ("agent_name", "pane_key", "status", "triggered_by", "task_id", "trace_id")
 Sql = tuple[str, list[Any]]
 
@@ -93,21 +95,27 @@ def _and(sql: str) -> str:
 def page(query: ExecutionQuery) -> Sql:
     """The rows of `query`'s page, newest first."""
     terms = scope_terms(query.scope)
-    if len(terms) < 2:
+    if len(terms) < 2 and len(query.statuses) < 2:
         sql, params = where(query)
         return f"SELECT {SELECT_COLUMNS} FROM executions {sql} {NEWEST_FIRST} LIMIT ? OFFSET ?", \
             [*params, query.limit, query.offset]
-    # Pane rows OR principal rows would make SQLite collect and sort every row the scope sees:
-    # take the newest rows of each stream from its own index and merge those instead.
-    filter_sql, filter_params = filters(query)
+    # Pane rows OR principal rows, or any of several statuses (the failure family), would make
+    # SQLite collect and sort every row that matches: take the newest rows of each stream (a
+    # scope term, a status) from its own index and merge those instead.
+    filter_sql, filter_params = filters(replace(query, statuses=()))
     enough = query.limit + query.offset
     streams, params = [], []
-    for term, term_params in terms:
-        streams.append(f"SELECT seq FROM (SELECT seq FROM executions WHERE {term}{_and(filter_sql)} "
-                       f"{NEWEST_FIRST} LIMIT ?)")
-        params += [*term_params, *filter_params, enough]
-    return (f"SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN ({' UNION ALL '.join(streams)}) "
-            f"{NEWEST_FIRST} LIMIT ? OFFSET ?"), [*params, query.limit, query.offset]
+    for term, term_params in terms or [("", [])]:
+        for status in query.statuses or (None,):
+            conditions = " AND ".join(c for c in (term, "status = ?" if status else "", filter_sql) if c)
+            streams.append(f"SELECT * FROM (SELECT seq, at FROM executions WHERE {conditions or 1} "
+                           f"{NEWEST_FIRST} LIMIT ?)")
+            params += [*term_params, *([status] if status else []), *filter_params, enough]
+    # The page is picked among the streams' (seq, at) alone (UNION: a row two scope terms see
+    # counts once); only its rows are read whole.
+    return (f"SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN (SELECT seq FROM "
+            f"({' UNION '.join(streams)}) {NEWEST_FIRST} LIMIT ? OFFSET ?) {NEWEST_FIRST}"), \
+        [*params, query.limit, query.offset]
 
 
 def count(query: ExecutionQuery) -> Sql:
@@ -142,29 +150,34 @@ def unique_failures(query: ExecutionQuery) -> Sql:
 
 
 def stats(query: ExecutionQuery) -> Sql:
-    """Rows (agent, status, JSON [count, cost, tokens, duration ms, durations, costs known], last at) for each
-    agent and status, each read from its slice of the covering index executions_agent_status
-    (the sums travel as JSON: a scalar subquery has one column; `at` does not, JSON would round it)."""
-    sql, params = where(query, "agent_name = name", "status = s")
+    """Rows (agent, kind, status, JSON [count, cost, tokens, duration ms, durations, costs known],
+    last at, newest agent type) for each agent, kind and status, each read from its slice of the
+    covering index executions_agent_kind_status (the sums travel as JSON: a scalar subquery has
+    one column; `at` does not, JSON would round it)."""
+    sql, params = where(query, "agent_name = name", "kind = k", "status = s")
     if query.agent_name is None:
         agents, agent_params = f"WITH RECURSIVE {_AGENTS}", []
     else:
         agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
-    return (f"{agents}, {_STATUSES} SELECT name, s, (SELECT json_array(count(*), total(cost_usd), "
+    return (f"{agents}, {_STATUSES}, {_KINDS} SELECT name, k, s, (SELECT json_array(count(*), total(cost_usd), "
             f"total(tokens_used), total(duration_ms), count(duration_ms), count(cost_usd)) FROM executions {sql}), "
-            f"(SELECT max(at) FROM executions {sql}) "
-            f"FROM agents CROSS JOIN statuses WHERE name IS NOT NULL"), [*agent_params, *params, *params]
+            f"(SELECT max(at) FROM executions {sql}), "
+            f"(SELECT agent_type FROM executions {sql} ORDER BY at DESC LIMIT 1) "
+            f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL"), \
+        [*agent_params, *params, *params, *params]
 
 
-def fold_stats(rows: list[tuple[str, str, str, float | None]]) -> list[AgentStats]:
-    """AgentStats per agent (by name) from the rows of `stats`; agents with no rows left out."""
-    by_agent: dict[str, dict[str, Any]] = {}
-    for agent, status, packed, last_at in rows:
+def fold_stats(rows: list[tuple[str, str, str, str, float | None, str | None]]) -> list[AgentStats]:
+    """AgentStats per agent and kind (by name, prompts first) from the rows of `stats`; those
+    with no rows left out."""
+    folds: dict[tuple[str, str], dict[str, Any]] = {}
+    for agent, kind, status, packed, last_at, agent_type in rows:
         n, cost, tokens, duration_ms, durations, costs_known = json.loads(packed)
         if not n:
             continue
-        fold = by_agent.setdefault(agent, {"total": 0, "by_status": {}, "cost": 0.0, "costs_known": 0, "tokens": 0.0,
-                                           "duration_ms": 0.0, "durations": 0, "last": (None, None)})
+        fold = folds.setdefault((agent, kind), {"total": 0, "by_status": {}, "cost": 0.0, "costs_known": 0,
+                                                "tokens": 0.0, "duration_ms": 0.0, "durations": 0,
+                                                "last": (None, None, None)})
         fold["total"] += n
         fold["by_status"][status] = n
         fold["cost"] += cost
@@ -174,14 +187,14 @@ def fold_stats(rows: list[tuple[str, str, str, float | None]]) -> list[AgentStat
             fold["duration_ms"] += duration_ms
             fold["durations"] += durations
         if last_at is not None and (fold["last"][0] is None or last_at > fold["last"][0]):
-            fold["last"] = (last_at, status)
+            fold["last"] = (last_at, status, agent_type)
     result = []
-    for agent in sorted(by_agent):
-        fold = by_agent[agent]
+    for agent, kind in sorted(folds, key=lambda key: (key[0], KINDS.index(key[1]))):
+        fold = folds[agent, kind]
         counts = fold["by_status"]
         result.append(AgentStats(
-            agent_name=agent, total=fold["total"], successful=counts.get("success", 0),
-            failed=sum(counts.get(s, 0) for s in FAILED_STATUSES),
+            agent_name=agent, kind=kind, agent_type=fold["last"][2], total=fold["total"],
+            successful=counts.get("success", 0), failed=sum(counts.get(s, 0) for s in FAILED_STATUSES),
             cancelled=counts.get("cancelled", 0), running=counts.get("running", 0),
             pending=counts.get("pending", 0), total_tokens=int(fold["tokens"]),
             total_cost_usd=fold["cost"] if fold["costs_known"] else None, cost_known_executions=fold["costs_known"],

@@ -69,12 +69,15 @@ class ErrorPattern(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class AgentStats(msgspec.Struct, frozen=True, kw_only=True):
-    """One agent's executions in a window (get_agent_activity_summary, muxd stats)."""
+    """One pane's executions of one kind in a window (get_agent_activity_summary, muxd stats):
+    an agent's prompts, or the commands run in a pane (muxd run windows, a shell's lines)."""
 
     agent_name: str
+    kind: str = "prompt"                 # record.KINDS
+    agent_type: str | None = None        # of its newest execution
     total: int = 0
     successful: int = 0
-    failed: int = 0                      # failed + timeout + interrupted: did not succeed
+    failed: int = 0                      # record.FAILED_STATUSES: failed + timeout + interrupted
     cancelled: int = 0
     running: int = 0
     pending: int = 0

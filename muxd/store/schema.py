@@ -221,4 +221,12 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE executions ADD COLUMN cost_model TEXT;
     ALTER TABLE executions ADD COLUMN cost_price_date TEXT;
     """,
+    # 6: per-agent stats count an agent's prompts apart from the commands run in its pane (and
+    # muxd run windows are no agents): the covering index of stats gains `kind` (and the agent
+    # type a summary row names), still read one slice per agent, kind and status.
+    """
+    DROP INDEX executions_agent_status;
+    CREATE INDEX executions_agent_kind_status ON executions(agent_name, kind, status, at, cost_usd, tokens_used,
+                                                            duration_ms, agent_type);
+    """,
 )

@@ -78,6 +78,11 @@ def principal_name(token: TokenRecord) -> str:
     return token.name if token.kind == "agent" else f"token:{token.name}"
 
 
+def is_agent_principal(name: str) -> bool:
+    """Whether `name` is a pane agent's own token (agent:%N): a user token's name cannot hold a colon."""
+    return name.startswith("agent:")
+
+
 def parse_scopes(text: str | list[str]) -> tuple[str, ...]:
     """Scopes from "tasks:read,tasks:write" (or a list); bad_request for one muxd does not know."""
     names = [s.strip() for s in (text.split(",") if isinstance(text, str) else text) if s.strip()]

@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING
 from muxd.config import (
     EXECUTION_LIST_LIMIT_MAX, EXECUTION_TIMEOUT_DEFAULT_S, EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S,
 )
-from muxd.daemon.access.control import Principal, current_principal
+from muxd.daemon.access.control import Principal, current_principal, is_agent_principal
 from muxd.daemon.work.background_run import run_in_background_window
 from muxd.daemon.commands.table import command
 from muxd.daemon.work.executions import visible
 from muxd.daemon.panes.target import resolve
 from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable
-from muxd.executions.record import ACTIVE_STATUSES, FAILED_STATUSES, STATUSES, TRIGGERS, Execution
+from muxd.executions.record import (
+    ACTIVE_STATUSES, FAILED_STATUSES, STATUSES, TRIGGERS, Execution, TriggeredBy, statuses_selected,
+)
 from muxd.executions.transcript import render
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
@@ -48,6 +50,12 @@ def store_of(daemon: Daemon) -> ExecutionStore:
     if store is None:
         raise StoreUnavailable("the history is off in this server (MUXD_HISTORY=0)")
     return store
+
+
+def trigger_of(principal: Principal, asked: TriggeredBy) -> TriggeredBy:
+    """What a request by `principal` is recorded as triggered by: "agent" whenever an agent's own
+    token (agent:%N) asked, whichever client it went through (MCP, the CLI); else what it says."""
+    return "agent" if is_agent_principal(principal.name) else asked
 
 
 def _check_seconds(name: str, value: float | None, low: float, high: float) -> None:
@@ -107,9 +115,11 @@ async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionRepl
     if req.attempt is not None and not 1 <= req.attempt <= 1000:
         raise BadRequest(f"attempt must be between 1 and 1000, got {req.attempt}", field="attempt")
     trace_id, span_id = trace_context(req.trace_id, req.span_id)
+    principal = current_principal()
     execution, created = await daemon.executions.submit(
-        pane, current_principal().name, triggered_by=req.triggered_by, message=req.message, task_id=req.task_id,
-        trace_id=trace_id, span_id=span_id, attempt=req.attempt, idempotency_key=req.idempotency_key,
+        pane, principal.name, triggered_by=trigger_of(principal, req.triggered_by), message=req.message,
+        task_id=req.task_id, trace_id=trace_id, span_id=span_id, attempt=req.attempt,
+        idempotency_key=req.idempotency_key,
         timeout_s=req.timeout_s if req.timeout_s is not None else EXECUTION_TIMEOUT_DEFAULT_S)
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s), created=created)
 
@@ -123,11 +133,12 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
     _check_seconds("wait_s", req.wait_s, 0, EXECUTION_WAIT_MAX_S)
     trace_id, span_id = trace_context(req.trace_id, req.span_id)
     trace = {"trace_id": trace_id, "span_id": span_id} if trace_id else {}
-    principal = current_principal().name
+    principal = current_principal()
     if req.target:
         pane = resolve(daemon.registry, "pane", req.target)
         line = req.command[0] if len(req.command) == 1 else shlex.join(req.command)
-        execution = daemon.executions.type_command(pane, principal, line, "cli", req.timeout_s, **trace)  # type: ignore[arg-type]
+        execution = daemon.executions.type_command(pane, principal.name, line, trigger_of(principal, "cli"),
+                                                   req.timeout_s, **trace)  # type: ignore[arg-type]
     else:
         _, execution = run_in_background_window(daemon.registry, daemon.spawn_pane, daemon.executions,
                                                 Spawn(command=list(req.command), cwd=req.cwd, record_as="cli"),
@@ -191,8 +202,10 @@ async def list_executions(daemon: Daemon, req: ListExecutions) -> ExecutionList:
         raise BadRequest(f"status must be one of {', '.join(STATUSES)}", field="status")
     if req.triggered_by is not None and req.triggered_by not in TRIGGERS:
         raise BadRequest(f"triggered_by must be one of {', '.join(TRIGGERS)}", field="triggered_by")
-    query = _query(daemon, req, status=req.status, triggered_by=req.triggered_by, task_id=req.task_id,
-                   trace_id=query_trace_id(req.trace_id), until=req.until, limit=req.limit, offset=req.offset)
+    # status=failed is the failure family (record.FAILED_STATUSES), as every count says it.
+    query = _query(daemon, req, statuses=statuses_selected(req.status), triggered_by=req.triggered_by,
+                   task_id=req.task_id, trace_id=query_trace_id(req.trace_id), until=req.until, limit=req.limit,
+                   offset=req.offset)
     if req.active:  # pending and running live in the daemon: no need to ask the store
         rows = [e for e in daemon.executions.active(query.scope) if _matches(e, query)]
         rows.sort(key=lambda e: e.started_at or e.queued_at or 0.0, reverse=True)
@@ -202,7 +215,7 @@ async def list_executions(daemon: Daemon, req: ListExecutions) -> ExecutionList:
 
 
 def _matches(e: Execution, q: ExecutionQuery) -> bool:
-    return all(want is None or have == want for have, want in (
+    return (not q.statuses or e.status in q.statuses) and all(want is None or have == want for have, want in (
         (e.agent_name, q.agent_name), (e.status, q.status), (e.triggered_by, q.triggered_by),
         (e.task_id, q.task_id), (e.trace_id, q.trace_id)))
 
@@ -237,6 +250,7 @@ async def stats(daemon: Daemon, req: ExecutionStats) -> StatsReply:
             continue
         running = run.tracker.running or run.program
         live.append(LiveAgent(agent_name=name, pane_id=pane.id, agent_type=pane.agent.agent_type,
+                              is_agent=pane.agent.is_agent,
                               state=pane.agent.activity.state, is_busy=run.tracker.is_busy or run.program is not None,
                               queue_length=run.tracker.queue_length,
                               running_execution_id=running.id if running is not None else None))

@@ -22,7 +22,7 @@ import msgspec
 
 from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
 from muxd.daemon.work import execution_finish
-from muxd.daemon.access.control import current_principal
+from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.panes.session_ids import register_session_id_reader
@@ -131,8 +131,10 @@ class ExecutionService:
         """The record of a new pane's program run as an execution (muxd run, create_pane); `link`
         overrides its fields (a task's verification: task_id, principal, triggered_by)."""
         pane_id = f"%{number}"
-        fields: dict[str, object] = {"triggered_by": spawn.record_as or "cli", "principal": current_principal().name,
-                                     "message": shlex.join(argv), **link}
+        principal = current_principal().name
+        trigger = "agent" if is_agent_principal(principal) else spawn.record_as or "cli"  # an agent's own token
+        fields: dict[str, object] = {"triggered_by": trigger, "principal": principal, "message": shlex.join(argv),
+                                     **link}
         return Execution(id=new_execution_id(), pane_id=pane_id, pane_key=self.pane_key(pane_id),
                          agent_name=spawn.pane_name or pane_id, kind="command", **fields)  # type: ignore[arg-type]
 

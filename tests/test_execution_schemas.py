@@ -59,10 +59,10 @@ async def _typed(server: MuxdTestServer) -> None:
             assert "result" not in schema["properties"], tool  # the SDK's wrapper of an untyped return
             schemas[tool] = schema
         call = Checked(session, schemas)
-        done = await call("send_task", pane_id="typed", message="first", task_id="t-1", trace_id="trace-1",
+        done = await call("send_task", pane_id="typed", message="first", task_id="t-1", trace_id="4bf92f3577b34da6a3ce929d0e0e4736",
                           attempt=1, wait=True, wait_timeout_s=TURN_WAIT_S)
         assert done["execution"]["status"] == "success" and done["execution"]["principal"] == "system"
-        held = await call("send_task", pane_id="typed", message="tool", trace_id="trace-1", attempt=2)
+        held = await call("send_task", pane_id="typed", message="tool", trace_id="4bf92f3577b34da6a3ce929d0e0e4736", attempt=2)
         queued = await call("send_task", pane_id="typed", message="queued")
         active = await call("list_active_executions")
         assert {e["id"] for e in active["executions"]} == {held["execution_id"], queued["execution_id"]}
@@ -80,7 +80,7 @@ async def _typed(server: MuxdTestServer) -> None:
         one = await call("get_agent_activity_summary", agent_name="typed")
         assert {"agent_name", "summary"} <= set(one)
         await call("tasks_list", limit=2)
-        trace = await call("tasks_by_trace", trace_id="trace-1")
+        trace = await call("tasks_by_trace", trace_id="4bf92f3577b34da6a3ce929d0e0e4736")
         assert trace["retry_count"] == 1
         failures = await call("tasks_last_failed", unique_errors=True)
         assert failures["failures"] and failures["error_patterns"]

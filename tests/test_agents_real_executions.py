@@ -15,6 +15,7 @@ import pytest
 from muxd.testing.fake_models import AnthropicFake, Call, Fail, GeminiFake, OpenAIResponsesFake, Say, Think
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes
+from muxd.testing.fake_models.priced import assert_estimated
 from muxd.testing.mcp_stdio import call_ok, mcp_session
 
 pytestmark = pytest.mark.agents
@@ -29,14 +30,7 @@ TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"  # a W3C trace id: every attempt of o
 @pytest.fixture
 def agent(muxd_server, tmp_path) -> Iterator[Callable[..., AgentPane]]:
     panes = CliPanes(muxd_server, tmp_path, timeout=TURN_TIMEOUT_S, own_sessions=True)
-
-    def run(cli: str, fake: FakeModelServer, *args: str) -> AgentPane:
-        pane = panes.start(cli, fake, *args)
-        if pane is None:
-            pytest.skip(panes.missing)
-        return pane
-
-    yield run
+    yield panes.start_or_skip
     panes.close()
 
 
@@ -116,17 +110,25 @@ def test_codex_and_gemini_work_side_by_side_and_are_waited_for_together(agent, m
             waited = await call_ok(session, "wait_for", execution_id=[s["execution_id"] for s in sent],
                                    timeout_s=WAIT_S)
             assert waited["matched"] and {e["status"] for e in waited["executions"]} == {"success"}, waited
+            costs = []
             for pane, fake, one in ((codex, codex_fake, sent[0]), (gemini, gemini_fake, sent[1])):
                 done = (await call_ok(session, "get_execution_result", agent_name=pane.pane_id,
                                       execution_id=one["execution_id"]))["execution"]
                 assert done["response"] == ANSWER, done
                 assert done["tokens_used"] == usage_total(fake, 0, "total_tokens", "totalTokenCount"), done
                 assert done["context_used"] == done["tokens_used"]  # one call: the whole context
+                with pane.explained(f"the {pane.pane_id} turn's cost"):
+                    assert_estimated(done, fake, ANSWER)  # neither CLI shows a cost: muxd's estimate
+                costs.append(done["cost_usd"])
             codex_done = (await call_ok(session, "get_execution_result", agent_name=codex.pane_id,
                                         execution_id=sent[0]["execution_id"]))["execution"]
             assert codex_done["context_max"] and codex_done["sources"]["context_max"] == "session_log"
             fleet = await call_ok(session, "get_agent_activity_summary")
             assert fleet["fleet_summary"]["successful"] == 2 and fleet["fleet_summary"]["success_rate"] == 100.0
+            assert fleet["fleet_summary"]["cost_known_executions"] == 2
+            assert fleet["fleet_summary"]["total_cost_usd"] == pytest.approx(sum(costs), abs=1e-6)
+            by_agent = {row["agent_name"]: row for row in fleet["by_agent"]}
+            assert [by_agent[p.pane_id]["cost_usd"] for p in (codex, gemini)] == costs
 
     asyncio.run(drive())
 

@@ -411,6 +411,15 @@ class CliPanes:
                               what="Idle with the model named")
         return pane
 
+    def start_or_skip(self, cli: str, fake: Any, *args: str) -> AgentPane:
+        """`start`, skipping the calling test (with why) when the CLI is not installed."""
+        import pytest
+
+        pane = self.start(cli, fake, *args)
+        if pane is None:
+            pytest.skip(self.missing)
+        return pane
+
     def close(self) -> None:
         for pane, fake in self._started:
             pane.close()

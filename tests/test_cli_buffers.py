@@ -13,8 +13,11 @@ from muxd.testing.wait import wait_until
 
 SHELL = ["--", "bash", "--norc", "--noprofile"]
 # A program that shows every read of its input as a Python bytes literal; BRACKETED asks for
-# bracketed paste first (mode 2004), as an editor would.
-READER = ("import os, sys, tty; tty.setraw(0); sys.stdout.write({mode!r}); sys.stdout.flush()\n"
+# bracketed paste first (mode 2004), as an editor would. It says READY once in raw mode: what is
+# typed after that reaches it as typed (setraw drops what came before).
+READY = "reader-ready"
+READER = ("import os, sys, tty; tty.setraw(0); sys.stdout.write({mode!r} + " + repr(READY + "\r\n") + "); "
+          "sys.stdout.flush()\n"
           "while True: os.write(1, repr(os.read(0, 4096)).encode() + b'\\r\\n')")
 
 
@@ -27,15 +30,10 @@ def reader(s, name: str, bracketed: bool = False) -> str:
     mode = "\x1b[?2004h" if bracketed else ""
     pane = s.cli("new-session", "-d", "-s", name, "-P", "--", sys.executable, "-c", READER.format(mode=mode),
                  check=True).stdout.strip()
-    wait_until(lambda: _running(s, pane), timeout=10, message="reader up")
+    # Waiting for READY, not probing with keys: a probe still unread when an earlier one showed
+    # would arrive with the test's first input, in the same read.
+    wait_for_text(s, pane, READY)
     return pane
-
-
-def _running(s, pane: str) -> bool:
-    # The reader is in raw mode once a byte typed comes back as a literal.
-    with BlockingClient.connect(s.socket_path) as client:
-        client.call("send-keys", "ok", target=pane, keys=["?"], literal=True)
-    return "b'?'" in screen(s, pane)
 
 
 def screen(s, pane: str) -> str:

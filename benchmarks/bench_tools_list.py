@@ -75,7 +75,18 @@ async def run() -> dict[str, Any]:
     total = out["all"]["tokens"]
     print(f"default list: {total:.0f} tokens (bytes/4), {TARGET_TOKENS} targeted: "
           f"{'met' if total <= TARGET_TOKENS else 'MISSED'}")
+    seen = await model_visible(None)
+    out["model_visible"] = {"bytes": seen, "tokens": seen / BYTES_PER_TOKEN}
+    print(f"of which name, description and inputSchema (the fields the Anthropic and OpenAI APIs' tool "
+          f"definitions carry to a model): {seen} bytes, {seen / BYTES_PER_TOKEN:.0f} tokens")
     return out
+
+
+async def model_visible(categories: list[str] | None) -> int:
+    """Bytes of the tools' names, descriptions and input schemas: the part of the list a model reads."""
+    registry = build_registry(None, GuardLimits(), categories=categories)
+    return len(compact_json([{"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+                             for t in await registry.server.list_tools()]).encode())
 
 
 def main() -> None:

@@ -669,3 +669,12 @@ def test_random_mouse_and_copy_keys_never_break_a_client(muxd_server):
     s.cli("send-keys", "-t", "%2", "echo ok-$((40+2))", "Enter", check=True)
     s.wait_for_text("%2", "ok-42\n")
     assert "Traceback" not in s.log_path.read_text()  # nothing failed quietly either
+
+
+def test_kill_server_tells_an_attached_client_the_server_exited(muxd_server, outer):
+    muxd_server.cli("new-session", "-d", "-s", "work", *SHELL, check=True)
+    term = outer()
+    attach(term, muxd_server)
+    muxd_server.cli("kill-server", check=True)
+    term.wait_for("[server exited]")  # as tmux says; a dropped connection reads [lost server]
+    wait_until(lambda: not muxd_server.running(), timeout=10, message="daemon exit")

@@ -161,6 +161,7 @@ class Daemon:
                 task.cancel()
 
     def request_shutdown(self) -> None:
+        self.attach_hub.server_exiting()
         # Let the kill-server reply reach its client before the loop winds down.
         asyncio.get_running_loop().call_later(0.05, self._stop.set)
 

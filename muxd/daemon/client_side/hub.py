@@ -96,6 +96,12 @@ class AttachHub:
             self.fit_session(client.session)
             self._told("client-detached", client)
 
+    def server_exiting(self) -> None:
+        """Tell every attached client the server is going, as tmux's say `[server exited]`
+        (a connection that simply drops reads `[lost server]`)."""
+        for client in list(self.clients.values()):
+            client.detach("server exited")
+
     def keep_buffer(self, text: str) -> None:
         self.buffers.keep(text)
 

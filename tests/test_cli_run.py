@@ -91,3 +91,26 @@ def test_ctrl_c_leaves_the_run_running_and_says_how_to_cancel_it(muxd_module_ser
     s.cli("cancel", execution_id, check=True)
     wait_until(lambda: json.loads(s.cli("show", execution_id, "--json", check=True).stdout)["execution"]["status"]
                != "running", timeout=LINE_TIMEOUT_S, message="the cancelled run ended")
+
+
+def test_run_typed_in_a_removed_directory_runs_in_home(muxd_module_server, tmp_path):
+    """As tmux's new-window from a shell whose directory is gone: the server's default, $HOME."""
+    s = muxd_module_server
+    typed = subprocess.run(["sh", "-c", 'mkdir gone && cd gone && rmdir ../gone && exec "$@"', "sh",
+                            sys.executable, "-m", "muxd", "-L", s.name, "run", "--wait", "--", "pwd"],
+                           env=s.env, cwd=tmp_path, capture_output=True, text=True, timeout=LINE_TIMEOUT_S)
+    assert typed.returncode == 0, typed.stderr
+    assert typed.stdout.strip() == os.path.realpath(s.env.get("HOME") or os.path.expanduser("~")), typed.stdout
+
+
+def test_run_wait_timeout_leaves_it_running_and_says_so(muxd_module_server, tmp_path):
+    s = muxd_module_server
+    waited = s.cli("run", "--wait", "--timeout", "1", "--", "sleep", "600", cwd=tmp_path)
+    assert waited.returncode == 1
+    execution_id = waited.stderr.split()[0]
+    assert waited.stderr.splitlines()[-1] == (f"muxd: {execution_id} still runs after 1s; "
+                                              f"`muxd cancel {execution_id}` stops it"), waited.stderr
+    assert json.loads(s.cli("show", execution_id, "--json", check=True).stdout)["execution"]["status"] == "running"
+    s.cli("cancel", execution_id, check=True)
+    refused = s.cli("run", "--wait", "--timeout", "0", "--", "true")
+    assert refused.returncode == 1 and refused.stderr.strip() == "muxd: --timeout must be above 0 seconds, got 0"

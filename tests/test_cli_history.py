@@ -25,9 +25,9 @@ def test_the_history_commands_from_a_shell(muxd_server):
     assert retried["status"] == "success" and retried["attempt"] == 2
 
     failed = s.cli("run", "--wait", "--", "sh", "-c", "echo building; exit 3")
-    assert failed.returncode == 3 and "failed (exit 3)" in failed.stdout
+    assert failed.returncode == 3 and "failed (exit 3)" in failed.stderr and failed.stdout == "building\n"
     passed = s.cli("run", "--wait", "--", "true")
-    assert passed.returncode == 0 and "success" in passed.stdout
+    assert passed.returncode == 0 and "success" in passed.stderr
     # A bash pane muxd started writes prompt marks: `run -t` types into it and reads the status.
     shell = s.cli("new-session", "-d", "-P", "-s", "sh", check=True).stdout.strip()
     wait_until(lambda: s.cli("run", "-t", shell, "--wait", "--", "true").returncode == 0

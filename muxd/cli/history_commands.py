@@ -1,4 +1,4 @@
-"""CLI commands of the execution history: submit, run, history, show, failures, stats, cancel.
+"""CLI commands of the execution history: submit, history, show, failures, stats, cancel.
 Tables for people, `--json` for scripts (the records the protocol carries)."""
 
 from __future__ import annotations
@@ -140,37 +140,6 @@ def _report(e: Execution, args: argparse.Namespace, *, waited: bool) -> int:
     if not waited:
         return 0
     return 0 if e.status == "success" else 1
-
-
-def _configure_run(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-t", dest="target", help="type it into this pane's shell (it must write prompt marks); "
-                                             "default: a new window")
-    p.add_argument("-c", dest="cwd", help="working directory of the new window")
-    p.add_argument("--wait", action="store_true", help="wait for it to end; exit with its status")
-    p.add_argument("--timeout", type=float, default=None, help="wait at most this long (seconds)")
-    p.add_argument("--trace-id", help="W3C trace id (32 hex digits): the command's span is in this trace, and "
-                                      "a new window's TRACEPARENT names it")
-    p.add_argument("--span-id", help="W3C span id of the command (16 hex digits; default: a new one)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS…]")
-
-
-@cli_command("run")(_configure_run)
-def run(client: Any, args: argparse.Namespace) -> int:
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        raise BadRequest("muxd run needs a command: muxd run -- make test")
-    wait_s = (args.timeout or 300.0) if args.wait else 0.0
-    reply = client.call("run", "execution", command=command, target=args.target, cwd=args.cwd, wait_s=wait_s,
-                        trace_id=args.trace_id, span_id=args.span_id)
-    e = reply.execution
-    if args.json:
-        print_json(e)
-    else:
-        print(f"{e.id} {e.status}" + ("" if e.exit_code is None else f" (exit {e.exit_code})"))
-    if not args.wait:
-        return 0
-    return e.exit_code if e.exit_code is not None else (0 if e.status == "success" else 1)
 
 
 def _configure_history(p: argparse.ArgumentParser) -> None:

@@ -121,7 +121,7 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
                "watch_commands", ("events",), local=True),
     CliCommand("top", "a live view of every agent, those that need you first", "top_commands", local=True),
     CliCommand("submit", "give the agent in a pane a prompt, recorded as an execution", "history_commands"),
-    CliCommand("run", "run a command as an execution (its exit status is recorded)", "history_commands",
+    CliCommand("run", "run a command as an execution (its exit status is recorded)", "run_command",
                starts_server=True),
     CliCommand("history", "what ran in the panes: executions, newest first", "history_commands"),
     CliCommand("show", "one execution in full", "history_commands"),

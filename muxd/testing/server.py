@@ -56,11 +56,12 @@ class MuxdTestServer:
         return self
 
     def cli(self, *args: str, check: bool = False, input: str | None = None,
-            timeout: float = CLI_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-        """Run `muxd -L NAME args…` as a user would; stdout/stderr captured as text."""
+            timeout: float = CLI_TIMEOUT_S, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """Run `muxd -L NAME args…` as a user would (typed in `cwd`: by default this process's
+        directory); stdout/stderr captured as text."""
         result = subprocess.run([sys.executable, "-m", "muxd", "-L", self.name, *args],
                                 env=self.env, capture_output=True, text=True, input=input,
-                                timeout=timeout)
+                                timeout=timeout, cwd=cwd)
         if check and result.returncode != 0:
             raise AssertionError(f"muxd {' '.join(args)} failed ({result.returncode}): {result.stderr}")
         return result

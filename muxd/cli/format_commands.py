@@ -63,6 +63,18 @@ def session_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     print_lines(sorted(scope.sessions().values(), key=lambda s: s.name), scope.of_session, template, args.filter)
 
 
+def filtered(client: Any, row_filter: str | None, kind: str, items: list[Any]) -> list[Any]:
+    """The records of a table (`kind`: "panes", "windows" or "sessions") whose tmux variables pass
+    `row_filter` (-f without -F filters the table, as tmux's -f filters its default lines)."""
+    if row_filter is None:
+        return items
+    scope = _scope(client, row_filter)
+    records, variables_of = {"panes": (scope.panes, scope.of_pane), "windows": (scope.windows, scope.of_window),
+                             "sessions": (scope.sessions, scope.of_session)}[kind]
+    kept = {key for key, record in records().items() if is_true(expand(row_filter, variables_of(record)))}
+    return [item for item in items if item.id in kept]
+
+
 def _scope(client: Any, template: str = "") -> FormatScope:
     # Imported here: `muxd ls` and `list-panes` without -F need none of it (collections, shlex).
     from muxd.daemon.panes.format_variables import FormatScope

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from muxd.cli.colour import add_color_option, use_color
 from muxd.cli.format_commands import add_format_options, filtered, pane_lines, session_lines, window_lines
 from muxd.cli.render import age, print_json, print_panes, print_table
 from muxd.cli.table import cli_command
@@ -66,6 +67,7 @@ def _configure_list_panes(p: argparse.ArgumentParser) -> None:
     p.add_argument("-s", dest="session_scope", action="store_true", help="with -F: the target's whole session")
     p.add_argument("--json", action="store_true", help="one JSON object per pane")
     add_format_options(p)
+    add_color_option(p)
 
 
 @cli_command("list-panes")(_configure_list_panes)
@@ -78,7 +80,7 @@ def list_panes(client: Any, args: argparse.Namespace) -> int:
     if args.json:
         print_json(panes)
     else:
-        print_panes(panes)
+        print_panes(panes, color=use_color(args.color))
     return 0
 
 
@@ -86,6 +88,7 @@ def _configure_ls(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable: every pane as JSON")
     p.add_argument("--sessions", action="store_true", help="one row per session, like tmux ls")
     add_format_options(p)
+    add_color_option(p)
 
 
 @cli_command("ls")(_configure_ls)
@@ -102,7 +105,7 @@ def ls(client: Any, args: argparse.Namespace) -> int:
                         [[s.name, s.id, str(s.windows), str(s.panes), age(s.created_at)] for s in sessions])
         return 0
     return list_panes(client, argparse.Namespace(target=None, all=True, json=args.json, format=None,
-                                                 filter=args.filter))
+                                                 filter=args.filter, color=args.color))
 
 
 def _configure_list_windows(p: argparse.ArgumentParser) -> None:

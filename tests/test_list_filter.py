@@ -1,6 +1,6 @@
 """`-f FILTER` without `-F` filters the list commands' tables (`ls`, `ls --sessions`, `list-panes`,
-`list-windows`, their --json), as tmux's -f filters its default lines; through `muxd tmux` the
-lines are those real tmux 3.3a prints for the same sessions and filter."""
+`list-windows`, `list-clients`, their --json), as tmux's -f filters its default lines; through
+`muxd tmux` the lines are those real tmux 3.3a prints for the same sessions and filter."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import pytest
 
 from muxd.testing.fake_agent_panes import ask, start_fake_agent
+from muxd.testing.outer_terminal import attach_in, outer_terminals
 from muxd.testing.tmux_oracle import TmuxOracle
 
 WAITING = "#{==:#{agent_state},AwaitingConfirmation}"
@@ -73,3 +74,19 @@ def test_muxd_tmux_f_prints_what_tmux_prints(two_sessions):
             assert len(ours) == (1 if command[0] in ("ls", "list-sessions") else 2)
     finally:
         oracle.close()
+
+
+def test_list_clients_takes_F_and_f(two_sessions):
+    s = two_sessions
+    with outer_terminals(s) as outer:
+        terminal = outer(columns=100, lines=30)
+        attach_in(terminal, s, "beta")
+        tty = s.cli("list-clients", "-F", "#{client_name}", check=True).stdout.strip()
+        assert tty.startswith("/dev/")
+        on_beta = s.cli("list-clients", "-f", BETA, check=True).stdout
+        assert on_beta == f"{tty}: beta [100x30]\n" == s.cli("list-clients", check=True).stdout
+        assert s.cli("list-clients", "-f", "#{==:#{session_name},alpha}", check=True).stdout == ""
+        shown = s.cli("list-clients", "-F", "#{client_session} #{session_windows} #{client_width}", check=True)
+        assert shown.stdout == "beta 2 100\n"
+        assert json.loads(s.cli("list-clients", "--json", "-f", "#{==:#{client_height},29}", check=True).stdout) == []
+        assert s.cli("tmux", "list-clients", "-f", BETA, check=True).stdout == on_beta

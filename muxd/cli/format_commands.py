@@ -35,6 +35,22 @@ def print_lines(items: Iterable[Any], variables_of: Callable[[Any], Mapping[str,
             print(expand(template, variables))
 
 
+def client_variables(client: Any, template: str) -> Callable[[Any], Mapping[str, str]]:
+    """An attached client's variables (ClientInfo): tmux's #{client_*} over its session's."""
+    from collections import ChainMap
+
+    scope = _scope(client, template)
+    sessions = {s.name: s for s in scope.sessions().values()}
+
+    def of_client(attached: Any) -> Mapping[str, str]:
+        session = sessions.get(attached.session)
+        own = {"client_name": attached.name, "client_tty": attached.name, "client_session": attached.session,
+               "client_width": str(attached.columns), "client_height": str(attached.lines)}
+        return ChainMap(own, scope.of_session(session) if session is not None else scope.server)
+
+    return of_client
+
+
 def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     """list-panes as tmux scopes it: the target window, the target's session with -s, every
     pane with -a (the target resolved by the daemon, as every command's)."""

@@ -90,3 +90,21 @@ def test_list_clients_takes_F_and_f(two_sessions):
         assert shown.stdout == "beta 2 100\n"
         assert json.loads(s.cli("list-clients", "--json", "-f", "#{==:#{client_height},29}", check=True).stdout) == []
         assert s.cli("tmux", "list-clients", "-f", BETA, check=True).stdout == on_beta
+
+
+def test_list_buffers_f_and_F_print_what_tmux_prints(muxd_server):
+    s = muxd_server
+    oracle = TmuxOracle()
+    try:
+        for name, text in (("b1", "hello"), ("b2", "world, again")):
+            s.cli("set-buffer", "-b", name, text, check=True)
+            oracle.run("set-buffer", "-b", name, text)
+        for args in (["-f", "#{==:#{buffer_name},b2}"], ["-f", "#{m:*hell*,#{buffer_sample}}"],
+                     ["-F", "#{buffer_name}=#{buffer_size}", "-f", "#{!=:#{buffer_size},5}"],
+                     ["-F", "#{buffer_name}"]):
+            ours = s.cli("list-buffers", *args, check=True).stdout
+            assert ours == oracle.run("list-buffers", *args), args
+            assert ours  # each filter here keeps something
+        assert s.cli("list-buffers", "-f", "0", check=True).stdout == ""
+    finally:
+        oracle.close()

@@ -91,3 +91,7 @@ def test_a_pipe_gets_no_colour_unless_always(asking_and_failed):
     asked = subprocess.run([sys.executable, "-m", "muxd", "-L", s.name, "list-panes", "-a", "--color=always"],
                            env={**s.env, "NO_COLOR": "1"}, capture_output=True, text=True, timeout=LS_TIMEOUT_S)
     assert WAITING in asked.stdout, asked.stderr
+    # FORCE_COLOR hands the table to rich (plain_table declines): the styles pass through it.
+    rich = subprocess.run([sys.executable, "-m", "muxd", "-L", s.name, "ls", "--color=always"],
+                          env={**s.env, "FORCE_COLOR": "1"}, capture_output=True, text=True, timeout=LS_TIMEOUT_S)
+    assert "AwaitingConfirmation" in row_of(rich.stdout, asker) and "\x1b[" in row_of(rich.stdout, asker)

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from muxd.testing.fake_agent_panes import agent_state, start_fake_agent
+from muxd.testing.fake_agent_panes import agent_state, ask, start_fake_agent
 from muxd.testing.outer_terminal import attach_in, muxd_command, outer_terminals, status_line
 from muxd.testing.wait import wait_until
 
@@ -21,12 +21,6 @@ TURN_TIMEOUT_S = 30.0
 def outer(muxd_server):
     with outer_terminals(muxd_server) as make:
         yield make
-
-
-def ask(server, pane: str) -> None:
-    """Have the fake agent in `pane` ask for a yes (its `tool` turn); back once it asks."""
-    server.cli("send-keys", "-t", pane, "tool", "Enter", check=True)
-    server.cli("watch", "--until", "agent-waiting", "-t", pane, "--timeout", str(TURN_TIMEOUT_S), check=True)
 
 
 def table_rows(text: str) -> list[str]:

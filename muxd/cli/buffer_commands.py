@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from muxd.cli.format_commands import add_format_options
 from muxd.cli.render import print_json
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
@@ -17,16 +18,29 @@ if TYPE_CHECKING:
 
 def _configure_list_buffers(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
+    add_format_options(p)
+
+
+def buffer_variables(buffer: Any) -> dict[str, str]:
+    """tmux's #{buffer_*} of one paste buffer (BufferInfo)."""
+    return {"buffer_name": buffer.name, "buffer_size": str(buffer.size), "buffer_sample": buffer.sample}
 
 
 @cli_command("list-buffers")(_configure_list_buffers)
 def list_buffers(client: Any, args: argparse.Namespace) -> int:
+    from muxd.formats import expand, is_true
+
     buffers = client.call("list-buffers", "buffer-list").buffers
+    if args.filter is not None:
+        buffers = [b for b in buffers if is_true(expand(args.filter, buffer_variables(b)))]
     if args.json:
         print_json(buffers)
         return 0
     for buffer in buffers:
-        print(f'{buffer.name}: {buffer.size} bytes: "{buffer.sample}"')
+        if args.format is None:
+            print(f'{buffer.name}: {buffer.size} bytes: "{buffer.sample}"')
+        else:
+            print(expand(args.format, buffer_variables(buffer)))
     return 0
 
 

@@ -6,28 +6,43 @@ from __future__ import annotations
 import argparse
 import os
 
+from muxd.cli.format_commands import add_format_options, client_variables, print_lines
 from muxd.cli.render import print_json
 from muxd.cli.table import cli_command
 from muxd.errors import NotFound
+from muxd.formats import expand, is_true
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
     from typing import Any
 
 
+# tmux's own line, less its terminal name and flags: "/dev/pts/3: work [100x29]".
+CLIENT_LINE = "#{client_name}: #{client_session} [#{client_width}x#{client_height}]"
+
+
 def _configure_list_clients(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="only the clients of this session")
     p.add_argument("--json", action="store_true")
+    add_format_options(p)
 
 
 @cli_command("list-clients")(_configure_list_clients)
 def list_clients(client: Any, args: argparse.Namespace) -> int:
-    reply = client.call("list-clients", "client-list", target=args.target)
-    if args.json:
-        print_json(reply.clients)
+    clients = client.call("list-clients", "client-list", target=args.target).clients
+    if args.format is None and args.filter is None:  # muxd's own line, without the sessions' variables
+        if args.json:
+            print_json(clients)
+        else:
+            for attached in clients:
+                print(f"{attached.name}: {attached.session} [{attached.columns}x{attached.lines}]")
         return 0
-    for attached in reply.clients:  # tmux's own line: "/dev/pts/3: work [100x29]"
-        print(f"{attached.name}: {attached.session} [{attached.columns}x{attached.lines}]")
+    template = CLIENT_LINE if args.format is None else args.format
+    variables_of = client_variables(client, template + (args.filter or ""))
+    if args.json:
+        print_json([c for c in clients if is_true(expand(args.filter or "1", variables_of(c)))])
+        return 0
+    print_lines(clients, variables_of, template, args.filter)
     return 0
 
 

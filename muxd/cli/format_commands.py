@@ -35,6 +35,22 @@ def print_lines(items: Iterable[Any], variables_of: Callable[[Any], Mapping[str,
             print(expand(template, variables))
 
 
+def client_variables(client: Any, template: str) -> Callable[[Any], Mapping[str, str]]:
+    """An attached client's variables (ClientInfo): tmux's #{client_*} over its session's."""
+    from collections import ChainMap
+
+    scope = _scope(client, template)
+    sessions = {s.name: s for s in scope.sessions().values()}
+
+    def of_client(attached: Any) -> Mapping[str, str]:
+        session = sessions.get(attached.session)
+        own = {"client_name": attached.name, "client_tty": attached.name, "client_session": attached.session,
+               "client_width": str(attached.columns), "client_height": str(attached.lines)}
+        return ChainMap(own, scope.of_session(session) if session is not None else scope.server)
+
+    return of_client
+
+
 def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     """list-panes as tmux scopes it: the target window, the target's session with -s, every
     pane with -a (the target resolved by the daemon, as every command's)."""
@@ -61,6 +77,18 @@ def window_lines(client: Any, args: argparse.Namespace, template: str) -> None:
 def session_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     scope = _scope(client, template + (args.filter or ""))
     print_lines(sorted(scope.sessions().values(), key=lambda s: s.name), scope.of_session, template, args.filter)
+
+
+def filtered(client: Any, row_filter: str | None, kind: str, items: list[Any]) -> list[Any]:
+    """The records of a table (`kind`: "panes", "windows" or "sessions") whose tmux variables pass
+    `row_filter` (-f without -F filters the table, as tmux's -f filters its default lines)."""
+    if row_filter is None:
+        return items
+    scope = _scope(client, row_filter)
+    records, variables_of = {"panes": (scope.panes, scope.of_pane), "windows": (scope.windows, scope.of_window),
+                             "sessions": (scope.sessions, scope.of_session)}[kind]
+    kept = {key for key, record in records().items() if is_true(expand(row_filter, variables_of(record)))}
+    return [item for item in items if item.id in kept]
 
 
 def _scope(client: Any, template: str = "") -> FormatScope:

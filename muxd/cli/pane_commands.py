@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from muxd.cli.format_commands import add_format_options, pane_lines, session_lines, window_lines
+from muxd.cli.colour import add_color_option, use_color
+from muxd.cli.format_commands import add_format_options, filtered, pane_lines, session_lines, window_lines
 from muxd.cli.render import age, print_json, print_panes, print_table
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
@@ -66,6 +67,7 @@ def _configure_list_panes(p: argparse.ArgumentParser) -> None:
     p.add_argument("-s", dest="session_scope", action="store_true", help="with -F: the target's whole session")
     p.add_argument("--json", action="store_true", help="one JSON object per pane")
     add_format_options(p)
+    add_color_option(p)
 
 
 @cli_command("list-panes")(_configure_list_panes)
@@ -74,10 +76,11 @@ def list_panes(client: Any, args: argparse.Namespace) -> int:
         pane_lines(client, args, args.format)
         return 0
     reply = client.call("list-panes", "pane-list", target=args.target, all=args.all)
+    panes = filtered(client, args.filter, "panes", reply.panes)
     if args.json:
-        print_json(reply.panes)
+        print_json(panes)
     else:
-        print_panes(reply.panes)
+        print_panes(panes, color=use_color(args.color))
     return 0
 
 
@@ -85,6 +88,7 @@ def _configure_ls(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable: every pane as JSON")
     p.add_argument("--sessions", action="store_true", help="one row per session, like tmux ls")
     add_format_options(p)
+    add_color_option(p)
 
 
 @cli_command("ls")(_configure_ls)
@@ -93,15 +97,15 @@ def ls(client: Any, args: argparse.Namespace) -> int:
         session_lines(client, args, args.format)
         return 0
     if args.sessions:
-        reply = client.call("list-sessions", "session-list")
+        sessions = filtered(client, args.filter, "sessions", client.call("list-sessions", "session-list").sessions)
         if args.json:
-            print_json(reply.sessions)
+            print_json(sessions)
         else:
             print_table(["SESSION", "ID", "WINDOWS", "PANES", "AGE"],
-                        [[s.name, s.id, str(s.windows), str(s.panes), age(s.created_at)]
-                         for s in reply.sessions])
+                        [[s.name, s.id, str(s.windows), str(s.panes), age(s.created_at)] for s in sessions])
         return 0
-    return list_panes(client, argparse.Namespace(target=None, all=True, json=args.json, format=None))
+    return list_panes(client, argparse.Namespace(target=None, all=True, json=args.json, format=None,
+                                                 filter=args.filter, color=args.color))
 
 
 def _configure_list_windows(p: argparse.ArgumentParser) -> None:
@@ -117,12 +121,13 @@ def list_windows(client: Any, args: argparse.Namespace) -> int:
         window_lines(client, args, args.format)
         return 0
     reply = client.call("list-windows", "window-list", target=args.target, all=args.all)
+    windows = filtered(client, args.filter, "windows", reply.windows)
     if args.json:
-        print_json(reply.windows)
+        print_json(windows)
     else:
         print_table(["SESSION", "WINDOW", "ID", "NAME", "PANES"],
                     [[w.session, str(w.index) + ("*" if w.active else ""), w.id, w.name, str(w.panes)]
-                     for w in reply.windows])
+                     for w in windows])
     return 0
 
 

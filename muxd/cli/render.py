@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
+from muxd.cli.colour import NEED_STYLES, STATE_STYLES, styled
 from muxd.cli.plain_table import COLUMN_GAP, PIPED_TABLE_WIDTH, cell_width, table_width, write_table
 from muxd.terminal_text import visible
 from muxd.units import duration, tokens  # the CLI's commands take them from here too
@@ -72,10 +73,12 @@ def print_line(text: str) -> None:
     print(visible(text))
 
 
-def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None) -> None:
+def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None,
+                styles: Sequence[Sequence[str]] | None = None) -> None:
+    """`styles`: an SGR style for each cell ("" for none), given only when colour is wanted (cli/colour.py)."""
     # Control characters (a name holding ESC ] 52 would write the reader's clipboard) are shown as escapes.
     cells = [[visible(cell) for cell in row] for row in rows]
-    if title is None and write_table(headings, cells):
+    if title is None and write_table(headings, cells, styles):
         return
     from rich.console import Console
     from rich.table import Table
@@ -84,10 +87,12 @@ def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title
     table = Table(title=title, box=None, header_style="bold", pad_edge=False)
     for heading in headings:
         table.add_column(heading, overflow="fold")
-    for row in cells:
-        table.add_row(*(Text(cell) for cell in row))  # plain Text: a name like "[link=…]" is not rich markup
+    for at, row in enumerate(cells):  # plain Text: a name like "[link=…]" is not rich markup
+        table.add_row(*(Text.from_ansi(styled(cell, styles[at][n])) if styles and styles[at][n] else Text(cell)
+                        for n, cell in enumerate(row)))
     width = None if sys.stdout.isatty() else PIPED_TABLE_WIDTH
-    Console(soft_wrap=False, width=width).print(table)
+    Console(soft_wrap=False, width=width, force_terminal=True if styles else None,
+            no_color=False if styles else None).print(table)
 
 
 # On a terminal too narrow for every column (80 columns, a split), `ls` takes these steps in turn
@@ -100,7 +105,8 @@ PANE_TABLE_FITTING = (
 CUT_CELL_MIN = 12  # characters a cut cell keeps, ellipsis included
 
 
-def print_panes(panes: Sequence[PaneInfo]) -> None:
+def print_panes(panes: Sequence[PaneInfo], *, color: bool = False) -> None:
+    """The pane table (`color`: its STATE and STATUS cells styled, cli/colour.py)."""
     if not panes:
         print("no panes")
         return
@@ -108,7 +114,17 @@ def print_panes(panes: Sequence[PaneInfo]) -> None:
     rows = [[visible(show(p)) for _, show in PANE_COLUMNS] for p in panes]
     if sys.stdout.isatty():  # piped output stays complete, for scripts and greps
         headings, rows = fit_table(headings, rows, table_width())
-    print_table(headings, rows)
+    styles = [[cell_style(heading, p) for heading in headings] for p in panes] if color else None
+    print_table(headings, rows, styles=styles)
+
+
+def cell_style(heading: str, p: PaneInfo) -> str:
+    """The SGR style of a pane's cell: its agent's state by what it needs; a failed pane red."""
+    if heading == "STATE" and p.agent.agent_type:
+        return STATE_STYLES.get(p.agent.activity.state, "")
+    if heading == "STATUS" and (p.emulator_failed or p.exit_code not in (None, 0)):
+        return NEED_STYLES["failed"]
+    return ""
 
 
 def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int,

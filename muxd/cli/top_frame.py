@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from muxd.cli.colour import BOLD, BUSY_STYLE, NEED_STYLES, RESET
 from muxd.cli.plain_table import COLUMN_GAP, cell_width
 from muxd.cli.render import fit_table
 from muxd.cli.top_board import BUSY_RANK, HEADINGS, AgentRow, need_counts
@@ -23,13 +24,7 @@ PAGE_HELP = "↑↓/jk scroll · any other key: back"
 # a person can do without goes first; the question or error is cut before the pane's place goes.
 FITTING = (("drop", "EXEC"), ("drop", "COST"), ("drop", "TOKENS"), ("cut", "WHAT"), ("drop", "WHERE"),
            ("drop", "AGENT"), ("drop", "FOR"))
-RESET = "\x1b[0m"
-BOLD = "\x1b[1m"
 REVERSE = "\x1b[7m"
-# SGR of a row by its need (or rank), as the status line colours them.
-NEED_STYLES = {"waiting": "\x1b[1;31m", "limited": "\x1b[33m", "failed": "\x1b[31m", "finished": "\x1b[32m",
-               None: ""}
-BUSY_STYLE = "\x1b[36m"
 
 
 def frame_lines(rows: Sequence[AgentRow], selected: str | None, width: int, height: int, *,

@@ -30,3 +30,12 @@ def start_fake_agent(server: MuxdTestServer, name: str, agent: str = "claude", *
                       check=True).stdout.strip()
     wait_until(lambda: agent_state(server, pane) == "Idle", timeout=START_TIMEOUT_S, message=f"{name} idle")
     return pane
+
+
+ASK_TIMEOUT_S = 30.0
+
+
+def ask(server: MuxdTestServer, pane: str) -> None:
+    """Have the fake agent in `pane` ask for a yes (its `tool` turn); back once it asks."""
+    server.cli("send-keys", "-t", pane, "tool", "Enter", check=True)
+    server.cli("watch", "--until", "agent-waiting", "-t", pane, "--timeout", str(ASK_TIMEOUT_S), check=True)

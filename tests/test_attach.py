@@ -238,8 +238,10 @@ def _sgr(button: int, column: int, row: int, release: bool = False) -> bytes:
 
 
 def _shows_selected(term: OuterTerminal, text: str) -> None:
-    """`text` shows in tmux's mode style (black on yellow): selected."""
-    term.wait_for(lambda sc: f"\x1b[30m\x1b[43m{text}" in sc or f"\x1b[30;43m{text}" in sc, escapes=True)
+    """`text` shows in tmux's mode style (black on yellow): selected. Selected text starting a
+    row right below the copy-mode position indicator (the same style) needs no new SGR."""
+    selected = re.compile(r"(?:\x1b\[30m\x1b\[43m|\x1b\[30;43m)(?:\[\d+/\d+\]\n)?" + re.escape(text))
+    term.wait_for(selected.search, escapes=True)
 
 
 def _copied_then_pasted(term: OuterTerminal, text: str) -> None:

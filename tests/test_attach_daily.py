@@ -5,6 +5,7 @@ options, and panes made interactively closing when their program exits unless re
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -172,3 +173,50 @@ def test_switch_client_shows_another_session_window_and_pane(muxd_server, outer)
     term.wait_for(lambda sc: status_line(sc).startswith("[two]") and "1:second*" in status_line(sc))
     missing = s.run_here("switch-client", "-t", "three")
     assert missing.returncode == 1 and "can't find session: three" in missing.stderr
+
+
+def test_copy_mode_shows_its_position_at_once_and_pages_by_halves_and_wholes(muxd_server, outer):
+    s = muxd_server
+    s.run_here("new-session", "-d", "-s", "work", *SHELL, check=True)
+    # $((2*100)): the echoed command line has no "200", so only seq's output can end a row with it.
+    s.run_here("send-keys", "-t", "work", "seq 1 $((2*100))", "Enter", check=True)
+    s.wait_for_text("work", "200\n")
+    term = outer()  # 30 rows: a 29-row pane, so half a page is 14 rows and a page 28
+    attach(term, s, "work")
+    live = term.wait_for("200\n")
+    top = int(live.split("\n")[0].split()[0])  # the number on the pane's first row
+    position = re.compile(r"\[(\d+)/(\d+)\]")
+
+    def shows(offset: int):
+        """The indicator reads [offset/...] and the view's first row is `offset` rows back."""
+        def met(screen: str) -> bool:
+            first = screen.split("\n")[0]
+            found = position.search(first)
+            return found is not None and int(found[1]) == offset and first.split()[0] == str(top - offset)
+        return met
+
+    term.keys("C-b", "[")
+    term.wait_for(shows(0))  # at once, as tmux, before any scrolling
+    term.keys("C-u")
+    term.wait_for(shows(14))
+    term.keys("C-u")
+    term.wait_for(shows(28))
+    term.keys("C-d")
+    term.wait_for(shows(14))
+    term.keys("C-b", "C-b")  # the prefix is C-b: pressed twice it reaches copy mode (tmux's send-prefix)
+    term.wait_for(shows(42))
+    term.keys("C-f")
+    term.wait_for(shows(14))
+    term.keys("C-d")
+    term.wait_for(shows(0))
+    term.keys("q")
+    term.wait_for(lambda sc: not position.search(sc))
+    # With another prefix, C-b alone pages up.
+    s.run_here("set-option", "-g", "prefix", "C-a", check=True)
+    term.keys("C-a", "[")
+    term.wait_for(shows(0))
+    term.keys("C-b")
+    term.wait_for(shows(28))
+    term.keys("q")
+    term.type("echo typed-$((2*3))", enter=True)  # out of copy mode: keys reach the shell again
+    term.wait_for("typed-6")

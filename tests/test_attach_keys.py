@@ -107,6 +107,18 @@ def test_copy_mode_keys_and_wheel():
     assert wheel.wheel(-1, pane) and wheel.offset == 3
     assert wheel.cursor == (506, 0)  # kept on the view as it scrolled
     assert wheel.wheel(1, pane) is False  # back at the bottom: leave
+    # C-u / C-d move the view half a page (5 rows of 10), C-b / C-f a page (9); the cursor keeps
+    # its place on the screen, until the view stops at the end of the history.
+    halves = CopyMode(cursor=(505, 2))
+    halves.key(b"\x15", pane)
+    assert halves.offset == 5 and halves.cursor == (500, 2)
+    halves.key(b"\x02", pane)
+    assert halves.offset == 14 and halves.cursor == (491, 2)
+    halves.key(b"\x04", pane)
+    halves.key(b"\x06", pane)
+    assert halves.offset == 0 and halves.cursor == (505, 2)
+    halves.key(b"\x04", pane)  # at the bottom already: the cursor goes down instead
+    assert halves.offset == 0 and halves.cursor == (509, 2)
 
 
 def test_copy_mode_word_motions_cross_rows_like_vi():

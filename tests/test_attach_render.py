@@ -270,6 +270,11 @@ def test_copy_mode_shows_scrollback_with_position_indicator() -> None:
     # Scrolled past the oldest row: clamped to the history size.
     frame = compose(40, 11, [PaneView(emulator, 0, 0, 40, 10, active=True, scroll_offset=500)], None)
     assert text(frame, 0).startswith("line 0 ") and text(frame, 0).rstrip().endswith("[91/91]")
+    # Copy mode on the live screen (just entered): the indicator is there already, as in tmux.
+    frame = compose(40, 11, [PaneView(emulator, 0, 0, 40, 10, active=True, position_shown=True)], None)
+    assert text(frame, 0).startswith("line 91") and text(frame, 0).rstrip().endswith("[0/91]")
+    frame = compose(40, 11, [PaneView(emulator, 0, 0, 40, 10, active=True)], None)
+    assert "[0/91]" not in text(frame, 0)  # not in copy mode: no indicator
 
 
 # -- incremental painting ------------------------------------------------------------------

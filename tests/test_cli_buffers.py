@@ -115,3 +115,44 @@ def test_pipe_pane_sends_output_to_a_command_toggles_and_types_its_output(s, tmp
     wait_for_text(s, pane, "42-by-pipe")
     s.cli("pipe-pane", "-t", pane, check=True)  # no command: closes (none open: no error)
     assert fails(s, "pipe-pane", "-t", "%999", "cat") == "muxd: can't find pane: %999"
+
+
+def test_load_and_save_buffer_through_files_stdin_and_stdout(s, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_bytes("first line\nsecond: é ✓\n".encode())
+    s.cli("load-buffer", "-b", "loaded", str(source), check=True)
+    assert s.cli("show-buffer", "-b", "loaded", check=True).stdout == "first line\nsecond: é ✓\n"
+    saved = tmp_path / "out.txt"
+    s.cli("save-buffer", "-b", "loaded", str(saved), check=True)
+    assert saved.read_bytes() == source.read_bytes()
+    s.cli("save-buffer", "-a", "-b", "loaded", str(saved), check=True)  # -a appends
+    assert saved.read_bytes() == source.read_bytes() * 2
+    s.cli("save-buffer", "-b", "loaded", str(saved), check=True)  # without it, replaces
+    assert saved.read_bytes() == source.read_bytes()
+    # - is the caller's standard input and output: a real `muxd` process in a pipe.
+    s.server.cli("load-buffer", "-b", "piped", "-", input="from a pipe\n", check=True)
+    assert s.server.cli("save-buffer", "-b", "piped", "-", check=True).stdout == "from a pipe\n"
+    # Without -b: a new automatic buffer, the newest, which save-buffer then writes.
+    s.server.cli("load-buffer", "-", input="unnamed-load", check=True)
+    newest = s.cli("list-buffers", check=True).stdout.splitlines()[0]
+    assert newest.startswith("buffer") and newest.endswith('"unnamed-load"'), newest
+    assert s.server.cli("save-buffer", "-", check=True).stdout == "unnamed-load"
+    # Bytes that are not UTF-8 load as replacement characters, not a traceback.
+    source.write_bytes(b"caf\xe9")
+    s.cli("load-buffer", "-b", "latin", str(source), check=True)
+    assert s.cli("show-buffer", "-b", "latin", check=True).stdout == "caf\ufffd"
+
+
+def test_load_and_save_buffer_errors_are_one_line(s, tmp_path):
+    missing = tmp_path / "nosuch.txt"
+    assert fails(s, "load-buffer", "-b", "x", str(missing)).endswith(f"{missing}: No such file or directory")
+    assert "\n" not in fails(s, "load-buffer", str(missing))
+    assert s.cli("show-buffer", "-b", "x").returncode == 1  # nothing was loaded
+    s.cli("set-buffer", "-b", "kept", "text", check=True)
+    no_dir = tmp_path / "no-dir" / "out.txt"
+    assert fails(s, "save-buffer", "-b", "kept", str(no_dir)).endswith(f"{no_dir}: No such file or directory")
+    assert fails(s, "save-buffer", "-b", "kept", str(tmp_path)).endswith(f"{tmp_path}: Is a directory")
+    assert "\n" not in fails(s, "save-buffer", "-b", "no-such-buffer", str(tmp_path / "y"))
+    assert not (tmp_path / "y").exists()
+    # The daemon keeps serving.
+    assert s.cli("show-buffer", "-b", "kept", check=True).stdout == "text"

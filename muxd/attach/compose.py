@@ -43,6 +43,7 @@ class PaneView:
     # Copy-mode selection: (view row, first column, column after the last) to highlight.
     highlights: tuple[tuple[int, int, int], ...] = ()
     copy_cursor: tuple[int, int] | None = None  # copy mode: its cursor (column, view row), shown
+    position_shown: bool = False  # copy mode: the [offset/history] indicator even on the live screen
 
 
 def compose(
@@ -98,16 +99,16 @@ def _pane_source(pane: PaneView) -> list[FrameRow]:
     """The pane's rows as shown: live or scrolled back, with the selection, the copy-mode
     indicator and the dead-pane message drawn over them."""
     emulator = pane.emulator
-    if pane.scroll_offset <= 0 and pane.dead_message is None and not pane.highlights:
+    if pane.scroll_offset <= 0 and pane.dead_message is None and not pane.highlights and not pane.position_shown:
         return live_rows(emulator)
     rows = list(scrolled_rows(emulator, pane.scroll_offset))
     for y, start, stop in pane.highlights:
         if 0 <= y < len(rows):
             rows[y] = highlight(rows[y], start, stop)
     width = min(pane.columns, emulator.columns)
-    if pane.scroll_offset > 0 and rows:
+    if (pane.scroll_offset > 0 or pane.position_shown) and rows:
         history = emulator.history_size
-        label = f"[{min(pane.scroll_offset, history)}/{history}]"
+        label = f"[{min(max(pane.scroll_offset, 0), history)}/{history}]"
         rows[0] = _overlay_right(rows[0], label, width)
     if pane.dead_message is not None:
         bottom = min(pane.lines, emulator.lines) - 1

@@ -1,5 +1,6 @@
 """CLI commands that move text in and out of panes: the paste buffers (list-buffers, show-buffer,
-set-buffer, delete-buffer, paste-buffer) and pipe-pane. Flags and output as tmux's."""
+set-buffer, delete-buffer, paste-buffer, load-buffer, save-buffer) and pipe-pane. Flags and
+output as tmux's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import sys
 from muxd.cli.format_commands import add_format_options
 from muxd.cli.render import print_json
 from muxd.cli.table import cli_command
-from muxd.errors import BadRequest
+from muxd.config import PASTE_BUFFER_MAX_CHARS
+from muxd.errors import BadRequest, Forbidden, MuxdError, NotFound
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
@@ -74,6 +76,57 @@ def set_buffer(client: Any, args: argparse.Namespace) -> int:
         raise BadRequest("no data specified")
     client.call("set-buffer", "ok", name=args.name, text=args.data or "", append=args.append,
                 new_name=args.new_name)
+    return 0
+
+
+def _file_error(path: str, exc: OSError) -> MuxdError:
+    """tmux's one line for a file it cannot read or write: "PATH: No such file or directory"."""
+    kind = NotFound if isinstance(exc, FileNotFoundError) else Forbidden if isinstance(exc, PermissionError) else BadRequest
+    return kind(f"{path}: {exc.strerror or exc}")
+
+
+def _configure_load_buffer(p: argparse.ArgumentParser) -> None:
+    _configure_buffer_name(p)
+    p.add_argument("path", help="the file to read (- reads standard input)")
+
+
+@cli_command("load-buffer")(_configure_load_buffer)
+def load_buffer(client: Any, args: argparse.Namespace) -> int:
+    # Read here, not by the daemon: a relative path is the caller's, and - is the caller's stdin.
+    try:
+        if args.path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.path, "rb") as file:
+                data = file.read()
+    except OSError as exc:
+        raise _file_error(args.path, exc) from None
+    text = data.decode("utf-8", errors="replace")  # buffers hold text: bytes that are not UTF-8 become U+FFFD
+    if len(text) > PASTE_BUFFER_MAX_CHARS:
+        raise BadRequest(f"{args.path}: too large for a buffer (at most {PASTE_BUFFER_MAX_CHARS} characters)")
+    client.call("set-buffer", "ok", name=args.name, text=text)
+    return 0
+
+
+def _configure_save_buffer(p: argparse.ArgumentParser) -> None:
+    _configure_buffer_name(p)
+    p.add_argument("-a", dest="append", action="store_true", help="append to the file")
+    p.add_argument("path", help="the file to write (- writes standard output)")
+
+
+@cli_command("save-buffer")(_configure_save_buffer)
+def save_buffer(client: Any, args: argparse.Namespace) -> int:
+    buffer = client.call("list-buffers", "buffer-list", name=args.name, text=True).buffers[0]
+    data = buffer.text.encode()
+    if args.path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return 0
+    try:
+        with open(args.path, "ab" if args.append else "wb") as file:
+            file.write(data)
+    except OSError as exc:
+        raise _file_error(args.path, exc) from None
     return 0
 
 

@@ -228,7 +228,8 @@ class AttachedClient:
             views.append(PaneView(emulator=pane.emulator, x=x, y=y,
                                   columns=min(width, columns - x, pane.columns), lines=view_lines,
                                   active=pane is window.active_pane,
-                                  scroll_offset=copy.offset if copy else 0, dead_message=dead,
+                                  scroll_offset=copy.offset if copy else 0, position_shown=copy is not None,
+                                  dead_message=dead,
                                   highlights=highlight_spans(pane.emulator, selection, copy.offset, view_lines)
                                   if copy and selection else (),
                                   copy_cursor=copy_cursor_at(pane.emulator, copy, view_lines) if copy else None))
@@ -378,6 +379,11 @@ class AttachedClient:
         if key == self.prefix:
             self.prefix_pending = True
             return False
+        return self.key_to_pane(key)
+
+    def key_to_pane(self, key: bytes) -> bool:
+        """`key` to the active pane: its copy mode if it has one, else its program; False when
+        only the program saw it."""
         pane = self.active_pane()
         if pane is None:
             return False
@@ -405,11 +411,6 @@ class AttachedClient:
     def active_pane(self) -> Pane | None:
         window = self.session.active_window
         return window.active_pane if window is not None else None
-
-    def write_active(self, data: bytes) -> None:
-        pane = self.active_pane()
-        if pane is not None:
-            pane.write(data)
 
     def paste_buffer(self) -> None:
         """The newest buffer into the active pane, line feeds as carriage returns (tmux's

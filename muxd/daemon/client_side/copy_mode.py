@@ -30,6 +30,8 @@ _SCROLL_UP = (b"\x19",)    # C-y: the view moves, the cursor stays on its text
 _SCROLL_DOWN = (b"\x05",)  # C-e
 _PAGE_UP = (b"\x1b[5~", b"\x02")
 _PAGE_DOWN = (b"\x1b[6~", b"\x06")
+_HALF_PAGE_UP = (b"\x15",)    # C-u
+_HALF_PAGE_DOWN = (b"\x04",)  # C-d
 _BEGIN_SELECTION = (b" ", b"v")
 _COPY = (b"\r", b"y")
 _CLEAR_OR_LEAVE = (b"\x1b",)  # clears a selection; with none, leaves
@@ -113,8 +115,10 @@ class CopyMode:
             column = pane.columns - 1
         elif key in _SCROLL_UP or key in _SCROLL_DOWN:
             self.scroll(1 if key in _SCROLL_UP else -1, pane.history)
-        elif key in _PAGE_UP or key in _PAGE_DOWN:
-            lines = page if key in _PAGE_UP else -page
+        elif key in _PAGE_UP or key in _PAGE_DOWN or key in _HALF_PAGE_UP or key in _HALF_PAGE_DOWN:
+            # The view moves and the cursor keeps its place on the screen, as in tmux.
+            lines = page if key in _PAGE_UP or key in _PAGE_DOWN else max(1, pane.lines // 2)
+            lines = lines if key in _PAGE_UP or key in _HALF_PAGE_UP else -lines
             self.scroll(lines, pane.history)
             row -= lines
         elif key == b"g":

@@ -35,16 +35,19 @@ def _bound(client: Client, key: bytes) -> tuple[str | Binding | None, bool]:
 def after_prefix(client: Client, key: bytes) -> bool:
     """The key after the prefix (or a repeat): the user's binding, else the default one (an
     unbound key is ignored, as in tmux); False when it only went to a program (the prefix
-    pressed twice sends it). A key bound with -r opens repeat-time, in which keys bound with
+    pressed twice sends it, to copy mode if the pane is in it, as tmux's send-prefix). A key bound with -r opens repeat-time, in which keys bound with
     -r need no prefix."""
     bound, repeat = _bound(client, key)
-    if isinstance(bound, str):
+    shown = True
+    if bound is SEND_PREFIX:
+        shown = client.key_to_pane(client.prefix)
+    elif isinstance(bound, str):
         client.run_line(bound)  # command_prompt.py's: it runs default bindings, so it sits above this module
     elif bound is not None:
         run_binding(client, bound)
     milliseconds = client.daemon.registry.options.number("repeat-time", client.session.id)
     client.repeat_until = time.monotonic() + milliseconds / 1000 if repeat else 0.0
-    return bound is not SEND_PREFIX
+    return shown
 
 
 def repeats(client: Client, key: bytes) -> bool:
@@ -55,8 +58,8 @@ def repeats(client: Client, key: bytes) -> bool:
 def run_binding(client: Client, binding: Binding) -> None:
     """Do what `binding` says; MuxdError for anything to show in the status line."""
     session, daemon = client.session, client.daemon
-    if binding.action == "send_prefix":  # only the program sees it: nothing to fit or to draw
-        client.write_active(client.prefix)
+    if binding.action == "send_prefix":  # as a key pressed alone: copy mode takes it (C-b C-b pages up)
+        client.key_to_pane(client.prefix)
         return
     match binding.action:
         case "new_window":

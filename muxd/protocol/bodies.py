@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from muxd.errors import ProtocolError
+from muxd.errors import NotUtf8, ProtocolError
 from muxd.protocol.framing import frame
 
 _encoder = msgspec.msgpack.Encoder()
@@ -22,8 +22,12 @@ UNDECODABLE = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError,
 
 
 def encode(message: Any) -> bytes:
-    """The framed bytes of one message."""
-    return frame(_encoder.encode(message))
+    """The framed bytes of one message; NotUtf8 when a string in it holds argv bytes that are not
+    UTF-8 (the surrogates Python reads them as)."""
+    try:
+        return frame(_encoder.encode(message))
+    except UnicodeEncodeError as exc:
+        raise NotUtf8(exc.object if isinstance(exc.object, str) else "") from None
 
 
 def decode_from_server(decoder: msgspec.msgpack.Decoder[Any], body: bytes) -> Any:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import struct
 
+from muxd.errors import NotUtf8
+
 MAX_DEPTH = 64  # deeper nesting than any reply has: a hostile body must not exhaust the stack
 
 
@@ -48,7 +50,10 @@ def _pack(value: object, out: bytearray) -> None:
     elif isinstance(value, float):
         out += struct.pack(">Bd", 0xCB, value)
     elif isinstance(value, str):
-        data = value.encode()
+        try:
+            data = value.encode()
+        except UnicodeEncodeError:  # argv bytes that are not UTF-8 (the shell's $'\xe9'): one line, no traceback
+            raise NotUtf8(value) from None
         _pack_head(len(data), out, fix=0xA0, fix_max=31, heads=(0xD9, 0xDA, 0xDB))
         out += data
     elif isinstance(value, (bytes, bytearray)):
@@ -62,7 +67,12 @@ def _pack(value: object, out: bytearray) -> None:
         _pack_head(len(value), out, fix=0x80, fix_max=15, heads=(None, 0xDE, 0xDF))
         for key, item in value.items():
             _pack(key, out)
-            _pack(item, out)
+            try:
+                _pack(item, out)
+            except NotUtf8 as exc:  # say which field held it (the innermost one)
+                if exc.detail.get("field") is not None:
+                    raise
+                raise NotUtf8(exc.value, key if isinstance(key, str) else None) from None
     else:
         raise TypeError(f"cannot pack a {type(value).__name__}")
 

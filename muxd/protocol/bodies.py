@@ -30,6 +30,30 @@ def encode(message: Any) -> bytes:
         raise NotUtf8(exc.object if isinstance(exc.object, str) else "") from None
 
 
+def encode_shown(message: Any) -> bytes:
+    """The framed bytes of one message the daemon sends: a string in it holding bytes that are not
+    UTF-8 (a pane's directory or command, a buffer, as the system gave them) goes as the shell
+    shows those bytes ('d\\xe9'), where `encode` would refuse the message."""
+    try:
+        return frame(_encoder.encode(message))
+    except UnicodeEncodeError:  # rare: walk the message only then
+        builtins = msgspec.to_builtins(message, builtin_types=(bytes, bytearray, memoryview))
+        return frame(_encoder.encode(_shown(builtins)))
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that stands for no byte (JSON's "\\ud800")
+            return value.encode("utf-8", "backslashreplace").decode()
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    if isinstance(value, dict):
+        return {_shown(key): _shown(item) for key, item in value.items()}
+    return value
+
+
 def decode_from_server(decoder: msgspec.msgpack.Decoder[Any], body: bytes) -> Any:
     """The message `decoder` reads from `body`; ProtocolError for whatever else the server sent."""
     try:

@@ -8,7 +8,7 @@ from typing import Union
 import msgspec
 
 from muxd.errors import ProtocolError
-from muxd.protocol.bodies import UNDECODABLE, decode_from_server, encode  # noqa: F401 - encode: every sender's
+from muxd.protocol.bodies import UNDECODABLE, decode_from_server, encode, encode_shown  # noqa: F401 - every sender's
 from muxd.protocol.messages import REQUEST_TAGS, Envelope, Event, Reply, Request
 
 _request_decoder = msgspec.msgpack.Decoder(Request)

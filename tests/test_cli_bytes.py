@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from test_cli_buffers import READER, READY
 from muxd.testing.server import CLI_TIMEOUT_S, MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -24,6 +25,8 @@ def muxd(server: MuxdTestServer, *args: bytes) -> subprocess.CompletedProcess[by
     ((b"rename-window", b"caf\xe9"), "muxd: name 'caf\\xe9' is not valid UTF-8"),
     ((b"task", b"add", b"fix caf\xe9"), "muxd: title 'fix caf\\xe9' is not valid UTF-8"),
     ((b"knowledge", b"search", b"caf\xe9"), "muxd: query 'caf\\xe9' is not valid UTF-8"),
+    # An execution's command and directory are kept in the history's database, which holds text.
+    ((b"run", b"--", b"echo", b"caf\xe9"), "muxd: command 'caf\\xe9' is not valid UTF-8"),
     ((b"tmux", b"new-session", b"-d", b"-s", b"\xff"), "name '\\xff' is not valid UTF-8"),
 ])
 def test_a_name_that_is_not_utf8_is_refused_in_one_line(muxd_module_server, args, said):
@@ -52,3 +55,39 @@ def test_a_pane_in_a_directory_that_is_not_utf8_is_listed_as_the_shell_shows_it(
     listed = muxd(muxd_module_server, b"list-panes", b"-a", b"-F", b"#{pane_id} #{pane_current_path}")
     assert f"{pane} {tmp_path}/caf\\xe9".encode() in listed.stdout.splitlines()
     assert muxd(muxd_module_server, b"ls").returncode == 0  # the table and the server too
+
+
+def _reader(server: MuxdTestServer, session: bytes) -> str:
+    pane = _pane(server, session, b"--", sys.executable.encode(), b"-c", READER.format(mode="").encode())
+    _wait_for(server, pane, READY)
+    return pane
+
+
+def _wait_for(server: MuxdTestServer, pane: str, text: str) -> None:
+    wait_until(lambda: text in muxd(server, b"capture-pane", b"-p", b"-t", pane.encode()).stdout.decode(),
+               timeout=10, message=f"{text!r} in {pane}")
+
+
+def test_send_keys_and_the_tmux_shim_type_the_bytes_given(muxd_module_server):
+    pane = _reader(muxd_module_server, b"typed-bytes")
+    assert muxd(muxd_module_server, b"send-keys", b"-t", pane.encode(), b"caf\xe9", b"Enter").returncode == 0
+    _wait_for(muxd_module_server, pane, "b'caf\\xe9\\r'")
+    out = muxd(muxd_module_server, b"tmux", b"send-keys", b"-t", pane.encode(), b"-l", b"na\xefve")
+    assert out.returncode == 0, out
+    _wait_for(muxd_module_server, pane, "b'na\\xefve'")
+
+
+def test_set_buffer_keeps_the_bytes_paste_buffer_types_them(muxd_module_server):
+    pane = _reader(muxd_module_server, b"pasted-bytes")
+    assert muxd(muxd_module_server, b"set-buffer", b"-b", b"latin1", b"d\xe9j\xe0").returncode == 0
+    assert b'latin1: 4 bytes' in muxd(muxd_module_server, b"list-buffers").stdout
+    assert muxd(muxd_module_server, b"paste-buffer", b"-b", b"latin1", b"-t", pane.encode()).returncode == 0
+    _wait_for(muxd_module_server, pane, "b'd\\xe9j\\xe0'")
+
+
+def test_a_new_pane_starts_in_the_directory_and_with_the_environment_given_as_bytes(muxd_module_server, tmp_path):
+    (tmp_path / "caf\udce9").mkdir()
+    show = "import os; print(repr(os.path.basename(os.getcwdb())), repr(os.environb[b'WORD'])); input()"
+    pane = _pane(muxd_module_server, b"spawn-bytes", b"-c", bytes(tmp_path) + b"/caf\xe9", b"-e", b"WORD=na\xefve",
+                 b"--", sys.executable.encode(), b"-c", show.encode())
+    _wait_for(muxd_module_server, pane, "b'caf\\xe9' b'na\\xefve'")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 
 from muxd.errors import NotUtf8
+from muxd.protocol.os_bytes import OS_BYTES_EXT
 
 MAX_DEPTH = 64  # deeper nesting than any reply has: a hostile body must not exhaust the stack
 
@@ -52,9 +53,12 @@ def _pack(value: object, out: bytearray) -> None:
     elif isinstance(value, str):
         try:
             data = value.encode()
-        except UnicodeEncodeError:  # argv bytes that are not UTF-8 (the shell's $'\xe9'): one line, no traceback
-            raise NotUtf8(value) from None
-        _pack_head(len(data), out, fix=0xA0, fix_max=31, heads=(0xD9, 0xDA, 0xDB))
+        except UnicodeEncodeError:  # argv bytes that are not UTF-8 (the shell's $'\xe9'): as bytes
+            data = _os_bytes(value)
+            _pack_head(len(data), out, fix=None, fix_max=-1, heads=(0xC7, 0xC8, 0xC9))
+            out.append(OS_BYTES_EXT)
+        else:
+            _pack_head(len(data), out, fix=0xA0, fix_max=31, heads=(0xD9, 0xDA, 0xDB))
         out += data
     elif isinstance(value, (bytes, bytearray)):
         _pack_head(len(value), out, fix=None, fix_max=-1, heads=(0xC4, 0xC5, 0xC6))
@@ -67,14 +71,18 @@ def _pack(value: object, out: bytearray) -> None:
         _pack_head(len(value), out, fix=0x80, fix_max=15, heads=(None, 0xDE, 0xDF))
         for key, item in value.items():
             _pack(key, out)
-            try:
-                _pack(item, out)
-            except NotUtf8 as exc:  # say which field held it (the innermost one)
-                if exc.detail.get("field") is not None:
-                    raise
-                raise NotUtf8(exc.value, key if isinstance(key, str) else None) from None
+            _pack(item, out)
     else:
         raise TypeError(f"cannot pack a {type(value).__name__}")
+
+
+def _os_bytes(value: str) -> bytes:
+    """The argv bytes `value` stands for (the daemon takes them where tmux passes bytes through,
+    else refuses them: os_bytes.py); NotUtf8 for a surrogate that stands for no byte."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise NotUtf8(value) from None
 
 
 def _pack_int(value: int, out: bytearray) -> None:

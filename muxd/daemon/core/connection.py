@@ -168,7 +168,7 @@ class Connection:
         """Handle one frame; False means the connection must close."""
         try:
             request = decode_request(body)
-        except ProtocolError as exc:
+        except BadRequest as exc:  # ProtocolError, or NotUtf8 for a name given bytes (os_bytes.py)
             self.send(Error(id=peek_envelope(body).id, code=exc.code, message=exc.message,
                             detail=_plain(exc.detail)))
             return True

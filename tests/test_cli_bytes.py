@@ -91,3 +91,14 @@ def test_a_new_pane_starts_in_the_directory_and_with_the_environment_given_as_by
     pane = _pane(muxd_module_server, b"spawn-bytes", b"-c", bytes(tmp_path) + b"/caf\xe9", b"-e", b"WORD=na\xefve",
                  b"--", sys.executable.encode(), b"-c", show.encode())
     _wait_for(muxd_module_server, pane, "b'caf\\xe9' b'na\\xefve'")
+    listed = muxd(muxd_module_server, b"list-panes", b"-a", b"-F", b"#{pane_id} #{pane_current_path}")
+    assert listed.returncode == 0 and f"{pane} {tmp_path}/caf\\xe9".encode() in listed.stdout.splitlines()
+
+
+def test_run_runs_in_a_directory_given_as_bytes(muxd_module_server, tmp_path):
+    (tmp_path / "caf\udce9").mkdir()
+    out = muxd(muxd_module_server, b"run", b"--wait", b"-c", bytes(tmp_path) + b"/caf\xe9", b"--",
+               b"sh", b"-c", b"pwd > ../where")
+    assert out.returncode == 0, out
+    assert (tmp_path / "where").read_bytes() == bytes(tmp_path) + b"/caf\xe9\n"
+    assert muxd(muxd_module_server, b"ls").returncode == 0

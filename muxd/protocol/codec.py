@@ -10,7 +10,7 @@ import msgspec
 from muxd.config import OS_BYTES_BODY_MAX_BYTES
 from muxd.errors import ProtocolError
 from muxd.protocol.bodies import UNDECODABLE, decode_from_server, encode, encode_shown  # noqa: F401 - every sender's
-from muxd.protocol.os_bytes import os_bytes_ext, refuse_os_bytes_outside_pass_through
+from muxd.protocol.os_bytes import os_bytes_ext, taken_os_bytes
 from muxd.protocol.messages import REQUEST_TAGS, Envelope, Event, Reply, Request
 
 _request_decoder = msgspec.msgpack.Decoder(Request)
@@ -69,9 +69,8 @@ def _with_os_bytes(body: bytes) -> Request | None:
         return None
     if not isinstance(raw, dict):
         return None
-    refuse_os_bytes_outside_pass_through(raw)
     try:
-        return msgspec.convert(raw, Request)  # type: ignore[arg-type]
+        return msgspec.convert(taken_os_bytes(raw), Request)  # type: ignore[arg-type]
     except msgspec.ValidationError as exc:
         raise ProtocolError(f"invalid request: {exc}") from exc
 

@@ -19,6 +19,7 @@ OS_BYTES_EXT = 1  # the msgpack ext type of argument bytes that are not UTF-8
 PASS_THROUGH: frozenset[tuple[str, ...]] = frozenset({
     ("send-keys", "keys"),
     ("set-buffer", "text"),
+    ("run", "cwd"),  # not its command: an execution's is kept in the history, which holds text
     *((kind, "spawn", field) for kind in ("new-session", "new-window", "split-window", "respawn-pane")
       for field in ("command", "cwd", "env")),
 })
@@ -37,22 +38,20 @@ def os_bytes_ext(code: int, data: memoryview) -> Any:
     return OsBytes(bytes(data).decode("utf-8", "surrogateescape"))
 
 
-def refuse_os_bytes_outside_pass_through(message: dict[str, Any]) -> None:
-    """NotUtf8 for the first OS bytes in `message` (a decoded request) outside PASS_THROUGH."""
-    kind = message.get("type")
-    for field, value in message.items():
-        _check(value, (str(kind), str(field)))
+def taken_os_bytes(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` (a decoded request) with its OS bytes as plain str (msgspec encodes no str
+    subclass: a reply naming them must encode); NotUtf8 for the first one outside PASS_THROUGH."""
+    kind = str(message.get("type"))
+    return {field: _taken(value, (kind, str(field))) for field, value in message.items()}
 
 
-def _check(value: Any, path: tuple[str, ...]) -> None:
-    if any(path[:len(allowed)] == allowed for allowed in PASS_THROUGH):
-        return
+def _taken(value: Any, path: tuple[str, ...]) -> Any:
     if isinstance(value, OsBytes):
-        raise NotUtf8(value, path[-1])
+        if not any(path[:len(allowed)] == allowed for allowed in PASS_THROUGH):
+            raise NotUtf8(value, path[-1])
+        return str(value)
     if isinstance(value, list):
-        for item in value:
-            _check(item, path)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check(key, path)
-            _check(item, (*path, str(key)))
+        return [_taken(item, path) for item in value]
+    if isinstance(value, dict):
+        return {_taken(key, (*path, str(key))): _taken(item, (*path, str(key))) for key, item in value.items()}
+    return value

@@ -9,7 +9,11 @@ import sys
 
 import pytest
 
+from test_bad_input import RawPeer
 from test_cli_buffers import READER, READY
+
+from muxd.protocol.framing import frame
+from muxd.protocol.msgpack_lite import pack
 from muxd.testing.server import CLI_TIMEOUT_S, MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -101,4 +105,19 @@ def test_run_runs_in_a_directory_given_as_bytes(muxd_module_server, tmp_path):
                b"sh", b"-c", b"pwd > ../where")
     assert out.returncode == 0, out
     assert (tmp_path / "where").read_bytes() == bytes(tmp_path) + b"/caf\xe9\n"
+    assert muxd(muxd_module_server, b"ls").returncode == 0
+
+
+def test_a_peer_sending_other_extensions_or_bytes_where_text_is_wanted_gets_one_error_each(muxd_module_server):
+    peer = RawPeer(muxd_module_server.socket_path)
+    peer.hello()
+    os_bytes = b"\xc7\x01\x01\xff"  # ext 8, one byte, type 1 (OS bytes): b'\xff'
+    unknown = b"\xc7\x01\x07\xff"   # the same byte under an extension type muxd does not know
+    for request_id, target in ((70, os_bytes), (71, unknown)):
+        # A map of three: type, id and a target given as raw msgpack.
+        body = b"\x83" + pack("type") + pack("kill-session") + pack("id") + pack(request_id) + pack("target") + target
+        peer.send(frame(body))
+    first, second = peer.receive(), peer.receive()
+    assert (first.id, first.code, first.message) == (70, "bad_request", "target '\\xff' is not valid UTF-8")
+    assert (second.id, second.code) == (71, "bad_request") and "got `ext`" in second.message
     assert muxd(muxd_module_server, b"ls").returncode == 0

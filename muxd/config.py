@@ -194,6 +194,9 @@ CLI_OUTPUT_MAX_BYTES = 1024 * 1024  # of a command the prompt or a hook runs: it
 ATTACH_RENDER_FAILURES_MAX = 3     # consecutive failed frames before a client is detached
 PASTE_BUFFERS_MAX = 50             # copied selections kept (tmux's buffer-limit), newest first
 PASTE_BUFFER_MAX_CHARS = 1 << 20   # a selection longer than this is cut (a whole history can be MBs)
+# A request holding argument bytes that are not UTF-8 is decoded a second, unchecked way (its
+# limits checked after): the largest one a set-buffer of a full buffer's bytes needs, no more.
+OS_BYTES_BODY_MAX_BYTES = 4 * PASTE_BUFFER_MAX_CHARS + 4096
 # pipe-pane: pane output its command has not read yet, beyond which more is dropped (the pane
 # never waits for the command).
 PIPE_PANE_BUFFER_MAX_BYTES = 1024 * 1024

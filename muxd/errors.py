@@ -22,6 +22,16 @@ class BadRequest(MuxdError):
     code = "bad_request"
 
 
+class NotUtf8(BadRequest):
+    """A word that must be text (a name, a title, a search) holds bytes that are not UTF-8, as the
+    shell's $'\\xff' gives; `value` is the word as Python reads argv (os.fsencode gives its bytes)."""
+
+    def __init__(self, value: str, field: str | None = None) -> None:
+        shown = repr(value.encode("utf-8", "surrogateescape"))[1:]  # 'caf\xe9', as the shell's $'…'
+        super().__init__(f"{field + ' ' if field else ''}{shown} is not valid UTF-8", field=field)
+        self.value = value
+
+
 class ProtocolError(BadRequest):
     """A peer sent bytes that are not a valid muxd frame or message."""
 

@@ -7,8 +7,10 @@ from typing import Union
 
 import msgspec
 
+from muxd.config import OS_BYTES_BODY_MAX_BYTES
 from muxd.errors import ProtocolError
-from muxd.protocol.bodies import UNDECODABLE, decode_from_server, encode  # noqa: F401 - encode: every sender's
+from muxd.protocol.bodies import UNDECODABLE, decode_from_server, encode, encode_shown  # noqa: F401 - every sender's
+from muxd.protocol.os_bytes import os_bytes_ext, taken_os_bytes
 from muxd.protocol.messages import REQUEST_TAGS, Envelope, Event, Reply, Request
 
 _request_decoder = msgspec.msgpack.Decoder(Request)
@@ -36,10 +38,14 @@ def peek_envelope(body: bytes) -> Envelope:
 
 
 def decode_request(body: bytes) -> Request:
-    """The request in `body`; ProtocolError (bad_request) for whatever else it holds."""
+    """The request in `body`; ProtocolError (bad_request) for whatever else it holds, NotUtf8
+    for argument bytes that are not UTF-8 where a request wants text (os_bytes.py)."""
     try:
         return _request_decoder.decode(body)
     except msgspec.ValidationError as exc:
+        with_os_bytes = _with_os_bytes(body) if "got `ext`" in str(exc) else None  # a typed decode takes none
+        if with_os_bytes is not None:
+            return with_os_bytes
         kind = peek_envelope(body).type
         if kind and kind not in REQUEST_TAGS:
             raise ProtocolError(f"unknown request type {kind!r}", type=kind) from exc
@@ -50,6 +56,23 @@ def decode_request(body: bytes) -> Request:
         raise ProtocolError(f"invalid request: a string is not valid UTF-8 ({exc.reason})") from exc
     except RecursionError as exc:
         raise ProtocolError("invalid request: nested too deeply") from exc
+
+
+def _with_os_bytes(body: bytes) -> Request | None:
+    """The request in `body`, which holds OS bytes; ProtocolError if it is otherwise invalid; None
+    if it cannot be read so (the caller says why it is not a request)."""
+    if len(body) > OS_BYTES_BODY_MAX_BYTES:  # decoded unchecked below: bounded here
+        return None
+    try:
+        raw = msgspec.msgpack.decode(body, ext_hook=os_bytes_ext)
+    except (*UNDECODABLE, ValueError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return msgspec.convert(taken_os_bytes(raw), Request)  # type: ignore[arg-type]
+    except msgspec.ValidationError as exc:
+        raise ProtocolError(f"invalid request: {exc}") from exc
 
 
 def decode_server_message(body: bytes) -> Reply | Event:

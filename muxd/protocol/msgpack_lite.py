@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import struct
 
+from muxd.errors import NotUtf8
+from muxd.protocol.os_bytes import OS_BYTES_EXT
+
 MAX_DEPTH = 64  # deeper nesting than any reply has: a hostile body must not exhaust the stack
 
 
@@ -48,8 +51,14 @@ def _pack(value: object, out: bytearray) -> None:
     elif isinstance(value, float):
         out += struct.pack(">Bd", 0xCB, value)
     elif isinstance(value, str):
-        data = value.encode()
-        _pack_head(len(data), out, fix=0xA0, fix_max=31, heads=(0xD9, 0xDA, 0xDB))
+        try:
+            data = value.encode()
+        except UnicodeEncodeError:  # argv bytes that are not UTF-8 (the shell's $'\xe9'): as bytes
+            data = _os_bytes(value)
+            _pack_head(len(data), out, fix=None, fix_max=-1, heads=(0xC7, 0xC8, 0xC9))
+            out.append(OS_BYTES_EXT)
+        else:
+            _pack_head(len(data), out, fix=0xA0, fix_max=31, heads=(0xD9, 0xDA, 0xDB))
         out += data
     elif isinstance(value, (bytes, bytearray)):
         _pack_head(len(value), out, fix=None, fix_max=-1, heads=(0xC4, 0xC5, 0xC6))
@@ -65,6 +74,15 @@ def _pack(value: object, out: bytearray) -> None:
             _pack(item, out)
     else:
         raise TypeError(f"cannot pack a {type(value).__name__}")
+
+
+def _os_bytes(value: str) -> bytes:
+    """The argv bytes `value` stands for (the daemon takes them where tmux passes bytes through,
+    else refuses them: os_bytes.py); NotUtf8 for a surrogate that stands for no byte."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise NotUtf8(value) from None
 
 
 def _pack_int(value: int, out: bytearray) -> None:

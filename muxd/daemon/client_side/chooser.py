@@ -142,12 +142,12 @@ class Chooser:
             emulator = new_emulator(columns=columns, lines=lines)
             emulator.feed(b"\x1b[?7l\x1b[?25l")  # no wrapping, no cursor
             for y, text in enumerate(texts):
-                line = text.encode()
+                line = text.encode("utf-8", "surrogateescape")  # a directory's bytes that are not UTF-8
                 if y + top == at:
                     line = _SELECTED_SGR + line + b"\x1b[0m"
                 emulator.feed(b"\x1b[%dH" % (y + 1) + line)
             for y, text in enumerate(preview, start=list_lines + 1):
-                emulator.feed(b"\x1b[%dH" % y + text.encode())
+                emulator.feed(b"\x1b[%dH" % y + text.encode("utf-8", "surrogateescape"))
             self._view = (key, emulator)
         return self._view[1]
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def _info(buffer: Buffer, text: bool) -> BufferInfo:
-    return BufferInfo(name=buffer.name, size=len(buffer.text.encode()), sample=sample(buffer.text),
+    return BufferInfo(name=buffer.name, size=len(buffer.text.encode("utf-8", "surrogateescape")), sample=sample(buffer.text),
                       text=buffer.text if text else None)
 
 
@@ -59,7 +59,7 @@ async def paste_buffer(daemon: Daemon, req: PasteBuffer, pane: Pane) -> Ok:
     if pane.exited:
         raise Conflict(f"pane {pane.id} has exited", pane=pane.id)
     text = buffer.text if req.raw else buffer.text.replace("\n", "\r" if req.separator is None else req.separator)
-    data = text.encode()
+    data = text.encode("utf-8", "surrogateescape")  # set-buffer's bytes that are not UTF-8, as given
     if req.bracketed:
         paste_into(pane, data)
     else:

@@ -22,7 +22,7 @@ from muxd.config import (
     PROTOCOL_VERSION,
 )
 from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, VersionMismatch
-from muxd.protocol.codec import decode_request, encode, peek_envelope
+from muxd.protocol.codec import decode_request, encode, encode_shown, peek_envelope
 from muxd.protocol.framing import FrameDecoder
 from muxd.daemon.client_side.hub import ATTACH_MESSAGES
 from muxd.daemon.access.control import SYSTEM, AccessControl, Principal
@@ -168,7 +168,7 @@ class Connection:
         """Handle one frame; False means the connection must close."""
         try:
             request = decode_request(body)
-        except ProtocolError as exc:
+        except BadRequest as exc:  # ProtocolError, or NotUtf8 for a name given bytes (os_bytes.py)
             self.send(Error(id=peek_envelope(body).id, code=exc.code, message=exc.message,
                             detail=_plain(exc.detail)))
             return True
@@ -289,7 +289,7 @@ class Connection:
         if self.writer.is_closing():
             return  # the client went away mid-request; its answer has nowhere to go
         try:
-            self.writer.write(encode(message))
+            self.writer.write(encode_shown(message))
         except MuxdError as exc:  # e.g. a reply over MAX_FRAME_BYTES
             self.writer.write(encode(Error(id=getattr(message, "id", 0), code=exc.code, message=exc.message)))
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from muxd.detectors.state import BUSY_STATES, AgentState
+from muxd.executions.record import FAILED_STATUSES
 from muxd.protocol.event_messages import DaemonEvent
 
 WAITING_STATES = frozenset({"AwaitingConfirmation", "AwaitingInput"})
 LIMITED_STATE = "UsageLimited"
-FAILED_STATUSES = frozenset({"failed", "timeout"})
+# The failures that call a person: the history's failure family (record.FAILED_STATUSES) but
+# `interrupted`, which the daemon's own stop or the person's next command in the shell caused.
+ALERTED_FAILURES = frozenset(FAILED_STATUSES) - {"interrupted"}
 QUESTION_MAX_CHARS = 500
 
 
@@ -70,7 +73,7 @@ def execution_events(execution: Any, pane: Any | None, now: float) -> list[Daemo
                   status=execution.status)
     events = [DaemonEvent(kind="execution-finished", error=error.type if error else None, **common)]
     agent = execution.agent_type not in (None, "shell")
-    if agent and execution.status in FAILED_STATUSES:
+    if agent and execution.status in ALERTED_FAILURES:
         message = error.message if error is not None else execution.status
         events.append(DaemonEvent(kind="agent-failed", error=message, **common))
     return events

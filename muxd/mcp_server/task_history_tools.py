@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from muxd.errors import Timeout
-from muxd.mcp_server.errors import check_range
 from muxd.mcp_server.execution_schemas import TasksByTraceOutput, TasksListOutput, TasksLastFailedOutput
 from muxd.mcp_server.execution_tools import FAILED_FILTER
 from muxd.mcp_server.execution_views import parse_iso, pattern_row, task_row
@@ -49,8 +48,6 @@ def register_task_history_tools(tools: ToolRegistry) -> None:
                                      le=OFFSET_MAX)] = 0,
     ) -> TasksListOutput:
         """Task execution history, newest first, filtered; `total` and `has_more` for paging."""
-        check_range("limit", limit, 1, LIST_LIMIT_MAX)
-        check_range("offset", offset, 0, OFFSET_MAX)
         started = parse_iso("since", since)
         if backfilled:  # nothing in muxd's history was backfilled
             return {"executions": [], "total": 0, "has_more": False}
@@ -79,7 +76,6 @@ def register_task_history_tools(tools: ToolRegistry) -> None:
     ) -> TasksLastFailedOutput:
         """The newest failures (status failed, timeout or interrupted: each row says which), and the
         error patterns they share (same stack_hash: same cause)."""
-        check_range("limit", limit, 1, FAILED_LIMIT_MAX)
         reply = await _ask("tasks_last_failed", ExecutionFailures, task_id=task_id, limit=limit,
                            unique_errors=unique_errors)
         return {"failures": [task_row(e) for e in reply.failures],

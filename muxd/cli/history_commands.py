@@ -118,6 +118,8 @@ def _configure_submit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--idempotency-key", help="your second submit to this pane with this key prints the first "
                                              "execution instead (with another message: an error)")
     p.add_argument("--attempt", type=int)
+    p.add_argument("--force", action="store_true", help="send it even where no agent runs: a shell there "
+                                                        "runs it as a command")
     p.add_argument("--json", action="store_true")
 
 
@@ -126,7 +128,7 @@ def submit(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("submit", "execution", target=args.target, message=args.message,
                         triggered_by="cli", task_id=args.task_id, trace_id=args.trace_id, span_id=args.span_id,
                         attempt=args.attempt, idempotency_key=args.idempotency_key, timeout_s=args.timeout,
-                        wait_s=args.wait_timeout if args.wait else 0.0)
+                        wait_s=args.wait_timeout if args.wait else 0.0, force=args.force)
     return _report(reply.execution, args, waited=args.wait)
 
 

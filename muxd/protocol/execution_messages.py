@@ -50,6 +50,7 @@ class RunCommand(_Message, tag="run"):
     timeout_s: float | None = None
     trace_id: Label | None = None       # W3C trace context: the new window's TRACEPARENT names them
     span_id: Label | None = None
+    keep: bool = False                  # the new window stays when the command ends (default: it closes)
 
 
 class CancelExecution(_Message, tag="cancel-execution"):

@@ -159,7 +159,8 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
                                                    req.timeout_s, **trace)  # type: ignore[arg-type]
     else:
         _, execution = run_in_background_window(daemon.registry, daemon.spawn_pane, daemon.executions,
-                                                Spawn(command=list(req.command), cwd=req.cwd, record_as="cli"),
+                                                Spawn(command=list(req.command), cwd=req.cwd, record_as="cli",
+                                                      remove_on_exit=not req.keep),
                                                 link=trace or None)
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s))
 

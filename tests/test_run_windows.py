@@ -1,6 +1,7 @@
 """Where `muxd run` leaves nothing behind (issue 28): its window closes when the command ends, as
 tmux's `new-window -d CMD` does, so `ls`, `list-windows` and `C-b w` show the user's own windows;
-the history keeps the output and the status (`muxd show`). --keep keeps the window."""
+the history keeps the output and the status (`muxd show`), and `stats` sums the closed ones in one
+row. --keep keeps the window."""
 
 from __future__ import annotations
 
@@ -33,13 +34,16 @@ def test_a_run_leaves_no_window_and_keeps_its_output(muxd_server, tmp_path):
     # The window is gone; the record is not: status, exit code and output.
     record = shown(s, execution_id)
     assert (record["status"], record["exit_code"]) == ("failed", 3)
-    assert "building" in s.cli("show", execution_id, "--transcript", check=True).stdout
+    assert s.cli("show", execution_id, check=True).stdout.endswith("\noutput:\nbuilding\n")
 
     # Without --wait: the window is there while it runs, and goes when it ends.
     started = s.cli("run", "--", "sh", "-c", "echo quiet", cwd=tmp_path, check=True).stdout.split()[0]
     wait_until(lambda: shown(s, started)["status"] == "success", timeout=END_TIMEOUT_S, message="the run ended")
     wait_until(lambda: windows(s) == mine, timeout=END_TIMEOUT_S, message="the run's window closed")
     assert "quiet" in s.cli("show", started, "--transcript", check=True).stdout
+    # stats: the closed runs in one row, not one per window that is gone.
+    rows = [line.split() for line in s.cli("stats", check=True).stdout.splitlines()[1:]]
+    assert rows == [["2", "closed", "windows", "command", "2", "1", "1", "0", "50.0%", rows[0][9], "gone"]], rows
 
 
 def test_keep_keeps_the_window_as_it_ended(muxd_server, tmp_path):

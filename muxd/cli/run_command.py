@@ -98,14 +98,19 @@ def _wait_for_end(client: Any, execution_id: str, timeout_s: float | None) -> An
             return e
 
 
-def _print_output_tail(client: Any, execution_id: str) -> None:
-    """The last OUTPUT_TAIL_LINES lines of what the command wrote (its transcript, as text)."""
+def output_tail(client: Any, execution_id: str, count: int) -> tuple[list[str], int]:
+    """The last `count` lines of what the command wrote (its transcript, as text), and how many
+    came before them."""
     transcript = client.call("get-execution", "execution", execution_id=execution_id,
                              include_transcript=True).transcript or ""
     lines = transcript.splitlines()
-    if len(lines) > OUTPUT_TAIL_LINES:
-        print(f"[{len(lines) - OUTPUT_TAIL_LINES} earlier lines: muxd show {execution_id} --transcript]",
-              file=sys.stderr)
-    for line in lines[-OUTPUT_TAIL_LINES:]:
+    return lines[-count:], max(0, len(lines) - count)
+
+
+def _print_output_tail(client: Any, execution_id: str) -> None:
+    lines, earlier = output_tail(client, execution_id, OUTPUT_TAIL_LINES)
+    if earlier:
+        print(f"[{earlier} earlier lines: muxd show {execution_id} --transcript]", file=sys.stderr)
+    for line in lines:
         print_line(line)
     sys.stdout.flush()  # before the status line on stderr, for a terminal showing both

@@ -201,3 +201,12 @@ def test_an_attached_copy_mode_uses_the_keys_the_conf_binds(muxd_server, outer, 
     term.keys("C-b", "[", "q")  # out: keys go to the shell again
     term.type("echo left-$((2*3))", enter=True)
     term.wait_for("\nleft-6\n")
+    # The prompt reads tmux's if-shell and run (run-shell: its output a message, no window).
+    term.keys("C-b", ":")
+    term.type("if-shell 'test -d /' 'set -g @from-prompt yes'", enter=True)
+    wait_until(lambda: s.cli("show-options", "-gqv", "@from-prompt").stdout == "yes\n", timeout=30,
+               message="if-shell typed at the prompt")
+    term.keys("C-b", ":")
+    term.type("run 'echo said-$((6*7))'", enter=True)
+    term.wait_for("said-42")
+    assert s.cli("list-windows", "-a", "-F", "#{window_id}", check=True).stdout.split() == ["@0"]

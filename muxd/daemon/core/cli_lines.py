@@ -114,7 +114,7 @@ def checked_line(line: str, tmux_names: bool = False) -> str:
         raise BadRequest("empty value")
     canonical = []
     for words in commands:
-        words = [command_name(words[0], tmux_names), *words[1:]]
+        words = [command_name(as_tmux_reads(words)[0], tmux_names), *words[1:]]
         _, parser = command_parser(words)
         try:
             parser.parse_args(words[1:])

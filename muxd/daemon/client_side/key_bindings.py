@@ -11,6 +11,7 @@ cursor modes, Home and End in their three).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from muxd.errors import BadRequest
@@ -20,6 +21,9 @@ TABLES = ("prefix", "root", "copy-mode", "copy-mode-vi")
 _WITH_DEFAULTS = ("prefix", "copy-mode", "copy-mode-vi")
 # Home and End arrive as CSI H/F, SS3 H/F (cursor keys mode) or CSI 1~/4~ (the vt220 forms).
 _VT220_FORMS = {"\x1b[H": ("\x1b[1~",), "\x1b[F": ("\x1b[4~",)}
+# tmux's mouse keys (MouseDragEnd1Pane, WheelUpPane…): muxd's mouse does what it does, unbound.
+_MOUSE_KEY = re.compile(r"(Mouse(Down|Up|Drag|DragEnd)[1-5]|Wheel(Up|Down)|(Second|Double|Triple)Click[1-5])"
+                        r"(Pane|Border|Status|StatusLeft|StatusRight|StatusDefault|ScrollbarUp|ScrollbarDown)?")
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,8 @@ def key_forms(name: str) -> tuple[bytes, ...]:
     text = key_name_to_text(name)
     if text is None and len(name) == 1:
         text = name
+    if not text and _MOUSE_KEY.fullmatch(name):
+        raise BadRequest(f"mouse key {name}: not supported by muxd (its mouse does tmux's defaults)", key=name)
     if not text:
         raise BadRequest(f"unknown key: {name}", key=name)
     forms = {text, key_name_to_text(name, frozenset({CURSOR_KEYS_MODE})) or text, *_VT220_FORMS.get(text, ())}

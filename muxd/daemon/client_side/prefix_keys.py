@@ -170,5 +170,8 @@ def list_keys_text(prefix: str, user: Any = None, mode_keys: str = "vi") -> list
     lines += ["", f"Copy mode ({mode_keys} keys: the mode-keys option)"]
     keys = EMACS_COPY_MODE_KEYS if mode_keys == "emacs" else COPY_MODE_KEYS
     lines += [f"  {keys_text:<24} {what}" for keys_text, what in keys]
+    table = "copy-mode" if mode_keys == "emacs" else "copy-mode-vi"
+    rebound = [b for b in (user.listed() if user is not None else ()) if b.table == table]
+    lines += [f"  {b.key:<24} {b.command or '(unbound)'}" for b in rebound]  # bind-key -T copy-mode-vi
     lines += ["", "Press q to leave this view."]
     return lines

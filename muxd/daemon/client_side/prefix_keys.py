@@ -90,7 +90,7 @@ COPY_MODE_KEYS = (
     ("Escape / q", "clear the selection (none: leave) / leave copy mode"),
     ("wheel / drag", "scroll (down past the bottom leaves) / select, release copies"),
 )
-EMACS_COPY_MODE_KEYS = (  # mode-keys emacs (copy_mode.emacs_key)
+EMACS_COPY_MODE_KEYS = (  # mode-keys emacs (copy_keys.py: the copy-mode table)
     ("arrows C-p C-n C-b C-f", "move the cursor (the view follows)"),
     ("C-a C-e / M-f M-b", "start / end of the line; to a word's end / back to a word's start"),
     ("C-s C-r n N", "search down / up (lower case: any case), again / the other way"),

@@ -108,6 +108,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("show-hooks", "show the hooks set on events", "event_hook_commands"),
     CliCommand("run-shell", "run a shell command, its formats expanded (-b: in the background)",
                "run_shell_command"),
+    CliCommand("if-shell", "run muxd commands if a shell command succeeds (-F: if a format is true)",
+               "if_shell_command", ("if",)),
     CliCommand("start-server", "start the server if it is not running", "server_commands", ("start",), local=True),
     CliCommand("server", "server status", "server_commands"),
     CliCommand("kill-server", "stop the server and every program in it", "server_commands"),

@@ -10,6 +10,12 @@ from muxd import __version__
 MAN_WIDTH_COLUMNS = 80  # usage lines in the page are wrapped here, whatever terminal made it
 SUMMARY = "terminal multiplexer for AI coding agents"
 
+_DESCRIPTION = r"""\fBmuxd\fR runs programs in panes of windows and sessions as \fBtmux\fR(1) does, with its
+commands, keys and formats, and reads the screens of the AI coding agents in them (Claude Code,
+Codex, Gemini CLI, Aider): which are working, which wait for you, what they cost. Its command
+line is a client of a server of yours (\fB\-L NAME\fR, default \fIdefault\fR), started when a
+command creates something; \fBmuxd mcp\fR serves the same to an orchestrating agent over MCP.
+With no command, \fBmuxd\fR creates a session and attaches to it."""
 _FILES = r""".TP
 \fI$MUXD_SOCKET_DIR/NAME.sock\fR (default \fI/tmp/muxd\-$UID/\fR)
 the server's socket and lock (\fINAME.lock\fR); \fBmuxd \-L NAME\fR picks the server.
@@ -32,12 +38,16 @@ def man_page(parser: argparse.ArgumentParser) -> str:
 
     from argparse_manpage.manpage import Manpage
 
+    parser._positionals.title = "commands"  # the top level's only positional: the command
+    parser.description = None  # SUMMARY, in NAME already; DESCRIPTION says more
+    _drop_repeated_descriptions(parser)
     columns = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = str(MAN_WIDTH_COLUMNS)  # read by the CLI's help formatter
     try:
         page = Manpage(parser, _data={"project_name": "muxd", "version": __version__, "description": SUMMARY,
                                       "manual_title": "muxd manual", "manual_section": 1},
                        format="single-commands-section")
+        page.add_section("description", "=", _DESCRIPTION)
         page.add_section("files", "=", _FILES)
         page.add_section("see also", "=", _SEE_ALSO)
         roff = str(page)
@@ -47,6 +57,15 @@ def man_page(parser: argparse.ArgumentParser) -> str:
         else:
             os.environ["COLUMNS"] = columns
     return _ascii(roff)
+
+
+def _drop_repeated_descriptions(parser: argparse.ArgumentParser) -> None:
+    """A command's description is its help (build_parser): said once in the page, not twice."""
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        for command_parser in action.choices.values():
+            if command_parser.description and command_parser.description in (
+                    choice.help for choice in action._choices_actions):
+                command_parser.description = None
 
 
 def _ascii(roff: str) -> str:

@@ -18,9 +18,9 @@ def _configure_completion(p: argparse.ArgumentParser) -> None:
     from muxd.cli.completion_script import SHELLS
 
     p.add_argument("shell", choices=SHELLS,
-                   help="bash: `source <(muxd completion bash)` in ~/.bashrc; zsh: `source <(muxd completion zsh)` "
-                        "in ~/.zshrc, after compinit; fish: `muxd completion fish > "
-                        "~/.config/fish/completions/muxd.fish`")
+                   help="bash: `source <(muxd completion bash)` in ~/.bashrc; zsh: `eval \"$(muxd completion zsh)\"` "
+                        "in ~/.zshrc after compinit (or the script saved as _muxd in a $fpath directory); fish: "
+                        "`muxd completion fish > ~/.config/fish/completions/muxd.fish`")
 
 
 @cli_command("completion")(_configure_completion)

@@ -66,6 +66,9 @@ def test_bash_completes_every_command_and_a_commands_options(muxd_unstarted: Mux
     assert "--sessions" in _bash_complete(server, bash_script, "ls", "-")
     assert set(_bash_complete(server, bash_script, "task", "")) >= {"add", "ls", "approve", "run"}
     assert _bash_complete(server, bash_script, "completion", "") == ["bash", "zsh", "fish"]
+    # What follows the command: a program to run, or for bind-key muxd's commands.
+    assert "bash" in _bash_complete(server, bash_script, "new", "-d", "--", "bas")
+    assert _bash_complete(server, bash_script, "bind-key", "x", "split-w") == ["split-window"]
 
 
 def test_bash_completes_a_target_with_the_servers_sessions(muxd_server: MuxdTestServer, tmp_path: Path) -> None:
@@ -124,6 +127,11 @@ def test_tab_in_an_interactive_shell_completes_a_command_and_an_option(muxd_unst
         terminal.type("--js")  # after the space the completion put
         terminal.keys("Tab")
         terminal.wait_for("muxd list-panes --json", timeout=30)
+        # A command whose rest is a program (zsh once listed its options without inserting one).
+        terminal.keys("C-c")
+        terminal.type("muxd new-session --na")
+        terminal.keys("Tab")
+        terminal.wait_for("muxd new-session --name", timeout=30)
     finally:
         terminal.close()
 

@@ -52,6 +52,10 @@ function _muxd_targets
   muxd $server ls --sessions -F '#{session_name}' 2>/dev/null
 end
 '''
+# A program to run (new-session -- PROGRAM…): the shell's own command names.
+PROGRAMS = {"bash": "_muxd_programs", "zsh": "_command_names -e", "fish": "(__fish_complete_command)",
+            "preamble": {"bash": "\n_muxd_programs() {\n  compgen -c -- \"$1\" | sort -u\n}\n"}}
+COMMAND_LINE_PARSERS = ("muxd bind-key", "muxd tmux")  # their rest is a command line, not a program
 TARGETS = {"bash": "_muxd_targets", "zsh": "_muxd_targets", "fish": "(_muxd_targets)",
            "preamble": {"bash": _TARGETS_BASH, "zsh": _TARGETS_ZSH, "fish": _TARGETS_FISH}}
 FILE_OPTION_METAVARS = ("FILE", "PATH")  # options naming a file complete to files
@@ -63,16 +67,18 @@ def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
     `shell`, one of SHELLS."""
     import shtab
 
-    for action in _actions(parser):
-        completer = _completer(action, shtab)
+    for owner, action in _actions(parser):
+        completer = _completer(owner, action, shtab)
         if completer is not None and getattr(action, "complete", None) is None:
             action.complete = completer  # type: ignore[attr-defined]
     return shtab.complete(parser, shell)
 
 
-def _completer(action: argparse.Action, shtab: object) -> dict[str, object] | None:
+def _completer(owner: argparse.ArgumentParser, action: argparse.Action, shtab: object) -> dict[str, object] | None:
     if action.dest == "target" and action.option_strings:
         return TARGETS
+    if action.nargs == argparse.REMAINDER:  # zsh inserts nothing where the rest has no completion
+        return _command_names() if owner.prog in COMMAND_LINE_PARSERS else PROGRAMS
     if action.metavar in FILE_OPTION_METAVARS:
         return shtab.FILE  # type: ignore[attr-defined, no-any-return]
     if action.metavar in DIRECTORY_OPTION_METAVARS:
@@ -80,9 +86,19 @@ def _completer(action: argparse.Action, shtab: object) -> dict[str, object] | No
     return None
 
 
-def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
-    """Every action of `parser` and of its subcommands' parsers, each parser walked once."""
-    found: list[argparse.Action] = []
+def _command_names() -> dict[str, object]:
+    """The words that start a muxd command (`bind-key x split-window`, `muxd tmux ls`)."""
+    from muxd.cli.table import CLI_COMMANDS
+
+    names = " ".join(sorted({name for c in CLI_COMMANDS for name in (c.name, *c.aliases)}))
+    return {"bash": "_muxd_command_names", "zsh": f"({names})", "fish": f"(string split ' ' '{names}')",
+            "preamble": {"bash": f'\n_muxd_command_names() {{\n  compgen -W "{names}" -- "$1"\n}}\n'}}
+
+
+def _actions(parser: argparse.ArgumentParser) -> list[tuple[argparse.ArgumentParser, argparse.Action]]:
+    """Every action of `parser` and of its subcommands' parsers (with the parser that has it),
+    each parser walked once."""
+    found: list[tuple[argparse.ArgumentParser, argparse.Action]] = []
     seen: set[int] = set()
     todo = [parser]
     while todo:
@@ -91,7 +107,7 @@ def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
             continue
         seen.add(id(current))
         for action in current._actions:
-            found.append(action)
+            found.append((current, action))
             if isinstance(action, argparse._SubParsersAction):
                 todo.extend(action.choices.values())
     return found

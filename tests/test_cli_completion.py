@@ -28,7 +28,7 @@ def _env(server: MuxdTestServer) -> dict[str, str]:
 
 def _script(server: MuxdTestServer, shell: str) -> str:
     result = server.cli("completion", shell, check=True)
-    assert result.stdout.strip(), result.stderr
+    assert result.stdout.strip() and result.stdout.endswith("\n"), result.stderr
     return result.stdout
 
 

@@ -71,7 +71,8 @@ def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
         completer = _completer(owner, action, shtab)
         if completer is not None and getattr(action, "complete", None) is None:
             action.complete = completer  # type: ignore[attr-defined]
-    return shtab.complete(parser, shell)
+    script = shtab.complete(parser, shell)
+    return script if script.endswith("\n") else script + "\n"  # bash's lacks it: `>> ~/.bashrc` would join lines
 
 
 def _completer(owner: argparse.ArgumentParser, action: argparse.Action, shtab: object) -> dict[str, object] | None:

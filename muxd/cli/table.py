@@ -141,6 +141,12 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
                "access_commands"),
     CliCommand("tmux", "answer a tmux command line as tmux would, with muxd panes; tmux watch|unwatch adopt a tmux server's panes",
                "tmux_commands", local=True, raw=True),
+    CliCommand("completion", "print the shell completion script: muxd completion bash|zsh|fish",
+               "integration_commands", local=True),
+    CliCommand("man", "show muxd's manual page (its roff when not on a terminal)", "integration_commands",
+               local=True),
+    CliCommand("systemd-unit", "print a systemd user unit that keeps the server running (start-server -f)",
+               "integration_commands", local=True),
     CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
                "mcp_commands", local=True),
 )

@@ -1,7 +1,7 @@
-"""Claude Code and Codex for real in a muxd pane, calling muxd's own MCP tools through the
-`muxd mcp` they start, scripted by a fake model server: the calls run without a prompt and
-go through with the pane's own token, so the daemon answers as `agent:%N` may see (its own
-pane only, in a daemon with another pane) and its audit names that principal.
+"""Claude Code, Codex and Gemini CLI for real in a muxd pane, calling muxd's own MCP tools
+through the `muxd mcp` they start, scripted by a fake model server: the calls run without a
+prompt and go through with the pane's own token, so the daemon answers as `agent:%N` may see
+(its own pane only, in a daemon with another pane) and its audit names that principal.
 Needs `.ci/install-agents`; skips a CLI that is not installed.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from muxd.testing.fake_models import AnthropicFake, OpenAIResponsesFake, launch
+from muxd.testing.fake_models import AnthropicFake, GeminiFake, OpenAIResponsesFake, launch
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import AgentPane
 from muxd.testing.fake_models.mcp_agents import (
@@ -23,9 +23,15 @@ from muxd.testing.mcp_stdio import call_ok, mcp_session
 
 pytestmark = pytest.mark.agents
 
-FAKES = {"claude": AnthropicFake, "codex": OpenAIResponsesFake}
+FAKES = {"claude": AnthropicFake, "codex": OpenAIResponsesFake, "gemini": GeminiFake}
 DONE = "All done with muxd."
 TURN_TIMEOUT_S = 60  # a turn of a few calls takes ~3 s alone, ~20 s with four workers on two cores
+
+
+def offered_tools(body: dict) -> set[str]:
+    """The tool names a request offers the model: Anthropic's `tools`, Gemini's declarations."""
+    return {t["name"] for t in body["tools"] if "name" in t} | {
+        d["name"] for t in body["tools"] for d in t.get("functionDeclarations", [])}
 
 
 @pytest.fixture
@@ -68,7 +74,7 @@ def test_agent_calls_muxd_tools_without_a_prompt_as_its_own_pane(cli, mcp_agent,
         ("agent_summary", {"pane_id": pane.pane_id}),
         ("agent_summary", {"pane_id": other_pane}),
         ("kill_pane", {"pane_id": other_pane}),   # dangerous: no prompt, and refused by the daemon
-        done=DONE))
+        done=DONE, cli=cli))
     mark = pane.mark()
     pane.run_turn("use muxd", DONE, timeout=TURN_TIMEOUT_S)
 
@@ -83,9 +89,9 @@ def test_agent_calls_muxd_tools_without_a_prompt_as_its_own_pane(cli, mcp_agent,
         assert other.is_error and "forbidden" in other.text and agent in other.text, other
         assert kill.is_error and "forbidden" in kill.text and agent in kill.text, kill
         assert muxd_server.cli("has-session", "-t", "other").returncode == 0
-        if cli == "claude":  # no ToolSearch: the tools and their schemas come with each request
-            offered = {t["name"] for t in fake.main_requests()[-1].body["tools"]}
-            assert tool_name("list_panes") in offered and tool_name("kill_pane") in offered
+        if cli in ("claude", "gemini"):  # no ToolSearch: the tools and their schemas come with each request
+            offered = offered_tools(fake.main_requests()[-1].body)
+            assert tool_name("list_panes", cli) in offered and tool_name("kill_pane", cli) in offered
 
     async def audited() -> list[dict]:
         async with mcp_session(muxd_server) as session:
@@ -105,7 +111,7 @@ def test_two_agents_of_one_user_each_call_as_their_own_pane(cli, mcp_agent):
     them all from one background app-server, with the token of the pane that started it)."""
     first, second = mcp_agent(cli, "first"), mcp_agent(cli, "second")
     for pane, fake in (first, second):
-        fake.script.extend(mcp_turns(("list_panes", {}), done=DONE))
+        fake.script.extend(mcp_turns(("list_panes", {}), done=DONE, cli=cli))
         pane.run_turn("list the panes", DONE, timeout=TURN_TIMEOUT_S)
         [listed] = wait_for_tool_results(fake, 1)
         with pane.explained("what the pane's agent sees"):

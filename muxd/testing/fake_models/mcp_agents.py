@@ -86,23 +86,25 @@ def mcp_turns(*calls: tuple[str, dict[str, Any]], done: str = "Done.",
     return [*turns, [Say(done, delay_s)]]
 
 
-def mcp_launch(server: MuxdTestServer, cli: str, fake: FakeModelServer, root: Path, *args: str) -> launch.AgentLaunch:
+def mcp_launch(server: MuxdTestServer, cli: str, fake: FakeModelServer, root: Path, *args: str,
+               mcp_server: launch.McpServer | None = None) -> launch.AgentLaunch:
     """How to start `cli` ("claude", "codex" or "gemini") against the started `fake` with
-    muxd's MCP server."""
+    muxd's MCP server (`mcp_server`: configured otherwise)."""
     bin_dir, why = launch.find_cli(cli)
     if bin_dir is None:
         raise CliNotInstalled(why)
     make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini}[cli]
-    return launch.with_mcp_server(make(root, fake.url, bin_dir, *args), launch.muxd_mcp_server(server))
+    return launch.with_mcp_server(make(root, fake.url, bin_dir, *args), mcp_server or launch.muxd_mcp_server(server))
 
 
 def start_mcp_agent(server: MuxdTestServer, cli: str, fake: FakeModelServer, root: Path, *args: str,
                     session: str = "agent", size: tuple[int, int] = (PANE_WIDTH, PANE_HEIGHT),
-                    timeout: float = STATE_TIMEOUT_S) -> AgentPane:
+                    timeout: float = STATE_TIMEOUT_S, mcp_server: launch.McpServer | None = None) -> AgentPane:
     """`cli` started in a new session of `server` against the started `fake`, with muxd's MCP
-    server, once Idle with its model named (the pane is closed if it never is). The caller
-    closes the pane. Raises CliNotInstalled."""
-    pane = AgentPane(server, mcp_launch(server, cli, fake, root, *args), session=session, size=size)
+    server (or `mcp_server`), once Idle with its model named (the pane is closed if it never
+    is). The caller closes the pane. Raises CliNotInstalled."""
+    pane = AgentPane(server, mcp_launch(server, cli, fake, root, *args, mcp_server=mcp_server),
+                     session=session, size=size)
     try:
         pane.start().wait_for("Idle", lambda s: s["session"]["model"], timeout=timeout,
                               what="Idle with the model named")

@@ -56,7 +56,8 @@ class AgentLaunch:
         for key, value in self.env.items():
             args += ["-e", f"{key}={value}"]
         # A CLI that believes it runs in CI goes non-interactive (Gemini CLI does): the pane
-        # inherits CI=true from a CI job, so take it away.
+        # inherits CI=true from a CI job, so take it away. In a GitHub job (GITHUB_SHA) Gemini
+        # also starts MCP servers with all but a few named variables taken away.
         unset = [arg for key in sorted(os.environ) if _is_ci_variable(key) for arg in ("-u", key)]
         return [*args, "--", "env", *unset, *(SHELL_ARGV if from_shell else self.argv)]
 
@@ -160,7 +161,8 @@ def _toml(text: str) -> str:
 
 
 def _is_ci_variable(key: str) -> bool:
-    return key in ("CI", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID") or key.startswith("CI_")
+    return key in ("CI", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID", "GITHUB_ACTIONS", "GITHUB_SHA") or \
+        key.startswith("CI_")
 
 
 def agents_dir() -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from muxd.errors import Forbidden, Unauthorized
 from muxd.protocol import messages as m
+from muxd.testing.mcp_http import stdio_session
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
@@ -236,6 +238,31 @@ def test_human_cli_in_a_pane_acts_as_the_owner_unless_told(muxd_server: MuxdTest
     assert denied.returncode == 1 and "not among the panes" in denied.stderr
     in_pane["MUXD_CLI_TOKEN"] = token
     assert other not in cli("ls").stdout
+
+
+def test_mcp_in_a_pane_without_its_token_refuses_to_act_as_the_owner(muxd_server: MuxdTestServer,
+                                                                     tmp_path: Path) -> None:
+    """An agent CLI that keeps MUXD_TOKEN from its MCP servers (Gemini CLI, unless told to allow
+    it) starts `muxd mcp` with MUXD_PANE alone: it refuses, rather than serve every pane."""
+    me = new_shell(muxd_server)
+    other = new_shell(muxd_server)
+    err = tmp_path / "mcp.err"
+    mcp = shlex.join([sys.executable, "-m", "muxd", "-L", muxd_server.name, "mcp"])
+    muxd_server.cli("send-keys", "-t", me, f"env -u MUXD_TOKEN {mcp} </dev/null 2>{err}; echo mcp-exit=$?", "Enter",
+                    check=True)
+    wait_until(lambda: "mcp-exit=1" in muxd_server.capture(me), timeout=30, message="muxd mcp refusing in the pane")
+    [line] = err.read_text().splitlines()
+    assert line.startswith(f"muxd: mcp in pane {me} has no $MUXD_TOKEN and would act as the socket's owner"), line
+    assert "security.environmentVariableRedaction.allowed" in line and "--token-file" in line, line
+    token = pane_token(muxd_server, me)
+
+    async def served() -> None:
+        async with stdio_session(muxd_server, MUXD_PANE=me, MUXD_TOKEN=token) as session:  # as its pane's agent
+            assert [p["id"] for p in (await call_ok(session, "list_panes"))["panes"]] == [me]
+        async with stdio_session(muxd_server, "--as-owner", MUXD_PANE=me) as session:  # the owner, when asked
+            assert {me, other} <= {p["id"] for p in (await call_ok(session, "list_panes"))["panes"]}
+
+    asyncio.run(asyncio.wait_for(served(), timeout=30))
 
 
 # ------------------------------------------------------------------ restarts

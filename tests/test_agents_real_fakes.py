@@ -123,6 +123,36 @@ def test_tool_results_reads_back_what_codex_sent_without_its_wall_time():
     assert command.text == "Error executing tool exec_command: no"
 
 
+def test_tool_results_reads_back_what_gemini_cli_sent_unwrapped():
+    """Gemini CLI 0.61's shapes: the output in an `<untrusted_context>` wrapper (its end tag
+    escaped inside), a tool error as its own sentence quoting the MCP result, an unknown tool."""
+    refused = {"name": "kill_pane", "response": {"content": [
+        {"type": "text", "text": "forbidden: kill_pane is dangerous: agent:%1 has execute_advanced"}], "isError": True}}
+    error = ('MCP tool \'kill_pane\' reported tool error for function call: {"name":"kill_pane","args":'
+             '{"pane_id":"%0 with response: "}} with response: ' + json.dumps([{"functionResponse": refused}]))
+    contents = [
+        {"role": "user", "parts": [{"text": "use muxd"}]},
+        {"role": "model", "parts": [{"text": "Calling."}, {"functionCall": {
+            "id": "g1", "name": "mcp_muxd_list_panes", "args": {}}}, {"functionCall": {
+            "id": "g2", "name": "mcp_muxd_kill_pane", "args": {"pane_id": "%0 with response: "}}}, {"functionCall": {
+            "id": "g3", "name": "mcp_muxd_nope", "args": {}}}]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"id": "g1", "name": "mcp_muxd_list_panes", "response": {
+                "output": '<untrusted_context>\n{"panes": [], "note": "&lt;/untrusted_context&gt;"}\n</untrusted_context>'}}},
+            {"functionResponse": {"id": "g2", "name": "mcp_muxd_kill_pane", "response": {"error": error}}},
+            {"functionResponse": {"id": "g3", "name": "mcp_muxd_nope", "response": {
+                "error": 'Tool "mcp_muxd_nope" not found.'}}}]}]
+    fake = GeminiFake()
+    with fake as port:
+        post(f"http://127.0.0.1:{port}/v1beta/models/m:streamGenerateContent?alt=sse", {"contents": contents})
+    listed, killed, unknown = tool_results(fake)
+    assert (listed.tool, listed.data, listed.is_error) == (
+        "list_panes", {"panes": [], "note": "</untrusted_context>"}, False)
+    assert (killed.tool, killed.arguments, killed.is_error) == ("kill_pane", {"pane_id": "%0 with response: "}, True)
+    assert killed.text == "forbidden: kill_pane is dangerous: agent:%1 has execute_advanced"
+    assert (unknown.tool, unknown.text, unknown.is_error) == ("nope", 'Tool "mcp_muxd_nope" not found.', True)
+
+
 def test_chat_completions_stream_ends_with_usage_and_done():
     fake = OpenAIChatFake([[Say("Hello world", 0)], [Fail(500, "down")]])
     with fake as port:

@@ -1,31 +1,40 @@
-"""Claude Code and Codex for real in a muxd pane, calling muxd's own MCP tools through the
-`muxd mcp` they start, scripted by a fake model server: the calls run without a prompt and
-go through with the pane's own token, so the daemon answers as `agent:%N` may see (its own
-pane only, in a daemon with another pane) and its audit names that principal.
+"""Claude Code, Codex and Gemini CLI for real in a muxd pane, calling muxd's own MCP tools
+through the `muxd mcp` they start, scripted by a fake model server: the calls run without a
+prompt and go through with the pane's own token, so the daemon answers as `agent:%N` may see
+(its own pane only, in a daemon with another pane) and its audit names that principal.
 Needs `.ci/install-agents`; skips a CLI that is not installed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import shlex
 from collections.abc import Callable, Iterator
 
 import pytest
 
-from muxd.testing.fake_models import AnthropicFake, OpenAIResponsesFake, launch
+from muxd.testing.fake_models import AnthropicFake, GeminiFake, OpenAIResponsesFake, launch
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import AgentPane
 from muxd.testing.fake_models.mcp_agents import (
     CliNotInstalled, mcp_turns, start_mcp_agent, tool_name, wait_for_tool_results,
 )
 from muxd.testing.mcp_stdio import call_ok, mcp_session
+from muxd.testing.wait import wait_until
 
 pytestmark = pytest.mark.agents
 
-FAKES = {"claude": AnthropicFake, "codex": OpenAIResponsesFake}
+FAKES = {"claude": AnthropicFake, "codex": OpenAIResponsesFake, "gemini": GeminiFake}
 DONE = "All done with muxd."
 TURN_TIMEOUT_S = 60  # a turn of a few calls takes ~3 s alone, ~20 s with four workers on two cores
+
+
+def offered_tools(body: dict) -> set[str]:
+    """The tool names a request offers the model: Anthropic's `tools`, Gemini's declarations."""
+    return {t["name"] for t in body["tools"] if "name" in t} | {
+        d["name"] for t in body["tools"] for d in t.get("functionDeclarations", [])}
 
 
 @pytest.fixture
@@ -37,16 +46,17 @@ def other_pane(muxd_server) -> str:
 
 @pytest.fixture
 def mcp_agent(muxd_server, tmp_path) -> Iterator[Callable[..., tuple[AgentPane, FakeModelServer]]]:
-    """`start(cli, session)`: the CLI in a new session, its fake, all closed after the test; every
-    CLI gets the same HOME (tmp_path), as one user's CLIs do."""
+    """`start(cli, session, mcp_server)`: the CLI in a new session, its fake, all closed after the
+    test; every CLI gets the same HOME (tmp_path), as one user's CLIs do."""
     panes: list[AgentPane] = []
     fakes: list[FakeModelServer] = []
 
-    def start(cli: str, session: str = "agent") -> tuple[AgentPane, FakeModelServer]:
+    def start(cli: str, session: str = "agent", mcp_server: launch.McpServer | None = None,
+              ) -> tuple[AgentPane, FakeModelServer]:
         fakes.append(fake := FAKES[cli]())
         fake.start()
         try:
-            panes.append(start_mcp_agent(muxd_server, cli, fake, tmp_path, session=session))
+            panes.append(start_mcp_agent(muxd_server, cli, fake, tmp_path, session=session, mcp_server=mcp_server))
         except CliNotInstalled as exc:
             pytest.skip(str(exc))
         return panes[-1], fake
@@ -68,7 +78,7 @@ def test_agent_calls_muxd_tools_without_a_prompt_as_its_own_pane(cli, mcp_agent,
         ("agent_summary", {"pane_id": pane.pane_id}),
         ("agent_summary", {"pane_id": other_pane}),
         ("kill_pane", {"pane_id": other_pane}),   # dangerous: no prompt, and refused by the daemon
-        done=DONE))
+        done=DONE, cli=cli))
     mark = pane.mark()
     pane.run_turn("use muxd", DONE, timeout=TURN_TIMEOUT_S)
 
@@ -83,9 +93,9 @@ def test_agent_calls_muxd_tools_without_a_prompt_as_its_own_pane(cli, mcp_agent,
         assert other.is_error and "forbidden" in other.text and agent in other.text, other
         assert kill.is_error and "forbidden" in kill.text and agent in kill.text, kill
         assert muxd_server.cli("has-session", "-t", "other").returncode == 0
-        if cli == "claude":  # no ToolSearch: the tools and their schemas come with each request
-            offered = {t["name"] for t in fake.main_requests()[-1].body["tools"]}
-            assert tool_name("list_panes") in offered and tool_name("kill_pane") in offered
+        if cli in ("claude", "gemini"):  # no ToolSearch: the tools and their schemas come with each request
+            offered = offered_tools(fake.main_requests()[-1].body)
+            assert tool_name("list_panes", cli) in offered and tool_name("kill_pane", cli) in offered
 
     async def audited() -> list[dict]:
         async with mcp_session(muxd_server) as session:
@@ -105,8 +115,39 @@ def test_two_agents_of_one_user_each_call_as_their_own_pane(cli, mcp_agent):
     them all from one background app-server, with the token of the pane that started it)."""
     first, second = mcp_agent(cli, "first"), mcp_agent(cli, "second")
     for pane, fake in (first, second):
-        fake.script.extend(mcp_turns(("list_panes", {}), done=DONE))
+        fake.script.extend(mcp_turns(("list_panes", {}), done=DONE, cli=cli))
         pane.run_turn("list the panes", DONE, timeout=TURN_TIMEOUT_S)
         [listed] = wait_for_tool_results(fake, 1)
         with pane.explained("what the pane's agent sees"):
             assert [p["id"] for p in listed.data["panes"]] == [pane.pane_id], listed
+
+
+def test_gemini_not_told_to_keep_muxd_token_gets_no_muxd_tools_rather_than_every_pane(
+        mcp_agent, muxd_server, other_pane, tmp_path):
+    """Without `security.environmentVariableRedaction.allowed: ["MUXD_TOKEN"]` Gemini CLI starts
+    `muxd mcp` with the pane's MUXD_PANE but not its token (its redaction drops *TOKEN*): `muxd
+    mcp` refuses to serve as the socket's owner, so the model finds no muxd tool at all."""
+    stderr = tmp_path / "muxd-mcp.err"  # what Gemini reads from the server and keeps to itself
+    plain = launch.muxd_mcp_server(muxd_server)
+    naive = dataclasses.replace(plain, secrets=(), argv=[
+        "sh", "-c", f'exec "$0" "$@" 2>>{shlex.quote(str(stderr))}', *plain.argv])
+    pane, fake = mcp_agent("gemini", mcp_server=naive)
+    fake.script.extend(mcp_turns(("list_panes", {}), ("kill_pane", {"pane_id": other_pane}), done=DONE, cli="gemini"))
+    mark = pane.mark()
+    pane.run_turn("use muxd", DONE, timeout=TURN_TIMEOUT_S)
+
+    listed, kill = wait_for_tool_results(fake, 2)
+    with pane.explained("the tool results Gemini sent back", mark):
+        for result in (listed, kill):
+            assert result.is_error and f'Tool "{result.name}" not found' in result.text, result
+        assert not {name for name in offered_tools(fake.main_requests()[-1].body) if name.startswith("mcp_muxd_")}
+        assert muxd_server.cli("has-session", "-t", "other").returncode == 0
+    wait_until(lambda: stderr.exists() and stderr.read_text().strip(), timeout=10, message="muxd mcp's refusal")
+    refusal = f"muxd: mcp in pane {pane.pane_id} has no $MUXD_TOKEN and would act as the socket's owner"
+    assert refusal in stderr.read_text(), stderr.read_text()
+
+    async def audited() -> list[dict]:
+        async with mcp_session(muxd_server) as session:
+            return (await call_ok(session, "get_tool_history"))["calls"]
+
+    assert [c for c in asyncio.run(audited()) if c["kind"] == "mcp" and c["tool"] != "get_tool_history"] == []

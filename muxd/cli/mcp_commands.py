@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 from muxd.cli.table import cli_command
 
 ENV_TOKEN = "MUXD_TOKEN"
+ENV_PANE = "MUXD_PANE"
 
 
 def _configure_mcp(p: argparse.ArgumentParser) -> None:
@@ -18,6 +20,9 @@ def _configure_mcp(p: argparse.ArgumentParser) -> None:
                    help=f"present the token in FILE (its first line) to the daemon (default: ${ENV_TOKEN}); stdio only")
     p.add_argument("--token", help="the token itself (visible to every user in ps: prefer --token-file or "
                                    f"${ENV_TOKEN}); stdio only")
+    p.add_argument("--as-owner", action="store_true",
+                   help="inside a muxd pane with no token, serve as the socket's owner (every pane) instead "
+                        "of refusing; stdio only")
     p.add_argument("--rate", type=float, metavar="CALLS_PER_S",
                    help="rate limit per principal and tool, calls/s (default 10, env MUXD_MCP_RATE)")
     p.add_argument("--burst", type=int, metavar="N", help="rate limit burst (default 20, env MUXD_MCP_BURST)")
@@ -78,7 +83,23 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
         print(f"muxd mcp: {argv_token_warning(ENV_TOKEN)}", file=sys.stderr, flush=True)
     # --token-file, else --token, else $MUXD_TOKEN (inside a pane: scoped to it), else the CLI's own
     token = token_from_env(args.token, file=args.token_file) or chosen_token(args)
+    if token is None and not args.as_owner:
+        _refuse_owner_inside_pane(os.environ.get(ENV_PANE))
     return serve_stdio(path, token, limits, categories=categories)
+
+
+def _refuse_owner_inside_pane(pane: str | None) -> None:
+    """Forbidden when `muxd mcp` runs in a muxd pane without a token: an agent whose CLI did
+    not pass the pane's MUXD_TOKEN on (Gemini CLI drops every *TOKEN* variable from an MCP
+    server's environment unless allowed) would otherwise drive muxd as the socket's owner,
+    every pane included, instead of as its own pane's agent."""
+    from muxd.errors import Forbidden
+
+    if pane:
+        raise Forbidden(f"mcp in pane {pane} has no ${ENV_TOKEN} and would act as the socket's owner "
+                        f"(every pane): let the agent pass {ENV_TOKEN} to its MCP servers (Gemini CLI: add it to "
+                        f"security.environmentVariableRedaction.allowed in settings.json), or give --token-file; "
+                        f"--as-owner to serve as the owner anyway")
 
 
 def _warn_if_no_server(path: str) -> None:

@@ -2,7 +2,9 @@
 
 - `muxd mcp` (stdio or HTTP) is how an agent inside a pane drives muxd, so it presents the
   pane's own `MUXD_TOKEN` (an agent-scoped token the daemon put there): started inside a pane,
-  it sees only that pane and the panes granted to it. `--token` overrides.
+  it sees only that pane and the panes granted to it. `--token` overrides. Started inside a
+  pane with no token at all (an agent CLI that kept MUXD_TOKEN from it), it refuses rather than
+  act as the socket owner, unless told to (`--as-owner`; cli/mcp_commands.py).
 - The human CLI behaves as tmux does inside tmux: `muxd ls` typed in a muxd shell pane acts as
   the socket owner and sees everything. It presents a token only when asked to (`--token` or
   `MUXD_CLI_TOKEN`), e.g. to try what a token may do.

@@ -34,6 +34,7 @@ BASE_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "N
 MCP_STARTUP_TIMEOUT_S = 30  # how long a CLI gives an MCP server to start (a loaded CI machine)
 MUXD_MCP_NAME = "muxd"  # muxd's MCP server's name in the CLI's configuration
 MUXD_MCP_PANE_VARIABLES = ("MUXD_TOKEN", "MUXD_PANE")  # what `muxd mcp` must get from the pane
+MUXD_MCP_SECRETS = ("MUXD_TOKEN",)  # of those, the ones holding a secret
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ class AgentLaunch:
         for key, value in self.env.items():
             args += ["-e", f"{key}={value}"]
         # A CLI that believes it runs in CI goes non-interactive (Gemini CLI does): the pane
-        # inherits CI=true from a CI job, so take it away.
+        # inherits CI=true from a CI job, so take it away. In a GitHub job (GITHUB_SHA) Gemini
+        # also starts MCP servers with all but a few named variables taken away.
         unset = [arg for key in sorted(os.environ) if _is_ci_variable(key) for arg in ("-u", key)]
         return [*args, "--", "env", *unset, *(SHELL_ARGV if from_shell else self.argv)]
 
@@ -68,19 +70,22 @@ class AgentLaunch:
 @dataclass(frozen=True)
 class McpServer:
     """A stdio MCP server for a CLI to start: `argv` with `env` added, and the variables of the
-    CLI's own environment it must get too (`forward`: Codex passes only those it is told to)."""
+    CLI's own environment it must get too (`forward`: Codex passes only those it is told to),
+    and which of them hold a secret (`secrets`: Gemini CLI drops those unless told to keep them)."""
 
     name: str
     argv: list[str]
     env: dict[str, str]
     forward: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
 
 
 def muxd_mcp_server(server: MuxdTestServer) -> McpServer:
     """`muxd mcp` of `server`'s daemon, as an MCP server a CLI starts. The socket directory is
     given outright: were it wrong, `muxd mcp` would start a daemon of its own."""
     return McpServer(MUXD_MCP_NAME, [sys.executable, "-m", "muxd", "-L", server.name, "mcp"],
-                     {"MUXD_SOCKET_DIR": str(server.socket_dir)}, forward=MUXD_MCP_PANE_VARIABLES)
+                     {"MUXD_SOCKET_DIR": str(server.socket_dir)}, forward=MUXD_MCP_PANE_VARIABLES,
+                     secrets=MUXD_MCP_SECRETS)
 
 
 def claude_allow_rule(server: str) -> str:
@@ -89,7 +94,7 @@ def claude_allow_rule(server: str) -> str:
 
 
 def with_mcp_server(agent: AgentLaunch, server: McpServer) -> AgentLaunch:
-    """`agent` (Claude Code or Codex) configured to start `server` and to call its tools
+    """`agent` (Claude Code, Codex or Gemini CLI) configured to start `server` and to call its tools
     without asking; every other tool asks as before.
 
     Claude Code: `--mcp-config FILE --strict-mcp-config` (no other MCP server), `--allowedTools
@@ -102,7 +107,12 @@ def with_mcp_server(agent: AgentLaunch, server: McpServer) -> AgentLaunch:
     turn does not wait for the server: a `muxd mcp` slow to start on a loaded machine made the
     first call `unsupported call: mcp__muxdlist_panes`); `daemon_auto_start` off, so that the
     server is started by this Codex with its environment, not by the background app-server
-    every Codex of the same CODEX_HOME shares (started from another pane, with its token)."""
+    every Codex of the same CODEX_HOME shares (started from another pane, with its token).
+    Gemini CLI: `mcpServers.<name>` in settings.json with `trust: true` (no confirmation; it
+    needs a trusted folder, as every stdio server does: folder trust is off here) and
+    `security.environmentVariableRedaction.allowed` naming the server's secrets: Gemini starts
+    the server with its own environment less every variable whose name says TOKEN, KEY, …
+    (always, whatever `…Redaction.enabled` says), and expands `env` values from that too."""
     program = os.path.basename(agent.argv[0])
     if program == "claude":
         config = agent.home / f"mcp-{server.name}.json"
@@ -131,6 +141,17 @@ default_tools_approval_mode = "approve"
 daemon_auto_start = false
 """)
         return agent
+    if program == "gemini":
+        path = agent.home / ".gemini" / "settings.json"
+        settings = json.loads(path.read_text())
+        settings.setdefault("mcpServers", {})[server.name] = {
+            "command": server.argv[0], "args": server.argv[1:], "env": server.env, "trust": True,
+            "timeout": MCP_STARTUP_TIMEOUT_S * 1000}
+        if server.secrets:
+            redaction = settings["security"].setdefault("environmentVariableRedaction", {})
+            redaction["allowed"] = [*redaction.get("allowed", []), *server.secrets]
+        path.write_text(json.dumps(settings, indent=2))
+        return agent
     raise ValueError(f"no MCP configuration known for {program}")
 
 
@@ -140,7 +161,8 @@ def _toml(text: str) -> str:
 
 
 def _is_ci_variable(key: str) -> bool:
-    return key in ("CI", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID") or key.startswith("CI_")
+    return key in ("CI", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID", "GITHUB_ACTIONS", "GITHUB_SHA") or \
+        key.startswith("CI_")
 
 
 def agents_dir() -> Path:

@@ -130,8 +130,10 @@ def cell_style(heading: str, p: PaneInfo) -> str:
 def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int,
               steps: Sequence[tuple[str, str]] = PANE_TABLE_FITTING) -> tuple[list[str], list[list[str]]]:
     """A table within `width` columns: columns empty in every row go, then `steps` (by default
-    the pane table's, PANE_TABLE_FITTING) are taken until it fits (rich folds what still does not)."""
+    the pane table's, PANE_TABLE_FITTING) are taken until it fits (rich folds what still does not).
+    A column cut before a later step dropped another gets back the room that one left."""
     fitted, cells = list(headings), [list(row) for row in rows]
+    whole: dict[str, list[str]] = {}  # a cut column's cells before the cut
 
     def drop(heading: str) -> None:
         at = fitted.index(heading)
@@ -155,10 +157,26 @@ def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int
             drop(heading)
             continue
         at = fitted.index(heading)
+        whole.setdefault(heading, [row[at] for row in cells])
         keep = max(CUT_CELL_MIN, len(heading), max(cell_width(row[at]) for row in cells) - excess())
         for row in cells:
             row[at] = one_line(row[at], keep)
+    for heading, cut in whole.items():  # in the order cut: the first cut is the first to grow back
+        if heading in fitted and excess() < 0:
+            at = fitted.index(heading)
+            keep = max(cell_width(row[at]) for row in cells) - excess()
+            for row, text in zip(cells, cut):
+                row[at] = one_line(text, keep)
     return fitted, cells
+
+
+def print_fitted(headings: Sequence[str], rows: Sequence[Sequence[str]], steps: Sequence[tuple[str, str]], *,
+                 title: str | None = None) -> None:
+    """print_table, on a terminal first fitted to its width by `steps` (fit_table); piped, whole."""
+    if sys.stdout.isatty():
+        cells = [[visible(cell) for cell in row] for row in rows]
+        headings, rows = fit_table(headings, cells, table_width(), steps)
+    print_table(headings, rows, title=title)
 
 
 def one_line(text: str | None, width: int) -> str:

@@ -70,6 +70,8 @@ def test_history_fits_the_terminal_and_its_short_ids_paste(muxd_server: MuxdTest
 
     for shown, whole in zip(short, full):
         assert as_json(s, "show", shown)["execution"]["id"] == whole
+    for columns in WIDTHS:  # one execution in full: its whole id on one line, whatever the width
+        assert any(line.split() in (["id", full[1]], [full[1]]) for line in on_terminal(s, columns, "show", short[1]))
     traced = as_json(s, "history", "--trace", short[-1])["executions"]
     assert [e["attempt"] for e in traced] == [2, 1]
     running = short[0]
@@ -105,6 +107,9 @@ def test_task_ls_fits_the_terminal_and_its_short_ids_paste(muxd_server: MuxdTest
         assert any("migrate the" in line for line in lines[1:])
     for shown, whole in zip(short, tasks):
         assert as_json(s, "task", "show", shown)["task"]["id"] == whole
+    for columns in WIDTHS:
+        shown_task = on_terminal(s, columns, "task", "show", short[0])
+        assert any(line.split() in (["id", tasks[0]], [tasks[0]]) for line in shown_task), shown_task
         assert as_json(s, "history", "--task", shown)["total"] == 0  # taken as the task, not refused
     rejected = s.cli("task", "approve", "zz")
     assert rejected.returncode != 0 and len(rejected.stderr.strip().splitlines()) == 1

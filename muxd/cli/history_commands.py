@@ -10,7 +10,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from muxd.cli.render import age, duration, one_line, print_fitted, print_json, print_line, print_table, tokens
+from muxd.cli.render import (
+    age, duration, one_line, print_fields, print_fitted, print_json, print_line, tokens,
+)
 from muxd.cli.short_ids import add_full_ids_option, shortener
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
@@ -110,7 +112,7 @@ def print_execution(e: Execution, transcript: str | None) -> None:
             ["attempt", "" if e.attempt is None else str(e.attempt)],
             ["sources", ", ".join(f"{k}: {v}" for k, v in sorted(e.sources.items()))],
             ["transcript", f"{e.transcript_bytes} bytes" + (" (truncated)" if e.transcript_truncated else "")]]
-    print_table(["FIELD", "VALUE"], [r for r in rows if r[1]])
+    print_fields(rows)
     if e.response:
         print("\nresponse:")
         for line in e.response.splitlines():

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from muxd.cli.colour import NEED_STYLES, STATE_STYLES, styled
-from muxd.cli.plain_table import COLUMN_GAP, PIPED_TABLE_WIDTH, cell_width, table_width, write_table
+from muxd.cli.plain_table import COLUMN_GAP, PIPED_TABLE_WIDTH, cell_width, table_lines, table_width, write_table
 from muxd.terminal_text import visible
 from muxd.units import duration, tokens  # the CLI's commands take them from here too
 
@@ -93,6 +93,28 @@ def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title
     width = None if sys.stdout.isatty() else PIPED_TABLE_WIDTH
     Console(soft_wrap=False, width=width, force_terminal=True if styles else None,
             no_color=False if styles else None).print(table)
+
+
+def print_fields(rows: Sequence[Sequence[str]]) -> None:
+    """One record as FIELD VALUE rows (those with a value). On a terminal too narrow for them side
+    by side, each field's value goes under its name, indented, wrapped at spaces only: an id is
+    never split across lines (a UUID fits in 40 columns)."""
+    rows = [(label, value) for label, value in rows if value]
+    width = table_width()
+    shown = [(label, visible(value)) for label, value in rows]
+    if not sys.stdout.isatty() or table_lines(["FIELD", "VALUE"], shown, width) is not None:
+        print_table(["FIELD", "VALUE"], rows)
+        return
+    import textwrap
+
+    for label, value in shown:
+        print(label)
+        for line in value.splitlines() or [""]:
+            for part in textwrap.wrap(line, max(width - FIELD_INDENT_CHARS, 1), break_on_hyphens=False) or [""]:
+                print(" " * FIELD_INDENT_CHARS + part)
+
+
+FIELD_INDENT_CHARS = 2
 
 
 # On a terminal too narrow for every column (80 columns, a split), `ls` takes these steps in turn

@@ -8,7 +8,7 @@ import argparse
 import time
 from typing import Any
 
-from muxd.cli.render import age, one_line, print_fitted, print_json, print_line, print_table
+from muxd.cli.render import age, one_line, print_fields, print_fitted, print_json, print_line
 from muxd.cli.short_ids import add_full_ids_option, shortener
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
@@ -55,7 +55,7 @@ def _print_task(task: Task) -> None:
             ["lease", _lease(task)], ["attempts", str(task.attempts)], ["external ref", task.external_ref or ""],
             ["last error", task.last_error or ""],
             ["created", f"{age(task.created_at)} ago by {task.created_by or '-'}"]]
-    print_table(["FIELD", "VALUE"], [r for r in rows if r[1]])
+    print_fields(rows)
     for heading, text in (("description", task.description), ("feedback", task.feedback),
                           ("check output", result.output if result else None)):
         if text:

@@ -300,8 +300,9 @@ async def _trace_named(daemon: Daemon, ref: str | None) -> str | None:
 
 
 async def _task_named(daemon: Daemon, ref: str | None) -> str | None:
-    """The task id a filter's `ref` names (a prefix as `muxd task ls` shows); None: no filter."""
-    return None if ref is None else await id_refs.task_id(daemon.tasks, ref)
+    """The task id a filter's `ref` names: a queue task's by a prefix as `muxd task ls` shows, else
+    `ref` as given (an execution's task id is any label its sender chose); None: no filter."""
+    return None if ref is None else await id_refs.task_id(daemon.tasks, ref) or ref
 
 
 @command(ShortIds)

@@ -43,7 +43,8 @@ _ETA = {"none": 0, "manual": None, "commands": TASK_VERIFY_ETA_COMMANDS_S, "gith
 
 
 async def _task_id(daemon: Daemon, ref: str) -> str:
-    return await id_refs.task_id(daemon.tasks, ref)
+    """A task id from itself or a unique prefix of it (what `muxd task ls` shows)."""
+    return await id_refs.task_id(daemon.tasks, ref) or ref.strip().lower()
 
 
 def _check_int(field: str, value: int, low: int, high: int) -> None:

@@ -66,7 +66,7 @@ async def _visible(executions: ExecutionRecords, execution_id: str, scope: Scope
     return found is not None and visible(found, scope)
 
 
-async def task_id(tasks: TaskDatabase, ref: str) -> str:
-    """The task id `ref` (a whole id or a prefix of one, as `muxd task ls` shows) names; `ref` if none."""
+async def task_id(tasks: TaskDatabase, ref: str) -> str | None:
+    """The task id that `ref`, a prefix of one as `muxd task ls` shows, names; None if none does."""
     found = await tasks.call(lambda c: ids_starting(c, TASK_IDS, ref, limit=CANDIDATES_READ), "finding a task")
-    return only_one("task", ref.strip(), found, "task_id") or ref.strip().lower()
+    return only_one("task", ref.strip(), found, "task_id")

@@ -159,8 +159,9 @@ def task(client: Any, args: argparse.Namespace) -> int:
         return 0
     reply = client.call("dispatch-tasks", "dispatch", target=args.target, plan=getattr(args, "plan", None),
                         stop=action == "stop")
+    short = shortener(client, "task", (d.task_id for d in reply.dispatchers))
     for d in reply.dispatchers:
-        print(f"{d.pane_id} plan={d.plan or '*'} as {d.principal}: task {d.task_id or '-'}, "
+        print(f"{d.pane_id} plan={d.plan or '*'} as {d.principal}: task {short(d.task_id) or '-'}, "
               f"{d.completed} done, {d.released} released" + (" (stopping)" if d.stopping else ""))
     if action == "stop" and not any(d.pane_id for d in reply.dispatchers):
         print("no dispatchers")

@@ -1,5 +1,9 @@
 """Where muxd keeps its sockets, locks and logs, and the checks that keep them private.
 
+The socket and the lock live in the socket directory (under /tmp, wiped at reboot, as tmux's);
+the daemon's log lives in the state directory with the database, so that what a server said
+before it died is still there after a reboot or a logout that cleaned /tmp.
+
 The socket directory must be ours and writable by nobody else: a directory others can write
 to (`/tmp` itself, a sticky 1777 one) lets them plant a symlink or a hard link where the lock
 or the log will be opened, and the daemon would then truncate or append to the file it points
@@ -42,9 +46,25 @@ def check_server_name(name: str) -> str:
     return name
 
 
+def state_dir() -> Path:
+    """`$XDG_STATE_HOME/muxd`, else `~/.local/state/muxd`: what outlives a reboot (log, database)."""
+    base = os.environ.get("XDG_STATE_HOME")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "state"
+    return root / "muxd"
+
+
 def ensure_socket_dir(path: Path | None = None) -> Path:
     """Create the socket directory 0700, or refuse one that others could reach into."""
-    path = path or socket_dir()
+    return _ensure_private_dir(path or socket_dir(), "choose another MUXD_SOCKET_DIR")
+
+
+def ensure_state_dir() -> Path:
+    """Create the state directory 0700 (its parents as mkdir -p does), or refuse one that others
+    could reach into, as the socket directory."""
+    return _ensure_private_dir(state_dir(), "choose another XDG_STATE_HOME")
+
+
+def _ensure_private_dir(path: Path, remedy: str) -> Path:
     path.mkdir(mode=SOCKET_DIR_MODE, parents=True, exist_ok=True)
     info = path.lstat()
     if not stat.S_ISDIR(info.st_mode):
@@ -54,7 +74,7 @@ def ensure_socket_dir(path: Path | None = None) -> Path:
     mode = stat.S_IMODE(info.st_mode)
     if mode & _OTHERS_WRITE:
         raise Forbidden(f"{path} is writable by others (mode {mode:04o}): muxd keeps its socket only in a "
-                        f"private directory (mode 0700); choose another MUXD_SOCKET_DIR", path=str(path))
+                        f"private directory (mode 0700); {remedy}", path=str(path))
     if mode & 0o077:  # readable or searchable by others: nothing planted, just tighten it
         os.chmod(path, SOCKET_DIR_MODE)
     return path
@@ -96,7 +116,8 @@ def lock_path(name: str = DEFAULT_SERVER_NAME) -> Path:
 
 
 def log_path(name: str = DEFAULT_SERVER_NAME) -> Path:
-    return socket_dir() / f"{check_server_name(name)}.log"
+    """The daemon's log: in the state directory, which a reboot does not wipe (ensure_state_dir)."""
+    return state_dir() / f"{check_server_name(name)}.log"
 
 
 CONFIG_ENV = "MUXD_CONFIG"  # set by `muxd -f FILE`; the server started then reads FILE

@@ -98,14 +98,19 @@ def split_commands(words: list[str]) -> list[list[str]]:
     return [command for command in commands if command]
 
 
+def exact_command(word: str) -> str | None:
+    """tmux's name of the command `word` is the name or the alias of (not a prefix); None if none."""
+    if word in TMUX_COMMANDS:
+        return word
+    return next((name for name, alias in TMUX_COMMANDS.items() if alias == word), None)
+
+
 def find_command(word: str) -> str:
     """tmux's name of the command `word` names: a name, an alias, or a unique prefix of a name;
     BadRequest with tmux's words otherwise."""
-    if word in TMUX_COMMANDS:
-        return word
-    for name, alias in TMUX_COMMANDS.items():
-        if alias == word:
-            return name
+    exact = exact_command(word)
+    if exact is not None:
+        return exact
     matches = [name for name in TMUX_COMMANDS if name.startswith(word)]
     if len(matches) == 1:
         return matches[0]

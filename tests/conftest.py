@@ -1,6 +1,7 @@
 """Fixtures shared by the test files (the muxd pytest plugin gives `muxd_server`)."""
 
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -62,3 +63,20 @@ def local_zone() -> Iterator[Callable[[str], None]]:
     else:
         os.environ["TZ"] = saved
     time.tzset()
+
+
+AGENT_MISSING = re.compile(r"\b(claude|codex|gemini|aider|opencode) not installed\b")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say once, without -rs, why the real-agent tests skipped and what installs the CLIs."""
+    agents: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        found = AGENT_MISSING.search(reason)
+        if found:
+            agents[found.group(1)] = agents.get(found.group(1), 0) + 1
+    if agents:
+        names = ", ".join(sorted(agents))
+        terminalreporter.write_line(f"{sum(agents.values())} tests skipped: agent CLIs not installed ({names}); "
+                                    "`bash .ci/install-agents` installs them into .agents/")

@@ -211,7 +211,7 @@ def test_list_keys_prints_the_prefix_table_as_bind_key_lines(s):
                  "bind-key    -T prefix d       detach-client"):
         assert line in lines, line
     assert "C-b $       Rename the session" in s.cli("list-keys", "-N", check=True).stdout
-    assert fails(s, "list-keys", "-T", "copy-mode") == "muxd: table copy-mode doesn't exist"
+    assert fails(s, "list-keys", "-T", "copy-mode-x") == "muxd: table copy-mode-x doesn't exist"
     assert s.cli("list-keys", "-T", "root", check=True).stdout == ""  # muxd binds no key alone by default
     assert s.cli("list-keys", "-T", "prefix", "z", check=True).stdout == "bind-key    -T prefix z       resize-pane -Z\n"
     assert fails(s, "list-keys", "F12") == "muxd: unknown key: F12"

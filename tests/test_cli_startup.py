@@ -18,6 +18,7 @@ NEVER_ON_THE_FAST_PATH = (
     "muxd.protocol.messages", "muxd.protocol.codec",              # every message of every union
     "muxd.protocol.execution_messages", "muxd.protocol.task_messages",
     "muxd.cli.history_commands", "muxd.cli.task_commands", "muxd.cli.mcp_commands",
+    "muxd.cli.integration_commands", "shtab", "argparse_manpage",   # completion and man page generators
 )
 
 

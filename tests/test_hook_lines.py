@@ -71,14 +71,14 @@ def test_arrays_set_replace_append_at_the_first_free_index_and_show():
 def test_a_kept_line_names_tmuxs_commands_and_quotes_as_tmux():
     assert checked_line("display 'a b' ; run-shell -b \"echo #{hook_pane}\"") == \
         'display-message "a b" ; run-shell -b "echo #{hook_pane}"'
-    assert checked_line("run --wait make") == "run --wait make"  # a config line's `run` is muxd's
-    assert checked_line("run -b 'echo hi'", tmux_names=True) == 'run-shell -b "echo hi"'  # tmux's
+    assert checked_line("run -b 'echo hi'") == 'run-shell -b "echo hi"'  # a config line's `run` is tmux's
+    assert checked_line("run -b 'echo hi'", tmux_names=True) == 'run-shell -b "echo hi"'
     assert checked_line("ls") == "list-sessions"
     assert checked_line("send-keys -t %1 y Enter") == 'send-keys -t "%1" y Enter'  # tmux quotes a %
     for line, words in (("nosuch", "unknown command: nosuch"), ("display -Z", "command display-message:"),
                         ("display 'open", "syntax error"), ("  ", "empty value"),
                         ("copy-mode", "copy-mode: not supported by muxd"),
-                        ("run -b x", "command run:")):  # muxd's run has no -b
+                        ("run --wait make", "command run-shell:")):  # not muxd's run: no --wait
         with pytest.raises(BadRequest, match=words):
             checked_line(line)
     # What it keeps reads back as the same commands.

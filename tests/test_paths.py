@@ -3,6 +3,7 @@ refused, and links planted where the lock or the log go are never followed."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -49,6 +50,7 @@ def test_links_planted_for_the_lock_and_the_log_are_not_followed(muxd_unstarted:
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     lock, log = server.socket_dir / f"{server.name}.lock", server.log_path
+    log.parent.mkdir(mode=0o700, parents=True)
     for planted, how, words in ((lock, os.symlink, "is a symbolic link"), (log, os.symlink, "is a symbolic link"),
                                 (lock, os.link, "a hard link"), (log, os.link, "a hard link")):
         for left in (lock, log):  # what the previous attempt made
@@ -64,6 +66,7 @@ def test_links_planted_for_the_lock_and_the_log_are_not_followed(muxd_unstarted:
 
 def test_the_log_and_the_lock_are_private(muxd_unstarted: MuxdTestServer) -> None:
     server = muxd_unstarted
+    server.log_path.parent.mkdir(mode=0o700, parents=True)
     server.log_path.write_text("an old log, once world-readable\n")
     os.chmod(server.log_path, 0o644)
     started(server)
@@ -71,6 +74,34 @@ def test_the_log_and_the_lock_are_private(muxd_unstarted: MuxdTestServer) -> Non
     assert mode_of(server.log_path) == 0o600
     assert mode_of(server.socket_dir / f"{server.name}.lock") == 0o600
     assert "sleep 600" in server.log_path.read_text()
+
+
+def test_the_log_is_kept_in_the_state_directory_not_the_socket_directory(muxd_unstarted: MuxdTestServer) -> None:
+    """/tmp (the socket directory) is wiped at reboot: what a server said before it died stays."""
+    server = muxd_unstarted
+    state = Path(server.env["XDG_STATE_HOME"]) / "muxd"
+    started(server)
+    server.cli("new-session", "-d", "--", "sleep", "600", check=True)
+    assert (state / f"{server.name}.log").is_file() and "sleep 600" in (state / f"{server.name}.log").read_text()
+    assert not (server.socket_dir / f"{server.name}.log").exists()
+    assert mode_of(state) == 0o700 and mode_of(state / f"{server.name}.log") == 0o600
+    status = server.cli("server", "status", "--json", check=True).stdout
+    assert json.loads(status)["log"] == str(state / f"{server.name}.log")
+    help_text = " ".join(server.cli("start-server", "--help", check=True).stdout.split())
+    assert "logs to $XDG_STATE_HOME/muxd/NAME.log" in help_text, help_text
+
+
+def test_a_state_directory_others_can_write_to_is_refused(muxd_unstarted: MuxdTestServer) -> None:
+    server = muxd_unstarted
+    state = Path(server.env["XDG_STATE_HOME"]) / "muxd"
+    state.mkdir(parents=True)
+    os.chmod(state, 0o777)
+    result = server.cli("start-server")
+    assert result.returncode == 1 and "is writable by others (mode 0777)" in result.stderr, result.stderr
+    assert "choose another XDG_STATE_HOME" in result.stderr and not server.socket_path.exists()
+    os.chmod(state, 0o755)  # readable only: tightened, and the server starts
+    started(server)
+    assert mode_of(state) == 0o700
 
 
 def test_open_private_refuses_what_is_not_a_plain_file_of_ours(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 def _configure_token(p: argparse.ArgumentParser) -> None:
     actions = p.add_subparsers(dest="token_action", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="issue a token and print its secret (shown once)")
-    create.add_argument("--tier", required=True, choices=TIERS, help="what the token may do")
+    create.add_argument("--tier", required=True, choices=TIERS, metavar="TIER",
+                        help=f"what the token may do: {', '.join(TIERS)}")
     create.add_argument("--pane", dest="panes", action="append", default=[], metavar="PANE",
                         help="bind the token to this pane (repeatable); default: every pane")
     create.add_argument("--name", help="a unique name (letters, digits, _.@+-)")

@@ -75,14 +75,17 @@ def switch_client(client: Any, args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> str:
+    from muxd.daemon.client_side.key_bindings import TABLES
+
     table = "root" if getattr(args, "root", False) else args.table
-    if table not in ("prefix", "root"):
+    if table not in TABLES:
         raise NotFound(f"table {table} doesn't exist")
     return table
 
 
 def _configure_list_keys(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-T", dest="table", default="prefix", help="key table: prefix, or root (keys bound with -n)")
+    p.add_argument("-T", dest="table", default="prefix",
+                   help="key table: prefix, root (keys bound with -n), copy-mode-vi or copy-mode (emacs)")
     p.add_argument("-N", dest="notes", action="store_true", help="each key with what it does")
     p.add_argument("key", nargs="?", help="only this key's binding")
 
@@ -108,7 +111,8 @@ def list_keys(client: Any, args: argparse.Namespace) -> int:
 
 def _configure_bind_key(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", dest="root", action="store_true", help="in the root table: the key alone, no prefix")
-    p.add_argument("-T", dest="table", default="prefix", help="key table: prefix (default) or root")
+    p.add_argument("-T", dest="table", default="prefix",
+                   help="key table: prefix (default), root, copy-mode-vi or copy-mode (emacs: `send -X COMMAND`)")
     p.add_argument("-r", dest="repeat", action="store_true",
                    help="the key may repeat: again without the prefix within repeat-time")
     p.add_argument("key", help="a tmux key name: x, C-a, M-Left, F5, |")
@@ -121,19 +125,22 @@ def bind_key(client: Any, args: argparse.Namespace) -> int:
     import shlex
 
     from muxd.cli.table import command_named
+    from muxd.daemon.client_side.copy_keys import copy_command
     from muxd.daemon.client_side.key_bindings import key_forms
     from muxd.daemon.client_side.prefix_keys import binding_for_command
+    from muxd.daemon.core.cli_lines import as_tmux_reads
     from muxd.errors import BadRequest
     from muxd.tmux_line import split_commands
 
     table = _table(args)
     key_forms(args.key)  # an unknown key name is refused before anything is sent
-    commands = split_commands(args.command)
+    commands = [as_tmux_reads(words) for words in split_commands(args.command)]
     if not commands:
         raise BadRequest("a command is needed: bind-key KEY COMMAND [ARGUMENTS]")
     for words in commands:
         if not (binding_for_command(words) or command_named(words[0])):
             raise BadRequest(f"unknown command: {words[0]}")
+        copy_command(words)  # `send -X NAME`: a NAME copy mode does not do is refused now
     line = " ; ".join(shlex.join(words) for words in commands)
     client.call("bind-key", "ok", table=table, key=args.key, command=line, repeat=args.repeat)
     return 0
@@ -142,7 +149,8 @@ def bind_key(client: Any, args: argparse.Namespace) -> int:
 def _configure_unbind_key(p: argparse.ArgumentParser) -> None:
     p.add_argument("-a", dest="all_keys", action="store_true", help="every key of the table")
     p.add_argument("-n", dest="root", action="store_true", help="in the root table")
-    p.add_argument("-T", dest="table", default="prefix", help="key table: prefix (default) or root")
+    p.add_argument("-T", dest="table", default="prefix",
+                   help="key table: prefix (default), root, copy-mode-vi or copy-mode")
     p.add_argument("-q", dest="quiet", action="store_true", help="no error for an unknown key")
     p.add_argument("key", nargs="?")
 

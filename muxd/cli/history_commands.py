@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 _AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MESSAGE_COLUMN_CHARS = 48
+SHOW_OUTPUT_LINES = 20  # of a command's output, under `muxd show` (--transcript: all of it)
 ID_HELP = "an execution id, or its short id as `muxd history` shows it"
 # On a terminal too narrow for every column, the steps that fit a table of executions
 # (render.fit_table): what is left says which run, how it ended, when, and what it was asked.
@@ -138,6 +139,8 @@ def _configure_submit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--idempotency-key", help="your second submit to this pane with this key prints the first "
                                              "execution instead (with another message: an error)")
     p.add_argument("--attempt", type=int)
+    p.add_argument("--force", action="store_true", help="send it even where no agent runs: a shell there "
+                                                        "runs it as a command")
     p.add_argument("--json", action="store_true")
 
 
@@ -146,7 +149,7 @@ def submit(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("submit", "execution", target=args.target, message=args.message,
                         triggered_by="cli", task_id=args.task_id, trace_id=args.trace_id, span_id=args.span_id,
                         attempt=args.attempt, idempotency_key=args.idempotency_key, timeout_s=args.timeout,
-                        wait_s=args.wait_timeout if args.wait else 0.0)
+                        wait_s=args.wait_timeout if args.wait else 0.0, force=args.force)
     return _report(reply.execution, args, waited=args.wait)
 
 
@@ -204,7 +207,19 @@ def show(client: Any, args: argparse.Namespace) -> int:
         print_json({"execution": reply.execution, "transcript": reply.transcript})
     else:
         print_execution(reply.execution, reply.transcript)
+        e = reply.execution
+        if reply.transcript is None and e.kind == "command" and e.transcript_bytes:
+            _print_command_output(client, e.id)  # its window has closed: here is what it wrote
     return 0
+
+
+def _print_command_output(client: Any, execution_id: str) -> None:
+    from muxd.cli.run_command import output_tail
+
+    lines, earlier = output_tail(client, execution_id, SHOW_OUTPUT_LINES)
+    print(f"\noutput{f' (last {len(lines)} lines; --transcript for all)' if earlier else ''}:")
+    for line in lines:
+        print_line(line)
 
 
 def _configure_failures(p: argparse.ArgumentParser) -> None:
@@ -253,20 +268,40 @@ def stats(client: Any, args: argparse.Namespace) -> int:
         print_json({"agents": reply.agents, "live": reply.live, "recent_failures": reply.recent_failures})
         return 0
     live = {a.agent_name: a for a in reply.live}
+    # Commands whose window has closed (every `muxd run` once it ended) fold into one row: a row
+    # per run would bury the agents. --agent and --json still give each pane's.
+    closed = [s for s in reply.agents if s.kind == "command" and s.agent_name not in live]
+    shown = [s for s in reply.agents if s not in closed or len(closed) == 1]
     rows = []
-    for s in reply.agents:
+    for s in shown:
         now = live.get(s.agent_name)
         rows.append([s.agent_name, s.kind, str(s.total), str(s.successful), str(s.failed), str(s.running),
                      f"{100 * s.successful / s.total:.1f}%" if s.total else "",
                      _cost_total(s), tokens(s.total_tokens) if s.total_tokens else "",
                      "" if s.avg_duration_s is None else f"{s.avg_duration_s:.1f}s",
                      (now.state + (f" +{now.queue_length} queued" if now.queue_length else "")) if now else "gone"])
+    if len(closed) > 1:
+        rows.append(_closed_commands_row(closed))
     if not rows:
         print(f"no executions in the last {args.hours:g} h")
         return 0
     print_fitted(["AGENT", "KIND", "RUNS", "OK", "FAILED", "RUNNING", "SUCCESS", "COST", "TOKENS", "AVG", "NOW"], rows,
                  STATS_TABLE_FITTING)
     return 0
+
+
+def _closed_commands_row(closed: list[AgentStats]) -> list[str]:
+    """One stats row for the commands of panes that are gone: their sums, the mean duration
+    weighted by how many ended."""
+    total, ok, failed = (sum(s.total for s in closed), sum(s.successful for s in closed),
+                         sum(s.failed for s in closed))
+    timed = [(s.avg_duration_s, s.successful + s.failed + s.cancelled) for s in closed if s.avg_duration_s is not None]
+    weight = sum(n for _, n in timed)
+    avg = sum(a * n for a, n in timed) / weight if weight else None
+    all_tokens = sum(s.total_tokens for s in closed)
+    return [f"{len(closed)} closed windows", "command", str(total), str(ok), str(failed),
+            str(sum(s.running for s in closed)), f"{100 * ok / total:.1f}%" if total else "", "",
+            tokens(all_tokens) if all_tokens else "", "" if avg is None else f"{avg:.1f}s", "gone"]
 
 
 def _configure_cancel(p: argparse.ArgumentParser) -> None:

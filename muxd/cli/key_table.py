@@ -1,29 +1,40 @@
 """The key tables as tmux's list-keys prints them: `bind-key -T prefix c new-window`, one line
-a key: tmux's default prefix table as muxd has it (muxd/daemon/client_side/prefix_keys.py), with the
-user's bind-key and unbind-key over it (muxd/daemon/client_side/key_bindings.py)."""
+a key: tmux's default prefix and copy-mode tables as muxd has them (muxd/daemon/client_side/
+prefix_keys.py, copy_keys.py), with the user's bind-key and unbind-key over them
+(muxd/daemon/client_side/key_bindings.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from muxd.daemon.client_side.copy_keys import COPY_TABLES, default_keys
 from muxd.daemon.client_side.prefix_keys import BINDINGS, SEND_PREFIX
 
-# `user`: the daemon's key-binding-list reply (bindings: table, key, command; defaults_unbound).
+# `user`: the daemon's key-binding-list reply (bindings: table, key, command; defaults_unbound,
+# tables_cleared).
 
 _ESCAPED = set("\"#$%';{}\\~")  # key names tmux writes with a backslash
 
 
 def _shown(line: str) -> str:
-    """A bound line as tmux lists it: `\\;` between commands, a word quoted only if it must be."""
+    """A bound line as tmux lists it: `\\;` between commands, each by its full name (send:
+    send-keys), a word quoted only if it must be, as tmux quotes it."""
     import re
     import shlex
 
-    from muxd.tmux_line import split_commands
+    from muxd.cli.table import command_named
+    from muxd.daemon.core.cli_lines import tmux_word
+    from muxd.tmux_line import exact_command, split_commands
+
+    def name(text: str) -> str:
+        full = exact_command(text)
+        return full if full is not None and command_named(text) is command_named(full) else text
 
     def word(text: str) -> str:
-        return text if re.fullmatch(r"[\w@%+=:,./~^-]+", text) else shlex.quote(text)
+        return text if re.fullmatch(r"[\w@%+=:,./~^-]+", text) else tmux_word(text)
 
-    return " \\; ".join(" ".join(map(word, words)) for words in split_commands(shlex.split(line)))
+    return " \\; ".join(" ".join(map(word, [name(words[0]), *words[1:]]))
+                         for words in split_commands(shlex.split(line)))
 
 
 def _key(name: str) -> str:
@@ -35,6 +46,8 @@ def _rows(table: str, prefix: str, user: Any) -> list[tuple[str, str, str, bool]
     rows: list[tuple[str, str, str, bool]] = []
     if table == "prefix" and not user.defaults_unbound:
         rows = [(b.name or prefix, b.tmux, b.help[:1].upper() + b.help[1:], b.repeat) for b in (SEND_PREFIX, *BINDINGS)]
+    elif table in COPY_TABLES and table not in getattr(user, "tables_cleared", ()):
+        rows = [(key, command, command, False) for key, command in default_keys(table)]
     users = {b.key: b for b in user.bindings if b.table == table}
     rows = [row for row in rows if row[0] not in users]  # rebound or unbound
     rows += [(key, _shown(b.command), _shown(b.command), b.repeat) for key, b in users.items() if b.command is not None]

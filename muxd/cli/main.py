@@ -56,8 +56,9 @@ class _CommandParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._command: CliCommand | None = command
 
-    def parse_known_args(self, args: Sequence[str] | None = None,
-                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+    def learn_options(self) -> None:
+        """Add the command's options now (its module imported), once: before parsing, or for a
+        walk of every option (completion scripts, the manual)."""
         if self._command is not None:
             command, self._command = self._command, None
             self.add_argument("--help", action="help", help="show this help and exit")
@@ -65,6 +66,10 @@ class _CommandParser(argparse.ArgumentParser):
             if "-h" not in self._option_string_actions:  # split-window -h is tmux's "side by side"
                 self.add_argument("-h", action="help", help=argparse.SUPPRESS)
             self.set_defaults(spec=command)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        self.learn_options()
         namespace, extras = super().parse_known_args(args, namespace)
         if extras:  # said here, with this command's usage, rather than by `muxd` with its own
             self.error(f"unrecognized arguments: {' '.join(extras)}{self._did_you_mean(extras[0])}")
@@ -158,10 +163,14 @@ def raw_command_args(argv: Sequence[str]) -> argparse.Namespace | None:
     return args
 
 
+_EPILOG = ("Shell completion: muxd completion bash|zsh|fish; manual: muxd man; "
+           "a systemd user unit: muxd systemd-unit. `muxd COMMAND --help` for a command's options.")
+
+
 def build_parser(commands: Sequence[CliCommand] = CLI_COMMANDS) -> argparse.ArgumentParser:
     # No abbreviations at this level: `--to` after a command (grant) must not read as --token.
-    parser = _TopParser(prog="muxd", description="terminal multiplexer for AI coding agents",
-                                     allow_abbrev=False, formatter_class=_HelpFormatter)
+    parser = _TopParser(prog="muxd", description="terminal multiplexer for AI coding agents", epilog=_EPILOG,
+                        allow_abbrev=False, formatter_class=_HelpFormatter)
     parser.add_argument("-L", dest="server_name", default=DEFAULT_SERVER_NAME, metavar="NAME",
                         help="server name (socket NAME.sock in the socket directory)")
     parser.add_argument("-V", "--version", action=_PrintVersion)
@@ -179,6 +188,16 @@ def build_parser(commands: Sequence[CliCommand] = CLI_COMMANDS) -> argparse.Argu
     for command in commands:
         subparsers.add_parser(command.name, aliases=list(command.aliases), help=command.help,
                               description=command.help, add_help=False, command=command)
+    return parser
+
+
+def full_parser() -> argparse.ArgumentParser:
+    """The parser of every command with all its options learnt (every command module imported):
+    what the completion scripts and the manual are generated from, so they follow the table."""
+    parser = build_parser()
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        for command_parser in {id(p): p for p in action.choices.values()}.values():  # aliases share one
+            command_parser.learn_options()
     return parser
 
 

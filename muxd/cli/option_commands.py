@@ -170,7 +170,9 @@ def run_command_line(client: Any, outer: argparse.Namespace, words: list[str]) -
     from muxd.cli.main import build_parser, commands_to_parse
     from muxd.cli.table import implementation
 
-    argv = ["-L", outer.server_name, *words]
+    from muxd.daemon.core.cli_lines import as_tmux_reads
+
+    argv = ["-L", outer.server_name, *as_tmux_reads(words)]
     errors = io.StringIO()
     try:
         with contextlib.redirect_stderr(errors):

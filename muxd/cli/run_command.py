@@ -1,7 +1,8 @@
 """`muxd run`: a command as a recorded execution, in the caller's directory as tmux's new-window
 from a shell runs one. With --wait it is a foreground command: the execution id at once (on
 stderr: stdout is the program's), the program's output when it ends, its exit status; Ctrl-C
-leaves it running and says how to stop it."""
+leaves it running and says how to stop it. The new window closes when the command ends, as tmux's
+`new-window -d CMD` does (the history keeps its output and status: `muxd show ID`), unless --keep."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trace-id", help="W3C trace id (32 hex digits): the command's span is in this trace, and "
                                       "a new window's TRACEPARENT names it")
     p.add_argument("--span-id", help="W3C span id of the command (16 hex digits; default: a new one)")
+    p.add_argument("--keep", action="store_true", help="keep the new window when the command ends (default: "
+                                                       "it closes; muxd show ID has its output)")
     p.add_argument("--json", action="store_true")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS…]")
 
@@ -55,9 +58,11 @@ def run(client: Any, args: argparse.Namespace) -> int:
         raise BadRequest("muxd run needs a command: muxd run -- make test")
     if args.timeout is not None and args.timeout <= 0:
         raise BadRequest(f"--timeout must be above 0 seconds, got {args.timeout:g}")
+    if args.keep and args.target:
+        raise BadRequest("--keep is for a new window: a command typed with -t runs in that pane, which stays")
     cwd = None if args.target else caller_directory(args.cwd)  # a typed command runs where that shell is
     e = client.call("run", "execution", command=command, target=args.target, cwd=cwd, wait_s=0.0,
-                    trace_id=args.trace_id, span_id=args.span_id).execution
+                    trace_id=args.trace_id, span_id=args.span_id, keep=args.keep).execution
     if not args.wait:
         if args.json:
             print_json(e)
@@ -93,14 +98,19 @@ def _wait_for_end(client: Any, execution_id: str, timeout_s: float | None) -> An
             return e
 
 
-def _print_output_tail(client: Any, execution_id: str) -> None:
-    """The last OUTPUT_TAIL_LINES lines of what the command wrote (its transcript, as text)."""
+def output_tail(client: Any, execution_id: str, count: int) -> tuple[list[str], int]:
+    """The last `count` lines of what the command wrote (its transcript, as text), and how many
+    came before them."""
     transcript = client.call("get-execution", "execution", execution_id=execution_id,
                              include_transcript=True).transcript or ""
     lines = transcript.splitlines()
-    if len(lines) > OUTPUT_TAIL_LINES:
-        print(f"[{len(lines) - OUTPUT_TAIL_LINES} earlier lines: muxd show {execution_id} --transcript]",
-              file=sys.stderr)
-    for line in lines[-OUTPUT_TAIL_LINES:]:
+    return lines[-count:], max(0, len(lines) - count)
+
+
+def _print_output_tail(client: Any, execution_id: str) -> None:
+    lines, earlier = output_tail(client, execution_id, OUTPUT_TAIL_LINES)
+    if earlier:
+        print(f"[{earlier} earlier lines: muxd show {execution_id} --transcript]", file=sys.stderr)
+    for line in lines:
         print_line(line)
     sys.stdout.flush()  # before the status line on stderr, for a terminal showing both

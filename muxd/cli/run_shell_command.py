@@ -3,7 +3,8 @@ expanded for the target pane (and, in a hook's command, with the hook's #{hook_p
 runs with `sh -c` from this process: its output is this command's, which a hook's runner puts
 in the server log. Without -b the command waits for it, and a failure is tmux's line
 "'CMD' returned N" with its exit status; -b leaves it running in the background. -C runs the
-argument as muxd commands instead. tmux shows the output in the pane's view mode; muxd prints it.
+argument as muxd commands instead. tmux shows the output in the pane's view mode; muxd prints it
+(a config file's loader logs it). It is never a muxd execution: no window is made for it.
 """
 
 from __future__ import annotations
@@ -43,13 +44,17 @@ def run_shell(client: Any, args: argparse.Namespace) -> int:
         time.sleep(max(0.0, delay))
     if args.command is None:
         return 0
-    text = _expanded(client, args.target, args.command)
+    text = expanded(client, args.target, args.command)
     if args.muxd_commands:
-        return _run_muxd(client, args, text)
+        return run_muxd_line(client, args, text)
     cwd = os.path.expanduser(args.cwd) if args.cwd else None
-    env = _shell_env()
-    if args.background:  # what it prints goes where ours goes (a hook's runner reads it to the end)
-        subprocess.Popen([SHELL, "-c", text], stdin=subprocess.DEVNULL, cwd=cwd, env=env)
+    env = shell_env()
+    if args.background:
+        # What it prints goes where ours goes (a hook's runner reads it to the end), but not to
+        # the config file's loader, which would wait for it to end.
+        quiet = subprocess.DEVNULL if loading_config() else None
+        subprocess.Popen([SHELL, "-c", text], stdin=subprocess.DEVNULL, stdout=quiet, stderr=quiet, cwd=cwd,
+                         env=env, start_new_session=quiet is not None)
         return 0
     sys.stdout.flush()
     status = subprocess.run([SHELL, "-c", text], stdin=subprocess.DEVNULL, cwd=cwd, env=env).returncode
@@ -62,16 +67,26 @@ def run_shell(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _shell_env() -> dict[str, str]:
+def loading_config() -> bool:
+    """Whether this process is the config file's loader (daemon/core/config_load.py)."""
+    from muxd.daemon.core.config_load import CONFIG_CLIENT_NAME
+    from muxd.paths import CLIENT_NAME_ENV
+
+    return os.environ.get(CLIENT_NAME_ENV) == CONFIG_CLIENT_NAME
+
+
+def shell_env() -> dict[str, str]:
     """The shell's environment: ours, but a `muxd` it runs is a client of its own, as a `tmux` that
-    tmux's run-shell runs is (not a hook's command, whose events run no hooks)."""
+    tmux's run-shell runs is (not a hook's command, whose events run no hooks). While the config
+    file loads, a `muxd` it runs is the loader's too: the server answers it before the file ends."""
     from muxd.daemon.panes.format_variables import HOOK_VARIABLES_ENV
     from muxd.paths import CLIENT_NAME_ENV
 
-    return {k: v for k, v in os.environ.items() if k not in (CLIENT_NAME_ENV, HOOK_VARIABLES_ENV)}
+    dropped = (HOOK_VARIABLES_ENV,) if loading_config() else (CLIENT_NAME_ENV, HOOK_VARIABLES_ENV)
+    return {k: v for k, v in os.environ.items() if k not in dropped}
 
 
-def _expanded(client: Any, target: str | None, template: str) -> str:
+def expanded(client: Any, target: str | None, template: str) -> str:
     """`template` expanded for the target pane; with no target and no pane to default to, with
     the server's (and a hook's) variables only."""
     from muxd.daemon.panes.format_variables import FormatScope
@@ -87,7 +102,7 @@ def _expanded(client: Any, target: str | None, template: str) -> str:
     return expand(template, scope.of_pane(pane))
 
 
-def _run_muxd(client: Any, args: argparse.Namespace, line: str) -> int:
+def run_muxd_line(client: Any, args: argparse.Namespace, line: str) -> int:
     """-C: the line's commands in turn, through this connection; the first that fails ends it."""
     from muxd.cli.option_commands import run_command_line
     from muxd.daemon.core.cli_lines import line_commands

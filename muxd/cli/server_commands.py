@@ -27,7 +27,11 @@ def kill_server(client: Any, args: argparse.Namespace) -> int:
 
 
 def _configure_start(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-f", "--foreground", action="store_true", help="run the server in this process")
+    p.add_argument("-f", "--foreground", action="store_true",
+                   help="run the server in this process until SIGTERM or SIGINT (for a service manager: "
+                        "`muxd systemd-unit`)")
+    p.epilog = ("The server logs to $XDG_STATE_HOME/muxd/NAME.log (else ~/.local/state/muxd/NAME.log), "
+                "which outlives a reboot; `muxd server status` shows where.")
 
 
 @cli_command("start-server")(_configure_start)
@@ -61,7 +65,7 @@ def server(client: Any, args: argparse.Namespace) -> int:
         ["started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.started_at))
          + f" ({age(status.started_at)} ago)"],
         ["sessions", str(status.sessions)], ["panes", str(status.panes)], ["emulator", status.emulator],
-        ["database", _database(status)],
+        ["database", _database(status)], ["log", status.log or "-"],
     ]
     if status.unwritten_executions or status.lost_executions:
         rows.append(["history", f"{status.unwritten_executions} execution(s) wait to be written, "

@@ -10,7 +10,7 @@ import time
 
 from muxd.config import DAEMON_START_TIMEOUT_S
 from muxd.errors import MuxdError, Timeout, error_from_code
-from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, log_path, open_private
+from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, log_path, open_private
 from muxd.store.location import MEMORY
 
 LOG_TAIL_BYTES = 2000
@@ -48,6 +48,7 @@ def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float = DAEMON_S
     own words when it fails to start.
     """
     ensure_socket_dir()
+    ensure_state_dir()
     log_fd = open_private(log_path(name), os.O_WRONLY | os.O_APPEND)
     read_fd, write_fd = os.pipe()
     try:

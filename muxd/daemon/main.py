@@ -19,7 +19,7 @@ from muxd.store.retention import retention_from_env
 from muxd.daemon.commands import load_all
 from muxd.daemon.server import Daemon
 from muxd.errors import BadRequest, MuxdError
-from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, lock_path, log_path, socket_path
+from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, lock_path, log_path, socket_path
 
 
 ENV_SCROLLBACK = "MUXD_SCROLLBACK_BYTES"
@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         scrollback_bytes = scrollback_budget(args.scrollback_bytes, os.environ.get(ENV_SCROLLBACK))
         ensure_socket_dir()
+        ensure_state_dir()
         log_file.configure(log_path(args.name))
         retention = retention_from_env(os.environ)
         daemon = Daemon(socket_path(args.name), lock_path(args.name), commands=load_all(),

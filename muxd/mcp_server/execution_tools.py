@@ -72,6 +72,7 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         wait: Annotated[bool, Field(description="wait for the result instead of returning the execution_id at once")] = False,
         wait_timeout_s: Annotated[float, Field(description="how long to wait when wait=true (within the call "
                                                            "timeout)", ge=WAIT_TIMEOUT_S_MIN, le=EXECUTION_WAIT_MAX_S)] = 25.0,
+        force: Annotated[bool, Field(description="send to a pane with no agent (its shell runs the prompt)")] = False,
         ) -> SendTaskOutput:
         """Send a prompt to the agent in a pane as a tracked execution. Returns execution_id at once
         (poll get_execution_result or wait_for execution_id=…), or with wait=true the result.
@@ -81,7 +82,7 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         reply = await current_client().call(
             SubmitPrompt, target=pane_id, message=message, triggered_by="mcp", task_id=task_id, trace_id=trace_id,
             span_id=span_id, attempt=attempt, idempotency_key=idempotency_key, timeout_s=timeout_s,
-            wait_s=max(0.0, wait_s))
+            wait_s=max(0.0, wait_s), force=force)
         e = reply.execution
         out: SendTaskOutput = {"execution_id": e.id, "status": e.status, "agent_name": e.agent_name,
                                "pane_id": e.pane_id, "created": reply.created}

@@ -40,8 +40,11 @@ class BufferInfo(msgspec.Struct, frozen=True, kw_only=True):
     text: str | None = None  # the whole text, when asked for
 
 
+KeyTable = Literal["prefix", "root", "copy-mode", "copy-mode-vi"]
+
+
 class KeyBindingInfo(msgspec.Struct, frozen=True, kw_only=True):
-    table: Literal["prefix", "root"]
+    table: KeyTable
     key: str                  # as bind-key was given it (C-a, M-Left, |)
     command: str | None       # None: a default key unbound
     repeat: bool = False      # -r
@@ -152,7 +155,7 @@ class ShowHooks(_Message, tag="show-hooks"):
 class BindKey(_Message, tag="bind-key"):
     """bind-key (a command), unbind-key (none); `all_keys`: unbind-key -a, every key of the table."""
     id: int
-    table: Literal["prefix", "root"] = "prefix"
+    table: KeyTable = "prefix"
     key: Label | None = None
     command: LongText | None = None
     all_keys: bool = False
@@ -227,3 +230,4 @@ class KeyBindingList(_Message, tag="key-binding-list"):
     id: int
     bindings: list[KeyBindingInfo]  # the user's, in the order bound
     defaults_unbound: bool = False  # unbind-key -a: none of the default prefix table is left
+    tables_cleared: list[str] = []  # every table unbind-key -a dropped the defaults of

@@ -36,6 +36,7 @@ class SubmitPrompt(_Message, tag="submit"):
     idempotency_key: Label | None = None
     timeout_s: float | None = None      # the execution's own limit (default EXECUTION_TIMEOUT_DEFAULT_S)
     wait_s: float = 0.0                 # answer when it ended, or after this long, whichever is first
+    force: bool = False                 # send it even where no agent runs (a shell would run it)
 
 
 class RunCommand(_Message, tag="run"):
@@ -49,6 +50,7 @@ class RunCommand(_Message, tag="run"):
     timeout_s: float | None = None
     trace_id: Label | None = None       # W3C trace context: the new window's TRACEPARENT names them
     span_id: Label | None = None
+    keep: bool = False                  # the new window stays when the command ends (default: it closes)
 
 
 class CancelExecution(_Message, tag="cancel-execution"):

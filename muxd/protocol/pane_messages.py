@@ -386,6 +386,7 @@ class Status(_Message, tag="status"):
     database_problem: str | None = None  # why nothing more is written to it (found damaged), and what to do
     audit_rows_dropped: int = 0  # denied requests' rows that found the audit queue full
     audit_rows_failed: int = 0   # rows the store refused (locked, full, damaged)
+    log: str = ""  # the daemon's log file ("": it logs nowhere, as a daemon run inside a test)
 
 
 class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+from muxd.paths import state_dir
 
 ENV_DB = "MUXD_DB"
 MEMORY = ":memory:"
-
-
-def state_dir() -> Path:
-    """`$XDG_STATE_HOME/muxd`, else `~/.local/state/muxd`."""
-    base = os.environ.get("XDG_STATE_HOME")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "state"
-    return root / "muxd"
 
 
 def db_path(server_name: str, env: dict[str, str] | None = None) -> str:

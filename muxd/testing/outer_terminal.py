@@ -46,7 +46,7 @@ class OuterTerminal:
 
     # ------------------------------------------------------------ typing
     def type(self, text: str, *, enter: bool = False) -> None:
-        self.tmux("send-keys", "-t", "outer", "-l", text)
+        self.tmux("send-keys", "-t", "outer", "-l", "--", text)  # --: text may begin with a dash
         if enter:
             self.tmux("send-keys", "-t", "outer", "Enter")
 

@@ -36,8 +36,11 @@ class MuxdTestServer:
         # one (`pyenv init` waiting on its rehash lock). Panes start in this empty HOME.
         home = self.socket_dir / "home"
         home.mkdir()
+        # The daemon's log (in the state directory) goes there too, wherever the caller's
+        # $XDG_STATE_HOME points.
         self.env = {**inherited, "MUXD_DB": str(self.socket_dir / f"{self.name}.db"),
-                    "MUXD_CONFIG": os.devnull, "HOME": str(home), **(env or {}),
+                    "MUXD_CONFIG": os.devnull, "HOME": str(home),
+                    "XDG_STATE_HOME": str(self.socket_dir / "state"), **(env or {}),
                     "MUXD_SOCKET_DIR": str(self.socket_dir)}
         self.pid: int | None = None
 
@@ -47,7 +50,8 @@ class MuxdTestServer:
 
     @property
     def log_path(self) -> Path:
-        return self.socket_dir / f"{self.name}.log"
+        """The daemon's log, in the state directory of this server's environment (paths.log_path)."""
+        return Path(self.env["XDG_STATE_HOME"]) / "muxd" / f"{self.name}.log"
 
     def start(self) -> MuxdTestServer:
         out = self.cli("start-server", check=True)

@@ -23,7 +23,8 @@ from muxd.config import (
     MAX_LINES, PASTE_BUFFER_MAX_CHARS,
 )
 from muxd.daemon.client_side.chooser import Chooser
-from muxd.daemon.client_side.copy_mode import COPY, LEAVE, SEARCH_DOWN, SEARCH_UP, CopyMode, Point, emacs_key
+from muxd.daemon.client_side.copy_mode import COPY, LEAVE, CopyMode, Point
+from muxd.daemon.client_side.copy_mode_keys import copy_mode_key
 from muxd.daemon.client_side.attached_mouse import mouse_event
 from muxd.daemon.client_side.input_parser import InputParser, Key, Mouse, Paste, Text, Token, next_key_bytes
 from muxd.daemon.panes.pane import Pane
@@ -389,21 +390,7 @@ class AttachedClient:
             return False
         copy = self.hub.copy_modes.get(pane.id)
         if copy is not None:
-            from muxd.attach.selection import pane_geometry
-
-            if self._mode_keys(pane) == "emacs":
-                as_vi = emacs_key(key)
-                if as_vi is None:  # a key emacs's table lacks does nothing
-                    return True
-                key = as_vi
-            outcome = copy.key(key, pane_geometry(pane.emulator))
-            if outcome in (SEARCH_DOWN, SEARCH_UP):
-                self.prompt = Prompt(f"({outcome}) ", lambda text: copy.search(
-                    text, outcome == SEARCH_DOWN, pane_geometry(pane.emulator)))
-            if outcome == COPY:
-                self.copy_selection(pane, copy)
-            if outcome in (COPY, LEAVE):
-                self.hub.copy_modes.pop(pane.id, None)
+            copy_mode_key(self, pane, copy, key)
             return True
         pane.write(key)
         return False
@@ -424,7 +411,7 @@ class AttachedClient:
             return
         paste_into(pane, newest[0].text.replace("\n", "\r").encode())
 
-    def _mode_keys(self, pane: Pane | None) -> str:
+    def mode_keys(self, pane: Pane | None) -> str:
         """Copy mode's key table for `pane` (a window option): "vi" or "emacs"."""
         ids = (pane.id, window_of(pane).id) if pane is not None else ()
         return self.daemon.registry.options.lookup("mode-keys", *ids)
@@ -448,7 +435,7 @@ class AttachedClient:
 
     def open_help(self) -> None:
         self.show_text(list_keys_text(self.prefix_name, self.daemon.registry.key_bindings,
-                                      self._mode_keys(self.active_pane())))
+                                      self.mode_keys(self.active_pane())))
 
     def show_text(self, text_lines: list[str]) -> None:
         """Lines to read over the window (the `?` list, a command's output): scrolled like copy
@@ -468,23 +455,26 @@ class AttachedClient:
         x, y = pane.emulator.cursor
         return CopyMode(cursor=(pane.emulator.rows_scrolled + y, x))
 
-    def copy_selection(self, pane: Pane, copy: CopyMode) -> None:
+    def copy_selection(self, pane: Pane, copy: CopyMode, keep: bool = False) -> str:
         """Keep the selected text as the newest buffer (C-b ] pastes it) and offer it to the
-        terminal's clipboard (OSC 52), as tmux does; a copy mode the drag began ends."""
+        terminal's clipboard (OSC 52), as tmux does; the selection is cleared unless `keep`, and
+        a copy mode the drag began ends. Returns the text."""
         from muxd.attach.selection import selection_text
 
         selection = copy.selection()
         assert selection is not None
         text = selection_text(pane.emulator, selection, max_chars=PASTE_BUFFER_MAX_CHARS)
-        copy.anchor = copy.end = None
+        if not keep:
+            copy.anchor = copy.end = None
         if copy.entered_by_drag:
             del self.hub.copy_modes[pane.id]
         if not text:
-            return
+            return text
         self.hub.keep_buffer(text)
         if len(text) <= CLIPBOARD_MAX_CHARS:
             clipboard = b"\x1b]52;c;" + base64.b64encode(text.encode()) + b"\x07"
             self.connection.send(AttachOutput(data=clipboard))
+        return text
 
 
 def clamp_size(columns: int, lines: int) -> tuple[int, int]:

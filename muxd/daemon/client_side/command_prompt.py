@@ -17,7 +17,7 @@ from muxd.daemon.client_side.prefix_actions import run_binding
 from muxd.daemon.client_side.prefix_keys import binding_for_command
 from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.client_side.status_prompt import Prompt
-from muxd.daemon.core.cli_lines import command_parser, line_commands, run_cli, with_default_target
+from muxd.daemon.core.cli_lines import as_tmux_reads, command_parser, line_commands, run_cli, with_default_target
 from muxd.daemon.panes.target import resolve_session
 from muxd.errors import Forbidden, MuxdError
 
@@ -59,6 +59,7 @@ async def _run_commands(client: Client, commands: list[list[str]]) -> None:
 async def _run_command(client: Client, words: list[str]) -> bool:
     """One command of a line; False if it failed (and said so). A default key's tmux command
     (copy-mode, choose-tree -Zw, send-prefix…) does what that key does, in this client."""
+    words = as_tmux_reads(words)
     binding = binding_for_command(words)
     if binding is not None:
         run_binding(client, binding)

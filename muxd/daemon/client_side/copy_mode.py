@@ -3,8 +3,9 @@ to move around it, and the selected text.
 
 Pure: the state is one offset per pane (0 = the live screen), a cursor and a selection,
 shared by every client of the session as in tmux (the mode belongs to the pane, not to a
-client). Keys are tmux's vi copy-mode keys (the word motions w, b, e are in copy_words);
-`emacs_key` turns the emacs table's into them (mode-keys emacs).
+client). It does tmux's copy-mode commands (`send -X cursor-up`…; the word motions are in
+copy_words); the keys that run them are copy_keys.py's tables, and a user's bindings over them
+(copy_mode_keys.py).
 Points are (running row number, column): a row's number (Emulator.rows_scrolled + its
 visible row) never changes, so the cursor and a selection stay on their text while the view
 scrolls or new output arrives.
@@ -15,52 +16,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from muxd.copy_geometry import PaneGeometry, Point
+from muxd.daemon.client_side.copy_keys import VI_TABLE, default_command
 from muxd.daemon.client_side.copy_search import find
 from muxd.daemon.client_side.copy_words import next_word_start, previous_word_start, word_end
 
 WHEEL_SCROLL_LINES = 3  # tmux scrolls five; three feels closer to a plain terminal
 
-_UP = (b"\x1b[A", b"\x1bOA", b"k")
-_DOWN = (b"\x1b[B", b"\x1bOB", b"j")
-_LEFT = (b"\x1b[D", b"\x1bOD", b"h")
-_RIGHT = (b"\x1b[C", b"\x1bOC", b"l")
-_LINE_START = (b"0", b"\x1b[H", b"\x1bOH", b"\x1b[1~")
-_LINE_END = (b"$", b"\x1b[F", b"\x1bOF", b"\x1b[4~")
-_SCROLL_UP = (b"\x19",)    # C-y: the view moves, the cursor stays on its text
-_SCROLL_DOWN = (b"\x05",)  # C-e
-_PAGE_UP = (b"\x1b[5~", b"\x02")
-_PAGE_DOWN = (b"\x1b[6~", b"\x06")
-_HALF_PAGE_UP = (b"\x15",)    # C-u
-_HALF_PAGE_DOWN = (b"\x04",)  # C-d
-_BEGIN_SELECTION = (b" ", b"v")
-_COPY = (b"\r", b"y")
-_CLEAR_OR_LEAVE = (b"\x1b",)  # clears a selection; with none, leaves
-_LEAVE = (b"q", b"\x03")
-
-# tmux's emacs copy-mode keys (mode-keys emacs), each as the vi key that does the same here.
-# Keys both tables share (arrows, Home/End, PageUp/PageDown, n, N, q) pass as they are;
-# any other key does nothing in emacs mode (`k` is no motion there).
-_EMACS_AS_VI = {
-    b"\x10": b"k", b"\x0e": b"j", b"\x02": b"h", b"\x06": b"l",   # C-p C-n C-b C-f
-    b"\x01": b"0", b"\x05": b"$",                                 # C-a C-e
-    b"\x1bv": b"\x1b[5~", b"\x16": b"\x1b[6~",                      # M-v C-v
-    b"\x00": b" ", b"\x1bw": b"y", b"\x17": b"y",                    # C-Space M-w C-w
-    b"\x07": b"\x1b", b"\x1b": b"q", b"\x03": b"q",                  # C-g (clear) Escape C-c
-    b"\x13": b"/", b"\x12": b"?",                                  # C-s C-r
-    b"\x1bf": b"e", b"\x1bb": b"b", b"\x1b<": b"g", b"\x1b>": b"G",   # M-f M-b M-< M->
-}
-_SHARED_KEYS = frozenset((*_UP[:2], *_DOWN[:2], *_LEFT[:2], *_RIGHT[:2], *_LINE_START[1:], *_LINE_END[1:],
-                          b"\x1b[5~", b"\x1b[6~", b"n", b"N", b"q"))
-
-
-def emacs_key(key: bytes) -> bytes | None:
-    """The key vi's table has for what `key` does in tmux's emacs copy mode; None: nothing."""
-    return key if key in _SHARED_KEYS else _EMACS_AS_VI.get(key)
-
-
-# What `key` asks of its caller besides the new state; SEARCH_*: ask for the text to find, then
-# call `search`.
+# What a key or command asks of its caller besides the new state: COPY copies the selection and
+# leaves, COPY_STAY copies and clears it, COPY_KEEP copies and keeps it; SEARCH_*: ask for the
+# text to find, then call `search`.
 STAY, LEAVE, COPY, SEARCH_DOWN, SEARCH_UP = "stay", "leave", "copy", "search down", "search up"
+COPY_STAY, COPY_KEEP = "copy and stay", "copy and keep"
+_COPIES = {"copy-selection-and-cancel": COPY, "copy-pipe-and-cancel": COPY, "copy-selection": COPY_STAY,
+           "copy-pipe": COPY_STAY, "copy-selection-no-clear": COPY_KEEP, "copy-pipe-no-clear": COPY_KEEP}
+_MOVES = {"cursor-up": (-1, 0), "cursor-down": (1, 0), "cursor-left": (0, -1), "cursor-right": (0, 1)}
 
 
 @dataclass
@@ -83,57 +52,72 @@ class CopyMode:
         self.offset = min(max(self.offset + lines, 0), history)
 
     def key(self, key: bytes, pane: PaneGeometry) -> str:
-        """Apply one key: STAY, LEAVE (copy mode ends) or COPY (copy the selection, then end)."""
-        if key in _LEAVE or (key in _CLEAR_OR_LEAVE and self.anchor is None):
-            return LEAVE
-        if key in _CLEAR_OR_LEAVE:
+        """Apply one key of tmux's default vi table (copy_keys.py): what its command returns."""
+        name = default_command(VI_TABLE, key)
+        return STAY if name is None else self.command(name, pane)
+
+    def command(self, name: str, pane: PaneGeometry, argument: str | None = None) -> str:
+        """Apply one of tmux's copy-mode commands (copy_keys.COPY_COMMANDS): STAY, LEAVE (copy
+        mode ends), COPY… (copy the selection, then as the outcome says) or SEARCH_…."""
+        if name == "cancel" or (name == "clear-selection" and self.anchor is None):
+            return LEAVE  # muxd's Escape leaves when there is nothing to clear
+        if name == "clear-selection":
             self.anchor = self.end = None
             return STAY
-        if key in _COPY:
-            return COPY if self.selection() is not None else LEAVE
-        if key in (b"/", b"?"):
-            return SEARCH_DOWN if key == b"/" else SEARCH_UP
-        if key in (b"n", b"N") and self.last_search is not None:
-            text, forward = self.last_search
-            self.search(text, forward == (key == b"n"), pane)
-            self.last_search = (text, forward)  # N searches the other way but keeps the direction
+        if name in _COPIES:
+            if self.selection() is None:
+                return LEAVE if _COPIES[name] == COPY else STAY
+            return _COPIES[name]
+        if name in ("search-forward", "search-backward"):
+            if argument is None:
+                return SEARCH_DOWN if name == "search-forward" else SEARCH_UP
+            self.search(argument, name == "search-forward", pane)
+            return STAY
+        if name in ("search-again", "search-reverse"):
+            if self.last_search is not None:
+                text, forward = self.last_search
+                self.search(text, forward == (name == "search-again"), pane)
+                self.last_search = (text, forward)  # N searches the other way but keeps the direction
+            return STAY
+        if name == "other-end" and self.anchor is not None and self.cursor is not None:
+            self.anchor, cursor = self.cursor, self.anchor
+            self._place(*cursor, pane, follow=True)
             return STAY
         self.offset = min(self.offset, pane.history)
         row, column = self._cursor_or_bottom(pane)
+        view_top = pane.top - self.offset
         page = max(1, pane.lines - 1)
-        if key in _UP:
-            row -= 1
-        elif key in _DOWN:
-            row += 1
-        elif key in _LEFT:
-            column -= 1
-        elif key in _RIGHT:
-            column += 1
-        elif key in _LINE_START:
+        if name in _MOVES:
+            row, column = row + _MOVES[name][0], column + _MOVES[name][1]
+        elif name == "start-of-line":
             column = 0
-        elif key in _LINE_END:
+        elif name == "end-of-line":
             column = pane.columns - 1
-        elif key in _SCROLL_UP or key in _SCROLL_DOWN:
-            self.scroll(1 if key in _SCROLL_UP else -1, pane.history)
-        elif key in _PAGE_UP or key in _PAGE_DOWN or key in _HALF_PAGE_UP or key in _HALF_PAGE_DOWN:
+        elif name in ("scroll-up", "scroll-down"):  # the view moves, the cursor stays on its text
+            self.scroll(1 if name == "scroll-up" else -1, pane.history)
+        elif name in ("page-up", "page-down", "halfpage-up", "halfpage-down"):
             # The view moves and the cursor keeps its place on the screen, as in tmux.
-            lines = page if key in _PAGE_UP or key in _PAGE_DOWN else max(1, pane.lines // 2)
-            lines = lines if key in _PAGE_UP or key in _HALF_PAGE_UP else -lines
+            lines = page if name.startswith("page") else max(1, pane.lines // 2)
+            lines = lines if name.endswith("up") else -lines
             self.scroll(lines, pane.history)
             row -= lines
-        elif key == b"g":
+        elif name == "history-top":
             row, column, self.offset = pane.first, 0, pane.history
-        elif key == b"G":
+        elif name == "history-bottom":
             row, column, self.offset = pane.last, 0, 0
-        elif key == b"w" and pane.text_of is not None:
+        elif name in ("top-line", "middle-line", "bottom-line"):
+            row = view_top + {"top-line": 0, "middle-line": (pane.lines - 1) // 2}.get(name, pane.lines - 1)
+        elif name == "next-word" and pane.text_of is not None:
             row, column = next_word_start(pane.text_of, (row, column), pane.last)
-        elif key == b"e" and pane.text_of is not None:
+        elif name == "next-word-end" and pane.text_of is not None:
             row, column = word_end(pane.text_of, (row, column), pane.last)
-        elif key == b"b" and pane.text_of is not None:
+        elif name == "previous-word" and pane.text_of is not None:
             row, column = previous_word_start(pane.text_of, (row, column), pane.first)
-        elif key in _BEGIN_SELECTION:
+        elif name == "begin-selection":
             self.anchor = self.cursor = (row, column)
-        self._place(row, column, pane, follow=key not in _SCROLL_UP and key not in _SCROLL_DOWN)
+        elif name == "select-line":  # the whole line, the cursor at its end
+            self.anchor, column = (row, 0), pane.columns - 1
+        self._place(row, column, pane, follow=name not in ("scroll-up", "scroll-down"))
         return STAY
 
     def search(self, text: str, forward: bool, pane: PaneGeometry) -> bool:

@@ -1,23 +1,29 @@
-"""bind-key and unbind-key: the user's keys, over tmux's default prefix table (prefix_keys.py).
+"""bind-key and unbind-key: the user's keys, over tmux's default tables (prefix_keys.py, copy_keys.py).
 
-Two tables, as tmux's: `prefix` (a key after the prefix) and `root` (`bind -n`: a key on its
-own, before any program sees it). A user binding holds a command line — muxd commands, `;`
-between them, as the `C-b :` prompt takes them — or, in the prefix table, None: a default key
-unbound. `unbind-key -a` drops the whole default table. Key names are tmux's (`C-a`, `M-Left`,
+Four tables, as tmux's: `prefix` (a key after the prefix), `root` (`bind -n`: a key on its
+own, before any program sees it), and copy mode's `copy-mode-vi` and `copy-mode` (emacs). A
+user binding holds a command line — muxd commands, `;` between them, as the `C-b :` prompt
+takes them, or copy-mode commands (`send -X begin-selection`) — or, in a table with defaults,
+None: a default key unbound. `unbind-key -a` drops a table's defaults too. Key names are tmux's (`C-a`, `M-Left`,
 `F5`, `|`); a binding answers to every form a terminal sends for its key (arrows in both
 cursor modes, Home and End in their three).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from muxd.errors import BadRequest
 from muxd.keys import CURSOR_KEYS_MODE, key_name_to_text
 
-TABLES = ("prefix", "root")
+TABLES = ("prefix", "root", "copy-mode", "copy-mode-vi")
+_WITH_DEFAULTS = ("prefix", "copy-mode", "copy-mode-vi")
 # Home and End arrive as CSI H/F, SS3 H/F (cursor keys mode) or CSI 1~/4~ (the vt220 forms).
 _VT220_FORMS = {"\x1b[H": ("\x1b[1~",), "\x1b[F": ("\x1b[4~",)}
+# tmux's mouse keys (MouseDragEnd1Pane, WheelUpPane…): muxd's mouse does what it does, unbound.
+_MOUSE_KEY = re.compile(r"(Mouse(Down|Up|Drag|DragEnd)[1-5]|Wheel(Up|Down)|(Second|Double|Triple)Click[1-5])"
+                        r"(Pane|Border|Status|StatusLeft|StatusRight|StatusDefault|ScrollbarUp|ScrollbarDown)?")
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,8 @@ def key_forms(name: str) -> tuple[bytes, ...]:
     text = key_name_to_text(name)
     if text is None and len(name) == 1:
         text = name
+    if not text and _MOUSE_KEY.fullmatch(name):
+        raise BadRequest(f"mouse key {name}: not supported by muxd (its mouse does tmux's defaults)", key=name)
     if not text:
         raise BadRequest(f"unknown key: {name}", key=name)
     forms = {text, key_name_to_text(name, frozenset({CURSOR_KEYS_MODE})) or text, *_VT220_FORMS.get(text, ())}
@@ -44,7 +52,12 @@ class KeyBindings:
 
     def __init__(self) -> None:
         self._bound: dict[str, dict[bytes, UserBinding]] = {table: {} for table in TABLES}
-        self.defaults_unbound = False  # unbind-key -a on the prefix table
+        self.cleared: set[str] = set()  # tables whose defaults unbind-key -a dropped
+
+    @property
+    def defaults_unbound(self) -> bool:
+        """unbind-key -a on the prefix table."""
+        return "prefix" in self.cleared
 
     def bind(self, table: str, key: str, command: str, repeat: bool = False) -> None:
         for form in key_forms(key):
@@ -54,14 +67,14 @@ class KeyBindings:
         forms = key_forms(key)
         for form in forms:
             self._bound[table].pop(form, None)
-        if table == "prefix" and not self.defaults_unbound:
+        if table in _WITH_DEFAULTS and table not in self.cleared:
             for form in forms:  # a default key stays unbound until bound again
                 self._bound[table][form] = UserBinding(table, key, None)
 
     def unbind_all(self, table: str) -> None:
         self._bound[table].clear()
-        if table == "prefix":
-            self.defaults_unbound = True
+        if table in _WITH_DEFAULTS:
+            self.cleared.add(table)
 
     def lookup(self, table: str, key: bytes) -> UserBinding | None:
         """The user's binding of `key` (its command None: unbound), or None: the default's."""

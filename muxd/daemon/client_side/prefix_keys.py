@@ -90,7 +90,7 @@ COPY_MODE_KEYS = (
     ("Escape / q", "clear the selection (none: leave) / leave copy mode"),
     ("wheel / drag", "scroll (down past the bottom leaves) / select, release copies"),
 )
-EMACS_COPY_MODE_KEYS = (  # mode-keys emacs (copy_mode.emacs_key)
+EMACS_COPY_MODE_KEYS = (  # mode-keys emacs (copy_keys.py: the copy-mode table)
     ("arrows C-p C-n C-b C-f", "move the cursor (the view follows)"),
     ("C-a C-e / M-f M-b", "start / end of the line; to a word's end / back to a word's start"),
     ("C-s C-r n N", "search down / up (lower case: any case), again / the other way"),
@@ -170,5 +170,8 @@ def list_keys_text(prefix: str, user: Any = None, mode_keys: str = "vi") -> list
     lines += ["", f"Copy mode ({mode_keys} keys: the mode-keys option)"]
     keys = EMACS_COPY_MODE_KEYS if mode_keys == "emacs" else COPY_MODE_KEYS
     lines += [f"  {keys_text:<24} {what}" for keys_text, what in keys]
+    table = "copy-mode" if mode_keys == "emacs" else "copy-mode-vi"
+    rebound = [b for b in (user.listed() if user is not None else ()) if b.table == table]
+    lines += [f"  {b.key:<24} {b.command or '(unbound)'}" for b in rebound]  # bind-key -T copy-mode-vi
     lines += ["", "Press q to leave this view."]
     return lines

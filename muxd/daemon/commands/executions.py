@@ -15,6 +15,7 @@ from muxd.config import (
 from muxd.daemon.access.control import Principal, current_principal, is_agent_principal
 from muxd.daemon.work.background_run import run_in_background_window
 from muxd.daemon.commands.table import command
+from muxd.daemon.panes.detection import ForegroundProcess
 from muxd.daemon.work import id_refs
 from muxd.daemon.work.executions import visible
 from muxd.daemon.panes.target import resolve
@@ -22,6 +23,7 @@ from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavaila
 from muxd.executions.record import (
     ACTIVE_STATUSES, FAILED_STATUSES, STATUSES, TRIGGERS, Execution, TriggeredBy, statuses_selected,
 )
+from muxd.detectors.shell import SHELLS
 from muxd.executions.transcript import render
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
@@ -122,6 +124,8 @@ async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionRepl
     _check_seconds("wait_s", req.wait_s, 0, EXECUTION_WAIT_MAX_S)
     if req.attempt is not None and not 1 <= req.attempt <= 1000:
         raise BadRequest(f"attempt must be between 1 and 1000, got {req.attempt}", field="attempt")
+    if not req.force:
+        refuse_without_agent(pane, "force=true" if req.triggered_by == "mcp" else "--force")
     trace_id, span_id = trace_context(req.trace_id, req.span_id)
     principal = current_principal()
     execution, created = await daemon.executions.submit(
@@ -130,6 +134,20 @@ async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionRepl
         idempotency_key=req.idempotency_key,
         timeout_s=req.timeout_s if req.timeout_s is not None else EXECUTION_TIMEOUT_DEFAULT_S)
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s), created=created)
+
+
+def refuse_without_agent(pane: Pane, override: str) -> None:
+    """BadRequest when a shell, not an agent, would read the prompt: it would run it as a command
+    (a mistyped target). Decided by the process in the pane's foreground, as the detectors see
+    it, so a pane started a moment ago is judged at once, with no wait for detection: a shell
+    there is refused, an agent still starting (its own process in front) is accepted and gets
+    the prompt when it is at its prompt. Where no process is known, the detectors' word."""
+    running = ForegroundProcess().of(pane).name
+    shell = running in SHELLS if running is not None else pane.agent.agent_type == "shell"
+    if shell:
+        where = f"{pane.id} ({pane.name})" if pane.name else pane.id
+        raise BadRequest(f"no agent in {where}: {running or 'a shell'} runs there and would run the prompt "
+                         f"as a command; {override} sends it anyway", field="target", pane=pane.id)
 
 
 @command(RunCommand)
@@ -149,7 +167,8 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
                                                    req.timeout_s, **trace)  # type: ignore[arg-type]
     else:
         _, execution = run_in_background_window(daemon.registry, daemon.spawn_pane, daemon.executions,
-                                                Spawn(command=list(req.command), cwd=req.cwd, record_as="cli"),
+                                                Spawn(command=list(req.command), cwd=req.cwd, record_as="cli",
+                                                      remove_on_exit=not req.keep),
                                                 link=trace or None)
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s))
 

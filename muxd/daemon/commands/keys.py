@@ -33,4 +33,5 @@ async def list_keys(daemon: Daemon, req: ListKeys) -> KeyBindingList:
     bindings = daemon.registry.key_bindings
     listed = [KeyBindingInfo(table=b.table, key=b.key, command=b.command, repeat=b.repeat)  # type: ignore[arg-type]
               for b in bindings.listed()]
-    return KeyBindingList(id=req.id, bindings=listed, defaults_unbound=bindings.defaults_unbound)
+    return KeyBindingList(id=req.id, bindings=listed, defaults_unbound=bindings.defaults_unbound,
+                          tables_cleared=sorted(bindings.cleared))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from muxd import __version__
 from muxd.config import PROTOCOL_VERSION
 from muxd.daemon.commands.table import command
+from muxd.daemon.core import log_file
 from muxd.emulator.backend import running_backend
 from muxd.protocol.messages import KillServer, Ok, ServerStatus, Status
 
@@ -26,7 +27,8 @@ async def server_status(daemon: Daemon, req: ServerStatus) -> Status:
                   unwritten_executions=len(backlog) if backlog is not None else 0,
                   lost_executions=backlog.dropped if backlog is not None else 0,
                   database=access.db.path, database_problem=access.db.problem,
-                  audit_rows_dropped=access.audit_queue.dropped, audit_rows_failed=access.audit_queue.failed)
+                  audit_rows_dropped=access.audit_queue.dropped, audit_rows_failed=access.audit_queue.failed,
+                  log=log_file.configured_path())
 
 
 @command(KillServer)

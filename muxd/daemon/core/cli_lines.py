@@ -33,6 +33,16 @@ _DOUBLE_QUOTED = frozenset(" #';${}%")
 _SINGLE_QUOTED = frozenset(' "')
 
 
+# Words a tmux config file (and a key binding, the command prompt) means otherwise than muxd's
+# CLI: tmux's `run` is run-shell, not a muxd execution; its `show` is show-options.
+TMUX_MEANINGS = {"run": "run-shell", "show": "show-options"}
+
+
+def as_tmux_reads(words: list[str]) -> list[str]:
+    """A command's words with its name as tmux reads it (TMUX_MEANINGS)."""
+    return [TMUX_MEANINGS.get(words[0], words[0]), *words[1:]] if words else words
+
+
 class _Parser(argparse.ArgumentParser):
     """A command's options, read in the daemon: a mistake is an error to show, not an exit."""
 
@@ -104,7 +114,7 @@ def checked_line(line: str, tmux_names: bool = False) -> str:
         raise BadRequest("empty value")
     canonical = []
     for words in commands:
-        words = [command_name(words[0], tmux_names), *words[1:]]
+        words = [command_name(as_tmux_reads(words)[0], tmux_names), *words[1:]]
         _, parser = command_parser(words)
         try:
             parser.parse_args(words[1:])

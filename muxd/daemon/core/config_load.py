@@ -4,7 +4,8 @@ itself ready, so the first command already sees its options and sessions.
 
 It runs in a muxd process of its own, a client like any other: config lines are CLI command
 lines, and the CLI is what parses and runs them. Its bad lines (file:line: why) come back to
-be logged and shown by whoever started the server; the rest of the file still loads.
+be logged and shown by whoever started the server; the rest of the file still loads. What its
+commands print (a `run-shell`'s output: tmux shows it in a pane's view mode) goes to the log.
 """
 
 from __future__ import annotations
@@ -36,16 +37,18 @@ async def load_config(server_name: str) -> list[str]:
     env[CLIENT_NAME_ENV] = CONFIG_CLIENT_NAME
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-P", "-m", "muxd", "-L", server_name, "source-file", str(path),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=os.path.expanduser("~"), env=env)
     try:
-        _, stderr = await asyncio.wait_for(process.communicate(), CONFIG_LOAD_TIMEOUT_S)
+        stdout, stderr = await asyncio.wait_for(process.communicate(), CONFIG_LOAD_TIMEOUT_S)
     except TimeoutError:
         process.kill()
         await process.wait()
         errors = [f"{path}: took longer than {CONFIG_LOAD_TIMEOUT_S:g}s to load: stopped"]
     else:
         errors = [line.removeprefix("muxd: ") for line in stderr.decode("utf-8", "replace").splitlines() if line]
+        for line in stdout.decode("utf-8", "replace").splitlines():
+            log.info("config output: %s", line)
     for error in errors:
         log.warning("config: %s", error)
     return errors

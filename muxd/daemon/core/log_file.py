@@ -22,6 +22,7 @@ from muxd.config import LOG_FILE_BACKUPS, LOG_FILE_MAX_BYTES, LOG_REPEAT_WINDOW_
 from muxd.paths import open_private
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_configured_path = ""  # where configure() sent the log, for `muxd server status`
 
 
 @dataclass
@@ -66,6 +67,8 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
 
 def configure(path: Path) -> None:
     """Send the process's logging to `path`, privately, rotated, with repeats thinned."""
+    global _configured_path
+    _configured_path = str(path)
     handler = PrivateRotatingFileHandler(path, maxBytes=LOG_FILE_MAX_BYTES, backupCount=LOG_FILE_BACKUPS,
                                          encoding="utf-8")
     handler.addFilter(RepeatLimiter())
@@ -73,3 +76,8 @@ def configure(path: Path) -> None:
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+
+
+def configured_path() -> str:
+    """The file configure() sends the log to; "" before it was called (a daemon inside a test)."""
+    return _configured_path

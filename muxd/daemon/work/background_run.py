@@ -1,6 +1,7 @@
 """A command run in a new background window of the newest session, as a recorded execution
 (`muxd run` without -t, a task's verification). The window opens as tmux's `new-window -d`:
-the session's current window stays current."""
+the session's current window stays current. Whether it closes when the command ends is the
+Spawn's (remove_on_exit): `muxd run`'s do unless --keep, a task's check is closed by its checker."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ def find_cli(agent: str) -> tuple[Path | None, str]:
     skip_note = directory / f"{agent}.skip"
     if skip_note.exists():
         return None, f"{agent} not installed: {skip_note.read_text().strip()}"
-    return None, f"{agent} not installed at {executable}: run .ci/install-agents"
+    return None, f"{agent} not installed at {executable}: run bash .ci/install-agents"
 
 
 def _dirs(root: Path) -> tuple[Path, Path]:

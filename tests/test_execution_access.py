@@ -29,6 +29,11 @@ async def _scopes(server: MuxdTestServer) -> None:
         # Another pane's execution: the same answer as one that does not exist.
         assert "not_found" in await call_error(session, "get_execution_result", agent_name="beta",
                                                execution_id=on_b["execution_id"])
+        # A short id or prefix names only what it may see: beta's neither counts nor shows.
+        assert "not_found" in await call_error(session, "get_execution_result", agent_name="beta",
+                                               execution_id=on_b["execution_id"][-8:])
+        named = await call_ok(session, "get_execution_result", agent_name="alpha", execution_id="exec_1")
+        assert named["execution"]["id"] == mine["execution_id"]
         assert "forbidden" in await call_error(session, "send_task", pane_id=b, message="not mine")
         fleet = await call_ok(session, "get_agent_activity_summary")
         assert [a["agent_name"] for a in fleet["by_agent"]] == ["alpha"]

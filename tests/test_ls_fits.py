@@ -68,3 +68,12 @@ def test_ls_in_an_80_column_pane_fits(muxd_server: MuxdTestServer, tmp_path: Pat
     assert len(lines) == 1 + 2 + 1  # heading, two panes, ls-done: no cell folded onto a second line
     piped = muxd_server.cli("ls", check=True).stdout
     assert "CWD" in piped.splitlines()[0] and str(deep) in piped  # piped output stays complete
+
+
+def test_a_column_cut_before_another_was_dropped_grows_back() -> None:
+    headings = ["ID", "AGENT", "MESSAGE"]
+    rows = [["ab12cd", "a-worker-with-a-rather-long-name", "refactor the authentication middleware"]]
+    steps = (("cut", "MESSAGE"), ("drop", "AGENT"))
+    fitted, cut = fit_table(headings, rows, 40, steps)
+    assert fitted == ["ID", "MESSAGE"] and _width(fitted, cut) <= 40
+    assert cut[0][1] == "refactor the authentication mid…"  # 32 columns, not the 12 it was first cut to

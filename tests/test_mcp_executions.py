@@ -26,9 +26,11 @@ async def _async_task_then_result(server: MuxdTestServer) -> None:
         assert sent["status"] == "running" and sent["execution_id"].startswith("exec_") and sent["created"]
         active = await call_ok(session, "list_active_executions")
         assert [e["id"] for e in active["executions"]] == [sent["execution_id"]]
-        waited = await call_ok(session, "wait_for", execution_id=sent["execution_id"], timeout_s=20)
+        # An execution's short id (the start of its random tail, as `muxd history` shows) names it too.
+        waited = await call_ok(session, "wait_for", execution_id=sent["execution_id"][-8:], timeout_s=20)
         assert waited["matched"] and waited["executions"][0]["status"] == "success"
-        done = await result(session, "researcher", sent["execution_id"], include_transcript=True)
+        done = await result(session, "researcher", sent["execution_id"][-8:-2], include_transcript=True)
+        assert done["id"] == sent["execution_id"]
         assert done["status"] == "success" and done["message"] == "summarise the repo"
         assert done["duration_seconds"] > 1 and done["tokens_used"] and done["sources"]["tokens_used"] == "screen"
         assert "summarise the repo" in done["transcript"] and done["transcript_bytes"] > 0
@@ -64,7 +66,7 @@ async def _queue_cancel_and_fleet(server: MuxdTestServer) -> None:
         assert (queued["status"], dropped["status"]) == ("pending", "pending")
         summary = await call_ok(session, "get_agent_activity_summary", agent_name="w1")
         assert summary["summary"]["is_busy"] and summary["summary"]["queue_length"] == 2
-        cancelled = await call_ok(session, "cancel_execution", execution_id=dropped["execution_id"])
+        cancelled = await call_ok(session, "cancel_execution", execution_id=dropped["execution_id"][-8:])
         assert cancelled["status"] == "cancelled"
         stopped = await call_ok(session, "cancel_execution", execution_id=held["execution_id"])
         assert stopped["status"] == "cancelled"

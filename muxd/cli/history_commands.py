@@ -1,14 +1,19 @@
 """CLI commands of the execution history: submit, history, show, failures, stats, cancel.
-Tables for people, `--json` for scripts (the records the protocol carries)."""
+Tables for people, fitted to the terminal and with short ids (cli/short_ids.py); `--json` for
+scripts (the records the protocol carries)."""
 
 from __future__ import annotations
 
 import argparse
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from muxd.cli.render import age, duration, one_line, print_json, print_line, print_table, tokens
+from muxd.cli.render import (
+    age, duration, one_line, print_fields, print_fitted, print_json, print_line, tokens,
+)
+from muxd.cli.short_ids import add_full_ids_option, shortener
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
 from muxd.executions.record import STATUSES, TRIGGERS, Execution
@@ -20,6 +25,20 @@ _AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MESSAGE_COLUMN_CHARS = 48
 SHOW_OUTPUT_LINES = 20  # of a command's output, under `muxd show` (--transcript: all of it)
+ID_HELP = "an execution id, or its short id as `muxd history` shows it"
+# On a terminal too narrow for every column, the steps that fit a table of executions
+# (render.fit_table): what is left says which run, how it ended, when, and what it was asked.
+EXECUTION_TABLE_FITTING = (
+    ("drop", "COST"), ("drop", "TOKENS"), ("drop", "BY"), ("drop", "TOOK"), ("cut", "AGENT"), ("cut", "MESSAGE"),
+    ("cut", "ERROR"), ("drop", "ERROR"), ("drop", "AGENT"), ("drop", "AGO"),
+)
+PATTERN_TABLE_FITTING = (
+    ("drop", "FIRST"), ("cut", "MESSAGE"), ("cut", "TYPE"), ("drop", "LAST"), ("drop", "TYPE"), ("drop", "COUNT"),
+)
+STATS_TABLE_FITTING = (
+    ("drop", "COST"), ("drop", "TOKENS"), ("drop", "AVG"), ("drop", "RUNNING"), ("drop", "KIND"), ("drop", "OK"),
+    ("cut", "NOW"), ("cut", "AGENT"), ("drop", "NOW"),
+)
 
 
 def since_time(text: str | None) -> float | None:
@@ -40,8 +59,8 @@ def _took(e: Execution) -> str:
     return duration(time.time() - e.started_at) + "…" if e.started_at else ""
 
 
-def _rows(executions: list[Execution]) -> list[list[str]]:
-    return [[e.id, e.agent_name, e.status, e.triggered_by, age(e.started_at or e.queued_at or time.time()),
+def _rows(executions: list[Execution], short: Callable[[str | None], str]) -> list[list[str]]:
+    return [[short(e.id), e.agent_name, e.status, e.triggered_by, age(e.started_at or e.queued_at or time.time()),
              _took(e), tokens(e.tokens_used), _cost(e),
              e.error.type if e.error else "", one_line(e.message, MESSAGE_COLUMN_CHARS)] for e in executions]
 
@@ -69,12 +88,13 @@ def _cost_total(s: AgentStats) -> str:
     return f"${s.total_cost_usd:.4f}{covered}"
 
 
-def print_executions(executions: list[Execution], total: int | None = None) -> None:
+def print_executions(executions: list[Execution], short: Callable[[str | None], str],
+                     total: int | None = None) -> None:
     if not executions:
         print("no executions")
         return
-    print_table(["ID", "AGENT", "STATUS", "BY", "AGO", "TOOK", "TOKENS", "COST", "ERROR", "MESSAGE"],
-                _rows(executions))
+    print_fitted(["ID", "AGENT", "STATUS", "BY", "AGO", "TOOK", "TOKENS", "COST", "ERROR", "MESSAGE"],
+                 _rows(executions, short), EXECUTION_TABLE_FITTING)
     if total is not None and total > len(executions):
         print(f"({len(executions)} of {total}; --limit/--offset for more)")
 
@@ -89,11 +109,11 @@ def print_execution(e: Execution, transcript: str | None) -> None:
             ["session", e.session_id or ""], ["tools", ", ".join(e.tool_calls)],
             ["files written", ", ".join(e.files_written)],
             ["error", f"{e.error.type}: {e.error.message} [{e.error.stack_hash}]" if e.error else ""],
-            ["task", " ".join(f"{k}={v}" for k, v in (("task", e.task_id), ("trace", e.trace_id), ("span", e.span_id),
-                                                      ("attempt", e.attempt)) if v is not None)],
+            ["task", e.task_id or ""], ["trace", e.trace_id or ""], ["span", e.span_id or ""],
+            ["attempt", "" if e.attempt is None else str(e.attempt)],
             ["sources", ", ".join(f"{k}: {v}" for k, v in sorted(e.sources.items()))],
             ["transcript", f"{e.transcript_bytes} bytes" + (" (truncated)" if e.transcript_truncated else "")]]
-    print_table(["FIELD", "VALUE"], [r for r in rows if r[1]])
+    print_fields(rows)
     if e.response:
         print("\nresponse:")
         for line in e.response.splitlines():
@@ -150,11 +170,13 @@ def _configure_history(p: argparse.ArgumentParser) -> None:
     p.add_argument("--status", choices=STATUSES, help="failed: every failure (failed, timeout, interrupted)")
     p.add_argument("--by", dest="triggered_by", choices=TRIGGERS, help="who triggered it")
     p.add_argument("--since", help="an age (30m, 2h, 7d) or an ISO 8601 time (default: all)")
-    p.add_argument("--trace", help="one trace id (every attempt of a task)")
-    p.add_argument("--task", help="one task id")
+    p.add_argument("--trace", help="one trace id, or an execution's (short) id for its trace: every attempt "
+                                   "of a task")
+    p.add_argument("--task", help="one task id (or its short id, as `muxd task ls` shows it)")
     p.add_argument("--active", action="store_true", help="only what runs or waits now")
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--offset", type=int, default=0)
+    add_full_ids_option(p)
     p.add_argument("--json", action="store_true")
 
 
@@ -166,12 +188,13 @@ def history(client: Any, args: argparse.Namespace) -> int:
     if args.json:
         print_json({"executions": reply.executions, "total": reply.total})
     else:
-        print_executions(reply.executions, reply.total)
+        short = shortener(client, "execution", (e.id for e in reply.executions), args.full_ids)
+        print_executions(reply.executions, short, reply.total)
     return 0
 
 
 def _configure_show(p: argparse.ArgumentParser) -> None:
-    p.add_argument("execution_id", metavar="EXEC")
+    p.add_argument("execution_id", metavar="EXEC", help=ID_HELP)
     p.add_argument("--transcript", action="store_true", help="add the pane's output during it, as text")
     p.add_argument("--json", action="store_true")
 
@@ -202,9 +225,10 @@ def _print_command_output(client: Any, execution_id: str) -> None:
 def _configure_failures(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unique", action="store_true", help="one failure per error pattern")
     p.add_argument("--agent")
-    p.add_argument("--task")
+    p.add_argument("--task", help="one task id (or its short id)")
     p.add_argument("--since", help="an age (30m, 2h, 7d) or an ISO 8601 time")
     p.add_argument("--limit", type=int, default=10)
+    add_full_ids_option(p)
     p.add_argument("--json", action="store_true")
 
 
@@ -218,10 +242,13 @@ def failures(client: Any, args: argparse.Namespace) -> int:
     if not reply.patterns:
         print("no failures")
         return 0
-    print_table(["PATTERN", "COUNT", "FIRST", "LAST", "TYPE", "MESSAGE", "EXAMPLE"],
-                [[p.stack_hash, str(p.count), age(p.first_seen), age(p.last_seen), p.error_type,
-                  one_line(p.message, 60), p.example_id] for p in reply.patterns], title="error patterns")
-    print_executions(reply.failures)
+    short = shortener(client, "execution", [*(e.id for e in reply.failures), *(p.example_id for p in reply.patterns)],
+                      args.full_ids)
+    print_fitted(["PATTERN", "COUNT", "FIRST", "LAST", "TYPE", "MESSAGE", "EXAMPLE"],
+                 [[p.stack_hash, str(p.count), age(p.first_seen), age(p.last_seen), p.error_type,
+                   one_line(p.message, 60), short(p.example_id)] for p in reply.patterns], PATTERN_TABLE_FITTING,
+                 title="error patterns")
+    print_executions(reply.failures, short)
     return 0
 
 
@@ -258,7 +285,8 @@ def stats(client: Any, args: argparse.Namespace) -> int:
     if not rows:
         print(f"no executions in the last {args.hours:g} h")
         return 0
-    print_table(["AGENT", "KIND", "RUNS", "OK", "FAILED", "RUNNING", "SUCCESS", "COST", "TOKENS", "AVG", "NOW"], rows)
+    print_fitted(["AGENT", "KIND", "RUNS", "OK", "FAILED", "RUNNING", "SUCCESS", "COST", "TOKENS", "AVG", "NOW"], rows,
+                 STATS_TABLE_FITTING)
     return 0
 
 
@@ -277,7 +305,7 @@ def _closed_commands_row(closed: list[AgentStats]) -> list[str]:
 
 
 def _configure_cancel(p: argparse.ArgumentParser) -> None:
-    p.add_argument("execution_id", metavar="EXEC")
+    p.add_argument("execution_id", metavar="EXEC", help=ID_HELP)
     p.add_argument("--json", action="store_true")
 
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from muxd.cli.colour import NEED_STYLES, STATE_STYLES, styled
-from muxd.cli.plain_table import COLUMN_GAP, PIPED_TABLE_WIDTH, cell_width, table_width, write_table
+from muxd.cli.plain_table import COLUMN_GAP, PIPED_TABLE_WIDTH, cell_width, table_lines, table_width, write_table
 from muxd.terminal_text import visible
 from muxd.units import duration, tokens  # the CLI's commands take them from here too
 
@@ -95,6 +95,28 @@ def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title
             no_color=False if styles else None).print(table)
 
 
+def print_fields(rows: Sequence[Sequence[str]]) -> None:
+    """One record as FIELD VALUE rows (those with a value). On a terminal too narrow for them side
+    by side, each field's value goes under its name, indented, wrapped at spaces only: an id is
+    never split across lines (a UUID fits in 40 columns)."""
+    rows = [(label, value) for label, value in rows if value]
+    width = table_width()
+    shown = [(label, visible(value)) for label, value in rows]
+    if not sys.stdout.isatty() or table_lines(["FIELD", "VALUE"], shown, width) is not None:
+        print_table(["FIELD", "VALUE"], rows)
+        return
+    import textwrap
+
+    for label, value in shown:
+        print(label)
+        for line in value.splitlines() or [""]:
+            for part in textwrap.wrap(line, max(width - FIELD_INDENT_CHARS, 1), break_on_hyphens=False) or [""]:
+                print(" " * FIELD_INDENT_CHARS + part)
+
+
+FIELD_INDENT_CHARS = 2
+
+
 # On a terminal too narrow for every column (80 columns, a split), `ls` takes these steps in turn
 # until the table fits: drop a column, or cut a column's cells (with an ellipsis). What is left
 # tells the panes apart and what their agents do.
@@ -130,8 +152,10 @@ def cell_style(heading: str, p: PaneInfo) -> str:
 def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int,
               steps: Sequence[tuple[str, str]] = PANE_TABLE_FITTING) -> tuple[list[str], list[list[str]]]:
     """A table within `width` columns: columns empty in every row go, then `steps` (by default
-    the pane table's, PANE_TABLE_FITTING) are taken until it fits (rich folds what still does not)."""
+    the pane table's, PANE_TABLE_FITTING) are taken until it fits (rich folds what still does not).
+    A column cut before a later step dropped another gets back the room that one left."""
     fitted, cells = list(headings), [list(row) for row in rows]
+    whole: dict[str, list[str]] = {}  # a cut column's cells before the cut
 
     def drop(heading: str) -> None:
         at = fitted.index(heading)
@@ -155,10 +179,26 @@ def fit_table(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int
             drop(heading)
             continue
         at = fitted.index(heading)
+        whole.setdefault(heading, [row[at] for row in cells])
         keep = max(CUT_CELL_MIN, len(heading), max(cell_width(row[at]) for row in cells) - excess())
         for row in cells:
             row[at] = one_line(row[at], keep)
+    for heading, cut in whole.items():  # in the order cut: the first cut is the first to grow back
+        if heading in fitted and excess() < 0:
+            at = fitted.index(heading)
+            keep = max(cell_width(row[at]) for row in cells) - excess()
+            for row, text in zip(cells, cut):
+                row[at] = one_line(text, keep)
     return fitted, cells
+
+
+def print_fitted(headings: Sequence[str], rows: Sequence[Sequence[str]], steps: Sequence[tuple[str, str]], *,
+                 title: str | None = None) -> None:
+    """print_table, on a terminal first fitted to its width by `steps` (fit_table); piped, whole."""
+    if sys.stdout.isatty():
+        cells = [[visible(cell) for cell in row] for row in rows]
+        headings, rows = fit_table(headings, cells, table_width(), steps)
+    print_table(headings, rows, title=title)
 
 
 def one_line(text: str | None, width: int) -> str:

@@ -1,5 +1,6 @@
 """CLI commands of the task queue: `muxd task add/ls/show/approve/reject/comment/run/stop` and
-`muxd knowledge search`. Tables for people, `--json` for scripts."""
+`muxd knowledge search`. Tables for people, fitted to the terminal and with short ids
+(cli/short_ids.py); `--json` for scripts."""
 
 from __future__ import annotations
 
@@ -7,13 +8,22 @@ import argparse
 import time
 from typing import Any
 
-from muxd.cli.render import age, one_line, print_json, print_line, print_table
+from muxd.cli.render import age, one_line, print_fields, print_fitted, print_json, print_line
+from muxd.cli.short_ids import add_full_ids_option, shortener
 from muxd.cli.table import cli_command
 from muxd.errors import BadRequest
 from muxd.tasks.model import STATES, Task
 
-SHORT_ID_CHARS = 8          # task ls shows ids this long; every command takes such a prefix
 TITLE_COLUMN_CHARS = 48
+TASK_HELP = "a task id, or its short id as `muxd task ls` shows it"
+# On a terminal too narrow for every column, the steps that fit each table (render.fit_table).
+TASK_TABLE_FITTING = (
+    ("drop", "LEASE"), ("drop", "TRIES"), ("drop", "PRI"), ("cut", "PLAN"), ("cut", "HELD BY"), ("cut", "TITLE"),
+    ("drop", "PLAN"), ("drop", "HELD BY"), ("drop", "AGE"),
+)
+EVENT_TABLE_FITTING = (("cut", "BY"), ("cut", "DETAIL"), ("drop", "FROM"), ("drop", "BY"), ("drop", "DETAIL"))
+TASK_EXECUTION_TABLE_FITTING = (("drop", "KIND"), ("cut", "AGENT"), ("drop", "AGENT"))
+KNOWLEDGE_TABLE_FITTING = (("cut", "CONTENT"), ("cut", "TITLE"), ("drop", "SCORE"), ("drop", "CONTENT"))
 
 
 def _lease(task: Task) -> str:
@@ -45,7 +55,7 @@ def _print_task(task: Task) -> None:
             ["lease", _lease(task)], ["attempts", str(task.attempts)], ["external ref", task.external_ref or ""],
             ["last error", task.last_error or ""],
             ["created", f"{age(task.created_at)} ago by {task.created_by or '-'}"]]
-    print_table(["FIELD", "VALUE"], [r for r in rows if r[1]])
+    print_fields(rows)
     for heading, text in (("description", task.description), ("feedback", task.feedback),
                           ("check output", result.output if result else None)):
         if text:
@@ -66,7 +76,7 @@ def _configure_task(p: argparse.ArgumentParser) -> None:
     add.add_argument("--verify-cmd", dest="verify_commands", action="append", default=[], metavar="CMD",
                      help="a command that must exit 0 (repeatable; implies --verify commands)")
     add.add_argument("--verify-cwd", metavar="DIR", help="where the check runs")
-    add.add_argument("--depends-on", dest="depends_on", action="append", default=[], metavar="TASK")
+    add.add_argument("--depends-on", dest="depends_on", action="append", default=[], metavar="TASK", help=TASK_HELP)
     add.add_argument("--json", action="store_true")
     ls = actions.add_parser("ls", aliases=["list"], help="tasks in queue order")
     ls.add_argument("--state", dest="states", action="append", choices=STATES, default=[])
@@ -74,15 +84,17 @@ def _configure_task(p: argparse.ArgumentParser) -> None:
     ls.add_argument("--held-by", dest="claimed_by", metavar="PRINCIPAL")
     ls.add_argument("--limit", type=int, default=50)
     ls.add_argument("--offset", type=int, default=0)
+    add_full_ids_option(ls)
     ls.add_argument("--json", action="store_true")
     show = actions.add_parser("show", help="one task with its events, reviews and executions")
-    show.add_argument("task", metavar="TASK")
+    show.add_argument("task", metavar="TASK", help=TASK_HELP)
+    add_full_ids_option(show)
     show.add_argument("--json", action="store_true")
     for verb, what in (("approve", "approve a task waiting for review (done), or lift its blockers"),
                        ("reject", "send a task under review back to its holder (--fail: fail it)"),
                        ("comment", "comment on a task (--blocking: nobody may work on it until approved)")):
         review = actions.add_parser(verb, help=what)
-        review.add_argument("task", metavar="TASK")
+        review.add_argument("task", metavar="TASK", help=TASK_HELP)
         review.add_argument("-m", "--message", dest="comment", help="what to tell the worker")
         if verb == "reject":
             review.add_argument("--fail", dest="final", action="store_true", help="fail the task for good")
@@ -113,9 +125,11 @@ def task(client: Any, args: argparse.Namespace) -> int:
         elif not reply.tasks:
             print("no tasks")
         else:
-            print_table(["ID", "PRI", "STATE", "PLAN", "HELD BY", "LEASE", "TRIES", "AGE", "TITLE"], [
-                [t.id[:SHORT_ID_CHARS], str(t.priority), t.state, t.plan or "", t.claimed_by or "", _lease(t),
-                 str(t.attempts), age(t.created_at), one_line(t.title, TITLE_COLUMN_CHARS)] for t in reply.tasks])
+            short = shortener(client, "task", (t.id for t in reply.tasks), args.full_ids)
+            print_fitted(["ID", "PRI", "STATE", "PLAN", "HELD BY", "LEASE", "TRIES", "AGE", "TITLE"], [
+                [short(t.id), str(t.priority), t.state, t.plan or "", t.claimed_by or "", _lease(t),
+                 str(t.attempts), age(t.created_at), one_line(t.title, TITLE_COLUMN_CHARS)] for t in reply.tasks],
+                TASK_TABLE_FITTING)
             if reply.total > len(reply.tasks):
                 print(f"({len(reply.tasks)} of {reply.total}; --limit/--offset for more)")
         return 0
@@ -128,13 +142,15 @@ def task(client: Any, args: argparse.Namespace) -> int:
         _print_task(reply.task)
         if reply.events:
             print("\nevents:")
-            print_table(["AGO", "EVENT", "BY", "FROM", "TO", "DETAIL"], [
+            print_fitted(["AGO", "EVENT", "BY", "FROM", "TO", "DETAIL"], [
                 [age(e.at), e.kind, e.actor or "", e.from_state or "", e.to_state or "",
-                 one_line(" ".join(f"{k}={v}" for k, v in e.detail.items()), 60)] for e in reply.events])
+                 one_line(" ".join(f"{k}={v}" for k, v in e.detail.items()), 60)] for e in reply.events],
+                EVENT_TABLE_FITTING)
         if reply.executions:
             print("\nexecutions:")
-            print_table(["ID", "AGENT", "STATUS", "KIND"], [[e.id, e.agent_name, e.status, e.kind]
-                                                            for e in reply.executions])
+            short = shortener(client, "execution", (e.id for e in reply.executions), args.full_ids)
+            print_fitted(["ID", "AGENT", "STATUS", "KIND"], [[short(e.id), e.agent_name, e.status, e.kind]
+                                                             for e in reply.executions], TASK_EXECUTION_TABLE_FITTING)
         return 0
     if action in ("approve", "reject", "comment"):
         reply = client.call("review-task", "task", task_id=args.task, verdict=action, comment=args.comment,
@@ -143,8 +159,9 @@ def task(client: Any, args: argparse.Namespace) -> int:
         return 0
     reply = client.call("dispatch-tasks", "dispatch", target=args.target, plan=getattr(args, "plan", None),
                         stop=action == "stop")
+    short = shortener(client, "task", (d.task_id for d in reply.dispatchers))
     for d in reply.dispatchers:
-        print(f"{d.pane_id} plan={d.plan or '*'} as {d.principal}: task {d.task_id or '-'}, "
+        print(f"{d.pane_id} plan={d.plan or '*'} as {d.principal}: task {short(d.task_id) or '-'}, "
               f"{d.completed} done, {d.released} released" + (" (stopping)" if d.stopping else ""))
     if action == "stop" and not any(d.pane_id for d in reply.dispatchers):
         print("no dispatchers")
@@ -157,6 +174,7 @@ def _configure_knowledge(p: argparse.ArgumentParser) -> None:
     search.add_argument("query")
     search.add_argument("-n", "--limit", type=int, default=10)
     search.add_argument("--min-score", type=float, default=0.0)
+    add_full_ids_option(search)
     search.add_argument("--json", action="store_true")
 
 
@@ -169,7 +187,8 @@ def knowledge(client: Any, args: argparse.Namespace) -> int:
     elif not reply.entries:
         print("nothing found")
     else:
-        print_table(["SCORE", "TASK", "TITLE", "CONTENT"], [
-            [f"{e.score:.2f}" if e.score is not None else "", (e.source_task_id or "")[:SHORT_ID_CHARS],
-             one_line(e.title, 30), one_line(e.content, 70)] for e in reply.entries])
+        short = shortener(client, "task", (e.source_task_id for e in reply.entries), args.full_ids)
+        print_fitted(["SCORE", "TASK", "TITLE", "CONTENT"], [
+            [f"{e.score:.2f}" if e.score is not None else "", short(e.source_task_id),
+             one_line(e.title, 30), one_line(e.content, 70)] for e in reply.entries], KNOWLEDGE_TABLE_FITTING)
     return 0

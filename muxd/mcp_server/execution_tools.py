@@ -37,7 +37,8 @@ SEND_TASK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempo
 CANCEL = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 Label = Annotated[str, Field(min_length=1, max_length=256)]
-ExecutionId = Annotated[str, Field(description="an execution id (exec_…), from send_task or a list",
+ExecutionId = Annotated[str, Field(description="an execution id (exec_…) from send_task or a list, or a unique "
+                                               "start of it or of its last 8 hex digits",
                                    min_length=1, max_length=256)]
 Status = Literal["pending", "running", "success", "failed", "cancelled", "timeout", "interrupted"]
 Trigger = Literal["manual", "schedule", "agent", "mcp", "cli"]

@@ -103,6 +103,14 @@ class WaitExecutions(_Message, tag="wait-executions"):
     timeout_s: float = 30.0
 
 
+class ShortIds(_Message, tag="short-ids"):
+    """The short id of each of `ids` (execution or task ids), as the CLI's tables show them."""
+
+    id: int
+    kind: Literal["execution", "task"]
+    ids: ExecutionIds
+
+
 # ---------------------------------------------------------------- replies
 
 class ExecutionReply(_Message, tag="execution"):
@@ -148,3 +156,8 @@ class StatsReply(_Message, tag="execution-stats-reply"):
 EXECUTION_REQUESTS = (SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions,
                       ExecutionFailures, ExecutionStats, WaitExecutions)
 EXECUTION_REPLIES = (ExecutionReply, ExecutionList, FailureReport, StatsReply)
+
+
+class ShortIdList(_Message, tag="short-id-list"):
+    id: int
+    short_ids: dict[str, str]           # each asked id: its shortest unique start (store/short_ids.py)

@@ -29,7 +29,7 @@ from muxd.protocol.command_messages import (  # noqa: F401
 )
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
-    GetExecution, ListExecutions, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
+    GetExecution, ListExecutions, RunCommand, ShortIdList, ShortIds, StatsReply, SubmitPrompt, WaitExecutions,
 )
 from muxd.protocol.event_messages import DaemonEvent, EventList, ListEvents
 from muxd.protocol.hook_messages import HookEvent
@@ -62,7 +62,7 @@ Request = Union[
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory, CheckTokens, RegisterTools,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history
-    ExecutionStats, WaitExecutions,
+    ExecutionStats, WaitExecutions, ShortIds,
     CreateTask, ListTasks, GetTask, NextActionable, ClaimTask, UpdateTaskStatus, CompleteTask,  # tasks
     ReviewTask, SearchKnowledge, DispatchTasks,
 ]
@@ -71,7 +71,7 @@ Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Capture
               SummaryReply, Error, Attached, Released, EventList,
               OptionList, BufferList, ClientList, KeyBindingList, HookList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory, TokenChecks,  # access
-              ExecutionReply, ExecutionList, FailureReport, StatsReply,  # history
+              ExecutionReply, ExecutionList, FailureReport, StatsReply, ShortIdList,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks
 
 Event = Union[PaneExited, AgentStateChanged, DaemonEvent, AttachOutput, Detached]

@@ -121,6 +121,12 @@ class ExecutionStore(Protocol):
     async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
         """The rows of one page and the total that match (ignoring limit/offset)."""
 
+    async def ids_starting(self, ref: str, limit: int) -> list[str]:
+        """Up to `limit` ids that a short id or an id's prefix names (store/short_ids.py), in order."""
+
+    async def short_ids(self, ids: list[str], others: list[str]) -> dict[str, str]:
+        """Each id's short id, unique among the stored ids and `others` (store/short_ids.py)."""
+
     async def by_trace(self, trace_id: str, scope: Scope) -> list[Execution]:
         """Every attempt of a trace, by attempt then start."""
 

@@ -229,4 +229,9 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX executions_agent_kind_status ON executions(agent_name, kind, status, at, cost_usd, tokens_used,
                                                             duration_ms, agent_type);
     """,
+    # 7: short execution ids are cut from the random hex at an id's end (store/short_ids.py):
+    # finding the ids a short id names, and the nearest tails of one, each read this index.
+    """
+    CREATE INDEX executions_tail ON executions(substr(id, -8));
+    """,
 )

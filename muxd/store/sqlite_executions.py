@@ -28,7 +28,9 @@ from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery,
 from muxd.store.location import MEMORY
 from muxd.executions.fingerprint import stack_hash
 from muxd.sampled_log import SampledLog
+from muxd.store import short_ids
 from muxd.store.readers import ReaderPool
+from muxd.store.short_ids import EXECUTION_IDS
 from muxd.store.sqlite_errors import failure_kind, unavailable
 
 log = logging.getLogger(__name__)
@@ -230,6 +232,13 @@ class SqliteExecutionStore:
                               extra=_extra_decoder.decode(row[3]) if row[3] else {})
 
         return await self._read(job, f"reading the transcript of {execution_id}")
+
+    async def ids_starting(self, ref: str, limit: int) -> list[str]:
+        return await self._read(lambda db: short_ids.ids_starting(db, EXECUTION_IDS, ref, limit=limit),
+                                f"finding execution {ref}")
+
+    async def short_ids(self, ids: list[str], others: list[str]) -> dict[str, str]:
+        return await self._read(lambda db: short_ids.short_ids(db, EXECUTION_IDS, ids, others), "shortening ids")
 
     async def by_trace(self, trace_id: str, scope: Scope) -> list[Execution]:
         """Every attempt of a trace, by attempt then start."""

@@ -341,9 +341,3 @@ def expire_leases(c: sqlite3.Connection, now: float, *, max_attempts: int) -> li
         return []
     with transaction(c, immediate=True):
         return _expire(c, now, max_attempts)
-
-
-def ids_with_prefix(c: sqlite3.Connection, prefix: str, *, limit: int) -> list[str]:
-    """Up to `limit` task ids starting with `prefix` (ids are lowercase hex and dashes), in order."""
-    return [str(row[0]) for row in c.execute("SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
-                                             (prefix, prefix + "g", limit))]

@@ -16,6 +16,7 @@ from muxd.daemon.access.control import Principal, current_principal, is_agent_pr
 from muxd.daemon.work.background_run import run_in_background_window
 from muxd.daemon.commands.table import command
 from muxd.daemon.panes.detection import ForegroundProcess
+from muxd.daemon.work import id_refs
 from muxd.daemon.work.executions import visible
 from muxd.daemon.panes.target import resolve
 from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable
@@ -26,10 +27,11 @@ from muxd.detectors.shell import SHELLS
 from muxd.executions.transcript import render
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
-    ListExecutions, LiveAgent, RunCommand, StatsReply, SubmitPrompt, WaitExecutions,
+    ListExecutions, LiveAgent, RunCommand, ShortIdList, ShortIds, StatsReply, SubmitPrompt, WaitExecutions,
 )
 from muxd.protocol.messages import Spawn
 from muxd.store.execution_store import EVERYTHING, ExecutionQuery, ExecutionStore, Scope
+from muxd.store.short_ids import EXECUTION_IDS, TASK_IDS, short_ids, typed_key
 from muxd.telemetry.trace_ids import query_trace_id, trace_context
 
 if TYPE_CHECKING:
@@ -100,6 +102,12 @@ async def find_execution(daemon: Daemon, execution_id: str, scope: Scope) -> Exe
     return found
 
 
+async def execution_named(daemon: Daemon, ref: str, scope: Scope, field: str = "execution_id") -> Execution:
+    """The execution that `ref` names for `scope`: its id, or a short id or prefix of it (id_refs)."""
+    execution_id = await id_refs.execution_id(daemon.executions, store_of(daemon), ref, scope, field)
+    return await find_execution(daemon, execution_id, scope)
+
+
 async def _after_wait(daemon: Daemon, execution: Execution, wait_s: float) -> Execution:
     if wait_s <= 0:
         return execution
@@ -168,12 +176,12 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
 @command(CancelExecution)
 async def cancel(daemon: Daemon, req: CancelExecution) -> ExecutionReply:
     principal = current_principal()
-    execution = await find_execution(daemon, req.execution_id, scope_of(daemon, principal))
+    execution = await execution_named(daemon, req.execution_id, scope_of(daemon, principal))
     check_may_cancel(principal, execution)
     if execution.status not in ACTIVE_STATUSES:
-        raise Conflict(f"execution {req.execution_id} already ended ({execution.status})",
-                       execution_id=req.execution_id, status=execution.status)
-    return ExecutionReply(id=req.id, execution=daemon.executions.cancel(req.execution_id))
+        raise Conflict(f"execution {execution.id} already ended ({execution.status})",
+                       execution_id=execution.id, status=execution.status)
+    return ExecutionReply(id=req.id, execution=daemon.executions.cancel(execution.id))
 
 
 def check_may_cancel(principal: Principal, execution: Execution) -> None:
@@ -196,7 +204,7 @@ def check_may_cancel(principal: Principal, execution: Execution) -> None:
 
 @command(GetExecution)
 async def get_execution(daemon: Daemon, req: GetExecution) -> ExecutionReply:
-    execution = await find_execution(daemon, req.execution_id, scope_of(daemon, current_principal()))
+    execution = await execution_named(daemon, req.execution_id, scope_of(daemon, current_principal()))
     transcript = None
     if req.include_transcript and execution.status not in ACTIVE_STATUSES:
         stored = await daemon.executions.transcript(execution.id)
@@ -223,7 +231,8 @@ async def list_executions(daemon: Daemon, req: ListExecutions) -> ExecutionList:
         raise BadRequest(f"triggered_by must be one of {', '.join(TRIGGERS)}", field="triggered_by")
     # status=failed is the failure family (record.FAILED_STATUSES), as every count says it.
     query = _query(daemon, req, statuses=statuses_selected(req.status), triggered_by=req.triggered_by,
-                   task_id=req.task_id, trace_id=query_trace_id(req.trace_id), until=req.until, limit=req.limit,
+                   task_id=await _task_named(daemon, req.task_id), trace_id=await _trace_named(daemon, req.trace_id),
+                   until=req.until, limit=req.limit,
                    offset=req.offset)
     if req.active:  # pending and running live in the daemon: no need to ask the store
         rows = [e for e in daemon.executions.active(query.scope) if _matches(e, query)]
@@ -242,7 +251,8 @@ def _matches(e: Execution, q: ExecutionQuery) -> bool:
 @command(ExecutionFailures)
 async def failures(daemon: Daemon, req: ExecutionFailures) -> FailureReport:
     _check_page(req.limit, 0, STATS_FAILURES_MAX)
-    query = _query(daemon, req, task_id=req.task_id, statuses=FAILED_STATUSES, limit=req.limit)
+    query = _query(daemon, req, task_id=await _task_named(daemon, req.task_id), statuses=FAILED_STATUSES,
+                   limit=req.limit)
     store = history_of(daemon, query.scope)
     if req.unique_errors:
         rows = (await store.unique_failures(query))[:req.limit]
@@ -286,9 +296,40 @@ async def wait_executions(daemon: Daemon, req: WaitExecutions) -> ExecutionList:
         raise BadRequest("name at least one execution", field="execution_ids")
     _check_seconds("timeout_s", req.timeout_s, 0, EXECUTION_WAIT_MAX_S)
     scope = scope_of(daemon, current_principal())
-    for execution_id in req.execution_ids:
-        await find_execution(daemon, execution_id, scope)  # each must exist and be visible
-    ended = await daemon.executions.wait(req.execution_ids, any_one=req.mode == "any", timeout_s=req.timeout_s)
-    rows = [await find_execution(daemon, execution_id, scope) for execution_id in req.execution_ids]
+    # each must exist and be visible
+    execution_ids = [(await execution_named(daemon, ref, scope)).id for ref in req.execution_ids]
+    ended = await daemon.executions.wait(execution_ids, any_one=req.mode == "any", timeout_s=req.timeout_s)
+    rows = [await find_execution(daemon, execution_id, scope) for execution_id in execution_ids]
     return ExecutionList(id=req.id, executions=rows, total=len(rows), timed_out=not ended)
 
+
+
+async def _trace_named(daemon: Daemon, ref: str | None) -> str | None:
+    """The trace id a filter's `ref` names: a trace id, or an execution's (short) id for its trace."""
+    if ref is None or typed_key(EXECUTION_IDS, ref) is None:
+        return query_trace_id(ref)
+    scope = scope_of(daemon, current_principal())
+    execution_id = await id_refs.execution_id(daemon.executions, store_of(daemon), ref, scope, "trace_id")
+    execution = await daemon.executions.record(execution_id)
+    if execution is None or not visible(execution, scope):
+        return query_trace_id(ref)  # no execution: a trace id spelled short
+    if execution.trace_id is None:
+        raise BadRequest(f"execution {execution.id} is in no trace", field="trace_id")
+    return execution.trace_id
+
+
+async def _task_named(daemon: Daemon, ref: str | None) -> str | None:
+    """The task id a filter's `ref` names: a queue task's by a prefix as `muxd task ls` shows, else
+    `ref` as given (an execution's task id is any label its sender chose); None: no filter."""
+    return None if ref is None else await id_refs.task_id(daemon.tasks, ref) or ref
+
+
+@command(ShortIds)
+async def short_ids_of(daemon: Daemon, req: ShortIds) -> ShortIdList:
+    """Short ids unique in the whole store (an id out of the caller's scope only makes one longer)."""
+    if req.kind == "task":
+        found = await daemon.tasks.call(lambda c: short_ids(c, TASK_IDS, req.ids), "shortening task ids")
+    else:
+        others = [e.id for e in daemon.executions.unwritten(EVERYTHING)]
+        found = await store_of(daemon).short_ids(list(req.ids), others)
+    return ShortIdList(id=req.id, short_ids=found)

@@ -22,6 +22,7 @@ from muxd.daemon.access.request_rules import request_name
 from muxd.daemon.commands.table import command
 from muxd.daemon.commands.executions import scope_of
 from muxd.daemon.work.executions import visible
+from muxd.daemon.work import id_refs
 from muxd.daemon.work.task_dispatch import start_dispatch, stop_dispatch
 from muxd.errors import BadRequest, Forbidden
 from muxd.protocol.task_messages import (
@@ -41,19 +42,9 @@ _ETA = {"none": 0, "manual": None, "commands": TASK_VERIFY_ETA_COMMANDS_S, "gith
         "gitlab_mr": TASK_VERIFY_ETA_CI_S}
 
 
-TASK_ID_CHARS = 36       # a uuid
-TASK_PREFIX_MIN_CHARS = 4
-
-
 async def _task_id(daemon: Daemon, ref: str) -> str:
     """A task id from itself or a unique prefix of it (what `muxd task ls` shows)."""
-    ref = ref.strip().lower()
-    if not TASK_PREFIX_MIN_CHARS <= len(ref) < TASK_ID_CHARS or any(ch not in "0123456789abcdef-" for ch in ref):
-        return ref
-    found = await daemon.tasks.call(lambda c: task_store.ids_with_prefix(c, ref, limit=2), "finding a task")
-    if len(found) > 1:
-        raise BadRequest(f"task prefix {ref} is ambiguous: give more of the id", field="task_id")
-    return found[0] if found else ref
+    return await id_refs.task_id(daemon.tasks, ref) or ref.strip().lower()
 
 
 def _check_int(field: str, value: int, low: int, high: int) -> None:

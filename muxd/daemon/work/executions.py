@@ -339,6 +339,12 @@ class ExecutionService:
                 return run.program
         return None
 
+    def unwritten(self, scope: Scope) -> list[Execution]:
+        """What `live` knows that `scope` may see: the store may not hold these yet."""
+        found = {e.id: e for e in self.active(scope)}
+        found.update((e.id, e) for e in (*self.finishing.values(), *(self.backlog or ())) if visible(e, scope))
+        return list(found.values())
+
     def active(self, scope: Scope) -> list[Execution]:
         found = [e for run in self.panes.values() for e in run.tracker.active()]
         found += [run.program for run in self.panes.values() if run.program is not None]

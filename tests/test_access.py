@@ -265,6 +265,36 @@ def test_mcp_in_a_pane_without_its_token_refuses_to_act_as_the_owner(muxd_server
     asyncio.run(asyncio.wait_for(served(), timeout=30))
 
 
+
+def test_mcp_whose_agent_hid_the_pane_too_still_refuses(muxd_server: MuxdTestServer, tmp_path: Path) -> None:
+    """Codex without `env_vars` passes its MCP servers neither MUXD_TOKEN nor MUXD_PANE: the
+    agent CLI above `muxd mcp`, started in the pane, still holds them, so it refuses all the same."""
+    me = new_shell(muxd_server)
+    err = tmp_path / "mcp.err"
+    mcp = shlex.join(["env", "-u", "MUXD_TOKEN", "-u", "MUXD_PANE", "-u", "MUXD",
+                      sys.executable, "-m", "muxd", "-L", muxd_server.name, "mcp"])
+    muxd_server.cli("send-keys", "-t", me, f"{mcp} </dev/null 2>{err}; echo mcp-exit=$?", "Enter", check=True)
+    wait_until(lambda: "mcp-exit=1" in muxd_server.capture(me), timeout=30, message="muxd mcp refusing in the pane")
+    [line] = err.read_text().splitlines()
+    assert line.startswith(f"muxd: mcp in pane {me} has no $MUXD_TOKEN"), line
+
+
+def test_only_a_pane_of_the_served_server_counts_among_the_ancestors(tmp_path: Path) -> None:
+    """A process chain as an agent CLI makes it: an ancestor with MUXD_PANE and MUXD, a child
+    without them. A pane of another server (a test run in a pane of the user's own) is no pane."""
+    probe = ("import sys; from muxd.cli.mcp_commands import pane_of_ancestors; "
+             "print(pane_of_ancestors(sys.argv[1]))")
+
+    def found(served: str) -> str:
+        child = shlex.join(["env", "-u", "MUXD_PANE", "-u", "MUXD", sys.executable, "-c", probe, served])
+        return subprocess.run(["sh", "-c", f"{child}; true"], capture_output=True, text=True, check=True,
+                              env={"PATH": "/usr/bin:/bin", "MUXD_PANE": "%7", "MUXD": "/run/a.sock"},
+                              timeout=30).stdout.strip()
+
+    assert found("/run/a.sock") == "%7"
+    assert found("/run/other.sock") == "None"
+
+
 # ------------------------------------------------------------------ restarts
 
 def test_tokens_survive_a_restart_pane_tokens_do_not(muxd_server: MuxdTestServer) -> None:

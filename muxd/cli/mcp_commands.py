@@ -84,7 +84,7 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
     # --token-file, else --token, else $MUXD_TOKEN (inside a pane: scoped to it), else the CLI's own
     token = token_from_env(args.token, file=args.token_file) or chosen_token(args)
     if token is None and not args.as_owner:
-        _refuse_owner_inside_pane(os.environ.get(ENV_PANE))
+        _refuse_owner_inside_pane(os.environ.get(ENV_PANE) or pane_of_ancestors(path))
     return serve_stdio(path, token, limits, categories=categories)
 
 
@@ -97,9 +97,34 @@ def _refuse_owner_inside_pane(pane: str | None) -> None:
 
     if pane:
         raise Forbidden(f"mcp in pane {pane} has no ${ENV_TOKEN} and would act as the socket's owner "
-                        f"(every pane): let the agent pass {ENV_TOKEN} to its MCP servers (Gemini CLI: add it to "
-                        f"security.environmentVariableRedaction.allowed in settings.json), or give --token-file; "
-                        f"--as-owner to serve as the owner anyway")
+                        f"(every pane): let the agent pass {ENV_TOKEN} to its MCP servers (Codex: env_vars in "
+                        f"[mcp_servers.…]; Gemini CLI: security.environmentVariableRedaction.allowed), or give "
+                        f"--token-file; --as-owner to serve as the owner anyway")
+
+
+def pane_of_ancestors(socket: str, pid: int | None = None, *, max_depth: int = 64) -> str | None:
+    """The pane of `socket`'s server that the nearest ancestor holding `MUXD_PANE` runs in
+    (`$MUXD` names a pane's server, as tmux's `$TMUX`). An agent CLI that passes its MCP servers
+    only some variables (Codex without `env_vars`, Gemini CLI in a CI job) hides both the token
+    and the pane, but the CLI itself, started in the pane, still holds them. Only a pane of the
+    server this `muxd mcp` serves counts (a test run inside a pane of the user's own server
+    starts servers of its own); another user's process (unreadable) ends the search."""
+    current = os.getppid() if pid is None else pid
+    for _ in range(max_depth):
+        if current <= 1:
+            return None
+        try:
+            with open(f"/proc/{current}/environ", "rb") as environ:
+                found = dict(entry.partition(b"=")[::2] for entry in environ.read().split(b"\0") if entry)
+            if found.get(b"MUXD_PANE"):
+                same_server = found.get(b"MUXD", b"").decode(errors="replace") == socket
+                return found[b"MUXD_PANE"].decode(errors="replace") if same_server else None
+            with open(f"/proc/{current}/stat", "rb") as stat:
+                # "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ")".
+                current = int(stat.read().rpartition(b")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+    return None
 
 
 def _warn_if_no_server(path: str) -> None:

@@ -310,3 +310,49 @@ def test_background_work_keeps_a_turn_open_at_the_prompt():
     assert tracker.due() is None and tracker.tick(60.0) == [] and tracker.running is not None
     tracker.state_changed(state("Idle"), 61.0)
     assert only(tracker.tick(61.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution.status == "success"
+
+
+def shell_state() -> AgentState:
+    return AgentState(pane_id="%1", agent_type="shell", is_agent=False, activity=Activity(state="Idle"))
+
+
+def test_prompts_waiting_when_the_agent_exits_to_its_shell_are_not_typed_unless_forced():
+    tracker = idle_tracker()
+    in_front: list[str | None] = [None]
+    tracker.shell_in_front = lambda: in_front[0]
+    tracker.state_changed(state("Thinking"), 1.0)  # busy: what follows waits
+    waiting, forced, later = prompt("hello"), prompt("ls"), prompt("again")
+    tracker.submit(waiting, 2.0)
+    tracker.submit(forced, 2.1, force=True)
+    tracker.submit(later, 2.2)
+    in_front[0] = "bash"  # the agent quit: its shell reads what is typed now
+    effects = tracker.state_changed(shell_state(), 3.0)
+    failed = [e.execution for e in effects if isinstance(e, Save)]
+    assert [e.id for e in failed] == [waiting.id]
+    assert failed[0].status == "failed" and failed[0].completed_at == 3.0 and failed[0].started_at is None
+    assert failed[0].error is not None and failed[0].error.type == "no_agent"
+    assert failed[0].error.message == ("no agent in %1: the agent exited before the prompt was delivered "
+                                       "(bash runs there)")
+    assert only(effects, Deliver).execution.id == forced.id  # forced: typed into the shell as asked
+    assert [e.id for e in tracker.queue] == [later.id] and not tracker.forced
+
+
+def test_a_prompt_for_an_agent_that_just_exited_is_not_typed_into_the_shell():
+    # (muxd task run saw the agent at its prompt, then it quit before the task was sent)
+    tracker = idle_tracker()
+    tracker.shell_in_front = lambda: "zsh"
+    effects = tracker.submit(prompt(), 5.0)
+    ended = only(effects, Save).execution
+    assert ended.status == "failed" and ended.error is not None and ended.error.type == "no_agent"
+    assert "(zsh runs there)" in ended.error.message
+    assert tracker.running is None and tracker.queue_length == 0
+    assert only(tracker.submit(prompt(), 6.0, force=True), Deliver).execution.status == "running"
+
+
+def test_a_cancelled_forced_prompt_is_forgotten():
+    tracker = idle_tracker()
+    tracker.state_changed(state("Thinking"), 1.0)
+    queued = prompt()
+    tracker.submit(queued, 2.0, force=True)
+    tracker.cancel(queued.id, 3.0)
+    assert not tracker.forced

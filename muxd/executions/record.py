@@ -33,7 +33,7 @@ COST_DECIMALS = 6  # dollars are kept to a millionth: below any call's price, ab
 
 
 class ExecutionError(msgspec.Struct, frozen=True, kw_only=True):
-    type: str            # "api_error", "rate_limited", "exit_status", "pane_exited", "timeout", …
+    type: str            # "api_error", "rate_limited", "exit_status", "pane_exited", "no_agent", "timeout", …
     message: str         # one line, the agent's (or program's) own words
     stack_hash: str      # fingerprint.stack_hash(type, message): equal for "the same" failure
 

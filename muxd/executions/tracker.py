@@ -13,7 +13,10 @@ IDLE_SETTLE_S (after having been seen busy, or TURN_UNSEEN_S after delivery for 
 short to be seen, once `turn_shown` says the screen shows it); a turn that ends showing an API
 error is `failed`, and one a usage limit stopped (UsageLimited) `failed` with `usage_limit`. A
 prompt never seen busy whose text stays in the agent's input box (`prompt_waiting`) gets
-Enter again, a few times, and fails as `prompt_not_taken` if it stays.
+Enter again, a few times, and fails as `prompt_not_taken` if it stays. A prompt about to be
+delivered where a shell, not an agent, is now in front (`shell_in_front`: the agent exited
+while it waited) is not typed, which would run it as a command: it fails as `no_agent`,
+unless it was submitted with force.
 """
 
 from __future__ import annotations
@@ -80,9 +83,10 @@ class Finish:
 Effect = Deliver | Resubmit | Interrupt | Save | Finish
 
 
-# The failures muxd itself names (the pane's program gone, a shell command's status), as
-# opposed to an error the agent reported (on screen, through a hook, in its log).
-MUXD_FAILURE_TYPES = frozenset({"pane_exited", "exit_status"})
+# The failures muxd itself names (the pane's program gone, a shell command's status, no agent
+# left to take a waiting prompt), as opposed to an error the agent reported (on screen, through
+# a hook, in its log).
+MUXD_FAILURE_TYPES = frozenset({"pane_exited", "exit_status", "no_agent"})
 
 
 def error_of(error_type: str, message: str) -> ExecutionError:
@@ -133,9 +137,13 @@ class ExecutionTracker:
     # Whether the agent's input box still holds the running prompt's text (the daemon reads the
     # detector's draft): a turn never seen busy whose text is still there was never submitted.
     prompt_waiting: Callable[[Execution], bool] | None = None
+    # The shell in front of the pane, if a shell and not an agent would read a prompt typed now
+    # (the daemon reads the foreground process): asked just before each delivery.
+    shell_in_front: Callable[[], str | None] | None = None
     state: AgentState = field(default_factory=AgentState)
     running: Execution | None = None
     queue: deque[Execution] = field(default_factory=deque)
+    forced: set[str] = field(default_factory=set)  # ids of the pending ones sent with force: typed even into a shell
     _turn: _Turn | None = None
     # After an interrupted turn the state on hand may predate the interrupt, and the agent
     # winds the turn down: no person's turn starts until it is seen at its prompt again, and
@@ -181,12 +189,15 @@ class ExecutionTracker:
 
     # ------------------------------------------------------------ prompts
 
-    def submit(self, execution: Execution, now: float) -> list[Effect]:
-        """A prompt for the agent: delivered now if it is at its prompt and nothing runs, else queued."""
+    def submit(self, execution: Execution, now: float, *, force: bool = False) -> list[Effect]:
+        """A prompt for the agent: delivered now if it is at its prompt and nothing runs, else queued.
+        With `force` it is typed even where a shell is in front when its turn comes."""
         if len(self.queue) >= EXECUTION_QUEUE_MAX:
             raise Conflict(f"pane {self.pane_id} already has {EXECUTION_QUEUE_MAX} executions waiting",
                            pane=self.pane_id)
         queued = msgspec.structs.replace(execution, status="pending", queued_at=now)
+        if force:
+            self.forced.add(queued.id)
         if self.running is None and not self.queue and self._ready(now):
             return self._deliver(queued, now)
         self.queue.append(queued)
@@ -198,6 +209,14 @@ class ExecutionTracker:
             not self._settling or now >= self._quiet_until)
 
     def _deliver(self, execution: Execution, now: float) -> list[Effect]:
+        """Deliver `execution`, or end it undelivered where a shell would run it as a command."""
+        forced = execution.id in self.forced
+        self.forced.discard(execution.id)
+        shell = None if forced or self.shell_in_front is None else self.shell_in_front()
+        if shell is not None:
+            return [Save(finished(execution, "failed", now, error=error_of(
+                "no_agent", f"no agent in {self.pane_id}: the agent exited before the prompt was delivered "
+                            f"({shell} runs there)")))]
         started = msgspec.structs.replace(execution, status="running", started_at=now)
         self.running = started
         self._turn = _Turn(delivered_at=now, cost_start=self.state.session.cost_usd)
@@ -359,9 +378,10 @@ class ExecutionTracker:
         return self.turn_shown(running)
 
     def _next(self, now: float) -> list[Effect]:
-        if self.running is None and self.queue and self._ready(now):
-            return self._deliver(self.queue.popleft(), now)
-        return []
+        effects: list[Effect] = []
+        while self.running is None and self.queue and self._ready(now):  # past any left undelivered
+            effects += self._deliver(self.queue.popleft(), now)
+        return effects
 
     # ------------------------------------------------------------ ends
 
@@ -382,6 +402,7 @@ class ExecutionTracker:
                 effects += self._end("success" if self._turn and self._turn.seen_busy else "failed", now,
                                      None if self._turn and self._turn.seen_busy else
                                      error_of("pane_exited", "the agent exited before answering"))
+        self.forced.clear()
         while self.queue:
             pending = self.queue.popleft()
             effects.append(Save(finished(pending, "cancelled", now,
@@ -398,6 +419,7 @@ class ExecutionTracker:
         for pending in list(self.queue):
             if pending.id == execution_id:
                 self.queue.remove(pending)
+                self.forced.discard(pending.id)
                 return [Save(finished(pending, "cancelled", now))]
         raise Conflict(f"execution {execution_id} is not running or pending on {self.pane_id}",
                        execution_id=execution_id)

@@ -15,7 +15,7 @@ from muxd.config import (
 from muxd.daemon.access.control import Principal, current_principal, is_agent_principal
 from muxd.daemon.work.background_run import run_in_background_window
 from muxd.daemon.commands.table import command
-from muxd.daemon.panes.detection import ForegroundProcess
+from muxd.daemon.panes.detection import shell_in_front
 from muxd.daemon.work import id_refs
 from muxd.daemon.work.executions import visible
 from muxd.daemon.panes.target import resolve
@@ -23,7 +23,6 @@ from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavaila
 from muxd.executions.record import (
     ACTIVE_STATUSES, FAILED_STATUSES, STATUSES, TRIGGERS, Execution, TriggeredBy, statuses_selected,
 )
-from muxd.detectors.shell import SHELLS
 from muxd.executions.transcript import render
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
@@ -131,22 +130,21 @@ async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionRepl
     execution, created = await daemon.executions.submit(
         pane, principal.name, triggered_by=trigger_of(principal, req.triggered_by), message=req.message,
         task_id=req.task_id, trace_id=trace_id, span_id=span_id, attempt=req.attempt,
-        idempotency_key=req.idempotency_key,
+        idempotency_key=req.idempotency_key, force=req.force,
         timeout_s=req.timeout_s if req.timeout_s is not None else EXECUTION_TIMEOUT_DEFAULT_S)
     return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s), created=created)
 
 
 def refuse_without_agent(pane: Pane, override: str) -> None:
     """BadRequest when a shell, not an agent, would read the prompt: it would run it as a command
-    (a mistyped target). Decided by the process in the pane's foreground, as the detectors see
-    it, so a pane started a moment ago is judged at once, with no wait for detection: a shell
-    there is refused, an agent still starting (its own process in front) is accepted and gets
-    the prompt when it is at its prompt. Where no process is known, the detectors' word."""
-    running = ForegroundProcess().of(pane).name
-    shell = running in SHELLS if running is not None else pane.agent.agent_type == "shell"
-    if shell:
+    (a mistyped target). Judged as `shell_in_front` judges, so a pane started a moment ago is
+    judged at once: a shell there is refused, an agent still starting (its own process in front)
+    is accepted and gets the prompt when it is at its prompt (the tracker judges again then: an
+    agent that exited meanwhile leaves the prompt undelivered, `no_agent`)."""
+    shell = shell_in_front(pane)
+    if shell is not None:
         where = f"{pane.id} ({pane.name})" if pane.name else pane.id
-        raise BadRequest(f"no agent in {where}: {running or 'a shell'} runs there and would run the prompt "
+        raise BadRequest(f"no agent in {where}: {shell} runs there and would run the prompt "
                          f"as a command; {override} sends it anyway", field="target", pane=pane.id)
 
 

@@ -91,6 +91,17 @@ PROCESS_REREAD_S = 30.0
 SHELL_NESTING_MAX = 4
 
 
+def shell_in_front(pane: Pane) -> str | None:
+    """The shell that would read what is typed into `pane` now, if a shell and not an agent is
+    in front (it would run a prompt as a command); None for an agent or any other program.
+    Judged by the foreground process, read afresh (no wait for detection); where none is known,
+    by the detectors' word ("a shell")."""
+    running = ForegroundProcess().of(pane).name
+    if running is not None:
+        return running if running in SHELLS else None
+    return "a shell" if pane.agent.agent_type == "shell" else None
+
+
 def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> ScreenContext:
     """The frame a detector sees: visible text plus who is in the foreground."""
     emulator = pane.emulator

@@ -25,6 +25,7 @@ from muxd.daemon.work import execution_finish
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.daemon.work.pane_run import PaneRun
+from muxd.daemon.panes.detection import shell_in_front
 from muxd.daemon.panes.session_ids import register_session_id_reader
 from muxd.daemon.work.session_log_finder import SessionLogs
 from muxd.detectors.state import AgentState
@@ -119,6 +120,7 @@ class ExecutionService:
         run = PaneRun(pane, ExecutionTracker(pane.id))
         run.tracker.turn_shown = functools.partial(self._turn_shown, run)
         run.tracker.prompt_waiting = functools.partial(self._prompt_waiting, run)
+        run.tracker.shell_in_front = functools.partial(shell_in_front, pane)
         self.panes[pane.id] = run
         pane.output_taps.append(functools.partial(self._output, run))
         if program is not None:
@@ -244,9 +246,12 @@ class ExecutionService:
 
     # ------------------------------------------------------------ requests
 
-    async def submit(self, pane: Pane, principal: str, **fields: object) -> tuple[Execution, bool]:
+    async def submit(self, pane: Pane, principal: str, *, force: bool = False,
+                     **fields: object) -> tuple[Execution, bool]:
         """A prompt for `pane`'s agent; (its record, False) if `principal` sent this pane the same
-        prompt with the same idempotency key before; conflict if it sent another prompt with it."""
+        prompt with the same idempotency key before; conflict if it sent another prompt with it.
+        Unless `force`, it is never typed where a shell is in front when its turn comes: it fails
+        as `no_agent` instead (the agent exited while it waited)."""
         key = fields.get("idempotency_key")
         if key is not None:
             earlier = await self._with_key(principal, pane, str(key))
@@ -263,9 +268,10 @@ class ExecutionService:
             raise NotFound(f"pane {pane.id} is not followed by the history", pane=pane.id)
         triggered_by = str(fields.pop("triggered_by"))
         execution = self._template(pane, triggered_by, principal, kind="prompt", **fields)
-        effects = run.tracker.submit(execution, time.time())
+        effects = run.tracker.submit(execution, time.time(), force=force)
         self._apply(run, effects)
-        return run.tracker.find(execution.id) or execution, True
+        told = next((e.execution for e in effects if e.execution.id == execution.id), execution)
+        return run.tracker.find(execution.id) or told, True
 
     async def _with_key(self, principal: str, pane: Pane, key: str) -> Execution | None:
         """What `principal` sent `pane` with idempotency key `key`, if anything. A key is scoped to
@@ -478,9 +484,10 @@ class ExecutionService:
         snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id))
         self._start(self._complete(execution, snapshot, transcript))
 
-    async def _complete(self, execution: Execution, snapshot: object, transcript: object) -> None:
+    async def _complete(self, execution: Execution, snapshot: object | None, transcript: object) -> None:
         try:
-            execution = await self._finalized(execution, snapshot)
+            if snapshot is not None:  # (None: it never ran, nothing on screen or in a log is its)
+                execution = await self._finalized(execution, snapshot)
             self.finishing[execution.id] = execution
             if execution.session_id and execution.pane_id in self.panes:
                 self.session_ids[execution.pane_id] = execution.session_id
@@ -496,10 +503,13 @@ class ExecutionService:
             self._ended(execution)
 
     def _save(self, execution: Execution) -> None:
-        if self.store is not None:
-            self.store.save_soon(execution, self._save_failed)
         if execution.status in ENDED_STATUSES:
-            self._ended(execution)
+            # Ended without running (cancelled while pending, never delivered): written before
+            # waiters are told, and found in `finishing` meanwhile, so what they read back is the end.
+            self.finishing[execution.id] = execution
+            self._start(self._complete(execution, None, None))
+        elif self.store is not None:
+            self.store.save_soon(execution, self._save_failed)
 
     def _save_failed(self, execution: Execution, failure: StoreUnavailable) -> None:
         """(On the writer thread.) A queued save failed: the backlog writes it again."""

@@ -108,7 +108,9 @@ def _pane(service: QueueForDispatch, dispatch: Dispatch) -> Pane | None:
 
 
 def _free(service: QueueForDispatch, pane: Pane) -> bool:
-    """An agent CLI (not a bare shell: a task is no command line) at its prompt with nothing queued."""
+    """An agent CLI (not a bare shell: a task is no command line) at its prompt with nothing queued.
+    (An agent that quits between this look and the send: the history does not type the task into
+    the shell, its turn fails `no_agent`, and `_work` releases the task back to the queue.)"""
     run = service.executions.panes.get(pane.id)
     return (run is not None and pane.agent.is_agent and pane.agent.activity.state in AT_PROMPT_STATES
             and not run.tracker.is_busy

@@ -117,6 +117,9 @@ def test_options_show_set_unset_and_errors_as_tmux(s):
     window_options = s.cli("show-options", "-gw", check=True).stdout
     assert "\npane-base-index 0\n" in window_options and "\nremain-on-exit off\n" in window_options
     assert s.cli("show-options", "-gv", "prefix", check=True).stdout == "C-b\n"
+    # tmux's `show` is show-options: muxd's `show` (an execution) has no short option to confuse.
+    assert s.cli("show", "-gv", "prefix", check=True).stdout == "C-b\n"
+    assert s.cli("show", "-g", "prefix", check=True).stdout == "prefix C-b\n"
     s.cli("new-session", "-d", "-s", "opt", *SHELL, check=True)
     # A session's own values: none until set, then only those; the name decides the scope.
     assert s.cli("show-options", "-t", "opt", check=True).stdout == ""

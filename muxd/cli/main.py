@@ -238,8 +238,18 @@ def _closed_pipe() -> int:
     return CLOSED_PIPE_STATUS
 
 
+def tmux_show(words: Sequence[str]) -> list[str]:
+    """`muxd show -g prefix` as tmux reads it, `show-options`: muxd's `show` (an execution) takes
+    no short option, so a word after it such as `-g`, `-gv` or `-w` can only be tmux's."""
+    at = past_options(words)
+    after = words[at + 1] if at + 1 < len(words) else ""
+    if words[at:at + 1] == ["show"] and after.startswith("-") and not after.startswith("--") and after != "-h":
+        return [*words[:at], "show-options", *words[at + 1:]]
+    return list(words)
+
+
 def main(argv: list[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else argv
+    words = tmux_show(sys.argv[1:] if argv is None else argv)
     args = raw_command_args(words)  # `muxd tmux -L x ls`: tmux's words, after muxd's own options
     if args is None:
         parser = build_parser(commands_to_parse(words))

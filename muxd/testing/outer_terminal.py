@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_for_screen
 
 TMUX_TIMEOUT_S = 10.0
@@ -39,7 +40,7 @@ class OuterTerminal:
 
     def tmux(self, *args: str, check: bool = True) -> str:
         result = subprocess.run(["tmux", "-L", self.name, *args], env=self.env, capture_output=True,
-                                text=True, timeout=TMUX_TIMEOUT_S)
+                                text=True, timeout=stretched(TMUX_TIMEOUT_S))
         if check and result.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result.stdout

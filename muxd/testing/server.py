@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from muxd.client.connection import Client
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_for_screen, wait_until
 
 CLI_TIMEOUT_S = 30.0
@@ -61,7 +62,7 @@ class MuxdTestServer:
         directory); stdout/stderr captured as text."""
         result = subprocess.run([sys.executable, "-m", "muxd", "-L", self.name, *args],
                                 env=self.env, capture_output=True, text=True, input=input,
-                                timeout=timeout, cwd=cwd)
+                                timeout=stretched(timeout), cwd=cwd)
         if check and result.returncode != 0:
             raise AssertionError(f"muxd {' '.join(args)} failed ({result.returncode}): {result.stderr}")
         return result

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from muxd.testing.fake_agent_panes import start_fake_agent
+from muxd.testing.patience import stretched, wait_process
 from muxd.testing.wait import wait_until
 
 LINE_TIMEOUT_S = 20.0
@@ -59,14 +60,14 @@ class Watch:
         """Its exit status and stderr, once it exited (and its last lines are read). One that does
         not exit is made to say where it is stuck (its signal masks, every thread's stack)."""
         try:
-            status = self.proc.wait(timeout=EXIT_TIMEOUT_S)
+            status = wait_process(self.proc, EXIT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             status_text = open(f"/proc/{self.proc.pid}/status").read()
             signals = [line for line in status_text.splitlines() if line.startswith("Sig")]
             self.proc.send_signal(signal.SIGABRT)  # faulthandler (PYTHONFAULTHANDLER) dumps the stacks
-            self.proc.wait(timeout=EXIT_TIMEOUT_S)
+            wait_process(self.proc, EXIT_TIMEOUT_S)
             raise AssertionError(f"muxd watch did not exit: {signals}\n{self.proc.stderr.read()}") from None
-        self._reader.join(timeout=EXIT_TIMEOUT_S)
+        self._reader.join(timeout=stretched(EXIT_TIMEOUT_S))
         return status, self.proc.stderr.read()
 
     def stop(self) -> None:

@@ -61,3 +61,14 @@ def test_start_server_in_the_foreground_serves_until_killed(muxd_unstarted: Muxd
             foreground.kill()
             foreground.wait()
     assert "Traceback" not in foreground.stderr.read()
+
+
+def test_a_start_waits_as_long_as_muxd_start_timeout_s_says(muxd_unstarted: MuxdTestServer) -> None:
+    """$MUXD_START_TIMEOUT_S is how long a client waits for the daemon it starts (a loaded machine
+    may need longer than the default): far too short a wait gives up, naming it, and the next
+    start, with the default, serves."""
+    server = muxd_unstarted
+    hasty = server.cli("start-server", env={"MUXD_START_TIMEOUT_S": "0.001"})
+    assert hasty.returncode != 0 and "did not start within 0.001s" in hasty.stderr, hasty.stderr
+    server.start()
+    assert server.cli("server", "status").returncode == 0

@@ -51,7 +51,7 @@ def test_an_agent_asking_elsewhere_reaches_the_terminal_a_hook_a_watch_and_top(m
     top.wait_for("1 agent · none needs you")
     tap = EventTap(s)
     watch = subprocess.Popen([sys.executable, "-m", "muxd", "-L", s.name, "watch", "--until", "agent-waiting",
-                              "-t", "far", "--timeout", str(TURN_TIMEOUT_S)],
+                              "-t", "far", "--timeout", f"{stretched(TURN_TIMEOUT_S):.1f}"],
                              env=s.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Whether the watch subscribed before the question or after, it prints it: as it comes, or

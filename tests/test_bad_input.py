@@ -31,7 +31,7 @@ class RawPeer:
 
     def __init__(self, path):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(READ_TIMEOUT_S)
+        self.sock.settimeout(stretched(READ_TIMEOUT_S))
         self.sock.connect(str(path))
         self.decoder = FrameDecoder()
         self.pending = []

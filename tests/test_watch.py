@@ -141,7 +141,7 @@ def test_until_returns_when_the_agent_asks_and_at_once_when_it_already_asks(muxd
     s = muxd_server
     pane = start_fake_agent(s, "worker")
     # --kind agent-idle as well: its priming turns show that the watch is subscribed.
-    waiting = Watch(s, "--until", "agent-waiting", "--kind", "agent-idle", "-t", "worker", "--timeout", "120")
+    waiting = Watch(s, "--until", "agent-waiting", "--kind", "agent-idle", "-t", "worker", "--timeout", f"{stretched(120):.0f}")
     try:
         prime(s, [waiting], [pane])
         s.cli("send-keys", "-t", pane, "tool", "Enter", check=True)
@@ -153,7 +153,8 @@ def test_until_returns_when_the_agent_asks_and_at_once_when_it_already_asks(muxd
         waiting.stop()
     # Already asking: the watch answers from the pane's state, without waiting for an event.
     started = time.monotonic()
-    now = s.cli("watch", "--until", "agent-waiting", "-t", "worker", "--timeout", "60", check=True)
+    now = s.cli("watch", "--until", "agent-waiting", "-t", "worker", "--timeout", f"{stretched(60):.0f}",
+                check=True)
     assert time.monotonic() - started < 30
     current = json.loads(now.stdout)
     assert current["current"] is True and current["kind"] == "agent-waiting" and current["pane_id"] == pane

@@ -16,7 +16,7 @@ from muxd.errors import Forbidden
 from muxd.mcp_server.http_auth import token_key
 from muxd.protocol.access_messages import CheckTokens
 from muxd.testing.mcp_http import HttpMcp, create_token
-from muxd.testing.mcp_stdio import call_error, call_ok
+from muxd.testing.mcp_stdio import call_error, call_ok, wait_budget_s
 from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
@@ -71,7 +71,8 @@ async def _drive(mcp: HttpMcp, token: str) -> None:
 
         await async_wait_until(shell_answered, timeout=10, interval=0.25, message="via-42 in read_pane")
         # wait_for's event connection presents the same token as the call.
-        found = await call_ok(session, "wait_for", pane_id="sh", pattern=r"^via-\d+$", timeout_s=5)
+        found = await call_ok(session, "wait_for", pane_id="sh", pattern=r"^via-\d+$",
+                              timeout_s=wait_budget_s(5))
         assert found["matched"] and found["line"] == "via-42"
 
         async def claude_detected() -> bool:

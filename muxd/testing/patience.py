@@ -58,9 +58,10 @@ def patience() -> float:
         return 1.0
 
 
-def stretch() -> float:
-    """How many wall seconds one second of an idle machine's time takes now."""
-    return min(max(load() / cores(), 1.0), LOAD_STRETCH_MAX) * patience()
+def stretch(seen_load: float | None = None) -> float:
+    """How many wall seconds one second of an idle machine's time takes now (or at `seen_load`)."""
+    seen = load() if seen_load is None else seen_load
+    return min(max(seen / cores(), 1.0), LOAD_STRETCH_MAX) * patience()
 
 
 def stretched(budget_s: float) -> float:
@@ -80,11 +81,11 @@ class Deadline:
         self._load_seconds = 0.0  # the load integrated over the wait, for its mean
 
     def _spend(self) -> None:
-        now = time.monotonic()
-        current = stretch()
+        now, seen = time.monotonic(), load()
+        current = stretch(seen)
         # The interval since the last look costs at the mean of its two ends' stretches.
         self._spent += (now - self._last) / ((current + self._stretch) / 2)
-        self._load_seconds += (now - self._last) * load()
+        self._load_seconds += (now - self._last) * seen
         self._last, self._stretch = now, current
 
     def expired(self) -> bool:

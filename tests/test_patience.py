@@ -142,3 +142,12 @@ def test_the_pytest_plugin_stretches_pytest_timeout(tmp_path: Path) -> None:
                          env={**os.environ, PATIENCE_ENV: "4"}, timeout=patience.stretched(120))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "2 passed" in run.stdout
+
+
+def test_a_wall_time_wait_is_never_stretched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timeout that is itself under test (`wall=True`) ends on the clock however slow the machine."""
+    monkeypatch.setenv(PATIENCE_ENV, "10")
+    started = time.monotonic()
+    with pytest.raises(WaitTimeout, match=r"0.2s of wall time"):
+        wait_until(lambda: False, timeout=0.2, wall=True)
+    assert time.monotonic() - started < 1.5

@@ -225,7 +225,7 @@ def test_display_time_decides_how_long_a_message_stays(muxd_server, outer):
     term.keys("C-b", ":")
     term.type("display-message brief-note", enter=True)
     term.wait_for(shown("brief-note"))
-    term.wait_for(lambda sc: "brief-note" not in status_line(sc), timeout=2.5)  # the default is 3 s
+    term.wait_for(lambda sc: "brief-note" not in status_line(sc), timeout=2.5, wall=True)  # the default is 3 s
 
     s.cli("set-option", "-g", "display-time", "0", check=True)  # 0: until a key
     term.keys("C-b", ":")

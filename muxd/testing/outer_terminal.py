@@ -71,12 +71,14 @@ class OuterTerminal:
         return self.screen().split("\n")
 
     def wait_for(self, condition: str | Callable[[str], object], *, timeout: float = 10.0,
-                 escapes: bool = False) -> str:
-        """Wait until the screen contains `condition` (or the predicate holds); return the screen."""
+                 escapes: bool = False, wall: bool = False) -> str:
+        """Wait until the screen contains `condition` (or the predicate holds); return the screen.
+        `wall`: the timeout is under test, in wall seconds (patience.Deadline)."""
         return wait_for_screen(
             lambda: self.screen(escapes=escapes),
             (lambda screen: condition in screen) if isinstance(condition, str) else condition,
-            timeout=timeout, message=f"outer terminal showing {condition!r}", screen_name="outer screen")
+            timeout=timeout, message=f"outer terminal showing {condition!r}", screen_name="outer screen",
+            wall=wall)
 
     def pane_pid(self) -> int:
         return int(self.tmux("display-message", "-p", "-t", "outer", "#{pane_pid}").strip())

@@ -73,16 +73,17 @@ class Deadline:
     """A budget of machine time being spent: `expired()` re-reads the load each time it is asked
     (a wait polls it), `describe()` says what the wait saw, for its failure message."""
 
-    def __init__(self, budget_s: float) -> None:
-        self.budget_s = budget_s
+    def __init__(self, budget_s: float, *, wall: bool = False) -> None:
+        """`wall`: a timeout under test, kept in wall seconds (it only reports what it saw)."""
+        self.budget_s, self._wall = budget_s, wall
         self.started = self._last = time.monotonic()
         self._spent = 0.0
-        self._stretch = stretch()
+        self._stretch = 1.0 if wall else stretch()
         self._load_seconds = 0.0  # the load integrated over the wait, for its mean
 
     def _spend(self) -> None:
         now, seen = time.monotonic(), load()
-        current = stretch(seen)
+        current = 1.0 if self._wall else stretch(seen)
         # The interval since the last look costs at the mean of its two ends' stretches.
         self._spent += (now - self._last) / ((current + self._stretch) / 2)
         self._load_seconds += (now - self._last) * seen
@@ -109,7 +110,8 @@ class Deadline:
         waited = self.waited_s()
         mean_load = self._load_seconds / waited if waited > 0 else load()
         extra = f", {PATIENCE_ENV}={patience():g}" if patience() != 1.0 else ""
-        return (f"{self.budget_s:g}s of machine time (waited {waited:.1f}s wall, "
+        kind = "wall time" if self._wall else "machine time"
+        return (f"{self.budget_s:g}s of {kind} (waited {waited:.1f}s wall, "
                 f"load {mean_load:.1f} on {cores()} cores{extra})")
 
 

@@ -22,9 +22,10 @@ class WaitTimeout(AssertionError):
 
 
 def wait_until(predicate: Callable[[], T], *, timeout: float = 10.0, interval: float = POLL_INTERVAL_S,
-               message: str = "condition") -> T:
-    """Call `predicate` until it returns something truthy; return that value."""
-    deadline = Deadline(timeout)
+               message: str = "condition", wall: bool = False) -> T:
+    """Call `predicate` until it returns something truthy; return that value. `wall`: the
+    timeout is itself under test, in wall seconds, never stretched."""
+    deadline = Deadline(timeout, wall=wall)
     last: T | None = None
     while True:
         last = predicate()
@@ -48,7 +49,7 @@ async def async_wait_until(predicate: Callable[[], Awaitable[T]], *, timeout: fl
 
 
 def wait_for_screen(read: Callable[[], str], shows: Callable[[str], object], *, timeout: float = 10.0,
-                    message: str, screen_name: str) -> str:
+                    message: str, screen_name: str, wall: bool = False) -> str:
     """Read a screen until `shows(screen)` holds; return it. A timeout's report ends with the
     last screen read, under `screen_name`."""
     seen = [""]
@@ -58,7 +59,7 @@ def wait_for_screen(read: Callable[[], str], shows: Callable[[str], object], *, 
         return bool(shows(seen[0]))
 
     try:
-        wait_until(holds, timeout=timeout, message=message)
+        wait_until(holds, timeout=timeout, message=message, wall=wall)
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n--- {screen_name} ---\n{seen[0]}") from None
     return seen[0]

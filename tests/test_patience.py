@@ -123,9 +123,12 @@ def test_returns_within_reports_a_blocked_call_in_machine_time() -> None:
     assert returns_within(lambda: 7, timeout=5) == 7
 
 
-def test_the_pytest_plugin_stretches_pytest_timeout(tmp_path: Path) -> None:
+@pytest.mark.parametrize("method", ["signal", "thread"])
+def test_the_pytest_plugin_stretches_pytest_timeout(tmp_path: Path, method: str) -> None:
     """A test needing 2 s under `--timeout 1` (and under its own `timeout(1)` marker) passes when
-    MUXD_TEST_PATIENCE=4 says the machine is that slow: the plugin stretches the ceiling."""
+    MUXD_TEST_PATIENCE=4 says the machine is that slow: the plugin stretches the ceiling, with
+    either of pytest-timeout's methods (signal: re-armed while the budget lasts; thread: stretched
+    as the test starts)."""
     (tmp_path / "test_slow.py").write_text(textwrap.dedent("""
         import time
         import pytest
@@ -138,8 +141,9 @@ def test_the_pytest_plugin_stretches_pytest_timeout(tmp_path: Path) -> None:
             time.sleep(2)
     """))
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                          "--timeout", "1", "test_slow.py"], cwd=tmp_path, capture_output=True, text=True,
-                         env={**os.environ, PATIENCE_ENV: "4"}, timeout=patience.stretched(120))
+                          "--timeout", "1", "--timeout-method", method, "test_slow.py"], cwd=tmp_path,
+                         capture_output=True, text=True, env={**os.environ, PATIENCE_ENV: "4"},
+                         timeout=patience.stretched(120))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "2 passed" in run.stdout
 

@@ -17,6 +17,7 @@ from muxd.errors import Forbidden, Unauthorized
 from muxd.protocol import messages as m
 from muxd.testing.mcp_http import stdio_session
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
+from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
 
@@ -116,7 +117,7 @@ def m_encode(value: object) -> bytes:
 
 def test_tokens_and_tiers(muxd_server: MuxdTestServer) -> None:
     pane = new_shell(muxd_server)
-    asyncio.run(asyncio.wait_for(_tiers(muxd_server, pane), timeout=30))
+    asyncio.run(patient_wait_for(_tiers(muxd_server, pane), timeout=30))
     assert muxd_server.cli("ls", check=True).stdout.count("bash") >= 1
 
 
@@ -201,7 +202,7 @@ def test_pane_token_sees_only_its_pane_until_granted(muxd_server: MuxdTestServer
     me = new_shell(muxd_server)
     other = new_shell(muxd_server)
     token = pane_token(muxd_server, me)
-    asyncio.run(asyncio.wait_for(_agent(muxd_server, me, other, token), timeout=30))
+    asyncio.run(patient_wait_for(_agent(muxd_server, me, other, token), timeout=30))
 
     # The pane is gone: its token goes with it. The daemon serves on.
     muxd_server.cli("kill-pane", "-t", me, check=True)
@@ -227,7 +228,7 @@ def test_human_cli_in_a_pane_acts_as_the_owner_unless_told(muxd_server: MuxdTest
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "muxd", "-L", muxd_server.name, *args], env=in_pane,
-                              capture_output=True, text=True, timeout=30)
+                              capture_output=True, text=True, timeout=stretched(30))
 
     listing = cli("ls").stdout
     assert me in listing and other in listing
@@ -315,4 +316,4 @@ def test_tokens_survive_a_restart_pane_tokens_do_not(muxd_server: MuxdTestServer
         with pytest.raises(Unauthorized):
             await muxd_server.client(token=agent)
 
-    asyncio.run(asyncio.wait_for(after(), timeout=10))
+    asyncio.run(patient_wait_for(after(), timeout=10))

@@ -19,6 +19,7 @@ from muxd.daemon.server import Daemon
 from muxd.errors import Forbidden, NotFound
 from muxd.protocol import messages as m
 from muxd.protocol.codec import encode
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.wait import async_wait_until
 
 ROUNDS = 20
@@ -59,9 +60,9 @@ async def _race(socket_path: Path, lock_path: Path) -> None:
                     id=10_000 + round_, name="mine", spawn=m.Spawn(command=["cat"])))
                 typed = await _pipelined(agent, m.SendKeys(
                     id=10_000 + round_, target="mine", keys=[f"{MARKER}-{round_}", "Enter"]))
-                reply = await asyncio.wait_for(created, 10)
+                reply = await patient_wait_for(created, 10)
                 assert isinstance(reply, m.PaneReply), reply
-                outcomes.append(await asyncio.wait_for(typed, 10))
+                outcomes.append(await patient_wait_for(typed, 10))
                 owners_pane = reply.pane.id
                 # The agent's keys went to its own pane or nowhere; never to the owner's new one.
                 await owner.call(m.SendKeys, target=owners_pane, keys=["owner-was-here", "Enter"])
@@ -88,7 +89,7 @@ async def _race(socket_path: Path, lock_path: Path) -> None:
     finally:
         await owner.close()
         daemon.request_shutdown()
-        await asyncio.wait_for(serving, 10)
+        await patient_wait_for(serving, 10)
 
 
 async def _true(value: bool) -> bool:
@@ -100,4 +101,4 @@ async def _shows(client: Client, pane: str, text: str) -> bool:
 
 
 def test_a_request_acts_on_the_target_its_check_resolved(daemon_paths: tuple[Path, Path]) -> None:
-    asyncio.run(asyncio.wait_for(_race(*daemon_paths), timeout=90))
+    asyncio.run(patient_wait_for(_race(*daemon_paths), timeout=90))

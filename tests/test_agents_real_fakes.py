@@ -15,13 +15,14 @@ from muxd.testing.fake_models import (
     AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Pause, Say, Think,
 )
 from muxd.testing.fake_models.mcp_agents import mcp_turns, tool_results
+from muxd.testing.patience import stretched
 
 
 def post(url: str, body: dict[str, Any]) -> tuple[int, str]:
     request = urllib.request.Request(url, data=json.dumps(body).encode(),
                                       headers={"Content-Type": "application/json"}, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
+        with urllib.request.urlopen(request, timeout=stretched(10)) as reply:
             return reply.status, reply.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
@@ -223,7 +224,7 @@ def test_a_rate_limit_answers_with_its_headers(fake: type, path: str) -> None:
             {"stream": True, "tools": [{"name": "x", "type": "function"}], "messages": [], "input": [],
              "contents": []}).encode(), headers={"Content-Type": "application/json"})
         with pytest.raises(urllib.error.HTTPError) as failed:
-            urllib.request.urlopen(request, timeout=10)
+            urllib.request.urlopen(request, timeout=stretched(10))
         assert failed.value.code == 429
         assert {key: failed.value.headers[key] for key in headers} == headers
 
@@ -237,7 +238,7 @@ def limited_reply(fake: type, path: str) -> tuple[float, urllib.error.HTTPError]
              "contents": []}).encode(), headers={"Content-Type": "application/json"})
         asked = time.time()
         with pytest.raises(urllib.error.HTTPError) as failed:
-            urllib.request.urlopen(request, timeout=10)
+            urllib.request.urlopen(request, timeout=stretched(10))
         return asked, failed.value
 
 

@@ -20,6 +20,7 @@ import pytest
 from muxd.agent_hook_files import config_path, installed
 from muxd.testing.fake_models import AnthropicFake, Call, GeminiFake, OpenAIResponsesFake, Say, Think, launch
 from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
 
 pytestmark = pytest.mark.agents
@@ -65,7 +66,7 @@ def _cmdline(pane: AgentPane) -> list[str]:
 def _install(launch_: launch.AgentLaunch, agent: str) -> None:
     env = {**os.environ, **{k: v for k, v in launch_.env.items() if k in ("HOME", "CODEX_HOME")}}
     done = subprocess.run([sys.executable, "-m", "muxd", "hooks", "install", "--agent", agent], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=stretched(60))
     assert done.returncode == 0, done.stderr
 
 

@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
+from muxd.config import EXECUTION_WAIT_MAX_S
 from muxd.testing.fake_models import AnthropicFake, Fail, GeminiFake, OpenAIResponsesFake, Pause, Say
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -45,7 +47,8 @@ def agent(muxd_server, tmp_path) -> Iterator[Callable[..., AgentPane]]:
 
 def submit(server: MuxdTestServer, pane: AgentPane, message: str) -> dict[str, Any]:
     """`muxd submit --wait`: the execution of `message`, once it ended."""
-    out = server.cli("submit", "-t", pane.pane_id, message, "--wait", "--wait-timeout", str(TURN_WAIT_S), "--json")
+    out = server.cli("submit", "-t", pane.pane_id, message, "--wait", "--wait-timeout",
+                     f"{min(stretched(TURN_WAIT_S), EXECUTION_WAIT_MAX_S):.0f}", "--json")
     execution: dict[str, Any] = json.loads(out.stdout)
     assert execution["status"] not in ("pending", "running"), pane.report(f"{message!r} still {execution['status']}")
     return execution

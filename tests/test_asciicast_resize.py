@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from muxd.detectors.replay import read_recording
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -55,7 +56,7 @@ def test_a_resize_is_an_r_event_that_asciinema_reads_and_replay_applies(tmp_path
     assert "24 80" in text_before and "30 100" in text_after and "30 100" not in text_before
 
     asciinema = shutil.which("asciinema") or str(Path(sys.executable).with_name("asciinema"))
-    cat = subprocess.run([asciinema, "cat", str(cast)], capture_output=True, text=True, timeout=60)
+    cat = subprocess.run([asciinema, "cat", str(cast)], capture_output=True, text=True, timeout=stretched(60))
     assert cat.returncode == 0 and cat.stderr == "", cat.stderr
     assert "24 80" in cat.stdout and "30 100" in cat.stdout
 
@@ -63,7 +64,7 @@ def test_a_resize_is_an_r_event_that_asciinema_reads_and_replay_applies(tmp_path
     assert (recording.columns, recording.lines) == (80, 24)
     assert [(c, r) for _, c, r in recording.resizes] == [(100, 30)]
     result = subprocess.run([sys.executable, "-m", "muxd", "replay", str(cast), "--until", "1000", "--json"],
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=stretched(60))
     assert result.returncode == 0, result.stderr
     replayed = json.loads(result.stdout)["screen"]
     assert len(replayed) == 30  # the emulator took the recorded size
@@ -77,7 +78,7 @@ def test_a_resize_that_is_not_cols_x_rows_is_refused_in_one_line(tmp_path):
     cast = tmp_path / "bad.cast"
     cast.write_text('{"version": 2, "width": 80, "height": 24}\n[0.1, "r", "wide"]\n')
     result = subprocess.run([sys.executable, "-m", "muxd", "replay", str(cast)], capture_output=True, text=True,
-                            timeout=60)
+                            timeout=stretched(60))
     assert result.returncode == 1
     assert "not an asciicast resize (COLSxROWS): 'wide'" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -16,6 +16,7 @@ import pytest
 
 from muxd.daemon.panes.shell_command import default_shell
 from muxd.testing.outer_terminal import OuterTerminal, muxd_command, outer_terminals, status_line
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
 
 SHELL = ["--", "bash", "--norc", "--noprofile"]
@@ -658,7 +659,7 @@ def test_random_mouse_and_copy_keys_never_break_a_client(muxd_server):
         assert s.cli("list-sessions", check=True).returncode == 0
         # Leave copy mode, then detach: the detach answers once every report before it was handled.
         link.sendall(encode(AttachInput(data=b"q")) + encode(AttachInput(data=b"\x02d")))
-        link.settimeout(10)
+        link.settimeout(stretched(10))
         decoder, detached, copies = FrameDecoder(), [], 0
         while not detached and (chunk := link.recv(1 << 20)):
             messages = list(map(decode_server_message, decoder.feed(chunk)))

@@ -29,6 +29,7 @@ from muxd.attach import (
 )
 from muxd.emulator import Emulator
 from muxd.emulator.cell import BLANK, Cell
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
 
 E = "\x1b"
@@ -439,7 +440,7 @@ def tmux() -> Iterator[list[str]]:
 
 
 def tmux_run(base: list[str], *args: str) -> str:
-    return subprocess.run([*base, *args], check=True, capture_output=True, text=True, timeout=10).stdout
+    return subprocess.run([*base, *args], check=True, capture_output=True, text=True, timeout=stretched(10)).stdout
 
 
 def test_painted_bytes_in_a_real_tmux_pane(tmux: list[str], tmp_path: Path) -> None:

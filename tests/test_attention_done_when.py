@@ -22,6 +22,7 @@ from muxd.testing.byte_stamps import arrival
 from muxd.testing.event_tap import EventTap
 from muxd.testing.fake_agent_panes import agent_state, start_fake_agent
 from muxd.testing.outer_terminal import attach_in, muxd_command, outer_terminals, status_line
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
 
 LINES = 24
@@ -50,7 +51,7 @@ def test_an_agent_asking_elsewhere_reaches_the_terminal_a_hook_a_watch_and_top(m
     top.wait_for("1 agent · none needs you")
     tap = EventTap(s)
     watch = subprocess.Popen([sys.executable, "-m", "muxd", "-L", s.name, "watch", "--until", "agent-waiting",
-                              "-t", "far", "--timeout", str(TURN_TIMEOUT_S)],
+                              "-t", "far", "--timeout", f"{stretched(TURN_TIMEOUT_S):.1f}"],
                              env=s.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Whether the watch subscribed before the question or after, it prints it: as it comes, or
@@ -72,7 +73,7 @@ def test_an_agent_asking_elsewhere_reaches_the_terminal_a_hook_a_watch_and_top(m
         assert hooked.startswith(f"{far} ") and "proceed" in hooked.lower(), hooked
 
         # The watch printed the event and ended.
-        out, err = watch.communicate(timeout=TURN_TIMEOUT_S)
+        out, err = watch.communicate(timeout=stretched(TURN_TIMEOUT_S))
         assert watch.returncode == 0, err
         printed = json.loads(out.splitlines()[-1])
         assert (printed["kind"], printed["pane_id"], printed["question"]) == ("agent-waiting", far, waiting.question)

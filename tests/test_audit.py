@@ -19,6 +19,7 @@ from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY
 from muxd.protocol import messages as m
 from muxd.store.audit import args_sha256
 from muxd.testing.mcp_stdio import call_error, call_ok, call_refused, mcp_session
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -111,7 +112,7 @@ async def _drive(server: MuxdTestServer, pane: str, viewer: str) -> None:
 def test_audit_rows_and_metrics(muxd_server: MuxdTestServer) -> None:
     pane = muxd_server.cli("new-session", "-d", "-P", "--", "bash", "--norc", check=True).stdout.strip()
     viewer = muxd_server.cli("token", "create", "--tier", "view_only", "--name", "viewer", check=True).stdout.strip()
-    asyncio.run(asyncio.wait_for(_drive(muxd_server, pane, viewer), timeout=30))
+    asyncio.run(patient_wait_for(_drive(muxd_server, pane, viewer), timeout=30))
 
     stored = _db_bytes(muxd_server)
     assert MARKER.encode() not in stored and b"echo " not in stored  # hashes only, never arguments

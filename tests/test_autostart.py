@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from muxd.client.autostart import daemon_env
+from muxd.testing.patience import stretched, wait_process
 from muxd.testing.server import MuxdTestServer
 
 PLANTED = "import pathlib; pathlib.Path({marker!r}).write_text('planted code ran')\n"
@@ -24,7 +25,7 @@ def test_the_daemon_is_not_imported_from_the_callers_directory(muxd_unstarted: M
     assert muxd_script.exists(), muxd_script
     server = muxd_unstarted
     result = subprocess.run([str(muxd_script), "-L", server.name, "new-session", "-d", "-P", "--", "sleep", "600"],
-                            cwd=checkout, env=server.env, capture_output=True, text=True, timeout=30)
+                            cwd=checkout, env=server.env, capture_output=True, text=True, timeout=stretched(30))
     assert result.returncode == 0, result.stderr
     server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
     assert not marker.exists(), "the daemon ran code from the directory `muxd` was typed in"
@@ -54,9 +55,20 @@ def test_start_server_in_the_foreground_serves_until_killed(muxd_unstarted: Muxd
         status = json.loads(server.cli("server", "status", "--json", check=True).stdout)
         assert status["pid"] == foreground.pid  # the command's own process is the server
         server.cli("kill-server", check=True)
-        assert foreground.wait(timeout=30) == 0
+        assert wait_process(foreground, 30) == 0
     finally:
         if foreground.poll() is None:
             foreground.kill()
             foreground.wait()
     assert "Traceback" not in foreground.stderr.read()
+
+
+def test_a_start_waits_as_long_as_muxd_start_timeout_s_says(muxd_unstarted: MuxdTestServer) -> None:
+    """$MUXD_START_TIMEOUT_S is how long a client waits for the daemon it starts (a loaded machine
+    may need longer than the default): far too short a wait gives up, naming it, and the next
+    start, with the default, serves."""
+    server = muxd_unstarted
+    hasty = server.cli("start-server", env={"MUXD_START_TIMEOUT_S": "0.001"})
+    assert hasty.returncode != 0 and "did not start within 0.001s" in hasty.stderr, hasty.stderr
+    server.start()
+    assert server.cli("server", "status").returncode == 0

@@ -18,6 +18,7 @@ from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
 from muxd.protocol.messages import Error, GetToolHistory, Hello, ListPanes, PaneList, Welcome
 from muxd.testing.hostile_msgpack import Nested, RawStr, Repeated, pack
+from muxd.testing.patience import stretched
 from muxd.testing.proc import peak_rss_kib, tracebacks_in
 from muxd.testing.proc import rss_kib
 from muxd.testing.wait import wait_until
@@ -30,7 +31,7 @@ class RawPeer:
 
     def __init__(self, path):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(READ_TIMEOUT_S)
+        self.sock.settimeout(stretched(READ_TIMEOUT_S))
         self.sock.connect(str(path))
         self.decoder = FrameDecoder()
         self.pending = []
@@ -217,7 +218,7 @@ def test_client_that_disconnects_mid_request(server):
 def test_second_daemon_on_the_same_socket_is_refused(server):
     before = os.stat(server.socket_path).st_ino
     result = subprocess.run([sys.executable, "-m", "muxd.daemon.main", "--name", server.name],
-                            env=server.env, capture_output=True, text=True, timeout=30)
+                            env=server.env, capture_output=True, text=True, timeout=stretched(30))
     assert result.returncode == 1
     assert "already running" in result.stderr
     assert os.stat(server.socket_path).st_ino == before  # not clobbered

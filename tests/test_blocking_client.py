@@ -17,6 +17,7 @@ from muxd.errors import NotFound
 from muxd.protocol.bodies import encode
 from muxd.protocol.framing import HEADER, FrameDecoder, frame
 from muxd.protocol.pane_messages import Captured, Error, Ok, PaneList, Welcome
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 
 Behaviour = Callable[[socket.socket, "Requests"], None]  # what the fake daemon does after greeting
@@ -69,7 +70,7 @@ def fake_daemon(muxd_unstarted: MuxdTestServer) -> Iterator[Callable[[Behaviour]
     yield start
     listener.close()
     for thread in threads:
-        thread.join(timeout=5)
+        thread.join(timeout=stretched(5))
 
 
 def _answer_with(body: bytes) -> Behaviour:
@@ -142,7 +143,7 @@ def test_a_daemon_closing_before_the_welcome_reads_as_not_running(muxd_unstarted
         thread = threading.Thread(target=accept_and_close, daemon=True)
         thread.start()
         result = muxd_unstarted.cli("has-session")
-        thread.join(timeout=5)
+        thread.join(timeout=stretched(5))
     finally:
         listener.close()
     assert result.returncode == 1

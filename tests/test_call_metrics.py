@@ -15,6 +15,7 @@ from muxd.mcp_server.guards import UNKNOWN_TOOL_KEY
 from muxd.protocol.messages import RecordCall
 from muxd.testing.mcp_http import HttpMcp, create_token
 from muxd.testing.mcp_stdio import call_ok, call_refused, result_text
+from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 
 INVENTED_OVER_MCP = 300
@@ -70,7 +71,7 @@ async def _read_metrics(mcp: HttpMcp, token: str) -> tuple[dict, str]:
         tools = (await call_ok(session, "get_tool_metrics"))["tools"]
         reply = await session.call_tool("get_tool_metrics", {})
         assert len(result_text(reply)) < REPLY_MAX_BYTES
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=stretched(30)) as http:
         response = await http.get(mcp.metrics_url)
     assert response.status_code == 200, response.text[:300]
     return tools, response.text
@@ -80,14 +81,14 @@ def test_invented_tool_names_cannot_break_the_metrics(muxd_server: MuxdTestServe
     viewer = create_token(muxd_server, "view_only")
     mcp = HttpMcp(muxd_server)
     try:
-        asyncio.run(asyncio.wait_for(_invent_over_mcp(mcp, viewer), timeout=60))
-        tools, _ = asyncio.run(asyncio.wait_for(_read_metrics(mcp, viewer), timeout=30))
+        asyncio.run(patient_wait_for(_invent_over_mcp(mcp, viewer), timeout=60))
+        tools, _ = asyncio.run(patient_wait_for(_read_metrics(mcp, viewer), timeout=30))
         # Every invented name over MCP is one entry; none has an entry of its own.
         assert tools[UNKNOWN_TOOL_KEY]["calls"] == INVENTED_OVER_MCP
         assert not any(name.startswith("no_such_tool_") for name in tools)
 
-        asyncio.run(asyncio.wait_for(_invent_over_the_socket(muxd_server, viewer), timeout=60))
-        tools, prometheus = asyncio.run(asyncio.wait_for(_read_metrics(mcp, viewer), timeout=30))
+        asyncio.run(patient_wait_for(_invent_over_the_socket(muxd_server, viewer), timeout=60))
+        tools, prometheus = asyncio.run(patient_wait_for(_read_metrics(mcp, viewer), timeout=30))
         assert len(tools) <= METRICS_TOOLS_MAX + 1 and tools[OVERFLOW_KEY]["calls"] > 0
         assert len(prometheus.encode()) < REPLY_MAX_BYTES
         out = muxd_server.cli("metrics", "--json")

@@ -14,6 +14,7 @@ from test_cli_buffers import READER, READY
 
 from muxd.protocol.framing import frame
 from muxd.protocol.msgpack_lite import pack
+from muxd.testing.patience import stretched
 from muxd.testing.server import CLI_TIMEOUT_S, MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -21,7 +22,7 @@ from muxd.testing.wait import wait_until
 def muxd(server: MuxdTestServer, *args: bytes) -> subprocess.CompletedProcess[bytes]:
     """`muxd -L NAME args…` with argv given as bytes, as a shell passes $'\\xe9'."""
     return subprocess.run([sys.executable.encode(), b"-m", b"muxd", b"-L", server.name.encode(), *args],
-                          env=server.env, capture_output=True, timeout=CLI_TIMEOUT_S)
+                          env=server.env, capture_output=True, timeout=stretched(CLI_TIMEOUT_S))
 
 
 @pytest.mark.parametrize(("args", "said"), [

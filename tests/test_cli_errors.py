@@ -12,6 +12,7 @@ import pytest
 
 from muxd.cli.main import CLOSED_PIPE_STATUS, main
 from muxd.cli.table import CLI_COMMANDS
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 
 
@@ -82,7 +83,7 @@ def test_a_closed_pipe_ends_quietly(muxd_server: MuxdTestServer, command: list[s
     try:
         server = [] if command[0] == "tmux" else ["-L", muxd_server.name]
         result = subprocess.run([sys.executable, "-m", "muxd", *server, *command],
-                                env=muxd_server.env, stdout=write_end, stderr=subprocess.PIPE, timeout=20)
+                                env=muxd_server.env, stdout=write_end, stderr=subprocess.PIPE, timeout=stretched(20))
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (CLOSED_PIPE_STATUS, b"")

@@ -13,6 +13,7 @@ import sys
 import threading
 
 from muxd.cli.run_command import OUTPUT_TAIL_LINES
+from muxd.testing.patience import stretched, wait_process
 from muxd.testing.wait import wait_until
 
 LINE_TIMEOUT_S = 30.0
@@ -73,11 +74,11 @@ def test_ctrl_c_leaves_the_run_running_and_says_how_to_cancel_it(muxd_module_ser
     try:
         lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=lambda: [lines.put(line) for line in cli.stderr], daemon=True).start()
-        first = lines.get(timeout=LINE_TIMEOUT_S)
+        first = lines.get(timeout=stretched(LINE_TIMEOUT_S))
         execution_id, status = first.split()
         assert execution_id.startswith("exec_") and status == "running", first
         cli.send_signal(signal.SIGINT)
-        assert cli.wait(timeout=LINE_TIMEOUT_S) == 130
+        assert wait_process(cli, LINE_TIMEOUT_S) == 130
         said = wait_until(lambda: lines.get_nowait() if not lines.empty() else None, timeout=LINE_TIMEOUT_S,
                           message="the CLI's line after Ctrl-C")
         assert said.strip() == f"muxd: {execution_id} still runs; `muxd cancel {execution_id}` stops it"
@@ -98,7 +99,7 @@ def test_run_typed_in_a_removed_directory_runs_in_home(muxd_module_server, tmp_p
     s = muxd_module_server
     typed = subprocess.run(["sh", "-c", 'mkdir gone && cd gone && rmdir ../gone && exec "$@"', "sh",
                             sys.executable, "-m", "muxd", "-L", s.name, "run", "--wait", "--", "pwd"],
-                           env=s.env, cwd=tmp_path, capture_output=True, text=True, timeout=LINE_TIMEOUT_S)
+                           env=s.env, cwd=tmp_path, capture_output=True, text=True, timeout=stretched(LINE_TIMEOUT_S))
     assert typed.returncode == 0, typed.stderr
     assert typed.stdout.strip() == os.path.realpath(s.env.get("HOME") or os.path.expanduser("~")), typed.stdout
 

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 
 # Modules a one-shot command has no use for, each costing milliseconds to import.
@@ -24,7 +25,7 @@ NEVER_ON_THE_FAST_PATH = (
 
 def _imports(argv: list[str], env: dict[str, str]) -> set[str]:
     result = subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, capture_output=True, text=True,
-                            timeout=30)
+                            timeout=stretched(30))
     assert result.returncode == 0, result.stderr
     return {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from muxd.cli.config_file import CommandLine, command_lines
 from muxd.paths import config_file
+from muxd.testing.patience import wait_process
 from muxd.testing.wait import wait_until
 
 SHELL = "-- bash --norc --noprofile"
@@ -126,7 +127,7 @@ def test_a_foreground_server_prints_the_config_complaints_itself(muxd_unstarted,
         # Whenever a command came, it waited for the config (a client like any other) to load.
         assert s.run_here("show-options", "-gv", "base-index", check=True).stdout == "2\n"
         s.run_here("kill-server", check=True)
-        assert foreground.wait(timeout=30) == 0
+        assert wait_process(foreground, 30) == 0
     finally:
         if foreground.poll() is None:
             foreground.kill()

@@ -11,6 +11,7 @@ from muxd.config import PROTOCOL_VERSION
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
 from muxd.protocol.messages import CapturePane, Captured, Hello, ListPanes, PaneList, Welcome
+from muxd.testing.patience import stretched
 from muxd.testing.proc import peak_rss_kib
 from muxd.testing.server import MuxdTestServer
 
@@ -25,7 +26,7 @@ def _link(path, *, receive_buffer_bytes: int | None = None) -> tuple[socket.sock
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if receive_buffer_bytes is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
-    sock.settimeout(READ_TIMEOUT_S)
+    sock.settimeout(stretched(READ_TIMEOUT_S))
     sock.connect(str(path))
     decoder = FrameDecoder()
     sock.sendall(encode(Hello(id=1, protocol_version=PROTOCOL_VERSION, client="test")))

@@ -26,6 +26,7 @@ from muxd.executions.record import Execution, new_execution_id
 from muxd.executions.session_logs import PARSERS, SessionLogCursor
 from muxd.executions.session_logs.facts import CallTokens
 from muxd.executions.tracker import ExecutionTracker, Finish
+from muxd.testing.patience import stretched
 
 DATA = Path(__file__).parent / "session_log_data"
 LOGS = {"claude": "claude.jsonl", "codex": "codex.jsonl", "gemini": "gemini.jsonl", "aider": "aider.chat.history.md"}
@@ -170,7 +171,7 @@ def _finish(logs: SessionLogs, tmp_path: Path, **fields: object) -> Execution:
         return cursor
 
     marked = logs.lanes.submit("%1", mark)
-    marked.result(timeout=10)
+    marked.result(timeout=stretched(10))
     log.write_bytes(_claude_turn())  # what the agent appended during the turn
     now = time.time()
     ended = Execution(id=new_execution_id(), pane_id="%1", pane_key="r/%1", agent_name="w", agent_type="claude",

@@ -27,6 +27,7 @@ import pytest
 
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.replay import detect_saved_screen
+from muxd.testing.patience import stretched
 
 DATA = Path(__file__).parent / "detector_data" / "usage_limits"
 DETECTORS = load_detectors()
@@ -80,7 +81,7 @@ def test_muxd_detect_reads_a_saved_limit_as_on_screen_now() -> None:
     frame = DATA / "claude" / "claude_fivehour_80x24_01.txt"
     asked = time.time()
     out = subprocess.run([sys.executable, "-m", "muxd", "detect", str(frame), "--json"], capture_output=True,
-                         text=True, timeout=60, check=True).stdout
+                         text=True, timeout=stretched(60), check=True).stdout
     state = json.loads(out)
     assert state["activity"]["state"] == "UsageLimited"
     # "resets 9:35pm (UTC)": the coming one, within a day of now

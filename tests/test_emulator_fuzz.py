@@ -15,6 +15,7 @@ from muxd.emulator.backend import new_emulator
 from muxd.testing.emulator_fuzz import FuzzPlan, fuzz_backend
 from muxd.testing.emulator_fuzz_cases import KINDS, RealOutput, make_case
 from muxd.testing.emulator_fuzz_inputs import escape_soup, tokens
+from muxd.testing.patience import stretched
 
 RECORDINGS = tuple(str(p) for p in sorted((Path(__file__).parent.parent / "benchmarks" / "data" / "agents")
                                           .glob("*.cast.gz")))
@@ -36,7 +37,7 @@ def _shown(defects: list) -> str:
 def test_hostile_output_raises_nothing_and_breaks_no_invariant(backend: str) -> None:
     allowed = KNOWN_GHOSTTY_DIVERGENCES if backend == "ghostty" else ()
     plan = FuzzPlan(backend, FUZZ_SEED, SLICE_MB, corpus=RECORDINGS, allowed=allowed)
-    report = fuzz_backend(plan, timeout=CHILD_TIMEOUT_S)
+    report = fuzz_backend(plan, timeout=stretched(CHILD_TIMEOUT_S))
     assert report.defect_count == 0, _shown(report.defects)
     assert report.bytes_fed >= SLICE_MB * 1e6, report
     assert set(report.bytes_by_kind) == set(KINDS), report  # every kind of input was fed
@@ -65,7 +66,7 @@ Emulator.feed = feed
 def test_a_crash_in_the_child_is_a_defect_that_says_where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "sitecustomize.py").write_text(_SEGFAULT_ON_THIRD_PIECE)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
-    report = fuzz_backend(FuzzPlan("pyte", FUZZ_SEED, case=0, corpus=RECORDINGS), timeout=CHILD_TIMEOUT_S)
+    report = fuzz_backend(FuzzPlan("pyte", FUZZ_SEED, case=0, corpus=RECORDINGS), timeout=stretched(CHILD_TIMEOUT_S))
     [defect] = report.defects
     assert defect.kind == "crash" and "SIGSEGV" in defect.message, _shown(report.defects)
     assert "Segmentation fault" in defect.message  # faulthandler's stack from the child

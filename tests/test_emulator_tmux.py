@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
 
 from emulator_data import streams
@@ -71,7 +72,7 @@ class Tmux:
         self.base = ["tmux", "-L", f"muxd-emu-{uuid.uuid4().hex[:8]}", "-f", "/dev/null"]
 
     def run(self, *args: str) -> str:
-        return subprocess.run([*self.base, *args], check=True, capture_output=True, text=True, timeout=10).stdout
+        return subprocess.run([*self.base, *args], check=True, capture_output=True, text=True, timeout=stretched(10)).stdout
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from fidelity_data.captures import as_seen, styled_lines, without_escapes
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import WaitTimeout, wait_until
 
@@ -315,7 +316,7 @@ class Tmux:
 
     def run(self, *args: str) -> str:
         result = subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null", *args], env=self.env,
-                                capture_output=True, text=True, timeout=TMUX_TIMEOUT_S)
+                                capture_output=True, text=True, timeout=stretched(TMUX_TIMEOUT_S))
         if result.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result.stdout
@@ -343,7 +344,7 @@ class Tmux:
 
     def stop(self) -> None:
         subprocess.run(["tmux", "-L", self.name, "kill-server"], env=self.env, capture_output=True,
-                       timeout=TMUX_TIMEOUT_S)
+                       timeout=stretched(TMUX_TIMEOUT_S))
 
 
 class Muxd:

@@ -8,6 +8,7 @@ import time
 
 from muxd.protocol.messages import CapturePane
 from muxd.testing.floods import looping_cat, write_flood
+from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.wait import wait_until
 
 FLOOD_FILE_BYTES = 1 << 20
@@ -24,7 +25,7 @@ async def _idle_capture_latencies(server) -> list[float]:
         latencies = []
         for _ in range(CAPTURES):
             started = time.perf_counter()
-            reply = await asyncio.wait_for(client.call(CapturePane, target="idle"), CAPTURE_TIMEOUT_S)
+            reply = await patient_wait_for(client.call(CapturePane, target="idle"), CAPTURE_TIMEOUT_S)
             latencies.append(time.perf_counter() - started)
             assert "IDLE-READY" in reply.text
         return latencies
@@ -40,7 +41,8 @@ def test_an_idle_pane_answers_capture_quickly_while_a_neighbour_floods(muxd_serv
     s.cli("new-session", "-d", "-s", "flood", "--", *looping_cat(flood), check=True)
     s.wait_for_text("flood", "match", timeout=30)
     latencies = asyncio.run(_idle_capture_latencies(s))
-    assert statistics.median(latencies) < IDLE_CAPTURE_P50_MAX_S, [round(x, 3) for x in latencies]
+    # A bound in machine time: a loaded machine slows every capture alike, the old emulation ~8x more.
+    assert statistics.median(latencies) < stretched(IDLE_CAPTURE_P50_MAX_S), [round(x, 3) for x in latencies]
     # The flood itself goes on being emulated: its screen keeps changing.
     first = s.capture("flood")
     wait_until(lambda: s.capture("flood") != first, timeout=10, message="the flooding pane's screen moving on")

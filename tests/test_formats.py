@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from muxd.formats import expand
+from muxd.testing.patience import stretched
 
 VARIABLES = {
     "session_name": "alpha-beta", "window_name": "w/x", "window_index": "3", "pane_index": "0",
@@ -73,7 +74,7 @@ def tmux_oracle():
 
     def tmux(*args):
         return subprocess.run(["tmux", "-L", name, "-f", "/dev/null", *args], capture_output=True, text=True,
-                              check=True, timeout=10).stdout
+                              check=True, timeout=stretched(10)).stdout
 
     tmux("new-session", "-d", "-s", "alpha-beta", "-x", "80", "-y", "24", "cat")
     tmux("move-window", "-s", "alpha-beta:0", "-t", "alpha-beta:3")
@@ -81,7 +82,7 @@ def tmux_oracle():
     try:
         yield tmux
     finally:
-        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, check=False, timeout=10)
+        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, check=False, timeout=stretched(10))
 
 
 def test_templates_expand_as_tmux_expands_them(tmux_oracle):

@@ -19,6 +19,7 @@ from muxd.client.connection import Client
 from muxd.config import HOOK_EVENTS_BURST, HOOK_JSON_DEPTH_MAX, HOOK_PAYLOAD_MAX_CHARS
 from muxd.errors import BadRequest, Forbidden, RateLimited
 from muxd.protocol import messages as m
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -117,9 +118,9 @@ def test_muxd_hook_in_a_pane_reaches_its_daemon(muxd_server: MuxdTestServer) -> 
 
 def test_muxd_hook_outside_a_pane_or_without_a_daemon_exits_0_silently(tmp_path: Path) -> None:
     base = {k: v for k, v in os.environ.items() if k not in ("MUXD", "MUXD_PANE", "MUXD_TOKEN")}
-    outside = subprocess.run(HOOK, input=STOP, capture_output=True, text=True, timeout=30, env=base)
+    outside = subprocess.run(HOOK, input=STOP, capture_output=True, text=True, timeout=stretched(30), env=base)
     assert (outside.returncode, outside.stdout, outside.stderr) == (0, "", "")
-    gone = subprocess.run(HOOK, input=STOP, capture_output=True, text=True, timeout=30,
+    gone = subprocess.run(HOOK, input=STOP, capture_output=True, text=True, timeout=stretched(30),
                           env={**base, "MUXD": str(tmp_path / "none.sock"), "MUXD_PANE": "%1"})
     assert (gone.returncode, gone.stdout, gone.stderr) == (0, "", "")
 
@@ -146,7 +147,7 @@ def test_muxd_hook_gives_up_on_a_daemon_that_never_answers(tmp_path: Path) -> No
     thread.start()
     try:
         base = {k: v for k, v in os.environ.items() if k not in ("MUXD", "MUXD_PANE", "MUXD_TOKEN")}
-        done = subprocess.run(HOOK, input=STOP, capture_output=True, text=True, timeout=30,
+        done = subprocess.run(HOOK, input=STOP, capture_output=True, text=True, timeout=stretched(30),
                               env={**base, "MUXD": str(path), "MUXD_PANE": "%1", "MUXD_HOOK_DEBUG": "1"})
         assert done.returncode == 0 and done.stdout == ""
         assert done.stderr.startswith("muxd hook: "), done.stderr

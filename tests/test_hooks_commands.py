@@ -15,6 +15,7 @@ import pytest
 
 from muxd.agent_hook_files import CODEX_BLOCK_BEGIN, config_path, installed
 from muxd.agent_hooks import HOOK_EVENTS, codex_hook_key, codex_trusted_hash, guarded_hook_command
+from muxd.testing.patience import stretched
 
 USER_HOOK = "/home/me/bin/on-stop.sh"
 CLAUDE_SETTINGS = {"theme": "dark", "permissions": {"allow": ["Bash(ls:*)"]},
@@ -44,7 +45,7 @@ def _env(home: Path) -> dict[str, str]:
 
 def hooks(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-m", "muxd", "hooks", *args], env=_env(home),
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=stretched(60))
     if check:
         assert done.returncode == 0, done.stderr
     return done

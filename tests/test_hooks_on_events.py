@@ -18,6 +18,7 @@ from muxd.protocol.messages import Subscribe
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.outer_terminal import attached_terminal as attached
 from muxd.testing.outer_terminal import outer_terminals, status_line
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.tmux_oracle import TmuxOracle
 from muxd.testing.wait import async_wait_until, wait_until
@@ -380,7 +381,7 @@ def test_run_shell_expands_formats_waits_and_reports_the_exit_status(muxd_server
     # output would be ours: not captured here, or reading it would wait for the command too.
     quick = subprocess.run([sys.executable, "-m", "muxd", "-L", s.name, "run-shell", "-b",
                             f"while [ ! -e {go} ]; do sleep 0.05; done; echo late > {marker}"],
-                           env=s.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+                           env=s.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=stretched(30))
     assert quick.returncode == 0 and not marker.exists()
     go.touch()
     wait_until(marker.exists, timeout=10, message="the background command ran")

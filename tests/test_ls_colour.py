@@ -12,6 +12,7 @@ import pytest
 
 from muxd.cli.colour import NEED_STYLES, RESET
 from muxd.testing.fake_agent_panes import ask, start_fake_agent
+from muxd.testing.patience import stretched, wait_process
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -39,7 +40,7 @@ def ls_in_a_terminal(server: MuxdTestServer, *args: str, **env: str) -> str:
             break
         written += chunk
     os.close(master)
-    assert process.wait(timeout=LS_TIMEOUT_S) == 0, process.stderr.read() if process.stderr else ""
+    assert wait_process(process, LS_TIMEOUT_S) == 0, process.stderr.read() if process.stderr else ""
     return written.decode().replace("\r\n", "\n")
 
 
@@ -89,9 +90,9 @@ def test_a_pipe_gets_no_colour_unless_always(asking_and_failed):
     assert WAITING in row_of(forced, asker) and FAILED in forced
     # NO_COLOR yields to a colour asked for on the command line (no-color.org).
     asked = subprocess.run([sys.executable, "-m", "muxd", "-L", s.name, "list-panes", "-a", "--color=always"],
-                           env={**s.env, "NO_COLOR": "1"}, capture_output=True, text=True, timeout=LS_TIMEOUT_S)
+                           env={**s.env, "NO_COLOR": "1"}, capture_output=True, text=True, timeout=stretched(LS_TIMEOUT_S))
     assert WAITING in asked.stdout, asked.stderr
     # FORCE_COLOR hands the table to rich (plain_table declines): the styles pass through it.
     rich = subprocess.run([sys.executable, "-m", "muxd", "-L", s.name, "ls", "--color=always"],
-                          env={**s.env, "FORCE_COLOR": "1"}, capture_output=True, text=True, timeout=LS_TIMEOUT_S)
+                          env={**s.env, "FORCE_COLOR": "1"}, capture_output=True, text=True, timeout=stretched(LS_TIMEOUT_S))
     assert "AwaitingConfirmation" in row_of(rich.stdout, asker) and "\x1b[" in row_of(rich.stdout, asker)

@@ -21,6 +21,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from muxd.testing.fake_agent_panes import agent_state, start_fake_agent
 from muxd.testing.mcp_http import HttpMcp, create_token, stdio_mcp_client
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
@@ -127,7 +128,7 @@ async def _wait_on_three(server: MuxdTestServer, panes: list[str]) -> None:
 
 def test_wait_for_attention_returns_the_pane_that_asks(muxd_server: MuxdTestServer) -> None:
     panes = [start_fake_agent(muxd_server, f"w{i}") for i in range(3)]
-    asyncio.run(asyncio.wait_for(_wait_on_three(muxd_server, panes), timeout=90))
+    asyncio.run(patient_wait_for(_wait_on_three(muxd_server, panes), timeout=90))
 
 
 # ------------------------------------------------------------------ the event stream (stdio)
@@ -191,10 +192,10 @@ def test_event_resources_and_subscriptions(muxd_server: MuxdTestServer) -> None:
     pane = start_fake_agent(muxd_server, "sub")
     other = start_fake_agent(muxd_server, "other")
     muxd_server.cli("send-keys", "-t", other, "hello", "Enter", check=True)  # events of another pane
-    asyncio.run(asyncio.wait_for(_listen_and_read(muxd_server, pane, other), timeout=60))
+    asyncio.run(patient_wait_for(_listen_and_read(muxd_server, pane, other), timeout=60))
     muxd_server.cli("send-keys", "-t", pane, "1", "Enter", check=True)  # yes: back to its prompt
     asyncio.run(async_wait_until(_state_is(muxd_server, pane, "Idle"), timeout=WAIT_S, message="the turn's end"))
-    asyncio.run(asyncio.wait_for(_subscribe_the_earlier_way(muxd_server, pane), timeout=60))
+    asyncio.run(patient_wait_for(_subscribe_the_earlier_way(muxd_server, pane), timeout=60))
 
 
 # ------------------------------------------------------------------ HTTP: progress, a pane-scoped token
@@ -243,7 +244,7 @@ def test_over_http_progress_and_a_pane_scoped_stream(muxd_server: MuxdTestServer
     scoped = create_token(muxd_server, "execute_basic", "worker", "--pane", mine)
     mcp = HttpMcp(muxd_server)
     try:
-        asyncio.run(asyncio.wait_for(_over_http(muxd_server, mcp, admin, scoped, mine, theirs), timeout=90))
+        asyncio.run(patient_wait_for(_over_http(muxd_server, mcp, admin, scoped, mine, theirs), timeout=90))
     finally:
         assert mcp.stop() == 0, "".join(mcp.log)
 
@@ -264,8 +265,8 @@ async def _guarded_reads(server: MuxdTestServer) -> None:
 def test_resource_reads_are_rate_limited_and_cut_to_size(muxd_server: MuxdTestServer) -> None:
     pane = start_fake_agent(muxd_server, "chatty")
     muxd_server.cli("send-keys", "-t", pane, "hello", "Enter", check=True)
-    asyncio.run(asyncio.wait_for(_wait_idle_after_turn(muxd_server, pane), timeout=30))
-    asyncio.run(asyncio.wait_for(_guarded_reads(muxd_server), timeout=60))
+    asyncio.run(patient_wait_for(_wait_idle_after_turn(muxd_server, pane), timeout=30))
+    asyncio.run(patient_wait_for(_guarded_reads(muxd_server), timeout=60))
 
 
 async def _wait_idle_after_turn(server: MuxdTestServer, pane: str) -> None:
@@ -289,6 +290,6 @@ def test_a_stream_ends_when_its_daemon_goes(muxd_server: MuxdTestServer) -> None
     token = create_token(muxd_server, "admin", "boss")
     mcp = HttpMcp(muxd_server)
     try:
-        assert asyncio.run(asyncio.wait_for(_daemon_goes(muxd_server, mcp, token), timeout=30)) == []
+        assert asyncio.run(patient_wait_for(_daemon_goes(muxd_server, mcp, token), timeout=30)) == []
     finally:
         assert mcp.stop() == 0, "".join(mcp.log)

@@ -21,6 +21,7 @@ import pytest
 
 from muxd.testing.bearer_proxy import BearerProxy
 from muxd.testing.mcp_http import HttpMcp, create_token
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 
 CONFORMANCE_DIR_ENV = "MUXD_CONFORMANCE_DIR"
@@ -87,7 +88,7 @@ def test_conformance_suite(muxd_server: MuxdTestServer, tmp_path: Path) -> None:
     try:
         with BearerProxy((upstream.hostname or "127.0.0.1", upstream.port or 0), token) as proxy:
             run = subprocess.run([str(bin_dir / "conformance"), "server", "--url", proxy.url(upstream.path),
-                                  "-o", str(out)], env=env, capture_output=True, text=True, timeout=SUITE_TIMEOUT_S)
+                                  "-o", str(out)], env=env, capture_output=True, text=True, timeout=stretched(SUITE_TIMEOUT_S))
     finally:
         assert mcp.stop() == 0
     results = scenario_results(out)

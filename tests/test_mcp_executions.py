@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from muxd.testing.fake_agent_panes import start_fake_agent as start_agent
-from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session, wait_budget_s
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
@@ -99,7 +99,8 @@ async def _failures_and_traces(server: MuxdTestServer) -> None:
             assert pane["execution_id"]
             ids.append(pane["execution_id"])
         ok = await call_ok(session, "create_pane", command=["sh", "-c", "exit 0"])
-        await call_ok(session, "wait_for", execution_id=[*ids, ok["execution_id"]], timeout_s=10)
+        await call_ok(session, "wait_for", execution_id=[*ids, ok["execution_id"]],
+                      timeout_s=wait_budget_s(10))
         failed = await call_ok(session, "tasks_last_failed")
         assert {f["id"] for f in failed["failures"]} == set(ids)
         assert all(f["error"]["type"] == "exit_status" for f in failed["failures"])
@@ -138,7 +139,7 @@ def test_a_retried_task_shows_in_its_trace(muxd_server):
 async def _wait_for_panes(server: MuxdTestServer) -> None:
     a, b = start_agent(server, "a"), start_agent(server, "b")
     async with mcp_session(server) as session:
-        got = await call_ok(session, "wait_for", pane_id=[a, b], state="Idle", timeout_s=5)
+        got = await call_ok(session, "wait_for", pane_id=[a, b], state="Idle", timeout_s=wait_budget_s(5))
         assert got["matched"] and [p["pane_id"] for p in got["panes"]] == [a, b]
         missing = await call_ok(session, "wait_for", pane_id=[a, b], state="Thinking", mode="any", timeout_s=0.5)
         assert not missing["matched"] and missing["reason"] == "timed_out"

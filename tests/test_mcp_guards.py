@@ -16,6 +16,7 @@ from muxd.mcp_server.guards import RateLimiter, TokenBucket, ToolGuard
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.truncation import reply_bytes, truncate_to_fit
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session, result_text
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 
 
@@ -179,8 +180,8 @@ async def _drive(server: MuxdTestServer) -> None:
 
 
 def test_guards_through_stdio(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_drive(muxd_server), timeout=20))
+    asyncio.run(patient_wait_for(_drive(muxd_server), timeout=20))
 
 
 def test_size_cap_through_stdio(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_size_cap(muxd_server), timeout=20))
+    asyncio.run(patient_wait_for(_size_cap(muxd_server), timeout=20))

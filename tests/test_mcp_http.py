@@ -16,7 +16,8 @@ from muxd.errors import Forbidden
 from muxd.mcp_server.http_auth import token_key
 from muxd.protocol.access_messages import CheckTokens
 from muxd.testing.mcp_http import HttpMcp, create_token
-from muxd.testing.mcp_stdio import call_error, call_ok
+from muxd.testing.mcp_stdio import call_error, call_ok, wait_budget_s
+from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
 from test_mcp_server import QUIET_KEYS, SUMMARY_KEYS
@@ -37,7 +38,7 @@ def _assert_unauthorized(response: httpx2.Response) -> None:
 def test_http_requires_a_bearer_token(muxd_server: MuxdTestServer) -> None:
     mcp = HttpMcp(muxd_server)
     try:
-        with httpx2.Client(timeout=10) as http:
+        with httpx2.Client(timeout=stretched(10)) as http:
             _assert_unauthorized(http.post(mcp.url, json=INITIALIZE, headers=MCP_HEADERS))
             _assert_unauthorized(http.post(mcp.url, json=INITIALIZE,
                                            headers={**MCP_HEADERS, "Authorization": "Basic dXNlcjpwdw=="}))
@@ -70,7 +71,8 @@ async def _drive(mcp: HttpMcp, token: str) -> None:
 
         await async_wait_until(shell_answered, timeout=10, interval=0.25, message="via-42 in read_pane")
         # wait_for's event connection presents the same token as the call.
-        found = await call_ok(session, "wait_for", pane_id="sh", pattern=r"^via-\d+$", timeout_s=5)
+        found = await call_ok(session, "wait_for", pane_id="sh", pattern=r"^via-\d+$",
+                              timeout_s=wait_budget_s(5))
         assert found["matched"] and found["line"] == "via-42"
 
         async def claude_detected() -> bool:
@@ -98,7 +100,7 @@ async def _drive(mcp: HttpMcp, token: str) -> None:
         assert "bad_request" in await call_error(session, "read_pane", pane_id="sh", lines="many")
         assert (await call_ok(session, "list_agents"))["agents"]
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=stretched(10)) as http:
         metrics = await http.get(mcp.metrics_url)
     assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
     assert 'mcp_calls_total{tool="agent_summary"}' in metrics.text
@@ -108,13 +110,13 @@ async def _drive(mcp: HttpMcp, token: str) -> None:
 def test_http_drives_panes_and_serves_metrics(muxd_server: MuxdTestServer) -> None:
     mcp = HttpMcp(muxd_server)
     try:
-        asyncio.run(asyncio.wait_for(_drive(mcp, create_token(muxd_server, "admin")), timeout=40))
+        asyncio.run(patient_wait_for(_drive(mcp, create_token(muxd_server, "admin")), timeout=40))
     finally:
         assert mcp.stop() == 0
 
 
 async def _refusals(mcp: HttpMcp, server: MuxdTestServer, view_only: str) -> None:
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=stretched(10)) as http:
         for bad in ("muxd_" + "x" * 43, "not-a-token"):
             response = await http.post(mcp.url, json=INITIALIZE,
                                        headers={**MCP_HEADERS, "Authorization": f"Bearer {bad}"})
@@ -133,7 +135,7 @@ def test_http_refuses_unknown_tokens_and_enforces_tiers(muxd_server: MuxdTestSer
     view_only = create_token(muxd_server, "view_only")
     mcp = HttpMcp(muxd_server)
     try:
-        asyncio.run(asyncio.wait_for(_refusals(mcp, muxd_server, view_only), timeout=30))
+        asyncio.run(patient_wait_for(_refusals(mcp, muxd_server, view_only), timeout=30))
     finally:
         assert mcp.stop() == 0
 
@@ -191,7 +193,7 @@ def test_a_refused_token_is_refused_again_without_asking_the_daemon(muxd_server:
         finally:
             await verifier.close()
 
-    asyncio.run(asyncio.wait_for(scenario(), timeout=30))
+    asyncio.run(patient_wait_for(scenario(), timeout=30))
 
 
 def test_looking_tokens_up_is_for_token_administrators(muxd_server: MuxdTestServer) -> None:
@@ -209,7 +211,7 @@ def test_looking_tokens_up_is_for_token_administrators(muxd_server: MuxdTestServ
             await owner.close()
             await other.close()
 
-    asyncio.run(asyncio.wait_for(scenario(), timeout=30))
+    asyncio.run(patient_wait_for(scenario(), timeout=30))
 
 
 def test_too_many_tokens_waiting_to_be_checked_is_a_429(muxd_server: MuxdTestServer, monkeypatch) -> None:
@@ -224,7 +226,7 @@ def test_too_many_tokens_waiting_to_be_checked_is_a_429(muxd_server: MuxdTestSer
         finally:
             await checks.close()
 
-    first, second, third = asyncio.run(asyncio.wait_for(scenario(), timeout=30))
+    first, second, third = asyncio.run(patient_wait_for(scenario(), timeout=30))
     assert (first, second) == (False, False)  # made-up hashes: not live
     assert isinstance(third, token_checks.TokenCheckUnavailable) and third.status == 429, third
 
@@ -236,7 +238,7 @@ def test_a_token_that_cannot_be_checked_is_a_503_not_a_400(muxd_server: MuxdTest
     try:
         muxd_server.cli("kill-server", check=True)
         wait_until(lambda: not muxd_server.running(), timeout=10, message="daemon exit")
-        with httpx2.Client(timeout=10) as http:
+        with httpx2.Client(timeout=stretched(10)) as http:
             answer = http.post(mcp.url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": f"Bearer {token}"})
         assert answer.status_code == 503 and answer.headers["retry-after"] == "1", (answer.status_code, answer.text)
         assert answer.json()["error"] == "temporarily_unavailable" and "unreachable" in answer.text
@@ -258,7 +260,7 @@ def _made_up_tokens() -> list[str]:
 
 async def _flood(mcp: HttpMcp, good: str) -> tuple[Counter[int], int]:
     """The flood's statuses, and how often the good token was turned away after it."""
-    async with httpx2.AsyncClient(timeout=30) as http:
+    async with httpx2.AsyncClient(timeout=stretched(30)) as http:
         answers = await asyncio.gather(*(http.post(mcp.url, json=INITIALIZE,
                                                    headers={**MCP_HEADERS, "Authorization": f"Bearer {token}"})
                                          for token in _made_up_tokens()))
@@ -279,7 +281,7 @@ def test_made_up_tokens_cost_no_daemon_connection_each_nor_a_log_line_each(muxd_
     good = create_token(muxd_server, "view_only")
     mcp = HttpMcp(muxd_server)
     try:
-        statuses, turned_away = asyncio.run(asyncio.wait_for(_flood(mcp, good), timeout=60))
+        statuses, turned_away = asyncio.run(patient_wait_for(_flood(mcp, good), timeout=60))
     finally:
         assert mcp.stop() == 0  # its refusal counts are logged as it stops
     # 401 for each: looked up in the daemon's table (or not shaped like a token); the good one served.
@@ -304,7 +306,7 @@ async def _new_clients_during_a_flood(mcp: HttpMcp, tokens: list[str]) -> tuple[
     statuses: Counter[int] = Counter()
 
     async def flood() -> None:
-        async with httpx2.AsyncClient(timeout=30) as http:
+        async with httpx2.AsyncClient(timeout=stretched(30)) as http:
             while not stopped.is_set():
                 made_up = f"muxd_{secrets.token_urlsafe(32)}"
                 answer = await http.post(mcp.url, json=INITIALIZE,
@@ -323,7 +325,7 @@ async def _new_clients_during_a_flood(mcp: HttpMcp, tokens: list[str]) -> tuple[
     stopped = asyncio.Event()
     floods = [asyncio.create_task(flood()) for _ in range(FLOOD_CONNECTIONS)]
     try:
-        await asyncio.wait_for(flooding.wait(), timeout=30)
+        await patient_wait_for(flooding.wait(), timeout=30)
         served = await asyncio.gather(*(client(token) for token in tokens))
     finally:
         stopped.set()
@@ -335,7 +337,7 @@ def test_made_up_tokens_do_not_starve_new_real_ones(muxd_server: MuxdTestServer)
     tokens = [create_token(muxd_server, "view_only") for _ in range(LEGIT_CLIENTS)]  # none seen by the server
     mcp = HttpMcp(muxd_server)
     try:
-        served, statuses = asyncio.run(asyncio.wait_for(_new_clients_during_a_flood(mcp, tokens), timeout=120))
+        served, statuses = asyncio.run(patient_wait_for(_new_clients_during_a_flood(mcp, tokens), timeout=120))
     finally:
         assert mcp.stop() == 0
     assert served == LEGIT_CLIENTS, (served, statuses)  # it was 1 of 10, the rest a 400
@@ -353,7 +355,7 @@ def test_a_revoked_token_stops_working_at_once(muxd_server: MuxdTestServer) -> N
     other = create_token(muxd_server, "view_only")
     mcp = HttpMcp(muxd_server)
     try:
-        with httpx2.Client(timeout=10) as http:
+        with httpx2.Client(timeout=stretched(10)) as http:
             sessions = {}
             for secret in (token, other):
                 headers = {**MCP_HEADERS, "Authorization": f"Bearer {secret}"}

@@ -20,6 +20,7 @@ from muxd.mcp_server.tool_categories import CATEGORIES, CATEGORY_META_KEY
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.mcp_http import stdio_session
 from muxd.testing.mcp_stdio import call_ok, call_refused, mcp_session, result_text
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 
 TOOLS_LIST_SMALL_TOKENS = 4000  # an orchestrator that only watches agents: summary and panes
@@ -114,7 +115,7 @@ async def _selected(server: MuxdTestServer) -> None:
 
 
 def test_mcp_tools_option_serves_only_those_categories(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_selected(muxd_server), timeout=40))
+    asyncio.run(patient_wait_for(_selected(muxd_server), timeout=40))
 
 
 async def _lean_summary(server: MuxdTestServer) -> None:
@@ -136,4 +137,4 @@ async def _lean_summary(server: MuxdTestServer) -> None:
 
 
 def test_typical_agent_summary_stays_under_85_tokens(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_lean_summary(muxd_server), timeout=40))
+    asyncio.run(patient_wait_for(_lean_summary(muxd_server), timeout=40))

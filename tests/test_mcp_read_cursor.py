@@ -13,6 +13,7 @@ from muxd.errors import BadRequest
 from muxd.mcp_server.read_cursor import content_lines, lines_since, make_cursor
 from muxd.protocol.messages import CapturePane
 from muxd.testing.mcp_stdio import call_ok, mcp_session
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
@@ -156,4 +157,4 @@ async def _redrawn(session: ClientSession, pane_id: str, cursor: str) -> dict[st
 
 
 def test_read_cursor_through_stdio(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_drive(muxd_server), timeout=25))
+    asyncio.run(patient_wait_for(_drive(muxd_server), timeout=25))

@@ -18,7 +18,8 @@ from muxd.config import (
 from muxd.mcp_server.limits import WAIT_TIMEOUT_S_MAX, WAIT_TIMEOUT_S_MIN
 from muxd.mcp_server.tool_categories import CATEGORIES, CATEGORY_META_KEY
 from muxd.testing.fake_agent_panes import start_fake_agent
-from muxd.testing.mcp_stdio import call_error, mcp_session, result_text
+from muxd.testing.mcp_stdio import call_error, mcp_session, result_text, wait_budget_s
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 
 # h1's execution and seed-003 tools are listed too: none may publish the SDK's placeholder.
@@ -107,7 +108,7 @@ async def _published(server: MuxdTestServer) -> None:
 
 
 def test_every_tool_publishes_bounds_strict_inputs_and_an_output_schema(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_published(muxd_server), timeout=30))
+    asyncio.run(patient_wait_for(_published(muxd_server), timeout=30))
 
 
 async def _refusals(server: MuxdTestServer) -> None:
@@ -141,7 +142,7 @@ async def _refusals(server: MuxdTestServer) -> None:
 
 
 def test_out_of_range_and_unknown_arguments_are_bad_requests(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_refusals(muxd_server), timeout=60))
+    asyncio.run(patient_wait_for(_refusals(muxd_server), timeout=60))
 
 
 async def _results_match(server: MuxdTestServer) -> None:
@@ -154,8 +155,9 @@ async def _results_match(server: MuxdTestServer) -> None:
         await call.ok("list_agents")
         await call.ok("agent_summary", pane_id="worker")
         await call.ok("agent_summary", pane_id="worker", include_recent_output=True, output_lines=3)
-        await call.ok("wait_for", pane_id="worker", state="Idle", timeout_s=10)
-        await call.ok("wait_for", pane_id=["worker", "sh"], pattern="ready|Claude", mode="any", timeout_s=10)
+        await call.ok("wait_for", pane_id="worker", state="Idle", timeout_s=wait_budget_s(10))
+        await call.ok("wait_for", pane_id=["worker", "sh"], pattern="ready|Claude", mode="any",
+                      timeout_s=wait_budget_s(10))
         await call.ok("read_pane", pane_id="sh", lines=5)
         await call.ok("send_input", pane_id="sh", text="x")
         await call.ok("resize_pane", pane_id="sh", columns=90, lines=20)
@@ -184,4 +186,4 @@ async def _results_match(server: MuxdTestServer) -> None:
 
 
 def test_structured_results_match_their_output_schema(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_results_match(muxd_server), timeout=90))
+    asyncio.run(patient_wait_for(_results_match(muxd_server), timeout=90))

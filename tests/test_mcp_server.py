@@ -9,6 +9,7 @@ from typing import Any
 
 from muxd.testing.mcp_http import create_token, stdio_session
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session, result_text
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
@@ -88,7 +89,7 @@ async def _drive(server: MuxdTestServer) -> None:
 
 
 def test_mcp_server_over_stdio(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_drive(muxd_server), timeout=30))
+    asyncio.run(patient_wait_for(_drive(muxd_server), timeout=30))
 
 
 FAKE_CLAUDE = [sys.executable, "-m", "muxd.testing.fake_agent", "claude"]
@@ -147,7 +148,7 @@ async def _summary_schema(server: MuxdTestServer) -> None:
 
 
 def test_agent_summary_matches_seed_002(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_summary_schema(muxd_server), timeout=35))
+    asyncio.run(patient_wait_for(_summary_schema(muxd_server), timeout=35))
 
 
 def test_mcp_limit_flags_are_bounded(muxd_server: MuxdTestServer) -> None:
@@ -182,7 +183,7 @@ async def _flags(server: MuxdTestServer) -> None:
 
 
 def test_mcp_limit_flags_apply(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_flags(muxd_server), timeout=30))
+    asyncio.run(patient_wait_for(_flags(muxd_server), timeout=30))
 
 
 async def _scoped(server: MuxdTestServer, token: str) -> None:
@@ -196,6 +197,6 @@ async def _scoped(server: MuxdTestServer, token: str) -> None:
 
 def test_mcp_stdio_acts_as_its_token(muxd_server: MuxdTestServer) -> None:
     token = create_token(muxd_server, "view_only")
-    asyncio.run(asyncio.wait_for(_scoped(muxd_server, token), timeout=30))
+    asyncio.run(patient_wait_for(_scoped(muxd_server, token), timeout=30))
     out = muxd_server.cli("mcp", "--token", "muxd_nope", input="")
     assert out.returncode == 1 and "unknown or revoked token" in out.stderr, out.stderr

@@ -21,6 +21,7 @@ from muxd.mcp_server.server import build_registry
 from muxd.mcp_server.stdio_front import early_answer
 from muxd.testing.mcp_http import stdio_mcp_client
 from muxd.testing.mcp_stdio import call_ok
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -72,7 +73,7 @@ def test_initialize_is_answered_before_the_sdk_is_imported(muxd_server: MuxdTest
     params = StdioServerParameters(command=sys.executable, args=["-m", "muxd", "-L", muxd_server.name, "mcp"], env=env)
     errlog = tmp_path / "mcp.err"
     with errlog.open("w") as err:
-        asyncio.run(asyncio.wait_for(_gated_session(params, gate, err), SESSION_TIMEOUT_S))
+        asyncio.run(patient_wait_for(_gated_session(params, gate, err), SESSION_TIMEOUT_S))
     assert "warning" not in errlog.read_text(), errlog.read_text()  # the SDK's own answer was the same
 
 
@@ -95,7 +96,7 @@ def _open_gate(gate: Path) -> None:
 
 def test_session_without_initialize_first_goes_to_the_sdk(muxd_server: MuxdTestServer) -> None:
     # A client of the newest revision (2026-07-28) starts with server/discover, not initialize.
-    asyncio.run(asyncio.wait_for(_modern_session(muxd_server), SESSION_TIMEOUT_S))
+    asyncio.run(patient_wait_for(_modern_session(muxd_server), SESSION_TIMEOUT_S))
 
 
 async def _modern_session(server: MuxdTestServer) -> None:

@@ -13,6 +13,7 @@ from test_access import new_shell, pane_token
 
 from muxd.testing.mcp_http import create_token
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
@@ -193,7 +194,7 @@ def test_a_commands_check_runs_as_an_execution_and_sends_failures_back(muxd_serv
 def _cli_as(server: MuxdTestServer, token: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`muxd ARGS…` acting as `token` ($MUXD_CLI_TOKEN), as a program in a pane would."""
     return subprocess.run([sys.executable, "-m", "muxd", "-L", server.name, *args],
-                          env={**server.env, "MUXD_CLI_TOKEN": token}, capture_output=True, text=True, timeout=30)
+                          env={**server.env, "MUXD_CLI_TOKEN": token}, capture_output=True, text=True, timeout=stretched(30))
 
 
 def test_who_may_not_run_a_command_may_not_write_a_commands_check(muxd_server, tmp_path):

@@ -9,6 +9,7 @@ import time
 
 from muxd.testing.mcp_http import HttpMcp, create_token
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session, result_text
+from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 
 WAIT_KEYS = {"pane_id", "matched", "reason", "state", "elapsed_s", "summary"}
@@ -48,7 +49,7 @@ async def _drive(server: MuxdTestServer) -> None:
 
 
 def test_wait_for_through_stdio(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_drive(muxd_server), timeout=25))
+    asyncio.run(patient_wait_for(_drive(muxd_server), timeout=25))
 
 
 # ------------------------------------------------------------------ a catastrophic pattern
@@ -76,7 +77,7 @@ async def _redos_scenario(mcp: HttpMcp, waiter_token: str, other_token: str) -> 
         answer = (await wait).structured_content
         elapsed_s = time.monotonic() - started
         assert answer is not None and answer["matched"] is False and answer["reason"] == "timed_out", answer
-        assert elapsed_s < REDOS_TIMEOUT_S + 3.0, elapsed_s
+        assert elapsed_s < REDOS_TIMEOUT_S + stretched(3.0), elapsed_s
         assert served >= 2 and listed == ["aaa"], (served, listed)
 
 
@@ -85,12 +86,12 @@ def test_a_catastrophic_pattern_cannot_freeze_the_server(muxd_server: MuxdTestSe
                     f"print({REDOS_LINE!r}); import time; time.sleep(600)", check=True)
     muxd_server.wait_for_text("aaa", REDOS_LINE)
     mcp = HttpMcp(muxd_server)
-    watchdog = threading.Timer(REDOS_BOUND_S, mcp.process.kill)
+    watchdog = threading.Timer(stretched(REDOS_BOUND_S), mcp.process.kill)
     watchdog.start()
     tokens = create_token(muxd_server, "view_only"), create_token(muxd_server, "view_only")
     try:
         try:
-            asyncio.run(asyncio.wait_for(_redos_scenario(mcp, *tokens), timeout=REDOS_BOUND_S + 5))
+            asyncio.run(patient_wait_for(_redos_scenario(mcp, *tokens), timeout=stretched(REDOS_BOUND_S) + 5))
         except Exception as exc:
             if mcp.process.poll() is not None:  # the watchdog fired: the calls died with the server
                 raise AssertionError(f"muxd mcp --http was frozen by {REDOS_PATTERN!r}: no answers in "

@@ -17,6 +17,7 @@ from muxd.config import (
 from muxd.daemon.panes.emulation import EmulationTurns
 from muxd.daemon.panes.pane import Pane
 from muxd.errors import Conflict
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import process_alive
 from muxd.testing.wait import WaitTimeout, async_wait_until
 
@@ -89,7 +90,7 @@ async def _backpressure_then_drain() -> None:
 
 
 def test_a_pane_with_too_much_unemulated_output_stops_reading_until_it_drains() -> None:
-    asyncio.run(asyncio.wait_for(_backpressure_then_drain(), TEST_TIMEOUT_S))
+    asyncio.run(patient_wait_for(_backpressure_then_drain(), TEST_TIMEOUT_S))
 
 
 async def _exit_waits_for_output() -> None:
@@ -116,7 +117,7 @@ async def _exit_waits_for_output() -> None:
 
 
 def test_the_exit_is_announced_after_the_last_output_reached_the_screen() -> None:
-    asyncio.run(asyncio.wait_for(_exit_waits_for_output(), TEST_TIMEOUT_S))
+    asyncio.run(patient_wait_for(_exit_waits_for_output(), TEST_TIMEOUT_S))
 
 
 async def _deaf_then_reading(fifo: str, caplog: pytest.LogCaptureFixture) -> None:
@@ -151,4 +152,4 @@ async def _deaf_then_reading(fifo: str, caplog: pytest.LogCaptureFixture) -> Non
 def test_input_a_program_does_not_read_is_capped_and_flows_again_once_it_reads(tmp_path, caplog) -> None:
     fifo = str(tmp_path / "gate")
     os.mkfifo(fifo)
-    asyncio.run(asyncio.wait_for(_deaf_then_reading(fifo, caplog), TEST_TIMEOUT_S))
+    asyncio.run(patient_wait_for(_deaf_then_reading(fifo, caplog), TEST_TIMEOUT_S))

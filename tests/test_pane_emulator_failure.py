@@ -20,6 +20,7 @@ from muxd.daemon.panes.emulation import EmulationTurns
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.registry import Session, Window, pane_info
 from muxd.emulator import Emulator
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.wait import async_wait_until
 
 TEST_TIMEOUT_S = 30
@@ -113,4 +114,4 @@ async def _failing_pane_beside_a_working_one(caplog: pytest.LogCaptureFixture) -
 
 
 def test_a_failed_emulator_freezes_its_pane_only_and_the_pty_is_still_drained(caplog) -> None:
-    asyncio.run(asyncio.wait_for(_failing_pane_beside_a_working_one(caplog), TEST_TIMEOUT_S))
+    asyncio.run(patient_wait_for(_failing_pane_beside_a_working_one(caplog), TEST_TIMEOUT_S))

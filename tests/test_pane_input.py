@@ -10,6 +10,7 @@ import pytest
 from muxd.config import PANE_INPUT_PENDING_MAX_BYTES, SEND_KEYS_MAX_BYTES
 from muxd.errors import Conflict
 from muxd.protocol.messages import SendKeys
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.proc import rss_kib
 
 SENDS = 100
@@ -25,7 +26,7 @@ async def _flood_input(server) -> list[Conflict]:
     try:
         for _ in range(SENDS):
             try:
-                await asyncio.wait_for(client.call(SendKeys, target="deaf", keys=["x" * SEND_KEYS_MAX_BYTES],
+                await patient_wait_for(client.call(SendKeys, target="deaf", keys=["x" * SEND_KEYS_MAX_BYTES],
                                                    literal=True), CALL_TIMEOUT_S)
             except Conflict as exc:
                 refusals.append(exc)

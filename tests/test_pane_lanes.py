@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.daemon.panes.pane_lanes import PaneLanes
+from muxd.testing.patience import event_set, stretched
 from muxd.testing.wait import wait_until
 
 RESULT_WAIT_S = 10.0
@@ -33,12 +34,12 @@ def test_a_hung_pane_delays_no_other_pane(hang):
         return "late"
 
     stuck = lanes.submit("%1", hung)
-    assert started.wait(RESULT_WAIT_S)
-    assert lanes.submit("%2", lambda: "prompt").result(timeout=RESULT_WAIT_S) == "prompt"
+    assert event_set(started, RESULT_WAIT_S)
+    assert lanes.submit("%2", lambda: "prompt").result(timeout=stretched(RESULT_WAIT_S)) == "prompt"
     behind = lanes.submit("%1", lambda: "after")
     assert not behind.done(), "a pane's jobs run one at a time, in order"
     hang.set()
-    assert stuck.result(timeout=RESULT_WAIT_S) == "late" and behind.result(timeout=RESULT_WAIT_S) == "after"
+    assert stuck.result(timeout=stretched(RESULT_WAIT_S)) == "late" and behind.result(timeout=stretched(RESULT_WAIT_S)) == "after"
     lanes.close()
 
 
@@ -49,13 +50,13 @@ def test_a_pane_hung_past_the_limit_gets_its_new_jobs_refused_at_once(hang):
     wait_until(lambda: time.monotonic() - since > 0.3, timeout=RESULT_WAIT_S, message="past the limit")
     refused = lanes.submit("%1", lambda: "never")
     with pytest.raises(TimeoutError, match="%1"):
-        refused.result(timeout=RESULT_WAIT_S)
-    assert lanes.submit("%2", lambda: "fine").result(timeout=RESULT_WAIT_S) == "fine"
+        refused.result(timeout=stretched(RESULT_WAIT_S))
+    assert lanes.submit("%2", lambda: "fine").result(timeout=stretched(RESULT_WAIT_S)) == "fine"
     hang.set()
 
     def served() -> bool:
         try:
-            return lanes.submit("%1", lambda: "again").result(timeout=RESULT_WAIT_S) == "again"
+            return lanes.submit("%1", lambda: "again").result(timeout=stretched(RESULT_WAIT_S)) == "again"
         except TimeoutError:
             return False  # the hung job has not quite ended yet
     wait_until(served, timeout=RESULT_WAIT_S, message="the pane served again once its job ended")
@@ -69,6 +70,6 @@ def test_a_failing_job_fails_its_future_only():
         raise RecursionError("maximum recursion depth exceeded")
 
     with pytest.raises(RecursionError):
-        lanes.submit("%1", broken).result(timeout=RESULT_WAIT_S)
-    assert lanes.submit("%1", lambda: 7).result(timeout=RESULT_WAIT_S) == 7
+        lanes.submit("%1", broken).result(timeout=stretched(RESULT_WAIT_S))
+    assert lanes.submit("%1", lambda: 7).result(timeout=stretched(RESULT_WAIT_S)) == 7
     lanes.close()

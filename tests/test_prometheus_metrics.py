@@ -19,6 +19,7 @@ from muxd.prometheus import Exposition
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.mcp_http import HttpMcp, create_token
 from muxd.testing.mcp_stdio import call_ok
+from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 
 PROMTOOL = shutil.which("promtool")
@@ -31,7 +32,7 @@ def promtool_complaints(text: str) -> str:
     """What `promtool check metrics` says about `text` (empty: nothing); its exit status counts too."""
     assert PROMTOOL is not None
     checked = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True,
-                             timeout=60)
+                             timeout=stretched(60))
     said = (checked.stdout + checked.stderr).strip()
     return said or ("" if checked.returncode == 0 else f"exit status {checked.returncode}")
 
@@ -62,7 +63,7 @@ async def _work_then_scrape(server: MuxdTestServer, mcp: HttpMcp, admin: str, sc
         assert (await call_ok(session, "complete_task", taskId=first["taskId"]))["state"] == "done"
         await call_ok(session, "claim_task", taskId=second["taskId"])
         via_tool = (await call_ok(session, "get_tool_metrics", format="prometheus"))["text"]
-    async with httpx2.AsyncClient(timeout=30) as http:
+    async with httpx2.AsyncClient(timeout=stretched(30)) as http:
         scrape = await http.get(mcp.metrics_url, headers={"Authorization": f"Bearer {admin}"})
         scoped_scrape = await http.get(mcp.metrics_url, headers={"Authorization": f"Bearer {scoped}"})
     assert scrape.status_code == 200 and scoped_scrape.status_code == 200, (scrape.text, scoped_scrape.text)
@@ -79,7 +80,7 @@ def test_a_real_scrape_after_executions_and_tasks_is_promtool_clean(muxd_server:
     scoped = create_token(muxd_server, "execute_basic", "agentish", "--pane", pane)
     mcp = HttpMcp(muxd_server)
     try:
-        seen = asyncio.run(asyncio.wait_for(_work_then_scrape(muxd_server, mcp, admin, scoped), timeout=120))
+        seen = asyncio.run(patient_wait_for(_work_then_scrape(muxd_server, mcp, admin, scoped), timeout=120))
     finally:
         mcp.stop()
     text, got = seen["text"], samples(seen["text"])

@@ -13,6 +13,7 @@ import sys
 from muxd.mcp_server.guards import RATE_LIMIT_META_KEY
 from muxd.testing.mcp_http import create_token
 from muxd.testing.mcp_stdio import mcp_session, result_text
+from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 
 # Tool buckets out of the way: the category budgets are what these calls spend.
@@ -61,7 +62,7 @@ async def _tier_budgets(server: MuxdTestServer) -> None:
 
 
 def test_each_tier_has_its_budget_per_category_in_every_result(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_tier_budgets(muxd_server), timeout=90))
+    asyncio.run(patient_wait_for(_tier_budgets(muxd_server), timeout=90))
 
 
 async def _category_cap_and_retry(server: MuxdTestServer) -> None:
@@ -91,7 +92,7 @@ async def _category_cap_and_retry(server: MuxdTestServer) -> None:
 
 
 def test_a_category_cap_and_a_retry_after_the_time_it_said(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_category_cap_and_retry(muxd_server), timeout=90))
+    asyncio.run(patient_wait_for(_category_cap_and_retry(muxd_server), timeout=90))
 
 
 def test_bad_budgets_stop_muxd_mcp_with_one_line(muxd_server: MuxdTestServer) -> None:
@@ -100,6 +101,6 @@ def test_bad_budgets_stop_muxd_mcp_with_one_line(muxd_server: MuxdTestServer) ->
                                   ("MUXD_MCP_CATEGORY_RATES", "tasks=0", "must be 1..")):
         run = subprocess.run([sys.executable, "-m", "muxd", "-L", muxd_server.name, "mcp"],
                              env={**muxd_server.env, variable: value}, stdin=subprocess.DEVNULL,
-                             capture_output=True, text=True, timeout=60)
+                             capture_output=True, text=True, timeout=stretched(60))
         assert run.returncode == 1 and said in run.stderr, run.stderr
         assert len(run.stderr.strip().splitlines()) == 1

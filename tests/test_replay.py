@@ -11,6 +11,7 @@ import pytest
 
 from muxd.detectors.replay import Recording, plain_size, raw_events, read_recording, replay, screen_bytes
 from muxd.detectors.state import Detection, ToolSighting
+from muxd.testing.patience import stretched
 
 PLUGIN_DIR = Path(__file__).parent / "plugin_data"
 
@@ -18,7 +19,7 @@ PLUGIN_DIR = Path(__file__).parent / "plugin_data"
 def muxd(*args):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN_DIR), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-m", "muxd", *args], env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=stretched(60))
 
 
 def test_plain_captures_become_terminal_lines():

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from muxd.testing.mcp_stdio import call_ok, mcp_session
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -51,7 +52,7 @@ def _tmux_bytes(tmp_path: Path, script: Path, mode: str, keys: list[str]) -> byt
 
     def tmux(*args: str) -> str:
         return subprocess.run(["tmux", "-L", name, "-f", "/dev/null", *args], check=True, capture_output=True,
-                              text=True, timeout=10).stdout
+                              text=True, timeout=stretched(10)).stdout
 
     tmux("new-session", "-d", "-x", "80", "-y", "24", sys.executable, str(script), str(out), mode)
     try:
@@ -60,7 +61,7 @@ def _tmux_bytes(tmp_path: Path, script: Path, mode: str, keys: list[str]) -> byt
         tmux("send-keys", "-l", "!")
         return _recorded(out)
     finally:
-        subprocess.run(["tmux", "-L", name, "kill-server"], check=False, capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", name, "kill-server"], check=False, capture_output=True, timeout=stretched(10))
 
 
 def _muxd_bytes(server: MuxdTestServer, tmp_path: Path, script: Path, mode: str, keys: list[str]) -> bytes:

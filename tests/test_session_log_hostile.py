@@ -12,8 +12,10 @@ import re
 import uuid
 from pathlib import Path
 
+from muxd.config import EXECUTION_WAIT_MAX_S
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.fake_agents import aider as fake_aider
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -23,7 +25,7 @@ SECRET = "TOP-SECRET-7f3a"
 
 
 def submit(server: MuxdTestServer, pane: str, message: str, *, wait: bool = False) -> dict:
-    extra = ["--wait", "--wait-timeout", str(TURN_WAIT_S)] if wait else []
+    extra = ["--wait", "--wait-timeout", f"{min(stretched(TURN_WAIT_S), EXECUTION_WAIT_MAX_S):.0f}"] if wait else []
     result = server.cli("submit", "-t", pane, message, "--json", *extra, timeout=TURN_WAIT_S + 30)
     assert result.stdout.strip(), result.stderr
     return json.loads(result.stdout)

@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from muxd.paths import socket_dir
 from muxd.testing.mcp_http import HttpMcp
 from muxd.testing.mcp_stdio import call_ok, result_text
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -44,7 +45,7 @@ class UserServer:
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "muxd", "-L", self.name, *args], env=self.env,
-                              capture_output=True, text=True, timeout=30)
+                              capture_output=True, text=True, timeout=stretched(30))
 
     def files(self) -> list[Path]:
         return sorted(self.dir.glob(f"{self.name}.*"))

@@ -24,6 +24,7 @@ from muxd.store.database import Database
 from muxd.store.execution_rows import UPSERT, to_row
 from muxd.store.execution_store import ExecutionQuery
 from muxd.store.sqlite_executions import SqliteExecutionStore
+from muxd.testing.patience import event_set, patient_wait_for, stretched, wait_process
 
 CHILD_READY_TIMEOUT_S = 30.0
 CONDITION_TIMEOUT_S = 10.0
@@ -61,11 +62,11 @@ def test_every_committed_row_survives_kill_9(tmp_path: Path) -> None:
                              stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
-        readable, _, _ = select.select([child.stdout], [], [], CHILD_READY_TIMEOUT_S)
+        readable, _, _ = select.select([child.stdout], [], [], stretched(CHILD_READY_TIMEOUT_S))
         assert readable, "the child never said ready"
         assert child.stdout.readline().strip() == "ready", child.stderr.read() if child.stderr else ""
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=CONDITION_TIMEOUT_S)
+        wait_process(child, CONDITION_TIMEOUT_S)
     finally:
         if child.poll() is None:
             child.kill()
@@ -138,7 +139,7 @@ def test_a_locked_database_fails_writes_after_the_busy_timeout_while_reads_go_on
             waited = time.monotonic() - began
             assert str(caught.value) == "the database is locked: saving exec_second: database is locked"
             assert SHORT_BUSY_TIMEOUT_S * 0.8 <= waited < CONDITION_TIMEOUT_S
-            assert await asyncio.wait_for(store.get(first.id), CONDITION_TIMEOUT_S) == first  # its snapshot
+            assert await patient_wait_for(store.get(first.id), CONDITION_TIMEOUT_S) == first  # its snapshot
             other.execute("ROLLBACK")
             await store.save(second)
             assert (await store.list(ExecutionQuery()))[1] == 2
@@ -158,7 +159,7 @@ def test_reads_do_not_wait_behind_a_long_write(tmp_path: Path) -> None:
         db.execute("BEGIN IMMEDIATE")
         db.execute(UPSERT, to_row(second))
         writing.set()
-        release.wait(CONDITION_TIMEOUT_S)
+        event_set(release, CONDITION_TIMEOUT_S)
         db.execute("COMMIT")
 
     async def test() -> None:
@@ -169,8 +170,8 @@ def test_reads_do_not_wait_behind_a_long_write(tmp_path: Path) -> None:
             write = asyncio.ensure_future(db.run(long_write))
             assert await asyncio.to_thread(writing.wait, CONDITION_TIMEOUT_S)
             # The writer thread is busy inside a transaction: reads answer anyway, from the last commit.
-            assert await asyncio.wait_for(store.get(second.id), CONDITION_TIMEOUT_S) is None
-            assert await asyncio.wait_for(store.list(ExecutionQuery()), CONDITION_TIMEOUT_S) == ([first], 1)
+            assert await patient_wait_for(store.get(second.id), CONDITION_TIMEOUT_S) is None
+            assert await patient_wait_for(store.list(ExecutionQuery()), CONDITION_TIMEOUT_S) == ([first], 1)
             assert not write.done()
             release.set()
             await write

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from muxd.terminal_text import has_unsafe, visible
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 
 CLIPBOARD_WRITE = "\x1b]52;c;aGVsbG8=\x07"  # OSC 52: set the reader's clipboard to "hello"
@@ -69,6 +70,6 @@ def test_metrics_hold_no_control_characters(muxd_server: MuxdTestServer) -> None
         finally:
             await client.close()
 
-    asyncio.run(asyncio.wait_for(record(), timeout=10))
+    asyncio.run(patient_wait_for(record(), timeout=10))
     out = muxd_server.cli("metrics", check=True).stdout
     assert 'tool="toolé"' in out and not any(raw in out for raw in RAW), repr(out)

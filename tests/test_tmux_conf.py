@@ -19,6 +19,7 @@ from muxd.daemon.attention.alert_options import TMUX_ALERT_OPTIONS
 from muxd.daemon.panes.options import OPTIONS
 from muxd.testing.outer_terminal import attached_terminal as attached
 from muxd.testing.outer_terminal import outer_terminals, status_line
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
 
 SHELL = ["--", "bash", "--norc", "--noprofile"]
@@ -63,7 +64,7 @@ SET_IN_CONF = [(["-s"], "escape-time"), (["-g"], "history-limit"), (["-g"], "bas
 
 
 def _tmux(name: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tmux", "-L", name, *args], capture_output=True, text=True, check=check, timeout=10)
+    return subprocess.run(["tmux", "-L", name, *args], capture_output=True, text=True, check=check, timeout=stretched(10))
 
 
 @pytest.fixture
@@ -158,7 +159,7 @@ def test_the_shim_keeps_what_a_tool_sets(muxd_server):
 
     def shim(*args: str) -> str:
         result = subprocess.run([sys.executable, "-m", "muxd", "tmux", "-L", s.name, *args], env=s.env,
-                                capture_output=True, text=True, check=False, timeout=30)
+                                capture_output=True, text=True, check=False, timeout=stretched(30))
         assert (result.returncode, result.stderr) == (0, ""), result
         return result.stdout
 
@@ -224,7 +225,7 @@ def test_display_time_decides_how_long_a_message_stays(muxd_server, outer):
     term.keys("C-b", ":")
     term.type("display-message brief-note", enter=True)
     term.wait_for(shown("brief-note"))
-    term.wait_for(lambda sc: "brief-note" not in status_line(sc), timeout=2.5)  # the default is 3 s
+    term.wait_for(lambda sc: "brief-note" not in status_line(sc), timeout=2.5, wall=True)  # the default is 3 s
 
     s.cli("set-option", "-g", "display-time", "0", check=True)  # 0: until a key
     term.keys("C-b", ":")

@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from muxd.daemon.tmux.shim import launcher_path
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -22,7 +23,7 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 def shim(server, *args, env=None):
     """`muxd tmux -L NAME args…` as a tool would run it."""
     return subprocess.run([sys.executable, "-m", "muxd", "tmux", "-L", server.name, *args],
-                          env=env or server.env, capture_output=True, text=True, check=False, timeout=30)
+                          env=env or server.env, capture_output=True, text=True, check=False, timeout=stretched(30))
 
 
 class RealTmux:
@@ -33,10 +34,10 @@ class RealTmux:
 
     def __call__(self, *args):
         return subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null", *args], env=self.env,
-                              capture_output=True, text=True, check=False, timeout=30)
+                              capture_output=True, text=True, check=False, timeout=stretched(30))
 
     def close(self):
-        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, check=False, timeout=10)
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, check=False, timeout=stretched(10))
 
 
 @pytest.fixture
@@ -234,7 +235,7 @@ def test_claude_codes_teammate_command_lines(shared_server, tmp_path):
     def tmux(from_pane, *args):
         env = {**s.env, "TMUX": f"{sock},{s.pid},0", "TMUX_PANE": from_pane, "MUXD": sock}
         result = subprocess.run([sys.executable, "-m", "muxd", "tmux", *args], env=env, capture_output=True,
-                                text=True, check=False, timeout=30, cwd=tmp_path)
+                                text=True, check=False, timeout=stretched(30), cwd=tmp_path)
         assert (result.returncode, result.stderr) == (0, ""), args
         return result.stdout
 
@@ -295,7 +296,7 @@ def test_muxds_own_L_names_the_server_a_tmux_line_speaks_to(muxd_server, real_tm
 
     def default(*args):
         return subprocess.run([sys.executable, "-m", "muxd", *args], env=default_env, capture_output=True,
-                              text=True, check=False, timeout=30)
+                              text=True, check=False, timeout=stretched(30))
 
     assert default("start-server").returncode == 0
     try:
@@ -311,7 +312,7 @@ def test_muxds_own_L_names_the_server_a_tmux_line_speaks_to(muxd_server, real_tm
         socket = real_tmux("display-message", "-p", "#{socket_path}").stdout.strip()
         for inner in (["-L", "muxd-none", "-L", real_tmux.name], ["-S", socket, "-L", "muxd-none"]):
             theirs = subprocess.run(["tmux", *inner, "ls", "-F", "#{session_name}"], env=real_tmux.env,
-                                    capture_output=True, text=True, check=False, timeout=30)
+                                    capture_output=True, text=True, check=False, timeout=stretched(30))
             assert (theirs.returncode, theirs.stdout) == (0, "real\n"), inner
         for inner, named in ((["-L", "default"], "-L default"), (["-S", "/tmp/other.sock"], "-S /tmp/other.sock")):
             refused = s.cli("tmux", *inner, "ls")
@@ -343,7 +344,7 @@ def test_muxd_tmux_acts_as_the_token_the_cli_presents(shared_server, tmp_path):
                   ["set", "-g", "default-command", "false"]):
         name = "set-option" if words[0] == "set" else words[0]
         cli = subprocess.run([sys.executable, "-m", "muxd", "-L", s.name, *words], env=env, capture_output=True,
-                             text=True, check=False, timeout=30)
+                             text=True, check=False, timeout=stretched(30))
         assert cli.returncode == 1 and refusals[name] in cli.stderr, cli.stderr  # the CLI's own refusal
         for refused in (shim(s, *words, env=env),
                         s.cli("--token-file", str(token_file), "tmux", *words)):

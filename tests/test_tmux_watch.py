@@ -15,6 +15,7 @@ import pytest
 
 from muxd.testing.mcp_stdio import call_ok, mcp_session
 from muxd.testing.outer_terminal import muxd_command, outer_terminals
+from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -33,7 +34,7 @@ class Tmux:
 
     def __call__(self, *args: str, check: bool = True) -> str:
         result = subprocess.run(["tmux", "-L", self.name, *args], env=self.env, capture_output=True, text=True,
-                                timeout=10, check=False)
+                                timeout=stretched(10), check=False)
         if check and result.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result.stdout
@@ -254,7 +255,7 @@ def test_an_agent_in_tmux_is_detected(muxd: MuxdTestServer) -> None:
         assert "add a flag" in tmux.screen("main")
         history = json.loads(muxd.cli("history", "--json", check=True).stdout)["executions"]
         assert any(e["id"] == done["id"] and e["message"] == "add a flag" for e in history)
-        asyncio.run(asyncio.wait_for(_over_mcp(muxd, pane["id"], f"tmux -L {tmux.name} %0"), timeout=30))
+        asyncio.run(patient_wait_for(_over_mcp(muxd, pane["id"], f"tmux -L {tmux.name} %0"), timeout=30))
     finally:
         tmux.kill()
         muxd.cli("tmux", "unwatch", "-L", tmux.name)
@@ -273,14 +274,14 @@ def test_a_server_named_by_its_socket_path(muxd: MuxdTestServer, tmp_path) -> No
     socket = str(tmp_path / "work.sock")
     env = {k: v for k, v in muxd.env.items() if k != "TMUX"}
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", SHELL], env=env,
-                   check=True, timeout=10)
+                   check=True, timeout=stretched(10))
     try:
         panes = json.loads(muxd.cli("tmux", "watch", "-S", socket, "--json", check=True).stdout)
         assert [(p["source"], p["session"]) for p in panes] == [(f"tmux -S {socket} %0", "work-sock-main")]
         muxd.cli("tmux", "unwatch", "-S", socket, check=True)
         assert f"tmux -S {socket}" not in muxd.cli("ls", check=True).stdout
     finally:
-        subprocess.run(["tmux", "-S", socket, "kill-server"], env=env, check=False, timeout=10)
+        subprocess.run(["tmux", "-S", socket, "kill-server"], env=env, check=False, timeout=stretched(10))
 
 
 def test_bad_requests_are_one_line(muxd: MuxdTestServer, tmux: Tmux) -> None:
@@ -293,7 +294,7 @@ def test_bad_requests_are_one_line(muxd: MuxdTestServer, tmux: Tmux) -> None:
         assert "Traceback" not in result.stderr
     # `muxd tmux unwatch` as the first words (the launcher's way) errs in one line too.
     result = subprocess.run([sys.executable, "-m", "muxd", "tmux", "unwatch", "-L", tmux.name], capture_output=True,
-                            text=True, env={**muxd.env, "MUXD_SOCKET_DIR": str(muxd.socket_dir / "none")}, timeout=30)
+                            text=True, env={**muxd.env, "MUXD_SOCKET_DIR": str(muxd.socket_dir / "none")}, timeout=stretched(30))
     assert (result.returncode, result.stderr) == (1, f"muxd: no server running on {muxd.socket_dir}/none/default.sock\n")
     assert muxd.cli("ls", check=True).returncode == 0  # the daemon serves on
 

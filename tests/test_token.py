@@ -11,6 +11,7 @@ from muxd.client.token import cli_token, read_token_file, token_from_env
 from muxd.errors import BadRequest
 from muxd.testing.mcp_http import stdio_session
 from muxd.testing.mcp_stdio import call_ok
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 
 
@@ -45,7 +46,7 @@ def test_token_file_scopes_mcp_and_the_cli_and_token_in_argv_warns(muxd_server: 
     token_file = tmp_path / "token"
     token_file.write_text(secret + "\n")
     token_file.chmod(0o600)
-    asyncio.run(asyncio.wait_for(_mcp_with_token_file(muxd_server, token_file), timeout=30))
+    asyncio.run(patient_wait_for(_mcp_with_token_file(muxd_server, token_file), timeout=30))
 
     listed = muxd_server.cli("--token-file", str(token_file), "ls")
     assert listed.returncode == 0 and "work" in listed.stdout and "other" not in listed.stdout

@@ -17,6 +17,7 @@ from typing import Any
 from muxd.config import DB_BUSY_TIMEOUT_S
 from muxd.errors import MuxdError, NotFound, StoreUnavailable, Unauthorized
 from muxd.protocol.messages import CreateToken, GrantPane, ListPanes, RevokeGrant, RevokeToken
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -111,7 +112,7 @@ def test_a_locked_database_refuses_token_changes_and_leaves_them_as_they_were(mu
             await owner.close()
         return created.secret
 
-    newcomer = asyncio.run(asyncio.wait_for(under_lock(), SCENARIO_TIMEOUT_S + 4 * DB_BUSY_TIMEOUT_S))
+    newcomer = asyncio.run(patient_wait_for(under_lock(), SCENARIO_TIMEOUT_S + 4 * DB_BUSY_TIMEOUT_S))
     _restart(server)
     # What was acknowledged, and nothing else: the revoked admin token stays revoked.
     assert not asyncio.run(_works(server, boss))

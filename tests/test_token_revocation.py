@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from muxd.protocol.messages import CreateToken, ListPanes, RevokeToken
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
@@ -35,4 +36,4 @@ async def _scenario(server: MuxdTestServer) -> None:
 
 
 def test_revoking_a_token_closes_its_connections(muxd_server: MuxdTestServer) -> None:
-    asyncio.run(asyncio.wait_for(_scenario(muxd_server), timeout=20))
+    asyncio.run(patient_wait_for(_scenario(muxd_server), timeout=20))

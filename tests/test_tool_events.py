@@ -12,6 +12,7 @@ import json
 from test_watch import Watch
 
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
+from muxd.testing.patience import patient_wait_for
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
 
@@ -74,7 +75,7 @@ def test_registration_and_calls_are_events_and_metrics_list_every_tool(muxd_serv
     tools_watch = Watch(muxd_server, "--kind", "tool-called", "--kind", "tool-registered")
     all_watch = Watch(muxd_server)
     try:
-        asyncio.run(asyncio.wait_for(_calls(muxd_server, tools_watch, all_watch), timeout=120))
+        asyncio.run(patient_wait_for(_calls(muxd_server, tools_watch, all_watch), timeout=120))
     finally:
         tools_watch.stop()
         all_watch.stop()

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from muxd.testing.fake_agent_panes import start_fake_agent
+from muxd.testing.patience import stretched, wait_process
 from muxd.testing.wait import wait_until
 
 LINE_TIMEOUT_S = 20.0
@@ -59,14 +60,14 @@ class Watch:
         """Its exit status and stderr, once it exited (and its last lines are read). One that does
         not exit is made to say where it is stuck (its signal masks, every thread's stack)."""
         try:
-            status = self.proc.wait(timeout=EXIT_TIMEOUT_S)
+            status = wait_process(self.proc, EXIT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             status_text = open(f"/proc/{self.proc.pid}/status").read()
             signals = [line for line in status_text.splitlines() if line.startswith("Sig")]
             self.proc.send_signal(signal.SIGABRT)  # faulthandler (PYTHONFAULTHANDLER) dumps the stacks
-            self.proc.wait(timeout=EXIT_TIMEOUT_S)
+            wait_process(self.proc, EXIT_TIMEOUT_S)
             raise AssertionError(f"muxd watch did not exit: {signals}\n{self.proc.stderr.read()}") from None
-        self._reader.join(timeout=EXIT_TIMEOUT_S)
+        self._reader.join(timeout=stretched(EXIT_TIMEOUT_S))
         return status, self.proc.stderr.read()
 
     def stop(self) -> None:
@@ -140,7 +141,7 @@ def test_until_returns_when_the_agent_asks_and_at_once_when_it_already_asks(muxd
     s = muxd_server
     pane = start_fake_agent(s, "worker")
     # --kind agent-idle as well: its priming turns show that the watch is subscribed.
-    waiting = Watch(s, "--until", "agent-waiting", "--kind", "agent-idle", "-t", "worker", "--timeout", "120")
+    waiting = Watch(s, "--until", "agent-waiting", "--kind", "agent-idle", "-t", "worker", "--timeout", f"{stretched(120):.0f}")
     try:
         prime(s, [waiting], [pane])
         s.cli("send-keys", "-t", pane, "tool", "Enter", check=True)
@@ -152,7 +153,8 @@ def test_until_returns_when_the_agent_asks_and_at_once_when_it_already_asks(muxd
         waiting.stop()
     # Already asking: the watch answers from the pane's state, without waiting for an event.
     started = time.monotonic()
-    now = s.cli("watch", "--until", "agent-waiting", "-t", "worker", "--timeout", "60", check=True)
+    now = s.cli("watch", "--until", "agent-waiting", "-t", "worker", "--timeout", f"{stretched(60):.0f}",
+                check=True)
     assert time.monotonic() - started < 30
     current = json.loads(now.stdout)
     assert current["current"] is True and current["kind"] == "agent-waiting" and current["pane_id"] == pane

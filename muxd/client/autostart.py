@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from muxd.config import DAEMON_START_TIMEOUT_S
+from muxd.config import DAEMON_START_TIMEOUT_ENV, DAEMON_START_TIMEOUT_S
 from muxd.errors import MuxdError, Timeout, error_from_code
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, log_path, open_private
 from muxd.store.location import MEMORY
@@ -40,9 +40,19 @@ def daemon_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float = DAEMON_START_TIMEOUT_S,
+def start_timeout_s() -> float:
+    """How long a client waits for a daemon it starts: $MUXD_START_TIMEOUT_S, else the default."""
+    try:
+        value = float(os.environ.get(DAEMON_START_TIMEOUT_ENV, ""))
+    except ValueError:
+        return DAEMON_START_TIMEOUT_S
+    return value if value > 0 else DAEMON_START_TIMEOUT_S
+
+
+def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float | None = None,
                  extra_args: list[str] | None = None) -> int:
-    """Start a detached daemon for `name`; returns its pid once it listens.
+    """Start a detached daemon for `name`; returns its pid once it listens (within `timeout_s`,
+    by default start_timeout_s()).
 
     Raises ServerAlreadyRunning if another daemon owns the name, or MuxdError with the daemon's
     own words when it fails to start.
@@ -66,6 +76,8 @@ def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float = DAEMON_S
     finally:
         os.close(log_fd)
         os.close(write_fd)
+    if timeout_s is None:
+        timeout_s = start_timeout_s()
     try:
         lines = _read_report(read_fd, timeout_s)
     finally:
@@ -80,7 +92,7 @@ def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float = DAEMON_S
         raise error_from_code(code, message)
     if line == "" and process.poll() is None:
         process.kill()
-        raise Timeout(f"the muxd server did not start within {timeout_s:.0f}s")
+        raise Timeout(f"the muxd server did not start within {timeout_s:g}s")
     raise MuxdError(f"the muxd server failed to start: {_log_tail(name) or 'no log'}")
 
 

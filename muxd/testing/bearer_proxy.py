@@ -12,6 +12,8 @@ import asyncio
 import threading
 from types import TracebackType
 
+from muxd.testing.patience import event_set, stretched
+
 HEAD_END = b"\r\n\r\n"
 READ_CHUNK_BYTES = 65536
 START_TIMEOUT_S = 10.0
@@ -35,14 +37,14 @@ class BearerProxy:
 
     def __enter__(self) -> BearerProxy:
         self._thread.start()
-        if not self._ready.wait(START_TIMEOUT_S):
-            raise AssertionError(f"the bearer proxy did not listen within {START_TIMEOUT_S}s")
+        if not event_set(self._ready, START_TIMEOUT_S):
+            raise AssertionError(f"the bearer proxy did not listen within {START_TIMEOUT_S}s of machine time")
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(START_TIMEOUT_S)
+        self._thread.join(stretched(START_TIMEOUT_S))
 
     def _run(self) -> None:
         self._loop.run_until_complete(self._serve())

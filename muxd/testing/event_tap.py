@@ -15,6 +15,7 @@ from typing import Any
 
 from muxd.protocol.event_messages import DaemonEvent
 from muxd.protocol.messages import Subscribe
+from muxd.testing.patience import event_set, stretched
 from muxd.testing.wait import wait_until
 
 CONNECT_TIMEOUT_S = 10.0
@@ -32,7 +33,7 @@ class EventTap:
         self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._run(server),),
                                         daemon=True)
         self._thread.start()
-        if not self._ready.wait(CONNECT_TIMEOUT_S) or self._failure is not None:
+        if not event_set(self._ready, CONNECT_TIMEOUT_S) or self._failure is not None:
             raise AssertionError(f"could not subscribe to the daemon's events: {self._failure!r}")
 
     async def _run(self, server: Any) -> None:
@@ -68,5 +69,5 @@ class EventTap:
     def close(self) -> None:
         if self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(CONNECT_TIMEOUT_S)
+        self._thread.join(stretched(CONNECT_TIMEOUT_S))
         self._loop.close()

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -38,4 +39,5 @@ ASK_TIMEOUT_S = 30.0
 def ask(server: MuxdTestServer, pane: str) -> None:
     """Have the fake agent in `pane` ask for a yes (its `tool` turn); back once it asks."""
     server.cli("send-keys", "-t", pane, "tool", "Enter", check=True)
-    server.cli("watch", "--until", "agent-waiting", "-t", pane, "--timeout", str(ASK_TIMEOUT_S), check=True)
+    server.cli("watch", "--until", "agent-waiting", "-t", pane, "--timeout", f"{stretched(ASK_TIMEOUT_S):.1f}",
+               check=True)

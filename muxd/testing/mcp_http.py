@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import IO
@@ -20,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from muxd.testing.patience import Deadline, stretched, wait_process
 from muxd.testing.server import MuxdTestServer
 
 START_TIMEOUT_S = 20.0
@@ -48,19 +48,19 @@ class HttpMcp:
         self._lines.put(None)
 
     def _wait_for_address(self) -> str:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while (remaining := deadline - time.monotonic()) > 0:
+        deadline = Deadline(START_TIMEOUT_S)
+        while not deadline.expired():
             try:
-                line = self._lines.get(timeout=remaining)
+                line = self._lines.get(timeout=deadline.next_wait_s())
             except queue.Empty:
-                break
+                continue
             if line is None:
                 raise AssertionError(f"muxd mcp --http exited ({self.process.wait()}): {''.join(self.log)}")
             found = _SERVING.search(line)
             if found:
                 return found.group(1)
         self.process.kill()
-        raise AssertionError(f"muxd mcp --http printed no address in {START_TIMEOUT_S}s: {''.join(self.log)}")
+        raise AssertionError(f"muxd mcp --http printed no address in {deadline.describe()}: {''.join(self.log)}")
 
     @property
     def metrics_url(self) -> str:
@@ -70,7 +70,7 @@ class HttpMcp:
     async def session(self, token: str, *, timeout_s: float = HTTP_TIMEOUT_S) -> AsyncIterator[ClientSession]:
         """An initialized SDK client session presenting `token` as its bearer token."""
         headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=timeout_s) as http, \
+        async with httpx2.AsyncClient(headers=headers, timeout=stretched(timeout_s)) as http, \
                 streamable_http_client(self.url, http_client=http) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()
@@ -81,7 +81,7 @@ class HttpMcp:
         """The SDK's high-level Client presenting `token`, speaking the newest revision both know
         (2026-07-28: subscriptions/listen)."""
         headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=timeout_s) as http, \
+        async with httpx2.AsyncClient(headers=headers, timeout=stretched(timeout_s)) as http, \
                 Client(streamable_http_client(self.url, http_client=http), mode="auto") as client:
             yield client
 
@@ -90,7 +90,7 @@ class HttpMcp:
         if self.process.poll() is None:
             self.process.send_signal(sig)
             try:
-                return self.process.wait(STOP_TIMEOUT_S)
+                return wait_process(self.process, STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()

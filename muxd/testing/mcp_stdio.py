@@ -12,6 +12,8 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from muxd.mcp_server.limits import CALL_TIMEOUT_S_DEFAULT, WAIT_CALL_MARGIN_S
+from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 
 
@@ -23,6 +25,12 @@ async def mcp_session(server: MuxdTestServer, **env: str) -> AsyncIterator[Clien
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+def wait_budget_s(budget_s: float) -> float:
+    """A `wait_for` timeout_s for a readiness wait: `budget_s` stretched by the machine's load
+    (patience.py), as far as a server with the default call timeout lets a wait run."""
+    return max(budget_s, min(stretched(budget_s), CALL_TIMEOUT_S_DEFAULT - WAIT_CALL_MARGIN_S))
 
 
 def result_text(result: Any) -> str:

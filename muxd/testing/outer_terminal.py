@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_for_screen
 
 TMUX_TIMEOUT_S = 10.0
@@ -39,7 +40,7 @@ class OuterTerminal:
 
     def tmux(self, *args: str, check: bool = True) -> str:
         result = subprocess.run(["tmux", "-L", self.name, *args], env=self.env, capture_output=True,
-                                text=True, timeout=TMUX_TIMEOUT_S)
+                                text=True, timeout=stretched(TMUX_TIMEOUT_S))
         if check and result.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result.stdout
@@ -70,12 +71,14 @@ class OuterTerminal:
         return self.screen().split("\n")
 
     def wait_for(self, condition: str | Callable[[str], object], *, timeout: float = 10.0,
-                 escapes: bool = False) -> str:
-        """Wait until the screen contains `condition` (or the predicate holds); return the screen."""
+                 escapes: bool = False, wall: bool = False) -> str:
+        """Wait until the screen contains `condition` (or the predicate holds); return the screen.
+        `wall`: the timeout is under test, in wall seconds (patience.Deadline)."""
         return wait_for_screen(
             lambda: self.screen(escapes=escapes),
             (lambda screen: condition in screen) if isinstance(condition, str) else condition,
-            timeout=timeout, message=f"outer terminal showing {condition!r}", screen_name="outer screen")
+            timeout=timeout, message=f"outer terminal showing {condition!r}", screen_name="outer screen",
+            wall=wall)
 
     def pane_pid(self) -> int:
         return int(self.tmux("display-message", "-p", "-t", "outer", "#{pane_pid}").strip())

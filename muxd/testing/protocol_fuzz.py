@@ -26,6 +26,7 @@ from muxd.config import MAX_FRAME_BYTES, PROTOCOL_VERSION
 from muxd.protocol.codec import decode_request, decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
 from muxd.protocol.messages import REQUEST_TAGS, AttachInput, AttachResize, Error, Hello, Welcome
+from muxd.testing.patience import Deadline
 from muxd.testing.hostile_msgpack import LyingHeader, Nested, RawStr, Repeated, pack
 
 # Requests the fuzzer never sends, not even as a mutated tag: they would end the server, kill
@@ -284,10 +285,10 @@ class _Link:
         shut = False
         replies: list[Any] = []
         view = memoryview(data)
-        deadline = time.monotonic() + REPLY_TIMEOUT_S
+        deadline = Deadline(REPLY_TIMEOUT_S)
         with selectors.DefaultSelector() as selector:
             selector.register(self.sock, selectors.EVENT_READ | selectors.EVENT_WRITE)
-            while (view or ends or len(replies) < owed) and time.monotonic() < deadline:
+            while (view or ends or len(replies) < owed) and not deadline.expired():
                 if not view and not shut:
                     shut = True
                     if ends:  # all of the damage is out: the rest of a truncated frame never comes

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from muxd.client.connection import Client
+from muxd.config import DAEMON_START_TIMEOUT_ENV, DAEMON_START_TIMEOUT_S
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_for_screen, wait_until
 
 CLI_TIMEOUT_S = 30.0
@@ -54,18 +56,21 @@ class MuxdTestServer:
         return Path(self.env["XDG_STATE_HOME"]) / "muxd" / f"{self.name}.log"
 
     def start(self) -> MuxdTestServer:
-        out = self.cli("start-server", check=True)
+        """Start the daemon, waiting for it as long as the machine's load says (patience.py)."""
+        out = self.cli("start-server", check=True,
+                       env={DAEMON_START_TIMEOUT_ENV: f"{stretched(DAEMON_START_TIMEOUT_S):.1f}"})
         assert out.returncode == 0, out.stderr
         self.pid = int((self.socket_dir / f"{self.name}.lock").read_text().strip())
         return self
 
-    def cli(self, *args: str, check: bool = False, input: str | None = None,
-            timeout: float = CLI_TIMEOUT_S, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def cli(self, *args: str, check: bool = False, input: str | None = None, timeout: float = CLI_TIMEOUT_S,
+            cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """Run `muxd -L NAME args…` as a user would (typed in `cwd`: by default this process's
-        directory); stdout/stderr captured as text."""
+        directory, with `env` added to the server's environment); stdout/stderr captured as text.
+        `timeout` is a readiness ceiling, stretched by the machine's load."""
         result = subprocess.run([sys.executable, "-m", "muxd", "-L", self.name, *args],
-                                env=self.env, capture_output=True, text=True, input=input,
-                                timeout=timeout, cwd=cwd)
+                                env={**self.env, **(env or {})}, capture_output=True, text=True, input=input,
+                                timeout=stretched(timeout), cwd=cwd)
         if check and result.returncode != 0:
             raise AssertionError(f"muxd {' '.join(args)} failed ({result.returncode}): {result.stderr}")
         return result

@@ -9,6 +9,8 @@ import shutil
 import subprocess
 import uuid
 
+from muxd.testing.patience import stretched
+
 TMUX_TIMEOUT_S = 10.0
 PANE_PROGRAM = "sleep 600"
 
@@ -23,7 +25,7 @@ class TmuxOracle:
 
     def run(self, *args: str) -> str:
         """One tmux command line (commands may be chained with ";"); its output."""
-        result = subprocess.run([*self.base, *args], check=False, capture_output=True, text=True, timeout=TMUX_TIMEOUT_S)
+        result = subprocess.run([*self.base, *args], check=False, capture_output=True, text=True, timeout=stretched(TMUX_TIMEOUT_S))
         if result.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr.strip()}")
         return result.stdout
@@ -42,4 +44,4 @@ class TmuxOracle:
         return self.run("display-message", "-p", "-t", f"%{pane}", "#{window_layout}").strip()
 
     def close(self) -> None:
-        subprocess.run([*self.base, "kill-server"], check=False, capture_output=True, timeout=TMUX_TIMEOUT_S)
+        subprocess.run([*self.base, "kill-server"], check=False, capture_output=True, timeout=stretched(TMUX_TIMEOUT_S))

@@ -1,4 +1,6 @@
-"""Waiting on a condition with a deadline: what tests (and scripts) use instead of sleeps."""
+"""Waiting on a condition with a deadline: what tests (and scripts) use instead of sleeps. Every
+`timeout` here is a budget of machine time (patience.Deadline): it stretches while the machine
+is loaded, and its failure says how long it waited at what load."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+
+from muxd.testing.patience import Deadline
 
 T = TypeVar("T")
 
@@ -18,33 +22,34 @@ class WaitTimeout(AssertionError):
 
 
 def wait_until(predicate: Callable[[], T], *, timeout: float = 10.0, interval: float = POLL_INTERVAL_S,
-               message: str = "condition") -> T:
-    """Call `predicate` until it returns something truthy; return that value."""
-    deadline = time.monotonic() + timeout
+               message: str = "condition", wall: bool = False) -> T:
+    """Call `predicate` until it returns something truthy; return that value. `wall`: the
+    timeout is itself under test, in wall seconds, never stretched."""
+    deadline = Deadline(timeout, wall=wall)
     last: T | None = None
     while True:
         last = predicate()
         if last:
             return last
-        if time.monotonic() >= deadline:
-            raise WaitTimeout(f"{message} not met within {timeout}s; last value: {last!r}")
+        if deadline.expired():
+            raise WaitTimeout(f"{message} not met within {deadline.describe()}; last value: {last!r}")
         time.sleep(interval)
 
 
 async def async_wait_until(predicate: Callable[[], Awaitable[T]], *, timeout: float = 10.0,
                            interval: float = POLL_INTERVAL_S, message: str = "condition") -> T:
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while True:
         last = await predicate()
         if last:
             return last
-        if time.monotonic() >= deadline:
-            raise WaitTimeout(f"{message} not met within {timeout}s; last value: {last!r}")
+        if deadline.expired():
+            raise WaitTimeout(f"{message} not met within {deadline.describe()}; last value: {last!r}")
         await asyncio.sleep(interval)
 
 
 def wait_for_screen(read: Callable[[], str], shows: Callable[[str], object], *, timeout: float = 10.0,
-                    message: str, screen_name: str) -> str:
+                    message: str, screen_name: str, wall: bool = False) -> str:
     """Read a screen until `shows(screen)` holds; return it. A timeout's report ends with the
     last screen read, under `screen_name`."""
     seen = [""]
@@ -54,7 +59,7 @@ def wait_for_screen(read: Callable[[], str], shows: Callable[[str], object], *, 
         return bool(shows(seen[0]))
 
     try:
-        wait_until(holds, timeout=timeout, message=message)
+        wait_until(holds, timeout=timeout, message=message, wall=wall)
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n--- {screen_name} ---\n{seen[0]}") from None
     return seen[0]
@@ -66,7 +71,9 @@ def returns_within(call: Callable[[], T], *, timeout: float, message: str = "the
     result: list[T] = []
     thread = threading.Thread(target=lambda: result.append(call()), daemon=True, name="returns-within")
     thread.start()
-    thread.join(timeout)
+    deadline = Deadline(timeout)
+    while thread.is_alive() and not deadline.expired():
+        thread.join(deadline.next_wait_s())
     if not result:
-        raise WaitTimeout(f"{message} still blocked after {timeout}s")
+        raise WaitTimeout(f"{message} still blocked after {deadline.describe()}")
     return result[0]

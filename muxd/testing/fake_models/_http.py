@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from muxd.testing.patience import Deadline, stretched
 from muxd.testing.fake_models.script import Fail, Pause, RecordedRequest, Script, Step, Turn, failure
 
 SERVER_STOP_TIMEOUT_S = 5.0
@@ -168,7 +169,7 @@ class FakeModelServer:
             self._httpd.shutdown()
             self._httpd.server_close()
         if self._thread is not None:
-            self._thread.join(SERVER_STOP_TIMEOUT_S)
+            self._thread.join(stretched(SERVER_STOP_TIMEOUT_S))
         self._httpd = self._thread = None
 
     def __enter__(self) -> int:
@@ -216,10 +217,11 @@ class FakeModelServer:
             return [r for r in self.requests if r.main and conversation in (None, r.conversation)]
 
     def wait_for_main_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while len(found := self.main_requests()) < count:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{self.api}: {len(found)} main requests, expected {count}")
+            if deadline.expired():
+                raise AssertionError(f"{self.api}: {len(found)} main requests in {deadline.describe()}, "
+                                     f"expected {count}")
             time.sleep(0.05)
         return found
 

@@ -29,6 +29,7 @@ from muxd.detectors.registry import load_detectors
 from muxd.detectors.runner import DetectorRunner
 from muxd.protocol.messages import AgentStateChanged, Event, PaneExited, Subscribe
 from muxd.testing.fake_models.launch import AgentLaunch
+from muxd.testing.patience import Deadline, event_set, stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -64,7 +65,7 @@ class PublishedStates:
 
     def start(self) -> PublishedStates:
         self._thread.start()
-        if not self._ready.wait(SUBSCRIBE_TIMEOUT_S) or self._failure is not None:
+        if not event_set(self._ready, SUBSCRIBE_TIMEOUT_S) or self._failure is not None:
             raise AssertionError(f"cannot subscribe to muxd events: {self._failure!r}")
         return self
 
@@ -78,7 +79,7 @@ class PublishedStates:
     def stop(self) -> None:
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(SUBSCRIBE_TIMEOUT_S)
+        self._thread.join(stretched(SUBSCRIBE_TIMEOUT_S))
 
     def __len__(self) -> int:
         with self._lock:
@@ -205,9 +206,8 @@ class AgentPane:
 
         try:
             wait_until(answered, timeout=timeout, interval=0.1, message=f"Idle after answering {message!r}")
-        except AssertionError:
-            raise AssertionError(self.report(f"no Idle with {last_words!r} on screen within {timeout}s",
-                                             mark)) from None
+        except AssertionError as exc:
+            raise AssertionError(self.report(f"no Idle with {last_words!r} on screen: {exc}", mark)) from None
         return rows
 
     # ------------------------------------------------------------ observing
@@ -271,9 +271,8 @@ class AgentPane:
         try:
             index, match = wait_until(found, timeout=timeout, interval=0.05,
                                       message=what or f"state {state or 'any'}")
-        except AssertionError:
-            raise AssertionError(self.report(f"{what or state} not published within {timeout}s",
-                                             start)) from None
+        except AssertionError as exc:
+            raise AssertionError(self.report(f"{what or state} not published: {exc}", start)) from None
         self.cursor = index + 1
         return match
 
@@ -287,9 +286,8 @@ class AgentPane:
 
         try:
             return wait_until(current, timeout=timeout, interval=0.1, message=what or state)
-        except AssertionError:
-            raise AssertionError(self.report(f"{what or state}: not the current state within {timeout}s",
-                                             since)) from None
+        except AssertionError as exc:
+            raise AssertionError(self.report(f"{what or state}: not the current state: {exc}", since)) from None
 
     def report(self, headline: str, since: int = 0) -> str:
         """The states published since `since`, one a line, and the screen: for failure messages."""
@@ -353,8 +351,8 @@ def end_processes_with_home(home: Path) -> list[int]:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
-        deadline = time.monotonic() + LEFTOVER_EXIT_TIMEOUT_S
-        while any(_alive(p) for p in alive) and time.monotonic() < deadline:
+        deadline = Deadline(LEFTOVER_EXIT_TIMEOUT_S)
+        while any(_alive(p) for p in alive) and not deadline.expired():
             time.sleep(0.05)
     return pids
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from muxd.testing.fake_models.openai_chat import MODEL_ID, SIDE_MODEL
+from muxd.testing.patience import stretched
 
 if TYPE_CHECKING:
     from muxd.testing.server import MuxdTestServer
@@ -121,7 +122,8 @@ def with_mcp_server(agent: AgentLaunch, server: McpServer) -> AgentLaunch:
         mode = [] if "--permission-mode" in agent.argv else ["--permission-mode", "default"]
         argv = [*agent.argv, "--mcp-config", str(config), "--strict-mcp-config",
                 "--allowedTools", claude_allow_rule(server.name), *mode]
-        env = {**agent.env, "ENABLE_TOOL_SEARCH": "false", "MCP_TIMEOUT": str(MCP_STARTUP_TIMEOUT_S * 1000)}
+        env = {**agent.env, "ENABLE_TOOL_SEARCH": "false",
+               "MCP_TIMEOUT": f"{stretched(MCP_STARTUP_TIMEOUT_S) * 1000:.0f}"}
         return replace(agent, argv=argv, env=env)
     if program == "codex":
         config = Path(agent.env["CODEX_HOME"]) / "config.toml"
@@ -133,7 +135,7 @@ command = {_toml(server.argv[0])}
 args = [{", ".join(map(_toml, server.argv[1:]))}]
 env = {{ {env} }}
 env_vars = [{", ".join(map(_toml, server.forward))}]
-startup_timeout_sec = {MCP_STARTUP_TIMEOUT_S}
+startup_timeout_sec = {stretched(MCP_STARTUP_TIMEOUT_S):.0f}
 required = true
 default_tools_approval_mode = "approve"
 

@@ -41,6 +41,7 @@ from muxd.testing.fake_models import launch
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH, STATE_TIMEOUT_S, AgentPane
 from muxd.testing.fake_models.script import Call, Say, Turn
+from muxd.testing.patience import Deadline
 from muxd.testing.server import MuxdTestServer
 
 CALL_DELAY_S = 0.02
@@ -175,10 +176,11 @@ def tool_results(fake: FakeModelServer) -> list[ToolResult]:
 def wait_for_tool_results(fake: FakeModelServer, count: int, *,
                           timeout: float = RESULTS_TIMEOUT_S) -> list[ToolResult]:
     """`tool_results(fake)` once there are at least `count`."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while len(found := tool_results(fake)) < count:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{fake.api}: {len(found)} tool results, expected {count}: {found}")
+        if deadline.expired():
+            raise AssertionError(f"{fake.api}: {len(found)} tool results in {deadline.describe()}, "
+                                 f"expected {count}: {found}")
         time.sleep(0.05)
     return found
 

@@ -12,6 +12,7 @@ import pytest
 
 from muxd.testing.fake_models import launch
 from muxd.testing.fake_models.__main__ import DEMO_REPLY
+from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_for_screen, wait_until
 
 START_TIMEOUT_S = 60.0  # a CLI's first start on a loaded machine
@@ -25,7 +26,7 @@ def _demo(server, *args: str, env: dict[str, str] | None = None) -> subprocess.P
 
 def test_a_missing_cli_is_one_line_naming_install_agents(muxd_server, tmp_path):
     demo = _demo(muxd_server, "codex", env={launch.AGENTS_DIR_ENV: str(tmp_path)})
-    out, err = demo.communicate(timeout=30)
+    out, err = demo.communicate(timeout=stretched(30))
     assert demo.returncode == 1, (out, err)
     assert err.count("\n") == 1 and "codex not installed" in err and "bash .ci/install-agents" in err, err
     assert muxd_server.cli("ls", "-F", "#{session_name}").stdout == ""
@@ -46,7 +47,7 @@ def test_claude_answers_from_the_fake_model_and_ctrl_c_ends_the_session(muxd_ser
                         lambda screen: DEMO_REPLY in screen, timeout=START_TIMEOUT_S,
                         message="the fake model's reply", screen_name="the try pane")
         demo.send_signal(signal.SIGINT)
-        assert demo.wait(timeout=30) == 0
+        assert demo.wait(timeout=stretched(30)) == 0
         assert "try" not in muxd_server.cli("ls", "--sessions", "-F", "#{session_name}").stdout.split()
     finally:
         demo.kill()

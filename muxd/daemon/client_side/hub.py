@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from muxd.config import MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
 from muxd.daemon.attention.service import session_fields
-from muxd.daemon.client_side.attached import AttachedClient
 from muxd.daemon.client_side.attention_view import AttentionView
 from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.panes.pane import Pane
@@ -21,6 +20,7 @@ from muxd.errors import BadRequest, MuxdError
 from muxd.protocol.messages import Attach, Attached, AttachInput, AttachResize, Error
 
 if TYPE_CHECKING:
+    from muxd.daemon.client_side.attached import AttachedClient
     from muxd.daemon.client_side.copy_mode import CopyMode
     from muxd.daemon.client_side.host import AttachHost, ClientConnection
 
@@ -73,6 +73,9 @@ class AttachHub:
             raise BadRequest("this connection is already attached")
         session = resolve_session(self.daemon.registry, request.target)
         select_target(self.daemon.registry, session, request.target)
+        # Imported at the first attach: a daemon that only runs agents never draws a screen.
+        from muxd.daemon.client_side.attached import AttachedClient
+
         client = AttachedClient(self, connection, session, request.columns, request.lines,
                                 request.prefix)
         client.name = request.tty or f"client-{next(self._client_numbers)}"

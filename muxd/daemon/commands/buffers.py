@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from muxd.daemon.client_side.attached import paste_into
 from muxd.daemon.commands.table import command
 from muxd.daemon.panes.paste_buffers import PasteBuffer as Buffer
 from muxd.daemon.panes.paste_buffers import sample
@@ -61,6 +60,8 @@ async def paste_buffer(daemon: Daemon, req: PasteBuffer, pane: Pane) -> Ok:
     text = buffer.text if req.raw else buffer.text.replace("\n", "\r" if req.separator is None else req.separator)
     data = text.encode("utf-8", "surrogateescape")  # set-buffer's bytes that are not UTF-8, as given
     if req.bracketed:
+        from muxd.daemon.client_side.attached import paste_into  # the attach machinery, loaded at use
+
         paste_into(pane, data)
     else:
         pane.write(data)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import platform
 import statistics
+import subprocess
 
 from _peers import percentile
 
@@ -30,3 +33,11 @@ def latency_rows(results: dict[str, list[float]], peers: list[float]) -> list[li
         rows.append([name, str(len(values)), fmt(p50, " ms", 1), fmt(p95, " ms", 1), fmt(max(values), " ms", 1),
                      *(ratio(p50, peer) for peer in peers)])
     return rows
+
+
+def machine_note() -> str:
+    """The machine a run's figures come from, with its load averages (the figures move with load)."""
+    tmux = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"machine: nproc {len(os.sched_getaffinity(0))}, load {load}, {platform.machine()}, "
+            f"Linux {platform.release()}, Python {platform.python_version()}, {tmux}")

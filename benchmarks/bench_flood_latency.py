@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _peers import CLEANUP, MuxdPeer, Peer, TmuxPeer, cpu_seconds, percentile, run_benchmark, running
+from _report import machine_note
 
 from muxd.testing.floods import FLOODS, looping_cat, write_flood
 from muxd.testing.wait import wait_until
@@ -87,9 +86,7 @@ def measure(name: str, make: Callable[[], Peer], floods: dict[str, Path], sample
 def report(results: list[Latency], samples: int) -> None:
     tmux = {r.flood: r for r in results if r.peer == "tmux"}
     print()
-    print(f"machine: nproc {len(os.sched_getaffinity(0))}, {platform.machine()}, Linux {platform.release()}, "
-          f"Python {platform.python_version()}, "
-          f"{subprocess.run(['tmux', '-V'], capture_output=True, text=True).stdout.strip()}")
+    print(machine_note())
     print(f"idle pane's capture latency, {samples} samples each; muxd: one client connection, "
           "tmux: `tmux capture-pane -p` (a client process each)")
     headers = ["flood", "muxd p50 ms", "muxd p95 ms", "tmux p50 ms", "tmux p95 ms",

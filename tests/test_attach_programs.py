@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from muxd.testing.outer_terminal import OuterTerminal, outer_terminals
+from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
 from test_attach import SHELL, attach, status_line
@@ -182,3 +183,26 @@ def test_wide_characters_and_colours_reach_the_terminal_as_under_tmux(muxd_serve
     plain = through_muxd.screen().split("\n")
     wide_row = next(r for r in plain if r.startswith("W:"))
     assert wide_row.rstrip() == "W:漢字テスト│x😀y"
+
+
+@pytest.mark.parametrize("backend", ["ghostty", "pyte"])
+def test_a_combining_mark_typed_after_its_letter_is_drawn_at_once(backend):
+    """`e`, then U+0301 as a keystroke of its own: the pane's emulator joins the mark to the `e`
+    already on screen without writing a new cell, and the attached client must redraw that row
+    at once, as tmux does (not at the next full repaint)."""
+    s = MuxdTestServer(env={"MUXD_EMULATOR": backend}).start()
+    try:
+        status = s.cli("server", "status", check=True).stdout
+        assert any(line.split() == ["emulator", backend] for line in status.splitlines())
+        s.cli("new-session", "-d", "-s", "work", "--", "cat", check=True)
+        with outer_terminals(s) as make:
+            term = make()
+            attach(term, s)
+            term.type("xe")
+            term.wait_for(lambda sc: sc.split("\n")[0].rstrip() == "xe")  # cat's tty echoes it
+            term.type("\u0301")
+            wait_until(lambda: s.capture("work").split("\n")[0] == "xe\u0301", timeout=10,
+                       message="the pane holding e + U+0301")
+            term.wait_for(lambda sc: sc.split("\n")[0].rstrip() == "xe\u0301")
+    finally:
+        s.stop()

@@ -483,13 +483,33 @@ def test_display_lines_follow_every_change_on_each_backend(fast: bool | str) -> 
     pieces = ["hello", "\r\n", "\x1b[2J", "\x1b[H", "\x1b[5;3H", "\x1b[K", "\x1b[1J", "\x1b[?1049h",
               "\x1b[?1049l", "\x1b[2;10r", "\x1bM", "\x1b[3L", "\x1b[2M", "\x1b[4P", "\x1b[3@", "\x1b[2X",
               "中文", "\t", "\x1b[S", "\x1b[T", "\x1b#8", "\x1bc", "x" * 90, "\x1b[31mred\x1b[0m", "\b\b",
-              "\x1b[?7l", "\x1b[?7h", "e\u0301", "\x1b[3b"]
+              "\x1b[?7l", "\x1b[?7h", "e\u0301", "\x1b[3b", "\u0301", "\ufe0f"]
     em = new(20, 6, fast)
     for step in range(1500):
         em.feed("".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))).encode())
         if step % 500 == 250:
             em.resize(rng.randint(10, 30), rng.randint(3, 8))
         assert em.display_lines() == em.capture().split("\n")[:-1], step
+
+
+def test_a_mark_joined_to_a_cell_already_read_marks_its_row_changed(fast: bool | str) -> None:
+    """A combining mark or variation selector fed on its own joins the cell before the cursor
+    (tmux keeps it as typed): its row must read as changed, or attach and display_lines keep
+    showing the bare letter. Also after the cursor left the row in the same output."""
+    em = new(20, 4, fast)
+    em.feed(b"$ xe")
+    version, _ = em.changed_rows(-1)
+    assert em.display_lines()[0] == "$ xe"
+    em.feed("\u0301".encode())
+    version, changed = em.changed_rows(version)
+    assert 0 in changed
+    assert em.display_lines()[0] == "$ xe\u0301"
+    em.feed("\r\n\u2764".encode())
+    version, _ = em.changed_rows(version)
+    em.feed("\ufe0f\x1b[4;1H".encode())
+    version, changed = em.changed_rows(version)
+    assert 1 in changed
+    assert em.display_lines()[1] == "\u2764\ufe0f"
 
 
 def test_a_capture_ending_in_an_empty_wrapped_row_prints_that_line_with_or_without_escapes() -> None:

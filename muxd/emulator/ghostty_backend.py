@@ -143,7 +143,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._row_versions: list[int] = []
         self._display: list[str] | None = None
         self._display_version = -1
-
+        self._text_may_have_joined = False  # non-ASCII output since changed_rows: see there
 
     @staticmethod
     def _on_device_attributes(terminal: object, userdata: object, out: object) -> bool:
@@ -189,6 +189,7 @@ class GhosttyEmulator(DeferredFloodOutput):
             return
         try:
             if not data.isascii() or self._decoder.getstate()[0]:
+                self._text_may_have_joined = True
                 data = self._decoder.decode(data).encode("utf-8", "surrogatepass")
             if b"\x7f" in data:  # DEL does nothing in tmux (and pyte); ghostty would draw it
                 data = data.replace(b"\x7f", b"")
@@ -296,6 +297,16 @@ class GhosttyEmulator(DeferredFloodOutput):
         elif dirty != lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE:
             self._version += 1
             self._clean_rows(state, versions)
+        if self._text_may_have_joined:
+            # libghostty joins a zero-width character (a combining mark, VS16, ZWJ) to the
+            # cell before the cursor without marking that row dirty. Every cursor move marks
+            # the row it leaves, so a cell joined since the last call is on a dirty row or on
+            # the cursor's: that row counts as changed too (a reader keeps it if it is equal).
+            self._text_may_have_joined = False
+            cursor_y = self._get_u16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_Y)
+            if cursor_y < lines:
+                self._version += 1
+                versions[cursor_y] = self._version
         return self._version, [y for y, v in enumerate(versions) if v > since]
 
     def _clean_rows(self, state: object, versions: list[int] | None) -> None:

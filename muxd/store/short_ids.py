@@ -9,6 +9,7 @@ docker shortens container ids. An execution's full-id prefix (`exec_17643…`) i
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,18 +37,9 @@ EXECUTION_IDS = IdSpace("executions", f"substr(id, -{EXECUTION_TAIL_CHARS})", EX
 SHORT_ID_MIN_TYPED_CHARS = 4  # a shorter word is never read as a short id
 
 
-def _shared(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def shortest_unique(key: str, neighbours: Iterable[str], min_chars: int) -> int:
     """How many leading characters of `key` no neighbour starts with (len(key) + 1 if one equals it)."""
-    return max([min_chars, *(_shared(key, other) + 1 for other in neighbours)])
+    return max([min_chars, *(len(os.path.commonprefix((key, other))) + 1 for other in neighbours)])
 
 
 def short_ids(c: sqlite3.Connection, space: IdSpace, ids: Sequence[str], others: Iterable[str] = ()) -> dict[str, str]:

@@ -4,7 +4,6 @@ stands out from one at rest, a pane that failed is red; piped, under NO_COLOR or
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -12,7 +11,8 @@ import pytest
 
 from muxd.cli.colour import NEED_STYLES, RESET
 from muxd.testing.fake_agent_panes import ask, start_fake_agent
-from muxd.testing.patience import stretched, wait_process
+from muxd.testing.patience import stretched
+from muxd.testing.pty_run import run_in_pty
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -23,25 +23,13 @@ LS_TIMEOUT_S = 60.0
 
 def ls_in_a_terminal(server: MuxdTestServer, *args: str, **env: str) -> str:
     """`muxd ls ARGS` with stdout on a real PTY (200 columns, TERM xterm-256color): what it wrote."""
-    master, slave = os.openpty()
-    environment = {**server.env, "TERM": "xterm-256color", "COLUMNS": "200", **env}
+    environment = {**server.env, "TERM": "xterm-256color", **env}
     if "NO_COLOR" not in env:
         environment.pop("NO_COLOR", None)
-    process = subprocess.Popen([sys.executable, "-m", "muxd", "-L", server.name, "ls", *args],
-                               stdout=slave, stderr=subprocess.PIPE, env=environment)
-    os.close(slave)
-    written = bytearray()
-    while True:  # until the PTY's last writer (ls) is gone
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the slave side closed
-            break
-        if not chunk:
-            break
-        written += chunk
-    os.close(master)
-    assert wait_process(process, LS_TIMEOUT_S) == 0, process.stderr.read() if process.stderr else ""
-    return written.decode().replace("\r\n", "\n")
+    status, written = run_in_pty([sys.executable, "-m", "muxd", "-L", server.name, "ls", *args], environment,
+                                 columns=200, timeout=LS_TIMEOUT_S, styles=True)
+    assert status == 0, written
+    return written
 
 
 @pytest.fixture

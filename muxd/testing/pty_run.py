@@ -11,17 +11,19 @@ import select
 import struct
 import subprocess
 import termios
-import time
 from collections.abc import Sequence
+
+from muxd.testing.patience import Deadline, wait_process
 
 PTY_RUN_TIMEOUT_S = 60.0
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def run_in_pty(argv: Sequence[str], env: dict[str, str], columns: int, lines: int = 50,
-               timeout: float = PTY_RUN_TIMEOUT_S) -> tuple[int, str]:
-    """Its exit status and its output (CR LF read as LF, colour styles removed). $COLUMNS and
-    $LINES are taken out of `env`: the program sees the terminal's own size."""
+               timeout: float = PTY_RUN_TIMEOUT_S, *, styles: bool = False) -> tuple[int, str]:
+    """Its exit status and its output (CR LF read as LF; colour styles removed unless `styles`).
+    $COLUMNS and $LINES are taken out of `env`: the program sees the terminal's own size.
+    `timeout` is a budget of machine time (testing/patience.py)."""
     parent, child = pty.openpty()
     fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
     env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
@@ -31,10 +33,10 @@ def run_in_pty(argv: Sequence[str], env: dict[str, str], columns: int, lines: in
     finally:
         os.close(child)
     out = bytearray()
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([parent], [], [], max(0.0, deadline - time.monotonic()))
+        while not deadline.expired():
+            ready, _, _ = select.select([parent], [], [], deadline.next_wait_s())
             if not ready:
                 continue
             try:
@@ -46,8 +48,9 @@ def run_in_pty(argv: Sequence[str], env: dict[str, str], columns: int, lines: in
             out += data
         else:
             process.kill()
-            raise TimeoutError(f"{' '.join(argv)} still ran after {timeout:g} s")
-        status = process.wait(timeout=timeout)
+            raise TimeoutError(f"{' '.join(argv)} still ran after {deadline.describe()}")
+        status = wait_process(process, timeout)
     finally:
         os.close(parent)
-    return status, _SGR.sub("", out.decode("utf-8", "replace").replace("\r\n", "\n"))
+    text = out.decode("utf-8", "replace").replace("\r\n", "\n")
+    return status, text if styles else _SGR.sub("", text)

@@ -30,9 +30,8 @@ from muxd.testing.fake_models.openai_chat import OpenAIChatFake
 from muxd.testing.fake_models.openai_responses import OpenAIResponsesFake
 from muxd.testing.fake_models.script import Say, Script, Step, Think
 
-# Each CLI, the fake model API it speaks, and how it is started against it.
-AGENTS = {"claude": (AnthropicFake, launch.claude), "codex": (OpenAIResponsesFake, launch.codex),
-          "gemini": (GeminiFake, launch.gemini), "aider": (OpenAIChatFake, launch.aider)}
+# Each CLI and the fake model API it speaks (launch.LAUNCHES says how it is started against it).
+FAKES = {"claude": AnthropicFake, "codex": OpenAIResponsesFake, "gemini": GeminiFake, "aider": OpenAIChatFake}
 DEMO_REPLY = "This answer comes from muxd's fake model: no API key, nothing left this machine."
 
 
@@ -51,7 +50,7 @@ def _muxd(server: str | None, *args: str) -> subprocess.CompletedProcess[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m muxd.testing.fake_models",
                                      description="run a real agent CLI in a muxd session against a fake model server")
-    parser.add_argument("agent", choices=sorted(AGENTS))
+    parser.add_argument("agent", choices=sorted(FAKES))
     parser.add_argument("-s", "--session", help="the session's name (default: the agent's)")
     parser.add_argument("-L", dest="server", metavar="NAME", help="the muxd server (default: default)")
     parser.add_argument("--dir", type=Path, help="where the CLI's HOME and work directory go (default: a new "
@@ -64,12 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         hint = "" if "install-agents" in why else " (bash .ci/install-agents installs the pinned CLIs)"
         print(f"muxd: {why}{hint}", file=sys.stderr)
         return 1
-    fake_class, make = AGENTS[args.agent]
-    fake = fake_class(DemoScript())
+    fake = FAKES[args.agent](DemoScript())
     fake.start()
     own_root = args.dir is None
     root = args.dir or Path(tempfile.mkdtemp(prefix=f"muxd-fake-{args.agent}-"))
-    agent = make(root, fake.url, bin_dir)
+    agent = launch.LAUNCHES[args.agent](root, fake.url, bin_dir)
     started = _muxd(args.server, *agent.new_session_args(session))
     if started.returncode != 0:
         fake.stop()

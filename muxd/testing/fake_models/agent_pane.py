@@ -396,9 +396,8 @@ class CliPanes:
             self.missing = why
             return None
         fake.start()
-        make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini, "aider": launch.aider}[cli]
         root = self.root / cli if self.own_sessions else self.root
-        agent = make(root, fake.url, bin_dir, *args)
+        agent = launch.LAUNCHES[cli](root, fake.url, bin_dir, *args)
         if mcp:
             agent = launch.with_mcp_server(agent, launch.muxd_mcp_server(self.server))
         if env:

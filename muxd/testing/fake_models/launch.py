@@ -284,3 +284,7 @@ def opencode(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunc
            "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1"}
     return AgentLaunch(["opencode", *args], env, work, home)
+
+
+# How each CLI is started against a fake model server (`LAUNCHES[cli](root, base_url, bin_dir, …)`).
+LAUNCHES = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider, "opencode": opencode}

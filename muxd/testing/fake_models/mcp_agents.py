@@ -94,8 +94,8 @@ def mcp_launch(server: MuxdTestServer, cli: str, fake: FakeModelServer, root: Pa
     bin_dir, why = launch.find_cli(cli)
     if bin_dir is None:
         raise CliNotInstalled(why)
-    make = {"claude": launch.claude, "codex": launch.codex, "gemini": launch.gemini}[cli]
-    return launch.with_mcp_server(make(root, fake.url, bin_dir, *args), mcp_server or launch.muxd_mcp_server(server))
+    agent = launch.LAUNCHES[cli](root, fake.url, bin_dir, *args)
+    return launch.with_mcp_server(agent, mcp_server or launch.muxd_mcp_server(server))
 
 
 def start_mcp_agent(server: MuxdTestServer, cli: str, fake: FakeModelServer, root: Path, *args: str,

@@ -95,6 +95,9 @@ def print_table(headings: Sequence[str], rows: Sequence[Sequence[str]], *, title
             no_color=False if styles else None).print(table)
 
 
+FIELD_INDENT_CHARS = 2  # a field's value under its name, on a terminal too narrow for both
+
+
 def print_fields(rows: Sequence[Sequence[str]]) -> None:
     """One record as FIELD VALUE rows (those with a value). On a terminal too narrow for them side
     by side, each field's value goes under its name, indented, wrapped at spaces only: an id is
@@ -113,8 +116,6 @@ def print_fields(rows: Sequence[Sequence[str]]) -> None:
             for part in textwrap.wrap(line, max(width - FIELD_INDENT_CHARS, 1), break_on_hyphens=False) or [""]:
                 print(" " * FIELD_INDENT_CHARS + part)
 
-
-FIELD_INDENT_CHARS = 2
 
 
 # On a terminal too narrow for every column (80 columns, a split), `ls` takes these steps in turn

@@ -140,5 +140,6 @@ def test_codex_turn_done_in_under_a_second_ends_idle(codex):
     mark = pane.mark()
     pane.submit("say hi")
     pane.wait_for("Generating", what="Generating while the short answer streams")
-    pane.server.wait_for_text(pane.pane_id, "Worked for <1s")
-    pane.settles_at("Idle", since=mark, what="Idle after `Worked for <1s`")
+    # `Worked for <1s` when the machine is quiet; a loaded one can stretch the turn to `1s`
+    pane.server.wait_for_text(pane.pane_id, "Worked for ")
+    pane.settles_at("Idle", since=mark, what="Idle after the quick turn's `Worked for …`")

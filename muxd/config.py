@@ -49,6 +49,11 @@ EMULATION_SLICE_S = 0.001
 EMULATION_SLICE_MIN_BYTES = 512
 EMULATION_SLICE_MAX_BYTES = 32 * 1024
 EMULATION_RATE_GUESS_BYTES_PER_S = 1_000_000
+# A pane a person is at (typed into, shown as a client's active pane) gets its output emulated
+# first, up to this long a turn; past it, it floods and shares the turns (daemon/panes/emulation.py).
+EMULATION_ATTENDED_BUDGET_S = 0.01
+# Input this recent makes a pane attended: someone waits for its answer (an echo, a prompt).
+PANE_TYPING_S = 0.5
 # Input waiting for a program that does not read it: send-keys beyond this is refused, keys of
 # attached clients (see PANE_INPUT_STALL_S) and the emulator's replies are dropped (a pane is
 # not a memory sink).

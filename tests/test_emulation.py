@@ -135,3 +135,130 @@ def test_a_forgotten_pane_gets_no_more_turns() -> None:
     scheduled.pop(0)()
     assert not gone.calls and staying.calls
     assert gone not in turns
+
+
+class ByTurnsEmulator(SlowEmulator):
+    """Slices cost by turns `seconds_per_byte` and 50 times less: a flood whose rows are by
+    turns skipped and copied into the scrollback."""
+
+    def feed(self, data: bytes) -> None:
+        cheap = len(self.slices) % 2
+        self.clock.now += len(data) * self.seconds_per_byte / (50 if cheap else 1)
+        self.fed += data
+        self.slices.append(len(data))
+
+
+def test_slices_follow_the_mean_cost_when_cheap_and_dear_slices_alternate() -> None:
+    clock = FakeClock()
+    emulator = ByTurnsEmulator(clock, seconds_per_byte=1 / 1_000_000)
+    backlog = OutputBacklog()
+    backlog.add(b"x" * 400_000)
+    backlog.feed_until(emulator.feed, deadline=0.2, clock=clock)
+    # Throughput over the same bytes: ~1.96 MB/s, so a 1 ms slice is ~2 KB. An average of the
+    # slices' rates (1 and 50 MB/s) would make them 17-32 KB, a dear one lasting 17-32 ms.
+    dear = [size for i, size in enumerate(emulator.slices) if i % 2 == 0][3:]
+    assert dear and max(dear) <= 4 * int(1_960_000 * EMULATION_SLICE_S), emulator.slices
+    assert max(size * emulator.seconds_per_byte for size in dear) <= 4 * EMULATION_SLICE_S
+
+
+class Drawn:
+    """Plays the attached clients: which panes are attended, and the order things happened in."""
+
+    def __init__(self, attended: set[FakePane], log: list[str]) -> None:
+        self.attended, self.log = attended, log
+
+    def is_attended(self, sink: object) -> bool:
+        return sink in self.attended
+
+    def draw(self, sink: object) -> None:
+        self.log.append(f"drawn {sink.name}")  # type: ignore[attr-defined]
+
+
+class NamedPane(FakePane):
+    def __init__(self, name: str, log: list[str], *args: float) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        self.name, self.log = name, log
+
+    def emulate_until(self, deadline: float) -> bool:
+        left = super().emulate_until(deadline)
+        self.log.append(f"emulated {self.name}{' (more left)' if left else ''}")
+        return left
+
+
+def attended_turns(clock: FakeClock, attended: set, log: list[str]) -> tuple[EmulationTurns, list]:
+    turns, scheduled = held_turns(clock, budget_s=0.001)
+    drawn = Drawn(attended, log)
+    turns.attended, turns.after_attended = drawn.is_attended, drawn.draw
+    return turns, scheduled
+
+
+def test_the_attended_pane_is_emulated_in_full_and_drawn_as_soon_as_its_output_is_read() -> None:
+    clock, log = FakeClock(), []
+    flood = NamedPane("flood", log, clock, 400_000, 1 / 2_000_000)
+    typed = NamedPane("typed", log, clock, 2_560, 1 / 2_000_000)  # an echo, a prompt redrawn
+    turns, scheduled = attended_turns(clock, {typed}, log)
+    turns.wake(flood)
+    scheduled.pop(0)()  # the flood has the loop to itself for a turn
+    log.clear()
+    turns.wake(typed)  # read while the flood waits for its next turn
+    assert log == ["emulated typed", "drawn typed"]
+    assert not typed.backlog and bytes(typed.emulator.fed) == bytes(range(256)) * 10
+    assert typed not in turns
+    scheduled.pop(0)()
+    assert log[2:] == ["emulated flood (more left)"]
+
+
+def test_a_pane_attended_while_its_output_waits_goes_first_in_the_next_turn() -> None:
+    clock, log = FakeClock(), []
+    attended: set[FakePane] = set()
+    flood = NamedPane("flood", log, clock, 400_000, 1 / 2_000_000)
+    late = NamedPane("late", log, clock, 2_560, 1 / 2_000_000)
+    turns, scheduled = attended_turns(clock, attended, log)
+    turns.wake(flood)
+    turns.wake(late)
+    attended.add(late)  # a client switched to it, or keys were typed into it
+    scheduled.pop(0)()
+    assert log == ["emulated late", "drawn late", "emulated flood (more left)"]
+
+
+def test_an_attended_pane_gets_its_whole_output_at_once_beyond_the_turn_budget() -> None:
+    clock, log = FakeClock(), []
+    typed = NamedPane("typed", log, clock, 8_192, 1 / 1_000_000)  # ~8 ms: a full-screen redraw
+    turns, scheduled = attended_turns(clock, {typed}, log)
+    turns.wake(typed)
+    assert not typed.backlog and log == ["emulated typed", "drawn typed"]
+    assert not scheduled  # nothing left for a turn
+
+
+def test_an_attended_pane_that_floods_takes_its_turns_with_the_others() -> None:
+    clock, log = FakeClock(), []
+    noisy = NamedPane("noisy", log, clock, 400_000, 1 / 1_000_000)  # 0.4 s of output
+    other = NamedPane("other", log, clock, 400_000, 1 / 1_000_000)
+    turns, scheduled = attended_turns(clock, {noisy}, log)
+    turns.wake(other)
+    turns.wake(noisy)
+    # First, until its attended budget ran out; from then on a share of each turn each, round
+    # robin, no more priority (nor drawing) for it.
+    assert log == ["emulated noisy (more left)", "drawn noisy"]
+    for _ in range(20):
+        scheduled.pop(0)()
+    assert log[2:] == ["emulated other (more left)", "emulated noisy (more left)"] * 20
+    turns.wake(noisy)  # more output read: still flooding, so no priority
+    assert len(log) == 42
+    noisy.backlog.clear()
+    scheduled.pop(0)()  # its backlog empty, it is attended again the next time it has output
+    noisy.backlog.add(b"echo")
+    log.clear()
+    turns.wake(noisy)
+    assert log == ["emulated noisy", "drawn noisy"], log
+
+
+def test_panes_nobody_attends_share_turns_as_before() -> None:
+    clock, log = FakeClock(), []
+    first = NamedPane("first", log, clock, 100_000, 1 / 1_000_000)
+    second = NamedPane("second", log, clock, 100_000, 1 / 1_000_000)
+    turns, scheduled = attended_turns(clock, set(), log)
+    turns.wake(first)
+    turns.wake(second)
+    scheduled.pop(0)()
+    assert log == ["emulated first (more left)", "emulated second (more left)"]

@@ -96,6 +96,9 @@ class Daemon:
         self.alerts = WindowAlerts(self.registry.options, self.attach_hub, self.attention.publish)
         self.pipes = PanePipes()  # pipe-pane's commands (daemon/panes/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
+        # A pane typed into or watched is emulated and drawn ahead of the others' floods.
+        self.emulation.attended = lambda pane: pane.typed_recently() or self.attach_hub.shows_active(pane)
+        self.emulation.after_attended = self.attach_hub.draw_echo
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         # The execution history (daemon/work/executions.py) follows every pane from its start.
         self.retention = retention or Retention()

@@ -94,6 +94,7 @@ class AttachedClient:
         self.last_input = 0.0  # time.monotonic() of the last keys or mouse event
         self.press: tuple[str, Point] | None = None  # (pane id, point) of a left button held down
         self._wake = asyncio.Event()
+        self._drawn_at = 0.0  # time.monotonic() of the last frame sent
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -161,6 +162,9 @@ class AttachedClient:
             await asyncio.wait_for(self._wake.wait(), ATTACH_STATUS_REFRESH_S)
         except TimeoutError:
             pass
+        else:
+            if not self._wake.is_set():  # render_now drew it meanwhile
+                return max(last_frame, self._drawn_at)
         # Cap the frame rate: output arriving meanwhile joins this frame. A program redrawing
         # on its own (a 60 Hz TUI, a build log) gets 30 frames a second, which halves the
         # render cost and nobody can tell; while the user types, 60. And the first frame
@@ -173,23 +177,44 @@ class AttachedClient:
             delay = last_frame + interval - now
             if delay > 0:
                 await asyncio.sleep(delay)
+        if not self._paint():
+            return last_frame
+        await self.connection.writer.drain()
+        return self._drawn_at
+
+    def render_now(self) -> None:
+        """Draw at once, in the caller's callback, if keys came since the last frame: their
+        echo (EmulationTurns emulates the pane being typed into first) then never waits for
+        this client's render loop behind other panes' output. Otherwise the loop draws it."""
+        if self.closed or not self._wake.is_set() or self.last_input <= self._drawn_at:
+            return
+        if self.connection.writer.transport.get_write_buffer_size():
+            return  # the terminal is behind: the render loop waits for it
+        try:
+            self._paint()
+        except Exception:  # a bug costs this frame, not the emulation turn that asked for it
+            log.exception("attached client render failed (drawing an echo)")
+            self.painter.invalidate()
+            self._wake.set()  # the render loop tries again, counting failures
+
+    def _paint(self) -> bool:
+        """Paint what changed and send it; False if there was nothing to send."""
         self._wake.clear()
         if self.closed:
-            return last_frame
+            return False
         if self.session not in self.daemon.registry.sessions:
             self.detach("exited")
-            return last_frame
+            return False
         self.painter.mouse = self.daemon.registry.options.flag("mouse", self.session.id)
         data = self.painter.paint(self.frame())
         if self._between_frames:  # in the same write, ahead of the frame: never inside one
             data, self._between_frames = bytes(self._between_frames) + data, bytearray()
         if not data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
-            return last_frame
-        sent_at = time.monotonic()
+            return False
+        self._drawn_at = time.monotonic()
         self.frames += 1
         self.connection.send(AttachOutput(data=data))
-        await self.connection.writer.drain()
-        return sent_at
+        return True
 
     def frame(self) -> Any:
         from muxd.attach.compose import compose

@@ -149,6 +149,17 @@ class AttachHub:
             if client.session is window.session:
                 client.wake()
 
+    def shows_active(self, pane: Pane) -> bool:
+        """Whether an attached client shows `pane` as its active pane: a person watches it."""
+        return any(client.active_pane() is pane for client in self.clients.values())
+
+    def draw_echo(self, pane: Pane) -> None:
+        """`pane`'s output was just emulated ahead of the others (EmulationTurns): the clients
+        typing into it draw it at once (AttachedClient.render_now)."""
+        for client in list(self.clients.values()):
+            if client.active_pane() is pane:
+                client.render_now()
+
     def changed(self, session: Session | None = None) -> None:
         for client in list(self.clients.values()):
             if session is None or client.session is session:

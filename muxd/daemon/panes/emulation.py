@@ -6,6 +6,13 @@ and client for up to a second. Instead a pane keeps what it read in an `OutputBa
 `EmulationTurns` gives the panes with a backlog a shared time budget per loop turn, in slices,
 round robin; the rest waits for the next turn, after the loop has served I/O. A pane whose
 backlog grows past its cap stops reading its PTY (daemon/panes/pane.py): the program then blocks.
+
+A pane a person is at (`attended`: typed into, or shown as an attached client's active pane)
+has its output emulated in full as soon as it is read, and its clients are drawn right after
+(`after_attended`), in the same callback, ahead of every turn (which serves it first too if it
+became attended while waiting): an echo never waits behind a neighbour's flood. One
+that still has output left after EMULATION_ATTENDED_BUDGET_S floods itself, and takes its turns
+with the others until its backlog is empty.
 """
 
 from __future__ import annotations
@@ -17,14 +24,17 @@ from collections.abc import Callable
 from typing import Protocol
 
 from muxd.config import (
-    EMULATION_RATE_GUESS_BYTES_PER_S, EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES,
-    EMULATION_SLICE_S, EMULATION_TURN_BUDGET_S,
+    EMULATION_ATTENDED_BUDGET_S, EMULATION_RATE_GUESS_BYTES_PER_S, EMULATION_SLICE_MAX_BYTES,
+    EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S, EMULATION_TURN_BUDGET_S,
 )
 
 Clock = Callable[[], float]
 
-# Weight of the newest slice in a backlog's rate estimate: quick to follow a change of content.
-_RATE_WEIGHT = 0.5
+# What a backlog's rate estimate keeps of the slices before the newest: it follows a change of
+# content within a few slices, and spans enough of them to take in the dear ones (a drain).
+_RATE_MEMORY = 0.75
+# The guess counts as this much time of measured output, so the first slices move it quickly.
+_GUESS_WEIGHT_S = EMULATION_SLICE_S
 
 
 class OutputBacklog:
@@ -33,7 +43,13 @@ class OutputBacklog:
 
     def __init__(self) -> None:
         self._data = bytearray()  # deleting from the front of a bytearray is cheap
-        self.rate_bytes_per_s = float(EMULATION_RATE_GUESS_BYTES_PER_S)
+        # Bytes emulated and the time they took, both fading by _RATE_MEMORY a slice.
+        self._bytes = EMULATION_RATE_GUESS_BYTES_PER_S * _GUESS_WEIGHT_S
+        self._seconds = _GUESS_WEIGHT_S
+
+    @property
+    def rate_bytes_per_s(self) -> float:
+        return self._bytes / self._seconds
 
     def __len__(self) -> int:
         return len(self._data)
@@ -68,8 +84,11 @@ class OutputBacklog:
     def _measured(self, size: int, seconds: float) -> None:
         if size < EMULATION_SLICE_MIN_BYTES // 2 or seconds <= 0:
             return  # a tail this small (or too quick for the clock) says little about the rate
-        rate = size / seconds
-        self.rate_bytes_per_s += _RATE_WEIGHT * (rate - self.rate_bytes_per_s)
+        # The rate is bytes over time, not an average of the slices' rates: output whose slices
+        # are by turns cheap (rows skipped) and dear (history copied) goes at its mean cost, and
+        # an average of rates, pulled up by the cheap slices, made slices several times too long.
+        self._bytes = self._bytes * _RATE_MEMORY + size
+        self._seconds = self._seconds * _RATE_MEMORY + seconds
 
 
 class OutputSink(Protocol):
@@ -77,34 +96,53 @@ class OutputSink(Protocol):
         """Emulate waiting output until `deadline` (by the turns' clock); True if some is left."""
 
 
+def _nobody(sink: OutputSink) -> bool:
+    return False
+
+
+def _nothing(sink: OutputSink) -> None:
+    pass
+
+
 class EmulationTurns:
-    """The panes with output waiting, served round robin, `budget_s` of `clock` per loop turn.
+    """The panes with output waiting, served round robin, `budget_s` of `clock` per loop turn,
+    after the attended ones (see module docstring).
 
     `call_soon` schedules the next turn (the running loop's by default): a callback scheduled
     from a callback runs only after the loop has polled I/O again, so requests and other
-    panes' reads get in between two turns.
+    panes' reads get in between two turns. `attended` says whether a person is at a pane;
+    `after_attended` is called once an attended pane's output is emulated (to draw it).
     """
 
     def __init__(self, *, budget_s: float = EMULATION_TURN_BUDGET_S, clock: Clock = time.perf_counter,
-                 call_soon: Callable[[Callable[[], None]], object] | None = None) -> None:
+                 call_soon: Callable[[Callable[[], None]], object] | None = None,
+                 attended_budget_s: float = EMULATION_ATTENDED_BUDGET_S) -> None:
         self.budget_s = budget_s
+        self.attended_budget_s = attended_budget_s
         self.clock = clock
+        self.attended: Callable[[OutputSink], bool] = _nobody
+        self.after_attended: Callable[[OutputSink], None] = _nothing
         self._call_soon = call_soon
         self._waiting: deque[OutputSink] = deque()
+        self._flooding: set[OutputSink] = set()  # attended, but too much output to go first
         self._armed = False
 
     def __contains__(self, sink: OutputSink) -> bool:
         return sink in self._waiting
 
     def wake(self, sink: OutputSink) -> None:
-        """`sink` has output waiting: give it a share of the coming turns."""
+        """`sink` has output waiting: emulate and draw it now if it is attended, else (or if
+        it floods) give it a share of the coming turns."""
         if sink not in self._waiting:
             self._waiting.append(sink)
+        if sink not in self._flooding and self.attended(sink):
+            self._serve(sink)  # in the callback that read it: no loop turn in between
         self._arm()
 
     def forget(self, sink: OutputSink) -> None:
         if sink in self._waiting:
             self._waiting.remove(sink)
+        self._flooding.discard(sink)
 
     def _arm(self) -> None:
         if not self._armed and self._waiting:
@@ -114,6 +152,7 @@ class EmulationTurns:
 
     def _turn(self) -> None:
         self._armed = False
+        self._serve_attended()
         turn_end = self.clock() + self.budget_s
         # Those waiting now share this turn; each may use what the ones before it left over.
         serving = len(self._waiting)
@@ -123,6 +162,21 @@ class EmulationTurns:
             sink = self._waiting.popleft()
             now = self.clock()
             share_end = now + max(0.0, turn_end - now) / remaining
-            if sink.emulate_until(share_end) and sink not in self._waiting:
+            if not sink.emulate_until(share_end):
+                self._flooding.discard(sink)
+            elif sink not in self._waiting:
                 self._waiting.append(sink)
         self._arm()
+
+    def _serve_attended(self) -> None:
+        """Emulate the attended panes' output in full and have it drawn, before any bulk."""
+        for sink in [s for s in self._waiting if s not in self._flooding and self.attended(s)]:
+            if sink in self._waiting:  # (not forgotten meanwhile: an exit announced while drawing)
+                self._serve(sink)
+
+    def _serve(self, sink: OutputSink) -> None:
+        self._waiting.remove(sink)
+        if sink.emulate_until(self.clock() + self.attended_budget_s):
+            self._flooding.add(sink)  # more than a person's worth: its turns with the others
+            self._waiting.append(sink)
+        self.after_attended(sink)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from muxd.config import (
     PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_INPUT_STALL_S, PANE_PENDING_MAX_BYTES,
-    PANE_PENDING_RESUME_BYTES, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+    PANE_PENDING_RESUME_BYTES, PANE_TYPING_S, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
 )
 from muxd.daemon.panes import pty as ptys
 from muxd.daemon.panes.emulation import EmulationTurns, OutputBacklog
@@ -89,6 +89,7 @@ class Pane:
         self._input_room = asyncio.Event()  # set while at most half the cap is waiting
         self._input_room.set()
         self._input_taken_at = 0.0  # time.monotonic() the program's terminal last took input
+        self.typed_at = 0.0  # time.monotonic() of the last input from outside (not the emulator's replies)
         self._closed = False
         # Output read but not yet emulated, fed in turns shared with the daemon's other panes.
         self._backlog = OutputBacklog()
@@ -276,9 +277,19 @@ class Pane:
                            pane=self.id, waiting_bytes=waiting)
         self.write(data)
 
+    def typed_recently(self) -> bool:
+        """Whether input came from outside (keys, send-keys, a paste) within PANE_TYPING_S: its
+        answer is awaited by someone, so its output goes first (daemon/panes/emulation.py)."""
+        return time.monotonic() - self.typed_at < PANE_TYPING_S
+
     def write(self, data: bytes) -> None:
         """Queue bytes for the program's input; never blocks the loop and never raises (attached
-        clients' keys, the emulator's replies): beyond the cap they are dropped, logged once."""
+        clients' keys): beyond the cap they are dropped, logged once."""
+        if data:
+            self.typed_at = time.monotonic()
+        self._queue_input(data)
+
+    def _queue_input(self, data: bytes) -> None:
         if not data or self._process is None or self._closed or self.exited:
             return
         if len(self._pending_input) + len(data) > PANE_INPUT_PENDING_MAX_BYTES:
@@ -294,7 +305,7 @@ class Pane:
 
     def _emulator_reply(self, data: bytes) -> None:
         """The emulator answers the program's queries (cursor position, device attributes)."""
-        self.write(data)
+        self._queue_input(data)
 
     async def input_room(self) -> None:
         """Return once the program has room for more input: no more than half the cap waits, or

@@ -202,3 +202,22 @@ def test_a_pen_set_line_after_line_without_reset_stays_short_and_right() -> None
     fast.feed(b"after")
     plain.feed(b"after")
     assert fast.capture(-1, escapes=True) == plain.capture(-1, escapes=True)
+
+
+def test_palette_colours_0_to_15_in_history_read_back_as_the_named_sgr_programs_write() -> None:
+    em = make(40, 3)
+    rows = [E + b"[31mred" + E + b"[0m", E + b"[38;5;9mbright" + E + b"[0m", E + b"[44;38;5;15mwhite on blue",
+            E + b"[38;5;196mp196" + E + b"[0m"]
+    em.feed(b"\r\n".join(rows * 30) + b"\r\n" + b"\r\n" * 3)
+    kept = em.capture(-em.history_size, -1, escapes=True).splitlines()[:4]
+    assert "\x1b[31mred" in kept[0] and "\x1b[91mbright" in kept[1], kept
+    assert kept[2].startswith("\x1b[97;44mwhite") and "38;5;" not in "".join(kept[:3]), kept
+    assert "38;5;196" in kept[3], kept
+
+
+def test_rows_laid_out_wider_in_muxd_than_in_ghostty_are_copied_row_by_row() -> None:
+    # Non-ASCII lines are not taken as one row each on faith: each is laid out again.
+    em = make(10, 3)
+    em.feed("".join(f"é{n:03d}€€€€€\r\n" for n in range(200)).encode())
+    kept = history(em)
+    assert kept == [f"é{n:03d}€€€€€" for n in range(len(kept))] and len(kept) >= 190

@@ -31,8 +31,10 @@ from .source_block import advance_attrs, measure_lines, render_line
 NATIVE_CAP_BYTES = 8 * 1024 * 1024
 _NATIVE_ROW_BYTES_PER_CELL = 8
 _NATIVE_ROW_HEADER_BYTES = 64
-# Rows are drained once this many wait natively (drains cost ~50 us, so not after each read).
-DRAIN_ROWS = 256
+# Rows are drained once this many wait natively: drains cost ~50 us, so not after each read,
+# and few enough rows that a drain never makes one emulation slice many times dearer than the
+# next (daemon/panes/emulation.py sizes slices by their mean cost).
+DRAIN_ROWS = 64
 
 # Sequences that change history: ED (0, 2, 3), RIS, entering the alternate screen; and
 # scroll-ups (SU), which push up to a screenful at once. DECALN (ESC # 8) too, for its hook.
@@ -45,7 +47,7 @@ _EVENTS = re.compile(rb"\x1b(?:\[([023]?)J|\[(\d*)S|\[\?(?:1049|1047|47)h|c|(#8)
 # for `31` and `38;5;1`; programs write the former).
 _UNDERLINE_STYLE = re.compile(r"\x1b\[4:([0-5])m")
 _COLON_SGR = re.compile(r"\x1b\[[0-9;]*:[0-9;:]*m")
-_LOW_PALETTE = re.compile(r"\x1b\[([34])8;5;(1[0-5]|[0-9])m")
+_LOW_PALETTE = re.compile(r"\x1b\[[34]8;5;(?:1[0-5]|[0-9])m")
 _NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?")
 
 
@@ -54,10 +56,15 @@ def _underline(match: re.Match[str]) -> str:
     return "\x1b[24m" if match.group(1) == "0" else "\x1b[4m"
 
 
-def _named(match: re.Match[str]) -> str:
-    index = int(match.group(2))
-    base = (30 if match.group(1) == "3" else 40) + (60 if index >= 8 else 0)
-    return f"\x1b[{base + index % 8}m"
+def _named(layer: str, index: str) -> str:
+    number = int(index)
+    base = (30 if layer == "3" else 40) + (60 if number >= 8 else 0)
+    return f"\x1b[{base + number % 8}m"
+
+
+# Each low palette sequence and its named colour: a row of the same colours repeats them, so
+# each one present is replaced in one pass rather than a Python call a match.
+_NAMED = {f"\x1b[{layer}8;5;{index}m": _named(layer, str(index)) for layer in "34" for index in range(16)}
 
 
 def plain_sgr(text: str) -> str:
@@ -66,7 +73,17 @@ def plain_sgr(text: str) -> str:
         return text
     if ":" in text:
         text = _COLON_SGR.sub("", _UNDERLINE_STYLE.sub(_underline, text))
-    return _NOT_SGR.sub("", _LOW_PALETTE.sub(_named, text))
+    if "8;5;" in text:
+        for sequence in set(_LOW_PALETTE.findall(text)):
+            text = text.replace(sequence, _NAMED[sequence])
+    return _NOT_SGR.sub("", text)
+
+
+def _one_row_each(lines: str, rows: int) -> bool:
+    """Whether the `rows` native rows formatted as `lines` (unwrapped) lay out one row a line in
+    muxd too: as many lines as rows (none soft-wrapped, none left out), and ASCII with no tab
+    (each character one cell, as in ghostty, so a line that fit its row fits muxd's)."""
+    return lines.count("\r\n") + 1 == rows and lines.isascii() and "\t" not in lines
 
 
 def scroll_rows(match: re.Match[bytes], lines: int) -> int:
@@ -275,7 +292,12 @@ class NativeHistory:
         lines = self._format(tag, first, last, unwrap=True)
         text = lines + "\r\n"
         has_sgr = "\x1b" in text
-        laid_out = sum(measure_lines(text, has_sgr, columns).rows) if lines else 0
+        if not lines:
+            laid_out = 0
+        elif rows is not None and _one_row_each(lines, rows):
+            laid_out = rows  # no need to lay them out to count them (the store measures once)
+        else:
+            laid_out = sum(measure_lines(text, has_sgr, columns).rows)
         if rows is None or laid_out != rows or (lines and self.wrapped(tag, last)):
             by_row = self._format(tag, first, last, unwrap=False)
             in_use = by_row.count("\r\n") + 1 if by_row else 0

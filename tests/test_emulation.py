@@ -262,3 +262,26 @@ def test_panes_nobody_attends_share_turns_as_before() -> None:
     turns.wake(second)
     scheduled.pop(0)()
     assert log == ["emulated first (more left)", "emulated second (more left)"]
+
+
+def test_while_someone_types_turns_leave_the_loop_idle_as_long_as_they_ran() -> None:
+    clock = FakeClock()
+    soon: list = []
+    later: list[tuple[float, object]] = []
+    turns = EmulationTurns(budget_s=0.002, clock=clock, call_soon=soon.append,
+                           call_later=lambda delay, turn: later.append((delay, turn)))
+    typing = [False]
+    turns.typing = lambda: typing[0]
+    flood = FakePane(clock, 400_000, 1 / 1_000_000)
+    turns.wake(flood)
+    assert len(soon) == 1 and not later  # nobody types: the next turn as soon as the loop polled
+    typing[0] = True
+    started = clock.now
+    soon.pop()()
+    ran = clock.now - started
+    assert not soon and len(later) == 1
+    delay, turn = later.pop()
+    assert delay >= ran >= 0.002  # the loop idles at least as long as the turn held it
+    typing[0] = False
+    turn()
+    assert len(soon) == 1 and not later

@@ -99,6 +99,7 @@ class Daemon:
         # A pane typed into or watched is emulated and drawn ahead of the others' floods.
         self.emulation.attended = lambda pane: pane.typed_recently() or self.attach_hub.shows_active(pane)
         self.emulation.after_attended = self.attach_hub.draw_echo
+        self.emulation.typing = self.attach_hub.someone_typing
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         # The execution history (daemon/work/executions.py) follows every pane from its start.
         self.retention = retention or Retention()

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
-from muxd.config import MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
+from muxd.config import ATTACH_TYPING_S, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
 from muxd.daemon.attention.service import session_fields
 from muxd.daemon.client_side.attention_view import AttentionView
 from muxd.daemon.client_side.session_actions import select_target
@@ -152,6 +153,11 @@ class AttachHub:
     def shows_active(self, pane: Pane) -> bool:
         """Whether an attached client shows `pane` as its active pane: a person watches it."""
         return any(client.active_pane() is pane for client in self.clients.values())
+
+    def someone_typing(self) -> bool:
+        """Whether a client had keys within ATTACH_TYPING_S: a person waits for each echo."""
+        now = time.monotonic()
+        return any(now - client.last_input < ATTACH_TYPING_S for client in self.clients.values())
 
     def draw_echo(self, pane: Pane) -> None:
         """`pane`'s output was just emulated ahead of the others (EmulationTurns): the clients

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from muxd.config import (
     EMULATION_ATTENDED_BUDGET_S, EMULATION_RATE_GUESS_BYTES_PER_S, EMULATION_SLICE_MAX_BYTES,
-    EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S, EMULATION_TURN_BUDGET_S,
+    EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S, EMULATION_TURN_BUDGET_S, EMULATION_TYPING_REST_S,
 )
 
 Clock = Callable[[], float]
@@ -104,6 +104,10 @@ def _nothing(sink: OutputSink) -> None:
     pass
 
 
+def _no_one_types() -> bool:
+    return False
+
+
 class EmulationTurns:
     """The panes with output waiting, served round robin, `budget_s` of `clock` per loop turn,
     after the attended ones (see module docstring).
@@ -116,16 +120,20 @@ class EmulationTurns:
 
     def __init__(self, *, budget_s: float = EMULATION_TURN_BUDGET_S, clock: Clock = time.perf_counter,
                  call_soon: Callable[[Callable[[], None]], object] | None = None,
+                 call_later: Callable[[float, Callable[[], None]], object] | None = None,
                  attended_budget_s: float = EMULATION_ATTENDED_BUDGET_S) -> None:
         self.budget_s = budget_s
         self.attended_budget_s = attended_budget_s
         self.clock = clock
         self.attended: Callable[[OutputSink], bool] = _nobody
         self.after_attended: Callable[[OutputSink], None] = _nothing
+        self.typing: Callable[[], bool] = _no_one_types
         self._call_soon = call_soon
+        self._call_later = call_later
         self._waiting: deque[OutputSink] = deque()
         self._flooding: set[OutputSink] = set()  # attended, but too much output to go first
         self._armed = False
+        self._last_turn_s = 0.0  # how long the last turn's bulk ran
 
     def __contains__(self, sink: OutputSink) -> bool:
         return sink in self._waiting
@@ -147,13 +155,21 @@ class EmulationTurns:
     def _arm(self) -> None:
         if not self._armed and self._waiting:
             self._armed = True
+            if self.typing():
+                # While someone types, turns leave the loop idle as long as they ran: the daemon
+                # then sleeps in its poll half the time, so the kernel wakes it at once for a
+                # key (a process always busy waits behind the machine's other busy ones).
+                call_later = self._call_later or asyncio.get_running_loop().call_later
+                call_later(max(self._last_turn_s, EMULATION_TYPING_REST_S), self._turn)
+                return
             call_soon = self._call_soon or asyncio.get_running_loop().call_soon
             call_soon(self._turn)
 
     def _turn(self) -> None:
         self._armed = False
         self._serve_attended()
-        turn_end = self.clock() + self.budget_s
+        started = self.clock()
+        turn_end = started + self.budget_s
         # Those waiting now share this turn; each may use what the ones before it left over.
         serving = len(self._waiting)
         for remaining in range(serving, 0, -1):
@@ -166,6 +182,7 @@ class EmulationTurns:
                 self._flooding.discard(sink)
             elif sink not in self._waiting:
                 self._waiting.append(sink)
+        self._last_turn_s = self.clock() - started
         self._arm()
 
     def _serve_attended(self) -> None:

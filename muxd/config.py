@@ -52,8 +52,10 @@ EMULATION_RATE_GUESS_BYTES_PER_S = 1_000_000
 # A pane a person is at (typed into, shown as a client's active pane) gets its output emulated
 # first, up to this long a turn; past it, it floods and shares the turns (daemon/panes/emulation.py).
 EMULATION_ATTENDED_BUDGET_S = 0.01
-# While someone types into an attached client, emulation turns are this far apart (the loop idles).
+# While someone types into an attached client or a request was read within EMULATION_REQUEST_RECENT_S,
+# emulation turns are at least this far apart (the loop idles between them).
 EMULATION_TYPING_REST_S = EMULATION_TURN_BUDGET_S
+EMULATION_REQUEST_RECENT_S = 0.2
 # Input this recent makes a pane attended: someone waits for its answer (an echo, a prompt).
 PANE_TYPING_S = 0.5
 # Input waiting for a program that does not read it: send-keys beyond this is refused, keys of

@@ -271,7 +271,7 @@ def test_while_someone_types_turns_leave_the_loop_idle_as_long_as_they_ran() -> 
     turns = EmulationTurns(budget_s=0.002, clock=clock, call_soon=soon.append,
                            call_later=lambda delay, turn: later.append((delay, turn)))
     typing = [False]
-    turns.typing = lambda: typing[0]
+    turns.someone_waits = lambda: typing[0]
     flood = FakePane(clock, 400_000, 1 / 1_000_000)
     turns.wake(flood)
     assert len(soon) == 1 and not later  # nobody types: the next turn as soon as the loop polled

@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from muxd.config import (
-    DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, SCROLLBACK_BYTES_MAX,
+    DEFAULT_SCROLLBACK_BYTES, EMULATION_REQUEST_RECENT_S, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
+    SCROLLBACK_BYTES_MAX,
 )
 from muxd.daemon.access.control import AccessControl
 from muxd.daemon.attention.alerts import WindowAlerts
@@ -99,7 +100,7 @@ class Daemon:
         # A pane typed into or watched is emulated and drawn ahead of the others' floods.
         self.emulation.attended = lambda pane: pane.typed_recently() or self.attach_hub.shows_active(pane)
         self.emulation.after_attended = self.attach_hub.draw_echo
-        self.emulation.typing = self.attach_hub.someone_typing
+        self.emulation.someone_waits = self._someone_waits
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         # The execution history (daemon/work/executions.py) follows every pane from its start.
         self.retention = retention or Retention()
@@ -184,6 +185,13 @@ class Daemon:
         finally:
             self._connections.discard(task)
             self.clients.discard(connection)
+
+    def _someone_waits(self) -> bool:
+        """Keys typed into an attached client, or a request read, just now (EmulationTurns)."""
+        if self.attach_hub.someone_typing():
+            return True
+        recent = time.monotonic() - EMULATION_REQUEST_RECENT_S
+        return any(connection.heard_at > recent for connection in self.clients)
 
     def _disconnect_token(self, token_id: str) -> None:
         """Close the connections greeted with a token just revoked, so a client that keeps one

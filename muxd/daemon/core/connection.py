@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import struct
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
@@ -109,6 +110,7 @@ class Connection:
         self.bus_events = False  # subscribed to the bus's DaemonEvents (else to state changes and exits)
         self.event_kinds: frozenset[str] | None = None  # with bus_events: these kinds only; None: all
         self._tasks: set[asyncio.Task[None]] = set()
+        self.heard_at = 0.0  # time.monotonic() it last sent something (requests, keys)
 
     async def serve(self) -> None:
         try:
@@ -118,6 +120,7 @@ class Connection:
                 high=CONNECTION_WRITE_HIGH_WATER_BYTES, low=CONNECTION_WRITE_LOW_WATER_BYTES)
             while True:
                 data = await self.reader.read(READ_CHUNK_BYTES)
+                self.heard_at = time.monotonic()
                 if not data or not await self._handle_data(data):
                     return
         except (ConnectionError, asyncio.IncompleteReadError):

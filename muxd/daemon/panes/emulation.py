@@ -104,7 +104,7 @@ def _nothing(sink: OutputSink) -> None:
     pass
 
 
-def _no_one_types() -> bool:
+def _no_one_waits() -> bool:
     return False
 
 
@@ -115,7 +115,8 @@ class EmulationTurns:
     `call_soon` schedules the next turn (the running loop's by default): a callback scheduled
     from a callback runs only after the loop has polled I/O again, so requests and other
     panes' reads get in between two turns. `attended` says whether a person is at a pane;
-    `after_attended` is called once an attended pane's output is emulated (to draw it).
+    `after_attended` is called once an attended pane's output is emulated (to draw it);
+    `someone_waits` whether keys or requests came just now (turns are then paced).
     """
 
     def __init__(self, *, budget_s: float = EMULATION_TURN_BUDGET_S, clock: Clock = time.perf_counter,
@@ -127,7 +128,7 @@ class EmulationTurns:
         self.clock = clock
         self.attended: Callable[[OutputSink], bool] = _nobody
         self.after_attended: Callable[[OutputSink], None] = _nothing
-        self.typing: Callable[[], bool] = _no_one_types
+        self.someone_waits: Callable[[], bool] = _no_one_waits
         self._call_soon = call_soon
         self._call_later = call_later
         self._waiting: deque[OutputSink] = deque()
@@ -155,10 +156,11 @@ class EmulationTurns:
     def _arm(self) -> None:
         if not self._armed and self._waiting:
             self._armed = True
-            if self.typing():
-                # While someone types, turns leave the loop idle as long as they ran: the daemon
-                # then sleeps in its poll half the time, so the kernel wakes it at once for a
-                # key (a process always busy waits behind the machine's other busy ones).
+            if self.someone_waits():
+                # While someone waits (keys typed, a request), turns leave the loop idle as long
+                # as they ran: the daemon then sleeps in its poll half the time, so the kernel
+                # wakes it at once for a key or a request (a process always busy waits behind
+                # the machine's other busy ones), and a request's steps run between two turns.
                 call_later = self._call_later or asyncio.get_running_loop().call_later
                 call_later(max(self._last_turn_s, EMULATION_TYPING_REST_S), self._turn)
                 return

@@ -53,8 +53,10 @@ EMULATION_RATE_GUESS_BYTES_PER_S = 1_000_000
 # first, up to this long a turn; past it, it floods and shares the turns (daemon/panes/emulation.py).
 EMULATION_ATTENDED_BUDGET_S = 0.01
 # While someone types into an attached client or a request was read within EMULATION_REQUEST_RECENT_S,
-# emulation turns are at least this far apart (the loop idles between them).
-EMULATION_TYPING_REST_S = EMULATION_TURN_BUDGET_S
+# the loop idles after each emulation turn for this share of the turn's length, at least EMULATION_REST_MIN_S
+# (daemon/panes/emulation.py): a flood then gets half a core.
+EMULATION_REST_PER_TURN = 1.0
+EMULATION_REST_MIN_S = EMULATION_TURN_BUDGET_S
 EMULATION_REQUEST_RECENT_S = 0.2
 # Input this recent makes a pane attended: someone waits for its answer (an echo, a prompt).
 PANE_TYPING_S = 0.5

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from muxd.config import EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S
+from muxd.config import (
+    EMULATION_REST_PER_TURN, EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S,
+)
 from muxd.daemon.panes.emulation import EmulationTurns, OutputBacklog
 
 
@@ -264,7 +266,7 @@ def test_panes_nobody_attends_share_turns_as_before() -> None:
     assert log == ["emulated first (more left)", "emulated second (more left)"]
 
 
-def test_while_someone_types_turns_leave_the_loop_idle_as_long_as_they_ran() -> None:
+def test_while_someone_waits_turns_leave_the_loop_idle_for_a_share_of_their_length() -> None:
     clock = FakeClock()
     soon: list = []
     later: list[tuple[float, object]] = []
@@ -281,7 +283,7 @@ def test_while_someone_types_turns_leave_the_loop_idle_as_long_as_they_ran() -> 
     ran = clock.now - started
     assert not soon and len(later) == 1
     delay, turn = later.pop()
-    assert delay >= ran >= 0.002  # the loop idles at least as long as the turn held it
+    assert ran >= 0.002 and delay >= ran * EMULATION_REST_PER_TURN > 0  # the loop idles after a turn
     typing[0] = False
     turn()
     assert len(soon) == 1 and not later

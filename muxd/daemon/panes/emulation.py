@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from muxd.config import (
-    EMULATION_ATTENDED_BUDGET_S, EMULATION_RATE_GUESS_BYTES_PER_S, EMULATION_SLICE_MAX_BYTES,
-    EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S, EMULATION_TURN_BUDGET_S, EMULATION_TYPING_REST_S,
+    EMULATION_ATTENDED_BUDGET_S, EMULATION_RATE_GUESS_BYTES_PER_S, EMULATION_REST_MIN_S, EMULATION_REST_PER_TURN,
+    EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S, EMULATION_TURN_BUDGET_S,
 )
 
 Clock = Callable[[], float]
@@ -157,12 +157,12 @@ class EmulationTurns:
         if not self._armed and self._waiting:
             self._armed = True
             if self.someone_waits():
-                # While someone waits (keys typed, a request), turns leave the loop idle as long
-                # as they ran: the daemon then sleeps in its poll half the time, so the kernel
+                # While someone waits (keys typed, a request), turns leave the loop idle for a
+                # while: the daemon then sleeps in its poll half the time, so the kernel
                 # wakes it at once for a key or a request (a process always busy waits behind
                 # the machine's other busy ones), and a request's steps run between two turns.
                 call_later = self._call_later or asyncio.get_running_loop().call_later
-                call_later(max(self._last_turn_s, EMULATION_TYPING_REST_S), self._turn)
+                call_later(max(self._last_turn_s * EMULATION_REST_PER_TURN, EMULATION_REST_MIN_S), self._turn)
                 return
             call_soon = self._call_soon or asyncio.get_running_loop().call_soon
             call_soon(self._turn)

@@ -188,13 +188,19 @@ class GhosttyEmulator(DeferredFloodOutput):
         if self.failed or not data:
             return
         try:
+            text = None  # `data` as text, when it had to be decoded (the flood skipper uses it)
             if not data.isascii() or self._decoder.getstate()[0]:
                 self._text_may_have_joined = True
-                data = self._decoder.decode(data).encode("utf-8", "surrogatepass")
+                text = self._decoder.decode(data)
+                data = text.encode("utf-8", "surrogatepass")
             if b"\x7f" in data:  # DEL does nothing in tmux (and pyte); ghostty would draw it
-                data = data.replace(b"\x7f", b"")
-            if data:
-                (self._flood or self._history).feed(data)
+                data, text = data.replace(b"\x7f", b""), None
+            if not data:
+                pass
+            elif self._flood is not None:
+                self._flood.feed(data, text)
+            else:
+                self._history.feed(data)
         except Exception:
             self.failed = True
             log.exception("ghostty emulator failed on %d bytes of output: the pane's output is no longer emulated",

@@ -133,12 +133,16 @@ class NativeFloodSkipper:
             text, self._deferred = self._deferred, ""
             self._history.feed(text.encode("utf-8", "surrogateescape"))
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes, decoded: str | None = None) -> None:
+        """Emulate or skip `data` (`decoded`: the same as text, if the caller has it)."""
         history = self._history
-        if len(data) < FLOOD_MIN_CHARS and not self._deferred:
+        deferred = self._deferred
+        if len(data) < FLOOD_MIN_CHARS and not deferred:
             history.feed(data)
             return
-        text = self._deferred + data.decode("utf-8", "surrogateescape")
+        text = data.decode("utf-8", "surrogateescape") if decoded is None else decoded
+        if deferred:
+            text = deferred + text
         self._deferred = ""
         tabs = text.isascii() and "\t" in text  # runs may hold tabs: checked against the stops below
         # Nothing written since the last skip: what it left (cursor home among others) holds.
@@ -181,7 +185,8 @@ class NativeFloodSkipper:
                 if newline < 0:
                     break
                 position = newline + 1
-        history.feed(text[done:].encode("utf-8", "surrogateescape"))
+        # Nothing skipped (most reads of agent output): the bytes as they came, not encoded again.
+        history.feed(data if done == 0 and not deferred else text[done:].encode("utf-8", "surrogateescape"))
 
     def _skippable_pen(self) -> str | None:
         """The pen as an SGR sequence when a flood fed now may be skipped, else None."""

@@ -49,6 +49,7 @@ FLOOD_START_TIMEOUT_S = 60.0
 QUIET_S = 0.05                 # no output this long after an echo: the client's frame is complete
 CLEAR_EVERY = 50               # Ctrl-U the typed line this often, so it never wraps or fills the tty
 KILL_LINE = b"\x15"
+KEYS = [b"x", b"y", b"z"]
 NO_FLOOD = "none"
 
 
@@ -75,8 +76,8 @@ def _drain(fd: int) -> None:
 
 
 def echo_times(argv: list[str], env: dict[str, str], samples: int, server_pid: int) -> tuple[list[float], float]:
-    """Seconds from writing "x" into the attach client's terminal until the client writes an "x"
-    back, `samples` times; and the server's CPU % over the sampling."""
+    """Seconds from writing a letter into the attach client's terminal until the client writes
+    it back, `samples` times; and the server's CPU % over the sampling."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the attach client, on the pty as its terminal
         os.execvpe(argv[0], argv, env)
@@ -97,10 +98,14 @@ def echo_times(argv: list[str], env: dict[str, str], samples: int, server_pid: i
             if n and n % CLEAR_EVERY == 0:
                 os.write(fd, KILL_LINE)
                 _drain(fd)
+            # Another letter on each new line: had the line's erasing not been drawn yet when
+            # the key goes (QUIET_S is short on a busy machine), the frame that draws both would
+            # leave the same letter in the first cell alone, and hold no echo to see.
+            key = KEYS[n // CLEAR_EVERY % len(KEYS)]
             started = time.perf_counter()
-            os.write(fd, b"x")
+            os.write(fd, key)
             got = b""
-            while b"x" not in got:
+            while key not in got:
                 if time.perf_counter() - started > ECHO_TIMEOUT_S:
                     raise RuntimeError(f"{argv[0]}: no echo in {ECHO_TIMEOUT_S} s")
                 got += _read_ready(fd, ECHO_TIMEOUT_S)

@@ -70,10 +70,13 @@ def long_stretches(text: str, tabs: bool) -> Iterator[tuple[int, int]]:
 def _unsimple_at(text: str, start: int, stop: int, tabs: bool) -> int:
     """The first position in text[start:stop] that simple lines cannot hold (or `stop`): a
     character (first_bad_char, fast on ASCII), or an escape other than SGR."""
-    stop = first_bad_char(text, start, stop, tabs)
-    # Looked for a little past `stop`: an SGR running across it is not an escape cut short.
+    # Escapes first: agent output moves the cursor every few lines, so the search for a bad
+    # character (a regex scan on non-ASCII text) stops at the first move, not at the window's
+    # end. Looked for a little past `stop`: an SGR running across it is not an escape cut short.
     bad = BAD_ESCAPE.search(text, start, min(stop + _SGR_LOOKAHEAD_CHARS, len(text)))
-    return stop if bad is None or bad.start() >= stop else bad.start()
+    if bad is not None and bad.start() < stop:
+        stop = bad.start()
+    return first_bad_char(text, start, stop, tabs)
 
 
 class NativeScreen(Protocol):

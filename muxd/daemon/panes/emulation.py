@@ -10,9 +10,15 @@ backlog grows past its cap stops reading its PTY (daemon/panes/pane.py): the pro
 A pane a person is at (`attended`: typed into, or shown as an attached client's active pane)
 has its output emulated in full as soon as it is read, and its clients are drawn right after
 (`after_attended`), in the same callback, ahead of every turn (which serves it first too if it
-became attended while waiting): an echo never waits behind a neighbour's flood. One
-that still has output left after EMULATION_ATTENDED_BUDGET_S floods itself, and takes its turns
-with the others until its backlog is empty.
+became attended while waiting): an echo never waits behind a neighbour's flood. One that
+still has output left after EMULATION_ATTENDED_BUDGET_S floods itself, and takes its turns with
+the others until its backlog is empty.
+
+While someone waits (`someone_waits`: keys typed into an attached client, a request read just
+now), the loop idles after each turn for about as long as the turn ran: the steps of a request
+or a key then run between two turns, and a daemon that sleeps in its poll part of the time is
+woken by the kernel at once, where one always busy waits behind the machine's other busy
+processes. A flood then goes at about half its speed.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from muxd.config import (
     EMULATION_ATTENDED_BUDGET_S, EMULATION_RATE_GUESS_BYTES_PER_S, EMULATION_REST_MIN_S, EMULATION_REST_PER_TURN,
@@ -132,8 +132,9 @@ class EmulationTurns:
         self.budget_s = budget_s
         self.attended_budget_s = attended_budget_s
         self.clock = clock
-        self.attended: Callable[[OutputSink], bool] = _nobody
-        self.after_attended: Callable[[OutputSink], None] = _nothing
+        # Given the daemon's panes, the sinks it wakes (hence Any: each asks what a Pane knows).
+        self.attended: Callable[[Any], bool] = _nobody
+        self.after_attended: Callable[[Any], None] = _nothing
         self.someone_waits: Callable[[], bool] = _no_one_waits
         self._call_soon = call_soon
         self._call_later = call_later

@@ -9,8 +9,9 @@ into the store). That copying ("layout") must cost less than libghostty's parse 
 bytes. Each input is fed to muxd's emulator in 16 KiB reads (as a pane's slices come) with the
 copying timed, and to a bare libghostty terminal of the same size (its own scrollback, nothing
 copied) for the parse. Inputs: the two floods of the echo and flood benchmarks (CRLF line ends,
-as a pane's tty makes them) and each real agent log of ../shared/corpus. Prints the best of
-`--runs` for each, and layout / parse (goal: below 1.00x).
+as a pane's tty makes them) and each real agent log of ../shared/corpus. Times are this
+process's CPU time (a busy machine stretches wall time unevenly); prints the best of `--runs`
+for each, and layout / parse (goal: below 1.00x).
 """
 
 from __future__ import annotations
@@ -44,13 +45,13 @@ class LayoutClock:
     def wrap(self, call: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
             self._depth += 1
-            started = time.perf_counter()
+            started = time.process_time()
             try:
                 return call(*args, **kwargs)
             finally:
                 self._depth -= 1
                 if not self._depth:
-                    self.seconds += time.perf_counter() - started
+                    self.seconds += time.process_time() - started
 
         return timed
 
@@ -63,19 +64,19 @@ def layout_seconds(data: bytes, columns: int, lines: int) -> tuple[float, float]
     # The copies of native rows, and the flood skipper's lines laid out straight into the store.
     history._copy = clock.wrap(history._copy)  # type: ignore[method-assign]
     history.store.append_source = clock.wrap(history.store.append_source)  # type: ignore[method-assign]
-    started = time.perf_counter()
+    started = time.process_time()
     for at in range(0, len(data), READ_BYTES):
         emulator.feed(data[at:at + READ_BYTES])
     emulator.history_size  # rows still waiting natively are copied when history is read
-    return clock.seconds, time.perf_counter() - started
+    return clock.seconds, time.process_time() - started
 
 
 def parse_seconds(data: bytes, columns: int, lines: int) -> float:
     terminal = pyghostty.Terminal(columns, lines)
-    started = time.perf_counter()
+    started = time.process_time()
     for at in range(0, len(data), READ_BYTES):
         terminal.feed(data[at:at + READ_BYTES])
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def inputs(workdir: Path, flood_bytes: int) -> list[tuple[str, bytes, int, int]]:
@@ -91,7 +92,7 @@ def inputs(workdir: Path, flood_bytes: int) -> list[tuple[str, bytes, int, int]]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--flood-mb", type=float, default=4.0)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="muxd-bench-") as workdir:

@@ -16,7 +16,7 @@ from muxd.config import DEFAULT_SCROLLBACK_BYTES, SCROLLBACK_BYTES_MAX
 from muxd.daemon.core import log_file
 from muxd.daemon.core.loop import run
 from muxd.store.retention import retention_from_env
-from muxd.daemon.commands import load_all
+from muxd.daemon.commands import CommandTable
 from muxd.daemon.server import Daemon
 from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, lock_path, log_path, socket_path
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         ensure_state_dir()
         log_file.configure(log_path(args.name))
         retention = retention_from_env(os.environ)
-        daemon = Daemon(socket_path(args.name), lock_path(args.name), commands=load_all(),
+        daemon = Daemon(socket_path(args.name), lock_path(args.name), commands=CommandTable(),
                         scrollback_bytes=scrollback_bytes,
                         detection=os.environ.get("MUXD_DETECTION", "1") != "0", retention=retention,
                         history=os.environ.get("MUXD_HISTORY", "1") != "0")

@@ -41,7 +41,7 @@ from muxd.daemon.work.executions import ExecutionService
 from muxd.daemon.work.limit_resume import LimitResume
 from muxd.daemon.work.tasks import TaskService
 from muxd.daemon.work.work_metrics import ExecutionMetrics
-from muxd.detectors.registry import load_detectors
+from muxd.detectors.registry import Detectors
 from muxd.detectors.state import AgentState
 from muxd.emulator.backend import running_backend, warm_up
 from muxd.emulator.rows import ROW_OVERHEAD_BYTES
@@ -58,7 +58,9 @@ from muxd.telemetry.trace_ids import traceparent
 log = logging.getLogger(__name__)
 
 PANE_TERM = "xterm-256color"
-STARTUP_WARM_DELAY_S = 0.05  # after start, once the client that started the daemon is served
+# The start's deferred work (_settle_in) runs after the first reply, or this long after the daemon
+# listens when no request comes (`muxd start-server` alone): never ahead of the first request.
+SETTLE_IN_IDLE_S = 1.0
 # Variables of whoever started the daemon that would mislead programs inside a pane.
 # A trace context is a traced task's own (spawn_pane), never the daemon starter's.
 _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES",
@@ -80,7 +82,7 @@ class Daemon:
         self.started_at = time.time()
         # Detection off (MUXD_DETECTION=0) is for measuring what detection costs, nothing else.
         self.detection = detection
-        self.detectors = load_detectors() if detection else []
+        self.detectors = Detectors() if detection else []  # looked up after the first reply (_settle_in)
         self.detections: dict[str, PaneDetection] = {}
         self.hooks = HookIntake(self.detections)  # the agents' own hook events (`muxd hook`)
         self.subscribers: set[Connection] = set()
@@ -116,6 +118,7 @@ class Daemon:
                                 turns=self.emulation, scrollback_bytes=scrollback_bytes)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
+        self._settled = False
         self.clients: set[Connection] = set()
         self.access.on_revoked = self._disconnect_token
 
@@ -136,9 +139,8 @@ class Daemon:
                 self.config_loaded.set()
             if on_ready is not None:
                 on_ready()
-            log.info("serving on %s (pid %d), emulator %s", self.socket_path, os.getpid(), running_backend())
-            # Emulation's one-time costs, once the first client is served: not inside a flood.
-            asyncio.get_running_loop().call_later(STARTUP_WARM_DELAY_S, warm_up)
+            log.info("serving on %s (pid %d)", self.socket_path, os.getpid())
+            asyncio.get_running_loop().call_later(SETTLE_IN_IDLE_S, self.replied)
             await self._stop.wait()
             server.close()
         finally:
@@ -159,6 +161,34 @@ class Daemon:
             self.claim.release()
             for task in list(self._connections):
                 task.cancel()
+
+    def replied(self) -> None:
+        """A request was answered: after the first, pay what the start put off (_settle_in)."""
+        if not self._settled:
+            self._settled = True
+            steps = [self._load_commands, self._load_detectors, self._warm_up]
+            asyncio.get_running_loop().call_soon(self._settle_in, steps)
+
+    def _settle_in(self, steps: list[Callable[[], None]]) -> None:
+        """One step of what the start put off, then the next on a later loop turn, so a request
+        that comes meanwhile waits behind one step at most."""
+        steps.pop(0)()
+        if steps:
+            asyncio.get_running_loop().call_soon(self._settle_in, steps)
+
+    def _load_commands(self) -> None:
+        load_commands = getattr(self.commands, "load_all", None)
+        if load_commands is not None:
+            load_commands()
+
+    def _load_detectors(self) -> None:
+        if isinstance(self.detectors, Detectors):
+            self.detectors.load()
+
+    def _warm_up(self) -> None:
+        """Emulation's one-time costs, now rather than inside the first flood."""
+        warm_up()
+        log.info("emulator %s", running_backend())
 
     def request_shutdown(self) -> None:
         self.attach_hub.server_exiting()

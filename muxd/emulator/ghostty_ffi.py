@@ -24,7 +24,6 @@ import logging
 import marshal
 import os
 import sys
-import tempfile
 import types
 from pathlib import Path
 from typing import Any
@@ -114,6 +113,8 @@ def read_cached(path: Path) -> types.CodeType | None:
 def write_cached(path: Path, code: types.CodeType) -> None:
     """Store `code` at `path` whole or not at all (a temporary file renamed over it), and drop
     the copies stored for other keys."""
+    import tempfile  # only when something is stored: not on a start that finds it
+
     payload = marshal.dumps(code)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{CACHE_PREFIX}", suffix=".tmp")
     try:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from muxd.config import SESSION_LOG_BUDGET_S
-from muxd.executions.answers import extract_answer
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.work.session_log_finder import SessionLogs
 from muxd.executions.pricing import estimate_cost
@@ -100,6 +99,8 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
     fields: dict[str, object] = {}
     if shot.agent_type and execution.agent_type is None:
         fields["agent_type"] = shot.agent_type
+    from muxd.executions.answers import extract_answer  # the CLIs' readers: at the first ended turn, not at start
+
     answer = extract_answer(shot.agent_type, shot.lines, execution.message) if shot.lines else None
     if shot.hook_answer:  # the agent's own words, over the screen's reading of them
         fields["response"], sources["response"] = shot.hook_answer, "hook"

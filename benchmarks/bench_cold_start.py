@@ -47,7 +47,7 @@ from muxd.daemon.server import SETTLE_IN_IDLE_S
 from muxd.testing.proc import rss_kib
 
 ANSWER_TIMEOUT_S = 30.0
-DAEMON_IMPORTS = "import muxd.daemon.main; from muxd.daemon.commands import CommandTable; CommandTable()"
+DAEMON_IMPORTS = "import muxd.daemon.main, muxd.daemon.server; from muxd.daemon.commands import CommandTable; CommandTable()"
 BACKEND_IMPORTS = "import muxd.emulator.ghostty_backend"
 FFI_LOAD = "import muxd.emulator.ghostty_ffi"
 RUNTIME_IMPORTS = "import asyncio, uvloop, msgspec"

@@ -50,6 +50,7 @@ from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
 from muxd.protocol.event_messages import DaemonEvent
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
+from muxd.store.database import Database
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.telemetry.export import SpanExport
@@ -70,14 +71,15 @@ _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN"
 class Daemon:
     def __init__(self, socket_path: Path, lock_path: Path, *, commands: Mapping[type, Command],
                  scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES, detection: bool = True,
-                 retention: Retention | None = None, history: bool = True) -> None:
+                 retention: Retention | None = None, history: bool = True, database: Database | None = None) -> None:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
         self.registry = Registry(on_pane_removed=self.pane_removed, on_window_current=self._window_current,
                                  on_changed=self._registry_changed)
         self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
-        self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access/control.py)
+        # Tokens, grants, audit (daemon/access/control.py), on `database` when main.py opened it already.
+        self.access = AccessControl.open(socket_path.stem, db=database)
         self.commands = commands  # the command table (commands/), handed in by main.py
         self.started_at = time.time()
         # Detection off (MUXD_DETECTION=0) is for measuring what detection costs, nothing else.

@@ -18,13 +18,12 @@ import msgspec
 from muxd.config import SESSION_LOG_BUDGET_S
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.work.session_log_finder import SessionLogs
-from muxd.executions.pricing import estimate_cost
 from muxd.executions.record import Execution, Source
-from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 from muxd.executions.tracker import MUXD_FAILURE_TYPES, turn_error
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.detection import PaneDetection
+    from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +118,8 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
     if facts is not None:
         _from_log(execution, facts, fields, sources)
         if execution.cost_usd is None and facts.call_tokens:  # the agent showed no figure of its own
+            from muxd.executions.pricing import estimate_cost  # with the session logs' parsers: not at start
+
             # On a thread: the price table's first load takes a few hundred ms.
             estimate = await asyncio.to_thread(estimate_cost, facts.model, facts.call_tokens,
                                                execution.started_at or execution.completed_at or 0.0)

@@ -5,12 +5,14 @@ owns the registry, accepts clients and spawns panes. main.py hands it the comman
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shlex
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from muxd.config import (
     DEFAULT_SCROLLBACK_BYTES, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, SCROLLBACK_BYTES_MAX,
@@ -36,7 +38,6 @@ from muxd.daemon.panes.registry import Registry, Session, Window
 from muxd.daemon.panes.shell_command import command_argv, default_shell
 from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
-from muxd.daemon.tmux.watch import TmuxWatcher
 from muxd.daemon.work.executions import ExecutionService
 from muxd.daemon.work.limit_resume import LimitResume
 from muxd.daemon.work.tasks import TaskService
@@ -55,6 +56,9 @@ from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.telemetry.export import SpanExport
 from muxd.telemetry.trace_ids import traceparent
+
+if TYPE_CHECKING:
+    from muxd.daemon.tmux.watch import TmuxWatcher
 
 log = logging.getLogger(__name__)
 
@@ -115,14 +119,20 @@ class Daemon:
                                  spawn_pane=self.spawn_pane, spans=self.spans)  # the task queue (daemon/work/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
-        # Panes adopted from running tmux servers (daemon/tmux/watch.py), followed as muxd's own.
-        self.tmux = TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
-                                turns=self.emulation, scrollback_bytes=scrollback_bytes)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self._settled = False
         self.clients: set[Connection] = set()
         self.access.on_revoked = self._disconnect_token
+
+    @functools.cached_property
+    def tmux(self) -> TmuxWatcher:
+        """Panes adopted from running tmux servers (daemon/tmux/watch.py), followed as muxd's
+        own: built at the first tmux-watch, its modules imported then, not at every start."""
+        from muxd.daemon.tmux.watch import TmuxWatcher
+
+        return TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
+                           turns=self.emulation, scrollback_bytes=self.scrollback_bytes)
 
     # ------------------------------------------------------------ running
 
@@ -150,7 +160,8 @@ class Daemon:
             self.limit_resume.close()
             self.tasks.shutdown()
             self.executions.shutdown()
-            self.tmux.close()
+            if "tmux" in self.__dict__:  # it was built (cached_property)
+                self.tmux.close()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             await self.executions.close()

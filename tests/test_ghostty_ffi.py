@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from muxd.emulator import ghostty_ffi
-from muxd.emulator.ghostty_ffi import CACHE_PREFIX, preparsed_ffi
+from muxd.emulator.ghostty_ffi import CACHE_KEEP, CACHE_PREFIX, preparsed_ffi
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
@@ -58,16 +58,21 @@ def test_built_once_then_loaded_from_the_cache(package: Path, tmp_path: Path) ->
     lib.ghostty_terminal_free(terminal[0])
 
 
-def test_a_new_pyghostty_version_builds_it_again_and_drops_the_old_copy(package: Path, tmp_path: Path) -> None:
+def test_a_new_pyghostty_version_builds_it_again_keeping_a_few_old_copies(package: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
     preparsed_ffi(package, cache)
-    old = _stored(cache)
+    [first] = _stored(cache)
+    os.utime(first, (1, 1))  # surely the oldest, whatever the file system's clock granularity
     init = package / "__init__.py"
-    init.write_text(init.read_text().replace("__version__", "__version__ = '9.9.9'\n_was_version", 1))
-    _, source = preparsed_ffi(package, cache)
-    assert source == "generated"
-    assert len(_stored(cache)) == 1 and _stored(cache) != old
+    original = init.read_text()
+    for version in range(CACHE_KEEP):
+        init.write_text(original.replace("__version__", f"__version__ = '9.9.{version}'\n_was_version", 1))
+        _, source = preparsed_ffi(package, cache)
+        assert source == "generated"
+    assert len(_stored(cache)) == CACHE_KEEP and first not in _stored(cache)  # the oldest went
+    init.write_text(original.replace("__version__", f"__version__ = '9.9.{CACHE_KEEP - 1}'\n_was_version", 1))
+    assert preparsed_ffi(package, cache)[1] == "cache"  # a version met before: no rebuild
 
 
 @pytest.mark.parametrize("damage", ["flipped", "truncated", "empty"])

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 CACHE_FORMAT = b"muxd ghostty ffi 1"  # part of the key: change it when what is stored changes
 CACHE_PREFIX = "ghostty-ffi-"
+CACHE_KEEP = 4  # stored copies kept for other keys' sake, newest first
 MODULE_NAME = "_muxd_ghostty_ffi"
 LIBRARY_ENV = "PYGHOSTTY_LIB"  # pyghostty's own override of where the shared library is
 _DIGEST_BYTES = 32  # a sha256 of the stored code leads the file
@@ -112,7 +113,8 @@ def read_cached(path: Path) -> types.CodeType | None:
 
 def write_cached(path: Path, code: types.CodeType) -> None:
     """Store `code` at `path` whole or not at all (a temporary file renamed over it), and drop
-    the copies stored for other keys."""
+    all but the CACHE_KEEP newest copies (other keys: other pyghostty versions, or another
+    virtualenv's, which takes turns with this one without rebuilding)."""
     import tempfile  # only when something is stored: not on a start that finds it
 
     payload = marshal.dumps(code)
@@ -124,9 +126,17 @@ def write_cached(path: Path, code: types.CodeType) -> None:
     except BaseException:
         os.unlink(temporary)
         raise
-    for stale in path.parent.glob(f"{CACHE_PREFIX}*"):
+    stored = sorted(path.parent.glob(f"{CACHE_PREFIX}*.bin"), key=_modified, reverse=True)
+    for stale in stored[CACHE_KEEP:]:
         if stale != path:
             stale.unlink(missing_ok=True)
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed meanwhile by another daemon's clean-up
+        return 0.0
 
 
 def _run(code: types.CodeType) -> Any:

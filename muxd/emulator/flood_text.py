@@ -5,6 +5,7 @@ emulator then takes the rest: nothing here knows a screen.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .line_layout import SGR_SEQUENCE, line_rows
@@ -17,7 +18,6 @@ FLOOD_DEFER_MAX_CHARS = 64 * 1024
 # What simple lines are made of, besides SGR: printable text (ASCII, or U+00A0 on: no C1
 # controls), CR, LF and ESC; tabs too when the tab stops are the default ones.
 _SIMPLE_CHARS = " -~\r\n\x1b\xa0-\U0010ffff"  # a regex class body
-_SIMPLE_RUN = {False: re.compile(f"[{_SIMPLE_CHARS}]*"), True: re.compile(f"[\t{_SIMPLE_CHARS}]*")}
 _SIMPLE_ASCII = bytes([*b"\r\n\x1b", *range(0x20, 0x7F)])
 _SIMPLE_ASCII_BYTES = {False: _SIMPLE_ASCII, True: _SIMPLE_ASCII + b"\t"}
 _FIRST_WINDOW_CHARS = 1024
@@ -26,9 +26,16 @@ _BARE_CR = re.compile(r"\r(?!\n)")
 _PARTIAL_SGR = re.compile(r"\x1b(?:\[[0-9;]*)?\Z")
 
 
+@functools.cache
+def _simple_run(tabs: bool) -> re.Pattern[str]:
+    """The regex of a run of simple characters: compiled at the first flood, as its class up to
+    U+10FFFF takes milliseconds to compile that a daemon's start need not pay."""
+    return re.compile(f"[\t{_SIMPLE_CHARS}]*" if tabs else f"[{_SIMPLE_CHARS}]*")
+
+
 def first_bad_char(text: str, start: int, end: int, tabs: bool) -> int:
     """Where text[start:end] first has a character that cannot be in a simple line (or `end`)."""
-    run = _SIMPLE_RUN[tabs]
+    run = _simple_run(tabs)
     if not text.isascii():
         return run.match(text, start, end).end()  # type: ignore[union-attr]  # `*` always matches
     # Deleting the allowed bytes is ~5x faster than a regex scan; growing windows keep the

@@ -1,6 +1,7 @@
 """Cold start against tmux in the same run: `new-session -d` with no server running, then
 `capture-pane -p` until the new pane answers (issue 29's goal 3: ≤ 150 ms), with the parts of
-muxd's figure measured alone.
+muxd's figure measured alone; and each server's resident memory (goal 6): tmux's with its one
+pane, muxd's before any pane (once its start's deferred work is done) and with its first pane.
 
     .venv/bin/python benchmarks/bench_cold_start.py [--runs 5]
 
@@ -11,11 +12,15 @@ database each time (as on a first start: the schema is created). The pane runs `
 The breakdown (medians, each part alone, so they do not add up exactly; imports are less the bare
 interpreter's start):
   bare interpreter   `python -c pass`: the floor of every Python process
+  runtime imports    asyncio, uvloop and msgspec: what any Python daemon of this design imports
   client start       `muxd ls` with no server: the CLI's own start and its "no server" answer
-  daemon imports     what the daemon imports before it listens (muxd.daemon.main, every command)
-  backend import     the default emulator backend, which the daemon imports just after it listens
-                     (its warm-up) or at the first pane, whichever comes first
-  pyghostty import   `import pyghostty` alone: most of it is cffi parsing libghostty's C declarations
+  daemon imports     what the daemon imports before it listens (muxd.daemon.main, the first
+                     requests' command modules; the others come after its first reply)
+  backend import     the default emulator backend, imported at the first pane (or by the warm-up
+                     after the first reply)
+  ffi load           libghostty's C declarations, pre-parsed (emulator/ghostty_ffi.py's cache)
+  pyghostty parse    `import pyghostty` alone: cffi parsing those declarations, as it did at every
+                     start before the cache (and still does where the cache cannot be used)
   start-server       `muxd start-server`: client start, daemon spawn, imports, database, listening
   first pane         `muxd new-session -d` against a server that already listens
   capture-pane       one `muxd capture-pane -p` against a running server with its pane
@@ -32,13 +37,23 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from _peers import run_benchmark
 from _timing import run_ms
 
+from muxd.daemon.server import SETTLE_IN_IDLE_S
+from muxd.testing.proc import rss_kib
+
 ANSWER_TIMEOUT_S = 30.0
-DAEMON_IMPORTS = "import muxd.daemon.main; from muxd.daemon.commands import load_all; load_all()"
+DAEMON_IMPORTS = "import muxd.daemon.main, muxd.daemon.server; from muxd.daemon.commands import CommandTable; CommandTable()"
 BACKEND_IMPORTS = "import muxd.emulator.ghostty_backend"
+FFI_LOAD = "import muxd.emulator.ghostty_ffi"
+RUNTIME_IMPORTS = "import asyncio, uvloop, msgspec"
+# The daemon's start puts work off until its first reply, or SETTLE_IN_IDLE_S when none comes:
+# its memory "before any pane" is read after that, as a daemon left running would hold it.
+SETTLED_S = SETTLE_IN_IDLE_S + 1.0
 
 
 def _until_answers(argv: list[str], env: dict[str, str]) -> None:
@@ -49,14 +64,16 @@ def _until_answers(argv: list[str], env: dict[str, str]) -> None:
             raise RuntimeError(f"{' '.join(argv)} never answered")
 
 
-def _cold_ms(start: list[str], capture: list[str], stop: list[str], env: dict[str, str]) -> float:
-    """Milliseconds from starting `start` with no server to `capture` answering; the server is
-    stopped after."""
+def _cold_ms(start: list[str], capture: list[str], stop: list[str], env: dict[str, str],
+             server_pid: Callable[[], int]) -> tuple[float, float]:
+    """Milliseconds from starting `start` with no server to `capture` answering, and the server's
+    RSS in MiB then (its one pane running); the server is stopped after."""
     started = time.perf_counter()
     try:
         subprocess.run(start, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         _until_answers(capture, env)
-        return (time.perf_counter() - started) * 1000
+        elapsed = (time.perf_counter() - started) * 1000
+        return elapsed, rss_kib(server_pid()) / 1024
     finally:
         subprocess.run(stop, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
@@ -79,6 +96,10 @@ class MuxdCold:
 
     def cli(self, *words: str) -> list[str]:
         return [*self.muxd, "-L", self.name, *words]
+
+    def pid(self, env: dict[str, str]) -> int:
+        """The running server's pid, from its lock file."""
+        return int(Path(env["MUXD_SOCKET_DIR"], f"{self.name}.lock").read_text().strip())
 
     def cleanup(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -106,25 +127,39 @@ def main() -> int:
     tmux = [tmux_bin, "-L", tmux_name, "-f", os.devnull]
     tmux_env = {**os.environ, "SHELL": "/bin/sh"}
     cold: dict[str, list[float]] = {"tmux": [], "muxd": []}
+    rss: dict[str, list[float]] = {"tmux, one pane": [], "muxd, before any pane": [], "muxd, one pane": []}
     parts: dict[str, list[float]] = {name: [] for name in (
-        "bare interpreter", "client start", "daemon imports", "backend import", "pyghostty import", "start-server", "first pane", "capture-pane")}
+        "bare interpreter", "runtime imports", "client start", "daemon imports", "backend import", "ffi load",
+        "pyghostty parse", "start-server", "first pane", "capture-pane")}
+    load_before = os.getloadavg()
     try:
         for _ in range(args.runs):
-            cold["tmux"].append(_cold_ms([*tmux, "new-session", "-d", "-s", "cold"],
-                                         [*tmux, "capture-pane", "-p", "-t", "cold"], [*tmux, "kill-server"], tmux_env))
+            def tmux_pid() -> int:
+                return int(subprocess.run([*tmux, "display", "-p", "-t", "cold", "#{pid}"], env=tmux_env,
+                                          capture_output=True, text=True, check=True).stdout)
+
+            wall, mib = _cold_ms([*tmux, "new-session", "-d", "-s", "cold"], [*tmux, "capture-pane", "-p", "-t", "cold"],
+                                 [*tmux, "kill-server"], tmux_env, tmux_pid)
+            cold["tmux"].append(wall)
+            rss["tmux, one pane"].append(mib)
             env = muxd_peer.env()
-            cold["muxd"].append(_cold_ms(muxd_peer.cli("new-session", "-d", "-s", "cold"),
-                                         muxd_peer.cli("capture-pane", "-p", "-t", "cold"),
-                                         muxd_peer.cli("kill-server"), env))
+            wall, mib = _cold_ms(muxd_peer.cli("new-session", "-d", "-s", "cold"),
+                                 muxd_peer.cli("capture-pane", "-p", "-t", "cold"), muxd_peer.cli("kill-server"), env,
+                                 lambda: muxd_peer.pid(env))
+            cold["muxd"].append(wall)
+            rss["muxd, one pane"].append(mib)
             parts["bare interpreter"].append(run_ms([sys.executable, "-c", "pass"], env)[0])
             parts["client start"].append(run_ms(muxd_peer.cli("ls"), env)[0])
             bare = parts["bare interpreter"][-1]
-            parts["daemon imports"].append(run_ms([sys.executable, "-P", "-c", DAEMON_IMPORTS], env)[0] - bare)
-            parts["backend import"].append(run_ms([sys.executable, "-P", "-c", BACKEND_IMPORTS], env)[0] - bare)
-            parts["pyghostty import"].append(run_ms([sys.executable, "-P", "-c", "import pyghostty"], env)[0] - bare)
+            for name, code in (("runtime imports", RUNTIME_IMPORTS), ("daemon imports", DAEMON_IMPORTS),
+                               ("backend import", BACKEND_IMPORTS), ("ffi load", FFI_LOAD),
+                               ("pyghostty parse", "import pyghostty")):
+                parts[name].append(run_ms([sys.executable, "-P", "-c", code], env)[0] - bare)
             env = muxd_peer.env()
             try:
                 parts["start-server"].append(run_ms(muxd_peer.cli("start-server"), env)[0])
+                time.sleep(SETTLED_S)  # not a wait for a condition: the memory of a daemon left alone
+                rss["muxd, before any pane"].append(rss_kib(muxd_peer.pid(env)) / 1024)
                 parts["first pane"].append(run_ms(muxd_peer.cli("new-session", "-d", "-s", "cold"), env)[0])
                 _until_answers(muxd_peer.cli("capture-pane", "-p", "-t", "cold"), env)
                 parts["capture-pane"].append(run_ms(muxd_peer.cli("capture-pane", "-p", "-t", "cold"), env)[0])
@@ -134,12 +169,20 @@ def main() -> int:
     finally:
         muxd_peer.cleanup()
     tmux_ms, muxd_ms = statistics.median(cold["tmux"]), statistics.median(cold["muxd"])
-    print(f"cold start, new-session -d to the pane answering capture-pane ({args.runs} runs, medians)")
+    load_after = os.getloadavg()
+    print(f"cold start, new-session -d to the pane answering capture-pane ({args.runs} runs, medians; "
+          f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after, {os.cpu_count()} CPUs)")
     print(f"  tmux {tmux_ms:7.1f} ms   muxd {muxd_ms:7.1f} ms   muxd/tmux {muxd_ms / tmux_ms:5.1f}x"
           f"   (target: muxd <= 150 ms)")
+    tmux_mib, muxd_mib = statistics.median(rss["tmux, one pane"]), statistics.median(rss["muxd, before any pane"])
+    print(f"server RSS (MiB, medians): tmux with one pane {tmux_mib:5.1f}   muxd before any pane {muxd_mib:5.1f}"
+          f"   muxd with one pane {statistics.median(rss['muxd, one pane']):5.1f}   muxd/tmux {muxd_mib / tmux_mib:4.1f}x")
     print("muxd's parts, each measured alone:")
     for name, values in parts.items():
         print(f"  {name:18} {_median(values)}")
+    bare, runtime = statistics.median(parts["bare interpreter"]), statistics.median(parts["runtime imports"])
+    print(f"floor: 3 interpreter starts (new-session's client, the daemon, capture-pane's client) and the "
+          f"daemon's runtime imports = {3 * bare + runtime:.1f} ms")
     return 0
 
 

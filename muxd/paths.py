@@ -53,6 +53,26 @@ def state_dir() -> Path:
     return root / "muxd"
 
 
+CACHE_DIR_ENV = "MUXD_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """`$MUXD_CACHE_DIR`, else `$XDG_CACHE_HOME/muxd`, else `~/.cache/muxd`: what muxd can rebuild
+    at will (the native emulator's pre-parsed C declarations, emulator/ghostty_ffi.py)."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CACHE_HOME")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return root / "muxd"
+
+
+def ensure_cache_dir() -> Path:
+    """Create the cache directory 0700, or refuse one that others could reach into: muxd runs
+    code it finds there, so only a directory nobody else can write to will do."""
+    return _ensure_private_dir(cache_dir(), "choose another XDG_CACHE_HOME")
+
+
 def ensure_socket_dir(path: Path | None = None) -> Path:
     """Create the socket directory 0700, or refuse one that others could reach into."""
     return _ensure_private_dir(path or socket_dir(), "choose another MUXD_SOCKET_DIR")

@@ -40,7 +40,8 @@ def test_falls_back_to_pyte_once_logged_when_pyghostty_cannot_load(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.delenv("MUXD_EMULATOR", raising=False)  # the default asked for: the suite may run with pyte chosen
     monkeypatch.setattr(backend, "_ghostty_class", None)
-    monkeypatch.delitem(sys.modules, "muxd.emulator.ghostty_backend", raising=False)
+    for module in ("muxd.emulator.ghostty_backend", "muxd.emulator.ghostty_ffi"):  # imported anew, without pyghostty
+        monkeypatch.delitem(sys.modules, module, raising=False)
     monkeypatch.setitem(sys.modules, "pyghostty", None)  # import fails as if not installed
     with caplog.at_level(logging.WARNING, logger="muxd.emulator.backend"):
         first = new_emulator(20, 5)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from muxd.emulator.flood import _SIMPLE_CHARS, FLOOD_MIN_CHARS
+from muxd.emulator.flood_text import _SIMPLE_CHARS, FLOOD_MIN_CHARS
 from muxd.emulator.ghostty_flood import long_stretches
 
 # What simple lines cannot hold: a character outside their set, or an escape other than SGR.

@@ -11,15 +11,20 @@ import asyncio
 import os
 import signal
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES, SCROLLBACK_BYTES_MAX
 from muxd.daemon.core import log_file
 from muxd.daemon.core.loop import run
-from muxd.store.retention import retention_from_env
-from muxd.daemon.commands import load_all
-from muxd.daemon.server import Daemon
 from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, lock_path, log_path, socket_path
+from muxd.store.database import Database
+from muxd.store.location import db_path
+from muxd.store.retention import retention_from_env
+
+if TYPE_CHECKING:
+    from muxd.daemon.server import Daemon
 
 
 ENV_SCROLLBACK = "MUXD_SCROLLBACK_BYTES"
@@ -53,6 +58,15 @@ def _ready(daemon: Daemon, ready_fd: int | None) -> None:
     _report(ready_fd, "\n".join([*warnings, "ready"]))
 
 
+def _opening_database(server_name: str) -> Future[Database]:
+    """The server's database, opening on a thread of its own while the daemon imports the rest:
+    a new file's schema waits on the disk (tens of ms) more than it runs."""
+    opener = ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db-open")
+    opening = opener.submit(Database, db_path(server_name, dict(os.environ)))
+    opener.shutdown(wait=False)  # the thread ends once the file is open
+    return opening
+
+
 def scrollback_budget(flag: int | None, variable: str | None) -> int:
     """Bytes of memory each pane's scrollback may hold: --scrollback-bytes, else $MUXD_SCROLLBACK_BYTES,
     else the default; bad_request outside 0..SCROLLBACK_BYTES_MAX."""
@@ -80,10 +94,14 @@ def main(argv: list[str] | None = None) -> int:
         ensure_state_dir()
         log_file.configure(log_path(args.name))
         retention = retention_from_env(os.environ)
-        daemon = Daemon(socket_path(args.name), lock_path(args.name), commands=load_all(),
+        database = _opening_database(args.name)
+        from muxd.daemon.commands import CommandTable  # the bulk of the daemon's imports, meanwhile
+        from muxd.daemon.server import Daemon
+
+        daemon = Daemon(socket_path(args.name), lock_path(args.name), commands=CommandTable(),
                         scrollback_bytes=scrollback_bytes,
                         detection=os.environ.get("MUXD_DETECTION", "1") != "0", retention=retention,
-                        history=os.environ.get("MUXD_HISTORY", "1") != "0")
+                        history=os.environ.get("MUXD_HISTORY", "1") != "0", database=database.result())
         run(_main(daemon, args.ready_fd))
     except MuxdError as exc:
         _report(args.ready_fd, f"error {exc.code} {exc.message}")

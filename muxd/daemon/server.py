@@ -5,12 +5,14 @@ owns the registry, accepts clients and spawns panes. main.py hands it the comman
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shlex
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from muxd.config import (
     DEFAULT_SCROLLBACK_BYTES, EMULATION_REQUEST_RECENT_S, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
@@ -37,12 +39,11 @@ from muxd.daemon.panes.registry import Registry, Session, Window
 from muxd.daemon.panes.shell_command import command_argv, default_shell
 from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
-from muxd.daemon.tmux.watch import TmuxWatcher
 from muxd.daemon.work.executions import ExecutionService
 from muxd.daemon.work.limit_resume import LimitResume
 from muxd.daemon.work.tasks import TaskService
 from muxd.daemon.work.work_metrics import ExecutionMetrics
-from muxd.detectors.registry import load_detectors
+from muxd.detectors.registry import Detectors
 from muxd.detectors.state import AgentState
 from muxd.emulator.backend import running_backend, warm_up
 from muxd.emulator.rows import ROW_OVERHEAD_BYTES
@@ -51,15 +52,21 @@ from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
 from muxd.protocol.event_messages import DaemonEvent
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
+from muxd.store.database import Database
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.telemetry.export import SpanExport
 from muxd.telemetry.trace_ids import traceparent
 
+if TYPE_CHECKING:
+    from muxd.daemon.tmux.watch import TmuxWatcher
+
 log = logging.getLogger(__name__)
 
 PANE_TERM = "xterm-256color"
-STARTUP_WARM_DELAY_S = 0.05  # after start, once the client that started the daemon is served
+# The start's deferred work (_settle_in) runs after the first reply, or this long after the daemon
+# listens when no request comes (`muxd start-server` alone): never ahead of the first request.
+SETTLE_IN_IDLE_S = 1.0
 # Variables of whoever started the daemon that would mislead programs inside a pane.
 # A trace context is a traced task's own (spawn_pane), never the daemon starter's.
 _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES",
@@ -69,19 +76,20 @@ _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN"
 class Daemon:
     def __init__(self, socket_path: Path, lock_path: Path, *, commands: Mapping[type, Command],
                  scrollback_bytes: int = DEFAULT_SCROLLBACK_BYTES, detection: bool = True,
-                 retention: Retention | None = None, history: bool = True) -> None:
+                 retention: Retention | None = None, history: bool = True, database: Database | None = None) -> None:
         self.socket_path = socket_path
         self.claim = ServerClaim(socket_path, lock_path)
         self.scrollback_bytes = scrollback_bytes
         self.registry = Registry(on_pane_removed=self.pane_removed, on_window_current=self._window_current,
                                  on_changed=self._registry_changed)
         self.registry.options.defaults["default-shell"] = default_shell()  # what show-options -g shows
-        self.access = AccessControl.open(socket_path.stem)  # tokens, grants, audit (daemon/access/control.py)
+        # Tokens, grants, audit (daemon/access/control.py), on `database` when main.py opened it already.
+        self.access = AccessControl.open(socket_path.stem, db=database)
         self.commands = commands  # the command table (commands/), handed in by main.py
         self.started_at = time.time()
         # Detection off (MUXD_DETECTION=0) is for measuring what detection costs, nothing else.
         self.detection = detection
-        self.detectors = load_detectors() if detection else []
+        self.detectors = Detectors() if detection else []  # looked up after the first reply (_settle_in)
         self.detections: dict[str, PaneDetection] = {}
         self.hooks = HookIntake(self.detections)  # the agents' own hook events (`muxd hook`)
         self.subscribers: set[Connection] = set()
@@ -116,13 +124,20 @@ class Daemon:
                                  spawn_pane=self.spawn_pane, spans=self.spans)  # the task queue (daemon/work/tasks.py)
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
-        # Panes adopted from running tmux servers (daemon/tmux/watch.py), followed as muxd's own.
-        self.tmux = TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
-                                turns=self.emulation, scrollback_bytes=scrollback_bytes)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
+        self._settled = False
         self.clients: set[Connection] = set()
         self.access.on_revoked = self._disconnect_token
+
+    @functools.cached_property
+    def tmux(self) -> TmuxWatcher:
+        """Panes adopted from running tmux servers (daemon/tmux/watch.py), followed as muxd's
+        own: built at the first tmux-watch, its modules imported then, not at every start."""
+        from muxd.daemon.tmux.watch import TmuxWatcher
+
+        return TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
+                           turns=self.emulation, scrollback_bytes=self.scrollback_bytes)
 
     # ------------------------------------------------------------ running
 
@@ -141,9 +156,8 @@ class Daemon:
                 self.config_loaded.set()
             if on_ready is not None:
                 on_ready()
-            log.info("serving on %s (pid %d), emulator %s", self.socket_path, os.getpid(), running_backend())
-            # Emulation's one-time costs, once the first client is served: not inside a flood.
-            asyncio.get_running_loop().call_later(STARTUP_WARM_DELAY_S, warm_up)
+            log.info("serving on %s (pid %d)", self.socket_path, os.getpid())
+            asyncio.get_running_loop().call_later(SETTLE_IN_IDLE_S, self.replied)
             await self._stop.wait()
             server.close()
         finally:
@@ -151,7 +165,8 @@ class Daemon:
             self.limit_resume.close()
             self.tasks.shutdown()
             self.executions.shutdown()
-            self.tmux.close()
+            if "tmux" in self.__dict__:  # it was built (cached_property)
+                self.tmux.close()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             await self.executions.close()
@@ -164,6 +179,34 @@ class Daemon:
             self.claim.release()
             for task in list(self._connections):
                 task.cancel()
+
+    def replied(self) -> None:
+        """A request was answered: after the first, pay what the start put off (_settle_in)."""
+        if not self._settled:
+            self._settled = True
+            steps = [self._load_commands, self._load_detectors, self._warm_up]
+            asyncio.get_running_loop().call_soon(self._settle_in, steps)
+
+    def _settle_in(self, steps: list[Callable[[], None]]) -> None:
+        """One step of what the start put off, then the next on a later loop turn, so a request
+        that comes meanwhile waits behind one step at most."""
+        steps.pop(0)()
+        if steps:
+            asyncio.get_running_loop().call_soon(self._settle_in, steps)
+
+    def _load_commands(self) -> None:
+        load_commands = getattr(self.commands, "load_all", None)
+        if load_commands is not None:
+            load_commands()
+
+    def _load_detectors(self) -> None:
+        if isinstance(self.detectors, Detectors):
+            self.detectors.load()
+
+    def _warm_up(self) -> None:
+        """Emulation's one-time costs, now rather than inside the first flood."""
+        warm_up()
+        log.info("emulator %s", running_backend())
 
     def request_shutdown(self) -> None:
         self.attach_hub.server_exiting()

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta, timezone, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 CLOCK_SLACK_S = 60.0  # a clock time shown to the minute is that minute's until it has passed
 _DAY_S = 86_400.0
@@ -110,6 +109,8 @@ def _zone(name: str | None) -> tzinfo | None:
     if name.upper() in ("UTC", "GMT", "Z"):
         return timezone.utc
     if "/" in name:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # at the first named zone, not at every start
+
         try:
             return ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError):

@@ -93,7 +93,7 @@ class DetectorRunner:
                  clock: Callable[[], float] = time.time, timer: Callable[[], float] = time.perf_counter,
                  budget_s: float = DETECT_BUDGET_S, debounce_s: float = DEBOUNCE_S) -> None:
         self.pane_id = pane_id
-        self.detectors = list(detectors)
+        self.detectors = detectors  # not copied: registry.Detectors looks them up at the first reading
         self.fallback = shell_detector()
         self.clock = clock
         self.timer = timer  # measures what a detection costs

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Callable, Union
+from typing import TYPE_CHECKING, Callable, Union
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
-from .emulator import Emulator
+if TYPE_CHECKING:
+    from .emulator import Emulator
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,8 @@ def new_emulator(
         cls = _load_ghostty()
         if cls is not None:
             return cls(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes, reply=reply)
+    from .emulator import Emulator  # pyte's: only when chosen or the native core cannot load
+
     return Emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes, reply=reply)
 
 

@@ -12,19 +12,10 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from pyte import modes
 from pyte.screens import Margins
-
-TAB_WIDTH = 8  # default tab stops: every TAB_WIDTH columns
-
-
-@functools.cache
-def default_tab_stops(columns: int) -> frozenset[int]:
-    """The tab stops of a fresh screen `columns` wide (also what tmux resets them to on resize)."""
-    return frozenset(range(TAB_WIDTH, columns, TAB_WIDTH))
 
 
 class CursorRules:

@@ -14,95 +14,23 @@ deferred to the next feed, where it usually scrolls off too; any query flushes i
 
 from __future__ import annotations
 
-import re
-
 from pyte import modes
 
-from .cursor_rules import default_tab_stops
-from .line_layout import SGR_SEQUENCE, last_drawn_char, line_rows
+from .flood_text import (
+    FLOOD_DEFER_MAX_CHARS, FLOOD_MIN_CHARS, is_simple_partial_line, screenful_start, simple_run_end,
+)
+from .line_layout import last_drawn_char
 from .parser import FastParser
 from .screen import MuxScreen
 from .source_block import advance_attrs
+from .tab_stops import default_tab_stops
 
-# Simple lines followed by other output are only skipped in runs at least this long.
-FLOOD_MIN_CHARS = 4096
-# Deferred flood text (last screenful + partial line) is emulated instead beyond this size.
-FLOOD_DEFER_MAX_CHARS = 64 * 1024
-
-# What simple lines are made of, besides SGR: printable text (ASCII, or U+00A0 on: no C1
-# controls), CR, LF and ESC; tabs too when the tab stops are the default ones.
-_SIMPLE_CHARS = " -~\r\n\x1b\xa0-\U0010ffff"  # a regex class body
-_SIMPLE_RUN = {False: re.compile(f"[{_SIMPLE_CHARS}]*"), True: re.compile(f"[\t{_SIMPLE_CHARS}]*")}
-_SIMPLE_ASCII = bytes([*b"\r\n\x1b", *range(0x20, 0x7F)])
-_SIMPLE_ASCII_BYTES = {False: _SIMPLE_ASCII, True: _SIMPLE_ASCII + b"\t"}
-_FIRST_WINDOW_CHARS = 1024
-BAD_ESCAPE = re.compile(r"\x1b(?!\[[0-9;]*m)")
-_BARE_CR = re.compile(r"\r(?!\n)")
-_PARTIAL_SGR = re.compile(r"\x1b(?:\[[0-9;]*)?\Z")
 _MODES_THAT_CHANGE_TEXT = frozenset({modes.IRM, modes.LNM, modes.DECOM, modes.DECSCNM})
 
 
 def tabs_allowed(screen: MuxScreen) -> bool:
     """True if tabs can be in simple lines on `screen` (its tab stops are the default ones)."""
     return screen.tabstops == default_tab_stops(screen.columns)
-
-
-def first_bad_char(text: str, start: int, end: int, tabs: bool) -> int:
-    """Where text[start:end] first has a character that cannot be in a simple line (or `end`)."""
-    run = _SIMPLE_RUN[tabs]
-    if not text.isascii():
-        return run.match(text, start, end).end()  # type: ignore[union-attr]  # `*` always matches
-    # Deleting the allowed bytes is ~5x faster than a regex scan; growing windows keep the
-    # cost proportional to the distance to the first bad character.
-    allowed = _SIMPLE_ASCII_BYTES[tabs]
-    window = _FIRST_WINDOW_CHARS
-    while start < end:
-        stop = min(start + window, end)
-        if text[start:stop].encode("ascii").translate(None, allowed):
-            return run.match(text, start, stop).end()  # type: ignore[union-attr]
-        start = stop
-        window *= 2
-    return end
-
-
-def simple_run_end(text: str, start: int, tabs: bool = False, clean_end: int | None = None) -> int:
-    """End of the longest run of complete simple lines at `start` (`start` if there is none).
-    `clean_end`: text[start:clean_end] is known to hold nothing but simple characters and SGR
-    (the run cannot go past it), which spares scanning it again."""
-    if clean_end is None:
-        end = first_bad_char(text, start, len(text), tabs)
-        found = BAD_ESCAPE.search(text, start, end)
-        if found:
-            end = found.start()
-    else:
-        end = clean_end
-    found = _BARE_CR.search(text, start, end)
-    if found:
-        end = found.start()
-    if text.count("\n", start, end) != text.count("\r\n", start, end):
-        newline = text.find("\n", start, end)
-        while newline >= 0:
-            if newline == start or text[newline - 1] != "\r":
-                end = newline
-                break
-            newline = text.find("\n", newline + 1, end)
-    last = text.rfind("\r\n", start, end)
-    return start if last < 0 else last + 2
-
-
-def is_simple_partial_line(text: str, start: int, tabs: bool = False) -> bool:
-    """True if text[start:] could begin a simple line (no line feed yet, nothing else odd)."""
-    if len(text) - start > FLOOD_DEFER_MAX_CHARS or text.find("\n", start) >= 0:
-        return False
-    if first_bad_char(text, start, len(text), tabs) != len(text):
-        return False
-    tail = text[start:]
-    carriage = tail.find("\r")
-    if carriage >= 0 and carriage != len(tail) - 1:
-        return False
-    body = tail[:-1] if carriage >= 0 else tail
-    bad = BAD_ESCAPE.search(body)
-    return bad is None or _PARTIAL_SGR.match(body, bad.start()) is not None
 
 
 def can_skip_from_here(screen: MuxScreen, parser: FastParser) -> bool:
@@ -123,28 +51,6 @@ def can_skip_from_here(screen: MuxScreen, parser: FastParser) -> bool:
         if line is not None and (line or line.wrapped):
             return False
     return True
-
-
-def screenful_start(text: str, start: int, end: int, rows_needed: int, columns: int) -> int:
-    """Start of the shortest suffix of lines in text[start:end] giving `rows_needed` rows."""
-    # A line takes a row at least, so the last `rows_needed` lines are all it can take; their
-    # SGR goes in one pass over them (a pass a line cost a flood of coloured lines dear).
-    starts: list[int] = []
-    position = end
-    while len(starts) < rows_needed and position > start:
-        previous = text.rfind("\r\n", start, position - 2)
-        position = previous + 2 if previous >= 0 else start
-        starts.append(position)
-    if not starts:
-        return start
-    tail = text[starts[-1] : end - 2]
-    lines = (SGR_SEQUENCE.sub("", tail) if "\x1b" in tail else tail).split("\r\n")
-    rows = 0
-    for line_start, line in zip(starts, reversed(lines)):
-        rows += line_rows(line, columns)
-        if rows >= rows_needed:
-            return line_start
-    return start
 
 
 class FloodSkipper:

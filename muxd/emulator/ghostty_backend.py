@@ -18,15 +18,12 @@ import logging
 import weakref
 from typing import Callable
 
-import pyghostty
-from pyghostty import ffi, lib
-from pyghostty.core import init_sized
-
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
 from .capture import render_rows
 from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
 from .cell_layout import row_cells
+from .ghostty_ffi import Terminal, ffi, init_sized, lib
 from .ghostty_format import ACTIVE
 from .ghostty_flood import DECRQSS_REPLY, NativeFloodSkipper, pen_sequence
 from .ghostty_history import NativeHistory, plain_sgr
@@ -94,7 +91,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         columns, lines = clamp_size(columns, lines)
         self._columns, self._lines = columns, lines
         # Lines cap is set huge so only the byte cap applies (pyghostty's default is 10k lines).
-        self._term = pyghostty.Terminal(columns, lines, scrollback=1 << 30)
+        self._term = Terminal(columns, lines, scrollback=1 << 30)
         self._t = self._term._t[0]
         self._reply = reply
         self._replies: list[bytes] | None = None  # collecting answers to muxd's own queries

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from .cell import BLANK
-from .flood import (
+from .flood_text import (
     BAD_ESCAPE, FLOOD_DEFER_MAX_CHARS, FLOOD_MIN_CHARS, first_bad_char, is_simple_partial_line, screenful_start,
     simple_run_end,
 )

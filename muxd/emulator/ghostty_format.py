@@ -7,8 +7,7 @@ made once (building them is Python work) and reused for every call.
 
 from __future__ import annotations
 
-from pyghostty import ffi, lib
-from pyghostty.core import init_sized
+from .ghostty_ffi import ffi, init_sized, lib
 
 HISTORY = lib.GHOSTTY_POINT_TAG_HISTORY
 ACTIVE = lib.GHOSTTY_POINT_TAG_ACTIVE

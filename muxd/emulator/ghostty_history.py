@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from pyghostty import ffi, lib
-from pyghostty.core import init_sized
+from .ghostty_ffi import ffi, init_sized, lib
 
 from .cell import BLANK
 from .ghostty_format import ACTIVE, HISTORY, NativeFormatter

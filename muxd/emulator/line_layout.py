@@ -29,11 +29,9 @@ from itertools import compress, count, repeat
 from operator import add, gt, sub
 from typing import Iterable, NamedTuple
 
-from pyte.screens import StaticDefaultDict
-
 from .cell import BLANK, PADDING, Cell
-from .cursor_rules import TAB_WIDTH
-from .parser import parse_csi_params
+from .tab_stops import TAB_WIDTH
+from .csi_params import parse_csi_params
 from .rows import Row, row_from_cells, text_bytes
 from .sgr import apply_sgr
 from .widths import CHAR_WIDTHS, char_width
@@ -43,6 +41,17 @@ LINE_END = "\r\n"
 # Past the BMP every character is laid out one by one (exact whatever its width; emoji
 # are mostly wide anyway), which keeps the table below to a 65k-character scan.
 _FIRST_ASTRAL = 0x10000
+
+
+class _RowCells(dict[int, Cell]):
+    """Column -> cell of a row being laid out; a column never written reads as `default`
+    as in pyte's StaticDefaultDict (rows.row_from_cells reads both)."""
+
+    def __init__(self, default: Cell) -> None:
+        self.default = default
+
+    def __missing__(self, column: int) -> Cell:
+        return self.default
 
 
 @functools.cache
@@ -184,7 +193,7 @@ def lay_out_line(line: str, attrs: Cell, columns: int, default: Cell) -> tuple[l
     One character at a time, as drawing.draw_reference does with autowrap on and insert mode
     off, plus HT with the default tab stops."""
     rows: list[Row] = []
-    cells: dict[int, Cell] = StaticDefaultDict(default)
+    cells: dict[int, Cell] = _RowCells(default)
     x = 0
     # SGR_SEQUENCE.split alternates visible text and SGR parameters: [text, params, ..., text].
     for index, part in enumerate(SGR_SEQUENCE.split(line)):
@@ -206,12 +215,12 @@ def lay_out_line(line: str, attrs: Cell, columns: int, default: Cell) -> tuple[l
                 continue
             if x >= columns:
                 rows.append(row_from_cells(cells, columns, True))
-                cells, x = StaticDefaultDict(default), 0
+                cells, x = _RowCells(default), 0
             if x + width > columns:  # a wide character that does not fit wraps first
                 if width > columns:
                     continue
                 rows.append(row_from_cells(cells, columns, True))
-                cells, x = StaticDefaultDict(default), 0
+                cells, x = _RowCells(default), 0
             _split_wide_neighbours(cells, x, width)
             cells[x] = attrs._replace(data=char)
             if width == 2:

@@ -19,12 +19,11 @@ from typing import Any, Callable
 import pyte
 from pyte.streams import Stream
 
+from .csi_params import PARAMS_MEMO, parse_csi_params
 from .sgr import apply_sgr
 
 log = logging.getLogger(__name__)
 
-# pyte clamps every CSI parameter to this value.
-CSI_PARAM_MAX = 9999
 # An unterminated sequence held across feeds beyond this many characters is given to pyte's
 # state machine instead (a never-terminated OSC must not grow memory without bound).
 PENDING_SEQUENCE_MAX_CHARS = 4096
@@ -83,21 +82,6 @@ def colon_sgr_to_semicolons(params: str) -> str:
         else:
             out.append(head)
     return ";".join(p or "0" for p in out) if out else "0"
-
-
-_PARAMS_MEMO: dict[str, tuple[int, ...]] = {}
-_PARAMS_MEMO_MAX_ENTRIES = 4096
-
-
-def parse_csi_params(params: str) -> tuple[int, ...]:
-    """Return CSI parameters the way pyte parses them ("" -> (0,), ";5" -> (0, 5))."""
-    parsed = _PARAMS_MEMO.get(params)
-    if parsed is None:
-        parsed = tuple(min(int(p or 0), CSI_PARAM_MAX) for p in params.split(";"))
-        if len(_PARAMS_MEMO) >= _PARAMS_MEMO_MAX_ENTRIES:
-            _PARAMS_MEMO.clear()
-        _PARAMS_MEMO[params] = parsed
-    return parsed
 
 
 # CSI functions tmux has and pyte lacks: scroll up/down (SU, SD), repeat character (REP),
@@ -221,7 +205,7 @@ class FastParser:
         match = _TOKEN.match
         screen = self._screen
         raw, guarded = self._raw, self._guarded
-        params_memo = _PARAMS_MEMO
+        params_memo = PARAMS_MEMO
         while position < end:
             if not self._fsm_in_ground:
                 position = self._feed_state_machine(text, position)

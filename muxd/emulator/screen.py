@@ -25,12 +25,13 @@ from pyte.screens import Cursor, StaticDefaultDict
 from ._guard import guard_events
 from .cell import BLANK, REVERSE_BLANK, Cell
 from .charsets import CharsetShifts
-from .cursor_rules import CursorRules, default_tab_stops
+from .cursor_rules import CursorRules
 from .drawing import CHAR_CACHE_MAX_STYLES, CharCache, draw_fast, draw_reference
 from .parser import ExtendedStream
 from .rows import Row, row_from_cells, row_text
 from .scrollback import Scrollback
 from .sgr import apply_sgr
+from .tab_stops import default_tab_stops
 
 ALTERNATE_SCREEN_MODES = frozenset({47, 1047, 1049})
 ALTERNATE_SCREEN_WITH_CURSOR = 1049

@@ -8,8 +8,6 @@ unable to tell `38;5;N` from truecolour the way tmux does.)
 
 from __future__ import annotations
 
-from pyte import graphics
-
 from .cell import DEFAULT_STYLE, Cell, Style
 
 # Memoised transitions (attrs, params) -> attrs: output floods repeat a handful of SGRs.
@@ -45,12 +43,17 @@ _FLAG_CODES: dict[int, tuple[tuple[str, bool], ...]] = {
 # Style index -> (code to set, code to clear), for emitting; bold and dim share 22.
 _EMIT_FLAGS = {3: (3, 23), 4: (4, 24), 5: (9, 29), 6: (7, 27), 7: (5, 25), 9: (8, 28), 10: (53, 55)}
 _BOLD, _DIM = 2, 8  # indexes in Style (Cell[1:])
-_FG_NAMED = {**graphics.FG_ANSI, **graphics.FG_AIXTERM}
-_BG_NAMED = {**graphics.BG_ANSI, **graphics.BG_AIXTERM}
-_FG_CODE = {name: code for code, name in _FG_NAMED.items()}
+_COLOUR_NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
+# SGR colour code -> name, as pyte.graphics has them (FG_ANSI, FG_AIXTERM, BG_...): the names the
+# pyte emulator's cells hold, background 105's typo included. Our own copy, so the native
+# emulator never imports pyte (~25 ms and several MiB at a daemon's start).
+FG_NAMED = {30 + n: name for n, name in enumerate(_COLOUR_NAMES)} | {39: "default"} | {
+    90 + n: "bright" + name for n, name in enumerate(_COLOUR_NAMES)}
+BG_NAMED = {code + 10: name for code, name in FG_NAMED.items()} | {105: "bfightmagenta"}
+_FG_CODE = {name: code for code, name in FG_NAMED.items()}
 # pyte names background 105 "bfightmagenta" (a typo it keeps); a backend that spells it
 # right must not get "48;5;brightmagenta" back.
-_BG_CODE = {name: code for code, name in _BG_NAMED.items()} | {"brightmagenta": 105}
+_BG_CODE = {name: code for code, name in BG_NAMED.items()} | {"brightmagenta": 105}
 _EXTENDED_FG, _EXTENDED_BG = 38, 48
 _MAX_COLOUR_COMPONENT = 255
 
@@ -86,10 +89,10 @@ def _apply_sgr_uncached(attrs: Cell, params: tuple[int, ...], default: Cell) -> 
         code = pending.pop()
         if code == 0:
             replace.update(default._asdict())
-        elif code in _FG_NAMED:
-            replace["fg"] = _FG_NAMED[code]
-        elif code in _BG_NAMED:
-            replace["bg"] = _BG_NAMED[code]
+        elif code in FG_NAMED:
+            replace["fg"] = FG_NAMED[code]
+        elif code in BG_NAMED:
+            replace["bg"] = BG_NAMED[code]
         elif code in _FLAG_CODES:
             replace.update(_FLAG_CODES[code])
         elif code in (_EXTENDED_FG, _EXTENDED_BG):

@@ -29,7 +29,7 @@ from .line_layout import (
     next_tab_column,
     split_lines,
 )
-from .parser import parse_csi_params
+from .csi_params import parse_csi_params
 from .rows import ROW_OVERHEAD_BYTES, Row, canonical_runs, row_size_bytes
 from .sgr import apply_sgr, intern_style
 

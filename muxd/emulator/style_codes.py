@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pyte import graphics
-
 from .cell import Style
-from .sgr import intern_style
+from .sgr import BG_NAMED, FG_NAMED, intern_style
 
 # Colour codes: a pyte colour name, a palette index ("196"), or a truecolour ("0a1b2c").
-_NAMED_COLOURS = ("default", *sorted({*graphics.FG_ANSI.values(), *graphics.FG_AIXTERM.values(),
-                                      *graphics.BG_ANSI.values(), *graphics.BG_AIXTERM.values()} - {"default"}))
+_NAMED_COLOURS = ("default", *sorted({*FG_NAMED.values(), *BG_NAMED.values()} - {"default"}))
 _NAMED_CODES = {name: code for code, name in enumerate(_NAMED_COLOURS)}
 _PALETTE_BASE = 1 << 8
 _PALETTE_COLOURS = 256

@@ -3,6 +3,7 @@ events), mapping failures to typed errors. Encoding is one for all: bodies.encod
 
 from __future__ import annotations
 
+import functools
 from typing import Union
 
 import msgspec
@@ -13,8 +14,19 @@ from muxd.protocol.bodies import UNDECODABLE, decode_from_server, encode, encode
 from muxd.protocol.os_bytes import os_bytes_ext, taken_os_bytes
 from muxd.protocol.messages import REQUEST_TAGS, Envelope, Event, Reply, Request
 
-_request_decoder = msgspec.msgpack.Decoder(Request)
-_server_message_decoder = msgspec.msgpack.Decoder(Union[Reply, Event])  # type: ignore[arg-type]
+
+# Each union's decoder is built at its first use (~5-15 ms each): a daemon decodes no replies
+# nor events, a client no requests.
+@functools.cache
+def _request_decoder() -> msgspec.msgpack.Decoder[Request]:
+    return msgspec.msgpack.Decoder(Request)  # type: ignore[arg-type]
+
+
+@functools.cache
+def _server_message_decoder() -> msgspec.msgpack.Decoder[Reply | Event]:
+    return msgspec.msgpack.Decoder(Union[Reply, Event])  # type: ignore[arg-type]
+
+
 _envelope_decoder = msgspec.msgpack.Decoder(Envelope)
 
 
@@ -41,7 +53,7 @@ def decode_request(body: bytes) -> Request:
     """The request in `body`; ProtocolError (bad_request) for whatever else it holds, NotUtf8
     for argument bytes that are not UTF-8 where a request wants text (os_bytes.py)."""
     try:
-        return _request_decoder.decode(body)
+        return _request_decoder().decode(body)
     except msgspec.ValidationError as exc:
         with_os_bytes = _with_os_bytes(body) if "got `ext`" in str(exc) else None  # a typed decode takes none
         if with_os_bytes is not None:
@@ -76,4 +88,4 @@ def _with_os_bytes(body: bytes) -> Request | None:
 
 
 def decode_server_message(body: bytes) -> Reply | Event:
-    return decode_from_server(_server_message_decoder, body)
+    return decode_from_server(_server_message_decoder(), body)

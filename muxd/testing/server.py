@@ -15,6 +15,7 @@ from typing import Any
 
 from muxd.client.connection import Client
 from muxd.config import DAEMON_START_TIMEOUT_ENV, DAEMON_START_TIMEOUT_S
+from muxd.paths import CACHE_DIR_ENV, cache_dir
 from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_for_screen, wait_until
 
@@ -42,7 +43,10 @@ class MuxdTestServer:
         # $XDG_STATE_HOME points.
         self.env = {**inherited, "MUXD_DB": str(self.socket_dir / f"{self.name}.db"),
                     "MUXD_CONFIG": os.devnull, "HOME": str(home),
-                    "XDG_STATE_HOME": str(self.socket_dir / "state"), **(env or {}),
+                    "XDG_STATE_HOME": str(self.socket_dir / "state"),
+                    # The user's cache, not the empty HOME's: each daemon would parse libghostty's
+                    # declarations again (emulator/ghostty_ffi.py).
+                    CACHE_DIR_ENV: str(cache_dir()), **(env or {}),
                     "MUXD_SOCKET_DIR": str(self.socket_dir)}
         self.pid: int | None = None
 

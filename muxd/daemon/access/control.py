@@ -166,14 +166,14 @@ class AccessControl:
             self._remember(token)
 
     @classmethod
-    def open(cls, server_name: str, env: dict[str, str] | None = None) -> AccessControl:
-        """The access state of server `server_name`, from its database (MUXD_DB or the default).
-        StoreUnavailable when that file cannot be used: muxd then does not start, rather than keep
-        in memory what the user believes stored."""
+    def open(cls, server_name: str, env: dict[str, str] | None = None, *, db: Database | None = None) -> AccessControl:
+        """The access state of server `server_name`, from its database (MUXD_DB or the default;
+        `db`: that database, opened already). StoreUnavailable when that file cannot be used:
+        muxd then does not start, rather than keep in memory what the user believes stored."""
         env = dict(os.environ) if env is None else env
         agent_tier = parse_tier(env.get(ENV_AGENT_TIER) or AGENT_TOKEN_TIER_DEFAULT)
         agent_scopes = parse_scopes(env.get(ENV_AGENT_SCOPES, AGENT_SCOPES_DEFAULT))
-        db = Database(db_path(server_name, env))
+        db = db or Database(db_path(server_name, env))
         log.info("database: %s", db.path)
         try:
             return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)

@@ -6,24 +6,68 @@ resolved object to the handler: `async def handler(daemon, request, pane) -> Rep
 without a target kind gets `async def handler(daemon, request) -> Reply`. Handlers raise
 MuxdError subclasses for anything the client should hear about. Modules register with
 `@command(RequestType, target=...)`.
+
+A daemon imports only the modules of its first requests at start (`CommandTable`), the others
+after its first reply or at the first request they alone answer: a cold start waits for less.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
+
 from muxd.daemon.commands.table import COMMANDS, Command
+
+# What a first request usually is: new-session, ls, has-session, capture-pane, kill-server, status.
+FIRST_MODULES = ("sessions", "panes", "server")
+# Every command module (each registers itself at import), after FIRST_MODULES.
+LATER_MODULES = (
+    "agents",
+    "layouts",  # select-layout, swap/join/break/respawn-pane
+    "access",  # tokens, grants, audit, metrics
+    "executions",  # the history
+    "tasks",  # the task queue
+    "buffers", "clients", "keys", "options", "selection",  # tmux's daily commands
+    "tmux",  # watching panes that run in tmux
+    "hooks",  # the agents' own hook events
+    "events",  # the bus's recent events
+    "event_hooks",  # set-hook, show-hooks: tmux's hooks on events
+)
+
+
+def _import(names: tuple[str, ...]) -> None:
+    for name in names:
+        importlib.import_module(f"{__name__}.{name}")
+
+
+class CommandTable(Mapping[type, Command]):
+    """The command table, FIRST_MODULES' commands at first: a request type it lacks, or any
+    look at the whole table, imports the rest (`load_all`) first."""
+
+    def __init__(self) -> None:
+        _import(FIRST_MODULES)
+        self.loaded = False
+
+    def load_all(self) -> None:
+        if not self.loaded:
+            _import(LATER_MODULES)
+            self.loaded = True
+
+    def __getitem__(self, request_type: type) -> Command:
+        if request_type not in COMMANDS:
+            self.load_all()
+        return COMMANDS[request_type]
+
+    def __iter__(self) -> Iterator[type]:
+        self.load_all()
+        return iter(COMMANDS)
+
+    def __len__(self) -> int:
+        self.load_all()
+        return len(COMMANDS)
 
 
 def load_all() -> dict[type, Command]:
     """Import every command module (each registers itself) and return the table."""
-    from muxd.daemon.commands import agents, panes, server, sessions  # noqa: F401
-    from muxd.daemon.commands import layouts  # noqa: F401 - select-layout, swap/join/break/respawn-pane
-    from muxd.daemon.commands import access  # noqa: F401 - tokens, grants, audit, metrics
-    from muxd.daemon.commands import executions  # noqa: F401 - the history
-    from muxd.daemon.commands import tasks  # noqa: F401 - the task queue
-    from muxd.daemon.commands import buffers, clients, keys, options, selection  # noqa: F401 - tmux's daily commands
-    from muxd.daemon.commands import tmux  # noqa: F401 - watching panes that run in tmux
-    from muxd.daemon.commands import hooks  # noqa: F401 - the agents' own hook events
-    from muxd.daemon.commands import events  # noqa: F401 - the bus's recent events
-    from muxd.daemon.commands import event_hooks  # noqa: F401 - set-hook, show-hooks: tmux's hooks on events
-
+    _import(FIRST_MODULES + LATER_MODULES)
     return COMMANDS

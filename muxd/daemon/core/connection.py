@@ -95,6 +95,8 @@ class ServingDaemon(Protocol):
     def attach_hub(self) -> AttachedTerminals: ...
     @property
     def config_loaded(self) -> asyncio.Event: ...
+    def replied(self) -> None:
+        """A request was answered (the first lets the daemon finish its start: server.py)."""
 
 
 class Connection:
@@ -242,6 +244,7 @@ class Connection:
             log.exception("request %s failed", type(request).__name__)
             reply = Error(id=request.id, code="internal", message=f"internal error: {exc!r}")
         self.send(reply)
+        daemon.replied()
 
     async def _finish_requests(self) -> None:
         for task in list(self._tasks):

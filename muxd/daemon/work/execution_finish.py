@@ -16,16 +16,14 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from muxd.config import SESSION_LOG_BUDGET_S
-from muxd.executions.answers import extract_answer
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.work.session_log_finder import SessionLogs
-from muxd.executions.pricing import estimate_cost
 from muxd.executions.record import Execution, Source
-from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 from muxd.executions.tracker import MUXD_FAILURE_TYPES, turn_error
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.detection import PaneDetection
+    from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +98,8 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
     fields: dict[str, object] = {}
     if shot.agent_type and execution.agent_type is None:
         fields["agent_type"] = shot.agent_type
+    from muxd.executions.answers import extract_answer  # the CLIs' readers: at the first ended turn, not at start
+
     answer = extract_answer(shot.agent_type, shot.lines, execution.message) if shot.lines else None
     if shot.hook_answer:  # the agent's own words, over the screen's reading of them
         fields["response"], sources["response"] = shot.hook_answer, "hook"
@@ -118,6 +118,8 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
     if facts is not None:
         _from_log(execution, facts, fields, sources)
         if execution.cost_usd is None and facts.call_tokens:  # the agent showed no figure of its own
+            from muxd.executions.pricing import estimate_cost  # with the session logs' parsers: not at start
+
             # On a thread: the price table's first load takes a few hundred ms.
             estimate = await asyncio.to_thread(estimate_cost, facts.model, facts.call_tokens,
                                                execution.started_at or execution.completed_at or 0.0)

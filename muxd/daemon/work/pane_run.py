@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from muxd.executions.prompt_marks import PromptMarkScanner
 from muxd.executions.record import Execution
-from muxd.executions.session_logs import SessionLogCursor
 from muxd.executions.tracker import ExecutionTracker
 from muxd.executions.transcript import TranscriptBuffer
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
+    from muxd.executions.session_logs import SessionLogCursor
 
 
 @dataclass

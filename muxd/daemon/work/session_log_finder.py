@@ -9,14 +9,16 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from muxd.config import (SESSION_LOG_BUDGET_S, SESSION_LOG_MISSES_MAX, SESSION_LOG_READER_THREADS,
                          SESSION_LOG_SETTLE_S)
 from muxd.daemon.panes.pane_lanes import PaneLanes
-from muxd.executions.session_logs import PARSERS, SessionLogCursor, TurnFacts, locate
-from muxd.executions.session_logs.locate import process_owner
 
 _POLL_S = 0.05  # the CLI writes a turn's last lines just after it redraws its prompt
+
+if TYPE_CHECKING:
+    from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 
 
 class SessionLogs:
@@ -37,6 +39,8 @@ class SessionLogs:
         return self.lanes.submit(pane_id, self.read, agent_type, pid, marked)
 
     def _find(self, agent_type: str, pid: int) -> Path | None:
+        from muxd.executions.session_logs import locate  # the parsers: at the first agent turn, on a lane
+
         if self._misses.get(pid, 0) >= SESSION_LOG_MISSES_MAX:
             return None  # a CLI that keeps no log (or not where muxd looks): stop walking /proc for it
         path = locate(agent_type, pid)
@@ -49,6 +53,9 @@ class SessionLogs:
     def mark(self, agent_type: str | None, pid: int | None, at_end: bool = True) -> SessionLogCursor | None:
         """A cursor on the agent's log at its end now (`at_end=False`: a turn whose prompt is
         already written, read as the log's last turn)."""
+        from muxd.executions.session_logs import PARSERS, SessionLogCursor  # as _find
+        from muxd.executions.session_logs.locate import process_owner
+
         if agent_type not in PARSERS or pid is None:
             return None
         path = self._paths.get(pid) or self._find(agent_type, pid)
@@ -63,6 +70,9 @@ class SessionLogs:
         """What the log says of the turn since `marked`; a log new since (the first prompt
         created it, `/clear` started another) is read whole. Waits up to SESSION_LOG_SETTLE_S
         for the turn to be complete there."""
+        from muxd.executions.session_logs import PARSERS, SessionLogCursor  # as _find
+        from muxd.executions.session_logs.locate import process_owner
+
         if agent_type not in PARSERS or pid is None:
             return None
         cursor = marked

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from importlib.resources import files
+from pathlib import Path
 
 ENV_SHELL_INTEGRATION = "MUXD_SHELL_INTEGRATION"  # "0": start shells as they are
 
@@ -15,5 +15,5 @@ def integrated_argv(argv: list[str], env: dict[str, str]) -> list[str]:
         return argv
     if os.path.basename(argv[0]) != "bash":
         return argv
-    rcfile = files(__name__).joinpath("bash_integration.sh")
+    rcfile = Path(__file__).with_name("bash_integration.sh")  # a file bash reads: never inside a zip
     return [argv[0], "--rcfile", str(rcfile), "-i"]

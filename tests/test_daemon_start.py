@@ -1,0 +1,73 @@
+"""What a daemon puts off until it has answered: the command modules its first requests do not
+use (commands/__init__.py), the detector plug-in lookup (detectors/registry.py), the emulator's
+warm-up (server.py's _settle_in)."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+from muxd.daemon import commands
+from muxd.daemon.commands import FIRST_MODULES, LATER_MODULES, CommandTable, load_all
+from muxd.detectors.base import Detector
+from muxd.detectors.registry import Detectors, load_detectors
+from muxd.protocol.messages import ListEvents, NewSession
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import wait_until
+
+_LATER = "muxd.daemon.commands.events"
+
+
+def test_every_command_module_is_in_the_table() -> None:
+    modules = {info.name for info in pkgutil.iter_modules(commands.__path__)} - {"table"}
+    assert sorted(FIRST_MODULES + LATER_MODULES) == sorted(modules)
+
+
+def test_the_table_imports_the_other_modules_when_a_request_needs_them() -> None:
+    script = f"""
+import sys
+from muxd.daemon.commands import CommandTable
+from muxd.protocol.messages import ListEvents, NewSession
+table = CommandTable()
+print({_LATER!r} in sys.modules, table.get(NewSession) is not None, {_LATER!r} in sys.modules,
+      table.get(ListEvents) is not None, {_LATER!r} in sys.modules, table.get(int))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == ["False", "True", "False", "True", "True", "None"]
+
+
+def test_the_table_lists_every_command_once_loaded() -> None:
+    table = CommandTable()
+    assert dict(table) == load_all()
+    assert NewSession in table and ListEvents in table and table.loaded
+
+
+class _Counted:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> list[Detector]:
+        self.calls += 1
+        return load_detectors()
+
+
+def test_the_detectors_are_looked_up_once_at_their_first_reading() -> None:
+    load = _Counted()
+    detectors = Detectors(load)
+    assert load.calls == 0
+    names = [detector.name for detector in detectors]
+    assert load.calls == 1 and "claude" in names and len(detectors) == len(names)
+    assert detectors[0].name == names[0] and load.calls == 1
+
+
+def test_a_daemon_warms_up_after_its_first_reply_or_unasked() -> None:
+    asked, unasked = MuxdTestServer().start(), MuxdTestServer().start()
+    try:
+        asked.cli("ls")
+        for server in (asked, unasked):  # unasked: SETTLE_IN_IDLE_S after it listens
+            wait_until(lambda: "emulator " in server.log_path.read_text(), timeout=20,
+                       message="the warm-up's log line")
+    finally:
+        asked.stop()
+        unasked.stop()

@@ -150,6 +150,7 @@ class Targets:
     ids: list[str]
     traces: list[str]
     pane_keys: list[str]
+    keys: list[tuple[str, str, str]]               # (principal, pane_key, idempotency key)
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ HISTORY_CALLS: tuple[HistoryCall, ...] = (
     HistoryCall("stats fleet 24 h", "stats", lambda t, r: (_day(t),)),
     HistoryCall("stats one agent 24 h", "stats", lambda t, r: (_day(t, agent_name=r.choice(t.agents)),)),
     HistoryCall("get by id", "get", lambda t, r: (r.choice(t.ids),)),
-    HistoryCall("by_idempotency_key", "by_idempotency_key", lambda t, r: (f"idem-{r.randrange(1 << 20):08x}",)),
+    HistoryCall("by_idempotency_key", "by_idempotency_key", lambda t, r: r.choice(t.keys)),
 )
 
 
@@ -197,7 +198,9 @@ def sample_targets(path: str | Path, *, sample: int = 500) -> Targets:
             ids=[i for (i,) in db.execute(f"SELECT id FROM executions WHERE seq % 97 = 0 {pick}")],
             traces=[t for (t,) in db.execute(f"SELECT trace_id FROM executions WHERE seq % 7 = 0 "
                                              f"AND attempt > 1 {pick}")],  # retried: 2-3 attempts
-            pane_keys=[k for (k,) in db.execute("SELECT DISTINCT pane_key FROM executions")])
+            pane_keys=[k for (k,) in db.execute("SELECT DISTINCT pane_key FROM executions")],
+            keys=db.execute(f"SELECT principal, pane_key, idempotency_key FROM executions "
+                            f"WHERE idempotency_key IS NOT NULL AND seq % 13 = 0 {pick}").fetchall())
     finally:
         db.close()
 

@@ -2,6 +2,41 @@
 
 from __future__ import annotations
 
+# The history's tallies (migration 8), kept by triggers on executions. A migration's text must
+# never change once shipped: these build migration 8's, so they stay as they are.
+_HOUR = "coalesce(CAST({row}.at / 3600 AS INTEGER), -1)"  # an execution's hour; -1: no time
+_FAILURE = "{row}.status IN ('failed', 'timeout', 'interrupted') AND {row}.stack_hash IS NOT NULL"
+
+
+def _tally(row: str, sign: int) -> str:
+    """Statements adding (`sign` 1) or taking away (-1) the execution `row` (NEW or OLD) to or
+    from each tally; a tally row that falls to nothing goes (pruned hours leave no zeros)."""
+    hour, failure = _HOUR.format(row=row), _FAILURE.format(row=row)
+    sql = f"""
+        INSERT INTO execution_status_counts (status, n) VALUES ({row}.status, {sign})
+            ON CONFLICT (status) DO UPDATE SET n = n + excluded.n;
+        INSERT INTO execution_hours VALUES ({hour}, {row}.agent_name, {row}.kind, {row}.status, {sign},
+                {sign} * coalesce({row}.cost_usd, 0), {sign} * ({row}.cost_usd IS NOT NULL),
+                {sign} * coalesce({row}.tokens_used, 0), {sign} * coalesce({row}.duration_ms, 0),
+                {sign} * ({row}.duration_ms IS NOT NULL))
+            ON CONFLICT (hour, agent_name, kind, status) DO UPDATE SET n = n + excluded.n,
+                cost = cost + excluded.cost, costs = costs + excluded.costs, tokens = tokens + excluded.tokens,
+                duration_ms = duration_ms + excluded.duration_ms, durations = durations + excluded.durations;
+        INSERT INTO failure_counts SELECT {row}.stack_hash, {sign} WHERE {failure}
+            ON CONFLICT (stack_hash) DO UPDATE SET n = n + excluded.n;
+        INSERT INTO failure_hours SELECT {row}.stack_hash, {hour}, {sign} WHERE {failure}
+            ON CONFLICT (stack_hash, hour) DO UPDATE SET n = n + excluded.n;"""
+    if sign < 0:
+        sql += f"""
+        DELETE FROM execution_hours WHERE hour = {hour} AND agent_name = {row}.agent_name AND kind = {row}.kind
+            AND status = {row}.status AND n = 0;
+        DELETE FROM failure_counts WHERE stack_hash = {row}.stack_hash AND n = 0;
+        DELETE FROM failure_hours WHERE stack_hash = {row}.stack_hash AND hour = {hour} AND n = 0;"""
+    return sql
+
+
+_TALLIED = ("status", "at", "agent_name", "kind", "cost_usd", "tokens_used", "duration_ms", "stack_hash")
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: tokens (only the sha256 of a secret is ever stored), grants, the audit trail.
     """
@@ -233,5 +268,54 @@ MIGRATIONS: tuple[str, ...] = (
     # finding the ids a short id names, and the nearest tails of one, each read this index.
     """
     CREATE INDEX executions_tail ON executions(substr(id, -8));
+    """,
+    # 8: tallies, kept by triggers with every write, so that totals, per-agent stats and failure
+    # patterns over a million executions read a few hundred rows instead of every index entry
+    # (store/execution_tallies.py reads them): executions per status; per hour, agent, kind and
+    # status, their count and sums; failures per fingerprint, in all and per hour.
+    f"""
+    CREATE TABLE execution_status_counts (
+        status TEXT PRIMARY KEY,
+        n INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE execution_hours (
+        hour INTEGER NOT NULL,     -- CAST(at / 3600 AS INTEGER); -1: no time
+        agent_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        cost REAL NOT NULL,        -- the sum of the known costs
+        costs INTEGER NOT NULL,    -- how many were known
+        tokens INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        durations INTEGER NOT NULL,
+        PRIMARY KEY (hour, agent_name, kind, status)
+    ) WITHOUT ROWID;
+    CREATE TABLE failure_counts (
+        stack_hash TEXT PRIMARY KEY,
+        n INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE failure_hours (
+        stack_hash TEXT NOT NULL,
+        hour INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (stack_hash, hour)
+    ) WITHOUT ROWID;
+    INSERT INTO execution_status_counts SELECT status, count(*) FROM executions GROUP BY status;
+    INSERT INTO execution_hours SELECT {_HOUR.format(row="executions")}, agent_name, kind, status, count(*),
+        total(cost_usd), count(cost_usd), coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0),
+        count(duration_ms) FROM executions GROUP BY 1, 2, 3, 4;
+    INSERT INTO failure_counts SELECT stack_hash, count(*) FROM executions
+        WHERE {_FAILURE.format(row="executions")} GROUP BY 1;
+    INSERT INTO failure_hours SELECT stack_hash, {_HOUR.format(row="executions")}, count(*) FROM executions
+        WHERE {_FAILURE.format(row="executions")} GROUP BY 1, 2;
+    CREATE TRIGGER executions_tally_insert AFTER INSERT ON executions BEGIN {_tally("NEW", 1)}
+    END;
+    CREATE TRIGGER executions_tally_delete AFTER DELETE ON executions BEGIN {_tally("OLD", -1)}
+    END;
+    CREATE TRIGGER executions_tally_update AFTER UPDATE ON executions
+        WHEN {" OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in _TALLIED)}
+    BEGIN {_tally("OLD", -1)} {_tally("NEW", 1)}
+    END;
     """,
 )

@@ -32,7 +32,7 @@ _HOUR = "coalesce(CAST(at / 3600 AS INTEGER), -1)"
 _FAILED = "status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL"
 FROM_ROWS = {
     "execution_status_counts": "SELECT status, count(*) FROM executions GROUP BY 1",
-    "execution_hours": f"SELECT {_HOUR}, agent_name, kind, status, count(*), total(cost_usd), count(cost_usd), "
+    "execution_hours": f"SELECT agent_name, kind, status, {_HOUR}, count(*), total(cost_usd), count(cost_usd), "
                        f"coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0), count(duration_ms) "
                        f"FROM executions GROUP BY 1, 2, 3, 4",
     "failure_counts": f"SELECT stack_hash, count(*) FROM executions WHERE {_FAILED} GROUP BY 1",

@@ -25,11 +25,11 @@ _FINGERPRINTS = (  # every stack_hash that has failures, in a seek each
     f"SELECT (SELECT min(stack_hash) FROM {FAILURES} WHERE {FAILED_ROWS}) UNION ALL "
     f"SELECT (SELECT min(stack_hash) FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash > h) "
     f"FROM hashes WHERE h IS NOT NULL)")
-_AGENTS = (
+AGENTS_CTE = (
     "agents(name) AS (SELECT (SELECT min(agent_name) FROM executions) UNION ALL "
     "SELECT (SELECT min(agent_name) FROM executions WHERE agent_name > name) FROM agents WHERE name IS NOT NULL)")
-_STATUSES = "statuses(s) AS (VALUES " + ", ".join(f"('{status}')" for status in STATUSES) + ")"
-_KINDS = "kinds(k) AS (VALUES " + ", ".join(f"('{kind}')" for kind in KINDS) + ")"
+STATUSES_CTE = "statuses(s) AS (VALUES " + ", ".join(f"('{status}')" for status in STATUSES) + ")"
+KINDS_CTE = "kinds(k) AS (VALUES " + ", ".join(f"('{kind}')" for kind in KINDS) + ")"
 _FILTERED = ("agent_name", "pane_key", "status", "triggered_by", "task_id", "trace_id")
 Sql = tuple[str, list[Any]]
 
@@ -137,10 +137,18 @@ def _per_fingerprint(query: ExecutionQuery) -> tuple[str, list[Any]]:
 
 def _matching_failures(query: ExecutionQuery) -> Sql:
     """`WITH failures(seq, at, h)`: the failures matching `query`, read once through the index
-    its filters pick (a task's, an agent's): a slice per fingerprint would read every failure's
-    row once for each question asked of it."""
-    sql, params = where(query, FAILED_ROWS)
-    return f"WITH failures(seq, at, h) AS MATERIALIZED (SELECT seq, at, stack_hash FROM executions {sql})", params
+    its filters pick (a task's, an agent's; a scope's panes and principal each from its index of
+    failures): a slice per fingerprint would read every failure's row once per question."""
+    filter_sql, filter_params = filters(query)
+    streams: list[Sql] = []
+    for term, term_params in scope_terms(query.scope) or [("", [])]:
+        index = (" INDEXED BY executions_failures_pane" if term.startswith("pane_key") else
+                 " INDEXED BY executions_failures_principal" if term.startswith("principal") else "")
+        conditions = " AND ".join(c for c in (FAILED_ROWS, term, filter_sql) if c)
+        streams.append((f"SELECT seq, at, stack_hash FROM executions{index} WHERE {conditions}",
+                        [*term_params, *filter_params]))
+    return (f"WITH failures(seq, at, h) AS MATERIALIZED ({' UNION '.join(sql for sql, _ in streams)})",
+            [p for _, params in streams for p in params])
 
 
 _NEWEST_OF_H = "(SELECT seq FROM failures f WHERE f.h = g.h ORDER BY f.at DESC, f.seq DESC LIMIT 1)"
@@ -182,10 +190,10 @@ def stats(query: ExecutionQuery) -> Sql:
     one column; `at` does not, JSON would round it)."""
     sql, params = where(query, "agent_name = name", "kind = k", "status = s")
     if query.agent_name is None:
-        agents, agent_params = f"WITH RECURSIVE {_AGENTS}", []
+        agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
     else:
         agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
-    return (f"{agents}, {_STATUSES}, {_KINDS} SELECT name, k, s, (SELECT json_array(count(*), total(cost_usd), "
+    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE} SELECT name, k, s, (SELECT json_array(count(*), total(cost_usd), "
             f"total(tokens_used), total(duration_ms), count(duration_ms), count(cost_usd)) FROM executions {sql}), "
             f"(SELECT max(at) FROM executions {sql}), "
             f"(SELECT agent_type FROM executions {sql} ORDER BY at DESC LIMIT 1) "

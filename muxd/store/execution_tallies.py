@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from muxd.executions.record import FAILED_STATUSES
-from muxd.store.execution_queries import FAILURES, NEWEST_FIRST, Sql
+from muxd.store.execution_queries import AGENTS_CTE, FAILURES, KINDS_CTE, NEWEST_FIRST, STATUSES_CTE, Sql
 from muxd.store.execution_rows import FAILED_ROWS
 from muxd.store.execution_store import ExecutionQuery
 
@@ -57,33 +57,41 @@ def count(query: ExecutionQuery) -> Sql | None:
             f"({', '.join('?' * len(statuses))})"), list(statuses)
 
 
+_SUMS = ("n", "cost", "tokens", "duration_ms", "durations", "costs")  # execution_queries.stats' JSON order
+
+
 def stats(query: ExecutionQuery) -> Sql:
     """Rows of the same shape as execution_queries.stats (agent, kind, status, JSON sums, last
-    at, newest agent type), from the hourly tallies: the caller checked `covers(query)`."""
-    agent, agent_params = ("agent_name = ?", [query.agent_name]) if query.agent_name is not None else ("1", [])
+    at, newest agent type) for each agent, kind and status: the sums of its hourly tallies in
+    the window (a range of their key each, no sort) plus its rows in the part-hour at the
+    window's start (a range of the covering index executions_agent_kind_status). The caller
+    checked `covers(query)`."""
+    one = "agent_name = name AND kind = k AND status = s"
+    hours = ("SELECT json_array(coalesce(sum(n), 0), total(cost), coalesce(sum(tokens), 0), "
+             "coalesce(sum(duration_ms), 0), coalesce(sum(durations), 0), coalesce(sum(costs), 0)) "
+             f"FROM execution_hours WHERE {one}")
     since = query.since
     if since is None:
-        parts, params = [f"SELECT agent_name, kind, status, n, cost, costs, tokens, duration_ms, durations "
-                         f"FROM execution_hours WHERE {agent}"], [*agent_params]
+        window, window_params = "1", []
+        parts, params = f"({hours}) AS h, NULL AS e", []
     else:
         edge, edge_params = _edge(since)
-        parts = [f"SELECT agent_name, kind, status, n, cost, costs, tokens, duration_ms, durations "
-                 f"FROM execution_hours WHERE hour >= ? AND {agent}",
-                 f"SELECT agent_name, kind, status, 1, coalesce(cost_usd, 0), cost_usd IS NOT NULL, "
-                 f"coalesce(tokens_used, 0), coalesce(duration_ms, 0), duration_ms IS NOT NULL "
-                 f"FROM executions INDEXED BY executions_at WHERE {edge} AND {agent}"]
-        params = [_first_hour(since), *agent_params, *edge_params, *agent_params]
-    window = "at >= ?" if since is not None else "1"
-    window_params = [since] if since is not None else []
-    one = f"FROM executions WHERE agent_name = a AND kind = k AND status = s AND {window}"
-    return (f"WITH sums(a, k, s, n, cost, costs, tokens, duration_ms, durations) AS ("
-            f"{' UNION ALL '.join(parts)}), "
-            f"grouped AS (SELECT a, k, s, sum(n) AS n, total(cost) AS cost, sum(costs) AS costs, "
-            f"sum(tokens) AS tokens, sum(duration_ms) AS duration_ms, sum(durations) AS durations "
-            f"FROM sums GROUP BY a, k, s HAVING sum(n) > 0) "
-            f"SELECT a, k, s, json_array(n, cost, tokens, duration_ms, durations, costs), "
-            f"(SELECT max(at) {one}), (SELECT agent_type {one} ORDER BY at DESC LIMIT 1) FROM grouped"), \
-        [*params, *window_params, *window_params]
+        window, window_params = "at >= ?", [since]
+        parts = (f"({hours} AND hour >= ?) AS h, (SELECT json_array(count(*), total(cost_usd), total(tokens_used), "
+                 f"total(duration_ms), count(duration_ms), count(cost_usd)) FROM executions WHERE {one} AND {edge}) AS e")
+        params = [_first_hour(since), *edge_params]
+    if query.agent_name is None:
+        agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
+    else:
+        agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
+    summed = ", ".join(f"json_extract(h, '$[{i}]') + coalesce(json_extract(e, '$[{i}]'), 0)"
+                       for i in range(len(_SUMS)))
+    rows = f"FROM executions WHERE {one} AND {window}"
+    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE}, parts AS MATERIALIZED (SELECT name, k, s, {parts} "
+            f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL) "
+            f"SELECT name, k, s, json_array({summed}), (SELECT max(at) {rows}), "
+            f"(SELECT agent_type {rows} ORDER BY at DESC LIMIT 1) FROM parts"), \
+        [*agent_params, *params, *window_params, *window_params]
 
 
 def error_patterns(query: ExecutionQuery) -> Sql:
@@ -94,10 +102,12 @@ def error_patterns(query: ExecutionQuery) -> Sql:
         counted, params = "SELECT stack_hash AS h, n FROM failure_counts WHERE n > 0", []
         window, window_params = "", []
     else:
+        # Per fingerprint: its whole hours (a range of their key) and its part-hour (of its index).
         edge, edge_params = _edge(since)
-        counted = (f"SELECT h, sum(n) AS n FROM (SELECT stack_hash AS h, n FROM failure_hours WHERE hour >= ? "
-                   f"UNION ALL SELECT stack_hash, 1 FROM executions WHERE {FAILED_ROWS} AND {edge}) "
-                   f"GROUP BY h HAVING sum(n) > 0")
+        counted = (f"SELECT h, n FROM (SELECT stack_hash AS h, "
+                   f"coalesce((SELECT sum(n) FROM failure_hours WHERE stack_hash = c.stack_hash AND hour >= ?), 0) + "
+                   f"(SELECT count(*) FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash = c.stack_hash AND {edge}) "
+                   f"AS n FROM failure_counts c) WHERE n > 0")
         params = [_first_hour(since), *edge_params]
         window, window_params = " AND at >= ?", [since]
     rows = f"FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash = h{window}"

@@ -15,11 +15,11 @@ def _tally(row: str, sign: int) -> str:
     sql = f"""
         INSERT INTO execution_status_counts (status, n) VALUES ({row}.status, {sign})
             ON CONFLICT (status) DO UPDATE SET n = n + excluded.n;
-        INSERT INTO execution_hours VALUES ({hour}, {row}.agent_name, {row}.kind, {row}.status, {sign},
+        INSERT INTO execution_hours VALUES ({row}.agent_name, {row}.kind, {row}.status, {hour}, {sign},
                 {sign} * coalesce({row}.cost_usd, 0), {sign} * ({row}.cost_usd IS NOT NULL),
                 {sign} * coalesce({row}.tokens_used, 0), {sign} * coalesce({row}.duration_ms, 0),
                 {sign} * ({row}.duration_ms IS NOT NULL))
-            ON CONFLICT (hour, agent_name, kind, status) DO UPDATE SET n = n + excluded.n,
+            ON CONFLICT (agent_name, kind, status, hour) DO UPDATE SET n = n + excluded.n,
                 cost = cost + excluded.cost, costs = costs + excluded.costs, tokens = tokens + excluded.tokens,
                 duration_ms = duration_ms + excluded.duration_ms, durations = durations + excluded.durations;
         INSERT INTO failure_counts SELECT {row}.stack_hash, {sign} WHERE {failure}
@@ -272,24 +272,25 @@ MIGRATIONS: tuple[str, ...] = (
     # 8: tallies, kept by triggers with every write, so that totals, per-agent stats and failure
     # patterns over a million executions read a few hundred rows instead of every index entry
     # (store/execution_tallies.py reads them): executions per status; per hour, agent, kind and
-    # status, their count and sums; failures per fingerprint, in all and per hour.
+    # status, their count and sums; failures per fingerprint, in all and per hour. And the
+    # failures of a pane or a principal, each in an index of their own.
     f"""
     CREATE TABLE execution_status_counts (
         status TEXT PRIMARY KEY,
         n INTEGER NOT NULL
     ) WITHOUT ROWID;
     CREATE TABLE execution_hours (
-        hour INTEGER NOT NULL,     -- CAST(at / 3600 AS INTEGER); -1: no time
         agent_name TEXT NOT NULL,
         kind TEXT NOT NULL,
         status TEXT NOT NULL,
+        hour INTEGER NOT NULL,     -- CAST(at / 3600 AS INTEGER); -1: no time
         n INTEGER NOT NULL,
         cost REAL NOT NULL,        -- the sum of the known costs
         costs INTEGER NOT NULL,    -- how many were known
         tokens INTEGER NOT NULL,
         duration_ms INTEGER NOT NULL,
         durations INTEGER NOT NULL,
-        PRIMARY KEY (hour, agent_name, kind, status)
+        PRIMARY KEY (agent_name, kind, status, hour)  -- a window of one agent, kind and status: one range
     ) WITHOUT ROWID;
     CREATE TABLE failure_counts (
         stack_hash TEXT PRIMARY KEY,
@@ -302,13 +303,18 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (stack_hash, hour)
     ) WITHOUT ROWID;
     INSERT INTO execution_status_counts SELECT status, count(*) FROM executions GROUP BY status;
-    INSERT INTO execution_hours SELECT {_HOUR.format(row="executions")}, agent_name, kind, status, count(*),
+    INSERT INTO execution_hours SELECT agent_name, kind, status, {_HOUR.format(row="executions")}, count(*),
         total(cost_usd), count(cost_usd), coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0),
         count(duration_ms) FROM executions GROUP BY 1, 2, 3, 4;
     INSERT INTO failure_counts SELECT stack_hash, count(*) FROM executions
         WHERE {_FAILURE.format(row="executions")} GROUP BY 1;
     INSERT INTO failure_hours SELECT stack_hash, {_HOUR.format(row="executions")}, count(*) FROM executions
         WHERE {_FAILURE.format(row="executions")} GROUP BY 1, 2;
+    -- A scoped token's failures (its panes', what it triggered) without reading their rows.
+    CREATE INDEX executions_failures_pane ON executions(pane_key, at, stack_hash)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    CREATE INDEX executions_failures_principal ON executions(principal, at, stack_hash)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
     CREATE TRIGGER executions_tally_insert AFTER INSERT ON executions BEGIN {_tally("NEW", 1)}
     END;
     CREATE TRIGGER executions_tally_delete AFTER DELETE ON executions BEGIN {_tally("OLD", -1)}

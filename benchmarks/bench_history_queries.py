@@ -148,6 +148,7 @@ class Targets:
     now: float
     agents: list[str]
     ids: list[str]
+    owners: dict[str, str]                         # each of ids: its agent
     traces: list[str]
     pane_keys: list[str]
     keys: list[tuple[str, str, str]]               # (principal, pane_key, idempotency key)
@@ -219,10 +220,12 @@ def sample_targets(path: str | Path, *, sample: int = 500) -> Targets:
     try:
         now = db.execute("SELECT max(at) FROM executions").fetchone()[0]
         pick = f"ORDER BY random() LIMIT {sample}"
+        owners = dict(db.execute(f"SELECT id, agent_name FROM executions WHERE seq % 97 = 0 {pick}").fetchall())
         return Targets(
             now=now,
             agents=[a for (a,) in db.execute("SELECT DISTINCT agent_name FROM executions")],
-            ids=[i for (i,) in db.execute(f"SELECT id FROM executions WHERE seq % 97 = 0 {pick}")],
+            ids=list(owners),
+            owners=owners,
             traces=[t for (t,) in db.execute(f"SELECT trace_id FROM executions WHERE seq % 7 = 0 "
                                              f"AND attempt > 1 {pick}")],  # retried: 2-3 attempts
             pane_keys=[k for (k,) in db.execute("SELECT DISTINCT pane_key FROM executions")],

@@ -2,40 +2,69 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 # The history's tallies (migration 8), kept by triggers on executions. A migration's text must
 # never change once shipped: these build migration 8's, so they stay as they are.
 _HOUR = "coalesce(CAST({row}.at / 3600 AS INTEGER), -1)"  # an execution's hour; -1: no time
 _FAILURE = "{row}.status IN ('failed', 'timeout', 'interrupted') AND {row}.stack_hash IS NOT NULL"
 
 
-def _tally(row: str, sign: int) -> str:
-    """Statements adding (`sign` 1) or taking away (-1) the execution `row` (NEW or OLD) to or
-    from each tally; a tally row that falls to nothing goes (pruned hours leave no zeros)."""
-    hour, failure = _HOUR.format(row=row), _FAILURE.format(row=row)
+def _status_counts(row: str, sign: int) -> str:
+    return (f"INSERT INTO execution_status_counts (status, n) VALUES ({row}.status, {sign}) "
+            f"ON CONFLICT (status) DO UPDATE SET n = n + excluded.n;")
+
+
+def _hours(row: str, sign: int) -> str:
+    hour = _HOUR.format(row=row)
     sql = f"""
-        INSERT INTO execution_status_counts (status, n) VALUES ({row}.status, {sign})
-            ON CONFLICT (status) DO UPDATE SET n = n + excluded.n;
         INSERT INTO execution_hours VALUES ({row}.agent_name, {row}.kind, {row}.status, {hour}, {sign},
                 {sign} * coalesce({row}.cost_usd, 0), {sign} * ({row}.cost_usd IS NOT NULL),
                 {sign} * coalesce({row}.tokens_used, 0), {sign} * coalesce({row}.duration_ms, 0),
                 {sign} * ({row}.duration_ms IS NOT NULL))
             ON CONFLICT (agent_name, kind, status, hour) DO UPDATE SET n = n + excluded.n,
                 cost = cost + excluded.cost, costs = costs + excluded.costs, tokens = tokens + excluded.tokens,
-                duration_ms = duration_ms + excluded.duration_ms, durations = durations + excluded.durations;
+                duration_ms = duration_ms + excluded.duration_ms, durations = durations + excluded.durations;"""
+    if sign < 0:  # an hour left with nothing goes: pruned hours leave no zeros behind
+        sql += f"""
+        DELETE FROM execution_hours WHERE agent_name = {row}.agent_name AND kind = {row}.kind
+            AND status = {row}.status AND hour = {hour} AND n = 0;"""
+    return sql
+
+
+def _failures(row: str, sign: int) -> str:
+    hour, failure = _HOUR.format(row=row), _FAILURE.format(row=row)
+    sql = f"""
         INSERT INTO failure_counts SELECT {row}.stack_hash, {sign} WHERE {failure}
             ON CONFLICT (stack_hash) DO UPDATE SET n = n + excluded.n;
         INSERT INTO failure_hours SELECT {row}.stack_hash, {hour}, {sign} WHERE {failure}
             ON CONFLICT (stack_hash, hour) DO UPDATE SET n = n + excluded.n;"""
     if sign < 0:
         sql += f"""
-        DELETE FROM execution_hours WHERE hour = {hour} AND agent_name = {row}.agent_name AND kind = {row}.kind
-            AND status = {row}.status AND n = 0;
         DELETE FROM failure_counts WHERE stack_hash = {row}.stack_hash AND n = 0;
         DELETE FROM failure_hours WHERE stack_hash = {row}.stack_hash AND hour = {hour} AND n = 0;"""
     return sql
 
 
-_TALLIED = ("status", "at", "agent_name", "kind", "cost_usd", "tokens_used", "duration_ms", "stack_hash")
+def _kept(name: str, tally: Callable[[str, int], str], columns: tuple[str, ...], only: str = "") -> str:
+    """The triggers that keep one tally: `tally(row, sign)` adds (1) or takes away (-1) the row
+    NEW or OLD; an update moves it only when one of `columns` changed (most saves of a running
+    execution change none); `only`: the rows it counts. Apart per tally, so each write runs only
+    the statements of the tallies it moves."""
+    def when(row: str) -> str:
+        return f" WHEN {only.format(row=row)}" if only else ""
+
+    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in columns)
+    counted = f" AND ({only.format(row='OLD')} OR {only.format(row='NEW')})" if only else ""
+    return f"""
+    CREATE TRIGGER executions_{name}_insert AFTER INSERT ON executions{when("NEW")} BEGIN {tally("NEW", 1)}
+    END;
+    CREATE TRIGGER executions_{name}_delete AFTER DELETE ON executions{when("OLD")} BEGIN {tally("OLD", -1)}
+    END;
+    CREATE TRIGGER executions_{name}_update AFTER UPDATE ON executions WHEN ({changed}){counted}
+    BEGIN {tally("OLD", -1)} {tally("NEW", 1)}
+    END;"""
+
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: tokens (only the sha256 of a secret is ever stored), grants, the audit trail.
@@ -315,13 +344,8 @@ MIGRATIONS: tuple[str, ...] = (
         WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
     CREATE INDEX executions_failures_principal ON executions(principal, at, stack_hash)
         WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
-    CREATE TRIGGER executions_tally_insert AFTER INSERT ON executions BEGIN {_tally("NEW", 1)}
-    END;
-    CREATE TRIGGER executions_tally_delete AFTER DELETE ON executions BEGIN {_tally("OLD", -1)}
-    END;
-    CREATE TRIGGER executions_tally_update AFTER UPDATE ON executions
-        WHEN {" OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in _TALLIED)}
-    BEGIN {_tally("OLD", -1)} {_tally("NEW", 1)}
-    END;
+    {_kept("status_counts", _status_counts, ("status",))}
+    {_kept("hours", _hours, ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used", "duration_ms"))}
+    {_kept("failures", _failures, ("status", "stack_hash", "at"), only=_FAILURE)}
     """,
 )

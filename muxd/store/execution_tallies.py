@@ -78,7 +78,8 @@ def stats(query: ExecutionQuery) -> Sql:
         edge, edge_params = _edge(since)
         window, window_params = "at >= ?", [since]
         parts = (f"({hours} AND hour >= ?) AS h, (SELECT json_array(count(*), total(cost_usd), total(tokens_used), "
-                 f"total(duration_ms), count(duration_ms), count(cost_usd)) FROM executions WHERE {one} AND {edge}) AS e")
+                 f"total(duration_ms), count(duration_ms), count(cost_usd)) "
+                 f"FROM executions WHERE {one} AND {edge}) AS e")
         params = [_first_hour(since), *edge_params]
     if query.agent_name is None:
         agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []

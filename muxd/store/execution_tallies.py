@@ -71,6 +71,10 @@ def stats(query: ExecutionQuery) -> Sql:
              "coalesce(sum(duration_ms), 0), coalesce(sum(durations), 0), coalesce(sum(costs), 0)) "
              f"FROM execution_hours WHERE {one}")
     since = query.since
+    # Only the agent, kind and status with a tally in the window's hours (the part-hour's too): the
+    # others, most of them, cost one seek instead of four.
+    tallied = f"EXISTS (SELECT 1 FROM execution_hours WHERE {one}{'' if since is None else ' AND hour >= ?'})"
+    tallied_params = [] if since is None else [_first_hour(since) - 1]
     if since is None:
         window, window_params = "1", []
         parts, params = f"({hours}) AS h, NULL AS e", []
@@ -89,10 +93,10 @@ def stats(query: ExecutionQuery) -> Sql:
                        for i in range(len(_SUMS)))
     rows = f"FROM executions WHERE {one} AND {window}"
     return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE}, parts AS MATERIALIZED (SELECT name, k, s, {parts} "
-            f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL) "
+            f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL AND {tallied}) "
             f"SELECT name, k, s, json_array({summed}), (SELECT max(at) {rows}), "
             f"(SELECT agent_type {rows} ORDER BY at DESC LIMIT 1) FROM parts"), \
-        [*agent_params, *params, *window_params, *window_params]
+        [*agent_params, *params, *tallied_params, *window_params, *window_params]
 
 
 def error_patterns(query: ExecutionQuery) -> Sql:

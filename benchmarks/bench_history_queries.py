@@ -27,7 +27,7 @@ from typing import Any
 from _peers import percentile, run_benchmark
 
 from muxd.config import HISTORY_PRUNE_BATCH_ROWS
-from muxd.executions.record import Execution, ExecutionError, Status, TriggeredBy
+from muxd.executions.record import FAILED_STATUSES, Execution, ExecutionError, Status, TriggeredBy
 from muxd.store.database import Database
 from muxd.store.execution_rows import COLUMNS, to_row
 from muxd.store.execution_store import ExecutionQuery, Scope
@@ -148,8 +148,11 @@ class Targets:
     now: float
     agents: list[str]
     ids: list[str]
+    owners: dict[str, str]                         # each of ids: its agent
     traces: list[str]
     pane_keys: list[str]
+    keys: list[tuple[str, str, str]]               # (principal, pane_key, idempotency key)
+    tasks: list[str]                               # tasks with a failure
 
 
 @dataclass(frozen=True)
@@ -163,25 +166,51 @@ def _day(t: Targets, **filters: Any) -> ExecutionQuery:
     return ExecutionQuery(since=t.now - SECONDS_PER_DAY, **filters)
 
 
+def _failures(t: Targets, **filters: Any) -> ExecutionQuery:
+    return ExecutionQuery(statuses=FAILED_STATUSES, **filters)
+
+
+def _token(t: Targets, r: random.Random) -> Scope:
+    """An agent's token: its pane and one granted to it, plus what it triggered elsewhere."""
+    return Scope(pane_keys=frozenset(r.sample(t.pane_keys, 2)), principal=f"agent:%{r.randrange(20)}")
+
+
+# Every store call the MCP history tools make (list_recent_executions, tasks_list, tasks_by_trace,
+# tasks_last_failed, get_agent_activity_summary, get_execution_result; list_active_executions
+# reads the daemon's memory only), named after the tool, with the CLI's and a scoped token's.
 HISTORY_CALLS: tuple[HistoryCall, ...] = (
-    HistoryCall("list newest 20", "list", lambda t, r: (ExecutionQuery(),)),
-    HistoryCall("list newest 20, one agent", "list", lambda t, r: (ExecutionQuery(agent_name=r.choice(t.agents)),)),
-    HistoryCall("list newest 20, failed", "list", lambda t, r: (ExecutionQuery(status="failed"),)),
-    HistoryCall("list newest 20, last 24 h", "list", lambda t, r: (_day(t),)),
-    # An agent's token: its pane and one granted to it, plus what it triggered elsewhere.
-    HistoryCall("list newest 20, agent's token", "list", lambda t, r: (ExecutionQuery(
-        scope=Scope(pane_keys=frozenset(r.sample(t.pane_keys, 2)), principal=f"agent:%{r.randrange(20)}")),)),
-    HistoryCall("total only, no filter", "list", lambda t, r: (ExecutionQuery(limit=0),)),
-    HistoryCall("list active", "list", lambda t, r: (ExecutionQuery(statuses=("pending", "running")),)),
-    HistoryCall("by_trace", "by_trace", lambda t, r: (r.choice(t.traces), Scope())),
-    HistoryCall("error_patterns 24 h", "error_patterns", lambda t, r: (_day(t),)),
-    HistoryCall("error_patterns all", "error_patterns", lambda t, r: (ExecutionQuery(),)),
-    HistoryCall("unique_failures 24 h", "unique_failures", lambda t, r: (_day(t),)),
-    HistoryCall("unique_failures all", "unique_failures", lambda t, r: (ExecutionQuery(),)),
-    HistoryCall("stats fleet 24 h", "stats", lambda t, r: (_day(t),)),
-    HistoryCall("stats one agent 24 h", "stats", lambda t, r: (_day(t, agent_name=r.choice(t.agents)),)),
-    HistoryCall("get by id", "get", lambda t, r: (r.choice(t.ids),)),
-    HistoryCall("by_idempotency_key", "by_idempotency_key", lambda t, r: (f"idem-{r.randrange(1 << 20):08x}",)),
+    HistoryCall("tasks_list: newest 20 + total", "list", lambda t, r: (ExecutionQuery(),)),
+    HistoryCall("tasks_list: one task", "list", lambda t, r: (ExecutionQuery(task_id=r.choice(t.tasks)),)),
+    HistoryCall("tasks_list: failed", "list", lambda t, r: (_failures(t),)),
+    HistoryCall("tasks_list: a page far back", "list", lambda t, r: (ExecutionQuery(offset=r.randrange(50_000)),)),
+    HistoryCall("list_recent: 24 h", "list", lambda t, r: (_day(t),)),
+    HistoryCall("list_recent: 24 h, one agent", "list", lambda t, r: (_day(t, agent_name=r.choice(t.agents)),)),
+    HistoryCall("list_recent: 24 h, failed", "list", lambda t, r: (_day(t, statuses=FAILED_STATUSES),)),
+    HistoryCall("list_recent: 24 h, by trigger", "list", lambda t, r: (_day(t, triggered_by=r.choice(TRIGGERS)),)),
+    HistoryCall("list: one agent, all time", "list", lambda t, r: (ExecutionQuery(agent_name=r.choice(t.agents)),)),
+    HistoryCall("list: agent's token", "list", lambda t, r: (ExecutionQuery(scope=_token(t, r)),)),
+    HistoryCall("list: total only", "list", lambda t, r: (ExecutionQuery(limit=0),)),
+    HistoryCall("list: active", "list", lambda t, r: (ExecutionQuery(statuses=("pending", "running")),)),
+    HistoryCall("tasks_by_trace", "list", lambda t, r: (ExecutionQuery(trace_id=r.choice(t.traces), limit=100),)),
+    HistoryCall("by_trace (CLI)", "by_trace", lambda t, r: (r.choice(t.traces), Scope())),
+    HistoryCall("last_failed: page", "page", lambda t, r: (_failures(t, limit=10),)),
+    HistoryCall("last_failed: patterns", "error_patterns", lambda t, r: (_failures(t, limit=10),)),
+    HistoryCall("last_failed: unique", "unique_failures", lambda t, r: (_failures(t, limit=10),)),
+    HistoryCall("last_failed: one task, page", "page", lambda t, r: (_failures(t, task_id=r.choice(t.tasks)),)),
+    HistoryCall("last_failed: one task, patterns", "error_patterns",
+                lambda t, r: (_failures(t, task_id=r.choice(t.tasks)),)),
+    HistoryCall("last_failed: token, patterns", "error_patterns", lambda t, r: (_failures(t, scope=_token(t, r)),)),
+    HistoryCall("patterns 24 h", "error_patterns", lambda t, r: (_day(t, statuses=FAILED_STATUSES),)),
+    HistoryCall("summary: fleet stats 24 h", "stats", lambda t, r: (_day(t),)),
+    HistoryCall("summary: recent failures", "page", lambda t, r: (_day(t, statuses=FAILED_STATUSES, limit=5),)),
+    HistoryCall("summary: one agent stats 24 h", "stats", lambda t, r: (_day(t, agent_name=r.choice(t.agents)),)),
+    HistoryCall("summary: fleet stats 7 days", "stats",
+                lambda t, r: (ExecutionQuery(since=t.now - 7 * SECONDS_PER_DAY),)),
+    HistoryCall("result: id from a short id", "ids_starting", lambda t, r: (r.choice(t.ids)[-8:], 32)),
+    HistoryCall("result: get by id", "get", lambda t, r: (r.choice(t.ids),)),
+    HistoryCall("result: transcript", "transcript", lambda t, r: (r.choice(t.ids),)),
+    HistoryCall("CLI: short ids of a page", "short_ids", lambda t, r: (r.sample(t.ids, 20), [])),
+    HistoryCall("send_task: idempotency key", "by_idempotency_key", lambda t, r: r.choice(t.keys)),
 )
 
 
@@ -191,13 +220,19 @@ def sample_targets(path: str | Path, *, sample: int = 500) -> Targets:
     try:
         now = db.execute("SELECT max(at) FROM executions").fetchone()[0]
         pick = f"ORDER BY random() LIMIT {sample}"
+        owners = dict(db.execute(f"SELECT id, agent_name FROM executions WHERE seq % 97 = 0 {pick}").fetchall())
         return Targets(
             now=now,
             agents=[a for (a,) in db.execute("SELECT DISTINCT agent_name FROM executions")],
-            ids=[i for (i,) in db.execute(f"SELECT id FROM executions WHERE seq % 97 = 0 {pick}")],
+            ids=list(owners),
+            owners=owners,
             traces=[t for (t,) in db.execute(f"SELECT trace_id FROM executions WHERE seq % 7 = 0 "
                                              f"AND attempt > 1 {pick}")],  # retried: 2-3 attempts
-            pane_keys=[k for (k,) in db.execute("SELECT DISTINCT pane_key FROM executions")])
+            pane_keys=[k for (k,) in db.execute("SELECT DISTINCT pane_key FROM executions")],
+            keys=db.execute(f"SELECT principal, pane_key, idempotency_key FROM executions "
+                            f"WHERE idempotency_key IS NOT NULL AND seq % 13 = 0 {pick}").fetchall(),
+            tasks=[t for (t,) in db.execute(f"SELECT task_id FROM executions WHERE task_id IS NOT NULL "
+                                            f"AND status = 'failed' AND seq % 11 = 0 {pick}")])
     finally:
         db.close()
 
@@ -219,7 +254,7 @@ async def measure(path: str | Path, calls: int) -> list[tuple[str, float, float,
                 began = time.perf_counter()
                 answer = await method(*args)
                 times.append((time.perf_counter() - began) * 1000)
-            size = len(answer[0]) if isinstance(answer, tuple) else len(answer) if isinstance(answer, list) \
+            size = len(answer[0]) if isinstance(answer, tuple) else len(answer) if isinstance(answer, (list, dict)) \
                 else int(answer is not None)
             results.append((call.name, percentile(times, 0.5), percentile(times, 0.95), size))
     finally:
@@ -264,12 +299,12 @@ def main() -> int:
         rows = sqlite3.connect(path).execute("SELECT count(*) FROM executions").fetchone()[0]
         fresh = not args.db
         print(f"{rows:,} rows; p50/p95 over {args.calls} calls each; target p95 <= {TARGET_P95_MS:.0f} ms")
-        print(f"{'call':<30} {'p50 ms':>8} {'p95 ms':>8} {'rows':>6}")
+        print(f"{'call':<34} {'p50 ms':>8} {'p95 ms':>8} {'rows':>6}")
         missed = 0
         for name, p50, p95, size in asyncio.run(measure(path, args.calls)):
             over = p95 > TARGET_P95_MS
             missed += over
-            print(f"{name:<30} {p50:>8.2f} {p95:>8.2f} {size:>6}{'  OVER' if over else ''}")
+            print(f"{name:<34} {p50:>8.2f} {p95:>8.2f} {size:>6}{'  OVER' if over else ''}")
         if fresh:  # a reused --db is left as it was
             removed, took, wait_p50, wait_max = asyncio.run(measure_prune(path, PRUNE_DAYS))
             print(f"prune of the oldest {PRUNE_DAYS} day(s): {removed:,} rows in {took:.2f} s "

@@ -19,17 +19,17 @@ from muxd.store.execution_rows import FAILED_ROWS, SELECT_COLUMNS
 from muxd.store.execution_store import AgentStats, ExecutionQuery, Scope
 
 NEWEST_FIRST = "ORDER BY at DESC, seq DESC"
-_FAILURES = "executions INDEXED BY executions_failures"
+FAILURES = "executions INDEXED BY executions_failures"
 _FINGERPRINTS = (  # every stack_hash that has failures, in a seek each
     f"WITH RECURSIVE hashes(h) AS ("
-    f"SELECT (SELECT min(stack_hash) FROM {_FAILURES} WHERE {FAILED_ROWS}) UNION ALL "
-    f"SELECT (SELECT min(stack_hash) FROM {_FAILURES} WHERE {FAILED_ROWS} AND stack_hash > h) "
+    f"SELECT (SELECT min(stack_hash) FROM {FAILURES} WHERE {FAILED_ROWS}) UNION ALL "
+    f"SELECT (SELECT min(stack_hash) FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash > h) "
     f"FROM hashes WHERE h IS NOT NULL)")
-_AGENTS = (
+AGENTS_CTE = (
     "agents(name) AS (SELECT (SELECT min(agent_name) FROM executions) UNION ALL "
     "SELECT (SELECT min(agent_name) FROM executions WHERE agent_name > name) FROM agents WHERE name IS NOT NULL)")
-_STATUSES = "statuses(s) AS (VALUES " + ", ".join(f"('{status}')" for status in STATUSES) + ")"
-_KINDS = "kinds(k) AS (VALUES " + ", ".join(f"('{kind}')" for kind in KINDS) + ")"
+STATUSES_CTE = "statuses(s) AS (VALUES " + ", ".join(f"('{status}')" for status in STATUSES) + ")"
+KINDS_CTE = "kinds(k) AS (VALUES " + ", ".join(f"('{kind}')" for kind in KINDS) + ")"
 _FILTERED = ("agent_name", "pane_key", "status", "triggered_by", "task_id", "trace_id")
 Sql = tuple[str, list[Any]]
 
@@ -123,26 +123,60 @@ def count(query: ExecutionQuery) -> Sql:
     return f"SELECT count(*) FROM executions {sql}", params
 
 
+def _index_only(query: ExecutionQuery) -> bool:
+    """Whether the index of failures alone tells which failures match `query` (fingerprint,
+    time, status): then each fingerprint's slice is read in seeks, else the rows are read once."""
+    return query.scope.everything and all(getattr(query, column) is None for column in _FILTERED if column != "status")
+
+
 def _per_fingerprint(query: ExecutionQuery) -> tuple[str, list[Any]]:
     """The terms that pick one fingerprint's failures matching `query` (`h`: the fingerprint)."""
     sql, params = where(query, FAILED_ROWS, "stack_hash = h")
-    return f"FROM {_FAILURES} {sql}", params
+    return f"FROM {FAILURES} {sql}", params
+
+
+def _matching_failures(query: ExecutionQuery) -> Sql:
+    """`WITH failures(seq, at, h)`: the failures matching `query`, read once through the index
+    its filters pick (a task's, an agent's; a scope's panes and principal each from its index of
+    failures): a slice per fingerprint would read every failure's row once per question."""
+    filter_sql, filter_params = filters(query)
+    streams: list[Sql] = []
+    for term, term_params in scope_terms(query.scope) or [("", [])]:
+        index = (" INDEXED BY executions_failures_pane" if term.startswith("pane_key") else
+                 " INDEXED BY executions_failures_principal" if term.startswith("principal") else "")
+        conditions = " AND ".join(c for c in (FAILED_ROWS, term, filter_sql) if c)
+        streams.append((f"SELECT seq, at, stack_hash FROM executions{index} WHERE {conditions}",
+                        [*term_params, *filter_params]))
+    return (f"WITH failures(seq, at, h) AS MATERIALIZED ({' UNION '.join(sql for sql, _ in streams)})",
+            [p for _, params in streams for p in params])
+
+
+_NEWEST_OF_H = "(SELECT seq FROM failures f WHERE f.h = g.h ORDER BY f.at DESC, f.seq DESC LIMIT 1)"
 
 
 def error_patterns(query: ExecutionQuery) -> Sql:
     """Rows (stack_hash, count, first_seen, last_seen, id, task_id, trace_id, message, type) of
     the newest failure of each fingerprint, the most recent first."""
+    last = (f"SELECT h, n, first_seen, at, id, task_id, trace_id, error_message, error_type "
+            f"FROM patterns JOIN executions ON seq = newest {NEWEST_FIRST} LIMIT ? OFFSET ?")
+    if not _index_only(query):
+        failures, params = _matching_failures(query)
+        return (f"{failures}, patterns AS (SELECT h, count(*) AS n, min(at) AS first_seen, {_NEWEST_OF_H} AS newest "
+                f"FROM failures g GROUP BY h) {last}"), [*params, query.limit, query.offset]
     rows, params = _per_fingerprint(query)
     return (f"{_FINGERPRINTS}, patterns AS (SELECT h, (SELECT count(*) {rows}) AS n, "
             f"(SELECT min(at) {rows}) AS first_seen, (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) AS newest "
-            f"FROM hashes WHERE h IS NOT NULL) "
-            f"SELECT h, n, first_seen, at, id, task_id, trace_id, error_message, error_type "
-            f"FROM patterns JOIN executions ON seq = newest {NEWEST_FIRST} LIMIT ? OFFSET ?"), \
+            f"FROM hashes WHERE h IS NOT NULL) {last}"), \
         [*params, *params, *params, query.limit, query.offset]
 
 
 def unique_failures(query: ExecutionQuery) -> Sql:
     """The newest failure of each fingerprint matching `query`, newest first."""
+    if not _index_only(query):
+        failures, params = _matching_failures(query)
+        return (f"{failures} SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN "
+                f"(SELECT {_NEWEST_OF_H} FROM (SELECT DISTINCT h FROM failures) g) {NEWEST_FIRST} LIMIT ? OFFSET ?"), \
+            [*params, query.limit, query.offset]
     rows, params = _per_fingerprint(query)
     return (f"{_FINGERPRINTS} SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN "
             f"(SELECT (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) FROM hashes WHERE h IS NOT NULL) "
@@ -156,10 +190,10 @@ def stats(query: ExecutionQuery) -> Sql:
     one column; `at` does not, JSON would round it)."""
     sql, params = where(query, "agent_name = name", "kind = k", "status = s")
     if query.agent_name is None:
-        agents, agent_params = f"WITH RECURSIVE {_AGENTS}", []
+        agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
     else:
         agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
-    return (f"{agents}, {_STATUSES}, {_KINDS} SELECT name, k, s, (SELECT json_array(count(*), total(cost_usd), "
+    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE} SELECT name, k, s, (SELECT json_array(count(*), total(cost_usd), "
             f"total(tokens_used), total(duration_ms), count(duration_ms), count(cost_usd)) FROM executions {sql}), "
             f"(SELECT max(at) FROM executions {sql}), "
             f"(SELECT agent_type FROM executions {sql} ORDER BY at DESC LIMIT 1) "

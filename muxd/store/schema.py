@@ -2,6 +2,70 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+# The history's tallies (migration 8), kept by triggers on executions. A migration's text must
+# never change once shipped: these build migration 8's, so they stay as they are.
+_HOUR = "coalesce(CAST({row}.at / 3600 AS INTEGER), -1)"  # an execution's hour; -1: no time
+_FAILURE = "{row}.status IN ('failed', 'timeout', 'interrupted') AND {row}.stack_hash IS NOT NULL"
+
+
+def _status_counts(row: str, sign: int) -> str:
+    return (f"INSERT INTO execution_status_counts (status, n) VALUES ({row}.status, {sign}) "
+            f"ON CONFLICT (status) DO UPDATE SET n = n + excluded.n;")
+
+
+def _hours(row: str, sign: int) -> str:
+    hour = _HOUR.format(row=row)
+    sql = f"""
+        INSERT INTO execution_hours VALUES ({row}.agent_name, {row}.kind, {row}.status, {hour}, {sign},
+                {sign} * coalesce({row}.cost_usd, 0), {sign} * ({row}.cost_usd IS NOT NULL),
+                {sign} * coalesce({row}.tokens_used, 0), {sign} * coalesce({row}.duration_ms, 0),
+                {sign} * ({row}.duration_ms IS NOT NULL))
+            ON CONFLICT (agent_name, kind, status, hour) DO UPDATE SET n = n + excluded.n,
+                cost = cost + excluded.cost, costs = costs + excluded.costs, tokens = tokens + excluded.tokens,
+                duration_ms = duration_ms + excluded.duration_ms, durations = durations + excluded.durations;"""
+    if sign < 0:  # an hour left with nothing goes: pruned hours leave no zeros behind
+        sql += f"""
+        DELETE FROM execution_hours WHERE agent_name = {row}.agent_name AND kind = {row}.kind
+            AND status = {row}.status AND hour = {hour} AND n = 0;"""
+    return sql
+
+
+def _failures(row: str, sign: int) -> str:
+    hour, failure = _HOUR.format(row=row), _FAILURE.format(row=row)
+    sql = f"""
+        INSERT INTO failure_counts SELECT {row}.stack_hash, {sign} WHERE {failure}
+            ON CONFLICT (stack_hash) DO UPDATE SET n = n + excluded.n;
+        INSERT INTO failure_hours SELECT {row}.stack_hash, {hour}, {sign} WHERE {failure}
+            ON CONFLICT (stack_hash, hour) DO UPDATE SET n = n + excluded.n;"""
+    if sign < 0:
+        sql += f"""
+        DELETE FROM failure_counts WHERE stack_hash = {row}.stack_hash AND n = 0;
+        DELETE FROM failure_hours WHERE stack_hash = {row}.stack_hash AND hour = {hour} AND n = 0;"""
+    return sql
+
+
+def _kept(name: str, tally: Callable[[str, int], str], columns: tuple[str, ...], only: str = "") -> str:
+    """The triggers that keep one tally: `tally(row, sign)` adds (1) or takes away (-1) the row
+    NEW or OLD; an update moves it only when one of `columns` changed (most saves of a running
+    execution change none); `only`: the rows it counts. Apart per tally, so each write runs only
+    the statements of the tallies it moves."""
+    def when(row: str) -> str:
+        return f" WHEN {only.format(row=row)}" if only else ""
+
+    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in columns)
+    counted = f" AND ({only.format(row='OLD')} OR {only.format(row='NEW')})" if only else ""
+    return f"""
+    CREATE TRIGGER executions_{name}_insert AFTER INSERT ON executions{when("NEW")} BEGIN {tally("NEW", 1)}
+    END;
+    CREATE TRIGGER executions_{name}_delete AFTER DELETE ON executions{when("OLD")} BEGIN {tally("OLD", -1)}
+    END;
+    CREATE TRIGGER executions_{name}_update AFTER UPDATE ON executions WHEN ({changed}){counted}
+    BEGIN {tally("OLD", -1)} {tally("NEW", 1)}
+    END;"""
+
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: tokens (only the sha256 of a secret is ever stored), grants, the audit trail.
     """
@@ -233,5 +297,55 @@ MIGRATIONS: tuple[str, ...] = (
     # finding the ids a short id names, and the nearest tails of one, each read this index.
     """
     CREATE INDEX executions_tail ON executions(substr(id, -8));
+    """,
+    # 8: tallies, kept by triggers with every write, so that totals, per-agent stats and failure
+    # patterns over a million executions read a few hundred rows instead of every index entry
+    # (store/execution_tallies.py reads them): executions per status; per hour, agent, kind and
+    # status, their count and sums; failures per fingerprint, in all and per hour. And the
+    # failures of a pane or a principal, each in an index of their own.
+    f"""
+    CREATE TABLE execution_status_counts (
+        status TEXT PRIMARY KEY,
+        n INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE execution_hours (
+        agent_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        hour INTEGER NOT NULL,     -- CAST(at / 3600 AS INTEGER); -1: no time
+        n INTEGER NOT NULL,
+        cost REAL NOT NULL,        -- the sum of the known costs
+        costs INTEGER NOT NULL,    -- how many were known
+        tokens INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        durations INTEGER NOT NULL,
+        PRIMARY KEY (agent_name, kind, status, hour)  -- a window of one agent, kind and status: one range
+    ) WITHOUT ROWID;
+    CREATE TABLE failure_counts (
+        stack_hash TEXT PRIMARY KEY,
+        n INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE failure_hours (
+        stack_hash TEXT NOT NULL,
+        hour INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (stack_hash, hour)
+    ) WITHOUT ROWID;
+    INSERT INTO execution_status_counts SELECT status, count(*) FROM executions GROUP BY status;
+    INSERT INTO execution_hours SELECT agent_name, kind, status, {_HOUR.format(row="executions")}, count(*),
+        total(cost_usd), count(cost_usd), coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0),
+        count(duration_ms) FROM executions GROUP BY 1, 2, 3, 4;
+    INSERT INTO failure_counts SELECT stack_hash, count(*) FROM executions
+        WHERE {_FAILURE.format(row="executions")} GROUP BY 1;
+    INSERT INTO failure_hours SELECT stack_hash, {_HOUR.format(row="executions")}, count(*) FROM executions
+        WHERE {_FAILURE.format(row="executions")} GROUP BY 1, 2;
+    -- A scoped token's failures (its panes', what it triggered) without reading their rows.
+    CREATE INDEX executions_failures_pane ON executions(pane_key, at, stack_hash)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    CREATE INDEX executions_failures_principal ON executions(principal, at, stack_hash)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    {_kept("status_counts", _status_counts, ("status",))}
+    {_kept("hours", _hours, ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used", "duration_ms"))}
+    {_kept("failures", _failures, ("status", "stack_hash", "at"), only=_FAILURE)}
     """,
 )

@@ -23,6 +23,7 @@ from muxd.executions.record import Execution, ExecutionError, finished
 from muxd.executions.transcript import Transcript
 from muxd.store.database import Database, transaction
 from muxd.store import execution_queries as queries
+from muxd.store import execution_tallies as tallies
 from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope
 from muxd.store.location import MEMORY
@@ -254,7 +255,8 @@ class SqliteExecutionStore:
         """Failed executions matching `query` grouped by stack_hash, the most recent pattern first."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = queries.error_patterns(query)
+        sql, params = (tallies.error_patterns(query) if tallies.covers(query, by_agent=False, failures=True)
+                       else queries.error_patterns(query))
 
         def job(db: sqlite3.Connection) -> list[ErrorPattern]:
             return [ErrorPattern(stack_hash=hashed, count=n, first_seen=first or 0.0, last_seen=last or 0.0,
@@ -277,7 +279,7 @@ class SqliteExecutionStore:
         """Per agent, over the executions matching `query` (its limit/offset ignored)."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = queries.stats(query)
+        sql, params = tallies.stats(query) if tallies.covers(query) else queries.stats(query)
         return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
                                 "counting executions per agent")
 
@@ -286,7 +288,7 @@ class SqliteExecutionStore:
         if queries.sees_nothing(query.scope):
             return [], 0
         page_sql, page_params = queries.page(query)
-        count_sql, count_params = queries.count(query)
+        count_sql, count_params = tallies.count(query) or queries.count(query)
 
         def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
             with transaction(db):  # the page and the total from one snapshot
@@ -295,6 +297,13 @@ class SqliteExecutionStore:
             return page, total
 
         return await self._read(job, "listing executions")
+
+    async def page(self, query: ExecutionQuery) -> list[Execution]:
+        """The rows of one page, without the total."""
+        if queries.sees_nothing(query.scope):
+            return []
+        sql, params = queries.page(query)
+        return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)], "listing executions")
 
     def close(self) -> None:
         """Stop the readers (the database is the caller's to close) and log held-back failure counts."""

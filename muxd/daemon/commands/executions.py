@@ -252,12 +252,10 @@ async def failures(daemon: Daemon, req: ExecutionFailures) -> FailureReport:
     query = _query(daemon, req, task_id=await _task_named(daemon, req.task_id), statuses=FAILED_STATUSES,
                    limit=req.limit)
     store = history_of(daemon, query.scope)
-    if req.unique_errors:
-        rows = (await store.unique_failures(query))[:req.limit]
-    else:
-        rows, _ = await store.list(query)
-    patterns = await store.error_patterns(query)
-    return FailureReport(id=req.id, failures=rows, patterns=patterns)
+    # The two reads at once, on the store's reader threads; no total is wanted of the failures.
+    rows, patterns = await asyncio.gather(store.unique_failures(query) if req.unique_errors else store.page(query),
+                                          store.error_patterns(query))
+    return FailureReport(id=req.id, failures=rows[:req.limit], patterns=patterns)
 
 
 @command(ExecutionStats)
@@ -265,8 +263,8 @@ async def stats(daemon: Daemon, req: ExecutionStats) -> StatsReply:
     _check_page(max(req.failures_limit, 1), 0, STATS_FAILURES_MAX)
     query = _query(daemon, req, limit=EXECUTION_LIST_LIMIT_MAX)
     store = history_of(daemon, query.scope)
-    per_agent = await store.stats(query)
-    recent, _ = await store.list(replace(query, statuses=FAILED_STATUSES, limit=max(req.failures_limit, 1)))
+    per_agent, recent = await asyncio.gather(
+        store.stats(query), store.page(replace(query, statuses=FAILED_STATUSES, limit=max(req.failures_limit, 1))))
     live = []
     for pane in daemon.registry.all_panes():
         run = daemon.executions.panes.get(pane.id)

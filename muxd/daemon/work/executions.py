@@ -475,17 +475,19 @@ class ExecutionService:
 
     def _finish(self, run: PaneRun, execution: Execution) -> None:
         """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
-        transcript = run.transcript.finish() if run.transcript is not None else None
-        run.transcript = None
+        output, run.transcript = run.transcript, None
         execution = msgspec.structs.replace(
-            execution, transcript_bytes=transcript.raw_bytes if transcript else 0,
-            transcript_truncated=bool(transcript and transcript.truncated))
+            execution, transcript_bytes=output.kept if output else 0,
+            transcript_truncated=bool(output and output.truncated))
         self.finishing[execution.id] = execution
         snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id))
-        self._start(self._complete(execution, snapshot, transcript))
+        self._start(self._complete(execution, snapshot, output))
 
-    async def _complete(self, execution: Execution, snapshot: object | None, transcript: object) -> None:
+    async def _complete(self, execution: Execution, snapshot: object | None, output: TranscriptBuffer | None) -> None:
+        transcript = None
         try:
+            if output is not None:  # compressed off the loop: a turn's output is often hundreds of KB
+                transcript = await asyncio.to_thread(output.finish)
             if snapshot is not None:  # (None: it never ran, nothing on screen or in a log is its)
                 execution = await self._finalized(execution, snapshot)
             self.finishing[execution.id] = execution

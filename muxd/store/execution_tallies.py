@@ -1,0 +1,124 @@
+"""The history's counts and sums read from the tallies that triggers keep (schema migration 8),
+for the queries those tallies can answer: the whole history (no scope), filtered at most by
+agent, the failure family and a start time. A window's whole hours come from the hourly tallies;
+the part of an hour at its start from the rows themselves, through an index. Any other query is
+execution_queries.py's (`covers` says which). At a million rows a total then reads a handful
+of rows, stats a few thousand, failure patterns a few dozen, instead of every index entry.
+"""
+
+from __future__ import annotations
+
+import math
+from muxd.executions.record import FAILED_STATUSES
+from muxd.store.execution_queries import AGENTS_CTE, FAILURES, KINDS_CTE, NEWEST_FIRST, STATUSES_CTE, Sql
+from muxd.store.execution_rows import FAILED_ROWS
+from muxd.store.execution_store import ExecutionQuery
+
+HOUR_S = 3600
+_BUCKET = "CAST(at / 3600 AS INTEGER)"  # the triggers' hour of a row, word for word
+# Filters the tallies do not split by: a query with any of them reads the rows.
+_UNTALLIED = ("pane_key", "triggered_by", "task_id", "trace_id", "until")
+
+
+def covers(query: ExecutionQuery, *, by_agent: bool = True, by_status: bool = False,
+           failures: bool = False) -> bool:
+    """Whether the tallies answer `query`: it sees everything and filters by nothing they do not
+    split by (`by_agent`: by agent; `by_status`: by status; `failures`: the rows are failures, so
+    a filter of the whole failure family changes nothing)."""
+    if not query.scope.everything or any(getattr(query, name) is not None for name in _UNTALLIED):
+        return False
+    if query.agent_name is not None and not by_agent:
+        return False
+    statuses = query.statuses or ((query.status,) if query.status is not None else ())
+    return not statuses or by_status or (failures and set(statuses) == set(FAILED_STATUSES))
+
+
+def _first_hour(since: float) -> int:
+    """The first whole hour at or after `since`."""
+    return math.ceil(since / HOUR_S)
+
+
+def _edge(since: float) -> Sql:
+    """Terms for the rows from `since` to the first whole hour (the hourly tallies hold the rest):
+    by `at` for the index, by the triggers' own hour so that no row is counted twice."""
+    hour = _first_hour(since)
+    return f"at >= ? AND at < ? AND {_BUCKET} < ?", [since, (hour + 1) * HOUR_S, hour]
+
+
+def count(query: ExecutionQuery) -> Sql | None:
+    """The total of `query` from the status counts; None if they cannot say (a time or an agent:
+    counting those rows through their index is as quick)."""
+    if not covers(query, by_agent=False, by_status=True) or query.since is not None:
+        return None
+    statuses = query.statuses or ((query.status,) if query.status is not None else ())
+    if not statuses:
+        return "SELECT coalesce(sum(n), 0) FROM execution_status_counts", []
+    return (f"SELECT coalesce(sum(n), 0) FROM execution_status_counts WHERE status IN "
+            f"({', '.join('?' * len(statuses))})"), list(statuses)
+
+
+_SUMS = ("n", "cost", "tokens", "duration_ms", "durations", "costs")  # execution_queries.stats' JSON order
+
+
+def stats(query: ExecutionQuery) -> Sql:
+    """Rows of the same shape as execution_queries.stats (agent, kind, status, JSON sums, last
+    at, newest agent type) for each agent, kind and status: the sums of its hourly tallies in
+    the window (a range of their key each, no sort) plus its rows in the part-hour at the
+    window's start (a range of the covering index executions_agent_kind_status). The caller
+    checked `covers(query)`."""
+    one = "agent_name = name AND kind = k AND status = s"
+    hours = ("SELECT json_array(coalesce(sum(n), 0), total(cost), coalesce(sum(tokens), 0), "
+             "coalesce(sum(duration_ms), 0), coalesce(sum(durations), 0), coalesce(sum(costs), 0)) "
+             f"FROM execution_hours WHERE {one}")
+    since = query.since
+    # Only the agent, kind and status with a tally in the window's hours (the part-hour's too): the
+    # others, most of them, cost one seek instead of four.
+    tallied = f"EXISTS (SELECT 1 FROM execution_hours WHERE {one}{'' if since is None else ' AND hour >= ?'})"
+    tallied_params = [] if since is None else [_first_hour(since) - 1]
+    if since is None:
+        window, window_params = "1", []
+        parts, params = f"({hours}) AS h, NULL AS e", []
+    else:
+        edge, edge_params = _edge(since)
+        window, window_params = "at >= ?", [since]
+        parts = (f"({hours} AND hour >= ?) AS h, (SELECT json_array(count(*), total(cost_usd), total(tokens_used), "
+                 f"total(duration_ms), count(duration_ms), count(cost_usd)) "
+                 f"FROM executions WHERE {one} AND {edge}) AS e")
+        params = [_first_hour(since), *edge_params]
+    if query.agent_name is None:
+        agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
+    else:
+        agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
+    summed = ", ".join(f"json_extract(h, '$[{i}]') + coalesce(json_extract(e, '$[{i}]'), 0)"
+                       for i in range(len(_SUMS)))
+    rows = f"FROM executions WHERE {one} AND {window}"
+    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE}, parts AS MATERIALIZED (SELECT name, k, s, {parts} "
+            f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL AND {tallied}) "
+            f"SELECT name, k, s, json_array({summed}), (SELECT max(at) {rows}), "
+            f"(SELECT agent_type {rows} ORDER BY at DESC LIMIT 1) FROM parts"), \
+        [*agent_params, *params, *tallied_params, *window_params, *window_params]
+
+
+def error_patterns(query: ExecutionQuery) -> Sql:
+    """Rows of the same shape as execution_queries.error_patterns, the counts from the failure
+    tallies: the caller checked `covers(query, by_agent=False, failures=True)`."""
+    since = query.since
+    if since is None:
+        counted, params = "SELECT stack_hash AS h, n FROM failure_counts WHERE n > 0", []
+        window, window_params = "", []
+    else:
+        # Per fingerprint: its whole hours (a range of their key) and its part-hour (of its index).
+        edge, edge_params = _edge(since)
+        counted = (f"SELECT h, n FROM (SELECT stack_hash AS h, "
+                   f"coalesce((SELECT sum(n) FROM failure_hours WHERE stack_hash = c.stack_hash AND hour >= ?), 0) + "
+                   f"(SELECT count(*) FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash = c.stack_hash AND {edge}) "
+                   f"AS n FROM failure_counts c) WHERE n > 0")
+        params = [_first_hour(since), *edge_params]
+        window, window_params = " AND at >= ?", [since]
+    rows = f"FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash = h{window}"
+    return (f"WITH counted AS ({counted}), patterns AS (SELECT h, n, (SELECT min(at) {rows}) AS first_seen, "
+            f"(SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) AS newest FROM counted) "
+            f"SELECT h, n, first_seen, at, id, task_id, trace_id, error_message, error_type "
+            f"FROM patterns JOIN executions ON seq = newest {NEWEST_FIRST} LIMIT ? OFFSET ?"), \
+        [*params, *window_params, *window_params, query.limit, query.offset]
+

@@ -18,7 +18,8 @@ from muxd.testing.wait import wait_until
 
 
 def history(server: MuxdTestServer, *args: str) -> list[dict]:
-    return json.loads(server.cli("history", "--json", "--limit", "100", *args, check=True).stdout)["executions"]
+    """Read back in this process (waits poll it: a CLI a look is a load of its own)."""
+    return json.loads(server.run_here("history", "--json", "--limit", "100", *args, check=True).stdout)["executions"]
 
 
 def _run_some_and_hold_one(server: MuxdTestServer) -> str:

@@ -140,7 +140,8 @@ AUDIT_BATCH_ROWS = 500
 AUDIT_LOSS_LOG_INTERVAL_S = 60.0
 # A write (or a read) that finds the database locked by another process retries for this long,
 # then fails with store_unavailable: long enough for a checkpoint or a backup's brief lock, short
-# enough that a caller hears of a stuck database in seconds.
+# enough that a caller hears of a stuck database in seconds ($MUXD_DB_BUSY_TIMEOUT_S: the tests
+# that hold the database from another process wait out less).
 DB_BUSY_TIMEOUT_S = 5.0
 # At open the daemon checks the file's structure (`PRAGMA quick_check`) for at most this long, then
 # starts on what it checked (~130 MB/s: a bigger file's damage is found when it is met).

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from muxd.store.database import migrate
+from muxd.store.database import ENV_BUSY_TIMEOUT, migrate
 from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH
+from muxd.testing.server import MuxdTestServer
+
+# The tests that hold the daemon's database from another process: each write the daemon tries
+# waits this long for it, not the user's 5 s (config.DB_BUSY_TIMEOUT_S), and fails the same way.
+HELD_DB_BUSY_TIMEOUT_S = 1.0
 
 
 @pytest.fixture
@@ -45,6 +50,17 @@ def connect_store(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
 def store(connect_store: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
     """One connection to a fresh migrated store (task queue, knowledge, quotas)."""
     return connect_store()
+
+
+@pytest.fixture
+def held_db_server() -> Iterator[MuxdTestServer]:
+    """A running daemon (as `muxd_server`) whose writes wait HELD_DB_BUSY_TIMEOUT_S for a
+    database another process holds."""
+    server = MuxdTestServer(env={ENV_BUSY_TIMEOUT: str(HELD_DB_BUSY_TIMEOUT_S)}).start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

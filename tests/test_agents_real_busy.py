@@ -1,8 +1,8 @@
 """The real CLIs in muxd panes, busy in ways that draw no spinner, never published as Idle
 (issue 25); the frames of the same situations are in tests/detector_data/issue25.
 
-- Gemini CLI: a long shell command, its glyph blinking ⊶/⊷, then "! Shell awaiting input
-  (Tab to focus)" in place of the spinner while the command still runs.
+- Gemini CLI: a long shell command gone silent, its glyph blinking ⊶/⊷, then "! Shell awaiting
+  input (Tab to focus)" in place of the spinner while the command still runs.
 - Aider: `/run sleep`, with nothing drawn until the command ends.
 - Claude Code: "Exit plan mode?" in plan mode; a subagent left running in the background
   ("✻ Waiting for 1 background agent to finish"); the /help overlay, Claude at rest.
@@ -30,7 +30,9 @@ pytestmark = pytest.mark.agents
 
 PANE = (80, 24)
 STARTUP_TIMEOUT_S = 60.0
-GEMINI_COMMAND_S = 30      # Gemini CLI says "Shell awaiting input" after 20 s without output
+# Gemini CLI says "Shell awaiting input" once a command that printed something has been silent
+# for 5 s (20 s when it never printed): the command prints, then stays silent this long.
+GEMINI_COMMAND_S = 15
 SUBAGENT_S = 20
 
 
@@ -67,7 +69,7 @@ def never_idle(pane: AgentPane, since: int, until: int) -> None:
 
 def test_gemini_long_shell_command_is_never_idle(panes):
     fake = GeminiFake([
-        [Call("run_shell_command", {"command": f"sleep {GEMINI_COMMAND_S}; echo finished",
+        [Call("run_shell_command", {"command": f"echo started; sleep {GEMINI_COMMAND_S}; echo finished",
                                     "description": "Wait for the build"})],
         [Say("The command finished. Done.", 0.05)],
     ])

@@ -29,7 +29,8 @@ def outer(muxd_server):
 
 
 def panes(server):
-    return json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
+    """Read back in this process (waits poll it: a CLI a look is a load of its own)."""
+    return json.loads(server.run_here("list-panes", "-a", "--json", check=True).stdout)
 
 
 def attach(terminal: OuterTerminal, server, *args: str, session: str = "work") -> None:

@@ -35,8 +35,7 @@ def outer(server):
 
 
 def active_pane(server: MuxdTestServer, session: str) -> str:
-    window = next(w for w in json.loads(server.cli("list-windows", "-t", session, "--json", check=True).stdout)
-                  if w["active"])
+    window = next(w for w in server.windows(session) if w["active"])
     return next(p["id"] for p in server.panes(f"{session}:{window['index']}") if p["active"])
 
 

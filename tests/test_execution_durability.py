@@ -18,7 +18,8 @@ from muxd.testing.wait import wait_until
 
 
 def history(server: MuxdTestServer, *args: str) -> list[dict]:
-    return json.loads(server.cli("history", "--json", "--limit", "100", *args, check=True).stdout)["executions"]
+    """Read back in this process (waits poll it: a CLI a look is a load of its own)."""
+    return json.loads(server.run_here("history", "--json", "--limit", "100", *args, check=True).stdout)["executions"]
 
 
 def _run_some_and_hold_one(server: MuxdTestServer) -> str:
@@ -57,7 +58,7 @@ def test_kill_server_records_what_ran_as_interrupted(muxd_server):
     assert next(e for e in history(server) if e["id"] == held)["status"] == "interrupted"
 
 
-LOCKED_RUN_TIMEOUT_S = 120.0  # each write the daemon tries waits out its 5 s busy timeout
+LOCKED_RUN_TIMEOUT_S = 120.0  # each write the daemon tries waits out its busy timeout (conftest.py)
 WRITTEN_AGAIN_WITHIN_S = 90.0
 WAIT_S = 30.0
 
@@ -74,8 +75,8 @@ def _status(server: MuxdTestServer) -> dict:
     return json.loads(server.cli("server", "status", "--json", check=True).stdout)
 
 
-def test_a_locked_database_loses_no_execution_and_writes_it_once_released(muxd_server):
-    server = muxd_server
+def test_a_locked_database_loses_no_execution_and_writes_it_once_released(held_db_server):
+    server = held_db_server
     other = sqlite3.connect(server.env["MUXD_DB"], isolation_level=None)
     try:
         other.execute("BEGIN EXCLUSIVE")  # another process holding the database
@@ -100,8 +101,8 @@ def test_a_locked_database_loses_no_execution_and_writes_it_once_released(muxd_s
     assert _status(server)["unwritten_executions"] == 0
 
 
-def test_a_clean_stop_under_a_lock_names_what_it_could_not_write(muxd_server):
-    server = muxd_server
+def test_a_clean_stop_under_a_lock_names_what_it_could_not_write(held_db_server):
+    server = held_db_server
     other = sqlite3.connect(server.env["MUXD_DB"], isolation_level=None)
     try:
         other.execute("BEGIN EXCLUSIVE")

@@ -15,9 +15,10 @@ import pytest
 from muxd.daemon.access.control import SYSTEM, AccessControl
 from muxd.daemon.access.request_rules import REQUEST_RULES, rule_for
 from muxd.daemon.access.tiers import check_tier, tier_needed
-from muxd.errors import BadRequest, Forbidden, Internal, Unauthorized
+from muxd.errors import BadRequest, Forbidden, Internal, StoreUnavailable, Unauthorized
 from muxd.protocol import messages as m
-from muxd.store.database import Database
+from muxd.config import DB_BUSY_TIMEOUT_S
+from muxd.store.database import Database, busy_timeout_from_env
 from muxd.store.location import db_path
 from muxd.store.schema import MIGRATIONS
 
@@ -47,6 +48,24 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         raw.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     with pytest.raises(Internal, match="newer than this muxd"):
         Database(str(path))
+
+
+def test_the_busy_timeout_is_the_environments_and_a_held_database_is_waited_out_that_long(tmp_path: Path) -> None:
+    assert busy_timeout_from_env({}) == busy_timeout_from_env({"MUXD_DB_BUSY_TIMEOUT_S": " "}) == DB_BUSY_TIMEOUT_S
+    for bad in ("soon", "0", "-1", "nan", "inf"):
+        with pytest.raises(BadRequest, match=f"^MUXD_DB_BUSY_TIMEOUT_S must be a number of seconds above 0, got '{bad}'$"):
+            busy_timeout_from_env({"MUXD_DB_BUSY_TIMEOUT_S": bad})
+    path = tmp_path / "held.db"
+    access = AccessControl.open("a", {"MUXD_DB": str(path), "MUXD_DB_BUSY_TIMEOUT_S": "0.2"})
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert access.db.busy_timeout_s == 0.2
+        other.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StoreUnavailable, match="^the database is locked: creating token late: database is locked$"):
+            asyncio.run(access.create_token(tier="view_only", name="late"))
+    finally:
+        other.close()
+        access.close()
 
 
 def test_db_path_follows_muxd_db_then_xdg_state_home(tmp_path: Path) -> None:

@@ -12,12 +12,13 @@ from muxd.testing.wait import wait_until
 
 
 def tasks(server: MuxdTestServer, *args: str) -> dict[str, dict]:
-    listed = json.loads(server.cli("task", "ls", "--json", "--limit", "100", *args, check=True).stdout)
+    """Read back in this process (waits poll it: a CLI a look is a load of its own)."""
+    listed = json.loads(server.run_here("task", "ls", "--json", "--limit", "100", *args, check=True).stdout)
     return {t["title"]: t for t in listed["tasks"]}
 
 
 def show(server: MuxdTestServer, task_id: str) -> dict:
-    return json.loads(server.cli("task", "show", task_id, "--json", check=True).stdout)
+    return json.loads(server.run_here("task", "show", task_id, "--json", check=True).stdout)
 
 
 def test_two_panes_share_a_plan(muxd_server, tmp_path):

@@ -70,8 +70,8 @@ def _restart(server: MuxdTestServer, *, kill: bool = False) -> None:
     server.start()
 
 
-def test_a_locked_database_refuses_token_changes_and_leaves_them_as_they_were(muxd_server: MuxdTestServer) -> None:
-    server = muxd_server
+def test_a_locked_database_refuses_token_changes_and_leaves_them_as_they_were(held_db_server: MuxdTestServer) -> None:
+    server = held_db_server
     boss = server.cli("token", "create", "--tier", "admin", "--name", "boss", check=True).stdout.strip()
     server.cli("new-session", "-d", "-s", "s", "--", "sleep", "600", check=True)
     server.cli("new-window", "-d", "-t", "s", "--", "sleep", "600", check=True)

@@ -19,7 +19,7 @@ from muxd.daemon.core import log_file
 from muxd.daemon.core.loop import run
 from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, lock_path, log_path, socket_path
-from muxd.store.database import Database
+from muxd.store.database import Database, busy_timeout_from_env
 from muxd.store.location import db_path
 from muxd.store.retention import retention_from_env
 
@@ -62,7 +62,8 @@ def _opening_database(server_name: str) -> Future[Database]:
     """The server's database, opening on a thread of its own while the daemon imports the rest:
     a new file's schema waits on the disk (tens of ms) more than it runs."""
     opener = ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db-open")
-    opening = opener.submit(Database, db_path(server_name, dict(os.environ)))
+    env = dict(os.environ)
+    opening = opener.submit(lambda: Database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env)))
     opener.shutdown(wait=False)  # the thread ends once the file is open
     return opening
 

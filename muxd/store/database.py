@@ -19,13 +19,13 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from muxd.config import DB_BUSY_TIMEOUT_S, DB_DIR_MODE, DB_FILE_MODE, DB_OPEN_CHECK_MAX_S, STORE_CLOSE_TIMEOUT_S
-from muxd.errors import Internal, StoreUnavailable
+from muxd.errors import BadRequest, Internal, StoreUnavailable
 from muxd.store.location import MEMORY
 from muxd.store.schema import MIGRATIONS
 from muxd.store.sqlite_errors import DAMAGED, failure_kind, is_damage, one_line, unavailable
@@ -35,6 +35,22 @@ T = TypeVar("T")
 Job = Callable[[sqlite3.Connection], T]
 _CHECK_PROGRESS_STEPS = 10_000  # SQLite VM steps between looks at the clock during the check
 _SQLITE_INTERRUPT = 9
+ENV_BUSY_TIMEOUT = "MUXD_DB_BUSY_TIMEOUT_S"
+
+
+def busy_timeout_from_env(env: Mapping[str, str]) -> float:
+    """The busy timeout $MUXD_DB_BUSY_TIMEOUT_S asks for, in seconds (unset or empty:
+    DB_BUSY_TIMEOUT_S); bad_request names the variable when it is not a number above 0."""
+    text = env.get(ENV_BUSY_TIMEOUT, "").strip()
+    if not text:
+        return DB_BUSY_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):  # nan too
+        raise BadRequest(f"{ENV_BUSY_TIMEOUT} must be a number of seconds above 0, got {text!r}")
+    return value
 
 
 def damage_notice(path: str, found: str, *, serving: bool) -> str:

@@ -15,8 +15,9 @@ START_TIMEOUT_S = 20.0
 
 
 def agent_state(server: MuxdTestServer, pane: str) -> str | None:
-    """The published activity state of `pane`'s agent (None: no such pane)."""
-    panes = json.loads(server.cli("list-panes", "-a", "--json", check=True).stdout)
+    """The published activity state of `pane`'s agent (None: no such pane). Asked in this process
+    (`run_here`): waits poll it."""
+    panes = json.loads(server.run_here("list-panes", "-a", "--json", check=True).stdout)
     return next((p["agent"]["activity"]["state"] for p in panes if p["id"] == pane), None)
 
 

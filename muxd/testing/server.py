@@ -109,16 +109,21 @@ class MuxdTestServer:
     async def client(self, **kwargs: Any) -> Client:
         return await Client.connect(self.socket_path, **kwargs)
 
+    # The looks below run their command in this process (`run_here`): waits poll them many
+    # times, and an interpreter start a look (~70 ms of CPU) made the waiting tests a load of
+    # their own on a 2-core machine. A test of the command itself runs it with `cli()`.
+
     def capture(self, target: str, *extra: str) -> str:
-        return self.cli("capture-pane", "-p", "-t", target, *extra, check=True).stdout
+        """`capture-pane -p -t target extra…`: the pane's screen as text."""
+        return self.run_here("capture-pane", "-p", "-t", target, *extra, check=True).stdout
 
     def panes(self, target: str) -> list[dict[str, Any]]:
         """`list-panes -t target --json`: the panes of a window or session."""
-        return json.loads(self.cli("list-panes", "-t", target, "--json", check=True).stdout)
+        return json.loads(self.run_here("list-panes", "-t", target, "--json", check=True).stdout)
 
     def windows(self, session: str) -> list[dict[str, Any]]:
         """`list-windows -t session --json`."""
-        return json.loads(self.cli("list-windows", "-t", session, "--json", check=True).stdout)
+        return json.loads(self.run_here("list-windows", "-t", session, "--json", check=True).stdout)
 
     def wait_for_text(self, target: str, text: str, *, timeout: float = 10.0) -> str:
         """Wait until the pane's screen shows `text`; return the screen."""

@@ -39,7 +39,7 @@ from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Un
 from muxd.protocol import messages as m
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
-from muxd.store.database import Database, refusal
+from muxd.store.database import Database, busy_timeout_from_env, refusal
 from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
@@ -173,7 +173,7 @@ class AccessControl:
         env = dict(os.environ) if env is None else env
         agent_tier = parse_tier(env.get(ENV_AGENT_TIER) or AGENT_TOKEN_TIER_DEFAULT)
         agent_scopes = parse_scopes(env.get(ENV_AGENT_SCOPES, AGENT_SCOPES_DEFAULT))
-        db = db or Database(db_path(server_name, env))
+        db = db or Database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env))
         log.info("database: %s", db.path)
         try:
             return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)

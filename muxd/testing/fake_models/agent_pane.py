@@ -221,11 +221,11 @@ class AgentPane:
 
     def agent(self) -> State:
         """The pane's `agent` object as `muxd list-panes -a --json` shows it now."""
-        panes = json.loads(self.server.cli("list-panes", "-a", "--json", check=True).stdout)
+        panes = json.loads(self.server.run_here("list-panes", "-a", "--json", check=True).stdout)
         return next(p["agent"] for p in panes if p["id"] == self.pane_id)
 
     def summary(self) -> dict[str, Any]:
-        return json.loads(self.server.cli("summary", "-t", self.pane_id, "--json", check=True).stdout)
+        return json.loads(self.server.run_here("summary", "-t", self.pane_id, "--json", check=True).stdout)
 
     def session_id_shown_by(self, command: str) -> str:
         """Submit `command` (one that opens a status panel) and wait until the pane's summary

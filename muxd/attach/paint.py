@@ -7,10 +7,11 @@ an unchanged row costs a tuple compare, an unchanged frame costs nothing.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from itertools import compress, count, groupby, repeat
-from operator import is_not, itemgetter, lt, ne, sub
+from operator import itemgetter, lt, ne, sub
 
-from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style
+from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style, StyledRow
 from muxd.emulator.sgr import sgr_transition
 
 from .cells import terminal_safe
@@ -110,10 +111,8 @@ class FramePainter:
     # -- rows -------------------------------------------------------------------------
 
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
-        # Cells mostly are shared flyweights: an identity test in C rules out most of the
-        # row before comparing the remaining candidates by value.
-        candidates = compress(count(), map(is_not, old, new))
-        changed = [x for x in candidates if old[x] != new[x]]
+        # Compared in C; cells mostly are shared flyweights, which compare by identity at once.
+        changed = list(compress(count(), map(ne, old, new)))
         if len(old) != len(new):  # only after a bug upstream; repaint the row whole
             changed = list(range(len(new)))
         if not changed:
@@ -151,7 +150,14 @@ class FramePainter:
         self._move(out, x, y)
         text = "".join(map(_data, cells))
         set_style = self._set_style
-        if len(text) == len(cells) and text.isascii():
+        if len(text) == len(cells) and text.isascii() and type(row) is StyledRow:
+            # The row says where its style may change: a step per run, none per cell.
+            starts = row.style_starts
+            cuts = [x, *starts[bisect_right(starts, x) : bisect_left(starts, stop)], stop]
+            for start, end in zip(cuts, cuts[1:]):
+                set_style(out, row[start][1:])
+                out.append(text[start - x : end - x])
+        elif len(text) == len(cells) and text.isascii():
             # One character per cell: each style run is a slice of `text`, found by comparing
             # neighbouring styles in C; no second join, no per-cell Python step.
             styles = list(map(_style_of, cells))

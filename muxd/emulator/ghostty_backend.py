@@ -134,6 +134,11 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._display_version = -1
         self._text_may_have_joined = False  # non-ASCII output since changed_rows: see there
         self._writes = 0  # feeds and resizes: the row reader knows its render state is stale
+        # Rows changed without libghostty flagging them (a joined mark, see changed_rows): the
+        # render state's copy of them lags until they are flagged, so they are read from the grid.
+        self._unflagged_rows: set[int] = set()
+        self._modes: frozenset[int] = frozenset()
+        self._modes_at = -1  # self._writes when _modes was read
         self._row_reader = NativeRowCells(self._render[0]) if _ROWS_NATIVE else None
 
     @staticmethod
@@ -285,6 +290,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         if len(versions) != lines or dirty == lib.GHOSTTY_RENDER_STATE_DIRTY_FULL:
             self._version += 1
             versions[:] = [self._version] * lines
+            self._unflagged_rows.clear()
             if dirty != lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE:
                 self._clean_rows(state, None)
         elif dirty != lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE:
@@ -300,6 +306,7 @@ class GhosttyEmulator(DeferredFloodOutput):
             if cursor_y < lines:
                 self._version += 1
                 versions[cursor_y] = self._version
+                self._unflagged_rows.add(cursor_y)
         return self._version, [y for y, v in enumerate(versions) if v > since]
 
     def _clean_rows(self, state: object, versions: list[int] | None) -> None:
@@ -312,6 +319,7 @@ class GhosttyEmulator(DeferredFloodOutput):
             while lib.ghostty_render_state_row_iterator_next_dirty(iterator, y):
                 if y[0] < len(versions):
                     versions[y[0]] = self._version
+                    self._unflagged_rows.discard(y[0])
         lib.ghostty_render_state_clean(state)
 
     def display_lines(self) -> list[str]:
@@ -343,6 +351,10 @@ class GhosttyEmulator(DeferredFloodOutput):
             if reader.stale(self._writes, y):
                 self.changed_rows(self._version)  # the render state brought up to date
                 reader.restart(self._writes)
+            if y in self._unflagged_rows:  # its copy in the render state lags: cell by cell
+                got = self._read_cells(ACTIVE, y, styles=True, full=True)
+                if got is not None:
+                    return tuple(Cell(text, *style) for text, style in got[0])
             cells = reader.row(y, self._columns)
             if cells is not None:
                 return cells
@@ -351,8 +363,12 @@ class GhosttyEmulator(DeferredFloodOutput):
     @property
     def private_modes(self) -> frozenset[int]:
         self._sync()
-        mode = self._term.mode
-        return frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and mode(n))
+        # Asked at every frame of every attached client: read again only after output.
+        if self._modes_at != self._writes:
+            mode = self._term.mode
+            self._modes = frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and mode(n))
+            self._modes_at = self._writes
+        return self._modes
 
     @property
     def cursor_visible(self) -> bool:

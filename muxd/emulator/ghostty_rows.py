@@ -21,7 +21,7 @@ from operator import and_, is_, ne, rshift
 from pyghostty import ffi, lib
 from pyghostty.core import init_sized
 
-from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style
+from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style, styled_row
 from .sgr import intern_style
 
 # The raw cell's layout (ghostty's page.Cell, a packed u64), checked against the library's own
@@ -46,6 +46,7 @@ PALETTE_NAMES = _NAMES + tuple("bright" + name for name in _NAMES)
 
 # Stands for a cell whose text must be read on its own (several codepoints): never kept.
 _GRAPHEME = Cell("\x00grapheme")
+_BACKGROUND_ONLY_BIT = 0x2  # in the content tag: bg_color_palette (2) and bg_color_rgb (3)
 
 _row_iterator_free = lib.ghostty_render_state_row_iterator_free
 _row_cells_free = lib.ghostty_render_state_row_cells_free
@@ -114,6 +115,7 @@ class _StyleCells(dict):  # type: ignore[type-arg]
     style only within its page and while in use, so cells are kept by the style itself)."""
 
     __slots__ = ("style",)
+    graphemes = 0  # cells of several codepoints met, ever: a row compares it before and after
 
     def __init__(self, style: Style) -> None:
         super().__init__()
@@ -121,7 +123,9 @@ class _StyleCells(dict):  # type: ignore[type-arg]
 
     def __missing__(self, raw: int) -> Cell:
         cell = _cell(raw, self.style)
-        if cell is not _GRAPHEME:
+        if cell is _GRAPHEME:
+            _StyleCells.graphemes += 1
+        else:
             if len(self) >= CELLS_PER_STYLE_MAX:
                 self.clear()
             self[raw] = cell
@@ -174,21 +178,33 @@ class NativeRowCells:
         if _row_get(iterator, _CELLS_RAW, view):
             return None
         raws = ffi.unpack(view.ptr, min(view.len, columns))
-        ids = list(map(and_, map(rshift, raws, repeat(_STYLE_ID_SHIFT)), repeat(_STYLE_ID_MASK)))
+        # Runs are cut where the bits from the style id up change: at every change of style
+        # id (and of width, which costs only a cut more).
+        ids = list(map(rshift, raws, repeat(_STYLE_ID_SHIFT)))
+        graphemes = _StyleCells.graphemes
         first = ids[0] if ids else 0
         if ids.count(first) == len(ids):
-            cells = tuple(map(self._cells_of(iterator, first, 0).__getitem__, raws))
+            starts = [0]
+            stops = [len(ids)]
         else:
-            cuts = [0, *compress(count(1), map(ne, ids[1:], ids)), len(ids)]
-            parts: list[Cell] = []
-            for start, stop in zip(cuts, cuts[1:]):
-                parts.extend(map(self._cells_of(iterator, ids[start], start).__getitem__, raws[start:stop]))
-            cells = tuple(parts)
-        if _GRAPHEME in cells:
+            starts = [0, *compress(count(1), map(ne, ids[1:], ids))]
+            stops = [*starts[1:], len(ids)]
+        parts: list[Cell] = []
+        background_only = False  # a cell erased in a colour has a style of its own, not its id's
+        for start, stop in zip(starts, stops):
+            style_id = ids[start] & _STYLE_ID_MASK
+            run = raws[start:stop] if len(starts) > 1 else raws
+            if not style_id:
+                background_only = background_only or any(map(and_, run, repeat(_BACKGROUND_ONLY_BIT)))
+            parts.extend(map(self._cells_of(iterator, style_id, start).__getitem__, run))
+        cells = tuple(parts)
+        if _StyleCells.graphemes != graphemes:
             cells = self._with_graphemes(iterator, cells, ids)
         if len(cells) < columns:
+            if cells:
+                starts.append(len(cells))
             cells += (BLANK,) * (columns - len(cells))
-        return cells
+        return cells if background_only else styled_row(cells, starts)
 
     def _cells_of(self, iterator: object, style_id: int, x: int) -> _StyleCells:
         """The cells of the style that `style_id` (found at column `x`) is in this row."""
@@ -217,7 +233,7 @@ class NativeRowCells:
         fixed = list(cells)
         handle = self._cells[0]
         for x in compress(count(), map(is_, cells, repeat(_GRAPHEME))):
-            style = self._cells_of(iterator, ids[x], x).style
+            style = self._cells_of(iterator, ids[x] & _STYLE_ID_MASK, x).style
             _row_get(iterator, _CELLS, self._cells)
             _cells_select(handle, x)
             length = self._count

@@ -148,16 +148,18 @@ class FramePainter:
     def _write(self, out: list[str], y: int, x: int, cells: FrameRow, row: FrameRow, stop: int) -> None:
         """Write `cells` (row[x:stop]) at (x, y)."""
         self._move(out, x, y)
-        text = "".join(map(_data, cells))
         set_style = self._set_style
-        if len(text) == len(cells) and text.isascii() and type(row) is StyledRow:
+        if type(row) is StyledRow and len(row.text) == len(row) and row.text.isascii():
             # The row says where its style may change: a step per run, none per cell.
-            starts = row.style_starts
+            starts, text = row.style_starts, row.text
             cuts = [x, *starts[bisect_right(starts, x) : bisect_left(starts, stop)], stop]
             for start, end in zip(cuts, cuts[1:]):
                 set_style(out, row[start][1:])
-                out.append(text[start - x : end - x])
-        elif len(text) == len(cells) and text.isascii():
+                out.append(text[start:end])
+            self._cursor = (stop, y) if stop < len(row) else None  # at the edge: pending wrap
+            return
+        text = "".join(map(_data, cells))
+        if len(text) == len(cells) and text.isascii():
             # One character per cell: each style run is a slice of `text`, found by comparing
             # neighbouring styles in C; no second join, no per-cell Python step.
             styles = list(map(_style_of, cells))

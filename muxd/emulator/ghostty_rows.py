@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import weakref
 from itertools import compress, count, repeat
-from operator import and_, is_, ne, rshift
+from operator import and_, is_, ne, or_, rshift
 
 from pyghostty import ffi, lib
 from pyghostty.core import init_sized
@@ -43,6 +43,16 @@ STYLES_KEPT_MAX = 1024
 
 _NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
 PALETTE_NAMES = _NAMES + tuple("bright" + name for name in _NAMES)
+
+# A row's raw cells as bytes, a byte of each cell at a time (data[k::8], little-endian): bytes
+# 0-2 hold the content tag and the codepoint, 3-5 the style id (from bit 2 of byte 3) and the
+# width (bits 2-3 of byte 5). Tables for bytes.translate pick the parts apart in C.
+_TAG_OF_BYTE0 = bytes(b & _TAG_MASK for b in range(256))
+_LOW6_OF_BYTE0 = bytes(b >> _CODEPOINT_SHIFT for b in range(256))
+_ABOVE_BIT0 = bytes(b & 0xFE for b in range(256))  # byte 1: codepoint bits 6..13; ASCII keeps only bit 6
+_BIT6_OF_BYTE1 = bytes((b & 1) << 6 for b in range(256))
+_WIDE_BITS_OF_BYTE5 = 0x0C
+_RAW_CELL_BYTES = 8
 
 # Stands for a cell whose text must be read on its own (several codepoints): never kept.
 _GRAPHEME = Cell("\x00grapheme")
@@ -110,16 +120,31 @@ def _cell(raw: int, style: Style) -> Cell:
     return Cell(text, *style)
 
 
+class _CharCells(dict):  # type: ignore[type-arg]
+    """character -> Cell in one style (rows of one style and plain ASCII are read as text)."""
+
+    __slots__ = ("style",)
+
+    def __init__(self, style: Style) -> None:
+        super().__init__()
+        self.style = style
+
+    def __missing__(self, char: str) -> Cell:
+        cell = self[char] = BLANK if char == " " and self.style is DEFAULT_STYLE else Cell(char, *self.style)
+        return cell
+
+
 class _StyleCells(dict):  # type: ignore[type-arg]
     """raw value -> Cell, for cells whose style id resolved to `style` (a style id means a
     style only within its page and while in use, so cells are kept by the style itself)."""
 
-    __slots__ = ("style",)
+    __slots__ = ("style", "chars")
     graphemes = 0  # cells of several codepoints met, ever: a row compares it before and after
 
     def __init__(self, style: Style) -> None:
         super().__init__()
         self.style = style
+        self.chars = _CharCells(style)
 
     def __missing__(self, raw: int) -> Cell:
         cell = _cell(raw, self.style)
@@ -177,7 +202,13 @@ class NativeRowCells:
         view = self._view
         if _row_get(iterator, _CELLS_RAW, view):
             return None
-        raws = ffi.unpack(view.ptr, min(view.len, columns))
+        size = min(view.len, columns)
+        fast = self._plain_row(iterator, ffi.buffer(view.ptr, size * _RAW_CELL_BYTES)[:], size)
+        if fast is not None:
+            if size < columns:
+                return styled_row(fast + (BLANK,) * (columns - size), [0, size] if size else [0])
+            return fast
+        raws = ffi.unpack(view.ptr, size)
         # Runs are cut where the bits from the style id up change: at every change of style
         # id (and of width, which costs only a cut more).
         ids = list(map(rshift, raws, repeat(_STYLE_ID_SHIFT)))
@@ -205,6 +236,24 @@ class NativeRowCells:
                 starts.append(len(cells))
             cells += (BLANK,) * (columns - len(cells))
         return cells if background_only else styled_row(cells, starts)
+
+    def _plain_row(self, iterator: object, data: bytes, size: int) -> StyledRow | None:
+        """The row when all of it is plain ASCII in one style (the common row of a TUI), read
+        as text from the raw bytes with no Python step per cell; None for any other row."""
+        if not size:
+            return None
+        styles, upper, wide = data[3::8], data[4::8], data[5::8]
+        if (styles.count(styles[0]) != size or upper.count(upper[0]) != size or wide.count(wide[0]) != size
+                or wide[0] & _WIDE_BITS_OF_BYTE5 or data[2::8].count(0) != size):
+            return None
+        low, high = data[0::8], data[1::8]
+        if low.translate(_TAG_OF_BYTE0).count(0) != size or high.translate(_ABOVE_BIT0).count(0) != size:
+            return None  # a grapheme or background-only cell, or a codepoint past ASCII
+        codes = bytes(map(or_, low.translate(_LOW6_OF_BYTE0), high.translate(_BIT6_OF_BYTE1)))
+        text = codes.replace(b"\0", b" ").decode("ascii")
+        style_id = (styles[0] >> 2) | (upper[0] << 6) | ((wide[0] & 0x3) << 14)
+        chars = self._cells_of(iterator, style_id, 0).chars
+        return styled_row(tuple(map(chars.__getitem__, text)), [0], text)
 
     def _cells_of(self, iterator: object, style_id: int, x: int) -> _StyleCells:
         """The cells of the style that `style_id` (found at column `x`) is in this row."""

@@ -285,6 +285,8 @@ class GhosttyEmulator(DeferredFloodOutput):
         versions = self._row_versions
         state = self._render[0]
         lib.ghostty_render_state_update(state, self._t)
+        if self._row_reader is not None:  # rows read next come from this update
+            self._row_reader.restart(self._writes)
         lib.ghostty_render_state_get(state, lib.GHOSTTY_RENDER_STATE_DATA_DIRTY, self._int)
         dirty = self._int[0]
         if len(versions) != lines or dirty == lib.GHOSTTY_RENDER_STATE_DIRTY_FULL:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from itertools import compress, count, groupby, repeat
-from operator import itemgetter, lt, ne, sub
+from operator import is_not, itemgetter, lt, ne, sub
 
 from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style, StyledRow
 from muxd.emulator.sgr import sgr_transition
@@ -111,8 +111,13 @@ class FramePainter:
     # -- rows -------------------------------------------------------------------------
 
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
-        # Compared in C; cells mostly are shared flyweights, which compare by identity at once.
-        changed = list(compress(count(), map(ne, old, new)))
+        # Cells mostly are shared flyweights: an identity test in C rules out most of the
+        # row; a few candidates left are compared by value one by one, many all at once in C.
+        candidates = list(compress(count(), map(is_not, old, new)))
+        if 2 * len(candidates) < len(new):
+            changed = [x for x in candidates if old[x] != new[x]]
+        else:
+            changed = list(compress(count(), map(ne, old, new)))
         if len(old) != len(new):  # only after a bug upstream; repaint the row whole
             changed = list(range(len(new)))
         if not changed:

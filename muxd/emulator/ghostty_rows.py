@@ -5,8 +5,10 @@ for an attached client cost. Here one call gives a row's raw cells (the render s
 CELLS_RAW view: 64 bits a cell holding its content tag, codepoint, style id and width). The row
 is cut into runs of one style id by C-level loops over those ints, each run's style is read
 once, and each raw value becomes a shared `Cell` through a dict kept per style: a row costs a
-few native calls and no Python step per cell. Only a cell holding several codepoints (a letter
-and its combining mark) is read on its own.
+few native calls and no Python step per cell. A row of plain ASCII (most rows of a TUI) skips
+the ints: its text comes from the raw bytes through bytes.translate and its runs from a regex
+over them. Only a cell holding several codepoints (a letter and its combining mark) is read on
+its own. Rows come out as `StyledRow`s, which tell the painter where their style changes.
 
 (The VT formatter writes a row in one call too, but it writes the unwritten cells after a styled
 run as spaces in that style, which would paint them so; the raw cells say which are unwritten.)
@@ -14,6 +16,7 @@ run as spaces in that style, which would paint them so; the raw cells say which 
 
 from __future__ import annotations
 
+import re
 import weakref
 from itertools import compress, count, repeat
 from operator import and_, is_, ne, or_, rshift
@@ -51,8 +54,10 @@ _TAG_OF_BYTE0 = bytes(b & _TAG_MASK for b in range(256))
 _LOW6_OF_BYTE0 = bytes(b >> _CODEPOINT_SHIFT for b in range(256))
 _ABOVE_BIT0 = bytes(b & 0xFE for b in range(256))  # byte 1: codepoint bits 6..13; ASCII keeps only bit 6
 _BIT6_OF_BYTE1 = bytes((b & 1) << 6 for b in range(256))
-_WIDE_BITS_OF_BYTE5 = 0x0C
+_WIDE_OF_BYTE5 = bytes(b & 0x0C for b in range(256))
 _RAW_CELL_BYTES = 8
+# A run of raw cells whose bytes 3-5 (the style id and the width) are alike, matched in C.
+_STYLE_RUNS = re.compile(rb"(?s)...(...)..(?:...\1..)*")
 
 # Stands for a cell whose text must be read on its own (several codepoints): never kept.
 _GRAPHEME = Cell("\x00grapheme")
@@ -238,22 +243,28 @@ class NativeRowCells:
         return cells if background_only else styled_row(cells, starts)
 
     def _plain_row(self, iterator: object, data: bytes, size: int) -> StyledRow | None:
-        """The row when all of it is plain ASCII in one style (the common row of a TUI), read
-        as text from the raw bytes with no Python step per cell; None for any other row."""
+        """The row when all of it is plain ASCII (the common row of a TUI), read as text from
+        the raw bytes, its style runs found by comparing bytes: no Python step per cell. None
+        for any other row."""
         if not size:
             return None
-        styles, upper, wide = data[3::8], data[4::8], data[5::8]
-        if (styles.count(styles[0]) != size or upper.count(upper[0]) != size or wide.count(wide[0]) != size
-                or wide[0] & _WIDE_BITS_OF_BYTE5 or data[2::8].count(0) != size):
-            return None
-        low, high = data[0::8], data[1::8]
-        if low.translate(_TAG_OF_BYTE0).count(0) != size or high.translate(_ABOVE_BIT0).count(0) != size:
-            return None  # a grapheme or background-only cell, or a codepoint past ASCII
+        low, high, wide = data[0::8], data[1::8], data[5::8]
+        if (data[2::8].count(0) != size or low.translate(_TAG_OF_BYTE0).count(0) != size
+                or high.translate(_ABOVE_BIT0).count(0) != size or wide.translate(_WIDE_OF_BYTE5).count(0) != size):
+            return None  # a grapheme, background-only or wide cell, or a codepoint past ASCII
         codes = bytes(map(or_, low.translate(_LOW6_OF_BYTE0), high.translate(_BIT6_OF_BYTE1)))
         text = codes.replace(b"\0", b" ").decode("ascii")
-        style_id = (styles[0] >> 2) | (upper[0] << 6) | ((wide[0] & 0x3) << 14)
-        chars = self._cells_of(iterator, style_id, 0).chars
-        return styled_row(tuple(map(chars.__getitem__, text)), [0], text)
+        styles, upper = data[3::8], data[4::8]
+        if styles.count(styles[0]) == size and upper.count(upper[0]) == size and wide.count(wide[0]) == size:
+            starts = [0]
+        else:
+            starts = [match.start() >> 3 for match in _STYLE_RUNS.finditer(data)]
+        cells: list[Cell] = []
+        for start, stop in zip(starts, [*starts[1:], size]):
+            style_id = (styles[start] >> 2) | (upper[start] << 6) | ((wide[start] & 0x3) << 14)
+            chars = self._cells_of(iterator, style_id, start).chars
+            cells.extend(map(chars.__getitem__, text[start:stop] if len(starts) > 1 else text))
+        return styled_row(tuple(cells), starts, text)
 
     def _cells_of(self, iterator: object, style_id: int, x: int) -> _StyleCells:
         """The cells of the style that `style_id` (found at column `x`) is in this row."""

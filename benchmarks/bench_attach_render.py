@@ -8,7 +8,10 @@ write a frame's worth of output (then compose + paint run, timed; emulation is n
 - `top`: a `top`-like TUI redraws its whole screen every frame (header with changing figures,
   a process table re-sorted by changing CPU%, reverse-video column header);
 - `full-churn`: every cell of the pane changes every frame (the worst case: a colour-cycling
-  full-screen animation).
+  full-screen animation);
+- `tui60`: the 60 Hz TUI of bench_attach.py (every row redrawn in a colour of its own, the
+  text and colours moving each frame).
+--backend picks the panes' emulator (default: the daemon's, libghostty-vt).
 In multi-pane layouts the program runs in the first pane; the others hold static text.
 Prints µs per frame (fastest of --repeat runs), frames/s that one core could render, and bytes painted per frame against
 the bytes the pane program wrote that frame (ratio < 1: the client gets less than the program
@@ -27,7 +30,7 @@ from typing import Callable, Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from muxd.attach import FramePainter, PaneView, StatusLine, WindowTab, compose  # noqa: E402
-from muxd.emulator import Emulator  # noqa: E402
+from muxd.emulator.backend import BACKENDS, DEFAULT_BACKEND, new_emulator  # noqa: E402
 
 E = "\x1b"
 SIZES = ((80, 24), (200, 50))
@@ -84,8 +87,21 @@ def full_churn(columns: int, lines: int) -> Iterator[bytes]:
         yield "".join(out).encode()
 
 
+def tui_60hz(columns: int, lines: int) -> Iterator[bytes]:
+    """bench_attach.py's TUI: each row a line of text in a colour of its own, all moving."""
+    frame = 0
+    while True:
+        out = [f"{E}[H"]
+        for y in range(lines):
+            colour = 16 + (frame + y) % 216
+            text = f"row {y:3d} frame {frame:6d} " + "#" * ((frame + y) % max(1, columns - 30))
+            out.append(f"{E}[38;5;{colour}m" + text[:columns].ljust(columns) + ("\r\n" if y < lines - 1 else ""))
+        frame += 1
+        yield "".join(out).encode()
+
+
 PROGRAMS: dict[str, Callable[[int, int], Iterator[bytes]]] = {
-    "one-row": one_row, "top": top_like, "full-churn": full_churn,
+    "one-row": one_row, "top": top_like, "full-churn": full_churn, "tui60": tui_60hz,
 }
 
 
@@ -102,9 +118,9 @@ def layout(columns: int, lines: int, count: int) -> list[tuple[int, int, int, in
             (0, top + 1, left, area - top - 1), (left + 1, top + 1, columns - left - 1, area - top - 1)]
 
 
-def run(columns: int, lines: int, panes: int, program: str, frames: int) -> tuple[float, float, float]:
+def run(columns: int, lines: int, panes: int, program: str, frames: int, backend: str) -> tuple[float, float, float]:
     rects = layout(columns, lines, panes)
-    emulators = [Emulator(w, h) for (_, _, w, h) in rects]
+    emulators = [new_emulator(w, h, backend=backend) for (_, _, w, h) in rects]
     for index, emulator in enumerate(emulators[1:], 1):
         emulator.feed("".join(f"static pane {index} line {n}\r\n" for n in range(emulator.lines - 1)).encode())
     views = [PaneView(e, x, y, w, h, active=i == 0) for i, (e, (x, y, w, h)) in enumerate(zip(emulators, rects))]
@@ -132,6 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--frames", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is shown")
+    parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND, help="the panes' emulator")
     args = parser.parse_args()
     print(f"{'client':>8} {'panes':>5} {'program':>10} {'µs/frame':>9} {'frames/s':>9} "
           f"{'bytes/frame':>11} {'painted/written':>15}")
@@ -140,7 +157,7 @@ def main() -> None:
             for program in PROGRAMS:
                 # The fastest run: on a shared machine the others mostly measure the neighbours.
                 micros, per_frame, ratio = min(
-                    run(columns, lines, panes, program, args.frames) for _ in range(max(args.repeat, 1))
+                    run(columns, lines, panes, program, args.frames, args.backend) for _ in range(max(args.repeat, 1))
                 )
                 print(f"{columns:>4}x{lines:<3} {panes:>5} {program:>10} {micros:>9.0f} {1e6 / micros:>9.0f} "
                       f"{per_frame:>11.0f} {ratio:>15.2f}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from muxd.emulator.cell import PADDING, Cell
+from muxd.emulator.cell import PADDING, Cell, StyledRow
 from muxd.emulator.widths import CHAR_WIDTHS
 
 _data = itemgetter(0)
@@ -21,7 +21,7 @@ def is_wide(cell: Cell) -> bool:
 
 def needs_terminal_safety(cells: tuple[Cell, ...]) -> bool:
     """False when every cell is one plain ASCII character (the common case, checked fast)."""
-    text = "".join(map(_data, cells))
+    text = cells.text if type(cells) is StyledRow else "".join(map(_data, cells))
     return not (len(text) == len(cells) and text.isascii())
 
 

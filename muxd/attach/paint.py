@@ -7,10 +7,11 @@ an unchanged row costs a tuple compare, an unchanged frame costs nothing.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from itertools import compress, count, groupby, repeat
 from operator import is_not, itemgetter, lt, ne, sub
 
-from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style
+from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style, StyledRow
 from muxd.emulator.sgr import sgr_transition
 
 from .cells import terminal_safe
@@ -111,9 +112,12 @@ class FramePainter:
 
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
         # Cells mostly are shared flyweights: an identity test in C rules out most of the
-        # row before comparing the remaining candidates by value.
-        candidates = compress(count(), map(is_not, old, new))
-        changed = [x for x in candidates if old[x] != new[x]]
+        # row; a few candidates left are compared by value one by one, many all at once in C.
+        candidates = list(compress(count(), map(is_not, old, new)))
+        if 2 * len(candidates) < len(new):
+            changed = [x for x in candidates if old[x] != new[x]]
+        else:
+            changed = list(compress(count(), map(ne, old, new)))
         if len(old) != len(new):  # only after a bug upstream; repaint the row whole
             changed = list(range(len(new)))
         if not changed:
@@ -149,8 +153,17 @@ class FramePainter:
     def _write(self, out: list[str], y: int, x: int, cells: FrameRow, row: FrameRow, stop: int) -> None:
         """Write `cells` (row[x:stop]) at (x, y)."""
         self._move(out, x, y)
-        text = "".join(map(_data, cells))
         set_style = self._set_style
+        if type(row) is StyledRow and len(row.text) == len(row) and row.text.isascii():
+            # The row says where its style may change: a step per run, none per cell.
+            starts, text = row.style_starts, row.text
+            cuts = [x, *starts[bisect_right(starts, x) : bisect_left(starts, stop)], stop]
+            for start, end in zip(cuts, cuts[1:]):
+                set_style(out, row[start][1:])
+                out.append(text[start:end])
+            self._cursor = (stop, y) if stop < len(row) else None  # at the edge: pending wrap
+            return
+        text = "".join(map(_data, cells))
         if len(text) == len(cells) and text.isascii():
             # One character per cell: each style run is a slice of `text`, found by comparing
             # neighbouring styles in C; no second join, no per-cell Python step.

@@ -34,3 +34,21 @@ REVERSE_BLANK = Cell(" ", reverse=True)
 PADDING = ""  # pyte's data for the second cell of a wide character
 DEFAULT_STYLE: Style = BLANK[1:]  # type: ignore[assignment]
 STYLE_FIELDS = Cell._fields[1:]
+
+
+class StyledRow(tuple):  # type: ignore[type-arg]
+    """A row of cells (a tuple, equal to the plain one) that also knows where its style may
+    change: `style_starts`, ascending columns, 0 first; between two of them every cell has one
+    style. A reader that knows this for free (the native one) saves the painter from comparing
+    the styles of every neighbouring pair of cells. Cells are not to be replaced in it."""
+
+    style_starts: list[int]
+    text: str  # the cells' characters joined (once, for every reader of the row)
+
+
+def styled_row(cells: tuple[Cell, ...], style_starts: list[int], text: str | None = None) -> StyledRow:
+    """`cells` as a StyledRow; `text`: their characters joined, when the caller has them."""
+    row = StyledRow(cells)
+    row.style_starts = style_starts
+    row.text = "".join([cell[0] for cell in cells]) if text is None else text
+    return row

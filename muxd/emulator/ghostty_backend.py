@@ -27,10 +27,10 @@ from .ghostty_ffi import Terminal, ffi, init_sized, lib
 from .ghostty_format import ACTIVE
 from .ghostty_flood import DECRQSS_REPLY, NativeFloodSkipper, pen_sequence
 from .ghostty_history import NativeHistory, plain_sgr
+from .ghostty_rows import NativeRowCells, background_only_style, layout_matches, native_style
 from .source_block import render_line
 from .scrollback import Scrollback
 from .rows import EMPTY_ROW, EMPTY_WRAPPED_ROW, Row, runs_from_cell_styles
-from .sgr import intern_style
 from .surface import DeferredFloodOutput, clamp_size
 
 log = logging.getLogger(__name__)
@@ -40,9 +40,6 @@ log = logging.getLogger(__name__)
 REPORTED_PRIVATE_MODES = (1, 5, 6, 7, 12, 25, 47, 66, 1000, 1002, 1003, 1004, 1005, 1006, 1015,
                           1047, 1049, 2004, 2026)
 _CURSOR_VISIBLE_MODE = 25
-
-_NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
-_PALETTE_NAMES = _NAMES + tuple("bright" + name for name in _NAMES)
 
 _CELL_WIDE_TAIL = lib.GHOSTTY_CELL_WIDE_SPACER_TAIL
 _CELL_WIDE_HEAD = lib.GHOSTTY_CELL_WIDE_SPACER_HEAD
@@ -62,15 +59,8 @@ def _free_render(state: object, iterator: object) -> None:
     _render_state_free(state)
 
 
-def _colour(c: object, default: str = "default") -> str:
-    tag = c.tag  # type: ignore[attr-defined]
-    if tag == lib.GHOSTTY_STYLE_COLOR_PALETTE:
-        index = c.value.palette  # type: ignore[attr-defined]
-        return _PALETTE_NAMES[index] if index < 16 else str(index)
-    if tag == lib.GHOSTTY_STYLE_COLOR_RGB:
-        rgb = c.value.rgb  # type: ignore[attr-defined]
-        return f"{rgb.r:02x}{rgb.g:02x}{rgb.b:02x}"
-    return default
+# Visible rows read a row per native call (ghostty_rows.py) when the library packs cells as expected.
+_ROWS_NATIVE = layout_matches()
 
 
 class GhosttyEmulator(DeferredFloodOutput):
@@ -123,7 +113,6 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._cell_keys = ffi.new("GhosttyCellData[]", _CELL_KEYS)
         self._cell_values = ffi.new("void*[]", [ffi.cast("void*", out) for out in self._cell_outs])
         self._row = ffi.new("GhosttyRow*")
-        self._u32 = ffi.new("uint32_t*")
         self._style = init_sized("GhosttyStyle")
         self._point = ffi.new("GhosttyPointS*")
         self._grid_ref = ffi.cast("GhosttyResult(*)(GhosttyTerminal, GhosttyPointS, GhosttyGridRef*)",
@@ -141,6 +130,13 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._display: list[str] | None = None
         self._display_version = -1
         self._text_may_have_joined = False  # non-ASCII output since changed_rows: see there
+        self._writes = 0  # feeds and resizes: the row reader knows its render state is stale
+        # Rows changed without libghostty flagging them (a joined mark, see changed_rows): the
+        # render state's copy of them lags until they are flagged, so they are read from the grid.
+        self._unflagged_rows: set[int] = set()
+        self._modes: frozenset[int] = frozenset()
+        self._modes_at = -1  # self._writes when _modes was read
+        self._row_reader = NativeRowCells(self._render[0]) if _ROWS_NATIVE else None
 
     @staticmethod
     def _on_device_attributes(terminal: object, userdata: object, out: object) -> bool:
@@ -184,6 +180,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         """Apply program output. Never raises."""
         if self.failed or not data:
             return
+        self._writes += 1
         try:
             text = None  # `data` as text, when it had to be decoded (the flood skipper uses it)
             if not data.isascii() or self._decoder.getstate()[0]:
@@ -209,6 +206,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         if (columns, lines) == (self._columns, self._lines) or self.failed:
             return
         self._sync()
+        self._writes += 1
         try:
             self._history.before_resize()
             self._term.resize(columns, lines)
@@ -290,11 +288,14 @@ class GhosttyEmulator(DeferredFloodOutput):
         versions = self._row_versions
         state = self._render[0]
         lib.ghostty_render_state_update(state, self._t)
+        if self._row_reader is not None:  # rows read next come from this update
+            self._row_reader.restart(self._writes)
         lib.ghostty_render_state_get(state, lib.GHOSTTY_RENDER_STATE_DATA_DIRTY, self._int)
         dirty = self._int[0]
         if len(versions) != lines or dirty == lib.GHOSTTY_RENDER_STATE_DIRTY_FULL:
             self._version += 1
             versions[:] = [self._version] * lines
+            self._unflagged_rows.clear()
             if dirty != lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE:
                 self._clean_rows(state, None)
         elif dirty != lib.GHOSTTY_RENDER_STATE_DIRTY_FALSE:
@@ -310,6 +311,7 @@ class GhosttyEmulator(DeferredFloodOutput):
             if cursor_y < lines:
                 self._version += 1
                 versions[cursor_y] = self._version
+                self._unflagged_rows.add(cursor_y)
         return self._version, [y for y, v in enumerate(versions) if v > since]
 
     def _clean_rows(self, state: object, versions: list[int] | None) -> None:
@@ -322,6 +324,7 @@ class GhosttyEmulator(DeferredFloodOutput):
             while lib.ghostty_render_state_row_iterator_next_dirty(iterator, y):
                 if y[0] < len(versions):
                     versions[y[0]] = self._version
+                    self._unflagged_rows.discard(y[0])
         lib.ghostty_render_state_clean(state)
 
     def display_lines(self) -> list[str]:
@@ -348,13 +351,29 @@ class GhosttyEmulator(DeferredFloodOutput):
         if not 0 <= y < self._lines:
             return (BLANK,) * self._columns
         self._sync()
+        reader = self._row_reader
+        if reader is not None and not self.failed:
+            if reader.stale(self._writes, y):
+                self.changed_rows(self._version)  # the render state brought up to date
+                reader.restart(self._writes)
+            if y in self._unflagged_rows:  # its copy in the render state lags: cell by cell
+                got = self._read_cells(ACTIVE, y, styles=True, full=True)
+                if got is not None:
+                    return tuple(Cell(text, *style) for text, style in got[0])
+            cells = reader.row(y, self._columns)
+            if cells is not None:
+                return cells
         return row_cells(self._visible_rows(y, y)[0], self._columns)
 
     @property
     def private_modes(self) -> frozenset[int]:
         self._sync()
-        mode = self._term.mode
-        return frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and mode(n))
+        # Asked at every frame of every attached client: read again only after output.
+        if self._modes_at != self._writes:
+            mode = self._term.mode
+            self._modes = frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and mode(n))
+            self._modes_at = self._writes
+        return self._modes
 
     @property
     def cursor_visible(self) -> bool:
@@ -468,7 +487,7 @@ class GhosttyEmulator(DeferredFloodOutput):
             if not styles:
                 pass
             elif content == _TAG_BG_PALETTE or content == _TAG_BG_RGB:
-                style = self._bg_only_style(c, content)
+                style = background_only_style(c, content)
             elif styled_out[0]:
                 style = style_cache.get(sid_out[0]) or self._cell_style(ref, sid_out[0], style_cache)
             if cp or style is not DEFAULT_STYLE and style != DEFAULT_STYLE or wide == _CELL_WIDE_TAIL:
@@ -486,23 +505,9 @@ class GhosttyEmulator(DeferredFloodOutput):
             return chr(cp)
         return "".join(map(chr, buf[0:n[0]]))
 
-    def _bg_only_style(self, c: object, content: int) -> Style:
-        """The style of a cell that holds only a background (erased with a colour set)."""
-        if content == _TAG_BG_PALETTE:
-            lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_COLOR_PALETTE, self._u32)
-            index = self._u32[0] & 0xFF
-            return intern_style(("default", _PALETTE_NAMES[index] if index < 16 else str(index))
-                                + DEFAULT_STYLE[2:])
-        rgb = ffi.new("GhosttyColorRgb*")
-        lib.ghostty_cell_get(c, lib.GHOSTTY_CELL_DATA_COLOR_RGB, rgb)
-        return intern_style(("default", f"{rgb.r:02x}{rgb.g:02x}{rgb.b:02x}") + DEFAULT_STYLE[2:])
-
     def _cell_style(self, ref: object, style_id: int, cache: dict[int, Style]) -> Style:
         """The style `style_id` of the row `ref` is in, read once a row (`cache`)."""
         st = self._style
         lib.ghostty_grid_ref_style(ref, st)
-        style = intern_style((_colour(st.fg_color), _colour(st.bg_color), bool(st.bold), bool(st.italic),
-                              st.underline != 0, bool(st.strikethrough), bool(st.inverse), bool(st.blink),
-                              bool(st.faint), bool(st.invisible), bool(st.overline)))
-        cache[style_id] = style
+        style = cache[style_id] = native_style(st)
         return style

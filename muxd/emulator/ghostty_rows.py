@@ -1,0 +1,318 @@
+"""`NativeRowCells`: visible rows of a libghostty-vt terminal as muxd `Cell`s, one native call a row.
+
+Reading a row cell by cell (two cffi calls a cell, ~3 us) was most of what drawing a busy pane
+for an attached client cost. Here one call gives a row's raw cells (the render state's
+CELLS_RAW view: 64 bits a cell holding its content tag, codepoint, style id and width). The row
+is cut into runs of one style id by C-level loops over those ints, each run's style is read
+once, and each raw value becomes a shared `Cell` through a dict kept per style: a row costs a
+few native calls and no Python step per cell. A row of plain ASCII (most rows of a TUI) skips
+the ints: its text comes from the raw bytes through bytes.translate and its runs from a regex
+over them. Only a cell holding several codepoints (a letter and its combining mark) is read on
+its own. Rows come out as `StyledRow`s, which tell the painter where their style changes.
+
+(The VT formatter writes a row in one call too, but it writes the unwritten cells after a styled
+run as spaces in that style, which would paint them so; the raw cells say which are unwritten.)
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from itertools import compress, count, repeat
+from operator import and_, is_, ne, or_, rshift
+
+from pyghostty import ffi, lib
+from pyghostty.core import init_sized
+
+from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style, styled_row
+from .sgr import intern_style
+
+# The raw cell's layout (ghostty's page.Cell, a packed u64), checked against the library's own
+# accessors at import (`layout_matches`): a library that packs it differently is read the slow way.
+_TAG_MASK = 0x3
+_CODEPOINT_SHIFT, _CODEPOINT_MASK = 2, 0x1FFFFF
+_STYLE_ID_SHIFT, _STYLE_ID_MASK = 26, 0xFFFF
+_WIDE_SHIFT, _WIDE_MASK = 42, 0x3
+
+_TAG_GRAPHEME = lib.GHOSTTY_CELL_CONTENT_CODEPOINT_GRAPHEME
+_TAG_BG_PALETTE = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE
+_TAG_BG_RGB = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_RGB
+_WIDE_TAIL = lib.GHOSTTY_CELL_WIDE_SPACER_TAIL
+
+# Cells made once per (style, raw value); a dict past this many is emptied, and so is the set of
+# per-style dicts (a rainbow of styles cannot grow them without bound).
+CELLS_PER_STYLE_MAX = 4096
+STYLES_KEPT_MAX = 1024
+
+_NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
+PALETTE_NAMES = _NAMES + tuple("bright" + name for name in _NAMES)
+
+# A row's raw cells as bytes, a byte of each cell at a time (data[k::8], little-endian): bytes
+# 0-2 hold the content tag and the codepoint, 3-5 the style id (from bit 2 of byte 3) and the
+# width (bits 2-3 of byte 5). Tables for bytes.translate pick the parts apart in C.
+_TAG_OF_BYTE0 = bytes(b & _TAG_MASK for b in range(256))
+_LOW6_OF_BYTE0 = bytes(b >> _CODEPOINT_SHIFT for b in range(256))
+_ABOVE_BIT0 = bytes(b & 0xFE for b in range(256))  # byte 1: codepoint bits 6..13; ASCII keeps only bit 6
+_BIT6_OF_BYTE1 = bytes((b & 1) << 6 for b in range(256))
+_WIDE_OF_BYTE5 = bytes(b & 0x0C for b in range(256))
+_RAW_CELL_BYTES = 8
+# A run of raw cells whose bytes 3-5 (the style id and the width) are alike, matched in C.
+_STYLE_RUNS = re.compile(rb"(?s)...(...)..(?:...\1..)*")
+
+# Stands for a cell whose text must be read on its own (several codepoints): never kept.
+_GRAPHEME = Cell("\x00grapheme")
+_BACKGROUND_ONLY_BIT = 0x2  # in the content tag: bg_color_palette (2) and bg_color_rgb (3)
+
+_row_iterator_free = lib.ghostty_render_state_row_iterator_free
+_row_cells_free = lib.ghostty_render_state_row_cells_free
+_row_get = lib.ghostty_render_state_row_get
+_iterator_next = lib.ghostty_render_state_row_iterator_next
+_cells_select = lib.ghostty_render_state_row_cells_select
+_cells_get = lib.ghostty_render_state_row_cells_get
+_CELLS_RAW = lib.GHOSTTY_RENDER_STATE_ROW_DATA_CELLS_RAW
+_CELLS = lib.GHOSTTY_RENDER_STATE_ROW_DATA_CELLS
+_CELL_STYLE = lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_STYLE
+_GRAPHEMES_LEN = lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_GRAPHEMES_LEN
+_GRAPHEMES_BUF = lib.GHOSTTY_RENDER_STATE_ROW_CELLS_DATA_GRAPHEMES_BUF
+
+
+def colour_name(c: object, default: str = "default") -> str:
+    """A native style colour as muxd names it: a pyte name for 0-15, "N" above, "rrggbb"."""
+    tag = c.tag  # type: ignore[attr-defined]
+    if tag == lib.GHOSTTY_STYLE_COLOR_PALETTE:
+        index = c.value.palette  # type: ignore[attr-defined]
+        return PALETTE_NAMES[index] if index < 16 else str(index)
+    if tag == lib.GHOSTTY_STYLE_COLOR_RGB:
+        rgb = c.value.rgb  # type: ignore[attr-defined]
+        return f"{rgb.r:02x}{rgb.g:02x}{rgb.b:02x}"
+    return default
+
+
+def native_style(st: object) -> Style:
+    """A native `GhosttyStyle` as a shared muxd `Style`."""
+    return intern_style((colour_name(st.fg_color), colour_name(st.bg_color), bool(st.bold),  # type: ignore[attr-defined]
+                         bool(st.italic), st.underline != 0, bool(st.strikethrough),  # type: ignore[attr-defined]
+                         bool(st.inverse), bool(st.blink), bool(st.faint), bool(st.invisible),  # type: ignore[attr-defined]
+                         bool(st.overline)))  # type: ignore[attr-defined]
+
+
+def background_only_style(cell: int, content: int) -> Style:
+    """The style of a cell that holds only a background (erased with a colour set)."""
+    if content == _TAG_BG_PALETTE:
+        index = ffi.new("uint32_t*")
+        lib.ghostty_cell_get(cell, lib.GHOSTTY_CELL_DATA_COLOR_PALETTE, index)
+        index = index[0] & 0xFF
+        return intern_style(("default", PALETTE_NAMES[index] if index < 16 else str(index)) + DEFAULT_STYLE[2:])
+    rgb = ffi.new("GhosttyColorRgb*")
+    lib.ghostty_cell_get(cell, lib.GHOSTTY_CELL_DATA_COLOR_RGB, rgb)
+    return intern_style(("default", f"{rgb.r:02x}{rgb.g:02x}{rgb.b:02x}") + DEFAULT_STYLE[2:])
+
+
+def _cell(raw: int, style: Style) -> Cell:
+    """The muxd cell for raw value `raw` whose style id resolved to `style`."""
+    tag = raw & _TAG_MASK
+    if tag == _TAG_BG_PALETTE or tag == _TAG_BG_RGB:
+        return Cell(" ", *background_only_style(raw, tag))
+    if (raw >> _WIDE_SHIFT) & _WIDE_MASK == _WIDE_TAIL:
+        text = PADDING
+    elif tag == _TAG_GRAPHEME:
+        return _GRAPHEME
+    else:
+        codepoint = (raw >> _CODEPOINT_SHIFT) & _CODEPOINT_MASK
+        text = chr(codepoint) if codepoint else " "
+    if text == " " and style is DEFAULT_STYLE:
+        return BLANK
+    return Cell(text, *style)
+
+
+class _CharCells(dict):  # type: ignore[type-arg]
+    """character -> Cell in one style (rows of one style and plain ASCII are read as text)."""
+
+    __slots__ = ("style",)
+
+    def __init__(self, style: Style) -> None:
+        super().__init__()
+        self.style = style
+
+    def __missing__(self, char: str) -> Cell:
+        cell = self[char] = BLANK if char == " " and self.style is DEFAULT_STYLE else Cell(char, *self.style)
+        return cell
+
+
+class _StyleCells(dict):  # type: ignore[type-arg]
+    """raw value -> Cell, for cells whose style id resolved to `style` (a style id means a
+    style only within its page and while in use, so cells are kept by the style itself)."""
+
+    __slots__ = ("style", "chars")
+    graphemes = 0  # cells of several codepoints met, ever: a row compares it before and after
+
+    def __init__(self, style: Style) -> None:
+        super().__init__()
+        self.style = style
+        self.chars = _CharCells(style)
+
+    def __missing__(self, raw: int) -> Cell:
+        cell = _cell(raw, self.style)
+        if cell is _GRAPHEME:
+            _StyleCells.graphemes += 1
+        else:
+            if len(self) >= CELLS_PER_STYLE_MAX:
+                self.clear()
+            self[raw] = cell
+        return cell
+
+
+def _free(iterator: object, cells: object) -> None:
+    _row_cells_free(cells)
+    _row_iterator_free(iterator)
+
+
+class NativeRowCells:
+    """Reads rows of one render state (which its owner keeps updated) in ascending order."""
+
+    def __init__(self, render_state: object) -> None:
+        self._state = render_state
+        self._iterator = ffi.new("GhosttyRenderStateRowIterator*")
+        lib.ghostty_render_state_row_iterator_new(ffi.NULL, self._iterator)
+        self._cells = ffi.new("GhosttyRenderStateRowCells*")
+        lib.ghostty_render_state_row_cells_new(ffi.NULL, self._cells)
+        # Freed by functions bound now (a finalizer must not look up cffi's `lib` attributes).
+        weakref.finalize(self, _free, self._iterator[0], self._cells[0])
+        self._view = ffi.new("GhosttyCellsView*")
+        self._style = init_sized("GhosttyStyle")
+        self._count = ffi.new("uint32_t*")
+        self._by_style: dict[Style, _StyleCells] = {DEFAULT_STYLE: _StyleCells(DEFAULT_STYLE)}
+        self._by_native: dict[bytes, _StyleCells] = {}
+        self.generation = -1  # the owner's count of writes when the rows were last restarted
+        self._next_y = 0  # the row the iterator goes to next
+
+    def stale(self, generation: int, y: int) -> bool:
+        """True when row `y` cannot be read without `restart`: the terminal was written since
+        (`generation` moved on) or `y` is above the rows already passed."""
+        return generation != self.generation or y < self._next_y
+
+    def restart(self, generation: int) -> None:
+        """Read from the top again, the render state having just been updated."""
+        lib.ghostty_render_state_get(self._state, lib.GHOSTTY_RENDER_STATE_DATA_ROW_ITERATOR, self._iterator)
+        self.generation = generation
+        self._next_y = 0
+
+    def row(self, y: int, columns: int) -> tuple[Cell, ...] | None:
+        """Row `y` as exactly `columns` cells; None when the render state has no such row."""
+        iterator = self._iterator[0]
+        while self._next_y <= y:
+            if not _iterator_next(iterator):
+                return None
+            self._next_y += 1
+        view = self._view
+        if _row_get(iterator, _CELLS_RAW, view):
+            return None
+        size = min(view.len, columns)
+        fast = self._plain_row(iterator, ffi.buffer(view.ptr, size * _RAW_CELL_BYTES)[:], size)
+        if fast is not None:
+            if size < columns:
+                return styled_row(fast + (BLANK,) * (columns - size), [0, size] if size else [0])
+            return fast
+        raws = ffi.unpack(view.ptr, size)
+        # Runs are cut where the bits from the style id up change: at every change of style
+        # id (and of width, which costs only a cut more).
+        ids = list(map(rshift, raws, repeat(_STYLE_ID_SHIFT)))
+        graphemes = _StyleCells.graphemes
+        first = ids[0] if ids else 0
+        if ids.count(first) == len(ids):
+            starts = [0]
+            stops = [len(ids)]
+        else:
+            starts = [0, *compress(count(1), map(ne, ids[1:], ids))]
+            stops = [*starts[1:], len(ids)]
+        parts: list[Cell] = []
+        background_only = False  # a cell erased in a colour has a style of its own, not its id's
+        for start, stop in zip(starts, stops):
+            style_id = ids[start] & _STYLE_ID_MASK
+            run = raws[start:stop] if len(starts) > 1 else raws
+            if not style_id:
+                background_only = background_only or any(map(and_, run, repeat(_BACKGROUND_ONLY_BIT)))
+            parts.extend(map(self._cells_of(iterator, style_id, start).__getitem__, run))
+        cells = tuple(parts)
+        if _StyleCells.graphemes != graphemes:
+            cells = self._with_graphemes(iterator, cells, ids)
+        if len(cells) < columns:
+            if cells:
+                starts.append(len(cells))
+            cells += (BLANK,) * (columns - len(cells))
+        return cells if background_only else styled_row(cells, starts)
+
+    def _plain_row(self, iterator: object, data: bytes, size: int) -> StyledRow | None:
+        """The row when all of it is plain ASCII (the common row of a TUI), read as text from
+        the raw bytes, its style runs found by comparing bytes: no Python step per cell. None
+        for any other row."""
+        if not size:
+            return None
+        low, high, wide = data[0::8], data[1::8], data[5::8]
+        if (data[2::8].count(0) != size or low.translate(_TAG_OF_BYTE0).count(0) != size
+                or high.translate(_ABOVE_BIT0).count(0) != size or wide.translate(_WIDE_OF_BYTE5).count(0) != size):
+            return None  # a grapheme, background-only or wide cell, or a codepoint past ASCII
+        codes = bytes(map(or_, low.translate(_LOW6_OF_BYTE0), high.translate(_BIT6_OF_BYTE1)))
+        text = codes.replace(b"\0", b" ").decode("ascii")
+        styles, upper = data[3::8], data[4::8]
+        if styles.count(styles[0]) == size and upper.count(upper[0]) == size and wide.count(wide[0]) == size:
+            starts = [0]
+        else:
+            starts = [match.start() >> 3 for match in _STYLE_RUNS.finditer(data)]
+        cells: list[Cell] = []
+        for start, stop in zip(starts, [*starts[1:], size]):
+            style_id = (styles[start] >> 2) | (upper[start] << 6) | ((wide[start] & 0x3) << 14)
+            chars = self._cells_of(iterator, style_id, start).chars
+            cells.extend(map(chars.__getitem__, text[start:stop] if len(starts) > 1 else text))
+        return styled_row(tuple(cells), starts, text)
+
+    def _cells_of(self, iterator: object, style_id: int, x: int) -> _StyleCells:
+        """The cells of the style that `style_id` (found at column `x`) is in this row."""
+        if not style_id:
+            return self._by_style[DEFAULT_STYLE]
+        cells = self._cells[0]
+        _row_get(iterator, _CELLS, self._cells)
+        _cells_select(cells, x)
+        native = self._style
+        _cells_get(cells, _CELL_STYLE, native)
+        key = bytes(ffi.buffer(native))
+        known = self._by_native.get(key)
+        if known is None:
+            if len(self._by_native) >= STYLES_KEPT_MAX:
+                self._by_native.clear()
+                self._by_style = {DEFAULT_STYLE: self._by_style[DEFAULT_STYLE]}
+            style = native_style(native)
+            known = self._by_style.get(style)
+            if known is None:
+                known = self._by_style[style] = _StyleCells(style)
+            self._by_native[key] = known
+        return known
+
+    def _with_graphemes(self, iterator: object, cells: tuple[Cell, ...], ids: list[int]) -> tuple[Cell, ...]:
+        """`cells` with each cell of several codepoints read from the row itself."""
+        fixed = list(cells)
+        handle = self._cells[0]
+        for x in compress(count(), map(is_, cells, repeat(_GRAPHEME))):
+            style = self._cells_of(iterator, ids[x] & _STYLE_ID_MASK, x).style
+            _row_get(iterator, _CELLS, self._cells)
+            _cells_select(handle, x)
+            length = self._count
+            _cells_get(handle, _GRAPHEMES_LEN, length)
+            buffer = ffi.new("uint32_t[]", max(length[0], 1))
+            _cells_get(handle, _GRAPHEMES_BUF, buffer)
+            fixed[x] = Cell("".join(map(chr, buffer[0:length[0]])) or " ", *style)
+        return tuple(fixed)
+
+
+def layout_matches() -> bool:
+    """True when the library packs a raw cell as this module reads it."""
+    raw = (0x1F600 << _CODEPOINT_SHIFT) | (517 << _STYLE_ID_SHIFT) | (_WIDE_TAIL << _WIDE_SHIFT) | _TAG_GRAPHEME
+    out = ffi.new("uint32_t*")
+    expected = ((lib.GHOSTTY_CELL_DATA_CODEPOINT, 0x1F600), (lib.GHOSTTY_CELL_DATA_CONTENT_TAG, _TAG_GRAPHEME),
+                (lib.GHOSTTY_CELL_DATA_WIDE, _WIDE_TAIL))
+    for key, value in expected:
+        out[0] = 0
+        if lib.ghostty_cell_get(raw, key, out) or out[0] != value:
+            return False
+    style_id = ffi.new("uint16_t*")
+    return not lib.ghostty_cell_get(raw, lib.GHOSTTY_CELL_DATA_STYLE_ID, style_id) and style_id[0] == 517

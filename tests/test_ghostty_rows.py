@@ -1,0 +1,94 @@
+"""The native row reader (muxd/emulator/ghostty_rows.py): a libghostty-vt pane's visible rows,
+read a row per call, are the cells the terminal holds (read one by one as the reference), and
+the style runs they carry let the painter write exactly what it writes for plain rows."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from muxd.attach import FramePainter, PaneView, StatusLine, compose
+from muxd.attach.frame import Frame
+from muxd.emulator.backend import new_emulator
+from muxd.emulator.cell import BLANK, Cell, StyledRow
+from muxd.emulator.ghostty_format import ACTIVE
+
+E = "\x1b"
+# Pieces of output covering what a row can hold: styled runs and the gaps between them, colours
+# of each kind, erasing in a colour, wide characters, combining marks, insert/delete, DECALN.
+PIECES = [f"{E}[41mRED{E}[0m", f"{E}[5C", "xyz", "\r\n", f"{E}[38;5;3mab", f"{E}[38;5;200mcd", f"{E}[0m",
+          " \u4e2d", f"{E}[44m{E}[K", "e\u0301", f"{E}[1;3;4;7m", f"{E}[38;2;1;2;3m", f"{E}[48;2;9;8;7m{E}[K",
+          f"{E}[2J", f"{E}[H", f"{E}[10;5H", "\U0001F600", f"{E}[4@", f"{E}[3P", f"{E}[X", f"{E}[2m{E}[8m{E}[53m",
+          f"{E}[9m{E}[5m", "plain text here ", f"{E}[0K", f"{E}[?1049h", f"{E}[?1049l", f"{E}#8",
+          "\u00e9\u0308\u0327", f"{E}[100;30m", f"{E}[96m", f"{E}[48;5;236m{E}[2K"]
+
+
+def cells_one_by_one(em, y: int) -> tuple[Cell, ...]:
+    """Row `y` read a cell at a time through the grid (the reader's reference)."""
+    got = em._read_cells(ACTIVE, y, styles=True, full=True)
+    assert got is not None
+    return tuple(BLANK if (text, style) == (" ", BLANK[1:]) else Cell(text, *style) for text, style in got[0])
+
+
+def random_screens(seed: int, count: int):
+    rng = random.Random(seed)
+    for _ in range(count):
+        em = new_emulator(rng.choice([10, 21, 33]), rng.choice([3, 6]), backend="ghostty")
+        for _ in range(12):
+            em.feed("".join(rng.choice(PIECES) for _ in range(rng.randint(1, 6))).encode())
+            yield em
+
+
+def test_rows_read_natively_are_the_cells_the_terminal_holds() -> None:
+    for em in random_screens(1, 120):
+        for y in range(em.lines):
+            assert em.row_cells(y) == cells_one_by_one(em, y), (y, em.capture(escapes=True))
+
+
+def test_a_native_row_says_every_place_its_style_changes() -> None:
+    checked = 0
+    for em in random_screens(2, 120):
+        for y in range(em.lines):
+            row = em.row_cells(y)
+            if type(row) is not StyledRow:
+                continue
+            checked += 1
+            starts = set(row.style_starts)
+            assert 0 in starts and max(starts) < len(row)
+            changes = {x for x in range(1, len(row)) if row[x][1:] != row[x - 1][1:]}
+            assert changes <= starts
+    assert checked > 100
+
+
+def test_a_row_erased_in_a_colour_with_nothing_written_keeps_the_colour() -> None:
+    em = new_emulator(10, 3, backend="ghostty")
+    em.feed(f"{E}[44m{E}[K".encode())
+    assert {cell.bg for cell in em.row_cells(0)} == {"blue"}
+
+
+def test_a_row_read_before_the_screen_changes_again_is_read_again_after() -> None:
+    em = new_emulator(10, 3, backend="ghostty")
+    em.feed(b"one")
+    assert em.row_cells(0)[:3] == tuple(map(Cell, "one"))
+    em.feed(b"\rtwo")
+    assert em.row_cells(0)[:3] == tuple(map(Cell, "two"))
+
+
+@pytest.mark.parametrize("columns, lines", [(80, 24), (37, 9)])
+def test_the_painter_writes_the_same_for_native_rows_as_for_plain_ones(columns: int, lines: int) -> None:
+    rng = random.Random(columns)
+    em = new_emulator(columns, lines - 1, backend="ghostty")
+    views = [PaneView(em, 0, 0, columns, lines - 1, active=True)]
+    status = StatusLine("s", ())
+    native, plain = FramePainter(), FramePainter()
+    styled = 0
+    for frame_number in range(80):
+        em.feed("".join(rng.choice(PIECES) for _ in range(rng.randint(1, 8))).encode())
+        em.feed(f"{E}[{rng.randint(1, lines)};1H{E}[38;5;{frame_number % 256}m{'#' * rng.randint(0, columns)}".encode())
+        frame = compose(columns, lines, views, status)
+        styled += sum(type(row) is StyledRow for row in frame.rows)
+        as_plain = Frame(frame.columns, frame.lines, tuple(tuple(row) for row in frame.rows), frame.cursor,
+                         frame.cursor_visible, frame.modes)
+        assert native.paint(frame) == plain.paint(as_plain)
+    assert styled > 0

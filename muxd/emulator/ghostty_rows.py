@@ -21,8 +21,7 @@ import weakref
 from itertools import compress, count, repeat
 from operator import and_, is_, ne, or_, rshift
 
-from pyghostty import ffi, lib
-from pyghostty.core import init_sized
+from .ghostty_ffi import ffi, init_sized, lib
 
 from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style, styled_row
 from .sgr import intern_style

@@ -3,13 +3,12 @@ list-panes, list-windows and list-sessions (one line per item, as tmux prints th
 
 from __future__ import annotations
 
-import argparse
-
 from muxd.cli.table import cli_command
 from muxd.formats import expand, is_true
 
-TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
+TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py; argparse neither (tmux_fast_path.py)
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
@@ -99,14 +98,16 @@ def _scope(client: Any, template: str = "") -> FormatScope:
 
 
 def _configure_display(p: argparse.ArgumentParser) -> None:
+    from argparse import SUPPRESS
+
     p.add_argument("-t", dest="target", help="target pane")
     p.add_argument("-p", dest="print", action="store_true",
                    help="print to stdout (muxd prints there in any case: a command line has no status line)")
     p.add_argument("-F", dest="format", metavar="FORMAT", help="the format (as the positional message)")
     p.add_argument("-a", dest="all_variables", action="store_true", help="list every format variable and its value")
-    p.add_argument("-v", "-I", "-N", dest="ignored", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("-c", dest="client", help=argparse.SUPPRESS)
-    p.add_argument("-d", dest="delay", help=argparse.SUPPRESS)
+    p.add_argument("-v", "-I", "-N", dest="ignored", action="store_true", help=SUPPRESS)
+    p.add_argument("-c", dest="client", help=SUPPRESS)
+    p.add_argument("-d", dest="delay", help=SUPPRESS)
     p.add_argument("message", nargs="?", help="a tmux format: #{session_name}:#{window_index}.#{pane_index}")
 
 

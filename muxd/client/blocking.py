@@ -15,18 +15,20 @@ import os
 # The C socket module: `socket`'s Python wrapper adds selectors and enums (~1 ms to import) to
 # what one request needs (connect, sendall, recv).
 import _socket
-from pathlib import Path
-from types import TracebackType
 
 from muxd.config import CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
 from muxd.errors import ConnectionLost, ProtocolError, ServerNotRunning, error_from_code
-from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, socket_path
 from muxd.protocol.framing import FrameDecoder, frame
 from muxd.protocol.msgpack_lite import MsgpackError, Record, pack, unpack
+# The socket's path as text, not paths.py's Path: pathlib and re cost a tmux shim call more than
+# all the rest it imports (cli/tmux_fast_path.py).
+from muxd.socket_names import DEFAULT_SERVER_NAME, SOCKET_DIR_REMEDY, ensure_private_dir, socket_file
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
     import socket
+    from pathlib import Path
+    from types import TracebackType
     from typing import Any
 
 READ_CHUNK_BYTES = 256 * 1024
@@ -135,8 +137,9 @@ def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True, client_name:
             token: str | None = None) -> BlockingClient:
     """A greeted client of server `name` (as `token`'s principal, if given), starting the server
     first if `start` and none runs (as tmux does)."""
-    path = socket_path(name)
-    ensure_socket_dir(path.parent)  # a socket found in a directory others can write to may be anyone's
+    path = socket_file(name)
+    # A socket found in a directory others can write to may be anyone's (paths.ensure_socket_dir).
+    ensure_private_dir(os.path.dirname(path), SOCKET_DIR_REMEDY)
     try:
         return BlockingClient.connect(path, client_name=client_name, token=token)
     except ServerNotRunning:

@@ -21,7 +21,6 @@ the socket directly.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from muxd.config import TOKEN_FILE_MAX_BYTES
 from muxd.errors import BadRequest
@@ -40,7 +39,7 @@ def _clean(value: str | None) -> str | None:
 def read_token_file(path: str) -> str:
     """The token in file `path` (its first line); bad_request if it cannot be read or is empty."""
     try:
-        with Path(path).expanduser().open("rb") as fh:
+        with open(os.path.expanduser(path), "rb") as fh:
             data = fh.read(TOKEN_FILE_MAX_BYTES + 1)
     except OSError as exc:
         raise BadRequest(f"cannot read --token-file {path}: {exc.strerror or exc}", field="token_file") from exc

@@ -30,6 +30,11 @@ def launcher_path(socket_path: Path) -> Path:
     return launcher_dir(socket_path) / LAUNCHER_NAME
 
 
+# The launcher's Python: without `site` (-S), the fast path of the lines tools send on every
+# call (cli/tmux_fast_path.py), which adds site-packages itself when a line needs more.
+LAUNCHER_CODE = "from muxd.cli.tmux_fast_path import main; main()"
+
+
 def launcher_script(python: str, package_root: str) -> str:
     """A shell script running `muxd tmux "$@"` with this interpreter and this muxd, whatever
     the pane's program did to PYTHONPATH or the working directory (python -P)."""
@@ -38,7 +43,7 @@ def launcher_script(python: str, package_root: str) -> str:
             "# muxd's tmux: tmux command lines, answered by muxd (muxd tmux --help)\n"
             f"PYTHONPATH={root}${{PYTHONPATH:+:\"$PYTHONPATH\"}}\n"
             "export PYTHONPATH\n"
-            f"exec {shlex.quote(python)} -P -m muxd tmux \"$@\"\n")
+            f"exec {shlex.quote(python)} -S -P -c {shlex.quote(LAUNCHER_CODE)} \"$@\"\n")
 
 
 def write_launcher(socket_path: Path) -> Path:

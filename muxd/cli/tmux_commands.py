@@ -183,6 +183,11 @@ class TmuxServer:
 
 
 def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.Namespace:
+    return command_parser(name, command).parse_args(words)
+
+
+def command_parser(name: str, command: CliCommand) -> TmuxCommandParser:
+    """The parser of tmux's `name` (muxd's `command`): its options and the flags only tmux has."""
     parser = TmuxCommandParser(prog=name, add_help=False, allow_abbrev=False)
     implementation(command).configure(parser)
     for flag in TMUX_ONLY_FLAGS.get(name, ()):
@@ -193,7 +198,7 @@ def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.
             else:
                 parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", action="store_true",
                                     help=argparse.SUPPRESS)
-    return parser.parse_args(words)
+    return parser
 
 
 def _session_exists(client: Any, args: argparse.Namespace) -> bool:

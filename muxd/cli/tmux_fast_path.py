@@ -63,7 +63,7 @@ class FastCommand:
         self.operands = operands
 
 
-def _letters(name: str) -> tuple[str, str, int | None]:
+def letters(name: str) -> tuple[str, str, int | None]:
     valued, flagged, most = FAST_COMMANDS[name]
     ignored = TMUX_ONLY_FLAGS.get(name, ())
     valued += "".join(flag[1] for flag in ignored if flag.endswith("="))
@@ -85,7 +85,7 @@ def read_command(words: list[str]) -> FastCommand | None:
         return None
     if name not in FAST_COMMANDS:
         return None
-    valued, flagged, most = _letters(name)
+    valued, flagged, most = letters(name)
     values: dict[str, str] = {}
     flags: set[str] = set()
     at = 1

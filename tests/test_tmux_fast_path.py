@@ -1,0 +1,137 @@
+"""The tmux shim's fast path (cli/tmux_fast_path.py) answers as the full `muxd tmux` does: the
+same output, errors and exit status for the lines tools send on every call, run through the
+launcher a daemon writes against the full CLI's run_tmux on a real daemon; the lines it does not
+know go to the full CLI; its options are the ones the CLI's parsers declare; and a call imports
+none of what made it slow (a guard on imports, not a timing: benchmarks/bench_tmux_shim.py times it)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from muxd.cli.table import command_named
+from muxd.cli.tmux_commands import command_parser
+from muxd.cli.tmux_fast_path import FAST_COMMANDS, letters, read_command
+from muxd.daemon.tmux.shim import launcher_path
+from muxd.testing.patience import stretched
+from muxd.testing.wait import wait_until
+
+# What the full CLI runs: run_tmux, with no muxd option given (as the launcher runs it).
+FULL_PATH = ("import argparse, sys; from muxd.cli.tmux_commands import run_tmux; "
+             "sys.exit(run_tmux(sys.argv[1:], argparse.Namespace(server_name=None, cli_token=None, "
+             "cli_token_file=None)))")
+
+
+def _run(argv, env):
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=stretched(30))
+    return result.returncode, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def shimmed(muxd_module_server):
+    """The module's daemon with a session `fast` whose pane shows `ready` and stays."""
+    s = muxd_module_server
+    pane = s.cli("new-session", "-d", "-P", "-s", "fast", "--tmux-shim", "--",
+                 "sh", "-c", "echo ready; exec sleep 600", check=True).stdout.strip()
+    wait_until(lambda: "ready" in s.cli("capture-pane", "-p", "-t", pane).stdout, timeout=stretched(10))
+    return s, pane
+
+
+LINES = [
+    ["has-session", "-t", "fast"],
+    ["has-session", "-t", "=fast"],
+    ["has-session", "-t", "nosuch"],
+    ["has", "-tfast"],
+    ["display-message", "-p", "-t", "{pane}", "#{session_name}:#{window_id}.#{pane_id}"],
+    ["display-message", "-t", "{pane}", "-p", "#{window_id}"],
+    ["display", "-p", "-t", "{pane}"],
+    ["display-message", "-p", "-t", "{pane}", "#{focus-events}\t#{status}"],  # options: msgspec, site added
+    ["display-message", "-p", "-t", "nosuch", "#{pane_id}"],
+    ["list-panes", "-t", "fast", "-F", "#{pane_id} #{pane_width}x#{pane_height}"],
+    ["list-panes", "-a", "-F#{pane_id}\t#{pane_current_command}"],
+    ["lsp", "-s", "-t", "fast"],
+    ["list-panes", "-t", "fast", "-f", "#{pane_active}", "-F", "#{pane_index}"],
+    ["list-windows", "-a"],
+    ["list-windows", "-t", "fast", "-F", "#{window_id} #{window_name}"],
+    ["list-sessions", "-F", "#{session_name}"],
+    ["ls"],
+    ["capture-pane", "-p", "-t", "{pane}"],
+    ["capture-pane", "-pJ", "-t{pane}", "-S", "-", "-E", "-"],
+    ["capture-pane", "-p", "-t", "{pane}", "-S", "-3", "-E", "1"],
+    ["capture-pane", "-p", "-t", "{pane}", "-S", "x"],          # not a line number: the full CLI's error
+    ["capture-pane", "-p", "-t", "{pane}", "--bogus"],          # the full CLI's error
+    ["send-keys", "-t", "{pane}", "-l", ""],
+    ["send-keys", "-t", "nosuch", "x"],
+    ["send-keys", "-X", "-t", "{pane}"],
+    ["has-session", "-t", "fast", ";", "display-message", "-p", "-t", "{pane}", "#{pane_id}"],
+    ["has-session", "-t", "nosuch", ";", "display-message", "-p", "-t", "{pane}", "#{pane_id}"],
+    ["-V"],
+    ["wait-for", "x"],
+]
+
+
+@pytest.mark.parametrize("words", LINES, ids=lambda words: " ".join(words)[:40])
+def test_the_launcher_answers_as_the_full_cli(shimmed, words):
+    s, pane = shimmed
+    line = [word.replace("{pane}", pane) for word in words]
+    fast = _run([str(launcher_path(s.socket_path)), "-L", s.name, *line], s.env)
+    full = _run([sys.executable, "-c", FULL_PATH, "-L", s.name, *line], s.env)
+    assert fast == full
+    if words[0] == "has-session" and words[-1] == "fast":
+        assert fast == (0, "", "")
+
+
+def test_in_a_shimmed_pane_a_line_without_a_target_acts_on_that_pane(shimmed):
+    s, pane = shimmed
+    env = {**s.env, "TMUX": f"{s.socket_path},{s.pid},0", "MUXD": str(s.socket_path), "TMUX_PANE": pane}
+    for line in (["display-message", "-p", "#{pane_id}"], ["-S", str(s.socket_path), "display", "-p", "#{pane_id}"]):
+        fast = _run([str(launcher_path(s.socket_path)), *line], env)
+        assert fast == _run([sys.executable, "-c", FULL_PATH, *line], env)
+        assert fast == (0, f"{pane}\n", "")
+
+
+def test_the_muxd_cli_takes_the_fast_path_too(shimmed):
+    s, pane = shimmed
+    assert _run([sys.executable, "-m", "muxd", "tmux", "-L", s.name, "display", "-p", "-t", pane, "#{pane_id}"],
+                s.env) == (0, f"{pane}\n", "")
+
+
+def test_a_call_imports_neither_the_cli_nor_site(shimmed):
+    s, pane = shimmed
+    result = subprocess.run([str(launcher_path(s.socket_path)), "-L", s.name, "capture-pane", "-p", "-t", pane],
+                            env={**s.env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True,
+                            timeout=stretched(30))
+    assert result.returncode == 0 and "ready" in result.stdout
+    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "muxd.cli.tmux_fast_path" in imported
+    assert not imported & {"site", "argparse", "re", "pathlib", "msgspec", "muxd.cli.main", "muxd.cli.tmux_commands"}
+
+
+@pytest.mark.parametrize("name", sorted(FAST_COMMANDS))
+def test_its_options_are_those_the_parsers_declare(name):
+    command = command_named(name)
+    parser = command_parser(name, command)
+    short = {option[1]: action for option, action in parser._option_string_actions.items()
+             if len(option) == 2 and option[1] != "-"}
+    valued, flagged, most = letters(name)
+    assert set(valued) == {letter for letter, action in short.items() if action.nargs != 0}
+    assert set(flagged) == {letter for letter, action in short.items() if action.nargs == 0}
+    operands = [action.nargs for action in parser._actions if not action.option_strings]
+    assert most == (None if "*" in operands else len(operands))
+
+
+@pytest.mark.parametrize("words", [
+    ["send-keys", "-t", "x", "--", "-a"], ["send-keys", "a", "-l"], ["display-message", "-t=x"],
+    ["capture-pane", "-p", "-"], ["list-panes", "--json"], ["new-session", "-d"], ["display-message", "a", "b"],
+    ["send-keys", "-t"], ["send-keys", "-t", "-l"],
+])
+def test_what_it_is_not_sure_of_goes_to_the_full_cli(words):
+    assert read_command(words) is None
+
+
+def test_it_reads_options_as_argparse_does():
+    command = read_command(["capture-pane", "-pJt%1", "-S", "-20", "-E", "-"])
+    assert (command.values, command.flags, command.operands) == ({"t": "%1", "S": "-20", "E": "-"}, {"p", "J"}, [])
+    command = read_command(["send", "-lt", "%2", "", "-", "-5"])
+    assert (command.name, command.values, command.flags, command.operands) == (
+        "send-keys", {"t": "%2"}, {"l"}, ["", "-", "-5"])

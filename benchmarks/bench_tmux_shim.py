@@ -5,8 +5,10 @@ muxd daemon and through real tmux against a private tmux server, in the same run
     .venv/bin/python benchmarks/bench_tmux_shim.py [--runs 30]
 
 Each command line runs `--runs` times on each side, alternating (both see the same load);
-medians count. The ratio is tmux/muxd: 1.0 would mean the shim costs no more than tmux. A tmux
-client is a small C program; the shim starts a Python interpreter per call, so most of the gap
+medians count. The ratio is tmux/muxd: 1.0 would mean the shim costs no more than tmux. The CPU
+each client process used (user + system, from rusage; not the server's) is shown too: on a
+shared machine wall times follow the load, CPU times much less so. A tmux client is a small C
+program; the shim starts a Python interpreter per call, so most of the gap
 is interpreter start-up (bench_cli_start.py measures that alone).
 
 Beside the launcher (`python -S`, cli/tmux_fast_path.py), in the same run:
@@ -30,10 +32,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 
 from _peers import run_benchmark
+from _timing import run_ms
 
 import muxd
 from muxd.cli import tmux_fast_path
@@ -54,12 +56,6 @@ def command_lines(pane: str) -> list[list[str]]:
         ["capture-pane", "-p", "-t", pane],
         ["has-session", "-t", SESSION],
     ]
-
-
-def _ms(argv: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return (time.perf_counter() - started) * 1000
 
 
 # The full CLI, as the launcher ran it before the fast path (`python -P -m muxd tmux`, less runpy).
@@ -140,15 +136,19 @@ def main() -> int:
                 assert isinstance(last, dict) and last.get("type") != "error", last  # the daemon answered it
                 sides["compiled launcher (same requests)"] = compiled
             took: dict[str, list[float]] = {"tmux": [], **{label: [] for label in sides}}
+            cpu: dict[str, list[float]] = {label: [] for label in took}
             for _ in range(args.runs):
-                took["tmux"].append(_ms([*tmux, *tmux_words], server.env))
-                for label, argv in sides.items():
-                    took[label].append(_ms(argv, env))
+                for label, argv, argv_env in (("tmux", [*tmux, *tmux_words], server.env),
+                                              *((label, argv, env) for label, argv in sides.items())):
+                    wall, used = run_ms(argv, argv_env)
+                    took[label].append(wall)
+                    cpu[label].append(used)
             medians = {label: statistics.median(values) for label, values in took.items()}
-            print(f"{tmux_words[0]:18} tmux {medians['tmux']:6.1f} ms")
+            cpu_medians = {label: statistics.median(values) for label, values in cpu.items()}
+            print(f"{tmux_words[0]:18} tmux {medians['tmux']:6.1f} ms  (its client's cpu {cpu_medians['tmux']:5.1f} ms)")
             for label in sides:
                 ratios.setdefault(label, []).append(medians["tmux"] / medians[label])
-                print(_row(label, medians[label], medians["tmux"]))
+                print(f"{_row(label, medians[label], medians['tmux'])}  (cpu {cpu_medians[label]:5.1f} ms)")
         print("geometric mean ratio tmux/muxd:")
         for label, values in ratios.items():
             print(f"  {label:34} {statistics.geometric_mean(values):4.2f}x")

@@ -96,15 +96,24 @@ def test_the_muxd_cli_takes_the_fast_path_too(shimmed):
                 s.env) == (0, f"{pane}\n", "")
 
 
-def test_a_call_imports_neither_the_cli_nor_site(shimmed):
+SLOW_TO_IMPORT = {"site", "argparse", "pathlib", "msgspec", "muxd.cli.main", "muxd.cli.tmux_commands"}
+
+
+@pytest.mark.parametrize(("words", "shows", "never"), [
+    (["capture-pane", "-p", "-t", "{pane}"], "ready", SLOW_TO_IMPORT | {"re", "collections"}),
+    # a format's variables bring re (shlex) and collections (daemon/panes/format_variables.py)
+    (["display-message", "-p", "-t", "{pane}", "#{pane_id}"], "%", SLOW_TO_IMPORT),
+])
+def test_a_call_imports_neither_the_cli_nor_site(shimmed, words, shows, never):
     s, pane = shimmed
-    result = subprocess.run([str(launcher_path(s.socket_path)), "-L", s.name, "capture-pane", "-p", "-t", pane],
+    line = [word.replace("{pane}", pane) for word in words]
+    result = subprocess.run([str(launcher_path(s.socket_path)), "-L", s.name, *line],
                             env={**s.env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True,
                             timeout=stretched(30))
-    assert result.returncode == 0 and "ready" in result.stdout
+    assert result.returncode == 0 and shows in result.stdout
     imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "muxd.cli.tmux_fast_path" in imported
-    assert not imported & {"site", "argparse", "re", "pathlib", "msgspec", "muxd.cli.main", "muxd.cli.tmux_commands"}
+    assert not imported & never
 
 
 @pytest.mark.parametrize("name", sorted(FAST_COMMANDS))

@@ -4,11 +4,13 @@ launcher a daemon writes against the full CLI's run_tmux on a real daemon; the l
 know go to the full CLI; its options are the ones the CLI's parsers declare; and a call imports
 none of what made it slow (a guard on imports, not a timing: benchmarks/bench_tmux_shim.py times it)."""
 
+import os
 import subprocess
 import sys
 
 import pytest
 
+from muxd.cli.main import CLOSED_PIPE_STATUS
 from muxd.cli.table import command_named
 from muxd.cli.tmux_commands import command_parser
 from muxd.cli.tmux_fast_path import FAST_COMMANDS, letters, read_command
@@ -79,6 +81,21 @@ def test_the_launcher_answers_as_the_full_cli(shimmed, words):
     assert fast == full
     if words[0] == "has-session" and words[-1] == "fast":
         assert fast == (0, "", "")
+
+
+@pytest.mark.parametrize("words", [["capture-pane", "-p", "-t", "{pane}"], ["list-panes", "-a"]])
+def test_a_closed_pipe_ends_quietly(shimmed, words):
+    """`tmux capture-pane -p | head -1` whose reader is gone: no traceback, SIGPIPE's status."""
+    s, pane = shimmed
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run([str(launcher_path(s.socket_path)), "-L", s.name,
+                                 *[word.replace("{pane}", pane) for word in words]],
+                                env=s.env, stdout=write_end, stderr=subprocess.PIPE, timeout=stretched(30))
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (CLOSED_PIPE_STATUS, b"")
 
 
 def test_in_a_shimmed_pane_a_line_without_a_target_acts_on_that_pane(shimmed):

@@ -118,8 +118,8 @@ SLOW_TO_IMPORT = {"site", "argparse", "pathlib", "msgspec", "muxd.cli.main", "mu
 
 @pytest.mark.parametrize(("words", "shows", "never"), [
     (["capture-pane", "-p", "-t", "{pane}"], "ready", SLOW_TO_IMPORT | {"re", "collections"}),
-    # a format's variables bring re (shlex) and collections (daemon/panes/format_variables.py)
-    (["display-message", "-p", "-t", "{pane}", "#{pane_id}"], "%", SLOW_TO_IMPORT),
+    # a format's variables bring collections (daemon/panes/format_variables.py), but not re
+    (["display-message", "-p", "-t", "{pane}", "#{pane_id}"], "%", SLOW_TO_IMPORT | {"re", "shlex", "enum"}),
 ])
 def test_a_call_imports_neither_the_cli_nor_site(shimmed, words, shows, never):
     s, pane = shimmed

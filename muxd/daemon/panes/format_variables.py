@@ -12,7 +12,6 @@ defaults a format shows.
 from __future__ import annotations
 
 import os
-import shlex
 from collections import ChainMap
 from collections.abc import Iterator, Mapping
 
@@ -39,6 +38,17 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
+# What shlex.quote leaves bare (its `[^\w@%+=:,./-]`, ASCII): shlex imports re, enum and functools,
+# a third of a tmux shim call's display-message (cli/tmux_fast_path.py).
+_SHELL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+
+
+def shell_join(words: list[str]) -> str:
+    """shlex.join(words), to the character, without importing shlex."""
+    return " ".join(word if word and _SHELL_SAFE.issuperset(word)
+                    else "'" + word.replace("'", "'\"'\"'") + "'" for word in words)
+
+
 def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
     """A PaneInfo's variables; `window` (its WindowInfo) tells whether it is the window's active pane."""
     agent = pane.agent
@@ -50,7 +60,7 @@ def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
         "pane_pid": _text(pane.pid),
         "pane_current_command": pane.foreground or (os.path.basename(pane.command[0]) if pane.command else ""),
         "pane_current_path": _text(pane.cwd),
-        "pane_start_command": shlex.join(pane.command),
+        "pane_start_command": shell_join(pane.command),
         "pane_width": str(pane.width),
         "pane_height": str(pane.height),
         "pane_left": str(pane.left),

@@ -1,0 +1,38 @@
+"""tmux's format variables (muxd/daemon/panes/format_variables.py): #{pane_start_command} is
+quoted exactly as shlex.join quotes it, without shlex (whose re costs a tmux shim call)."""
+
+import random
+import shlex
+
+import pytest
+
+from muxd.daemon.panes.format_variables import shell_join
+
+TRICKY = [
+    [], [""], ["", ""], ["sh"], ["sh", "-c", "echo ready; exec sleep 600"], ["a b"], ["it's"], ["'"], ["''"],
+    ['"'], ["$HOME"], ["`x`"], ["a\nb"], ["tab\there"], ["-"], ["--"], ["=x"], ["@%+=:,./-_"], ["~"], ["*"],
+    ["é"], ["日本"], ["ǅ"], ["١٢٣"], ["ß"], ["\x00"], ["\x7f"], ["a\u00a0b"], ["\U0001f600"], ["x'y'z"],
+    ["'a'", "b c", ""], ["/usr/bin/env", "python3", "-m", "muxd"], ["a!b"], ["a#b"], ["[x]"], ["{a,b}"],
+    ["a\\b"], ["a;b"], ["a&b"], ["a|b"], ["a>b"], ["(x)"], ["x^y"], ["\r"],
+]
+
+
+@pytest.mark.parametrize("words", TRICKY, ids=repr)
+def test_it_quotes_as_shlex_join_does(words):
+    assert shell_join(words) == shlex.join(words)
+
+
+def test_it_quotes_every_character_as_shlex_join_does():
+    """Each character of the ASCII range and of a wide sample beyond, alone and inside a word."""
+    for code in [*range(128), *range(128, 0x3000, 7), *range(0x10000, 0x10400, 13)]:
+        char = chr(code)
+        for words in ([char], [f"a{char}b"], [char * 2, "x"]):
+            assert shell_join(words) == shlex.join(words), repr(words)
+
+
+def test_random_words_quote_as_shlex_join_does():
+    alphabet = "aZ09_@%+=:,./- '\"$\\\n\té!;&*"
+    chooser = random.Random(29)
+    for _ in range(2000):
+        words = ["".join(chooser.choices(alphabet, k=chooser.randrange(6))) for _ in range(chooser.randrange(4))]
+        assert shell_join(words) == shlex.join(words), repr(words)

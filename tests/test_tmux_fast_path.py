@@ -13,7 +13,8 @@ import pytest
 from muxd.cli.main import CLOSED_PIPE_STATUS
 from muxd.cli.table import command_named
 from muxd.cli.tmux_commands import command_parser
-from muxd.cli.tmux_fast_path import FAST_COMMANDS, letters, read_command
+from muxd.cli.tmux_fast_path import FAST_COMMANDS, answer, letters, read_command
+from muxd.client.blocking import BlockingClient
 from muxd.daemon.tmux.shim import launcher_path
 from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
@@ -49,13 +50,17 @@ LINES = [
     ["display", "-p", "-t", "{pane}"],
     ["display-message", "-p", "-t", "{pane}", "#{focus-events}\t#{status}"],  # options: msgspec, site added
     ["display-message", "-p", "-t", "nosuch", "#{pane_id}"],
+    ["display-message", "-p", "-t", "{pane}", "#{cursor_x},#{history_size} #{pane_start_command}"],
     ["list-panes", "-t", "fast", "-F", "#{pane_id} #{pane_width}x#{pane_height}"],
     ["list-panes", "-a", "-F#{pane_id}\t#{pane_current_command}"],
     ["lsp", "-s", "-t", "fast"],
     ["list-panes", "-t", "fast", "-f", "#{pane_active}", "-F", "#{pane_index}"],
+    ["list-panes", "-t", "nosuch", "-F", "#{pane_id}"],
+    ["list-panes", "-s", "-t", "fast", "-F", "#{cursor_y} #{pane_start_command}"],
     ["list-windows", "-a"],
     ["list-windows", "-t", "fast", "-F", "#{window_id} #{window_name}"],
     ["list-sessions", "-F", "#{session_name}"],
+    ["list-sessions", "-F", "#{session_name} #{pane_id} #{history_size}"],
     ["ls"],
     ["capture-pane", "-p", "-t", "{pane}"],
     ["capture-pane", "-pJ", "-t{pane}", "-S", "-", "-E", "-"],
@@ -96,6 +101,45 @@ def test_a_closed_pipe_ends_quietly(shimmed, words):
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (CLOSED_PIPE_STATUS, b"")
+
+
+def test_a_refused_hello_reads_as_before(shimmed):
+    """The Hello leaves with the first request: a token the daemon refuses still ends the call
+    with the daemon's own error and status."""
+    s, pane = shimmed
+    env = {**s.env, "MUXD_CLI_TOKEN": "not-a-token"}
+    for line in (["has-session", "-t", "fast"], ["display-message", "-p", "-t", pane, "#{pane_id}"]):
+        fast = _run([str(launcher_path(s.socket_path)), "-L", s.name, *line], env)
+        assert fast == _run([sys.executable, "-c", FULL_PATH, "-L", s.name, *line], env)
+        assert fast[0] == 1 and fast[2]
+
+
+@pytest.mark.parametrize("words", [
+    ["has-session", "-t", "fast"], ["capture-pane", "-p", "-t", "{pane}"], ["send-keys", "-t", "{pane}", "-l", ""],
+    ["display-message", "-p", "-t", "{pane}", "#{session_name}:#{window_id}.#{pane_id}"],
+    ["list-panes", "-t", "fast", "-F", "#{pane_id} #{pane_width}x#{pane_height} #{cursor_x}"],
+    ["list-panes", "-a"], ["list-windows", "-t", "fast"], ["list-sessions"],
+    ["has-session", "-t", "fast", ";", "display-message", "-p", "-t", "{pane}", "#{pane_id}"],
+], ids=lambda words: " ".join(words)[:40])
+def test_a_line_takes_one_write_per_command(shimmed, monkeypatch, capsys, words):
+    """Hello with the first request, and a format's lists sent with the request before them
+    (format_variables.ask_ahead): one write, one round trip, per command of the line."""
+    s, pane = shimmed
+    for name, value in s.env.items():
+        monkeypatch.setenv(name, value)
+    writes = []
+    flush = BlockingClient._flush
+
+    def counted(client):
+        if client._outgoing:
+            writes.append(len(client._outgoing))
+        flush(client)
+
+    monkeypatch.setattr(BlockingClient, "_flush", counted)
+    line = [word.replace("{pane}", pane) for word in words]
+    assert answer(["-L", s.name, *line]) == 0
+    assert bool(capsys.readouterr().out) == any(word.startswith(("display", "capture", "list")) for word in words)
+    assert len(writes) == 1 + line.count(";"), writes
 
 
 def test_in_a_shimmed_pane_a_line_without_a_target_acts_on_that_pane(shimmed):

@@ -201,13 +201,28 @@ class OptionDefaults(Mapping[str, str]):
 _SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable
 
 
+def _wants_screen(template: str) -> bool:
+    """Whether `template` may show a pane's cursor or history size, which cost a flooding pane a
+    catch-up: the panes are listed with them only then."""
+    return any(name in template for name in _SCREEN_VARIABLES)
+
+
+def ask_ahead(client: Any, template: str = "", *, panes: bool = True) -> None:
+    """Send ahead (BlockingClient.send_ahead) the lists a FormatScope(client, template) fetches,
+    the panes' too if `panes`: a one-shot command then has them all in one round trip."""
+    client.send_ahead("list-sessions")
+    client.send_ahead("list-windows", all=True)
+    if panes:
+        client.send_ahead("list-panes", all=True, screen=_wants_screen(template))
+
+
 class FormatScope:
-    """The variables of every item of one server, fetched on first use."""
+    """The variables of every item of one server, fetched on first use (the very requests
+    ask_ahead sends)."""
 
     def __init__(self, client: Any, template: str = "") -> None:
         self._client = client
-        # The cursor and history size cost a flooding pane a catch-up: asked for only when used.
-        self._screen = any(name in template for name in _SCREEN_VARIABLES)
+        self._screen = _wants_screen(template)
         self._sessions: dict[str, Any] | None = None
         self._windows: dict[str, Any] | None = None
         self._panes: dict[str, Any] | None = None

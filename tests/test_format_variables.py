@@ -36,3 +36,21 @@ def test_random_words_quote_as_shlex_join_does():
     for _ in range(2000):
         words = ["".join(chooser.choices(alphabet, k=chooser.randrange(6))) for _ in range(chooser.randrange(4))]
         assert shell_join(words) == shlex.join(words), repr(words)
+
+
+def test_layers_read_as_a_chainmap_of_the_same_maps():
+    """Layers stands where collections.ChainMap stood: the same lookups, names and order."""
+    from collections import ChainMap
+
+    from muxd.daemon.panes.format_variables import Layers, OptionDefaults
+
+    hook, server = {"hook": "pane-exited", "pid": "shadowed"}, {"pid": "7", "host": "h"}
+    pane, window = {"pane_id": "%1", "host": "mine"}, {"window_id": "@0", "pane_id": "ignored"}
+    maps = [pane, window, Layers(hook, server, OptionDefaults())]
+    layers, chain = Layers(*maps), ChainMap(*maps)
+    for name in ("pane_id", "host", "pid", "hook", "window_id", "focus-events", "status", "nosuch"):
+        assert (name in layers, layers.get(name), layers.get(name, "")) == (name in chain, chain.get(name),
+                                                                            chain.get(name, ""))
+    assert list(layers) == list(chain) and len(layers) == len(chain) and dict(layers) == dict(chain)
+    with pytest.raises(KeyError):
+        layers["nosuch"]

@@ -12,8 +12,9 @@ defaults a format shows.
 from __future__ import annotations
 
 import os
-from collections import ChainMap
-from collections.abc import Iterator, Mapping
+# collections.abc's Mapping without collections (~2 ms of a shim's format call to import), as
+# os.py takes it: _collections_abc is loaded already.
+from _collections_abc import Mapping
 
 from muxd import __version__
 from muxd.config import TMUX_VERSION
@@ -21,13 +22,39 @@ from muxd.formats import expand
 
 TYPE_CHECKING = False  # typing only for the type checker (the CLI imports this): see cli/table.py
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 Variables = Mapping[str, str]
 # The event's variables (#{hook}, #{hook_pane}…) for the commands of a hook, which run in
 # processes of their own (daemon/attention/hooks_runner.py): a JSON object of strings.
 HOOK_VARIABLES_ENV = "MUXD_HOOK_VARIABLES"
-_Layers = list[dict[str, str]]  # ChainMap wants mutable maps
+_Parts = list[dict[str, str]]
+
+
+class Layers(Mapping[str, str]):
+    """Variables looked up in these maps in order, the first that has a name giving its value:
+    collections.ChainMap's reading half, without importing collections."""
+
+    __slots__ = ("maps",)
+
+    def __init__(self, *maps: Mapping[str, str]) -> None:
+        self.maps = list(maps)
+
+    def __getitem__(self, name: str) -> str:
+        for layer in self.maps:
+            if name in layer:
+                return layer[name]
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in layer for layer in self.maps)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(name for layer in reversed(self.maps) for name in layer))
+
+    def __len__(self) -> int:
+        return len(set().union(*self.maps))
 
 
 def _flag(value: object) -> str:
@@ -158,11 +185,11 @@ def hook_variables_from_env() -> dict[str, str]:
     return {k: v for k, v in values.items() if isinstance(k, str) and k.startswith("hook") and isinstance(v, str)}
 
 
-def server_variables(socket_path: str, pid: int | None) -> ChainMap[str, str]:
+def server_variables(socket_path: str, pid: int | None) -> Layers:
     """The server's variables (and a hook's, in its commands), then the options' defaults as
     tmux shows them (#{focus-events})."""
     host = os.uname().nodename
-    return ChainMap(hook_variables_from_env(), {
+    return Layers(hook_variables_from_env(), {
         "host": host,
         "host_short": host.split(".", 1)[0],
         "pid": _text(pid),
@@ -250,29 +277,29 @@ class FormatScope:
         return self._panes
 
     # the variables
-    def of_pane(self, pane: Any) -> ChainMap[str, str]:
+    def of_pane(self, pane: Any) -> Layers:
         window = self.windows().get(pane.window_id)
         session = self.sessions().get(pane.session_id)
-        return ChainMap(pane_variables(pane, window), *self._window_part(window), *self._session_part(session),
+        return Layers(pane_variables(pane, window), *self._window_part(window), *self._session_part(session),
                         self._attention(pane.session_id), self.server)
 
-    def of_window(self, window: Any) -> ChainMap[str, str]:
+    def of_window(self, window: Any) -> Layers:
         pane = self.panes().get(window.active_pane) if window.active_pane else None
         session = self.sessions().get(window.session_id)
         pane_part = [pane_variables(pane, window)] if pane is not None else []
-        return ChainMap(window_variables(window), *pane_part, *self._session_part(session),
+        return Layers(window_variables(window), *pane_part, *self._session_part(session),
                         self._attention(window.session_id), self.server)
 
-    def of_session(self, session: Any) -> ChainMap[str, str]:
+    def of_session(self, session: Any) -> Layers:
         windows = [w for w in self.windows().values() if w.session_id == session.id and w.active]
         if windows:
-            return ChainMap(session_variables(session), *self.of_window(windows[0]).maps)
-        return ChainMap(session_variables(session), self._attention(session.id), self.server)
+            return Layers(session_variables(session), *self.of_window(windows[0]).maps)
+        return Layers(session_variables(session), self._attention(session.id), self.server)
 
-    def _window_part(self, window: Any) -> _Layers:
+    def _window_part(self, window: Any) -> _Parts:
         return [window_variables(window)] if window is not None else []
 
-    def _session_part(self, session: Any) -> _Layers:
+    def _session_part(self, session: Any) -> _Parts:
         return [session_variables(session)] if session is not None else []
 
     def _attention(self, session_id: str) -> dict[str, str]:

@@ -7,15 +7,18 @@ none of what made it slow (a guard on imports, not a timing: benchmarks/bench_tm
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import muxd
 
 from muxd.cli.main import CLOSED_PIPE_STATUS
 from muxd.cli.table import command_named
 from muxd.cli.tmux_commands import command_parser
 from muxd.cli.tmux_fast_path import FAST_COMMANDS, answer, letters, read_command
 from muxd.client.blocking import BlockingClient
-from muxd.daemon.tmux.shim import launcher_path
+from muxd.daemon.tmux.shim import SHEBANG_MAX_BYTES, launcher_path, launcher_script
 from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
 
@@ -142,6 +145,43 @@ def test_a_line_takes_one_write_per_command(shimmed, monkeypatch, capsys, words)
     assert len(writes) == 1 + line.count(";"), writes
 
 
+def test_the_launcher_starts_python_from_its_own_first_line(shimmed):
+    s, _ = shimmed
+    if len(os.fsencode(f"#!{sys.executable} -SP\n")) > SHEBANG_MAX_BYTES or " " in sys.executable:
+        pytest.skip("this interpreter's path cannot be a #! line (the next test covers that)")
+    assert launcher_path(s.socket_path).read_text().startswith(f"#!{sys.executable} -SP\n")
+
+
+@pytest.mark.parametrize("python_dir", ["with space", "x" * 130])
+def test_an_interpreter_no_first_line_can_name_goes_through_sh(shimmed, tmp_path, python_dir):
+    """A path with a space, or too long for the kernel's `#!` line: the sh launcher, which answers
+    the same."""
+    s, pane = shimmed
+    (tmp_path / python_dir).mkdir()
+    python = tmp_path / python_dir / "python"
+    python.symlink_to(sys.executable)
+    launcher = tmp_path / "tmux"
+    launcher.write_text(launcher_script(str(python), str(Path(muxd.__file__).parent.parent)))
+    launcher.chmod(0o700)
+    assert launcher.read_text().startswith("#!/bin/sh\n")
+    for line in (["display-message", "-p", "-t", pane, "#{pane_id}"], ["-V"]):
+        assert _run([str(launcher), "-L", s.name, *line], s.env) == _run([sys.executable, "-c", FULL_PATH, "-L", s.name,
+                                                                        *line], s.env)
+
+
+@pytest.mark.parametrize("pythonpath", [None, "", "/elsewhere"])
+def test_what_the_full_cli_starts_finds_this_muxd_first(shimmed, pythonpath):
+    """As the sh launcher exported it: this muxd, then the caller's PYTHONPATH (run-shell runs
+    its command from the full CLI's process)."""
+    s, _ = shimmed
+    env = {key: value for key, value in s.env.items() if key != "PYTHONPATH"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    result = _run([str(launcher_path(s.socket_path)), "-L", s.name, "run-shell", 'echo "$PYTHONPATH"'], env)
+    root = str(Path(muxd.__file__).parent.parent)
+    assert result == (0, f"{root}:{pythonpath}\n" if pythonpath else f"{root}\n", "")
+
+
 def test_in_a_shimmed_pane_a_line_without_a_target_acts_on_that_pane(shimmed):
     s, pane = shimmed
     env = {**s.env, "TMUX": f"{s.socket_path},{s.pid},0", "MUXD": str(s.socket_path), "TMUX_PANE": pane}
@@ -162,8 +202,8 @@ SLOW_TO_IMPORT = {"site", "argparse", "pathlib", "msgspec", "muxd.cli.main", "mu
 
 @pytest.mark.parametrize(("words", "shows", "never"), [
     (["capture-pane", "-p", "-t", "{pane}"], "ready", SLOW_TO_IMPORT | {"re", "collections"}),
-    # a format's variables bring collections (daemon/panes/format_variables.py), but not re
-    (["display-message", "-p", "-t", "{pane}", "#{pane_id}"], "%", SLOW_TO_IMPORT | {"re", "shlex", "enum"}),
+    (["display-message", "-p", "-t", "{pane}", "#{pane_id}"], "%", SLOW_TO_IMPORT | {"re", "shlex", "collections"}),
+    (["list-panes", "-t", "fast", "-F", "#{pane_id} #{agent_attention}"], "%", SLOW_TO_IMPORT | {"re", "collections"}),
 ])
 def test_a_call_imports_neither_the_cli_nor_site(shimmed, words, shows, never):
     s, pane = shimmed

@@ -292,8 +292,10 @@ def exit_now(status: int) -> None:
     os._exit(status)
 
 
-def main() -> None:
-    """The shim launcher's entry: `python -S -P -c '…main()' ARGS` (a tmux command line)."""
+def main(package_root: str | None = None) -> None:
+    """The shim launcher's entry: `python -S -P -c '…main()' ARGS` (a tmux command line), or its
+    `#!` script's main(`package_root`: the muxd it put first on sys.path, and on PYTHONPATH for
+    what the full CLI starts, as the sh launcher does)."""
     words = sys.argv[1:]
     if sys.flags.no_site:
         sys.meta_path.append(SiteOnDemand)
@@ -301,6 +303,9 @@ def main() -> None:
     if status is not None and SiteOnDemand in sys.meta_path:
         exit_now(status)
     if status is None:
+        if package_root is not None:
+            pythonpath = os.environ.get("PYTHONPATH")
+            os.environ["PYTHONPATH"] = package_root + (os.pathsep + pythonpath if pythonpath else "")
         add_site()
         from muxd.cli.main import main as cli_main
 

@@ -15,8 +15,9 @@ Beside the launcher (`python -S`, cli/tmux_fast_path.py), in the same run:
 - the full CLI's `run_tmux` as the launcher ran it before issue 29 (site, argparse, the CLI);
 - the floor of any Python launcher: `python -S -c pass` and `python -I -c pass`, no work at all;
 - a compiled launcher (tmux_launcher.c, built now with the system `cc`; skipped without one)
-  sending the very requests the fast path sends for that line, recorded here, and printing
-  the last reply: what a small C launcher would cost if it did the fast path's work (for
+  sending the very requests the fast path sends for that line, recorded here, in one write as
+  it does, and printing the last reply: what a small C launcher would cost if it did the fast
+  path's work (for
   display-message and list-panes -F a real one would also need the daemon to expand the
   format, which the Python client does today).
 """
@@ -41,7 +42,8 @@ import muxd
 from muxd.cli import tmux_fast_path
 from muxd.client.blocking import BlockingClient
 from muxd.daemon.tmux.shim import launcher_path
-from muxd.protocol.msgpack_lite import pack, unpack
+from muxd.protocol.framing import HEADER_BYTES
+from muxd.protocol.msgpack_lite import unpack
 from muxd.testing.server import MuxdTestServer
 
 SESSION = "bench"
@@ -75,25 +77,26 @@ def compiled_launcher(directory: str) -> str | None:
 
 
 def recorded_requests(words: list[str], env: dict[str, str]) -> list[str]:
-    """The request bodies (hex) the fast path sends for the tmux line `words`, Hello first."""
-    sent: list[dict[str, object]] = []
-    call = BlockingClient.call
+    """The request bodies (hex) the fast path sends for the tmux line `words`, Hello first (in
+    one write for each line timed here)."""
+    sent: list[bytes] = []
+    flush = BlockingClient._flush
 
-    def recording(client: BlockingClient, request: str, reply: str, /, **fields: object) -> object:
-        sent.append({"type": request, "id": len(sent) + 1, **fields})
-        return call(client, request, reply, **fields)
+    def recording(client: BlockingClient) -> None:
+        sent.extend(client._outgoing)
+        flush(client)
 
-    BlockingClient.call = recording  # type: ignore[method-assign]
+    BlockingClient._flush = recording  # type: ignore[method-assign]
     saved = dict(os.environ)
     os.environ.update(env)
     try:
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
             assert tmux_fast_path.answer(words) == 0, words
     finally:
-        BlockingClient.call = call  # type: ignore[method-assign]
+        BlockingClient._flush = flush  # type: ignore[method-assign]
         os.environ.clear()
         os.environ.update(saved)
-    return [pack(body).hex() for body in sent]
+    return [framed[HEADER_BYTES:].hex() for framed in sent]
 
 
 def _row(label: str, took: float, tmux: float) -> str:

@@ -1,9 +1,10 @@
 /* A prototype of a compiled `tmux` launcher for muxd, for benchmarks/bench_tmux_shim.py only (not
  * shipped): what a shim call would cost without an interpreter. It connects to the daemon's
- * socket, sends each request body given (hex, msgpack, as muxd's fast path packs them: Hello
- * first) in muxd's framing (a 4-byte big-endian length, then the body), reads one reply frame
- * per request and writes the last reply's body to stdout. A real launcher would read tmux's
- * argv and pack and unpack msgpack itself: microseconds beside a process start.
+ * socket, sends every request body given (hex, msgpack, as muxd's fast path packs them: Hello
+ * first) in muxd's framing (a 4-byte big-endian length, then the body) in one write, as the fast
+ * path does, reads one reply frame per request and writes the last reply's body to stdout. A
+ * real launcher would read tmux's argv and pack and unpack msgpack itself: microseconds beside a
+ * process start.
  *
  *     tmux_launcher SOCKET HEX-BODY...
  */
@@ -60,20 +61,26 @@ int main(int argc, char **argv) {
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) < 0)
         fail("connect");
-    unsigned char *reply = NULL;
-    uint32_t reply_size = 0;
+    size_t total = 0;
+    for (int at = 2; at < argc; at++)
+        total += 4 + strlen(argv[at]) / 2;
+    unsigned char *frames = malloc(total ? total : 1), *out = frames;
     for (int at = 2; at < argc; at++) {
         size_t size = strlen(argv[at]) / 2;
-        unsigned char *frame = malloc(size + 4);
-        frame[0] = size >> 24, frame[1] = size >> 16, frame[2] = size >> 8, frame[3] = size;
+        out[0] = size >> 24, out[1] = size >> 16, out[2] = size >> 8, out[3] = size;
         for (size_t i = 0; i < size; i++) {
             int high = nibble(argv[at][2 * i]), low = nibble(argv[at][2 * i + 1]);
             if (high < 0 || low < 0)
                 return 2;
-            frame[4 + i] = (unsigned char)(high << 4 | low);
+            out[4 + i] = (unsigned char)(high << 4 | low);
         }
-        send_all(fd, frame, size + 4);
-        free(frame);
+        out += 4 + size;
+    }
+    send_all(fd, frames, total);
+    free(frames);
+    unsigned char *reply = NULL;
+    uint32_t reply_size = 0;
+    for (int at = 2; at < argc; at++) {
         unsigned char header[4];
         read_all(fd, header, 4);
         reply_size = (uint32_t)header[0] << 24 | (uint32_t)header[1] << 16 | (uint32_t)header[2] << 8 | header[3];

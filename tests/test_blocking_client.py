@@ -15,7 +15,7 @@ from muxd.client.blocking import BlockingClient
 from muxd.config import MAX_FRAME_BYTES, PROTOCOL_VERSION
 from muxd.errors import NotFound
 from muxd.protocol.bodies import encode
-from muxd.protocol.framing import HEADER, FrameDecoder, frame
+from muxd.protocol.framing import FrameDecoder, frame, header
 from muxd.protocol.pane_messages import Captured, Error, Ok, PaneList, Welcome
 from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
@@ -91,7 +91,7 @@ def _wrong_reply(conn: socket.socket, requests: Requests) -> None:
 
 @pytest.mark.parametrize(("behaviour", "says"), [
     (_answer_with(frame(b"\xc1")), "muxd: malformed message from server: "),
-    (_answer_with(HEADER.pack(MAX_FRAME_BYTES + 1)), f"muxd: frame announces {MAX_FRAME_BYTES + 1} bytes"),
+    (_answer_with(header(MAX_FRAME_BYTES + 1)), f"muxd: frame announces {MAX_FRAME_BYTES + 1} bytes"),
     (_wrong_reply, "muxd: malformed message from server: "),
     (_vanish, "muxd: the server closed the connection"),
     (_answer_with(encode(Error(id=0, code="internal", message="shutting down"))), "muxd: shutting down"),

@@ -10,7 +10,6 @@ attach) uses the async client (connection.py) and the typed messages.
 
 from __future__ import annotations
 
-import itertools
 import os
 # The C socket module: `socket`'s Python wrapper adds selectors and enums (~1 ms to import) to
 # what one request needs (connect, sendall, recv).
@@ -39,7 +38,7 @@ class BlockingClient:
         self._sock = sock
         self._frames = FrameDecoder()
         self._bodies: list[bytes] = []  # frames read past the one asked for
-        self._ids = itertools.count(1)
+        self._last_id = 0  # requests are numbered from 1
         self._outgoing: list[bytes] = []     # frames not written yet: they leave in one write
         self._ahead: dict[bytes, int] = {}   # requests sent ahead (send_ahead), by their body less the id
         self._early: dict[int, Record] = {}  # their replies, read before they were asked for
@@ -118,7 +117,7 @@ class BlockingClient:
             self._ahead[key] = self._queue(request, fields)
 
     def _queue(self, request: str, fields: dict[str, Any]) -> int:
-        request_id = next(self._ids)
+        self._last_id = request_id = self._last_id + 1
         self._outgoing.append(frame(pack({"type": request, "id": request_id, **fields})))
         return request_id
 

@@ -10,7 +10,7 @@ attach) uses the async client (connection.py) and the typed messages.
 
 from __future__ import annotations
 
-import os
+import posix  # os's fspath without os (~1.4 ms of a shim call to import: muxd/_environ.py)
 # The C socket module: `socket`'s Python wrapper adds selectors and enums (~1 ms to import) to
 # what one request needs (connect, sendall, recv).
 import _socket
@@ -21,7 +21,7 @@ from muxd.protocol.framing import FrameDecoder, frame
 from muxd.protocol.msgpack_lite import MsgpackError, Record, pack, unpack
 # The socket's path as text, not paths.py's Path: pathlib and re cost a tmux shim call more than
 # all the rest it imports (cli/tmux_fast_path.py).
-from muxd.socket_names import DEFAULT_SERVER_NAME, SOCKET_DIR_REMEDY, ensure_private_dir, socket_file
+from muxd.socket_names import DEFAULT_SERVER_NAME, SOCKET_DIR_REMEDY, ensure_private_dir, socket_file, split_path
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class BlockingClient:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(connect_timeout_s)
-            sock.connect(os.fspath(path))
+            sock.connect(posix.fspath(path))
             # By default replies may take long (submit --wait): as long as the async client waits.
             sock.settimeout(reply_timeout_s)
         except OSError as exc:
@@ -194,7 +194,7 @@ def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True, client_name:
     without `start`: a server that resets the connection at Hello must be found here to be started."""
     path = socket_file(name)
     # A socket found in a directory others can write to may be anyone's (paths.ensure_socket_dir).
-    ensure_private_dir(os.path.dirname(path), SOCKET_DIR_REMEDY)
+    ensure_private_dir(split_path(path)[0], SOCKET_DIR_REMEDY)
     try:
         return BlockingClient.connect(path, client_name=client_name, token=token, greet_later=greet_later and not start)
     except ServerNotRunning:

@@ -11,28 +11,31 @@ defaults a format shows.
 
 from __future__ import annotations
 
-import os
-# collections.abc's Mapping without collections (~2 ms of a shim's format call to import), as
-# os.py takes it: _collections_abc is loaded already.
-from _collections_abc import Mapping
+import posix  # os's uname without os: a shim's format call imports none (muxd/_environ.py)
 
 from muxd import __version__
+from muxd._environ import getenv
 from muxd.config import TMUX_VERSION
 from muxd.formats import expand
 
 TYPE_CHECKING = False  # typing only for the type checker (the CLI imports this): see cli/table.py
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
     from typing import Any
 
-Variables = Mapping[str, str]
+    Variables = Mapping[str, str]
+    _ReadOnlyMapping = Mapping[str, str]
+else:
+    # Layers and OptionDefaults read as Mappings by hand: collections.abc (with os and its
+    # _collections_abc) costs a tmux shim's format call ~2 ms to import.
+    _ReadOnlyMapping = object
 # The event's variables (#{hook}, #{hook_pane}…) for the commands of a hook, which run in
 # processes of their own (daemon/attention/hooks_runner.py): a JSON object of strings.
 HOOK_VARIABLES_ENV = "MUXD_HOOK_VARIABLES"
 _Parts = list[dict[str, str]]
 
 
-class Layers(Mapping[str, str]):
+class Layers(_ReadOnlyMapping):
     """Variables looked up in these maps in order, the first that has a name giving its value:
     collections.ChainMap's reading half, without importing collections."""
 
@@ -47,6 +50,9 @@ class Layers(Mapping[str, str]):
                 return layer[name]
         raise KeyError(name)
 
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default
+
     def __contains__(self, name: object) -> bool:
         return any(name in layer for layer in self.maps)
 
@@ -55,6 +61,9 @@ class Layers(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(set().union(*self.maps))
+
+    def keys(self) -> list[str]:
+        return list(self)
 
 
 def _flag(value: object) -> str:
@@ -85,7 +94,7 @@ def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
         "pane_id": pane.id,
         "pane_index": str(pane.index),
         "pane_pid": _text(pane.pid),
-        "pane_current_command": pane.foreground or (os.path.basename(pane.command[0]) if pane.command else ""),
+        "pane_current_command": pane.foreground or (pane.command[0].rpartition("/")[2] if pane.command else ""),
         "pane_current_path": _text(pane.cwd),
         "pane_start_command": shell_join(pane.command),
         "pane_width": str(pane.width),
@@ -171,7 +180,7 @@ def session_variables(session: Any) -> dict[str, str]:
 def hook_variables_from_env() -> dict[str, str]:
     """The variables of the event whose hook runs this process's command (none elsewhere): as
     in tmux, every command of a hook sees #{hook_pane} and its kin."""
-    text = os.environ.get(HOOK_VARIABLES_ENV)
+    text = getenv(HOOK_VARIABLES_ENV)
     if not text:
         return {}
     import json  # only in a hook's commands
@@ -188,7 +197,7 @@ def hook_variables_from_env() -> dict[str, str]:
 def server_variables(socket_path: str, pid: int | None) -> Layers:
     """The server's variables (and a hook's, in its commands), then the options' defaults as
     tmux shows them (#{focus-events})."""
-    host = os.uname().nodename
+    host = posix.uname().nodename
     return Layers(hook_variables_from_env(), {
         "host": host,
         "host_short": host.split(".", 1)[0],
@@ -199,7 +208,7 @@ def server_variables(socket_path: str, pid: int | None) -> Layers:
     }, OptionDefaults())
 
 
-class OptionDefaults(Mapping[str, str]):
+class OptionDefaults(_ReadOnlyMapping):
     """Every option's default as a format shows it: a flag is 1 or 0. Set values are not
     fetched: `#{focus-events}` is its default. The option table is read on the first lookup
     that gets this far: most formats name no option, and the table costs a shim call 4 ms."""
@@ -218,11 +227,17 @@ class OptionDefaults(Mapping[str, str]):
     def __getitem__(self, name: str) -> str:
         return self._table()[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._table()
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._table())
 
     def __len__(self) -> int:
         return len(self._table())
+
+    def keys(self) -> list[str]:
+        return list(self._table())
 
 
 _SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable

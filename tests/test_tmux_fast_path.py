@@ -13,7 +13,7 @@ import pytest
 
 import muxd
 
-from muxd.cli.main import CLOSED_PIPE_STATUS
+from muxd.cli._closed_pipe import CLOSED_PIPE_STATUS
 from muxd.cli.table import command_named
 from muxd.cli.tmux_commands import command_parser
 from muxd.cli.tmux_fast_path import FAST_COMMANDS, answer, letters, read_command

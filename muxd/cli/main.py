@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 HELP_FALLBACK_COLUMNS = 80  # help text's width when neither $COLUMNS nor a terminal says
-CLOSED_PIPE_STATUS = 141    # 128 + SIGPIPE: what the shell reports for `seq 1e9 | head -1`
 
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's help layout, at the width shutil.get_terminal_size would give ($COLUMNS, else
@@ -232,12 +231,6 @@ def chosen_token(args: argparse.Namespace, *, warn: bool = True) -> str | None:
     return cli_token(given, file=file)
 
 
-def closed_pipe() -> int:
-    """The reader left (`muxd ls | head`): stop quietly, as a program killed by SIGPIPE does."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return CLOSED_PIPE_STATUS
-
-
 def tmux_show(words: Sequence[str]) -> list[str]:
     """`muxd show -g prefix` as tmux reads it, `show-options`: muxd's `show` (an execution) takes
     no short option, so a word after it such as `-g`, `-gv` or `-w` can only be tmux's."""
@@ -270,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, where a closed pipe is caught, rather than at exit
         return status
     except BrokenPipeError:
+        from muxd.cli._closed_pipe import closed_pipe  # `muxd --version` imports no muxd.cli module
+
         return closed_pipe()
     except MuxdError as exc:
         print(f"muxd: {visible(exc.message)}", file=sys.stderr)

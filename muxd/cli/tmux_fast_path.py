@@ -3,22 +3,23 @@
 Claude Code's agent teams and libtmux run `tmux` once per command (display-message -p,
 list-panes -F, send-keys, capture-pane, has-session), and a tmux client answers in ~3 ms. The
 full `muxd tmux` (tmux_commands.py) builds argparse parsers and imports the CLI around them;
-here the shim's launcher (daemon/tmux/shim.py) starts the interpreter without `site` (-S) and
-these few commands' options are read by hand, their bodies the CLI's own or its one request.
+here the shim's launcher (daemon/tmux/shim.py, cli/tmux_launcher.py) starts the interpreter
+without `site` (-S) and these few commands' options are read by hand, their bodies the CLI's own
+or its one request.
 
 Only a line read exactly as the full parser reads it is answered here: known commands, each
 given single-letter options it takes (`-t %0`, `-t%0`, `-pJ`), then its operands, none of which
 looks like an option. Anything else (another command, `--`, `-pt`, `-V`, a bad line
 number…) is handed to the full CLI before anything is sent, so it gets the answer and the error
-it always got. site-packages is added only when something needs it (SiteOnDemand).
+it always got. site-packages is added only when something needs it (tmux_launcher.SiteOnDemand).
 """
 
 from __future__ import annotations
 
-import posix  # os's _exit without os (~1.4 ms of a call to import: muxd/_environ.py)
 import sys
 
 from muxd._environ import getenv
+from muxd.cli._closed_pipe import closed_pipe
 from muxd.cli._line_number import line_number
 from muxd.cli.tmux_defaults import DEFAULT_FORMATS, TMUX_ONLY_FLAGS, exact_target
 from muxd.config import HISTORY_START
@@ -242,76 +243,11 @@ def _shown(text: str) -> str:
     return visible(text)
 
 
-class SiteOnDemand:
-    """The last finder of sys.meta_path, while the interpreter runs without `site`: a module no
-    other finder has (msgspec, when a format names an option) is looked for again after
-    site-packages is added, as `site` would have at start. Not for the standard library's own
-    tries of modules other systems have (`nt`, `_winapi`): site-packages holds none of them."""
-
-    @classmethod
-    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
-        if name.partition(".")[0] in sys.stdlib_module_names:
-            return None
-        add_site()
-        for finder in sys.meta_path:
-            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
-            if spec is not None:
-                return spec
-        return None
-
-
-def add_site() -> None:
-    """site-packages, its .pth files and sitecustomize, as a start with `site` has them (once)."""
-    if SiteOnDemand in sys.meta_path:
-        sys.meta_path.remove(SiteOnDemand)
-        import site
-
-        site.main()
-
-
 def answer_or_exit(words: list[str]) -> int | None:
     """answer(words), with the CLI's statuses for a reader that left and for ^C."""
     try:
         return answer(words)
     except BrokenPipeError:  # the reader left (`tmux capture-pane -p | head -1`)
-        from muxd.cli.main import closed_pipe
-
         return closed_pipe()
     except KeyboardInterrupt:
         return 130
-
-
-def exit_now(status: int) -> None:
-    """Exit with `status`, its output written, without the interpreter's teardown (freeing every
-    module it imported: ~15 % of a call). Only while `site` has not run: then no sitecustomize
-    has left an atexit handler waiting. Returns if the output cannot be written (the usual exit
-    then says so)."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:
-        return
-    posix._exit(status)
-
-
-def main(package_root: str | None = None) -> None:
-    """The shim launcher's entry: `python -S -P -c '…main()' ARGS` (a tmux command line), or its
-    `#!` script's main(`package_root`: the muxd it put first on sys.path, and on PYTHONPATH for
-    what the full CLI starts, as the sh launcher does)."""
-    words = sys.argv[1:]
-    if sys.flags.no_site:
-        sys.meta_path.append(SiteOnDemand)
-    status = answer_or_exit(words)
-    if status is not None and SiteOnDemand in sys.meta_path:
-        exit_now(status)
-    if status is None:
-        if package_root is not None:
-            import os
-
-            pythonpath = os.environ.get("PYTHONPATH")
-            os.environ["PYTHONPATH"] = package_root + (os.pathsep + pythonpath if pythonpath else "")
-        add_site()
-        from muxd.cli.main import main as cli_main
-
-        status = cli_main(["tmux", *words])
-    raise SystemExit(status)

@@ -31,9 +31,9 @@ def launcher_path(socket_path: Path) -> Path:
 
 
 # The launcher's Python: without `site` (-S), the fast path of the lines tools send on every
-# call (cli/tmux_fast_path.py), which adds site-packages itself when a line needs more. The sh
+# call (cli/tmux_launcher.py), which adds site-packages itself when a line needs more. The sh
 # launcher runs it with -c; the `#!` launcher holds it as its own lines.
-LAUNCHER_CODE = "from muxd.cli.tmux_fast_path import main; main()"
+LAUNCHER_CODE = "from muxd.cli.tmux_launcher import main; main()"
 LAUNCHER_HEADER = "# muxd's tmux: tmux command lines, answered by muxd (muxd tmux --help)\n"
 # The kernel reads a `#!` line into a 128-byte buffer before Linux 5.1 (256 since): beyond, the
 # line would be cut, so the launcher goes through sh.
@@ -53,7 +53,7 @@ def launcher_script(python: str, package_root: str) -> str:
                 "import sys\n"
                 f"ROOT = {package_root!r}\n"
                 "sys.path.insert(0, ROOT)\n"
-                "from muxd.cli.tmux_fast_path import main\n"
+                "from muxd.cli.tmux_launcher import main\n"
                 "main(ROOT)\n")
     root = shlex.quote(package_root)
     return ("#!/bin/sh\n"

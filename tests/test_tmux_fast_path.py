@@ -204,7 +204,8 @@ SLOW_TO_IMPORT = {"site", "argparse", "pathlib", "msgspec", "muxd.cli.main", "mu
     (["capture-pane", "-p", "-t", "{pane}"], "ready", SLOW_TO_IMPORT | {"re", "collections", "struct", "os"}),
     (["has-session", "-t", "fast"], "", SLOW_TO_IMPORT | {"re", "collections", "struct", "os", "_collections_abc"}),
     (["display-message", "-p", "-t", "{pane}", "#{pane_id}"], "%", SLOW_TO_IMPORT | {"re", "shlex", "collections", "os",
-                                                                               "_collections_abc", "struct"}),
+                                                                               "_collections_abc", "struct",
+                                                                               "muxd.cli.table"}),
     (["list-panes", "-t", "fast", "-F", "#{pane_id} #{agent_attention}"], "%",
      SLOW_TO_IMPORT | {"re", "collections", "os", "struct"}),
 ])

@@ -7,7 +7,8 @@ import sys
 
 from muxd.cli._line_number import line_number
 from muxd.cli.colour import add_color_option, use_color
-from muxd.cli.format_commands import add_format_options, filtered, pane_lines, session_lines, window_lines
+from muxd.cli.format_commands import add_format_options
+from muxd.cli.format_lines import filtered, pane_lines, session_lines, window_lines
 from muxd.cli.render import age, print_json, print_panes, print_table
 from muxd.cli.table import cli_command
 from muxd.config import HISTORY_START

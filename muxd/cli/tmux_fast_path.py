@@ -203,7 +203,7 @@ def run(command: FastCommand, client: Any) -> None:
 
 
 def _run_format_command(command: FastCommand, client: Any, target: str | None) -> None:
-    from muxd.cli import format_commands
+    from muxd.cli import format_lines
     from muxd.daemon.panes.format_variables import ask_ahead
 
     values, flags = command.values, command.flags
@@ -211,8 +211,8 @@ def _run_format_command(command: FastCommand, client: Any, target: str | None) -
         # The requests its body makes, sent at once: one round trip instead of four.
         client.send_ahead("show-pane", target=target)
         ask_ahead(client, panes=False)
-        format_commands.display_message(client, Args(target=target, format=values.get("F"), all_variables="a" in flags,
-                                                     message=command.operands[0] if command.operands else None))
+        format_lines.display(client, Args(target=target, format=values.get("F"), all_variables="a" in flags,
+                                          message=command.operands[0] if command.operands else None))
         return
     scope = " -a" if "a" in flags else " -s" if "s" in flags else ""
     template = values.get("F", DEFAULT_FORMATS.get(command.name + scope, DEFAULT_FORMATS.get(command.name)))
@@ -220,8 +220,8 @@ def _run_format_command(command: FastCommand, client: Any, target: str | None) -
     if command.name != "list-sessions" and not args.all:
         client.send_ahead("show-pane", target=target)
     ask_ahead(client, template + (args.filter or ""))
-    lines = {"list-panes": format_commands.pane_lines, "list-windows": format_commands.window_lines,
-             "list-sessions": format_commands.session_lines}[command.name]
+    lines = {"list-panes": format_lines.pane_lines, "list-windows": format_lines.window_lines,
+             "list-sessions": format_lines.session_lines}[command.name]
     lines(client, args, template)
 
 

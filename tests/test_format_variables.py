@@ -54,3 +54,20 @@ def test_layers_read_as_a_chainmap_of_the_same_maps():
     assert list(layers) == list(chain) and len(layers) == len(chain) and dict(layers) == dict(chain)
     with pytest.raises(KeyError):
         layers["nosuch"]
+
+
+def test_the_attention_layer_holds_what_attention_variables_gives():
+    from muxd.daemon.attention.elsewhere import attention_variables, elsewhere
+    from muxd.daemon.panes.format_variables import ATTENTION_PREFIXES, Attention
+    from muxd.protocol.msgpack_lite import Record
+
+    sessions = {"$0": Record(id="$0", needs={"waiting": 1}), "$1": Record(id="$1", needs={"failed": 2, "finished": 1}),
+                "$2": Record(id="$2", needs=None)}
+    expected = attention_variables(elsewhere([("$0", {"waiting": 1}), ("$1", {"failed": 2, "finished": 1})], "$0"))
+    layer = Attention(sessions, "$0")
+    assert all(name.startswith(ATTENTION_PREFIXES) for name in expected)
+    assert dict(layer) == expected and len(layer) == len(expected)
+    assert [layer[name] for name in expected] == list(expected.values())
+    assert "agent_type" not in layer and "agents_nosuch" not in layer
+    with pytest.raises(KeyError):
+        layer["host"]

@@ -59,6 +59,7 @@ LINES = [
     ["lsp", "-s", "-t", "fast"],
     ["list-panes", "-t", "fast", "-f", "#{pane_active}", "-F", "#{pane_index}"],
     ["list-panes", "-t", "nosuch", "-F", "#{pane_id}"],
+    ["list-panes", "-a", "-F", "#{pane_id} [#{agent_attention}] #{agents_waiting} #{host_short} #{pid}"],
     ["list-panes", "-s", "-t", "fast", "-F", "#{cursor_y} #{pane_start_command}"],
     ["list-windows", "-a"],
     ["list-windows", "-t", "fast", "-F", "#{window_id} #{window_name}"],
@@ -205,7 +206,7 @@ SLOW_TO_IMPORT = {"site", "argparse", "pathlib", "msgspec", "muxd.cli.main", "mu
     (["has-session", "-t", "fast"], "", SLOW_TO_IMPORT | {"re", "collections", "struct", "os", "_collections_abc"}),
     (["display-message", "-p", "-t", "{pane}", "#{pane_id}"], "%", SLOW_TO_IMPORT | {"re", "shlex", "collections", "os",
                                                                                "_collections_abc", "struct",
-                                                                               "muxd.cli.table"}),
+                                                                               "muxd.cli.table", "muxd.daemon.attention"}),
     (["list-panes", "-t", "fast", "-F", "#{pane_id} #{agent_attention}"], "%",
      SLOW_TO_IMPORT | {"re", "collections", "os", "struct"}),
 ])

@@ -208,36 +208,73 @@ def server_variables(socket_path: str, pid: int | None) -> Layers:
     }, OptionDefaults())
 
 
-class OptionDefaults(_ReadOnlyMapping):
+class _Computed(_ReadOnlyMapping):
+    """Variables worked out on their first lookup (`_values`), and only for a name `_may_hold`."""
+
+    def _values(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _may_hold(self, name: object) -> bool:
+        return True
+
+    def __getitem__(self, name: str) -> str:
+        if not self._may_hold(name):
+            raise KeyError(name)
+        return self._values()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return self._may_hold(name) and name in self._values()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values())
+
+    def __len__(self) -> int:
+        return len(self._values())
+
+    def keys(self) -> list[str]:
+        return list(self._values())
+
+
+class OptionDefaults(_Computed):
     """Every option's default as a format shows it: a flag is 1 or 0. Set values are not
     fetched: `#{focus-events}` is its default. The option table is read on the first lookup
     that gets this far: most formats name no option, and the table costs a shim call 4 ms."""
 
     def __init__(self) -> None:
-        self._values: dict[str, str] | None = None
+        self._table: dict[str, str] | None = None
 
-    def _table(self) -> dict[str, str]:
-        if self._values is None:
+    def _values(self) -> dict[str, str]:
+        if self._table is None:
             from muxd.daemon.panes.options import OPTIONS
 
-            self._values = {name: ("1" if option.default == "on" else "0") if option.kind == "flag"
-                            else option.default for name, option in OPTIONS.items()}
-        return self._values
+            self._table = {name: ("1" if option.default == "on" else "0") if option.kind == "flag"
+                           else option.default for name, option in OPTIONS.items()}
+        return self._table
 
-    def __getitem__(self, name: str) -> str:
-        return self._table()[name]
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._table()
+# The names attention/elsewhere.py's attention_variables gives (tests/test_format_variables.py).
+ATTENTION_PREFIXES = ("agents_", "agent_attention")
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
 
-    def __len__(self) -> int:
-        return len(self._table())
+class Attention(_Computed):
+    """#{agent_attention} and #{agents_waiting}… of the sessions but one, counted on the first
+    lookup of such a name: most formats name none, and the count imports daemon/attention."""
 
-    def keys(self) -> list[str]:
-        return list(self._table())
+    def __init__(self, sessions: dict[str, Any], session_id: str) -> None:
+        self._sessions = sessions
+        self._session_id = session_id
+        self._counted: dict[str, str] | None = None
+
+    def _values(self) -> dict[str, str]:
+        if self._counted is None:
+            from muxd.daemon.attention.elsewhere import attention_variables, elsewhere
+
+            needs = ((s.id, getattr(s, "needs", None) or {}) for s in self._sessions.values())
+            self._counted = attention_variables(elsewhere(needs, self._session_id))
+        return self._counted
+
+    def _may_hold(self, name: object) -> bool:
+        return isinstance(name, str) and name.startswith(ATTENTION_PREFIXES)
 
 
 _SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable
@@ -268,7 +305,7 @@ class FormatScope:
         self._sessions: dict[str, Any] | None = None
         self._windows: dict[str, Any] | None = None
         self._panes: dict[str, Any] | None = None
-        self._attention_of: dict[str, dict[str, str]] = {}  # session id -> its #{agents_*}
+        self._attention_of: dict[str, Attention] = {}  # session id -> its #{agents_*}
         welcome = client.welcome
         self.server = server_variables(client.socket_path, welcome.pid if welcome is not None else None)
 
@@ -317,14 +354,11 @@ class FormatScope:
     def _session_part(self, session: Any) -> _Parts:
         return [session_variables(session)] if session is not None else []
 
-    def _attention(self, session_id: str) -> dict[str, str]:
+    def _attention(self, session_id: str) -> Attention:
         """The agents in other sessions than `session_id` that need a person (#{agents_waiting}…)."""
-        from muxd.daemon.attention.elsewhere import attention_variables, elsewhere
-
         known = self._attention_of.get(session_id)
         if known is None:
-            needs = ((s.id, getattr(s, "needs", None) or {}) for s in self.sessions().values())
-            known = self._attention_of[session_id] = attention_variables(elsewhere(needs, session_id))
+            known = self._attention_of[session_id] = Attention(self.sessions(), session_id)
         return known
 
     def expand_pane(self, template: str, pane: Any) -> str:

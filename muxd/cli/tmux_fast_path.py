@@ -19,8 +19,6 @@ from __future__ import annotations
 import sys
 
 from muxd._environ import getenv
-from muxd.cli._closed_pipe import closed_pipe
-from muxd.cli._line_number import line_number
 from muxd.cli.tmux_defaults import DEFAULT_FORMATS, TMUX_ONLY_FLAGS, exact_target
 from muxd.config import HISTORY_START
 from muxd.errors import MuxdError
@@ -113,6 +111,8 @@ def read_command(words: list[str]) -> FastCommand | None:
     if not all(map(_not_an_option, operands)) or most is not None and len(operands) > most:
         return None
     if name == "capture-pane":
+        from muxd.cli._line_number import line_number  # here: the other commands take no line number
+
         try:
             line_number(values.get("S"), "-S", None), line_number(values.get("E"), "-E", None)
         except MuxdError:
@@ -194,6 +194,8 @@ def run(command: FastCommand, client: Any) -> None:
     elif command.name == "send-keys":
         client.call("send-keys", "ok", target=target, keys=command.operands, literal="l" in flags, hex="H" in flags)
     elif command.name == "capture-pane":
+        from muxd.cli._line_number import line_number
+
         reply = client.call("capture-pane", "captured", target=target,
                             start=line_number(values.get("S"), "-S", HISTORY_START),
                             end=line_number(values.get("E"), "-E", None), escapes="e" in flags, join_wrapped="J" in flags)
@@ -248,6 +250,8 @@ def answer_or_exit(words: list[str]) -> int | None:
     try:
         return answer(words)
     except BrokenPipeError:  # the reader left (`tmux capture-pane -p | head -1`)
+        from muxd.cli._closed_pipe import closed_pipe
+
         return closed_pipe()
     except KeyboardInterrupt:
         return 130

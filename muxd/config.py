@@ -32,6 +32,7 @@ TAG_MAX_CHARS = 64
 # default); 30 panes with full histories take 20-65 MB (benchmarks/bench_scrollback_memory.py).
 DEFAULT_SCROLLBACK_BYTES = 2 * 1024 * 1024
 SCROLLBACK_BYTES_MAX = 1024 * 1024 * 1024  # what $MUXD_SCROLLBACK_BYTES / --scrollback-bytes may ask
+HISTORY_START = -(10**6)  # capture-pane `-S -`: the line number that reaches the oldest scrollback line
 PTY_READ_CHUNK_BYTES = 64 * 1024
 # One readable callback reads at most this much from a pane's PTY before letting others run.
 PTY_READ_BUDGET_PER_WAKEUP_BYTES = 256 * 1024

@@ -20,8 +20,11 @@ Variables are built from muxd's records by muxd/daemon/panes/format_variables.py
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+# re only where a modifier or #{m/r:} needs it: most formats (`#{pane_id}`) expand without it, and it
+# costs a tmux shim call ~4 ms (cli/tmux_fast_path.py). Mapping is for the type checker.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # tmux's one-letter aliases (format.c format_upper / format_lower).
 SHORT_NAMES = {
@@ -31,7 +34,7 @@ SHORT_NAMES = {
 MAX_DEPTH = 32  # nested #{E:…} and conditions: tmux stops at its loop limit too
 
 _COMPARISONS = ("==", "!=", "<=", ">=", "<", ">", "||", "&&")
-_MODIFIER = re.compile(r"(?:=|p)-?\d+|s/(?:\\.|[^/])*/(?:\\.|[^/])*/i?|[lbdqtnE]")
+_MODIFIER = r"(?:=|p)-?\d+|s/(?:\\.|[^/])*/(?:\\.|[^/])*/i?|[lbdqtnE]"  # compiled once, by re's cache
 
 
 class _Invalid(Exception):
@@ -175,6 +178,8 @@ def _match(content: str, variables: Mapping[str, str], depth: int) -> str:
         raise _Invalid
     pattern, text = (expand(part, variables, _depth=depth + 1) for part in parts)
     if "r" in flags[2:]:
+        import re
+
         found = re.search(pattern, text, re.IGNORECASE if "i" in flags[2:] else 0) is not None
     else:
         import fnmatch
@@ -185,10 +190,15 @@ def _match(content: str, variables: Mapping[str, str], depth: int) -> str:
 
 def _modifiers(content: str) -> tuple[list[str], str]:
     """(modifiers, the rest) of `mod;mod:name`; no modifiers unless the whole prefix parses."""
+    if ":" not in content:  # a modifier list ends at its colon: without one, none (most variables)
+        return [], content
+    import re
+
+    modifier = re.compile(_MODIFIER)
     modifiers: list[str] = []
     at = 0
     while True:
-        found = _MODIFIER.match(content, at)
+        found = modifier.match(content, at)
         if found is None:
             return [], content
         modifiers.append(found.group())
@@ -209,6 +219,8 @@ def _apply(modifier: str, value: str, variables: Mapping[str, str], depth: int) 
 
         return time.strftime("%a %b %e %H:%M:%S %Y", time.localtime(int(value))) if value.isdigit() else value
     if kind == "s":
+        import re
+
         parsed = re.match(r"s/((?:\\.|[^/])*)/((?:\\.|[^/])*)/(i?)", modifier)
         assert parsed is not None  # _MODIFIER matched it
         pattern, replacement, flags = parsed.groups()
@@ -222,6 +234,8 @@ def _apply(modifier: str, value: str, variables: Mapping[str, str], depth: int) 
         head = value.rstrip("/").rsplit("/", 1)[0] if "/" in value.rstrip("/") else "."
         return head or "/"
     if kind == "q":
+        import re
+
         return re.sub(r"([|&;<>()$`\\\"'*?\[# =%])", r"\\\1", value)
     if kind == "n":
         return str(len(value))

@@ -14,18 +14,15 @@ it are opened without following links and only if they are plain files of ours.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from pathlib import Path
 
-from muxd.errors import BadRequest, Forbidden
+from muxd.errors import Forbidden
+# The server's name and socket directory as text (socket_names.py): what the tmux shim's fast path reads.
+from muxd.socket_names import (DEFAULT_SERVER_NAME, SOCKET_DIR_REMEDY, check_server_name, ensure_private_dir,
+                                socket_dir_text)
 
-DEFAULT_SERVER_NAME = "default"
-SOCKET_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,64}$")
-# Bits that let someone else create, rename or remove entries in a directory.
-_OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 
 
 def socket_dir() -> Path:
@@ -34,16 +31,7 @@ def socket_dir() -> Path:
     Only muxd's own variable moves it: a program started by an MCP client that passes no
     environment (the Inspector, unless given -e) must find the same server as the user's shell,
     so no other variable, such as $XDG_RUNTIME_DIR, may decide where it is."""
-    override = os.environ.get("MUXD_SOCKET_DIR")
-    if override:
-        return Path(override)
-    return Path(f"/tmp/muxd-{os.getuid()}")
-
-
-def check_server_name(name: str) -> str:
-    if name.startswith(".") or not _SERVER_NAME.match(name):
-        raise BadRequest(f"invalid server name {name!r}: use letters, digits and _.@+- only")
-    return name
+    return Path(socket_dir_text())
 
 
 def state_dir() -> Path:
@@ -75,7 +63,7 @@ def ensure_cache_dir() -> Path:
 
 def ensure_socket_dir(path: Path | None = None) -> Path:
     """Create the socket directory 0700, or refuse one that others could reach into."""
-    return _ensure_private_dir(path or socket_dir(), "choose another MUXD_SOCKET_DIR")
+    return _ensure_private_dir(path or socket_dir(), SOCKET_DIR_REMEDY)
 
 
 def ensure_state_dir() -> Path:
@@ -85,18 +73,7 @@ def ensure_state_dir() -> Path:
 
 
 def _ensure_private_dir(path: Path, remedy: str) -> Path:
-    path.mkdir(mode=SOCKET_DIR_MODE, parents=True, exist_ok=True)
-    info = path.lstat()
-    if not stat.S_ISDIR(info.st_mode):
-        raise Forbidden(f"{path} is not a directory")
-    if info.st_uid != os.getuid():
-        raise Forbidden(f"{path} belongs to uid {info.st_uid}, not to you")
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & _OTHERS_WRITE:
-        raise Forbidden(f"{path} is writable by others (mode {mode:04o}): muxd keeps its socket only in a "
-                        f"private directory (mode 0700); {remedy}", path=str(path))
-    if mode & 0o077:  # readable or searchable by others: nothing planted, just tighten it
-        os.chmod(path, SOCKET_DIR_MODE)
+    ensure_private_dir(str(path), remedy)
     return path
 
 

@@ -15,7 +15,7 @@ from muxd.client.blocking import BlockingClient
 from muxd.config import MAX_FRAME_BYTES, PROTOCOL_VERSION
 from muxd.errors import NotFound
 from muxd.protocol.bodies import encode
-from muxd.protocol.framing import HEADER, FrameDecoder, frame
+from muxd.protocol.framing import FrameDecoder, frame, header
 from muxd.protocol.pane_messages import Captured, Error, Ok, PaneList, Welcome
 from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
@@ -91,7 +91,7 @@ def _wrong_reply(conn: socket.socket, requests: Requests) -> None:
 
 @pytest.mark.parametrize(("behaviour", "says"), [
     (_answer_with(frame(b"\xc1")), "muxd: malformed message from server: "),
-    (_answer_with(HEADER.pack(MAX_FRAME_BYTES + 1)), f"muxd: frame announces {MAX_FRAME_BYTES + 1} bytes"),
+    (_answer_with(header(MAX_FRAME_BYTES + 1)), f"muxd: frame announces {MAX_FRAME_BYTES + 1} bytes"),
     (_wrong_reply, "muxd: malformed message from server: "),
     (_vanish, "muxd: the server closed the connection"),
     (_answer_with(encode(Error(id=0, code="internal", message="shutting down"))), "muxd: shutting down"),
@@ -148,3 +148,44 @@ def test_a_daemon_closing_before_the_welcome_reads_as_not_running(muxd_unstarted
         listener.close()
     assert result.returncode == 1
     assert result.stderr == f"muxd: no server running on {muxd_unstarted.socket_path} (the connection was reset)\n"
+
+
+def test_requests_sent_ahead_leave_with_the_hello_and_their_replies_wait_for_their_calls(fake_daemon):
+    """greet_later and send_ahead: one write carries Hello and three requests; the daemon may
+    answer in any order; an error sent ahead is raised by the call that asks for it, not before."""
+    seen: list[list[str]] = []
+
+    def behaviour(conn: socket.socket, requests: Requests) -> None:
+        asked = [requests.next() for _ in range(3)]
+        seen.append([request["type"] for request in asked])
+        ids = {request["type"]: request["id"] for request in asked}
+        conn.sendall(encode(Ok(id=ids["has-session"])) + encode(Error(id=ids["kill-pane"], code="not_found",
+                                                                       message="can't find pane: %9"))
+                     + encode(PaneList(id=ids["list-panes"], panes=[])))
+
+    server = fake_daemon(behaviour)
+    with BlockingClient.connect(server.socket_path, greet_later=True) as client:
+        writes: list[bytes] = []
+        sock = client._sock
+
+        class Recording:
+            def sendall(self, data: bytes) -> None:
+                writes.append(data)
+                sock.sendall(data)
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(sock, name)
+
+        client._sock = Recording()
+        client.send_ahead("list-panes", all=True)
+        client.send_ahead("kill-pane", target="%9")
+        assert client.call("has-session", "ok").type == "ok"
+        assert len(writes) == 1
+        assert [msgspec.msgpack.decode(body)["type"] for body in FrameDecoder().feed(writes[0])] == [
+            "hello", "list-panes", "kill-pane", "has-session"]
+        assert client.welcome is not None and client.welcome.server_version == "fake"
+        assert client.call("list-panes", "pane-list", all=True).panes == []
+        with pytest.raises(NotFound, match="can't find pane"):
+            client.call("kill-pane", "ok", target="%9")
+        assert len(writes) == 1  # every answer was already there
+    assert seen == [["list-panes", "kill-pane", "has-session"]]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from muxd.cli.main import CLOSED_PIPE_STATUS, main
+from muxd.cli._closed_pipe import CLOSED_PIPE_STATUS
+from muxd.cli.main import main
 from muxd.cli.table import CLI_COMMANDS
 from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer

@@ -117,3 +117,12 @@ def test_packing_what_the_wire_cannot_say_is_refused():
         pack({1, 2})
     with pytest.raises(OverflowError):
         pack(2**64)
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 1.5, -2.25, 1e300, -1e-300, float("inf"), 3.4e38])
+def test_floats_of_both_widths_read_as_struct_reads_them(value):
+    import struct
+
+    assert unpack(b"\xcb" + struct.pack(">d", value)) == value
+    if abs(value) <= 3.4e38 or value == float("inf"):  # what a 32-bit float holds
+        assert unpack(b"\xca" + struct.pack(">f", value)) == struct.unpack(">f", struct.pack(">f", value))[0]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from muxd.cli.format_commands import add_format_options, client_variables, print_lines
+from muxd.cli.format_commands import add_format_options
+from muxd.cli.format_lines import client_variables, print_lines
 from muxd.cli.render import print_json
 from muxd.cli.table import cli_command
 from muxd.errors import NotFound

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 HELP_FALLBACK_COLUMNS = 80  # help text's width when neither $COLUMNS nor a terminal says
-CLOSED_PIPE_STATUS = 141    # 128 + SIGPIPE: what the shell reports for `seq 1e9 | head -1`
 
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's help layout, at the width shutil.get_terminal_size would give ($COLUMNS, else
@@ -232,12 +231,6 @@ def chosen_token(args: argparse.Namespace, *, warn: bool = True) -> str | None:
     return cli_token(given, file=file)
 
 
-def _closed_pipe() -> int:
-    """The reader left (`muxd ls | head`): stop quietly, as a program killed by SIGPIPE does."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return CLOSED_PIPE_STATUS
-
-
 def tmux_show(words: Sequence[str]) -> list[str]:
     """`muxd show -g prefix` as tmux reads it, `show-options`: muxd's `show` (an execution) takes
     no short option, so a word after it such as `-g`, `-gv` or `-w` can only be tmux's."""
@@ -250,6 +243,12 @@ def tmux_show(words: Sequence[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     words = tmux_show(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["tmux"]:  # the lines tools send on every call, answered without a parser
+        from muxd.cli.tmux_fast_path import answer_or_exit
+
+        status = answer_or_exit(words[1:])
+        if status is not None:
+            return status
     args = raw_command_args(words)  # `muxd tmux -L x ls`: tmux's words, after muxd's own options
     if args is None:
         parser = build_parser(commands_to_parse(words))
@@ -264,7 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, where a closed pipe is caught, rather than at exit
         return status
     except BrokenPipeError:
-        return _closed_pipe()
+        from muxd.cli._closed_pipe import closed_pipe  # `muxd --version` imports no muxd.cli module
+
+        return closed_pipe()
     except MuxdError as exc:
         print(f"muxd: {visible(exc.message)}", file=sys.stderr)
         return 1

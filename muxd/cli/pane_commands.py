@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from muxd.cli._line_number import line_number
 from muxd.cli.colour import add_color_option, use_color
-from muxd.cli.format_commands import add_format_options, filtered, pane_lines, session_lines, window_lines
+from muxd.cli.format_commands import add_format_options
+from muxd.cli.format_lines import filtered, pane_lines, session_lines, window_lines
 from muxd.cli.render import age, print_json, print_panes, print_table
 from muxd.cli.table import cli_command
+from muxd.config import HISTORY_START
 from muxd.errors import BadRequest
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
     from typing import Any
-
-HISTORY_START = -(10**6)  # `-S -`: from the oldest scrollback line on
 
 
 def _configure_send_keys(p: argparse.ArgumentParser) -> None:
@@ -31,17 +32,6 @@ def send_keys(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _line_number(value: str | None, flag: str, dash: int | None) -> int | None:
-    if value is None:
-        return None
-    if value == "-":
-        return dash
-    try:
-        return int(value)
-    except ValueError:
-        raise BadRequest(f"{flag} wants a line number or '-', got {value!r}") from None
-
-
 def _configure_capture(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", dest="target", help="target pane")
     p.add_argument("-p", dest="print", action="store_true", help="print to stdout (always done)")
@@ -54,8 +44,8 @@ def _configure_capture(p: argparse.ArgumentParser) -> None:
 @cli_command("capture-pane")(_configure_capture)
 def capture_pane(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("capture-pane", "captured", target=args.target,
-                        start=_line_number(args.start, "-S", HISTORY_START),
-                        end=_line_number(args.end, "-E", None),
+                        start=line_number(args.start, "-S", HISTORY_START),
+                        end=line_number(args.end, "-E", None),
                         escapes=args.escapes, join_wrapped=args.join)
     sys.stdout.write(reply.text)
     return 0

@@ -5,13 +5,12 @@ nor MCP's."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
-from importlib import import_module
-
-# typing (~2 ms to import) only for the type checker: `muxd --version` needs nothing else of it.
+# typing (~2 ms to import) only for the type checker: `muxd --version` needs nothing else of it; nor
+# argparse, nor collections (the tmux shim's fast path reads this table without a parser).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
     from typing import Any
 
     Configure = Callable[[argparse.ArgumentParser], None]
@@ -189,5 +188,5 @@ def command_named(word: str) -> CliCommand | None:
 
 def implementation(command: CliCommand) -> Implementation:
     """The options and body of `command`, its module imported now if it was not."""
-    import_module(f"muxd.cli.{command.module}")
+    __import__(f"muxd.cli.{command.module}")  # not importlib's import_module: importlib costs a shim call ~1 ms
     return _IMPLEMENTATIONS[command.name]

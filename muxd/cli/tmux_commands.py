@@ -6,6 +6,7 @@ that command's own options, on one connection. Only what tmux does differently i
 its global options, `;` between commands, its names and aliases, flags it has that muxd accepts
 without acting on, its default output formats, its default target (the pane in TMUX_PANE), and
 its error lines (stderr, exit status 1). Panes it creates are shimmed panes (daemon/tmux/shim.py).
+The lines tools send on every call are answered sooner by tmux_fast_path.py, alike.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from muxd.cli.table import CliCommand, cli_command, command_named, implementation
+from muxd.cli.tmux_defaults import DEFAULT_FORMATS, TMUX_ONLY_FLAGS, exact_target
 from muxd.config import TMUX_VERSION
 from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, socket_dir, socket_path
@@ -25,38 +27,6 @@ from muxd.tmux_line import TmuxLine, find_command, parse_line
 TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
 if TYPE_CHECKING:
     from typing import Any
-
-_PANE_TAIL = ("[#{pane_width}x#{pane_height}] [history #{history_size}/#{history_limit}, #{history_bytes} bytes] "
-              "#{pane_id}#{?pane_active, (active),}#{?pane_dead, (dead),}")
-_NEW_PANE = "#{session_name}:#{window_index}.#{pane_index}"
-# tmux's formats where a command is given no -F (cmd-list-*.c, cmd-new-*.c, cmd-split-window.c).
-DEFAULT_FORMATS = {
-    "new-session": "#{session_name}:",
-    "new-window": _NEW_PANE,
-    "split-window": _NEW_PANE,
-    "break-pane": _NEW_PANE,
-    "list-sessions": ("#{session_name}: #{session_windows} windows (created #{t:session_created})"
-                      "#{?session_grouped, (group ,}#{session_group}#{?session_grouped,),}"
-                      "#{?session_attached, (attached),}"),
-    "list-windows": ("#{window_index}: #{window_name}#{window_raw_flags} (#{window_panes} panes) "
-                     "[#{window_width}x#{window_height}] [layout #{window_layout}] #{window_id}"
-                     "#{?window_active, (active),}"),
-    "list-windows -a": ("#{session_name}:#{window_index}: #{window_name}#{window_raw_flags} "
-                        "(#{window_panes} panes) [#{window_width}x#{window_height}] "),
-    "list-panes": "#{pane_index}: " + _PANE_TAIL,
-    "list-panes -s": "#{window_index}.#{pane_index}: " + _PANE_TAIL,
-    "list-panes -a": "#{session_name}:#{window_index}.#{pane_index}: " + _PANE_TAIL,
-}
-# Flags tmux has that muxd takes without acting on them (a value after those ending in "=").
-# Only flags whose absence changes nothing a tool relies on: sizes, placement, attach details
-# (new-session -A is acted on below: attach to the session if it exists).
-TMUX_ONLY_FLAGS = {
-    "new-session": ("-A", "-D", "-E", "-X", "-f="),
-    "new-window": ("-a", "-b", "-k", "-S"),
-    "split-window": ("-b", "-f", "-I", "-Z", "-l=", "-p="),
-    "send-keys": ("-R", "-K", "-c="),
-    "capture-pane": ("-a", "-C", "-N", "-P", "-q", "-T"),
-}
 
 
 class TmuxCommandParser(argparse.ArgumentParser):
@@ -213,6 +183,11 @@ class TmuxServer:
 
 
 def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.Namespace:
+    return command_parser(name, command).parse_args(words)
+
+
+def command_parser(name: str, command: CliCommand) -> TmuxCommandParser:
+    """The parser of tmux's `name` (muxd's `command`): its options and the flags only tmux has."""
     parser = TmuxCommandParser(prog=name, add_help=False, allow_abbrev=False)
     implementation(command).configure(parser)
     for flag in TMUX_ONLY_FLAGS.get(name, ()):
@@ -223,7 +198,7 @@ def parse_command(name: str, command: CliCommand, words: list[str]) -> argparse.
             else:
                 parser.add_argument(option, dest=f"tmux_ignored_{option[1:]}", action="store_true",
                                     help=argparse.SUPPRESS)
-    return parser.parse_args(words)
+    return parser
 
 
 def _session_exists(client: Any, args: argparse.Namespace) -> bool:
@@ -234,9 +209,3 @@ def _session_exists(client: Any, args: argparse.Namespace) -> bool:
     except NotFound:
         return False
     return True
-
-
-def exact_target(target: str) -> str:
-    """tmux's `=name` (match the name exactly, no prefix) is how muxd matches names anyway."""
-    session, colon, rest = target.partition(":")
-    return session.removeprefix("=") + colon + rest.removeprefix("=")

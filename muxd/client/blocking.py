@@ -10,23 +10,24 @@ attach) uses the async client (connection.py) and the typed messages.
 
 from __future__ import annotations
 
-import itertools
-import os
+import posix  # os's fspath without os (~1.4 ms of a shim call to import: muxd/_environ.py)
 # The C socket module: `socket`'s Python wrapper adds selectors and enums (~1 ms to import) to
 # what one request needs (connect, sendall, recv).
 import _socket
-from pathlib import Path
-from types import TracebackType
 
 from muxd.config import CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
 from muxd.errors import ConnectionLost, ProtocolError, ServerNotRunning, error_from_code
-from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, socket_path
 from muxd.protocol.framing import FrameDecoder, frame
 from muxd.protocol.msgpack_lite import MsgpackError, Record, pack, unpack
+# The socket's path as text, not paths.py's Path: pathlib and re cost a tmux shim call more than
+# all the rest it imports (cli/tmux_fast_path.py).
+from muxd.socket_names import DEFAULT_SERVER_NAME, SOCKET_DIR_REMEDY, ensure_private_dir, socket_file, split_path
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
     import socket
+    from pathlib import Path
+    from types import TracebackType
     from typing import Any
 
 READ_CHUNK_BYTES = 256 * 1024
@@ -37,21 +38,27 @@ class BlockingClient:
         self._sock = sock
         self._frames = FrameDecoder()
         self._bodies: list[bytes] = []  # frames read past the one asked for
-        self._ids = itertools.count(1)
+        self._last_id = 0  # requests are numbered from 1
+        self._outgoing: list[bytes] = []     # frames not written yet: they leave in one write
+        self._ahead: dict[bytes, int] = {}   # requests sent ahead (send_ahead), by their body less the id
+        self._early: dict[int, Record] = {}  # their replies, read before they were asked for
+        self._greeting: int | None = None    # the id of a Hello whose Welcome is not read yet
         self.socket_path = path
         self.token = token              # what it presented at Hello (None: the socket owner)
-        self.welcome: Record | None = None
+        self._welcome: Record | None = None
 
     @classmethod
     def connect(cls, path: Path | str, *, client_name: str = "muxd", token: str | None = None,
                 connect_timeout_s: float = CLIENT_CONNECT_TIMEOUT_S,
-                reply_timeout_s: float | None = None) -> BlockingClient:
+                reply_timeout_s: float | None = None, greet_later: bool = False) -> BlockingClient:
         """Connect and greet; raises ServerNotRunning when nothing listens at `path`. Replies are
-        awaited `reply_timeout_s` at most (ConnectionLost after), by default as long as they take."""
+        awaited `reply_timeout_s` at most (ConnectionLost after), by default as long as they take.
+        `greet_later`: the Hello leaves with the first request, in one write (a tmux shim call's
+        round trip less); what greeting raises is raised by that first call (or `welcome`)."""
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(connect_timeout_s)
-            sock.connect(os.fspath(path))
+            sock.connect(posix.fspath(path))
             # By default replies may take long (submit --wait): as long as the async client waits.
             sock.settimeout(reply_timeout_s)
         except OSError as exc:
@@ -61,28 +68,73 @@ class BlockingClient:
             why = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
             raise ServerNotRunning(f"cannot reach {path}: {why}", socket=str(path)) from exc
         client = cls(sock, str(path), token)
+        client._greeting = client._queue("hello", {"protocol_version": PROTOCOL_VERSION, "client": client_name,
+                                                   "token": token})
+        if not greet_later:
+            client._greet()
+        return client
+
+    @property
+    def welcome(self) -> Record | None:
+        """The server's Welcome (greeting now, if the Hello waits for a first request)."""
+        if self._greeting is not None:
+            self._greet()
+        return self._welcome
+
+    def _greet(self) -> None:
+        hello_id, self._greeting = self._greeting, None
+        assert hello_id is not None
         try:
-            client.welcome = client.call("hello", "welcome", protocol_version=PROTOCOL_VERSION, client=client_name,
-                                         token=token)
+            self._flush()
+            self._welcome = self._reply(hello_id, "welcome")
         except ConnectionLost as exc:
             # Closed before any word: a daemon dying as we connected (its socket still queued us).
-            client.close()
-            raise ServerNotRunning(f"no server running on {path} (the connection was reset)",
-                                   socket=str(path)) from exc
+            self.close()
+            raise ServerNotRunning(f"no server running on {self.socket_path} (the connection was reset)",
+                                   socket=self.socket_path) from exc
         except BaseException:
-            client.close()
+            self.close()
             raise
-        return client
 
     def call(self, request: str, reply: str, **fields: Any) -> Record:
         """Send the request tagged `request`, its fields `fields`, and return its reply, which must
-        be tagged `reply`; Error replies raise as their typed errors, anything else ProtocolError."""
-        request_id = next(self._ids)
-        try:
-            self._sock.sendall(frame(pack({"type": request, "id": request_id, **fields})))
-        except OSError:
-            pass  # a server that closed may have said why first: reading delivers that
-        message = _decode(self._next_body())
+        be tagged `reply`; Error replies raise as their typed errors, anything else ProtocolError.
+        A request sent ahead with the same fields is not sent again: its reply is the answer."""
+        request_id = self._ahead.pop(_ahead_key(request, fields), None) if self._ahead else None
+        if request_id is None:
+            request_id = self._queue(request, fields)
+        if self._greeting is not None:
+            self._greet()  # the daemon answers a Hello first, before any request behind it
+        self._flush()
+        return self._reply(request_id, reply)
+
+    def send_ahead(self, request: str, **fields: Any) -> None:
+        """Send `request` with the next write, before anyone asks: a later call() of the same
+        request and fields takes its reply rather than a round trip of its own. Its reply,
+        error included, waits until asked for (never asked: dropped)."""
+        key = _ahead_key(request, fields)
+        if key not in self._ahead:
+            self._ahead[key] = self._queue(request, fields)
+
+    def _queue(self, request: str, fields: dict[str, Any]) -> int:
+        self._last_id = request_id = self._last_id + 1
+        self._outgoing.append(frame(pack({"type": request, "id": request_id, **fields})))
+        return request_id
+
+    def _flush(self) -> None:
+        if self._outgoing:
+            data, self._outgoing = b"".join(self._outgoing), []
+            try:
+                self._sock.sendall(data)
+            except OSError:
+                pass  # a server that closed may have said why first: reading delivers that
+
+    def _reply(self, request_id: int, reply: str) -> Record:
+        message = self._early.pop(request_id, None)
+        while message is None:
+            message = _decode(self._next_body())
+            if message.get("id") != request_id and message.get("id") in self._ahead.values():
+                self._early[message.get("id")], message = message, None  # a reply sent ahead's: kept
         kind = message.get("type")
         if kind == "error":  # ours, or the connection's (id 0): either ends this call
             code, text, detail = message.get("code"), message.get("message"), message.get("detail")
@@ -116,6 +168,10 @@ class BlockingClient:
         self.close()
 
 
+def _ahead_key(request: str, fields: dict[str, Any]) -> bytes:
+    return pack({"type": request, **fields})
+
+
 def _decode(body: bytes) -> Record:
     """A message the server sent; ProtocolError for whatever else is in `body`."""
     try:
@@ -132,13 +188,15 @@ def _is_detail(detail: object) -> bool:
 
 
 def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True, client_name: str = "muxd-cli",
-            token: str | None = None) -> BlockingClient:
+            token: str | None = None, greet_later: bool = False) -> BlockingClient:
     """A greeted client of server `name` (as `token`'s principal, if given), starting the server
-    first if `start` and none runs (as tmux does)."""
-    path = socket_path(name)
-    ensure_socket_dir(path.parent)  # a socket found in a directory others can write to may be anyone's
+    first if `start` and none runs (as tmux does). `greet_later` (BlockingClient.connect) only
+    without `start`: a server that resets the connection at Hello must be found here to be started."""
+    path = socket_file(name)
+    # A socket found in a directory others can write to may be anyone's (paths.ensure_socket_dir).
+    ensure_private_dir(split_path(path)[0], SOCKET_DIR_REMEDY)
     try:
-        return BlockingClient.connect(path, client_name=client_name, token=token)
+        return BlockingClient.connect(path, client_name=client_name, token=token, greet_later=greet_later and not start)
     except ServerNotRunning:
         if not start:
             raise

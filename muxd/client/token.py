@@ -20,9 +20,7 @@ the socket directly.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
+from muxd._environ import getenv
 from muxd.config import TOKEN_FILE_MAX_BYTES
 from muxd.errors import BadRequest
 
@@ -40,7 +38,9 @@ def _clean(value: str | None) -> str | None:
 def read_token_file(path: str) -> str:
     """The token in file `path` (its first line); bad_request if it cannot be read or is empty."""
     try:
-        with Path(path).expanduser().open("rb") as fh:
+        import os  # only for a token file: a tmux shim call imports no os (muxd/_environ.py)
+
+        with open(os.path.expanduser(path), "rb") as fh:
             data = fh.read(TOKEN_FILE_MAX_BYTES + 1)
     except OSError as exc:
         raise BadRequest(f"cannot read --token-file {path}: {exc.strerror or exc}", field="token_file") from exc
@@ -53,8 +53,7 @@ def read_token_file(path: str) -> str:
 def _chosen(flag: str | None, file: str | None, variable: str, env: dict[str, str] | None) -> str | None:
     if file:
         return read_token_file(file)
-    env = dict(os.environ) if env is None else env
-    return _clean(flag) or _clean(env.get(variable))
+    return _clean(flag) or _clean(getenv(variable) if env is None else env.get(variable))
 
 
 def token_from_env(flag: str | None = None, env: dict[str, str] | None = None, *,

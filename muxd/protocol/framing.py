@@ -6,20 +6,24 @@ frame is rejected from its header alone, before a single body byte is buffered.
 
 from __future__ import annotations
 
-import struct
-
 from muxd.config import MAX_FRAME_BYTES
 from muxd.errors import FrameTooLarge
 
-HEADER = struct.Struct(">I")
-HEADER_BYTES = HEADER.size
+# The length as int.to_bytes writes it, not struct's: a tmux shim call imports no struct
+# (cli/tmux_fast_path.py).
+HEADER_BYTES = 4
+
+
+def header(size: int) -> bytes:
+    """The 4-byte big-endian length that starts a frame of `size` body bytes."""
+    return size.to_bytes(HEADER_BYTES, "big")
 
 
 def frame(body: bytes) -> bytes:
     """Prefix `body` with its length; refuses bodies a peer would reject."""
     if len(body) > MAX_FRAME_BYTES:
         raise FrameTooLarge(f"frame of {len(body)} bytes exceeds {MAX_FRAME_BYTES}", size=len(body))
-    return HEADER.pack(len(body)) + body
+    return header(len(body)) + body
 
 
 class FrameDecoder:
@@ -42,7 +46,7 @@ class FrameDecoder:
             if self._need is None:
                 if len(self._buffer) < HEADER_BYTES:
                     return bodies
-                (size,) = HEADER.unpack_from(self._buffer)
+                size = int.from_bytes(self._buffer[:HEADER_BYTES], "big")
                 if size > self._max:
                     if bodies:
                         return bodies

@@ -9,8 +9,9 @@ flag and in #{agents_finished}. Pure and light: the CLI's formats import it too.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
+TYPE_CHECKING = False  # typing only for the type checker: collections costs a shim's format call ~2 ms
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 COUNTED = ("waiting", "limited", "failed")  # the kinds in #{agent_attention}, in this order
 ALL_NEEDS = (*COUNTED, "finished")
@@ -22,12 +23,13 @@ def attention_text(counts: Mapping[str, int]) -> str:
     return SEPARATOR.join(f"{counts[kind]} {kind}" for kind in COUNTED if counts.get(kind))
 
 
-def elsewhere(needs_by_session: Iterable[tuple[str, Mapping[str, int]]], here: str | None) -> Counter[str]:
+def elsewhere(needs_by_session: Iterable[tuple[str, Mapping[str, int]]], here: str | None) -> dict[str, int]:
     """The needs of every session but `here` (a session id), added up by kind."""
-    total: Counter[str] = Counter()
+    total: dict[str, int] = {}
     for session_id, needs in needs_by_session:
         if session_id != here:
-            total.update(needs)
+            for kind, count in needs.items():
+                total[kind] = total.get(kind, 0) + count
     return total
 
 

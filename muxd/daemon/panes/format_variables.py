@@ -11,24 +11,59 @@ defaults a format shows.
 
 from __future__ import annotations
 
-import os
-import shlex
-from collections import ChainMap
-from collections.abc import Iterator, Mapping
+import posix  # os's uname without os: a shim's format call imports none (muxd/_environ.py)
 
 from muxd import __version__
+from muxd._environ import getenv
 from muxd.config import TMUX_VERSION
 from muxd.formats import expand
 
 TYPE_CHECKING = False  # typing only for the type checker (the CLI imports this): see cli/table.py
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
     from typing import Any
 
-Variables = Mapping[str, str]
+    Variables = Mapping[str, str]
+    _ReadOnlyMapping = Mapping[str, str]
+else:
+    # Layers and OptionDefaults read as Mappings by hand: collections.abc (with os and its
+    # _collections_abc) costs a tmux shim's format call ~2 ms to import.
+    _ReadOnlyMapping = object
 # The event's variables (#{hook}, #{hook_pane}…) for the commands of a hook, which run in
 # processes of their own (daemon/attention/hooks_runner.py): a JSON object of strings.
 HOOK_VARIABLES_ENV = "MUXD_HOOK_VARIABLES"
-_Layers = list[dict[str, str]]  # ChainMap wants mutable maps
+_Parts = list[dict[str, str]]
+
+
+class Layers(_ReadOnlyMapping):
+    """Variables looked up in these maps in order, the first that has a name giving its value:
+    collections.ChainMap's reading half, without importing collections."""
+
+    __slots__ = ("maps",)
+
+    def __init__(self, *maps: Mapping[str, str]) -> None:
+        self.maps = list(maps)
+
+    def __getitem__(self, name: str) -> str:
+        for layer in self.maps:
+            if name in layer:
+                return layer[name]
+        raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in layer for layer in self.maps)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(name for layer in reversed(self.maps) for name in layer))
+
+    def __len__(self) -> int:
+        return len(set().union(*self.maps))
+
+    def keys(self) -> list[str]:
+        return list(self)
 
 
 def _flag(value: object) -> str:
@@ -37,6 +72,17 @@ def _flag(value: object) -> str:
 
 def _text(value: object) -> str:
     return "" if value is None else str(value)
+
+
+# What shlex.quote leaves bare (its `[^\w@%+=:,./-]`, ASCII): shlex imports re, enum and functools,
+# a third of a tmux shim call's display-message (cli/tmux_fast_path.py).
+_SHELL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+
+
+def shell_join(words: list[str]) -> str:
+    """shlex.join(words), to the character, without importing shlex."""
+    return " ".join(word if word and _SHELL_SAFE.issuperset(word)
+                    else "'" + word.replace("'", "'\"'\"'") + "'" for word in words)
 
 
 def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
@@ -48,9 +94,9 @@ def pane_variables(pane: Any, window: Any = None) -> dict[str, str]:
         "pane_id": pane.id,
         "pane_index": str(pane.index),
         "pane_pid": _text(pane.pid),
-        "pane_current_command": pane.foreground or (os.path.basename(pane.command[0]) if pane.command else ""),
+        "pane_current_command": pane.foreground or (pane.command[0].rpartition("/")[2] if pane.command else ""),
         "pane_current_path": _text(pane.cwd),
-        "pane_start_command": shlex.join(pane.command),
+        "pane_start_command": shell_join(pane.command),
         "pane_width": str(pane.width),
         "pane_height": str(pane.height),
         "pane_left": str(pane.left),
@@ -134,7 +180,7 @@ def session_variables(session: Any) -> dict[str, str]:
 def hook_variables_from_env() -> dict[str, str]:
     """The variables of the event whose hook runs this process's command (none elsewhere): as
     in tmux, every command of a hook sees #{hook_pane} and its kin."""
-    text = os.environ.get(HOOK_VARIABLES_ENV)
+    text = getenv(HOOK_VARIABLES_ENV)
     if not text:
         return {}
     import json  # only in a hook's commands
@@ -148,11 +194,11 @@ def hook_variables_from_env() -> dict[str, str]:
     return {k: v for k, v in values.items() if isinstance(k, str) and k.startswith("hook") and isinstance(v, str)}
 
 
-def server_variables(socket_path: str, pid: int | None) -> ChainMap[str, str]:
+def server_variables(socket_path: str, pid: int | None) -> Layers:
     """The server's variables (and a hook's, in its commands), then the options' defaults as
     tmux shows them (#{focus-events})."""
-    host = os.uname().nodename
-    return ChainMap(hook_variables_from_env(), {
+    host = posix.uname().nodename
+    return Layers(hook_variables_from_env(), {
         "host": host,
         "host_short": host.split(".", 1)[0],
         "pid": _text(pid),
@@ -162,46 +208,104 @@ def server_variables(socket_path: str, pid: int | None) -> ChainMap[str, str]:
     }, OptionDefaults())
 
 
-class OptionDefaults(Mapping[str, str]):
+class _Computed(_ReadOnlyMapping):
+    """Variables worked out on their first lookup (`_values`), and only for a name `_may_hold`."""
+
+    def _values(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _may_hold(self, name: object) -> bool:
+        return True
+
+    def __getitem__(self, name: str) -> str:
+        if not self._may_hold(name):
+            raise KeyError(name)
+        return self._values()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return self._may_hold(name) and name in self._values()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values())
+
+    def __len__(self) -> int:
+        return len(self._values())
+
+    def keys(self) -> list[str]:
+        return list(self._values())
+
+
+class OptionDefaults(_Computed):
     """Every option's default as a format shows it: a flag is 1 or 0. Set values are not
     fetched: `#{focus-events}` is its default. The option table is read on the first lookup
     that gets this far: most formats name no option, and the table costs a shim call 4 ms."""
 
     def __init__(self) -> None:
-        self._values: dict[str, str] | None = None
+        self._table: dict[str, str] | None = None
 
-    def _table(self) -> dict[str, str]:
-        if self._values is None:
+    def _values(self) -> dict[str, str]:
+        if self._table is None:
             from muxd.daemon.panes.options import OPTIONS
 
-            self._values = {name: ("1" if option.default == "on" else "0") if option.kind == "flag"
-                            else option.default for name, option in OPTIONS.items()}
-        return self._values
+            self._table = {name: ("1" if option.default == "on" else "0") if option.kind == "flag"
+                           else option.default for name, option in OPTIONS.items()}
+        return self._table
 
-    def __getitem__(self, name: str) -> str:
-        return self._table()[name]
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
+# The names attention/elsewhere.py's attention_variables gives (tests/test_format_variables.py).
+ATTENTION_PREFIXES = ("agents_", "agent_attention")
 
-    def __len__(self) -> int:
-        return len(self._table())
+
+class Attention(_Computed):
+    """#{agent_attention} and #{agents_waiting}… of the sessions but one, counted on the first
+    lookup of such a name: most formats name none, and the count imports daemon/attention."""
+
+    def __init__(self, sessions: dict[str, Any], session_id: str) -> None:
+        self._sessions = sessions
+        self._session_id = session_id
+        self._counted: dict[str, str] | None = None
+
+    def _values(self) -> dict[str, str]:
+        if self._counted is None:
+            from muxd.daemon.attention.elsewhere import attention_variables, elsewhere
+
+            needs = ((s.id, getattr(s, "needs", None) or {}) for s in self._sessions.values())
+            self._counted = attention_variables(elsewhere(needs, self._session_id))
+        return self._counted
+
+    def _may_hold(self, name: object) -> bool:
+        return isinstance(name, str) and name.startswith(ATTENTION_PREFIXES)
 
 
 _SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable
 
 
+def _wants_screen(template: str) -> bool:
+    """Whether `template` may show a pane's cursor or history size, which cost a flooding pane a
+    catch-up: the panes are listed with them only then."""
+    return any(name in template for name in _SCREEN_VARIABLES)
+
+
+def ask_ahead(client: Any, template: str = "", *, panes: bool = True) -> None:
+    """Send ahead (BlockingClient.send_ahead) the lists a FormatScope(client, template) fetches,
+    the panes' too if `panes`: a one-shot command then has them all in one round trip."""
+    client.send_ahead("list-sessions")
+    client.send_ahead("list-windows", all=True)
+    if panes:
+        client.send_ahead("list-panes", all=True, screen=_wants_screen(template))
+
+
 class FormatScope:
-    """The variables of every item of one server, fetched on first use."""
+    """The variables of every item of one server, fetched on first use (the very requests
+    ask_ahead sends)."""
 
     def __init__(self, client: Any, template: str = "") -> None:
         self._client = client
-        # The cursor and history size cost a flooding pane a catch-up: asked for only when used.
-        self._screen = any(name in template for name in _SCREEN_VARIABLES)
+        self._screen = _wants_screen(template)
         self._sessions: dict[str, Any] | None = None
         self._windows: dict[str, Any] | None = None
         self._panes: dict[str, Any] | None = None
-        self._attention_of: dict[str, dict[str, str]] = {}  # session id -> its #{agents_*}
+        self._attention_of: dict[str, Attention] = {}  # session id -> its #{agents_*}
         welcome = client.welcome
         self.server = server_variables(client.socket_path, welcome.pid if welcome is not None else None)
 
@@ -225,39 +329,36 @@ class FormatScope:
         return self._panes
 
     # the variables
-    def of_pane(self, pane: Any) -> ChainMap[str, str]:
+    def of_pane(self, pane: Any) -> Layers:
         window = self.windows().get(pane.window_id)
         session = self.sessions().get(pane.session_id)
-        return ChainMap(pane_variables(pane, window), *self._window_part(window), *self._session_part(session),
+        return Layers(pane_variables(pane, window), *self._window_part(window), *self._session_part(session),
                         self._attention(pane.session_id), self.server)
 
-    def of_window(self, window: Any) -> ChainMap[str, str]:
+    def of_window(self, window: Any) -> Layers:
         pane = self.panes().get(window.active_pane) if window.active_pane else None
         session = self.sessions().get(window.session_id)
         pane_part = [pane_variables(pane, window)] if pane is not None else []
-        return ChainMap(window_variables(window), *pane_part, *self._session_part(session),
+        return Layers(window_variables(window), *pane_part, *self._session_part(session),
                         self._attention(window.session_id), self.server)
 
-    def of_session(self, session: Any) -> ChainMap[str, str]:
+    def of_session(self, session: Any) -> Layers:
         windows = [w for w in self.windows().values() if w.session_id == session.id and w.active]
         if windows:
-            return ChainMap(session_variables(session), *self.of_window(windows[0]).maps)
-        return ChainMap(session_variables(session), self._attention(session.id), self.server)
+            return Layers(session_variables(session), *self.of_window(windows[0]).maps)
+        return Layers(session_variables(session), self._attention(session.id), self.server)
 
-    def _window_part(self, window: Any) -> _Layers:
+    def _window_part(self, window: Any) -> _Parts:
         return [window_variables(window)] if window is not None else []
 
-    def _session_part(self, session: Any) -> _Layers:
+    def _session_part(self, session: Any) -> _Parts:
         return [session_variables(session)] if session is not None else []
 
-    def _attention(self, session_id: str) -> dict[str, str]:
+    def _attention(self, session_id: str) -> Attention:
         """The agents in other sessions than `session_id` that need a person (#{agents_waiting}…)."""
-        from muxd.daemon.attention.elsewhere import attention_variables, elsewhere
-
         known = self._attention_of.get(session_id)
         if known is None:
-            needs = ((s.id, getattr(s, "needs", None) or {}) for s in self.sessions().values())
-            known = self._attention_of[session_id] = attention_variables(elsewhere(needs, session_id))
+            known = self._attention_of[session_id] = Attention(self.sessions(), session_id)
         return known
 
     def expand_pane(self, template: str, pane: Any) -> str:

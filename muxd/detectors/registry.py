@@ -3,6 +3,7 @@ entry-point group by other installed packages; and picking the one that fits a f
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
@@ -54,6 +55,13 @@ def load_detectors() -> list[Detector]:
     return list(detectors.values())
 
 
+def _import_quietly(module_name: str) -> None:
+    try:
+        importlib.import_module(module_name)
+    except Exception:  # said once, by load()
+        pass
+
+
 class Detectors(Sequence[Detector]):
     """`load_detectors()`'s list, looked up at its first reading or by `load()`: a daemon answers
     its first request before it pays the plug-in lookup (~25 ms, server.py loads it right after)."""
@@ -66,6 +74,12 @@ class Detectors(Sequence[Detector]):
         if self._detectors is None:
             self._detectors = self._load()
         return self._detectors
+
+    def loading_steps(self) -> list[Callable[[], object]]:
+        """load() as steps for a daemon to take between its requests: each built-in detector's
+        module imported alone (a broken one is left to load() to report), then the lookup."""
+        modules = [spec.partition(":")[0] for spec in BUILTIN_DETECTORS]
+        return [functools.partial(_import_quietly, module) for module in modules] + [self.load]
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
         return self.load()[index]

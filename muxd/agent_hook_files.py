@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -158,6 +157,8 @@ def _json_without_hooks(document: dict[str, object], agent: str) -> dict[str, ob
 # ------------------------------------------------------------ TOML (Codex)
 
 def _codex_document(text: str, path: Path) -> dict[str, object]:
+    import tomllib  # Codex's files only: not at every daemon's start
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -193,6 +194,8 @@ def _codex_with_hooks(text: str, path: Path, command: str) -> str:
     lines += [*states, CODEX_BLOCK_END]
     kept = text.rstrip("\n")
     result = (kept + "\n\n" if kept else "") + "\n".join(lines) + "\n"
+    import tomllib
+
     try:
         tomllib.loads(result)
     except tomllib.TOMLDecodeError as exc:  # e.g. the user's `hooks.Stop = [...]` cannot be added to

@@ -4,19 +4,30 @@ warm-up (server.py's _settle_in)."""
 
 from __future__ import annotations
 
+import asyncio
 import pkgutil
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import pytest
 
 from muxd.daemon import commands
+from muxd.config import EMULATION_REQUEST_RECENT_S
 from muxd.daemon.commands import FIRST_MODULES, LATER_MODULES, CommandTable, load_all
+from muxd.daemon.server import Daemon
 from muxd.detectors.base import Detector
 from muxd.detectors.registry import Detectors, load_detectors
 from muxd.protocol.messages import ListEvents, NewSession
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.wait import wait_until
+from muxd.testing.wait import async_wait_until, wait_until
 
 _LATER = "muxd.daemon.commands.events"
+
+
+async def _true(value: bool) -> bool:
+    return value
 
 
 def test_every_command_module_is_in_the_table() -> None:
@@ -71,3 +82,34 @@ def test_a_daemon_warms_up_after_its_first_reply_or_unasked() -> None:
     finally:
         asked.stop()
         unasked.stop()
+
+
+def test_the_table_loads_in_steps_of_one_module() -> None:
+    table = CommandTable()
+    steps = table.loading_steps()
+    assert len(steps) == len(LATER_MODULES) + 1
+    for step in steps:
+        step()
+    assert table.loaded and dict(table) == load_all()
+
+
+def test_the_deferred_work_waits_while_a_client_is_being_answered(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step of the start's deferred work does not run while a connection was just accepted
+    (its request is on the way): it runs once the daemon has been quiet a while."""
+    monkeypatch.setenv("MUXD_DB", str(tmp_path / "t.db"))
+
+    async def scenario() -> tuple[list[float], float]:
+        daemon = Daemon(tmp_path / "t.sock", tmp_path / "t.lock", commands=CommandTable(), detection=False)
+        try:
+            ran: list[float] = []
+            daemon._accepted_at = accepted = time.monotonic()
+            daemon._settle_in([lambda: ran.append(time.monotonic())])
+            assert ran == []  # not in the same turn as the accept
+            await async_wait_until(lambda: _true(bool(ran)), timeout=10, message="the deferred step")
+            return ran, accepted
+        finally:
+            daemon.access.close()
+
+    ran, accepted = asyncio.run(scenario())
+    assert ran[0] - accepted >= EMULATION_REQUEST_RECENT_S

@@ -74,3 +74,24 @@ def test_lay_out_line_matches_a_screen(columns: int) -> None:
         emulator = Emulator(columns, len(rows) + 1, fast_paths=False)
         emulator.feed(line.encode())
         assert emulator.rows(0, len(rows) - 1) == rows, repr(line)
+
+
+def test_the_odd_character_class_built_in_blocks_is_the_whole_scan() -> None:
+    """table_steps scans the BMP block by block: runs across a block's end are joined, so the
+    class is the one a single scan gives, and each regex matches exactly the odd characters."""
+    from muxd.emulator import line_layout
+    from muxd.emulator.widths import char_width
+
+    for step in line_layout.table_steps():
+        step()
+    odd = [code for code in range(0xA0, 0x10000) if char_width(chr(code)) != 1]
+    runs: list[list[int]] = []
+    for code in odd:
+        if runs and runs[-1][1] == code - 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    runs.append([0x10000, 0x10FFFF])
+    assert line_layout._odd_char_class() == "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in runs)
+    matched = [code for code in range(0xA0, 0x10000) if line_layout._odd_char().match(chr(code))]
+    assert matched == odd

@@ -45,7 +45,7 @@ from muxd.daemon.work.tasks import TaskService
 from muxd.daemon.work.work_metrics import ExecutionMetrics
 from muxd.detectors.registry import Detectors
 from muxd.detectors.state import AgentState
-from muxd.emulator.backend import running_backend, warm_up
+from muxd.emulator.backend import running_backend, warm_up_steps
 from muxd.emulator.rows import ROW_OVERHEAD_BYTES
 from muxd.errors import BadRequest
 from muxd.executions.record import Execution
@@ -67,6 +67,8 @@ PANE_TERM = "xterm-256color"
 # The start's deferred work (_settle_in) runs after the first reply, or this long after the daemon
 # listens when no request comes (`muxd start-server` alone): never ahead of the first request.
 SETTLE_IN_IDLE_S = 1.0
+# How long that work waits, while a client is being answered, before it looks again.
+SETTLE_IN_PAUSE_S = 0.05
 # Variables of whoever started the daemon that would mislead programs inside a pane.
 # A trace context is a traced task's own (spawn_pane), never the daemon starter's.
 _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES",
@@ -127,6 +129,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self._settled = False
+        self._accepted_at = 0.0  # time.monotonic() of the last connection accepted
         self.clients: set[Connection] = set()
         self.access.on_revoked = self._disconnect_token
 
@@ -184,29 +187,32 @@ class Daemon:
         """A request was answered: after the first, pay what the start put off (_settle_in)."""
         if not self._settled:
             self._settled = True
-            steps = [self._load_commands, self._load_detectors, self._warm_up]
+            steps: list[Callable[[], object]] = []
+            load_commands = getattr(self.commands, "loading_steps", None)
+            if load_commands is not None:
+                steps += load_commands()
+            if isinstance(self.detectors, Detectors):
+                steps += self.detectors.loading_steps()
+            steps += [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
             asyncio.get_running_loop().call_soon(self._settle_in, steps)
 
-    def _settle_in(self, steps: list[Callable[[], None]]) -> None:
-        """One step of what the start put off, then the next on a later loop turn, so a request
-        that comes meanwhile waits behind one step at most."""
-        steps.pop(0)()
+    def _settle_in(self, steps: list[Callable[[], object]]) -> None:
+        """One step of what the start put off (a few ms each), then the next on a later loop
+        turn; none while a client is being answered (a request read or a connection accepted
+        in the last EMULATION_REQUEST_RECENT_S, keys typed), so a request waits behind one
+        step at most. Whatever is still put off is paid at its first use instead."""
+        loop = asyncio.get_running_loop()
+        if self._stop.is_set():
+            return
+        if self._someone_waits() or time.monotonic() - self._accepted_at < EMULATION_REQUEST_RECENT_S:
+            loop.call_later(SETTLE_IN_PAUSE_S, self._settle_in, steps)
+            return
+        try:
+            steps.pop(0)()
+        except Exception:  # a step's failure costs its own work only
+            log.exception("a step of the start's deferred work failed")
         if steps:
-            asyncio.get_running_loop().call_soon(self._settle_in, steps)
-
-    def _load_commands(self) -> None:
-        load_commands = getattr(self.commands, "load_all", None)
-        if load_commands is not None:
-            load_commands()
-
-    def _load_detectors(self) -> None:
-        if isinstance(self.detectors, Detectors):
-            self.detectors.load()
-
-    def _warm_up(self) -> None:
-        """Emulation's one-time costs, now rather than inside the first flood."""
-        warm_up()
-        log.info("emulator %s", running_backend())
+            loop.call_soon(self._settle_in, steps)
 
     def request_shutdown(self) -> None:
         self.attach_hub.server_exiting()
@@ -221,6 +227,7 @@ class Daemon:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        self._accepted_at = time.monotonic()
         connection = Connection(self, reader, writer)
         self.clients.add(connection)
         try:

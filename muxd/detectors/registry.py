@@ -3,11 +3,13 @@ entry-point group by other installed packages; and picking the one that fits a f
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 
 from muxd.detectors.base import Detector, ScreenContext
+from muxd.detectors.plugin_entry_points import entry_points
 
 log = logging.getLogger(__name__)
 
@@ -45,18 +47,23 @@ def load_detectors() -> list[Detector]:
         detector = _load(spec)
         if detector is not None:
             detectors[detector.name] = detector
-    from importlib.metadata import entry_points  # ~10 ms and 4 MiB of imports: only when looked up
-
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        detector = _load(entry.value)
+    for _name, value in entry_points(ENTRY_POINT_GROUP):
+        detector = _load(value)
         if detector is not None:
             detectors[detector.name] = detector
     return list(detectors.values())
 
 
+def _import_quietly(module_name: str) -> None:
+    try:
+        importlib.import_module(module_name)
+    except Exception:  # said once, by load()
+        pass
+
+
 class Detectors(Sequence[Detector]):
     """`load_detectors()`'s list, looked up at its first reading or by `load()`: a daemon answers
-    its first request before it pays the plug-in lookup (~25 ms, server.py loads it right after)."""
+    its first request before it pays the plug-in lookup (server.py loads it in steps right after)."""
 
     def __init__(self, load: Callable[[], list[Detector]] = load_detectors) -> None:
         self._load = load
@@ -66,6 +73,12 @@ class Detectors(Sequence[Detector]):
         if self._detectors is None:
             self._detectors = self._load()
         return self._detectors
+
+    def loading_steps(self) -> list[Callable[[], object]]:
+        """load() as steps for a daemon to take between its requests: each built-in detector's
+        module imported alone (a broken one is left to load() to report), then the lookup."""
+        modules = [spec.partition(":")[0] for spec in BUILTIN_DETECTORS]
+        return [functools.partial(_import_quietly, module) for module in modules] + [self.load]
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
         return self.load()[index]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Callable, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
@@ -79,19 +79,43 @@ _WARM_UP_OUTPUT = (b"".join(b"\t%d\x1b[1;32m ok \x1b[0m\tdone\r\n" % n for n in 
                    b"\x1b[2J\x1b[H\x1b[31mred\x1b[0m \xe4\xb8\xad\r\n\x1b[?1049h\x1b[5;5Hx\x1b[?1049l")
 
 
-def warm_up() -> None:
-    """Pay emulation's one-time costs now (the layout tables, regexes, and for the native
-    core the C types cffi parses at first use: ~30 ms together), e.g. in a daemon that has
-    just started, not in the first output that needs them. Never raises."""
-    from .line_layout import build_tables
+def warm_up_steps() -> list[Callable[[], None]]:
+    """Emulation's one-time costs (the layout tables, regexes, and for the native core the C
+    types cffi parses at first use) as steps of a few ms each, for a daemon that has just
+    started to take between its requests rather than pay them inside the first flood. A step
+    never raises: a failure is logged and the steps after it do nothing."""
+    from .line_layout import table_steps
 
-    try:
-        build_tables()
-        emulator = new_emulator(80, 24)
-        for output in _WARM_UP_OUTPUT:
-            emulator.feed(output)  # type: ignore[attr-defined]
-        emulator.capture(-(10**6), escapes=True)  # type: ignore[attr-defined]
-        emulator.display_lines()  # type: ignore[attr-defined]
-        emulator.row_cells(0)  # type: ignore[attr-defined]
-    except Exception:
-        log.exception("warming up the emulator failed (the first pane pays its one-time costs)")
+    emulator: list[Any] = []
+
+    def feed(output: bytes) -> Callable[[], None]:
+        return lambda: emulator[0].feed(output)
+
+    steps: list[Callable[[], object]] = [
+        *table_steps(),
+        lambda: emulator.append(new_emulator(80, 24)),
+        *(feed(output) for output in _WARM_UP_OUTPUT),
+        lambda: emulator[0].capture(-(10**6), escapes=True),
+        lambda: (emulator[0].display_lines(), emulator[0].row_cells(0)),
+    ]
+    failed: list[bool] = []  # after a failure the steps left do nothing: one log line
+
+    def guarded(step: Callable[[], object]) -> Callable[[], None]:
+        def run() -> None:
+            if failed:
+                return
+            try:
+                step()
+            except Exception:
+                failed.append(True)
+                log.exception("warming up the emulator failed (the first pane pays its one-time costs)")
+        return run
+
+    return [guarded(step) for step in steps]
+
+
+def warm_up() -> None:
+    """Pay emulation's one-time costs now (warm_up_steps, all at once), e.g. in a test or a
+    benchmark, not in the first output that needs them. Never raises."""
+    for step in warm_up_steps():
+        step()

@@ -27,7 +27,7 @@ import functools
 import re
 from itertools import compress, count, repeat
 from operator import add, gt, sub
-from typing import Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 
 from .cell import BLANK, PADDING, Cell
 from .tab_stops import TAB_WIDTH
@@ -54,16 +54,34 @@ class _RowCells(dict[int, Cell]):
         return self.default
 
 
+# The BMP scanned in blocks this many characters long, one block per warm-up step (table_steps).
+_BLOCK_CHARS = 0x1000
+
+
 @functools.cache
-def _odd_char_class() -> str:
-    """Regex class body of the non-ASCII characters that are not exactly one cell wide."""
+def _odd_ranges(block: int) -> tuple[tuple[int, int], ...]:
+    """Runs (first, last) of the characters of BMP block `block` (from U+00A0) that are not
+    exactly one cell wide."""
     ranges: list[tuple[int, int]] = []
-    for code in range(0xA0, _FIRST_ASTRAL):
+    for code in range(max(0xA0, block * _BLOCK_CHARS), min((block + 1) * _BLOCK_CHARS, _FIRST_ASTRAL)):
         if char_width(chr(code)) != 1:
             if ranges and ranges[-1][1] == code - 1:
                 ranges[-1] = (ranges[-1][0], code)
             else:
                 ranges.append((code, code))
+    return tuple(ranges)
+
+
+@functools.cache
+def _odd_char_class() -> str:
+    """Regex class body of the non-ASCII characters that are not exactly one cell wide."""
+    ranges: list[tuple[int, int]] = []
+    for block in range(_FIRST_ASTRAL // _BLOCK_CHARS):
+        for first, last in _odd_ranges(block):
+            if ranges and ranges[-1][1] == first - 1:  # a run across a block's end
+                ranges[-1] = (ranges[-1][0], last)
+            else:
+                ranges.append((first, last))
     ranges.append((_FIRST_ASTRAL, 0x10FFFF))
     return "".join(f"\\U{first:08x}-\\U{last:08x}" for first, last in ranges)
 
@@ -84,12 +102,18 @@ def _tab_or_odd_char_group() -> re.Pattern[str]:
     return re.compile(f"([\t{_odd_char_class()}])")
 
 
+def table_steps() -> list[Callable[[], object]]:
+    """Building the tables above in steps of a few ms each (the BMP's widths block by block,
+    then each regex), for a daemon that has just started to take between its requests."""
+    blocks = [functools.partial(_odd_ranges, block) for block in range(_FIRST_ASTRAL // _BLOCK_CHARS)]
+    return [*blocks, _odd_char, _tab_or_odd_char, _tab_or_odd_char_group]
+
+
 def build_tables() -> None:
     """Build the tables above now (~20 ms), e.g. while a daemon that just started is idle,
     rather than in the middle of the first output that needs them."""
-    _odd_char()
-    _tab_or_odd_char()
-    _tab_or_odd_char_group()
+    for step in table_steps():
+        step()
 
 
 def rows_for_width(width: int, columns: int) -> int:

@@ -13,8 +13,9 @@ after its first reply or at the first request they alone answer: a cold start wa
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from muxd.daemon.commands.table import COMMANDS, Command
 
@@ -52,6 +53,10 @@ class CommandTable(Mapping[type, Command]):
         if not self.loaded:
             _import(LATER_MODULES)
             self.loaded = True
+
+    def loading_steps(self) -> list[Callable[[], None]]:
+        """load_all as steps, one module each, for a daemon to take between its requests."""
+        return [functools.partial(_import, (name,)) for name in LATER_MODULES] + [self.load_all]
 
     def __getitem__(self, request_type: type) -> Command:
         if request_type not in COMMANDS:

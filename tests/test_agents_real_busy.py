@@ -62,8 +62,12 @@ def read_screen(pane: AgentPane, screen: str) -> AgentState:
 
 
 def never_idle(pane: AgentPane, since: int, until: int) -> None:
-    """No state published between positions `since` and `until` was Idle."""
-    idle = [describe(s) for s in pane.states.since(since)[:until - since] if s["activity"]["state"] == "Idle"]
+    """No state published between positions `since` and `until` was Idle, once the agent took the
+    prompt: an Idle still published before its first busy state (the prompt just typed; a field of
+    the previous turn's Idle arriving late) is the state the prompt found, not a false Idle."""
+    states = pane.states.since(since)[:until - since]
+    took = next((i for i, s in enumerate(states) if s["activity"]["state"] != "Idle"), len(states))
+    idle = [describe(s) for s in states[took:] if s["activity"]["state"] == "Idle"]
     assert not idle, pane.report(f"Idle published while the agent worked: {idle}", since)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import weakref
 from itertools import compress, count, repeat
-from operator import and_, is_, ne, or_, rshift
+from operator import and_, is_, ne, rshift
 
 from .ghostty_ffi import ffi, init_sized, lib
 
@@ -251,7 +251,9 @@ class NativeRowCells:
         if (data[2::8].count(0) != size or low.translate(_TAG_OF_BYTE0).count(0) != size
                 or high.translate(_ABOVE_BIT0).count(0) != size or wide.translate(_WIDE_OF_BYTE5).count(0) != size):
             return None  # a grapheme, background-only or wide cell, or a codepoint past ASCII
-        codes = bytes(map(or_, low.translate(_LOW6_OF_BYTE0), high.translate(_BIT6_OF_BYTE1)))
+        # The two parts have no bit in common: one OR of the rows as big integers joins them.
+        codes = (int.from_bytes(low.translate(_LOW6_OF_BYTE0), "little")
+                 | int.from_bytes(high.translate(_BIT6_OF_BYTE1), "little")).to_bytes(size, "little")
         text = codes.replace(b"\0", b" ").decode("ascii")
         styles, upper = data[3::8], data[4::8]
         if styles.count(styles[0]) == size and upper.count(upper[0]) == size and wide.count(wide[0]) == size:

@@ -28,6 +28,7 @@ from muxd.attach import (
     leave_terminal_bytes,
 )
 from muxd.emulator import Emulator
+from muxd.emulator.backend import new_emulator
 from muxd.emulator.cell import BLANK, Cell
 from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
@@ -363,6 +364,27 @@ def test_random_tui_output_incremental_paints(seed: int) -> None:
         if step % 20 == 19:  # the active pane changes now and then
             active = rng.randrange(3)
             panes = [PaneView(p.emulator, p.x, p.y, p.columns, p.lines, active=i == active) for i, p in enumerate(panes)]
+        frame = compose(80, 24, panes, STATUS)
+        client.feed(painter.paint(frame))
+        assert_shows(client, frame)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_full_width_pane_restyled_in_runs_paints_incrementally(seed: int) -> None:
+    """A single full-width pane: its rows reach the painter as read (with their style runs),
+    and colour runs and text change in some stretches of a row and not others."""
+    rng = random.Random(seed)
+    emulator = new_emulator(80, 23)  # the daemon's backend: libghostty's rows carry their runs
+    panes = [PaneView(emulator, 0, 0, 80, 23, active=True)]
+    painter = FramePainter()
+    client = client_screen(80, 24, painter.paint(compose(80, 24, panes, STATUS)))
+    for _ in range(80):
+        out = []
+        for _ in range(rng.randint(1, 6)):
+            out.append(f"{E}[{rng.randint(1, 23)};{rng.randint(1, 80)}H")
+            out.append(rng.choice([f"{E}[0m", f"{E}[1;31m", f"{E}[38;5;{rng.randint(0, 255)}m", f"{E}[7m", ""]))
+            out.append("".join(rng.choice("ab xy-") for _ in range(rng.randint(1, 40))))
+        emulator.feed("".join(out).encode())
         frame = compose(80, 24, panes, STATUS)
         client.feed(painter.paint(frame))
         assert_shows(client, frame)

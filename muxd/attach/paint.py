@@ -46,6 +46,30 @@ _data = itemgetter(0)
 _style_of = itemgetter(slice(1, None))
 
 
+def _plain_changes(old: FrameRow, new: FrameRow) -> list[int] | None:
+    """The changed columns of two plain-ASCII StyledRows of one width, found from their text
+    and style runs (a step per run, not a cell compare per column: a TUI restyles whole
+    rows every frame); None for any other pair of rows."""
+    if type(old) is not StyledRow or type(new) is not StyledRow:
+        return None
+    size, old_text, new_text = len(new), old.text, new.text
+    if not (len(old) == len(old_text) == len(new_text) == size and old_text.isascii() and new_text.isascii()):
+        return None
+    # Between two cuts both rows keep one style each: its first cells tell the whole stretch.
+    cuts = sorted({0, *old.style_starts, *new.style_starts, size})
+    restyled = [(start, stop) for start, stop in zip(cuts, cuts[1:])
+                if stop <= size and old[start][1:] != new[start][1:]]
+    retexted = compress(count(), map(ne, old_text, new_text))
+    if not restyled:
+        return list(retexted)
+    if restyled == [(0, size)]:
+        return list(range(size))
+    changed = set(retexted)
+    for start, stop in restyled:
+        changed.update(range(start, stop))
+    return sorted(changed)
+
+
 def enter_terminal_bytes() -> bytes:
     """Outer terminal set-up on attach: alternate screen, cleared, mouse button reports (SGR)."""
     return (
@@ -113,11 +137,13 @@ class FramePainter:
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
         # Cells mostly are shared flyweights: an identity test in C rules out most of the
         # row; a few candidates left are compared by value one by one, many all at once in C.
-        candidates = list(compress(count(), map(is_not, old, new)))
-        if 2 * len(candidates) < len(new):
-            changed = [x for x in candidates if old[x] != new[x]]
-        else:
-            changed = list(compress(count(), map(ne, old, new)))
+        changed = _plain_changes(old, new)
+        if changed is None:
+            candidates = list(compress(count(), map(is_not, old, new)))
+            if 2 * len(candidates) < len(new):
+                changed = [x for x in candidates if old[x] != new[x]]
+            else:
+                changed = list(compress(count(), map(ne, old, new)))
         if len(old) != len(new):  # only after a bug upstream; repaint the row whole
             changed = list(range(len(new)))
         if not changed:

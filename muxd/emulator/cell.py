@@ -6,7 +6,7 @@ use `_replace` and field names) work unchanged on a buffer of Cells.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Tuple
+from typing import Iterable, NamedTuple, Tuple
 
 
 class Cell(NamedTuple):
@@ -46,9 +46,10 @@ class StyledRow(tuple):  # type: ignore[type-arg]
     text: str  # the cells' characters joined (once, for every reader of the row)
 
 
-def styled_row(cells: tuple[Cell, ...], style_starts: list[int], text: str | None = None) -> StyledRow:
-    """`cells` as a StyledRow; `text`: their characters joined, when the caller has them."""
+def styled_row(cells: Iterable[Cell], style_starts: list[int], text: str | None = None) -> StyledRow:
+    """`cells` as a StyledRow; `text`: their characters joined, when the caller has them (then
+    `cells` may be any iterable, read once)."""
     row = StyledRow(cells)
     row.style_starts = style_starts
-    row.text = "".join([cell[0] for cell in cells]) if text is None else text
+    row.text = "".join([cell[0] for cell in row]) if text is None else text
     return row

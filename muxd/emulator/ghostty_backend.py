@@ -105,6 +105,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._dirty_y = ffi.new("uint16_t*")
         self._size = ffi.new("size_t*")
         self._bool = ffi.new("bool*")
+        self._mode_config = ffi.new("GhosttyTerminalModeConfig*")
         self._int = ffi.new("int*")
         self._cell = ffi.new("GhosttyCell*")
         # ghostty_cell_get_multi's keys and out-parameters: wide, content tag, codepoint, styled, style id.
@@ -370,10 +371,18 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._sync()
         # Asked at every frame of every attached client: read again only after output.
         if self._modes_at != self._writes:
-            mode = self._term.mode
-            self._modes = frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and mode(n))
+            self._modes = frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and self._mode_set(n))
             self._modes_at = self._writes
         return self._modes
+
+    def _mode_set(self, number: int) -> bool:
+        """Whether DEC private mode `number` is set: one C call into a reused struct (a TUI's
+        every frame asks again for all of REPORTED_PRIVATE_MODES)."""
+        config = self._mode_config
+        config.mode = number & 0x7FFF  # ghostty_mode_new's packing (a static inline in C)
+        config.value = False
+        lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_MODE, config)
+        return bool(config.value)
 
     @property
     def cursor_visible(self) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import weakref
 from itertools import compress, count, repeat
-from operator import and_, is_, ne, or_, rshift
+from operator import and_, is_, ne, rshift
 
 from .ghostty_ffi import ffi, init_sized, lib
 
@@ -210,7 +210,9 @@ class NativeRowCells:
         fast = self._plain_row(iterator, ffi.buffer(view.ptr, size * _RAW_CELL_BYTES)[:], size)
         if fast is not None:
             if size < columns:
-                return styled_row(fast + (BLANK,) * (columns - size), [0, size] if size else [0])
+                # The row's own runs, then the blank tail's: one run more, not one run in all.
+                return styled_row(fast + (BLANK,) * (columns - size), [*fast.style_starts, size],
+                                  fast.text + " " * (columns - size))
             return fast
         raws = ffi.unpack(view.ptr, size)
         # Runs are cut where the bits from the style id up change: at every change of style
@@ -251,19 +253,24 @@ class NativeRowCells:
         if (data[2::8].count(0) != size or low.translate(_TAG_OF_BYTE0).count(0) != size
                 or high.translate(_ABOVE_BIT0).count(0) != size or wide.translate(_WIDE_OF_BYTE5).count(0) != size):
             return None  # a grapheme, background-only or wide cell, or a codepoint past ASCII
-        codes = bytes(map(or_, low.translate(_LOW6_OF_BYTE0), high.translate(_BIT6_OF_BYTE1)))
+        # The two parts have no bit in common: one OR of the rows as big integers joins them.
+        codes = (int.from_bytes(low.translate(_LOW6_OF_BYTE0), "little")
+                 | int.from_bytes(high.translate(_BIT6_OF_BYTE1), "little")).to_bytes(size, "little")
         text = codes.replace(b"\0", b" ").decode("ascii")
         styles, upper = data[3::8], data[4::8]
         if styles.count(styles[0]) == size and upper.count(upper[0]) == size and wide.count(wide[0]) == size:
             starts = [0]
         else:
             starts = [match.start() >> 3 for match in _STYLE_RUNS.finditer(data)]
+        if len(starts) == 1:  # one style: the cells straight into the row, no list between
+            style_id = (styles[0] >> 2) | (upper[0] << 6) | ((wide[0] & 0x3) << 14)
+            return styled_row(map(self._cells_of(iterator, style_id, 0).chars.__getitem__, text), starts, text)
         cells: list[Cell] = []
         for start, stop in zip(starts, [*starts[1:], size]):
             style_id = (styles[start] >> 2) | (upper[start] << 6) | ((wide[start] & 0x3) << 14)
             chars = self._cells_of(iterator, style_id, start).chars
-            cells.extend(map(chars.__getitem__, text[start:stop] if len(starts) > 1 else text))
-        return styled_row(tuple(cells), starts, text)
+            cells.extend(map(chars.__getitem__, text[start:stop]))
+        return styled_row(cells, starts, text)
 
     def _cells_of(self, iterator: object, style_id: int, x: int) -> _StyleCells:
         """The cells of the style that `style_id` (found at column `x`) is in this row."""

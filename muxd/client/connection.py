@@ -79,23 +79,34 @@ class Client:
 
     async def call(self, message_type: type[R], **fields: Any) -> Any:
         """Send one request built from `fields` and return its reply; Error replies raise."""
-        if self._failure is not None:
-            raise self._failure
-        request_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
+        future = self.send(message_type, **fields)
         try:
             try:
-                self._writer.write(encode(message_type(id=request_id, **fields)))
                 await self._writer.drain()
             except (ConnectionError, OSError):
                 pass  # a server that closed may have said why first: the reader delivers that
             reply = await future
         finally:
-            self._pending.pop(request_id, None)
+            future.cancel()  # given up on (cancelled, timed out): its late reply is dropped
         if isinstance(reply, Error):
             raise error_from_code(reply.code, reply.message, reply.detail)
         return reply
+
+    def send(self, message_type: type[R], **fields: Any) -> asyncio.Future[Any]:
+        """Write one request now, before returning, and give the future of its raw reply (an Error
+        reply is a result, not raised): for what the caller need not wait on, such as an audit
+        record that must reach the daemon before the caller's next request."""
+        if self._failure is not None:
+            raise self._failure
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        future.add_done_callback(lambda _: self._pending.pop(request_id, None))
+        try:
+            self._writer.write(encode(message_type(id=request_id, **fields)))
+        except (ConnectionError, OSError):
+            pass  # a server that closed may have said why first: the reader delivers that
+        return future
 
     async def _read_loop(self) -> None:
         decoder = FrameDecoder()

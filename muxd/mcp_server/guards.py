@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import wraps
+from functools import partial, wraps
 from typing import Any, ParamSpec
 
 from mcp.server.mcpserver import Context
@@ -31,7 +31,7 @@ from muxd.mcp_server.errors import tool_error
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.truncation import truncate_to_fit
-from muxd.protocol.messages import DeclaredTool, RecordCall, RegisterTools
+from muxd.protocol.messages import DeclaredTool, Error, RecordCall, RegisterTools
 from muxd.rate_limit import (  # noqa: F401 - TokenBucket: the guards' own, named here too
     CATEGORY_SCOPE, TOOL_SCOPE, Budget, RateLimiter, TierBudgets, TokenBucket, take_all,
 )
@@ -66,7 +66,6 @@ class ToolGuard:
         self.metrics = metrics or ToolMetrics()
         self.rate_limiter = RateLimiter(self.limits.rate_per_s, self.limits.burst, clock)
         self.budgets = TierBudgets(self.limits.tier_calls_per_min, self.limits.category_calls_per_min, clock)
-        self._pending: set[asyncio.Future[None]] = set()
         self.declared: list[DeclaredTool] = []  # every tool registered here, told to each daemon connection
         self._categories: dict[str, str] = {}  # tool -> its category (its budget's scope)
         self._announced: weakref.WeakSet[Client] = weakref.WeakSet()
@@ -134,13 +133,7 @@ class ToolGuard:
             latency_ms = (time.monotonic() - started) * 1000.0
             self.metrics.record(tool, latency_ms, error_code)
             if client is not None:
-                record = audit_record(tool, args, error_code, result_rows(result), latency_ms)
-                if error_code == "cancelled":  # this task is being torn down: record on the side
-                    task = asyncio.ensure_future(_record(client, record))
-                    self._pending.add(task)
-                    task.add_done_callback(self._pending.discard)
-                else:
-                    await _record(client, record)
+                _record(client, audit_record(tool, args, error_code, result_rows(result), latency_ms))
 
     async def refused(self, tool: str, arguments: Any, error_code: str, latency_ms: float) -> RateLimited | None:
         """Count a call the SDK refused before `run` (arguments that did not validate; an unknown
@@ -154,7 +147,7 @@ class ToolGuard:
             limited, error_code = exc, exc.code
         self.metrics.record(tool, latency_ms, error_code)
         if client is not None:
-            await _record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
+            _record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
         return limited
 
     def wrap(self, tool: str, fn: Callable[P, Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
@@ -238,9 +231,23 @@ def result_rows(result: Any) -> int:
     return 1
 
 
-async def _record(client: Client, record: dict[str, Any]) -> None:
-    """Send one audit record; a daemon that is slow or gone costs a log line, never the call."""
+def _record(client: Client, record: dict[str, Any]) -> None:
+    """Send one audit record, written before the call's result leaves (so it reaches the daemon
+    ahead of the caller's next request), without waiting for the daemon's answer: that round
+    trip was in every call's latency. A daemon that refuses it or is gone costs a log line."""
     try:
-        await asyncio.wait_for(client.call(RecordCall, **record), AUDIT_SEND_TIMEOUT_S)
-    except (MuxdError, TimeoutError, OSError) as exc:
+        reply = client.send(RecordCall, **record)
+    except MuxdError as exc:
         log.warning("audit record of %s not written: %r", record.get("tool"), exc)
+        return
+    reply.add_done_callback(partial(_recorded, record.get("tool")))
+
+
+def _recorded(tool: object, reply: asyncio.Future[Any]) -> None:
+    if reply.cancelled():
+        return
+    failure = reply.exception()
+    if failure is None and isinstance(reply.result(), Error):
+        failure = reply.result()
+    if failure is not None:
+        log.warning("audit record of %s not written: %r", tool, failure)

@@ -122,12 +122,13 @@ class ExecutionService:
         run.tracker.prompt_waiting = functools.partial(self._prompt_waiting, run)
         run.tracker.shell_in_front = functools.partial(shell_in_front, pane)
         self.panes[pane.id] = run
-        pane.output_taps.append(functools.partial(self._output, run))
+        run.tap = functools.partial(self._output, run)
         if program is not None:
             run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
                                                   kind="command")
             run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
             self._save(run.program)
+        self._retap(run)
 
     def program_execution(self, number: int, spawn: Spawn, argv: list[str], **link: object) -> Execution:
         """The record of a new pane's program run as an execution (muxd run, create_pane); `link`
@@ -200,6 +201,19 @@ class ExecutionService:
                              error=exit_error(program.message, exit_code))
         self._finish(run, ended)
 
+    def _retap(self, run: PaneRun) -> None:
+        """`run`'s pane tells `_output` its chunks only while there is work for it: a transcript
+        kept, or a shell in front whose prompt marks start commands. An idle agent's screen
+        redraws (most of a busy fleet's output) then cost the history nothing per chunk."""
+        if self.panes.get(run.pane.id) is not run:
+            return  # no longer followed (removed, respawned): its tap stays off
+        taps = run.pane.output_taps
+        wanted = run.transcript is not None or not run.tracker.state.is_agent
+        if wanted and run.tap not in taps:
+            taps.append(run.tap)
+        elif not wanted and run.tap in taps:
+            taps.remove(run.tap)
+
     def _output(self, run: PaneRun, data: bytes) -> None:
         """Every chunk a pane's program writes (the hot path: a busy pane writes hundreds a second)."""
         if run.transcript is not None:
@@ -234,6 +248,7 @@ class ExecutionService:
                 isinstance(e, Save) for e in effects):
             self._begin(run, submitted=True)  # a person's prompt began a turn (already in the log)
         self._apply(run, effects)
+        self._retap(run)
 
     def _typed_input(self, pane: Pane) -> str | None:
         detection = self.detections.get(pane.id)
@@ -382,6 +397,7 @@ class ExecutionService:
         """An execution starts in `run`'s pane now: its transcript and its first row."""
         pane = run.pane
         run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
+        self._retap(run)
         emulator = pane.emulator
         run.start_row = emulator.rows_scrolled + emulator.cursor[1]
         detection = self.detections.get(pane.id)
@@ -476,6 +492,7 @@ class ExecutionService:
     def _finish(self, run: PaneRun, execution: Execution) -> None:
         """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
         output, run.transcript = run.transcript, None
+        self._retap(run)
         execution = msgspec.structs.replace(
             execution, transcript_bytes=output.kept if output else 0,
             transcript_truncated=bool(output and output.truncated))

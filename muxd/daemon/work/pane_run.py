@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,4 +35,5 @@ class PaneRun:
     program: Execution | None = None   # the pane's own program as an execution (muxd run)
     agent_pid: int | None = None       # the agent's process when the running execution began
     timer: asyncio.TimerHandle | None = None
+    tap: Callable[[bytes], None] | None = None  # its output tap, on the pane only while it has work
     timer_due: float | None = None

@@ -30,7 +30,7 @@ from .ghostty_history import NativeHistory, plain_sgr
 from .ghostty_rows import NativeRowCells, background_only_style, layout_matches, native_style
 from .source_block import render_line
 from .scrollback import Scrollback
-from .rows import EMPTY_ROW, EMPTY_WRAPPED_ROW, Row, runs_from_cell_styles
+from .rows import EMPTY_ROW, EMPTY_WRAPPED_ROW, Row, row_from_screen_cells, runs_from_cell_styles
 from .surface import DeferredFloodOutput, clamp_size
 
 log = logging.getLogger(__name__)
@@ -412,16 +412,31 @@ class GhosttyEmulator(DeferredFloodOutput):
         for y in range(first, last + 1):
             number = y - first
             if number < len(lines) and "\x1b" in lines[number]:
-                row = self._read_row(ACTIVE, y)
+                row = self._styled_row(y)
             elif number < len(lines):
                 laid_out, _ = render_line(lines[number], BLANK, columns, BLANK)  # no SGR: default style
-                row = laid_out[0] if len(laid_out) == 1 else self._read_row(ACTIVE, y)
+                row = laid_out[0] if len(laid_out) == 1 else self._styled_row(y)
+            elif self._row_reader is not None:
+                # The formatter leaves out trailing rows of background-coloured erased cells.
+                row = self._styled_row(y)
             else:
                 row = EMPTY_ROW
             if history.wrapped(ACTIVE, y):
                 row = row._replace(wrapped=True)
             out.append(row)
         return out
+
+    def _styled_row(self, y: int) -> Row:
+        """Visible row `y` from the native row reader (a few native calls a row), or cell by
+        cell without it. A wrapped row ending in a blank is read cell by cell: only that way
+        is a written space (content when joining) told from the unwritten cell a wide
+        character that did not fit leaves."""
+        if self._row_reader is None or self.failed:
+            return self._read_row(ACTIVE, y)
+        cells = self.row_cells(y)
+        if cells and cells[-1] == BLANK and self._history.wrapped(ACTIVE, y):
+            return self._read_row(ACTIVE, y)
+        return row_from_screen_cells(cells, False)
 
     # -- reading cells ----------------------------------------------------------------
 

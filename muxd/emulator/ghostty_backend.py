@@ -30,7 +30,7 @@ from .ghostty_history import NativeHistory, plain_sgr
 from .ghostty_rows import NativeRowCells, background_only_style, layout_matches, native_style
 from .source_block import render_line
 from .scrollback import Scrollback
-from .rows import EMPTY_ROW, EMPTY_WRAPPED_ROW, Row, row_from_screen_cells, runs_from_cell_styles
+from .rows import EMPTY_ROW, EMPTY_WRAPPED_ROW, Row, runs_from_cell_styles
 from .surface import DeferredFloodOutput, clamp_size
 
 log = logging.getLogger(__name__)
@@ -351,11 +351,8 @@ class GhosttyEmulator(DeferredFloodOutput):
         if not 0 <= y < self._lines:
             return (BLANK,) * self._columns
         self._sync()
-        reader = self._row_reader
-        if reader is not None and not self.failed:
-            if reader.stale(self._writes, y):
-                self.changed_rows(self._version)  # the render state brought up to date
-                reader.restart(self._writes)
+        reader = self._fresh_reader(y)
+        if reader is not None:
             if y in self._unflagged_rows:  # its copy in the render state lags: cell by cell
                 got = self._read_cells(ACTIVE, y, styles=True, full=True)
                 if got is not None:
@@ -364,6 +361,16 @@ class GhosttyEmulator(DeferredFloodOutput):
             if cells is not None:
                 return cells
         return row_cells(self._visible_rows(y, y)[0], self._columns)
+
+    def _fresh_reader(self, y: int) -> NativeRowCells | None:
+        """The native row reader, ready to read row `y` from an up-to-date render state."""
+        reader = self._row_reader
+        if reader is None or self.failed:
+            return None
+        if reader.stale(self._writes, y):
+            self.changed_rows(self._version)  # the render state brought up to date
+            reader.restart(self._writes)
+        return reader
 
     @property
     def private_modes(self) -> frozenset[int]:
@@ -431,12 +438,13 @@ class GhosttyEmulator(DeferredFloodOutput):
         cell without it. A wrapped row ending in a blank is read cell by cell: only that way
         is a written space (content when joining) told from the unwritten cell a wide
         character that did not fit leaves."""
-        if self._row_reader is None or self.failed:
+        reader = self._fresh_reader(y)
+        if reader is None or y in self._unflagged_rows:  # (the render state's copy lags)
             return self._read_row(ACTIVE, y)
-        cells = self.row_cells(y)
-        if cells and cells[-1] == BLANK and self._history.wrapped(ACTIVE, y):
+        row = reader.compact_row(y, self._columns)
+        if row is None or len(row.text) < self._columns and self._history.wrapped(ACTIVE, y):
             return self._read_row(ACTIVE, y)
-        return row_from_screen_cells(cells, False)
+        return row
 
     # -- reading cells ----------------------------------------------------------------
 

@@ -133,30 +133,10 @@ def canonical_runs(runs: list[object]) -> StyleRuns:
 
 def row_from_screen_cells(cells: tuple[Cell, ...], wrapped: bool) -> Row:
     """The compact form of a full-width row of cells (a wide character's right half has text
-    ""), up to its last cell that is not a default blank. A `StyledRow` gives its runs from its
-    style starts, without comparing the styles of neighbouring cells."""
-    starts = getattr(cells, "style_starts", None)
-    row_text = getattr(cells, "text", None)
-    one_char_per_cell = row_text is not None and len(row_text) == len(cells) and row_text.isascii()
+    ""), up to its last cell that is not a default blank."""
     last = len(cells) - 1
-    if one_char_per_cell and starts and cells and cells[-1] == BLANK and starts[-1] <= len(row_text.rstrip(" ")):
-        last = len(row_text.rstrip(" ")) - 1  # the last style run is default blanks past the text
     while last >= 0 and cells[last] == BLANK:
         last -= 1
     if last < 0:
         return EMPTY_WRAPPED_ROW if wrapped else EMPTY_ROW
-    if not starts or not one_char_per_cell:
-        return _row_of_cells(cells[:last + 1], wrapped)
-    # ASCII and as long as the row: one character a cell, a run's characters are its cells.
-    text = row_text[:last + 1]
-    runs: list[object] = []
-    for start, stop in zip(starts, [*starts[1:], last + 1]):
-        if start > last:
-            break
-        style = cells[start][1:]
-        if runs and runs[-2] == style:
-            runs[-1] += min(stop, last + 1) - start  # type: ignore[operator]
-        else:
-            runs.append(intern_style(style))
-            runs.append(min(stop, last + 1) - start)
-    return Row(text, canonical_runs(runs), wrapped)
+    return _row_of_cells(cells[:last + 1], wrapped)

@@ -352,11 +352,8 @@ class GhosttyEmulator(DeferredFloodOutput):
         if not 0 <= y < self._lines:
             return (BLANK,) * self._columns
         self._sync()
-        reader = self._row_reader
-        if reader is not None and not self.failed:
-            if reader.stale(self._writes, y):
-                self.changed_rows(self._version)  # the render state brought up to date
-                reader.restart(self._writes)
+        reader = self._fresh_reader(y)
+        if reader is not None:
             if y in self._unflagged_rows:  # its copy in the render state lags: cell by cell
                 got = self._read_cells(ACTIVE, y, styles=True, full=True)
                 if got is not None:
@@ -365,6 +362,16 @@ class GhosttyEmulator(DeferredFloodOutput):
             if cells is not None:
                 return cells
         return row_cells(self._visible_rows(y, y)[0], self._columns)
+
+    def _fresh_reader(self, y: int) -> NativeRowCells | None:
+        """The native row reader, ready to read row `y` from an up-to-date render state."""
+        reader = self._row_reader
+        if reader is None or self.failed:
+            return None
+        if reader.stale(self._writes, y):
+            self.changed_rows(self._version)  # the render state brought up to date
+            reader.restart(self._writes)
+        return reader
 
     @property
     def private_modes(self) -> frozenset[int]:
@@ -421,16 +428,32 @@ class GhosttyEmulator(DeferredFloodOutput):
         for y in range(first, last + 1):
             number = y - first
             if number < len(lines) and "\x1b" in lines[number]:
-                row = self._read_row(ACTIVE, y)
+                row = self._styled_row(y)
             elif number < len(lines):
                 laid_out, _ = render_line(lines[number], BLANK, columns, BLANK)  # no SGR: default style
-                row = laid_out[0] if len(laid_out) == 1 else self._read_row(ACTIVE, y)
+                row = laid_out[0] if len(laid_out) == 1 else self._styled_row(y)
+            elif self._row_reader is not None:
+                # The formatter leaves out trailing rows of background-coloured erased cells.
+                row = self._styled_row(y)
             else:
                 row = EMPTY_ROW
             if history.wrapped(ACTIVE, y):
                 row = row._replace(wrapped=True)
             out.append(row)
         return out
+
+    def _styled_row(self, y: int) -> Row:
+        """Visible row `y` from the native row reader (a few native calls a row), or cell by
+        cell without it. A wrapped row ending in a blank is read cell by cell: only that way
+        is a written space (content when joining) told from the unwritten cell a wide
+        character that did not fit leaves."""
+        reader = self._fresh_reader(y)
+        if reader is None or y in self._unflagged_rows:  # (the render state's copy lags)
+            return self._read_row(ACTIVE, y)
+        row = reader.compact_row(y, self._columns)
+        if row is None or len(row.text) < self._columns and self._history.wrapped(ACTIVE, y):
+            return self._read_row(ACTIVE, y)
+        return row
 
     # -- reading cells ----------------------------------------------------------------
 

@@ -23,7 +23,8 @@ from operator import and_, is_, ne, rshift
 
 from .ghostty_ffi import ffi, init_sized, lib
 
-from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style, styled_row
+from .cell import BLANK, DEFAULT_STYLE, PADDING, Cell, Style, StyledRow, styled_row
+from .rows import Row, canonical_runs, row_from_screen_cells
 from .sgr import intern_style
 
 # The raw cell's layout (ghostty's page.Cell, a packed u64), checked against the library's own
@@ -196,8 +197,8 @@ class NativeRowCells:
         self.generation = generation
         self._next_y = 0
 
-    def row(self, y: int, columns: int) -> tuple[Cell, ...] | None:
-        """Row `y` as exactly `columns` cells; None when the render state has no such row."""
+    def _seek(self, y: int, columns: int) -> int | None:
+        """Move to row `y`; the number of its cells to read, or None when there is no such row."""
         iterator = self._iterator[0]
         while self._next_y <= y:
             if not _iterator_next(iterator):
@@ -206,7 +207,41 @@ class NativeRowCells:
         view = self._view
         if _row_get(iterator, _CELLS_RAW, view):
             return None
-        size = min(view.len, columns)
+        return min(view.len, columns)
+
+    def compact_row(self, y: int, columns: int) -> Row | None:
+        """Row `y` in compact form (what capture reads), up to its last cell that is not a
+        default blank; None when the render state has no such row. A plain ASCII row becomes
+        its text and runs straight from the raw bytes, with no `Cell`s made."""
+        size = self._seek(y, columns)
+        if size is None:
+            return None
+        plain = self._plain_runs(self._iterator[0], ffi.buffer(self._view.ptr, size * _RAW_CELL_BYTES)[:], size)
+        if plain is None:
+            return row_from_screen_cells(self._row_read(columns, size), False)
+        text, starts, styles = plain
+        stops = [*starts[1:], size]
+        # Past the text, a last run in the default style is unwritten: left out.
+        end = max(len(text.rstrip(" ")), starts[-1]) if styles[-1].style is DEFAULT_STYLE else size
+        runs: list[object] = []
+        for start, stop, cells in zip(starts, stops, styles):
+            if start >= end:
+                break
+            style, length = cells.style, min(stop, end) - start
+            if runs and runs[-2] is style:
+                runs[-1] += length  # type: ignore[operator]
+            else:
+                runs += (style, length)
+        return Row(text[:end], canonical_runs(runs), False)
+
+    def row(self, y: int, columns: int) -> tuple[Cell, ...] | None:
+        """Row `y` as exactly `columns` cells; None when the render state has no such row."""
+        size = self._seek(y, columns)
+        return None if size is None else self._row_read(columns, size)
+
+    def _row_read(self, columns: int, size: int) -> tuple[Cell, ...]:
+        """The row the iterator is at as exactly `columns` cells, `size` of them read."""
+        iterator, view = self._iterator[0], self._view
         fast = self._plain_row(iterator, ffi.buffer(view.ptr, size * _RAW_CELL_BYTES)[:], size)
         if fast is not None:
             if size < columns:
@@ -247,6 +282,20 @@ class NativeRowCells:
         """The row when all of it is plain ASCII (the common row of a TUI), read as text from
         the raw bytes, its style runs found by comparing bytes: no Python step per cell. None
         for any other row."""
+        plain = self._plain_runs(iterator, data, size)
+        if plain is None:
+            return None
+        text, starts, styles = plain
+        if len(starts) == 1:  # one style: the cells straight into the row, no list between
+            return styled_row(map(styles[0].chars.__getitem__, text), starts, text)
+        cells: list[Cell] = []
+        for start, stop, style_cells in zip(starts, [*starts[1:], size], styles):
+            cells.extend(map(style_cells.chars.__getitem__, text[start:stop]))
+        return styled_row(cells, starts, text)
+
+    def _plain_runs(self, iterator: object, data: bytes, size: int) -> tuple[str, list[int], list[_StyleCells]] | None:
+        """(text, where each style run starts, each run's cells) of a row of plain ASCII; None
+        for any other row."""
         if not size:
             return None
         low, high, wide = data[0::8], data[1::8], data[5::8]
@@ -262,15 +311,8 @@ class NativeRowCells:
             starts = [0]
         else:
             starts = [match.start() >> 3 for match in _STYLE_RUNS.finditer(data)]
-        if len(starts) == 1:  # one style: the cells straight into the row, no list between
-            style_id = (styles[0] >> 2) | (upper[0] << 6) | ((wide[0] & 0x3) << 14)
-            return styled_row(map(self._cells_of(iterator, style_id, 0).chars.__getitem__, text), starts, text)
-        cells: list[Cell] = []
-        for start, stop in zip(starts, [*starts[1:], size]):
-            style_id = (styles[start] >> 2) | (upper[start] << 6) | ((wide[start] & 0x3) << 14)
-            chars = self._cells_of(iterator, style_id, start).chars
-            cells.extend(map(chars.__getitem__, text[start:stop]))
-        return styled_row(cells, starts, text)
+        return text, starts, [self._cells_of(iterator, (styles[x] >> 2) | (upper[x] << 6) | ((wide[x] & 0x3) << 14), x)
+                              for x in starts]
 
     def _cells_of(self, iterator: object, style_id: int, x: int) -> _StyleCells:
         """The cells of the style that `style_id` (found at column `x`) is in this row."""

@@ -12,7 +12,7 @@ from itertools import groupby, repeat
 from operator import getitem, itemgetter
 from typing import Mapping, NamedTuple
 
-from .cell import DEFAULT_STYLE, Cell, Style
+from .cell import BLANK, DEFAULT_STYLE, Cell, Style
 from .sgr import intern_style
 
 # Flat (style, char_count, style, char_count, ...): counts are in characters of `text`
@@ -71,7 +71,11 @@ def row_from_cells(line: Mapping[int, Cell], columns: int, wrapped: bool) -> Row
         if not inside:
             return EMPTY_WRAPPED_ROW if wrapped else EMPTY_ROW
         last = max(inside)
-    cells = list(map(line.__getitem__, range(last + 1)))
+    return _row_of_cells(list(map(line.__getitem__, range(last + 1))), wrapped)
+
+
+def _row_of_cells(cells: "list[Cell] | tuple[Cell, ...]", wrapped: bool) -> Row:
+    """The compact form of exactly `cells`, their styles compared cell by cell."""
     texts = list(map(_cell_text, cells))
     text = "".join(texts)
     styles = list(map(getitem, cells, repeat(_STYLE_FIELDS)))
@@ -125,3 +129,14 @@ def canonical_runs(runs: list[object]) -> StyleRuns:
     if not runs:
         return ()
     return tuple(runs)
+
+
+def row_from_screen_cells(cells: tuple[Cell, ...], wrapped: bool) -> Row:
+    """The compact form of a full-width row of cells (a wide character's right half has text
+    ""), up to its last cell that is not a default blank."""
+    last = len(cells) - 1
+    while last >= 0 and cells[last] == BLANK:
+        last -= 1
+    if last < 0:
+        return EMPTY_WRAPPED_ROW if wrapped else EMPTY_ROW
+    return _row_of_cells(cells[:last + 1], wrapped)

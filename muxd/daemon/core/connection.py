@@ -151,7 +151,8 @@ class Connection:
     async def _wait_for_room(self) -> None:
         """Backpressure: a peer that sends requests and does not read the replies is not read
         either, rather than growing the daemon by every reply it leaves unread."""
-        await asyncio.sleep(0)  # the request before runs first: a reply made at once is in the buffer now
+        if self._tasks:  # the request before runs first: a reply made at once is in the buffer now
+            await asyncio.sleep(0)
         while len(self._tasks) >= CONNECTION_REQUESTS_IN_FLIGHT_MAX:
             await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
         await self.writer.drain()  # returns at once below the high-water mark; else waits for the low

@@ -28,6 +28,7 @@ if child == 0:
     os.setpgid(0, 0)
     time.sleep(600)
     os._exit(0)
+os.setpgid(child, child)  # the parent too, as shells do: the group is set before the pids are printed
 print(f"PIDS {os.getpid()} {child}", flush=True)
 time.sleep(600)
 """

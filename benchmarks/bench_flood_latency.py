@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _peers import CLEANUP, MuxdPeer, Peer, TmuxPeer, cpu_seconds, percentile, run_benchmark, running
-from _report import machine_note
+from _report import machine_note, print_table, ratio
 
 from muxd.testing.floods import FLOODS, looping_cat, write_flood
 from muxd.testing.wait import wait_until
@@ -96,11 +96,9 @@ def report(results: list[Latency], samples: int) -> None:
         theirs = tmux[mine.flood]
         rows.append([mine.flood, f"{mine.p50_s * 1000:.1f}", f"{mine.p95_s * 1000:.1f}",
                      f"{theirs.p50_s * 1000:.1f}", f"{theirs.p95_s * 1000:.1f}",
-                     f"{mine.p50_s / theirs.p50_s:.1f}x", f"{mine.p95_s / theirs.p95_s:.1f}x",
+                     ratio(mine.p50_s, theirs.p50_s), ratio(mine.p95_s, theirs.p95_s),
                      f"{mine.server_cpu_pct:.0f}", f"{theirs.server_cpu_pct:.0f}"])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    for line in [headers, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+    print_table(headers, rows)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,3 +19,25 @@ def getenv(name: str) -> str | None:
         return os.environ.get(name)  # type: ignore[no-any-return]
     value = posix.environ.get(name.encode(_ENCODING, "surrogateescape"))
     return None if value is None else value.decode(_ENCODING, "surrogateescape")
+
+
+# The event's variables (#{hook}, #{hook_pane}…) for the commands of a hook, which run in
+# processes of their own (daemon/attention/hooks_runner.py): a JSON object of strings.
+HOOK_VARIABLES_ENV = "MUXD_HOOK_VARIABLES"
+
+
+def hook_variables_from_env() -> dict[str, str]:
+    """The variables of the event whose hook runs this process's command (none elsewhere): as
+    in tmux, every command of a hook sees #{hook_pane} and its kin."""
+    text = getenv(HOOK_VARIABLES_ENV)
+    if not text:
+        return {}
+    import json  # only in a hook's commands
+
+    try:
+        values = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(values, dict):
+        return {}
+    return {k: v for k, v in values.items() if isinstance(k, str) and k.startswith("hook") and isinstance(v, str)}

@@ -126,8 +126,8 @@ def test_a_refused_hello_reads_as_before(shimmed):
     ["has-session", "-t", "fast", ";", "display-message", "-p", "-t", "{pane}", "#{pane_id}"],
 ], ids=lambda words: " ".join(words)[:40])
 def test_a_line_takes_one_write_per_command(shimmed, monkeypatch, capsys, words):
-    """Hello with the first request, and a format's lists sent with the request before them
-    (format_variables.ask_ahead): one write, one round trip, per command of the line."""
+    """Hello with the first request, and a format expanded by the daemon (expand-format): one
+    write, one round trip, per command of the line."""
     s, pane = shimmed
     for name, value in s.env.items():
         monkeypatch.setenv(name, value)

@@ -5,7 +5,9 @@ which imports this without the CLI's command table (~0.5 ms of its call)."""
 
 from __future__ import annotations
 
-from muxd.formats import expand, is_true
+import sys
+
+from muxd._environ import hook_variables_from_env
 
 TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py; argparse neither (tmux_fast_path.py)
 if TYPE_CHECKING:
@@ -22,10 +24,21 @@ DISPLAY_DEFAULT_FORMAT = "[#{session_name}] #{window_index}:#{window_name}, curr
 def print_lines(items: Iterable[Any], variables_of: Callable[[Any], Mapping[str, str]], template: str,
                 row_filter: str | None) -> None:
     """One line per item of `items` whose variables pass `row_filter`: `template` expanded."""
-    for item in items:
-        variables = variables_of(item)
-        if row_filter is None or is_true(expand(row_filter, variables)):
-            print(expand(template, variables))
+    from muxd.daemon.panes.format_variables import expanded_lines
+
+    for line in expanded_lines(items, variables_of, template, row_filter):
+        print(line)
+
+
+def expanded(client: Any, items: str, target: str | None, template: str | None, **fields: Any) -> None:
+    """Print the lines the daemon expands (expand-format: one round trip) for `items` ("pane",
+    "panes", "windows", "sessions") of `target`; `fields`: the request's filter, all and
+    session_scope. With the variables of the hook event this command runs for, if any."""
+    hook = hook_variables_from_env()
+    if hook:
+        fields["variables"] = hook
+    lines = client.call("expand-format", "expanded", target=target, items=items, template=template, **fields).lines
+    sys.stdout.write("".join(line + "\n" for line in lines))
 
 
 def client_variables(client: Any, template: str) -> Callable[[Any], Mapping[str, str]]:
@@ -47,29 +60,16 @@ def client_variables(client: Any, template: str) -> Callable[[Any], Mapping[str,
 def pane_lines(client: Any, args: argparse.Namespace, template: str) -> None:
     """list-panes as tmux scopes it: the target window, the target's session with -s, every
     pane with -a (the target resolved by the daemon, as every command's)."""
-    scope = _scope(client, template + (args.filter or ""))
-    panes = sorted(scope.panes().values(), key=lambda p: p.session)  # tmux lists sessions by name
-    if not args.all:
-        anchor = client.call("show-pane", "pane", target=args.target).pane
-        if args.session_scope:
-            panes = [p for p in panes if p.session_id == anchor.session_id]
-        else:
-            panes = [p for p in panes if p.window_id == anchor.window_id]
-    print_lines(panes, scope.of_pane, template, args.filter)
+    expanded(client, "panes", args.target, template, filter=args.filter, all=args.all,
+             session_scope=args.session_scope)
 
 
 def window_lines(client: Any, args: argparse.Namespace, template: str) -> None:
-    scope = _scope(client, template + (args.filter or ""))
-    windows = sorted(scope.windows().values(), key=lambda w: w.session)
-    if not args.all:
-        session_id = client.call("show-pane", "pane", target=args.target).pane.session_id
-        windows = [w for w in windows if w.session_id == session_id]
-    print_lines(windows, scope.of_window, template, args.filter)
+    expanded(client, "windows", args.target, template, filter=args.filter, all=args.all)
 
 
 def session_lines(client: Any, args: argparse.Namespace, template: str) -> None:
-    scope = _scope(client, template + (args.filter or ""))
-    print_lines(sorted(scope.sessions().values(), key=lambda s: s.name), scope.of_session, template, args.filter)
+    expanded(client, "sessions", None, template, filter=args.filter)
 
 
 def filtered(client: Any, row_filter: str | None, kind: str, items: list[Any]) -> list[Any]:
@@ -77,6 +77,8 @@ def filtered(client: Any, row_filter: str | None, kind: str, items: list[Any]) -
     `row_filter` (-f without -F filters the table, as tmux's -f filters its default lines)."""
     if row_filter is None:
         return items
+    from muxd.formats import expand, is_true
+
     scope = _scope(client, row_filter)
     records, variables_of = {"panes": (scope.panes, scope.of_pane), "windows": (scope.windows, scope.of_window),
                              "sessions": (scope.sessions, scope.of_session)}[kind]
@@ -88,17 +90,15 @@ def _scope(client: Any, template: str = "") -> FormatScope:
     # Imported here: `muxd ls` and `list-panes` without -F need none of it (collections, shlex).
     from muxd.daemon.panes.format_variables import FormatScope
 
-    return FormatScope(client, template)
+    return FormatScope.of_client(client, template)
 
 
 def display(client: Any, args: argparse.Namespace) -> int:
     """display-message: the format (or tmux's default) expanded for the target pane, or -a's list."""
-    pane = client.call("show-pane", "pane", target=args.target).pane
-    variables = _scope(client).of_pane(pane)
-    if args.all_variables:
-        for name in sorted(variables):
-            print(f"{name}={variables[name]}")
-        return 0
     template = args.format if args.format is not None else args.message
-    print(expand(DISPLAY_DEFAULT_FORMAT if template is None else template, variables))
+    if args.all_variables:
+        template = None
+    elif template is None:
+        template = DISPLAY_DEFAULT_FORMAT
+    expanded(client, "pane", args.target, template)
     return 0

@@ -44,7 +44,7 @@ def spawn_from_args(args: argparse.Namespace, client: Any = None) -> dict[str, A
         from muxd.daemon.panes.format_variables import FormatScope
 
         pane = client.call("show-pane", "pane", target=getattr(args, "target", None)).pane
-        cwd = FormatScope(client).expand_pane(cwd, pane)
+        cwd = FormatScope.of_client(client).expand_pane(cwd, pane)
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")
@@ -64,7 +64,7 @@ def report_new_pane(client: Any, args: argparse.Namespace, pane: Record) -> None
     elif args.print_pane and args.format is not None:
         from muxd.daemon.panes.format_variables import FormatScope
 
-        print(FormatScope(client).expand_pane(args.format, pane))
+        print(FormatScope.of_client(client).expand_pane(args.format, pane))
     elif args.print_pane:
         print(pane.id)
 

@@ -92,7 +92,7 @@ def expanded(client: Any, target: str | None, template: str) -> str:
     from muxd.daemon.panes.format_variables import FormatScope
     from muxd.formats import expand
 
-    scope = FormatScope(client, template)
+    scope = FormatScope.of_client(client, template)
     try:
         pane = client.call("show-pane", "pane", target=target).pane
     except NotFound:

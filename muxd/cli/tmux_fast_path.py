@@ -205,23 +205,17 @@ def run(command: FastCommand, client: Any) -> None:
 
 
 def _run_format_command(command: FastCommand, client: Any, target: str | None) -> None:
+    """Its lines, expanded by the daemon: one request (format_lines.expanded)."""
     from muxd.cli import format_lines
-    from muxd.daemon.panes.format_variables import ask_ahead
 
     values, flags = command.values, command.flags
     if command.name == "display-message":
-        # The requests its body makes, sent at once: one round trip instead of four.
-        client.send_ahead("show-pane", target=target)
-        ask_ahead(client, panes=False)
         format_lines.display(client, Args(target=target, format=values.get("F"), all_variables="a" in flags,
                                           message=command.operands[0] if command.operands else None))
         return
     scope = " -a" if "a" in flags else " -s" if "s" in flags else ""
     template = values.get("F", DEFAULT_FORMATS.get(command.name + scope, DEFAULT_FORMATS.get(command.name)))
     args = Args(target=target, all="a" in flags, session_scope="s" in flags, filter=values.get("f"))
-    if command.name != "list-sessions" and not args.all:
-        client.send_ahead("show-pane", target=target)
-    ask_ahead(client, template + (args.filter or ""))
     lines = {"list-panes": format_lines.pane_lines, "list-windows": format_lines.window_lines,
              "list-sessions": format_lines.session_lines}[command.name]
     lines(client, args, template)

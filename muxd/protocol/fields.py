@@ -29,6 +29,7 @@ Size = Annotated[str, msgspec.Meta(max_length=LABEL_MAX_CHARS)]  # tmux's -l: "3
 Name = Annotated[str, msgspec.Meta(max_length=NAME_MAX_CHARS)]
 Target = Annotated[str, msgspec.Meta(max_length=TARGET_MAX_CHARS)]
 FilePath = Annotated[str, msgspec.Meta(max_length=PATH_MAX_CHARS)]
+FormatText = Annotated[str, msgspec.Meta(max_length=SPAWN_ARG_MAX_CHARS)]  # a tmux format, one word of a command line
 Keys = Annotated[list[Annotated[str, msgspec.Meta(max_length=SEND_KEY_MAX_CHARS)]],
                  msgspec.Meta(max_length=SEND_KEYS_MAX_COUNT)]
 Argv = Annotated[list[Annotated[str, msgspec.Meta(max_length=SPAWN_ARG_MAX_CHARS)]],

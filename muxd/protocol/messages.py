@@ -36,7 +36,7 @@ from muxd.protocol.hook_messages import HookEvent
 from muxd.protocol.layout_messages import BreakPane, JoinPane, RespawnPane, SelectLayout, SwapPane
 from muxd.protocol.pane_messages import (  # noqa: F401
     AgentStateChanged, AgentSummary, Attach, Attached, AttachInput, AttachOutput, AttachResize, Captured,
-    CapturePane, Detached, Error, HasSession, Hello, KillPane, KillServer, KillSession, KillWindow, ListPanes,
+    CapturePane, Detached, Error, ExpandFormat, Expanded, HasSession, Hello, KillPane, KillServer, KillSession, KillWindow, ListPanes,
     ListSessions, ListWindows, NewSession, NewWindow, Ok, PaneExited, PaneInfo, PaneList, PaneReply, Released,
     ResizePane, SendKeys, ServerStatus, SessionInfo, SessionList, ShowPane, Spawn, SplitWindow, Status, Subscribe,
     Summary, SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession, TmuxUnwatch,
@@ -49,7 +49,7 @@ from muxd.protocol.task_messages import (
 
 Request = Union[
     Hello, NewSession, NewWindow, SplitWindow, SendKeys, CapturePane, ListPanes, ListSessions,
-    ListWindows, ShowPane, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
+    ListWindows, ShowPane, ExpandFormat, ResizePane, KillPane, KillWindow, KillSession, HasSession, KillServer,
     ServerStatus, Subscribe, Summary, TmuxWatch, TmuxUnwatch,
     ListEvents,  # the bus's recent events
     HookEvent,  # the agents' own hooks
@@ -67,7 +67,7 @@ Request = Union[
     ReviewTask, SearchKnowledge, DispatchTasks,
 ]
 
-Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Status,
+Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Expanded, Status,
               SummaryReply, Error, Attached, Released, EventList,
               OptionList, BufferList, ClientList, KeyBindingList, HookList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory, TokenChecks,  # access

@@ -14,7 +14,7 @@ import msgspec
 from muxd.config import DEFAULT_COLUMNS, DEFAULT_LINES
 from muxd.detectors.state import AgentError, AgentState, Confidence, Provenance, UsageLimit
 from muxd.protocol.fields import (
-    Argv, AttachData, Env, EventKinds, FilePath, Keys, Label, Name, PaneTargets, Size, Tags, Target,
+    Argv, AttachData, Env, EventKinds, FilePath, FormatText, Keys, Label, Name, PaneTargets, Size, Tags, Target,
 )
 
 
@@ -196,6 +196,25 @@ class ListSessions(_Message, tag="list-sessions"):
     id: int
 
 
+class ExpandFormat(_Message, tag="expand-format"):
+    """tmux formats expanded by the daemon from its own records, one round trip for what
+    display-message -p and list-* -F print (daemon/commands/formats.py). `items`: "pane" is the
+    target pane (display-message); "panes" its window's (its session's with `session_scope`,
+    the server's with `all`), "windows" its session's (the server's with `all`), "sessions"
+    the server's. Each item passing `filter` gives `template` expanded; a pane without a
+    template gives its every variable as NAME=VALUE. `variables` come first: those of the
+    event whose hook runs the command (MUXD_HOOK_VARIABLES)."""
+
+    id: int
+    target: Target | None = None
+    items: Literal["pane", "panes", "windows", "sessions"] = "pane"
+    template: FormatText | None = None
+    filter: FormatText | None = None
+    all: bool = False
+    session_scope: bool = False
+    variables: Env = {}
+
+
 class ListWindows(_Message, tag="list-windows"):
     id: int
     target: Target | None = None
@@ -362,6 +381,11 @@ class SessionList(_Message, tag="session-list"):
 class WindowList(_Message, tag="window-list"):
     id: int
     windows: list[WindowInfo]
+
+
+class Expanded(_Message, tag="expanded"):
+    id: int
+    lines: list[str]  # ExpandFormat's, one per item, without their newlines
 
 
 class Captured(_Message, tag="captured"):

@@ -436,6 +436,11 @@ class AccessControl:
             return reply
         return self._scoped_reply(principal, request, reply, registry)
 
+    def visible_part(self, principal: Principal, listing: Any, registry: Registry) -> Any:
+        """A PaneList, SessionList or WindowList cut to what `principal` sees, as its own request's
+        reply would be: for a handler that reads these lists itself (commands/formats.py)."""
+        return self._scoped_reply(principal, None, listing, registry) if principal.scoped else listing
+
     def _scoped_reply(self, principal: Principal, request: Any, reply: Any, registry: Registry) -> Any:
         visible = self.visible(principal) or set()
         if isinstance(reply, m.PaneReply) and isinstance(request, (m.NewSession, m.NewWindow, m.SplitWindow)):

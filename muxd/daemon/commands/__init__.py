@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 
 from muxd.daemon.commands.table import COMMANDS, Command
 
-# What a first request usually is: new-session, ls, has-session, capture-pane, kill-server, status.
-FIRST_MODULES = ("sessions", "panes", "server")
+# What a first request usually is: new-session, ls, has-session, capture-pane, kill-server, status,
+# and a tmux shim's display-message / list-* -F (formats: expand-format).
+FIRST_MODULES = ("sessions", "panes", "server", "formats")
 # Every command module (each registers itself at import), after FIRST_MODULES.
 LATER_MODULES = (
     "agents",

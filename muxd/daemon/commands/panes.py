@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands.table import command
 from muxd.daemon.layouts.pane_resize import absolute_size, resize_in_layout
+from muxd.daemon.panes.listings import pane_infos
 from muxd.daemon.panes.registry import window_of
 from muxd.daemon.panes.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
@@ -63,7 +64,7 @@ async def list_panes(daemon: Daemon, req: ListPanes) -> PaneList:
         panes = resolve_session(registry, target).panes()
     else:
         panes = resolve_window(registry, target).panes
-    return PaneList(id=req.id, panes=[daemon.registry.pane_info(p, screen=req.screen) for p in panes])
+    return PaneList(id=req.id, panes=pane_infos(registry, panes, screen=req.screen))
 
 
 @command(ShowPane, target="pane")

@@ -8,6 +8,7 @@ import msgspec
 
 from muxd.daemon.commands.table import command
 from muxd.daemon.layouts.layout import size_in_cells
+from muxd.daemon.panes.listings import session_infos, window_infos
 from muxd.daemon.panes.registry import Session, Window, window_of
 from muxd.daemon.panes.target import resolve_session
 from muxd.protocol.messages import (
@@ -93,10 +94,8 @@ async def has_session(daemon: Daemon, req: HasSession, session: Session) -> Ok:
 
 @command(ListSessions)
 async def list_sessions(daemon: Daemon, req: ListSessions) -> SessionList:
-    attached = [client.session for client in daemon.attach_hub.clients.values()]
-    board = daemon.attention.board
-    return SessionList(id=req.id, sessions=[s.info(attached.count(s), dict(board.counts(p.id for p in s.panes())))
-                                            for s in daemon.registry.sessions])
+    return SessionList(id=req.id, sessions=session_infos(daemon.registry, daemon.attach_hub.clients.values(),
+                                                              daemon.attention.board))
 
 
 @command(ListWindows)
@@ -105,6 +104,4 @@ async def list_windows(daemon: Daemon, req: ListWindows) -> WindowList:
         sessions = daemon.registry.sessions
     else:
         sessions = [resolve_session(daemon.registry, req.target)]
-    board = daemon.attention.board
-    return WindowList(id=req.id, windows=[w.info(board.flags(p.id for p in w.panes))
-                                          for s in sessions for w in s.windows])
+    return WindowList(id=req.id, windows=window_infos(sessions, daemon.attention.board))

@@ -14,13 +14,13 @@ from __future__ import annotations
 import posix  # os's uname without os: a shim's format call imports none (muxd/_environ.py)
 
 from muxd import __version__
-from muxd._environ import getenv
+from muxd._environ import HOOK_VARIABLES_ENV, hook_variables_from_env  # noqa: F401 (their home before)
 from muxd.config import TMUX_VERSION
-from muxd.formats import expand
+from muxd.formats import expand, is_true
 
 TYPE_CHECKING = False  # typing only for the type checker (the CLI imports this): see cli/table.py
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any
 
     Variables = Mapping[str, str]
@@ -29,9 +29,6 @@ else:
     # Layers and OptionDefaults read as Mappings by hand: collections.abc (with os and its
     # _collections_abc) costs a tmux shim's format call ~2 ms to import.
     _ReadOnlyMapping = object
-# The event's variables (#{hook}, #{hook_pane}…) for the commands of a hook, which run in
-# processes of their own (daemon/attention/hooks_runner.py): a JSON object of strings.
-HOOK_VARIABLES_ENV = "MUXD_HOOK_VARIABLES"
 _Parts = list[dict[str, str]]
 
 
@@ -177,28 +174,11 @@ def session_variables(session: Any) -> dict[str, str]:
     }
 
 
-def hook_variables_from_env() -> dict[str, str]:
-    """The variables of the event whose hook runs this process's command (none elsewhere): as
-    in tmux, every command of a hook sees #{hook_pane} and its kin."""
-    text = getenv(HOOK_VARIABLES_ENV)
-    if not text:
-        return {}
-    import json  # only in a hook's commands
-
-    try:
-        values = json.loads(text)
-    except ValueError:
-        return {}
-    if not isinstance(values, dict):
-        return {}
-    return {k: v for k, v in values.items() if isinstance(k, str) and k.startswith("hook") and isinstance(v, str)}
-
-
-def server_variables(socket_path: str, pid: int | None) -> Layers:
-    """The server's variables (and a hook's, in its commands), then the options' defaults as
-    tmux shows them (#{focus-events})."""
+def server_variables(socket_path: str, pid: int | None, hook: Mapping[str, str] | None = None) -> Layers:
+    """The server's variables (and a hook's, in its commands: `hook`, by default this process's
+    own), then the options' defaults as tmux shows them (#{focus-events})."""
     host = posix.uname().nodename
-    return Layers(hook_variables_from_env(), {
+    return Layers(hook_variables_from_env() if hook is None else hook, {
         "host": host,
         "host_short": host.split(".", 1)[0],
         "pid": _text(pid),
@@ -280,54 +260,64 @@ class Attention(_Computed):
 _SCREEN_VARIABLES = ("cursor_", "history_", "#{E:", "#{e")  # E: may expand any variable
 
 
-def _wants_screen(template: str) -> bool:
+def wants_screen(template: str) -> bool:
     """Whether `template` may show a pane's cursor or history size, which cost a flooding pane a
     catch-up: the panes are listed with them only then."""
     return any(name in template for name in _SCREEN_VARIABLES)
 
 
-def ask_ahead(client: Any, template: str = "", *, panes: bool = True) -> None:
-    """Send ahead (BlockingClient.send_ahead) the lists a FormatScope(client, template) fetches,
-    the panes' too if `panes`: a one-shot command then has them all in one round trip."""
-    client.send_ahead("list-sessions")
-    client.send_ahead("list-windows", all=True)
-    if panes:
-        client.send_ahead("list-panes", all=True, screen=_wants_screen(template))
-
-
-class FormatScope:
-    """The variables of every item of one server, fetched on first use (the very requests
-    ask_ahead sends)."""
+class ClientRecords:
+    """A server's sessions, windows and panes as a client fetches them, for a FormatScope."""
 
     def __init__(self, client: Any, template: str = "") -> None:
         self._client = client
-        self._screen = _wants_screen(template)
+        self._screen = wants_screen(template)
+
+    def sessions(self) -> list[Any]:
+        return self._client.call("list-sessions", "session-list").sessions  # type: ignore[no-any-return]
+
+    def windows(self) -> list[Any]:
+        return self._client.call("list-windows", "window-list", all=True).windows  # type: ignore[no-any-return]
+
+    def panes(self) -> list[Any]:
+        return self._client.call("list-panes", "pane-list", all=True, screen=self._screen).panes  # type: ignore[no-any-return]
+
+
+class FormatScope:
+    """The variables of every item of one server, its records fetched from `records` (sessions(),
+    windows(), panes(): a client's requests, or the daemon's own records) on first use; `server`:
+    the server's own variables (server_variables)."""
+
+    def __init__(self, records: Any, server: Layers) -> None:
+        self._records = records
         self._sessions: dict[str, Any] | None = None
         self._windows: dict[str, Any] | None = None
         self._panes: dict[str, Any] | None = None
         self._attention_of: dict[str, Attention] = {}  # session id -> its #{agents_*}
+        self.server = server
+
+    @classmethod
+    def of_client(cls, client: Any, template: str = "") -> FormatScope:
+        """The scope of the server `client` speaks to, as it answers `client`'s requests."""
         welcome = client.welcome
-        self.server = server_variables(client.socket_path, welcome.pid if welcome is not None else None)
+        return cls(ClientRecords(client, template),
+                   server_variables(client.socket_path, welcome.pid if welcome is not None else None))
 
     # the records
     def sessions(self) -> dict[str, Any]:
         if self._sessions is None:
-            listed = self._client.call("list-sessions", "session-list").sessions
-            self._sessions = {s.id: s for s in listed}
+            self._sessions = {s.id: s for s in self._records.sessions()}
         return self._sessions
 
     def windows(self) -> dict[str, Any]:
         if self._windows is None:
-            listed = self._client.call("list-windows", "window-list", all=True).windows if self.sessions() else []
-            self._windows = {w.id: w for w in listed}
+            self._windows = {w.id: w for w in self._records.windows()} if self.sessions() else {}
         return self._windows
 
     def panes(self) -> dict[str, Any]:
         if self._panes is None:
-            listed = self._client.call("list-panes", "pane-list", all=True, screen=self._screen).panes
-            self._panes = {p.id: p for p in listed}
+            self._panes = {p.id: p for p in self._records.panes()}
         return self._panes
-
     # the variables
     def of_pane(self, pane: Any) -> Layers:
         window = self.windows().get(pane.window_id)
@@ -363,3 +353,19 @@ class FormatScope:
 
     def expand_pane(self, template: str, pane: Any) -> str:
         return expand(template, self.of_pane(pane))
+
+
+def expanded_lines(items: Iterable[Any], variables_of: Callable[[Any], Mapping[str, str]], template: str,
+                   row_filter: str | None) -> list[str]:
+    """One line per item of `items` whose variables pass `row_filter`: `template` expanded."""
+    lines = []
+    for item in items:
+        variables = variables_of(item)
+        if row_filter is None or is_true(expand(row_filter, variables)):
+            lines.append(expand(template, variables))
+    return lines
+
+
+def variable_lines(variables: Mapping[str, str]) -> list[str]:
+    """display-message -a: every variable as NAME=VALUE, by name."""
+    return [f"{name}={variables[name]}" for name in sorted(variables)]

@@ -4,6 +4,7 @@ launcher a daemon writes against the full CLI's run_tmux on a real daemon; the l
 know go to the full CLI; its options are the ones the CLI's parsers declare; and a call imports
 none of what made it slow (a guard on imports, not a timing: benchmarks/bench_tmux_shim.py times it)."""
 
+import compileall
 import os
 import subprocess
 import sys
@@ -218,8 +219,28 @@ def test_a_call_imports_neither_the_cli_nor_site(shimmed, words, shows, never):
                             timeout=stretched(30))
     assert result.returncode == 0 and shows in result.stdout
     imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
-    assert "muxd.cli.tmux_fast_path" in imported
+    assert "muxd.cli.tmux_launcher" in imported  # the fast path's modules may be preloaded: see below
     assert not imported & never
+
+
+@pytest.mark.parametrize("words", [
+    ["capture-pane", "-p", "-t", "{pane}"], ["has-session", "-t", "fast"], ["send-keys", "-t", "{pane}", "-l", ""],
+    ["display-message", "-p", "-t", "{pane}", "#{pane_id}"], ["list-panes", "-t", "fast", "-F", "#{pane_id}"],
+    ["list-sessions", "-F", "#{session_name}"],
+], ids=lambda words: " ".join(words)[:40])
+def test_a_call_preloads_every_module_of_muxd_it_imports_but_the_launchers_own(shimmed, words):
+    """With muxd's bytecode compiled (as pip does at install), a common line's modules are all
+    preloaded (tmux_launcher.PRELOADED: complete, each after what it imports): `import` loads
+    only the launcher and its packages."""
+    s, pane = shimmed
+    compileall.compile_dir(os.path.dirname(muxd.__file__), quiet=1)
+    result = subprocess.run([str(launcher_path(s.socket_path)), "-L", s.name,
+                             *[word.replace("{pane}", pane) for word in words]],
+                            env={**s.env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True,
+                            timeout=stretched(30))
+    assert result.returncode == 0
+    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert {name for name in imported if name.startswith("muxd")} == {"muxd", "muxd.cli", "muxd.cli.tmux_launcher"}
 
 
 @pytest.mark.parametrize("name", sorted(FAST_COMMANDS))

@@ -7,7 +7,8 @@ once per command a tool sends (cli/tmux_fast_path.py), so this imports neither p
 from __future__ import annotations
 
 import posix  # os's calls without os (~1.4 ms of a shim call to import: muxd/_environ.py)
-import stat
+# stat's C half, which stat.py only re-exports: one module less to load per shim call.
+import _stat as stat
 
 from muxd._environ import getenv
 from muxd.errors import BadRequest, Forbidden

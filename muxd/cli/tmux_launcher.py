@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # What the lines of the fast path import, each after what it imports: loaded by preload().
 PRELOADED = (
-    "__future__", "muxd._environ", "muxd.cli.tmux_defaults", "muxd.config", "muxd.errors", "stat",
+    "__future__", "muxd._environ", "muxd.cli.tmux_defaults", "muxd.config", "muxd.errors",
     "muxd.socket_names", "muxd.tmux_line", "muxd.cli.tmux_fast_path", "muxd.client", "muxd.protocol",
     "muxd.protocol.framing", "muxd.protocol.os_bytes", "muxd.protocol.msgpack_lite", "muxd.client.blocking",
     "muxd.client.token", "muxd.cli.format_lines", "muxd.cli._line_number",

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any
 
-READ_CHUNK_BYTES = 256 * 1024
+# Below malloc's mmap threshold (128 KiB): a read's buffer then costs no mmap, mremap and munmap
+# (a shim call reads twice); a long reply takes a few more reads.
+READ_CHUNK_BYTES = 64 * 1024
 
 
 class BlockingClient:

@@ -17,9 +17,8 @@ Beside the launcher (`python -S`, cli/tmux_fast_path.py), in the same run:
 - a compiled launcher (tmux_launcher.c, built now with the system `cc`; skipped without one)
   sending the very requests the fast path sends for that line, recorded here, in one write as
   it does, and printing the last reply: what a small C launcher would cost if it did the fast
-  path's work (for
-  display-message and list-panes -F a real one would also need the daemon to expand the
-  format, which the Python client does today).
+  path's work (each line here is one request after the Hello: the daemon expands
+  display-message's and list-panes' formats, expand-format).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The tmux shim launcher's entry: a tmux command line answered by the fast path
-(tmux_fast_path.py) in an interpreter started without `site`, else by the full CLI.
+(tmux_fast_path.py) in an interpreter started without `site`, its modules preloaded from their
+bytecode, else by the full CLI.
 
 Apart from the fast path so that the full CLI (cli/main.py, which takes the fast path too for
 `muxd tmux`) and the fast path never import each other.
@@ -32,6 +33,8 @@ def preload(names: tuple[str, ...] = PRELOADED, root: str = _ROOT) -> None:
     per-module locks and steps (~80 us a module: a tenth of a call). Stops at the first without
     fresh bytecode (never compiled, its source changed since, hash-checked, another Python's):
     `import` then loads the rest as ever."""
+    if sys.flags.optimize:  # import would take the .opt-N bytecode
+        return
     bootstrap, external = sys.modules["_frozen_importlib"], sys.modules["_frozen_importlib_external"]
     for name in names:
         parent, _, leaf = name.rpartition(".")

@@ -6,8 +6,8 @@ Apart from the fast path so that the full CLI (cli/main.py, which takes the fast
 `muxd tmux`) and the fast path never import each other.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: this module is imported before preload(), which
+# then loads __future__ for the fast path's modules at a fifth of import's cost.
 import marshal
 import posix  # os's _exit without os (~1.4 ms of a call to import: muxd/_environ.py)
 import sys
@@ -76,7 +76,7 @@ def _exists(path: str) -> bool:
     return True
 
 
-def _fresh_code(source: str, cached: str, magic: bytes) -> Any:
+def _fresh_code(source: str, cached: str, magic: bytes) -> "Any":
     """The code in `cached` if it is the bytecode of `source` as it is now (a timestamp pyc whose
     recorded mtime and size are the source's, as import checks them); None otherwise."""
     try:
@@ -105,7 +105,7 @@ class SiteOnDemand:
     tries of modules other systems have (`nt`, `_winapi`): site-packages holds none of them."""
 
     @classmethod
-    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(cls, name: str, path: "Any" = None, target: "Any" = None) -> "Any":
         if name.partition(".")[0] in sys.stdlib_module_names:
             return None
         add_site()

@@ -3,9 +3,13 @@ records to the very lines a client's FormatScope expands from list-sessions, lis
 list-panes; a pane-scoped token's expansion sees only what its lists would; a hook's variables
 come first; bad requests get a one-line error and the daemon keeps serving."""
 
+import json
+import subprocess
+
 import pytest
 
 from muxd.client.blocking import BlockingClient
+from muxd.daemon.tmux.shim import launcher_path
 from muxd.daemon.panes.format_variables import FormatScope, expanded_lines, variable_lines
 from muxd.errors import BadRequest, Forbidden, NotFound
 from muxd.testing.mcp_http import create_token
@@ -106,3 +110,24 @@ def test_bad_requests_get_an_error_and_the_daemon_serves_on(two_sessions, fields
         with pytest.raises(error):
             _expanded(client, **fields)
         assert _expanded(client, items="pane", target=first, template="#{pane_id}") == [first]
+
+
+def test_a_pane_passes_its_filter_or_gives_no_line(two_sessions):
+    s, first, _ = two_sessions
+    with _client(s) as client:
+        assert _expanded(client, items="pane", target=first, template="#{pane_id}", filter="#{pane_active}") == [first]
+        assert _expanded(client, items="pane", target=first, template="#{pane_id}", filter="#{pane_dead}") == []
+
+
+def test_the_cli_in_a_hooks_command_sends_the_hooks_variables(two_sessions):
+    """A hook's commands run with MUXD_HOOK_VARIABLES (daemon/attention/hooks_runner.py): the
+    CLI's display-message and -F lines hand them to the daemon, as their client-side expansion
+    read them before."""
+    s, first, _ = two_sessions
+    hook = {"MUXD_HOOK_VARIABLES": json.dumps({"hook": "pane-exited", "hook_pane": "%42", "other": "x"})}
+    shown = s.cli("display-message", "-p", "-t", first, "#{hook}|#{hook_pane}|#{other}", env=hook)
+    assert (shown.returncode, shown.stdout) == (0, "pane-exited|%42|\n")
+    listed = subprocess.run([str(launcher_path(s.socket_path)), "-L", s.name, "list-panes", "-t", first,
+                             "-F", "#{hook_pane} #{pane_id}"], env={**s.env, **hook}, capture_output=True, text=True,
+                            timeout=stretched(30))
+    assert (listed.returncode, listed.stdout.splitlines()[0]) == (0, f"%42 {first}")

@@ -20,7 +20,6 @@ from muxd.daemon.panes.format_variables import (
 from muxd.daemon.panes.listings import pane_infos, session_infos, window_infos
 from muxd.daemon.panes.pane import Pane
 from muxd.errors import BadRequest
-from muxd.formats import expand
 from muxd.protocol.messages import ExpandFormat, Expanded, PaneList, SessionList, WindowList
 
 if TYPE_CHECKING:
@@ -71,8 +70,8 @@ async def expand_format(daemon: Daemon, req: ExpandFormat) -> Expanded:
     scope = FormatScope(records, server_variables(str(daemon.socket_path), os.getpid(), req.variables))
     if req.items == "pane":
         assert anchor is not None
-        variables = scope.of_pane(anchor)
-        lines = variable_lines(variables) if req.template is None else [expand(req.template, variables)]
+        lines = variable_lines(scope.of_pane(anchor)) if req.template is None else expanded_lines(
+            [anchor], scope.of_pane, req.template, req.filter)
     elif req.items == "panes":
         panes = sorted(scope.panes().values(), key=lambda p: p.session)  # tmux lists sessions by name
         if anchor is not None:

@@ -65,6 +65,11 @@ LINES = [
     ["list-windows", "-a"],
     ["list-windows", "-t", "fast", "-F", "#{window_id} #{window_name}"],
     ["list-sessions", "-F", "#{session_name}"],
+    ["list-sessions", "-f", "#{==:#{session_windows},1}", "-F", "#{session_name} #{socket_path} #{version}"],
+    ["display-message", "-p", "-a", "-t", "{pane}"],                       # every variable: the daemon's expansion
+    ["display-message", "-p", "-t", "{pane}", "-F", "#{window_flags} #{session_windows}", "ignored"],
+    ["list-windows", "-a", "-F", "#{window_id} #{pane_id} #{session_name} #{window_panes}"],
+    ["list-panes", "-a", "-f", "#{==:#{session_name},fast}", "-F", "#{pane_id} #{?pane_active,on,off}"],
     ["list-sessions", "-F", "#{session_name} #{pane_id} #{history_size}"],
     ["ls"],
     ["capture-pane", "-p", "-t", "{pane}"],

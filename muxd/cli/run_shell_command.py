@@ -79,7 +79,7 @@ def shell_env() -> dict[str, str]:
     """The shell's environment: ours, but a `muxd` it runs is a client of its own, as a `tmux` that
     tmux's run-shell runs is (not a hook's command, whose events run no hooks). While the config
     file loads, a `muxd` it runs is the loader's too: the server answers it before the file ends."""
-    from muxd.daemon.panes.format_variables import HOOK_VARIABLES_ENV
+    from muxd._environ import HOOK_VARIABLES_ENV
     from muxd.paths import CLIENT_NAME_ENV
 
     dropped = (HOOK_VARIABLES_ENV,) if loading_config() else (CLIENT_NAME_ENV, HOOK_VARIABLES_ENV)

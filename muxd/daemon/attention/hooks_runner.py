@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from muxd._environ import HOOK_VARIABLES_ENV
 from muxd.config import (
     HOOK_COMMAND_TIMEOUT_S, HOOK_DROPS_LOG_INTERVAL_S, HOOK_RUNS_MAX, HOOK_RUNS_WAITING_MAX,
 )
 from muxd.daemon.core.cli_lines import line_commands, run_cli, with_default_target
-from muxd.daemon.panes.format_variables import HOOK_VARIABLES_ENV
 from muxd.daemon.panes.hook_arrays import HOOK_SCOPES, HookArrays
 from muxd.paths import CLIENT_NAME_ENV
 from muxd.protocol.event_messages import DaemonEvent

@@ -59,7 +59,7 @@ async def expand_format(daemon: Daemon, req: ExpandFormat) -> Expanded:
         raise BadRequest(f"expanding {req.items} needs a template", field="template")
     principal = current_principal()
     anchor = None
-    if req.items == "pane" or req.items != "sessions" and not req.all:
+    if req.items == "pane" or (req.items != "sessions" and not req.all):
         # The target as display-message's show-pane resolved it, checked as every pane command's
         # (no await between this and the reply: the pane checked is the pane read).
         resolved = daemon.access.authorize(principal, req, "pane", daemon.registry)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import posix  # os's uname without os: a shim's format call imports none (muxd/_environ.py)
 
 from muxd import __version__
-from muxd._environ import HOOK_VARIABLES_ENV, hook_variables_from_env  # noqa: F401 (their home before)
+from muxd._environ import hook_variables_from_env
 from muxd.config import TMUX_VERSION
 from muxd.formats import expand, is_true
 
@@ -318,6 +318,7 @@ class FormatScope:
         if self._panes is None:
             self._panes = {p.id: p for p in self._records.panes()}
         return self._panes
+
     # the variables
     def of_pane(self, pane: Any) -> Layers:
         window = self.windows().get(pane.window_id)

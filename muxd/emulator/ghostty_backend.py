@@ -363,6 +363,17 @@ class GhosttyEmulator(DeferredFloodOutput):
                 return cells
         return row_cells(self._visible_rows(y, y)[0], self._columns)
 
+    def rows_cells(self, ys: list[int]) -> list[tuple[Cell, ...]]:
+        """`row_cells` of each of the visible rows `ys` (ascending), read in one pass."""
+        self._sync()
+        if ys and 0 <= ys[0] and ys[-1] < self._lines:
+            reader = self._fresh_reader(ys[0])
+            if reader is not None and not (self._unflagged_rows and self._unflagged_rows.intersection(ys)):
+                rows = reader.rows(ys, self._columns)
+                if rows is not None:
+                    return rows
+        return [self.row_cells(y) for y in ys]
+
     def _fresh_reader(self, y: int) -> NativeRowCells | None:
         """The native row reader, ready to read row `y` from an up-to-date render state."""
         reader = self._row_reader

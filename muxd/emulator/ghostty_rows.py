@@ -57,15 +57,19 @@ _STYLE_RUNS = re.compile(rb"(?s)...(...)..(?:...\1..)*")
 
 # A plain ASCII cell has none of these bits: the content tag, codepoint bits 7 and up, the width.
 _NOT_PLAIN_CELL = int.from_bytes(bytes((_TAG_MASK, 0xFE, 0xFF, 0, 0, _WIDE_MASK << (_WIDE_SHIFT - 40), 0, 0)), "little")
-_not_plain_masks: dict[int, int] = {}
+_STYLE_BITS = 0xFFFFFF << 24  # bytes 3-5: the style id and the width
+_row_masks: dict[int, tuple[int, int, int]] = {}
 
 
-def _not_plain_mask(size: int) -> int:
-    """`_NOT_PLAIN_CELL` in each of `size` cells of a row read as one integer."""
-    mask = _not_plain_masks.get(size)
-    if mask is None:
-        mask = _not_plain_masks[size] = int.from_bytes(_NOT_PLAIN_CELL.to_bytes(_RAW_CELL_BYTES, "little") * size, "little")
-    return mask
+def _masks(size: int) -> tuple[int, int, int]:
+    """For a row of `size` cells read as one integer: `_NOT_PLAIN_CELL` and `_STYLE_BITS` in
+    each cell, and a 1 in each cell's lowest bit (a cell's value times it is in every cell)."""
+    masks = _row_masks.get(size)
+    if masks is None:
+        ones = int.from_bytes(b"\1" + bytes(_RAW_CELL_BYTES - 1), "little")
+        ones = int.from_bytes(ones.to_bytes(_RAW_CELL_BYTES, "little") * size, "little")
+        masks = _row_masks[size] = (_NOT_PLAIN_CELL * ones, _STYLE_BITS * ones, ones)
+    return masks
 
 
 # Stands for a cell whose text must be read on its own (several codepoints): never kept.
@@ -233,6 +237,18 @@ class NativeRowCells:
         size = self._seek(y, columns)
         return None if size is None else self._row_read(columns, size)
 
+    def rows(self, ys: list[int], columns: int) -> list[tuple[Cell, ...]] | None:
+        """Rows `ys` (ascending) as `row` gives each, in one pass; None when the render state
+        lacks one of them."""
+        rows = []
+        seek, read = self._seek, self._row_read
+        for y in ys:
+            size = seek(y, columns)
+            if size is None:
+                return None
+            rows.append(read(columns, size))
+        return rows
+
     def _row_read(self, columns: int, size: int) -> tuple[Cell, ...]:
         """The row the iterator is at as exactly `columns` cells, `size` of them read."""
         iterator, view = self._iterator[0], self._view
@@ -279,16 +295,17 @@ class NativeRowCells:
             return None
         # The row as one big integer: a few C-level operations on it test every cell at once.
         cells = int.from_bytes(data, "little")
-        if cells & _not_plain_mask(size):
+        not_plain, style_bits, ones = _masks(size)
+        if cells & not_plain:
             return None  # a grapheme, background-only or wide cell, or a codepoint past ASCII
         # Shifted past the tag, each cell's low byte is its 7-bit codepoint (0: never written).
         text = (cells >> _CODEPOINT_SHIFT).to_bytes(size * _RAW_CELL_BYTES, "little")[0::8]
         text = text.replace(b"\0", b" ").decode("ascii")
+        first = cells & _STYLE_BITS
+        if cells & style_bits == first * ones:  # every cell has the first one's style id
+            return text, [0], [self._cells_of(iterator, (first >> _STYLE_ID_SHIFT) & _STYLE_ID_MASK, 0).style]
         low, high, top = data[3::8], data[4::8], data[5::8]
-        if low.count(low[0]) == size and high.count(high[0]) == size and top.count(top[0]) == size:
-            starts = [0]
-        else:
-            starts = [match.start() >> 3 for match in _STYLE_RUNS.finditer(data)]
+        starts = [match.start() >> 3 for match in _STYLE_RUNS.finditer(data)]
         return text, starts, [self._cells_of(iterator, (low[x] >> 2) | (high[x] << 6) | ((top[x] & 0x3) << 14), x).style
                               for x in starts]
 

@@ -170,7 +170,7 @@ class NativeHistory:
         last_escape = scan.rfind(b"\x1b", max(len(scan) - _CARRY_BYTES, 0))
         self._carry = scan[last_escape:] if last_escape >= 0 else b""
         start = 0
-        lines = self._lines()
+        lines = 0  # the screen's height, read at the first event that needs it
         for event in _EVENTS.finditer(scan, max(len(carry) - _CARRY_BYTES, 0)):
             if event.end() <= len(carry):
                 continue  # handled with the last read
@@ -184,6 +184,7 @@ class NativeHistory:
             at = max(event.start() - len(carry), 0)
             self._write_bounded(data[start:at])
             start = at
+            lines = lines or self._lines()
             self._before(event, lines)
             if event.group(1) == b"3":  # ED 3: the program erases scrollback, muxd's included
                 end = event.end() - len(carry)

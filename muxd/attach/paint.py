@@ -97,6 +97,8 @@ def _spans(changed: list[int]) -> list[tuple[int, int]]:
 def _plain_blank_tail(row: StyledRow) -> int:
     """`_blank_tail` of a plain-text row, from its text and runs."""
     text, starts, styles = row.text, row.style_starts, row.styles
+    if styles[-1] != DEFAULT_STYLE:  # type: ignore[index]
+        return len(text)  # the last run is styled: no blank tail (a TUI's row, mostly)
     run = len(starts)
     while run and styles[run - 1] == DEFAULT_STYLE:  # type: ignore[index]
         run -= 1
@@ -211,6 +213,11 @@ class FramePainter:
             # The row says where its style changes and what each run's style is: a step per
             # run, none per cell, and no cell made.
             starts, styles, text = row.style_starts, row.styles, row.text  # type: ignore[union-attr]
+            if len(starts) == 1:  # one style: one step
+                set_style(out, styles[0])  # type: ignore[index]
+                out.append(text[x:stop])
+                self._cursor = (stop, y) if stop < len(text) else None  # at the edge: pending wrap
+                return
             first, last = bisect_right(starts, x) - 1, bisect_left(starts, stop)
             cuts = [x, *starts[first + 1 : last], stop]
             for start, end, style in zip(cuts, cuts[1:], styles[first:last]):  # type: ignore[index]

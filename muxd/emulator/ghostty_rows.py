@@ -178,6 +178,7 @@ class NativeRowCells:
         weakref.finalize(self, _free, self._iterator[0], self._cells[0])
         self._view = ffi.new("GhosttyCellsView*")
         self._style = init_sized("GhosttyStyle")
+        self._style_bytes = ffi.buffer(self._style)  # its bytes, a style's key below
         self._count = ffi.new("uint32_t*")
         self._by_style: dict[Style, _StyleCells] = {DEFAULT_STYLE: _StyleCells(DEFAULT_STYLE)}
         self._by_native: dict[bytes, _StyleCells] = {}
@@ -318,7 +319,7 @@ class NativeRowCells:
         _cells_select(cells, x)
         native = self._style
         _cells_get(cells, _CELL_STYLE, native)
-        key = bytes(ffi.buffer(native))
+        key = self._style_bytes[:]
         known = self._by_native.get(key)
         if known is None:
             if len(self._by_native) >= STYLES_KEPT_MAX:

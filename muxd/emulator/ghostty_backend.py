@@ -321,11 +321,14 @@ class GhosttyEmulator(DeferredFloodOutput):
         if versions is not None:
             iterator = self._rows_iter[0]
             lib.ghostty_render_state_get(state, lib.GHOSTTY_RENDER_STATE_DATA_ROW_ITERATOR, self._rows_iter)
-            y = self._dirty_y
-            while lib.ghostty_render_state_row_iterator_next_dirty(iterator, y):
-                if y[0] < len(versions):
-                    versions[y[0]] = self._version
-                    self._unflagged_rows.discard(y[0])
+            y, next_dirty = self._dirty_y, lib.ghostty_render_state_row_iterator_next_dirty
+            version, lines, unflagged = self._version, len(versions), self._unflagged_rows
+            while next_dirty(iterator, y):
+                row = y[0]
+                if row < lines:
+                    versions[row] = version
+                    if unflagged:
+                        unflagged.discard(row)
         lib.ghostty_render_state_clean(state)
 
     def display_lines(self) -> list[str]:

@@ -40,7 +40,9 @@ DRAIN_ROWS = 64
 _CARRY_BYTES = 16  # longer than any event
 # Every byte but those that may scroll a row (LF, VT, FF, ESC): deleted, the rest are counted.
 _NOT_ROW_BREAKS = bytes(set(range(256)) - set(b"\n\x0b\x0c\x1b"))
-_EVENTS = re.compile(rb"\x1b(?:\[([023]?)J|\[(\d*)S|\[\?(?:1049|1047|47)h|c|(#8))")
+# The CSI forms share their "[" and take their digits possessively: an ESC that starts no event
+# (a TUI's every SGR) fails at once, with no backtracking (a third of this scan's cost).
+_EVENTS = re.compile(rb"\x1b(?:\[(?:([023]?+)J|(\d*+)S|\?(?:1049|1047|47)h)|c|(#8))")
 # The formatter writes styles as SGR; muxd's rows keep no underline style and no underline
 # colour, and palette colours 0-15 read back as the named colours (ghostty keeps one index
 # for `31` and `38;5;1`; programs write the former).

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from muxd.config import MAX_COLUMNS
 from muxd.emulator.backend import new_emulator
+from muxd.emulator.ghostty_history import _EVENTS
 
 E = b"\x1b"
 
@@ -221,3 +225,14 @@ def test_rows_laid_out_wider_in_muxd_than_in_ghostty_are_copied_row_by_row() -> 
     em.feed("".join(f"é{n:03d}€€€€€\r\n" for n in range(200)).encode())
     kept = history(em)
     assert kept == [f"é{n:03d}€€€€€" for n in range(len(kept))] and len(kept) >= 190
+
+
+def test_the_event_pattern_finds_what_its_plain_backtracking_form_finds() -> None:
+    plain = re.compile(rb"\x1b(?:\[([023]?)J|\[(\d*)S|\[\?(?:1049|1047|47)h|c|(#8))")
+    rng = random.Random(29)
+    alphabet = [b"\x1b", b"[", b"?", b"0", b"2", b"3", b"1", b"9", b"4", b"7", b"J", b"S", b"h", b"c", b"#",
+                b"8", b";", b"m", b"x", b"1049h", b"47h", b"38;5;200m"]
+    for _ in range(3000):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24)))
+        assert ([(m.span(), m.groups()) for m in _EVENTS.finditer(data)]
+                == [(m.span(), m.groups()) for m in plain.finditer(data)]), data

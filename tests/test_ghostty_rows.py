@@ -92,3 +92,29 @@ def test_the_painter_writes_the_same_for_native_rows_as_for_plain_ones(columns: 
                          frame.cursor_visible, frame.modes)
         assert native.paint(frame) == plain.paint(as_plain)
     assert styled > 0
+
+
+def test_a_plain_row_reads_as_the_tuple_of_its_cells() -> None:
+    em = new_emulator(12, 3, backend="ghostty")
+    em.feed(f"ab{E}[31mcd{E}[0m ef".encode())
+    row = em.row_cells(0)
+    assert type(row) is StyledRow and row.styles is not None  # held as text and runs
+    cells = cells_one_by_one(em, 0)
+    assert row == cells and cells == row and not row != cells and hash(row) == hash(cells)
+    assert len(row) == 12 and row[2] == Cell("c", fg="red") and row[-1] == BLANK and row[-12] == Cell("a")
+    assert row[1:4] == cells[1:4] and tuple(row) == cells and list(row) == list(cells)
+    assert (BLANK,) + row == (BLANK, *cells) and row + (BLANK,) == (*cells, BLANK)
+    assert row != cells[:-1] + (Cell("x"),)
+    with pytest.raises(IndexError):
+        row[12]
+
+
+def test_painting_plain_rows_makes_no_cells() -> None:
+    em = new_emulator(20, 4, backend="ghostty")
+    views = [PaneView(em, 0, 0, 20, 4, active=True)]
+    painter = FramePainter()
+    for colour in (31, 32):
+        em.feed((f"{E}[H{E}[{colour}m" + "\r\n".join(f"row {y} {colour}" for y in range(4))).encode())
+        frame = compose(20, 5, views, StatusLine("s", ()))
+        assert painter.paint(frame)
+    assert all(row._cells is None for row in frame.rows[:4])

@@ -21,7 +21,12 @@ def is_wide(cell: Cell) -> bool:
 
 def needs_terminal_safety(cells: tuple[Cell, ...]) -> bool:
     """False when every cell is one plain ASCII character (the common case, checked fast)."""
-    text = cells.text if type(cells) is StyledRow else "".join(map(_data, cells))
+    if type(cells) is StyledRow:
+        if cells.styles is not None:  # plain text: one ASCII character a cell
+            return False
+        text = cells.text
+    else:
+        text = "".join(map(_data, cells))
     return not (len(text) == len(cells) and text.isascii())
 
 

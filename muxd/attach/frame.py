@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from muxd.emulator.cell import Cell
 
 # A frame row is exactly `columns` cells. A wide character's right half is a cell whose data
-# is "" right after it; nothing else has empty data.
+# is "" right after it; nothing else has empty data. A row read from the native emulator is a
+# StyledRow, which reads as (and equals) the tuple of its cells but may not have made them.
 FrameRow = tuple[Cell, ...]
 
 

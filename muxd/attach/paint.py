@@ -46,28 +46,64 @@ _data = itemgetter(0)
 _style_of = itemgetter(slice(1, None))
 
 
-def _plain_changes(old: FrameRow, new: FrameRow) -> list[int] | None:
-    """The changed columns of two plain-ASCII StyledRows of one width, found from their text
-    and style runs (a step per run, not a cell compare per column: a TUI restyles whole
-    rows every frame); None for any other pair of rows."""
-    if type(old) is not StyledRow or type(new) is not StyledRow:
-        return None
-    size, old_text, new_text = len(new), old.text, new.text
-    if not (len(old) == len(old_text) == len(new_text) == size and old_text.isascii() and new_text.isascii()):
+def _is_plain(row: FrameRow) -> bool:
+    """True for a row held as plain text and style runs (one ASCII character a cell)."""
+    return type(row) is StyledRow and row.styles is not None
+
+
+def _plain_spans(old: StyledRow, new: StyledRow) -> list[tuple[int, int]] | None:
+    """`_spans` of the changed columns of two plain-text rows, found from their text and style
+    runs (a step per run, not a cell compare per column: a TUI restyles whole rows every
+    frame); None when their widths differ."""
+    old_text, new_text = old.text, new.text
+    size = len(new_text)
+    if len(old_text) != size:
         return None
     # Between two cuts both rows keep one style each: its first cells tell the whole stretch.
-    cuts = sorted({0, *old.style_starts, *new.style_starts, size})
-    restyled = [(start, stop) for start, stop in zip(cuts, cuts[1:])
-                if stop <= size and old[start][1:] != new[start][1:]]
+    old_starts, new_starts = old.style_starts, new.style_starts
+    if len(old_starts) == 1 and len(new_starts) == 1:
+        restyled = [(0, size)] if old.styles[0] != new.styles[0] else []  # type: ignore[index]
+    else:
+        cuts = sorted({0, *old_starts, *new_starts, size})
+        old_style, new_style = old.style_at, new.style_at
+        restyled = [(start, stop) for start, stop in zip(cuts, cuts[1:])
+                    if stop <= size and old_style(start) != new_style(start)]
+    if restyled == [(0, size)]:
+        return [(0, size - 1)]
     retexted = compress(count(), map(ne, old_text, new_text))
     if not restyled:
-        return list(retexted)
-    if restyled == [(0, size)]:
-        return list(range(size))
+        return _spans(list(retexted))
     changed = set(retexted)
     for start, stop in restyled:
         changed.update(range(start, stop))
-    return sorted(changed)
+    return _spans(sorted(changed))
+
+
+def _spans(changed: list[int]) -> list[tuple[int, int]]:
+    """Ascending changed columns as (first, last) stretches, split where two are further apart
+    than SPAN_GAP_CELLS (none when they are one run, as in a TUI's redrawn row: no per-cell
+    work then)."""
+    if not changed:
+        return []
+    if changed[-1] - changed[0] + 1 == len(changed):
+        return [(changed[0], changed[-1])]
+    gaps = map(sub, changed[1:], changed)
+    breaks = list(compress(count(1), map(lt, repeat(SPAN_GAP_CELLS), gaps)))
+    firsts = [0, *breaks]
+    lasts = [i - 1 for i in breaks] + [len(changed) - 1]
+    return [(changed[f], changed[l]) for f, l in zip(firsts, lasts)]
+
+
+def _plain_blank_tail(row: StyledRow) -> int:
+    """`_blank_tail` of a plain-text row, from its text and runs."""
+    text, starts, styles = row.text, row.style_starts, row.styles
+    if styles[-1] != DEFAULT_STYLE:  # type: ignore[index]
+        return len(text)  # the last run is styled: no blank tail (a TUI's row, mostly)
+    run = len(starts)
+    while run and styles[run - 1] == DEFAULT_STYLE:  # type: ignore[index]
+        run -= 1
+    default_from = starts[run] if run < len(starts) else len(text)
+    return max(len(text.rstrip(" ")), default_from)
 
 
 def enter_terminal_bytes() -> bytes:
@@ -135,60 +171,61 @@ class FramePainter:
     # -- rows -------------------------------------------------------------------------
 
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
-        # Cells mostly are shared flyweights: an identity test in C rules out most of the
-        # row; a few candidates left are compared by value one by one, many all at once in C.
-        changed = _plain_changes(old, new)
-        if changed is None:
+        plain = _is_plain(new)  # no wide characters, and no cells to make
+        spans = _plain_spans(old, new) if plain and _is_plain(old) else None
+        if spans is None:
+            # Cells mostly are shared flyweights: an identity test in C rules out most of the
+            # row; a few candidates left are compared by value one by one, many all at once in C.
             candidates = list(compress(count(), map(is_not, old, new)))
             if 2 * len(candidates) < len(new):
                 changed = [x for x in candidates if old[x] != new[x]]
             else:
                 changed = list(compress(count(), map(ne, old, new)))
-        if len(old) != len(new):  # only after a bug upstream; repaint the row whole
-            changed = list(range(len(new)))
-        if not changed:
+            if len(old) != len(new):  # only after a bug upstream; repaint the row whole
+                changed = list(range(len(new)))
+            spans = _spans(changed)
+        if not spans:
             return
-        columns = len(new)
-        # Split where two changed cells are further apart than SPAN_GAP_CELLS (none when the
-        # changed cells are one run, as in a TUI's redrawn row: no per-cell work then).
-        if changed[-1] - changed[0] + 1 == len(changed):
-            breaks = []
-        else:
-            gaps = map(sub, changed[1:], changed)
-            breaks = list(compress(count(1), map(lt, repeat(SPAN_GAP_CELLS), gaps)))
-        firsts = [0, *breaks]
-        lasts = [i - 1 for i in breaks] + [len(changed) - 1]
-        spans = [(changed[f], changed[l]) for f, l in zip(firsts, lasts)]
+        columns = len(new.text) if plain else len(new)  # type: ignore[union-attr]
         for index, (start, end) in enumerate(spans):
-            if new[start].data == PADDING and start > 0:
-                start -= 1  # never paint the right half of a wide character alone
-            if end + 1 < columns and new[end + 1].data == PADDING:
-                end += 1
+            if not plain:
+                if new[start].data == PADDING and start > 0:
+                    start -= 1  # never paint the right half of a wide character alone
+                if end + 1 < columns and new[end + 1].data == PADDING:
+                    end += 1
             tail = columns
             if index == len(spans) - 1 and columns - end <= ERASE_TAIL_MIN_CELLS:
-                tail = _blank_tail(new)
+                tail = _plain_blank_tail(new) if plain else _blank_tail(new)  # type: ignore[arg-type]
             if end + 1 - max(start, tail) >= ERASE_TAIL_MIN_CELLS:
                 if tail > start:
-                    self._write(out, y, start, new[start:tail], new, tail)
+                    self._write(out, y, start, new, tail)
                 self._move(out, max(start, tail), y)
                 self._set_style(out, DEFAULT_STYLE)
                 out.append("\x1b[K")
             else:
-                self._write(out, y, start, new[start : end + 1], new, end + 1)
+                self._write(out, y, start, new, end + 1)
 
-    def _write(self, out: list[str], y: int, x: int, cells: FrameRow, row: FrameRow, stop: int) -> None:
-        """Write `cells` (row[x:stop]) at (x, y)."""
+    def _write(self, out: list[str], y: int, x: int, row: FrameRow, stop: int) -> None:
+        """Write row[x:stop] at (x, y)."""
         self._move(out, x, y)
         set_style = self._set_style
-        if type(row) is StyledRow and len(row.text) == len(row) and row.text.isascii():
-            # The row says where its style may change: a step per run, none per cell.
-            starts, text = row.style_starts, row.text
-            cuts = [x, *starts[bisect_right(starts, x) : bisect_left(starts, stop)], stop]
-            for start, end in zip(cuts, cuts[1:]):
-                set_style(out, row[start][1:])
+        if _is_plain(row):
+            # The row says where its style changes and what each run's style is: a step per
+            # run, none per cell, and no cell made.
+            starts, styles, text = row.style_starts, row.styles, row.text  # type: ignore[union-attr]
+            if len(starts) == 1:  # one style: one step
+                set_style(out, styles[0])  # type: ignore[index]
+                out.append(text[x:stop])
+                self._cursor = (stop, y) if stop < len(text) else None  # at the edge: pending wrap
+                return
+            first, last = bisect_right(starts, x) - 1, bisect_left(starts, stop)
+            cuts = [x, *starts[first + 1 : last], stop]
+            for start, end, style in zip(cuts, cuts[1:], styles[first:last]):  # type: ignore[index]
+                set_style(out, style)
                 out.append(text[start:end])
-            self._cursor = (stop, y) if stop < len(row) else None  # at the edge: pending wrap
+            self._cursor = (stop, y) if stop < len(text) else None  # at the edge: pending wrap
             return
+        cells = row[x:stop]
         text = "".join(map(_data, cells))
         if len(text) == len(cells) and text.isascii():
             # One character per cell: each style run is a slice of `text`, found by comparing

@@ -31,8 +31,7 @@ class _LiveRows:
             since = -1
         self.version, changed = emulator.changed_rows(since)
         rows = self.rows
-        for y in changed:
-            row = emulator.row_cells(y)
+        for y, row in zip(changed, emulator.rows_cells(changed)):
             if needs_terminal_safety(row):
                 row = terminal_safe(row)
             # A row rewritten with the same cells (TUIs redraw whole screens) keeps its old

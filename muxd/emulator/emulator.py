@@ -236,6 +236,10 @@ class Emulator(DeferredFloodOutput):
             return (screen.default_char,) * screen.columns
         return tuple(map(line.__getitem__, range(screen.columns)))
 
+    def rows_cells(self, ys: list[int]) -> list[tuple[Cell, ...]]:
+        """`row_cells` of each of the rows `ys` (ascending)."""
+        return [self.row_cells(y) for y in ys]
+
     @property
     def private_modes(self) -> frozenset[int]:
         """DEC private modes set (as in `CSI ? N h`, e.g. 1, 66, 1000, 1006, 2004)."""

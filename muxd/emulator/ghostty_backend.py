@@ -321,11 +321,14 @@ class GhosttyEmulator(DeferredFloodOutput):
         if versions is not None:
             iterator = self._rows_iter[0]
             lib.ghostty_render_state_get(state, lib.GHOSTTY_RENDER_STATE_DATA_ROW_ITERATOR, self._rows_iter)
-            y = self._dirty_y
-            while lib.ghostty_render_state_row_iterator_next_dirty(iterator, y):
-                if y[0] < len(versions):
-                    versions[y[0]] = self._version
-                    self._unflagged_rows.discard(y[0])
+            y, next_dirty = self._dirty_y, lib.ghostty_render_state_row_iterator_next_dirty
+            version, lines, unflagged = self._version, len(versions), self._unflagged_rows
+            while next_dirty(iterator, y):
+                row = y[0]
+                if row < lines:
+                    versions[row] = version
+                    if unflagged:
+                        unflagged.discard(row)
         lib.ghostty_render_state_clean(state)
 
     def display_lines(self) -> list[str]:
@@ -362,6 +365,17 @@ class GhosttyEmulator(DeferredFloodOutput):
             if cells is not None:
                 return cells
         return row_cells(self._visible_rows(y, y)[0], self._columns)
+
+    def rows_cells(self, ys: list[int]) -> list[tuple[Cell, ...]]:
+        """`row_cells` of each of the visible rows `ys` (ascending), read in one pass."""
+        self._sync()
+        if ys and 0 <= ys[0] and ys[-1] < self._lines:
+            reader = self._fresh_reader(ys[0])
+            if reader is not None and not (self._unflagged_rows and self._unflagged_rows.intersection(ys)):
+                rows = reader.rows(ys, self._columns)
+                if rows is not None:
+                    return rows
+        return [self.row_cells(y) for y in ys]
 
     def _fresh_reader(self, y: int) -> NativeRowCells | None:
         """The native row reader, ready to read row `y` from an up-to-date render state."""

@@ -6,9 +6,11 @@ CELLS_RAW view: 64 bits a cell holding its content tag, codepoint, style id and 
 is cut into runs of one style id by C-level loops over those ints, each run's style is read
 once, and each raw value becomes a shared `Cell` through a dict kept per style: a row costs a
 few native calls and no Python step per cell. A row of plain ASCII (most rows of a TUI) skips
-the ints: its text comes from the raw bytes through bytes.translate and its runs from a regex
-over them. Only a cell holding several codepoints (a letter and its combining mark) is read on
-its own. Rows come out as `StyledRow`s, which tell the painter where their style changes.
+the ints: it is tested and its text taken from the raw bytes read as one big integer, its runs
+found by a regex over the bytes, and it makes no `Cell` at all unless a reader asks (the
+painter draws it from its text and runs). Only a cell holding several codepoints (a letter and
+its combining mark) is read on its own. Rows come out as `StyledRow`s, which tell the painter
+where their style changes.
 
 (The VT formatter writes a row in one call too, but it writes the unwritten cells after a styled
 run as spaces in that style, which would paint them so; the raw cells say which are unwritten.)
@@ -47,17 +49,28 @@ STYLES_KEPT_MAX = 1024
 _NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
 PALETTE_NAMES = _NAMES + tuple("bright" + name for name in _NAMES)
 
-# A row's raw cells as bytes, a byte of each cell at a time (data[k::8], little-endian): bytes
-# 0-2 hold the content tag and the codepoint, 3-5 the style id (from bit 2 of byte 3) and the
-# width (bits 2-3 of byte 5). Tables for bytes.translate pick the parts apart in C.
-_TAG_OF_BYTE0 = bytes(b & _TAG_MASK for b in range(256))
-_LOW6_OF_BYTE0 = bytes(b >> _CODEPOINT_SHIFT for b in range(256))
-_ABOVE_BIT0 = bytes(b & 0xFE for b in range(256))  # byte 1: codepoint bits 6..13; ASCII keeps only bit 6
-_BIT6_OF_BYTE1 = bytes((b & 1) << 6 for b in range(256))
-_WIDE_OF_BYTE5 = bytes(b & 0x0C for b in range(256))
+# A row's raw cells as bytes (little-endian): bytes 0-2 hold the content tag and the codepoint,
+# 3-5 the style id (from bit 2 of byte 3) and the width (bits 2-3 of byte 5).
 _RAW_CELL_BYTES = 8
 # A run of raw cells whose bytes 3-5 (the style id and the width) are alike, matched in C.
 _STYLE_RUNS = re.compile(rb"(?s)...(...)..(?:...\1..)*")
+
+# A plain ASCII cell has none of these bits: the content tag, codepoint bits 7 and up, the width.
+_NOT_PLAIN_CELL = int.from_bytes(bytes((_TAG_MASK, 0xFE, 0xFF, 0, 0, _WIDE_MASK << (_WIDE_SHIFT - 40), 0, 0)), "little")
+_STYLE_BITS = 0xFFFFFF << 24  # bytes 3-5: the style id and the width
+_row_masks: dict[int, tuple[int, int, int]] = {}
+
+
+def _masks(size: int) -> tuple[int, int, int]:
+    """For a row of `size` cells read as one integer: `_NOT_PLAIN_CELL` and `_STYLE_BITS` in
+    each cell, and a 1 in each cell's lowest bit (a cell's value times it is in every cell)."""
+    masks = _row_masks.get(size)
+    if masks is None:
+        ones = int.from_bytes(b"\1" + bytes(_RAW_CELL_BYTES - 1), "little")
+        ones = int.from_bytes(ones.to_bytes(_RAW_CELL_BYTES, "little") * size, "little")
+        masks = _row_masks[size] = (_NOT_PLAIN_CELL * ones, _STYLE_BITS * ones, ones)
+    return masks
+
 
 # Stands for a cell whose text must be read on its own (several codepoints): never kept.
 _GRAPHEME = Cell("\x00grapheme")
@@ -125,31 +138,16 @@ def _cell(raw: int, style: Style) -> Cell:
     return Cell(text, *style)
 
 
-class _CharCells(dict):  # type: ignore[type-arg]
-    """character -> Cell in one style (rows of one style and plain ASCII are read as text)."""
-
-    __slots__ = ("style",)
-
-    def __init__(self, style: Style) -> None:
-        super().__init__()
-        self.style = style
-
-    def __missing__(self, char: str) -> Cell:
-        cell = self[char] = BLANK if char == " " and self.style is DEFAULT_STYLE else Cell(char, *self.style)
-        return cell
-
-
 class _StyleCells(dict):  # type: ignore[type-arg]
     """raw value -> Cell, for cells whose style id resolved to `style` (a style id means a
     style only within its page and while in use, so cells are kept by the style itself)."""
 
-    __slots__ = ("style", "chars")
+    __slots__ = ("style",)
     graphemes = 0  # cells of several codepoints met, ever: a row compares it before and after
 
     def __init__(self, style: Style) -> None:
         super().__init__()
         self.style = style
-        self.chars = _CharCells(style)
 
     def __missing__(self, raw: int) -> Cell:
         cell = _cell(raw, self.style)
@@ -180,6 +178,7 @@ class NativeRowCells:
         weakref.finalize(self, _free, self._iterator[0], self._cells[0])
         self._view = ffi.new("GhosttyCellsView*")
         self._style = init_sized("GhosttyStyle")
+        self._style_bytes = ffi.buffer(self._style)  # its bytes, a style's key below
         self._count = ffi.new("uint32_t*")
         self._by_style: dict[Style, _StyleCells] = {DEFAULT_STYLE: _StyleCells(DEFAULT_STYLE)}
         self._by_native: dict[bytes, _StyleCells] = {}
@@ -222,12 +221,12 @@ class NativeRowCells:
         text, starts, styles = plain
         stops = [*starts[1:], size]
         # Past the text, a last run in the default style is unwritten: left out.
-        end = max(len(text.rstrip(" ")), starts[-1]) if styles[-1].style is DEFAULT_STYLE else size
+        end = max(len(text.rstrip(" ")), starts[-1]) if styles[-1] is DEFAULT_STYLE else size
         runs: list[object] = []
-        for start, stop, cells in zip(starts, stops, styles):
+        for start, stop, style in zip(starts, stops, styles):
             if start >= end:
                 break
-            style, length = cells.style, min(stop, end) - start
+            length = min(stop, end) - start
             if runs and runs[-2] is style:
                 runs[-1] += length  # type: ignore[operator]
             else:
@@ -239,16 +238,28 @@ class NativeRowCells:
         size = self._seek(y, columns)
         return None if size is None else self._row_read(columns, size)
 
+    def rows(self, ys: list[int], columns: int) -> list[tuple[Cell, ...]] | None:
+        """Rows `ys` (ascending) as `row` gives each, in one pass; None when the render state
+        lacks one of them."""
+        rows = []
+        seek, read = self._seek, self._row_read
+        for y in ys:
+            size = seek(y, columns)
+            if size is None:
+                return None
+            rows.append(read(columns, size))
+        return rows
+
     def _row_read(self, columns: int, size: int) -> tuple[Cell, ...]:
         """The row the iterator is at as exactly `columns` cells, `size` of them read."""
         iterator, view = self._iterator[0], self._view
-        fast = self._plain_row(iterator, ffi.buffer(view.ptr, size * _RAW_CELL_BYTES)[:], size)
-        if fast is not None:
+        plain = self._plain_runs(iterator, ffi.buffer(view.ptr, size * _RAW_CELL_BYTES)[:], size)
+        if plain is not None:
+            text, starts, styles = plain
             if size < columns:
                 # The row's own runs, then the blank tail's: one run more, not one run in all.
-                return styled_row(fast + (BLANK,) * (columns - size), [*fast.style_starts, size],
-                                  fast.text + " " * (columns - size))
-            return fast
+                return StyledRow(text + " " * (columns - size), [*starts, size], [*styles, DEFAULT_STYLE])
+            return StyledRow(text, starts, styles)
         raws = ffi.unpack(view.ptr, size)
         # Runs are cut where the bits from the style id up change: at every change of style
         # id (and of width, which costs only a cut more).
@@ -278,40 +289,25 @@ class NativeRowCells:
             cells += (BLANK,) * (columns - len(cells))
         return cells if background_only else styled_row(cells, starts)
 
-    def _plain_row(self, iterator: object, data: bytes, size: int) -> StyledRow | None:
-        """The row when all of it is plain ASCII (the common row of a TUI), read as text from
-        the raw bytes, its style runs found by comparing bytes: no Python step per cell. None
-        for any other row."""
-        plain = self._plain_runs(iterator, data, size)
-        if plain is None:
-            return None
-        text, starts, styles = plain
-        if len(starts) == 1:  # one style: the cells straight into the row, no list between
-            return styled_row(map(styles[0].chars.__getitem__, text), starts, text)
-        cells: list[Cell] = []
-        for start, stop, style_cells in zip(starts, [*starts[1:], size], styles):
-            cells.extend(map(style_cells.chars.__getitem__, text[start:stop]))
-        return styled_row(cells, starts, text)
-
-    def _plain_runs(self, iterator: object, data: bytes, size: int) -> tuple[str, list[int], list[_StyleCells]] | None:
-        """(text, where each style run starts, each run's cells) of a row of plain ASCII; None
+    def _plain_runs(self, iterator: object, data: bytes, size: int) -> tuple[str, list[int], list[Style]] | None:
+        """(text, where each style run starts, each run's style) of a row of plain ASCII; None
         for any other row."""
         if not size:
             return None
-        low, high, wide = data[0::8], data[1::8], data[5::8]
-        if (data[2::8].count(0) != size or low.translate(_TAG_OF_BYTE0).count(0) != size
-                or high.translate(_ABOVE_BIT0).count(0) != size or wide.translate(_WIDE_OF_BYTE5).count(0) != size):
+        # The row as one big integer: a few C-level operations on it test every cell at once.
+        cells = int.from_bytes(data, "little")
+        not_plain, style_bits, ones = _masks(size)
+        if cells & not_plain:
             return None  # a grapheme, background-only or wide cell, or a codepoint past ASCII
-        # The two parts have no bit in common: one OR of the rows as big integers joins them.
-        codes = (int.from_bytes(low.translate(_LOW6_OF_BYTE0), "little")
-                 | int.from_bytes(high.translate(_BIT6_OF_BYTE1), "little")).to_bytes(size, "little")
-        text = codes.replace(b"\0", b" ").decode("ascii")
-        styles, upper = data[3::8], data[4::8]
-        if styles.count(styles[0]) == size and upper.count(upper[0]) == size and wide.count(wide[0]) == size:
-            starts = [0]
-        else:
-            starts = [match.start() >> 3 for match in _STYLE_RUNS.finditer(data)]
-        return text, starts, [self._cells_of(iterator, (styles[x] >> 2) | (upper[x] << 6) | ((wide[x] & 0x3) << 14), x)
+        # Shifted past the tag, each cell's low byte is its 7-bit codepoint (0: never written).
+        text = (cells >> _CODEPOINT_SHIFT).to_bytes(size * _RAW_CELL_BYTES, "little")[0::8]
+        text = text.replace(b"\0", b" ").decode("ascii")
+        first = cells & _STYLE_BITS
+        if cells & style_bits == first * ones:  # every cell has the first one's style id
+            return text, [0], [self._cells_of(iterator, (first >> _STYLE_ID_SHIFT) & _STYLE_ID_MASK, 0).style]
+        low, high, top = data[3::8], data[4::8], data[5::8]
+        starts = [match.start() >> 3 for match in _STYLE_RUNS.finditer(data)]
+        return text, starts, [self._cells_of(iterator, (low[x] >> 2) | (high[x] << 6) | ((top[x] & 0x3) << 14), x).style
                               for x in starts]
 
     def _cells_of(self, iterator: object, style_id: int, x: int) -> _StyleCells:
@@ -323,7 +319,7 @@ class NativeRowCells:
         _cells_select(cells, x)
         native = self._style
         _cells_get(cells, _CELL_STYLE, native)
-        key = bytes(ffi.buffer(native))
+        key = self._style_bytes[:]
         known = self._by_native.get(key)
         if known is None:
             if len(self._by_native) >= STYLES_KEPT_MAX:

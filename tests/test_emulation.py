@@ -329,3 +329,25 @@ def test_input_to_a_pane_holds_the_turns_until_its_answer_is_read() -> None:
     turns.await_answer(typed)
     soon.pop()()
     assert not later and log[4:] == ["emulated flood (more left)"]
+
+
+def test_a_turn_due_while_keys_wait_unread_lets_the_loop_read_them_first_once() -> None:
+    clock, log = FakeClock(), []
+    soon: list = []
+    later: list[tuple[float, object]] = []
+    turns = EmulationTurns(budget_s=0.001, clock=clock, call_soon=soon.append,
+                           call_later=lambda delay, turn: later.append((delay, turn)))
+    keys = [True]
+    turns.keys_waiting = lambda: keys[0]
+    flood = NamedPane("flood", log, clock, 400_000, 1 / 1_000_000)
+    turns.wake(flood)
+    soon.pop()()
+    assert log == [] and later[0][0] == 0  # put off past the next poll, which reads the keys
+    later.pop()[1]()
+    soon.pop()()
+    # Keys still unread (a connection that does not read them): the turn goes all the same,
+    # each turn put off by one poll at most.
+    assert log == ["emulated flood (more left)"]
+    keys[0] = False
+    soon.pop()()
+    assert later == [] and len(log) == 2

@@ -21,7 +21,8 @@ woken by the kernel at once, where one always busy waits behind the machine's ot
 processes. A flood then goes at about half its speed. A turn due when that rest ends goes
 behind what the loop read meanwhile (a key), not ahead of it; and once input went to a pane's
 program (`await_answer`), turns hold off until its output is read, for a few ms at most: the key
-is written, its echo read and drawn with no bulk turn in between.
+is written, its echo read and drawn with no bulk turn in between. A turn due while an attached
+terminal's keys wait unread in its socket waits for the loop to read them first.
 """
 
 from __future__ import annotations
@@ -117,6 +118,10 @@ def _no_one_waits() -> bool:
     return False
 
 
+def _no_keys() -> bool:
+    return False
+
+
 class EmulationTurns:
     """The panes with output waiting, served round robin, `budget_s` of `clock` per loop turn,
     after the attended ones (see module docstring).
@@ -125,7 +130,8 @@ class EmulationTurns:
     from a callback runs only after the loop has polled I/O again, so requests and other
     panes' reads get in between two turns. `attended` says whether a person is at a pane;
     `after_attended` is called once an attended pane's output is emulated (to draw it);
-    `someone_waits` whether keys or requests came just now (turns are then paced).
+    `someone_waits` whether keys or requests came just now (turns are then paced);
+    `keys_waiting` whether an attached terminal's keys wait unread (a turn then lets them in first).
     """
 
     def __init__(self, *, budget_s: float = EMULATION_TURN_BUDGET_S, clock: Clock = time.perf_counter,
@@ -141,6 +147,7 @@ class EmulationTurns:
         self.attended: Callable[[Any], bool] = _nobody
         self.after_attended: Callable[[Any], None] = _nothing
         self.someone_waits: Callable[[], bool] = _no_one_waits
+        self.keys_waiting: Callable[[], bool] = _no_keys
         self._call_soon = call_soon
         self._call_later = call_later
         self._waiting: deque[OutputSink] = deque()
@@ -149,6 +156,7 @@ class EmulationTurns:
         self._last_turn_s = 0.0  # how long the last turn's bulk ran
         self._answer_from: OutputSink | None = None  # input went to its program: its output is awaited
         self._held_at = -float("inf")  # clock() when the last hold began
+        self._let_keys_in = False  # this turn was put off once already for keys not yet read
 
     def __contains__(self, sink: OutputSink) -> bool:
         return sink in self._waiting
@@ -214,6 +222,14 @@ class EmulationTurns:
         if held > 0:  # input went out just now: its answer goes before any bulk
             self._turn_after(held)
             return
+        if not self._let_keys_in and self.keys_waiting():
+            # Keys came as this turn was due: put it off past the loop's next poll (a timer
+            # fires after it), which reads them, so that they go first. Once: a connection
+            # that does not read its keys (a paste into a full pane) holds no flood back.
+            self._let_keys_in = True
+            self._turn_after(0.0)
+            return
+        self._let_keys_in = False
         self._armed = False
         self._serve_attended()
         started = self.clock()

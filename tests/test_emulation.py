@@ -189,6 +189,16 @@ class NamedPane(FakePane):
         return left
 
 
+def timed_turns(clock: FakeClock, **kwargs: float) -> tuple[EmulationTurns, list, list[tuple[float, object]]]:
+    """Turns whose callbacks are collected: those for as soon as the loop polled, and those
+    for later with their delays."""
+    soon: list = []
+    later: list[tuple[float, object]] = []
+    turns = EmulationTurns(clock=clock, call_soon=soon.append,
+                           call_later=lambda delay, turn: later.append((delay, turn)), **kwargs)
+    return turns, soon, later
+
+
 def attended_turns(clock: FakeClock, attended: set, log: list[str]) -> tuple[EmulationTurns, list]:
     turns, scheduled = held_turns(clock, budget_s=0.001)
     drawn = Drawn(attended, log)
@@ -270,10 +280,7 @@ def test_panes_nobody_attends_share_turns_as_before() -> None:
 
 def test_while_someone_waits_turns_leave_the_loop_idle_for_a_share_of_their_length() -> None:
     clock = FakeClock()
-    soon: list = []
-    later: list[tuple[float, object]] = []
-    turns = EmulationTurns(budget_s=0.002, clock=clock, call_soon=soon.append,
-                           call_later=lambda delay, turn: later.append((delay, turn)))
+    turns, soon, later = timed_turns(clock, budget_s=0.002)
     typing = [False]
     turns.someone_waits = lambda: typing[0]
     flood = FakePane(clock, 400_000, 1 / 1_000_000)
@@ -295,10 +302,7 @@ def test_while_someone_waits_turns_leave_the_loop_idle_for_a_share_of_their_leng
 
 def test_input_to_a_pane_holds_the_turns_until_its_answer_is_read() -> None:
     clock, log = FakeClock(), []
-    soon: list = []
-    later: list[tuple[float, object]] = []
-    turns = EmulationTurns(budget_s=0.001, clock=clock, call_soon=soon.append, answer_hold_s=0.003,
-                           call_later=lambda delay, turn: later.append((delay, turn)))
+    turns, soon, later = timed_turns(clock, budget_s=0.001, answer_hold_s=0.003)
     drawn = Drawn(set(), log)
     turns.attended, turns.after_attended = drawn.is_attended, drawn.draw
     flood = NamedPane("flood", log, clock, 400_000, 1 / 1_000_000)
@@ -333,10 +337,7 @@ def test_input_to_a_pane_holds_the_turns_until_its_answer_is_read() -> None:
 
 def test_a_turn_due_while_keys_wait_unread_lets_the_loop_read_them_first_once() -> None:
     clock, log = FakeClock(), []
-    soon: list = []
-    later: list[tuple[float, object]] = []
-    turns = EmulationTurns(budget_s=0.001, clock=clock, call_soon=soon.append,
-                           call_later=lambda delay, turn: later.append((delay, turn)))
+    turns, soon, later = timed_turns(clock, budget_s=0.001)
     keys = [True]
     turns.keys_waiting = lambda: keys[0]
     flood = NamedPane("flood", log, clock, 400_000, 1 / 1_000_000)

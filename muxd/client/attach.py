@@ -13,6 +13,7 @@ Python in between (a keystroke's echo crosses this process twice).
 
 from __future__ import annotations
 
+import gc
 import os
 import select
 import signal
@@ -189,6 +190,10 @@ class _AttachedTerminal:
         os.set_blocking(wake_write, False)
         previous = {sig: signal.getsignal(sig) for sig in _HANDLED_SIGNALS}
         old_wakeup = -1
+        # The loop makes no reference cycles: no collector pass (a tenth of a millisecond and
+        # more on a busy machine) lands between a key and its echo.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             tty.setraw(self.stdin_fd, termios.TCSANOW)
             for sig in _HANDLED_SIGNALS:
@@ -199,6 +204,8 @@ class _AttachedTerminal:
             self._show(queued)  # what came with the attach's reply (the first frame)
             return self._loop(wake_read)
         finally:
+            if collecting:
+                gc.enable()
             signal.set_wakeup_fd(old_wakeup)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

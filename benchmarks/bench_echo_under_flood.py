@@ -1,6 +1,6 @@
 """Keystroke echo through an attached client while another window of the session floods: muxd vs tmux.
 
-    .venv/bin/python benchmarks/bench_echo_under_flood.py [--samples 200] [--flood-mb 4] [--flood "bold rows"]
+    .venv/bin/python benchmarks/bench_echo_under_flood.py [--samples 600] [--round 50] [--flood-mb 4] [--flood "bold rows"]
 
 Issue 29's goal 1 (typing first): echo p99 under a neighbour's flood at most 3x tmux's.
 Each server (private socket, started fresh, stopped in a `finally`) gets a session of 100x29
@@ -9,9 +9,13 @@ pseudo-terminal of our own (100x30: the pane plus the status line), which is the
 terminal. One character is written into that terminal and timed until the client writes it back
 out (the pane's tty echo, drawn by the multiplexer): the whole keystroke -> pane -> emulator ->
 client -> screen path, no polling. First with nothing else running, then while a second window
-of the same session (not shown) `cat`s a flood file in an endless loop. Prints p50/p99 for both
-and the muxd/tmux ratios, with each server's CPU over the sampling to show the flood kept it busy.
-The figures move with the machine's load: run it on a quiet machine, and say the load with them.
+of the same session (not shown) `cat`s a flood file in an endless loop.
+
+Both servers run side by side and take turns, `--round` keystrokes at a time, so that both see
+the same machine (its load moves within a minute on a shared machine); the flood of the server
+not being measured is stopped (SIGSTOP) meanwhile. Prints p50/p90/p99 of both, each muxd/tmux
+ratio, the ratios over each half of the rounds (how far a percentile moves with the machine: a
+tail made of a few samples moves most), and each server's CPU over its rounds.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import os
 import pty
 import select
 import shutil
+import signal
 import struct
 import sys
 import tempfile
@@ -29,16 +34,17 @@ import termios
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from _peers import CLEANUP, MuxdPeer, Peer, TmuxPeer, cpu_seconds, percentile, run_benchmark, running
+from _peers import CLEANUP, MuxdPeer, Peer, TmuxPeer, cpu_seconds, percentile, run_benchmark
 from _report import machine_note, print_table, ratio
 
 from muxd.testing.floods import FLOODS, looping_cat, write_flood
 from muxd.testing.wait import wait_until
 
-DEFAULT_SAMPLES = 200
+DEFAULT_SAMPLES = 600
+DEFAULT_ROUND = 50
 DEFAULT_FLOOD_MB = 4.0
 COLUMNS, LINES = 100, 29       # the pane; the client's terminal has one more line for the status line
 SESSION = "bench"
@@ -51,14 +57,23 @@ CLEAR_EVERY = 50               # Ctrl-U the typed line this often, so it never w
 KILL_LINE = b"\x15"
 KEYS = [b"x", b"y", b"z"]
 NO_FLOOD = "none"
+PERCENTILES = (0.5, 0.9, 0.99)
 
 
 @dataclass
 class Echo:
+    """One server's echo times under one condition, gathered over its rounds."""
+
     peer: str
     flood: str
-    latencies_s: list[float]
-    server_cpu_pct: float
+    latencies_s: list[float] = field(default_factory=list)
+    halves: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))  # even, odd rounds
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+
+    @property
+    def cpu_pct(self) -> float:
+        return 100 * self.cpu_s / self.wall_s if self.wall_s else 0.0
 
 
 def _read_ready(fd: int, timeout: float) -> bytes:
@@ -75,117 +90,152 @@ def _drain(fd: int) -> None:
         pass
 
 
-def echo_times(argv: list[str], env: dict[str, str], samples: int, server_pid: int) -> tuple[list[float], float]:
-    """Seconds from writing a letter into the attach client's terminal until the client writes
-    it back, `samples` times; and the server's CPU % over the sampling."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the attach client, on the pty as its terminal
-        os.execvpe(argv[0], argv, env)
-    try:
-        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", LINES + 1, COLUMNS, 0, 0))
-        os.set_blocking(fd, False)
+class Terminal:
+    """An attach client in a pseudo-terminal of ours, typed into one key at a time."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.name = argv[0]
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the attach client, on the pty as its terminal
+            os.execvpe(argv[0], argv, env)
+        self.typed = 0
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", LINES + 1, COLUMNS, 0, 0))
+        os.set_blocking(self.fd, False)
         seen = [b""]
 
         def attached() -> bool:
-            seen[0] += _read_ready(fd, 0.05)
+            seen[0] += _read_ready(self.fd, 0.05)
             return READY in seen[0]
 
         wait_until(attached, timeout=ATTACH_TIMEOUT_S, message=f"{argv[0]} attached")
-        _drain(fd)
+
+    def echo_times(self, samples: int) -> list[float]:
+        """Seconds from writing a letter into the client's terminal until the client writes it
+        back, `samples` times."""
+        _drain(self.fd)  # whatever the client drew while the other server had its round
         times: list[float] = []
-        cpu_before, wall_before = cpu_seconds(server_pid), time.monotonic()
-        for n in range(samples):
+        for _ in range(samples):
+            n = self.typed
+            self.typed += 1
             if n and n % CLEAR_EVERY == 0:
-                os.write(fd, KILL_LINE)
-                _drain(fd)
+                os.write(self.fd, KILL_LINE)
+                _drain(self.fd)
             # Another letter on each new line: had the line's erasing not been drawn yet when
             # the key goes (QUIET_S is short on a busy machine), the frame that draws both would
             # leave the same letter in the first cell alone, and hold no echo to see.
             key = KEYS[n // CLEAR_EVERY % len(KEYS)]
             started = time.perf_counter()
-            os.write(fd, key)
+            os.write(self.fd, key)
             got = b""
             while key not in got:
                 if time.perf_counter() - started > ECHO_TIMEOUT_S:
-                    raise RuntimeError(f"{argv[0]}: no echo in {ECHO_TIMEOUT_S} s")
-                got += _read_ready(fd, ECHO_TIMEOUT_S)
+                    raise RuntimeError(f"{self.name}: no echo in {ECHO_TIMEOUT_S} s")
+                got += _read_ready(self.fd, ECHO_TIMEOUT_S)
             times.append(time.perf_counter() - started)
-            _drain(fd)  # the cursor move and status line after the echo
-        cpu = 100 * (cpu_seconds(server_pid) - cpu_before) / (time.monotonic() - wall_before)
-        return times, cpu
-    finally:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        os.close(fd)
+            _drain(self.fd)  # the cursor move and status line after the echo
+        return times
+
+    def close(self) -> None:
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
 
 
 class Session:
-    """The peer's benchmark session: its attach command, and flooding windows added to it."""
+    """The peer's benchmark session: its attach command, and a flooding window added to it."""
 
     def __init__(self, name: str, peer: Peer) -> None:
         self.name, self.peer = name, peer
         peer.new_pane(SESSION, ["cat"], COLUMNS, LINES)
+        self.flood_pid: int | None = None
 
     def attach_argv(self) -> tuple[list[str], dict[str, str]]:
         if isinstance(self.peer, TmuxPeer):
-            return ["tmux", "-S", str(self.peer.socket), "attach", "-t", SESSION], self.peer.env
-        return ([sys.executable, "-m", "muxd", "-L", self.peer.server.name, "attach", "-t", SESSION],
-                self.peer.server.env)
+            argv, env = ["tmux", "-S", str(self.peer.socket), "attach", "-t", SESSION], self.peer.env
+        else:
+            argv = [sys.executable, "-m", "muxd", "-L", self.peer.server.name, "attach", "-t", SESSION]
+            env = self.peer.server.env
+        return argv, {**env, "TERM": "xterm-256color"}
 
-    def add_flood(self, path: Path) -> tuple[int, Callable[[], str]]:
-        """A window (not made current) looping over `path`: its pane's pid and a reader of its screen."""
+    def add_flood(self, path: Path) -> None:
+        """A window (not made current) looping over `path`, running once it has drawn something."""
         argv = looping_cat(path)
         if isinstance(self.peer, TmuxPeer):
             peer = self.peer
             pane, pid = peer.tmux("new-window", "-d", "-P", "-F", "#{pane_id} #{pane_pid}", "-t", SESSION,
                                   "-n", "flood", *argv).split()
-            return int(pid), lambda: peer.tmux("capture-pane", "-p", "-t", pane)
-        server = self.peer.server
-        pane = server.cli("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", SESSION, "-n", "flood",
-                          "--", *argv, check=True).stdout.strip()
-        pid = server.cli("display-message", "-p", "-t", pane, "#{pane_pid}", check=True).stdout.strip()
-        return int(pid), lambda: server.cli("capture-pane", "-p", "-t", pane, check=True).stdout
+
+            def screen() -> str:
+                return peer.tmux("capture-pane", "-p", "-t", pane)
+        else:
+            server = self.peer.server
+            pane = server.cli("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", SESSION, "-n", "flood",
+                              "--", *argv, check=True).stdout.strip()
+            pid = server.cli("display-message", "-p", "-t", pane, "#{pane_pid}", check=True).stdout.strip()
+
+            def screen() -> str:
+                return server.cli("capture-pane", "-p", "-t", pane, check=True).stdout
+        self.flood_pid = int(pid)
+        CLEANUP.pane_pids.add(self.flood_pid)
+        wait_until(lambda: screen().strip(), timeout=FLOOD_START_TIMEOUT_S, message=f"the flood of {self.name}")
+
+    def flood(self, on: bool) -> None:
+        """Run or stop the flood: its shell loop and `cat` (one process group, the pane's)."""
+        if self.flood_pid is not None:
+            os.killpg(self.flood_pid, signal.SIGCONT if on else signal.SIGSTOP)
 
 
-def measure(name: str, make: Callable[[], Peer], flood: str, path: Path, samples: int) -> list[Echo]:
-    results: list[Echo] = []
-    with running(make) as peer:
-        session = Session(name, peer)
-        assert peer.pid is not None
-        argv, env = session.attach_argv()
-        env = {**env, "TERM": "xterm-256color"}
-        results.append(Echo(name, NO_FLOOD, *echo_times(argv, env, samples, peer.pid)))
-        pid, screen = session.add_flood(path)
-        CLEANUP.pane_pids.add(pid)
-        wait_until(lambda: screen().strip(), timeout=FLOOD_START_TIMEOUT_S, message=f"{flood} on the flood pane")
-        results.append(Echo(name, flood, *echo_times(argv, env, samples, peer.pid)))
+def take_turns(flood: str, sides: list[tuple[Session, Terminal]], samples: int, round_size: int) -> list[Echo]:
+    """`samples` echoes of each side, `round_size` at a time by turns; a side's flood (if it
+    has one) runs only during its own rounds."""
+    results = [Echo(session.name, flood) for session, _ in sides]
+    rounds = -(-samples // round_size)
+    for number in range(rounds):
+        size = min(round_size, samples - number * round_size)
+        for (session, terminal), echo in zip(sides, results):
+            assert session.peer.pid is not None
+            session.flood(True)
+            cpu_before, wall_before = cpu_seconds(session.peer.pid), time.monotonic()
+            times = terminal.echo_times(size)
+            echo.cpu_s += cpu_seconds(session.peer.pid) - cpu_before
+            echo.wall_s += time.monotonic() - wall_before
+            session.flood(False)
+            echo.latencies_s += times
+            echo.halves[number % 2].extend(times)
     for echo in results:
-        print(f"  {name:<5} {echo.flood:<10} p50 {percentile(echo.latencies_s, 0.5) * 1000:7.2f} ms  "
-              f"p99 {percentile(echo.latencies_s, 0.99) * 1000:7.2f} ms", flush=True)
+        shown = "  ".join(f"p{round(q * 100)} {percentile(echo.latencies_s, q) * 1000:7.2f} ms" for q in PERCENTILES)
+        print(f"  {echo.peer:<5} {echo.flood:<10} {shown}", flush=True)
     return results
 
 
-def report(results: list[Echo], samples: int) -> None:
+def _ms(values: list[float], fraction: float) -> float:
+    return percentile(values, fraction) * 1000
+
+
+def report(results: list[Echo], samples: int, round_size: int) -> None:
     tmux = {r.flood: r for r in results if r.peer == "tmux"}
     print()
     print(machine_note())
-    print(f"keystroke -> echo at the attach client's terminal, {samples} samples each; "
+    print(f"keystroke -> echo at the attach client's terminal, {samples} samples each, by turns of {round_size}; "
           "flood: another window of the same session, not shown")
     rows = []
     for mine in (r for r in results if r.peer == "muxd"):
         theirs = tmux[mine.flood]
-        m50, m99 = (percentile(mine.latencies_s, q) * 1000 for q in (0.5, 0.99))
-        t50, t99 = (percentile(theirs.latencies_s, q) * 1000 for q in (0.5, 0.99))
-        rows.append([mine.flood, f"{m50:.2f}", f"{m99:.2f}", f"{t50:.2f}", f"{t99:.2f}", ratio(m50, t50),
-                     ratio(m99, t99), f"{mine.server_cpu_pct:.0f}", f"{theirs.server_cpu_pct:.0f}"])
-    print_table(["flood", "muxd p50 ms", "muxd p99 ms", "tmux p50 ms", "tmux p99 ms", "p50 muxd/tmux",
-                 "p99 muxd/tmux", "muxd CPU %", "tmux CPU %"], rows)
-    print("goal (issue 29): p99 muxd/tmux <= 3.00x under the flood")
+        for q in PERCENTILES:
+            halves = " / ".join(ratio(_ms(m, q), _ms(t, q)) for m, t in zip(mine.halves, theirs.halves))
+            rows.append([mine.flood, f"p{round(q * 100)}", f"{_ms(mine.latencies_s, q):.2f}",
+                         f"{_ms(theirs.latencies_s, q):.2f}", ratio(_ms(mine.latencies_s, q), _ms(theirs.latencies_s, q)),
+                         halves, f"{mine.cpu_pct:.0f}", f"{theirs.cpu_pct:.0f}"])
+    print_table(["flood", "pct", "muxd ms", "tmux ms", "muxd/tmux", "even / odd rounds", "muxd CPU %",
+                 "tmux CPU %"], rows)
+    print("goal (issue 29): p99 muxd/tmux <= 3.00x under the flood. Where the two halves' ratios disagree,")
+    print("that percentile is the machine's, not the servers': compare the ones that agree.")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
+    parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, help="keystrokes per server and condition")
+    parser.add_argument("--round", type=int, default=DEFAULT_ROUND, help="keystrokes per turn of a server")
     parser.add_argument("--flood-mb", type=float, default=DEFAULT_FLOOD_MB, help="size of the flood file")
     parser.add_argument("--flood", choices=sorted(FLOODS), default="bold rows")
     args = parser.parse_args(argv)
@@ -197,10 +247,23 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(shutil.rmtree, workdir, ignore_errors=True)
         stack.callback(CLEANUP.kill_panes)
         path = write_flood(args.flood, workdir, int(args.flood_mb * 2**20))
-        results: list[Echo] = []
-        for name, make in (("tmux", lambda: TmuxPeer(workdir, None)), ("muxd", MuxdPeer)):
-            results += measure(name, make, args.flood, path, args.samples)
-        report(results, args.samples)
+        peers: list[tuple[str, Callable[[], Peer]]] = [("tmux", lambda: TmuxPeer(workdir, None)), ("muxd", MuxdPeer)]
+        sides: list[tuple[Session, Terminal]] = []
+        for name, make in peers:
+            peer = make()
+            stack.callback(peer.stop)
+            if isinstance(peer, MuxdPeer):
+                peer.start()
+            session = Session(name, peer)  # (tmux's server starts with its first session)
+            terminal = Terminal(*session.attach_argv())
+            stack.callback(terminal.close)
+            sides.append((session, terminal))
+        results = take_turns(NO_FLOOD, sides, args.samples, args.round)
+        for session, _ in sides:
+            session.add_flood(path)
+            session.flood(False)
+        results += take_turns(args.flood, sides, args.samples, args.round)
+        report(results, args.samples, args.round)
     return 0
 
 

@@ -59,6 +59,11 @@ EMULATION_ATTENDED_BUDGET_S = 0.01
 EMULATION_REST_PER_TURN = 1.0
 EMULATION_REST_MIN_S = EMULATION_TURN_BUDGET_S
 EMULATION_REQUEST_RECENT_S = 0.2
+# Input just went to a pane's program (keys, send-keys): bulk turns hold off this long at most
+# until its output (the echo) is read, so that it is not read and drawn behind a turn; and hold
+# again only this many holds' time later, so that a pane typed into without end starves no flood.
+EMULATION_ANSWER_HOLD_S = 0.003
+EMULATION_ANSWER_HOLDS_APART = 4
 # Input this recent makes a pane attended: someone waits for its answer (an echo, a prompt).
 PANE_TYPING_S = 0.5
 # Input waiting for a program that does not read it: send-keys beyond this is refused, keys of

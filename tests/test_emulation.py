@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from muxd.config import (
     EMULATION_REST_PER_TURN, EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S,
 )
@@ -187,6 +189,16 @@ class NamedPane(FakePane):
         return left
 
 
+def timed_turns(clock: FakeClock, **kwargs: float) -> tuple[EmulationTurns, list, list[tuple[float, object]]]:
+    """Turns whose callbacks are collected: those for as soon as the loop polled, and those
+    for later with their delays."""
+    soon: list = []
+    later: list[tuple[float, object]] = []
+    turns = EmulationTurns(clock=clock, call_soon=soon.append,
+                           call_later=lambda delay, turn: later.append((delay, turn)), **kwargs)
+    return turns, soon, later
+
+
 def attended_turns(clock: FakeClock, attended: set, log: list[str]) -> tuple[EmulationTurns, list]:
     turns, scheduled = held_turns(clock, budget_s=0.001)
     drawn = Drawn(attended, log)
@@ -268,10 +280,7 @@ def test_panes_nobody_attends_share_turns_as_before() -> None:
 
 def test_while_someone_waits_turns_leave_the_loop_idle_for_a_share_of_their_length() -> None:
     clock = FakeClock()
-    soon: list = []
-    later: list[tuple[float, object]] = []
-    turns = EmulationTurns(budget_s=0.002, clock=clock, call_soon=soon.append,
-                           call_later=lambda delay, turn: later.append((delay, turn)))
+    turns, soon, later = timed_turns(clock, budget_s=0.002)
     typing = [False]
     turns.someone_waits = lambda: typing[0]
     flood = FakePane(clock, 400_000, 1 / 1_000_000)
@@ -285,5 +294,61 @@ def test_while_someone_waits_turns_leave_the_loop_idle_for_a_share_of_their_leng
     delay, turn = later.pop()
     assert ran >= 0.002 and delay >= ran * EMULATION_REST_PER_TURN > 0  # the loop idles after a turn
     typing[0] = False
+    turn()  # the rest is over: the turn goes behind what the loop queued meanwhile (a key)
+    assert len(soon) == 1 and not later and len(flood.calls) == 1
+    soon.pop()()
+    assert len(flood.calls) == 2 and len(soon) == 1 and not later
+
+
+def test_input_to_a_pane_holds_the_turns_until_its_answer_is_read() -> None:
+    clock, log = FakeClock(), []
+    turns, soon, later = timed_turns(clock, budget_s=0.001, answer_hold_s=0.003)
+    drawn = Drawn(set(), log)
+    turns.attended, turns.after_attended = drawn.is_attended, drawn.draw
+    flood = NamedPane("flood", log, clock, 400_000, 1 / 1_000_000)
+    typed = NamedPane("typed", log, clock, 0, 1 / 1_000_000)
+    turns.wake(flood)
+    turns.await_answer(typed)  # a key went to its program
+    soon.pop()()
+    assert log == [] and later[0][0] == pytest.approx(0.003)  # no bulk: the turn waits for the echo
+    clock.now += 0.0005
+    typed.backlog.add(b"x")
+    drawn.attended.add(typed)  # typed into just now
+    turns.wake(typed)
+    assert log == ["emulated typed", "drawn typed"]
+    later.pop()[1]()
+    soon.pop()()
+    assert log[2:] == ["emulated flood (more left)"]  # the answer came: the turns go on
+    # No answer at all (a key the program does not echo): the turns go on once the hold is over.
+    clock.now += 0.1
+    turns.await_answer(typed)
+    soon.pop()()
+    delay, turn = later.pop()
+    assert delay == pytest.approx(0.003) and len(log) == 3
+    clock.now += 0.004
     turn()
-    assert len(soon) == 1 and not later
+    soon.pop()()
+    assert log[3:] == ["emulated flood (more left)"]
+    # Input without end does not hold the turns all the time: a hold only every few holds' time.
+    turns.await_answer(typed)
+    soon.pop()()
+    assert not later and log[4:] == ["emulated flood (more left)"]
+
+
+def test_a_turn_due_while_keys_wait_unread_lets_the_loop_read_them_first_once() -> None:
+    clock, log = FakeClock(), []
+    turns, soon, later = timed_turns(clock, budget_s=0.001)
+    keys = [True]
+    turns.keys_waiting = lambda: keys[0]
+    flood = NamedPane("flood", log, clock, 400_000, 1 / 1_000_000)
+    turns.wake(flood)
+    soon.pop()()
+    assert log == [] and later[0][0] == 0  # put off past the next poll, which reads the keys
+    later.pop()[1]()
+    soon.pop()()
+    # Keys still unread (a connection that does not read them): the turn goes all the same,
+    # each turn put off by one poll at most.
+    assert log == ["emulated flood (more left)"]
+    keys[0] = False
+    soon.pop()()
+    assert later == [] and len(log) == 2

@@ -47,16 +47,14 @@ def check_not_nested(args: argparse.Namespace) -> None:
 
 def run_attach(args: argparse.Namespace, target: str | None) -> int:
     """Attach this terminal to `target` until it detaches, and print why it ended, as tmux does
-    ("[exited]"). The one place the CLI runs an event loop for a terminal."""
-    import asyncio
-
+    ("[exited]")."""
     from muxd.cli.main import chosen_token
     from muxd.client.attach import attach
 
     # The token the command's own connection presented (which said the --token warning): an
     # attached terminal types keys and runs prefix commands, so it is held to the same tier.
-    reason = asyncio.run(attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args),
-                                token=chosen_token(args, warn=False)))
+    reason = attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args),
+                    token=chosen_token(args, warn=False))
     print_line(f"[{reason}]")
     sys.stdout.flush()
     return 0

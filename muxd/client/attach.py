@@ -5,13 +5,19 @@ SIGWINCH becomes a resize message. The daemon parses keys and renders (daemon/cl
 Whatever happens (detach, the server going away, SIGTERM/SIGHUP, an exception) the terminal
 is restored in `finally`; only SIGKILL cannot be caught — then `reset` or the next attach
 (which redraws everything) fixes the terminal.
+
+One poll loop over the terminal, the socket and a signal pipe, no event loop: a key is on the
+socket and a frame on the terminal within one wakeup each, with a few system calls and little
+Python in between (a keystroke's echo crosses this process twice).
 """
 
 from __future__ import annotations
 
-import asyncio
+import gc
 import os
+import select
 import signal
+import socket
 import termios
 import tty
 from collections.abc import Mapping
@@ -27,11 +33,18 @@ from muxd.protocol.messages import (
     Attach, Attached, AttachInput, AttachOutput, AttachResize, Detached, Error, Hello, Welcome,
 )
 
-READ_CHUNK_BYTES = 64 * 1024
+READ_CHUNK_BYTES = 256 * 1024
+# Keys not yet taken by the socket (a big paste into a daemon that waits for its pane): the
+# terminal is not read beyond this until they go, so a paste never grows this process unbounded.
+SEND_BACKLOG_MAX_BYTES = 1024 * 1024
 # Undo what the daemon's first frame set up, should the daemon not get to do it itself:
 # mouse and paste modes off, keypad/cursor keys normal, SGR reset, cursor shown, main screen.
 LEAVE_TERMINAL_FALLBACK = (b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>"
                            b"\x1b[?2026l\x1b[0m\x1b[?25h\x1b[?1049l")
+_HANDLED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP)
+_ENDING_SIGNALS: dict[int, str] = {signal.SIGTERM: "terminated", signal.SIGHUP: "terminal closed"}
+_READABLE = select.POLLIN | select.POLLPRI
+_GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 
 def check_terminal(stdin_fd: int = 0, stdout_fd: int = 1) -> os.terminal_size:
@@ -70,61 +83,89 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class _Link:
-    """The framed connection: one reader of whole messages, one writer."""
+    """The framed connection: whole messages in, messages out through a send backlog that
+    never blocks the loop (the daemon stops reading us while we do not read it)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
         self.decoder = FrameDecoder()
         self.queued: list[object] = []
+        self.unsent = bytearray()
 
     def send(self, message: object) -> None:
-        if not self.writer.is_closing():
-            self.writer.write(encode(message))
+        self.unsent += encode(message)
+        self.flush()
 
-    async def receive(self) -> object:
+    def flush(self) -> None:
+        """Send what the socket takes now; the rest waits for the loop's next chance."""
+        while self.unsent:
+            try:
+                sent = self.sock.send(self.unsent)
+            except (BlockingIOError, InterruptedError):
+                return
+            del self.unsent[:sent]
+
+    def read(self) -> list[object]:
+        """The messages completed by what the socket holds now (ConnectionLost at its end)."""
+        try:
+            data = self.sock.recv(READ_CHUNK_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return []
+        if not data:
+            raise ConnectionLost("lost server")
+        return [decode_server_message(body) for body in self.decoder.feed(data)]
+
+    def reply(self) -> object:
+        """The next message, waiting for it (the greeting and the attach, before raw mode)."""
         while not self.queued:
-            data = await self.reader.read(READ_CHUNK_BYTES)
-            if not data:
-                raise ConnectionLost("lost server")
-            self.queued.extend(decode_server_message(body) for body in self.decoder.feed(data))
-        return self.queued.pop(0)
-
-    async def reply(self) -> object:
-        message = await self.receive()
+            self.flush()
+            events = select.POLLIN | (select.POLLOUT if self.unsent else 0)
+            poller = select.poll()
+            poller.register(self.sock, events)
+            poller.poll()  # as long as the daemon takes: a loaded one may take a while to attach
+            self.queued.extend(self.read())
+        message = self.queued.pop(0)
         if isinstance(message, Error):
             raise error_from_code(message.code, message.message, message.detail)
         return message
 
 
-async def _open(path: Path, token: str | None) -> _Link:
+def _open(path: Path, token: str | None) -> _Link:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(CLIENT_CONNECT_TIMEOUT_S)
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)),
-                                                CLIENT_CONNECT_TIMEOUT_S)
+        sock.connect(os.fspath(path))
     except (FileNotFoundError, ConnectionRefusedError) as exc:
+        sock.close()
         raise ServerNotRunning(f"no server running on {path}", socket=str(path)) from exc
-    link = _Link(reader, writer)
+    except BaseException:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    link = _Link(sock)
     link.send(Hello(id=1, protocol_version=PROTOCOL_VERSION, client="muxd-attach", token=token))
-    if not isinstance(await link.reply(), Welcome):
+    if not isinstance(link.reply(), Welcome):
+        sock.close()
         raise ProtocolError("the server did not answer hello")
     return link
 
 
-async def attach(path: Path, *, target: str | None = None, prefix: str = "C-b", token: str | None = None,
-                 stdin_fd: int = 0, stdout_fd: int = 1) -> str:
+def attach(path: Path, *, target: str | None = None, prefix: str = "C-b", token: str | None = None,
+           stdin_fd: int = 0, stdout_fd: int = 1) -> str:
     """Attach this terminal to a session until detach, greeting with `token` (the CLI's: None is
     the socket owner); returns what to print (e.g. "exited")."""
     size = check_terminal(stdin_fd, stdout_fd)
-    link = await _open(path, token)
+    link = _open(path, token)
     try:
         term, program = terminal_kind(os.environ)
         link.send(Attach(id=2, target=target, columns=size.columns, lines=size.lines, prefix=prefix,
                          tty=_tty_name(stdin_fd), term=term, term_program=program))
-        attached = await link.reply()
+        attached = link.reply()
         if not isinstance(attached, Attached):
             raise ProtocolError("the server did not answer attach")
-        return await _run_attached(link, stdin_fd, stdout_fd)
+        return _AttachedTerminal(link, stdin_fd, stdout_fd).run()
     finally:
-        link.writer.close()
+        link.sock.close()
 
 
 def terminal_kind(env: Mapping[str, str]) -> tuple[str, str]:
@@ -134,68 +175,136 @@ def terminal_kind(env: Mapping[str, str]) -> tuple[str, str]:
     return env.get("TERM", "")[:LABEL_MAX_CHARS], program[:LABEL_MAX_CHARS]
 
 
-async def _run_attached(link: _Link, stdin_fd: int, stdout_fd: int) -> str:
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[str] = loop.create_future()
-    saved = termios.tcgetattr(stdin_fd)
+class _AttachedTerminal:
+    """The loop of an attached terminal: keys to the socket, frames to the terminal, signals
+    (through a pipe, so that poll wakes for them) to a resize or the end."""
 
-    def finish(reason: str) -> None:
-        if not done.done():
-            done.set_result(reason)
+    def __init__(self, link: _Link, stdin_fd: int, stdout_fd: int) -> None:
+        self.link, self.stdin_fd, self.stdout_fd = link, stdin_fd, stdout_fd
+        self.reason: str | None = None
+        self.signals: list[int] = []
 
-    def on_input() -> None:
+    def run(self) -> str:
+        saved = termios.tcgetattr(self.stdin_fd)
+        wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_write, False)
+        previous = {sig: signal.getsignal(sig) for sig in _HANDLED_SIGNALS}
+        old_wakeup = -1
+        # The loop makes no reference cycles: no collector pass (a tenth of a millisecond and
+        # more on a busy machine) lands between a key and its echo.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
-            data = os.read(stdin_fd, ATTACH_INPUT_MAX_BYTES)  # a bigger paste goes in several messages
+            tty.setraw(self.stdin_fd, termios.TCSANOW)
+            for sig in _HANDLED_SIGNALS:
+                signal.signal(sig, self._on_signal)
+            old_wakeup = signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+            self._resize()  # the size may have changed between the check and raw mode
+            queued, self.link.queued = self.link.queued, []
+            self._show(queued)  # what came with the attach's reply (the first frame)
+            return self._loop(wake_read)
+        finally:
+            if collecting:
+                gc.enable()
+            signal.set_wakeup_fd(old_wakeup)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            os.close(wake_read)
+            os.close(wake_write)
+            try:
+                _write_all(self.stdout_fd, leave_terminal_bytes())
+            except OSError:
+                pass  # the terminal is gone: nothing left to restore on it
+            try:
+                termios.tcsetattr(self.stdin_fd, termios.TCSAFLUSH, saved)
+            except termios.error:
+                pass
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.signals.append(signum)  # acted on by the loop, which the wakeup pipe wakes
+
+    def _loop(self, wake_read: int) -> str:
+        link, stdin_fd = self.link, self.stdin_fd
+        sock_fd = link.sock.fileno()
+        poller = select.poll()
+        poller.register(wake_read, select.POLLIN)
+        keys_registered: bool | None = None
+        socket_events = 0
+        while self.reason is None:
+            keys_wanted = len(link.unsent) < SEND_BACKLOG_MAX_BYTES
+            if keys_wanted != keys_registered:
+                if keys_wanted:
+                    poller.register(stdin_fd, select.POLLIN)
+                else:
+                    poller.unregister(stdin_fd)
+                keys_registered = keys_wanted
+            wanted = select.POLLIN | (select.POLLOUT if link.unsent else 0)
+            if wanted != socket_events:
+                poller.register(sock_fd, wanted)
+                socket_events = wanted
+            for fd, events in poller.poll():
+                if fd == sock_fd:
+                    self._on_socket(events)
+                elif fd == stdin_fd:
+                    self._on_keys(events)
+                elif fd == wake_read:
+                    os.read(wake_read, 64)
+                if self.reason is not None:
+                    break
+            self._on_signals()
+        return self.reason
+
+    def _finish(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+
+    def _on_keys(self, events: int) -> None:
+        try:
+            data = os.read(self.stdin_fd, ATTACH_INPUT_MAX_BYTES)  # a bigger paste goes in several messages
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
             data = b""
         if not data:
-            finish("terminal closed")
+            self._finish("terminal closed")
             return
-        link.send(AttachInput(data=data))
+        self._send(AttachInput(data=data))
 
-    def on_resize() -> None:
+    def _on_socket(self, events: int) -> None:
+        link = self.link
         try:
-            size = os.get_terminal_size(stdout_fd)
-        except OSError:
-            return
-        link.send(AttachResize(columns=size.columns, lines=size.lines))
-
-    async def pump_output() -> None:
-        try:
-            while True:
-                message = await link.receive()
-                if isinstance(message, AttachOutput):
-                    _write_all(stdout_fd, message.data)
-                elif isinstance(message, Detached):
-                    finish(message.reason)
-                    return
+            if events & select.POLLOUT:
+                link.flush()
+            if events & (_READABLE | _GONE):
+                self._show(link.read())
         except (ConnectionLost, ConnectionError, MuxdError):
-            finish("lost server")
+            self._finish("lost server")
 
-    handled = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP)
-    try:
-        tty.setraw(stdin_fd, termios.TCSANOW)
-        loop.add_reader(stdin_fd, on_input)
-        loop.add_signal_handler(signal.SIGWINCH, on_resize)
-        loop.add_signal_handler(signal.SIGTERM, finish, "terminated")
-        loop.add_signal_handler(signal.SIGHUP, finish, "terminal closed")
-        pump = asyncio.create_task(pump_output())
-        on_resize()  # the size may have changed between the check and raw mode
+    def _show(self, messages: list[object]) -> None:
+        for message in messages:
+            if isinstance(message, AttachOutput):
+                _write_all(self.stdout_fd, message.data)
+            elif isinstance(message, Detached):
+                self._finish(message.reason)
+                return
+
+    def _send(self, message: object) -> None:
         try:
-            return await done
-        finally:
-            pump.cancel()
-    finally:
-        loop.remove_reader(stdin_fd)
-        for sig in handled:
-            loop.remove_signal_handler(sig)
+            self.link.send(message)
+        except (ConnectionError, OSError):
+            self._finish("lost server")
+
+    def _on_signals(self) -> None:
+        while self.signals:
+            signum = self.signals.pop(0)
+            if signum == signal.SIGWINCH:
+                self._resize()
+            else:
+                self._finish(_ENDING_SIGNALS[signum])
+
+    def _resize(self) -> None:
         try:
-            _write_all(stdout_fd, leave_terminal_bytes())
+            size = os.get_terminal_size(self.stdout_fd)
         except OSError:
-            pass  # the terminal is gone: nothing left to restore on it
-        try:
-            termios.tcsetattr(stdin_fd, termios.TCSAFLUSH, saved)
-        except termios.error:
-            pass
+            return
+        self._send(AttachResize(columns=size.columns, lines=size.lines))

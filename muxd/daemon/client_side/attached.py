@@ -95,6 +95,7 @@ class AttachedClient:
         self.press: tuple[str, Point] | None = None  # (pane id, point) of a left button held down
         self._wake = asyncio.Event()
         self._drawn_at = 0.0  # time.monotonic() of the last frame sent
+        self._frame: Any = None  # the last frame painted (None: the painter repaints everything)
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -111,7 +112,7 @@ class AttachedClient:
         from muxd.attach.paint import enter_terminal_bytes
 
         self.connection.send(AttachOutput(data=enter_terminal_bytes()))
-        self.painter.invalidate()
+        self.repaint_all()
         self._task = asyncio.create_task(self._render_loop())
 
     def wake(self) -> None:
@@ -151,7 +152,7 @@ class AttachedClient:
                     return
                 # Try again a frame interval later, repainting the whole screen: a transient
                 # state (a layout caught mid-change) must not cost the user their session.
-                self.painter.invalidate()
+                self.repaint_all()
                 last_frame = time.monotonic()
                 self._wake.set()
 
@@ -165,6 +166,7 @@ class AttachedClient:
         else:
             if not self._wake.is_set():  # render_now drew it meanwhile
                 return max(last_frame, self._drawn_at)
+        last_frame = max(last_frame, self._drawn_at)  # an echo render_now drew is a frame too
         # Cap the frame rate: output arriving meanwhile joins this frame. A program redrawing
         # on its own (a 60 Hz TUI, a build log) gets 30 frames a second, which halves the
         # render cost and nobody can tell; while the user types, 60. And the first frame
@@ -185,16 +187,22 @@ class AttachedClient:
     def render_now(self) -> None:
         """Draw at once, in the caller's callback, if keys came since the last frame: their
         echo (EmulationTurns emulates the pane being typed into first) then never waits for
-        this client's render loop behind other panes' output. Otherwise the loop draws it."""
+        this client's render loop behind other panes' output. Otherwise the loop draws it.
+        A window that is one pane gets only that pane redrawn (echo_frame), and the render
+        loop composes the whole frame a frame interval later."""
         if self.closed or not self._wake.is_set() or self.last_input <= self._drawn_at:
             return
         if self.connection.writer.transport.get_write_buffer_size():
             return  # the terminal is behind: the render loop waits for it
         try:
-            self._paint()
+            frame = self._echo_frame()
+            if frame is None:
+                self._paint()
+            else:
+                self._send_frame(frame)  # the wake stays set: the render loop does the rest
         except Exception:  # a bug costs this frame, not the emulation turn that asked for it
             log.exception("attached client render failed (drawing an echo)")
-            self.painter.invalidate()
+            self.repaint_all()
             self._wake.set()  # the render loop tries again, counting failures
 
     def _paint(self) -> bool:
@@ -206,7 +214,12 @@ class AttachedClient:
             self.detach("exited")
             return False
         self.painter.mouse = self.daemon.registry.options.flag("mouse", self.session.id)
-        data = self.painter.paint(self.frame())
+        return self._send_frame(self.frame())
+
+    def _send_frame(self, frame: Any) -> bool:
+        """Paint `frame` over the last and send it; False if nothing changed."""
+        data = self.painter.paint(frame)
+        self._frame = frame
         if self._between_frames:  # in the same write, ahead of the frame: never inside one
             data, self._between_frames = bytes(self._between_frames) + data, bytearray()
         if not data:  # an empty paint (e.g. woken by a keystroke before its echo) is no frame
@@ -215,6 +228,33 @@ class AttachedClient:
         self.frames += 1
         self.connection.send(AttachOutput(data=data))
         return True
+
+    def repaint_all(self) -> None:
+        """Forget what the terminal shows: the next frame redraws all of it."""
+        self.painter.invalidate()
+        self._frame = None
+
+    def _echo_frame(self) -> Any:
+        """The next frame as the active pane alone changes it (attach/echo_frame.py), when the
+        window is that one pane, live, filling the client's window area, and nothing covers it;
+        else None (compose the whole frame)."""
+        last, window = self._frame, self.session.active_window
+        if last is None or (last.columns, last.lines) != (self.columns, self.lines):
+            return None
+        if (window is None or window.layout is None or self.prompt is not None or self.viewing()
+                or self.pane_numbers is not None or self.session not in self.daemon.registry.sessions):
+            return None
+        placed = self.hub.placements(window)
+        if len(placed) != 1:
+            return None
+        pane, x, y, columns, lines = placed[0]
+        emulator = pane.emulator
+        if (pane is not window.active_pane or pane.exited or pane.id in self.hub.copy_modes or (x, y) != (0, 0)
+                or (columns, lines) != self.window_area() or (emulator.columns, emulator.lines) != (columns, lines)):
+            return None
+        from muxd.attach.echo_frame import echo_frame
+
+        return echo_frame(last, emulator)
 
     def frame(self) -> Any:
         from muxd.attach.compose import compose
@@ -312,7 +352,7 @@ class AttachedClient:
 
     def resize(self, columns: int, lines: int) -> None:
         self.columns, self.lines = clamp_size(columns, lines)
-        self.painter.invalidate()
+        self.repaint_all()
         if self.help_view is not None:
             self.show_text(self.help_lines)
         self.hub.fit_session(self.session)

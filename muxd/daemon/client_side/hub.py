@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import select
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -153,6 +154,19 @@ class AttachHub:
     def shows_active(self, pane: Pane) -> bool:
         """Whether an attached client shows `pane` as its active pane: a person watches it."""
         return any(client.active_pane() is pane for client in self.clients.values())
+
+    def keys_waiting(self) -> bool:
+        """Whether an attached terminal's socket holds bytes the loop has not read yet (keys,
+        most likely): EmulationTurns lets the loop read them before a bulk turn."""
+        fds = []
+        for connection in self.clients:
+            sock = connection.writer.get_extra_info("socket")
+            if sock is not None:
+                fds.append(sock.fileno())
+        try:
+            return bool(fds) and bool(select.select(fds, [], [], 0)[0])
+        except (OSError, ValueError):  # a socket closing meanwhile
+            return False
 
     def someone_typing(self) -> bool:
         """Whether a client had keys within ATTACH_TYPING_S: a person waits for each echo."""

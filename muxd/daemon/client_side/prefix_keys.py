@@ -136,6 +136,7 @@ def binding_for(key: bytes) -> Binding | None:
     return _BY_BYTES.get(key)
 
 
+@functools.lru_cache(maxsize=64)  # asked at every key an attached client types
 def prefix_bytes(name: str) -> bytes:
     """The bytes of a prefix key name (`C-b`, `C-a`, `^A`, `M-x`); BadRequest if not a key."""
     text = key_name_to_text(name.strip())

@@ -18,7 +18,11 @@ While someone waits (`someone_waits`: keys typed into an attached client, a requ
 now), the loop idles after each turn for about as long as the turn ran: the steps of a request
 or a key then run between two turns, and a daemon that sleeps in its poll part of the time is
 woken by the kernel at once, where one always busy waits behind the machine's other busy
-processes. A flood then goes at about half its speed.
+processes. A flood then goes at about half its speed. A turn due when that rest ends goes
+behind what the loop read meanwhile (a key), not ahead of it; and once input went to a pane's
+program (`await_answer`), turns hold off until its output is read, for a few ms at most: the key
+is written, its echo read and drawn with no bulk turn in between. A turn due while an attached
+terminal's keys wait unread in its socket waits for the loop to read them first.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from muxd.config import (
-    EMULATION_ATTENDED_BUDGET_S, EMULATION_RATE_GUESS_BYTES_PER_S, EMULATION_REST_MIN_S, EMULATION_REST_PER_TURN,
+    EMULATION_ANSWER_HOLD_S, EMULATION_ANSWER_HOLDS_APART, EMULATION_ATTENDED_BUDGET_S, EMULATION_RATE_GUESS_BYTES_PER_S, EMULATION_REST_MIN_S, EMULATION_REST_PER_TURN,
     EMULATION_SLICE_MAX_BYTES, EMULATION_SLICE_MIN_BYTES, EMULATION_SLICE_S, EMULATION_TURN_BUDGET_S,
 )
 
@@ -114,6 +118,10 @@ def _no_one_waits() -> bool:
     return False
 
 
+def _no_keys() -> bool:
+    return False
+
+
 class EmulationTurns:
     """The panes with output waiting, served round robin, `budget_s` of `clock` per loop turn,
     after the attended ones (see module docstring).
@@ -122,33 +130,58 @@ class EmulationTurns:
     from a callback runs only after the loop has polled I/O again, so requests and other
     panes' reads get in between two turns. `attended` says whether a person is at a pane;
     `after_attended` is called once an attended pane's output is emulated (to draw it);
-    `someone_waits` whether keys or requests came just now (turns are then paced).
+    `someone_waits` whether keys or requests came just now (turns are then paced);
+    `keys_waiting` whether an attached terminal's keys wait unread (a turn then lets them in first).
     """
 
     def __init__(self, *, budget_s: float = EMULATION_TURN_BUDGET_S, clock: Clock = time.perf_counter,
                  call_soon: Callable[[Callable[[], None]], object] | None = None,
                  call_later: Callable[[float, Callable[[], None]], object] | None = None,
-                 attended_budget_s: float = EMULATION_ATTENDED_BUDGET_S) -> None:
+                 attended_budget_s: float = EMULATION_ATTENDED_BUDGET_S,
+                 answer_hold_s: float = EMULATION_ANSWER_HOLD_S) -> None:
         self.budget_s = budget_s
+        self.answer_hold_s = answer_hold_s
         self.attended_budget_s = attended_budget_s
         self.clock = clock
         # Given the daemon's panes, the sinks it wakes (hence Any: each asks what a Pane knows).
         self.attended: Callable[[Any], bool] = _nobody
         self.after_attended: Callable[[Any], None] = _nothing
         self.someone_waits: Callable[[], bool] = _no_one_waits
+        self.keys_waiting: Callable[[], bool] = _no_keys
         self._call_soon = call_soon
         self._call_later = call_later
         self._waiting: deque[OutputSink] = deque()
         self._flooding: set[OutputSink] = set()  # attended, but too much output to go first
         self._armed = False
         self._last_turn_s = 0.0  # how long the last turn's bulk ran
+        self._answer_from: OutputSink | None = None  # input went to its program: its output is awaited
+        self._held_at = -float("inf")  # clock() when the last hold began
+        self._let_keys_in = False  # this turn was put off once already for keys not yet read
 
     def __contains__(self, sink: OutputSink) -> bool:
         return sink in self._waiting
 
+    def await_answer(self, sink: OutputSink) -> None:
+        """Input just went to `sink`'s program: hold the bulk turns off until its output comes
+        (at most `answer_hold_s`; not again within a few holds' time)."""
+        now = self.clock()
+        if now - self._held_at >= self.answer_hold_s * EMULATION_ANSWER_HOLDS_APART:
+            self._answer_from, self._held_at = sink, now
+
+    def _held_s(self) -> float:
+        """How much longer turns hold off for an answer (0: they go)."""
+        if self._answer_from is None:
+            return 0.0
+        left = self._held_at + self.answer_hold_s - self.clock()
+        if left <= 0:
+            self._answer_from = None
+        return max(left, 0.0)
+
     def wake(self, sink: OutputSink) -> None:
         """`sink` has output waiting: emulate and draw it now if it is attended, else (or if
         it floods) give it a share of the coming turns."""
+        if sink is self._answer_from:
+            self._answer_from = None  # the answer came: the turns go on
         if sink not in self._waiting:
             self._waiting.append(sink)
         if sink not in self._flooding and self.attended(sink):
@@ -159,6 +192,8 @@ class EmulationTurns:
         if sink in self._waiting:
             self._waiting.remove(sink)
         self._flooding.discard(sink)
+        if sink is self._answer_from:
+            self._answer_from = None
 
     def _arm(self) -> None:
         if not self._armed and self._waiting:
@@ -168,13 +203,33 @@ class EmulationTurns:
                 # while: the daemon then sleeps in its poll half the time, so the kernel
                 # wakes it at once for a key or a request (a process always busy waits behind
                 # the machine's other busy ones), and a request's steps run between two turns.
-                call_later = self._call_later or asyncio.get_running_loop().call_later
-                call_later(max(self._last_turn_s * EMULATION_REST_PER_TURN, EMULATION_REST_MIN_S), self._turn)
+                self._turn_after(max(self._last_turn_s * EMULATION_REST_PER_TURN, EMULATION_REST_MIN_S))
                 return
-            call_soon = self._call_soon or asyncio.get_running_loop().call_soon
-            call_soon(self._turn)
+            self._turn_soon()
+
+    def _turn_after(self, delay: float) -> None:
+        call_later = self._call_later or asyncio.get_running_loop().call_later
+        call_later(delay, self._turn_soon)
+
+    def _turn_soon(self) -> None:
+        """The next turn, after the callbacks the loop has queued: a timer ending a rest fires
+        after the poll that read a key, and the key's step must go first."""
+        call_soon = self._call_soon or asyncio.get_running_loop().call_soon
+        call_soon(self._turn)
 
     def _turn(self) -> None:
+        held = self._held_s()
+        if held > 0:  # input went out just now: its answer goes before any bulk
+            self._turn_after(held)
+            return
+        if not self._let_keys_in and self.keys_waiting():
+            # Keys came as this turn was due: put it off past the loop's next poll (a timer
+            # fires after it), which reads them, so that they go first. Once: a connection
+            # that does not read its keys (a paste into a full pane) holds no flood back.
+            self._let_keys_in = True
+            self._turn_after(0.0)
+            return
+        self._let_keys_in = False
         self._armed = False
         self._serve_attended()
         started = self.clock()

@@ -288,6 +288,8 @@ class Pane:
         if data:
             self.typed_at = time.monotonic()
         self._queue_input(data)
+        if data:
+            self._turns.await_answer(self)  # its echo goes before the other panes' bulk
 
     def _queue_input(self, data: bytes) -> None:
         if not data or self._process is None or self._closed or self.exited:

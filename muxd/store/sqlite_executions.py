@@ -88,6 +88,8 @@ class SqliteExecutionStore:
         self._failure_logs: dict[str, SampledLog] = {}
         self._failure_logs_lock = threading.Lock()  # save_soon's failures are reported on the writer thread
         self._batches = SaveBatches(db)  # saves waiting for the writer together: one transaction
+        self._refused_log = SampledLog(log, logging.ERROR, "history write refused",
+                                       interval_s=failure_log_interval_s)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -161,7 +163,7 @@ class SqliteExecutionStore:
 
         def done(failure: sqlite3.Error | StoreUnavailable | None) -> None:
             if isinstance(failure, StoreUnavailable):  # the writer refused it (damaged, closed)
-                log.error("history write refused: %s: %s", doing, failure.message)
+                self._refused_log.event(f": {doing}: {failure.message}")
                 if on_failed is not None:
                     on_failed(execution, failure)
             elif failure is not None:

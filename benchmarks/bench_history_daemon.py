@@ -2,16 +2,19 @@
 executions, and what recording costs the daemon on 20 busy agent panes.
 
     .venv/bin/python benchmarks/bench_history_daemon.py [--rows 1000000] [--calls 100] [--db FILE]
-                                                        [--panes 20] [--seconds 30] [--skip-queries]
+                                                        [--panes 20] [--seconds 60] [--repeats 3]
+                                                        [--tree DIR] [--skip-queries]
 
 1. Queries: a daemon on a database seeded with `--rows` executions (bench_history_queries'
    seed_executions), `muxd mcp` over stdio, the real MCP SDK client; p50/p95 of each query
    tool (target p95 <= 20 ms for each), and of a
    call that reads nothing (list_tools) as the floor, measured in the same run.
 2. Recording: `--panes` fake Claude Code panes busy most of the time (turns of `--turn-s` of
-   spinner redraws and an answer, the next prompt 2 s after) for `--seconds` (the same keystrokes
-   either way), in a daemon recording executions and in one with MUXD_HISTORY=0; the daemon's CPU
-   seconds in each and the difference, `--repeats` pairs, their median (target <= 2 %).
+   spinner redraws and an answer, the next prompt 2 s after) for `--seconds`, in a daemon
+   recording executions and in one with MUXD_HISTORY=0 running side by side in the same window,
+   sent the same keystrokes at the same moments; each daemon's CPU seconds (from /proc), the
+   ratio on/off, `--repeats` windows, their median (target <= 2 %). `--tree DIR` adds a third
+   daemon recording with the code of checkout DIR (old against new in the same window).
 """
 
 from __future__ import annotations
@@ -110,56 +113,120 @@ def queries(db: Path, rows: int, calls: int) -> bool:
     return ok
 
 
-def _busy_daemon_cpu(history: bool, panes: int, seconds: float, turn_s: float) -> tuple[float, int]:
-    env = {"MUXD_HISTORY": "1" if history else "0", "MUXD_FAKE_THINK_S": str(turn_s)}
-    server = MuxdTestServer(env=env).start()
-    try:
-        ids = [server.cli("new-session", "-d", "-P", "-s", f"a{n}", "--", *FAKE_AGENT, "claude",
-                          check=True).stdout.strip() for n in range(panes)]
-        for pane in ids:
-            wait_until(lambda: agent_state(server, pane) == "Idle", timeout=60, message=f"{pane} idle")
-        stop = threading.Event()
+class _BusyDaemon:
+    """One daemon of a recording run: `panes` fake Claude Code panes, Idle and ready for prompts;
+    `tree` (a checkout of muxd) runs that code instead of this one's."""
 
-        def prompts() -> None:
-            while not stop.is_set():
-                for pane in ids:
-                    server.cli("send-keys", "-t", pane, "think", "Enter")
-                stop.wait(turn_s + PROMPT_GAP_S)
+    def __init__(self, label: str, history: bool, panes: int, turn_s: float, tree: Path | None = None) -> None:
+        env = {"MUXD_HISTORY": "1" if history else "0", "MUXD_FAKE_THINK_S": str(turn_s)}
+        if tree is not None:
+            env["PYTHONPATH"] = str(tree)
+        self.label, self.history = label, history
+        self.server = MuxdTestServer(env=env).start()
+        self.ids = [self.server.cli("new-session", "-d", "-P", "-s", f"a{n}", "--", *FAKE_AGENT, "claude",
+                                    check=True).stdout.strip() for n in range(panes)]
+        self.cpu = 0.0
 
-        driver = threading.Thread(target=prompts, daemon=True)
-        assert server.pid is not None
-        before = cpu_seconds(server.pid)
-        driver.start()
-        time.sleep(seconds)  # the measured window: a fixed wall-clock span, not a synchronisation
-        stop.set()
-        driver.join()
-        spent = cpu_seconds(server.pid) - before
-        recorded = 0
-        if history:
-            recorded = json.loads(server.cli("history", "--json", "--limit", "1", check=True).stdout)["total"]
-        return spent, recorded
-    finally:
-        server.stop()
+    def wait_idle(self) -> None:
+        for pane in self.ids:
+            wait_until(lambda: agent_state(self.server, pane) == "Idle", timeout=60, message=f"{pane} idle")
+
+    def prompt(self, pane: str) -> None:
+        self.server.run_here("send-keys", "-t", pane, "think", "Enter")
+
+    def recorded(self) -> int:
+        if not self.history:
+            return 0
+        return json.loads(self.server.run_here("history", "--json", "--limit", "1", check=True).stdout)["total"]
+
+    @property
+    def pid(self) -> int:
+        assert self.server.pid is not None
+        return self.server.pid
 
 
-def recording(panes: int, seconds: float, turn_s: float, repeats: int) -> bool:
-    """`repeats` pairs of runs, history off then on, one after the other: the machine's other
-    work drifts between runs, so each pair is a ratio and the median of the pairs is the figure."""
-    print(f"\n{panes} busy fake Claude Code panes, turns of {turn_s:g} s every {turn_s + PROMPT_GAP_S:g} s, "
-          f"{seconds:g} s a run, {repeats} pair(s) of runs (history off, then on):")
-    extras, per_execution = [], []
+def _warm_up(daemons: list[_BusyDaemon], turn_s: float) -> None:
+    """One turn on every pane before the window: what a daemon does once (imports at the first
+    ended turn, the warm-up after the first reply) is not what recording costs a busy fleet."""
+    for daemon in daemons:
+        for pane in daemon.ids:
+            daemon.prompt(pane)
+    for daemon in daemons:
+        if daemon.history:
+            wait_until(lambda: daemon.recorded() >= len(daemon.ids), timeout=turn_s + 60,
+                       message=f"{daemon.label}: the warm-up turns recorded")
+    for daemon in daemons:
+        daemon.wait_idle()
+
+
+def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> None:
+    """Each daemon's CPU seconds over one window of `seconds` in which all of them run their panes
+    at once, sent the same prompts at the same moments (the order turned each round, so none is
+    always first): whatever else the machine does falls on all of them alike."""
+    stop = threading.Event()
+
+    def prompts() -> None:
+        round_number = 0
+        while not stop.is_set():
+            order = daemons if round_number % 2 == 0 else daemons[::-1]
+            for pane in range(len(daemons[0].ids)):
+                for daemon in order:
+                    daemon.prompt(daemon.ids[pane])
+            round_number += 1
+            stop.wait(turn_s + PROMPT_GAP_S)
+
+    driver = threading.Thread(target=prompts, daemon=True)
+    before = [cpu_seconds(d.pid) for d in daemons]
+    driver.start()
+    time.sleep(seconds)  # the measured window: a fixed wall-clock span, not a synchronisation
+    stop.set()
+    driver.join()
+    for daemon, start in zip(daemons, before):
+        daemon.cpu = cpu_seconds(daemon.pid) - start
+
+
+def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Path | None) -> bool:
+    """`repeats` windows, each with a daemon recording and one with the history off (and, with
+    `tree`, a recording daemon running that checkout's code) running side by side: each window's
+    ratio on/off is measured under the same load, and the median of the windows is the figure."""
+    others = f", and history on in {tree}" if tree else ""
+    print(f"\n{panes} busy fake Claude Code panes a daemon, turns of {turn_s:g} s every {turn_s + PROMPT_GAP_S:g} s, "
+          f"{repeats} window(s) of {seconds:g} s, daemons side by side: history off, history on{others}:")
+    extras: dict[str, list[float]] = {}
+    per_execution: dict[str, list[float]] = {}
     for n in range(repeats):
         load = os.getloadavg()[0]
-        off, _ = _busy_daemon_cpu(False, panes, seconds, turn_s)
-        on, recorded = _busy_daemon_cpu(True, panes, seconds, turn_s)
-        extras.append((on - off) / off * 100 if off else 0.0)
-        per_execution.append((on - off) / recorded * 1000 if recorded else 0.0)
-        print(f"  pair {n + 1}: daemon CPU off {off:.2f} s, on {on:.2f} s ({recorded} executions recorded): "
-              f"{extras[-1]:+.1f} %, {per_execution[-1]:+.1f} ms per execution (load {load:.1f})")
-    extra = statistics.median(extras)
-    print(f"  extra CPU of recording, median of {repeats}: {extra:+.1f} % (target <= 2 %), "
-          f"{statistics.median(per_execution):+.1f} ms per execution recorded")
-    return extra <= 2.0
+        daemons = []
+        try:
+            daemons.append(_BusyDaemon("off", False, panes, turn_s))
+            daemons.append(_BusyDaemon("on", True, panes, turn_s))
+            if tree is not None:
+                daemons.append(_BusyDaemon(f"on ({tree.name})", True, panes, turn_s, tree))
+            for daemon in daemons:
+                daemon.wait_idle()
+            _warm_up(daemons, turn_s)
+            _busy_window(daemons, seconds, turn_s)
+            off = daemons[0].cpu
+            parts = [f"off {off:.2f} s"]
+            for daemon in daemons[1:]:
+                recorded = daemon.recorded() - panes  # not the warm-up's
+                extra = (daemon.cpu - off) / off * 100 if off else 0.0
+                extras.setdefault(daemon.label, []).append(extra)
+                per_execution.setdefault(daemon.label, []).append((daemon.cpu - off) / recorded * 1000 if recorded else 0.0)
+                parts.append(f"{daemon.label} {daemon.cpu:.2f} s = {daemon.cpu / off if off else 0:.3f}x "
+                             f"({extra:+.1f} %, {recorded} executions)")
+            print(f"  window {n + 1} (load {load:.1f}): daemon CPU " + "; ".join(parts), flush=True)
+        finally:
+            for daemon in daemons:
+                daemon.server.stop()
+    ok = True
+    for label, values in extras.items():
+        extra = statistics.median(values)
+        print(f"  extra CPU of recording, {label}, median of {repeats}: {extra:+.1f} % "
+              f"(ratio {1 + extra / 100:.3f}; target <= 2 %), "
+              f"{statistics.median(per_execution[label]):+.1f} ms per execution recorded")
+        ok = ok and extra <= 2.0
+    return ok
 
 
 def main() -> int:
@@ -170,7 +237,9 @@ def main() -> int:
     parser.add_argument("--panes", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--turn-s", type=float, default=TURN_S, help="length of each agent turn")
-    parser.add_argument("--repeats", type=int, default=3, help="pairs of recording runs (off, on)")
+    parser.add_argument("--repeats", type=int, default=3, help="recording windows (daemons off and on side by side)")
+    parser.add_argument("--tree", type=Path, help="also a recording daemon running this checkout's code "
+                                                   "(e.g. a git worktree of the code before a change)")
     parser.add_argument("--skip-queries", action="store_true")
     parser.add_argument("--skip-recording", action="store_true")
     args = parser.parse_args()
@@ -180,7 +249,7 @@ def main() -> int:
         if not args.skip_queries:
             ok = queries(db, args.rows, args.calls) and ok
         if not args.skip_recording:
-            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats) and ok
+            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, args.tree) and ok
     return 0 if ok else 1
 
 

@@ -26,27 +26,34 @@ class Transcript:
 
 
 class TranscriptBuffer:
-    """Collects output up to `cap_bytes`; what comes after is counted, not kept."""
+    """Collects output up to `cap_bytes`; what comes after is counted, not kept. `add` is a
+    pane's output tap for a whole turn (called for every chunk): one comparison below the cap."""
 
     def __init__(self, columns: int, lines: int, cap_bytes: int = TRANSCRIPT_MAX_BYTES) -> None:
         self.columns, self.lines = columns, lines
         self.cap_bytes = cap_bytes
         self._chunks: list[bytes] = []
-        self.kept = 0
         self.seen = 0
 
     def add(self, data: bytes) -> None:
         self.seen += len(data)
-        room = self.cap_bytes - self.kept
-        if room <= 0:
-            return
-        piece = data if len(data) <= room else data[:room]
-        self._chunks.append(piece)
-        self.kept += len(piece)
+        if self.seen <= self.cap_bytes:
+            self._chunks.append(data)
+        else:
+            self._past_cap(data)
+
+    def _past_cap(self, data: bytes) -> None:
+        room = self.cap_bytes - (self.seen - len(data))  # what the chunks before it left
+        if room > 0:
+            self._chunks.append(data[:room])
+
+    @property
+    def kept(self) -> int:
+        return min(self.seen, self.cap_bytes)
 
     @property
     def truncated(self) -> bool:
-        return self.seen > self.kept
+        return self.seen > self.cap_bytes
 
     def finish(self) -> Transcript:
         raw = b"".join(self._chunks)

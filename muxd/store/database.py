@@ -219,6 +219,10 @@ class Database:
         except RuntimeError as exc:  # the writer was shut down
             raise StoreUnavailable(f"the database is closed: {doing}", reason="closed") from exc
 
+    def run_soon(self, job: Job[T]) -> concurrent.futures.Future[T]:
+        """Queue `job` on the writer thread; its future (for a caller that is not on the loop)."""
+        return self._executor.submit(self._call, job)
+
     def submit(self, job: Job[object], what: str) -> None:
         """Queue a write whose outcome nobody waits for; a failure is logged, never raised."""
         future = self._executor.submit(self._call, job)

@@ -8,6 +8,7 @@ queue on the writer. Every `sqlite3.Error` reaches callers as one `StoreUnavaila
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 import threading
@@ -25,6 +26,7 @@ from muxd.store.database import Database, transaction
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
 from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
+from muxd.store.save_batches import SAVE_TRANSCRIPT, SaveBatches, save_rows, transcript_row
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope
 from muxd.store.location import MEMORY
 from muxd.executions.fingerprint import stack_hash
@@ -44,36 +46,31 @@ _extra_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 
+def _muxd_error(exc: sqlite3.Error, doing: str) -> Conflict | StoreUnavailable:
+    """SQLite's error as muxd's."""
+    if isinstance(exc, sqlite3.IntegrityError) and "idempotency_key" in str(exc):
+        # The one constraint a caller can break: an idempotency key already used by another id.
+        return Conflict(f"{doing}: another execution has this idempotency key")
+    return unavailable(exc, doing)
+
+
 def _guarded(job: Job[T], doing: str) -> Job[T]:
     """`job` with SQLite's errors turned into muxd's (raised on the thread that ran it)."""
     def run(db: sqlite3.Connection) -> T:
         try:
             return job(db)
-        except sqlite3.IntegrityError as exc:
-            if "idempotency_key" not in str(exc):
-                raise unavailable(exc, doing) from exc
-            # The one constraint a caller can break: an idempotency key already used by another id.
-            raise Conflict(f"{doing}: another execution has this idempotency key") from exc
         except sqlite3.Error as exc:
-            raise unavailable(exc, doing) from exc
+            raise _muxd_error(exc, doing) from exc
     return run
 
 
-def _save_rows(db: sqlite3.Connection, rows: list[tuple[Execution, Transcript | None]]) -> None:
-    with transaction(db):
-        for execution, transcript in rows:
-            db.execute(UPSERT, to_row(execution))
-            if transcript is not None:
-                db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution.id, transcript))
-
-
-_SAVE_TRANSCRIPT = ("INSERT OR REPLACE INTO execution_transcripts (execution_id, data, raw_bytes, truncated, extra) "
-                    "VALUES (?, ?, ?, ?, ?)")
-
-
-def _transcript_row(execution_id: str, transcript: Transcript) -> tuple[Any, ...]:
-    extra = msgspec.json.encode(transcript.extra).decode() if transcript.extra else None
-    return (execution_id, transcript.data, transcript.raw_bytes, int(transcript.truncated), extra)
+def _settle(stored: asyncio.Future[None], failure: Exception | None) -> None:
+    if stored.done():
+        return  # the saver stopped waiting (cancelled); the write went on
+    if failure is None:
+        stored.set_result(None)
+    else:
+        stored.set_exception(failure)
 
 
 class SqliteExecutionStore:
@@ -90,6 +87,9 @@ class SqliteExecutionStore:
         self._failure_log_interval_s = failure_log_interval_s
         self._failure_logs: dict[str, SampledLog] = {}
         self._failure_logs_lock = threading.Lock()  # save_soon's failures are reported on the writer thread
+        self._batches = SaveBatches(db)  # saves waiting for the writer together: one transaction
+        self._refused_log = SampledLog(log, logging.ERROR, "history write refused",
+                                       interval_s=failure_log_interval_s)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -121,12 +121,33 @@ class SqliteExecutionStore:
     # ------------------------------------------------------------------ writes
 
     async def save(self, execution: Execution, transcript: Transcript | None = None) -> None:
-        """Insert or replace by id (with its transcript, in the same transaction)."""
-        await self._write(lambda db: _save_rows(db, [(execution, transcript)]), f"saving {execution.id}")
+        """Insert or replace by id (with its transcript, in the same transaction); back once
+        stored. Written with the other saves that wait for the writer then (SaveBatches)."""
+        doing = f"saving {execution.id}"
+        loop = asyncio.get_running_loop()
+        stored: asyncio.Future[None] = loop.create_future()
+
+        def done(failure: sqlite3.Error | StoreUnavailable | None) -> None:  # on the writer thread
+            error: Exception | None = None
+            if isinstance(failure, sqlite3.Error):
+                try:
+                    self._db.check_damage(failure)  # a damaged file refuses every write after it
+                    error = _muxd_error(failure, doing)
+                except StoreUnavailable as damaged:
+                    error = damaged
+            elif failure is not None:
+                error = failure
+            try:
+                loop.call_soon_threadsafe(_settle, stored, error)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                pass
+
+        self._batches.add(execution, transcript, done)
+        await stored
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""
-        await self._write(lambda db: _save_rows(db, rows), f"saving {len(rows)} execution(s)")
+        await self._write(lambda db: save_rows(db, rows), f"saving {len(rows)} execution(s)")
 
     def save_soon(self, execution: Execution,
                   on_failed: Callable[[Execution, StoreUnavailable], None] | None = None) -> None:
@@ -140,19 +161,18 @@ class SqliteExecutionStore:
             if on_failed is not None and not isinstance(exc, sqlite3.IntegrityError):
                 on_failed(execution, unavailable(exc, doing))
 
-        def job(db: sqlite3.Connection) -> None:
-            try:
-                db.execute(UPSERT, to_row(execution))
-            except sqlite3.Error as exc:
-                failed(exc)
+        def done(failure: sqlite3.Error | StoreUnavailable | None) -> None:
+            if isinstance(failure, StoreUnavailable):  # the writer refused it (damaged, closed)
+                self._refused_log.event(f": {doing}: {failure.message}")
+                if on_failed is not None:
+                    on_failed(execution, failure)
+            elif failure is not None:
+                failed(failure)
 
-        try:
-            self._db.submit(job, doing)
-        except RuntimeError:
-            failed(sqlite3.OperationalError("the database is closed"))
+        self._batches.add(execution, None, done)
 
     async def save_transcript(self, execution_id: str, transcript: Transcript) -> None:
-        await self._write(lambda db: db.execute(_SAVE_TRANSCRIPT, _transcript_row(execution_id, transcript)),
+        await self._write(lambda db: db.execute(SAVE_TRANSCRIPT, transcript_row(execution_id, transcript)),
                           f"saving the transcript of {execution_id}")
 
     async def interrupt_running(self, now: float) -> int:

@@ -11,7 +11,7 @@ import logging
 import re
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Tools whose argument is a file they write (Claude Code's names; Codex reports edits as Edit).
 FILE_WRITING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Update", "Create"})
@@ -61,7 +62,6 @@ def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None
     if execution.kind != "prompt":
         return TurnSnapshot()
     pane = run.pane
-    lines = turn_rows(run)
     calls: list[str] = []
     tools_source: Source = "screen"
     hook_answer = None
@@ -74,6 +74,9 @@ def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None
             told = runner.hooks.fact("answer")
             if told is not None and told[1].observed_at >= (execution.started_at or 0.0):
                 hook_answer = str(told[0])
+    # The screen's rows are read for the answer only, which the agent's own words replace: with
+    # those, the capture (the costliest step of a turn's end) is not made.
+    lines = turn_rows(run) if hook_answer is None else []
     return TurnSnapshot(lines=lines, tool_calls=calls, tools_source=tools_source, hook_answer=hook_answer,
                         agent_type=pane.agent.agent_type, pid=run.agent_pid or pane.pid, marked_log=run.session_log)
 
@@ -136,10 +139,16 @@ async def _log_facts(pane_id: str, shot: TurnSnapshot, logs: SessionLogs) -> Tur
     marked = None
     if shot.marked_log is not None:
         try:
-            marked = await asyncio.wrap_future(shot.marked_log)
+            marked = await _result(shot.marked_log)
         except Exception:  # a log that vanished or cannot be read: looked for again
             marked = None
-    return await asyncio.wrap_future(logs.read_soon(pane_id, shot.agent_type, shot.pid, marked))
+    return await _result(logs.read_soon(pane_id, shot.agent_type, shot.pid, marked))
+
+
+async def _result(future: Future[T]) -> T:
+    """`future`'s result; one done already (an agent known to keep no log) takes no trip
+    through the loop's wake-up pipe."""
+    return future.result() if future.done() else await asyncio.wrap_future(future)
 
 
 def _from_log(execution: Execution, facts: TurnFacts, fields: dict[str, object], sources: dict[str, str]) -> None:

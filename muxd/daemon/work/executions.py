@@ -122,7 +122,7 @@ class ExecutionService:
         run.tracker.prompt_waiting = functools.partial(self._prompt_waiting, run)
         run.tracker.shell_in_front = functools.partial(shell_in_front, pane)
         self.panes[pane.id] = run
-        run.tap = functools.partial(self._output, run)
+        run.marks_tap = functools.partial(self._output, run)
         if program is not None:
             run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
                                                   kind="command")
@@ -202,24 +202,34 @@ class ExecutionService:
         self._finish(run, ended)
 
     def _retap(self, run: PaneRun) -> None:
-        """`run`'s pane tells `_output` its chunks only while there is work for it: a transcript
-        kept, or a shell in front whose prompt marks start commands. An idle agent's screen
-        redraws (most of a busy fleet's output) then cost the history nothing per chunk."""
+        """`run`'s pane tells the history its chunks only while there is work for them: a shell
+        in front, whose prompt marks start commands (`_output`), or an agent's turn, whose bytes
+        go straight to its transcript (no frame of ours per chunk: a busy fleet writes thousands
+        a second). An idle agent's screen redraws then cost the history nothing per chunk."""
         if self.panes.get(run.pane.id) is not run:
             return  # no longer followed (removed, respawned): its tap stays off
+        tapped_for = (run.tracker.state.is_agent, run.transcript)
+        if tapped_for == run.tapped_for:
+            return  # most state changes change neither (called on each)
+        run.tapped_for = tapped_for
+        if not run.tracker.state.is_agent:
+            wanted = run.marks_tap
+        elif run.transcript is not None:
+            wanted = run.transcript.add
+        else:
+            wanted = None
         taps = run.pane.output_taps
-        wanted = run.transcript is not None or not run.tracker.state.is_agent
-        if wanted and run.tap not in taps:
-            taps.append(run.tap)
-        elif not wanted and run.tap in taps:
+        if run.tap is not None and run.tap != wanted and run.tap in taps:
             taps.remove(run.tap)
+        run.tap = wanted
+        if wanted is not None and wanted not in taps:
+            taps.append(wanted)
 
     def _output(self, run: PaneRun, data: bytes) -> None:
-        """Every chunk a pane's program writes (the hot path: a busy pane writes hundreds a second)."""
+        """Every chunk a pane writes while a shell is in front (an agent's own shell tools' marks
+        are not command lines of its pane: `_retap` takes this tap off then)."""
         if run.transcript is not None:
             run.transcript.add(data)
-        if run.tracker.state.is_agent:
-            return  # an agent in front: its own shell tools' marks are not command lines of this pane
         for mark in run.marks.feed(data):
             now = time.time()
             if mark.kind == "C":

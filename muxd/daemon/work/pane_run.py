@@ -35,5 +35,7 @@ class PaneRun:
     program: Execution | None = None   # the pane's own program as an execution (muxd run)
     agent_pid: int | None = None       # the agent's process when the running execution began
     timer: asyncio.TimerHandle | None = None
-    tap: Callable[[bytes], None] | None = None  # its output tap, on the pane only while it has work
+    tap: Callable[[bytes], None] | None = None  # the output tap on the pane now (None: no work for one)
+    marks_tap: Callable[[bytes], None] | None = None  # the tap while a shell is in front (prompt marks)
+    tapped_for: tuple[bool, TranscriptBuffer | None] | None = None  # (an agent in front, transcript) at the last retap
     timer_due: float | None = None

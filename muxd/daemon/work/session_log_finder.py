@@ -31,12 +31,22 @@ class SessionLogs:
     def mark_soon(self, pane_id: str, agent_type: str | None, pid: int | None,
                   at_end: bool = True) -> Future[SessionLogCursor | None]:
         """`mark` on the pane's lane."""
+        if self._gave_up(pid):
+            return _none()
         return self.lanes.submit(pane_id, self.mark, agent_type, pid, at_end)
 
     def read_soon(self, pane_id: str, agent_type: str | None, pid: int | None,
                   marked: SessionLogCursor | None) -> Future[TurnFacts | None]:
         """`read` on the pane's lane."""
+        if marked is None and self._gave_up(pid):
+            return _none()
         return self.lanes.submit(pane_id, self.read, agent_type, pid, marked)
+
+    def _gave_up(self, pid: int | None) -> bool:
+        """Whether `pid`'s log was looked for in vain often enough that `mark` and `read` find
+        nothing without looking (asked on the loop: a count that only grows, until `forget`,
+        so no lane's work is needed, nor a trip to a thread and back)."""
+        return pid is not None and self._misses.get(pid, 0) >= SESSION_LOG_MISSES_MAX
 
     def _find(self, agent_type: str, pid: int) -> Path | None:
         from muxd.executions.session_logs import locate  # the parsers: at the first agent turn, on a lane
@@ -96,3 +106,9 @@ class SessionLogs:
 
     def close(self) -> None:
         self.lanes.close()
+
+
+def _none() -> Future[None]:
+    done: Future[None] = Future()
+    done.set_result(None)
+    return done

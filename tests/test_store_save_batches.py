@@ -1,0 +1,140 @@
+"""Saves that wait for the writer thread together are written in one transaction (SaveBatches), on
+a real SQLite file: each is stored and acknowledged, a conflicting row fails alone, and saves the
+writer refuses (a damaged file) are told so instead of waiting for ever."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from muxd.errors import Conflict, StoreUnavailable
+from muxd.executions.record import Execution
+from muxd.executions.transcript import Transcript
+from muxd.store.database import Database
+from muxd.store.sqlite_executions import SqliteExecutionStore
+
+ONE_PANE = {"pane_id": "%1", "pane_key": "r/%1", "agent_name": "a"}
+WRITER_TIMEOUT_S = 30.0
+
+
+def _held(db: Database) -> threading.Event:
+    """The writer thread busy until the returned event is set: what is queued meanwhile waits together."""
+    release = threading.Event()
+    db.run_soon(lambda _c: release.wait(WRITER_TIMEOUT_S))
+    return release
+
+
+@asynccontextmanager
+async def opened(path: Path) -> AsyncIterator[tuple[Database, SqliteExecutionStore]]:
+    db = Database(str(path))
+    store = SqliteExecutionStore(db)
+    try:
+        yield db, store
+    finally:
+        db.problem = None  # (a test may have marked it damaged: closing still closes)
+        store.close()
+        db.close()
+
+
+def _statements(db: Database) -> list[str]:
+    """The writer's statements from now on, as SQLite runs them (BEGIN, INSERT …, COMMIT)."""
+    seen: list[str] = []
+    db.call_sync(lambda c: c.set_trace_callback(lambda sql: seen.append(sql.split(" ", 1)[0])))
+    return seen
+
+
+def test_saves_waiting_together_are_one_transaction_each_stored(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            statements = _statements(db)
+            release = _held(db)
+            started = [Execution(id=f"exec_{n}", status="running", started_at=1.0 + n, **ONE_PANE) for n in range(5)]
+            for execution in started:
+                store.save_soon(execution)
+            ended = msgspec.structs.replace(started[0], status="success", completed_at=9.0)
+            transcript = Transcript(data=b"x\x9c\x03\x00\x00\x00\x00\x01", raw_bytes=0, extra={"columns": 80})
+            saving = asyncio.ensure_future(store.save(ended, transcript))
+            await asyncio.sleep(0)  # (the save queued behind the held writer)
+            assert not saving.done()
+            release.set()
+            await asyncio.wait_for(saving, WRITER_TIMEOUT_S)
+            # Six saves (and the transcript), one transaction: not a transaction (or an
+            # autocommitted statement) each.
+            assert statements[0] == "BEGIN" and statements[-1] == "COMMIT", statements
+            assert statements.count("BEGIN") == statements.count("COMMIT") == 1, statements
+            assert await store.get("exec_0") == ended  # the later save of the same id wins: order kept
+            for execution in started[1:]:
+                assert await store.get(execution.id) == execution
+            assert (await store.transcript("exec_0")).raw_bytes == 0  # type: ignore[union-attr]
+
+    asyncio.run(test())
+
+
+def test_a_conflicting_save_in_a_batch_fails_alone(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            first = Execution(id="exec_1", idempotency_key="k", principal="token:ci", **ONE_PANE)
+            await store.save(first)
+            release = _held(db)
+            twin = asyncio.ensure_future(store.save(msgspec.structs.replace(first, id="exec_2")))
+            other = asyncio.ensure_future(store.save(Execution(id="exec_3", **ONE_PANE)))
+            await asyncio.sleep(0)
+            release.set()
+            with pytest.raises(Conflict, match="another execution has this idempotency key"):
+                await asyncio.wait_for(twin, WRITER_TIMEOUT_S)
+            await asyncio.wait_for(other, WRITER_TIMEOUT_S)
+            assert await store.get("exec_3") is not None
+            assert await store.get("exec_2") is None
+
+    asyncio.run(test())
+
+
+def test_saves_the_writer_refuses_are_told_so(tmp_path: Path) -> None:
+    async def test() -> None:
+        refused: list[tuple[str, StoreUnavailable]] = []
+        async with opened(tmp_path / "h.db") as (db, store):
+            release = _held(db)
+            db.problem = "the database h.db is damaged (test)"  # what check_damage sets once it finds damage
+            store.save_soon(Execution(id="exec_1", **ONE_PANE), lambda e, failure: refused.append((e.id, failure)))
+            saving = asyncio.ensure_future(store.save(Execution(id="exec_2", **ONE_PANE)))
+            await asyncio.sleep(0)
+            release.set()
+            with pytest.raises(StoreUnavailable, match="damaged"):
+                await asyncio.wait_for(saving, WRITER_TIMEOUT_S)
+            assert [(i, "damaged" in f.message) for i, f in refused] == [("exec_1", True)]
+
+    asyncio.run(test())
+
+
+def test_a_save_after_the_writer_closed_is_refused_not_lost_in_a_wait(tmp_path: Path) -> None:
+    async def test() -> None:
+        db = Database(str(tmp_path / "h.db"))
+        store = SqliteExecutionStore(db)
+        store.close()
+        db.close()
+        with pytest.raises(StoreUnavailable, match="closed"):
+            await asyncio.wait_for(store.save(Execution(id="exec_1", **ONE_PANE)), WRITER_TIMEOUT_S)
+
+    asyncio.run(test())
+
+
+def test_a_sqlite_failure_of_the_batch_is_each_saves_own(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            # Rows the table refuses whatever they hold: every save of the batch fails, each told.
+            db.call_sync(lambda c: c.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON executions BEGIN SELECT RAISE(ABORT, 'refused'); END"))
+            release = _held(db)
+            saves = [asyncio.ensure_future(store.save(Execution(id=f"exec_{n}", **ONE_PANE))) for n in range(3)]
+            await asyncio.sleep(0)
+            release.set()
+            outcomes = await asyncio.wait_for(asyncio.gather(*saves, return_exceptions=True), WRITER_TIMEOUT_S)
+            assert [type(o) for o in outcomes] == [StoreUnavailable] * 3
+
+    asyncio.run(test())

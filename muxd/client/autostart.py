@@ -17,10 +17,19 @@ from muxd.store.location import MEMORY
 LOG_TAIL_BYTES = 2000
 # The daemon's interpreter starts without `site` (-S: its .pth files, an editable install's finder,
 # cost each start ~20 ms) and finds its modules where this client found them: the client's sys.path,
-# handed over in DAEMON_SYS_PATH_ENV, which the daemon removes before anything else reads it.
+# handed over in DAEMON_SYS_PATH_ENV, which the daemon removes before anything else reads it. A
+# sitecustomize module on that path still runs first, as `site` would run it.
 DAEMON_SYS_PATH_ENV = "MUXD_DAEMON_SYS_PATH"
-DAEMON_BOOT = (f"import os, sys; sys.path[:] = os.environ.pop({DAEMON_SYS_PATH_ENV!r}).split(os.pathsep); "
-               "from muxd.daemon.main import main; raise SystemExit(main(sys.argv[1:]))")
+DAEMON_BOOT = f"""import os, sys
+sys.path[:] = os.environ.pop({DAEMON_SYS_PATH_ENV!r}).split(os.pathsep)
+try:
+    import sitecustomize
+except ImportError as exc:
+    if exc.name != "sitecustomize":
+        raise
+from muxd.daemon.main import main
+raise SystemExit(main(sys.argv[1:]))
+"""
 # Variables naming a path the daemon opens (MUXD_DB may also be a URL).
 PATH_VARIABLES = ("MUXD_SOCKET_DIR", "MUXD_DB", "MUXD_RECORD_DIR", "XDG_STATE_HOME",
                   "MUXD_CONFIG", "XDG_CONFIG_HOME")

@@ -52,7 +52,6 @@ from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 from muxd.store.database import Database
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
-from muxd.telemetry.export import SpanExport
 from muxd.telemetry.trace_ids import traceparent
 
 if TYPE_CHECKING:
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
     from muxd.daemon.work.limit_resume import LimitResume
     from muxd.daemon.work.tasks import TaskService
     from muxd.daemon.work.work_metrics import ExecutionMetrics
+    from muxd.telemetry.export import SpanExport
 
 log = logging.getLogger(__name__)
 
@@ -116,12 +116,10 @@ class Daemon:
         self.retention = retention or Retention()
         # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
         store = SqliteExecutionStore(self.access.db) if history else None
-        # Executions and task checks as OpenTelemetry spans, over OTLP when configured (muxd/telemetry/).
-        self.spans = SpanExport.from_env(os.environ)
         self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes,
                                            on_ended=self._execution_ended)
-        # The task queue, usage-limit resumes and /metrics' executions are built at their first use
-        # (the properties below), or by the start's deferred work, after the first reply.
+        # The task queue, usage-limit resumes, /metrics' executions and the spans export are built at
+        # their first use (the properties below), or by the start's deferred work, after the first reply.
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
         self._stop = asyncio.Event()
@@ -139,6 +137,14 @@ class Daemon:
 
         return TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
                            turns=self.emulation, scrollback_bytes=self.scrollback_bytes)
+
+    @functools.cached_property
+    def spans(self) -> SpanExport:
+        """Executions and task checks as OpenTelemetry spans, over OTLP when the environment asks
+        for it (muxd/telemetry/; the SDK, when it does, is imported then)."""
+        from muxd.telemetry.export import SpanExport
+
+        return SpanExport.from_env(os.environ)
 
     @functools.cached_property
     def tasks(self) -> TaskService:
@@ -205,7 +211,8 @@ class Daemon:
             await self.executions.close()
             if self._built("tasks"):
                 await self.tasks.stopped()
-            await asyncio.to_thread(self.spans.close)  # the spans of what the stop ended, too
+            if self._built("spans"):
+                await asyncio.to_thread(self.spans.close)  # the spans of what the stop ended, too
             if self.executions.store is not None:
                 self.executions.store.close()
             self.access.close()
@@ -224,7 +231,7 @@ class Daemon:
                 steps += load_commands()
             if isinstance(self.detectors, Detectors):
                 steps += self.detectors.loading_steps()
-            steps += [lambda: self.tasks, lambda: self.limit_resume, lambda: self.work_metrics]
+            steps += [lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume, lambda: self.work_metrics]
             steps += [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
             asyncio.get_running_loop().call_soon(self._settle_in, steps)
 

@@ -7,6 +7,7 @@ listening, then closes it: that is how a client that started it knows when to co
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import sys
@@ -53,6 +54,10 @@ async def _main(daemon: Daemon, ready_fd: int | None) -> None:
 def _ready(daemon: Daemon, ready_fd: int | None) -> None:
     """Tell whoever started the daemon it listens, after the config file's bad lines (a
     foreground daemon prints those itself)."""
+    # The collector, off while the start imported (client/autostart.py), runs from now on; what
+    # the start built lives as long as the daemon, so no pass need ever look at it again.
+    gc.freeze()
+    gc.enable()
     warnings = [f"warning {error}" for error in daemon.config_errors]
     if ready_fd is None:
         for error in daemon.config_errors:

@@ -12,6 +12,7 @@ database each time (as on a first start: the schema is created). The pane runs `
 The breakdown (medians, each part alone, so they do not add up exactly; imports are less the bare
 interpreter's start):
   bare interpreter   `python -c pass`: the floor of every Python process
+  bare, no site      `python -S -c pass`: the daemon's interpreter (client/autostart.py starts it so)
   runtime imports    asyncio, uvloop and msgspec: what any Python daemon of this design imports
   client start       `muxd ls` with no server: the CLI's own start and its "no server" answer
   daemon imports     what the daemon imports before it listens (muxd.daemon.main, the first
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -40,7 +42,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _peers import run_benchmark
+from _peers import cpu_seconds, run_benchmark
 from _timing import run_ms
 
 from muxd.daemon.server import SETTLE_IN_IDLE_S
@@ -65,15 +67,21 @@ def _until_answers(argv: list[str], env: dict[str, str]) -> None:
 
 
 def _cold_ms(start: list[str], capture: list[str], stop: list[str], env: dict[str, str],
-             server_pid: Callable[[], int]) -> tuple[float, float]:
-    """Milliseconds from starting `start` with no server to `capture` answering, and the server's
-    RSS in MiB then (its one pane running); the server is stopped after."""
+             server_pid: Callable[[], int]) -> tuple[float, float, float]:
+    """Milliseconds from starting `start` with no server to `capture` answering, the CPU
+    milliseconds every process spent on it (the clients and the server: a figure the machine's
+    other load moves less than the wall time), and the server's RSS in MiB then (its one pane
+    running); the server is stopped after."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     try:
         subprocess.run(start, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         _until_answers(capture, env)
         elapsed = (time.perf_counter() - started) * 1000
-        return elapsed, rss_kib(server_pid()) / 1024
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        clients_s = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        pid = server_pid()
+        return elapsed, (clients_s + cpu_seconds(pid)) * 1000, rss_kib(pid) / 1024
     finally:
         subprocess.run(stop, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
@@ -127,9 +135,10 @@ def main() -> int:
     tmux = [tmux_bin, "-L", tmux_name, "-f", os.devnull]
     tmux_env = {**os.environ, "SHELL": "/bin/sh"}
     cold: dict[str, list[float]] = {"tmux": [], "muxd": []}
+    cpu: dict[str, list[float]] = {"tmux": [], "muxd": []}
     rss: dict[str, list[float]] = {"tmux, one pane": [], "muxd, before any pane": [], "muxd, one pane": []}
     parts: dict[str, list[float]] = {name: [] for name in (
-        "bare interpreter", "runtime imports", "client start", "daemon imports", "backend import", "ffi load",
+        "bare interpreter", "bare, no site", "runtime imports", "client start", "daemon imports", "backend import", "ffi load",
         "pyghostty parse", "start-server", "first pane", "capture-pane")}
     load_before = os.getloadavg()
     try:
@@ -138,17 +147,21 @@ def main() -> int:
                 return int(subprocess.run([*tmux, "display", "-p", "-t", "cold", "#{pid}"], env=tmux_env,
                                           capture_output=True, text=True, check=True).stdout)
 
-            wall, mib = _cold_ms([*tmux, "new-session", "-d", "-s", "cold"], [*tmux, "capture-pane", "-p", "-t", "cold"],
-                                 [*tmux, "kill-server"], tmux_env, tmux_pid)
+            wall, cpu_ms, mib = _cold_ms([*tmux, "new-session", "-d", "-s", "cold"],
+                                         [*tmux, "capture-pane", "-p", "-t", "cold"], [*tmux, "kill-server"], tmux_env,
+                                         tmux_pid)
             cold["tmux"].append(wall)
+            cpu["tmux"].append(cpu_ms)
             rss["tmux, one pane"].append(mib)
             env = muxd_peer.env()
-            wall, mib = _cold_ms(muxd_peer.cli("new-session", "-d", "-s", "cold"),
-                                 muxd_peer.cli("capture-pane", "-p", "-t", "cold"), muxd_peer.cli("kill-server"), env,
-                                 lambda: muxd_peer.pid(env))
+            wall, cpu_ms, mib = _cold_ms(muxd_peer.cli("new-session", "-d", "-s", "cold"),
+                                         muxd_peer.cli("capture-pane", "-p", "-t", "cold"), muxd_peer.cli("kill-server"),
+                                         env, lambda: muxd_peer.pid(env))
             cold["muxd"].append(wall)
+            cpu["muxd"].append(cpu_ms)
             rss["muxd, one pane"].append(mib)
             parts["bare interpreter"].append(run_ms([sys.executable, "-c", "pass"], env)[0])
+            parts["bare, no site"].append(run_ms([sys.executable, "-S", "-c", "pass"], env)[0])
             parts["client start"].append(run_ms(muxd_peer.cli("ls"), env)[0])
             bare = parts["bare interpreter"][-1]
             for name, code in (("runtime imports", RUNTIME_IMPORTS), ("daemon imports", DAEMON_IMPORTS),
@@ -174,6 +187,10 @@ def main() -> int:
           f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after, {os.cpu_count()} CPUs)")
     print(f"  tmux {tmux_ms:7.1f} ms   muxd {muxd_ms:7.1f} ms   muxd/tmux {muxd_ms / tmux_ms:5.1f}x"
           f"   (target: muxd <= 150 ms)")
+    tmux_cpu, muxd_cpu = statistics.median(cpu["tmux"]), statistics.median(cpu["muxd"])
+    print(f"  CPU of every process of it: tmux {tmux_cpu:7.1f} ms   muxd {muxd_cpu:7.1f} ms   "
+          f"muxd/tmux {muxd_cpu / max(tmux_cpu, 1.0):5.1f}x   (clock ticks of {1000 / os.sysconf('SC_CLK_TCK'):.0f} ms "
+          f"for the servers)")
     tmux_mib, muxd_mib = statistics.median(rss["tmux, one pane"]), statistics.median(rss["muxd, before any pane"])
     print(f"server RSS (MiB, medians): tmux with one pane {tmux_mib:5.1f}   muxd before any pane {muxd_mib:5.1f}"
           f"   muxd with one pane {statistics.median(rss['muxd, one pane']):5.1f}   muxd/tmux {muxd_mib / tmux_mib:4.1f}x")
@@ -181,8 +198,9 @@ def main() -> int:
     for name, values in parts.items():
         print(f"  {name:18} {_median(values)}")
     bare, runtime = statistics.median(parts["bare interpreter"]), statistics.median(parts["runtime imports"])
-    print(f"floor: 3 interpreter starts (new-session's client, the daemon, capture-pane's client) and the "
-          f"daemon's runtime imports = {3 * bare + runtime:.1f} ms")
+    no_site = statistics.median(parts["bare, no site"])
+    print(f"floor: 3 interpreter starts (new-session's client and capture-pane's client with site, the daemon "
+          f"without) and the daemon's runtime imports = {2 * bare + no_site + runtime:.1f} ms")
     return 0
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from muxd.client.autostart import daemon_env
+from muxd.client.autostart import DAEMON_SYS_PATH_ENV, daemon_env
 from muxd.testing.patience import stretched, wait_process
 from muxd.testing.server import MuxdTestServer
 
@@ -72,3 +72,20 @@ def test_a_start_waits_as_long_as_muxd_start_timeout_s_says(muxd_unstarted: Muxd
     assert hasty.returncode != 0 and "did not start within 0.001s" in hasty.stderr, hasty.stderr
     server.start()
     assert server.cli("server", "status").returncode == 0
+
+
+def test_the_daemon_starts_without_site_and_its_panes_never_see_its_path(muxd_unstarted: MuxdTestServer) -> None:
+    """The daemon's interpreter runs without `site` (client/autostart.py hands it the client's
+    sys.path instead), and the variable carrying that path is gone before any pane starts."""
+    from muxd.testing.wait import wait_until
+
+    server = muxd_unstarted
+    server.cli("new-session", "-d", "-s", "paths", "--", "sh", "-c",
+               f"env | grep -c {DAEMON_SYS_PATH_ENV}; echo counted; sleep 600", check=True)
+    server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
+    argv = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"-S" in argv[1:4], argv
+    wait_until(lambda: "counted" in server.cli("capture-pane", "-p", "-t", "paths").stdout,
+               message="the pane counted its variables")
+    lines = server.cli("capture-pane", "-p", "-t", "paths", check=True).stdout.split()
+    assert lines[lines.index("counted") - 1] == "0", lines

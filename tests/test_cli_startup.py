@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import muxd
 from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
 
@@ -95,3 +96,24 @@ def test_the_parser_of_ls_or_version_builds_no_other_command():
 
     assert [c.name for c in commands_to_parse(["-L", "x", "--token", "ls", "has", "-t", "s"])] == ["has-session"]
     assert list(commands_to_parse(["-L", "x", "--version"])) == []
+
+
+EXIT_PROBE = """
+import atexit, sys
+{register}
+sys.argv = ["muxd", "--version"]
+from muxd.cli.main import main
+raise SystemExit(main())
+"""
+
+
+@pytest.mark.parametrize("waiting", [False, True])
+def test_the_program_exits_with_its_output_written_and_runs_what_waits_for_its_exit(waiting: bool) -> None:
+    """`muxd` as the program skips the interpreter's teardown (cli/main.py exit_at_once): its
+    output is still all written through a pipe, and an atexit handler, when one was registered,
+    still runs (the teardown then happens as usual)."""
+    register = "atexit.register(lambda: print('atexit ran'))" if waiting else ""
+    result = subprocess.run([sys.executable, "-c", EXIT_PROBE.format(register=register)], capture_output=True,
+                            text=True, timeout=stretched(30))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [f"muxd {muxd.__version__}", *(["atexit ran"] if waiting else [])]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES, SCROLLBACK_BYTES_MAX
-from muxd.daemon.main import scrollback_budget
+from muxd.daemon.main import parse_flags, scrollback_budget
 from muxd.errors import BadRequest
 from muxd.testing.server import MuxdTestServer
 
@@ -27,3 +27,12 @@ def test_a_bad_budget_stops_the_start_with_one_line() -> None:
         assert result.stderr.strip() == "muxd: MUXD_SCROLLBACK_BYTES must be a number of bytes, got 'lots'"
     finally:
         server.stop()
+
+
+def test_the_daemon_takes_its_three_flags_in_either_form_and_refuses_anything_else() -> None:
+    assert parse_flags(["--name", "work", "--ready-fd=5", "--scrollback-bytes", "1024"]) == {
+        "--name": "work", "--ready-fd": "5", "--scrollback-bytes": "1024"}
+    assert parse_flags([]) == {}
+    for argv in (["--bogus"], ["work"], ["--name"], ["--ready-fd", "5", "--nam", "x"]):
+        with pytest.raises(BadRequest):
+            parse_flags(argv)

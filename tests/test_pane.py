@@ -153,3 +153,23 @@ def test_input_a_program_does_not_read_is_capped_and_flows_again_once_it_reads(t
     fifo = str(tmp_path / "gate")
     os.mkfifo(fifo)
     asyncio.run(patient_wait_for(_deaf_then_reading(fifo, caplog), TEST_TIMEOUT_S))
+
+
+def test_a_new_pane_answers_its_size_and_title_before_its_screen_is_built() -> None:
+    """A pane's emulator is built at its first use (the program's first output, most often), so a
+    new pane's reply, which reads its size and title, waits for no emulator (nor, at a cold
+    start's first pane, for the emulator backend's import); once built, the screen has that size."""
+    from muxd.daemon.panes.registry import Session, Window, pane_info
+
+    pane = make_pane(["true"], EmulationTurns(), lambda _: None)
+    session = Session(0, "s")
+    window = Window(0, session, 0, "w")
+    session.add(window)
+    window.add(pane)
+    info = pane_info(pane)
+    assert (info.width, info.height, info.title, info.emulator_failed) == (80, 24, "", False)
+    assert pane._emulator is None
+    pane.set_title("named")
+    assert pane.title == "named"
+    assert (pane.emulator.columns, pane.emulator.lines) == (80, 24)
+    assert pane.title == "named" and pane._emulator is not None

@@ -8,12 +8,31 @@ import subprocess
 import sys
 import time
 
+import muxd
 from muxd.config import DAEMON_START_TIMEOUT_ENV, DAEMON_START_TIMEOUT_S
 from muxd.errors import MuxdError, Timeout, error_from_code
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, log_path, open_private
 from muxd.store.location import MEMORY
 
 LOG_TAIL_BYTES = 2000
+# The daemon's interpreter starts without `site` (-S: its .pth files, an editable install's finder,
+# cost each start ~20 ms) and finds its modules where this client found them: the client's sys.path,
+# handed over in DAEMON_SYS_PATH_ENV, which the daemon removes before anything else reads it. A
+# sitecustomize module on that path still runs first, as `site` would run it. The cyclic garbage
+# collector is off until the daemon listens (muxd/daemon/main.py turns it on): its passes over
+# the objects that imports pile up cost a start ~10 % and free next to nothing.
+DAEMON_SYS_PATH_ENV = "MUXD_DAEMON_SYS_PATH"
+DAEMON_BOOT = f"""import gc, os, sys
+gc.disable()
+sys.path[:] = os.environ.pop({DAEMON_SYS_PATH_ENV!r}).split(os.pathsep)
+try:
+    import sitecustomize
+except ImportError as exc:
+    if exc.name != "sitecustomize":
+        raise
+from muxd.daemon.main import main
+raise SystemExit(main(sys.argv[1:]))
+"""
 # Variables naming a path the daemon opens (MUXD_DB may also be a URL).
 PATH_VARIABLES = ("MUXD_SOCKET_DIR", "MUXD_DB", "MUXD_RECORD_DIR", "XDG_STATE_HOME",
                   "MUXD_CONFIG", "XDG_CONFIG_HOME")
@@ -40,6 +59,17 @@ def daemon_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def daemon_sys_path() -> list[str]:
+    """Where the daemon finds its modules: this client's sys.path less its first entry (the
+    directory of the script or of the caller, unless -P left it out) and any relative entry (the
+    daemon runs in "/"), then the directory holding this muxd when no entry does (an editable
+    install finds it through a finder that `site` installs), so the daemon runs this client's muxd."""
+    entries = sys.path if sys.flags.safe_path else sys.path[1:]
+    path = list(dict.fromkeys(entry for entry in entries if os.path.isabs(entry)))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(muxd.__file__)))
+    return path if root in path else [*path, root]
+
+
 def start_timeout_s() -> float:
     """How long a client waits for a daemon it starts: $MUXD_START_TIMEOUT_S, else the default."""
     try:
@@ -62,12 +92,14 @@ def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float | None = N
     log_fd = open_private(log_path(name), os.O_WRONLY | os.O_APPEND)
     read_fd, write_fd = os.pipe()
     try:
-        # -P and cwd "/": the daemon imports muxd from where it is installed, never from the
-        # directory the command was typed in (an untrusted checkout could hold a muxd/ of its own).
+        # -P, cwd "/" and daemon_sys_path(): the daemon imports muxd from where this client did,
+        # never from the directory the command was typed in (an untrusted checkout could hold a
+        # muxd/ of its own).
+        env = {**daemon_env(), DAEMON_SYS_PATH_ENV: os.pathsep.join(daemon_sys_path())}
         process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "muxd.daemon.main", "--name", name, "--ready-fd", str(write_fd),
+            [sys.executable, "-S", "-P", "-c", DAEMON_BOOT, "--name", name, "--ready-fd", str(write_fd),
              *(extra_args or [])],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd, cwd="/", env=daemon_env(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd, cwd="/", env=env,
             pass_fds=(write_fd,), start_new_session=True, close_fds=True,
         )
     except BaseException:

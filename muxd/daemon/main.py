@@ -6,8 +6,8 @@ listening, then closes it: that is how a client that started it knows when to co
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import gc
 import os
 import signal
 import sys
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 
 ENV_SCROLLBACK = "MUXD_SCROLLBACK_BYTES"
+# The daemon's flags, each `--flag VALUE` or `--flag=VALUE`: --scrollback-bytes is the memory each
+# pane's scrollback may hold (default $MUXD_SCROLLBACK_BYTES, else DEFAULT_SCROLLBACK_BYTES).
+FLAGS = ("--name", "--ready-fd", "--scrollback-bytes")
 
 
 def _report(fd: int | None, line: str) -> None:
@@ -51,6 +54,10 @@ async def _main(daemon: Daemon, ready_fd: int | None) -> None:
 def _ready(daemon: Daemon, ready_fd: int | None) -> None:
     """Tell whoever started the daemon it listens, after the config file's bad lines (a
     foreground daemon prints those itself)."""
+    # The collector, off while the start imported (client/autostart.py), runs from now on; what
+    # the start built lives as long as the daemon, so no pass need ever look at it again.
+    gc.freeze()
+    gc.enable()
     warnings = [f"warning {error}" for error in daemon.config_errors]
     if ready_fd is None:
         for error in daemon.config_errors:
@@ -81,31 +88,57 @@ def scrollback_budget(flag: int | None, variable: str | None) -> int:
     return budget
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="muxd-daemon")
-    parser.add_argument("--name", default=DEFAULT_SERVER_NAME)
-    parser.add_argument("--ready-fd", type=int)
-    parser.add_argument("--scrollback-bytes", type=int,
-                        help=f"memory each pane's scrollback may hold (default ${ENV_SCROLLBACK}, else "
-                             f"{DEFAULT_SCROLLBACK_BYTES})")
-    args = parser.parse_args(argv)
+def parse_flags(argv: list[str]) -> dict[str, str]:
+    """FLAGS' values in `argv` (what the clients that start a daemon pass; argparse and gettext
+    would cost its start ~3 ms); BadRequest for anything else."""
+    values: dict[str, str] = {}
+    words = iter(argv)
+    for word in words:
+        flag, equals, value = word.partition("=")
+        if flag not in FLAGS:
+            raise BadRequest(f"unknown argument {word!r}: the daemon takes {', '.join(FLAGS)}")
+        if not equals:
+            value = next(words, None)  # type: ignore[assignment]
+            if value is None:
+                raise BadRequest(f"{flag} needs a value")
+        values[flag] = value
+    return values
+
+
+def _number(values: dict[str, str], flag: str) -> int | None:
+    if flag not in values:
+        return None
     try:
-        scrollback_bytes = scrollback_budget(args.scrollback_bytes, os.environ.get(ENV_SCROLLBACK))
+        return int(values[flag])
+    except ValueError:
+        raise BadRequest(f"{flag} takes a whole number, got {values[flag]!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        flags = parse_flags(sys.argv[1:] if argv is None else argv)
+        ready_fd, flag_scrollback = _number(flags, "--ready-fd"), _number(flags, "--scrollback-bytes")
+    except BadRequest as exc:
+        print(f"muxd-daemon: {exc.message}", file=sys.stderr)
+        return 2
+    name = flags.get("--name", DEFAULT_SERVER_NAME)
+    try:
+        scrollback_bytes = scrollback_budget(flag_scrollback, os.environ.get(ENV_SCROLLBACK))
         ensure_socket_dir()
         ensure_state_dir()
-        log_file.configure(log_path(args.name))
+        log_file.configure(log_path(name))
         retention = retention_from_env(os.environ)
-        database = _opening_database(args.name)
+        database = _opening_database(name)
         from muxd.daemon.commands import CommandTable  # the bulk of the daemon's imports, meanwhile
         from muxd.daemon.server import Daemon
 
-        daemon = Daemon(socket_path(args.name), lock_path(args.name), commands=CommandTable(),
+        daemon = Daemon(socket_path(name), lock_path(name), commands=CommandTable(),
                         scrollback_bytes=scrollback_bytes,
                         detection=os.environ.get("MUXD_DETECTION", "1") != "0", retention=retention,
                         history=os.environ.get("MUXD_HISTORY", "1") != "0", database=database.result())
-        run(_main(daemon, args.ready_fd))
+        run(_main(daemon, ready_fd))
     except MuxdError as exc:
-        _report(args.ready_fd, f"error {exc.code} {exc.message}")
+        _report(ready_fd, f"error {exc.code} {exc.message}")
         print(f"muxd: {exc.message}", file=sys.stderr)
         return 1
     return 0

@@ -40,9 +40,6 @@ from muxd.daemon.panes.shell_command import command_argv, default_shell
 from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
 from muxd.daemon.work.executions import ExecutionService
-from muxd.daemon.work.limit_resume import LimitResume
-from muxd.daemon.work.tasks import TaskService
-from muxd.daemon.work.work_metrics import ExecutionMetrics
 from muxd.detectors.registry import Detectors
 from muxd.detectors.state import AgentState
 from muxd.emulator.backend import running_backend, warm_up_steps
@@ -55,11 +52,14 @@ from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 from muxd.store.database import Database
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
-from muxd.telemetry.export import SpanExport
 from muxd.telemetry.trace_ids import traceparent
 
 if TYPE_CHECKING:
     from muxd.daemon.tmux.watch import TmuxWatcher
+    from muxd.daemon.work.limit_resume import LimitResume
+    from muxd.daemon.work.tasks import TaskService
+    from muxd.daemon.work.work_metrics import ExecutionMetrics
+    from muxd.telemetry.export import SpanExport
 
 log = logging.getLogger(__name__)
 
@@ -117,14 +117,10 @@ class Daemon:
         self.retention = retention or Retention()
         # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
         store = SqliteExecutionStore(self.access.db) if history else None
-        # Executions and task checks as OpenTelemetry spans, over OTLP when configured (muxd/telemetry/).
-        self.spans = SpanExport.from_env(os.environ)
-        self.work_metrics = ExecutionMetrics()  # /metrics' executions (daemon/work/work_metrics.py)
         self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes,
                                            on_ended=self._execution_ended)
-        self.limit_resume = LimitResume(self.registry.options, self.executions.submit)  # (daemon/work/limit_resume.py)
-        self.tasks = TaskService(self.access.db, registry=self.registry, executions=self.executions,
-                                 spawn_pane=self.spawn_pane, spans=self.spans)  # the task queue (daemon/work/tasks.py)
+        # The task queue, usage-limit resumes, /metrics' executions and the spans export are built at
+        # their first use (the properties below), or by the start's deferred work, after the first reply.
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
         self._stop = asyncio.Event()
@@ -143,6 +139,45 @@ class Daemon:
         return TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
                            turns=self.emulation, scrollback_bytes=self.scrollback_bytes)
 
+    @functools.cached_property
+    def spans(self) -> SpanExport:
+        """Executions and task checks as OpenTelemetry spans, over OTLP when the environment asks
+        for it (muxd/telemetry/; the SDK, when it does, is imported then)."""
+        from muxd.telemetry.export import SpanExport
+
+        return SpanExport.from_env(os.environ)
+
+    @functools.cached_property
+    def tasks(self) -> TaskService:
+        """The task queue (daemon/work/tasks.py), opening as it is built: its lease sweeper starts
+        and the checks a stopped daemon left running resume. Built at its first use or by the
+        start's deferred work (_settle_in): a cold start's first reply waits for none of it."""
+        from muxd.daemon.work.tasks import TaskService
+
+        tasks = TaskService(self.access.db, registry=self.registry, executions=self.executions,
+                            spawn_pane=self.spawn_pane, spans=self.spans)
+        tasks.start(tasks.open())
+        return tasks
+
+    @functools.cached_property
+    def limit_resume(self) -> LimitResume:
+        """Resuming agents stopped at a usage limit (daemon/work/limit_resume.py), built at the
+        first agent state it hears of."""
+        from muxd.daemon.work.limit_resume import LimitResume
+
+        return LimitResume(self.registry.options, self.executions.submit)
+
+    @functools.cached_property
+    def work_metrics(self) -> ExecutionMetrics:
+        """/metrics' executions (daemon/work/work_metrics.py), from the first one that ends."""
+        from muxd.daemon.work.work_metrics import ExecutionMetrics
+
+        return ExecutionMetrics()
+
+    def _built(self, name: str) -> bool:
+        """Whether the service of cached property `name` was built (and so has something to stop)."""
+        return name in self.__dict__
+
     # ------------------------------------------------------------ running
 
     async def serve(self, on_ready=None) -> None:  # type: ignore[no-untyped-def]
@@ -152,7 +187,6 @@ class Daemon:
             write_launcher(self.socket_path)  # the `tmux` of shimmed panes (daemon/tmux/shim.py)
             self.watchdog.start()
             await self.executions.open(self.retention)
-            await self.tasks.open()
             server = await asyncio.start_unix_server(self._accept, sock=sock)
             try:
                 self.config_errors = await load_config(self.socket_path.stem)
@@ -166,16 +200,20 @@ class Daemon:
             server.close()
         finally:
             await self.hook_runner.close()  # before the panes go: their last events run no hooks
-            self.limit_resume.close()
-            self.tasks.shutdown()
+            if self._built("limit_resume"):
+                self.limit_resume.close()
+            if self._built("tasks"):
+                self.tasks.shutdown()
             self.executions.shutdown()
-            if "tmux" in self.__dict__:  # it was built (cached_property)
+            if self._built("tmux"):
                 self.tmux.close()
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             await self.executions.close()
-            await self.tasks.stopped()
-            await asyncio.to_thread(self.spans.close)  # the spans of what the stop ended, too
+            if self._built("tasks"):
+                await self.tasks.stopped()
+            if self._built("spans"):
+                await asyncio.to_thread(self.spans.close)  # the spans of what the stop ended, too
             if self.executions.store is not None:
                 self.executions.store.close()
             self.access.close()
@@ -194,6 +232,7 @@ class Daemon:
                 steps += load_commands()
             if isinstance(self.detectors, Detectors):
                 steps += self.detectors.loading_steps()
+            steps += [lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume, lambda: self.work_metrics]
             steps += [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
             asyncio.get_running_loop().call_soon(self._settle_in, steps)
 
@@ -384,7 +423,8 @@ class Daemon:
         self.hooks.forget(pane.id)
         self.attention.pane_gone(pane.id)
         self.alerts.pane_gone(pane)
-        self.limit_resume.forget(pane.id)
+        if self._built("limit_resume"):
+            self.limit_resume.forget(pane.id)
         self.attach_hub.pane_removed(pane)
         self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
 

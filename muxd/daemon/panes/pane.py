@@ -19,6 +19,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
     PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_INPUT_STALL_S, PANE_PENDING_MAX_BYTES,
@@ -30,6 +31,9 @@ from muxd.daemon.panes.recording import PaneRecorder
 from muxd.detectors.state import AgentState
 from muxd.emulator.backend import new_emulator
 from muxd.errors import Conflict
+
+if TYPE_CHECKING:
+    from muxd.emulator.emulator import Emulator
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +75,8 @@ class Pane:
         self.exited = False
         self.window: object | None = None  # set by the Window that holds it
         self.scrollback_bytes = scrollback_bytes  # the history's memory budget (#{history_limit})
-        self.emulator = new_emulator(columns=columns, lines=lines, scrollback_bytes=scrollback_bytes,
-                                     reply=self._emulator_reply)
+        self._emulator: Any = None  # the screen, built at its first use (the emulator property)
+        self._size = (columns, lines)  # the screen's size until then
         self._on_exit = on_exit
         self.on_output = on_output
         self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings
@@ -119,28 +123,49 @@ class Pane:
         return "muxd"
 
     @property
+    def emulator(self) -> Emulator:
+        """The pane's screen, built at its first use (most often the program's first output): a
+        new pane's reply does not wait for it, nor a cold start's first pane for the emulator
+        backend's import, which runs while the client that asked goes on."""
+        emulator = self._emulator
+        if emulator is None:
+            columns, lines = self._size
+            emulator = self._emulator = new_emulator(columns=columns, lines=lines,
+                                                     scrollback_bytes=self.scrollback_bytes,
+                                                     reply=self._emulator_reply)
+        return emulator
+
+    @emulator.setter
+    def emulator(self, emulator: Emulator) -> None:
+        self._emulator = emulator
+
+    @property
     def columns(self) -> int:
-        return self.emulator.columns
+        return self._size[0] if self._emulator is None else self._emulator.columns
 
     @property
     def lines(self) -> int:
-        return self.emulator.lines
+        return self._size[1] if self._emulator is None else self._emulator.lines
+
+    def _program_title(self) -> str:
+        return "" if self._emulator is None else self._emulator.title  # a new screen has none
 
     @property
     def title(self) -> str:
         """The program's title (OSC 0/2), or the one select-pane -T set since the program last
         changed its own (tmux keeps one title that either may set)."""
-        if self._title_set is not None and self._title_set[1] == self.emulator.title:
+        program_title = self._program_title()
+        if self._title_set is not None and self._title_set[1] == program_title:
             return self._title_set[0]
-        return self.emulator.title
+        return program_title
 
     def set_title(self, title: str) -> None:
-        self._title_set = ("".join(ch for ch in title if ch.isprintable()), self.emulator.title)
+        self._title_set = ("".join(ch for ch in title if ch.isprintable()), self._program_title())
 
     @property
     def emulator_failed(self) -> bool:
         """The emulator failed (it raised on output or a resize): output is read and dropped."""
-        return bool(self.emulator.failed)
+        return self._emulator is not None and bool(self._emulator.failed)
 
     @property
     def unemulated_bytes(self) -> int:

@@ -256,8 +256,8 @@ def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0, need: Nee
     window = window_of(pane)
     session = window.session
     left, top = window.placement(pane)
-    emulator = pane.emulator
-    cursor_x, cursor_y = emulator.cursor if screen else (0, 0)
+    emulator = pane.emulator if screen else None  # a new pane's screen is built at its first output
+    cursor_x, cursor_y = emulator.cursor if emulator is not None else (0, 0)
     return PaneInfo(
         id=pane.id,
         session=session.name,
@@ -286,8 +286,8 @@ def pane_info(pane: Pane, *, screen: bool = False, pane_base: int = 0, need: Nee
         tty=pane.tty,
         cursor_x=cursor_x,
         cursor_y=cursor_y,
-        history_size=emulator.history_size if screen else 0,
-        history_bytes=emulator.history_bytes if screen else 0,
+        history_size=emulator.history_size if emulator is not None else 0,
+        history_bytes=emulator.history_bytes if emulator is not None else 0,
         history_limit=pane.scrollback_bytes // (pane.columns + ROW_OVERHEAD_BYTES),
         tmux_shim=pane.tmux_shim,
         source=pane.source,

@@ -1,6 +1,7 @@
 """Keystroke echo through an attached client while another window of the session floods: muxd vs tmux.
 
     .venv/bin/python benchmarks/bench_echo_under_flood.py [--samples 200] [--flood-mb 4] [--flood "bold rows"]
+        [--backend ghostty|pyte|both]
 
 Issue 29's goal 1 (typing first): echo p99 under a neighbour's flood at most 3x tmux's.
 Each server (private socket, started fresh, stopped in a `finally`) gets a session of 100x29
@@ -12,6 +13,8 @@ client -> screen path, no polling. First with nothing else running, then while a
 of the same session (not shown) `cat`s a flood file in an endless loop. Prints p50/p99 for both
 and the muxd/tmux ratios, with each server's CPU over the sampling to show the flood kept it busy.
 The figures move with the machine's load: run it on a quiet machine, and say the load with them.
+`--backend` picks muxd's emulator backend(s) (MUXD_EMULATOR): each muxd daemon is compared with
+the same run's tmux.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from pathlib import Path
 from _peers import CLEANUP, MuxdPeer, Peer, TmuxPeer, cpu_seconds, percentile, run_benchmark, running
 from _report import machine_note, print_table, ratio
 
+from muxd.emulator.backend import BACKENDS, backend_name
 from muxd.testing.floods import FLOODS, looping_cat, write_flood
 from muxd.testing.wait import wait_until
 
@@ -160,25 +164,27 @@ def measure(name: str, make: Callable[[], Peer], flood: str, path: Path, samples
         wait_until(lambda: screen().strip(), timeout=FLOOD_START_TIMEOUT_S, message=f"{flood} on the flood pane")
         results.append(Echo(name, flood, *echo_times(argv, env, samples, peer.pid)))
     for echo in results:
-        print(f"  {name:<5} {echo.flood:<10} p50 {percentile(echo.latencies_s, 0.5) * 1000:7.2f} ms  "
+        print(f"  {name:<12} {echo.flood:<10} p50 {percentile(echo.latencies_s, 0.5) * 1000:7.2f} ms  "
               f"p99 {percentile(echo.latencies_s, 0.99) * 1000:7.2f} ms", flush=True)
     return results
 
 
 def report(results: list[Echo], samples: int) -> None:
     tmux = {r.flood: r for r in results if r.peer == "tmux"}
+    muxd_peers = list(dict.fromkeys(r.peer for r in results if r.peer != "tmux"))
     print()
     print(machine_note())
     print(f"keystroke -> echo at the attach client's terminal, {samples} samples each; "
           "flood: another window of the same session, not shown")
     rows = []
-    for mine in (r for r in results if r.peer == "muxd"):
+    for mine in (r for r in results if r.peer != "tmux"):
         theirs = tmux[mine.flood]
+        label = [mine.peer] if len(muxd_peers) > 1 else []
         m50, m99 = (percentile(mine.latencies_s, q) * 1000 for q in (0.5, 0.99))
         t50, t99 = (percentile(theirs.latencies_s, q) * 1000 for q in (0.5, 0.99))
-        rows.append([mine.flood, f"{m50:.2f}", f"{m99:.2f}", f"{t50:.2f}", f"{t99:.2f}", ratio(m50, t50),
+        rows.append([*label, mine.flood, f"{m50:.2f}", f"{m99:.2f}", f"{t50:.2f}", f"{t99:.2f}", ratio(m50, t50),
                      ratio(m99, t99), f"{mine.server_cpu_pct:.0f}", f"{theirs.server_cpu_pct:.0f}"])
-    print_table(["flood", "muxd p50 ms", "muxd p99 ms", "tmux p50 ms", "tmux p99 ms", "p50 muxd/tmux",
+    print_table([*(["muxd backend"] if len(muxd_peers) > 1 else []), "flood", "muxd p50 ms", "muxd p99 ms", "tmux p50 ms", "tmux p99 ms", "p50 muxd/tmux",
                  "p99 muxd/tmux", "muxd CPU %", "tmux CPU %"], rows)
     print("goal (issue 29): p99 muxd/tmux <= 3.00x under the flood")
 
@@ -188,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
     parser.add_argument("--flood-mb", type=float, default=DEFAULT_FLOOD_MB, help="size of the flood file")
     parser.add_argument("--flood", choices=sorted(FLOODS), default="bold rows")
+    parser.add_argument("--backend", choices=[*BACKENDS, "both"], default=None,
+                        help="muxd's emulator backend(s) (default: $MUXD_EMULATOR or the code's default)")
     args = parser.parse_args(argv)
     if shutil.which("tmux") is None:
         print("tmux is not installed", file=sys.stderr)
@@ -198,7 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(CLEANUP.kill_panes)
         path = write_flood(args.flood, workdir, int(args.flood_mb * 2**20))
         results: list[Echo] = []
-        for name, make in (("tmux", lambda: TmuxPeer(workdir, None)), ("muxd", MuxdPeer)):
+        backends = list(BACKENDS) if args.backend == "both" else [backend_name(args.backend)]
+        peers: list[tuple[str, Callable[[], Peer]]] = [("tmux", lambda: TmuxPeer(workdir, None))]
+        peers += [(f"muxd-{b}" if len(backends) > 1 else "muxd", lambda b=b: MuxdPeer(b))  # type: ignore[misc]
+                  for b in backends]
+        for name, make in peers:
             results += measure(name, make, args.flood, path, args.samples)
         report(results, args.samples)
     return 0

@@ -16,7 +16,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate, compress, count, islice, repeat
 from operator import add, gt, mul
-from typing import NamedTuple, Sequence
+from typing import Iterable, Sequence
 
 from .cell import DEFAULT_STYLE, Cell
 from .line_layout import (
@@ -28,6 +28,7 @@ from .line_layout import (
     needs_layout,
     next_tab_column,
     split_lines,
+    strip_sgr,
 )
 from .csi_params import parse_csi_params
 from .rows import ROW_OVERHEAD_BYTES, Row, canonical_runs, row_size_bytes
@@ -56,47 +57,76 @@ def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
     return attrs
 
 
-class FloodLines(NamedTuple):
+class FloodLines:
     """CRLF-terminated flood lines measured once, then handed to blocks a slice at a time."""
 
-    text: str
-    lines: list[str]  # without their CRLF
-    rows: list[int]  # rows each line takes
-    costs: list[int]  # each line's rows' cost against the scrollback cap
-    irregular: dict[int, tuple[int, ...]]  # line -> its rows' text sizes (BlockGeometry)
-    sized_lines: list[int]  # the irregular lines of several rows, in order (one row needs no sizes)
-    dense_lines: list[int]  # lines to render rather than hold (SOURCE_MAX_CHARS_PER_COST_BYTE), in order
-    has_sgr: bool
+    __slots__ = ("text", "rows", "costs", "irregular", "sized_lines", "dense_lines", "has_sgr", "one_row_each",
+                 "_lines")
+
+    def __init__(self, text: str, rows: list[int], costs: list[int], irregular: dict[int, tuple[int, ...]],
+                 sized_lines: list[int], dense_lines: list[int], has_sgr: bool, lines: list[str] | None) -> None:
+        self.text = text
+        self.rows = rows  # rows each line takes
+        self.costs = costs  # each line's rows' cost against the scrollback cap
+        self.irregular = irregular  # line -> its rows' text sizes (BlockGeometry)
+        self.sized_lines = sized_lines  # the irregular lines of several rows, in order (one row needs no sizes)
+        self.dense_lines = dense_lines  # lines to render rather than hold (SOURCE_MAX_CHARS_PER_COST_BYTE), in order
+        self.has_sgr = has_sgr
+        self.one_row_each = len(rows) == sum(rows)  # a line takes a row at least
+        self._lines = lines
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines without their CRLF, split only when asked for: with SGR in them, measuring
+        splits the text without it, and the lines themselves are seldom needed (end_of)."""
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
 
     def end_of(self, first: int, stop: int, begin: int) -> int:
         """Where in `text` lines [first, stop) end, line `first` beginning at `begin`."""
+        if stop == len(self.rows) > first:  # all the rest: no need to split the text
+            return self.text.rindex(LINE_END) + len(LINE_END)
         return begin + sum(map(len, islice(self.lines, first, stop))) + len(LINE_END) * (stop - first)
 
 
 def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
-    """Measure the complete lines of `text` without rendering them."""
-    lines = split_lines(text)
-    geometry = block_geometry(text, has_sgr, columns, lines)
+    """Measure the complete lines of `text` (flood lines: printable text and SGR sequences)
+    without rendering them."""
+    plain = strip_sgr(text) if has_sgr else text
+    plain_lines = split_lines(plain)
+    geometry = block_geometry(plain, False, columns, plain_lines)
     sizes = geometry.text_sizes
-    if not geometry.irregular and max(geometry.widths) <= columns:  # one row a line, the commonest case
-        rows = [1] * len(lines)
+    if not geometry.irregular and max(geometry.widths, default=0) <= columns:  # one row a line, the commonest
+        rows = [1] * len(plain_lines)
         costs = list(map(add, sizes, repeat(ROW_OVERHEAD_BYTES)))
     else:
         rows = geometry.row_counts(columns)
         costs = list(map(add, sizes, map(mul, rows, repeat(ROW_OVERHEAD_BYTES))))
     irregular = geometry.irregular
     sized = sorted(index for index, sizes in irregular.items() if len(sizes) > 1)
-    dense: list[int] = []
-    if has_sgr:  # without SGR a line's source is its text: well within its cost
-        held = map(len, lines)
+    flood = FloodLines(text, rows, costs, irregular, sized, [], has_sgr, None if has_sgr else plain_lines)
+    # Without SGR a line's source is its text, well within its cost; and when the whole text
+    # is within SOURCE_MAX_CHARS_PER_COST_BYTE times the cost of its lines, so is the memory
+    # its lines hold together (a block's memory goes with its last row anyway).
+    if has_sgr and len(text) > SOURCE_MAX_CHARS_PER_COST_BYTE * sum(costs):
+        held = map(len, flood.lines)
         allowed = map(mul, costs, repeat(SOURCE_MAX_CHARS_PER_COST_BYTE))
-        dense = list(compress(count(), map(gt, held, allowed)))
-    return FloodLines(text, lines, rows, costs, irregular, sized, dense, has_sgr)
+        flood.dense_lines = list(compress(count(), map(gt, held, allowed)))
+    return flood
 
 
 def source_size_bytes(text: str, has_sgr: bool, columns: int) -> int:
     """Cost against the scrollback cap of the complete lines in `text`, without rendering them."""
     return sum(measure_lines(text, has_sgr, columns).costs)
+
+
+def running_totals(base: int, values: Iterable[int]) -> list[int]:
+    """base + values[0], base + values[0] + values[1], ... (a list: array.fromlist takes one
+    several times faster than array.extend takes an iterator)."""
+    totals = list(accumulate(values, initial=base))
+    del totals[0]
+    return totals
 
 
 class SourceBlock:
@@ -164,8 +194,11 @@ class SourceBlock:
         cost_base = self.cost_ends[-1] if self.cost_ends else 0
         row_base = self.row_ends[-1] if self.row_ends else 0
         index_base = len(self.cost_ends) - first
-        self.cost_ends.extend(map(cost_base.__add__, accumulate(islice(flood.costs, first, stop))))
-        self.row_ends.extend(map(row_base.__add__, accumulate(islice(flood.rows, first, stop))))
+        self.cost_ends.fromlist(running_totals(cost_base, islice(flood.costs, first, stop)))
+        if flood.one_row_each:
+            self.row_ends.fromlist(list(range(row_base + 1, row_base + 1 + stop - first)))
+        else:
+            self.row_ends.fromlist(running_totals(row_base, islice(flood.rows, first, stop)))
         sized = flood.sized_lines
         for index in sized[bisect_left(sized, first) : bisect_left(sized, stop)]:
             self._sized_lines.append(index_base + index)

@@ -33,7 +33,7 @@ from .ghostty_erase import erasing_changes_nothing
 from .ghostty_format import ACTIVE
 from .ghostty_history import NativeHistory
 from .line_layout import SGR_SEQUENCE
-from .source_block import FULL_RESETS, advance_attrs
+from .source_block import advance_attrs, last_full_reset
 
 # Modes that must be as a shell leaves them: (mode, ANSI?, wanted).
 _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, False), (20, True, False))
@@ -248,7 +248,7 @@ class NativeFloodSkipper:
         # A fresh screen, the cursor home, then the pen the skipped SGR leave.
         pens = [pen]
         if has_sgr:
-            last_reset = max(skipped.rfind(reset) for reset in FULL_RESETS)
+            last_reset = last_full_reset(skipped)
             pens = ["\x1b[0m"] if last_reset >= 0 else pens
             pens += [f"\x1b[{params}m" for params in SGR_SEQUENCE.findall(skipped, max(last_reset, 0))]
         pen_now = "".join(pens)

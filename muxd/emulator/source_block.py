@@ -45,11 +45,21 @@ SOURCE_MAX_CHARS_PER_COST_BYTE = 3
 FULL_RESETS = ("\x1b[m", "\x1b[0m")
 
 
+def last_full_reset(text: str) -> int:
+    """Where the last full SGR reset in `text` begins (-1 if none). Each kind is looked for
+    only after the last one found: a flood resets on every line, and a kind it never writes
+    is not searched for through the whole text."""
+    last = -1
+    for reset in FULL_RESETS:
+        last = max(last, text.rfind(reset, last + 1))
+    return last
+
+
 def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
     """Return the cursor attributes after emulating every SGR sequence in `text`."""
     if "\x1b" not in text:
         return attrs
-    last_reset = max(text.rfind(reset) for reset in FULL_RESETS)
+    last_reset = last_full_reset(text)
     if last_reset >= 0:  # nothing before a full reset can matter
         attrs, text = default, text[last_reset:]
     for params in SGR_SEQUENCE.findall(text):
@@ -87,6 +97,11 @@ class FloodLines:
         """Where in `text` lines [first, stop) end, line `first` beginning at `begin`."""
         if stop == len(self.rows) > first:  # all the rest: no need to split the text
             return self.text.rindex(LINE_END) + len(LINE_END)
+        if self._lines is None and stop - first <= len(self.rows) // 2:  # cheaper than splitting it all
+            position, find = begin, self.text.index
+            for _ in range(stop - first):
+                position = find(LINE_END, position) + len(LINE_END)
+            return position
         return begin + sum(map(len, islice(self.lines, first, stop))) + len(LINE_END) * (stop - first)
 
 

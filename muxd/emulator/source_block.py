@@ -70,20 +70,40 @@ def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
 class FloodLines:
     """CRLF-terminated flood lines measured once, then handed to blocks a slice at a time."""
 
-    __slots__ = ("text", "rows", "costs", "irregular", "sized_lines", "dense_lines", "has_sgr", "one_row_each",
-                 "_lines")
+    __slots__ = ("text", "rows", "sizes", "irregular", "sized_lines", "dense_lines", "has_sgr", "one_row_each",
+                 "_costs", "_lines")
 
-    def __init__(self, text: str, rows: list[int], costs: list[int], irregular: dict[int, tuple[int, ...]],
+    def __init__(self, text: str, rows: list[int], sizes: list[int], irregular: dict[int, tuple[int, ...]],
                  sized_lines: list[int], dense_lines: list[int], has_sgr: bool, lines: list[str] | None) -> None:
         self.text = text
         self.rows = rows  # rows each line takes
-        self.costs = costs  # each line's rows' cost against the scrollback cap
+        self.sizes = sizes  # the UTF-8 bytes of each line's rows' texts together
         self.irregular = irregular  # line -> its rows' text sizes (BlockGeometry)
         self.sized_lines = sized_lines  # the irregular lines of several rows, in order (one row needs no sizes)
         self.dense_lines = dense_lines  # lines to render rather than hold (SOURCE_MAX_CHARS_PER_COST_BYTE), in order
         self.has_sgr = has_sgr
         self.one_row_each = len(rows) == sum(rows)  # a line takes a row at least
+        self._costs: list[int] | None = None
         self._lines = lines
+
+    @property
+    def costs(self) -> list[int]:
+        """Each line's rows' cost against the scrollback cap."""
+        if self._costs is None:
+            overheads = map(mul, self.rows, repeat(ROW_OVERHEAD_BYTES))
+            self._costs = list(map(add, self.sizes, overheads))
+        return self._costs
+
+    @property
+    def total_cost(self) -> int:
+        return sum(self.sizes) + ROW_OVERHEAD_BYTES * sum(self.rows)
+
+    def cost_totals(self, base: int, first: int, stop: int) -> list[int]:
+        """base + the cost of lines [first, first + 1), [first, first + 2), ... [first, stop)."""
+        if not self.one_row_each:
+            return running_totals(base, islice(self.costs, first, stop))
+        # A row each: no list of costs needed.
+        return running_totals(base, map(add, islice(self.sizes, first, stop), repeat(ROW_OVERHEAD_BYTES)))
 
     @property
     def lines(self) -> list[str]:
@@ -97,12 +117,29 @@ class FloodLines:
         """Where in `text` lines [first, stop) end, line `first` beginning at `begin`."""
         if stop == len(self.rows) > first:  # all the rest: no need to split the text
             return self.text.rindex(LINE_END) + len(LINE_END)
-        if self._lines is None and stop - first <= len(self.rows) // 2:  # cheaper than splitting it all
-            position, find = begin, self.text.index
-            for _ in range(stop - first):
-                position = find(LINE_END, position) + len(LINE_END)
-            return position
+        if self._lines is None:  # cheaper than splitting the text into lines
+            return self._lines_end(begin, stop - first)
         return begin + sum(map(len, islice(self.lines, first, stop))) + len(LINE_END) * (stop - first)
+
+    def _lines_end(self, begin: int, lines: int) -> int:
+        """Where `lines` lines from `begin` (a line's start) end: a guess from the mean line
+        length, counted (C work), then corrected a line at a time."""
+        text, step = self.text, len(LINE_END)
+        guess = min(begin + lines * len(text) // max(len(self.rows), 1), len(text))
+        position = self._line_start_before(begin, guess)
+        done = text.count(LINE_END, begin, position)
+        while done < lines:
+            position = text.index(LINE_END, position) + step
+            done += 1
+        while done > lines:
+            position = self._line_start_before(begin, position - step)
+            done -= 1
+        return position
+
+    def _line_start_before(self, begin: int, position: int) -> int:
+        """The start of the line holding `position` (`begin` at the earliest)."""
+        found = self.text.rfind(LINE_END, begin, position)
+        return begin if found < 0 else found + len(LINE_END)
 
 
 def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
@@ -114,26 +151,24 @@ def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
     sizes = geometry.text_sizes
     if not geometry.irregular and max(geometry.widths, default=0) <= columns:  # one row a line, the commonest
         rows = [1] * len(plain_lines)
-        costs = list(map(add, sizes, repeat(ROW_OVERHEAD_BYTES)))
     else:
         rows = geometry.row_counts(columns)
-        costs = list(map(add, sizes, map(mul, rows, repeat(ROW_OVERHEAD_BYTES))))
     irregular = geometry.irregular
     sized = sorted(index for index, sizes in irregular.items() if len(sizes) > 1)
-    flood = FloodLines(text, rows, costs, irregular, sized, [], has_sgr, None if has_sgr else plain_lines)
+    flood = FloodLines(text, rows, sizes, irregular, sized, [], has_sgr, None if has_sgr else plain_lines)
     # Without SGR a line's source is its text, well within its cost; and when the whole text
     # is within SOURCE_MAX_CHARS_PER_COST_BYTE times the cost of its lines, so is the memory
     # its lines hold together (a block's memory goes with its last row anyway).
-    if has_sgr and len(text) > SOURCE_MAX_CHARS_PER_COST_BYTE * sum(costs):
+    if has_sgr and len(text) > SOURCE_MAX_CHARS_PER_COST_BYTE * flood.total_cost:
         held = map(len, flood.lines)
-        allowed = map(mul, costs, repeat(SOURCE_MAX_CHARS_PER_COST_BYTE))
+        allowed = map(mul, flood.costs, repeat(SOURCE_MAX_CHARS_PER_COST_BYTE))
         flood.dense_lines = list(compress(count(), map(gt, held, allowed)))
     return flood
 
 
 def source_size_bytes(text: str, has_sgr: bool, columns: int) -> int:
     """Cost against the scrollback cap of the complete lines in `text`, without rendering them."""
-    return sum(measure_lines(text, has_sgr, columns).costs)
+    return measure_lines(text, has_sgr, columns).total_cost
 
 
 def running_totals(base: int, values: Iterable[int]) -> list[int]:
@@ -209,7 +244,7 @@ class SourceBlock:
         cost_base = self.cost_ends[-1] if self.cost_ends else 0
         row_base = self.row_ends[-1] if self.row_ends else 0
         index_base = len(self.cost_ends) - first
-        self.cost_ends.fromlist(running_totals(cost_base, islice(flood.costs, first, stop)))
+        self.cost_ends.fromlist(flood.cost_totals(cost_base, first, stop))
         if flood.one_row_each:
             self.row_ends.fromlist(list(range(row_base + 1, row_base + 1 + stop - first)))
         else:

@@ -9,7 +9,10 @@ pseudo-terminal of our own, a character written to it until its echo comes out o
 client + server path alone). CPU: server + client CPU time while the pane runs a full-screen
 redraw at 60 Hz for a few seconds.
 
-    .venv/bin/python benchmarks/bench_attach.py [--samples 100] [--cpu-seconds 5]
+    .venv/bin/python benchmarks/bench_attach.py [--samples 100] [--cpu-seconds 5] [--backend ghostty|pyte|both]
+
+`--backend` picks muxd's emulator backend(s) (MUXD_EMULATOR; default: $MUXD_EMULATOR or the
+code's default); each is compared with the same run's tmux.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import time
 import uuid
 from pathlib import Path
 
+from muxd.emulator.backend import BACKEND_ENV, BACKENDS, backend_name
 from muxd.testing.outer_terminal import OuterTerminal, muxd_command
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
@@ -127,8 +131,8 @@ def cpu_share(pids: list[int], seconds: float) -> list[float]:
     return [(cpu_seconds(p) - b) / elapsed for p, b in zip(pids, before)]
 
 
-def run_muxd(samples: int, cpu_s: float, script: Path) -> tuple[list[float], list[float], list[float]]:
-    server = MuxdTestServer().start()
+def run_muxd(samples: int, cpu_s: float, script: Path, backend: str) -> tuple[list[float], list[float], list[float]]:
+    server = MuxdTestServer(env={BACKEND_ENV: backend}).start()
     term = None
     try:
         server.cli("new-session", "-d", "-s", "bench", "--", "cat", check=True)
@@ -183,12 +187,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--cpu-seconds", type=float, default=5.0)
+    parser.add_argument("--backend", choices=[*BACKENDS, "both"], default=None,
+                        help="muxd's emulator backend(s) (default: $MUXD_EMULATOR or the code's default)")
     args = parser.parse_args()
+    backends = list(BACKENDS) if args.backend == "both" else [backend_name(args.backend)]
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "tui60.py"
         script.write_text(TUI_60HZ)
-        muxd_lat, muxd_pty, muxd_cpu = run_muxd(args.samples, args.cpu_seconds, script)
+        muxd_runs = {backend: run_muxd(args.samples, args.cpu_seconds, script, backend) for backend in backends}
         tmux_lat, tmux_pty, tmux_cpu = run_tmux(args.samples, args.cpu_seconds, script)
+    for backend, (muxd_lat, muxd_pty, muxd_cpu) in muxd_runs.items():
+        report(f"muxd ({backend})", muxd_lat, muxd_pty, muxd_cpu, tmux_lat, tmux_pty, tmux_cpu)
+
+
+def report(name: str, muxd_lat: list[float], muxd_pty: list[float], muxd_cpu: list[float],
+           tmux_lat: list[float], tmux_pty: list[float], tmux_cpu: list[float]) -> None:
+    print(name)
     m, t = statistics.median(muxd_lat) * 1000, statistics.median(tmux_lat) * 1000
     print(f"keystroke-to-echo median  muxd {m:6.2f} ms   tmux {t:6.2f} ms   muxd/tmux {m / t:5.2f}")
     print(f"keystroke-to-echo p90     muxd {statistics.quantiles(muxd_lat, n=10)[-1] * 1000:6.2f} ms   "

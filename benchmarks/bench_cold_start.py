@@ -3,7 +3,7 @@
 muxd's figure measured alone; and each server's resident memory (goal 6): tmux's with its one
 pane, muxd's before any pane (once its start's deferred work is done) and with its first pane.
 
-    .venv/bin/python benchmarks/bench_cold_start.py [--runs 5]
+    .venv/bin/python benchmarks/bench_cold_start.py [--runs 5] [--backend ghostty|pyte]
 
 Each run starts tmux (`tmux -L NAME -f /dev/null`) and then muxd, each on a private socket, from
 nothing, and kills both servers before the next run; muxd gets a fresh state directory and
@@ -46,6 +46,7 @@ from _peers import cpu_seconds, run_benchmark
 from _timing import run_ms
 
 from muxd.daemon.server import SETTLE_IN_IDLE_S
+from muxd.emulator.backend import BACKEND_ENV, BACKENDS, backend_name
 from muxd.testing.proc import rss_kib
 
 ANSWER_TIMEOUT_S = 30.0
@@ -120,7 +121,10 @@ def _median(values: list[float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
+                        help="muxd's emulator backend (default: $MUXD_EMULATOR or the code's default)")
     args = parser.parse_args()
+    backend = os.environ[BACKEND_ENV] = backend_name(args.backend)  # every muxd started below inherits it
     tmux_bin = shutil.which("tmux")
     if tmux_bin is None:
         print("tmux is not installed", file=sys.stderr)
@@ -185,7 +189,7 @@ def main() -> int:
     load_after = os.getloadavg()
     print(f"cold start, new-session -d to the pane answering capture-pane ({args.runs} runs, medians; "
           f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after, {os.cpu_count()} CPUs)")
-    print(f"  tmux {tmux_ms:7.1f} ms   muxd {muxd_ms:7.1f} ms   muxd/tmux {muxd_ms / tmux_ms:5.1f}x"
+    print(f"  tmux {tmux_ms:7.1f} ms   muxd ({backend}) {muxd_ms:7.1f} ms   muxd/tmux {muxd_ms / tmux_ms:5.1f}x"
           f"   (target: muxd <= 150 ms)")
     tmux_cpu, muxd_cpu = statistics.median(cpu["tmux"]), statistics.median(cpu["muxd"])
     print(f"  CPU of every process of it: tmux {tmux_cpu:7.1f} ms   muxd {muxd_cpu:7.1f} ms   "

@@ -40,7 +40,9 @@ from muxd.emulator.rows import row_size_bytes
 from muxd.testing.wait import WaitTimeout, wait_until
 
 DEFAULT_CORPUS_MB = 20
-DEFAULT_REAL_MB = 10              # each real log is repeated to about this much
+# Each real log is repeated to about this much: a replay costs each server 1-2 s of CPU, so the
+# CPU clock's 10 ms ticks and a busy machine's noise stay within a few percent of the ratio.
+DEFAULT_REAL_MB = 40
 # tmux run with this many history lines keeps about what muxd's byte budget keeps of full rows (pyte).
 TMUX_MATCHED_HISTORY_LINES = DEFAULT_SCROLLBACK_BYTES // row_size_bytes(COLUMNS)
 RUN_TIMEOUT_S = 150.0             # one peer on one corpus, from releasing `cat` to a settled screen

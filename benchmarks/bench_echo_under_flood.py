@@ -1,6 +1,7 @@
 """Keystroke echo through an attached client while another window of the session floods: muxd vs tmux.
 
     .venv/bin/python benchmarks/bench_echo_under_flood.py [--samples 600] [--round 50] [--flood-mb 4] [--flood "bold rows"]
+        [--backend ghostty|pyte|both]
 
 Issue 29's goal 1 (typing first): echo p99 under a neighbour's flood at most 3x tmux's.
 Each server (private socket, started fresh, stopped in a `finally`) gets a session of 100x29
@@ -15,7 +16,9 @@ Both servers run side by side and take turns, `--round` keystrokes at a time, so
 the same machine (its load moves within a minute on a shared machine); the flood of the server
 not being measured is stopped (SIGSTOP) meanwhile. Prints p50/p90/p99 of both, each muxd/tmux
 ratio, the ratios over each half of the rounds (how far a percentile moves with the machine: a
-tail made of a few samples moves most), and each server's CPU over its rounds.
+tail made of a few samples moves most), and each server's CPU over its rounds. `--backend` picks
+muxd's emulator backend(s) (MUXD_EMULATOR); with `both`, each muxd daemon takes its turns beside
+the same tmux.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from pathlib import Path
 from _peers import CLEANUP, MuxdPeer, Peer, TmuxPeer, cpu_seconds, percentile, run_benchmark
 from _report import machine_note, print_table, ratio
 
+from muxd.emulator.backend import BACKENDS, backend_name
 from muxd.testing.floods import FLOODS, looping_cat, write_flood
 from muxd.testing.wait import wait_until
 
@@ -204,7 +208,7 @@ def take_turns(flood: str, sides: list[tuple[Session, Terminal]], samples: int, 
             echo.halves[number % 2].extend(times)
     for echo in results:
         shown = "  ".join(f"p{round(q * 100)} {percentile(echo.latencies_s, q) * 1000:7.2f} ms" for q in PERCENTILES)
-        print(f"  {echo.peer:<5} {echo.flood:<10} {shown}", flush=True)
+        print(f"  {echo.peer:<12} {echo.flood:<10} {shown}", flush=True)
     return results
 
 
@@ -214,19 +218,20 @@ def _ms(values: list[float], fraction: float) -> float:
 
 def report(results: list[Echo], samples: int, round_size: int) -> None:
     tmux = {r.flood: r for r in results if r.peer == "tmux"}
+    named = len({r.peer for r in results}) > 2  # more than one muxd backend: say which
     print()
     print(machine_note())
     print(f"keystroke -> echo at the attach client's terminal, {samples} samples each, by turns of {round_size}; "
           "flood: another window of the same session, not shown")
     rows = []
-    for mine in (r for r in results if r.peer == "muxd"):
+    for mine in (r for r in results if r.peer != "tmux"):
         theirs = tmux[mine.flood]
         for q in PERCENTILES:
             halves = " / ".join(ratio(_ms(m, q), _ms(t, q)) for m, t in zip(mine.halves, theirs.halves))
-            rows.append([mine.flood, f"p{round(q * 100)}", f"{_ms(mine.latencies_s, q):.2f}",
+            rows.append([*([mine.peer] if named else []), mine.flood, f"p{round(q * 100)}", f"{_ms(mine.latencies_s, q):.2f}",
                          f"{_ms(theirs.latencies_s, q):.2f}", ratio(_ms(mine.latencies_s, q), _ms(theirs.latencies_s, q)),
                          halves, f"{mine.cpu_pct:.0f}", f"{theirs.cpu_pct:.0f}"])
-    print_table(["flood", "pct", "muxd ms", "tmux ms", "muxd/tmux", "even / odd rounds", "muxd CPU %",
+    print_table([*(["muxd backend"] if named else []), "flood", "pct", "muxd ms", "tmux ms", "muxd/tmux", "even / odd rounds", "muxd CPU %",
                  "tmux CPU %"], rows)
     print("goal (issue 29): p99 muxd/tmux <= 3.00x under the flood. Where the two halves' ratios disagree,")
     print("that percentile is the machine's, not the servers': compare the ones that agree.")
@@ -238,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round", type=int, default=DEFAULT_ROUND, help="keystrokes per turn of a server")
     parser.add_argument("--flood-mb", type=float, default=DEFAULT_FLOOD_MB, help="size of the flood file")
     parser.add_argument("--flood", choices=sorted(FLOODS), default="bold rows")
+    parser.add_argument("--backend", choices=[*BACKENDS, "both"], default=None,
+                        help="muxd's emulator backend(s) (default: $MUXD_EMULATOR or the code's default)")
     args = parser.parse_args(argv)
     if shutil.which("tmux") is None:
         print("tmux is not installed", file=sys.stderr)
@@ -247,7 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(shutil.rmtree, workdir, ignore_errors=True)
         stack.callback(CLEANUP.kill_panes)
         path = write_flood(args.flood, workdir, int(args.flood_mb * 2**20))
-        peers: list[tuple[str, Callable[[], Peer]]] = [("tmux", lambda: TmuxPeer(workdir, None)), ("muxd", MuxdPeer)]
+        backends = list(BACKENDS) if args.backend == "both" else [backend_name(args.backend)]
+        peers: list[tuple[str, Callable[[], Peer]]] = [("tmux", lambda: TmuxPeer(workdir, None))]
+        peers += [(f"muxd-{b}" if len(backends) > 1 else "muxd", lambda b=b: MuxdPeer(b))  # type: ignore[misc]
+                  for b in backends]
         sides: list[tuple[Session, Terminal]] = []
         for name, make in peers:
             peer = make()

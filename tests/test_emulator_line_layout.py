@@ -16,6 +16,8 @@ from muxd.emulator import Emulator
 from muxd.emulator.cell import BLANK
 from muxd.emulator.rows import text_bytes
 from muxd.emulator.line_layout import (
+    SGR_SAMPLE_CHARS,
+    SGR_SEQUENCE,
     block_geometry,
     lay_out_line,
     line_rows,
@@ -23,6 +25,7 @@ from muxd.emulator.line_layout import (
     next_tab_column,
     row_text_bytes,
     rows_for_width,
+    strip_sgr,
 )
 
 PIECES = ["\t", "\t\t", "é", "─│", "✓", "中", "😀", "e\u0301", "\u0301", "\u200d", "\ufe0f", "ab", "xyz "]
@@ -95,3 +98,19 @@ def test_the_odd_character_class_built_in_blocks_is_the_whole_scan() -> None:
     assert line_layout._odd_char_class() == "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in runs)
     matched = [code for code in range(0xA0, 0x10000) if line_layout._odd_char().match(chr(code))]
     assert matched == odd
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_strip_sgr_removes_what_the_regex_removes(seed: int) -> None:
+    """strip_sgr replaces the SGR kinds it sees first: kinds met only later, many kinds, and
+    sequences whose parameters look like others' (`1` and `01;31`) still come out as the
+    regex takes them out."""
+    rng = random.Random(seed)
+    kinds = [f"\x1b[{params}m" for params in ("", "0", "1", "01;31", "31", "1;31", "38;5;200", "4", "48;2;1;2;3")]
+    kinds += [f"\x1b[{n}m" for n in range(rng.choice([0, 20]))]  # sometimes more kinds than strip_sgr replaces
+    pieces = ["word", " ", "m", "[1", ";", "31", "é", "中", "\r\n"]
+    text = "".join(rng.choice(kinds[: rng.randint(1, len(kinds))]) if rng.random() < 0.3 else rng.choice(pieces)
+                   for _ in range(rng.randint(0, 3 * SGR_SAMPLE_CHARS)))
+    late = rng.choice(kinds) + "late" + rng.choice(kinds)  # a kind past the sample, maybe
+    text = text + late if rng.random() < 0.5 else text
+    assert strip_sgr(text) == SGR_SEQUENCE.sub("", text)

@@ -163,3 +163,24 @@ def test_short_rows_hold_no_more_memory_than_the_cap(case: str) -> None:
     assert held < SHORT_ROW_CAP_BYTES + SCROLLBACK_SLACK_BYTES, f"{held / 2**20:.2f} MiB for a {SHORT_ROW_CAP_BYTES >> 10} KiB cap"
     assert 0 < em.history_size < SHORT_ROW_FLOOD_ROWS  # the cap was reached: rows were evicted
     assert SHORT_ROW_CAP_BYTES - 100 < em.history_bytes <= SHORT_ROW_CAP_BYTES
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_flood_lines_end_where_their_text_says(seed: int) -> None:
+    """FloodLines.end_of finds a block's cut without splitting the text (a guess from the mean
+    line length, corrected): it must land where the lines' own lengths say, for any slice."""
+    import random
+
+    from muxd.emulator.source_block import measure_lines
+
+    rng = random.Random(seed)
+    lines = ["x" * rng.choice([0, 1, 5, 40, 200]) + rng.choice(["", "\x1b[1m", "\x1b[0m"])
+             for _ in range(rng.randint(1, 60))]
+    text = "".join(line + "\r\n" for line in lines)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 2)
+    for first in range(len(lines)):
+        for stop in range(first, len(lines) + 1):
+            flood = measure_lines(text, True, 80)  # its lines not split yet
+            assert flood.end_of(first, stop, starts[first]) == starts[stop]

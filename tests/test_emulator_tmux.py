@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from muxd.testing.wait import wait_until
 from emulator_data import streams
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
+from muxd.testing.floods import bold_rows
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is the reference")
 
@@ -63,6 +65,8 @@ CASES: dict[str, bytes] = {
         + "中" * 40 + "\tF\r\n" + "ab\t\u0301c\r\n" + "w" * 78 + "中\tG\r\n"
     ).encode(),
     "tabbed_utf8_flood": tabbed_utf8_flood(_rng, 600),
+    # grep --color: every match cleared to the end of the line (the native skipper takes these)
+    "grep_colour_flood": "".join(islice(bold_rows(), 600)).replace("\n", "\r\n").encode(),
     "resets_and_tabs": f"a\tb\tc{E}[3g\r\nx\ty{E}c after reset\r\n{E}[?7l" .encode() + b"z" * 100 + b"\r\nend\r\n",
 }
 

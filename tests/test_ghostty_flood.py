@@ -11,11 +11,12 @@ import pytest
 from muxd.emulator.flood_text import _SIMPLE_CHARS, FLOOD_MIN_CHARS
 from muxd.emulator.ghostty_flood import long_stretches
 
-# What simple lines cannot hold: a character outside their set, or an escape other than SGR.
-UNSIMPLE = {tabs: re.compile("[^" + ("\t" if tabs else "") + _SIMPLE_CHARS + r"]|\x1b(?!\[[0-9;]*m)")
+# What simple lines cannot hold: a character outside their set, or an escape other than SGR
+# (and erase to the end of the line, which the native skipper sees to).
+UNSIMPLE = {tabs: re.compile("[^" + ("\t" if tabs else "") + _SIMPLE_CHARS + r"]|\x1b(?!\[[0-9;]*m|\[K)")
             for tabs in (False, True)}
 
-PIECES = ["word ", "\r\n", "\x1b[1;31m", "\x1b[0m", "é中", "\t"]
+PIECES = ["word ", "\r\n", "\x1b[1;31m", "\x1b[0m", "é中", "\t", "\x1b[K"]
 BAD = ["\x1b[H", "\x1b[2K", "\x07", "\x1b]0;t\x07", "\x08", "\x1b"]
 
 

@@ -236,3 +236,64 @@ def test_the_event_pattern_finds_what_its_plain_backtracking_form_finds() -> Non
         data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24)))
         assert ([(m.span(), m.groups()) for m in _EVENTS.finditer(data)]
                 == [(m.span(), m.groups()) for m in plain.finditer(data)]), data
+
+
+def _grep_lines(count: int, start: int = 0) -> bytes:
+    """`grep --color` output: bold red file names, each match cleared to the end of the line."""
+    from itertools import islice
+
+    from muxd.testing.floods import bold_rows
+
+    return "".join(islice(bold_rows(), start, start + count)).replace("\n", "\r\n").encode()
+
+
+def _skipped_and_plain(data: bytes, piece: int, columns: int = 80):
+    from muxd.emulator.ghostty_backend import GhosttyEmulator
+
+    fast = GhosttyEmulator(columns, 24, scrollback_bytes=10**9)
+    plain = GhosttyEmulator(columns, 24, scrollback_bytes=10**9, fast_paths=False)
+    for offset in range(0, len(data), piece):
+        fast.feed(data[offset : offset + piece])
+        plain.feed(data[offset : offset + piece])
+    assert fast.rows_scrolled == plain.rows_scrolled
+    assert fast.capture(-(10**9), escapes=True) == plain.capture(-(10**9), escapes=True)
+    assert fast.rows(-(10**9)) == plain.rows(-(10**9))  # capture drops trailing blanks, coloured or not
+    assert fast.history_bytes == plain.history_bytes and fast.cursor == plain.cursor
+    return fast, plain
+
+
+@pytest.mark.parametrize("piece", [8192, 16384, 65536])  # reads long enough to skip in
+@pytest.mark.parametrize("reverse", [False, True])
+def test_grep_colour_floods_are_skipped_with_their_erases(piece: int, reverse: bool) -> None:
+    """grep --color's erase to the end of the line, with the default background on a line
+    shorter than the pane, changes nothing: its floods are skipped like any other (in reverse
+    video too: ghostty's erased cells take the background colour alone)."""
+    data = _grep_lines(4000)
+    if reverse:
+        data = data.replace(E + b"[01;31m", E + b"[7m")
+    fast, _ = _skipped_and_plain(data, piece)
+    assert fast.skipped_chars > len(data) // 2
+
+
+# Erases that do change the screen, each amid grep output: a coloured background (set on the
+# line, or before the flood), at a pending wrap (the last cell goes), at one on the second row
+# of a wrapped line, after wide characters that fill the row.
+ERASES_THAT_COUNT = {
+    "background": E + b"[44m" + E + b"[Kon blue" + E + b"[m tail\r\n",  # blue to the end of the row
+    "pending_wrap": b"x" * 80 + E + b"[Ky\r\n",
+    "wrapped": b"w" * 160 + E + b"[Kz\r\n",
+    "wide": "中".encode() * 40 + E + b"[Kafter\r\n",
+}
+
+
+@pytest.mark.parametrize("case", ERASES_THAT_COUNT)
+@pytest.mark.parametrize("piece", [8192, 16384])
+def test_erases_that_change_the_screen_are_emulated(case: str, piece: int) -> None:
+    odd = ERASES_THAT_COUNT[case]
+    data = b"".join(_grep_lines(600, n * 600) + odd * (1 + n % 3) for n in range(8))
+    fast, _ = _skipped_and_plain(data, piece)
+    assert fast.skipped_chars > len(data) // 3  # the grep lines between them are still skipped
+
+
+def test_a_background_set_before_the_flood_colours_every_erase() -> None:
+    _skipped_and_plain(E + b"[45m" + _grep_lines(3000).replace(E + b"[m", E + b"[22;39m"), 16384)

@@ -22,6 +22,10 @@ _SIMPLE_ASCII = bytes([*b"\r\n\x1b", *range(0x20, 0x7F)])
 _SIMPLE_ASCII_BYTES = {False: _SIMPLE_ASCII, True: _SIMPLE_ASCII + b"\t"}
 _FIRST_WINDOW_CHARS = 1024
 BAD_ESCAPE = re.compile(r"\x1b(?!\[[0-9;]*m)")
+# Erase to the end of the line, as `grep --color` writes it around every match: the native
+# skipper takes it in its stride where it provably changes nothing (ghostty_erase.py).
+ERASE_LINE = "\x1b[K"
+BAD_ESCAPE_BUT_ERASE = re.compile(r"\x1b(?!\[[0-9;]*m|\[K)")
 _BARE_CR = re.compile(r"\r(?!\n)")
 _PARTIAL_SGR = re.compile(r"\x1b(?:\[[0-9;]*)?\Z")
 
@@ -76,8 +80,9 @@ def simple_run_end(text: str, start: int, tabs: bool = False, clean_end: int | N
     return start if last < 0 else last + 2
 
 
-def is_simple_partial_line(text: str, start: int, tabs: bool = False) -> bool:
-    """True if text[start:] could begin a simple line (no line feed yet, nothing else odd)."""
+def is_simple_partial_line(text: str, start: int, tabs: bool = False, erase: bool = False) -> bool:
+    """True if text[start:] could begin a simple line (no line feed yet, nothing else odd);
+    `erase`: ERASE_LINE counts as simple."""
     if len(text) - start > FLOOD_DEFER_MAX_CHARS or text.find("\n", start) >= 0:
         return False
     if first_bad_char(text, start, len(text), tabs) != len(text):
@@ -87,7 +92,7 @@ def is_simple_partial_line(text: str, start: int, tabs: bool = False) -> bool:
     if carriage >= 0 and carriage != len(tail) - 1:
         return False
     body = tail[:-1] if carriage >= 0 else tail
-    bad = BAD_ESCAPE.search(body)
+    bad = (BAD_ESCAPE_BUT_ERASE if erase else BAD_ESCAPE).search(body)
     return bad is None or _PARTIAL_SGR.match(body, bad.start()) is not None
 
 
@@ -104,7 +109,9 @@ def screenful_start(text: str, start: int, end: int, rows_needed: int, columns: 
     if not starts:
         return start
     tail = text[starts[-1] : end - 2]
-    lines = (SGR_SEQUENCE.sub("", tail) if "\x1b" in tail else tail).split("\r\n")
+    if "\x1b" in tail:  # an ERASE_LINE the native skipper took draws nothing
+        tail = SGR_SEQUENCE.sub("", tail).replace(ERASE_LINE, "")
+    lines = tail.split("\r\n")
     rows = 0
     for line_start, line in zip(starts, reversed(lines)):
         rows += line_rows(line, columns)

@@ -12,6 +12,9 @@ Tabs count when the text is ASCII and the tab stops, read back through the forma
 the default ones: in ASCII muxd's layout of a tab is ghostty's (a combining mark after a tab,
 or a wide character wrapping after one, lay out differently: tests/test_emulator_tmux.py).
 
+Erase to the end of the line (`ESC [ K`, around every match `grep --color` writes) is taken
+in a run's stride where it provably changes nothing (ghostty_erase.py); elsewhere it ends the run.
+
 Not carried over: the character REP would repeat after a skip.
 """
 
@@ -23,13 +26,14 @@ from typing import Protocol
 
 from .cell import BLANK
 from .flood_text import (
-    BAD_ESCAPE, FLOOD_DEFER_MAX_CHARS, FLOOD_MIN_CHARS, first_bad_char, is_simple_partial_line, screenful_start,
-    simple_run_end,
+    BAD_ESCAPE_BUT_ERASE, ERASE_LINE, FLOOD_DEFER_MAX_CHARS, FLOOD_MIN_CHARS, first_bad_char, is_simple_partial_line,
+    screenful_start, simple_run_end,
 )
+from .ghostty_erase import erasing_changes_nothing
 from .ghostty_format import ACTIVE
 from .ghostty_history import NativeHistory
 from .line_layout import SGR_SEQUENCE
-from .source_block import FULL_RESETS, advance_attrs
+from .source_block import advance_attrs, last_full_reset
 
 # Modes that must be as a shell leaves them: (mode, ANSI?, wanted).
 _MODES = ((7, False, True), (6, False, False), (5, False, False), (4, True, False), (20, True, False))
@@ -46,7 +50,8 @@ def pen_sequence(params: bytes) -> str:
 
 def long_stretches(text: str, tabs: bool) -> Iterator[tuple[int, int]]:
     """The stretches of `text` (start, end) at least FLOOD_MIN_CHARS long with nothing simple
-    lines cannot hold (bare CRs and LFs aside: simple_run_end sees to those).
+    lines cannot hold (bare CRs and LFs aside: simple_run_end sees to those; ERASE_LINE
+    counts as simple, NativeFloodSkipper.feed sees to it).
 
     Probed at aligned windows of half that length, each of which a stretch that long covers
     whole: in agent output full of cursor moves a probe stops at the first escape, so a read
@@ -69,11 +74,11 @@ def long_stretches(text: str, tabs: bool) -> Iterator[tuple[int, int]]:
 
 def _unsimple_at(text: str, start: int, stop: int, tabs: bool) -> int:
     """The first position in text[start:stop] that simple lines cannot hold (or `stop`): a
-    character (first_bad_char, fast on ASCII), or an escape other than SGR."""
+    character (first_bad_char, fast on ASCII), or an escape other than SGR and ERASE_LINE."""
     # Escapes first: agent output moves the cursor every few lines, so the search for a bad
     # character (a regex scan on non-ASCII text) stops at the first move, not at the window's
     # end. Looked for a little past `stop`: an SGR running across it is not an escape cut short.
-    bad = BAD_ESCAPE.search(text, start, min(stop + _SGR_LOOKAHEAD_CHARS, len(text)))
+    bad = BAD_ESCAPE_BUT_ERASE.search(text, start, min(stop + _SGR_LOOKAHEAD_CHARS, len(text)))
     if bad is not None and bad.start() < stop:
         stop = bad.start()
     return first_bad_char(text, start, stop, tabs)
@@ -176,10 +181,15 @@ class NativeFloodSkipper:
                         pen = None
                     else:
                         pen = unchanged[1] if unchanged else self._skippable_pen()
+                    erase = text.find(ERASE_LINE, position, run_end)
+                    if pen is not None and erase >= 0 and not erasing_changes_nothing(
+                            text[position:run_end], self._emulator.columns, pen):
+                        run_end = simple_run_end(text, position, tabs, clean_end=erase)  # the lines before it
+                        pen = pen if run_end - position >= FLOOD_MIN_CHARS else None
                     if pen is not None:
                         done = self._skip(text, position, run_end, pen, tabs_default, fresh=unchanged is not None)
                         if (len(text) - done <= FLOOD_DEFER_MAX_CHARS
-                                and is_simple_partial_line(text, run_end, tabs)):
+                                and is_simple_partial_line(text, run_end, tabs, erase=True)):
                             # All that is left is the run's last screenful and a simple partial
                             # line: kept back, the next read's lines may skip it (as flood.py does).
                             self._deferred = text[done:]
@@ -222,6 +232,9 @@ class NativeFloodSkipper:
         if keep_from == start:
             return start
         skipped = text[start:keep_from]
+        self.skipped_chars += len(skipped)
+        if ERASE_LINE in skipped:  # each one changes nothing here (feed made sure): the layout has none
+            skipped = skipped.replace(ERASE_LINE, "")
         cursor_y = 0
         if not fresh:
             history.drain()
@@ -235,7 +248,7 @@ class NativeFloodSkipper:
         # A fresh screen, the cursor home, then the pen the skipped SGR leave.
         pens = [pen]
         if has_sgr:
-            last_reset = max(skipped.rfind(reset) for reset in FULL_RESETS)
+            last_reset = last_full_reset(skipped)
             pens = ["\x1b[0m"] if last_reset >= 0 else pens
             pens += [f"\x1b[{params}m" for params in SGR_SEQUENCE.findall(skipped, max(last_reset, 0))]
         pen_now = "".join(pens)
@@ -243,7 +256,6 @@ class NativeFloodSkipper:
             history.write_raw(("\x1b[0m\x1b[2J\x1b[H" + pen_now).encode("ascii"))
         elif pen_now != pen:
             history.write_raw(("\x1b[0m" + pen_now).encode("ascii"))
-        self.skipped_chars += len(skipped)
         if len(pen_now) > _PEN_MAX_CHARS:  # SGR after SGR with no reset: ask for the pen in short
             pen_now = self._emulator.pen() or ""
         self._after_skip = (history.writes, pen_now, tabs_default) if pen_now else None

@@ -37,10 +37,29 @@ from .sgr import apply_sgr
 from .widths import CHAR_WIDTHS, char_width
 
 SGR_SEQUENCE = re.compile(r"\x1b\[([0-9;]*)m")
+WHOLE_SGR = re.compile(r"\x1b\[[0-9;]*m")
+# strip_sgr looks for the kinds of SGR sequence in this much of the text, and replaces at most
+# this many kinds by plain string replacing: a flood's colours repeat (grep's two, a log's levels).
+SGR_SAMPLE_CHARS = 512
+_SGR_KINDS_MAX = 8
 LINE_END = "\r\n"
 # Past the BMP every character is laid out one by one (exact whatever its width; emoji
 # are mostly wide anyway), which keeps the table below to a 65k-character scan.
 _FIRST_ASTRAL = 0x10000
+
+
+def strip_sgr(text: str) -> str:
+    """Flood text (printable text and SGR sequences: every ESC begins one) without its SGR
+    sequences: SGR_SEQUENCE.sub("", text), at C speed for the kinds of sequence seen first.
+    Replacing a kind removes only whole sequences of the text: one begins at each ESC and
+    holds no other, so the piece of text a kind's copy spans was that sequence already."""
+    kinds = set(WHOLE_SGR.findall(text, 0, SGR_SAMPLE_CHARS))
+    if len(kinds) <= _SGR_KINDS_MAX:
+        for kind in kinds:
+            text = text.replace(kind, "")
+        if "\x1b" not in text:
+            return text
+    return SGR_SEQUENCE.sub("", text)
 
 
 class _RowCells(dict[int, Cell]):
@@ -315,7 +334,7 @@ def block_geometry(text: str, has_sgr: bool, columns: int, lines: list[str] | No
     """Widths and text sizes of the lines of `text` (`lines`: split_lines(text), if the caller
     has it); per-line Python work only for lines that need layout or span rows in UTF-8."""
     if has_sgr:
-        text = SGR_SEQUENCE.sub("", text)
+        text = strip_sgr(text)
         lines = None
     if lines is None:
         lines = split_lines(text)

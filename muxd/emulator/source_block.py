@@ -16,7 +16,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate, compress, count, islice, repeat
 from operator import add, gt, mul
-from typing import NamedTuple, Sequence
+from typing import Iterable, Sequence
 
 from .cell import DEFAULT_STYLE, Cell
 from .line_layout import (
@@ -28,6 +28,7 @@ from .line_layout import (
     needs_layout,
     next_tab_column,
     split_lines,
+    strip_sgr,
 )
 from .csi_params import parse_csi_params
 from .rows import ROW_OVERHEAD_BYTES, Row, canonical_runs, row_size_bytes
@@ -44,11 +45,21 @@ SOURCE_MAX_CHARS_PER_COST_BYTE = 3
 FULL_RESETS = ("\x1b[m", "\x1b[0m")
 
 
+def last_full_reset(text: str) -> int:
+    """Where the last full SGR reset in `text` begins (-1 if none). Each kind is looked for
+    only after the last one found: a flood resets on every line, and a kind it never writes
+    is not searched for through the whole text."""
+    last = -1
+    for reset in FULL_RESETS:
+        last = max(last, text.rfind(reset, last + 1))
+    return last
+
+
 def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
     """Return the cursor attributes after emulating every SGR sequence in `text`."""
     if "\x1b" not in text:
         return attrs
-    last_reset = max(text.rfind(reset) for reset in FULL_RESETS)
+    last_reset = last_full_reset(text)
     if last_reset >= 0:  # nothing before a full reset can matter
         attrs, text = default, text[last_reset:]
     for params in SGR_SEQUENCE.findall(text):
@@ -56,47 +67,116 @@ def advance_attrs(attrs: Cell, text: str, default: Cell) -> Cell:
     return attrs
 
 
-class FloodLines(NamedTuple):
+class FloodLines:
     """CRLF-terminated flood lines measured once, then handed to blocks a slice at a time."""
 
-    text: str
-    lines: list[str]  # without their CRLF
-    rows: list[int]  # rows each line takes
-    costs: list[int]  # each line's rows' cost against the scrollback cap
-    irregular: dict[int, tuple[int, ...]]  # line -> its rows' text sizes (BlockGeometry)
-    sized_lines: list[int]  # the irregular lines of several rows, in order (one row needs no sizes)
-    dense_lines: list[int]  # lines to render rather than hold (SOURCE_MAX_CHARS_PER_COST_BYTE), in order
-    has_sgr: bool
+    __slots__ = ("text", "rows", "sizes", "irregular", "sized_lines", "dense_lines", "has_sgr", "one_row_each",
+                 "_costs", "_lines")
+
+    def __init__(self, text: str, rows: list[int], sizes: list[int], irregular: dict[int, tuple[int, ...]],
+                 sized_lines: list[int], dense_lines: list[int], has_sgr: bool, lines: list[str] | None) -> None:
+        self.text = text
+        self.rows = rows  # rows each line takes
+        self.sizes = sizes  # the UTF-8 bytes of each line's rows' texts together
+        self.irregular = irregular  # line -> its rows' text sizes (BlockGeometry)
+        self.sized_lines = sized_lines  # the irregular lines of several rows, in order (one row needs no sizes)
+        self.dense_lines = dense_lines  # lines to render rather than hold (SOURCE_MAX_CHARS_PER_COST_BYTE), in order
+        self.has_sgr = has_sgr
+        self.one_row_each = len(rows) == sum(rows)  # a line takes a row at least
+        self._costs: list[int] | None = None
+        self._lines = lines
+
+    @property
+    def costs(self) -> list[int]:
+        """Each line's rows' cost against the scrollback cap."""
+        if self._costs is None:
+            overheads = map(mul, self.rows, repeat(ROW_OVERHEAD_BYTES))
+            self._costs = list(map(add, self.sizes, overheads))
+        return self._costs
+
+    @property
+    def total_cost(self) -> int:
+        return sum(self.sizes) + ROW_OVERHEAD_BYTES * sum(self.rows)
+
+    def cost_totals(self, base: int, first: int, stop: int) -> list[int]:
+        """base + the cost of lines [first, first + 1), [first, first + 2), ... [first, stop)."""
+        if not self.one_row_each:
+            return running_totals(base, islice(self.costs, first, stop))
+        # A row each: no list of costs needed.
+        return running_totals(base, map(add, islice(self.sizes, first, stop), repeat(ROW_OVERHEAD_BYTES)))
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines without their CRLF, split only when asked for: with SGR in them, measuring
+        splits the text without it, and the lines themselves are seldom needed (end_of)."""
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
 
     def end_of(self, first: int, stop: int, begin: int) -> int:
         """Where in `text` lines [first, stop) end, line `first` beginning at `begin`."""
+        if stop == len(self.rows) > first:  # all the rest: no need to split the text
+            return self.text.rindex(LINE_END) + len(LINE_END)
+        if self._lines is None:  # cheaper than splitting the text into lines
+            return self._lines_end(begin, stop - first)
         return begin + sum(map(len, islice(self.lines, first, stop))) + len(LINE_END) * (stop - first)
+
+    def _lines_end(self, begin: int, lines: int) -> int:
+        """Where `lines` lines from `begin` (a line's start) end: a guess from the mean line
+        length, counted (C work), then corrected a line at a time."""
+        text, step = self.text, len(LINE_END)
+        guess = min(begin + lines * len(text) // max(len(self.rows), 1), len(text))
+        position = self._line_start_before(begin, guess)
+        done = text.count(LINE_END, begin, position)
+        while done < lines:
+            position = text.index(LINE_END, position) + step
+            done += 1
+        while done > lines:
+            position = self._line_start_before(begin, position - step)
+            done -= 1
+        return position
+
+    def _line_start_before(self, begin: int, position: int) -> int:
+        """The start of the line holding `position` (`begin` at the earliest)."""
+        found = self.text.rfind(LINE_END, begin, position)
+        return begin if found < 0 else found + len(LINE_END)
 
 
 def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
-    """Measure the complete lines of `text` without rendering them."""
-    lines = split_lines(text)
-    geometry = block_geometry(text, has_sgr, columns, lines)
+    """Measure the complete lines of `text` (flood lines: printable text and SGR sequences)
+    without rendering them."""
+    plain = strip_sgr(text) if has_sgr else text
+    plain_lines = split_lines(plain)
+    geometry = block_geometry(plain, False, columns, plain_lines)
     sizes = geometry.text_sizes
-    if not geometry.irregular and max(geometry.widths) <= columns:  # one row a line, the commonest case
-        rows = [1] * len(lines)
-        costs = list(map(add, sizes, repeat(ROW_OVERHEAD_BYTES)))
+    if not geometry.irregular and max(geometry.widths, default=0) <= columns:  # one row a line, the commonest
+        rows = [1] * len(plain_lines)
     else:
         rows = geometry.row_counts(columns)
-        costs = list(map(add, sizes, map(mul, rows, repeat(ROW_OVERHEAD_BYTES))))
     irregular = geometry.irregular
     sized = sorted(index for index, sizes in irregular.items() if len(sizes) > 1)
-    dense: list[int] = []
-    if has_sgr:  # without SGR a line's source is its text: well within its cost
-        held = map(len, lines)
-        allowed = map(mul, costs, repeat(SOURCE_MAX_CHARS_PER_COST_BYTE))
-        dense = list(compress(count(), map(gt, held, allowed)))
-    return FloodLines(text, lines, rows, costs, irregular, sized, dense, has_sgr)
+    flood = FloodLines(text, rows, sizes, irregular, sized, [], has_sgr, None if has_sgr else plain_lines)
+    # Without SGR a line's source is its text, well within its cost; and when the whole text
+    # is within SOURCE_MAX_CHARS_PER_COST_BYTE times the cost of its lines, so is the memory
+    # its lines hold together (a block's memory goes with its last row anyway).
+    if has_sgr and len(text) > SOURCE_MAX_CHARS_PER_COST_BYTE * flood.total_cost:
+        held = map(len, flood.lines)
+        allowed = map(mul, flood.costs, repeat(SOURCE_MAX_CHARS_PER_COST_BYTE))
+        flood.dense_lines = list(compress(count(), map(gt, held, allowed)))
+    return flood
 
 
 def source_size_bytes(text: str, has_sgr: bool, columns: int) -> int:
     """Cost against the scrollback cap of the complete lines in `text`, without rendering them."""
-    return sum(measure_lines(text, has_sgr, columns).costs)
+    return measure_lines(text, has_sgr, columns).total_cost
+
+
+def running_totals(base: int, values: Iterable[int]) -> list[int]:
+    """base + values[0], base + values[0] + values[1], ... (a list: array.fromlist takes one
+    several times faster than array.extend takes an iterator)."""
+    totals = list(accumulate(values, initial=base))
+    del totals[0]
+    return totals
 
 
 class SourceBlock:
@@ -164,8 +244,11 @@ class SourceBlock:
         cost_base = self.cost_ends[-1] if self.cost_ends else 0
         row_base = self.row_ends[-1] if self.row_ends else 0
         index_base = len(self.cost_ends) - first
-        self.cost_ends.extend(map(cost_base.__add__, accumulate(islice(flood.costs, first, stop))))
-        self.row_ends.extend(map(row_base.__add__, accumulate(islice(flood.rows, first, stop))))
+        self.cost_ends.fromlist(flood.cost_totals(cost_base, first, stop))
+        if flood.one_row_each:
+            self.row_ends.fromlist(list(range(row_base + 1, row_base + 1 + stop - first)))
+        else:
+            self.row_ends.fromlist(running_totals(row_base, islice(flood.rows, first, stop)))
         sized = flood.sized_lines
         for index in sized[bisect_left(sized, first) : bisect_left(sized, stop)]:
             self._sized_lines.append(index_base + index)

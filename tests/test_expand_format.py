@@ -54,34 +54,34 @@ def test_the_daemon_expands_what_a_client_scope_expands(two_sessions, template):
         windows = sorted(scope.windows().values(), key=lambda w: w.session)
         sessions = sorted(scope.sessions().values(), key=lambda x: x.name)
         target = client.call("show-pane", "pane", target=first).pane
-        assert _expanded(client, items="panes", all=True, template=template) == expanded_lines(
+        assert _expanded(client, listing="panes", all=True, template=template) == expanded_lines(
             panes, scope.of_pane, template, None)
-        assert _expanded(client, items="panes", target=first, template=template) == expanded_lines(
+        assert _expanded(client, listing="panes", target=first, template=template) == expanded_lines(
             [p for p in panes if p.window_id == target.window_id], scope.of_pane, template, None)
-        assert _expanded(client, items="panes", target=first, session_scope=True, template=template) == expanded_lines(
+        assert _expanded(client, listing="panes", target=first, session_scope=True, template=template) == expanded_lines(
             [p for p in panes if p.session_id == target.session_id], scope.of_pane, template, None)
-        assert _expanded(client, items="windows", all=True, template=template) == expanded_lines(
+        assert _expanded(client, listing="windows", all=True, template=template) == expanded_lines(
             windows, scope.of_window, template, None)
-        assert _expanded(client, items="sessions", template=template) == expanded_lines(
+        assert _expanded(client, listing="sessions", template=template) == expanded_lines(
             sessions, scope.of_session, template, None)
-        assert _expanded(client, items="pane", target=first, template=template) == expanded_lines(
+        assert _expanded(client, listing="pane", target=first, template=template) == expanded_lines(
             [target], scope.of_pane, template, None)
-        assert _expanded(client, items="pane", target=first) == variable_lines(scope.of_pane(target))
+        assert _expanded(client, listing="pane", target=first) == variable_lines(scope.of_pane(target))
 
 
 def test_a_filter_keeps_the_items_it_holds_true_for(two_sessions):
     s, _, other = two_sessions
     with _client(s) as client:
-        assert _expanded(client, items="panes", all=True, template="#{pane_id}",
+        assert _expanded(client, listing="panes", all=True, template="#{pane_id}",
                          filter="#{==:#{session_name},ef-two}") == [other]
-        assert _expanded(client, items="windows", target="ef-one", template="#{window_name}",
+        assert _expanded(client, listing="windows", target="ef-one", template="#{window_name}",
                          filter="#{window_active}") != []
 
 
 def test_a_hooks_variables_come_first(two_sessions):
     s, first, _ = two_sessions
     with _client(s) as client:
-        assert _expanded(client, items="pane", target=first, template="#{hook}|#{hook_pane}|#{pane_id}",
+        assert _expanded(client, listing="pane", target=first, template="#{hook}|#{hook_pane}|#{pane_id}",
                          variables={"hook": "after-new-window", "hook_pane": "%99"}) == [f"after-new-window|%99|{first}"]
 
 
@@ -89,34 +89,34 @@ def test_a_pane_bound_token_expands_only_what_it_sees(two_sessions):
     s, first, other = two_sessions
     token = create_token(s, "execute_advanced", "ef-bound", "--pane", other)
     with _client(s, token) as client:
-        assert _expanded(client, items="panes", all=True, template="#{pane_id}") == [other]
-        assert _expanded(client, items="sessions", template="#{session_name} #{session_windows}") == ["ef-two 1"]
-        assert _expanded(client, items="pane", target=other, template="#{pane_id}") == [other]
+        assert _expanded(client, listing="panes", all=True, template="#{pane_id}") == [other]
+        assert _expanded(client, listing="sessions", template="#{session_name} #{session_windows}") == ["ef-two 1"]
+        assert _expanded(client, listing="pane", target=other, template="#{pane_id}") == [other]
         with pytest.raises(Forbidden):
-            _expanded(client, items="pane", target=first, template="#{pane_id}")
+            _expanded(client, listing="pane", target=first, template="#{pane_id}")
         with pytest.raises(Forbidden):  # no target: "the newest session" is not for it to pick
-            _expanded(client, items="windows", template="#{window_id}")
+            _expanded(client, listing="windows", template="#{window_id}")
 
 
 @pytest.mark.parametrize(("fields", "error"), [
-    ({"items": "panes", "target": "%0"}, BadRequest),          # a listing without a template
-    ({"items": "everything", "template": "x"}, BadRequest),
-    ({"items": "pane", "target": "nosuch", "template": "x"}, NotFound),
-    ({"items": "pane", "template": "x", "variables": {"hook": 1}}, BadRequest),
+    ({"listing": "panes", "target": "%0"}, BadRequest),          # a listing without a template
+    ({"listing": "everything", "template": "x"}, BadRequest),
+    ({"listing": "pane", "target": "nosuch", "template": "x"}, NotFound),
+    ({"listing": "pane", "template": "x", "variables": {"hook": 1}}, BadRequest),
 ])
 def test_bad_requests_get_an_error_and_the_daemon_serves_on(two_sessions, fields, error):
     s, first, _ = two_sessions
     with _client(s) as client:
         with pytest.raises(error):
             _expanded(client, **fields)
-        assert _expanded(client, items="pane", target=first, template="#{pane_id}") == [first]
+        assert _expanded(client, listing="pane", target=first, template="#{pane_id}") == [first]
 
 
 def test_a_pane_passes_its_filter_or_gives_no_line(two_sessions):
     s, first, _ = two_sessions
     with _client(s) as client:
-        assert _expanded(client, items="pane", target=first, template="#{pane_id}", filter="#{pane_active}") == [first]
-        assert _expanded(client, items="pane", target=first, template="#{pane_id}", filter="#{pane_dead}") == []
+        assert _expanded(client, listing="pane", target=first, template="#{pane_id}", filter="#{pane_active}") == [first]
+        assert _expanded(client, listing="pane", target=first, template="#{pane_id}", filter="#{pane_dead}") == []
 
 
 def test_the_cli_in_a_hooks_command_sends_the_hooks_variables(two_sessions):

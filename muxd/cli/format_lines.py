@@ -30,14 +30,14 @@ def print_lines(items: Iterable[Any], variables_of: Callable[[Any], Mapping[str,
         print(line)
 
 
-def expanded(client: Any, items: str, target: str | None, template: str | None, **fields: Any) -> None:
-    """Print the lines the daemon expands (expand-format: one round trip) for `items` ("pane",
+def expanded(client: Any, listing: str, target: str | None, template: str | None, **fields: Any) -> None:
+    """Print the lines the daemon expands (expand-format: one round trip) for `listing` ("pane",
     "panes", "windows", "sessions") of `target`; `fields`: the request's filter, all and
     session_scope. With the variables of the hook event this command runs for, if any."""
     hook = hook_variables_from_env()
     if hook:
         fields["variables"] = hook
-    lines = client.call("expand-format", "expanded", target=target, items=items, template=template, **fields).lines
+    lines = client.call("expand-format", "expanded", target=target, listing=listing, template=template, **fields).lines
     sys.stdout.write("".join(line + "\n" for line in lines))
 
 

@@ -198,7 +198,7 @@ class ListSessions(_Message, tag="list-sessions"):
 
 class ExpandFormat(_Message, tag="expand-format"):
     """tmux formats expanded by the daemon from its own records, one round trip for what
-    display-message -p and list-* -F print (daemon/commands/formats.py). `items`: "pane" is the
+    display-message -p and list-* -F print (daemon/commands/formats.py). `listing`: "pane" is the
     target pane (display-message); "panes" its window's (its session's with `session_scope`,
     the server's with `all`), "windows" its session's (the server's with `all`), "sessions"
     the server's. Each item passing `filter` gives `template` expanded; a pane without a
@@ -207,7 +207,7 @@ class ExpandFormat(_Message, tag="expand-format"):
 
     id: int
     target: Target | None = None
-    items: Literal["pane", "panes", "windows", "sessions"] = "pane"
+    listing: Literal["pane", "panes", "windows", "sessions"] = "pane"
     template: FormatText | None = None
     filter: FormatText | None = None
     all: bool = False

@@ -55,30 +55,30 @@ class DaemonRecords:
 
 @command(ExpandFormat)
 async def expand_format(daemon: Daemon, req: ExpandFormat) -> Expanded:
-    if req.items != "pane" and req.template is None:
-        raise BadRequest(f"expanding {req.items} needs a template", field="template")
+    if req.listing != "pane" and req.template is None:
+        raise BadRequest(f"expanding {req.listing} needs a template", field="template")
     principal = current_principal()
     anchor = None
-    if req.items == "pane" or (req.items != "sessions" and not req.all):
+    if req.listing == "pane" or (req.listing != "sessions" and not req.all):
         # The target as display-message's show-pane resolved it, checked as every pane command's
         # (no await between this and the reply: the pane checked is the pane read).
         resolved = daemon.access.authorize(principal, req, "pane", daemon.registry)
         assert isinstance(resolved, Pane)
-        anchor = daemon.registry.pane_info(resolved, screen=req.items == "pane")
+        anchor = daemon.registry.pane_info(resolved, screen=req.listing == "pane")
     template = req.template or ""
     records = DaemonRecords(daemon, principal, wants_screen(template + (req.filter or "")))
     scope = FormatScope(records, server_variables(str(daemon.socket_path), os.getpid(), req.variables))
-    if req.items == "pane":
+    if req.listing == "pane":
         assert anchor is not None
         lines = variable_lines(scope.of_pane(anchor)) if req.template is None else expanded_lines(
             [anchor], scope.of_pane, req.template, req.filter)
-    elif req.items == "panes":
+    elif req.listing == "panes":
         panes = sorted(scope.panes().values(), key=lambda p: p.session)  # tmux lists sessions by name
         if anchor is not None:
             panes = [p for p in panes if (p.session_id == anchor.session_id if req.session_scope
                                           else p.window_id == anchor.window_id)]
         lines = expanded_lines(panes, scope.of_pane, template, req.filter)
-    elif req.items == "windows":
+    elif req.listing == "windows":
         windows = sorted(scope.windows().values(), key=lambda w: w.session)
         if anchor is not None:
             windows = [w for w in windows if w.session_id == anchor.session_id]

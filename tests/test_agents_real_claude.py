@@ -147,7 +147,11 @@ def test_claude_code_states_through_a_session(claude):
     session_id = pane.session_id_shown_by("/status")
     with pane.explained("session id"):
         assert UUID.fullmatch(session_id), session_id
+    # The hooks may have named the session before the panel is drawn: Esc waits for the panel,
+    # and the next keys for it to close (keys typed while it is up go to the panel).
+    pane.server.wait_for_text(pane.pane_id, "Session ID")
     pane.press("Escape")
+    wait_until(lambda: "Session ID" not in pane.screen(), timeout=10, message="the /status panel closed")
     pane.settles_at("Idle", what="Idle once /status is closed")
     assert pane.summary()["session"]["id"] == session_id
 

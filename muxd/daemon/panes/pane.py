@@ -310,11 +310,11 @@ class Pane:
     def write(self, data: bytes) -> None:
         """Queue bytes for the program's input; never blocks the loop and never raises (attached
         clients' keys): beyond the cap they are dropped, logged once."""
-        if data:
-            self.typed_at = time.monotonic()
+        if not data:
+            return
+        self.typed_at = time.monotonic()
         self._queue_input(data)
-        if data:
-            self._turns.await_answer(self)  # its echo goes before the other panes' bulk
+        self._turns.await_answer(self)  # its echo goes before the other panes' bulk
 
     def _queue_input(self, data: bytes) -> None:
         if not data or self._process is None or self._closed or self.exited:

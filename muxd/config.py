@@ -206,6 +206,9 @@ ATTACH_FRAME_INTERVAL_S = 1 / 60   # at most ~60 frames a second per client whil
 ATTACH_OUTPUT_FRAME_INTERVAL_S = 1 / 30  # ~30 a second when only program output changes the screen
 ATTACH_TYPING_S = 0.5              # input this recent counts as typing (the faster frame rate)
 ATTACH_STATUS_REFRESH_S = 1.0      # redraw at least this often (elapsed times in the status line)
+# A frame woken by pane output alone reuses a status line made this recently (making one looks at
+# options, windows and agents: a 60 Hz TUI would make 30 a second, each the same as the last).
+ATTACH_STATUS_REUSE_S = 0.25
 ATTACH_NOTICE_S = 3.0              # how long a notice stays in the status line (display-time's default)
 DISPLAY_PANES_S = 1.0              # C-b q: how long pane numbers stay up (tmux's display-panes-time)
 COMMAND_PROMPT_TIMEOUT_S = 30.0    # C-b : a command still running after this is killed

@@ -61,16 +61,20 @@ def compose(
     cells beyond it are dotted."""
     columns, lines = max(columns, 1), max(lines, 1)
     area_lines = lines - 1 if status is not None else lines
-    rects = [Rect(p.x, p.y, p.columns, p.lines) for p in panes]
     active = next((i for i, p in enumerate(panes) if p.active), _NO_ACTIVE_PANE)
-    if window_size is None:
-        window_size = (
-            max((r.x + r.columns for r in rects), default=columns),
-            max((r.y + r.lines for r in rects), default=area_lines),
-        )
-    plan = layout_plan(columns, area_lines, rects, active, window_size)
-    sources = [_pane_source(pane) for pane in panes]
-    rows = _assemble(plan, sources)
+    if window_size is None and len(panes) == 1 and _fills(panes[0], columns, area_lines):
+        # One live pane over the whole window area (the common screen): its rows are the
+        # frame's rows, with no layout to plan and no row to assemble.
+        rows = list(live_rows(panes[0].emulator))
+    else:
+        rects = [Rect(p.x, p.y, p.columns, p.lines) for p in panes]
+        if window_size is None:
+            window_size = (
+                max((r.x + r.columns for r in rects), default=columns),
+                max((r.y + r.lines for r in rects), default=area_lines),
+            )
+        plan = layout_plan(columns, area_lines, rects, active, window_size)
+        rows = _assemble(plan, [_pane_source(pane) for pane in panes])
     if status is not None:
         rows.append(status_row(status, columns))
 
@@ -93,6 +97,15 @@ def compose(
         cursor = (min(max(status.message_cursor, 0), columns - 1), lines - 1)
         cursor_visible = True
     return Frame(columns, lines, tuple(rows), cursor, cursor_visible, modes)
+
+
+def _fills(pane: PaneView, columns: int, lines: int) -> bool:
+    """Whether `pane` is live (nothing drawn over it) and exactly covers a `columns` x `lines`
+    area at its top left, as its emulator's size."""
+    emulator = pane.emulator
+    return (pane.x == 0 and pane.y == 0 and pane.columns == columns == emulator.columns
+            and pane.lines == lines == emulator.lines and pane.scroll_offset <= 0 and pane.dead_message is None
+            and not pane.highlights and not pane.position_shown)
 
 
 def _pane_source(pane: PaneView) -> list[FrameRow]:

@@ -451,7 +451,7 @@ class Daemon:
         before, pane.agent = pane.agent, state
         self.executions.agent_changed(pane, state)
         self.limit_resume.agent_changed(pane, state)
-        self.attach_hub.pane_output(pane)  # the status line shows the active pane's state
+        self.attach_hub.pane_state_changed(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
         self.attention.agent_changed(pane, before, state)
 

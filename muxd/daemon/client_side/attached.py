@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
     ATTACH_FRAME_INTERVAL_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
-    ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
+    ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_STATUS_REUSE_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
     MAX_LINES, PASTE_BUFFER_MAX_CHARS,
 )
 from muxd.daemon.client_side.chooser import Chooser
@@ -94,6 +94,8 @@ class AttachedClient:
         self.last_input = 0.0  # time.monotonic() of the last keys or mouse event
         self.press: tuple[str, Point] | None = None  # (pane id, point) of a left button held down
         self._wake = asyncio.Event()
+        self._status_line: StatusLine | None = None  # the last one made, reused as ATTACH_STATUS_REUSE_S says
+        self._status_made_at = -math.inf  # time.monotonic() it was made; -inf: make it again
         self._drawn_at = 0.0  # time.monotonic() of the last frame sent
         self._frame: Any = None  # the last frame painted (None: the painter repaints everything)
         self._task: asyncio.Task[None] | None = None
@@ -114,8 +116,27 @@ class AttachedClient:
         self.connection.send(AttachOutput(data=enter_terminal_bytes()))
         self.repaint_all()
         self._task = asyncio.create_task(self._render_loop())
+        asyncio.get_running_loop().call_later(ATTACH_STATUS_REFRESH_S, self._refresh_due)
+
+    def _refresh_due(self) -> None:
+        """Wake the render loop if no frame went for ATTACH_STATUS_REFRESH_S (the status line's
+        times and clock move on); one timer a refresh, not one a frame."""
+        if self.closed:
+            return
+        now = time.monotonic()
+        due = self._drawn_at + ATTACH_STATUS_REFRESH_S
+        if now >= due:
+            self.wake()
+            due = now + ATTACH_STATUS_REFRESH_S
+        asyncio.get_running_loop().call_later(due - now, self._refresh_due)
 
     def wake(self) -> None:
+        self._status_made_at = -math.inf  # whatever changed may show in the status line
+        self._wake.set()
+
+    def screen_changed(self) -> None:
+        """A pane it shows has new output: its screen changed, its status line most likely not
+        (output that flags a window or changes an agent wakes it as `wake`)."""
         self._wake.set()
 
     def detach(self, reason: str) -> None:
@@ -159,11 +180,8 @@ class AttachedClient:
     async def _render_once(self, last_frame: float) -> float:
         """Wait for a change (or the status refresh) and paint it; returns the time of the
         last frame sent."""
-        try:
-            await asyncio.wait_for(self._wake.wait(), ATTACH_STATUS_REFRESH_S)
-        except TimeoutError:
-            pass
-        else:
+        if not self._wake.is_set():
+            await self._wake.wait()  # a change, or _refresh_due
             if not self._wake.is_set():  # render_now drew it meanwhile
                 return max(last_frame, self._drawn_at)
         last_frame = max(last_frame, self._drawn_at)  # an echo render_now drew is a frame too
@@ -262,7 +280,7 @@ class AttachedClient:
         self.hub.attention.looked(self.session)
         columns, lines = self.window_area()
         views = self._pane_views(columns, lines)
-        status = self._status() if self._status_shown() else None
+        status = self._status_now() if self._status_shown() else None
         frame = compose(self.columns, self.lines, views, status)
         window = self.session.active_window
         if self.pane_numbers is not None and window is not None and not self.viewing():
@@ -300,6 +318,14 @@ class AttachedClient:
                                   if copy and selection else (),
                                   copy_cursor=copy_cursor_at(pane.emulator, copy, view_lines) if copy else None))
         return views
+
+    def _status_now(self) -> StatusLine:
+        """The status line: made again unless only pane output woke this client since it was
+        made, less than ATTACH_STATUS_REUSE_S ago."""
+        now = time.monotonic()
+        if self._status_line is None or now - self._status_made_at >= ATTACH_STATUS_REUSE_S:
+            self._status_line, self._status_made_at = self._status(), now
+        return self._status_line
 
     def _status(self) -> StatusLine:
         from muxd.attach.compose import StatusLine

@@ -144,12 +144,19 @@ class AttachHub:
     # ---------------------------------------------------------- change notices from the daemon
 
     def pane_output(self, pane: Pane) -> None:
+        """`pane`'s screen changed: the clients showing its window draw it."""
         window = pane.window
         if not isinstance(window, Window) or window.session.active_window is not window:
             return
         for client in self.clients.values():
             if client.session is window.session:
-                client.wake()
+                client.screen_changed()
+
+    def pane_state_changed(self, pane: Pane) -> None:
+        """`pane`'s agent state changed: the clients showing its window draw their status line."""
+        window = pane.window
+        if isinstance(window, Window) and window.session.active_window is window:
+            self.changed(window.session)
 
     def shows_active(self, pane: Pane) -> bool:
         """Whether an attached client shows `pane` as its active pane: a person watches it."""

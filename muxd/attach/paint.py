@@ -46,11 +46,6 @@ _data = itemgetter(0)
 _style_of = itemgetter(slice(1, None))
 
 
-def _is_plain(row: FrameRow) -> bool:
-    """True for a row held as plain text and style runs (one ASCII character a cell)."""
-    return type(row) is StyledRow and row.styles is not None
-
-
 def _plain_spans(old: StyledRow, new: StyledRow) -> list[tuple[int, int]] | None:
     """`_spans` of the changed columns of two plain-text rows, found from their text and style
     runs (a step per run, not a cell compare per column: a TUI restyles whole rows every
@@ -171,8 +166,11 @@ class FramePainter:
     # -- rows -------------------------------------------------------------------------
 
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
-        plain = _is_plain(new)  # no wide characters, and no cells to make
-        spans = _plain_spans(old, new) if plain and _is_plain(old) else None
+        # Plain rows (no wide characters, and no cells to make), tested inline: a full-screen
+        # TUI has every row of every frame painted here.
+        plain = type(new) is StyledRow and new.styles is not None  # type: ignore[attr-defined]
+        spans = (_plain_spans(old, new) if plain and type(old) is StyledRow and old.styles is not None  # type: ignore[attr-defined, arg-type]
+                 else None)
         if spans is None:
             # Cells mostly are shared flyweights: an identity test in C rules out most of the
             # row; a few candidates left are compared by value one by one, many all at once in C.
@@ -198,18 +196,18 @@ class FramePainter:
                 tail = _plain_blank_tail(new) if plain else _blank_tail(new)  # type: ignore[arg-type]
             if end + 1 - max(start, tail) >= ERASE_TAIL_MIN_CELLS:
                 if tail > start:
-                    self._write(out, y, start, new, tail)
+                    self._write(out, y, start, new, tail, plain)
                 self._move(out, max(start, tail), y)
                 self._set_style(out, DEFAULT_STYLE)
                 out.append("\x1b[K")
             else:
-                self._write(out, y, start, new, end + 1)
+                self._write(out, y, start, new, end + 1, plain)
 
-    def _write(self, out: list[str], y: int, x: int, row: FrameRow, stop: int) -> None:
-        """Write row[x:stop] at (x, y)."""
+    def _write(self, out: list[str], y: int, x: int, row: FrameRow, stop: int, plain: bool) -> None:
+        """Write row[x:stop] at (x, y); `plain`: the row is a plain StyledRow."""
         self._move(out, x, y)
         set_style = self._set_style
-        if _is_plain(row):
+        if plain:
             # The row says where its style changes and what each run's style is: a step per
             # run, none per cell, and no cell made.
             starts, styles, text = row.style_starts, row.styles, row.text  # type: ignore[union-attr]

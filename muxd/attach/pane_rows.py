@@ -5,7 +5,7 @@ from __future__ import annotations
 import weakref
 
 from muxd.emulator import Emulator
-from muxd.emulator.cell import BLANK
+from muxd.emulator.cell import BLANK, StyledRow
 from muxd.emulator.cell_layout import row_cells
 
 from .cells import needs_terminal_safety, terminal_safe
@@ -32,7 +32,8 @@ class _LiveRows:
         self.version, changed = emulator.changed_rows(since)
         rows = self.rows
         for y, row in zip(changed, emulator.rows_cells(changed)):
-            if needs_terminal_safety(row):
+            # (A plain StyledRow is safe as it is: tested here, the test of a TUI's every row.)
+            if (type(row) is not StyledRow or row.styles is None) and needs_terminal_safety(row):  # type: ignore[attr-defined]
                 row = terminal_safe(row)
             # A row rewritten with the same cells (TUIs redraw whole screens) keeps its old
             # tuple, so compose and the painters see it unchanged by identity alone.

@@ -58,6 +58,8 @@ _STYLE_RUNS = re.compile(rb"(?s)...(...)..(?:...\1..)*")
 # A plain ASCII cell has none of these bits: the content tag, codepoint bits 7 and up, the width.
 _NOT_PLAIN_CELL = int.from_bytes(bytes((_TAG_MASK, 0xFE, 0xFF, 0, 0, _WIDE_MASK << (_WIDE_SHIFT - 40), 0, 0)), "little")
 _STYLE_BITS = 0xFFFFFF << 24  # bytes 3-5: the style id and the width
+# A plain cell's byte 0 holds its codepoint's bits 0-5 above the (zero) tag, byte 1 its bit 6.
+_LOW_CODEPOINT_BITS = bytes(byte >> _CODEPOINT_SHIFT for byte in range(256))
 _row_masks: dict[int, tuple[int, int, int]] = {}
 
 
@@ -242,12 +244,19 @@ class NativeRowCells:
         """Rows `ys` (ascending) as `row` gives each, in one pass; None when the render state
         lacks one of them."""
         rows = []
-        seek, read = self._seek, self._row_read
+        iterator, view, read = self._iterator[0], self._view, self._row_read
+        next_y = self._next_y  # `_seek` inlined: a full-screen TUI changes every row of every frame
         for y in ys:
-            size = seek(y, columns)
-            if size is None:
+            while next_y <= y:
+                if not _iterator_next(iterator):
+                    self._next_y = next_y
+                    return None
+                next_y += 1
+            if _row_get(iterator, _CELLS_RAW, view):
+                self._next_y = next_y
                 return None
-            rows.append(read(columns, size))
+            rows.append(read(columns, min(view.len, columns)))
+        self._next_y = next_y
         return rows
 
     def _row_read(self, columns: int, size: int) -> tuple[Cell, ...]:
@@ -299,9 +308,13 @@ class NativeRowCells:
         not_plain, style_bits, ones = _masks(size)
         if cells & not_plain:
             return None  # a grapheme, background-only or wide cell, or a codepoint past ASCII
-        # Shifted past the tag, each cell's low byte is its 7-bit codepoint (0: never written).
-        text = (cells >> _CODEPOINT_SHIFT).to_bytes(size * _RAW_CELL_BYTES, "little")[0::8]
-        text = text.replace(b"\0", b" ").decode("ascii")
+        # Each cell's 7-bit codepoint (0: never written) from its first two bytes, every cell
+        # at once: bits 0-5 from byte 0, and bit 6 (letters, mostly) from byte 1.
+        codes = data[0::8].translate(_LOW_CODEPOINT_BITS)
+        high = data[1::8]
+        if high.count(0) != size:
+            codes = (int.from_bytes(codes, "little") | int.from_bytes(high, "little") << 6).to_bytes(size, "little")
+        text = codes.replace(b"\0", b" ").decode("ascii")
         first = cells & _STYLE_BITS
         if cells & style_bits == first * ones:  # every cell has the first one's style id
             return text, [0], [self._cells_of(iterator, (first >> _STYLE_ID_SHIFT) & _STYLE_ID_MASK, 0).style]

@@ -91,6 +91,9 @@ class _Link:
         self.decoder = FrameDecoder()
         self.queued: list[object] = []
         self.unsent = bytearray()
+        # Read into one buffer kept for the whole attach: a fresh 256 KiB object for each frame
+        # was an mmap, an mremap and an munmap a frame.
+        self._chunk = memoryview(bytearray(READ_CHUNK_BYTES))
 
     def send(self, message: object) -> None:
         self.unsent += encode(message)
@@ -108,12 +111,12 @@ class _Link:
     def read(self) -> list[object]:
         """The messages completed by what the socket holds now (ConnectionLost at its end)."""
         try:
-            data = self.sock.recv(READ_CHUNK_BYTES)
+            size = self.sock.recv_into(self._chunk)
         except (BlockingIOError, InterruptedError):
             return []
-        if not data:
+        if not size:
             raise ConnectionLost("lost server")
-        return [decode_server_message(body) for body in self.decoder.feed(data)]
+        return [decode_server_message(body) for body in self.decoder.feed(self._chunk[:size])]
 
     def reply(self) -> object:
         """The next message, waiting for it (the greeting and the attach, before raw mode)."""

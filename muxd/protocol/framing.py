@@ -39,7 +39,7 @@ class FrameDecoder:
         self._max = max_frame_bytes
         self._need: int | None = None  # body length of the frame being read, once its header is in
 
-    def feed(self, data: bytes) -> list[bytes]:
+    def feed(self, data: bytes | memoryview) -> list[bytes]:
         self._buffer += data
         bodies: list[bytes] = []
         while True:

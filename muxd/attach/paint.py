@@ -74,6 +74,17 @@ def _plain_spans(old: StyledRow, new: StyledRow) -> list[tuple[int, int]] | None
     return _spans(sorted(changed))
 
 
+def _style_cuts(fields: list[tuple[object, ...]], size: int) -> list[int]:
+    """Where the style runs of `size` cells start, and `size`, from the cells by field (as
+    zip(*cells)): a field the whole row shares (most of them, in most rows) costs one count in
+    C, and only the fields that vary are compared cell by cell (never a style made per cell)."""
+    cuts: set[int] = set()
+    for field in fields[1:]:
+        if field.count(field[0]) != size:
+            cuts.update(compress(count(1), map(ne, field[1:], field)))
+    return [0, *sorted(cuts), size]
+
+
 def _spans(changed: list[int]) -> list[tuple[int, int]]:
     """Ascending changed columns as (first, last) stretches, split where two are further apart
     than SPAN_GAP_CELLS (none when they are one run, as in a TUI's redrawn row: no per-cell
@@ -224,14 +235,14 @@ class FramePainter:
             self._cursor = (stop, y) if stop < len(text) else None  # at the edge: pending wrap
             return
         cells = row[x:stop]
-        text = "".join(map(_data, cells))
+        fields = list(zip(*cells))  # the row by field: its characters, then each style field
+        text = "".join(fields[0]) if fields else ""
         if len(text) == len(cells) and text.isascii():
             # One character per cell: each style run is a slice of `text`, found by comparing
             # neighbouring styles in C; no second join, no per-cell Python step.
-            styles = list(map(_style_of, cells))
-            cuts = [0, *compress(count(1), map(ne, styles[1:], styles)), len(cells)]
+            cuts = _style_cuts(fields, len(cells))
             for start, end in zip(cuts, cuts[1:]):
-                set_style(out, styles[start])
+                set_style(out, cells[start][1:])  # type: ignore[arg-type]
                 out.append(text[start:end])
         else:
             for style, group in groupby(terminal_safe(cells), _style_of):

@@ -81,16 +81,24 @@ def cut_cells(text: str, cells: int) -> str:
 
 
 _cache: dict[tuple[StatusLine, int], FrameRow] = {}
+# The last one asked for, known by identity: a client reuses its StatusLine between frames, and
+# hashing one (its tabs, each field) to find it in `_cache` is most of what a frame's status costs.
+_last: tuple[StatusLine | None, int, FrameRow] = (None, 0, ())
 
 
 def status_row(status: StatusLine, columns: int) -> FrameRow:
     """The status line as `columns` cells (memoised: it rarely changes between frames)."""
+    global _last
+    last_status, last_columns, row = _last
+    if status is last_status and columns == last_columns:
+        return row
     key = (status, columns)
-    row = _cache.get(key)
+    row = _cache.get(key)  # type: ignore[assignment]
     if row is None:
         if len(_cache) >= _CACHE_MAX_ENTRIES:
             _cache.clear()
         row = _cache[key] = _render(status, columns)
+    _last = (status, columns, row)
     return row
 
 

@@ -16,6 +16,7 @@ import codecs
 import re
 import logging
 import weakref
+from itertools import compress
 from typing import Callable
 
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
@@ -137,6 +138,19 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._unflagged_rows: set[int] = set()
         self._modes: frozenset[int] = frozenset()
         self._modes_at = -1  # self._writes when _modes was read
+        # Every reported mode read in one ghostty_terminal_get_multi call (a TUI's every frame
+        # asks again): a query struct a mode, their `value`s read back as one string of bytes.
+        self._mode_numbers = tuple(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE)
+        self._mode_queries = ffi.new("GhosttyTerminalModeConfig[]", len(self._mode_numbers))
+        for query, number in zip(self._mode_queries, self._mode_numbers):
+            query.mode = number & 0x7FFF  # ghostty_mode_new's packing (a static inline in C)
+        self._mode_keys = ffi.new("GhosttyTerminalData[]", [lib.GHOSTTY_TERMINAL_DATA_MODE] * len(self._mode_numbers))
+        self._mode_values = ffi.new("void*[]", [ffi.addressof(self._mode_queries, i)
+                                                for i in range(len(self._mode_numbers))])
+        self._mode_bytes = ffi.buffer(self._mode_queries)
+        self._mode_value_at = slice(ffi.offsetof("GhosttyTerminalModeConfig", "value"), None,
+                                    ffi.sizeof("GhosttyTerminalModeConfig"))
+        self._mode_flags = b""  # the values last read, and `_modes` made from them
         self._row_reader = NativeRowCells(self._render[0]) if _ROWS_NATIVE else None
 
     @staticmethod
@@ -392,8 +406,17 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._sync()
         # Asked at every frame of every attached client: read again only after output.
         if self._modes_at != self._writes:
-            self._modes = frozenset(n for n in REPORTED_PRIVATE_MODES if n != _CURSOR_VISIBLE_MODE and self._mode_set(n))
             self._modes_at = self._writes
+            written = self._size
+            if lib.ghostty_terminal_get_multi(self._t, len(self._mode_numbers), self._mode_keys, self._mode_values,
+                                              written) or written[0] != len(self._mode_numbers):
+                self._modes = frozenset(n for n in self._mode_numbers if self._mode_set(n))
+                self._mode_flags = b""
+                return self._modes
+            flags = self._mode_bytes[:][self._mode_value_at]
+            if flags != self._mode_flags:  # mostly the same as the last frame's: no set made
+                self._modes = frozenset(compress(self._mode_numbers, flags))
+                self._mode_flags = flags
         return self._modes
 
     def _mode_set(self, number: int) -> bool:

@@ -7,9 +7,8 @@ a frame where one row changed costs little more than that row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import is_
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from muxd.emulator import Emulator
 from muxd.emulator.cell import BLANK, PADDING, Cell, Style
@@ -28,9 +27,9 @@ DEAD_MESSAGE_STYLE: Style = Cell(" ", reverse=True)[1:]  # type: ignore[assignme
 _NO_ACTIVE_PANE = -3  # never a pane index nor a layout_plan cell code
 
 
-@dataclass(frozen=True)
-class PaneView:
-    """One pane as a client shows it."""
+class PaneView(NamedTuple):
+    """One pane as a client shows it (a tuple: each client makes one a pane a frame, and a
+    frozen dataclass's fields cost a call each to set)."""
 
     emulator: Emulator
     x: int  # top-left cell on the client screen, 0-based

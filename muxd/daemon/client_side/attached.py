@@ -17,6 +17,13 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+# This module loads with the first attach (or paste): the renderer comes with it, imported here
+# once, not in the functions each frame runs.
+from muxd.attach.compose import PaneView, StatusLine, compose
+from muxd.attach.echo_frame import echo_frame
+from muxd.attach.paint import FramePainter, enter_terminal_bytes
+from muxd.attach.selection import copy_cursor_at, highlight_spans, pane_geometry, selection_text
+from muxd.attach.tmux_style import parse_style
 from muxd.config import (
     ATTACH_FRAME_INTERVAL_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
     ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_STATUS_REUSE_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
@@ -37,11 +44,11 @@ from muxd.daemon.client_side.status_formats import StatusFormats
 from muxd.daemon.client_side.status_prompt import Prompt
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
+from muxd.emulator.cell import DEFAULT_STYLE
 from muxd.errors import MuxdError
 from muxd.protocol.messages import AttachOutput, Detached
 
 if TYPE_CHECKING:
-    from muxd.attach.compose import PaneView, StatusLine
     from muxd.daemon.client_side.client import Hub
     from muxd.daemon.client_side.host import ClientConnection
 
@@ -75,8 +82,6 @@ class AttachedClient:
         self.name = ""  # its terminal (tmux names clients so), else made up by the hub
         self.term = self.term_program = ""  # its $TERM and $TERM_PROGRAM, told at attach
         self._between_frames = bytearray()  # bells and notifications, written before the next frame
-        from muxd.attach.paint import FramePainter  # the renderer loads with the first attach
-
         self.painter = FramePainter()
         self.parser = InputParser()
         self.prefix_pending = False
@@ -96,6 +101,8 @@ class AttachedClient:
         self._wake = asyncio.Event()
         self._status_line: StatusLine | None = None  # the last one made, reused as ATTACH_STATUS_REUSE_S says
         self._status_made_at = -math.inf  # time.monotonic() it was made; -inf: make it again
+        self._flags_at: tuple[int, str] | None = None  # (options.generation, session id) of _flags
+        self._flags = (True, True)
         self._drawn_at = 0.0  # time.monotonic() of the last frame sent
         self._frame: Any = None  # the last frame painted (None: the painter repaints everything)
         self._task: asyncio.Task[None] | None = None
@@ -111,8 +118,6 @@ class AttachedClient:
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        from muxd.attach.paint import enter_terminal_bytes
-
         self.connection.send(AttachOutput(data=enter_terminal_bytes()))
         self.repaint_all()
         self._task = asyncio.create_task(self._render_loop())
@@ -152,7 +157,16 @@ class AttachedClient:
         return self.columns, max(1, self.lines - 1) if self._status_shown() else self.lines
 
     def _status_shown(self) -> bool:
-        return self.lines >= 2 and self.daemon.registry.options.flag("status", self.session.id)
+        return self.lines >= 2 and self._option_flags()[0]
+
+    def _option_flags(self) -> tuple[bool, bool]:
+        """The session's status and mouse options, looked up again only after an option changed
+        (every frame asks)."""
+        options, session_id = self.daemon.registry.options, self.session.id
+        if self._flags_at != (options.generation, session_id):
+            self._flags_at = (options.generation, session_id)
+            self._flags = (options.flag("status", session_id), options.flag("mouse", session_id))
+        return self._flags
 
     # ------------------------------------------------------------ rendering
 
@@ -231,7 +245,7 @@ class AttachedClient:
         if self.session not in self.daemon.registry.sessions:
             self.detach("exited")
             return False
-        self.painter.mouse = self.daemon.registry.options.flag("mouse", self.session.id)
+        self.painter.mouse = self._option_flags()[1]
         return self._send_frame(self.frame())
 
     def _send_frame(self, frame: Any) -> bool:
@@ -270,13 +284,9 @@ class AttachedClient:
         if (pane is not window.active_pane or pane.exited or pane.id in self.hub.copy_modes or (x, y) != (0, 0)
                 or (columns, lines) != self.window_area() or (emulator.columns, emulator.lines) != (columns, lines)):
             return None
-        from muxd.attach.echo_frame import echo_frame
-
         return echo_frame(last, emulator)
 
     def frame(self) -> Any:
-        from muxd.attach.compose import compose
-
         self.hub.attention.looked(self.session)
         columns, lines = self.window_area()
         views = self._pane_views(columns, lines)
@@ -290,9 +300,6 @@ class AttachedClient:
         return frame
 
     def _pane_views(self, columns: int, lines: int) -> list[PaneView]:
-        from muxd.attach.compose import PaneView
-        from muxd.attach.selection import copy_cursor_at, highlight_spans
-
         window = self.session.active_window
         if self.viewing():
             view = self.help_view or self.chooser.view(columns, lines)  # type: ignore[union-attr]
@@ -328,10 +335,6 @@ class AttachedClient:
         return self._status_line
 
     def _status(self) -> StatusLine:
-        from muxd.attach.compose import StatusLine
-        from muxd.attach.tmux_style import parse_style
-        from muxd.emulator.cell import DEFAULT_STYLE
-
         session = self.session
         options = self.daemon.registry.options
         style = parse_style(options.lookup("status-style", session.id), DEFAULT_STYLE)
@@ -435,8 +438,6 @@ class AttachedClient:
             return True
         key = token.data
         if self.help_view is not None:
-            from muxd.attach.selection import pane_geometry
-
             # Moved around like copy mode (the list is taller than small terminals); any key
             # that would leave or copy closes it.
             if self.help_scroll.key(key, pane_geometry(self.help_view)) in (COPY, LEAVE):
@@ -550,8 +551,6 @@ class AttachedClient:
         """Keep the selected text as the newest buffer (C-b ] pastes it) and offer it to the
         terminal's clipboard (OSC 52), as tmux does; the selection is cleared unless `keep`, and
         a copy mode the drag began ends. Returns the text."""
-        from muxd.attach.selection import selection_text
-
         selection = copy.selection()
         assert selection is not None
         text = selection_text(pane.emulator, selection, max_chars=PASTE_BUFFER_MAX_CHARS)

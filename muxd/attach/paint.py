@@ -196,6 +196,14 @@ class FramePainter:
         if not spans:
             return
         columns = len(new.text) if plain else len(new)  # type: ignore[union-attr]
+        if plain and len(new.style_starts) == 1 and spans[0] == (0, columns - 1) and new.styles[0] != DEFAULT_STYLE:  # type: ignore[union-attr, index]
+            # A whole row in one style that is not the default (a TUI's row, redrawn): what
+            # the loop below writes, in three steps (no blank tail to erase in a styled row).
+            self._move(out, 0, y)
+            self._set_style(out, new.styles[0])  # type: ignore[union-attr, index]
+            out.append(new.text)  # type: ignore[union-attr]
+            self._cursor = None  # at the edge: pending wrap
+            return
         for index, (start, end) in enumerate(spans):
             if not plain:
                 if new[start].data == PADDING and start > 0:

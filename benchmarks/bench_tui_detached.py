@@ -30,6 +30,7 @@ from muxd.testing.wait import wait_until
 
 COLUMNS, LINES = 100, 29
 START_TIMEOUT_S = 30.0
+SETTLE_S = 3.0  # a first stretch left out: the servers' start-up work (muxd's first detections)
 
 
 class TmuxServer:
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             wait_until(lambda: "frame" in tmux.screen(), timeout=START_TIMEOUT_S, message="tmux draws the TUI")
             names = [f"muxd ({backend})" for backend in servers] + ["tmux"]
             pids = [server.pid for server in servers.values() if server.pid is not None] + [tmux.pid]
+            cpu_share(pids, SETTLE_S)
             rounds = [cpu_share(pids, args.seconds) for _ in range(args.rounds)]
         finally:
             if tmux is not None:

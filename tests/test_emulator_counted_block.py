@@ -92,3 +92,16 @@ def test_every_cap_alignment(monkeypatch: pytest.MonkeyPatch) -> None:
     counted = [observed(fill(text, cap, 900)) for cap in caps]
     monkeypatch.setattr(scrollback, "counted_piece", lambda *args: None)
     assert counted == [observed(fill(text, cap, 900)) for cap in caps]
+
+
+def test_lines_of_very_mixed_lengths_are_found_and_evicted_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Short lines, then long ones: a line end guessed from the mean length is hundreds of lines off.
+    text = "".join(f"\x1b[1m{n}\x1b[m\r\n" for n in range(600)) + "".join(
+        f"\x1b[1m{n:050d}\x1b[m\r\n" for n in range(600))
+    caps = [0, 500, 9_999, 30_000, 52_345]
+    counted = [observed(fill(text, cap, 10**6)) for cap in caps]
+    every = fill(text, 10**9, 10**6)
+    assert isinstance(every._segments[0], counted_block.CountedBlock)
+    assert every.rows(700, 702) == every.rows(0, every.row_count)[700:702]
+    monkeypatch.setattr(scrollback, "counted_piece", lambda *args: None)
+    assert counted == [observed(fill(text, cap, 10**6)) for cap in caps]

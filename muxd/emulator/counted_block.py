@@ -31,6 +31,7 @@ COUNTED_BLOCK_CHARS = SOURCE_BLOCK_CHARS  # a block takes source up to this (the
 _LINE_END_BYTES = LINE_END.encode("ascii")
 # A line's cost beyond its text: its row's overhead, less the CRLF counted in its length.
 _LINE_EXTRA_BYTES = ROW_OVERHEAD_BYTES - len(LINE_END)
+_STEPS_MAX = 64  # lines a guessed line end is corrected by one at a time; further off: bisection
 
 
 class Counted(NamedTuple):
@@ -149,6 +150,8 @@ class CountedBlock(FloodBlock):
         position = source.rfind(_LINE_END_BYTES, begin, guess)
         position = begin if position < 0 else position + step
         done = source.count(b"\n", begin, position)  # (a one-byte count is the fast one)
+        if abs(done - lines) > _STEPS_MAX:  # lines of very mixed lengths: halve the stretch instead
+            return self._bisect_lines(begin, lines)
         while done < lines:
             position = source.index(_LINE_END_BYTES, position) + step
             done += 1
@@ -157,6 +160,19 @@ class CountedBlock(FloodBlock):
             position = begin if before < 0 else before + step
             done -= 1
         return position
+
+    def _bisect_lines(self, begin: int, lines: int) -> int:
+        """_after_lines by halving: the shortest source[begin:end] holding `lines` line feeds."""
+        source = self._source
+        low, high, below = begin, len(source), 0  # `below`: line feeds in source[begin:low]
+        while high - low > 1:
+            middle = (low + high) // 2
+            found = source.count(b"\n", low, middle)
+            if below + found < lines:
+                low, below = middle, below + found
+            else:
+                high = middle
+        return high
 
     def evict(self, excess_bytes: int) -> tuple[int, int]:
         """Drop the oldest rows until `excess_bytes` are freed; return (bytes, rows) freed."""

@@ -232,6 +232,15 @@ def test_invalid_utf8_is_dropped_like_tmux(fast: bool) -> None:
     assert em.display_lines()[0] == "ab  c  d\u4e2d"
 
 
+def test_a_character_cut_short_by_ascii_stays_dropped(fast: bool) -> None:
+    # The start of a character, then ASCII in a read of its own: the start is invalid now,
+    # and a lone continuation byte read after must not complete it.
+    em, _ = make(fast)
+    for piece in (b"a\xe4\xb8", b"b", b"\xad", b"c"):
+        em.feed(piece)
+    assert em.display_lines()[0] == "abc"
+
+
 @PYTE_ONLY
 def test_control_strings_are_swallowed(fast: bool) -> None:
     em, _ = make(fast)

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from emulator_data import streams
-from muxd.emulator import Emulator, flood, scrollback, source_block
+from muxd.emulator import Emulator, counted_block, flood, scrollback, source_block
 
 ALL_HISTORY = -(10**9)
 
@@ -27,6 +27,7 @@ def shrink_segments(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scrollback, "FLOOD_PIECE_CHARS", 500)
     monkeypatch.setattr(source_block, "SOURCE_BLOCK_LINES", 5)
     monkeypatch.setattr(source_block, "SOURCE_BLOCK_CHARS", 300)
+    monkeypatch.setattr(counted_block, "COUNTED_BLOCK_CHARS", 300)
 
 
 @pytest.fixture(params=["small_flood_threshold", "default_threshold"])

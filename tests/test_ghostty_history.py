@@ -39,6 +39,17 @@ def test_a_flood_far_beyond_the_native_cap_loses_no_row(columns: int) -> None:
     assert [line[:7] for line in kept] == [f"{n:07d}" for n in range(rows - 39)]
 
 
+def test_deccolm_widening_a_narrow_pane_still_loses_no_row() -> None:
+    # The room for a write is counted without asking the library, at the widest width DECCOLM
+    # can switch to: rows 132 columns wide fill the native cap over six times sooner than 20.
+    em = make(20, 5)
+    em.feed(E + b"[?40h" + E + b"[?3h")
+    rows = 8_000  # within the room at 20 columns, more rows than the native cap holds at 132
+    em.feed(b"".join(b"%07d \b\r\n" % n for n in range(rows)))  # (the backspace: not skipped)
+    assert em.rows_scrolled == em.history_size == rows - 4
+    assert [line[:7] for line in history(em)] == [f"{n:07d}" for n in range(rows - 4)]
+
+
 def test_rows_scrolled_counts_rows_not_drained_yet() -> None:
     em = make()
     em.feed(b"".join(b"r%d\r\n" % n for n in range(10)))

@@ -109,6 +109,9 @@ def screenful_start(text: str, start: int, end: int, rows_needed: int, columns: 
     if not starts:
         return start
     tail = text[starts[-1] : end - 2]
+    if len(starts) == rows_needed and tail.isascii() and "\t" not in tail and max(
+            map(len, tail.split("\r\n"))) <= columns:
+        return starts[-1]  # each line a row at most as long as its source: the last lines are the rows
     if "\x1b" in tail:  # an ERASE_LINE the native skipper took draws nothing
         tail = SGR_SEQUENCE.sub("", tail).replace(ERASE_LINE, "")
     lines = tail.split("\r\n")

@@ -95,6 +95,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         lib.ghostty_terminal_set(self._t, lib.GHOSTTY_TERMINAL_OPT_DEVICE_ATTRIBUTES, self._da_cb)
         # Invalid UTF-8 is dropped, as tmux and the pyte emulator do (ghostty draws U+FFFD).
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        self._utf8_pending = False  # the decoder holds the start of a character from the last read
         self._feed_text = self._term.feed
         self._scrollback = Scrollback(scrollback_bytes)
         self._history = NativeHistory(self._t, self._scrollback, self._feed_text)
@@ -198,10 +199,11 @@ class GhosttyEmulator(DeferredFloodOutput):
         self._writes += 1
         try:
             text = None  # `data` as text, when it had to be decoded (the flood skipper uses it)
-            if not data.isascii() or self._decoder.getstate()[0]:
+            if not data.isascii() or self._utf8_pending:
                 self._text_may_have_joined = True
                 text = self._decoder.decode(data)
                 data = text.encode("utf-8", "surrogatepass")
+                self._utf8_pending = bool(self._decoder.getstate()[0])  # (a Python call: not every read)
             if b"\x7f" in data:  # DEL does nothing in tmux (and pyte); ghostty would draw it
                 data, text = data.replace(b"\x7f", b""), None
             if not data:

@@ -15,6 +15,7 @@ scroll-on-clear), and ED 3 erases muxd's history too.
 from __future__ import annotations
 
 import re
+from itertools import chain
 from typing import Callable
 
 from .ghostty_ffi import ffi, init_sized, lib
@@ -38,6 +39,7 @@ DRAIN_ROWS = 64
 # Sequences that change history: ED (0, 2, 3), RIS, entering the alternate screen; and
 # scroll-ups (SU), which push up to a screenful at once. DECALN (ESC # 8) too, for its hook.
 _CARRY_BYTES = 16  # longer than any event
+_DECCOLM_NARROW, _DECCOLM_WIDE = 80, 132  # the widths DECCOLM (mode 3) switches between
 # Every byte but those that may scroll a row (LF, VT, FF, ESC): deleted, the rest are counted.
 _NOT_ROW_BREAKS = bytes(set(range(256)) - set(b"\n\x0b\x0c\x1b"))
 # The CSI forms share their "[" and take their digits possessively: an ESC that starts no event
@@ -107,6 +109,10 @@ class NativeHistory:
         # Called right after a DECALN took effect (ghostty fills with the pen; tmux does not).
         self.after_alignment: Callable[[], None] | None = None
         self._carry = b""  # the end of the last read, from its last ESC (see feed)
+        # An upper bound on native_rows(), kept without asking the library: a program redrawing
+        # its screen in place (a TUI) costs no native call a read (see _write_bounded).
+        self._rows_at_most = 0
+        self._narrowest = self._room_rows = 0  # see _know_columns
         self._size = ffi.new("size_t*")
         self._bool = ffi.new("bool*")
         self._int = ffi.new("int*")
@@ -118,13 +124,15 @@ class NativeHistory:
         lib.ghostty_terminal_set(terminal, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, cap)
         # Rows copied out cannot come back, so growing taller adds blank rows (as in pyte).
         lib.ghostty_terminal_set(terminal, lib.GHOSTTY_TERMINAL_OPT_RESIZE_PULL_SCROLLBACK, ffi.new("bool*", False))
+        self._know_columns()
 
     # -- native state ------------------------------------------------------------------
 
     def native_rows(self) -> int:
         """Rows in the active screen's native scrollback (0 on the alternate screen)."""
         lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS, self._size)
-        return self._size[0]
+        rows = self._rows_at_most = self._size[0]
+        return rows
 
     def _get_u16(self, key: int) -> int:
         lib.ghostty_terminal_get(self._t, key, self._u16)
@@ -144,6 +152,14 @@ class NativeHistory:
         """Whether the alternate screen is active."""
         lib.ghostty_terminal_get(self._t, lib.GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, self._int)
         return self._int[0] != 0
+
+    def _know_columns(self) -> None:
+        """Bounds on the width until the next resize: DECCOLM may switch it to 80 or 132
+        columns meanwhile, so rows are counted at the narrowest width it can have and the room
+        at the widest (what _write_bounded's quick check uses)."""
+        columns = self._columns()
+        self._narrowest = min(columns, _DECCOLM_NARROW)
+        self._room_rows = self._capacity_rows(max(columns, _DECCOLM_WIDE))
 
     @staticmethod
     def _capacity_rows(columns: int) -> int:
@@ -171,32 +187,43 @@ class NativeHistory:
         scan = carry + data if carry else data
         last_escape = scan.rfind(b"\x1b", max(len(scan) - _CARRY_BYTES, 0))
         self._carry = scan[last_escape:] if last_escape >= 0 else b""
+        event = _EVENTS.search(scan, max(len(carry) - _CARRY_BYTES, 0))
+        if event is None:  # most reads (a TUI's every redraw): written as they came
+            self._write_bounded(data)
+        else:
+            self._feed_events(data, scan, len(carry), event)
+        # The bound says whether enough rows may wait to ask the library (a TUI's redraw on
+        # the alternate screen scrolls none, but its line feeds count).
+        if self._rows_at_most - self.copied >= DRAIN_ROWS and self.pending >= DRAIN_ROWS:
+            self.drain()
+
+    def _feed_events(self, data: bytes, scan: bytes, carried: int, first: re.Match[bytes]) -> None:
+        """feed for a read with an event in it, `first` (in `scan`: the last read's `carried`
+        bytes, then `data`)."""
         start = 0
         lines = 0  # the screen's height, read at the first event that needs it
-        for event in _EVENTS.finditer(scan, max(len(carry) - _CARRY_BYTES, 0)):
-            if event.end() <= len(carry):
+        for event in chain((first,), _EVENTS.finditer(scan, first.end())):
+            if event.end() <= carried:
                 continue  # handled with the last read
             if event.group(3) is not None:  # DECALN: the hook runs once it has taken effect
-                end = event.end() - len(carry)
+                end = event.end() - carried
                 self._write_bounded(data[start:end])
                 start = end
                 if self.after_alignment is not None:
                     self.after_alignment()
                 continue
-            at = max(event.start() - len(carry), 0)
+            at = max(event.start() - carried, 0)
             self._write_bounded(data[start:at])
             start = at
             lines = lines or self._lines()
             self._before(event, lines)
             if event.group(1) == b"3":  # ED 3: the program erases scrollback, muxd's included
-                end = event.end() - len(carry)
+                end = event.end() - carried
                 self._write(data[start:end])
                 self.store.clear()
                 self.copied = self.native_rows()
                 start = end
         self._write_bounded(data[start:])
-        if self.pending >= DRAIN_ROWS:
-            self.drain()
 
     def _before(self, event: re.Match[bytes], lines: int) -> None:
         """What must happen to history before `event` takes effect."""
@@ -219,17 +246,30 @@ class NativeHistory:
         return x == 0 and self._get_u16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_Y) == 0
 
     def _write_bounded(self, data: bytes) -> None:
-        """Write `data`, draining between pieces so no piece can fill the native scrollback."""
+        """Write `data`, draining between pieces so no piece can fill the native scrollback.
+
+        `_rows_at_most` bounds the native rows from above: every exact count sets it, every
+        write adds the most rows the bytes can scroll. While it leaves room, no native call."""
+        rows = self._row_bound(data, self._narrowest)
+        if self._rows_at_most + rows <= self._room_rows:
+            self._write(data)
+            self._rows_at_most += rows
+            return
         while data:
             columns = self._columns()
             room = self._capacity_rows(columns) - self.native_rows()
             if self._row_bound(data, columns) <= room:
-                self._write(data)
+                self._emit(data)
                 return
             piece = self._piece_for(data, room, columns)
-            self._write(piece)
+            self._emit(piece)
             self.drain()
             data = data[len(piece) :]
+
+    def _emit(self, data: bytes) -> None:
+        """Write `data` to the native terminal, counting the rows it may scroll."""
+        self._write(data)
+        self._rows_at_most += self._row_bound(data, self._narrowest)
 
     @staticmethod
     def _row_bound(data: bytes, columns: int) -> int:
@@ -257,7 +297,7 @@ class NativeHistory:
         self.copy_new()
         if self.copied and self.at_ground():
             self._write(b"\x1b[3J")
-            self.copied = 0
+            self.copied = self._rows_at_most = 0  # ED 3 erased the main screen's scrollback
 
     def copy_new(self) -> None:
         """Bring `store` up to date with the native scrollback (nothing is erased)."""
@@ -274,7 +314,7 @@ class NativeHistory:
 
     def write_raw(self, data: bytes) -> None:
         """Write bytes of muxd's own to the native terminal (not scanned for events)."""
-        self._write(data)
+        self._emit(data)
 
     def copy_screen(self) -> None:
         """Append the main screen's rows down to the last one in use (tmux's scroll-on-clear)."""
@@ -334,7 +374,9 @@ class NativeHistory:
 
     def after_resize(self) -> None:
         # Rows that could not be erased (the parser was inside a sequence) are copies already.
-        self.copied = self.native_rows() if self.copied else 0
+        rows = self.native_rows()  # (reflow may have pushed rows up: the bound starts again)
+        self.copied = rows if self.copied else 0
+        self._know_columns()
 
     # -- reading the native rows -------------------------------------------------------
 

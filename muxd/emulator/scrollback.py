@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import deque
 
 from .cell import Cell
+from .counted_block import Counted, CountedBlock, count_with, counted_piece
 from .line_layout import LINE_END
 from .packed_rows import PackedRows
 from .rows import Row, row_size_bytes, text_bytes
@@ -69,7 +70,7 @@ class RowChunk:
         return PackedRows(self.items[self.start :])
 
 
-Segment = RowChunk | PackedRows | SourceBlock
+Segment = RowChunk | PackedRows | SourceBlock | CountedBlock
 
 
 class Scrollback:
@@ -118,7 +119,7 @@ class Scrollback:
         segments = self._segments
         if segments and isinstance(segments[-1], RowChunk):
             segments[-1] = segments[-1].packed()
-        elif segments and isinstance(segments[-1], SourceBlock):
+        elif segments and isinstance(segments[-1], (SourceBlock, CountedBlock)):
             segments[-1].seal()
 
     def append_source(
@@ -145,6 +146,10 @@ class Scrollback:
         self, text: str, has_sgr: bool, columns: int, attrs: Cell, end_attrs: Cell, default: Cell
     ) -> None:
         """Add the lines of one piece: held in source blocks, or rendered where dense."""
+        counted = counted_piece(text, has_sgr, columns)
+        if counted is not None:  # the commonest floods: no line measured (counted_block.py)
+            self._append_counted(text, counted, columns, attrs, end_attrs, default)
+            return
         flood = measure_lines(text, has_sgr, columns)
         first, begin, total = 0, 0, len(flood.rows)  # `begin`: where line `first` starts in `text`
         dense = iter(flood.dense_lines)
@@ -170,16 +175,42 @@ class Scrollback:
             self.size_bytes += block.size_bytes - size_before
             first, begin = stop, end
 
+    def _append_counted(
+        self, text: str, counted: Counted, columns: int, attrs: Cell, end_attrs: Cell, default: Cell
+    ) -> None:
+        """Add the lines of one piece that counted_piece could count, in counted blocks."""
+        while text:
+            block = self._segments[-1] if self._segments else None
+            if not (isinstance(block, CountedBlock) and block.continues(columns, attrs, default)):
+                self._seal_newest()
+                block = CountedBlock(columns, attrs, default)
+                self._segments.append(block)
+            room = block.room_chars
+            cut = len(text) if len(text) <= room else text.rfind(LINE_END, 0, room) + len(LINE_END)
+            if cut < len(LINE_END):  # its first line is longer than the room: it opens a new block
+                cut = text.index(LINE_END) + len(LINE_END) if not block.source_chars else 0
+            if cut == len(text):
+                part, part_counted, part_end, text = text, counted, end_attrs, ""
+            elif cut:
+                part, text = text[:cut], text[cut:]
+                part_counted = count_with(part, counted.kinds)
+                counted = Counted(counted.lines - part_counted.lines, counted.cost - part_counted.cost,
+                                  counted.kinds)
+                part_end = advance_attrs(attrs, part, default) if counted.kinds else attrs
+            else:
+                self._seal_newest()
+                self._segments.append(CountedBlock(columns, attrs, default))
+                continue
+            block.extend(part, part_counted, part_end)
+            self.row_count += part_counted.lines
+            self.rows_added += part_counted.lines
+            self.size_bytes += part_counted.cost
+            attrs = part_end
+
     def _open_block(self, columns: int, attrs: Cell, default: Cell) -> SourceBlock:
         """The newest segment if flood lines starting with `attrs` can go on in it, else a new block."""
         block = self._segments[-1] if self._segments else None
-        if (
-            isinstance(block, SourceBlock)
-            and not block.full
-            and block.columns == columns
-            and block.end_attrs == attrs
-            and block.default == default
-        ):
+        if isinstance(block, SourceBlock) and block.continues(columns, attrs, default):
             return block
         self._seal_newest()
         block = SourceBlock(columns, attrs, default)

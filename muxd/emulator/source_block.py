@@ -71,10 +71,11 @@ class FloodLines:
     """CRLF-terminated flood lines measured once, then handed to blocks a slice at a time."""
 
     __slots__ = ("text", "rows", "sizes", "irregular", "sized_lines", "dense_lines", "has_sgr", "one_row_each",
-                 "_costs", "_lines")
+                 "total_cost", "_costs", "_lines")
 
     def __init__(self, text: str, rows: list[int], sizes: list[int], irregular: dict[int, tuple[int, ...]],
-                 sized_lines: list[int], dense_lines: list[int], has_sgr: bool, lines: list[str] | None) -> None:
+                 sized_lines: list[int], dense_lines: list[int], has_sgr: bool, lines: list[str] | None,
+                 text_bytes: int | None = None) -> None:
         self.text = text
         self.rows = rows  # rows each line takes
         self.sizes = sizes  # the UTF-8 bytes of each line's rows' texts together
@@ -82,7 +83,10 @@ class FloodLines:
         self.sized_lines = sized_lines  # the irregular lines of several rows, in order (one row needs no sizes)
         self.dense_lines = dense_lines  # lines to render rather than hold (SOURCE_MAX_CHARS_PER_COST_BYTE), in order
         self.has_sgr = has_sgr
-        self.one_row_each = len(rows) == sum(rows)  # a line takes a row at least
+        row_count = sum(rows)
+        self.one_row_each = len(rows) == row_count  # a line takes a row at least
+        # The cost of all the lines (`text_bytes`: their sizes' sum, if the caller knows it).
+        self.total_cost = (sum(sizes) if text_bytes is None else text_bytes) + ROW_OVERHEAD_BYTES * row_count
         self._costs: list[int] | None = None
         self._lines = lines
 
@@ -93,10 +97,6 @@ class FloodLines:
             overheads = map(mul, self.rows, repeat(ROW_OVERHEAD_BYTES))
             self._costs = list(map(add, self.sizes, overheads))
         return self._costs
-
-    @property
-    def total_cost(self) -> int:
-        return sum(self.sizes) + ROW_OVERHEAD_BYTES * sum(self.rows)
 
     def cost_totals(self, base: int, first: int, stop: int) -> list[int]:
         """base + the cost of lines [first, first + 1), [first, first + 2), ... [first, stop)."""
@@ -147,6 +147,12 @@ def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
     without rendering them."""
     plain = strip_sgr(text) if has_sgr else text
     plain_lines = split_lines(plain)
+    if plain.isascii() and "\t" not in plain:  # the commonest: a character a cell, a byte each
+        sizes = list(map(len, plain_lines))
+        if max(sizes, default=0) <= columns:  # and a row a line
+            flood = FloodLines(text, [1] * len(sizes), sizes, {}, [], [], has_sgr, None if has_sgr else plain_lines,
+                               len(plain) - len(LINE_END) * len(sizes))
+            return _mark_dense(flood) if has_sgr else flood
     geometry = block_geometry(plain, False, columns, plain_lines)
     sizes = geometry.text_sizes
     if not geometry.irregular and max(geometry.widths, default=0) <= columns:  # one row a line, the commonest
@@ -156,10 +162,15 @@ def measure_lines(text: str, has_sgr: bool, columns: int) -> FloodLines:
     irregular = geometry.irregular
     sized = sorted(index for index, sizes in irregular.items() if len(sizes) > 1)
     flood = FloodLines(text, rows, sizes, irregular, sized, [], has_sgr, None if has_sgr else plain_lines)
-    # Without SGR a line's source is its text, well within its cost; and when the whole text
-    # is within SOURCE_MAX_CHARS_PER_COST_BYTE times the cost of its lines, so is the memory
-    # its lines hold together (a block's memory goes with its last row anyway).
-    if has_sgr and len(text) > SOURCE_MAX_CHARS_PER_COST_BYTE * flood.total_cost:
+    return _mark_dense(flood) if has_sgr else flood
+
+
+def _mark_dense(flood: FloodLines) -> FloodLines:
+    """`flood` (with SGR) with its dense lines found. Without SGR a line's source is its text,
+    well within its cost; and when the whole text is within SOURCE_MAX_CHARS_PER_COST_BYTE
+    times the cost of its lines, so is the memory its lines hold together (a block's memory
+    goes with its last row anyway)."""
+    if len(flood.text) > SOURCE_MAX_CHARS_PER_COST_BYTE * flood.total_cost:
         held = map(len, flood.lines)
         allowed = map(mul, flood.costs, repeat(SOURCE_MAX_CHARS_PER_COST_BYTE))
         flood.dense_lines = list(compress(count(), map(gt, held, allowed)))
@@ -179,7 +190,27 @@ def running_totals(base: int, values: Iterable[int]) -> list[int]:
     return totals
 
 
-class SourceBlock:
+class FloodBlock:
+    """What every block of flood source has: its pane width, default cell, the attributes in
+    force before its first line and after its last, and its source (UTF-8)."""
+
+    def __init__(self, columns: int, start_attrs: Cell, default: Cell) -> None:
+        self.columns = columns
+        self.default = default
+        self.start_attrs = start_attrs  # attributes before the first line
+        self.end_attrs = start_attrs  # attributes after the last line
+        self._source = bytearray()
+
+    @property
+    def full(self) -> bool:
+        raise NotImplementedError
+
+    def continues(self, columns: int, attrs: Cell, default: Cell) -> bool:
+        """Whether flood lines at this width, starting with `attrs`, may go on in this block."""
+        return not self.full and self.columns == columns and self.end_attrs == attrs and self.default == default
+
+
+class SourceBlock(FloodBlock):
     """Consecutive scrollback rows held as source lines (UTF-8 text + SGR + CRLF).
 
     Per line `i`, `cost_ends[i]` and `row_ends[i]` are the totals of cost and rows through
@@ -189,11 +220,7 @@ class SourceBlock:
     """
 
     def __init__(self, columns: int, start_attrs: Cell, default: Cell) -> None:
-        self.columns = columns
-        self.default = default
-        self.start_attrs = start_attrs  # attributes before the first line
-        self.end_attrs = start_attrs  # attributes after the last line
-        self._source = bytearray()
+        super().__init__(columns, start_attrs, default)
         self.source_chars = 0
         self.cost_ends = array("I")
         self.row_ends = array("I")

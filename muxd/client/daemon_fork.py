@@ -1,0 +1,172 @@
+"""Starting the daemon in a fork of the client that needs it, as tmux does: the client has paid
+its interpreter's start already (a third of a cold start's way to a live pane went to starting
+the daemon's own), so the child detaches from the client's terminal, session and files, takes the
+state a fresh interpreter would have, and runs muxd.daemon.main where it stands.
+
+Only where that is safe (fork_refusal); client/autostart.py starts a fresh interpreter elsewhere.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import os
+import signal
+import sys
+
+from muxd.errors import BadRequest
+
+TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+# How a client starts the daemon: "fork" (where fork_refusal finds nothing against it) or "exec"
+# (a fresh interpreter, always): for a daemon that must start from nothing the client imported,
+# and for the tests and benchmarks of both ways.
+DAEMON_START_ENV = "MUXD_DAEMON_START"
+DAEMON_START_WAYS = ("fork", "exec")
+# The readiness pipe's end, moved here in the child: every fd above it is closed.
+READY_FD = 3
+# Where the child moves the log and the pipe while it sets fds 0-3.
+SPARE_FD_FLOOR = 10
+# Signals a fresh interpreter starts with other than SIG_DFL (Python ignores these two).
+IGNORED_AT_START = (signal.SIGPIPE, signal.SIGXFSZ)
+
+
+def fork_refusal() -> str | None:
+    """Why this process must not fork the daemon (None when it may; BadRequest for a way
+    $MUXD_DAEMON_START does not know): a fork copies one thread
+    only, so a lock another thread held stays held in the child; and an event loop's selector,
+    its self-pipe and the objects owning them would follow the daemon into its own loop."""
+    chosen = os.environ.get(DAEMON_START_ENV) or "fork"
+    if chosen not in DAEMON_START_WAYS:
+        raise BadRequest(f"${DAEMON_START_ENV} must be {' or '.join(DAEMON_START_WAYS)}, not {chosen!r}")
+    if chosen == "exec":
+        return f"${DAEMON_START_ENV} says exec"
+    if not hasattr(os, "fork"):
+        return "this system has no fork"
+    import threading
+
+    if threading.active_count() > 1:
+        return "another thread runs"
+    if "asyncio" in sys.modules:
+        return "asyncio is loaded (an event loop's files would follow the daemon)"
+    return None
+
+
+class ForkedDaemon:
+    """The forked daemon as its starter sees it, with the calls of subprocess.Popen it uses."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """Its exit status once it ended (reaped then), else None."""
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        """Kill it and reap it (a daemon that did not start in time)."""
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+
+
+def fork_daemon(args: list[str], *, ready_fd: int, log_fd: int, env: dict[str, str],
+                sys_path: list[str]) -> ForkedDaemon:
+    """Fork the daemon (muxd.daemon.main's `args`, told to report on READY_FD, which `ready_fd`
+    becomes in the child; its stderr `log_fd`; `env` its environment, `sys_path` where it finds
+    modules). Only where fork_refusal() found nothing."""
+    # Nothing written before the fork may be written twice, nor any garbage's files closed in
+    # the child: collected here, it is gone from both.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.collect()
+    pid = os.fork()
+    if pid == 0:
+        _run_daemon([*args, "--ready-fd", str(READY_FD)], ready_fd, log_fd, env, sys_path)
+    return ForkedDaemon(pid)
+
+
+def _run_daemon(args: list[str], ready_fd: int, log_fd: int, env: dict[str, str],
+                sys_path: list[str]) -> NoReturn:
+    """The child: detached, then the daemon; never returns into the client's code (its frames,
+    with their `finally` and `with` blocks, stay where the fork left them) and exits as the
+    interpreter would, without the client's exit handlers or buffered output."""
+    status = 1
+    try:
+        _detach(ready_fd, log_fd)
+        _fresh_state(env, sys_path, args)
+        from muxd.daemon.main import main
+
+        status = main(args)
+    except SystemExit as exc:
+        status = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # the daemon's own failure: said in its log, as a fresh interpreter would
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        _finish(status)
+
+
+def _detach(ready_fd: int, log_fd: int) -> None:
+    """A session of its own (no controlling terminal: the client's terminal closing sends it no
+    hangup), "/" as its directory, /dev/null for stdin and stdout, the log for stderr, and no
+    other file of the client's open but the readiness pipe, at READY_FD."""
+    os.setsid()
+    os.chdir("/")
+    # Both out of the way first: a client started with stdin or stdout closed may hold either there.
+    log_fd = fcntl.fcntl(log_fd, fcntl.F_DUPFD_CLOEXEC, SPARE_FD_FLOOR)
+    ready_fd = fcntl.fcntl(ready_fd, fcntl.F_DUPFD_CLOEXEC, SPARE_FD_FLOOR)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.dup2(log_fd, 2)
+    os.dup2(ready_fd, READY_FD, inheritable=False)  # the daemon's own children never hold it
+    os.closerange(READY_FD + 1, os.sysconf("SC_OPEN_MAX"))
+
+
+def _fresh_state(env: dict[str, str], sys_path: list[str], args: list[str]) -> None:
+    """What a fresh interpreter would start the daemon with: the environment and module path
+    the exec way hands it, the signal dispositions and mask Python starts with, no exit handler
+    of the client's, and the collector off until the daemon listens (muxd/daemon/main.py)."""
+    gc.disable()
+    import atexit
+
+    atexit._clear()
+    os.environ.clear()
+    os.environ.update(env)
+    sys.path[:] = sys_path
+    sys.argv[1:] = args
+    signal.set_wakeup_fd(-1)
+    for number in signal.valid_signals():
+        handler = signal.getsignal(number)
+        if handler is None or number in (signal.SIGKILL, signal.SIGSTOP):
+            continue  # set outside Python, or not to be set
+        fresh = signal.SIG_IGN if number in IGNORED_AT_START else signal.SIG_DFL
+        if number == signal.SIGINT:
+            fresh = signal.default_int_handler
+        if handler != fresh:
+            signal.signal(number, fresh)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+
+
+def _finish(status: int) -> NoReturn:
+    """Exit as the interpreter's own end would begin (its threads joined, among them the
+    database's writer, then the daemon's exit handlers run, its output written), without
+    unwinding into the client."""
+    try:
+        import atexit
+        import threading
+
+        threading._shutdown()  # type: ignore[attr-defined]  # what Py_Finalize calls first
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(status)

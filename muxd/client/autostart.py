@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     import subprocess
 
 LOG_TAIL_BYTES = 2000
-# Where this client may not fork the daemon (client/daemon_fork.py), the daemon's interpreter starts without `site` (-S: its .pth files, an editable install's finder,
-# cost each start ~20 ms) and finds its modules where this client found them: the client's sys.path,
+# Where this client may not fork the daemon (client/daemon_fork.py), the daemon's interpreter
+# starts without `site` (-S: its .pth files, an editable install's finder, cost each start ~20 ms)
+# and finds its modules where this client found them: the client's sys.path,
 # handed over in DAEMON_SYS_PATH_ENV, which the daemon removes before anything else reads it. A
 # sitecustomize module on that path still runs first, as `site` would run it. The cyclic garbage
 # collector is off until the daemon listens (muxd/daemon/main.py turns it on): its passes over

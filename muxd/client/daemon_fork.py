@@ -81,13 +81,14 @@ def fork_daemon(args: list[str], *, ready_fd: int, log_fd: int, env: dict[str, s
     """Fork the daemon (muxd.daemon.main's `args`, told to report on READY_FD, which `ready_fd`
     becomes in the child; its stderr `log_fd`; `env` its environment, `sys_path` where it finds
     modules). Only where fork_refusal() found nothing."""
-    # Nothing written before the fork may be written twice, nor any garbage's files closed in
-    # the child: collected here, it is gone from both.
-    sys.stdout.flush()
+    sys.stdout.flush()  # nothing written before the fork may be written twice
     sys.stderr.flush()
-    gc.collect()
     pid = os.fork()
     if pid == 0:
+        # The client's objects stay as the fork left them: the collector, off until the daemon
+        # listens and then frozen over all of them, never finalizes one (which could close a
+        # file number the daemon has since reused), nor do its frames, never resumed, let go of any.
+        gc.disable()
         _run_daemon([*args, "--ready-fd", str(READY_FD)], ready_fd, log_fd, env, sys_path)
     return ForkedDaemon(pid)
 
@@ -134,8 +135,7 @@ def _detach(ready_fd: int, log_fd: int) -> None:
 def _fresh_state(env: dict[str, str], sys_path: list[str], args: list[str]) -> None:
     """What a fresh interpreter would start the daemon with: the environment and module path
     the exec way hands it, the signal dispositions and mask Python starts with, no exit handler
-    of the client's, and the collector off until the daemon listens (muxd/daemon/main.py)."""
-    gc.disable()
+    of the client's (the collector is off until the daemon listens: muxd/daemon/main.py)."""
     import atexit
 
     atexit._clear()

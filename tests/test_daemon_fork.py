@@ -146,3 +146,19 @@ def test_fork_is_refused_with_another_thread_running_or_exec_asked(monkeypatch: 
     finally:
         release.set()
         other.join()
+
+
+def test_a_client_without_stdout_or_stderr_forks_a_daemon_with_both(muxd_unstarted: MuxdTestServer) -> None:
+    """A client started with fds 1 and 2 closed has no sys.stdout or sys.stderr: the daemon it
+    forks gets /dev/null and the log there, and streams for them."""
+    server = muxd_unstarted
+    # Its exit status is not the point here: the CLI's own last flush fails without a stdout.
+    subprocess.run(["sh", "-c", 'exec "$@" >&- 2>&-', "sh", sys.executable, "-m", "muxd", "-L", server.name,
+                    "new-session", "-d", "-s", "closed", "--", "sleep", "600"],
+                   env=server.env, timeout=stretched(30), check=False)
+    server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
+    assert b"new-session" in Path(f"/proc/{server.pid}/cmdline").read_bytes()
+    files = _open_files(server.pid)
+    assert files[1] == os.devnull and files[2] == str(server.log_path), files
+    status = json.loads(server.cli("server", "status", "--json", check=True).stdout)
+    assert status["panes"] == 1, status

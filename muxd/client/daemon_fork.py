@@ -81,8 +81,9 @@ def fork_daemon(args: list[str], *, ready_fd: int, log_fd: int, env: dict[str, s
     """Fork the daemon (muxd.daemon.main's `args`, told to report on READY_FD, which `ready_fd`
     becomes in the child; its stderr `log_fd`; `env` its environment, `sys_path` where it finds
     modules). Only where fork_refusal() found nothing."""
-    sys.stdout.flush()  # nothing written before the fork may be written twice
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # nothing written before the fork may be written twice
+        if stream is not None:  # None: the client was started with that fd closed
+            stream.flush()
     pid = os.fork()
     if pid == 0:
         # The client's objects stay as the fork left them: the collector, off until the daemon
@@ -130,6 +131,11 @@ def _detach(ready_fd: int, log_fd: int) -> None:
     os.dup2(log_fd, 2)
     os.dup2(ready_fd, READY_FD, inheritable=False)  # the daemon's own children never hold it
     os.closerange(READY_FD + 1, os.sysconf("SC_OPEN_MAX"))
+    # A client started with stdout or stderr closed has no stream for it; the daemon has both.
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)
 
 
 def _fresh_state(env: dict[str, str], sys_path: list[str], args: list[str]) -> None:
@@ -166,7 +172,8 @@ def _finish(status: int) -> NoReturn:
 
         threading._shutdown()  # type: ignore[attr-defined]  # what Py_Finalize calls first
         atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
     finally:
         os._exit(status)

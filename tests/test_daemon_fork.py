@@ -162,3 +162,24 @@ def test_a_client_without_stdout_or_stderr_forks_a_daemon_with_both(muxd_unstart
     assert files[1] == os.devnull and files[2] == str(server.log_path), files
     status = json.loads(server.cli("server", "status", "--json", check=True).stdout)
     assert status["panes"] == 1, status
+
+
+def test_the_tmux_shims_launcher_forks_the_daemon_it_starts(muxd_unstarted: MuxdTestServer, tmp_path: Path) -> None:
+    """The launcher a shimmed pane runs `tmux` through (python -S, `site` added only for the
+    full CLI) forks the daemon `tmux new-session` starts as the CLI does."""
+    import muxd
+    from muxd.daemon.tmux.shim import launcher_script
+
+    server = muxd_unstarted
+    launcher = tmp_path / "tmux"
+    launcher.write_text(launcher_script(sys.executable, str(Path(muxd.__file__).parents[1])))
+    launcher.chmod(0o700)
+    started = subprocess.run([str(launcher), "-L", server.name, "new-session", "-d", "-s", "shim", "sleep 600"],
+                             env=server.env, capture_output=True, text=True, timeout=stretched(30))
+    assert started.returncode == 0, started.stderr
+    server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
+    argv = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"new-session" in argv and b"-SP" in argv, argv  # the launcher's own process
+    assert _session_and_tty(server.pid)[0] == server.pid
+    status = json.loads(server.cli("server", "status", "--json", check=True).stdout)
+    assert status["panes"] == 1, status

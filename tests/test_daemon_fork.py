@@ -99,11 +99,17 @@ def test_a_forked_daemon_leaves_the_clients_terminal_and_outlives_it(muxd_unstar
     assert int((server.socket_dir / f"{server.name}.lock").read_text().strip()) == server.pid
 
 
-def test_a_forked_daemon_stops_on_sigterm_as_a_fresh_one_does(muxd_unstarted: MuxdTestServer) -> None:
-    """The client's signal handlers and exit handlers are not the daemon's: SIGTERM ends it the
-    daemon's own way (socket removed, no traceback), and the process goes."""
+def test_a_forked_daemon_stops_on_sigterm_though_its_client_blocked_it(muxd_unstarted: MuxdTestServer) -> None:
+    """The client's signal mask, handlers and exit handlers are not the daemon's: SIGTERM, which
+    the client was started with blocked, ends the daemon its own way (socket removed, no
+    traceback), and the process goes."""
     server = muxd_unstarted
-    server.cli("new-session", "-d", "-s", "term", "--", "sleep", "600", check=True)
+    blocked = ("import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}); "
+               "os.execv(sys.argv[1], sys.argv[1:])")
+    started = subprocess.run([sys.executable, "-c", blocked, sys.executable, "-m", "muxd", "-L", server.name,
+                              "new-session", "-d", "-s", "term", "--", "sleep", "600"],
+                             env=server.env, capture_output=True, text=True, timeout=stretched(30))
+    assert started.returncode == 0, started.stderr
     server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
     assert b"new-session" in Path(f"/proc/{server.pid}/cmdline").read_bytes()
     os.kill(server.pid, signal.SIGTERM)

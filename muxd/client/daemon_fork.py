@@ -1,7 +1,7 @@
 """Starting the daemon in a fork of the client that needs it, as tmux does: the client has paid
-its interpreter's start already (a third of a cold start's way to a live pane went to starting
-the daemon's own), so the child detaches from the client's terminal, session and files, takes the
-state a fresh interpreter would have, and runs muxd.daemon.main where it stands.
+for an interpreter's start and for the modules both import already (a fresh daemon pays ~15-20 ms
+of CPU for them again), so the child detaches from the client's terminal, session and files,
+takes the state a fresh interpreter would have, and runs muxd.daemon.main where it stands.
 
 Only where that is safe (fork_refusal); client/autostart.py starts a fresh interpreter elsewhere.
 """
@@ -29,15 +29,13 @@ DAEMON_START_WAYS = ("fork", "exec")
 READY_FD = 3
 # Where the child moves the log and the pipe while it sets fds 0-3.
 SPARE_FD_FLOOR = 10
-# Signals a fresh interpreter starts with other than SIG_DFL (Python ignores these two).
-IGNORED_AT_START = (signal.SIGPIPE, signal.SIGXFSZ)
 
 
 def fork_refusal() -> str | None:
     """Why this process must not fork the daemon (None when it may; BadRequest for a way
-    $MUXD_DAEMON_START does not know): a fork copies one thread
-    only, so a lock another thread held stays held in the child; and an event loop's selector,
-    its self-pipe and the objects owning them would follow the daemon into its own loop."""
+    $MUXD_DAEMON_START does not know): a fork copies one thread only, so a lock another thread
+    held stays held in the child; and an event loop's selector, its self-pipe and the objects
+    owning them would follow the daemon into its own loop."""
     chosen = os.environ.get(DAEMON_START_ENV) or "fork"
     if chosen not in DAEMON_START_WAYS:
         raise BadRequest(f"${DAEMON_START_ENV} must be {' or '.join(DAEMON_START_WAYS)}, not {chosen!r}")
@@ -140,8 +138,8 @@ def _detach(ready_fd: int, log_fd: int) -> None:
 
 def _fresh_state(env: dict[str, str], sys_path: list[str], args: list[str]) -> None:
     """What a fresh interpreter would start the daemon with: the environment and module path
-    the exec way hands it, the signal dispositions and mask Python starts with, no exit handler
-    of the client's (the collector is off until the daemon listens: muxd/daemon/main.py)."""
+    the exec way hands it, no signal handler nor exit handler of the client's, no signal blocked
+    (and the collector off until the daemon listens: muxd/daemon/main.py)."""
     import atexit
 
     atexit._clear()
@@ -150,15 +148,12 @@ def _fresh_state(env: dict[str, str], sys_path: list[str], args: list[str]) -> N
     sys.path[:] = sys_path
     sys.argv[1:] = args
     signal.set_wakeup_fd(-1)
+    # A handler of the client's goes, as an exec would drop it; what is ignored stays ignored, as
+    # an exec keeps it (SIGPIPE among them, which Python ignores at start anyway).
     for number in signal.valid_signals():
         handler = signal.getsignal(number)
-        if handler is None or number in (signal.SIGKILL, signal.SIGSTOP):
-            continue  # set outside Python, or not to be set
-        fresh = signal.SIG_IGN if number in IGNORED_AT_START else signal.SIG_DFL
-        if number == signal.SIGINT:
-            fresh = signal.default_int_handler
-        if handler != fresh:
-            signal.signal(number, fresh)
+        if callable(handler) and handler is not signal.default_int_handler:
+            signal.signal(number, signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
 
 

@@ -189,3 +189,18 @@ def test_the_tmux_shims_launcher_forks_the_daemon_it_starts(muxd_unstarted: Muxd
     assert _session_and_tty(server.pid)[0] == server.pid
     status = json.loads(server.cli("server", "status", "--json", check=True).stdout)
     assert status["panes"] == 1, status
+
+
+def test_a_start_that_times_out_is_killed_by_a_client_ignoring_sigchld(muxd_unstarted: MuxdTestServer) -> None:
+    """A client started with SIGCHLD ignored (its children reaped by the system) still kills a
+    forked daemon that did not start in time, and says so in one line; the next start serves."""
+    server = muxd_unstarted
+    ignoring = ("import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); "
+                "os.execv(sys.argv[1], sys.argv[1:])")
+    hasty = subprocess.run([sys.executable, "-c", ignoring, sys.executable, "-m", "muxd", "-L", server.name,
+                            "start-server"], env={**server.env, "MUXD_START_TIMEOUT_S": "0.001"},
+                           capture_output=True, text=True, timeout=stretched(30))
+    assert hasty.returncode == 1, hasty.stderr
+    assert hasty.stderr.strip() == "muxd: the muxd server did not start within 0.001s", hasty.stderr
+    server.start()
+    assert server.cli("server", "status").returncode == 0

@@ -62,16 +62,21 @@ class ForkedDaemon:
     def poll(self) -> int | None:
         """Its exit status once it ended (reaped then), else None."""
         if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
+            self.returncode = self._reaped(os.WNOHANG)
         return self.returncode
 
     def kill(self) -> None:
         """Kill it and reap it (a daemon that did not start in time)."""
         if self.poll() is None:
             os.kill(self.pid, signal.SIGKILL)
-            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            self.returncode = self._reaped(0)
+
+    def _reaped(self, options: int) -> int | None:
+        try:
+            pid, status = os.waitpid(self.pid, options)
+        except ChildProcessError:  # reaped by the system: the client was started with SIGCHLD ignored
+            return 0  # as subprocess.Popen says then
+        return os.waitstatus_to_exitcode(status) if pid else None
 
 
 def fork_daemon(args: list[str], *, ready_fd: int, log_fd: int, env: dict[str, str],

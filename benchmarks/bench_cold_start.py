@@ -4,6 +4,11 @@ muxd's figure measured alone; and each server's resident memory (goal 6): tmux's
 pane, muxd's before any pane (once its start's deferred work is done) and with its first pane.
 
     .venv/bin/python benchmarks/bench_cold_start.py [--runs 5] [--backend ghostty|pyte]
+        [--daemon-start fork|exec|both]
+
+The client that finds no server forks the daemon (client/daemon_fork.py); `--daemon-start exec`
+measures the fresh interpreter it starts where it may not fork ($MUXD_DAEMON_START=exec), and
+`both` takes turns in each run, so the two ways are compared under the same load.
 
 Each run starts tmux (`tmux -L NAME -f /dev/null`) and then muxd, each on a private socket, from
 nothing, and kills both servers before the next run; muxd gets a fresh state directory and
@@ -12,7 +17,8 @@ database each time (as on a first start: the schema is created). The pane runs `
 The breakdown (medians, each part alone, so they do not add up exactly; imports are less the bare
 interpreter's start):
   bare interpreter   `python -c pass`: the floor of every Python process
-  bare, no site      `python -S -c pass`: the daemon's interpreter (client/autostart.py starts it so)
+  bare, no site      `python -S -c pass`: the daemon's interpreter when it is not forked
+                     (client/autostart.py starts it so)
   runtime imports    asyncio, uvloop and msgspec: what any Python daemon of this design imports
   client start       `muxd ls` with no server: the CLI's own start and its "no server" answer
   daemon imports     what the daemon imports before it listens (muxd.daemon.main, the first
@@ -22,7 +28,7 @@ interpreter's start):
   ffi load           libghostty's C declarations, pre-parsed (emulator/ghostty_ffi.py's cache)
   pyghostty parse    `import pyghostty` alone: cffi parsing those declarations, as it did at every
                      start before the cache (and still does where the cache cannot be used)
-  start-server       `muxd start-server`: client start, daemon spawn, imports, database, listening
+  start-server       `muxd start-server`: client start, daemon fork, imports, database, listening
   first pane         `muxd new-session -d` against a server that already listens
   capture-pane       one `muxd capture-pane -p` against a running server with its pane
 """
@@ -45,6 +51,7 @@ from pathlib import Path
 from _peers import cpu_seconds, run_benchmark
 from _timing import run_ms
 
+from muxd.client.daemon_fork import DAEMON_START_ENV, DAEMON_START_WAYS
 from muxd.daemon.server import SETTLE_IN_IDLE_S
 from muxd.emulator.backend import BACKEND_ENV, BACKENDS, backend_name
 from muxd.testing.proc import rss_kib
@@ -57,6 +64,7 @@ RUNTIME_IMPORTS = "import asyncio, uvloop, msgspec"
 # The daemon's start puts work off until its first reply, or SETTLE_IN_IDLE_S when none comes:
 # its memory "before any pane" is read after that, as a daemon left running would hold it.
 SETTLED_S = SETTLE_IN_IDLE_S + 1.0
+STARTED = {"fork": "forked", "exec": "exec'ed"}
 
 
 def _until_answers(argv: list[str], env: dict[str, str]) -> None:
@@ -96,12 +104,12 @@ class MuxdCold:
         self.root = tempfile.mkdtemp(prefix="muxd-cold-")
         self.runs = 0
 
-    def env(self) -> dict[str, str]:
+    def env(self, way: str = "fork") -> dict[str, str]:
         self.runs += 1
         base = os.path.join(self.root, str(self.runs))
         os.makedirs(base)
         return {**os.environ, "MUXD_SOCKET_DIR": os.path.join(base, "sock"), "XDG_STATE_HOME": base,
-                "MUXD_DB": os.path.join(base, "muxd.db"), "MUXD_CONFIG": os.devnull, "SHELL": "/bin/sh"}
+                "MUXD_DB": os.path.join(base, "muxd.db"), "MUXD_CONFIG": os.devnull, "SHELL": "/bin/sh", DAEMON_START_ENV: way}
 
     def cli(self, *words: str) -> list[str]:
         return [*self.muxd, "-L", self.name, *words]
@@ -123,7 +131,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="muxd's emulator backend (default: $MUXD_EMULATOR or the code's default)")
+    parser.add_argument("--daemon-start", choices=(*DAEMON_START_WAYS, "both"), default="fork",
+                        help="how the client starts the daemon: forked (the default), a fresh interpreter, "
+                             "or each in turn (the parts and memory are measured forked)")
     args = parser.parse_args()
+    ways = list(DAEMON_START_WAYS) if args.daemon_start == "both" else [args.daemon_start]
     backend = os.environ[BACKEND_ENV] = backend_name(args.backend)  # every muxd started below inherits it
     tmux_bin = shutil.which("tmux")
     if tmux_bin is None:
@@ -138,8 +150,8 @@ def main() -> int:
     tmux_name = f"cold-tmux{os.getpid()}"
     tmux = [tmux_bin, "-L", tmux_name, "-f", os.devnull]
     tmux_env = {**os.environ, "SHELL": "/bin/sh"}
-    cold: dict[str, list[float]] = {"tmux": [], "muxd": []}
-    cpu: dict[str, list[float]] = {"tmux": [], "muxd": []}
+    cold: dict[str, list[float]] = {"tmux": [], **{way: [] for way in ways}}
+    cpu: dict[str, list[float]] = {"tmux": [], **{way: [] for way in ways}}
     rss: dict[str, list[float]] = {"tmux, one pane": [], "muxd, before any pane": [], "muxd, one pane": []}
     parts: dict[str, list[float]] = {name: [] for name in (
         "bare interpreter", "bare, no site", "runtime imports", "client start", "daemon imports", "backend import", "ffi load",
@@ -157,13 +169,14 @@ def main() -> int:
             cold["tmux"].append(wall)
             cpu["tmux"].append(cpu_ms)
             rss["tmux, one pane"].append(mib)
-            env = muxd_peer.env()
-            wall, cpu_ms, mib = _cold_ms(muxd_peer.cli("new-session", "-d", "-s", "cold"),
-                                         muxd_peer.cli("capture-pane", "-p", "-t", "cold"), muxd_peer.cli("kill-server"),
-                                         env, lambda: muxd_peer.pid(env))
-            cold["muxd"].append(wall)
-            cpu["muxd"].append(cpu_ms)
-            rss["muxd, one pane"].append(mib)
+            for way in ways:
+                env = muxd_peer.env(way)
+                wall, cpu_ms, mib = _cold_ms(muxd_peer.cli("new-session", "-d", "-s", "cold"),
+                                             muxd_peer.cli("capture-pane", "-p", "-t", "cold"),
+                                             muxd_peer.cli("kill-server"), env, lambda: muxd_peer.pid(env))
+                cold[way].append(wall)
+                cpu[way].append(cpu_ms)
+                rss["muxd, one pane"].append(mib)
             parts["bare interpreter"].append(run_ms([sys.executable, "-c", "pass"], env)[0])
             parts["bare, no site"].append(run_ms([sys.executable, "-S", "-c", "pass"], env)[0])
             parts["client start"].append(run_ms(muxd_peer.cli("ls"), env)[0])
@@ -172,7 +185,7 @@ def main() -> int:
                                ("backend import", BACKEND_IMPORTS), ("ffi load", FFI_LOAD),
                                ("pyghostty parse", "import pyghostty")):
                 parts[name].append(run_ms([sys.executable, "-P", "-c", code], env)[0] - bare)
-            env = muxd_peer.env()
+            env = muxd_peer.env(ways[0])
             try:
                 parts["start-server"].append(run_ms(muxd_peer.cli("start-server"), env)[0])
                 time.sleep(SETTLED_S)  # not a wait for a condition: the memory of a daemon left alone
@@ -185,16 +198,19 @@ def main() -> int:
                                stderr=subprocess.DEVNULL, check=False)
     finally:
         muxd_peer.cleanup()
-    tmux_ms, muxd_ms = statistics.median(cold["tmux"]), statistics.median(cold["muxd"])
+    tmux_ms, tmux_cpu = statistics.median(cold["tmux"]), statistics.median(cpu["tmux"])
     load_after = os.getloadavg()
     print(f"cold start, new-session -d to the pane answering capture-pane ({args.runs} runs, medians; "
           f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after, {os.cpu_count()} CPUs)")
-    print(f"  tmux {tmux_ms:7.1f} ms   muxd ({backend}) {muxd_ms:7.1f} ms   muxd/tmux {muxd_ms / tmux_ms:5.1f}x"
-          f"   (target: muxd <= 150 ms)")
-    tmux_cpu, muxd_cpu = statistics.median(cpu["tmux"]), statistics.median(cpu["muxd"])
-    print(f"  CPU of every process of it: tmux {tmux_cpu:7.1f} ms   muxd {muxd_cpu:7.1f} ms   "
-          f"muxd/tmux {muxd_cpu / max(tmux_cpu, 1.0):5.1f}x   (clock ticks of {1000 / os.sysconf('SC_CLK_TCK'):.0f} ms "
-          f"for the servers)")
+    for way in ways:
+        muxd_ms, spread = statistics.median(cold[way]), f"{min(cold[way]):.0f}-{max(cold[way]):.0f}"
+        print(f"  tmux {tmux_ms:7.1f} ms   muxd ({backend}, daemon {STARTED[way]}) {muxd_ms:7.1f} ms (runs {spread})"
+              f"   muxd/tmux {muxd_ms / tmux_ms:5.1f}x   (target: muxd <= 150 ms)")
+    for way in ways:
+        muxd_cpu = statistics.median(cpu[way])
+        print(f"  CPU of every process of it: tmux {tmux_cpu:7.1f} ms   muxd (daemon {STARTED[way]}) {muxd_cpu:7.1f} ms   "
+              f"muxd/tmux {muxd_cpu / max(tmux_cpu, 1.0):5.1f}x   (clock ticks of {1000 / os.sysconf('SC_CLK_TCK'):.0f} ms "
+              f"for the servers)")
     tmux_mib, muxd_mib = statistics.median(rss["tmux, one pane"]), statistics.median(rss["muxd, before any pane"])
     print(f"server RSS (MiB, medians): tmux with one pane {tmux_mib:5.1f}   muxd before any pane {muxd_mib:5.1f}"
           f"   muxd with one pane {statistics.median(rss['muxd, one pane']):5.1f}   muxd/tmux {muxd_mib / tmux_mib:4.1f}x")
@@ -203,8 +219,13 @@ def main() -> int:
         print(f"  {name:18} {_median(values)}")
     bare, runtime = statistics.median(parts["bare interpreter"]), statistics.median(parts["runtime imports"])
     no_site = statistics.median(parts["bare, no site"])
-    print(f"floor: 3 interpreter starts (new-session's client and capture-pane's client with site, the daemon "
-          f"without) and the daemon's runtime imports = {2 * bare + no_site + runtime:.1f} ms")
+    for way in ways:
+        if way == "fork":  # the daemon is the first client's own process: no interpreter of its own
+            print(f"floor, daemon forked: 2 interpreter starts (new-session's client and capture-pane's client, "
+                  f"with site) and the daemon's runtime imports = {2 * bare + runtime:.1f} ms")
+        else:
+            print(f"floor, daemon exec'ed: 3 interpreter starts (new-session's client and capture-pane's client with "
+                  f"site, the daemon without) and the daemon's runtime imports = {2 * bare + no_site + runtime:.1f} ms")
     return 0
 
 

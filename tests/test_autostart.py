@@ -7,15 +7,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from muxd.client.autostart import DAEMON_SYS_PATH_ENV, daemon_env
+from muxd.client.daemon_fork import DAEMON_START_ENV, DAEMON_START_WAYS
 from muxd.testing.patience import stretched, wait_process
 from muxd.testing.server import MuxdTestServer
 
 PLANTED = "import pathlib; pathlib.Path({marker!r}).write_text('planted code ran')\n"
 
 
+@pytest.mark.parametrize("way", DAEMON_START_WAYS)
 def test_the_daemon_is_not_imported_from_the_callers_directory(muxd_unstarted: MuxdTestServer,
-                                                                tmp_path: Path) -> None:
+                                                                tmp_path: Path, way: str) -> None:
     checkout = tmp_path / "checkout"
     marker = tmp_path / "marker"
     for module in ("muxd/__init__.py", "muxd/daemon/__init__.py", "muxd/daemon/main.py", "muxd/__main__.py"):
@@ -25,7 +29,7 @@ def test_the_daemon_is_not_imported_from_the_callers_directory(muxd_unstarted: M
     assert muxd_script.exists(), muxd_script
     server = muxd_unstarted
     result = subprocess.run([str(muxd_script), "-L", server.name, "new-session", "-d", "-P", "--", "sleep", "600"],
-                            cwd=checkout, env=server.env, capture_output=True, text=True, timeout=stretched(30))
+                            cwd=checkout, env={**server.env, DAEMON_START_ENV: way}, capture_output=True, text=True, timeout=stretched(30))
     assert result.returncode == 0, result.stderr
     server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
     assert not marker.exists(), "the daemon ran code from the directory `muxd` was typed in"
@@ -74,17 +78,24 @@ def test_a_start_waits_as_long_as_muxd_start_timeout_s_says(muxd_unstarted: Muxd
     assert server.cli("server", "status").returncode == 0
 
 
-def test_the_daemon_starts_without_site_and_its_panes_never_see_its_path(muxd_unstarted: MuxdTestServer) -> None:
-    """The daemon's interpreter runs without `site` (client/autostart.py hands it the client's
-    sys.path instead), and the variable carrying that path is gone before any pane starts."""
+@pytest.mark.parametrize("way", DAEMON_START_WAYS)
+def test_the_daemon_runs_the_callers_muxd_and_its_panes_never_see_its_path(muxd_unstarted: MuxdTestServer,
+                                                                            way: str) -> None:
+    """Forked, the daemon is the client's process (its command line); started fresh, its
+    interpreter runs without `site` (client/autostart.py hands it the client's sys.path instead).
+    Either way no variable carrying that path reaches a pane."""
     from muxd.testing.wait import wait_until
 
     server = muxd_unstarted
     server.cli("new-session", "-d", "-s", "paths", "--", "sh", "-c",
-               f"env | grep -c {DAEMON_SYS_PATH_ENV}; echo counted; sleep 600", check=True)
+               f"env | grep -c {DAEMON_SYS_PATH_ENV}; echo counted; sleep 600", check=True,
+               env={DAEMON_START_ENV: way})
     server.pid = int((server.socket_dir / f"{server.name}.lock").read_text().strip())
     argv = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
-    assert b"-S" in argv[1:4], argv
+    if way == "exec":
+        assert b"-S" in argv[1:4], argv
+    else:
+        assert b"new-session" in argv and b"-S" not in argv, argv
     wait_until(lambda: "counted" in server.cli("capture-pane", "-p", "-t", "paths").stdout,
                message="the pane counted its variables")
     lines = server.cli("capture-pane", "-p", "-t", "paths", check=True).stdout.split()

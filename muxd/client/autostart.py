@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import os
 import select
-import subprocess
 import sys
 import time
 
 import muxd
+from muxd.client.daemon_fork import ForkedDaemon, fork_daemon, fork_refusal
 from muxd.config import DAEMON_START_TIMEOUT_ENV, DAEMON_START_TIMEOUT_S
 from muxd.errors import MuxdError, Timeout, error_from_code
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, log_path, open_private
 from muxd.store.location import MEMORY
 
+TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
+if TYPE_CHECKING:
+    import subprocess
+
 LOG_TAIL_BYTES = 2000
-# The daemon's interpreter starts without `site` (-S: its .pth files, an editable install's finder,
-# cost each start ~20 ms) and finds its modules where this client found them: the client's sys.path,
+# Where this client may not fork the daemon (client/daemon_fork.py), the daemon's interpreter
+# starts without `site` (-S: its .pth files, an editable install's finder, cost each start ~20 ms)
+# and finds its modules where this client found them: the client's sys.path,
 # handed over in DAEMON_SYS_PATH_ENV, which the daemon removes before anything else reads it. A
 # sitecustomize module on that path still runs first, as `site` would run it. The cyclic garbage
 # collector is off until the daemon listens (muxd/daemon/main.py turns it on): its passes over
@@ -81,27 +86,25 @@ def start_timeout_s() -> float:
 
 def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float | None = None,
                  extra_args: list[str] | None = None) -> int:
-    """Start a detached daemon for `name`; returns its pid once it listens (within `timeout_s`,
-    by default start_timeout_s()).
+    """Start a detached daemon for `name`, forked from this client where that is safe, else in a
+    fresh interpreter (client/daemon_fork.py); returns its pid once it listens (within
+    `timeout_s`, by default start_timeout_s()).
 
     Raises ServerAlreadyRunning if another daemon owns the name, or MuxdError with the daemon's
     own words when it fails to start.
     """
+    forking = fork_refusal() is None
     ensure_socket_dir()
     ensure_state_dir()
     log_fd = open_private(log_path(name), os.O_WRONLY | os.O_APPEND)
     read_fd, write_fd = os.pipe()
+    args = ["--name", name, *(extra_args or [])]
     try:
-        # -P, cwd "/" and daemon_sys_path(): the daemon imports muxd from where this client did,
-        # never from the directory the command was typed in (an untrusted checkout could hold a
-        # muxd/ of its own).
-        env = {**daemon_env(), DAEMON_SYS_PATH_ENV: os.pathsep.join(daemon_sys_path())}
-        process = subprocess.Popen(
-            [sys.executable, "-S", "-P", "-c", DAEMON_BOOT, "--name", name, "--ready-fd", str(write_fd),
-             *(extra_args or [])],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd, cwd="/", env=env,
-            pass_fds=(write_fd,), start_new_session=True, close_fds=True,
-        )
+        if forking:
+            process: subprocess.Popen[bytes] | ForkedDaemon = fork_daemon(
+                args, ready_fd=write_fd, log_fd=log_fd, env=daemon_env(), sys_path=daemon_sys_path())
+        else:
+            process = _exec_daemon(args, ready_fd=write_fd, log_fd=log_fd)
     except BaseException:
         os.close(read_fd)
         raise
@@ -126,6 +129,21 @@ def start_server(name: str = DEFAULT_SERVER_NAME, *, timeout_s: float | None = N
         process.kill()
         raise Timeout(f"the muxd server did not start within {timeout_s:g}s")
     raise MuxdError(f"the muxd server failed to start: {_log_tail(name) or 'no log'}")
+
+
+def _exec_daemon(args: list[str], *, ready_fd: int, log_fd: int) -> subprocess.Popen[bytes]:
+    """The daemon in a fresh interpreter (where this client may not fork it: daemon_fork.py)."""
+    # -P, cwd "/" and daemon_sys_path(): the daemon imports muxd from where this client did,
+    # never from the directory the command was typed in (an untrusted checkout could hold a
+    # muxd/ of its own).
+    import subprocess  # only here: a forked daemon needs none of it
+
+    env = {**daemon_env(), DAEMON_SYS_PATH_ENV: os.pathsep.join(daemon_sys_path())}
+    return subprocess.Popen(
+        [sys.executable, "-S", "-P", "-c", DAEMON_BOOT, *args, "--ready-fd", str(ready_fd)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd, cwd="/", env=env,
+        pass_fds=(ready_fd,), start_new_session=True, close_fds=True,
+    )
 
 
 def _read_report(fd: int, timeout_s: float) -> list[str]:

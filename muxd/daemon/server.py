@@ -47,6 +47,7 @@ from muxd.emulator.rows import ROW_OVERHEAD_BYTES
 from muxd.errors import BadRequest
 from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
+from muxd.protocol.codec import request_decoder
 from muxd.protocol.event_messages import DaemonEvent
 from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 from muxd.store.database import Database
@@ -232,7 +233,8 @@ class Daemon:
                 steps += load_commands()
             if isinstance(self.detectors, Detectors):
                 steps += self.detectors.loading_steps()
-            steps += [lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume, lambda: self.work_metrics]
+            steps += [request_decoder, lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume,
+                      lambda: self.work_metrics]
             steps += [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
             asyncio.get_running_loop().call_soon(self._settle_in, steps)
 

@@ -18,8 +18,29 @@ from muxd.protocol.messages import REQUEST_TAGS, Envelope, Event, Reply, Request
 # Each union's decoder is built at its first use (~5-15 ms each): a daemon decodes no replies
 # nor events, a client no requests.
 @functools.cache
-def _request_decoder() -> msgspec.msgpack.Decoder[Request]:
+def request_decoder() -> msgspec.msgpack.Decoder[Request]:
+    """The decoder of every request, built at its first call: by the daemon's deferred start
+    (server.py), or by the first request whose type no smaller decoder knows (_decoder_for)."""
     return msgspec.msgpack.Decoder(Request)  # type: ignore[arg-type]
+
+
+_REQUEST_TYPES = {t.__struct_config__.tag: t for t in Request.__args__}  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _one_request_decoder(tag: str) -> msgspec.msgpack.Decoder[Request]:
+    return msgspec.msgpack.Decoder(_REQUEST_TYPES[tag])
+
+
+def _decoder_for(body: bytes) -> msgspec.msgpack.Decoder[Request]:
+    """The union's decoder once built; until then the decoder of the one type `body` names, so
+    a cold start's first requests (hello, new-session, capture-pane) wait for the few types they
+    use, not for the union's ~10 ms. The same errors either way: a body naming no request type
+    is left to the union."""
+    if request_decoder.cache_info().currsize:
+        return request_decoder()
+    tag = peek_envelope(body).type
+    return _one_request_decoder(tag) if tag in _REQUEST_TYPES else request_decoder()
 
 
 @functools.cache
@@ -53,7 +74,7 @@ def decode_request(body: bytes) -> Request:
     """The request in `body`; ProtocolError (bad_request) for whatever else it holds, NotUtf8
     for argument bytes that are not UTF-8 where a request wants text (os_bytes.py)."""
     try:
-        return _request_decoder().decode(body)
+        return _decoder_for(body).decode(body)
     except msgspec.ValidationError as exc:
         with_os_bytes = _with_os_bytes(body) if "got `ext`" in str(exc) else None  # a typed decode takes none
         if with_os_bytes is not None:

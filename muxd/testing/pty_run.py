@@ -32,21 +32,10 @@ def run_in_pty(argv: Sequence[str], env: dict[str, str], columns: int, lines: in
                                    start_new_session=True)
     finally:
         os.close(child)
-    out = bytearray()
     deadline = Deadline(timeout)
     try:
-        while not deadline.expired():
-            ready, _, _ = select.select([parent], [], [], deadline.next_wait_s())
-            if not ready:
-                continue
-            try:
-                data = os.read(parent, 65536)
-            except OSError:  # EIO: every holder of the terminal's other end closed it
-                break
-            if not data:
-                break
-            out += data
-        else:
+        out = read_until_closed(parent, deadline)
+        if out is None:
             process.kill()
             raise TimeoutError(f"{' '.join(argv)} still ran after {deadline.describe()}")
         status = wait_process(process, timeout)
@@ -54,3 +43,21 @@ def run_in_pty(argv: Sequence[str], env: dict[str, str], columns: int, lines: in
         os.close(parent)
     text = out.decode("utf-8", "replace").replace("\r\n", "\n")
     return status, text if styles else _SGR.sub("", text)
+
+
+def read_until_closed(parent: int, deadline: Deadline) -> bytes | None:
+    """What was written on a terminal, read from its other end (`parent`) until every holder of
+    the terminal closed it; None if `deadline` expired first."""
+    out = bytearray()
+    while not deadline.expired():
+        ready, _, _ = select.select([parent], [], [], deadline.next_wait_s())
+        if not ready:
+            continue
+        try:
+            data = os.read(parent, 65536)
+        except OSError:  # EIO: every holder of the terminal's other end closed it
+            return bytes(out)
+        if not data:
+            return bytes(out)
+        out += data
+    return None

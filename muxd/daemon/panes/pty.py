@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
-import shutil
 import struct
 import subprocess
 import termios
@@ -41,6 +40,8 @@ def resolve_program(argv: list[str], env: dict[str, str], cwd: str) -> str:
         if os.path.isdir(path) or not os.access(path, os.X_OK):
             raise SpawnFailed(f"{program}: not an executable file", command=argv)
         return path
+    import shutil  # here: its archive modules cost a daemon's start ~3 ms, and a shell is named by its path
+
     found = shutil.which(program, path=env.get("PATH", os.defpath))
     if found is None:
         raise SpawnFailed(f"{program}: command not found", command=argv)

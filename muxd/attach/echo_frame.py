@@ -3,7 +3,7 @@ pane's screen is known to have changed: its live rows over the last frame, the r
 (the status line) as they were.
 
 For an echo (daemon/client_side/attached.py's render_now): it draws the typed key without
-composing the whole screen, status line included. The render loop composes the whole frame a
+composing the whole screen, status line included. The planned frame composes the whole frame a
 frame interval later, and paints whatever else changed meanwhile.
 """
 

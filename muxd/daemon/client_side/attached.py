@@ -1,10 +1,11 @@
 """Attached clients: the daemon side of `muxd attach`, one `AttachedClient` per terminal.
 
-As in tmux's server-client.c the daemon renders per client: a client's render task waits
-until something it shows changed, composes the frame from the panes' emulators (never from
-queued output), paints the difference and awaits the socket's drain. A slow client thus
-gets fewer, newer frames and slows nobody else. Keys are parsed here (prefix table, copy
-mode, prompts), so every client of a session sees the same windows, panes and copy modes.
+As in tmux's server-client.c the daemon renders per client: when something a client shows
+changes, a frame is planned on the loop (a frame interval after the last); it composes the
+frame from the panes' emulators (never from queued output), paints the difference, and the
+next waits for the socket's drain. A slow client thus gets fewer, newer frames and slows
+nobody else. Keys are parsed here (prefix table, copy mode, prompts), so every client of a
+session sees the same windows, panes and copy modes.
 """
 
 from __future__ import annotations
@@ -98,14 +99,20 @@ class AttachedClient:
         self.frames = 0
         self.last_input = 0.0  # time.monotonic() of the last keys or mouse event
         self.press: tuple[str, Point] | None = None  # (pane id, point) of a left button held down
-        self._wake = asyncio.Event()
+        self._dirty = False  # something it shows changed since the last frame
+        self._planned: asyncio.Handle | None = None  # the next frame's call on the loop
+        self._draining = False  # a frame waits for the terminal to take the last one
+        self._drain_task: asyncio.Task[None] | None = None
+        self._rendering = False  # frames are drawn (from start until the connection goes)
+        self.started = False
+        self._failures = 0  # frames failed in a row
+        self._last_frame = 0.0  # time.monotonic() of the last frame drawn or failed
         self._status_line: StatusLine | None = None  # the last one made, reused as ATTACH_STATUS_REUSE_S says
         self._status_made_at = -math.inf  # time.monotonic() it was made; -inf: make it again
         self._flags_at: tuple[int, str] | None = None  # (options.generation, session id) of _flags
         self._flags = (True, True)
         self._drawn_at = 0.0  # time.monotonic() of the last frame sent
         self._frame: Any = None  # the last frame painted (None: the painter repaints everything)
-        self._task: asyncio.Task[None] | None = None
 
     @property
     def prefix_name(self) -> str:
@@ -120,11 +127,12 @@ class AttachedClient:
     def start(self) -> None:
         self.connection.send(AttachOutput(data=enter_terminal_bytes()))
         self.repaint_all()
-        self._task = asyncio.create_task(self._render_loop())
+        self.started = self._rendering = True
+        self._frame_wanted()
         asyncio.get_running_loop().call_later(ATTACH_STATUS_REFRESH_S, self._refresh_due)
 
     def _refresh_due(self) -> None:
-        """Wake the render loop if no frame went for ATTACH_STATUS_REFRESH_S (the status line's
+        """Plan a frame if none went for ATTACH_STATUS_REFRESH_S (the status line's
         times and clock move on); one timer a refresh, not one a frame."""
         if self.closed:
             return
@@ -137,12 +145,12 @@ class AttachedClient:
 
     def wake(self) -> None:
         self._status_made_at = -math.inf  # whatever changed may show in the status line
-        self._wake.set()
+        self._frame_wanted()
 
     def screen_changed(self) -> None:
         """A pane it shows has new output: its screen changed, its status line most likely not
         (output that flags a window or changes an agent wakes it as `wake`)."""
-        self._wake.set()
+        self._frame_wanted()
 
     def detach(self, reason: str) -> None:
         if self.closed:
@@ -150,7 +158,6 @@ class AttachedClient:
         self.closed = True
         self.connection.send(Detached(reason=reason))
         self.hub.forget(self)
-        self._wake.set()
 
     def window_area(self) -> tuple[int, int]:
         """The cells left for the window: the client minus its status line (if it has room)."""
@@ -170,76 +177,98 @@ class AttachedClient:
 
     # ------------------------------------------------------------ rendering
 
-    async def _render_loop(self) -> None:
-        last_frame = 0.0
-        failures = 0
-        while not self.closed:
-            try:
-                last_frame = await self._render_once(last_frame)
-                failures = 0
-            except (ConnectionError, asyncio.CancelledError):
-                return
-            except Exception:  # a bug must cost this client a frame, not the daemon
-                failures += 1
-                log.exception("attached client render failed (%d in a row)", failures)
-                if failures >= ATTACH_RENDER_FAILURES_MAX:
-                    self.detach("internal error in the muxd server (see its log)")
-                    return
-                # Try again a frame interval later, repainting the whole screen: a transient
-                # state (a layout caught mid-change) must not cost the user their session.
-                self.repaint_all()
-                last_frame = time.monotonic()
-                self._wake.set()
+    def _frame_wanted(self) -> None:
+        """Something it shows changed: plan a frame unless one is planned (or the terminal is
+        behind: the frame follows its drain)."""
+        self._dirty = True
+        if self._planned is None and not self._draining and self._rendering:
+            self._plan_frame()
 
-    async def _render_once(self, last_frame: float) -> float:
-        """Wait for a change (or the status refresh) and paint it; returns the time of the
-        last frame sent."""
-        if not self._wake.is_set():
-            await self._wake.wait()  # a change, or _refresh_due
-            if not self._wake.is_set():  # render_now drew it meanwhile
-                return max(last_frame, self._drawn_at)
-        last_frame = max(last_frame, self._drawn_at)  # an echo render_now drew is a frame too
-        # Cap the frame rate: output arriving meanwhile joins this frame. A program redrawing
-        # on its own (a 60 Hz TUI, a build log) gets 30 frames a second, which halves the
-        # render cost and nobody can tell; while the user types, 60. And the first frame
-        # after a key goes at once: it carries the echo, which the cap would delay by up to
-        # a frame interval (tmux paints an echo as soon as it comes, too).
+    def _plan_frame(self) -> None:
+        """_frame_due on the loop once the frame interval since the last frame has passed (a
+        callback: a task waiting on an event and a sleep made two futures a frame). Output
+        arriving meanwhile joins the frame. A program redrawing on its own (a 60 Hz TUI, a build
+        log) gets 30 frames a second, half the render cost and nobody can tell; while the user
+        types, 60; and the first frame after a key goes at once: it carries the echo, which the
+        cap would delay by up to a frame interval (tmux paints an echo as soon as it comes, too)."""
+        loop = asyncio.get_running_loop()
+        last_frame = max(self._last_frame, self._drawn_at)  # an echo render_now drew is a frame too
         now = time.monotonic()
         if self.last_input <= last_frame:
             typing = now - self.last_input < ATTACH_TYPING_S
             interval = ATTACH_FRAME_INTERVAL_S if typing else ATTACH_OUTPUT_FRAME_INTERVAL_S
             delay = last_frame + interval - now
             if delay > 0:
-                await asyncio.sleep(delay)
-        if not self._paint():
-            return last_frame
-        await self.connection.writer.drain()
-        return self._drawn_at
+                self._planned = loop.call_later(delay, self._frame_due)
+                return
+        self._planned = loop.call_soon(self._frame_due)  # output coming in this turn joins it
+
+    def _frame_due(self) -> None:
+        """Paint what changed since the last frame; a frame that fails is tried again a frame
+        interval later, and ATTACH_RENDER_FAILURES_MAX in a row detach the client."""
+        self._planned = None
+        if self.closed or not self._dirty:  # not dirty: render_now drew it meanwhile
+            return
+        try:
+            if self._paint() and self.connection.writer.transport.get_write_buffer_size():
+                self._draining = True  # frames wait until the terminal has taken this one
+                self._drain_task = asyncio.get_running_loop().create_task(self._drain())
+            self._failures = 0
+        except ConnectionError:
+            self._rendering = False  # the connection is going: its close ends the client
+        except Exception:  # a bug must cost this client a frame, not the daemon
+            self._frame_failed()
+
+    async def _drain(self) -> None:
+        try:
+            await self.connection.writer.drain()
+        except ConnectionError:
+            self._draining = self._rendering = False
+        except Exception:
+            self._draining = False
+            self._frame_failed()
+        else:
+            self._draining = False
+            if self._dirty:
+                self._frame_wanted()
+
+    def _frame_failed(self) -> None:
+        self._failures += 1
+        log.exception("attached client render failed (%d in a row)", self._failures)
+        if self._failures >= ATTACH_RENDER_FAILURES_MAX:
+            self._rendering = False
+            self.detach("internal error in the muxd server (see its log)")
+            return
+        # Try again a frame interval later, repainting the whole screen: a transient state (a
+        # layout caught mid-change) must not cost the user their session.
+        self.repaint_all()
+        self._last_frame = time.monotonic()
+        self._frame_wanted()
 
     def render_now(self) -> None:
         """Draw at once, in the caller's callback, if keys came since the last frame: their
         echo (EmulationTurns emulates the pane being typed into first) then never waits for
-        this client's render loop behind other panes' output. Otherwise the loop draws it.
-        A window that is one pane gets only that pane redrawn (echo_frame), and the render
-        loop composes the whole frame a frame interval later."""
-        if self.closed or not self._wake.is_set() or self.last_input <= self._drawn_at:
+        this client's planned frame behind other panes' output. Otherwise that frame draws it.
+        A window that is one pane gets only that pane redrawn (echo_frame), and the planned
+        frame composes the whole a frame interval later."""
+        if self.closed or not self._dirty or self.last_input <= self._drawn_at:
             return
         if self.connection.writer.transport.get_write_buffer_size():
-            return  # the terminal is behind: the render loop waits for it
+            return  # the terminal is behind: the planned frame waits for it
         try:
             frame = self._echo_frame()
             if frame is None:
                 self._paint()
             else:
-                self._send_frame(frame)  # the wake stays set: the render loop does the rest
+                self._send_frame(frame)  # still dirty: the planned frame does the rest
         except Exception:  # a bug costs this frame, not the emulation turn that asked for it
             log.exception("attached client render failed (drawing an echo)")
             self.repaint_all()
-            self._wake.set()  # the render loop tries again, counting failures
+            self._frame_wanted()  # _frame_due tries again, counting failures
 
     def _paint(self) -> bool:
         """Paint what changed and send it; False if there was nothing to send."""
-        self._wake.clear()
+        self._dirty = False
         if self.closed:
             return False
         if self.session not in self.daemon.registry.sessions:

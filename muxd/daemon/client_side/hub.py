@@ -64,7 +64,7 @@ class AttachHub:
         except Exception as exc:  # a bug in key handling costs that key, not the connection
             log.exception("attached client: %s failed", type(message).__name__)
             client = self.clients.get(connection)
-            if isinstance(message, Attach) or client is None or client._task is None:
+            if isinstance(message, Attach) or client is None or not client.started:
                 self.clients.pop(connection, None)
                 connection.send(Error(id=message.id, code="internal", message=f"internal error: {exc!r}"))
             else:

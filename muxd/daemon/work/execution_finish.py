@@ -53,7 +53,7 @@ def turn_rows(run: PaneRun) -> list[str]:
     answer readers find the last echo themselves."""
     emulator = run.pane.emulator
     start = max(run.start_row - emulator.lines - emulator.rows_scrolled, -emulator.history_size)
-    return emulator.capture(start, join_wrapped=True).split("\n")
+    return emulator.text_lines(start)
 
 
 def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None) -> TurnSnapshot:

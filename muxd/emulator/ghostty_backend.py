@@ -434,7 +434,8 @@ class GhosttyEmulator(DeferredFloodOutput):
     def _plain_screen(self) -> list[str] | None:
         """The visible rows' lines as `text_lines` gives them; None where the formatter and the
         rows could lay one out differently: a soft wrap, a character not one cell wide."""
-        formatter, history = self._history.formatter, self._history
+        native = self._history
+        formatter = native.formatter
         text = formatter.format(ACTIVE, 0, self._lines - 1, self._columns, vt=False, unwrap=False)
         lines = text.split("\n") if text else []
         if len(lines) > 1 and text.count("\n") != (
@@ -443,7 +444,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         # A wrap from or into a row the formatter leaves blank (spaces it trims, a flag left on an
         # emptied row): the formatter does not join there, the rows do.
         blank = [y for y, line in enumerate(lines) if not line] + list(range(max(len(lines) - 1, 0), self._lines))
-        if any(history.wrapped(ACTIVE, y) for y in blank):
+        if any(native.wrapped(ACTIVE, y) for y in blank):
             return None
         if not text.isascii() and any(CHAR_WIDTHS[char] != 1 for char in set(text) if char != "\n"):
             return None

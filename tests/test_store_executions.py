@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import random
 import sqlite3
+import zlib
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,7 +21,7 @@ import msgspec
 import pytest
 
 from muxd.executions.record import STATUSES, TRIGGERS, Execution, ExecutionError, Status
-from muxd.executions.transcript import Transcript
+from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database
 from muxd.store.execution_store import EVERYTHING, AgentStats, ErrorPattern, ExecutionQuery, Scope
 from muxd.store.schema import MIGRATIONS
@@ -318,6 +319,25 @@ def test_interrupt_running_ends_what_a_dead_daemon_left(tmp_path: Path) -> None:
             assert (waited.status, waited.duration_ms, waited.error) == ("interrupted", None, error)
             assert done.status == "success"
             assert [p.count for p in await store.error_patterns(ExecutionQuery())] == [2]
+
+    run(test)
+
+
+def test_a_turns_output_buffer_is_compressed_by_the_store_once_and_stored(tmp_path: Path) -> None:
+    output = TranscriptBuffer(100, 30, cap_bytes=300)
+    for n in range(60):
+        output.add(f"line {n}\r\n".encode())
+    execution = Execution(id="exec_buffered", pane_id="%1", pane_key="r/%1", agent_name="a", status="success",
+                          transcript_bytes=output.kept, transcript_truncated=output.truncated)
+
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as store:
+            await store.save(execution, output)  # compressed on the writer thread, with the row
+            stored = await store.transcript(execution.id)
+            assert stored is not None and stored == output.finish()  # the one it made: finished once
+            assert zlib.decompress(stored.data) == b"".join(f"line {n}\r\n".encode() for n in range(60))[:300]
+            assert (stored.raw_bytes, stored.truncated, stored.extra) == (300, True, {"columns": 100, "lines": 30})
+            assert await store.get(execution.id) == execution
 
     run(test)
 

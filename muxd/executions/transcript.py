@@ -24,6 +24,10 @@ class Transcript:
     truncated: bool = False
     extra: dict[str, object] = field(default_factory=dict)
 
+    def finish(self) -> Transcript:
+        """Itself (what a TranscriptBuffer gives once finished: the store takes either)."""
+        return self
+
 
 class TranscriptBuffer:
     """Collects output up to `cap_bytes`; what comes after is counted, not kept. `add` is a
@@ -34,6 +38,7 @@ class TranscriptBuffer:
         self.cap_bytes = cap_bytes
         self._chunks: list[bytes] = []
         self.seen = 0
+        self._finished: Transcript | None = None
 
     def add(self, data: bytes) -> None:
         self.seen += len(data)
@@ -56,10 +61,14 @@ class TranscriptBuffer:
         return self.seen > self.cap_bytes
 
     def finish(self) -> Transcript:
-        raw = b"".join(self._chunks)
-        self._chunks = []
-        return Transcript(data=zlib.compress(raw, _COMPRESSION_LEVEL), raw_bytes=len(raw),
-                          truncated=self.truncated, extra={"columns": self.columns, "lines": self.lines})
+        """The output compressed (once: a save written again asks again). The store calls it on
+        its writer thread, with the row: a turn's output is often hundreds of KB."""
+        if self._finished is None:
+            raw = b"".join(self._chunks)
+            self._chunks = []
+            self._finished = Transcript(data=zlib.compress(raw, _COMPRESSION_LEVEL), raw_bytes=len(raw),
+                                        truncated=self.truncated, extra={"columns": self.columns, "lines": self.lines})
+        return self._finished
 
 
 def render(transcript: Transcript, columns: int = 80, lines: int = 24) -> str:

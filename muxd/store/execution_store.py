@@ -17,7 +17,7 @@ import msgspec
 
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
-from muxd.executions.transcript import Transcript
+from muxd.executions.transcript import Transcript, TranscriptBuffer
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class AgentStats(msgspec.Struct, frozen=True, kw_only=True):
 
 class ExecutionStore(Protocol):
     # ---- writes (in submission order; a read after a write sees it)
-    async def save(self, execution: Execution, transcript: Transcript | None = None) -> None:
+    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None) -> None:
         """Insert or replace by id, with its transcript if given (one transaction)."""
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
-from muxd.executions.transcript import Transcript
+from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database, transaction
 from muxd.store.execution_rows import UPSERT, to_row
 
@@ -30,13 +30,13 @@ SAVE_TRANSCRIPT = ("INSERT OR REPLACE INTO execution_transcripts (execution_id, 
                     "VALUES (?, ?, ?, ?, ?)")
 
 
-def save_rows(db: sqlite3.Connection, rows: list[tuple[Execution, Transcript | None]]) -> None:
-    """Each execution (and its transcript, if any), in one transaction."""
+def save_rows(db: sqlite3.Connection, rows: list[tuple[Execution, Transcript | TranscriptBuffer | None]]) -> None:
+    """Each execution (and its transcript, if any, compressed now if it is not yet), in one transaction."""
     with transaction(db):
         for execution, transcript in rows:
             db.execute(UPSERT, to_row(execution))
             if transcript is not None:
-                db.execute(SAVE_TRANSCRIPT, transcript_row(execution.id, transcript))
+                db.execute(SAVE_TRANSCRIPT, transcript_row(execution.id, transcript.finish()))
 
 
 def transcript_row(execution_id: str, transcript: Transcript) -> tuple[Any, ...]:
@@ -50,9 +50,9 @@ class SaveBatches:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._lock = threading.Lock()  # saves come from the loop, the writer takes them
-        self._waiting: list[tuple[Execution, Transcript | None, Done]] = []
+        self._waiting: list[tuple[Execution, Transcript | TranscriptBuffer | None, Done]] = []
 
-    def add(self, execution: Execution, transcript: Transcript | None, done: Done) -> None:
+    def add(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None, done: Done) -> None:
         """Queue the save of `execution`; `done` is told (on the writer thread) how it went."""
         with self._lock:
             self._waiting.append((execution, transcript, done))

@@ -21,7 +21,7 @@ from muxd.config import (HISTORY_PRUNE_BATCH_ROWS, HISTORY_READER_THREADS,
                          HISTORY_WRITE_FAILURE_LOG_INTERVAL_S, STORE_CLOSE_TIMEOUT_S)
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution, ExecutionError, finished
-from muxd.executions.transcript import Transcript
+from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database, transaction
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
@@ -120,7 +120,7 @@ class SqliteExecutionStore:
 
     # ------------------------------------------------------------------ writes
 
-    async def save(self, execution: Execution, transcript: Transcript | None = None) -> None:
+    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None) -> None:
         """Insert or replace by id (with its transcript, in the same transaction); back once
         stored. Written with the other saves that wait for the writer then (SaveBatches)."""
         doing = f"saving {execution.id}"

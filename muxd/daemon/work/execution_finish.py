@@ -53,7 +53,7 @@ def turn_rows(run: PaneRun) -> list[str]:
     answer readers find the last echo themselves."""
     emulator = run.pane.emulator
     start = max(run.start_row - emulator.lines - emulator.rows_scrolled, -emulator.history_size)
-    return emulator.capture(start, join_wrapped=True).split("\n")
+    return emulator.text_lines(start)
 
 
 def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None) -> TurnSnapshot:
@@ -113,7 +113,12 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
         fields["files_written"] = files_written(shot.tool_calls)
         sources["tool_calls"] = sources["files_written"] = shot.tools_source
     try:
-        facts = await asyncio.wait_for(_log_facts(execution.pane_id, shot, logs), SESSION_LOG_BUDGET_S)
+        reading = _read_now(execution.pane_id, shot, logs)
+        if reading is not None and reading.done():  # no task, timer or trip through the loop
+            facts = reading.result()
+        else:
+            facts = await asyncio.wait_for(_result(reading) if reading is not None
+                                           else _log_facts(execution.pane_id, shot, logs), SESSION_LOG_BUDGET_S)
     except Exception as exc:  # TimeoutError: past the budget, or the pane's earlier read has not ended
         log.warning("execution %s: pane %s's session log not read (%s); the screen's facts are kept",
                     execution.id, execution.pane_id, str(exc) or f"not within {SESSION_LOG_BUDGET_S:.0f} s")
@@ -132,6 +137,16 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
                 sources["cost_usd"] = "session_log"
     fields["sources"] = sources
     return msgspec.structs.replace(execution, **fields)  # type: ignore[arg-type]
+
+
+def _read_now(pane_id: str, shot: TurnSnapshot, logs: SessionLogs) -> Future[TurnFacts | None] | None:
+    """The read of the turn in the agent's log, begun now if its mark is known (None: it is
+    not yet); done at once for an agent found to keep no log (most turns of such a fleet)."""
+    mark = shot.marked_log
+    if mark is not None and not mark.done():
+        return None
+    marked = mark.result() if mark is not None and mark.exception() is None else None
+    return logs.read_soon(pane_id, shot.agent_type, shot.pid, marked)
 
 
 async def _log_facts(pane_id: str, shot: TurnSnapshot, logs: SessionLogs) -> TurnFacts | None:

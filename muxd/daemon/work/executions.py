@@ -511,20 +511,19 @@ class ExecutionService:
         self._start(self._complete(execution, snapshot, output))
 
     async def _complete(self, execution: Execution, snapshot: object | None, output: TranscriptBuffer | None) -> None:
-        transcript = None
         try:
-            if output is not None:  # compressed off the loop: a turn's output is often hundreds of KB
-                transcript = await asyncio.to_thread(output.finish)
             if snapshot is not None:  # (None: it never ran, nothing on screen or in a log is its)
                 execution = await self._finalized(execution, snapshot)
             self.finishing[execution.id] = execution
             if execution.session_id and execution.pane_id in self.panes:
                 self.session_ids[execution.pane_id] = execution.session_id
             if self.store is not None:
-                await self.store.save(execution, transcript)  # type: ignore[arg-type]
+                # The output is compressed on the writer thread, with the row: no trip of its own.
+                await self.store.save(execution, output)
                 self.backlog.written(execution.id)  # type: ignore[union-attr]
         except StoreUnavailable as exc:  # kept, found by live(), written once the store takes it
-            self.backlog.keep(execution, transcript, exc)  # type: ignore[union-attr,arg-type]
+            self.backlog.keep(execution, output.finish() if output is not None else None,  # type: ignore[union-attr]
+                              exc)
         except Exception:
             log.exception("completing execution %s", execution.id)
         finally:

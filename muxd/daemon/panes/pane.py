@@ -1,9 +1,12 @@
 """A pane: a program on a PTY, the screen its output draws, and the bytes typed into it.
 
-The master fd is read with `loop.add_reader` in large coalesced chunks into the pane's
-`OutputBacklog`, which `EmulationTurns` feeds to its `Emulator` a time slice per loop turn
-(daemon/panes/emulation.py). A pane holding PANE_PENDING_MAX_BYTES unemulated stops reading: the
-full PTY then blocks the child (backpressure). Exit is noticed through a pidfd, so no
+The master fd is read with `loop.add_reader` into the pane's `OutputBacklog`, which
+`EmulationTurns` feeds to its `Emulator` a time slice per loop turn (daemon/panes/emulation.py).
+A wakeup reads what the PTY holds at that moment and no more (FIONREAD says so): a read finding
+it empty waits in the kernel for its worker to move what the program wrote since, which on a
+busy machine held the loop for milliseconds while a flooding program kept refilling it. A pane
+holding PANE_PENDING_MAX_BYTES unemulated stops reading: the full PTY then blocks the child
+(backpressure). Exit is noticed through a pidfd, so no
 SIGCHLD handler is needed; it is announced once the last output is on the screen.
 
 An emulator that fails (its `failed` flag: it raised on output or a resize) is fed no more:
@@ -193,14 +196,18 @@ class Pane:
     def _on_readable(self) -> None:
         self._read_output(PANE_PENDING_MAX_BYTES)
 
-    def _read_output(self, backlog_max: int) -> None:
+    def _read_output(self, backlog_max: int, drain: bool = False) -> None:
         """Move what the PTY holds into the backlog (up to a read budget, and until the backlog
-        holds `backlog_max`), then wait for an emulation turn."""
+        holds `backlog_max`), then wait for an emulation turn. `drain` (the program has exited)
+        reads on while the kernel still moves its last output, rather than stopping at what the
+        PTY holds at once."""
         assert self._process is not None
         chunks: list[bytes] = []
         room = min(PTY_READ_BUDGET_PER_WAKEUP_BYTES, backlog_max - len(self._backlog))
         total = 0
         while total < room:
+            if chunks and not drain and not ptys.readable_bytes(self._process.master_fd):
+                break  # the rest would be a wait in the kernel, not a read: the loop goes on
             try:
                 chunk = os.read(self._process.master_fd, PTY_READ_CHUNK_BYTES)
             except BlockingIOError:
@@ -279,7 +286,7 @@ class Pane:
         # The program is gone but its last output may still sit in the PTY: take it in first
         # (past the backlog cap: a PTY holds little) and announce the exit once it is emulated.
         self._exit_status = status
-        self._read_output(PANE_PENDING_MAX_BYTES + PTY_READ_BUDGET_PER_WAKEUP_BYTES)
+        self._read_output(PANE_PENDING_MAX_BYTES + PTY_READ_BUDGET_PER_WAKEUP_BYTES, drain=True)
         if not self._backlog:
             self._announce_exit()
 

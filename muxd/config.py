@@ -41,6 +41,12 @@ PTY_READ_BUDGET_PER_WAKEUP_BYTES = 256 * 1024
 # only let the screen fall further behind the program (seconds, for escape-heavy output).
 PANE_PENDING_MAX_BYTES = 512 * 1024
 PANE_PENDING_RESUME_BYTES = PANE_PENDING_MAX_BYTES // 2
+# While someone types into an attached client, a pane nobody attends leaves its PTY unread this
+# long after each read: its program blocks meanwhile (a PTY holds ~20 KiB, so such a flood goes
+# at ~10 MB/s at most) and the loop is idle for the keys (daemon/panes/pane.py,
+# EmulationTurns.paces_reads).
+PANE_READ_PAUSE_S = 0.002
+PANE_PACED_READ_BYTES = 16 * 1024  # what each such read takes at most (about a full PTY)
 # Pane output is emulated in turns of the event loop (daemon/panes/emulation.py): all panes with
 # output waiting share this much time per turn, then clients and other panes are served.
 EMULATION_TURN_BUDGET_S = 0.001

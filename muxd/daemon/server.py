@@ -112,6 +112,7 @@ class Daemon:
         self.emulation.attended = lambda pane: pane.typed_recently() or self.attach_hub.shows_active(pane)
         self.emulation.after_attended = self.attach_hub.draw_echo
         self.emulation.someone_waits = self._someone_waits
+        self.emulation.someone_typing = self.attach_hub.someone_typing
         self.emulation.keys_waiting = self.attach_hub.keys_waiting
         self.watchdog = PaneWatchdog()  # ends the panes' programs when the daemon goes, however it goes
         # The execution history (daemon/work/executions.py) follows every pane from its start.

@@ -22,7 +22,10 @@ processes. A flood then goes at about half its speed. A turn due when that rest 
 behind what the loop read meanwhile (a key), not ahead of it; and once input went to a pane's
 program (`await_answer`), turns hold off until its output is read, for a few ms at most: the key
 is written, its echo read and drawn with no bulk turn in between. A turn due while an attached
-terminal's keys wait unread in its socket waits for the loop to read them first.
+terminal's keys wait unread in its socket waits for the loop to read them first. While keys are
+typed (`someone_typing`), a pane nobody attends also pauses its reading after each read
+(`paces_reads`, daemon/panes/pane.py): its program sleeps on its full PTY instead of competing
+with the loop for the machine.
 """
 
 from __future__ import annotations
@@ -131,6 +134,7 @@ class EmulationTurns:
     panes' reads get in between two turns. `attended` says whether a person is at a pane;
     `after_attended` is called once an attended pane's output is emulated (to draw it);
     `someone_waits` whether keys or requests came just now (turns are then paced);
+    `someone_typing` whether keys did (the panes nobody attends then pause their reading);
     `keys_waiting` whether an attached terminal's keys wait unread (a turn then lets them in first).
     """
 
@@ -147,6 +151,7 @@ class EmulationTurns:
         self.attended: Callable[[Any], bool] = _nobody
         self.after_attended: Callable[[Any], None] = _nothing
         self.someone_waits: Callable[[], bool] = _no_one_waits
+        self.someone_typing: Callable[[], bool] = _no_one_waits
         self.keys_waiting: Callable[[], bool] = _no_keys
         self._call_soon = call_soon
         self._call_later = call_later
@@ -176,6 +181,11 @@ class EmulationTurns:
         if left <= 0:
             self._answer_from = None
         return max(left, 0.0)
+
+    def paces_reads(self, sink: OutputSink) -> bool:
+        """Whether `sink`, which just read output, pauses its reading (daemon/panes/pane.py):
+        someone types into an attached client, and not into it nor watching it."""
+        return self.someone_typing() and not self.attended(sink)
 
     def wake(self, sink: OutputSink) -> None:
         """`sink` has output waiting: emulate and draw it now if it is attended, else (or if

@@ -1,9 +1,14 @@
 """A pane: a program on a PTY, the screen its output draws, and the bytes typed into it.
 
-The master fd is read with `loop.add_reader` in large coalesced chunks into the pane's
-`OutputBacklog`, which `EmulationTurns` feeds to its `Emulator` a time slice per loop turn
-(daemon/panes/emulation.py). A pane holding PANE_PENDING_MAX_BYTES unemulated stops reading: the
-full PTY then blocks the child (backpressure). Exit is noticed through a pidfd, so no
+The master fd is read with `loop.add_reader` into the pane's `OutputBacklog`, which
+`EmulationTurns` feeds to its `Emulator` a time slice per loop turn (daemon/panes/emulation.py).
+A wakeup reads, up to a budget, only while the PTY holds bytes at once (FIONREAD says so): a read
+finding it empty waits in the kernel for its worker to move what the program wrote since, which
+on a busy machine held the loop for milliseconds while a flooding program kept refilling it. A
+pane holding PANE_PENDING_MAX_BYTES unemulated stops reading: the full PTY then blocks the child
+(backpressure). While someone types elsewhere, a pane nobody attends reads about one PTY's fill
+(PANE_PACED_READ_BYTES) and then pauses (PANE_READ_PAUSE_S): its program sleeps on the full PTY
+instead of competing for the machine, and the loop waits idle for the keys. Exit is noticed through a pidfd, so no
 SIGCHLD handler is needed; it is announced once the last output is on the screen.
 
 An emulator that fails (its `failed` flag: it raised on output or a resize) is fed no more:
@@ -22,8 +27,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from muxd.config import (
-    PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_INPUT_STALL_S, PANE_PENDING_MAX_BYTES,
-    PANE_PENDING_RESUME_BYTES, PANE_TYPING_S, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+    PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_INPUT_STALL_S, PANE_PACED_READ_BYTES,
+    PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES, PANE_READ_PAUSE_S, PANE_TYPING_S,
+    PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
 )
 from muxd.daemon.panes import pty as ptys
 from muxd.daemon.panes.emulation import EmulationTurns, OutputBacklog
@@ -99,6 +105,7 @@ class Pane:
         self._backlog = OutputBacklog()
         self._turns = turns if turns is not None else EmulationTurns()
         self._reading = False   # the master fd is watched (not paused by backpressure, not at EOF)
+        self._read_pause: asyncio.TimerHandle | None = None  # reading put off while someone types elsewhere
         self._eof = False
         self._exit_status: int | None = None  # the program's, until its exit is announced
         self._failure_noticed = False  # the emulator's failure was logged and its backlog dropped
@@ -191,16 +198,41 @@ class Pane:
     # ------------------------------------------------------------ output
 
     def _on_readable(self) -> None:
-        self._read_output(PANE_PENDING_MAX_BYTES)
+        if not self._turns.paces_reads(self):
+            self._read_output(PANE_PENDING_MAX_BYTES)
+            return
+        self._read_output(PANE_PENDING_MAX_BYTES, PANE_PACED_READ_BYTES)  # about one PTY's fill
+        if self._reading:
+            self._pause_reading()
 
-    def _read_output(self, backlog_max: int) -> None:
+    def _pause_reading(self) -> None:
+        """After a read of at most PANE_PACED_READ_BYTES (a longer one keeps pace with a program
+        refilling the PTY as fast as it is read, and holds the loop meanwhile), leave the PTY
+        unread for PANE_READ_PAUSE_S: its program blocks on it meanwhile, so neither it nor the
+        kernel's work of moving its output competes for the machine, and the loop waits idle for
+        the keys of the person typing elsewhere (EmulationTurns.paces_reads)."""
+        assert self._loop is not None
+        self._set_reading(False)
+        self._read_pause = self._loop.call_later(PANE_READ_PAUSE_S, self._end_read_pause)
+
+    def _end_read_pause(self) -> None:
+        self._read_pause = None
+        if len(self._backlog) < PANE_PENDING_MAX_BYTES:
+            self._set_reading(True)
+
+    def _read_output(self, backlog_max: int, budget: int = PTY_READ_BUDGET_PER_WAKEUP_BYTES,
+                     drain: bool = False) -> None:
         """Move what the PTY holds into the backlog (up to a read budget, and until the backlog
-        holds `backlog_max`), then wait for an emulation turn."""
+        holds `backlog_max`), then wait for an emulation turn. `drain` (the program has exited)
+        reads on while the kernel still moves its last output, rather than stopping at what the
+        PTY holds at once."""
         assert self._process is not None
         chunks: list[bytes] = []
-        room = min(PTY_READ_BUDGET_PER_WAKEUP_BYTES, backlog_max - len(self._backlog))
+        room = min(budget, backlog_max - len(self._backlog))
         total = 0
         while total < room:
+            if chunks and not drain and not ptys.readable_bytes(self._process.master_fd):
+                break  # the rest would be a wait in the kernel, not a read: the loop goes on
             try:
                 chunk = os.read(self._process.master_fd, PTY_READ_CHUNK_BYTES)
             except BlockingIOError:
@@ -235,8 +267,8 @@ class Pane:
     def _set_reading(self, on: bool) -> None:
         if self._process is None or self._loop is None or self._closed or on == self._reading:
             return
-        if on and self._eof:
-            return
+        if on and (self._eof or self._read_pause is not None):
+            return  # (a pause's end reads again)
         self._reading = on
         if on:
             self._loop.add_reader(self._process.master_fd, self._on_readable)
@@ -279,7 +311,7 @@ class Pane:
         # The program is gone but its last output may still sit in the PTY: take it in first
         # (past the backlog cap: a PTY holds little) and announce the exit once it is emulated.
         self._exit_status = status
-        self._read_output(PANE_PENDING_MAX_BYTES + PTY_READ_BUDGET_PER_WAKEUP_BYTES)
+        self._read_output(PANE_PENDING_MAX_BYTES + PTY_READ_BUDGET_PER_WAKEUP_BYTES, drain=True)
         if not self._backlog:
             self._announce_exit()
 
@@ -436,6 +468,9 @@ class Pane:
         process, loop = self._process, self._loop
         self._turns.forget(self)
         self._backlog.clear()
+        if self._read_pause is not None:
+            self._read_pause.cancel()
+            self._read_pause = None
         if process is not None and loop is not None:
             loop.remove_reader(process.master_fd)
             loop.remove_writer(process.master_fd)

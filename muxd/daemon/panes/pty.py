@@ -30,6 +30,18 @@ def set_window_size(fd: int, columns: int, lines: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
 
 
+def readable_bytes(master_fd: int) -> int:
+    """Bytes a read of the master would return at once (FIONREAD). Unlike a read, this never
+    waits: a read finding none waits for the kernel's worker to move what the program wrote
+    since, which on a busy machine can take milliseconds (0 when it cannot be told)."""
+    count = bytearray(4)
+    try:
+        fcntl.ioctl(master_fd, termios.FIONREAD, count)
+    except OSError:
+        return 0
+    return int(struct.unpack("i", count)[0])
+
+
 def resolve_program(argv: list[str], env: dict[str, str], cwd: str) -> str:
     """The executable for argv[0], or a SpawnFailed that says why not."""
     program = argv[0]

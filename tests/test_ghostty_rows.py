@@ -26,7 +26,7 @@ PIECES = [f"{E}[41mRED{E}[0m", f"{E}[5C", "xyz", "\r\n", f"{E}[38;5;3mab", f"{E}
 
 def cells_one_by_one(em, y: int) -> tuple[Cell, ...]:
     """Row `y` read a cell at a time through the grid (the reader's reference)."""
-    got = em._read_cells(ACTIVE, y, styles=True, full=True)
+    got = em._grid.read_cells(ACTIVE, y, em.columns, styles=True, full=True)
     assert got is not None
     return tuple(BLANK if (text, style) == (" ", BLANK[1:]) else Cell(text, *style) for text, style in got[0])
 

@@ -29,6 +29,8 @@ UPWARD_IMPORTS = {
     # The command prompt and the hooks run the CLI's own commands, from the daemon; set-hook
     # checks a hook's commands against the CLI's table.
     ("muxd.daemon.core.cli_lines", "muxd.cli.table"),
+    # A client that finds no server forks it, as tmux does: the child runs the daemon's main.
+    ("muxd.client.daemon_fork", "muxd.daemon.main"),
 }
 
 Graph = dict[str, set[str]]  # module -> the modules of muxd it imports

@@ -234,7 +234,7 @@ class Pane:
             if chunks and not drain and not ptys.readable_bytes(self._process.master_fd):
                 break  # the rest would be a wait in the kernel, not a read: the loop goes on
             try:
-                chunk = os.read(self._process.master_fd, PTY_READ_CHUNK_BYTES)
+                chunk = os.read(self._process.master_fd, min(PTY_READ_CHUNK_BYTES, room - total))
             except BlockingIOError:
                 break
             except OSError:  # EIO: every slave fd is closed

@@ -28,10 +28,11 @@ def _record_a_resize(record_dir: Path) -> tuple[Path, str]:
         server.wait_for_text("rec", "24 80")
         server.cli("resize-pane", "-t", "rec", "-x", "100", "-y", "30", check=True)
         server.cli("send-keys", "-t", "rec", "stty size; printf 'wide%s\\n' $(seq -s '' 1 50)", "Enter", check=True)
-        screen = server.wait_for_text("rec", "30 100")
+        # stty and printf write separately: wait for the last of the output, the wide line's end.
+        screen = server.wait_for_text("rec", "4950\n")
         (cast,) = record_dir.glob("*.cast")
         # The recording is written as output is read: wait until the marker is in the file.
-        wait_until(lambda: "30 100" in cast.read_text(), message="the resized output recorded")
+        wait_until(lambda: "4950" in cast.read_text(), message="the resized output recorded")
     finally:
         server.stop()
     return cast, screen

@@ -84,6 +84,8 @@ def decode_request(body: bytes) -> Request:
             raise ProtocolError(f"unknown request type {kind!r}", type=kind) from exc
         raise ProtocolError(f"invalid request: {exc}") from exc
     except msgspec.DecodeError as exc:
+        if "UTF-8" in str(exc):  # msgspec >= 0.23 says so itself, where older ones raised UnicodeDecodeError
+            raise ProtocolError("invalid request: a string is not valid UTF-8") from exc
         raise ProtocolError(f"malformed message body: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"invalid request: a string is not valid UTF-8 ({exc.reason})") from exc

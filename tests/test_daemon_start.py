@@ -113,3 +113,32 @@ def test_the_deferred_work_waits_while_a_client_is_being_answered(tmp_path: Path
 
     ran, accepted = asyncio.run(scenario())
     assert ran[0] - accepted >= EMULATION_REQUEST_RECENT_S
+
+
+def test_the_daemons_start_compiles_no_pattern_of_a_usage_limit_or_an_error_nor_reads_hook_lines(tmp_path: Path) -> None:
+    script = """
+import muxd.daemon.main, muxd.daemon.server
+from muxd.daemon.commands import CommandTable
+from muxd.detectors import reset_time
+from muxd.executions import fingerprint
+import asyncio, sys
+from muxd.store.database import Database
+from muxd.store.sqlite_executions import SqliteExecutionStore
+CommandTable()
+db = Database(sys.argv[1])
+store = SqliteExecutionStore(db)
+assert asyncio.run(store.interrupt_running(0.0)) == 0  # what a clean start runs before it listens
+store.close(); db.close()
+print(reset_time._compiled.cache_info().currsize, fingerprint._normalisers.cache_info().currsize,
+      "muxd.daemon.core.cli_lines" in sys.modules)
+print(reset_time.reset_at("resets in 2h 30m", 1000.0), fingerprint.normalise_error("retry in 12s (req_01H)  at /tmp/x"))
+print(reset_time._compiled.cache_info().currsize > 0, fingerprint._normalisers.cache_info().currsize)
+"""
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "history.db")], capture_output=True, text=True,
+                         check=True, timeout=120)
+    before, used, after = out.stdout.splitlines()
+    # Imported before the daemon listens, compiled at their first use only; set-hook's command
+    # lines (with argparse) are read at the first hook run.
+    assert before == "0 0 False"
+    assert used == "10000.0 retry in <duration> (<id>) at <path>"
+    assert after == "True 1"

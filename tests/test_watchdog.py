@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import pytest
 
 from muxd.config import PANE_HANGUP_GRACE_S
 from muxd.daemon.panes import watchdog_process
-from muxd.testing.server import process_alive
+from muxd.daemon.panes.watchdog import PaneWatchdog
+from muxd.testing.server import MuxdTestServer, process_alive
 from muxd.testing.wait import wait_until
 
 # The hang-up grace, then the watchdog's kill: well within this.
@@ -94,3 +96,29 @@ def test_a_watchdog_that_died_is_replaced_and_guards_every_pane(muxd_server):
 def test_the_watchdog_guards_the_sessions_started_and_not_yet_reaped():
     lines = [b"+10\n", b"+11\n", b"-10\n", b"+12\n", b"garbage\n", b"-99\n"]
     assert watchdog_process.read_sessions(iter(lines)) == {11, 12}
+
+
+def test_a_cold_starts_first_pane_is_guarded_by_the_watchdog_started_after_its_reply(muxd_unstarted: MuxdTestServer):
+    s = muxd_unstarted
+    pids = stubborn_pane(s, "a")  # new-session finds no server: it starts one, whose first request it is
+    s.pid = int((s.socket_dir / f"{s.name}.lock").read_text().strip())
+    log = Path(s.log_path).read_text()
+    # The watchdog's process start is off the cold start's critical path: after the first reply.
+    assert log.index("pane %0 started") < log.index("pane watchdog started"), log
+    guard = watchdog_pid(s)
+    end_daemon(s, "kill -9")
+    wait_all_gone(pids + [guard], "the first pane's programs and the watchdog gone after kill -9")
+
+
+def test_sessions_guarded_before_the_watchdog_starts_are_told_to_it_as_it_starts():
+    program = subprocess.Popen([sys.executable, "-c", STUBBORN], stdout=subprocess.PIPE, start_new_session=True)
+    watchdog = PaneWatchdog(grace_s=0.1)
+    assert program.stdout is not None
+    pids = [int(p) for p in program.stdout.readline().split()[1:]]
+    watchdog.guard(program.pid)
+    assert watchdog.pid is None and watchdog.guarding
+    watchdog.start()
+    assert watchdog.pid is not None
+    watchdog.close()  # as the daemon's end closes the pipe: the guarded session is ended
+    wait_all_gone(pids + [watchdog.pid], "the session guarded before the watchdog started, gone when its pipe closed")
+    program.wait(timeout=GONE_TIMEOUT_S)

@@ -187,13 +187,14 @@ class Daemon:
         sock = self.claim.acquire()
         try:
             write_launcher(self.socket_path)  # the `tmux` of shimmed panes (daemon/tmux/shim.py)
-            self.watchdog.start()
             await self.executions.open(self.retention)
             server = await asyncio.start_unix_server(self._accept, sock=sock)
             try:
                 self.config_errors = await load_config(self.socket_path.stem)
             finally:
                 self.config_loaded.set()
+            if self.watchdog.guarding:  # the config file's panes are guarded from the start
+                self.watchdog.start()
             if on_ready is not None:
                 on_ready()
             log.info("serving on %s (pid %d)", self.socket_path, os.getpid())
@@ -225,9 +226,12 @@ class Daemon:
                 task.cancel()
 
     def replied(self) -> None:
-        """A request was answered: after the first, pay what the start put off (_settle_in)."""
+        """A request was answered: after the first, start the pane watchdog (its process start
+        would delay a cold start's first reply by ~7 ms; the panes that reply started are guarded
+        as it starts, one loop turn later) and pay what the start put off (_settle_in)."""
         if not self._settled:
             self._settled = True
+            asyncio.get_running_loop().call_soon(self._start_watchdog)
             steps: list[Callable[[], object]] = []
             load_commands = getattr(self.commands, "loading_steps", None)
             if load_commands is not None:
@@ -238,6 +242,10 @@ class Daemon:
                       lambda: self.work_metrics]
             steps += [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
             asyncio.get_running_loop().call_soon(self._settle_in, steps)
+
+    def _start_watchdog(self) -> None:
+        if self.watchdog.pid is None and not self._stop.is_set():
+            self.watchdog.start()
 
     def _settle_in(self, steps: list[Callable[[], object]]) -> None:
         """One step of what the start put off (a few ms each), then the next on a later loop

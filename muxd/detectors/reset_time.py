@@ -22,6 +22,7 @@ year is the next such date likewise. Times are in the time zone the agent names 
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date, datetime, timedelta, timezone, tzinfo
 
@@ -29,32 +30,39 @@ CLOCK_SLACK_S = 60.0  # a clock time shown to the minute is that minute's until 
 _DAY_S = 86_400.0
 
 # The words after which a reset time comes.
-_LEAD = re.compile(
+_LEAD = (
     r"(?i)\b(?:resets?(?:\s+(?:at|on|in))?|try\s+again\s+(?:at|in|after)|retry\s+(?:in|after)"
     r"|available\s+(?:again\s+)?(?:at|in)|continu(?:e|ing)\s+automatically\s+at|until)\s+")
 _MONTHS = {name: number for number, names in enumerate(
     (("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
      ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
      ("dec", "december")), start=1) for name in names}
-_ISO = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<clock>\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)"
-                  r"(?P<offset>Z|[+-]\d{2}:?\d{2})?")
+_ISO = (r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<clock>\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)"
+        r"(?P<offset>Z|[+-]\d{2}:?\d{2})?")
 _UNITS = {"d": _DAY_S, "day": _DAY_S, "days": _DAY_S, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0,
           "hour": 3600.0, "hours": 3600.0, "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0,
           "minutes": 60.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "ms": 0.001}
 _UNIT_NAMES = "|".join(sorted(_UNITS, key=len, reverse=True))
-_DURATION_PART = re.compile(rf"(?i)(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>{_UNIT_NAMES})\b")
-_DURATION = re.compile(rf"(?i)(?:\d+(?:\.\d+)?\s*(?:{_UNIT_NAMES})\b(?:\s*,?\s*(?:and\s+)?)?)+")
+_DURATION_PART = rf"(?i)(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>{_UNIT_NAMES})\b"
+_DURATION = rf"(?i)(?:\d+(?:\.\d+)?\s*(?:{_UNIT_NAMES})\b(?:\s*,?\s*(?:and\s+)?)?)+"
 _CLOCK = r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<half>[aApP]\.?\s?[mM]\b\.?)?"
 _DATE = r"(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s*(?:(?P<year>\d{4}),?\s*)?"
 _ZONE = r"(?:\s*\(?(?P<zone>UTC|GMT|Z|[A-Za-z]+(?:/[A-Za-z0-9_+-]+)+|[A-Z]{2,5})\b\)?)?"
-_DATED = re.compile(rf"{_DATE}(?:(?:at\s+)?{_CLOCK})?{_ZONE}")
-_CLOCK_ONLY = re.compile(rf"{_CLOCK}{_ZONE}")
+_DATED = rf"{_DATE}(?:(?:at\s+)?{_CLOCK})?{_ZONE}"
+_CLOCK_ONLY = rf"{_CLOCK}{_ZONE}"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """The patterns above, compiled at their first use, not at the daemon's start: its first
+    reply waits on every module it imports, and none is needed before a usage limit shows."""
+    return re.compile(pattern)
 
 
 def reset_at(text: str, now: float) -> float | None:
     """Epoch seconds of the reset `text` names after its reset words (the first one that
     reads), or None when it names none. `now` (epoch seconds) anchors relative and partial times."""
-    for lead in _LEAD.finditer(text):
+    for lead in _compiled(_LEAD).finditer(text):
         found = _time_at(text[lead.end():], now)
         if found is not None:
             return found
@@ -63,18 +71,18 @@ def reset_at(text: str, now: float) -> float | None:
 
 def _time_at(rest: str, now: float) -> float | None:
     """The time `rest` starts with, if any."""
-    iso = _ISO.match(rest)
+    iso = _compiled(_ISO).match(rest)
     if iso:
         return _iso(iso)
-    duration = _DURATION.match(rest)
+    duration = _compiled(_DURATION).match(rest)
     if duration:
         seconds = sum(float(part.group("number")) * _UNITS[part.group("unit").lower()]
-                      for part in _DURATION_PART.finditer(duration.group(0)))
+                      for part in _compiled(_DURATION_PART).finditer(duration.group(0)))
         return now + seconds
-    dated = _DATED.match(rest)
+    dated = _compiled(_DATED).match(rest)
     if dated and dated.group("month").lower() in _MONTHS:
         return _dated(dated, now)
-    clock = _CLOCK_ONLY.match(rest)
+    clock = _compiled(_CLOCK_ONLY).match(rest)
     if clock and (clock.group("minute") or clock.group("half")):  # a bare "3" is no time
         return _clock(clock, now)
     return None

@@ -7,35 +7,42 @@ a placeholder, so "rate limited, retry in 12s (req_01H…)" and "… in 3s (req_
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
 STACK_HASH_HEX_CHARS = 16
 
 # Order matters: the most specific shapes first, so a uuid is not eaten digit by digit.
-_NORMALISERS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
-    (re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?\b"), "<time>"),
-    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<id>"),
-    (re.compile(r"\b(?:req|msg|exec|call|toolu|chatcmpl|resp|run|sess)_[A-Za-z0-9_]+"), "<id>"),
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>"),
-    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}\b"), "<hex>"),
+_NORMALISERS: tuple[tuple[str, str], ...] = (
+    (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?", "<time>"),
+    (r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?\b", "<time>"),
+    (r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b", "<id>"),
+    (r"\b(?:req|msg|exec|call|toolu|chatcmpl|resp|run|sess)_[A-Za-z0-9_]+", "<id>"),
+    (r"\b0x[0-9a-fA-F]+\b", "<hex>"),
+    (r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}\b", "<hex>"),
     # Path segments hold a letter: "attempt 3/10" is not a path.
-    (re.compile(r"(?:~|\.{1,2})?(?:/[\w.@%+-]*[A-Za-z_][\w.@%+-]*)+/?"), "<path>"),
-    (re.compile(r"\b[A-Za-z]:\\[^\s'\"]+"), "<path>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|m|min|minutes?|h|hours?)\b"), "<duration>"),
-    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
-    (re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`"), "<value>"),
+    (r"(?:~|\.{1,2})?(?:/[\w.@%+-]*[A-Za-z_][\w.@%+-]*)+/?", "<path>"),
+    (r"\b[A-Za-z]:\\[^\s'\"]+", "<path>"),
+    (r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|m|min|minutes?|h|hours?)\b", "<duration>"),
+    (r"\d+(?:\.\d+)?", "<n>"),
+    (r"'[^']*'|\"[^\"]*\"|`[^`]*`", "<value>"),
 )
-_SPACES = re.compile(r"\s+")
+
+
+@functools.cache
+def _normalisers() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """_NORMALISERS compiled at the first error normalised, not at the daemon's start: its first
+    reply waits on every module it imports, and none of these is needed before an error."""
+    return tuple((re.compile(pattern), placeholder) for pattern, placeholder in _NORMALISERS)
 
 
 def normalise_error(text: str) -> str:
     """`text` with its varying parts replaced by placeholders, lower-cased, spaces collapsed."""
     out = text
-    for pattern, placeholder in _NORMALISERS:
+    for pattern, placeholder in _normalisers():
         out = pattern.sub(placeholder, out)
-    return _SPACES.sub(" ", out).strip().lower()
+    return " ".join(out.split()).lower()
 
 
 def stack_hash(error_type: str, message: str) -> str:

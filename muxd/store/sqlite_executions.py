@@ -177,12 +177,14 @@ class SqliteExecutionStore:
 
     async def interrupt_running(self, now: float) -> int:
         """Executions left pending/running by a daemon that died become `interrupted`; returns how many."""
-        error = ExecutionError(type="interrupted", message=INTERRUPTED_MESSAGE,
-                               stack_hash=stack_hash("interrupted", INTERRUPTED_MESSAGE))
 
         def job(db: sqlite3.Connection) -> int:
             with transaction(db):
                 rows = db.execute(f"SELECT {SELECT_COLUMNS} FROM executions WHERE {ACTIVE_ROWS}").fetchall()
+                if not rows:  # as at every clean start: its error's hash (fingerprint.py's patterns) not needed
+                    return 0
+                error = ExecutionError(type="interrupted", message=INTERRUPTED_MESSAGE,
+                                       stack_hash=stack_hash("interrupted", INTERRUPTED_MESSAGE))
                 ended = [finished(from_row(row), "interrupted", now, error=error) for row in rows]
                 db.executemany(UPSERT, [to_row(execution) for execution in ended])
             return len(ended)

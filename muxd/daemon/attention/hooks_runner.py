@@ -44,7 +44,6 @@ from muxd._environ import HOOK_VARIABLES_ENV
 from muxd.config import (
     HOOK_COMMAND_TIMEOUT_S, HOOK_DROPS_LOG_INTERVAL_S, HOOK_RUNS_MAX, HOOK_RUNS_WAITING_MAX,
 )
-from muxd.daemon.core.cli_lines import line_commands, run_cli, with_default_target
 from muxd.daemon.panes.hook_arrays import HOOK_SCOPES, HookArrays
 from muxd.paths import CLIENT_NAME_ENV
 from muxd.protocol.event_messages import DaemonEvent
@@ -161,6 +160,9 @@ class HookRunner:
     async def _run(self, run: _Run) -> None:
         kind = run.event.kind
         env = {HOOK_VARIABLES_ENV: json.dumps(run.variables), CLIENT_NAME_ENV: HOOK_CLIENT_NAME}
+        # At the first hook run, not before the daemon's first reply (it imports argparse).
+        from muxd.daemon.core.cli_lines import line_commands
+
         try:
             for line in run.lines:
                 for words in line_commands(line):
@@ -172,6 +174,8 @@ class HookRunner:
             log.exception("hook %s failed", kind)
 
     async def _command(self, kind: str, words: list[str], event: DaemonEvent, env: dict[str, str]) -> bool:
+        from muxd.daemon.core.cli_lines import run_cli, with_default_target
+
         target, cwd = self.locate(event)
         done = await run_cli(self.socket_path, with_default_target(words, target), cwd=cwd,
                              timeout_s=HOOK_COMMAND_TIMEOUT_S, env=env)

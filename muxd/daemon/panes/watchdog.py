@@ -25,7 +25,8 @@ WATCHDOG_PROGRAM = Path(__file__).with_name("watchdog_process.py")
 
 
 class PaneWatchdog:
-    """`start()` it once the daemon owns its name; `guard(pid)` each pane's program as it
+    """`start()` it once the daemon owns its name (sessions guarded before are told to it
+    then: the daemon starts it after its first reply); `guard(pid)` each pane's program as it
     starts and `release(pid)` once it is reaped; `close()` as the daemon ends (the watchdog
     then ends the sessions still guarded, after `grace_s`, on its own)."""
 
@@ -38,6 +39,11 @@ class PaneWatchdog:
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
+
+    @property
+    def guarding(self) -> bool:
+        """Whether a session is guarded (told to the watchdog when it starts, if it has not)."""
+        return bool(self._sessions)
 
     def start(self) -> None:
         """Start the watchdog process (again, if one died) and tell it every guarded session."""

@@ -1,6 +1,7 @@
-"""pytest plugin shipped with muxd: `muxd_server` gives each test a daemon of its own, and
-pytest-timeout's per-test ceiling counts the machine's time (patience.py), as every wait in
-muxd.testing does."""
+"""pytest plugin shipped with muxd: `muxd_server` gives each test a daemon of its own,
+`postgres_url` a fresh database in a private PostgreSQL cluster (one per test session and
+xdist worker), and pytest-timeout's per-test ceiling counts the machine's time (patience.py),
+as every wait in muxd.testing does."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from muxd.testing.patience import RECHECK_S, Deadline, stretched
+from muxd.testing.postgres import PostgresCluster, PostgresUnavailable
 from muxd.testing.server import MuxdTestServer
 
 
@@ -95,3 +97,25 @@ def muxd_unstarted() -> Iterator[MuxdTestServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster (muxd/testing/postgres.py) for the session; the test skips,
+    saying so, where PostgreSQL is not installed."""
+    try:
+        cluster = PostgresCluster()
+    except PostgresUnavailable as exc:
+        pytest.skip(str(exc))
+    with cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: PostgresCluster) -> Iterator[str]:
+    """The `postgresql://` URL of a new empty database of `postgres_cluster`, dropped after the test."""
+    name = postgres_cluster.create_database()
+    try:
+        yield postgres_cluster.url(name)
+    finally:
+        postgres_cluster.drop_database(name)

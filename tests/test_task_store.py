@@ -5,12 +5,9 @@ and blocking reviews, ordering and filters, verification results, reviews, the q
 
 from __future__ import annotations
 
-import random
 import sqlite3
-import threading
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -21,6 +18,7 @@ from muxd.store import task_store as ts
 from muxd.store.database import transaction
 from muxd.store.task_rows import INSERT, insert_values
 from muxd.tasks.model import State, Task, Verification, VerificationResult, new_id
+from muxd.testing.claim_race import race_connections
 
 NOW = 1_700_000_000.0
 A, B = "agent:%1", "agent:%2"
@@ -421,26 +419,7 @@ def test_next_actionable_reads_the_partial_indexes_at_100k_tasks(store: sqlite3.
 def test_racing_connections_claim_each_task_exactly_once(connect_store: Callable[[], sqlite3.Connection]) -> None:
     store = connect_store()
     ids = {new(store, f"task {n}", priority=n % 10).id for n in range(1000)}
-    workers = 20
-    start = threading.Barrier(workers)
-
-    def work(n: int) -> list[str]:
-        db, agent, shuffle = connect_store(), f"agent:%{n}", random.Random(n).shuffle
-        won: list[str] = []
-        start.wait()
-        while candidates := ts.next_actionable(db, plan=None, priority_lte=None, limit=20, now=NOW):
-            shuffle(candidates)
-            for task in candidates:
-                try:
-                    claimed, fresh = ts.claim(db, task.id, agent, 900, NOW)
-                except TaskAlreadyClaimed:
-                    continue
-                assert fresh and claimed.claimed_by == agent
-                won.append(task.id)
-        return won
-
-    with ThreadPoolExecutor(workers) as pool:
-        claims = [task_id for won in pool.map(work, range(workers)) for task_id in won]
+    claims = [task_id for won in race_connections(connect_store, 20, now=NOW).wins for task_id in won]
     assert len(claims) == 1000 and set(claims) == ids
     rows = store.execute("SELECT state, attempts, count(*) FROM tasks GROUP BY state, attempts").fetchall()
     assert rows == [("claimed", 1, 1000)]

@@ -99,13 +99,33 @@ def _create_private(path: str) -> None:
     os.chmod(path, DB_FILE_MODE)
 
 
+def is_postgres(c: object) -> bool:
+    """Whether `c` is a PostgreSQL connection (store/pg_connection.PgConnection), not sqlite3's.
+    Here, not there: the SQLite daemon's start never loads that module."""
+    return getattr(c, "postgres", False) is True
+
+
+def lock_clause(c: object, table: str, *, skip_locked: bool = False) -> str:
+    """' FOR UPDATE OF `table`' for a read of rows that an immediate transaction (below) on
+    PostgreSQL will move (`skip_locked`: rows another transaction holds are left to it); ''
+    on SQLite, whose immediate transaction holds the whole file already."""
+    if not (is_postgres(c) and getattr(c, "locking", False)):
+        return ""
+    return f" FOR UPDATE OF {table}{' SKIP LOCKED' if skip_locked else ''}"
+
+
 @contextmanager
 def transaction(db: sqlite3.Connection, *, immediate: bool = False) -> Iterator[sqlite3.Connection]:
     """BEGIN … COMMIT (ROLLBACK on error) on an autocommit connection.
 
     `immediate` takes the write lock at BEGIN: a transaction that reads then writes (a claim)
     must, when other connections write the same file — a deferred one that read first cannot
-    take the lock later once another writer committed (SQLITE_BUSY, which no timeout cures)."""
+    take the lock later once another writer committed (SQLITE_BUSY, which no timeout cures).
+    On PostgreSQL (a PgConnection) it locks the rows the transaction reads to move instead."""
+    if is_postgres(db):
+        with db.transaction(immediate=immediate):  # type: ignore[attr-defined]
+            yield db
+        return
     db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield db

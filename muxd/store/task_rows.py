@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from muxd.errors import NotFound
+from muxd.store.database import is_postgres, lock_clause
 from muxd.tasks.model import Review, Task, TaskEvent, Verification, VerificationResult
 
 COLUMNS: tuple[str, ...] = tuple(name for name in Task.__struct_fields__ if name not in ("plan", "depends_on"))
@@ -24,15 +25,26 @@ _JSON = frozenset({"verification", "verification_result", "context", "output"})
 
 
 
-def select(index: str | None = None) -> str:
+def select(index: str | None = None, *, postgres: bool = False) -> str:
     """What every query of tasks reads, from `tasks t`: its columns, its plan's name, its
-    dependencies. `index`: the one index to read tasks from (INDEXED BY, see task_store.py)."""
+    dependencies. `index`: the one index to read tasks from (INDEXED BY, see task_store.py;
+    PostgreSQL has no such hint and needs none). `postgres`: in PostgreSQL's SQL."""
+    deps = "coalesce(json_agg(d.depends_on), '[]')" if postgres else "json_group_array(d.depends_on)"
+    hint = f" INDEXED BY {index}" if index and not postgres else ""
     return (f"SELECT {', '.join('t.' + c for c in COLUMNS)}, p.name, "
-            f"(SELECT json_group_array(d.depends_on) FROM task_deps d WHERE d.task_id = t.id) "
-            f"FROM tasks t{' INDEXED BY ' + index if index else ''} LEFT JOIN plans p ON p.id = t.plan_id")
+            f"(SELECT {deps} FROM task_deps d WHERE d.task_id = t.id) "
+            f"FROM tasks t{hint} LEFT JOIN plans p ON p.id = t.plan_id")
 
 
 SELECT = select()
+_SELECT_PG = select(postgres=True)
+
+
+def select_for(c: object, index: str | None = None) -> str:
+    """`select(index)` in the SQL of `c`'s database."""
+    if not is_postgres(c):
+        return SELECT if index is None else select(index)
+    return _SELECT_PG
 INSERT = f"INSERT INTO tasks ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 # The state in the WHERE is the one the move started from: a compare-and-set.
 UPDATE = (f"UPDATE tasks SET {', '.join(c + ' = ?' for c in MUTABLE)} WHERE id = ? AND state = ?")
@@ -77,7 +89,8 @@ def from_row(row: tuple[Any, ...]) -> Task:
 
 def read_task(c: sqlite3.Connection, task_id: str) -> Task:
     """The task `task_id`; NotFound when there is none."""
-    row = c.execute(f"{SELECT} WHERE t.id = ?", (task_id,)).fetchone()
+    # In an immediate transaction on PostgreSQL the row is locked: the transaction moves it.
+    row = c.execute(f"{select_for(c)} WHERE t.id = ?{lock_clause(c, 't')}", (task_id,)).fetchone()
     if row is None:
         raise NotFound(f"no task {task_id}", task_id=task_id)
     return from_row(row)

@@ -20,11 +20,11 @@ from muxd.config import (TASK_LEARNINGS_MAX, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S,
                          TASK_TITLE_MAX_CHARS)
 from muxd.errors import BadRequest, NotFound, TaskInvariantViolated, TaskNotActionable
 from muxd.store import knowledge, quotas, task_verdicts
-from muxd.store.database import transaction
+from muxd.store.database import is_postgres, lock_clause, transaction
 from muxd.store.task_moves import (OPEN_BLOCKERS, SYSTEM_ACTOR, check_holder, details, move, renewed_lease, try_move,
                                    verifying)
-from muxd.store.task_rows import (INSERT, SELECT, from_row, insert_event, insert_values, read_events, read_reviews,
-                                  read_task, require_task, select)
+from muxd.store.task_rows import (INSERT, from_row, insert_event, insert_values, read_events, read_reviews,
+                                  read_task, require_task, select, select_for)
 from muxd.tasks.model import (STATES, EventKind, Learning, Review, Task, TaskEvent, Verification, VerificationResult,
                               new_id)
 
@@ -147,15 +147,17 @@ def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: s
             where.append("t.claimed_by = ?")
             params.append(claimed_by)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-        page = [from_row(row) for row in c.execute(f"{SELECT}{clause} {_ORDER} LIMIT ? OFFSET ?",
+        page = [from_row(row) for row in c.execute(f"{select_for(c)}{clause} {_ORDER} LIMIT ? OFFSET ?",
                                                    (*params, limit, offset))]
         total = c.execute(f"SELECT count(*) FROM tasks t{clause}", params).fetchone()[0]
     return page, total
 
 
-def actionable_query(plan_id: str | None, priority_lte: int | None, limit: int) -> tuple[str, list[Any]]:
+def actionable_query(plan_id: str | None, priority_lte: int | None, limit: int, *,
+                     postgres: bool = False) -> tuple[str, list[Any]]:
     """The SELECT of next_actionable: it walks tasks_ready (tasks_plan_ready with a plan) in
-    order and stops after `limit` unblocked rows, never sorting nor reading other states."""
+    order and stops after `limit` unblocked rows, never sorting nor reading other states.
+    `postgres`: in PostgreSQL's SQL."""
     where: list[str] = ["t.state = 'ready'"]
     params: list[Any] = []
     index = "tasks_ready" if plan_id is None else "tasks_plan_ready"
@@ -165,7 +167,8 @@ def actionable_query(plan_id: str | None, priority_lte: int | None, limit: int) 
     if priority_lte is not None:
         where.append("t.priority <= ?")
         params.append(priority_lte)
-    return f"{select(index)} WHERE {' AND '.join(where)} AND {_UNBLOCKED} {_ORDER} LIMIT ?", [*params, limit]
+    return (f"{select(index, postgres=postgres)} WHERE {' AND '.join(where)} AND {_UNBLOCKED} {_ORDER} LIMIT ?",
+            [*params, limit])
 
 
 def next_actionable(c: sqlite3.Connection, *, plan: str | None, priority_lte: int | None, limit: int, now: float,
@@ -177,16 +180,20 @@ def next_actionable(c: sqlite3.Connection, *, plan: str | None, priority_lte: in
         _in_range(priority_lte, 0, TASK_PRIORITY_MAX, "priority_lte")
     expire_leases(c, now, max_attempts=max_attempts)
     with transaction(c):
-        sql, params = actionable_query(_plan(c, plan)[0] if plan is not None else None, priority_lte, limit)
+        sql, params = actionable_query(_plan(c, plan)[0] if plan is not None else None, priority_lte, limit,
+                                       postgres=is_postgres(c))
         return [from_row(row) for row in c.execute(sql, params)]
 
 
 def pending_verifications(c: sqlite3.Connection) -> list[Task]:
     """Tasks in needs_review whose check muxd runs and has not finished (to resume after a restart)."""
+    def field(column: str, key: str) -> str:
+        return f"{column}->>'{key}'" if is_postgres(c) else f"json_extract({column}, '$.{key}')"
+
     return [from_row(row) for row in c.execute(
-        f"{SELECT} WHERE t.state = 'needs_review' "
-        f"AND json_extract(t.verification, '$.kind') IN ('commands', 'github_pr', 'gitlab_mr') "
-        f"AND json_extract(t.verification_result, '$.status') IN ('pending', 'running') ORDER BY t.seq")]
+        f"{select_for(c)} WHERE t.state = 'needs_review' "
+        f"AND {field('t.verification', 'kind')} IN ('commands', 'github_pr', 'gitlab_mr') "
+        f"AND {field('t.verification_result', 'status')} IN ('pending', 'running') ORDER BY t.seq")]
 
 
 # ---------------------------------------------------------------- a worker's moves
@@ -321,8 +328,10 @@ def release(c: sqlite3.Connection, task_id: str, agent: str, reason: str, *, max
 
 
 def _expire(c: sqlite3.Connection, now: float, max_attempts: int) -> list[str]:
+    # On PostgreSQL each sweeper (one per daemon) takes the expired tasks no other one holds.
     expired = [from_row(row) for row in c.execute(
-        f"{select('tasks_leases')} WHERE {_LEASED} AND lease_expires_at <= ? ORDER BY lease_expires_at", (now,))]
+        f"{select_for(c, 'tasks_leases')} WHERE {_LEASED} AND lease_expires_at <= ? ORDER BY lease_expires_at"
+        f"{lock_clause(c, 't', skip_locked=True)}", (now,))]
     for task in expired:
         give_back(c, task, kind="lease_expired", actor=SYSTEM_ACTOR,
                   reason=f"the lease of {task.claimed_by} expired",
@@ -335,8 +344,8 @@ def expire_leases(c: sqlite3.Connection, now: float, *, max_attempts: int) -> li
     """Claimed and in-progress tasks whose lease ran out go back to ready (failed after
     `max_attempts` claims); returns their ids."""
     # Most calls find nothing: one look at tasks_leases, without the write lock.
-    due = c.execute(f"SELECT 1 FROM tasks INDEXED BY tasks_leases WHERE {_LEASED} AND lease_expires_at <= ? LIMIT 1",
-                    (now,)).fetchone()
+    hint = "" if is_postgres(c) else " INDEXED BY tasks_leases"
+    due = c.execute(f"SELECT 1 FROM tasks{hint} WHERE {_LEASED} AND lease_expires_at <= ? LIMIT 1", (now,)).fetchone()
     if due is None:
         return []
     with transaction(c, immediate=True):

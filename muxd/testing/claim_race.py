@@ -1,18 +1,25 @@
 """Many workers racing for one queue through the daemon socket (the test of the claim CAS and
 the claims-per-second benchmark share it): each worker is its own connection with its own
-token, looping get-next-actionable → claim until nothing is left."""
+token, looping get-next-actionable → claim until nothing is left. `race_connections` runs the
+same race on the store itself, a thread and a database connection per worker (SQLite's file,
+or PostgreSQL's server as several daemons would share it)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from muxd.client.connection import Client
 from muxd.errors import TaskAlreadyClaimed
 from muxd.protocol.task_messages import ClaimTask, CreateTask, ListTasks, NextActionable
+from muxd.store import task_store
 
 NEXT_BATCH = 20
 
@@ -83,3 +90,36 @@ async def race(socket: Path | str, tokens: list[str], count: int, plan: str = "r
     finally:
         await client.close()
     return result
+
+
+@dataclass
+class ConnectionRace:
+    wins: list[list[str]]   # per worker N (agent:%N): the task ids it won
+    lost_races: int         # claims refused: someone was first
+
+
+def race_connections(connect: Callable[[], Any], workers: int, *, now: float, lease_s: int = 900) -> ConnectionRace:
+    """`workers` threads started together, each with a connection of its own (`connect()`) as
+    agent:%N, looping next_actionable → claim (in an order of its own) until no task is ready."""
+    start = threading.Barrier(workers)
+    lost: list[int] = [0] * workers
+
+    def work(n: int) -> list[str]:
+        db, agent, shuffle = connect(), f"agent:%{n}", random.Random(n).shuffle
+        won: list[str] = []
+        start.wait()
+        while candidates := task_store.next_actionable(db, plan=None, priority_lte=None, limit=NEXT_BATCH, now=now):
+            shuffle(candidates)
+            for task in candidates:
+                try:
+                    claimed, fresh = task_store.claim(db, task.id, agent, lease_s, now)
+                except TaskAlreadyClaimed:
+                    lost[n] += 1
+                    continue
+                assert fresh and claimed.claimed_by == agent, (fresh, claimed.claimed_by, agent)
+                won.append(task.id)
+        return won
+
+    with ThreadPoolExecutor(workers) as pool:
+        wins = list(pool.map(work, range(workers)))
+    return ConnectionRace(wins, sum(lost))

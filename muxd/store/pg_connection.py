@@ -1,0 +1,130 @@
+"""`PgConnection`: a psycopg 3 connection dressed as the part of `sqlite3.Connection` the store's
+table modules use (`execute`, `executemany`, `in_transaction`), so that one copy of their logic
+runs on either database (MUXD_DB=postgresql://…, issue 30).
+
+The store's SQL is written with SQLite's `?` placeholders; here they become psycopg's `%s` (and
+a literal `%` becomes `%%`), outside quoted text, once per statement text. The statements that
+differ between the two databases are asked of `database.is_postgres(c)` by their modules.
+
+A transaction opened with `transaction(c, immediate=True)` (store/database.py) takes SQLite's
+write lock before it reads. PostgreSQL locks rows instead: while such a transaction is open
+`locking` is True, and the reads of what it will move lock those rows (`database.lock_clause`).
+
+This module never imports psycopg: it wraps a connection someone else opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, Protocol
+
+_STATEMENTS_CACHED = 512
+
+
+class _Cursor(Protocol):
+    rowcount: int
+
+    def execute(self, query: str, params: Sequence[Any] | None = None) -> Any: ...
+
+    def executemany(self, query: str, params_seq: Iterable[Sequence[Any]]) -> None: ...
+
+    def fetchone(self) -> tuple[Any, ...] | None: ...
+
+    def fetchall(self) -> list[tuple[Any, ...]]: ...
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]: ...
+
+
+class _Psycopg(Protocol):
+    """What is used of a psycopg.Connection (autocommit=True)."""
+
+    info: Any
+    adapters: Any
+
+    def cursor(self) -> _Cursor: ...
+
+    def close(self) -> None: ...
+
+
+@lru_cache(maxsize=_STATEMENTS_CACHED)
+def psycopg_sql(sql: str) -> str:
+    """`sql` with its `?` placeholders as `%s` and its `%` as `%%`, quoted text ('…', "…") kept."""
+    out: list[str] = []
+    quote: str | None = None
+    for char in sql:
+        if quote is not None:
+            if char == quote:
+                quote = None
+            out.append("%%" if char == "%" else char)
+        elif char in ("'", '"'):
+            quote = char
+            out.append(char)
+        elif char == "?":
+            out.append("%s")
+        else:
+            out.append("%%" if char == "%" else char)
+    return "".join(out)
+
+
+class PgConnection:
+    """One psycopg connection in autocommit mode (a statement outside BEGIN … COMMIT commits alone,
+    as sqlite3's isolation_level=None)."""
+
+    postgres = True
+
+    def __init__(self, conn: _Psycopg) -> None:
+        from psycopg.types.string import TextLoader  # psycopg is loaded: it made `conn`
+
+        self.raw = conn
+        self.locking = False
+        # JSON columns come back as their text, as from SQLite: the table modules decode it
+        # (msgspec, into their own types), one code path for both databases.
+        for name in ("json", "jsonb"):
+            conn.adapters.register_loader(name, TextLoader)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> _Cursor:
+        cursor = self.raw.cursor()
+        if params:
+            cursor.execute(psycopg_sql(sql), params)
+        else:  # psycopg reads no placeholders then (and allows several statements): sent as written
+            cursor.execute(sql)
+        return cursor
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _Cursor:
+        cursor = self.raw.cursor()
+        cursor.executemany(psycopg_sql(sql), rows)
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus  # only reached with psycopg installed: it made `raw`
+
+        return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
+
+    @contextmanager
+    def transaction(self, *, immediate: bool) -> Iterator[PgConnection]:
+        """BEGIN … COMMIT (ROLLBACK on error); `immediate`: the rows read to be moved are locked."""
+        self.execute("BEGIN")
+        self.locking = immediate
+        try:
+            yield self
+        except BaseException:
+            if self.in_transaction:
+                self.execute("ROLLBACK")
+            raise
+        finally:
+            self.locking = False
+        self.execute("COMMIT")
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+
+def connect(url: str) -> PgConnection:
+    """A new autocommit connection to the PostgreSQL database at `url` (psycopg's errors as they are)."""
+    import psycopg  # the extra muxd[postgres]: imported only when a PostgreSQL URL is used
+
+    return PgConnection(psycopg.connect(url, autocommit=True))

@@ -6,10 +6,14 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from muxd.store.database import ENV_BUSY_TIMEOUT, migrate
+from muxd.store.pg_connection import PgConnection
+from muxd.store.pg_connection import connect as pg_connect
+from muxd.store.pg_schema import migrate as pg_migrate
 from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH
 from muxd.testing.server import MuxdTestServer
 
@@ -24,26 +28,48 @@ def pane_size() -> tuple[int, int]:
     return (PANE_WIDTH, PANE_HEIGHT)
 
 
-@pytest.fixture
-def connect_store(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
-    """Opens connections to one migrated SQLite file, set up as the daemon's writer sets its own
-    (autocommit, WAL); every one is closed at the end of the test."""
-    path = tmp_path / "store.db"
-    opened: list[sqlite3.Connection] = []
+C = TypeVar("C", sqlite3.Connection, PgConnection)
 
-    def connect() -> sqlite3.Connection:
-        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA foreign_keys=ON")
+
+def _migrated_connections(open_one: Callable[[], C], migrate_first: Callable[[C], int]) -> Iterator[Callable[[], C]]:
+    """A fixture's opener of connections to one database, migrated by the first one opened;
+    every one is closed when the fixture ends."""
+    opened: list[C] = []
+
+    def connect() -> C:
+        db = open_one()
         if not opened:
-            migrate(db)
+            migrate_first(db)
         opened.append(db)
         return db
 
     yield connect
     for db in opened:
         db.close()
+
+
+@pytest.fixture
+def connect_store(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
+    """Opens connections to one migrated SQLite file, set up as the daemon's writer sets its own
+    (autocommit, WAL); every one is closed at the end of the test."""
+    path = tmp_path / "store.db"
+
+    def open_one() -> sqlite3.Connection:
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        return db
+
+    yield from _migrated_connections(open_one, migrate)
+
+
+@pytest.fixture
+def connect_pg(postgres_url: str) -> Iterator[Callable[[], PgConnection]]:
+    """Opens connections to one migrated PostgreSQL database of the private cluster (as
+    `connect_store` does for SQLite); every one is closed at the end of the test."""
+    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[test]')")
+    yield from _migrated_connections(lambda: pg_connect(postgres_url), pg_migrate)
 
 
 @pytest.fixture

@@ -34,7 +34,8 @@ def _gone(pid: int) -> bool:
 
 
 def test_a_database_of_its_own_on_a_socket_only(postgres_cluster: PostgresCluster, postgres_url: str) -> None:
-    assert postgres_url.startswith("postgresql://") and str(postgres_cluster.directory).replace("/", "%2F") in postgres_url
+    socket_dir = str(postgres_cluster.directory).replace("/", "%2F")
+    assert postgres_url.startswith("postgresql://") and f"host={socket_dir}&" in postgres_url
     with psycopg.connect(postgres_url) as conn:
         listen, socket_dirs, tables, pid = conn.execute(
             "SELECT current_setting('listen_addresses'), current_setting('unix_socket_directories'), "

@@ -18,6 +18,7 @@ import pytest
 
 from muxd.errors import Internal
 from muxd.store import task_store as ts
+from muxd.store.database import transaction
 from muxd.store.pg_connection import PgConnection, connect, psycopg_sql
 from muxd.store.pg_schema import PG_MIGRATIONS, migrate, schema_version
 from muxd.tasks.model import Task, Verification
@@ -72,6 +73,16 @@ def test_a_database_newer_than_this_muxd_is_refused(pg: PgConnection) -> None:
 def test_placeholders_become_psycopgs_outside_quoted_text() -> None:
     assert psycopg_sql("SELECT ?, '?', \"a?\" FROM t WHERE x LIKE 'a%' AND y = ? % 2") == \
         "SELECT %s, '?', \"a?\" FROM t WHERE x LIKE 'a%%' AND y = %s %% 2"
+
+
+def test_transactions_do_not_nest(pg: PgConnection) -> None:
+    """As on SQLite: on PostgreSQL an inner BEGIN would only warn, and its COMMIT end the outer one."""
+    with pytest.raises(RuntimeError, match="do not nest"):
+        with transaction(pg, immediate=True):
+            pg.execute("INSERT INTO plans (id, name, created_at) VALUES ('p1', 'outer', 0)")
+            with transaction(pg):
+                pass
+    assert pg.execute("SELECT count(*) FROM plans").fetchone() == (0,)  # the outer one rolled back
 
 
 TASK_TABLES = ("plans", "tasks", "task_deps", "task_events", "task_reviews")

@@ -153,7 +153,12 @@ class Database:
     """The writer thread and its connection. `call(job, doing)` awaits a job, SQLite's errors
     as `StoreUnavailable`; `submit(job)` queues one nobody awaits.
 
-    Opening raises StoreUnavailable when the file cannot be used (damaged, locked, unreadable)."""
+    Opening raises StoreUnavailable when the file cannot be used (damaged, locked, unreadable).
+    PostgreSQL's (pg_database.py) is this class with its own driver's errors, opening and jobs."""
+
+    # The driver's errors, and the one-line StoreUnavailable each becomes (`call`).
+    driver_errors: type[Exception] | tuple[type[Exception], ...] = sqlite3.Error
+    driver_unavailable = staticmethod(unavailable)
 
     def __init__(self, path: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S,
                  check_max_s: float = DB_OPEN_CHECK_MAX_S) -> None:
@@ -231,8 +236,8 @@ class Database:
         def guarded(db: sqlite3.Connection) -> T:
             try:
                 return job(db)
-            except sqlite3.Error as exc:
-                raise unavailable(exc, doing) from exc
+            except self.driver_errors as exc:
+                raise self.driver_unavailable(exc, doing) from exc
 
         try:
             return await self.run(guarded)

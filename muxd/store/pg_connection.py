@@ -105,7 +105,11 @@ class PgConnection:
 
     @contextmanager
     def transaction(self, *, immediate: bool) -> Iterator[PgConnection]:
-        """BEGIN … COMMIT (ROLLBACK on error); `immediate`: the rows read to be moved are locked."""
+        """BEGIN … COMMIT (ROLLBACK on error); `immediate`: the rows read to be moved are locked.
+        Never inside another (PostgreSQL would only warn, and the inner COMMIT end the outer
+        transaction): refused, as SQLite refuses it."""
+        if self.in_transaction:
+            raise RuntimeError("a transaction is open already: transactions do not nest")
         self.execute("BEGIN")
         self.locking = immediate
         try:
@@ -123,8 +127,9 @@ class PgConnection:
 
 
 
-def connect(url: str) -> PgConnection:
-    """A new autocommit connection to the PostgreSQL database at `url` (psycopg's errors as they are)."""
+def connect(url: str, **options: Any) -> PgConnection:
+    """A new autocommit connection to the PostgreSQL database at `url`, with libpq's `options`
+    (connect_timeout…) over the URL's; psycopg's errors as they are."""
     import psycopg  # the extra muxd[postgres]: imported only when a PostgreSQL URL is used
 
-    return PgConnection(psycopg.connect(url, autocommit=True))
+    return PgConnection(psycopg.connect(url, autocommit=True, **options))

@@ -100,6 +100,7 @@ class PostgresCluster:
         self.log_path = self.directory / "server.log"
         self.port = 5432  # names the socket file only: there is no TCP listener
         self.started = False
+        self._log_start = 0  # where the current start's lines begin in the log
         if self.user.uid is not None:
             os.chown(self.directory, self.user.uid, self.user.gid if self.user.gid is not None else -1)
 
@@ -117,9 +118,12 @@ class PostgresCluster:
                                f"{(result.stderr or result.stdout).strip()}{self._log_tail()}")
         return result
 
-    def _log_tail(self) -> str:
+    def _log_tail(self, since: int = 0) -> str:
+        """The log's end (from byte `since`), for an error message."""
         try:
-            text = self.log_path.read_text(errors="replace").strip()
+            with self.log_path.open("rb") as fh:
+                fh.seek(since)
+                text = fh.read().decode(errors="replace").strip()
         except OSError:
             return ""
         return f"\n--- {self.log_path} ---\n{text[-2000:]}" if text else ""
@@ -129,17 +133,29 @@ class PostgresCluster:
         try:
             self._run("initdb", "-D", str(self.data_dir), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8",
                       "--no-locale", "--no-sync")
-            options = " ".join(f"-c {name}={value}" for name, value in
-                               {**self.settings, "unix_socket_directories": f"'{self.directory}'",
-                                "port": str(self.port)}.items())
-            # -W: pg_ctl does not wait; the readiness is waited on below, at the machine's pace.
-            self._run("pg_ctl", "-D", str(self.data_dir), "-l", str(self.log_path), "-o", options, "-W", "start")
-            self.started = True
-            wait_until(self._ready, timeout=START_TIMEOUT_S, message="the PostgreSQL server accepting connections")
+            self.start_server()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def start_server(self) -> None:
+        """Start the server on the cluster made already (again, after `stop_server`), and wait
+        until it accepts connections."""
+        options = " ".join(f"-c {name}={value}" for name, value in
+                           {**self.settings, "unix_socket_directories": f"'{self.directory}'",
+                            "port": str(self.port)}.items())
+        self._log_start = self.log_path.stat().st_size if self.log_path.exists() else 0  # this start's lines after
+        # -W: pg_ctl does not wait; the readiness is waited on below, at the machine's pace.
+        self._run("pg_ctl", "-D", str(self.data_dir), "-l", str(self.log_path), "-o", options, "-W", "start")
+        self.started = True
+        wait_until(self._ready, timeout=START_TIMEOUT_S, message="the PostgreSQL server accepting connections")
+
+    def stop_server(self) -> None:
+        """Stop the server at once (its clients' connections break), keeping the cluster."""
+        if self.started:
+            self.started = False
+            self._run("pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop")
 
     def _ready(self) -> bool:
         """Whether postmaster.pid says the server accepts connections; RuntimeError if it stopped."""
@@ -149,16 +165,15 @@ class PostgresCluster:
             lines = []
         if lines and lines[-1].strip() == _READY:
             return True
-        if "FATAL" in self._log_tail() or "PANIC" in self._log_tail():
-            raise RuntimeError(f"the PostgreSQL server did not start{self._log_tail()}")
+        said = self._log_tail(self._log_start)
+        if "FATAL" in said or "PANIC" in said:
+            raise RuntimeError(f"the PostgreSQL server did not start{said}")
         return False
 
     def stop(self) -> None:
         """Stop the server (immediately: nothing in it is kept) and delete the directory."""
         try:
-            if self.started:
-                self.started = False
-                self._run("pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop")
+            self.stop_server()
         finally:
             shutil.rmtree(self.directory, ignore_errors=True)
 

@@ -1,0 +1,123 @@
+"""`PgDatabase`: a PostgreSQL database (MUXD_DB=postgresql://…, issue 30) behind the same calls as
+SQLite's `Database` — `call`, `run`, `call_sync`, `run_soon`, `submit`, `close` — so the table
+modules' jobs run on it unchanged (a job gets a PgConnection, see pg_connection.py).
+
+One writer thread and one connection, as with SQLite: jobs run in the order they were submitted
+(a token written in the background, then its grant; a read after a write sees it). What the
+server brings that a file does not:
+
+- the connection can break (the server restarted, the network went): the job that met it fails
+  as one `unreachable` line (never run again: its COMMIT may have landed), and the next job
+  connects anew, so the database coming back needs no restart of muxd;
+- a deadlock or a serialization failure rolled the job's transaction back whole: the job runs
+  once more (every store job is a function of its connection alone);
+- the busy timeout ($MUXD_DB_BUSY_TIMEOUT_S) is PostgreSQL's lock_timeout on each connection.
+
+Imported only for a PostgreSQL URL: psycopg (the extra muxd[postgres]) costs a SQLite start nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg.pq import TransactionStatus
+
+from muxd.config import DB_BUSY_TIMEOUT_S
+from muxd.errors import StoreUnavailable
+from muxd.store import pg_errors
+from muxd.store.database import Database, Job
+from muxd.store.pg_connection import PgConnection, connect
+from muxd.store.pg_schema import migrate
+from muxd.store.sqlite_errors import DAMAGED
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+RETRIED_SQLSTATES = frozenset({"40P01", "40001"})  # deadlock, serialization failure: rolled back whole
+
+
+def redacted(url: str) -> str:
+    """`url` without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+class PgDatabase(Database):
+    """The writer thread and its connection to the PostgreSQL database at `url`. Opening raises
+    StoreUnavailable when the database cannot be used (unreachable, refused, newer than muxd)."""
+
+    driver_errors = psycopg.Error
+    driver_unavailable = staticmethod(pg_errors.unavailable)
+
+    def __init__(self, url: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
+        self.url = url
+        self._conn: PgConnection | None = None
+        super().__init__(redacted(url), busy_timeout_s=busy_timeout_s)
+
+    def _connect(self) -> PgConnection:
+        conn = connect(self.url, connect_timeout=max(1, math.ceil(self.busy_timeout_s)))
+        conn.execute(f"SET lock_timeout = {max(1, round(self.busy_timeout_s * 1000))}")
+        return conn
+
+    def _open(self, check_max_s: float) -> None:
+        """Connect and migrate (on the writer thread); nothing to check: the server owns its files."""
+        try:
+            conn = self._connect()
+        except psycopg.Error as exc:
+            raise pg_errors.unavailable(exc, f"opening {self.path}") from exc
+        try:
+            migrate(conn)
+        except psycopg.Error as exc:
+            conn.close()
+            raise pg_errors.unavailable(exc, f"migrating {self.path}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = self._db = conn  # type: ignore[assignment]  # _db: what Database.close closes
+
+    def _connection(self) -> PgConnection:
+        """The open connection, or a new one if the last broke."""
+        if self._conn is None or self._conn.raw.closed:
+            try:
+                self._conn = self._connect()
+            except psycopg.Error as exc:
+                raise pg_errors.unavailable(exc, f"connecting to {self.path}") from exc
+            self._db = self._conn  # type: ignore[assignment]
+            log.info("connected to the database again: %s", self.path)
+        return self._conn
+
+    def _settle(self, conn: PgConnection) -> None:
+        """After a failed job: a broken connection is dropped (the next job connects anew), an
+        open transaction rolled back (the next job starts clean)."""
+        if conn.raw.broken:
+            conn.close()
+            return
+        if conn.raw.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+            conn.execute("ROLLBACK")
+
+    def _call(self, job: Job[T]) -> T:
+        if self.problem is not None:
+            raise StoreUnavailable(self.problem, reason=DAMAGED, path=self.path)
+        retried = False
+        while True:
+            conn = self._connection()
+            try:
+                return job(conn)  # type: ignore[arg-type]  # a PgConnection stands for sqlite3's
+            except (psycopg.Error, StoreUnavailable) as exc:
+                cause = exc.__cause__ if isinstance(exc, StoreUnavailable) else exc
+                try:
+                    self._settle(conn)
+                except psycopg.Error:
+                    conn.close()
+                if not retried and pg_errors.sqlstate(cause) in RETRIED_SQLSTATES:
+                    retried = True
+                    continue
+                if isinstance(exc, StoreUnavailable):
+                    self.check_damage(exc)
+                raise

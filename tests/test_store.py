@@ -71,6 +71,9 @@ def test_the_busy_timeout_is_the_environments_and_a_held_database_is_waited_out_
 def test_db_path_follows_muxd_db_then_xdg_state_home(tmp_path: Path) -> None:
     assert db_path("work", {"MUXD_DB": str(tmp_path / "x.db")}) == str(tmp_path / "x.db")
     assert db_path("work", {"MUXD_DB": ":memory:"}) == ":memory:"
+    url = "postgresql://muxd@/fleet?host=~/sockets"  # a URL is PostgreSQL's: kept whole, never expanded
+    assert db_path("work", {"MUXD_DB": url}) == url
+    assert db_path("work", {"MUXD_DB": "~/x.db"}) == os.path.expanduser("~/x.db")
     old = os.environ.get("XDG_STATE_HOME")
     os.environ["XDG_STATE_HOME"] = str(tmp_path)
     try:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import math
 from typing import TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -30,6 +29,7 @@ from muxd.config import DB_BUSY_TIMEOUT_S
 from muxd.errors import StoreUnavailable
 from muxd.store import pg_errors
 from muxd.store.database import Database, Job
+from muxd.store.location import redacted
 from muxd.store.pg_connection import PgConnection, connect
 from muxd.store.pg_schema import migrate
 from muxd.store.sqlite_errors import DAMAGED
@@ -37,15 +37,6 @@ from muxd.store.sqlite_errors import DAMAGED
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 RETRIED_SQLSTATES = frozenset({"40P01", "40001"})  # deadlock, serialization failure: rolled back whole
-
-
-def redacted(url: str) -> str:
-    """`url` without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 class PgDatabase(Database):

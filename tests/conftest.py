@@ -49,7 +49,7 @@ def _migrated_connections(open_one: Callable[[], C], migrate_first: Callable[[C]
 
 
 @pytest.fixture
-def connect_store(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
+def connect_sqlite(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
     """Opens connections to one migrated SQLite file, set up as the daemon's writer sets its own
     (autocommit, WAL); every one is closed at the end of the test."""
     path = tmp_path / "store.db"
@@ -70,6 +70,23 @@ def connect_pg(postgres_url: str) -> Iterator[Callable[[], PgConnection]]:
     `connect_store` does for SQLite); every one is closed at the end of the test."""
     pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[test]')")
     yield from _migrated_connections(lambda: pg_connect(postgres_url), pg_migrate)
+
+
+@pytest.fixture
+def connect_store(connect_sqlite: Callable[[], sqlite3.Connection]) -> Callable[[], sqlite3.Connection]:
+    """The store's connections: SQLite's (a module whose tables PostgreSQL has too may make this
+    `connect_either`)."""
+    return connect_sqlite
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def connect_either(request: pytest.FixtureRequest,
+                   connect_sqlite: Callable[[], sqlite3.Connection]) -> Callable[[], sqlite3.Connection]:
+    """`connect_sqlite`, then `connect_pg`: a test of the store on each database (issue 30); a
+    PgConnection stands for sqlite3's there."""
+    if request.param == "sqlite":
+        return connect_sqlite
+    return request.getfixturevalue("connect_pg")  # type: ignore[no-any-return]
 
 
 @pytest.fixture

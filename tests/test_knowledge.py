@@ -1,6 +1,7 @@
-"""Knowledge on a real SQLite file: learnings become entries with their 'produced' edges, search
-ranks and filters them, the digest degrades to nothing when the full-text index is broken, and
-the knowledge_stored quota keeps the learnings past it (never the completion) and counts after the commit."""
+"""Knowledge on a real SQLite file and on a real PostgreSQL database (issue 30): learnings become
+entries with their 'produced' edges, search ranks and filters them, the digest degrades to nothing
+when the full-text index is broken, and the knowledge_stored quota keeps the learnings past it
+(never the completion) and counts after the commit."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from muxd.errors import BadRequest
 from muxd.store import knowledge, quotas
 from muxd.store import task_store as ts
+from muxd.store.database import driver_error, is_postgres
 from muxd.tasks.model import Learning, Task, Verification
 
 NOW = 1_700_000_000.0
@@ -23,6 +25,20 @@ ENTRIES = [
     "Database migrations run when the store opens, keyed on PRAGMA user_version.",
     "The cache must be invalidated when the configuration changes.",
 ]
+
+
+@pytest.fixture
+def connect_store(connect_either: Callable[[], sqlite3.Connection]) -> Callable[[], sqlite3.Connection]:
+    return connect_either
+
+
+def matching(c: sqlite3.Connection, word: str) -> list[tuple[str]]:
+    """The ids of the entries whose full-text words hold `word`, asked of the database itself."""
+    if is_postgres(c):
+        return c.execute("SELECT id FROM knowledge_entries WHERE words @@ to_tsquery('english', ?)",
+                         (word,)).fetchall()
+    return c.execute("SELECT k.id FROM knowledge_fts f JOIN knowledge_entries k ON k.seq = f.rowid "
+                     "WHERE knowledge_fts MATCH ?", (word,)).fetchall()
 
 
 def held_task(c: sqlite3.Connection, title: str = "a task", description: str = "") -> Task:
@@ -47,11 +63,10 @@ def test_learnings_become_entries_produced_by_their_task(store: sqlite3.Connecti
     assert [e.id for e in entries] == ids
     assert (entries[0].title, entries[0].tags, entries[0].source, entries[0].source_task_id, entries[0].created_by,
             entries[0].created_at) == ("retries", ["http", "ci"], "task_completion", task.id, AGENT, NOW + 1)
-    assert store.execute("SELECT knowledge_id, kind FROM task_knowledge WHERE task_id = ? ORDER BY rowid",
-                         (task.id,)).fetchall() == [(ids[0], "produced"), (ids[1], "produced")]
-    # Each entry is searchable under its own rowid, tags included.
-    assert store.execute("SELECT k.id FROM knowledge_fts f JOIN knowledge_entries k ON k.seq = f.rowid "
-                         "WHERE knowledge_fts MATCH 'ci'").fetchall() == [(ids[0],)]
+    assert sorted(store.execute("SELECT knowledge_id, kind FROM task_knowledge WHERE task_id = ?",
+                                (task.id,)).fetchall()) == sorted([(ids[0], "produced"), (ids[1], "produced")])
+    # Each entry is searchable, tags included.
+    assert matching(store, "ci") == [(ids[0],)]
     assert quotas.used(store, AGENT, "knowledge_stored") == 2
     assert ts.task_events(store, task.id)[-1].detail == {"verification": "none", "knowledge": 2}
 
@@ -83,19 +98,26 @@ def test_the_digest_is_the_top_three_entries_scoring_half_or_more(store: sqlite3
 
 
 def test_the_digest_degrades_to_nothing_when_search_fails(connect_store: Callable[[], sqlite3.Connection],
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+                                                          caplog: pytest.LogCaptureFixture,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # The warning is sampled per process: this test's other database may have opened its interval.
+    monkeypatch.setattr(knowledge._digest_failures, "_window_started", None)
+    monkeypatch.setattr(knowledge._digest_failures, "_held", 0)
     store = connect_store()
     add(store, ENTRIES[0])
     task = held_task(store, "flaky network retries")
     assert knowledge.digest(store, task) != []
-    connect_store().execute("DROP TABLE knowledge_fts")  # broken behind this connection's back
-    with pytest.raises(sqlite3.Error):
+    # The full-text index broken behind this connection's back.
+    index = "words" if is_postgres(store) else "knowledge_fts"
+    connect_store().execute("ALTER TABLE knowledge_entries DROP COLUMN words" if is_postgres(store)
+                            else "DROP TABLE knowledge_fts")
+    with pytest.raises(driver_error(store)):
         knowledge.search(store, task.title, limit=3, min_score=0.0)
     with caplog.at_level(logging.WARNING, logger="muxd.store.knowledge"):
         assert knowledge.digest(store, task) == []
         assert knowledge.digest(store, task) == []
     warnings = [r for r in caplog.records if r.name == "muxd.store.knowledge"]
-    assert len(warnings) == 1 and "knowledge_fts" in warnings[0].getMessage()
+    assert len(warnings) == 1 and index in warnings[0].getMessage()
 
 
 def test_text_that_looks_like_fts_syntax_is_only_words(store: sqlite3.Connection) -> None:
@@ -143,7 +165,7 @@ def test_the_counter_is_bumped_after_the_commit_and_its_failure_undoes_nothing(
     assert seen == [False] and quotas.used(store, AGENT, "knowledge_stored") == 1
 
     def failing_bump(c: sqlite3.Connection, principal: str, name: str, n: int) -> None:
-        raise sqlite3.OperationalError("database is locked")
+        raise driver_error(c)("database is locked")  # as the driver would: SQLite's, or psycopg's
 
     monkeypatch.setattr(quotas, "bump", failing_bump)
     task = held_task(store)

@@ -24,13 +24,10 @@ NOW = 1_700_000_000.0
 A, B = "agent:%1", "agent:%2"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def connect_store(request: pytest.FixtureRequest,
-                  connect_store: Callable[[], sqlite3.Connection]) -> Callable[[], sqlite3.Connection]:
+@pytest.fixture
+def connect_store(connect_either: Callable[[], sqlite3.Connection]) -> Callable[[], sqlite3.Connection]:
     """Every test here on both databases: one copy of the queue's logic runs on each (issue 30)."""
-    if request.param == "sqlite":
-        return connect_store
-    return request.getfixturevalue("connect_pg")  # type: ignore[no-any-return]
+    return connect_either
 
 
 def new(c: sqlite3.Connection, title: str = "a task", *, now: float = NOW, **fields: Any) -> Task:

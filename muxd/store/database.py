@@ -105,6 +105,11 @@ def is_postgres(c: object) -> bool:
     return getattr(c, "postgres", False) is True
 
 
+def driver_error(c: object) -> type[Exception]:
+    """The root of the errors `c`'s driver raises (sqlite3.Error, or psycopg.Error)."""
+    return getattr(c, "driver_error", sqlite3.Error)
+
+
 def lock_clause(c: object, table: str, *, skip_locked: bool = False) -> str:
     """' FOR UPDATE OF `table`' for a read of rows that an immediate transaction (below) on
     PostgreSQL will move (`skip_locked`: rows another transaction holds are left to it); ''

@@ -6,6 +6,10 @@ stemming), written in the same transaction. A search ranks candidates by FTS5's 
 them with muxd/tasks/relevance.py; which of the query's terms an entry contains is asked of FTS5
 itself, one MATCH per term over the candidates, so a term matches exactly as the search did
 (stemmed by the same tokenizer: "caching" finds "cached"), with no second stemmer in Python.
+
+On PostgreSQL (issue 30) the entry's stemmed words are a column PostgreSQL keeps (`words`, English
+stemming), ranked by ts_rank: higher is better where bm25's lower is, and relevance.score, which
+divides a rank by the best one, means the same on either.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from muxd.config import (KNOWLEDGE_DIGEST_FAILURE_LOG_INTERVAL_S, KNOWLEDGE_DIGE
                          KNOWLEDGE_SEARCH_LIMIT_MAX, KNOWLEDGE_TAGS_MAX, KNOWLEDGE_TEXT_MAX_CHARS)
 from muxd.errors import BadRequest
 from muxd.sampled_log import SampledLog
-from muxd.store.database import transaction
+from muxd.store.database import is_postgres, transaction
 from muxd.tasks.model import KnowledgeEntry, Learning, Task, new_id
 from muxd.tasks.relevance import fts_query, key_terms, score
 
@@ -34,6 +38,22 @@ _COLUMNS = "seq, id, title, content, tags, source, source_task_id, created_by, c
 _tags = msgspec.json.Decoder(list[str])
 _digest_failures = SampledLog(log, logging.WARNING, "knowledge digest failed; tasks are answered without it",
                               interval_s=KNOWLEDGE_DIGEST_FAILURE_LOG_INTERVAL_S)
+
+
+def _tsquery(terms: list[str]) -> str:
+    """A to_tsquery text for any of `terms`: key_terms' words are letters and digits alone, never
+    an operator."""
+    return " | ".join(terms)
+
+
+# (the candidates and their ranks, best first; the candidates matching a query, before ` IN (…)`;
+# the query of terms) for each database.
+_FTS5_SEARCH = ("SELECT rowid, bm25(knowledge_fts) FROM knowledge_fts WHERE knowledge_fts MATCH ? "
+                "ORDER BY bm25(knowledge_fts) LIMIT ?",
+                "SELECT rowid FROM knowledge_fts WHERE knowledge_fts MATCH ? AND rowid", fts_query)
+_PG_SEARCH = ("SELECT seq, ts_rank(words, q) FROM knowledge_entries, to_tsquery('english', ?) q WHERE words @@ q "
+              "ORDER BY 2 DESC, seq LIMIT ?",
+              "SELECT seq FROM knowledge_entries WHERE words @@ to_tsquery('english', ?) AND seq", _tsquery)
 
 
 def _entry(row: tuple[Any, ...]) -> KnowledgeEntry:
@@ -49,11 +69,13 @@ def _insert(c: sqlite3.Connection, entry: KnowledgeEntry) -> None:
         raise BadRequest(f"a knowledge entry is at most {KNOWLEDGE_TEXT_MAX_CHARS} characters", field="content")
     if len(entry.tags) > KNOWLEDGE_TAGS_MAX:
         raise BadRequest(f"a knowledge entry has at most {KNOWLEDGE_TAGS_MAX} tags", field="tags")
-    seq = c.execute(f"INSERT INTO knowledge_entries ({_COLUMNS.removeprefix('seq, ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (entry.id, entry.title, entry.content, msgspec.json.encode(entry.tags).decode() if entry.tags
-                     else None, entry.source, entry.source_task_id, entry.created_by, entry.created_at)).lastrowid
-    c.execute("INSERT INTO knowledge_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)",
-              (seq, entry.title or "", entry.content, " ".join(entry.tags)))
+    inserted = c.execute(
+        f"INSERT INTO knowledge_entries ({_COLUMNS.removeprefix('seq, ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (entry.id, entry.title, entry.content, msgspec.json.encode(entry.tags).decode() if entry.tags else None,
+         entry.source, entry.source_task_id, entry.created_by, entry.created_at))
+    if not is_postgres(c):  # PostgreSQL keeps the words with the row itself
+        c.execute("INSERT INTO knowledge_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)",
+                  (inserted.lastrowid, entry.title or "", entry.content, " ".join(entry.tags)))
 
 
 def store_learnings(c: sqlite3.Connection, learnings: list[Learning], *, task_id: str, created_by: str,
@@ -100,18 +122,15 @@ def search(c: sqlite3.Connection, text: str, *, limit: int, min_score: float) ->
     terms = key_terms(text)
     if not terms:
         return []
-    hits: list[tuple[int, float]] = c.execute(
-        "SELECT rowid, bm25(knowledge_fts) FROM knowledge_fts WHERE knowledge_fts MATCH ? "
-        "ORDER BY bm25(knowledge_fts) LIMIT ?", (fts_query(terms), limit * CANDIDATES_PER_RESULT)).fetchall()
+    ranked, matching, query = _PG_SEARCH if is_postgres(c) else _FTS5_SEARCH
+    hits: list[tuple[int, float]] = c.execute(ranked, (query(terms), limit * CANDIDATES_PER_RESULT)).fetchall()
     if not hits:
         return []
     candidates = [rowid for rowid, _ in hits]
-    among = f"rowid IN ({', '.join('?' * len(candidates))})"
+    among = f" IN ({', '.join('?' * len(candidates))})"
     matched: Counter[int] = Counter()
     for term in terms:
-        matched.update(rowid for (rowid,) in c.execute(
-            f"SELECT rowid FROM knowledge_fts WHERE knowledge_fts MATCH ? AND {among}",
-            (fts_query([term]), *candidates)))
+        matched.update(rowid for (rowid,) in c.execute(matching + among, (query([term]), *candidates)))
     best = hits[0][1]
     scores = {rowid: score(bm25, best, matched[rowid], len(terms)) for rowid, bm25 in hits}
     kept = [rowid for rowid in candidates if scores[rowid] >= min_score]

@@ -75,10 +75,12 @@ class PgConnection:
     postgres = True
 
     def __init__(self, conn: _Psycopg) -> None:
-        from psycopg.types.string import TextLoader  # psycopg is loaded: it made `conn`
+        import psycopg  # loaded already: it made `conn`
+        from psycopg.types.string import TextLoader
 
         self.raw = conn
         self.locking = False
+        self.driver_error: type[Exception] = psycopg.Error  # database.driver_error
         # JSON columns come back as their text, as from SQLite: the table modules decode it
         # (msgspec, into their own types), one code path for both databases.
         for name in ("json", "jsonb"):

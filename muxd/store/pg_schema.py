@@ -92,6 +92,39 @@ PG_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX task_reviews_task ON task_reviews(task_id, id);
     CREATE INDEX task_reviews_open ON task_reviews(task_id) WHERE blocking = 1 AND resolved_at IS NULL;
     """,
+    # 2: knowledge (store/knowledge.py) and quotas (SQLite's migration 3, the rest of it). FTS5's
+    # table is a column here: the entry's words, stemmed as English (as FTS5's porter tokenizer
+    # does), kept by PostgreSQL with the row and searched through a GIN index.
+    """
+    CREATE TABLE knowledge_entries (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text COLLATE "C" NOT NULL UNIQUE,
+        title text,
+        content text NOT NULL,
+        tags jsonb,
+        source text NOT NULL,
+        source_task_id text COLLATE "C",
+        created_by text,
+        created_at double precision NOT NULL,
+        words tsvector GENERATED ALWAYS AS (
+            to_tsvector('english', coalesce(title, '')) || to_tsvector('english', content)
+            || jsonb_to_tsvector('english', coalesce(tags, '[]'), '["string"]')) STORED
+    );
+    CREATE INDEX knowledge_task ON knowledge_entries(source_task_id) WHERE source_task_id IS NOT NULL;
+    CREATE INDEX knowledge_words ON knowledge_entries USING gin (words);
+    CREATE TABLE task_knowledge (
+        task_id text COLLATE "C" NOT NULL,
+        knowledge_id text COLLATE "C" NOT NULL,
+        kind text NOT NULL,
+        PRIMARY KEY (task_id, knowledge_id, kind)
+    );
+    CREATE TABLE quotas (
+        principal text NOT NULL,
+        name text NOT NULL,
+        used integer NOT NULL DEFAULT 0,
+        PRIMARY KEY (principal, name)
+    );
+    """,
 )
 
 

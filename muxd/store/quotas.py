@@ -26,4 +26,4 @@ def fit(c: sqlite3.Connection, principal: str, name: str, wanted: int, limit: in
 def bump(c: sqlite3.Connection, principal: str, name: str, n: int) -> None:
     """Count `n` more against quota `name` (one statement: its own transaction unless in one)."""
     c.execute("INSERT INTO quotas (principal, name, used) VALUES (?, ?, ?) "
-              "ON CONFLICT (principal, name) DO UPDATE SET used = used + excluded.used", (principal, name, n))
+              "ON CONFLICT (principal, name) DO UPDATE SET used = quotas.used + excluded.used", (principal, name, n))

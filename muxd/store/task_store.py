@@ -20,7 +20,7 @@ from muxd.config import (TASK_LEARNINGS_MAX, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S,
                          TASK_TITLE_MAX_CHARS)
 from muxd.errors import BadRequest, NotFound, TaskInvariantViolated, TaskNotActionable
 from muxd.store import knowledge, quotas, task_verdicts
-from muxd.store.database import is_postgres, lock_clause, transaction
+from muxd.store.database import driver_error, is_postgres, lock_clause, transaction
 from muxd.store.task_moves import (OPEN_BLOCKERS, SYSTEM_ACTOR, check_holder, details, move, renewed_lease, try_move,
                                    verifying)
 from muxd.store.task_rows import (INSERT, from_row, insert_event, insert_values, read_events, read_reviews,
@@ -301,7 +301,7 @@ def complete(c: sqlite3.Connection, task_id: str, agent: str, *, output: dict[st
         # After the commit, best-effort: an under-count beats undoing a completed task (seed 001).
         try:
             quotas.bump(c, agent, quotas.KNOWLEDGE_STORED, len(ids))
-        except sqlite3.Error as exc:
+        except driver_error(c) as exc:
             log.warning("could not count %d knowledge entries of %s against its quota: %r", len(ids), agent, exc)
     return Completed(completed, ids, not_stored)
 

@@ -17,7 +17,8 @@ from muxd.errors import (BadRequest, Forbidden, MuxdError, NotFound, TaskAlready
 from muxd.store import task_store as ts
 from muxd.store.database import is_postgres, transaction
 from muxd.store.task_rows import COLUMNS, INSERT, insert_values
-from muxd.tasks.model import State, Task, Verification, VerificationResult, new_id
+from muxd.store.task_tallies import FinishedTally, tally
+from muxd.tasks.model import STATES, State, Task, Verification, VerificationResult, new_id
 from muxd.testing.claim_race import race_connections
 
 NOW = 1_700_000_000.0
@@ -398,6 +399,21 @@ def test_a_worker_may_not_review_its_own_task(store: sqlite3.Connection) -> None
     assert ts.review(store, task.id, "system", "approve", now=NOW).state == "done"
     other = held(store, agent="system")
     assert ts.review(store, other.id, "system", "comment", comment="self-note", now=NOW).state == "claimed"
+
+
+def test_the_queue_is_counted_for_metrics(store: sqlite3.Connection) -> None:
+    fast, slow = held(store), held(store, B)
+    ts.complete(store, fast.id, A, output=None, learnings=[], knowledge_quota=10, now=NOW + 5)
+    ts.complete(store, slow.id, B, output=None, learnings=[], knowledge_quota=10, now=NOW + 100)
+    failed = held(store)
+    ts.release(store, failed.id, A, "gave up", max_attempts=1, now=NOW + 1000)
+    new(store)
+    still = held(store, B)
+    counted = tally(store, (10.0, 60.0, 600.0))
+    assert counted.by_state == {**dict.fromkeys(STATES, 0), "ready": 1, "claimed": 1, "done": 2, "failed": 1}
+    assert counted.held == {(B, "claimed"): 1} and still.claimed_by == B
+    assert counted.finished["done"] == FinishedTally(2, 105.0, (1, 1, 2))
+    assert counted.finished["failed"] == FinishedTally(1, 1000.0, (0, 0, 0))
 
 
 # ---------------------------------------------------------------- at scale

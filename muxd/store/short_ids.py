@@ -52,8 +52,8 @@ def short_ids(c: sqlite3.Connection, space: IdSpace, ids: Sequence[str], others:
         # The nearest keys on either side in sort order share the longest start with this one.
         neighbours = [row[0] for row in c.execute(
             f"SELECT * FROM (SELECT {space.key} FROM {space.table} WHERE {space.key} <= ? AND id != ?"
-            f" ORDER BY {space.key} DESC LIMIT 1) UNION ALL SELECT * FROM (SELECT {space.key} FROM {space.table}"
-            f" WHERE {space.key} >= ? AND id != ? ORDER BY {space.key} LIMIT 1)", (key, full_id, key, full_id))]
+            f" ORDER BY {space.key} DESC LIMIT 1) below UNION ALL SELECT * FROM (SELECT {space.key} FROM {space.table}"
+            f" WHERE {space.key} >= ? AND id != ? ORDER BY {space.key} LIMIT 1) above", (key, full_id, key, full_id))]
         n = shortest_unique(key, [*neighbours, *(k for o, k in extra if o != full_id)], space.min_chars)
         found[full_id] = key[:n] if n <= len(key) else full_id
     return found

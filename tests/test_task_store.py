@@ -252,6 +252,24 @@ def test_dependencies_hold_a_task_back_until_done(store: sqlite3.Connection) -> 
     assert ts.claim(store, second.id, B, 900, NOW)[1]
 
 
+def test_claim_next_takes_the_first_actionable_task(store: sqlite3.Connection) -> None:
+    first = new(store, priority=900, plan="p")
+    waiting = new(store, priority=1, depends_on=[first.id])
+    other = new(store, priority=500)
+    assert ts.claim_next(store, A, 60, NOW, plan="p") == ts.get_task(store, first.id)
+    task = ts.get_task(store, first.id)
+    assert (task.state, task.claimed_by, task.lease_expires_at, task.attempts) == ("claimed", A, NOW + 60, 1)
+    assert [e.kind for e in ts.task_events(store, first.id)] == ["created", "claimed"]
+    assert ts.claim_next(store, B, 60, NOW, plan="p") is None        # the plan's only task is taken
+    assert ts.claim_next(store, B, 60, NOW, priority_lte=100) is None  # `waiting` waits on `first`
+    assert ts.claim_next(store, B, 600, NOW).id == other.id
+    assert ts.claim_next(store, B, 60, NOW) is None
+    assert ts.claim_next(store, B, 60, NOW + 61).id == first.id      # its lease ran out: first again
+    ts.complete(store, first.id, B, output=None, learnings=[], knowledge_quota=0, now=NOW + 62)
+    assert ts.claim_next(store, A, 60, NOW + 62).id == waiting.id
+    refused(BadRequest, "bad_request", lambda: ts.claim_next(store, A, 0, NOW))
+
+
 def test_a_blocking_review_holds_a_task_back_until_approved(store: sqlite3.Connection) -> None:
     task = new(store)
     ts.review(store, task.id, "user:r", "comment", comment="just a note", now=NOW)
@@ -451,11 +469,17 @@ def test_next_actionable_reads_the_partial_indexes_at_100k_tasks(store: sqlite3.
     assert ts.expire_leases(store, NOW + 10**6 - 1, max_attempts=3) == []
 
 
-def test_racing_connections_claim_each_task_exactly_once(connect_store: Callable[[], sqlite3.Connection]) -> None:
+@pytest.mark.parametrize("claim_next", [False, True], ids=["get_then_claim", "claim_next"])
+def test_racing_connections_claim_each_task_exactly_once(connect_store: Callable[[], sqlite3.Connection],
+                                                         claim_next: bool) -> None:
     store = connect_store()
     ids = {new(store, f"task {n}", priority=n % 10).id for n in range(1000)}
-    claims = [task_id for won in race_connections(connect_store, 20, now=NOW).wins for task_id in won]
+    race = race_connections(connect_store, 20, now=NOW, claim_next=claim_next)
+    claims = [task_id for won in race.wins for task_id in won]
     assert len(claims) == 1000 and set(claims) == ids
+    assert sum(1 for won in race.wins if won) > 1  # they really raced
+    if claim_next:
+        assert race.lost_races == 0  # each took a task nobody else was taking: none refused
     rows = store.execute("SELECT state, attempts, count(*) FROM tasks GROUP BY state, attempts").fetchall()
     assert rows == [("claimed", 1, 1000)]
     claimed = store.execute("SELECT task_id FROM task_events WHERE kind = 'claimed'")

@@ -220,14 +220,41 @@ def claim(c: sqlite3.Connection, task_id: str, agent: str, lease_s: int, now: fl
         if blockers:
             raise TaskNotActionable(f"task {task_id} is blocked: " + ", ".join(
                 f"{name.replace('_', ' ')} {value}" for name, value in blockers.items()), task_id=task_id, **blockers)
-        claimed = try_move(c, task, "claimed", kind="claimed", actor=agent, now=now, detail=details(lease_s=lease_s),
-                           claimed_by=agent, claimed_at=now, lease_expires_at=now + lease_s, lease_s=lease_s,
-                           attempts=task.attempts + 1)
+        claimed = _try_claim(c, task, agent, lease_s, now)
         if claimed is None:  # another claimant won the compare-and-set
             task = read_task(c, task_id)
             check_holder(task, agent)
             return task, False
     return claimed, True
+
+
+def _try_claim(c: sqlite3.Connection, task: Task, agent: str, lease_s: int, now: float) -> Task | None:
+    return try_move(c, task, "claimed", kind="claimed", actor=agent, now=now, detail=details(lease_s=lease_s),
+                    claimed_by=agent, claimed_at=now, lease_expires_at=now + lease_s, lease_s=lease_s,
+                    attempts=task.attempts + 1)
+
+
+def claim_next(c: sqlite3.Connection, agent: str, lease_s: int, now: float, *, plan: str | None = None,
+               priority_lte: int | None = None, max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> Task | None:
+    """The first actionable task (next_actionable's order) claimed by `agent` for `lease_s`
+    seconds; None when no task is actionable. On PostgreSQL a task another claimant is taking
+    is passed over, not waited for (SKIP LOCKED): racing workers each take a different one and
+    none is refused, where get-next-then-claim makes them all try the head of the queue."""
+    _in_range(lease_s, TASK_LEASE_MIN_S, TASK_LEASE_MAX_S, "lease_s")
+    if priority_lte is not None:
+        _in_range(priority_lte, 0, TASK_PRIORITY_MAX, "priority_lte")
+    with transaction(c, immediate=True):
+        _expire(c, now, max_attempts)
+        sql, params = actionable_query(_plan(c, plan)[0] if plan is not None else None, priority_lte, 1,
+                                       postgres=is_postgres(c))
+        row = c.execute(sql + lock_clause(c, "t", skip_locked=True), params).fetchone()
+        if row is None:
+            return None
+        # Read under the write lock (SQLite) or locked (PostgreSQL): nobody else can move it now.
+        claimed = _try_claim(c, from_row(row), agent, lease_s, now)
+        if claimed is None:
+            raise TaskInvariantViolated(f"task {row[0]} changed while it was being claimed", task_id=row[0])
+    return claimed
 
 
 def update_status(c: sqlite3.Connection, task_id: str, agent: str, status: WorkerStatus, *, heartbeat: bool = True,

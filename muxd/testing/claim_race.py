@@ -98,9 +98,11 @@ class ConnectionRace:
     lost_races: int         # claims refused: someone was first
 
 
-def race_connections(connect: Callable[[], Any], workers: int, *, now: float, lease_s: int = 900) -> ConnectionRace:
+def race_connections(connect: Callable[[], Any], workers: int, *, now: float, lease_s: int = 900,
+                     claim_next: bool = False) -> ConnectionRace:
     """`workers` threads started together, each with a connection of its own (`connect()`) as
-    agent:%N, looping next_actionable → claim (in an order of its own) until no task is ready."""
+    agent:%N, looping next_actionable → claim (in an order of its own) until no task is ready;
+    `claim_next`: looping task_store.claim_next instead."""
     start = threading.Barrier(workers)
     lost: list[int] = [0] * workers
 
@@ -108,7 +110,10 @@ def race_connections(connect: Callable[[], Any], workers: int, *, now: float, le
         db, agent, shuffle = connect(), f"agent:%{n}", random.Random(n).shuffle
         won: list[str] = []
         start.wait()
-        while candidates := task_store.next_actionable(db, plan=None, priority_lte=None, limit=NEXT_BATCH, now=now):
+        while claim_next and (task := task_store.claim_next(db, agent, lease_s, now)) is not None:
+            won.append(task.id)
+        while not claim_next and (candidates := task_store.next_actionable(db, plan=None, priority_lte=None,
+                                                                           limit=NEXT_BATCH, now=now)):
             shuffle(candidates)
             for task in candidates:
                 try:

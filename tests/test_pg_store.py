@@ -86,7 +86,8 @@ def test_transactions_do_not_nest(pg: PgConnection) -> None:
     assert pg.execute("SELECT count(*) FROM plans").fetchone() == (0,)  # the outer one rolled back
 
 
-TABLES = ("plans", "tasks", "task_deps", "task_events", "task_reviews", "knowledge_entries", "task_knowledge", "quotas")
+TABLES = ("plans", "tasks", "task_deps", "task_events", "task_reviews", "knowledge_entries", "task_knowledge", "quotas",
+          "tokens", "grants", "audit")
 # FTS5's table is a column and its index on PostgreSQL (pg_schema.py's migration 2).
 PG_ONLY_COLUMNS, PG_ONLY_INDEXES = {("knowledge_entries", "words")}, {"knowledge_words"}
 

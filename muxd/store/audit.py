@@ -26,7 +26,7 @@ def append(db: sqlite3.Connection, records: list[AuditRow], *, keep_rows: int = 
         db.executemany(f"INSERT INTO audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        [(r.ts, r.principal, r.kind, r.tool, r.args_sha256, r.status, r.error_code, r.rows,
                          r.latency_ms) for r in records])
-        last = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+        last = db.execute("SELECT max(id) FROM audit").fetchone()[0]  # the rows' last: one writer, ids rising
         if last // prune_every > (last - len(records)) // prune_every:
             db.execute("DELETE FROM audit WHERE id <= ?", (last - keep_rows,))
 

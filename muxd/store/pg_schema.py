@@ -125,6 +125,45 @@ PG_MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (principal, name)
     );
     """,
+    # 3: tokens (the sha256 of a secret, never the secret), grants, the audit trail (SQLite's
+    # migration 1, with migration 3's token scopes). Not yet shared by several hosts: pane-bound
+    # tokens and grants name one daemon's panes, and a host column comes with MUXD_HOST.
+    """
+    CREATE TABLE tokens (
+        id text COLLATE "C" PRIMARY KEY,
+        name text NOT NULL,
+        hash text NOT NULL UNIQUE,
+        kind text NOT NULL CHECK (kind IN ('user', 'agent')),
+        tier text NOT NULL,
+        panes jsonb,
+        created_at double precision NOT NULL,
+        revoked_at double precision,
+        revoked_reason text,
+        scopes jsonb
+    );
+    CREATE UNIQUE INDEX tokens_live_name ON tokens(name) WHERE revoked_at IS NULL;
+    CREATE TABLE grants (
+        token_id text COLLATE "C" NOT NULL REFERENCES tokens(id),
+        pane_id text NOT NULL,
+        granted_at double precision NOT NULL,
+        PRIMARY KEY (token_id, pane_id)
+    );
+    CREATE TABLE audit (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        ts double precision NOT NULL,
+        principal text NOT NULL,
+        kind text NOT NULL,
+        tool text NOT NULL,
+        args_sha256 text NOT NULL,
+        status text NOT NULL,
+        error_code text,
+        rows integer NOT NULL DEFAULT 0,
+        latency_ms double precision NOT NULL DEFAULT 0
+    );
+    CREATE INDEX audit_ts ON audit(ts);
+    CREATE INDEX audit_tool_ts ON audit(tool, ts);
+    CREATE INDEX audit_principal_ts ON audit(principal, ts);
+    """,
 )
 
 

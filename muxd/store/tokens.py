@@ -38,8 +38,9 @@ def _record(row: tuple[object, ...]) -> TokenRecord:
 
 
 def insert_token(db: sqlite3.Connection, token: TokenRecord, *, unless_there: bool = False) -> None:
-    verb = "INSERT OR IGNORE" if unless_there else "INSERT"
-    db.execute(f"{verb} INTO tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    # ON CONFLICT DO NOTHING, not INSERT OR IGNORE: SQLite and PostgreSQL both read it.
+    unless = " ON CONFLICT DO NOTHING" if unless_there else ""
+    db.execute(f"INSERT INTO tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?){unless}",
                (token.id, token.name, token.hash, token.kind, token.tier,
                 None if token.panes is None else json.dumps(list(token.panes)),
                 token.created_at, token.revoked_at, token.revoked_reason,
@@ -63,7 +64,7 @@ def add_grant(db: sqlite3.Connection, token: TokenRecord, pane_id: str, at: floa
     in the background (daemon/access/control.py), and a failed write of it must not fail its grants."""
     with transaction(db):
         insert_token(db, token, unless_there=True)
-        db.execute("INSERT OR IGNORE INTO grants (token_id, pane_id, granted_at) VALUES (?, ?, ?)",
+        db.execute("INSERT INTO grants (token_id, pane_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                    (token.id, pane_id, at))
 
 

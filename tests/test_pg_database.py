@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from muxd.errors import Internal, StoreUnavailable
+from muxd.daemon.access.control import AccessControl
+from muxd.errors import Internal, StoreUnavailable, Unauthorized
 from muxd.store import task_store
 from muxd.store.pg_connection import PgConnection
 from muxd.store.pg_schema import PG_MIGRATIONS, schema_version
@@ -131,3 +132,33 @@ def test_opening_refuses_a_database_it_cannot_use(postgres_cluster: PostgresClus
     db.close()
     with pytest.raises(Internal, match="newer than this muxd"):
         PgDatabase(postgres_url)
+
+
+def test_tokens_live_in_postgresql_across_a_restart(postgres_url: str) -> None:
+    """The access layer (daemon/access/control.py) on MUXD_DB=postgresql://…, as test_store.py's
+    reopen test on SQLite: what a user made survives, what a pane bound does not."""
+    env = {"MUXD_DB": postgres_url}
+    access = AccessControl.open("a", env)
+
+    async def changes() -> tuple[str, str, str]:
+        _, user_secret = await access.create_token(tier="execute_basic", name="ci-bot")
+        revoked, revoked_secret = await access.create_token(tier="admin", name="old")
+        await access.revoke(revoked, "test")
+        return user_secret, revoked_secret, access.issue_agent_token("%3")
+
+    try:
+        user_secret, revoked_secret, agent_secret = asyncio.run(changes())
+        assert access.principal_for(agent_secret).name == "agent:%3"
+        assert isinstance(access.db, PgDatabase)
+    finally:
+        access.close()
+    again = AccessControl.open("a", env)  # as a restarted daemon
+    try:
+        assert again.principal_for(user_secret).name == "token:ci-bot"
+        for gone in (revoked_secret, agent_secret):
+            with pytest.raises(Unauthorized):
+                again.principal_for(gone)
+        names = {t.name: t.revoked_reason for t in again.tokens(include_revoked=True)}
+        assert names == {"ci-bot": None, "old": "test", "agent:%3": "pane gone (server restarted)"}
+    finally:
+        again.close()

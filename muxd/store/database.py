@@ -216,6 +216,11 @@ class Database:
             self.check_damage(exc)
             raise
 
+    def refusal_of(self, exc: Exception, doing: str) -> StoreUnavailable:
+        """What stops a start when the driver's `exc` met `doing` (`refusal`, for this database)."""
+        assert isinstance(exc, sqlite3.Error)
+        return refusal(exc, self.path, doing)
+
     def check_damage(self, exc: sqlite3.Error | StoreUnavailable) -> None:
         """If `exc` says the file is damaged, raise the error that says so and what to do, and
         remember it: every job after this one is refused. Else return."""

@@ -51,6 +51,11 @@ class PgDatabase(Database):
         self._conn: PgConnection | None = None
         super().__init__(redacted(url), busy_timeout_s=busy_timeout_s)
 
+    def refusal_of(self, exc: Exception, doing: str) -> StoreUnavailable:
+        """What stops a start when psycopg's `exc` met `doing`: nothing to repair here, as a
+        SQLite file may need; the server's own word, in one line."""
+        return pg_errors.unavailable(exc, doing)
+
     def _connect(self) -> PgConnection:
         conn = connect(self.url, connect_timeout=max(1, math.ceil(self.busy_timeout_s)))
         conn.execute(f"SET lock_timeout = {max(1, round(self.busy_timeout_s * 1000))}")

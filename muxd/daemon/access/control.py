@@ -39,7 +39,7 @@ from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Un
 from muxd.protocol import messages as m
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
-from muxd.store.database import Database, busy_timeout_from_env, refusal
+from muxd.store.database import Database, busy_timeout_from_env
 from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
@@ -158,8 +158,8 @@ class AccessControl:
             forgotten = db.call_sync(lambda c: tokens.forget_pane_bindings(c, now))
             doing = "loading the tokens"
             loaded = db.call_sync(tokens.load_tokens)
-        except sqlite3.Error as exc:  # a start that cannot revoke them must not serve them
-            raise refusal(exc, db.path, doing) from exc
+        except db.driver_errors as exc:  # a start that cannot revoke them must not serve them
+            raise db.refusal_of(exc, doing) from exc
         if forgotten:
             log.info("revoked %d pane-bound token(s) left from the previous run", forgotten)
         for token in loaded:
@@ -173,7 +173,10 @@ class AccessControl:
         env = dict(os.environ) if env is None else env
         agent_tier = parse_tier(env.get(ENV_AGENT_TIER) or AGENT_TOKEN_TIER_DEFAULT)
         agent_scopes = parse_scopes(env.get(ENV_AGENT_SCOPES, AGENT_SCOPES_DEFAULT))
-        db = db or Database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env))
+        if db is None:
+            from muxd.store.opening import open_database  # the daemon's start passes its database
+
+            db = open_database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env))
         log.info("database: %s", db.path)
         try:
             return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)

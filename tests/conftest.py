@@ -14,6 +14,7 @@ from muxd.store.database import ENV_BUSY_TIMEOUT, migrate
 from muxd.store.pg_connection import PgConnection
 from muxd.store.pg_connection import connect as pg_connect
 from muxd.store.pg_schema import migrate as pg_migrate
+from muxd.testing.postgres import PostgresCluster
 from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH
 from muxd.testing.server import MuxdTestServer
 
@@ -64,12 +65,29 @@ def connect_sqlite(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]
     yield from _migrated_connections(open_one, migrate)
 
 
-@pytest.fixture
-def connect_pg(postgres_url: str) -> Iterator[Callable[[], PgConnection]]:
-    """Opens connections to one migrated PostgreSQL database of the private cluster (as
-    `connect_store` does for SQLite); every one is closed at the end of the test."""
+@pytest.fixture(scope="session")
+def migrated_pg_template(postgres_cluster: PostgresCluster) -> str:
+    """A database of the session's cluster with muxd's schema, that tests' databases copy: a copy
+    costs less than migrating each anew."""
     pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[test]')")
-    yield from _migrated_connections(lambda: pg_connect(postgres_url), pg_migrate)
+    name = postgres_cluster.create_database()
+    db = pg_connect(postgres_cluster.url(name))
+    try:
+        pg_migrate(db)
+    finally:
+        db.close()
+    return name
+
+
+@pytest.fixture
+def connect_pg(postgres_cluster: PostgresCluster, migrated_pg_template: str) -> Iterator[Callable[[], PgConnection]]:
+    """Opens connections to one migrated PostgreSQL database of the private cluster, new for the
+    test (as `connect_store` does for SQLite); every one is closed and the database dropped after."""
+    name = postgres_cluster.create_database(template=migrated_pg_template)
+    try:
+        yield from _migrated_connections(lambda: pg_connect(postgres_cluster.url(name)), pg_migrate)
+    finally:
+        postgres_cluster.drop_database(name)
 
 
 @pytest.fixture

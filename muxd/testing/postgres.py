@@ -193,10 +193,12 @@ class PostgresCluster:
         return f"postgresql://{SUPERUSER}@/{quote(database)}?host={quote(str(self.directory), safe='')}" \
                f"&port={self.port}"
 
-    def create_database(self, name: str | None = None) -> str:
-        """A new empty database (named `name`, else a fresh name); its name."""
+    def create_database(self, name: str | None = None, *, template: str | None = None) -> str:
+        """A new database (named `name`, else a fresh name): empty, or a copy of `template` (a
+        database nobody is connected to); its name."""
         name = name or f"t{uuid.uuid4().hex[:12]}"
-        self._run("createdb", "-h", str(self.directory), "-p", str(self.port), "-U", SUPERUSER, name)
+        copy = ["-T", template] if template else []
+        self._run("createdb", "-h", str(self.directory), "-p", str(self.port), "-U", SUPERUSER, *copy, name)
         return name
 
     def drop_database(self, name: str) -> None:

@@ -74,6 +74,8 @@ def test_a_database_newer_than_this_muxd_is_refused(pg: PgConnection) -> None:
 def test_placeholders_become_psycopgs_outside_quoted_text() -> None:
     assert psycopg_sql("SELECT ?, '?', \"a?\" FROM t WHERE x LIKE 'a%' AND y = ? % 2") == \
         "SELECT %s, '?', \"a?\" FROM t WHERE x LIKE 'a%%' AND y = %s %% 2"
+    assert psycopg_sql("SELECT ? -- the task's id?\nFROM t WHERE a = 'it''s' AND b = ?") == \
+        "SELECT %s -- the task's id?\nFROM t WHERE a = 'it''s' AND b = %s"
 
 
 def test_transactions_do_not_nest(pg: PgConnection) -> None:

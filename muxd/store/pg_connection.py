@@ -50,21 +50,28 @@ class _Psycopg(Protocol):
 
 @lru_cache(maxsize=_STATEMENTS_CACHED)
 def psycopg_sql(sql: str) -> str:
-    """`sql` with its `?` placeholders as `%s` and its `%` as `%%`, quoted text ('…', "…") kept."""
+    """`sql` with its `?` placeholders as `%s` and its `%` as `%%`; quoted text ('…', "…") and
+    `--` comments keep their `?` (a comment's apostrophe opens no quote)."""
     out: list[str] = []
     quote: str | None = None
-    for char in sql:
+    i = 0
+    while i < len(sql):
+        char = sql[i]
+        if quote is None and sql.startswith("--", i):
+            end = sql.find("\n", i)
+            end = len(sql) if end < 0 else end
+            out.append(sql[i:end].replace("%", "%%"))
+            i = end
+            continue
         if quote is not None:
             if char == quote:
                 quote = None
-            out.append("%%" if char == "%" else char)
         elif char in ("'", '"'):
             quote = char
-            out.append(char)
         elif char == "?":
-            out.append("%s")
-        else:
-            out.append("%%" if char == "%" else char)
+            char = "%s"
+        out.append("%%" if char == "%" else char)
+        i += 1
     return "".join(out)
 
 

@@ -1,0 +1,91 @@
+"""PostgreSQL's LISTEN/NOTIFY for a fleet of daemons (issue 30): how one daemon tells the others
+that something changed in the shared database (a task created, a token revoked, an action for a
+pane of theirs), without a network layer of muxd's own.
+
+`notify(c, channel, payload)` is a statement of the writer's job: sent in its transaction, it
+reaches the listeners when that commits, and never if it rolls back. `PgListener` LISTENs on its
+own connection and thread and hands each notification to a callback (on that thread: a daemon
+passes it to its loop with call_soon_threadsafe). A connection that breaks is made again; what
+was sent meanwhile is lost, so after each reconnection `on_gap` is called: the daemon reads again
+what the notifications would have told it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+
+import psycopg
+
+from muxd.errors import BadRequest
+from muxd.store.pg_connection import PgConnection
+from muxd.store.sqlite_errors import one_line
+
+log = logging.getLogger(__name__)
+CHANNEL = re.compile(r"[a-z_][a-z0-9_]{0,62}")  # an unquoted identifier: LISTEN takes no parameter
+LISTEN_RECHECK_S = 0.25      # how often the listener looks whether it is asked to stop
+LISTEN_RECONNECT_S = 1.0     # between tries to connect again
+
+
+def _checked(channel: str) -> str:
+    if not CHANNEL.fullmatch(channel):
+        raise BadRequest(f"a notification channel is a lowercase identifier, not {channel!r}", channel=channel)
+    return channel
+
+
+def notify(c: PgConnection, channel: str, payload: str) -> None:
+    """Tell the listeners of `channel` (when the caller's transaction commits)."""
+    c.execute("SELECT pg_notify(?, ?)", (_checked(channel), payload))
+
+
+class PgListener:
+    """LISTENs on `channels` of the database at `url`; `on_notify(channel, payload)` for each
+    notification, `on_gap()` after a reconnection. `start()`, then `stop()`."""
+
+    def __init__(self, url: str, channels: tuple[str, ...], on_notify: Callable[[str, str], None], *,
+                 on_gap: Callable[[], None] | None = None) -> None:
+        self.url = url
+        self.channels = tuple(_checked(channel) for channel in channels)
+        self.on_notify = on_notify
+        self.on_gap = on_gap
+        self.listening = threading.Event()  # set while LISTENing (tests wait on it)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="muxd-db-listen", daemon=True)
+
+    def start(self) -> PgListener:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        self._stopping.set()
+        self._thread.join(timeout_s)
+
+    def _run(self) -> None:
+        connected_before = False
+        while not self._stopping.is_set():
+            try:
+                with psycopg.connect(self.url, autocommit=True) as conn:
+                    for channel in self.channels:
+                        conn.execute(f"LISTEN {channel}")
+                    self.listening.set()
+                    if connected_before and self.on_gap is not None:
+                        self._told(self.on_gap)
+                    connected_before = True
+                    while not self._stopping.is_set():
+                        for note in conn.notifies(timeout=LISTEN_RECHECK_S):
+                            self._told(self.on_notify, note.channel, note.payload)
+            except psycopg.Error as exc:
+                if not self._stopping.is_set():
+                    log.warning("listening to the database: %s; connecting again", one_line(exc))
+            self.listening.clear()
+            self._stopping.wait(LISTEN_RECONNECT_S)
+
+    @staticmethod
+    def _told(callback: Callable[..., None], *args: str) -> None:
+        """A callback's failure is logged: it never ends the listening."""
+        try:
+            callback(*args)
+        except Exception:  # noqa: BLE001 - the listener outlives a faulty receiver
+            log.exception("a database notification's receiver failed")

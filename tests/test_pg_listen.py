@@ -1,0 +1,80 @@
+"""LISTEN/NOTIFY between daemons sharing a PostgreSQL database (store/pg_listen.py), on a private
+cluster: a notification reaches the listeners when its transaction commits and never when it
+rolls back, only on its channel; a listener whose server restarts listens again and says it may
+have missed some; a channel name is an identifier or refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from muxd.errors import BadRequest
+from muxd.store.database import transaction
+from muxd.testing.postgres import PostgresCluster
+from muxd.testing.wait import wait_until
+
+pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[test]')")
+from muxd.store.pg_connection import PgConnection, connect  # noqa: E402
+from muxd.store.pg_listen import PgListener, notify  # noqa: E402
+
+
+@pytest.fixture
+def sender(postgres_url: str) -> Iterator[PgConnection]:
+    conn = connect(postgres_url)
+    yield conn
+    conn.close()
+
+
+def test_a_notification_arrives_when_its_transaction_commits(postgres_url: str, sender: PgConnection) -> None:
+    heard: list[tuple[str, str]] = []
+    listener = PgListener(postgres_url, ("muxd_tasks",), lambda channel, payload: heard.append((channel, payload)))
+    listener.start()
+    try:
+        wait_until(listener.listening.is_set, message="the listener listening")
+        with pytest.raises(RuntimeError):
+            with transaction(sender):
+                notify(sender, "muxd_tasks", "rolled back")
+                raise RuntimeError("the change failed")
+        notify(sender, "muxd_other", "not listened to")
+        with transaction(sender):
+            notify(sender, "muxd_tasks", "task 1")
+            assert heard == []  # not before the commit
+        notify(sender, "muxd_tasks", "task 2")
+        wait_until(lambda: len(heard) >= 2, message="two notifications")
+        assert heard == [("muxd_tasks", "task 1"), ("muxd_tasks", "task 2")]
+    finally:
+        listener.stop()
+
+
+def test_a_listener_listens_again_after_its_server_restarts() -> None:
+    with PostgresCluster() as cluster:
+        url = cluster.url(cluster.create_database())
+        heard: list[str] = []
+        gaps: list[bool] = []
+        listener = PgListener(url, ("muxd_tasks",), lambda _, payload: heard.append(payload),
+                              on_gap=lambda: gaps.append(True))
+        listener.start()
+        try:
+            wait_until(listener.listening.is_set, message="the listener listening")
+            cluster.stop_server()
+            wait_until(lambda: not listener.listening.is_set(), message="the listener losing its server")
+            cluster.start_server()
+            wait_until(lambda: gaps, message="the listener listening again", timeout=30)
+            sender = connect(url)
+            try:
+                notify(sender, "muxd_tasks", "after the restart")
+            finally:
+                sender.close()
+            wait_until(lambda: heard, message="the notification after the restart")
+            assert heard == ["after the restart"] and gaps == [True]
+        finally:
+            listener.stop()
+
+
+def test_a_channel_is_an_identifier(postgres_url: str, sender: PgConnection) -> None:
+    for bad in ("muxd tasks; DROP TABLE tasks", "Tasks", ""):
+        with pytest.raises(BadRequest, match="notification channel"):
+            PgListener(postgres_url, (bad,), lambda *_: None)
+        with pytest.raises(BadRequest, match="notification channel"):
+            notify(sender, bad, "x")

@@ -19,9 +19,9 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from muxd.config import DISPATCH_HEARTBEAT_S, EXECUTION_TIMEOUT_DEFAULT_S, TASK_LEASE_DEFAULT_S, TASK_NEXT_LIMIT_MAX
+from muxd.config import DISPATCH_HEARTBEAT_S, EXECUTION_TIMEOUT_DEFAULT_S, TASK_LEASE_DEFAULT_S
 from muxd.detectors.state import AT_PROMPT_STATES
-from muxd.errors import MuxdError, TaskAlreadyClaimed, TaskInvariantViolated, TaskNotActionable
+from muxd.errors import MuxdError, TaskAlreadyClaimed, TaskInvariantViolated
 from muxd.protocol.task_messages import Dispatcher
 from muxd.store import task_store
 from muxd.tasks.model import Task
@@ -144,17 +144,13 @@ async def _next_task(service: QueueForDispatch, dispatch: Dispatch) -> Task | No
         now=time.time()), "listing held tasks")
     if held:
         return held[0]
-    ready = await service.call(lambda c: task_store.next_actionable(
-        c, plan=dispatch.plan, priority_lte=None, limit=TASK_NEXT_LIMIT_MAX, now=time.time()), "next tasks")
-    for candidate in ready:
-        try:
-            task, _ = await service.call(lambda c, t=candidate: task_store.claim(
-                c, t.id, dispatch.principal, TASK_LEASE_DEFAULT_S, time.time()), "claiming")
-        except (TaskAlreadyClaimed, TaskNotActionable, TaskInvariantViolated):
-            continue  # another worker won it, or it changed since: the next one
+    # One transaction: no other dispatcher can take it in between, and on PostgreSQL dispatchers
+    # of other daemons each take a different task rather than race for the first (claim_next).
+    task = await service.call(lambda c: task_store.claim_next(c, dispatch.principal, TASK_LEASE_DEFAULT_S,
+                                                              time.time(), plan=dispatch.plan), "claiming")
+    if task is not None:
         service.changed()
-        return task
-    return None
+    return task
 
 
 async def _work(service: QueueForDispatch, dispatch: Dispatch, pane: Pane, task: Task) -> None:

@@ -8,6 +8,7 @@ tests/test_knowledge.py, run on both databases."""
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import threading
 from collections import Counter
@@ -15,11 +16,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import msgspec
 import pytest
 
 from muxd.errors import Internal
+from muxd.executions.record import KINDS, STATUSES, Execution, ExecutionError
 from muxd.store import task_store as ts
 from muxd.store.database import transaction
+from muxd.store.execution_rows import UPSERT, to_row
 from muxd.store.pg_connection import PgConnection, connect, psycopg_sql
 from muxd.store.pg_schema import PG_MIGRATIONS, migrate, schema_version
 from muxd.tasks.model import Task, Verification
@@ -89,7 +93,8 @@ def test_transactions_do_not_nest(pg: PgConnection) -> None:
 
 
 TABLES = ("plans", "tasks", "task_deps", "task_events", "task_reviews", "knowledge_entries", "task_knowledge", "quotas",
-          "tokens", "grants", "audit")
+          "tokens", "grants", "audit", "executions", "execution_transcripts", "execution_status_counts",
+          "execution_hours", "failure_counts", "failure_hours")
 # FTS5's table is a column and its index on PostgreSQL (pg_schema.py's migration 2).
 PG_ONLY_COLUMNS, PG_ONLY_INDEXES = {("knowledge_entries", "words")}, {"knowledge_words"}
 
@@ -135,3 +140,45 @@ def test_two_sweepers_return_each_expired_lease_once(connect_pg: Callable[[], Pg
     assert set(events.values()) == {1} and len(events) == len(held)
     states = pg.execute("SELECT state, claimed_by, count(*) FROM tasks GROUP BY 1, 2").fetchall()
     assert states == [("ready", None, len(held))]
+
+
+# ---------------------------------------------------------------- the history's tallies
+
+TALLIES = {"execution_status_counts": "status, n", "failure_counts": "stack_hash, n",
+           "failure_hours": "stack_hash, hour, n",
+           "execution_hours": "agent_name, kind, status, hour, n, round(cost::numeric, 6), costs, tokens, "
+                              "duration_ms, durations"}
+
+
+def _history(seed: int) -> list[Execution]:
+    """Executions of every status, kind and hour edge (5399.9 s is hour 1: floor, never rounded)."""
+    pick = random.Random(seed)
+    return [Execution(id=f"exec_{n}_{n:08x}", pane_id="%1", pane_key="run/%1", agent_name=pick.choice("ab"),
+                      kind=pick.choice(KINDS), status=pick.choice(STATUSES), triggered_by="manual",
+                      started_at=pick.choice([None, 5399.9, 5400.0, 7199.5, NOW + n]),
+                      cost_usd=pick.choice([None, 0.25, 1.5]), tokens_used=pick.choice([None, 100]),
+                      duration_ms=pick.choice([None, 20]),
+                      error=ExecutionError(type="boom", message="x", stack_hash=pick.choice("hk")))
+            for n in range(300)]
+
+
+def test_the_history_tallies_are_kept_as_sqlites_triggers_keep_them(
+        connect_sqlite: Callable[[], sqlite3.Connection], pg: PgConnection) -> None:
+    """The same writes on both databases, inserts, updates that move a row between tallies or not
+    and deletes: every tally reads the same on PostgreSQL as on SQLite."""
+    sqlite_db = connect_sqlite()
+    history = _history(1)
+    moved = [msgspec.structs.replace(e, status=s.status, started_at=s.started_at, cost_usd=s.cost_usd)
+             for e, s in zip(history[::2], _history(2)[::2])]
+    for db in (sqlite_db, pg):
+        with transaction(db):
+            db.executemany(UPSERT, [to_row(e) for e in history])
+            db.executemany(UPSERT, [to_row(e) for e in moved])
+            db.executemany("DELETE FROM executions WHERE id = ?", [(e.id,) for e in history[::7]])
+    for table, columns in TALLIES.items():
+        on_sqlite = sorted(tuple(row) for row in sqlite_db.execute(
+            f"SELECT {columns.replace('round(cost::numeric, 6)', 'round(cost, 6)')} FROM {table}"))
+        on_pg = sorted((*row[:5], float(row[5]), *row[6:]) if table == "execution_hours" else tuple(row)
+                       for row in pg.execute(f"SELECT {columns} FROM {table}"))
+        assert on_pg == on_sqlite and on_pg, table
+    assert pg.execute("SELECT hour FROM execution_hours WHERE hour = 1 LIMIT 1").fetchone() == (1,)

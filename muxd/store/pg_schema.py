@@ -21,6 +21,62 @@ from muxd.store.pg_connection import PgConnection
 # pg_advisory_xact_lock's key for migrating: any constant muxd alone uses ('muxd' in ASCII).
 MIGRATION_LOCK_KEY = 0x6D757864
 
+# The history's tallies (migration 4), kept by triggers as SQLite's migration 8 keeps them. A
+# row's hour: floor, as SQLite's CAST truncates (PostgreSQL's CAST would round); -1: no time.
+_HOUR = "coalesce(floor(r.at / 3600)::bigint, -1)"
+_FAILURE = "r.status IN ('failed', 'timeout', 'interrupted') AND r.stack_hash IS NOT NULL"
+_TALLIES = {  # name -> (the statements adding the row `r` times `sign`, the columns that move it)
+    "status_counts": ("""
+        INSERT INTO execution_status_counts AS t VALUES (r.status, sign)
+            ON CONFLICT (status) DO UPDATE SET n = t.n + excluded.n;""", ("status",)),
+    "hours": (f"""
+        INSERT INTO execution_hours AS t VALUES (r.agent_name, r.kind, r.status, {_HOUR}, sign,
+                sign * coalesce(r.cost_usd, 0), sign * (r.cost_usd IS NOT NULL)::int,
+                sign * coalesce(r.tokens_used, 0), sign * coalesce(r.duration_ms, 0),
+                sign * (r.duration_ms IS NOT NULL)::int)
+            ON CONFLICT (agent_name, kind, status, hour) DO UPDATE SET n = t.n + excluded.n,
+                cost = t.cost + excluded.cost, costs = t.costs + excluded.costs, tokens = t.tokens + excluded.tokens,
+                duration_ms = t.duration_ms + excluded.duration_ms, durations = t.durations + excluded.durations;
+        IF sign < 0 THEN  -- an hour left with nothing goes: pruned hours leave no zeros behind
+            DELETE FROM execution_hours WHERE agent_name = r.agent_name AND kind = r.kind AND status = r.status
+                AND hour = {_HOUR} AND n = 0;
+        END IF;""", ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used", "duration_ms")),
+    "failures": (f"""
+        IF NOT ({_FAILURE}) THEN
+            RETURN;
+        END IF;
+        INSERT INTO failure_counts AS t VALUES (r.stack_hash, sign)
+            ON CONFLICT (stack_hash) DO UPDATE SET n = t.n + excluded.n;
+        INSERT INTO failure_hours AS t VALUES (r.stack_hash, {_HOUR}, sign)
+            ON CONFLICT (stack_hash, hour) DO UPDATE SET n = t.n + excluded.n;
+        IF sign < 0 THEN
+            DELETE FROM failure_counts WHERE stack_hash = r.stack_hash AND n = 0;
+            DELETE FROM failure_hours WHERE stack_hash = r.stack_hash AND hour = {_HOUR} AND n = 0;
+        END IF;""", ("status", "stack_hash", "at")),
+}
+
+
+def _kept(name: str) -> str:
+    """A tally's function (`r` counted `sign` times) and the triggers that call it: an update
+    moves the row only when one of the tally's columns changed (most saves of a running
+    execution change none), as SQLite's triggers do."""
+    body, columns = _TALLIES[name]
+    changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in columns)
+    return f"""
+    CREATE FUNCTION executions_{name}(r executions, sign integer) RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN {body}
+    END $$;
+    CREATE FUNCTION executions_{name}_kept() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP <> 'INSERT' THEN PERFORM executions_{name}(OLD, -1); END IF;
+        IF TG_OP <> 'DELETE' THEN PERFORM executions_{name}(NEW, 1); END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER executions_{name}_rows AFTER INSERT OR DELETE ON executions
+        FOR EACH ROW EXECUTE FUNCTION executions_{name}_kept();
+    CREATE TRIGGER executions_{name}_update AFTER UPDATE ON executions
+        FOR EACH ROW WHEN ({changed}) EXECUTE FUNCTION executions_{name}_kept();"""
+
 PG_MIGRATIONS: tuple[str, ...] = (
     # 1: the task queue (store/task_store.py): plans, tasks with their claims and leases,
     # dependencies, events and reviews (SQLite's migration 3, less knowledge and quotas).
@@ -163,6 +219,108 @@ PG_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX audit_ts ON audit(ts);
     CREATE INDEX audit_tool_ts ON audit(tool, ts);
     CREATE INDEX audit_principal_ts ON audit(principal, ts);
+    """,
+    # 4: the execution history (SQLite's migrations 2 and 4 to 8 as they stand): executions, their
+    # transcripts, the indexes of the history's queries and the tallies triggers keep.
+    f"""
+    CREATE TABLE executions (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text COLLATE "C" NOT NULL UNIQUE,
+        pane_id text NOT NULL,
+        pane_key text NOT NULL,
+        agent_name text NOT NULL,
+        agent_type text,
+        kind text NOT NULL,
+        status text NOT NULL,
+        triggered_by text NOT NULL,
+        principal text,
+        message text,
+        response text,
+        error_type text,
+        error_message text,
+        stack_hash text,
+        exit_code bigint,
+        queued_at double precision,
+        started_at double precision,
+        completed_at double precision,
+        at double precision,
+        duration_ms bigint,
+        timeout_s double precision,
+        tokens_used bigint,
+        cost_usd double precision,
+        context_used bigint,
+        context_max bigint,
+        session_id text,
+        tool_calls jsonb,
+        files_written jsonb,
+        task_id text COLLATE "C",
+        trace_id text,
+        span_id text,
+        attempt bigint,
+        idempotency_key text,
+        sources jsonb,
+        transcript_bytes bigint NOT NULL DEFAULT 0,
+        transcript_truncated boolean NOT NULL DEFAULT false,  -- a bool in Execution (SQLite: 0 or 1)
+        cost_source text,
+        cost_model text,
+        cost_price_date text
+    );
+    CREATE INDEX executions_at ON executions(at);
+    CREATE INDEX executions_agent_at ON executions(agent_name, at);
+    CREATE INDEX executions_status_at ON executions(status, at);
+    CREATE INDEX executions_trigger_at ON executions(triggered_by, at);
+    CREATE INDEX executions_pane_at ON executions(pane_key, at);
+    CREATE INDEX executions_principal_at ON executions(principal, at) WHERE principal IS NOT NULL;
+    CREATE INDEX executions_task_at ON executions(task_id, at) WHERE task_id IS NOT NULL;
+    CREATE INDEX executions_trace ON executions(trace_id) WHERE trace_id IS NOT NULL;
+    CREATE UNIQUE INDEX executions_idempotency_scoped ON executions(principal, pane_key, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    CREATE INDEX executions_failures ON executions(stack_hash, at, status)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    CREATE INDEX executions_agent_kind_status ON executions(agent_name, kind, status, at, cost_usd, tokens_used,
+                                                            duration_ms, agent_type);
+    CREATE INDEX executions_tail ON executions(right(id, 8));
+    CREATE INDEX executions_failures_pane ON executions(pane_key, at, stack_hash)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    CREATE INDEX executions_failures_principal ON executions(principal, at, stack_hash)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    CREATE TABLE execution_transcripts (
+        execution_id text COLLATE "C" PRIMARY KEY,
+        data bytea NOT NULL,
+        raw_bytes bigint NOT NULL,
+        truncated integer NOT NULL DEFAULT 0,
+        extra jsonb
+    );
+    CREATE TABLE execution_status_counts (
+        status text PRIMARY KEY,
+        n bigint NOT NULL
+    );
+    CREATE TABLE execution_hours (
+        agent_name text NOT NULL,
+        kind text NOT NULL,
+        status text NOT NULL,
+        hour bigint NOT NULL,
+        n bigint NOT NULL,
+        cost double precision NOT NULL,
+        costs bigint NOT NULL,
+        tokens bigint NOT NULL,
+        duration_ms bigint NOT NULL,
+        durations bigint NOT NULL,
+        PRIMARY KEY (agent_name, kind, status, hour)
+    );
+    CREATE TABLE failure_counts (
+        stack_hash text PRIMARY KEY,
+        n bigint NOT NULL
+    );
+    CREATE TABLE failure_hours (
+        stack_hash text NOT NULL,
+        hour bigint NOT NULL,
+        n bigint NOT NULL,
+        PRIMARY KEY (stack_hash, hour)
+    );
+    {_kept("status_counts")}
+    {_kept("hours")}
+    {_kept("failures")}
     """,
 )
 

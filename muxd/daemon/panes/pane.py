@@ -8,7 +8,10 @@ on a busy machine held the loop for milliseconds while a flooding program kept r
 pane holding PANE_PENDING_MAX_BYTES unemulated stops reading: the full PTY then blocks the child
 (backpressure). While someone types elsewhere, a pane nobody attends reads about one PTY's fill
 (PANE_PACED_READ_BYTES) and then pauses (PANE_READ_PAUSE_S): its program sleeps on the full PTY
-instead of competing for the machine, and the loop waits idle for the keys. Exit is noticed through a pidfd, so no
+instead of competing for the machine, and the loop waits idle for the keys. A pane only watched
+(an attached client's active pane, not typed into) whose output comes slowly leaves its PTY unread
+for about a frame after each read (PANE_WATCHED_READ_PAUSE_S): one read and one emulation a frame
+its viewer gets, not one a write; input to it ends the pause. Exit is noticed through a pidfd, so no
 SIGCHLD handler is needed; it is announced once the last output is on the screen.
 
 An emulator that fails (its `failed` flag: it raised on output or a resize) is fed no more:

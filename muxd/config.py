@@ -47,6 +47,12 @@ PANE_PENDING_RESUME_BYTES = PANE_PENDING_MAX_BYTES // 2
 # EmulationTurns.paces_reads).
 PANE_READ_PAUSE_S = 0.002
 PANE_PACED_READ_BYTES = 16 * 1024  # what each such read takes at most (about a full PTY)
+# A pane whose output only a viewer sees (an attached client's active pane, not typed into) is read
+# at most about as often as that client draws output (ATTACH_OUTPUT_FRAME_INTERVAL_S): after a read
+# it leaves its PTY unread this long, so a 60 Hz TUI costs one read and one emulation a frame, not
+# two, and its screen is as fresh at each frame as before. Only while its output is slow (less
+# than PANE_PACED_READ_BYTES in each of the last two pauses' time): a flood is never held back.
+PANE_WATCHED_READ_PAUSE_S = 1 / 30
 # Pane output is emulated in turns of the event loop (daemon/panes/emulation.py): all panes with
 # output waiting share this much time per turn, then clients and other panes are served.
 EMULATION_TURN_BUDGET_S = 0.001

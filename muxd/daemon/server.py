@@ -110,6 +110,7 @@ class Daemon:
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         # A pane typed into or watched is emulated and drawn ahead of the others' floods.
         self.emulation.attended = lambda pane: pane.typed_recently() or self.attach_hub.shows_active(pane)
+        self.emulation.watched = self.attach_hub.shows_active
         self.emulation.after_attended = self.attach_hub.draw_echo
         self.emulation.someone_waits = self._someone_waits
         self.emulation.someone_typing = self.attach_hub.someone_typing

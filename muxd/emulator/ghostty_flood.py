@@ -145,7 +145,9 @@ class NativeFloodSkipper:
         """Emulate or skip `data` (`decoded`: the same as text, if the caller has it)."""
         history = self._history
         deferred = self._deferred
-        if len(data) < FLOOD_MIN_CHARS and not deferred:
+        # Short, or on the alternate screen (never skipped: _skippable_pen), where a full-screen
+        # TUI's every redraw would be searched for stretches in vain.
+        if not deferred and (len(data) < FLOOD_MIN_CHARS or history.alternate()):
             history.feed(data)
             return
         text = data.decode("utf-8", "surrogateescape") if decoded is None else decoded

@@ -131,7 +131,8 @@ class EmulationTurns:
 
     `call_soon` schedules the next turn (the running loop's by default): a callback scheduled
     from a callback runs only after the loop has polled I/O again, so requests and other
-    panes' reads get in between two turns. `attended` says whether a person is at a pane;
+    panes' reads get in between two turns. `attended` says whether a person is at a pane
+    (`watched`: one is shown it; a pane then reads at about its viewer's frame rate);
     `after_attended` is called once an attended pane's output is emulated (to draw it);
     `someone_waits` whether keys or requests came just now (turns are then paced);
     `someone_typing` whether keys did (the panes nobody attends then pause their reading);
@@ -149,6 +150,7 @@ class EmulationTurns:
         self.clock = clock
         # Given the daemon's panes, the sinks it wakes (hence Any: each asks what a Pane knows).
         self.attended: Callable[[Any], bool] = _nobody
+        self.watched: Callable[[Any], bool] = _nobody  # shown as an attached client's active pane
         self.after_attended: Callable[[Any], None] = _nothing
         self.someone_waits: Callable[[], bool] = _no_one_waits
         self.someone_typing: Callable[[], bool] = _no_one_waits

@@ -8,7 +8,10 @@ on a busy machine held the loop for milliseconds while a flooding program kept r
 pane holding PANE_PENDING_MAX_BYTES unemulated stops reading: the full PTY then blocks the child
 (backpressure). While someone types elsewhere, a pane nobody attends reads about one PTY's fill
 (PANE_PACED_READ_BYTES) and then pauses (PANE_READ_PAUSE_S): its program sleeps on the full PTY
-instead of competing for the machine, and the loop waits idle for the keys. Exit is noticed through a pidfd, so no
+instead of competing for the machine, and the loop waits idle for the keys. A pane only watched
+(an attached client's active pane, not typed into) whose output comes slowly leaves its PTY unread
+for about a frame after each read (PANE_WATCHED_READ_PAUSE_S): one read and one emulation a frame
+its viewer gets, not one a write; input to it ends the pause. Exit is noticed through a pidfd, so no
 SIGCHLD handler is needed; it is announced once the last output is on the screen.
 
 An emulator that fails (its `failed` flag: it raised on output or a resize) is fed no more:
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from muxd.config import (
     PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_INPUT_STALL_S, PANE_PACED_READ_BYTES,
     PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES, PANE_READ_PAUSE_S, PANE_TYPING_S,
-    PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+    PANE_WATCHED_READ_PAUSE_S, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
 )
 from muxd.daemon.panes import pty as ptys
 from muxd.daemon.panes.emulation import EmulationTurns, OutputBacklog
@@ -105,7 +108,9 @@ class Pane:
         self._backlog = OutputBacklog()
         self._turns = turns if turns is not None else EmulationTurns()
         self._reading = False   # the master fd is watched (not paused by backpressure, not at EOF)
-        self._read_pause: asyncio.TimerHandle | None = None  # reading put off while someone types elsewhere
+        self._read_pause: asyncio.TimerHandle | None = None  # reading put off (see _on_readable)
+        # Bytes read in the current and the last stretch of PANE_WATCHED_READ_PAUSE_S (_output_slow).
+        self._stretch_at, self._stretch_bytes, self._last_stretch_bytes = 0.0, 0, 0
         self._eof = False
         self._exit_status: int | None = None  # the program's, until its exit is announced
         self._failure_noticed = False  # the emulator's failure was logged and its backlog dropped
@@ -199,33 +204,54 @@ class Pane:
 
     def _on_readable(self) -> None:
         if not self._turns.paces_reads(self):
-            self._read_output(PANE_PENDING_MAX_BYTES)
+            size = self._read_output(PANE_PENDING_MAX_BYTES)
+            # Output only a viewer sees, coming slowly: the rest waits for about a frame (see
+            # PANE_WATCHED_READ_PAUSE_S), a read and an emulation a frame instead of one a write.
+            if (self._output_slow(size) and self._reading and not self.typed_recently()
+                    and self._turns.watched(self)):
+                self._pause_reading(PANE_WATCHED_READ_PAUSE_S)
             return
         self._read_output(PANE_PENDING_MAX_BYTES, PANE_PACED_READ_BYTES)  # about one PTY's fill
         if self._reading:
-            self._pause_reading()
+            self._pause_reading(PANE_READ_PAUSE_S)
 
-    def _pause_reading(self) -> None:
-        """After a read of at most PANE_PACED_READ_BYTES (a longer one keeps pace with a program
-        refilling the PTY as fast as it is read, and holds the loop meanwhile), leave the PTY
-        unread for PANE_READ_PAUSE_S: its program blocks on it meanwhile, so neither it nor the
-        kernel's work of moving its output competes for the machine, and the loop waits idle for
-        the keys of the person typing elsewhere (EmulationTurns.paces_reads)."""
+    def _output_slow(self, size: int) -> bool:
+        """Count `size` bytes just read; True while less than PANE_PACED_READ_BYTES came in
+        this stretch of PANE_WATCHED_READ_PAUSE_S and in the one before (a PTY left unread that
+        long never filled: its program did not wait on it)."""
+        now = time.monotonic()
+        since = now - self._stretch_at
+        if since >= PANE_WATCHED_READ_PAUSE_S:
+            # (a stretch that ended long ago counts as none)
+            self._last_stretch_bytes = self._stretch_bytes if since < 2 * PANE_WATCHED_READ_PAUSE_S else 0
+            self._stretch_at, self._stretch_bytes = now, 0
+        self._stretch_bytes += size
+        return max(self._stretch_bytes, self._last_stretch_bytes) < PANE_PACED_READ_BYTES
+
+    def _pause_reading(self, seconds: float) -> None:
+        """Leave the PTY unread for `seconds`. While someone types elsewhere (EmulationTurns.
+        paces_reads), after a read of at most PANE_PACED_READ_BYTES (a longer one keeps pace with
+        a program refilling the PTY as fast as it is read, and holds the loop meanwhile), for
+        PANE_READ_PAUSE_S: its program blocks on it meanwhile, so neither it nor the kernel's
+        work of moving its output competes for the machine, and the loop waits idle for the
+        keys. Input written to the pane ends a pause at once (its echo is awaited)."""
         assert self._loop is not None
         self._set_reading(False)
-        self._read_pause = self._loop.call_later(PANE_READ_PAUSE_S, self._end_read_pause)
+        self._read_pause = self._loop.call_later(seconds, self._end_read_pause)
 
     def _end_read_pause(self) -> None:
+        if self._read_pause is not None:
+            self._read_pause.cancel()  # (when input ends it early)
         self._read_pause = None
         if len(self._backlog) < PANE_PENDING_MAX_BYTES:
             self._set_reading(True)
 
     def _read_output(self, backlog_max: int, budget: int = PTY_READ_BUDGET_PER_WAKEUP_BYTES,
-                     drain: bool = False) -> None:
+                     drain: bool = False) -> int:
         """Move what the PTY holds into the backlog (up to a read budget, and until the backlog
-        holds `backlog_max`), then wait for an emulation turn. `drain` (the program has exited)
-        reads on while the kernel still moves its last output, rather than stopping at what the
-        PTY holds at once."""
+        holds `backlog_max`), then wait for an emulation turn; return how many bytes came. `drain`
+        (the program has exited) reads on while the kernel still moves its last output, rather
+        than stopping at what the PTY holds at once."""
         assert self._process is not None
         chunks: list[bytes] = []
         room = min(budget, backlog_max - len(self._backlog))
@@ -251,6 +277,7 @@ class Pane:
             self._loop.remove_writer(self._process.master_fd)  # no one is left to read input
         if self._eof or len(self._backlog) >= PANE_PENDING_MAX_BYTES:
             self._set_reading(False)
+        return total
 
     def _take_output(self, data: bytes) -> None:
         """The program wrote `data`: record it, tell the taps, and queue it for the screen."""
@@ -345,6 +372,8 @@ class Pane:
         if not data:
             return
         self.typed_at = time.monotonic()
+        if self._read_pause is not None:
+            self._end_read_pause()  # its answer is read as soon as it comes
         self._queue_input(data)
         self._turns.await_answer(self)  # its echo goes before the other panes' bulk
 

@@ -17,7 +17,7 @@ from muxd.executions.record import FAILED_STATUSES, STATUSES, Execution, Executi
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
 from muxd.store.database import Database
-from muxd.store.execution_rows import UPSERT, to_row
+from muxd.store.execution_rows import COLUMNS, SELECT_COLUMNS, to_row
 from muxd.store.execution_store import ExecutionQuery, Scope
 from muxd.store.schema import MIGRATIONS
 from muxd.store.sqlite_executions import SqliteExecutionStore, stack_hash
@@ -157,7 +157,8 @@ def test_an_older_database_upgrades_with_its_tallies_built(tmp_path: Path) -> No
     path = tmp_path / "old.db"
     old = sqlite3.connect(path, isolation_level=None)
     old.executescript("BEGIN; " + "; ".join(MIGRATIONS[:7]) + "; PRAGMA user_version = 7; COMMIT;")
-    old.executemany(UPSERT, [to_row(e) for e in _executions(500, seed=11)])
+    before_hosts = f"INSERT INTO executions ({SELECT_COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS))})"
+    old.executemany(before_hosts, [to_row(e) for e in _executions(500, seed=11)])  # rows as muxd wrote them then
     old.close()
     Database(str(path)).close()  # opened by a newer muxd: migrated
     db = sqlite3.connect(path)

@@ -28,7 +28,8 @@ from muxd.store import execution_tallies as tallies
 from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
 from muxd.store.save_batches import SAVE_TRANSCRIPT, SaveBatches, save_rows, transcript_row
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope
-from muxd.store.location import MEMORY
+from muxd.store.hosts import OWN_ROWS
+from muxd.store.location import MEMORY, is_database_url
 from muxd.executions.fingerprint import stack_hash
 from muxd.sampled_log import SampledLog
 from muxd.store import short_ids
@@ -81,7 +82,8 @@ class SqliteExecutionStore:
                  prune_batch_rows: int = HISTORY_PRUNE_BATCH_ROWS,
                  failure_log_interval_s: float = HISTORY_WRITE_FAILURE_LOG_INTERVAL_S) -> None:
         self._db = db
-        self._readers = (None if db.path == MEMORY else
+        # Reader connections are SQLite's, to a file; PostgreSQL's reads queue on the writer for now.
+        self._readers = (None if db.path == MEMORY or is_database_url(db.path) else
                          ReaderPool(db.path, threads=reader_threads, busy_timeout_s=db.busy_timeout_s))
         self._prune_batch_rows = prune_batch_rows
         self._failure_log_interval_s = failure_log_interval_s
@@ -176,11 +178,13 @@ class SqliteExecutionStore:
                           f"saving the transcript of {execution_id}")
 
     async def interrupt_running(self, now: float) -> int:
-        """Executions left pending/running by a daemon that died become `interrupted`; returns how many."""
+        """Executions this host's daemon left pending/running when it died become `interrupted`;
+        returns how many. Another host's (a shared database) are its daemon's, maybe running."""
 
         def job(db: sqlite3.Connection) -> int:
             with transaction(db):
-                rows = db.execute(f"SELECT {SELECT_COLUMNS} FROM executions WHERE {ACTIVE_ROWS}").fetchall()
+                rows = db.execute(f"SELECT {SELECT_COLUMNS} FROM executions WHERE {ACTIVE_ROWS} "
+                                  f"AND {OWN_ROWS}").fetchall()
                 if not rows:  # as at every clean start: its error's hash (fingerprint.py's patterns) not needed
                     return 0
                 error = ExecutionError(type="interrupted", message=INTERRUPTED_MESSAGE,

@@ -40,6 +40,7 @@ from muxd.protocol import messages as m
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
 from muxd.store.database import Database, busy_timeout_from_env
+from muxd.store.hosts import pane_principal
 from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
@@ -58,7 +59,7 @@ _TOKEN_NAME = re.compile(rf"^[A-Za-z0-9_.@+-]{{1,{TOKEN_NAME_MAX_CHARS}}}$")
 
 @dataclass(frozen=True)
 class Principal:
-    name: str                     # "system", "token:ci-bot", "agent:%3"
+    name: str                     # "system", "token:ci-bot", "agent:%3" ("agent:%3@host": hosts.pane_principal)
     tier: Tier
     token_id: str | None = None
     scoped: bool = False          # True: sees only its panes and the panes granted to it
@@ -227,8 +228,10 @@ class AccessControl:
         return default_scopes(token.kind, token.tier, self.agent_scopes)
 
     def _new_id(self) -> str:
+        # Unique among the tokens this daemon knows; on a database daemons share, among everyone's
+        # too, by 64 random bits in place of 32 (the database's key refuses the unlikely double).
         while True:
-            token_id = f"tk-{secrets.token_hex(4)}"
+            token_id = f"tk-{secrets.token_hex(8 if self.db.shared else 4)}"
             if token_id not in self._by_id and token_id not in self._storing:
                 return token_id
 
@@ -240,7 +243,8 @@ class AccessControl:
         tier = parse_tier(tier)
         token_id = self._new_id()
         if name is None:
-            name = f"token-{token_id[3:]}" if kind == "user" else f"agent:{(panes or ['?'])[0]}"
+            name = (f"token-{token_id[3:]}" if kind == "user"
+                    else pane_principal((panes or ['?'])[0], self.db.principal_host))
         elif not _TOKEN_NAME.match(name):
             raise BadRequest(f"invalid token name {name!r}: 1-{TOKEN_NAME_MAX_CHARS} of letters, digits, _.@+-",
                              field="name")
@@ -483,7 +487,7 @@ class AccessControl:
     def history_principals(self, principal: Principal) -> frozenset[str]:
         """Whose audit rows `principal` may read unless admin: its own and its panes' agents'."""
         visible = self.visible(principal) or set()
-        return frozenset({principal.name} | {f"agent:{pane_id}" for pane_id in visible})
+        return frozenset({principal.name} | {pane_principal(pane_id, self.db.principal_host) for pane_id in visible})
 
     async def history(self, *, limit: int, tool: str | None, principal: str | frozenset[str] | None,
                       status: str | None) -> list[m.AuditRow]:

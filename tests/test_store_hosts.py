@@ -209,3 +209,16 @@ def test_rows_from_before_hosts_were_kept_are_the_files_own(tmp_path: Path) -> N
         assert asyncio.run(SqliteExecutionStore(db).interrupt_running(time.time())) == 1
     finally:
         db.close()
+
+
+def test_a_start_resumes_only_the_checks_of_tasks_completed_through_its_host(
+        connect_store: Callable[..., sqlite3.Connection]) -> None:
+    a, b = connect_store(host="a"), connect_store(host="b")
+    checked = Verification(kind="commands", commands=["make test"])
+    tasks = [task_store.create_task(a, title=f"t{n}", description="", plan=None, priority=1, verification=checked,
+                                    depends_on=[], context={}, created_by="user:me", now=NOW) for n in range(2)]
+    for task, host, agent in ((tasks[0], a, "agent:%1@a"), (tasks[1], b, "agent:%1@b")):
+        task_store.claim(host, task.id, agent, 60, NOW)
+        task_store.complete(host, task.id, agent, output=None, learnings=[], knowledge_quota=0, now=NOW)
+    assert [t.id for t in task_store.pending_verifications(a)] == [tasks[0].id]
+    assert [t.id for t in task_store.pending_verifications(b)] == [tasks[1].id]

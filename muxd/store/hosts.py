@@ -23,7 +23,15 @@ from muxd.config import ENV_HOST, HOST_NAME_MAX_CHARS
 from muxd.errors import BadRequest
 
 HOST_SQL = "muxd_host()"
-OWN_ROWS = "host IN (muxd_host(), '')"  # this daemon's rows, and those from before hosts were kept
+
+
+def own(host: str) -> str:
+    """SQL true when the host `host` (a column, an expression) is this daemon's, or '' (a row from
+    before hosts were kept)."""
+    return f"{host} IN ({HOST_SQL}, '')"
+
+
+OWN_ROWS = own("host")
 # Letters, digits, '.', '_', '-': a hostname's characters. Never '@', which qualifies principals
 # (agent:%3@host) on a shared database.
 _HOST = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{HOST_NAME_MAX_CHARS - 1}}}$")

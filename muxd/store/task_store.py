@@ -21,6 +21,7 @@ from muxd.config import (TASK_LEARNINGS_MAX, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S,
 from muxd.errors import BadRequest, NotFound, TaskInvariantViolated, TaskNotActionable
 from muxd.store import knowledge, quotas, task_verdicts
 from muxd.store.database import driver_error, is_postgres, lock_clause, transaction
+from muxd.store.hosts import own
 from muxd.store.task_moves import (OPEN_BLOCKERS, SYSTEM_ACTOR, check_holder, details, move, renewed_lease, try_move,
                                    verifying)
 from muxd.store.task_rows import (INSERT, from_row, insert_event, insert_values, read_events, read_reviews,
@@ -186,14 +187,18 @@ def next_actionable(c: sqlite3.Connection, *, plan: str | None, priority_lte: in
 
 
 def pending_verifications(c: sqlite3.Connection) -> list[Task]:
-    """Tasks in needs_review whose check muxd runs and has not finished (to resume after a restart)."""
+    """Tasks in needs_review whose check muxd runs and has not finished (to resume after a restart),
+    of this host: the daemon a task was completed through runs its check, and the last event of a
+    task waiting for it is that completion (another host's checks are its own to resume)."""
     def field(column: str, key: str) -> str:
         return f"{column}->>'{key}'" if is_postgres(c) else f"json_extract({column}, '$.{key}')"
 
     return [from_row(row) for row in c.execute(
         f"{select_for(c)} WHERE t.state = 'needs_review' "
         f"AND {field('t.verification', 'kind')} IN ('commands', 'github_pr', 'gitlab_mr') "
-        f"AND {field('t.verification_result', 'status')} IN ('pending', 'running') ORDER BY t.seq")]
+        f"AND {field('t.verification_result', 'status')} IN ('pending', 'running') "
+        f"AND {own('(SELECT e.host FROM task_events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1)')} "
+        "ORDER BY t.seq")]
 
 
 # ---------------------------------------------------------------- a worker's moves

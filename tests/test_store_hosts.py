@@ -22,6 +22,7 @@ from muxd.store import audit, knowledge, task_store, task_verdicts, tokens
 from muxd.store.audit_row import AuditRow
 from muxd.store.database import Database, driver_error
 from muxd.store.execution_rows import COLUMNS, SELECT_COLUMNS, UPSERT, to_row
+from muxd.store.execution_store import ExecutionQuery
 from muxd.store.hosts import host_from_env, host_of, pane_principal
 from muxd.store.opening import open_database
 from muxd.store.schema import MIGRATIONS
@@ -222,3 +223,30 @@ def test_a_start_resumes_only_the_checks_of_tasks_completed_through_its_host(
         task_store.complete(host, task.id, agent, output=None, learnings=[], knowledge_quota=0, now=NOW)
     assert [t.id for t in task_store.pending_verifications(a)] == [tasks[0].id]
     assert [t.id for t in task_store.pending_verifications(b)] == [tasks[1].id]
+
+
+# ---------------------------------------------------------------- a host filter, the fleet by default
+
+def test_history_and_tasks_answer_for_the_fleet_or_for_one_host(open_host: Callable[[str], Database]) -> None:
+    db_a, db_b = open_host("a"), open_host("b")
+    for n, db in ((1, db_a), (2, db_b), (3, db_b)):
+        db.call_sync(lambda c, n=n: c.execute(UPSERT, to_row(execution(n, "success"))))
+        db.call_sync(lambda c, n=n: task_store.create_task(
+            c, title=f"t{n}", description="", plan=None, priority=n, verification=Verification(), depends_on=[],
+            context={}, created_by="user:me", now=NOW))
+    history = SqliteExecutionStore(db_a)
+
+    async def listed(host: str | None) -> tuple[list[str], int]:
+        rows, total = await history.list(ExecutionQuery(host=host))
+        return [e.id for e in rows], total
+
+    assert asyncio.run(listed(None)) == ([execution(n).id for n in (3, 2, 1)], 3)  # newest first, every host's
+    assert asyncio.run(listed("b")) == ([execution(n).id for n in (3, 2)], 2)
+    assert asyncio.run(listed("c")) == ([], 0)
+
+    def titles(host: str | None) -> tuple[list[str], int]:
+        page, total = db_a.call_sync(lambda c: task_store.list_tasks(
+            c, states=None, plan=None, claimed_by=None, limit=10, offset=0, now=NOW, host=host))
+        return [t.title for t in page], total
+
+    assert titles(None) == (["t1", "t2", "t3"], 3) and titles("a") == (["t1"], 1) and titles("b") == (["t2", "t3"], 2)

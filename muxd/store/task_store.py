@@ -125,9 +125,10 @@ def task_reviews(c: sqlite3.Connection, task_id: str) -> list[Review]:
 
 
 def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: str | None, claimed_by: str | None,
-               limit: int, offset: int, now: float,
-               max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> tuple[list[Task], int]:
-    """One page of the tasks matching the filters, by (priority, created_at), and how many match."""
+               limit: int, offset: int, now: float, max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT,
+               host: str | None = None) -> tuple[list[Task], int]:
+    """One page of the tasks matching the filters, by (priority, created_at), and how many match.
+    `host`: only tasks created through that host's daemon (MUXD_HOST); None: the fleet's."""
     _in_range(limit, 1, TASK_LIST_LIMIT_MAX, "limit")
     if offset < 0:
         raise BadRequest("offset must not be negative", field="offset")
@@ -147,6 +148,9 @@ def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: s
         if claimed_by is not None:
             where.append("t.claimed_by = ?")
             params.append(claimed_by)
+        if host is not None:
+            where.append("t.host = ?")
+            params.append(host)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         page = [from_row(row) for row in c.execute(f"{select_for(c)}{clause} {_ORDER} LIMIT ? OFFSET ?",
                                                    (*params, limit, offset))]

@@ -16,7 +16,7 @@ import pytest
 
 from muxd.config import HOST_NAME_MAX_CHARS
 from muxd.daemon.access.control import AccessControl
-from muxd.errors import BadRequest
+from muxd.errors import BadRequest, Conflict
 from muxd.executions.record import Execution
 from muxd.store import audit, knowledge, task_store, task_verdicts, tokens
 from muxd.store.audit_row import AuditRow
@@ -250,3 +250,15 @@ def test_history_and_tasks_answer_for_the_fleet_or_for_one_host(open_host: Calla
         return [t.title for t in page], total
 
     assert titles(None) == (["t1", "t2", "t3"], 3) and titles("a") == (["t1"], 1) and titles("b") == (["t2", "t3"], 2)
+
+
+def test_a_token_name_another_host_took_meanwhile_is_a_conflict(open_host: Callable[[str], Database]) -> None:
+    """Each daemon knows the tokens it loaded: one made through another host since is the
+    database's to refuse, as the same Conflict a daemon gives for a name it knows."""
+    access_a, access_b = AccessControl(open_host("a")), AccessControl(open_host("b"))
+    asyncio.run(access_a.create_token(tier="execute_basic", name="ci-bot"))
+    with pytest.raises(Conflict, match="^a live token is already named ci-bot$"):
+        asyncio.run(access_b.create_token(tier="execute_basic", name="ci-bot"))
+    assert [t.name for t in access_b.tokens()] == []  # nothing half-made
+    _, secret = asyncio.run(access_b.create_token(tier="execute_basic", name="deploy"))
+    assert access_b.principal_for(secret).name == "token:deploy"  # and b goes on serving

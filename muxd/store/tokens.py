@@ -24,6 +24,7 @@ class TokenRecord:
     scopes: tuple[str, ...] | None = None  # None: the default of its kind (daemon/access/control.py)
 
 
+LIVE_NAME = "tokens_live_name"  # the unique index of live tokens' names: its name is in the driver's error
 _COLUMNS = "id, name, hash, kind, tier, panes, created_at, revoked_at, revoked_reason, scopes"
 
 

@@ -39,7 +39,7 @@ from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Un
 from muxd.protocol import messages as m
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
-from muxd.store.database import Database, busy_timeout_from_env
+from muxd.store.database import Database, busy_timeout_from_env, driver_error
 from muxd.store.hosts import pane_principal
 from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
@@ -262,8 +262,18 @@ class AccessControl:
         stored; StoreUnavailable (and no token) when it cannot be."""
         token, secret = self._new_token(tier=tier, name=name, panes=panes, kind="user", scopes=scopes)
         self._storing[token.id] = token
+
+        def insert(c: sqlite3.Connection) -> None:
+            try:
+                tokens.insert_token(c, token)
+            except driver_error(c) as exc:
+                # Another daemon of a shared database made a token of this name since this one loaded its tokens.
+                if tokens.LIVE_NAME in str(exc):
+                    raise Conflict(f"a live token is already named {token.name}", name=token.name) from exc
+                raise
+
         try:
-            await self.db.call(lambda c: tokens.insert_token(c, token), f"creating token {token.name}")
+            await self.db.call(insert, f"creating token {token.name}")
         finally:
             del self._storing[token.id]
         self._remember(token)

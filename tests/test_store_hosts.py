@@ -262,3 +262,15 @@ def test_a_token_name_another_host_took_meanwhile_is_a_conflict(open_host: Calla
     assert [t.name for t in access_b.tokens()] == []  # nothing half-made
     _, secret = asyncio.run(access_b.create_token(tier="execute_basic", name="deploy"))
     assert access_b.principal_for(secret).name == "token:deploy"  # and b goes on serving
+
+
+def test_each_host_prunes_only_the_history_it_wrote(open_host: Callable[[str], Database]) -> None:
+    db_a, db_b = open_host("a"), open_host("b")
+    for n, db in ((1, db_a), (2, db_b), (3, db_a), (4, db_b)):
+        db.call_sync(lambda c, n=n: c.execute(UPSERT, to_row(execution(n, "success"))))
+    history_b = SqliteExecutionStore(db_b)
+    assert asyncio.run(history_b.prune(older_than=NOW + 10, keep_rows=None)) == 2  # b's, all old: a's stay
+    assert asyncio.run(history_b.prune(older_than=None, keep_rows=1)) == 0  # the oldest rows left are a's
+    left = db_a.call_sync(lambda c: c.execute("SELECT host, count(*) FROM executions GROUP BY host").fetchall())
+    assert left == [("a", 2)]
+    assert asyncio.run(SqliteExecutionStore(db_a).prune(older_than=None, keep_rows=1)) == 1

@@ -197,7 +197,9 @@ class SqliteExecutionStore:
 
     async def prune(self, *, older_than: float | None, keep_rows: int | None) -> int:
         """Forget ended executions (and their transcripts) older than `older_than` or beyond the
-        newest `keep_rows`, a batch per writer transaction so other writes get in between."""
+        newest `keep_rows`, a batch per writer transaction so other writes get in between. Only
+        this host's (store/hosts.py): on a shared database each daemon prunes what it wrote, to its
+        own retention, and `keep_rows` counts the fleet's rows, each host's share aging out with it."""
         removed = 0
         if older_than is not None:
             removed += await self._prune_where("at < ?", (older_than,), "pruning old executions")
@@ -231,7 +233,7 @@ class SqliteExecutionStore:
     def _delete_oldest(db: sqlite3.Connection, condition: str, params: tuple[Any, ...], limit: int) -> int:
         """Delete the oldest `limit` ended executions meeting `condition`, with their transcripts."""
         with transaction(db):
-            rows = db.execute(f"SELECT seq, id FROM executions WHERE {ENDED_ROWS} AND {condition} "
+            rows = db.execute(f"SELECT seq, id FROM executions WHERE {ENDED_ROWS} AND {condition} AND {OWN_ROWS} "
                               f"ORDER BY at, seq LIMIT ?", (*params, limit)).fetchall()
             db.executemany("DELETE FROM executions WHERE seq = ?", [(seq,) for seq, _ in rows])
             db.executemany("DELETE FROM execution_transcripts WHERE execution_id = ?",

@@ -16,7 +16,7 @@ import pytest
 
 from muxd.config import HOST_NAME_MAX_CHARS
 from muxd.daemon.access.control import AccessControl
-from muxd.errors import BadRequest, Conflict
+from muxd.errors import BadRequest, Conflict, Unauthorized
 from muxd.executions.record import Execution
 from muxd.store import audit, knowledge, task_store, task_verdicts, tokens
 from muxd.store.audit_row import AuditRow
@@ -193,6 +193,8 @@ def test_a_restart_of_host_b_interrupts_and_revokes_only_bs(open_host: Callable[
     assert [(t.name, t.revoked_at) for t in live] == [(names[0], None)]
     assert restarted.tokens() == [] and restarted.tokens(include_revoked=True)[0].revoked_reason == \
         "pane gone (server restarted)"
+    for access in (access_a, access_b, restarted):
+        access.close()
 
 
 def test_rows_from_before_hosts_were_kept_are_the_files_own(tmp_path: Path) -> None:
@@ -256,12 +258,16 @@ def test_a_token_name_another_host_took_meanwhile_is_a_conflict(open_host: Calla
     """Each daemon knows the tokens it loaded: one made through another host since is the
     database's to refuse, as the same Conflict a daemon gives for a name it knows."""
     access_a, access_b = AccessControl(open_host("a")), AccessControl(open_host("b"))
-    asyncio.run(access_a.create_token(tier="execute_basic", name="ci-bot"))
-    with pytest.raises(Conflict, match="^a live token is already named ci-bot$"):
-        asyncio.run(access_b.create_token(tier="execute_basic", name="ci-bot"))
-    assert [t.name for t in access_b.tokens()] == []  # nothing half-made
-    _, secret = asyncio.run(access_b.create_token(tier="execute_basic", name="deploy"))
-    assert access_b.principal_for(secret).name == "token:deploy"  # and b goes on serving
+    try:
+        made, _ = asyncio.run(access_a.create_token(tier="execute_basic", name="ci-bot"))
+        with pytest.raises(Conflict, match="^a live token is already named ci-bot$"):
+            asyncio.run(access_b.create_token(tier="execute_basic", name="ci-bot"))
+        assert all(t.id == made.id for t in access_b.tokens())  # nothing half-made (a's, once b hears of it)
+        _, secret = asyncio.run(access_b.create_token(tier="execute_basic", name="deploy"))
+        assert access_b.principal_for(secret).name == "token:deploy"  # and b goes on serving
+    finally:
+        access_a.close()
+        access_b.close()
 
 
 def test_each_host_prunes_only_the_history_it_wrote(open_host: Callable[[str], Database]) -> None:
@@ -274,3 +280,35 @@ def test_each_host_prunes_only_the_history_it_wrote(open_host: Callable[[str], D
     left = db_a.call_sync(lambda c: c.execute("SELECT host, count(*) FROM executions GROUP BY host").fetchall())
     assert left == [("a", 2)]
     assert asyncio.run(SqliteExecutionStore(db_a).prune(older_than=None, keep_rows=1)) == 1
+
+
+def test_tokens_made_or_revoked_through_one_host_hold_on_the_other_at_once(postgres_url: str) -> None:
+    """On a shared database: a user token made through host A opens connections on host B, and
+    revoked through A is refused by B (and B's connections greeted with it closed) without B
+    starting again; A's pane tokens are never B's."""
+    access_a = AccessControl(open_database(postgres_url, host="a"))
+    access_b = AccessControl(open_database(postgres_url, host="b"))
+    revoked_on_b: list[str] = []
+    access_b.on_revoked = revoked_on_b.append
+    try:
+        token, secret = asyncio.run(access_a.create_token(tier="execute_basic", name="ci-bot"))
+        pane_secret = access_a.issue_agent_token("%1")
+
+        def welcomed() -> bool:
+            try:
+                return access_b.principal_for(secret).name == "token:ci-bot"
+            except Unauthorized:
+                return False
+
+        wait_until(welcomed, message="b welcomes the token a made")
+        asyncio.run(access_a.create_token(tier="view_only", name="later"))  # after a's pane token, told in order
+        wait_until(lambda: "later" in {t.name for t in access_b.tokens()}, message="b knows a's later token")
+        with pytest.raises(Unauthorized):
+            access_b.principal_for(pane_secret)  # a's pane %1 is not b's
+        asyncio.run(access_a.revoke(token, "leaked"))
+        wait_until(lambda: not welcomed(), message="b refuses the token a revoked")
+        assert revoked_on_b == [token.id]
+        assert access_b.find_token(token.id).revoked_reason == "leaked"
+    finally:
+        access_a.close()
+        access_b.close()

@@ -178,6 +178,7 @@ class Database:
         self.busy_timeout_s = busy_timeout_s
         # Set (once, on the writer thread) when the file turns out damaged while serving.
         self.problem: str | None = None
+        self.closed = False
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db")
         self._db: sqlite3.Connection | None = None
         try:
@@ -284,7 +285,11 @@ class Database:
         future.add_done_callback(report)
 
     def close(self) -> None:
-        """Finish the queued writes (bounded), then close the file (a damaged one too)."""
+        """Finish the queued writes (bounded), then close the file (a damaged one too); once."""
+        if self.closed:
+            return
+        self.closed = True
+
         def shut() -> None:
             assert self._db is not None
             self._db.close()

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from muxd.store.database import transaction
+from muxd.store.database import is_postgres, transaction
 from muxd.store.hosts import HOST_SQL, OWN_ROWS
 
 
@@ -24,6 +24,7 @@ class TokenRecord:
     scopes: tuple[str, ...] | None = None  # None: the default of its kind (daemon/access/control.py)
 
 
+ACCESS_CHANNEL = "muxd_access"  # where a token's change is told to the daemons of a shared database
 LIVE_NAME = "tokens_live_name"  # the unique index of live tokens' names: its name is in the driver's error
 _COLUMNS = "id, name, hash, kind, tier, panes, created_at, revoked_at, revoked_reason, scopes"
 
@@ -39,6 +40,13 @@ def _record(row: tuple[object, ...]) -> TokenRecord:
                 scopes=tuple(json.loads(str(row[9]))) if row[9] is not None else None)
 
 
+def _tell_the_fleet(db: sqlite3.Connection, token_id: str) -> None:
+    """On a shared PostgreSQL database, tell the other daemons that token `token_id` changed (when
+    the caller's transaction commits: daemon/access/token_feed.py listens); nothing on SQLite."""
+    if is_postgres(db):
+        db.execute(f"SELECT pg_notify('{ACCESS_CHANNEL}', ?)", (token_id,))
+
+
 def insert_token(db: sqlite3.Connection, token: TokenRecord, *, unless_there: bool = False) -> None:
     # ON CONFLICT DO NOTHING, not INSERT OR IGNORE: SQLite and PostgreSQL both read it.
     unless = " ON CONFLICT DO NOTHING" if unless_there else ""
@@ -47,6 +55,7 @@ def insert_token(db: sqlite3.Connection, token: TokenRecord, *, unless_there: bo
                 None if token.panes is None else json.dumps(list(token.panes)),
                 token.created_at, token.revoked_at, token.revoked_reason,
                 None if token.scopes is None else json.dumps(list(token.scopes))))
+    _tell_the_fleet(db, token.id)
 
 
 def revoke_token(db: sqlite3.Connection, token_id: str, at: float, reason: str) -> None:
@@ -54,6 +63,7 @@ def revoke_token(db: sqlite3.Connection, token_id: str, at: float, reason: str) 
         db.execute("UPDATE tokens SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL",
                    (at, reason, token_id))
         db.execute("DELETE FROM grants WHERE token_id = ?", (token_id,))
+        _tell_the_fleet(db, token_id)
 
 
 def load_tokens(db: sqlite3.Connection) -> list[TokenRecord]:
@@ -62,6 +72,12 @@ def load_tokens(db: sqlite3.Connection) -> list[TokenRecord]:
     pane %3 is not this one's."""
     return [_record(row) for row in db.execute(
         f"SELECT {_COLUMNS} FROM tokens WHERE panes IS NULL OR {OWN_ROWS} ORDER BY created_at, id")]
+
+
+def load_token(db: sqlite3.Connection, token_id: str) -> list[TokenRecord]:
+    """Token `token_id` as `load_tokens` would have it ([]: not one this host honours)."""
+    return [_record(row) for row in db.execute(
+        f"SELECT {_COLUMNS} FROM tokens WHERE id = ? AND (panes IS NULL OR {OWN_ROWS})", (token_id,))]
 
 
 def add_grant(db: sqlite3.Connection, token: TokenRecord, pane_id: str, at: float) -> None:

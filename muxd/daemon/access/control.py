@@ -45,6 +45,7 @@ from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
 if TYPE_CHECKING:
+    from muxd.daemon.access.token_feed import TokenFeed
     from muxd.daemon.panes.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -165,6 +166,7 @@ class AccessControl:
             log.info("revoked %d pane-bound token(s) left from the previous run", forgotten)
         for token in loaded:
             self._remember(token)
+        self._feed = _token_feed(db)  # what other daemons of a shared database change in the tokens
 
     @classmethod
     def open(cls, server_name: str, env: dict[str, str] | None = None, *, db: Database | None = None) -> AccessControl:
@@ -186,6 +188,8 @@ class AccessControl:
             raise
 
     def close(self) -> None:
+        if self._feed is not None:
+            self._feed.stop()
         self.refused_hellos.flush()
         self.audit_queue.close()
         self.db.close()
@@ -207,10 +211,26 @@ class AccessControl:
             self._by_hash.pop(token.hash, None)
             self._grants.pop(token.id, None)
 
+    def _catch_up(self) -> None:
+        """Take in the tokens other daemons of a shared database made or revoked (TokenFeed): on
+        the loop, before a principal is checked. A token revoked here stays revoked (a row read
+        before this daemon's own revocation was written may still say live)."""
+        if self._feed is None:
+            return
+        for token in self._feed.take():
+            known = self._by_id.get(token.id)
+            if known is not None and known.revoked_at is not None:
+                continue
+            if token.revoked_at is not None and known is not None:
+                self._revoked(known, token.revoked_at, token.revoked_reason or "revoked")
+            else:
+                self._remember(token)
+
     def principal_for(self, secret: str | None) -> Principal:
         """The principal of a Hello: `system` without a token; Unauthorized for an unknown/revoked one."""
         if secret is None or secret == "":
             return SYSTEM
+        self._catch_up()
         token = self._by_hash.get(secret_hash(secret))
         if token is None:
             self.refused_hellos.event()
@@ -220,6 +240,7 @@ class AccessControl:
 
     def is_live(self, token_sha256: str) -> bool:
         """Whether a Hello with the token of this sha256 would be welcomed (live, not revoked)."""
+        self._catch_up()
         return token_sha256 in self._by_hash
 
     def scopes_of(self, token: TokenRecord) -> tuple[str, ...]:
@@ -291,6 +312,7 @@ class AccessControl:
 
     def find_token(self, ref: str) -> TokenRecord:
         """A token by id, else a live token by name."""
+        self._catch_up()
         token = self._by_id.get(ref) or self._live_named(ref)
         if token is None:
             raise NotFound(f"no token {ref!r}", token=ref)
@@ -303,6 +325,7 @@ class AccessControl:
         return token
 
     def tokens(self, include_revoked: bool = False) -> list[TokenRecord]:
+        self._catch_up()
         found = self._by_id.values() if include_revoked else self._by_hash.values()
         return sorted(found, key=lambda t: (t.created_at, t.id))
 
@@ -391,6 +414,7 @@ class AccessControl:
     # ------------------------------------------------------------ checking requests
 
     def _check_live(self, principal: Principal) -> None:
+        self._catch_up()
         token = self._by_id.get(principal.token_id) if principal.token_id is not None else None
         if principal.token_id is not None and (token is None or token.revoked_at is not None):
             raise Unauthorized("this connection's token was revoked")
@@ -504,6 +528,16 @@ class AccessControl:
         await self.audit_queue.drain()  # the rows recorded before this read are in what it reads
         return await self.db.call(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
                                                          status=status), "reading the audit")
+
+
+def _token_feed(db: Database) -> TokenFeed | None:
+    """The feed of other daemons' token changes on a shared (PostgreSQL) database; None on SQLite."""
+    url = getattr(db, "url", None)
+    if not db.shared or url is None:
+        return None
+    from muxd.daemon.access.token_feed import TokenFeed  # psycopg's: never loaded by a SQLite start
+
+    return TokenFeed(db, url)
 
 
 def _without_id(args: Any) -> Any:

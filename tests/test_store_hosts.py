@@ -252,6 +252,11 @@ def test_history_and_tasks_answer_for_the_fleet_or_for_one_host(open_host: Calla
         return [t.title for t in page], total
 
     assert titles(None) == (["t1", "t2", "t3"], 3) and titles("a") == (["t1"], 1) and titles("b") == (["t2", "t3"], 2)
+    actionable = db_a.call_sync(lambda c: task_store.next_actionable(c, plan=None, priority_lte=None, limit=10,
+                                                                     now=NOW, host="b"))
+    assert [t.title for t in actionable] == ["t2", "t3"]
+    taken = db_a.call_sync(lambda c: task_store.claim_next(c, "agent:%1@a", 60, NOW, host="b"))
+    assert taken is not None and taken.title == "t2"  # b's first, though a's t1 comes before it
 
 
 def test_a_token_name_another_host_took_meanwhile_is_a_conflict(open_host: Callable[[str], Database]) -> None:

@@ -159,10 +159,10 @@ def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: s
 
 
 def actionable_query(plan_id: str | None, priority_lte: int | None, limit: int, *,
-                     postgres: bool = False) -> tuple[str, list[Any]]:
+                     postgres: bool = False, host: str | None = None) -> tuple[str, list[Any]]:
     """The SELECT of next_actionable: it walks tasks_ready (tasks_plan_ready with a plan) in
     order and stops after `limit` unblocked rows, never sorting nor reading other states.
-    `postgres`: in PostgreSQL's SQL."""
+    `postgres`: in PostgreSQL's SQL. `host`: only tasks created through that host's daemon."""
     where: list[str] = ["t.state = 'ready'"]
     params: list[Any] = []
     index = "tasks_ready" if plan_id is None else "tasks_plan_ready"
@@ -172,21 +172,24 @@ def actionable_query(plan_id: str | None, priority_lte: int | None, limit: int, 
     if priority_lte is not None:
         where.append("t.priority <= ?")
         params.append(priority_lte)
+    if host is not None:
+        where.append("t.host = ?")
+        params.append(host)
     return (f"{select(index, postgres=postgres)} WHERE {' AND '.join(where)} AND {_UNBLOCKED} {_ORDER} LIMIT ?",
             [*params, limit])
 
 
 def next_actionable(c: sqlite3.Connection, *, plan: str | None, priority_lte: int | None, limit: int, now: float,
-                    max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> list[Task]:
+                    max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT, host: str | None = None) -> list[Task]:
     """Up to `limit` ready tasks whose dependencies are done and that no open blocking review
-    holds, by (priority, created_at)."""
+    holds, by (priority, created_at); `host`: of those created through that host (None: the fleet's)."""
     _in_range(limit, 1, TASK_NEXT_LIMIT_MAX, "limit")
     if priority_lte is not None:
         _in_range(priority_lte, 0, TASK_PRIORITY_MAX, "priority_lte")
     expire_leases(c, now, max_attempts=max_attempts)
     with transaction(c):
         sql, params = actionable_query(_plan(c, plan)[0] if plan is not None else None, priority_lte, limit,
-                                       postgres=is_postgres(c))
+                                       postgres=is_postgres(c), host=host)
         return [from_row(row) for row in c.execute(sql, params)]
 
 
@@ -244,7 +247,8 @@ def _try_claim(c: sqlite3.Connection, task: Task, agent: str, lease_s: int, now:
 
 
 def claim_next(c: sqlite3.Connection, agent: str, lease_s: int, now: float, *, plan: str | None = None,
-               priority_lte: int | None = None, max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> Task | None:
+               priority_lte: int | None = None, max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT,
+               host: str | None = None) -> Task | None:
     """The first actionable task (next_actionable's order) claimed by `agent` for `lease_s`
     seconds; None when no task is actionable. On PostgreSQL a task another claimant is taking
     is passed over, not waited for (SKIP LOCKED): racing workers each take a different one and
@@ -255,7 +259,7 @@ def claim_next(c: sqlite3.Connection, agent: str, lease_s: int, now: float, *, p
     with transaction(c, immediate=True):
         _expire(c, now, max_attempts)
         sql, params = actionable_query(_plan(c, plan)[0] if plan is not None else None, priority_lte, 1,
-                                       postgres=is_postgres(c))
+                                       postgres=is_postgres(c), host=host)
         row = c.execute(sql + lock_clause(c, "t", skip_locked=True), params).fetchone()
         if row is None:
             return None

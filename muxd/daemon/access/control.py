@@ -40,7 +40,7 @@ from muxd.protocol import messages as m
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
 from muxd.store.database import Database, busy_timeout_from_env, driver_error
-from muxd.store.hosts import pane_principal
+from muxd.store.hosts import host_from_env, pane_principal
 from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
@@ -179,7 +179,8 @@ class AccessControl:
         if db is None:
             from muxd.store.opening import open_database  # the daemon's start passes its database
 
-            db = open_database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env))
+            db = open_database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env),
+                               host=host_from_env(env))
         log.info("database: %s", db.path)
         try:
             return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)

@@ -182,8 +182,8 @@ PG_MIGRATIONS: tuple[str, ...] = (
     );
     """,
     # 3: tokens (the sha256 of a secret, never the secret), grants, the audit trail (SQLite's
-    # migration 1, with migration 3's token scopes). Not yet shared by several hosts: pane-bound
-    # tokens and grants name one daemon's panes, and a host column comes with MUXD_HOST.
+    # migration 1, with migration 3's token scopes). Pane-bound tokens and grants name one daemon's
+    # panes: migration 5 says whose (the host column).
     """
     CREATE TABLE tokens (
         id text COLLATE "C" PRIMARY KEY,

@@ -126,15 +126,15 @@ def check_runs_commands(principal: Principal) -> None:
 # ---------------------------------------------------------------- the daemon's access state
 
 class AccessControl:
-    """Tokens and grants (in memory, stored in SQLite), checks, audit and call metrics.
+    """Tokens and grants (in memory, stored in the database), checks, audit and call metrics.
 
     A change someone asks for (token create and revoke, grant, revoke-grant) is committed first
     and applied to the tables in memory after: what is answered is what is stored, and a write
     that fails answers store_unavailable with the tables as they were. The pane bindings the
     daemon makes on its own (a new pane's agent token, the grant of a pane to the scoped token
     that created it, the revocations when a pane goes) take effect at once and are written in
-    the background: none of them outlives the run, since every start revokes the pane-bound
-    tokens and drops every grant (`tokens.forget_pane_bindings`). A write of theirs lost to a
+    the background: none of them outlives the run, since every start revokes its host's
+    pane-bound tokens and drops its grants (`tokens.forget_pane_bindings`). A write of theirs lost to a
     crash or a locked file so changes nothing a restart shows, a pane does not wait on the disk
     to start, and a gone pane's token stops working whether or not the disk takes the change."""
 

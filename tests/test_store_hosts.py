@@ -223,6 +223,7 @@ def test_a_start_resumes_only_the_checks_of_tasks_completed_through_its_host(
     for task, host, agent in ((tasks[0], a, "agent:%1@a"), (tasks[1], b, "agent:%1@b")):
         task_store.claim(host, task.id, agent, 60, NOW)
         task_store.complete(host, task.id, agent, output=None, learnings=[], knowledge_quota=0, now=NOW)
+    task_verdicts.review(b, tasks[0].id, "user:me", "comment", comment="looks fine", now=NOW)  # b writes a's next event
     assert [t.id for t in task_store.pending_verifications(a)] == [tasks[0].id]
     assert [t.id for t in task_store.pending_verifications(b)] == [tasks[1].id]
 

@@ -193,10 +193,14 @@ def next_actionable(c: sqlite3.Connection, *, plan: str | None, priority_lte: in
         return [from_row(row) for row in c.execute(sql, params)]
 
 
+_COMPLETED_THROUGH = ("(SELECT e.host FROM task_events e WHERE e.task_id = t.id AND e.kind = 'completed' "
+                      "ORDER BY e.seq DESC LIMIT 1)")
+
+
 def pending_verifications(c: sqlite3.Connection) -> list[Task]:
     """Tasks in needs_review whose check muxd runs and has not finished (to resume after a restart),
-    of this host: the daemon a task was completed through runs its check, and the last event of a
-    task waiting for it is that completion (another host's checks are its own to resume)."""
+    of this host: the daemon a task was completed through runs its check (the host of its latest
+    completion event); another host's checks are that host's to resume."""
     def field(column: str, key: str) -> str:
         return f"{column}->>'{key}'" if is_postgres(c) else f"json_extract({column}, '$.{key}')"
 
@@ -204,7 +208,7 @@ def pending_verifications(c: sqlite3.Connection) -> list[Task]:
         f"{select_for(c)} WHERE t.state = 'needs_review' "
         f"AND {field('t.verification', 'kind')} IN ('commands', 'github_pr', 'gitlab_mr') "
         f"AND {field('t.verification_result', 'status')} IN ('pending', 'running') "
-        f"AND {own('(SELECT e.host FROM task_events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1)')} "
+        f"AND {own(_COMPLETED_THROUGH)} "
         "ORDER BY t.seq")]
 
 

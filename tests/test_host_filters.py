@@ -1,0 +1,38 @@
+"""The optional host filter of the history's and the queue's requests (issue 30), on a real
+daemon: MUXD_HOST names its rows, a filter of that host answers them all, another host's none,
+and no filter answers the fleet (here, the one daemon)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from muxd.client.connection import Client
+from muxd.protocol.execution_messages import ExecutionStats, ListExecutions
+from muxd.protocol.task_messages import CreateTask, ListTasks, NextActionable
+from muxd.testing.server import MuxdTestServer
+
+
+def test_requests_filter_by_host_and_answer_the_fleet_by_default() -> None:
+    server = MuxdTestServer(env={"MUXD_HOST": "alpha"}).start()
+    try:
+        server.cli("run", "--wait", "--", "true", check=True)
+
+        async def ask() -> None:
+            client = await Client.connect(server.socket_path)
+            try:
+                await client.call(CreateTask, title="build")
+                for host, found in ((None, 1), ("alpha", 1), ("beta", 0)):
+                    executions = await client.call(ListExecutions, host=host)
+                    assert (len(executions.executions), executions.total) == (found, found), host
+                    tasks = await client.call(ListTasks, host=host)
+                    assert [t.title for t in tasks.tasks] == ["build"] * found, host
+                    ready = await client.call(NextActionable, host=host)
+                    assert len(ready.actionable) == found, host
+                    stats = await client.call(ExecutionStats, host=host)
+                    assert sum(s.total for s in stats.agents) == found, host
+            finally:
+                await client.close()
+
+        asyncio.run(ask())
+    finally:
+        server.stop()

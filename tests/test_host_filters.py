@@ -1,6 +1,6 @@
-"""The optional host filter of the history's and the queue's requests (issue 30), on a real
-daemon: MUXD_HOST names its rows, a filter of that host answers them all, another host's none,
-and no filter answers the fleet (here, the one daemon)."""
+"""The optional host filter of the history's and the queue's requests and MCP tools (issue 30),
+on a real daemon: MUXD_HOST names its rows, a filter of that host answers them all, another
+host's none, and no filter answers the fleet (here, the one daemon)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import asyncio
 from muxd.client.connection import Client
 from muxd.protocol.execution_messages import ExecutionStats, ListExecutions
 from muxd.protocol.task_messages import CreateTask, ListTasks, NextActionable
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.server import MuxdTestServer
 
 
@@ -33,6 +34,19 @@ def test_requests_filter_by_host_and_answer_the_fleet_by_default() -> None:
             finally:
                 await client.close()
 
+        async def ask_mcp() -> None:
+            async with mcp_session(server) as session:
+                for host, found in ((None, 1), ("alpha", 1), ("beta", 0)):
+                    args = {} if host is None else {"host": host}
+                    recent = await call_ok(session, "list_recent_executions", **args)
+                    assert recent["total_count"] == found and recent["filters_applied"]["host"] == host
+                    assert (await call_ok(session, "list_tasks", **args))["total"] == found
+                    assert (await call_ok(session, "get_next_actionable", **args))["count"] == found
+                    summary = await call_ok(session, "get_agent_activity_summary", **args)
+                    assert summary["commands"]["total_executions"] == found, summary
+                assert "bad_request" in await call_error(session, "list_tasks", host="")
+
         asyncio.run(ask())
+        asyncio.run(ask_mcp())
     finally:
         server.stop()

@@ -5,6 +5,7 @@ host's none, and no filter answers the fleet (here, the one daemon)."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 from muxd.client.connection import Client
 from muxd.protocol.execution_messages import ExecutionStats, ListExecutions
@@ -48,5 +49,9 @@ def test_requests_filter_by_host_and_answer_the_fleet_by_default() -> None:
 
         asyncio.run(ask())
         asyncio.run(ask_mcp())
+        for host, found in (("alpha", 1), ("beta", 0)):
+            listed = json.loads(server.cli("history", "--host", host, "--json", check=True).stdout)
+            assert listed["total"] == found
+            assert json.loads(server.cli("task", "ls", "--host", host, "--json", check=True).stdout)["total"] == found
     finally:
         server.stop()

@@ -318,3 +318,23 @@ def test_tokens_made_or_revoked_through_one_host_hold_on_the_other_at_once(postg
     finally:
         access_a.close()
         access_b.close()
+
+
+def test_a_revocation_told_while_a_host_was_not_listening_still_reaches_it(postgres_url: str) -> None:
+    """The listeners lose their connections (their backends ended) and a token is revoked meanwhile:
+    once b listens again it reads every token anew, so the revocation holds there all the same."""
+    access_a = AccessControl(open_database(postgres_url, host="a"))
+    access_b = AccessControl(open_database(postgres_url, host="b"))
+    try:
+        token, secret = asyncio.run(access_a.create_token(tier="execute_basic", name="ci-bot"))
+        wait_until(lambda: access_b.is_live(token.hash), message="b knows the token")
+        ended = access_a.db.call_sync(lambda c: c.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").fetchone()[0])
+        assert ended == 2
+        asyncio.run(access_a.revoke(token, "leaked"))
+        wait_until(lambda: not access_b.is_live(token.hash), message="b refuses the revoked token")
+        with pytest.raises(Unauthorized):
+            access_b.principal_for(secret)
+    finally:
+        access_a.close()
+        access_b.close()

@@ -6,6 +6,7 @@ database two "hosts" share. On the shared database pane principals name their ho
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import sqlite3
 import time
@@ -77,6 +78,8 @@ def test_a_daemon_writes_its_host_on_its_rows() -> None:
 
         pane = server.panes("work")[0]["id"]
         assert wait_until(rows, message="the pane's token stored") == [(f"agent:{pane}", "alpha")]
+        assert json.loads(server.cli("server", "status", "--json", check=True).stdout)["host"] == "alpha"
+        assert "\nhost " in server.cli("server", "status", check=True).stdout
     finally:
         server.stop()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sqlite3
 import tempfile
@@ -25,6 +26,7 @@ from _peers import run_benchmark
 from muxd.errors import TaskAlreadyClaimed
 from muxd.store import task_store
 from muxd.store.database import Database
+from muxd.store.hosts import host_from_env, use_host
 from muxd.tasks.model import Verification
 from muxd.testing.claim_race import NEXT_BATCH, race
 from muxd.testing.mcp_http import create_token
@@ -58,6 +60,7 @@ def straight_on_sqlite(tasks: int, workers: int) -> tuple[float, int]:
         def worker(n: int) -> None:
             c = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
             c.execute("PRAGMA journal_mode=WAL")
+            use_host(c, host_from_env(os.environ))  # a claim's event says its host, as the daemon's writer does
             shuffle = random.Random(n).shuffle
             while True:
                 ready = task_store.next_actionable(c, plan="race", priority_lte=None, limit=NEXT_BATCH,

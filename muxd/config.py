@@ -161,6 +161,10 @@ AUDIT_LOSS_LOG_INTERVAL_S = 60.0
 # enough that a caller hears of a stuck database in seconds ($MUXD_DB_BUSY_TIMEOUT_S: the tests
 # that hold the database from another process wait out less).
 DB_BUSY_TIMEOUT_S = 5.0
+# The daemon's host identity ($MUXD_HOST, default the machine's hostname; muxd/store/hosts.py): recorded
+# on every row it writes, so daemons sharing one PostgreSQL database each know their own rows.
+ENV_HOST = "MUXD_HOST"
+HOST_NAME_MAX_CHARS = 63  # a DNS label's limit: a short hostname always fits
 # At open the daemon checks the file's structure (`PRAGMA quick_check`) for at most this long, then
 # starts on what it checked (~130 MB/s: a bigger file's damage is found when it is met).
 DB_OPEN_CHECK_MAX_S = 2.0

@@ -11,6 +11,7 @@ from typing import TypeVar
 import pytest
 
 from muxd.store.database import ENV_BUSY_TIMEOUT, migrate
+from muxd.store.hosts import host_from_env, use_host
 from muxd.store.pg_connection import PgConnection
 from muxd.store.pg_connection import connect as pg_connect
 from muxd.store.pg_schema import migrate as pg_migrate
@@ -32,13 +33,15 @@ def pane_size() -> tuple[int, int]:
 C = TypeVar("C", sqlite3.Connection, PgConnection)
 
 
-def _migrated_connections(open_one: Callable[[], C], migrate_first: Callable[[C], int]) -> Iterator[Callable[[], C]]:
+def _migrated_connections(open_one: Callable[[], C], migrate_first: Callable[[C], int]) -> Iterator[Callable[..., C]]:
     """A fixture's opener of connections to one database, migrated by the first one opened;
-    every one is closed when the fixture ends."""
+    every one is closed when the fixture ends. A connection writes its rows as this machine's
+    (MUXD_HOST, else the hostname), or as `connect(host=…)`'s: two of them stand for two hosts."""
     opened: list[C] = []
 
-    def connect() -> C:
+    def connect(host: str | None = None) -> C:
         db = open_one()
+        use_host(db, host_from_env(os.environ) if host is None else host)
         if not opened:
             migrate_first(db)
         opened.append(db)
@@ -50,7 +53,7 @@ def _migrated_connections(open_one: Callable[[], C], migrate_first: Callable[[C]
 
 
 @pytest.fixture
-def connect_sqlite(tmp_path: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
+def connect_sqlite(tmp_path: Path) -> Iterator[Callable[..., sqlite3.Connection]]:
     """Opens connections to one migrated SQLite file, set up as the daemon's writer sets its own
     (autocommit, WAL); every one is closed at the end of the test."""
     path = tmp_path / "store.db"
@@ -73,6 +76,7 @@ def migrated_pg_template(postgres_cluster: PostgresCluster) -> str:
     name = postgres_cluster.create_database()
     db = pg_connect(postgres_cluster.url(name))
     try:
+        use_host(db, host_from_env(os.environ))
         pg_migrate(db)
     finally:
         db.close()
@@ -80,7 +84,7 @@ def migrated_pg_template(postgres_cluster: PostgresCluster) -> str:
 
 
 @pytest.fixture
-def connect_pg(postgres_cluster: PostgresCluster, migrated_pg_template: str) -> Iterator[Callable[[], PgConnection]]:
+def connect_pg(postgres_cluster: PostgresCluster, migrated_pg_template: str) -> Iterator[Callable[..., PgConnection]]:
     """Opens connections to one migrated PostgreSQL database of the private cluster, new for the
     test (as `connect_store` does for SQLite); every one is closed and the database dropped after."""
     name = postgres_cluster.create_database(template=migrated_pg_template)

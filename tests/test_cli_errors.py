@@ -60,7 +60,7 @@ def test_dash_h_is_help_on_every_command(command: str, capsys: pytest.CaptureFix
 @pytest.mark.parametrize(("args", "says"), [
     (["ls", "--jsn"], "muxd ls: error: unrecognized arguments: --jsn (did you mean --json?)"),
     (["capture-pane", "-Z"], "muxd capture-pane: error: unrecognized arguments: -Z\n"),
-    (["task", "ls", "--sate", "done"], "muxd task ls: error: unrecognized arguments: --sate done (did you mean --state?)"),
+    (["task", "ls", "--sate", "done"], "muxd task ls: error: unrecognized arguments: --sate done (did you mean --state or --host?)"),
 ])
 def test_a_mistyped_flag_gets_the_commands_usage(args: list[str], says: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ from muxd.executions.record import FAILED_STATUSES, STATUSES, Execution, Executi
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
 from muxd.store.database import Database
-from muxd.store.execution_rows import UPSERT, to_row
+from muxd.store.execution_rows import COLUMNS, SELECT_COLUMNS, to_row
 from muxd.store.execution_store import ExecutionQuery, Scope
 from muxd.store.schema import MIGRATIONS
 from muxd.store.sqlite_executions import SqliteExecutionStore, stack_hash
@@ -157,7 +157,8 @@ def test_an_older_database_upgrades_with_its_tallies_built(tmp_path: Path) -> No
     path = tmp_path / "old.db"
     old = sqlite3.connect(path, isolation_level=None)
     old.executescript("BEGIN; " + "; ".join(MIGRATIONS[:7]) + "; PRAGMA user_version = 7; COMMIT;")
-    old.executemany(UPSERT, [to_row(e) for e in _executions(500, seed=11)])
+    before_hosts = f"INSERT INTO executions ({SELECT_COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS))})"
+    old.executemany(before_hosts, [to_row(e) for e in _executions(500, seed=11)])  # rows as muxd wrote them then
     old.close()
     Database(str(path)).close()  # opened by a newer muxd: migrated
     db = sqlite3.connect(path)
@@ -177,6 +178,7 @@ def test_only_queries_over_everything_by_agent_status_or_time_are_tallied() -> N
     assert not tallies.covers(ExecutionQuery(agent_name="a"), by_agent=False, failures=True)
     for narrowed in [ExecutionQuery(scope=Scope(pane_keys=frozenset({"r/%1"}))), ExecutionQuery(task_id="t"),
                      ExecutionQuery(trace_id="t"), ExecutionQuery(pane_key="r/%1"), ExecutionQuery(triggered_by="mcp"),
+                     ExecutionQuery(host="a"),  # the tallies are the fleet's
                      ExecutionQuery(until=BASE)]:
         assert not tallies.covers(narrowed, by_status=True), narrowed
     assert tallies.count(ExecutionQuery(since=BASE)) is None  # a window is counted through its index

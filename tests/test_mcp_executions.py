@@ -37,7 +37,7 @@ async def _async_task_then_result(server: MuxdTestServer) -> None:
         recent = await call_ok(session, "list_recent_executions", agent_name="researcher")
         assert recent["total_count"] == 1 and recent["executions"][0]["id"] == sent["execution_id"]
         assert recent["filters_applied"] == {"hours": 24, "status": None, "agent_name": "researcher",
-                                             "triggered_by": None}
+                                             "triggered_by": None, "host": None}
         # The same idempotency key twice: one execution.
         first = await call_ok(session, "send_task", pane_id="researcher", message="again", idempotency_key="k1",
                               wait=True, wait_timeout_s=20)

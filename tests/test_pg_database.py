@@ -14,6 +14,7 @@ import pytest
 from muxd.daemon.access.control import AccessControl
 from muxd.errors import Internal, StoreUnavailable, Unauthorized
 from muxd.store import task_store
+from muxd.store.hosts import pane_principal
 from muxd.store.pg_connection import PgConnection
 from muxd.store.pg_schema import PG_MIGRATIONS, schema_version
 from muxd.tasks.model import Verification
@@ -148,7 +149,8 @@ def test_tokens_live_in_postgresql_across_a_restart(postgres_url: str) -> None:
 
     try:
         user_secret, revoked_secret, agent_secret = asyncio.run(changes())
-        assert access.principal_for(agent_secret).name == "agent:%3"
+        agent = pane_principal("%3", access.db.host)  # agent:%3@host: a database hosts share
+        assert access.principal_for(agent_secret).name == agent
         assert isinstance(access.db, PgDatabase)
     finally:
         access.close()
@@ -159,6 +161,6 @@ def test_tokens_live_in_postgresql_across_a_restart(postgres_url: str) -> None:
             with pytest.raises(Unauthorized):
                 again.principal_for(gone)
         names = {t.name: t.revoked_reason for t in again.tokens(include_revoked=True)}
-        assert names == {"ci-bot": None, "old": "test", "agent:%3": "pane gone (server restarted)"}
+        assert names == {"ci-bot": None, "old": "test", agent: "pane gone (server restarted)"}
     finally:
         again.close()

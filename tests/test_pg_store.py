@@ -107,6 +107,9 @@ def test_the_tables_are_sqlites_column_for_column(pg: PgConnection, store: sqlit
         (table,)) if (table, column) not in PG_ONLY_COLUMNS] for table in TABLES}
     on_sqlite = {table: [row[1] for row in store.execute(f"PRAGMA table_info({table})")] for table in TABLES}
     assert on_pg == on_sqlite
+    # The host that wrote a row (store/hosts.py), on every table a daemon writes as its own.
+    assert [t for t in TABLES if "host" in on_pg[t]] == ["tasks", "task_events", "task_reviews", "knowledge_entries",
+                                                         "tokens", "grants", "audit", "executions"]
     pg_indexes = {name for name, in pg.execute(
         f"SELECT indexname FROM pg_indexes WHERE tablename IN ({names}) AND indexname NOT LIKE '%\\_pkey' "
         f"AND indexname NOT LIKE '%\\_key'")}

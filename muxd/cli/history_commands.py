@@ -40,6 +40,8 @@ STATS_TABLE_FITTING = (
     ("cut", "NOW"), ("cut", "AGENT"), ("drop", "NOW"),
 )
 
+HOST_HELP = "only what one daemon's host ran (its MUXD_HOST; default: every host sharing the database)"
+
 
 def since_time(text: str | None) -> float | None:
     """`--since`: an age (90s, 30m, 2h, 7d) or an ISO 8601 time."""
@@ -167,6 +169,7 @@ def _report(e: Execution, args: argparse.Namespace, *, waited: bool) -> int:
 
 def _configure_history(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", help="one agent (a pane's name, else its %%id)")
+    p.add_argument("--host", help=HOST_HELP)
     p.add_argument("--status", choices=STATUSES, help="failed: every failure (failed, timeout, interrupted)")
     p.add_argument("--by", dest="triggered_by", choices=TRIGGERS, help="who triggered it")
     p.add_argument("--since", help="an age (30m, 2h, 7d) or an ISO 8601 time (default: all)")
@@ -184,7 +187,7 @@ def _configure_history(p: argparse.ArgumentParser) -> None:
 def history(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("list-executions", "execution-list", agent_name=args.agent, status=args.status,
                         triggered_by=args.triggered_by, since=since_time(args.since), trace_id=args.trace,
-                        task_id=args.task, active=args.active, limit=args.limit, offset=args.offset)
+                        task_id=args.task, active=args.active, limit=args.limit, offset=args.offset, host=args.host)
     if args.json:
         print_json({"executions": reply.executions, "total": reply.total})
     else:
@@ -225,6 +228,7 @@ def _print_command_output(client: Any, execution_id: str) -> None:
 def _configure_failures(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unique", action="store_true", help="one failure per error pattern")
     p.add_argument("--agent")
+    p.add_argument("--host", help=HOST_HELP)
     p.add_argument("--task", help="one task id (or its short id)")
     p.add_argument("--since", help="an age (30m, 2h, 7d) or an ISO 8601 time")
     p.add_argument("--limit", type=int, default=10)
@@ -235,7 +239,7 @@ def _configure_failures(p: argparse.ArgumentParser) -> None:
 @cli_command("failures")(_configure_failures)
 def failures(client: Any, args: argparse.Namespace) -> int:
     reply = client.call("execution-failures", "failure-report", agent_name=args.agent, task_id=args.task,
-                        since=since_time(args.since), limit=args.limit, unique_errors=args.unique)
+                        since=since_time(args.since), limit=args.limit, unique_errors=args.unique, host=args.host)
     if args.json:
         print_json({"failures": reply.failures, "error_patterns": reply.patterns})
         return 0
@@ -254,6 +258,7 @@ def failures(client: Any, args: argparse.Namespace) -> int:
 
 def _configure_stats(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent")
+    p.add_argument("--host", help=HOST_HELP)
     p.add_argument("--hours", type=float, default=24.0, help="look back this many hours (default 24)")
     p.add_argument("--json", action="store_true")
 
@@ -263,7 +268,7 @@ def stats(client: Any, args: argparse.Namespace) -> int:
     if not 0 < args.hours <= 24 * 365:
         raise BadRequest(f"--hours must be between 0 and {24 * 365}, got {args.hours:g}")
     reply = client.call("execution-stats", "execution-stats-reply", agent_name=args.agent,
-                        since=time.time() - args.hours * 3600)
+                        since=time.time() - args.hours * 3600, host=args.host)
     if args.json:
         print_json({"agents": reply.agents, "live": reply.live, "recent_failures": reply.recent_failures})
         return 0

@@ -65,7 +65,7 @@ def server(client: Any, args: argparse.Namespace) -> int:
         ["started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.started_at))
          + f" ({age(status.started_at)} ago)"],
         ["sessions", str(status.sessions)], ["panes", str(status.panes)], ["emulator", status.emulator],
-        ["database", _database(status)], ["log", status.log or "-"],
+        ["database", _database(status)], ["host", status.host], ["log", status.log or "-"],
     ]
     if status.unwritten_executions or status.lost_executions:
         rows.append(["history", f"{status.unwritten_executions} execution(s) wait to be written, "

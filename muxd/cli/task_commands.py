@@ -82,6 +82,7 @@ def _configure_task(p: argparse.ArgumentParser) -> None:
     ls.add_argument("--state", dest="states", action="append", choices=STATES, default=[])
     ls.add_argument("--plan")
     ls.add_argument("--held-by", dest="claimed_by", metavar="PRINCIPAL")
+    ls.add_argument("--host", help="only tasks created through one daemon's host (its MUXD_HOST; default: any)")
     ls.add_argument("--limit", type=int, default=50)
     ls.add_argument("--offset", type=int, default=0)
     add_full_ids_option(ls)
@@ -119,7 +120,7 @@ def task(client: Any, args: argparse.Namespace) -> int:
         return 0
     if action in ("ls", "list"):
         reply = client.call("list-tasks", "task-list", states=args.states, plan=args.plan, claimed_by=args.claimed_by,
-                            limit=args.limit, offset=args.offset)
+                            limit=args.limit, offset=args.offset, host=args.host)
         if args.json:
             print_json({"tasks": reply.tasks, "total": reply.total})
         elif not reply.tasks:

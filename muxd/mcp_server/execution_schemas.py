@@ -123,6 +123,7 @@ class RecentFiltersOutput(TypedDict):
     status: str | None
     agent_name: str | None
     triggered_by: str | None
+    host: str | None
 
 
 class _ListRecent(TypedDict):

@@ -22,7 +22,7 @@ from muxd.mcp_server.execution_views import (
 from muxd.mcp_server.limits import WAIT_TIMEOUT_S_MIN
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
-from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
+from muxd.mcp_server.summary_tools import READ_ONLY, HostFilter, PaneId
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionStats, GetExecution, ListExecutions, SubmitPrompt,
 )
@@ -117,14 +117,15 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         hours: Annotated[float, Field(description="look back this many hours", ge=1, le=HOURS_MAX)] = HOURS_DEFAULT,
         limit: Annotated[int, Field(description="at most this many, newest first", ge=1,
                                     le=LIST_LIMIT_MAX)] = LIST_LIMIT_DEFAULT,
+        host: HostFilter = None,
     ) -> ListRecentExecutionsOutput:
         """What ran across the fleet, newest first: status, trigger and principal, duration, cost,
         whether it failed (failed, timeout or interrupted: see status)."""
         reply = await current_client().call(ListExecutions, agent_name=agent_name, status=status,
-                                            triggered_by=triggered_by, since=_since(hours), limit=limit)
+                                            triggered_by=triggered_by, since=_since(hours), limit=limit, host=host)
         return {"executions": [summary_row(e) for e in reply.executions], "total_count": reply.total,
                 "filters_applied": {"hours": hours, "status": status, "agent_name": agent_name,
-                                    "triggered_by": triggered_by}}
+                                    "triggered_by": triggered_by, "host": host}}
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
     async def get_execution_result(
@@ -148,13 +149,14 @@ def register_execution_tools(tools: ToolRegistry) -> None:
         agent_name: Annotated[str | None, Field(description="one agent; omit for the whole fleet",
                                                 max_length=256)] = None,
         hours: Annotated[float, Field(description="look back this many hours", ge=1, le=HOURS_MAX)] = HOURS_DEFAULT,
+        host: HostFilter = None,
     ) -> AgentActivitySummaryOutput:
         """Health of one agent or the fleet: executions, success rate, cost, average duration, busy or
         not, queue length, recent failures. Agents are agent panes (each row says its agent_type);
         commands (muxd run windows, shell lines) are counted apart under `commands`. `failed`
         counts failed + timeout + interrupted (not cancelled); a cost unknown is null, not 0."""
         reply = await current_client().call(ExecutionStats, agent_name=agent_name, since=_since(hours),
-                                            failures_limit=RECENT_FAILURES)
+                                            failures_limit=RECENT_FAILURES, host=host)
         live = {a.agent_name: a for a in reply.live}
         prompts = {s.agent_name: s for s in reply.agents if s.kind == "prompt"}
         commands = [s for s in reply.agents if s.kind == "command"]

@@ -9,6 +9,7 @@ import msgspec
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from muxd.config import HOST_NAME_MAX_CHARS
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import AgentSummaryOutput, ListAgentsOutput
@@ -22,6 +23,9 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
                             open_world_hint=False)
 
 PaneId = Annotated[str, Field(description="`%N` or the pane's name", min_length=1, max_length=200)]
+# Daemons sharing one database (issue 30) each record their host: a read may ask for one host's rows.
+HostFilter = Annotated[str | None, Field(description="only one daemon's host (its MUXD_HOST); omit for every host",
+                                         min_length=1, max_length=HOST_NAME_MAX_CHARS)]
 
 
 # muxd's fields beyond seed 002's own, left out while they have nothing to say (seed 002's own

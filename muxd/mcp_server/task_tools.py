@@ -18,7 +18,7 @@ from muxd.config import (
 )
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
-from muxd.mcp_server.summary_tools import READ_ONLY, PaneId
+from muxd.mcp_server.summary_tools import READ_ONLY, HostFilter, PaneId
 from muxd.mcp_server.task_schemas import (
     ClaimOutput, CompleteOutput, DispatchOutput, KnowledgeSearchOutput, NextActionableOutput, TaskHistoryOutput,
     TaskListOutput, TaskOutput, TaskStatusOutput,
@@ -69,10 +69,12 @@ def register_task_tools(tools: ToolRegistry) -> None:
         planId: Plan = None,
         priorityLte: Annotated[int | None, Field(description="only tasks with priority <= this", ge=0,
                                                  le=TASK_PRIORITY_MAX)] = None,
+        host: HostFilter = None,
     ) -> NextActionableOutput:
         """The ready tasks to work on next, most urgent first (priority, then age), each with the
         knowledge relevant to it. Then claim_task one of them."""
-        reply = await current_client().call(NextActionable, limit=limit, plan=planId, priority_lte=priorityLte)
+        reply = await current_client().call(NextActionable, limit=limit, plan=planId, priority_lte=priorityLte,
+                                            host=host)
         return {"tasks": [actionable_row(item) for item in reply.actionable], "count": len(reply.actionable)}
 
     @tools.tool(category="tasks", risk="moderate", annotations=IDEMPOTENT)
@@ -150,10 +152,11 @@ def register_task_tools(tools: ToolRegistry) -> None:
         claimedBy: Annotated[str | None, Field(description="only tasks this principal holds", max_length=256)] = None,
         limit: Annotated[int, Field(description="page size", ge=1, le=TASK_LIST_LIMIT_MAX)] = TASK_LIST_LIMIT_DEFAULT,
         offset: Annotated[int, Field(description="skip this many", ge=0, le=TASK_OFFSET_MAX)] = 0,
+        host: HostFilter = None,
     ) -> TaskListOutput:
         """Tasks in queue order (priority, then age), filtered and paged."""
         reply = await current_client().call(ListTasks, states=list(state), plan=plan, claimed_by=claimedBy,
-                                            limit=limit, offset=offset)
+                                            limit=limit, offset=offset, host=host)
         return {"tasks": [task_row(t) for t in reply.tasks], "total": reply.total, "limit": limit, "offset": offset}
 
     @tools.tool(category="tasks", risk="safe", annotations=READ_ONLY)

@@ -76,6 +76,7 @@ class ListExecutions(_Message, tag="list-executions"):
     until: float | None = None
     limit: int = 20
     offset: ListOffset = 0
+    host: Label | None = None           # what one daemon's host (MUXD_HOST) ran; None: every host's
 
 
 class ExecutionFailures(_Message, tag="execution-failures"):
@@ -85,6 +86,7 @@ class ExecutionFailures(_Message, tag="execution-failures"):
     since: float | None = None
     limit: int = 10
     unique_errors: bool = False
+    host: Label | None = None
 
 
 class ExecutionStats(_Message, tag="execution-stats"):
@@ -92,6 +94,7 @@ class ExecutionStats(_Message, tag="execution-stats"):
     agent_name: Label | None = None
     since: float | None = None
     failures_limit: int = 5
+    host: Label | None = None
 
 
 class WaitExecutions(_Message, tag="wait-executions"):

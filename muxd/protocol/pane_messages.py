@@ -411,6 +411,7 @@ class Status(_Message, tag="status"):
     audit_rows_dropped: int = 0  # denied requests' rows that found the audit queue full
     audit_rows_failed: int = 0   # rows the store refused (locked, full, damaged)
     log: str = ""  # the daemon's log file ("": it logs nowhere, as a daemon run inside a test)
+    host: str = ""  # the host its rows are written as (MUXD_HOST, else the hostname)
 
 
 class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):

@@ -65,6 +65,7 @@ class ListTasks(_Message, tag="list-tasks"):
     claimed_by: Label | None = None
     limit: int = TASK_LIST_LIMIT_DEFAULT
     offset: ListOffset = 0
+    host: Label | None = None           # tasks created through one daemon's host (MUXD_HOST); None: any
 
 
 class GetTask(_Message, tag="get-task"):
@@ -77,6 +78,7 @@ class NextActionable(_Message, tag="next-actionable"):
     limit: int = TASK_NEXT_LIMIT_DEFAULT
     plan: Label | None = None
     priority_lte: int | None = None
+    host: Label | None = None
 
 
 class ClaimTask(_Message, tag="claim-task"):

@@ -10,6 +10,7 @@ from typing import Any
 from muxd.config import AUDIT_KEEP_ROWS, AUDIT_PRUNE_EVERY_ROWS
 from muxd.store.audit_row import AuditRow
 from muxd.store.database import transaction
+from muxd.store.hosts import HOST_SQL, OWN_ROWS
 
 
 # A row is an AuditRow: the store hands out exactly what get_tool_history sends.
@@ -18,17 +19,19 @@ _COLUMNS = "ts, principal, kind, tool, args_sha256, status, error_code, rows, la
 
 def append(db: sqlite3.Connection, records: list[AuditRow], *, keep_rows: int = AUDIT_KEEP_ROWS,
            prune_every: int = AUDIT_PRUNE_EVERY_ROWS) -> None:
-    """Add rows in one transaction; each time the ids pass a multiple of `prune_every`, forget the
-    rows older than the newest `keep_rows`."""
+    """Add rows in one transaction; each time the ids pass a multiple of `prune_every`, forget this
+    host's rows older than the newest `keep_rows` of the table. On a database several hosts share,
+    each trims only the rows it wrote (store/hosts.py), when the ids pass such a multiple in its
+    own batch: the table stays about `keep_rows` long, each host's share aging out with it."""
     if not records:
         return
     with transaction(db):
-        db.executemany(f"INSERT INTO audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        db.executemany(f"INSERT INTO audit ({_COLUMNS}, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {HOST_SQL})",
                        [(r.ts, r.principal, r.kind, r.tool, r.args_sha256, r.status, r.error_code, r.rows,
                          r.latency_ms) for r in records])
-        last = db.execute("SELECT max(id) FROM audit").fetchone()[0]  # the rows' last: one writer, ids rising
+        last = db.execute("SELECT max(id) FROM audit").fetchone()[0]  # the rows' last: ids rising
         if last // prune_every > (last - len(records)) // prune_every:
-            db.execute("DELETE FROM audit WHERE id <= ?", (last - keep_rows,))
+            db.execute(f"DELETE FROM audit WHERE id <= ? AND {OWN_ROWS}", (last - keep_rows,))
 
 
 def recent(db: sqlite3.Connection, *, limit: int, tool: str | None = None,

@@ -27,6 +27,7 @@ from typing import TypeVar
 from muxd.config import DB_BUSY_TIMEOUT_S, DB_DIR_MODE, DB_FILE_MODE, DB_OPEN_CHECK_MAX_S, STORE_CLOSE_TIMEOUT_S
 from muxd.errors import BadRequest, Internal, StoreUnavailable
 from muxd.store.location import MEMORY
+from muxd.store.hosts import check_host, host_from_env, use_host
 from muxd.store.schema import MIGRATIONS
 from muxd.store.sqlite_errors import DAMAGED, failure_kind, is_damage, one_line, unavailable
 
@@ -165,12 +166,19 @@ class Database:
     driver_errors: type[Exception] | tuple[type[Exception], ...] = sqlite3.Error
     driver_unavailable = staticmethod(unavailable)
 
+    # Whether other daemons may share this database (PostgreSQL's may: pane principals name
+    # their host there, daemon/access/control.py).
+    shared = False
+
     def __init__(self, path: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S,
-                 check_max_s: float = DB_OPEN_CHECK_MAX_S) -> None:
+                 check_max_s: float = DB_OPEN_CHECK_MAX_S, host: str | None = None) -> None:
         self.path = path
+        # The host recorded on the rows this daemon writes ($MUXD_HOST; store/hosts.py).
+        self.host = host_from_env(os.environ) if host is None else check_host(host, "the host")
         self.busy_timeout_s = busy_timeout_s
         # Set (once, on the writer thread) when the file turns out damaged while serving.
         self.problem: str | None = None
+        self.closed = False
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db")
         self._db: sqlite3.Connection | None = None
         try:
@@ -179,6 +187,12 @@ class Database:
             self._executor.shutdown(wait=False)
             raise
 
+    @property
+    def principal_host(self) -> str | None:
+        """The host pane principals name (hosts.pane_principal): this one on a database daemons
+        share; None on SQLite's, whose principals stay as they were (agent:%3)."""
+        return self.host if self.shared else None
+
     def _open(self, check_max_s: float) -> None:
         doing = f"opening {self.path}"
         try:
@@ -186,6 +200,7 @@ class Database:
                 _create_private(self.path)
             db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
                                  check_same_thread=False)
+            use_host(db, self.host)
         except OSError as exc:
             raise StoreUnavailable(f"the database cannot be opened: {doing}: {exc.strerror or exc}",
                                    reason="cant_open", path=self.path) from exc
@@ -270,7 +285,11 @@ class Database:
         future.add_done_callback(report)
 
     def close(self) -> None:
-        """Finish the queued writes (bounded), then close the file (a damaged one too)."""
+        """Finish the queued writes (bounded), then close the file (a damaged one too); once."""
+        if self.closed:
+            return
+        self.closed = True
+
         def shut() -> None:
             assert self._db is not None
             self._db.close()

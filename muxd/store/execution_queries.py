@@ -30,7 +30,7 @@ AGENTS_CTE = (
     "SELECT (SELECT min(agent_name) FROM executions WHERE agent_name > name) FROM agents WHERE name IS NOT NULL)")
 STATUSES_CTE = "statuses(s) AS (VALUES " + ", ".join(f"('{status}')" for status in STATUSES) + ")"
 KINDS_CTE = "kinds(k) AS (VALUES " + ", ".join(f"('{kind}')" for kind in KINDS) + ")"
-_FILTERED = ("agent_name", "pane_key", "status", "triggered_by", "task_id", "trace_id")
+_FILTERED = ("agent_name", "pane_key", "status", "triggered_by", "task_id", "trace_id", "host")
 Sql = tuple[str, list[Any]]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from muxd.executions.record import ACTIVE_STATUSES, FAILED_STATUSES, Execution, ExecutionError
+from muxd.store.hosts import HOST_SQL
 
 _JSON_FIELDS = frozenset({"tool_calls", "files_written", "sources"})
 _ERROR_COLUMNS = ("error_type", "error_message", "stack_hash")
@@ -19,7 +20,8 @@ _FIELDS: tuple[str, ...] = Execution.__struct_fields__
 COLUMNS: tuple[str, ...] = tuple(column for name in _FIELDS
                                  for column in (_ERROR_COLUMNS if name == "error" else (name,))) + ("at",)
 SELECT_COLUMNS = ", ".join(COLUMNS)
-UPSERT = (f"INSERT INTO executions ({SELECT_COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS))}) "
+# The row's host (store/hosts.py) is the daemon's that first wrote it: an update keeps it.
+UPSERT = (f"INSERT INTO executions ({SELECT_COLUMNS}, host) VALUES ({', '.join('?' * len(COLUMNS))}, {HOST_SQL}) "
           f"ON CONFLICT(id) DO UPDATE SET "
           + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c != "id"))
 

@@ -48,6 +48,7 @@ class ExecutionQuery:
     triggered_by: str | None = None
     task_id: str | None = None
     trace_id: str | None = None
+    host: str | None = None              # the daemon's host that ran it (MUXD_HOST); None: the fleet's
     since: float | None = None           # epoch seconds, inclusive (on started, else queued)
     until: float | None = None           # exclusive
     limit: int = 20

@@ -17,7 +17,7 @@ from muxd.store.execution_store import ExecutionQuery
 HOUR_S = 3600
 _BUCKET = "CAST(at / 3600 AS INTEGER)"  # the triggers' hour of a row, word for word
 # Filters the tallies do not split by: a query with any of them reads the rows.
-_UNTALLIED = ("pane_key", "triggered_by", "task_id", "trace_id", "until")
+_UNTALLIED = ("pane_key", "triggered_by", "task_id", "trace_id", "host", "until")
 
 
 def covers(query: ExecutionQuery, *, by_agent: bool = True, by_status: bool = False,

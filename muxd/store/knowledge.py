@@ -26,6 +26,7 @@ from muxd.config import (KNOWLEDGE_DIGEST_FAILURE_LOG_INTERVAL_S, KNOWLEDGE_DIGE
 from muxd.errors import BadRequest
 from muxd.sampled_log import SampledLog
 from muxd.store.database import is_postgres, transaction
+from muxd.store.hosts import HOST_SQL
 from muxd.tasks.model import KnowledgeEntry, Learning, Task, new_id
 from muxd.tasks.relevance import fts_query, key_terms, score
 
@@ -70,7 +71,7 @@ def _insert(c: sqlite3.Connection, entry: KnowledgeEntry) -> None:
     if len(entry.tags) > KNOWLEDGE_TAGS_MAX:
         raise BadRequest(f"a knowledge entry has at most {KNOWLEDGE_TAGS_MAX} tags", field="tags")
     inserted = c.execute(
-        f"INSERT INTO knowledge_entries ({_COLUMNS.removeprefix('seq, ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO knowledge_entries ({_COLUMNS.removeprefix('seq, ')}, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {HOST_SQL})",
         (entry.id, entry.title, entry.content, msgspec.json.encode(entry.tags).decode() if entry.tags else None,
          entry.source, entry.source_task_id, entry.created_by, entry.created_at))
     if not is_postgres(c):  # PostgreSQL keeps the words with the row itself

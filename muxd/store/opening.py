@@ -12,11 +12,12 @@ from muxd.store.location import is_database_url, redacted
 POSTGRES_EXTRA = "pip install 'muxd[postgres]'"
 
 
-def open_database(location: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> Database:
-    """The opened, migrated database at `location`; StoreUnavailable when it cannot be used (for
-    a URL also when the PostgreSQL driver is not installed)."""
+def open_database(location: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S, host: str | None = None) -> Database:
+    """The opened, migrated database at `location`, writing rows as `host`'s (None: $MUXD_HOST's,
+    store/hosts.py); StoreUnavailable when it cannot be used (for a URL also when the PostgreSQL
+    driver is not installed), BadRequest for a host that cannot be one."""
     if not is_database_url(location):
-        return Database(location, busy_timeout_s=busy_timeout_s)
+        return Database(location, busy_timeout_s=busy_timeout_s, host=host)
     try:
         from muxd.store.pg_database import PgDatabase
     except ImportError as exc:
@@ -25,4 +26,4 @@ def open_database(location: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -
         raise StoreUnavailable(f"the database {redacted(location)} is PostgreSQL's, and its driver is not "
                                f"installed: {POSTGRES_EXTRA}", reason="cant_open",
                                path=redacted(location)) from exc
-    return PgDatabase(location, busy_timeout_s=busy_timeout_s)
+    return PgDatabase(location, busy_timeout_s=busy_timeout_s, host=host)

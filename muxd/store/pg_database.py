@@ -29,6 +29,7 @@ from muxd.config import DB_BUSY_TIMEOUT_S
 from muxd.errors import StoreUnavailable
 from muxd.store import pg_errors
 from muxd.store.database import Database, Job
+from muxd.store.hosts import use_host
 from muxd.store.location import redacted
 from muxd.store.pg_connection import PgConnection, connect
 from muxd.store.pg_schema import migrate
@@ -46,10 +47,12 @@ class PgDatabase(Database):
     driver_errors = psycopg.Error
     driver_unavailable = staticmethod(pg_errors.unavailable)
 
-    def __init__(self, url: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S) -> None:
+    shared = True
+
+    def __init__(self, url: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S, host: str | None = None) -> None:
         self.url = url
         self._conn: PgConnection | None = None
-        super().__init__(redacted(url), busy_timeout_s=busy_timeout_s)
+        super().__init__(redacted(url), busy_timeout_s=busy_timeout_s, host=host)
 
     def refusal_of(self, exc: Exception, doing: str) -> StoreUnavailable:
         """What stops a start when psycopg's `exc` met `doing`: nothing to repair here, as a
@@ -59,6 +62,7 @@ class PgDatabase(Database):
     def _connect(self) -> PgConnection:
         conn = connect(self.url, connect_timeout=max(1, math.ceil(self.busy_timeout_s)))
         conn.execute(f"SET lock_timeout = {max(1, round(self.busy_timeout_s * 1000))}")
+        use_host(conn, self.host)  # what muxd_host() answers: the rows this daemon writes say its host
         return conn
 
     def _open(self, check_max_s: float) -> None:

@@ -182,8 +182,8 @@ PG_MIGRATIONS: tuple[str, ...] = (
     );
     """,
     # 3: tokens (the sha256 of a secret, never the secret), grants, the audit trail (SQLite's
-    # migration 1, with migration 3's token scopes). Not yet shared by several hosts: pane-bound
-    # tokens and grants name one daemon's panes, and a host column comes with MUXD_HOST.
+    # migration 1, with migration 3's token scopes). Pane-bound tokens and grants name one daemon's
+    # panes: migration 5 says whose (the host column).
     """
     CREATE TABLE tokens (
         id text COLLATE "C" PRIMARY KEY,
@@ -321,6 +321,26 @@ PG_MIGRATIONS: tuple[str, ...] = (
     {_kept("status_counts")}
     {_kept("hours")}
     {_kept("failures")}
+    """,
+    # 5: the host that wrote each row (MUXD_HOST, store/hosts.py; SQLite's migration 9). muxd_host()
+    # answers the session's muxd.host, which each daemon's connection sets (NULL where none was
+    # set, which no host column takes: a row of no host is never written); the table modules name
+    # it in their INSERTs, the defaults cover a writer that does not. Rows already there take the
+    # migrating daemon's host. A live pane-bound token's name is unique per host, a fleet-wide
+    # token's in the fleet.
+    """
+    CREATE FUNCTION muxd_host() RETURNS text LANGUAGE sql STABLE AS $$ SELECT current_setting('muxd.host', true) $$;
+    ALTER TABLE executions ADD COLUMN host text NOT NULL DEFAULT muxd_host();
+    ALTER TABLE tasks ADD COLUMN host text NOT NULL DEFAULT muxd_host();
+    ALTER TABLE task_events ADD COLUMN host text NOT NULL DEFAULT muxd_host();
+    ALTER TABLE task_reviews ADD COLUMN host text NOT NULL DEFAULT muxd_host();
+    ALTER TABLE knowledge_entries ADD COLUMN host text NOT NULL DEFAULT muxd_host();
+    ALTER TABLE audit ADD COLUMN host text NOT NULL DEFAULT muxd_host();
+    ALTER TABLE tokens ADD COLUMN host text NOT NULL DEFAULT muxd_host();
+    ALTER TABLE grants ADD COLUMN host text NOT NULL DEFAULT muxd_host();
+    DROP INDEX tokens_live_name;
+    CREATE UNIQUE INDEX tokens_live_name ON tokens((CASE WHEN panes IS NULL THEN '' ELSE host END), name)
+        WHERE revoked_at IS NULL;
     """,
 )
 

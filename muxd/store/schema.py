@@ -348,4 +348,20 @@ MIGRATIONS: tuple[str, ...] = (
     {_kept("hours", _hours, ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used", "duration_ms"))}
     {_kept("failures", _failures, ("status", "stack_hash", "at"), only=_FAILURE)}
     """,
+    # 9: the host that wrote each row (MUXD_HOST, store/hosts.py), as on a PostgreSQL database that
+    # daemons share: one row shape on both. Rows from before it have host ''. A live token's
+    # name is unique per host when it is bound to panes (they are one host's), fleet-wide when not.
+    """
+    ALTER TABLE executions ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE tasks ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE task_events ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE task_reviews ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE knowledge_entries ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE audit ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE tokens ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE grants ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    DROP INDEX tokens_live_name;
+    CREATE UNIQUE INDEX tokens_live_name ON tokens((CASE WHEN panes IS NULL THEN '' ELSE host END), name)
+        WHERE revoked_at IS NULL;
+    """,
 )

@@ -28,7 +28,8 @@ from muxd.store import execution_tallies as tallies
 from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
 from muxd.store.save_batches import SAVE_TRANSCRIPT, SaveBatches, save_rows, transcript_row
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope
-from muxd.store.location import MEMORY
+from muxd.store.hosts import OWN_ROWS
+from muxd.store.location import MEMORY, is_database_url
 from muxd.executions.fingerprint import stack_hash
 from muxd.sampled_log import SampledLog
 from muxd.store import short_ids
@@ -81,7 +82,8 @@ class SqliteExecutionStore:
                  prune_batch_rows: int = HISTORY_PRUNE_BATCH_ROWS,
                  failure_log_interval_s: float = HISTORY_WRITE_FAILURE_LOG_INTERVAL_S) -> None:
         self._db = db
-        self._readers = (None if db.path == MEMORY else
+        # Reader connections are SQLite's, to a file; PostgreSQL's reads queue on the writer for now.
+        self._readers = (None if db.path == MEMORY or is_database_url(db.path) else
                          ReaderPool(db.path, threads=reader_threads, busy_timeout_s=db.busy_timeout_s))
         self._prune_batch_rows = prune_batch_rows
         self._failure_log_interval_s = failure_log_interval_s
@@ -176,11 +178,13 @@ class SqliteExecutionStore:
                           f"saving the transcript of {execution_id}")
 
     async def interrupt_running(self, now: float) -> int:
-        """Executions left pending/running by a daemon that died become `interrupted`; returns how many."""
+        """Executions this host's daemon left pending/running when it died become `interrupted`;
+        returns how many. Another host's (a shared database) are its daemon's, maybe running."""
 
         def job(db: sqlite3.Connection) -> int:
             with transaction(db):
-                rows = db.execute(f"SELECT {SELECT_COLUMNS} FROM executions WHERE {ACTIVE_ROWS}").fetchall()
+                rows = db.execute(f"SELECT {SELECT_COLUMNS} FROM executions WHERE {ACTIVE_ROWS} "
+                                  f"AND {OWN_ROWS}").fetchall()
                 if not rows:  # as at every clean start: its error's hash (fingerprint.py's patterns) not needed
                     return 0
                 error = ExecutionError(type="interrupted", message=INTERRUPTED_MESSAGE,
@@ -193,7 +197,9 @@ class SqliteExecutionStore:
 
     async def prune(self, *, older_than: float | None, keep_rows: int | None) -> int:
         """Forget ended executions (and their transcripts) older than `older_than` or beyond the
-        newest `keep_rows`, a batch per writer transaction so other writes get in between."""
+        newest `keep_rows`, a batch per writer transaction so other writes get in between. Only
+        this host's (store/hosts.py): on a shared database each daemon prunes what it wrote, to its
+        own retention, and `keep_rows` counts the fleet's rows, each host's share aging out with it."""
         removed = 0
         if older_than is not None:
             removed += await self._prune_where("at < ?", (older_than,), "pruning old executions")
@@ -227,7 +233,7 @@ class SqliteExecutionStore:
     def _delete_oldest(db: sqlite3.Connection, condition: str, params: tuple[Any, ...], limit: int) -> int:
         """Delete the oldest `limit` ended executions meeting `condition`, with their transcripts."""
         with transaction(db):
-            rows = db.execute(f"SELECT seq, id FROM executions WHERE {ENDED_ROWS} AND {condition} "
+            rows = db.execute(f"SELECT seq, id FROM executions WHERE {ENDED_ROWS} AND {condition} AND {OWN_ROWS} "
                               f"ORDER BY at, seq LIMIT ?", (*params, limit)).fetchall()
             db.executemany("DELETE FROM executions WHERE seq = ?", [(seq,) for seq, _ in rows])
             db.executemany("DELETE FROM execution_transcripts WHERE execution_id = ?",

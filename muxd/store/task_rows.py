@@ -14,6 +14,7 @@ import msgspec
 
 from muxd.errors import NotFound
 from muxd.store.database import is_postgres, lock_clause
+from muxd.store.hosts import HOST_SQL
 from muxd.tasks.model import Review, Task, TaskEvent, Verification, VerificationResult
 
 COLUMNS: tuple[str, ...] = tuple(name for name in Task.__struct_fields__ if name not in ("plan", "depends_on"))
@@ -45,7 +46,8 @@ def select_for(c: object, index: str | None = None) -> str:
     if not is_postgres(c):
         return SELECT if index is None else select(index)
     return _SELECT_PG
-INSERT = f"INSERT INTO tasks ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+# The host: the daemon that wrote the row (store/hosts.py), on every table of the queue.
+INSERT = f"INSERT INTO tasks ({', '.join(COLUMNS)}, host) VALUES ({', '.join('?' * len(COLUMNS))}, {HOST_SQL})"
 # The state in the WHERE is the one the move started from: a compare-and-set.
 UPDATE = (f"UPDATE tasks SET {', '.join(c + ' = ?' for c in MUTABLE)} WHERE id = ? AND state = ?")
 
@@ -105,8 +107,8 @@ def require_task(c: sqlite3.Connection, task_id: str) -> None:
 # ---------------------------------------------------------------- events and reviews
 
 def insert_event(c: sqlite3.Connection, event: TaskEvent) -> None:
-    c.execute("INSERT INTO task_events (task_id, at, kind, actor, from_state, to_state, detail) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?)",
+    c.execute("INSERT INTO task_events (task_id, at, kind, actor, from_state, to_state, detail, host) "
+              f"VALUES (?, ?, ?, ?, ?, ?, ?, {HOST_SQL})",
               (event.task_id, event.at, event.kind, event.actor, event.from_state, event.to_state,
                json_text(event.detail) if event.detail else None))
 
@@ -121,8 +123,8 @@ def read_events(c: sqlite3.Connection, task_id: str, limit: int) -> list[TaskEve
 
 
 def insert_review(c: sqlite3.Connection, review: Review) -> None:
-    c.execute("INSERT INTO task_reviews (task_id, at, reviewer, verdict, comment, blocking, resolved_at) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?)",
+    c.execute("INSERT INTO task_reviews (task_id, at, reviewer, verdict, comment, blocking, resolved_at, host) "
+              f"VALUES (?, ?, ?, ?, ?, ?, ?, {HOST_SQL})",
               (review.task_id, review.at, review.reviewer, review.verdict, review.comment, int(review.blocking),
                review.resolved_at))
 

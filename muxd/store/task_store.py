@@ -21,6 +21,7 @@ from muxd.config import (TASK_LEARNINGS_MAX, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S,
 from muxd.errors import BadRequest, NotFound, TaskInvariantViolated, TaskNotActionable
 from muxd.store import knowledge, quotas, task_verdicts
 from muxd.store.database import driver_error, is_postgres, lock_clause, transaction
+from muxd.store.hosts import own
 from muxd.store.task_moves import (OPEN_BLOCKERS, SYSTEM_ACTOR, check_holder, details, move, renewed_lease, try_move,
                                    verifying)
 from muxd.store.task_rows import (INSERT, from_row, insert_event, insert_values, read_events, read_reviews,
@@ -124,9 +125,10 @@ def task_reviews(c: sqlite3.Connection, task_id: str) -> list[Review]:
 
 
 def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: str | None, claimed_by: str | None,
-               limit: int, offset: int, now: float,
-               max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> tuple[list[Task], int]:
-    """One page of the tasks matching the filters, by (priority, created_at), and how many match."""
+               limit: int, offset: int, now: float, max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT,
+               host: str | None = None) -> tuple[list[Task], int]:
+    """One page of the tasks matching the filters, by (priority, created_at), and how many match.
+    `host`: only tasks created through that host's daemon (MUXD_HOST); None: the fleet's."""
     _in_range(limit, 1, TASK_LIST_LIMIT_MAX, "limit")
     if offset < 0:
         raise BadRequest("offset must not be negative", field="offset")
@@ -146,6 +148,9 @@ def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: s
         if claimed_by is not None:
             where.append("t.claimed_by = ?")
             params.append(claimed_by)
+        if host is not None:
+            where.append("t.host = ?")
+            params.append(host)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         page = [from_row(row) for row in c.execute(f"{select_for(c)}{clause} {_ORDER} LIMIT ? OFFSET ?",
                                                    (*params, limit, offset))]
@@ -154,10 +159,10 @@ def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: s
 
 
 def actionable_query(plan_id: str | None, priority_lte: int | None, limit: int, *,
-                     postgres: bool = False) -> tuple[str, list[Any]]:
+                     postgres: bool = False, host: str | None = None) -> tuple[str, list[Any]]:
     """The SELECT of next_actionable: it walks tasks_ready (tasks_plan_ready with a plan) in
     order and stops after `limit` unblocked rows, never sorting nor reading other states.
-    `postgres`: in PostgreSQL's SQL."""
+    `postgres`: in PostgreSQL's SQL. `host`: only tasks created through that host's daemon."""
     where: list[str] = ["t.state = 'ready'"]
     params: list[Any] = []
     index = "tasks_ready" if plan_id is None else "tasks_plan_ready"
@@ -167,33 +172,44 @@ def actionable_query(plan_id: str | None, priority_lte: int | None, limit: int, 
     if priority_lte is not None:
         where.append("t.priority <= ?")
         params.append(priority_lte)
+    if host is not None:
+        where.append("t.host = ?")
+        params.append(host)
     return (f"{select(index, postgres=postgres)} WHERE {' AND '.join(where)} AND {_UNBLOCKED} {_ORDER} LIMIT ?",
             [*params, limit])
 
 
 def next_actionable(c: sqlite3.Connection, *, plan: str | None, priority_lte: int | None, limit: int, now: float,
-                    max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> list[Task]:
+                    max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT, host: str | None = None) -> list[Task]:
     """Up to `limit` ready tasks whose dependencies are done and that no open blocking review
-    holds, by (priority, created_at)."""
+    holds, by (priority, created_at); `host`: of those created through that host (None: the fleet's)."""
     _in_range(limit, 1, TASK_NEXT_LIMIT_MAX, "limit")
     if priority_lte is not None:
         _in_range(priority_lte, 0, TASK_PRIORITY_MAX, "priority_lte")
     expire_leases(c, now, max_attempts=max_attempts)
     with transaction(c):
         sql, params = actionable_query(_plan(c, plan)[0] if plan is not None else None, priority_lte, limit,
-                                       postgres=is_postgres(c))
+                                       postgres=is_postgres(c), host=host)
         return [from_row(row) for row in c.execute(sql, params)]
 
 
+_COMPLETED_THROUGH = ("(SELECT e.host FROM task_events e WHERE e.task_id = t.id AND e.kind = 'completed' "
+                      "ORDER BY e.seq DESC LIMIT 1)")
+
+
 def pending_verifications(c: sqlite3.Connection) -> list[Task]:
-    """Tasks in needs_review whose check muxd runs and has not finished (to resume after a restart)."""
+    """Tasks in needs_review whose check muxd runs and has not finished (to resume after a restart),
+    of this host: the daemon a task was completed through runs its check (the host of its latest
+    completion event); another host's checks are that host's to resume."""
     def field(column: str, key: str) -> str:
         return f"{column}->>'{key}'" if is_postgres(c) else f"json_extract({column}, '$.{key}')"
 
     return [from_row(row) for row in c.execute(
         f"{select_for(c)} WHERE t.state = 'needs_review' "
         f"AND {field('t.verification', 'kind')} IN ('commands', 'github_pr', 'gitlab_mr') "
-        f"AND {field('t.verification_result', 'status')} IN ('pending', 'running') ORDER BY t.seq")]
+        f"AND {field('t.verification_result', 'status')} IN ('pending', 'running') "
+        f"AND {own(_COMPLETED_THROUGH)} "
+        "ORDER BY t.seq")]
 
 
 # ---------------------------------------------------------------- a worker's moves
@@ -235,7 +251,8 @@ def _try_claim(c: sqlite3.Connection, task: Task, agent: str, lease_s: int, now:
 
 
 def claim_next(c: sqlite3.Connection, agent: str, lease_s: int, now: float, *, plan: str | None = None,
-               priority_lte: int | None = None, max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT) -> Task | None:
+               priority_lte: int | None = None, max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT,
+               host: str | None = None) -> Task | None:
     """The first actionable task (next_actionable's order) claimed by `agent` for `lease_s`
     seconds; None when no task is actionable. On PostgreSQL a task another claimant is taking
     is passed over, not waited for (SKIP LOCKED): racing workers each take a different one and
@@ -246,7 +263,7 @@ def claim_next(c: sqlite3.Connection, agent: str, lease_s: int, now: float, *, p
     with transaction(c, immediate=True):
         _expire(c, now, max_attempts)
         sql, params = actionable_query(_plan(c, plan)[0] if plan is not None else None, priority_lte, 1,
-                                       postgres=is_postgres(c))
+                                       postgres=is_postgres(c), host=host)
         row = c.execute(sql + lock_clause(c, "t", skip_locked=True), params).fetchone()
         if row is None:
             return None

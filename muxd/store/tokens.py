@@ -6,7 +6,8 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from muxd.store.database import transaction
+from muxd.store.database import is_postgres, transaction
+from muxd.store.hosts import HOST_SQL, OWN_ROWS
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,8 @@ class TokenRecord:
     scopes: tuple[str, ...] | None = None  # None: the default of its kind (daemon/access/control.py)
 
 
+ACCESS_CHANNEL = "muxd_access"  # where a token's change is told to the daemons of a shared database
+LIVE_NAME = "tokens_live_name"  # the unique index of live tokens' names: its name is in the driver's error
 _COLUMNS = "id, name, hash, kind, tier, panes, created_at, revoked_at, revoked_reason, scopes"
 
 
@@ -37,14 +40,22 @@ def _record(row: tuple[object, ...]) -> TokenRecord:
                 scopes=tuple(json.loads(str(row[9]))) if row[9] is not None else None)
 
 
+def _tell_the_fleet(db: sqlite3.Connection, token_id: str) -> None:
+    """On a shared PostgreSQL database, tell the other daemons that token `token_id` changed (when
+    the caller's transaction commits: daemon/access/token_feed.py listens); nothing on SQLite."""
+    if is_postgres(db):
+        db.execute(f"SELECT pg_notify('{ACCESS_CHANNEL}', ?)", (token_id,))
+
+
 def insert_token(db: sqlite3.Connection, token: TokenRecord, *, unless_there: bool = False) -> None:
     # ON CONFLICT DO NOTHING, not INSERT OR IGNORE: SQLite and PostgreSQL both read it.
     unless = " ON CONFLICT DO NOTHING" if unless_there else ""
-    db.execute(f"INSERT INTO tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?){unless}",
+    db.execute(f"INSERT INTO tokens ({_COLUMNS}, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {HOST_SQL}){unless}",
                (token.id, token.name, token.hash, token.kind, token.tier,
                 None if token.panes is None else json.dumps(list(token.panes)),
                 token.created_at, token.revoked_at, token.revoked_reason,
                 None if token.scopes is None else json.dumps(list(token.scopes))))
+    _tell_the_fleet(db, token.id)
 
 
 def revoke_token(db: sqlite3.Connection, token_id: str, at: float, reason: str) -> None:
@@ -52,11 +63,21 @@ def revoke_token(db: sqlite3.Connection, token_id: str, at: float, reason: str) 
         db.execute("UPDATE tokens SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL",
                    (at, reason, token_id))
         db.execute("DELETE FROM grants WHERE token_id = ?", (token_id,))
+        _tell_the_fleet(db, token_id)
 
 
 def load_tokens(db: sqlite3.Connection) -> list[TokenRecord]:
-    """Every token, revoked ones included, oldest first."""
-    return [_record(row) for row in db.execute(f"SELECT {_COLUMNS} FROM tokens ORDER BY created_at, id")]
+    """The tokens this host honours, revoked ones included, oldest first: every token not bound to
+    panes (valid fleet-wide), and the pane-bound ones of this host (store/hosts.py): another host's
+    pane %3 is not this one's."""
+    return [_record(row) for row in db.execute(
+        f"SELECT {_COLUMNS} FROM tokens WHERE panes IS NULL OR {OWN_ROWS} ORDER BY created_at, id")]
+
+
+def load_token(db: sqlite3.Connection, token_id: str) -> list[TokenRecord]:
+    """Token `token_id` as `load_tokens` would have it ([]: not one this host honours)."""
+    return [_record(row) for row in db.execute(
+        f"SELECT {_COLUMNS} FROM tokens WHERE id = ? AND (panes IS NULL OR {OWN_ROWS})", (token_id,))]
 
 
 def add_grant(db: sqlite3.Connection, token: TokenRecord, pane_id: str, at: float) -> None:
@@ -64,7 +85,8 @@ def add_grant(db: sqlite3.Connection, token: TokenRecord, pane_id: str, at: floa
     in the background (daemon/access/control.py), and a failed write of it must not fail its grants."""
     with transaction(db):
         insert_token(db, token, unless_there=True)
-        db.execute("INSERT INTO grants (token_id, pane_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        db.execute(f"INSERT INTO grants (token_id, pane_id, granted_at, host) VALUES (?, ?, ?, {HOST_SQL}) "
+                   "ON CONFLICT DO NOTHING",
                    (token.id, pane_id, at))
 
 
@@ -73,21 +95,24 @@ def remove_grant(db: sqlite3.Connection, token_id: str, pane_id: str) -> None:
 
 
 def remove_grants_of_pane(db: sqlite3.Connection, pane_id: str) -> None:
-    db.execute("DELETE FROM grants WHERE pane_id = ?", (pane_id,))
+    """Drop the grants of this host's pane `pane_id` (another host's pane of that id is another pane)."""
+    db.execute(f"DELETE FROM grants WHERE pane_id = ? AND {OWN_ROWS}", (pane_id,))
 
 
 def load_grants(db: sqlite3.Connection) -> dict[str, set[str]]:
+    """This host's grants: token id -> the pane ids granted to it."""
     grants: dict[str, set[str]] = {}
-    for token_id, pane_id in db.execute("SELECT token_id, pane_id FROM grants"):
+    for token_id, pane_id in db.execute(f"SELECT token_id, pane_id FROM grants WHERE {OWN_ROWS}"):
         grants.setdefault(str(token_id), set()).add(str(pane_id))
     return grants
 
 
 def forget_pane_bindings(db: sqlite3.Connection, at: float) -> int:
-    """At start-up: pane ids restart with the daemon, so every pane-bound token and grant of the
-    previous run refers to panes that are gone. Revoke those tokens, drop all grants."""
+    """At start-up: pane ids restart with the daemon, so every pane-bound token and grant of this
+    host's previous run refers to panes that are gone. Revoke those tokens, drop those grants; other
+    hosts' (a shared database) are theirs, live."""
     with transaction(db):
         count = db.execute("UPDATE tokens SET revoked_at = ?, revoked_reason = 'pane gone (server restarted)' "
-                           "WHERE revoked_at IS NULL AND panes IS NOT NULL", (at,)).rowcount
-        db.execute("DELETE FROM grants")
+                           f"WHERE revoked_at IS NULL AND panes IS NOT NULL AND {OWN_ROWS}", (at,)).rowcount
+        db.execute(f"DELETE FROM grants WHERE {OWN_ROWS}")
     return count

@@ -39,11 +39,13 @@ from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Un
 from muxd.protocol import messages as m
 from muxd.store import audit, tokens
 from muxd.store.audit import args_sha256
-from muxd.store.database import Database, busy_timeout_from_env
+from muxd.store.database import Database, busy_timeout_from_env, driver_error
+from muxd.store.hosts import host_from_env, pane_principal
 from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
 if TYPE_CHECKING:
+    from muxd.daemon.access.token_feed import TokenFeed
     from muxd.daemon.panes.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -58,7 +60,7 @@ _TOKEN_NAME = re.compile(rf"^[A-Za-z0-9_.@+-]{{1,{TOKEN_NAME_MAX_CHARS}}}$")
 
 @dataclass(frozen=True)
 class Principal:
-    name: str                     # "system", "token:ci-bot", "agent:%3"
+    name: str                     # "system", "token:ci-bot", "agent:%3" ("agent:%3@host": hosts.pane_principal)
     tier: Tier
     token_id: str | None = None
     scoped: bool = False          # True: sees only its panes and the panes granted to it
@@ -124,15 +126,15 @@ def check_runs_commands(principal: Principal) -> None:
 # ---------------------------------------------------------------- the daemon's access state
 
 class AccessControl:
-    """Tokens and grants (in memory, stored in SQLite), checks, audit and call metrics.
+    """Tokens and grants (in memory, stored in the database), checks, audit and call metrics.
 
     A change someone asks for (token create and revoke, grant, revoke-grant) is committed first
     and applied to the tables in memory after: what is answered is what is stored, and a write
     that fails answers store_unavailable with the tables as they were. The pane bindings the
     daemon makes on its own (a new pane's agent token, the grant of a pane to the scoped token
     that created it, the revocations when a pane goes) take effect at once and are written in
-    the background: none of them outlives the run, since every start revokes the pane-bound
-    tokens and drops every grant (`tokens.forget_pane_bindings`). A write of theirs lost to a
+    the background: none of them outlives the run, since every start revokes its host's
+    pane-bound tokens and drops its grants (`tokens.forget_pane_bindings`). A write of theirs lost to a
     crash or a locked file so changes nothing a restart shows, a pane does not wait on the disk
     to start, and a gone pane's token stops working whether or not the disk takes the change."""
 
@@ -164,6 +166,7 @@ class AccessControl:
             log.info("revoked %d pane-bound token(s) left from the previous run", forgotten)
         for token in loaded:
             self._remember(token)
+        self._feed = _token_feed(db)  # what other daemons of a shared database change in the tokens
 
     @classmethod
     def open(cls, server_name: str, env: dict[str, str] | None = None, *, db: Database | None = None) -> AccessControl:
@@ -176,7 +179,8 @@ class AccessControl:
         if db is None:
             from muxd.store.opening import open_database  # the daemon's start passes its database
 
-            db = open_database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env))
+            db = open_database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env),
+                               host=host_from_env(env))
         log.info("database: %s", db.path)
         try:
             return cls(db, agent_tier=agent_tier, agent_scopes=agent_scopes)
@@ -185,6 +189,8 @@ class AccessControl:
             raise
 
     def close(self) -> None:
+        if self._feed is not None:
+            self._feed.stop()
         self.refused_hellos.flush()
         self.audit_queue.close()
         self.db.close()
@@ -206,10 +212,26 @@ class AccessControl:
             self._by_hash.pop(token.hash, None)
             self._grants.pop(token.id, None)
 
+    def _catch_up(self) -> None:
+        """Take in the tokens other daemons of a shared database made or revoked (TokenFeed): on
+        the loop, before a principal is checked. A token revoked here stays revoked (a row read
+        before this daemon's own revocation was written may still say live)."""
+        if self._feed is None:
+            return
+        for token in self._feed.take():
+            known = self._by_id.get(token.id)
+            if known is not None and known.revoked_at is not None:
+                continue
+            if token.revoked_at is not None and known is not None:
+                self._revoked(known, token.revoked_at, token.revoked_reason or "revoked")
+            else:
+                self._remember(token)
+
     def principal_for(self, secret: str | None) -> Principal:
         """The principal of a Hello: `system` without a token; Unauthorized for an unknown/revoked one."""
         if secret is None or secret == "":
             return SYSTEM
+        self._catch_up()
         token = self._by_hash.get(secret_hash(secret))
         if token is None:
             self.refused_hellos.event()
@@ -219,6 +241,7 @@ class AccessControl:
 
     def is_live(self, token_sha256: str) -> bool:
         """Whether a Hello with the token of this sha256 would be welcomed (live, not revoked)."""
+        self._catch_up()
         return token_sha256 in self._by_hash
 
     def scopes_of(self, token: TokenRecord) -> tuple[str, ...]:
@@ -227,8 +250,10 @@ class AccessControl:
         return default_scopes(token.kind, token.tier, self.agent_scopes)
 
     def _new_id(self) -> str:
+        # Unique among the tokens this daemon knows; on a database daemons share, among everyone's
+        # too, by 64 random bits in place of 32 (the database's key refuses the unlikely double).
         while True:
-            token_id = f"tk-{secrets.token_hex(4)}"
+            token_id = f"tk-{secrets.token_hex(8 if self.db.shared else 4)}"
             if token_id not in self._by_id and token_id not in self._storing:
                 return token_id
 
@@ -240,7 +265,8 @@ class AccessControl:
         tier = parse_tier(tier)
         token_id = self._new_id()
         if name is None:
-            name = f"token-{token_id[3:]}" if kind == "user" else f"agent:{(panes or ['?'])[0]}"
+            name = (f"token-{token_id[3:]}" if kind == "user"
+                    else pane_principal((panes or ['?'])[0], self.db.principal_host))
         elif not _TOKEN_NAME.match(name):
             raise BadRequest(f"invalid token name {name!r}: 1-{TOKEN_NAME_MAX_CHARS} of letters, digits, _.@+-",
                              field="name")
@@ -258,8 +284,18 @@ class AccessControl:
         stored; StoreUnavailable (and no token) when it cannot be."""
         token, secret = self._new_token(tier=tier, name=name, panes=panes, kind="user", scopes=scopes)
         self._storing[token.id] = token
+
+        def insert(c: sqlite3.Connection) -> None:
+            try:
+                tokens.insert_token(c, token)
+            except driver_error(c) as exc:
+                # Another daemon of a shared database made a token of this name since this one loaded its tokens.
+                if tokens.LIVE_NAME in str(exc):
+                    raise Conflict(f"a live token is already named {token.name}", name=token.name) from exc
+                raise
+
         try:
-            await self.db.call(lambda c: tokens.insert_token(c, token), f"creating token {token.name}")
+            await self.db.call(insert, f"creating token {token.name}")
         finally:
             del self._storing[token.id]
         self._remember(token)
@@ -277,6 +313,7 @@ class AccessControl:
 
     def find_token(self, ref: str) -> TokenRecord:
         """A token by id, else a live token by name."""
+        self._catch_up()
         token = self._by_id.get(ref) or self._live_named(ref)
         if token is None:
             raise NotFound(f"no token {ref!r}", token=ref)
@@ -289,6 +326,7 @@ class AccessControl:
         return token
 
     def tokens(self, include_revoked: bool = False) -> list[TokenRecord]:
+        self._catch_up()
         found = self._by_id.values() if include_revoked else self._by_hash.values()
         return sorted(found, key=lambda t: (t.created_at, t.id))
 
@@ -377,6 +415,7 @@ class AccessControl:
     # ------------------------------------------------------------ checking requests
 
     def _check_live(self, principal: Principal) -> None:
+        self._catch_up()
         token = self._by_id.get(principal.token_id) if principal.token_id is not None else None
         if principal.token_id is not None and (token is None or token.revoked_at is not None):
             raise Unauthorized("this connection's token was revoked")
@@ -483,13 +522,23 @@ class AccessControl:
     def history_principals(self, principal: Principal) -> frozenset[str]:
         """Whose audit rows `principal` may read unless admin: its own and its panes' agents'."""
         visible = self.visible(principal) or set()
-        return frozenset({principal.name} | {f"agent:{pane_id}" for pane_id in visible})
+        return frozenset({principal.name} | {pane_principal(pane_id, self.db.principal_host) for pane_id in visible})
 
     async def history(self, *, limit: int, tool: str | None, principal: str | frozenset[str] | None,
                       status: str | None) -> list[m.AuditRow]:
         await self.audit_queue.drain()  # the rows recorded before this read are in what it reads
         return await self.db.call(lambda c: audit.recent(c, limit=limit, tool=tool, principal=principal,
                                                          status=status), "reading the audit")
+
+
+def _token_feed(db: Database) -> TokenFeed | None:
+    """The feed of other daemons' token changes on a shared (PostgreSQL) database; None on SQLite."""
+    url = getattr(db, "url", None)
+    if not db.shared or url is None:
+        return None
+    from muxd.daemon.access.token_feed import TokenFeed  # psycopg's: never loaded by a SQLite start
+
+    return TokenFeed(db, url)
 
 
 def _without_id(args: Any) -> Any:

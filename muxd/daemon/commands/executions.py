@@ -215,7 +215,7 @@ def _query(daemon: Daemon, req: ListExecutions | ExecutionFailures | ExecutionSt
     if since is not None and not math.isfinite(since):
         raise BadRequest("since must be a time", field="since")
     base: dict[str, object] = {"scope": scope_of(daemon, current_principal()), "agent_name": req.agent_name,
-                               "since": since}
+                               "since": since, "host": req.host}
     base.update(fields)
     return ExecutionQuery(**base)  # type: ignore[arg-type]
 
@@ -266,7 +266,8 @@ async def stats(daemon: Daemon, req: ExecutionStats) -> StatsReply:
     per_agent, recent = await asyncio.gather(
         store.stats(query), store.page(replace(query, statuses=FAILED_STATUSES, limit=max(req.failures_limit, 1))))
     live = []
-    for pane in daemon.registry.all_panes():
+    here = req.host is None or req.host == daemon.access.db.host  # this daemon's panes are its host's
+    for pane in daemon.registry.all_panes() if here else ():
         run = daemon.executions.panes.get(pane.id)
         name = pane.name or pane.id
         if run is None or (req.agent_name is not None and name != req.agent_name):

@@ -28,7 +28,8 @@ async def server_status(daemon: Daemon, req: ServerStatus) -> Status:
                   lost_executions=backlog.dropped if backlog is not None else 0,
                   database=access.db.path, database_problem=access.db.problem,
                   audit_rows_dropped=access.audit_queue.dropped, audit_rows_failed=access.audit_queue.failed,
-                  log=log_file.configured_path())
+                  log=log_file.configured_path(),
+                  host=access.db.host)
 
 
 @command(KillServer)

@@ -111,7 +111,7 @@ async def list_tasks(daemon: Daemon, req: ListTasks) -> TaskList:
             raise BadRequest(f"state must be one of {', '.join(STATES)}, got {state!r}", field="states")
     tasks, total = await daemon.tasks.call(lambda c: task_store.list_tasks(
         c, states=tuple(req.states) or None, plan=req.plan, claimed_by=req.claimed_by, limit=req.limit,
-        offset=req.offset, now=time.time()), "listing tasks")
+        offset=req.offset, now=time.time(), host=req.host), "listing tasks")
     return TaskList(id=req.id, tasks=tasks, total=total)
 
 
@@ -140,7 +140,7 @@ async def next_actionable(daemon: Daemon, req: NextActionable) -> TaskList:
 
     def read(c: Any) -> list[ActionableTask]:
         tasks = task_store.next_actionable(c, plan=req.plan, priority_lte=req.priority_lte, limit=req.limit,
-                                           now=time.time(), max_attempts=daemon.tasks.max_attempts)
+                                           now=time.time(), max_attempts=daemon.tasks.max_attempts, host=req.host)
         return [_with_digest(c, task) for task in tasks]
 
     actionable = await daemon.tasks.call(read, "reading the next tasks")

@@ -24,6 +24,7 @@ from muxd.detectors.state import AT_PROMPT_STATES
 from muxd.errors import MuxdError, TaskAlreadyClaimed, TaskInvariantViolated
 from muxd.protocol.task_messages import Dispatcher
 from muxd.store import task_store
+from muxd.store.hosts import pane_principal
 from muxd.tasks.model import Task
 from muxd.telemetry.trace_ids import new_span_id, task_trace_id
 
@@ -68,6 +69,7 @@ class QueueForDispatch(Protocol):
     knowledge_quota: int
     registry: Registry
     executions: ExecutionService
+    pane_host: str | None  # what pane principals name (store/hosts.py's pane_principal)
 
     def start(self, job: Coroutine[Any, Any, None]) -> asyncio.Task[None]: ...
 
@@ -95,7 +97,7 @@ def start_dispatch(service: QueueForDispatch, pane: Pane, plan: str | None) -> D
     if existing is not None and not existing.stopping:
         existing.plan = plan
         return existing
-    dispatch = Dispatch(pane_id=pane.id, plan=plan, principal=f"agent:{pane.id}")
+    dispatch = Dispatch(pane_id=pane.id, plan=plan, principal=pane_principal(pane.id, service.pane_host))
     service.dispatchers[pane.id] = dispatch
     dispatch.job = service.start(_loop(service, dispatch))
     log.info("dispatching tasks%s to pane %s", f" of plan {plan}" if plan else "", pane.id)

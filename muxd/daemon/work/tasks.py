@@ -61,6 +61,7 @@ class TaskService:
                  spans: SpanExport, env: dict[str, str] | None = None) -> None:
         settings = os.environ if env is None else env
         self.db = db
+        self.pane_host = db.principal_host
         # What the dispatchers and checks work with: the panes, the history, new windows for checks.
         self.registry = registry
         self.executions = executions

@@ -22,12 +22,14 @@ from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database, transaction
 from muxd.store.execution_rows import UPSERT, to_row
 
-# Told on the writer thread how a save went: None (stored), SQLite's error, or the writer's
-# refusal (a damaged or closed database).
-Done = Callable[[sqlite3.Error | StoreUnavailable | None], None]
+# Told on the writer thread how a save went: None (stored), the driver's error (sqlite3's,
+# psycopg's: `Database.driver_errors`), or the writer's refusal (a damaged or closed database).
+Done = Callable[[Exception | None], None]
 
-SAVE_TRANSCRIPT = ("INSERT OR REPLACE INTO execution_transcripts (execution_id, data, raw_bytes, truncated, extra) "
-                    "VALUES (?, ?, ?, ?, ?)")
+# An upsert, which SQLite and PostgreSQL both read (INSERT OR REPLACE is SQLite's alone).
+SAVE_TRANSCRIPT = ("INSERT INTO execution_transcripts (execution_id, data, raw_bytes, truncated, extra) "
+                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (execution_id) DO UPDATE SET data = excluded.data, "
+                   "raw_bytes = excluded.raw_bytes, truncated = excluded.truncated, extra = excluded.extra")
 
 
 def save_rows(db: sqlite3.Connection, rows: list[tuple[Execution, Transcript | TranscriptBuffer | None]]) -> None:
@@ -69,7 +71,7 @@ class SaveBatches:
         try:
             save_rows(db, [(execution, transcript) for execution, transcript, _ in batch])
         except Exception as exc:
-            if not isinstance(exc, sqlite3.Error):  # no SQLite failure: a bug, told as one
+            if not isinstance(exc, self._db.driver_errors):  # no failure of the database: a bug, told as one
                 for _, _, done in batch:
                     done(StoreUnavailable(f"the history write failed: {exc!r}"))
                 return
@@ -79,7 +81,7 @@ class SaveBatches:
             for execution, transcript, done in batch:  # each on its own: whose failure it is
                 try:
                     save_rows(db, [(execution, transcript)])
-                except sqlite3.Error as own:
+                except self._db.driver_errors as own:
                     done(own)
                 else:
                     done(None)

@@ -111,6 +111,21 @@ def connect_either(request: pytest.FixtureRequest,
     return request.getfixturevalue("connect_pg")  # type: ignore[no-any-return]
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a test's database is, as MUXD_DB says it: a SQLite file, then a PostgreSQL database of
+    the private cluster (a copy of one migrated already; dropped after), for open_database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "store.db")
+        return
+    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    name = cluster.create_database(template=request.getfixturevalue("migrated_pg_template"))
+    try:
+        yield cluster.url(name)
+    finally:
+        cluster.drop_database(name)
+
+
 @pytest.fixture
 def store(connect_store: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
     """One connection to a fresh migrated store (task queue, knowledge, quotas)."""

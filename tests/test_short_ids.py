@@ -1,5 +1,5 @@
-"""Short ids (store/short_ids.py) on a real migrated SQLite store: the shortest start of each
-id's random part that no other stored id shares, and the ids a typed short id names."""
+"""Short ids (store/short_ids.py) on a real migrated store, SQLite's and PostgreSQL's: the shortest
+start of each id's random part that no other stored id shares, and the ids a typed short id names."""
 
 from __future__ import annotations
 
@@ -21,6 +21,11 @@ def _execution(db: sqlite3.Connection, execution_id: str) -> None:
 def _task(db: sqlite3.Connection, task_id: str) -> None:
     db.execute("INSERT INTO tasks (id, title, state, priority, verification, created_at, updated_at) "
                "VALUES (?, 't', 'ready', 500, '{\"kind\": \"none\"}', 0, 0)", (task_id,))
+
+
+@pytest.fixture
+def connect_store(connect_either: Callable[[], sqlite3.Connection]) -> Callable[[], sqlite3.Connection]:
+    return connect_either  # every test here on both databases (an execution's tail: right() there)
 
 
 IDS = ["exec_1764374102123_ab12cd34", "exec_1764374102124_ab12cd99", "exec_1764374102125_99887766",
@@ -49,8 +54,8 @@ def test_what_a_typed_execution_id_names(store: sqlite3.Connection) -> None:
     assert ids_starting(store, EXECUTION_IDS, "nothex", limit=5) == []
 
 
-def test_task_short_ids_are_prefixes_of_at_least_eight(connect_either: Callable[[], sqlite3.Connection]) -> None:
-    store = connect_either()  # on SQLite and on PostgreSQL (ids compared bytewise there too)
+def test_task_short_ids_are_prefixes_of_at_least_eight(store: sqlite3.Connection) -> None:
+    # (on PostgreSQL ids compare bytewise too)
     tasks = ["3f2a9c1e-0000-4000-8000-000000000001", "3f2a9c1e-7000-4000-8000-000000000002",
              "b0b0b0b0-1111-4000-8000-000000000003"]
     for task_id in tasks:

@@ -27,6 +27,7 @@ from typing import TypeVar
 from muxd.config import DB_BUSY_TIMEOUT_S, DB_DIR_MODE, DB_FILE_MODE, DB_OPEN_CHECK_MAX_S, STORE_CLOSE_TIMEOUT_S
 from muxd.errors import BadRequest, Internal, StoreUnavailable
 from muxd.store.location import MEMORY
+from muxd.store.readers import connect_read_only
 from muxd.store.hosts import check_host, host_from_env, use_host
 from muxd.store.schema import MIGRATIONS
 from muxd.store.sqlite_errors import DAMAGED, failure_kind, is_damage, one_line, unavailable
@@ -220,6 +221,10 @@ class Database:
             db.close()
             raise
         self._db = db
+
+    def connect_reader(self) -> sqlite3.Connection:
+        """A new connection that only reads this database (readers.py's, for the history's reads)."""
+        return connect_read_only(self.path, busy_timeout_s=self.busy_timeout_s)
 
     def _call(self, job: Job[T]) -> T:
         assert self._db is not None

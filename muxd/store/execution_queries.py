@@ -18,7 +18,9 @@ from muxd.executions.record import ENDED_STATUSES, FAILED_STATUSES, KINDS, STATU
 from muxd.store.execution_rows import FAILED_ROWS, SELECT_COLUMNS
 from muxd.store.execution_store import AgentStats, ExecutionQuery, Scope
 
-NEWEST_FIRST = "ORDER BY at DESC, seq DESC"
+# NULLS LAST: SQLite's order for DESC, said so that PostgreSQL (NULLs first there) sorts the same;
+# SQLite still reads it from the index.
+NEWEST_FIRST = "ORDER BY at DESC NULLS LAST, seq DESC"
 FAILURES = "executions INDEXED BY executions_failures"
 _FINGERPRINTS = (  # every stack_hash that has failures, in a seek each
     f"WITH RECURSIVE hashes(h) AS ("
@@ -30,6 +32,10 @@ AGENTS_CTE = (
     "SELECT (SELECT min(agent_name) FROM executions WHERE agent_name > name) FROM agents WHERE name IS NOT NULL)")
 STATUSES_CTE = "statuses(s) AS (VALUES " + ", ".join(f"('{status}')" for status in STATUSES) + ")"
 KINDS_CTE = "kinds(k) AS (VALUES " + ", ".join(f"('{kind}')" for kind in KINDS) + ")"
+# The sums `stats` packs as JSON, from the rows in scope (coalesce(sum(…), 0): SQLite's total(), said
+# as PostgreSQL says it too).
+SUMS = ("count(*), coalesce(sum(cost_usd), 0), coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0), "
+        "count(duration_ms), count(cost_usd)")
 _FILTERED = ("agent_name", "pane_key", "status", "triggered_by", "task_id", "trace_id", "host")
 Sql = tuple[str, list[Any]]
 
@@ -42,7 +48,7 @@ def sees_nothing(scope: Scope) -> bool:
 
 def scope_terms(scope: Scope) -> list[Sql]:
     """One term per way a row can be visible to `scope` (any of them suffices); [] for everything,
-    ["0"] for nothing."""
+    ["false"] for nothing."""
     if scope.pane_keys is None:
         return []
     terms: list[Sql] = []
@@ -51,7 +57,7 @@ def scope_terms(scope: Scope) -> list[Sql]:
         terms.append(("pane_key IN (SELECT value FROM json_each(?))", [json.dumps(sorted(scope.pane_keys))]))
     if scope.principal is not None:
         terms.append(("principal = ?", [scope.principal]))
-    return terms or [("0", [])]
+    return terms or [("false", [])]
 
 
 def visible(scope: Scope) -> Sql:
@@ -108,13 +114,13 @@ def page(query: ExecutionQuery) -> Sql:
     for term, term_params in terms or [("", [])]:
         for status in query.statuses or (None,):
             conditions = " AND ".join(c for c in (term, "status = ?" if status else "", filter_sql) if c)
-            streams.append(f"SELECT * FROM (SELECT seq, at FROM executions WHERE {conditions or 1} "
-                           f"{NEWEST_FIRST} LIMIT ?)")
+            streams.append(f"SELECT * FROM (SELECT seq, at FROM executions WHERE {conditions or 'true'} "
+                           f"{NEWEST_FIRST} LIMIT ?) stream")
             params += [*term_params, *([status] if status else []), *filter_params, enough]
     # The page is picked among the streams' (seq, at) alone (UNION: a row two scope terms see
     # counts once); only its rows are read whole.
     return (f"SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN (SELECT seq FROM "
-            f"({' UNION '.join(streams)}) {NEWEST_FIRST} LIMIT ? OFFSET ?) {NEWEST_FIRST}"), \
+            f"({' UNION '.join(streams)}) streams {NEWEST_FIRST} LIMIT ? OFFSET ?) {NEWEST_FIRST}"), \
         [*params, query.limit, query.offset]
 
 
@@ -151,7 +157,7 @@ def _matching_failures(query: ExecutionQuery) -> Sql:
             [p for _, params in streams for p in params])
 
 
-_NEWEST_OF_H = "(SELECT seq FROM failures f WHERE f.h = g.h ORDER BY f.at DESC, f.seq DESC LIMIT 1)"
+_NEWEST_OF_H = "(SELECT seq FROM failures f WHERE f.h = g.h ORDER BY f.at DESC NULLS LAST, f.seq DESC LIMIT 1)"
 
 
 def error_patterns(query: ExecutionQuery) -> Sql:
@@ -193,10 +199,9 @@ def stats(query: ExecutionQuery) -> Sql:
         agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
     else:
         agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
-    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE} SELECT name, k, s, (SELECT json_array(count(*), total(cost_usd), "
-            f"total(tokens_used), total(duration_ms), count(duration_ms), count(cost_usd)) FROM executions {sql}), "
+    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE} SELECT name, k, s, (SELECT json_array({SUMS}) FROM executions {sql}), "
             f"(SELECT max(at) FROM executions {sql}), "
-            f"(SELECT agent_type FROM executions {sql} ORDER BY at DESC LIMIT 1) "
+            f"(SELECT agent_type FROM executions {sql} ORDER BY at DESC NULLS LAST LIMIT 1) "
             f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL"), \
         [*agent_params, *params, *params, *params]
 

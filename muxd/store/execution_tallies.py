@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from muxd.executions.record import FAILED_STATUSES
-from muxd.store.execution_queries import AGENTS_CTE, FAILURES, KINDS_CTE, NEWEST_FIRST, STATUSES_CTE, Sql
+from muxd.store.execution_queries import AGENTS_CTE, FAILURES, KINDS_CTE, NEWEST_FIRST, STATUSES_CTE, SUMS, Sql
 from muxd.store.execution_rows import FAILED_ROWS
 from muxd.store.execution_store import ExecutionQuery
 
 HOUR_S = 3600
-_BUCKET = "CAST(at / 3600 AS INTEGER)"  # the triggers' hour of a row, word for word
+BUCKET = "CAST(at / 3600 AS INTEGER)"  # the triggers' hour of a row, word for word
 # Filters the tallies do not split by: a query with any of them reads the rows.
 _UNTALLIED = ("pane_key", "triggered_by", "task_id", "trace_id", "host", "until")
 
@@ -42,7 +42,7 @@ def _edge(since: float) -> Sql:
     """Terms for the rows from `since` to the first whole hour (the hourly tallies hold the rest):
     by `at` for the index, by the triggers' own hour so that no row is counted twice."""
     hour = _first_hour(since)
-    return f"at >= ? AND at < ? AND {_BUCKET} < ?", [since, (hour + 1) * HOUR_S, hour]
+    return f"at >= ? AND at < ? AND {BUCKET} < ?", [since, (hour + 1) * HOUR_S, hour]
 
 
 def count(query: ExecutionQuery) -> Sql | None:
@@ -67,7 +67,7 @@ def stats(query: ExecutionQuery) -> Sql:
     window's start (a range of the covering index executions_agent_kind_status). The caller
     checked `covers(query)`."""
     one = "agent_name = name AND kind = k AND status = s"
-    hours = ("SELECT json_array(coalesce(sum(n), 0), total(cost), coalesce(sum(tokens), 0), "
+    hours = ("SELECT json_array(coalesce(sum(n), 0), coalesce(sum(cost), 0), coalesce(sum(tokens), 0), "
              "coalesce(sum(duration_ms), 0), coalesce(sum(durations), 0), coalesce(sum(costs), 0)) "
              f"FROM execution_hours WHERE {one}")
     since = query.since
@@ -76,13 +76,12 @@ def stats(query: ExecutionQuery) -> Sql:
     tallied = f"EXISTS (SELECT 1 FROM execution_hours WHERE {one}{'' if since is None else ' AND hour >= ?'})"
     tallied_params = [] if since is None else [_first_hour(since) - 1]
     if since is None:
-        window, window_params = "1", []
+        window, window_params = "true", []
         parts, params = f"({hours}) AS h, NULL AS e", []
     else:
         edge, edge_params = _edge(since)
         window, window_params = "at >= ?", [since]
-        parts = (f"({hours} AND hour >= ?) AS h, (SELECT json_array(count(*), total(cost_usd), total(tokens_used), "
-                 f"total(duration_ms), count(duration_ms), count(cost_usd)) "
+        parts = (f"({hours} AND hour >= ?) AS h, (SELECT json_array({SUMS}) "
                  f"FROM executions WHERE {one} AND {edge}) AS e")
         params = [_first_hour(since), *edge_params]
     if query.agent_name is None:
@@ -95,7 +94,7 @@ def stats(query: ExecutionQuery) -> Sql:
     return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE}, parts AS MATERIALIZED (SELECT name, k, s, {parts} "
             f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL AND {tallied}) "
             f"SELECT name, k, s, json_array({summed}), (SELECT max(at) {rows}), "
-            f"(SELECT agent_type {rows} ORDER BY at DESC LIMIT 1) FROM parts"), \
+            f"(SELECT agent_type {rows} ORDER BY at DESC NULLS LAST LIMIT 1) FROM parts"), \
         [*agent_params, *params, *tallied_params, *window_params, *window_params]
 
 
@@ -112,7 +111,7 @@ def error_patterns(query: ExecutionQuery) -> Sql:
         counted = (f"SELECT h, n FROM (SELECT stack_hash AS h, "
                    f"coalesce((SELECT sum(n) FROM failure_hours WHERE stack_hash = c.stack_hash AND hour >= ?), 0) + "
                    f"(SELECT count(*) FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash = c.stack_hash AND {edge}) "
-                   f"AS n FROM failure_counts c) WHERE n > 0")
+                   f"AS n FROM failure_counts c) counts WHERE n > 0")
         params = [_first_hour(since), *edge_params]
         window, window_params = " AND at >= ?", [since]
     rows = f"FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash = h{window}"

@@ -131,6 +131,11 @@ class PgConnection:
             self.locking = False
         self.execute("COMMIT")
 
+    @property
+    def gone(self) -> bool:
+        """Whether the connection is closed or broke (the server went away): no job can use it."""
+        return bool(self.raw.closed)
+
     def close(self) -> None:
         self.raw.close()
 

@@ -65,6 +65,13 @@ class PgDatabase(Database):
         use_host(conn, self.host)  # what muxd_host() answers: the rows this daemon writes say its host
         return conn
 
+    def connect_reader(self) -> PgConnection:  # type: ignore[override]  # a PgConnection stands for sqlite3's
+        """A new connection whose transactions only read (the history's reads, readers.py), with the
+        writer's timeouts; psycopg's errors as they are."""
+        conn = self._connect()
+        conn.execute("SET default_transaction_read_only = on")
+        return conn
+
     def _open(self, check_max_s: float) -> None:
         """Connect and migrate (on the writer thread); nothing to check: the server owns its files."""
         try:

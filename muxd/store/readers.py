@@ -1,6 +1,8 @@
-"""Read-only connections to one SQLite file, each on its own thread: reads wait neither on the
-event loop nor behind the writer thread (in WAL mode readers and the one writer work at once,
-each reader on the snapshot of the last commit when its statement began)."""
+"""Read-only connections to one database, each on its own thread: reads wait neither on the
+event loop nor behind the writer thread. On a SQLite file in WAL mode readers and the one writer
+work at once, each reader on the snapshot of the last commit when its statement began; on
+PostgreSQL (issue 30) each reader is a connection of its own, read-only by default, that
+`Database.connect_reader` opens."""
 
 from __future__ import annotations
 
@@ -28,12 +30,12 @@ def connect_read_only(path: str, *, busy_timeout_s: float) -> sqlite3.Connection
 
 
 class ReaderPool:
-    """`threads` threads sharing one queue of jobs; each opens its connection at its first job
-    (again after a failed open) and closes it at `close()`."""
+    """`threads` threads sharing one queue of jobs; each opens its connection with `connect` at
+    its first job (again after a failed open, or after a job found it broken: a server that
+    restarted) and closes it at `close()`."""
 
-    def __init__(self, path: str, *, threads: int, busy_timeout_s: float) -> None:
-        self.path = path
-        self._busy_timeout_s = busy_timeout_s
+    def __init__(self, connect: Callable[[], Any], *, threads: int) -> None:
+        self._connect = connect
         self._jobs: queue.SimpleQueue[_Work | None] = queue.SimpleQueue()
         self._closed = False
         self._threads = [threading.Thread(target=self._serve, name=f"muxd-db-read-{n}", daemon=True)
@@ -50,7 +52,7 @@ class ReaderPool:
         return await asyncio.wrap_future(future)
 
     def _serve(self) -> None:
-        db: sqlite3.Connection | None = None
+        db: Any = None
         try:
             while (work := self._jobs.get()) is not None:
                 job, future = work
@@ -58,10 +60,13 @@ class ReaderPool:
                     continue
                 try:
                     if db is None:
-                        db = connect_read_only(self.path, busy_timeout_s=self._busy_timeout_s)
+                        db = self._connect()
                     future.set_result(job(db))
                 except BaseException as exc:  # the caller's await raises it
                     future.set_exception(exc)
+                    if getattr(db, "gone", False):  # PostgreSQL's, broken: the next job connects anew
+                        db.close()  # type: ignore[union-attr]
+                        db = None
         finally:
             if db is not None:
                 db.close()

@@ -14,6 +14,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from muxd.store.database import is_postgres
+
 EXECUTION_TAIL_CHARS = 8     # the random hex of exec_{ms}_{hex} (record.new_execution_id)
 _HEX = frozenset("0123456789abcdef")
 _AFTER_ID_CHARS = "g"        # sorts after every character of an id (lowercase hex, digits, -, _)
@@ -31,6 +33,11 @@ class IdSpace:
     def key_of(self, full_id: str) -> str:
         return full_id[-self.tail_chars:] if self.tail_chars else full_id
 
+    def key_on(self, c: object) -> str:
+        """`key` as connection `c`'s database says it: PostgreSQL's substr counts no characters
+        from the end (its index, pg_schema migration 4, is on right())."""
+        return f"right(id, {self.tail_chars})" if self.tail_chars and is_postgres(c) else self.key
+
 
 TASK_IDS = IdSpace("tasks", "id", None, 8)
 EXECUTION_IDS = IdSpace("executions", f"substr(id, -{EXECUTION_TAIL_CHARS})", EXECUTION_TAIL_CHARS, 6)
@@ -47,13 +54,14 @@ def short_ids(c: sqlite3.Connection, space: IdSpace, ids: Sequence[str], others:
     not written yet); the whole id where its random part is shared (two tails alike)."""
     extra = [(other, space.key_of(other)) for other in others]
     found: dict[str, str] = {}
+    key_sql = space.key_on(c)
     for full_id in dict.fromkeys(ids):
         key = space.key_of(full_id)
         # The nearest keys on either side in sort order share the longest start with this one.
         neighbours = [row[0] for row in c.execute(
-            f"SELECT * FROM (SELECT {space.key} FROM {space.table} WHERE {space.key} <= ? AND id != ?"
-            f" ORDER BY {space.key} DESC LIMIT 1) below UNION ALL SELECT * FROM (SELECT {space.key} FROM {space.table}"
-            f" WHERE {space.key} >= ? AND id != ? ORDER BY {space.key} LIMIT 1) above", (key, full_id, key, full_id))]
+            f"SELECT * FROM (SELECT {key_sql} FROM {space.table} WHERE {key_sql} <= ? AND id != ?"
+            f" ORDER BY {key_sql} DESC LIMIT 1) below UNION ALL SELECT * FROM (SELECT {key_sql} FROM {space.table}"
+            f" WHERE {key_sql} >= ? AND id != ? ORDER BY {key_sql} LIMIT 1) above", (key, full_id, key, full_id))]
         n = shortest_unique(key, [*neighbours, *(k for o, k in extra if o != full_id)], space.min_chars)
         found[full_id] = key[:n] if n <= len(key) else full_id
     return found
@@ -78,7 +86,7 @@ def ids_starting(c: sqlite3.Connection, space: IdSpace, ref: str, *, limit: int)
     if typed is None:
         return []
     column, start = typed
-    expression = space.key if column == "key" else "id"
+    expression = space.key_on(c) if column == "key" else "id"
     return [str(row[0]) for row in c.execute(
         f"SELECT id FROM {space.table} WHERE {expression} >= ? AND {expression} < ? ORDER BY {expression} LIMIT ?",
         (start, start + _AFTER_ID_CHARS, limit))]

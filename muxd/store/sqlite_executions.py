@@ -3,7 +3,15 @@
 Writes go through the `Database` writer thread, in submission order. Reads run on a small pool
 of read-only connections (`ReaderPool`), so a long write never delays a read and the loop
 never waits on the disk; an in-memory database has no second connection, so there reads
-queue on the writer. Every `sqlite3.Error` reaches callers as one `StoreUnavailable` line.
+queue on the writer. Every error of the database's driver reaches callers as one
+`StoreUnavailable` line (a used idempotency key as `Conflict`).
+
+The same store runs on PostgreSQL (a `PgDatabase`, MUXD_DB=postgresql://…, issue 30): its SQL
+is shared, the read queries' few SQLite-only words rewritten by pg_history_sql.py. Its reads
+have a pool of their own too, of read-only connections, rather than queueing on the writer:
+there the writer may wait on another daemon's row locks (up to the busy timeout) and on the
+network, and the history's reads (`muxd history`, an orchestrator polling its agents) must not
+wait behind that.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from muxd.config import (HISTORY_PRUNE_BATCH_ROWS, HISTORY_READER_THREADS,
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution, ExecutionError, finished
 from muxd.executions.transcript import Transcript, TranscriptBuffer
-from muxd.store.database import Database, transaction
+from muxd.store.database import Database, is_postgres, transaction
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
 from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
@@ -35,7 +43,7 @@ from muxd.sampled_log import SampledLog
 from muxd.store import short_ids
 from muxd.store.readers import ReaderPool
 from muxd.store.short_ids import EXECUTION_IDS
-from muxd.store.sqlite_errors import failure_kind, unavailable
+from muxd.store.sqlite_errors import failure_kind
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,22 +55,19 @@ _extra_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 
-def _muxd_error(exc: sqlite3.Error, doing: str) -> Conflict | StoreUnavailable:
-    """SQLite's error as muxd's."""
-    if isinstance(exc, sqlite3.IntegrityError) and "idempotency_key" in str(exc):
-        # The one constraint a caller can break: an idempotency key already used by another id.
-        return Conflict(f"{doing}: another execution has this idempotency key")
-    return unavailable(exc, doing)
+def _broke_constraint(exc: BaseException) -> bool:
+    """Whether the driver's `exc` is a broken constraint (sqlite3's IntegrityError; SQLSTATE class
+    23 from PostgreSQL)."""
+    return isinstance(exc, sqlite3.IntegrityError) or str(getattr(exc, "sqlstate", None) or "").startswith("23")
 
 
-def _guarded(job: Job[T], doing: str) -> Job[T]:
-    """`job` with SQLite's errors turned into muxd's (raised on the thread that ran it)."""
-    def run(db: sqlite3.Connection) -> T:
-        try:
-            return job(db)
-        except sqlite3.Error as exc:
-            raise _muxd_error(exc, doing) from exc
-    return run
+def _failure_kind(exc: BaseException) -> tuple[str, str]:
+    """(kind, headline) of the driver's `exc` (sqlite_errors' or pg_errors' reading)."""
+    if isinstance(exc, sqlite3.Error):
+        return failure_kind(exc)
+    from muxd.store import pg_errors  # a PostgreSQL store's only: a SQLite start never loads it
+
+    return pg_errors.failure_kind(exc)
 
 
 def _settle(stored: asyncio.Future[None], failure: Exception | None) -> None:
@@ -82,9 +87,12 @@ class SqliteExecutionStore:
                  prune_batch_rows: int = HISTORY_PRUNE_BATCH_ROWS,
                  failure_log_interval_s: float = HISTORY_WRITE_FAILURE_LOG_INTERVAL_S) -> None:
         self._db = db
-        # Reader connections are SQLite's, to a file; PostgreSQL's reads queue on the writer for now.
-        self._readers = (None if db.path == MEMORY or is_database_url(db.path) else
-                         ReaderPool(db.path, threads=reader_threads, busy_timeout_s=db.busy_timeout_s))
+        self._readers = None if db.path == MEMORY else ReaderPool(db.connect_reader, threads=reader_threads)
+        self._text: Callable[[str], str] = str  # the read queries' SQL as the database reads it
+        if is_database_url(db.path):
+            from muxd.store.pg_history_sql import postgres_text
+
+            self._text = postgres_text
         self._prune_batch_rows = prune_batch_rows
         self._failure_log_interval_s = failure_log_interval_s
         self._failure_logs: dict[str, SampledLog] = {}
@@ -95,11 +103,33 @@ class SqliteExecutionStore:
 
     # ------------------------------------------------------------------ plumbing
 
+    def _muxd_error(self, exc: Exception, doing: str) -> Conflict | StoreUnavailable:
+        """The driver's error as muxd's."""
+        if _broke_constraint(exc) and "idempotency" in str(exc):
+            # The one constraint a caller can break: an idempotency key already used by another id
+            # (SQLite names its columns, PostgreSQL its index executions_idempotency_scoped).
+            return Conflict(f"{doing}: another execution has this idempotency key")
+        return self._db.driver_unavailable(exc, doing)
+
+    def _guarded(self, job: Job[T], doing: str) -> Job[T]:
+        """`job` with the driver's errors turned into muxd's (raised on the thread that ran it)."""
+        def run(db: sqlite3.Connection) -> T:
+            try:
+                return job(db)
+            except self._db.driver_errors as exc:
+                raise self._muxd_error(exc, doing) from exc
+        return run
+
+    def _sql(self, built: tuple[str, list[Any]]) -> tuple[str, list[Any]]:
+        """A read query of execution_queries / execution_tallies, in the database's words."""
+        sql, params = built
+        return self._text(sql), params
+
     async def _write(self, job: Job[T], doing: str) -> T:
-        return await self._db.call(_guarded(job, doing), doing)  # a closed writer too is StoreUnavailable
+        return await self._db.call(self._guarded(job, doing), doing)  # a closed writer too is StoreUnavailable
 
     async def _read(self, job: Job[T], doing: str) -> T:
-        guarded = _guarded(job, doing)
+        guarded = self._guarded(job, doing)
         try:
             if self._readers is None:
                 return await self._db.run(guarded)
@@ -110,8 +140,8 @@ class SqliteExecutionStore:
         except RuntimeError as exc:
             raise StoreUnavailable(f"the database is closed: {doing}") from exc
 
-    def _write_failed(self, exc: sqlite3.Error, doing: str) -> None:
-        kind, headline = failure_kind(exc)
+    def _write_failed(self, exc: Exception, doing: str) -> None:
+        kind, headline = _failure_kind(exc)
         with self._failure_logs_lock:
             sampled = self._failure_logs.get(kind)
             if sampled is None:
@@ -129,12 +159,12 @@ class SqliteExecutionStore:
         loop = asyncio.get_running_loop()
         stored: asyncio.Future[None] = loop.create_future()
 
-        def done(failure: sqlite3.Error | StoreUnavailable | None) -> None:  # on the writer thread
+        def done(failure: Exception | None) -> None:  # on the writer thread
             error: Exception | None = None
-            if isinstance(failure, sqlite3.Error):
+            if isinstance(failure, self._db.driver_errors):
                 try:
-                    self._db.check_damage(failure)  # a damaged file refuses every write after it
-                    error = _muxd_error(failure, doing)
+                    self._db.check_damage(failure)  # type: ignore[arg-type]  # a damaged file refuses every write after it
+                    error = self._muxd_error(failure, doing)
                 except StoreUnavailable as damaged:
                     error = damaged
             elif failure is not None:
@@ -157,13 +187,13 @@ class SqliteExecutionStore:
         `on_failed` (on the writer thread), never raised."""
         doing = f"saving {execution.id}"
 
-        def failed(exc: sqlite3.Error) -> None:
+        def failed(exc: Exception) -> None:
             self._write_failed(exc, doing)
             # A broken constraint is no outage: writing it again would break it again.
-            if on_failed is not None and not isinstance(exc, sqlite3.IntegrityError):
-                on_failed(execution, unavailable(exc, doing))
+            if on_failed is not None and not _broke_constraint(exc):
+                on_failed(execution, self._db.driver_unavailable(exc, doing))
 
-        def done(failure: sqlite3.Error | StoreUnavailable | None) -> None:
+        def done(failure: Exception | None) -> None:
             if isinstance(failure, StoreUnavailable):  # the writer refused it (damaged, closed)
                 self._refused_log.event(f": {doing}: {failure.message}")
                 if on_failed is not None:
@@ -209,7 +239,7 @@ class SqliteExecutionStore:
                 excess = db.execute("SELECT count(*) FROM executions").fetchone()[0] - keep_rows
                 if excess <= 0:
                     return None
-                at, seq = db.execute("SELECT at, seq FROM executions ORDER BY at, seq LIMIT 1 OFFSET ?",
+                at, seq = db.execute("SELECT at, seq FROM executions ORDER BY at NULLS FIRST, seq LIMIT 1 OFFSET ?",
                                      (excess - 1,)).fetchone()
                 return at, seq
 
@@ -234,7 +264,7 @@ class SqliteExecutionStore:
         """Delete the oldest `limit` ended executions meeting `condition`, with their transcripts."""
         with transaction(db):
             rows = db.execute(f"SELECT seq, id FROM executions WHERE {ENDED_ROWS} AND {condition} AND {OWN_ROWS} "
-                              f"ORDER BY at, seq LIMIT ?", (*params, limit)).fetchall()
+                              f"ORDER BY at NULLS FIRST, seq LIMIT ?", (*params, limit)).fetchall()
             db.executemany("DELETE FROM executions WHERE seq = ?", [(seq,) for seq, _ in rows])
             db.executemany("DELETE FROM execution_transcripts WHERE execution_id = ?",
                            [(execution_id,) for _, execution_id in rows])
@@ -273,18 +303,18 @@ class SqliteExecutionStore:
         """Every attempt of a trace, by attempt then start."""
         if queries.sees_nothing(scope):
             return []
-        visible, params = queries.visible(scope)
+        visible, params = self._sql(queries.visible(scope))
         return await self._read(
             lambda db: _many(db, f"WHERE trace_id = ?{' AND ' + visible if visible else ''} "
-                                 f"ORDER BY coalesce(attempt, 0), at, seq", [trace_id, *params]),
+                                 f"ORDER BY coalesce(attempt, 0), at NULLS FIRST, seq", [trace_id, *params]),
             f"reading trace {trace_id}")
 
     async def error_patterns(self, query: ExecutionQuery) -> list[ErrorPattern]:
         """Failed executions matching `query` grouped by stack_hash, the most recent pattern first."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = (tallies.error_patterns(query) if tallies.covers(query, by_agent=False, failures=True)
-                       else queries.error_patterns(query))
+        sql, params = self._sql(tallies.error_patterns(query) if tallies.covers(query, by_agent=False, failures=True)
+                                else queries.error_patterns(query))
 
         def job(db: sqlite3.Connection) -> list[ErrorPattern]:
             return [ErrorPattern(stack_hash=hashed, count=n, first_seen=first or 0.0, last_seen=last or 0.0,
@@ -299,7 +329,7 @@ class SqliteExecutionStore:
         """The newest failure of each stack_hash, newest first (tasks_last_failed unique_errors)."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = queries.unique_failures(query)
+        sql, params = self._sql(queries.unique_failures(query))
         return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)],
                                 "listing unique failures")
 
@@ -307,7 +337,7 @@ class SqliteExecutionStore:
         """Per agent, over the executions matching `query` (its limit/offset ignored)."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = tallies.stats(query) if tallies.covers(query) else queries.stats(query)
+        sql, params = self._sql(tallies.stats(query) if tallies.covers(query) else queries.stats(query))
         return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
                                 "counting executions per agent")
 
@@ -315,13 +345,15 @@ class SqliteExecutionStore:
         """The rows of one page and the total that match (ignoring limit/offset)."""
         if queries.sees_nothing(query.scope):
             return [], 0
-        page_sql, page_params = queries.page(query)
-        count_sql, count_params = tallies.count(query) or queries.count(query)
+        page_sql, page_params = self._sql(queries.page(query))
+        count_sql, count_params = self._sql(tallies.count(query) or queries.count(query))
 
         def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
             with transaction(db):  # the page and the total from one snapshot
+                if is_postgres(db):  # (each statement has its own at PostgreSQL's default level)
+                    db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 page = [from_row(row) for row in db.execute(page_sql, page_params)]
-                total = db.execute(count_sql, count_params).fetchone()[0]
+                total = int(db.execute(count_sql, count_params).fetchone()[0])  # PostgreSQL's sum: numeric
             return page, total
 
         return await self._read(job, "listing executions")
@@ -330,7 +362,7 @@ class SqliteExecutionStore:
         """The rows of one page, without the total."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = queries.page(query)
+        sql, params = self._sql(queries.page(query))
         return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)], "listing executions")
 
     def close(self) -> None:

@@ -1,0 +1,40 @@
+"""The history's read SQL as PostgreSQL reads it (MUXD_DB=postgresql://…, issue 30).
+
+execution_queries.py and execution_tallies.py build one text, shaped for SQLite's planner and
+written in what both databases share where a word differs only in spelling (NULLS LAST, `true`,
+coalesce(sum(…), 0)). What remains SQLite's own is rewritten here, one rule per construct, so
+the builders keep one copy of the queries' logic:
+
+- `INDEXED BY` (SQLite's partial indexes are used only when named; PostgreSQL's planner proves
+  the implication itself and has no such clause);
+- a scope's panes as one JSON parameter (`json_each`): jsonb_array_elements_text;
+- the JSON that packs stats' sums: json_build_array, its elements read as numeric (exact for
+  the counts and sums alike, and json renders a whole numeric as an integer);
+- the tallies' hour of a row: floor, as SQLite's CAST truncates (PostgreSQL's would round);
+- a NULL standing for no JSON: typed as json.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from muxd.store.execution_tallies import BUCKET
+
+_STATEMENTS_CACHED = 256
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), replacement) for pattern, replacement in (
+    (r" INDEXED BY \w+", ""),
+    (r"SELECT value FROM json_each\(\?\)", "SELECT jsonb_array_elements_text(?::jsonb)"),
+    (r"\bjson_array\(", "json_build_array("),
+    (r"json_extract\((\w+), '\$\[(\d+)\]'\)", r"(\1->>\2)::numeric"),
+    (re.escape(BUCKET), "floor(at / 3600)::bigint"),
+    (r"\bNULL AS (\w+)", r"NULL::json AS \1"),
+))
+
+
+@lru_cache(maxsize=_STATEMENTS_CACHED)
+def postgres_text(sql: str) -> str:
+    """`sql`, one of the history's statements, with SQLite's own constructs in PostgreSQL's words."""
+    for pattern, replacement in _RULES:
+        sql = pattern.sub(replacement, sql)
+    return sql

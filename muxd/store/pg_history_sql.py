@@ -22,7 +22,7 @@ from functools import lru_cache
 from muxd.store.execution_tallies import BUCKET
 
 _STATEMENTS_CACHED = 256
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), replacement) for pattern, replacement in (
+RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), replacement) for pattern, replacement in (
     (r" INDEXED BY \w+", ""),
     (r"SELECT value FROM json_each\(\?\)", "SELECT jsonb_array_elements_text(?::jsonb)"),
     (r"\bjson_array\(", "json_build_array("),
@@ -35,6 +35,6 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), re
 @lru_cache(maxsize=_STATEMENTS_CACHED)
 def postgres_text(sql: str) -> str:
     """`sql`, one of the history's statements, with SQLite's own constructs in PostgreSQL's words."""
-    for pattern, replacement in _RULES:
+    for pattern, replacement in RULES:
         sql = pattern.sub(replacement, sql)
     return sql

@@ -1,0 +1,145 @@
+"""The execution history on PostgreSQL (issue 30) where it differs from SQLite's: the read SQL as
+PostgreSQL reads it (pg_history_sql.py), NULLs ordered alike on both, a write that waits on
+another daemon's row lock while reads go on, a conflicting save in a batch, failures in one line.
+The history's behaviour itself is tested on both databases in test_store_executions*.py."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+import msgspec
+import pytest
+from test_store_executions import BASE, ONE_PANE, QUERIES, SCOPED, opened, run
+
+from muxd.errors import Conflict, StoreUnavailable
+from muxd.executions.record import Execution
+from muxd.store import execution_queries as queries
+from muxd.store import execution_tallies as tallies
+from muxd.store.execution_store import ExecutionQuery
+from muxd.store.pg_connection import PgConnection
+from muxd.store.pg_connection import connect as pg_connect
+from muxd.store.pg_history_sql import RULES, postgres_text
+from muxd.store.sqlite_executions import SqliteExecutionStore
+from muxd.store.opening import open_database
+
+SHORT_BUSY_TIMEOUT_S = 0.2
+WAIT_S = 30.0
+SQLITE_ONLY = ("INDEXED BY", "json_each", "json_extract", "json_array(", "CAST(", "total(", "WHERE 1", "WHERE 0")
+
+
+def _history_sql() -> list[tuple[str, list[object]]]:
+    """Every read statement the store builds for the test queries (each builder, tallied or not)."""
+    built = []
+    for query in [*QUERIES, *SCOPED, ExecutionQuery(since=BASE + 1), ExecutionQuery(since=BASE + 1, agent_name="a")]:
+        if queries.sees_nothing(query.scope):
+            continue
+        built += [queries.page(query), queries.count(query), queries.error_patterns(query),
+                  queries.unique_failures(query), queries.stats(query)]
+        if tallies.covers(query):
+            built.append(tallies.stats(query))
+        if tallies.covers(query, by_agent=False, failures=True):
+            built.append(tallies.error_patterns(query))
+        if (counted := tallies.count(query)) is not None:
+            built.append(counted)
+    return built
+
+
+def test_every_history_query_is_postgresqls_and_every_rule_is_needed(connect_pg: Callable[[], PgConnection]) -> None:
+    pg = connect_pg()
+    built = _history_sql()
+    for pattern, _ in RULES:  # no rule is dead: each rewrites some statement
+        assert any(pattern.search(sql) for sql, _ in built), pattern.pattern
+    for sql, params in built:
+        text = postgres_text(sql)
+        assert not [word for word in SQLITE_ONLY if word in text], text
+        pg.execute(f"EXPLAIN {text}", params)  # PostgreSQL parses and plans it (types, aliases)
+
+
+def test_a_row_with_no_time_is_the_oldest_on_both_databases(db_location: str) -> None:
+    """PostgreSQL sorts NULLs first in descending order, SQLite last: the shared SQL says SQLite's."""
+    timeless = Execution(id="exec_timeless", status="success", **ONE_PANE)
+    rows = [Execution(id=f"exec_{n}", status="success" if n else "failed", started_at=BASE + n, **ONE_PANE)
+            for n in range(2)]
+
+    async def test() -> None:
+        async with opened(db_location) as store:
+            for row in (rows[0], timeless, rows[1]):
+                await store.save(row)
+            newest_first = ["exec_1", "exec_0", "exec_timeless"]
+            for query in (ExecutionQuery(), ExecutionQuery(statuses=("success", "failed"))):  # one stream, merged streams
+                assert [e.id for e in (await store.list(query))[0]] == newest_first, query
+            assert await store.prune(older_than=None, keep_rows=2) == 1
+            assert [e.id for e in await store.page(ExecutionQuery())] == newest_first[:2]
+
+    run(test)
+
+
+def test_a_write_waits_out_another_daemons_row_lock_while_reads_go_on(postgres_url: str) -> None:
+    first = Execution(id="exec_first", status="running", started_at=BASE, **ONE_PANE)
+    ended = msgspec.structs.replace(first, status="success", completed_at=BASE + 1)
+
+    async def test() -> None:
+        db = open_database(postgres_url, busy_timeout_s=SHORT_BUSY_TIMEOUT_S)
+        store = SqliteExecutionStore(db)
+        other = pg_connect(postgres_url)  # another daemon, in the middle of a transaction on that row
+        try:
+            await store.save(first)
+            other.execute("BEGIN")
+            other.execute("UPDATE executions SET message = 'theirs' WHERE id = ?", (first.id,))
+            with pytest.raises(StoreUnavailable) as caught:
+                await asyncio.wait_for(store.save(ended), WAIT_S)
+            message = str(caught.value)
+            assert message.startswith("the database is locked: saving exec_first: ") and "\n" not in message
+            assert caught.value.detail["reason"] == "locked"
+            assert await asyncio.wait_for(store.get(first.id), WAIT_S) == first  # the last commit's
+            other.execute("ROLLBACK")
+            await store.save(ended)
+            assert await store.get(first.id) == ended
+        finally:
+            other.close()
+            store.close()
+            db.close()
+
+    run(test)
+
+
+def test_a_conflicting_save_in_a_batch_fails_alone_on_postgresql(postgres_url: str) -> None:
+    """The idempotency index's UniqueViolation is psycopg's: the batch's rows are written again one
+    by one and only the twin fails, as a Conflict."""
+    first = Execution(id="exec_1", idempotency_key="k", principal="token:ci", **ONE_PANE)
+
+    async def test() -> None:
+        async with opened(postgres_url) as store:
+            await store.save(first)
+            db = store._db  # noqa: SLF001 (the writer, held so that both saves wait together)
+            release = threading.Event()
+            held = db.run_soon(lambda _c: release.wait(WAIT_S))
+            twin = asyncio.ensure_future(store.save(msgspec.structs.replace(first, id="exec_2")))
+            other = asyncio.ensure_future(store.save(Execution(id="exec_3", **ONE_PANE)))
+            await asyncio.sleep(0)  # both saves queued (a turn of the loop, no timing)
+            release.set()
+            with pytest.raises(Conflict, match="another execution has this idempotency key"):
+                await asyncio.wait_for(twin, WAIT_S)
+            await asyncio.wait_for(other, WAIT_S)
+            await asyncio.wrap_future(held)
+            assert await store.get("exec_3") is not None and await store.get("exec_2") is None
+
+    run(test)
+
+
+def test_a_failed_read_on_postgresql_is_one_line(postgres_url: str) -> None:
+    async def test() -> None:
+        async with opened(postgres_url) as store:
+            other = pg_connect(postgres_url)
+            other.execute("DROP TABLE executions CASCADE")
+            other.close()
+            with pytest.raises(StoreUnavailable, match=r'^the database failed: reading exec_x: relation '
+                                                       r'"executions" does not exist'):
+                await store.get("exec_x")
+            with pytest.raises(StoreUnavailable) as caught:
+                await store.stats(ExecutionQuery())
+            assert "\n" not in str(caught.value)
+
+    run(test)

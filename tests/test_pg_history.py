@@ -17,6 +17,7 @@ from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
+from muxd.store.execution_rows import UPSERT, to_row
 from muxd.store.execution_store import ExecutionQuery
 from muxd.store.pg_connection import PgConnection
 from muxd.store.pg_connection import connect as pg_connect
@@ -143,3 +144,22 @@ def test_a_failed_read_on_postgresql_is_one_line(postgres_url: str) -> None:
             assert "\n" not in str(caught.value)
 
     run(test)
+
+
+def test_newest_first_pages_and_prune_read_their_index_in_order(connect_pg: Callable[[], PgConnection]) -> None:
+    """pg_schema migration 6: each index by time, read backwards, is the newest-first order itself,
+    so a page reads its LIMIT rows instead of sorting every row it matches; prune's oldest-first too."""
+    pg = connect_pg()
+    rows = [Execution(id=f"exec_{n:05d}", agent_name=f"agent-{n % 5}", pane_id="%1", pane_key=f"run/%{n % 7}",
+                      status="failed" if n % 3 else "success", started_at=BASE + n) for n in range(5000)]
+    pg.executemany(UPSERT, [to_row(e) for e in rows])
+    pg.execute("ANALYZE executions")
+    for query in [ExecutionQuery(), ExecutionQuery(agent_name="agent-1"), ExecutionQuery(status="failed"),
+                  ExecutionQuery(pane_key="run/%3", offset=40)]:  # (the planner picks which index by time)
+        sql, params = queries.page(query)
+        plan = "\n".join(line for line, in pg.execute(f"EXPLAIN {postgres_text(sql)}", params))
+        assert "Index Scan Backward using executions_" in plan and "Sort" not in plan, plan
+    plan = "\n".join(line for line, in pg.execute(
+        "EXPLAIN SELECT seq, id FROM executions WHERE status NOT IN ('pending', 'running') AND at < ? "
+        "ORDER BY at NULLS FIRST, seq LIMIT 100", (BASE + 4000,)))
+    assert "Index Scan using executions_at" in plan and "Sort" not in plan, plan

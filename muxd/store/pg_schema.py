@@ -77,6 +77,29 @@ def _kept(name: str) -> str:
     CREATE TRIGGER executions_{name}_update AFTER UPDATE ON executions
         FOR EACH ROW WHEN ({changed}) EXECUTE FUNCTION executions_{name}_kept();"""
 
+# The history's indexes that order by `at` (migration 6): name, the columns before `at`, those after
+# it, the rows indexed. Each becomes (…, at NULLS FIRST, …, seq): read backwards that is the
+# newest-first order exactly (at DESC NULLS LAST, seq DESC: execution_queries.NEWEST_FIRST), read
+# forwards prune's (at NULLS FIRST, seq). With PostgreSQL's default (NULLs last ascending, so first
+# read backwards) every newest-first page sorted all the rows it matched; SQLite's indexes order
+# NULLs so already, and end in the rowid.
+_FAILED = "WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL"
+_BY_TIME = (
+    ("executions_at", "", "", ""),
+    ("executions_agent_at", "agent_name, ", "", ""),
+    ("executions_status_at", "status, ", "", ""),
+    ("executions_trigger_at", "triggered_by, ", "", ""),
+    ("executions_pane_at", "pane_key, ", "", ""),
+    ("executions_principal_at", "principal, ", "", "WHERE principal IS NOT NULL"),
+    ("executions_task_at", "task_id, ", "", "WHERE task_id IS NOT NULL"),
+    ("executions_failures", "stack_hash, ", ", status", _FAILED),
+    ("executions_agent_kind_status", "agent_name, kind, status, ",
+     ", cost_usd, tokens_used, duration_ms, agent_type", ""),
+)
+_NEWEST_FIRST_INDEXES = "\n".join(
+    f"DROP INDEX {name}; CREATE INDEX {name} ON executions({before}at NULLS FIRST{after}, seq) {where};"
+    for name, before, after, where in _BY_TIME)
+
 PG_MIGRATIONS: tuple[str, ...] = (
     # 1: the task queue (store/task_store.py): plans, tasks with their claims and leases,
     # dependencies, events and reviews (SQLite's migration 3, less knowledge and quotas).
@@ -342,6 +365,8 @@ PG_MIGRATIONS: tuple[str, ...] = (
     CREATE UNIQUE INDEX tokens_live_name ON tokens((CASE WHEN panes IS NULL THEN '' ELSE host END), name)
         WHERE revoked_at IS NULL;
     """,
+    # 6: the history's indexes by time in the newest-first order (_BY_TIME above).
+    _NEWEST_FIRST_INDEXES,
 )
 
 

@@ -21,6 +21,7 @@ from muxd.errors import BadRequest, MuxdError
 from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, ensure_state_dir, lock_path, log_path, socket_path
 from muxd.store.database import Database, busy_timeout_from_env
 from muxd.store.location import db_path
+from muxd.store.opening import open_database
 from muxd.store.retention import retention_from_env
 
 if TYPE_CHECKING:
@@ -67,10 +68,11 @@ def _ready(daemon: Daemon, ready_fd: int | None) -> None:
 
 def _opening_database(server_name: str) -> Future[Database]:
     """The server's database, opening on a thread of its own while the daemon imports the rest:
-    a new file's schema waits on the disk (tens of ms) more than it runs."""
+    a new file's schema waits on the disk (tens of ms) more than it runs. $MUXD_DB may name a
+    PostgreSQL database (issue 30): open_database imports its driver for a URL only."""
     opener = ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db-open")
     env = dict(os.environ)
-    opening = opener.submit(lambda: Database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env)))
+    opening = opener.submit(lambda: open_database(db_path(server_name, env), busy_timeout_s=busy_timeout_from_env(env)))
     opener.shutdown(wait=False)  # the thread ends once the file is open
     return opening
 

@@ -20,13 +20,16 @@ from muxd.store import execution_tallies as tallies
 from muxd.store.execution_rows import UPSERT, to_row
 from muxd.store.execution_store import ExecutionQuery
 from muxd.store.pg_connection import PgConnection
+from muxd.store.pg_database import PgDatabase
 from muxd.store.pg_connection import connect as pg_connect
 from muxd.store.pg_history_sql import RULES, postgres_text
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.store.opening import open_database
+from muxd.testing.postgres import PostgresCluster
 
 SHORT_BUSY_TIMEOUT_S = 0.2
 WAIT_S = 30.0
+READS_TO_MEET_EVERY_READER = 8  # reads in a row: the two reader threads take turns at the queue
 SQLITE_ONLY = ("INDEXED BY", "json_each", "json_extract", "json_array(", "CAST(", "total(", "WHERE 1", "WHERE 0")
 
 
@@ -163,3 +166,33 @@ def test_newest_first_pages_and_prune_read_their_index_in_order(connect_pg: Call
         "EXPLAIN SELECT seq, id FROM executions WHERE status NOT IN ('pending', 'running') AND at < ? "
         "ORDER BY at NULLS FIRST, seq LIMIT 100", (BASE + 4000,)))
     assert "Index Scan using executions_at" in plan and "Sort" not in plan, plan
+
+
+def test_reads_and_writes_come_back_with_the_server_without_a_restart_of_muxd() -> None:
+    """The server stops: reads and saves fail in one line (unreachable); it starts again: the next
+    read answers at once, whichever reader's connection broke meanwhile (it is replaced)."""
+    saved = [Execution(id=f"exec_{n}", status="success", started_at=BASE + n, **ONE_PANE) for n in range(3)]
+
+    async def test(cluster: PostgresCluster, store: SqliteExecutionStore) -> None:
+        await store.save(saved[0])
+        for _ in range(READS_TO_MEET_EVERY_READER):  # each reader has a connection
+            assert await store.get(saved[0].id) == saved[0]
+        cluster.stop_server()
+        for attempt in (store.get(saved[0].id), store.save(saved[1])):
+            with pytest.raises(StoreUnavailable) as caught:
+                await asyncio.wait_for(attempt, WAIT_S)
+            assert caught.value.detail["reason"] == "unreachable" and "\n" not in caught.value.message
+        cluster.start_server()
+        for _ in range(READS_TO_MEET_EVERY_READER):
+            assert await store.get(saved[0].id) == saved[0]
+        await store.save(saved[2])
+        assert [e.id for e in await store.page(ExecutionQuery())] == ["exec_2", "exec_0"]
+
+    with PostgresCluster() as cluster:
+        db = PgDatabase(cluster.url(cluster.create_database()), busy_timeout_s=2.0)
+        store = SqliteExecutionStore(db, reader_threads=2)
+        try:
+            run(lambda: test(cluster, store))
+        finally:
+            store.close()
+            db.close()

@@ -223,8 +223,12 @@ class Database:
         self._db = db
 
     def connect_reader(self) -> sqlite3.Connection:
-        """A new connection that only reads this database (readers.py's, for the history's reads)."""
-        return connect_read_only(self.path, busy_timeout_s=self.busy_timeout_s)
+        """A new connection that only reads this database (readers.py's, for the history's reads);
+        StoreUnavailable when it cannot be opened."""
+        try:
+            return connect_read_only(self.path, busy_timeout_s=self.busy_timeout_s)
+        except sqlite3.Error as exc:
+            raise unavailable(exc, f"opening {self.path} to read") from exc
 
     def _call(self, job: Job[T]) -> T:
         assert self._db is not None

@@ -67,9 +67,12 @@ class PgDatabase(Database):
 
     def connect_reader(self) -> PgConnection:  # type: ignore[override]  # a PgConnection stands for sqlite3's
         """A new connection whose transactions only read (the history's reads, readers.py), with the
-        writer's timeouts; psycopg's errors as they are."""
-        conn = self._connect()
-        conn.execute("SET default_transaction_read_only = on")
+        writer's timeouts; StoreUnavailable when it cannot connect."""
+        try:
+            conn = self._connect()
+            conn.execute("SET default_transaction_read_only = on")
+        except psycopg.Error as exc:
+            raise pg_errors.unavailable(exc, f"connecting to {self.path}") from exc
         return conn
 
     def _open(self, check_max_s: float) -> None:

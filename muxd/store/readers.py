@@ -31,8 +31,8 @@ def connect_read_only(path: str, *, busy_timeout_s: float) -> sqlite3.Connection
 
 class ReaderPool:
     """`threads` threads sharing one queue of jobs; each opens its connection with `connect` at
-    its first job (again after a failed open, or after a job found it broken: a server that
-    restarted) and closes it at `close()`."""
+    its first job (again after a failed open, or after a job found it broken) and closes it at
+    `close()`."""
 
     def __init__(self, connect: Callable[[], Any], *, threads: int) -> None:
         self._connect = connect
@@ -58,15 +58,23 @@ class ReaderPool:
                 job, future = work
                 if not future.set_running_or_notify_cancel():
                     continue
-                try:
-                    if db is None:
-                        db = self._connect()
-                    future.set_result(job(db))
-                except BaseException as exc:  # the caller's await raises it
-                    future.set_exception(exc)
-                    if getattr(db, "gone", False):  # PostgreSQL's, broken: the next job connects anew
-                        db.close()  # type: ignore[union-attr]
-                        db = None
+                for last_try in (False, True):
+                    try:
+                        if db is None:
+                            db = self._connect()
+                        future.set_result(job(db))
+                        break
+                    except BaseException as exc:
+                        # A connection that broke (PostgreSQL's: a server that restarted while it
+                        # sat idle) is dropped, and the read, which changes nothing, runs once
+                        # more on a new one; any other failure is the caller's to see.
+                        broke = getattr(db, "gone", False)
+                        if broke:
+                            db.close()
+                            db = None
+                        if not broke or last_try:
+                            future.set_exception(exc)
+                            break
         finally:
             if db is not None:
                 db.close()

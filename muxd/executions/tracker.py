@@ -31,9 +31,9 @@ from muxd.config import (
     EXECUTION_IDLE_SETTLE_S, EXECUTION_QUEUE_MAX, EXECUTION_RESUBMIT_GAP_S, EXECUTION_RESUBMITS_MAX,
     EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
 )
-from muxd.detectors.fusion import HOOK_LATE_S
-from muxd.detectors.state import BUSY_STATES, TURN_OVER_STATES, AgentError, AgentState, takes_prompt
-from muxd.detectors.usage_limits import LIMIT_KINDS
+from muxd.detectors.state import (
+    BUSY_STATES, HOOK_LATE_S, LIMIT_KINDS, TURN_OVER_STATES, AgentError, AgentState, takes_prompt,
+)
 from muxd.errors import Conflict
 from muxd.executions.fingerprint import stack_hash
 from muxd.executions.record import COST_DECIMALS, Execution, ExecutionError, Status, finished

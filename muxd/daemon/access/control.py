@@ -11,6 +11,7 @@ what it answers). Denials are logged (never with a secret) and audited.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -29,8 +30,6 @@ from muxd.config import (
     AGENT_SCOPES_DEFAULT, AGENT_TOKEN_TIER_DEFAULT, REFUSED_TOKEN_LOG_INTERVAL_S, TASK_SCOPES, TOKEN_NAME_MAX_CHARS,
     TOKEN_SECRET_BYTES,
 )
-from muxd.daemon.access.audit_queue import AuditQueue
-from muxd.daemon.access.call_metrics import ToolMetrics
 from muxd.sampled_log import SampledLog
 from muxd.daemon.panes.target import Resolved, TargetKind, panes_of, resolve
 from muxd.daemon.access.request_rules import Rule, request_name, rule_for
@@ -44,6 +43,8 @@ from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
 if TYPE_CHECKING:
+    from muxd.daemon.access.audit_queue import AuditQueue
+    from muxd.daemon.access.call_metrics import ToolMetrics
     from muxd.daemon.panes.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -141,8 +142,6 @@ class AccessControl:
         self.db = db
         self.agent_tier = agent_tier
         self.agent_scopes = agent_scopes
-        self.metrics = ToolMetrics()
-        self.audit_queue = AuditQueue(db)
         # Anyone who can reach the socket can send made-up tokens: not one log line each.
         self.refused_hellos = SampledLog(log, logging.WARNING, "refused a hello with an unknown or revoked token",
                                          interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
@@ -181,9 +180,25 @@ class AccessControl:
             db.close()
             raise
 
+    @functools.cached_property
+    def metrics(self) -> ToolMetrics:
+        """The MCP tools' call metrics, from the first call recorded or metrics read (a cold
+        start's first reply waits for none of it)."""
+        from muxd.daemon.access.call_metrics import ToolMetrics
+
+        return ToolMetrics()
+
+    @functools.cached_property
+    def audit_queue(self) -> AuditQueue:
+        """The audit rows on their way to the store, from the first row (or count read)."""
+        from muxd.daemon.access.audit_queue import AuditQueue
+
+        return AuditQueue(self.db)
+
     def close(self) -> None:
         self.refused_hellos.flush()
-        self.audit_queue.close()
+        if "audit_queue" in self.__dict__:
+            self.audit_queue.close()
         self.db.close()
 
     def _write_soon(self, job: Callable[[sqlite3.Connection], object], what: str) -> None:

@@ -30,7 +30,6 @@ from muxd.daemon.core.lifecycle import ServerClaim
 from muxd.daemon.panes.agent_argv import with_agent_hooks
 from muxd.daemon.panes.detection import PaneDetection
 from muxd.daemon.panes.emulation import EmulationTurns
-from muxd.daemon.panes.hook_intake import HookIntake
 from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.pane_pipe import PanePipes
@@ -56,6 +55,7 @@ from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.telemetry.trace_ids import traceparent
 
 if TYPE_CHECKING:
+    from muxd.daemon.panes.hook_intake import HookIntake
     from muxd.daemon.tmux.watch import TmuxWatcher
     from muxd.daemon.work.limit_resume import LimitResume
     from muxd.daemon.work.tasks import TaskService
@@ -94,7 +94,6 @@ class Daemon:
         self.detection = detection
         self.detectors = Detectors() if detection else []  # looked up after the first reply (_settle_in)
         self.detections: dict[str, PaneDetection] = {}
-        self.hooks = HookIntake(self.detections)  # the agents' own hook events (`muxd hook`)
         self.subscribers: set[Connection] = set()
         # The event bus and the board of agents that need a person (daemon/attention/).
         self.attention = Attention(find_pane=self.registry.pane_by_id)
@@ -140,6 +139,13 @@ class Daemon:
 
         return TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
                            turns=self.emulation, scrollback_bytes=self.scrollback_bytes)
+
+    @functools.cached_property
+    def hooks(self) -> HookIntake:
+        """Where the agents' own hook events (`muxd hook`) come in, built at the first."""
+        from muxd.daemon.panes.hook_intake import HookIntake
+
+        return HookIntake(self.detections)
 
     @functools.cached_property
     def spans(self) -> SpanExport:
@@ -431,7 +437,8 @@ class Daemon:
         detection = self.detections.pop(pane.id, None)
         if detection is not None:
             detection.close()
-        self.hooks.forget(pane.id)
+        if self._built("hooks"):
+            self.hooks.forget(pane.id)
         self.attention.pane_gone(pane.id)
         self.alerts.pane_gone(pane)
         if self._built("limit_resume"):

@@ -4,6 +4,7 @@ One `AttachedClient` (attached.py) per terminal."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import select
@@ -15,13 +16,13 @@ from muxd.daemon.attention.service import session_fields
 from muxd.daemon.client_side.attention_view import AttentionView
 from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.panes.pane import Pane
-from muxd.daemon.panes.paste_buffers import PasteBuffers
 from muxd.daemon.panes.registry import Session, Window
 from muxd.daemon.panes.target import resolve_session
 from muxd.errors import BadRequest, MuxdError
 from muxd.protocol.messages import Attach, Attached, AttachInput, AttachResize, Error
 
 if TYPE_CHECKING:
+    from muxd.daemon.panes.paste_buffers import PasteBuffers
     from muxd.daemon.client_side.attached import AttachedClient
     from muxd.daemon.client_side.copy_mode import CopyMode
     from muxd.daemon.client_side.host import AttachHost, ClientConnection
@@ -39,9 +40,15 @@ class AttachHub:
         self.clients: dict[ClientConnection, AttachedClient] = {}
         self.copy_modes: dict[str, CopyMode] = {}  # pane id -> its copy mode
         self._client_numbers = itertools.count()  # names of clients without a terminal device
-        # Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps.
-        self.buffers = PasteBuffers(lambda: daemon.registry.options.number("buffer-limit"))
         self.attention = AttentionView(self, daemon.attention)  # flags, counts, notifications
+
+    @functools.cached_property
+    def buffers(self) -> PasteBuffers:
+        """Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps;
+        built at the first copy or buffer command."""
+        from muxd.daemon.panes.paste_buffers import PasteBuffers
+
+        return PasteBuffers(lambda: self.daemon.registry.options.number("buffer-limit"))
 
     # ---------------------------------------------------------- messages from a connection
 

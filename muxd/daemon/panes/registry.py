@@ -5,6 +5,7 @@ Ids are stable and never reused in a daemon's life: `$N` sessions, `@N` windows,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Callable
@@ -16,7 +17,6 @@ from muxd.daemon.layouts import full as layout_full
 from muxd.daemon.layouts import sets as layout_sets
 from muxd.daemon.layouts.layout import Cell, Layout
 from muxd.daemon.panes.names import check_target_name, check_window_name
-from muxd.daemon.client_side.key_bindings import KeyBindings
 from muxd.daemon.panes.options import Options
 from muxd.daemon.panes.pane import Pane
 from muxd.emulator.rows import ROW_OVERHEAD_BYTES
@@ -25,6 +25,7 @@ from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
 
 if TYPE_CHECKING:
     from muxd.daemon.attention.board import Need
+    from muxd.daemon.client_side.key_bindings import KeyBindings
 
 
 @dataclass(eq=False)
@@ -315,11 +316,17 @@ class Registry:
         # by the daemon once the board exists (records carry it: `list-panes --json`, `muxd top`).
         self.need_of: Callable[[str], Need | None] = lambda pane_id: None
         self.options = Options()  # set-option's values (daemon/panes/options.py)
-        self.key_bindings = KeyBindings()  # bind-key's (daemon/client_side/key_bindings.py)
         self.sessions: list[Session] = []
         self._session_numbers = itertools.count()
         self._window_numbers = itertools.count()
         self._pane_numbers = itertools.count()
+
+    @functools.cached_property
+    def key_bindings(self) -> KeyBindings:
+        """bind-key's (daemon/client_side/key_bindings.py), built at the first binding made or looked up."""
+        from muxd.daemon.client_side.key_bindings import KeyBindings
+
+        return KeyBindings()
 
     # ids
     def next_pane_number(self) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import logging
 import os
 import shlex
@@ -70,6 +71,9 @@ PANE_TERM = "xterm-256color"
 SETTLE_IN_IDLE_S = 1.0
 # How long that work waits, while a client is being answered, before it looks again.
 SETTLE_IN_PAUSE_S = 0.05
+# Modules the first reply did not wait for, imported by the start's deferred work unless a first
+# use came sooner: a pane's first look (the detectors' runner), a turn's completion.
+_PUT_OFF_MODULES = ("muxd.detectors.runner", "muxd.daemon.work.execution_finish")
 # Variables of whoever started the daemon that would mislead programs inside a pane.
 # A trace context is a traced task's own (spawn_pane), never the daemon starter's.
 _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES",
@@ -244,6 +248,7 @@ class Daemon:
                 steps += load_commands()
             if isinstance(self.detectors, Detectors):
                 steps += self.detectors.loading_steps()
+            steps += [functools.partial(importlib.import_module, name) for name in _PUT_OFF_MODULES]
             steps += [request_decoder, lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume,
                       lambda: self.work_metrics]
             steps += [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+
+import msgspec
 
 from muxd.store.database import transaction
 
 
-@dataclass(frozen=True)
-class TokenRecord:
+class TokenRecord(msgspec.Struct, frozen=True):
     id: str
     name: str
     hash: str

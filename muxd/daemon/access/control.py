@@ -21,7 +21,6 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -57,8 +56,7 @@ _TOKEN_NAME = re.compile(rf"^[A-Za-z0-9_.@+-]{{1,{TOKEN_NAME_MAX_CHARS}}}$")
 
 # ---------------------------------------------------------------- principals
 
-@dataclass(frozen=True)
-class Principal:
+class Principal(msgspec.Struct, frozen=True):
     name: str                     # "system", "token:ci-bot", "agent:%3"
     tier: Tier
     token_id: str | None = None
@@ -316,7 +314,7 @@ class AccessControl:
         return self._revoked(current, at, reason)
 
     def _revoked(self, token: TokenRecord, at: float, reason: str) -> TokenRecord:
-        revoked = replace(token, revoked_at=at, revoked_reason=reason)
+        revoked = msgspec.structs.replace(token, revoked_at=at, revoked_reason=reason)
         self._remember(revoked)
         log.info("token %s (%s) revoked: %s", token.id, principal_name(token), reason)
         if self.on_revoked is not None:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+import msgspec
 
 from muxd.config import LOG_FILE_BACKUPS, LOG_FILE_MAX_BYTES, LOG_REPEAT_WINDOW_S, LOG_REPEATS_PER_WINDOW
 from muxd.paths import open_private
@@ -25,8 +26,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _configured_path = ""  # where configure() sent the log, for `muxd server status`
 
 
-@dataclass
-class _Window:
+class _Window(msgspec.Struct):
     started: float
     written: int = 0
     left_out: int = 0

@@ -17,6 +17,8 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+import msgspec
+
 from muxd.errors import BadRequest
 
 # A split leaves each side at least this big (tmux's own minimum is 1; 2 keeps shells usable).
@@ -28,8 +30,7 @@ Direction = Literal["left", "right", "up", "down"]
 Orientation = Literal["lr", "tb"]
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(msgspec.Struct, frozen=True):
     pane: Hashable
     x: int
     y: int

@@ -8,13 +8,13 @@ import pty
 import struct
 import subprocess
 import termios
-from dataclasses import dataclass
+
+import msgspec
 
 from muxd.errors import SpawnFailed
 
 
-@dataclass
-class PtyProcess:
+class PtyProcess(msgspec.Struct):
     pid: int
     master_fd: int
     popen: subprocess.Popen[bytes]

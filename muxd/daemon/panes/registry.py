@@ -9,8 +9,9 @@ import functools
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from muxd.daemon.layouts import full as layout_full
 
@@ -28,22 +29,24 @@ if TYPE_CHECKING:
     from muxd.daemon.client_side.key_bindings import KeyBindings
 
 
-@dataclass(eq=False)
-class Window:
+class Window(msgspec.Struct, eq=False):
     number: int
     session: Session
     index: int
     name: str
-    panes: list[Pane] = field(default_factory=list)
+    panes: list[Pane] = msgspec.field(default_factory=list)
     layout: Layout | None = None  # made with the first pane; see daemon/layouts/layout.py
     zoomed: bool = False          # the active pane fills the window (tmux resize-pane -Z)
     last_layout: int = -1         # the select-layout last chosen (index in layout_sets; -1: none)
     old_layout: str = ""          # the layout before the last select-layout (select-layout -o)
-    last_pane: Pane | None = field(default=None, init=False)  # the one active before (C-b ;)
+    last_pane: Pane | None = None  # the one active before (C-b ;)
     # tmux's alert flags of the window in its session, in #{window_flags}'s order: # activity,
     # ! bell, ~ silence (set by daemon/attention/alerts.py, cleared as it becomes current).
     alerts: str = ""
-    _active_pane: Pane | None = field(default=None, init=False, repr=False)
+    _active_pane: Pane | None = None
+
+    def __repr__(self) -> str:  # not its fields: its session lists it again
+        return f"Window({self.id} {self.name!r} of {self.session.id})"
 
     @property
     def id(self) -> str:
@@ -182,16 +185,18 @@ class Window:
                           alerts=self.alerts, agent_flags=agent_flags)
 
 
-@dataclass(eq=False)
-class Session:
+class Session(msgspec.Struct, eq=False):
     number: int
     name: str
-    created_at: float = field(default_factory=time.time)
-    windows: list[Window] = field(default_factory=list)
+    created_at: float = msgspec.field(default_factory=time.time)
+    windows: list[Window] = msgspec.field(default_factory=list)
     last_window: Window | None = None  # the previously active one (tmux marks it '-')
     # Told each window that becomes current (the registry's on_window_current: alerts clear).
-    on_current: Callable[[Window], None] | None = field(default=None, repr=False)
-    _active_window: Window | None = field(default=None, init=False, repr=False)
+    on_current: Callable[[Window], None] | None = None
+    _active_window: Window | None = None
+
+    def __repr__(self) -> str:  # not its fields: each of its windows names it again
+        return f"Session({self.id} {self.name!r})"
 
     @property
     def id(self) -> str:

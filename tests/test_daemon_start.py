@@ -148,11 +148,14 @@ print(reset_time._compiled.cache_info().currsize > 0, fingerprint._normalisers.c
     assert after == "True 1"
 
 
-# Imported at their first use or after the first reply, never before the daemon listens.
+# Imported at their first use or after the first reply, never before the daemon listens; nor are
+# logging.handlers (log_file.py rotates the log itself), dataclasses (the records on the path are
+# Structs), or typing_extensions (msgspec_first.py).
 _PUT_OFF = ("muxd.detectors.runner", "muxd.detectors.base", "muxd.detectors.fusion", "muxd.detectors._agent_cli",
             "muxd.daemon.work.execution_finish", "muxd.daemon.work.session_log_finder",
             "muxd.daemon.access.audit_queue", "muxd.daemon.access.call_metrics", "muxd.daemon.panes.hook_intake",
-            "muxd.rate_limit", "muxd.daemon.client_side.key_bindings", "muxd.daemon.panes.paste_buffers")
+            "muxd.rate_limit", "muxd.daemon.client_side.key_bindings", "muxd.daemon.panes.paste_buffers",
+            "logging.handlers", "dataclasses", "typing_extensions")
 
 
 def test_a_daemon_is_built_without_the_services_its_first_reply_does_not_use(tmp_path: Path) -> None:

@@ -33,7 +33,6 @@ from muxd.daemon.panes.detection import PaneDetection
 from muxd.daemon.panes.emulation import EmulationTurns
 from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
-from muxd.daemon.panes.pane_pipe import PanePipes
 from muxd.daemon.panes.recording import recorder_for
 from muxd.daemon.panes.registry import Registry, Session, Window
 from muxd.daemon.panes.shell_command import command_argv, default_shell
@@ -53,10 +52,10 @@ from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 from muxd.store.database import Database
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
-from muxd.telemetry.trace_ids import traceparent
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.hook_intake import HookIntake
+    from muxd.daemon.panes.pane_pipe import PanePipes
     from muxd.daemon.tmux.watch import TmuxWatcher
     from muxd.daemon.work.limit_resume import LimitResume
     from muxd.daemon.work.tasks import TaskService
@@ -109,7 +108,6 @@ class Daemon:
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         # tmux's window alerts: activity, bell, silence (daemon/attention/alerts.py).
         self.alerts = WindowAlerts(self.registry.options, self.attach_hub, self.attention.publish)
-        self.pipes = PanePipes()  # pipe-pane's commands (daemon/panes/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         # A pane typed into or watched is emulated and drawn ahead of the others' floods.
         self.emulation.attended = lambda pane: pane.typed_recently() or self.attach_hub.shows_active(pane)
@@ -150,6 +148,13 @@ class Daemon:
         from muxd.daemon.panes.hook_intake import HookIntake
 
         return HookIntake(self.detections)
+
+    @functools.cached_property
+    def pipes(self) -> PanePipes:
+        """pipe-pane's commands (daemon/panes/pane_pipe.py), built at the first."""
+        from muxd.daemon.panes.pane_pipe import PanePipes
+
+        return PanePipes()
 
     @functools.cached_property
     def spans(self) -> SpanExport:
@@ -349,6 +354,8 @@ class Daemon:
         env = self.pane_env(spawn.env, options.lookup("default-terminal", session_id))
         env["MUXD_PANE"] = f"%{number}"
         if program is not None and program.trace_id and program.span_id:  # a traced task's program
+            from muxd.telemetry.trace_ids import traceparent
+
             env["TRACEPARENT"] = traceparent(program.trace_id, program.span_id)
         # The pane's own agent token: a client presenting it sees this pane and its grants only.
         # Usable at once and stored in the background: pane-bound tokens end with the run (every
@@ -437,7 +444,8 @@ class Daemon:
         return pane.interactive and not (remain == "on" or (remain == "failed" and pane.exit_code != 0))
 
     def pane_removed(self, pane: Pane) -> None:
-        self.pipes.close(pane.id)
+        if self._built("pipes"):
+            self.pipes.close(pane.id)
         self.executions.pane_removed(pane)
         detection = self.detections.pop(pane.id, None)
         if detection is not None:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from muxd.config import ATTACH_TYPING_S, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
 from muxd.daemon.attention.service import session_fields
 from muxd.daemon.client_side.attention_view import AttentionView
-from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.registry import Session, Window
 from muxd.daemon.panes.target import resolve_session
@@ -81,6 +80,8 @@ class AttachHub:
         if connection in self.clients:
             raise BadRequest("this connection is already attached")
         session = resolve_session(self.daemon.registry, request.target)
+        from muxd.daemon.client_side.session_actions import select_target  # (imported at the first attach)
+
         select_target(self.daemon.registry, session, request.target)
         # Imported at the first attach: a daemon that only runs agents never draws a screen.
         from muxd.daemon.client_side.attached import AttachedClient

@@ -13,9 +13,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from muxd.daemon.layouts import full as layout_full
-
-from muxd.daemon.layouts import sets as layout_sets
 from muxd.daemon.layouts.layout import Cell, Layout
 from muxd.daemon.panes.names import check_target_name, check_window_name
 from muxd.daemon.panes.options import Options
@@ -97,6 +94,8 @@ class Window(msgspec.Struct, eq=False):
         assert self.layout is not None
         # The layout first: a split with no room raises, and leaves the pane list as it was.
         if full:
+            from muxd.daemon.layouts import full as layout_full  # tmux's -f splits: imported at the first
+
             layout_full.split_full(self.layout, pane, horizontal, size, before)
         else:
             self.layout.split(target, pane, horizontal, size, before)
@@ -114,6 +113,8 @@ class Window(msgspec.Struct, eq=False):
         assert self.layout is not None
         if not full:
             return self.layout.plan_split(target, horizontal, size, before)[1]
+        from muxd.daemon.layouts import full as layout_full
+
         _, new = layout_full.plan_full_split(self.layout, horizontal, size, before)
         return (new, self.layout.lines) if horizontal else (self.layout.columns, new)
 
@@ -134,6 +135,8 @@ class Window(msgspec.Struct, eq=False):
             self.last_layout = index
             self.apply_layout()
             return
+        from muxd.daemon.layouts import sets as layout_sets  # select-layout's: imported at the first
+
         self.arrange(layout_sets.build(index, self.panes, self.layout.columns, self.layout.lines))
         self.last_layout = index
 

@@ -4,7 +4,8 @@ rendered to plain text (through a fresh emulator of the pane's width) when asked
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+
+import msgspec
 
 from muxd.config import TRANSCRIPT_MAX_BYTES, TRANSCRIPT_RENDER_MAX_ROWS
 
@@ -15,14 +16,13 @@ _COMPRESSION_LEVEL = 1
 _RENDER_ROW_BYTES = 256
 
 
-@dataclass
-class Transcript:
+class Transcript(msgspec.Struct):
     """An execution's output bytes, zlib-compressed as stored; `raw_bytes` before compression."""
 
     data: bytes
     raw_bytes: int
     truncated: bool = False
-    extra: dict[str, object] = field(default_factory=dict)
+    extra: dict[str, object] = msgspec.field(default_factory=dict)
 
     def finish(self) -> Transcript:
         """Itself (what a TranscriptBuffer gives once finished: the store takes either)."""

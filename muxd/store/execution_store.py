@@ -10,7 +10,6 @@ that needed it while panes keep running.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
@@ -20,8 +19,7 @@ from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript, TranscriptBuffer
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(msgspec.Struct, frozen=True):
     """What a principal may see: executions of `pane_keys` (None: every pane) plus those it
     triggered itself (`principal`)."""
 
@@ -36,8 +34,7 @@ class Scope:
 EVERYTHING = Scope()
 
 
-@dataclass(frozen=True)
-class ExecutionQuery:
+class ExecutionQuery(msgspec.Struct, frozen=True):
     """Filters shared by every list; None means "any". Newest first (started, else queued)."""
 
     scope: Scope = EVERYTHING

@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 EXECUTION_TAIL_CHARS = 8     # the random hex of exec_{ms}_{hex} (record.new_execution_id)
 _HEX = frozenset("0123456789abcdef")
 _AFTER_ID_CHARS = "g"        # sorts after every character of an id (lowercase hex, digits, -, _)
 
 
-@dataclass(frozen=True)
-class IdSpace:
+class IdSpace(msgspec.Struct, frozen=True):
     """Where one kind of id lives and which part of it a short id is cut from."""
 
     table: str

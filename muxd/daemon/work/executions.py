@@ -21,13 +21,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
-from muxd.daemon.work import execution_finish
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.panes.detection import shell_in_front
 from muxd.daemon.panes.session_ids import register_session_id_reader
-from muxd.daemon.work.session_log_finder import SessionLogs
 from muxd.detectors.state import AgentState
 from muxd.errors import Conflict, NotFound, StoreUnavailable
 from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
@@ -39,6 +37,7 @@ from muxd.store.execution_store import ExecutionStore, Scope
 from muxd.store.retention import Retention
 
 if TYPE_CHECKING:
+    from muxd.daemon.work.session_log_finder import SessionLogs
     from muxd.daemon.panes.detection import PaneDetection
     from muxd.daemon.panes.pane import Pane
     from muxd.protocol.messages import Spawn
@@ -70,10 +69,17 @@ class ExecutionService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self.logs = SessionLogs()  # the agents' own session logs, read on threads of their own
         # The agent session id each pane's log named last: agent_summary's session.id between turns.
         self.session_ids: dict[str, str] = {}
         register_session_id_reader(self._session_id_of)
+
+    @functools.cached_property
+    def logs(self) -> SessionLogs:
+        """The agents' own session logs, read on threads of their own: built at the first turn
+        that needs one (their finder and the turns' completion are imported then, not at start)."""
+        from muxd.daemon.work.session_log_finder import SessionLogs
+
+        return SessionLogs()
 
     async def open(self, retention: Retention) -> None:
         """Before serving: what a dead daemon left running is `interrupted`; old history is pruned."""
@@ -159,7 +165,8 @@ class ExecutionService:
             if run.timer is not None:
                 run.timer.cancel()
         self.panes.clear()  # the panes' removal that follows has nothing left to record
-        self.logs.close()
+        if "logs" in self.__dict__:
+            self.logs.close()
         for task in self._tasks:
             task.cancel()
 
@@ -455,6 +462,7 @@ class ExecutionService:
     def _turn_shown(self, run: PaneRun, execution: Execution) -> bool:
         """Whether the pane's rows since the turn began show the prompt's echo (always, for an
         agent muxd reads no turns of: nothing to look for)."""
+        from muxd.daemon.work import execution_finish
         from muxd.executions.answers import READERS, turn_start
 
         agent_type = run.pane.agent.agent_type
@@ -493,6 +501,8 @@ class ExecutionService:
     async def _finalized(self, execution: Execution, snapshot: object) -> Execution:
         """`execution` completed from the screen and the agent's log; as it ended if that fails
         (a record left unsaved would stay `running` for ever: an execution always ends)."""
+        from muxd.daemon.work import execution_finish
+
         try:
             return await execution_finish.finalize(execution, snapshot, self.logs)
         except Exception:
@@ -507,6 +517,8 @@ class ExecutionService:
             execution, transcript_bytes=output.kept if output else 0,
             transcript_truncated=bool(output and output.truncated))
         self.finishing[execution.id] = execution
+        from muxd.daemon.work import execution_finish
+
         snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id))
         self._start(self._complete(execution, snapshot, output))
 

@@ -3,7 +3,7 @@ executions, and what recording costs the daemon on 20 busy agent panes.
 
     .venv/bin/python benchmarks/bench_history_daemon.py [--rows 1000000] [--calls 100] [--db FILE]
                                                         [--panes 20] [--seconds 60] [--repeats 3]
-                                                        [--tree DIR] [--skip-queries]
+                                                        [--tree DIR] [--skip-queries] [--threads]
 
 1. Queries: a daemon on a database seeded with `--rows` executions (bench_history_queries'
    seed_executions), `muxd mcp` over stdio, the real MCP SDK client; p50/p95 of each query
@@ -15,6 +15,9 @@ executions, and what recording costs the daemon on 20 busy agent panes.
    sent the same keystrokes at the same moments; each daemon's CPU seconds (from /proc), the
    ratio on/off, `--repeats` windows, their median (target <= 2 %). `--tree DIR` adds a third
    daemon recording with the code of checkout DIR (old against new in the same window).
+   `--threads` also splits each daemon's CPU by thread (the loop, the database writer, readers,
+   pane lanes; from /proc/PID/task/*/stat, named through thread_names/sitecustomize.py) and
+   prints what recording adds on each.
 """
 
 from __future__ import annotations
@@ -44,6 +47,24 @@ UNLIMITED = {"MUXD_MCP_RATE": "100000", "MUXD_MCP_BURST": "100000", "MUXD_MCP_TI
 TARGET_P95_MS = 20.0
 TURN_S = 8.0  # each turn: the fake agent's spinner redraws its screen for this long, then answers
 PROMPT_GAP_S = 2.0  # and the next prompt comes this long after the turn's length
+THREAD_NAMES = Path(__file__).parent / "thread_names"
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of each live thread of `pid` by group, to the nanosecond (schedstat; stat counts
+    10 ms ticks, too coarse for a few ms per execution): "loop" (the main thread, which runs the
+    event loop), else the thread's name without its number (muxd-db_0 -> muxd-db)."""
+    out: dict[str, float] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as fh:
+                name = "loop" if int(tid) == pid else fh.read().strip().rstrip("0123456789").rstrip("_-")
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                ns = int(fh.read().split()[0])
+        except OSError:
+            continue  # ended meanwhile
+        out[name] = out.get(name, 0.0) + ns / 1e9
+    return out
 
 
 def query_calls(t: Any) -> list[tuple[str, str, Any]]:
@@ -117,15 +138,18 @@ class _BusyDaemon:
     """One daemon of a recording run: `panes` fake Claude Code panes, Idle and ready for prompts;
     `tree` (a checkout of muxd) runs that code instead of this one's."""
 
-    def __init__(self, label: str, history: bool, panes: int, turn_s: float, tree: Path | None = None) -> None:
+    def __init__(self, label: str, history: bool, panes: int, turn_s: float, tree: Path | None = None,
+                 threads: bool = False) -> None:
         env = {"MUXD_HISTORY": "1" if history else "0", "MUXD_FAKE_THINK_S": str(turn_s)}
-        if tree is not None:
-            env["PYTHONPATH"] = str(tree)
+        path = ([str(tree)] if tree is not None else []) + ([str(THREAD_NAMES)] if threads else [])
+        if path:
+            env["PYTHONPATH"] = os.pathsep.join(path)
         self.label, self.history = label, history
         self.server = MuxdTestServer(env=env).start()
         self.ids = [self.server.cli("new-session", "-d", "-P", "-s", f"a{n}", "--", *FAKE_AGENT, "claude",
                                     check=True).stdout.strip() for n in range(panes)]
         self.cpu = 0.0
+        self.by_thread: dict[str, float] = {}
 
     def wait_idle(self) -> None:
         for pane in self.ids:
@@ -177,15 +201,35 @@ def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> N
 
     driver = threading.Thread(target=prompts, daemon=True)
     before = [cpu_seconds(d.pid) for d in daemons]
+    threads_before = [thread_cpu(d.pid) for d in daemons]
     driver.start()
     time.sleep(seconds)  # the measured window: a fixed wall-clock span, not a synchronisation
     stop.set()
     driver.join()
-    for daemon, start in zip(daemons, before):
+    for daemon, start, threads in zip(daemons, before, threads_before):
         daemon.cpu = cpu_seconds(daemon.pid) - start
+        daemon.by_thread = {name: cpu - threads.get(name, 0.0) for name, cpu in thread_cpu(daemon.pid).items()}
 
 
-def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Path | None) -> bool:
+def _thread_split(daemons: list[_BusyDaemon], recorded: int) -> None:
+    """Each daemon's CPU seconds per thread group over the window, and what each recording daemon
+    adds on each group over the one with the history off."""
+    off = daemons[0]
+    names = sorted({n for d in daemons for n in d.by_thread}, key=lambda n: -max(d.by_thread.get(n, 0) for d in daemons))
+    for daemon in daemons:
+        print(f"    {daemon.label:>6}: " + ", ".join(f"{n} {daemon.by_thread.get(n, 0.0):.2f}" for n in names)
+              + f" (threads {sum(daemon.by_thread.values()):.2f} of process {daemon.cpu:.2f} s)")
+    for daemon in daemons[1:]:
+        extra = daemon.cpu - off.cpu
+        print(f"    {daemon.label} - off: " + ", ".join(
+            f"{n} {daemon.by_thread.get(n, 0.0) - off.by_thread.get(n, 0.0):+.2f}" for n in names)
+            + f" (process {extra:+.2f} s; per execution recorded: " + ", ".join(
+                f"{n} {(daemon.by_thread.get(n, 0.0) - off.by_thread.get(n, 0.0)) / max(recorded, 1) * 1000:+.2f} ms"
+                for n in names[:2]) + ")", flush=True)
+
+
+def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Path | None,
+              threads: bool = False) -> bool:
     """`repeats` windows, each with a daemon recording and one with the history off (and, with
     `tree`, a recording daemon running that checkout's code) running side by side: each window's
     ratio on/off is measured under the same load, and the median of the windows is the figure."""
@@ -198,10 +242,10 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
         load = os.getloadavg()[0]
         daemons = []
         try:
-            daemons.append(_BusyDaemon("off", False, panes, turn_s))
-            daemons.append(_BusyDaemon("on", True, panes, turn_s))
+            daemons.append(_BusyDaemon("off", False, panes, turn_s, threads=threads))
+            daemons.append(_BusyDaemon("on", True, panes, turn_s, threads=threads))
             if tree is not None:
-                daemons.append(_BusyDaemon(f"on ({tree.name})", True, panes, turn_s, tree))
+                daemons.append(_BusyDaemon(f"on ({tree.name})", True, panes, turn_s, tree, threads))
             for daemon in daemons:
                 daemon.wait_idle()
             _warm_up(daemons, turn_s)
@@ -216,6 +260,8 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
                 parts.append(f"{daemon.label} {daemon.cpu:.2f} s = {daemon.cpu / off if off else 0:.3f}x "
                              f"({extra:+.1f} %, {recorded} executions)")
             print(f"  window {n + 1} (load {load:.1f}): daemon CPU " + "; ".join(parts), flush=True)
+            if threads:
+                _thread_split(daemons, daemons[1].recorded() - panes)
         finally:
             for daemon in daemons:
                 daemon.server.stop()
@@ -241,6 +287,7 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, help="also a recording daemon running this checkout's code "
                                                    "(e.g. a git worktree of the code before a change)")
     parser.add_argument("--skip-queries", action="store_true")
+    parser.add_argument("--threads", action="store_true", help="split each daemon's CPU by thread")
     parser.add_argument("--skip-recording", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="muxd-bench-") as tmp:
@@ -249,7 +296,7 @@ def main() -> int:
         if not args.skip_queries:
             ok = queries(db, args.rows, args.calls) and ok
         if not args.skip_recording:
-            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, args.tree) and ok
+            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, args.tree, args.threads) and ok
     return 0 if ok else 1
 
 

@@ -126,7 +126,7 @@ class ExecutionService:
         if program is not None:
             run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
                                                   kind="command")
-            run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
+            _keep_transcript(run, TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
             self._save(run.program)
         self._retap(run)
 
@@ -158,6 +158,7 @@ class ExecutionService:
                 self._ended(ended)
             if run.timer is not None:
                 run.timer.cancel()
+            _keep_transcript(run, None)
         self.panes.clear()  # the panes' removal that follows has nothing left to record
         self.logs.close()
         for task in self._tasks:
@@ -176,6 +177,7 @@ class ExecutionService:
         if not pane.exited:
             self._apply(run, run.tracker.pane_exited(None, time.time(), killed=True))
             self._end_program(run, None)
+        _keep_transcript(run, None)
         if run.timer is not None:
             run.timer.cancel()
 
@@ -202,22 +204,17 @@ class ExecutionService:
         self._finish(run, ended)
 
     def _retap(self, run: PaneRun) -> None:
-        """`run`'s pane tells the history its chunks only while there is work for them: a shell
-        in front, whose prompt marks start commands (`_output`), or an agent's turn, whose bytes
-        go straight to its transcript (no frame of ours per chunk: a busy fleet writes thousands
-        a second). An idle agent's screen redraws then cost the history nothing per chunk."""
+        """`run`'s pane tells the history its chunks only while a shell is in front, whose prompt
+        marks start commands (`_output`). The pane appends a running execution's output to its
+        transcript itself (no call of ours per read: a busy fleet reads thousands a second), so an
+        agent's screen redraws cost the history no frame of its own per read."""
         if self.panes.get(run.pane.id) is not run:
             return  # no longer followed (removed, respawned): its tap stays off
-        tapped_for = (run.tracker.state.is_agent, run.transcript)
+        tapped_for = run.tracker.state.is_agent
         if tapped_for == run.tapped_for:
-            return  # most state changes change neither (called on each)
+            return  # most state changes change nothing (called on each)
         run.tapped_for = tapped_for
-        if not run.tracker.state.is_agent:
-            wanted = run.marks_tap
-        elif run.transcript is not None:
-            wanted = run.transcript.add
-        else:
-            wanted = None
+        wanted = None if tapped_for else run.marks_tap
         taps = run.pane.output_taps
         if run.tap is not None and run.tap != wanted and run.tap in taps:
             taps.remove(run.tap)
@@ -228,8 +225,6 @@ class ExecutionService:
     def _output(self, run: PaneRun, data: bytes) -> None:
         """Every chunk a pane writes while a shell is in front (an agent's own shell tools' marks
         are not command lines of its pane: `_retap` takes this tap off then)."""
-        if run.transcript is not None:
-            run.transcript.add(data)
         for mark in run.marks.feed(data):
             now = time.time()
             if mark.kind == "C":
@@ -406,8 +401,7 @@ class ExecutionService:
     def _begin(self, run: PaneRun, *, submitted: bool = False) -> None:
         """An execution starts in `run`'s pane now: its transcript and its first row."""
         pane = run.pane
-        run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
-        self._retap(run)
+        _keep_transcript(run, TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
         emulator = pane.emulator
         run.start_row = emulator.rows_scrolled + emulator.cursor[1]
         detection = self.detections.get(pane.id)
@@ -501,8 +495,8 @@ class ExecutionService:
 
     def _finish(self, run: PaneRun, execution: Execution) -> None:
         """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
-        output, run.transcript = run.transcript, None
-        self._retap(run)
+        output = run.transcript
+        _keep_transcript(run, None)
         execution = msgspec.structs.replace(
             execution, transcript_bytes=output.kept if output else 0,
             transcript_truncated=bool(output and output.truncated))
@@ -553,6 +547,13 @@ class ExecutionService:
                 future.set_result(execution)
         if self.on_ended is not None:
             self.on_ended(execution)
+
+
+def _keep_transcript(run: PaneRun, transcript: TranscriptBuffer | None) -> None:
+    """`transcript` is what `run`'s pane appends its output to from now on (None: nothing)."""
+    if transcript is not None or run.pane.transcript is run.transcript:  # (not another run's to clear)
+        run.pane.transcript = transcript
+    run.transcript = transcript
 
 
 def _words(text: str) -> str:

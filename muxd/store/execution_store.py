@@ -98,9 +98,10 @@ class ExecutionStore(Protocol):
         """`save` each (execution, transcript) of `rows`, all in one transaction."""
 
     def save_soon(self, execution: Execution,
-                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None) -> None:
+                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None, *, within: float = 0.0) -> None:
         """Queue `save`; nobody waits. A failure is logged (once per kind a minute) and handed to
-        `on_failed` (on the writer thread), never raised."""
+        `on_failed` (on the writer thread), never raised. `within`: it may wait up to that many
+        seconds for other saves to be written with it in one transaction."""
 
     async def save_transcript(self, execution_id: str, transcript: Transcript) -> None: ...
 

@@ -33,6 +33,7 @@ from muxd.executions.fingerprint import stack_hash
 from muxd.sampled_log import SampledLog
 from muxd.store import short_ids
 from muxd.store.readers import ReaderPool
+from muxd.store.settlements import Settlements
 from muxd.store.short_ids import EXECUTION_IDS
 from muxd.store.sqlite_errors import failure_kind, unavailable
 
@@ -64,15 +65,6 @@ def _guarded(job: Job[T], doing: str) -> Job[T]:
     return run
 
 
-def _settle(stored: asyncio.Future[None], failure: Exception | None) -> None:
-    if stored.done():
-        return  # the saver stopped waiting (cancelled); the write went on
-    if failure is None:
-        stored.set_result(None)
-    else:
-        stored.set_exception(failure)
-
-
 class SqliteExecutionStore:
     """The `ExecutionStore` of one server's database. `db` stays the caller's: `close()` stops
     the readers, not the writer."""
@@ -87,7 +79,9 @@ class SqliteExecutionStore:
         self._failure_log_interval_s = failure_log_interval_s
         self._failure_logs: dict[str, SampledLog] = {}
         self._failure_logs_lock = threading.Lock()  # save_soon's failures are reported on the writer thread
-        self._batches = SaveBatches(db)  # saves waiting for the writer together: one transaction
+        self._settlements = Settlements()  # saves' outcomes to the loop, a batch's in one wake-up
+        # Saves waiting for the writer together: one transaction.
+        self._batches = SaveBatches(db, after_batch=self._settlements.hand_over)
         self._refused_log = SampledLog(log, logging.ERROR, "history write refused",
                                        interval_s=failure_log_interval_s)
 
@@ -137,22 +131,21 @@ class SqliteExecutionStore:
                     error = damaged
             elif failure is not None:
                 error = failure
-            try:
-                loop.call_soon_threadsafe(_settle, stored, error)
-            except RuntimeError:  # the loop is closed: nobody waits any more
-                pass
+            self._settlements.add(loop, stored, error)  # handed over once the batch is done
 
         self._batches.add(execution, transcript, done)
         await stored
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""
+        self._batches.flush()  # saves put off before these are written before them
         await self._write(lambda db: save_rows(db, rows), f"saving {len(rows)} execution(s)")
 
     def save_soon(self, execution: Execution,
-                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None) -> None:
+                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None, *, within: float = 0.0) -> None:
         """Queue `save`; nobody waits. A failure is logged (once per kind a minute) and handed to
-        `on_failed` (on the writer thread), never raised."""
+        `on_failed` (on the writer thread), never raised. `within`: it may wait that long for other
+        saves to be written with (SaveBatches)."""
         doing = f"saving {execution.id}"
 
         def failed(exc: sqlite3.Error) -> None:
@@ -169,7 +162,7 @@ class SqliteExecutionStore:
             elif failure is not None:
                 failed(failure)
 
-        self._batches.add(execution, None, done)
+        self._batches.add(execution, None, done, within)
 
     async def save_transcript(self, execution_id: str, transcript: Transcript) -> None:
         await self._write(lambda db: db.execute(SAVE_TRANSCRIPT, transcript_row(execution_id, transcript)),

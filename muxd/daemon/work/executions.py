@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
+from muxd.config import HISTORY_PRUNE_INTERVAL_S, HISTORY_RUNNING_ROW_WITHIN_S, SUBMIT_GAP_S
 from muxd.daemon.work import execution_finish
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
@@ -531,7 +531,11 @@ class ExecutionService:
             self.finishing[execution.id] = execution
             self._start(self._complete(execution, None, None))
         elif self.store is not None:
-            self.store.save_soon(execution, self._save_failed)
+            # A turn a person began (nobody was told of it: no caller holds its id) is written with
+            # others within a moment; what it says is in memory meanwhile.
+            unannounced = execution.status == "running" and execution.triggered_by == "manual"
+            self.store.save_soon(execution, self._save_failed,
+                                 within=HISTORY_RUNNING_ROW_WITHIN_S if unannounced else 0.0)
 
     def _save_failed(self, execution: Execution, failure: StoreUnavailable) -> None:
         """(On the writer thread.) A queued save failed: the backlog writes it again."""

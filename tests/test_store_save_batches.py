@@ -205,3 +205,19 @@ def test_the_savers_of_one_batch_are_told_in_one_wake_up_of_the_loop(tmp_path: P
                 assert await store.get(f"exec_{n}") is not None
 
     asyncio.run(test())
+
+
+def test_a_save_put_off_is_written_when_the_store_closes(tmp_path: Path) -> None:
+    async def test() -> None:
+        db = Database(str(tmp_path / "h.db"))
+        store = SqliteExecutionStore(db)
+        execution = Execution(id="exec_1", status="success", completed_at=2.0, **ONE_PANE)
+        saving = asyncio.ensure_future(store.save(execution, within=600.0))
+        await asyncio.sleep(0)  # (queued, put off)
+        store.close()
+        await asyncio.wait_for(saving, WRITER_TIMEOUT_S)  # acknowledged once written, not before
+        db.close()
+        async with opened(tmp_path / "h.db") as (_, reopened):
+            assert await reopened.get(execution.id) == execution
+
+    asyncio.run(test())

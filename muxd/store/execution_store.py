@@ -91,8 +91,10 @@ class AgentStats(msgspec.Struct, frozen=True, kw_only=True):
 
 class ExecutionStore(Protocol):
     # ---- writes (in submission order; a read after a write sees it)
-    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None) -> None:
-        """Insert or replace by id, with its transcript if given (one transaction)."""
+    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None, *,
+                   within: float = 0.0) -> None:
+        """Insert or replace by id, with its transcript if given (one transaction); `within`: it
+        may wait up to that many seconds for other saves to be written with it."""
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""

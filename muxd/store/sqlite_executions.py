@@ -114,9 +114,11 @@ class SqliteExecutionStore:
 
     # ------------------------------------------------------------------ writes
 
-    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None) -> None:
+    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None, *,
+                   within: float = 0.0) -> None:
         """Insert or replace by id (with its transcript, in the same transaction); back once
-        stored. Written with the other saves that wait for the writer then (SaveBatches)."""
+        stored. Written with the other saves that wait for the writer then (SaveBatches), or
+        that come within `within` seconds."""
         doing = f"saving {execution.id}"
         loop = asyncio.get_running_loop()
         stored: asyncio.Future[None] = loop.create_future()
@@ -133,7 +135,7 @@ class SqliteExecutionStore:
                 error = failure
             self._settlements.add(loop, stored, error)  # handed over once the batch is done
 
-        self._batches.add(execution, transcript, done)
+        self._batches.add(execution, transcript, done, within)
         await stored
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
@@ -321,7 +323,9 @@ class SqliteExecutionStore:
         return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)], "listing executions")
 
     def close(self) -> None:
-        """Stop the readers (the database is the caller's to close) and log held-back failure counts."""
+        """Write what waits (SaveBatches: the writer's queue is the database's to finish), stop the
+        readers (the database is the caller's to close) and log held-back failure counts."""
+        self._batches.flush()
         if self._readers is not None:
             self._readers.close(STORE_CLOSE_TIMEOUT_S)
         with self._failure_logs_lock:

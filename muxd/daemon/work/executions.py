@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import HISTORY_PRUNE_INTERVAL_S, HISTORY_RUNNING_ROW_WITHIN_S, SUBMIT_GAP_S
+from muxd.config import HISTORY_PRUNE_INTERVAL_S, HISTORY_UNTOLD_ROW_WITHIN_S, SUBMIT_GAP_S
 from muxd.daemon.work import execution_finish
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
@@ -513,7 +513,9 @@ class ExecutionService:
                 self.session_ids[execution.pane_id] = execution.session_id
             if self.store is not None:
                 # The output is compressed on the writer thread, with the row: no trip of its own.
-                await self.store.save(execution, output)
+                # A person's turn nobody waits for is written with others that end about then.
+                untold = execution.triggered_by == "manual" and execution.id not in self._waiters
+                await self.store.save(execution, output, within=HISTORY_UNTOLD_ROW_WITHIN_S if untold else 0.0)
                 self.backlog.written(execution.id)  # type: ignore[union-attr]
         except StoreUnavailable as exc:  # kept, found by live(), written once the store takes it
             self.backlog.keep(execution, output.finish() if output is not None else None,  # type: ignore[union-attr]
@@ -535,7 +537,7 @@ class ExecutionService:
             # others within a moment; what it says is in memory meanwhile.
             unannounced = execution.status == "running" and execution.triggered_by == "manual"
             self.store.save_soon(execution, self._save_failed,
-                                 within=HISTORY_RUNNING_ROW_WITHIN_S if unannounced else 0.0)
+                                 within=HISTORY_UNTOLD_ROW_WITHIN_S if unannounced else 0.0)
 
     def _save_failed(self, execution: Execution, failure: StoreUnavailable) -> None:
         """(On the writer thread.) A queued save failed: the backlog writes it again."""

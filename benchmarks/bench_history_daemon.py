@@ -154,9 +154,11 @@ class _BusyDaemon:
         self.cpu = 0.0
         self.by_thread: dict[str, float] = {}
 
-    def wait_idle(self) -> None:
+    def wait_idle(self, turn_s: float = 0.0) -> None:
+        """Every pane at its prompt (`turn_s`: a turn may still run that long)."""
         for pane in self.ids:
-            wait_until(lambda: agent_state(self.server, pane) == "Idle", timeout=60, message=f"{pane} idle")
+            wait_until(lambda: agent_state(self.server, pane) == "Idle", timeout=60 + turn_s,
+                       message=f"{self.label}: {pane} idle")
 
     def prompt(self, pane: str) -> None:
         self.server.run_here("send-keys", "-t", pane, "think", "Enter")
@@ -183,7 +185,7 @@ def _warm_up(daemons: list[_BusyDaemon], turn_s: float) -> None:
             wait_until(lambda: daemon.recorded() >= len(daemon.ids), timeout=turn_s + 60,
                        message=f"{daemon.label}: the warm-up turns recorded")
     for daemon in daemons:
-        daemon.wait_idle()
+        daemon.wait_idle(turn_s)  # (the count above has the turns once they run, not once they ended)
 
 
 def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> None:

@@ -4,10 +4,10 @@ the same length), and each transaction writes every page it touched to the WAL: 
 dozen indexes', the tallies'. Twenty rows written together touch about the pages one does.
 
 A save joins the batch waiting to be written, or starts one; the batch is written when the
-writer thread comes to it, in the order its saves came. A save that may wait (`within`: a
-running row nobody was told of) starts no write of its own for that long: the turns a round of
-prompts starts on twenty panes are then one transaction, not twenty; any save that may not
-wait takes it along at once. If the transaction fails, each row of
+writer thread comes to it, in the order its saves came. A save that may wait (`within`: a row
+of a turn nobody was told of or waits for) starts no write of its own for that long: the turns a
+round of prompts starts (or ends) on twenty panes are then one transaction, not twenty; any save
+that may not wait takes the waiting ones along at once. If the transaction fails, each row of
 it is written again on its own, so one row's failure (a used idempotency key) is only its own.
 """
 

@@ -37,5 +37,5 @@ class PaneRun(msgspec.Struct):
     timer: asyncio.TimerHandle | None = None
     tap: Callable[[bytes], None] | None = None  # the output tap on the pane now (None: no work for one)
     marks_tap: Callable[[bytes], None] | None = None  # the tap while a shell is in front (prompt marks)
-    tapped_for: tuple[bool, TranscriptBuffer | None] | None = None  # (an agent in front, transcript) at the last retap
+    tapped_for: bool | None = None  # whether an agent was in front at the last retap
     timer_due: float | None = None

@@ -16,5 +16,9 @@ if "msgspec" not in sys.modules and "typing_extensions" not in sys.modules:
     sys.modules["typing_extensions"] = None  # type: ignore[assignment] - `import` raises ImportError
     try:
         import msgspec  # noqa: F401
+    except ImportError:  # a msgspec that needs it after all: loaded as anywhere else, below
+        for name in [name for name in sys.modules if name == "msgspec" or name.startswith("msgspec.")]:
+            del sys.modules[name]
     finally:
         del sys.modules["typing_extensions"]
+    import msgspec  # noqa: F401,F811 - a no-op when the import above went through

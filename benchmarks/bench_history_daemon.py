@@ -3,7 +3,7 @@ executions, and what recording costs the daemon on 20 busy agent panes.
 
     .venv/bin/python benchmarks/bench_history_daemon.py [--rows 1000000] [--calls 100] [--db FILE]
                                                         [--panes 20] [--seconds 60] [--repeats 3]
-                                                        [--tree DIR] [--skip-queries]
+                                                        [--turn-s 8] [--tree DIR] [--skip-queries] [--threads]
 
 1. Queries: a daemon on a database seeded with `--rows` executions (bench_history_queries'
    seed_executions), `muxd mcp` over stdio, the real MCP SDK client; p50/p95 of each query
@@ -13,8 +13,14 @@ executions, and what recording costs the daemon on 20 busy agent panes.
    spinner redraws and an answer, the next prompt 2 s after) for `--seconds`, in a daemon
    recording executions and in one with MUXD_HISTORY=0 running side by side in the same window,
    sent the same keystrokes at the same moments; each daemon's CPU seconds (from /proc), the
-   ratio on/off, `--repeats` windows, their median (target <= 2 %). `--tree DIR` adds a third
-   daemon recording with the code of checkout DIR (old against new in the same window).
+   ratio on/off, `--repeats` windows, their median (target <= 2 %). Also what recording costs per
+   execution recorded (ms of CPU: all of it, the loop's, the database writer's; each daemon's
+   threads named through thread_names/sitecustomize.py, read from /proc/PID/task/*/schedstat),
+   and the turn length it drove: the same cost per execution is a smaller share at real agents'
+   turns, which run for minutes (`--turn-s 120`). `--tree DIR` adds a third daemon recording
+   with the code of checkout DIR (old against new in the same window). `--threads` prints every
+   thread group's CPU (the loop, the writer, readers, session-log finders) and what recording
+   adds on each.
 """
 
 from __future__ import annotations
@@ -44,6 +50,24 @@ UNLIMITED = {"MUXD_MCP_RATE": "100000", "MUXD_MCP_BURST": "100000", "MUXD_MCP_TI
 TARGET_P95_MS = 20.0
 TURN_S = 8.0  # each turn: the fake agent's spinner redraws its screen for this long, then answers
 PROMPT_GAP_S = 2.0  # and the next prompt comes this long after the turn's length
+THREAD_NAMES = Path(__file__).parent / "thread_names"
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of each live thread of `pid` by group, to the nanosecond (schedstat; stat counts
+    10 ms ticks, too coarse for a few ms per execution): "loop" (the main thread, which runs the
+    event loop), else the thread's name without its number (muxd-db_0 -> muxd-db)."""
+    out: dict[str, float] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as fh:
+                name = "loop" if int(tid) == pid else fh.read().strip().rstrip("0123456789").rstrip("_-")
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                ns = int(fh.read().split()[0])
+        except OSError:
+            continue  # ended meanwhile
+        out[name] = out.get(name, 0.0) + ns / 1e9
+    return out
 
 
 def query_calls(t: Any) -> list[tuple[str, str, Any]]:
@@ -119,17 +143,22 @@ class _BusyDaemon:
 
     def __init__(self, label: str, history: bool, panes: int, turn_s: float, tree: Path | None = None) -> None:
         env = {"MUXD_HISTORY": "1" if history else "0", "MUXD_FAKE_THINK_S": str(turn_s)}
-        if tree is not None:
-            env["PYTHONPATH"] = str(tree)
+        # The threads named for every daemon alike (the per-thread split); this bench's own path kept.
+        path = [str(tree)] if tree is not None else []
+        path += [str(THREAD_NAMES), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        env["PYTHONPATH"] = os.pathsep.join(path)
         self.label, self.history = label, history
         self.server = MuxdTestServer(env=env).start()
         self.ids = [self.server.cli("new-session", "-d", "-P", "-s", f"a{n}", "--", *FAKE_AGENT, "claude",
                                     check=True).stdout.strip() for n in range(panes)]
         self.cpu = 0.0
+        self.by_thread: dict[str, float] = {}
 
-    def wait_idle(self) -> None:
+    def wait_idle(self, turn_s: float = 0.0) -> None:
+        """Every pane at its prompt (`turn_s`: a turn may still run that long)."""
         for pane in self.ids:
-            wait_until(lambda: agent_state(self.server, pane) == "Idle", timeout=60, message=f"{pane} idle")
+            wait_until(lambda: agent_state(self.server, pane) == "Idle", timeout=60 + turn_s,
+                       message=f"{self.label}: {pane} idle")
 
     def prompt(self, pane: str) -> None:
         self.server.run_here("send-keys", "-t", pane, "think", "Enter")
@@ -156,7 +185,7 @@ def _warm_up(daemons: list[_BusyDaemon], turn_s: float) -> None:
             wait_until(lambda: daemon.recorded() >= len(daemon.ids), timeout=turn_s + 60,
                        message=f"{daemon.label}: the warm-up turns recorded")
     for daemon in daemons:
-        daemon.wait_idle()
+        daemon.wait_idle(turn_s)  # (the count above has the turns once they run, not once they ended)
 
 
 def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> None:
@@ -177,15 +206,43 @@ def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> N
 
     driver = threading.Thread(target=prompts, daemon=True)
     before = [cpu_seconds(d.pid) for d in daemons]
+    threads_before = [thread_cpu(d.pid) for d in daemons]
     driver.start()
     time.sleep(seconds)  # the measured window: a fixed wall-clock span, not a synchronisation
     stop.set()
     driver.join()
-    for daemon, start in zip(daemons, before):
+    for daemon, start, threads in zip(daemons, before, threads_before):
         daemon.cpu = cpu_seconds(daemon.pid) - start
+        daemon.by_thread = {name: cpu - threads.get(name, 0.0) for name, cpu in thread_cpu(daemon.pid).items()}
 
 
-def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Path | None) -> bool:
+def _per_execution(daemon: _BusyDaemon, off: _BusyDaemon, recorded: int) -> tuple[float, float, float]:
+    """What recording cost `daemon` per execution it recorded over `off` in one window, ms of CPU:
+    (all of it, the loop thread's, the database writer's)."""
+    def extra(group: str) -> float:
+        return (daemon.by_thread.get(group, 0.0) - off.by_thread.get(group, 0.0)) / max(recorded, 1) * 1000
+    return (daemon.cpu - off.cpu) / max(recorded, 1) * 1000, extra("loop"), extra("muxd-db")
+
+
+def _thread_split(daemons: list[_BusyDaemon], recorded: list[int]) -> None:
+    """Each daemon's CPU seconds per thread group over the window, and what each recording daemon
+    adds on each group over the one with the history off."""
+    off = daemons[0]
+    names = sorted({n for d in daemons for n in d.by_thread}, key=lambda n: -max(d.by_thread.get(n, 0) for d in daemons))
+    for daemon in daemons:
+        print(f"    {daemon.label:>6}: " + ", ".join(f"{n} {daemon.by_thread.get(n, 0.0):.2f}" for n in names)
+              + f" (threads {sum(daemon.by_thread.values()):.2f} of process {daemon.cpu:.2f} s)")
+    for daemon, count in zip(daemons[1:], recorded):
+        extra = daemon.cpu - off.cpu
+        print(f"    {daemon.label} - off: " + ", ".join(
+            f"{n} {daemon.by_thread.get(n, 0.0) - off.by_thread.get(n, 0.0):+.2f}" for n in names)
+            + f" (process {extra:+.2f} s; per execution recorded: " + ", ".join(
+                f"{n} {(daemon.by_thread.get(n, 0.0) - off.by_thread.get(n, 0.0)) / max(count, 1) * 1000:+.2f} ms"
+                for n in names[:2]) + ")", flush=True)
+
+
+def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Path | None,
+              threads: bool = False) -> bool:
     """`repeats` windows, each with a daemon recording and one with the history off (and, with
     `tree`, a recording daemon running that checkout's code) running side by side: each window's
     ratio on/off is measured under the same load, and the median of the windows is the figure."""
@@ -193,7 +250,7 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
     print(f"\n{panes} busy fake Claude Code panes a daemon, turns of {turn_s:g} s every {turn_s + PROMPT_GAP_S:g} s, "
           f"{repeats} window(s) of {seconds:g} s, daemons side by side: history off, history on{others}:")
     extras: dict[str, list[float]] = {}
-    per_execution: dict[str, list[float]] = {}
+    per_execution: dict[str, list[tuple[float, float, float]]] = {}
     for n in range(repeats):
         load = os.getloadavg()[0]
         daemons = []
@@ -208,23 +265,32 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
             _busy_window(daemons, seconds, turn_s)
             off = daemons[0].cpu
             parts = [f"off {off:.2f} s"]
+            costs = []
+            recorded_counts = []
             for daemon in daemons[1:]:
                 recorded = daemon.recorded() - panes  # not the warm-up's
+                recorded_counts.append(recorded)
                 extra = (daemon.cpu - off) / off * 100 if off else 0.0
                 extras.setdefault(daemon.label, []).append(extra)
-                per_execution.setdefault(daemon.label, []).append((daemon.cpu - off) / recorded * 1000 if recorded else 0.0)
+                cost = _per_execution(daemon, daemons[0], recorded)
+                per_execution.setdefault(daemon.label, []).append(cost)
                 parts.append(f"{daemon.label} {daemon.cpu:.2f} s = {daemon.cpu / off if off else 0:.3f}x "
                              f"({extra:+.1f} %, {recorded} executions)")
+                costs.append(f"{daemon.label} {cost[0]:+.2f} ms (loop {cost[1]:+.2f}, writer {cost[2]:+.2f})")
             print(f"  window {n + 1} (load {load:.1f}): daemon CPU " + "; ".join(parts), flush=True)
+            print("    per execution recorded: " + "; ".join(costs), flush=True)
+            if threads:
+                _thread_split(daemons, recorded_counts)
         finally:
             for daemon in daemons:
                 daemon.server.stop()
     ok = True
     for label, values in extras.items():
         extra = statistics.median(values)
+        total, loop, writer = (statistics.median(cost[i] for cost in per_execution[label]) for i in range(3))
         print(f"  extra CPU of recording, {label}, median of {repeats}: {extra:+.1f} % "
-              f"(ratio {1 + extra / 100:.3f}; target <= 2 %), "
-              f"{statistics.median(per_execution[label]):+.1f} ms per execution recorded")
+              f"(ratio {1 + extra / 100:.3f}; target <= 2 %), at turns of {turn_s:g} s; "
+              f"per execution recorded {total:+.2f} ms of CPU (loop {loop:+.2f}, writer {writer:+.2f})")
         ok = ok and extra <= 2.0
     return ok
 
@@ -236,11 +302,13 @@ def main() -> int:
     parser.add_argument("--db", type=Path, help="a seeded database to reuse (seeded first if missing)")
     parser.add_argument("--panes", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--turn-s", type=float, default=TURN_S, help="length of each agent turn")
+    parser.add_argument("--turn-s", type=float, default=TURN_S,
+                        help="length of each fake agent turn (the next prompt comes 2 s after it)")
     parser.add_argument("--repeats", type=int, default=3, help="recording windows (daemons off and on side by side)")
     parser.add_argument("--tree", type=Path, help="also a recording daemon running this checkout's code "
                                                    "(e.g. a git worktree of the code before a change)")
     parser.add_argument("--skip-queries", action="store_true")
+    parser.add_argument("--threads", action="store_true", help="print each thread group's CPU and what recording adds on each")
     parser.add_argument("--skip-recording", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="muxd-bench-") as tmp:
@@ -249,7 +317,7 @@ def main() -> int:
         if not args.skip_queries:
             ok = queries(db, args.rows, args.calls) and ok
         if not args.skip_recording:
-            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, args.tree) and ok
+            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, args.tree, args.threads) and ok
     return 0 if ok else 1
 
 

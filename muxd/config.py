@@ -189,6 +189,12 @@ HISTORY_PRUNE_BATCH_ROWS = 250
 # A history write nobody awaits (save_soon) that fails is logged once per kind (disk full,
 # locked, …) per this many seconds, then as one count (muxd/sampled_log.py).
 HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0
+# A row of a turn a person began (nobody was told its id; for its end: nobody waits for it) may
+# wait this long for the rows of other panes' turns to be written in one transaction with it: a
+# round of prompts to a fleet starts its turns within a second, and turns of the same length end
+# so. It is in memory meanwhile (found by every lookup); a daemon killed then loses that write:
+# no row of a turn begun, or the end of one (left `interrupted` at the next start) (issue 29).
+HISTORY_UNTOLD_ROW_WITHIN_S = 1.0
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0
 # Executions whose row the database would not take (full, locked) wait in memory and are written

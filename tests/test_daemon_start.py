@@ -1,10 +1,13 @@
 """What a daemon puts off until it has answered: the command modules its first requests do not
 use (commands/__init__.py), the detector plug-in lookup (detectors/registry.py), the emulator's
-warm-up (server.py's _settle_in)."""
+warm-up (server.py's _settle_in), the services its first reply does not use (built at their first
+use); and that a pane its first request started is still followed by all of them."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -20,6 +23,7 @@ from muxd.daemon.server import Daemon
 from muxd.detectors.base import Detector
 from muxd.detectors.registry import Detectors, load_detectors
 from muxd.protocol.messages import ListEvents, NewSession
+from muxd.testing.fake_agent_panes import FAKE_AGENT, START_TIMEOUT_S, agent_state
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
 
@@ -142,3 +146,61 @@ print(reset_time._compiled.cache_info().currsize > 0, fingerprint._normalisers.c
     assert before == "0 0 False"
     assert used == "10000.0 retry in <duration> (<id>) at <path>"
     assert after == "True 1"
+
+
+# Imported at their first use or after the first reply, never before the daemon listens; nor are
+# logging.handlers (log_file.py rotates the log itself), dataclasses (the records on the path are
+# Structs), or typing_extensions (msgspec_first.py).
+_PUT_OFF = ("muxd.detectors.runner", "muxd.detectors.base", "muxd.detectors.fusion", "muxd.detectors._agent_cli",
+            "muxd.daemon.work.execution_finish", "muxd.daemon.work.session_log_finder",
+            "muxd.daemon.access.audit_queue", "muxd.daemon.access.call_metrics", "muxd.daemon.panes.hook_intake",
+            "muxd.rate_limit", "muxd.daemon.client_side.key_bindings", "muxd.daemon.panes.paste_buffers",
+            "logging.handlers", "dataclasses", "typing_extensions")
+
+
+def test_a_daemon_is_built_without_the_services_its_first_reply_does_not_use(tmp_path: Path) -> None:
+    script = """
+import asyncio, sys
+from pathlib import Path
+import muxd.daemon.main
+from muxd.daemon.commands import CommandTable
+from muxd.daemon.server import Daemon
+
+async def build() -> None:
+    daemon = Daemon(Path(sys.argv[1]) / "d.sock", Path(sys.argv[1]) / "d.lock", commands=CommandTable())
+    daemon.access.close()
+
+asyncio.run(build())
+print(" ".join(name for name in sys.argv[2:] if name in sys.modules) or "none")
+"""
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path), *_PUT_OFF], capture_output=True, text=True,
+                         check=True, timeout=120, env={**os.environ, "MUXD_DB": str(tmp_path / "d.db")})
+    assert out.stdout.split() == ["none"]
+
+
+def test_the_first_requests_agent_pane_is_detected_and_its_turns_recorded(muxd_unstarted: MuxdTestServer) -> None:
+    """The pane new-session starts with the daemon (its first request) is followed from its start by
+    what is built after that reply: its detector state is reported, its turns are in the history."""
+    s = muxd_unstarted
+    pane = s.cli("new-session", "-d", "-P", "-s", "first", "--name", "first", "--", *FAKE_AGENT, "claude",
+                 check=True).stdout.strip()
+    wait_until(lambda: agent_state(s, pane) == "Idle", timeout=START_TIMEOUT_S, message="the first pane's agent idle")
+    listed = json.loads(s.cli("list-panes", "-a", "--json", check=True).stdout)
+    assert [p["agent"]["agent_type"] for p in listed] == ["claude"]
+    done = json.loads(s.cli("submit", "-t", pane, "add a flag", "--wait", "--json", check=True).stdout)
+    assert done["status"] == "success" and done["pane_id"] == pane
+    rows = json.loads(s.cli("history", "--json", check=True).stdout)["executions"]
+    assert [(r["message"], r["status"]) for r in rows] == [("add a flag", "success")]
+
+
+def test_the_first_requests_shell_pane_has_its_commands_recorded(muxd_unstarted: MuxdTestServer) -> None:
+    """A shell pane started by the daemon's first request writes prompt marks from its first
+    prompt: a command typed into it is an execution with its exit status."""
+    s = muxd_unstarted
+    shell = s.cli("new-session", "-d", "-P", "-s", "first", check=True).stdout.strip()
+    wait_until(lambda: s.cli("run", "-t", shell, "--wait", "--", "true").returncode == 0 or None, timeout=15,
+               interval=0.5, message="a command typed into the first pane's shell")
+    failed = s.cli("run", "-t", shell, "--wait", "--", "ls /no/such/dir")
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    rows = json.loads(s.cli("history", "--json", check=True).stdout)["executions"]
+    assert [(r["pane_id"], r["exit_code"]) for r in rows[:2]] == [(shell, 2), (shell, 0)]

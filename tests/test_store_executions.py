@@ -9,7 +9,6 @@ Failures of the database itself (kill -9, full disk, locks) are in test_store_ex
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import random
 import sqlite3
 import zlib
@@ -173,7 +172,7 @@ SCOPES = [
     Scope(pane_keys=frozenset()),
     Scope(principal="token:ci"),  # pane_keys None: everything, whoever it is
 ]
-SCOPED = [dataclasses.replace(q, scope=s)
+SCOPED = [msgspec.structs.replace(q, scope=s)
           for s in SCOPES for q in (ExecutionQuery(), ExecutionQuery(limit=5, offset=3),
                                     ExecutionQuery(status="success"), ExecutionQuery(since=BASE + 400),
                                     ExecutionQuery(statuses=FAILED_ISH, limit=4, offset=1))]

@@ -18,6 +18,7 @@ from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript
 from muxd.store.database import Database
 from muxd.store.sqlite_executions import SqliteExecutionStore
+from muxd.testing.wait import async_wait_until
 
 ONE_PANE = {"pane_id": "%1", "pane_key": "r/%1", "agent_name": "a"}
 WRITER_TIMEOUT_S = 30.0
@@ -136,5 +137,87 @@ def test_a_sqlite_failure_of_the_batch_is_each_saves_own(tmp_path: Path) -> None
             release.set()
             outcomes = await asyncio.wait_for(asyncio.gather(*saves, return_exceptions=True), WRITER_TIMEOUT_S)
             assert [type(o) for o in outcomes] == [StoreUnavailable] * 3
+
+    asyncio.run(test())
+
+
+def test_a_save_that_may_wait_goes_with_the_next_that_may_not(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            statements = _statements(db)
+            running = [Execution(id=f"exec_{n}", status="running", started_at=1.0, **ONE_PANE) for n in range(3)]
+            for execution in running:
+                store.save_soon(execution, within=600.0)  # far longer than the test
+            await store.save(Execution(id="exec_ended", status="success", completed_at=2.0, **ONE_PANE))
+            assert statements.count("BEGIN") == statements.count("COMMIT") == 1, statements
+            for execution in running:
+                assert await store.get(execution.id) == execution
+
+    asyncio.run(test())
+
+
+def test_a_save_that_may_wait_is_written_within_its_time_alone(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            execution = Execution(id="exec_1", status="running", started_at=1.0, **ONE_PANE)
+            store.save_soon(execution, within=0.2)
+            assert await store.get(execution.id) is None  # not before its time
+
+            async def stored() -> bool:
+                return await store.get(execution.id) == execution
+            await async_wait_until(stored, timeout=WRITER_TIMEOUT_S, message="the put-off row written")
+
+    asyncio.run(test())
+
+
+def test_rows_written_together_later_come_after_the_saves_put_off(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            running = Execution(id="exec_1", status="running", started_at=1.0, **ONE_PANE)
+            store.save_soon(running, within=600.0)
+            ended = msgspec.structs.replace(running, status="interrupted", completed_at=2.0)
+            await store.save_many([(ended, None)])  # what a stopping daemon writes of its running turns
+            assert await store.get(running.id) == ended
+
+    asyncio.run(test())
+
+
+def test_the_savers_of_one_batch_are_told_in_one_wake_up_of_the_loop(tmp_path: Path) -> None:
+    async def test() -> None:
+        loop = asyncio.get_running_loop()
+        wake_ups: list[object] = []
+        call_soon_threadsafe = loop.call_soon_threadsafe
+
+        def counted(callback, *args):  # type: ignore[no-untyped-def]
+            wake_ups.append(callback)
+            return call_soon_threadsafe(callback, *args)
+
+        async with opened(tmp_path / "h.db") as (db, store):
+            release = _held(db)
+            loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+            saves = [asyncio.ensure_future(store.save(Execution(id=f"exec_{n}", **ONE_PANE))) for n in range(5)]
+            await asyncio.sleep(0)  # (all five queued behind the held writer)
+            release.set()
+            await asyncio.wait_for(asyncio.gather(*saves), WRITER_TIMEOUT_S)
+            loop.call_soon_threadsafe = call_soon_threadsafe  # type: ignore[method-assign]
+            assert len(wake_ups) == 1, wake_ups
+            for n in range(5):
+                assert await store.get(f"exec_{n}") is not None
+
+    asyncio.run(test())
+
+
+def test_a_save_put_off_is_written_when_the_store_closes(tmp_path: Path) -> None:
+    async def test() -> None:
+        db = Database(str(tmp_path / "h.db"))
+        store = SqliteExecutionStore(db)
+        execution = Execution(id="exec_1", status="success", completed_at=2.0, **ONE_PANE)
+        saving = asyncio.ensure_future(store.save(execution, within=600.0))
+        await asyncio.sleep(0)  # (queued, put off)
+        store.close()
+        await asyncio.wait_for(saving, WRITER_TIMEOUT_S)  # acknowledged once written, not before
+        db.close()
+        async with opened(tmp_path / "h.db") as (_, reopened):
+            assert await reopened.get(execution.id) == execution
 
     asyncio.run(test())

@@ -14,6 +14,7 @@ import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from muxd.daemon.core import msgspec_first  # noqa: F401 - before any other import of msgspec
 from muxd.config import DEFAULT_SCROLLBACK_BYTES, SCROLLBACK_BYTES_MAX
 from muxd.daemon.core import log_file
 from muxd.daemon.core.loop import run

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import logging
 import os
 import shlex
@@ -30,10 +31,8 @@ from muxd.daemon.core.lifecycle import ServerClaim
 from muxd.daemon.panes.agent_argv import with_agent_hooks
 from muxd.daemon.panes.detection import PaneDetection
 from muxd.daemon.panes.emulation import EmulationTurns
-from muxd.daemon.panes.hook_intake import HookIntake
 from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
-from muxd.daemon.panes.pane_pipe import PanePipes
 from muxd.daemon.panes.recording import recorder_for
 from muxd.daemon.panes.registry import Registry, Session, Window
 from muxd.daemon.panes.shell_command import command_argv, default_shell
@@ -53,9 +52,10 @@ from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
 from muxd.store.database import Database
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
-from muxd.telemetry.trace_ids import traceparent
 
 if TYPE_CHECKING:
+    from muxd.daemon.panes.hook_intake import HookIntake
+    from muxd.daemon.panes.pane_pipe import PanePipes
     from muxd.daemon.tmux.watch import TmuxWatcher
     from muxd.daemon.work.limit_resume import LimitResume
     from muxd.daemon.work.tasks import TaskService
@@ -70,6 +70,9 @@ PANE_TERM = "xterm-256color"
 SETTLE_IN_IDLE_S = 1.0
 # How long that work waits, while a client is being answered, before it looks again.
 SETTLE_IN_PAUSE_S = 0.05
+# Modules the first reply did not wait for, imported by the start's deferred work unless a first
+# use came sooner: a pane's first look (the detectors' runner), a turn's completion.
+_PUT_OFF_MODULES = ("muxd.detectors.runner", "muxd.daemon.work.execution_finish")
 # Variables of whoever started the daemon that would mislead programs inside a pane.
 # A trace context is a traced task's own (spawn_pane), never the daemon starter's.
 _ENV_DROPPED = ("TMUX", "TMUX_PANE", "MUXD_PANE", "MUXD_TOKEN", "MUXD_CLI_TOKEN", "MUXD_CONFIG", "COLUMNS", "LINES",
@@ -94,7 +97,6 @@ class Daemon:
         self.detection = detection
         self.detectors = Detectors() if detection else []  # looked up after the first reply (_settle_in)
         self.detections: dict[str, PaneDetection] = {}
-        self.hooks = HookIntake(self.detections)  # the agents' own hook events (`muxd hook`)
         self.subscribers: set[Connection] = set()
         # The event bus and the board of agents that need a person (daemon/attention/).
         self.attention = Attention(find_pane=self.registry.pane_by_id)
@@ -106,7 +108,6 @@ class Daemon:
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         # tmux's window alerts: activity, bell, silence (daemon/attention/alerts.py).
         self.alerts = WindowAlerts(self.registry.options, self.attach_hub, self.attention.publish)
-        self.pipes = PanePipes()  # pipe-pane's commands (daemon/panes/pane_pipe.py)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         # A pane typed into or watched is emulated and drawn ahead of the others' floods.
         self.emulation.attended = lambda pane: pane.typed_recently() or self.attach_hub.shows_active(pane)
@@ -141,6 +142,20 @@ class Daemon:
 
         return TmuxWatcher(self.registry, add_pane=self.add_pane, pane_exited=self.pane_exited,
                            turns=self.emulation, scrollback_bytes=self.scrollback_bytes)
+
+    @functools.cached_property
+    def hooks(self) -> HookIntake:
+        """Where the agents' own hook events (`muxd hook`) come in, built at the first."""
+        from muxd.daemon.panes.hook_intake import HookIntake
+
+        return HookIntake(self.detections)
+
+    @functools.cached_property
+    def pipes(self) -> PanePipes:
+        """pipe-pane's commands (daemon/panes/pane_pipe.py), built at the first."""
+        from muxd.daemon.panes.pane_pipe import PanePipes
+
+        return PanePipes()
 
     @functools.cached_property
     def spans(self) -> SpanExport:
@@ -239,6 +254,7 @@ class Daemon:
                 steps += load_commands()
             if isinstance(self.detectors, Detectors):
                 steps += self.detectors.loading_steps()
+            steps += [functools.partial(importlib.import_module, name) for name in _PUT_OFF_MODULES]
             steps += [request_decoder, lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume,
                       lambda: self.work_metrics]
             steps += [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
@@ -339,6 +355,8 @@ class Daemon:
         env = self.pane_env(spawn.env, options.lookup("default-terminal", session_id))
         env["MUXD_PANE"] = f"%{number}"
         if program is not None and program.trace_id and program.span_id:  # a traced task's program
+            from muxd.telemetry.trace_ids import traceparent
+
             env["TRACEPARENT"] = traceparent(program.trace_id, program.span_id)
         # The pane's own agent token: a client presenting it sees this pane and its grants only.
         # Usable at once and stored in the background: pane-bound tokens end with the run (every
@@ -427,12 +445,14 @@ class Daemon:
         return pane.interactive and not (remain == "on" or (remain == "failed" and pane.exit_code != 0))
 
     def pane_removed(self, pane: Pane) -> None:
-        self.pipes.close(pane.id)
+        if self._built("pipes"):
+            self.pipes.close(pane.id)
         self.executions.pane_removed(pane)
         detection = self.detections.pop(pane.id, None)
         if detection is not None:
             detection.close()
-        self.hooks.forget(pane.id)
+        if self._built("hooks"):
+            self.hooks.forget(pane.id)
         self.attention.pane_gone(pane.id)
         self.alerts.pane_gone(pane)
         if self._built("limit_resume"):

@@ -53,15 +53,13 @@ import msgspec
 from muxd.detectors.hook_events import HookFact
 from muxd.detectors.reset_time import reset_at
 from muxd.detectors.state import (
-    AT_PROMPT_STATES, BUSY_STATES, TURN_OVER_STATES, Activity, ActivityState, AgentError, AgentState, Confidence,
-    Confirmation, Fusion, Provenance, UsageLimit,
+    AT_PROMPT_STATES, BUSY_STATES, HOOK_LATE_S, LIMIT_KINDS, TURN_OVER_STATES, Activity, ActivityState, AgentError,
+    AgentState, Confidence, Confirmation, Fusion, Provenance, UsageLimit,
 )
-from muxd.detectors.usage_limits import LIMIT_KINDS
 
 HOOK_TURN_HOLD_S = 30.0    # an open turn outlives a screen at rest this long (rule 6)
 HOOK_TOOL_HOLD_S = 600.0   # and this long while a tool has started and not finished
 HOOK_STOP_HOLD_S = 2.0     # a turn's end outlives a screen still drawing it busy this long (rule 7)
-HOOK_LATE_S = 1.0          # a hook may reach muxd this long after the screen showed what it tells
 HOOK_DIALOG_WAIT_S = 1.5   # a permission hook waits this long for its dialog on screen ("dialog-pending")
 
 _CLAIMS: dict[str, ActivityState] = {

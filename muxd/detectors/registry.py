@@ -7,9 +7,10 @@ import functools
 import importlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from muxd.detectors.base import Detector, ScreenContext
-from muxd.detectors.plugin_entry_points import entry_points
+if TYPE_CHECKING:  # the detectors themselves are imported at their loading, after a daemon's first reply
+    from muxd.detectors.base import Detector, ScreenContext
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,8 @@ IDENTIFY_THRESHOLD = 0.5
 
 
 def _load(spec: str) -> Detector | None:
+    from muxd.detectors.base import Detector
+
     module_name, _, attribute = spec.partition(":")
     try:
         factory = getattr(importlib.import_module(module_name), attribute)
@@ -42,6 +45,8 @@ def _load(spec: str) -> Detector | None:
 
 def load_detectors() -> list[Detector]:
     """Built-ins first, then plug-ins (a plug-in with a built-in's name replaces it)."""
+    from muxd.detectors.plugin_entry_points import entry_points
+
     detectors: dict[str, Detector] = {}
     for spec in BUILTIN_DETECTORS:
         detector = _load(spec)
@@ -61,7 +66,7 @@ def _import_quietly(module_name: str) -> None:
         pass
 
 
-class Detectors(Sequence[Detector]):
+class Detectors(Sequence["Detector"]):
     """`load_detectors()`'s list, looked up at its first reading or by `load()`: a daemon answers
     its first request before it pays the plug-in lookup (server.py loads it in steps right after)."""
 

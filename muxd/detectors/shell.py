@@ -8,10 +8,9 @@ import re
 
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
+from muxd.detectors.shell_names import SHELLS
 from muxd.detectors.state import AgentState, Detection
 
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "ash", "busybox", "nu",
-                    "xonsh"})
 
 # A bare shell prompt: `root@vm:/work#`, `user@host:~$`, `bash-5.1$`, `~/src ❯`, `$`.
 # `>` is not a prompt end here: Aider's own prompt is `> `.

@@ -19,6 +19,8 @@ AT_PROMPT_STATES: frozenset[str] = frozenset({"Idle", "AwaitingInput"})
 # neither busy nor at its prompt, since what it is given now fails the same way until the reset).
 TURN_OVER_STATES: frozenset[str] = AT_PROMPT_STATES | {"UsageLimited"}
 RECENT_TOOLS_MAX = 10
+LIMIT_KINDS = frozenset({"usage_limit", "rate_limited"})  # error kinds (AgentError.type) of a usage limit
+HOOK_LATE_S = 1.0  # a hook may reach muxd this long after the screen showed what it tells
 # Where a fact about an agent came from: its screen, its own lifecycle hooks, its session log.
 FactSource = Literal["screen", "hook", "session_log"]
 # How far the published state can be trusted: a hook and the screen agree ("certain"), one of

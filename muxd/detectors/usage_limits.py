@@ -14,9 +14,7 @@ from msgspec.structs import replace
 
 from muxd.detectors._agent_cli import error_kind
 from muxd.detectors.reset_time import reset_at
-from muxd.detectors.state import AgentError, Confirmation, Detection, UsageLimit
-
-LIMIT_KINDS = frozenset({"usage_limit", "rate_limited"})  # error_kind()s of a limit
+from muxd.detectors.state import LIMIT_KINDS, AgentError, Confirmation, Detection, UsageLimit
 
 
 def usage_limit(message: str, now: float, *elsewhere: str | None) -> UsageLimit | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from muxd.detectors.shell import SHELLS
+from muxd.detectors.shell_names import SHELLS
 
 AGENT_CLIS = frozenset({"claude", "codex", "gemini", "aider", "opencode"})
 

@@ -9,8 +9,9 @@ integration (shell_integration.py); zsh/fish users' own integrations are read th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from urllib.parse import unquote
+
+import msgspec
 
 _INTRO = b"\x1b]133;"
 # The longest mark muxd reads: a command line beyond this is cut (the mark still counts).
@@ -18,8 +19,7 @@ MARK_MAX_BYTES = 8192
 _MARK = re.compile(rb"\x1b\]133;([ABCD])((?:;[^\x07\x1b]*)?)(?:\x07|\x1b\\)")
 
 
-@dataclass(frozen=True)
-class PromptMark:
+class PromptMark(msgspec.Struct, frozen=True):
     kind: str                    # "A" prompt, "B" command typed, "C" running, "D" done
     exit_code: int | None = None  # D
     command: str | None = None    # C, when the shell says it

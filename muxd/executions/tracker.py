@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import msgspec
 
@@ -31,9 +30,9 @@ from muxd.config import (
     EXECUTION_IDLE_SETTLE_S, EXECUTION_QUEUE_MAX, EXECUTION_RESUBMIT_GAP_S, EXECUTION_RESUBMITS_MAX,
     EXECUTION_TURN_RECHECK_S, EXECUTION_TURN_UNSEEN_S, EXECUTION_TURN_UNSHOWN_S,
 )
-from muxd.detectors.fusion import HOOK_LATE_S
-from muxd.detectors.state import BUSY_STATES, TURN_OVER_STATES, AgentError, AgentState, takes_prompt
-from muxd.detectors.usage_limits import LIMIT_KINDS
+from muxd.detectors.state import (
+    BUSY_STATES, HOOK_LATE_S, LIMIT_KINDS, TURN_OVER_STATES, AgentError, AgentState, takes_prompt,
+)
 from muxd.errors import Conflict
 from muxd.executions.fingerprint import stack_hash
 from muxd.executions.record import COST_DECIMALS, Execution, ExecutionError, Status, finished
@@ -44,37 +43,32 @@ MID_TURN_STATES = BUSY_STATES | {"AwaitingConfirmation"}
 
 # ---------------------------------------------------------------- effects
 
-@dataclass(frozen=True)
-class Deliver:
+class Deliver(msgspec.Struct, frozen=True):
     """Type `execution.message` at the agent's prompt and submit it; the record is `running`."""
 
     execution: Execution
 
 
-@dataclass(frozen=True)
-class Resubmit:
+class Resubmit(msgspec.Struct, frozen=True):
     """Press Enter again: the agent's input box still holds the delivered prompt, unsent (a CLI
     that took the Enter as part of the typing, as Codex does when the text reaches it late)."""
 
     execution: Execution
 
 
-@dataclass(frozen=True)
-class Interrupt:
+class Interrupt(msgspec.Struct, frozen=True):
     """Send the agent's interrupt key (the running turn was cancelled or timed out)."""
 
     execution: Execution
 
 
-@dataclass(frozen=True)
-class Save:
+class Save(msgspec.Struct, frozen=True):
     """Persist the record as it is now (queued, started, cancelled while pending)."""
 
     execution: Execution
 
 
-@dataclass(frozen=True)
-class Finish:
+class Finish(msgspec.Struct, frozen=True):
     """The execution ended: complete it with what the screen, logs and transcript say, save it."""
 
     execution: Execution
@@ -111,8 +105,7 @@ def exit_error(command: str | None, exit_code: int) -> ExecutionError:
                           stack_hash=stack_hash(f"exit_status {exit_code}", message))
 
 
-@dataclass
-class _Turn:
+class _Turn(msgspec.Struct):
     """What is known of the running execution beyond its record."""
 
     delivered_at: float
@@ -128,8 +121,7 @@ class _Turn:
     hook_ended_at: float | None = None  # the agent's hooks said the turn ended then (its Stop)
 
 
-@dataclass
-class ExecutionTracker:
+class ExecutionTracker(msgspec.Struct):
     pane_id: str
     # Whether the screen shows the running prompt's turn (its echo): the daemon reads it. An
     # agent never seen busy is done only once it is, or after EXECUTION_TURN_UNSHOWN_S.
@@ -140,10 +132,10 @@ class ExecutionTracker:
     # The shell in front of the pane, if a shell and not an agent would read a prompt typed now
     # (the daemon reads the foreground process): asked just before each delivery.
     shell_in_front: Callable[[], str | None] | None = None
-    state: AgentState = field(default_factory=AgentState)
+    state: AgentState = msgspec.field(default_factory=AgentState)
     running: Execution | None = None
-    queue: deque[Execution] = field(default_factory=deque)
-    forced: set[str] = field(default_factory=set)  # ids of the pending ones sent with force: typed even into a shell
+    queue: deque[Execution] = msgspec.field(default_factory=deque)
+    forced: set[str] = msgspec.field(default_factory=set)  # ids of the pending ones sent with force: typed even into a shell
     _turn: _Turn | None = None
     # After an interrupted turn the state on hand may predate the interrupt, and the agent
     # winds the turn down: no person's turn starts until it is seen at its prompt again, and

@@ -4,7 +4,8 @@ rendered to plain text (through a fresh emulator of the pane's width) when asked
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+
+import msgspec
 
 from muxd.config import TRANSCRIPT_MAX_BYTES, TRANSCRIPT_RENDER_MAX_ROWS
 
@@ -15,14 +16,13 @@ _COMPRESSION_LEVEL = 1
 _RENDER_ROW_BYTES = 256
 
 
-@dataclass
-class Transcript:
+class Transcript(msgspec.Struct):
     """An execution's output bytes, zlib-compressed as stored; `raw_bytes` before compression."""
 
     data: bytes
     raw_bytes: int
     truncated: bool = False
-    extra: dict[str, object] = field(default_factory=dict)
+    extra: dict[str, object] = msgspec.field(default_factory=dict)
 
     def finish(self) -> Transcript:
         """Itself (what a TranscriptBuffer gives once finished: the store takes either)."""
@@ -30,27 +30,28 @@ class Transcript:
 
 
 class TranscriptBuffer:
-    """Collects output up to `cap_bytes`; what comes after is counted, not kept. `add` is a
-    pane's output tap for a whole turn (called for every chunk): one comparison below the cap."""
+    """Collects output up to `cap_bytes`; what comes after is counted, not kept. The pane whose
+    `transcript` it is appends each read to it itself (Pane._take_output does what `add` does,
+    inline: a call per read for the whole of a turn was the history's largest cost on the loop)."""
 
     def __init__(self, columns: int, lines: int, cap_bytes: int = TRANSCRIPT_MAX_BYTES) -> None:
         self.columns, self.lines = columns, lines
         self.cap_bytes = cap_bytes
-        self._chunks: list[bytes] = []
-        self.seen = 0
+        self.chunks: list[bytes] = []  # what was read while there was room (the last may overrun it)
+        self.room = cap_bytes  # below 1: the cap is reached, further reads are only counted
+        self.past = 0  # bytes read once the cap was reached
         self._finished: Transcript | None = None
 
     def add(self, data: bytes) -> None:
-        self.seen += len(data)
-        if self.seen <= self.cap_bytes:
-            self._chunks.append(data)
+        if self.room > 0:
+            self.chunks.append(data)
+            self.room -= len(data)
         else:
-            self._past_cap(data)
+            self.past += len(data)
 
-    def _past_cap(self, data: bytes) -> None:
-        room = self.cap_bytes - (self.seen - len(data))  # what the chunks before it left
-        if room > 0:
-            self._chunks.append(data[:room])
+    @property
+    def seen(self) -> int:
+        return self.cap_bytes - self.room + self.past
 
     @property
     def kept(self) -> int:
@@ -64,8 +65,10 @@ class TranscriptBuffer:
         """The output compressed (once: a save written again asks again). The store calls it on
         its writer thread, with the row: a turn's output is often hundreds of KB."""
         if self._finished is None:
-            raw = b"".join(self._chunks)
-            self._chunks = []
+            raw = b"".join(self.chunks)
+            if len(raw) > self.cap_bytes:
+                raw = raw[:self.cap_bytes]  # the read that reached the cap, cut to it
+            self.chunks = []
             self._finished = Transcript(data=zlib.compress(raw, _COMPRESSION_LEVEL), raw_bytes=len(raw),
                                         truncated=self.truncated, extra={"columns": self.columns, "lines": self.lines})
         return self._finished

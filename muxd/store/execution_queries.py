@@ -11,8 +11,9 @@ newest rows of each scope stream (its panes, its principal) instead of sorting a
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from muxd.executions.record import ENDED_STATUSES, FAILED_STATUSES, KINDS, STATUSES
 from muxd.store.execution_rows import FAILED_ROWS, SELECT_COLUMNS

@@ -10,7 +10,6 @@ that needed it while panes keep running.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
@@ -20,8 +19,7 @@ from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript, TranscriptBuffer
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(msgspec.Struct, frozen=True):
     """What a principal may see: executions of `pane_keys` (None: every pane) plus those it
     triggered itself (`principal`)."""
 
@@ -36,8 +34,7 @@ class Scope:
 EVERYTHING = Scope()
 
 
-@dataclass(frozen=True)
-class ExecutionQuery:
+class ExecutionQuery(msgspec.Struct, frozen=True):
     """Filters shared by every list; None means "any". Newest first (started, else queued)."""
 
     scope: Scope = EVERYTHING
@@ -92,16 +89,19 @@ class AgentStats(msgspec.Struct, frozen=True, kw_only=True):
 
 class ExecutionStore(Protocol):
     # ---- writes (in submission order; a read after a write sees it)
-    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None) -> None:
-        """Insert or replace by id, with its transcript if given (one transaction)."""
+    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None, *,
+                   within: float = 0.0) -> None:
+        """Insert or replace by id, with its transcript if given (one transaction); `within`: it
+        may wait up to that many seconds for other saves to be written with it."""
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""
 
     def save_soon(self, execution: Execution,
-                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None) -> None:
+                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None, *, within: float = 0.0) -> None:
         """Queue `save`; nobody waits. A failure is logged (once per kind a minute) and handed to
-        `on_failed` (on the writer thread), never raised."""
+        `on_failed` (on the writer thread), never raised. `within`: it may wait up to that many
+        seconds for other saves to be written with it in one transaction."""
 
     async def save_transcript(self, execution_id: str, transcript: Transcript) -> None: ...
 

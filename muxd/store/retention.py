@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from muxd.config import (EXECUTIONS_KEEP_DAYS, EXECUTIONS_KEEP_ROWS, TRANSCRIPT_MAX_BYTES,
                          TRANSCRIPT_MAX_BYTES_MAX)
@@ -20,8 +21,7 @@ ENV_TRANSCRIPT_MAX_BYTES = "MUXD_TRANSCRIPT_MAX_BYTES"
 SECONDS_PER_DAY = 86_400
 
 
-@dataclass(frozen=True)
-class Retention:
+class Retention(msgspec.Struct, frozen=True):
     keep_days: int = EXECUTIONS_KEEP_DAYS
     keep_rows: int = EXECUTIONS_KEEP_ROWS
     transcript_max_bytes: int = TRANSCRIPT_MAX_BYTES

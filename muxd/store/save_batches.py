@@ -4,12 +4,16 @@ the same length), and each transaction writes every page it touched to the WAL: 
 dozen indexes', the tallies'. Twenty rows written together touch about the pages one does.
 
 A save joins the batch waiting to be written, or starts one; the batch is written when the
-writer thread comes to it, in the order its saves came. If the transaction fails, each row of
+writer thread comes to it, in the order its saves came. A save that may wait (`within`: a row
+of a turn nobody was told of or waits for) starts no write of its own for that long: the turns a
+round of prompts starts (or ends) on twenty panes are then one transaction, not twenty; any save
+that may not wait takes the waiting ones along at once. If the transaction fails, each row of
 it is written again on its own, so one row's failure (a used idempotency key) is only its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -19,7 +23,7 @@ from typing import Any
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript, TranscriptBuffer
-from muxd.store.database import Database, transaction
+from muxd.store.database import Database, driver_error, transaction
 from muxd.store.execution_rows import UPSERT, to_row
 
 # Told on the writer thread how a save went: None (stored), the driver's error (sqlite3's,
@@ -49,17 +53,50 @@ def transcript_row(execution_id: str, transcript: Transcript) -> tuple[Any, ...]
 
 
 class SaveBatches:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, after_batch: Callable[[], None] | None = None) -> None:
         self._db = db
+        self._after_batch = after_batch  # told once each batch's saves were all told how they went
         self._lock = threading.Lock()  # saves come from the loop, the writer takes them
         self._waiting: list[tuple[Execution, Transcript | TranscriptBuffer | None, Done]] = []
+        self._queued = False  # the waiting batch's write is queued on the writer
+        self._timer: asyncio.TimerHandle | None = None  # the write of saves that may wait, put off
 
-    def add(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None, done: Done) -> None:
-        """Queue the save of `execution`; `done` is told (on the writer thread) how it went."""
+    def add(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None, done: Done,
+            within: float = 0.0) -> None:
+        """Queue the save of `execution`, written within `within` seconds (on the loop; 0: as soon
+        as the writer comes to it); `done` is told (on the writer thread) how it went."""
         with self._lock:
             self._waiting.append((execution, transcript, done))
-            if len(self._waiting) > 1:
+            if self._queued:
                 return  # the batch's write is queued already
+            if within > 0 and self._put_off(within):
+                return
+            self._queued = True
+        self._queue_write()
+
+    def _put_off(self, within: float) -> bool:
+        """The waiting batch's write `within` seconds from now at the latest (False: no loop runs here)."""
+        if self._timer is None:
+            try:
+                self._timer = asyncio.get_running_loop().call_later(within, self._put_off_ended)
+            except RuntimeError:
+                return False
+        return True
+
+    def _put_off_ended(self) -> None:
+        self._timer = None
+        self.flush()
+
+    def flush(self) -> None:
+        """Queue the write of the saves waiting now (before a write of the writer's that must
+        come after them: it runs jobs in the order they were queued)."""
+        with self._lock:
+            if self._queued or not self._waiting:
+                return  # queued already (with a save that could not wait), or nothing waits
+            self._queued = True
+        self._queue_write()
+
+    def _queue_write(self) -> None:
         try:
             self._db.run_soon(self._write).add_done_callback(self._refused)
         except RuntimeError:  # the writer was shut down
@@ -67,11 +104,23 @@ class SaveBatches:
 
     def _write(self, db: sqlite3.Connection) -> None:
         with self._lock:
-            batch, self._waiting = self._waiting, []
+            batch, self._waiting, self._queued = self._waiting, [], False
+        try:
+            self._write_batch(db, batch)
+        finally:
+            self._told()
+
+    def _told(self) -> None:
+        if self._after_batch is not None:
+            self._after_batch()
+
+    @staticmethod
+    def _write_batch(db: sqlite3.Connection, batch: list[tuple[Execution, Transcript | TranscriptBuffer | None, Done]]) -> None:
+        failed = driver_error(db)  # sqlite3.Error, or psycopg's on PostgreSQL
         try:
             save_rows(db, [(execution, transcript) for execution, transcript, _ in batch])
         except Exception as exc:
-            if not isinstance(exc, self._db.driver_errors):  # no failure of the database: a bug, told as one
+            if not isinstance(exc, failed):  # no failure of the database: a bug, told as one
                 for _, _, done in batch:
                     done(StoreUnavailable(f"the history write failed: {exc!r}"))
                 return
@@ -81,7 +130,7 @@ class SaveBatches:
             for execution, transcript, done in batch:  # each on its own: whose failure it is
                 try:
                     save_rows(db, [(execution, transcript)])
-                except self._db.driver_errors as own:
+                except failed as own:
                     done(own)
                 else:
                     done(None)
@@ -99,6 +148,7 @@ class SaveBatches:
 
     def _fail_waiting(self, failure: StoreUnavailable) -> None:
         with self._lock:
-            batch, self._waiting = self._waiting, []
+            batch, self._waiting, self._queued = self._waiting, [], False
         for _, _, done in batch:
             done(failure)
+        self._told()

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from muxd.store.database import is_postgres
 
@@ -21,8 +22,7 @@ _HEX = frozenset("0123456789abcdef")
 _AFTER_ID_CHARS = "g"        # sorts after every character of an id (lowercase hex, digits, -, _)
 
 
-@dataclass(frozen=True)
-class IdSpace:
+class IdSpace(msgspec.Struct, frozen=True):
     """Where one kind of id lives and which part of it a short id is cut from."""
 
     table: str

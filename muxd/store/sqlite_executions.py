@@ -42,6 +42,7 @@ from muxd.executions.fingerprint import stack_hash
 from muxd.sampled_log import SampledLog
 from muxd.store import short_ids
 from muxd.store.readers import ReaderPool
+from muxd.store.settlements import Settlements
 from muxd.store.short_ids import EXECUTION_IDS
 from muxd.store.sqlite_errors import failure_kind
 
@@ -70,15 +71,6 @@ def _failure_kind(exc: BaseException) -> tuple[str, str]:
     return pg_errors.failure_kind(exc)
 
 
-def _settle(stored: asyncio.Future[None], failure: Exception | None) -> None:
-    if stored.done():
-        return  # the saver stopped waiting (cancelled); the write went on
-    if failure is None:
-        stored.set_result(None)
-    else:
-        stored.set_exception(failure)
-
-
 class SqliteExecutionStore:
     """The `ExecutionStore` of one server's database. `db` stays the caller's: `close()` stops
     the readers, not the writer."""
@@ -97,7 +89,9 @@ class SqliteExecutionStore:
         self._failure_log_interval_s = failure_log_interval_s
         self._failure_logs: dict[str, SampledLog] = {}
         self._failure_logs_lock = threading.Lock()  # save_soon's failures are reported on the writer thread
-        self._batches = SaveBatches(db)  # saves waiting for the writer together: one transaction
+        self._settlements = Settlements()  # saves' outcomes to the loop, a batch's in one wake-up
+        # Saves waiting for the writer together: one transaction.
+        self._batches = SaveBatches(db, after_batch=self._settlements.hand_over)
         self._refused_log = SampledLog(log, logging.ERROR, "history write refused",
                                        interval_s=failure_log_interval_s)
 
@@ -152,9 +146,11 @@ class SqliteExecutionStore:
 
     # ------------------------------------------------------------------ writes
 
-    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None) -> None:
+    async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None, *,
+                   within: float = 0.0) -> None:
         """Insert or replace by id (with its transcript, in the same transaction); back once
-        stored. Written with the other saves that wait for the writer then (SaveBatches)."""
+        stored. Written with the other saves that wait for the writer then (SaveBatches), or
+        that come within `within` seconds."""
         doing = f"saving {execution.id}"
         loop = asyncio.get_running_loop()
         stored: asyncio.Future[None] = loop.create_future()
@@ -169,22 +165,21 @@ class SqliteExecutionStore:
                     error = damaged
             elif failure is not None:
                 error = failure
-            try:
-                loop.call_soon_threadsafe(_settle, stored, error)
-            except RuntimeError:  # the loop is closed: nobody waits any more
-                pass
+            self._settlements.add(loop, stored, error)  # handed over once the batch is done
 
-        self._batches.add(execution, transcript, done)
+        self._batches.add(execution, transcript, done, within)
         await stored
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""
+        self._batches.flush()  # saves put off before these are written before them
         await self._write(lambda db: save_rows(db, rows), f"saving {len(rows)} execution(s)")
 
     def save_soon(self, execution: Execution,
-                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None) -> None:
+                  on_failed: Callable[[Execution, StoreUnavailable], None] | None = None, *, within: float = 0.0) -> None:
         """Queue `save`; nobody waits. A failure is logged (once per kind a minute) and handed to
-        `on_failed` (on the writer thread), never raised."""
+        `on_failed` (on the writer thread), never raised. `within`: it may wait that long for other
+        saves to be written with (SaveBatches)."""
         doing = f"saving {execution.id}"
 
         def failed(exc: Exception) -> None:
@@ -201,7 +196,7 @@ class SqliteExecutionStore:
             elif failure is not None:
                 failed(failure)
 
-        self._batches.add(execution, None, done)
+        self._batches.add(execution, None, done, within)
 
     async def save_transcript(self, execution_id: str, transcript: Transcript) -> None:
         await self._write(lambda db: db.execute(SAVE_TRANSCRIPT, transcript_row(execution_id, transcript)),
@@ -366,7 +361,9 @@ class SqliteExecutionStore:
         return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)], "listing executions")
 
     def close(self) -> None:
-        """Stop the readers (the database is the caller's to close) and log held-back failure counts."""
+        """Write what waits (SaveBatches: the writer's queue is the database's to finish), stop the
+        readers (the database is the caller's to close) and log held-back failure counts."""
+        self._batches.flush()
         if self._readers is not None:
             self._readers.close(STORE_CLOSE_TIMEOUT_S)
         with self._failure_logs_lock:

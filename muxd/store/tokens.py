@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+
+import msgspec
 
 from muxd.store.database import is_postgres, transaction
 from muxd.store.hosts import HOST_SQL, OWN_ROWS
 
 
-@dataclass(frozen=True)
-class TokenRecord:
+class TokenRecord(msgspec.Struct, frozen=True):
     id: str
     name: str
     hash: str

@@ -11,6 +11,7 @@ what it answers). Denials are logged (never with a secret) and audited.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -20,7 +21,6 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -29,8 +29,6 @@ from muxd.config import (
     AGENT_SCOPES_DEFAULT, AGENT_TOKEN_TIER_DEFAULT, REFUSED_TOKEN_LOG_INTERVAL_S, TASK_SCOPES, TOKEN_NAME_MAX_CHARS,
     TOKEN_SECRET_BYTES,
 )
-from muxd.daemon.access.audit_queue import AuditQueue
-from muxd.daemon.access.call_metrics import ToolMetrics
 from muxd.sampled_log import SampledLog
 from muxd.daemon.panes.target import Resolved, TargetKind, panes_of, resolve
 from muxd.daemon.access.request_rules import Rule, request_name, rule_for
@@ -45,6 +43,8 @@ from muxd.store.location import db_path
 from muxd.store.tokens import TokenRecord
 
 if TYPE_CHECKING:
+    from muxd.daemon.access.audit_queue import AuditQueue
+    from muxd.daemon.access.call_metrics import ToolMetrics
     from muxd.daemon.access.token_feed import TokenFeed
     from muxd.daemon.panes.registry import Registry
 
@@ -58,8 +58,7 @@ _TOKEN_NAME = re.compile(rf"^[A-Za-z0-9_.@+-]{{1,{TOKEN_NAME_MAX_CHARS}}}$")
 
 # ---------------------------------------------------------------- principals
 
-@dataclass(frozen=True)
-class Principal:
+class Principal(msgspec.Struct, frozen=True):
     name: str                     # "system", "token:ci-bot", "agent:%3" ("agent:%3@host": hosts.pane_principal)
     tier: Tier
     token_id: str | None = None
@@ -143,8 +142,6 @@ class AccessControl:
         self.db = db
         self.agent_tier = agent_tier
         self.agent_scopes = agent_scopes
-        self.metrics = ToolMetrics()
-        self.audit_queue = AuditQueue(db)
         # Anyone who can reach the socket can send made-up tokens: not one log line each.
         self.refused_hellos = SampledLog(log, logging.WARNING, "refused a hello with an unknown or revoked token",
                                          interval_s=REFUSED_TOKEN_LOG_INTERVAL_S)
@@ -188,11 +185,27 @@ class AccessControl:
             db.close()
             raise
 
+    @functools.cached_property
+    def metrics(self) -> ToolMetrics:
+        """The MCP tools' call metrics, from the first call recorded or metrics read (a cold
+        start's first reply waits for none of it)."""
+        from muxd.daemon.access.call_metrics import ToolMetrics
+
+        return ToolMetrics()
+
+    @functools.cached_property
+    def audit_queue(self) -> AuditQueue:
+        """The audit rows on their way to the store, from the first row (or count read)."""
+        from muxd.daemon.access.audit_queue import AuditQueue
+
+        return AuditQueue(self.db)
+
     def close(self) -> None:
         if self._feed is not None:
             self._feed.stop()
         self.refused_hellos.flush()
-        self.audit_queue.close()
+        if "audit_queue" in self.__dict__:
+            self.audit_queue.close()
         self.db.close()
 
     def _write_soon(self, job: Callable[[sqlite3.Connection], object], what: str) -> None:
@@ -342,7 +355,7 @@ class AccessControl:
         return self._revoked(current, at, reason)
 
     def _revoked(self, token: TokenRecord, at: float, reason: str) -> TokenRecord:
-        revoked = replace(token, revoked_at=at, revoked_reason=reason)
+        revoked = msgspec.structs.replace(token, revoked_at=at, revoked_reason=reason)
         self._remember(revoked)
         log.info("token %s (%s) revoked: %s", token.id, principal_name(token), reason)
         if self.on_revoked is not None:

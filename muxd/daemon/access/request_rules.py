@@ -4,16 +4,16 @@ nobody classified is dangerous and for unscoped principals only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from muxd.daemon.access.tiers import UNKNOWN_RISK
 from muxd.protocol import messages as m
 from muxd.protocol import task_messages as t
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     risk: str                # safe | moderate | dangerous | admin
     read_only: bool = False  # a pure view: view_only may do it
     # Pane-scoped tokens may send it; the panes its target resolves to must all be in scope.

@@ -21,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+import msgspec
 
 ACTIVITY, BELL, SILENCE = "#", "!", "~"
 FLAG_ORDER = ACTIVITY + BELL + SILENCE  # their order in #{window_flags}
@@ -41,8 +42,7 @@ class AlertClients(Protocol):
     def changed(self, session: Any) -> None: ...
 
 
-@dataclass
-class _Watch:
+class _Watch(msgspec.Struct):
     """What one window's alerts look up, kept until an option changes."""
 
     generation: int = -1

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from muxd.detectors.state import BUSY_STATES
 from muxd.protocol.event_messages import DaemonEvent
@@ -26,8 +27,7 @@ NEED_ORDER = ("waiting", "limited", "failed", "finished")
 _LIVE = frozenset({"waiting", "limited"})  # true while the agent shows it; the others until seen
 
 
-@dataclass(frozen=True)
-class Need:
+class Need(msgspec.Struct, frozen=True):
     kind: str                       # waiting, limited, failed, finished
     since: float                    # wall-clock time it began
     text: str | None = None         # the question, the error, the limit's message

@@ -36,9 +36,10 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from muxd._environ import HOOK_VARIABLES_ENV
 from muxd.config import (
@@ -101,8 +102,7 @@ def hook_variables(event: DaemonEvent) -> dict[str, str]:
     return {name: str(value) for name, value in values.items() if value is not None}
 
 
-@dataclass(frozen=True)
-class _Run:
+class _Run(msgspec.Struct, frozen=True):
     event: DaemonEvent
     lines: list[str]              # the hook's command lines, in index order
     variables: dict[str, str]

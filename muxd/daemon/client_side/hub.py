@@ -4,6 +4,7 @@ One `AttachedClient` (attached.py) per terminal."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import select
@@ -13,15 +14,14 @@ from typing import TYPE_CHECKING, Any
 from muxd.config import ATTACH_TYPING_S, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES
 from muxd.daemon.attention.service import session_fields
 from muxd.daemon.client_side.attention_view import AttentionView
-from muxd.daemon.client_side.session_actions import select_target
 from muxd.daemon.panes.pane import Pane
-from muxd.daemon.panes.paste_buffers import PasteBuffers
 from muxd.daemon.panes.registry import Session, Window
 from muxd.daemon.panes.target import resolve_session
 from muxd.errors import BadRequest, MuxdError
 from muxd.protocol.messages import Attach, Attached, AttachInput, AttachResize, Error
 
 if TYPE_CHECKING:
+    from muxd.daemon.panes.paste_buffers import PasteBuffers
     from muxd.daemon.client_side.attached import AttachedClient
     from muxd.daemon.client_side.copy_mode import CopyMode
     from muxd.daemon.client_side.host import AttachHost, ClientConnection
@@ -39,9 +39,15 @@ class AttachHub:
         self.clients: dict[ClientConnection, AttachedClient] = {}
         self.copy_modes: dict[str, CopyMode] = {}  # pane id -> its copy mode
         self._client_numbers = itertools.count()  # names of clients without a terminal device
-        # Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps.
-        self.buffers = PasteBuffers(lambda: daemon.registry.options.number("buffer-limit"))
         self.attention = AttentionView(self, daemon.attention)  # flags, counts, notifications
+
+    @functools.cached_property
+    def buffers(self) -> PasteBuffers:
+        """Copied selections (C-b ] pastes the newest), as many as the buffer-limit option keeps;
+        built at the first copy or buffer command."""
+        from muxd.daemon.panes.paste_buffers import PasteBuffers
+
+        return PasteBuffers(lambda: self.daemon.registry.options.number("buffer-limit"))
 
     # ---------------------------------------------------------- messages from a connection
 
@@ -74,6 +80,8 @@ class AttachHub:
         if connection in self.clients:
             raise BadRequest("this connection is already attached")
         session = resolve_session(self.daemon.registry, request.target)
+        from muxd.daemon.client_side.session_actions import select_target  # (imported at the first attach)
+
         select_target(self.daemon.registry, session, request.target)
         # Imported at the first attach: a daemon that only runs agents never draws a screen.
         from muxd.daemon.client_side.attached import AttachedClient

@@ -4,8 +4,9 @@ for the handler's shape). Command modules import this, never the package, which 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.target import TargetKind
@@ -14,8 +15,7 @@ Handler = Callable[..., Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     handler: Handler
     target: TargetKind | None = None  # what `request.target` names; None: the handler reads no target
 

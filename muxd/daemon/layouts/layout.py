@@ -14,8 +14,9 @@ back is the identity. The predefined layouts (select-layout) live in daemon/layo
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from muxd.errors import BadRequest
 
@@ -28,8 +29,7 @@ Direction = Literal["left", "right", "up", "down"]
 Orientation = Literal["lr", "tb"]
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(msgspec.Struct, frozen=True):
     pane: Hashable
     x: int
     y: int
@@ -37,19 +37,22 @@ class Placement:
     lines: int
 
 
-@dataclass(eq=False)
-class Cell:
+class Cell(msgspec.Struct, eq=False):
     """A leaf (`pane` set) or a split of `children` side by side ("lr") or stacked ("tb")."""
 
     columns: int
     lines: int
     pane: Hashable | None = None
     orientation: Orientation | None = None
-    children: list[Cell] = field(default_factory=list)
+    children: list[Cell] = msgspec.field(default_factory=list)
     parent: Cell | None = None
     x: int = 0
     y: int = 0
     ideal: tuple[int, int] = (0, 0)  # (columns, lines) when the layout was last changed by hand
+
+    def __repr__(self) -> str:  # not its parent: that lists it again among its children
+        what = f"pane={self.pane!r}" if self.pane is not None else f"{self.orientation} {self.children!r}"
+        return f"Cell({self.columns}x{self.lines} at {self.x},{self.y} {what})"
 
     def size_along(self, orientation: Orientation) -> int:
         return self.columns if orientation == "lr" else self.lines

@@ -1,22 +1,24 @@
 """Agent detection for one live pane: when to look (throttled, off the output path) and what
-to tell subscribers. The looking itself is `muxd.detectors.runner.DetectorRunner`."""
+to tell subscribers. The looking itself is `muxd.detectors.runner.DetectorRunner`, imported
+and built at a pane's first look: a cold start's first reply waits for none of the detectors."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from muxd.daemon.panes import pty as ptys
-from muxd.detectors.base import Detector, ScreenContext
-from muxd.detectors.hook_events import hook_fact
-from muxd.detectors.runner import DetectionSchedule, DetectorRunner
-from muxd.detectors.shell import SHELLS
+from muxd.detectors.schedule import DetectionSchedule
+from muxd.detectors.shell_names import SHELLS
 from muxd.detectors.state import AgentState
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
+    from muxd.detectors.base import Detector, ScreenContext
+    from muxd.detectors.runner import DetectorRunner
 
 
 class ForegroundProcess:
@@ -104,6 +106,8 @@ def shell_in_front(pane: Pane) -> str | None:
 
 def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> ScreenContext:
     """The frame a detector sees: visible text plus who is in the foreground."""
+    from muxd.detectors.base import ScreenContext
+
     emulator = pane.emulator
     process = (foreground or ForegroundProcess()).of(pane)
     return ScreenContext(
@@ -126,13 +130,20 @@ class PaneDetection:
     def __init__(self, pane: Pane, detectors: Sequence[Detector],
                  on_change: Callable[[Pane, AgentState], None]) -> None:
         self.pane = pane
-        self.runner = DetectorRunner(pane.id, detectors)
+        self._detectors = detectors
         self.schedule = DetectionSchedule()
         self.foreground = ForegroundProcess()
         self._on_change = on_change
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
         self._recheck: asyncio.TimerHandle | None = None  # see _arm_recheck
+
+    @functools.cached_property
+    def runner(self) -> DetectorRunner:
+        """The pane's detector runner, built at its first look (or the first question asked of it)."""
+        from muxd.detectors.runner import DetectorRunner
+
+        return DetectorRunner(self.pane.id, self._detectors)
 
     @property
     def state(self) -> AgentState:
@@ -176,6 +187,8 @@ class PaneDetection:
         screen at once, as a change on screen is."""
         if self._closed:
             return
+        from muxd.detectors.hook_events import hook_fact
+
         self._publish(self.runner.hook(hook_fact(agent, payload, received_at)))
 
     def interrupted(self) -> None:

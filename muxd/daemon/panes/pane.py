@@ -43,6 +43,7 @@ from muxd.errors import Conflict
 
 if TYPE_CHECKING:
     from muxd.emulator.emulator import Emulator
+    from muxd.executions.transcript import TranscriptBuffer
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,8 @@ class Pane:
         self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings
         # Told every chunk of output as it is read (prompt marks, execution transcripts).
         self.output_taps: list[Callable[[bytes], None]] = []
+        # The running execution's transcript (the history sets it): each read is appended to it.
+        self.transcript: TranscriptBuffer | None = None
         # Told the program's pid once it is reaped (the daemon's watchdog stops guarding it).
         self.on_reaped: Callable[[int], None] | None = None
         self.agent = AgentState(pane_id=self.id)  # the last published state (see daemon/panes/detection.py)
@@ -283,6 +286,13 @@ class Pane:
         """The program wrote `data`: record it, tell the taps, and queue it for the screen."""
         if self.recorder is not None:
             self.recorder.output(data)  # the time of the read, as the recording promises
+        transcript = self.transcript
+        if transcript is not None:  # TranscriptBuffer.add, inline: this runs for every read of a turn
+            if transcript.room > 0:
+                transcript.chunks.append(data)
+                transcript.room -= len(data)
+            else:
+                transcript.past += len(data)
         for tap in self.output_taps:
             tap(data)
         if self.emulator.failed:

@@ -5,18 +5,16 @@ Ids are stable and never reused in a daemon's life: `$N` sessions, `@N` windows,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from muxd.daemon.layouts import full as layout_full
+import msgspec
 
-from muxd.daemon.layouts import sets as layout_sets
 from muxd.daemon.layouts.layout import Cell, Layout
 from muxd.daemon.panes.names import check_target_name, check_window_name
-from muxd.daemon.client_side.key_bindings import KeyBindings
 from muxd.daemon.panes.options import Options
 from muxd.daemon.panes.pane import Pane
 from muxd.emulator.rows import ROW_OVERHEAD_BYTES
@@ -25,24 +23,27 @@ from muxd.protocol.messages import PaneInfo, SessionInfo, WindowInfo
 
 if TYPE_CHECKING:
     from muxd.daemon.attention.board import Need
+    from muxd.daemon.client_side.key_bindings import KeyBindings
 
 
-@dataclass(eq=False)
-class Window:
+class Window(msgspec.Struct, eq=False):
     number: int
     session: Session
     index: int
     name: str
-    panes: list[Pane] = field(default_factory=list)
+    panes: list[Pane] = msgspec.field(default_factory=list)
     layout: Layout | None = None  # made with the first pane; see daemon/layouts/layout.py
     zoomed: bool = False          # the active pane fills the window (tmux resize-pane -Z)
     last_layout: int = -1         # the select-layout last chosen (index in layout_sets; -1: none)
     old_layout: str = ""          # the layout before the last select-layout (select-layout -o)
-    last_pane: Pane | None = field(default=None, init=False)  # the one active before (C-b ;)
+    last_pane: Pane | None = None  # the one active before (C-b ;)
     # tmux's alert flags of the window in its session, in #{window_flags}'s order: # activity,
     # ! bell, ~ silence (set by daemon/attention/alerts.py, cleared as it becomes current).
     alerts: str = ""
-    _active_pane: Pane | None = field(default=None, init=False, repr=False)
+    _active_pane: Pane | None = None
+
+    def __repr__(self) -> str:  # not its fields: its session lists it again
+        return f"Window({self.id} {self.name!r} of {self.session.id})"
 
     @property
     def id(self) -> str:
@@ -93,6 +94,8 @@ class Window:
         assert self.layout is not None
         # The layout first: a split with no room raises, and leaves the pane list as it was.
         if full:
+            from muxd.daemon.layouts import full as layout_full  # tmux's -f splits: imported at the first
+
             layout_full.split_full(self.layout, pane, horizontal, size, before)
         else:
             self.layout.split(target, pane, horizontal, size, before)
@@ -110,6 +113,8 @@ class Window:
         assert self.layout is not None
         if not full:
             return self.layout.plan_split(target, horizontal, size, before)[1]
+        from muxd.daemon.layouts import full as layout_full
+
         _, new = layout_full.plan_full_split(self.layout, horizontal, size, before)
         return (new, self.layout.lines) if horizontal else (self.layout.columns, new)
 
@@ -130,6 +135,8 @@ class Window:
             self.last_layout = index
             self.apply_layout()
             return
+        from muxd.daemon.layouts import sets as layout_sets  # select-layout's: imported at the first
+
         self.arrange(layout_sets.build(index, self.panes, self.layout.columns, self.layout.lines))
         self.last_layout = index
 
@@ -181,16 +188,18 @@ class Window:
                           alerts=self.alerts, agent_flags=agent_flags)
 
 
-@dataclass(eq=False)
-class Session:
+class Session(msgspec.Struct, eq=False):
     number: int
     name: str
-    created_at: float = field(default_factory=time.time)
-    windows: list[Window] = field(default_factory=list)
+    created_at: float = msgspec.field(default_factory=time.time)
+    windows: list[Window] = msgspec.field(default_factory=list)
     last_window: Window | None = None  # the previously active one (tmux marks it '-')
     # Told each window that becomes current (the registry's on_window_current: alerts clear).
-    on_current: Callable[[Window], None] | None = field(default=None, repr=False)
-    _active_window: Window | None = field(default=None, init=False, repr=False)
+    on_current: Callable[[Window], None] | None = None
+    _active_window: Window | None = None
+
+    def __repr__(self) -> str:  # not its fields: each of its windows names it again
+        return f"Session({self.id} {self.name!r})"
 
     @property
     def id(self) -> str:
@@ -315,11 +324,17 @@ class Registry:
         # by the daemon once the board exists (records carry it: `list-panes --json`, `muxd top`).
         self.need_of: Callable[[str], Need | None] = lambda pane_id: None
         self.options = Options()  # set-option's values (daemon/panes/options.py)
-        self.key_bindings = KeyBindings()  # bind-key's (daemon/client_side/key_bindings.py)
         self.sessions: list[Session] = []
         self._session_numbers = itertools.count()
         self._window_numbers = itertools.count()
         self._pane_numbers = itertools.count()
+
+    @functools.cached_property
+    def key_bindings(self) -> KeyBindings:
+        """bind-key's (daemon/client_side/key_bindings.py), built at the first binding made or looked up."""
+        from muxd.daemon.client_side.key_bindings import KeyBindings
+
+        return KeyBindings()
 
     # ids
     def next_pane_number(self) -> int:

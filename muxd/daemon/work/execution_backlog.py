@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import msgspec
 
@@ -29,8 +28,7 @@ from muxd.store.execution_store import ExecutionStore
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Unwritten:
+class Unwritten(msgspec.Struct):
     execution: Execution
     transcript: Transcript | None = None
 

@@ -20,14 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
-from muxd.daemon.work import execution_finish
+from muxd.config import HISTORY_PRUNE_INTERVAL_S, HISTORY_UNTOLD_ROW_WITHIN_S, SUBMIT_GAP_S
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.panes.detection import shell_in_front
 from muxd.daemon.panes.session_ids import register_session_id_reader
-from muxd.daemon.work.session_log_finder import SessionLogs
 from muxd.detectors.state import AgentState
 from muxd.errors import Conflict, NotFound, StoreUnavailable
 from muxd.executions.record import ENDED_STATUSES, Execution, finished, new_execution_id
@@ -39,6 +37,7 @@ from muxd.store.execution_store import ExecutionStore, Scope
 from muxd.store.retention import Retention
 
 if TYPE_CHECKING:
+    from muxd.daemon.work.session_log_finder import SessionLogs
     from muxd.daemon.panes.detection import PaneDetection
     from muxd.daemon.panes.pane import Pane
     from muxd.protocol.messages import Spawn
@@ -70,10 +69,17 @@ class ExecutionService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: dict[str, list[asyncio.Future[Execution]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self.logs = SessionLogs()  # the agents' own session logs, read on threads of their own
         # The agent session id each pane's log named last: agent_summary's session.id between turns.
         self.session_ids: dict[str, str] = {}
         register_session_id_reader(self._session_id_of)
+
+    @functools.cached_property
+    def logs(self) -> SessionLogs:
+        """The agents' own session logs, read on threads of their own: built at the first turn
+        that needs one (their finder and the turns' completion are imported then, not at start)."""
+        from muxd.daemon.work.session_log_finder import SessionLogs
+
+        return SessionLogs()
 
     async def open(self, retention: Retention) -> None:
         """Before serving: what a dead daemon left running is `interrupted`; old history is pruned."""
@@ -126,7 +132,7 @@ class ExecutionService:
         if program is not None:
             run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
                                                   kind="command")
-            run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
+            _keep_transcript(run, TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
             self._save(run.program)
         self._retap(run)
 
@@ -158,8 +164,10 @@ class ExecutionService:
                 self._ended(ended)
             if run.timer is not None:
                 run.timer.cancel()
+            _keep_transcript(run, None)
         self.panes.clear()  # the panes' removal that follows has nothing left to record
-        self.logs.close()
+        if "logs" in self.__dict__:
+            self.logs.close()
         for task in self._tasks:
             task.cancel()
 
@@ -176,6 +184,7 @@ class ExecutionService:
         if not pane.exited:
             self._apply(run, run.tracker.pane_exited(None, time.time(), killed=True))
             self._end_program(run, None)
+        _keep_transcript(run, None)
         if run.timer is not None:
             run.timer.cancel()
 
@@ -202,22 +211,17 @@ class ExecutionService:
         self._finish(run, ended)
 
     def _retap(self, run: PaneRun) -> None:
-        """`run`'s pane tells the history its chunks only while there is work for them: a shell
-        in front, whose prompt marks start commands (`_output`), or an agent's turn, whose bytes
-        go straight to its transcript (no frame of ours per chunk: a busy fleet writes thousands
-        a second). An idle agent's screen redraws then cost the history nothing per chunk."""
+        """`run`'s pane tells the history its chunks only while a shell is in front, whose prompt
+        marks start commands (`_output`). The pane appends a running execution's output to its
+        transcript itself (no call of ours per read: a busy fleet reads thousands a second), so an
+        agent's screen redraws cost the history no frame of its own per read."""
         if self.panes.get(run.pane.id) is not run:
             return  # no longer followed (removed, respawned): its tap stays off
-        tapped_for = (run.tracker.state.is_agent, run.transcript)
+        tapped_for = run.tracker.state.is_agent
         if tapped_for == run.tapped_for:
-            return  # most state changes change neither (called on each)
+            return  # most state changes change nothing (called on each)
         run.tapped_for = tapped_for
-        if not run.tracker.state.is_agent:
-            wanted = run.marks_tap
-        elif run.transcript is not None:
-            wanted = run.transcript.add
-        else:
-            wanted = None
+        wanted = None if tapped_for else run.marks_tap
         taps = run.pane.output_taps
         if run.tap is not None and run.tap != wanted and run.tap in taps:
             taps.remove(run.tap)
@@ -228,8 +232,6 @@ class ExecutionService:
     def _output(self, run: PaneRun, data: bytes) -> None:
         """Every chunk a pane writes while a shell is in front (an agent's own shell tools' marks
         are not command lines of its pane: `_retap` takes this tap off then)."""
-        if run.transcript is not None:
-            run.transcript.add(data)
         for mark in run.marks.feed(data):
             now = time.time()
             if mark.kind == "C":
@@ -406,8 +408,7 @@ class ExecutionService:
     def _begin(self, run: PaneRun, *, submitted: bool = False) -> None:
         """An execution starts in `run`'s pane now: its transcript and its first row."""
         pane = run.pane
-        run.transcript = TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes)
-        self._retap(run)
+        _keep_transcript(run, TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
         emulator = pane.emulator
         run.start_row = emulator.rows_scrolled + emulator.cursor[1]
         detection = self.detections.get(pane.id)
@@ -455,6 +456,7 @@ class ExecutionService:
     def _turn_shown(self, run: PaneRun, execution: Execution) -> bool:
         """Whether the pane's rows since the turn began show the prompt's echo (always, for an
         agent muxd reads no turns of: nothing to look for)."""
+        from muxd.daemon.work import execution_finish
         from muxd.executions.answers import READERS, turn_start
 
         agent_type = run.pane.agent.agent_type
@@ -493,6 +495,8 @@ class ExecutionService:
     async def _finalized(self, execution: Execution, snapshot: object) -> Execution:
         """`execution` completed from the screen and the agent's log; as it ended if that fails
         (a record left unsaved would stay `running` for ever: an execution always ends)."""
+        from muxd.daemon.work import execution_finish
+
         try:
             return await execution_finish.finalize(execution, snapshot, self.logs)
         except Exception:
@@ -501,12 +505,14 @@ class ExecutionService:
 
     def _finish(self, run: PaneRun, execution: Execution) -> None:
         """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
-        output, run.transcript = run.transcript, None
-        self._retap(run)
+        output = run.transcript
+        _keep_transcript(run, None)
         execution = msgspec.structs.replace(
             execution, transcript_bytes=output.kept if output else 0,
             transcript_truncated=bool(output and output.truncated))
         self.finishing[execution.id] = execution
+        from muxd.daemon.work import execution_finish
+
         snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id))
         self._start(self._complete(execution, snapshot, output))
 
@@ -519,7 +525,9 @@ class ExecutionService:
                 self.session_ids[execution.pane_id] = execution.session_id
             if self.store is not None:
                 # The output is compressed on the writer thread, with the row: no trip of its own.
-                await self.store.save(execution, output)
+                # A person's turn nobody waits for is written with others that end about then.
+                untold = execution.triggered_by == "manual" and execution.id not in self._waiters
+                await self.store.save(execution, output, within=HISTORY_UNTOLD_ROW_WITHIN_S if untold else 0.0)
                 self.backlog.written(execution.id)  # type: ignore[union-attr]
         except StoreUnavailable as exc:  # kept, found by live(), written once the store takes it
             self.backlog.keep(execution, output.finish() if output is not None else None,  # type: ignore[union-attr]
@@ -537,7 +545,11 @@ class ExecutionService:
             self.finishing[execution.id] = execution
             self._start(self._complete(execution, None, None))
         elif self.store is not None:
-            self.store.save_soon(execution, self._save_failed)
+            # A turn a person began (nobody was told of it: no caller holds its id) is written with
+            # others within a moment; what it says is in memory meanwhile.
+            unannounced = execution.status == "running" and execution.triggered_by == "manual"
+            self.store.save_soon(execution, self._save_failed,
+                                 within=HISTORY_UNTOLD_ROW_WITHIN_S if unannounced else 0.0)
 
     def _save_failed(self, execution: Execution, failure: StoreUnavailable) -> None:
         """(On the writer thread.) A queued save failed: the backlog writes it again."""
@@ -553,6 +565,13 @@ class ExecutionService:
                 future.set_result(execution)
         if self.on_ended is not None:
             self.on_ended(execution)
+
+
+def _keep_transcript(run: PaneRun, transcript: TranscriptBuffer | None) -> None:
+    """`transcript` is what `run`'s pane appends its output to from now on (None: nothing)."""
+    if transcript is not None or run.pane.transcript is run.transcript:  # (not another run's to clear)
+        run.pane.transcript = transcript
+    run.transcript = transcript
 
 
 def _words(text: str) -> str:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from muxd.executions.prompt_marks import PromptMarkScanner
 from muxd.executions.record import Execution
@@ -20,13 +21,12 @@ if TYPE_CHECKING:
     from muxd.executions.session_logs import SessionLogCursor
 
 
-@dataclass
-class PaneRun:
+class PaneRun(msgspec.Struct):
     """What muxd follows of one live pane for the history."""
 
     pane: Pane
     tracker: ExecutionTracker
-    marks: PromptMarkScanner = field(default_factory=PromptMarkScanner)
+    marks: PromptMarkScanner = msgspec.field(default_factory=PromptMarkScanner)
     transcript: TranscriptBuffer | None = None
     start_row: int = 0            # absolute row where the running execution began
     tools_at_start: int = 0       # the detector's tool-use count then
@@ -37,5 +37,5 @@ class PaneRun:
     timer: asyncio.TimerHandle | None = None
     tap: Callable[[bytes], None] | None = None  # the output tap on the pane now (None: no work for one)
     marks_tap: Callable[[bytes], None] | None = None  # the tap while a shell is in front (prompt marks)
-    tapped_for: tuple[bool, TranscriptBuffer | None] | None = None  # (an agent in front, transcript) at the last retap
+    tapped_for: bool | None = None  # whether an agent was in front at the last retap
     timer_due: float | None = None

@@ -109,6 +109,9 @@ class SessionLogs:
 
 
 def _none() -> Future[None]:
-    done: Future[None] = Future()
-    done.set_result(None)
-    return done
+    """The answer "no log" (a done future: its readers only look, nobody adds callbacks or sets it)."""
+    return _NO_LOG
+
+
+_NO_LOG: Future[None] = Future()  # one for all: a Future is a lock and a condition to build, per execution twice
+_NO_LOG.set_result(None)

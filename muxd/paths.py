@@ -19,8 +19,8 @@ from pathlib import Path
 
 from muxd.errors import Forbidden
 # The server's name and socket directory as text (socket_names.py): what the tmux shim's fast path reads.
-from muxd.socket_names import (DEFAULT_SERVER_NAME, SOCKET_DIR_REMEDY, check_server_name, ensure_private_dir,
-                                socket_dir_text)
+from muxd.socket_names import (CLIENT_NAME_ENV, CONFIG_ENV, DEFAULT_SERVER_NAME, SOCKET_DIR_REMEDY,  # noqa: F401
+                                check_server_name, ensure_private_dir, socket_dir_text)
 
 PRIVATE_FILE_MODE = 0o600
 
@@ -117,8 +117,6 @@ def log_path(name: str = DEFAULT_SERVER_NAME) -> Path:
     return state_dir() / f"{check_server_name(name)}.log"
 
 
-CONFIG_ENV = "MUXD_CONFIG"  # set by `muxd -f FILE`; the server started then reads FILE
-CLIENT_NAME_ENV = "MUXD_CLIENT_NAME"  # how the one-shot CLI greets the server (default muxd-cli)
 
 
 def config_file() -> tuple[Path, bool]:

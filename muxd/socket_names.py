@@ -14,6 +14,8 @@ from muxd._environ import getenv
 from muxd.errors import BadRequest, Forbidden
 
 DEFAULT_SERVER_NAME = "default"
+CONFIG_ENV = "MUXD_CONFIG"  # set by `muxd -f FILE`; the server started then reads FILE
+CLIENT_NAME_ENV = "MUXD_CLIENT_NAME"  # how the one-shot CLI greets the server (default muxd-cli)
 SERVER_NAME_MAX_CHARS = 64
 SOCKET_DIR_MODE = 0o700
 SOCKET_DIR_REMEDY = "choose another MUXD_SOCKET_DIR"  # what to do about a socket directory refused

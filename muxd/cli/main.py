@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from muxd import __version__
 from muxd.cli.table import CLI_COMMANDS, CliCommand, command_named, implementation
 from muxd.errors import MuxdError
-from muxd.paths import CLIENT_NAME_ENV, CONFIG_ENV, DEFAULT_SERVER_NAME
+from muxd.socket_names import CLIENT_NAME_ENV, CONFIG_ENV, DEFAULT_SERVER_NAME  # not paths: pathlib
 from muxd.terminal_text import visible
 
 TYPE_CHECKING = False  # typing only for the type checker: see table.py

@@ -113,6 +113,11 @@ class ConnectionLost(MuxdError):
     code = "connection_lost"
 
 
+class ClientClosed(ConnectionLost):
+    """The request's own client was closed before its answer came: what was sent had left (a
+    close flushes what is written), only the answer is lost."""
+
+
 class NotATerminal(BadRequest):
     """`muxd attach` (or `muxd new` without -d) was run without a terminal on stdin/stdout."""
 

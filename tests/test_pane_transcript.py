@@ -15,9 +15,14 @@ from muxd.testing.wait import async_wait_until
 
 from test_pane import TEST_TIMEOUT_S, make_pane
 
-LINES = 2000  # "line N\n" each: about 17 KB, several reads
+LINES = 2000  # "line N\n" each: about 17 KB
+FIRST_LINES = 300  # about 2.6 KB, under the cap: written, then the program waits for a line of input
 CAP = 5000
-PROGRAM = [sys.executable, "-c", f"import sys\nfor n in range({LINES}): sys.stdout.write(f'line {{n}}\\n')"]
+PROGRAM = [sys.executable, "-c",
+           "import sys\n"
+           f"for n in range({FIRST_LINES}): sys.stdout.write(f'line {{n}}\\n')\n"
+           "sys.stdout.flush(); sys.stdin.readline()\n"
+           f"for n in range({FIRST_LINES}, {LINES}): sys.stdout.write(f'line {{n}}\\n')"]
 
 
 async def _run(transcript: TranscriptBuffer | None) -> bytes:
@@ -29,6 +34,12 @@ async def _run(transcript: TranscriptBuffer | None) -> bytes:
     pane.output_taps.append(tapped.append)
     pane.start(asyncio.get_running_loop())
     try:
+        # Its first part is read before it writes the rest: at least two reads, the first under the cap.
+        async def first_part_read() -> bool:
+            return f"line {FIRST_LINES - 1}\n".encode() in b"".join(tapped).replace(b"\r\n", b"\n")
+        await async_wait_until(first_part_read, timeout=TEST_TIMEOUT_S, message="the program's first part read")
+        pane.write(b"\n")
+
         async def gone() -> bool:
             return bool(exited)
         await async_wait_until(gone, timeout=TEST_TIMEOUT_S, message="the program exited and was read")
@@ -40,7 +51,7 @@ async def _run(transcript: TranscriptBuffer | None) -> bytes:
 def test_a_pane_keeps_its_transcript_up_to_the_cap_and_counts_the_rest() -> None:
     transcript = TranscriptBuffer(80, 24, cap_bytes=CAP)
     written = asyncio.run(patient_wait_for(_run(transcript), TEST_TIMEOUT_S))
-    assert len(written) > 2 * CAP and len(transcript.chunks) > 1  # several reads, past the cap
+    assert len(written) > 2 * CAP and len(transcript.chunks) > 1  # two reads at least, past the cap
     assert (transcript.kept, transcript.seen, transcript.truncated) == (CAP, len(written), True)
     stored = transcript.finish()
     assert zlib.decompress(stored.data) == written[:CAP] and stored.raw_bytes == CAP and stored.truncated

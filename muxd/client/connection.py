@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from muxd.config import CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
-from muxd.errors import ConnectionLost, MuxdError, ProtocolError, ServerNotRunning, error_from_code
+from muxd.errors import ClientClosed, ConnectionLost, MuxdError, ProtocolError, ServerNotRunning, error_from_code
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
 from muxd.protocol.messages import Error, Event, Hello, Welcome
@@ -123,7 +123,7 @@ class Client:
         except (ConnectionError, OSError) as exc:
             failure = ConnectionLost(f"connection lost: {exc}")
         except asyncio.CancelledError:
-            failure = ConnectionLost("client closed")
+            failure = ClientClosed("client closed")
         self._fail_all(failure)
 
     def _deliver(self, message: Any) -> None:

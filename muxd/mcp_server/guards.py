@@ -26,7 +26,7 @@ from muxd.client.connection import Client
 from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_SEND_TIMEOUT_S, AUDIT_TOOL_MAX_CHARS
 from muxd.daemon.access.call_metrics import ToolMetrics
 from muxd.daemon.access.tiers import UNKNOWN_RISK, check_tier
-from muxd.errors import MuxdError, RateLimited, Timeout
+from muxd.errors import ClientClosed, MuxdError, RateLimited, Timeout
 from muxd.mcp_server.errors import tool_error
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import current_client
@@ -249,5 +249,7 @@ def _recorded(tool: object, reply: asyncio.Future[Any]) -> None:
     failure = reply.exception()
     if failure is None and isinstance(reply.result(), Error):
         failure = reply.result()
-    if failure is not None:
+    if isinstance(failure, ClientClosed):  # the MCP server closing: the record left, its answer did not come
+        log.debug("audit record of %s sent, its answer lost: %r", tool, failure)
+    elif failure is not None:
         log.warning("audit record of %s not written: %r", tool, failure)

@@ -245,6 +245,10 @@ class Database:
         assert isinstance(exc, sqlite3.Error)
         return refusal(exc, self.path, doing)
 
+    def failure_kind(self, exc: Exception) -> tuple[str, str]:
+        """(kind, headline) of the driver's `exc`, for a sampled log line (sqlite_errors' reading)."""
+        return failure_kind(exc)  # type: ignore[arg-type]  # any other error reads as the other kind
+
     def check_damage(self, exc: sqlite3.Error | StoreUnavailable) -> None:
         """If `exc` says the file is damaged, raise the error that says so and what to do, and
         remember it: every job after this one is refused. Else return."""

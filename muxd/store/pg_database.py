@@ -59,6 +59,10 @@ class PgDatabase(Database):
         SQLite file may need; the server's own word, in one line."""
         return pg_errors.unavailable(exc, doing)
 
+    def failure_kind(self, exc: Exception) -> tuple[str, str]:
+        """(kind, headline) of psycopg's `exc`, for a sampled log line (pg_errors' reading)."""
+        return pg_errors.failure_kind(exc)
+
     def _connect(self) -> PgConnection:
         conn = connect(self.url, connect_timeout=max(1, math.ceil(self.busy_timeout_s)))
         conn.execute(f"SET lock_timeout = {max(1, round(self.busy_timeout_s * 1000))}")

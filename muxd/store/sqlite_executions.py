@@ -44,7 +44,6 @@ from muxd.store import short_ids
 from muxd.store.readers import ReaderPool
 from muxd.store.settlements import Settlements
 from muxd.store.short_ids import EXECUTION_IDS
-from muxd.store.sqlite_errors import failure_kind
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -60,15 +59,6 @@ def _broke_constraint(exc: BaseException) -> bool:
     """Whether the driver's `exc` is a broken constraint (sqlite3's IntegrityError; SQLSTATE class
     23 from PostgreSQL)."""
     return isinstance(exc, sqlite3.IntegrityError) or str(getattr(exc, "sqlstate", None) or "").startswith("23")
-
-
-def _failure_kind(exc: BaseException) -> tuple[str, str]:
-    """(kind, headline) of the driver's `exc` (sqlite_errors' or pg_errors' reading)."""
-    if isinstance(exc, sqlite3.Error):
-        return failure_kind(exc)
-    from muxd.store import pg_errors  # a PostgreSQL store's only: a SQLite start never loads it
-
-    return pg_errors.failure_kind(exc)
 
 
 class SqliteExecutionStore:
@@ -135,7 +125,7 @@ class SqliteExecutionStore:
             raise StoreUnavailable(f"the database is closed: {doing}") from exc
 
     def _write_failed(self, exc: Exception, doing: str) -> None:
-        kind, headline = _failure_kind(exc)
+        kind, headline = self._db.failure_kind(exc)
         with self._failure_logs_lock:
             sampled = self._failure_logs.get(kind)
             if sampled is None:

@@ -235,6 +235,17 @@ def test_sent_with_nothing_drawn_yet_is_busy(text: str, state: str, tool: str | 
     assert DETECTOR.detect(ctx(rows, cursor=(len(rows[-1]), len(rows) - 1)), None).state == "Idle"
 
 
+
+@pytest.mark.parametrize("last_input, state", [
+    (b"\r", "Thinking"),                 # Enter: the request is on its way
+    (b"please answer slowly\r", "Thinking"),
+    (b"", "Thinking"),                    # not known (a replayed log): the frame alone decides
+    (b"\x03", "Idle"),                   # Ctrl-C: the cursor left the draft to print `^C again to exit`
+])
+def test_the_last_key_tells_enter_from_ctrl_c(last_input: bytes, state: str) -> None:
+    rows, cursor = sent("please answer slowly")
+    assert DETECTOR.detect(ctx(rows, cursor=cursor, last_input=last_input), None).state == state
+
 def test_question_cut_at_the_edge_of_a_narrow_pane() -> None:
     # 60 columns: `[Yes]` itself is cut across two rows.
     rows = [*screen(BANNER)[:2], "> /run sleep 12", "ran-it",

@@ -173,3 +173,18 @@ def test_a_new_pane_answers_its_size_and_title_before_its_screen_is_built() -> N
     assert pane.title == "named"
     assert (pane.emulator.columns, pane.emulator.lines) == (80, 24)
     assert pane.title == "named" and pane._emulator is not None
+
+
+def test_a_detector_sees_the_end_of_the_last_input_typed_not_the_emulators_replies() -> None:
+    """Enter and Ctrl-C can leave the same frame; the detectors tell them by the last key typed."""
+    from muxd.daemon.panes.detection import screen_context
+    from muxd.daemon.panes.pane import LAST_INPUT_KEPT_BYTES
+
+    pane = make_pane(["true"], EmulationTurns(), lambda _: None)
+    assert screen_context(pane).last_input == b""
+    pane.write(b"please answer\r")
+    assert screen_context(pane).last_input.endswith(b"answer\r")
+    pane.write(b"\x03")
+    assert screen_context(pane).last_input == b"\x03"
+    pane.write(b"x" * 100)
+    assert screen_context(pane).last_input == b"x" * LAST_INPUT_KEPT_BYTES

@@ -97,7 +97,8 @@ class AiderDetector:
             # the second Ctrl-C: Aider says so and exits
             return Detection(agent_type=NAME, state="Exited", rule="keyboard-interrupt", line=last[1].strip(),
                              model=model)
-        found = _current_state(lines, columns=ctx.columns, last=last, prompts=_prompt_rows(lines), cursor=ctx.cursor)
+        found = _current_state(lines, columns=ctx.columns, last=last, prompts=_prompt_rows(lines), cursor=ctx.cursor,
+                               last_input=ctx.last_input)
         if found.rule == "prompt" and _redraw_while_busy(found, prev):
             # the streamed reply is redrawn below a prompt that already holds the sent text
             found = replace(found, state=prev.activity.state, rule="prompt-redraw-held",  # type: ignore[union-attr]
@@ -252,11 +253,11 @@ def _turn_error(lines: Sequence[str], start: int, end: int) -> AgentError | None
 
 
 def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str], prompts: list[int],
-                   cursor: tuple[int, int] = (0, 0)) -> Detection:
+                   cursor: tuple[int, int] = (0, 0), last_input: bytes = b"") -> Detection:
     last_row, last_line = last
     prompt = prompts[-1] if prompts else None
     typed = _input_rows(lines, prompt, last_row) if prompt is not None else None
-    if typed is not None and any(typed) and _sent(lines, last_row, cursor):
+    if typed is not None and any(typed) and _sent(lines, last_row, cursor, last_input):
         return _sent_state(lines[prompt])  # type: ignore[index]
     if typed is not None:
         # the turn that finished last starts after the prompt before the current input line
@@ -304,10 +305,14 @@ def _current_state(lines: Sequence[str], *, columns: int, last: tuple[int, str],
     return Detection(agent_type=NAME, state="Generating", rule="reply-streaming", line=last_line.strip(), error=error)
 
 
-def _sent(lines: Sequence[str], last_row: int, cursor: tuple[int, int]) -> bool:
+def _sent(lines: Sequence[str], last_row: int, cursor: tuple[int, int], last_input: bytes) -> bool:
     """The cursor has left the input for the start of a blank row under it: Enter was pressed
-    and nothing is drawn yet (a `/run` command at work, the first seconds of a slow reply)."""
+    and nothing is drawn yet (a `/run` command at work, the first seconds of a slow reply).
+    Ctrl-C leaves the same frame for a moment before its `^C again to exit`; where the last key
+    typed is known, only Enter counts."""
     x, y = cursor
+    if last_input and not last_input.endswith((b"\r", b"\n")):
+        return False
     return x == 0 and y > last_row and (y >= len(lines) or not lines[y].strip())
 
 

@@ -29,6 +29,9 @@ class ScreenContext:
     now: float = 0.0                      # wall-clock seconds
     alternate_screen: bool = False
     rows: Sequence[object] = field(default=(), repr=False)  # muxd.emulator Rows (text + styles), if wanted
+    # The last bytes typed into the pane from outside (keys, send-keys, a paste); b"" where not
+    # known (a replayed log). Some frames are the same after Enter and after Ctrl-C.
+    last_input: bytes = b""
 
     def non_empty(self) -> list[tuple[int, str]]:
         """(row index, text) of every non-blank row, top to bottom."""

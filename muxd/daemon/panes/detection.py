@@ -121,6 +121,7 @@ def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> S
         exit_code=pane.exit_code,
         now=time.time(),
         alternate_screen=emulator.alternate_screen,
+        last_input=pane.last_input,
     )
 
 

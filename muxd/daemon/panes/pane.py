@@ -41,6 +41,8 @@ from muxd.detectors.state import AgentState
 from muxd.emulator.backend import new_emulator
 from muxd.errors import Conflict
 
+LAST_INPUT_KEPT_BYTES = 16  # enough for the last key's escape sequence
+
 if TYPE_CHECKING:
     from muxd.emulator.emulator import Emulator
     from muxd.executions.transcript import TranscriptBuffer
@@ -106,6 +108,8 @@ class Pane:
         self._input_room.set()
         self._input_taken_at = 0.0  # time.monotonic() the program's terminal last took input
         self.typed_at = 0.0  # time.monotonic() of the last input from outside (not the emulator's replies)
+        # The end of that input: a detector tells Enter from Ctrl-C when both leave the same frame.
+        self.last_input = b""
         self._closed = False
         # Output read but not yet emulated, fed in turns shared with the daemon's other panes.
         self._backlog = OutputBacklog()
@@ -377,6 +381,7 @@ class Pane:
         if not data:
             return
         self.typed_at = time.monotonic()
+        self.last_input = data[-LAST_INPUT_KEPT_BYTES:]
         if self._read_pause is not None:
             self._end_read_pause()  # its answer is read as soon as it comes
         self._queue_input(data)

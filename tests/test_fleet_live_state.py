@@ -61,6 +61,17 @@ def test_two_daemons_see_each_others_agents_and_a_killed_one_goes_stale(postgres
         assert summary["activity"]["state"] == "Idle" and summary["stale"] is False
         assert summary["observed_at"] > 0 and summary["state_source"] == "screen"
 
+        # A pane-scoped token of alpha's hears of no other host's pane.
+        own = alpha.cli("new-session", "-d", "-P", "--", "sleep", "600", check=True).stdout.strip()
+        secret = alpha.cli("token", "create", "--tier", "execute_basic", "--pane", own, check=True).stdout.strip()
+
+        async def scoped_view() -> dict:
+            async with mcp_session(alpha, MUXD_TOKEN=secret) as session:
+                return await call_ok(session, "list_agents")
+
+        scoped = asyncio.run(scoped_view())
+        assert scoped["hosts"] == [] and [line.split()[0] for line in scoped["agents"]] == [own]
+
         # A state change on beta reaches alpha: the agent asks for a confirmation (a running turn).
         ask(beta, pane)
         wait_until(lambda: (e := _entry(alpha, target)) is not None and e["agent"]["activity"]["state"] == "AwaitingConfirmation",
@@ -110,3 +121,19 @@ def test_two_daemons_see_each_others_agents_and_a_killed_one_goes_stale(postgres
     finally:
         beta.stop()
         alpha.stop()
+
+
+def test_a_lone_daemon_on_sqlite_answers_for_its_own_panes_as_ever(muxd_server: MuxdTestServer) -> None:
+    """No fleet tables, no heartbeat: --all-hosts lists this host's panes, list_agents has no hosts."""
+    pane = start_fake_agent(muxd_server, "solo")
+    listed = _fleet(muxd_server)
+    assert (listed["shared"], listed["hosts"]) == (False, [])
+    assert [(p["host"], p["target"], p["stale"]) for p in listed["panes"]] == [(listed["host"], pane, False)]
+
+    async def agents() -> dict:
+        async with mcp_session(muxd_server) as session:
+            return await call_ok(session, "list_agents")
+
+    result = asyncio.run(agents())
+    assert list(result) == ["agents"] and [line.split()[:4] for line in result["agents"]] == [
+        [pane, "solo", "claude", "Idle"]]

@@ -6,7 +6,6 @@ each daemon last published them (daemon/work/fleet_presence.py): another host's 
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Annotated, Any
 
@@ -15,11 +14,11 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.config import HOST_NAME_MAX_CHARS
-from muxd.errors import Forbidden, NotFound
+from muxd.errors import NotFound
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import AgentSummaryOutput, FleetHostOutput, ListAgentsOutput
-from muxd.protocol.fleet_messages import FleetList, FleetPane, ListFleet
+from muxd.protocol.fleet_messages import HOST_TARGET, FleetList, FleetPane, ListFleet
 from muxd.protocol.messages import AgentSummary, ListPanes, PaneInfo, Summary
 from muxd.units import duration, limit_text, tokens
 
@@ -92,17 +91,10 @@ def agent_line(pane: PaneInfo, now: float) -> str:
     return " ".join(parts)
 
 
-# Another host's pane: %N@host (store/hosts.py: a host never holds '@').
-HOST_TARGET = re.compile(r"(%\d+)@([A-Za-z0-9][A-Za-z0-9._-]*)")
-
-
 async def other_hosts(host: str | None = None) -> FleetList | None:
-    """The other daemons of a shared database and their panes (only `host`'s); None on a database
-    none shares, or for a pane-scoped token (other hosts' panes are in no pane's scope)."""
-    try:
-        fleet = await current_client().call(ListFleet, host=host)
-    except Forbidden:
-        return None
+    """The other daemons of a shared database and their panes (only `host`'s; none for a
+    pane-scoped token: they are in no pane's scope); None on a database none shares."""
+    fleet = await current_client().call(ListFleet, host=host)
     return fleet if fleet.shared else None
 
 

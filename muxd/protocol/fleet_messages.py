@@ -4,10 +4,20 @@ named `%N@host`, as its agent's principal is (`agent:%N@host`, store/hosts.py)."
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from muxd.protocol.fields import Label
 from muxd.protocol.pane_messages import AgentSummary, PaneInfo, _Message
+
+# Another host's pane: %N@host, group 1 the pane, 2 the host (a host never holds '@': store/hosts.py).
+HOST_TARGET = re.compile(r"(%\d+)@([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def host_target(pane_id: str, host: str) -> str:
+    """How pane `pane_id` of daemon `host` is named on the others: %N@host."""
+    return f"{pane_id}@{host}"
 
 
 class FleetHost(msgspec.Struct, frozen=True, kw_only=True):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
-from muxd.protocol.fleet_messages import FleetHost, FleetPane
+from muxd.protocol.fleet_messages import FleetHost, FleetPane, host_target
 from muxd.protocol.pane_messages import AgentSummary, PaneInfo
 from muxd.store.fleet import HostRow, PaneRow
 
@@ -24,7 +24,7 @@ def fleet_pane(row: PaneRow, host: HostRow | None) -> FleetPane:
     """One published pane; `host`: its host's row (None, or stale: its state is Unknown)."""
     pane, summary = _pane_decoder.decode(row.pane), _summary_decoder.decode(row.summary)
     state = summary.sources.get("state")
-    common = {"host": row.host, "target": f"{row.pane_id}@{row.host}", "observed_at": row.observed_at,
+    common = {"host": row.host, "target": host_target(row.pane_id, row.host), "observed_at": row.observed_at,
               "state_source": state.source if state is not None else None,
               "published_s_ago": round(max(0.0, row.age_s), 3)}
     if host is not None and not host.stale:

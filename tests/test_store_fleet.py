@@ -1,10 +1,13 @@
 """The fleet tables (store/fleet.py, PostgreSQL's migration 7; issue 30): heartbeats judged on the
 database's clock, published panes read by the other hosts only, and a stale host taken over
 exactly once however many daemons race for it, its running executions interrupted and nothing
-else of it touched; its next start takes it back."""
+else of it touched; its next start takes it back. And the publishing of a daemon's panes: a
+flurry of state changes is a few writes (FLEET_PUBLISH_MIN_INTERVAL_S), the last state lands,
+and a duration moving alone is never written."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -12,12 +15,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from muxd.daemon.work.fleet_presence import TAKEN_OVER_ERROR, stale_after_from_env
+from muxd.config import FLEET_PUBLISH_MIN_INTERVAL_S
+from muxd.daemon.work.fleet_presence import TAKEN_OVER_ERROR, FleetPresence, stale_after_from_env
 from muxd.errors import BadRequest
 from muxd.executions.record import Execution
 from muxd.store import fleet
 from muxd.store.execution_rows import UPSERT, to_row
+from muxd.protocol.pane_messages import (
+    AgentSummary, PaneInfo, SummaryActivity, SummaryContext, SummarySession,
+)
+from muxd.store.database import Database
+from muxd.store.opening import open_database
 from muxd.store.pg_connection import PgConnection
+from muxd.testing.wait import async_wait_until
 
 NOW = 1_700_000_000.0
 STALE_S = 30.0  # the bound these tests judge by: a heartbeat is made old (_age), never waited out
@@ -92,3 +102,67 @@ def test_the_staleness_bound_comes_from_muxd_fleet_stale_s() -> None:
     for bad in ("0", "-1", "soon", "nan", "inf"):
         with pytest.raises(BadRequest, match="MUXD_FLEET_STALE_S must be a number of seconds above 0"):
             stale_after_from_env({"MUXD_FLEET_STALE_S": bad})
+
+
+# ---------------------------------------------------------------- publishing (daemon/work/fleet_presence.py)
+
+STATES = ("Thinking", "Generating", "ToolUse", "Idle")
+CHANGES = 60
+CHANGE_EVERY_S = 0.01  # an agent streaming a turn: far more changes than writes
+
+
+def _pane(pane_id: str) -> PaneInfo:
+    return PaneInfo(id=pane_id, session="s", session_id="$0", window=0, window_id="@0", window_name="w", index=0,
+                    name="worker", tags=[], command=["claude"], pid=1, foreground="claude", cwd="/", width=80,
+                    height=24, status="running", exit_code=None, created_at=NOW, title="", active=True)
+
+
+def _summary(pane_id: str, state: str, duration_secs: int = 0) -> AgentSummary:
+    return AgentSummary(pane_id=pane_id, agent_type="claude", is_agent=True,
+                        activity=SummaryActivity(state=state, description=None, duration_secs=duration_secs),
+                        session=SummarySession(id=None, model=None, tokens_used=None), recent_tools=[],
+                        context=SummaryContext(is_awaiting_input=False, is_awaiting_confirmation=False, tags=[],
+                                               cwd="/"))
+
+
+def test_a_flurry_of_changes_is_a_few_writes_and_the_last_state_lands(postgres_url: str) -> None:
+    db, reader = open_database(postgres_url, host="pub"), open_database(postgres_url, host="reader")
+    now = {"%1": (_pane("%1"), _summary("%1", "Idle"))}
+    writes = []
+    run_soon = db.run_soon
+
+    def counted(job):  # type: ignore[no-untyped-def]
+        writes.append(job)
+        return run_soon(job)
+
+    async def run() -> float:
+        presence = FleetPresence(db, lambda: dict(now), stale_after_s=30.0)
+        await presence.open()
+        db.run_soon = counted  # type: ignore[method-assign]  # from here on: the publishing writes
+        began = time.monotonic()
+        for n in range(CHANGES):
+            now["%1"] = (_pane("%1"), _summary("%1", STATES[n % len(STATES)], duration_secs=n))
+            presence.changed()
+            await asyncio.sleep(CHANGE_EVERY_S)
+        took = time.monotonic() - began
+        last = STATES[(CHANGES - 1) % len(STATES)]
+        await async_wait_until(lambda: _published(reader, last), message="the last state published")
+        before = len(writes)
+        now["%1"] = (_pane("%1"), _summary("%1", last, duration_secs=999))  # only its duration moved
+        presence.changed()
+        await async_wait_until(lambda: _published(reader, last), message="still the last state")
+        assert len(writes) == before  # a duration alone is never a write: readers count it on
+        presence.close()
+        return took
+
+    try:
+        took = asyncio.run(run())
+        assert 1 <= len(writes) <= took / FLEET_PUBLISH_MIN_INTERVAL_S + 2, (len(writes), took)
+    finally:
+        db.close()
+        reader.close()
+
+
+async def _published(reader: Database, state: str) -> bool:
+    panes = (await reader.run(lambda c: fleet.read_fleet(c, 30.0)))[1]
+    return [(p.host, p.pane_id, p.state) for p in panes] == [("pub", "%1", state)]

@@ -3,7 +3,7 @@ directory) on one PostgreSQL database. Alpha's MCP list_agents and agent_summary
 --all-hosts` show beta's fake agent as beta's (`%N@beta`), beta's state changes reach alpha within
 a bounded wait, and beta killed with SIGKILL is shown stale (its agent's state Unknown, the last
 one kept apart) while its running execution is interrupted, once; beta started again takes its
-host back."""
+host back and publishes again. A lone daemon on SQLite answers as before."""
 
 from __future__ import annotations
 
@@ -117,7 +117,10 @@ def test_two_daemons_see_each_others_agents_and_a_killed_one_goes_stale(postgres
         beta.start()
         wait_until(lambda: _entry(alpha, target) is None, timeout=SEEN_TIMEOUT_S, message="beta's old panes gone")
         hosts = _fleet(alpha)["hosts"]
-        assert [(h["host"], h["stale"]) for h in hosts] == [("beta", False)]
+        assert [(h["host"], h["stale"], h["stale_since"]) for h in hosts] == [("beta", False, None)]
+        fresh = f"{start_fake_agent(beta, 'again')}@beta"  # and what it runs now is published, live
+        wait_until(lambda: (e := _entry(alpha, fresh)) is not None and not e["stale"] and e["name"] == "again",
+                   timeout=SEEN_TIMEOUT_S, message="beta's new agent on alpha")
     finally:
         beta.stop()
         alpha.stop()

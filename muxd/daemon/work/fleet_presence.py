@@ -27,9 +27,9 @@ from collections.abc import Callable
 import msgspec
 
 from muxd.config import ENV_FLEET_STALE, FLEET_BEAT_INTERVAL_S, FLEET_PUBLISH_MIN_INTERVAL_S, FLEET_STALE_AFTER_S
+from muxd.daemon.work.fleet_view import fleet_view
 from muxd.errors import StoreUnavailable
 from muxd.executions.fingerprint import stack_hash
-from muxd.daemon.work.fleet_view import fleet_view
 from muxd.protocol.fleet_messages import FleetHost, FleetPane
 from muxd.protocol.pane_messages import AgentSummary, PaneInfo
 from muxd.store import fleet
@@ -68,18 +68,27 @@ class FleetPresence:
         self._writing = False
         self._again = False
         self._closed = False
+        self._begun = False
         self._beating: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def open(self) -> None:
         """Take this host back (before the daemon serves), then beat until closed."""
         self._loop = asyncio.get_running_loop()
+        await self._begin()
+        self._beating = self._loop.create_task(self._beat_now_and_then())
+
+    async def _begin(self) -> bool:
+        """This host fresh and its last run's panes gone; False (logged) when the database failed:
+        the next beat tries again, for a beat alone would show those dead panes as live."""
         pid = os.getpid()
         try:
             await self.db.call(lambda c: fleet.begin(c, pid, self.started_at), "publishing this host")
         except StoreUnavailable as exc:
             log.error("fleet: %s", exc.message)
-        self._beating = self._loop.create_task(self._beat_now_and_then())
+            return False
+        self._begun = True
+        return True
 
     async def others(self, host: str | None = None) -> tuple[list[FleetHost], list[FleetPane]]:
         """The other hosts (only `host`) and their panes as last published, judged by this
@@ -97,7 +106,7 @@ class FleetPresence:
 
     def _look_now(self) -> None:
         self._look = None
-        if self._closed:
+        if self._closed or not self._begun:  # a write before begin's would be deleted by it
             return
         if self._writing:  # one write at a time: look again once it is done
             self._again = True
@@ -140,6 +149,8 @@ class FleetPresence:
         pid, error = os.getpid(), TAKEN_OVER_ERROR
         while not self._closed:
             await asyncio.sleep(self.beat_interval_s)
+            if not self._begun and not await self._begin():
+                continue
             try:
                 await self.db.call(lambda c: fleet.beat(c, pid, self.started_at), "writing this host's heartbeat")
                 taken = await self.db.call(lambda c: fleet.take_over_stale(c, self.stale_after_s, time.time(), error),

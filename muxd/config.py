@@ -165,6 +165,20 @@ DB_BUSY_TIMEOUT_S = 5.0
 # on every row it writes, so daemons sharing one PostgreSQL database each know their own rows.
 ENV_HOST = "MUXD_HOST"
 HOST_NAME_MAX_CHARS = 63  # a DNS label's limit: a short hostname always fits
+# Live state across hosts (daemon/work/fleet_presence.py, store/fleet.py; PostgreSQL only): each
+# daemon writes its host's heartbeat this often, judged on the database's clock. A few seconds:
+# one tiny UPDATE per beat costs a fleet of dozens of hosts nothing, and a host killed shows stale
+# in about FLEET_STALE_AFTER_S rather than minutes.
+FLEET_BEAT_INTERVAL_S = 5.0
+# A host whose last heartbeat is older than this (database clock) is stale: its panes' states read
+# Unknown, and the first daemon to see it so interrupts its running executions. Three beats
+# missed: one slow write (the busy timeout, DB_BUSY_TIMEOUT_S) never makes a live host stale.
+# $MUXD_FLEET_STALE_S sets it (tests make it short); the beat then comes at least thrice within it.
+FLEET_STALE_AFTER_S = 3 * FLEET_BEAT_INTERVAL_S
+ENV_FLEET_STALE = "MUXD_FLEET_STALE_S"
+# A daemon writes its panes' summaries at most this often: an agent streaming a turn changes
+# state many times a second, a reader on another host needs it within a second or so.
+FLEET_PUBLISH_MIN_INTERVAL_S = 0.3
 # At open the daemon checks the file's structure (`PRAGMA quick_check`) for at most this long, then
 # starts on what it checked (~130 MB/s: a bigger file's damage is found when it is met).
 DB_OPEN_CHECK_MAX_S = 2.0

@@ -77,6 +77,8 @@ def list_panes(client: Any, args: argparse.Namespace) -> int:
 def _configure_ls(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable: every pane as JSON")
     p.add_argument("--sessions", action="store_true", help="one row per session, like tmux ls")
+    p.add_argument("--all-hosts", action="store_true",
+                   help="also the panes of the other daemons sharing this PostgreSQL database (%%N@host)")
     add_format_options(p)
     add_color_option(p)
 
@@ -86,6 +88,10 @@ def ls(client: Any, args: argparse.Namespace) -> int:
     if args.format is not None:  # one line per session, as tmux's list-sessions -F
         session_lines(client, args, args.format)
         return 0
+    if args.all_hosts:
+        from muxd.cli.fleet_listing import list_all_hosts
+
+        return list_all_hosts(client, json=args.json, color=use_color(args.color))
     if args.sessions:
         sessions = filtered(client, args.filter, "sessions", client.call("list-sessions", "session-list").sessions)
         if args.json:

@@ -128,13 +128,16 @@ PANE_TABLE_FITTING = (
 CUT_CELL_MIN = 12  # characters a cut cell keeps, ellipsis included
 
 
-def print_panes(panes: Sequence[PaneInfo], *, color: bool = False) -> None:
-    """The pane table (`color`: its STATE and STATUS cells styled, cli/colour.py)."""
+def print_panes(panes: Sequence[PaneInfo], *, color: bool = False, hosts: Sequence[str] | None = None) -> None:
+    """The pane table (`color`: its STATE and STATUS cells styled, cli/colour.py); `hosts`: a
+    HOST column first, one cell per pane (`muxd ls --all-hosts`)."""
     if not panes:
         print("no panes")
         return
     headings = [h for h, _ in PANE_COLUMNS]
     rows = [[visible(show(p)) for _, show in PANE_COLUMNS] for p in panes]
+    if hosts is not None:
+        headings, rows = ["HOST", *headings], [[visible(host), *row] for host, row in zip(hosts, rows)]
     if sys.stdout.isatty():  # piped output stays complete, for scripts and greps
         headings, rows = fit_table(headings, rows, table_width())
     styles = [[cell_style(heading, p) for heading in headings] for p in panes] if color else None

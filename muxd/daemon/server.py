@@ -48,7 +48,7 @@ from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
 from muxd.protocol.codec import request_decoder
 from muxd.protocol.event_messages import DaemonEvent
-from muxd.protocol.messages import AgentStateChanged, PaneExited, Spawn
+from muxd.protocol.messages import AgentStateChanged, AgentSummary, PaneExited, PaneInfo, Spawn
 from muxd.store.database import Database
 from muxd.store.retention import Retention
 from muxd.store.sqlite_executions import SqliteExecutionStore
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from muxd.daemon.panes.hook_intake import HookIntake
     from muxd.daemon.panes.pane_pipe import PanePipes
     from muxd.daemon.tmux.watch import TmuxWatcher
+    from muxd.daemon.work.fleet_presence import FleetPresence
     from muxd.daemon.work.limit_resume import LimitResume
     from muxd.daemon.work.tasks import TaskService
     from muxd.daemon.work.work_metrics import ExecutionMetrics
@@ -133,6 +134,8 @@ class Daemon:
         self._accepted_at = 0.0  # time.monotonic() of the last connection accepted
         self.clients: set[Connection] = set()
         self.access.on_revoked = self._disconnect_token
+        # Its panes' summaries and its heartbeat for the other daemons of a shared database.
+        self.fleet: FleetPresence | None = self._fleet_presence() if self.access.db.shared else None
 
     @functools.cached_property
     def tmux(self) -> TmuxWatcher:
@@ -192,6 +195,17 @@ class Daemon:
 
         return ExecutionMetrics()
 
+    def _fleet_presence(self) -> FleetPresence:
+        from muxd.daemon.panes.summaries import agent_summary
+        from muxd.daemon.work.fleet_presence import FleetPresence  # a shared database's alone
+
+        def snapshot() -> dict[str, tuple[PaneInfo, AgentSummary]]:
+            return {p.id: (self.registry.pane_info(p), agent_summary(p)) for p in self.registry.all_panes()}
+
+        presence = FleetPresence(self.access.db, snapshot)
+        self.attention.bus.listen(presence.changed)
+        return presence
+
     def _built(self, name: str) -> bool:
         """Whether the service of cached property `name` was built (and so has something to stop)."""
         return name in self.__dict__
@@ -204,6 +218,8 @@ class Daemon:
         try:
             write_launcher(self.socket_path)  # the `tmux` of shimmed panes (daemon/tmux/shim.py)
             await self.executions.open(self.retention)
+            if self.fleet is not None:
+                await self.fleet.open()
             server = await asyncio.start_unix_server(self._accept, sock=sock)
             try:
                 self.config_errors = await load_config(self.socket_path.stem)
@@ -235,6 +251,8 @@ class Daemon:
                 await asyncio.to_thread(self.spans.close)  # the spans of what the stop ended, too
             if self.executions.store is not None:
                 self.executions.store.close()
+            if self.fleet is not None:
+                self.fleet.close()
             self.access.close()
             remove_launcher(self.socket_path)
             self.claim.release()
@@ -459,6 +477,8 @@ class Daemon:
             self.limit_resume.forget(pane.id)
         self.attach_hub.pane_removed(pane)
         self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
+        if self.fleet is not None:
+            self.fleet.changed()
 
     def _output_listener(self, pane: Pane) -> Callable[[], None]:
         """Pane output goes to detection (if on) and window alerts, and wakes the attached

@@ -186,6 +186,8 @@ class OneAgentSummaryOutput(AgentSummaryCountsOutput):
     pane_id: str | None
     agent_type: str | None
     is_agent: bool
+    host: NotRequired[str]    # another host's agent (a database daemons share): pane_id is %N@host
+    stale: NotRequired[bool]  # that host sends no heartbeat: state Unknown
 
 
 class FleetSummaryOutput(CountsOutput):
@@ -203,12 +205,14 @@ class AgentRowOutput(TypedDict):
     success_rate: float | None
     cost_usd: float | None
     cost_known_executions: int
-    status: str                 # running, idle, gone
+    status: str                 # running, idle, gone; unknown: another host's, that host stale
     is_busy: bool
     queue_length: int
     avg_duration_seconds: float | None
     last_execution_at: str | None
     last_execution_status: str | None
+    host: NotRequired[str]    # another host's agent (a database daemons share)
+    stale: NotRequired[bool]  # that host sends no heartbeat
 
 
 class _ActivitySummary(TypedDict):

@@ -4,7 +4,7 @@ it, and ask the history what ran, how it ended and what it cost."""
 from __future__ import annotations
 
 import time
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp_types import ToolAnnotations
 from pydantic import Field
@@ -24,7 +24,7 @@ from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.summary_tools import READ_ONLY, HostFilter, PaneId
 from muxd.protocol.execution_messages import (
-    CancelExecution, ExecutionStats, GetExecution, ListExecutions, SubmitPrompt,
+    CancelExecution, ExecutionStats, GetExecution, ListExecutions, LiveAgent, SubmitPrompt,
 )
 from muxd.store.execution_store import AgentStats
 from muxd.telemetry.trace_ids import SPAN_ID_HELP, SPAN_ID_PATTERN, TRACE_ID_HELP, TRACE_ID_PATTERN
@@ -49,6 +49,18 @@ FAILED_FILTER = ("only executions that ended (or are) so; failed selects every f
 
 def _since(hours: float) -> float:
     return time.time() - hours * 3600
+
+
+def live_status(now: LiveAgent | None) -> str:
+    """running, idle, gone, or unknown: another host's agent whose daemon stopped beating."""
+    if now is None:
+        return "gone"
+    return "unknown" if now.stale else "running" if now.is_busy else "idle"
+
+
+def where(now: LiveAgent | None) -> dict[str, Any]:
+    """Another host's agent says its host (and whether that host is stale); this host's nothing."""
+    return {} if now is None or now.host is None else {"host": now.host, "stale": now.stale}
 
 
 def register_execution_tools(tools: ToolRegistry) -> None:
@@ -171,7 +183,7 @@ def register_execution_tools(tools: ToolRegistry) -> None:
                 "is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
                 "state": now.state if now else "gone", "pane_id": now.pane_id if now else None,
                 "agent_type": (now.agent_type if now else None) or (s.agent_type if s else None),
-                "is_agent": bool(now and now.is_agent) or s is not None}
+                "is_agent": bool(now and now.is_agent) or s is not None, **where(now)}
             return {"agent_name": agent_name, "summary": summary, "commands": commands_summary(commands),
                     "recent_failures": failures}
         by_agent: list[AgentRowOutput] = []
@@ -183,11 +195,11 @@ def register_execution_tools(tools: ToolRegistry) -> None:
                 # seed 000's name for the agent's total; null while no execution's cost is known
                 "cost_usd": cost_sum([s])["total_cost_usd"] if s else None,
                 "cost_known_executions": s.cost_known_executions if s else 0,
-                "status": ("running" if now.is_busy else "idle") if now else "gone",
+                "status": live_status(now),
                 "is_busy": bool(now and now.is_busy), "queue_length": now.queue_length if now else 0,
                 "avg_duration_seconds": round(s.avg_duration_s, 3) if s and s.avg_duration_s is not None else None,
                 "last_execution_at": iso(s.last_execution_at) if s else None,
-                "last_execution_status": s.last_execution_status if s else None,
+                "last_execution_status": s.last_execution_status if s else None, **where(now),
             })
         return {
             "fleet_summary": {

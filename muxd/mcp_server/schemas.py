@@ -83,12 +83,31 @@ class AgentSummaryOutput(TypedDict):
     limit: NotRequired[SummaryLimitOutput]
     background: NotRequired[int]
     sources: NotRequired[dict[str, SummarySourceOutput]]  # field ("state", "tool", …) -> where from, when
+    # Another host's pane (pane_id `%N@host`, a database daemons share): as its daemon last
+    # published it, when (its clock) and the state's source; on a stale host the state is
+    # Unknown, the last one published in last_state, with the host's last heartbeat.
+    host: NotRequired[str]
+    stale: NotRequired[bool]
+    observed_at: NotRequired[float]
+    state_source: NotRequired[str | None]
+    last_state: NotRequired[str]
+    last_heartbeat_at: NotRequired[float]
+
+
+class FleetHostOutput(TypedDict):
+    """Another daemon of the shared database, judged by its heartbeat (the database's clock)."""
+
+    host: str
+    stale: bool
+    last_heartbeat_at: float  # epoch seconds
+    panes: int
 
 
 class ListAgentsOutput(TypedDict):
-    """One line per pane."""
+    """One line per pane; another host's as `%N@host`."""
 
     agents: list[str]
+    hosts: NotRequired[list[FleetHostOutput]]  # only on a database other daemons share
 
 
 class PaneOutput(TypedDict):

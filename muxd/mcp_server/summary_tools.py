@@ -1,4 +1,8 @@
-"""The summary tools of seed 002: `agent_summary` for one pane, `list_agents` for the fleet."""
+"""The summary tools of seed 002: `agent_summary` for one pane, `list_agents` for the fleet.
+
+On a database other daemons share (PostgreSQL, issue 30) both answer for their panes too, as
+each daemon last published them (daemon/work/fleet_presence.py): another host's pane is
+`%N@host`, and a stale host's agents say Unknown, never their last state as if live."""
 
 from __future__ import annotations
 
@@ -10,9 +14,11 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.config import HOST_NAME_MAX_CHARS
+from muxd.errors import NotFound
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
-from muxd.mcp_server.schemas import AgentSummaryOutput, ListAgentsOutput
+from muxd.mcp_server.schemas import AgentSummaryOutput, FleetHostOutput, ListAgentsOutput
+from muxd.protocol.fleet_messages import HOST_TARGET, FleetList, FleetPane, ListFleet
 from muxd.protocol.messages import AgentSummary, ListPanes, PaneInfo, Summary
 from muxd.units import duration, limit_text, tokens
 
@@ -85,6 +91,39 @@ def agent_line(pane: PaneInfo, now: float) -> str:
     return " ".join(parts)
 
 
+async def other_hosts(host: str | None = None) -> FleetList | None:
+    """The other daemons of a shared database and their panes (only `host`'s; none for a
+    pane-scoped token: they are in no pane's scope); None on a database none shares."""
+    fleet = await current_client().call(ListFleet, host=host)
+    return fleet if fleet.shared else None
+
+
+def fleet_summary(entry: FleetPane, *, recent_output: bool = False) -> dict[str, Any]:
+    """Another host's pane as agent_summary shows it: its host, when its daemon saw it and the
+    state's source; when stale, the last state apart and the host's last heartbeat."""
+    record = lean_summary(entry.summary, recent_output=recent_output)  # no output crosses hosts: []
+    record.update(pane_id=entry.target, host=entry.host, stale=entry.stale, observed_at=entry.observed_at,
+                  state_source=entry.state_source)
+    if entry.stale:
+        record.update(last_state=entry.last_state, last_heartbeat_at=entry.last_heartbeat_at)
+    return record
+
+
+def fleet_line(entry: FleetPane, now: float) -> str:
+    """list_agents' line for another host's pane; a stale one says only what is known."""
+    if not entry.stale:
+        return agent_line(msgspec.structs.replace(entry.pane, id=entry.target), now)
+    pane = entry.pane
+    heard = "" if entry.last_heartbeat_at is None else f", heartbeat {duration(now - entry.last_heartbeat_at)} ago"
+    return (f"{entry.target} {pane.name or '-'} {pane.agent.agent_type or 'none'} Unknown "
+            f"(host {entry.host} stale{heard}; last {entry.last_state})")
+
+
+def fleet_hosts(fleet: FleetList) -> list[FleetHostOutput]:
+    return [{"host": h.host, "stale": h.stale, "last_heartbeat_at": h.last_heartbeat_at,
+             "panes": sum(p.host == h.host for p in fleet.panes)} for h in fleet.hosts]
+
+
 def register_summary_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
     async def agent_summary(
@@ -95,14 +134,29 @@ def register_summary_tools(tools: ToolRegistry) -> None:
     ) -> AgentSummaryOutput:
         """What the agent in a pane is doing, in ~80 tokens: check agents with this, not read_pane.
         confirmation, error, limit, background, sources: only when there is one; confidence only
-        when not `screen` (certain: hooks agree, hook, stale)."""
+        when not `screen` (certain: hooks agree, hook, stale). Another host's pane: `%N@host`
+        (host, observed_at, state_source; when stale: state Unknown, last_state, last_heartbeat_at)."""
+        if (named := HOST_TARGET.fullmatch(pane_id)) is not None:
+            fleet = await other_hosts(named[2])
+            if fleet is not None and fleet.host == named[2]:
+                pane_id = named[1]  # this host's own
+            elif fleet is not None:
+                entry = next((p for p in fleet.panes if p.target == pane_id), None)
+                if entry is None:
+                    raise NotFound(f"no pane {pane_id}: host {named[2]} published none such", pane=pane_id)
+                return fleet_summary(entry, recent_output=include_recent_output)  # type: ignore[return-value]
         reply = await current_client().call(Summary, target=pane_id, include_recent_output=include_recent_output,
                                             output_lines=output_lines)
         return lean_summary(reply.summary, recent_output=include_recent_output)  # type: ignore[return-value]
 
     @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
     async def list_agents() -> ListAgentsOutput:
-        """The fleet at a glance: one line per pane (id name agent state duration 'doing' tokens)."""
+        """The fleet at a glance: one line per pane (id name agent state duration 'doing' tokens);
+        other hosts' panes as `%N@host`, a stale host's state Unknown (hosts: each one's heartbeat)."""
         panes = (await current_client().call(ListPanes, all=True)).panes
         now = time.time()
-        return {"agents": [agent_line(p, now) for p in panes]}
+        fleet = await other_hosts()
+        if fleet is None:
+            return {"agents": [agent_line(p, now) for p in panes]}
+        return {"agents": [agent_line(p, now) for p in panes] + [fleet_line(p, now) for p in fleet.panes],
+                "hosts": fleet_hosts(fleet)}

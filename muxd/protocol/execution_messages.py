@@ -147,6 +147,10 @@ class LiveAgent(msgspec.Struct, frozen=True, kw_only=True):
     is_busy: bool
     queue_length: int
     running_execution_id: str | None = None
+    # Another host's pane (a database daemons share, issue 30), as its daemon last published it:
+    # pane_id is `%N@host`, queue_length unknown (0); on a stale host the state is Unknown.
+    host: str | None = None
+    stale: bool = False
 
 
 class StatsReply(_Message, tag="execution-stats-reply"):

@@ -32,6 +32,7 @@ from muxd.protocol.execution_messages import (
     GetExecution, ListExecutions, RunCommand, ShortIdList, ShortIds, StatsReply, SubmitPrompt, WaitExecutions,
 )
 from muxd.protocol.event_messages import DaemonEvent, EventList, ListEvents
+from muxd.protocol.fleet_messages import FleetHost, FleetList, FleetPane, ListFleet  # noqa: F401
 from muxd.protocol.hook_messages import HookEvent
 from muxd.protocol.layout_messages import BreakPane, JoinPane, RespawnPane, SelectLayout, SwapPane
 from muxd.protocol.pane_messages import (  # noqa: F401
@@ -65,6 +66,7 @@ Request = Union[
     ExecutionStats, WaitExecutions, ShortIds,
     CreateTask, ListTasks, GetTask, NextActionable, ClaimTask, UpdateTaskStatus, CompleteTask,  # tasks
     ReviewTask, SearchKnowledge, DispatchTasks,
+    ListFleet,  # other hosts' panes on a shared database
 ]
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Expanded, Status,
@@ -72,7 +74,8 @@ Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Capture
               OptionList, BufferList, ClientList, KeyBindingList, HookList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory, TokenChecks,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply, ShortIdList,  # history
-              TaskReply, TaskList, KnowledgeList, DispatchReply]  # tasks
+              TaskReply, TaskList, KnowledgeList, DispatchReply,  # tasks
+              FleetList]
 
 Event = Union[PaneExited, AgentStateChanged, DaemonEvent, AttachOutput, Detached]
 

@@ -40,19 +40,25 @@ _SQLITE_INTERRUPT = 9
 ENV_BUSY_TIMEOUT = "MUXD_DB_BUSY_TIMEOUT_S"
 
 
-def busy_timeout_from_env(env: Mapping[str, str]) -> float:
-    """The busy timeout $MUXD_DB_BUSY_TIMEOUT_S asks for, in seconds (unset or empty:
-    DB_BUSY_TIMEOUT_S); bad_request names the variable when it is not a number above 0."""
-    text = env.get(ENV_BUSY_TIMEOUT, "").strip()
+def seconds_from_env(env: Mapping[str, str], name: str, default: float) -> float:
+    """The seconds $`name` asks for (unset or empty: `default`); bad_request names the variable
+    when it is not a number above 0."""
+    text = env.get(name, "").strip()
     if not text:
-        return DB_BUSY_TIMEOUT_S
+        return default
     try:
         value = float(text)
     except ValueError:
         value = 0.0
     if not 0 < value < float("inf"):  # nan too
-        raise BadRequest(f"{ENV_BUSY_TIMEOUT} must be a number of seconds above 0, got {text!r}")
+        raise BadRequest(f"{name} must be a number of seconds above 0, got {text!r}")
     return value
+
+
+def busy_timeout_from_env(env: Mapping[str, str]) -> float:
+    """The busy timeout $MUXD_DB_BUSY_TIMEOUT_S asks for, in seconds (unset or empty:
+    DB_BUSY_TIMEOUT_S); bad_request names the variable when it is not a number above 0."""
+    return seconds_from_env(env, ENV_BUSY_TIMEOUT, DB_BUSY_TIMEOUT_S)
 
 
 def damage_notice(path: str, found: str, *, serving: bool) -> str:

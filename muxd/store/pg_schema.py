@@ -367,6 +367,29 @@ PG_MIGRATIONS: tuple[str, ...] = (
     """,
     # 6: the history's indexes by time in the newest-first order (_BY_TIME above).
     _NEWEST_FIRST_INDEXES,
+    # 7: live state across hosts (store/fleet.py): each daemon's heartbeat, on the database's
+    # clock, and its panes' agent summaries as it last published them. No SQLite twin: a lone
+    # daemon answers for its panes itself.
+    """
+    CREATE TABLE fleet_hosts (
+        host text COLLATE "C" PRIMARY KEY,
+        pid integer NOT NULL,
+        started_at double precision NOT NULL,
+        beat_at timestamptz NOT NULL,
+        stale_since timestamptz
+    );
+    CREATE TABLE fleet_panes (
+        host text COLLATE "C" NOT NULL REFERENCES fleet_hosts(host) ON DELETE CASCADE,
+        pane_id text COLLATE "C" NOT NULL,
+        state text NOT NULL,
+        agent_type text,
+        pane jsonb NOT NULL,
+        summary jsonb NOT NULL,
+        observed_at double precision NOT NULL,
+        published_at timestamptz NOT NULL,
+        PRIMARY KEY (host, pane_id)
+    );
+    """,
 )
 
 

@@ -509,6 +509,8 @@ class AccessControl:
             return msgspec.structs.replace(reply, sessions=_visible_sessions(reply.sessions, registry, visible))
         if isinstance(reply, m.WindowList):
             return msgspec.structs.replace(reply, windows=_visible_windows(reply.windows, registry, visible))
+        if isinstance(reply, m.FleetList):  # other hosts' panes are in no pane's scope
+            return msgspec.structs.replace(reply, hosts=[], panes=[])
         if isinstance(reply, m.Status):
             panes = [p for p in registry.all_panes() if p.id in visible]
             sessions = {id(p.window.session) for p in panes if p.window is not None}  # type: ignore[attr-defined]

@@ -29,6 +29,7 @@ REQUEST_RULES: dict[type, Rule] = {
     m.Subscribe: VIEW, m.ListEvents: VIEW, m.GetMetrics: VIEW, m.GetToolHistory: VIEW,
     m.RecordCall: VIEW,  # every principal reports its own calls, denied ones included
     m.RegisterTools: VIEW,  # every MCP server, whatever its token, says which tools it has
+    m.ListFleet: VIEW,  # a pane-scoped token hears of no other host's pane (control.py)
     m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW, m.ShowPane: VIEW, m.ExpandFormat: VIEW,
     m.SendKeys: Rule("moderate", scoped=True),
     # An agent's own hook events about its pane (`muxd hook`, with the pane's token): they

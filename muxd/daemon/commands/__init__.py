@@ -34,6 +34,7 @@ LATER_MODULES = (
     "hooks",  # the agents' own hook events
     "events",  # the bus's recent events
     "event_hooks",  # set-hook, show-hooks: tmux's hooks on events
+    "fleet",  # other hosts' panes on a shared database
 )
 
 

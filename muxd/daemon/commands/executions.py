@@ -20,6 +20,7 @@ from muxd.daemon.panes.detection import shell_in_front
 from muxd.daemon.work import id_refs
 from muxd.daemon.work.executions import visible
 from muxd.daemon.panes.target import resolve
+from muxd.detectors.state import BUSY_STATES
 from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable
 from muxd.executions.record import (
     ACTIVE_STATUSES, FAILED_STATUSES, STATUSES, TRIGGERS, Execution, TriggeredBy, statuses_selected,
@@ -29,6 +30,7 @@ from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
     ListExecutions, LiveAgent, RunCommand, ShortIdList, ShortIds, StatsReply, SubmitPrompt, WaitExecutions,
 )
+from muxd.protocol.fleet_messages import FleetHost, FleetPane
 from muxd.protocol.messages import Spawn
 from muxd.store.execution_store import EVERYTHING, ExecutionQuery, ExecutionStore, Scope
 from muxd.store.short_ids import EXECUTION_IDS, TASK_IDS, short_ids, typed_key
@@ -281,7 +283,24 @@ async def stats(daemon: Daemon, req: ExecutionStats) -> StatsReply:
                               state=pane.agent.activity.state, is_busy=run.tracker.is_busy or run.program is not None,
                               queue_length=run.tracker.queue_length,
                               running_execution_id=running.id if running is not None else None))
+    others = req.host is None or not here
+    if others and daemon.fleet is not None and query.scope.pane_keys is None:  # in no pane's scope
+        live = _other_hosts_live(await daemon.fleet.others(req.host), req.agent_name) + live
     return StatsReply(id=req.id, agents=per_agent, live=live, recent_failures=recent[:req.failures_limit])
+
+
+def _other_hosts_live(fleet: tuple[list[FleetHost], list[FleetPane]], agent_name: str | None) -> list[LiveAgent]:
+    """Other hosts' agent panes as live entries, named as their history names them (their pane's
+    name; an unnamed one by its target, %N@host, as %N is this host's)."""
+    live = []
+    for entry in fleet[1]:
+        pane, state = entry.pane, entry.summary.activity.state
+        name = pane.name or entry.target
+        if agent_name is None or name == agent_name:
+            live.append(LiveAgent(agent_name=name, pane_id=entry.target, agent_type=pane.agent.agent_type,
+                                  is_agent=pane.agent.is_agent, state=state, is_busy=state in BUSY_STATES,
+                                  queue_length=0, host=entry.host, stale=entry.stale))
+    return live
 
 
 def visible_pane(daemon: Daemon, pane_id: str, scope: Scope) -> bool:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from muxd.socket_names import HOST_URL_ENV
-from muxd.testing.mcp_stdio import call_ok, mcp_session
+from muxd.testing.mcp_stdio import call_ok, mcp_session, wait_budget_s
 from muxd.testing.outer_terminal import outer_terminals
 from muxd.testing.patience import stretched
 from muxd.testing.server import CLI_TIMEOUT_S, MuxdTestServer
@@ -50,6 +50,10 @@ def test_commands_reach_the_remote_server(muxd_server: MuxdTestServer, private_s
     assert captured.returncode == 0, captured.stderr
     assert "far-42" in captured.stdout
 
+    # watch (the async client): it found pane `far` there, and heard nothing of it die
+    watched = remote(s, sshd, "watch", "--kind", "pane-died", "-t", "far", "--timeout", "0.3")
+    assert (watched.returncode, watched.stderr) == (1, "muxd: no event within 0.3 s\n")
+
 
 def test_a_command_that_creates_starts_the_remote_server(muxd_unstarted: MuxdTestServer,
                                                           private_sshd: PrivateSshd) -> None:
@@ -86,16 +90,21 @@ def test_attach_over_ssh_shows_the_remote_pane_and_detaches(muxd_server: MuxdTes
 
 def test_mcp_serves_the_remote_servers_panes(muxd_server: MuxdTestServer, private_sshd: PrivateSshd) -> None:
     s = muxd_server
-    s.cli("new-session", "-d", "-s", "far", check=True)
+    s.cli("new-session", "-d", "-s", "far", "--", "bash", "--norc", "--noprofile", check=True)
     pane = s.panes("far")[0]["id"]
 
-    async def listed() -> list[str]:
+    async def served() -> None:
         env = {**private_sshd.ssh_env(s), HOST_URL_ENV: private_sshd.url,
                "MUXD_SOCKET_DIR": str(s.socket_dir / "elsewhere")}
         async with mcp_session(s, **env) as session:
-            return [p["id"] for p in (await call_ok(session, "list_panes"))["panes"]]
+            assert [p["id"] for p in (await call_ok(session, "list_panes"))["panes"]] == [pane]
+            await call_ok(session, "send_input", pane_id=pane, text="echo mcp-$((6*7))", submit=True)
+            # wait_for hears the pane's events on a connection of its own: a second ssh
+            found = await call_ok(session, "wait_for", pane_id=pane, pattern=r"^mcp-\d+$",
+                                  timeout_s=wait_budget_s(10))
+            assert found["matched"] and found["line"] == "mcp-42"
 
-    assert asyncio.run(listed()) == [pane]
+    asyncio.run(served())
 
 
 def test_ssh_failures_are_one_line_naming_the_host(muxd_server: MuxdTestServer,
@@ -121,3 +130,6 @@ def test_ssh_failures_are_one_line_naming_the_host(muxd_server: MuxdTestServer,
 
     bad = remote(s, sshd, "ls", url="ssh://-oProxyCommand=x")
     assert bad.returncode == 1 and "invalid host URL" in bad.stderr, bad.stderr
+
+    shim = s.run_here("-H", sshd.url, "tmux", "ls")  # said, not answered by this host's server
+    assert shim.returncode == 1 and "-H does not apply to `muxd tmux`" in shim.stderr, shim.stderr

@@ -50,6 +50,13 @@ def test_commands_reach_the_remote_server(muxd_server: MuxdTestServer, private_s
     assert captured.returncode == 0, captured.stderr
     assert "far-42" in captured.stdout
 
+    # a reply of some size crosses the relay whole (many reads and writes each way)
+    remote(s, sshd, "send-keys", "-t", "far", "seq -f 'line-%05g' 1 20000", "Enter")
+    s.wait_for_text("far", "line-20000")
+    everything = remote(s, sshd, "capture-pane", "-p", "-S", "-", "-t", "far")
+    assert everything.returncode == 0, everything.stderr
+    assert everything.stdout == s.capture("far", "-S", "-") and everything.stdout.count("line-") >= 20000
+
     # watch (the async client): it found pane `far` there, and heard nothing of it die
     watched = remote(s, sshd, "watch", "--kind", "pane-died", "-t", "far", "--timeout", "0.3")
     assert (watched.returncode, watched.stderr) == (1, "muxd: no event within 0.3 s\n")

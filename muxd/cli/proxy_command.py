@@ -18,7 +18,7 @@ import threading
 from muxd.cli.table import cli_command
 from muxd.client.dial import dial
 from muxd.errors import MuxdError, ServerNotRunning
-from muxd.socket_names import PROXY_READY
+from muxd.socket_names import PROXY_READY, SOCKET_DIR_REMEDY, ensure_private_dir, socket_file, split_path
 
 TYPE_CHECKING = False  # typing (~2 ms to import) only for the type checker: see cli/table.py
 if TYPE_CHECKING:
@@ -52,19 +52,18 @@ def proxy(client: Any, args: argparse.Namespace) -> int:
 
 
 def _connect(name: str, *, start: bool) -> _socket.socket:
-    from muxd.paths import ensure_socket_dir, socket_path
-
-    path = socket_path(name)
-    ensure_socket_dir(path.parent)  # a socket in a directory others can write to may be anyone's
+    path = socket_file(name)  # as blocking.connect finds it (socket_names: no pathlib)
+    # A socket found in a directory others can write to may be anyone's (paths.ensure_socket_dir).
+    ensure_private_dir(split_path(path)[0], SOCKET_DIR_REMEDY)
     try:
-        return dial(str(path))
+        return dial(path)
     except ServerNotRunning:
         if not start:
             raise
     from muxd.client.autostart import start_unless_running
 
     start_unless_running(name)
-    return dial(str(path))
+    return dial(path)
 
 
 def _to_server(fd: int, server: _socket.socket) -> None:

@@ -70,6 +70,15 @@ def test_a_command_that_creates_starts_the_remote_server(muxd_unstarted: MuxdTes
     assert made.returncode == 0, made.stderr
     s.pid = int((s.socket_dir / f"{s.name}.lock").read_text().strip())  # so the fixture stops it
     assert [p["session"] for p in s.panes("born")] == ["born"]
+    # start-server there: the one running is kept (as here), and kill-server ends it
+    assert remote(s, private_sshd, "start-server").returncode == 0
+    assert s.running() and s.panes("born")
+    assert remote(s, private_sshd, "kill-server").returncode == 0
+    wait_until(lambda: not s.running(), timeout=10, message="the host's server stopped")
+    started = remote(s, private_sshd, "start-server")
+    assert started.returncode == 0, started.stderr
+    s.pid = int((s.socket_dir / f"{s.name}.lock").read_text().strip())
+    assert s.running() and s.cli("ls").returncode == 0
 
 
 def test_attach_over_ssh_shows_the_remote_pane_and_detaches(muxd_server: MuxdTestServer,

@@ -90,6 +90,8 @@ class SshSocket(socket.socket):
     """This end of the socket pair whose other end is `ssh`'s standard input and output."""
 
     __slots__ = ("ssh", "ssh_errors")
+    ssh: subprocess.Popen[bytes] | None
+    ssh_errors: IO[bytes]  # ssh's standard error, read only when it fails
 
     def close(self) -> None:
         super().close()

@@ -188,10 +188,11 @@ def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True, client_name:
     first if `start` and none runs (as tmux does); on the host URL `host` names, if given
     (client/remote.py). `greet_later` (BlockingClient.connect) only without `start`: a server
     that resets the connection at Hello must be found here to be started."""
-    if host:
+    if host:  # the host's proxy starts the server: the Hello can leave with the first request (a round trip less)
         from muxd.client.remote import host_address
 
-        return BlockingClient.connect(host_address(host, name), client_name=client_name, token=token, start=start)
+        return BlockingClient.connect(host_address(host, name), client_name=client_name, token=token, start=start,
+                                      greet_later=True)
     path = socket_file(name)
     # A socket found in a directory others can write to may be anyone's (paths.ensure_socket_dir).
     ensure_private_dir(split_path(path)[0], SOCKET_DIR_REMEDY)

@@ -105,6 +105,12 @@ class ServerNotRunning(MuxdError):
     code = "server_not_running"
 
 
+class HostUnreachable(ServerNotRunning):
+    """`muxd -H ssh://…`: ssh could not reach the host, log in, or run muxd there."""
+
+    code = "host_unreachable"
+
+
 class ServerAlreadyRunning(Conflict):
     code = "server_running"
 
@@ -136,7 +142,7 @@ class StoreUnavailable(Internal):
 
 _BY_CODE: dict[str, type[MuxdError]] = {}
 for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Unauthorized, Timeout, SpawnFailed,
-             ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal, StoreUnavailable,
+             ServerNotRunning, HostUnreachable, ServerAlreadyRunning, ConnectionLost, Internal, StoreUnavailable,
              TaskNotActionable, TaskAlreadyClaimed, TaskInvariantViolated, QuotaExceeded, RateLimited):
     _BY_CODE.setdefault(_cls.code, _cls)
 

@@ -16,6 +16,9 @@ from muxd.errors import BadRequest, Forbidden
 DEFAULT_SERVER_NAME = "default"
 CONFIG_ENV = "MUXD_CONFIG"  # set by `muxd -f FILE`; the server started then reads FILE
 CLIENT_NAME_ENV = "MUXD_CLIENT_NAME"  # how the one-shot CLI greets the server (default muxd-cli)
+HOST_URL_ENV = "MUXD_HOST_URL"  # a server on another host, as `muxd -H ssh://user@host` names it
+REMOTE_SCHEME = "ssh://"  # an address that names such a server (client/remote.py), not a socket's path
+PROXY_READY = b"ready"  # what `muxd proxy` says in a line once it reaches the server: the rest is the server's
 SERVER_NAME_MAX_CHARS = 64
 SOCKET_DIR_MODE = 0o700
 SOCKET_DIR_REMEDY = "choose another MUXD_SOCKET_DIR"  # what to do about a socket directory refused

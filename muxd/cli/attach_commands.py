@@ -38,22 +38,24 @@ def chosen_prefix(args: argparse.Namespace) -> str:
 def check_not_nested(args: argparse.Namespace) -> None:
     """Refuse to attach from inside a pane of the very server attached to, as tmux does (the
     client would show itself, key by key); other servers are fine. Unsetting $MUXD forces it."""
+    from muxd.cli.main import chosen_host
     from muxd.errors import Conflict
 
-    inside = os.environ.get(INSIDE_ENV)
-    if inside and os.path.realpath(inside) == os.path.realpath(socket_path(args.server_name)):
+    inside = os.environ.get(INSIDE_ENV)  # a pane of this host's server: one on another host is not it
+    if inside and not chosen_host(args) and os.path.realpath(inside) == os.path.realpath(
+            socket_path(args.server_name)):
         raise Conflict(f"sessions should be nested with care, unset ${INSIDE_ENV} to force")
 
 
 def run_attach(args: argparse.Namespace, target: str | None) -> int:
     """Attach this terminal to `target` until it detaches, and print why it ended, as tmux does
     ("[exited]")."""
-    from muxd.cli.main import chosen_token
+    from muxd.cli.main import chosen_token, server_address
     from muxd.client.attach import attach
 
     # The token the command's own connection presented (which said the --token warning): an
     # attached terminal types keys and runs prefix commands, so it is held to the same tier.
-    reason = attach(socket_path(args.server_name), target=target, prefix=chosen_prefix(args),
+    reason = attach(server_address(args), target=target, prefix=chosen_prefix(args),
                     token=chosen_token(args, warn=False))
     print_line(f"[{reason}]")
     sys.stdout.flush()

@@ -50,7 +50,8 @@ def if_shell(client: Any, args: argparse.Namespace) -> int:
 def _again_in_background(args: argparse.Namespace) -> None:
     """-b: this if-shell again, without -b, in a process of its own that nobody waits for (in a
     config file, its output dropped: the file's loader would wait for it)."""
-    argv = [sys.executable, "-m", "muxd", "-L", args.server_name, "if-shell"]
+    host = ["-H", args.host_url] if getattr(args, "host_url", None) else []  # else $MUXD_HOST_URL's, inherited
+    argv = [sys.executable, "-m", "muxd", "-L", args.server_name, *host, "if-shell"]
     argv += ["-F"] * args.format + (["-t", args.target] if args.target else [])
     argv += ["--", args.condition, args.command] + ([args.otherwise] if args.otherwise is not None else [])
     quiet = subprocess.DEVNULL if loading_config() else None

@@ -1,6 +1,6 @@
 """The connection of the CLI's commands that live on and hear the daemon's events (`watch`,
-`top`): the async client (muxd/client/connection.py) of the server `-L` names, as the token
-options say. They never start a server: there is nothing to watch in a new one."""
+`top`): the async client (muxd/client/connection.py) of the server `-L` (and -H) name, as the
+token options say. They never start a server: there is nothing to watch in a new one."""
 
 from __future__ import annotations
 
@@ -8,17 +8,15 @@ import argparse
 import os
 from collections.abc import Callable
 
-from muxd.cli.main import chosen_token
+from muxd.cli.main import chosen_token, server_address
 from muxd.client.connection import Client
-from muxd.paths import CLIENT_NAME_ENV, ensure_socket_dir, socket_path
+from muxd.paths import CLIENT_NAME_ENV
 from muxd.protocol.messages import Event, ShowPane
 
 
 async def connect_live(args: argparse.Namespace, client_name: str,
                        on_event: Callable[[Event], None] | None = None) -> Client:
-    path = socket_path(args.server_name)
-    ensure_socket_dir(path.parent)  # a socket in a directory others can write to may be anyone's
-    return await Client.connect(path, client_name=os.environ.get(CLIENT_NAME_ENV) or client_name,
+    return await Client.connect(server_address(args), client_name=os.environ.get(CLIENT_NAME_ENV) or client_name,
                                 token=chosen_token(args), on_event=on_event)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from muxd import __version__
 from muxd.cli.table import CLI_COMMANDS, CliCommand, command_named, implementation
 from muxd.errors import MuxdError
-from muxd.socket_names import CLIENT_NAME_ENV, CONFIG_ENV, DEFAULT_SERVER_NAME  # not paths: pathlib
+from muxd.socket_names import CLIENT_NAME_ENV, CONFIG_ENV, DEFAULT_SERVER_NAME, HOST_URL_ENV  # not paths: pathlib
 from muxd.terminal_text import visible
 
 TYPE_CHECKING = False  # typing only for the type checker: see table.py
@@ -115,7 +115,7 @@ class _PrintVersion(argparse.Action):
 
 
 # Global options that take a value: the word after one is never the command.
-_VALUE_OPTIONS = ("-L", "-f", "--token", "--token-file")
+_VALUE_OPTIONS = ("-L", "-H", "-f", "--token", "--token-file")
 
 
 def past_options(argv: Sequence[str]) -> int:
@@ -126,7 +126,7 @@ def past_options(argv: Sequence[str]) -> int:
         word = argv[at]
         if word in _VALUE_OPTIONS:
             at += 2
-        elif word.startswith(("-L", "-f", "--token=", "--token-file=")):  # the value attached to the option
+        elif word.startswith(("-L", "-H", "-f", "--token=", "--token-file=")):  # the value attached to the option
             at += 1
         else:
             break
@@ -155,7 +155,7 @@ def raw_command_args(argv: Sequence[str]) -> argparse.Namespace | None:
     if command is None or list(argv[at + 1:]) in (["-h"], ["--help"]):
         return None
     # -L stays None when not given: the command's own words may then name the server (tmux -L).
-    args = argparse.Namespace(server_name=None, config_file=None, cli_token=None, cli_token_file=None)
+    args = argparse.Namespace(server_name=None, host_url=None, config_file=None, cli_token=None, cli_token_file=None)
     if at:  # the launcher in a shimmed pane runs `muxd tmux …`: no parser built for it
         build_parser(()).parse_args(argv[:at], namespace=args)
     args.words, args.spec = list(argv[at + 1:]), command
@@ -172,6 +172,9 @@ def build_parser(commands: Sequence[CliCommand] = CLI_COMMANDS) -> argparse.Argu
                         allow_abbrev=False, formatter_class=_HelpFormatter)
     parser.add_argument("-L", dest="server_name", default=DEFAULT_SERVER_NAME, metavar="NAME",
                         help="server name (socket NAME.sock in the socket directory)")
+    parser.add_argument("-H", dest="host_url", metavar="URL",
+                        help=f"the server on another host, ssh://[user@]host[:port], reached over ssh (default "
+                             f"${HOST_URL_ENV}): muxd must be on that host's PATH; -L names its server there")
     parser.add_argument("-V", "--version", action=_PrintVersion)
     parser.add_argument("-f", dest="config_file", metavar="FILE",
                         help="the config file a server started now loads (default $XDG_CONFIG_HOME/muxd/muxd.conf, "
@@ -216,7 +219,30 @@ def connect_cli(args: argparse.Namespace, *, start: bool) -> Any:
     from muxd.client.blocking import connect
 
     return connect(getattr(args, "server_name", None) or DEFAULT_SERVER_NAME, start=start,
-                   token=chosen_token(args), client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli")
+                   token=chosen_token(args), client_name=os.environ.get(CLIENT_NAME_ENV) or "muxd-cli",
+                   host=chosen_host(args))
+
+
+def chosen_host(args: argparse.Namespace) -> str | None:
+    """The host URL of -H, else $MUXD_HOST_URL: the server is on that host (client/remote.py)."""
+    return getattr(args, "host_url", None) or os.environ.get(HOST_URL_ENV) or None
+
+
+def server_address(args: argparse.Namespace) -> str:
+    """Where the commands that connect for themselves (attach, watch, top, mcp) reach the server
+    `-L` names: its socket's path (its directory checked private), or with a host URL that
+    server on the host (an address client/remote.py connects to over ssh)."""
+    name = getattr(args, "server_name", None) or DEFAULT_SERVER_NAME
+    host = chosen_host(args)
+    if host:
+        from muxd.client.remote import host_address
+
+        return host_address(host, name)
+    from muxd.paths import ensure_socket_dir, socket_path
+
+    path = socket_path(name)
+    ensure_socket_dir(path.parent)  # a socket in a directory others can write to may be anyone's
+    return str(path)
 
 
 def chosen_token(args: argparse.Namespace, *, warn: bool = True) -> str | None:

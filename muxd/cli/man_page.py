@@ -15,7 +15,12 @@ commands, keys and formats, and reads the screens of the AI coding agents in the
 Codex, Gemini CLI, Aider): which are working, which wait for you, what they cost. Its command
 line is a client of a server of yours (\fB\-L NAME\fR, default \fIdefault\fR), started when a
 command creates something; \fBmuxd mcp\fR serves the same to an orchestrating agent over MCP.
-With no command, \fBmuxd\fR creates a session and attaches to it."""
+With no command, \fBmuxd\fR creates a session and attaches to it.
+.PP
+\fB\-H ssh://[user@]host[:port]\fR (or \fB$MUXD_HOST_URL\fR) runs any command against the server
+on another host through \fBssh\fR(1), which runs \fBmuxd proxy\fR there: no port is opened, ssh
+logs you in. \fB$MUXD_SSH_COMMAND\fR is the ssh command line (default \fBssh\fR);
+\fB$MUXD_REMOTE_COMMAND\fR how the host runs muxd (default \fBmuxd\fR, found on its PATH)."""
 _FILES = r""".TP
 \fI$MUXD_SOCKET_DIR/NAME.sock\fR (default \fI/tmp/muxd\-$UID/\fR)
 the server's socket and lock (\fINAME.lock\fR); \fBmuxd \-L NAME\fR picks the server.

@@ -59,20 +59,18 @@ def mcp(client: Any, args: argparse.Namespace) -> int:
     # A local command: it never starts a daemon (one nobody has panes in would answer an empty
     # fleet); it serves the user's, and says so when none runs. The SDK is imported only after
     # the stdio front has answered `initialize` (stdio_front.py).
-    from muxd.cli.main import chosen_token
-    from muxd.paths import DEFAULT_SERVER_NAME, ensure_socket_dir, socket_path
+    from muxd.cli.main import chosen_host, chosen_token, server_address
 
     limits = limits_from_args(args)
-    where = socket_path(args.server_name or DEFAULT_SERVER_NAME)
-    ensure_socket_dir(where.parent)  # a socket in a directory others can write to may be anyone's
-    path = str(where)
+    path = server_address(args)  # the socket's path, or a server on another host (-H)
     categories = categories_from_args(args)
     if args.http:
         import asyncio
 
         from muxd.mcp_server.http_server import serve_http
 
-        _warn_if_no_server(path)
+        if not chosen_host(args):
+            _warn_if_no_server(path)
         # Each HTTP request acts as its own bearer token; no connection of this process is used.
         return asyncio.run(serve_http(args.http, socket_path=path, limits=limits, categories=categories))
 

@@ -40,6 +40,11 @@ def start_server(client: Any, args: argparse.Namespace) -> int:
         from muxd.daemon.main import main as daemon_main
 
         return daemon_main(["--name", args.server_name])
+    from muxd.cli.main import chosen_host, connect_cli
+
+    if chosen_host(args):  # that host's proxy starts it, as for any command that starts one
+        connect_cli(args, start=True).close()
+        return 0
     from muxd.client.autostart import start_unless_running
 
     start_unless_running(args.server_name)

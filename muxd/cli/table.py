@@ -146,6 +146,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
                local=True),
     CliCommand("systemd-unit", "print a systemd user unit that keeps the server running (start-server -f)",
                "integration_commands", local=True),
+    CliCommand("proxy", "relay standard input and output to the server's socket: what `muxd -H ssh://…` runs "
+               "on the host", "proxy_command", local=True),
     CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
                "mcp_commands", local=True),
 )

@@ -55,6 +55,8 @@ def tmux(client: Any, args: argparse.Namespace) -> int:
         from muxd.cli.tmux_watch_commands import watch_main
 
         return watch_main(words, args)
+    if getattr(args, "host_url", None):  # its connection is a shim's, to a socket: said, not ignored
+        raise BadRequest("-H does not apply to `muxd tmux`: it answers for a server of this host (run it there)")
     return run_tmux(words, args)
 
 

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 PRELOADED = (
     "__future__", "muxd._environ", "muxd.cli.tmux_defaults", "muxd.config", "muxd.errors",
     "muxd.socket_names", "muxd.tmux_line", "muxd.cli.tmux_fast_path", "muxd.client", "muxd.protocol",
-    "muxd.protocol.framing", "muxd.protocol.os_bytes", "muxd.protocol.msgpack_lite", "muxd.client.blocking",
-    "muxd.client.token", "muxd.cli.format_lines", "muxd.cli._line_number",
+    "muxd.protocol.framing", "muxd.protocol.os_bytes", "muxd.protocol.msgpack_lite", "muxd.client.dial",
+    "muxd.client.blocking", "muxd.client.token", "muxd.cli.format_lines", "muxd.cli._line_number",
 )
 # The directory holding this muxd (the one the launcher put first on sys.path).
 _ROOT = __file__.rpartition("/muxd/cli/")[0]

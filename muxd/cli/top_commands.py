@@ -76,8 +76,10 @@ def _inside_pane(args: argparse.Namespace) -> str | None:
     from muxd.cli.attach_commands import INSIDE_ENV
     from muxd.paths import socket_path
 
+    from muxd.cli.main import chosen_host
+
     inside, pane = os.environ.get(INSIDE_ENV), os.environ.get("MUXD_PANE")
-    if not inside or not pane:
+    if not inside or not pane or chosen_host(args):
         return None
     return pane if os.path.realpath(inside) == os.path.realpath(socket_path(args.server_name)) else None
 
@@ -92,4 +94,6 @@ def _attach(args: argparse.Namespace, pane_id: str) -> None:
     if token:
         env[ENV_CLI_TOKEN] = token  # not in the new command line, where ps would show it
     sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "muxd", "-L", args.server_name, "attach", "-t", pane_id], env)
+    host = ["-H", args.host_url] if getattr(args, "host_url", None) else []  # else $MUXD_HOST_URL's, as here
+    os.execve(sys.executable, [sys.executable, "-m", "muxd", "-L", args.server_name, *host, "attach", "-t", pane_id],
+              env)

@@ -23,9 +23,10 @@ import tty
 from collections.abc import Mapping
 from pathlib import Path
 
-from muxd.config import ATTACH_INPUT_MAX_BYTES, CLIENT_CONNECT_TIMEOUT_S, LABEL_MAX_CHARS, PROTOCOL_VERSION
+from muxd.client.dial import dial
+from muxd.config import ATTACH_INPUT_MAX_BYTES, LABEL_MAX_CHARS, PROTOCOL_VERSION
 from muxd.errors import (
-    ConnectionLost, MuxdError, NotATerminal, ProtocolError, ServerNotRunning, error_from_code,
+    ConnectionLost, MuxdError, NotATerminal, ProtocolError, error_from_code,
 )
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
@@ -133,17 +134,8 @@ class _Link:
         return message
 
 
-def _open(path: Path, token: str | None) -> _Link:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(CLIENT_CONNECT_TIMEOUT_S)
-    try:
-        sock.connect(os.fspath(path))
-    except (FileNotFoundError, ConnectionRefusedError) as exc:
-        sock.close()
-        raise ServerNotRunning(f"no server running on {path}", socket=str(path)) from exc
-    except BaseException:
-        sock.close()
-        raise
+def _open(path: Path | str, token: str | None) -> _Link:
+    sock = dial(os.fspath(path))
     sock.setblocking(False)
     link = _Link(sock)
     link.send(Hello(id=1, protocol_version=PROTOCOL_VERSION, client="muxd-attach", token=token))
@@ -153,7 +145,7 @@ def _open(path: Path, token: str | None) -> _Link:
     return link
 
 
-def attach(path: Path, *, target: str | None = None, prefix: str = "C-b", token: str | None = None,
+def attach(path: Path | str, *, target: str | None = None, prefix: str = "C-b", token: str | None = None,
            stdin_fd: int = 0, stdout_fd: int = 1) -> str:
     """Attach this terminal to a session until detach, greeting with `token` (the CLI's: None is
     the socket owner); returns what to print (e.g. "exited")."""

@@ -11,10 +11,8 @@ attach) uses the async client (connection.py) and the typed messages.
 from __future__ import annotations
 
 import posix  # os's fspath without os (~1.4 ms of a shim call to import: muxd/_environ.py)
-# The C socket module: `socket`'s Python wrapper adds selectors and enums (~1 ms to import) to
-# what one request needs (connect, sendall, recv).
-import _socket
 
+from muxd.client.dial import dial
 from muxd.config import CLIENT_CONNECT_TIMEOUT_S, PROTOCOL_VERSION
 from muxd.errors import ConnectionLost, ProtocolError, ServerNotRunning, error_from_code
 from muxd.protocol.framing import FrameDecoder, frame
@@ -52,23 +50,18 @@ class BlockingClient:
     @classmethod
     def connect(cls, path: Path | str, *, client_name: str = "muxd", token: str | None = None,
                 connect_timeout_s: float = CLIENT_CONNECT_TIMEOUT_S,
-                reply_timeout_s: float | None = None, greet_later: bool = False) -> BlockingClient:
+                reply_timeout_s: float | None = None, greet_later: bool = False,
+                start: bool = False) -> BlockingClient:
         """Connect and greet; raises ServerNotRunning when nothing listens at `path`. Replies are
         awaited `reply_timeout_s` at most (ConnectionLost after), by default as long as they take.
         `greet_later`: the Hello leaves with the first request, in one write (a tmux shim call's
-        round trip less); what greeting raises is raised by that first call (or `welcome`)."""
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        try:
-            sock.settimeout(connect_timeout_s)
-            sock.connect(posix.fspath(path))
-            # By default replies may take long (submit --wait): as long as the async client waits.
-            sock.settimeout(reply_timeout_s)
-        except OSError as exc:
-            sock.close()
-            if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
-                raise ServerNotRunning(f"no server running on {path}", socket=str(path)) from exc
-            why = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
-            raise ServerNotRunning(f"cannot reach {path}: {why}", socket=str(path)) from exc
+        round trip less); what greeting raises is raised by that first call (or `welcome`).
+        `path` may be a server on another host (client/remote.py), which `start` starts there
+        if none runs (a local one connect() starts)."""
+        path = posix.fspath(path)
+        sock = dial(path, start=start, timeout_s=connect_timeout_s)
+        # By default replies may take long (submit --wait): as long as the async client waits.
+        sock.settimeout(reply_timeout_s)
         client = cls(sock, str(path), token)
         client._greeting = client._queue("hello", {"protocol_version": PROTOCOL_VERSION, "client": client_name,
                                                    "token": token})
@@ -190,10 +183,16 @@ def _is_detail(detail: object) -> bool:
 
 
 def connect(name: str = DEFAULT_SERVER_NAME, *, start: bool = True, client_name: str = "muxd-cli",
-            token: str | None = None, greet_later: bool = False) -> BlockingClient:
+            token: str | None = None, greet_later: bool = False, host: str | None = None) -> BlockingClient:
     """A greeted client of server `name` (as `token`'s principal, if given), starting the server
-    first if `start` and none runs (as tmux does). `greet_later` (BlockingClient.connect) only
-    without `start`: a server that resets the connection at Hello must be found here to be started."""
+    first if `start` and none runs (as tmux does); on the host URL `host` names, if given
+    (client/remote.py). `greet_later` (BlockingClient.connect) only without `start`: a server
+    that resets the connection at Hello must be found here to be started."""
+    if host:  # the host's proxy starts the server: the Hello can leave with the first request (a round trip less)
+        from muxd.client.remote import host_address
+
+        return BlockingClient.connect(host_address(host, name), client_name=client_name, token=token, start=start,
+                                      greet_later=True)
     path = socket_file(name)
     # A socket found in a directory others can write to may be anyone's (paths.ensure_socket_dir).
     ensure_private_dir(split_path(path)[0], SOCKET_DIR_REMEDY)

@@ -15,6 +15,7 @@ from muxd.errors import ClientClosed, ConnectionLost, MuxdError, ProtocolError, 
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
 from muxd.protocol.messages import Error, Event, Hello, Welcome
+from muxd.socket_names import REMOTE_SCHEME
 
 READ_CHUNK_BYTES = 256 * 1024
 R = TypeVar("R")
@@ -37,7 +38,15 @@ class Client:
     async def connect(cls, path: Path | str, *, client_name: str = "muxd",
                       token: str | None = None, on_event: Callable[[Event], None] | None = None,
                       ) -> Client:
-        """Connect and greet; raises ServerNotRunning when nothing listens at `path`."""
+        """Connect and greet; raises ServerNotRunning when nothing listens at `path`, a server
+        on another host (client/remote.py) included."""
+        if str(path).startswith(REMOTE_SCHEME):
+            from muxd.client.remote import open_remote  # ssh's subprocess: only for a remote server
+
+            # ssh's login blocks: in a thread, so the loop goes on serving meanwhile (MCP calls).
+            sock = await asyncio.to_thread(open_remote, str(path))
+            reader, writer = await asyncio.open_unix_connection(sock=sock)
+            return await cls._greeted(reader, writer, str(path), client_name, token, on_event)
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_unix_connection(str(path)), CLIENT_CONNECT_TIMEOUT_S)
@@ -45,8 +54,13 @@ class Client:
             raise ServerNotRunning(f"no server running on {path}", socket=str(path)) from exc
         except PermissionError as exc:
             raise ServerNotRunning(f"cannot reach {path}: permission denied", socket=str(path)) from exc
+        return await cls._greeted(reader, writer, str(path), client_name, token, on_event)
+
+    @classmethod
+    async def _greeted(cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: str,
+                       client_name: str, token: str | None, on_event: Callable[[Event], None] | None) -> Client:
         client = cls(reader, writer, on_event)
-        client.socket_path = str(path)
+        client.socket_path = path
         try:
             welcome = await client.call(Hello, protocol_version=PROTOCOL_VERSION,
                                         client=client_name, token=token)

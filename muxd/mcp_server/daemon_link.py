@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
 from muxd.client.connection import Client
-from muxd.errors import ServerNotRunning
+from muxd.errors import HostUnreachable, ServerNotRunning
 from muxd.mcp_server.link import remember_token, set_default_client
 from muxd.mcp_server.middleware import TOOLS_CALL
 
@@ -29,6 +29,8 @@ DAEMON_METHODS = frozenset({TOOLS_CALL, "resources/read", "resources/subscribe",
 
 
 def no_server_text(exc: ServerNotRunning, path: str) -> str:
+    if isinstance(exc, HostUnreachable):  # ssh's failure (muxd mcp -H): its own words say what to fix
+        return f"{exc.code}: {exc.message}"
     return (f"{exc.code}: no muxd server runs at {path} (start one: `muxd new-session` or `muxd start-server`, "
             "with the same MUXD_SOCKET_DIR as this MCP server if you set one)")
 

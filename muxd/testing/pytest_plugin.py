@@ -1,7 +1,8 @@
 """pytest plugin shipped with muxd: `muxd_server` gives each test a daemon of its own,
 `postgres_url` a fresh database in a private PostgreSQL cluster (one per test session and
-xdist worker), and pytest-timeout's per-test ceiling counts the machine's time (patience.py),
-as every wait in muxd.testing does."""
+xdist worker), `private_sshd` an OpenSSH server on a loopback port (as many), and
+pytest-timeout's per-test ceiling counts the machine's time (patience.py), as every wait in
+muxd.testing does."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from muxd.testing.patience import RECHECK_S, Deadline, stretched
 from muxd.testing.postgres import PostgresCluster, PostgresUnavailable
 from muxd.testing.server import MuxdTestServer
+from muxd.testing.sshd import PrivateSshd, SshdUnavailable
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -119,3 +121,17 @@ def postgres_url(postgres_cluster: PostgresCluster) -> Iterator[str]:
         yield postgres_cluster.url(name)
     finally:
         postgres_cluster.drop_database(name)
+
+
+@pytest.fixture(scope="session")
+def private_sshd() -> Iterator[PrivateSshd]:
+    """An OpenSSH server on a loopback port letting this user in by a throwaway key
+    (muxd/testing/sshd.py); the test skips, saying so, where sshd or ssh is not installed."""
+    try:
+        sshd = PrivateSshd()
+    except SshdUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        yield sshd
+    finally:
+        sshd.stop()

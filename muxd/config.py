@@ -165,6 +165,13 @@ DB_BUSY_TIMEOUT_S = 5.0
 # on every row it writes, so daemons sharing one PostgreSQL database each know their own rows.
 ENV_HOST = "MUXD_HOST"
 HOST_NAME_MAX_CHARS = 63  # a DNS label's limit: a short hostname always fits
+# An action for another host's pane (store/host_actions.py): how long the asking daemon waits for
+# the owner's answer before it answers `pending` (the owner is down: it applies it when it starts),
+# and how often a wait for another host's execution reads its row (a lost notification aside,
+# an end is told at once).
+HOST_ACTION_ANSWER_WAIT_S = 3.0
+HOST_EXECUTION_POLL_S = 1.0
+HOST_HEARD_KEPT = 1024  # answers and ends told before anyone waited for them, kept for a late waiter
 # At open the daemon checks the file's structure (`PRAGMA quick_check`) for at most this long, then
 # starts on what it checked (~130 MB/s: a bigger file's damage is found when it is met).
 DB_OPEN_CHECK_MAX_S = 2.0

@@ -113,6 +113,12 @@ class ConnectionLost(MuxdError):
     code = "connection_lost"
 
 
+class HostUnreachable(MuxdError):
+    """A target on another host (`%N@host`) that this daemon cannot act on: its store is not shared."""
+
+    code = "host_unreachable"
+
+
 class ClientClosed(ConnectionLost):
     """The request's own client was closed before its answer came: what was sent had left (a
     close flushes what is written), only the answer is lost."""
@@ -136,7 +142,7 @@ class StoreUnavailable(Internal):
 
 _BY_CODE: dict[str, type[MuxdError]] = {}
 for _cls in (BadRequest, VersionMismatch, NotFound, Conflict, Forbidden, Unauthorized, Timeout, SpawnFailed,
-             ServerNotRunning, ServerAlreadyRunning, ConnectionLost, Internal, StoreUnavailable,
+             ServerNotRunning, ServerAlreadyRunning, ConnectionLost, HostUnreachable, Internal, StoreUnavailable,
              TaskNotActionable, TaskAlreadyClaimed, TaskInvariantViolated, QuotaExceeded, RateLimited):
     _BY_CODE.setdefault(_cls.code, _cls)
 

@@ -4,11 +4,13 @@ directories), on one real PostgreSQL database. An MCP client of alpha (the real 
 once and waits for its result as for a local one; cancels beta's running execution; sends while
 beta's daemon is down and the prompt is delivered when it starts; is refused on alpha, with no
 action written, where the caller may not use the pane; hears beta's typed refusal of an unknown
-pane. A SQLite daemon names another host's pane as unreachable."""
+pane; dispatches alpha's tasks to beta's agent. A SQLite daemon names another host's pane as
+unreachable."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +21,7 @@ from muxd.testing.fake_agent_panes import FAKE_AGENT, start_fake_agent
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.patience import stretched
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.wait import async_wait_until
+from muxd.testing.wait import async_wait_until, wait_until
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[test]')")
 from muxd.store.pg_connection import connect as pg_connect  # noqa: E402
@@ -160,3 +162,24 @@ def test_another_hosts_pane_is_unreachable_from_a_sqlite_daemon(muxd_server: Mux
     assert ran.stderr.strip().splitlines()[-1] == (
         "muxd: host beta is not reachable: this daemon's store is not shared "
         "(MUXD_DB=postgresql://… shares one between hosts)")
+
+
+async def _dispatch_across(alpha: MuxdTestServer, pane: str) -> None:
+    async with mcp_session(alpha) as session:
+        started = await call_ok(session, "dispatch_tasks", pane_id=f"{pane}@beta", plan="fleet")
+        [dispatcher] = started["dispatchers"]  # beta's own, as beta answered
+        assert dispatcher["paneId"] == pane and dispatcher["principal"] == f"agent:{pane}@beta"
+        assert dispatcher["plan"] == "fleet" and not dispatcher["stopping"]
+
+
+def test_tasks_are_dispatched_to_another_hosts_pane(alpha: MuxdTestServer, beta: MuxdTestServer) -> None:
+    pane = start_fake_agent(beta, "worker")
+    alpha.cli("task", "add", "write the docs", "--plan", "fleet", check=True)
+    asyncio.run(_dispatch_across(alpha, pane))
+
+    def done() -> dict | None:
+        listed = json.loads(alpha.run_here("task", "ls", "--json", check=True).stdout)["tasks"]
+        return listed[0] if listed[0]["state"] == "done" else None
+
+    task = wait_until(done, timeout=TURN_TIMEOUT_S, message="alpha's task done by beta's agent")
+    assert task["claimed_by"] == f"agent:{pane}@beta"

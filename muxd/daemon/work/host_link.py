@@ -44,6 +44,7 @@ class HostLink:
         self._heard: OrderedDict[str, None] = OrderedDict()  # told before anyone waited: a late waiter's
         self._sent_from: dict[str, str] = {}  # execution id -> the host that sent it, told of its end
         self._tasks: set[asyncio.Task[None]] = set()
+        self._claiming = asyncio.Lock()  # one claim at a time: actions are applied in the order asked
         self._open = False
         self._listener = PgListener(url, (channel_of(self.host),), self._told, on_gap=self._missed)
 
@@ -132,13 +133,14 @@ class HostLink:
             self._start(self._claim_now())
 
     async def _claim_now(self) -> None:
-        try:
-            actions = await self.db.call(host_actions.claim_pending, "claiming other hosts' actions")
-        except MuxdError as exc:
-            log.error("other hosts' actions: %s", exc.message)
-            return
-        for action in actions:  # in order: a cancel asked after its send finds the send applied
-            await self._carry_out(action)
+        async with self._claiming:
+            try:
+                actions = await self.db.call(host_actions.claim_pending, "claiming other hosts' actions")
+            except MuxdError as exc:
+                log.error("other hosts' actions: %s", exc.message)
+                return
+            for action in actions:  # in order: a cancel asked after its send finds the send applied
+                await self._carry_out(action)
 
     async def _carry_out(self, action: HostAction) -> None:
         try:

@@ -4,7 +4,8 @@ directories), on one real PostgreSQL database. An MCP client of alpha (the real 
 once and waits for its result as for a local one; cancels beta's running execution; sends while
 beta's daemon is down and the prompt is delivered when it starts; is refused on alpha, with no
 action written, where the caller may not use the pane; hears beta's typed refusal of an unknown
-pane; dispatches alpha's tasks to beta's agent. A SQLite daemon names another host's pane as
+pane; dispatches alpha's tasks to beta's agent; an action whose word to beta was lost is claimed
+when beta listens again. A SQLite daemon names another host's pane as
 unreachable."""
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[test]')")
+from muxd.executions.record import new_execution_id  # noqa: E402
+from muxd.store import host_actions  # noqa: E402
+from muxd.store.host_actions import channel_of  # noqa: E402
+from muxd.store.hosts import use_host  # noqa: E402
 from muxd.store.pg_connection import connect as pg_connect  # noqa: E402
 
 TURN_TIMEOUT_S = 30.0
@@ -183,3 +188,28 @@ def test_tasks_are_dispatched_to_another_hosts_pane(alpha: MuxdTestServer, beta:
 
     task = wait_until(done, timeout=TURN_TIMEOUT_S, message="alpha's task done by beta's agent")
     assert task["claimed_by"] == f"agent:{pane}@beta"
+
+
+async def _wait_across_a_gap(alpha: MuxdTestServer, execution_id: str, url: str) -> None:
+    async with mcp_session(alpha) as session:
+        waited = await call_ok(session, "wait_for", execution_id=execution_id, timeout_s=TURN_TIMEOUT_S)
+        assert waited["matched"] and waited["executions"][0]["status"] == "success", waited
+    assert actions(url) == [("send", "beta", "done", None)]
+
+
+def test_an_action_whose_word_was_lost_is_claimed_when_the_owner_listens_again(
+        alpha: MuxdTestServer, beta: MuxdTestServer, postgres_url: str) -> None:
+    pane = start_fake_agent(beta, "worker")
+    listening = f"SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN {channel_of('beta')}'"
+    db = pg_connect(postgres_url)
+    try:
+        use_host(db, "alpha")
+        # Written as alpha writes a send, its word to beta lost (no NOTIFY: as if beta did not listen).
+        execution_id = new_execution_id()
+        host_actions.insert_action(db, "send", "beta", "system", {"message": "after the gap", "triggered_by": "mcp"},
+                                   pane_id=pane, execution_id=execution_id)
+        # beta's listening connection drops; listening again, beta reads what it may have missed.
+        assert db.execute(f"SELECT pg_terminate_backend(pid) FROM ({listening}) AS l").fetchall() == [(True,)]
+    finally:
+        db.close()
+    asyncio.run(_wait_across_a_gap(alpha, execution_id, postgres_url))

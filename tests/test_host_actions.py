@@ -2,7 +2,8 @@
 directories), on one real PostgreSQL database. An MCP client of alpha (the real SDK client over
 `muxd mcp`) sends a task to a fake agent in beta's pane as `%N@beta`, gets its execution id at
 once and waits for its result as for a local one; cancels beta's running execution; sends while
-beta's daemon is down and the prompt is delivered when it starts; is refused on alpha, with no
+beta's daemon is down and the prompt is delivered when it starts (one cancelled meanwhile never
+is); is refused on alpha, with no
 action written, where the caller may not use the pane; hears beta's typed refusal of an unknown
 pane; dispatches alpha's tasks to beta's agent; an action whose word to beta was lost is claimed
 when beta listens again. A SQLite daemon names another host's pane as
@@ -125,13 +126,19 @@ async def _send_while_down(alpha: MuxdTestServer, url: str, config: Path) -> Non
         assert sent["status"] == "pending" and sent["created"]
         listed = await call_ok(session, "wait_for", execution_id=sent["execution_id"], timeout_s=1)
         assert not listed["matched"] and listed["executions"][0]["status"] == "pending"
+        # Cancelled before beta took it: taken back, never delivered.
+        dropped = await call_ok(session, "send_task", pane_id="%0@beta", message="never delivered")
+        cancelled = await call_ok(session, "cancel_execution", execution_id=dropped["execution_id"])
+        assert cancelled["status"] == "cancelled"
         beta = host_server(url, "beta", MUXD_CONFIG=str(config)).start()
         try:
             waited = await call_ok(session, "wait_for", execution_id=sent["execution_id"],
                                    timeout_s=TURN_TIMEOUT_S)
             assert waited["matched"] and waited["executions"][0]["status"] == "success", (
                 waited, actions(url), beta.log_path.read_text()[-3000:])
-            assert "write the notes" in beta.capture("%0")
+            assert "write the notes" in beta.capture("%0") and "never delivered" not in beta.capture("%0")
+            gone = await call_ok(session, "wait_for", execution_id=dropped["execution_id"], timeout_s=1)
+            assert gone["executions"][0]["status"] == "cancelled"
         finally:
             beta.stop()
 
@@ -141,7 +148,7 @@ def test_a_task_sent_while_the_owner_is_down_is_delivered_when_it_starts(
     config = tmp_path / "beta.conf"
     config.write_text("new-session -d -s worker --name worker -- " + " ".join(FAKE_AGENT) + " claude\n")
     asyncio.run(_send_while_down(alpha, postgres_url, config))
-    assert actions(postgres_url) == [("send", "beta", "done", None)]
+    assert actions(postgres_url) == [("send", "beta", "done", None), ("send", "beta", "withdrawn", None)]
 
 
 async def _refused_here(alpha: MuxdTestServer, secret: str, pane: str) -> None:

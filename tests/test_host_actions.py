@@ -3,11 +3,10 @@ directories), on one real PostgreSQL database. An MCP client of alpha (the real 
 `muxd mcp`) sends a task to a fake agent in beta's pane as `%N@beta`, gets its execution id at
 once and waits for its result as for a local one; cancels beta's running execution; sends while
 beta's daemon is down and the prompt is delivered when it starts (one cancelled meanwhile never
-is); is refused on alpha, with no
-action written, where the caller may not use the pane; hears beta's typed refusal of an unknown
-pane; dispatches alpha's tasks to beta's agent; an action whose word to beta was lost is claimed
-when beta listens again. A SQLite daemon names another host's pane as
-unreachable."""
+is); is refused on alpha, with no action written, where the caller may not use the pane; hears
+beta's typed refusal of an unknown pane; dispatches alpha's tasks to beta's agent. An action whose
+word to beta was lost is claimed when beta listens again. A SQLite daemon names another host's
+pane as unreachable."""
 
 from __future__ import annotations
 

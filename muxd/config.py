@@ -172,6 +172,7 @@ HOST_NAME_MAX_CHARS = 63  # a DNS label's limit: a short hostname always fits
 HOST_ACTION_ANSWER_WAIT_S = 3.0
 HOST_EXECUTION_POLL_S = 1.0
 HOST_HEARD_KEPT = 1024  # answers and ends told before anyone waited for them, kept for a late waiter
+HOST_ACTIONS_KEPT_S = 7 * 86400.0  # an answered action is forgotten this long after (its execution's row stays)
 # At open the daemon checks the file's structure (`PRAGMA quick_check`) for at most this long, then
 # starts on what it checked (~130 MB/s: a bigger file's damage is found when it is met).
 DB_OPEN_CHECK_MAX_S = 2.0

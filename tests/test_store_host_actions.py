@@ -7,6 +7,7 @@ carries the owner's typed error or its JSON."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 
@@ -73,3 +74,7 @@ def test_answers_withdrawals_and_what_a_start_refuses(connect_pg: Callable[..., 
     assert states[left].error_code == "interrupted"  # type: ignore[union-attr]
     assert host_actions.sent_as(alpha, "exec_2_00000000").seq == late  # type: ignore[union-attr]
     assert host_actions.channel_of("beta") != host_actions.channel_of("Beta")
+    # Forgotten once old, by their owner only.
+    assert host_actions.forget_answered(alpha, time.time() + 1) == 0
+    assert host_actions.forget_answered(beta, time.time() - 60) == 0
+    assert host_actions.forget_answered(beta, time.time() + 1) == 5

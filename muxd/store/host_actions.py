@@ -7,7 +7,8 @@ claimed once, whoever else looks), applies each as a local request would be, and
 row: `done` with what it did (the execution, the dispatchers), or `refused` with the typed
 error; then it tells the asking host's channel. A row the asker takes back before it is claimed
 is `withdrawn` (a cancel of a prompt not delivered yet). One channel per host
-(`channel_of`): a host's name may hold characters a channel cannot.
+(`channel_of`): a host's name may hold characters a channel cannot. An owner forgets its answered
+actions after a while (`forget_answered`): the executions they made stay in the history.
 """
 
 from __future__ import annotations
@@ -99,6 +100,12 @@ def answer(c: sqlite3.Connection, seq: int, state: Literal["done", "refused"], *
               "answered_at = ? WHERE seq = ?",
               (state, None if answer is None else msgspec.json.encode(answer).decode(), code, message,
                None if detail is None else msgspec.json.encode(detail).decode(), time.time(), seq))
+
+
+def forget_answered(c: sqlite3.Connection, before: float) -> int:
+    """Forget this connection's host's actions answered (or taken back) before `before`; how many."""
+    return c.execute(f"DELETE FROM host_actions WHERE host = {HOST_SQL} AND state IN ('done', 'refused', 'withdrawn') "
+                     "AND answered_at < ?", (before,)).rowcount
 
 
 def withdraw(c: sqlite3.Connection, seq: int) -> bool:

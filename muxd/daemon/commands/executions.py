@@ -124,7 +124,8 @@ async def wait_ended(daemon: Daemon, found: list[Execution], *, any_one: bool, t
     if the time ran out."""
     link = daemon.host_link
     elsewhere = [e.id for e in found if link is not None and e.status in ACTIVE_STATUSES
-                 and daemon.executions.live(e.id) is None]
+                 and daemon.executions.live(e.id) is None
+                 and await host_sending.host_of(link, e.id) not in (None, link.host)]
     here = [e.id for e in found if e.id not in elsewhere]
     waits = []
     if here or not elsewhere:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from muxd.config import HOST_HEARD_KEPT
+from muxd.config import HISTORY_PRUNE_INTERVAL_S, HOST_ACTIONS_KEPT_S, HOST_HEARD_KEPT
 from muxd.errors import MuxdError
 from muxd.executions.record import Execution
 from muxd.store import host_actions
@@ -60,6 +61,7 @@ class HostLink:
                         "refused", left)
         self._open = True
         self._claim()
+        self._start(self._forget_now_and_then())
 
     def close(self) -> None:
         self._open = False
@@ -127,6 +129,16 @@ class HostLink:
         task = self._loop.create_task(job)  # type: ignore[arg-type]
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _forget_now_and_then(self) -> None:
+        """Answered actions older than HOST_ACTIONS_KEPT_S go, this host's (every owner its own)."""
+        while self._open:
+            before = time.time() - HOST_ACTIONS_KEPT_S
+            try:
+                await self.db.call(lambda c: host_actions.forget_answered(c, before), "forgetting old actions")
+            except MuxdError as exc:
+                log.error("other hosts' actions: %s", exc.message)
+            await asyncio.sleep(HISTORY_PRUNE_INTERVAL_S)
 
     def _claim(self) -> None:
         if self._open:

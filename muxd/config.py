@@ -179,6 +179,14 @@ ENV_FLEET_STALE = "MUXD_FLEET_STALE_S"
 # A daemon writes its panes' summaries at most this often: an agent streaming a turn changes
 # state many times a second, a reader on another host needs it within a second or so.
 FLEET_PUBLISH_MIN_INTERVAL_S = 0.3
+# An action for another host's pane (store/host_actions.py): how long the asking daemon waits for
+# the owner's answer before it answers `pending` (the owner is down: it applies it when it starts),
+# and how often a wait for another host's execution reads its row (a lost notification aside,
+# an end is told at once).
+HOST_ACTION_ANSWER_WAIT_S = 3.0
+HOST_EXECUTION_POLL_S = 1.0
+HOST_HEARD_KEPT = 1024  # answers and ends told before anyone waited for them, kept for a late waiter
+HOST_ACTIONS_KEPT_S = 7 * 86400.0  # an answered action is forgotten this long after (its execution's row stays)
 # At open the daemon checks the file's structure (`PRAGMA quick_check`) for at most this long, then
 # starts on what it checked (~130 MB/s: a bigger file's damage is found when it is met).
 DB_OPEN_CHECK_MAX_S = 2.0

@@ -106,7 +106,9 @@ class ServerNotRunning(MuxdError):
 
 
 class HostUnreachable(ServerNotRunning):
-    """`muxd -H ssh://…`: ssh could not reach the host, log in, or run muxd there."""
+    """Another host's daemon cannot be reached: `muxd -H ssh://…` (ssh could not reach the host,
+    log in, or run muxd there), or a target on another host (`%N@host`) from a daemon whose store
+    is not shared. A ServerNotRunning: whoever connects handles it as no server there."""
 
     code = "host_unreachable"
 

@@ -56,6 +56,7 @@ from muxd.store.sqlite_executions import SqliteExecutionStore
 if TYPE_CHECKING:
     from muxd.daemon.panes.hook_intake import HookIntake
     from muxd.daemon.panes.pane_pipe import PanePipes
+    from muxd.daemon.work.host_link import HostLink
     from muxd.daemon.tmux.watch import TmuxWatcher
     from muxd.daemon.work.fleet_presence import FleetPresence
     from muxd.daemon.work.limit_resume import LimitResume
@@ -128,6 +129,7 @@ class Daemon:
         # their first use (the properties below), or by the start's deferred work, after the first reply.
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)
         self.config_loaded = asyncio.Event()  # requests of other clients wait for it (daemon/core/connection.py)
+        self.host_link: HostLink | None = None  # other hosts' actions, on a shared database (_link_hosts)
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self._settled = False
@@ -225,6 +227,7 @@ class Daemon:
                 self.config_errors = await load_config(self.socket_path.stem)
             finally:
                 self.config_loaded.set()
+            await self._link_hosts()  # after the config: the actions left for its panes find them
             if self.watchdog.guarding:  # the config file's panes are guarded from the start
                 self.watchdog.start()
             if on_ready is not None:
@@ -245,6 +248,8 @@ class Daemon:
             self._shutdown_panes()
             self.watchdog.close()  # it kills what ignored the hang-up, after a grace, on its own
             await self.executions.close()
+            if self.host_link is not None:
+                self.host_link.close()
             if self._built("tasks"):
                 await self.tasks.stopped()
             if self._built("spans"):
@@ -258,6 +263,19 @@ class Daemon:
             self.claim.release()
             for task in list(self._connections):
                 task.cancel()
+
+    async def _link_hosts(self) -> None:
+        """On a database daemons share (with the history on): hear and answer other hosts'
+        actions for this host's panes, and their answers to this one's (daemon/work/host_link.py)."""
+        db = self.access.db
+        url = getattr(db, "url", None)
+        if not db.shared or url is None or self.executions.store is None:
+            return
+        from muxd.daemon.commands.host_actions import apply
+        from muxd.daemon.work.host_link import HostLink
+
+        self.host_link = HostLink(db, url, functools.partial(apply, self))
+        await self.host_link.open()
 
     def replied(self) -> None:
         """A request was answered: after the first, start the pane watchdog (its process start
@@ -511,6 +529,8 @@ class Daemon:
         self.work_metrics.execution_ended(execution)
         self.attention.execution_ended(execution)
         self.spans.execution_ended(execution)
+        if self.host_link is not None:
+            self.host_link.execution_ended(execution)
 
     def _registry_changed(self, kind: str, thing: Session | Window) -> None:
         """A session or window was made, renamed or closed: the bus hears it (tmux's hook names).

@@ -22,7 +22,7 @@ from muxd.mcp_server.execution_views import (
 from muxd.mcp_server.limits import WAIT_TIMEOUT_S_MIN
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
-from muxd.mcp_server.summary_tools import READ_ONLY, HostFilter, PaneId
+from muxd.mcp_server.summary_tools import READ_ONLY, AnyHostPaneId, HostFilter
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionStats, GetExecution, ListExecutions, LiveAgent, SubmitPrompt,
 )
@@ -66,7 +66,7 @@ def where(now: LiveAgent | None) -> dict[str, Any]:
 def register_execution_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="executions", risk="moderate", annotations=SEND_TASK)
     async def send_task(
-        pane_id: PaneId,
+        pane_id: AnyHostPaneId,
         message: Annotated[str, Field(description="the prompt for the pane's agent", min_length=1,
                                       max_length=PROMPT_MAX_CHARS)],
         task_id: Label | None = None,

@@ -29,6 +29,9 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
                             open_world_hint=False)
 
 PaneId = Annotated[str, Field(description="`%N` or the pane's name", min_length=1, max_length=200)]
+# send_task, dispatch_tasks: also another host's pane, through the database daemons share (issue 30).
+AnyHostPaneId = Annotated[str, Field(description="`%N`, the pane's name, or `%N@host`: pane %N of another host's "
+                                                 "daemon on the database they share", min_length=1, max_length=200)]
 # Daemons sharing one database (issue 30) each record their host: a read may ask for one host's rows.
 HostFilter = Annotated[str | None, Field(description="only one daemon's host (its MUXD_HOST); omit for every host",
                                          min_length=1, max_length=HOST_NAME_MAX_CHARS)]

@@ -18,7 +18,7 @@ from muxd.config import (
 )
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
-from muxd.mcp_server.summary_tools import READ_ONLY, HostFilter, PaneId
+from muxd.mcp_server.summary_tools import READ_ONLY, AnyHostPaneId, HostFilter
 from muxd.mcp_server.task_schemas import (
     ClaimOutput, CompleteOutput, DispatchOutput, KnowledgeSearchOutput, NextActionableOutput, TaskHistoryOutput,
     TaskListOutput, TaskOutput, TaskStatusOutput,
@@ -192,7 +192,7 @@ def register_task_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="tasks", risk="moderate", annotations=WRITES)
     async def dispatch_tasks(
-        pane_id: PaneId,
+        pane_id: AnyHostPaneId,
         plan: Plan = None,
         stop: Annotated[bool, Field(description="stop dispatching to that pane")] = False,
     ) -> DispatchOutput:

@@ -390,6 +390,29 @@ PG_MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (host, pane_id)
     );
     """,
+    # 8: what a daemon asks another host's to do to its panes (store/host_actions.py); no
+    # SQLite twin: a SQLite file has one daemon.
+    """
+    CREATE TABLE host_actions (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('send', 'cancel', 'dispatch')),
+        host text NOT NULL,
+        from_host text NOT NULL,
+        pane_id text,
+        execution_id text COLLATE "C",
+        principal text NOT NULL,
+        request jsonb NOT NULL,
+        state text NOT NULL CHECK (state IN ('pending', 'claimed', 'done', 'refused', 'withdrawn')),
+        answer jsonb,
+        error_code text,
+        error_message text,
+        error_detail jsonb,
+        created_at double precision NOT NULL,
+        answered_at double precision
+    );
+    CREATE INDEX host_actions_pending ON host_actions(host, seq) WHERE state IN ('pending', 'claimed');
+    CREATE INDEX host_actions_execution ON host_actions(execution_id) WHERE execution_id IS NOT NULL;
+    """,
 )
 
 

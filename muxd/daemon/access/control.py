@@ -30,7 +30,8 @@ from muxd.config import (
     TOKEN_SECRET_BYTES,
 )
 from muxd.sampled_log import SampledLog
-from muxd.daemon.panes.target import Resolved, TargetKind, panes_of, resolve
+from muxd.daemon.access.host_targets import other_hosts_pane
+from muxd.daemon.panes.target import RemotePane, Resolved, TargetKind, pane_at_host, panes_of, resolve
 from muxd.daemon.access.request_rules import Rule, request_name, rule_for
 from muxd.daemon.access.tiers import Tier, check_tier, parse_tier
 from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Unauthorized
@@ -434,9 +435,11 @@ class AccessControl:
             raise Unauthorized("this connection's token was revoked")
 
     def authorize(self, principal: Principal, request: Any, kind: TargetKind | None,
-                  registry: Registry) -> Resolved | None:
+                  registry: Registry, *, remote: bool = False) -> Resolved | RemotePane | None:
         """What `request.target` names as a `kind` (None without one), once `principal` may send
-        `request` to it; Forbidden (logged and audited) otherwise.
+        `request` to it; Forbidden (logged and audited) otherwise. `remote`: the request may
+        name another host's pane (`%N@host`), checked by the same rules (a scoped principal
+        needs that pane granted by that name) and answered as a RemotePane.
 
         The caller hands what this returns to the handler with no await in between, so the
         target that was checked is the target that is acted on."""
@@ -445,6 +448,12 @@ class AccessControl:
         what = request_name(request)
         try:
             check_rule(principal, rule, what)
+            elsewhere = other_hosts_pane(request.target if kind == "pane" else None, what, remote=remote,
+                                         host=self.db.host, shared=self.db.shared)
+            if elsewhere is not None:
+                if principal.scoped and not self.sees(principal, elsewhere.qualified):
+                    raise self._out_of_scope(principal, what, request.target)
+                return elsewhere
             resolved = self._resolve(principal, request, kind, registry, what)
             if principal.scoped and resolved is not None:
                 if not all(self.sees(principal, p.id) for p in panes_of(resolved)):
@@ -459,6 +468,9 @@ class AccessControl:
         if kind is None:
             return None
         target = request.target
+        at = pane_at_host(target) if kind == "pane" else None
+        if at is not None:  # this host's own (_elsewhere took the others')
+            target = at.pane_id
         if principal.scoped and not target:
             # "The newest session" is whatever another client created last: a scoped principal
             # names what it acts on.

@@ -4,10 +4,12 @@ them (seeds 000, 003, 004). What a principal sees is cut to its scope here, in t
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import shlex
 from typing import TYPE_CHECKING
 
+import msgspec
 from msgspec.structs import replace
 
 from muxd.config import (
@@ -17,9 +19,9 @@ from muxd.daemon.access.control import Principal, current_principal, is_agent_pr
 from muxd.daemon.work.background_run import run_in_background_window
 from muxd.daemon.commands.table import command
 from muxd.daemon.panes.detection import shell_in_front
-from muxd.daemon.work import id_refs
+from muxd.daemon.work import host_sending, id_refs
 from muxd.daemon.work.executions import visible
-from muxd.daemon.panes.target import resolve
+from muxd.daemon.panes.target import RemotePane, resolve
 from muxd.detectors.state import BUSY_STATES
 from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable
 from muxd.executions.record import (
@@ -89,10 +91,19 @@ def history_of(daemon: Daemon, scope: Scope) -> ExecutionStore:
     return store
 
 
+async def record_anywhere(daemon: Daemon, execution_id: str) -> Execution | None:
+    """The newest record of `execution_id`: this daemon's, the shared history's, else (sent to
+    another host and not delivered yet) its send action's."""
+    found = await daemon.executions.record(execution_id)
+    if found is None and daemon.host_link is not None:
+        found = await host_sending.sent_record(daemon.host_link, execution_id)
+    return found
+
+
 async def find_execution(daemon: Daemon, execution_id: str, scope: Scope) -> Execution:
     """The newest record of `execution_id` that `scope` may see (NotFound otherwise: existence does not leak)."""
     store_of(daemon)
-    found = await daemon.executions.record(execution_id)
+    found = await record_anywhere(daemon, execution_id)
     backlog = daemon.executions.backlog
     lost = backlog.lost(execution_id) if found is None and backlog is not None else None
     if lost is not None and visible(lost, scope):
@@ -110,15 +121,32 @@ async def execution_named(daemon: Daemon, ref: str, scope: Scope, field: str = "
     return await find_execution(daemon, execution_id, scope)
 
 
+async def wait_ended(daemon: Daemon, found: list[Execution], *, any_one: bool, timeout_s: float) -> bool:
+    """Wait until each (or any one) of `found` ended, this daemon's and other hosts' alike; False
+    if the time ran out."""
+    link = daemon.host_link
+    elsewhere = [e.id for e in found if link is not None and e.status in ACTIVE_STATUSES
+                 and daemon.executions.live(e.id) is None
+                 and await host_sending.host_of(link, e.id) not in (None, link.host)]
+    here = [e.id for e in found if e.id not in elsewhere]
+    waits = []
+    if here or not elsewhere:
+        waits.append(daemon.executions.wait(here, any_one=any_one, timeout_s=timeout_s))
+    if elsewhere:
+        waits.append(host_sending.wait_ended(link, functools.partial(record_anywhere, daemon),  # type: ignore[arg-type]
+                                             elsewhere, any_one=any_one, timeout_s=timeout_s))
+    return await host_sending.all_or_any(waits, any_one=any_one)
+
+
 async def _after_wait(daemon: Daemon, execution: Execution, wait_s: float) -> Execution:
     if wait_s <= 0:
         return execution
-    await daemon.executions.wait([execution.id], any_one=False, timeout_s=wait_s)
+    await wait_ended(daemon, [execution], any_one=False, timeout_s=wait_s)
     return await find_execution(daemon, execution.id, EVERYTHING)
 
 
-@command(SubmitPrompt, target="pane")
-async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionReply:
+@command(SubmitPrompt, target="pane", remote=True)
+async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane | RemotePane) -> ExecutionReply:
     store_of(daemon)
     if not req.message.strip():
         raise BadRequest("the message is empty", field="message")
@@ -126,16 +154,27 @@ async def submit(daemon: Daemon, req: SubmitPrompt, pane: Pane) -> ExecutionRepl
     _check_seconds("wait_s", req.wait_s, 0, EXECUTION_WAIT_MAX_S)
     if req.attempt is not None and not 1 <= req.attempt <= 1000:
         raise BadRequest(f"attempt must be between 1 and 1000, got {req.attempt}", field="attempt")
+    principal = current_principal()
+    if isinstance(pane, RemotePane):  # another host's: its daemon delivers it (daemon/work/host_sending.py)
+        sent = {k: v for k, v in msgspec.to_builtins(req).items() if k not in ("id", "type", "target", "wait_s")}
+        execution, created = await host_sending.send(daemon.host_link, pane, principal.name, sent)  # type: ignore[arg-type]
+    else:
+        execution, created = await submit_prompt(daemon, req, pane, principal)
+    return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s), created=created)
+
+
+async def submit_prompt(daemon: Daemon, req: SubmitPrompt, pane: Pane, principal: Principal,
+                        execution_id: str | None = None) -> tuple[Execution, bool]:
+    """`req`'s prompt for `pane`'s agent, sent as `principal` (with the id `execution_id` when
+    another host's daemon allocated it); (its execution, created)."""
     if not req.force:
         refuse_without_agent(pane, "force=true" if req.triggered_by == "mcp" else "--force")
     trace_id, span_id = trace_context(req.trace_id, req.span_id)
-    principal = current_principal()
-    execution, created = await daemon.executions.submit(
+    return await daemon.executions.submit(
         pane, principal.name, triggered_by=trigger_of(principal, req.triggered_by), message=req.message,
         task_id=req.task_id, trace_id=trace_id, span_id=span_id, attempt=req.attempt,
-        idempotency_key=req.idempotency_key, force=req.force,
+        idempotency_key=req.idempotency_key, force=req.force, execution_id=execution_id,
         timeout_s=req.timeout_s if req.timeout_s is not None else EXECUTION_TIMEOUT_DEFAULT_S)
-    return ExecutionReply(id=req.id, execution=await _after_wait(daemon, execution, req.wait_s), created=created)
 
 
 def refuse_without_agent(pane: Pane, override: str) -> None:
@@ -182,6 +221,11 @@ async def cancel(daemon: Daemon, req: CancelExecution) -> ExecutionReply:
     if execution.status not in ACTIVE_STATUSES:
         raise Conflict(f"execution {execution.id} already ended ({execution.status})",
                        execution_id=execution.id, status=execution.status)
+    link = daemon.host_link
+    if link is not None and daemon.executions.live(execution.id) is None:
+        host = await host_sending.host_of(link, execution.id)
+        if host is not None and host != link.host:  # another host's: its daemon cancels it
+            return ExecutionReply(id=req.id, execution=await host_sending.cancel(link, execution, host, principal.name))
     return ExecutionReply(id=req.id, execution=daemon.executions.cancel(execution.id))
 
 
@@ -314,9 +358,9 @@ async def wait_executions(daemon: Daemon, req: WaitExecutions) -> ExecutionList:
     _check_seconds("timeout_s", req.timeout_s, 0, EXECUTION_WAIT_MAX_S)
     scope = scope_of(daemon, current_principal())
     # each must exist and be visible
-    execution_ids = [(await execution_named(daemon, ref, scope)).id for ref in req.execution_ids]
-    ended = await daemon.executions.wait(execution_ids, any_one=req.mode == "any", timeout_s=req.timeout_s)
-    rows = [await find_execution(daemon, execution_id, scope) for execution_id in execution_ids]
+    found = [await execution_named(daemon, ref, scope) for ref in req.execution_ids]
+    ended = await wait_ended(daemon, found, any_one=req.mode == "any", timeout_s=req.timeout_s)
+    rows = [await find_execution(daemon, execution.id, scope) for execution in found]
     return ExecutionList(id=req.id, executions=rows, total=len(rows), timed_out=not ended)
 
 

@@ -18,16 +18,17 @@ H = TypeVar("H", bound=Handler)
 class Command(msgspec.Struct, frozen=True):
     handler: Handler
     target: TargetKind | None = None  # what `request.target` names; None: the handler reads no target
+    remote: bool = False  # the target may be another host's pane (`%N@host`): the handler gets a RemotePane
 
 
 COMMANDS: dict[type, Command] = {}
 
 
-def command(request_type: type, *, target: TargetKind | None = None) -> Callable[[H], H]:
+def command(request_type: type, *, target: TargetKind | None = None, remote: bool = False) -> Callable[[H], H]:
     def register(handler: H) -> H:
         if request_type in COMMANDS:
             raise RuntimeError(f"two handlers for {request_type.__name__}")
-        COMMANDS[request_type] = Command(handler, target)
+        COMMANDS[request_type] = Command(handler, target, remote)
         return handler
 
     return register

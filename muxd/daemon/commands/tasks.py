@@ -22,11 +22,13 @@ from muxd.daemon.access.request_rules import request_name
 from muxd.daemon.commands.table import command
 from muxd.daemon.commands.executions import scope_of
 from muxd.daemon.work.executions import visible
-from muxd.daemon.work import id_refs
+from muxd.daemon.panes.target import RemotePane
+from muxd.daemon.work import host_sending, id_refs
 from muxd.daemon.work.task_dispatch import start_dispatch, stop_dispatch
 from muxd.errors import BadRequest, Forbidden
 from muxd.protocol.task_messages import (
-    ActionableTask, ClaimTask, CompleteTask, CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList,
+    ActionableTask, ClaimTask, CompleteTask, CreateTask, Dispatcher, DispatchReply, DispatchTasks, GetTask,
+    KnowledgeList,
     ListTasks, NextActionable, ReviewTask, SearchKnowledge, TaskList, TaskReply, UpdateTaskStatus,
 )
 from muxd.store import knowledge, task_store
@@ -225,8 +227,17 @@ async def search_knowledge(daemon: Daemon, req: SearchKnowledge) -> KnowledgeLis
     return KnowledgeList(id=req.id, entries=entries)
 
 
-@command(DispatchTasks, target="pane")
-async def dispatch_tasks(daemon: Daemon, req: DispatchTasks, pane: Pane) -> DispatchReply:
+@command(DispatchTasks, target="pane", remote=True)
+async def dispatch_tasks(daemon: Daemon, req: DispatchTasks, pane: Pane | RemotePane) -> DispatchReply:
+    if isinstance(pane, RemotePane):  # another host's: its daemon dispatches (daemon/work/host_sending.py)
+        answered = await host_sending.dispatch(daemon.host_link, pane, current_principal().name,  # type: ignore[arg-type]
+                                               {"plan": req.plan, "stop": req.stop})
+        return DispatchReply(id=req.id, dispatchers=msgspec.convert(answered, list[Dispatcher]))
+    return DispatchReply(id=req.id, dispatchers=dispatch_pane(daemon, req, pane))
+
+
+def dispatch_pane(daemon: Daemon, req: DispatchTasks, pane: Pane) -> list[Dispatcher]:
+    """Start (or stop) dispatching tasks to `pane` as `req` asks; every dispatcher of this daemon."""
     if req.stop:
         stop_dispatch(daemon.tasks, pane.id)
     else:
@@ -235,4 +246,4 @@ async def dispatch_tasks(daemon: Daemon, req: DispatchTasks, pane: Pane) -> Disp
         if daemon.executions.store is None:
             raise BadRequest("dispatch needs the execution history (MUXD_HISTORY=0 turns it off)")
         start_dispatch(daemon.tasks, pane, req.plan)
-    return DispatchReply(id=req.id, dispatchers=[d.info() for d in daemon.tasks.dispatchers.values()])
+    return [d.info() for d in daemon.tasks.dispatchers.values()]

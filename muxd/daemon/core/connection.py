@@ -234,7 +234,8 @@ class Connection:
                 raise BadRequest(f"{type(request).__name__} is not handled by this server")
             # Check and run in one step, with no await in between: the target resolved and checked
             # here is the one the handler acts on, whatever other clients do meanwhile.
-            resolved = daemon.access.authorize(self.principal, request, command.target, daemon.registry)
+            resolved = daemon.access.authorize(self.principal, request, command.target, daemon.registry,
+                                                remote=command.remote)
             arguments = () if command.target is None else (resolved,)
             with handling_hook_request() if self.client_name == HOOK_CLIENT_NAME else nullcontext():
                 reply = await daemon.access.run(self.principal, request, daemon.registry,

@@ -1,5 +1,7 @@
 """One resolver for every target string, as in tmux: `session`, `session:window`,
 `session:window.pane`, `$N`, `@N`, `%N`, or a pane's name. No target means the newest session.
+On a database daemons share, `%N@host` names pane %N of that host's daemon (`pane_at_host`):
+this host's is resolved here as `%N`, another's is a `RemotePane` (daemon/work/host_sending.py).
 
 `resolve(registry, kind, target)` is what the dispatcher calls once per request, before the
 access check: the handler then gets the very object that was checked (muxd/daemon/core/connection.py).
@@ -9,12 +11,32 @@ from __future__ import annotations
 
 from typing import Literal
 
+import msgspec
+
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.registry import Registry, Session, Window
 from muxd.errors import NotFound
+from muxd.protocol.fleet_messages import HOST_TARGET, host_target
 
 TargetKind = Literal["pane", "window", "session"]
 Resolved = Pane | Window | Session
+
+
+class RemotePane(msgspec.Struct, frozen=True):
+    """Pane `pane_id` of another host's daemon, as a target names it (`%3@beta`)."""
+
+    pane_id: str
+    host: str
+
+    @property
+    def qualified(self) -> str:
+        return host_target(self.pane_id, self.host)
+
+
+def pane_at_host(target: str | None) -> RemotePane | None:
+    """The pane and host of a `%N@host` target; None for any other target."""
+    found = HOST_TARGET.fullmatch(target or "")
+    return RemotePane(found[1], found[2]) if found else None
 
 
 def _number(text: str, prefix: str) -> int | None:

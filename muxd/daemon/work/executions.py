@@ -294,7 +294,10 @@ class ExecutionService:
         if run is None:
             raise NotFound(f"pane {pane.id} is not followed by the history", pane=pane.id)
         triggered_by = str(fields.pop("triggered_by"))
+        execution_id = fields.pop("execution_id", None)  # allocated by another host's daemon (host_sending.py)
         execution = self._template(pane, triggered_by, principal, kind="prompt", **fields)
+        if execution_id is not None:
+            execution = msgspec.structs.replace(execution, id=str(execution_id))
         effects = run.tracker.submit(execution, time.time(), force=force)
         self._apply(run, effects)
         told = next((e.execution for e in effects if e.execution.id == execution.id), execution)

@@ -16,6 +16,8 @@ Each reads one command per line, with the pty's echo off (the agent draws its ow
 meanwhile: a CLI slow to take a prompt on a loaded machine. `$FAKE_AGENT_SWALLOW_ENTERS=N` makes
 it take the first N Enters after typed text as part of the typing (the text stays in its input
 box), as Codex does with an Enter that reaches it in the same read as the text.
+`$FAKE_AGENT_PROMPT_LOG=FILE` appends each line it takes to FILE as `<epoch seconds> <line>`: when
+a prompt reached the agent (benchmarks/bench_remote_send.py).
 """
 
 from __future__ import annotations
@@ -60,8 +62,12 @@ def run(agent: FakeAgent, terminal: Terminal) -> None:
     agent.start()
     delay = float(os.environ.get("FAKE_AGENT_INPUT_DELAY_S") or 0)
     terminal.enters_to_swallow = int(os.environ.get("FAKE_AGENT_SWALLOW_ENTERS") or 0)
+    prompt_log = os.environ.get("FAKE_AGENT_PROMPT_LOG")
     while True:
         command = terminal.read_line(echo=agent.echoes_input)
+        if prompt_log and command:
+            with open(prompt_log, "a", encoding="utf-8") as log:
+                log.write(f"{time.time():.6f} {command}\n")
         time.sleep(delay)
         if command == "quit":
             agent.quit()

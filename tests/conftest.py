@@ -17,7 +17,7 @@ from muxd.store.pg_connection import connect as pg_connect
 from muxd.store.pg_schema import migrate as pg_migrate
 from muxd.testing.postgres import PostgresCluster
 from muxd.testing.fake_models.agent_pane import PANE_HEIGHT, PANE_WIDTH
-from muxd.testing.server import MuxdTestServer
+from muxd.testing.server import MuxdTestServer, host_server
 
 # The tests that hold the daemon's database from another process: each write the daemon tries
 # waits this long for it, not the user's 5 s (config.DB_BUSY_TIMEOUT_S), and fails the same way.
@@ -141,6 +141,22 @@ def held_db_server() -> Iterator[MuxdTestServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def alpha(postgres_url: str) -> Iterator[MuxdTestServer]:
+    """Host alpha's daemon on the test's PostgreSQL database (a fleet of two with `beta`)."""
+    server = host_server(postgres_url, "alpha").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def beta(postgres_url: str) -> Iterator[MuxdTestServer]:
+    """Host beta's daemon on the test's PostgreSQL database."""
+    server = host_server(postgres_url, "beta").start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

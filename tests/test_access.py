@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 import shlex
 import subprocess
 import sys
@@ -17,11 +16,11 @@ from muxd.errors import Forbidden, Unauthorized
 from muxd.protocol import messages as m
 from muxd.testing.mcp_http import stdio_session
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
+from muxd.testing.pane_tokens import SECRET, pane_token
 from muxd.testing.patience import patient_wait_for, stretched
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
 
-SECRET = re.compile(r"^muxd_[A-Za-z0-9_-]{43}$")
 
 
 def make_token(server: MuxdTestServer, tier: str, name: str, *extra: str) -> str:
@@ -122,20 +121,6 @@ def test_tokens_and_tiers(muxd_server: MuxdTestServer) -> None:
 
 
 # ------------------------------------------------------------------ a pane's own token
-
-def pane_token(server: MuxdTestServer, pane: str) -> str:
-    """What `printenv MUXD_PANE MUXD_TOKEN` prints inside the pane."""
-    server.cli("send-keys", "-t", pane, "printenv MUXD_PANE MUXD_TOKEN", "Enter", check=True)
-    found: list[str] = []
-
-    def printed() -> bool:
-        lines = server.capture(pane).splitlines()
-        found[:] = [line.strip() for line in lines if SECRET.match(line.strip())]
-        return bool(found) and pane in [line.strip() for line in lines]
-
-    wait_until(printed, timeout=10, message=f"MUXD_TOKEN printed in {pane}")
-    return found[0]
-
 
 async def _agent(server: MuxdTestServer, me: str, other: str, token: str) -> None:
     owner = await server.client()  # someone else's call in the audit trail, which the agent must not see

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ import pytest
 from muxd.testing.fake_agent_panes import FAKE_AGENT, start_fake_agent
 from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.patience import stretched
-from muxd.testing.server import MuxdTestServer
+from muxd.testing.server import MuxdTestServer, host_server
 from muxd.testing.wait import async_wait_until, wait_until
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[test]')")
@@ -32,24 +31,6 @@ from muxd.store.hosts import use_host  # noqa: E402
 from muxd.store.pg_connection import connect as pg_connect  # noqa: E402
 
 TURN_TIMEOUT_S = 30.0
-
-
-def host_server(url: str, host: str, **env: str) -> MuxdTestServer:
-    return MuxdTestServer(env={"MUXD_DB": url, "MUXD_HOST": host, **env})
-
-
-@pytest.fixture
-def alpha(postgres_url: str) -> Iterator[MuxdTestServer]:
-    server = host_server(postgres_url, "alpha").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def beta(postgres_url: str) -> Iterator[MuxdTestServer]:
-    server = host_server(postgres_url, "beta").start()
-    yield server
-    server.stop()
 
 
 def actions(url: str) -> list[tuple[str, str, str, str | None]]:
@@ -74,7 +55,7 @@ async def _send_wait_and_read(alpha: MuxdTestServer, pane: str, url: str) -> Non
         done = (await call_ok(session, "get_execution_result", agent_name="worker",
                               execution_id=sent["execution_id"]))["execution"]
         assert done["message"] == "summarise the repo" and done["task_id"] == "t-remote"
-        assert done["principal"] == "system" and done["triggered_by"] == "mcp"
+        assert done["principal"] == "system@alpha" and done["triggered_by"] == "mcp"
         assert done["response"] and "Here is my answer" in done["response"]
         recent = await call_ok(session, "list_recent_executions", host="beta")
         assert [e["id"] for e in recent["executions"]] == [sent["execution_id"]]

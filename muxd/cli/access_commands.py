@@ -21,7 +21,8 @@ def _configure_token(p: argparse.ArgumentParser) -> None:
     create.add_argument("--tier", required=True, choices=TIERS, metavar="TIER",
                         help=f"what the token may do: {', '.join(TIERS)}")
     create.add_argument("--pane", dest="panes", action="append", default=[], metavar="PANE",
-                        help="bind the token to this pane (repeatable); default: every pane")
+                        help="bind the token to this pane (repeatable; %%N@host: another host's on a "
+                             "shared database); default: every pane")
     create.add_argument("--name", help="a unique name (letters, digits, _.@+-)")
     create.add_argument("--scope", dest="scopes", action="append", choices=TASK_SCOPES, metavar="SCOPE",
                         help="a task-queue scope (tasks:read, tasks:write; repeatable); "
@@ -66,7 +67,7 @@ def token(client: Any, args: argparse.Namespace) -> int:
 
 
 def _configure_grant(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-t", dest="pane", required=True, metavar="PANE", help="the pane to share")
+    p.add_argument("-t", dest="pane", required=True, metavar="PANE", help="the pane to share (%%N@host: another host's on a shared database)")
     p.add_argument("--to", required=True, metavar="PANE|TOKEN",
                    help="a pane (its agent, i.e. its MUXD_TOKEN) or a pane-bound token's id or name")
     p.add_argument("--revoke", action="store_true", help="take the grant back")

@@ -12,7 +12,7 @@ import msgspec
 class AuditRow(msgspec.Struct, frozen=True, kw_only=True):
     ts: float
     principal: str
-    kind: str                       # "mcp" (a tool call) | "request" (a denied protocol request)
+    kind: str                       # "mcp" (a tool call), "request" (a denied request), "host" (another host's action)
     tool: str
     args_sha256: str
     status: str                     # ok | error | denied | rate_limited | timeout

@@ -56,8 +56,8 @@ def scope_terms(scope: Scope) -> list[Sql]:
     if scope.pane_keys:
         # One JSON parameter, not one per pane: a token may hold more panes than SQLite has variables.
         terms.append(("pane_key IN (SELECT value FROM json_each(?))", [json.dumps(sorted(scope.pane_keys))]))
-    if scope.principal is not None:
-        terms.append(("principal = ?", [scope.principal]))
+    if scope.principals:
+        terms.append((f"principal IN ({', '.join('?' * len(scope.principals))})", list(scope.principals)))
     return terms or [("false", [])]
 
 

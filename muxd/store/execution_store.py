@@ -21,10 +21,16 @@ from muxd.executions.transcript import Transcript, TranscriptBuffer
 
 class Scope(msgspec.Struct, frozen=True):
     """What a principal may see: executions of `pane_keys` (None: every pane) plus those it
-    triggered itself (`principal`)."""
+    triggered itself (`principal`; `sent_as` on another host's pane)."""
 
     pane_keys: frozenset[str] | None = None
     principal: str | None = None
+    sent_as: str | None = None  # `principal` as other hosts record its sends (store/hosts.sent_from)
+
+    @property
+    def principals(self) -> tuple[str, ...]:
+        """The names whose executions this scope sees whatever their pane."""
+        return tuple(name for name in (self.principal, self.sent_as) if name is not None)
 
     @property
     def everything(self) -> bool:

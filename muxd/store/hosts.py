@@ -64,6 +64,14 @@ def pane_principal(pane_id: str, host: str | None) -> str:
     return f"agent:{pane_id}" if host is None else f"agent:{pane_id}@{host}"
 
 
+def sent_from(principal: str, host: str) -> str:
+    """`principal` of host `host`'s daemon as the fleet records what it asked of another host's
+    pane (issue 30): qualified with `host` (`system@alpha`, `token:ci@alpha`), unless it is
+    already (a pane agent's `agent:%3@alpha`). The owner runs the action under this name and
+    grants it nothing by it: no rule of the owner's names a principal of another host."""
+    return principal if principal.endswith(f"@{host}") else f"{principal}@{host}"
+
+
 def use_host(c: object, host: str) -> None:
     """Make `host` what `muxd_host()` answers on connection `c` (SQLite's or a PgConnection)."""
     if isinstance(c, sqlite3.Connection):

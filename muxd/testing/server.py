@@ -154,6 +154,11 @@ class MuxdTestServer:
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
+def host_server(url: str, host: str, **env: str) -> MuxdTestServer:
+    """A daemon (not started) of host `host` on the shared database `url` (issue 30), with `env`."""
+    return MuxdTestServer(env={"MUXD_DB": url, "MUXD_HOST": host, **env})
+
+
 class InProcessCli:
     """A MuxdTestServer whose `cli()` is `run_here()`: the same code as a `muxd` command, without
     an interpreter start each (for modules that run many commands)."""

@@ -19,7 +19,7 @@ import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from muxd.sampled_log import SampledLog
 from muxd.daemon.access.host_targets import other_hosts_pane
 from muxd.daemon.panes.target import RemotePane, Resolved, TargetKind, pane_at_host, panes_of, resolve
 from muxd.daemon.access.request_rules import Rule, request_name, rule_for
+from muxd.daemon.access.scoped_replies import visible_part_of
 from muxd.daemon.access.tiers import Tier, check_tier, parse_tier
 from muxd.errors import BadRequest, Conflict, Forbidden, MuxdError, NotFound, Unauthorized
 from muxd.protocol import messages as m
@@ -413,6 +414,12 @@ class AccessControl:
                            f"taking {pane_id} back from {principal_name(token)}")
         self._grants.get(token.id, set()).discard(pane_id)
 
+    @staticmethod
+    def holds_a_pane(panes: Sequence[str], live_panes: set[str]) -> bool:
+        """Whether a token bound to `panes` still has one: this host's among `live_panes`, or any of
+        another host's (`%N@host`: that host's daemon says whether it is there when it is used)."""
+        return any(p in live_panes or pane_at_host(p) is not None for p in panes)
+
     def pane_gone(self, pane_id: str, live_panes: set[str]) -> None:
         """A pane was removed: drop the grants of it; revoke tokens none of whose panes is left.
         At once, stored in the background (see the class)."""
@@ -421,7 +428,7 @@ class AccessControl:
         self._write_soon(lambda c: tokens.remove_grants_of_pane(c, pane_id), f"dropping the grants of {pane_id}")
         at, reason = time.time(), f"pane {pane_id} gone"
         for token in list(self._by_hash.values()):
-            if token.panes is not None and pane_id in token.panes and not live_panes & set(token.panes):
+            if token.panes is not None and pane_id in token.panes and not self.holds_a_pane(token.panes, live_panes):
                 self._revoked(token, at, reason)
                 self._write_soon(lambda c, token_id=token.id: tokens.revoke_token(c, token_id, at, reason),
                                  f"revoking token {token.name}")
@@ -515,19 +522,7 @@ class AccessControl:
             if token is not None:
                 self._grant_now(token, reply.pane.id)  # what it creates, it may use
             return reply
-        if isinstance(reply, m.PaneList):
-            return msgspec.structs.replace(reply, panes=[p for p in reply.panes if p.id in visible])
-        if isinstance(reply, m.SessionList):
-            return msgspec.structs.replace(reply, sessions=_visible_sessions(reply.sessions, registry, visible))
-        if isinstance(reply, m.WindowList):
-            return msgspec.structs.replace(reply, windows=_visible_windows(reply.windows, registry, visible))
-        if isinstance(reply, m.FleetList):  # other hosts' panes are in no pane's scope
-            return msgspec.structs.replace(reply, hosts=[], panes=[])
-        if isinstance(reply, m.Status):
-            panes = [p for p in registry.all_panes() if p.id in visible]
-            sessions = {id(p.window.session) for p in panes if p.window is not None}  # type: ignore[attr-defined]
-            return msgspec.structs.replace(reply, panes=len(panes), sessions=len(sessions))
-        return reply
+        return visible_part_of(reply, registry, visible)
 
     # ------------------------------------------------------------ audit and metrics
 
@@ -572,29 +567,3 @@ def _without_id(args: Any) -> Any:
     if isinstance(args, dict):
         return {k: v for k, v in args.items() if k != "id"}
     return args
-
-
-def _visible_sessions(sessions: list[m.SessionInfo], registry: Registry, visible: set[str]) -> list[m.SessionInfo]:
-    out = []
-    for info in sessions:
-        session = next((s for s in registry.sessions if s.id == info.id), None)
-        if session is None:
-            continue
-        windows = [w for w in session.windows if any(p.id in visible for p in w.panes)]
-        if windows:
-            panes = sum(1 for w in windows for p in w.panes if p.id in visible)
-            # The needs counted there may be of panes this token does not see.
-            out.append(msgspec.structs.replace(info, windows=len(windows), panes=panes, needs={}))
-    return out
-
-
-def _visible_windows(windows: list[m.WindowInfo], registry: Registry, visible: set[str]) -> list[m.WindowInfo]:
-    by_id = {w.id: w for s in registry.sessions for w in s.windows}
-    out = []
-    for info in windows:
-        window = by_id.get(info.id)
-        count = sum(1 for p in window.panes if p.id in visible) if window is not None else 0
-        if count:
-            hidden = window is not None and count < len(window.panes)  # its agent flags may be theirs
-            out.append(msgspec.structs.replace(info, panes=count, agent_flags="" if hidden else info.agent_flags))
-    return out

@@ -13,6 +13,7 @@ from muxd.config import (
     AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_HISTORY_LIMIT_MAX, AUDIT_TOOL_MAX_CHARS, TASK_DURATION_BUCKETS_S,
 )
 from muxd.daemon.access.control import current_principal
+from muxd.daemon.access.host_targets import scope_pane_id
 from muxd.daemon.commands.table import command
 from muxd.daemon.panes.target import resolve_pane
 from muxd.daemon.work.work_metrics import write_task_metrics
@@ -48,11 +49,11 @@ def token_info(daemon: Daemon, token: TokenRecord) -> TokenInfo:
 async def create_token(daemon: Daemon, req: CreateToken) -> TokenCreated:
     if len(req.panes) > CREATE_TOKEN_PANES_MAX:
         raise BadRequest(f"a token binds at most {CREATE_TOKEN_PANES_MAX} panes", field="panes")
-    panes = [resolve_pane(daemon.registry, target).id for target in req.panes]
+    panes = [_scope_pane(daemon, target) for target in req.panes]
     token, secret = await daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None,
                                                      scopes=req.scopes)
     live = {p.id for p in daemon.registry.all_panes()}
-    if panes and not live & set(panes):  # its panes went while it was stored: it goes with them
+    if panes and not daemon.access.holds_a_pane(panes, live):  # its panes went while it was stored: it goes with them
         daemon.access.pane_gone(panes[0], live)
     return TokenCreated(id=req.id, token=token_info(daemon, daemon.access.find_token(token.id)), secret=secret)
 
@@ -73,6 +74,11 @@ async def revoke_token(daemon: Daemon, req: RevokeToken) -> TokenReply:
     return TokenReply(id=req.id, token=token_info(daemon, await daemon.access.revoke(token, "revoked by request")))
 
 
+def _scope_pane(daemon: Daemon, target: str) -> str:
+    """The id a token's panes or a grant keep for `target`: %N, or another host's `%N@host`."""
+    return scope_pane_id(daemon.registry, target, host=daemon.access.db.host, shared=daemon.access.db.shared)
+
+
 def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
     """`--to`: a pane (%N or a pane name: its agent token) or a token id / name."""
     if not ref.startswith("%"):
@@ -85,17 +91,17 @@ def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
 
 @command(GrantPane)
 async def grant_pane(daemon: Daemon, req: GrantPane) -> TokenReply:
-    pane = resolve_pane(daemon.registry, req.pane)
+    pane_id = _scope_pane(daemon, req.pane)
     token = _grantee(daemon, req.to)
-    await daemon.access.grant(token, pane.id)
+    await daemon.access.grant(token, pane_id)
     return TokenReply(id=req.id, token=token_info(daemon, token))
 
 
 @command(RevokeGrant)
 async def revoke_grant(daemon: Daemon, req: RevokeGrant) -> TokenReply:
-    pane = resolve_pane(daemon.registry, req.pane)
+    pane_id = _scope_pane(daemon, req.pane)
     token = _grantee(daemon, req.to)
-    await daemon.access.revoke_grant(token, pane.id)
+    await daemon.access.revoke_grant(token, pane_id)
     return TokenReply(id=req.id, token=token_info(daemon, token))
 
 

@@ -35,6 +35,7 @@ from muxd.protocol.execution_messages import (
 from muxd.protocol.fleet_messages import FleetHost, FleetPane
 from muxd.protocol.messages import Spawn
 from muxd.store.execution_store import EVERYTHING, ExecutionQuery, ExecutionStore, Scope
+from muxd.store.hosts import sent_from
 from muxd.store.short_ids import EXECUTION_IDS, TASK_IDS, short_ids, typed_key
 from muxd.telemetry.trace_ids import query_trace_id, trace_context
 
@@ -50,7 +51,14 @@ def scope_of(daemon: Daemon, principal: Principal) -> Scope:
     panes = daemon.access.visible(principal)
     if panes is None:
         return EVERYTHING
-    return Scope(pane_keys=frozenset(daemon.executions.pane_key(p) for p in panes), principal=principal.name)
+    return Scope(pane_keys=frozenset(daemon.executions.pane_key(p) for p in panes), principal=principal.name,
+                 sent_as=sent_as(daemon, principal))
+
+
+def sent_as(daemon: Daemon, principal: Principal) -> str | None:
+    """The name other hosts record `principal`'s sends under (None: this daemon sends to none)."""
+    link = daemon.host_link
+    return sent_from(principal.name, link.host) if link is not None else None
 
 
 def store_of(daemon: Daemon) -> ExecutionStore:
@@ -217,7 +225,7 @@ async def run(daemon: Daemon, req: RunCommand) -> ExecutionReply:
 async def cancel(daemon: Daemon, req: CancelExecution) -> ExecutionReply:
     principal = current_principal()
     execution = await execution_named(daemon, req.execution_id, scope_of(daemon, principal))
-    check_may_cancel(principal, execution)
+    check_may_cancel(principal, execution, sent_as(daemon, principal))
     if execution.status not in ACTIVE_STATUSES:
         raise Conflict(f"execution {execution.id} already ended ({execution.status})",
                        execution_id=execution.id, status=execution.status)
@@ -229,7 +237,7 @@ async def cancel(daemon: Daemon, req: CancelExecution) -> ExecutionReply:
     return ExecutionReply(id=req.id, execution=daemon.executions.cancel(execution.id))
 
 
-def check_may_cancel(principal: Principal, execution: Execution) -> None:
+def check_may_cancel(principal: Principal, execution: Execution, sent_as: str | None = None) -> None:
     """Only the principal that started `execution`, or an admin, cancels it (seed 004 FR-012.2,
     AC-005); seeing it is not enough.
 
@@ -237,8 +245,10 @@ def check_may_cancel(principal: Principal, execution: Execution) -> None:
     is the socket's owner, so it is an admin's to cancel. A pane-bound token gets nothing more
     over what others started in its own pane: it may still send its pane keys, as a person there
     could, and the history records what they did to the turn; but marking another's execution
-    cancelled would hand the orchestrator that sent it a decision the worker made for it."""
-    if principal.tier == "admin" or execution.principal == principal.name:
+    cancelled would hand the orchestrator that sent it a decision the worker made for it.
+    `sent_as`: the name `principal`'s sends to another host's pane are recorded under."""
+    if principal.tier == "admin" or (execution.principal is not None
+                                     and execution.principal in (principal.name, sent_as)):
         return
     if execution.principal is None:
         raise Forbidden(f"execution {execution.id} was typed by a person in the pane: only an admin may cancel it",

@@ -583,4 +583,4 @@ def _words(text: str) -> str:
 
 def visible(execution: Execution, scope: Scope) -> bool:
     return (scope.pane_keys is None or execution.pane_key in scope.pane_keys
-            or (scope.principal is not None and execution.principal == scope.principal))
+            or (execution.principal is not None and execution.principal in scope.principals))

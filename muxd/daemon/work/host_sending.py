@@ -27,6 +27,7 @@ from muxd.executions.tracker import error_of
 from muxd.store import host_actions
 from muxd.store.database import transaction
 from muxd.store.host_actions import TOLD_ACTION, TOLD_ANSWER, TOLD_ENDED, ActionKind, HostAction
+from muxd.store.hosts import sent_from
 
 ReadExecution = Callable[[str], Awaitable[Execution | None]]
 
@@ -104,7 +105,8 @@ def from_action(action: HostAction) -> Execution:
         status, error = "failed", error_of(action.error_code or "refused", action.error_message or "refused")
     return Execution(id=action.execution_id or "", pane_id=action.pane_id or "", agent_name=action.pane_id or "",
                      pane_key=f"{action.host}/{action.pane_id}", kind="prompt", status=status,  # type: ignore[arg-type]
-                     triggered_by=request.get("triggered_by", "mcp"), principal=action.principal,
+                     triggered_by=request.get("triggered_by", "mcp"),
+                     principal=sent_from(action.principal, action.from_host),
                      message=request.get("message"), queued_at=action.created_at, error=error,
                      completed_at=action.answered_at if status != "pending" else None,
                      task_id=request.get("task_id"), trace_id=request.get("trace_id"),

@@ -176,6 +176,13 @@ FLEET_BEAT_INTERVAL_S = 5.0
 # $MUXD_FLEET_STALE_S sets it (tests make it short); the beat then comes at least thrice within it.
 FLEET_STALE_AFTER_S = 3 * FLEET_BEAT_INTERVAL_S
 ENV_FLEET_STALE = "MUXD_FLEET_STALE_S"
+# A host stale this long (database clock) is forgotten: its heartbeat row and published panes go,
+# so a machine retired or renamed stops being listed as stale for ever; its history stays. A day:
+# a host down overnight or for a long reboot is still shown (stale) when someone looks, one gone
+# for good is not listed past the next day. Never before it is stale and taken over (the bound is
+# at least FLEET_STALE_AFTER_S's). $MUXD_FLEET_FORGET_S sets it (tests make it short).
+FLEET_FORGET_AFTER_S = 24 * 3600.0
+ENV_FLEET_FORGET = "MUXD_FLEET_FORGET_S"
 # A daemon writes its panes' summaries at most this often: an agent streaming a turn changes
 # state many times a second, a reader on another host needs it within a second or so.
 FLEET_PUBLISH_MIN_INTERVAL_S = 0.3

@@ -3,7 +3,7 @@ directory) on one PostgreSQL database. Alpha's MCP list_agents and agent_summary
 --all-hosts` show beta's fake agent as beta's (`%N@beta`), beta's state changes reach alpha within
 a bounded wait, and beta killed with SIGKILL is shown stale (its agent's state Unknown, the last
 one kept apart) while its running execution is interrupted, once; beta started again takes its
-host back and publishes again. A lone daemon on SQLite answers as before."""
+host back and publishes again. A host that never comes back is forgotten, its history kept. A lone daemon on SQLite answers as before."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ import json
 import os
 import signal
 
-from muxd.config import ENV_FLEET_STALE
+from muxd.config import ENV_FLEET_FORGET, ENV_FLEET_STALE
+from muxd.executions.record import Execution
+from muxd.store import fleet
+from muxd.store.execution_rows import UPSERT, to_row
+from muxd.store.hosts import use_host
 from muxd.store.pg_connection import connect as pg_connect
 from muxd.testing.fake_agent_panes import agent_state, ask, start_fake_agent
 from muxd.testing.mcp_stdio import call_ok, mcp_session
@@ -21,6 +25,7 @@ from muxd.testing.wait import wait_until
 
 STALE_S = 5.0  # $MUXD_FLEET_STALE_S for both daemons: a beat every ~1.7 s, beta's death shown in seconds
 SEEN_TIMEOUT_S = 20.0
+FORGET_S = 1.0  # $MUXD_FLEET_FORGET_S: below the stale bound, so forgotten once STALE_S have passed
 
 
 def _daemon(url: str, host: str) -> MuxdTestServer:
@@ -124,6 +129,34 @@ def test_two_daemons_see_each_others_agents_and_a_killed_one_goes_stale(postgres
     finally:
         beta.stop()
         alpha.stop()
+
+
+def test_a_host_stale_for_long_is_forgotten_by_a_daemons_heartbeat_its_history_kept(postgres_url: str) -> None:
+    """A host that never comes back (gamma, its rows written as its daemon writes them, its beat made
+    old) is taken over, then forgotten by alpha's heartbeat after MUXD_FLEET_FORGET_S: listed no
+    more, its panes with it, its executions kept; alpha logs it once."""
+    alpha = MuxdTestServer(env={"MUXD_DB": postgres_url, "MUXD_HOST": "alpha", ENV_FLEET_STALE: str(STALE_S),
+                                ENV_FLEET_FORGET: str(FORGET_S)}).start()  # its start migrates the database
+    db = pg_connect(postgres_url)
+    try:
+        use_host(db, "gamma")
+        fleet.begin(db, 1, 0.0)
+        fleet.publish(db, [("%1", "Idle", "claude", "{}", "{}", 0.0)], [])
+        db.execute(UPSERT, to_row(Execution(id="exec_gamma_00000001", pane_id="%1", pane_key="run/%1", agent_name="a",
+                                            kind="prompt", status="success", started_at=1.0)))
+        db.execute("UPDATE fleet_hosts SET beat_at = now() - make_interval(secs => 3600) WHERE host = 'gamma'")
+        try:
+            wait_until(lambda: db.execute("SELECT host FROM fleet_hosts WHERE host = 'gamma'").fetchall() == [],
+                       timeout=SEEN_TIMEOUT_S, message="gamma forgotten")
+            listed = _fleet(alpha)
+            assert listed["hosts"] == [] and all(p["host"] == "alpha" for p in listed["panes"])
+            assert db.execute("SELECT count(*) FROM fleet_panes WHERE host = 'gamma'").fetchone() == (0,)
+            assert db.execute("SELECT status FROM executions WHERE host = 'gamma'").fetchall() == [("success",)]
+            assert alpha.log_path.read_text().count("host gamma sent no heartbeat for 5 s: forgotten") == 1
+        finally:
+            alpha.stop()
+    finally:
+        db.close()
 
 
 def test_a_lone_daemon_on_sqlite_answers_for_its_own_panes_as_ever(muxd_server: MuxdTestServer) -> None:

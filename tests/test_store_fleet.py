@@ -1,7 +1,8 @@
 """The fleet tables (store/fleet.py, PostgreSQL's migration 7; issue 30): heartbeats judged on the
 database's clock, published panes read by the other hosts only, and a stale host taken over
 exactly once however many daemons race for it, its running executions interrupted and nothing
-else of it touched; its next start takes it back. And the publishing of a daemon's panes: a
+else of it touched; its next start takes it back. One stale for long is forgotten once, its
+history kept. And the publishing of a daemon's panes: a
 flurry of state changes is a few writes (FLEET_PUBLISH_MIN_INTERVAL_S), the last state lands,
 and a duration moving alone is never written."""
 
@@ -15,8 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from muxd.config import FLEET_PUBLISH_MIN_INTERVAL_S
-from muxd.daemon.work.fleet_presence import TAKEN_OVER_ERROR, FleetPresence, stale_after_from_env
+from muxd.config import FLEET_FORGET_AFTER_S, FLEET_PUBLISH_MIN_INTERVAL_S
+from muxd.daemon.work.fleet_presence import (
+    TAKEN_OVER_ERROR, FleetPresence, forget_after_from_env, stale_after_from_env,
+)
 from muxd.errors import BadRequest
 from muxd.executions.record import Execution
 from muxd.store import fleet
@@ -94,6 +97,39 @@ def test_a_stale_host_is_taken_over_once_however_many_race(connect_pg: Callable[
     fleet.begin(beta, 101, time.time())  # beta again: fresh, unmarked, to be taken over anew if it dies again
     assert [(h.host, h.stale, h.stale_since) for h in fleet.read_fleet(watchers[1], STALE_S)[0]
             if h.host == "beta"] == [("beta", False, None)]
+
+
+def test_a_host_stale_for_long_is_forgotten_once_its_history_kept(connect_pg: Callable[..., PgConnection]) -> None:
+    beta = connect_pg(host="beta")
+    fleet.begin(beta, 100, NOW)
+    fleet.publish(beta, [("%1", "Idle", "claude", "{}", "{}", NOW)], [])
+    beta.execute(UPSERT, to_row(_execution(1, "success")))
+    watchers = [connect_pg(host=f"w{n}") for n in range(RACERS)]
+    _age(beta, "beta", STALE_S * 10)
+    assert fleet.forget_stale(watchers[0], STALE_S) == []  # stale, not taken over yet: kept until it is
+    assert fleet.take_over_stale(watchers[0], STALE_S, NOW + 10, TAKEN_OVER_ERROR) == [("beta", 0)]
+    assert fleet.forget_stale(watchers[0], STALE_S * 100) == []  # not that long
+    together = threading.Barrier(RACERS)
+
+    def race(c: PgConnection) -> list[str]:
+        together.wait()
+        return fleet.forget_stale(c, STALE_S * 5)
+
+    with ThreadPoolExecutor(RACERS) as pool:
+        assert [h for found in pool.map(race, watchers) for h in found] == ["beta"]
+    assert fleet.read_fleet(watchers[1], STALE_S) == ([], [])
+    assert beta.execute("SELECT count(*) FROM fleet_panes").fetchone() == (0,)
+    assert beta.execute("SELECT id, status FROM executions").fetchall() == [("exec_1_00000001", "success")]
+    fleet.begin(beta, 101, time.time())  # beta back after all: listed again
+    assert [h.host for h in fleet.read_fleet(watchers[1], STALE_S)[0]] == ["beta"]
+
+
+def test_the_forgetting_bound_comes_from_muxd_fleet_forget_s_never_below_the_stale_one() -> None:
+    assert forget_after_from_env({"MUXD_FLEET_FORGET_S": "60"}, 15.0) == 60.0
+    assert forget_after_from_env({"MUXD_FLEET_FORGET_S": "1"}, 15.0) == 15.0
+    assert forget_after_from_env({}, 15.0) == FLEET_FORGET_AFTER_S == 86400.0
+    with pytest.raises(BadRequest, match="MUXD_FLEET_FORGET_S must be a number of seconds above 0"):
+        forget_after_from_env({"MUXD_FLEET_FORGET_S": "never"}, 15.0)
 
 
 def test_the_staleness_bound_comes_from_muxd_fleet_stale_s() -> None:

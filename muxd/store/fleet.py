@@ -10,6 +10,8 @@ everywhere in muxd: they tell a reader when, not whether.
 A host found stale is taken over once: the first daemon whose UPDATE sets its `stale_since`
 (the row lock orders daemons that race; the second finds it set) interrupts, in that
 transaction, the executions the dead daemon left running. Its own next start clears the mark.
+A host stale long enough (`forget_stale`) is forgotten the same way, by one daemon: its host row
+and panes go, the history it wrote stays.
 """
 
 from __future__ import annotations
@@ -104,6 +106,16 @@ def take_over_stale(c: sqlite3.Connection, stale_after_s: float, now: float,
                 f"WHERE host = ? AND {ACTIVE_ROWS}", (now, *error, now, host)).rowcount
             counts.append((host, ended))
     return counts
+
+
+def forget_stale(c: sqlite3.Connection, forget_after_s: float) -> list[str]:
+    """Forget every other host whose heartbeat is older than `forget_after_s` (the database's clock)
+    and that was taken over already: its host row and, with it, its panes; each by one caller only
+    (the DELETE's row locks order a race). Its executions and every other row it wrote stay. The
+    hosts forgotten by this call."""
+    return sorted(host for host, in c.execute(
+        f"DELETE FROM fleet_hosts WHERE host <> {HOST_SQL} AND stale_since IS NOT NULL "
+        f"AND beat_at < now() - make_interval(secs => ?) RETURNING host", (forget_after_s,)).fetchall())
 
 
 def _hosts(c: sqlite3.Connection, stale_after_s: float, where: str, params: tuple[Any, ...]) -> list[HostRow]:

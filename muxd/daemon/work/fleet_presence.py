@@ -7,7 +7,8 @@ database (issue 30; store/fleet.py holds the tables).
   (one write in flight at a time; a failed one is written again at the next look).
 - A heartbeat every `beat_interval_s` (database clock), after which the panes are looked at
   anyway (what no event tells: a title, a cwd) and other hosts whose heartbeat went stale are
-  taken over: their running executions interrupted, once in the fleet.
+  taken over: their running executions interrupted, once in the fleet; those stale past
+  `forget_after_s` (MUXD_FLEET_FORGET_S) forgotten, once too: their rows here go, their history stays.
 - Its start takes its host back (a fresh beat, its last run's panes gone); a clean stop removes
   its host row, so only a daemon that died is ever shown stale.
 
@@ -26,7 +27,10 @@ from collections.abc import Callable
 
 import msgspec
 
-from muxd.config import ENV_FLEET_STALE, FLEET_BEAT_INTERVAL_S, FLEET_PUBLISH_MIN_INTERVAL_S, FLEET_STALE_AFTER_S
+from muxd.config import (
+    ENV_FLEET_FORGET, ENV_FLEET_STALE, FLEET_BEAT_INTERVAL_S, FLEET_FORGET_AFTER_S, FLEET_PUBLISH_MIN_INTERVAL_S,
+    FLEET_STALE_AFTER_S,
+)
 from muxd.daemon.work.fleet_view import fleet_view
 from muxd.errors import StoreUnavailable
 from muxd.executions.fingerprint import stack_hash
@@ -49,16 +53,26 @@ def stale_after_from_env(env: dict[str, str]) -> float:
     return seconds_from_env(env, ENV_FLEET_STALE, FLEET_STALE_AFTER_S)
 
 
+def forget_after_from_env(env: dict[str, str], stale_after_s: float) -> float:
+    """$MUXD_FLEET_FORGET_S in seconds (unset or empty: FLEET_FORGET_AFTER_S), never below
+    `stale_after_s`: a host is taken over (its executions interrupted) before it is forgotten."""
+    return max(seconds_from_env(env, ENV_FLEET_FORGET, FLEET_FORGET_AFTER_S), stale_after_s)
+
+
 def _unchanging(summary: AgentSummary) -> AgentSummary:
     """`summary` without what changes by itself each second (its duration): what a write compares."""
     return msgspec.structs.replace(summary, activity=msgspec.structs.replace(summary.activity, duration_secs=None))
 
 
 class FleetPresence:
-    def __init__(self, db: Database, snapshot: Snapshot, *, stale_after_s: float | None = None) -> None:
+    def __init__(self, db: Database, snapshot: Snapshot, *, stale_after_s: float | None = None,
+                 forget_after_s: float | None = None) -> None:
         self.db = db
         self.snapshot = snapshot
-        self.stale_after_s = stale_after_from_env(dict(os.environ)) if stale_after_s is None else stale_after_s
+        env = dict(os.environ)
+        self.stale_after_s = stale_after_from_env(env) if stale_after_s is None else stale_after_s
+        self.forget_after_s = (forget_after_from_env(env, self.stale_after_s) if forget_after_s is None
+                               else max(forget_after_s, self.stale_after_s))
         # Three beats within the bound, and never rarer than FLEET_BEAT_INTERVAL_S.
         self.beat_interval_s = min(FLEET_BEAT_INTERVAL_S, self.stale_after_s / 3)
         self.started_at = time.time()
@@ -155,12 +169,17 @@ class FleetPresence:
                 await self.db.call(lambda c: fleet.beat(c, pid, self.started_at), "writing this host's heartbeat")
                 taken = await self.db.call(lambda c: fleet.take_over_stale(c, self.stale_after_s, time.time(), error),
                                            "looking for hosts gone stale")
+                forgotten = await self.db.call(lambda c: fleet.forget_stale(c, self.forget_after_s),
+                                               "forgetting hosts stale for long")
             except StoreUnavailable as exc:
                 log.error("fleet: %s", exc.message)
                 continue
             for host, interrupted in taken:
                 log.warning("fleet: host %s sent no heartbeat for %.0f s: its %d running execution(s) are now "
                             "interrupted", host, self.stale_after_s, interrupted)
+            for host in forgotten:
+                log.warning("fleet: host %s sent no heartbeat for %.0f s: forgotten (its history stays)",
+                            host, self.forget_after_s)
             self.changed()
 
     def close(self) -> None:

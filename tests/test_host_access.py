@@ -3,7 +3,8 @@ beta, on one real PostgreSQL database. A pane-scoped principal of alpha (a pane'
 a user token bound to alpha's pane) granted beta's pane `%N@beta` sends to it and cancels what it
 sent, and is refused beta's other pane; the sends are recorded as the caller and host that sent
 them (`agent:%0@alpha`, `token:orch@alpha`, `system@alpha`), in the history and in beta's audit
-rows of the actions it applied."""
+rows of the actions it applied; and alpha lists them among its active executions while they run,
+marked with their host."""
 
 from __future__ import annotations
 
@@ -46,9 +47,16 @@ async def _granted_only(alpha: MuxdTestServer, secret: str, worker: str, other: 
         await async_wait_until(running, timeout=TURN_TIMEOUT_S, message="beta's turn running, seen by the sender")
         recent = await call_ok(session, "list_recent_executions", host="beta")
         assert recent["executions"][0]["principal"] == principal
+        # Running on beta, listed among what runs here, marked with its host.
+        active = (await call_ok(session, "list_active_executions"))["executions"]
+        assert [(e["id"], e["host"], e["pane_id"], e["status"]) for e in active] == [
+            (held["execution_id"], "beta", f"{worker}@beta", "running")], active
         # What it sent is its own to cancel, recorded on beta under its name qualified with alpha.
         cancelled = await call_ok(session, "cancel_execution", execution_id=held["execution_id"])
         assert cancelled["status"] == "cancelled", cancelled
+        ended = await call_ok(session, "wait_for", execution_id=held["execution_id"], timeout_s=TURN_TIMEOUT_S)
+        assert ended["executions"][0]["status"] == "cancelled"
+        assert (await call_ok(session, "list_active_executions"))["executions"] == []
 
 
 def test_a_pane_agent_granted_another_hosts_pane_sends_and_cancels_there_and_no_further(

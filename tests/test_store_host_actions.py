@@ -2,7 +2,8 @@
 (store/host_actions.py), on a private cluster: each pending action is claimed once however many
 claimants race, and only by its own host; a start refuses what its host's last run claimed and
 never answered; a prompt not claimed yet can be taken back, a claimed one cannot; an answer
-carries the owner's typed error or its JSON."""
+carries the owner's typed error or its JSON; the prompts a host sent are unended until the owner
+refuses them or the history says they ended."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from collections.abc import Callable
 import pytest
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[test]')")
+from muxd.executions.record import Execution  # noqa: E402
 from muxd.store import host_actions  # noqa: E402
+from muxd.store.execution_rows import UPSERT, to_row  # noqa: E402
 from muxd.store.pg_connection import PgConnection  # noqa: E402
 
 ACTIONS = 200
@@ -78,3 +81,24 @@ def test_answers_withdrawals_and_what_a_start_refuses(connect_pg: Callable[..., 
     assert host_actions.forget_answered(alpha, time.time() + 1) == 0
     assert host_actions.forget_answered(beta, time.time() - 60) == 0
     assert host_actions.forget_answered(beta, time.time() + 1) == 5
+
+
+def test_the_prompts_a_host_sent_are_running_until_a_row_or_the_owner_says_otherwise(
+        connect_pg: Callable[..., PgConnection]) -> None:
+    alpha, beta, gamma = connect_pg(host="alpha"), connect_pg(host="beta"), connect_pg(host="gamma")
+    sent = [host_actions.insert_action(alpha, "send", "beta", "system", {"message": str(n)}, pane_id="%1",
+                                       execution_id=f"exec_1_{n:08x}") for n in range(5)]
+    host_actions.insert_action(gamma, "send", "beta", "system", {"message": "gamma's"}, pane_id="%1",
+                               execution_id="exec_9_00000000")
+    host_actions.insert_action(alpha, "cancel", "beta", "system", {}, execution_id="exec_1_00000000")
+    claimed = {a.seq: a for a in host_actions.claim_pending(beta)}
+    for n, status in ((0, "running"), (1, "success")):  # the owner's rows in the history
+        beta.execute(UPSERT, to_row(Execution(id=f"exec_1_{n:08x}", pane_id="%1", pane_key="run/%1", agent_name="a",
+                                              status=status)))  # type: ignore[arg-type]
+        host_actions.answer(beta, sent[n], "done", answer={"id": f"exec_1_{n:08x}"})
+    host_actions.answer(beta, sent[2], "refused", error=("not_found", "no pane", {}))
+    assert claimed and host_actions.withdraw(alpha, sent[3]) is False  # claimed: the owner's now
+    assert host_actions.sent_unended(alpha, 10) == [("beta", "exec_1_00000004"), ("beta", "exec_1_00000003"),
+                                                    ("beta", "exec_1_00000000")]
+    assert host_actions.sent_unended(alpha, 1) == [("beta", "exec_1_00000004")]
+    assert host_actions.sent_unended(beta, 10) == []  # beta sent nothing

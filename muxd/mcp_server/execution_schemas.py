@@ -47,6 +47,7 @@ class ExecutionRowOutput(TypedDict):
 class ActiveExecutionRowOutput(ExecutionRowOutput):
     running_seconds: float | None
     queued_at: str | None
+    host: NotRequired[str]    # sent from here to another host's pane (pane_id is %N@host), running there
 
 
 class ExecutionDetailOutput(TypedDict):

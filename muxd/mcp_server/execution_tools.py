@@ -26,6 +26,7 @@ from muxd.mcp_server.summary_tools import READ_ONLY, AnyHostPaneId, HostFilter
 from muxd.protocol.execution_messages import (
     CancelExecution, ExecutionStats, GetExecution, ListExecutions, LiveAgent, SubmitPrompt,
 )
+from muxd.protocol.fleet_messages import HOST_TARGET
 from muxd.store.execution_store import AgentStats
 from muxd.telemetry.trace_ids import SPAN_ID_HELP, SPAN_ID_PATTERN, TRACE_ID_HELP, TRACE_ID_PATTERN
 
@@ -45,6 +46,12 @@ Trigger = Literal["manual", "schedule", "agent", "mcp", "cli"]
 # One meaning of "failed" everywhere (muxd.executions.record.FAILED_STATUSES).
 FAILED_FILTER = ("only executions that ended (or are) so; failed selects every failure: status failed, "
                  "timeout or interrupted (ended without success, not cancelled), each row keeping its own")
+
+
+def _host_of(pane_id: str) -> dict[str, str]:
+    """An execution sent to another host's pane says that host; this host's nothing."""
+    found = HOST_TARGET.fullmatch(pane_id)
+    return {"host": found[2]} if found else {}
 
 
 def _since(hours: float) -> float:
@@ -112,12 +119,13 @@ def register_execution_tools(tools: ToolRegistry) -> None:
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)
     async def list_active_executions() -> ListActiveExecutionsOutput:
-        """The executions running or waiting now, with how long each has run."""
+        """The executions running or waiting now, with how long each has run: this host's, and those
+        sent from here to another host's agent (with their `host`)."""
         reply = await current_client().call(ListExecutions, active=True, limit=LIST_LIMIT_MAX)
         now = time.time()
         rows: list[ActiveExecutionRowOutput] = [
             {**summary_row(e), "running_seconds": round(now - e.started_at, 1) if e.started_at is not None else None,
-             "queued_at": iso(e.queued_at)} for e in reply.executions]
+             "queued_at": iso(e.queued_at), **_host_of(e.pane_id)} for e in reply.executions]
         return {"executions": rows, "count": reply.total}
 
     @tools.tool(category="executions", risk="safe", annotations=READ_ONLY)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from muxd.store.execution_rows import ENDED_ROWS
 from muxd.store.hosts import HOST_SQL
 
 ActionKind = Literal["send", "cancel", "dispatch"]
@@ -130,3 +131,13 @@ def execution_host(c: sqlite3.Connection, execution_id: str) -> str | None:
     """The host whose daemon runs (or ran) `execution_id`, by its row in the history."""
     row = c.execute("SELECT host FROM executions WHERE id = ?", (execution_id,)).fetchone()
     return str(row[0]) if row is not None else None
+
+
+def sent_unended(c: sqlite3.Connection, limit: int) -> list[tuple[str, str]]:
+    """(host, execution id) of the prompts this connection's host sent to other hosts that are not
+    known to have ended (taken, not refused nor taken back, and no ended row in the history),
+    newest first, at most `limit`."""
+    return [(str(host), str(execution_id)) for host, execution_id in c.execute(
+        f"SELECT host, execution_id FROM host_actions AS a WHERE from_host = {HOST_SQL} AND kind = 'send' "
+        "AND state IN ('pending', 'claimed', 'done') AND NOT EXISTS (SELECT 1 FROM executions "
+        f"WHERE id = a.execution_id AND {ENDED_ROWS}) ORDER BY seq DESC LIMIT ?", (limit,)).fetchall()]

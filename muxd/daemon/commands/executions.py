@@ -289,12 +289,26 @@ async def list_executions(daemon: Daemon, req: ListExecutions) -> ExecutionList:
                    task_id=await _task_named(daemon, req.task_id), trace_id=await _trace_named(daemon, req.trace_id),
                    until=req.until, limit=req.limit,
                    offset=req.offset)
-    if req.active:  # pending and running live in the daemon: no need to ask the store
-        rows = [e for e in daemon.executions.active(query.scope) if _matches(e, query)]
+    if req.active:  # pending and running live in the daemon (and in other hosts' for what it sent them)
+        rows = [e for e in await _active_sent(daemon, query) if _matches(e, query)]
         rows.sort(key=lambda e: e.started_at or e.queued_at or 0.0, reverse=True)
         return ExecutionList(id=req.id, executions=rows[req.offset:req.offset + req.limit], total=len(rows))
     rows, total = await history_of(daemon, query.scope).list(query)
     return ExecutionList(id=req.id, executions=rows, total=total)
+
+
+async def _active_sent(daemon: Daemon, query: ExecutionQuery) -> list[Execution]:
+    """The pending and running executions `query` may see: this daemon's, and those it sent to
+    another host's pane (their pane `%N@host`), of `query.host` only when it names one."""
+    link = daemon.host_link
+    here = link is None or query.host in (None, link.host)
+    rows = daemon.executions.active(query.scope) if here else []
+    if link is not None and query.host != link.host:
+        sent = await host_sending.sent_running(link, functools.partial(record_anywhere, daemon),
+                                               EXECUTION_LIST_LIMIT_MAX)
+        rows += [e for e in sent if visible(e, query.scope)
+                 and (query.host is None or e.pane_id.endswith(f"@{query.host}"))]
+    return rows
 
 
 def _matches(e: Execution, q: ExecutionQuery) -> bool:

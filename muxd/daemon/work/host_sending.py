@@ -24,6 +24,7 @@ from muxd.daemon.work.host_link import HostLink
 from muxd.errors import MuxdError, error_from_code
 from muxd.executions.record import ACTIVE_STATUSES, Execution, new_execution_id
 from muxd.executions.tracker import error_of
+from muxd.protocol.fleet_messages import host_target
 from muxd.store import host_actions
 from muxd.store.database import transaction
 from muxd.store.host_actions import TOLD_ACTION, TOLD_ANSWER, TOLD_ENDED, ActionKind, HostAction
@@ -118,6 +119,19 @@ async def sent_record(link: HostLink, execution_id: str) -> Execution | None:
     """`execution_id` as its send action stands for it, when no daemon wrote its row yet."""
     action = await link.db.call(lambda c: host_actions.sent_as(c, execution_id), f"reading {execution_id}")
     return from_action(action) if action is not None else None
+
+
+async def sent_running(link: HostLink, read: ReadExecution, limit: int) -> list[Execution]:
+    """The prompts this daemon sent to other hosts that are still pending or running (at most
+    `limit`, newest first), each as `read` finds it now, its pane named `%N@host`: the caller's
+    own list of what runs shows them (list_active_executions), marked with their host."""
+    found = []
+    for host, execution_id in await link.db.call(lambda c: host_actions.sent_unended(c, limit),
+                                                 "reading the prompts sent to other hosts"):
+        execution = await read(execution_id)
+        if execution is not None and execution.status in ACTIVE_STATUSES:
+            found.append(msgspec.structs.replace(execution, pane_id=host_target(execution.pane_id, host)))
+    return found
 
 
 async def host_of(link: HostLink, execution_id: str) -> str | None:

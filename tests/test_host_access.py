@@ -3,7 +3,8 @@ beta, on one real PostgreSQL database. A pane-scoped principal of alpha (a pane'
 a user token bound to alpha's pane) granted beta's pane `%N@beta` sends to it and cancels what it
 sent, and is refused beta's other pane; the sends are recorded as the caller and host that sent
 them (`agent:%0@alpha`, `token:orch@alpha`, `system@alpha`), in the history and in beta's audit
-rows of the actions it applied; and alpha lists them among its active executions while they run,
+rows of the actions it applied. A grant holds for the run of beta's daemon it was made in (pane
+ids start again with each); and alpha lists them among its active executions while they run,
 marked with their host."""
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def test_a_pane_agent_granted_another_hosts_pane_sends_and_cancels_there_and_no_
     # Not granted yet: refused on alpha as a local pane out of its scope is.
     assert "forbidden" in asyncio.run(_refused(alpha, secret, f"{worker}@beta"))
     alpha.cli("grant", "-t", f"{worker}@beta", "--to", own, check=True)
+    nowhere = alpha.cli("grant", "-t", "%0@gamma", "--to", own)  # no daemon of gamma: no run to bind it to
+    assert nowhere.returncode != 0 and "host gamma has no daemon in the fleet now" in nowhere.stderr, nowhere.stderr
     asyncio.run(_granted_only(alpha, secret, worker, other, f"agent:{own}@alpha"))
     wait_until(lambda: host_audit(postgres_url) == [
         (f"agent:{own}@alpha", "send_task", "ok", "beta"), (f"agent:{own}@alpha", "cancel_execution", "ok", "beta")],
@@ -93,6 +96,12 @@ def test_a_token_bound_to_another_hosts_pane_acts_there_recorded_as_sent_from_it
     wait_until(lambda: [row[:2] for row in host_audit(postgres_url)] == [
         ("token:orch@alpha", "send_task"), ("token:orch@alpha", "cancel_execution")],
         timeout=10, message="beta's audit of the actions it applied")
+    # beta's daemon runs anew: its pane ids start again, and the pane bound is not the one of that id now.
+    beta.stop()
+    beta.start()
+    assert start_fake_agent(beta, "worker") == worker
+    refused = asyncio.run(_refused(alpha, secret, f"{worker}@beta"))
+    assert "forbidden" in refused and "earlier run" in refused and "host beta" in refused, refused
 
 
 def test_a_grant_of_another_hosts_pane_needs_a_shared_store(muxd_server: MuxdTestServer) -> None:

@@ -108,6 +108,13 @@ def take_over_stale(c: sqlite3.Connection, stale_after_s: float, now: float,
     return counts
 
 
+def host_run(c: sqlite3.Connection, host: str) -> float | None:
+    """Which run of `host`'s daemon the fleet knows now: its row's `started_at`, set anew by each
+    start (whose pane ids start again); None when the host has no row (stopped cleanly, forgotten)."""
+    row = c.execute("SELECT started_at FROM fleet_hosts WHERE host = ?", (host,)).fetchone()
+    return float(row[0]) if row is not None else None
+
+
 def forget_stale(c: sqlite3.Connection, forget_after_s: float) -> list[str]:
     """Forget every other host whose heartbeat is older than `forget_after_s` (the database's clock)
     and that was taken over already: its host row and, with it, its panes; each by one caller only

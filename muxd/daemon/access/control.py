@@ -153,6 +153,8 @@ class AccessControl:
         self._by_id: dict[str, TokenRecord] = {}
         self._storing: dict[str, TokenRecord] = {}  # created, being committed: id and name taken
         self._grants: dict[str, set[str]] = {}
+        # (token id, %N@host) -> the run of that host's daemon it was bound in (RemotePane.run)
+        self._remote_runs: dict[tuple[str, str], float] = {}
         now = time.time()
         doing = "revoking the pane-bound tokens of the previous run"
         try:
@@ -294,7 +296,8 @@ class AccessControl:
         return token, secret
 
     async def create_token(self, *, tier: str, name: str | None = None, panes: list[str] | None = None,
-                           scopes: list[str] | None = None) -> tuple[TokenRecord, str]:
+                           scopes: list[str] | None = None, runs: dict[str, float] | None = None,
+                           ) -> tuple[TokenRecord, str]:
         """A new token and its secret (the only time the secret exists outside its holder), once
         stored; StoreUnavailable (and no token) when it cannot be."""
         token, secret = self._new_token(tier=tier, name=name, panes=panes, kind="user", scopes=scopes)
@@ -314,6 +317,8 @@ class AccessControl:
         finally:
             del self._storing[token.id]
         self._remember(token)
+        for pane_id, run in (runs or {}).items():  # its other hosts' panes: in the runs they were bound in
+            self._remote_runs[token.id, pane_id] = run
         log.info("token %s (%s, %s) created", token.id, principal_name(token), token.tier)
         return token, secret
 
@@ -387,14 +392,17 @@ class AccessControl:
             raise BadRequest(f"{principal_name(token)} is not pane-bound: it already sees every pane",
                              token=token.id)
 
-    async def grant(self, token: TokenRecord, pane_id: str) -> None:
-        """Let pane-bound `token` use `pane_id` too, once stored (StoreUnavailable otherwise)."""
+    async def grant(self, token: TokenRecord, pane_id: str, *, run: float | None = None) -> None:
+        """Let pane-bound `token` use `pane_id` too, once stored (StoreUnavailable otherwise);
+        `run`: another host's pane's, the run of its daemon it is granted in."""
         self._check_grantee(token)
         now = time.time()
         await self.db.call(lambda c: tokens.add_grant(c, token, pane_id, now),
                            f"granting {pane_id} to {principal_name(token)}")
         self._check_grantee(self._by_id[token.id])  # revoked while the grant was stored: it lapsed with it
         self._grants.setdefault(token.id, set()).add(pane_id)
+        if run is not None:
+            self._remote_runs[token.id, pane_id] = run
         log.info("pane %s granted to %s", pane_id, principal_name(token))
 
     def _grant_now(self, token: TokenRecord, pane_id: str) -> None:
@@ -413,6 +421,7 @@ class AccessControl:
         await self.db.call(lambda c: tokens.remove_grant(c, token.id, pane_id),
                            f"taking {pane_id} back from {principal_name(token)}")
         self._grants.get(token.id, set()).discard(pane_id)
+        self._remote_runs.pop((token.id, pane_id), None)
 
     @staticmethod
     def holds_a_pane(panes: Sequence[str], live_panes: set[str]) -> bool:
@@ -458,9 +467,12 @@ class AccessControl:
             elsewhere = other_hosts_pane(request.target if kind == "pane" else None, what, remote=remote,
                                          host=self.db.host, shared=self.db.shared)
             if elsewhere is not None:
-                if principal.scoped and not self.sees(principal, elsewhere.qualified):
+                if not principal.scoped:
+                    return elsewhere
+                if not self.sees(principal, elsewhere.qualified):
                     raise self._out_of_scope(principal, what, request.target)
-                return elsewhere
+                return msgspec.structs.replace(
+                    elsewhere, run=self._remote_runs.get((principal.token_id or "", elsewhere.qualified)))
             resolved = self._resolve(principal, request, kind, registry, what)
             if principal.scoped and resolved is not None:
                 if not all(self.sees(principal, p.id) for p in panes_of(resolved)):

@@ -15,7 +15,7 @@ from muxd.config import (
 from muxd.daemon.access.control import current_principal
 from muxd.daemon.access.host_targets import scope_pane_id
 from muxd.daemon.commands.table import command
-from muxd.daemon.panes.target import resolve_pane
+from muxd.daemon.panes.target import pane_at_host, resolve_pane
 from muxd.daemon.work.work_metrics import write_task_metrics
 from muxd.errors import BadRequest, Forbidden, NotFound, StoreUnavailable
 from muxd.prometheus import Exposition
@@ -23,6 +23,7 @@ from muxd.protocol.messages import (
     CheckTokens, CreateToken, GetMetrics, GetToolHistory, GrantPane, ListTokens, MetricsReply, Ok, RecordCall,
     RegisterTools, RevokeGrant, RevokeToken, TokenChecks, TokenCreated, TokenInfo, TokenList, TokenReply, ToolHistory,
 )
+from muxd.store import fleet
 from muxd.store.execution_store import Scope
 from muxd.store.task_tallies import tally
 from muxd.store.tokens import TokenRecord
@@ -49,9 +50,10 @@ def token_info(daemon: Daemon, token: TokenRecord) -> TokenInfo:
 async def create_token(daemon: Daemon, req: CreateToken) -> TokenCreated:
     if len(req.panes) > CREATE_TOKEN_PANES_MAX:
         raise BadRequest(f"a token binds at most {CREATE_TOKEN_PANES_MAX} panes", field="panes")
-    panes = [_scope_pane(daemon, target) for target in req.panes]
+    scoped = [await _scope_pane(daemon, target) for target in req.panes]
+    panes = [pane_id for pane_id, _ in scoped]
     token, secret = await daemon.access.create_token(tier=req.tier, name=req.name, panes=panes or None,
-                                                     scopes=req.scopes)
+                                                     scopes=req.scopes, runs=_runs(scoped))
     live = {p.id for p in daemon.registry.all_panes()}
     if panes and not daemon.access.holds_a_pane(panes, live):  # its panes went while it was stored: it goes with them
         daemon.access.pane_gone(panes[0], live)
@@ -74,9 +76,22 @@ async def revoke_token(daemon: Daemon, req: RevokeToken) -> TokenReply:
     return TokenReply(id=req.id, token=token_info(daemon, await daemon.access.revoke(token, "revoked by request")))
 
 
-def _scope_pane(daemon: Daemon, target: str) -> str:
-    """The id a token's panes or a grant keep for `target`: %N, or another host's `%N@host`."""
-    return scope_pane_id(daemon.registry, target, host=daemon.access.db.host, shared=daemon.access.db.shared)
+async def _scope_pane(daemon: Daemon, target: str) -> tuple[str, float | None]:
+    """The id a token's panes or a grant keep for `target` (%N, or another host's `%N@host`), and
+    for another host's the run of its daemon now (RemotePane.run); NotFound for a host with none."""
+    pane_id = scope_pane_id(daemon.registry, target, host=daemon.access.db.host, shared=daemon.access.db.shared)
+    at = pane_at_host(pane_id)
+    if at is None:
+        return pane_id, None
+    run = await daemon.access.db.call(lambda c: fleet.host_run(c, at.host), f"reading host {at.host}'s run")
+    if run is None:
+        raise NotFound(f"host {at.host} has no daemon in the fleet now: its panes can be granted while one runs",
+                       host=at.host)
+    return pane_id, run
+
+
+def _runs(scoped: list[tuple[str, float | None]]) -> dict[str, float]:
+    return {pane_id: run for pane_id, run in scoped if run is not None}
 
 
 def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
@@ -91,15 +106,15 @@ def _grantee(daemon: Daemon, ref: str) -> TokenRecord:
 
 @command(GrantPane)
 async def grant_pane(daemon: Daemon, req: GrantPane) -> TokenReply:
-    pane_id = _scope_pane(daemon, req.pane)
+    pane_id, run = await _scope_pane(daemon, req.pane)
     token = _grantee(daemon, req.to)
-    await daemon.access.grant(token, pane_id)
+    await daemon.access.grant(token, pane_id, run=run)
     return TokenReply(id=req.id, token=token_info(daemon, token))
 
 
 @command(RevokeGrant)
 async def revoke_grant(daemon: Daemon, req: RevokeGrant) -> TokenReply:
-    pane_id = _scope_pane(daemon, req.pane)
+    pane_id = scope_pane_id(daemon.registry, req.pane, host=daemon.access.db.host, shared=daemon.access.db.shared)
     token = _grantee(daemon, req.to)
     await daemon.access.revoke_grant(token, pane_id)
     return TokenReply(id=req.id, token=token_info(daemon, token))

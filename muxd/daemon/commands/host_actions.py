@@ -5,9 +5,11 @@ tasks dispatched, each through the code a local request of it runs, its pane res
 The asking daemon checked the caller's access by the same rules a local request passes
 (AccessControl.authorize) before it wrote the action; the shared database is the boundary this
 daemon trusts, as it trusts its socket's owner. So the action runs as its principal by name,
-with nothing of a tier left to check: what the rules say was said on the asking host. That name
-is the caller's qualified with the asking host (`system@alpha`: store/hosts.sent_from), so this
-host's history and audit say who sent it and from where, and no rule here grants it anything.
+with nothing of a tier left to check: what the rules say was said on the asking host, but for
+the run of this daemon a pane-scoped caller's pane was granted in, which only this daemon knows
+(pane ids start again with each run). That name is the caller's qualified with the asking host
+(`system@alpha`: store/hosts.sent_from), so this host's history and audit say who sent it and
+from where, and no rule here grants it anything.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from muxd.daemon.access.control import Principal
 from muxd.daemon.commands.executions import find_execution, submit_prompt
 from muxd.daemon.commands.tasks import dispatch_pane
 from muxd.daemon.panes.target import resolve_pane
-from muxd.errors import BadRequest, MuxdError
+from muxd.daemon.work.host_sending import GRANTED_RUN
+from muxd.errors import BadRequest, Forbidden, MuxdError
 from muxd.protocol.execution_messages import SubmitPrompt
 from muxd.protocol.task_messages import DispatchTasks
 from muxd.store.audit import args_sha256
@@ -66,12 +69,18 @@ async def _carry_out(daemon: Daemon, action: HostAction) -> Any:
     if action.kind == "cancel":
         execution = await find_execution(daemon, action.execution_id or "", EVERYTHING)
         return msgspec.to_builtins(daemon.executions.cancel(execution.id))
+    request = {key: value for key, value in action.request.items() if key != GRANTED_RUN}
+    granted_in = action.request.get(GRANTED_RUN)
+    if granted_in is not None and (daemon.fleet is None or granted_in != daemon.fleet.started_at):
+        # Pane ids start again with each run: the pane granted is gone, whatever has its id now.
+        raise Forbidden(f"{action.pane_id}@{action.host} was granted to {principal.name} in an earlier run of "
+                        "this host's daemon: grant it again", target=action.pane_id)
     pane = resolve_pane(daemon.registry, action.pane_id)
     if action.kind == "send":
-        req = msgspec.convert({**action.request, "id": 0, "target": action.pane_id}, SubmitPrompt)
+        req = msgspec.convert({**request, "id": 0, "target": action.pane_id}, SubmitPrompt)
         execution, created = await submit_prompt(daemon, req, pane, principal, execution_id=action.execution_id)
         return {**msgspec.to_builtins(execution), "created": created}
     if action.kind == "dispatch":
-        req = msgspec.convert({**action.request, "id": 0, "target": action.pane_id}, DispatchTasks)
+        req = msgspec.convert({**request, "id": 0, "target": action.pane_id}, DispatchTasks)
         return msgspec.to_builtins(dispatch_pane(daemon, req, pane))
     raise BadRequest(f"no such action: {action.kind}", kind=action.kind)

@@ -27,6 +27,9 @@ class RemotePane(msgspec.Struct, frozen=True):
 
     pane_id: str
     host: str
+    # For a pane-scoped principal: the run of `host`'s daemon (store/fleet.host_run) in which the
+    # pane was granted or bound to it; that daemon refuses once it runs anew (its pane ids restart).
+    run: float | None = None
 
     @property
     def qualified(self) -> str:

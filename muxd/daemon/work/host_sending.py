@@ -31,6 +31,7 @@ from muxd.store.host_actions import TOLD_ACTION, TOLD_ANSWER, TOLD_ENDED, Action
 from muxd.store.hosts import sent_from
 
 ReadExecution = Callable[[str], Awaitable[Execution | None]]
+GRANTED_RUN = "granted_in_run"  # a request's key: the run of the owner's daemon its pane was granted in
 
 
 async def ask(link: HostLink, kind: ActionKind, host: str, principal: str, request: dict[str, Any], *,
@@ -70,8 +71,8 @@ async def send(link: HostLink, pane: RemotePane, principal: str, request: dict[s
     """A prompt for `pane` (another host's) sent as `principal`: (its execution, created), the
     execution pending if the owner has not answered yet."""
     execution_id = new_execution_id()
-    action = _answered(await ask(link, "send", pane.host, principal, request, pane_id=pane.pane_id,
-                                 execution_id=execution_id))
+    action = _answered(await ask(link, "send", pane.host, principal, _in_run(pane, request),
+                                 pane_id=pane.pane_id, execution_id=execution_id))
     return from_action(action), bool(action.answer.get("created", True)) if action.state == "done" else True
 
 
@@ -89,8 +90,15 @@ async def cancel(link: HostLink, execution: Execution, host: str, principal: str
 async def dispatch(link: HostLink, pane: RemotePane, principal: str, request: dict[str, Any]) -> list[Any]:
     """Dispatch on `pane` (another host's): the owner's dispatchers as it answers (empty while it
     has not: the action waits for its daemon)."""
-    action = _answered(await ask(link, "dispatch", pane.host, principal, request, pane_id=pane.pane_id))
+    action = _answered(await ask(link, "dispatch", pane.host, principal, _in_run(pane, request),
+                                 pane_id=pane.pane_id))
     return list(action.answer or []) if action.state == "done" else []
+
+
+def _in_run(pane: RemotePane, request: dict[str, Any]) -> dict[str, Any]:
+    """`request`, saying the run of the owner's daemon `pane` was granted in, if it was (its owner
+    refuses it in another: daemon/commands/host_actions.py)."""
+    return request if pane.run is None else {**request, GRANTED_RUN: pane.run}
 
 
 def from_action(action: HostAction) -> Execution:

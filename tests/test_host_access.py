@@ -90,6 +90,9 @@ def test_a_token_bound_to_another_hosts_pane_acts_there_recorded_as_sent_from_it
     # A token bound to beta's pane only: alpha has no pane of it, and it is not revoked for that.
     secret = alpha.cli("token", "create", "--tier", "execute_advanced", "--name", "orch", "--pane", f"{worker}@beta",
                        check=True).stdout.strip()
+    # `token:ci@alpha` is what beta records of token ci's sends from alpha: no token may be named so.
+    named = alpha.cli("token", "create", "--tier", "view_only", "--name", "ci@alpha")
+    assert named.returncode != 0 and "'@' names the host a principal sent from" in named.stderr, named.stderr
     listed = alpha.cli("token", "list", check=True).stdout
     assert f"{worker}@beta" in listed and "orch" in listed
     asyncio.run(_granted_only(alpha, secret, worker, other, "token:orch@alpha"))

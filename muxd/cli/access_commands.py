@@ -23,7 +23,7 @@ def _configure_token(p: argparse.ArgumentParser) -> None:
     create.add_argument("--pane", dest="panes", action="append", default=[], metavar="PANE",
                         help="bind the token to this pane (repeatable; %%N@host: another host's on a "
                              "shared database); default: every pane")
-    create.add_argument("--name", help="a unique name (letters, digits, _.@+-)")
+    create.add_argument("--name", help="a unique name (letters, digits, _.@+-; no @ on a shared database)")
     create.add_argument("--scope", dest="scopes", action="append", choices=TASK_SCOPES, metavar="SCOPE",
                         help="a task-queue scope (tasks:read, tasks:write; repeatable); "
                              "default: both, tasks:read only for view_only")

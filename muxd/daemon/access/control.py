@@ -287,6 +287,9 @@ class AccessControl:
         elif not _TOKEN_NAME.match(name):
             raise BadRequest(f"invalid token name {name!r}: 1-{TOKEN_NAME_MAX_CHARS} of letters, digits, _.@+-",
                              field="name")
+        elif "@" in name and self.db.shared:  # `token:ci@alpha` is token ci's sends from host alpha (hosts.sent_from)
+            raise BadRequest(f"invalid token name {name!r}: on a database daemons share, '@' names the host a "
+                             "principal sent from", field="name")
         if self._live_named(name) is not None or any(t.name == name for t in self._storing.values()):
             raise Conflict(f"a live token is already named {name}", name=name)
         secret = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_SECRET_BYTES)

@@ -71,6 +71,15 @@ def test_a_task_sent_to_another_hosts_pane_runs_there_and_is_waited_for_here(
         alpha: MuxdTestServer, beta: MuxdTestServer, postgres_url: str) -> None:
     pane = start_fake_agent(beta, "worker")
     asyncio.run(_send_wait_and_read(alpha, pane, postgres_url))
+    # beta's audit says who asked each action it applied (alpha's socket owner) and how it ended.
+    db = pg_connect(postgres_url)
+    try:
+        wait_until(lambda: db.execute("SELECT principal, tool, error_code, host FROM audit WHERE kind = 'host' "
+                                      "ORDER BY id").fetchall() == [("system@alpha", "send_task", None, "beta"),
+                                                                    ("system@alpha", "send_task", "not_found", "beta")],
+                   timeout=10, message="beta's audit rows of alpha's sends")
+    finally:
+        db.close()
 
 
 async def _cancel_across(alpha: MuxdTestServer, beta: MuxdTestServer, pane: str) -> None:

@@ -163,10 +163,11 @@ class _BusyDaemon:
     def prompt(self, pane: str) -> None:
         self.server.run_here("send-keys", "-t", pane, "think", "Enter")
 
-    def recorded(self) -> int:
+    def recorded(self, *status: str) -> int:
+        """Executions in the history (`status`: only those with it)."""
         if not self.history:
             return 0
-        return json.loads(self.server.run_here("history", "--json", "--limit", "1", check=True).stdout)["total"]
+        return json.loads(self.server.run_here("history", "--json", "--limit", "1", *status, check=True).stdout)["total"]
 
     @property
     def pid(self) -> int:
@@ -176,7 +177,8 @@ class _BusyDaemon:
 
 def _warm_up(daemons: list[_BusyDaemon], turn_s: float) -> None:
     """One turn on every pane before the window: what a daemon does once (imports at the first
-    ended turn, the warm-up after the first reply) is not what recording costs a busy fleet."""
+    ended turn, the warm-up after the first reply, each agent's session log looked for and given
+    up on) is not what recording costs a busy fleet."""
     for daemon in daemons:
         for pane in daemon.ids:
             daemon.prompt(pane)
@@ -186,6 +188,10 @@ def _warm_up(daemons: list[_BusyDaemon], turn_s: float) -> None:
                        message=f"{daemon.label}: the warm-up turns recorded")
     for daemon in daemons:
         daemon.wait_idle(turn_s)  # (the count above has the turns once they run, not once they ended)
+    for daemon in daemons:
+        if daemon.history:  # their ends (a turn ends its settle time after its prompt came back) before the window
+            wait_until(lambda: daemon.recorded("--status", "success") >= len(daemon.ids), timeout=60,
+                       message=f"{daemon.label}: the warm-up turns ended")
 
 
 def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> None:

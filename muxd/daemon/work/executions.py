@@ -263,7 +263,7 @@ class ExecutionService:
                     isinstance(e, Save) for e in effects):
                 self._begin(run, submitted=True)  # a person's prompt began a turn (already in the log)
             self._apply(run, effects)
-        elif run.timer is None or tracker.due() != run.timer_due:
+        elif tracker.due() != run.timer_due or (run.timer is None and run.timer_due is not None):
             self._schedule(run)
         if state.is_agent is not run.tapped_for:
             self._retap(run)

@@ -12,10 +12,11 @@ executions, and what recording costs the daemon on 20 busy agent panes.
 2. Recording: `--panes` fake Claude Code panes busy most of the time (turns of `--turn-s` of
    spinner redraws and an answer, the next prompt 2 s after) for `--seconds`, in a daemon
    recording executions and in one with MUXD_HISTORY=0 running side by side in the same window,
-   sent the same keystrokes at the same moments; each daemon's CPU seconds (from /proc), the
-   ratio on/off, `--repeats` windows, their median (target <= 2 %). Also what recording costs per
-   execution recorded (ms of CPU: all of it, the loop's, the database writer's; each daemon's
-   threads named through thread_names/sitecustomize.py, read from /proc/PID/task/*/schedstat),
+   sent the same keystrokes at the same moments; each daemon's CPU seconds (its threads' clocks
+   to the nanosecond, /proc/PID/task/*/schedstat: the process's clock ticks are too coarse for a
+   difference of a few tens of ms), the ratio on/off, `--repeats` windows, their median (target
+   <= 2 %). Also what recording costs per execution recorded (ms of CPU: all of it, the loop's,
+   the database writer's; each daemon's threads named through thread_names/sitecustomize.py),
    and the turn length it drove: the same cost per execution is a smaller share at real agents'
    turns, which run for minutes (`--turn-s 120`). `--tree DIR` adds a third daemon recording
    with the code of checkout DIR (old against new in the same window). `--threads` prints every
@@ -53,11 +54,12 @@ PROMPT_GAP_S = 2.0  # and the next prompt comes this long after the turn's lengt
 THREAD_NAMES = Path(__file__).parent / "thread_names"
 
 
-def thread_cpu(pid: int) -> dict[str, float]:
-    """CPU seconds of each live thread of `pid` by group, to the nanosecond (schedstat; stat counts
-    10 ms ticks, too coarse for a few ms per execution): "loop" (the main thread, which runs the
-    event loop), else the thread's name without its number (muxd-db_0 -> muxd-db)."""
-    out: dict[str, float] = {}
+def thread_clocks(pid: int) -> dict[int, tuple[str, float]]:
+    """Each live thread of `pid`: (its group, its CPU seconds to the nanosecond: schedstat; the
+    process's utime + stime count 10 ms ticks, ±0.02 s on a window's difference, more than a
+    few ms per execution over a window's 60 make). The group is "loop" (the main thread, which
+    runs the event loop), else the thread's name without its number (muxd-db_0 -> muxd-db)."""
+    out: dict[int, tuple[str, float]] = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/comm") as fh:
@@ -66,7 +68,16 @@ def thread_cpu(pid: int) -> dict[str, float]:
                 ns = int(fh.read().split()[0])
         except OSError:
             continue  # ended meanwhile
-        out[name] = out.get(name, 0.0) + ns / 1e9
+        out[int(tid)] = (name, ns / 1e9)
+    return out
+
+
+def spent(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds each thread group spent from `before` to `after` (thread_clocks); a thread that
+    ended between them is not counted (the daemons' threads live as long as they do)."""
+    out: dict[str, float] = {}
+    for tid, (name, cpu) in after.items():
+        out[name] = out.get(name, 0.0) + cpu - (before[tid][1] if tid in before else 0.0)
     return out
 
 
@@ -151,7 +162,8 @@ class _BusyDaemon:
         self.server = MuxdTestServer(env=env).start()
         self.ids = [self.server.cli("new-session", "-d", "-P", "-s", f"a{n}", "--", *FAKE_AGENT, "claude",
                                     check=True).stdout.strip() for n in range(panes)]
-        self.cpu = 0.0
+        self.cpu = 0.0  # CPU seconds over the window, its threads' clocks
+        self.ticks = 0.0  # and as the process's utime + stime count it
         self.by_thread: dict[str, float] = {}
 
     def wait_idle(self, turn_s: float = 0.0) -> None:
@@ -163,10 +175,11 @@ class _BusyDaemon:
     def prompt(self, pane: str) -> None:
         self.server.run_here("send-keys", "-t", pane, "think", "Enter")
 
-    def recorded(self) -> int:
+    def recorded(self, *status: str) -> int:
+        """Executions in the history (`status`: only those with it)."""
         if not self.history:
             return 0
-        return json.loads(self.server.run_here("history", "--json", "--limit", "1", check=True).stdout)["total"]
+        return json.loads(self.server.run_here("history", "--json", "--limit", "1", *status, check=True).stdout)["total"]
 
     @property
     def pid(self) -> int:
@@ -176,7 +189,8 @@ class _BusyDaemon:
 
 def _warm_up(daemons: list[_BusyDaemon], turn_s: float) -> None:
     """One turn on every pane before the window: what a daemon does once (imports at the first
-    ended turn, the warm-up after the first reply) is not what recording costs a busy fleet."""
+    ended turn, the warm-up after the first reply, each agent's session log looked for and given
+    up on) is not what recording costs a busy fleet."""
     for daemon in daemons:
         for pane in daemon.ids:
             daemon.prompt(pane)
@@ -186,6 +200,10 @@ def _warm_up(daemons: list[_BusyDaemon], turn_s: float) -> None:
                        message=f"{daemon.label}: the warm-up turns recorded")
     for daemon in daemons:
         daemon.wait_idle(turn_s)  # (the count above has the turns once they run, not once they ended)
+    for daemon in daemons:
+        if daemon.history:  # their ends (a turn ends its settle time after its prompt came back) before the window
+            wait_until(lambda: daemon.recorded("--status", "success") >= len(daemon.ids), timeout=60,
+                       message=f"{daemon.label}: the warm-up turns ended")
 
 
 def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> None:
@@ -206,14 +224,15 @@ def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> N
 
     driver = threading.Thread(target=prompts, daemon=True)
     before = [cpu_seconds(d.pid) for d in daemons]
-    threads_before = [thread_cpu(d.pid) for d in daemons]
+    threads_before = [thread_clocks(d.pid) for d in daemons]
     driver.start()
     time.sleep(seconds)  # the measured window: a fixed wall-clock span, not a synchronisation
     stop.set()
     driver.join()
     for daemon, start, threads in zip(daemons, before, threads_before):
-        daemon.cpu = cpu_seconds(daemon.pid) - start
-        daemon.by_thread = {name: cpu - threads.get(name, 0.0) for name, cpu in thread_cpu(daemon.pid).items()}
+        daemon.by_thread = spent(threads, thread_clocks(daemon.pid))
+        daemon.cpu = sum(daemon.by_thread.values())
+        daemon.ticks = cpu_seconds(daemon.pid) - start
 
 
 def _per_execution(daemon: _BusyDaemon, off: _BusyDaemon, recorded: int) -> tuple[float, float, float]:
@@ -231,12 +250,12 @@ def _thread_split(daemons: list[_BusyDaemon], recorded: list[int]) -> None:
     names = sorted({n for d in daemons for n in d.by_thread}, key=lambda n: -max(d.by_thread.get(n, 0) for d in daemons))
     for daemon in daemons:
         print(f"    {daemon.label:>6}: " + ", ".join(f"{n} {daemon.by_thread.get(n, 0.0):.2f}" for n in names)
-              + f" (threads {sum(daemon.by_thread.values()):.2f} of process {daemon.cpu:.2f} s)")
+              + f" (threads {daemon.cpu:.3f} s; the process's clock ticks {daemon.ticks:.2f} s)")
     for daemon, count in zip(daemons[1:], recorded):
         extra = daemon.cpu - off.cpu
         print(f"    {daemon.label} - off: " + ", ".join(
             f"{n} {daemon.by_thread.get(n, 0.0) - off.by_thread.get(n, 0.0):+.2f}" for n in names)
-            + f" (process {extra:+.2f} s; per execution recorded: " + ", ".join(
+            + f" (all threads {extra:+.3f} s; per execution recorded: " + ", ".join(
                 f"{n} {(daemon.by_thread.get(n, 0.0) - off.by_thread.get(n, 0.0)) / max(count, 1) * 1000:+.2f} ms"
                 for n in names[:2]) + ")", flush=True)
 
@@ -264,7 +283,7 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
             _warm_up(daemons, turn_s)
             _busy_window(daemons, seconds, turn_s)
             off = daemons[0].cpu
-            parts = [f"off {off:.2f} s"]
+            parts = [f"off {off:.3f} s"]
             costs = []
             recorded_counts = []
             for daemon in daemons[1:]:
@@ -274,7 +293,7 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
                 extras.setdefault(daemon.label, []).append(extra)
                 cost = _per_execution(daemon, daemons[0], recorded)
                 per_execution.setdefault(daemon.label, []).append(cost)
-                parts.append(f"{daemon.label} {daemon.cpu:.2f} s = {daemon.cpu / off if off else 0:.3f}x "
+                parts.append(f"{daemon.label} {daemon.cpu:.3f} s = {daemon.cpu / off if off else 0:.3f}x "
                              f"({extra:+.1f} %, {recorded} executions)")
                 costs.append(f"{daemon.label} {cost[0]:+.2f} ms (loop {cost[1]:+.2f}, writer {cost[2]:+.2f})")
             print(f"  window {n + 1} (load {load:.1f}): daemon CPU " + "; ".join(parts), flush=True)

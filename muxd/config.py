@@ -313,6 +313,10 @@ LIST_OFFSET_MAX_ROWS = 1_000_000_000   # rows a history or task listing may skip
 # An agent back at its prompt must stay there this long before its turn is over (an agent
 # flickers through its prompt between a tool's result and its next request).
 EXECUTION_IDLE_SETTLE_S = 1.0
+# A pane's execution timer fires this long after its deadline: uvloop rounds a delay to the
+# millisecond, so one set for the deadline may fire up to half a millisecond early, find nothing
+# due, and set one of 0 ms, again and again until the deadline passes (ten ticks where one does).
+EXECUTION_TIMER_SLACK_S = 0.002
 # A delivered prompt whose turn was never seen busy (too short for two looks) ends once the
 # agent is at its prompt and this long has passed since delivery.
 EXECUTION_TURN_UNSEEN_S = 3.0

@@ -290,8 +290,10 @@ class ExecutionTracker(msgspec.Struct):
     def _take_hook_prompt(self, running: Execution, state: AgentState) -> None:
         """A person's turn seen busy on screen before its prompt hook came (a loaded machine):
         the hook's prompt, when it comes, is the message (the input box's text was a guess)."""
+        if not state.prompt or running.triggered_by != "manual":
+            return  # (every state of an agent without hooks: no lookup)
         prompt_at = _said_by_hook(state, "prompt")
-        if (running.triggered_by == "manual" and running.sources.get("message") != "hook" and state.prompt
+        if (running.sources.get("message") != "hook"
                 and prompt_at is not None and prompt_at >= (running.started_at or 0.0) - HOOK_LATE_S):
             self.running = msgspec.structs.replace(running, message=state.prompt,
                                                    sources={**running.sources, "message": "hook"})

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import HISTORY_PRUNE_INTERVAL_S, HISTORY_UNTOLD_ROW_WITHIN_S, SUBMIT_GAP_S
+from muxd.config import (
+    EXECUTION_TIMER_SLACK_S, HISTORY_PRUNE_INTERVAL_S, HISTORY_UNTOLD_ROW_WITHIN_S, SUBMIT_GAP_S,
+)
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.daemon.work.pane_run import PaneRun
@@ -124,6 +126,7 @@ class ExecutionService:
         if self.store is None:
             return  # recording is off (MUXD_HISTORY=0): no pane is followed
         run = PaneRun(pane, ExecutionTracker(pane.id))
+        run.manual = functools.partial(self._manual, pane)
         run.tracker.turn_shown = functools.partial(self._turn_shown, run)
         run.tracker.prompt_waiting = functools.partial(self._prompt_waiting, run)
         run.tracker.shell_in_front = functools.partial(shell_in_front, pane)
@@ -250,17 +253,24 @@ class ExecutionService:
         run = self.panes.get(pane.id)
         if run is None:
             return
-        was_running = run.tracker.running
+        tracker = run.tracker
+        was_running = tracker.running
+        effects = tracker.state_changed(state, time.time(), manual=run.manual)
+        # Most states come mid-turn (a spinner's words, a count) and change nothing here (no
+        # effect, no deadline moved, no tap to change): checked here, without a call for each.
+        if effects:
+            if tracker.running is not None and tracker.running is not was_running and any(
+                    isinstance(e, Save) for e in effects):
+                self._begin(run, submitted=True)  # a person's prompt began a turn (already in the log)
+            self._apply(run, effects)
+        elif tracker.due() != run.timer_due or (run.timer is None and run.timer_due is not None):
+            self._schedule(run)
+        if state.is_agent is not run.tapped_for:
+            self._retap(run)
 
-        def manual() -> tuple[Execution, str | None]:  # only when a person's prompt made it busy
-            return self._template(pane, "manual", None), self._typed_input(pane)
-
-        effects = run.tracker.state_changed(state, time.time(), manual=manual)
-        if run.tracker.running is not None and run.tracker.running is not was_running and any(
-                isinstance(e, Save) for e in effects):
-            self._begin(run, submitted=True)  # a person's prompt began a turn (already in the log)
-        self._apply(run, effects)
-        self._retap(run)
+    def _manual(self, pane: Pane) -> tuple[Execution, str | None]:
+        """A person's prompt made `pane`'s agent busy: the record to start, the message typed."""
+        return self._template(pane, "manual", None), self._typed_input(pane)
 
     def _typed_input(self, pane: Pane) -> str | None:
         detection = self.detections.get(pane.id)
@@ -488,7 +498,8 @@ class ExecutionService:
             run.timer = None
         run.timer_due = due
         if due is not None:
-            run.timer = asyncio.get_running_loop().call_later(max(0.0, due - time.time()), self._tick, run)
+            run.timer = asyncio.get_running_loop().call_later(
+                max(0.0, due - time.time()) + EXECUTION_TIMER_SLACK_S, self._tick, run)
 
     def _tick(self, run: PaneRun) -> None:
         run.timer = None

@@ -39,3 +39,4 @@ class PaneRun(msgspec.Struct):
     marks_tap: Callable[[bytes], None] | None = None  # the tap while a shell is in front (prompt marks)
     tapped_for: bool | None = None  # whether an agent was in front at the last retap
     timer_due: float | None = None
+    manual: Callable[[], tuple[Execution, str | None]] | None = None  # the record a person's prompt starts

@@ -121,6 +121,16 @@ def lock_clause(c: object, table: str, *, skip_locked: bool = False) -> str:
     return f" FOR UPDATE OF {table}{' SKIP LOCKED' if skip_locked else ''}"
 
 
+def judged_now(c: object, now: float) -> float:
+    """The time a task's move is judged and stamped by: on PostgreSQL the database's clock (now(),
+    the transaction's start), so daemons on hosts whose clocks disagree agree on when a lease runs
+    out; on SQLite `now`, the caller's, the clock of the one machine its file is on. A connection
+    whose `database_clock` is off (tests that pin the time) takes `now` on PostgreSQL too."""
+    if not getattr(c, "database_clock", False):
+        return now
+    return float(c.execute("SELECT extract(epoch FROM now())::float8").fetchone()[0])  # type: ignore[attr-defined]
+
+
 @contextmanager
 def transaction(db: sqlite3.Connection, *, immediate: bool = False) -> Iterator[sqlite3.Connection]:
     """BEGIN … COMMIT (ROLLBACK on error) on an autocommit connection.

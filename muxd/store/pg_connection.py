@@ -87,6 +87,9 @@ class PgConnection:
 
         self.raw = conn
         self.locking = False
+        # Leases are judged by the database's clock (database.judged_now): daemons sharing it
+        # may run on hosts whose clocks disagree. Off only where a test pins the time.
+        self.database_clock = True
         self.driver_error: type[Exception] = psycopg.Error  # database.driver_error
         # JSON columns come back as their text, as from SQLite: the table modules decode it
         # (msgspec, into their own types), one code path for both databases.

@@ -16,7 +16,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from muxd.executions.record import ENDED_STATUSES, FAILED_STATUSES, KINDS, STATUSES
-from muxd.store.execution_rows import FAILED_ROWS, SELECT_COLUMNS
+from muxd.store.execution_rows import FAILED_ROWS, READ_COLUMNS
 from muxd.store.execution_store import AgentStats, ExecutionQuery, Scope
 
 # NULLS LAST: SQLite's order for DESC, said so that PostgreSQL (NULLs first there) sorts the same;
@@ -104,7 +104,7 @@ def page(query: ExecutionQuery) -> Sql:
     terms = scope_terms(query.scope)
     if len(terms) < 2 and len(query.statuses) < 2:
         sql, params = where(query)
-        return f"SELECT {SELECT_COLUMNS} FROM executions {sql} {NEWEST_FIRST} LIMIT ? OFFSET ?", \
+        return f"SELECT {READ_COLUMNS} FROM executions {sql} {NEWEST_FIRST} LIMIT ? OFFSET ?", \
             [*params, query.limit, query.offset]
     # Pane rows OR principal rows, or any of several statuses (the failure family), would make
     # SQLite collect and sort every row that matches: take the newest rows of each stream (a
@@ -120,7 +120,7 @@ def page(query: ExecutionQuery) -> Sql:
             params += [*term_params, *([status] if status else []), *filter_params, enough]
     # The page is picked among the streams' (seq, at) alone (UNION: a row two scope terms see
     # counts once); only its rows are read whole.
-    return (f"SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN (SELECT seq FROM "
+    return (f"SELECT {READ_COLUMNS} FROM executions WHERE seq IN (SELECT seq FROM "
             f"({' UNION '.join(streams)}) streams {NEWEST_FIRST} LIMIT ? OFFSET ?) {NEWEST_FIRST}"), \
         [*params, query.limit, query.offset]
 
@@ -181,11 +181,11 @@ def unique_failures(query: ExecutionQuery) -> Sql:
     """The newest failure of each fingerprint matching `query`, newest first."""
     if not _index_only(query):
         failures, params = _matching_failures(query)
-        return (f"{failures} SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN "
+        return (f"{failures} SELECT {READ_COLUMNS} FROM executions WHERE seq IN "
                 f"(SELECT {_NEWEST_OF_H} FROM (SELECT DISTINCT h FROM failures) g) {NEWEST_FIRST} LIMIT ? OFFSET ?"), \
             [*params, query.limit, query.offset]
     rows, params = _per_fingerprint(query)
-    return (f"{_FINGERPRINTS} SELECT {SELECT_COLUMNS} FROM executions WHERE seq IN "
+    return (f"{_FINGERPRINTS} SELECT {READ_COLUMNS} FROM executions WHERE seq IN "
             f"(SELECT (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) FROM hashes WHERE h IS NOT NULL) "
             f"{NEWEST_FIRST} LIMIT ? OFFSET ?"), [*params, query.limit, query.offset]
 

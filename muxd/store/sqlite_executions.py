@@ -33,7 +33,7 @@ from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database, is_postgres, transaction
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
-from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
+from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, READ_COLUMNS, UPSERT, from_row, to_row
 from muxd.store.save_batches import SAVE_TRANSCRIPT, SaveBatches, save_rows, transcript_row
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope
 from muxd.store.hosts import OWN_ROWS
@@ -198,7 +198,7 @@ class SqliteExecutionStore:
 
         def job(db: sqlite3.Connection) -> int:
             with transaction(db):
-                rows = db.execute(f"SELECT {SELECT_COLUMNS} FROM executions WHERE {ACTIVE_ROWS} "
+                rows = db.execute(f"SELECT {READ_COLUMNS} FROM executions WHERE {ACTIVE_ROWS} "
                                   f"AND {OWN_ROWS}").fetchall()
                 if not rows:  # as at every clean start: its error's hash (fingerprint.py's patterns) not needed
                     return 0
@@ -362,7 +362,7 @@ class SqliteExecutionStore:
 
 
 def _many(db: sqlite3.Connection, rest: str, params: list[Any]) -> list[Execution]:
-    return [from_row(row) for row in db.execute(f"SELECT {SELECT_COLUMNS} FROM executions {rest}", params)]
+    return [from_row(row) for row in db.execute(f"SELECT {READ_COLUMNS} FROM executions {rest}", params)]
 
 
 def _one(db: sqlite3.Connection, where: str, params: list[Any]) -> Execution | None:

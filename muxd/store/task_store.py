@@ -20,6 +20,8 @@ import sqlite3
 import uuid
 from typing import Any, Literal, NamedTuple
 
+import msgspec
+
 from muxd.config import (TASK_LEARNINGS_MAX, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S,
                          TASK_LIST_LIMIT_MAX, TASK_MAX_ATTEMPTS_DEFAULT, TASK_NEXT_LIMIT_MAX, TASK_PRIORITY_MAX,
                          TASK_TITLE_MAX_CHARS)
@@ -102,7 +104,8 @@ def create_task(c: sqlite3.Connection, *, title: str, description: str, plan: st
         task = Task(id=new_id(), title=title, description=description, plan_id=plan_id, plan=plan_name,
                     priority=priority, verification=verification, depends_on=deps, context=context,
                     created_by=created_by, created_at=now, updated_at=now)
-        c.execute(INSERT, insert_values(task))
+        host = c.execute(f"{INSERT} RETURNING host", insert_values(task)).fetchone()[0]
+        task = msgspec.structs.replace(task, host=host)
         c.executemany("INSERT INTO task_deps (task_id, depends_on) VALUES (?, ?)", [(task.id, d) for d in deps])
         insert_event(c, TaskEvent(task_id=task.id, at=now, kind="created", actor=created_by, to_state="ready",
                                   detail=details(plan=task.plan, priority=priority)))

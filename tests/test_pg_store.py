@@ -146,6 +146,20 @@ def test_two_sweepers_return_each_expired_lease_once(connect_pg: Callable[[], Pg
     assert states == [("ready", None, len(held))]
 
 
+def test_daemons_making_the_same_new_plan_at_once_share_it(connect_pg: Callable[..., PgConnection]) -> None:
+    makers = 4
+    together = threading.Barrier(makers)
+
+    def make(n: int) -> Task:
+        db = connect_pg(host=f"host{n}")
+        together.wait()
+        return new(db, f"task {n}", plan="launch")
+
+    with ThreadPoolExecutor(makers) as pool:
+        made = list(pool.map(make, range(makers)))
+    assert len({task.plan_id for task in made}) == 1 and {task.plan for task in made} == {"launch"}
+
+
 def _database_now(c: PgConnection) -> float:
     return float(c.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0])
 

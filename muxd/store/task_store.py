@@ -77,9 +77,11 @@ def _plan(c: sqlite3.Connection, plan: str, *, create_at: float | None = None) -
         is_uuid = False
     if create_at is None or is_uuid:
         raise NotFound(f"no plan {plan}", plan=plan)
-    plan_id = new_id()
-    c.execute("INSERT INTO plans (id, name, created_at) VALUES (?, ?, ?)", (plan_id, plan, create_at))
-    return plan_id, plan
+    # Two daemons sharing PostgreSQL may make the same new plan at once: the later takes the first's.
+    c.execute("INSERT INTO plans (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+              (new_id(), plan, create_at))
+    row = c.execute("SELECT id, name FROM plans WHERE name = ?", (plan,)).fetchone()
+    return str(row[0]), str(row[1])
 
 
 def create_task(c: sqlite3.Connection, *, title: str, description: str, plan: str | None, priority: int,

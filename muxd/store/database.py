@@ -38,6 +38,7 @@ Job = Callable[[sqlite3.Connection], T]
 _CHECK_PROGRESS_STEPS = 10_000  # SQLite VM steps between looks at the clock during the check
 _SQLITE_INTERRUPT = 9
 ENV_BUSY_TIMEOUT = "MUXD_DB_BUSY_TIMEOUT_S"
+DATABASE_NOW = "extract(epoch FROM now())::float8"  # PostgreSQL's clock (the transaction's start), epoch seconds
 
 
 def busy_timeout_from_env(env: Mapping[str, str]) -> float:
@@ -128,7 +129,16 @@ def judged_now(c: object, now: float) -> float:
     whose `database_clock` is off (tests that pin the time) takes `now` on PostgreSQL too."""
     if not getattr(c, "database_clock", False):
         return now
-    return float(c.execute("SELECT extract(epoch FROM now())::float8").fetchone()[0])  # type: ignore[attr-defined]
+    began: float | None = getattr(c, "began_at", None)  # read with the transaction's BEGIN
+    if began is not None:
+        return began
+    return float(c.execute(f"SELECT {clock_sql(c)}").fetchone()[0])  # type: ignore[attr-defined]
+
+
+def clock_sql(c: object) -> str:
+    """SQL for judged_now's time, where a statement compares with it: the database's clock, or
+    `?` (a parameter: the caller's `now`)."""
+    return DATABASE_NOW if getattr(c, "database_clock", False) else "?"
 
 
 @contextmanager

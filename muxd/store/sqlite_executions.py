@@ -71,7 +71,8 @@ class SqliteExecutionStore:
         self._db = db
         self._readers = None if db.path == MEMORY else ReaderPool(db.connect_reader, threads=reader_threads)
         self._text: Callable[[str], str] = str  # the read queries' SQL as the database reads it
-        if is_database_url(db.path):
+        self._postgres = is_database_url(db.path)
+        if self._postgres:
             from muxd.store.pg_history_sql import postgres_text
 
             self._text = postgres_text
@@ -331,7 +332,7 @@ class SqliteExecutionStore:
         if queries.sees_nothing(query.scope):
             return [], 0
         page_sql, page_params = self._sql(queries.page(query))
-        count_sql, count_params = self._sql(tallies.count(query) or queries.count(query))
+        count_sql, count_params = self._sql(tallies.count(query) or queries.count(query, postgres=self._postgres))
 
         def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
             with transaction(db):  # the page and the total from one snapshot

@@ -331,7 +331,7 @@ class SqliteExecutionStore:
         """The rows of one page and the total that match (ignoring limit/offset)."""
         if queries.sees_nothing(query.scope):
             return [], 0
-        page_sql, page_params = self._sql(queries.page(query))
+        page_sql, page_params = self._sql(queries.page(query, postgres=self._postgres))
         count_sql, count_params = self._sql(tallies.count(query) or queries.count(query, postgres=self._postgres))
 
         def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
@@ -348,7 +348,7 @@ class SqliteExecutionStore:
         """The rows of one page, without the total."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = self._sql(queries.page(query))
+        sql, params = self._sql(queries.page(query, postgres=self._postgres))
         return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)], "listing executions")
 
     def close(self) -> None:

@@ -239,9 +239,13 @@ def sample_targets(path: str | Path, *, sample: int = 500) -> Targets:
 
 async def measure(path: str | Path, calls: int) -> list[tuple[str, float, float, int]]:
     """(name, p50 ms, p95 ms, rows in the last answer) of each of HISTORY_CALLS, `calls` times each."""
-    targets = sample_targets(path)
+    return await measure_on(Database(str(path)), sample_targets(path), calls)
+
+
+async def measure_on(db: Database, targets: Targets, calls: int) -> list[tuple[str, float, float, int]]:
+    """`measure` on the opened database `db` (SQLite's or PostgreSQL's; closed after), asking about
+    `targets`."""
     rng = random.Random(SEED)
-    db = Database(str(path))
     store = SqliteExecutionStore(db)
     results = []
     try:

@@ -86,10 +86,18 @@ def migrated_pg_template(postgres_cluster: PostgresCluster) -> str:
 @pytest.fixture
 def connect_pg(postgres_cluster: PostgresCluster, migrated_pg_template: str) -> Iterator[Callable[..., PgConnection]]:
     """Opens connections to one migrated PostgreSQL database of the private cluster, new for the
-    test (as `connect_store` does for SQLite); every one is closed and the database dropped after."""
+    test (as `connect_store` does for SQLite); every one is closed and the database dropped after.
+    They take the caller's clock, as SQLite's do (the store's tests pin the time); a test of the
+    database's clock sets `database_clock` on its own (database.judged_now)."""
     name = postgres_cluster.create_database(template=migrated_pg_template)
+
+    def open_one() -> PgConnection:
+        db = pg_connect(postgres_cluster.url(name))
+        db.database_clock = False
+        return db
+
     try:
-        yield from _migrated_connections(lambda: pg_connect(postgres_cluster.url(name)), pg_migrate)
+        yield from _migrated_connections(open_one, pg_migrate)
     finally:
         postgres_cluster.drop_database(name)
 

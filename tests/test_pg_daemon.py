@@ -36,6 +36,9 @@ def test_a_daemon_on_postgresql_records_executions_and_claims_tasks(postgres_url
         history = json.loads(server.cli("history", "--json", check=True).stdout)
         assert sorted((e["kind"], e["status"]) for e in history["executions"]) == [
             ("command", "failed"), ("prompt", "success")]
+        # --json rows say where they came from: this daemon's host.
+        assert task["host"] == "alpha" and {e["host"] for e in history["executions"]} == {"alpha"}
+        assert " through alpha" in server.run_here("task", "show", task["id"], check=True).stdout
         assert json.loads(server.cli("history", "--status", "failed", "--json", check=True).stdout)["total"] == 1
     finally:
         server.stop()

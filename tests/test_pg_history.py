@@ -40,7 +40,8 @@ def _history_sql() -> list[tuple[str, list[object]]]:
         if queries.sees_nothing(query.scope):
             continue
         built += [queries.page(query), queries.count(query), queries.error_patterns(query),
-                  queries.unique_failures(query), queries.stats(query)]
+                  queries.unique_failures(query), queries.stats(query),
+                  queries.page(query, postgres=True), queries.count(query, postgres=True)]
         if tallies.covers(query):
             built.append(tallies.stats(query))
         if tallies.covers(query, by_agent=False, failures=True):

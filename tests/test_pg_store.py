@@ -2,7 +2,8 @@
 the schema's migrations (applied once, by one of several daemons starting together; a newer
 database refused) and their shape (SQLite's, column for column), the placeholders, transactions
 that do not nest, and the race a fleet brings that one SQLite writer never sees: two daemons'
-sweepers expiring the same leases (each task returned once). Everything the queue and knowledge
+sweepers expiring the same leases (each task returned once), judged by the database's clock
+whatever each host's says. Everything the queue and knowledge
 do, the claim race of 20 connections over 1,000 tasks included, is tests/test_task_store.py and
 tests/test_knowledge.py, run on both databases."""
 
@@ -143,6 +144,51 @@ def test_two_sweepers_return_each_expired_lease_once(connect_pg: Callable[[], Pg
     assert set(events.values()) == {1} and len(events) == len(held)
     states = pg.execute("SELECT state, claimed_by, count(*) FROM tasks GROUP BY 1, 2").fetchall()
     assert states == [("ready", None, len(held))]
+
+
+def test_daemons_making_the_same_new_plan_at_once_share_it(connect_pg: Callable[..., PgConnection]) -> None:
+    makers = 4
+    together = threading.Barrier(makers)
+
+    def make(n: int) -> Task:
+        db = connect_pg(host=f"host{n}")
+        together.wait()
+        return new(db, f"task {n}", plan="launch")
+
+    with ThreadPoolExecutor(makers) as pool:
+        made = list(pool.map(make, range(makers)))
+    assert len({task.plan_id for task in made}) == 1 and {task.plan for task in made} == {"launch"}
+
+
+def _database_now(c: PgConnection) -> float:
+    return float(c.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0])
+
+
+def test_leases_are_judged_by_the_databases_clock_whatever_each_hosts_says(
+        connect_pg: Callable[..., PgConnection]) -> None:
+    """Two hosts whose clocks are an hour apart, either side of the database's: a lease runs from
+    the database's now, neither host's sweeper returns it early, and once it lapses by the
+    database's clock the slow host's sweeper returns it, though its own clock says it has an hour left."""
+    slow, fast = connect_pg(host="slow"), connect_pg(host="fast")
+    for db in (slow, fast):
+        db.database_clock = True  # as a daemon's own connections (the fixture pins the caller's)
+    before = _database_now(slow)
+    held, fresh = ts.claim(slow, new(slow).id, A, 60, before - 3600)
+    after = _database_now(slow)
+    assert fresh and before <= held.claimed_at <= after and held.lease_expires_at == held.claimed_at + 60
+    assert ts.expire_leases(fast, after + 3600, max_attempts=3) == []
+    assert ts.claim_next(fast, "agent:%2", 60, after + 3600) is None  # the fast host sees it held too
+    # The lease lapses, by the database's clock.
+    slow.execute("UPDATE tasks SET lease_expires_at = extract(epoch FROM now()) - 1 WHERE id = ?", (held.id,))
+    assert ts.expire_leases(slow, before - 3600, max_attempts=3) == [held.id]
+    events = slow.execute("SELECT kind, host FROM task_events WHERE task_id = ? ORDER BY seq", (held.id,)).fetchall()
+    assert events == [("created", "slow"), ("claimed", "slow"), ("lease_expired", "slow")]
+
+
+def test_a_connection_that_pins_the_time_takes_its_callers_clock(pg: PgConnection) -> None:
+    held, _ = ts.claim(pg, new(pg).id, A, 60, NOW)  # the fixture's connections pin the time, as SQLite's take it
+    assert (held.claimed_at, held.lease_expires_at) == (NOW, NOW + 60)
+    assert ts.expire_leases(pg, NOW + 61, max_attempts=3) == [held.id]
 
 
 # ---------------------------------------------------------------- the history's tallies

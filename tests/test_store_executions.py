@@ -9,6 +9,7 @@ Failures of the database itself (kill -9, full disk, locks) are in test_store_ex
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import sqlite3
 import zlib
@@ -22,6 +23,7 @@ import pytest
 
 from muxd.executions.record import STATUSES, TRIGGERS, Execution, ExecutionError, Status
 from muxd.executions.transcript import Transcript, TranscriptBuffer
+from muxd.store.hosts import host_from_env
 from muxd.store.opening import open_database
 from muxd.store.execution_store import EVERYTHING, AgentStats, ErrorPattern, ExecutionQuery, Scope
 from muxd.store.schema import MIGRATIONS
@@ -32,7 +34,9 @@ BASE = 1_700_000_000.0
 FAILED_ISH = ("failed", "timeout", "interrupted")
 
 
-ONE_PANE: dict[str, Any] = {"pane_id": "%1", "pane_key": "r/%1", "agent_name": "a"}
+# The host the stores opened here record (store/hosts.py): a record read back says it.
+HERE = host_from_env(os.environ)
+ONE_PANE: dict[str, Any] = {"pane_id": "%1", "pane_key": "r/%1", "agent_name": "a", "host": HERE}
 
 
 def run(test: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -74,7 +78,7 @@ def _fleet(count: int = 80) -> list[Execution]:
             trace_id=trace, attempt=(n % 3) + 1 if trace else None, error=error,
             queued_at=BASE + n * 10 - 1, started_at=None if status == "pending" else BASE + n * 10,
             duration_ms=None if status in ("pending", "running") else 1000 + n,
-            tokens_used=100 + n, cost_usd=None if n % 4 == 0 else 0.01 * n))
+            tokens_used=100 + n, cost_usd=None if n % 4 == 0 else 0.01 * n, host=HERE))
     return rows
 
 
@@ -189,7 +193,7 @@ def test_every_field_round_trips(db_location: str) -> None:
         session_id="sess-1", tool_calls=["Bash(mkdir -p demo)", "Write(a.py)"], files_written=["a.py"],
         task_id="task-1", trace_id="trace-1", span_id="span-1", attempt=2, idempotency_key="idem-1",
         sources={"tokens_used": "session_log", "response": "screen"}, transcript_bytes=4096,
-        transcript_truncated=True)
+        transcript_truncated=True, host=HERE)
     defaults = Execution(id="x", pane_id="x", pane_key="x", agent_name="x")
     unset = [f for f in msgspec.structs.fields(Execution) if getattr(full, f.name) == getattr(defaults, f.name)]
     assert unset == []  # the test sets every field, so every column is exercised
@@ -335,8 +339,8 @@ def test_a_turns_output_buffer_is_compressed_by_the_store_once_and_stored(db_loc
     output = TranscriptBuffer(100, 30, cap_bytes=300)
     for n in range(60):
         output.add(f"line {n}\r\n".encode())
-    execution = Execution(id="exec_buffered", pane_id="%1", pane_key="r/%1", agent_name="a", status="success",
-                          transcript_bytes=output.kept, transcript_truncated=output.truncated)
+    execution = Execution(id="exec_buffered", status="success", transcript_bytes=output.kept,
+                          transcript_truncated=output.truncated, **ONE_PANE)
 
     async def test() -> None:
         async with opened(db_location) as store:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from test_store_executions import HERE
 
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution
@@ -20,7 +21,7 @@ from muxd.store.database import Database
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.testing.wait import async_wait_until
 
-ONE_PANE = {"pane_id": "%1", "pane_key": "r/%1", "agent_name": "a"}
+ONE_PANE = {"pane_id": "%1", "pane_key": "r/%1", "agent_name": "a", "host": HERE}  # a record as read back
 WRITER_TIMEOUT_S = 30.0
 
 

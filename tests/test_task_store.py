@@ -16,6 +16,7 @@ from muxd.errors import (BadRequest, Forbidden, MuxdError, NotFound, TaskAlready
                          TaskNotActionable)
 from muxd.store import task_store as ts
 from muxd.store.database import is_postgres, transaction
+from muxd.store.hosts import host_of
 from muxd.store.task_rows import COLUMNS, INSERT, insert_values
 from muxd.store.task_tallies import FinishedTally, tally
 from muxd.tasks.model import STATES, State, Task, Verification, VerificationResult, new_id
@@ -72,6 +73,11 @@ def test_a_created_task_reads_back_whole_with_its_plan_and_event(store: sqlite3.
     assert ts.get_task(store, by_id.id).depends_on == [first.id]
     [created] = ts.task_events(store, first.id)
     assert (created.kind, created.actor, created.from_state, created.to_state) == ("created", "user:me", None, "ready")
+    # Which daemon's host each row came from: the connection's (store/hosts.py), read back as written.
+    here = host_of(store)
+    assert here and first.host == created.host == here
+    claimed = ts.claim(store, first.id, A, 60, NOW)[0]
+    assert claimed.host == here and ts.task_events(store, first.id)[-1].host == here
 
 
 @pytest.mark.parametrize(("fields", "field"), [

@@ -54,7 +54,8 @@ def _print_task(task: Task) -> None:
             ["depends on", ", ".join(task.depends_on)], ["held by", task.claimed_by or ""],
             ["lease", _lease(task)], ["attempts", str(task.attempts)], ["external ref", task.external_ref or ""],
             ["last error", task.last_error or ""],
-            ["created", f"{age(task.created_at)} ago by {task.created_by or '-'}"]]
+            ["created", f"{age(task.created_at)} ago by {task.created_by or '-'}"
+                        + (f" through {task.host}" if task.host else "")]]
     print_fields(rows)
     for heading, text in (("description", task.description), ("feedback", task.feedback),
                           ("check output", result.output if result else None)):

@@ -124,7 +124,7 @@ class Daemon:
         # History off (MUXD_HISTORY=0) is for measuring what recording costs, nothing else.
         store = SqliteExecutionStore(self.access.db) if history else None
         self.executions = ExecutionService(self.detections, store, self.retention.transcript_max_bytes,
-                                           on_ended=self._execution_ended)
+                                           on_ended=self._execution_ended, host=self.access.db.host)
         # The task queue, usage-limit resumes, /metrics' executions and the spans export are built at
         # their first use (the properties below), or by the start's deferred work, after the first reply.
         self.config_errors: list[str] = []  # the config file's bad lines at start (daemon/core/config_load.py)

@@ -75,6 +75,7 @@ class Execution(msgspec.Struct, frozen=True, kw_only=True):
     sources: dict[str, Source] = {}      # field name -> where its value came from
     transcript_bytes: int = 0            # raw output bytes kept (after the cap)
     transcript_truncated: bool = False   # the cap was reached: the start is kept, the rest not
+    host: str | None = None              # the daemon's host that ran it (MUXD_HOST); None until stored
 
 
 def statuses_selected(status: str | None) -> tuple[str, ...]:

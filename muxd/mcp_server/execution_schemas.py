@@ -42,6 +42,7 @@ class ExecutionRowOutput(TypedDict):
     task_id: str | None
     trace_id: str | None
     principal: str | None       # who triggered it: "system", "token:NAME", "agent:%N"; null: typed by a person
+    host: str | None            # the daemon's host that ran it (MUXD_HOST): where it came from
 
 
 class ActiveExecutionRowOutput(ExecutionRowOutput):
@@ -67,6 +68,7 @@ class ExecutionDetailOutput(TypedDict):
     cost_model: str | None       # estimates: the model priced
     cost_price_date: str | None  # estimates: ISO date of the price table
     principal: str | None
+    host: str | None             # the daemon's host that ran it (MUXD_HOST)
     context_used: int | None
     context_max: int | None
     tool_calls: list[str]
@@ -259,6 +261,7 @@ class TaskRowOutput(TypedDict):
     agent_name: str
     pane_id: str
     principal: str | None
+    host: str | None
 
 
 class _TasksList(TypedDict):

@@ -62,7 +62,7 @@ def summary_row(e: Execution) -> ExecutionRowOutput:
         "message": preview(e.message), "started_at": iso(e.started_at), "completed_at": iso(e.completed_at),
         "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd, "cost_source": e.cost_source,
         "has_error": e.error is not None, "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind,
-        "task_id": e.task_id, "trace_id": e.trace_id, "principal": e.principal,
+        "task_id": e.task_id, "trace_id": e.trace_id, "principal": e.principal, "host": e.host,
     }
 
 
@@ -73,6 +73,7 @@ def detail(e: Execution, transcript: str | None = None, include_transcript: bool
         "response": e.response, "error": error_dict(e), "started_at": iso(e.started_at),
         "completed_at": iso(e.completed_at), "duration_seconds": _seconds(e.duration_ms), "cost_usd": e.cost_usd,
         "cost_source": e.cost_source, "cost_model": e.cost_model, "cost_price_date": e.cost_price_date, "principal": e.principal,
+        "host": e.host,
         "context_used": e.context_used, "context_max": e.context_max, "tool_calls": list(e.tool_calls),
         "pane_id": e.pane_id, "agent_type": e.agent_type, "kind": e.kind, "triggered_by": e.triggered_by,
         "queued_at": iso(e.queued_at), "tokens_used": e.tokens_used, "files_written": list(e.files_written),
@@ -95,7 +96,7 @@ def task_row(e: Execution) -> TaskRowOutput:
         "duration_ms": e.duration_ms, "trace_id": e.trace_id, "span_id": e.span_id, "attempt": e.attempt,
         "error": error_dict(e), "retrieval": {"memory_count": 0, "source": []},
         "io": {"files_written": list(e.files_written)}, "backfilled": False,
-        "agent_name": e.agent_name, "pane_id": e.pane_id, "principal": e.principal,
+        "agent_name": e.agent_name, "pane_id": e.pane_id, "principal": e.principal, "host": e.host,
     }
 
 

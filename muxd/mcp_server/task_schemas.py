@@ -23,6 +23,7 @@ class _TaskCore(TypedDict):
     attempts: int
     createdAt: str | None
     updatedAt: str | None
+    host: str | None            # the daemon's host it was created through (MUXD_HOST): where it came from
 
 
 class VerificationKindOutput(TypedDict):
@@ -121,7 +122,7 @@ class TaskListOutput(TypedDict):
 # `from` is a Python keyword: the functional form declares it.
 TaskEventOutput = TypedDict("TaskEventOutput", {
     "at": str | None, "kind": str, "actor": str | None, "from": str | None, "to": str | None,
-    "detail": NotRequired[dict[str, Any]]})
+    "host": str | None, "detail": NotRequired[dict[str, Any]]})
 
 
 class ReviewOutput(TypedDict):

@@ -21,6 +21,7 @@ def task_row(task: Task) -> TaskRowOutput:
         "verification": {"kind": task.verification.kind},
         "dependsOn": task.depends_on, "claimedBy": task.claimed_by, "leaseExpiresAt": iso(task.lease_expires_at),
         "attempts": task.attempts, "createdAt": iso(task.created_at), "updatedAt": iso(task.updated_at),
+        "host": task.host,
     }
 
 
@@ -56,7 +57,7 @@ def actionable_row(item: ActionableTask) -> ActionableOutput:
 
 def event_row(event: TaskEvent) -> dict[str, Any]:
     return {"at": iso(event.at), "kind": event.kind, "actor": event.actor, "from": event.from_state,
-            "to": event.to_state, **({"detail": event.detail} if event.detail else {})}
+            "to": event.to_state, "host": event.host, **({"detail": event.detail} if event.detail else {})}
 
 
 def review_row(review: Review) -> dict[str, Any]:

@@ -38,6 +38,7 @@ Job = Callable[[sqlite3.Connection], T]
 _CHECK_PROGRESS_STEPS = 10_000  # SQLite VM steps between looks at the clock during the check
 _SQLITE_INTERRUPT = 9
 ENV_BUSY_TIMEOUT = "MUXD_DB_BUSY_TIMEOUT_S"
+DATABASE_NOW = "extract(epoch FROM now())::float8"  # PostgreSQL's clock (the transaction's start), epoch seconds
 
 
 def seconds_from_env(env: Mapping[str, str], name: str, default: float) -> float:
@@ -125,6 +126,25 @@ def lock_clause(c: object, table: str, *, skip_locked: bool = False) -> str:
     if not (is_postgres(c) and getattr(c, "locking", False)):
         return ""
     return f" FOR UPDATE OF {table}{' SKIP LOCKED' if skip_locked else ''}"
+
+
+def judged_now(c: object, now: float) -> float:
+    """The time a task's move is judged and stamped by: on PostgreSQL the database's clock (now(),
+    the transaction's start), so daemons on hosts whose clocks disagree agree on when a lease runs
+    out; on SQLite `now`, the caller's, the clock of the one machine its file is on. A connection
+    whose `database_clock` is off (tests that pin the time) takes `now` on PostgreSQL too."""
+    if not getattr(c, "database_clock", False):
+        return now
+    began: float | None = getattr(c, "began_at", None)  # read with the transaction's BEGIN
+    if began is not None:
+        return began
+    return float(c.execute(f"SELECT {clock_sql(c)}").fetchone()[0])  # type: ignore[attr-defined]
+
+
+def clock_sql(c: object) -> str:
+    """SQL for judged_now's time, where a statement compares with it: the database's clock, or
+    `?` (a parameter: the caller's `now`)."""
+    return DATABASE_NOW if getattr(c, "database_clock", False) else "?"
 
 
 @contextmanager

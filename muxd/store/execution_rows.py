@@ -15,11 +15,13 @@ from muxd.store.hosts import HOST_SQL
 
 _JSON_FIELDS = frozenset({"tool_calls", "files_written", "sources"})
 _ERROR_COLUMNS = ("error_type", "error_message", "stack_hash")
-_FIELDS: tuple[str, ...] = Execution.__struct_fields__
+# `host` is written by the database (muxd_host(), below) and read after the columns written.
+_FIELDS: tuple[str, ...] = tuple(name for name in Execution.__struct_fields__ if name != "host")
 # `at`, last, is derived: when the execution happened (started, else queued), what lists sort on.
 COLUMNS: tuple[str, ...] = tuple(column for name in _FIELDS
                                  for column in (_ERROR_COLUMNS if name == "error" else (name,))) + ("at",)
 SELECT_COLUMNS = ", ".join(COLUMNS)
+READ_COLUMNS = f"{SELECT_COLUMNS}, host"  # what from_row reads
 # The row's host (store/hosts.py) is the daemon's that first wrote it: an update keeps it.
 UPSERT = (f"INSERT INTO executions ({SELECT_COLUMNS}, host) VALUES ({', '.join('?' * len(COLUMNS))}, {HOST_SQL}) "
           f"ON CONFLICT(id) DO UPDATE SET "
@@ -54,8 +56,8 @@ def to_row(execution: Execution) -> tuple[Any, ...]:
 
 
 def from_row(row: tuple[Any, ...]) -> Execution:
-    """The `Execution` a row of COLUMNS holds."""
-    fields = dict(zip(COLUMNS, row))
+    """The `Execution` a row of READ_COLUMNS holds."""
+    fields = dict(zip((*COLUMNS, "host"), row))
     del fields["at"]
     error_type, error_message, stack_hash = (fields.pop(c) for c in _ERROR_COLUMNS)
     if error_type is not None:

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol
 
+from muxd.store.database import DATABASE_NOW
+
 _STATEMENTS_CACHED = 512
 
 
@@ -33,6 +35,8 @@ class _Cursor(Protocol):
     def fetchone(self) -> tuple[Any, ...] | None: ...
 
     def fetchall(self) -> list[tuple[Any, ...]]: ...
+
+    def nextset(self) -> bool | None: ...
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]: ...
 
@@ -87,6 +91,10 @@ class PgConnection:
 
         self.raw = conn
         self.locking = False
+        # Leases are judged by the database's clock (database.judged_now): daemons sharing it
+        # may run on hosts whose clocks disagree. Off only where a test pins the time.
+        self.database_clock = True
+        self.began_at: float | None = None  # the open transaction's now(), with database_clock
         self.driver_error: type[Exception] = psycopg.Error  # database.driver_error
         # JSON columns come back as their text, as from SQLite: the table modules decode it
         # (msgspec, into their own types), one code path for both databases.
@@ -119,7 +127,14 @@ class PgConnection:
         transaction): refused, as SQLite refuses it."""
         if self.in_transaction:
             raise RuntimeError("a transaction is open already: transactions do not nest")
-        self.execute("BEGIN")
+        # A move's time comes with its BEGIN, not a round trip of its own (database.judged_now); a
+        # read's transaction may need to be set up first (SET TRANSACTION), and needs no time.
+        if immediate and self.database_clock:
+            began = self.execute(f"BEGIN; SELECT {DATABASE_NOW}")
+            began.nextset()
+            self.began_at = float(began.fetchone()[0])  # type: ignore[index]
+        else:
+            self.execute("BEGIN")
         self.locking = immediate
         try:
             yield self
@@ -129,6 +144,7 @@ class PgConnection:
             raise
         finally:
             self.locking = False
+            self.began_at = None
         self.execute("COMMIT")
 
     @property

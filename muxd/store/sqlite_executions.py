@@ -33,7 +33,7 @@ from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database, is_postgres, transaction
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
-from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, SELECT_COLUMNS, UPSERT, from_row, to_row
+from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, READ_COLUMNS, UPSERT, from_row, to_row
 from muxd.store.save_batches import SAVE_TRANSCRIPT, SaveBatches, save_rows, transcript_row
 from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope
 from muxd.store.hosts import OWN_ROWS
@@ -71,7 +71,8 @@ class SqliteExecutionStore:
         self._db = db
         self._readers = None if db.path == MEMORY else ReaderPool(db.connect_reader, threads=reader_threads)
         self._text: Callable[[str], str] = str  # the read queries' SQL as the database reads it
-        if is_database_url(db.path):
+        self._postgres = is_database_url(db.path)
+        if self._postgres:
             from muxd.store.pg_history_sql import postgres_text
 
             self._text = postgres_text
@@ -198,7 +199,7 @@ class SqliteExecutionStore:
 
         def job(db: sqlite3.Connection) -> int:
             with transaction(db):
-                rows = db.execute(f"SELECT {SELECT_COLUMNS} FROM executions WHERE {ACTIVE_ROWS} "
+                rows = db.execute(f"SELECT {READ_COLUMNS} FROM executions WHERE {ACTIVE_ROWS} "
                                   f"AND {OWN_ROWS}").fetchall()
                 if not rows:  # as at every clean start: its error's hash (fingerprint.py's patterns) not needed
                     return 0
@@ -330,8 +331,8 @@ class SqliteExecutionStore:
         """The rows of one page and the total that match (ignoring limit/offset)."""
         if queries.sees_nothing(query.scope):
             return [], 0
-        page_sql, page_params = self._sql(queries.page(query))
-        count_sql, count_params = self._sql(tallies.count(query) or queries.count(query))
+        page_sql, page_params = self._sql(queries.page(query, postgres=self._postgres))
+        count_sql, count_params = self._sql(tallies.count(query) or queries.count(query, postgres=self._postgres))
 
         def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
             with transaction(db):  # the page and the total from one snapshot
@@ -347,7 +348,7 @@ class SqliteExecutionStore:
         """The rows of one page, without the total."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = self._sql(queries.page(query))
+        sql, params = self._sql(queries.page(query, postgres=self._postgres))
         return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)], "listing executions")
 
     def close(self) -> None:
@@ -362,7 +363,7 @@ class SqliteExecutionStore:
 
 
 def _many(db: sqlite3.Connection, rest: str, params: list[Any]) -> list[Execution]:
-    return [from_row(row) for row in db.execute(f"SELECT {SELECT_COLUMNS} FROM executions {rest}", params)]
+    return [from_row(row) for row in db.execute(f"SELECT {READ_COLUMNS} FROM executions {rest}", params)]
 
 
 def _one(db: sqlite3.Connection, where: str, params: list[Any]) -> Execution | None:

@@ -17,7 +17,9 @@ from muxd.store.database import is_postgres, lock_clause
 from muxd.store.hosts import HOST_SQL
 from muxd.tasks.model import Review, Task, TaskEvent, Verification, VerificationResult
 
-COLUMNS: tuple[str, ...] = tuple(name for name in Task.__struct_fields__ if name not in ("plan", "depends_on"))
+# What a task's row is written with; `host` is written by the database (muxd_host()), read after.
+COLUMNS: tuple[str, ...] = tuple(name for name in Task.__struct_fields__
+                                 if name not in ("plan", "depends_on", "host"))
 # What a move may change; the rest is fixed when the task is created.
 MUTABLE: tuple[str, ...] = ("state", "verification_result", "context", "output", "external_ref", "claimed_by",
                             "claimed_at", "lease_expires_at", "lease_s", "attempts", "last_error", "feedback",
@@ -33,7 +35,7 @@ def select(index: str | None = None, *, postgres: bool = False) -> str:
     deps = "coalesce(json_agg(d.depends_on), '[]')" if postgres else "json_group_array(d.depends_on)"
     hint = f" INDEXED BY {index}" if index and not postgres else ""
     return (f"SELECT {', '.join('t.' + c for c in COLUMNS)}, p.name, "
-            f"(SELECT {deps} FROM task_deps d WHERE d.task_id = t.id) "
+            f"(SELECT {deps} FROM task_deps d WHERE d.task_id = t.id), t.host "
             f"FROM tasks t{hint} LEFT JOIN plans p ON p.id = t.plan_id")
 
 
@@ -85,8 +87,8 @@ def from_row(row: tuple[Any, ...]) -> Task:
     fields["verification_result"] = _result.decode(result) if result is not None else None
     fields["context"] = _object.decode(fields["context"])
     fields["output"] = _object.decode(output) if output is not None else None
-    plan, depends_on = row[len(COLUMNS):]
-    return Task(**fields, plan=plan, depends_on=sorted(_ids.decode(depends_on)))
+    plan, depends_on, host = row[len(COLUMNS):]
+    return Task(**fields, plan=plan, depends_on=sorted(_ids.decode(depends_on)), host=host)
 
 
 def read_task(c: sqlite3.Connection, task_id: str) -> Task:
@@ -115,11 +117,11 @@ def insert_event(c: sqlite3.Connection, event: TaskEvent) -> None:
 
 def read_events(c: sqlite3.Connection, task_id: str, limit: int) -> list[TaskEvent]:
     """The task's `limit` latest events, oldest first."""
-    rows = c.execute("SELECT seq, at, kind, actor, from_state, to_state, detail FROM task_events "
+    rows = c.execute("SELECT seq, at, kind, actor, from_state, to_state, detail, host FROM task_events "
                      "WHERE task_id = ? ORDER BY seq DESC LIMIT ?", (task_id, limit)).fetchall()
     return [TaskEvent(task_id=task_id, seq=seq, at=at, kind=kind, actor=actor, from_state=from_state,
-                      to_state=to_state, detail=_object.decode(detail) if detail else {})
-            for seq, at, kind, actor, from_state, to_state, detail in reversed(rows)]
+                      to_state=to_state, detail=_object.decode(detail) if detail else {}, host=host)
+            for seq, at, kind, actor, from_state, to_state, detail, host in reversed(rows)]
 
 
 def insert_review(c: sqlite3.Connection, review: Review) -> None:

@@ -6,6 +6,11 @@ several connections writing one file never interleave, and claim's `UPDATE … W
 'ready'` stays the compare-and-set that lets exactly one claimant win. Every move goes through
 states.check_transition and leaves a task_events row. The moves made by a person or the daemon
 (reviews, verification results) live in task_verdicts.py; the machinery of a move in task_moves.py.
+
+Times: the `now` a caller passes is its machine's clock, which SQLite's one machine shares. On
+PostgreSQL every move is timed by the database's clock instead (database.judged_now), so the
+daemons of a fleet whose clocks disagree agree on when a lease runs out, and whichever daemon's
+sweeper gets there first returns it (the others skip the rows it holds).
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ import sqlite3
 import uuid
 from typing import Any, Literal, NamedTuple
 
+import msgspec
+
 from muxd.config import (TASK_LEARNINGS_MAX, TASK_LEASE_MAX_S, TASK_LEASE_MIN_S,
                          TASK_LIST_LIMIT_MAX, TASK_MAX_ATTEMPTS_DEFAULT, TASK_NEXT_LIMIT_MAX, TASK_PRIORITY_MAX,
                          TASK_TITLE_MAX_CHARS)
 from muxd.errors import BadRequest, NotFound, TaskInvariantViolated, TaskNotActionable
 from muxd.store import knowledge, quotas, task_verdicts
-from muxd.store.database import driver_error, is_postgres, lock_clause, transaction
+from muxd.store.database import clock_sql, driver_error, is_postgres, judged_now, lock_clause, transaction
 from muxd.store.hosts import own
 from muxd.store.task_moves import (OPEN_BLOCKERS, SYSTEM_ACTOR, check_holder, details, move, renewed_lease, try_move,
                                    verifying)
@@ -70,9 +77,11 @@ def _plan(c: sqlite3.Connection, plan: str, *, create_at: float | None = None) -
         is_uuid = False
     if create_at is None or is_uuid:
         raise NotFound(f"no plan {plan}", plan=plan)
-    plan_id = new_id()
-    c.execute("INSERT INTO plans (id, name, created_at) VALUES (?, ?, ?)", (plan_id, plan, create_at))
-    return plan_id, plan
+    # Two daemons sharing PostgreSQL may make the same new plan at once: the later takes the first's.
+    c.execute("INSERT INTO plans (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+              (new_id(), plan, create_at))
+    row = c.execute("SELECT id, name FROM plans WHERE name = ?", (plan,)).fetchone()
+    return str(row[0]), str(row[1])
 
 
 def create_task(c: sqlite3.Connection, *, title: str, description: str, plan: str | None, priority: int,
@@ -90,13 +99,15 @@ def create_task(c: sqlite3.Connection, *, title: str, description: str, plan: st
         raise BadRequest("a commands verification needs at least one command", field="verification.commands")
     deps = sorted(set(depends_on))
     with transaction(c, immediate=True):
+        now = judged_now(c, now)
         for dep in deps:
             require_task(c, dep)
         plan_id, plan_name = _plan(c, plan, create_at=now) if plan is not None else (None, None)
         task = Task(id=new_id(), title=title, description=description, plan_id=plan_id, plan=plan_name,
                     priority=priority, verification=verification, depends_on=deps, context=context,
                     created_by=created_by, created_at=now, updated_at=now)
-        c.execute(INSERT, insert_values(task))
+        host = c.execute(f"{INSERT} RETURNING host", insert_values(task)).fetchone()[0]
+        task = msgspec.structs.replace(task, host=host)
         c.executemany("INSERT INTO task_deps (task_id, depends_on) VALUES (?, ?)", [(task.id, d) for d in deps])
         insert_event(c, TaskEvent(task_id=task.id, at=now, kind="created", actor=created_by, to_state="ready",
                                   detail=details(plan=task.plan, priority=priority)))
@@ -227,6 +238,7 @@ def claim(c: sqlite3.Connection, task_id: str, agent: str, lease_s: int, now: fl
     `agent` held it already, its lease unchanged)."""
     _in_range(lease_s, TASK_LEASE_MIN_S, TASK_LEASE_MAX_S, "lease_s")
     with transaction(c, immediate=True):
+        now = judged_now(c, now)
         _expire(c, now, max_attempts)
         task = read_task(c, task_id)
         if task.state != "ready":
@@ -261,6 +273,7 @@ def claim_next(c: sqlite3.Connection, agent: str, lease_s: int, now: float, *, p
     if priority_lte is not None:
         _in_range(priority_lte, 0, TASK_PRIORITY_MAX, "priority_lte")
     with transaction(c, immediate=True):
+        now = judged_now(c, now)
         _expire(c, now, max_attempts)
         sql, params = actionable_query(_plan(c, plan)[0] if plan is not None else None, priority_lte, 1,
                                        postgres=is_postgres(c), host=host)
@@ -282,6 +295,7 @@ def update_status(c: sqlite3.Connection, task_id: str, agent: str, status: Worke
     if status not in ("in_progress", "needs_review"):
         raise BadRequest(f"a worker sets in_progress or needs_review, not {status}", field="status")
     with transaction(c, immediate=True):
+        now = judged_now(c, now)
         _expire(c, now, max_attempts)
         task = read_task(c, task_id)
         check_holder(task, agent)
@@ -325,6 +339,7 @@ def complete(c: sqlite3.Connection, task_id: str, agent: str, *, output: dict[st
     if len(learnings) > TASK_LEARNINGS_MAX:
         raise BadRequest(f"at most {TASK_LEARNINGS_MAX} learnings", field="learnings")
     with transaction(c, immediate=True):
+        now = judged_now(c, now)
         _expire(c, now, max_attempts)
         task = read_task(c, task_id)
         check_holder(task, agent)
@@ -365,6 +380,7 @@ def give_back(c: sqlite3.Connection, task: Task, *, kind: EventKind, actor: str,
 def release(c: sqlite3.Connection, task_id: str, agent: str, reason: str, *, max_attempts: int, now: float) -> Task:
     """The task given up by its holder: ready again, or failed after `max_attempts` claims."""
     with transaction(c, immediate=True):
+        now = judged_now(c, now)
         task = read_task(c, task_id)
         check_holder(task, agent)
         return give_back(c, task, kind="released", actor=agent, reason=reason, detail=details(reason=reason),
@@ -389,8 +405,10 @@ def expire_leases(c: sqlite3.Connection, now: float, *, max_attempts: int) -> li
     `max_attempts` claims); returns their ids."""
     # Most calls find nothing: one look at tasks_leases, without the write lock.
     hint = "" if is_postgres(c) else " INDEXED BY tasks_leases"
-    due = c.execute(f"SELECT 1 FROM tasks{hint} WHERE {_LEASED} AND lease_expires_at <= ? LIMIT 1", (now,)).fetchone()
+    clock = clock_sql(c)
+    due = c.execute(f"SELECT 1 FROM tasks{hint} WHERE {_LEASED} AND lease_expires_at <= {clock} LIMIT 1",
+                    (now,) if clock == "?" else ()).fetchone()
     if due is None:
         return []
     with transaction(c, immediate=True):
-        return _expire(c, now, max_attempts)
+        return _expire(c, judged_now(c, now), max_attempts)

@@ -8,7 +8,7 @@ import sqlite3
 import msgspec
 
 from muxd.errors import BadRequest, Forbidden, TaskInvariantViolated
-from muxd.store.database import transaction
+from muxd.store.database import judged_now, transaction
 from muxd.store.task_moves import OPEN_BLOCKERS, SYSTEM_ACTOR, details, move, record_event, renewed_lease, verifying
 from muxd.store.task_rows import insert_review, read_task
 from muxd.tasks.model import (FINAL_STATES, HELD_STATES, RUN_KINDS, Review, ReviewVerdict, Task, VerificationResult,
@@ -33,6 +33,7 @@ def record_verification(c: sqlite3.Connection, task_id: str, result: Verificatio
     if result.status not in ("running", "passed", "failed"):
         raise BadRequest(f"a check reports running, passed or failed, not {result.status}", field="status")
     with transaction(c, immediate=True):
+        now = judged_now(c, now)
         task = read_task(c, task_id)
         if task.state != "needs_review" or task.verification.kind not in RUN_KINDS or not verifying(task):
             raise TaskInvariantViolated(f"task {task_id} is not waiting for a check ({task.state})",
@@ -63,6 +64,7 @@ def review(c: sqlite3.Connection, task_id: str, reviewer: str, verdict: ReviewVe
     if verdict not in VERDICTS:
         raise BadRequest(f"a verdict is approve, reject or comment, not {verdict}", field="verdict")
     with transaction(c, immediate=True):
+        now = judged_now(c, now)
         task = read_task(c, task_id)
         if task.state in HELD_STATES and reviewer == task.claimed_by and reviewer != SYSTEM_REVIEWER:
             raise Forbidden("a worker may not review its own task", task_id=task_id, reviewer=reviewer)

@@ -65,6 +65,7 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
     created_at: float = 0.0
     updated_at: float = 0.0
     completed_at: float | None = None
+    host: str | None = None                   # the daemon's host it was created through (MUXD_HOST)
 
 
 EventKind = Literal["created", "claimed", "reclaimed", "status", "heartbeat", "completed", "verification",
@@ -80,6 +81,7 @@ class TaskEvent(msgspec.Struct, frozen=True, kw_only=True):
     from_state: State | None = None
     to_state: State | None = None
     detail: dict[str, Any] = {}
+    host: str | None = None                   # the daemon's host that made the move (MUXD_HOST)
 
 
 ReviewVerdict = Literal["approve", "reject", "comment"]

@@ -1,8 +1,9 @@
 """Many workers racing for one queue through the daemon socket (the test of the claim CAS and
 the claims-per-second benchmark share it): each worker is its own connection with its own
-token, looping get-next-actionable → claim until nothing is left. `race_connections` runs the
-same race on the store itself, a thread and a database connection per worker (SQLite's file,
-or PostgreSQL's server as several daemons would share it)."""
+token, looping get-next-actionable → claim until nothing is left. `race_fleet` runs it across
+several daemons sharing one PostgreSQL database, each daemon's workers claiming through it.
+`race_connections` runs the same race on the store itself, a thread and a database connection
+per worker (SQLite's file, or PostgreSQL's server as several daemons would share it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 from muxd.client.connection import Client
 from muxd.errors import TaskAlreadyClaimed
+from muxd.protocol.access_messages import CreateToken
 from muxd.protocol.task_messages import ClaimTask, CreateTask, ListTasks, NextActionable
 from muxd.store import task_store
 
@@ -31,17 +33,28 @@ class RaceResult:
     lost_races: int = 0                                          # claims refused: someone was first
     seconds: float = 0.0
     holders: dict[str, str | None] = field(default_factory=dict)  # task id -> claimed_by, read back after
+    hosts: dict[str, str | None] = field(default_factory=dict)    # task id -> the host it was created through
 
     @property
     def claims(self) -> int:
         return sum(len(won) for won in self.wins.values())
 
 
-async def create_tasks(socket: Path | str, count: int, plan: str) -> list[str]:
+async def create_tasks(socket: Path | str, count: int, plan: str, first: int = 0) -> list[str]:
+    """`count` tasks in `plan` created through the daemon at `socket`, numbered from `first`."""
     client = await Client.connect(socket)
     try:
         return [(await client.call(CreateTask, title=f"race task {i}", plan=plan, priority=i % 7)).task.id
-                for i in range(count)]
+                for i in range(first, first + count)]
+    finally:
+        await client.close()
+
+
+async def create_tokens(socket: Path | str, names: list[str], tier: str = "execute_advanced") -> list[str]:
+    """The secrets of new tokens named `names` (one connection, not a `muxd token create` each)."""
+    client = await Client.connect(socket)
+    try:
+        return [(await client.call(CreateToken, tier=tier, name=name)).secret for name in names]
     finally:
         await client.close()
 
@@ -73,17 +86,30 @@ async def _worker(socket: Path | str, token: str, plan: str, result: RaceResult,
 
 async def race(socket: Path | str, tokens: list[str], count: int, plan: str = "race") -> RaceResult:
     """Create `count` tasks in `plan`, let one worker per token race for them, read the holders back."""
-    result = RaceResult(created=await create_tasks(socket, count, plan))
+    return await race_fleet([(socket, tokens)], count, plan)
+
+
+async def race_fleet(daemons: Sequence[tuple[Path | str, list[str]]], count: int, plan: str = "race") -> RaceResult:
+    """`race` across daemons sharing one database: each (socket, tokens) daemon creates its share
+    of the `count` tasks, and its tokens' workers claim through it; the holders and the hosts the
+    tasks were created through are read back through the first."""
+    shares = [count // len(daemons) + (n < count % len(daemons)) for n in range(len(daemons))]
+    firsts = [sum(shares[:n]) for n in range(len(daemons))]
+    made = await asyncio.gather(*(create_tasks(socket, share, plan, first)
+                                  for (socket, _), share, first in zip(daemons, shares, firsts)))
+    result = RaceResult(created=[task for tasks in made for task in tasks])
+    workers = [(socket, token) for socket, tokens in daemons for token in tokens]
     started = time.perf_counter()
-    await asyncio.gather(*(_worker(socket, token, plan, result, seed) for seed, token in enumerate(tokens)))
+    await asyncio.gather(*(_worker(socket, token, plan, result, seed) for seed, (socket, token) in enumerate(workers)))
     result.seconds = time.perf_counter() - started
-    client = await Client.connect(socket)
+    client = await Client.connect(daemons[0][0])
     try:
         offset = 0
         while True:
             page = await client.call(ListTasks, plan=plan, limit=100, offset=offset)
             for task in page.tasks:
                 result.holders[task.id] = task.claimed_by
+                result.hosts[task.id] = task.host
             offset += len(page.tasks)
             if not page.tasks or offset >= page.total:
                 break

@@ -122,7 +122,7 @@ class ExecutionBacklog:
         log.error("history: %s (%s, agent %s) is lost, never written: more than %d executions wait to be "
                   "written (%s)", e.id, e.status, e.agent_name, self.max_count, self.reason)
         self._lost[e.id] = Execution(id=e.id, pane_id=e.pane_id, pane_key=e.pane_key, agent_name=e.agent_name,
-                                     status=e.status, principal=e.principal)
+                                     status=e.status, principal=e.principal, host=e.host)
         while len(self._lost) > self.max_count:
             self._lost.pop(next(iter(self._lost)))
 

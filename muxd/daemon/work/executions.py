@@ -56,8 +56,10 @@ BRACKETED_PASTE_MODE = 2004
 
 class ExecutionService:
     def __init__(self, detections: Mapping[str, PaneDetection], store: ExecutionStore | None,
-                 transcript_max_bytes: int, on_ended: Callable[[Execution], None] | None = None) -> None:
+                 transcript_max_bytes: int, on_ended: Callable[[Execution], None] | None = None,
+                 host: str | None = None) -> None:
         self.detections = detections  # the daemon's, by pane id: typed input, tool uses, the input box
+        self.host = host  # this daemon's (MUXD_HOST): a record in memory says it as a stored one does
         self.on_ended = on_ended  # told each execution once it ended and is complete (the event bus)
         self.store = store
         self.transcript_max_bytes = transcript_max_bytes
@@ -148,7 +150,8 @@ class ExecutionService:
         fields: dict[str, object] = {"triggered_by": trigger, "principal": principal, "message": shlex.join(argv),
                                      **link}
         return Execution(id=new_execution_id(), pane_id=pane_id, pane_key=self.pane_key(pane_id),
-                         agent_name=spawn.pane_name or pane_id, kind="command", **fields)  # type: ignore[arg-type]
+                         agent_name=spawn.pane_name or pane_id, kind="command", host=self.host,
+                         **fields)  # type: ignore[arg-type]
 
     def program_id(self, pane: Pane) -> str | None:
         """The execution id of `pane`'s program, if it is recorded as one."""
@@ -279,7 +282,8 @@ class ExecutionService:
     def _template(self, pane: Pane, triggered_by: str, principal: str | None, **fields: object) -> Execution:
         return Execution(id=new_execution_id(), pane_id=pane.id, pane_key=self.pane_key(pane.id),
                          agent_name=pane.name or pane.id, agent_type=pane.agent.agent_type,
-                         triggered_by=triggered_by, principal=principal, **fields)  # type: ignore[arg-type]
+                         triggered_by=triggered_by, principal=principal, host=self.host,
+                         **fields)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ requests
 

@@ -63,8 +63,9 @@ def compose(
     active = next((i for i, p in enumerate(panes) if p.active), _NO_ACTIVE_PANE)
     if window_size is None and len(panes) == 1 and _fills(panes[0], columns, area_lines):
         # One live pane over the whole window area (the common screen): its rows are the
-        # frame's rows, with no layout to plan and no row to assemble.
-        rows = list(live_rows(panes[0].emulator))
+        # frame's rows, with no layout to plan and no row to assemble (and rows the native
+        # formatter writes come as its text: the painter draws them whole).
+        rows = list(live_rows(panes[0].emulator, vt=True))
     else:
         rects = [Rect(p.x, p.y, p.columns, p.lines) for p in panes]
         if window_size is None:

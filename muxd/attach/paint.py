@@ -12,7 +12,8 @@ from itertools import compress, count, groupby, repeat
 from operator import is_not, itemgetter, lt, ne, sub
 
 from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style, StyledRow
-from muxd.emulator.sgr import sgr_transition
+from muxd.emulator.sgr import SGR_RESET, sgr_transition
+from muxd.emulator.vt_row import VtRow
 
 from .cells import terminal_safe
 from .frame import Frame, FrameRow
@@ -142,6 +143,8 @@ class FramePainter:
         self._cursor_visible: bool | None = None
         self._mirrored: frozenset[int] | None = None
         self._tracking: int | None = None
+        self._modes_mirrored: frozenset[int] | None = None  # the frame modes and mouse option
+        self._mouse_mirrored: bool | None = None  # `_mirror_modes` last saw
 
     def paint(self, frame: Frame) -> bytes:
         """Bytes that make the terminal show `frame` (b"" when nothing changed)."""
@@ -157,7 +160,14 @@ class FramePainter:
             old_rows = last.rows
         paint_row = self._paint_row
         for y, old, new in zip(count(), old_rows, frame.rows):
-            if old is not new and old != new:
+            if old is new:
+                continue
+            if type(new) is VtRow:
+                if type(old) is not VtRow or old.vt != new.vt:  # type: ignore[attr-defined]
+                    self._paint_vt_row(out, y, new, frame.columns)  # type: ignore[arg-type]
+            elif type(old) is VtRow:
+                paint_row(out, y, old.cells, new)  # type: ignore[attr-defined]  # (what it drew, as cells)
+            elif old != new:
                 paint_row(out, y, old, new)
         drew = bool(out)
         self._mirror_modes(out, frame.modes)
@@ -175,6 +185,25 @@ class FramePainter:
         return "".join(out).encode("utf-8", "replace")
 
     # -- rows -------------------------------------------------------------------------
+
+    def _paint_vt_row(self, out: list[str], y: int, row: VtRow, columns: int) -> None:
+        """Draw `row` whole from its escape text (a pane as wide as the client, at column 0):
+        its text, then the rest of the line erased in the default style."""
+        if row.columns != columns:  # (only after a bug upstream: compose gives rows of `columns`)
+            self._paint_row(out, y, (BLANK,) * columns, row.cells)
+            return
+        if self._cursor != (0, y):
+            out.append(f"\x1b[{y + 1}H")
+        vt = row.vt
+        if self._style is not DEFAULT_STYLE and self._style != DEFAULT_STYLE and not vt.startswith(SGR_RESET):
+            out.append(SGR_RESET)
+        out.append(vt)
+        self._style = DEFAULT_STYLE  # a VtRow ends in the default style
+        if row.width < columns:
+            out.append("\x1b[K")
+            self._cursor = (row.width, y)
+        else:
+            self._cursor = None  # at the edge: pending wrap
 
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
         # Plain rows (no wide characters, and no cells to make), tested inline: a full-screen
@@ -290,6 +319,9 @@ class FramePainter:
     # -- modes ------------------------------------------------------------------------
 
     def _mirror_modes(self, out: list[str], modes: frozenset[int]) -> None:
+        if modes is self._modes_mirrored and self.mouse is self._mouse_mirrored:
+            return  # (the same set as last frame: an emulator hands out one until a mode changes)
+        self._modes_mirrored, self._mouse_mirrored = modes, self.mouse
         wanted = modes & _MIRRORED.keys()
         known = self._mirrored
         if wanted != known:

@@ -1,0 +1,70 @@
+"""Visible rows of a libghostty-vt terminal as `VtRow`s: one formatter call for all of them.
+
+The formatter's VT text draws a row as its cells are, except where checked here, row by row:
+- its SGR is made muxd's (ghostty_history.plain_sgr: named colours 0-15, one underline, no
+  underline colour), and a row with any other sequence is not drawn from it;
+- every character must be printable and one cell wide (no C0/C1 control, no wide or
+  zero-width character: the client's terminal would place those its own way; the cell reader
+  makes such rows safe, terminal_safe in attach/cells.py);
+- the formatter writes a cell never written, between written ones, as a space in the style
+  before it (tmux and muxd's cells have it blank in the default style), and leaves out a row's
+  trailing background-coloured blanks: the row's raw cells (NativeRowCells.vt_drawable) must
+  have no unwritten cell in the text, and only default blanks after it.
+A row that fails is None: its reader draws it from its cells.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ghostty_format import ACTIVE, NativeFormatter
+from .ghostty_history import plain_sgr
+from .ghostty_rows import NativeRowCells
+from .vt_row import VtRow
+from .widths import CHAR_WIDTHS
+
+_UNDERLINE_COLOUR = re.compile(r"\x1b\[5[89](?:;[0-9;]*)?m")  # muxd's cells keep none
+# Every SGR muxd's own painter writes (sgr.sgr_transition): once these are taken out of a row,
+# an escape left over is one the client must not be sent.
+_KNOWN_SGR = re.compile(r"\x1b\[(?:[0-57-9]|53|[349][0-7]|10[0-7]|[34]8;5;\d{1,3}|[34]8;2;\d{1,3};\d{1,3};\d{1,3})?m")
+_RESET = "\x1b[0m"
+
+
+def vt_rows(formatter: NativeFormatter, reader: NativeRowCells, ys: list[int], columns: int) -> list[VtRow | None]:
+    """Rows `ys` (ascending, visible) as VtRows, None where one cannot be drawn from the
+    formatter's text (see the module docstring). `reader`'s render state is up to date."""
+    text = formatter.format(ACTIVE, ys[0], ys[-1], columns, vt=True, unwrap=False)
+    if "\x1b" in text:
+        text = plain_sgr(_UNDERLINE_COLOUR.sub("", text) if "\x1b[5" in text else text)
+    lines = text.split("\r\n") if text else []
+    chars = _KNOWN_SGR.sub("", text) if "\x1b" in text else text
+    shown = chars.split("\r\n") if chars else []
+    # (Most screens' text is all printable ASCII: then no row needs a look of its own.)
+    narrow = chars.isascii() and chars.replace("\r\n", " ").isprintable()
+    first, count = ys[0], len(lines)
+    texts: list[tuple[str, str] | None] = []  # each row's (VT, characters); None: not narrow
+    for y in ys:
+        number = y - first
+        if number >= count:
+            texts.append(("", ""))  # a trailing blank row the formatter left out
+        elif narrow or _narrow(shown[number]):
+            texts.append((lines[number], shown[number]))
+        else:
+            texts.append(None)
+    widths = [len(text[1]) if text is not None else columns + 1 for text in texts]
+    out: list[VtRow | None] = []
+    for text, width, drawable in zip(texts, widths, reader.vt_drawable(ys, widths, columns)):
+        if not drawable:
+            out.append(None)
+            continue
+        line = text[0]  # type: ignore[index]
+        if len(line) != width and line.rfind("\x1b[") != line.rfind(_RESET):
+            line += _RESET  # (the formatter ends a styled row so; a row must end in the default style)
+        out.append(VtRow(line, width, columns))
+    return out
+
+
+def _narrow(chars: str) -> bool:
+    """Whether every character of `chars` is printable and one cell wide; an escape muxd's
+    SGR did not account for is neither."""
+    return chars.isprintable() and all(CHAR_WIDTHS[char] == 1 for char in set(chars))

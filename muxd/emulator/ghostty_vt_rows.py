@@ -28,40 +28,37 @@ _UNDERLINE_COLOUR = re.compile(r"\x1b\[5[89](?:;[0-9;]*)?m")  # muxd's cells kee
 # an escape left over is one the client must not be sent.
 _KNOWN_SGR = re.compile(r"\x1b\[(?:[0-57-9]|53|[349][0-7]|10[0-7]|[34]8;5;\d{1,3}|[34]8;2;\d{1,3};\d{1,3};\d{1,3})?m")
 _RESET = "\x1b[0m"
+_PRINTABLE_ASCII_LINES = re.compile("[ -~]*(?:\r\n[ -~]*)*")
 
 
 def vt_rows(formatter: NativeFormatter, reader: NativeRowCells, ys: list[int], columns: int) -> list[VtRow | None]:
     """Rows `ys` (ascending, visible) as VtRows, None where one cannot be drawn from the
     formatter's text (see the module docstring). `reader`'s render state is up to date."""
     text = formatter.format(ACTIVE, ys[0], ys[-1], columns, vt=True, unwrap=False)
-    if "\x1b" in text:
+    styled = "\x1b" in text
+    if styled:
         text = plain_sgr(_UNDERLINE_COLOUR.sub("", text) if "\x1b[5" in text else text)
     lines = text.split("\r\n") if text else []
-    chars = _KNOWN_SGR.sub("", text) if "\x1b" in text else text
+    chars = _KNOWN_SGR.sub("", text) if styled else text
     shown = chars.split("\r\n") if chars else []
+    first = ys[0]
+    if len(lines) == len(ys) == ys[-1] - first + 1:
+        texts = list(zip(lines, shown))  # the rows are one block, all written (a TUI's redraw)
+    else:
+        texts = [(lines[y - first], shown[y - first]) if y - first < len(lines) else ("", "") for y in ys]
     # (Most screens' text is all printable ASCII: then no row needs a look of its own.)
-    narrow = chars.isascii() and chars.replace("\r\n", " ").isprintable()
-    first, count = ys[0], len(lines)
-    texts: list[tuple[str, str] | None] = []  # each row's (VT, characters); None: not narrow
-    for y in ys:
-        number = y - first
-        if number >= count:
-            texts.append(("", ""))  # a trailing blank row the formatter left out
-        elif narrow or _narrow(shown[number]):
-            texts.append((lines[number], shown[number]))
-        else:
-            texts.append(None)
+    if not (chars.isascii() and _PRINTABLE_ASCII_LINES.fullmatch(chars)):
+        texts = [text if _narrow(text[1]) else None for text in texts]  # type: ignore[misc]
     widths = [len(text[1]) if text is not None else columns + 1 for text in texts]
-    out: list[VtRow | None] = []
-    for text, width, drawable in zip(texts, widths, reader.vt_drawable(ys, widths, columns)):
-        if not drawable:
-            out.append(None)
-            continue
-        line = text[0]  # type: ignore[index]
-        if len(line) != width and line.rfind("\x1b[") != line.rfind(_RESET):
-            line += _RESET  # (the formatter ends a styled row so; a row must end in the default style)
-        out.append(VtRow(line, width, columns))
-    return out
+    return [VtRow(_ending_in_default(text[0]), width, columns) if drawable else None  # type: ignore[index]
+            for text, width, drawable in zip(texts, widths, reader.vt_drawable(ys, widths, columns))]
+
+
+def _ending_in_default(line: str) -> str:
+    """`line` ending in the default style (the formatter ends a styled row so; it is checked)."""
+    if line.endswith(_RESET) or line.rfind("\x1b[") == line.rfind(_RESET):
+        return line
+    return line + _RESET
 
 
 def _narrow(chars: str) -> bool:

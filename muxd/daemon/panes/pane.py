@@ -210,13 +210,18 @@ class Pane:
             size = self._read_output(PANE_PENDING_MAX_BYTES)
             # Output only a viewer sees, coming slowly: the rest waits for about a frame (see
             # PANE_WATCHED_READ_PAUSE_S), a read and an emulation a frame instead of one a write.
-            if (self._output_slow(size) and self._reading and not self.typed_recently()
+            if (self._output_slow(size) and self._reads_on() and not self.typed_recently()
                     and self._turns.watched(self)):
                 self._pause_reading(PANE_WATCHED_READ_PAUSE_S)
             return
         self._read_output(PANE_PENDING_MAX_BYTES, PANE_PACED_READ_BYTES)  # about one PTY's fill
-        if self._reading:
+        if self._reads_on():
             self._pause_reading(PANE_READ_PAUSE_S)
+
+    def _reads_on(self) -> bool:
+        """Whether the PTY is to be read on after a read: not at its end, and the backlog not
+        full (the reader is watched then, or, after a pause, is about to be)."""
+        return not self._eof and not self._closed and len(self._backlog) < PANE_PENDING_MAX_BYTES
 
     def _output_slow(self, size: int) -> bool:
         """Count `size` bytes just read; True while less than PANE_PACED_READ_BYTES came in
@@ -240,7 +245,19 @@ class Pane:
         keys. Input written to the pane ends a pause at once (its echo is awaited)."""
         assert self._loop is not None
         self._set_reading(False)
-        self._read_pause = self._loop.call_later(seconds, self._end_read_pause)
+        self._read_pause = self._loop.call_later(seconds, self._read_pause_over)
+
+    def _read_pause_over(self) -> None:
+        """A pause's time is up: output waiting (a TUI's next frame, mostly) is read at once, as
+        the reader would the moment it was watched again (which would cost two changes of the
+        loop's watch list a read); else the PTY is watched again."""
+        over, process = self._read_pause, self._process
+        if (not self._reading and process is not None and not self._eof and not self._closed
+                and len(self._backlog) < PANE_PENDING_MAX_BYTES and ptys.readable_bytes(process.master_fd)):
+            self._on_readable()  # (the pause still set meanwhile: its emulation does not watch the PTY)
+            if self._read_pause is not over:
+                return  # paused again after this read
+        self._end_read_pause()
 
     def _end_read_pause(self) -> None:
         if self._read_pause is not None:

@@ -17,6 +17,7 @@ from muxd.emulator.vt_row import VtRow
 
 from .cells import terminal_safe
 from .frame import Frame, FrameRow
+from .split_row import SplitRow, same_piece
 
 # Two changed stretches of a row closer than this are painted as one: rewriting a few
 # unchanged cells is cheaper than a cursor move.
@@ -163,9 +164,13 @@ class FramePainter:
             if old is new:
                 continue
             if type(new) is VtRow:
-                if type(old) is not VtRow or old.vt != new.vt:  # type: ignore[attr-defined]
-                    self._paint_vt_row(out, y, new, frame.columns)  # type: ignore[arg-type]
-            elif type(old) is VtRow:
+                if new.columns != frame.columns:  # type: ignore[attr-defined]  # (only after a bug upstream)
+                    paint_row(out, y, (BLANK,) * frame.columns, new.cells)  # type: ignore[attr-defined]
+                elif type(old) is not VtRow or old.vt != new.vt:  # type: ignore[attr-defined]
+                    self._paint_vt_row(out, 0, y, new, frame.columns)  # type: ignore[arg-type]
+            elif type(new) is SplitRow:
+                self._paint_split_row(out, y, old, new, frame.columns)  # type: ignore[arg-type]
+            elif type(old) is VtRow or type(old) is SplitRow:
                 paint_row(out, y, old.cells, new)  # type: ignore[attr-defined]  # (what it drew, as cells)
             elif old != new:
                 paint_row(out, y, old, new)
@@ -186,24 +191,46 @@ class FramePainter:
 
     # -- rows -------------------------------------------------------------------------
 
-    def _paint_vt_row(self, out: list[str], y: int, row: VtRow, columns: int) -> None:
-        """Draw `row` whole from its escape text (a pane as wide as the client, at column 0):
-        its text, then the rest of the line erased in the default style."""
-        if row.columns != columns:  # (only after a bug upstream: compose gives rows of `columns`)
-            self._paint_row(out, y, (BLANK,) * columns, row.cells)
-            return
-        if self._cursor != (0, y):
-            out.append(f"\x1b[{y + 1}H")
+    def _paint_vt_row(self, out: list[str], x: int, y: int, row: VtRow, columns: int) -> None:
+        """Draw `row` whole from its escape text at column `x`: its text, then the rest of its
+        width erased in the default style."""
+        if self._cursor != (x, y):
+            self._move(out, x, y)
         vt = row.vt
         if self._style is not DEFAULT_STYLE and self._style != DEFAULT_STYLE and not vt.startswith(SGR_RESET):
             out.append(SGR_RESET)
         out.append(vt)
         self._style = DEFAULT_STYLE  # a VtRow ends in the default style
-        if row.width < columns:
-            out.append("\x1b[K")
-            self._cursor = (row.width, y)
+        end = x + row.columns
+        if row.width < row.columns:
+            blanks = row.columns - row.width
+            # To the client's edge: EL; short of it (a pane beside another): ECH, which stops there.
+            out.append("\x1b[K" if end == columns else f"\x1b[{blanks}X")
+            self._cursor = (x + row.width, y)
         else:
-            self._cursor = None  # at the edge: pending wrap
+            self._cursor = (end, y) if end < columns else None  # at the edge: pending wrap
+
+    def _paint_split_row(self, out: list[str], y: int, old: FrameRow, new: SplitRow, columns: int) -> None:
+        """Paint the pieces of `new` that differ from the same pieces of `old` (all of them
+        unless `old` is a SplitRow cut the same way)."""
+        pieces = new.pieces
+        if type(old) is SplitRow and list(map(len, old.pieces)) == list(map(len, pieces)):  # type: ignore[attr-defined]
+            olds: tuple[FrameRow | None, ...] = old.pieces  # type: ignore[attr-defined]
+        else:
+            olds = (None,) * len(pieces)
+        x = 0
+        for before, piece in zip(olds, pieces):
+            if before is None or not same_piece(before, piece):
+                if type(piece) is VtRow:
+                    self._paint_vt_row(out, x, y, piece, columns)  # type: ignore[arg-type]
+                else:
+                    self._move(out, x, y)
+                    for style, group in groupby(piece, _style_of):
+                        self._set_style(out, style)  # type: ignore[arg-type]
+                        out.append("".join(map(_data, group)))
+                    end = x + len(piece)
+                    self._cursor = (end, y) if end < columns else None
+            x += len(piece)
 
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
         # Plain rows (no wide characters, and no cells to make), tested inline: a full-screen

@@ -159,17 +159,31 @@ class FramePainter:
             old_rows: tuple[FrameRow, ...] | list[FrameRow] = [blank] * frame.lines
         else:
             old_rows = last.rows
-        paint_row = self._paint_row
+        paint_row, append, columns = self._paint_row, out.append, frame.columns
         for y, old, new in zip(count(), old_rows, frame.rows):
             if old is new:
                 continue
             if type(new) is VtRow:
-                if new.columns != frame.columns:  # type: ignore[attr-defined]  # (only after a bug upstream)
-                    paint_row(out, y, (BLANK,) * frame.columns, new.cells)  # type: ignore[attr-defined]
-                elif type(old) is not VtRow or old.vt != new.vt:  # type: ignore[attr-defined]
-                    self._paint_vt_row(out, 0, y, new, frame.columns)  # type: ignore[arg-type]
+                if type(old) is VtRow and old.vt == new.vt:  # type: ignore[attr-defined]
+                    continue
+                if new.columns != columns:  # type: ignore[attr-defined]  # (only after a bug upstream)
+                    paint_row(out, y, (BLANK,) * columns, new.cells)  # type: ignore[attr-defined]
+                    continue
+                # _paint_vt_row at column 0, inline: a full-screen TUI has every row of every
+                # frame painted here.
+                vt, width = new.vt, new.width  # type: ignore[attr-defined]
+                append(f"\x1b[{y + 1}H")
+                if self._style is not DEFAULT_STYLE and self._style != DEFAULT_STYLE and not vt.startswith(SGR_RESET):
+                    append(SGR_RESET)
+                append(vt)
+                self._style = DEFAULT_STYLE
+                if width < columns:
+                    append("\x1b[K")
+                    self._cursor = (width, y)
+                else:
+                    self._cursor = None  # at the edge: pending wrap
             elif type(new) is SplitRow:
-                self._paint_split_row(out, y, old, new, frame.columns)  # type: ignore[arg-type]
+                self._paint_split_row(out, y, old, new, columns)  # type: ignore[arg-type]
             elif type(old) is VtRow or type(old) is SplitRow:
                 paint_row(out, y, old.cells, new)  # type: ignore[attr-defined]  # (what it drew, as cells)
             elif old != new:

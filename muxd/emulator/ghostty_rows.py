@@ -243,8 +243,8 @@ class NativeRowCells:
         """For each row of `ys` (ascending), whether its first `widths` cells are all written
         and the rest default blanks (what a row drawn from the formatter's text needs:
         ghostty_vt_rows.py); False for a row the render state lacks."""
-        drawable = []
-        iterator, view, buffer, from_bytes = self._iterator[0], self._view, ffi.buffer, int.from_bytes
+        drawable: list[bool] = []
+        append, iterator, view, buffer, from_bytes = drawable.append, self._iterator[0], self._view, ffi.buffer, int.from_bytes
         next_y = self._next_y  # `_seek` inlined, as in `rows`
         for y, width in zip(ys, widths):
             while next_y <= y:
@@ -252,9 +252,14 @@ class NativeRowCells:
                     self._next_y = next_y
                     return drawable + [False] * (len(ys) - len(drawable))
                 next_y += 1
-            size = -1 if _row_get(iterator, _CELLS_RAW, view) else min(view.len, columns)
+            if _row_get(iterator, _CELLS_RAW, view):
+                append(False)
+                continue
+            size = view.len
+            if size > columns:
+                size = columns
             if width > size:
-                drawable.append(False)
+                append(False)
                 continue
             data = buffer(view.ptr, size * _RAW_CELL_BYTES)[:]
             end = width * _RAW_CELL_BYTES
@@ -264,11 +269,11 @@ class NativeRowCells:
             if b"\0" in firsts and b"\0" in (
                     from_bytes(firsts, "little") | from_bytes(data[1:end:_RAW_CELL_BYTES], "little")
                     | from_bytes(data[2:end:_RAW_CELL_BYTES], "little")).to_bytes(width, "little"):
-                drawable.append(False)
+                append(False)
                 continue
             # Past them: nothing but zeros (never written), or default blanks.
-            drawable.append(end == len(data) or data.count(0, end) == len(data) - end
-                            or _DEFAULT_BLANKS.fullmatch(data, end) is not None)
+            append(width == size or data.count(0, end) == len(data) - end
+                   or _DEFAULT_BLANKS.fullmatch(data, end) is not None)
         self._next_y = next_y
         return drawable
 

@@ -50,15 +50,13 @@ def vt_rows(formatter: NativeFormatter, reader: NativeRowCells, ys: list[int], c
     if not (chars.isascii() and _PRINTABLE_ASCII_LINES.fullmatch(chars)):
         texts = [text if _narrow(text[1]) else None for text in texts]  # type: ignore[misc]
     widths = [len(text[1]) if text is not None else columns + 1 for text in texts]
-    return [VtRow(_ending_in_default(text[0]), width, columns) if drawable else None  # type: ignore[index]
-            for text, width, drawable in zip(texts, widths, reader.vt_drawable(ys, widths, columns))]
+    return [VtRow(text[0] if text[0].endswith(_RESET) else _ending_in_default(text[0]), width, columns)  # type: ignore[index]
+            if drawable else None for text, width, drawable in zip(texts, widths, reader.vt_drawable(ys, widths, columns))]
 
 
 def _ending_in_default(line: str) -> str:
     """`line` ending in the default style (the formatter ends a styled row so; it is checked)."""
-    if line.endswith(_RESET) or line.rfind("\x1b[") == line.rfind(_RESET):
-        return line
-    return line + _RESET
+    return line if line.rfind("\x1b[") == line.rfind(_RESET) else line + _RESET
 
 
 def _narrow(chars: str) -> bool:

@@ -112,6 +112,8 @@ class AttachedClient:
         self._flags = (True, True)
         self._drawn_at = 0.0  # time.monotonic() of the last frame sent
         self._frame: Any = None  # the last frame painted (None: the painter repaints everything)
+        self._catching_up = False  # a frame reads its panes' held-back output (_catch_up)
+        self._streaming = False  # the last frame found some: the next reads again
 
     @property
     def prefix_name(self) -> str:
@@ -149,6 +151,9 @@ class AttachedClient:
     def screen_changed(self) -> None:
         """A pane it shows has new output: its screen changed, its status line most likely not
         (output that flags a window or changes an agent wakes it as `wake`)."""
+        if self._catching_up:
+            self._dirty = True  # read for the frame being drawn
+            return
         self._frame_wanted()
 
     def detach(self, reason: str) -> None:
@@ -206,17 +211,33 @@ class AttachedClient:
         """Paint what changed since the last frame; a frame that fails is tried again a frame
         interval later, and ATTACH_RENDER_FAILURES_MAX in a row detach the client."""
         self._planned = None
-        if self.closed or not self._dirty:  # not dirty: render_now drew it meanwhile
+        if self.closed:
             return
         try:
+            self._catch_up()
+            if not self._dirty:  # not dirty: render_now drew it meanwhile
+                return
             if self._paint() and self.connection.writer.transport.get_write_buffer_size():
                 self._draining = True  # frames wait until the terminal has taken this one
                 self._drain_task = asyncio.get_running_loop().create_task(self._drain())
+            elif self._streaming and self._planned is None:
+                self._plan_frame()  # to read and draw the next of it, a frame interval on
             self._failures = 0
         except ConnectionError:
             self._rendering = False  # the connection is going: its close ends the client
         except Exception:  # a bug must cost this client a frame, not the daemon
             self._frame_failed()
+
+    def _catch_up(self) -> None:
+        """Read the output its panes have waiting, held back between frames (a TUI's next
+        redraw; Pane.catch_up): the frame about to be drawn shows it, and while there is some the
+        next frame comes a frame interval on to read again. A program redrawing on its own then
+        costs a wakeup a frame, not one for its read and one for the frame."""
+        self._catching_up = True
+        try:
+            self._streaming = self.hub.catch_up(self.session)
+        finally:
+            self._catching_up = False
 
     async def _drain(self) -> None:
         try:

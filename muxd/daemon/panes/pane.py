@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from muxd.config import (
     PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_INPUT_STALL_S, PANE_PACED_READ_BYTES,
     PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES, PANE_READ_PAUSE_S, PANE_TYPING_S,
-    PANE_WATCHED_READ_PAUSE_S, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+    PANE_WATCHED_PAUSE_OVERRUN_S, PANE_WATCHED_READ_PAUSE_S, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
 )
 from muxd.daemon.panes import pty as ptys
 from muxd.daemon.panes.emulation import EmulationTurns, OutputBacklog
@@ -212,7 +212,7 @@ class Pane:
             # PANE_WATCHED_READ_PAUSE_S), a read and an emulation a frame instead of one a write.
             if (self._output_slow(size) and self._reads_on() and not self.typed_recently()
                     and self._turns.watched(self)):
-                self._pause_reading(PANE_WATCHED_READ_PAUSE_S)
+                self._pause_reading(PANE_WATCHED_READ_PAUSE_S + PANE_WATCHED_PAUSE_OVERRUN_S)
             return
         self._read_output(PANE_PENDING_MAX_BYTES, PANE_PACED_READ_BYTES)  # about one PTY's fill
         if self._reads_on():
@@ -246,6 +246,16 @@ class Pane:
         assert self._loop is not None
         self._set_reading(False)
         self._read_pause = self._loop.call_later(seconds, self._read_pause_over)
+
+    def catch_up(self) -> bool:
+        """Read now the output waiting while reading is paused (a watched pane between two of
+        its viewer's frames): the frame about to be drawn shows it. True if there was some."""
+        pause, process = self._read_pause, self._process
+        if pause is None or self._reading or process is None or not ptys.readable_bytes(process.master_fd):
+            return False
+        pause.cancel()
+        self._read_pause_over()
+        return True
 
     def _read_pause_over(self) -> None:
         """A pause's time is up: output waiting (a TUI's next frame, mostly) is read at once, as

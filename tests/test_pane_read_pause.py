@@ -151,6 +151,26 @@ def test_catching_up_a_pane_that_is_read_on_reads_nothing(long_watched_pause: No
     assert not asyncio.run(caught_up())
 
 
+def test_a_flood_paced_while_someone_types_is_not_caught_up_by_a_frame(long_pause: None) -> None:
+    async def caught_up() -> bool:
+        turns = EmulationTurns(call_soon=TurnGate().call_soon)
+        turns.someone_typing = lambda: True
+        turns.attended = lambda sink: False
+        pane = make_pane(FLOOD, turns, on_exit=lambda p: None)
+        reads: list[int] = []
+        pane.output_taps.append(lambda data: reads.append(len(data)))
+        pane.start(asyncio.get_running_loop())
+        try:
+            await async_wait_until(lambda: _true(len(reads) == 1), timeout=TEST_TIMEOUT_S)
+            assert pane._process is not None
+            fd = pane._process.master_fd
+            await async_wait_until(lambda: _true(ptys.readable_bytes(fd) > 0), timeout=TEST_TIMEOUT_S)
+            return pane.catch_up()
+        finally:
+            pane.close()
+    assert not asyncio.run(patient_wait_for(caught_up(), TEST_TIMEOUT_S))
+
+
 async def _true(value: bool) -> bool:
     return value
 

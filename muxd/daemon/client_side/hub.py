@@ -165,7 +165,7 @@ class AttachHub:
         paused (Pane.catch_up), for a frame about to be drawn; True if there was some."""
         window = session.active_window
         caught_up = False
-        for pane in window.panes if window is not None else ():
+        for pane in list(window.panes) if window is not None else ():  # (a read may end a pane)
             caught_up = pane.catch_up() or caught_up
         return caught_up
 

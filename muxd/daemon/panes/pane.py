@@ -112,6 +112,7 @@ class Pane:
         self._turns = turns if turns is not None else EmulationTurns()
         self._reading = False   # the master fd is watched (not paused by backpressure, not at EOF)
         self._read_pause: asyncio.TimerHandle | None = None  # reading put off (see _on_readable)
+        self._watched_pause = False  # that pause is a watched pane's, between its viewer's frames
         # Bytes read in the current and the last stretch of PANE_WATCHED_READ_PAUSE_S (_output_slow).
         self._stretch_at, self._stretch_bytes, self._last_stretch_bytes = 0.0, 0, 0
         self._eof = False
@@ -212,7 +213,7 @@ class Pane:
             # PANE_WATCHED_READ_PAUSE_S), a read and an emulation a frame instead of one a write.
             if (self._output_slow(size) and self._reads_on() and not self.typed_recently()
                     and self._turns.watched(self)):
-                self._pause_reading(PANE_WATCHED_READ_PAUSE_S + PANE_WATCHED_PAUSE_OVERRUN_S)
+                self._pause_reading(PANE_WATCHED_READ_PAUSE_S + PANE_WATCHED_PAUSE_OVERRUN_S, watched=True)
             return
         self._read_output(PANE_PENDING_MAX_BYTES, PANE_PACED_READ_BYTES)  # about one PTY's fill
         if self._reads_on():
@@ -236,7 +237,7 @@ class Pane:
         self._stretch_bytes += size
         return max(self._stretch_bytes, self._last_stretch_bytes) < PANE_PACED_READ_BYTES
 
-    def _pause_reading(self, seconds: float) -> None:
+    def _pause_reading(self, seconds: float, *, watched: bool = False) -> None:
         """Leave the PTY unread for `seconds`. While someone types elsewhere (EmulationTurns.
         paces_reads), after a read of at most PANE_PACED_READ_BYTES (a longer one keeps pace with
         a program refilling the PTY as fast as it is read, and holds the loop meanwhile), for
@@ -244,6 +245,7 @@ class Pane:
         work of moving its output competes for the machine, and the loop waits idle for the
         keys. Input written to the pane ends a pause at once (its echo is awaited)."""
         assert self._loop is not None
+        self._watched_pause = watched  # (a frame catches only such a pane up: catch_up)
         self._set_reading(False)
         self._read_pause = self._loop.call_later(seconds, self._read_pause_over)
 
@@ -251,8 +253,9 @@ class Pane:
         """Read now the output waiting while reading is paused (a watched pane between two of
         its viewer's frames): the frame about to be drawn shows it. True if there was some."""
         pause, process = self._read_pause, self._process
-        if pause is None or self._reading or process is None or not ptys.readable_bytes(process.master_fd):
-            return False
+        if (pause is None or not self._watched_pause or self._reading or process is None
+                or not ptys.readable_bytes(process.master_fd)):
+            return False  # (a flood paced while someone types elsewhere stays paced)
         pause.cancel()
         self._read_pause_over()
         return True

@@ -7,12 +7,16 @@ until `capture-pane` of the outer pane shows it (median of N; each capture-pane 
 this figure moves in steps of that). Also, without the outer tmux: the attach client in a
 pseudo-terminal of our own, a character written to it until its echo comes out of it (the
 client + server path alone). CPU: server + client CPU time while the pane runs a full-screen
-redraw at 60 Hz for a few seconds.
+redraw at 60 Hz for a few seconds, measured after it has run for --warmup-seconds (caches kept
+per style, per row or per client fill up in the first frames; a client stays attached for
+longer than that).
 
-    .venv/bin/python benchmarks/bench_attach.py [--samples 100] [--cpu-seconds 5] [--backend ghostty|pyte|both]
+    .venv/bin/python benchmarks/bench_attach.py [--samples 100] [--cpu-seconds 5] [--warmup-seconds 2]
+                                                [--backend ghostty|pyte|both]
 
 `--backend` picks muxd's emulator backend(s) (MUXD_EMULATOR; default: $MUXD_EMULATOR or the
-code's default); each is compared with the same run's tmux.
+code's default); each is compared with the same run's tmux. The load average before and after
+is printed too: on a shared machine the figures move with it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from muxd.testing.outer_terminal import OuterTerminal, muxd_command
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
 
+WARMUP_S = 2.0  # the TUI's first frames fill caches (per style, per row, per client): not measured
+
 TUI_60HZ = textwrap.dedent(r"""
     import os, shutil, sys, time
     sys.stdout.write("\x1b[?1049h\x1b[?25l")
@@ -55,6 +61,11 @@ TUI_60HZ = textwrap.dedent(r"""
         frame += 1
         time.sleep(max(0.0, 1 / 60 - (time.monotonic() - start)))
 """)
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -122,8 +133,10 @@ def _read_ready(fd: int, timeout: float) -> bytes:
         return b""
 
 
-def cpu_share(pids: list[int], seconds: float) -> list[float]:
-    """Each process's CPU time over `seconds` of wall time, as a share of one core."""
+def cpu_share(pids: list[int], seconds: float, warmup_s: float = 0.0) -> list[float]:
+    """Each process's CPU time over `seconds` of wall time, as a share of one core, after
+    `warmup_s` of running unmeasured."""
+    time.sleep(warmup_s)  # letting it run, not synchronising
     before = [cpu_seconds(p) for p in pids]
     start = time.monotonic()
     time.sleep(seconds)  # measuring over a fixed interval, not synchronising
@@ -131,7 +144,8 @@ def cpu_share(pids: list[int], seconds: float) -> list[float]:
     return [(cpu_seconds(p) - b) / elapsed for p, b in zip(pids, before)]
 
 
-def run_muxd(samples: int, cpu_s: float, script: Path, backend: str) -> tuple[list[float], list[float], list[float]]:
+def run_muxd(samples: int, cpu_s: float, warmup_s: float, script: Path,
+             backend: str) -> tuple[list[float], list[float], list[float]]:
     server = MuxdTestServer(env={BACKEND_ENV: backend}).start()
     term = None
     try:
@@ -147,14 +161,14 @@ def run_muxd(samples: int, cpu_s: float, script: Path, backend: str) -> tuple[li
         term.keys("C-b", "1")
         term.wait_for("frame")
         pids = [server.pid, term.pane_pid()]
-        return latency, direct, cpu_share(pids, cpu_s)
+        return latency, direct, cpu_share(pids, cpu_s, warmup_s)
     finally:
         if term is not None:
             term.close()
         server.stop()
 
 
-def run_tmux(samples: int, cpu_s: float, script: Path) -> tuple[list[float], list[float], list[float]]:
+def run_tmux(samples: int, cpu_s: float, warmup_s: float, script: Path) -> tuple[list[float], list[float], list[float]]:
     inner = f"muxd-bench-inner-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
 
@@ -176,7 +190,7 @@ def run_tmux(samples: int, cpu_s: float, script: Path) -> tuple[list[float], lis
         tmux("select-window", "-t", "bench:1")
         term.wait_for("frame")
         server_pid = int(tmux("display-message", "-p", "#{pid}").strip())
-        return latency, direct, cpu_share([server_pid, term.pane_pid()], cpu_s)
+        return latency, direct, cpu_share([server_pid, term.pane_pid()], cpu_s, warmup_s)
     finally:
         if term is not None:
             term.close()
@@ -187,15 +201,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--cpu-seconds", type=float, default=5.0)
+    parser.add_argument("--warmup-seconds", type=float, default=WARMUP_S,
+                        help="the TUI runs this long before its CPU is measured")
     parser.add_argument("--backend", choices=[*BACKENDS, "both"], default=None,
                         help="muxd's emulator backend(s) (default: $MUXD_EMULATOR or the code's default)")
     args = parser.parse_args()
     backends = list(BACKENDS) if args.backend == "both" else [backend_name(args.backend)]
+    load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "tui60.py"
         script.write_text(TUI_60HZ)
-        muxd_runs = {backend: run_muxd(args.samples, args.cpu_seconds, script, backend) for backend in backends}
-        tmux_lat, tmux_pty, tmux_cpu = run_tmux(args.samples, args.cpu_seconds, script)
+        muxd_runs = {backend: run_muxd(args.samples, args.cpu_seconds, args.warmup_seconds, script, backend)
+                     for backend in backends}
+        tmux_lat, tmux_pty, tmux_cpu = run_tmux(args.samples, args.cpu_seconds, args.warmup_seconds, script)
+    print(f"load average {load_before} before, {load_average()} after; CPU measured for {args.cpu_seconds:g} s "
+          f"after {args.warmup_seconds:g} s of warm-up")
     for backend, (muxd_lat, muxd_pty, muxd_cpu) in muxd_runs.items():
         report(f"muxd ({backend})", muxd_lat, muxd_pty, muxd_cpu, tmux_lat, tmux_pty, tmux_cpu)
 

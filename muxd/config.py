@@ -53,6 +53,10 @@ PANE_PACED_READ_BYTES = 16 * 1024  # what each such read takes at most (about a 
 # two, and its screen is as fresh at each frame as before. Only while its output is slow (less
 # than PANE_PACED_READ_BYTES in each of the last two pauses' time): a flood is never held back.
 PANE_WATCHED_READ_PAUSE_S = 1 / 30
+# The pause lasts this much longer: the viewer's next frame reads what waits first (its client
+# catches its panes up, daemon/client_side/attached.py), so that frame shows output just read, in
+# the same wakeup; the pause's end reads only when no frame comes.
+PANE_WATCHED_PAUSE_OVERRUN_S = 0.010
 # Pane output is emulated in turns of the event loop (daemon/panes/emulation.py): all panes with
 # output waiting share this much time per turn, then clients and other panes are served.
 EMULATION_TURN_BUDGET_S = 0.001

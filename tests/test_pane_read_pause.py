@@ -76,10 +76,12 @@ def test_a_pane_is_read_on_when_nobody_types_or_it_is_the_one_typed_into(long_pa
     assert len(reads) > 1
 
 
-async def _watched_reads(*, typed: bool, type_after_first_read: bool = False) -> list[int]:
+async def _watched_reads(*, typed: bool, type_after_first_read: bool = False,
+                         catch_up_after_first_read: bool = False) -> list[int]:
     """The sizes of the reads of TICKER's output within the growth watch, in a pane an attached
     client shows (`typed`: and its input came just now); `type_after_first_read` writes a key
-    to the pane once the first read is in."""
+    to the pane once the first read is in; `catch_up_after_first_read` has a frame catch it up
+    (Pane.catch_up) once output waits again."""
     gate = TurnGate()
     turns = EmulationTurns(call_soon=gate.call_soon)
     turns.watched = lambda sink: True
@@ -96,6 +98,11 @@ async def _watched_reads(*, typed: bool, type_after_first_read: bool = False) ->
         await async_wait_until(lambda: read(1), timeout=TEST_TIMEOUT_S)
         if type_after_first_read:
             pane.write(b" ")
+        if catch_up_after_first_read:
+            assert pane._process is not None
+            fd = pane._process.master_fd
+            await async_wait_until(lambda: _true(ptys.readable_bytes(fd) > 0), timeout=TEST_TIMEOUT_S)
+            assert pane.catch_up()
         try:
             await async_wait_until(lambda: read(2), timeout=NO_GROWTH_WATCH_S)
         except WaitTimeout:
@@ -123,6 +130,49 @@ def test_a_watched_pane_typed_into_is_read_on(long_watched_pause: None) -> None:
 def test_input_to_a_watched_pane_ends_its_pause(long_watched_pause: None) -> None:
     reads = asyncio.run(patient_wait_for(_watched_reads(typed=False, type_after_first_read=True), TEST_TIMEOUT_S))
     assert len(reads) > 1
+
+
+def test_a_frame_catches_a_watched_pane_up_during_its_pause(long_watched_pause: None) -> None:
+    """The viewer's frame reads what a watched pane holds back (AttachedClient._catch_up): the
+    frame shows it, in the same wakeup, rather than the pause's end reading it after."""
+    reads = asyncio.run(patient_wait_for(_watched_reads(typed=False, catch_up_after_first_read=True),
+                                         TEST_TIMEOUT_S))
+    assert len(reads) >= 2
+
+
+def test_catching_up_a_pane_that_is_read_on_reads_nothing(long_watched_pause: None) -> None:
+    async def caught_up() -> bool:
+        pane = make_pane(TICKER, EmulationTurns(), on_exit=lambda p: None)  # nobody watches it
+        pane.start(asyncio.get_running_loop())
+        try:
+            return pane.catch_up()  # its reader takes the output as it comes
+        finally:
+            pane.close()
+    assert not asyncio.run(caught_up())
+
+
+def test_a_flood_paced_while_someone_types_is_not_caught_up_by_a_frame(long_pause: None) -> None:
+    async def caught_up() -> bool:
+        turns = EmulationTurns(call_soon=TurnGate().call_soon)
+        turns.someone_typing = lambda: True
+        turns.attended = lambda sink: False
+        pane = make_pane(FLOOD, turns, on_exit=lambda p: None)
+        reads: list[int] = []
+        pane.output_taps.append(lambda data: reads.append(len(data)))
+        pane.start(asyncio.get_running_loop())
+        try:
+            await async_wait_until(lambda: _true(len(reads) == 1), timeout=TEST_TIMEOUT_S)
+            assert pane._process is not None
+            fd = pane._process.master_fd
+            await async_wait_until(lambda: _true(ptys.readable_bytes(fd) > 0), timeout=TEST_TIMEOUT_S)
+            return pane.catch_up()
+        finally:
+            pane.close()
+    assert not asyncio.run(patient_wait_for(caught_up(), TEST_TIMEOUT_S))
+
+
+async def _true(value: bool) -> bool:
+    return value
 
 
 class _Clock:

@@ -15,10 +15,12 @@ from muxd.emulator.cell import BLANK, PADDING, Cell, Style
 from muxd.emulator.widths import CHAR_WIDTHS
 
 from muxd.emulator.cell_layout import styled_cells, text_width
+from muxd.emulator.vt_row import VtRow
 from .frame import Frame, FrameRow
 from .layout_plan import LayoutPlan, Rect, Slot, layout_plan
 from .pane_rows import live_rows, scrolled_rows
 from .selection import MODE_STYLE, highlight
+from .split_row import SplitRow
 from .status import StatusLine, WindowTab, status_row
 
 __all__ = ["PaneView", "StatusLine", "WindowTab", "compose"]
@@ -63,8 +65,9 @@ def compose(
     active = next((i for i, p in enumerate(panes) if p.active), _NO_ACTIVE_PANE)
     if window_size is None and len(panes) == 1 and _fills(panes[0], columns, area_lines):
         # One live pane over the whole window area (the common screen): its rows are the
-        # frame's rows, with no layout to plan and no row to assemble.
-        rows = list(live_rows(panes[0].emulator))
+        # frame's rows, with no layout to plan and no row to assemble (and rows the native
+        # formatter writes come as its text: the painter draws them whole).
+        rows = list(live_rows(panes[0].emulator, vt=True))
     else:
         rects = [Rect(p.x, p.y, p.columns, p.lines) for p in panes]
         if window_size is None:
@@ -112,7 +115,9 @@ def _pane_source(pane: PaneView) -> list[FrameRow]:
     indicator and the dead-pane message drawn over them."""
     emulator = pane.emulator
     if pane.scroll_offset <= 0 and pane.dead_message is None and not pane.highlights and not pane.position_shown:
-        return live_rows(emulator)
+        # Shown at its full width, rows the native formatter writes come as its text (a
+        # SplitRow keeps them whole); cut by the client's edge, as cells.
+        return live_rows(emulator, vt=pane.columns == emulator.columns)
     rows = list(scrolled_rows(emulator, pane.scroll_offset))
     for y, start, stop in pane.highlights:
         if 0 <= y < len(rows):
@@ -166,13 +171,21 @@ def _assemble(plan: LayoutPlan, sources: list[list[FrameRow]]) -> list[FrameRow]
 
 def _build_row(pieces: tuple[FrameRow | Slot, ...], used: object) -> FrameRow:
     parts: list[FrameRow] = []
+    whole_vt_rows = False
     for piece in pieces:
         if type(piece) is Slot:
-            parts.append(_slot_cells(next(used), piece.pane_x, piece.width))  # type: ignore[call-overload]
+            source = next(used)  # type: ignore[call-overload]
+            if type(source) is VtRow and piece.pane_x == 0 and len(source) == piece.width:
+                parts.append(source)  # drawn from its text, at its column (paint.py)
+                whole_vt_rows = True
+            else:
+                parts.append(_slot_cells(source, piece.pane_x, piece.width))
         else:
             parts.append(piece)  # type: ignore[arg-type]
     if len(parts) == 1:
         return parts[0]
+    if whole_vt_rows:
+        return SplitRow(tuple(parts))
     row: FrameRow = ()
     for part in parts:
         row += part
@@ -182,6 +195,8 @@ def _build_row(pieces: tuple[FrameRow | Slot, ...], used: object) -> FrameRow:
 def _slot_cells(source: FrameRow, start: int, width: int) -> FrameRow:
     """Cells start..start+width of a pane row, blank-padded, wide characters cut by the edge
     drawn as spaces."""
+    if type(source) is VtRow:
+        source = source.cells  # (a pane row cut by the client's edge; never in a VtRow's place)
     if start == 0 and len(source) == width:
         cells = source
     else:

@@ -19,7 +19,7 @@ def echo_frame(last: Frame, emulator: Emulator) -> Frame:
     """`last` with rows 0.. of the client replaced by `emulator`'s visible rows and the cursor
     and modes its own, as compose draws a live pane at (0, 0) as wide as the client."""
     assert emulator.columns == last.columns and emulator.lines <= last.lines
-    pane_rows = live_rows(emulator)
+    pane_rows = live_rows(emulator, vt=True)  # as compose reads a pane filling the client
     x, y = emulator.cursor
     shown = x < emulator.columns and y < emulator.lines
     return Frame(last.columns, last.lines, (*pane_rows, *last.rows[len(pane_rows):]),

@@ -12,10 +12,12 @@ from itertools import compress, count, groupby, repeat
 from operator import is_not, itemgetter, lt, ne, sub
 
 from muxd.emulator.cell import BLANK, DEFAULT_STYLE, PADDING, Style, StyledRow
-from muxd.emulator.sgr import sgr_transition
+from muxd.emulator.sgr import SGR_RESET, sgr_transition
+from muxd.emulator.vt_row import VtRow
 
 from .cells import terminal_safe
 from .frame import Frame, FrameRow
+from .split_row import SplitRow, same_piece
 
 # Two changed stretches of a row closer than this are painted as one: rewriting a few
 # unchanged cells is cheaper than a cursor move.
@@ -142,6 +144,8 @@ class FramePainter:
         self._cursor_visible: bool | None = None
         self._mirrored: frozenset[int] | None = None
         self._tracking: int | None = None
+        self._modes_mirrored: frozenset[int] | None = None  # the frame modes and mouse option
+        self._mouse_mirrored: bool | None = None  # `_mirror_modes` last saw
 
     def paint(self, frame: Frame) -> bytes:
         """Bytes that make the terminal show `frame` (b"" when nothing changed)."""
@@ -155,9 +159,34 @@ class FramePainter:
             old_rows: tuple[FrameRow, ...] | list[FrameRow] = [blank] * frame.lines
         else:
             old_rows = last.rows
-        paint_row = self._paint_row
+        paint_row, append, columns = self._paint_row, out.append, frame.columns
         for y, old, new in zip(count(), old_rows, frame.rows):
-            if old is not new and old != new:
+            if old is new:
+                continue
+            if type(new) is VtRow:
+                if type(old) is VtRow and old.vt == new.vt:  # type: ignore[attr-defined]
+                    continue
+                if new.columns != columns:  # type: ignore[attr-defined]  # (only after a bug upstream)
+                    paint_row(out, y, (BLANK,) * columns, new.cells)  # type: ignore[attr-defined]
+                    continue
+                # _paint_vt_row at column 0, inline: a full-screen TUI has every row of every
+                # frame painted here.
+                vt, width = new.vt, new.width  # type: ignore[attr-defined]
+                append(f"\x1b[{y + 1}H")
+                if self._style is not DEFAULT_STYLE and self._style != DEFAULT_STYLE and not vt.startswith(SGR_RESET):
+                    append(SGR_RESET)
+                append(vt)
+                self._style = DEFAULT_STYLE
+                if width < columns:
+                    append("\x1b[K")
+                    self._cursor = (width, y)
+                else:
+                    self._cursor = None  # at the edge: pending wrap
+            elif type(new) is SplitRow:
+                self._paint_split_row(out, y, old, new, columns)  # type: ignore[arg-type]
+            elif type(old) is VtRow or type(old) is SplitRow:
+                paint_row(out, y, old.cells, new)  # type: ignore[attr-defined]  # (what it drew, as cells)
+            elif old != new:
                 paint_row(out, y, old, new)
         drew = bool(out)
         self._mirror_modes(out, frame.modes)
@@ -175,6 +204,47 @@ class FramePainter:
         return "".join(out).encode("utf-8", "replace")
 
     # -- rows -------------------------------------------------------------------------
+
+    def _paint_vt_row(self, out: list[str], x: int, y: int, row: VtRow, columns: int) -> None:
+        """Draw `row` whole from its escape text at column `x`: its text, then the rest of its
+        width erased in the default style."""
+        if self._cursor != (x, y):
+            self._move(out, x, y)
+        vt = row.vt
+        if self._style is not DEFAULT_STYLE and self._style != DEFAULT_STYLE and not vt.startswith(SGR_RESET):
+            out.append(SGR_RESET)
+        out.append(vt)
+        self._style = DEFAULT_STYLE  # a VtRow ends in the default style
+        end = x + row.columns
+        if row.width < row.columns:
+            blanks = row.columns - row.width
+            # To the client's edge: EL; short of it (a pane beside another): ECH, which stops there.
+            out.append("\x1b[K" if end == columns else f"\x1b[{blanks}X")
+            self._cursor = (x + row.width, y)
+        else:
+            self._cursor = (end, y) if end < columns else None  # at the edge: pending wrap
+
+    def _paint_split_row(self, out: list[str], y: int, old: FrameRow, new: SplitRow, columns: int) -> None:
+        """Paint the pieces of `new` that differ from the same pieces of `old` (all of them
+        unless `old` is a SplitRow cut the same way)."""
+        pieces = new.pieces
+        if type(old) is SplitRow and list(map(len, old.pieces)) == list(map(len, pieces)):  # type: ignore[attr-defined]
+            olds: tuple[FrameRow | None, ...] = old.pieces  # type: ignore[attr-defined]
+        else:
+            olds = (None,) * len(pieces)
+        x = 0
+        for before, piece in zip(olds, pieces):
+            if before is None or not same_piece(before, piece):
+                if type(piece) is VtRow:
+                    self._paint_vt_row(out, x, y, piece, columns)  # type: ignore[arg-type]
+                else:
+                    self._move(out, x, y)
+                    for style, group in groupby(piece, _style_of):
+                        self._set_style(out, style)  # type: ignore[arg-type]
+                        out.append("".join(map(_data, group)))
+                    end = x + len(piece)
+                    self._cursor = (end, y) if end < columns else None
+            x += len(piece)
 
     def _paint_row(self, out: list[str], y: int, old: FrameRow, new: FrameRow) -> None:
         # Plain rows (no wide characters, and no cells to make), tested inline: a full-screen
@@ -290,6 +360,9 @@ class FramePainter:
     # -- modes ------------------------------------------------------------------------
 
     def _mirror_modes(self, out: list[str], modes: frozenset[int]) -> None:
+        if modes is self._modes_mirrored and self.mouse is self._mouse_mirrored:
+            return  # (the same set as last frame: an emulator hands out one until a mode changes)
+        self._modes_mirrored, self._mouse_mirrored = modes, self.mouse
         wanted = modes & _MIRRORED.keys()
         known = self._mirrored
         if wanted != known:

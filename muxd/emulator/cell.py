@@ -37,7 +37,27 @@ DEFAULT_STYLE: Style = BLANK[1:]  # type: ignore[assignment]
 STYLE_FIELDS = Cell._fields[1:]
 
 
-class StyledRow:
+class CellsRow:
+    """A row that reads as the tuple of its `cells` (which a subclass may make only when asked):
+    iterating, hashing and joining go through them."""
+
+    __slots__ = ()
+    cells: tuple[Cell, ...]
+
+    def __iter__(self) -> Iterator[Cell]:
+        return iter(self.cells)
+
+    def __hash__(self) -> int:
+        return hash(self.cells)
+
+    def __add__(self, other: tuple[Cell, ...]) -> tuple[Cell, ...]:
+        return self.cells + tuple(other)
+
+    def __radd__(self, other: tuple[Cell, ...]) -> tuple[Cell, ...]:
+        return tuple(other) + self.cells
+
+
+class StyledRow(CellsRow):
     """A row of cells that also knows where its style may change: `style_starts`, ascending
     columns, 0 first; between two of them every cell has one style. A reader that knows this
     for free (the native one) saves the painter from comparing the styles of every
@@ -75,9 +95,6 @@ class StyledRow:
     def __len__(self) -> int:
         return len(self.text) if self.styles is not None else len(self.cells)
 
-    def __iter__(self) -> Iterator[Cell]:
-        return iter(self.cells)
-
     def __getitem__(self, index):  # type: ignore[no-untyped-def]
         if type(index) is int and self.styles is not None and self._cells is None:
             text = self.text
@@ -97,14 +114,7 @@ class StyledRow:
             return len(other) == len(self) and self.cells == other
         return NotImplemented
 
-    def __hash__(self) -> int:
-        return hash(self.cells)
-
-    def __add__(self, other: tuple[Cell, ...]) -> tuple[Cell, ...]:
-        return self.cells + tuple(other)
-
-    def __radd__(self, other: tuple[Cell, ...]) -> tuple[Cell, ...]:
-        return tuple(other) + self.cells
+    __hash__ = CellsRow.__hash__  # (a class defining __eq__ loses the inherited one)
 
     def __repr__(self) -> str:
         return f"StyledRow({self.cells!r})"

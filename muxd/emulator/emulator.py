@@ -240,6 +240,11 @@ class Emulator(DeferredFloodOutput):
         """`row_cells` of each of the rows `ys` (ascending)."""
         return [self.row_cells(y) for y in ys]
 
+    def vt_rows(self, ys: list[int]) -> None:
+        """Rows as escape text (the native backend's, ghostty_vt_rows.py): none here, rows
+        are read as cells."""
+        return None
+
     @property
     def private_modes(self) -> frozenset[int]:
         """DEC private modes set (as in `CSI ? N h`, e.g. 1, 66, 1000, 1006, 2004)."""

@@ -30,10 +30,12 @@ from .ghostty_format import ACTIVE
 from .ghostty_flood import DECRQSS_REPLY, NativeFloodSkipper, pen_sequence
 from .ghostty_history import NativeHistory, plain_sgr
 from .ghostty_rows import NativeRowCells, layout_matches
+from .ghostty_vt_rows import vt_rows
 from .source_block import render_line
 from .scrollback import Scrollback
 from .rows import EMPTY_ROW, Row
 from .surface import DeferredFloodOutput, clamp_size
+from .vt_row import VtRow
 from .widths import CHAR_WIDTHS
 
 log = logging.getLogger(__name__)
@@ -375,6 +377,20 @@ class GhosttyEmulator(DeferredFloodOutput):
                 if rows is not None:
                     return rows
         return [self.row_cells(y) for y in ys]
+
+    def vt_rows(self, ys: list[int]) -> list[VtRow | None] | None:
+        """Visible rows `ys` (ascending) as the formatter's text (ghostty_vt_rows.py), None for
+        each row that must be read as cells (`rows_cells`); None when none can be."""
+        self._sync()
+        if not ys or not (0 <= ys[0] and ys[-1] < self._lines):
+            return None
+        reader = self._fresh_reader(ys[0])
+        if reader is None:
+            return None
+        rows = vt_rows(self._history.formatter, reader, ys, self._columns)
+        if self._unflagged_rows:  # their copy in the render state lags: read from the grid
+            rows = [None if y in self._unflagged_rows else row for y, row in zip(ys, rows)]
+        return rows
 
     def _fresh_reader(self, y: int) -> NativeRowCells | None:
         """The native row reader, ready to read row `y` from an up-to-date render state."""

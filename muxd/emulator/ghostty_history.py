@@ -74,12 +74,18 @@ def plain_sgr(text: str) -> str:
     """The formatter's VT text with only the SGR muxd's rows keep (see the patterns above)."""
     if "\x1b" not in text:
         return text
+    return _NOT_SGR.sub("", muxd_sgr(text))
+
+
+def muxd_sgr(text: str) -> str:
+    """The formatter's SGR in `text` as muxd's rows keep it (one underline, named colours
+    0-15); other sequences are left as they are."""
     if ":" in text:
         text = _COLON_SGR.sub("", _UNDERLINE_STYLE.sub(_underline, text))
     if "8;5;" in text:
         for sequence in set(_LOW_PALETTE.findall(text)):
             text = text.replace(sequence, _NAMED[sequence])
-    return _NOT_SGR.sub("", text)
+    return text
 
 
 def _one_row_each(lines: str, rows: int) -> bool:

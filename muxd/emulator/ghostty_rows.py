@@ -13,7 +13,8 @@ its combining mark) is read on its own. Rows come out as `StyledRow`s, which tel
 where their style changes.
 
 (The VT formatter writes a row in one call too, but it writes the unwritten cells after a styled
-run as spaces in that style, which would paint them so; the raw cells say which are unwritten.)
+run as spaces in that style, which would paint them so; the raw cells say which are unwritten,
+`vt_drawable`, and ghostty_vt_rows.py draws the rows it can from the formatter.)
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ PALETTE_NAMES = _NAMES + tuple("bright" + name for name in _NAMES)
 _RAW_CELL_BYTES = 8
 # A run of raw cells whose bytes 3-5 (the style id and the width) are alike, matched in C.
 _STYLE_RUNS = re.compile(rb"(?s)...(...)..(?:...\1..)*")
+# A run of cells blank in the default style (codepoint 0 or a space, style id 0, one cell
+# wide, no flags).
+_DEFAULT_BLANKS = re.compile(rb"(?s)(?:[\0\x80]\0\0\0\0\0..)*")
 
 # A plain ASCII cell has none of these bits: the content tag, codepoint bits 7 and up, the width.
 _NOT_PLAIN_CELL = int.from_bytes(bytes((_TAG_MASK, 0xFE, 0xFF, 0, 0, _WIDE_MASK << (_WIDE_SHIFT - 40), 0, 0)), "little")
@@ -234,6 +238,44 @@ class NativeRowCells:
             else:
                 runs += (style, length)
         return Row(text[:end], canonical_runs(runs), False)
+
+    def vt_drawable(self, ys: list[int], widths: list[int], columns: int) -> list[bool]:
+        """For each row of `ys` (ascending), whether its first `widths` cells are all written
+        and the rest default blanks (what a row drawn from the formatter's text needs:
+        ghostty_vt_rows.py); False for a row the render state lacks."""
+        drawable: list[bool] = []
+        append, iterator, view, buffer, from_bytes = drawable.append, self._iterator[0], self._view, ffi.buffer, int.from_bytes
+        next_y = self._next_y  # `_seek` inlined, as in `rows`
+        for y, width in zip(ys, widths):
+            while next_y <= y:
+                if not _iterator_next(iterator):
+                    self._next_y = next_y
+                    return drawable + [False] * (len(ys) - len(drawable))
+                next_y += 1
+            if _row_get(iterator, _CELLS_RAW, view):
+                append(False)
+                continue
+            size = view.len
+            if size > columns:
+                size = columns
+            if width > size:
+                append(False)
+                continue
+            data = buffer(view.ptr, size * _RAW_CELL_BYTES)[:]
+            end = width * _RAW_CELL_BYTES
+            # A cell is unwritten when its first three bytes are 0: a zero among the cells'
+            # first bytes (rare: '@' has one) is looked at with the other two.
+            firsts = data[0:end:_RAW_CELL_BYTES]
+            if b"\0" in firsts and b"\0" in (
+                    from_bytes(firsts, "little") | from_bytes(data[1:end:_RAW_CELL_BYTES], "little")
+                    | from_bytes(data[2:end:_RAW_CELL_BYTES], "little")).to_bytes(width, "little"):
+                append(False)
+                continue
+            # Past them: nothing but zeros (never written), or default blanks.
+            append(width == size or data.count(0, end) == len(data) - end
+                   or _DEFAULT_BLANKS.fullmatch(data, end) is not None)
+        self._next_y = next_y
+        return drawable
 
     def row(self, y: int, columns: int) -> tuple[Cell, ...] | None:
         """Row `y` as exactly `columns` cells; None when the render state has no such row."""

@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 # This module loads with the first attach (or paste): the renderer comes with it, imported here
 # once, not in the functions each frame runs.
-from muxd.attach.compose import PaneView, StatusLine, compose
+from muxd.attach.compose import StatusLine, compose
 from muxd.attach.echo_frame import echo_frame
 from muxd.attach.paint import FramePainter, enter_terminal_bytes
-from muxd.attach.selection import copy_cursor_at, highlight_spans, pane_geometry, selection_text
-from muxd.attach.tmux_style import parse_style
+from muxd.attach.selection import pane_geometry, selection_text
 from muxd.config import (
     ATTACH_FRAME_INTERVAL_S, ATTACH_OUTPUT_FRAME_INTERVAL_S,
     ATTACH_RENDER_FAILURES_MAX, ATTACH_STATUS_REFRESH_S, ATTACH_STATUS_REUSE_S, ATTACH_TYPING_S, CLIPBOARD_MAX_CHARS, MAX_COLUMNS,
     MAX_LINES, PASTE_BUFFER_MAX_CHARS,
 )
 from muxd.daemon.client_side.chooser import Chooser
+from muxd.daemon.client_side.client_frame import pane_views, status_line
 from muxd.daemon.client_side.copy_mode import COPY, LEAVE, CopyMode, Point
 from muxd.daemon.client_side.copy_mode_keys import copy_mode_key
 from muxd.daemon.client_side.attached_mouse import mouse_event
@@ -45,7 +45,6 @@ from muxd.daemon.client_side.status_formats import StatusFormats
 from muxd.daemon.client_side.status_prompt import Prompt
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
-from muxd.emulator.cell import DEFAULT_STYLE
 from muxd.errors import MuxdError
 from muxd.protocol.messages import AttachOutput, Detached
 
@@ -113,6 +112,8 @@ class AttachedClient:
         self._flags = (True, True)
         self._drawn_at = 0.0  # time.monotonic() of the last frame sent
         self._frame: Any = None  # the last frame painted (None: the painter repaints everything)
+        self._catching_up = False  # a frame reads its panes' held-back output (_catch_up)
+        self._streaming = False  # the last frame found some: the next reads again
 
     @property
     def prefix_name(self) -> str:
@@ -150,6 +151,9 @@ class AttachedClient:
     def screen_changed(self) -> None:
         """A pane it shows has new output: its screen changed, its status line most likely not
         (output that flags a window or changes an agent wakes it as `wake`)."""
+        if self._catching_up:
+            self._dirty = True  # read for the frame being drawn
+            return
         self._frame_wanted()
 
     def detach(self, reason: str) -> None:
@@ -207,17 +211,33 @@ class AttachedClient:
         """Paint what changed since the last frame; a frame that fails is tried again a frame
         interval later, and ATTACH_RENDER_FAILURES_MAX in a row detach the client."""
         self._planned = None
-        if self.closed or not self._dirty:  # not dirty: render_now drew it meanwhile
+        if self.closed:
             return
         try:
+            self._catch_up()
+            if not self._dirty:  # not dirty: render_now drew it meanwhile
+                return
             if self._paint() and self.connection.writer.transport.get_write_buffer_size():
                 self._draining = True  # frames wait until the terminal has taken this one
                 self._drain_task = asyncio.get_running_loop().create_task(self._drain())
+            elif self._streaming and self._planned is None:
+                self._plan_frame()  # to read and draw the next of it, a frame interval on
             self._failures = 0
         except ConnectionError:
             self._rendering = False  # the connection is going: its close ends the client
         except Exception:  # a bug must cost this client a frame, not the daemon
             self._frame_failed()
+
+    def _catch_up(self) -> None:
+        """Read the output its panes have waiting, held back between frames (a TUI's next
+        redraw; Pane.catch_up): the frame about to be drawn shows it, and while there is some the
+        next frame comes a frame interval on to read again. A program redrawing on its own then
+        costs a wakeup a frame, not one for its read and one for the frame."""
+        self._catching_up = True
+        try:
+            self._streaming = self.hub.catch_up(self.session)
+        finally:
+            self._catching_up = False
 
     async def _drain(self) -> None:
         try:
@@ -318,7 +338,7 @@ class AttachedClient:
     def frame(self) -> Any:
         self.hub.attention.looked(self.session)
         columns, lines = self.window_area()
-        views = self._pane_views(columns, lines)
+        views = pane_views(self, columns, lines)
         status = self._status_now() if self._status_shown() else None
         frame = compose(self.columns, self.lines, views, status)
         window = self.session.active_window
@@ -328,59 +348,13 @@ class AttachedClient:
             self.pane_numbers = None
         return frame
 
-    def _pane_views(self, columns: int, lines: int) -> list[PaneView]:
-        window = self.session.active_window
-        if self.viewing():
-            view = self.help_view or self.chooser.view(columns, lines)  # type: ignore[union-attr]
-            offset = self.help_scroll.offset if self.help_view is not None else 0
-            return [PaneView(emulator=view, x=0, y=0, columns=min(columns, view.columns),
-                             lines=min(lines, view.lines), active=True, scroll_offset=offset)]
-        if window is None or window.layout is None:
-            return []
-        views = []
-        for pane, x, y, width, height in self.hub.placements(window):
-            if x >= columns or y >= lines:
-                continue
-            copy = self.hub.copy_modes.get(pane.id)
-            dead = f"Pane is dead (status {pane.exit_code})" if pane.exited else None
-            selection = copy.selection() if copy else None
-            view_lines = min(height, lines - y, pane.lines)
-            views.append(PaneView(emulator=pane.emulator, x=x, y=y,
-                                  columns=min(width, columns - x, pane.columns), lines=view_lines,
-                                  active=pane is window.active_pane,
-                                  scroll_offset=copy.offset if copy else 0, position_shown=copy is not None,
-                                  dead_message=dead,
-                                  highlights=highlight_spans(pane.emulator, selection, copy.offset, view_lines)
-                                  if copy and selection else (),
-                                  copy_cursor=copy_cursor_at(pane.emulator, copy, view_lines) if copy else None))
-        return views
-
     def _status_now(self) -> StatusLine:
         """The status line: made again unless only pane output woke this client since it was
         made, less than ATTACH_STATUS_REUSE_S ago."""
         now = time.monotonic()
         if self._status_line is None or now - self._status_made_at >= ATTACH_STATUS_REUSE_S:
-            self._status_line, self._status_made_at = self._status(), now
+            self._status_line, self._status_made_at = status_line(self), now
         return self._status_line
-
-    def _status(self) -> StatusLine:
-        session = self.session
-        options = self.daemon.registry.options
-        style = parse_style(options.lookup("status-style", session.id), DEFAULT_STYLE)
-        window = session.active_window
-        pane = window.active_pane if window else None
-        left, right = self.status_formats.texts(self.hub, session, pane)
-        message = cursor = None
-        if self.prompt is not None:
-            message, cursor = self.prompt.shown(), self.prompt.cursor_cell()
-        elif self.notice is not None:
-            if time.monotonic() < self.notice[1]:
-                message = self.notice[0]
-            else:
-                self.notice = None
-        return StatusLine(session=session.name, windows=self.hub.attention.tabs(session, style), left=left,
-                          right=right, message=message, message_cursor=cursor, style=style,
-                          message_style=parse_style(options.lookup("message-style", session.id), DEFAULT_STYLE))
 
     def say(self, text: str) -> None:
         shown_ms = self.daemon.registry.options.number("display-time", self.session.id)

@@ -40,6 +40,8 @@ class Hub(Protocol):
 
     def changed(self, session: Session | None = None) -> None: ...
 
+    def catch_up(self, session: Session) -> bool: ...  # output its panes hold back, read for a frame
+
     @property
     def attention(self) -> AttentionView: ...
     # What an attached client hands back: itself when it goes, and the selections it copies.

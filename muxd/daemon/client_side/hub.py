@@ -160,6 +160,15 @@ class AttachHub:
             if client.session is window.session:
                 client.screen_changed()
 
+    def catch_up(self, session: Session) -> bool:
+        """Read the output the panes of `session`'s window have waiting while their reading is
+        paused (Pane.catch_up), for a frame about to be drawn; True if there was some."""
+        window = session.active_window
+        caught_up = False
+        for pane in list(window.panes) if window is not None else ():  # (a read may end a pane)
+            caught_up = pane.catch_up() or caught_up
+        return caught_up
+
     def pane_state_changed(self, pane: Pane) -> None:
         """`pane`'s agent state changed: the clients showing its window draw their status line."""
         window = pane.window

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from muxd.config import (
     PANE_HANGUP_GRACE_S, PANE_INPUT_PENDING_MAX_BYTES, PANE_INPUT_STALL_S, PANE_PACED_READ_BYTES,
     PANE_PENDING_MAX_BYTES, PANE_PENDING_RESUME_BYTES, PANE_READ_PAUSE_S, PANE_TYPING_S,
-    PANE_WATCHED_READ_PAUSE_S, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
+    PANE_WATCHED_PAUSE_OVERRUN_S, PANE_WATCHED_READ_PAUSE_S, PTY_READ_BUDGET_PER_WAKEUP_BYTES, PTY_READ_CHUNK_BYTES,
 )
 from muxd.daemon.panes import pty as ptys
 from muxd.daemon.panes.emulation import EmulationTurns, OutputBacklog
@@ -116,6 +116,7 @@ class Pane:
         self._turns = turns if turns is not None else EmulationTurns()
         self._reading = False   # the master fd is watched (not paused by backpressure, not at EOF)
         self._read_pause: asyncio.TimerHandle | None = None  # reading put off (see _on_readable)
+        self._watched_pause = False  # that pause is a watched pane's, between its viewer's frames
         # Bytes read in the current and the last stretch of PANE_WATCHED_READ_PAUSE_S (_output_slow).
         self._stretch_at, self._stretch_bytes, self._last_stretch_bytes = 0.0, 0, 0
         self._eof = False
@@ -214,13 +215,18 @@ class Pane:
             size = self._read_output(PANE_PENDING_MAX_BYTES)
             # Output only a viewer sees, coming slowly: the rest waits for about a frame (see
             # PANE_WATCHED_READ_PAUSE_S), a read and an emulation a frame instead of one a write.
-            if (self._output_slow(size) and self._reading and not self.typed_recently()
+            if (self._output_slow(size) and self._reads_on() and not self.typed_recently()
                     and self._turns.watched(self)):
-                self._pause_reading(PANE_WATCHED_READ_PAUSE_S)
+                self._pause_reading(PANE_WATCHED_READ_PAUSE_S + PANE_WATCHED_PAUSE_OVERRUN_S, watched=True)
             return
         self._read_output(PANE_PENDING_MAX_BYTES, PANE_PACED_READ_BYTES)  # about one PTY's fill
-        if self._reading:
+        if self._reads_on():
             self._pause_reading(PANE_READ_PAUSE_S)
+
+    def _reads_on(self) -> bool:
+        """Whether the PTY is to be read on after a read: not at its end, and the backlog not
+        full (the reader is watched then, or, after a pause, is about to be)."""
+        return not self._eof and not self._closed and len(self._backlog) < PANE_PENDING_MAX_BYTES
 
     def _output_slow(self, size: int) -> bool:
         """Count `size` bytes just read; True while less than PANE_PACED_READ_BYTES came in
@@ -235,7 +241,7 @@ class Pane:
         self._stretch_bytes += size
         return max(self._stretch_bytes, self._last_stretch_bytes) < PANE_PACED_READ_BYTES
 
-    def _pause_reading(self, seconds: float) -> None:
+    def _pause_reading(self, seconds: float, *, watched: bool = False) -> None:
         """Leave the PTY unread for `seconds`. While someone types elsewhere (EmulationTurns.
         paces_reads), after a read of at most PANE_PACED_READ_BYTES (a longer one keeps pace with
         a program refilling the PTY as fast as it is read, and holds the loop meanwhile), for
@@ -243,8 +249,32 @@ class Pane:
         work of moving its output competes for the machine, and the loop waits idle for the
         keys. Input written to the pane ends a pause at once (its echo is awaited)."""
         assert self._loop is not None
+        self._watched_pause = watched  # (a frame catches only such a pane up: catch_up)
         self._set_reading(False)
-        self._read_pause = self._loop.call_later(seconds, self._end_read_pause)
+        self._read_pause = self._loop.call_later(seconds, self._read_pause_over)
+
+    def catch_up(self) -> bool:
+        """Read now the output waiting while reading is paused (a watched pane between two of
+        its viewer's frames): the frame about to be drawn shows it. True if there was some."""
+        pause, process = self._read_pause, self._process
+        if (pause is None or not self._watched_pause or self._reading or process is None
+                or not ptys.readable_bytes(process.master_fd)):
+            return False  # (a flood paced while someone types elsewhere stays paced)
+        pause.cancel()
+        self._read_pause_over()
+        return True
+
+    def _read_pause_over(self) -> None:
+        """A pause's time is up: output waiting (a TUI's next frame, mostly) is read at once, as
+        the reader would the moment it was watched again (which would cost two changes of the
+        loop's watch list a read); else the PTY is watched again."""
+        over, process = self._read_pause, self._process
+        if (not self._reading and process is not None and not self._eof and not self._closed
+                and len(self._backlog) < PANE_PENDING_MAX_BYTES and ptys.readable_bytes(process.master_fd)):
+            self._on_readable()  # (the pause still set meanwhile: its emulation does not watch the PTY)
+            if self._read_pause is not over:
+                return  # paused again after this read
+        self._end_read_pause()
 
     def _end_read_pause(self) -> None:
         if self._read_pause is not None:

@@ -58,6 +58,7 @@ TASK_SEED_SPARE = 1.5     # tasks seeded per step: the claims expected times thi
 DEFAULT_MAX_CONNECTIONS = 100  # PostgreSQL's own default
 DAEMON_CONNECTIONS = 5    # writer, 2 readers (HISTORY_READER_THREADS), 2 listeners: counted on a live daemon
 CPU_SATURATED = 0.9       # of the machine's cores
+LOCKED_SATURATED = 0.5   # of the lock samples with a backend waiting
 LAG_SATURATED_MS = 1000.0  # turns beginning this late (p95): the simulation no longer keeps up
 
 
@@ -115,11 +116,11 @@ def server_pss_mb(cluster: PostgresCluster) -> float:
 
 
 def reading(c: Any) -> dict[str, Any]:
-    row = c.execute("SELECT xact_commit, pg_current_wal_lsn()::text FROM pg_stat_database "
+    row = c.execute("SELECT xact_commit, pg_current_wal_lsn()::text, deadlocks FROM pg_stat_database "
                     "WHERE datname = current_database()").fetchone()
     sizes = dict(c.execute("SELECT relname, pg_total_relation_size(relid) FROM pg_stat_user_tables").fetchall())
     rows = dict(c.execute("SELECT relname, n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_user_tables").fetchall())
-    return {"commits": row[0], "lsn": row[1], "sizes": sizes, "rows": rows, "at": time.perf_counter()}
+    return {"commits": row[0], "lsn": row[1], "deadlocks": row[2], "sizes": sizes, "rows": rows, "at": time.perf_counter()}
 
 
 def wal_bytes(c: Any, before: str, after: str) -> int:
@@ -280,6 +281,7 @@ def pg_step(url: str, cluster: PostgresCluster, args: argparse.Namespace, mult: 
                 "commits_s": (after["commits"] - before["commits"] - sampler.queries - 6) / window,
                 "statements_s": statements[0] / window, "all_statements_s": statements[1] / window,
                 "wal_s": after["wal"] / window, "drained": drained, "failures": after["failures"],
+                "deadlocks": after["deadlocks"] - before["deadlocks"],
                 "cpu_server": cpu_server / window, "cpu_client": cpu_client / window,
                 "locked": sampler.waiting / max(1, sampler.samples), "waits": sampler.waits,
                 "connections": connections, "pss_mb": pss, "top": top, "turns": turns,
@@ -334,14 +336,18 @@ def print_step(s: dict[str, Any]) -> None:
           f" {s['job50']:6.1f} {s['job95']:7.1f} {s['job99']:7.1f} {s['save95']:8.1f} {s['lag95']:8.0f}"
           f" {s['cpu_server'] * 100:6.0f}% {s['cpu_client'] * 100:6.0f}% {s['wal_s'] / 1024:8.0f}"
           f" {s['locked'] * 100:6.0f}% {s['connections']:5d}")
-    if s["failures"]:
-        print("        logged by the daemons: " + ", ".join(f"{n} {kind}" for kind, n in sorted(s["failures"].items())))
+    if s["failures"] or s["deadlocks"]:
+        print(f"        deadlocks (the server's count, each retried once): {s['deadlocks']}; failures logged by the "
+              "daemons: " + (", ".join(f"{n} {kind}" for kind, n in sorted(s["failures"].items())) or "none"))
 
 
 def limit_of(s: dict[str, Any], args: argparse.Namespace, cores: int) -> str | None:
     if not s["drained"]:
         return (f"the writes queued when the window ended were not done {DRAIN_TIMEOUT_S:g} s later (backends "
                 f"waiting on a lock in {s['locked'] * 100:.0f}% of samples): the fleet is stuck")
+    if s["locked"] > LOCKED_SATURATED:
+        return (f"lock contention: a backend waited on a lock in {s['locked'] * 100:.0f}% of samples, "
+                f"{s['deadlocks']} deadlocks (the turns' lag and the writes' latency follow from it)")
     if s["lag95"] > LAG_SATURATED_MS:
         return f"the simulation's own process (turns begin {s['lag95']:.0f} ms late at p95): this machine's client"
     if s["cpu_server"] + s["cpu_client"] > CPU_SATURATED * cores:

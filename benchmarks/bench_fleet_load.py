@@ -294,9 +294,9 @@ def pg_step(url: str, cluster: PostgresCluster, args: argparse.Namespace, mult: 
         admin.close()
 
 
-def sqlite_peer(args: argparse.Namespace, transcript: Transcript) -> dict[str, Any]:
-    """One SQLite daemon of `--agents` panes at the base rate: the same writes, no fleet tables."""
-    period = args.turn_s
+def sqlite_peer(args: argparse.Namespace, transcript: Transcript, mult: float) -> dict[str, Any]:
+    """One SQLite daemon of `--agents` panes at `mult` times the base rate: the same writes, no fleet tables."""
+    period = args.turn_s / mult
     with tempfile.TemporaryDirectory() as tmp:
         db = timed(Database)(str(Path(tmp) / "muxd.db"), host="solo")
         statements = [0]
@@ -339,6 +339,12 @@ def print_step(s: dict[str, Any]) -> None:
     if s["failures"] or s["deadlocks"]:
         print(f"        deadlocks (the server's count, each retried once): {s['deadlocks']}; failures logged by the "
               "daemons: " + (", ".join(f"{n} {kind}" for kind, n in sorted(s["failures"].items())) or "none"))
+
+
+def times(fleet: float, solo: float) -> str:
+    """fleet / solo as a ratio, one decimal below 10."""
+    ratio = fleet / solo if solo else float("nan")
+    return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.1f}x"
 
 
 def limit_of(s: dict[str, Any], args: argparse.Namespace, cores: int) -> str | None:
@@ -411,10 +417,10 @@ def main() -> int:
             if limit:
                 break
     base = steps[0]
-    print(f"\nAt x1 ({base['turns_s']:.0f} turns/s): {base['connections']} client connections "
+    print(f"\nAt x{base['mult']:g} ({base['turns_s']:.0f} turns/s): {base['connections']} client connections "
           f"(a daemon opens {DAEMON_CONNECTIONS}: {args.hosts * DAEMON_CONNECTIONS} for {args.hosts} real daemons, "
           f"PostgreSQL's default max_connections {DEFAULT_MAX_CONNECTIONS}); server memory (PSS) {base['pss_mb']:.0f} MB")
-    print("Table growth per hour at x1 (MB/h; row changes/s):")
+    print(f"Table growth per hour at x{base['mult']:g} (MB/h; row changes/s):")
     for name, grown in sorted(base["growth"].items(), key=lambda kv: -kv[1])[:8]:
         print(f"  {name:28s} {grown / 2**20:9.1f} MB/h  {base['row_moves'].get(name, 0):8.1f} rows/s")
     last = steps[-1]
@@ -426,12 +432,12 @@ def main() -> int:
         print(f"  {'top ' if toplevel else 'trig'} {calls:8d} {total_ms:9} {query}")
     print(f"First limit: {limit or 'none reached within the steps given'}")
     if not args.no_peer:
-        peer = sqlite_peer(args, transcript)
-        print(f"\nPeer: one SQLite daemon of {args.agents} agents at x1: {peer['commits_s']:.1f} commits/s, "
+        peer = sqlite_peer(args, transcript, base["mult"])
+        print(f"\nPeer: one SQLite daemon of {args.agents} agents at x{base['mult']:g}: {peer['commits_s']:.1f} commits/s, "
               f"{peer['statements_s']:.0f} statements/s, {peer['written_s'] / 1024:.0f} KB/s written (WAL and "
               f"checkpoints), job p95 {peer['job95']:.1f} ms")
-        print(f"Fleet/SQLite at x1: commits {base['commits_s'] / peer['commits_s']:.0f}x, statements "
-              f"{base['statements_s'] / peer['statements_s']:.0f}x, bytes {base['wal_s'] / peer['written_s']:.0f}x "
+        print(f"Fleet/SQLite at x{base['mult']:g}: commits {times(base['commits_s'], peer['commits_s'])}, statements "
+              f"{times(base['statements_s'], peer['statements_s'])}, bytes {times(base['wal_s'], peer['written_s'])} "
               f"(WAL vs SQLite's writes), for {args.hosts}x the agents")
     return 0
 

@@ -64,12 +64,16 @@ class PgListener:
 
     def _run(self) -> None:
         connected_before = False
+        failing = False  # the tries since the last failure logged failed too: not logged again
         while not self._stopping.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True) as conn:
                     for channel in self.channels:
                         conn.execute(f"LISTEN {channel}")
                     self.listening.set()
+                    if failing:
+                        log.info("listening to the database again (%s)", ", ".join(self.channels))
+                    failing = False
                     if connected_before and self.on_gap is not None:
                         self._told(self.on_gap)
                     connected_before = True
@@ -77,8 +81,10 @@ class PgListener:
                         for note in conn.notifies(timeout=LISTEN_RECHECK_S):
                             self._told(self.on_notify, note.channel, note.payload)
             except psycopg.Error as exc:
-                if not self._stopping.is_set():
-                    log.warning("listening to the database: %s; connecting again", one_line(exc))
+                if not self._stopping.is_set() and not failing:
+                    log.warning("listening to the database (%s): %s; connecting again every %.0f s",
+                                ", ".join(self.channels), one_line(exc), LISTEN_RECONNECT_S)
+                failing = True
             self.listening.clear()
             self._stopping.wait(LISTEN_RECONNECT_S)
 

@@ -188,11 +188,18 @@ class Database:
         self.closed = False
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db")
         self._db: sqlite3.Connection | None = None
+        # Told on the writer thread when a connection that broke is made again (PostgreSQL's).
+        self._on_reconnect: list[Callable[[], None]] = []
         try:
             self._executor.submit(self._open, check_max_s).result()
         except BaseException:
             self._executor.shutdown(wait=False)
             raise
+
+    def when_reconnected(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on the writer thread: it must only hand over) each time the database
+        can be used again after its connection broke; a SQLite file never does."""
+        self._on_reconnect.append(callback)
 
     @property
     def principal_host(self) -> str | None:

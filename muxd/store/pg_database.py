@@ -104,6 +104,11 @@ class PgDatabase(Database):
                 raise pg_errors.unavailable(exc, f"connecting to {self.path}") from exc
             self._db = self._conn  # type: ignore[assignment]
             log.info("connected to the database again: %s", self.path)
+            for callback in self._on_reconnect:
+                try:
+                    callback()
+                except Exception:  # noqa: BLE001 - a receiver's fault never fails the job
+                    log.exception("telling of the database's return")
         return self._conn
 
     def _settle(self, conn: PgConnection) -> None:

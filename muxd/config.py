@@ -219,6 +219,10 @@ HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0
 HISTORY_UNTOLD_ROW_WITHIN_S = 1.0
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0
+# Background writes (a pane's token, its revocation) a PostgreSQL server that cannot be reached
+# did not take are kept, at most this many (the oldest dropped past it), and written when it
+# can be reached again (store/pg_database.py; issue 30).
+DB_KEPT_WRITES_MAX = 10_000
 # Executions whose row the database would not take (full, locked) wait in memory and are written
 # again (muxd/daemon/work/execution_backlog.py): at most this many records; past it the oldest is
 # dropped, logged and counted (server status), and a lookup of it answers store_unavailable.

@@ -12,6 +12,7 @@ opens beta, and a prompt sent from alpha to beta's agent is delivered (both list
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ import pytest
 from muxd.config import ENV_FLEET_STALE
 from muxd.store.database import ENV_BUSY_TIMEOUT
 from muxd.testing.fake_agent_panes import start_fake_agent
+from muxd.testing.mcp_stdio import call_error, mcp_session
 from muxd.testing.patience import stretched
 from muxd.testing.postgres import PostgresCluster
 from muxd.testing.pytest_plugin import fresh_database, running_cluster
@@ -65,6 +67,11 @@ def _refused(server: MuxdTestServer, *args: str) -> str:
     return lines[0]
 
 
+async def _mcp_error(server: MuxdTestServer, tool: str) -> str:
+    async with mcp_session(server) as session:
+        return await call_error(session, tool)
+
+
 def _rows(url: str, sql: str) -> list[tuple]:
     db = pg_connect(url)
     try:
@@ -89,6 +96,8 @@ def test_a_daemon_keeps_its_panes_and_executions_through_an_outage(stoppable_clu
         for args in (("history", "--json"), ("task", "add", "write the docs"), ("task", "ls"),
                      ("token", "create", "--tier", "execute_basic")):
             _refused(server, *args)
+        refused = asyncio.run(_mcp_error(server, "list_recent_executions"))
+        assert "store_unavailable" in refused and "cannot be reached" in refused, refused
         # Commands and a turn that start and end now are answered from memory ...
         during = server.cli("run", "--wait", "--", "sh", "-c", "echo during; exit 3")
         assert during.returncode == 3 and during.stdout == "during\n", during
@@ -98,6 +107,7 @@ def test_a_daemon_keeps_its_panes_and_executions_through_an_outage(stoppable_clu
         turn_id = json.loads(turn.stdout)["id"]
         shown = json.loads(server.cli("show", command_id, "--transcript", "--json", check=True).stdout)
         assert shown["execution"]["exit_code"] == 3 and "during" in shown["transcript"]
+        token_of_run = f"agent:{shown['execution']['pane_id']}@alpha"  # made and revoked during the outage
 
         stoppable_cluster.start_server()
         # ... and written once the server is back, by the backlog's retries: nothing is lost.
@@ -107,6 +117,10 @@ def test_a_daemon_keeps_its_panes_and_executions_through_an_outage(stoppable_clu
         assert rows[command_id] == ("command", "failed", 3) and rows[turn_id] == ("prompt", "success", None)
         listed = json.loads(server.cli("history", "--json", check=True).stdout)
         assert listed["total"] == 3
+        # The background writes of the outage are written too: the run's pane token, made and revoked
+        # (other daemons read it), and the audit row of the refused MCP call.
+        assert _rows(outage_url, f"SELECT revoked_at IS NOT NULL FROM tokens WHERE name = '{token_of_run}'") == [(True,)]
+        assert ("list_recent_executions", "error") in _rows(outage_url, "SELECT tool, status FROM audit")
         # The queue and the tokens work again, on the same daemon.
         server.cli("task", "add", "write the docs", check=True)
         assert len(json.loads(server.cli("task", "ls", "--json", check=True).stdout)["tasks"]) == 1

@@ -300,8 +300,10 @@ class Database:
         return self._executor.submit(self._call, job)
 
     def submit(self, job: Job[object], what: str) -> None:
-        """Queue a write whose outcome nobody waits for; a failure is logged, never raised."""
-        future = self._executor.submit(self._call, job)
+        """Queue a write whose outcome nobody waits for; a failure is logged, never raised.
+        PostgreSQL's keeps one it could not send and writes it again later: such a job must be
+        safe to run twice (ON CONFLICT, UPDATE … IS NULL, DELETE)."""
+        future = self._executor.submit(self._call_in_background, job, what)
 
         def report(done: concurrent.futures.Future[object]) -> None:
             exc = done.exception()
@@ -309,6 +311,10 @@ class Database:
                 log.error("database write failed (%s): %r", what, exc)
 
         future.add_done_callback(report)
+
+    def _call_in_background(self, job: Job[object], what: str) -> object:
+        """A submitted job, on the writer thread."""
+        return self._call(job)
 
     def close(self) -> None:
         """Finish the queued writes (bounded), then close the file (a damaged one too); once."""

@@ -8,7 +8,8 @@ back; the queue and tokens work again without a restart; the log holds no traceb
 
 Two daemons: an outage longer than the staleness bound takes neither host over (each had no way
 to beat), their running executions stay running; a token made through alpha after the restart
-opens beta, and a prompt sent from alpha to beta's agent is delivered (both listened again)."""
+opens beta, and a prompt sent from alpha to beta's agent is delivered (both listened again). A
+live host found taken over (its own connection was out) writes what it runs back as running."""
 
 from __future__ import annotations
 
@@ -167,6 +168,18 @@ def test_two_daemons_take_neither_over_after_a_shared_outage(stoppable_cluster: 
                    message="alpha's new token honoured by beta")
         sent = alpha.cli("submit", "-t", f"{agent}@beta", "hello", "--wait", "--json", timeout=TURN_TIMEOUT_S)
         assert sent.returncode == 0 and json.loads(sent.stdout)["status"] == "success", sent.stderr
+
+        # Beta taken over while alive (as when its own connection was out longer than the bound):
+        # its next beat finds the mark and writes what it runs back as running.
+        db = pg_connect(outage_url)
+        try:
+            db.execute("UPDATE fleet_hosts SET stale_since = now() WHERE host = 'beta'")
+            db.execute("UPDATE executions SET status = 'interrupted' WHERE host = 'beta' AND status = 'running'")
+        finally:
+            db.close()
+        wait_until(lambda: _rows(outage_url, f"SELECT status FROM executions WHERE id = '{running[1]}'") == [("running",)],
+                   timeout=BACK_TIMEOUT_S, message="beta's running execution written back as running")
+        assert _rows(outage_url, "SELECT stale_since FROM fleet_hosts WHERE host = 'beta'") == [(None,)]
     finally:
         alpha.stop()
         beta.stop()

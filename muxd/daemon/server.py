@@ -205,6 +205,7 @@ class Daemon:
             return {p.id: (self.registry.pane_info(p), agent_summary(p)) for p in self.registry.all_panes()}
 
         presence = FleetPresence(self.access.db, snapshot)
+        presence.on_taken_back = self.executions.save_active
         self.attention.bus.listen(presence.changed)
         return presence
 

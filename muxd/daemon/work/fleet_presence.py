@@ -79,6 +79,9 @@ class FleetPresence:
         self._steady_since: float | None = None
         self._beat_failures = FailureStreak(log, "fleet: this host's heartbeat")
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Told (on the loop) when this live host finds it was taken over: its running executions,
+        # written as interrupted by the host that did, are to be written again as they are.
+        self.on_taken_back: Callable[[], None] | None = None
 
     async def open(self) -> None:
         """Take this host back (before the daemon serves), then beat until closed."""
@@ -161,13 +164,19 @@ class FleetPresence:
             if not self._begun and not await self._begin():
                 continue
             try:
-                await self.db.call(lambda c: fleet.beat(c, pid, self.started_at), "writing this host's heartbeat")
+                taken_back = await self.db.call(lambda c: fleet.beat(c, pid, self.started_at),
+                                                "writing this host's heartbeat")
                 taken = await self._take_over_stale(error)
             except StoreUnavailable as exc:
                 self._steady_since = None
                 self._beat_failures.failed(exc.message)
                 continue
             self._beat_failures.succeeded()
+            if taken_back:
+                log.warning("fleet: another host took this one for dead (its heartbeats were not written for "
+                            "%.0f s): what runs here is written again", self.stale_after_s)
+                if self.on_taken_back is not None:
+                    self.on_taken_back()
             for host, interrupted in taken:
                 log.warning("fleet: host %s sent no heartbeat for %.0f s: its %d running execution(s) are now "
                             "interrupted", host, self.stale_after_s, interrupted)

@@ -2,26 +2,34 @@
 server stopped (pg_ctl stop -m fast) and started again on a private cluster of this module's.
 
 One daemon: its panes keep running and answering (send-keys, capture-pane); the calls that need
-the database fail at once with one `unreachable` line; commands run and ended during the outage
-are answered from memory (`muxd run --wait`, `submit --wait`) and written once the server is
-back; the queue and tokens work again without a restart; the log holds no traceback.
+the database fail at once with one `unreachable` line (the CLI's, MCP's store_unavailable); a
+command and a turn run and ended during the outage are answered from memory (`muxd run --wait`,
+`submit --wait`) and written once the server is back, with the background writes (the run's
+pane token, made and revoked; the refused MCP call's audit row); the queue and tokens work again
+without a restart; the log holds no traceback and a few lines.
 
 Two daemons: an outage longer than the staleness bound takes neither host over (each had no way
 to beat), their running executions stay running; a token made through alpha after the restart
 opens beta, and a prompt sent from alpha to beta's agent is delivered (both listened again). A
-live host found taken over (its own connection was out) writes what it runs back as running."""
+live host found taken over (its own connection was out) writes what it runs back as running.
+
+The writer itself: background writes made while the server is down are written, in their order,
+before the first job after its return; those it never takes are named as lost at close."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Iterator
 
 import pytest
 
 from muxd.config import ENV_FLEET_STALE
+from muxd.errors import StoreUnavailable
 from muxd.store.database import ENV_BUSY_TIMEOUT
+from muxd.store.opening import open_database
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.mcp_stdio import call_error, mcp_session
 from muxd.testing.patience import stretched
@@ -183,3 +191,27 @@ def test_two_daemons_take_neither_over_after_a_shared_outage(stoppable_cluster: 
     finally:
         alpha.stop()
         beta.stop()
+
+
+def test_background_writes_wait_for_the_database_in_their_order(stoppable_cluster: PostgresCluster, outage_url: str,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    db = open_database(outage_url, busy_timeout_s=BUSY_TIMEOUT_S)
+    try:
+        db.call_sync(lambda c: c.execute("CREATE TABLE written (seq serial PRIMARY KEY, n int)"))
+        stoppable_cluster.stop_server("fast")
+        for n in range(3):
+            db.submit(lambda c, n=n: c.execute("INSERT INTO written (n) VALUES (?)", (n,)), f"writing {n}")
+        with pytest.raises(StoreUnavailable) as refused:  # what a caller waits for fails, as ever
+            asyncio.run(db.call(lambda c: c.execute("SELECT 1"), "reading"))
+        assert refused.value.detail["reason"] == "unreachable"
+        stoppable_cluster.start_server()
+        # The first job after the return finds the kept writes written before it.
+        assert db.call_sync(lambda c: c.execute("SELECT n FROM written ORDER BY seq").fetchall()) == [(0,), (1,), (2,)]
+
+        stoppable_cluster.stop_server("fast")
+        db.submit(lambda c: c.execute("INSERT INTO written (n) VALUES (3)"), "writing 3")
+        with caplog.at_level(logging.ERROR, logger="muxd.store.pg_database"):
+            db.close()
+        assert "1 background write(s) the database could not take are lost (writing 3" in caplog.text
+    finally:
+        db.close()

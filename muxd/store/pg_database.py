@@ -176,14 +176,14 @@ class PgDatabase(Database):
             job, what = self._kept[0]
             try:
                 job(conn)  # type: ignore[arg-type]  # a PgConnection stands for sqlite3's
-            except psycopg.Error as exc:
+            except Exception as exc:  # noqa: BLE001 - one write's failure is its own: the next are written
                 try:
                     self._settle(conn)
                 except psycopg.Error:
                     conn.close()
                 if _unreachable(exc):
                     return  # broke again: the rest wait for the next connection
-                log.error("database write failed (%s): %s", what, one_line(exc))
+                log.error("database write failed (%s): %s", what, getattr(exc, "message", None) or one_line(exc))
             else:
                 written += 1
             self._kept.popleft()

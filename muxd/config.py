@@ -161,6 +161,10 @@ AUDIT_LOSS_LOG_INTERVAL_S = 60.0
 # enough that a caller hears of a stuck database in seconds ($MUXD_DB_BUSY_TIMEOUT_S: the tests
 # that hold the database from another process wait out less).
 DB_BUSY_TIMEOUT_S = 5.0
+# A PostgreSQL server over TCP that goes silent (a network cut, its host gone) fails the connection
+# after about this long (libpq's keepalives and tcp_user_timeout), not the system's quarter of an
+# hour: the calls waiting behind it hear store_unavailable (issue 30). A Unix socket ignores it.
+DB_NETWORK_SILENCE_MAX_S = 30.0
 # The daemon's host identity ($MUXD_HOST, default the machine's hostname; muxd/store/hosts.py): recorded
 # on every row it writes, so daemons sharing one PostgreSQL database each know their own rows.
 ENV_HOST = "MUXD_HOST"

@@ -35,7 +35,7 @@ from muxd.store import pg_errors
 from muxd.store.database import Database, Job
 from muxd.store.hosts import use_host
 from muxd.store.location import redacted
-from muxd.store.pg_connection import PgConnection, connect
+from muxd.store.pg_connection import PgConnection, connect, network_bounds
 from muxd.store.pg_schema import migrate
 from muxd.store.sqlite_errors import DAMAGED, one_line
 
@@ -71,7 +71,7 @@ class PgDatabase(Database):
         return pg_errors.failure_kind(exc)
 
     def _connect(self) -> PgConnection:
-        conn = connect(self.url, connect_timeout=max(1, math.ceil(self.busy_timeout_s)))
+        conn = connect(self.url, **{**network_bounds(), "connect_timeout": max(1, math.ceil(self.busy_timeout_s))})
         conn.execute(f"SET lock_timeout = {max(1, round(self.busy_timeout_s * 1000))}")
         use_host(conn, self.host)  # what muxd_host() answers: the rows this daemon writes say its host
         return conn

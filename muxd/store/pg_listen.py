@@ -20,7 +20,7 @@ from collections.abc import Callable
 import psycopg
 
 from muxd.errors import BadRequest
-from muxd.store.pg_connection import PgConnection
+from muxd.store.pg_connection import PgConnection, network_bounds
 from muxd.store.sqlite_errors import one_line
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class PgListener:
         failing = False  # the tries since the last failure logged failed too: not logged again
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True) as conn:
+                with psycopg.connect(self.url, autocommit=True, **network_bounds()) as conn:
                     for channel in self.channels:
                         conn.execute(f"LISTEN {channel}")
                     self.listening.set()

@@ -117,6 +117,8 @@ class PgDatabase(Database):
                     callback()
                 except Exception:  # noqa: BLE001 - a receiver's fault never fails the job
                     log.exception("telling of the database's return")
+        elif self._kept:  # kept by a failure that left the connection open: tried again before each job
+            self._write_kept(self._conn)
         return self._conn
 
     def _settle(self, conn: PgConnection) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from muxd.errors import BadRequest
+from muxd.errors import BadRequest, MuxdError
 from muxd.store.pg_connection import PgConnection, network_bounds
 from muxd.store.sqlite_errors import one_line
 
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 CHANNEL = re.compile(r"[a-z_][a-z0-9_]{0,62}")  # an unquoted identifier: LISTEN takes no parameter
 LISTEN_RECHECK_S = 0.25      # how often the listener looks whether it is asked to stop
 LISTEN_RECONNECT_S = 1.0     # between tries to connect again
+LISTEN_GAP_RETRY_S = 1.0     # between tries to read again what a reconnection may have missed
 
 
 def _checked(channel: str) -> str:
@@ -74,11 +75,14 @@ class PgListener:
                     if failing:
                         log.info("listening to the database again (%s)", ", ".join(self.channels))
                     failing = False
-                    if connected_before and self.on_gap is not None:
-                        self._told(self.on_gap)
+                    # What was told while not listening is read again, until that works (the database
+                    # may let this connection in and still fail the read: too many connections).
+                    gap_owed = connected_before and self.on_gap is not None
                     connected_before = True
                     while not self._stopping.is_set():
-                        for note in conn.notifies(timeout=LISTEN_RECHECK_S):
+                        if gap_owed:
+                            gap_owed = not self._told(self.on_gap)  # type: ignore[arg-type]
+                        for note in conn.notifies(timeout=LISTEN_GAP_RETRY_S if gap_owed else LISTEN_RECHECK_S):
                             self._told(self.on_notify, note.channel, note.payload)
             except psycopg.Error as exc:
                 if not self._stopping.is_set() and not failing:
@@ -89,9 +93,15 @@ class PgListener:
             self._stopping.wait(LISTEN_RECONNECT_S)
 
     @staticmethod
-    def _told(callback: Callable[..., None], *args: str) -> None:
-        """A callback's failure is logged: it never ends the listening."""
+    def _told(callback: Callable[..., None], *args: str) -> bool:
+        """Whether `callback` worked; its failure is logged (the database's in one line): it never
+        ends the listening."""
         try:
             callback(*args)
+        except (MuxdError, psycopg.Error) as exc:
+            log.error("a database notification's receiver failed: %s", getattr(exc, "message", None) or one_line(exc))
+            return False
         except Exception:  # noqa: BLE001 - the listener outlives a faulty receiver
             log.exception("a database notification's receiver failed")
+            return False
+        return True

@@ -1,8 +1,8 @@
 """LISTEN/NOTIFY between daemons sharing a PostgreSQL database (store/pg_listen.py), on a private
 cluster: a notification reaches the listeners when its transaction commits and never when it
 rolls back, only on its channel; a listener whose server restarts listens again and says it may
-have missed some (again until the receiver could read what it missed); a channel name is an
-identifier or refused."""
+have missed some (again until the receiver could read what it missed), as after a notification
+its receiver failed on; a channel name is an identifier or refused."""
 
 from __future__ import annotations
 
@@ -44,6 +44,25 @@ def test_a_notification_arrives_when_its_transaction_commits(postgres_url: str, 
         notify(sender, "muxd_tasks", "task 2")
         wait_until(lambda: len(heard) >= 2, message="two notifications")
         assert heard == [("muxd_tasks", "task 1"), ("muxd_tasks", "task 2")]
+    finally:
+        listener.stop()
+
+
+def test_a_notification_its_receiver_failed_on_is_read_again_as_missed(postgres_url: str,
+                                                                       sender: PgConnection) -> None:
+    heard: list[str] = []
+    gaps: list[bool] = []
+
+    def receive(_channel: str, payload: str) -> None:
+        heard.append(payload)
+        raise StoreUnavailable("the database cannot be reached: reading the token", reason="unreachable")
+
+    listener = PgListener(postgres_url, ("muxd_tasks",), receive, on_gap=lambda: gaps.append(True)).start()
+    try:
+        wait_until(listener.listening.is_set, message="the listener listening")
+        notify(sender, "muxd_tasks", "token 1")
+        wait_until(lambda: gaps, message="the failed notification read again as missed")
+        assert heard == ["token 1"] and gaps == [True]
     finally:
         listener.stop()
 

@@ -7,7 +7,8 @@ reaches the listeners when that commits, and never if it rolls back. `PgListener
 own connection and thread and hands each notification to a callback (on that thread: a daemon
 passes it to its loop with call_soon_threadsafe). A connection that breaks is made again; what
 was sent meanwhile is lost, so after each reconnection `on_gap` is called: the daemon reads again
-what the notifications would have told it.
+what the notifications would have told it; so it is when a notification's receiver failed (it
+could not read what it was told of).
 """
 
 from __future__ import annotations
@@ -83,7 +84,9 @@ class PgListener:
                         if gap_owed:
                             gap_owed = not self._told(self.on_gap)  # type: ignore[arg-type]
                         for note in conn.notifies(timeout=LISTEN_GAP_RETRY_S if gap_owed else LISTEN_RECHECK_S):
-                            self._told(self.on_notify, note.channel, note.payload)
+                            # A notification its receiver failed on counts as missed: read again with the rest.
+                            if not self._told(self.on_notify, note.channel, note.payload):
+                                gap_owed = self.on_gap is not None
             except psycopg.Error as exc:
                 if not self._stopping.is_set() and not failing:
                     log.warning("listening to the database (%s): %s; connecting again every %.0f s",

@@ -9,9 +9,11 @@ pane token, made and revoked; the refused MCP call's audit row); the queue and t
 without a restart; the log holds no traceback and a few lines.
 
 Two daemons: an outage longer than the staleness bound takes neither host over (each had no way
-to beat), their running executions stay running; a token made through alpha after the restart
-opens beta, and a prompt sent from alpha to beta's agent is delivered (both listened again). A
-live host found taken over (its own connection was out) writes what it runs back as running.
+to beat), their running executions stay running; a prompt for beta's agent sent through alpha
+during the outage is refused at once (never delivered later); after the restart a token made
+through alpha opens beta, and a prompt sent from alpha to beta's agent is delivered (both listened
+again). A live host found taken over (its own connection was out) writes what it runs back as
+running.
 
 The writer itself: background writes made while the server is down are written, in their order,
 before the first job after its return; those it never takes are named as lost at close."""
@@ -153,7 +155,10 @@ def test_two_daemons_take_neither_over_after_a_shared_outage(stoppable_cluster: 
 
         stoppable_cluster.stop_server("fast")
         # The outage itself is what is tested: longer than the staleness bound, no host can beat.
-        time.sleep(STALE_S * 2)
+        outage_ends = time.monotonic() + STALE_S * 2
+        # A prompt for another host's pane cannot be written: refused at once, never delivered later.
+        _refused(alpha, "submit", "-t", f"{agent}@beta", "never sent")
+        time.sleep(max(0.0, outage_ends - time.monotonic()))
         stoppable_cluster.start_server()
 
         def beaten_again() -> bool:
@@ -176,6 +181,7 @@ def test_two_daemons_take_neither_over_after_a_shared_outage(stoppable_cluster: 
                    message="alpha's new token honoured by beta")
         sent = alpha.cli("submit", "-t", f"{agent}@beta", "hello", "--wait", "--json", timeout=TURN_TIMEOUT_S)
         assert sent.returncode == 0 and json.loads(sent.stdout)["status"] == "success", sent.stderr
+        assert _rows(outage_url, "SELECT count(*) FROM host_actions WHERE kind = 'send'") == [(1,)]
 
         # Beta taken over while alive (as when its own connection was out longer than the bound):
         # its next beat finds the mark and writes what it runs back as running.

@@ -2,7 +2,8 @@
 server stopped (pg_ctl stop -m fast) and started again on a private cluster of this module's.
 
 One daemon: its panes keep running and answering (send-keys, capture-pane); the calls that need
-the database fail at once with one `unreachable` line (the CLI's, MCP's store_unavailable); a
+the database fail at once with one `unreachable` line (the CLI's, MCP's store_unavailable), and
+the fleet's views (list_agents, `ls --all-hosts`) show this host's panes and say why no others; a
 command and a turn run and ended during the outage are answered from memory (`muxd run --wait`,
 `submit --wait`) and written once the server is back, with the background writes (the run's
 pane token, made and revoked; the refused MCP call's audit row); the queue and tokens work again
@@ -33,7 +34,7 @@ from muxd.errors import StoreUnavailable
 from muxd.store.database import ENV_BUSY_TIMEOUT
 from muxd.store.opening import open_database
 from muxd.testing.fake_agent_panes import start_fake_agent
-from muxd.testing.mcp_stdio import call_error, mcp_session
+from muxd.testing.mcp_stdio import call_error, call_ok, mcp_session
 from muxd.testing.patience import stretched
 from muxd.testing.postgres import PostgresCluster
 from muxd.testing.pytest_plugin import fresh_database, running_cluster
@@ -78,9 +79,10 @@ def _refused(server: MuxdTestServer, *args: str) -> str:
     return lines[0]
 
 
-async def _mcp_error(server: MuxdTestServer, tool: str) -> str:
+async def _mcp_during_outage(server: MuxdTestServer) -> tuple[str, dict]:
+    """list_recent_executions' error and list_agents' answer, over `server`'s MCP."""
     async with mcp_session(server) as session:
-        return await call_error(session, tool)
+        return await call_error(session, "list_recent_executions"), await call_ok(session, "list_agents")
 
 
 def _rows(url: str, sql: str) -> list[tuple]:
@@ -107,8 +109,14 @@ def test_a_daemon_keeps_its_panes_and_executions_through_an_outage(stoppable_clu
         for args in (("history", "--json"), ("task", "add", "write the docs"), ("task", "ls"),
                      ("token", "create", "--tier", "execute_basic")):
             _refused(server, *args)
-        refused = asyncio.run(_mcp_error(server, "list_recent_executions"))
+        refused, listed = asyncio.run(_mcp_during_outage(server))
         assert "store_unavailable" in refused and "cannot be reached" in refused, refused
+        # The fleet's views show this host's own agents, and say why no others.
+        assert [line.split()[0] for line in listed["agents"]] == [shell, agent] and listed["hosts"] == []
+        assert listed["hosts_unreadable"].startswith("store_unavailable: the database cannot be reached")
+        fleet = server.cli("ls", "--all-hosts", "--json")
+        assert fleet.returncode == 1 and [p["target"] for p in json.loads(fleet.stdout)["panes"]] == [shell, agent]
+        assert json.loads(fleet.stdout)["unreadable"].startswith("the database cannot be reached")
         # Commands and a turn that start and end now are answered from memory ...
         during = server.cli("run", "--wait", "--", "sh", "-c", "echo during; exit 3")
         assert during.returncode == 3 and during.stdout == "during\n", during

@@ -14,7 +14,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.config import HOST_NAME_MAX_CHARS
-from muxd.errors import NotFound
+from muxd.errors import NotFound, StoreUnavailable
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import AgentSummaryOutput, FleetHostOutput, ListAgentsOutput
@@ -144,6 +144,8 @@ def register_summary_tools(tools: ToolRegistry) -> None:
             if fleet is not None and fleet.host == named[2]:
                 pane_id = named[1]  # this host's own
             elif fleet is not None:
+                if fleet.unreadable is not None:
+                    raise StoreUnavailable(fleet.unreadable, pane=pane_id)
                 entry = next((p for p in fleet.panes if p.target == pane_id), None)
                 if entry is None:
                     raise NotFound(f"no pane {pane_id}: host {named[2]} published none such", pane=pane_id)
@@ -161,5 +163,8 @@ def register_summary_tools(tools: ToolRegistry) -> None:
         fleet = await other_hosts()
         if fleet is None:
             return {"agents": [agent_line(p, now) for p in panes]}
-        return {"agents": [agent_line(p, now) for p in panes] + [fleet_line(p, now) for p in fleet.panes],
-                "hosts": fleet_hosts(fleet)}
+        listed: ListAgentsOutput = {"agents": [agent_line(p, now) for p in panes]
+                                    + [fleet_line(p, now) for p in fleet.panes], "hosts": fleet_hosts(fleet)}
+        if fleet.unreadable is not None:  # this host's own, and a line saying why no others
+            listed["hosts_unreadable"] = f"store_unavailable: {fleet.unreadable}"
+        return listed

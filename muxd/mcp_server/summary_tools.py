@@ -157,7 +157,8 @@ def register_summary_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
     async def list_agents() -> ListAgentsOutput:
         """The fleet at a glance: one line per pane (id name agent state duration 'doing' tokens);
-        other hosts' panes as `%N@host`, a stale host's state Unknown (hosts: each one's heartbeat)."""
+        other hosts' panes as `%N@host`, a stale host's state Unknown (hosts: each one's heartbeat;
+        hosts_unreadable: why none is shown, when the shared database cannot be read)."""
         panes = (await current_client().call(ListPanes, all=True)).panes
         now = time.time()
         fleet = await other_hosts()

@@ -165,6 +165,10 @@ AUDIT_LOSS_LOG_INTERVAL_S = 60.0
 # enough that a caller hears of a stuck database in seconds ($MUXD_DB_BUSY_TIMEOUT_S: the tests
 # that hold the database from another process wait out less).
 DB_BUSY_TIMEOUT_S = 5.0
+# A PostgreSQL server over TCP that goes silent (a network cut, its host gone) fails the connection
+# after about this long (libpq's keepalives and tcp_user_timeout), not the system's quarter of an
+# hour: the calls waiting behind it hear store_unavailable (issue 30). A Unix socket ignores it.
+DB_NETWORK_SILENCE_MAX_S = 30.0
 # The daemon's host identity ($MUXD_HOST, default the machine's hostname; muxd/store/hosts.py): recorded
 # on every row it writes, so daemons sharing one PostgreSQL database each know their own rows.
 ENV_HOST = "MUXD_HOST"
@@ -230,6 +234,10 @@ HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0
 HISTORY_UNTOLD_ROW_WITHIN_S = 1.0
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0
+# Background writes (a pane's token, its revocation) a PostgreSQL server that cannot be reached
+# did not take are kept, at most this many (the oldest dropped past it), and written when it
+# can be reached again (store/pg_database.py; issue 30).
+DB_KEPT_WRITES_MAX = 10_000
 # Executions whose row the database would not take (full, locked) wait in memory and are written
 # again (muxd/daemon/work/execution_backlog.py): at most this many records; past it the oldest is
 # dropped, logged and counted (server status), and a lookup of it answers store_unavailable.

@@ -67,3 +67,25 @@ class SampledLog:
             self.flush()
             # The flood goes on, as far as we know: the count just logged opens the next interval.
             self._window_started = self._clock()
+
+
+class FailureStreak:
+    """A log line for a job that fails each time it runs while something it needs is gone (the
+    database, issue 30): the first failure of a streak is logged, the rest are counted, and the
+    first success after them says how many there were."""
+
+    def __init__(self, logger: logging.Logger, what: str) -> None:
+        self._logger = logger
+        self._what = what   # "writing this host's heartbeat": what fails
+        self._failures = 0
+
+    def failed(self, message: str) -> None:
+        """One more failure (`message`: its one line)."""
+        self._failures += 1
+        if self._failures == 1:
+            self._logger.error("%s: %s (tried again quietly until it works)", self._what, message)
+
+    def succeeded(self) -> None:
+        if self._failures:
+            self._logger.info("%s works again after %d failure(s)", self._what, self._failures)
+            self._failures = 0

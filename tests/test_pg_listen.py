@@ -1,7 +1,8 @@
 """LISTEN/NOTIFY between daemons sharing a PostgreSQL database (store/pg_listen.py), on a private
 cluster: a notification reaches the listeners when its transaction commits and never when it
 rolls back, only on its channel; a listener whose server restarts listens again and says it may
-have missed some; a channel name is an identifier or refused."""
+have missed some (again until the receiver could read what it missed), as after a notification
+its receiver failed on; a channel name is an identifier or refused."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from muxd.errors import BadRequest
+from muxd.errors import BadRequest, StoreUnavailable
 from muxd.store.database import transaction
 from muxd.testing.postgres import PostgresCluster
 from muxd.testing.wait import wait_until
@@ -47,27 +48,51 @@ def test_a_notification_arrives_when_its_transaction_commits(postgres_url: str, 
         listener.stop()
 
 
+def test_a_notification_its_receiver_failed_on_is_read_again_as_missed(postgres_url: str,
+                                                                       sender: PgConnection) -> None:
+    heard: list[str] = []
+    gaps: list[bool] = []
+
+    def receive(_channel: str, payload: str) -> None:
+        heard.append(payload)
+        raise StoreUnavailable("the database cannot be reached: reading the token", reason="unreachable")
+
+    listener = PgListener(postgres_url, ("muxd_tasks",), receive, on_gap=lambda: gaps.append(True)).start()
+    try:
+        wait_until(listener.listening.is_set, message="the listener listening")
+        notify(sender, "muxd_tasks", "token 1")
+        wait_until(lambda: gaps, message="the failed notification read again as missed")
+        assert heard == ["token 1"] and gaps == [True]
+    finally:
+        listener.stop()
+
+
 def test_a_listener_listens_again_after_its_server_restarts() -> None:
     with PostgresCluster() as cluster:
         url = cluster.url(cluster.create_database())
         heard: list[str] = []
         gaps: list[bool] = []
-        listener = PgListener(url, ("muxd_tasks",), lambda _, payload: heard.append(payload),
-                              on_gap=lambda: gaps.append(True))
+
+        def gap() -> None:  # its first read fails: it is asked again until one works
+            gaps.append(len(gaps) > 0)
+            if not gaps[-1]:
+                raise StoreUnavailable("the database cannot be reached: reading the tokens", reason="unreachable")
+
+        listener = PgListener(url, ("muxd_tasks",), lambda _, payload: heard.append(payload), on_gap=gap)
         listener.start()
         try:
             wait_until(listener.listening.is_set, message="the listener listening")
             cluster.stop_server()
             wait_until(lambda: not listener.listening.is_set(), message="the listener losing its server")
             cluster.start_server()
-            wait_until(lambda: gaps, message="the listener listening again", timeout=30)
+            wait_until(lambda: gaps[-1:] == [True], message="the listener listening again, its gap read", timeout=30)
             sender = connect(url)
             try:
                 notify(sender, "muxd_tasks", "after the restart")
             finally:
                 sender.close()
             wait_until(lambda: heard, message="the notification after the restart")
-            assert heard == ["after the restart"] and gaps == [True]
+            assert heard == ["after the restart"] and gaps == [False, True]
         finally:
             listener.stop()
 

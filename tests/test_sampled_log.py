@@ -1,5 +1,6 @@
 """SampledLog: the first event logged at once, the rest as one count per interval (injected clock),
-and the count logged by the loop's timer when the interval ends."""
+and the count logged by the loop's timer when the interval ends. FailureStreak: a streak of failures
+is one line, and its end another."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 
 import pytest
 
-from muxd.sampled_log import SampledLog
+from muxd.sampled_log import FailureStreak, SampledLog
 from muxd.testing.wait import async_wait_until
 
 log = logging.getLogger("muxd.test.sampled")
@@ -60,3 +61,18 @@ def test_the_count_is_logged_when_the_interval_ends(caplog: pytest.LogCaptureFix
         assert _lines(caplog)[1].startswith("refused a token: 49 more in the last")
 
     asyncio.run(scenario())
+
+
+def test_a_streak_of_failures_is_one_line_and_its_end_another(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger=log.name)
+    streak = FailureStreak(log, "writing the heartbeat")
+    streak.succeeded()  # nothing failed: nothing to say
+    for n in range(300):
+        streak.failed(f"the database cannot be reached ({n})")
+    streak.succeeded()
+    streak.succeeded()
+    streak.failed("the database is full")
+    assert _lines(caplog) == [
+        "writing the heartbeat: the database cannot be reached (0) (tried again quietly until it works)",
+        "writing the heartbeat works again after 300 failure(s)",
+        "writing the heartbeat: the database is full (tried again quietly until it works)"]

@@ -205,6 +205,7 @@ class Daemon:
             return {p.id: (self.registry.pane_info(p), agent_summary(p)) for p in self.registry.all_panes()}
 
         presence = FleetPresence(self.access.db, snapshot)
+        presence.on_taken_back = self.executions.save_active
         self.attention.bus.listen(presence.changed)
         return presence
 
@@ -220,6 +221,9 @@ class Daemon:
         try:
             write_launcher(self.socket_path)  # the `tmux` of shimmed panes (daemon/tmux/shim.py)
             await self.executions.open(self.retention)
+            if self.executions.backlog is not None:  # what waits is written as soon as the database is back
+                backlog, loop = self.executions.backlog, asyncio.get_running_loop()
+                self.access.db.when_reconnected(lambda: loop.call_soon_threadsafe(backlog.retry_now))
             if self.fleet is not None:
                 await self.fleet.open()
             server = await asyncio.start_unix_server(self._accept, sock=sock)

@@ -108,6 +108,7 @@ class ListAgentsOutput(TypedDict):
 
     agents: list[str]
     hosts: NotRequired[list[FleetHostOutput]]  # only on a database other daemons share
+    hosts_unreadable: NotRequired[str]  # store_unavailable: …, when the other hosts could not be read
 
 
 class PaneOutput(TypedDict):

@@ -14,7 +14,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from muxd.config import HOST_NAME_MAX_CHARS
-from muxd.errors import NotFound
+from muxd.errors import NotFound, StoreUnavailable
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.registry import ToolRegistry
 from muxd.mcp_server.schemas import AgentSummaryOutput, FleetHostOutput, ListAgentsOutput
@@ -144,6 +144,8 @@ def register_summary_tools(tools: ToolRegistry) -> None:
             if fleet is not None and fleet.host == named[2]:
                 pane_id = named[1]  # this host's own
             elif fleet is not None:
+                if fleet.unreadable is not None:
+                    raise StoreUnavailable(fleet.unreadable, pane=pane_id)
                 entry = next((p for p in fleet.panes if p.target == pane_id), None)
                 if entry is None:
                     raise NotFound(f"no pane {pane_id}: host {named[2]} published none such", pane=pane_id)
@@ -155,11 +157,15 @@ def register_summary_tools(tools: ToolRegistry) -> None:
     @tools.tool(category="summary", risk="safe", annotations=READ_ONLY)
     async def list_agents() -> ListAgentsOutput:
         """The fleet at a glance: one line per pane (id name agent state duration 'doing' tokens);
-        other hosts' panes as `%N@host`, a stale host's state Unknown (hosts: each one's heartbeat)."""
+        other hosts' panes as `%N@host`, a stale host's state Unknown (hosts: each one's heartbeat;
+        hosts_unreadable: why none is shown, when the shared database cannot be read)."""
         panes = (await current_client().call(ListPanes, all=True)).panes
         now = time.time()
         fleet = await other_hosts()
         if fleet is None:
             return {"agents": [agent_line(p, now) for p in panes]}
-        return {"agents": [agent_line(p, now) for p in panes] + [fleet_line(p, now) for p in fleet.panes],
-                "hosts": fleet_hosts(fleet)}
+        listed: ListAgentsOutput = {"agents": [agent_line(p, now) for p in panes]
+                                    + [fleet_line(p, now) for p in fleet.panes], "hosts": fleet_hosts(fleet)}
+        if fleet.unreadable is not None:  # this host's own, and a line saying why no others
+            listed["hosts_unreadable"] = f"store_unavailable: {fleet.unreadable}"
+        return listed

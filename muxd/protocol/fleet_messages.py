@@ -62,3 +62,6 @@ class FleetList(_Message, tag="fleet-list"):
     stale_after_s: float = 0.0
     hosts: list[FleetHost] = []
     panes: list[FleetPane] = []
+    # The other hosts could not be read (the database's one line, as store_unavailable says it):
+    # only this host's own panes are known now.
+    unreadable: str | None = None

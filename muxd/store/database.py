@@ -208,11 +208,18 @@ class Database:
         self.closed = False
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="muxd-db")
         self._db: sqlite3.Connection | None = None
+        # Told on the writer thread when a connection that broke is made again (PostgreSQL's).
+        self._on_reconnect: list[Callable[[], None]] = []
         try:
             self._executor.submit(self._open, check_max_s).result()
         except BaseException:
             self._executor.shutdown(wait=False)
             raise
+
+    def when_reconnected(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on the writer thread: it must only hand over) each time the database
+        can be used again after its connection broke; a SQLite file never does."""
+        self._on_reconnect.append(callback)
 
     @property
     def principal_host(self) -> str | None:
@@ -313,8 +320,10 @@ class Database:
         return self._executor.submit(self._call, job)
 
     def submit(self, job: Job[object], what: str) -> None:
-        """Queue a write whose outcome nobody waits for; a failure is logged, never raised."""
-        future = self._executor.submit(self._call, job)
+        """Queue a write whose outcome nobody waits for; a failure is logged, never raised.
+        PostgreSQL's keeps one it could not send and writes it again later: such a job must be
+        safe to run twice (ON CONFLICT, UPDATE … IS NULL, DELETE)."""
+        future = self._executor.submit(self._call_in_background, job, what)
 
         def report(done: concurrent.futures.Future[object]) -> None:
             exc = done.exception()
@@ -322,6 +331,10 @@ class Database:
                 log.error("database write failed (%s): %r", what, exc)
 
         future.add_done_callback(report)
+
+    def _call_in_background(self, job: Job[object], what: str) -> object:
+        """A submitted job, on the writer thread."""
+        return self._call(job)
 
     def close(self) -> None:
         """Finish the queued writes (bounded), then close the file (a damaged one too); once."""

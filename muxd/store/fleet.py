@@ -57,12 +57,18 @@ def begin(c: sqlite3.Connection, pid: int, started_at: float) -> None:
         c.execute(f"DELETE FROM fleet_panes WHERE host = {HOST_SQL}")
 
 
-def beat(c: sqlite3.Connection, pid: int, started_at: float) -> None:
+def beat(c: sqlite3.Connection, pid: int, started_at: float) -> bool:
     """A heartbeat: this host's row says the database's now(). A row another daemon deleted
-    (never done today) or a stale mark (a daemon thought this one dead) is made right again."""
-    c.execute(f"INSERT INTO fleet_hosts (host, pid, started_at, beat_at) VALUES ({HOST_SQL}, ?, ?, now()) "
-              f"ON CONFLICT (host) DO UPDATE SET beat_at = excluded.beat_at, stale_since = NULL",
-              (pid, started_at))
+    (never done today) or a stale mark (a daemon thought this one dead) is made right again.
+    True when there was such a mark: this live host was taken over (its heartbeats could not be
+    written for a while), and what it runs was written as interrupted."""
+    with transaction(c, immediate=True):
+        marked = c.execute(f"SELECT stale_since IS NOT NULL FROM fleet_hosts WHERE host = {HOST_SQL} "
+                           f"FOR UPDATE").fetchone()
+        c.execute(f"INSERT INTO fleet_hosts (host, pid, started_at, beat_at) VALUES ({HOST_SQL}, ?, ?, now()) "
+                  f"ON CONFLICT (host) DO UPDATE SET beat_at = excluded.beat_at, stale_since = NULL",
+                  (pid, started_at))
+    return bool(marked and marked[0])
 
 
 def publish(c: sqlite3.Connection, panes: list[tuple[str, str, str | None, str, str, float]],

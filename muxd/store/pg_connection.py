@@ -15,11 +15,13 @@ This module never imports psycopg: it wraps a connection someone else opened.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol
 
+from muxd.config import DB_NETWORK_SILENCE_MAX_S
 from muxd.store.database import DATABASE_NOW
 
 _STATEMENTS_CACHED = 512
@@ -155,6 +157,15 @@ class PgConnection:
     def close(self) -> None:
         self.raw.close()
 
+
+
+def network_bounds(silence_max_s: float = DB_NETWORK_SILENCE_MAX_S) -> dict[str, int]:
+    """libpq's options that end a TCP connection whose server has said nothing (to a keepalive, or
+    about what was sent) for about `silence_max_s`, and a connect that long: a daemon's calls wait
+    on a lost server that long at most, not as long as the system would."""
+    seconds = max(3, math.ceil(silence_max_s))
+    return {"connect_timeout": seconds, "keepalives": 1, "keepalives_idle": seconds // 3,
+            "keepalives_interval": max(1, seconds // 9), "keepalives_count": 3, "tcp_user_timeout": seconds * 1000}
 
 
 def connect(url: str, **options: Any) -> PgConnection:

@@ -11,7 +11,10 @@ server brings that a file does not:
   connects anew, so the database coming back needs no restart of muxd;
 - a deadlock or a serialization failure rolled the job's transaction back whole: the job runs
   once more (every store job is a function of its connection alone);
-- the busy timeout ($MUXD_DB_BUSY_TIMEOUT_S) is PostgreSQL's lock_timeout on each connection.
+- the busy timeout ($MUXD_DB_BUSY_TIMEOUT_S) is PostgreSQL's lock_timeout on each connection;
+- a background write (`submit`: a pane's token, its revocation) that found the database out of
+  reach is kept (DB_KEPT_WRITES_MAX at most) and written, in order, as soon as the writer connects
+  again, before any later job: other daemons read those rows (a pane's revocation must reach them).
 
 Imported only for a PostgreSQL URL: psycopg (the extra muxd[postgres]) costs a SQLite start nothing.
 """
@@ -20,20 +23,21 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import deque
 from typing import TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
 
-from muxd.config import DB_BUSY_TIMEOUT_S
+from muxd.config import DB_BUSY_TIMEOUT_S, DB_KEPT_WRITES_MAX
 from muxd.errors import StoreUnavailable
 from muxd.store import pg_errors
 from muxd.store.database import Database, Job
 from muxd.store.hosts import use_host
 from muxd.store.location import redacted
-from muxd.store.pg_connection import PgConnection, connect
+from muxd.store.pg_connection import PgConnection, connect, network_bounds
 from muxd.store.pg_schema import migrate
-from muxd.store.sqlite_errors import DAMAGED
+from muxd.store.sqlite_errors import DAMAGED, one_line
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,6 +56,9 @@ class PgDatabase(Database):
     def __init__(self, url: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S, host: str | None = None) -> None:
         self.url = url
         self._conn: PgConnection | None = None
+        # Background writes the database could not be reached for, oldest first (the writer's alone).
+        self._kept: deque[tuple[Job[object], str]] = deque()
+        self._kept_dropped = 0
         super().__init__(redacted(url), busy_timeout_s=busy_timeout_s, host=host)
 
     def refusal_of(self, exc: Exception, doing: str) -> StoreUnavailable:
@@ -64,7 +71,7 @@ class PgDatabase(Database):
         return pg_errors.failure_kind(exc)
 
     def _connect(self) -> PgConnection:
-        conn = connect(self.url, connect_timeout=max(1, math.ceil(self.busy_timeout_s)))
+        conn = connect(self.url, **{**network_bounds(), "connect_timeout": max(1, math.ceil(self.busy_timeout_s))})
         conn.execute(f"SET lock_timeout = {max(1, round(self.busy_timeout_s * 1000))}")
         use_host(conn, self.host)  # what muxd_host() answers: the rows this daemon writes say its host
         return conn
@@ -104,6 +111,14 @@ class PgDatabase(Database):
                 raise pg_errors.unavailable(exc, f"connecting to {self.path}") from exc
             self._db = self._conn  # type: ignore[assignment]
             log.info("connected to the database again: %s", self.path)
+            self._write_kept(self._conn)
+            for callback in self._on_reconnect:
+                try:
+                    callback()
+                except Exception:  # noqa: BLE001 - a receiver's fault never fails the job
+                    log.exception("telling of the database's return")
+        elif self._kept:  # kept by a failure that left the connection open: tried again before each job
+            self._write_kept(self._conn)
         return self._conn
 
     def _settle(self, conn: PgConnection) -> None:
@@ -135,3 +150,73 @@ class PgDatabase(Database):
                 if isinstance(exc, StoreUnavailable):
                     self.check_damage(exc)
                 raise
+
+    # ------------------------------------------------------------ background writes kept
+
+    def _call_in_background(self, job: Job[object], what: str) -> object:
+        try:
+            return self._call(job)
+        except (psycopg.Error, StoreUnavailable) as exc:
+            if not _unreachable(exc):
+                raise
+            self._keep(job, what, exc)
+            return None
+
+    def _keep(self, job: Job[object], what: str, exc: Exception) -> None:
+        if not self._kept:
+            log.error("the database cannot be reached: background writes are kept and written when it can "
+                      "(%s: %s)", what, exc.message if isinstance(exc, StoreUnavailable) else one_line(exc))
+        self._kept.append((job, what))
+        if len(self._kept) > DB_KEPT_WRITES_MAX:
+            self._kept.popleft()
+            self._kept_dropped += 1
+
+    def _write_kept(self, conn: PgConnection) -> None:
+        """Run the kept writes on `conn`, just connected, in order; those a new break stops stay kept."""
+        written = 0
+        while self._kept and not conn.gone:
+            job, what = self._kept[0]
+            try:
+                job(conn)  # type: ignore[arg-type]  # a PgConnection stands for sqlite3's
+            except Exception as exc:  # noqa: BLE001 - one write's failure is its own: the next are written
+                try:
+                    self._settle(conn)
+                except psycopg.Error:
+                    conn.close()
+                if _unreachable(exc):
+                    return  # broke again: the rest wait for the next connection
+                log.error("database write failed (%s): %s", what, getattr(exc, "message", None) or one_line(exc))
+            else:
+                written += 1
+            self._kept.popleft()
+        if written or self._kept_dropped:
+            lost = f"; {self._kept_dropped} more, past {DB_KEPT_WRITES_MAX}, were dropped" if self._kept_dropped else ""
+            log.info("wrote %d background write(s) kept while the database could not be reached%s", written, lost)
+            self._kept_dropped = 0
+
+    def _last_try(self) -> None:
+        """At close: the kept writes written if the database can be reached now, else named as lost."""
+        if not self._kept:
+            return
+        try:
+            self._connection()
+        except StoreUnavailable:
+            pass
+        if self._kept:
+            log.error("%d background write(s) the database could not take are lost (%s …)", len(self._kept),
+                      ", ".join(what for _, what in list(self._kept)[:3]))
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._executor.submit(self._last_try)  # queued before the base's close of the connection
+            except RuntimeError:
+                pass
+        super().close()
+
+
+def _unreachable(exc: Exception) -> bool:
+    """Whether `exc` (psycopg's, or muxd's made of it) says the database could not be reached."""
+    if isinstance(exc, StoreUnavailable):
+        return exc.detail.get("reason") == pg_errors.UNREACHABLE
+    return pg_errors.failure_kind(exc)[0] == pg_errors.UNREACHABLE

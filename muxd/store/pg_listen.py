@@ -7,7 +7,8 @@ reaches the listeners when that commits, and never if it rolls back. `PgListener
 own connection and thread and hands each notification to a callback (on that thread: a daemon
 passes it to its loop with call_soon_threadsafe). A connection that breaks is made again; what
 was sent meanwhile is lost, so after each reconnection `on_gap` is called: the daemon reads again
-what the notifications would have told it.
+what the notifications would have told it; so it is when a notification's receiver failed (it
+could not read what it was told of).
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from collections.abc import Callable
 
 import psycopg
 
-from muxd.errors import BadRequest
-from muxd.store.pg_connection import PgConnection
+from muxd.errors import BadRequest, MuxdError
+from muxd.store.pg_connection import PgConnection, network_bounds
 from muxd.store.sqlite_errors import one_line
 
 log = logging.getLogger(__name__)
 CHANNEL = re.compile(r"[a-z_][a-z0-9_]{0,62}")  # an unquoted identifier: LISTEN takes no parameter
 LISTEN_RECHECK_S = 0.25      # how often the listener looks whether it is asked to stop
 LISTEN_RECONNECT_S = 1.0     # between tries to connect again
+LISTEN_GAP_RETRY_S = 1.0     # between tries to read again what a reconnection may have missed
 
 
 def _checked(channel: str) -> str:
@@ -64,28 +66,45 @@ class PgListener:
 
     def _run(self) -> None:
         connected_before = False
+        failing = False  # the tries since the last failure logged failed too: not logged again
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True) as conn:
+                with psycopg.connect(self.url, autocommit=True, **network_bounds()) as conn:
                     for channel in self.channels:
                         conn.execute(f"LISTEN {channel}")
                     self.listening.set()
-                    if connected_before and self.on_gap is not None:
-                        self._told(self.on_gap)
+                    if failing:
+                        log.info("listening to the database again (%s)", ", ".join(self.channels))
+                    failing = False
+                    # What was told while not listening is read again, until that works (the database
+                    # may let this connection in and still fail the read: too many connections).
+                    gap_owed = connected_before and self.on_gap is not None
                     connected_before = True
                     while not self._stopping.is_set():
-                        for note in conn.notifies(timeout=LISTEN_RECHECK_S):
-                            self._told(self.on_notify, note.channel, note.payload)
+                        if gap_owed:
+                            gap_owed = not self._told(self.on_gap)  # type: ignore[arg-type]
+                        for note in conn.notifies(timeout=LISTEN_GAP_RETRY_S if gap_owed else LISTEN_RECHECK_S):
+                            # A notification its receiver failed on counts as missed: read again with the rest.
+                            if not self._told(self.on_notify, note.channel, note.payload):
+                                gap_owed = self.on_gap is not None
             except psycopg.Error as exc:
-                if not self._stopping.is_set():
-                    log.warning("listening to the database: %s; connecting again", one_line(exc))
+                if not self._stopping.is_set() and not failing:
+                    log.warning("listening to the database (%s): %s; connecting again every %.0f s",
+                                ", ".join(self.channels), one_line(exc), LISTEN_RECONNECT_S)
+                failing = True
             self.listening.clear()
             self._stopping.wait(LISTEN_RECONNECT_S)
 
     @staticmethod
-    def _told(callback: Callable[..., None], *args: str) -> None:
-        """A callback's failure is logged: it never ends the listening."""
+    def _told(callback: Callable[..., None], *args: str) -> bool:
+        """Whether `callback` worked; its failure is logged (the database's in one line): it never
+        ends the listening."""
         try:
             callback(*args)
+        except (MuxdError, psycopg.Error) as exc:
+            log.error("a database notification's receiver failed: %s", getattr(exc, "message", None) or one_line(exc))
+            return False
         except Exception:  # noqa: BLE001 - the listener outlives a faulty receiver
             log.exception("a database notification's receiver failed")
+            return False
+        return True

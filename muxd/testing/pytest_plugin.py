@@ -101,9 +101,8 @@ def muxd_unstarted() -> Iterator[MuxdTestServer]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PostgresCluster]:
-    """A private PostgreSQL cluster (muxd/testing/postgres.py) for the session; the test skips,
+def running_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster (muxd/testing/postgres.py), deleted after; the test skips,
     saying so, where PostgreSQL is not installed."""
     try:
         cluster = PostgresCluster()
@@ -113,14 +112,28 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
         yield cluster
 
 
+def fresh_database(cluster: PostgresCluster) -> Iterator[str]:
+    """The `postgresql://` URL of a new empty database of `cluster`, dropped after (its server
+    started again first if the test stopped it)."""
+    name = cluster.create_database()
+    try:
+        yield cluster.url(name)
+    finally:
+        if not cluster.started:
+            cluster.start_server()
+        cluster.drop_database(name)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster for the session (tests that stop its server have their own)."""
+    yield from running_cluster()
+
+
 @pytest.fixture
 def postgres_url(postgres_cluster: PostgresCluster) -> Iterator[str]:
     """The `postgresql://` URL of a new empty database of `postgres_cluster`, dropped after the test."""
-    name = postgres_cluster.create_database()
-    try:
-        yield postgres_cluster.url(name)
-    finally:
-        postgres_cluster.drop_database(name)
+    yield from fresh_database(postgres_cluster)
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,8 @@ most `max_rows`, and the writer takes them `batch_rows` to a transaction, so it 
 flood. A recorder that finds the queue full waits for room (`put`): its request stays unanswered,
 and the connection's bound on requests in flight stops the daemon reading that connection, while
 every other client is served. A row that cannot wait (a denied request, checked synchronously)
-is dropped and counted when the queue is full (`add`); a batch the store refuses is counted too.
+is dropped and counted when the queue is full (`add`); a batch the store refuses is counted too,
+unless a PostgreSQL server could not be reached: the writer keeps that one until it is back.
 Both counts are in `server status` and the metrics.
 """
 
@@ -20,6 +21,7 @@ from muxd.sampled_log import SampledLog
 from muxd.protocol.messages import AuditRow
 from muxd.store import audit
 from muxd.store.database import Database
+from muxd.store.pg_errors import UNREACHABLE
 from muxd.prometheus import Exposition
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,17 @@ class AuditQueue:
         if self._flushing is None:
             self._flushing = asyncio.get_running_loop().create_task(self._flush())
 
+    def _kept(self, exc: Exception, batch: list[AuditRow]) -> bool:
+        """Whether `batch`, refused with `exc`, is handed to the writer to keep: a PostgreSQL server
+        out of reach takes it when it is back (pg_database.py); a file's refusal loses it."""
+        if getattr(exc, "detail", {}).get("reason") != UNREACHABLE:
+            return False
+        try:
+            self._db.submit(lambda c: audit.append(c, batch), "audit")
+        except RuntimeError:  # the writer is shut down
+            return False
+        return True
+
     async def _flush(self) -> None:
         try:
             while self._rows:
@@ -105,8 +118,9 @@ class AuditQueue:
                 try:
                     await self._db.call(lambda c: audit.append(c, batch), f"writing {len(batch)} audit row(s)")
                 except Exception as exc:  # the store refused it (locked, full, damaged): count, go on
-                    self.failed += len(batch)
-                    self._failed_log.event(f" ({len(batch)}): {getattr(exc, 'message', repr(exc))}")
+                    if not self._kept(exc, batch):
+                        self.failed += len(batch)
+                        self._failed_log.event(f" ({len(batch)}): {getattr(exc, 'message', repr(exc))}")
                 self._settled += len(batch)
                 self._progress.set()
         finally:

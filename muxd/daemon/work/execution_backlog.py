@@ -105,8 +105,12 @@ class ExecutionBacklog:
         entry = self._entries.pop(execution_id, None)
         if entry is not None:
             self._forget_transcript(entry)
+        self.retry_now()  # the store takes writes again
+
+    def retry_now(self) -> None:
+        """The store may take writes again (its connection was made again): no backoff to wait out."""
         if self._entries:
-            self._kicked.set()  # the store takes writes again: no need to wait out the backoff
+            self._kicked.set()
 
     def _forget_transcript(self, entry: Unwritten) -> None:
         self._transcript_bytes -= len(entry.transcript.data) if entry.transcript is not None else 0

@@ -35,7 +35,7 @@ from muxd.executions.tracker import (
     Deliver, Effect, ExecutionTracker, Finish, Interrupt, Resubmit, Save, error_of, exit_error,
 )
 from muxd.executions.transcript import Transcript, TranscriptBuffer
-from muxd.store.execution_store import ExecutionStore, Scope
+from muxd.store.execution_store import EVERYTHING, ExecutionStore, Scope
 from muxd.store.retention import Retention
 
 if TYPE_CHECKING:
@@ -394,6 +394,11 @@ class ExecutionService:
         found = {e.id: e for e in self.active(scope)}
         found.update((e.id, e) for e in (*self.finishing.values(), *(self.backlog or ())) if visible(e, scope))
         return list(found.values())
+
+    def save_active(self) -> None:
+        """Write each pending or running execution again as it is (another host wrote it interrupted)."""
+        for execution in self.active(EVERYTHING):
+            self._save(execution)
 
     def active(self, scope: Scope) -> list[Execution]:
         found = [e for run in self.panes.values() for e in run.tracker.active()]

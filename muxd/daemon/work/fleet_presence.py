@@ -11,6 +11,9 @@ database (issue 30; store/fleet.py holds the tables).
   `forget_after_s` (MUXD_FLEET_FORGET_S) forgotten, once too: their rows here go, their history stays.
 - Its start takes its host back (a fresh beat, its last run's panes gone); a clean stop removes
   its host row, so only a daemon that died is ever shown stale.
+- Other hosts are taken over only once this daemon has itself beaten for a whole staleness bound
+  without a failure: when the database went away, no host could beat, and each must have the
+  bound's time to beat again after it came back before it is judged dead (issue 30).
 
 The loop only builds the summaries (they read pane state); encoding them and every write are
 the writer thread's.
@@ -36,6 +39,7 @@ from muxd.errors import StoreUnavailable
 from muxd.executions.fingerprint import stack_hash
 from muxd.protocol.fleet_messages import FleetHost, FleetPane
 from muxd.protocol.pane_messages import AgentSummary, PaneInfo
+from muxd.sampled_log import FailureStreak
 from muxd.store import fleet
 from muxd.store.database import Database, seconds_from_env
 from muxd.store.sqlite_executions import INTERRUPTED_MESSAGE
@@ -84,12 +88,20 @@ class FleetPresence:
         self._closed = False
         self._begun = False
         self._beating: asyncio.Task[None] | None = None
+        # Since when (loop clock) this daemon's beats have gone through without a break; None
+        # while they fail. Others' staleness is judged only a whole bound after it.
+        self._steady_since: float | None = None
+        self._beat_failures = FailureStreak(log, "fleet: this host's heartbeat")
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Told (on the loop) when this live host finds it was taken over: its running executions,
+        # written as interrupted by the host that did, are to be written again as they are.
+        self.on_taken_back: Callable[[], None] | None = None
 
     async def open(self) -> None:
         """Take this host back (before the daemon serves), then beat until closed."""
         self._loop = asyncio.get_running_loop()
-        await self._begin()
+        if await self._begin():
+            self._steady_since = self._loop.time() - self.stale_after_s  # a start judges at its first beat
         self._beating = self._loop.create_task(self._beat_now_and_then())
 
     async def _begin(self) -> bool:
@@ -99,7 +111,7 @@ class FleetPresence:
         try:
             await self.db.call(lambda c: fleet.begin(c, pid, self.started_at), "publishing this host")
         except StoreUnavailable as exc:
-            log.error("fleet: %s", exc.message)
+            self._beat_failures.failed(exc.message)
             return False
         self._begun = True
         return True
@@ -166,14 +178,21 @@ class FleetPresence:
             if not self._begun and not await self._begin():
                 continue
             try:
-                await self.db.call(lambda c: fleet.beat(c, pid, self.started_at), "writing this host's heartbeat")
-                taken = await self.db.call(lambda c: fleet.take_over_stale(c, self.stale_after_s, time.time(), error),
-                                           "looking for hosts gone stale")
+                taken_back = await self.db.call(lambda c: fleet.beat(c, pid, self.started_at),
+                                                "writing this host's heartbeat")
+                taken = await self._take_over_stale(error)
                 forgotten = await self.db.call(lambda c: fleet.forget_stale(c, self.forget_after_s),
                                                "forgetting hosts stale for long")
             except StoreUnavailable as exc:
-                log.error("fleet: %s", exc.message)
+                self._steady_since = None
+                self._beat_failures.failed(exc.message)
                 continue
+            self._beat_failures.succeeded()
+            if taken_back:
+                log.warning("fleet: another host took this one for dead (its heartbeats were not written for "
+                            "%.0f s): what runs here is written again", self.stale_after_s)
+                if self.on_taken_back is not None:
+                    self.on_taken_back()
             for host, interrupted in taken:
                 log.warning("fleet: host %s sent no heartbeat for %.0f s: its %d running execution(s) are now "
                             "interrupted", host, self.stale_after_s, interrupted)
@@ -181,6 +200,18 @@ class FleetPresence:
                 log.warning("fleet: host %s sent no heartbeat for %.0f s: forgotten (its history stays)",
                             host, self.forget_after_s)
             self.changed()
+
+    async def _take_over_stale(self, error: tuple[str, str, str]) -> list[tuple[str, int]]:
+        """Take over the hosts gone stale, once this daemon's own beats have gone through for a
+        whole bound ([] before: their silence may have been the database's, not theirs)."""
+        assert self._loop is not None
+        now = self._loop.time()
+        if self._steady_since is None:
+            self._steady_since = now
+        if now - self._steady_since < self.stale_after_s:
+            return []
+        return await self.db.call(lambda c: fleet.take_over_stale(c, self.stale_after_s, time.time(), error),
+                                  "looking for hosts gone stale")
 
     def close(self) -> None:
         """The daemon stops cleanly: its host row and panes go (queued before the database closes)."""

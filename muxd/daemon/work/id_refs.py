@@ -52,9 +52,13 @@ async def execution_id(executions: ExecutionRecords, store: ExecutionStore, ref:
     if typed is None:
         return ref
     start = typed[1]
-    stored = await store.ids_starting(ref, CANDIDATES_READ)
     unwritten = {e.id: e for e in executions.unwritten(scope)
                  if (EXECUTION_IDS.key_of(e.id) if typed[0] == "key" else e.id).startswith(start)}
+    if typed[0] == "id" and start in unwritten:
+        # A whole id held in memory (running, or waiting to be written) prefixes no other id: the
+        # store is not asked, so it is found while the database cannot be reached (issue 30).
+        return start
+    stored = await store.ids_starting(ref, CANDIDATES_READ)
     seen = [i for i in stored if i in unwritten or await _visible(executions, i, scope)]
     return only_one("execution", ref.strip(), sorted({*seen, *unwritten}), field) or ref
 

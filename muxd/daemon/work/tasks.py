@@ -26,6 +26,7 @@ from muxd.daemon.work.task_dispatch import Dispatch
 from muxd.daemon.work.task_verify import run_check
 from muxd.store import task_store
 from muxd.errors import BadRequest
+from muxd.sampled_log import FailureStreak
 from muxd.store.database import Database
 from muxd.store.retention import whole_number
 from muxd.tasks.model import RUN_KINDS, Task
@@ -75,6 +76,7 @@ class TaskService:
         self.verifying: dict[str, asyncio.Task[None]] = {}
         self._jobs: set[asyncio.Task[None]] = set()
         self._changed: asyncio.Event | None = None
+        self._sweep_failures = FailureStreak(log, "returning expired leases")
 
     # ------------------------------------------------------------ running
 
@@ -117,8 +119,9 @@ class TaskService:
             try:
                 expired = await self.expire_now()
             except Exception as exc:  # a full disk must not end the sweeping
-                log.error("returning expired leases: %s", getattr(exc, "message", exc))
+                self._sweep_failures.failed(getattr(exc, "message", repr(exc)))
                 continue
+            self._sweep_failures.succeeded()
             if expired:
                 log.info("%d task lease(s) ran out: back to ready", len(expired))
 

@@ -273,9 +273,9 @@ class Daemon:
         actions for this host's panes, and their answers to this one's (daemon/work/host_link.py)."""
         db = self.access.db
         url = getattr(db, "url", None)
-        if not db.shared or url is None or self.executions.store is None:
+        apply = getattr(self.commands, "apply_host_action", None)  # main.py's CommandTable has it
+        if not db.shared or url is None or self.executions.store is None or apply is None:
             return
-        from muxd.daemon.commands.host_actions import apply
         from muxd.daemon.work.host_link import HostLink
 
         self.host_link = HostLink(db, url, functools.partial(apply, self))

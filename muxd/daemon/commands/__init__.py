@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from muxd.daemon.commands.table import COMMANDS, Command
 
@@ -35,6 +36,7 @@ LATER_MODULES = (
     "events",  # the bus's recent events
     "event_hooks",  # set-hook, show-hooks: tmux's hooks on events
     "fleet",  # other hosts' panes on a shared database
+    "host_actions",  # other hosts' actions for this host's panes (no request of its own: apply_host_action)
 )
 
 
@@ -59,6 +61,14 @@ class CommandTable(Mapping[type, Command]):
     def loading_steps(self) -> list[Callable[[], None]]:
         """load_all as steps, one module each, for a daemon to take between its requests."""
         return [functools.partial(_import, (name,)) for name in LATER_MODULES] + [self.load_all]
+
+    @staticmethod
+    async def apply_host_action(daemon: Any, action: Any) -> Any:
+        """Another host's action for this host's panes, applied by the commands of the local
+        requests (commands/host_actions.py): the server reaches the commands through the table only."""
+        from muxd.daemon.commands.host_actions import apply
+
+        return await apply(daemon, action)
 
     def __getitem__(self, request_type: type) -> Command:
         if request_type not in COMMANDS:

@@ -164,7 +164,9 @@ def receive_tty(connection: ClientConnection, done: Callable[[TtyOutput | None],
     def readable() -> None:
         fds = array.array("i")
         try:
-            data, ancillary, _flags, _address = reader.recvmsg(1, socket.CMSG_SPACE(fds.itemsize))
+            # CLOEXEC at once: a pane forked meanwhile must not inherit the client's terminal.
+            data, ancillary, _flags, _address = reader.recvmsg(1, socket.CMSG_SPACE(fds.itemsize),
+                                                               socket.MSG_CMSG_CLOEXEC)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:

@@ -5,6 +5,7 @@ socket; either way a detach or a client ending on a signal leaves the terminal r
 from __future__ import annotations
 
 import os
+import select
 import signal
 
 import pytest
@@ -89,3 +90,39 @@ def test_a_client_ending_on_a_signal_stops_the_daemon_writing_first(muxd_server,
     wait_until(lambda: tty not in daemon_terminals(s), timeout=5, message="the daemon closed the terminal")
     assert "tick" not in term.screen()  # no frame came after the restore (the main screen shows none)
     assert s.panes("work")  # the session lives on
+
+
+def test_a_passed_descriptor_that_is_no_terminal_gets_the_frames_over_the_socket(muxd_server):
+    """The daemon checks what it is handed: a pipe is refused, and the client is served as over
+    ssh (its frames in AttachOutput messages) rather than not at all."""
+    from muxd.client.attach import _open, _pass_terminal
+    from muxd.protocol.messages import Attach, Attached, AttachOutput
+
+    s = muxd_server
+    s.cli("new-session", "-d", "-s", "work", *COUNTER, check=True)
+    link = _open(s.socket_path, None)
+    read_end, write_end = os.pipe()
+    try:
+        link.send(Attach(id=2, target="work", columns=80, lines=24, direct=True))
+        attached = link.reply()
+        assert isinstance(attached, Attached) and attached.direct  # the daemon asked for it
+        _pass_terminal(link.sock, write_end)
+        shown = bytearray()
+
+        def frames() -> bool:
+            if select.select([link.sock], [], [], 0.5)[0]:  # (bounded: wait_until's timeout holds)
+                link.queued += link.read()
+            for message in link.queued:
+                if isinstance(message, AttachOutput):
+                    shown.extend(message.data)
+            link.queued = []
+            return b"tick" in shown
+
+        wait_until(frames, timeout=10, message="frames over the socket")
+        os.set_blocking(read_end, False)
+        with pytest.raises(BlockingIOError):
+            os.read(read_end, 1)  # nothing went to the pipe
+    finally:
+        link.sock.close()
+        os.close(read_end)
+        os.close(write_end)

@@ -14,6 +14,7 @@ from muxd.socket_names import HOST_URL_ENV
 from muxd.testing.mcp_stdio import call_ok, mcp_session, wait_budget_s
 from muxd.testing.outer_terminal import outer_terminals
 from muxd.testing.patience import stretched
+from muxd.testing.proc import open_terminals
 from muxd.testing.server import CLI_TIMEOUT_S, MuxdTestServer
 from muxd.testing.sshd import PrivateSshd, _free_port
 from muxd.testing.wait import wait_until
@@ -95,6 +96,8 @@ def test_attach_over_ssh_shows_the_remote_pane_and_detaches(muxd_server: MuxdTes
         term.type(command + "; echo attach-ended-$?", enter=True)
         term.wait_for("[far]")
         term.wait_for("ready-42")
+        daemon = int((s.socket_dir / f"{s.name}.lock").read_text().strip())
+        assert term.tty() not in open_terminals(daemon)  # no terminal through ssh: frames on the socket
         term.type("echo typed-$((7*6))", enter=True)  # keys cross ssh to the pane and its echo back
         term.wait_for("typed-42\n")
         assert "typed-42" in s.capture("far")

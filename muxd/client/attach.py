@@ -13,6 +13,7 @@ Python in between (a keystroke's echo crosses this process twice).
 
 from __future__ import annotations
 
+import array
 import gc
 import os
 import select
@@ -30,6 +31,7 @@ from muxd.errors import (
 )
 from muxd.protocol.codec import decode_server_message, encode
 from muxd.protocol.framing import FrameDecoder
+from muxd.socket_names import REMOTE_SCHEME
 from muxd.protocol.messages import (
     Attach, Attached, AttachInput, AttachOutput, AttachResize, Detached, Error, Hello, Welcome,
 )
@@ -42,6 +44,8 @@ SEND_BACKLOG_MAX_BYTES = 1024 * 1024
 # mouse and paste modes off, keypad/cursor keys normal, SGR reset, cursor shown, main screen.
 LEAVE_TERMINAL_FALLBACK = (b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>"
                            b"\x1b[?2026l\x1b[0m\x1b[?25h\x1b[?1049l")
+# How long an ending client waits for the daemon to stop writing to its terminal.
+LEAVE_WAIT_MS = 2000
 _HANDLED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP)
 _ENDING_SIGNALS: dict[int, str] = {signal.SIGTERM: "terminated", signal.SIGHUP: "terminal closed"}
 _READABLE = select.POLLIN | select.POLLPRI
@@ -153,14 +157,35 @@ def attach(path: Path | str, *, target: str | None = None, prefix: str = "C-b", 
     link = _open(path, token)
     try:
         term, program = terminal_kind(os.environ)
+        direct = direct_wanted(os.fspath(path), os.environ)
         link.send(Attach(id=2, target=target, columns=size.columns, lines=size.lines, prefix=prefix,
-                         tty=_tty_name(stdin_fd), term=term, term_program=program))
+                         tty=_tty_name(stdin_fd), term=term, term_program=program, direct=direct))
         attached = link.reply()
         if not isinstance(attached, Attached):
             raise ProtocolError("the server did not answer attach")
-        return _AttachedTerminal(link, stdin_fd, stdout_fd).run()
+        if attached.direct:
+            _pass_terminal(link.sock, stdout_fd)
+        return _AttachedTerminal(link, stdin_fd, stdout_fd, direct=attached.direct).run()
     finally:
         link.sock.close()
+
+
+def direct_wanted(address: str, env: Mapping[str, str]) -> bool:
+    """Whether to pass the terminal for the daemon to write its frames to (as tmux's clients do):
+    not through ssh (a socket bridged by a process cannot carry it), not with MUXD_ATTACH_DIRECT=0."""
+    return not address.startswith(REMOTE_SCHEME) and env.get("MUXD_ATTACH_DIRECT", "1") != "0"
+
+
+def _pass_terminal(sock: socket.socket, fd: int) -> None:
+    """One byte carrying the terminal's descriptor (SCM_RIGHTS): the daemon reads it alone."""
+    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]).tobytes())]
+    while True:
+        try:
+            if sock.sendmsg([b"\0"], rights):
+                return
+        except (BlockingIOError, InterruptedError):
+            pass
+        select.select([], [sock], [])
 
 
 def terminal_kind(env: Mapping[str, str]) -> tuple[str, str]:
@@ -174,9 +199,11 @@ class _AttachedTerminal:
     """The loop of an attached terminal: keys to the socket, frames to the terminal, signals
     (through a pipe, so that poll wakes for them) to a resize or the end."""
 
-    def __init__(self, link: _Link, stdin_fd: int, stdout_fd: int) -> None:
+    def __init__(self, link: _Link, stdin_fd: int, stdout_fd: int, *, direct: bool = False) -> None:
         self.link, self.stdin_fd, self.stdout_fd = link, stdin_fd, stdout_fd
+        self.direct = direct  # the daemon writes to the terminal itself
         self.reason: str | None = None
+        self.told = False  # the daemon said why it ends (Detached): it writes no more
         self.signals: list[int] = []
 
     def run(self) -> str:
@@ -197,7 +224,9 @@ class _AttachedTerminal:
             self._resize()  # the size may have changed between the check and raw mode
             queued, self.link.queued = self.link.queued, []
             self._show(queued)  # what came with the attach's reply (the first frame)
-            return self._loop(wake_read)
+            reason = self._loop(wake_read)
+            self._leave()
+            return reason
         finally:
             if collecting:
                 gc.enable()
@@ -214,6 +243,23 @@ class _AttachedTerminal:
                 termios.tcsetattr(self.stdin_fd, termios.TCSAFLUSH, saved)
             except termios.error:
                 pass
+
+    def _leave(self) -> None:
+        """Ending on its own (a signal, the terminal closed) while the daemon writes to the
+        terminal: the daemon must stop before the terminal is restored. Half-closing the socket
+        ends the attach there; the daemon closes its descriptor of the terminal, then the
+        connection, whose end is awaited here (a while at most: a daemon that hangs loses)."""
+        if not self.direct or self.told or self.reason == "lost server":
+            return
+        sock = self.link.sock
+        try:
+            sock.shutdown(socket.SHUT_WR)
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            while poller.poll(LEAVE_WAIT_MS):
+                self.link.read()  # up to the end: ConnectionLost
+        except (ConnectionLost, ConnectionError, MuxdError, OSError):
+            pass
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.signals.append(signum)  # acted on by the loop, which the wakeup pipe wakes
@@ -280,6 +326,7 @@ class _AttachedTerminal:
             if isinstance(message, AttachOutput):
                 _write_all(self.stdout_fd, message.data)
             elif isinstance(message, Detached):
+                self.told = True
                 self._finish(message.reason)
                 return
 

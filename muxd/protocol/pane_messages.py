@@ -313,6 +313,7 @@ class Attach(_Message, tag="attach"):
     tty: Label = ""                 # the client's terminal device, which names it (list-clients)
     term: Label = ""                # its $TERM, and $TERM_PROGRAM ("vte" for a VTE terminal that
     term_program: Label = ""        # sets none): which notifications it shows (notify-method auto)
+    direct: bool = False            # it can pass its terminal for the daemon to write frames to
 
 
 class AttachInput(_Message, tag="attach-input"):
@@ -329,6 +330,8 @@ class AttachResize(_Message, tag="attach-resize"):
 class Attached(_Message, tag="attached"):
     id: int
     session: str
+    direct: bool = False  # send the terminal now, before anything else: one byte carrying it
+                          # as SCM_RIGHTS (daemon/client_side/terminal_output.py)
 
 
 class AttachOutput(_Message, tag="attach-output"):

@@ -83,6 +83,10 @@ class OuterTerminal:
     def pane_pid(self) -> int:
         return int(self.tmux("display-message", "-p", "-t", "outer", "#{pane_pid}").strip())
 
+    def tty(self) -> str:
+        """Its terminal device, which `muxd attach` in it passes to the daemon."""
+        return self.tmux("display-message", "-p", "-t", "outer", "#{pane_tty}").strip()
+
     def pane_dead(self) -> bool:
         out = self.tmux("list-panes", "-t", "outer", "-F", "#{pane_dead}", check=False)
         return out.strip() in ("1", "")

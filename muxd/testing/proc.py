@@ -36,3 +36,20 @@ _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit)\b.*)$",
 def traceback_causes(log_text: str) -> Counter[str]:
     """The exception lines ending the tracebacks of a log, counted (cut to 120 characters)."""
     return Counter(line[:120] for line in _EXCEPTION_LINE.findall(log_text))
+
+
+def open_terminals(pid: int) -> set[str]:
+    """The terminal devices (/dev/pts/N) `pid` holds open: a daemon writing to an attached
+    client's terminal holds that client's."""
+    import os
+
+    found = set()
+    fd_dir = f"/proc/{pid}/fd"
+    for name in os.listdir(fd_dir):
+        try:
+            target = os.readlink(f"{fd_dir}/{name}")
+        except OSError:
+            continue  # closed meanwhile
+        if target.startswith("/dev/pts/"):
+            found.add(target)
+    return found

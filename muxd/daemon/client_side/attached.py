@@ -43,10 +43,11 @@ from muxd.daemon.client_side.prefix_keys import list_keys_text, prefix_bytes
 from muxd.daemon.panes.registry import Session, Window, window_of
 from muxd.daemon.client_side.status_formats import StatusFormats
 from muxd.daemon.client_side.status_prompt import Prompt
+from muxd.daemon.client_side.terminal_output import SocketOutput, TtyOutput
 from muxd.emulator import Emulator
 from muxd.emulator.backend import new_emulator
 from muxd.errors import MuxdError
-from muxd.protocol.messages import AttachOutput, Detached
+from muxd.protocol.messages import Detached
 
 if TYPE_CHECKING:
     from muxd.daemon.client_side.client import Hub
@@ -75,6 +76,7 @@ class AttachedClient:
         self.hub = hub
         self.daemon = hub.daemon
         self.connection = connection
+        self.output: SocketOutput | TtyOutput = SocketOutput(connection)  # its terminal, by the socket or direct
         self.session = session
         self.columns, self.lines = clamp_size(columns, lines)
         self.chosen_prefix = prefix  # --prefix / $MUXD_PREFIX; "": the prefix option, read at each key
@@ -126,7 +128,7 @@ class AttachedClient:
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        self.connection.send(AttachOutput(data=enter_terminal_bytes()))
+        self.output.write(enter_terminal_bytes())
         self.repaint_all()
         self.started = self._rendering = True
         self._frame_wanted()
@@ -160,6 +162,7 @@ class AttachedClient:
         if self.closed:
             return
         self.closed = True
+        self.output.close()  # its last frame is on the terminal before the client hears it
         self.connection.send(Detached(reason=reason))
         self.hub.forget(self)
 
@@ -217,7 +220,7 @@ class AttachedClient:
             self._catch_up()
             if not self._dirty:  # not dirty: render_now drew it meanwhile
                 return
-            if self._paint() and self.connection.writer.transport.get_write_buffer_size():
+            if self._paint() and self.output.backlog():
                 self._draining = True  # frames wait until the terminal has taken this one
                 self._drain_task = asyncio.get_running_loop().create_task(self._drain())
             elif self._streaming and self._planned is None:
@@ -241,7 +244,7 @@ class AttachedClient:
 
     async def _drain(self) -> None:
         try:
-            await self.connection.writer.drain()
+            await self.output.drain()
         except ConnectionError:
             self._draining = self._rendering = False
         except Exception:
@@ -273,7 +276,7 @@ class AttachedClient:
         frame composes the whole a frame interval later."""
         if self.closed or not self._dirty or self.last_input <= self._drawn_at:
             return
-        if self.connection.writer.transport.get_write_buffer_size():
+        if self.output.backlog():
             return  # the terminal is behind: the planned frame waits for it
         try:
             frame = self._echo_frame()
@@ -307,7 +310,7 @@ class AttachedClient:
             return False
         self._drawn_at = time.monotonic()
         self.frames += 1
-        self.connection.send(AttachOutput(data=data))
+        self.output.write(data)
         return True
 
     def repaint_all(self) -> None:
@@ -566,7 +569,7 @@ class AttachedClient:
         self.hub.keep_buffer(text)
         if len(text) <= CLIPBOARD_MAX_CHARS:
             clipboard = b"\x1b]52;c;" + base64.b64encode(text.encode()) + b"\x07"
-            self.connection.send(AttachOutput(data=clipboard))
+            self.output.write(clipboard)
         return text
 
 

@@ -91,10 +91,24 @@ class AttachHub:
         client.name = request.tty or f"client-{next(self._client_numbers)}"
         client.term, client.term_program = request.term, request.term_program
         self.clients[connection] = client
-        connection.send(Attached(id=request.id, session=session.name))
+        connection.send(Attached(id=request.id, session=session.name, direct=request.direct))
         self.fit_session(session)
-        client.start()
+        if request.direct:  # it starts once its terminal came (or did not: over the socket)
+            from muxd.daemon.client_side.terminal_output import receive_tty
+
+            receive_tty(connection, lambda output: self._start(client, output))
+        else:
+            client.start()
         self._told("client-attached", client)
+
+    def _start(self, client: AttachedClient, output: Any) -> None:
+        if client.closed or self.clients.get(client.connection) is not client:
+            if output is not None:
+                output.close()  # it went while its terminal came
+            return
+        if output is not None:
+            client.output = output
+        client.start()
 
     def input_pane(self, connection: ClientConnection) -> Pane | None:
         """The pane an attached connection's keys go to (None: not attached)."""
@@ -105,6 +119,7 @@ class AttachHub:
         client = self.clients.pop(connection, None)
         if client is not None:
             client.closed = True
+            client.output.close()
             client.wake()
             self.fit_session(client.session)
             self._told("client-detached", client)

@@ -15,9 +15,11 @@ import msgspec
 import pytest
 
 from muxd.executions.record import Execution, ExecutionError
+from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
 from muxd.store.database import transaction
 from muxd.store.execution_rows import UPSERT, to_row
+from muxd.store.execution_queries import Sql
 from muxd.store.execution_store import ExecutionQuery
 from muxd.store.hosts import use_host
 from muxd.store.pg_connection import PgConnection
@@ -34,13 +36,14 @@ PANES, ROUNDS = 30, 12  # each round a batch starting a turn on every pane, then
 BOUND_S = 90.0  # both hosts' rounds, on a loaded machine; a deadlock costs 1 s each (deadlock_timeout)
 _HOUR = "coalesce(floor(at / 3600)::bigint, -1)"
 _FAILED = "status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL"
-# Each tally's rows per host, and the same counted from the executions.
+# Each tally's rows per host, and the same counted from the executions (a status's count stays at 0).
 RECOUNTS = {
-    "execution_status_counts": ("SELECT status, host, n FROM execution_status_counts WHERE n <> 0",  # a status keeps its 0
+    "execution_status_counts": ("SELECT status, host, n FROM execution_status_counts WHERE n <> 0",
                                 "SELECT status, host, count(*) FROM executions GROUP BY 1, 2"),
     "execution_hours": ("SELECT agent_name, kind, status, hour, host, n, costs, tokens, durations FROM execution_hours",
                         f"SELECT agent_name, kind, status, {_HOUR}, host, count(*), count(cost_usd), "
-                        "coalesce(sum(tokens_used), 0)::bigint, count(duration_ms) FROM executions GROUP BY 1, 2, 3, 4, 5"),
+                        "coalesce(sum(tokens_used), 0)::bigint, count(duration_ms) FROM executions "
+                        "GROUP BY 1, 2, 3, 4, 5"),
     "failure_counts": ("SELECT stack_hash, host, n FROM failure_counts",
                        f"SELECT stack_hash, host, count(*) FROM executions WHERE {_FAILED} GROUP BY 1, 2"),
     "failure_hours": ("SELECT stack_hash, hour, host, n FROM failure_hours",
@@ -65,6 +68,11 @@ def _ended(e: Execution, i: int) -> Execution:
 
 def _rows(c: PgConnection, sql: str) -> list[tuple[object, ...]]:
     return sorted(tuple(int(v) if isinstance(v, Decimal) else v for v in row) for row in c.execute(sql))
+
+
+def _stats(c: PgConnection, built: Sql) -> object:
+    sql, params = built
+    return queries.fold_stats(c.execute(postgres_text(sql), params).fetchall())
 
 
 def _assert_recounted(c: PgConnection) -> None:
@@ -107,8 +115,15 @@ def test_two_hosts_saving_the_same_pane_names_in_opposite_orders_do_not_deadlock
     _assert_recounted(c)
     # The fleet's answers sum the hosts' rows: a total, a fingerprint's failures; a host's total is its rows'.
     everything = ExecutionQuery(limit=10)
-    assert c.execute(*tallies.count(everything)).fetchone()[0] == 2 * ROUNDS * PANES
-    assert c.execute(*tallies.count(ExecutionQuery(host="beta"), by_host=True)).fetchone()[0] == ROUNDS * PANES
+    fleet, beta = tallies.count(everything), tallies.count(ExecutionQuery(host="beta"), by_host=True)
+    assert fleet is not None and beta is not None
+    assert (c.execute(*fleet).fetchone()[0], c.execute(*beta).fetchone()[0]) == (2 * ROUNDS * PANES, ROUNDS * PANES)
+    for since in (None, NOW - 7_300, NOW + 1.5):  # whole hours, a part-hour: a host's stats are its rows'
+        of_beta = ExecutionQuery(host="beta", since=since)
+        assert tallies.covers(of_beta, by_host=True)
+        from_tallies = _stats(c, tallies.stats(of_beta))
+        assert from_tallies == _stats(c, queries.stats(of_beta)) and from_tallies
+        assert from_tallies != _stats(c, tallies.stats(ExecutionQuery(since=since)))  # the fleet's: both hosts'
     sql, params = tallies.error_patterns(everything)
     patterns = {h: int(n) for h, n, *_ in c.execute(postgres_text(sql), params)}
     assert patterns == {h: int(n) for h, n in c.execute(

@@ -18,7 +18,8 @@ from muxd.store.execution_store import ExecutionQuery
 
 HOUR_S = 3600
 BUCKET = "CAST(at / 3600 AS INTEGER)"  # the triggers' hour of a row, word for word
-# Filters the tallies do not split by: a query with any of them reads the rows.
+# Filters the tallies do not split by: a query with any of them reads the rows (a host: SQLite's
+# tallies; PostgreSQL's split by host, `by_host`).
 _UNTALLIED = ("pane_key", "triggered_by", "task_id", "trace_id", "host", "until")
 
 
@@ -71,8 +72,11 @@ def stats(query: ExecutionQuery) -> Sql:
     at, newest agent type) for each agent, kind and status: the sums of its hourly tallies in
     the window (a range of their key each, no sort) plus its rows in the part-hour at the
     window's start (a range of the covering index executions_agent_kind_status). The caller
-    checked `covers(query)`."""
+    checked `covers(query)` (with `by_host` for a query of one host: PostgreSQL's)."""
     one = "agent_name = name AND kind = k AND status = s"
+    # A host's: its own tally rows and rows, a parameter at each use of `one` (each the first of its terms).
+    host = [] if query.host is None else [query.host]
+    one += "" if query.host is None else " AND host = ?"
     hours = ("SELECT json_array(coalesce(sum(n), 0), coalesce(sum(cost), 0), coalesce(sum(tokens), 0), "
              "coalesce(sum(duration_ms), 0), coalesce(sum(durations), 0), coalesce(sum(costs), 0)) "
              f"FROM execution_hours WHERE {one}")
@@ -80,16 +84,16 @@ def stats(query: ExecutionQuery) -> Sql:
     # Only the agent, kind and status with a tally in the window's hours (the part-hour's too): the
     # others, most of them, cost one seek instead of four.
     tallied = f"EXISTS (SELECT 1 FROM execution_hours WHERE {one}{'' if since is None else ' AND hour >= ?'})"
-    tallied_params = [] if since is None else [_first_hour(since) - 1]
+    tallied_params = [*host] if since is None else [*host, _first_hour(since) - 1]
     if since is None:
-        window, window_params = "true", []
-        parts, params = f"({hours}) AS h, NULL AS e", []
+        window, window_params = "true", [*host]
+        parts, params = f"({hours}) AS h, NULL AS e", [*host]
     else:
         edge, edge_params = _edge(since)
-        window, window_params = "at >= ?", [since]
+        window, window_params = "at >= ?", [*host, since]
         parts = (f"({hours} AND hour >= ?) AS h, (SELECT json_array({SUMS}) "
                  f"FROM executions WHERE {one} AND {edge}) AS e")
-        params = [_first_hour(since), *edge_params]
+        params = [*host, _first_hour(since), *host, *edge_params]
     if query.agent_name is None:
         agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
     else:

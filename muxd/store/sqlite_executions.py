@@ -324,7 +324,8 @@ class SqliteExecutionStore:
         """Per agent, over the executions matching `query` (its limit/offset ignored)."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = self._sql(tallies.stats(query) if tallies.covers(query) else queries.stats(query))
+        sql, params = self._sql(tallies.stats(query) if tallies.covers(query, by_host=self._postgres)
+                                else queries.stats(query))
         return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
                                 "counting executions per agent")
 

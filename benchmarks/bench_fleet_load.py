@@ -37,7 +37,6 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-import _tallies_by_host as tallies_by_host
 from _fleet_sim import JOBS, LAG, SAVES, SimHost, seed_tasks, timed
 from _peers import cpu_seconds, percentile, run_benchmark
 from _report import machine_note
@@ -381,8 +380,6 @@ def main() -> int:
     parser.add_argument("--p95-ms", type=float, default=100.0)
     parser.add_argument("--fast", action="store_true", help="the test suite's cluster: commits not flushed")
     parser.add_argument("--no-peer", action="store_true")
-    parser.add_argument("--tallies-by-host", action="store_true", help="the remedy's prototype: the tallies keyed "
-                        "by host too (_tallies_by_host.py)")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     logging.getLogger().addHandler(FAILURES)
@@ -398,14 +395,11 @@ def main() -> int:
         PgDatabase(url, host="setup").close()  # migrated once, before the hosts race to
         setup = connect(url)
         setup.execute("CREATE EXTENSION pg_stat_statements")
-        if args.tallies_by_host:
-            tallies_by_host.apply(setup)
         setup.close()
         print(f"{args.hosts} hosts x {args.agents} agents, a turn every {args.turn_s:g} s per agent at x1 "
               f"({args.tool_calls} summary changes, {args.audit_rows} audit rows, {args.task_share:g} tasks, "
               f"{args.fail_share:g} failed per turn; transcript {transcript.raw_bytes // 1024} KiB raw, "
-              f"{len(transcript.data) // 1024} KiB stored); PostgreSQL {'fast (fsync off)' if args.fast else 'durable'}"
-              f"{', tallies keyed by host' if args.tallies_by_host else ''}")
+              f"{len(transcript.data) // 1024} KiB stored); PostgreSQL {'fast (fsync off)' if args.fast else 'durable'}")
         print(machine_note())
         print("  rate  turns/s commits/s stmts/s(+triggers) job p50  p95     p99  save p95  lag p95  pg CPU client"
               "  WAL KB/s locked conns")

@@ -178,8 +178,12 @@ def test_only_queries_over_everything_by_agent_status_or_time_are_tallied() -> N
     assert not tallies.covers(ExecutionQuery(agent_name="a"), by_agent=False, failures=True)
     for narrowed in [ExecutionQuery(scope=Scope(pane_keys=frozenset({"r/%1"}))), ExecutionQuery(task_id="t"),
                      ExecutionQuery(trace_id="t"), ExecutionQuery(pane_key="r/%1"), ExecutionQuery(triggered_by="mcp"),
-                     ExecutionQuery(host="a"),  # the tallies are the fleet's
+                     ExecutionQuery(host="a"),  # SQLite's tallies are the file's, of every host
                      ExecutionQuery(until=BASE)]:
         assert not tallies.covers(narrowed, by_status=True), narrowed
     assert tallies.count(ExecutionQuery(since=BASE)) is None  # a window is counted through its index
+    # PostgreSQL's have a row per host (its migration 9): a host's total is its rows'.
+    assert tallies.count(ExecutionQuery(host="a")) is None
+    assert tallies.count(ExecutionQuery(host="a", status="success"), by_host=True) == (
+        "SELECT coalesce(sum(n), 0) FROM execution_status_counts WHERE status IN (?) AND host = ?", ["success", "a"])
     assert tallies.count(ExecutionQuery(scope=Scope(principal="token:ci"), statuses=FAILED_STATUSES)) is not None

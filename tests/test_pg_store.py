@@ -96,8 +96,11 @@ def test_transactions_do_not_nest(pg: PgConnection) -> None:
 TABLES = ("plans", "tasks", "task_deps", "task_events", "task_reviews", "knowledge_entries", "task_knowledge", "quotas",
           "tokens", "grants", "audit", "executions", "execution_transcripts", "execution_status_counts",
           "execution_hours", "failure_counts", "failure_hours")
-# FTS5's table is a column and its index on PostgreSQL (pg_schema.py's migration 2).
-PG_ONLY_COLUMNS, PG_ONLY_INDEXES = {("knowledge_entries", "words")}, {"knowledge_words"}
+# FTS5's table is a column and its index on PostgreSQL (pg_schema.py's migration 2); the tallies'
+# host, in their keys since PostgreSQL's migration 9 (a SQLite file has one daemon: one writer).
+TALLIES_BY_HOST = ("execution_status_counts", "execution_hours", "failure_counts", "failure_hours")
+PG_ONLY_COLUMNS = {("knowledge_entries", "words"), *((table, "host") for table in TALLIES_BY_HOST)}
+PG_ONLY_INDEXES = {"knowledge_words"}
 
 
 def test_the_tables_are_sqlites_column_for_column(pg: PgConnection, store: sqlite3.Connection) -> None:
@@ -108,6 +111,8 @@ def test_the_tables_are_sqlites_column_for_column(pg: PgConnection, store: sqlit
         (table,)) if (table, column) not in PG_ONLY_COLUMNS] for table in TABLES}
     on_sqlite = {table: [row[1] for row in store.execute(f"PRAGMA table_info({table})")] for table in TABLES}
     assert on_pg == on_sqlite
+    assert all(pg.execute("SELECT 1 FROM information_schema.columns WHERE table_name = ? AND column_name = 'host'",
+                          (table,)).fetchone() for table in TALLIES_BY_HOST)
     # The host that wrote a row (store/hosts.py), on every table a daemon writes as its own.
     assert [t for t in TABLES if "host" in on_pg[t]] == ["tasks", "task_events", "task_reviews", "knowledge_entries",
                                                          "tokens", "grants", "audit", "executions"]

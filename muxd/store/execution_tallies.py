@@ -4,6 +4,8 @@ agent, the failure family and a start time. A window's whole hours come from the
 the part of an hour at its start from the rows themselves, through an index. Any other query is
 execution_queries.py's (`covers` says which). At a million rows a total then reads a handful
 of rows, stats a few thousand, failure patterns a few dozen, instead of every index entry.
+PostgreSQL's tallies have a row per host as well (its migration 9: hosts never share a tally row),
+so every read here sums over the rows of a key, which SQLite's single row answers the same.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ from muxd.store.execution_store import ExecutionQuery
 
 HOUR_S = 3600
 BUCKET = "CAST(at / 3600 AS INTEGER)"  # the triggers' hour of a row, word for word
-# Filters the tallies do not split by: a query with any of them reads the rows.
+# Filters the tallies do not split by: a query with any of them reads the rows (a host: SQLite's
+# tallies; PostgreSQL's split by host, `by_host`).
 _UNTALLIED = ("pane_key", "triggered_by", "task_id", "trace_id", "host", "until")
 
 
 def covers(query: ExecutionQuery, *, by_agent: bool = True, by_status: bool = False,
-           failures: bool = False) -> bool:
+           failures: bool = False, by_host: bool = False) -> bool:
     """Whether the tallies answer `query`: it sees everything and filters by nothing they do not
-    split by (`by_agent`: by agent; `by_status`: by status; `failures`: the rows are failures, so
-    a filter of the whole failure family changes nothing)."""
-    if not query.scope.everything or any(getattr(query, name) is not None for name in _UNTALLIED):
+    split by (`by_agent`: by agent; `by_status`: by status; `by_host`: by host, PostgreSQL's since
+    its migration 9; `failures`: the rows are failures, so a filter of the whole failure family
+    changes nothing)."""
+    untallied = [name for name in _UNTALLIED if not (by_host and name == "host")]
+    if not query.scope.everything or any(getattr(query, name) is not None for name in untallied):
         return False
     if query.agent_name is not None and not by_agent:
         return False
@@ -45,16 +50,18 @@ def _edge(since: float) -> Sql:
     return f"at >= ? AND at < ? AND {BUCKET} < ?", [since, (hour + 1) * HOUR_S, hour]
 
 
-def count(query: ExecutionQuery) -> Sql | None:
-    """The total of `query` from the status counts; None if they cannot say (a time or an agent:
-    counting those rows through their index is as quick)."""
-    if not covers(query, by_agent=False, by_status=True) or query.since is not None:
+def count(query: ExecutionQuery, *, by_host: bool = False) -> Sql | None:
+    """The total of `query` from the status counts, the sum of every host's (of the one host it
+    filters by, with `by_host`: PostgreSQL's tallies have a row per host); None if they cannot
+    say (a time or an agent: counting those rows through their index is as quick)."""
+    if not covers(query, by_agent=False, by_status=True, by_host=by_host) or query.since is not None:
         return None
     statuses = query.statuses or ((query.status,) if query.status is not None else ())
-    if not statuses:
-        return "SELECT coalesce(sum(n), 0) FROM execution_status_counts", []
-    return (f"SELECT coalesce(sum(n), 0) FROM execution_status_counts WHERE status IN "
-            f"({', '.join('?' * len(statuses))})"), list(statuses)
+    terms = ["true"] if not statuses else [f"status IN ({', '.join('?' * len(statuses))})"]
+    if query.host is not None:
+        terms.append("host = ?")
+    return (f"SELECT coalesce(sum(n), 0) FROM execution_status_counts WHERE {' AND '.join(terms)}",
+            [*statuses, *([] if query.host is None else [query.host])])
 
 
 _SUMS = ("n", "cost", "tokens", "duration_ms", "durations", "costs")  # execution_queries.stats' JSON order
@@ -65,8 +72,11 @@ def stats(query: ExecutionQuery) -> Sql:
     at, newest agent type) for each agent, kind and status: the sums of its hourly tallies in
     the window (a range of their key each, no sort) plus its rows in the part-hour at the
     window's start (a range of the covering index executions_agent_kind_status). The caller
-    checked `covers(query)`."""
+    checked `covers(query)` (with `by_host` for a query of one host: PostgreSQL's)."""
     one = "agent_name = name AND kind = k AND status = s"
+    # A host's: its own tally rows and rows, a parameter at each use of `one` (each the first of its terms).
+    host = [] if query.host is None else [query.host]
+    one += "" if query.host is None else " AND host = ?"
     hours = ("SELECT json_array(coalesce(sum(n), 0), coalesce(sum(cost), 0), coalesce(sum(tokens), 0), "
              "coalesce(sum(duration_ms), 0), coalesce(sum(durations), 0), coalesce(sum(costs), 0)) "
              f"FROM execution_hours WHERE {one}")
@@ -74,16 +84,16 @@ def stats(query: ExecutionQuery) -> Sql:
     # Only the agent, kind and status with a tally in the window's hours (the part-hour's too): the
     # others, most of them, cost one seek instead of four.
     tallied = f"EXISTS (SELECT 1 FROM execution_hours WHERE {one}{'' if since is None else ' AND hour >= ?'})"
-    tallied_params = [] if since is None else [_first_hour(since) - 1]
+    tallied_params = [*host] if since is None else [*host, _first_hour(since) - 1]
     if since is None:
-        window, window_params = "true", []
-        parts, params = f"({hours}) AS h, NULL AS e", []
+        window, window_params = "true", [*host]
+        parts, params = f"({hours}) AS h, NULL AS e", [*host]
     else:
         edge, edge_params = _edge(since)
-        window, window_params = "at >= ?", [since]
+        window, window_params = "at >= ?", [*host, since]
         parts = (f"({hours} AND hour >= ?) AS h, (SELECT json_array({SUMS}) "
                  f"FROM executions WHERE {one} AND {edge}) AS e")
-        params = [_first_hour(since), *edge_params]
+        params = [*host, _first_hour(since), *host, *edge_params]
     if query.agent_name is None:
         agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
     else:
@@ -103,7 +113,9 @@ def error_patterns(query: ExecutionQuery) -> Sql:
     tallies: the caller checked `covers(query, by_agent=False, failures=True)`."""
     since = query.since
     if since is None:
-        counted, params = "SELECT stack_hash AS h, n FROM failure_counts WHERE n > 0", []
+        # A fingerprint's count is the sum of its hosts' (PostgreSQL's migration 9; SQLite's one row).
+        counted, params = ("SELECT stack_hash AS h, sum(n) AS n FROM failure_counts GROUP BY stack_hash "
+                           "HAVING sum(n) > 0"), []
         window, window_params = "", []
     else:
         # Per fingerprint: its whole hours (a range of their key) and its part-hour (of its index).
@@ -111,7 +123,7 @@ def error_patterns(query: ExecutionQuery) -> Sql:
         counted = (f"SELECT h, n FROM (SELECT stack_hash AS h, "
                    f"coalesce((SELECT sum(n) FROM failure_hours WHERE stack_hash = c.stack_hash AND hour >= ?), 0) + "
                    f"(SELECT count(*) FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash = c.stack_hash AND {edge}) "
-                   f"AS n FROM failure_counts c) counts WHERE n > 0")
+                   f"AS n FROM (SELECT DISTINCT stack_hash FROM failure_counts) c) counts WHERE n > 0")
         params = [_first_hour(since), *edge_params]
         window, window_params = " AND at >= ?", [since]
     rows = f"FROM {FAILURES} WHERE {FAILED_ROWS} AND stack_hash = h{window}"

@@ -25,47 +25,64 @@ MIGRATION_LOCK_KEY = 0x6D757864
 # row's hour: floor, as SQLite's CAST truncates (PostgreSQL's CAST would round); -1: no time.
 _HOUR = "coalesce(floor(r.at / 3600)::bigint, -1)"
 _FAILURE = "r.status IN ('failed', 'timeout', 'interrupted') AND r.stack_hash IS NOT NULL"
-_TALLIES = {  # name -> (the statements adding the row `r` times `sign`, the columns that move it)
-    "status_counts": ("""
-        INSERT INTO execution_status_counts AS t VALUES (r.status, sign)
-            ON CONFLICT (status) DO UPDATE SET n = t.n + excluded.n;""", ("status",)),
-    "hours": (f"""
+
+
+def _tallies(by_host: bool) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """name -> (the statements adding the row `r` times `sign`, the columns that move it).
+    `by_host`: each tally's key ends in the row's host (migration 9), so that every tally row
+    has one writer, its host's daemon; without it (migration 4, whose text must not change),
+    every host's turns moved the same rows and their batches deadlocked."""
+    key, value, own = (", host", ", r.host", " AND host = r.host") if by_host else ("", "", "")
+    return {
+        "status_counts": (f"""
+        INSERT INTO execution_status_counts AS t VALUES (r.status, sign{value})
+            ON CONFLICT (status{key}) DO UPDATE SET n = t.n + excluded.n;""", ("status",)),
+        "hours": (f"""
         INSERT INTO execution_hours AS t VALUES (r.agent_name, r.kind, r.status, {_HOUR}, sign,
                 sign * coalesce(r.cost_usd, 0), sign * (r.cost_usd IS NOT NULL)::int,
                 sign * coalesce(r.tokens_used, 0), sign * coalesce(r.duration_ms, 0),
-                sign * (r.duration_ms IS NOT NULL)::int)
-            ON CONFLICT (agent_name, kind, status, hour) DO UPDATE SET n = t.n + excluded.n,
+                sign * (r.duration_ms IS NOT NULL)::int{value})
+            ON CONFLICT (agent_name, kind, status, hour{key}) DO UPDATE SET n = t.n + excluded.n,
                 cost = t.cost + excluded.cost, costs = t.costs + excluded.costs, tokens = t.tokens + excluded.tokens,
                 duration_ms = t.duration_ms + excluded.duration_ms, durations = t.durations + excluded.durations;
         IF sign < 0 THEN  -- an hour left with nothing goes: pruned hours leave no zeros behind
             DELETE FROM execution_hours WHERE agent_name = r.agent_name AND kind = r.kind AND status = r.status
-                AND hour = {_HOUR} AND n = 0;
+                AND hour = {_HOUR}{own} AND n = 0;
         END IF;""", ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used", "duration_ms")),
-    "failures": (f"""
+        "failures": (f"""
         IF NOT ({_FAILURE}) THEN
             RETURN;
         END IF;
-        INSERT INTO failure_counts AS t VALUES (r.stack_hash, sign)
-            ON CONFLICT (stack_hash) DO UPDATE SET n = t.n + excluded.n;
-        INSERT INTO failure_hours AS t VALUES (r.stack_hash, {_HOUR}, sign)
-            ON CONFLICT (stack_hash, hour) DO UPDATE SET n = t.n + excluded.n;
+        INSERT INTO failure_counts AS t VALUES (r.stack_hash, sign{value})
+            ON CONFLICT (stack_hash{key}) DO UPDATE SET n = t.n + excluded.n;
+        INSERT INTO failure_hours AS t VALUES (r.stack_hash, {_HOUR}, sign{value})
+            ON CONFLICT (stack_hash, hour{key}) DO UPDATE SET n = t.n + excluded.n;
         IF sign < 0 THEN
-            DELETE FROM failure_counts WHERE stack_hash = r.stack_hash AND n = 0;
-            DELETE FROM failure_hours WHERE stack_hash = r.stack_hash AND hour = {_HOUR} AND n = 0;
+            DELETE FROM failure_counts WHERE stack_hash = r.stack_hash{own} AND n = 0;
+            DELETE FROM failure_hours WHERE stack_hash = r.stack_hash AND hour = {_HOUR}{own} AND n = 0;
         END IF;""", ("status", "stack_hash", "at")),
-}
+    }
+
+
+_TALLIES = _tallies(by_host=False)
+
+
+def _tally(name: str, by_host: bool = False, replace: str = "") -> str:
+    """A tally's function: the row `r` counted `sign` times (`replace`: 'OR REPLACE ')."""
+    body, _ = _tallies(by_host)[name]
+    return f"""
+    CREATE {replace}FUNCTION executions_{name}(r executions, sign integer) RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN {body}
+    END $$;"""
 
 
 def _kept(name: str) -> str:
-    """A tally's function (`r` counted `sign` times) and the triggers that call it: an update
-    moves the row only when one of the tally's columns changed (most saves of a running
-    execution change none), as SQLite's triggers do."""
-    body, columns = _TALLIES[name]
+    """A tally's function and the triggers that call it: an update moves the row only when one
+    of the tally's columns changed (most saves of a running execution change none), as SQLite's
+    triggers do."""
+    columns = _TALLIES[name][1]
     changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in columns)
-    return f"""
-    CREATE FUNCTION executions_{name}(r executions, sign integer) RETURNS void LANGUAGE plpgsql AS $$
-    BEGIN {body}
-    END $$;
+    return f"""{_tally(name)}
     CREATE FUNCTION executions_{name}_kept() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF TG_OP <> 'INSERT' THEN PERFORM executions_{name}(OLD, -1); END IF;
@@ -77,13 +94,35 @@ def _kept(name: str) -> str:
     CREATE TRIGGER executions_{name}_update AFTER UPDATE ON executions
         FOR EACH ROW WHEN ({changed}) EXECUTE FUNCTION executions_{name}_kept();"""
 
+
+# Migration 9: the tallies keyed by host as well, rebuilt from the rows. TRUNCATE first: it waits
+# for the writes in flight (their triggers hold tally rows) and keeps new ones out until the
+# commit, so the recount sees every row the tallies had counted.
+_TALLY_KEYS = {"execution_status_counts": "status", "execution_hours": "agent_name, kind, status, hour",
+               "failure_counts": "stack_hash", "failure_hours": "stack_hash, hour"}
+_FAILED = "WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL"
+_ROW_HOUR = _HOUR.replace("r.at", "at")  # the hour of each row the recount reads
+_TALLIES_BY_HOST = "\n".join((
+    f"TRUNCATE {', '.join(_TALLY_KEYS)};",
+    *(f"ALTER TABLE {table} ADD COLUMN host text NOT NULL, DROP CONSTRAINT {table}_pkey, "
+      f"ADD PRIMARY KEY ({key}, host);" for table, key in _TALLY_KEYS.items()),
+    *(_tally(name, by_host=True, replace="OR REPLACE ") for name in _TALLIES),
+    "INSERT INTO execution_status_counts SELECT status, count(*), host FROM executions GROUP BY status, host;",
+    f"INSERT INTO execution_hours SELECT agent_name, kind, status, {_ROW_HOUR}, count(*), coalesce(sum(cost_usd), 0), "
+    "count(cost_usd), coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0), count(duration_ms), host "
+    "FROM executions GROUP BY 1, 2, 3, 4, host;",
+    f"INSERT INTO failure_counts SELECT stack_hash, count(*), host FROM executions {_FAILED} "
+    "GROUP BY 1, host;",
+    f"INSERT INTO failure_hours SELECT stack_hash, {_ROW_HOUR}, count(*), host FROM executions "
+    f"{_FAILED} GROUP BY 1, 2, host;",
+))
+
 # The history's indexes that order by `at` (migration 6): name, the columns before `at`, those after
 # it, the rows indexed. Each becomes (…, at NULLS FIRST, …, seq): read backwards that is the
 # newest-first order exactly (at DESC NULLS LAST, seq DESC: execution_queries.NEWEST_FIRST), read
 # forwards prune's (at NULLS FIRST, seq). With PostgreSQL's default (NULLs last ascending, so first
 # read backwards) every newest-first page sorted all the rows it matched; SQLite's indexes order
 # NULLs so already, and end in the rowid.
-_FAILED = "WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL"
 _BY_TIME = (
     ("executions_at", "", "", ""),
     ("executions_agent_at", "agent_name, ", "", ""),
@@ -413,6 +452,11 @@ PG_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX host_actions_pending ON host_actions(host, seq) WHERE state IN ('pending', 'claimed');
     CREATE INDEX host_actions_execution ON host_actions(execution_id) WHERE execution_id IS NOT NULL;
     """,
+    # 9: the history's tallies keyed by host too (_TALLIES_BY_HOST above): each host's daemon
+    # alone writes its rows, so hosts no longer queue, or deadlock, on the same tally rows; a
+    # fleet-wide answer sums the hosts' (store/execution_tallies.py). SQLite keeps migration 8's
+    # tallies: a file has one daemon.
+    _TALLIES_BY_HOST,
 )
 
 

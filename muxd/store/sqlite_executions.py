@@ -303,7 +303,8 @@ class SqliteExecutionStore:
                                 else queries.error_patterns(query))
 
         def job(db: sqlite3.Connection) -> list[ErrorPattern]:
-            return [ErrorPattern(stack_hash=hashed, count=n, first_seen=first or 0.0, last_seen=last or 0.0,
+            # int(n): PostgreSQL's sum of the tallies is numeric.
+            return [ErrorPattern(stack_hash=hashed, count=int(n), first_seen=first or 0.0, last_seen=last or 0.0,
                                  error_type=error_type, message=message or "", example_id=example_id,
                                  example_task_id=task_id, example_trace_id=trace_id)
                     for hashed, n, first, last, example_id, task_id, trace_id, message, error_type
@@ -323,7 +324,8 @@ class SqliteExecutionStore:
         """Per agent, over the executions matching `query` (its limit/offset ignored)."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = self._sql(tallies.stats(query) if tallies.covers(query) else queries.stats(query))
+        sql, params = self._sql(tallies.stats(query) if tallies.covers(query, by_host=self._postgres)
+                                else queries.stats(query))
         return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
                                 "counting executions per agent")
 
@@ -332,7 +334,8 @@ class SqliteExecutionStore:
         if queries.sees_nothing(query.scope):
             return [], 0
         page_sql, page_params = self._sql(queries.page(query, postgres=self._postgres))
-        count_sql, count_params = self._sql(tallies.count(query) or queries.count(query, postgres=self._postgres))
+        count_sql, count_params = self._sql(tallies.count(query, by_host=self._postgres)
+                                            or queries.count(query, postgres=self._postgres))
 
         def job(db: sqlite3.Connection) -> tuple[list[Execution], int]:
             with transaction(db):  # the page and the total from one snapshot

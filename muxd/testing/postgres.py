@@ -33,6 +33,9 @@ START_TIMEOUT_S = 30.0                        # machine time for the server to a
 COMMAND_TIMEOUT_S = 60.0                      # initdb, pg_ctl stop, createdb
 _DEBIAN_BINS = "/usr/lib/postgresql/*/bin"
 _READY = "ready"                              # postmaster.pid's last line once connections are accepted
+# What the server's log says of a client it refuses while starting or stopping: not its own failure.
+_CLIENT_REFUSALS = ("the database system is starting up", "the database system is shutting down",
+                    "the database system is not yet accepting connections")
 # Throwaway data: nothing is flushed to disk, and the server stays small beside a test suite.
 _SERVER_SETTINGS = {
     "listen_addresses": "''", "fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
@@ -168,7 +171,11 @@ class PostgresCluster:
         if lines and lines[-1].strip() == _READY:
             return True
         said = self._log_tail(self._log_start)
-        if "FATAL" in said or "PANIC" in said:
+        # A client that connects while the server starts is refused with a FATAL of its own
+        # ("the database system is starting up"): only the others say the server failed.
+        failures = [line for line in said.splitlines()
+                    if ("FATAL" in line or "PANIC" in line) and not any(m in line for m in _CLIENT_REFUSALS)]
+        if failures:
             raise RuntimeError(f"the PostgreSQL server did not start{said}")
         return False
 

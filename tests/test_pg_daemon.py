@@ -61,3 +61,13 @@ def test_a_sqlite_daemons_start_never_loads_postgresqls_driver(tmp_path: Path) -
     ran = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
                          timeout=stretched(30), check=True)
     assert ran.stdout.strip() == "[]" and (tmp_path / "lean.db").exists()
+
+
+def test_no_command_of_a_sqlite_daemon_loads_postgresqls_driver() -> None:
+    """Every command module (those a daemon loads after its first reply) leaves psycopg unloaded:
+    what only a shared database needs (host_link.py, pg_listen.py) is imported where it is used."""
+    script = ("import sys\nfrom muxd.daemon.commands import CommandTable\nCommandTable().load_all()\n"
+              "print([m for m in ('psycopg', 'muxd.store.pg_listen', 'muxd.daemon.work.host_link') if m in sys.modules])")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=stretched(30),
+                         check=True)
+    assert ran.stdout.strip() == "[]"

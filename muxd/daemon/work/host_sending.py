@@ -14,13 +14,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from muxd.config import HOST_ACTION_ANSWER_WAIT_S, HOST_EXECUTION_POLL_S
 from muxd.daemon.panes.target import RemotePane
-from muxd.daemon.work.host_link import HostLink
 from muxd.errors import MuxdError, error_from_code
 from muxd.executions.record import ACTIVE_STATUSES, Execution, new_execution_id
 from muxd.executions.tracker import error_of
@@ -29,6 +28,9 @@ from muxd.store import host_actions
 from muxd.store.database import transaction
 from muxd.store.host_actions import TOLD_ACTION, TOLD_ANSWER, TOLD_ENDED, ActionKind, HostAction
 from muxd.store.hosts import sent_from
+
+if TYPE_CHECKING:  # a link exists only on a shared database: its module loads PostgreSQL's driver
+    from muxd.daemon.work.host_link import HostLink
 
 ReadExecution = Callable[[str], Awaitable[Execution | None]]
 GRANTED_RUN = "granted_in_run"  # a request's key: the run of the owner's daemon its pane was granted in

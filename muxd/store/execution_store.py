@@ -36,6 +36,11 @@ class Scope(msgspec.Struct, frozen=True):
     def everything(self) -> bool:
         return self.pane_keys is None
 
+    def sees(self, execution: Execution) -> bool:
+        """Whether an execution held in memory is this scope's to see, as the store's reads judge a row."""
+        return (self.pane_keys is None or execution.pane_key in self.pane_keys
+                or (execution.principal is not None and execution.principal in self.principals))
+
 
 EVERYTHING = Scope()
 

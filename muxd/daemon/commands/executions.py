@@ -20,7 +20,6 @@ from muxd.daemon.work.background_run import run_in_background_window
 from muxd.daemon.commands.table import command
 from muxd.daemon.panes.detection import shell_in_front
 from muxd.daemon.work import host_sending, id_refs
-from muxd.daemon.work.executions import visible
 from muxd.daemon.panes.target import RemotePane, resolve
 from muxd.detectors.state import BUSY_STATES
 from muxd.errors import BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable
@@ -91,7 +90,7 @@ def history_of(daemon: Daemon, scope: Scope) -> ExecutionStore:
     wait in memory for it (a list without them would be wrong, not short)."""
     store = store_of(daemon)
     backlog = daemon.executions.backlog
-    waiting = sum(1 for e in backlog if visible(e, scope)) if backlog is not None else 0
+    waiting = sum(1 for e in backlog if scope.sees(e)) if backlog is not None else 0
     if waiting:
         raise StoreUnavailable(f"the history is incomplete: {waiting} execution(s) wait in memory to be written "
                                f"({backlog.reason}); retrying; muxd show ID reads one meanwhile",  # type: ignore[union-attr]
@@ -114,11 +113,11 @@ async def find_execution(daemon: Daemon, execution_id: str, scope: Scope) -> Exe
     found = await record_anywhere(daemon, execution_id)
     backlog = daemon.executions.backlog
     lost = backlog.lost(execution_id) if found is None and backlog is not None else None
-    if lost is not None and visible(lost, scope):
+    if lost is not None and scope.sees(lost):
         raise StoreUnavailable(f"execution {execution_id} ended ({lost.status}) but was never written: more "
                                f"executions waited for the history database than muxd keeps ({backlog.reason})",  # type: ignore[union-attr]
                                execution_id=execution_id)
-    if found is None or not visible(found, scope):
+    if found is None or not scope.sees(found):
         raise NotFound(f"no execution {execution_id}", execution_id=execution_id)
     return found
 
@@ -306,7 +305,7 @@ async def _active_sent(daemon: Daemon, query: ExecutionQuery) -> list[Execution]
     if link is not None and query.host != link.host:
         sent = await host_sending.sent_running(link, functools.partial(record_anywhere, daemon),
                                                EXECUTION_LIST_LIMIT_MAX)
-        rows += [e for e in sent if visible(e, query.scope)
+        rows += [e for e in sent if query.scope.sees(e)
                  and (query.host is None or e.pane_id.endswith(f"@{query.host}"))]
     return rows
 
@@ -396,7 +395,7 @@ async def _trace_named(daemon: Daemon, ref: str | None) -> str | None:
     scope = scope_of(daemon, current_principal())
     execution_id = await id_refs.execution_id(daemon.executions, store_of(daemon), ref, scope, "trace_id")
     execution = await daemon.executions.record(execution_id)
-    if execution is None or not visible(execution, scope):
+    if execution is None or not scope.sees(execution):
         return query_trace_id(ref)  # no execution: a trace id spelled short
     if execution.trace_id is None:
         raise BadRequest(f"execution {execution.id} is in no trace", field="trace_id")

@@ -21,7 +21,6 @@ from muxd.daemon.access.control import Principal, check_runs_commands, current_p
 from muxd.daemon.access.request_rules import request_name
 from muxd.daemon.commands.table import command
 from muxd.daemon.commands.executions import scope_of
-from muxd.daemon.work.executions import visible
 from muxd.daemon.panes.target import RemotePane
 from muxd.daemon.work import host_sending, id_refs
 from muxd.daemon.work.task_dispatch import start_dispatch, stop_dispatch
@@ -130,7 +129,7 @@ async def get_task(daemon: Daemon, req: GetTask) -> TaskReply:
     if store is not None:
         scope = scope_of(daemon, current_principal())
         rows, _ = await store.list(ExecutionQuery(scope=scope, task_id=task.id, limit=TASK_EXECUTIONS_SHOWN))
-        executions = [e for e in rows if visible(e, scope)]
+        executions = [e for e in rows if scope.sees(e)]
     return TaskReply(id=req.id, task=task, events=events, reviews=reviews, executions=executions)
 
 

@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import (
-    EXECUTION_TIMER_SLACK_S, HISTORY_PRUNE_INTERVAL_S, HISTORY_UNTOLD_ROW_WITHIN_S, SUBMIT_GAP_S,
-)
+from muxd.config import EXECUTION_TIMER_SLACK_S, HISTORY_PRUNE_INTERVAL_S, HISTORY_UNTOLD_ROW_WITHIN_S, SUBMIT_GAP_S
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.daemon.work.pane_run import PaneRun
@@ -392,7 +390,7 @@ class ExecutionService:
     def unwritten(self, scope: Scope) -> list[Execution]:
         """What `live` knows that `scope` may see: the store may not hold these yet."""
         found = {e.id: e for e in self.active(scope)}
-        found.update((e.id, e) for e in (*self.finishing.values(), *(self.backlog or ())) if visible(e, scope))
+        found.update((e.id, e) for e in (*self.finishing.values(), *(self.backlog or ())) if scope.sees(e))
         return list(found.values())
 
     def save_active(self) -> None:
@@ -403,7 +401,7 @@ class ExecutionService:
     def active(self, scope: Scope) -> list[Execution]:
         found = [e for run in self.panes.values() for e in run.tracker.active()]
         found += [run.program for run in self.panes.values() if run.program is not None]
-        return [e for e in found if visible(e, scope)]
+        return [e for e in found if scope.sees(e)]
 
     async def wait(self, execution_ids: Iterable[str], *, any_one: bool, timeout_s: float) -> bool:
         """Wait until each (or any one) of the executions ended; False if the time ran out."""
@@ -600,7 +598,3 @@ def _keep_transcript(run: PaneRun, transcript: TranscriptBuffer | None) -> None:
 def _words(text: str) -> str:
     return " ".join(text.split())
 
-
-def visible(execution: Execution, scope: Scope) -> bool:
-    return (scope.pane_keys is None or execution.pane_key in scope.pane_keys
-            or (execution.principal is not None and execution.principal in scope.principals))

@@ -8,7 +8,6 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from muxd.daemon.work.executions import visible
 from muxd.errors import BadRequest
 from muxd.executions.record import Execution
 from muxd.store.execution_store import ExecutionStore, Scope
@@ -67,7 +66,7 @@ async def _visible(executions: ExecutionRecords, execution_id: str, scope: Scope
     if scope.everything:
         return True
     found = await executions.record(execution_id)
-    return found is not None and visible(found, scope)
+    return found is not None and scope.sees(found)
 
 
 async def task_id(tasks: TaskDatabase, ref: str) -> str | None:

@@ -37,15 +37,10 @@ class SplitRow(CellsRow):
     def __len__(self) -> int:
         return sum(map(len, self.pieces))
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
-        return self.cells[index]
-
     def __eq__(self, other: object) -> bool:
         if type(other) is SplitRow:
             return len(other.pieces) == len(self.pieces) and all(map(same_piece, self.pieces, other.pieces))
-        if isinstance(other, tuple) or hasattr(other, "cells"):
-            return len(other) == len(self) and self.cells == tuple(other)  # type: ignore[arg-type]
-        return NotImplemented
+        return self._same_cells(other)
 
     __hash__ = CellsRow.__hash__  # (a class defining __eq__ loses the inherited one)
 

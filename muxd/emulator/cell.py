@@ -56,6 +56,15 @@ class CellsRow:
     def __radd__(self, other: tuple[Cell, ...]) -> tuple[Cell, ...]:
         return tuple(other) + self.cells
 
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        return self.cells[index]
+
+    def _same_cells(self, other: object) -> bool:
+        """`==` against a row of another kind, or a tuple: the same cells (NotImplemented else)."""
+        if isinstance(other, tuple) or hasattr(other, "cells"):
+            return len(other) == len(self) and self.cells == tuple(other)  # type: ignore[arg-type]
+        return NotImplemented
+
 
 class StyledRow(CellsRow):
     """A row of cells that also knows where its style may change: `style_starts`, ascending

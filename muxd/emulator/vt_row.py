@@ -39,15 +39,10 @@ class VtRow(CellsRow):
     def __len__(self) -> int:
         return self.columns
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
-        return self.cells[index]
-
     def __eq__(self, other: object) -> bool:
         if type(other) is VtRow:
             return self.vt == other.vt and self.columns == other.columns
-        if isinstance(other, tuple) or hasattr(other, "cells"):
-            return len(other) == self.columns and self.cells == tuple(other)  # type: ignore[arg-type]
-        return NotImplemented
+        return self._same_cells(other)
 
     __hash__ = CellsRow.__hash__  # (a class defining __eq__ loses the inherited one)
 

@@ -147,6 +147,9 @@ class Detection(msgspec.Struct, frozen=True, kw_only=True):
     input_text: str | None = None
     # Background work still running (subagents, terminals), as the screen counts it.
     background: int = 0
+    # Provenance field name ("model", "tool", …; provenance.FIELDS) -> the rule that read it,
+    # where that is not `rule` (a manifest's [[fields]] pattern): what its `sources` detail says.
+    field_rules: dict[str, str] = {}
 
 
 def takes_prompt(state: str, confirmation: Confirmation | None) -> bool:

@@ -1,0 +1,227 @@
+"""`ManifestDetector`: a Detector run from an agent manifest (muxd/detectors/manifest.py).
+
+It claims the agent by its process first (1.0), else by the strongest screen signature in its
+region (never with a shell, a pager or an editor in front, as the Python CLI detectors); it
+reads a frame by trying the manifest's rules in order, and says Unknown where none matches:
+Idle only ever comes from a rule that saw the agent's own prompt. Every match of a row is
+remembered by the row's text, so a frame that repeats rows costs dictionary lookups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
+from muxd.detectors._text import LineMemo, join_input_rows, parse_count, parse_duration, stripped_rows
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.manifest import Manifest, Pattern, Rule
+from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
+
+Groups = dict[str, Any]
+# Where each group's value goes in a Detection, and the provenance field it is (provenance.FIELDS).
+_PROVENANCE_FIELD = {"model": "model", "session_id": "session_id", "tokens": "tokens_used",
+                     "cost_usd": "cost_usd", "context_left_pct": "context_left_pct",
+                     "context_used_pct": "context_left_pct", "tool": "tool", "error": "error"}
+
+
+def _groups_of(pattern: Pattern) -> LineMemo:
+    """Row text -> the pattern's named groups where it matches the row, else None."""
+    search = pattern.regex.search
+
+    def groups(line: str) -> Groups | None:
+        match = search(line)
+        return None if match is None else {k: v for k, v in match.groupdict().items() if v is not None}
+    return LineMemo(groups)
+
+
+def _matches(pattern: Pattern) -> LineMemo:
+    search = pattern.regex.search
+    return LineMemo(lambda line: search(line) is not None)
+
+
+def region_rows(lines: list[str], last: int | None) -> list[str]:
+    """The rows of a region: every row (`last` None), or the last `last` non-blank rows."""
+    if last is None:
+        return lines
+    rows: list[str] = []
+    for index in range(len(lines) - 1, -1, -1):  # from the bottom: the rows above are not read
+        line = lines[index]
+        if line.strip():
+            rows.append(line)
+            if len(rows) == last:
+                break
+    rows.reverse()
+    return rows
+
+
+class ManifestDetector:
+    """The Detector a manifest describes; `manifest` says where it came from (`manifest.path`)."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.name = manifest.name
+        self.manifest = manifest
+        self._signatures = LineMemo(self._row_weight)
+        self._exit_rows = [_matches(p) for p in manifest.exit_signatures]
+        self._fields = [(field, _groups_of(field.pattern)) for field in manifest.fields]
+        self._rules = [(rule, _groups_of(rule.pattern), [_matches(p) for p in rule.unless_below])
+                       for rule in manifest.rules]
+        self._options = {rule.name: _groups_of(rule.option_pattern) for rule in manifest.rules
+                         if rule.option_pattern is not None}
+        self._tools = {rule.name: [(tool, _groups_of(tool.pattern)) for tool in rule.tools]
+                       for rule in manifest.rules if rule.tools}
+        box = manifest.input
+        self._box = None if box is None else (_matches(box.above), box.row.regex,
+                                              None if box.placeholder is None else _matches(box.placeholder))
+
+    def identify(self, ctx: ScreenContext) -> float:
+        m = self.manifest
+        return agent_confidence(ctx, m.process_names, m.argv_contains, self._screen_score, self._exit_screen)
+
+    def _row_weight(self, line: str) -> float:
+        return max((s.weight for s in self.manifest.signatures if s.pattern.regex.search(line)), default=0.0)
+
+    def _screen_score(self, lines: list[str]) -> float:
+        if not self.manifest.signatures:
+            return 0.0
+        weights = self._signatures
+        rows = region_rows(lines, self.manifest.regions[self.manifest.identify_region])
+        return max([weights[line] for line in rows], default=0.0)
+
+    def _exit_screen(self, lines: list[str]) -> bool:
+        return any(matches[line] for matches in self._exit_rows for line in lines if line)
+
+    def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
+        m = self.manifest
+        if ctx.exited:
+            return Detection(agent_type=self.name, state="Exited", rule="pane-exited")
+        lines: list[str] = stripped_rows(ctx.lines)
+        last = last_non_empty(lines)
+        if m.exit_on_shell_prompt and last is not None and is_shell_prompt(last[1]):
+            return Detection(agent_type=self.name, state="Exited", rule="shell-prompt", line=last[1].strip())
+        cache: dict[str, list[str]] = {}
+
+        def rows_of(region: str) -> list[str]:
+            rows = cache.get(region)
+            if rows is None:
+                rows = cache[region] = region_rows(lines, m.regions[region])
+            return rows
+        values: Groups = {}
+        field_rules: dict[str, str] = {}
+        for field, groups_of in self._fields:
+            found = _find(rows_of(field.region), groups_of, field.search, ())
+            if found is not None:
+                for key, value in found[1].items():
+                    if key not in values and not key.startswith("_"):
+                        values[key] = value
+                        field_rules[_PROVENANCE_FIELD.get(key, key)] = field.name
+        for rule, groups_of, unless_below in self._rules:
+            rows = rows_of(rule.region)
+            found = _find(rows, groups_of, rule.search, unless_below)
+            if found is None:
+                continue
+            index, groups = found
+            for key in groups:
+                field_rules.pop(_PROVENANCE_FIELD.get(key, key), None)  # the rule's own reading wins
+            return self._detection(rule, rows, index, {**values, **groups}, field_rules, ctx.columns, rows_of)
+        return Detection(agent_type=self.name, state="Unknown", rule=m.unknown_rule,
+                         line=last[1].strip() if last else None, field_rules=field_rules, **_session(values))
+
+    def _detection(self, rule: Rule, rows: list[str], index: int, values: Groups, field_rules: dict[str, str],
+                   columns: int, rows_of: Callable[[str], list[str]]) -> Detection:
+        tool = values.get("tool") or self._tool(rule, rows, index)
+        confirmation = None
+        if rule.state == "AwaitingConfirmation":
+            prompt = rule.prompt or values.get("prompt") or rows[index].strip()
+            confirmation = Confirmation(prompt=prompt.strip(), options=self._shown_options(rule, rows, index))
+        message = values.get("error")
+        error = None if not message else AgentError(type=rule.error_type or error_kind(message),
+                                                    message=message.strip())
+        draft = self._draft(rows_of(self.manifest.input.region), columns) if (
+            rule.input and self.manifest.input is not None) else None
+        description = values.get("description")
+        return Detection(agent_type=self.name, state=rule.state, rule=rule.name,  # type: ignore[arg-type]
+                         line=rows[index].strip(), description=description.strip() if description else None,
+                         elapsed_s=_seconds(values.get("elapsed")), tool=tool, confirmation=confirmation,
+                         error=error, input_text=draft, field_rules=field_rules, **_session(values))
+
+    def _shown_options(self, rule: Rule, rows: list[str], index: int) -> list[str]:
+        below = rows[index:]
+        options = [option for option in rule.options if any(option in row for row in below)]
+        collect = self._options.get(rule.name)
+        if collect is not None:
+            for row in below:
+                found = collect[row]
+                if found and found.get("option"):
+                    options.append(found["option"].strip())
+        return options
+
+    def _tool(self, rule: Rule, rows: list[str], index: int) -> str | None:
+        for row in rows[index + 1:index + 1 + rule.tool_rows]:
+            for tool, groups_of in self._tools.get(rule.name, ()):
+                found = groups_of[row]
+                if found is None:
+                    continue
+                name = tool.tool or found.get("tool")
+                if name:
+                    return name.lower() if tool.lower else name
+        return None
+
+    def _draft(self, rows: list[str], columns: int) -> str | None:
+        """The text typed in the input box: the box rows right above its `above` row, their
+        start taken off; None when it is empty or shows its placeholder."""
+        assert self._box is not None and self.manifest.input is not None
+        above, row_start, placeholder = self._box
+        anchor = next((index for index, row in enumerate(rows) if above[row]), None)
+        if anchor is None:
+            return None
+        texts: list[str] = []
+        for row in reversed(rows[:anchor]):
+            start = row_start.search(row)
+            if start is None or start.start() != 0:
+                break
+            texts.insert(0, row[start.end():])
+        text = join_input_rows(texts, columns - self.manifest.input.margin_columns)
+        return None if text is None or (placeholder is not None and placeholder[text]) else text
+
+
+def _find(rows: Sequence[str], groups_of: LineMemo, search: str,
+          unless_below: Sequence[LineMemo]) -> tuple[int, Groups] | None:
+    """(row index, groups) of the row that matches, the first or the last one; a match with
+    a row below it that one of `unless_below` matches does not count."""
+    indexes = range(len(rows)) if search == "first" else range(len(rows) - 1, -1, -1)
+    for index in indexes:
+        groups = groups_of[rows[index]]
+        if groups is None:
+            continue
+        if unless_below and any(stale[row] for row in rows[index + 1:] for stale in unless_below):
+            continue
+        return index, groups
+    return None
+
+
+def _number(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return float(text.strip().lstrip("$").replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _seconds(text: str | None) -> int | None:
+    if not text:
+        return None
+    text = text.strip()
+    return int(text) if text.isdigit() else parse_duration(text)
+
+
+def _session(values: Groups) -> dict[str, Any]:
+    """The Detection's session fields from a match's groups (a number that does not read is left out)."""
+    used = _number(values.get("context_used_pct"))
+    left = _number(values.get("context_left_pct"))
+    tokens = values.get("tokens")
+    return {"model": (values.get("model") or "").strip() or None,
+            "session_id": (values.get("session_id") or "").strip() or None,
+            "tokens": parse_count(tokens) if tokens else None, "cost_usd": _number(values.get("cost_usd")),
+            "context_left_pct": left if left is not None else (None if used is None else 100.0 - used)}

@@ -72,6 +72,9 @@ SCREEN_REGION = "screen"
 # A compiled pattern's RE2 program may have at most this many steps: each is a cost per row.
 PATTERN_PROGRAM_MAX = 5000
 PATTERN_MEMORY_BYTES = 1 << 20
+# All of a manifest's patterns matched together (manifest_detector.RowPatterns): RE2's own default,
+# so its DFA never runs short on a row (it would then miss matches, not fail).
+PATTERN_SET_MEMORY_BYTES = 8 << 20
 PATTERN_MAX_CHARS = 1000
 REGION_ROWS_MAX = 500
 TOOL_ROWS_MAX = 20
@@ -151,6 +154,26 @@ class Manifest:
     unknown_rule: str
 
 
+    def patterns(self) -> list[Pattern]:
+        """Every pattern the manifest holds."""
+        found = [s.pattern for s in self.signatures] + list(self.exit_signatures) + [f.pattern for f in self.fields]
+        for rule in self.rules:
+            found += [rule.pattern, *rule.unless_below, *(t.pattern for t in rule.tools)]
+            found += [rule.option_pattern] if rule.option_pattern is not None else []
+        box = self.input
+        if box is not None:
+            found += [box.above, box.row] + ([box.placeholder] if box.placeholder is not None else [])
+        return found
+
+
+def pattern_options(max_mem_bytes: int = PATTERN_MEMORY_BYTES) -> Any:
+    """RE2's options for a manifest's patterns: memory capped, refusals not printed to stderr."""
+    options = re2.Options()
+    options.max_mem = max_mem_bytes
+    options.log_errors = False
+    return options
+
+
 class _Reader:
     """Reads one manifest's parsed tables, raising BadManifest at the line of what is wrong."""
 
@@ -192,11 +215,8 @@ class _Reader:
     def pattern(self, source: Any, where: KeyPath, allowed: frozenset[str] = FIELD_GROUPS) -> Pattern:
         if not isinstance(source, str) or not source or len(source) > PATTERN_MAX_CHARS:
             raise self.fail(where, f"{_dotted(where)} must be a regex of 1-{PATTERN_MAX_CHARS} characters")
-        options = re2.Options()
-        options.max_mem = PATTERN_MEMORY_BYTES
-        options.log_errors = False
         try:
-            regex = re2.compile(source, options)
+            regex = re2.compile(source, pattern_options())
         except re2.error as exc:
             reason = exc.args[0] if exc.args else exc
             reason = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)

@@ -12,32 +12,72 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from re2 import _re2
+
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
 from muxd.detectors._text import LineMemo, join_input_rows, parse_count, parse_duration, stripped_rows
 from muxd.detectors.base import ScreenContext
-from muxd.detectors.manifest import Manifest, Pattern, Rule
+from muxd.detectors.manifest import PATTERN_SET_MEMORY_BYTES, Manifest, Pattern, Rule, pattern_options
 from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
+from muxd.errors import BadManifest
 
 Groups = dict[str, Any]
+_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+_ANCHOR_START = _re2.RE2.Anchor.ANCHOR_START
 # Where each group's value goes in a Detection, and the provenance field it is (provenance.FIELDS).
 _PROVENANCE_FIELD = {"model": "model", "session_id": "session_id", "tokens": "tokens_used",
                      "cost_usd": "cost_usd", "context_left_pct": "context_left_pct",
                      "context_used_pct": "context_left_pct", "tool": "tool", "error": "error"}
 
 
-def _groups_of(pattern: Pattern) -> LineMemo:
-    """Row text -> the pattern's named groups where it matches the row, else None."""
-    search = pattern.regex.search
+class RowPatterns:
+    """Every pattern of a manifest tried on a row in one pass (an RE2 set): which of them
+    match a row is worked out once per distinct row text; a pattern's groups are read only on
+    the rows it matches."""
 
-    def groups(line: str) -> Groups | None:
-        match = search(line)
-        return None if match is None else {k: v for k, v in match.groupdict().items() if v is not None}
-    return LineMemo(groups)
+    def __init__(self, manifest: Manifest) -> None:
+        self._ids: dict[str, int] = {}
+        self._set = _re2.Set(_UNANCHORED, pattern_options(PATTERN_SET_MEMORY_BYTES))
+        for pattern in manifest.patterns():
+            if pattern.source not in self._ids:
+                self._ids[pattern.source] = self._set.Add(pattern.source.encode())
+        if not self._set.Compile():
+            raise BadManifest(f"{manifest.path}:1: its patterns are too many or too large to match together",
+                              path=manifest.path, line=1)
+        match = self._set.Match
+        self._matched = LineMemo(lambda line: frozenset(match(line.encode())))
 
+    def matches(self, pattern: Pattern) -> Callable[[str], bool]:
+        """Row text -> whether `pattern` matches the row."""
+        wanted, matched = self._ids[pattern.source], self._matched
+        return lambda line: wanted in matched[line]
 
-def _matches(pattern: Pattern) -> LineMemo:
-    search = pattern.regex.search
-    return LineMemo(lambda line: search(line) is not None)
+    def groups(self, pattern: Pattern) -> Callable[[str], Groups | None]:
+        """Row text -> the named groups `pattern` captures in the row (unmatched ones left out),
+        or None where it does not match."""
+        wanted, matched = self._ids[pattern.source], self._matched
+        regex = pattern.regex._regexp  # the engine itself: the wrapper would map every offset to str
+        names = tuple(pattern.regex.groupindex.items())
+
+        def read(line: str) -> Groups:
+            text = line.encode()
+            spans = regex.Match(_UNANCHORED, text, 0, len(text))
+            return {name: text[spans[index][0]:spans[index][1]].decode() for name, index in names
+                    if spans[index][0] >= 0}
+        read_once = LineMemo(read)
+        return lambda line: read_once[line] if wanted in matched[line] else None
+
+    def starts(self, pattern: Pattern) -> Callable[[str], int | None]:
+        """Row text -> where `pattern`'s match at the row's start ends (in characters), or None."""
+        wanted, matched = self._ids[pattern.source], self._matched
+        regex = pattern.regex._regexp
+
+        def end(line: str) -> int | None:
+            text = line.encode()
+            span = regex.Match(_ANCHOR_START, text, 0, len(text))[0]
+            return None if span[0] < 0 else len(text[:span[1]].decode())
+        end_once = LineMemo(end)
+        return lambda line: end_once[line] if wanted in matched[line] else None
 
 
 def region_rows(lines: list[str], last: int | None) -> list[str]:
@@ -56,40 +96,43 @@ def region_rows(lines: list[str], last: int | None) -> list[str]:
 
 
 class ManifestDetector:
-    """The Detector a manifest describes; `manifest` says where it came from (`manifest.path`)."""
+    """The Detector a manifest describes; `manifest` says where it came from (`manifest.path`).
+    BadManifest if RE2 cannot hold all its patterns at once."""
 
     def __init__(self, manifest: Manifest) -> None:
         self.name = manifest.name
         self.manifest = manifest
-        self._signatures = LineMemo(self._row_weight)
-        self._exit_rows = [_matches(p) for p in manifest.exit_signatures]
-        self._fields = [(field, _groups_of(field.pattern)) for field in manifest.fields]
-        self._rules = [(rule, _groups_of(rule.pattern), [_matches(p) for p in rule.unless_below])
+        rows = RowPatterns(manifest)
+        self._signatures = [(rows.matches(s.pattern), s.weight) for s in manifest.signatures]
+        self._weights = LineMemo(self._row_weight)
+        self._exit_rows = [rows.matches(p) for p in manifest.exit_signatures]
+        self._fields = [(field, rows.groups(field.pattern)) for field in manifest.fields]
+        self._rules = [(rule, rows.groups(rule.pattern), [rows.matches(p) for p in rule.unless_below])
                        for rule in manifest.rules]
-        self._options = {rule.name: _groups_of(rule.option_pattern) for rule in manifest.rules
+        self._options = {rule.name: rows.groups(rule.option_pattern) for rule in manifest.rules
                          if rule.option_pattern is not None}
-        self._tools = {rule.name: [(tool, _groups_of(tool.pattern)) for tool in rule.tools]
+        self._tools = {rule.name: [(tool, rows.groups(tool.pattern)) for tool in rule.tools]
                        for rule in manifest.rules if rule.tools}
         box = manifest.input
-        self._box = None if box is None else (_matches(box.above), box.row.regex,
-                                              None if box.placeholder is None else _matches(box.placeholder))
+        self._box = None if box is None else (rows.matches(box.above), rows.starts(box.row),
+                                              None if box.placeholder is None else rows.matches(box.placeholder))
 
     def identify(self, ctx: ScreenContext) -> float:
         m = self.manifest
         return agent_confidence(ctx, m.process_names, m.argv_contains, self._screen_score, self._exit_screen)
 
     def _row_weight(self, line: str) -> float:
-        return max((s.weight for s in self.manifest.signatures if s.pattern.regex.search(line)), default=0.0)
+        return max((weight for matches, weight in self._signatures if matches(line)), default=0.0)
 
     def _screen_score(self, lines: list[str]) -> float:
-        if not self.manifest.signatures:
+        if not self._signatures:
             return 0.0
-        weights = self._signatures
+        weights = self._weights
         rows = region_rows(lines, self.manifest.regions[self.manifest.identify_region])
         return max([weights[line] for line in rows], default=0.0)
 
     def _exit_screen(self, lines: list[str]) -> bool:
-        return any(matches[line] for matches in self._exit_rows for line in lines if line)
+        return any(matches(line) for matches in self._exit_rows for line in lines if line)
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         m = self.manifest
@@ -151,7 +194,7 @@ class ManifestDetector:
         collect = self._options.get(rule.name)
         if collect is not None:
             for row in below:
-                found = collect[row]
+                found = collect(row)
                 if found and found.get("option"):
                     options.append(found["option"].strip())
         return options
@@ -159,7 +202,7 @@ class ManifestDetector:
     def _tool(self, rule: Rule, rows: list[str], index: int) -> str | None:
         for row in rows[index + 1:index + 1 + rule.tool_rows]:
             for tool, groups_of in self._tools.get(rule.name, ()):
-                found = groups_of[row]
+                found = groups_of(row)
                 if found is None:
                     continue
                 name = tool.tool or found.get("tool")
@@ -172,29 +215,29 @@ class ManifestDetector:
         start taken off; None when it is empty or shows its placeholder."""
         assert self._box is not None and self.manifest.input is not None
         above, row_start, placeholder = self._box
-        anchor = next((index for index, row in enumerate(rows) if above[row]), None)
+        anchor = next((index for index, row in enumerate(rows) if above(row)), None)
         if anchor is None:
             return None
         texts: list[str] = []
         for row in reversed(rows[:anchor]):
-            start = row_start.search(row)
-            if start is None or start.start() != 0:
+            end = row_start(row)
+            if end is None:
                 break
-            texts.insert(0, row[start.end():])
+            texts.insert(0, row[end:])
         text = join_input_rows(texts, columns - self.manifest.input.margin_columns)
-        return None if text is None or (placeholder is not None and placeholder[text]) else text
+        return None if text is None or (placeholder is not None and placeholder(text)) else text
 
 
-def _find(rows: Sequence[str], groups_of: LineMemo, search: str,
-          unless_below: Sequence[LineMemo]) -> tuple[int, Groups] | None:
+def _find(rows: Sequence[str], groups_of: Callable[[str], Groups | None], search: str,
+          unless_below: Sequence[Callable[[str], bool]]) -> tuple[int, Groups] | None:
     """(row index, groups) of the row that matches, the first or the last one; a match with
     a row below it that one of `unless_below` matches does not count."""
     indexes = range(len(rows)) if search == "first" else range(len(rows) - 1, -1, -1)
     for index in indexes:
-        groups = groups_of[rows[index]]
+        groups = groups_of(rows[index])
         if groups is None:
             continue
-        if unless_below and any(stale[row] for row in rows[index + 1:] for stale in unless_below):
+        if unless_below and any(stale(row) for row in rows[index + 1:] for stale in unless_below):
             continue
         return index, groups
     return None

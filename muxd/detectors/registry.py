@@ -71,6 +71,9 @@ def load_manifests(directory: str) -> tuple[list[Detector], list[BadManifest]]:
         except BadManifest as exc:
             log.error("agent manifest skipped: %s", exc)
             errors.append(exc)
+        except Exception as exc:  # a fault of muxd's own reading: still only this file's loss
+            log.exception("agent manifest skipped: %s", path)
+            errors.append(BadManifest(f"{path}:1: cannot be loaded: {exc}", path=path, line=1))
     return detectors, errors
 
 

@@ -159,3 +159,22 @@ def test_the_readme_example_is_a_manifest_that_reads_mini() -> None:
     detector = ManifestDetector(parse(example.group(1), "README.md"))
     assert detector.detect(ctx(frame()), None).state == "Idle"
     assert detector.detect(ctx(frame("⠙ Pondering (2s · esc to stop)", hint="esc to stop")), None).state == "Thinking"
+
+
+def test_muxd_agents_lists_the_manifests_and_says_which_are_in_error(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    agents = tmp_path / "muxd" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "mini.toml").write_text(MINI_PATH.read_text())
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}
+    good = subprocess.run([sys.executable, "-m", "muxd", "agents"], env=env, capture_output=True, text=True)
+    assert good.returncode == 0 and good.stderr == ""
+    rows = [line.split() for line in good.stdout.splitlines()[1:]]
+    assert ["mini", "manifest", str(agents / "mini.toml")] in rows and rows[0][:2] == ["claude", "python"]
+    (agents / "broken.toml").write_text('name = "broken"\n[identify\n')
+    bad = subprocess.run([sys.executable, "-m", "muxd", "agents", "--json"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr == ""
+    assert '"line": 2' in bad.stdout and f"{agents / 'broken.toml'}:2: not TOML" in bad.stdout
+    assert '"name": "mini"' in bad.stdout

@@ -49,9 +49,10 @@ def _load(spec: str) -> Detector | None:
     return detector
 
 
-def load_manifests(directory: str) -> tuple[list[Detector], list[BadManifest]]:
+def load_manifests(directory: str, *, quiet: bool = False) -> tuple[list[Detector], list[BadManifest]]:
     """A detector for each good manifest (`*.toml`) in `directory`, by file name, and the error
-    of each bad one (naming its file and line, logged too): a bad one never stops the others."""
+    of each bad one (naming its file and line; logged too, unless `quiet`): a bad one never
+    stops the others."""
     from pathlib import Path
 
     from muxd.detectors.manifest import load
@@ -69,10 +70,12 @@ def load_manifests(directory: str) -> tuple[list[Detector], list[BadManifest]]:
         try:
             detectors.append(ManifestDetector(load(Path(path))))
         except BadManifest as exc:
-            log.error("agent manifest skipped: %s", exc)
+            if not quiet:
+                log.error("agent manifest skipped: %s", exc)
             errors.append(exc)
         except Exception as exc:  # a fault of muxd's own reading: still only this file's loss
-            log.exception("agent manifest skipped: %s", path)
+            if not quiet:
+                log.exception("agent manifest skipped: %s", path)
             errors.append(BadManifest(f"{path}:1: cannot be loaded: {exc}", path=path, line=1))
     return detectors, errors
 
@@ -84,19 +87,33 @@ def manifest_dirs() -> list[str]:
     return [PACKAGED_MANIFEST_DIR, str(agents_dir())]
 
 
-def load_detectors() -> list[Detector]:
-    """Built-ins first (Python classes, then packaged manifests), then plug-ins, then the user's
-    manifests: a later one with an earlier one's name replaces it."""
+def catalogue(*, quiet: bool = False) -> tuple[list[tuple[Detector, str]], list[BadManifest]]:
+    """Every detector that counts, each with where it came from (a `module:Class` or a manifest's
+    path), in load order: built-ins first (Python classes, then packaged manifests), then
+    plug-ins, then the user's manifests, a later one with an earlier one's name replacing it;
+    and the error of each manifest that could not be used."""
     from muxd.detectors.plugin_entry_points import entry_points
 
-    detectors: dict[str, Detector] = {}
     packaged, user = manifest_dirs()
-    found = [_load(spec) for spec in BUILTIN_DETECTORS] + load_manifests(packaged)[0]
-    found += [_load(value) for _name, value in entry_points(ENTRY_POINT_GROUP)] + load_manifests(user)[0]
-    for detector in found:
+    ours, ours_bad = load_manifests(packaged, quiet=quiet)
+    yours, yours_bad = load_manifests(user, quiet=quiet)
+    found = [(_load(spec), spec) for spec in BUILTIN_DETECTORS] + [(d, _path_of(d)) for d in ours]
+    found += [(_load(value), value) for _name, value in entry_points(ENTRY_POINT_GROUP)]
+    found += [(d, _path_of(d)) for d in yours]
+    detectors: dict[str, tuple[Detector, str]] = {}
+    for detector, source in found:
         if detector is not None:
-            detectors[detector.name] = detector
-    return list(detectors.values())
+            detectors[detector.name] = (detector, source)  # a replacement takes the replaced one's place
+    return list(detectors.values()), ours_bad + yours_bad
+
+
+def _path_of(detector: Detector) -> str:
+    return str(getattr(getattr(detector, "manifest", None), "path", ""))
+
+
+def load_detectors() -> list[Detector]:
+    """The detectors of `catalogue()`, in its order."""
+    return [detector for detector, _source in catalogue()[0]]
 
 
 def _import_quietly(module_name: str) -> None:

@@ -4,6 +4,8 @@ refusal for a question, an agent at rest, a dialog that does not open on a yes, 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from muxd.detectors.confirm_keys import confirmation_keys
@@ -47,3 +49,16 @@ def test_what_is_no_yes_no_question_is_refused_in_one_line(state, words):
         confirmation_keys(state, True)
     assert words in refused.value.message and "%3" in refused.value.message
     assert "\n" not in refused.value.message
+
+
+def test_an_agent_added_by_a_manifest_takes_the_keys_its_manifest_names(tmp_path, monkeypatch):
+    agents = tmp_path / "muxd" / "agents"
+    agents.mkdir(parents=True)
+    mini = (Path(__file__).parent / "agent_manifests" / "mini.toml").read_text()
+    (agents / "mini.toml").write_text(mini)
+    (agents / "quiet.toml").write_text(mini.split("[confirm]")[0].replace('name = "mini"', 'name = "quiet"'))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert confirmation_keys(asking("mini", "1. Yes", "2. No"), True) == ["1", "Enter"]
+    assert confirmation_keys(asking("mini", "1. Yes", "2. No"), False) == ["2", "Enter"]
+    with pytest.raises(BadRequest, match="muxd does not know how quiet takes a yes or no"):
+        confirmation_keys(asking("quiet", "1. Yes", "2. No"), True)

@@ -56,8 +56,9 @@ def ctx(rows: list[str], **kwargs: object) -> ScreenContext:
     (HEAD + "[regions]\nbottom = { last = 0 }\n" + RULE, 5, "regions.bottom.last must be 1..500"),
     (HEAD, 1, "rules is required"),
     (HEAD + RULE + "tools = [{ pattern = 'x' }]\n", 8, "needs `tool = \"name\"` or a (?P<tool>...) group"),
+    (HEAD + RULE + "[confirm]\nyes = []\n", 9, "confirm.yes must name at least one key"),
 ], ids=["syntax", "unknown-key", "lookahead", "backreference", "state", "group", "inline-array", "no-identify",
-        "region", "input", "duplicate", "name", "region-size", "no-rules", "tool"])
+        "region", "input", "duplicate", "name", "region-size", "no-rules", "tool", "confirm"])
 def test_a_bad_manifest_is_one_error_naming_its_file_and_line(text: str, line: int, words: str) -> None:
     with pytest.raises(BadManifest) as raised:
         parse(text, "agents/x.toml")

@@ -1,7 +1,8 @@
 """An agent added by a manifest alone, end to end: the fake agent `mini` (no Python detector
 knows it) runs in a real daemon's pane, its manifest in the user's config directory beside a
-broken one, and muxd follows it Idle -> Thinking -> Idle -> AwaitingConfirmation (answered) ->
-ToolUse -> Idle -> Exited, each state traced to the manifest's rule that read it."""
+broken one, and muxd follows it Idle -> Thinking -> Idle -> AwaitingConfirmation (answered with
+the keys its manifest names) -> ToolUse -> Idle -> Exited, each state traced to the manifest's
+rule that read it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from muxd.detectors.confirm_keys import confirmation_keys
 from muxd.protocol.messages import AgentStateChanged, Subscribe
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until, wait_until
@@ -21,13 +23,14 @@ STEP_TIMEOUT_S = 20
 
 
 @pytest.fixture
-def manifest_server(tmp_path):
+def manifest_server(tmp_path, monkeypatch):
     agents = tmp_path / "config" / "muxd" / "agents"
     agents.mkdir(parents=True)
     shutil.copy(MANIFESTS / "mini.toml", agents / "mini.toml")
     (agents / "broken.toml").write_text('name = "broken"\n[identify]\nprocess_names = ["broken"]\n\n'
                                         '[[rules]]\nname = "prompt"\nstate = "Idle"\npattern = "(unclosed"\n')
     server = MuxdTestServer(env={"XDG_CONFIG_HOME": str(tmp_path / "config")}).start()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # where confirmation_keys reads it too
     try:
         yield server, agents
     finally:
@@ -49,19 +52,19 @@ def test_a_manifest_defined_agent_is_followed_through_a_whole_turn(manifest_serv
         async def step(keys, state):
             states.clear()
             if keys:
-                s.cli("send-keys", "-t", "mini", keys, "Enter", check=True)
+                s.cli("send-keys", "-t", "mini", *keys, check=True)
             return await async_wait_until(seen(state), timeout=STEP_TIMEOUT_S, message=f"mini {state}")
         try:
             await client.call(Subscribe)
             s.cli("new-session", "-d", "-s", "mini", "--", sys.executable, "-m", "muxd.testing.fake_agent", "mini",
                   check=True)
             idle = await step(None, "Idle")
-            thinking = await step("think", "Thinking")
+            thinking = await step(["think", "Enter"], "Thinking")
             again = await async_wait_until(seen("Idle"), timeout=STEP_TIMEOUT_S, message="mini idle after a turn")
-            asking = await step("tool", "AwaitingConfirmation")
-            running = await step("1", "ToolUse")
+            asking = await step(["tool", "Enter"], "AwaitingConfirmation")
+            running = await step(confirmation_keys(asking, True), "ToolUse")  # the keys its manifest names
             await async_wait_until(seen("Idle"), timeout=STEP_TIMEOUT_S, message="mini idle after the tool")
-            exited = await step("quit", "Exited")
+            exited = await step(["quit", "Enter"], "Exited")
             return idle, thinking, again, asking, running, exited
         finally:
             await client.close()

@@ -37,6 +37,9 @@ linear time whatever it is, so no manifest can blow a pane's detection budget)::
     tools = [{ pattern = '^\\s*\\$ ', tool = "bash" }]  # the tool, from the rows under the match
     tool_rows = 2
 
+`[confirm]` gives the keys that answer its confirmations (`yes = ["1", "Enter"]`, `no =
+["Escape"]`, as send-keys names them): what `muxd top`'s y and n press.
+
 An `Idle` (or `AwaitingInput`) rule with `input = true` reads the text typed in the input box
 described by `[input]` (`region`, `above`: the row the box sits on; `row`: the start of each
 box row, taken off; `placeholder`; `margin_columns`). States a rule may give: Idle, Thinking,
@@ -54,7 +57,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +155,7 @@ class Manifest:
     input: InputBox | None
     exit_on_shell_prompt: bool
     unknown_rule: str
+    confirm_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "yes"/"no" -> send-keys keys
 
 
     def patterns(self) -> list[Pattern]:
@@ -275,7 +279,7 @@ def parse(text: str, path: str) -> Manifest:
         message = _TOML_LINE.sub("", str(exc)).strip()
         raise BadManifest(f"{path}:{line}: not TOML: {message}", path=path, line=line) from None
     reader.table(data, (), frozenset({"name", "format", "exit_on_shell_prompt", "unknown_rule", "identify",
-                                      "regions", "fields", "rules", "input"}))
+                                      "regions", "fields", "rules", "input", "confirm"}))
     name = reader.name(data, ())
     form = reader.value(data, (), "format", int, default=FORMAT)
     if form != FORMAT:
@@ -314,7 +318,17 @@ def parse(text: str, path: str) -> Manifest:
                      for index, item in enumerate(reader.value(data, (), "fields", list, default=[]))),
         rules=rules, input=None if box is None else _input(reader, box, regions),
         exit_on_shell_prompt=reader.value(data, (), "exit_on_shell_prompt", bool, default=True),
-        unknown_rule=reader.value(data, (), "unknown_rule", str, default="no-match"))
+        unknown_rule=reader.value(data, (), "unknown_rule", str, default="no-match"),
+        confirm_keys=_confirm(reader, data.get("confirm", {})))
+
+
+def _confirm(reader: _Reader, data: Any) -> dict[str, tuple[str, ...]]:
+    data = reader.table(data, ("confirm",), frozenset({"yes", "no"}))
+    keys = {answer: reader.strings(data, ("confirm",), answer) for answer in ("yes", "no") if answer in data}
+    empty = next((answer for answer, pressed in keys.items() if not pressed), None)
+    if empty is not None:
+        raise reader.fail(("confirm", empty), f"confirm.{empty} must name at least one key")
+    return keys
 
 
 def _regions(reader: _Reader, data: Any) -> dict[str, int | None]:

@@ -179,3 +179,17 @@ def test_muxd_agents_lists_the_manifests_and_says_which_are_in_error(tmp_path: P
     assert bad.returncode == 1 and bad.stderr == ""
     assert '"line": 2' in bad.stdout and f"{agents / 'broken.toml'}:2: not TOML" in bad.stdout
     assert '"name": "mini"' in bad.stdout
+
+
+def test_an_error_and_a_usage_limit_in_the_agents_words() -> None:
+    manifest = parse(HEAD + '[[rules]]\nname = "limit"\nstate = "UsageLimited"\n'
+                     "pattern = '^! (?P<error>.*limit.*)$'\n\n[[rules]]\nname = \"retry\"\nstate = \"Thinking\"\n"
+                     "pattern = '^! (?P<error>.+) \\(retrying\\)$'\n" + RULE, "x.toml")
+    detector = ManifestDetector(manifest)
+    limited = detector.detect(ScreenContext(lines=["! You've hit your usage limit · resets 3pm (UTC)"],
+                                            now=1_700_000_000.0), None)
+    assert (limited.state, limited.error.type) == ("UsageLimited", "usage_limit")
+    assert limited.limit is not None and limited.limit.message == "You've hit your usage limit · resets 3pm (UTC)"
+    assert limited.limit.resets_at is not None and limited.limit.resets_at > 1_700_000_000.0
+    retrying = detector.detect(ctx(["! 529 Overloaded (retrying)"]), None)
+    assert (retrying.state, retrying.error.type, retrying.error.message) == ("Thinking", "overloaded", "529 Overloaded")

@@ -48,7 +48,8 @@ frame no rule matches is Unknown: muxd never guesses Idle.
 
 Named groups a pattern may capture: description, elapsed ("12s", "1m 5s" or seconds), tokens
 ("4.8k"), model, session_id, cost_usd, context_left_pct, context_used_pct, tool, prompt, error
-(an error message: its kind is worked out from its words unless the rule says `error_type`),
+(an error message: its kind is worked out from its words unless the rule says `error_type`;
+a UsageLimited rule's is the limit's words, else its row, with the reset they name),
 option (in `option_pattern`); a group whose name starts with `_` is the pattern's own.
 """
 

@@ -18,7 +18,8 @@ from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_pro
 from muxd.detectors._text import LineMemo, join_input_rows, parse_count, parse_duration, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.manifest import PATTERN_SET_MEMORY_BYTES, Manifest, Pattern, Rule, pattern_options
-from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
+from muxd.detectors.reset_time import reset_at
+from muxd.detectors.state import LIMIT_KINDS, AgentError, AgentState, Confirmation, Detection, UsageLimit
 from muxd.errors import BadManifest
 
 Groups = dict[str, Any]
@@ -166,27 +167,33 @@ class ManifestDetector:
             index, groups = found
             for key in groups:
                 field_rules.pop(_PROVENANCE_FIELD.get(key, key), None)  # the rule's own reading wins
-            return self._detection(rule, rows, index, {**values, **groups}, field_rules, ctx.columns, rows_of)
+            return self._detection(rule, rows, index, {**values, **groups}, field_rules, ctx, rows_of)
         return Detection(agent_type=self.name, state="Unknown", rule=m.unknown_rule,
                          line=last[1].strip() if last else None, field_rules=field_rules, **_session(values))
 
     def _detection(self, rule: Rule, rows: list[str], index: int, values: Groups, field_rules: dict[str, str],
-                   columns: int, rows_of: Callable[[str], list[str]]) -> Detection:
+                   ctx: ScreenContext, rows_of: Callable[[str], list[str]]) -> Detection:
         tool = values.get("tool") or self._tool(rule, rows, index)
         confirmation = None
         if rule.state == "AwaitingConfirmation":
             prompt = rule.prompt or values.get("prompt") or rows[index].strip()
             confirmation = Confirmation(prompt=prompt.strip(), options=self._shown_options(rule, rows, index))
-        message = values.get("error")
-        error = None if not message else AgentError(type=rule.error_type or error_kind(message),
-                                                    message=message.strip())
-        draft = self._draft(rows_of(self.manifest.input.region), columns) if (
+        message = (values.get("error") or "").strip()
+        limit = None
+        if rule.state == "UsageLimited":  # the limit in the agent's words, and the reset they name
+            message = message or rows[index].strip()
+            limit = UsageLimit(message=message, resets_at=reset_at(message, ctx.now))
+        kind = error_kind(message)
+        if rule.state == "UsageLimited" and kind not in LIMIT_KINDS:
+            kind = "usage_limit"
+        error = None if not message else AgentError(type=rule.error_type or kind, message=message)
+        draft = self._draft(rows_of(self.manifest.input.region), ctx.columns) if (
             rule.input and self.manifest.input is not None) else None
         description = values.get("description")
         return Detection(agent_type=self.name, state=rule.state, rule=rule.name,  # type: ignore[arg-type]
                          line=rows[index].strip(), description=description.strip() if description else None,
                          elapsed_s=_seconds(values.get("elapsed")), tool=tool, confirmation=confirmation,
-                         error=error, input_text=draft, field_rules=field_rules, **_session(values))
+                         error=error, limit=limit, input_text=draft, field_rules=field_rules, **_session(values))
 
     def _shown_options(self, rule: Rule, rows: list[str], index: int) -> list[str]:
         below = rows[index:]

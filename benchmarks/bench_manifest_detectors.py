@@ -82,9 +82,10 @@ def main() -> int:
     manifest = next(d for d in load_manifests(PACKAGED_MANIFEST_DIR)[0] if d.name == "opencode")
     python = python_opencode()
     for name, rows in SCREENS.items():  # both read every screen the same way
-        a, b = manifest.detect(ScreenContext(lines=rows, columns=COLUMNS), None), python.detect(  # type: ignore[attr-defined]
-            ScreenContext(lines=rows, columns=COLUMNS), None)
-        assert (a.state, a.rule, a.tool, a.model, a.input_text) == (b.state, b.rule, b.tool, b.model, b.input_text), name
+        screen = ScreenContext(lines=rows, columns=COLUMNS)
+        a, b = manifest.detect(screen, None), python.detect(screen, None)  # type: ignore[attr-defined]
+        assert (a.state, a.rule, a.tool, a.model, a.input_text) == (b.state, b.rule, b.tool, b.model,
+                                                                    b.input_text), name
     print(f"{'screen':<8} {'case':<10} {'manifest us':>12} {'python us':>10} {'ratio':>6}")
     for name, rows in SCREENS.items():
         for case, frames in (("same", [rows]), ("all-new", fresh(rows, min(args.looks, 4000)))):

@@ -57,8 +57,9 @@ def ctx(rows: list[str], **kwargs: object) -> ScreenContext:
     (HEAD, 1, "rules is required"),
     (HEAD + RULE + "tools = [{ pattern = 'x' }]\n", 8, "needs `tool = \"name\"` or a (?P<tool>...) group"),
     (HEAD + RULE + "[confirm]\nyes = []\n", 9, "confirm.yes must name at least one key"),
+    (HEAD.replace('["x"]', '["mini", "node"]') + RULE, 3, "process name 'node' runs other programs too"),
 ], ids=["syntax", "unknown-key", "lookahead", "backreference", "state", "group", "inline-array", "no-identify",
-        "region", "input", "duplicate", "name", "region-size", "no-rules", "tool", "confirm"])
+        "region", "input", "duplicate", "name", "region-size", "no-rules", "tool", "confirm", "launcher"])
 def test_a_bad_manifest_is_one_error_naming_its_file_and_line(text: str, line: int, words: str) -> None:
     with pytest.raises(BadManifest) as raised:
         parse(text, "agents/x.toml")
@@ -130,7 +131,8 @@ def test_no_rule_matching_is_unknown_never_idle() -> None:
 
 
 def test_unless_below_and_the_first_match() -> None:
-    manifest = parse(HEAD + '[[rules]]\nname = "ask"\nstate = "AwaitingConfirmation"\npattern = "^Allow (?P<tool>\\\\w+)"\n'
+    manifest = parse(HEAD + '[[rules]]\nname = "ask"\nstate = "AwaitingConfirmation"\n'
+                     'pattern = "^Allow (?P<tool>\\\\w+)"\n'
                      'search = "first"\nunless_below = ["^ready"]\noptions = ["Yes", "No", "Later"]\n' + RULE, "x.toml")
     detector = ManifestDetector(manifest)
     asking = detector.detect(ctx(["Allow bash?", "Allow edit?", "Yes  No"]), None)
@@ -159,7 +161,8 @@ def test_the_readme_example_is_a_manifest_that_reads_mini() -> None:
     assert example is not None
     detector = ManifestDetector(parse(example.group(1), "README.md"))
     assert detector.detect(ctx(frame()), None).state == "Idle"
-    assert detector.detect(ctx(frame("⠙ Pondering (2s · esc to stop)", hint="esc to stop")), None).state == "Thinking"
+    busy = frame("⠙ Pondering (2s · esc to stop)", hint="esc to stop")
+    assert detector.detect(ctx(busy), None).state == "Thinking"
 
 
 def test_muxd_agents_lists_the_manifests_and_says_which_are_in_error(tmp_path: Path) -> None:

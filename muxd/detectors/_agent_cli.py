@@ -53,7 +53,8 @@ def _base(arg: str) -> str:
     return name
 
 
-def _is_launcher(name: str) -> bool:
+def is_launcher(name: str) -> bool:
+    """True for a program that runs an agent given as an argument (node, npx, python3.12, …)."""
     return name in _LAUNCHERS or bool(_PYTHON.match(name))
 
 
@@ -65,7 +66,7 @@ def _candidates(argv: Sequence[str]) -> Iterable[str]:
     yield first
     # a process title such as "npm exec @openai/codex" arrives as one argv element
     yield from first.split()[1:]
-    if not _is_launcher(_base(first.split()[0] if first.split() else first)):
+    if not is_launcher(_base(first.split()[0] if first.split() else first)):
         return
     taken = 0
     for arg in argv[1:]:
@@ -137,7 +138,7 @@ def process_is_foreign(ctx: ScreenContext) -> bool:
     comm = (ctx.process_name or "").strip().lower()
     if not comm:
         return False
-    return comm not in SHELLS and not _is_launcher(comm.split()[0])
+    return comm not in SHELLS and not is_launcher(comm.split()[0])
 
 
 def bottom_kind(lines: Sequence[str]) -> str:

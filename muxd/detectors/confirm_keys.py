@@ -2,10 +2,11 @@
 `y` and `n` (and any other "answer it for me") send to the pane.
 
 An `AgentState` in, `send-keys` key names out (to be sent one write each, as a person types
-them); BadRequest when the state asks no yes/no, or the agent's keys are not known. Claude's Enter and Escape, Codex's and
-Gemini's Enter and Aider's y + Enter are what the real CLIs' tests (tests/test_agents_real_*.py)
-press; Codex's and Gemini's Escape is their dialogs' own "(esc)" on the no; opencode's keys
-come from its public material only (no real opencode screen was captured for muxd).
+them); BadRequest when the state asks no yes/no, or the agent's keys are not known. Claude's
+Enter and Escape, Codex's and Gemini's Enter and Aider's y + Enter are what the real CLIs'
+tests (tests/test_agents_real_*.py) press; Codex's and Gemini's Escape is their dialogs' own
+"(esc)" on the no; opencode's keys come from its public material only (no real opencode screen
+was captured for muxd).
 
 - Claude Code, Codex, Gemini CLI and opencode draw a dialog whose first option, highlighted
   when it opens, is the one-time yes ("1. Yes", "1. Yes, proceed (y)", "● 1. Allow once",

@@ -64,7 +64,9 @@ from typing import Any
 
 import re2
 
+from muxd.detectors._agent_cli import is_launcher
 from muxd.detectors._toml_lines import KeyPath, line_of
+from muxd.detectors.shell_names import SHELLS
 from muxd.errors import BadManifest
 
 FORMAT = 1
@@ -289,6 +291,11 @@ def parse(text: str, path: str) -> Manifest:
     identify = reader.table(data.get("identify", {}), ("identify",), frozenset(
         {"process_names", "argv_contains", "region", "signatures", "exit_signatures"}))
     names = reader.strings(identify, ("identify",), "process_names")
+    for process in names:
+        if process.lower() in SHELLS or is_launcher(process.lower()):
+            raise reader.fail(("identify", "process_names"),
+                              f"process name {process!r} runs other programs too: name the agent's own program "
+                              "or script, or use argv_contains")
     packages = reader.strings(identify, ("identify",), "argv_contains")
     signatures = tuple(_signature(reader, item, ("identify", "signatures", index))
                        for index, item in enumerate(reader.value(identify, ("identify",), "signatures", list,

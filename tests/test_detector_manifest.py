@@ -196,3 +196,11 @@ def test_an_error_and_a_usage_limit_in_the_agents_words() -> None:
     assert limited.limit.resets_at is not None and limited.limit.resets_at > 1_700_000_000.0
     retrying = detector.detect(ctx(["! 529 Overloaded (retrying)"]), None)
     assert (retrying.state, retrying.error.type, retrying.error.message) == ("Thinking", "overloaded", "529 Overloaded")
+
+
+def test_tool_lines_are_the_tools_seen() -> None:
+    rows = ["> tool", "✓ bash: ls demo", "  x.txt", "> again", "✓ edit: notes.md"] + frame()
+    found = MINI.detect(ctx(rows), None)
+    assert [(s.name, s.signature) for s in found.tools_seen] == [("bash", "✓ bash: ls demo"),
+                                                                ("edit", "✓ edit: notes.md")]
+    assert MINI.detect(ctx(frame()), None).tools_seen == []

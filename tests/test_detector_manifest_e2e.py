@@ -63,13 +63,13 @@ def test_a_manifest_defined_agent_is_followed_through_a_whole_turn(manifest_serv
             again = await async_wait_until(seen("Idle"), timeout=STEP_TIMEOUT_S, message="mini idle after a turn")
             asking = await step(["tool", "Enter"], "AwaitingConfirmation")
             running = await step(confirmation_keys(asking, True), "ToolUse")  # the keys its manifest names
-            await async_wait_until(seen("Idle"), timeout=STEP_TIMEOUT_S, message="mini idle after the tool")
+            after = await async_wait_until(seen("Idle"), timeout=STEP_TIMEOUT_S, message="mini idle after the tool")
             exited = await step(["quit", "Enter"], "Exited")
-            return idle, thinking, again, asking, running, exited
+            return idle, thinking, again, asking, running, after, exited
         finally:
             await client.close()
 
-    idle, thinking, again, asking, running, exited = asyncio.run(drive())
+    idle, thinking, again, asking, running, after, exited = asyncio.run(drive())
     assert (idle.agent_type, idle.is_agent, idle.evidence.detector, idle.evidence.rule) == ("mini", True, "mini",
                                                                                           "prompt")
     assert idle.session.model == "mini-1" and idle.session.tokens_used == 0
@@ -83,6 +83,7 @@ def test_a_manifest_defined_agent_is_followed_through_a_whole_turn(manifest_serv
     assert asking.tool == "bash" and asking.sources["confirmation"].detail == "run-question"
     assert (running.tool, running.activity.description, running.evidence.rule) == ("bash", "ls demo",
                                                                                    "tool-running")
+    assert after.recent_tools == ["bash"] and after.sources["recent_tools"].source == "screen"
     assert exited.agent_type == "mini" and exited.evidence.rule == "pane-exited"
     # The broken manifest beside it was said once, by file and line, and stopped nothing.
     log = wait_until(lambda: (lambda text: text if "broken.toml" in text else None)(s.log_path.read_text()),

@@ -37,6 +37,10 @@ linear time whatever it is, so no manifest can blow a pane's detection budget)::
     tools = [{ pattern = '^\\s*\\$ ', tool = "bash" }]  # the tool, from the rows under the match
     tool_rows = 2
 
+`[[tool_lines]]` (`region`, `pattern` with a `tool` group) are the rows that each show one use
+of a tool, as the conversation keeps them (`✓ bash: ls`): each is counted once in recent_tools
+however many frames show it.
+
 `[confirm]` gives the keys that answer its confirmations (`yes = ["1", "Enter"]`, `no =
 ["Escape"]`, as send-keys names them): what `muxd top`'s y and n press.
 
@@ -118,6 +122,14 @@ class FieldRule:
 
 
 @dataclass(frozen=True)
+class ToolLine:
+    """A row that shows one use of a tool (its `tool` group): each counted once in recent_tools."""
+
+    region: str
+    pattern: Pattern
+
+
+@dataclass(frozen=True)
 class Rule:
     name: str
     state: str
@@ -159,11 +171,13 @@ class Manifest:
     exit_on_shell_prompt: bool
     unknown_rule: str
     confirm_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "yes"/"no" -> send-keys keys
+    tool_lines: tuple[ToolLine, ...] = ()
 
 
     def patterns(self) -> list[Pattern]:
         """Every pattern the manifest holds."""
         found = [s.pattern for s in self.signatures] + list(self.exit_signatures) + [f.pattern for f in self.fields]
+        found += [line.pattern for line in self.tool_lines]
         for rule in self.rules:
             found += [rule.pattern, *rule.unless_below, *(t.pattern for t in rule.tools)]
             found += [rule.option_pattern] if rule.option_pattern is not None else []
@@ -282,7 +296,7 @@ def parse(text: str, path: str) -> Manifest:
         message = _TOML_LINE.sub("", str(exc)).strip()
         raise BadManifest(f"{path}:{line}: not TOML: {message}", path=path, line=line) from None
     reader.table(data, (), frozenset({"name", "format", "exit_on_shell_prompt", "unknown_rule", "identify",
-                                      "regions", "fields", "rules", "input", "confirm"}))
+                                      "regions", "fields", "rules", "input", "confirm", "tool_lines"}))
     name = reader.name(data, ())
     form = reader.value(data, (), "format", int, default=FORMAT)
     if form != FORMAT:
@@ -327,7 +341,17 @@ def parse(text: str, path: str) -> Manifest:
         rules=rules, input=None if box is None else _input(reader, box, regions),
         exit_on_shell_prompt=reader.value(data, (), "exit_on_shell_prompt", bool, default=True),
         unknown_rule=reader.value(data, (), "unknown_rule", str, default="no-match"),
-        confirm_keys=_confirm(reader, data.get("confirm", {})))
+        confirm_keys=_confirm(reader, data.get("confirm", {})),
+        tool_lines=tuple(_tool_line(reader, item, ("tool_lines", index), regions)
+                         for index, item in enumerate(reader.value(data, (), "tool_lines", list, default=[]))))
+
+
+def _tool_line(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int | None]) -> ToolLine:
+    data = reader.table(data, where, frozenset({"region", "pattern"}))
+    pattern = reader.pattern(data.get("pattern"), (*where, "pattern"), frozenset({"tool"}))
+    if "tool" not in pattern.groups:
+        raise reader.fail((*where, "pattern"), f"{_dotted((*where, 'pattern'))} needs a (?P<tool>...) group")
+    return ToolLine(reader.region(data, where, regions), pattern)
 
 
 def _confirm(reader: _Reader, data: Any) -> dict[str, tuple[str, ...]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from msgspec.structs import replace
 from re2 import _re2
 
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
@@ -19,7 +20,9 @@ from muxd.detectors._text import LineMemo, join_input_rows, parse_count, parse_d
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.manifest import PATTERN_SET_MEMORY_BYTES, Manifest, Pattern, Rule, pattern_options
 from muxd.detectors.reset_time import reset_at
-from muxd.detectors.state import LIMIT_KINDS, AgentError, AgentState, Confirmation, Detection, UsageLimit
+from muxd.detectors.state import (
+    LIMIT_KINDS, AgentError, AgentState, Confirmation, Detection, ToolSighting, UsageLimit,
+)
 from muxd.errors import BadManifest
 
 Groups = dict[str, Any]
@@ -114,6 +117,7 @@ class ManifestDetector:
                          if rule.option_pattern is not None}
         self._tools = {rule.name: [(tool, rows.groups(tool.pattern)) for tool in rule.tools]
                        for rule in manifest.rules if rule.tools}
+        self._tool_lines = [(line.region, rows.groups(line.pattern)) for line in manifest.tool_lines]
         box = manifest.input
         self._box = None if box is None else (rows.matches(box.above), rows.starts(box.row),
                                               None if box.placeholder is None else rows.matches(box.placeholder))
@@ -167,9 +171,21 @@ class ManifestDetector:
             index, groups = found
             for key in groups:
                 field_rules.pop(_PROVENANCE_FIELD.get(key, key), None)  # the rule's own reading wins
-            return self._detection(rule, rows, index, {**values, **groups}, field_rules, ctx, rows_of)
+            found = self._detection(rule, rows, index, {**values, **groups}, field_rules, ctx, rows_of)
+            return replace(found, tools_seen=self._tools_seen(rows_of)) if self._tool_lines else found
         return Detection(agent_type=self.name, state="Unknown", rule=m.unknown_rule,
-                         line=last[1].strip() if last else None, field_rules=field_rules, **_session(values))
+                         line=last[1].strip() if last else None, field_rules=field_rules,
+                         tools_seen=self._tools_seen(rows_of), **_session(values))
+
+    def _tools_seen(self, rows_of: Callable[[str], list[str]]) -> list[ToolSighting]:
+        """The tool uses the screen shows, top to bottom (a row each)."""
+        seen: list[ToolSighting] = []
+        for region, groups_of in self._tool_lines:
+            for row in rows_of(region):
+                found = groups_of(row)
+                if found and found.get("tool"):
+                    seen.append(ToolSighting(found["tool"], row.strip()))
+        return seen
 
     def _detection(self, rule: Rule, rows: list[str], index: int, values: Groups, field_rules: dict[str, str],
                    ctx: ScreenContext, rows_of: Callable[[str], list[str]]) -> Detection:

@@ -2,7 +2,8 @@
 (tests/agent_manifests/mini.toml; the README's "Adding an agent with a manifest"): a banner,
 the conversation, a `mini>` prompt over a status row naming the model and the tokens, a
 spinner row `⠋ Pondering (3s · esc to stop)` while it thinks, `⚙ bash: ls demo (1s · esc to
-stop)` while a tool runs, and a numbered question `? Run bash: ls demo` before it does."""
+stop)` while a tool runs, `✓ bash: ls demo` in the conversation once it ran, and a numbered
+question `? Run bash: ls demo` before it does."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ class FakeMini:
             "", f"? Run bash: {COMMAND}", "  1. Yes", "  2. No", "  (type 1 or 2, then enter)"])
         if self.terminal.read_line(cancellable=True) in APPROVE_ANSWERS:
             self.spin(TOOL_RUN_S, "⚙ bash: " + COMMAND + " ({elapsed}s · esc to stop)")
-            self.conversation += [f"ran {COMMAND}: x.txt"]
+            self.conversation += [f"✓ bash: {COMMAND}", "  x.txt"]
         else:
             self.conversation += ["(declined)"]
         self.tokens += TOKENS_A_TURN

@@ -6,8 +6,9 @@ it was before issue 32 (read from git, commit PYTHON_OPENCODE_COMMIT), on the sa
 
 A look is what the runner does per frame: `identify` then `detect`. Screens: opencode idle,
 busy, asking for a permission and typing a draft, each under 30 rows of conversation, at
-100 columns. Two cases: the same frame again (rows the memos have seen: most of a pane's
-looks) and every row new (a number in every row changes each look: no memo helps). Printed:
+100 columns. Three cases: the same frame again (rows the memos have seen), one row new (a
+clock ticking on the status row: most of a busy pane's looks) and every row new (a number in
+every row changes each look: no memo helps). Printed:
 microseconds a look, median of 5 rounds, for each, and the manifest/Python ratio; the runner's
 budget is 50 ms a look.
 """
@@ -75,6 +76,11 @@ def fresh(rows: list[str], looks: int) -> list[list[str]]:
     return [[f"{row} {look}" if row.strip() else row for row in rows] for look in range(looks)]
 
 
+def ticking(rows: list[str], looks: int) -> list[list[str]]:
+    """`looks` copies of `rows` whose last row differs in each (a clock ticking on the status row)."""
+    return [rows[:-1] + [f"{rows[-1]} {look}s"] for look in range(looks)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--looks", type=int, default=20000)
@@ -88,7 +94,8 @@ def main() -> int:
                                                                     b.input_text), name
     print(f"{'screen':<8} {'case':<10} {'manifest us':>12} {'python us':>10} {'ratio':>6}")
     for name, rows in SCREENS.items():
-        for case, frames in (("same", [rows]), ("all-new", fresh(rows, min(args.looks, 4000)))):
+        for case, frames in (("same", [rows]), ("one-new", ticking(rows, min(args.looks, 4000))),
+                             ("all-new", fresh(rows, min(args.looks, 4000)))):
             looks = args.looks if case == "same" else len(frames)
             ours, theirs = looks_us(manifest, frames, looks), looks_us(python, frames, looks)
             print(f"{name:<8} {case:<10} {ours:>12.1f} {theirs:>10.1f} {ours / theirs:>6.2f}")

@@ -58,8 +58,11 @@ def ctx(rows: list[str], **kwargs: object) -> ScreenContext:
     (HEAD + RULE + "tools = [{ pattern = 'x' }]\n", 8, "needs `tool = \"name\"` or a (?P<tool>...) group"),
     (HEAD + RULE + "[confirm]\nyes = []\n", 9, "confirm.yes must name at least one key"),
     (HEAD.replace('["x"]', '["mini", "node"]') + RULE, 3, "process name 'node' runs other programs too"),
+    (HEAD + 'region = "nope"\n' + RULE, 4, "region 'nope' is not defined in [regions]"),
+    (HEAD.replace('"x"', '"shell"', 1) + RULE, 1, "the name 'shell' is muxd's own"),
 ], ids=["syntax", "unknown-key", "lookahead", "backreference", "state", "group", "inline-array", "no-identify",
-        "region", "input", "duplicate", "name", "region-size", "no-rules", "tool", "confirm", "launcher"])
+        "region", "input", "duplicate", "name", "region-size", "no-rules", "tool", "confirm", "launcher",
+        "identify-region", "shell"])
 def test_a_bad_manifest_is_one_error_naming_its_file_and_line(text: str, line: int, words: str) -> None:
     with pytest.raises(BadManifest) as raised:
         parse(text, "agents/x.toml")

@@ -298,6 +298,8 @@ def parse(text: str, path: str) -> Manifest:
     reader.table(data, (), frozenset({"name", "format", "exit_on_shell_prompt", "unknown_rule", "identify",
                                       "regions", "fields", "rules", "input", "confirm", "tool_lines"}))
     name = reader.name(data, ())
+    if name == "shell":
+        raise reader.fail(("name",), "the name 'shell' is muxd's own (a pane with no agent)")
     form = reader.value(data, (), "format", int, default=FORMAT)
     if form != FORMAT:
         raise reader.fail(("format",), f"format {form} is not one this muxd reads (it reads {FORMAT})")

@@ -1,5 +1,7 @@
 """Agent manifests: a TOML file that says how to recognise an agent and read its states, so a
-user adds an agent without writing Python (muxd/detectors/manifest_detector.py runs one).
+user adds an agent without writing Python (muxd/detectors/manifest_detector.py runs one). They
+are read from muxd/detectors/manifests/ and then $XDG_CONFIG_HOME/muxd/agents/ (registry.py);
+one that cannot be used is a BadManifest naming its file and line, and the others still load.
 
 A manifest, format 1 (every pattern is an RE2 regex, searched in one screen row at a time:
 linear time whatever it is, so no manifest can blow a pane's detection budget)::

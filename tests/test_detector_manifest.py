@@ -60,9 +60,11 @@ def ctx(rows: list[str], **kwargs: object) -> ScreenContext:
     (HEAD.replace('["x"]', '["mini", "node"]') + RULE, 3, "process name 'node' runs other programs too"),
     (HEAD + 'region = "nope"\n' + RULE, 4, "region 'nope' is not defined in [regions]"),
     (HEAD.replace('"x"', '"shell"', 1) + RULE, 1, "the name 'shell' is muxd's own"),
+    (HEAD + "".join(RULE.replace('"prompt"', f'"r{n}"').replace('"ready"', f'"ready{n}"') for n in range(201)), 1,
+     "more than 200 different patterns"),
 ], ids=["syntax", "unknown-key", "lookahead", "backreference", "state", "group", "inline-array", "no-identify",
         "region", "input", "duplicate", "name", "region-size", "no-rules", "tool", "confirm", "launcher",
-        "identify-region", "shell"])
+        "identify-region", "shell", "too-many"])
 def test_a_bad_manifest_is_one_error_naming_its_file_and_line(text: str, line: int, words: str) -> None:
     with pytest.raises(BadManifest) as raised:
         parse(text, "agents/x.toml")

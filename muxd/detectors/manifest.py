@@ -88,6 +88,7 @@ PATTERN_MEMORY_BYTES = 1 << 20
 # so its DFA never runs short on a row (it would then miss matches, not fail).
 PATTERN_SET_MEMORY_BYTES = 8 << 20
 PATTERN_MAX_CHARS = 1000
+PATTERNS_MAX = 200  # different patterns in one manifest (all are tried on each new row, as one RE2 set)
 REGION_ROWS_MAX = 500
 TOOL_ROWS_MAX = 20
 MANIFEST_MAX_BYTES = 256 * 1024
@@ -334,7 +335,7 @@ def parse(text: str, path: str) -> Manifest:
     wanting = next((index for index, rule in enumerate(rules) if rule.input), None)
     if box is None and wanting is not None:
         raise reader.fail(("rules", wanting, "input"), "input = true needs an [input] table saying where the box is")
-    return Manifest(
+    manifest = Manifest(
         name=name, path=path, process_names=frozenset(n.lower() for n in names), argv_contains=packages,
         identify_region=reader.region(identify, ("identify",), regions), signatures=signatures,
         exit_signatures=tuple(reader.pattern(p, ("identify", "exit_signatures", i), frozenset())
@@ -348,6 +349,9 @@ def parse(text: str, path: str) -> Manifest:
         confirm_keys=_confirm(reader, data.get("confirm", {})),
         tool_lines=tuple(_tool_line(reader, item, ("tool_lines", index), regions)
                          for index, item in enumerate(reader.value(data, (), "tool_lines", list, default=[]))))
+    if len({pattern.source for pattern in manifest.patterns()}) > PATTERNS_MAX:
+        raise reader.fail((), f"more than {PATTERNS_MAX} different patterns: each one is a cost on every new row")
+    return manifest
 
 
 def _tool_line(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int | None]) -> ToolLine:

@@ -19,9 +19,11 @@ ENTRY_POINT_GROUP = "muxd.detectors"
 BUILTIN_DETECTORS = (
     "muxd.detectors.claude:ClaudeDetector",
     "muxd.detectors.codex:CodexDetector",
+    "muxd.detectors.qwen:QwenDetector",  # before Gemini's: its fork draws Gemini's boxes
     "muxd.detectors.gemini:GeminiDetector",
     "muxd.detectors.aider:AiderDetector",
     "muxd.detectors.opencode:OpencodeDetector",
+    "muxd.detectors.pi:PiDetector",
 )
 # Below this confidence no agent is claimed and the shell detector speaks.
 IDENTIFY_THRESHOLD = 0.5

@@ -1,0 +1,84 @@
+"""The Qwen Code and pi detectors on real screens (issue 32), captured from the real CLIs in muxd
+panes of 60x18 to 120x40 against the scripted model servers by
+`benchmarks/record_check_frames.py --out tests/detector_data/issue32 --agent qwen --agent pi`;
+labels.tsv says what each screen shows (scripted.tsv what the script was doing then).
+
+Qwen Code is a Gemini CLI fork and draws Gemini's boxes: no Qwen screen, process or exit may
+read as Gemini, and no Gemini screen as Qwen. pi's spinner reads `Working...` whether the model
+is silent or its answer streams: those frames are labelled Thinking (muxd cannot tell).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from muxd.detectors.base import ScreenContext
+from muxd.detectors.registry import IDENTIFY_THRESHOLD, choose, load_detectors
+from muxd.detectors.replay import detect_saved_screen
+from test_detector_frames import _cursor, _optional, _size, assert_reads_as_labelled
+
+DATA = Path(__file__).parent / "detector_data" / "issue32"
+GEMINI_DATA = Path(__file__).parent / "detector_data" / "issue25" / "gemini"
+DETECTORS = load_detectors()
+BY_NAME = {detector.name: detector for detector in DETECTORS}
+
+with (DATA / "labels.tsv").open(encoding="utf-8") as _labels:
+    FRAMES = list(csv.DictReader(_labels, delimiter="\t"))
+
+
+def _frame_id(row: dict[str, str]) -> str:
+    return row["file"].split("/")[-1].removesuffix(".txt")
+
+
+@pytest.mark.parametrize("row", FRAMES, ids=[_frame_id(row) for row in FRAMES])
+def test_frame_reads_as_labelled(row: dict[str, str]) -> None:
+    columns, lines = _size(row)
+    # An exit frame is the last screen of a pane whose program has exited.
+    state = detect_saved_screen((DATA / row["file"]).read_bytes(), DETECTORS, columns=columns, lines=lines,
+                                cursor=_cursor(row), exited=row["state"] == "Exited")
+    assert_reads_as_labelled(state, row)
+    assert state.session.tokens_used == (int(row["tokens"]) if row["tokens"] else None)
+    assert state.session.model == _optional(row["model"])
+    assert state.session.id == _optional(row["session_id"])
+    assert (state.error.message if state.error else None) == _optional(row["error"])
+
+
+@pytest.mark.parametrize("row", FRAMES, ids=[_frame_id(row) for row in FRAMES])
+def test_no_other_detector_claims_the_frame(row: dict[str, str]) -> None:
+    columns, _lines = _size(row)
+    frame = ScreenContext(lines=(DATA / row["file"]).read_text(encoding="utf-8").split("\n"), columns=columns)
+    claims = {d.name: d.identify(frame) for d in DETECTORS if d.name != row["agent"]}
+    assert max(claims.values()) < IDENTIFY_THRESHOLD, claims
+
+
+@pytest.mark.parametrize("path", sorted(GEMINI_DATA.glob("*.txt"))[:12], ids=lambda path: path.stem)
+def test_qwen_leaves_gemini_screens_alone(path: Path) -> None:
+    frame = ScreenContext(lines=path.read_text(encoding="utf-8").split("\n"), columns=100)
+    assert BY_NAME["qwen"].identify(frame) < IDENTIFY_THRESHOLD
+    assert BY_NAME["pi"].identify(frame) < IDENTIFY_THRESHOLD
+
+
+@pytest.mark.parametrize(("argv", "agent"), [
+    (["node", "/home/u/.npm-global/lib/node_modules/.bin/qwen"], "qwen"),
+    (["node", "--max-old-space-size=8192", "/usr/lib/node_modules/@qwen-code/qwen-code/cli.js"], "qwen"),
+    (["qwen"], "qwen"),
+    (["node", "/home/u/.npm-global/bin/pi"], "pi"),
+    (["node", "/usr/lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"], "pi"),
+    (["node", "/usr/lib/node_modules/@google/gemini-cli/dist/index.js"], "gemini"),
+])
+def test_the_process_in_front_names_the_agent(argv: list[str], agent: str) -> None:
+    qwen_screen = (DATA / "qwen" / "qwen_rest_100x30_04.txt").read_text(encoding="utf-8").split("\n")
+    frame = ScreenContext(lines=qwen_screen if agent == "gemini" else [], process_name=argv[0], process_argv=argv)
+    chosen, score = choose(DETECTORS, frame)
+    assert (chosen.name if chosen else None, score) == (agent, 1.0)
+
+
+def test_every_situation_at_several_sizes() -> None:
+    sizes: dict[str, set[str]] = {}
+    for row in FRAMES:
+        situation = "_".join(_frame_id(row).split("_")[:2])
+        sizes.setdefault(situation, set()).add(row["size"])
+    assert all(len(found) >= 4 for found in sizes.values()), sizes

@@ -167,6 +167,16 @@ def test_pi_newest_session_of_the_cwd_or_its_agent_dir(tmp_path, processes):
     assert locate("pi", start(processes, [pi, LIFETIME], work, env).pid) == told
 
 
+def test_qwen_session_of_the_cwd_project(tmp_path, processes):
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    chats = home / ".qwen" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(work)) / "chats"
+    touch(chats / f"{OTHER_SESSION}.jsonl", mtime=1_000)
+    newest = touch(chats / f"{SESSION}.jsonl", mtime=2_000)
+    qwen = named(tmp_path, "qwen")
+    assert locate("qwen", start(processes, [qwen, LIFETIME], work, {"HOME": str(home)}).pid) == newest
+
+
 def test_nothing_to_find(tmp_path, processes):
     work = tmp_path / "work"
     work.mkdir()
@@ -184,6 +194,7 @@ def test_agent_of_log():
     assert agent_of_log("/h/.codex/sessions/2026/11/24/rollout-2026-11-24T11-10-12-x.jsonl") == "codex"
     assert agent_of_log("/h/.gemini/tmp/w/chats/session-2026-11-24T11-10-1b394265.jsonl") == "gemini"
     assert agent_of_log("/w/.aider.chat.history.md") == "aider"
+    assert agent_of_log(f"/h/.qwen/projects/-w/chats/{SESSION}.jsonl") == "qwen"
     assert agent_of_log(f"/h/.pi/agent/sessions/--w--/2026-11-29T16-44-19-532Z_{SESSION}.jsonl") == "pi"
     assert agent_of_log("/w/notes.jsonl") is None
 

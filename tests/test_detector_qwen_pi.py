@@ -4,7 +4,8 @@ panes of 60x18 to 120x40 against the scripted model servers by
 labels.tsv says what each screen shows (scripted.tsv what the script was doing then).
 
 Qwen Code is a Gemini CLI fork and draws Gemini's boxes: no Qwen screen, process or exit may
-read as Gemini, and no Gemini screen as Qwen. pi's spinner reads `Working...` whether the model
+read as Gemini, and no Gemini screen as Qwen; nor may a screen of either, or pi's, read as any
+agent when node runs some other program's bin (a fork muxd does not know). pi's spinner reads `Working...` whether the model
 is silent or its answer streams: those frames are labelled Thinking (muxd cannot tell).
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from muxd.detectors._agent_cli import FOREIGN_PROCESS_CONFIDENCE_MAX
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.registry import IDENTIFY_THRESHOLD, choose, load_detectors
 from muxd.detectors.replay import detect_saved_screen
@@ -82,3 +84,13 @@ def test_every_situation_at_several_sizes() -> None:
         situation = "_".join(_frame_id(row).split("_")[:2])
         sizes.setdefault(situation, set()).add(row["size"])
     assert all(len(found) >= 4 for found in sizes.values()), sizes
+
+
+@pytest.mark.parametrize("screen", [GEMINI_DATA / "gemini_longshell_100x30_02.txt",
+                                    DATA / "qwen" / "qwen_rest_100x30_04.txt", DATA / "pi" / "pi_rest_100x30_09.txt"],
+                         ids=lambda path: path.stem)
+def test_an_agent_muxd_does_not_know_is_taken_for_none(screen: Path) -> None:
+    """Another fork drawing the same screen, run by node from its own bin: no agent is claimed."""
+    frame = ScreenContext(lines=screen.read_text(encoding="utf-8").split("\n"), columns=100, process_name="node",
+                          process_argv=["node", "/home/u/.npm-global/lib/node_modules/.bin/some-fork"])
+    assert choose(DETECTORS, frame) == (None, pytest.approx(FOREIGN_PROCESS_CONFIDENCE_MAX))

@@ -94,3 +94,26 @@ def test_an_agent_muxd_does_not_know_is_taken_for_none(screen: Path) -> None:
     frame = ScreenContext(lines=screen.read_text(encoding="utf-8").split("\n"), columns=100, process_name="node",
                           process_argv=["node", "/home/u/.npm-global/lib/node_modules/.bin/some-fork"])
     assert choose(DETECTORS, frame) == (None, pytest.approx(FOREIGN_PROCESS_CONFIDENCE_MAX))
+
+
+def test_the_draft_in_the_input_box_is_read() -> None:
+    qwen = (DATA / "qwen" / "qwen_rest_100x30_09.txt").read_text(encoding="utf-8").split("\n")
+    qwen = [line.replace(">   Type your message or @path/to/file", "> please fix the bug") for line in qwen]
+    pi = (DATA / "pi" / "pi_rest_100x30_09.txt").read_text(encoding="utf-8").split("\n")
+    lower_rule = max(row for row, line in enumerate(pi) if line.startswith("────"))
+    pi[lower_rule - 1] = "please fix the bug"
+    for agent, lines in (("qwen", qwen), ("pi", pi)):
+        found = BY_NAME[agent].detect(ScreenContext(lines=lines, columns=100), None)
+        assert (found.state, found.input_text) == ("Idle", "please fix the bug"), agent
+    # the placeholder (Qwen) and the empty editor (pi) are no draft
+    for agent, name in (("qwen", "qwen_rest_100x30_09.txt"), ("pi", "pi_rest_100x30_09.txt")):
+        lines = (DATA / agent / name).read_text(encoding="utf-8").split("\n")
+        assert BY_NAME[agent].detect(ScreenContext(lines=lines, columns=100), None).input_text is None
+
+
+def test_qwen_still_starting_is_not_idle() -> None:
+    """The end of a real 60x18 screen of Qwen starting: it drops what is submitted meanwhile."""
+    rows = ["  Tips: Type / to open the command popup; Tab", "  autocompletes slash commands and saved prompts.", "",
+            "─" * 60, "> please fail", "─" * 60, "  ⠼ Initializing..."]
+    found = BY_NAME["qwen"].detect(ScreenContext(lines=rows, columns=60), None)
+    assert (found.state, found.rule) == ("Unknown", "starting")

@@ -22,6 +22,7 @@ import pytest
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.replay import detect_saved_screen
+from muxd.detectors.state import AgentState
 
 DATA = Path(__file__).parent / "detector_data" / "issue25"
 DETECTORS = load_detectors()
@@ -45,11 +46,8 @@ def _optional(text: str) -> str | None:
     return text or None
 
 
-@pytest.mark.parametrize("row", FRAMES, ids=[row["file"].split("/")[-1].removesuffix(".txt") for row in FRAMES])
-def test_frame_reads_as_labelled(row: dict[str, str]) -> None:
-    path = DATA / row["file"]
-    columns, lines = _size(row)
-    state = detect_saved_screen(path.read_bytes(), DETECTORS, columns=columns, lines=lines, cursor=_cursor(row))
+def assert_reads_as_labelled(state: AgentState, row: dict[str, str]) -> None:
+    """The agent, state, spinner text, elapsed time, tool and confirmation a labels row says."""
     got = state.activity
     assert (state.agent_type, got.state) == (row["agent"], row["state"]), (state.evidence, row["note"])
     assert got.description == _optional(row["description"])
@@ -61,6 +59,14 @@ def test_frame_reads_as_labelled(row: dict[str, str]) -> None:
         assert state.confirmation.options == row["options"].split(" | ")
     else:
         assert state.confirmation is None
+
+
+@pytest.mark.parametrize("row", FRAMES, ids=[row["file"].split("/")[-1].removesuffix(".txt") for row in FRAMES])
+def test_frame_reads_as_labelled(row: dict[str, str]) -> None:
+    path = DATA / row["file"]
+    columns, lines = _size(row)
+    state = detect_saved_screen(path.read_bytes(), DETECTORS, columns=columns, lines=lines, cursor=_cursor(row))
+    assert_reads_as_labelled(state, row)
     # Background work is read by the detector (the runner publishes what it reads).
     frame = ScreenContext(lines=path.read_text(encoding="utf-8").split("\n"), columns=columns, cursor=_cursor(row))
     assert BY_NAME[row["agent"]].detect(frame, None).background == int(row["background"])

@@ -4,7 +4,8 @@
 An `AgentState` in, `send-keys` key names out (to be sent one write each, as a person types
 them); BadRequest when the state asks no yes/no, or the agent's keys are not known. Claude's
 Enter and Escape, Codex's and Gemini's Enter and Aider's y + Enter are what the real CLIs'
-tests (tests/test_agents_real_*.py) press; Codex's and Gemini's Escape is their dialogs' own
+tests (tests/test_agents_real_*.py) press
+(Qwen Code's dialog is Gemini's); Codex's and Gemini's Escape is their dialogs' own
 "(esc)" on the no; opencode's keys come from its public material only (no real opencode screen
 was captured for muxd).
 
@@ -25,7 +26,7 @@ import re
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 
-DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode"})
+DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode", "qwen"})
 LINE_AGENTS = frozenset({"aider"})
 # An option that says yes once: "1. Yes", "Yes, proceed (y)", "● 1. Allow once", "Approve".
 _YES_OPTION = re.compile(r"^\W*(?:\d+\.\s*)?(?:yes|allow|approve|proceed)\b", re.IGNORECASE)

@@ -23,8 +23,10 @@ ENTRY_POINT_GROUP = "muxd.detectors"
 BUILTIN_DETECTORS = (
     "muxd.detectors.claude:ClaudeDetector",
     "muxd.detectors.codex:CodexDetector",
+    "muxd.detectors.qwen:QwenDetector",  # before Gemini's: its fork draws Gemini's boxes
     "muxd.detectors.gemini:GeminiDetector",
     "muxd.detectors.aider:AiderDetector",
+    "muxd.detectors.pi:PiDetector",
 )
 # The manifests muxd ships (opencode's): agents read by patterns alone, no Python of their own.
 PACKAGED_MANIFEST_DIR = os.path.join(os.path.dirname(__file__), "manifests")

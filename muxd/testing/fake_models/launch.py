@@ -22,7 +22,8 @@ AGENTS_DIR_ENV = "MUXD_AGENTS_DIR"  # where .ci/install-agents put the CLIs; def
 # Each CLI's executable inside the agents directory.
 CLI_PATHS = {"claude": "npm/node_modules/.bin/claude", "codex": "npm/node_modules/.bin/codex",
              "gemini": "npm/node_modules/.bin/gemini", "aider": "aider/bin/aider",
-             "opencode": "npm/node_modules/.bin/opencode"}
+             "opencode": "npm/node_modules/.bin/opencode", "qwen": "npm/node_modules/.bin/qwen",
+             "pi": "npm/node_modules/.bin/pi"}
 FAKE_API_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 CODEX_MODEL = "gpt-5-codex"
 AIDER_MODEL = "openai/fake-model"
@@ -286,5 +287,47 @@ def opencode(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunc
     return AgentLaunch(["opencode", *args], env, work, home)
 
 
+def qwen(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    settings = home / ".qwen"
+    settings.mkdir(exist_ok=True)
+    # OpenAI-compatible auth at the fake; no auto-update, update nag, usage statistics or
+    # folder-trust dialog: nothing on first run waits for a key.
+    (settings / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+        "general": {"enableAutoUpdate": False, "disableAutoUpdate": True, "disableUpdateNag": True},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "model": {"name": MODEL_ID},
+        "memory": {"enableManagedAutoMemory": False},  # its memory agent's requests would take turns
+    }, indent=2))
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "OPENAI_API_KEY": FAKE_API_KEY,
+           "OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_MODEL": MODEL_ID, "QWEN_CODE_NO_RELAUNCH": "true"}
+    return AgentLaunch(["qwen", *args], env, work, home)
+
+
+PI_PROVIDER = "fake"
+
+
+def pi(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    agent_dir = home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    # An OpenAI-compatible provider at the fake, chosen by default; PI_OFFLINE stops its start-up
+    # network calls (update and package checks, the install ping).
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {PI_PROVIDER: {
+        "baseUrl": f"{base_url}/v1", "api": "openai-completions", "apiKey": FAKE_API_KEY,
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": MODEL_ID, "name": "Fake Model", "contextWindow": 128000, "maxTokens": 8000,
+                    "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}}]}}}, indent=2))
+    (agent_dir / "settings.json").write_text(json.dumps({
+        "defaultProvider": PI_PROVIDER, "defaultModel": MODEL_ID, "enableInstallTelemetry": False,
+        "collapseChangelog": True}, indent=2))
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "PI_OFFLINE": "1",
+           "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
+    return AgentLaunch(["pi", *args], env, work, home)
+
+
 # How each CLI is started against a fake model server (`LAUNCHES[cli](root, base_url, bin_dir, …)`).
-LAUNCHES = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider, "opencode": opencode}
+LAUNCHES = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider, "opencode": opencode,
+            "qwen": qwen, "pi": pi}

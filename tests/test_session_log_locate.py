@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from muxd.executions.session_logs import agent_of_log, locate
-from muxd.executions.session_logs.locate import ProcessView, claude_log_dir, process_tree, read_process
+from muxd.executions.session_logs.locate import ProcessView, _runs, claude_log_dir, process_tree, read_process
 from muxd.testing.wait import returns_within, wait_until
 
 SESSION = "4e3a0430-04d7-4ef4-98a3-7934c4ec3c05"
@@ -165,6 +165,20 @@ def test_pi_newest_session_of_the_cwd_or_its_agent_dir(tmp_path, processes):
     told = touch(agent_dir / "sessions" / sessions.name / f"2026-11-29T16-50-00-000Z_{SESSION}.jsonl")
     env = {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent_dir)}
     assert locate("pi", start(processes, [pi, LIFETIME], work, env).pid) == told
+
+
+def test_an_agent_is_its_own_program_not_one_whose_name_holds_its_name():
+    """pi's process is `pi` or its package's script, never `pip` or a `.pipx` path beside it."""
+    def runs(*argv: str, agent: str = "pi") -> bool:
+        return _runs(ProcessView(pid=1, argv=list(argv)), agent)
+
+    assert runs("/home/u/.local/bin/pi")
+    assert runs("node", "/usr/lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
+    assert not runs("pip", "install", "x")
+    assert not runs("/home/u/.local/pipx/venvs/tool/bin/python", "-m", "tool")
+    assert runs("node", "/x/@anthropic-ai/claude-code/cli.js", agent="claude")
+    assert runs("/usr/bin/python3", "/home/u/.local/bin/aider", agent="aider")
+    assert not runs("sh", "-c", "pi --help", agent="pi")  # a shell's script merely naming it
 
 
 def test_qwen_session_of_the_cwd_project(tmp_path, processes):

@@ -165,8 +165,8 @@ def _runs(view: ProcessView, agent_type: str) -> bool:
     """Whether the process is the agent: its name in the program or script it runs (`claude`,
     `node …/.bin/codex`, `node …/@anthropic-ai/claude-code/cli.js`, `python …/bin/aider`).
     A shell's `-c` script merely mentioning it does not count (it holds spaces)."""
-    return any(" " not in arg and (agent_type in os.path.basename(arg).lower() or f"/{agent_type}" in arg.lower())
-               for arg in view.argv[:AGENT_ARGS_LOOKED_AT])
+    named = re.compile(rf"(?:^|/){re.escape(agent_type)}(?:$|[-./])")  # pi's: not pip's
+    return any(" " not in arg and named.search(arg.lower()) is not None for arg in view.argv[:AGENT_ARGS_LOOKED_AT])
 
 
 def _unique_paths(paths: Iterable[str]) -> list[Path]:

@@ -34,8 +34,10 @@ def post_form(session: WebSession, action: str, fields: dict[str, str], label: s
             f'<button type="submit"{button_class}>{esc(label)}</button></form>')
 
 
-def page(title: str, body: str, session: WebSession | None, *, current: str = "") -> str:
-    """A whole page: `body` (already HTML, its values escaped) under the navigation."""
+def page(title: str, body: str, session: WebSession | None, *, current: str = "",
+         scripts: tuple[str, ...] = ()) -> str:
+    """A whole page: `body` (already HTML, its values escaped) under the navigation. `scripts`: more
+    files of static/ the page runs after app.js (the CSP allows no inline script)."""
     meta = f'<meta name="csrf-token" content="{esc(session.csrf)}">' if session is not None else ""
     nav = ""
     if session is not None:
@@ -50,5 +52,6 @@ def page(title: str, body: str, session: WebSession | None, *, current: str = ""
             f"<title>{esc(title)} · muxd</title>{meta}"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<link rel="stylesheet" href="/static/style.css">'
-            '<script src="/static/app.js" defer></script></head>'
+            '<script src="/static/app.js" defer></script>'
+            + "".join(f'<script src="/static/{esc(name)}" defer></script>' for name in scripts) + "</head>"
             f"<body>{nav}<main>{body}</main></body></html>")

@@ -26,7 +26,7 @@ from starlette.requests import HTTPConnection
 from muxd.client.connection import Client
 from muxd.daemon.access.tiers import tier_rank
 from muxd.errors import RateLimited, Unauthorized
-from muxd.mcp_server.http_auth import TOKEN_SHAPE
+from muxd.mcp_server.token_checks import TOKEN_SHAPE
 from muxd.rate_limit import TokenBucket
 from muxd.web.security import new_csrf_token
 

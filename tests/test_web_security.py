@@ -12,7 +12,7 @@ import pytest
 from muxd.detectors.state import Activity, AgentError, AgentState, Confirmation
 from muxd.protocol.messages import PaneInfo
 from muxd.testing.wait import wait_until
-from muxd.testing.web import WebClient, make_token
+from muxd.testing.web import EventStream, WebClient, make_token
 from muxd.web.agents_grid import grid_html
 from muxd.web.security import CSP
 
@@ -63,6 +63,20 @@ def test_actions_need_this_origin_and_the_session_csrf_token(muxd_server, web_vi
     assert web.get("/").status == 303
 
 
+def test_logging_out_ends_the_browsers_event_stream(muxd_server, web_view):
+    web = WebClient(web_view.origin)
+    web.login(make_token(muxd_server, "view_only", "streamer"))
+    stream = EventStream(web_view.origin, web.cookies)
+    try:
+        assert stream.status == 200
+        first = stream.next_event()
+        assert first is not None and first[0] == "grid" and 'class="board"' in first[1]
+        web.post("/logout", {"csrf_token": web.csrf()})
+        assert stream.next_event() == ("ended", "logged out")
+    finally:
+        stream.close()
+
+
 def test_a_revoked_token_ends_its_sessions(muxd_server, web_view):
     web = WebClient(web_view.origin)
     web.login(make_token(muxd_server, "view_only", "soon-revoked"))
@@ -106,3 +120,17 @@ def test_a_grid_card_says_what_an_agent_waits_on_only_while_it_waits(state):
     grid = grid_html([pane], {}, can_act=True)
     assert ("Do you want to proceed?" in grid) is (state == "AwaitingConfirmation")
     assert ('class="needs-you"' in grid) is (state == "AwaitingConfirmation")
+
+
+def test_another_hosts_agent_shows_its_host_and_no_button():
+    from muxd.web.agents_grid import FleetEntry
+
+    agent = AgentState(pane_id="%4", agent_type="codex", is_agent=True, activity=Activity(state="AwaitingConfirmation"),
+                       is_awaiting_confirmation=True, confirmation=Confirmation(prompt="Run it?", options=["1. Yes"]))
+    pane = PaneInfo(id="%4@beta", session="s", session_id="$1", window=0, window_id="@1", window_name="w", index=0,
+                    name=None, tags=[], command=["codex"], pid=1, foreground=None, cwd=None, width=80, height=24,
+                    status="running", exit_code=None, created_at=0.0, title="", active=True, agent=agent,
+                    attention="waiting")
+    grid = grid_html([], {}, fleet=[FleetEntry(pane=pane, host="beta", stale=True)], can_act=True)
+    assert 'data-pane="%4@beta"' in grid and '<span class="host">beta (stale)</span>' in grid
+    assert "Run it?" in grid and "<button" not in grid and 'href="/pane/' not in grid

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -170,6 +171,38 @@ def forging_site(action_url: str, fields: dict[str, str]) -> Iterator[str]:
     finally:
         site.shutdown()
         site.server_close()
+
+
+class EventStream:
+    """A browser's /events stream read as a script would: `next_event()` gives (event, data)."""
+
+    def __init__(self, origin: str, cookies: dict[str, str]) -> None:
+        parts = urlsplit(origin)
+        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=stretched(HTTP_TIMEOUT_S))
+        cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        self.sock.sendall(f"GET /events HTTP/1.1\r\nHost: {parts.netloc}\r\nCookie: {cookie}\r\n"
+                          "Accept: text/event-stream\r\n\r\n".encode())
+        self.lines = self.sock.makefile("r", encoding="utf-8", newline="\n")
+        self.status = int(self.lines.readline().split()[1])
+        while self.lines.readline().strip():  # the headers
+            pass
+
+    def next_event(self) -> tuple[str, str] | None:
+        """The next named event (chunk sizes and comments skipped); None when the stream ended."""
+        event, data = "", []
+        for line in self.lines:
+            line = line.rstrip("\r\n")
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data.append(line[6:])
+            elif not line and event:
+                return event, "\n".join(data)
+        return None
+
+    def close(self) -> None:
+        self.lines.close()
+        self.sock.close()
 
 
 def make_token(server: MuxdTestServer, tier: str, name: str) -> str:

@@ -63,7 +63,7 @@ def _sse(event: str, data: str) -> str:
 
 async def events(request: Request) -> Response:
     """The grid as server-sent events: `grid` with the grid's HTML now and after each change;
-    `ended` when the daemon went or no longer takes the token (the script then reloads)."""
+    `ended` when the session ended (logout), the daemon went or no longer takes the token."""
     session = require_session(request)
     await daemon_link(request)  # a revoked token is told now, as a redirect, not as a stream
     table = table_of(request)
@@ -77,16 +77,25 @@ async def events(request: Request) -> Response:
     async def stream() -> AsyncIterator[str]:
         async with feed.watch() as grids:
             yield "retry: 2000\n\n"
-            while True:
-                try:
-                    grid = await asyncio.wait_for(grids.get(), KEEPALIVE_S)
-                except TimeoutError:
-                    yield ": keepalive\n\n"
-                    continue
-                if feed.failure is not None:
-                    yield _sse("ended", f"{feed.failure.code}: {feed.failure.message}")
-                    return
-                yield _sse("grid", grid)
+            ended = asyncio.ensure_future(session.ended.wait())
+            try:
+                while True:
+                    grid = asyncio.ensure_future(grids.get())
+                    await asyncio.wait({grid, ended}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED)
+                    if ended.done():
+                        grid.cancel()
+                        yield _sse("ended", "logged out")
+                        return
+                    if not grid.done():
+                        grid.cancel()
+                        yield ": keepalive\n\n"
+                        continue
+                    if feed.failure is not None:
+                        yield _sse("ended", f"{feed.failure.code}: {feed.failure.message}")
+                        return
+                    yield _sse("grid", grid.result())
+            finally:
+                ended.cancel()
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})

@@ -77,6 +77,19 @@ def test_logging_out_ends_the_browsers_event_stream(muxd_server, web_view):
         stream.close()
 
 
+def test_a_stream_says_so_when_the_daemon_goes(muxd_server, web_view):
+    web = WebClient(web_view.origin)
+    web.login(make_token(muxd_server, "view_only", "left-behind"))
+    stream = EventStream(web_view.origin, web.cookies)
+    try:
+        assert stream.next_event()[0] == "grid"
+        muxd_server.stop()
+        event = stream.next_event()
+        assert event is not None and event[0] == "ended" and "connection" in event[1], event
+    finally:
+        stream.close()
+
+
 def test_a_revoked_token_ends_its_sessions(muxd_server, web_view):
     web = WebClient(web_view.origin)
     web.login(make_token(muxd_server, "view_only", "soon-revoked"))

@@ -42,6 +42,7 @@ class BoardFeed:
         self._watchers: set[asyncio.Queue[str]] = set()
         self._stale = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._lost: asyncio.Future[None] | None = None
         self.latest: str | None = None
         self.failure: MuxdError | None = None
 
@@ -74,6 +75,10 @@ class BoardFeed:
         loop = asyncio.get_running_loop()
         try:
             client = await self._connect(self._heard)
+            # A connection the daemon closed (it stopped, or revoked the token) wakes the loop, whose
+            # next read fails with what closed it: the streams say so and end.
+            self._lost = asyncio.ensure_future(client.wait_lost())
+            self._lost.add_done_callback(lambda _: self._stale.set())
             await client.call(Subscribe, events=True)
             last_read = -REDRAW_MIN_INTERVAL_S
             self._stale.set()  # the first grid: read now

@@ -9,11 +9,12 @@ from typing import Any
 
 from muxd.cli.table import cli_command
 
-DEFAULT_PORT = 8766  # muxd/web/server.py's; here too so `muxd web --help` imports no web server
+DEFAULT_PORT = 8766  # beside muxd mcp --http's usual 8765
 
 
 def _configure_web(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only; use ssh -L from elsewhere)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",

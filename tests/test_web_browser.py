@@ -44,6 +44,7 @@ def test_a_person_answers_a_waiting_agent_and_watches_it_move_on(muxd_server, we
     waiting = f'.needs-you article[data-pane="{pane}"]'
     browser_wait(browser, lambda d: texts(d, f"{waiting} form.answer button"), "the waiting agent's answer buttons")
     assert card_state(browser, pane) == "waiting"
+    assert browser.title.startswith("(1) Agents")  # a background tab says someone waits
     assert "Do you want to proceed?" in texts(browser, f"{waiting} .question")[0]
     assert texts(browser, f"{waiting} form.answer button") == [
         "1. Yes", "2. Yes, and don't ask again for mkdir commands in /tmp/work", "3. No"]

@@ -74,6 +74,13 @@
     status.classList.toggle("failed", Boolean(failed));
   }
 
+  // The tab's title counts the agents that need you, so a background tab says so.
+  const baseTitle = document.title;
+  function countNeeds(grid) {
+    const needs = grid.querySelectorAll(".needs-you article").length;
+    document.title = (needs ? "(" + needs + ") " : "") + baseTitle;
+  }
+
   function follow(grid) {
     const source = new EventSource(grid.dataset.live);
     grid.dataset.connected = "connecting";
@@ -81,6 +88,7 @@
     source.addEventListener("grid", (event) => {
       swap(grid, event.data);
       fillCsrf(grid);
+      countNeeds(grid);
       stampTimes(grid);
       grid.dataset.updates = String(Number(grid.dataset.updates || "0") + 1);
       grid.dataset.connected = "live";

@@ -133,7 +133,7 @@ class ToolGuard:
             latency_ms = (time.monotonic() - started) * 1000.0
             self.metrics.record(tool, latency_ms, error_code)
             if client is not None:
-                _record(client, audit_record(tool, args, error_code, result_rows(result), latency_ms))
+                send_audit_record(client, audit_record(tool, args, error_code, result_rows(result), latency_ms))
 
     async def refused(self, tool: str, arguments: Any, error_code: str, latency_ms: float) -> RateLimited | None:
         """Count a call the SDK refused before `run` (arguments that did not validate; an unknown
@@ -147,7 +147,7 @@ class ToolGuard:
             limited, error_code = exc, exc.code
         self.metrics.record(tool, latency_ms, error_code)
         if client is not None:
-            _record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
+            send_audit_record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
         return limited
 
     def wrap(self, tool: str, fn: Callable[P, Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
@@ -231,7 +231,7 @@ def result_rows(result: Any) -> int:
     return 1
 
 
-def _record(client: Client, record: dict[str, Any]) -> None:
+def send_audit_record(client: Client, record: dict[str, Any]) -> None:
     """Send one audit record, written before the call's result leaves (so it reaches the daemon
     ahead of the caller's next request), without waiting for the daemon's answer: that round
     trip was in every call's latency. A daemon that refuses it or is gone costs a log line."""

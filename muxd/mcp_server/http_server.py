@@ -155,7 +155,7 @@ def build_http_app(registry: ToolRegistry, *, host: str, metrics: MetricsSource 
     return app
 
 
-class _Server(uvicorn.Server):
+class SignalFreeServer(uvicorn.Server):
     """uvicorn without its own signal handling: `serve_http` installs handlers on the loop, and
     uvicorn would re-raise a caught SIGTERM after shutdown (killing us instead of exiting 0)."""
 
@@ -180,9 +180,21 @@ async def serve_http(address: str, *, socket_path: str, limits: GuardLimits | No
                               middleware=[acting_as_caller(verifier.forget)], categories=categories)
     app = build_http_app(registry, host=host, metrics=metrics)
     sock = listen(host, port)
+    try:
+        await serve_until_signalled(app, sock, lambda: print(f"muxd mcp: serving {served_url(sock)}", file=err,
+                                                              flush=True))
+    finally:
+        await verifier.close()
+        sock.close()
+    return 0
+
+
+async def serve_until_signalled(app: Any, sock: socket.socket, ready: Callable[[], None]) -> None:
+    """Serve `app` under uvicorn on the listening `sock` until SIGINT or SIGTERM (then cleanly);
+    `ready()` (which says where it serves) once those signals stop it cleanly."""
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=int(SHUTDOWN_GRACE_S))
-    server = _Server(config)
+    server = SignalFreeServer(config)
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
@@ -192,11 +204,8 @@ async def serve_http(address: str, *, socket_path: str, limits: GuardLimits | No
     for sig in handled:
         loop.add_signal_handler(sig, stop)
     try:
-        print(f"muxd mcp: serving {served_url(sock)}", file=err, flush=True)
+        ready()
         await server.serve(sockets=[sock])
     finally:
         for sig in handled:
             loop.remove_signal_handler(sig)
-        await verifier.close()
-        sock.close()
-    return 0

@@ -125,6 +125,11 @@ def test_the_tallied_timeline_reads_no_execution_row(tmp_path: Path) -> None:
     plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
     assert any("executions_agent_kind_status (agent_name=? AND kind=? AND status=? AND at>?)" in step
                for step in plan) and "SCAN executions" not in plan, plan
+    scoped = ExecutionQuery(since=BASE, scope=Scope(pane_keys=frozenset({"run/%1"}), principal="token:ci"))
+    sql, params = execution_timeline.timeline(scoped, HOUR, by_host=False)
+    plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+    assert any("executions_pane_at (pane_key=? AND at>?)" in step for step in plan), plan
+    assert any("executions_principal_at (principal=? AND at>?)" in step for step in plan), plan
     db.close()
 
 

@@ -8,17 +8,21 @@ its cookies cleared for each test."""
 
 from __future__ import annotations
 
+import contextlib
+import html
 import http.client
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -138,6 +142,67 @@ class WebClient:
         found = re.search(r'<meta name="csrf-token" content="([^"]+)"', self.get(path).text)
         assert found, "no CSRF token on the page (not logged in?)"
         return found[1]
+
+
+@contextlib.contextmanager
+def forging_site(action_url: str, fields: dict[str, str]) -> Iterator[str]:
+    """Another site (another origin: a port of its own) whose page, once opened, posts `fields` to
+    `action_url` by itself, as a page an attacker lures a logged-in user to would; its URL."""
+    form = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">' for k, v in fields.items())
+    body = (f'<!doctype html><html><body><form id="forged" method="post" action="{html.escape(action_url)}">'
+            f'{form}</form><script>document.getElementById("forged").submit();</script></body></html>').encode()
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    site = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{site.server_address[1]}/"
+    finally:
+        site.shutdown()
+        site.server_close()
+
+
+class EventStream:
+    """A browser's /events stream read as a script would: `next_event()` gives (event, data)."""
+
+    def __init__(self, origin: str, cookies: dict[str, str]) -> None:
+        parts = urlsplit(origin)
+        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=stretched(HTTP_TIMEOUT_S))
+        cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        self.sock.sendall(f"GET /events HTTP/1.1\r\nHost: {parts.netloc}\r\nCookie: {cookie}\r\n"
+                          "Accept: text/event-stream\r\n\r\n".encode())
+        self.lines = self.sock.makefile("r", encoding="utf-8", newline="\n")
+        self.status = int(self.lines.readline().split()[1])
+        while self.lines.readline().strip():  # the headers
+            pass
+
+    def next_event(self) -> tuple[str, str] | None:
+        """The next named event (chunk sizes and comments skipped); None when the stream ended."""
+        event, data = "", []
+        for line in self.lines:
+            line = line.rstrip("\r\n")
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data.append(line[6:])
+            elif not line and event:
+                return event, "\n".join(data)
+        return None
+
+    def close(self) -> None:
+        self.lines.close()
+        self.sock.close()
 
 
 def make_token(server: MuxdTestServer, tier: str, name: str) -> str:

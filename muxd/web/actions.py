@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from muxd.errors import MuxdError
-from muxd.mcp_server.guards import audit_record, send_audit_record
+from muxd.mcp_server.audit_records import audit_record, send_audit_record
 from muxd.web.security import CSRF_FIELD, CSRF_HEADER, same_token
 from muxd.web.sessions import WebSession, require_session
 

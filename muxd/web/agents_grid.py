@@ -13,6 +13,7 @@ import hashlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from muxd.cli.top_board import BUSY_RANK, AgentRow, agent_rows
 from muxd.daemon.attention.agent_events import question_of
@@ -67,7 +68,7 @@ def _card(row: AgentRow, pane: PaneInfo, remote: FleetEntry | None, can_act: boo
     agent = pane.agent
     need = row.need or ("busy" if row.rank == BUSY_RANK else "rest")
     since = pane.attention_since if pane.attention is not None else agent.activity.since
-    title = (f'<a href="/pane/{esc(pane.id)}">{esc(cells[PANE])}</a>' if remote is None
+    title = (f'<a href="/pane/{esc(quote(pane.id, safe=""))}">{esc(cells[PANE])}</a>' if remote is None
              else f'<span>{esc(cells[PANE])}</span> <span class="host">{esc(remote.host)}'
                   f'{" (stale)" if remote.stale else ""}</span>')
     parts = [f'<header>{title} <span class="where">{esc(cells[WHERE])}</span> '
@@ -115,4 +116,4 @@ def _options(pane: PaneInfo, options: list[str], can_act: bool, csrf: str) -> st
 
 
 def _exec_link(execution_id: str) -> str:
-    return f'<a href="/execution/{esc(execution_id)}">{esc(execution_id)}</a>'
+    return f'<a href="/execution/{esc(quote(execution_id, safe=""))}">{esc(execution_id)}</a>'

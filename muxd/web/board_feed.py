@@ -2,8 +2,9 @@
 
 A feed holds a daemon connection greeted with the token and subscribed to the daemon's events
 (so it hears only what that token may see). An event marks the grid stale; the feed then reads
-the panes again (as `muxd top` does: at most one read each REDRAW_MIN_INTERVAL_S, however many
-events come), renders the grid once and hands it to every watching browser's stream. Ten
+what changed again (board_read.py: the panes the events name; at most one read each
+REDRAW_MIN_INTERVAL_S, however many events come), renders the grid once and hands it to every
+watching browser's stream. Ten
 browsers of one token cost the daemon one read per change, not ten. A feed nobody watches
 closes its connection.
 """
@@ -18,12 +19,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from muxd.client.connection import Client
 from muxd.errors import MuxdError
 from muxd.protocol.messages import DaemonEvent, Subscribe
+from muxd.web.board_read import panes_named
 
 log = logging.getLogger(__name__)
 
-REDRAW_MIN_INTERVAL_S = 0.1  # as muxd top: a burst of events is one read
-# Render = read the board and build its HTML through this connection.
-Render = Callable[[Client], Awaitable[str]]
+# Events closer than this ride one read. muxd top waits 0.1 s (a terminal redraw); a card here is what
+# a person is about to click, and an agent-state event is often followed within ms by its agent-waiting.
+REDRAW_MIN_INTERVAL_S = 0.02
+# Render = read the board again (the panes named; None: all) and build its HTML through this connection;
+# one per feed (it keeps the board between reads): a feed makes its own from a RenderFactory.
+Render = Callable[[Client, "set[str] | None"], Awaitable[str]]
+RenderFactory = Callable[[], Render]
 Connect = Callable[[Callable[[object], None]], Awaitable[Client]]
 
 
@@ -31,6 +37,7 @@ class BoardFeed:
     def __init__(self, connect: Connect, render: Render, on_idle: Callable[[BoardFeed], None]) -> None:
         self._connect = connect
         self._render = render
+        self._changed: set[str] | None = None  # the panes to read again; None: all
         self._on_idle = on_idle
         self._watchers: set[asyncio.Queue[str]] = set()
         self._stale = asyncio.Event()
@@ -40,6 +47,8 @@ class BoardFeed:
 
     def _heard(self, message: object) -> None:
         if isinstance(message, DaemonEvent):
+            named = panes_named(message)
+            self._changed = None if named is None or self._changed is None else self._changed | named
             self._stale.set()
 
     @contextlib.asynccontextmanager
@@ -75,7 +84,8 @@ class BoardFeed:
                     await asyncio.sleep(wait_s)  # coalesce a burst: the events meanwhile ride this read
                 self._stale.clear()
                 last_read = loop.time()
-                self._publish(await self._render(client))
+                changed, self._changed = self._changed, set()
+                self._publish(await self._render(client, changed))
         except MuxdError as exc:  # the daemon went, or refused the token: the streams say so and end
             self.failure = exc
             self._publish("")
@@ -104,10 +114,10 @@ class BoardFeeds:
     def __init__(self) -> None:
         self._feeds: dict[str, BoardFeed] = {}
 
-    def feed(self, key: str, connect: Connect, render: Render) -> BoardFeed:
+    def feed(self, key: str, connect: Connect, render: RenderFactory) -> BoardFeed:
         feed = self._feeds.get(key)
         if feed is None or feed.failure is not None:
-            feed = self._feeds[key] = BoardFeed(connect, render, lambda done: self._forget(key, done))
+            feed = self._feeds[key] = BoardFeed(connect, render(), lambda done: self._forget(key, done))
         return feed
 
     def _forget(self, key: str, feed: BoardFeed) -> None:

@@ -1,8 +1,8 @@
 """GET / (the agents grid), GET /events (the grid, live, as server-sent events) and POST /answer
 (choose one of a waiting agent's options), all as the session's token (sessions.py).
 
-The grid is `muxd top`'s board (cli/top_live.read_board) plus the other hosts' panes of a shared
-database (ListFleet), drawn by agents_grid.py. /events streams it whole on every change the
+The grid is `muxd top`'s board plus the other hosts' panes of a shared database (board_read.py),
+drawn by agents_grid.py. /events streams it whole on every change the
 daemon's events announce (board_feed.py); the page's script swaps it in.
 """
 
@@ -11,23 +11,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-import msgspec
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from muxd.cli.top_live import read_board
 from muxd.client.connection import Client
 from muxd.config import SUBMIT_GAP_S
 from muxd.daemon.access.tiers import tier_rank
 from muxd.detectors.confirm_keys import option_keys
 from muxd.errors import BadRequest, Conflict
-from muxd.protocol.fleet_messages import ListFleet
 from muxd.protocol.messages import SendKeys, ShowPane
 from muxd.web.actions import action, done
-from muxd.web.agents_grid import ANSWER_PATH, FleetEntry, grid_html
-from muxd.web.board_feed import BoardFeeds
+from muxd.web.agents_grid import ANSWER_PATH, grid_html
+from muxd.web.board_feed import BoardFeeds, Render
+from muxd.web.board_read import BoardRead
 from muxd.web.html import page
 from muxd.web.sessions import ACTING_TIER, WebSession, daemon_link, require_session, table_of
 
@@ -35,20 +33,24 @@ KEEPALIVE_S = 15.0  # a comment line this often keeps proxies (and ssh -L) from 
 EVENTS_PATH = "/events"
 
 
-async def render_grid(client: Client, csrf: str = "") -> str:
-    """The grid as `client`'s token sees it now."""
-    panes, executions = await read_board(client)
-    fleet = await client.call(ListFleet)
-    entries = [FleetEntry(pane=msgspec.structs.replace(p.pane, id=p.target), host=p.host, stale=p.stale)
-               for p in fleet.panes] if fleet.shared else []
+async def render_grid(client: Client, board: BoardRead | None = None, changed: set[str] | None = None,
+                      csrf: str = "") -> str:
+    """The grid as `client`'s token sees it now (`board`: as last read, read again where `changed` says)."""
+    panes, executions, fleet = await (board or BoardRead()).read(client, changed)
     tier = client.welcome.tier if client.welcome is not None else "admin"
-    return grid_html(panes, executions, fleet=entries, can_act=tier_rank(tier) >= tier_rank(ACTING_TIER), csrf=csrf)
+    return grid_html(panes, executions, fleet=fleet, can_act=tier_rank(tier) >= tier_rank(ACTING_TIER), csrf=csrf)
+
+
+def live_render() -> Render:
+    """A feed's render: its own board, kept between events."""
+    board = BoardRead()
+    return lambda client, changed: render_grid(client, board, changed)
 
 
 async def agents(request: Request) -> Response:
     client = await daemon_link(request)
     session = require_session(request)
-    grid = await render_grid(client, session.csrf)
+    grid = await render_grid(client, csrf=session.csrf)
     body = (f'<h1>Agents</h1><p class="status" id="status" role="status"></p>'
             f'<div id="grid" data-live="{EVENTS_PATH}">{grid}</div>')
     return HTMLResponse(page("Agents", body, session, current="/"))
@@ -61,7 +63,7 @@ def _sse(event: str, data: str) -> str:
 
 async def events(request: Request) -> Response:
     """The grid as server-sent events: `grid` with the grid's HTML now and after each change;
-    `ended` when the daemon went or no longer takes the token (the script then reloads)."""
+    `ended` when the session ended (logout), the daemon went or no longer takes the token."""
     session = require_session(request)
     await daemon_link(request)  # a revoked token is told now, as a redirect, not as a stream
     table = table_of(request)
@@ -70,21 +72,30 @@ async def events(request: Request) -> Response:
     async def connect(on_event: object) -> Client:
         return await table.connect(session.token, on_event=on_event)  # type: ignore[arg-type]
 
-    feed = feeds.feed(session.token_key, connect, render_grid)
+    feed = feeds.feed(session.token_key, connect, live_render)
 
     async def stream() -> AsyncIterator[str]:
         async with feed.watch() as grids:
             yield "retry: 2000\n\n"
-            while True:
-                try:
-                    grid = await asyncio.wait_for(grids.get(), KEEPALIVE_S)
-                except TimeoutError:
-                    yield ": keepalive\n\n"
-                    continue
-                if feed.failure is not None:
-                    yield _sse("ended", f"{feed.failure.code}: {feed.failure.message}")
-                    return
-                yield _sse("grid", grid)
+            ended = asyncio.ensure_future(session.ended.wait())
+            try:
+                while True:
+                    grid = asyncio.ensure_future(grids.get())
+                    await asyncio.wait({grid, ended}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED)
+                    if ended.done():
+                        grid.cancel()
+                        yield _sse("ended", "logged out")
+                        return
+                    if not grid.done():
+                        grid.cancel()
+                        yield ": keepalive\n\n"
+                        continue
+                    if feed.failure is not None:
+                        yield _sse("ended", f"{feed.failure.code}: {feed.failure.message}")
+                        return
+                    yield _sse("grid", grid.result())
+            finally:
+                ended.cancel()
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})

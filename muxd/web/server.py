@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from muxd.mcp_server.http_server import is_loopback, listen, serve_until_signalled
+from muxd.mcp_server.http_listen import is_loopback, listen, serve_until_signalled
 from muxd.web.app import WebSettings, build_app
 
 

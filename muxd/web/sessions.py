@@ -26,7 +26,7 @@ from starlette.requests import HTTPConnection
 from muxd.client.connection import Client
 from muxd.daemon.access.tiers import tier_rank
 from muxd.errors import RateLimited, Unauthorized
-from muxd.mcp_server.http_auth import TOKEN_SHAPE
+from muxd.mcp_server.token_checks import TOKEN_SHAPE
 from muxd.rate_limit import TokenBucket
 from muxd.web.security import new_csrf_token
 
@@ -57,6 +57,8 @@ class WebSession:
     csrf: str = field(default_factory=new_csrf_token, repr=False)
     last_seen: float = field(default_factory=time.monotonic)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Set when the session ends (logout, idle, revoked, crowded out): its open event streams close.
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def principal(self) -> str:
@@ -99,7 +101,7 @@ class SessionTable:
         self._sessions[session.id] = session
         while len(self._sessions) > SESSIONS_MAX:
             _, oldest = self._sessions.popitem(last=False)
-            await oldest.client.close()
+            await self._end(oldest)
         return session
 
     async def connect(self, token: str, on_event: Callable[[Any], None] | None = None) -> Client:
@@ -113,15 +115,18 @@ class SessionTable:
             return None
         now = self._clock()
         if now - session.last_seen > SESSION_IDLE_S:
-            self._sessions.pop(session.id, None)
-            asyncio.ensure_future(session.client.close())
+            asyncio.ensure_future(self._end(session))
             return None
         session.last_seen = now
         self._sessions.move_to_end(session.id)
         return session
 
     async def logout(self, session: WebSession) -> None:
+        await self._end(session)
+
+    async def _end(self, session: WebSession) -> None:
         self._sessions.pop(session.id, None)
+        session.ended.set()
         await session.client.close()
 
     async def link(self, session: WebSession) -> Client:
@@ -132,7 +137,7 @@ class SessionTable:
                 try:
                     session.client = await self.connect(session.token)
                 except Unauthorized:
-                    self._sessions.pop(session.id, None)
+                    await self._end(session)
                     raise NotLoggedIn() from None
             return session.client
 
@@ -140,9 +145,8 @@ class SessionTable:
         return len(self._sessions)
 
     async def close(self) -> None:
-        sessions, self._sessions = list(self._sessions.values()), OrderedDict()
-        for session in sessions:
-            await session.client.close()
+        for session in list(self._sessions.values()):
+            await self._end(session)
 
 
 def table_of(conn: HTTPConnection) -> SessionTable:

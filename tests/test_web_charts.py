@@ -25,7 +25,7 @@ def _shells_ran(server: MuxdTestServer, names: list[str]) -> dict[str, str]:
     return panes
 
 
-def _series(driver, measure: str) -> list[str]:  # type: ignore[no-untyped-def]
+def _series(driver, measure: str) -> list[str]:
     return [p.get_attribute("data-series")
             for p in driver.find_elements(By.CSS_SELECTOR, f'svg[data-measure="{measure}"] path[data-series]')]
 

@@ -47,7 +47,7 @@ def _state(server: MuxdTestServer, task_id: str) -> str:
     return asyncio.run(read())
 
 
-def _column_of(driver, task_id: str) -> str | None:  # type: ignore[no-untyped-def]
+def _column_of(driver, task_id: str) -> str | None:
     cards = driver.find_elements(By.CSS_SELECTOR, f'section.column article[data-task="{task_id}"]')
     return cards[0].find_element(By.XPATH, "./..").get_attribute("data-state") if cards else None
 

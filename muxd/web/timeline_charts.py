@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import leather
@@ -86,7 +86,7 @@ def timeline(buckets: Iterable[TimeBucket], since: float, bucket_s: int, count: 
     return result
 
 
-def _tick(starts: list[dt.datetime], bucket_s: int):  # type: ignore[no-untyped-def]
+def _tick(starts: list[dt.datetime], bucket_s: int) -> Callable[[dt.datetime, int, int], str]:
     """leather's tick formatter: times of day within a day or two, else dates."""
     span_s = (starts[-1] - starts[0]).total_seconds() if starts else 0
     pattern = "%H:%M" if span_s <= 2 * 86400 and bucket_s < 86400 else "%m-%d"

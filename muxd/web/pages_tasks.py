@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from muxd.errors import BadRequest
 from muxd.protocol.task_messages import GetTask, ListTasks, ReviewTask
+from muxd.tasks.model import FINAL_STATES
 from muxd.web.actions import action, done
 from muxd.web.html import page
 from muxd.web.sessions import WebSession, daemon_link, require_session
@@ -22,6 +23,7 @@ from muxd.web.task_board import COLUMN_TITLES, board_html, task_html, task_path
 
 BOARD_PATH = "/tasks"
 COLUMN_TASKS_MAX = 50  # cards a column shows (its total is said); list-tasks allows up to 100
+# Done and failed: the latest moved first (a task just approved is on top); the others by priority.
 
 
 async def board(request: Request) -> Response:
@@ -29,7 +31,8 @@ async def board(request: Request) -> Response:
     session = require_session(request)
     plan = request.query_params.get("plan") or None
     # A column a request, all at once on the one connection.
-    replies = await asyncio.gather(*(client.call(ListTasks, states=[state], plan=plan, limit=COLUMN_TASKS_MAX)
+    replies = await asyncio.gather(*(client.call(ListTasks, states=[state], plan=plan, limit=COLUMN_TASKS_MAX,
+                                                 newest_first=state in FINAL_STATES)
                                      for state in COLUMN_TITLES))
     columns = {state: (reply.tasks, reply.total) for state, reply in zip(COLUMN_TITLES, replies)}
     return HTMLResponse(page("Tasks", board_html(session, columns, plan), session, current=BOARD_PATH))

@@ -49,3 +49,25 @@ def test_the_svg_names_every_line_escapes_names_and_has_no_style_or_script() -> 
     assert not re.search(r"<style|\sstyle=|\son\w+=|javascript:", svg)
     assert root.get("viewBox") and root.find(f"{SVG}title") is not None
     assert chart_svg(data, "cost_usd", "Cost") == ""  # nothing to draw
+
+
+def test_a_window_ends_with_the_current_bucket_and_whole_hours_start_on_one() -> None:
+    from muxd.store import execution_timeline
+    from muxd.store.execution_store import ExecutionQuery
+    from muxd.web.pages_charts import WINDOWS, window_of
+
+    now = 1_800_000_123.4
+    for name, (length_s, bucket_s) in WINDOWS.items():
+        since, bucket, count = window_of(name, now)
+        assert (bucket, count * bucket) == (bucket_s, length_s)
+        assert since <= now < since + count * bucket and since % bucket == 0
+        # whole hours from a whole hour: the daemon answers from its tallies
+        assert execution_timeline.from_tallies(ExecutionQuery(since=since), bucket, by_host=False) == (bucket >= HOUR)
+
+
+def test_an_empty_window_says_so_and_the_choices_keep_the_other_choice() -> None:
+    from muxd.web.pages_charts import charts_body
+
+    body = charts_body(timeline([], 0, HOUR, 24), set(), "7d", "prompt")
+    assert "No executions in this window." in body and "<svg" not in body
+    assert 'href="/charts?kind=prompt&amp;window=24h"' in body and 'href="/charts?window=7d&amp;kind=command"' in body

@@ -5,6 +5,7 @@ scope), drawn by timeline_charts.py as inline SVG, with each agent's totals as a
 from __future__ import annotations
 
 import time
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -38,9 +39,8 @@ def window_of(name: str, now: float) -> tuple[float, int, int]:
 def _choices(param: str, options: tuple[str, ...], chosen: str, other: dict[str, str]) -> str:
     links = []
     for option in options:
-        query = "&".join(f"{esc(k)}={esc(v)}" for k, v in {**other, param: option}.items())
         current = ' aria-current="true"' if option == chosen else ""
-        links.append(f'<a href="{PATH}?{query}"{current}>{esc(option)}</a>')
+        links.append(f'<a href="{esc(PATH + "?" + urlencode({**other, param: option}))}"{current}>{esc(option)}</a>')
     return f'<span class="choices" data-param="{esc(param)}">{" ".join(links)}</span>'
 
 

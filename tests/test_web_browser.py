@@ -7,12 +7,13 @@ One Chromium serves every test (muxd/testing/web.py); each waits on conditions, 
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
 from muxd.protocol.access_messages import GetToolHistory
 from muxd.testing.fake_agent_panes import agent_state, ask, start_fake_agent
-from muxd.testing.web import browser_wait, click, forging_site, log_in, make_token, texts
+from muxd.testing.web import browser_wait, click, console_errors, forging_site, log_in, make_token, texts
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -e '.[test]')")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -35,6 +36,9 @@ def test_a_person_answers_a_waiting_agent_and_watches_it_move_on(muxd_server, we
     pane = start_fake_agent(muxd_server, "asker")
     log_in(browser, web_view, make_token(muxd_server, "execute_advanced", "web-answerer"))
     browser_wait(browser, lambda d: card_state(d, pane) == "Idle", "the idle agent's card")
+    # Its time in state, counted by the page's script from the server's clock.
+    browser_wait(browser, lambda d: re.fullmatch(r"\d+[smhd]", (texts(d, f'article[data-pane="{pane}"] .for')
+                                                                 or [""])[0]), "the card's time in state")
     ask(muxd_server, pane)
     # Live: the card moves under "Needs you" with the question and its options, no reload.
     waiting = f'.needs-you article[data-pane="{pane}"]'
@@ -49,6 +53,8 @@ def test_a_person_answers_a_waiting_agent_and_watches_it_move_on(muxd_server, we
     browser_wait(browser, lambda d: "Made the directory." in muxd_server.capture(pane), "the tool run")
     browser_wait(browser, lambda d: card_state(d, pane) not in ("waiting", None), "the card past waiting")
     assert not texts(browser, f'article[data-pane="{pane}"] form.answer button')
+    # The strict CSP let the page's own script and stylesheet do all of it: nothing was refused.
+    assert console_errors(browser) == []
 
 
 def page_post(driver, path: str, fields: dict[str, str]) -> dict:

@@ -134,3 +134,19 @@ def test_another_hosts_agent_shows_its_host_and_no_button():
     grid = grid_html([], {}, fleet=[FleetEntry(pane=pane, host="beta", stale=True)], can_act=True)
     assert 'data-pane="%4@beta"' in grid and '<span class="host">beta (stale)</span>' in grid
     assert "Run it?" in grid and "<button" not in grid and 'href="/pane/' not in grid
+
+
+def test_which_hosts_and_origins_the_guard_takes():
+    from muxd.web.security import allowed_host, same_origin
+
+    for host in ("127.0.0.1:8766", "localhost:9000", "[::1]:80", "127.0.0.1"):
+        assert allowed_host(host, frozenset()), host
+    for host in ("evil.example", "127.0.0.1.evil.example:80", "", "box.lan:8766", "[::1"):
+        assert not allowed_host(host, frozenset()), host
+    assert allowed_host("Box.LAN:8766", frozenset({"box.lan"}))  # --allow-host box.lan
+    assert same_origin({"host": "127.0.0.1:9000", "origin": "http://127.0.0.1:9000"})  # ssh -L 9000:…
+    assert not same_origin({"host": "127.0.0.1:9000", "origin": "http://127.0.0.1:8766"})
+    assert not same_origin({"host": "127.0.0.1:9000", "origin": "null"})
+    assert same_origin({"host": "127.0.0.1:9000", "referer": "http://127.0.0.1:9000/pane/%253"})
+    assert not same_origin({"host": "127.0.0.1:9000", "referer": "http://127.0.0.1:9000.evil.example/"})
+    assert not same_origin({"host": "127.0.0.1:9000"})

@@ -230,6 +230,7 @@ def start_browser() -> Any:
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--no-first-run", "--disable-extensions", "--window-size=1280,900"):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console_errors() reads it
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
     driver.set_page_load_timeout(stretched(HTTP_TIMEOUT_S))
     return driver
@@ -240,6 +241,11 @@ def browser_wait(driver: Any, condition: Any, message: str, timeout: float = BRO
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, stretched(timeout), poll_frequency=0.05).until(condition, message)
+
+
+def console_errors(driver: Any) -> list[str]:
+    """What the pages logged as errors since the last call (a CSP violation, a script's failure)."""
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
 def texts(driver: Any, css: str) -> list[str]:
@@ -304,6 +310,7 @@ def _chromium() -> Iterator[Any]:
 def browser(_chromium: Any) -> Iterator[Any]:
     """The session's headless Chromium, on a blank page with no cookie."""
     _chromium.delete_all_cookies()
+    _chromium.get_log("browser")  # drained: console_errors() tells this test's own
     yield _chromium
     _chromium.get("about:blank")  # closes the page's event stream before its server stops
 

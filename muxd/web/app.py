@@ -25,6 +25,7 @@ from muxd.web.sessions import SessionTable, session_of
 class WebSettings:
     socket_path: str          # the daemon's socket (or a remote server's address, -H)
     host: str = "127.0.0.1"   # where the server listens: its name is also a Host the guard accepts
+    allowed_hosts: tuple[str, ...] = ()  # other names requests may give as Host (--allow-host)
 
 
 async def _daemon_error(request: Request, exc: Exception) -> Response:
@@ -52,7 +53,7 @@ def build_app(settings: WebSettings) -> Starlette:
         await feeds.close()
         await sessions.close()
 
-    extra = frozenset({settings.host.strip("[]")})
+    extra = frozenset({settings.host.strip("[]"), *(name.strip("[]").lower() for name in settings.allowed_hosts)})
     app = Starlette(routes=build_routes(), lifespan=lifespan,
                     middleware=[Middleware(GuardMiddleware, extra_hosts=extra)],
                     exception_handlers={MuxdError: _daemon_error, HTTPException: _http_error})

@@ -37,6 +37,8 @@ class BoardRead:
         self.panes: dict[str, PaneInfo] = {}
         self.executions: dict[str, Execution] = {}
         self.read_once = False
+        self.shared_database = True  # until the daemon says otherwise
+        self.fleet: list[FleetEntry] = []
 
     async def read(self, client: Client, changed: set[str] | None = None,
                    ) -> tuple[list[PaneInfo], dict[str, Execution], list[FleetEntry]]:
@@ -53,7 +55,9 @@ class BoardRead:
                 except NotFound:  # it closed
                     self.panes.pop(pane_id, None)
             self.executions = await read_executions(client, list(self.panes.values()), self.executions)
-        fleet = await client.call(ListFleet)
-        entries = [FleetEntry(pane=msgspec.structs.replace(p.pane, id=p.target), host=p.host, stale=p.stale)
-                   for p in fleet.panes] if fleet.shared else []
-        return list(self.panes.values()), self.executions, entries
+        if changed is None or self.shared_database:  # a database no other daemon shares: asked once
+            fleet = await client.call(ListFleet)
+            self.shared_database = fleet.shared
+            self.fleet = [FleetEntry(pane=msgspec.structs.replace(p.pane, id=p.target), host=p.host, stale=p.stale)
+                          for p in fleet.panes] if fleet.shared else []
+        return list(self.panes.values()), self.executions, self.fleet

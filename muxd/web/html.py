@@ -51,6 +51,7 @@ def page(title: str, body: str, session: WebSession | None, *, current: str = ""
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title)} · muxd</title>{meta}"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<link rel="icon" href="data:,">'  # no favicon request (a 404 in every page's console)
             '<link rel="stylesheet" href="/static/style.css">'
             '<script src="/static/app.js" defer></script>'
             + "".join(f'<script src="/static/{esc(name)}" defer></script>' for name in scripts) + "</head>"

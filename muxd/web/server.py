@@ -14,14 +14,15 @@ def web_url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
-async def serve_web(host: str, port: int, *, socket_path: str, err: TextIO = sys.stderr) -> int:
+async def serve_web(host: str, port: int, *, socket_path: str, allowed_hosts: tuple[str, ...] = (),
+                    err: TextIO = sys.stderr) -> int:
     """Serve the web view on host:port (0: a free port) until SIGINT/SIGTERM; the exit code.
     Prints `muxd web: serving URL` once it listens (tests and scripts read the port from it)."""
     if not is_loopback(host):
         print(f"muxd web: warning: {host} is not a loopback address: the view is reachable from other machines, "
               "and tokens and cookies cross the network in clear text (plain HTTP); prefer ssh -L",
               file=err, flush=True)
-    app = build_app(WebSettings(socket_path=socket_path, host=host))
+    app = build_app(WebSettings(socket_path=socket_path, host=host, allowed_hosts=allowed_hosts))
     sock = listen(host, port)
     try:
         bound_host, bound_port = sock.getsockname()[:2]

@@ -10,7 +10,7 @@ from selenium.webdriver.common.by import By
 from muxd.testing.mcp_http import create_token
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import wait_until
-from muxd.testing.web import WebClient, browser_wait, log_in, make_token
+from muxd.testing.web import WebClient, browser_wait, console_errors, log_in, make_token
 
 
 def _shells_ran(server: MuxdTestServer, names: list[str]) -> dict[str, str]:
@@ -45,6 +45,7 @@ def test_the_charts_draw_each_agents_line_and_the_fleets_in_the_tokens_scope(mux
     browser.get(f"{web_view.origin}/charts?window=30d&kind=command")
     browser_wait(browser, lambda d: set(_series(d, "executions")) == {"builder", "tester", "fleet"},
                  "the 30-day chart")
+    assert console_errors(browser) == []  # the inline SVG needs nothing the CSP forbids
     # A token bound to one pane: the daemon cuts the timeline to that pane's executions.
     bound = WebClient(web_view.origin)
     bound.login(create_token(muxd_server, "execute_advanced", "web-builder", "--pane", panes["builder"]))

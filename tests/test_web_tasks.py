@@ -13,7 +13,7 @@ from muxd.client.connection import Client
 from muxd.protocol.task_messages import (ClaimTask, CompleteTask, CreateTask, GetTask, UpdateTaskStatus,
                                          VerificationSpec)
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.web import WebClient, browser_wait, log_in, make_token
+from muxd.testing.web import WebClient, browser_wait, console_errors, log_in, make_token
 
 
 def _tasks_for_review(server: MuxdTestServer, titles: list[str]) -> list[str]:
@@ -73,6 +73,7 @@ def test_a_person_reviews_tasks_on_the_board_and_a_view_only_token_may_not(muxd_
     browser_wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'h1[data-state="failed"]'), "the failed task")
     assert "not like this" in browser.find_element(By.CSS_SELECTOR, "table.reviews").text
     assert "needs_review" in browser.find_element(By.CSS_SELECTOR, "table.events").text
+    assert console_errors(browser) == []  # the CSP blocked nothing on the board or the task's page
     # view_only: no button drawn, and a review POSTed anyway (with the session's CSRF token) is the daemon's to refuse.
     viewer = WebClient(web_view.origin)
     assert viewer.login(make_token(muxd_server, "view_only", "web-viewer")).status in (200, 303)

@@ -43,6 +43,8 @@ STATIC_DIR = Path(__file__).parent / "static"
 PAGE_MODULES: tuple[str, ...] = (
     "muxd.web.pages_login",
     "muxd.web.pages_agents",
+    "muxd.web.pages_tasks",  # /tasks, /task/{id}, its review
+    "muxd.web.pages_charts",  # /charts
 )
 # The one POST that cannot carry a session's CSRF token: it makes the session (pages_login.py).
 SESSIONLESS_POSTS = frozenset({"/login"})

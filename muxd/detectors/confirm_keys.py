@@ -13,6 +13,8 @@ come from its public material only (no real opencode screen was captured for mux
   Enter rather than the option's digit: a digit alone answers at once in the real CLIs, and an
   Enter after it would land on whatever they draw next, perhaps the next dialog.
 - Aider asks on its input line (`Create new file? (Y)es/(N)o [Yes]:`): `y` or `n`, then Enter.
+- Cline's dialog answers a key alone (`[y] Approve   [n] Deny`): `y` or `n`.
+- Kilo draws opencode's dialog: Enter takes "Allow once", its first button.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import re
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 
-DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode"})
+DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode", "kilo"})
 LINE_AGENTS = frozenset({"aider"})
+KEY_AGENTS = frozenset({"cline"})  # a key alone answers, no Enter
 # An option that says yes once: "1. Yes", "Yes, proceed (y)", "● 1. Allow once", "Approve".
 _YES_OPTION = re.compile(r"^\W*(?:\d+\.\s*)?(?:yes|allow|approve|proceed)\b", re.IGNORECASE)
 
@@ -38,6 +41,8 @@ def confirmation_keys(state: AgentState, yes: bool) -> list[str]:
         raise BadRequest(f"{pane} {asked}: answer it in its pane", pane_id=state.pane_id)
     if agent in LINE_AGENTS:
         return ["y" if yes else "n", "Enter"]
+    if agent in KEY_AGENTS:
+        return ["y" if yes else "n"]
     if agent not in DIALOG_AGENTS:
         raise BadRequest(f"muxd does not know how {agent or 'this program'} takes a yes or no: answer it in "
                          f"{pane}", pane_id=state.pane_id)

@@ -22,6 +22,8 @@ BUILTIN_DETECTORS = (
     "muxd.detectors.gemini:GeminiDetector",
     "muxd.detectors.aider:AiderDetector",
     "muxd.detectors.opencode:OpencodeDetector",
+    "muxd.detectors.cline:ClineDetector",
+    "muxd.detectors.kilo:KiloDetector",
 )
 # Below this confidence no agent is claimed and the shell detector speaks.
 IDENTIFY_THRESHOLD = 0.5

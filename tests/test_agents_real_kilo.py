@@ -3,7 +3,8 @@ scripted fake Chat Completions API (issue 32).
 
 What is asserted is what tests/detector_data/issue32/labels.tsv says this CLI shows: Idle
 under `tab agents  ctrl+p commands`; Thinking under the `⬝⬝■■ esc interrupt` bar (Kilo
-shows no spinner text nor elapsed time while a turn runs); the model from each answer's
+shows no spinner text nor elapsed time while a turn runs); Generating once the answer's text
+streams above its footer; the model from each answer's
 `▣  Code · Fake Model · 11.6s` and the tokens from `3.5K  ctrl+p commands`;
 AwaitingConfirmation on `△ Permission required` (Allow once / Allow always / Reject, tool
 bash); ToolUse while `┃  ⠼ sleep 2; echo hi` runs; an API error retried under Thinking with
@@ -60,6 +61,7 @@ def test_kilo_states_through_a_session(kilo):
     mark = pane.mark()
     pane.submit("say hello")
     busy = pane.wait_for("Thinking", what="Thinking under the busy bar")
+    pane.wait_for("Generating", what="the answer's text streaming")
     done = pane.wait_for("Idle", lambda s: ANSWER.split()[-1] in pane.screen(), timeout=30,
                          what="Idle after the answer")
     with pane.explained("first turn", mark):

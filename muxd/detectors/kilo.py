@@ -11,7 +11,9 @@ its own mode names, so opencode's reading serves (opencode.py) with Kilo's marks
 
 A screen is Kilo's when its process is, or when Kilo's own words are on it (a mode only Kilo
 has, its name); opencode's detector gives way to those same words, so neither takes the other.
-Kilo shows no elapsed time while a turn runs (only each finished answer's).
+Busy is the bar; text above the footer of the answer under way (`▣  Code · Fake Model`, no
+time yet) is Generating, a spinner in a bar (`┃  ⠼ sleep 4; echo hi`) a tool at work. Kilo
+shows no elapsed time while a turn runs (only each finished answer's).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ _RUNNING_TOOL = re.compile(r"^\s*┃\s+[\u2800-\u28ff]\s+(?P<title>\S.*?)\s*$")
 _RESUME = re.compile(r"\bkilo -s (?P<id>ses_[0-9A-Za-z]+)\s*$")
 # Rows from the bottom that may follow the resume command (the rest of the logo, a prompt).
 RESUME_ROWS_MAX = 6
+# The footer of the answer being written: mode and model, no time yet.
+_ANSWER_UNDER_WAY = re.compile(r"^\s*▣\s+\S.*·\s+\S.*$")
 _FINISHED_ANSWER = re.compile(r"^\s*▣\s+\S.*·\s+\d[\d.]*m?s\s*$")
 
 
@@ -78,10 +82,13 @@ class KiloDetector(OpencodeDetector):
             return replace(found, state="Unknown", rule="message-unanswered")
         if found.rule != "esc-interrupt":
             return found
-        title = _running_tool(stripped_rows(ctx.lines))
-        if title is None:
-            return found
-        return replace(found, state="ToolUse", rule="tool-running", description=title)
+        lines = stripped_rows(ctx.lines)
+        title = _running_tool(lines)
+        if title is not None:
+            return replace(found, state="ToolUse", rule="tool-running", description=title)
+        if _answer_streaming(lines):
+            return replace(found, state="Generating", rule="answer-streaming")
+        return found
 
     def facts(self, lines: Sequence[str], bottom: list[str]) -> dict[str, Any]:
         facts = super().facts(lines, bottom)
@@ -130,3 +137,18 @@ def _message_unanswered(lines: Sequence[str]) -> bool:
         row -= 1  # up through the input box's own rows
     above = next((line for line in reversed(lines[:row]) if line.strip()), None)
     return above is None or above.lstrip().startswith("┃")
+
+
+def _answer_streaming(lines: Sequence[str]) -> bool:
+    """True when the answer under way shows text of its own: a plain row between the last
+    block in a bar (the message, a tool) and the answer's footer, which has no time yet."""
+    footer = next((i for i in range(len(lines) - 1, -1, -1) if _ANSWER_UNDER_WAY.match(lines[i])), None)
+    if footer is None or _FINISHED_ANSWER.match(lines[footer]):
+        return False
+    for line in reversed(lines[:footer]):
+        text = line.strip()
+        if text.startswith("┃"):
+            return False  # up to the message or tool block: no text of the answer's own
+        if text and not text.startswith(("$ ", "▣")):
+            return True
+    return False

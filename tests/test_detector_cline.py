@@ -82,3 +82,10 @@ def test_a_draft_is_input_and_the_placeholder_is_not() -> None:
 def test_garbage_never_raises() -> None:
     assert_survives_garbage(DETECTOR, "─❯⠹* Thinking... (esc to cancel) ○ Plan ● Act (Tab) Auto-approve all [y] Approve "
                             "Cline needs permission Session Summary Continue cline --id x(1)$", seed=5, widths=(1, 20, 100))
+
+
+def test_a_message_sent_before_the_spinner_shows_is_unknown_not_idle() -> None:
+    ctx = frame("cline_think_80x24_03")
+    rows = ["" if "Thinking..." in row else row for row in ctx.lines]
+    found = DETECTOR.detect(ScreenContext(lines=rows, columns=80), None)
+    assert (found.state, found.rule, found.line) == ("Unknown", "message-unanswered", "❯ say hello")

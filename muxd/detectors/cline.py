@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from muxd.detectors._agent_cli import (
     agent_confidence, error_kind, last_non_empty, shell_prompt_below, with_session_shown,
@@ -47,6 +48,7 @@ _THINKING = re.compile(r"^(?P<what>\S.*?\.\.\.)\s*\(esc to cancel\)$")
 _TOOL_CALL = re.compile(r"^(?P<tool>[a-z][a-z0-9_]*)\(")
 _DONE_ERROR = re.compile(r"^\s*\*\s+Error:\s*(?P<message>\S.*?)\s*$")
 _INPUT = re.compile(r"^\s*❯ ?(?P<text>.*?)\s*$")
+_MESSAGE = re.compile(r"^ ❯ \S")  # a message of the person's in the conversation, one column in
 _PLACEHOLDERS = ("Ask anything...", "What can I do for you?")
 _PERMISSION = "Cline needs permission"
 _APPROVE_ROW = re.compile(r"\[y\] Approve\s+\[n\] Deny")
@@ -95,6 +97,10 @@ class ClineDetector:
         if spinner is not None:
             return _busy(spinner.group("text"), live or "", facts)
         draft = _draft(bottom[top + 1:bottom_rule])
+        if live is not None and _MESSAGE.match(live):
+            # the person's message is the last thing shown: taken, and no spinner drawn yet
+            return Detection(agent_type=NAME, state="Unknown", rule="message-unanswered", line=live.strip(),
+                             input_text=draft, **facts)
         error = _DONE_ERROR.match(live) if live else None
         found = Detection(agent_type=NAME, state="Idle", rule="input-box", line=(live or "").strip() or None,
                           input_text=draft, **facts)
@@ -105,7 +111,7 @@ class ClineDetector:
         return with_session_shown(found, lines)
 
 
-def _busy(text: str, line: str, facts: dict) -> Detection:  # type: ignore[type-arg]
+def _busy(text: str, line: str, facts: dict[str, Any]) -> Detection:
     thinking = _THINKING.match(text)
     if thinking is not None:
         return Detection(agent_type=NAME, state="Thinking", rule="spinner-thinking", line=line.strip(),
@@ -152,7 +158,7 @@ def _draft(rows: Sequence[str]) -> str | None:
     return None if not text or text in _PLACEHOLDERS else text
 
 
-def _permission(bottom: Sequence[str], facts: dict) -> Detection | None:  # type: ignore[type-arg]
+def _permission(bottom: Sequence[str], facts: dict[str, Any]) -> Detection | None:
     """The approval dialog, when it is the last thing above the footer (no box under it)."""
     for index in range(len(bottom) - 1, -1, -1):
         if _RULE.match(bottom[index]):

@@ -22,12 +22,18 @@ def asking(agent: str, *options: str, state: str = "AwaitingConfirmation") -> Ag
     ("codex", ["1. Yes, proceed (y)", "2. Yes, and don't ask again (p)", "3. No, and tell Codex (esc)"]),
     ("gemini", ["1. Allow once", "2. Allow for this session", "3. No, suggest changes (esc)"]),
     ("opencode", ["Allow once", "Allow always", "Reject"]),
-    ("kilo", ["Allow once", "Allow always", "Reject"]),
 ])
 def test_a_dialog_takes_enter_for_yes_and_escape_for_no(agent, options):
     state = asking(agent, *options)
     assert confirmation_keys(state, True) == ["Enter"]
     assert confirmation_keys(state, False) == ["Escape"]
+
+
+def test_kilo_takes_enter_for_yes_and_escape_then_enter_for_no():
+    # Kilo 7.7.9's Escape opens "Reject permission" (an optional message), which Enter sends
+    state = asking("kilo", "Allow once", "Allow always", "Reject")
+    assert confirmation_keys(state, True) == ["Enter"]
+    assert confirmation_keys(state, False) == ["Escape", "Enter"]
 
 
 def test_cline_takes_a_letter_alone():

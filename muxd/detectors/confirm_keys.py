@@ -14,7 +14,8 @@ come from its public material only (no real opencode screen was captured for mux
   Enter after it would land on whatever they draw next, perhaps the next dialog.
 - Aider asks on its input line (`Create new file? (Y)es/(N)o [Yes]:`): `y` or `n`, then Enter.
 - Cline's dialog answers a key alone (`[y] Approve   [n] Deny`): `y` or `n`.
-- Kilo draws opencode's dialog: Enter takes "Allow once", its first button.
+- Kilo draws opencode's dialog: Enter takes "Allow once", its first button; its Escape opens
+  "Reject permission" (a message to send with the no), which Enter confirms empty.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from muxd.errors import BadRequest
 DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode", "kilo"})
 LINE_AGENTS = frozenset({"aider"})
 KEY_AGENTS = frozenset({"cline"})  # a key alone answers, no Enter
+NO_KEYS = {"kilo": ["Escape", "Enter"]}  # a dialog agent's no, where Escape alone is not it
 # An option that says yes once: "1. Yes", "Yes, proceed (y)", "● 1. Allow once", "Approve".
 _YES_OPTION = re.compile(r"^\W*(?:\d+\.\s*)?(?:yes|allow|approve|proceed)\b", re.IGNORECASE)
 
@@ -47,7 +49,7 @@ def confirmation_keys(state: AgentState, yes: bool) -> list[str]:
         raise BadRequest(f"muxd does not know how {agent or 'this program'} takes a yes or no: answer it in "
                          f"{pane}", pane_id=state.pane_id)
     if not yes:
-        return ["Escape"]
+        return list(NO_KEYS.get(agent or "", ["Escape"]))
     options = state.confirmation.options
     if options and not _YES_OPTION.match(options[0]):
         raise BadRequest(f"{pane}'s dialog opens on {options[0]!r}, not a yes: answer it in its pane",

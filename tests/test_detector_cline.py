@@ -89,3 +89,12 @@ def test_a_message_sent_before_the_spinner_shows_is_unknown_not_idle() -> None:
     rows = ["" if "Thinking..." in row else row for row in ctx.lines]
     found = DETECTOR.detect(ScreenContext(lines=rows, columns=80), None)
     assert (found.state, found.rule, found.line) == ("Unknown", "message-unanswered", "❯ say hello")
+
+
+def test_ask_question_is_awaiting_input_with_its_options() -> None:
+    # not in labels.tsv (one size only): captured at 100x30 from Cline 3.0.65's ask_question
+    found = DETECTOR.detect(frame("cline_question_100x30_02"), None)
+    assert (found.state, found.tool, found.model) == ("AwaitingInput", "ask_question", "fake-model")
+    assert found.confirmation is not None
+    assert (found.confirmation.prompt, found.confirmation.options) == ("Which colour do you want?",
+                                                                        ["Red", "Blue", "Green"])

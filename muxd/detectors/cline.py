@@ -13,7 +13,8 @@ the real CLI draws it against a scripted model (tests/detector_data/issue32/clin
 The live row decides: `⠹ Thinking... (esc to cancel)` is Thinking, `⠹ run_commands(…)` a
 tool at work, any other text after the spinner the answer streaming; a finished block is
 `* …` (`* Error: …` an error). A permission request replaces the box ("Cline needs
-permission", "Approve tool call?", the tool, `[y] Approve   [n] Deny`); /exit prints a
+permission", "Approve tool call?", the tool, `[y] Approve   [n] Deny`), as does a question
+(ask_question: "Cline is asking a question", the question, its options); /exit prints a
 "Session Summary" with the session id. Cline shows no elapsed time. Its box looks like
 Claude's (`❯` between rules): Cline's own footer tells them apart.
 """
@@ -51,6 +52,8 @@ _INPUT = re.compile(r"^\s*❯ ?(?P<text>.*?)\s*$")
 _MESSAGE = re.compile(r"^ ❯ \S")  # a message of the person's in the conversation, one column in
 _PLACEHOLDERS = ("Ask anything...", "What can I do for you?")
 _PERMISSION = "Cline needs permission"
+_ASKING = "Cline is asking a question"
+_TYPE_RESPONSE = "Type a response..."  # the picker's last row: an answer of one's own
 _APPROVE_ROW = re.compile(r"\[y\] Approve\s+\[n\] Deny")
 _SUMMARY = "Session Summary"
 _SUMMARY_ID = re.compile(r"^\s*ID\s+(?P<id>\S+)\s*$")
@@ -82,7 +85,7 @@ class ClineDetector:
         facts = {"model": usage.group("model") if usage else None,
                  "tokens": int(usage.group("tokens").replace(",", "")) if usage else None,
                  "cost_usd": float(usage.group("cost")) if usage and usage.group("cost") else None}
-        dialog = _permission(bottom, facts)
+        dialog = _permission(bottom, facts) or _question(bottom, facts)
         if dialog is not None:
             return dialog
         box = _box(bottom)
@@ -172,6 +175,23 @@ def _permission(bottom: Sequence[str], facts: dict[str, Any]) -> Detection | Non
             return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="permission",
                              line=bottom[index].strip(), tool=tool,
                              confirmation=Confirmation(prompt=question, options=list(CONFIRM_OPTIONS)), **facts)
+    return None
+
+
+def _question(bottom: Sequence[str], facts: dict[str, Any]) -> Detection | None:
+    """ask_question's picker, when it is the last thing above the footer: the question, then
+    its options (`> ` on the chosen one), then a row to type another answer."""
+    for index in range(len(bottom) - 1, -1, -1):
+        if _RULE.match(bottom[index]):
+            return None
+        if bottom[index].strip() == _ASKING:
+            rows = [row.strip() for row in bottom[index + 1:] if row.strip()]
+            end = next((i for i, row in enumerate(rows) if row == _TYPE_RESPONSE), None)
+            if end is None or end < 2:
+                return None
+            options = [row.removeprefix(">").strip() for row in rows[1:end]]
+            return Detection(agent_type=NAME, state="AwaitingInput", rule="question", line=rows[0],
+                             tool="ask_question", confirmation=Confirmation(prompt=rows[0], options=options), **facts)
     return None
 
 

@@ -31,6 +31,19 @@ def test_a_dialog_takes_enter_for_yes_and_escape_for_no(agent, options):
     assert confirmation_keys(state, False) == ["Escape"]
 
 
+def test_kilo_takes_enter_for_yes_and_escape_then_enter_for_no():
+    # Kilo 7.7.9's Escape opens "Reject permission" (an optional message), which Enter sends
+    state = asking("kilo", "Allow once", "Allow always", "Reject")
+    assert confirmation_keys(state, True) == ["Enter"]
+    assert confirmation_keys(state, False) == ["Escape", "Enter"]
+
+
+def test_cline_takes_a_letter_alone():
+    state = asking("cline", "Approve", "Deny")
+    assert confirmation_keys(state, True) == ["y"]
+    assert confirmation_keys(state, False) == ["n"]
+
+
 def test_aider_takes_a_letter_and_enter():
     state = asking("aider", "Yes", "No")
     assert confirmation_keys(state, True) == ["y", "Enter"]

@@ -27,6 +27,8 @@ BUILTIN_DETECTORS = (
     "muxd.detectors.gemini:GeminiDetector",
     "muxd.detectors.aider:AiderDetector",
     "muxd.detectors.pi:PiDetector",
+    "muxd.detectors.cline:ClineDetector",
+    "muxd.detectors.kilo:KiloDetector",
 )
 # The manifests muxd ships (opencode's): agents read by patterns alone, no Python of their own.
 PACKAGED_MANIFEST_DIR = os.path.join(os.path.dirname(__file__), "manifests")

@@ -7,9 +7,9 @@ from typing import Literal
 
 import msgspec
 
-# "claude", "codex", "gemini", "aider", "opencode", "qwen", "pi", "shell" — or a plug-in detector's own name.
+# "claude", "codex", "gemini", "aider", "opencode", "qwen", "pi", "cline", "kilo", "shell" — or a plug-in detector's own name.
 AgentType = str
-KNOWN_AGENT_TYPES = ("claude", "codex", "gemini", "aider", "opencode", "qwen", "pi", "shell")
+KNOWN_AGENT_TYPES = ("claude", "codex", "gemini", "aider", "opencode", "qwen", "pi", "cline", "kilo", "shell")
 ActivityState = Literal["Idle", "Thinking", "Generating", "ToolUse", "AwaitingConfirmation",
                         "AwaitingInput", "UsageLimited", "Exited", "Unknown"]
 BUSY_STATES: frozenset[str] = frozenset({"Thinking", "Generating", "ToolUse"})

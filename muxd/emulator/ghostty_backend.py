@@ -458,20 +458,23 @@ class GhosttyEmulator(DeferredFloodOutput):
         """The visible rows' lines as `text_lines` gives them; None where the formatter and the
         rows could lay one out differently: a soft wrap, a character not one cell wide."""
         native = self._history
-        formatter = native.formatter
-        text = formatter.format(ACTIVE, 0, self._lines - 1, self._columns, vt=False, unwrap=False)
+        # The rows as display_lines keeps them (the detector has read most of them already: only
+        # rows changed since are formatted), against the formatter's lines with wraps joined: a
+        # join makes a line longer than its row, or shifts the rows below it.
+        rows = self.display_lines()
+        text = native.formatter.format(ACTIVE, 0, self._lines - 1, self._columns, vt=False, unwrap=True)
         lines = text.split("\n") if text else []
-        if len(lines) > 1 and text.count("\n") != (
-                formatter.format(ACTIVE, 0, self._lines - 1, self._columns, vt=False, unwrap=True).count("\n")):
+        count = len(lines)
+        if any(line.rstrip(" ") != row for line, row in zip(lines, rows)) or any(rows[count:]):
             return None
         # A wrap from or into a row the formatter leaves blank (spaces it trims, a flag left on an
         # emptied row): the formatter does not join there, the rows do.
-        blank = [y for y, line in enumerate(lines) if not line] + list(range(max(len(lines) - 1, 0), self._lines))
+        blank = [y for y, line in enumerate(lines) if not line] + list(range(max(count - 1, 0), self._lines))
         if any(native.wrapped(ACTIVE, y) for y in blank):
             return None
         if not text.isascii() and any(CHAR_WIDTHS[char] != 1 for char in set(text) if char != "\n"):
             return None
-        return lines + [""] * (self._lines - len(lines) + 1)  # the blank rows the formatter leaves out
+        return rows + [""]
 
     def span(self, start: int | None = None, end: int | None = None) -> tuple[int, int]:
         history = self.history_size

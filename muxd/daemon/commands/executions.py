@@ -371,7 +371,7 @@ async def timeline(daemon: Daemon, req: ExecutionTimeline) -> TimelineReply:
         raise BadRequest(f"a timeline holds at most {TIMELINE_BUCKETS_MAX} buckets: a later since or longer buckets",
                          field="since")
     query = _query(daemon, req, until=req.until)
-    buckets = await history_of(daemon, query.scope).timeline(query, req.bucket_s)
+    buckets = await (await history_of(daemon, query.scope)).timeline(query, req.bucket_s)
     return TimelineReply(id=req.id, since=req.since, bucket_s=req.bucket_s, buckets=buckets)
 
 

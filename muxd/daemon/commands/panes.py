@@ -1,4 +1,5 @@
-"""Pane commands: send-keys, capture-pane, list-panes, show-pane, resize-pane, kill-pane."""
+"""Pane commands: send-keys, capture-pane (and its HTML, screen-html), list-panes, show-pane,
+resize-pane, kill-pane."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from muxd.keys import keys_to_bytes
 from muxd.protocol.messages import (
     CapturePane, Captured, KillPane, ListPanes, Ok, PaneList, PaneReply, ResizePane, SendKeys, ShowPane,
 )
+from muxd.protocol.screen_messages import ScreenHtml, ScreenHtmlReply
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
@@ -51,6 +53,19 @@ async def capture_pane(daemon: Daemon, req: CapturePane, pane: Pane) -> Captured
     text = emulator.capture(start, req.end, escapes=req.escapes, join_wrapped=req.join_wrapped)
     first, _ = emulator.span(start, req.end)
     return Captured(id=req.id, text=text, first_row=emulator.rows_scrolled + first)
+
+
+@command(ScreenHtml, target="pane")
+async def screen_html(daemon: Daemon, req: ScreenHtml, pane: Pane) -> ScreenHtmlReply:
+    _check_line(req.start, "start")
+    _check_line(req.end, "end")
+    emulator = pane.emulator
+    html = emulator.screen_html(req.start, req.end)
+    first, _ = emulator.span(req.start, req.end)
+    x, y = emulator.cursor
+    return ScreenHtmlReply(id=req.id, pane=pane.id, html=html, columns=emulator.columns, lines=emulator.lines,
+                           cursor_x=x, cursor_y=y, cursor_visible=emulator.cursor_visible,
+                           first_row=emulator.rows_scrolled + first)
 
 
 @command(ListPanes)

@@ -11,7 +11,7 @@ import pytest
 
 from muxd.emulator.backend import new_emulator, running_backend
 from muxd.emulator.screen_html import palette_css, palette_index, style_classes
-from muxd.errors import Forbidden
+from muxd.errors import BadRequest, Forbidden
 from muxd.protocol import messages as m
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.wait import async_wait_until
@@ -99,3 +99,30 @@ def test_screen_html_request_reads_as_capture_pane(muxd_server: MuxdTestServer) 
     pane = muxd_server.cli("new-session", "-d", "-P", "--", sys.executable, "-c", script, check=True).stdout.strip()
     other = muxd_server.cli("new-session", "-d", "-P", "--", "cat", check=True).stdout.strip()
     asyncio.run(_screen_html(muxd_server, pane, other))
+
+
+async def _live(server: MuxdTestServer, pane: str) -> None:
+    client = await server.client()
+    try:
+        first = await client.call(m.ScreenHtml, target=pane)
+        # Nothing new: the request waits its time out and gives the same version back.
+        started = asyncio.get_running_loop().time()
+        same = await client.call(m.ScreenHtml, target=pane, after=first.version, wait_s=0.3)
+        assert same.version == first.version and asyncio.get_running_loop().time() - started >= 0.25
+        # Output wakes a waiting request at once (well before its 30 s).
+        waiting = asyncio.ensure_future(client.call(m.ScreenHtml, target=pane, after=first.version, wait_s=30))
+        await client.call(m.SendKeys, target=pane, keys=["echo", "Space", "live&well", "Enter"])
+        changed = await asyncio.wait_for(waiting, 10)
+        assert changed.version != first.version
+        async def echoed() -> bool:
+            return "live&amp;well" in (await client.call(m.ScreenHtml, target=pane)).html
+        await async_wait_until(echoed, timeout=10, message="the echo on the screen")
+        with pytest.raises(BadRequest):
+            await client.call(m.ScreenHtml, target=pane, after=0, wait_s=3600)
+    finally:
+        await client.close()
+
+
+def test_screen_html_waits_for_the_panes_output(muxd_server: MuxdTestServer) -> None:
+    pane = muxd_server.cli("new-session", "-d", "-P", "--", "cat", check=True).stdout.strip()
+    asyncio.run(_live(muxd_server, pane))

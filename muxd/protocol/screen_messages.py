@@ -11,6 +11,10 @@ class ScreenHtml(_Message, tag="screen-html"):
     target: Target | None = None
     start: int | None = None  # rows as capture-pane numbers them; None: the first visible row
     end: int | None = None    # None: the last visible row
+    # Answer only once the screen differs from ScreenHtmlReply.version `after` (an earlier
+    # reply's), waiting up to `wait_s` for the pane's output: a live view without a timer.
+    after: int | None = None
+    wait_s: float = 0.0
 
 
 class ScreenHtmlReply(_Message, tag="screen-html-reply"):
@@ -23,3 +27,5 @@ class ScreenHtmlReply(_Message, tag="screen-html-reply"):
     cursor_y: int
     cursor_visible: bool
     first_row: int = 0  # running number of the first row given (as Captured.first_row)
+    version: int = 0    # the screen's version: pass it as `after` to wait for the next change
+    exited: bool = False  # the pane's program has exited: its screen changes no more

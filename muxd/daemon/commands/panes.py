@@ -3,9 +3,10 @@ resize-pane, kill-pane."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
+from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SCREEN_WAIT_MAX_S, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands.table import command
 from muxd.daemon.layouts.pane_resize import absolute_size, resize_in_layout
 from muxd.daemon.panes.listings import pane_infos
@@ -59,13 +60,29 @@ async def capture_pane(daemon: Daemon, req: CapturePane, pane: Pane) -> Captured
 async def screen_html(daemon: Daemon, req: ScreenHtml, pane: Pane) -> ScreenHtmlReply:
     _check_line(req.start, "start")
     _check_line(req.end, "end")
+    if not 0 <= req.wait_s <= SCREEN_WAIT_MAX_S:
+        raise BadRequest(f"wait_s must be 0..{SCREEN_WAIT_MAX_S:g}", field="wait_s")
+    version = await _screen_changed(daemon, pane, req.after, req.wait_s)
     emulator = pane.emulator
     html = emulator.screen_html(req.start, req.end)
     first, _ = emulator.span(req.start, req.end)
     x, y = emulator.cursor
     return ScreenHtmlReply(id=req.id, pane=pane.id, html=html, columns=emulator.columns, lines=emulator.lines,
                            cursor_x=x, cursor_y=y, cursor_visible=emulator.cursor_visible,
-                           first_row=emulator.rows_scrolled + first)
+                           first_row=emulator.rows_scrolled + first, version=version, exited=pane.exited)
+
+
+async def _screen_changed(daemon: Daemon, pane: Pane, after: int | None, wait_s: float) -> int:
+    """The screen's version once it differs from `after` (a respawned pane's new emulator counts
+    from 0 again: any other number is a change), or after `wait_s` without output."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        version, _ = pane.emulator.changed_rows(-1 if after is None else after)
+        left = deadline - time.monotonic()
+        if after is None or version != after or pane.exited or left <= 0:
+            return version
+        if not await daemon.screen_watch.next_output(pane.id, left):
+            return pane.emulator.changed_rows(after)[0]
 
 
 @command(ListPanes)

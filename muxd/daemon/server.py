@@ -533,8 +533,10 @@ class Daemon:
         self.attach_hub.pane_state_changed(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
         self.attention.agent_changed(pane, before, state)
+        self.screen_watch.work_changed(pane.id)
 
     def _execution_ended(self, execution: Execution) -> None:
+        self.screen_watch.work_changed(execution.pane_id)
         self.work_metrics.execution_ended(execution)
         self.attention.execution_ended(execution)
         self.spans.execution_ended(execution)

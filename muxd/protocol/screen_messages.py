@@ -12,7 +12,8 @@ class ScreenHtml(_Message, tag="screen-html"):
     start: int | None = None  # rows as capture-pane numbers them; None: the first visible row
     end: int | None = None    # None: the last visible row
     # Answer only once the screen differs from ScreenHtmlReply.version `after` (an earlier
-    # reply's), waiting up to `wait_s` for the pane's output: a live view without a timer.
+    # reply's) or the pane's work changes (its agent's state, an execution's end), waiting up to
+    # `wait_s`: a live view without a timer.
     after: int | None = None
     wait_s: float = 0.0
 
@@ -29,3 +30,5 @@ class ScreenHtmlReply(_Message, tag="screen-html-reply"):
     first_row: int = 0  # running number of the first row given (as Captured.first_row)
     version: int = 0    # the screen's version: pass it as `after` to wait for the next change
     exited: bool = False  # the pane's program has exited: its screen changes no more
+    agent_state: str = ""  # its agent's activity state (Idle, Thinking, …); "" where no agent runs
+    work_changed: bool = False  # answered because its agent changed state or an execution of it ended

@@ -11,6 +11,7 @@ from muxd.daemon.commands.table import command
 from muxd.daemon.layouts.pane_resize import absolute_size, resize_in_layout
 from muxd.daemon.panes.listings import pane_infos
 from muxd.daemon.panes.registry import window_of
+from muxd.daemon.panes.screen_watch import OUTPUT
 from muxd.daemon.panes.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.keys import keys_to_bytes
@@ -62,27 +63,31 @@ async def screen_html(daemon: Daemon, req: ScreenHtml, pane: Pane) -> ScreenHtml
     _check_line(req.end, "end")
     if not 0 <= req.wait_s <= SCREEN_WAIT_MAX_S:
         raise BadRequest(f"wait_s must be 0..{SCREEN_WAIT_MAX_S:g}", field="wait_s")
-    version = await _screen_changed(daemon, pane, req.after, req.wait_s)
+    version, work_changed = await _screen_changed(daemon, pane, req.after, req.wait_s)
     emulator = pane.emulator
     html = emulator.screen_html(req.start, req.end)
     first, _ = emulator.span(req.start, req.end)
     x, y = emulator.cursor
     return ScreenHtmlReply(id=req.id, pane=pane.id, html=html, columns=emulator.columns, lines=emulator.lines,
                            cursor_x=x, cursor_y=y, cursor_visible=emulator.cursor_visible,
-                           first_row=emulator.rows_scrolled + first, version=version, exited=pane.exited)
+                           first_row=emulator.rows_scrolled + first, version=version, exited=pane.exited,
+                           agent_state=pane.agent.activity.state if pane.agent.is_agent else "",
+                           work_changed=work_changed)
 
 
-async def _screen_changed(daemon: Daemon, pane: Pane, after: int | None, wait_s: float) -> int:
-    """The screen's version once it differs from `after` (a respawned pane's new emulator counts
-    from 0 again: any other number is a change), or after `wait_s` without output."""
+async def _screen_changed(daemon: Daemon, pane: Pane, after: int | None, wait_s: float) -> tuple[int, bool]:
+    """(The screen's version, whether the pane's work changed) once the screen differs from
+    version `after` (a respawned pane's new emulator counts from 0 again: any other number is a
+    change) or its work changed (ScreenWatch), or after `wait_s` with neither."""
     deadline = time.monotonic() + wait_s
     while True:
         version, _ = pane.emulator.changed_rows(-1 if after is None else after)
         left = deadline - time.monotonic()
         if after is None or version != after or pane.exited or left <= 0:
-            return version
-        if not await daemon.screen_watch.next_output(pane.id, left):
-            return pane.emulator.changed_rows(after)[0]
+            return version, False
+        woken = await daemon.screen_watch.next_change(pane.id, left)
+        if woken != OUTPUT:
+            return pane.emulator.changed_rows(after)[0], woken is not None
 
 
 @command(ListPanes)

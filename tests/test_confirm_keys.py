@@ -47,3 +47,19 @@ def test_what_is_no_yes_no_question_is_refused_in_one_line(state, words):
         confirmation_keys(state, True)
     assert words in refused.value.message and "%3" in refused.value.message
     assert "\n" not in refused.value.message
+
+
+def test_an_option_is_chosen_by_the_keys_its_dialog_takes():
+    from muxd.detectors.confirm_keys import option_keys
+
+    claude = asking("claude", "1. Yes", "2. Yes, and don't ask again", "3. No")
+    assert option_keys(claude, 0) == ["Enter"]
+    assert option_keys(claude, 1) == ["2"]  # a digit alone answers at once in the real CLIs
+    assert option_keys(claude, 2) == ["Escape"]
+    assert option_keys(asking("aider", "Yes", "No"), 1) == ["n", "Enter"]
+    question = asking("claude", "1. Red", "2. Blue", state="AwaitingInput")
+    assert option_keys(question, 1) == ["2"]
+    with pytest.raises(BadRequest, match="shows no option 4"):
+        option_keys(claude, 3)
+    with pytest.raises(BadRequest, match="cannot choose 'Allow always'"):
+        option_keys(asking("opencode", "Allow once", "Allow always", "Reject"), 1)

@@ -22,7 +22,7 @@ DAEMON_TOP_LEVEL_MAX_MODULES = 15
 # them all, the modules directly in muxd/ (config, errors, formats, tmux_line, …): pieces every
 # layer shares, which import no package. muxd/__main__.py, the entry point, stands above all.
 LAYERS = ("muxd.emulator", "muxd.detectors", "muxd.executions", "muxd.tasks", "muxd.telemetry", "muxd.store", "muxd.protocol",
-          "muxd.attach", "muxd.client", "muxd.daemon", "muxd.mcp_server", "muxd.cli", "muxd.testing")
+          "muxd.attach", "muxd.client", "muxd.daemon", "muxd.mcp_server", "muxd.cli", "muxd.web", "muxd.testing")
 ENTRY_POINT = "muxd.__main__"
 # Imports up the layers, each with its reason.
 UPWARD_IMPORTS = {
@@ -31,6 +31,8 @@ UPWARD_IMPORTS = {
     ("muxd.daemon.core.cli_lines", "muxd.cli.table"),
     # A client that finds no server forks it, as tmux does: the child runs the daemon's main.
     ("muxd.client.daemon_fork", "muxd.daemon.main"),
+    # `muxd web` runs the web view, which draws `muxd top`'s board (cli/top_board.py) in a browser.
+    ("muxd.cli.web_commands", "muxd.web.server"),
 }
 
 Graph = dict[str, set[str]]  # module -> the modules of muxd it imports

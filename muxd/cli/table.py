@@ -150,6 +150,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
                "on the host", "proxy_command", local=True),
     CliCommand("mcp", "serve MCP (stdio, or --http HOST:PORT): agent summaries and pane control for orchestrators",
                "mcp_commands", local=True),
+    CliCommand("web", "serve a web view of the agents on a loopback port (log in with a muxd token)",
+               "web_commands", local=True),
 )
 
 

@@ -37,12 +37,18 @@ async def read_board(client: Client, known: dict[str, Execution] | None = None,
     """Every pane, and each one's running (else last) execution; `known`, the executions read
     before, stay shown while the history cannot be read."""
     panes = (await client.call(ListPanes, all=True)).panes
+    return panes, await read_executions(client, panes, known)
+
+
+async def read_executions(client: Client, panes: list[PaneInfo], known: dict[str, Execution] | None = None,
+                          ) -> dict[str, Execution]:
+    """Each of `panes`' running (else last) execution; `known` while the history cannot be read."""
     try:
         recent = (await client.call(ListExecutions, limit=EXECUTION_LIST_LIMIT_MAX)).executions
         active = (await client.call(ListExecutions, active=True, limit=EXECUTION_LIST_LIMIT_MAX)).executions
     except StoreUnavailable:  # the history's writes lag (it says so): the agents matter more
-        return panes, dict(known or {})
-    return panes, executions_by_pane(panes, recent, active)
+        return dict(known or {})
+    return executions_by_pane(panes, recent, active)
 
 
 class LiveTop:

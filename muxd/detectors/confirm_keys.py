@@ -48,3 +48,27 @@ def confirmation_keys(state: AgentState, yes: bool) -> list[str]:
         raise BadRequest(f"{pane}'s dialog opens on {options[0]!r}, not a yes: answer it in its pane",
                          pane_id=state.pane_id)
     return ["Enter"]
+
+
+# An option that says no: "3. No", "No, suggest changes (esc)", "Reject", "Deny".
+_NO_OPTION = re.compile(r"^\W*(?:\d+\.\s*)?(?:no|reject|deny|cancel)\b", re.IGNORECASE)
+_NUMBERED_OPTION = re.compile(r"^\W*(\d)\.\s")
+
+
+def option_keys(state: AgentState, index: int) -> list[str]:
+    """The send-keys key names that choose option `index` of what `state` asks (the web view's
+    answer buttons): its first (yes) option and its no as `confirmation_keys` sends them; another
+    numbered option of a dialog by its digit (which the CLIs take at once); BadRequest otherwise."""
+    asked = state.confirmation
+    options = asked.options if asked is not None else []
+    if not 0 <= index < len(options):
+        raise BadRequest(f"{state.pane_id or 'the pane'} shows no option {index + 1}: look again",
+                         pane_id=state.pane_id)
+    option = options[index]
+    if state.activity.state == "AwaitingConfirmation" and (index == 0 or _NO_OPTION.match(option)):
+        return confirmation_keys(state, index == 0)
+    numbered = _NUMBERED_OPTION.match(option)
+    if numbered is None or state.agent_type not in DIALOG_AGENTS:
+        raise BadRequest(f"muxd cannot choose {option!r} for you: answer it in {state.pane_id or 'the pane'}",
+                         pane_id=state.pane_id)
+    return [numbered[1]]

@@ -16,26 +16,26 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import partial, wraps
+from functools import wraps
 from typing import Any, ParamSpec
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from muxd.client.connection import Client
-from muxd.config import AUDIT_ERROR_CODE_MAX_CHARS, AUDIT_SEND_TIMEOUT_S, AUDIT_TOOL_MAX_CHARS
+from muxd.config import AUDIT_SEND_TIMEOUT_S
 from muxd.daemon.access.call_metrics import ToolMetrics
 from muxd.daemon.access.tiers import UNKNOWN_RISK, check_tier
-from muxd.errors import ClientClosed, MuxdError, RateLimited, Timeout
+from muxd.errors import MuxdError, RateLimited, Timeout
+from muxd.mcp_server.audit_records import audit_record, result_rows, send_audit_record
 from muxd.mcp_server.errors import tool_error
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import current_client
 from muxd.mcp_server.truncation import truncate_to_fit
-from muxd.protocol.messages import DeclaredTool, Error, RecordCall, RegisterTools
+from muxd.protocol.messages import DeclaredTool, RegisterTools
 from muxd.rate_limit import (  # noqa: F401 - TokenBucket: the guards' own, named here too
     CATEGORY_SCOPE, TOOL_SCOPE, Budget, RateLimiter, TierBudgets, TokenBucket, take_all,
 )
-from muxd.store.audit import args_sha256
 
 P = ParamSpec("P")
 Clock = Callable[[], float]
@@ -44,8 +44,6 @@ SYSTEM_PRINCIPAL = "system"
 # callers invent would otherwise each get metrics of their own (not an identifier: no tool has it).
 UNKNOWN_TOOL_KEY = "(unknown)"
 log = logging.getLogger(__name__)
-# Error codes that mean "not allowed": audited with status `denied`.
-_DENIED_CODES = ("forbidden", "unauthorized")
 
 
 def _error_code(exc: BaseException) -> str:
@@ -133,7 +131,7 @@ class ToolGuard:
             latency_ms = (time.monotonic() - started) * 1000.0
             self.metrics.record(tool, latency_ms, error_code)
             if client is not None:
-                _record(client, audit_record(tool, args, error_code, result_rows(result), latency_ms))
+                send_audit_record(client, audit_record(tool, args, error_code, result_rows(result), latency_ms))
 
     async def refused(self, tool: str, arguments: Any, error_code: str, latency_ms: float) -> RateLimited | None:
         """Count a call the SDK refused before `run` (arguments that did not validate; an unknown
@@ -147,7 +145,7 @@ class ToolGuard:
             limited, error_code = exc, exc.code
         self.metrics.record(tool, latency_ms, error_code)
         if client is not None:
-            _record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
+            send_audit_record(client, audit_record(tool, arguments, error_code, 0, latency_ms))
         return limited
 
     def wrap(self, tool: str, fn: Callable[P, Awaitable[Any]], *, risk: str = UNKNOWN_RISK,
@@ -187,15 +185,6 @@ def _tell_budget(meta: dict[str, Any]) -> None:
         holder.update(meta)
 
 
-def audit_record(tool: str, arguments: Any, error_code: str | None, rows: int, latency_ms: float,
-                 ) -> dict[str, Any]:
-    """The fields of one RecordCall: the arguments only as their sha256."""
-    return dict(tool=tool[:AUDIT_TOOL_MAX_CHARS], args_sha256=args_sha256(arguments or {}),
-                status=call_status(error_code),
-                error_code=error_code[:AUDIT_ERROR_CODE_MAX_CHARS] if error_code else error_code, rows=rows,
-                latency_ms=round(latency_ms, 3))
-
-
 def _caller() -> tuple[str, str, Client | None]:
     """(principal, tier, connection) of the current call; no connection (unit use): system."""
     try:
@@ -206,50 +195,3 @@ def _caller() -> tuple[str, str, Client | None]:
     if welcome is None:
         return SYSTEM_PRINCIPAL, "admin", client
     return welcome.principal, welcome.tier, client
-
-
-def call_status(error_code: str | None) -> str:
-    """The audit status of a call that ended with `error_code` (None: it succeeded)."""
-    if error_code is None:
-        return "ok"
-    if error_code in _DENIED_CODES:
-        return "denied"
-    if error_code in ("rate_limited", "timeout"):
-        return error_code
-    return "error"
-
-
-def result_rows(result: Any) -> int:
-    """How many items a result carries: a list's length, a dict's longest list, else 0 or 1."""
-    if result is None:
-        return 0
-    if isinstance(result, list):
-        return len(result)
-    if isinstance(result, dict):
-        lengths = [len(v) for v in result.values() if isinstance(v, list)]
-        return max(lengths) if lengths else 1
-    return 1
-
-
-def _record(client: Client, record: dict[str, Any]) -> None:
-    """Send one audit record, written before the call's result leaves (so it reaches the daemon
-    ahead of the caller's next request), without waiting for the daemon's answer: that round
-    trip was in every call's latency. A daemon that refuses it or is gone costs a log line."""
-    try:
-        reply = client.send(RecordCall, **record)
-    except MuxdError as exc:
-        log.warning("audit record of %s not written: %r", record.get("tool"), exc)
-        return
-    reply.add_done_callback(partial(_recorded, record.get("tool")))
-
-
-def _recorded(tool: object, reply: asyncio.Future[Any]) -> None:
-    if reply.cancelled():
-        return
-    failure = reply.exception()
-    if failure is None and isinstance(reply.result(), Error):
-        failure = reply.result()
-    if isinstance(failure, ClientClosed):  # the MCP server closing: the record left, its answer did not come
-        log.debug("audit record of %s sent, its answer lost: %r", tool, failure)
-    elif failure is not None:
-        log.warning("audit record of %s not written: %r", tool, failure)

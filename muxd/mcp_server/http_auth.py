@@ -21,8 +21,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import math
-import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -31,11 +29,12 @@ from mcp.server.auth.provider import AccessToken
 from pydantic import ConfigDict
 
 from muxd.client.connection import Client
-from muxd.config import MCP_KNOWN_TOKENS_MAX, REFUSED_TOKEN_LOG_INTERVAL_S, TOKEN_SECRET_BYTES
-from muxd.daemon.access.control import TOKEN_PREFIX
+from muxd.config import MCP_KNOWN_TOKENS_MAX, REFUSED_TOKEN_LOG_INTERVAL_S
 from muxd.errors import MuxdError, Unauthorized
 from muxd.mcp_server.link import remember_token
-from muxd.mcp_server.token_checks import NO_DAEMON, UNREACHABLE, TokenCheckUnavailable, TokenChecks, unreachable
+from muxd.mcp_server.token_checks import (  # noqa: F401 - TOKEN_SECRET_CHARS: named here too
+    NO_DAEMON, TOKEN_SECRET_CHARS, TOKEN_SHAPE, UNREACHABLE, TokenCheckUnavailable, TokenChecks, unreachable,
+)
 from muxd.sampled_log import SampledLog
 
 log = logging.getLogger(__name__)
@@ -46,9 +45,6 @@ TOKEN_RECHECK_S = 10.0  # how long a greeted connection vouches for its token
 REFUSED_REMEMBER_S = 30.0
 REFUSED_REMEMBERED_MAX = 4096
 CLIENT_NAME = "muxd-mcp-http"
-# What daemon/access/control.py create_token makes: the prefix, then url-safe base64 (unpadded) of the secret.
-TOKEN_SECRET_CHARS = math.ceil(TOKEN_SECRET_BYTES * 4 / 3)
-TOKEN_SHAPE = re.compile(rf"{re.escape(TOKEN_PREFIX)}[A-Za-z0-9_-]{{{TOKEN_SECRET_CHARS}}}")
 
 
 def token_key(token: str) -> str:

@@ -9,16 +9,11 @@ behind the bearer token. SIGINT/SIGTERM stop the server cleanly (exit 0).
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
-import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TextIO
 
-import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.settings import AuthSettings
 from starlette.authentication import AuthenticationError
@@ -29,6 +24,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from muxd.daemon.access.call_metrics import prometheus_text
 from muxd.errors import BadRequest, MuxdError
 from muxd.mcp_server.http_auth import DaemonTokenVerifier
+from muxd.mcp_server.http_listen import is_loopback, listen, serve_until_signalled
 from muxd.mcp_server.limits import GuardLimits
 from muxd.mcp_server.link import acting_as, current_client
 from muxd.mcp_server.middleware import acting_as_caller
@@ -38,9 +34,6 @@ from muxd.mcp_server.server import build_registry
 
 MCP_PATH = "/mcp"
 METRICS_PATH = "/metrics"
-LISTEN_BACKLOG = 128
-# Open SSE streams would hold a graceful shutdown forever; past this they are cut.
-SHUTDOWN_GRACE_S = 3.0
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MetricsSource = Callable[[ToolRegistry], Awaitable[str]]
 
@@ -52,33 +45,6 @@ def parse_listen_address(text: str) -> tuple[str, int]:
     if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise BadRequest(f"--http wants HOST:PORT (port 0-65535, 0 picks a free one), got {text!r}", field="http")
     return host, int(port_text)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on host:port (port 0: the kernel picks one)."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
-    except OSError as exc:
-        raise MuxdError(f"cannot listen on {host}:{port}: {exc}") from exc
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(LISTEN_BACKLOG)
-        sock.setblocking(False)
-    except OSError as exc:
-        sock.close()
-        raise MuxdError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    return sock
 
 
 def served_url(sock: socket.socket) -> str:
@@ -155,15 +121,6 @@ def build_http_app(registry: ToolRegistry, *, host: str, metrics: MetricsSource 
     return app
 
 
-class _Server(uvicorn.Server):
-    """uvicorn without its own signal handling: `serve_http` installs handlers on the loop, and
-    uvicorn would re-raise a caught SIGTERM after shutdown (killing us instead of exiting 0)."""
-
-    @contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 async def serve_http(address: str, *, socket_path: str, limits: GuardLimits | None = None,
                      metrics: MetricsSource = daemon_metrics, err: TextIO = sys.stderr,
                      categories: Iterable[str] | None = None) -> int:
@@ -180,23 +137,10 @@ async def serve_http(address: str, *, socket_path: str, limits: GuardLimits | No
                               middleware=[acting_as_caller(verifier.forget)], categories=categories)
     app = build_http_app(registry, host=host, metrics=metrics)
     sock = listen(host, port)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=int(SHUTDOWN_GRACE_S))
-    server = _Server(config)
-    loop = asyncio.get_running_loop()
-
-    def stop() -> None:
-        server.should_exit = True
-
-    handled = (signal.SIGINT, signal.SIGTERM)
-    for sig in handled:
-        loop.add_signal_handler(sig, stop)
     try:
-        print(f"muxd mcp: serving {served_url(sock)}", file=err, flush=True)
-        await server.serve(sockets=[sock])
+        await serve_until_signalled(app, sock, lambda: print(f"muxd mcp: serving {served_url(sock)}", file=err,
+                                                              flush=True))
     finally:
-        for sig in handled:
-            loop.remove_signal_handler(sig)
         await verifier.close()
         sock.close()
     return 0

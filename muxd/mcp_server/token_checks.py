@@ -11,13 +11,21 @@ made-up ones arrive with it; the flood costs the daemon a dictionary lookup per 
 from __future__ import annotations
 
 import asyncio
+import math
+import re
 
 from starlette.authentication import AuthenticationError
 
 from muxd.client.connection import Client
-from muxd.config import TOKEN_CHECK_BATCH_MAX, TOKEN_CHECK_RETRY_AFTER_S, TOKEN_CHECK_TIMEOUT_S
+from muxd.config import TOKEN_CHECK_BATCH_MAX, TOKEN_CHECK_RETRY_AFTER_S, TOKEN_CHECK_TIMEOUT_S, TOKEN_SECRET_BYTES
+from muxd.daemon.access.control import TOKEN_PREFIX
 from muxd.errors import ConnectionLost, MuxdError, ServerNotRunning, Timeout
 from muxd.protocol.access_messages import CheckTokens
+
+# What daemon/access/control.py create_token makes: the prefix, then url-safe base64 (unpadded) of the
+# secret. A string of another shape is refused without asking the daemon (`muxd mcp --http`, `muxd web`).
+TOKEN_SECRET_CHARS = math.ceil(TOKEN_SECRET_BYTES * 4 / 3)
+TOKEN_SHAPE = re.compile(rf"{re.escape(TOKEN_PREFIX)}[A-Za-z0-9_-]{{{TOKEN_SECRET_CHARS}}}")
 
 CLIENT_NAME = "muxd-mcp-http-token-checks"
 # Failures that say nothing about a token: the daemon could not be asked.

@@ -18,6 +18,8 @@ from muxd.testing.patience import RECHECK_S, Deadline, stretched
 from muxd.testing.postgres import PostgresCluster, PostgresUnavailable
 from muxd.testing.server import MuxdTestServer
 from muxd.testing.sshd import PrivateSshd, SshdUnavailable
+# The web view's fixtures (web_view, browser), offered by this plugin too; Selenium is imported only by a browser test.
+from muxd.testing.web import _chromium, browser, web_view  # noqa: F401
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)

@@ -1,0 +1,116 @@
+// muxd web: the page's only script (the CSP allows no inline one). It keeps the agents grid
+// live from /events (server-sent events), counts the times in state on, and sends the forms
+// marked data-async with the session's CSRF token in a header, showing the answer in #status.
+"use strict";
+
+(function () {
+  const csrfMeta = document.querySelector('meta[name="csrf-token"]');
+  const csrf = csrfMeta ? csrfMeta.getAttribute("content") : "";
+
+  // As muxd.units.duration: the largest whole unit.
+  function duration(seconds) {
+    seconds = Math.max(0, Math.floor(seconds));
+    const units = [["d", 86400], ["h", 3600], ["m", 60]];
+    for (const [unit, size] of units) {
+      if (seconds >= size) return Math.floor(seconds / size) + unit;
+    }
+    return seconds + "s";
+  }
+
+  // A card's time in state: its data-since against the board's data-now (the server's clock when it
+  // drew the board), counted on from the board's arrival in this browser.
+  function stampTimes(root) {
+    root.querySelectorAll(".board").forEach((board) => { board.dataset.arrived = String(Date.now()); });
+    tick();
+  }
+
+  function tick() {
+    document.querySelectorAll(".board[data-now][data-arrived]").forEach((board) => {
+      const serverNow = Number(board.dataset.now) + (Date.now() - Number(board.dataset.arrived)) / 1000;
+      board.querySelectorAll("article[data-since] .for").forEach((el) => {
+        el.textContent = duration(serverNow - Number(el.closest("article").dataset.since));
+      });
+    });
+  }
+
+  // The sections and cards of a board in order: when a new board has the same, only the cards
+  // whose version (data-v) changed are replaced, so what a person is about to click stays put.
+  function shape(board) {
+    return Array.from(board.querySelectorAll("section, article")).map((e) => e.id || e.className).join("|");
+  }
+
+  function swap(grid, html) {
+    const template = document.createElement("template");
+    template.innerHTML = html;
+    const fresh = template.content.querySelector(".board");
+    const board = grid.querySelector(".board");
+    if (!fresh || !board || shape(board) !== shape(fresh)) {
+      grid.replaceChildren(template.content);
+      return;
+    }
+    board.dataset.now = fresh.dataset.now;
+    const headings = board.querySelectorAll("h2");
+    fresh.querySelectorAll("h2").forEach((h, i) => {
+      if (headings[i].innerHTML !== h.innerHTML) headings[i].innerHTML = h.innerHTML;
+    });
+    fresh.querySelectorAll("article").forEach((card) => {
+      const old = board.querySelector("#" + CSS.escape(card.id));
+      if (old && old.dataset.v !== card.dataset.v) old.replaceWith(card);
+      else if (old && card.dataset.since) old.dataset.since = card.dataset.since;
+      else if (old) delete old.dataset.since;
+    });
+  }
+
+  // A grid from the live feed carries no CSRF token (one feed serves every browser of a token).
+  function fillCsrf(root) {
+    root.querySelectorAll('input[name="csrf_token"]').forEach((input) => { input.value = csrf; });
+  }
+
+  function say(text, failed) {
+    const status = document.getElementById("status");
+    if (!status) return;
+    status.textContent = text;
+    status.classList.toggle("failed", Boolean(failed));
+  }
+
+  function follow(grid) {
+    const source = new EventSource(grid.dataset.live);
+    grid.dataset.connected = "connecting";
+    source.addEventListener("open", () => { grid.dataset.connected = "live"; });
+    source.addEventListener("grid", (event) => {
+      swap(grid, event.data);
+      fillCsrf(grid);
+      stampTimes(grid);
+      grid.dataset.updates = String(Number(grid.dataset.updates || "0") + 1);
+      grid.dataset.connected = "live";
+    });
+    source.addEventListener("ended", (event) => {
+      source.close();
+      grid.dataset.connected = "ended";
+      say(event.data + " (reload to log in again)", true);
+    });
+    source.addEventListener("error", () => { grid.dataset.connected = "reconnecting"; });
+  }
+
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-async")) return;
+    event.preventDefault();
+    const buttons = form.querySelectorAll("button");
+    buttons.forEach((b) => { b.disabled = true; });
+    fetch(form.action, {
+      method: "POST", body: new FormData(form), credentials: "same-origin",
+      headers: { "X-CSRF-Token": csrf, "Accept": "application/json" },
+    }).then((response) => response.json().catch(() => ({ ok: false, message: response.statusText })))
+      .then((answer) => say(answer.ok ? answer.message : answer.code + ": " + answer.message, !answer.ok))
+      .catch((error) => say(String(error), true))
+      .finally(() => buttons.forEach((b) => { b.disabled = false; }));
+  });
+
+  document.addEventListener("DOMContentLoaded", () => {
+    stampTimes(document);
+    const grid = document.getElementById("grid");
+    if (grid && grid.dataset.live) follow(grid);
+    window.setInterval(tick, 1000);
+  });
+})();

@@ -126,3 +126,30 @@ async def _live(server: MuxdTestServer, pane: str) -> None:
 def test_screen_html_waits_for_the_panes_output(muxd_server: MuxdTestServer) -> None:
     pane = muxd_server.cli("new-session", "-d", "-P", "--", "cat", check=True).stdout.strip()
     asyncio.run(_live(muxd_server, pane))
+
+
+async def _work(server: MuxdTestServer) -> None:
+    client = await server.client()
+    try:
+        started = await client.call(m.RunCommand, command=["sh", "-c", "read line; echo done"], keep=True)
+        pane = started.execution.pane_id
+        first = await client.call(m.ScreenHtml, target=pane)
+        # The command's end changes the pane's work even where its screen changed before it: a
+        # request naming the work version it knew answers (now or once the end comes) with a later one.
+        await client.call(m.SendKeys, target=pane, keys=["go", "Enter"])
+        changed = await client.call(m.ScreenHtml, target=pane, after=first.version, after_work=first.work_version,
+                                    wait_s=30)
+        deadline = asyncio.get_running_loop().time() + 30
+        while changed.work_version == first.work_version:
+            assert asyncio.get_running_loop().time() < deadline, "the command's end never counted"
+            changed = await client.call(m.ScreenHtml, target=pane, after=changed.version,
+                                        after_work=first.work_version, wait_s=30)
+        assert changed.work_version > first.work_version
+        ended = await client.call(m.GetExecution, execution_id=started.execution.id)
+        assert ended.execution.status == "success"
+    finally:
+        await client.close()
+
+
+def test_screen_html_answers_when_the_panes_work_changes(muxd_server: MuxdTestServer) -> None:
+    asyncio.run(_work(muxd_server))

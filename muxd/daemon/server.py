@@ -501,7 +501,7 @@ class Daemon:
         if self._built("limit_resume"):
             self.limit_resume.forget(pane.id)
         self.attach_hub.pane_removed(pane)
-        self.screen_watch.output(pane.id)
+        self.screen_watch.pane_gone(pane.id)
         self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
         if self.fleet is not None:
             self.fleet.changed()

@@ -12,9 +12,10 @@ class ScreenHtml(_Message, tag="screen-html"):
     start: int | None = None  # rows as capture-pane numbers them; None: the first visible row
     end: int | None = None    # None: the last visible row
     # Answer only once the screen differs from ScreenHtmlReply.version `after` (an earlier
-    # reply's) or the pane's work changes (its agent's state, an execution's end), waiting up to
-    # `wait_s`: a live view without a timer.
+    # reply's) or the pane's work (its agent's state, an execution's end) from `after_work` (an
+    # earlier reply's work_version), waiting up to `wait_s`: a live view without a timer.
     after: int | None = None
+    after_work: int | None = None
     wait_s: float = 0.0
 
 
@@ -31,4 +32,4 @@ class ScreenHtmlReply(_Message, tag="screen-html-reply"):
     version: int = 0    # the screen's version: pass it as `after` to wait for the next change
     exited: bool = False  # the pane's program has exited: its screen changes no more
     agent_state: str = ""  # its agent's activity state (Idle, Thinking, …); "" where no agent runs
-    work_changed: bool = False  # answered because its agent changed state or an execution of it ended
+    work_version: int = 0  # counts its agent's changes of state and its executions' ends (ScreenWatch)

@@ -11,7 +11,6 @@ from muxd.daemon.commands.table import command
 from muxd.daemon.layouts.pane_resize import absolute_size, resize_in_layout
 from muxd.daemon.panes.listings import pane_infos
 from muxd.daemon.panes.registry import window_of
-from muxd.daemon.panes.screen_watch import OUTPUT
 from muxd.daemon.panes.target import resolve_session, resolve_window
 from muxd.errors import BadRequest, Conflict
 from muxd.keys import keys_to_bytes
@@ -63,7 +62,7 @@ async def screen_html(daemon: Daemon, req: ScreenHtml, pane: Pane) -> ScreenHtml
     _check_line(req.end, "end")
     if not 0 <= req.wait_s <= SCREEN_WAIT_MAX_S:
         raise BadRequest(f"wait_s must be 0..{SCREEN_WAIT_MAX_S:g}", field="wait_s")
-    version, work_changed = await _screen_changed(daemon, pane, req.after, req.wait_s)
+    version = await _screen_changed(daemon, pane, req)
     emulator = pane.emulator
     html = emulator.screen_html(req.start, req.end)
     first, _ = emulator.span(req.start, req.end)
@@ -72,22 +71,22 @@ async def screen_html(daemon: Daemon, req: ScreenHtml, pane: Pane) -> ScreenHtml
                            cursor_x=x, cursor_y=y, cursor_visible=emulator.cursor_visible,
                            first_row=emulator.rows_scrolled + first, version=version, exited=pane.exited,
                            agent_state=pane.agent.activity.state if pane.agent.is_agent else "",
-                           work_changed=work_changed)
+                           work_version=daemon.screen_watch.work_version(pane.id))
 
 
-async def _screen_changed(daemon: Daemon, pane: Pane, after: int | None, wait_s: float) -> tuple[int, bool]:
-    """(The screen's version, whether the pane's work changed) once the screen differs from
-    version `after` (a respawned pane's new emulator counts from 0 again: any other number is a
-    change) or its work changed (ScreenWatch), or after `wait_s` with neither."""
-    deadline = time.monotonic() + wait_s
+async def _screen_changed(daemon: Daemon, pane: Pane, req: ScreenHtml) -> int:
+    """The screen's version once it differs from version `req.after` (a respawned pane's new
+    emulator counts from 0 again: any other number is a change) or the pane's work version from
+    `req.after_work`, or after `req.wait_s` with neither."""
+    deadline = time.monotonic() + req.wait_s
+    watch, after = daemon.screen_watch, req.after
     while True:
         version, _ = pane.emulator.changed_rows(-1 if after is None else after)
         left = deadline - time.monotonic()
-        if after is None or version != after or pane.exited or left <= 0:
-            return version, False
-        woken = await daemon.screen_watch.next_change(pane.id, left)
-        if woken != OUTPUT:
-            return pane.emulator.changed_rows(after)[0], woken is not None
+        if (after is None or version != after or pane.exited or left <= 0
+                or req.after_work is not None and watch.work_version(pane.id) != req.after_work):
+            return version
+        await watch.next_change(pane.id, left)
 
 
 @command(ListPanes)

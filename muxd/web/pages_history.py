@@ -24,6 +24,8 @@ from muxd.web.html import esc, page
 from muxd.web.links import execution_link, pane_path
 from muxd.web.sessions import daemon_link, require_session
 
+# These pages' stylesheet, beside the view's own (page() links only that one).
+RECORDS_CSS = '<link rel="stylesheet" href="/static/records.css">'
 HISTORY_PAGE_ROWS = 50
 FAILURES_SHOWN = 20
 MESSAGE_CELL_CHARS = 80
@@ -37,7 +39,7 @@ def ago(at: float | None, now: float | None = None) -> str:
 
 
 def status_badge(status: str) -> str:
-    return f'<span class="status status-{esc(status)}">{esc(status)}</span>'
+    return f'<span class="exec-status exec-{esc(status)}">{esc(status)}</span>'
 
 
 def executions_table(executions: list[Execution], *, now: float | None = None) -> str:
@@ -114,7 +116,7 @@ async def history(request: Request) -> Response:
     session = require_session(request)
     query = request.query_params
     reply = await (await daemon_link(request)).call(ListExecutions, **history_request(query))
-    body = ("<h1>History</h1>" + history_filters(query) + executions_table(reply.executions)
+    body = (RECORDS_CSS + "<h1>History</h1>" + history_filters(query) + executions_table(reply.executions)
             + _pages(query, len(reply.executions), reply.total))
     return HTMLResponse(page("History", body, session, current="/history"))
 
@@ -174,7 +176,8 @@ async def execution(request: Request) -> Response:
     session = require_session(request)
     link = await daemon_link(request)
     reply = await link.call(GetExecution, execution_id=request.path_params["execution_id"], include_transcript=True)
-    return HTMLResponse(page(f"Execution {reply.execution.id}", execution_body(reply.execution, reply.transcript),
+    return HTMLResponse(page(f"Execution {reply.execution.id}",
+                             RECORDS_CSS + execution_body(reply.execution, reply.transcript),
                              session, current="/history"))
 
 
@@ -208,7 +211,8 @@ async def failures(request: Request) -> Response:
     reply = await (await daemon_link(request)).call(
         ExecutionFailures, agent_name=value("agent"), task_id=value("task"), since=since_time(value("since")),
         limit=FAILURES_SHOWN, unique_errors=bool(value("unique")))
-    body = ("<h1>Failures</h1>" + failures_filters(query) + "<h2>Error patterns</h2>" + patterns_table(reply.patterns)
+    body = (RECORDS_CSS + "<h1>Failures</h1>" + failures_filters(query)
+            + "<h2>Error patterns</h2>" + patterns_table(reply.patterns)
             + "<h2>Recent failures</h2>" + executions_table(reply.failures))
     return HTMLResponse(page("Failures", body, session, current="/failures"))
 

@@ -28,7 +28,7 @@ from muxd.protocol.screen_messages import ScreenHtml, ScreenHtmlReply
 from muxd.web.actions import action, done
 from muxd.web.html import csrf_field, esc, page
 from muxd.web.links import pane_path
-from muxd.web.pages_history import executions_table
+from muxd.web.pages_history import RECORDS_CSS, executions_table
 from muxd.web.sessions import WebSession, daemon_link, require_session
 
 PANE_EXECUTIONS_SHOWN = 10
@@ -36,14 +36,11 @@ SCREEN_WAIT_S = 25.0        # each screen request waits this long for output, th
 SCREEN_FRAME_MIN_S = 0.1    # a pane redrawing without pause is shown at most this often
 # Keys offered as buttons beside the box (send-keys names).
 KEY_BUTTONS = (("Enter", "Enter"), ("C-c", "Ctrl-C"), ("Escape", "Esc"), ("Tab", "Tab"), ("Up", "↑"), ("Down", "↓"))
-# The pane view's own rules, after the palette's classes (served together as /screen.css).
+# The screen's own rules, after the palette's classes (served together as /screen.css).
 SCREEN_CSS = """
-.screen{--screen-fg:#d0d0d0;--screen-bg:#111;color:var(--screen-fg);background:var(--screen-bg);
+.screen{--screen-fg:#d0d0d0;--screen-bg:#000;color:var(--screen-fg);background:var(--screen-bg);
  font-family:ui-monospace,Menlo,Consolas,monospace;line-height:1.2;padding:.5em;overflow-x:auto;
- white-space:pre;display:inline-block;min-width:80ch}
-.pane-input textarea{width:100%;font-family:ui-monospace,monospace}
-.pane-input .keys button{margin-right:.3em}
-.live-ended{color:#a00}
+ white-space:pre;display:inline-block;min-width:80ch;margin:.4rem 0;border:1px solid #2b3138}
 """
 
 
@@ -102,7 +99,7 @@ async def pane_page(request: Request) -> Response:
             + input_box(session, info.id)
             + "<h2>Recent executions</h2>"
             + f'<div id="pane-executions" data-source="{esc(pane_path(info.id, "/executions"))}">{executions}</div>'
-            + '<link rel="stylesheet" href="/screen.css">')
+            + RECORDS_CSS + '<link rel="stylesheet" href="/screen.css">')
     return HTMLResponse(page(f"Pane {info.id}", body, session, scripts=("pane.js",)))
 
 

@@ -166,6 +166,11 @@ def _day(t: Targets, **filters: Any) -> ExecutionQuery:
     return ExecutionQuery(since=t.now - SECONDS_PER_DAY, **filters)
 
 
+def _window(t: Targets, length_s: int, bucket_s: int, **filters: Any) -> ExecutionQuery:
+    """The window muxd web's charts ask for: `length_s` ending with the bucket now is in."""
+    return ExecutionQuery(since=t.now // bucket_s * bucket_s - length_s + bucket_s, **filters)
+
+
 def _failures(t: Targets, **filters: Any) -> ExecutionQuery:
     return ExecutionQuery(statuses=FAILED_STATUSES, **filters)
 
@@ -206,6 +211,13 @@ HISTORY_CALLS: tuple[HistoryCall, ...] = (
     HistoryCall("summary: one agent stats 24 h", "stats", lambda t, r: (_day(t, agent_name=r.choice(t.agents)),)),
     HistoryCall("summary: fleet stats 7 days", "stats",
                 lambda t, r: (ExecutionQuery(since=t.now - 7 * SECONDS_PER_DAY),)),
+    # muxd web's charts (execution-timeline): whole hours and days from the tallies, 15 minutes and a token's from rows.
+    HistoryCall("charts: fleet 24 h by hour", "timeline", lambda t, r: (_window(t, SECONDS_PER_DAY, 3600), 3600)),
+    HistoryCall("charts: fleet 30 days by day", "timeline",
+                lambda t, r: (_window(t, 30 * SECONDS_PER_DAY, SECONDS_PER_DAY), SECONDS_PER_DAY)),
+    HistoryCall("charts: fleet 6 h by 15 min", "timeline", lambda t, r: (_window(t, 6 * 3600, 900), 900)),
+    HistoryCall("charts: token 24 h by hour", "timeline",
+                lambda t, r: (_window(t, SECONDS_PER_DAY, 3600, scope=_token(t, r)), 3600)),
     HistoryCall("result: id from a short id", "ids_starting", lambda t, r: (r.choice(t.ids)[-8:], 32)),
     HistoryCall("result: get by id", "get", lambda t, r: (r.choice(t.ids),)),
     HistoryCall("result: transcript", "transcript", lambda t, r: (r.choice(t.ids),)),

@@ -1,10 +1,12 @@
-"""Capture a small check corpus of real agent screens, to be labelled by hand (issue 25).
+"""Capture a small check corpus of real agent screens, to be labelled by hand (issues 25, 32).
 
     .venv/bin/python benchmarks/record_check_frames.py [--out tests/detector_data/issue25_check]
         [--agent claude] [--size 80x24]
+    .venv/bin/python benchmarks/record_check_frames.py --out tests/detector_data/issue32 \
+        --agent qwen --agent pi
 
-Drives Claude Code, Codex, Gemini CLI and Aider (one at a time) in muxd panes of 60x18, 80x24
-and 120x40 against the scripted model servers, with the agents' hooks off (MUXD_AGENT_HOOKS=0),
+Drives Claude Code, Codex, Gemini CLI and Aider (and Qwen Code and pi, when asked; one at a
+time) in muxd panes of 60x18, 80x24, 100x30 and 120x40 against the scripted model servers, with the agents' hooks off (MUXD_AGENT_HOOKS=0),
 and saves the screen at chosen moments as `<agent>/<agent>_<situation>_<WxH>_<nn>.txt` (what
 `muxd capture-pane -p` prints) and `.ansi` (`-e`), with the cursor where the pane had it.
 
@@ -39,7 +41,8 @@ from muxd.testing.server import MuxdTestServer  # noqa: E402
 from muxd.testing.wait import wait_until  # noqa: E402
 
 AGENTS = ("claude", "codex", "gemini", "aider")
-SIZES = ((60, 18), (80, 24), (120, 40))
+MORE_AGENTS = ("qwen", "pi")  # recorded when asked for (issue 32's corpus)
+SIZES = ((60, 18), (80, 24), (100, 30), (120, 40))
 STARTUP_TIMEOUT_S = 90.0
 SCREEN_TIMEOUT_S = 40.0
 NO_HOOKS = {"MUXD_AGENT_HOOKS": "0"}
@@ -331,19 +334,23 @@ def silent_then_streamed(rec: Recorder, streaming: str, *, settle_s: float, rest
 
 
 def gemini_session(rec: Recorder, work: Path) -> None:
-    pane = rec.pane
     silent_then_streamed(rec, "answer text streaming", settle_s=2, rest_note="after the streamed answer")
-    # 2. A long shell command: the approval, then 28 s without output.
+    approved_long_shell(rec, 28, (4, 12, 23, 26.5))
+
+
+def approved_long_shell(rec: Recorder, seconds: int, offsets: tuple[float, ...]) -> None:
+    """2. A long shell command (Gemini CLI's Shell tool, or Qwen Code's): the approval, then
+    `seconds` without output, frames `offsets` seconds in, then at rest."""
     rec.submit("please run the slow job")
     rec.wait_text("Allow execution")
     time.sleep(1.0)
     rec.snap("approval", "AwaitingConfirmation", tool="Shell", expect_requests=2,
-             note="approval for sleep 28")
-    pane.press("Enter")
+             note=f"approval for sleep {seconds}")
+    rec.pane.press("Enter")
     started = time.time()
-    for offset in (4, 12, 23, 26.5):
+    for offset in offsets:
         rec.snap("longshell", "ToolUse", tool="Shell", at=started + offset, expect_requests=2,
-                 note=f"sleep 28 running, {offset:g} s in, no output")
+                 note=f"sleep {seconds} running, {offset:g} s in, no output")
     rec.wait_text("The slow job finished.", timeout=60)
     time.sleep(2)
     rec.snap("rest", "Idle", note="after the shell turn")
@@ -378,10 +385,74 @@ def aider_fake(work: Path) -> OpenAIChatFake:
     return OpenAIChatFake([[Pause(6), Say(LONG_ANSWER, WORD_S)]])
 
 
+def qwen_session(rec: Recorder, work: Path) -> None:
+    pane = rec.pane
+    silent_then_streamed(rec, "answer text streaming", settle_s=2, rest_note="after the streamed answer")
+    approved_long_shell(rec, 10, (3, 6, 8.5))
+    # 3. The model refuses the request (400): at rest with the error.
+    rec.submit("one more thing please")
+    rec.wait_text("API Error")
+    time.sleep(1.5)
+    rec.snap("error", "Idle", note="turn failed with 400")
+    # 4. Ctrl+C twice (a typed /quit stops at its completion menu): the goodbye box.
+    pane.press("C-c")
+    rec.wait_text("again to exit")
+    pane.press("C-c")
+    rec.wait_text("qwen --resume")  # the goodbye box is taller than a small pane
+    time.sleep(1.5)
+    rec.snap("exit", "Exited", note="after Ctrl+C twice")
+
+
+def qwen_fake(work: Path) -> OpenAIChatFake:
+    return OpenAIChatFake([
+        [Pause(6), Say(LONG_ANSWER, WORD_S)],
+        [Call("run_shell_command", {"command": "mkdir -p job && sleep 10 && echo finished",
+                                    "description": "Wait for the slow job"})],
+        [Say("The slow job finished.", 0.05)],
+        [Fail(400, "fake bad request", times=None)],
+    ])
+
+
+def pi_session(rec: Recorder, work: Path) -> None:
+    silent_then_streamed(rec, "answer text streaming (pi's spinner says Working... throughout)", settle_s=2,
+                         rest_note="after the streamed answer")
+    # 2. bash printing slowly (pi asks before no tool), then a silent model.
+    rec.submit("please count slowly in the shell")
+    t1 = rec.request_at(2)
+    for offset in (2.5, 5, 7.5):
+        rec.snap("slowbash", "ToolUse", tool="bash", at=t1 + offset, expect_requests=2,
+                 note="for-loop printing line N once a second runs")
+    t2 = rec.request_at(3)
+    rec.snap("aftertool", "Thinking", at=t2 + 3, expect_requests=3, note="tool result sent, model silent for 6 s")
+    rec.wait_text("All eight lines printed.")
+    time.sleep(2)
+    rec.snap("rest", "Idle", note="after the bash turn")
+    # 3. The model keeps failing (500): its client's own retries, then pi's three, then at rest.
+    rec.submit("one more thing please")
+    rec.wait_text("Retrying (1/3)")
+    time.sleep(0.5)
+    rec.snap("retry", "Thinking", note="500 retried by pi (1/3), its error above")
+    rec.wait_screen(lambda s: "Retrying" not in s and "Working..." not in s and "Error: 500" in s,
+                    "the turn given up", timeout=60)
+    time.sleep(1.5)
+    rec.snap("error", "Idle", note="turn failed with 500 after the retries")
+
+
+def pi_fake(work: Path) -> OpenAIChatFake:
+    return OpenAIChatFake([
+        [Pause(6), Say(LONG_ANSWER, WORD_S)],
+        [Say("I will count.", 0.05), Call("bash", {"command": COUNT8})],
+        [Pause(6), Say("All eight lines printed.", 0.05)],
+        [Fail(500, "fake overload", times=None)],
+    ])
+
+
 SESSIONS = {"claude": (claude_fake, claude_session, ("--permission-mode", "default")),
             "codex": (codex_fake, codex_session, ()),
             "gemini": (gemini_fake, gemini_session, ()),
-            "aider": (aider_fake, aider_session, ("notes.txt",))}
+            "aider": (aider_fake, aider_session, ("notes.txt",)),
+            "qwen": (qwen_fake, qwen_session, ()),
+            "pi": (pi_fake, pi_session, ())}
 
 
 def record(agent: str, size: tuple[int, int], out: Path) -> list[Frame]:
@@ -417,7 +488,7 @@ def record(agent: str, size: tuple[int, int], out: Path) -> list[Frame]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "detector_data" / "issue25_check")
-    parser.add_argument("--agent", choices=AGENTS, action="append", help="only this agent (repeatable)")
+    parser.add_argument("--agent", choices=AGENTS + MORE_AGENTS, action="append", help="only this agent (repeatable)")
     parser.add_argument("--size", action="append", help="only this size, e.g. 80x24 (repeatable)")
     args = parser.parse_args(argv)
     sizes = [s for s in SIZES if not args.size or f"{s[0]}x{s[1]}" in args.size]

@@ -349,6 +349,9 @@ EXECUTION_TIMEOUT_MAX_S = 86400.0
 # A prompt's text (send_task, muxd submit), and the lists of the history's queries.
 PROMPT_MAX_CHARS = 256 * 1024
 EXECUTION_LIST_LIMIT_MAX = 100
+# The history over time (the web view's charts): the shortest bucket, and the most one answer holds.
+TIMELINE_BUCKET_MIN_S = 60
+TIMELINE_BUCKETS_MAX = 1000
 EXECUTION_IDS_MAX_COUNT = 100           # executions one wait may name
 EXECUTION_WAIT_MAX_S = 300.0            # the longest a call may wait for executions to end
 SCREEN_WAIT_MAX_S = 60.0                # the longest a screen-html request may wait for a pane's output

@@ -44,6 +44,12 @@ class VersionMismatch(BadRequest):
     code = "version_mismatch"
 
 
+class BadManifest(MuxdError):
+    """An agent manifest (muxd/detectors/manifest.py) that cannot be used; the message names its file and line."""
+
+    code = "bad_manifest"
+
+
 class NotFound(MuxdError):
     code = "not_found"
 

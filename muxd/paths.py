@@ -119,6 +119,13 @@ def log_path(name: str = DEFAULT_SERVER_NAME) -> Path:
 
 
 
+def agents_dir() -> Path:
+    """`$XDG_CONFIG_HOME/muxd/agents` (else `~/.config/muxd/agents`): the user's agent manifests
+    (`*.toml`, muxd/detectors/manifest.py), read with muxd's own when a server loads its detectors."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "muxd" / "agents"
+
+
 def config_file() -> tuple[Path, bool]:
     """The config file the server loads at start, and whether it was chosen (`muxd -f FILE`: a
     missing one is then an error) rather than the default `$XDG_CONFIG_HOME/muxd/muxd.conf`

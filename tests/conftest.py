@@ -185,7 +185,7 @@ def local_zone() -> Iterator[Callable[[str], None]]:
     time.tzset()
 
 
-AGENT_MISSING = re.compile(r"\b(claude|codex|gemini|aider|opencode) not installed\b")
+AGENT_MISSING = re.compile(r"\b(claude|codex|gemini|aider|opencode|qwen|pi|cline|kilo) not installed\b")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -4,6 +4,8 @@ refusal for a question, an agent at rest, a dialog that does not open on a yes, 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from muxd.detectors.confirm_keys import confirmation_keys
@@ -29,6 +31,19 @@ def test_a_dialog_takes_enter_for_yes_and_escape_for_no(agent, options):
     assert confirmation_keys(state, False) == ["Escape"]
 
 
+def test_kilo_takes_enter_for_yes_and_escape_then_enter_for_no():
+    # Kilo 7.7.9's Escape opens "Reject permission" (an optional message), which Enter sends
+    state = asking("kilo", "Allow once", "Allow always", "Reject")
+    assert confirmation_keys(state, True) == ["Enter"]
+    assert confirmation_keys(state, False) == ["Escape", "Enter"]
+
+
+def test_cline_takes_a_letter_alone():
+    state = asking("cline", "Approve", "Deny")
+    assert confirmation_keys(state, True) == ["y"]
+    assert confirmation_keys(state, False) == ["n"]
+
+
 def test_aider_takes_a_letter_and_enter():
     state = asking("aider", "Yes", "No")
     assert confirmation_keys(state, True) == ["y", "Enter"]
@@ -47,6 +62,19 @@ def test_what_is_no_yes_no_question_is_refused_in_one_line(state, words):
         confirmation_keys(state, True)
     assert words in refused.value.message and "%3" in refused.value.message
     assert "\n" not in refused.value.message
+
+
+def test_an_agent_added_by_a_manifest_takes_the_keys_its_manifest_names(tmp_path, monkeypatch):
+    agents = tmp_path / "muxd" / "agents"
+    agents.mkdir(parents=True)
+    mini = (Path(__file__).parent / "agent_manifests" / "mini.toml").read_text()
+    (agents / "mini.toml").write_text(mini)
+    (agents / "quiet.toml").write_text(mini.split("[confirm]")[0].replace('name = "mini"', 'name = "quiet"'))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert confirmation_keys(asking("mini", "1. Yes", "2. No"), True) == ["1", "Enter"]
+    assert confirmation_keys(asking("mini", "1. Yes", "2. No"), False) == ["2", "Enter"]
+    with pytest.raises(BadRequest, match="muxd does not know how quiet takes a yes or no"):
+        confirmation_keys(asking("quiet", "1. Yes", "2. No"), True)
 
 
 def test_an_option_is_chosen_by_the_keys_its_dialog_takes():

@@ -10,6 +10,10 @@ Each frame goes through what `muxd detect` does, at its own size, with the curso
 pane had it (a capture does not keep it); tests/detector_data/issue25/labels.tsv says what
 the screen shows. `benchmarks/bench_detectors.py --corpus tests/detector_data/issue25` gives
 the figures.
+
+tests/detector_data/cline_kilo holds Cline's and Kilo's real screens (issue 32) at 50x16 to
+120x40, labelled with the tokens, model and error they show as well: an empty cell there
+says the screen shows none.
 """
 
 from __future__ import annotations
@@ -22,13 +26,25 @@ import pytest
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.replay import detect_saved_screen
+from muxd.detectors.state import AgentState
 
-DATA = Path(__file__).parent / "detector_data" / "issue25"
+DATA = Path(__file__).parent / "detector_data"
+# Each corpus, and whether its labels say the tokens, model and error (issue 25's do not).
+CORPORA = {"issue25": False, "cline_kilo": True}
 DETECTORS = load_detectors()
 BY_NAME = {detector.name: detector for detector in DETECTORS}
 
-with (DATA / "labels.tsv").open(encoding="utf-8") as _labels:
-    FRAMES = list(csv.DictReader(_labels, delimiter="\t"))
+
+def _frames() -> list[dict[str, str]]:
+    frames = []
+    for corpus in CORPORA:
+        with (DATA / corpus / "labels.tsv").open(encoding="utf-8") as labels:
+            frames += [{**row, "file": f"{corpus}/{row['file']}", "corpus": corpus}
+                       for row in csv.DictReader(labels, delimiter="\t")]
+    return frames
+
+
+FRAMES = _frames()
 
 
 def _size(row: dict[str, str]) -> tuple[int, int]:
@@ -45,11 +61,8 @@ def _optional(text: str) -> str | None:
     return text or None
 
 
-@pytest.mark.parametrize("row", FRAMES, ids=[row["file"].split("/")[-1].removesuffix(".txt") for row in FRAMES])
-def test_frame_reads_as_labelled(row: dict[str, str]) -> None:
-    path = DATA / row["file"]
-    columns, lines = _size(row)
-    state = detect_saved_screen(path.read_bytes(), DETECTORS, columns=columns, lines=lines, cursor=_cursor(row))
+def assert_reads_as_labelled(state: AgentState, row: dict[str, str]) -> None:
+    """The agent, state, spinner text, elapsed time, tool and confirmation a labels row says."""
     got = state.activity
     assert (state.agent_type, got.state) == (row["agent"], row["state"]), (state.evidence, row["note"])
     assert got.description == _optional(row["description"])
@@ -61,9 +74,21 @@ def test_frame_reads_as_labelled(row: dict[str, str]) -> None:
         assert state.confirmation.options == row["options"].split(" | ")
     else:
         assert state.confirmation is None
+
+
+@pytest.mark.parametrize("row", FRAMES, ids=[row["file"].split("/")[-1].removesuffix(".txt") for row in FRAMES])
+def test_frame_reads_as_labelled(row: dict[str, str]) -> None:
+    path = DATA / row["file"]
+    columns, lines = _size(row)
+    state = detect_saved_screen(path.read_bytes(), DETECTORS, columns=columns, lines=lines, cursor=_cursor(row))
+    assert_reads_as_labelled(state, row)
     # Background work is read by the detector (the runner publishes what it reads).
     frame = ScreenContext(lines=path.read_text(encoding="utf-8").split("\n"), columns=columns, cursor=_cursor(row))
     assert BY_NAME[row["agent"]].detect(frame, None).background == int(row["background"])
+    if CORPORA[row["corpus"]]:
+        assert state.session.tokens_used == (int(row["tokens"]) if row["tokens"] else None)
+        assert state.session.model == _optional(row["model"])
+        assert (state.error.message if state.error else None) == _optional(row["error"])
 
 
 def test_every_situation_at_several_sizes() -> None:

@@ -1,6 +1,6 @@
-"""OpencodeDetector on small screens built from opencode's public TUI source and issue quotes
-(no real opencode capture exists for muxd): the rows under the input box and the permission
-prompt."""
+"""opencode's packaged manifest (muxd/detectors/manifests/opencode.toml) on small screens built
+from opencode's public TUI source and issue quotes (no real opencode capture exists for muxd):
+the rows under the input box and the permission prompt."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 
 from muxd.detectors.base import ScreenContext
 from muxd.testing.screens import assert_survives_garbage, margin_rows
-from muxd.detectors.opencode import OpencodeDetector
+from muxd.detectors.registry import PACKAGED_MANIFEST_DIR, load_manifests
 from muxd.detectors.state import AgentError, Confirmation
 
-DETECTOR = OpencodeDetector()
+DETECTOR = next(d for d in load_manifests(PACKAGED_MANIFEST_DIR)[0] if d.name == "opencode")
 
 
 def screen(text: str) -> list[str]:

@@ -22,6 +22,7 @@ from muxd.store.execution_store import ExecutionQuery
 from muxd.store.pg_connection import PgConnection
 from muxd.store.pg_database import PgDatabase
 from muxd.store.pg_connection import connect as pg_connect
+from muxd.store import execution_timeline
 from muxd.store.pg_history_sql import RULES, postgres_text
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.store.opening import open_database
@@ -48,6 +49,9 @@ def _history_sql() -> list[tuple[str, list[object]]]:
             built.append(tallies.error_patterns(query))
         if (counted := tallies.count(query)) is not None:
             built.append(counted)
+        timeline_query = msgspec.structs.replace(query, since=(query.since or BASE) // 3600 * 3600)
+        built += [execution_timeline.timeline(timeline_query, 3600, by_host=True),  # tallied where they cover it
+                  execution_timeline.timeline(timeline_query, 900, by_host=True)]  # the rows
     return built
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from muxd.executions.session_logs import agent_of_log, locate
-from muxd.executions.session_logs.locate import ProcessView, claude_log_dir, process_tree, read_process
+from muxd.executions.session_logs.locate import ProcessView, _runs, claude_log_dir, process_tree, read_process
 from muxd.testing.wait import returns_within, wait_until
 
 SESSION = "4e3a0430-04d7-4ef4-98a3-7934c4ec3c05"
@@ -152,6 +152,45 @@ def test_aider_history_in_the_cwd_or_where_told(tmp_path, processes):
     assert locate("aider", told.pid) == elsewhere
 
 
+def test_pi_newest_session_of_the_cwd_or_its_agent_dir(tmp_path, processes):
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    sessions = home / ".pi" / "agent" / "sessions" / ("--" + str(work).lstrip("/").replace("/", "-") + "--")
+    touch(sessions / f"2026-11-29T16-40-00-000Z_{OTHER_SESSION}.jsonl", mtime=1_000)
+    newest = touch(sessions / f"2026-11-29T16-44-19-532Z_{SESSION}.jsonl", mtime=2_000)
+    touch(home / ".pi" / "agent" / "sessions" / "--elsewhere--" / f"2026-11-29T17-00-00-000Z_{SESSION}.jsonl")
+    pi = named(tmp_path, "pi")
+    assert locate("pi", start(processes, [pi, LIFETIME], work, {"HOME": str(home)}).pid) == newest
+    agent_dir = tmp_path / "agent"
+    told = touch(agent_dir / "sessions" / sessions.name / f"2026-11-29T16-50-00-000Z_{SESSION}.jsonl")
+    env = {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent_dir)}
+    assert locate("pi", start(processes, [pi, LIFETIME], work, env).pid) == told
+
+
+def test_an_agent_is_its_own_program_not_one_whose_name_holds_its_name():
+    """pi's process is `pi` or its package's script, never `pip` or a `.pipx` path beside it."""
+    def runs(*argv: str, agent: str = "pi") -> bool:
+        return _runs(ProcessView(pid=1, argv=list(argv)), agent)
+
+    assert runs("/home/u/.local/bin/pi")
+    assert runs("node", "/usr/lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js")
+    assert not runs("pip", "install", "x")
+    assert not runs("/home/u/.local/pipx/venvs/tool/bin/python", "-m", "tool")
+    assert runs("node", "/x/@anthropic-ai/claude-code/cli.js", agent="claude")
+    assert runs("/usr/bin/python3", "/home/u/.local/bin/aider", agent="aider")
+    assert not runs("sh", "-c", "pi --help", agent="pi")  # a shell's script merely naming it
+
+
+def test_qwen_session_of_the_cwd_project(tmp_path, processes):
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    chats = home / ".qwen" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(work)) / "chats"
+    touch(chats / f"{OTHER_SESSION}.jsonl", mtime=1_000)
+    newest = touch(chats / f"{SESSION}.jsonl", mtime=2_000)
+    qwen = named(tmp_path, "qwen")
+    assert locate("qwen", start(processes, [qwen, LIFETIME], work, {"HOME": str(home)}).pid) == newest
+
+
 def test_nothing_to_find(tmp_path, processes):
     work = tmp_path / "work"
     work.mkdir()
@@ -169,6 +208,8 @@ def test_agent_of_log():
     assert agent_of_log("/h/.codex/sessions/2026/11/24/rollout-2026-11-24T11-10-12-x.jsonl") == "codex"
     assert agent_of_log("/h/.gemini/tmp/w/chats/session-2026-11-24T11-10-1b394265.jsonl") == "gemini"
     assert agent_of_log("/w/.aider.chat.history.md") == "aider"
+    assert agent_of_log(f"/h/.qwen/projects/-w/chats/{SESSION}.jsonl") == "qwen"
+    assert agent_of_log(f"/h/.pi/agent/sessions/--w--/2026-11-29T16-44-19-532Z_{SESSION}.jsonl") == "pi"
     assert agent_of_log("/w/notes.jsonl") is None
 
 

@@ -1,7 +1,7 @@
-"""The session-log parsers on real logs: what Claude Code 2.1.330, Codex 0.169, Gemini CLI 0.61
-and Aider 0.86 wrote while talking to the fake model servers (tests/session_log_data, made by
-its capture.py; each turn's byte range and the usage the fake reported are in
-`<agent>.turns.json`)."""
+"""The session-log parsers on real logs: what Claude Code 2.1.330, Codex 0.169, Gemini CLI 0.61,
+Aider 0.86, Qwen Code 0.15 and pi 0.73 wrote while talking to the fake model servers
+(tests/session_log_data, made by its capture.py, Qwen's and pi's by hand in a muxd pane; each
+turn's byte range and the usage the fake reported, theirs left out, are in `<agent>.turns.json`)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from muxd.config import SESSION_LOG_JSON_DEPTH_MAX, SESSION_LOG_LINE_MAX_BYTES
-from muxd.executions.session_logs import PARSERS, TurnError, TurnFacts, aider, claude, codex, gemini
+from muxd.executions.session_logs import PARSERS, TurnError, TurnFacts, aider, claude, codex, gemini, pi, qwen
 from muxd.executions.session_logs._records import json_value
 from muxd.executions.session_logs.facts import CallTokens
 
 DATA = Path(__file__).parent / "session_log_data"
-LOGS = {"claude": "claude.jsonl", "codex": "codex.jsonl", "gemini": "gemini.jsonl", "aider": "aider.chat.history.md"}
+LOGS = {"claude": "claude.jsonl", "codex": "codex.jsonl", "gemini": "gemini.jsonl", "aider": "aider.chat.history.md",
+        "qwen": "qwen.jsonl", "pi": "pi.jsonl"}
 ANSWER = "Hello there, this is the scripted answer."
 CLAUDE_SESSION = "4e3a0430-04d7-4ef4-98a3-7934c4ec3c05"
 CODEX_SESSION = "01a20d3f-c51c-7d03-998a-cf25152bad70"
@@ -220,6 +221,42 @@ def test_aider_counts_are_its_own_rounded_ones():
     assert (facts.input_tokens, facts.cache_read_tokens, facts.output_tokens) == (12000, 2300, 1100)
 
 
+# ---------------------------------------------------------------- Qwen Code and pi
+
+QWEN_WORK = "/tmp/muxd-capture/qwen/work"
+
+
+def test_qwen_tools_files_and_usage():
+    facts = qwen.parse_turn(turn("qwen", "write a file and list it")[0])
+    assert facts.response == "Writing.\n\nAll done." and facts.complete and facts.error is None
+    assert facts.tool_calls == [f"write_file({QWEN_WORK}/new.txt)", f"list_directory({QWEN_WORK})"]
+    assert facts.files_written == [f"{QWEN_WORK}/new.txt"]
+    assert facts.api_calls == 3 and facts.tokens_used == sum(c.input + c.output for c in facts.call_tokens)
+    assert facts.session_id == "11ab457d-9593-4f71-8d17-b7eda0c7945d" and facts.model == "fake-model"
+
+
+def test_qwen_api_error_ends_the_turn():
+    facts = qwen.parse_turn((DATA / LOGS["qwen"]).read_bytes())
+    assert facts.prompt == "fail please" and facts.complete and facts.response is None
+    assert facts.error == TurnError(type="api_error", message="400 Bad request thing")
+
+
+def test_pi_tools_files_and_usage():
+    facts = pi.parse_turn(turn("pi", "write a file and list it")[0])
+    assert facts.response == "Writing.\n\nAll done." and facts.complete and facts.error is None
+    assert facts.tool_calls == ["write(new.txt)", "bash(ls)"] and facts.files_written == ["new.txt"]
+    assert facts.api_calls == 3 and facts.tokens_used == sum(c.input + c.output for c in facts.call_tokens)
+    assert facts.model == "fake-model"
+
+
+def test_pi_failed_request_ends_the_turn_with_its_error():
+    facts = pi.parse_turn((DATA / LOGS["pi"]).read_bytes())
+    assert facts.prompt == "fail please" and facts.complete and facts.response is None
+    assert facts.error == TurnError(type="api_error", message="400 Bad request thing")
+    assert facts.api_calls == 0, "a failed request's zero usage is no call"
+    assert facts.session_id == "01a22841-129b-7401-9993-b2dbd2de9fab"
+
+
 # ---------------------------------------------------------------- any log, any bytes
 
 @pytest.mark.parametrize("agent", sorted(LOGS))
@@ -243,7 +280,7 @@ def test_any_slice_parses_without_raising(agent):
     assert PARSERS[agent](b"") == TurnFacts()
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "qwen", "pi"])
 def test_lines_that_are_not_the_logs_own_are_skipped(agent):
     assert PARSERS[agent](b'\x00\xff not json\n[1, 2]\n"a"\n{"type": 5, "message": []}\n') == TurnFacts()
 

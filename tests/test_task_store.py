@@ -337,6 +337,21 @@ def test_list_pages_filters_and_counts(store: sqlite3.Connection) -> None:
     refused(BadRequest, "bad_request", lambda: listed(limit=0))
 
 
+def test_a_list_newest_first_puts_the_latest_move_on_top(store: sqlite3.Connection) -> None:
+    """A board's done column: the task that moved last first, whatever its priority or age."""
+    old, middle, new_one = (new(store, title, priority=p, now=NOW + n)
+                            for n, (title, p) in enumerate([("old", 1000), ("middle", 900), ("new", 500)]))
+    ts.claim(store, old.id, A, 900, NOW + 10)
+
+    def titles(**order: Any) -> list[str]:
+        page, _ = ts.list_tasks(store, states=None, plan=None, claimed_by=None, limit=10, offset=0, now=NOW + 11,
+                                **order)
+        return [t.title for t in page]
+
+    assert titles() == ["new", "middle", "old"]  # by priority
+    assert titles(newest_first=True) == ["old", "new", "middle"]  # claimed last, then created last
+
+
 # ---------------------------------------------------------------- verification and review
 
 @pytest.mark.parametrize(("kind", "state", "status", "resumed"), [

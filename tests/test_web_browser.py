@@ -44,6 +44,7 @@ def test_a_person_answers_a_waiting_agent_and_watches_it_move_on(muxd_server, we
     waiting = f'.needs-you article[data-pane="{pane}"]'
     browser_wait(browser, lambda d: texts(d, f"{waiting} form.answer button"), "the waiting agent's answer buttons")
     assert card_state(browser, pane) == "waiting"
+    assert browser.title.startswith("(1) Agents")  # a background tab says someone waits
     assert "Do you want to proceed?" in texts(browser, f"{waiting} .question")[0]
     assert texts(browser, f"{waiting} form.answer button") == [
         "1. Yes", "2. Yes, and don't ask again for mkdir commands in /tmp/work", "3. No"]
@@ -81,10 +82,14 @@ def test_a_view_only_token_and_a_forged_request_cannot_answer(muxd_server, web_v
     refused = page_post(browser, "/answer", answer)
     assert refused["status"] == 403 and refused["body"]["code"] == "forbidden", refused
     assert "needs tier execute_advanced" in refused["body"]["message"]
+    # Logged out in another tab: this one's live grid ends and the page goes back to the login.
+    browser.switch_to.new_window("tab")
+    browser.get(web_view.url)
     click(browser, "nav form.logout button", "the log out button")
     browser_wait(browser, lambda d: d.find_elements(By.ID, "token"), "the login page after logging out")
-    browser.get(web_view.url)  # the old session is gone: back to the login page
-    browser_wait(browser, lambda d: d.find_elements(By.ID, "token"), "the login page for a logged-out browser")
+    browser.close()
+    browser.switch_to.window(browser.window_handles[0])
+    browser_wait(browser, lambda d: d.find_elements(By.ID, "token"), "the first tab back at the login page")
     # A token that may answer, lured to another site that posts the answer form cross-site: refused.
     log_in(browser, web_view, make_token(muxd_server, "execute_advanced", "web-lured"))
     with forging_site(web_view.url + "answer", {**answer, "csrf_token": "guessed"}) as site:

@@ -12,7 +12,7 @@ import pytest
 from muxd.detectors.state import Activity, AgentError, AgentState, Confirmation
 from muxd.protocol.messages import PaneInfo
 from muxd.testing.wait import wait_until
-from muxd.testing.web import EventStream, WebClient, make_token
+from muxd.testing.web import EventStream, WebClient, WebView, make_token
 from muxd.web.agents_grid import grid_html
 from muxd.web.security import CSP
 
@@ -61,6 +61,18 @@ def test_actions_need_this_origin_and_the_session_csrf_token(muxd_server, web_vi
     assert web.post("/logout", {"csrf_token": csrf}).status == 303 and not web.cookies
     web.cookies.update(old)
     assert web.get("/").status == 303
+
+
+def test_actions_are_rate_limited_per_principal_as_mcp_tools_are(muxd_server):
+    muxd_server.env.update(MUXD_MCP_RATE="0.1", MUXD_MCP_BURST="3")
+    view = WebView(muxd_server)
+    try:
+        web = WebClient(view.origin)
+        web.login(make_token(muxd_server, "execute_advanced", "hasty"))
+        answer = {"pane": "%99", "option": "0", "text": "1. Yes", "csrf_token": web.csrf()}
+        assert [web.post("/answer", answer).status for _ in range(4)] == [404, 404, 404, 429]
+    finally:
+        view.stop()
 
 
 def test_logging_out_ends_the_browsers_event_stream(muxd_server, web_view):

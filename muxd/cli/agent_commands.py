@@ -1,4 +1,4 @@
-"""CLI commands about agents: summary, explain, and offline detect / replay."""
+"""CLI commands about agents: summary, explain, the agents muxd knows, and offline detect / replay."""
 
 from __future__ import annotations
 
@@ -191,6 +191,28 @@ def detect(client: Any, args: argparse.Namespace) -> int:
     else:
         print_state(state)
     return 0
+
+
+def _configure_agents(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true")
+
+
+@cli_command("agents")(_configure_agents)
+def agents(client: Any, args: argparse.Namespace) -> int:
+    """Exit status 1 when a manifest is in error: a check to run after writing one."""
+    from muxd.detectors.registry import catalogue
+
+    found, errors = catalogue(quiet=True)  # each error said once, below
+    rows = [{"name": detector.name, "kind": "manifest" if source.endswith(".toml") else "python", "from": source}
+            for detector, source in found]
+    if args.json:
+        print_json({"agents": rows, "errors": [{"path": e.detail["path"], "line": e.detail["line"],
+                                               "message": e.message} for e in errors]})
+    else:
+        print_table(["NAME", "KIND", "FROM"], [[row["name"], row["kind"], row["from"]] for row in rows])
+        for error in errors:
+            print(f"muxd: agent manifest skipped: {error.message}", file=sys.stderr)
+    return 1 if errors else 0
 
 
 def _configure_replay(p: argparse.ArgumentParser) -> None:

@@ -115,6 +115,8 @@ CLI_COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("summary", "what the agent in a pane is doing, in a few words", "agent_commands"),
     CliCommand("explain", "the evidence behind a pane's agent state", "agent_commands"),
     CliCommand("detect", "detect the agent state of a saved screen", "agent_commands", local=True),
+    CliCommand("agents", "the agents muxd can recognise: its detectors, your manifests, and any manifest in error",
+               "agent_commands", local=True),
     CliCommand("hook", "hand an agent's hook event (JSON on stdin) to muxd: what agents' hooks run in a pane",
                "hook_command", local=True),
     CliCommand("hooks", "install or uninstall muxd's hooks in an agent CLI's own config, for agents started by hand",

@@ -53,7 +53,8 @@ def _base(arg: str) -> str:
     return name
 
 
-def _is_launcher(name: str) -> bool:
+def is_launcher(name: str) -> bool:
+    """True for a program that runs an agent given as an argument (node, npx, python3.12, …)."""
     return name in _LAUNCHERS or bool(_PYTHON.match(name))
 
 
@@ -65,7 +66,7 @@ def _candidates(argv: Sequence[str]) -> Iterable[str]:
     yield first
     # a process title such as "npm exec @openai/codex" arrives as one argv element
     yield from first.split()[1:]
-    if not _is_launcher(_base(first.split()[0] if first.split() else first)):
+    if not is_launcher(_base(first.split()[0] if first.split() else first)):
         return
     taken = 0
     for arg in argv[1:]:
@@ -110,7 +111,8 @@ def agent_confidence(ctx: ScreenContext, names: frozenset[str], packages: Sequen
     """`identify` for a CLI agent: 1.0 for its process; else `live_score` of the screen, unless
     a shell is in front (the agent, if it ran here, has gone: nothing counts), a shell prompt
     ends the screen (then only the agent's exit output counts) or a pager or an editor does
-    (then nothing counts)."""
+    (then nothing counts); at most FOREIGN_PROCESS_CONFIDENCE_MAX when another program is in
+    front, or a launcher runs another script."""
     if process_is(ctx, names, packages):
         return 1.0
     if shell_in_front(ctx):
@@ -123,7 +125,7 @@ def agent_confidence(ctx: ScreenContext, names: frozenset[str], packages: Sequen
         score = 0.0
     else:
         score = live_score(lines)
-    return min(score, FOREIGN_PROCESS_CONFIDENCE_MAX) if process_is_foreign(ctx) else score
+    return min(score, FOREIGN_PROCESS_CONFIDENCE_MAX) if process_is_foreign(ctx) or runs_another_script(ctx) else score
 
 
 def shell_in_front(ctx: ScreenContext) -> bool:
@@ -137,7 +139,25 @@ def process_is_foreign(ctx: ScreenContext) -> bool:
     comm = (ctx.process_name or "").strip().lower()
     if not comm:
         return False
-    return comm not in SHELLS and not _is_launcher(comm.split()[0])
+    return comm not in SHELLS and not is_launcher(comm.split()[0])
+
+
+def runs_another_script(ctx: ScreenContext) -> bool:
+    """True when the foreground process is a launcher running a script of its own (`node
+    …/.bin/qwen`, `python tool.py`) that the asking detector did not claim: another program,
+    perhaps an agent muxd does not know drawing a known one's screen (a fork), owns it."""
+    verdict: bool = _OTHER_SCRIPTS[(ctx.process_name, tuple(ctx.process_argv or ()))]
+    return verdict
+
+
+def _runs_a_script(process_name: str | None, argv: tuple[str, ...]) -> bool:
+    comm = (process_name or "").strip().lower()
+    if not comm or not is_launcher(comm.split()[0]):
+        return False
+    return any("/" in arg or arg.lower().endswith(_SCRIPT_SUFFIXES) for arg in list(_candidates(argv))[1:])
+
+
+_OTHER_SCRIPTS = LineMemo(lambda key: _runs_a_script(*key), limit=PROCESS_VERDICTS_MAX)
 
 
 def bottom_kind(lines: Sequence[str]) -> str:

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 
 from msgspec.structs import replace
 
-from muxd.detectors._agent_cli import shell_in_front, with_session_shown
+from muxd.detectors._agent_cli import (
+    FOREIGN_PROCESS_CONFIDENCE_MAX, process_is_foreign, shell_in_front, with_session_shown,
+)
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude_lines import (
@@ -73,6 +75,10 @@ class ClaudeDetector:
         score = _screen_confidence(_rows(ctx.lines))
         if _program(ctx.process_name, ctx.process_argv) in VIEWERS:
             return min(score, VIEWER_CAP)
+        if process_is_foreign(ctx):
+            # Another program is in front (Cline draws `❯` between two rules too): a screen
+            # like Claude's is not Claude's unless its process is
+            return min(score, FOREIGN_PROCESS_CONFIDENCE_MAX)
         return score
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:

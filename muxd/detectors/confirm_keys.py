@@ -1,11 +1,13 @@
 """The keys that answer an agent's yes/no confirmation, as its dialog takes them: what `muxd top`'s
 `y` and `n` (and any other "answer it for me") send to the pane.
 
-Pure: an `AgentState` in, `send-keys` key names out (to be sent one write each, as a person
-types them); BadRequest when the state asks no yes/no. Claude's Enter and Escape, Codex's and
-Gemini's Enter and Aider's y + Enter are what the real CLIs' tests (tests/test_agents_real_*.py)
-press; Codex's and Gemini's Escape is their dialogs' own "(esc)" on the no; opencode's keys
-come from its public material only (no real opencode screen was captured for muxd).
+An `AgentState` in, `send-keys` key names out (to be sent one write each, as a person types
+them); BadRequest when the state asks no yes/no, or the agent's keys are not known. Claude's
+Enter and Escape, Codex's and Gemini's Enter and Aider's y + Enter are what the real CLIs'
+tests (tests/test_agents_real_*.py) press
+(Qwen Code's dialog is Gemini's); Codex's and Gemini's Escape is their dialogs' own
+"(esc)" on the no; opencode's keys come from its public material only (no real opencode screen
+was captured for muxd).
 
 - Claude Code, Codex, Gemini CLI and opencode draw a dialog whose first option, highlighted
   when it opens, is the one-time yes ("1. Yes", "1. Yes, proceed (y)", "● 1. Allow once",
@@ -13,6 +15,11 @@ come from its public material only (no real opencode screen was captured for mux
   Enter rather than the option's digit: a digit alone answers at once in the real CLIs, and an
   Enter after it would land on whatever they draw next, perhaps the next dialog.
 - Aider asks on its input line (`Create new file? (Y)es/(N)o [Yes]:`): `y` or `n`, then Enter.
+- An agent added by a manifest: the keys its `[confirm]` table names (the manifest files are
+  read for it, as a server reads them at its start).
+- Cline's dialog answers a key alone (`[y] Approve   [n] Deny`): `y` or `n`.
+- Kilo draws opencode's dialog: Enter takes "Allow once", its first button; its Escape opens
+  "Reject permission" (a message to send with the no), which Enter confirms empty.
 """
 
 from __future__ import annotations
@@ -22,8 +29,10 @@ import re
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 
-DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode"})
+DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode", "qwen", "kilo"})
 LINE_AGENTS = frozenset({"aider"})
+KEY_AGENTS = frozenset({"cline"})  # a key alone answers, no Enter
+NO_KEYS = {"kilo": ["Escape", "Enter"]}  # a dialog agent's no, where Escape alone is not it
 # An option that says yes once: "1. Yes", "Yes, proceed (y)", "● 1. Allow once", "Approve".
 _YES_OPTION = re.compile(r"^\W*(?:\d+\.\s*)?(?:yes|allow|approve|proceed)\b", re.IGNORECASE)
 
@@ -38,16 +47,34 @@ def confirmation_keys(state: AgentState, yes: bool) -> list[str]:
         raise BadRequest(f"{pane} {asked}: answer it in its pane", pane_id=state.pane_id)
     if agent in LINE_AGENTS:
         return ["y" if yes else "n", "Enter"]
+    if agent in KEY_AGENTS:
+        return ["y" if yes else "n"]
+    manifest_keys = None if agent in DIALOG_AGENTS else _manifest_keys(agent, "yes" if yes else "no")
+    if manifest_keys is not None:
+        return list(manifest_keys)
     if agent not in DIALOG_AGENTS:
         raise BadRequest(f"muxd does not know how {agent or 'this program'} takes a yes or no: answer it in "
                          f"{pane}", pane_id=state.pane_id)
     if not yes:
-        return ["Escape"]
+        return list(NO_KEYS.get(agent or "", ["Escape"]))
     options = state.confirmation.options
     if options and not _YES_OPTION.match(options[0]):
         raise BadRequest(f"{pane}'s dialog opens on {options[0]!r}, not a yes: answer it in its pane",
                          pane_id=state.pane_id)
     return ["Enter"]
+
+
+def _manifest_keys(agent: str | None, answer: str) -> tuple[str, ...] | None:
+    """The keys the agent's manifest gives for `answer` ("yes" or "no"), if it has a manifest
+    that says (the last one read of that name, as the daemon loads them)."""
+    from muxd.detectors.registry import load_manifests, manifest_dirs
+
+    keys = None
+    for directory in manifest_dirs():
+        for detector in load_manifests(directory, quiet=True)[0]:
+            if detector.name == agent:
+                keys = getattr(detector, "manifest").confirm_keys.get(answer)
+    return keys
 
 
 # An option that says no: "3. No", "No, suggest changes (esc)", "Reject", "Deny".

@@ -40,6 +40,7 @@ from muxd.detectors._agent_cli import (
 from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.gemini_input import COMPOSERS, bottom_rule, draft, footer_model, input_rule
+from muxd.detectors.qwen_screen import qwen_process, shows_qwen
 from muxd.detectors.state import ActivityState, AgentError, AgentState, Confirmation, Detection, ToolSighting
 from muxd.detectors.usage_limits import limited, usage_limit
 
@@ -69,8 +70,8 @@ _ALLOW_EXECUTION = re.compile(r"Allow execution of (?:\[(?P<tool>[^\]]+)\]|MCP t
 _ERROR_LINE = re.compile(r"^✕\s+(?P<text>\S.*)$")
 _LIMIT_HEAD = re.compile(r"^Usage limit reached\b")  # the quota box's first words
 _FIRST_SENTENCE = re.compile(r"^✕\s+(?P<text>\S.*?\.(?:\]|(?=\s)|$))")
-_EXIT_MARKER = re.compile(r"Agent powering down|Interaction Summary|gemini --resume")
-_SESSION_ID = re.compile(r"(?:Session ID:\s+|gemini --resume )(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
+_EXIT_MARKER = re.compile(r"Agent powering down|Interaction Summary|(?:gemini|qwen) --resume")
+_SESSION_ID = re.compile(r"(?:Session ID:\s+|(?:gemini|qwen) --resume )(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
 _USAGE_HEADER = re.compile(r"\bModel\s{2,}Reqs\b")
 _USAGE_ROW = re.compile(r"^\s*(?P<model>[A-Za-z][\w.\-]*)\s{2,}\d")
 
@@ -90,7 +91,9 @@ class GeminiDetector:
     name = NAME
 
     def identify(self, ctx: ScreenContext) -> float:
-        return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, lambda lines: _exited(lines) is not None)
+        if qwen_process(ctx):  # its fork draws the same boxes: the Qwen detector's
+            return 0.0
+        return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, _gemini_exit)
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         lines: list[str] = stripped_rows(ctx.lines)
@@ -114,7 +117,14 @@ class GeminiDetector:
         return replace(found, model=footer_model(lines, rule_row), tools_seen=tools)
 
 
+def _gemini_exit(lines: list[str]) -> bool:
+    """Gemini's goodbye box above a shell prompt (Qwen's says `qwen --resume` under its own)."""
+    return _exited(lines) is not None and "qwen --resume" not in screen_text(lines)
+
+
 def _screen_score(lines: list[str]) -> float:
+    if shows_qwen(lines):
+        return 0.0
     # the banner's words, on the screen at all, before its pattern is tried row by row
     banner = "Gemini CLI v" in screen_text(lines) and any(_BANNER.search(line) for line in lines)
     score = BANNER_CONFIDENCE if banner else 0.0
@@ -424,3 +434,12 @@ def is_status_row(line: str) -> bool:
 def is_tool_row(line: str) -> bool:
     """A tool's one-row summary (`  ✓  ReadFolder  . → Directory is empty.`)."""
     return _DENSE_ROW.match(line) is not None
+
+
+# Qwen Code (a fork) draws its turn, tool boxes, dialogs and goodbye box as Gemini CLI does:
+# qwen.py reads them with these, under its own name.
+tool_sightings = _tool_sightings
+exited_screen = _exited
+confirmation_box = _confirmation
+busy_state = _busy_state
+idle_state = _idle_state

@@ -32,10 +32,16 @@ FIELDS: dict[str, Callable[[AgentState], object]] = {
 }
 
 
-def screen_sources(state: AgentState, observed_at: float, rule: str) -> dict[str, Provenance]:
-    """Provenance "screen" for every field `state` gives a value (the state always)."""
+def screen_sources(state: AgentState, observed_at: float, rule: str,
+                   field_rules: dict[str, str] | None = None) -> dict[str, Provenance]:
+    """Provenance "screen" for every field `state` gives a value (the state always), its detail
+    the rule that read the field (`field_rules`), else `rule`."""
     seen = Provenance(source="screen", observed_at=observed_at, detail=rule)
-    return {name: seen for name, value_of in FIELDS.items() if name == "state" or value_of(state) is not None}
+    sources = {name: seen for name, value_of in FIELDS.items() if name == "state" or value_of(state) is not None}
+    for name, field_rule in (field_rules or {}).items():
+        if name in sources and field_rule != rule:
+            sources[name] = Provenance(source="screen", observed_at=observed_at, detail=field_rule)
+    return sources
 
 
 def carried(before: AgentState, after: AgentState) -> dict[str, Provenance]:

@@ -6,11 +6,12 @@ the benchmarks, and by tests. Time is the recording's, not the wall clock's.
 
 from __future__ import annotations
 
+
 import gzip
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from muxd.detectors.base import Detector, ScreenContext
@@ -81,10 +82,12 @@ class _Always:
 
 def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: int | None = None,
                         lines: int | None = None, pane_id: str = "",
-                        cursor: tuple[int, int] | None = None, now: float = 0.0) -> AgentState:
+                        cursor: tuple[int, int] | None = None, now: float = 0.0,
+                        exited: bool = False) -> AgentState:
     """The AgentState of one saved screen: plain capture, capture with escapes, or raw bytes;
     `cursor` (x, y): where the pane's cursor was, which a capture does not keep; `now` (epoch
-    seconds): when it was on screen, for what it says of times ("resets 3pm")."""
+    seconds): when it was on screen, for what it says of times ("resets 3pm"); `exited`: the
+    pane's program had exited (its last screen: only then does a detector's Exited stand)."""
     plain = b"\x1b" not in data
     # A capture (`capture-pane -p`, no carriage returns) does not keep the cursor: unless told
     # where it was, it is put home, where ScreenContext's is when unknown, not left after the
@@ -103,7 +106,8 @@ def detect_saved_screen(data: bytes, detectors: Sequence[Detector], *, columns: 
         x, y = cursor or (0, 0)
         emulator.feed(b"\x1b[%d;%dH" % (y + 1, x + 1))
     runner = DetectorRunner(pane_id, detectors, clock=lambda: now)
-    runner.run(frame_context(emulator, now), settled=True)
+    ctx = frame_context(emulator, now)
+    runner.run(replace(ctx, exited=True) if exited else ctx, settled=True)
     return runner.state
 
 

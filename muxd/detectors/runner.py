@@ -399,7 +399,7 @@ class DetectorRunner:
             evidence=Evidence(detector=detector_name, rule=d.rule, line=d.line),
             background=d.background,
         )
-        return msgspec.structs.replace(state, sources=screen_sources(state, now, d.rule))
+        return msgspec.structs.replace(state, sources=screen_sources(state, now, d.rule, d.field_rules))
 
 
     def _limit_seen(self, limit: UsageLimit | None) -> UsageLimit | None:

@@ -7,9 +7,9 @@ from typing import Literal
 
 import msgspec
 
-# "claude", "codex", "gemini", "aider", "opencode", "shell" — or a plug-in detector's own name.
+# "claude", "codex", "gemini", "aider", "opencode", "qwen", "pi", "cline", "kilo", "shell" — or a plug-in detector's own name.
 AgentType = str
-KNOWN_AGENT_TYPES = ("claude", "codex", "gemini", "aider", "opencode", "shell")
+KNOWN_AGENT_TYPES = ("claude", "codex", "gemini", "aider", "opencode", "qwen", "pi", "cline", "kilo", "shell")
 ActivityState = Literal["Idle", "Thinking", "Generating", "ToolUse", "AwaitingConfirmation",
                         "AwaitingInput", "UsageLimited", "Exited", "Unknown"]
 BUSY_STATES: frozenset[str] = frozenset({"Thinking", "Generating", "ToolUse"})
@@ -147,6 +147,9 @@ class Detection(msgspec.Struct, frozen=True, kw_only=True):
     input_text: str | None = None
     # Background work still running (subagents, terminals), as the screen counts it.
     background: int = 0
+    # Provenance field name ("model", "tool", …; provenance.FIELDS) -> the rule that read it,
+    # where that is not `rule` (a manifest's [[fields]] pattern): what its `sources` detail says.
+    field_rules: dict[str, str] = {}
 
 
 def takes_prompt(state: str, confirmation: Confirmation | None) -> bool:

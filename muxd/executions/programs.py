@@ -7,7 +7,7 @@ import os
 
 from muxd.detectors.shell_names import SHELLS
 
-AGENT_CLIS = frozenset({"claude", "codex", "gemini", "aider", "opencode"})
+AGENT_CLIS = frozenset({"claude", "codex", "gemini", "aider", "opencode", "qwen", "pi", "cline", "kilo"})
 
 
 def is_one_execution(command: list[str]) -> bool:

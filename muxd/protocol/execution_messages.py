@@ -10,7 +10,7 @@ import msgspec
 from muxd.config import EXECUTION_IDS_MAX_COUNT, PROMPT_MAX_CHARS
 from muxd.executions.record import Execution
 from muxd.protocol.fields import Argv, FilePath, Label, ListOffset, Target
-from muxd.store.execution_store import AgentStats, ErrorPattern
+from muxd.store.execution_store import AgentStats, ErrorPattern, TimeBucket
 
 Prompt = Annotated[str, msgspec.Meta(max_length=PROMPT_MAX_CHARS)]
 ExecutionIds = Annotated[list[Label], msgspec.Meta(max_length=EXECUTION_IDS_MAX_COUNT)]
@@ -97,6 +97,18 @@ class ExecutionStats(_Message, tag="execution-stats"):
     host: Label | None = None
 
 
+class ExecutionTimeline(_Message, tag="execution-timeline"):
+    """The history over time (the web view's charts): per agent and kind, the executions that began
+    in each stretch of `bucket_s` seconds from `since` (to `until`, else now)."""
+
+    id: int
+    since: float
+    bucket_s: int = 3600
+    until: float | None = None
+    agent_name: Label | None = None
+    host: Label | None = None
+
+
 class WaitExecutions(_Message, tag="wait-executions"):
     """Until every one (or any one) of the executions has ended, or `timeout_s`."""
 
@@ -160,9 +172,16 @@ class StatsReply(_Message, tag="execution-stats-reply"):
     recent_failures: list[Execution]
 
 
+class TimelineReply(_Message, tag="execution-timeline-reply"):
+    id: int
+    since: float
+    bucket_s: int
+    buckets: list[TimeBucket]           # oldest first; a stretch with no execution has none
+
+
 EXECUTION_REQUESTS = (SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions,
-                      ExecutionFailures, ExecutionStats, WaitExecutions)
-EXECUTION_REPLIES = (ExecutionReply, ExecutionList, FailureReport, StatsReply)
+                      ExecutionFailures, ExecutionStats, ExecutionTimeline, WaitExecutions)
+EXECUTION_REPLIES = (ExecutionReply, ExecutionList, FailureReport, StatsReply, TimelineReply)
 
 
 class ShortIdList(_Message, tag="short-id-list"):

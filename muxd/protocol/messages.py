@@ -28,8 +28,9 @@ from muxd.protocol.command_messages import (  # noqa: F401
     SwitchClient,
 )
 from muxd.protocol.execution_messages import (
-    CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport,
-    GetExecution, ListExecutions, RunCommand, ShortIdList, ShortIds, StatsReply, SubmitPrompt, WaitExecutions,
+    CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, ExecutionTimeline,
+    FailureReport, GetExecution, ListExecutions, RunCommand, ShortIdList, ShortIds, StatsReply, SubmitPrompt,
+    TimelineReply, WaitExecutions,
 )
 from muxd.protocol.event_messages import DaemonEvent, EventList, ListEvents
 from muxd.protocol.fleet_messages import FleetHost, FleetList, FleetPane, ListFleet  # noqa: F401
@@ -64,7 +65,7 @@ Request = Union[
     CreateToken, ListTokens, RevokeToken, GrantPane, RevokeGrant, RecordCall, GetMetrics,  # access
     GetToolHistory, CheckTokens, RegisterTools,
     SubmitPrompt, RunCommand, CancelExecution, GetExecution, ListExecutions, ExecutionFailures,  # history
-    ExecutionStats, WaitExecutions, ShortIds,
+    ExecutionStats, ExecutionTimeline, WaitExecutions, ShortIds,
     CreateTask, ListTasks, GetTask, NextActionable, ClaimTask, UpdateTaskStatus, CompleteTask,  # tasks
     ReviewTask, SearchKnowledge, DispatchTasks,
     ListFleet,  # other hosts' panes on a shared database
@@ -75,7 +76,7 @@ Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Capture
               SummaryReply, Error, Attached, Released, EventList,
               OptionList, BufferList, ClientList, KeyBindingList, HookList,  # daily tmux commands
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory, TokenChecks,  # access
-              ExecutionReply, ExecutionList, FailureReport, StatsReply, ShortIdList,  # history
+              ExecutionReply, ExecutionList, FailureReport, StatsReply, TimelineReply, ShortIdList,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply,  # tasks
               FleetList, ScreenHtmlReply]
 

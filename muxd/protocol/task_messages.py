@@ -66,6 +66,7 @@ class ListTasks(_Message, tag="list-tasks"):
     limit: int = TASK_LIST_LIMIT_DEFAULT
     offset: ListOffset = 0
     host: Label | None = None           # tasks created through one daemon's host (MUXD_HOST); None: any
+    newest_first: bool = False          # by their last move, latest first (default: priority, then age)
 
 
 class GetTask(_Message, tag="get-task"):

@@ -98,6 +98,18 @@ class AgentStats(msgspec.Struct, frozen=True, kw_only=True):
     last_execution_status: str | None = None
 
 
+class TimeBucket(msgspec.Struct, frozen=True, kw_only=True):
+    """One agent's executions of one kind that began in one stretch of time (the web view's charts)."""
+
+    agent_name: str
+    kind: str = "prompt"                 # record.KINDS
+    start: float                         # epoch seconds; the bucket runs for the timeline's bucket_s
+    executions: int = 0
+    failures: int = 0                    # record.FAILED_STATUSES
+    tokens: int = 0                      # tokens_used summed (the history keeps no input/output split)
+    cost_usd: float | None = None        # over the executions whose cost is known; None: none is
+
+
 class ExecutionStore(Protocol):
     # ---- writes (in submission order; a read after a write sees it)
     async def save(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None, *,
@@ -153,5 +165,9 @@ class ExecutionStore(Protocol):
 
     async def stats(self, query: ExecutionQuery) -> list[AgentStats]:
         """Per agent, over the executions matching `query` (its limit/offset ignored)."""
+
+    async def timeline(self, query: ExecutionQuery, bucket_s: int) -> list[TimeBucket]:
+        """Per agent, kind and stretch of `bucket_s` seconds from `query.since` (which it needs), the
+        executions matching `query` that began then; oldest first, stretches with none left out."""
 
     def close(self) -> None: ...

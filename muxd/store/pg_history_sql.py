@@ -12,7 +12,8 @@ the builders keep one copy of the queries' logic:
   the panes a page reads one at a time (`json_each(?) k, LATERAL`), as a set of rows;
 - the JSON that packs stats' sums: json_build_array, its elements read as numeric (exact for
   the counts and sums alike, and json renders a whole numeric as an integer);
-- the tallies' hour of a row: floor, as SQLite's CAST truncates (PostgreSQL's would round);
+- the tallies' hour of a row, and its bucket in a timeline: floor, as SQLite's CAST truncates
+  (PostgreSQL's would round);
 - a NULL standing for no JSON: typed as json.
 """
 
@@ -22,6 +23,7 @@ import re
 from functools import lru_cache
 
 from muxd.store.execution_tallies import BUCKET
+from muxd.store.execution_timeline import ROW_BUCKET
 
 _STATEMENTS_CACHED = 256
 RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), replacement) for pattern, replacement in (
@@ -31,6 +33,7 @@ RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), rep
     (r"\bjson_array\(", "json_build_array("),
     (r"json_extract\((\w+), '\$\[(\d+)\]'\)", r"(\1->>\2)::numeric"),
     (re.escape(BUCKET), "floor(at / 3600)::bigint"),
+    (re.escape(ROW_BUCKET), "floor((at - ?) / ?)::bigint"),
     (r"\bNULL AS (\w+)", r"NULL::json AS \1"),
 ))
 

@@ -33,9 +33,10 @@ from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database, is_postgres, transaction
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
+from muxd.store import execution_timeline
 from muxd.store.execution_rows import ACTIVE_ROWS, ENDED_ROWS, READ_COLUMNS, UPSERT, from_row, to_row
 from muxd.store.save_batches import SAVE_TRANSCRIPT, SaveBatches, save_rows, transcript_row
-from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope
+from muxd.store.execution_store import AgentStats, ErrorPattern, ExecutionQuery, Scope, TimeBucket
 from muxd.store.hosts import OWN_ROWS
 from muxd.store.location import MEMORY, is_database_url
 from muxd.executions.fingerprint import stack_hash
@@ -328,6 +329,15 @@ class SqliteExecutionStore:
                                 else queries.stats(query))
         return await self._read(lambda db: queries.fold_stats(db.execute(sql, params).fetchall()),
                                 "counting executions per agent")
+
+    async def timeline(self, query: ExecutionQuery, bucket_s: int) -> list[TimeBucket]:
+        """Per agent, kind and stretch of `bucket_s` seconds from `query.since`, oldest first."""
+        if queries.sees_nothing(query.scope) or query.since is None:
+            return []
+        sql, params = self._sql(execution_timeline.timeline(query, bucket_s, by_host=self._postgres))
+        since = query.since
+        return await self._read(lambda db: execution_timeline.fold(db.execute(sql, params).fetchall(), since, bucket_s),
+                                "counting executions over time")
 
     async def list(self, query: ExecutionQuery) -> tuple[list[Execution], int]:
         """The rows of one page and the total that match (ignoring limit/offset)."""

@@ -55,6 +55,7 @@ _OPEN_BLOCKERS = f"FROM task_reviews WHERE {OPEN_BLOCKERS}"
 _UNBLOCKED = (f"NOT EXISTS (SELECT 1 {_WAITING_ON.format('t.id')}) "
               f"AND NOT EXISTS (SELECT 1 {_OPEN_BLOCKERS.format('t.id')})")
 _ORDER = "ORDER BY t.priority, t.created_at, t.seq"
+_LATEST_FIRST = "ORDER BY t.updated_at DESC, t.seq DESC"
 
 
 def _in_range(value: int, low: int, high: int, field: str) -> None:
@@ -137,9 +138,10 @@ def task_reviews(c: sqlite3.Connection, task_id: str) -> list[Review]:
 
 def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: str | None, claimed_by: str | None,
                limit: int, offset: int, now: float, max_attempts: int = TASK_MAX_ATTEMPTS_DEFAULT,
-               host: str | None = None) -> tuple[list[Task], int]:
+               host: str | None = None, newest_first: bool = False) -> tuple[list[Task], int]:
     """One page of the tasks matching the filters, by (priority, created_at), and how many match.
-    `host`: only tasks created through that host's daemon (MUXD_HOST); None: the fleet's."""
+    `host`: only tasks created through that host's daemon (MUXD_HOST); None: the fleet's.
+    `newest_first`: by their last move instead, the latest first (a board's done column)."""
     _in_range(limit, 1, TASK_LIST_LIMIT_MAX, "limit")
     if offset < 0:
         raise BadRequest("offset must not be negative", field="offset")
@@ -163,7 +165,8 @@ def list_tasks(c: sqlite3.Connection, *, states: tuple[str, ...] | None, plan: s
             where.append("t.host = ?")
             params.append(host)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-        page = [from_row(row) for row in c.execute(f"{select_for(c)}{clause} {_ORDER} LIMIT ? OFFSET ?",
+        order = _LATEST_FIRST if newest_first else _ORDER
+        page = [from_row(row) for row in c.execute(f"{select_for(c)}{clause} {order} LIMIT ? OFFSET ?",
                                                    (*params, limit, offset))]
         total = c.execute(f"SELECT count(*) FROM tasks t{clause}", params).fetchone()[0]
     return page, total

@@ -1,4 +1,4 @@
-"""`python -m muxd.testing.fake_agent [claude|codex|gemini|aider]`: the fake agent CLIs of
+"""`python -m muxd.testing.fake_agent [claude|codex|gemini|aider|mini]`: the fake agent CLIs of
 `muxd.testing.fake_agents` (Claude Code when no agent is named)."""
 
 from muxd.testing.fake_agents import main

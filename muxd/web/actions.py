@@ -1,6 +1,7 @@
 """What every state-changing request of the web view passes, declared once: `action(path, do)`
-makes the POST route. Before `do` runs: a session (else a redirect to /login) and its CSRF token
-in the form (or the X-CSRF-Token header) — the Origin check ran already (security.py). After it:
+makes the POST route. Before `do` runs: a session (else a redirect to /login), its CSRF token in
+the form (or the X-CSRF-Token header) — the Origin check ran already (security.py) — and the
+principal's rate for that action (MCP's per-tool rate: MUXD_MCP_RATE, MUXD_MCP_BURST). After it:
 one audit record, sent to the daemon as an MCP server sends one per tool call (tool `web.<name>`,
 the form's fields only as their sha256), so `muxd` audit and metrics list what browsers did.
 
@@ -20,6 +21,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from muxd.errors import MuxdError
+from muxd.rate_limit import RateLimiter
 from muxd.mcp_server.audit_records import audit_record, send_audit_record
 from muxd.web.security import CSRF_FIELD, CSRF_HEADER, same_token
 from muxd.web.sessions import WebSession, require_session
@@ -62,6 +64,8 @@ def action(path: str, name: str, do: Action) -> Route:
         started = time.monotonic()
         error_code: str | None = None
         try:
+            limiter: RateLimiter = request.app.state.rate_limiter
+            limiter.check(session.principal, AUDIT_PREFIX + name)  # as MCP's guards limit a tool
             return await do(request, session, form)
         except MuxdError as exc:
             error_code = exc.code

@@ -14,6 +14,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from muxd.errors import MuxdError
+from muxd.mcp_server.limits import GuardLimits
+from muxd.rate_limit import RateLimiter
 from muxd.web.board_feed import BoardFeeds
 from muxd.web.html import esc, page
 from muxd.web.routes import build_routes
@@ -59,4 +61,6 @@ def build_app(settings: WebSettings) -> Starlette:
                     exception_handlers={MuxdError: _daemon_error, HTTPException: _http_error})
     app.state.sessions = sessions
     app.state.feeds = feeds
+    limits = GuardLimits.from_env()
+    app.state.rate_limiter = RateLimiter(limits.rate_per_s, limits.burst)
     return app

@@ -45,6 +45,8 @@ PAGE_MODULES: tuple[str, ...] = (
     "muxd.web.pages_agents",
     "muxd.web.pages_pane",  # /pane/N: a pane's screen, live, and its input box
     "muxd.web.pages_history",  # /history, /execution/ID, /failures
+    "muxd.web.pages_tasks",  # /tasks, /task/{id}, its review
+    "muxd.web.pages_charts",  # /charts
 )
 # The one POST that cannot carry a session's CSRF token: it makes the session (pages_login.py).
 SESSIONLESS_POSTS = frozenset({"/login"})

@@ -73,7 +73,7 @@ REQUEST_RULES: dict[type, Rule] = {
     # The history: reads are cut to the principal's scope by the handlers (commands/executions.py).
     m.ShortIds: VIEW,  # the short forms of ids the caller holds: no record is read
     m.ListExecutions: VIEW, m.GetExecution: VIEW, m.ExecutionFailures: VIEW, m.ExecutionStats: VIEW,
-    m.WaitExecutions: VIEW,
+    m.ExecutionTimeline: VIEW, m.WaitExecutions: VIEW,
     m.SubmitPrompt: Rule("moderate", scoped=True),
     m.CancelExecution: Rule("moderate", scoped=True),
     m.RunCommand: Rule("dangerous"),  # runs shell commands

@@ -7,6 +7,7 @@ import asyncio
 import functools
 import math
 import shlex
+import time
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -14,6 +15,7 @@ from msgspec.structs import replace
 
 from muxd.config import (
     EXECUTION_LIST_LIMIT_MAX, EXECUTION_TIMEOUT_DEFAULT_S, EXECUTION_TIMEOUT_MAX_S, EXECUTION_WAIT_MAX_S,
+    TIMELINE_BUCKET_MIN_S, TIMELINE_BUCKETS_MAX,
 )
 from muxd.daemon.access.control import Principal, current_principal, is_agent_principal
 from muxd.daemon.work.background_run import run_in_background_window
@@ -28,8 +30,9 @@ from muxd.executions.record import (
 )
 from muxd.executions.transcript import render
 from muxd.protocol.execution_messages import (
-    CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, FailureReport, GetExecution,
-    ListExecutions, LiveAgent, RunCommand, ShortIdList, ShortIds, StatsReply, SubmitPrompt, WaitExecutions,
+    CancelExecution, ExecutionFailures, ExecutionList, ExecutionReply, ExecutionStats, ExecutionTimeline,
+    FailureReport, GetExecution, ListExecutions, LiveAgent, RunCommand, ShortIdList, ShortIds, StatsReply,
+    SubmitPrompt, TimelineReply, WaitExecutions,
 )
 from muxd.protocol.fleet_messages import FleetHost, FleetPane
 from muxd.protocol.messages import Spawn
@@ -266,7 +269,8 @@ async def get_execution(daemon: Daemon, req: GetExecution) -> ExecutionReply:
     return ExecutionReply(id=req.id, execution=execution, transcript=transcript)
 
 
-def _query(daemon: Daemon, req: ListExecutions | ExecutionFailures | ExecutionStats, **fields: object) -> ExecutionQuery:
+def _query(daemon: Daemon, req: ListExecutions | ExecutionFailures | ExecutionStats | ExecutionTimeline,
+           **fields: object) -> ExecutionQuery:
     since = getattr(req, "since", None)
     if since is not None and not math.isfinite(since):
         raise BadRequest("since must be a time", field="since")
@@ -354,6 +358,19 @@ async def stats(daemon: Daemon, req: ExecutionStats) -> StatsReply:
     if others and daemon.fleet is not None and query.scope.pane_keys is None:  # in no pane's scope
         live = _other_hosts_live(await daemon.fleet.others(req.host), req.agent_name) + live
     return StatsReply(id=req.id, agents=per_agent, live=live, recent_failures=recent[:req.failures_limit])
+
+
+@command(ExecutionTimeline)
+async def timeline(daemon: Daemon, req: ExecutionTimeline) -> TimelineReply:
+    if req.bucket_s < TIMELINE_BUCKET_MIN_S:
+        raise BadRequest(f"bucket_s must be at least {TIMELINE_BUCKET_MIN_S} seconds", field="bucket_s")
+    end = req.until if req.until is not None else time.time()
+    if not (math.isfinite(req.since) and math.isfinite(end)) or (end - req.since) / req.bucket_s > TIMELINE_BUCKETS_MAX:
+        raise BadRequest(f"a timeline holds at most {TIMELINE_BUCKETS_MAX} buckets: a later since or longer buckets",
+                         field="since")
+    query = _query(daemon, req, until=req.until)
+    buckets = await history_of(daemon, query.scope).timeline(query, req.bucket_s)
+    return TimelineReply(id=req.id, since=req.since, bucket_s=req.bucket_s, buckets=buckets)
 
 
 def _other_hosts_live(fleet: tuple[list[FleetHost], list[FleetPane]], agent_name: str | None) -> list[LiveAgent]:

@@ -112,7 +112,7 @@ async def list_tasks(daemon: Daemon, req: ListTasks) -> TaskList:
             raise BadRequest(f"state must be one of {', '.join(STATES)}, got {state!r}", field="states")
     tasks, total = await daemon.tasks.call(lambda c: task_store.list_tasks(
         c, states=tuple(req.states) or None, plan=req.plan, claimed_by=req.claimed_by, limit=req.limit,
-        offset=req.offset, now=time.time(), host=req.host), "listing tasks")
+        offset=req.offset, now=time.time(), host=req.host, newest_first=req.newest_first), "listing tasks")
     return TaskList(id=req.id, tasks=tasks, total=total)
 
 

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# The key that stops an agent's turn: Escape in the full-screen CLIs, C-c elsewhere.
-INTERRUPT_KEYS = {"claude": b"\x1b", "codex": b"\x1b", "gemini": b"\x1b", "opencode": b"\x1b"}
+# The key that stops an agent's turn: Escape in the full-screen CLIs (Cline: "esc to cancel"), C-c elsewhere.
+INTERRUPT_KEYS = dict.fromkeys(("claude", "codex", "gemini", "opencode", "qwen", "pi", "cline", "kilo"), b"\x1b")
 CTRL_C = b"\x03"
 CLEAR_INPUT = b"\x15"  # C-u
 PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"

@@ -25,6 +25,12 @@ What each CLI keeps (versions installed by .ci/install-agents, run against the f
   count, not the API's usage, rounded past 1000), `Applied edit to <file>` and API errors.
   No session id, no tool calls. Usable for answers and files: see aider.py.
   (`.aider.input.history` holds the prompts only.)
+- Qwen Code 0.15: `<QWEN_HOME or ~/.qwen>/projects/<cwd, each non-alphanumeric as "-">/chats/
+  <session id>.jsonl`: prompts, answers with each request's `usageMetadata` and `model`, tool
+  calls with arguments and results, API errors (as UI telemetry). See qwen.py.
+- pi 0.73: `<PI_CODING_AGENT_DIR or ~/.pi/agent>/sessions/--<cwd>--/<time>_<id>.jsonl`: the
+  session id in its header, prompts, answers with each request's usage and model, tool calls
+  with arguments and results, failed requests with their error. See pi.py.
 
 A pane's process is the CLI itself (Claude Code) or a node wrapper whose descendants do the
 work (Codex: the native binary, then its app-server); `locate` searches the whole tree.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from muxd.executions.session_logs import aider, claude, codex, gemini
+from muxd.executions.session_logs import aider, claude, codex, gemini, pi, qwen
 from muxd.executions.session_logs._open import RefusedLog, open_log, read_at
 from muxd.executions.session_logs.facts import TurnFacts
 from muxd.executions.session_logs.locate import LAYOUT_PARTS, agent_of_log
@@ -30,7 +30,8 @@ _HEAD_SESSION_ID = re.compile(rb'"(?:sessionId|session_id|id)"\s*:\s*"([0-9A-Fa-
 
 Parser = Callable[[bytes], TurnFacts]
 PARSERS: dict[str, Parser] = {"claude": claude.parse_turn, "codex": codex.parse_turn,
-                              "gemini": gemini.parse_turn, "aider": aider.parse_turn}
+                              "gemini": gemini.parse_turn, "aider": aider.parse_turn,
+                              "qwen": qwen.parse_turn, "pi": pi.parse_turn}
 
 
 class SessionLogCursor:

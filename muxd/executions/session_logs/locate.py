@@ -1,6 +1,6 @@
 """Where the agent running in a pane keeps its session log, found from `/proc`: the pane's
 process and its descendants (the CLI may be a node wrapper's child, or a shell's), their
-environment (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME), working directory,
+environment (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, QWEN_HOME, PI_CODING_AGENT_DIR), working directory,
 arguments and open files. Linux only; a process that is gone or not ours gives None.
 
 Only regular files are candidates (never a link, a FIFO or a device: the pane may have put
@@ -42,12 +42,15 @@ _OPEN_LOG = {
     "codex": re.compile(r"/sessions/.*/rollout-[^/]*\.jsonl$"),
     "gemini": re.compile(r"/chats/session-[^/]*\.jsonl$"),
     "aider": re.compile(r"\.aider\.chat\.history\.md$"),
+    "qwen": re.compile(r"/projects/[^/]+/chats/[0-9a-f-]{36}\.jsonl$"),
+    "pi": re.compile(r"/sessions/--[^/]*--/[^/]+_[0-9a-f-]{36}\.jsonl$"),
 }
 AGENT_TYPES = tuple(_OPEN_LOG)
 # Path components of each CLI's own layout below its home, the log's name included:
 # `projects/<slug>/<id>.jsonl`, `sessions/YYYY/MM/DD/rollout-….jsonl`,
-# `tmp/<project>/chats/session-….jsonl`, `.aider.chat.history.md`. No link is followed there.
-LAYOUT_PARTS = {"claude": 3, "codex": 5, "gemini": 4, "aider": 1}
+# `tmp/<project>/chats/session-….jsonl`, `.aider.chat.history.md`, Qwen's
+# `projects/<cwd>/chats/<id>.jsonl`, pi's `sessions/--<cwd>--/<time>_<id>.jsonl`. No link is followed there.
+LAYOUT_PARTS = {"claude": 3, "codex": 5, "gemini": 4, "aider": 1, "qwen": 4, "pi": 3}
 GEMINI_PROJECTS_PARTS = 1  # `projects.json`, right in the Gemini home
 
 
@@ -162,8 +165,8 @@ def _runs(view: ProcessView, agent_type: str) -> bool:
     """Whether the process is the agent: its name in the program or script it runs (`claude`,
     `node …/.bin/codex`, `node …/@anthropic-ai/claude-code/cli.js`, `python …/bin/aider`).
     A shell's `-c` script merely mentioning it does not count (it holds spaces)."""
-    return any(" " not in arg and (agent_type in os.path.basename(arg).lower() or f"/{agent_type}" in arg.lower())
-               for arg in view.argv[:AGENT_ARGS_LOOKED_AT])
+    named = re.compile(rf"(?:^|/){re.escape(agent_type)}(?:$|[-./])")  # pi's: not pip's
+    return any(" " not in arg and named.search(arg.lower()) is not None for arg in view.argv[:AGENT_ARGS_LOOKED_AT])
 
 
 def _unique_paths(paths: Iterable[str]) -> list[Path]:
@@ -276,6 +279,29 @@ def _aider(view: ProcessView) -> Path | None:
     return _newest(p / AIDER_HISTORY_NAME for p in places)
 
 
+def _qwen(view: ProcessView) -> Path | None:
+    """`<QWEN_RUNTIME_DIR, QWEN_HOME or ~/.qwen>/projects/<cwd, every non-alphanumeric as
+    "-">/chats/*.jsonl`, the newest."""
+    home = _home(view)
+    named = view.env.get("QWEN_RUNTIME_DIR") or view.env.get("QWEN_HOME")
+    base = Path(named) if named else (home / ".qwen" if home else None)
+    if base is None or view.cwd is None:
+        return None
+    return _newest(_glob(base / "projects" / re.sub(r"[^A-Za-z0-9]", "-", view.cwd) / "chats", "*.jsonl"))
+
+
+def _pi(view: ProcessView) -> Path | None:
+    """`<PI_CODING_AGENT_DIR or ~/.pi/agent>/sessions/--<cwd, its first "/" dropped and every
+    "/", "\\" or ":" as "-">--/*.jsonl`, the newest."""
+    home = _home(view)
+    agent_dir = Path(view.env["PI_CODING_AGENT_DIR"]) if view.env.get("PI_CODING_AGENT_DIR") else (
+        home / ".pi" / "agent" if home else None)
+    if agent_dir is None or view.cwd is None:
+        return None
+    slug = "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", view.cwd)) + "--"
+    return _newest(_glob(agent_dir / "sessions" / slug, "*.jsonl"))
+
+
 def _option(argv: list[str], name: str) -> str | None:
     for i, arg in enumerate(argv):
         if arg == name and i + 1 < len(argv):
@@ -286,7 +312,7 @@ def _option(argv: list[str], name: str) -> str | None:
 
 
 _FINDERS: dict[str, Callable[[ProcessView], Path | None]] = {
-    "claude": _claude, "codex": _codex, "gemini": _gemini, "aider": _aider}
+    "claude": _claude, "codex": _codex, "gemini": _gemini, "aider": _aider, "qwen": _qwen, "pi": _pi}
 
 
 def _glob(directory: Path, pattern: str) -> list[Path]:

@@ -1,7 +1,8 @@
 """Fake agent CLIs drawing what Claude Code, Codex CLI, Gemini CLI and Aider draw, for fast
-end-to-end tests of detection: what the detectors see is what a real pane would show.
+end-to-end tests of detection: what the detectors see is what a real pane would show; and
+`mini`, an agent no Python detector knows, for agent manifests (fake_agents/mini.py).
 
-    python -m muxd.testing.fake_agents [claude|codex|gemini|aider]
+    python -m muxd.testing.fake_agents [claude|codex|gemini|aider|mini]
 
 Each reads one command per line, with the pty's echo off (the agent draws its own input):
 
@@ -33,6 +34,7 @@ from muxd.testing.fake_agents.aider import FakeAider
 from muxd.testing.fake_agents.claude import FakeClaude
 from muxd.testing.fake_agents.codex import FakeCodex
 from muxd.testing.fake_agents.gemini import FakeGemini
+from muxd.testing.fake_agents.mini import FakeMini
 
 
 class FakeAgent(Protocol):
@@ -52,7 +54,7 @@ class FakeAgent(Protocol):
 
 
 FAKE_AGENTS: dict[str, Callable[[Terminal], FakeAgent]] = {
-    "claude": FakeClaude, "codex": FakeCodex, "gemini": FakeGemini, "aider": FakeAider,
+    "claude": FakeClaude, "codex": FakeCodex, "gemini": FakeGemini, "aider": FakeAider, "mini": FakeMini,
 }
 TOOL_COMMANDS = frozenset({"tool", "bash"})
 

@@ -27,6 +27,7 @@ import msgspec
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.runner import DetectorRunner
+from muxd.detectors.state import BUSY_STATES
 from muxd.protocol.messages import AgentStateChanged, Event, PaneExited, Subscribe
 from muxd.testing.fake_models.launch import AgentLaunch
 from muxd.testing.patience import Deadline, event_set, stretched
@@ -314,6 +315,14 @@ def screen_shows(state: str) -> Callable[[State], bool]:
         fusion = s.get("fusion")
         return (fusion["screen"] if fusion else s["activity"]["state"]) == state
     return shows
+
+
+def states_mid_turn(pane: AgentPane, mark: int, done: State) -> list[str]:
+    """The states published from the turn's first busy one (after `mark`) up to `done`, the
+    state that ended it: a test of "no false Idle" asserts none of them is Idle."""
+    turn = pane.states.since(mark)
+    first_busy = next((i for i, s in enumerate(turn) if s["activity"]["state"] in BUSY_STATES), len(turn))
+    return [s["activity"]["state"] for s in turn[first_busy:turn.index(done)]]
 
 
 def describe(s: State) -> str:

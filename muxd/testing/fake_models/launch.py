@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +23,11 @@ AGENTS_DIR_ENV = "MUXD_AGENTS_DIR"  # where .ci/install-agents put the CLIs; def
 # Each CLI's executable inside the agents directory.
 CLI_PATHS = {"claude": "npm/node_modules/.bin/claude", "codex": "npm/node_modules/.bin/codex",
              "gemini": "npm/node_modules/.bin/gemini", "aider": "aider/bin/aider",
-             "opencode": "npm/node_modules/.bin/opencode"}
+             "opencode": "npm/node_modules/.bin/opencode", "qwen": "npm/node_modules/.bin/qwen",
+             "pi": "npm/node_modules/.bin/pi", "cline": "npm/node_modules/.bin/cline",
+             # Kilo's wrapper package is not published at the pinned version: its platform
+             # package is installed alone, and has no entry in .bin
+             "kilo": "npm/node_modules/@kilocode/cli-linux-x64/bin/kilo"}
 FAKE_API_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 CODEX_MODEL = "gpt-5-codex"
 AIDER_MODEL = "openai/fake-model"
@@ -32,6 +37,7 @@ SHELL_ARGV = ["bash", "--norc", "--noprofile"]
 OPENCODE_PROVIDER = "fake"
 # What every CLI gets, whatever the caller's environment holds.
 BASE_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_UPDATE_NOTIFIER": "1"}
+CLI_SETUP_TIMEOUT_S = 30  # a CLI's own setup command run before it starts (`cline auth`)
 MCP_STARTUP_TIMEOUT_S = 30  # how long a CLI gives an MCP server to start (a loaded CI machine)
 MUXD_MCP_NAME = "muxd"  # muxd's MCP server's name in the CLI's configuration
 MUXD_MCP_PANE_VARIABLES = ("MUXD_TOKEN", "MUXD_PANE")  # what `muxd mcp` must get from the pane
@@ -273,18 +279,88 @@ def aider(root: Path, base_url: str, bin_dir: Path, *files: str) -> AgentLaunch:
 
 def opencode(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
     home, work = _dirs(root)
-    # An OpenAI-compatible provider at the fake; titles go to the side model, so that they
-    # take no scripted turn. No models.dev fetch, no update check, no LSP download: offline.
-    models = {MODEL_ID: {"name": "Fake Model"}, SIDE_MODEL: {"name": "Fake Small"}}
-    config = {"autoupdate": False, "share": "disabled",
-              "model": f"{OPENCODE_PROVIDER}/{MODEL_ID}", "small_model": f"{OPENCODE_PROVIDER}/{SIDE_MODEL}",
-              "provider": {OPENCODE_PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": "Fake", "models": models,
-                                               "options": {"baseURL": f"{base_url}/v1", "apiKey": FAKE_API_KEY}}}}
-    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+    # No models.dev fetch, no update check, no LSP download: offline.
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir),
+           "OPENCODE_CONFIG_CONTENT": json.dumps(_opencode_config(base_url)),
            "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1"}
     return AgentLaunch(["opencode", *args], env, work, home)
 
 
+def qwen(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    settings = home / ".qwen"
+    settings.mkdir(exist_ok=True)
+    # OpenAI-compatible auth at the fake; no auto-update, update nag, usage statistics or
+    # folder-trust dialog: nothing on first run waits for a key.
+    (settings / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+        "general": {"enableAutoUpdate": False, "disableAutoUpdate": True, "disableUpdateNag": True},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "model": {"name": MODEL_ID},
+        "memory": {"enableManagedAutoMemory": False},  # its memory agent's requests would take turns
+    }, indent=2))
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "OPENAI_API_KEY": FAKE_API_KEY,
+           "OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_MODEL": MODEL_ID, "QWEN_CODE_NO_RELAUNCH": "true"}
+    return AgentLaunch(["qwen", *args], env, work, home)
+
+
+PI_PROVIDER = "fake"
+
+
+def pi(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    agent_dir = home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    # An OpenAI-compatible provider at the fake, chosen by default; PI_OFFLINE stops its start-up
+    # network calls (update and package checks, the install ping).
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {PI_PROVIDER: {
+        "baseUrl": f"{base_url}/v1", "api": "openai-completions", "apiKey": FAKE_API_KEY,
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": MODEL_ID, "name": "Fake Model", "contextWindow": 128000, "maxTokens": 8000,
+                    "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}}]}}}, indent=2))
+    (agent_dir / "settings.json").write_text(json.dumps({
+        "defaultProvider": PI_PROVIDER, "defaultModel": MODEL_ID, "enableInstallTelemetry": False,
+        "collapseChangelog": True}, indent=2))
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "PI_OFFLINE": "1",
+           "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
+    return AgentLaunch(["pi", *args], env, work, home)
+
+
+def _opencode_config(base_url: str) -> dict[str, object]:
+    """An OpenAI-compatible provider at the fake for opencode and its fork Kilo; titles go to
+    the side model, so that they take no scripted turn."""
+    models = {MODEL_ID: {"name": "Fake Model"}, SIDE_MODEL: {"name": "Fake Small"}}
+    return {"autoupdate": False, "share": "disabled",
+            "model": f"{OPENCODE_PROVIDER}/{MODEL_ID}", "small_model": f"{OPENCODE_PROVIDER}/{SIDE_MODEL}",
+            "provider": {OPENCODE_PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": "Fake", "models": models,
+                                             "options": {"baseURL": f"{base_url}/v1", "apiKey": FAKE_API_KEY}}}}
+
+
+def cline(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    # `cline auth` writes the provider (OpenAI-compatible, at the fake) as a person would; with
+    # one configured, `cline -i` skips its welcome and sign-in screens. The ClinePass notice
+    # is turned off by its own variable. Tools ask first (`--auto-approve false`).
+    subprocess.run([str(bin_dir / "cline"), "auth", "-p", "openai", "-k", FAKE_API_KEY, "-m", MODEL_ID,
+                    "-b", f"{base_url}/v1"], env={"HOME": str(home), "PATH": _path_with(bin_dir)},
+                   check=True, capture_output=True, timeout=stretched(CLI_SETUP_TIMEOUT_S))
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir), "CLINE_DISABLE_CLINE_PASS_NOTICE": "1"}
+    return AgentLaunch(["cline", "-i", "--auto-approve", "false", *args], env, work, home)
+
+
+def kilo(root: Path, base_url: str, bin_dir: Path, *args: str) -> AgentLaunch:
+    home, work = _dirs(root)
+    # opencode's configuration under Kilo's names; no update check, models fetch, LSP
+    # download, telemetry or session upload: offline.
+    env = {**BASE_ENV, "HOME": str(home), "PATH": _path_with(bin_dir),
+           "KILO_CONFIG_CONTENT": json.dumps(_opencode_config(base_url)), "KILO_DISABLE_AUTOUPDATE": "1",
+           "KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_DISABLE_SHARE": "1",
+           "KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_SESSION_INGEST": "1"}
+    return AgentLaunch(["kilo", *args], env, work, home)
+
+
 # How each CLI is started against a fake model server (`LAUNCHES[cli](root, base_url, bin_dir, …)`).
-LAUNCHES = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider, "opencode": opencode}
+LAUNCHES = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider, "opencode": opencode,
+            "qwen": qwen, "pi": pi, "cline": cline, "kilo": kilo}

@@ -4,6 +4,7 @@
 "use strict";
 
 (function () {
+  const RELOAD_AFTER_ENDED_MS = 2000;
   const csrfMeta = document.querySelector('meta[name="csrf-token"]');
   const csrf = csrfMeta ? csrfMeta.getAttribute("content") : "";
 
@@ -73,6 +74,13 @@
     status.classList.toggle("failed", Boolean(failed));
   }
 
+  // The tab's title counts the agents that need you, so a background tab says so.
+  const baseTitle = document.title;
+  function countNeeds(grid) {
+    const needs = grid.querySelectorAll(".needs-you article").length;
+    document.title = (needs ? "(" + needs + ") " : "") + baseTitle;
+  }
+
   function follow(grid) {
     const source = new EventSource(grid.dataset.live);
     grid.dataset.connected = "connecting";
@@ -80,14 +88,18 @@
     source.addEventListener("grid", (event) => {
       swap(grid, event.data);
       fillCsrf(grid);
+      countNeeds(grid);
       stampTimes(grid);
       grid.dataset.updates = String(Number(grid.dataset.updates || "0") + 1);
       grid.dataset.connected = "live";
     });
+    // The session ended (here or in another tab), the token was revoked or the daemon went: the
+    // page is reloaded after a moment, which shows the login page or what the daemon says.
     source.addEventListener("ended", (event) => {
       source.close();
       grid.dataset.connected = "ended";
-      say(event.data + " (reload to log in again)", true);
+      say(event.data + " — reloading", true);
+      window.setTimeout(() => window.location.reload(), RELOAD_AFTER_ENDED_MS);
     });
     source.addEventListener("error", () => { grid.dataset.connected = "reconnecting"; });
   }

@@ -1,4 +1,8 @@
-"""opencode (opentui TUI, 1.x): a deliberately small detector. No real opencode screen was
+"""opencode's screen read in Python: the base of Kilo's detector (kilo.py; Kilo is an opencode
+fork). opencode itself is read by its manifest (manifests/opencode.toml); this class is not
+registered under opencode's name.
+
+opencode (opentui TUI, 1.x): a deliberately small detector. No real opencode screen was
 captured for muxd; these markers come from public material only (opencode's TUI source and
 issue quotes), so it reads the few rows under the input box and little else:
 
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt
 from muxd.detectors._text import LineMemo, join_input_rows
@@ -28,16 +33,20 @@ BOTTOM_ROWS_MAX = 12
 PERMISSION_OPTIONS = ("Allow once", "Allow always", "Reject")
 
 _PERMISSION = re.compile(r"△\s+Permission required")
-_BUSY = re.compile(r"\besc (?:again to )?interrupt\b|\bpress esc to exit cancel\b", re.IGNORECASE)
+# `esc interrupt` under the box while a turn runs; Kilo's `⬝⬝■■⬝⬝⬝⬝` progress bar before it
+# (alone on its row when a narrow pane wraps the words away).
+_BUSY = re.compile(r"\besc (?:again to )?interrupt\b|\bpress esc to exit cancel\b|^\s*[⬝■]{4,}(?:\s|$)",
+                   re.IGNORECASE)
+# The spinner before the message: braille, or the `⬝⬝■■` progress bar (Kilo 7).
 _RETRY = re.compile(
-    r"^\s*(?:[┃│]\s*)?(?:[\u2800-\u28ff]\s+)?(?P<message>\S.*?)\s*\[retrying (?:in \S+ )?attempt #\d+\]")
+    r"^\s*(?:[┃│]\s*)?(?:[\u2800-\u28ff]\s+|[⬝■]+\s+)?(?P<message>\S.*?)\s*\[retrying (?:in \S+ )?attempt #\d+\]")
 # In a narrow pane the status row wraps: `… 2.5K ctrl+p` over `commands`.
 _IDLE_FOOTER = re.compile(r"\bctrl\+p commands\b|\btab agents\b|\bctrl\+p$")
 _OLD_IDLE = re.compile(r"press enter to send the message, write \\ and enter to add a new line")
 _THINKING_OLD = re.compile(r"█\s+Thinking\.\.\.")
 _MODEL_ROW = re.compile(r"^\s*[┃│]?\s*(?:Build|Plan)\s{2}(?P<model>\S(?:.*?\S)?)\s{2,}\S")
 _USAGE = re.compile(r"\b[\d,]+ \((?P<pct>\d{1,3})%\)(?: · \$(?P<cost>[\d.]+))?")
-_TITLE = re.compile(r"^\s*(?P<icon>[#→✱%◈◇←⟳⚙])\s+(?P<title>\S.*?)\s*$")
+_TITLE = re.compile(r"^\s*(?:[┃│]\s*)?(?P<icon>[#→✱%◈◇←⟳⚙])\s+(?P<title>\S.*?)\s*$")
 _INPUT_BAR = re.compile(r"^\s*┃ {0,2}")
 # What opencode shows (dimmed) in an empty input box: "Ask anything... "<an example>"".
 _PLACEHOLDER = re.compile(r"^Ask anything(?:\.\.\.|…)")
@@ -54,57 +63,73 @@ _SIGNATURES: tuple[tuple[re.Pattern[str], float], ...] = (
 
 
 class OpencodeDetector:
+    """opencode's screen; a fork that draws the same TUI (Kilo) subclasses it with its own
+    process, mode names and marks."""
+
     name = NAME
+    process_names = _PROCESS_NAMES
+    packages = _PACKAGES
+    model_row = _MODEL_ROW
 
     def identify(self, ctx: ScreenContext) -> float:
+        return agent_confidence(ctx, self.process_names, self.packages, self.screen_score, self.exit_shown)
+
+    def exit_shown(self, lines: list[str]) -> bool:
         # opencode's exit leaves nothing known on screen: a shell prompt never reads as opencode
-        return agent_confidence(ctx, _PROCESS_NAMES, _PACKAGES, _screen_score, lambda lines: False)
+        return False
+
+    def screen_score(self, lines: list[str]) -> float:
+        if fork_marked(lines):
+            return 0.0  # a fork's own words (Kilo's modes, its name): not opencode
+        return row_weight_of(lines)
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
+        name = self.name
         if ctx.exited:
-            return Detection(agent_type=NAME, state="Exited", rule="pane-exited")
+            return Detection(agent_type=name, state="Exited", rule="pane-exited")
         bottom = _bottom(ctx.lines)
         if bottom and is_shell_prompt(bottom[-1]):
             # opencode left its alternate screen: the shell's own is back
-            return Detection(agent_type=NAME, state="Exited", rule="shell-prompt", line=bottom[-1].strip())
-        model = next((m.group("model") for line in bottom if (m := _MODEL_ROW.match(line))), None)
-        usage = next((m for line in bottom if (m := _USAGE.search(line))), None)
-        context_left = 100.0 - float(usage.group("pct")) if usage else None
-        cost = float(usage.group("cost")) if usage and usage.group("cost") else None
+            return Detection(agent_type=name, state="Exited", rule="shell-prompt", line=bottom[-1].strip())
+        facts = self.facts(ctx.lines, bottom)
         for index, line in enumerate(bottom):
             # the prompt replaces the input box: input-box rows below it mean it is old text
             if _PERMISSION.search(line) and not any(_IDLE_FOOTER.search(row) or _BUSY.search(row)
                                                     for row in bottom[index + 1:]):
                 options = [option for option in PERMISSION_OPTIONS if any(option in row for row in bottom[index:])]
-                return Detection(agent_type=NAME, state="AwaitingConfirmation", rule="permission-required",
+                return Detection(agent_type=name, state="AwaitingConfirmation", rule="permission-required",
                                  line=line.strip(), tool=_permission_tool(bottom[index + 1:index + 3]),
-                                 confirmation=Confirmation(prompt="Permission required", options=options),
-                                 model=model, context_left_pct=context_left, cost_usd=cost)
+                                 confirmation=Confirmation(prompt="Permission required", options=options), **facts)
         for line in reversed(bottom):
             retry = _RETRY.match(line)
             if retry:
                 message = retry.group("message")
-                return Detection(agent_type=NAME, state="Thinking", rule="retrying", line=line.strip(), model=model,
-                                 error=AgentError(type=error_kind(message), message=message),
-                                 context_left_pct=context_left, cost_usd=cost)
+                return Detection(agent_type=name, state="Thinking", rule="retrying", line=line.strip(),
+                                 error=AgentError(type=error_kind(message), message=message), **facts)
             if _BUSY.search(line) or _THINKING_OLD.search(line):
-                return Detection(agent_type=NAME, state="Thinking", rule="esc-interrupt", line=line.strip(),
-                                 model=model, context_left_pct=context_left, cost_usd=cost)
+                return Detection(agent_type=name, state="Thinking", rule="esc-interrupt", line=line.strip(), **facts)
         idle = next((line for line in reversed(bottom) if _IDLE_FOOTER.search(line) or _OLD_IDLE.search(line)), None)
         if idle is not None:
-            return Detection(agent_type=NAME, state="Idle", rule="input-footer", line=idle.strip(), model=model,
-                             context_left_pct=context_left, cost_usd=cost, input_text=_draft(bottom, ctx.columns))
-        return Detection(agent_type=NAME, state="Unknown", rule="no-footer", model=model)
+            return Detection(agent_type=name, state="Idle", rule="input-footer", line=idle.strip(),
+                             input_text=_draft(bottom, ctx.columns, self.model_row), **facts)
+        return Detection(agent_type=name, state="Unknown", rule="no-footer", model=facts.get("model"))
+
+    def facts(self, lines: Sequence[str], bottom: list[str]) -> dict[str, Any]:
+        """The model, context and cost the rows under the input box show (Detection fields)."""
+        model = next((m.group("model") for line in bottom if (m := self.model_row.match(line))), None)
+        usage = next((m for line in bottom if (m := _USAGE.search(line))), None)
+        return {"model": model, "context_left_pct": 100.0 - float(usage.group("pct")) if usage else None,
+                "cost_usd": float(usage.group("cost")) if usage and usage.group("cost") else None}
 
 
-def _draft(bottom: Sequence[str], columns: int) -> str | None:
+def _draft(bottom: Sequence[str], columns: int, model_row: re.Pattern[str]) -> str | None:
     """The text typed in the input box: the rows behind its left bar above the agent and model
     row; None when it is empty or shows its placeholder."""
-    model_row = next((index for index, line in enumerate(bottom) if _MODEL_ROW.match(line)), None)
-    if model_row is None:
+    row = next((index for index, line in enumerate(bottom) if model_row.match(line)), None)
+    if row is None:
         return None
     rows: list[str] = []
-    for line in reversed(bottom[:model_row]):
+    for line in reversed(bottom[:row]):
         bar = _INPUT_BAR.match(line)
         if bar is None:
             break
@@ -113,9 +138,21 @@ def _draft(bottom: Sequence[str], columns: int) -> str | None:
     return None if text is None or _PLACEHOLDER.match(text) else text
 
 
-def _screen_score(lines: list[str]) -> float:
-    weights = _ROW_WEIGHTS
-    return max([weights[line] for line in _bottom(lines)], default=0.0)
+def row_weight_of(lines: list[str]) -> float:
+    """The strongest opencode signature on the rows under the input box."""
+    return max([_ROW_WEIGHTS[line] for line in _bottom(lines)], default=0.0)
+
+
+def footer_shown(lines: list[str]) -> bool:
+    """True when a row under the input box is one of opencode's status rows (at rest, busy,
+    retrying) or its permission prompt."""
+    return any(_IDLE_FOOTER.search(line) or _BUSY.search(line) or _PERMISSION.search(line) or _RETRY.match(line)
+               for line in _bottom(lines))
+
+
+def fork_marked(lines: list[str]) -> bool:
+    """True when the rows under the input box hold a fork's own words (Kilo's)."""
+    return any(_FORK_MARKS[line] for line in _bottom(lines))
 
 
 def _row_weight(line: str) -> float:
@@ -124,6 +161,11 @@ def _row_weight(line: str) -> float:
 
 # The strongest signature on a row, by its text: every identify reads the same bottom rows.
 _ROW_WEIGHTS = LineMemo(_row_weight)
+# Kilo's words on a row under its input box: its mode names on the mode and model row
+# (`┃  Code  · Fake Model Fake`), its name in a prompt ("Tell Kilo what to do differently").
+KILO_MODE_ROW = re.compile(r"^\s*[┃│]?\s*(?:Code|Ask|Architect|Debug|Orchestrator|Review)\s+·\s+(?P<model>\S.*?)\s*$")
+_KILO_WORDS = re.compile(r"\bKilo\b|\.kilo/")
+_FORK_MARKS = LineMemo(lambda line: bool(KILO_MODE_ROW.match(line) or _KILO_WORDS.search(line)))
 
 
 def _bottom(lines: Sequence[str]) -> list[str]:

@@ -1,0 +1,69 @@
+"""GET /tasks (the queue as a board), GET /task/{id} (one task, its events, reviews and
+executions) and POST /task/{id}/review (approve or reject a task under review), all as the
+session's token: the same list-tasks, get-task and review-task requests `muxd task` sends, so
+the daemon's tier and scope rules (tasks:read, tasks:write) decide, a view_only token's review
+refused there whatever the page drew."""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from muxd.errors import BadRequest
+from muxd.protocol.task_messages import GetTask, ListTasks, ReviewTask
+from muxd.tasks.model import FINAL_STATES
+from muxd.web.actions import action, done
+from muxd.web.html import page
+from muxd.web.sessions import WebSession, daemon_link, require_session
+from muxd.web.task_board import COLUMN_TITLES, board_html, task_html, task_path
+
+BOARD_PATH = "/tasks"
+COLUMN_TASKS_MAX = 50  # cards a column shows (its total is said); list-tasks allows up to 100
+# Done and failed: the latest moved first (a task just approved is on top); the others by priority.
+
+
+async def board(request: Request) -> Response:
+    client = await daemon_link(request)
+    session = require_session(request)
+    plan = request.query_params.get("plan") or None
+    # A column a request, all at once on the one connection.
+    replies = await asyncio.gather(*(client.call(ListTasks, states=[state], plan=plan, limit=COLUMN_TASKS_MAX,
+                                                 newest_first=state in FINAL_STATES)
+                                     for state in COLUMN_TITLES))
+    columns = {state: (reply.tasks, reply.total) for state, reply in zip(COLUMN_TITLES, replies)}
+    return HTMLResponse(page("Tasks", board_html(session, columns, plan), session, current=BOARD_PATH))
+
+
+async def task(request: Request) -> Response:
+    client = await daemon_link(request)
+    session = require_session(request)
+    reply = await client.call(GetTask, task_id=request.path_params["task_id"])
+    body = task_html(session, reply.task, reply.events, reply.reviews, reply.executions)
+    return HTMLResponse(page(reply.task.title, body, session, current=BOARD_PATH))
+
+
+async def review(request: Request, session: WebSession, form: FormData) -> Response:
+    """Approve, or reject (`final`: fail it), the task of the path: review-task as the session's token."""
+    verdict = form.get("verdict")
+    if verdict not in ("approve", "reject"):
+        raise BadRequest("verdict must be approve or reject", field="verdict")
+    comment = form.get("comment")
+    task_id = request.path_params["task_id"]
+    reply = await (await daemon_link(request)).call(
+        ReviewTask, task_id=task_id, verdict=verdict, comment=comment if isinstance(comment, str) and comment else None,
+        final=verdict == "reject" and form.get("final") == "1")
+    back = form.get("back")
+    said = {"approve": "approved", "reject": "rejected"}[verdict]
+    return done(request, f"{said}: {reply.task.title} is {reply.task.state}",
+                back=back if isinstance(back, str) else task_path(reply.task.id))
+
+
+ROUTES: list[Route] = [
+    Route(BOARD_PATH, board, methods=["GET"]),
+    Route("/task/{task_id}", task, methods=["GET"]),
+    action("/task/{task_id}/review", "review_task", review),
+]

@@ -32,20 +32,29 @@ def test_program_output_is_escaped_text_never_markup(backend: str) -> None:
     html = html_of(backend, b"\x1b[31m" + HOSTILE + b"\x1b[0m\r\n" + HOSTILE)
     assert "<script" not in html and "<img" not in html and "'" not in html
     tags = re.findall(r"<[^>]*>", html)
-    assert set(tags) == {'<span class="f1">', "</span>"}, tags  # the only markup: our own spans
+    assert set(tags) == {'<span class="f1">', '<span class="cu">', "</span>"}, tags  # the only markup: our spans
     first, second, *_ = html.split("\n")
     assert first == ('<span class="f1">&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot; &#x27;a&#x27; '
                      '&lt;img src=x onerror=alert(2)&gt;</span>')
-    assert second == first[len('<span class="f1">'):-len("</span>")]
+    assert second == first[len('<span class="f1">'):-len("</span>")] + '<span class="cu"> </span>'  # the cursor
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_styles_become_classes(backend: str) -> None:
     html = html_of(backend, b"\x1b[1;32mok\x1b[0m \x1b[38;5;196;48;2;0;0;255mhot\x1b[0m "
-                            b"\x1b[7mrev\x1b[0m \x1b[4;9;3mx\x1b[0m \x1b[103mbg\x1b[0m")
+                            b"\x1b[7mrev\x1b[0m \x1b[4;9;3mx\x1b[0m \x1b[103mbg\x1b[0m\r\n")
     assert html.split("\n")[0] == (
         '<span class="f2 bo">ok</span> <span class="f196 b21">hot</span> <span class="fr br">rev</span> '
         '<span class="it ul st">x</span> <span class="b11">bg</span>')
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_cursor_is_marked_where_the_program_shows_it(backend: str) -> None:
+    # On a wide character's cells, inside a styled run, past a row's end; hidden: not at all.
+    assert html_of(backend, "\x1b[32mab中cd\x1b[0m\x1b[4G".encode()).split("\n")[0] == \
+        '<span class="f2">ab<span class="cu">中</span>cd</span>'
+    assert html_of(backend, b"ab\x1b[6G").split("\n")[0] == 'ab   <span class="cu"> </span>'
+    assert "cu" not in html_of(backend, b"ab\x1b[?25l")
 
 
 def test_both_backends_give_the_same_html() -> None:

@@ -440,8 +440,11 @@ class GhosttyEmulator(DeferredFloodOutput):
         return render_rows(self.rows(start, end), escapes=escapes, join_wrapped=join_wrapped)
 
     def screen_html(self, start: int | None = None, end: int | None = None) -> str:
-        """Rows start..end (as `capture` numbers them) as escaped, classed HTML (screen_html.py)."""
-        return rows_html(self.rows(start, end))
+        """Rows start..end (as `capture` numbers them) as escaped, classed HTML, the cursor marked
+        where the program shows it (screen_html.py)."""
+        first, _ = self.span(start, end)
+        x, y = self.cursor
+        return rows_html(self.rows(start, end), (x, y - first) if self.cursor_visible else None)
 
     def text_lines(self, start: int | None = None) -> list[str]:
         """`capture(start, join_wrapped=True).split("\\n")`, the screen's rows read as plain text

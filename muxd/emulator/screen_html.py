@@ -8,7 +8,8 @@ every run) is not used. `palette_css` gives the stylesheet those classes need.
 
 A colour is a class `f<N>` (foreground) or `b<N>` (background) with N a 256-colour palette
 index; a truecolour is shown as its nearest palette colour (as tmux does on a 256-colour
-terminal). Reverse video swaps the two; a default colour swapped in is `fr` / `br`.
+terminal). Reverse video swaps the two; a default colour swapped in is `fr` / `br`. The cursor's
+cell, when shown, is in a <span class="cu">.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Iterable
 
 from .cell import DEFAULT_STYLE, Style
 from .rows import Row
+from .widths import CHAR_WIDTHS
 
 _NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
 # pyte's colour names (both spellings of bright magenta's background, see sgr.py) -> index.
@@ -90,26 +92,51 @@ def style_classes(style: Style) -> str:
     return " ".join(names)
 
 
-def row_html(row: Row) -> str:
-    """One row's characters as escaped text, each styled run in a <span class=…>."""
-    text = row.text
-    if not row.runs:
-        return escape(text)
+def _char_at(text: str, x: int) -> int:
+    """The index in `text` of the character in cell `x` (len(text) + the cells short, past its end).
+    A wide character takes two cells, a combining one none."""
+    if text.isascii():
+        return x
+    cells = 0
+    for index, char in enumerate(text):
+        width = max(CHAR_WIDTHS[char], 0)
+        if cells + width > x and width:
+            return index
+        cells += width
+    return len(text) + x - cells
+
+
+def row_html(row: Row, cursor_x: int | None = None) -> str:
+    """One row's characters as escaped text, each styled run in a <span class=…>; with
+    `cursor_x`, the character in that cell (a space past the row's end) in a <span class="cu">."""
+    text, runs = row.text, row.runs or (DEFAULT_STYLE, len(row.text))
+    at = -1
+    if cursor_x is not None:
+        at = _char_at(text, cursor_x)
+        if at >= len(text):  # the cursor stands past the written cells: pad up to it
+            text += " " * (at - len(text) + 1)
+            runs = (*runs, DEFAULT_STYLE, len(text) - len(row.text))
     pieces: list[str] = []
     position = 0
-    runs = row.runs
     for index in range(0, len(runs), 2):
         style, count = runs[index], runs[index + 1]
-        segment = escape(text[position:position + count])
-        position += count
+        end = position + count
+        if position <= at < end:
+            segment = (escape(text[position:at]) + '<span class="cu">' + escape(text[at]) + "</span>"
+                       + escape(text[at + 1:end]))
+        else:
+            segment = escape(text[position:end])
+        position = end
         classes = "" if style == DEFAULT_STYLE else style_classes(style)
         pieces.append(f'<span class="{classes}">{segment}</span>' if classes and segment else segment)
     return "".join(pieces)
 
 
-def rows_html(rows: Iterable[Row]) -> str:
-    """Rows as the inside of a <pre>: one line each, newline-separated."""
-    return "\n".join(row_html(row) for row in rows)
+def rows_html(rows: Iterable[Row], cursor: tuple[int, int] | None = None) -> str:
+    """Rows as the inside of a <pre>: one line each, newline-separated; `cursor` (x, index of
+    its row among `rows`) marked as `row_html` marks it."""
+    x, y = cursor if cursor is not None else (None, -1)
+    return "\n".join(row_html(row, x if n == y else None) for n, row in enumerate(rows))
 
 
 def palette_css() -> str:
@@ -119,6 +146,7 @@ def palette_css() -> str:
              for n, (r, g, b) in enumerate(PALETTE_RGB)]
     rules += [
         ".fr{color:var(--screen-bg,#000)}.br{background:var(--screen-fg,#ddd)}",
+        ".cu{color:var(--screen-bg,#000);background:var(--screen-fg,#ddd)}",
         ".bo{font-weight:bold}.it{font-style:italic}.dm{opacity:.6}.hd{visibility:hidden}",
         ".ul{text-decoration:underline}.st{text-decoration:line-through}.ov{text-decoration:overline}",
         ".ul.st{text-decoration:underline line-through}",

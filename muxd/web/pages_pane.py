@@ -96,7 +96,7 @@ async def pane_page(request: Request) -> Response:
     screen = await link.call(ScreenHtml, target=info.id)
     executions = await _recent_executions(link, info)
     body = (pane_header(info) + screen_block(screen, pane_path(info.id, "/screen"))
-            + input_box(session, info.id)
+            + (input_box(session, info.id) if session.can_act else "")  # what the daemon would refuse is hidden
             + "<h2>Recent executions</h2>"
             + f'<div id="pane-executions" data-source="{esc(pane_path(info.id, "/executions"))}">{executions}</div>'
             + RECORDS_CSS + '<link rel="stylesheet" href="/screen.css">')

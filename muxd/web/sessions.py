@@ -72,6 +72,12 @@ class WebSession:
         return self.client.welcome.tier if self.client.welcome is not None else "admin"
 
     @property
+    def scopes(self) -> frozenset[str] | None:
+        """The token's scopes as the daemon's greeting said them (None: a daemon too old to say)."""
+        scopes = self.client.welcome.scopes if self.client.welcome is not None else None
+        return None if scopes is None else frozenset(scopes)
+
+    @property
     def can_act(self) -> bool:
         """Whether the daemon would let this token type into a pane (pages hide what it would refuse)."""
         return tier_rank(self.tier) >= tier_rank(ACTING_TIER)

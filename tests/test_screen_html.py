@@ -162,3 +162,27 @@ async def _work(server: MuxdTestServer) -> None:
 
 def test_screen_html_answers_when_the_panes_work_changes(muxd_server: MuxdTestServer) -> None:
     asyncio.run(_work(muxd_server))
+
+
+async def _cursor_move(server: MuxdTestServer, pane: str) -> None:
+    client = await server.client()
+    try:
+        async def at_b() -> bool:
+            reply = await client.call(m.ScreenHtml, target=pane)
+            return (reply.cursor_x, reply.cursor_y) == (2, 0) and reply.html.startswith("ab")
+        await async_wait_until(at_b, timeout=10, message="ab written")
+        first = await client.call(m.ScreenHtml, target=pane)
+        waiting = asyncio.ensure_future(client.call(m.ScreenHtml, target=pane, after=first.version,
+                                                    after_cursor=(2, 0, True), wait_s=30))
+        await client.call(m.SendKeys, target=pane, keys=["Enter"])  # unechoed: the program only moves the cursor
+        moved = await asyncio.wait_for(waiting, 10)
+        assert (moved.cursor_x, moved.cursor_y) == (0, 0)
+        assert moved.html.startswith('<span class="cu">a</span>b')
+    finally:
+        await client.close()
+
+
+def test_screen_html_answers_when_only_the_cursor_moves(muxd_server: MuxdTestServer) -> None:
+    pane = muxd_server.cli("new-session", "-d", "-P", "--", "sh", "-c",
+                           "stty -echo; printf ab; read x; printf '\\033[1G'; read y", check=True).stdout.strip()
+    asyncio.run(_cursor_move(muxd_server, pane))

@@ -16,6 +16,8 @@ class ScreenHtml(_Message, tag="screen-html"):
     # earlier reply's work_version), waiting up to `wait_s`: a live view without a timer.
     after: int | None = None
     after_work: int | None = None
+    # With `after`: the cursor (x, y, shown) the page shows; a move (an arrow key in a shell) is a change.
+    after_cursor: tuple[int, int, bool] | None = None
     wait_s: float = 0.0
 
 

@@ -59,6 +59,7 @@ def screen_block(reply: ScreenHtmlReply, stream: str) -> str:
     """The screen, and where its live updates come from (app code reads the data attributes)."""
     return (f'<pre id="screen" class="screen" data-stream="{esc(stream)}" data-version="{reply.version}" '
             f'data-work="{reply.work_version}" '
+            f'data-cursor="{reply.cursor_x}.{reply.cursor_y}.{int(reply.cursor_visible)}" '
             f'aria-label="screen of pane {esc(reply.pane)}">{reply.html}</pre>'
             f'<p id="live" class="live">{"exited" if reply.exited else ""}</p>')
 
@@ -121,6 +122,14 @@ def _number(text: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def _cursor(text: str) -> tuple[int, int, bool] | None:
+    """A screen block's data-cursor ("x.y.shown", as `screen_block` writes it), or None."""
+    parts = text.split(".")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        return None
+    return int(parts[0]), int(parts[1]), parts[2] == "1"
+
+
 def _sse(event: str, data: dict[str, object]) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
@@ -134,10 +143,11 @@ async def screen_stream(request: Request) -> Response:
     link = await daemon_link(request)  # a revoked token is told now, as a redirect, not as a stream
     after, after_work = (_number(request.query_params.get(name, "")) for name in ("after", "work"))
 
-    async def next_reply(version: int | None, work: int | None,
+    async def next_reply(version: int | None, work: int | None, cursor: tuple[int, int, bool] | None,
                          ended: asyncio.Future[object]) -> ScreenHtmlReply | None:
         """The next screen-html reply, or None if the session ends first."""
         call = asyncio.ensure_future(link.call(ScreenHtml, target=pane_id, after=version, after_work=work,
+                                               after_cursor=cursor,
                                                wait_s=0.0 if version is None else SCREEN_WAIT_S))
         await asyncio.wait({call, ended}, return_when=asyncio.FIRST_COMPLETED)
         if not call.done():
@@ -147,12 +157,13 @@ async def screen_stream(request: Request) -> Response:
 
     async def events() -> AsyncIterator[str]:
         version, work = after, after_work
+        cursor = _cursor(request.query_params.get("cursor", ""))
         ended = asyncio.ensure_future(session.ended.wait())
         try:
             yield "retry: 2000\n\n"
             while True:
                 try:
-                    reply = await next_reply(version, work, ended)
+                    reply = await next_reply(version, work, cursor, ended)
                 except MuxdError as error:
                     yield _sse("ended", {"reason": f"{error.code}: {error.message}"})
                     return
@@ -162,8 +173,9 @@ async def screen_stream(request: Request) -> Response:
                 if work is not None and reply.work_version != work:
                     yield _sse("work", {"state": reply.agent_state})  # its list of executions may have changed
                 work = reply.work_version
-                if reply.version != version:
-                    version = reply.version
+                shown = (reply.cursor_x, reply.cursor_y, reply.cursor_visible)
+                if reply.version != version or shown != cursor:  # (an unknown cursor: one frame more)
+                    version, cursor = reply.version, shown
                     yield _sse("screen", {"html": reply.html, "version": reply.version,
                                           "cursor": [reply.cursor_x, reply.cursor_y]})
                     await asyncio.sleep(SCREEN_FRAME_MIN_S)  # coalesce a redraw storm into ≤10 frames a second

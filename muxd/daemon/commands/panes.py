@@ -74,17 +74,23 @@ async def screen_html(daemon: Daemon, req: ScreenHtml, pane: Pane) -> ScreenHtml
                            work_version=daemon.screen_watch.work_version(pane.id))
 
 
+def _cursor(pane: Pane) -> tuple[int, int, bool]:
+    x, y = pane.emulator.cursor
+    return x, y, pane.emulator.cursor_visible
+
+
 async def _screen_changed(daemon: Daemon, pane: Pane, req: ScreenHtml) -> int:
     """The screen's version once it differs from version `req.after` (a respawned pane's new
-    emulator counts from 0 again: any other number is a change) or the pane's work version from
-    `req.after_work`, or after `req.wait_s` with neither."""
+    emulator counts from 0 again: any other number is a change), the pane's work version from
+    `req.after_work` or its cursor from `req.after_cursor`, or after `req.wait_s` with none."""
     deadline = time.monotonic() + req.wait_s
     watch, after = daemon.screen_watch, req.after
     while True:
         version, _ = pane.emulator.changed_rows(-1 if after is None else after)
         left = deadline - time.monotonic()
         if (after is None or version != after or pane.exited or left <= 0
-                or req.after_work is not None and watch.work_version(pane.id) != req.after_work):
+                or req.after_work is not None and watch.work_version(pane.id) != req.after_work
+                or req.after_cursor is not None and _cursor(pane) != req.after_cursor):
             return version
         await watch.next_change(pane.id, left)
 

@@ -24,7 +24,8 @@
   function follow(screen) {
     const live = document.getElementById("live");
     const source = new EventSource(screen.dataset.stream + "?after=" + encodeURIComponent(screen.dataset.version)
-                                   + "&work=" + encodeURIComponent(screen.dataset.work));
+                                   + "&work=" + encodeURIComponent(screen.dataset.work)
+                                   + "&cursor=" + encodeURIComponent(screen.dataset.cursor));
     screen.dataset.connected = "connecting";
     source.addEventListener("open", () => { screen.dataset.connected = "live"; });
     source.addEventListener("screen", (event) => {

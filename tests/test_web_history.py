@@ -76,7 +76,7 @@ def test_a_person_filters_the_history_and_opens_an_execution(  # type: ignore[no
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from muxd.testing.web import browser_wait, log_in, make_token
+    from muxd.testing.web import browser_wait, console_errors, log_in, make_token
 
     muxd_server.cli("run", "--wait", "--", "sh", "-c", "echo fine", cwd=tmp_path, check=True)
     muxd_server.cli("run", "--wait", "--", "sh", "-c", "echo '<b>broke</b>'; exit 3", cwd=tmp_path)
@@ -100,3 +100,4 @@ def test_a_person_filters_the_history_and_opens_an_execution(  # type: ignore[no
     patterns = browser_wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "table.patterns tbody tr"),
                             "the failures' patterns")
     assert len(patterns) == 1 and "exit_status" in patterns[0].text
+    assert not console_errors(browser)

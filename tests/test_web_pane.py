@@ -10,7 +10,7 @@ import sys
 from starlette.requests import Request
 
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.web import WebClient, WebView, browser_wait, log_in, make_token
+from muxd.testing.web import WebClient, WebView, browser_wait, console_errors, log_in, make_token
 from muxd.web.links import pane_path
 from muxd.web.pages_pane import pane_id_of
 
@@ -69,6 +69,7 @@ def test_a_pane_page_shows_the_screen_in_colour_live_and_types_into_it(  # type:
         raise AssertionError("the pane's output ran as a script")
     except NoAlertPresentException:
         pass
+    assert not console_errors(browser)  # no CSP violation (a style attribute), no script failure
     # The program exits (Ctrl-D's end of input is a key button away: here EOF by keys): the page says so.
     muxd_server.cli("send-keys", "-t", pane, "C-d", check=True)
     browser_wait(browser, lambda d: d.find_element(By.ID, "screen").get_attribute("data-connected") == "ended",
@@ -116,3 +117,4 @@ def test_a_prompt_from_the_box_becomes_an_execution_listed_live(muxd_server: Mux
 
     browser_wait(browser, lambda d: " success " in listed(d), "the execution listed, then ended")
     assert "list the files" in listed(browser) and "webby" in listed(browser)
+    assert not console_errors(browser)

@@ -61,9 +61,9 @@ class Peer:
 class Watcher:
     """One browser's event stream: when a grid showing each pane waiting first arrived."""
 
-    def __init__(self, origin: str, cookie: str) -> None:
+    def __init__(self, origin: str, cookies: dict[str, str]) -> None:
         self.origin = origin
-        self.cookie = cookie
+        self.cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
         self.waiting: dict[str, float] = {}  # pane -> wall time its waiting card arrived
         self.grids = 0
         self.task: asyncio.Task[None] | None = None
@@ -71,7 +71,7 @@ class Watcher:
     async def follow(self) -> None:
         host, port = self.origin.removeprefix("http://").rsplit(":", 1)
         reader, writer = await asyncio.open_connection(host, int(port))
-        writer.write(f"GET /events HTTP/1.1\r\nHost: {host}:{port}\r\nCookie: muxd_session={self.cookie}\r\n"
+        writer.write(f"GET /events HTTP/1.1\r\nHost: {host}:{port}\r\nCookie: {self.cookie}\r\n"
                      "Accept: text/event-stream\r\n\r\n".encode())
         await writer.drain()
         event, data = "", []
@@ -158,7 +158,7 @@ async def bench(server: MuxdTestServer, view: WebView, args: argparse.Namespace,
         for token in tokens:
             web = WebClient(view.origin)
             assert web.login(token).status == 303
-            watchers.append(Watcher(view.origin, web.cookies["muxd_session"]))
+            watchers.append(Watcher(view.origin, web.cookies))
         for watcher in watchers:
             watcher.task = asyncio.ensure_future(watcher.follow())
         await async_wait_until(lambda: _all_drawn(watchers), timeout=ROUND_TIMEOUT_S, message="every first grid")

@@ -360,6 +360,7 @@ TIMELINE_BUCKET_MIN_S = 60
 TIMELINE_BUCKETS_MAX = 1000
 EXECUTION_IDS_MAX_COUNT = 100           # executions one wait may name
 EXECUTION_WAIT_MAX_S = 300.0            # the longest a call may wait for executions to end
+SCREEN_WAIT_MAX_S = 60.0                # the longest a screen-html request may wait for a pane's output
 # TUIs built on ink (Gemini CLI) take a CR in the same read as the text for a pasted newline:
 # the Enter that submits a prompt goes as its own write, this long after the text.
 SUBMIT_GAP_S = 0.05

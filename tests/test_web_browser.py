@@ -1,7 +1,8 @@
 """The web view in a real browser (headless Debian Chromium, clicked as a person would): log in
 with a token, see a fake agent wait, answer it from its card and watch its state change live; a
 view_only token sees the question but no button and the daemon refuses its answer (audited);
-logging out ends the session; a page of another site posting the answer form is refused.
+logging out ends the session; a page of another site posting the answer form is refused; two
+servers on one host keep their sessions apart.
 One Chromium serves every test (muxd/testing/web.py); each waits on conditions, never sleeps."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from muxd.protocol.access_messages import GetToolHistory
 from muxd.testing.fake_agent_panes import agent_state, ask, start_fake_agent
-from muxd.testing.web import browser_wait, click, console_errors, forging_site, log_in, make_token, texts
+from muxd.testing.web import WebView, browser_wait, click, console_errors, forging_site, log_in, make_token, texts
 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install -e '.[test]')")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -108,3 +109,21 @@ async def audit_rows(server, tool: str) -> list:
         return (await client.call(GetToolHistory, tool=tool)).rows
     finally:
         await client.close()
+
+
+def test_two_servers_on_one_host_keep_a_session_each(muxd_server, web_view, browser):
+    # A browser keeps one cookie jar for 127.0.0.1 whatever the port: each server's cookie is named after its port.
+    other = WebView(muxd_server)
+    try:
+        log_in(browser, web_view, make_token(muxd_server, "view_only", "web-first"))
+        log_in(browser, other, make_token(muxd_server, "view_only", "web-second"))
+        names = sorted(c["name"] for c in browser.get_cookies())
+        ports = sorted(view.origin.rsplit(":", 1)[1] for view in (web_view, other))
+        assert names == sorted(f"muxd_session_{port}" for port in ports)
+        for view, who in ((web_view, "token:web-first"), (other, "token:web-second")):
+            browser.get(view.url)  # still logged in there, as the token that logged in there
+            browser_wait(browser, lambda d: d.find_elements(By.ID, "grid"), f"{view.url}'s grid, not its login")
+            assert who in browser.find_element(By.CSS_SELECTOR, "nav .who").text
+    finally:
+        browser.get("about:blank")
+        other.stop()

@@ -33,7 +33,8 @@ def test_every_answer_carries_the_csp_and_the_login_makes_a_strict_cookie(muxd_s
     reply = web.login(make_token(muxd_server, "execute_advanced", "cookie-check"))
     assert reply.status == 303 and reply.headers["location"] == "/"
     cookie = reply.headers["set-cookie"]
-    assert cookie.startswith("muxd_session=") and "HttpOnly" in cookie and "SameSite=strict" in cookie \
+    port = web_view.origin.rsplit(":", 1)[1]
+    assert cookie.startswith(f"muxd_session_{port}=") and "HttpOnly" in cookie and "SameSite=strict" in cookie \
         and "Path=/" in cookie, cookie
     page = web.get("/")
     assert page.status == 200 and "token:cookie-check" in page.text and "<script>" not in page.text

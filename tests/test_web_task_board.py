@@ -1,5 +1,5 @@
 """task_board.py: the board's columns follow the state machine, a card and a task page escape
-what they show, and review buttons are drawn only for a tier the daemon would let review."""
+what they show, and review buttons are drawn only for a tier and scopes the daemon would let review."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ NOW = 1_800_000_000.0
 HOSTILE = '<img src=x onerror="alert(1)">'
 
 
-def _session(tier: str) -> SimpleNamespace:
-    """What the builders read of a WebSession: its tier and CSRF token."""
-    return SimpleNamespace(tier=tier, csrf="csrf-123")
+def _session(tier: str, scopes: frozenset[str] | None = None) -> SimpleNamespace:
+    """What the builders read of a WebSession: its tier, its token's scopes and CSRF token."""
+    return SimpleNamespace(tier=tier, scopes=scopes, csrf="csrf-123")
 
 
 def _task(state: str, title: str = "fix the build", **kw: object) -> Task:
@@ -41,6 +41,15 @@ def test_review_buttons_follow_the_tier_the_daemon_asks() -> None:
         page = task_html(_session(tier), task, [], [], [], now=NOW)  # type: ignore[arg-type]
         assert ("Approve" in page) is shown and ("Reject" in page) is shown, tier
     assert "Approve" not in task_html(_session("admin"), _task("in_progress"), [], [], [], now=NOW)  # type: ignore[arg-type]
+
+
+def test_review_buttons_need_the_tasks_write_scope_the_greeting_tells() -> None:
+    task = _task("needs_review")
+    for scopes, shown in ((frozenset({"tasks:read"}), False), (frozenset(), False),
+                          (frozenset({"tasks:read", "tasks:write"}), True), (None, True)):  # None: not told
+        session = _session("execute_advanced", scopes)
+        assert may_review(session) is shown, scopes  # type: ignore[arg-type]
+        assert ("Approve" in task_html(session, task, [], [], [], now=NOW)) is shown, scopes  # type: ignore[arg-type]
 
 
 def test_a_task_page_shows_its_events_and_reviews_escaped() -> None:

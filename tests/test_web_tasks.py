@@ -1,7 +1,7 @@
 """The task board in a real browser: a task waiting for review is on the board under "Needs
 review"; a person approves it with a click and sees it under "Done", as the daemon says, and
-rejects another from its page; a view_only token sees no button and the daemon refuses its POST
-all the same. One test, one daemon and web view: their start is most of its time."""
+rejects another from its page; a view_only token, and one of the tier but without the
+tasks:write scope, see no button and the daemon refuses their POST all the same. One test, one daemon and web view: their start is most of its time."""
 
 from __future__ import annotations
 
@@ -83,3 +83,26 @@ def test_a_person_reviews_tasks_on_the_board_and_a_view_only_token_may_not(muxd_
     refused = viewer.post(f"/task/{waiting}/review", {"verdict": "approve", "csrf_token": viewer.csrf("/tasks")})
     assert refused.status == 403 and refused.text.startswith("forbidden"), refused.text
     assert _state(muxd_server, waiting) == "needs_review"
+    # The tier to review but not the tasks:write scope: the greeting says so, no button, and the daemon refuses.
+    reader_token = muxd_server.run_here("token", "create", "--tier", "execute_advanced", "--name", "web-reader",
+                                        "--scope", "tasks:read", check=True).stdout.strip()
+    assert _greeting_scopes(muxd_server, reader_token) == ["tasks:read"]
+    reader = WebClient(web_view.origin)
+    assert reader.login(reader_token).status == 303
+    assert "look only" in reader.get("/tasks").text and "Approve" not in reader.get("/tasks").text
+    assert "Approve" not in reader.get(f"/task/{waiting}").text
+    refused = reader.post(f"/task/{waiting}/review", {"verdict": "approve", "csrf_token": reader.csrf("/tasks")})
+    assert refused.status == 403 and "tasks:write" in refused.text, refused.text
+    assert _state(muxd_server, waiting) == "needs_review"
+
+
+def _greeting_scopes(server: MuxdTestServer, token: str) -> list[str] | None:
+    async def greet() -> list[str] | None:
+        client = await Client.connect(server.socket_path, token=token)
+        try:
+            assert client.welcome is not None
+            return client.welcome.scopes
+        finally:
+            await client.close()
+
+    return asyncio.run(greet())

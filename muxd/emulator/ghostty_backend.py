@@ -22,6 +22,7 @@ from typing import Callable
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
 from .capture import render_rows
+from .screen_html import rows_html
 from .cell import BLANK, Cell
 from .cell_layout import row_cells
 from .ghostty_cells import GridCells
@@ -437,6 +438,13 @@ class GhosttyEmulator(DeferredFloodOutput):
     def capture(self, start: int | None = None, end: int | None = None, *, escapes: bool = False,
                 join_wrapped: bool = False) -> str:
         return render_rows(self.rows(start, end), escapes=escapes, join_wrapped=join_wrapped)
+
+    def screen_html(self, start: int | None = None, end: int | None = None) -> str:
+        """Rows start..end (as `capture` numbers them) as escaped, classed HTML, the cursor marked
+        where the program shows it (screen_html.py)."""
+        first, _ = self.span(start, end)
+        x, y = self.cursor
+        return rows_html(self.rows(start, end), (x, y - first) if self.cursor_visible else None)
 
     def text_lines(self, start: int | None = None) -> list[str]:
         """`capture(start, join_wrapped=True).split("\\n")`, the screen's rows read as plain text

@@ -354,6 +354,7 @@ class Welcome(_Message, tag="welcome"):
     pid: int
     tier: str = "admin"              # access: the connection's permission tier
     panes: list[str] | None = None   # access: the panes it may see at greeting; None: every pane
+    scopes: list[str] | None = None  # access: its token's scopes (tasks:read, …); None: a daemon that does not say
 
 
 class Ok(_Message, tag="ok"):

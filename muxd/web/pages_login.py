@@ -15,7 +15,7 @@ from starlette.routing import Route
 from muxd.errors import MuxdError
 from muxd.web.actions import action
 from muxd.web.html import esc, page
-from muxd.web.sessions import COOKIE, SESSION_IDLE_S, WebSession, session_of, table_of
+from muxd.web.sessions import SESSION_IDLE_S, WebSession, cookie_name, session_of, table_of
 
 LOGIN_TOKEN_MAX_CHARS = 512  # a muxd token is ~48; anything longer is not one
 
@@ -50,7 +50,7 @@ async def log_in(request: Request) -> Response:
         status = 429 if exc.code == "rate_limited" else 503 if exc.code == "server_not_running" else 403
         return HTMLResponse(login_page(f"{exc.code}: {exc.message}"), status_code=status)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, session.id, max_age=int(SESSION_IDLE_S), path="/", httponly=True,
+    response.set_cookie(cookie_name(request), session.id, max_age=int(SESSION_IDLE_S), path="/", httponly=True,
                         samesite="strict")
     return response
 
@@ -58,7 +58,7 @@ async def log_in(request: Request) -> Response:
 async def log_out(request: Request, session: WebSession, form: FormData) -> Response:
     await table_of(request).logout(session)
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    response.delete_cookie(cookie_name(request), path="/", httponly=True, samesite="strict")
     return response
 
 

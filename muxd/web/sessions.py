@@ -2,7 +2,7 @@
 
 A login opens a daemon connection presenting the token (the daemon's Hello is the only check of
 a token there is); the session keeps the token and that connection, keyed by a random id that
-the browser holds in the `muxd_session` cookie (HttpOnly, SameSite=Strict, Path=/). Every page
+the browser holds in the `muxd_session_<port>` cookie (HttpOnly, SameSite=Strict, Path=/). Every page
 asks `await daemon_link(request)` for the connection: its requests run as the token's principal,
 so what the page shows and may do is what the daemon allows that token. A connection the daemon
 closed (it restarted; it closes a revoked token's connections) is greeted again with the token
@@ -30,7 +30,10 @@ from muxd.mcp_server.token_checks import TOKEN_SHAPE
 from muxd.rate_limit import TokenBucket
 from muxd.web.security import new_csrf_token
 
-COOKIE = "muxd_session"
+# A browser keeps one cookie jar per host name, whatever the port: two `muxd web` on one machine
+# (two daemons, or two `ssh -L` tunnels) would overwrite each other's session under one name. The
+# cookie is named after the port the browser reached this server by (cookie_name).
+COOKIE_PREFIX = "muxd_session_"
 SESSION_ID_BYTES = 32
 SESSION_IDLE_S = 12 * 3600.0  # a browser unused this long logs in again
 SESSIONS_MAX = 256            # past this, the longest unused session ends
@@ -67,6 +70,12 @@ class WebSession:
     @property
     def tier(self) -> str:
         return self.client.welcome.tier if self.client.welcome is not None else "admin"
+
+    @property
+    def scopes(self) -> frozenset[str] | None:
+        """The token's scopes as the daemon's greeting said them (None: a daemon too old to say)."""
+        scopes = self.client.welcome.scopes if self.client.welcome is not None else None
+        return None if scopes is None else frozenset(scopes)
 
     @property
     def can_act(self) -> bool:
@@ -154,9 +163,15 @@ def table_of(conn: HTTPConnection) -> SessionTable:
     return table
 
 
+def cookie_name(conn: HTTPConnection) -> str:
+    """The session cookie's name for this server: muxd_session_<the port in the request's Host>
+    (the browser's side of a tunnel; 80 when the Host names none)."""
+    return f"{COOKIE_PREFIX}{conn.url.port or 80}"
+
+
 def session_of(conn: HTTPConnection) -> WebSession | None:
     """The request's session (from its cookie), or None."""
-    return table_of(conn).get(conn.cookies.get(COOKIE))
+    return table_of(conn).get(conn.cookies.get(cookie_name(conn)))
 
 
 def require_session(conn: HTTPConnection) -> WebSession:

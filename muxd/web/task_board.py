@@ -2,9 +2,9 @@
 machine (muxd/tasks/states.py), a card per task, and one task with its events, reviews and
 executions. Pure: the daemon's replies in, HTML out, every value through `esc`.
 
-The review buttons are drawn only for a session whose tier the daemon would let review (the
-rule of review-task, access/request_rules.py); the daemon still judges every POST (its token
-scope, tasks:write, is not in the greeting, so a token lacking it sees buttons it is refused).
+The review buttons are drawn only for a session whose tier and token scopes (tasks:write, told by
+the daemon's greeting) the daemon would let review: the rule of review-task
+(access/request_rules.py). The daemon still judges every POST.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ def review_path(task_id: str) -> str:
 
 
 def may_review(session: WebSession) -> bool:
-    """Whether the daemon would let the session's tier send review-task."""
+    """Whether the daemon would let the session's tier and scopes send review-task."""
     rule = rule_for(ReviewTask)
-    return tier_rank(session.tier) >= tier_rank(tier_needed(rule.risk, rule.read_only))
+    scoped_out = rule.scope is not None and session.scopes is not None and rule.scope not in session.scopes
+    return not scoped_out and tier_rank(session.tier) >= tier_rank(tier_needed(rule.risk, rule.read_only))
 
 
 def _ago(at: float | None, now: float) -> str:

@@ -221,7 +221,8 @@ class Connection:
         visible = self.daemon.access.visible(self.principal)
         self.send(Welcome(id=request.id, protocol_version=PROTOCOL_VERSION,
                           server_version=__version__, principal=self.principal.name, pid=os.getpid(),
-                          tier=self.principal.tier, panes=None if visible is None else sorted(visible)))
+                          tier=self.principal.tier, panes=None if visible is None else sorted(visible),
+                          scopes=sorted(self.principal.scopes)))
         return True
 
     async def _dispatch(self, request: Any) -> None:

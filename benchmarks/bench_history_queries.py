@@ -211,8 +211,11 @@ HISTORY_CALLS: tuple[HistoryCall, ...] = (
     HistoryCall("summary: one agent stats 24 h", "stats", lambda t, r: (_day(t, agent_name=r.choice(t.agents)),)),
     HistoryCall("summary: fleet stats 7 days", "stats",
                 lambda t, r: (ExecutionQuery(since=t.now - 7 * SECONDS_PER_DAY),)),
-    # muxd web's charts (execution-timeline): whole hours and days from the tallies, 15 minutes and a token's from rows.
+    # muxd web's charts (execution-timeline), each window the page offers: the fleet's from the
+    # timeline's tallies (migration 10), a token's from its two covering indexes.
     HistoryCall("charts: fleet 24 h by hour", "timeline", lambda t, r: (_window(t, SECONDS_PER_DAY, 3600), 3600)),
+    HistoryCall("charts: fleet 7 days by 6 h", "timeline",
+                lambda t, r: (_window(t, 7 * SECONDS_PER_DAY, 6 * 3600), 6 * 3600)),
     HistoryCall("charts: fleet 30 days by day", "timeline",
                 lambda t, r: (_window(t, 30 * SECONDS_PER_DAY, SECONDS_PER_DAY), SECONDS_PER_DAY)),
     HistoryCall("charts: fleet 6 h by 15 min", "timeline", lambda t, r: (_window(t, 6 * 3600, 900), 900)),
@@ -316,11 +319,13 @@ def main() -> int:
         fresh = not args.db
         print(f"{rows:,} rows; p50/p95 over {args.calls} calls each; target p95 <= {TARGET_P95_MS:.0f} ms")
         print(f"{'call':<34} {'p50 ms':>8} {'p95 ms':>8} {'rows':>6}")
-        missed = 0
-        for name, p50, p95, size in asyncio.run(measure(path, args.calls)):
-            over = p95 > TARGET_P95_MS
-            missed += over
-            print(f"{name:<34} {p50:>8.2f} {p95:>8.2f} {size:>6}{'  OVER' if over else ''}")
+        results = asyncio.run(measure(path, args.calls))
+        for name, p50, p95, size in results:
+            print(f"{name:<34} {p50:>8.2f} {p95:>8.2f} {size:>6}{'  OVER' if p95 > TARGET_P95_MS else '  ok'}")
+        over = [name for name, _, p95, _ in results if p95 > TARGET_P95_MS]
+        missed = len(over)
+        print(f"{len(results) - missed} of {len(results)} calls within p95 <= {TARGET_P95_MS:.0f} ms"
+              + (f"; over: {', '.join(over)}" if over else ""))
         if fresh:  # a reused --db is left as it was
             removed, took, wait_p50, wait_max = asyncio.run(measure_prune(path, PRUNE_DAYS))
             print(f"prune of the oldest {PRUNE_DAYS} day(s): {removed:,} rows in {took:.2f} s "

@@ -26,6 +26,7 @@ from bench_history_queries import seed_executions
 from muxd.executions.record import FAILED_STATUSES, Execution
 from muxd.store.database import transaction
 from muxd.store.execution_rows import COLUMNS, UPSERT, to_row
+from muxd.store.hosts import use_host
 
 # What an execution's end changes (its running row already holds the rest).
 ENDED = ("status", "response", "error_type", "error_message", "stack_hash", "exit_code", "completed_at",
@@ -65,6 +66,9 @@ def variants(indexes: list[str], triggers: list[str]) -> dict[str, tuple[list[st
         "failure indexes' WHERE with OR, not IN": (failures_or, upsert),
         "without the 3 failure indexes": ([f"DROP INDEX {n}" for n in FAILURE_INDEXES], upsert),
         "without pane_at, principal_at": (["DROP INDEX executions_pane_at", "DROP INDEX executions_principal_at"], upsert),
+        "without migration 10 (timeline)": ([*(f"DROP TRIGGER executions_spans_{op}" for op in ("insert", "delete", "update")),
+                                              "DROP INDEX executions_pane_sums", "DROP INDEX executions_principal_sums"],
+                                             upsert),
         "without the tally triggers": (drop(keep_indexes=tuple(indexes)), upsert),
         "no index, no trigger (floor)": (drop(), upsert),
     }
@@ -88,6 +92,7 @@ def main() -> int:
             path = Path(tmp) / f"v{n}.db"
             shutil.copy(base, path)
             db = sqlite3.connect(path, isolation_level=None)
+            use_host(db, "bench")  # what the store's INSERT names as the writer's host
             for sql in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", *setup):  # as the daemon's writer
                 db.execute(sql)
             runs.append((label, db, end_write, []))

@@ -29,12 +29,16 @@ ERRORS = [("api_error", "overloaded"), ("exit_status", "exit 1"), ("timeout", "s
 
 # What each tally holds, computed from the rows (as migration 8 builds them).
 _HOUR = "coalesce(CAST(at / 3600 AS INTEGER), -1)"
+_SPANS = "SELECT 900 AS span UNION ALL SELECT 3600 UNION ALL SELECT 21600 UNION ALL SELECT 86400"
 _FAILED = "status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL"
 FROM_ROWS = {
     "execution_status_counts": "SELECT status, count(*) FROM executions GROUP BY 1",
     "execution_hours": f"SELECT agent_name, kind, status, {_HOUR}, count(*), total(cost_usd), count(cost_usd), "
                        f"coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0), count(duration_ms) "
                        f"FROM executions GROUP BY 1, 2, 3, 4",
+    "execution_spans": f"SELECT span, coalesce(CAST(at / span AS INTEGER), -1), agent_name, kind, count(*), "
+                       f"sum(status IN ('failed', 'timeout', 'interrupted')), coalesce(sum(tokens_used), 0), "
+                       f"total(cost_usd), count(cost_usd) FROM executions, ({_SPANS}) GROUP BY 1, 2, 3, 4",
     "failure_counts": f"SELECT stack_hash, count(*) FROM executions WHERE {_FAILED} GROUP BY 1",
     "failure_hours": f"SELECT stack_hash, {_HOUR}, count(*) FROM executions WHERE {_FAILED} GROUP BY 1, 2",
 }

@@ -1,6 +1,7 @@
 """SqliteExecutionStore.timeline on SQLite and on PostgreSQL (`db_location`): the buckets of the
-tallies (whole hours) and of the rows (sub-hour buckets, a window not on an hour, an end, a scope)
-both equal a plain-Python reading of the same rows; the tallied shape reads no execution row."""
+timeline's tallies (spans of a day, 6 hours, an hour, 15 minutes), of the hourly ones (a status)
+and of the rows (a window on no span, an end, a scope) all equal a plain-Python reading of the
+same rows; the tallied shapes read no execution row, a scope's only its covering indexes."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ from muxd.testing.wait import wait_until
 from test_store_executions import FAILED_ISH, HERE, _at, _matches, opened, run
 
 HOUR = 3600
+DAY = 86_400
 BASE = 1_700_000_000 // HOUR * HOUR  # on a whole hour, so the tallies may answer
+MIDNIGHT = BASE // DAY * DAY  # 21:20 before BASE: the rows run into the next day
 
 
 def _day() -> list[Execution]:
@@ -72,12 +75,20 @@ TALLIED: list[tuple[ExecutionQuery, int]] = [
     (ExecutionQuery(since=BASE, agent_name="agent-<1>"), 2 * HOUR),
     (ExecutionQuery(since=BASE, statuses=FAILED_ISH), HOUR), (ExecutionQuery(since=BASE, host=HERE), HOUR),
     (ExecutionQuery(since=BASE + 30 * HOUR), HOUR),  # after every row: none
+    # the timeline's spans: whole days from a midnight, 6 hours, 15 minutes
+    (ExecutionQuery(since=MIDNIGHT), DAY), (ExecutionQuery(since=MIDNIGHT - DAY), 2 * DAY),
+    (ExecutionQuery(since=MIDNIGHT, agent_name="agent-<2>", statuses=FAILED_ISH), DAY),  # hours: a status
+    (ExecutionQuery(since=MIDNIGHT, host=HERE), DAY), (ExecutionQuery(since=MIDNIGHT + 21 * HOUR), DAY),
+    (ExecutionQuery(since=MIDNIGHT + 18 * HOUR), 6 * HOUR), (ExecutionQuery(since=BASE), 900),
+    (ExecutionQuery(since=BASE + 2700, agent_name="agent-<0>"), 1800),
 ]
 FROM_ROWS: list[tuple[ExecutionQuery, int]] = [
-    (ExecutionQuery(since=BASE), 900), (ExecutionQuery(since=BASE + 1234), HOUR),
+    (ExecutionQuery(since=BASE + 60), 900), (ExecutionQuery(since=BASE + 1234), HOUR),
     (ExecutionQuery(since=BASE, until=BASE + 5 * HOUR), HOUR),
     (ExecutionQuery(since=BASE, scope=Scope(pane_keys=frozenset({"run/%1"}))), HOUR),
     (ExecutionQuery(since=BASE, scope=Scope(pane_keys=frozenset({"run/%2"}), principal="token:ci")), 2 * HOUR),
+    (ExecutionQuery(since=BASE, scope=Scope(pane_keys=frozenset({"run/%0", "run/%1"}), principal="token:ci"),
+                    statuses=FAILED_ISH, until=BASE + 7 * HOUR), 900),
     (ExecutionQuery(since=BASE + 600, agent_name="agent-<0>", status="success"), 1800),
 ]
 
@@ -116,11 +127,16 @@ def test_the_tallied_timeline_reads_no_execution_row(tmp_path: Path) -> None:
 
     run(create)
     db = sqlite3.connect(tmp_path / "h.db")
-    sql, params = execution_timeline.timeline(ExecutionQuery(since=BASE), HOUR, by_host=False)
+    sql, params = execution_timeline.timeline(ExecutionQuery(since=BASE, statuses=FAILED_ISH), HOUR, by_host=False)
     plan: list[Any] = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
     assert not any("executions " in f"{step} " and "execution_hours" not in step
                    and "SCAN executions" in step for step in plan), plan
     assert any("execution_hours" in step and "PRIMARY KEY" in step for step in plan), plan
+    for since, bucket_s in ((MIDNIGHT, DAY), (MIDNIGHT, 6 * HOUR), (BASE, HOUR), (BASE, 900)):
+        sql, params = execution_timeline.timeline(ExecutionQuery(since=since), bucket_s, by_host=False)
+        plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+        assert plan[0] == "SEARCH execution_spans USING PRIMARY KEY (span=? AND bucket>?)" and \
+            not any("executions " in f"{step} " for step in plan), plan
     sql, params = execution_timeline.timeline(ExecutionQuery(since=BASE + 1), HOUR, by_host=False)
     plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
     assert any("executions_agent_kind_status (agent_name=? AND kind=? AND status=? AND at>?)" in step
@@ -128,8 +144,8 @@ def test_the_tallied_timeline_reads_no_execution_row(tmp_path: Path) -> None:
     scoped = ExecutionQuery(since=BASE, scope=Scope(pane_keys=frozenset({"run/%1"}), principal="token:ci"))
     sql, params = execution_timeline.timeline(scoped, HOUR, by_host=False)
     plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
-    assert any("executions_pane_at (pane_key=? AND at>?)" in step for step in plan), plan
-    assert any("executions_principal_at (principal=? AND at>?)" in step for step in plan), plan
+    assert any("COVERING INDEX executions_pane_sums (pane_key=? AND at>?)" in step for step in plan), plan
+    assert any("COVERING INDEX executions_principal_sums (principal=? AND at>?)" in step for step in plan), plan
     db.close()
 
 

@@ -370,3 +370,26 @@ async def _broken_search(server: MuxdTestServer) -> None:
 
 def test_a_failed_knowledge_search_degrades_to_no_references(muxd_server):
     asyncio.run(_broken_search(muxd_server))
+
+
+async def _newest_first(server: MuxdTestServer) -> None:
+    async with mcp_session(server) as boss:
+        urgent = await call_ok(boss, "create_task", title="urgent", priority=10)
+        later = await call_ok(boss, "create_task", title="later", priority=20)
+        await call_ok(boss, "claim_task", taskId=later["taskId"])  # the latest move
+        assert [t["taskId"] for t in (await call_ok(boss, "list_tasks"))["tasks"]] == \
+            [urgent["taskId"], later["taskId"]]
+        assert [t["taskId"] for t in (await call_ok(boss, "list_tasks", newestFirst=True))["tasks"]] == \
+            [later["taskId"], urgent["taskId"]]
+
+
+def test_tasks_list_newest_first_by_cli_and_mcp(muxd_server):
+    """The web board's order (the latest move first) is `task ls --newest-first` and list_tasks'
+    newestFirst; queue order stays the default."""
+    asyncio.run(_newest_first(muxd_server))
+
+    def titles(*flags: str) -> list[str]:
+        return [t["title"] for t in json.loads(muxd_server.cli("task", "ls", "--json", *flags, check=True).stdout)["tasks"]]
+
+    assert titles() == ["urgent", "later"]
+    assert titles("--newest-first") == ["later", "urgent"]

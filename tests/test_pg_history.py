@@ -18,7 +18,7 @@ from muxd.executions.record import Execution
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
 from muxd.store.execution_rows import UPSERT, to_row
-from muxd.store.execution_store import ExecutionQuery
+from muxd.store.execution_store import ExecutionQuery, Scope
 from muxd.store.pg_connection import PgConnection
 from muxd.store.pg_database import PgDatabase
 from muxd.store.pg_connection import connect as pg_connect
@@ -50,8 +50,10 @@ def _history_sql() -> list[tuple[str, list[object]]]:
         if (counted := tallies.count(query)) is not None:
             built.append(counted)
         timeline_query = msgspec.structs.replace(query, since=(query.since or BASE) // 3600 * 3600)
+        off_span = msgspec.structs.replace(timeline_query, since=timeline_query.since + 60)
         built += [execution_timeline.timeline(timeline_query, 3600, by_host=True),  # tallied where they cover it
-                  execution_timeline.timeline(timeline_query, 900, by_host=True)]  # the rows
+                  execution_timeline.timeline(timeline_query, 900, by_host=True),
+                  execution_timeline.timeline(off_span, 900, by_host=True)]  # the rows
     return built
 
 
@@ -171,6 +173,33 @@ def test_newest_first_pages_and_prune_read_their_index_in_order(connect_pg: Call
         "EXPLAIN SELECT seq, id FROM executions WHERE status NOT IN ('pending', 'running') AND at < ? "
         "ORDER BY at NULLS FIRST, seq LIMIT 100", (BASE + 4000,)))
     assert "Index Scan using executions_at" in plan and "Sort" not in plan, plan
+
+
+def test_a_timeline_reads_its_tallies_or_a_scopes_covering_indexes(connect_pg: Callable[[], PgConnection]) -> None:
+    """pg_schema migration 10: the fleet's timeline over 30 days by day, or 6 hours by 15 minutes,
+    is one range of the timeline's tallies; a token's reads a range of its panes' and of its
+    principal's index, never every execution in the window. (Which of the two indexes on each the
+    planner takes depends on the visibility map: the covering one once autovacuum has marked the
+    pages, as a test's VACUUM does not here.)"""
+    pg = connect_pg()
+    rows = [Execution(id=f"exec_{n:05d}", agent_name=f"agent-{n % 5}", pane_id="%1", pane_key=f"run/%{n % 40}",
+                      principal=f"agent:%{n % 30}", status="failed" if n % 9 == 0 else "success",
+                      started_at=BASE + n * 97, tokens_used=n, cost_usd=0.01) for n in range(20_000)]
+    pg.executemany(UPSERT, [to_row(e) for e in rows])
+    pg.execute("VACUUM ANALYZE executions")
+    pg.execute("VACUUM ANALYZE execution_spans")
+    end = BASE + 20_000 * 97
+    day_since = end // 86_400 * 86_400 - 29 * 86_400
+    for query, bucket_s in ((ExecutionQuery(since=day_since), 86_400), (ExecutionQuery(since=end // 900 * 900 - 6 * 3600), 900)):
+        sql, params = execution_timeline.timeline(query, bucket_s, by_host=True)
+        plan = "\n".join(line for line, in pg.execute(f"EXPLAIN {postgres_text(sql)}", params))
+        assert "execution_spans_pkey" in plan and " on executions " not in plan, plan
+    token = ExecutionQuery(since=end // 3600 * 3600 - 23 * 3600,
+                           scope=Scope(pane_keys=frozenset({"run/%3", "run/%4"}), principal="agent:%7"))
+    sql, params = execution_timeline.timeline(token, 3600, by_host=True)
+    plan = "\n".join(line for line, in pg.execute(f"EXPLAIN {postgres_text(sql)}", params))
+    assert "Seq Scan" not in plan and plan.count("Index Cond: ((pane_key = ANY ($0)) AND (at >= ") == 1, plan
+    assert plan.count("Index Cond: ((principal = 'agent:%7'::text) AND (at >= ") == 1, plan
 
 
 def test_reads_and_writes_come_back_with_the_server_without_a_restart_of_muxd() -> None:

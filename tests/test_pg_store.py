@@ -95,10 +95,10 @@ def test_transactions_do_not_nest(pg: PgConnection) -> None:
 
 TABLES = ("plans", "tasks", "task_deps", "task_events", "task_reviews", "knowledge_entries", "task_knowledge", "quotas",
           "tokens", "grants", "audit", "executions", "execution_transcripts", "execution_status_counts",
-          "execution_hours", "failure_counts", "failure_hours")
+          "execution_hours", "execution_spans", "failure_counts", "failure_hours")
 # FTS5's table is a column and its index on PostgreSQL (pg_schema.py's migration 2); the tallies'
 # host, in their keys since PostgreSQL's migration 9 (a SQLite file has one daemon: one writer).
-TALLIES_BY_HOST = ("execution_status_counts", "execution_hours", "failure_counts", "failure_hours")
+TALLIES_BY_HOST = ("execution_status_counts", "execution_hours", "execution_spans", "failure_counts", "failure_hours")
 PG_ONLY_COLUMNS = {("knowledge_entries", "words"), *((table, "host") for table in TALLIES_BY_HOST)}
 PG_ONLY_INDEXES = {"knowledge_words"}
 
@@ -201,15 +201,17 @@ def test_a_connection_that_pins_the_time_takes_its_callers_clock(pg: PgConnectio
 TALLIES = {"execution_status_counts": "status, n", "failure_counts": "stack_hash, n",
            "failure_hours": "stack_hash, hour, n",
            "execution_hours": "agent_name, kind, status, hour, n, round(cost::numeric, 6), costs, tokens, "
-                              "duration_ms, durations"}
+                              "duration_ms, durations",
+           "execution_spans": "span, bucket, agent_name, kind, n, round(cost::numeric, 6), failures, tokens, costs"}
 
 
 def _history(seed: int) -> list[Execution]:
-    """Executions of every status, kind and hour edge (5399.9 s is hour 1: floor, never rounded)."""
+    """Executions of every status, kind, hour and day edge (5399.9 s is hour 1, 129599.9 s day 1:
+    floor, never rounded)."""
     pick = random.Random(seed)
     return [Execution(id=f"exec_{n}_{n:08x}", pane_id="%1", pane_key="run/%1", agent_name=pick.choice("ab"),
                       kind=pick.choice(KINDS), status=pick.choice(STATUSES), triggered_by="manual",
-                      started_at=pick.choice([None, 5399.9, 5400.0, 7199.5, NOW + n]),
+                      started_at=pick.choice([None, 5399.9, 5400.0, 7199.5, 129_599.9, NOW + n]),
                       cost_usd=pick.choice([None, 0.25, 1.5]), tokens_used=pick.choice([None, 100]),
                       duration_ms=pick.choice([None, 20]),
                       error=ExecutionError(type="boom", message="x", stack_hash=pick.choice("hk")))
@@ -232,7 +234,9 @@ def test_the_history_tallies_are_kept_as_sqlites_triggers_keep_them(
     for table, columns in TALLIES.items():
         on_sqlite = sorted(tuple(row) for row in sqlite_db.execute(
             f"SELECT {columns.replace('round(cost::numeric, 6)', 'round(cost, 6)')} FROM {table}"))
-        on_pg = sorted((*row[:5], float(row[5]), *row[6:]) if table == "execution_hours" else tuple(row)
+        on_pg = sorted((*row[:5], float(row[5]), *row[6:]) if table in ("execution_hours", "execution_spans")
+                       else tuple(row)
                        for row in pg.execute(f"SELECT {columns} FROM {table}"))
         assert on_pg == on_sqlite and on_pg, table
     assert pg.execute("SELECT hour FROM execution_hours WHERE hour = 1 LIMIT 1").fetchone() == (1,)
+    assert pg.execute("SELECT bucket FROM execution_spans WHERE span = 86400 AND bucket = 1").fetchone() == (1,)

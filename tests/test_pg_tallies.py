@@ -35,6 +35,7 @@ NOW = 1_700_000_000.0
 PANES, ROUNDS = 30, 12  # each round a batch starting a turn on every pane, then one ending them
 BOUND_S = 90.0  # both hosts' rounds, on a loaded machine; a deadlock costs 1 s each (deadlock_timeout)
 _HOUR = "coalesce(floor(at / 3600)::bigint, -1)"
+_SPANS = "unnest(ARRAY[900, 3600, 21600, 86400]) span"
 _FAILED = "status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL"
 # Each tally's rows per host, and the same counted from the executions (a status's count stays at 0).
 RECOUNTS = {
@@ -43,6 +44,11 @@ RECOUNTS = {
     "execution_hours": ("SELECT agent_name, kind, status, hour, host, n, costs, tokens, durations FROM execution_hours",
                         f"SELECT agent_name, kind, status, {_HOUR}, host, count(*), count(cost_usd), "
                         "coalesce(sum(tokens_used), 0)::bigint, count(duration_ms) FROM executions "
+                        "GROUP BY 1, 2, 3, 4, 5"),
+    "execution_spans": ("SELECT span, bucket, agent_name, kind, host, n, failures, tokens, costs FROM execution_spans",
+                        f"SELECT span, coalesce(floor(at / span)::bigint, -1), agent_name, kind, host, count(*), "
+                        "count(*) FILTER (WHERE status IN ('failed', 'timeout', 'interrupted')), "
+                        f"coalesce(sum(tokens_used), 0)::bigint, count(cost_usd) FROM executions, {_SPANS} "
                         "GROUP BY 1, 2, 3, 4, 5"),
     "failure_counts": ("SELECT stack_hash, host, n FROM failure_counts",
                        f"SELECT stack_hash, host, count(*) FROM executions WHERE {_FAILED} GROUP BY 1, 2"),
@@ -132,7 +138,7 @@ def test_two_hosts_saving_the_same_pane_names_in_opposite_orders_do_not_deadlock
 
 def test_migration_9_recounts_each_hosts_tallies_from_the_rows(postgres_cluster: PostgresCluster) -> None:
     """A database of migration 8, with the history of two hosts: migrated, each host has its own
-    tally rows, equal to a count of its executions."""
+    tally rows, equal to a count of its executions (migration 10's timeline tallies too)."""
     name = postgres_cluster.create_database()
     c = pg_connect(postgres_cluster.url(name))
     try:
@@ -146,7 +152,7 @@ def test_migration_9_recounts_each_hosts_tallies_from_the_rows(postgres_cluster:
             turns = _turns(host, 0)
             c.executemany(UPSERT, [to_row(_ended(e, i)) for i, e in enumerate(turns)][: 20 if host == "beta" else None])
         assert c.execute("SELECT n FROM execution_status_counts WHERE status = 'success'").fetchone() == (37,)
-        assert migrate(c) == len(PG_MIGRATIONS) == 9
+        assert migrate(c) == len(PG_MIGRATIONS) == 10
         _assert_recounted(c)
         assert _rows(c, "SELECT host, n FROM execution_status_counts WHERE status = 'success'") == [
             ("alpha", 22), ("beta", 15)]

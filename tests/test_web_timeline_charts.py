@@ -51,7 +51,7 @@ def test_the_svg_names_every_line_escapes_names_and_has_no_style_or_script() -> 
     assert chart_svg(data, "cost_usd", "Cost") == ""  # nothing to draw
 
 
-def test_a_window_ends_with_the_current_bucket_and_whole_hours_start_on_one() -> None:
+def test_a_window_ends_with_the_current_bucket_and_each_is_one_of_the_tallied_spans() -> None:
     from muxd.store import execution_timeline
     from muxd.store.execution_store import ExecutionQuery
     from muxd.web.pages_charts import WINDOWS, window_of
@@ -61,8 +61,8 @@ def test_a_window_ends_with_the_current_bucket_and_whole_hours_start_on_one() ->
         since, bucket, count = window_of(name, now)
         assert (bucket, count * bucket) == (bucket_s, length_s)
         assert since <= now < since + count * bucket and since % bucket == 0
-        # whole hours from a whole hour: the daemon answers from its tallies
-        assert execution_timeline.from_tallies(ExecutionQuery(since=since), bucket, by_host=False) == (bucket >= HOUR)
+        # each window is the timeline's tallies of its bucket's span: the daemon reads no row
+        assert execution_timeline.tallied_span(ExecutionQuery(since=since), bucket, by_host=False) == bucket
 
 
 def test_an_empty_window_says_so_and_the_choices_keep_the_other_choice() -> None:

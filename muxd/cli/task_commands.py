@@ -86,6 +86,8 @@ def _configure_task(p: argparse.ArgumentParser) -> None:
     ls.add_argument("--host", help="only tasks created through one daemon's host (its MUXD_HOST; default: any)")
     ls.add_argument("--limit", type=int, default=50)
     ls.add_argument("--offset", type=int, default=0)
+    ls.add_argument("--newest-first", action="store_true",
+                    help="by their last move, the latest first (default: queue order, priority then age)")
     add_full_ids_option(ls)
     ls.add_argument("--json", action="store_true")
     show = actions.add_parser("show", help="one task with its events, reviews and executions")
@@ -121,7 +123,7 @@ def task(client: Any, args: argparse.Namespace) -> int:
         return 0
     if action in ("ls", "list"):
         reply = client.call("list-tasks", "task-list", states=args.states, plan=args.plan, claimed_by=args.claimed_by,
-                            limit=args.limit, offset=args.offset, host=args.host)
+                            limit=args.limit, offset=args.offset, host=args.host, newest_first=args.newest_first)
         if args.json:
             print_json({"tasks": reply.tasks, "total": reply.total})
         elif not reply.tasks:

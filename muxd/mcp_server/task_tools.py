@@ -153,10 +153,12 @@ def register_task_tools(tools: ToolRegistry) -> None:
         limit: Annotated[int, Field(description="page size", ge=1, le=TASK_LIST_LIMIT_MAX)] = TASK_LIST_LIMIT_DEFAULT,
         offset: Annotated[int, Field(description="skip this many", ge=0, le=TASK_OFFSET_MAX)] = 0,
         host: HostFilter = None,
+        newestFirst: Annotated[bool, Field(
+            description="by their last move, the latest first (what finished or moved lately)")] = False,
     ) -> TaskListOutput:
-        """Tasks in queue order (priority, then age), filtered and paged."""
+        """Tasks in queue order (priority, then age), or the latest moved first; filtered and paged."""
         reply = await current_client().call(ListTasks, states=list(state), plan=plan, claimed_by=claimedBy,
-                                            limit=limit, offset=offset, host=host)
+                                            limit=limit, offset=offset, host=host, newest_first=newestFirst)
         return {"tasks": [task_row(t) for t in reply.tasks], "total": reply.total, "limit": limit, "offset": offset}
 
     @tools.tool(category="tasks", risk="safe", annotations=READ_ONLY)

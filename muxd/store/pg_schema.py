@@ -67,22 +67,23 @@ def _tallies(by_host: bool) -> dict[str, tuple[str, tuple[str, ...]]]:
 _TALLIES = _tallies(by_host=False)
 
 
-def _tally(name: str, by_host: bool = False, replace: str = "") -> str:
-    """A tally's function: the row `r` counted `sign` times (`replace`: 'OR REPLACE ')."""
-    body, _ = _tallies(by_host)[name]
+def _tally(name: str, by_host: bool = False, replace: str = "", body: str = "") -> str:
+    """A tally's function: the row `r` counted `sign` times (`replace`: 'OR REPLACE '; `body`:
+    its statements when the tally is not one of `_tallies`')."""
+    body = body or _tallies(by_host)[name][0]
     return f"""
     CREATE {replace}FUNCTION executions_{name}(r executions, sign integer) RETURNS void LANGUAGE plpgsql AS $$
     BEGIN {body}
     END $$;"""
 
 
-def _kept(name: str) -> str:
+def _kept(name: str, kept: tuple[str, tuple[str, ...]] | None = None) -> str:
     """A tally's function and the triggers that call it: an update moves the row only when one
     of the tally's columns changed (most saves of a running execution change none), as SQLite's
-    triggers do."""
-    columns = _TALLIES[name][1]
+    triggers do. `kept`: (its statements, its columns) when it is not one of `_TALLIES`."""
+    body, columns = kept or ("", _TALLIES[name][1])
     changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in columns)
-    return f"""{_tally(name)}
+    return f"""{_tally(name, body=body)}
     CREATE FUNCTION executions_{name}_kept() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF TG_OP <> 'INSERT' THEN PERFORM executions_{name}(OLD, -1); END IF;
@@ -116,6 +117,22 @@ _TALLIES_BY_HOST = "\n".join((
     f"INSERT INTO failure_hours SELECT stack_hash, {_ROW_HOUR}, count(*), host FROM executions "
     f"{_FAILED} GROUP BY 1, 2, host;",
 ))
+
+# Migration 10: the timeline's tallies, as SQLite's migration 10 keeps them, by host as the
+# others since migration 9. A row's bucket in a span: floor, as SQLite's CAST truncates.
+_SPANS = "unnest(ARRAY[900, 3600, 21600, 86400]) span"
+_SPAN_BUCKET = "coalesce(floor(r.at / span)::bigint, -1)"
+_SPANS_KEPT = (f"""
+        INSERT INTO execution_spans AS t SELECT span, {_SPAN_BUCKET}, r.agent_name, r.kind, sign,
+                sign * (r.status IN ('failed', 'timeout', 'interrupted'))::int, sign * coalesce(r.tokens_used, 0),
+                sign * coalesce(r.cost_usd, 0), sign * (r.cost_usd IS NOT NULL)::int, r.host FROM {_SPANS}
+            ON CONFLICT (span, bucket, agent_name, kind, host) DO UPDATE SET n = t.n + excluded.n,
+                failures = t.failures + excluded.failures, tokens = t.tokens + excluded.tokens,
+                cost = t.cost + excluded.cost, costs = t.costs + excluded.costs;
+        IF sign < 0 THEN
+            DELETE FROM execution_spans WHERE (span, bucket) IN (SELECT span, {_SPAN_BUCKET} FROM {_SPANS})
+                AND agent_name = r.agent_name AND kind = r.kind AND host = r.host AND n = 0;
+        END IF;""", ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used"))
 
 # The history's indexes that order by `at` (migration 6): name, the columns before `at`, those after
 # it, the rows indexed. Each becomes (…, at NULLS FIRST, …, seq): read backwards that is the
@@ -457,6 +474,33 @@ PG_MIGRATIONS: tuple[str, ...] = (
     # fleet-wide answer sums the hosts' (store/execution_tallies.py). SQLite keeps migration 8's
     # tallies: a file has one daemon.
     _TALLIES_BY_HOST,
+    # 10: the timeline's tallies (SQLite's migration 10; _SPANS_KEPT above). The triggers first:
+    # creating them waits for the writes in flight and holds new ones until the commit, so the
+    # count from the rows misses none and counts none twice.
+    f"""
+    CREATE TABLE execution_spans (
+        span integer NOT NULL,
+        bucket bigint NOT NULL,
+        agent_name text NOT NULL,
+        kind text NOT NULL,
+        n bigint NOT NULL,
+        failures bigint NOT NULL,
+        tokens bigint NOT NULL,
+        cost double precision NOT NULL,
+        costs bigint NOT NULL,
+        host text NOT NULL,
+        PRIMARY KEY (span, bucket, agent_name, kind, host)
+    );
+    {_kept("spans", _SPANS_KEPT)}
+    INSERT INTO execution_spans SELECT span, {_SPAN_BUCKET.replace("r.at", "at")}, agent_name, kind, count(*),
+        count(*) FILTER (WHERE status IN ('failed', 'timeout', 'interrupted')), coalesce(sum(tokens_used), 0),
+        coalesce(sum(cost_usd), 0), count(cost_usd), host FROM executions, {_SPANS} GROUP BY 1, 2, 3, 4, host;
+    CREATE INDEX executions_pane_sums ON executions(pane_key, at) INCLUDE (agent_name, kind, status, tokens_used,
+                                                                           cost_usd);
+    CREATE INDEX executions_principal_sums ON executions(principal, at) INCLUDE (pane_key, agent_name, kind, status,
+                                                                                 tokens_used, cost_usd)
+        WHERE principal IS NOT NULL;
+    """,
 )
 
 

@@ -46,6 +46,29 @@ def _failures(row: str, sign: int) -> str:
     return sql
 
 
+# The timeline's spans (migration 10), each a row of a subquery; a row's bucket in one.
+_SPANS_S = (900, 3600, 21_600, 86_400)
+_SPANS = " UNION ALL ".join(f"SELECT {span} AS span" for span in _SPANS_S)
+_SPAN_BUCKET = "coalesce(CAST({row}.at / span AS INTEGER), -1)"
+_FAILED_STATUSES = "'failed', 'timeout', 'interrupted'"
+
+
+def _spans(row: str, sign: int) -> str:
+    bucket = _SPAN_BUCKET.format(row=row)
+    sql = f"""
+        INSERT INTO execution_spans SELECT span, {bucket}, {row}.agent_name, {row}.kind, {sign},
+                {sign} * ({row}.status IN ({_FAILED_STATUSES})), {sign} * coalesce({row}.tokens_used, 0),
+                {sign} * coalesce({row}.cost_usd, 0), {sign} * ({row}.cost_usd IS NOT NULL) FROM ({_SPANS}) WHERE true
+            ON CONFLICT (span, bucket, agent_name, kind) DO UPDATE SET n = n + excluded.n,
+                failures = failures + excluded.failures, tokens = tokens + excluded.tokens,
+                cost = cost + excluded.cost, costs = costs + excluded.costs;"""
+    if sign < 0:  # a bucket left with nothing goes, as an hour does
+        sql += f"""
+        DELETE FROM execution_spans WHERE (span, bucket) IN (SELECT span, {bucket} FROM ({_SPANS}))
+            AND agent_name = {row}.agent_name AND kind = {row}.kind AND n = 0;"""
+    return sql
+
+
 def _kept(name: str, tally: Callable[[str, int], str], columns: tuple[str, ...], only: str = "") -> str:
     """The triggers that keep one tally: `tally(row, sign)` adds (1) or takes away (-1) the row
     NEW or OLD; an update moves it only when one of `columns` changed (most saves of a running
@@ -363,5 +386,33 @@ MIGRATIONS: tuple[str, ...] = (
     DROP INDEX tokens_live_name;
     CREATE UNIQUE INDEX tokens_live_name ON tokens((CASE WHEN panes IS NULL THEN '' ELSE host END), name)
         WHERE revoked_at IS NULL;
+    """,
+    # 10: the timeline's tallies (store/execution_timeline.py, muxd web's charts): executions,
+    # failures, tokens and costs per agent and kind in buckets of each span a chart reads (15
+    # minutes, an hour, 6 hours, a UTC day), kept by triggers in the same transaction as the rows.
+    # No status in the key: a window reads ~20 rows a bucket, not ~100 (a month by day 600, not
+    # 43,000 hourly tallies). Counted from the rows, as the triggers count them.
+    f"""
+    CREATE TABLE execution_spans (
+        span INTEGER NOT NULL,     -- seconds: {", ".join(map(str, _SPANS_S))}
+        bucket INTEGER NOT NULL,   -- CAST(at / span AS INTEGER); -1: no time
+        agent_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        failures INTEGER NOT NULL, -- of {_FAILED_STATUSES}
+        tokens INTEGER NOT NULL,
+        cost REAL NOT NULL,        -- the sum of the known costs
+        costs INTEGER NOT NULL,    -- how many were known
+        PRIMARY KEY (span, bucket, agent_name, kind)  -- a window of one span: one range
+    ) WITHOUT ROWID;
+    INSERT INTO execution_spans SELECT span, {_SPAN_BUCKET.format(row="executions")}, agent_name, kind, count(*),
+        coalesce(sum(status IN ({_FAILED_STATUSES})), 0), coalesce(sum(tokens_used), 0), total(cost_usd),
+        count(cost_usd) FROM executions, ({_SPANS}) GROUP BY 1, 2, 3, 4;
+    {_kept("spans", _spans, ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used"))}
+    -- A scoped token's timeline from its panes' and its principal's rows (no tally splits by
+    -- them): each a range of one of these, holding all the timeline sums, so no row is read.
+    CREATE INDEX executions_pane_sums ON executions(pane_key, at, agent_name, kind, status, tokens_used, cost_usd);
+    CREATE INDEX executions_principal_sums ON executions(principal, at, pane_key, agent_name, kind, status,
+                                                         tokens_used, cost_usd) WHERE principal IS NOT NULL;
     """,
 )

@@ -19,8 +19,9 @@ from muxd.web.sessions import daemon_link, require_session
 from muxd.web.timeline_charts import MEASURES, Timeline, chart_svg, timeline
 
 PATH = "/charts"
-# The windows a page offers: name -> (its length, its bucket), both in seconds. Buckets of whole
-# hours from a whole hour are read from the daemon's hourly tallies; 15 minutes from its rows.
+# The windows a page offers: name -> (its length, its bucket), both in seconds. Each starts on a
+# bucket of its length, so the daemon reads it from its timeline's tallies (15 minutes, an hour,
+# 6 hours, a day), never from its rows.
 WINDOWS: dict[str, tuple[int, int]] = {"6h": (6 * 3600, 900), "24h": (86400, 3600), "7d": (7 * 86400, 6 * 3600),
                                        "30d": (30 * 86400, 86400)}
 WINDOW_DEFAULT = "24h"

@@ -119,7 +119,7 @@ class ManifestDetector:
         self._exit_rows = [rows.matches(p) for p in manifest.exit_signatures]
         self._foreign_rows = [rows.matches(p) for p in manifest.foreign_signatures]
         self._fields = [(field, rows.groups(field.pattern)) for field in manifest.fields]
-        # Exited rules first: they are also read once the process has ended (the Detection's docs)
+        # Exited rules first: they are also read once the process has ended (manifest.py says so)
         ordered = sorted(manifest.rules, key=lambda rule: rule.state != "Exited")
         self._rules = [_RuleReading(rule, rows.groups(rule.pattern), [rows.matches(p) for p in rule.unless_below],
                                     [(check.region, rows.matches(check.pattern)) for check in rule.requires],

@@ -1,6 +1,7 @@
-"""KiloDetector and opencode's, on the same TUI (issue 32): Kilo is an opencode fork, so each
+"""Kilo's manifest and opencode's, on the same TUI (issue 32): Kilo is an opencode fork, so each
 takes its own process, Kilo's words (its modes, its name) keep opencode's detector off Kilo's
-screens, and opencode's own screens are not Kilo's. The frames are real
+screens (opencode's manifest names them in `foreign_signatures`), and opencode's own screens
+are not Kilo's. Both are manifests (muxd/detectors/manifests/). The frames are real
 (tests/detector_data/cline_kilo/kilo; test_detector_frames.py replays them all)."""
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from muxd.detectors.base import ScreenContext
-from muxd.detectors.kilo import KiloDetector
 from muxd.detectors.registry import PACKAGED_MANIFEST_DIR, choose, load_detectors, load_manifests
 from muxd.testing.screens import assert_survives_garbage, margin_rows
 
 DATA = Path(__file__).parent / "detector_data" / "cline_kilo" / "kilo"
-DETECTOR = KiloDetector()
-OPENCODE = next(d for d in load_manifests(PACKAGED_MANIFEST_DIR)[0] if d.name == "opencode")
+PACKAGED = {detector.name: detector for detector in load_manifests(PACKAGED_MANIFEST_DIR)[0]}
+DETECTOR = PACKAGED["kilo"]
+OPENCODE = PACKAGED["opencode"]
 DETECTORS = load_detectors()
 LIVE_FRAMES = sorted(path for path in DATA.glob("*.txt") if "_exit_" not in path.name)
 OPENCODE_IDLE = margin_rows("""
@@ -46,6 +47,8 @@ def test_identify_by_process(name: str, argv: list[str]) -> None:
 @pytest.mark.parametrize("path", LIVE_FRAMES, ids=[p.stem for p in LIVE_FRAMES])
 def test_kilo_is_never_opencode(path: Path) -> None:
     assert OPENCODE.identify(frame(path.stem, process_name="kilo", process_argv=["kilo"])) < 0.5
+    if "_ask_" not in path.name:  # Kilo's mode row under the input box: opencode's rows there do not count
+        assert OPENCODE.identify(frame(path.stem)) < 0.5
     chosen, _ = choose(DETECTORS, frame(path.stem))
     if chosen is not None:  # a permission prompt alone shows no word of Kilo's: then nobody, not opencode
         assert chosen.name == "kilo"

@@ -1,6 +1,6 @@
 """opencode's packaged manifest (muxd/detectors/manifests/opencode.toml) on small screens built
-from opencode's public TUI source and issue quotes (no real opencode capture exists for muxd):
-the rows under the input box and the permission prompt."""
+from opencode's public TUI source and issue quotes (the rows under the input box and the
+permission prompt), and on 1.18.33's own screens from tests/test_answers_real.py's session."""
 
 from __future__ import annotations
 
@@ -142,3 +142,83 @@ def test_input_text_is_the_draft_not_the_placeholder() -> None:
              for row in IDLE]
     d = DETECTOR.detect(ctx(typed), None)
     assert (d.state, d.input_text) == ("Idle", "add a --verbose flag")
+
+
+# opencode 1.18.33's own screens, as tests/test_answers_real.py's scripted session drew them in a
+# 50-column pane: its layout is Kilo's (the `Build · model provider` row, the `⬝■` bar, answers'
+# `▣` footers), so what Kilo's real screens taught is read here too.
+SESSION_INPUT = """
+    |  ┃
+    |  ┃
+    |  ┃
+    |  ┃  Build · Fake Model Fake
+    |  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀
+"""
+BUSY_ROW = "    |   ⬝⬝⬝■■■■■  esc interrupt 2.5K  ctrl+p commands\n"
+
+
+@pytest.mark.parametrize("text, state, rule, description", [
+    ("""
+    |     I will run a command first.
+    |
+    |  ┃
+    |  ┃  ⠸ echo hello from the tool
+    |  ┃
+    |
+    |     ▣  Build · Fake Model
+    |""" + SESSION_INPUT + BUSY_ROW, "ToolUse", "tool-running", "echo hello from the tool"),
+    ("""
+    |  ┃  please run a command
+    |  ┃
+    |
+    |     I will run a command first.
+    |
+    |     ~ Writing command…
+    |
+    |     ▣  Build · Fake Model
+    |""" + SESSION_INPUT + BUSY_ROW, "Generating", "answer-streaming", None),
+    ("""
+    |  ┃  please run a command
+    |  ┃
+    |
+    |     ▣  Build · Fake Model
+    |""" + SESSION_INPUT + BUSY_ROW, "Thinking", "esc-interrupt", None),
+    ("""
+    |     ▣  Build · Fake Model · 8.8s
+    |
+    |  ┃
+    |  ┃  show some markdown
+    |  ┃
+    |""" + SESSION_INPUT + "    |   /tmp/work                  3.2K  ctrl+p commands\n", "Unknown", "message-unanswered", None),
+    ("""
+    |  ┃  show some markdown
+    |  ┃
+    |
+    |     Some markdown.
+    |
+    |     ▣  Build · Fake Model · 8.8s
+    |""" + SESSION_INPUT + "    |   /tmp/work                  3.2K  ctrl+p commands\n", "Idle", "input-footer", None),
+], ids=["tool", "streaming", "busy", "unanswered", "answered"])
+def test_a_118_session_as_kilos_screens_taught(text: str, state: str, rule: str, description: str | None) -> None:
+    found = DETECTOR.detect(ctx(screen(text)), None)
+    assert (found.state, found.rule, found.description) == (state, rule, description)
+    assert found.model == "Fake Model"  # the answers' footers name it; the mode row adds the provider
+    assert found.tokens in (2500, 3200)
+
+
+def test_the_busy_bar_alone_when_a_narrow_pane_wraps_the_words_away() -> None:
+    rows = screen(SESSION_INPUT + "    |   ■⬝⬝⬝⬝⬝⬝⬝\n    |             interrupt            commands")
+    assert DETECTOR.detect(ctx(rows), None).state == "Thinking"
+
+
+def test_a_118_draft_is_input() -> None:
+    rows = screen("""
+    |  ┃
+    |  ┃  say hello
+    |  ┃
+    |  ┃  Build · Fake Model Fake
+    |  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀
+    |                     tab agents  ctrl+p commands
+    """)
+    found = DETECTOR.detect(ctx(rows), None)
+    assert (found.state, found.input_text, found.model) == ("Idle", "say hello", None)

@@ -18,8 +18,9 @@ was captured for muxd).
 - An agent added by a manifest: the keys its `[confirm]` table names (the manifest files are
   read for it, as a server reads them at its start).
 - Cline's dialog answers a key alone (`[y] Approve   [n] Deny`): `y` or `n`.
-- Kilo draws opencode's dialog: Enter takes "Allow once", its first button; its Escape opens
-  "Reject permission" (a message to send with the no), which Enter confirms empty.
+- Kilo (a manifest) draws opencode's dialog: Enter takes "Allow once", its first button; its
+  Escape opens "Reject permission" (a message to send with the no), which Enter confirms empty,
+  as its manifest's `[confirm]` says.
 """
 
 from __future__ import annotations
@@ -29,10 +30,9 @@ import re
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 
-DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode", "qwen", "kilo"})
+DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode", "qwen"})
 LINE_AGENTS = frozenset({"aider"})
 KEY_AGENTS = frozenset({"cline"})  # a key alone answers, no Enter
-NO_KEYS = {"kilo": ["Escape", "Enter"]}  # a dialog agent's no, where Escape alone is not it
 # An option that says yes once: "1. Yes", "Yes, proceed (y)", "● 1. Allow once", "Approve".
 _YES_OPTION = re.compile(r"^\W*(?:\d+\.\s*)?(?:yes|allow|approve|proceed)\b", re.IGNORECASE)
 
@@ -56,7 +56,7 @@ def confirmation_keys(state: AgentState, yes: bool) -> list[str]:
         raise BadRequest(f"muxd does not know how {agent or 'this program'} takes a yes or no: answer it in "
                          f"{pane}", pane_id=state.pane_id)
     if not yes:
-        return list(NO_KEYS.get(agent or "", ["Escape"]))
+        return ["Escape"]
     options = state.confirmation.options
     if options and not _YES_OPTION.match(options[0]):
         raise BadRequest(f"{pane}'s dialog opens on {options[0]!r}, not a yes: answer it in its pane",

@@ -15,8 +15,10 @@ linear time whatever it is, so no manifest can blow a pane's detection budget)::
     process_names = ["mini"]           # the foreground process, argv[0]'s name, or a launcher's script
     argv_contains = ["mini-agent/"]    # text inside an argument of the foreground command
     region = "bottom"                  # where the signatures are looked for (default "screen")
-    signatures = [{ pattern = 'esc to stop', weight = 0.7 }]  # weight: confidence 0..1 (0.5 claims)
+    signatures = [{ pattern = 'esc to stop', weight = 0.7 }]  # weight: confidence 0..1 (0.5 claims);
+                                       # a signature may name its own `region`
     exit_signatures = ['^Bye from mini']  # what it leaves above the shell prompt when it quits
+    foreign_signatures = ['^fork>']    # rows only another agent draws (a fork's words): not ours
 
     [regions]                          # "screen" (every row) is always there
     bottom = { last = 8 }              # the last 8 non-blank rows
@@ -38,6 +40,16 @@ linear time whatever it is, so no manifest can blow a pane's detection budget)::
     option_pattern = '^\\s*\\d\\. (?P<option>.+)'   # or collected from the rows below
     tools = [{ pattern = '^\\s*\\$ ', tool = "bash" }]  # the tool, from the rows under the match
     tool_rows = 2
+    requires = [{ region = "bottom", pattern = 'esc to stop' }]  # rows that must be shown too
+    block_above = '^mini>|^$'          # the nearest row above the matched row's block
+
+`requires` lists rows the rule needs beside its own: each pattern must match a row of its region
+(the rule's own if it names none). `block_above` is tried on the nearest non-blank row above the
+block (the run of non-blank rows) that holds the matched row, or on "" where there is none: it
+says what comes just before, as a conversation's last message above an input box; it is meant for
+the "screen" region (a `last` region has no blank rows, so it is all one block).
+A rule whose state is Exited is tried first, even once the agent's process has ended or a shell
+prompt is back: it reads what the agent left (a `session_id` in a resume command).
 
 `[[tool_lines]]` (`region`, `pattern` with a `tool` group) are the rows that each show one use
 of a tool, as the conversation keeps them (`✓ bash: ls`): each is counted once in recent_tools
@@ -107,6 +119,15 @@ class Pattern:
 class Signature:
     pattern: Pattern
     weight: float
+    region: str | None = None  # None: [identify]'s region
+
+
+@dataclass(frozen=True)
+class RowCheck:
+    """A row that must be shown in `region` beside a rule's own (`requires`)."""
+
+    region: str
+    pattern: Pattern
 
 
 @dataclass(frozen=True)
@@ -147,6 +168,8 @@ class Rule:
     tool_rows: int = 2
     error_type: str | None = None
     input: bool = False
+    requires: tuple[RowCheck, ...] = ()
+    block_above: Pattern | None = None
 
 
 @dataclass(frozen=True)
@@ -175,15 +198,18 @@ class Manifest:
     unknown_rule: str
     confirm_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "yes"/"no" -> send-keys keys
     tool_lines: tuple[ToolLine, ...] = ()
-
+    foreign_signatures: tuple[Pattern, ...] = ()  # in the identify region: the screen is another's
 
     def patterns(self) -> list[Pattern]:
         """Every pattern the manifest holds."""
         found = [s.pattern for s in self.signatures] + list(self.exit_signatures) + [f.pattern for f in self.fields]
+        found += list(self.foreign_signatures)
         found += [line.pattern for line in self.tool_lines]
         for rule in self.rules:
             found += [rule.pattern, *rule.unless_below, *(t.pattern for t in rule.tools)]
             found += [rule.option_pattern] if rule.option_pattern is not None else []
+            found += [check.pattern for check in rule.requires]
+            found += [rule.block_above] if rule.block_above is not None else []
         box = self.input
         if box is not None:
             found += [box.above, box.row] + ([box.placeholder] if box.placeholder is not None else [])
@@ -308,7 +334,7 @@ def parse(text: str, path: str) -> Manifest:
         raise reader.fail(("format",), f"format {form} is not one this muxd reads (it reads {FORMAT})")
     regions = _regions(reader, data.get("regions", {}))
     identify = reader.table(data.get("identify", {}), ("identify",), frozenset(
-        {"process_names", "argv_contains", "region", "signatures", "exit_signatures"}))
+        {"process_names", "argv_contains", "region", "signatures", "exit_signatures", "foreign_signatures"}))
     names = reader.strings(identify, ("identify",), "process_names")
     for process in names:
         if process.lower() in SHELLS or is_launcher(process.lower()):
@@ -316,7 +342,7 @@ def parse(text: str, path: str) -> Manifest:
                               f"process name {process!r} runs other programs too: name the agent's own program "
                               "or script, or use argv_contains")
     packages = reader.strings(identify, ("identify",), "argv_contains")
-    signatures = tuple(_signature(reader, item, ("identify", "signatures", index))
+    signatures = tuple(_signature(reader, item, ("identify", "signatures", index), regions)
                        for index, item in enumerate(reader.value(identify, ("identify",), "signatures", list,
                                                                  default=[])))
     if not (names or packages or signatures):
@@ -340,6 +366,8 @@ def parse(text: str, path: str) -> Manifest:
         identify_region=reader.region(identify, ("identify",), regions), signatures=signatures,
         exit_signatures=tuple(reader.pattern(p, ("identify", "exit_signatures", i), frozenset())
                               for i, p in enumerate(reader.strings(identify, ("identify",), "exit_signatures"))),
+        foreign_signatures=tuple(reader.pattern(p, ("identify", "foreign_signatures", i), frozenset()) for i, p
+                                 in enumerate(reader.strings(identify, ("identify",), "foreign_signatures"))),
         regions=regions,
         fields=tuple(_field(reader, item, ("fields", index), regions)
                      for index, item in enumerate(reader.value(data, (), "fields", list, default=[]))),
@@ -387,13 +415,14 @@ def _regions(reader: _Reader, data: Any) -> dict[str, int | None]:
     return regions
 
 
-def _signature(reader: _Reader, data: Any, where: KeyPath) -> Signature:
-    data = reader.table(data, where, frozenset({"pattern", "weight"}))
+def _signature(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int | None]) -> Signature:
+    data = reader.table(data, where, frozenset({"pattern", "weight", "region"}))
     weight = float(reader.value(data, where, "weight", (int, float), required=True))
     if not 0.0 < weight <= 0.9:
         raise reader.fail((*where, "weight"), "a screen signature's weight must be above 0 and at most 0.9 "
                                               "(1.0 is for the agent's own process)")
-    return Signature(reader.pattern(data.get("pattern"), (*where, "pattern"), frozenset()), weight)
+    region = reader.region(data, where, regions) if "region" in data else None
+    return Signature(reader.pattern(data.get("pattern"), (*where, "pattern"), frozenset()), weight, region)
 
 
 def _field(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int | None]) -> FieldRule:
@@ -407,7 +436,8 @@ def _field(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int
 
 
 _RULE_KEYS = frozenset({"name", "state", "region", "pattern", "search", "unless_below", "prompt", "options",
-                        "option_pattern", "tools", "tool_rows", "error_type", "input"})
+                        "option_pattern", "tools", "tool_rows", "error_type", "input", "requires",
+                        "block_above"})
 
 
 def _rule(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int | None]) -> Rule:
@@ -422,8 +452,12 @@ def _rule(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int 
     if wants_input and state not in ("Idle", "AwaitingInput"):
         raise reader.fail((*where, "input"), "input = true is for an Idle or AwaitingInput rule")
     option = data.get("option_pattern")
+    above = data.get("block_above")
+    region = reader.region(data, where, regions)
+    requires = tuple(_row_check(reader, item, (*where, "requires", index), regions, region)
+                     for index, item in enumerate(reader.value(data, where, "requires", list, default=[])))
     return Rule(
-        name=reader.name(data, where), state=state, region=reader.region(data, where, regions),
+        name=reader.name(data, where), state=state, region=region,
         pattern=reader.pattern(data.get("pattern"), (*where, "pattern")),
         search=reader.search(data, where, "last"),
         unless_below=tuple(reader.pattern(p, (*where, "unless_below", i), frozenset())
@@ -433,7 +467,16 @@ def _rule(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int 
                                                                    frozenset({"option"})),
         tools=tuple(_tool(reader, item, (*where, "tools", index))
                     for index, item in enumerate(reader.value(data, where, "tools", list, default=[]))),
-        tool_rows=tool_rows, error_type=reader.value(data, where, "error_type", str), input=wants_input)
+        tool_rows=tool_rows, error_type=reader.value(data, where, "error_type", str), input=wants_input,
+        requires=requires,
+        block_above=None if above is None else reader.pattern(above, (*where, "block_above"), frozenset()))
+
+
+def _row_check(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int | None],
+               default_region: str) -> RowCheck:
+    data = reader.table(data, where, frozenset({"region", "pattern"}))
+    region = reader.region(data, where, regions) if "region" in data else default_region
+    return RowCheck(region, reader.pattern(data.get("pattern"), (*where, "pattern"), frozenset()))
 
 
 def _tool(reader: _Reader, data: Any, where: KeyPath) -> ToolPattern:

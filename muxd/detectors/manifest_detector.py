@@ -9,7 +9,9 @@ remembered by the row's text, so a frame that repeats rows costs dictionary look
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from msgspec.structs import replace
@@ -107,12 +109,23 @@ class ManifestDetector:
         self.name = manifest.name
         self.manifest = manifest
         rows = RowPatterns(manifest)
-        self._signatures = [(rows.matches(s.pattern), s.weight) for s in manifest.signatures]
-        self._weights = LineMemo(self._row_weight)
+        by_region: dict[str, list[tuple[Callable[[str], bool], float]]] = {}
+        for signature in manifest.signatures:
+            by_region.setdefault(signature.region or manifest.identify_region, []).append(
+                (rows.matches(signature.pattern), signature.weight))
+        # each region's signatures, and the strongest of them on a row, by the row's text
+        self._signatures = [(region, LineMemo(functools.partial(_row_weight, found)))
+                            for region, found in by_region.items()]
         self._exit_rows = [rows.matches(p) for p in manifest.exit_signatures]
+        self._foreign_rows = [rows.matches(p) for p in manifest.foreign_signatures]
         self._fields = [(field, rows.groups(field.pattern)) for field in manifest.fields]
-        self._rules = [(rule, rows.groups(rule.pattern), [rows.matches(p) for p in rule.unless_below])
-                       for rule in manifest.rules]
+        # Exited rules first: they are also read once the process has ended (manifest.py says so)
+        ordered = sorted(manifest.rules, key=lambda rule: rule.state != "Exited")
+        self._rules = [_RuleReading(rule, rows.groups(rule.pattern), [rows.matches(p) for p in rule.unless_below],
+                                    [(check.region, rows.matches(check.pattern)) for check in rule.requires],
+                                    None if rule.block_above is None else rows.matches(rule.block_above))
+                       for rule in ordered]
+        self._exit_rules = [reading for reading in self._rules if reading.rule.state == "Exited"]
         self._options = {rule.name: rows.groups(rule.option_pattern) for rule in manifest.rules
                          if rule.option_pattern is not None}
         self._tools = {rule.name: [(tool, rows.groups(tool.pattern)) for tool in rule.tools]
@@ -126,27 +139,23 @@ class ManifestDetector:
         m = self.manifest
         return agent_confidence(ctx, m.process_names, m.argv_contains, self._screen_score, self._exit_screen)
 
-    def _row_weight(self, line: str) -> float:
-        return max((weight for matches, weight in self._signatures if matches(line)), default=0.0)
-
     def _screen_score(self, lines: list[str]) -> float:
-        if not self._signatures:
-            return 0.0
-        weights = self._weights
-        rows = region_rows(lines, self.manifest.regions[self.manifest.identify_region])
-        return max([weights[line] for line in rows], default=0.0)
+        regions = self.manifest.regions
+        if self._foreign_rows and any(foreign(line) for line in region_rows(lines, regions[self.manifest.identify_region])
+                                      for foreign in self._foreign_rows):
+            return 0.0  # another agent's own words (a fork's): its screen, whatever else looks like ours
+        return max([weights[line] for region, weights in self._signatures
+                    for line in region_rows(lines, regions[region])], default=0.0)
 
     def _exit_screen(self, lines: list[str]) -> bool:
         return any(matches(line) for matches in self._exit_rows for line in lines if line)
 
     def detect(self, ctx: ScreenContext, prev: AgentState | None) -> Detection:
         m = self.manifest
-        if ctx.exited:
+        if ctx.exited and not self._exit_rules:
             return Detection(agent_type=self.name, state="Exited", rule="pane-exited")
         lines: list[str] = stripped_rows(ctx.lines)
         last = last_non_empty(lines)
-        if m.exit_on_shell_prompt and last is not None and is_shell_prompt(last[1]):
-            return Detection(agent_type=self.name, state="Exited", rule="shell-prompt", line=last[1].strip())
         cache: dict[str, list[str]] = {}
 
         def rows_of(region: str) -> list[str]:
@@ -154,6 +163,17 @@ class ManifestDetector:
             if rows is None:
                 rows = cache[region] = region_rows(lines, m.regions[region])
             return rows
+        shell_back = m.exit_on_shell_prompt and last is not None and is_shell_prompt(last[1])
+        if ctx.exited or shell_back:
+            for reading in self._exit_rules:
+                found = self._match(reading, rows_of)
+                if found is not None:
+                    return self._detection(reading.rule, rows_of(reading.rule.region), found[0], found[1], {}, ctx,
+                                           rows_of)
+            if ctx.exited:
+                return Detection(agent_type=self.name, state="Exited", rule="pane-exited")
+            return Detection(agent_type=self.name, state="Exited", rule="shell-prompt",
+                             line=last[1].strip() if last else None)
         values: Groups = {}
         field_rules: dict[str, str] = {}
         for field, groups_of in self._fields:
@@ -163,11 +183,11 @@ class ManifestDetector:
                     if key not in values and not key.startswith("_"):
                         values[key] = value
                         field_rules[_PROVENANCE_FIELD.get(key, key)] = field.name
-        for rule, groups_of, unless_below in self._rules:
-            rows = rows_of(rule.region)
-            found = _find(rows, groups_of, rule.search, unless_below)
+        for reading in self._rules:
+            found = self._match(reading, rows_of)
             if found is None:
                 continue
+            rule, rows = reading.rule, rows_of(reading.rule.region)
             index, groups = found
             for key in groups:
                 field_rules.pop(_PROVENANCE_FIELD.get(key, key), None)  # the rule's own reading wins
@@ -176,6 +196,16 @@ class ManifestDetector:
         return Detection(agent_type=self.name, state="Unknown", rule=m.unknown_rule,
                          line=last[1].strip() if last else None, field_rules=field_rules,
                          tools_seen=self._tools_seen(rows_of), **_session(values))
+
+    @staticmethod
+    def _match(reading: _RuleReading, rows_of: Callable[[str], list[str]]) -> tuple[int, Groups] | None:
+        """(row index, groups) where the rule matches in its region, or None."""
+        if not all(any(matches(row) for row in rows_of(region)) for region, matches in reading.requires):
+            return None
+        rows = rows_of(reading.rule.region)
+        before = reading.block_above
+        return _find(rows, reading.groups_of, reading.rule.search, reading.unless_below,
+                     None if before is None else lambda index: before(_row_above_block(rows, index)))
 
     def _tools_seen(self, rows_of: Callable[[str], list[str]]) -> list[ToolSighting]:
         """The tool uses the screen shows, top to bottom (a row each)."""
@@ -251,16 +281,41 @@ class ManifestDetector:
         return None if text is None or (placeholder is not None and placeholder(text)) else text
 
 
+@dataclass(frozen=True)
+class _RuleReading:
+    """A rule with its patterns' matchers."""
+
+    rule: Rule
+    groups_of: Callable[[str], Groups | None]
+    unless_below: list[Callable[[str], bool]]
+    requires: list[tuple[str, Callable[[str], bool]]]  # (region, matcher)
+    block_above: Callable[[str], bool] | None
+
+
+def _row_weight(signatures: list[tuple[Callable[[str], bool], float]], line: str) -> float:
+    return max((weight for matches, weight in signatures if matches(line)), default=0.0)
+
+
+def _row_above_block(rows: Sequence[str], index: int) -> str:
+    """The nearest non-blank row above the run of non-blank rows holding row `index`, or ""."""
+    while index > 0 and rows[index - 1].strip():
+        index -= 1
+    return next((rows[i] for i in range(index - 1, -1, -1) if rows[i].strip()), "")
+
+
 def _find(rows: Sequence[str], groups_of: Callable[[str], Groups | None], search: str,
-          unless_below: Sequence[Callable[[str], bool]]) -> tuple[int, Groups] | None:
+          unless_below: Sequence[Callable[[str], bool]],
+          accept: Callable[[int], bool] | None = None) -> tuple[int, Groups] | None:
     """(row index, groups) of the row that matches, the first or the last one; a match with
-    a row below it that one of `unless_below` matches does not count."""
+    a row below it that one of `unless_below` matches, or that `accept` refuses, does not count."""
     indexes = range(len(rows)) if search == "first" else range(len(rows) - 1, -1, -1)
     for index in indexes:
         groups = groups_of(rows[index])
         if groups is None:
             continue
         if unless_below and any(stale(row) for row in rows[index + 1:] for stale in unless_below):
+            continue
+        if accept is not None and not accept(index):
             continue
         return index, groups
     return None

@@ -28,9 +28,8 @@ BUILTIN_DETECTORS = (
     "muxd.detectors.aider:AiderDetector",
     "muxd.detectors.pi:PiDetector",
     "muxd.detectors.cline:ClineDetector",
-    "muxd.detectors.kilo:KiloDetector",
 )
-# The manifests muxd ships (opencode's): agents read by patterns alone, no Python of their own.
+# The manifests muxd ships (opencode's, Kilo's): agents read by patterns alone, no Python of their own.
 PACKAGED_MANIFEST_DIR = os.path.join(os.path.dirname(__file__), "manifests")
 MANIFEST_SUFFIX = ".toml"
 # Below this confidence no agent is claimed and the shell detector speaks.

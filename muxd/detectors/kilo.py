@@ -42,6 +42,9 @@ _TOKENS = re.compile(r"(?:^|\s)(?P<count>\d[\d.,]*[KkMm]?)\s+ctrl\+p\b")
 KILO_MARK_BONUS = 0.1  # over opencode's own weight for the same rows: Kilo's words are there
 EXIT_CONFIDENCE = 0.6  # the resume command Kilo prints as it quits
 SCREEN_CONFIDENCE = 0.7  # Kilo's words and one of opencode's status rows under them
+# For up to ~2 s after Enter (more on a loaded machine) Kilo's screen is its prompt at rest,
+# the message not drawn yet: that Idle is read as Unknown this long at most (submit_uptake.py).
+KILO_SUBMIT_UPTAKE_S = 4.0
 
 
 # A tool at work in the conversation: `┃  ⠼ sleep 4; echo hi` (its spinner, its title).
@@ -60,6 +63,7 @@ class KiloDetector(OpencodeDetector):
     process_names = _PROCESS_NAMES
     packages = _PACKAGES
     model_row = KILO_MODE_ROW
+    submit_uptake_s = KILO_SUBMIT_UPTAKE_S
 
     def exit_shown(self, lines: list[str]) -> bool:
         return _resume_id(lines) is not None

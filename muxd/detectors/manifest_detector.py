@@ -106,6 +106,7 @@ class ManifestDetector:
     def __init__(self, manifest: Manifest) -> None:
         self.name = manifest.name
         self.manifest = manifest
+        self.submit_uptake_s = manifest.submit_uptake_s  # read by the runner (submit_uptake.py)
         rows = RowPatterns(manifest)
         self._signatures = [(rows.matches(s.pattern), s.weight) for s in manifest.signatures]
         self._weights = LineMemo(self._row_weight)

@@ -3,7 +3,8 @@ hand in a muxd pane (`muxd hooks install|uninstall`): where the file is, whether
 are in it, and its text with them added or taken out. Exactly muxd's entries: the user's own
 hooks and settings stay as they were, and a file that cannot be read is refused, never rewritten.
 
-Claude Code (~/.claude/settings.json) and Gemini CLI (~/.gemini/settings.json) are JSON: muxd's
+Claude Code (~/.claude/settings.json), Gemini CLI (~/.gemini/settings.json) and Qwen Code
+(~/.qwen/settings.json) are JSON: muxd's
 entries are known by their command (agent_hooks.hook_command_agent). Codex (~/.codex/config.toml)
 is TOML, which Python can read but not write: muxd's tables are appended as text between two
 marker comments, each header marked `# muxd`, with the trust Codex wants for them."""
@@ -17,7 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from muxd.agent_hooks import (CLAUDE_HOOK_TIMEOUT_S, GEMINI_HOOK_NAME, GEMINI_HOOK_TIMEOUT_MS, HOOK_EVENTS,
-                              codex_hook_key, codex_hook_timeout_s, codex_trusted_hash, hook_command_agent)
+                              QWEN_HOOK_TIMEOUT_MS, codex_hook_key, codex_hook_timeout_s, codex_trusted_hash,
+                              hook_command_agent)
 from muxd.errors import BadRequest
 
 CODEX_BLOCK_BEGIN = "# >>> muxd hooks: added by `muxd hooks install`, taken out by `muxd hooks uninstall` >>>"
@@ -41,6 +43,9 @@ def config_path(agent: str, env: Mapping[str, str] = os.environ) -> Path:
         return (Path(codex_home).resolve() if codex_home else home / ".codex") / "config.toml"
     if agent == "gemini":
         return Path(env.get("GEMINI_CLI_HOME") or home) / ".gemini" / "settings.json"
+    if agent == "qwen":
+        qwen_home = env.get("QWEN_HOME") or "~/.qwen"  # Qwen expands a leading ~ itself
+        return (home / qwen_home[2:] if qwen_home.startswith("~/") else Path(qwen_home)) / "settings.json"
     raise ValueError(f"no hooks for {agent!r}")
 
 
@@ -65,9 +70,9 @@ def with_hooks(agent: str, text: str | None, path: Path, command: str) -> str:
         return _codex_with_hooks(_codex_without_hooks(text or "", path), path, command)
     document = _json_without_hooks(_json_document(text, path), agent)
     handler: dict[str, object] = {"type": "command", "command": command, "timeout": CLAUDE_HOOK_TIMEOUT_S}
-    if agent == "gemini":
+    if agent in ("gemini", "qwen"):
         handler = {"type": "command", "name": GEMINI_HOOK_NAME, "command": command,
-                   "timeout": GEMINI_HOOK_TIMEOUT_MS}
+                   "timeout": GEMINI_HOOK_TIMEOUT_MS if agent == "gemini" else QWEN_HOOK_TIMEOUT_MS}
     hooks = document.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise HookConfigError(f"{path}: \"hooks\" is not an object; not changed")
@@ -94,7 +99,7 @@ def without_hooks(agent: str, text: str | None, path: Path) -> str | None:
     return json.dumps(_json_without_hooks(document, agent), indent=2, ensure_ascii=False) + "\n"
 
 
-# ------------------------------------------------------------ JSON (Claude Code, Gemini CLI)
+# ------------------------------------------------------------ JSON (Claude Code, Gemini CLI, Qwen Code)
 
 def _json_document(text: str | None, path: Path) -> dict[str, object]:
     if text is None or not text.strip():

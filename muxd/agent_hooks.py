@@ -3,12 +3,16 @@
 install`). Every hook runs `<muxd> hook --agent <name>`, which reads the CLI's JSON on stdin and
 hands it to the daemon for the pane in $MUXD_PANE (muxd/cli/hook_command.py).
 
-Measured on Claude Code 2.1.330, Codex 0.169.0 and Gemini CLI 0.61.0 (README, "Hooks"):
+Measured on Claude Code 2.1.330, Codex 0.169.0, Gemini CLI 0.61.0 and Qwen Code 0.15.10 (README,
+"Hooks"):
 - Claude Code takes `--settings <json>`, merged over the user's own; every source's hooks run.
 - Codex takes `-c hooks.<Event>=[…]`, but runs a hook only once it is trusted: the trust
   (`hooks.state.<key>.trusted_hash`) is given in the same `-c` layer, for muxd's hooks alone.
 - Gemini CLI has no per-run way: its override files load only when root owns them and their
   whole path, so it gets muxd's hooks from `muxd hooks install` only.
+- Qwen Code has Claude's events and payloads in Gemini's settings file, and no per-run way either:
+  it reads hooks from the user's settings and the (trusted) project's only, never from its
+  system files, so it too gets muxd's hooks from `muxd hooks install`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import shlex
 import sys
 from pathlib import Path
 
-HOOK_AGENTS = ("claude", "codex", "gemini")
+HOOK_AGENTS = ("claude", "codex", "gemini", "qwen")
 
 # The events muxd listens to, in each CLI's own names. Left out: the per-chunk ones (Claude's
 # MessageDisplay, Gemini's AfterModel) and compaction, which would cost a process each for
@@ -34,6 +38,9 @@ HOOK_EVENTS: dict[str, tuple[str, ...]] = {
     "codex": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop",
               "SubagentStart", "SubagentStop", "Interrupt", "SessionEnd"),
     "gemini": ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "Notification", "AfterAgent", "SessionEnd"),
+    "qwen": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+             "PostToolUseFailure", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
+             "SessionEnd"),
 }
 
 # How long a CLI lets the hook command run. The hooks are synchronous, so that the daemon gets
@@ -43,7 +50,8 @@ CODEX_HOOK_TIMEOUT_S = 10
 CODEX_SHORT_HOOK_EVENTS = ("SessionEnd", "Interrupt")  # Codex holds these to 1..3 s
 CODEX_SHORT_HOOK_MAX_S = 3
 GEMINI_HOOK_TIMEOUT_MS = 10_000
-GEMINI_HOOK_NAME = "muxd"  # what Gemini's /hooks panel calls muxd's hooks
+GEMINI_HOOK_NAME = "muxd"  # what Gemini's (and Qwen's) /hooks panel calls muxd's hooks
+QWEN_HOOK_TIMEOUT_MS = 10_000  # Qwen's schema says seconds, but its runner waits this many ms
 
 # The config layer of Codex's `-c` flags, as its hook-state keys name it.
 CODEX_SESSION_FLAGS_SOURCE = "/<session-flags>/config.toml"

@@ -8,6 +8,7 @@ AwaitingConfirmation on "Approve tool call?" (`[y] Approve   [n] Deny`); ToolUse
 `⠹ run_commands(…)`; an API error as Idle with `* Error: …`; Exited after /exit with the
 summary's session id. Never claude, never Idle while a turn runs. Cline leaves a hub daemon
 behind: the pane's close ends it, and nothing of this HOME survives.
+Never Idle between a prompt's Enter and its first busy state.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, OpenAIChatFake, Pause, Say, launch
-from muxd.testing.fake_models.agent_pane import AgentPane, end_processes_with_home, states_mid_turn
+from muxd.testing.fake_models.agent_pane import (AgentPane, assert_no_idle_before_busy, end_processes_with_home,
+                                                 states_mid_turn)
 from muxd.testing.fake_models.openai_chat import MODEL_ID
 
 pytestmark = pytest.mark.agents
@@ -59,6 +61,7 @@ def test_cline_states_through_a_session(cline):
     mark = pane.mark()
     pane.submit("say hello")
     thinking = pane.wait_for("Thinking", what="Thinking under the spinner")
+    assert_no_idle_before_busy(pane, mark)
     pane.wait_for("Generating", what="the answer streaming behind the spinner")
     done = pane.wait_for("Idle", lambda s: ANSWER.split()[-1] in pane.screen(), what="Idle after the answer")
     with pane.explained("first turn", mark):

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from muxd.agent_hook_files import config_path, installed
-from muxd.testing.fake_models import AnthropicFake, Call, GeminiFake, OpenAIResponsesFake, Say, Think, launch
+from muxd.testing.fake_models import (AnthropicFake, Call, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Say, Think,
+                                      launch)
 from muxd.testing.fake_models.agent_pane import AgentPane
 from muxd.testing.patience import stretched
 from muxd.testing.wait import wait_until
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.agents
 
 ANSWER = "Done with the hooks."
 CODEX_REVIEW = "Hooks need review"  # Codex's screen for hooks it does not trust
+QWEN_COMMAND = "mkdir -p demo && sleep 3 && ls"  # Qwen blocks a command that starts with a sleep
 
 
 def _cli(agent: str) -> Path:
@@ -229,4 +231,31 @@ def test_gemini_calls_the_hooks_installed_in_its_user_settings(pane_of, tmp_path
         pane.submit("say something")
         pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
         _wait_hooked(pane, "BeforeAgent", "AfterAgent", mark=mark)
+        _wait_certain_idle(pane, mark)
+
+
+def test_qwen_calls_the_hooks_installed_in_its_user_settings_with_its_tools(pane_of, tmp_path):
+    """Qwen Code 0.15.10 has Claude's hook events in Gemini's settings file and, like Gemini, no
+    per-run way: muxd starts it plain and it reads the installed hooks."""
+    bin_dir = _cli("qwen")
+    fake = OpenAIChatFake([[Call("run_shell_command", {"command": QWEN_COMMAND, "description": "Make a directory"})],
+                           [Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.qwen(tmp_path, fake.url, bin_dir, "--approval-mode", "yolo")
+        _install(launch_, "qwen")
+        settings = json.loads(config_path("qwen", launch_.env).read_text())
+        assert settings["model"]["name"] == "fake-model"  # theirs, kept
+        assert [g["hooks"][0]["name"] for g in settings["hooks"]["Stop"]] == ["muxd"]
+        pane = pane_of(launch_)
+        pane.wait_for("Idle")
+        argv = _cmdline(pane)
+        assert argv[-2:] == ["--approval-mode", "yolo"] and "hooks" not in " ".join(argv)  # started plain
+        mark = pane.mark()
+        pane.submit("run a command")
+        running = pane.wait_for("ToolUse", lambda s: ((s.get("sources") or {}).get("tool") or {}).get("source") == "hook",
+                                what="the tool from the hooks")
+        with pane.explained("tool", mark):
+            assert running["tool"] == "run_shell_command" and running["tool_input"] == QWEN_COMMAND
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", mark=mark)
         _wait_certain_idle(pane, mark)

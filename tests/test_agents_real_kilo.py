@@ -9,7 +9,9 @@ streams above its footer; the model from each answer's
 AwaitingConfirmation on `△ Permission required` (Allow once / Allow always / Reject, tool
 bash); ToolUse while `┃  ⠼ sleep 2; echo hi` runs; an API error retried under Thinking with
 the error; Exited with the session id of the `kilo -s ses_…` it prints as it quits. Never
-opencode, never Unknown-then-Idle mid-turn.
+opencode, never Unknown-then-Idle mid-turn, and never Idle between the Enter and the first busy
+state, though for up to ~2 s Kilo's screen looks exactly like its prompt at rest (its
+detector's submit_uptake_s).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, OpenAIChatFake, Pause, Say, launch
-from muxd.testing.fake_models.agent_pane import AgentPane, states_mid_turn
+from muxd.testing.fake_models.agent_pane import AgentPane, assert_no_idle_before_busy, states_mid_turn
 
 pytestmark = pytest.mark.agents
 
@@ -61,6 +63,7 @@ def test_kilo_states_through_a_session(kilo):
     mark = pane.mark()
     pane.submit("say hello")
     busy = pane.wait_for("Thinking", what="Thinking under the busy bar")
+    assert_no_idle_before_busy(pane, mark)
     pane.wait_for("Generating", what="the answer's text streaming")
     done = pane.wait_for("Idle", lambda s: ANSWER.split()[-1] in pane.screen(), timeout=30,
                          what="Idle after the answer")

@@ -6,6 +6,8 @@ between two rules, the footer's model, tokens (↑in ↓out), cost and context; 
 `⠋ Working...` (pi shows no elapsed time there); ToolUse while its bash tool runs, with the
 tool's own `Elapsed Ns`; Idle with `Error: 400 …` once a request fails for good (a retried
 one, under `Retrying (1/3) in 2s...`, is in the corpus); Exited when pi quits. pi asks before no tool.
+Never Idle between a prompt's Enter and its first busy state (pi's editor looks at rest
+for ~1 s: its detector's submit_uptake_s).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 
 from muxd.detectors._text import parse_count
 from muxd.testing.fake_models import Call, Fail, OpenAIChatFake, Pause, Say, launch
-from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.fake_models.agent_pane import AgentPane, assert_no_idle_before_busy
 
 pytestmark = pytest.mark.agents
 
@@ -64,6 +66,7 @@ def test_pi_states_through_a_session(pi):
     mark = pane.mark()
     pane.submit("hello there")
     thinking = pane.wait_for("Thinking")
+    assert_no_idle_before_busy(pane, mark)
     with pane.explained("Thinking", mark):
         assert thinking["activity"]["description"] == "Working..."
     answered = pane.wait_for("Idle", lambda s: s["session"]["tokens_used"], what="Idle with the footer's tokens")

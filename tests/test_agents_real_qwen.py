@@ -6,6 +6,8 @@ fake-model`); Thinking under `⠦ <witty phrase> (Ns · ↓ N tokens · esc to c
 elapsed seconds; the Shell confirmation box over `Waiting for user confirmation...`; ToolUse
 while the approved command runs (its ⊶ box); Idle with the `✕ [API Error: …]`; Exited after
 Ctrl+C twice with the session id of its goodbye box. Never `gemini`, whose fork it is.
+Never Idle between a prompt's Enter and its first busy state (Qwen's prompt looks at rest
+for ~1.5 s: its detector's submit_uptake_s).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from muxd.testing.fake_models import Call, Fail, OpenAIChatFake, Pause, Say, launch
-from muxd.testing.fake_models.agent_pane import AgentPane
+from muxd.testing.fake_models.agent_pane import AgentPane, assert_no_idle_before_busy
 from muxd.testing.wait import wait_until
 
 pytestmark = pytest.mark.agents
@@ -56,6 +58,7 @@ def test_qwen_states_through_a_session(qwen):
     pane.submit("hello there")
     thinking = pane.wait_for("Thinking", lambda s: s["activity"]["elapsed_s"] is not None,
                              what="Thinking with elapsed time")
+    assert_no_idle_before_busy(pane, mark)
     with pane.explained("Thinking", mark):
         assert thinking["activity"]["description"].endswith("..."), "Qwen's witty phrase"
     pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")

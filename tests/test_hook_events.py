@@ -123,6 +123,30 @@ def test_gemini_hooks_in_muxds_words():
     assert gemini("Notification", notification_type="Other", message="x") is None
 
 
+def test_qwen_hooks_are_claudes_in_qwens_name():
+    base = {"session_id": "qw-1", "transcript_path": "/h/.qwen/projects/w/chats/qw-1.jsonl", "cwd": "/work",
+            "timestamp": "2026-11-29T17:38:30.245Z"}
+
+    def qwen(name: str, **fields) -> HookFact | None:
+        return hook_fact("qwen", {**base, "hook_event_name": name, **fields}, AT)
+
+    asked = qwen("UserPromptSubmit", prompt="say hi")
+    assert (asked.agent, asked.event, asked.prompt, asked.session_id) == ("qwen", "prompt_submitted", "say hi", "qw-1")
+    started = qwen("PreToolUse", tool_name="run_shell_command", tool_input={"command": "ls"}, tool_use_id="c1",
+                   permission_mode="yolo")
+    assert (started.event, started.tool, started.tool_input) == ("tool_started", "run_shell_command", "ls")
+    assert qwen("PermissionRequest", tool_name="write_file", tool_input={"file_path": "/w/a"}).event == \
+        "permission_requested"
+    assert qwen("PostToolUseFailure", tool_name="run_shell_command", tool_input={}, error="aborted",
+                is_interrupt=True).event == "interrupted"
+    done = qwen("Stop", stop_hook_active=False, last_assistant_message="hi there")
+    assert (done.event, done.answer) == ("stopped", "hi there")
+    assert qwen("Notification", notification_type="idle_prompt", message="waiting").event == "idle_notified"
+    assert qwen("Notification", notification_type="auth_success", message="ok") is None
+    assert qwen("SubagentStart", agent_id="sub-1", agent_type="general").subagent_id == "sub-1"
+    assert qwen("BeforeAgent", prompt="Gemini's name") is None
+
+
 @pytest.mark.parametrize("agent, payload", [
     ("aider", {"hook_event_name": "Stop"}),                 # an agent without hooks
     ("opencode", {"hook_event_name": "Stop"}),

@@ -23,6 +23,8 @@ CLAUDE_SETTINGS = {"theme": "dark", "permissions": {"allow": ["Bash(ls:*)"]},
                              "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}]}}
 GEMINI_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}},
                    "hooks": {"AfterAgent": [{"hooks": [{"type": "command", "name": "mine", "command": USER_HOOK}]}]}}
+QWEN_SETTINGS = {"$version": 4, "model": {"name": "qwen3-coder-plus"},
+                 "hooks": {"Stop": [{"hooks": [{"type": "command", "name": "mine", "command": USER_HOOK}]}]}}
 CODEX_CONFIG = f"""\
 # my Codex settings
 model = "gpt-5-codex"
@@ -39,7 +41,8 @@ trusted_hash = "sha256:0123"
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")}
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME",
+                                                            "QWEN_HOME")}
     return {**env, "HOME": str(home)}
 
 
@@ -53,9 +56,10 @@ def hooks(home: Path, *args: str, check: bool = True) -> subprocess.CompletedPro
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    """A HOME whose Claude Code, Codex and Gemini CLI already have settings and a hook each."""
+    """A HOME whose Claude Code, Codex, Gemini CLI and Qwen Code already have settings and a hook each."""
     for agent, text in (("claude", json.dumps(CLAUDE_SETTINGS, indent=2) + "\n"), ("codex", CODEX_CONFIG),
-                        ("gemini", json.dumps(GEMINI_SETTINGS, indent=2) + "\n")):
+                        ("gemini", json.dumps(GEMINI_SETTINGS, indent=2) + "\n"),
+                        ("qwen", json.dumps(QWEN_SETTINGS, indent=2) + "\n")):
         path = config_path(agent, _env(tmp_path))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -72,7 +76,7 @@ def test_install_adds_muxds_hooks_once_and_uninstall_takes_out_exactly_those(hom
     after_one = {agent: _text(home, agent) for agent in HOOK_EVENTS}
     again = hooks(home, "install")
     assert {agent: _text(home, agent) for agent in HOOK_EVENTS} == after_one  # twice is once
-    assert again.stdout.count("already in") == 3
+    assert again.stdout.count("already in") == len(HOOK_EVENTS)
     assert all(installed(agent, _env(home)) for agent in HOOK_EVENTS)
 
     claude = json.loads(after_one["claude"])
@@ -85,13 +89,18 @@ def test_install_adds_muxds_hooks_once_and_uninstall_takes_out_exactly_those(hom
     assert gemini["security"] == GEMINI_SETTINGS["security"]
     assert [g["hooks"][0]["name"] for g in gemini["hooks"]["AfterAgent"]] == ["mine", "muxd"]
     assert after_one["codex"].startswith(CODEX_CONFIG)  # the user's text is kept as it was
+    qwen = json.loads(after_one["qwen"])
+    assert qwen["model"] == QWEN_SETTINGS["model"] and qwen["$version"] == 4
+    assert [g["hooks"][0]["name"] for g in qwen["hooks"]["Stop"]] == ["mine", "muxd"]
+    assert set(qwen["hooks"]) == set(HOOK_EVENTS["qwen"])  # Claude's event names, not Gemini's
 
     hooks(home, "uninstall")
     assert json.loads(_text(home, "claude")) == CLAUDE_SETTINGS
     assert json.loads(_text(home, "gemini")) == GEMINI_SETTINGS
+    assert json.loads(_text(home, "qwen")) == QWEN_SETTINGS
     assert _text(home, "codex") == before["codex"]
     assert not any(installed(agent, _env(home)) for agent in HOOK_EVENTS)
-    assert hooks(home, "uninstall").stdout.count("no muxd hooks in") == 3
+    assert hooks(home, "uninstall").stdout.count("no muxd hooks in") == len(HOOK_EVENTS)
 
 
 def test_codex_gets_the_trust_of_muxds_hooks_only(home):
@@ -171,3 +180,6 @@ def test_the_config_files_are_where_each_cli_looks(tmp_path):
     assert config_path("claude", moved) == tmp_path / "c/settings.json"
     assert config_path("codex", moved) == (tmp_path / "x").resolve() / "config.toml"
     assert config_path("gemini", moved) == tmp_path / "g/.gemini/settings.json"
+    assert config_path("qwen", env) == tmp_path / ".qwen/settings.json"
+    assert config_path("qwen", {**env, "QWEN_HOME": str(tmp_path / "q")}) == tmp_path / "q/settings.json"
+    assert config_path("qwen", {**env, "QWEN_HOME": "~/q"}) == tmp_path / "q/settings.json"

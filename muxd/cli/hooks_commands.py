@@ -1,4 +1,4 @@
-"""`muxd hooks install|uninstall [--agent claude|codex|gemini]`: muxd's hooks in the user's own
+"""`muxd hooks install|uninstall [--agent claude|codex|gemini|qwen]`: muxd's hooks in the user's own
 configuration of each agent CLI, for agents a person starts by hand in a muxd pane (the daemon
 gives the agents it starts their hooks per run). Installing twice is installing once; uninstall
 takes out exactly what install added. A file that cannot be read is refused, and nothing is
@@ -19,13 +19,15 @@ TYPE_CHECKING = False  # typing only for the type checker: see cli/table.py
 if TYPE_CHECKING:
     from typing import Any
 
-_GEMINI_NOTE = "(Gemini CLI takes hooks from its user settings only: agents muxd starts get them from here too)"
+# Gemini CLI and Qwen Code take hooks from their user settings only: no per-run way.
+_SETTINGS_ONLY_NOTE = "({} takes hooks from its user settings only: agents muxd starts get them from here too)"
+_SETTINGS_ONLY_AGENTS = {"gemini": "Gemini CLI", "qwen": "Qwen Code"}
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("install", "uninstall"))
     p.add_argument("--agent", choices=HOOK_AGENTS, action="append",
-                   help="only this agent's configuration (repeatable; default: all three)")
+                   help="only this agent's configuration (repeatable; default: all of them)")
 
 
 @cli_command("hooks")(_configure)
@@ -47,7 +49,8 @@ def hooks(_client: Any, args: argparse.Namespace) -> int:
             continue
         _write(path, new)
         done = "installed in" if args.action == "install" else "removed from"
-        note = f" {_GEMINI_NOTE}" if agent == "gemini" and args.action == "install" else ""
+        settings_only = _SETTINGS_ONLY_AGENTS.get(agent) if args.action == "install" else None
+        note = " " + _SETTINGS_ONLY_NOTE.format(settings_only) if settings_only else ""
         print(f"{agent}: muxd's hooks {done} {path}{note}")
     return 0
 

@@ -459,7 +459,8 @@ class Daemon:
 
     def _detect(self, pane: Pane) -> None:
         if self.detection:
-            self.detections[pane.id] = PaneDetection(pane, self.detectors, self._agent_changed)
+            detection = self.detections[pane.id] = PaneDetection(pane, self.detectors, self._agent_changed)
+            pane.on_submit = detection.output  # a prompt sent: looked at though nothing is drawn yet
         pane.on_output = self._output_listener(pane)
 
     def pane_exited(self, pane: Pane) -> None:

@@ -2,7 +2,8 @@
 
 Detectors are pure: no I/O, no clocks of their own, no state beyond what `prev` carries.
 Third-party detectors implement the same Protocol and register through the
-`muxd.detectors` entry-point group (see registry.py).
+`muxd.detectors` entry-point group (see registry.py). A detector whose agent keeps its resting
+screen for a while after Enter sets `submit_uptake_s` (seconds; see submit_uptake.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class ScreenContext:
     # The last bytes typed into the pane from outside (keys, send-keys, a paste); b"" where not
     # known (a replayed log). Some frames are the same after Enter and after Ctrl-C.
     last_input: bytes = b""
+    input_at: float | None = None         # wall-clock seconds last_input was sent (None: not known)
 
     def non_empty(self) -> list[tuple[int, str]]:
         """(row index, text) of every non-blank row, top to bottom."""

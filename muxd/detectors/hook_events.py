@@ -20,6 +20,10 @@ the fact. The shapes, as the CLIs installed here send them:
   `BeforeTool` / `AfterTool` {tool_name, tool_input}, `Notification` {notification_type:
   "ToolPermission", message, details}, `SessionStart` {source}, `SessionEnd` {reason}; plus
   `session_id`, `cwd`, `hook_event_name`, `timestamp`.
+- Qwen Code 0.15.10: Claude's events and fields (`UserPromptSubmit` {prompt}, `PreToolUse` …,
+  `Notification` {notification_type: "permission_prompt", "idle_prompt", …}, `Stop`
+  {last_assistant_message}, `StopFailure`, `SubagentStart` {agent_id}, …), with Qwen's own tool
+  names (`run_shell_command`, `write_file`, …).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import msgspec
 from muxd.detectors._agent_cli import error_kind
 from muxd.detectors.codex_tools import EXEC_TOOL
 
-HOOK_AGENTS = ("claude", "codex", "gemini")
+HOOK_AGENTS = ("claude", "codex", "gemini", "qwen")
 # muxd's names for what a hook says happened.
 HookEventKind = Literal[
     "prompt_submitted", "tool_started", "tool_finished", "permission_requested", "idle_notified",
@@ -52,7 +56,7 @@ class HookFact(msgspec.Struct, frozen=True, kw_only=True):
     """One hook event, normalised: what happened (`event`), when muxd got it (`observed_at`),
     and what it told."""
 
-    agent: str                      # "claude", "codex", "gemini"
+    agent: str                      # "claude", "codex", "gemini", "qwen"
     event: HookEventKind
     hook_event: str                 # the CLI's own name: "PreToolUse", "agent-turn-complete", …
     observed_at: float              # wall-clock seconds the daemon received it
@@ -83,17 +87,22 @@ def hook_fact(agent: str, payload: Mapping[str, Any], received_at: float) -> Hoo
 
 # ------------------------------------------------------------------ per agent
 
-def _claude(p: Mapping[str, Any], at: float) -> HookFact | None:
+def _claude(p: Mapping[str, Any], at: float, agent: str = "claude") -> HookFact | None:
+    """Claude Code's hooks, and those of the CLIs that copy them event for event (Qwen Code)."""
     name = _text(p, "hook_event_name", LINE_MAX_CHARS)
     if name == "Notification":
         kind = _text(p, "notification_type", LINE_MAX_CHARS)
         event = {"permission_prompt": "permission_requested", "idle_prompt": "idle_notified"}.get(kind or "")
         if event is None:
             return None
-        return _fact("claude", event, name, p, at, message=_text(p, "message", LINE_MAX_CHARS))
+        return _fact(agent, event, name, p, at, message=_text(p, "message", LINE_MAX_CHARS))
     if name == "PostToolUseFailure" and p.get("is_interrupt") is True:
-        return _fact("claude", "interrupted", name, p, at, message=_text(p, "error", LINE_MAX_CHARS))
-    return _common("claude", name, p, at)
+        return _fact(agent, "interrupted", name, p, at, message=_text(p, "error", LINE_MAX_CHARS))
+    return _common(agent, name, p, at)
+
+
+def _qwen(p: Mapping[str, Any], at: float) -> HookFact | None:
+    return _claude(p, at, "qwen")
 
 
 def _codex(p: Mapping[str, Any], at: float) -> HookFact | None:
@@ -142,7 +151,7 @@ def _gemini(p: Mapping[str, Any], at: float) -> HookFact | None:
     return _common("gemini", name, p, at, event)
 
 
-# The events Claude Code and Codex share (same names, same fields).
+# The events Claude Code, Codex and Qwen Code share (same names, same fields).
 _COMMON_EVENTS: dict[str, HookEventKind] = {
     "UserPromptSubmit": "prompt_submitted", "PreToolUse": "tool_started", "PostToolUse": "tool_finished",
     "PostToolUseFailure": "tool_finished", "PermissionRequest": "permission_requested", "Stop": "stopped",
@@ -185,7 +194,7 @@ def _fact(agent: str, event: HookEventKind, name: str, p: Mapping[str, Any], at:
 
 
 _READERS: dict[str, Callable[[Mapping[str, Any], float], HookFact | None]] = {
-    "claude": _claude, "codex": _codex, "gemini": _gemini,
+    "claude": _claude, "codex": _codex, "gemini": _gemini, "qwen": _qwen,
 }
 
 # ------------------------------------------------------------------ fields

@@ -10,6 +10,8 @@ linear time whatever it is, so no manifest can blow a pane's detection budget)::
     format = 1                         # optional
     exit_on_shell_prompt = true        # a bare shell prompt as the last row: Exited (default)
     unknown_rule = "no-match"          # the rule named when no rule matches (the state: Unknown)
+    submit_uptake_s = 3.0              # after Enter, an Idle reads Unknown until the screen changes
+                                       # state, this long at most (default 0: off; submit_uptake.py)
 
     [identify]                         # how muxd tells the agent runs in a pane
     process_names = ["mini"]           # the foreground process, argv[0]'s name, or a launcher's script
@@ -85,6 +87,7 @@ import re2
 from muxd.detectors._agent_cli import is_launcher
 from muxd.detectors._toml_lines import KeyPath, line_of
 from muxd.detectors.shell_names import SHELLS
+from muxd.detectors.submit_uptake import SUBMIT_UPTAKE_MAX_S
 from muxd.errors import BadManifest
 
 FORMAT = 1
@@ -199,6 +202,7 @@ class Manifest:
     confirm_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "yes"/"no" -> send-keys keys
     tool_lines: tuple[ToolLine, ...] = ()
     foreign_signatures: tuple[Pattern, ...] = ()  # in the identify region: the screen is another's
+    submit_uptake_s: float = 0.0
 
     def patterns(self) -> list[Pattern]:
         """Every pattern the manifest holds."""
@@ -324,7 +328,8 @@ def parse(text: str, path: str) -> Manifest:
         line = int(found.group(1)) if found else 1
         message = _TOML_LINE.sub("", str(exc)).strip()
         raise BadManifest(f"{path}:{line}: not TOML: {message}", path=path, line=line) from None
-    reader.table(data, (), frozenset({"name", "format", "exit_on_shell_prompt", "unknown_rule", "identify",
+    reader.table(data, (), frozenset({"name", "format", "exit_on_shell_prompt", "unknown_rule", "submit_uptake_s",
+                                      "identify",
                                       "regions", "fields", "rules", "input", "confirm", "tool_lines"}))
     name = reader.name(data, ())
     if name == "shell":
@@ -374,6 +379,7 @@ def parse(text: str, path: str) -> Manifest:
         rules=rules, input=None if box is None else _input(reader, box, regions),
         exit_on_shell_prompt=reader.value(data, (), "exit_on_shell_prompt", bool, default=True),
         unknown_rule=reader.value(data, (), "unknown_rule", str, default="no-match"),
+        submit_uptake_s=_submit_uptake_s(reader, data),
         confirm_keys=_confirm(reader, data.get("confirm", {})),
         tool_lines=tuple(_tool_line(reader, item, ("tool_lines", index), regions)
                          for index, item in enumerate(reader.value(data, (), "tool_lines", list, default=[]))))
@@ -413,6 +419,13 @@ def _regions(reader: _Reader, data: Any) -> dict[str, int | None]:
             raise reader.fail((*where, "last"), f"regions.{name}.last must be 1..{REGION_ROWS_MAX}")
         regions[name] = last
     return regions
+
+
+def _submit_uptake_s(reader: _Reader, data: dict[str, Any]) -> float:
+    seconds = float(reader.value(data, (), "submit_uptake_s", (int, float), default=0.0))
+    if not 0 <= seconds <= SUBMIT_UPTAKE_MAX_S:
+        raise reader.fail(("submit_uptake_s",), f"submit_uptake_s must be 0 to {SUBMIT_UPTAKE_MAX_S:g} seconds")
+    return seconds
 
 
 def _signature(reader: _Reader, data: Any, where: KeyPath, regions: Mapping[str, int | None]) -> Signature:

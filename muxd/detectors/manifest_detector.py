@@ -108,6 +108,7 @@ class ManifestDetector:
     def __init__(self, manifest: Manifest) -> None:
         self.name = manifest.name
         self.manifest = manifest
+        self.submit_uptake_s = manifest.submit_uptake_s  # read by the runner (submit_uptake.py)
         rows = RowPatterns(manifest)
         by_region: dict[str, list[tuple[Callable[[str], bool], float]]] = {}
         for signature in manifest.signatures:

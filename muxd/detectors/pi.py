@@ -44,6 +44,9 @@ EDITOR_ROWS_MAX = 12
 # Non-blank rows above the spinner searched for the running tool or the turn's error.
 TURN_ROWS_MAX = 40
 SCREEN_CONFIDENCE = 0.9
+# pi's editor stays at rest for ~1 s after Enter before `Working...` (measured live, a loaded
+# machine): that Idle reads Unknown this long at most (submit_uptake.py).
+PI_SUBMIT_UPTAKE_S = 3.0
 
 _RULE = re.compile(r"^[─━]{20,}$")
 # `↑1.3k ↓17 R12 W3 $0.001 (sub) 0.5%/128k (auto)   fake-model • medium`; `?%/128k` before a request.
@@ -61,6 +64,7 @@ _ERROR = re.compile(r"^\s*Error: (?P<message>\S.*?)\s*$")
 
 class PiDetector:
     name = NAME
+    submit_uptake_s = PI_SUBMIT_UPTAKE_S
 
     def identify(self, ctx: ScreenContext) -> float:
         # pi leaves its transcript above the shell prompt, nothing of its own: an exit is not told

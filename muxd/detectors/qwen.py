@@ -39,6 +39,9 @@ from muxd.detectors.state import AgentState, Detection
 NAME = "qwen"
 # Confidence from the screen: its banner or its closed input box (Gemini CLI has neither).
 SCREEN_CONFIDENCE = 0.95
+# Qwen's prompt stays at rest for ~1.5 s after Enter before its spinner (measured live, a loaded
+# machine): that Idle reads Unknown this long at most (submit_uptake.py).
+QWEN_SUBMIT_UPTAKE_S = 3.0
 RESUME_ROWS = 2  # rows ending the screen that hold `qwen --resume <id>`, wrapped or not
 TRANSCRIPT_INDENT = 2  # Qwen's margin left of its transcript (Gemini CLI draws none)
 _INDENT = " " * TRANSCRIPT_INDENT
@@ -52,6 +55,7 @@ _RESUME = re.compile(r"qwen --resume\s+(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-
 
 class QwenDetector:
     name = NAME
+    submit_uptake_s = QWEN_SUBMIT_UPTAKE_S
 
     def identify(self, ctx: ScreenContext) -> float:
         return agent_confidence(ctx, PROCESS_NAMES, PACKAGES, _screen_score, _qwen_exit)

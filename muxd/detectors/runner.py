@@ -37,6 +37,7 @@ from muxd.detectors.state import (
     AT_PROMPT_STATES, RECENT_TOOLS_MAX, Activity, AgentSession, AgentState, Detection, Evidence, ToolSighting,
     UsageLimit, takes_prompt,
 )
+from muxd.detectors.submit_uptake import held, submitted_at
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,9 @@ class DetectorRunner:
         # not at its prompt): a prompt muxd typed that is still there was not submitted.
         self.draft: str | None = None
         self._at_prompt = False  # the last frame read showed the agent at its prompt
+        # The last frame's Idle was read as Unknown: a prompt just sent, not yet seen taken
+        # (submit_uptake.py). Looked at again until that ends, even on a still screen.
+        self._awaiting_uptake = False
 
     def run(self, ctx: ScreenContext, *, settled: bool = False) -> AgentState | None:
         """Detect on one frame; returns the new published state if it changed, else None.
@@ -134,7 +138,9 @@ class DetectorRunner:
         `settled=True` says the frame is final (a saved screen): publish without debouncing."""
         # At the prompt, a moved cursor is a keystroke: the shape masks digits (a spinner's
         # clock), and a typed digit must not go unread.
-        frame = (ctx.process_name, ctx.exited, ctx.columns, ctx.cursor if self._at_prompt else None)
+        # A new Enter is a new frame too: what it sent may be awaiting its uptake (submit_uptake.py).
+        frame = (ctx.process_name, ctx.exited, ctx.columns, ctx.cursor if self._at_prompt else None,
+                 submitted_at(ctx))
         reshaped = self._shape.changed(ctx.lines)
         now = self.clock()
         if not reshaped and frame == self._last_frame and not self.pending and not settled and (
@@ -258,8 +264,10 @@ class DetectorRunner:
 
     @property
     def pending(self) -> bool:
-        """A candidate state waits for confirmation: run again soon even if nothing is drawn."""
-        return self._candidate is not None and self._candidate.state != self.screen.activity.state
+        """A candidate state waits for confirmation, or a prompt just sent for its uptake: run
+        again soon even if nothing is drawn."""
+        return self._awaiting_uptake or (
+            self._candidate is not None and self._candidate.state != self.screen.activity.state)
 
     # ------------------------------------------------------------ steps
 
@@ -285,6 +293,10 @@ class DetectorRunner:
             self.failures += 1
             log.error("detector %s returned %r, not a Detection", detector.name, type(detection))
             return None
+        uptake_s = getattr(detector, "submit_uptake_s", 0.0)
+        waiting = held(detection, ctx, self.screen, uptake_s) if uptake_s else None
+        self._awaiting_uptake = waiting is not None
+        detection = waiting or detection
         if ctx.exited and detection.state != "Exited":
             detection = msgspec.structs.replace(detection, state="Exited", rule="pane-exited")
         elif detection.state == "Exited" and not ctx.exited and detector is not self.fallback:
@@ -353,7 +365,8 @@ class DetectorRunner:
         del self._recent_tools[:-RECENT_TOOLS_MAX]
 
     def _confirmed(self, detection: Detection, now: float) -> bool:
-        if detection.state == self.screen.activity.state or detection.state in PUBLISH_AT_ONCE:
+        if detection.state == self.screen.activity.state or detection.state in PUBLISH_AT_ONCE or (
+                self._awaiting_uptake):  # an Enter, not a flickering screen, made it: no second look
             self._candidate = None
             return True
         candidate = self._candidate

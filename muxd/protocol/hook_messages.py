@@ -16,6 +16,6 @@ HookPayload = Annotated[str, msgspec.Meta(max_length=HOOK_PAYLOAD_MAX_CHARS)]
 
 class HookEvent(_Message, tag="hook-event"):
     id: int
-    agent: Name                 # whose hook fired: "claude", "codex", "gemini"
+    agent: Name                 # whose hook fired: "claude", "codex", "gemini", "qwen"
     payload: HookPayload        # the event's JSON, as the agent wrote it on the hook's stdin
     target: Target | None = None  # the pane the agent runs in (its token's own)

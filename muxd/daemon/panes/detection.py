@@ -122,6 +122,7 @@ def screen_context(pane: Pane, foreground: ForegroundProcess | None = None) -> S
         now=time.time(),
         alternate_screen=emulator.alternate_screen,
         last_input=pane.last_input,
+        input_at=pane.last_input_at,
     )
 
 

@@ -91,6 +91,7 @@ class Pane:
         self._size = (columns, lines)  # the screen's size until then
         self._on_exit = on_exit
         self.on_output = on_output
+        self.on_submit: Callable[[], None] | None = None  # told of input that ends with Enter
         self.recorder: PaneRecorder | None = None  # set when MUXD_RECORD_DIR asks for recordings
         # Told every chunk of output as it is read (prompt marks, execution transcripts).
         self.output_taps: list[Callable[[bytes], None]] = []
@@ -110,6 +111,7 @@ class Pane:
         self.typed_at = 0.0  # time.monotonic() of the last input from outside (not the emulator's replies)
         # The end of that input: a detector tells Enter from Ctrl-C when both leave the same frame.
         self.last_input = b""
+        self.last_input_at: float | None = None  # its wall-clock time (the detectors' clock)
         self._closed = False
         # Output read but not yet emulated, fed in turns shared with the daemon's other panes.
         self._backlog = OutputBacklog()
@@ -411,11 +413,13 @@ class Pane:
         if not data:
             return
         self.typed_at = time.monotonic()
-        self.last_input = data[-LAST_INPUT_KEPT_BYTES:]
+        self.last_input, self.last_input_at = data[-LAST_INPUT_KEPT_BYTES:], time.time()
         if self._read_pause is not None:
             self._end_read_pause()  # its answer is read as soon as it comes
         self._queue_input(data)
         self._turns.await_answer(self)  # its echo goes before the other panes' bulk
+        if self.on_submit is not None and data.endswith((b"\r", b"\n")):
+            self.on_submit()
 
     def _queue_input(self, data: bytes) -> None:
         if not data or self._process is None or self._closed or self.exited:

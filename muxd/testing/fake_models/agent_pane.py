@@ -28,6 +28,7 @@ from muxd.detectors.base import ScreenContext
 from muxd.detectors.registry import load_detectors
 from muxd.detectors.runner import DetectorRunner
 from muxd.detectors.state import BUSY_STATES
+from muxd.detectors.submit_uptake import SUBMIT_UPTAKE_RULE
 from muxd.protocol.messages import AgentStateChanged, Event, PaneExited, Subscribe
 from muxd.testing.fake_models.launch import AgentLaunch
 from muxd.testing.patience import Deadline, event_set, stretched
@@ -140,6 +141,7 @@ class AgentPane:
         self.pane_id = ""
         self.states = PublishedStates(server)
         self.cursor = 0  # waits look at states from here on; each match moves it past itself
+        self.sent_at = 0.0  # wall-clock time of the last submit's Enter
 
     # ------------------------------------------------------------ lifecycle
 
@@ -185,6 +187,7 @@ class AgentPane:
                        interval=0.05, message=f"{text!r} typed")
         except AssertionError:
             raise AssertionError(self.report(f"{text!r} never showed up in the input", self.cursor)) from None
+        self.sent_at = time.time()  # the Enter's (assert_no_idle_before_busy)
         self.press("Enter")
 
     def run_turn(self, message: str, last_words: str, *, timeout: float = TURN_TIMEOUT_S) -> list[str]:
@@ -323,6 +326,28 @@ def states_mid_turn(pane: AgentPane, mark: int, done: State) -> list[str]:
     turn = pane.states.since(mark)
     first_busy = next((i for i, s in enumerate(turn) if s["activity"]["state"] in BUSY_STATES), len(turn))
     return [s["activity"]["state"] for s in turn[first_busy:turn.index(done)]]
+
+
+# Past this long after a prompt's Enter, the pane must have left the Idle it had before.
+UPTAKE_GAP_S = 1.0
+
+
+def assert_no_idle_before_busy(pane: AgentPane, mark: int) -> None:
+    """Once the turn's first busy state is published: from the last `submit`'s Enter (states
+    since `mark` that began after it) up to that busy state nothing said Idle, and the first
+    state told was the runner's "submitted-not-taken" Unknown or came within UPTAKE_GAP_S: the
+    pane did not go on saying Idle while the agent's screen only looked at rest."""
+    sent_at = pane.sent_at
+    after = [s for s in pane.states.since(mark) if (s["activity"]["since"] or 0) >= sent_at]
+    first_busy = next((i for i, s in enumerate(after) if s["activity"]["state"] in BUSY_STATES), None)
+    with pane.explained("between the Enter and the first busy state", mark):
+        assert first_busy is not None, "no busy state yet"
+        told = [s["activity"]["state"] for s in after[:first_busy]]
+        assert "Idle" not in told, told
+        first = after[0]
+        gap = first["activity"]["since"] - sent_at
+        assert (first.get("evidence") or {}).get("rule") == SUBMIT_UPTAKE_RULE or gap < UPTAKE_GAP_S, (
+            f"Idle for {gap:.1f} s after the Enter, then {first['activity']['state']}")
 
 
 def describe(s: State) -> str:

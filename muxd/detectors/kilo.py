@@ -24,6 +24,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import parse_count, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.opencode_fork import (
@@ -35,24 +36,24 @@ NAME = "kilo"
 _PROCESS_NAMES = frozenset({"kilo", ".kilo"})
 _PACKAGES = ("@kilocode/cli",)
 # `▣  Code · Fake Model · 11.6s` under each answer: the model without its provider.
-_ANSWER_FOOTER = re.compile(r"^\s*▣\s+(?:Code|Ask|Architect|Debug|Orchestrator|Review|Plan|Build)\s+·\s+"
+_ANSWER_FOOTER = lazy_compile(r"^\s*▣\s+(?:Code|Ask|Architect|Debug|Orchestrator|Review|Plan|Build)\s+·\s+"
                             r"(?P<model>\S.*?)(?:\s+·\s+\d[\d.]*m?s)?\s*$", re.MULTILINE)
 # `3.5K  ctrl+p commands`: the session's tokens as the status row rounds them.
-_TOKENS = re.compile(r"(?:^|\s)(?P<count>\d[\d.,]*[KkMm]?)\s+ctrl\+p\b")
+_TOKENS = lazy_compile(r"(?:^|\s)(?P<count>\d[\d.,]*[KkMm]?)\s+ctrl\+p\b")
 KILO_MARK_BONUS = 0.1  # over opencode's own weight for the same rows: Kilo's words are there
 EXIT_CONFIDENCE = 0.6  # the resume command Kilo prints as it quits
 SCREEN_CONFIDENCE = 0.7  # Kilo's words and one of opencode's status rows under them
 
 
 # A tool at work in the conversation: `┃  ⠼ sleep 4; echo hi` (its spinner, its title).
-_RUNNING_TOOL = re.compile(r"^\s*┃\s+[\u2800-\u28ff]\s+(?P<title>\S.*?)\s*$")
+_RUNNING_TOOL = lazy_compile(r"^\s*┃\s+[\u2800-\u28ff]\s+(?P<title>\S.*?)\s*$")
 # What Kilo prints as it quits, beside its logo: the session's title, then how to resume it.
-_RESUME = re.compile(r"\bkilo -s (?P<id>ses_[0-9A-Za-z]+)\s*$")
+_RESUME = lazy_compile(r"\bkilo -s (?P<id>ses_[0-9A-Za-z]+)\s*$")
 # Rows from the bottom that may follow the resume command (the rest of the logo, a prompt).
 RESUME_ROWS_MAX = 6
 # The footer of the answer being written: mode and model, no time yet.
-_ANSWER_UNDER_WAY = re.compile(r"^\s*▣\s+\S.*·\s+\S.*$")
-_FINISHED_ANSWER = re.compile(r"^\s*▣\s+\S.*·\s+\d[\d.]*m?s\s*$")
+_ANSWER_UNDER_WAY = lazy_compile(r"^\s*▣\s+\S.*·\s+\S.*$")
+_FINISHED_ANSWER = lazy_compile(r"^\s*▣\s+\S.*·\s+\d[\d.]*m?s\s*$")
 
 
 class KiloDetector(OpencodeDetector):

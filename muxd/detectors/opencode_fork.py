@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, join_input_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
@@ -32,24 +33,24 @@ _PACKAGES = ("opencode-ai", "/opencode-linux", "/opencode-darwin", "/opencode-wi
 BOTTOM_ROWS_MAX = 12
 PERMISSION_OPTIONS = ("Allow once", "Allow always", "Reject")
 
-_PERMISSION = re.compile(r"△\s+Permission required")
+_PERMISSION = lazy_compile(r"△\s+Permission required")
 # `esc interrupt` under the box while a turn runs; Kilo's `⬝⬝■■⬝⬝⬝⬝` progress bar before it
 # (alone on its row when a narrow pane wraps the words away).
-_BUSY = re.compile(r"\besc (?:again to )?interrupt\b|\bpress esc to exit cancel\b|^\s*[⬝■]{4,}(?:\s|$)",
+_BUSY = lazy_compile(r"\besc (?:again to )?interrupt\b|\bpress esc to exit cancel\b|^\s*[⬝■]{4,}(?:\s|$)",
                    re.IGNORECASE)
 # The spinner before the message: braille, or the `⬝⬝■■` progress bar (Kilo 7).
-_RETRY = re.compile(
+_RETRY = lazy_compile(
     r"^\s*(?:[┃│]\s*)?(?:[\u2800-\u28ff]\s+|[⬝■]+\s+)?(?P<message>\S.*?)\s*\[retrying (?:in \S+ )?attempt #\d+\]")
 # In a narrow pane the status row wraps: `… 2.5K ctrl+p` over `commands`.
-_IDLE_FOOTER = re.compile(r"\bctrl\+p commands\b|\btab agents\b|\bctrl\+p$")
-_OLD_IDLE = re.compile(r"press enter to send the message, write \\ and enter to add a new line")
-_THINKING_OLD = re.compile(r"█\s+Thinking\.\.\.")
-_MODEL_ROW = re.compile(r"^\s*[┃│]?\s*(?:Build|Plan)\s{2}(?P<model>\S(?:.*?\S)?)\s{2,}\S")
-_USAGE = re.compile(r"\b[\d,]+ \((?P<pct>\d{1,3})%\)(?: · \$(?P<cost>[\d.]+))?")
-_TITLE = re.compile(r"^\s*(?:[┃│]\s*)?(?P<icon>[#→✱%◈◇←⟳⚙])\s+(?P<title>\S.*?)\s*$")
-_INPUT_BAR = re.compile(r"^\s*┃ {0,2}")
+_IDLE_FOOTER = lazy_compile(r"\bctrl\+p commands\b|\btab agents\b|\bctrl\+p$")
+_OLD_IDLE = lazy_compile(r"press enter to send the message, write \\ and enter to add a new line")
+_THINKING_OLD = lazy_compile(r"█\s+Thinking\.\.\.")
+_MODEL_ROW = lazy_compile(r"^\s*[┃│]?\s*(?:Build|Plan)\s{2}(?P<model>\S(?:.*?\S)?)\s{2,}\S")
+_USAGE = lazy_compile(r"\b[\d,]+ \((?P<pct>\d{1,3})%\)(?: · \$(?P<cost>[\d.]+))?")
+_TITLE = lazy_compile(r"^\s*(?:[┃│]\s*)?(?P<icon>[#→✱%◈◇←⟳⚙])\s+(?P<title>\S.*?)\s*$")
+_INPUT_BAR = lazy_compile(r"^\s*┃ {0,2}")
 # What opencode shows (dimmed) in an empty input box: "Ask anything... "<an example>"".
-_PLACEHOLDER = re.compile(r"^Ask anything(?:\.\.\.|…)")
+_PLACEHOLDER = lazy_compile(r"^Ask anything(?:\.\.\.|…)")
 INPUT_FRAME_COLUMNS = 4  # the bar and the padding around the text
 _ICON_TOOLS = {"%": "webfetch", "◈": "websearch", "◇": "codesearch", "←": "external_directory",
                "⟳": "doom_loop"}
@@ -57,8 +58,8 @@ _ICON_TOOLS = {"%": "webfetch", "◈": "websearch", "◇": "codesearch", "←": 
 _SIGNATURES: tuple[tuple[re.Pattern[str], float], ...] = (
     (_PERMISSION, 0.7),
     (_OLD_IDLE, 0.7),
-    (re.compile(r"\besc (?:again to )?interrupt\b.*\bctrl\+p commands\b"), 0.75),
-    (re.compile(r"\btab agents\b.*\bctrl\+p commands\b"), 0.7),
+    (lazy_compile(r"\besc (?:again to )?interrupt\b.*\bctrl\+p commands\b"), 0.75),
+    (lazy_compile(r"\btab agents\b.*\bctrl\+p commands\b"), 0.7),
 )
 
 
@@ -163,8 +164,8 @@ def _row_weight(line: str) -> float:
 _ROW_WEIGHTS = LineMemo(_row_weight)
 # Kilo's words on a row under its input box: its mode names on the mode and model row
 # (`┃  Code  · Fake Model Fake`), its name in a prompt ("Tell Kilo what to do differently").
-KILO_MODE_ROW = re.compile(r"^\s*[┃│]?\s*(?:Code|Ask|Architect|Debug|Orchestrator|Review)\s+·\s+(?P<model>\S.*?)\s*$")
-_KILO_WORDS = re.compile(r"\bKilo\b|\.kilo/")
+KILO_MODE_ROW = lazy_compile(r"^\s*[┃│]?\s*(?:Code|Ask|Architect|Debug|Orchestrator|Review)\s+·\s+(?P<model>\S.*?)\s*$")
+_KILO_WORDS = lazy_compile(r"\bKilo\b|\.kilo/")
 _FORK_MARKS = LineMemo(lambda line: bool(KILO_MODE_ROW.match(line) or _KILO_WORDS.search(line)))
 
 

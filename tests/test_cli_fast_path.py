@@ -104,3 +104,10 @@ def test_it_reads_muxds_server_name_and_the_options_as_argparse_does(monkeypatch
     assert read_line(["capture-pane", "-p"])[0] == DEFAULT_SERVER_NAME
     monkeypatch.setenv(HOST_URL_ENV, "ssh://elsewhere")
     assert read_line(["capture-pane", "-p"]) is None  # a server on another host: the parsers' way
+
+
+def test_a_refused_token_reads_as_the_parsers_way(pane):
+    s, pane_id = pane
+    argv, env = ["-L", s.name, "capture-pane", "-p", "-t", pane_id], {**s.env, "MUXD_CLI_TOKEN": "mxd_bogus"}
+    fast = _run(FAST_WAY, argv, env)
+    assert fast == _run(PARSERS_WAY, argv, env) and fast[0] == 1 and "token" in fast[2]

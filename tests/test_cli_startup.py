@@ -66,7 +66,8 @@ def test_version_imports_no_command_and_no_protocol(muxd_unstarted):
     assert not modules & set(NEVER_ON_THE_FAST_PATH)
     assert "typing" not in modules  # only the type checker reads the annotations that name it
     assert not any(m.startswith(("muxd.cli.", "muxd.client", "muxd.protocol", "msgspec"))
-                   for m in modules - {"muxd.cli.main", "muxd.cli.table"})
+                   for m in modules - {"muxd.cli.main", "muxd.cli.table", "muxd.cli.global_options",
+                                       "muxd.cli.cli_fast_path", "muxd.cli.parsers"})
 
 
 ARGVS = [
@@ -79,7 +80,7 @@ ARGVS = [
 @pytest.mark.parametrize("argv", ARGVS, ids=" ".join)
 def test_a_parser_of_the_command_argv_names_parses_as_one_of_every_command(argv, capsys):
     """commands_to_parse gives the parser fewer commands to build; what it parses must not change."""
-    from muxd.cli.main import build_parser, commands_to_parse
+    from muxd.cli.parsers import build_parser, commands_to_parse
 
     outcomes = []
     for parser in (build_parser(commands_to_parse(argv)), build_parser()):
@@ -92,7 +93,7 @@ def test_a_parser_of_the_command_argv_names_parses_as_one_of_every_command(argv,
 
 
 def test_the_parser_of_ls_or_version_builds_no_other_command():
-    from muxd.cli.main import commands_to_parse
+    from muxd.cli.parsers import commands_to_parse
 
     assert [c.name for c in commands_to_parse(["-L", "x", "--token", "ls", "has", "-t", "s"])] == ["has-session"]
     assert list(commands_to_parse(["-L", "x", "--version"])) == []

@@ -63,7 +63,7 @@ DIRECTORY_OPTION_METAVARS = ("DIR", "DIRECTORY")
 
 
 def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
-    """The completion script of `parser` (every command's options learnt: main.full_parser) for
+    """The completion script of `parser` (every command's options learnt: parsers.full_parser) for
     `shell`, one of SHELLS."""
     import shtab
 

@@ -26,7 +26,7 @@ def _configure_completion(p: argparse.ArgumentParser) -> None:
 @cli_command("completion")(_configure_completion)
 def completion(client: Any, args: argparse.Namespace) -> int:
     from muxd.cli.completion_script import completion_script
-    from muxd.cli.main import full_parser
+    from muxd.cli.parsers import full_parser
 
     sys.stdout.write(completion_script(full_parser(), args.shell))
     return 0
@@ -39,7 +39,7 @@ def _configure_man(p: argparse.ArgumentParser) -> None:
 
 @cli_command("man")(_configure_man)
 def man(client: Any, args: argparse.Namespace) -> int:
-    from muxd.cli.main import full_parser
+    from muxd.cli.parsers import full_parser
     from muxd.cli.man_page import man_page
 
     roff = man_page(full_parser())

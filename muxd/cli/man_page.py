@@ -36,7 +36,7 @@ A systemd user unit that keeps the server running: \fBmuxd systemd\-unit\fR."""
 
 
 def man_page(parser: argparse.ArgumentParser) -> str:
-    """The roff of muxd(1) for `parser` (every command's options learnt: main.full_parser), in
+    """The roff of muxd(1) for `parser` (every command's options learnt: parsers.full_parser), in
     plain ASCII: non-ASCII characters of the help (…, →) as groff's \\[uXXXX] escapes, which
     every man renders without a preprocessor. Dated today, or $SOURCE_DATE_EPOCH's day."""
     import os

@@ -167,7 +167,7 @@ def run_command_line(client: Any, outer: argparse.Namespace, words: list[str]) -
     import contextlib
     import io
 
-    from muxd.cli.main import build_parser, commands_to_parse
+    from muxd.cli.parsers import build_parser, commands_to_parse
     from muxd.cli.table import implementation
 
     from muxd.daemon.core.cli_lines import as_tmux_reads

@@ -85,7 +85,13 @@ def read_command(words: list[str]) -> FastCommand | None:
         return None
     if name not in FAST_COMMANDS:
         return None
-    valued, flagged, most = letters(name)
+    return read_words(name, words, *letters(name))
+
+
+def read_words(name: str, words: list[str], valued: str, flagged: str, most: int | None) -> FastCommand | None:
+    """`words` (command `name`'s: its name, then single-letter options, the `valued` letters
+    taking a value and the `flagged` ones none, then at most `most` operands, None: any) as
+    argparse reads them; None unless sure (cli_fast_path.py reads muxd's own commands so)."""
     values: dict[str, str] = {}
     flags: set[str] = set()
     at = 1
@@ -194,14 +200,19 @@ def run(command: FastCommand, client: Any) -> None:
     elif command.name == "send-keys":
         client.call("send-keys", "ok", target=target, keys=command.operands, literal="l" in flags, hex="H" in flags)
     elif command.name == "capture-pane":
-        from muxd.cli._line_number import line_number
-
-        reply = client.call("capture-pane", "captured", target=target,
-                            start=line_number(values.get("S"), "-S", HISTORY_START),
-                            end=line_number(values.get("E"), "-E", None), escapes="e" in flags, join_wrapped="J" in flags)
-        sys.stdout.write(reply.text)
+        capture(client, target, values, flags)
     else:
         _run_format_command(command, client, target)
+
+
+def capture(client: Any, target: str | None, values: dict[str, str], flags: set[str]) -> None:
+    """capture-pane's body (cli/pane_commands.py's), its options by letter: the screen printed."""
+    from muxd.cli._line_number import line_number
+
+    reply = client.call("capture-pane", "captured", target=target,
+                        start=line_number(values.get("S"), "-S", HISTORY_START),
+                        end=line_number(values.get("E"), "-E", None), escapes="e" in flags, join_wrapped="J" in flags)
+    sys.stdout.write(reply.text)
 
 
 def _run_format_command(command: FastCommand, client: Any, target: str | None) -> None:

@@ -5,9 +5,9 @@ box borders, numbered options and API-error kinds."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import FrameMemo, LineMemo, shown_session_id, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.shell import SHELLS, is_shell_prompt
@@ -19,7 +19,7 @@ from muxd.detectors.state import AgentType, Detection, ToolSighting
 # `npx @google/gemini-cli`): for these the agent is looked for in the arguments, not argv[0].
 _LAUNCHERS = frozenset({"node", "nodejs", "bun", "bunx", "deno", "npx", "npm", "pnpm", "pnpx", "yarn",
                         "pipx", "uv", "uvx", "env", "exec"})
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+_PYTHON = lazy_compile(r"^python(?:\d+(?:\.\d+)*)?$")
 # Confidence for a shell prompt right after the agent's exit output (the agent was here).
 EXITED_CONFIDENCE = 0.6
 # At most this when another known program (an editor, a pager, another agent) is in front.
@@ -30,19 +30,19 @@ _SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".exe", ".py")
 
 # The last row of a pager or an editor showing text (`(END)`, `--More--`, vim's `~` filler and
 # its `"file" 4L, 48B` or `1,1  All` status): agent-like text above it is a file, not a live UI.
-_PAGER_OR_EDITOR = re.compile(
+_PAGER_OR_EDITOR = lazy_compile(
     r"\(END\)$|^:$|--More--|^lines \d+-\d+|^~$|^\".*\" \d+L, \d+B|\d+,\d+(?:-\d+)?\s+(?:All|Top|Bot|\d+%)$")
 
-_BOX_LEFT = re.compile(r"^\s*[│┃║]\s?")
-_BOX_RIGHT = re.compile(r"\s*[│┃║][\s│┃║█▄▀▌▐░]*$")
+_BOX_LEFT = lazy_compile(r"^\s*[│┃║]\s?")
+_BOX_RIGHT = lazy_compile(r"\s*[│┃║][\s│┃║█▄▀▌▐░]*$")
 # `1. Allow once`, `● 1. Allow once`, `› 1. Yes, proceed (y)`, `❯ 2. No`.
-_OPTION = re.compile(r"^\s*(?:[●○◯›>❯▶▸➤*]\s*)?(?P<number>\d{1,2})\.\s+(?P<text>\S.*?)\s*$")
+_OPTION = lazy_compile(r"^\s*(?:[●○◯›>❯▶▸➤*]\s*)?(?P<number>\d{1,2})\.\s+(?P<text>\S.*?)\s*$")
 # Rows an option list (with wrapped options) may span.
 OPTION_ROWS_MAX = 16
-_STATUS_CODE = re.compile(r"\b([45]\d\d)\b")
+_STATUS_CODE = lazy_compile(r"\b([45]\d\d)\b")
 # A usage limit as the agents word it: "usage limit", "You've hit your 5-hour limit",
 # "exhausted your daily quota", "exceeded your current quota", "limit reached".
-_USAGE_LIMIT = re.compile(r"usage limit|\bhit your\b.*\blimit\b|\bquota\b|\blimit reached\b|resource_exhausted")
+_USAGE_LIMIT = lazy_compile(r"usage limit|\bhit your\b.*\blimit\b|\bquota\b|\blimit reached\b|resource_exhausted")
 
 
 def _base(arg: str) -> str:

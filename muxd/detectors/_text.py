@@ -4,12 +4,13 @@ same lines again and again)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-_COUNT = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([kKmM]?)\s*$")
-_DURATION_PART = re.compile(r"(\d+)\s*([hms])")
+from muxd.detectors._lazy_re import lazy_compile
+
+_COUNT = lazy_compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([kKmM]?)\s*$")
+_DURATION_PART = lazy_compile(r"(\d+)\s*([hms])")
 
 
 def parse_count(text: str) -> int | None:
@@ -116,7 +117,7 @@ screen_text = FrameMemo("\n".join)
 
 # `Session ID:  <uuid>` (Claude Code's /status, Gemini CLI's /stats) or `Session:  <uuid>`
 # (Codex's /status): a session id as the CLIs' status panels show it.
-_SESSION_ID = re.compile(r"\bSession(?: ID)?:\s+(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})\b")
+_SESSION_ID = lazy_compile(r"\bSession(?: ID)?:\s+(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})\b")
 
 
 def _shown_session_id(lines: list[str]) -> str | None:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from msgspec.structs import replace
 
 from muxd.detectors._agent_cli import agent_confidence, error_kind, is_shell_prompt, last_non_empty
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import FrameMemo, LineMemo, join_input_rows, parse_count, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import BUSY_STATES, AgentError, AgentState, Confirmation, Detection, ToolSighting
@@ -32,40 +33,40 @@ RULE_TO_PROMPT_ROWS_MAX = 6
 # Rows a shell prompt may sit below Aider's last prompt for the screen to read as Aider exiting.
 EXIT_ROWS_MAX = 8
 
-_RULE = re.compile(r"^─{20,}\s*$")
-_PROMPT = re.compile(r"^(?P<mode>[a-z][\w-]*(?: multi)?)?>(?: (?P<text>.*))?$")
-_QUESTION = re.compile(
+_RULE = lazy_compile(r"^─{20,}\s*$")
+_PROMPT = lazy_compile(r"^(?P<mode>[a-z][\w-]*(?: multi)?)?>(?: (?P<text>.*))?$")
+_QUESTION = lazy_compile(
     r"(?P<choices>\((?:[A-Z])\)[^/\[\]]*(?:/\([A-Z]\)[^/\[\]]*)+)\s*\[(?P<default>[^\]]*)\]:"
     r"|\[(?P<yn>[Yy]/[Nn])\]|\((?P<slash>y/n(?:/[\w ]+)?)\)"
 )
 # What may already be typed after a question that still waits for Enter.
 _TYPED_ANSWERS = frozenset({"", "y", "n", "yes", "no", "a", "s", "d"})
-_CHOICE = re.compile(r"\((?P<key>[A-Z])\)(?P<tail>[^/]*)")
-_SPINNER = re.compile(r"^(?P<bar>[\s░█]*[░█][\s░█]*(?:\^C)?)\s*(?P<text>[A-Za-z].*?)\s*$")
-_WAITING = re.compile(r"Waiting for (?P<model>\S+)")
-_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (?P<model>\S+?)(?: with |$)")
-_TOKENS = re.compile(r"^Tokens: (?P<sent>[\d.,]+[kKmM]?) sent,(?:.*?,)? (?P<received>[\d.,]+[kKmM]?) received\.")
-_COST = re.compile(r"Cost: \$(?P<message>[\d.]+) (?:message|request), \$(?P<session>[\d.]+) session")
-_LITELLM = re.compile(r"(?P<message>litellm\.\w+(?:Error|Exception)\b.*)$")
-_WAITING_BAR = re.compile(r"^[\s░█]*[░█][\s░█]*(?:\^C)?\s*Waiting for \S+$")
-_BAR_ONLY = re.compile(r"^[\s░█]*[░█][\s░█]*$")
-_RETRYING = re.compile(r"^Retrying in [\d.]+ seconds")
-_INTERRUPT = re.compile(r"^\^C again to exit$")
-_RUN_PROMPT = re.compile(r"^(?:!|/run\b|/test\b|/lint\b)")
-_EXIT_MARKER = re.compile(r"^(?:\^C )?KeyboardInterrupt|^\^C again to exit|^EOFError")
-_KEYBOARD_INTERRUPT = re.compile(r"^(?:\^C )?KeyboardInterrupt$")
+_CHOICE = lazy_compile(r"\((?P<key>[A-Z])\)(?P<tail>[^/]*)")
+_SPINNER = lazy_compile(r"^(?P<bar>[\s░█]*[░█][\s░█]*(?:\^C)?)\s*(?P<text>[A-Za-z].*?)\s*$")
+_WAITING = lazy_compile(r"Waiting for (?P<model>\S+)")
+_MODEL = lazy_compile(r"^(?:Main )?[Mm]odel: (?P<model>\S+?)(?: with |$)")
+_TOKENS = lazy_compile(r"^Tokens: (?P<sent>[\d.,]+[kKmM]?) sent,(?:.*?,)? (?P<received>[\d.,]+[kKmM]?) received\.")
+_COST = lazy_compile(r"Cost: \$(?P<message>[\d.]+) (?:message|request), \$(?P<session>[\d.]+) session")
+_LITELLM = lazy_compile(r"(?P<message>litellm\.\w+(?:Error|Exception)\b.*)$")
+_WAITING_BAR = lazy_compile(r"^[\s░█]*[░█][\s░█]*(?:\^C)?\s*Waiting for \S+$")
+_BAR_ONLY = lazy_compile(r"^[\s░█]*[░█][\s░█]*$")
+_RETRYING = lazy_compile(r"^Retrying in [\d.]+ seconds")
+_INTERRUPT = lazy_compile(r"^\^C again to exit$")
+_RUN_PROMPT = lazy_compile(r"^(?:!|/run\b|/test\b|/lint\b)")
+_EXIT_MARKER = lazy_compile(r"^(?:\^C )?KeyboardInterrupt|^\^C again to exit|^EOFError")
+_KEYBOARD_INTERRUPT = lazy_compile(r"^(?:\^C )?KeyboardInterrupt$")
 # Slash commands that ask the model: their reply streams as a prompt's does. Others print
 # their own output (/add, /tokens, /help's list…), which is no reply.
 _MODEL_COMMANDS = frozenset({"ask", "code", "architect", "context", "help"})
 
 # Signs of Aider anywhere on screen; they count only when the bottom rows are Aider's too.
 _SIGNATURES: tuple[tuple[re.Pattern[str], float], ...] = (
-    (re.compile(r"^Aider v\d"), 0.95),
-    (re.compile(r"^(?:Main )?[Mm]odel: \S+ with \S+ edit format"), 0.9),
-    (re.compile(r"^Tokens: [\d.,]+[kKmM]? sent,.* received\."), 0.85),
-    (re.compile(r"\(Y\)es/\(N\)o(?:/\([A-Z]\)[^\[]*)* \[(?:Yes|No)\]:"), 0.8),
-    (re.compile(r"^Added \S+ to the chat\."), 0.8),
-    (re.compile(r"^\^C again to exit$"), 0.6),
+    (lazy_compile(r"^Aider v\d"), 0.95),
+    (lazy_compile(r"^(?:Main )?[Mm]odel: \S+ with \S+ edit format"), 0.9),
+    (lazy_compile(r"^Tokens: [\d.,]+[kKmM]? sent,.* received\."), 0.85),
+    (lazy_compile(r"\(Y\)es/\(N\)o(?:/\([A-Z]\)[^\[]*)* \[(?:Yes|No)\]:"), 0.8),
+    (lazy_compile(r"^Added \S+ to the chat\."), 0.8),
+    (lazy_compile(r"^\^C again to exit$"), 0.6),
 )
 # The last row alone: Aider's yes/no question or its `Waiting for <model>` bar.
 LAST_ROW_CONFIDENCE = 0.85
@@ -106,7 +107,7 @@ class AiderDetector:
         return replace(found, model=model)
 
 
-_APPLIED_EDIT = re.compile(r"^Applied edit to (?P<file>\S.*)$")
+_APPLIED_EDIT = lazy_compile(r"^Applied edit to (?P<file>\S.*)$")
 
 
 def tool_sightings(lines: Sequence[str]) -> list[ToolSighting]:

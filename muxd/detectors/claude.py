@@ -11,7 +11,6 @@ Exited. Nothing is matched elsewhere in the conversation, so quoted text never d
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 
 from msgspec.structs import replace
@@ -19,6 +18,7 @@ from msgspec.structs import replace
 from muxd.detectors._agent_cli import (
     FOREIGN_PROCESS_CONFIDENCE_MAX, process_is_foreign, shell_in_front, with_session_shown,
 )
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.claude_lines import (
@@ -60,7 +60,7 @@ EXIT_CONFIDENCE = 0.7
 BANNER_ONLY_CONFIDENCE = 0.3    # the banner scrolled into view in something else
 VIEWER_CAP = 0.2
 
-_INTERRUPTED = re.compile(r"^⎿\s+Interrupted\b")
+_INTERRUPTED = lazy_compile(r"^⎿\s+Interrupted\b")
 
 
 class ClaudeDetector:

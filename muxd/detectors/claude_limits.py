@@ -20,9 +20,9 @@ runs: a limit row is believed only as the last thing the turn drew (its own note
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors.claude_screen import is_rule
 from muxd.detectors.usage_limits import usage_limit
 from muxd.detectors.state import UsageLimit
@@ -31,10 +31,10 @@ from muxd.detectors.state import UsageLimit
 LIMIT_SCAN_ROWS = 6
 
 # `⎿  You've hit your 5-hour limit · resets 9:21pm (UTC)`, `● API Error: Request rejected (429) · …`.
-_LIMIT_ROW = re.compile(r"^(?:⎿|[●⏺])\s+(?P<text>(?:You['’]ve hit your|API Error\b|Usage limit reached\b).*)$")
+_LIMIT_ROW = lazy_compile(r"^(?:⎿|[●⏺])\s+(?P<text>(?:You['’]ve hit your|API Error\b|Usage limit reached\b).*)$")
 # Claude's own note after the limit: `● Usage limit reached · set to continue automatically at 9:21pm`.
-_NOTE = re.compile(r"^[●⏺]\s+Usage limit reached\b")
-_FOOTER = re.compile(r"^⚠\s+(?P<text>Usage limit reached\b.*)$")
+_NOTE = lazy_compile(r"^[●⏺]\s+Usage limit reached\b")
+_FOOTER = lazy_compile(r"^⚠\s+(?P<text>Usage limit reached\b.*)$")
 
 
 def limit_shown(lines: Sequence[str], start: int, end: int, footer: Sequence[str], now: float) -> UsageLimit | None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, parse_count, parse_duration
 from muxd.detectors.state import AgentError, ToolSighting
 
@@ -17,27 +18,27 @@ SPINNER_GLYPHS = "·✢✳✶✻✽*"
 MAX_VERB_CHARS = 80             # spinner verbs are one word; todo-driven ones a short phrase
 MAX_TOOLS_PER_LINE = 10         # "Read 40 files" is not 40 sightings
 
-_SPINNER = re.compile(
+_SPINNER = lazy_compile(
     rf"^(?P<glyph>[{SPINNER_GLYPHS}])\s+(?P<verb>[^\s…(][^…]{{0,{MAX_VERB_CHARS}}}?)…"
     r"(?:\s*\((?P<details>[^)]*)\)?|\s+(?P<bare>\S.*))?\s*$"
 )
-_RETRY = re.compile(rf"^[{SPINNER_GLYPHS}]\s+(?P<text>.*\bretrying in \d+\s*[hms].*)$")
-_DONE = re.compile(rf"^[{SPINNER_GLYPHS}]\s+\S+ for \d+[hms](?:\s*\d+[ms])*\b")
-_THINKING = re.compile(r"\b(?:still\s+)?thinking\b", re.IGNORECASE)
+_RETRY = lazy_compile(rf"^[{SPINNER_GLYPHS}]\s+(?P<text>.*\bretrying in \d+\s*[hms].*)$")
+_DONE = lazy_compile(rf"^[{SPINNER_GLYPHS}]\s+\S+ for \d+[hms](?:\s*\d+[ms])*\b")
+_THINKING = lazy_compile(r"\b(?:still\s+)?thinking\b", re.IGNORECASE)
 # `✻ Waiting for 1 background agent to finish`: the turn has ended but work it started in the
 # background (a subagent) still runs, and its result will start the next turn by itself.
-_BACKGROUND_WAIT = re.compile(
+_BACKGROUND_WAIT = lazy_compile(
     rf"^[{SPINNER_GLYPHS}]\s+(?P<text>Waiting for (?P<count>\d+) (?:background )?[a-z ]+? to finish)\b")
-_TOKENS = re.compile(r"([↑↓])\s*([0-9][0-9.,]*\s*[kKmM]?)\s*tokens?\b")
-_PURE_DURATION = re.compile(r"^\d+\s*[hms](?:\s*\d+\s*[ms])*$")
+_TOKENS = lazy_compile(r"([↑↓])\s*([0-9][0-9.,]*\s*[kKmM]?)\s*tokens?\b")
+_PURE_DURATION = lazy_compile(r"^\d+\s*[hms](?:\s*\d+\s*[ms])*$")
 
 # `● Bash(git status)`, `● Update(hello.txt)`, `● Web Search("x")`, `● srv - tool (MCP)(…)`.
-_TOOL_CALL = re.compile(
+_TOOL_CALL = lazy_compile(
     r"^(?P<name>[A-Z][A-Za-z0-9_]*(?: [A-Z][A-Za-z0-9_]*)?|[\w.-]+ - [\w.-]+ \(MCP\)|mcp__[\w-]+)"
     r"\((?P<args>.*)$"
 )
 # Parts of a collapsed tool group: "Read 2 files, ran 1 shell command (ctrl+o to expand)".
-_GROUP_PART = re.compile(
+_GROUP_PART = lazy_compile(
     r"^(?P<verb>read|reading|ran|running|searched for|searching for|listed|listing|"
     r"fetched|fetching|wrote|writing|edited|editing)\s+(?P<count>\d+)\s+"
     r"(?P<noun>files?|shell commands?|patterns?|director(?:y|ies)|urls?|pages?)$",
@@ -45,16 +46,16 @@ _GROUP_PART = re.compile(
 )
 # Any other "<verb> N <things>" part ("used 2 tools"): taken beside a known part only, as
 # "Found 3 issues" alone is answer text.
-_OTHER_PART = re.compile(r"^(?P<verb>[a-z]+(?: for)?) \d+ [a-z][a-z ]{0,30}$", re.IGNORECASE)
-_THOUGHT_PART = re.compile(
+_OTHER_PART = lazy_compile(r"^(?P<verb>[a-z]+(?: for)?) \d+ [a-z][a-z ]{0,30}$", re.IGNORECASE)
+_THOUGHT_PART = lazy_compile(
     r"^(?:∴\s*)?(?:(?:thought|thinking) for \d+\s*[hms](?:\s*\d+\s*[ms])*|thinking)$", re.IGNORECASE
 )
 # An in-progress single operation: "Reading hello.txt", "Searching for foo" (one target, or
 # its detail row `⎿ …` below: a sentence that starts with "Reading" is answer text).
-_ACTIVE_DETAIL = re.compile(r"^(?P<verb>Reading|Searching for|Listing|Fetching|Writing)\s+(?P<target>\S.*)$")
-_EXPAND_HINT = re.compile(r"\s*\((?:ctrl|cmd)\+\w to expand\)\s*$")
-_BASH_PREVIEW = re.compile(r"^⎿\s+\$\s")
-_RUNNING_CHILD = re.compile(r"^⎿\s+(?:Running|Waiting)\b")
+_ACTIVE_DETAIL = lazy_compile(r"^(?P<verb>Reading|Searching for|Listing|Fetching|Writing)\s+(?P<target>\S.*)$")
+_EXPAND_HINT = lazy_compile(r"\s*\((?:ctrl|cmd)\+\w to expand\)\s*$")
+_BASH_PREVIEW = lazy_compile(r"^⎿\s+\$\s")
+_RUNNING_CHILD = lazy_compile(r"^⎿\s+(?:Running|Waiting)\b")
 
 NOUN_TOOLS = {"file": "Read", "shell command": "Bash", "pattern": "Grep", "director": "Glob",
               "url": "WebFetch", "page": "WebFetch"}

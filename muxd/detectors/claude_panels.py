@@ -17,25 +17,25 @@ While background agents run, Claude lists them under the footer, below the main 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import msgspec
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, screen_text
 
 MIN_EDGE_CHARS = 20             # the `▔` edge spans the pane
 MAX_PANEL_ROWS = 60             # the tallest panel looked for, from the bottom
 MAX_PANEL_TAIL_ROWS = 3         # rows at the bottom that hold a panel's key hints
 
-_EDGE = re.compile(r"^▔{%d,}$" % MIN_EDGE_CHARS)
+_EDGE = lazy_compile(r"^▔{%d,}$" % MIN_EDGE_CHARS)
 # `Help  General   Commands   Custom commands`, `Settings  Status   Config   Usage   Stats`:
 # three or more short titles two spaces or more apart.
-_TAB_STRIP = re.compile(r"^\s*[A-Z][\w/-]*(?: [\w/-]+)?(?:\s{2,}[A-Z][\w/-]*(?: [\w/-]+)?){2,}\s*$")
-_CHOICE = re.compile(r"^\s*❯\s*\d+\.\s+\S")
-_CONFIRM_KEYS = re.compile(r"\bEnter to confirm\b")
+_TAB_STRIP = lazy_compile(r"^\s*[A-Z][\w/-]*(?: [\w/-]+)?(?:\s{2,}[A-Z][\w/-]*(?: [\w/-]+)?){2,}\s*$")
+_CHOICE = lazy_compile(r"^\s*❯\s*\d+\.\s+\S")
+_CONFIRM_KEYS = lazy_compile(r"\bEnter to confirm\b")
 # An agent in the list under the footer: `● main`, `◯ general-purpose  Survey the files  11s`.
-_AGENT_ROW = re.compile(r"^[●◯○◉]\s+(?P<name>[\w.@-]+)(?:\s{2,}\S.*)?$")
+_AGENT_ROW = lazy_compile(r"^[●◯○◉]\s+(?P<name>[\w.@-]+)(?:\s{2,}\S.*)?$")
 
 
 class Panel(msgspec.Struct, frozen=True):

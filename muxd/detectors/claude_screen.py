@@ -5,11 +5,11 @@ counts as one of these regions."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import msgspec
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import FrameMemo, LineMemo, join_input_rows, screen_text
 
 MIN_RULE_CHARS = 20             # a box rule spans the pane; shorter runs of ─ are content
@@ -27,26 +27,26 @@ MAX_EXIT_SCAN_ROWS = 12         # the exit output's own height
 
 # A teammate of an agent team (`claude --agent-name helper`) names itself in its box's top
 # rule: `──── @helper ─`.
-_RULE = re.compile(r"^[╭╰]?─{%d,}(?: @[\w-]+ ─+)?[╮╯]?$" % MIN_RULE_CHARS)
+_RULE = lazy_compile(r"^[╭╰]?─{%d,}(?: @[\w-]+ ─+)?[╮╯]?$" % MIN_RULE_CHARS)
 # The top edge of a panel: the dialog `/exit` opens while teammates or background tasks run
 # ("Background work is running"), whose title asks no question.
-_PANEL_TOP = re.compile(r"^▔{%d,}$" % MIN_RULE_CHARS)
-_OPTION = re.compile(r"^(?:❯\s*)?(?P<number>\d+)\.\s+(?P<text>\S.*)$")
-_DIALOG_KEYS = re.compile(
+_PANEL_TOP = lazy_compile(r"^▔{%d,}$" % MIN_RULE_CHARS)
+_OPTION = lazy_compile(r"^(?:❯\s*)?(?P<number>\d+)\.\s+(?P<text>\S.*)$")
+_DIALOG_KEYS = lazy_compile(
     r"\b(?:Esc to (?:cancel|exit)|Enter to (?:confirm|select)|Tab to amend|↑/↓ to navigate)\b"
 )
-_QUESTION_KEYS = re.compile(r"\b(?:Enter to select|↑/↓ to navigate)\b")
-_QUESTION_TAB = re.compile(r"^[☐☒✔✓□■]\s")
-_MORE_ROWS = re.compile(r"^[↑↓] \d+ more\b")  # `↑ 2 more lines` under a list cut short
-_LOGO = re.compile(r"[\u2580-\u259f]")  # the whole Block Elements range: the logo animates
-_BANNER = re.compile(r"\bClaude Code v\d+\.\d+")
-_MODEL = re.compile(r"^(?P<model>[^·]+?)(?:\s+with\s+\S+\s+effort)?\s*(?:·.*)?$")
-_SHELL_PROMPT_END = re.compile(r"[$#%>❯➜»]$")
-_SHELL_PROMPT_USER = re.compile(r"^[\w.-]+@[\w.-]+[:\s][^$#%]*[$#%]\s")
-_RESUME = re.compile(r"\bclaude\s+(?:--resume|-r)\s+(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})\b")
-_EXIT_TEXT = re.compile(r"^(?:Resume this session with:|Total cost:|Total duration|Goodbye!?)")
-_COST = re.compile(r"^Total cost:\s*\$(?P<usd>\d+(?:\.\d+)?)")
-_CONTEXT = re.compile(r"(?:Context left until auto-compact:\s*(?P<a>\d+)%|\((?P<b>\d+)% remaining\)|"
+_QUESTION_KEYS = lazy_compile(r"\b(?:Enter to select|↑/↓ to navigate)\b")
+_QUESTION_TAB = lazy_compile(r"^[☐☒✔✓□■]\s")
+_MORE_ROWS = lazy_compile(r"^[↑↓] \d+ more\b")  # `↑ 2 more lines` under a list cut short
+_LOGO = lazy_compile(r"[\u2580-\u259f]")  # the whole Block Elements range: the logo animates
+_BANNER = lazy_compile(r"\bClaude Code v\d+\.\d+")
+_MODEL = lazy_compile(r"^(?P<model>[^·]+?)(?:\s+with\s+\S+\s+effort)?\s*(?:·.*)?$")
+_SHELL_PROMPT_END = lazy_compile(r"[$#%>❯➜»]$")
+_SHELL_PROMPT_USER = lazy_compile(r"^[\w.-]+@[\w.-]+[:\s][^$#%]*[$#%]\s")
+_RESUME = lazy_compile(r"\bclaude\s+(?:--resume|-r)\s+(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})\b")
+_EXIT_TEXT = lazy_compile(r"^(?:Resume this session with:|Total cost:|Total duration|Goodbye!?)")
+_COST = lazy_compile(r"^Total cost:\s*\$(?P<usd>\d+(?:\.\d+)?)")
+_CONTEXT = lazy_compile(r"(?:Context left until auto-compact:\s*(?P<a>\d+)%|\((?P<b>\d+)% remaining\)|"
                       r"(?P<c>\d+)% until auto-compact)")
 _BOX_CHARS = "│┃"
 
@@ -126,7 +126,7 @@ def _box_above(lines: Sequence[str], bottom: int, end: int) -> PromptBox | None:
 # What Claude shows (dimmed) in an empty prompt box: an example to try, a hint about the
 # messages queued while it works, or after an API error (a rate limit's 429) what to do next.
 # Plain text cannot tell dim from typed: known by their words.
-_PLACEHOLDER = re.compile(r'^(?:Try "[^"]*"|Press up to edit queued messages\b.*|Resend your message to try again)$')
+_PLACEHOLDER = lazy_compile(r'^(?:Try "[^"]*"|Press up to edit queued messages\b.*|Resend your message to try again)$')
 BOX_INDENT = "  "  # the rows of a draft after the `❯ ` row
 
 

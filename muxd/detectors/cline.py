@@ -28,6 +28,7 @@ from typing import Any
 from muxd.detectors._agent_cli import (
     agent_confidence, error_kind, last_non_empty, shell_prompt_below, with_session_shown,
 )
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import AgentError, AgentState, Confirmation, Detection
@@ -38,28 +39,28 @@ _PACKAGES = ("node_modules/cline/", "@cline/cli-")
 MAX_SCREEN_ROWS = 400  # rows looked at, from the bottom: detection stays cheap
 CONFIRM_OPTIONS = ["Approve", "Deny"]
 
-_SCROLLBAR = re.compile(r"\s+[█▄▀▐▌░]$")
-_RULE = re.compile(r"^\s*─{8,}\s*$")
-_FOOTER_MODE = re.compile(r"[○●] Plan [○●] Act\b")
-_AUTO_APPROVE = re.compile(r"Auto-approve all (?:enabled|disabled)|\(Shift\+Tab\)")
+_SCROLLBAR = lazy_compile(r"\s+[█▄▀▐▌░]$")
+_RULE = lazy_compile(r"^\s*─{8,}\s*$")
+_FOOTER_MODE = lazy_compile(r"[○●] Plan [○●] Act\b")
+_AUTO_APPROVE = lazy_compile(r"Auto-approve all (?:enabled|disabled)|\(Shift\+Tab\)")
 # ` fake-model (1,151) $0.00`: the model, its token count and the session's cost.
-_USAGE = re.compile(r"^\s*(?P<model>\S+) \((?P<tokens>[\d,]+)\)(?: \$(?P<cost>\d+(?:\.\d+)?))?")
-_SPINNER = re.compile(r"^\s*[\u2800-\u28ff]\s+(?P<text>\S.*?)\s*$")
-_THINKING = re.compile(r"^(?P<what>\S.*?\.\.\.)\s*\(esc to cancel\)$")
-_TOOL_CALL = re.compile(r"^(?P<tool>[a-z][a-z0-9_]*)\(")
-_DONE_ERROR = re.compile(r"^\s*\*\s+Error:\s*(?P<message>\S.*?)\s*$")
-_INPUT = re.compile(r"^\s*❯ ?(?P<text>.*?)\s*$")
-_MESSAGE = re.compile(r"^ ❯ \S")  # a message of the person's in the conversation, one column in
+_USAGE = lazy_compile(r"^\s*(?P<model>\S+) \((?P<tokens>[\d,]+)\)(?: \$(?P<cost>\d+(?:\.\d+)?))?")
+_SPINNER = lazy_compile(r"^\s*[\u2800-\u28ff]\s+(?P<text>\S.*?)\s*$")
+_THINKING = lazy_compile(r"^(?P<what>\S.*?\.\.\.)\s*\(esc to cancel\)$")
+_TOOL_CALL = lazy_compile(r"^(?P<tool>[a-z][a-z0-9_]*)\(")
+_DONE_ERROR = lazy_compile(r"^\s*\*\s+Error:\s*(?P<message>\S.*?)\s*$")
+_INPUT = lazy_compile(r"^\s*❯ ?(?P<text>.*?)\s*$")
+_MESSAGE = lazy_compile(r"^ ❯ \S")  # a message of the person's in the conversation, one column in
 _PLACEHOLDERS = ("Ask anything...", "What can I do for you?")
 _PERMISSION = "Cline needs permission"
 _ASKING = "Cline is asking a question"
 _TYPE_RESPONSE = "Type a response..."  # the picker's last row: an answer of one's own
-_APPROVE_ROW = re.compile(r"\[y\] Approve\s+\[n\] Deny")
+_APPROVE_ROW = lazy_compile(r"\[y\] Approve\s+\[n\] Deny")
 _SUMMARY = "Session Summary"
-_SUMMARY_ID = re.compile(r"^\s*ID\s+(?P<id>\S+)\s*$")
-_SUMMARY_MODEL = re.compile(r"^\s*Model\s+(?P<model>\S+)\s*$")
-_SUMMARY_COST = re.compile(r"^\s*Cost\s+\$(?P<cost>\d+(?:\.\d+)?)\s*$")
-_CONTINUE = re.compile(r"^\s*Continue\s+cline --id\b")
+_SUMMARY_ID = lazy_compile(r"^\s*ID\s+(?P<id>\S+)\s*$")
+_SUMMARY_MODEL = lazy_compile(r"^\s*Model\s+(?P<model>\S+)\s*$")
+_SUMMARY_COST = lazy_compile(r"^\s*Cost\s+\$(?P<cost>\d+(?:\.\d+)?)\s*$")
+_CONTINUE = lazy_compile(r"^\s*Continue\s+cline --id\b")
 
 FOOTER_CONFIDENCE = 0.85  # both of Cline's footer rows: no other CLI here draws them
 ONE_MARK_CONFIDENCE = 0.6  # one of them (a narrow pane may cut the other)

@@ -33,6 +33,7 @@ from muxd.detectors._agent_cli import (
     option_block,
     with_session_shown,
 )
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.codex_composer import FOOTER_ROWS_MAX, POPUP_ROW, composer_row, draft, footer
@@ -50,46 +51,46 @@ HINT_GAP_ROWS_MAX = 3
 # Non-empty rows above a shell prompt searched for the exit summary.
 EXIT_ROWS_MAX = 12
 
-_CONFIRM_HINT = re.compile(r"(?i)\bpress enter to (?:confirm|continue|submit)\b|\benter to (?:confirm|submit)\b")
-_SELECT_HINT = re.compile(r"^\s*enter (?:to )?select · esc (?:to )?(?:go )?back\s*$")
+_CONFIRM_HINT = lazy_compile(r"(?i)\bpress enter to (?:confirm|continue|submit)\b|\benter to (?:confirm|submit)\b")
+_SELECT_HINT = lazy_compile(r"^\s*enter (?:to )?select · esc (?:to )?(?:go )?back\s*$")
 # Titles of Codex's selection dialogs that ask to decide about work under way.
 CONFIRMATION_TITLES = frozenset({"Task is still running"})
-_QUESTION = re.compile(r"^\s*[▌│]?\s*(?P<question>[^?]*\?)")
-_QUESTION_MARGIN = re.compile(r"^\s*[▌│]?")
+_QUESTION = lazy_compile(r"^\s*[▌│]?\s*(?P<question>[^?]*\?)")
+_QUESTION_MARGIN = lazy_compile(r"^\s*[▌│]?")
 # `• Working (12s • esc to interrupt)`, perhaps with more after it (`· 1 background terminal
 # running · /ps to view`), which a narrow pane cuts with `…`.
-_STATUS_FULL = re.compile(
+_STATUS_FULL = lazy_compile(
     r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)•\s*(?:esc|ctrl\s*\+\s*c) to interrupt\)"
     r"(?:\s+·\s+(?P<more>\S.*?))?\s*$",
     re.IGNORECASE,
 )
-_MORE_COUNT = re.compile(r"^(?P<count>\d+)(?:\s+(?P<words>\S.*?))?…?$")
+_MORE_COUNT = lazy_compile(r"^(?P<count>\d+)(?:\s+(?P<words>\S.*?))?…?$")
 BACKGROUND_WORDS = "background terminals running"
-_STATUS_CUT_ELAPSED = re.compile(r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)(?:•[^)]*)?…$")
-_STATUS_CUT_PAREN = re.compile(r"^\s*[•◦]\s+(?P<header>\S.*?)\s*\(\d*…$")
-_STATUS_CUT_HEADER = re.compile(r"^\s*(?P<bullet>[•◦])\s+(?P<header>\S.*…)$")
-_WORKED = re.compile(r"^\s*─*\s*Worked for (?:<1s\s*|(?:\d+[hms]\s*)+)")
-_TURN_END = re.compile(r"^■ (?P<text>.+)$")
-_INTERRUPTED = re.compile(r"(?i)^conversation interrupted")
-_USER_MESSAGE = re.compile(r"^› \S")
-_SLASH_ECHO = re.compile(r"^/[a-z][\w-]*\b")
-_BULLET = re.compile(r"^[•◦] (?P<text>\S.*)$")
-_STATUS_DETAIL = re.compile(r"^\s+└\s+(?P<text>\S.*)$")
-_QUEUED = re.compile(r"^\s*↳")
-_EXIT_MARKER = re.compile(r"Token usage(?: so far)?:|codex resume|To continue this session|Disconnected from this task"
+_STATUS_CUT_ELAPSED = lazy_compile(r"^\s*(?:[•◦]\s+)?(?P<header>\S.*?)\s+\((?P<elapsed>(?:\d+[hms]\s*)+)(?:•[^)]*)?…$")
+_STATUS_CUT_PAREN = lazy_compile(r"^\s*[•◦]\s+(?P<header>\S.*?)\s*\(\d*…$")
+_STATUS_CUT_HEADER = lazy_compile(r"^\s*(?P<bullet>[•◦])\s+(?P<header>\S.*…)$")
+_WORKED = lazy_compile(r"^\s*─*\s*Worked for (?:<1s\s*|(?:\d+[hms]\s*)+)")
+_TURN_END = lazy_compile(r"^■ (?P<text>.+)$")
+_INTERRUPTED = lazy_compile(r"(?i)^conversation interrupted")
+_USER_MESSAGE = lazy_compile(r"^› \S")
+_SLASH_ECHO = lazy_compile(r"^/[a-z][\w-]*\b")
+_BULLET = lazy_compile(r"^[•◦] (?P<text>\S.*)$")
+_STATUS_DETAIL = lazy_compile(r"^\s+└\s+(?P<text>\S.*)$")
+_QUEUED = lazy_compile(r"^\s*↳")
+_EXIT_MARKER = lazy_compile(r"Token usage(?: so far)?:|codex resume|To continue this session|Disconnected from this task"
                           r"|Error loading configuration|codex_home")
-_EXIT_TOKENS = re.compile(r"Token usage(?: so far)?:\s*total=(?P<total>[\d,]+)")
-_RESUME = re.compile(r"codex resume (?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
-_CONFIG_ERROR = re.compile(r"^Error loading configuration: .+")
-_REASON = re.compile(r"^\s*Reason:")
-_CODEX_QUESTION = re.compile(r"^(?:Would you like|Allow )")
-_MCP_TOOL = re.compile(r'run tool "(?P<tool>[^"]+)"')
+_EXIT_TOKENS = lazy_compile(r"Token usage(?: so far)?:\s*total=(?P<total>[\d,]+)")
+_RESUME = lazy_compile(r"codex resume (?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
+_CONFIG_ERROR = lazy_compile(r"^Error loading configuration: .+")
+_REASON = lazy_compile(r"^\s*Reason:")
+_CODEX_QUESTION = lazy_compile(r"^(?:Would you like|Allow )")
+_MCP_TOOL = lazy_compile(r'run tool "(?P<tool>[^"]+)"')
 
 _HEADER_WORDS = ">_ OpenAI Codex (v"  # the banner's header: plain words, no pattern needed
 # Codex's own wording under its approval dialog (other CLIs word their dialogs differently).
-_APPROVAL_FOOTER = re.compile(r"(?i)^\s*press enter to confirm or esc to (?:cancel|go back)")
+_APPROVAL_FOOTER = lazy_compile(r"(?i)^\s*press enter to confirm or esc to (?:cancel|go back)")
 # Signs of Codex in the history above a `›` composer.
-_HISTORY_SIGNS = re.compile(r"^■ Conversation interrupted|^  Worked for (?:<1s\s*|(?:\d+[hms]\s*)+)• \d|^• (?:Ran|Explored) ")
+_HISTORY_SIGNS = lazy_compile(r"^■ Conversation interrupted|^  Worked for (?:<1s\s*|(?:\d+[hms]\s*)+)• \d|^• (?:Ran|Explored) ")
 _HISTORY_WORDS = ("■ Conversation interrupted", "  Worked for ", "• Ran ", "• Explored ")  # one is in every sign
 # Confidence from the screen: the banner; an approval dialog at the bottom; a `›` composer
 # (alone it is weak: `›` is a common prompt glyph) backed by the placeholder, the footer or history.

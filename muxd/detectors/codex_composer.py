@@ -3,10 +3,10 @@ rows under it), the draft typed in it, and the footer under it (the model, the c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from muxd.detectors._agent_cli import is_option
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, join_input_rows
 
 # Rows below the composer: footer lines, a popup; and the rest of a draft of several lines.
@@ -14,15 +14,15 @@ FOOTER_ROWS_MAX = 6
 DRAFT_ROWS_MAX = 8
 COMPOSER_INDENT = "  "  # the rows of a draft after the `› ` row
 # What Codex shows (dimmed) in an empty composer; earlier versions picked one of the examples.
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy_compile(
     r"^(?:Ask Codex to do anything|Ask a follow-up question|Explain this codebase|Summarize recent commits"
     r"|Implement \{feature\}|Find and fix a bug in @filename|Write tests for @filename"
     r"|Improve documentation in @filename|Run /review on my current changes|Use /skills to list available skills)$")
-COMPOSER = re.compile(r"^›(?: (?P<text>.*))?$")
-_FOOTER = re.compile(r"^\s{2,}\S")
-POPUP_ROW = re.compile(r"^[› ] [/@]\S+\s{2,}\S")
-_CONTEXT_LEFT = re.compile(r"(?P<pct>\d{1,3})% context left")
-_MODEL_TOKEN = re.compile(r"^(?=[\w.\-:/]*[A-Za-z])(?=[\w.\-:/]*[\d-])[A-Za-z][\w.\-:/]*$")
+COMPOSER = lazy_compile(r"^›(?: (?P<text>.*))?$")
+_FOOTER = lazy_compile(r"^\s{2,}\S")
+POPUP_ROW = lazy_compile(r"^[› ] [/@]\S+\s{2,}\S")
+_CONTEXT_LEFT = lazy_compile(r"(?P<pct>\d{1,3})% context left")
+_MODEL_TOKEN = lazy_compile(r"^(?=[\w.\-:/]*[A-Za-z])(?=[\w.\-:/]*[\d-])[A-Za-z][\w.\-:/]*$")
 
 
 def composer_row(lines: Sequence[str]) -> int | None:

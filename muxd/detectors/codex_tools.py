@@ -4,16 +4,16 @@ tool use on a screen as `ToolSighting`s."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo
 from muxd.detectors.state import ToolSighting
 
 # The shell tool Codex asks approval for; its name is not on screen.
 EXEC_TOOL = "exec_command"
 PATCH_TOOL = "apply_patch"
-TOOL_CELL = re.compile(
+TOOL_CELL = lazy_compile(
     r"^[•◦] (?P<verb>Ran|Running|Explored|Exploring|Edited|Editing|Added|Deleted|Called|Calling|"
     r"Searched|Searching|Viewed|Updated Plan|Waited|Waiting for background terminal|Interacted)\b\s*(?P<rest>.*)$"
 )
@@ -21,7 +21,7 @@ RUNNING_VERBS = frozenset({"Running", "Exploring", "Editing", "Calling", "Search
                            "Waiting for background terminal"})
 # A running cell's verb once it is done: both frames count as one use.
 _DONE_VERB = {"Running": "Ran", "Editing": "Edited", "Calling": "Called", "Searching": "Searched"}
-_EXPLORE_ITEM = re.compile(r"^\s+(?:└\s+)?(?P<item>(?:Read|List|Search|Listed|Searched)\s+\S.*)$")
+_EXPLORE_ITEM = lazy_compile(r"^\s+(?:└\s+)?(?P<item>(?:Read|List|Search|Listed|Searched)\s+\S.*)$")
 
 
 def cell_tool(line: str) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors.state import AgentState
 from muxd.errors import BadRequest
 
@@ -34,7 +35,7 @@ DIALOG_AGENTS = frozenset({"claude", "codex", "gemini", "opencode", "qwen"})
 LINE_AGENTS = frozenset({"aider"})
 KEY_AGENTS = frozenset({"cline"})  # a key alone answers, no Enter
 # An option that says yes once: "1. Yes", "Yes, proceed (y)", "● 1. Allow once", "Approve".
-_YES_OPTION = re.compile(r"^\W*(?:\d+\.\s*)?(?:yes|allow|approve|proceed)\b", re.IGNORECASE)
+_YES_OPTION = lazy_compile(r"^\W*(?:\d+\.\s*)?(?:yes|allow|approve|proceed)\b", re.IGNORECASE)
 
 
 def confirmation_keys(state: AgentState, yes: bool) -> list[str]:
@@ -78,8 +79,8 @@ def _manifest_keys(agent: str | None, answer: str) -> tuple[str, ...] | None:
 
 
 # An option that says no: "3. No", "No, suggest changes (esc)", "Reject", "Deny".
-_NO_OPTION = re.compile(r"^\W*(?:\d+\.\s*)?(?:no|reject|deny|cancel)\b", re.IGNORECASE)
-_NUMBERED_OPTION = re.compile(r"^\W*(\d)\.\s")
+_NO_OPTION = lazy_compile(r"^\W*(?:\d+\.\s*)?(?:no|reject|deny|cancel)\b", re.IGNORECASE)
+_NUMBERED_OPTION = lazy_compile(r"^\W*(\d)\.\s")
 
 
 def option_keys(state: AgentState, index: int) -> list[str]:

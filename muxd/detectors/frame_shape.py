@@ -8,14 +8,14 @@ masks digits and spinner glyphs; anything else that changes, even one letter, is
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo
 
 # Digits (elapsed seconds, token counts) and the glyphs spinners cycle through: braille dots
 # (Gemini, Codex), Claude Code's stars, Aider's scanning blocks.
-_TICKING = re.compile("[0-9]+|[\u2800-\u28ff\u2722\u2733\u2736\u273b\u273d\u00b7*\u2591\u2592\u2593\u2588]")
+_TICKING = lazy_compile("[0-9]+|[\u2800-\u28ff\u2722\u2733\u2736\u273b\u273d\u00b7*\u2591\u2592\u2593\u2588]")
 
 
 def mask(line: str) -> str:

@@ -37,6 +37,7 @@ from muxd.detectors._agent_cli import (
     unbox,
     with_session_shown,
 )
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, parse_duration, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.gemini_input import COMPOSERS, bottom_rule, draft, footer_model, input_rule
@@ -48,37 +49,37 @@ NAME = "gemini"
 _PROCESS_NAMES = frozenset({"gemini", "gemini-cli"})
 _PACKAGES = ("@google/gemini-cli", "gemini-cli/dist", "gemini-cli/bundle")
 # Rows that may sit between the spinner and the input box rule.
-_HINT_ROW = re.compile(r"(?i)^\s*(?:press ctrl\+[cd] again to exit\.?|using:? .+)\s*$")
+_HINT_ROW = lazy_compile(r"(?i)^\s*(?:press ctrl\+[cd] again to exit\.?|using:? .+)\s*$")
 # Rows from the last option up to the confirmation question.
 QUESTION_ROWS_MAX = 30
 # Non-empty rows above a shell prompt searched for the exit summary box.
 EXIT_ROWS_MAX = 40
 
-_SPINNER = re.compile(
+_SPINNER = lazy_compile(
     r"^\s*(?P<glyph>[\u2800-\u28ff])\s+(?P<desc>\S.*?)\s+\(esc to cancel(?:,\s*(?P<elapsed>[^)]*))?\)")
-_SPINNER_BARE = re.compile(r"^\s*[\u2800-\u28ff]\s+(?P<desc>\S.*?)\s*(?:\(.*|\s{2,}\?.*)?$")
-_USER_PROMPT = re.compile(r"^ ?> \S")
-_BLOCK_START = re.compile(r"^(?:✦|╭|ℹ|✕|⚠|⚡| ?> \S|\s{0,2}[✓✔x\-⊶⊷?o\u2800-\u28ff] {2}\S)")
-_TOOL_HEADER = re.compile(r"^(?P<glyph>[✓✔x\-⊶⊷?o\u2800-\u28ff])\s{1,2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
-_DENSE_ROW = re.compile(r"^ {2}(?P<glyph>[✓✔x\-⊶⊷?o\u2800-\u28ff]) {2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
+_SPINNER_BARE = lazy_compile(r"^\s*[\u2800-\u28ff]\s+(?P<desc>\S.*?)\s*(?:\(.*|\s{2,}\?.*)?$")
+_USER_PROMPT = lazy_compile(r"^ ?> \S")
+_BLOCK_START = lazy_compile(r"^(?:✦|╭|ℹ|✕|⚠|⚡| ?> \S|\s{0,2}[✓✔x\-⊶⊷?o\u2800-\u28ff] {2}\S)")
+_TOOL_HEADER = lazy_compile(r"^(?P<glyph>[✓✔x\-⊶⊷?o\u2800-\u28ff])\s{1,2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
+_DENSE_ROW = lazy_compile(r"^ {2}(?P<glyph>[✓✔x\-⊶⊷?o\u2800-\u28ff]) {2}(?P<name>[A-Za-z_][\w\-]*)\s*(?P<rest>.*)$")
 # A running tool's glyph blinks between ⊶ and ⊷ (a braille spinner in some layouts).
 _RUNNING_GLYPHS = frozenset("⊶⊷") | frozenset(chr(code) for code in range(0x2800, 0x2900))
 # `! Shell awaiting input (Tab to focus)`: what replaces the spinner once a shell command has
 # printed nothing for a while. The command still runs (it may want input): busy, not Idle.
-_SHELL_WAITING = re.compile(r"^\s*!\s+(?P<desc>\S.*?)\s+\(Tab to focus\)")
-_ALLOW_EXECUTION = re.compile(r"Allow execution of (?:\[(?P<tool>[^\]]+)\]|MCP tool \"(?P<mcp>[^\"]+)\")")
-_ERROR_LINE = re.compile(r"^✕\s+(?P<text>\S.*)$")
-_LIMIT_HEAD = re.compile(r"^Usage limit reached\b")  # the quota box's first words
-_FIRST_SENTENCE = re.compile(r"^✕\s+(?P<text>\S.*?\.(?:\]|(?=\s)|$))")
-_EXIT_MARKER = re.compile(r"Agent powering down|Interaction Summary|(?:gemini|qwen) --resume")
-_SESSION_ID = re.compile(r"(?:Session ID:\s+|(?:gemini|qwen) --resume )(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
-_USAGE_HEADER = re.compile(r"\bModel\s{2,}Reqs\b")
-_USAGE_ROW = re.compile(r"^\s*(?P<model>[A-Za-z][\w.\-]*)\s{2,}\d")
+_SHELL_WAITING = lazy_compile(r"^\s*!\s+(?P<desc>\S.*?)\s+\(Tab to focus\)")
+_ALLOW_EXECUTION = lazy_compile(r"Allow execution of (?:\[(?P<tool>[^\]]+)\]|MCP tool \"(?P<mcp>[^\"]+)\")")
+_ERROR_LINE = lazy_compile(r"^✕\s+(?P<text>\S.*)$")
+_LIMIT_HEAD = lazy_compile(r"^Usage limit reached\b")  # the quota box's first words
+_FIRST_SENTENCE = lazy_compile(r"^✕\s+(?P<text>\S.*?\.(?:\]|(?=\s)|$))")
+_EXIT_MARKER = lazy_compile(r"Agent powering down|Interaction Summary|(?:gemini|qwen) --resume")
+_SESSION_ID = lazy_compile(r"(?:Session ID:\s+|(?:gemini|qwen) --resume )(?P<id>[0-9a-f]{8}-[0-9a-f-]{27,})")
+_USAGE_HEADER = lazy_compile(r"\bModel\s{2,}Reqs\b")
+_USAGE_ROW = lazy_compile(r"^\s*(?P<model>[A-Za-z][\w.\-]*)\s{2,}\d")
 
-_BANNER = re.compile(r"^\s*(?:[▝▜▄▗▟▀▐▌█░▒▓]+\s+)?Gemini CLI v\d")
+_BANNER = lazy_compile(r"^\s*(?:[▝▜▄▗▟▀▐▌█░▒▓]+\s+)?Gemini CLI v\d")
 _PLACEHOLDER = "Type your message or @path/to/file"
-_FOOTER_LABELS = re.compile(r"^\s*workspace \(/directory\)\s{2,}.*(?:sandbox|/model)")
-_GEMINI_OPTION = re.compile(r"Allow once|Allow for this session|suggest changes|Trust folder")
+_FOOTER_LABELS = lazy_compile(r"^\s*workspace \(/directory\)\s{2,}.*(?:sandbox|/model)")
+_GEMINI_OPTION = lazy_compile(r"Allow once|Allow for this session|suggest changes|Trust folder")
 # Confidence from the screen: the banner; the input box (a `>` after a rule, weak alone) with
 # the placeholder, the footer labels or the spinner above it; a confirmation box in Gemini's words.
 BANNER_CONFIDENCE = 0.9
@@ -399,7 +400,7 @@ def _ran_tool(match: re.Match[str] | None) -> ToolSighting | None:
 
 
 _USE_GLYPHS = frozenset("✓✔x⊶⊷")
-_FOCUS_HINT = re.compile(r"\s*\(Tab to focus\)$")
+_FOCUS_HINT = lazy_compile(r"\s*\(Tab to focus\)$")
 _PLAIN_ROW = (False, None)  # what most rows are to _tool_sightings: no box opens, no tool ran
 # Per-line answers by line text: the scans for the input box, the spinner and the turn's
 # last block read most rows of the screen on every look.

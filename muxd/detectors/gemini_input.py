@@ -6,16 +6,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, join_input_rows
 
 # Rows between the input box rule and the composer (hints such as "Shift+Tab to accept edits").
 RULE_TO_COMPOSER_ROWS_MAX = 3
-_RULE = re.compile(r"^\s*[─━]{20,}\s*$")
-COMPOSER = re.compile(r"^\s?(?:[│┃]\s*)?(?:[>!*]|\(r:\))\s")
-_SINGLE_LINE_FOOTER = re.compile(r"\bno sandbox\s{2,}(?P<model>[A-Za-z][\w.\-]*)")
+_RULE = lazy_compile(r"^\s*[─━]{20,}\s*$")
+COMPOSER = lazy_compile(r"^\s?(?:[│┃]\s*)?(?:[>!*]|\(r:\))\s")
+_SINGLE_LINE_FOOTER = lazy_compile(r"\bno sandbox\s{2,}(?P<model>[A-Za-z][\w.\-]*)")
 
 # What Gemini shows (grey) in an empty input box, by its mode (shell, vim, voice).
-_PLACEHOLDER_TEXT = re.compile(r"^(?:Type your message or .+|Type your shell command|Press 'Esc' for NORMAL mode\."
+_PLACEHOLDER_TEXT = lazy_compile(r"^(?:Type your message or .+|Type your shell command|Press 'Esc' for NORMAL mode\."
                                r"|Press 'i' for INSERT mode\.)$")
 # Rows of a draft under the ` > ` row (Gemini's input viewport is 10 rows high).
 DRAFT_ROWS_MAX = 10

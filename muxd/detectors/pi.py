@@ -30,6 +30,7 @@ from muxd.detectors._agent_cli import (
     input_hidden,
     last_non_empty,
 )
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, join_input_rows, parse_count, parse_duration, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.state import AgentError, AgentState, Detection, ToolSighting
@@ -48,18 +49,18 @@ SCREEN_CONFIDENCE = 0.9
 # machine): that Idle reads Unknown this long at most (submit_uptake.py).
 PI_SUBMIT_UPTAKE_S = 3.0
 
-_RULE = re.compile(r"^[─━]{20,}$")
+_RULE = lazy_compile(r"^[─━]{20,}$")
 # `↑1.3k ↓17 R12 W3 $0.001 (sub) 0.5%/128k (auto)   fake-model • medium`; `?%/128k` before a request.
-_STATS = re.compile(
+_STATS = lazy_compile(
     r"^\s*(?:↑(?P<up>[\d.,]+[kM]?)\s+)?(?:↓(?P<down>[\d.,]+[kM]?)\s+)?(?:[RW][\d.,]+[kM]?\s+)*"
     r"(?:\$(?P<cost>[\d.]+)\s+)?(?:\(sub\)\s+)?(?P<pct>[\d.]+|\?)%/(?P<window>[\d.,]+[kM]?)"
     r"(?:\s+\(auto\))?(?:\s{2,}(?P<model>\S.*?))?\s*$")
-_BANNER = re.compile(r"^\s?pi v\d+\.\d+")
-_SPINNER = re.compile(r"^\s*[\u2800-\u28ff]\s+(?P<desc>\S.*?)(?:\s+\(esc(?:ape)? to cancel\))?\s*$")
-_RETRYING = re.compile(r"^Retrying\b")
-_BASH = re.compile(r"^\s*\$ (?P<command>\S.*)$")
-_TOOL_TIME = re.compile(r"^\s*(?P<word>Elapsed|Took) (?P<seconds>[\d.]+)s\s*$")
-_ERROR = re.compile(r"^\s*Error: (?P<message>\S.*?)\s*$")
+_BANNER = lazy_compile(r"^\s?pi v\d+\.\d+")
+_SPINNER = lazy_compile(r"^\s*[\u2800-\u28ff]\s+(?P<desc>\S.*?)(?:\s+\(esc(?:ape)? to cancel\))?\s*$")
+_RETRYING = lazy_compile(r"^Retrying\b")
+_BASH = lazy_compile(r"^\s*\$ (?P<command>\S.*)$")
+_TOOL_TIME = lazy_compile(r"^\s*(?P<word>Elapsed|Took) (?P<seconds>[\d.]+)s\s*$")
+_ERROR = lazy_compile(r"^\s*Error: (?P<message>\S.*?)\s*$")
 
 
 class PiDetector:

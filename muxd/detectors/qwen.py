@@ -17,7 +17,6 @@ under it and no input box, and the model named in the banner box.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from msgspec.structs import replace
@@ -30,6 +29,7 @@ from muxd.detectors._agent_cli import (
     unbox,
     with_session_shown,
 )
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import FrameMemo, LineMemo, screen_text, stripped_rows
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.gemini import busy_state, confirmation_box, exited_screen, idle_state, tool_sightings
@@ -45,12 +45,12 @@ QWEN_SUBMIT_UPTAKE_S = 3.0
 RESUME_ROWS = 2  # rows ending the screen that hold `qwen --resume <id>`, wrapped or not
 TRANSCRIPT_INDENT = 2  # Qwen's margin left of its transcript (Gemini CLI draws none)
 _INDENT = " " * TRANSCRIPT_INDENT
-_MODEL = re.compile(r"\|\s*(?P<model>\S+)\s+\(/model to change\)")
+_MODEL = lazy_compile(r"\|\s*(?P<model>\S+)\s+\(/model to change\)")
 _AWAITING = "Waiting for user confirmation"
-_QWEN_YES = re.compile(r"^1\. Yes, allow (?:once|always)")
+_QWEN_YES = lazy_compile(r"^1\. Yes, allow (?:once|always)")
 # `fake-model   4   19,595   92` under `Model Usage  Reqs  Input Tokens  Output Tokens`.
-_USAGE_TOTALS = re.compile(r"^(?P<model>[A-Za-z][\w.\-]*)\s{2,}\d+\s+(?P<input>[\d,]+)\s+(?P<output>[\d,]+)$")
-_RESUME = re.compile(r"qwen --resume\s+(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})")
+_USAGE_TOTALS = lazy_compile(r"^(?P<model>[A-Za-z][\w.\-]*)\s{2,}\d+\s+(?P<input>[\d,]+)\s+(?P<output>[\d,]+)$")
+_RESUME = lazy_compile(r"qwen --resume\s+(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})")
 
 
 class QwenDetector:
@@ -153,5 +153,5 @@ def _banner_model(lines: Sequence[str]) -> str | None:
     return next((model for line in lines if (model := _MODELS[line]) is not None), None)
 
 
-_SPINNER_GLYPH = re.compile(r"^\s*[\u2800-\u28ff]\s")
+_SPINNER_GLYPH = lazy_compile(r"^\s*[\u2800-\u28ff]\s")
 _MODELS = LineMemo(lambda line: (m.group("model") if (m := _MODEL.search(line)) else None))

@@ -12,10 +12,10 @@ Qwen's input box has a rule under the composer too, with its hints below:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from muxd.detectors._agent_cli import process_is
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo, parse_count, parse_duration, screen_text
 from muxd.detectors.base import ScreenContext
 
@@ -27,13 +27,13 @@ SPINNER_ROWS_MAX = 3
 # Non-blank rows between the composer and the rule under it (a draft of several rows).
 COMPOSER_TO_RULE_ROWS_MAX = 12
 
-BANNER = re.compile(r">_ Qwen Code \(v\d")
-_RULE = re.compile(r"^\s*[─━]{20,}\s*$")
-_COMPOSER = re.compile(r"^(?:[>!*]|\(r:\)) ")
+BANNER = lazy_compile(r">_ Qwen Code \(v\d")
+_RULE = lazy_compile(r"^\s*[─━]{20,}\s*$")
+_COMPOSER = lazy_compile(r"^(?:[>!*]|\(r:\)) ")
 # `⠦ desc (3s · ↓ 1 tokens · esc to cancel)`, its rows joined; the phrase may touch the glyph.
-_SPINNER = re.compile(r"^[\u2800-\u28ff]\s*(?P<desc>\S.*?)\s*(?:\((?P<tail>\d[^()]*esc to cancel)\))?$")
-_GLYPH_ROW = re.compile(r"^\s*[\u2800-\u28ff]")
-_TOKENS = re.compile(r"[↓↑]\s*(?P<count>[\d.,]+[kKmM]?)\s+tokens")
+_SPINNER = lazy_compile(r"^[\u2800-\u28ff]\s*(?P<desc>\S.*?)\s*(?:\((?P<tail>\d[^()]*esc to cancel)\))?$")
+_GLYPH_ROW = lazy_compile(r"^\s*[\u2800-\u28ff]")
+_TOKENS = lazy_compile(r"[↓↑]\s*(?P<count>[\d.,]+[kKmM]?)\s+tokens")
 
 
 def qwen_process(ctx: ScreenContext) -> bool:

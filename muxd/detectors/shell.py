@@ -4,8 +4,7 @@ prompt as the screen's last row."""
 
 from __future__ import annotations
 
-import re
-
+from muxd.detectors._lazy_re import lazy_compile
 from muxd.detectors._text import LineMemo
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.shell_names import SHELLS
@@ -14,7 +13,7 @@ from muxd.detectors.state import AgentState, Detection
 
 # A bare shell prompt: `root@vm:/work#`, `user@host:~$`, `bash-5.1$`, `~/src ❯`, `$`.
 # `>` is not a prompt end here: Aider's own prompt is `> `.
-_SHELL_PROMPT = re.compile(r"^(?:\(\S+\)\s+)?(?:\S*[@:~/]\S*\s?[$#%❯]|[A-Za-z][\w.\-]*[$#%]|[$#%❯➜λ])\s*$")
+_SHELL_PROMPT = lazy_compile(r"^(?:\(\S+\)\s+)?(?:\S*[@:~/]\S*\s?[$#%❯]|[A-Za-z][\w.\-]*[$#%]|[$#%❯➜λ])\s*$")
 
 
 def is_shell_prompt(line: str) -> bool:

@@ -309,7 +309,9 @@ def _chromium() -> Iterator[Any]:
 @pytest.fixture
 def browser(_chromium: Any) -> Iterator[Any]:
     """The session's headless Chromium, on a blank page with no cookie."""
-    _chromium.delete_all_cookies()
+    # Every site's cookies (delete_all_cookies clears only the open page's, and each test's view has a port
+    # and a cookie of its own).
+    _chromium.execute_cdp_cmd("Network.clearBrowserCookies", {})
     _chromium.get_log("browser")  # drained: console_errors() tells this test's own
     yield _chromium
     _chromium.get("about:blank")  # closes the page's event stream before its server stops

@@ -331,12 +331,16 @@ def main() -> int:
     parser.add_argument("--skip-recording", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="muxd-bench-") as tmp:
-        db = args.db or Path(tmp) / "history.db"
+        db = (args.db or Path(tmp) / "history.db").resolve()
+        tree = args.tree.resolve() if args.tree is not None else None
+        # `python -m muxd` puts its working directory first on sys.path, before PYTHONPATH: run
+        # from a checkout, a `--tree` daemon would import that checkout's muxd, not the tree's.
+        os.chdir(tmp)
         ok = True
         if not args.skip_queries:
             ok = queries(db, args.rows, args.calls) and ok
         if not args.skip_recording:
-            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, args.tree, args.threads) and ok
+            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, tree, args.threads) and ok
     return 0 if ok else 1
 
 

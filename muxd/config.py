@@ -232,6 +232,12 @@ HISTORY_WRITE_FAILURE_LOG_INTERVAL_S = 60.0
 # so. It is in memory meanwhile (found by every lookup); a daemon killed then loses that write:
 # no row of a turn begun, or the end of one (left `interrupted` at the next start) (issue 29).
 HISTORY_UNTOLD_ROW_WITHIN_S = 1.0
+# The `running` row of such a turn waits longer: a turn that ends within this long is written
+# once, as it ended (its end's save takes the waiting row's place), not twice. Agents' turns of
+# a few seconds are most of a busy fleet's writes. A query of the history has the rows put off
+# written first; a daemon killed meanwhile loses the row of a turn begun this long ago at most,
+# as above (issue 29, goal 5b).
+HISTORY_UNTOLD_RUNNING_ROW_WITHIN_S = 10.0
 # How long the daemon waits at shutdown for queued database writes.
 STORE_CLOSE_TIMEOUT_S = 5.0
 # Background writes (a pane's token, its revocation) a PostgreSQL server that cannot be reached
@@ -354,6 +360,7 @@ TIMELINE_BUCKET_MIN_S = 60
 TIMELINE_BUCKETS_MAX = 1000
 EXECUTION_IDS_MAX_COUNT = 100           # executions one wait may name
 EXECUTION_WAIT_MAX_S = 300.0            # the longest a call may wait for executions to end
+SCREEN_WAIT_MAX_S = 60.0                # the longest a screen-html request may wait for a pane's output
 # TUIs built on ink (Gemini CLI) take a CR in the same read as the text for a pasted newline:
 # the Enter that submits a prompt goes as its own write, this long after the text.
 SUBMIT_GAP_S = 0.05

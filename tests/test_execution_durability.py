@@ -116,3 +116,17 @@ def test_a_clean_stop_under_a_lock_names_what_it_could_not_write(held_db_server)
     said = server.log_path.read_text()
     assert "execution(s) could not be written before the daemon stopped and are lost" in said
     assert f"history: lost {execution_id} (success, agent %0, pane %0): echo x" in said
+
+
+def test_a_persons_running_turn_put_off_is_written_for_whoever_reads_the_history(muxd_server):
+    server = muxd_server
+    pane = start_fake_agent(server, "typed")
+    server.cli("send-keys", "-t", pane, "tool", "Enter", check=True)  # a person's turn, held by its question
+    wait_until(lambda: history(server, "--active"), timeout=10, message="the person's turn running (in memory)")
+    # Its row waits to be written with its end; a query of the store has it written first.
+    rows = history(server)
+    assert [(e["status"], e["triggered_by"]) for e in rows] == [("running", "manual")], rows
+    os.kill(server.pid, signal.SIGKILL)  # so it was committed: the next start finds it
+    wait_until(lambda: not server.running(), timeout=10, message="the daemon gone")
+    server.start()
+    assert [e["status"] for e in history(server)] == ["interrupted"]

@@ -87,7 +87,7 @@ def test_two_daemons_see_each_others_agents_and_a_killed_one_goes_stale(postgres
 
         db = pg_connect(postgres_url)
         try:
-            # The turn's row is written within HISTORY_UNTOLD_ROW_WITHIN_S (a fleet's round in one transaction).
+            # The turn's row is written within HISTORY_UNTOLD_RUNNING_ROW_WITHIN_S (or with its end).
             running = wait_until(lambda: db.execute("SELECT id FROM executions WHERE host = 'beta' AND "
                                                     "status = 'running'").fetchall(),
                                  timeout=SEEN_TIMEOUT_S, message="beta's running turn recorded")

@@ -17,7 +17,9 @@ from test_store_executions import HERE
 from muxd.errors import Conflict, StoreUnavailable
 from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript
+from muxd.store import save_batches
 from muxd.store.database import Database
+from muxd.store.execution_rows import to_row
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.testing.wait import async_wait_until
 
@@ -167,6 +169,40 @@ def test_a_save_that_may_wait_is_written_within_its_time_alone(tmp_path: Path) -
             async def stored() -> bool:
                 return await store.get(execution.id) == execution
             await async_wait_until(stored, timeout=WRITER_TIMEOUT_S, message="the put-off row written")
+
+    asyncio.run(test())
+
+
+def test_an_end_saved_while_the_running_row_waits_is_one_row_written(tmp_path: Path, monkeypatch) -> None:
+    written: list[Execution] = []
+    monkeypatch.setattr(save_batches, "to_row", lambda e: written.append(e) or to_row(e))
+
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            statements = _statements(db)
+            running = Execution(id="exec_1", status="running", started_at=1.0, **ONE_PANE)
+            store.save_soon(running, within=600.0)
+            ended = msgspec.structs.replace(running, status="success", completed_at=2.0)
+            transcript = Transcript(data=b"x\x9c\x03\x00\x00\x00\x00\x01", raw_bytes=0, extra={"columns": 80})
+            await asyncio.wait_for(store.save(ended, transcript), WRITER_TIMEOUT_S)
+            # The row once (as it ended) and its transcript: the running row's write never came.
+            assert written == [ended] and statements.count("BEGIN") == 1, (written, statements)
+            assert await store.get(running.id) == ended
+            assert await store.transcript(running.id) == transcript
+
+    asyncio.run(test())
+
+
+def test_a_save_due_sooner_brings_the_waiting_batch_forward(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            statements = _statements(db)
+            first = Execution(id="exec_1", status="running", started_at=1.0, **ONE_PANE)
+            store.save_soon(first, within=600.0)
+            second = Execution(id="exec_2", status="success", completed_at=2.0, **ONE_PANE)
+            await asyncio.wait_for(store.save(second, within=0.2), WRITER_TIMEOUT_S)  # not 600 s
+            assert statements.count("BEGIN") == 1, statements
+            assert await store.get(first.id) == first
 
     asyncio.run(test())
 

@@ -55,7 +55,7 @@ def since_time(text: str | None) -> float | None:
     return parse_iso("--since", text)
 
 
-def _took(e: Execution) -> str:
+def took(e: Execution) -> str:
     if e.duration_ms is not None:
         return f"{e.duration_ms / 1000:.1f}s"
     return duration(time.time() - e.started_at) + "…" if e.started_at else ""
@@ -63,18 +63,18 @@ def _took(e: Execution) -> str:
 
 def _rows(executions: list[Execution], short: Callable[[str | None], str]) -> list[list[str]]:
     return [[short(e.id), e.agent_name, e.status, e.triggered_by, age(e.started_at or e.queued_at or time.time()),
-             _took(e), tokens(e.tokens_used), _cost(e),
+             took(e), tokens(e.tokens_used), cost_text(e),
              e.error.type if e.error else "", one_line(e.message, MESSAGE_COLUMN_CHARS)] for e in executions]
 
 
-def _cost(e: Execution) -> str:
+def cost_text(e: Execution) -> str:
     """`$0.0123`, `~$0.0123` for muxd's estimate, "" when unknown."""
     if e.cost_usd is None:
         return ""
     return ("~" if e.cost_source == "estimate" else "") + f"${e.cost_usd:.4f}"
 
 
-def _cost_detail(e: Execution) -> str:
+def cost_detail(e: Execution) -> str:
     if e.cost_usd is None:
         return ""
     if e.cost_source == "estimate":
@@ -104,10 +104,10 @@ def print_executions(executions: list[Execution], short: Callable[[str | None], 
 def print_execution(e: Execution, transcript: str | None) -> None:
     rows = [["id", e.id], ["agent", f"{e.agent_name} ({e.pane_id}, {e.agent_type or 'no agent'})"],
             ["kind", e.kind], ["status", e.status], ["triggered by", f"{e.triggered_by} ({e.principal or '-'})"],
-            ["message", e.message or ""], ["started", _when(e.started_at)], ["completed", _when(e.completed_at)],
-            ["took", _took(e)], ["exit code", "" if e.exit_code is None else str(e.exit_code)],
+            ["message", e.message or ""], ["started", when_text(e.started_at)], ["completed", when_text(e.completed_at)],
+            ["took", took(e)], ["exit code", "" if e.exit_code is None else str(e.exit_code)],
             ["tokens", "" if e.tokens_used is None else str(e.tokens_used)],
-            ["cost", _cost_detail(e)],
+            ["cost", cost_detail(e)],
             ["session", e.session_id or ""], ["tools", ", ".join(e.tool_calls)],
             ["files written", ", ".join(e.files_written)],
             ["error", f"{e.error.type}: {e.error.message} [{e.error.stack_hash}]" if e.error else ""],
@@ -126,7 +126,7 @@ def print_execution(e: Execution, transcript: str | None) -> None:
             print_line(line)
 
 
-def _when(ts: float | None) -> str:
+def when_text(ts: float | None) -> str:
     return "" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 

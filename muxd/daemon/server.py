@@ -35,6 +35,7 @@ from muxd.daemon.panes.names import check_tags, program_name
 from muxd.daemon.panes.pane import Pane
 from muxd.daemon.panes.recording import recorder_for
 from muxd.daemon.panes.registry import Registry, Session, Window
+from muxd.daemon.panes.screen_watch import ScreenWatch
 from muxd.daemon.panes.shell_command import command_argv, default_shell
 from muxd.daemon.panes.watchdog import PaneWatchdog
 from muxd.daemon.tmux.shim import remove_launcher, shim_env, write_launcher
@@ -110,6 +111,7 @@ class Daemon:
         self.attach_hub = AttachHub(self)  # clients of `muxd attach` (daemon/client_side/hub.py)
         # tmux's window alerts: activity, bell, silence (daemon/attention/alerts.py).
         self.alerts = WindowAlerts(self.registry.options, self.attach_hub, self.attention.publish)
+        self.screen_watch = ScreenWatch()  # screen-html requests waiting for a pane's output (the web view)
         self.emulation = EmulationTurns()  # every pane's output shares the loop through it
         # A pane typed into or watched is emulated and drawn ahead of the others' floods.
         self.emulation.attended = lambda pane: pane.typed_recently() or self.attach_hub.shows_active(pane)
@@ -470,6 +472,7 @@ class Daemon:
             detection.run_now()
         self.broadcast(PaneExited(pane_id=pane.id, exit_code=pane.exit_code), pane.id)
         self.attach_hub.changed()
+        self.screen_watch.output(pane.id)
         if pane.window is None:
             return
         closes = pane.remove_on_exit or self._closes_on_exit(pane)
@@ -500,20 +503,22 @@ class Daemon:
         if self._built("limit_resume"):
             self.limit_resume.forget(pane.id)
         self.attach_hub.pane_removed(pane)
+        self.screen_watch.pane_gone(pane.id)
         self.access.pane_gone(pane.id, {p.id for p in self.registry.all_panes()})
         if self.fleet is not None:
             self.fleet.changed()
 
     def _output_listener(self, pane: Pane) -> Callable[[], None]:
         """Pane output goes to detection (if on) and window alerts, and wakes the attached
-        clients showing it."""
-        detection, hub, alerts = self.detections.get(pane.id), self.attach_hub, self.alerts
+        clients showing it and the screen-html requests waiting for it."""
+        detection, hub, alerts, watch = self.detections.get(pane.id), self.attach_hub, self.alerts, self.screen_watch
 
         def output() -> None:
             if detection is not None:
                 detection.output()
             alerts.output(pane)
             hub.pane_output(pane)
+            watch.output(pane.id)
 
         return output
 
@@ -530,8 +535,10 @@ class Daemon:
         self.attach_hub.pane_state_changed(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)
         self.attention.agent_changed(pane, before, state)
+        self.screen_watch.work_changed(pane.id)
 
     def _execution_ended(self, execution: Execution) -> None:
+        self.screen_watch.work_changed(execution.pane_id)
         self.work_metrics.execution_ended(execution)
         self.attention.execution_ended(execution)
         self.spans.execution_ended(execution)

@@ -11,6 +11,7 @@ from typing import Callable
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
 from .capture import render_rows
+from .screen_html import rows_html
 from .cell import Cell
 from .flood import FloodSkipper
 from .parser import ExtendedStream, FastParser
@@ -270,6 +271,13 @@ class Emulator(DeferredFloodOutput):
         """
         self._sync()
         return render_rows(self.rows(start, end), escapes=escapes, join_wrapped=join_wrapped)
+
+    def screen_html(self, start: int | None = None, end: int | None = None) -> str:
+        """Rows start..end (as `capture` numbers them) as escaped, classed HTML, the cursor marked
+        where the program shows it (screen_html.py)."""
+        first, _ = self.span(start, end)
+        x, y = self.cursor
+        return rows_html(self.rows(start, end), (x, y - first) if self.cursor_visible else None)
 
     def text_lines(self, start: int | None = None) -> list[str]:
         """`capture(start, join_wrapped=True).split("\\n")` (the libghostty backend reads it faster)."""

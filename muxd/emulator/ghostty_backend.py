@@ -22,6 +22,7 @@ from typing import Callable
 from muxd.config import DEFAULT_SCROLLBACK_BYTES
 
 from .capture import render_rows
+from .screen_html import rows_html
 from .cell import BLANK, Cell
 from .cell_layout import row_cells
 from .ghostty_cells import GridCells
@@ -438,6 +439,13 @@ class GhosttyEmulator(DeferredFloodOutput):
                 join_wrapped: bool = False) -> str:
         return render_rows(self.rows(start, end), escapes=escapes, join_wrapped=join_wrapped)
 
+    def screen_html(self, start: int | None = None, end: int | None = None) -> str:
+        """Rows start..end (as `capture` numbers them) as escaped, classed HTML, the cursor marked
+        where the program shows it (screen_html.py)."""
+        first, _ = self.span(start, end)
+        x, y = self.cursor
+        return rows_html(self.rows(start, end), (x, y - first) if self.cursor_visible else None)
+
     def text_lines(self, start: int | None = None) -> list[str]:
         """`capture(start, join_wrapped=True).split("\\n")`, the screen's rows read as plain text
         in one formatter call (~30x less than reading them as rows: the history reads a turn's
@@ -458,20 +466,23 @@ class GhosttyEmulator(DeferredFloodOutput):
         """The visible rows' lines as `text_lines` gives them; None where the formatter and the
         rows could lay one out differently: a soft wrap, a character not one cell wide."""
         native = self._history
-        formatter = native.formatter
-        text = formatter.format(ACTIVE, 0, self._lines - 1, self._columns, vt=False, unwrap=False)
+        # The rows as display_lines keeps them (the detector has read most of them already: only
+        # rows changed since are formatted), against the formatter's lines with wraps joined: a
+        # join makes a line longer than its row, or shifts the rows below it.
+        rows = self.display_lines()
+        text = native.formatter.format(ACTIVE, 0, self._lines - 1, self._columns, vt=False, unwrap=True)
         lines = text.split("\n") if text else []
-        if len(lines) > 1 and text.count("\n") != (
-                formatter.format(ACTIVE, 0, self._lines - 1, self._columns, vt=False, unwrap=True).count("\n")):
+        count = len(lines)
+        if any(line.rstrip(" ") != row for line, row in zip(lines, rows)) or any(rows[count:]):
             return None
         # A wrap from or into a row the formatter leaves blank (spaces it trims, a flag left on an
         # emptied row): the formatter does not join there, the rows do.
-        blank = [y for y, line in enumerate(lines) if not line] + list(range(max(len(lines) - 1, 0), self._lines))
+        blank = [y for y, line in enumerate(lines) if not line] + list(range(max(count - 1, 0), self._lines))
         if any(native.wrapped(ACTIVE, y) for y in blank):
             return None
         if not text.isascii() and any(CHAR_WIDTHS[char] != 1 for char in set(text) if char != "\n"):
             return None
-        return lines + [""] * (self._lines - len(lines) + 1)  # the blank rows the formatter leaves out
+        return rows + [""]
 
     def span(self, start: int | None = None, end: int | None = None) -> tuple[int, int]:
         history = self.history_size

@@ -44,6 +44,7 @@ from muxd.protocol.pane_messages import (  # noqa: F401
     Summary, SummaryActivity, SummaryConfirmation, SummaryContext, SummaryReply, SummarySession, TmuxUnwatch,
     TmuxWatch, Welcome, WindowInfo, WindowList,
 )
+from muxd.protocol.screen_messages import ScreenHtml, ScreenHtmlReply
 from muxd.protocol.task_messages import (
     ClaimTask, CompleteTask, CreateTask, DispatchReply, DispatchTasks, GetTask, KnowledgeList, ListTasks,
     NextActionable, ReviewTask, SearchKnowledge, TaskList, TaskReply, UpdateTaskStatus,
@@ -68,6 +69,7 @@ Request = Union[
     CreateTask, ListTasks, GetTask, NextActionable, ClaimTask, UpdateTaskStatus, CompleteTask,  # tasks
     ReviewTask, SearchKnowledge, DispatchTasks,
     ListFleet,  # other hosts' panes on a shared database
+    ScreenHtml,  # the web view's screens
 ]
 
 Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Captured, Expanded, Status,
@@ -76,7 +78,7 @@ Reply = Union[Welcome, Ok, PaneReply, PaneList, SessionList, WindowList, Capture
               TokenCreated, TokenList, TokenReply, MetricsReply, ToolHistory, TokenChecks,  # access
               ExecutionReply, ExecutionList, FailureReport, StatsReply, TimelineReply, ShortIdList,  # history
               TaskReply, TaskList, KnowledgeList, DispatchReply,  # tasks
-              FleetList]
+              FleetList, ScreenHtmlReply]
 
 Event = Union[PaneExited, AgentStateChanged, DaemonEvent, AttachOutput, Detached]
 

@@ -120,6 +120,9 @@ class ExecutionStore(Protocol):
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""
 
+    async def written(self) -> None:
+        """Back once every save made so far is written (saves put off too): for a query to see them."""
+
     def save_soon(self, execution: Execution,
                   on_failed: Callable[[Execution, StoreUnavailable], None] | None = None, *, within: float = 0.0) -> None:
         """Queue `save`; nobody waits. A failure is logged (once per kind a minute) and handed to

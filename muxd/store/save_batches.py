@@ -7,8 +7,11 @@ A save joins the batch waiting to be written, or starts one; the batch is writte
 writer thread comes to it, in the order its saves came. A save that may wait (`within`: a row
 of a turn nobody was told of or waits for) starts no write of its own for that long: the turns a
 round of prompts starts (or ends) on twenty panes are then one transaction, not twenty; any save
-that may not wait takes the waiting ones along at once. If the transaction fails, each row of
-it is written again on its own, so one row's failure (a used idempotency key) is only its own.
+that may not wait takes the waiting ones along at once; the batch is written when the earliest
+of its saves is due. A save of an execution whose earlier save still waits takes its place (the
+newer record is the whole row): a turn that ends before its `running` row was written is one
+row written, not two. If the transaction fails, each row of it is written again on its own, so
+one row's failure (a used idempotency key) is only its own.
 """
 
 from __future__ import annotations
@@ -52,12 +55,15 @@ def transcript_row(execution_id: str, transcript: Transcript) -> tuple[Any, ...]
     return (execution_id, transcript.data, transcript.raw_bytes, int(transcript.truncated), extra)
 
 
+Saving = tuple[Execution, Transcript | TranscriptBuffer | None, list[Done]]
+
+
 class SaveBatches:
     def __init__(self, db: Database, after_batch: Callable[[], None] | None = None) -> None:
         self._db = db
         self._after_batch = after_batch  # told once each batch's saves were all told how they went
         self._lock = threading.Lock()  # saves come from the loop, the writer takes them
-        self._waiting: list[tuple[Execution, Transcript | TranscriptBuffer | None, Done]] = []
+        self._waiting: dict[str, Saving] = {}  # by execution id, in the order their first saves came
         self._queued = False  # the waiting batch's write is queued on the writer
         self._timer: asyncio.TimerHandle | None = None  # the write of saves that may wait, put off
 
@@ -66,7 +72,13 @@ class SaveBatches:
         """Queue the save of `execution`, written within `within` seconds (on the loop; 0: as soon
         as the writer comes to it); `done` is told (on the writer thread) how it went."""
         with self._lock:
-            self._waiting.append((execution, transcript, done))
+            earlier = self._waiting.get(execution.id)
+            if earlier is None:
+                self._waiting[execution.id] = (execution, transcript, [done])
+            else:  # (its first save's place in the batch: rows of one id are in order anyway)
+                earlier[2].append(done)
+                self._waiting[execution.id] = (execution, transcript if transcript is not None else earlier[1],
+                                               earlier[2])
             if self._queued:
                 return  # the batch's write is queued already
             if within > 0 and self._put_off(within):
@@ -76,25 +88,31 @@ class SaveBatches:
 
     def _put_off(self, within: float) -> bool:
         """The waiting batch's write `within` seconds from now at the latest (False: no loop runs here)."""
-        if self._timer is None:
-            try:
-                self._timer = asyncio.get_running_loop().call_later(within, self._put_off_ended)
-            except RuntimeError:
-                return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        due = loop.time() + within
+        if self._timer is not None and self._timer.when() <= due:
+            return True
+        if self._timer is not None:
+            self._timer.cancel()  # a save due sooner than the batch was
+        self._timer = loop.call_at(due, self._put_off_ended)
         return True
 
     def _put_off_ended(self) -> None:
         self._timer = None
         self.flush()
 
-    def flush(self) -> None:
+    def flush(self) -> bool:
         """Queue the write of the saves waiting now (before a write of the writer's that must
-        come after them: it runs jobs in the order they were queued)."""
+        come after them: it runs jobs in the order they were queued); False if none waits."""
         with self._lock:
             if self._queued or not self._waiting:
-                return  # queued already (with a save that could not wait), or nothing waits
+                return self._queued  # queued already (with a save that could not wait), or nothing waits
             self._queued = True
         self._queue_write()
+        return True
 
     def _queue_write(self) -> None:
         try:
@@ -104,7 +122,7 @@ class SaveBatches:
 
     def _write(self, db: sqlite3.Connection) -> None:
         with self._lock:
-            batch, self._waiting, self._queued = self._waiting, [], False
+            batch, self._waiting, self._queued = list(self._waiting.values()), {}, False
         try:
             self._write_batch(db, batch)
         finally:
@@ -115,28 +133,26 @@ class SaveBatches:
             self._after_batch()
 
     @staticmethod
-    def _write_batch(db: sqlite3.Connection, batch: list[tuple[Execution, Transcript | TranscriptBuffer | None, Done]]) -> None:
+    def _write_batch(db: sqlite3.Connection, batch: list[Saving]) -> None:
         failed = driver_error(db)  # sqlite3.Error, or psycopg's on PostgreSQL
         try:
             save_rows(db, [(execution, transcript) for execution, transcript, _ in batch])
         except Exception as exc:
             if not isinstance(exc, failed):  # no failure of the database: a bug, told as one
-                for _, _, done in batch:
-                    done(StoreUnavailable(f"the history write failed: {exc!r}"))
+                _tell(batch, StoreUnavailable(f"the history write failed: {exc!r}"))
                 return
             if len(batch) == 1:
-                batch[0][2](exc)
+                _tell(batch, exc)
                 return
-            for execution, transcript, done in batch:  # each on its own: whose failure it is
+            for saving in batch:  # each on its own: whose failure it is
                 try:
-                    save_rows(db, [(execution, transcript)])
+                    save_rows(db, [(saving[0], saving[1])])
                 except failed as own:
-                    done(own)
+                    _tell([saving], own)
                 else:
-                    done(None)
+                    _tell([saving], None)
             return
-        for _, _, done in batch:
-            done(None)
+        _tell(batch, None)
 
     def _refused(self, job: Future[None]) -> None:
         """The writer did not run the batch's write (the file was found damaged before it): its
@@ -148,7 +164,13 @@ class SaveBatches:
 
     def _fail_waiting(self, failure: StoreUnavailable) -> None:
         with self._lock:
-            batch, self._waiting, self._queued = self._waiting, [], False
-        for _, _, done in batch:
-            done(failure)
+            batch, self._waiting, self._queued = list(self._waiting.values()), {}, False
+        _tell(batch, failure)
         self._told()
+
+
+def _tell(batch: list[Saving], outcome: Exception | None) -> None:
+    """Each saver of `batch` how its save went."""
+    for _, _, dones in batch:
+        for done in dones:
+            done(outcome)

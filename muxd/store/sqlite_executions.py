@@ -167,6 +167,11 @@ class SqliteExecutionStore:
         self._batches.flush()  # saves put off before these are written before them
         await self._write(lambda db: save_rows(db, rows), f"saving {len(rows)} execution(s)")
 
+    async def written(self) -> None:
+        """Back once every save made so far is written: a query after it sees the rows put off."""
+        if self._batches.flush():  # (the writer runs its jobs in order: this one after the batch)
+            await self._write(lambda db: None, "writing the saves put off")
+
     def save_soon(self, execution: Execution,
                   on_failed: Callable[[Execution, StoreUnavailable], None] | None = None, *, within: float = 0.0) -> None:
         """Queue `save`; nobody waits. A failure is logged (once per kind a minute) and handed to

@@ -309,8 +309,8 @@ def _chromium() -> Iterator[Any]:
 @pytest.fixture
 def browser(_chromium: Any) -> Iterator[Any]:
     """The session's headless Chromium, on a blank page with no cookie."""
-    # Every site's cookies (delete_all_cookies clears only the open page's, and each test's view has a port
-    # and a cookie of its own).
+    # Every cookie, not only the open page's (delete_all_cookies): an earlier test's server on another
+    # port left one for 127.0.0.1 too.
     _chromium.execute_cdp_cmd("Network.clearBrowserCookies", {})
     _chromium.get_log("browser")  # drained: console_errors() tells this test's own
     yield _chromium

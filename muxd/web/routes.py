@@ -43,6 +43,8 @@ STATIC_DIR = Path(__file__).parent / "static"
 PAGE_MODULES: tuple[str, ...] = (
     "muxd.web.pages_login",
     "muxd.web.pages_agents",
+    "muxd.web.pages_pane",  # /pane/N: a pane's screen, live, and its input box
+    "muxd.web.pages_history",  # /history, /execution/ID, /failures
     "muxd.web.pages_tasks",  # /tasks, /task/{id}, its review
     "muxd.web.pages_charts",  # /charts
 )

@@ -31,6 +31,7 @@ REQUEST_RULES: dict[type, Rule] = {
     m.RegisterTools: VIEW,  # every MCP server, whatever its token, says which tools it has
     m.ListFleet: VIEW,  # a pane-scoped token hears of no other host's pane (control.py)
     m.CapturePane: VIEW, m.Summary: VIEW, m.HasSession: VIEW, m.ShowPane: VIEW, m.ExpandFormat: VIEW,
+    m.ScreenHtml: VIEW,  # capture-pane's rows, as HTML
     m.SendKeys: Rule("moderate", scoped=True),
     # An agent's own hook events about its pane (`muxd hook`, with the pane's token): they
     # change what muxd reports of that agent, so not for view_only.

@@ -88,9 +88,10 @@ def _check_page(limit: int, offset: int, high: int = EXECUTION_LIST_LIMIT_MAX) -
         raise BadRequest(f"offset must be >= 0, got {offset}", field="offset")
 
 
-def history_of(daemon: Daemon, scope: Scope) -> ExecutionStore:
-    """The store, for a query over the history: store_unavailable while executions `scope` may see
-    wait in memory for it (a list without them would be wrong, not short)."""
+async def history_of(daemon: Daemon, scope: Scope) -> ExecutionStore:
+    """The store, for a query over the history, once the saves put off are written (a turn's row
+    waits to be written with its end: a reader asks for it now); store_unavailable while executions
+    `scope` may see wait in memory for it (a list without them would be wrong, not short)."""
     store = store_of(daemon)
     backlog = daemon.executions.backlog
     waiting = sum(1 for e in backlog if scope.sees(e)) if backlog is not None else 0
@@ -98,6 +99,7 @@ def history_of(daemon: Daemon, scope: Scope) -> ExecutionStore:
         raise StoreUnavailable(f"the history is incomplete: {waiting} execution(s) wait in memory to be written "
                                f"({backlog.reason}); retrying; muxd show ID reads one meanwhile",  # type: ignore[union-attr]
                                unwritten=waiting)
+    await store.written()
     return store
 
 
@@ -296,7 +298,7 @@ async def list_executions(daemon: Daemon, req: ListExecutions) -> ExecutionList:
         rows = [e for e in await _active_sent(daemon, query) if _matches(e, query)]
         rows.sort(key=lambda e: e.started_at or e.queued_at or 0.0, reverse=True)
         return ExecutionList(id=req.id, executions=rows[req.offset:req.offset + req.limit], total=len(rows))
-    rows, total = await history_of(daemon, query.scope).list(query)
+    rows, total = await (await history_of(daemon, query.scope)).list(query)
     return ExecutionList(id=req.id, executions=rows, total=total)
 
 
@@ -325,7 +327,7 @@ async def failures(daemon: Daemon, req: ExecutionFailures) -> FailureReport:
     _check_page(req.limit, 0, STATS_FAILURES_MAX)
     query = _query(daemon, req, task_id=await _task_named(daemon, req.task_id), statuses=FAILED_STATUSES,
                    limit=req.limit)
-    store = history_of(daemon, query.scope)
+    store = await history_of(daemon, query.scope)
     # The two reads at once, on the store's reader threads; no total is wanted of the failures.
     rows, patterns = await asyncio.gather(store.unique_failures(query) if req.unique_errors else store.page(query),
                                           store.error_patterns(query))
@@ -336,7 +338,7 @@ async def failures(daemon: Daemon, req: ExecutionFailures) -> FailureReport:
 async def stats(daemon: Daemon, req: ExecutionStats) -> StatsReply:
     _check_page(max(req.failures_limit, 1), 0, STATS_FAILURES_MAX)
     query = _query(daemon, req, limit=EXECUTION_LIST_LIMIT_MAX)
-    store = history_of(daemon, query.scope)
+    store = await history_of(daemon, query.scope)
     per_agent, recent = await asyncio.gather(
         store.stats(query), store.page(replace(query, statuses=FAILED_STATUSES, limit=max(req.failures_limit, 1))))
     live = []
@@ -369,7 +371,7 @@ async def timeline(daemon: Daemon, req: ExecutionTimeline) -> TimelineReply:
         raise BadRequest(f"a timeline holds at most {TIMELINE_BUCKETS_MAX} buckets: a later since or longer buckets",
                          field="since")
     query = _query(daemon, req, until=req.until)
-    buckets = await history_of(daemon, query.scope).timeline(query, req.bucket_s)
+    buckets = await (await history_of(daemon, query.scope)).timeline(query, req.bucket_s)
     return TimelineReply(id=req.id, since=req.since, bucket_s=req.bucket_s, buckets=buckets)
 
 

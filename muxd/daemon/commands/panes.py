@@ -1,10 +1,12 @@
-"""Pane commands: send-keys, capture-pane, list-panes, show-pane, resize-pane, kill-pane."""
+"""Pane commands: send-keys, capture-pane (and its HTML, screen-html), list-panes, show-pane,
+resize-pane, kill-pane."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SEND_KEYS_MAX_BYTES
+from muxd.config import CAPTURE_MAX_LINES, MAX_ROW_NUMBER, SCREEN_WAIT_MAX_S, SEND_KEYS_MAX_BYTES
 from muxd.daemon.commands.table import command
 from muxd.daemon.layouts.pane_resize import absolute_size, resize_in_layout
 from muxd.daemon.panes.listings import pane_infos
@@ -15,6 +17,7 @@ from muxd.keys import keys_to_bytes
 from muxd.protocol.messages import (
     CapturePane, Captured, KillPane, ListPanes, Ok, PaneList, PaneReply, ResizePane, SendKeys, ShowPane,
 )
+from muxd.protocol.screen_messages import ScreenHtml, ScreenHtmlReply
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.pane import Pane
@@ -51,6 +54,45 @@ async def capture_pane(daemon: Daemon, req: CapturePane, pane: Pane) -> Captured
     text = emulator.capture(start, req.end, escapes=req.escapes, join_wrapped=req.join_wrapped)
     first, _ = emulator.span(start, req.end)
     return Captured(id=req.id, text=text, first_row=emulator.rows_scrolled + first)
+
+
+@command(ScreenHtml, target="pane")
+async def screen_html(daemon: Daemon, req: ScreenHtml, pane: Pane) -> ScreenHtmlReply:
+    _check_line(req.start, "start")
+    _check_line(req.end, "end")
+    if not 0 <= req.wait_s <= SCREEN_WAIT_MAX_S:
+        raise BadRequest(f"wait_s must be 0..{SCREEN_WAIT_MAX_S:g}", field="wait_s")
+    version = await _screen_changed(daemon, pane, req)
+    emulator = pane.emulator
+    html = emulator.screen_html(req.start, req.end)
+    first, _ = emulator.span(req.start, req.end)
+    x, y = emulator.cursor
+    return ScreenHtmlReply(id=req.id, pane=pane.id, html=html, columns=emulator.columns, lines=emulator.lines,
+                           cursor_x=x, cursor_y=y, cursor_visible=emulator.cursor_visible,
+                           first_row=emulator.rows_scrolled + first, version=version, exited=pane.exited,
+                           agent_state=pane.agent.activity.state if pane.agent.is_agent else "",
+                           work_version=daemon.screen_watch.work_version(pane.id))
+
+
+def _cursor(pane: Pane) -> tuple[int, int, bool]:
+    x, y = pane.emulator.cursor
+    return x, y, pane.emulator.cursor_visible
+
+
+async def _screen_changed(daemon: Daemon, pane: Pane, req: ScreenHtml) -> int:
+    """The screen's version once it differs from version `req.after` (a respawned pane's new
+    emulator counts from 0 again: any other number is a change), the pane's work version from
+    `req.after_work` or its cursor from `req.after_cursor`, or after `req.wait_s` with none."""
+    deadline = time.monotonic() + req.wait_s
+    watch, after = daemon.screen_watch, req.after
+    while True:
+        version, _ = pane.emulator.changed_rows(-1 if after is None else after)
+        left = deadline - time.monotonic()
+        if (after is None or version != after or pane.exited or left <= 0
+                or req.after_work is not None and watch.work_version(pane.id) != req.after_work
+                or req.after_cursor is not None and _cursor(pane) != req.after_cursor):
+            return version
+        await watch.next_change(pane.id, left)
 
 
 @command(ListPanes)

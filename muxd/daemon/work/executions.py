@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from muxd.config import EXECUTION_TIMER_SLACK_S, HISTORY_PRUNE_INTERVAL_S, HISTORY_UNTOLD_ROW_WITHIN_S, SUBMIT_GAP_S
+from muxd.config import EXECUTION_TIMER_SLACK_S, HISTORY_PRUNE_INTERVAL_S, SUBMIT_GAP_S
+from muxd.config import HISTORY_UNTOLD_ROW_WITHIN_S, HISTORY_UNTOLD_RUNNING_ROW_WITHIN_S
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
 from muxd.daemon.work.pane_run import PaneRun
@@ -528,9 +529,8 @@ class ExecutionService:
         """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
         output = run.transcript
         _keep_transcript(run, None)
-        execution = msgspec.structs.replace(
-            execution, transcript_bytes=output.kept if output else 0,
-            transcript_truncated=bool(output and output.truncated))
+        execution = msgspec.structs.replace(execution, transcript_bytes=output.kept if output else 0,
+                                            transcript_truncated=bool(output and output.truncated))
         self.finishing[execution.id] = execution
         from muxd.daemon.work import execution_finish
 
@@ -567,10 +567,10 @@ class ExecutionService:
             self._start(self._complete(execution, None, None))
         elif self.store is not None:
             # A turn a person began (nobody was told of it: no caller holds its id) is written with
-            # others within a moment; what it says is in memory meanwhile.
+            # others later, or with its end if that comes first; it is in memory meanwhile.
             unannounced = execution.status == "running" and execution.triggered_by == "manual"
             self.store.save_soon(execution, self._save_failed,
-                                 within=HISTORY_UNTOLD_ROW_WITHIN_S if unannounced else 0.0)
+                                 within=HISTORY_UNTOLD_RUNNING_ROW_WITHIN_S if unannounced else 0.0)
 
     def _save_failed(self, execution: Execution, failure: StoreUnavailable) -> None:
         """(On the writer thread.) A queued save failed: the backlog writes it again."""

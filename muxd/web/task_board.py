@@ -136,7 +136,7 @@ def columns_html(session: Viewer, columns: Columns, now: float | None = None) ->
         cards = "".join(card(session, task, now) for task in tasks) or '<p class="empty">none</p>'
         parts.append(f'<section class="column" data-state="{esc(state)}"><h2>{esc(title)} '
                      f'<span class="count">{total}</span>{more}</h2>{cards}</section>')
-    return f'<div class="board">{"".join(parts)}</div>'
+    return f'<div class="board task-columns">{"".join(parts)}</div>'
 
 
 def _detail(detail: dict[str, object]) -> str:

@@ -3,12 +3,15 @@ against plain daemon connections subscribed to the same events in the same run.
 
     .venv/bin/python benchmarks/bench_web.py       # ~1.5 min on 2 cores
     .venv/bin/python benchmarks/bench_web.py --watchers 10 --panes 50 --agents 8 --rounds 12 [--same-token]
+    .venv/bin/python benchmarks/bench_web.py --chromium   # and a phase of real browser tabs, ~3.5 min
 
 A daemon holds `--panes` panes: `--agents` fake Claude agents (muxd/testing/fake_agents) and the
 rest `sleep`. `muxd web` serves it. `--watchers` browsers watch the agents grid: each logs in
 (its own token, as ten people would; `--same-token`: one token, so one shared feed) and reads
-/events, the server-sent events a page's script reads (plain HTTP streams here: ten headless
-Chromiums would measure Chromium on a 2-core machine, not muxd). Each round one agent (in turn)
+/events, the server-sent events a page's script reads (plain HTTP streams: ten headless
+Chromiums would measure Chromium on a 2-core machine, not muxd). `--chromium` adds a phase of
+the same rounds watched by one headless Chromium's `--watchers` tabs on the agents page
+(_web_tabs.py: when each page's DOM showed the card waiting). Each round one agent (in turn)
 is told `tool`: it spins, then asks for a yes, which the daemon publishes as an `agent-waiting`
 event stamped with its time (`at`). Its dialog is then declined and the next round waits for
 Idle.
@@ -35,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _peers import cpu_seconds, run_benchmark  # noqa: E402
 from _report import fmt, latency_rows, machine_note, print_table, ratio  # noqa: E402
+from _web_tabs import BrowserTabs  # noqa: E402
 
 from muxd.client.connection import Client  # noqa: E402
 from muxd.protocol.event_messages import DaemonEvent  # noqa: E402
@@ -67,6 +71,15 @@ class Watcher:
         self.waiting: dict[str, float] = {}  # pane -> wall time its waiting card arrived
         self.grids = 0
         self.task: asyncio.Task[None] | None = None
+
+    def forget(self, pane: str) -> None:
+        self.waiting.pop(pane, None)
+
+    async def poll(self) -> None:
+        """(A stream is read as it comes: nothing to ask.)"""
+
+    def stamps(self, pane: str) -> list[float]:
+        return [self.waiting[pane]]
 
     async def follow(self) -> None:
         host, port = self.origin.removeprefix("http://").rsplit(":", 1)
@@ -104,27 +117,31 @@ async def state_of(client: Client, pane: str) -> str:
 
 
 async def run_rounds(client: Client, agents: list[str], rounds: int, peers: list[Peer],
-                     watchers: list[Watcher]) -> tuple[list[float], list[float], float]:
+                     watchers: list[Watcher] | list[BrowserTabs]) -> tuple[list[float], list[float], float]:
     """`rounds` asks, each declined; the latencies (ms) of the peers and the watchers, and the seconds taken."""
     peer_ms: list[float] = []
     web_ms: list[float] = []
     started = time.monotonic()
     for n in range(rounds):
         pane = agents[n % len(agents)]
-        for who in [*peers, *watchers]:
-            (who.arrived if isinstance(who, Peer) else who.waiting).pop(pane, None)
+        for peer in peers:
+            peer.arrived.pop(pane, None)
+        for watcher in watchers:
+            watcher.forget(pane)
         await client.call(SendKeys, target=pane, keys=["tool", "Enter"])
         await async_wait_until(lambda: _all_heard(pane, peers, watchers), timeout=ROUND_TIMEOUT_S,
                                message=f"every listener hearing {pane} wait", interval=0.01)
         at = peers[0].arrived[pane][0]
         peer_ms += [1000 * (p.arrived[pane][1] - at) for p in peers]
-        web_ms += [1000 * (w.waiting[pane] - at) for w in watchers]
+        web_ms += [1000 * (stamp - at) for w in watchers for stamp in w.stamps(pane)]
         await client.call(SendKeys, target=pane, keys=["Escape"])
         await async_wait_until(lambda: _is_idle(client, pane), timeout=ROUND_TIMEOUT_S, message=f"{pane} idle")
     return peer_ms, web_ms, time.monotonic() - started
 
 
-async def _all_heard(pane: str, peers: list[Peer], watchers: list[Watcher]) -> bool:
+async def _all_heard(pane: str, peers: list[Peer], watchers: list[Watcher] | list[BrowserTabs]) -> bool:
+    for watcher in watchers:
+        await watcher.poll()
     return all(pane in p.arrived for p in peers) and all(pane in w.waiting for w in watchers)
 
 
@@ -173,6 +190,20 @@ async def bench(server: MuxdTestServer, view: WebView, args: argparse.Namespace,
         for watcher in watchers:
             assert watcher.task is not None
             watcher.task.cancel()
+        tab_ms: list[float] = []
+        tab_cpu: dict[str, float] = {}
+        if args.chromium:
+            # Phase 3: the same rounds watched by one Chromium's tabs (one session: the browser's cookie).
+            print(f"phase 3: one headless Chromium, {args.watchers} tabs, {args.rounds} rounds …", flush=True)
+            tabs = await asyncio.to_thread(BrowserTabs, view, make_token(server, "view_only", "bench-tabs"),
+                                           args.watchers)
+            try:
+                before = cpu(pids)
+                _, tab_ms, took = await run_rounds(client, agents, args.rounds, peers[:1], [tabs])
+                after = cpu(pids)
+                tab_cpu = {name: 100 * (after[name] - before[name]) / took for name in pids}
+            finally:
+                await asyncio.to_thread(tabs.close)
         await subscribers[0].close()
     finally:
         await client.close()
@@ -180,12 +211,14 @@ async def bench(server: MuxdTestServer, view: WebView, args: argparse.Namespace,
           f"({'one token' if args.same_token else 'a token each'}), {args.rounds} rounds a phase")
     print(machine_note())
     print("\nlatency from the agent-waiting event's time to the listener (ms)")
-    print_table(["path", "n", "p50", "p95", "max", "over peer p50"],
-                latency_rows({f"peer: {args.watchers} plain subscribers": peer_ms,
-                              f"web: {args.watchers} /events streams": web_ms}, [_median(peer_ms)]))
-    print(f"\nCPU over the rounds, % of one core ({grids} grids sent in phase 2)")
-    print_table(["process", "peer phase", "web phase", "web/peer"],
-                [[name, fmt(plain_cpu[name]), fmt(web_cpu[name]), ratio(web_cpu[name], plain_cpu[name])]
+    paths = {f"peer: {args.watchers} plain subscribers": peer_ms, f"web: {args.watchers} /events streams": web_ms}
+    if tab_ms:
+        paths[f"web: {args.watchers} Chromium tabs (page DOM)"] = tab_ms
+    print_table(["path", "n", "p50", "p95", "max", "over peer p50"], latency_rows(paths, [_median(peer_ms)]))
+    print(f"\nCPU over the rounds, % of one core ({grids} grids sent in phase 2; Chromium's own CPU not counted)")
+    print_table(["process", "peer phase", "web phase", "web/peer", *(["tabs phase", "tabs/peer"] if tab_cpu else [])],
+                [[name, fmt(plain_cpu[name]), fmt(web_cpu[name]), ratio(web_cpu[name], plain_cpu[name]),
+                  *([fmt(tab_cpu[name]), ratio(tab_cpu[name], plain_cpu[name])] if tab_cpu else [])]
                  for name in pids])
     return 0
 
@@ -206,6 +239,8 @@ def main() -> int:
     parser.add_argument("--watchers", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--same-token", action="store_true", help="every watcher logs in with one token")
+    parser.add_argument("--chromium", action="store_true",
+                        help="a third phase: one headless Chromium with --watchers tabs on the agents page")
     args = parser.parse_args()
     server = MuxdTestServer().start()
     view = None

@@ -1,6 +1,7 @@
 """The daemon's event bus on a subscribed connection: a fake agent asking for a yes is
 `agent-waiting` with its question, its turn's end `agent-idle` and `execution-finished`; kinds and
-panes filter; a pane's own token hears its pane only; an unknown kind is refused."""
+panes filter; a pane's own token hears its pane only; an unknown kind is refused; a task moved is
+heard by who names task-changed and may read the queue."""
 
 from __future__ import annotations
 
@@ -111,3 +112,38 @@ def test_an_unknown_event_kind_is_refused(muxd_server):
 
     error = run(subscribe())
     assert error.code == "bad_request" and "agent-sneezed" in error.message and "agent-waiting," in error.message
+
+
+def test_a_task_moved_is_heard_by_who_may_read_the_queue_and_named_it(muxd_server):
+    # task-changed is opt-in (a reader of every kind does not hear it) and goes only to a token
+    # with tasks:read, whatever panes it sees; a session made afterwards marks where it would have come.
+    s = muxd_server
+    reader = s.run_here("token", "create", "--tier", "execute_advanced", "--name", "queue-reader", check=True)
+    writer_only = s.run_here("token", "create", "--tier", "execute_advanced", "--name", "queue-writer",
+                             "--scope", "tasks:write", check=True)
+    heard_by: dict[str, list[object]] = {"reader": [], "writer-only": [], "every-kind": []}
+
+    async def watch():
+        clients = {"reader": await s.client(token=reader.stdout.strip(), on_event=heard_by["reader"].append),
+                   "writer-only": await s.client(token=writer_only.stdout.strip(),
+                                                 on_event=heard_by["writer-only"].append),
+                   "every-kind": await s.client(on_event=heard_by["every-kind"].append)}
+        try:
+            for name, client in clients.items():
+                asked = None if name == "every-kind" else ["task-changed", "session-created"]
+                await client.call(Subscribe, events=True, kinds=asked)
+            task_id = s.run_here("task", "add", "heard or not", check=True).stdout.split()[0]
+            await async_wait_until(heard(lambda: "task-changed" in kinds(heard_by["reader"])), timeout=20,
+                                   message="the reader's task-changed")
+            event = next(e for e in heard_by["reader"] if isinstance(e, DaemonEvent) and e.kind == "task-changed")
+            assert (event.task_id, event.state) == (task_id, "ready")
+            s.cli("new-session", "-d", "-s", "marker", check=True)
+            for name in ("writer-only", "every-kind"):
+                await async_wait_until(heard(lambda: "session-created" in kinds(heard_by[name])), timeout=20,
+                                       message=f"{name}'s session-created")
+                assert "task-changed" not in kinds(heard_by[name]), name
+        finally:
+            for client in clients.values():
+                await client.close()
+
+    run(watch())

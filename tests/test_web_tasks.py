@@ -6,6 +6,7 @@ tasks:write scope, see no button and the daemon refuses their POST all the same.
 from __future__ import annotations
 
 import asyncio
+import json
 
 from selenium.webdriver.common.by import By
 
@@ -13,7 +14,7 @@ from muxd.client.connection import Client
 from muxd.protocol.task_messages import (ClaimTask, CompleteTask, CreateTask, GetTask, UpdateTaskStatus,
                                          VerificationSpec)
 from muxd.testing.server import MuxdTestServer
-from muxd.testing.web import WebClient, browser_wait, console_errors, log_in, make_token
+from muxd.testing.web import WebClient, browser_wait, click, console_errors, log_in, make_token, texts
 
 
 def _tasks_for_review(server: MuxdTestServer, titles: list[str]) -> list[str]:
@@ -48,8 +49,10 @@ def _state(server: MuxdTestServer, task_id: str) -> str:
 
 
 def _column_of(driver, task_id: str) -> str | None:
-    cards = driver.find_elements(By.CSS_SELECTOR, f'section.column article[data-task="{task_id}"]')
-    return cards[0].find_element(By.XPATH, "./..").get_attribute("data-state") if cards else None
+    """The column the task's card is in now, read in the page (the live board replaces cards)."""
+    return driver.execute_script("""
+        const card = document.querySelector(`section.column article[data-task="${arguments[0]}"]`);
+        return card ? card.closest("section.column").dataset.state : null;""", task_id)
 
 
 def test_a_person_reviews_tasks_on_the_board_and_a_view_only_token_may_not(muxd_server, web_view, browser):
@@ -57,11 +60,12 @@ def test_a_person_reviews_tasks_on_the_board_and_a_view_only_token_may_not(muxd_
     log_in(browser, web_view, make_token(muxd_server, "execute_advanced", "web-reviewer"))
     browser.get(f"{web_view.origin}/tasks")
     browser_wait(browser, lambda d: _column_of(d, reviewed) == "needs_review", "the task under Needs review")
-    card = browser.find_element(By.CSS_SELECTOR, f'article[data-task="{reviewed}"]')
-    assert card.find_element(By.CSS_SELECTOR, "a").text == "<b>ship</b> the release"  # text, not markup
-    assert [c.get_attribute("data-state") for c in browser.find_elements(By.CSS_SELECTOR, "section.column")] == [
+    card = f'article[data-task="{reviewed}"]'
+    assert texts(browser, f"{card} a") == ["<b>ship</b> the release"]  # text, not markup
+    assert browser.execute_script("return Array.from(document.querySelectorAll('section.column'))"
+                                  ".map((c) => c.dataset.state);") == [
         "ready", "claimed", "in_progress", "needs_review", "done", "failed"]
-    card.find_element(By.CSS_SELECTOR, "form.approve button").click()
+    click(browser, f"{card} form.approve button", "the approve button")
     browser_wait(browser, lambda d: _column_of(d, reviewed) == "done", "the approved task under Done")
     assert _state(muxd_server, reviewed) == "done"
     # Its page: the review and the move are in its history; rejecting the other fails it for good.
@@ -106,3 +110,21 @@ def _greeting_scopes(server: MuxdTestServer, token: str) -> list[str] | None:
             await client.close()
 
     return asyncio.run(greet())
+
+
+def test_the_board_follows_tasks_moved_elsewhere_without_a_reload(muxd_server, web_view, browser):
+    (waiting,) = _tasks_for_review(muxd_server, ["approve me from the CLI"])
+    log_in(browser, web_view, make_token(muxd_server, "execute_advanced", "web-watcher"))
+    browser.get(f"{web_view.origin}/tasks")
+    browser_wait(browser, lambda d: d.find_element(By.ID, "grid").get_attribute("data-connected") == "live",
+                 "the board's live stream")
+    assert _column_of(browser, waiting) == "needs_review"
+    browser.execute_script("window.sameDocument = true;")  # gone if the page reloads
+    # Moved by `muxd task` in a terminal: the board follows on its own, through the daemon's task-changed event.
+    added_id = json.loads(muxd_server.run_here("task", "add", "written in a terminal", "--json", check=True).stdout)["id"]
+    browser_wait(browser, lambda d: _column_of(d, added_id) == "ready", "the new task under Ready")
+    muxd_server.run_here("task", "approve", waiting, check=True)
+    browser_wait(browser, lambda d: _column_of(d, waiting) == "done", "the approved task under Done")
+    assert browser.execute_script("return window.sameDocument === true;")
+    assert "written in a terminal" in browser.find_element(By.CSS_SELECTOR, 'section[data-state="ready"]').text
+    assert console_errors(browser) == []

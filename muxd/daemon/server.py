@@ -180,7 +180,9 @@ class Daemon:
         from muxd.daemon.work.tasks import TaskService
 
         tasks = TaskService(self.access.db, registry=self.registry, executions=self.executions,
-                            spawn_pane=self.spawn_pane, spans=self.spans)
+                            spawn_pane=self.spawn_pane, spans=self.spans,
+                            moved=lambda task_id, state: self.attention.publish("task-changed", task_id=task_id,
+                                                                                state=state))
         tasks.start(tasks.open())
         return tasks
 

@@ -46,10 +46,16 @@ TOOL_EVENT_KINDS: dict[str, str] = {
     "tool-registered": "an MCP server registered a tool this daemon did not know (name, category, risk)",
     "tool-called": "an MCP tool call ended: tool, principal, status, error code, latency (never its arguments)",
 }
-EVENT_KINDS: dict[str, str] = {**AGENT_EVENT_KINDS, **TMUX_EVENT_KINDS, **TOOL_EVENT_KINDS}
+# The task queue's (seed 001): its pulse, for a live board (the web view's). A task's own history
+# is get-task's events; these are heard only by a token that may read the queue (tasks:read).
+TASK_EVENT_KINDS: dict[str, str] = {
+    "task-changed": "a task was created or moved (claimed, worked, completed, reviewed, released, its lease ran out)",
+}
+EVENT_KINDS: dict[str, str] = {**AGENT_EVENT_KINDS, **TMUX_EVENT_KINDS, **TOOL_EVENT_KINDS, **TASK_EVENT_KINDS}
 # Heard only by who names them: one comes with every MCP call, and would crowd out what happened
-# to the agents for a reader of "every kind" (or call it back for ever: reading muxd://events is a call).
-OPT_IN_EVENT_KINDS: frozenset[str] = frozenset({"tool-called"})
+# to the agents for a reader of "every kind" (or call it back for ever: reading muxd://events is a call);
+# a busy queue's moves would likewise wake every reader of the agents (muxd top, muxd watch).
+OPT_IN_EVENT_KINDS: frozenset[str] = frozenset({"tool-called", *TASK_EVENT_KINDS})
 
 
 def wanted(kind: str, kinds: Collection[str] | None) -> bool:
@@ -85,6 +91,7 @@ class DaemonEvent(_Message, tag="daemon-event"):
     risk: str | None = None          # tool-registered: safe, moderate, dangerous
     principal: str | None = None     # tool-registered, tool-called: who registered or called it
     latency_ms: float | None = None  # tool-called: how long the call took
+    task_id: str | None = None       # task-changed: the task (None: several, e.g. leases ran out); state: its state
 
 
 def unknown_kinds(kinds: list[str]) -> list[str]:

@@ -220,15 +220,16 @@ def chromium_or_skip() -> None:
         pytest.skip("selenium is not installed (pip install -e '.[test]')")
 
 
-def start_browser() -> Any:
-    """Headless Debian Chromium under Debian's chromedriver (their versions match)."""
+def start_browser(*extra_flags: str) -> Any:
+    """Headless Debian Chromium under Debian's chromedriver (their versions match); `extra_flags`:
+    more of Chromium's command-line switches."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--no-first-run", "--disable-extensions", "--window-size=1280,900"):
+                 "--no-first-run", "--disable-extensions", "--window-size=1280,900", *extra_flags):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console_errors() reads it
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))

@@ -1,12 +1,13 @@
-"""The live agents grid: one feed per token, shared by every browser logged in with it.
+"""A live board (the agents grid, the task board): one feed per token, shared by every browser
+logged in with it.
 
 A feed holds a daemon connection greeted with the token and subscribed to the daemon's events
-(so it hears only what that token may see). An event marks the grid stale; the feed then reads
-what changed again (board_read.py: the panes the events name; at most one read each
-REDRAW_MIN_INTERVAL_S, however many events come), renders the grid once and hands it to every
-watching browser's stream. Ten
-browsers of one token cost the daemon one read per change, not ten. A feed nobody watches
-closes its connection.
+of its kinds (so it hears only what that token may see: the agents' events, or the queue's
+task-changed). An event marks the board stale; the feed then reads what changed again (the
+agents grid: the panes the events name, board_read.py; at most one read each
+REDRAW_MIN_INTERVAL_S, however many events come), renders the board once and hands it to every
+watching browser's stream. Ten browsers of one token cost the daemon one read per change, not
+ten. A feed nobody watches closes its connection.
 """
 
 from __future__ import annotations
@@ -31,12 +32,22 @@ REDRAW_MIN_INTERVAL_S = 0.02
 Render = Callable[[Client, "set[str] | None"], Awaitable[str]]
 RenderFactory = Callable[[], Render]
 Connect = Callable[[Callable[[object], None]], Awaitable[Client]]
+# What an event asks to read again (the panes it names; None: all): the agents grid's is panes_named.
+ChangedBy = Callable[[DaemonEvent], "set[str] | None"]
+
+
+def read_all(event: DaemonEvent) -> None:
+    """A board read whole after any of its events (the task board: a column a request)."""
+    return None
 
 
 class BoardFeed:
-    def __init__(self, connect: Connect, render: Render, on_idle: Callable[[BoardFeed], None]) -> None:
+    def __init__(self, connect: Connect, render: Render, on_idle: Callable[[BoardFeed], None], *,
+                 kinds: list[str] | None = None, changed_by: ChangedBy = panes_named) -> None:
         self._connect = connect
         self._render = render
+        self._kinds = kinds  # the events it subscribes to (None: every kind but the opt-in ones)
+        self._changed_by = changed_by
         self._changed: set[str] | None = None  # the panes to read again; None: all
         self._on_idle = on_idle
         self._watchers: set[asyncio.Queue[str]] = set()
@@ -48,7 +59,7 @@ class BoardFeed:
 
     def _heard(self, message: object) -> None:
         if isinstance(message, DaemonEvent):
-            named = panes_named(message)
+            named = self._changed_by(message)
             self._changed = None if named is None or self._changed is None else self._changed | named
             self._stale.set()
 
@@ -79,7 +90,7 @@ class BoardFeed:
             # next read fails with what closed it: the streams say so and end.
             self._lost = asyncio.ensure_future(client.wait_lost())
             self._lost.add_done_callback(lambda _: self._stale.set())
-            await client.call(Subscribe, events=True)
+            await client.call(Subscribe, events=True, kinds=self._kinds)
             last_read = -REDRAW_MIN_INTERVAL_S
             self._stale.set()  # the first grid: read now
             while True:
@@ -114,15 +125,17 @@ class BoardFeed:
 
 
 class BoardFeeds:
-    """The feeds of one `muxd web`, by token (its sha256)."""
+    """The feeds of one `muxd web`, by board and token (its sha256)."""
 
     def __init__(self) -> None:
         self._feeds: dict[str, BoardFeed] = {}
 
-    def feed(self, key: str, connect: Connect, render: RenderFactory) -> BoardFeed:
+    def feed(self, key: str, connect: Connect, render: RenderFactory, *, kinds: list[str] | None = None,
+             changed_by: ChangedBy = panes_named) -> BoardFeed:
         feed = self._feeds.get(key)
         if feed is None or feed.failure is not None:
-            feed = self._feeds[key] = BoardFeed(connect, render(), lambda done: self._forget(key, done))
+            feed = self._feeds[key] = BoardFeed(connect, render(), lambda done: self._forget(key, done),
+                                                kinds=kinds, changed_by=changed_by)
         return feed
 
     def _forget(self, key: str, feed: BoardFeed) -> None:

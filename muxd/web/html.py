@@ -6,9 +6,17 @@ CSRF meta), the navigation and the logout form."""
 from __future__ import annotations
 
 import html
+from typing import Protocol
 
 from muxd.web.security import CSRF_FIELD
 from muxd.web.sessions import WebSession
+
+
+class HasCsrf(Protocol):
+    """A session, or what a shared live board is drawn for (its CSRF token "": the script fills it in)."""
+
+    @property
+    def csrf(self) -> str: ...
 
 # The navigation, in order: (path, label). Pages of other modules are linked here once they exist.
 NAV: tuple[tuple[str, str], ...] = (("/", "Agents"), ("/history", "History"), ("/failures", "Failures"),
@@ -20,7 +28,7 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def csrf_field(session: WebSession) -> str:
+def csrf_field(session: HasCsrf) -> str:
     """The hidden field every form that changes something carries (security.py)."""
     return f'<input type="hidden" name="{CSRF_FIELD}" value="{esc(session.csrf)}">'
 

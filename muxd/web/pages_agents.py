@@ -3,17 +3,16 @@
 
 The grid is `muxd top`'s board plus the other hosts' panes of a shared database (board_read.py),
 drawn by agents_grid.py. /events streams it whole on every change the
-daemon's events announce (board_feed.py); the page's script swaps it in.
+daemon's events announce (board_feed.py, live_stream.py); the page's script swaps it in.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from muxd.client.connection import Client
@@ -24,12 +23,12 @@ from muxd.errors import BadRequest, Conflict
 from muxd.protocol.messages import SendKeys, ShowPane
 from muxd.web.actions import action, done
 from muxd.web.agents_grid import ANSWER_PATH, grid_html
-from muxd.web.board_feed import BoardFeeds, Render
+from muxd.web.board_feed import Render
 from muxd.web.board_read import BoardRead
 from muxd.web.html import page
-from muxd.web.sessions import ACTING_TIER, WebSession, daemon_link, require_session, table_of
+from muxd.web.live_stream import live_events
+from muxd.web.sessions import ACTING_TIER, WebSession, daemon_link, require_session
 
-KEEPALIVE_S = 15.0  # a comment line this often keeps proxies (and ssh -L) from closing an idle stream
 EVENTS_PATH = "/events"
 
 
@@ -56,49 +55,9 @@ async def agents(request: Request) -> Response:
     return HTMLResponse(page("Agents", body, session, current="/"))
 
 
-def _sse(event: str, data: str) -> str:
-    lines = data.splitlines() or [""]
-    return f"event: {event}\n" + "".join(f"data: {line}\n" for line in lines) + "\n"
-
-
 async def events(request: Request) -> Response:
-    """The grid as server-sent events: `grid` with the grid's HTML now and after each change;
-    `ended` when the session ended (logout), the daemon went or no longer takes the token."""
-    session = require_session(request)
-    await daemon_link(request)  # a revoked token is told now, as a redirect, not as a stream
-    table = table_of(request)
-    feeds: BoardFeeds = request.app.state.feeds
-
-    async def connect(on_event: object) -> Client:
-        return await table.connect(session.token, on_event=on_event)  # type: ignore[arg-type]
-
-    feed = feeds.feed(session.token_key, connect, live_render)
-
-    async def stream() -> AsyncIterator[str]:
-        async with feed.watch() as grids:
-            yield "retry: 2000\n\n"
-            ended = asyncio.ensure_future(session.ended.wait())
-            try:
-                while True:
-                    grid = asyncio.ensure_future(grids.get())
-                    await asyncio.wait({grid, ended}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED)
-                    if ended.done():
-                        grid.cancel()
-                        yield _sse("ended", "logged out")
-                        return
-                    if not grid.done():
-                        grid.cancel()
-                        yield ": keepalive\n\n"
-                        continue
-                    if feed.failure is not None:
-                        yield _sse("ended", f"{feed.failure.code}: {feed.failure.message}")
-                        return
-                    yield _sse("grid", grid.result())
-            finally:
-                ended.cancel()
-
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    """The grid, live (live_stream.py)."""
+    return await live_events(request, "agents", live_render)
 
 
 async def answer(request: Request, session: WebSession, form: FormData) -> Response:

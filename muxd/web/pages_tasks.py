@@ -1,41 +1,74 @@
-"""GET /tasks (the queue as a board), GET /task/{id} (one task, its events, reviews and
-executions) and POST /task/{id}/review (approve or reject a task under review), all as the
-session's token: the same list-tasks, get-task and review-task requests `muxd task` sends, so
-the daemon's tier and scope rules (tasks:read, tasks:write) decide, a view_only token's review
-refused there whatever the page drew."""
+"""GET /tasks (the queue as a board), GET /tasks/events (the board, live), GET /task/{id} (one
+task, its events, reviews and executions) and POST /task/{id}/review (approve or reject a task
+under review), all as the session's token: the same list-tasks, get-task and review-task requests
+`muxd task` sends, so the daemon's tier and scope rules (tasks:read, tasks:write) decide, a
+view_only token's review refused there whatever the page drew.
+
+The board is live as the agents grid is (board_feed.py, live_stream.py): its feed hears the
+daemon's task-changed events (every creation and move of a task, whoever made it) and reads the
+columns again, at most once per REDRAW_MIN_INTERVAL_S however many tasks move."""
 
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import urlencode
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from muxd.client.connection import Client
 from muxd.errors import BadRequest
 from muxd.protocol.task_messages import GetTask, ListTasks, ReviewTask
 from muxd.tasks.model import FINAL_STATES
+from muxd.protocol.event_messages import TASK_EVENT_KINDS
 from muxd.web.actions import action, done
+from muxd.web.board_feed import Render, read_all
 from muxd.web.html import page
+from muxd.web.live_stream import live_events
 from muxd.web.sessions import WebSession, daemon_link, require_session
-from muxd.web.task_board import COLUMN_TITLES, board_html, task_html, task_path
+from muxd.web.task_board import COLUMN_TITLES, Columns, FeedViewer, board_html, columns_html, task_html, task_path
 
 BOARD_PATH = "/tasks"
+BOARD_EVENTS_PATH = "/tasks/events"
 COLUMN_TASKS_MAX = 50  # cards a column shows (its total is said); list-tasks allows up to 100
 # Done and failed: the latest moved first (a task just approved is on top); the others by priority.
+
+
+async def read_columns(client: Client, plan: str | None) -> Columns:
+    """Each state's tasks (of `plan`; None: every plan), a column a request, all at once on the one connection."""
+    replies = await asyncio.gather(*(client.call(ListTasks, states=[state], plan=plan, limit=COLUMN_TASKS_MAX,
+                                                 newest_first=state in FINAL_STATES)
+                                     for state in COLUMN_TITLES))
+    return {state: (reply.tasks, reply.total) for state, reply in zip(COLUMN_TITLES, replies)}
 
 
 async def board(request: Request) -> Response:
     client = await daemon_link(request)
     session = require_session(request)
     plan = request.query_params.get("plan") or None
-    # A column a request, all at once on the one connection.
-    replies = await asyncio.gather(*(client.call(ListTasks, states=[state], plan=plan, limit=COLUMN_TASKS_MAX,
-                                                 newest_first=state in FINAL_STATES)
-                                     for state in COLUMN_TITLES))
-    columns = {state: (reply.tasks, reply.total) for state, reply in zip(COLUMN_TITLES, replies)}
-    return HTMLResponse(page("Tasks", board_html(session, columns, plan), session, current=BOARD_PATH))
+    columns = await read_columns(client, plan)
+    live = BOARD_EVENTS_PATH + (f"?{urlencode({'plan': plan})}" if plan else "")
+    return HTMLResponse(page("Tasks", board_html(session, columns, plan, live=live), session, current=BOARD_PATH))
+
+
+def live_board(plan: str | None) -> Render:
+    """A feed's render: the columns as its token sees them, drawn for that token (no CSRF token)."""
+    async def render(client: Client, changed: set[str] | None) -> str:
+        welcome = client.welcome
+        viewer = FeedViewer(tier=welcome.tier if welcome is not None else "admin",
+                            scopes=None if welcome is None or welcome.scopes is None else frozenset(welcome.scopes))
+        return columns_html(viewer, await read_columns(client, plan))
+
+    return render
+
+
+async def board_events(request: Request) -> Response:
+    """The board, live: its feed (one per token and plan) hears the queue's task-changed events."""
+    plan = request.query_params.get("plan") or None
+    return await live_events(request, f"tasks:{plan or ''}", lambda: live_board(plan),
+                             kinds=list(TASK_EVENT_KINDS), changed_by=read_all)
 
 
 async def task(request: Request) -> Response:
@@ -64,6 +97,7 @@ async def review(request: Request, session: WebSession, form: FormData) -> Respo
 
 ROUTES: list[Route] = [
     Route(BOARD_PATH, board, methods=["GET"]),
+    Route(BOARD_EVENTS_PATH, board_events, methods=["GET"]),
     Route("/task/{task_id}", task, methods=["GET"]),
     action("/task/{task_id}/review", "review_task", review),
 ]

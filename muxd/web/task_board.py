@@ -9,8 +9,13 @@ the daemon's greeting) the daemon would let review: the rule of review-task
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+from dataclasses import dataclass
+from typing import Protocol
+
+import msgspec
 
 from muxd.daemon.access.request_rules import rule_for
 from muxd.daemon.access.tiers import tier_needed, tier_rank
@@ -19,11 +24,33 @@ from muxd.protocol.task_messages import ReviewTask
 from muxd.tasks.model import STATES, Review, Task, TaskEvent
 from muxd.units import duration
 from muxd.web.html import csrf_field, esc
-from muxd.web.sessions import WebSession
 
 # A column per state, in the state machine's order (ready -> claimed -> in_progress -> needs_review -> done | failed).
 COLUMN_TITLES = {state: state.replace("_", " ").capitalize() for state in STATES}
 DETAIL_CHARS = 160  # an event's detail or a card's feedback, cut to this on the page
+
+
+class Viewer(Protocol):
+    """Who a board is drawn for: a WebSession, or a live feed's FeedViewer (one per token)."""
+
+    @property
+    def tier(self) -> str: ...
+
+    @property
+    def scopes(self) -> frozenset[str] | None: ...
+
+    @property
+    def csrf(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class FeedViewer:
+    """A token as a shared live board draws for it: its tier and scopes, no CSRF token (the page's
+    script fills the session's in)."""
+
+    tier: str
+    scopes: frozenset[str] | None
+    csrf: str = ""
 
 
 def task_path(task_id: str) -> str:
@@ -34,7 +61,7 @@ def review_path(task_id: str) -> str:
     return f"/task/{task_id}/review"
 
 
-def may_review(session: WebSession) -> bool:
+def may_review(session: Viewer) -> bool:
     """Whether the daemon would let the session's tier and scopes send review-task."""
     rule = rule_for(ReviewTask)
     scoped_out = rule.scope is not None and session.scopes is not None and rule.scope not in session.scopes
@@ -49,7 +76,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS - 1] + "…"
 
 
-def review_forms(session: WebSession, task: Task, back: str) -> str:
+def review_forms(session: Viewer, task: Task, back: str) -> str:
     """Approve, and reject with a comment (and "fail it for good"), for a task under review."""
     if task.state != "needs_review" or not may_review(session):
         return ""
@@ -65,8 +92,9 @@ def review_forms(session: WebSession, task: Task, back: str) -> str:
     return f'<div class="review-actions">{approve}{reject}</div>'
 
 
-def card(session: WebSession, task: Task, now: float) -> str:
-    """One task on the board."""
+def card(session: Viewer, task: Task, now: float) -> str:
+    """One task on the board; its version (data-v) changes when the task or its buttons do, not
+    with the time (the live board's script replaces only the cards whose version changed)."""
     facts = [f"priority {task.priority}"]
     if task.plan:
         facts.append(f"plan {task.plan}")
@@ -78,15 +106,28 @@ def card(session: WebSession, task: Task, now: float) -> str:
         facts.append(f"tries {task.attempts}")
     said = task.feedback or task.last_error
     note = f'<p class="note">{esc(_cut(said))}</p>' if said else ""
-    return (f'<article class="task-card" data-task="{esc(task.id)}" data-state="{esc(task.state)}">'
+    version = hashlib.blake2b(msgspec.json.encode(task) + bytes([may_review(session)]), digest_size=8).hexdigest()
+    return (f'<article class="task-card" id="task-{esc(task.id)}" data-task="{esc(task.id)}" '
+            f'data-state="{esc(task.state)}" data-v="{version}">'
             f'<a href="{esc(task_path(task.id))}">{esc(task.title)}</a>'
             f'<p class="task-facts">{esc(" · ".join(facts))} · {esc(_ago(task.updated_at, now))}</p>{note}'
             f'{review_forms(session, task, "/tasks")}</article>')
 
 
-def board_html(session: WebSession, columns: dict[str, tuple[list[Task], int]], plan: str | None,
-               now: float | None = None) -> str:
-    """The board: each state's column (its tasks shown, of its total)."""
+Columns = dict[str, tuple[list[Task], int]]  # state -> (its tasks shown, its total)
+
+
+def board_html(session: Viewer, columns: Columns, plan: str | None, now: float | None = None, *,
+               live: str = "") -> str:
+    """The page's heading and its board; `live`: the path of the board's event stream (the page's
+    script swaps each board it sends into #grid)."""
+    heading = "<h1>Tasks</h1>" if plan is None else f"<h1>Tasks of plan {esc(plan)}</h1>"
+    return (f'{heading}<p class="status" id="status" role="status"></p>'
+            f'<div id="grid" data-live="{esc(live)}">{columns_html(session, columns, now)}</div>')
+
+
+def columns_html(session: Viewer, columns: Columns, now: float | None = None) -> str:
+    """The board: each state's column (its tasks shown, of its total); what the live feed sends."""
     now = time.time() if now is None else now
     parts = []
     for state, title in COLUMN_TITLES.items():
@@ -95,8 +136,7 @@ def board_html(session: WebSession, columns: dict[str, tuple[list[Task], int]], 
         cards = "".join(card(session, task, now) for task in tasks) or '<p class="empty">none</p>'
         parts.append(f'<section class="column" data-state="{esc(state)}"><h2>{esc(title)} '
                      f'<span class="count">{total}</span>{more}</h2>{cards}</section>')
-    heading = "<h1>Tasks</h1>" if plan is None else f"<h1>Tasks of plan {esc(plan)}</h1>"
-    return f'{heading}<div class="board">{"".join(parts)}</div>'
+    return f'<div class="board task-columns">{"".join(parts)}</div>'
 
 
 def _detail(detail: dict[str, object]) -> str:
@@ -131,7 +171,7 @@ def _executions(executions: list[Execution], now: float) -> str:
             f'<th>Status</th><th>Started</th></tr></thead><tbody>{rows}</tbody></table>')
 
 
-def task_html(session: WebSession, task: Task, events: list[TaskEvent], reviews: list[Review],
+def task_html(session: Viewer, task: Task, events: list[TaskEvent], reviews: list[Review],
               executions: list[Execution], now: float | None = None) -> str:
     """One task: what it is, where it stands, its review buttons, then its history."""
     now = time.time() if now is None else now

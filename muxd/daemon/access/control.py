@@ -124,6 +124,15 @@ def check_runs_commands(principal: Principal) -> None:
     check_rule(principal, rule_for(m.RunCommand), request_name(m.RunCommand))
 
 
+def may_read_tasks(principal: Principal) -> bool:
+    """Whether `principal` may list the task queue: who hears its events (task-changed)."""
+    try:
+        check_rule(principal, rule_for(m.ListTasks), request_name(m.ListTasks))
+    except Forbidden:
+        return False
+    return True
+
+
 # ---------------------------------------------------------------- the daemon's access state
 
 class AccessControl:

@@ -98,7 +98,7 @@ async def create_task(daemon: Daemon, req: CreateTask) -> TaskReply:
         c, title=req.title.strip(), description=req.description, plan=req.plan, priority=req.priority,
         verification=verification, depends_on=depends_on, context=req.context,
         created_by=principal.name, now=time.time()), "creating a task")
-    daemon.tasks.changed()
+    daemon.tasks.changed(task)
     return TaskReply(id=req.id, task=task)
 
 
@@ -162,7 +162,7 @@ async def claim_task(daemon: Daemon, req: ClaimTask) -> TaskReply:
     task, claimed = await daemon.tasks.call(lambda c: task_store.claim(
         c, task_id, principal, req.lease_s, time.time(), max_attempts=daemon.tasks.max_attempts), "claiming a task")
     if claimed:
-        daemon.tasks.changed()
+        daemon.tasks.changed(task)
     return TaskReply(id=req.id, task=task, created=claimed)
 
 
@@ -175,7 +175,7 @@ async def update_task_status(daemon: Daemon, req: UpdateTaskStatus) -> TaskReply
         c, task_id, principal, req.status, heartbeat=req.heartbeat, reason=req.reason, context=req.context,
         external_ref=req.external_ref, now=time.time(), max_attempts=daemon.tasks.max_attempts),
         "updating a task")
-    daemon.tasks.changed()
+    daemon.tasks.changed(task)
     return TaskReply(id=req.id, task=task)
 
 
@@ -192,7 +192,7 @@ async def complete_task(daemon: Daemon, req: CompleteTask) -> TaskReply:
         c, task_id, principal, output=req.output, learnings=learnings, external_ref=req.external_ref,
         knowledge_quota=daemon.tasks.knowledge_quota, now=time.time(), max_attempts=daemon.tasks.max_attempts),
         "completing a task")
-    daemon.tasks.changed()
+    daemon.tasks.changed(task)
     daemon.tasks.verify(task)
     return TaskReply(id=req.id, task=task, knowledge_ids=knowledge_ids,
                      verification_eta_s=_ETA.get(task.verification.kind),
@@ -210,7 +210,7 @@ async def review_task(daemon: Daemon, req: ReviewTask) -> TaskReply:
     task = await daemon.tasks.call(lambda c: task_store.review(
         c, task_id, principal, req.verdict, comment=req.comment, blocking=req.blocking, final=req.final,
         now=time.time()), "reviewing a task")
-    daemon.tasks.changed()
+    daemon.tasks.changed(task)
     return TaskReply(id=req.id, task=task)
 
 

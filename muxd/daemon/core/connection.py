@@ -26,10 +26,10 @@ from muxd.errors import BadRequest, Forbidden, MuxdError, ProtocolError, Version
 from muxd.protocol.codec import decode_request, encode, encode_shown, peek_envelope
 from muxd.protocol.framing import FrameDecoder
 from muxd.daemon.client_side.hub import ATTACH_MESSAGES
-from muxd.daemon.access.control import SYSTEM, AccessControl, Principal
+from muxd.daemon.access.control import SYSTEM, AccessControl, Principal, may_read_tasks
 from muxd.daemon.attention.hooks_runner import HOOK_CLIENT_NAME, handling_hook_request
 from muxd.daemon.core.config_load import CONFIG_CLIENT_NAME
-from muxd.protocol.event_messages import DaemonEvent, check_kinds, wanted
+from muxd.protocol.event_messages import TASK_EVENT_KINDS, DaemonEvent, check_kinds, wanted
 from muxd.protocol.messages import Error, Hello, Ok, Subscribe, Welcome
 
 if TYPE_CHECKING:
@@ -275,7 +275,10 @@ class Connection:
         no pane (a session made) only to those that see every pane and asked for every pane."""
         if not self.bus_events or not wanted(event.kind, self.event_kinds):
             return
-        if event.pane_id is None:
+        if event.kind in TASK_EVENT_KINDS:  # the queue's: to whom may read it, whatever panes it sees
+            if may_read_tasks(self.principal):
+                self._send_event(event)
+        elif event.pane_id is None:
             if self.event_panes is None and self.daemon.access.visible(self.principal) is None:
                 self._send_event(event)
         elif self._hears(event.pane_id):

@@ -75,7 +75,7 @@ class QueueForDispatch(Protocol):
 
     async def call(self, job: Callable[[sqlite3.Connection], T], doing: str) -> T: ...
 
-    def changed(self) -> None: ...
+    def changed(self, task: Task | None = None) -> None: ...
 
     async def wait_changed(self, timeout_s: float) -> bool: ...
 
@@ -151,7 +151,7 @@ async def _next_task(service: QueueForDispatch, dispatch: Dispatch) -> Task | No
     task = await service.call(lambda c: task_store.claim_next(c, dispatch.principal, TASK_LEASE_DEFAULT_S,
                                                               time.time(), plan=dispatch.plan), "claiming")
     if task is not None:
-        service.changed()
+        service.changed(task)
     return task
 
 
@@ -166,6 +166,7 @@ async def _work(service: QueueForDispatch, dispatch: Dispatch, pane: Pane, task:
             if task.state == "claimed":
                 task = await service.call(lambda c: task_store.update_status(
                     c, task.id, dispatch.principal, "in_progress", now=time.time()), "starting a task")
+                service.changed(task)
             execution_id = await _send(service, dispatch, pane, task)
             ended = await _follow(service, dispatch, task, execution_id)
             if ended is None:
@@ -180,7 +181,7 @@ async def _work(service: QueueForDispatch, dispatch: Dispatch, pane: Pane, task:
             task = (await service.call(lambda c: task_store.complete(
                 c, task.id, dispatch.principal, output=output, learnings=[],
                 knowledge_quota=service.knowledge_quota, now=time.time()), "completing a task")).task
-            service.changed()
+            service.changed(task)
             service.verify(task)
             task = await _settled(service, task)
             if task.state != "in_progress":  # done, or waiting for a person: this pane is free again

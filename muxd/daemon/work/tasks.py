@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# (task id, its state) of a task that changed; (None, None): several (leases ran out).
+TaskMoved = Callable[[str | None, str | None], None]
 
 ENV_MAX_ATTEMPTS = "MUXD_TASK_MAX_ATTEMPTS"
 JOBS_STOP_WAIT_S = 1.0  # cancelled jobs only run their cleanup: no more than a loop step or two
@@ -59,7 +61,7 @@ def _int_setting(env: Mapping[str, str], name: str, default: int, low: int, high
 
 class TaskService:
     def __init__(self, db: Database, *, registry: Registry, executions: ExecutionService, spawn_pane: SpawnPane,
-                 spans: SpanExport, env: dict[str, str] | None = None) -> None:
+                 spans: SpanExport, env: dict[str, str] | None = None, moved: TaskMoved | None = None) -> None:
         settings = os.environ if env is None else env
         self.db = db
         self.pane_host = db.principal_host
@@ -76,6 +78,7 @@ class TaskService:
         self.verifying: dict[str, asyncio.Task[None]] = {}
         self._jobs: set[asyncio.Task[None]] = set()
         self._changed: asyncio.Event | None = None
+        self.moved = moved  # told of every change: the daemon's bus (a task-changed event)
         self._sweep_failures = FailureStreak(log, "returning expired leases")
 
     # ------------------------------------------------------------ running
@@ -135,8 +138,11 @@ class TaskService:
 
     # ------------------------------------------------------------ the pulse
 
-    def changed(self) -> None:
-        """The queue changed (a task created, released, done…): wake whoever waits for it."""
+    def changed(self, task: Task | None = None) -> None:
+        """The queue changed (`task` created, released, done…; None: several): wake whoever waits
+        for it, and tell the bus."""
+        if self.moved is not None:
+            self.moved(None if task is None else task.id, None if task is None else task.state)
         if self._changed is not None:
             self._changed.set()
             self._changed = None

@@ -1,6 +1,7 @@
-// muxd web: the page's only script (the CSP allows no inline one). It keeps the agents grid
-// live from /events (server-sent events), counts the times in state on, and sends the forms
-// marked data-async with the session's CSRF token in a header, showing the answer in #status.
+// muxd web: the pages' script (the CSP allows no inline one). It keeps a board (the agents grid,
+// the task board) live from its data-live stream (server-sent events), counts the times in state
+// on, and sends the forms marked data-async with the session's CSRF token in a header, showing
+// the answer in #status.
 "use strict";
 
 (function () {

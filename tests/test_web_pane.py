@@ -117,4 +117,7 @@ def test_a_prompt_from_the_box_becomes_an_execution_listed_live(muxd_server: Mux
 
     browser_wait(browser, lambda d: " success " in listed(d), "the execution listed, then ended")
     assert "list the files" in listed(browser) and "webby" in listed(browser)
+    # Recorded as the web's, under the token that typed it.
+    by_web = muxd_server.cli("history", "--by", "web", "--json", check=True).stdout
+    assert "list the files" in by_web and "web-prompter" in by_web
     assert not console_errors(browser)

@@ -19,8 +19,8 @@ ENDED_STATUSES: frozenset[str] = frozenset(STATUSES) - ACTIVE_STATUSES
 # command took the shell) are failures too; each row keeps its exact status. Stats count these,
 # `status=failed` selects these, failure reports list these.
 FAILED_STATUSES: tuple[Status, ...] = ("failed", "timeout", "interrupted")
-TriggeredBy = Literal["manual", "schedule", "agent", "mcp", "cli"]
-TRIGGERS: tuple[TriggeredBy, ...] = ("manual", "schedule", "agent", "mcp", "cli")
+TriggeredBy = Literal["manual", "schedule", "agent", "mcp", "cli", "web"]
+TRIGGERS: tuple[TriggeredBy, ...] = ("manual", "schedule", "agent", "mcp", "cli", "web")
 Kind = Literal["prompt", "command"]
 KINDS: tuple[Kind, ...] = ("prompt", "command")  # an agent's turn; a command line (muxd run, a shell)
 # Where a field's value came from: the agent's own session log and its hooks are exact, the

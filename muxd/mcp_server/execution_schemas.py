@@ -28,7 +28,7 @@ class ExecutionRowOutput(TypedDict):
     id: str
     agent_name: str
     status: str                 # exact: pending, running, success, failed, cancelled, timeout, interrupted
-    triggered_by: str           # manual, schedule, agent (an agent's own token), mcp, cli
+    triggered_by: str           # manual, schedule, agent (an agent's own token), mcp, cli, web
     message: str | None
     started_at: str | None
     completed_at: str | None

@@ -42,7 +42,7 @@ ExecutionId = Annotated[str, Field(description="an execution id (exec_…) from 
                                                "start of it or of its last 8 hex digits",
                                    min_length=1, max_length=256)]
 Status = Literal["pending", "running", "success", "failed", "cancelled", "timeout", "interrupted"]
-Trigger = Literal["manual", "schedule", "agent", "mcp", "cli"]
+Trigger = Literal["manual", "schedule", "agent", "mcp", "cli", "web"]
 # One meaning of "failed" everywhere (muxd.executions.record.FAILED_STATUSES).
 FAILED_FILTER = ("only executions that ended (or are) so; failed selects every failure: status failed, "
                  "timeout or interrupted (ended without success, not cancelled), each row keeping its own")

@@ -28,7 +28,7 @@ class SubmitPrompt(_Message, tag="submit"):
     id: int
     target: Target
     message: Prompt
-    triggered_by: Literal["mcp", "cli", "agent", "schedule"] = "cli"
+    triggered_by: Literal["mcp", "cli", "web", "agent", "schedule"] = "cli"
     task_id: Label | None = None
     trace_id: Label | None = None
     span_id: Label | None = None

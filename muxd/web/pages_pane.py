@@ -197,7 +197,7 @@ async def submit_prompt(request: Request, session: WebSession, form: FormData) -
     text = _text(form, "text").strip()
     if not text:
         raise BadRequest("type a prompt first", field="text")
-    execution = (await (await daemon_link(request)).call(SubmitPrompt, target=pane_id, message=text)).execution
+    execution = (await (await daemon_link(request)).call(SubmitPrompt, target=pane_id, message=text, triggered_by="web")).execution
     return done(request, f"submitted {execution.id} ({execution.status})", back=pane_path(pane_id))
 
 

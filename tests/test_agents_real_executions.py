@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from muxd.testing.fake_models import AnthropicFake, Call, Fail, GeminiFake, OpenAIResponsesFake, Say, Think
+from muxd.testing.fake_models import AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Say, Think
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes
 from muxd.testing.fake_models.priced import assert_estimated
@@ -185,5 +185,37 @@ def test_aider_task_result_from_its_chat_history(agent, muxd_server):
             assert done["sources"]["response"] == "session_log" and done["tokens_used"], done
             listed = await call_ok(session, "tasks_list", task_id="t-aider")
             assert listed["total"] == 1 and listed["executions"][0]["status"] == "success"
+
+    asyncio.run(drive())
+
+
+def test_cline_task_result_from_its_session_store(agent, muxd_server, tmp_path):
+    """Cline's turns from its messages file, found through its sessions database (issue 32)."""
+    fake = OpenAIChatFake([
+        [Say(ANSWER, 0.03)],
+        [Call("run_commands", {"commands": ["mkdir -p demo_dir"]})],
+        [Say("Done.", 0.03)],
+        [Fail(401, "fake failure")],
+    ])
+    pane = agent("cline", fake, "--auto-approve", "true")
+
+    async def drive() -> None:
+        async with mcp_session(muxd_server) as session:
+            before = len(fake.main_requests())
+            done = await task(session, pane, "please answer")
+            assert done["status"] == "success" and done["response"] == ANSWER, done
+            assert done["sources"]["response"] == "session_log" and done["session_id"], done
+            assert done["tokens_used"] == usage_total(fake, before, "prompt_tokens", "completion_tokens")
+            last = [r.usage for r in fake.main_requests()[before:] if r.usage][-1]
+            assert done["context_used"] == last["prompt_tokens"] + last["completion_tokens"], done
+            before = len(fake.main_requests())
+            tooled = await task(session, pane, "make a dir")
+            assert tooled["status"] == "success" and tooled["tool_calls"] == ["run_commands(mkdir -p demo_dir)"]
+            assert tooled["response"] == "Done." and (tmp_path / "cline" / "work" / "demo_dir").is_dir()
+            assert tooled["tokens_used"] == usage_total(fake, before, "prompt_tokens", "completion_tokens")
+            assert tooled["session_id"] == done["session_id"], "one Cline session"
+            failed = await task(session, pane, "fail now")
+            assert failed["status"] == "failed" and failed["error"]["message"] == "fake failure", failed
+            assert failed["sources"]["error"] == "session_log"
 
     asyncio.run(drive())

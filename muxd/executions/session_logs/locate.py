@@ -1,7 +1,9 @@
 """Where the agent running in a pane keeps its session log, found from `/proc`: the pane's
 process and its descendants (the CLI may be a node wrapper's child, or a shell's), their
 environment (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, QWEN_HOME, PI_CODING_AGENT_DIR,
-CLINE_DATA_DIR), working directory, arguments and open files (and Cline's sessions database). Linux only; a process that is gone or not ours gives None.
+CLINE_DATA_DIR, XDG_DATA_HOME), working directory, arguments and open files (and Cline's
+sessions database). Linux only; a process that is gone or not ours gives None. Kilo's "log"
+is its database, kilo.db (see kilo.py).
 
 Only regular files are candidates (never a link, a FIFO or a device: the pane may have put
 one where its CLI's log goes), and the files looked into to choose (a rollout's first line,
@@ -46,6 +48,7 @@ _OPEN_LOG = {
     "qwen": re.compile(r"/projects/[^/]+/chats/[0-9a-f-]{36}\.jsonl$"),
     "pi": re.compile(r"/sessions/--[^/]*--/[^/]+_[0-9a-f-]{36}\.jsonl$"),
     "cline": re.compile(r"/sessions/([^/]+)/\1\.messages\.json$"),
+    "kilo": re.compile(r"/kilo/kilo\.db$"),
 }
 AGENT_TYPES = tuple(_OPEN_LOG)
 # Path components of each CLI's own layout below its home, the log's name included:
@@ -53,7 +56,8 @@ AGENT_TYPES = tuple(_OPEN_LOG)
 # `tmp/<project>/chats/session-….jsonl`, `.aider.chat.history.md`, Qwen's
 # `projects/<cwd>/chats/<id>.jsonl`, pi's `sessions/--<cwd>--/<time>_<id>.jsonl`. No link is followed there.
 # Cline's `sessions/<id>/<id>.messages.json`.
-LAYOUT_PARTS = {"claude": 3, "codex": 5, "gemini": 4, "aider": 1, "qwen": 4, "pi": 3, "cline": 3}
+LAYOUT_PARTS = {"claude": 3, "codex": 5, "gemini": 4, "aider": 1, "qwen": 4, "pi": 3, "cline": 3,
+                "kilo": 2}  # Kilo's `kilo/kilo.db`
 GEMINI_PROJECTS_PARTS = 1  # `projects.json`, right in the Gemini home
 
 
@@ -79,8 +83,7 @@ def locate(agent_type: str | None, pid: int | None) -> Path | None:
     or None (unknown agent, no such process, not ours, no log yet)."""
     if agent_type not in _OPEN_LOG or not pid:
         return None
-    views = [view for p in process_tree(pid) if (view := read_process(p)) is not None]
-    agent = next((v for v in views if _runs(v, agent_type)), views[0] if views else None)
+    views, agent = _agent_of(agent_type, pid)
     if agent is None or agent.cwd is None:
         return None
     held = _unique_paths(f for v in views for f in v.open_files if _OPEN_LOG[agent_type].search(f))
@@ -331,8 +334,28 @@ def _option(argv: list[str], name: str) -> str | None:
     return None
 
 
+def _kilo(view: ProcessView) -> Path | None:
+    """`<XDG_DATA_HOME or ~/.local/share>/kilo/kilo.db` (a database: see kilo.py)."""
+    home = _home(view)
+    data = Path(view.env["XDG_DATA_HOME"]) if view.env.get("XDG_DATA_HOME") else (
+        home / ".local" / "share" if home else None)
+    return data / "kilo" / "kilo.db" if data and _mtime(data / "kilo" / "kilo.db") is not None else None
+
+
+def agent_cwd(agent_type: str | None, pid: int | None) -> str | None:
+    """The working directory of the `agent_type` CLI running as `pid` or one of its descendants."""
+    return agent.cwd if pid and agent_type and (agent := _agent_of(agent_type, pid)[1]) else None
+
+
+def _agent_of(agent_type: str, pid: int) -> tuple[list[ProcessView], ProcessView | None]:
+    """The views of `pid`'s tree, and the agent's among them (else the first)."""
+    views = [view for p in process_tree(pid) if (view := read_process(p)) is not None]
+    return views, next((v for v in views if _runs(v, agent_type)), views[0] if views else None)
+
+
 _FINDERS: dict[str, Callable[[ProcessView], Path | None]] = {
-    "claude": _claude, "codex": _codex, "gemini": _gemini, "aider": _aider, "qwen": _qwen, "pi": _pi}
+    "claude": _claude, "codex": _codex, "gemini": _gemini, "aider": _aider, "qwen": _qwen, "pi": _pi,
+    "kilo": _kilo}
 
 
 def _glob(directory: Path, pattern: str) -> list[Path]:

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from muxd.testing.fake_models import AnthropicFake, Call, Fail, GeminiFake, OpenAIResponsesFake, Say, Think
+from muxd.testing.fake_models import (AnthropicFake, Call, Fail, GeminiFake, OpenAIChatFake, OpenAIResponsesFake, Say,
+                                      Think, launch)
 from muxd.testing.fake_models._http import FakeModelServer
 from muxd.testing.fake_models.agent_pane import AgentPane, CliPanes
 from muxd.testing.fake_models.priced import assert_estimated
@@ -173,8 +174,6 @@ def test_cancel_and_a_prompt_typed_by_a_person(agent, muxd_server):
 
 
 def test_aider_task_result_from_its_chat_history(agent, muxd_server):
-    from muxd.testing.fake_models import OpenAIChatFake
-
     fake = OpenAIChatFake([[Say(ANSWER, 0.03)]])
     pane = agent("aider", fake)
 
@@ -187,3 +186,62 @@ def test_aider_task_result_from_its_chat_history(agent, muxd_server):
             assert listed["total"] == 1 and listed["executions"][0]["status"] == "success"
 
     asyncio.run(drive())
+
+
+def test_cline_task_result_from_its_session_store(agent, muxd_server, tmp_path):
+    """Cline's turns from its messages file, found through its sessions database (issue 32)."""
+    fake = OpenAIChatFake([
+        [Say(ANSWER, 0.03)],
+        [Call("run_commands", {"commands": ["mkdir -p demo_dir"]})],
+        [Say("Done.", 0.03)],
+        [Fail(401, "fake failure")],
+    ])
+    pane = agent("cline", fake, "--auto-approve", "true")
+
+    async def drive() -> None:
+        async with mcp_session(muxd_server) as session:
+            before = len(fake.main_requests())
+            done = await task(session, pane, "please answer")
+            assert done["status"] == "success" and done["response"] == ANSWER, done
+            assert done["sources"]["response"] == "session_log" and done["session_id"], done
+            assert done["tokens_used"] == usage_total(fake, before, "prompt_tokens", "completion_tokens")
+            last = [r.usage for r in fake.main_requests()[before:] if r.usage][-1]
+            assert done["context_used"] == last["prompt_tokens"] + last["completion_tokens"], done
+            before = len(fake.main_requests())
+            tooled = await task(session, pane, "make a dir")
+            assert tooled["status"] == "success" and tooled["tool_calls"] == ["run_commands(mkdir -p demo_dir)"]
+            assert tooled["response"] == "Done." and (tmp_path / "cline" / "work" / "demo_dir").is_dir()
+            assert tooled["tokens_used"] == usage_total(fake, before, "prompt_tokens", "completion_tokens")
+            assert tooled["session_id"] == done["session_id"], "one Cline session"
+            failed = await task(session, pane, "fail now")
+            assert failed["status"] == "failed" and failed["error"]["message"] == "fake failure", failed
+            assert failed["sources"]["error"] == "session_log"
+
+    asyncio.run(drive())
+
+
+
+def test_kilo_task_result_from_its_database(muxd_server, tmp_path):
+    """Kilo's turns from the rows of its kilo.db, the session of the pane's cwd (issue 32)."""
+    bin_dir, why = launch.find_cli("kilo")
+    if bin_dir is None:
+        pytest.skip(why)
+    fake = OpenAIChatFake([[Say(ANSWER, 0.03)], [Say("A second answer.", 0.03)]])
+
+    async def drive(pane: AgentPane) -> None:
+        async with mcp_session(muxd_server) as session:
+            for prompt, answer in (("please answer", ANSWER), ("once more", "A second answer.")):
+                before = len(fake.main_requests())
+                done = await task(session, pane, prompt)
+                assert done["status"] == "success" and done["response"] == answer, done
+                assert done["sources"]["response"] == "session_log" and done["session_id"].startswith("ses_"), done
+                assert done["tokens_used"] == usage_total(fake, before, "prompt_tokens", "completion_tokens"), done
+
+    with fake:
+        pane = AgentPane(muxd_server, launch.kilo(tmp_path, fake.url, bin_dir))
+        try:
+            # Kilo names no model until it answers: its prompt is enough.
+            pane.start().wait_for("Idle", timeout=TURN_TIMEOUT_S, what="Kilo at its prompt")
+            asyncio.run(drive(pane))
+        finally:
+            pane.close()

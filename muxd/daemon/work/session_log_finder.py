@@ -19,6 +19,7 @@ _POLL_S = 0.05  # the CLI writes a turn's last lines just after it redraws its p
 
 if TYPE_CHECKING:
     from muxd.executions.session_logs import SessionLogCursor, TurnFacts
+    from muxd.executions.session_logs.store_cursor import SessionStoreCursor
 
 
 class SessionLogs:
@@ -29,14 +30,14 @@ class SessionLogs:
         self._misses: dict[int, int] = {}   # agent pid -> looks that found none
 
     def mark_soon(self, pane_id: str, agent_type: str | None, pid: int | None,
-                  at_end: bool = True) -> Future[SessionLogCursor | None]:
+                  at_end: bool = True) -> Future[SessionLogCursor | SessionStoreCursor | None]:
         """`mark` on the pane's lane."""
         if self._gave_up(pid):
             return _none()
         return self.lanes.submit(pane_id, self.mark, agent_type, pid, at_end)
 
     def read_soon(self, pane_id: str, agent_type: str | None, pid: int | None,
-                  marked: SessionLogCursor | None) -> Future[TurnFacts | None]:
+                  marked: SessionLogCursor | SessionStoreCursor | None) -> Future[TurnFacts | None]:
         """`read` on the pane's lane."""
         if marked is None and self._gave_up(pid):
             return _none()
@@ -60,30 +61,30 @@ class SessionLogs:
         self._paths[pid], self._misses[pid] = path, 0
         return path
 
-    def mark(self, agent_type: str | None, pid: int | None, at_end: bool = True) -> SessionLogCursor | None:
+    def mark(self, agent_type: str | None, pid: int | None,
+             at_end: bool = True) -> SessionLogCursor | SessionStoreCursor | None:
         """A cursor on the agent's log at its end now (`at_end=False`: a turn whose prompt is
         already written, read as the log's last turn)."""
-        from muxd.executions.session_logs import PARSERS, SessionLogCursor  # as _find
-        from muxd.executions.session_logs.locate import process_owner
+        from muxd.executions.session_logs.store_cursor import READ_AGENTS  # as _find
 
-        if agent_type not in PARSERS or pid is None:
+        if agent_type not in READ_AGENTS or pid is None:
             return None
         path = self._paths.get(pid) or self._find(agent_type, pid)
         if path is None:
             return None  # not written yet: Claude Code starts its log at the first prompt
-        cursor = SessionLogCursor(path, agent_type, process_owner(pid))
+        cursor = _cursor(path, agent_type, pid)
         if at_end:
             cursor.mark()
         return cursor
 
-    def read(self, agent_type: str | None, pid: int | None, marked: SessionLogCursor | None) -> TurnFacts | None:
+    def read(self, agent_type: str | None, pid: int | None,
+             marked: SessionLogCursor | SessionStoreCursor | None) -> TurnFacts | None:
         """What the log says of the turn since `marked`; a log new since (the first prompt
         created it, `/clear` started another) is read whole. Waits up to SESSION_LOG_SETTLE_S
         for the turn to be complete there."""
-        from muxd.executions.session_logs import PARSERS, SessionLogCursor  # as _find
-        from muxd.executions.session_logs.locate import process_owner
+        from muxd.executions.session_logs.store_cursor import READ_AGENTS  # as _find
 
-        if agent_type not in PARSERS or pid is None:
+        if agent_type not in READ_AGENTS or pid is None:
             return None
         cursor = marked
         if cursor is None or not cursor.grew():
@@ -91,7 +92,7 @@ class SessionLogs:
             if path is None:
                 return None
             if cursor is None or cursor.path != path:
-                cursor = SessionLogCursor(path, agent_type, process_owner(pid))
+                cursor = _cursor(path, agent_type, pid)
         deadline = time.monotonic() + SESSION_LOG_SETTLE_S
         while True:
             facts = cursor.read_turn()
@@ -106,6 +107,15 @@ class SessionLogs:
 
     def close(self) -> None:
         self.lanes.close()
+
+
+def _cursor(path: Path, agent_type: str, pid: int) -> SessionLogCursor | SessionStoreCursor:
+    """A cursor on `path` for the agent running as `pid` (a store's scoped to its cwd)."""
+    from muxd.executions.session_logs.locate import agent_cwd, process_owner
+    from muxd.executions.session_logs.store_cursor import STORE_AGENTS, cursor_for
+
+    scope = agent_cwd(agent_type, pid) if agent_type in STORE_AGENTS else None
+    return cursor_for(path, agent_type, process_owner(pid), scope)
 
 
 def _none() -> Future[None]:

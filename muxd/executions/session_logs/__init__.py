@@ -31,11 +31,21 @@ What each CLI keeps (versions installed by .ci/install-agents, run against the f
 - pi 0.73: `<PI_CODING_AGENT_DIR or ~/.pi/agent>/sessions/--<cwd>--/<time>_<id>.jsonl`: the
   session id in its header, prompts, answers with each request's usage and model, tool calls
   with arguments and results, failed requests with their error. See pi.py.
+- Cline 3.0.65: its sessions database `<CLINE_DATA_DIR or ~/.cline/data>/db/sessions.db`
+  (SQLite, opened read-only) names the session each CLI process runs; the session's
+  `sessions/<id>/<id>.messages.json`, rewritten whole, holds prompts, answers with each
+  request's usage and model, tool calls with their inputs and results, failed requests.
+  See cline_store.py and cline.py.
+- Kilo 7.7.9: no file per session; opencode's store moved into SQLite,
+  `<XDG_DATA_HOME or ~/.local/share>/kilo/kilo.db` (held open by the CLI, read read-only):
+  the cwd's session, its messages (model, finish, errors) and their parts (text, tool calls
+  with input and status, each request's tokens). Read by store_cursor.py; see kilo.py.
 
 A pane's process is the CLI itself (Claude Code) or a node wrapper whose descendants do the
 work (Codex: the native binary, then its app-server); `locate` searches the whole tree.
 
-Modules: facts.py (TurnFacts), locate.py (/proc → path), cursor.py (offsets, bounded reads),
+Modules: facts.py (TurnFacts), locate.py (/proc → path), cursor.py (offsets, bounded reads;
+a message count for a log rewritten whole), store_cursor.py (a database's rows since a time),
 one parser per CLI, each a pure `parse_turn(data: bytes) -> TurnFacts`.
 """
 

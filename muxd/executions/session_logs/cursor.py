@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from muxd.executions.session_logs import aider, claude, codex, gemini, pi, qwen
+from muxd.executions.session_logs import aider, claude, cline, codex, gemini, pi, qwen
 from muxd.executions.session_logs._open import RefusedLog, open_log, read_at
 from muxd.executions.session_logs.facts import TurnFacts
 from muxd.executions.session_logs.locate import LAYOUT_PARTS, agent_of_log
@@ -31,7 +31,13 @@ _HEAD_SESSION_ID = re.compile(rb'"(?:sessionId|session_id|id)"\s*:\s*"([0-9A-Fa-
 Parser = Callable[[bytes], TurnFacts]
 PARSERS: dict[str, Parser] = {"claude": claude.parse_turn, "codex": codex.parse_turn,
                               "gemini": gemini.parse_turn, "aider": aider.parse_turn,
-                              "qwen": qwen.parse_turn, "pi": pi.parse_turn}
+                              "qwen": qwen.parse_turn, "pi": pi.parse_turn, "cline": cline.parse_turn}
+# Logs rewritten whole rather than appended to (Cline's messages file): a cursor's offset is a
+# count of messages there, the turn is parsed from the whole file (`parse(data, since)`), and
+# a file past READ_MAX_BYTES is not read (half a JSON document says nothing).
+DocumentParser = Callable[[bytes, int], TurnFacts]
+DOCUMENTS: dict[str, tuple[DocumentParser, Callable[[bytes], int | None]]] = {
+    "cline": (cline.parse_turn, cline.message_count)}
 
 
 class SessionLogCursor:
@@ -58,12 +64,12 @@ class SessionLogCursor:
 
     def mark(self) -> int:
         """Remember the log's current end as the start of the execution; returns that offset."""
-        self.offset = self._size() or 0
+        self.offset = (self._messages() if self.agent_type in DOCUMENTS else self._size()) or 0
         return self.offset
 
     def grew(self) -> bool:
         """Something was appended since `mark()` (False for a log gone, cut short or refused)."""
-        size = self._size()
+        size = self._messages() if self.agent_type in DOCUMENTS else self._size()
         return size is not None and size > self.offset
 
     def read_turn(self) -> TurnFacts:
@@ -72,15 +78,16 @@ class SessionLogCursor:
         fd = self._open()
         if fd is None:
             return TurnFacts()
+        document = DOCUMENTS.get(self.agent_type)
         try:
-            data = self._read_since_mark(fd)
-            session_id = self._head_session_id(fd)
+            data = self._read_whole(fd) if document else self._read_since_mark(fd)
+            session_id = None if document else self._head_session_id(fd)
         except OSError:
             return TurnFacts()
         finally:
             os.close(fd)
         try:
-            facts = self._parse(data)
+            facts = document[0](data, self.offset) if document else self._parse(data)
         except Exception:  # a line of a shape no release wrote: what the screen showed is kept
             log.exception("session log %s: its %s parser failed; the screen's facts are kept", self.path,
                           self.agent_type)
@@ -108,6 +115,23 @@ class SessionLogCursor:
             return os.fstat(fd).st_size
         finally:
             os.close(fd)
+
+    def _messages(self) -> int | None:
+        """How many messages a whole-document log holds now (None if it cannot be read whole)."""
+        fd = self._open()
+        if fd is None:
+            return None
+        try:
+            return DOCUMENTS[self.agent_type][1](self._read_whole(fd))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _read_whole(fd: int) -> bytes:
+        size = os.fstat(fd).st_size
+        return read_at(fd, 0, size) if size <= READ_MAX_BYTES else b""
 
     def _read_since_mark(self, fd: int) -> bytes:
         size = os.fstat(fd).st_size

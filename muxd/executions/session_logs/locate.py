@@ -1,7 +1,9 @@
 """Where the agent running in a pane keeps its session log, found from `/proc`: the pane's
 process and its descendants (the CLI may be a node wrapper's child, or a shell's), their
-environment (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, QWEN_HOME, PI_CODING_AGENT_DIR), working directory,
-arguments and open files. Linux only; a process that is gone or not ours gives None.
+environment (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, QWEN_HOME, PI_CODING_AGENT_DIR,
+CLINE_DATA_DIR, XDG_DATA_HOME), working directory, arguments and open files (and Cline's
+sessions database). Linux only; a process that is gone or not ours gives None. Kilo's "log"
+is its database, kilo.db (see kilo.py).
 
 Only regular files are candidates (never a link, a FIFO or a device: the pane may have put
 one where its CLI's log goes), and the files looked into to choose (a rollout's first line,
@@ -21,6 +23,7 @@ from pathlib import Path
 from muxd.config import SESSION_LOG_INDEX_MAX_BYTES
 from muxd.executions.session_logs._open import read_head
 from muxd.executions.session_logs._records import json_value, mapping
+from muxd.executions.session_logs.cline_store import messages_path
 
 PROC = Path("/proc")
 # At most this many processes of a pane's tree are looked at (a CLI, its wrapper, its helpers).
@@ -44,13 +47,17 @@ _OPEN_LOG = {
     "aider": re.compile(r"\.aider\.chat\.history\.md$"),
     "qwen": re.compile(r"/projects/[^/]+/chats/[0-9a-f-]{36}\.jsonl$"),
     "pi": re.compile(r"/sessions/--[^/]*--/[^/]+_[0-9a-f-]{36}\.jsonl$"),
+    "cline": re.compile(r"/sessions/([^/]+)/\1\.messages\.json$"),
+    "kilo": re.compile(r"/kilo/kilo\.db$"),
 }
 AGENT_TYPES = tuple(_OPEN_LOG)
 # Path components of each CLI's own layout below its home, the log's name included:
 # `projects/<slug>/<id>.jsonl`, `sessions/YYYY/MM/DD/rollout-….jsonl`,
 # `tmp/<project>/chats/session-….jsonl`, `.aider.chat.history.md`, Qwen's
 # `projects/<cwd>/chats/<id>.jsonl`, pi's `sessions/--<cwd>--/<time>_<id>.jsonl`. No link is followed there.
-LAYOUT_PARTS = {"claude": 3, "codex": 5, "gemini": 4, "aider": 1, "qwen": 4, "pi": 3}
+# Cline's `sessions/<id>/<id>.messages.json`.
+LAYOUT_PARTS = {"claude": 3, "codex": 5, "gemini": 4, "aider": 1, "qwen": 4, "pi": 3, "cline": 3,
+                "kilo": 2}  # Kilo's `kilo/kilo.db`
 GEMINI_PROJECTS_PARTS = 1  # `projects.json`, right in the Gemini home
 
 
@@ -76,8 +83,7 @@ def locate(agent_type: str | None, pid: int | None) -> Path | None:
     or None (unknown agent, no such process, not ours, no log yet)."""
     if agent_type not in _OPEN_LOG or not pid:
         return None
-    views = [view for p in process_tree(pid) if (view := read_process(p)) is not None]
-    agent = next((v for v in views if _runs(v, agent_type)), views[0] if views else None)
+    views, agent = _agent_of(agent_type, pid)
     if agent is None or agent.cwd is None:
         return None
     held = _unique_paths(f for v in views for f in v.open_files if _OPEN_LOG[agent_type].search(f))
@@ -86,6 +92,8 @@ def locate(agent_type: str | None, pid: int | None) -> Path | None:
         held = [p for p in held if rollout_cwd(p, agent.uid) == agent.cwd] or held
     if held:  # the file the CLI is writing: no guessing
         return _newest(held)
+    if agent_type == "cline":  # its sessions database names the pid of the process running each
+        return _cline(agent, [v.pid for v in views])
     return _FINDERS[agent_type](agent)
 
 
@@ -302,6 +310,21 @@ def _pi(view: ProcessView) -> Path | None:
     return _newest(_glob(agent_dir / "sessions" / slug, "*.jsonl"))
 
 
+def _cline(view: ProcessView, pids: list[int]) -> Path | None:
+    """The messages file of the session one of `pids` runs, from Cline's sessions database in
+    its data directory (`$CLINE_DATA_DIR`, `--data-dir`, else `<$CLINE_DIR, --config or
+    ~/.cline>/data`); see cline_store.py."""
+    home = _home(view)
+    named = _option(view.argv, "--data-dir") or view.env.get("CLINE_DATA_DIR", "").strip()
+    config = _option(view.argv, "--config") or view.env.get("CLINE_DIR", "").strip()
+    data = Path(named) if named else (Path(config) / "data" if config else (
+        home / ".cline" / "data" if home else None))
+    if data is None or view.cwd is None:
+        return None
+    found = messages_path(data, view.env, view.cwd, pids, view.uid)
+    return found if found is not None and _mtime(found) is not None else None
+
+
 def _option(argv: list[str], name: str) -> str | None:
     for i, arg in enumerate(argv):
         if arg == name and i + 1 < len(argv):
@@ -311,8 +334,28 @@ def _option(argv: list[str], name: str) -> str | None:
     return None
 
 
+def _kilo(view: ProcessView) -> Path | None:
+    """`<XDG_DATA_HOME or ~/.local/share>/kilo/kilo.db` (a database: see kilo.py)."""
+    home = _home(view)
+    data = Path(view.env["XDG_DATA_HOME"]) if view.env.get("XDG_DATA_HOME") else (
+        home / ".local" / "share" if home else None)
+    return data / "kilo" / "kilo.db" if data and _mtime(data / "kilo" / "kilo.db") is not None else None
+
+
+def agent_cwd(agent_type: str | None, pid: int | None) -> str | None:
+    """The working directory of the `agent_type` CLI running as `pid` or one of its descendants."""
+    return agent.cwd if pid and agent_type and (agent := _agent_of(agent_type, pid)[1]) else None
+
+
+def _agent_of(agent_type: str, pid: int) -> tuple[list[ProcessView], ProcessView | None]:
+    """The views of `pid`'s tree, and the agent's among them (else the first)."""
+    views = [view for p in process_tree(pid) if (view := read_process(p)) is not None]
+    return views, next((v for v in views if _runs(v, agent_type)), views[0] if views else None)
+
+
 _FINDERS: dict[str, Callable[[ProcessView], Path | None]] = {
-    "claude": _claude, "codex": _codex, "gemini": _gemini, "aider": _aider, "qwen": _qwen, "pi": _pi}
+    "claude": _claude, "codex": _codex, "gemini": _gemini, "aider": _aider, "qwen": _qwen, "pi": _pi,
+    "kilo": _kilo}
 
 
 def _glob(directory: Path, pattern: str) -> list[Path]:

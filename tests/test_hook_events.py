@@ -194,3 +194,43 @@ def test_real_captures_read_as_labelled():
     read = {f"{p.parent.name}/{p.name}": hook_fact(p.parent.name, json.loads(p.read_text()), AT) for p in captures}
     expected = {name: name.rsplit("/", 1)[1].split("_", 1)[1].removesuffix(".json") for name in read}
     assert {name: fact.event if fact else "none" for name, fact in read.items()} == expected
+
+
+CLINE_BASE = {"taskId": "conv_1", "sessionContext": {"rootSessionId": "1795_tpg25"}, "agent_id": "agent_1",
+              "parent_agent_id": None, "workspaceRoots": ["/work"]}
+
+
+def cline(name: str, **fields) -> HookFact | None:
+    return hook_fact("cline", {**CLINE_BASE, "hookName": name, **fields}, AT)
+
+
+def test_cline_turn_from_run_start_to_end():
+    start = cline("agent_start", taskStart={"taskMetadata": {}})
+    assert start.event == "prompt_submitted" and start.session_id == "1795_tpg25" and start.subagent_id is None
+    assert cline("prompt_submit", userPromptSubmit={"prompt": "run a command", "attachments": []}).prompt == "run a command"
+    tool = cline("tool_call", tool_call={"id": "c1", "name": "run_commands", "input": {"commands": ["echo hi"]}})
+    assert (tool.event, tool.tool, tool.tool_input) == ("tool_started", "run_commands", "echo hi")
+    done = cline("tool_result", tool_result={"name": "run_commands", "input": {"commands": ["echo hi"]},
+                                             "output": "boom", "error": "exit\ncode 1"})
+    assert (done.event, done.tool, done.message) == ("tool_finished", "run_commands", "exit code 1")
+    end = cline("agent_end", turn={"outputText": "done now.", "status": "completed"})
+    assert (end.event, end.answer, end.hook_event) == ("stopped", "done now.", "agent_end")
+
+
+def test_cline_failed_aborted_and_ended_runs():
+    failed = cline("agent_error", error={"name": "APICallError", "message": "429 rate limit exceeded"})
+    assert failed.event == "stop_failed" and failed.message == "429 rate limit exceeded"
+    assert failed.error_type == "rate_limited"
+    aborted = cline("agent_abort", reason="Run aborted by user")
+    assert (aborted.event, aborted.message) == ("interrupted", "Run aborted by user")
+    assert cline("session_shutdown").event == "session_ended"
+    assert cline("agent_resume").event == "prompt_submitted"
+
+
+def test_cline_subagent_and_odd_payloads():
+    sub = cline("tool_call", agent_id="agent_2", parent_agent_id="agent_1", tool_call={"name": "read_files"})
+    assert sub.subagent_id == "agent_2" and sub.tool == "read_files" and sub.tool_input is None
+    assert cline("pre_compact") is None
+    assert hook_fact("cline", {"hookName": "tool_call", "tool_call": "not a mapping"}, AT).tool is None
+    bare = hook_fact("cline", {"hookName": "agent_end", "turn": None, "sessionContext": 3}, AT)
+    assert bare.event == "stopped" and bare.answer is None and bare.session_id is None

@@ -24,7 +24,7 @@ DEBUG_ENV = "MUXD_HOOK_DEBUG"  # set: say on stderr why an event was not handed 
 
 
 def _configure_hook(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", required=True, help="whose hook runs this: claude, codex, gemini, qwen")
+    p.add_argument("--agent", required=True, help="whose hook runs this: claude, codex, gemini, qwen, cline")
     p.add_argument("payload", nargs="?",
                    help="the event's JSON, for agents that pass it as an argument (Codex's notify); "
                         "default: stdin")

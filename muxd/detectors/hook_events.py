@@ -24,6 +24,12 @@ the fact. The shapes, as the CLIs installed here send them:
   `Notification` {notification_type: "permission_prompt", "idle_prompt", …}, `Stop`
   {last_assistant_message}, `StopFailure`, `SubagentStart` {agent_id}, …), with Qwen's own tool
   names (`run_shell_command`, `write_file`, …).
+- Cline 3.0.65: one executable per event in a hooks directory (`~/.cline/hooks/PreToolUse`, …),
+  the payload on stdin, named by `hookName`: `agent_start` / `agent_resume` (a run begins),
+  `prompt_submit` {userPromptSubmit: {prompt}}, `tool_call` {tool_call: {name, input}},
+  `tool_result` {tool_result: {name, input, output, error}}, `agent_end` {turn: {outputText}},
+  `agent_error` {error: {name, message}}, `agent_abort` {reason}, `session_shutdown`; plus
+  `taskId`, `sessionContext.rootSessionId`, `agent_id` and `parent_agent_id` (set for a subagent).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import msgspec
 from muxd.detectors._agent_cli import error_kind
 from muxd.detectors.codex_tools import EXEC_TOOL
 
-HOOK_AGENTS = ("claude", "codex", "gemini", "qwen")
+HOOK_AGENTS = ("claude", "codex", "gemini", "qwen", "cline")
 # muxd's names for what a hook says happened.
 HookEventKind = Literal[
     "prompt_submitted", "tool_started", "tool_finished", "permission_requested", "idle_notified",
@@ -48,7 +54,7 @@ TOOL_INPUT_MAX_CHARS = 200   # a tool's input, as one short line
 TEXT_MAX_CHARS = 16_000      # a prompt or an answer (the payload itself is capped at 64 KiB)
 LINE_MAX_CHARS = 500         # a message, an error's details, a session id
 # The keys of a tool's input that say best what it does, most telling first.
-TOOL_INPUT_KEYS = ("command", "cmd", "file_path", "absolute_path", "path", "pattern", "url", "query",
+TOOL_INPUT_KEYS = ("command", "cmd", "commands", "file_path", "absolute_path", "path", "pattern", "url", "query",
                    "description", "prompt", "subagent_type", "skill", "name")
 
 
@@ -56,7 +62,7 @@ class HookFact(msgspec.Struct, frozen=True, kw_only=True):
     """One hook event, normalised: what happened (`event`), when muxd got it (`observed_at`),
     and what it told."""
 
-    agent: str                      # "claude", "codex", "gemini", "qwen"
+    agent: str                      # "claude", "codex", "gemini", "qwen", "cline"
     event: HookEventKind
     hook_event: str                 # the CLI's own name: "PreToolUse", "agent-turn-complete", …
     observed_at: float              # wall-clock seconds the daemon received it
@@ -151,6 +157,43 @@ def _gemini(p: Mapping[str, Any], at: float) -> HookFact | None:
     return _common("gemini", name, p, at, event)
 
 
+_CLINE_EVENTS: dict[str, HookEventKind] = {
+    "agent_start": "prompt_submitted", "agent_resume": "prompt_submitted", "prompt_submit": "prompt_submitted",
+    "tool_call": "tool_started", "tool_result": "tool_finished", "agent_end": "stopped",
+    "agent_error": "stop_failed", "agent_abort": "interrupted", "session_shutdown": "session_ended",
+}
+
+
+def _cline(p: Mapping[str, Any], at: float) -> HookFact | None:
+    """Cline's hooks: a run's start says a turn began (the prompt comes in `prompt_submit`), its
+    end, error or abort that it ended. Every agent has an `agent_id`; a subagent's also has its
+    parent's."""
+    name = _text(p, "hookName", LINE_MAX_CHARS)
+    event = _CLINE_EVENTS.get(name or "")
+    if event is None or name is None:
+        return None
+    fields: dict[str, Any] = {}
+    if event in ("tool_started", "tool_finished"):
+        call = _mapping(p, "tool_call" if event == "tool_started" else "tool_result")
+        fields["tool"] = _text(call, "name", LINE_MAX_CHARS)
+        fields["tool_input"] = tool_input_text(call.get("input"))
+        if event == "tool_finished":
+            fields["message"] = _one_line(_text(call, "error", LINE_MAX_CHARS), LINE_MAX_CHARS)
+    elif event == "prompt_submitted":
+        fields["prompt"] = _text(_mapping(p, "userPromptSubmit"), "prompt", TEXT_MAX_CHARS)
+    elif event == "stopped":
+        fields["answer"] = _text(_mapping(p, "turn"), "outputText", TEXT_MAX_CHARS)
+    elif event == "stop_failed":
+        fields["message"] = _one_line(_text(_mapping(p, "error"), "message", LINE_MAX_CHARS), LINE_MAX_CHARS)
+        fields["error_type"] = _error_type(None, fields["message"])
+    elif event == "interrupted":
+        fields["message"] = _text(p, "reason", LINE_MAX_CHARS)
+    session = _text(_mapping(p, "sessionContext"), "rootSessionId", LINE_MAX_CHARS) or _text(p, "taskId", LINE_MAX_CHARS)
+    subagent = _text(p, "agent_id", LINE_MAX_CHARS) if _text(p, "parent_agent_id", LINE_MAX_CHARS) else None
+    return HookFact(agent="cline", event=event, hook_event=name, observed_at=at, session_id=session,
+                    subagent_id=subagent, **fields)
+
+
 # The events Claude Code, Codex and Qwen Code share (same names, same fields).
 _COMMON_EVENTS: dict[str, HookEventKind] = {
     "UserPromptSubmit": "prompt_submitted", "PreToolUse": "tool_started", "PostToolUse": "tool_finished",
@@ -194,7 +237,7 @@ def _fact(agent: str, event: HookEventKind, name: str, p: Mapping[str, Any], at:
 
 
 _READERS: dict[str, Callable[[Mapping[str, Any], float], HookFact | None]] = {
-    "claude": _claude, "codex": _codex, "gemini": _gemini, "qwen": _qwen,
+    "claude": _claude, "codex": _codex, "gemini": _gemini, "qwen": _qwen, "cline": _cline,
 }
 
 # ------------------------------------------------------------------ fields
@@ -213,6 +256,8 @@ def tool_input_text(value: object, limit: int = TOOL_INPUT_MAX_CHARS) -> str | N
             return _one_line(found, limit)
         if key in ("command", "cmd") and isinstance(found, list) and all(isinstance(a, str) for a in found):
             return _one_line(" ".join(found), limit)  # an argv
+        if key == "commands" and isinstance(found, list) and found and all(isinstance(a, str) for a in found):
+            return _one_line("; ".join(found), limit)  # Cline's run_commands: shell lines, in order
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (TypeError, ValueError):  # keys that are not strings, a circle
@@ -242,6 +287,11 @@ def _in_flight(tasks: object) -> int | None:
         return None
     done = ("completed", "failed", "killed", "stopped", "cancelled")
     return sum(1 for t in tasks if isinstance(t, Mapping) and t.get("status") not in done)
+
+
+def _mapping(p: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = p.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def _text(p: Mapping[str, Any], key: str, limit: int) -> str | None:

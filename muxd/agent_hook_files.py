@@ -43,6 +43,8 @@ def config_path(agent: str, env: Mapping[str, str] = os.environ) -> Path:
         return (Path(codex_home).resolve() if codex_home else home / ".codex") / "config.toml"
     if agent == "gemini":
         return Path(env.get("GEMINI_CLI_HOME") or home) / ".gemini" / "settings.json"
+    if agent == "cline":  # a directory: one executable per event
+        return home / ".cline" / "hooks"
     if agent == "qwen":
         qwen_home = env.get("QWEN_HOME") or "~/.qwen"  # Qwen expands a leading ~ itself
         return (home / qwen_home[2:] if qwen_home.startswith("~/") else Path(qwen_home)) / "settings.json"
@@ -51,6 +53,8 @@ def config_path(agent: str, env: Mapping[str, str] = os.environ) -> Path:
 
 def installed(agent: str, env: Mapping[str, str] = os.environ) -> bool:
     """Whether the user's configuration of `agent` has muxd's hooks (False if it cannot tell)."""
+    if agent == "cline":
+        return all(_is_cline_hook_file(path) for path, _ in cline_hook_files(config_path(agent, env)))
     try:
         text = config_path(agent, env).read_text(encoding="utf-8")
     except (OSError, ValueError):
@@ -97,6 +101,43 @@ def without_hooks(agent: str, text: str | None, path: Path) -> str | None:
     if not _has_muxd_handler(document, agent):
         return None
     return json.dumps(_json_without_hooks(document, agent), indent=2, ensure_ascii=False) + "\n"
+
+
+# ------------------------------------------------------------ Cline's hooks directory
+
+CLINE_FILE_MARK = "# muxd's hook: added by `muxd hooks install`, taken out by `muxd hooks uninstall`"
+
+
+def cline_hook_files(directory: Path) -> list[tuple[Path, str]]:
+    """muxd's hook files in Cline's hooks `directory`, with the event of each. Cline matches a
+    file's name to its event whatever its case, so muxd's are the lower-case names (`pretooluse`)
+    and a user's `PreToolUse` beside it runs too."""
+    return [(directory / event.lower(), event) for event in HOOK_EVENTS["cline"]]
+
+
+def cline_hook_script(command: str) -> str:
+    """What each of muxd's hook files runs: `command`, given Cline's payload on its stdin."""
+    return f"#!/bin/sh\n{CLINE_FILE_MARK}\n{command}\n"
+
+
+def cline_file_change(path: Path, install: bool, command: str) -> str | None:
+    """The text muxd's hook file at `path` should have ("" for none), or None when it is so
+    already. A file there that is not muxd's is refused."""
+    try:
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+    except (OSError, ValueError) as exc:
+        raise HookConfigError(f"cannot read {path} ({exc}); not changed") from exc
+    if old is not None and CLINE_FILE_MARK not in old:
+        raise HookConfigError(f"{path} is not muxd's hook file; not changed")
+    new = cline_hook_script(command) if install else ""
+    return None if (old or "") == new else new
+
+
+def _is_cline_hook_file(path: Path) -> bool:
+    try:
+        return CLINE_FILE_MARK in path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return False
 
 
 # ------------------------------------------------------------ JSON (Claude Code, Gemini CLI, Qwen Code)

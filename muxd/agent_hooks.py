@@ -3,7 +3,7 @@
 install`). Every hook runs `<muxd> hook --agent <name>`, which reads the CLI's JSON on stdin and
 hands it to the daemon for the pane in $MUXD_PANE (muxd/cli/hook_command.py).
 
-Measured on Claude Code 2.1.330, Codex 0.169.0, Gemini CLI 0.61.0 and Qwen Code 0.15.10 (README,
+Measured on Claude Code 2.1.330, Codex 0.169.0, Gemini CLI 0.61.0, Qwen Code 0.15.10 and Cline 3.0.65 (README,
 "Hooks"):
 - Claude Code takes `--settings <json>`, merged over the user's own; every source's hooks run.
 - Codex takes `-c hooks.<Event>=[…]`, but runs a hook only once it is trusted: the trust
@@ -13,6 +13,9 @@ Measured on Claude Code 2.1.330, Codex 0.169.0, Gemini CLI 0.61.0 and Qwen Code 
 - Qwen Code has Claude's events and payloads in Gemini's settings file, and no per-run way either:
   it reads hooks from the user's settings and the (trusted) project's only, never from its
   system files, so it too gets muxd's hooks from `muxd hooks install`.
+- Cline 3.0.65 runs one executable per event from `~/.cline/hooks` (and the project's
+  `.clinerules/hooks`), the payload on stdin. Its `--hooks-dir` is parsed but read by nothing,
+  so it too gets muxd's hooks from `muxd hooks install`: files of muxd's own beside the user's.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import shlex
 import sys
 from pathlib import Path
 
-HOOK_AGENTS = ("claude", "codex", "gemini", "qwen")
+HOOK_AGENTS = ("claude", "codex", "gemini", "qwen", "cline")
 
 # The events muxd listens to, in each CLI's own names. Left out: the per-chunk ones (Claude's
 # MessageDisplay, Gemini's AfterModel) and compaction, which would cost a process each for
@@ -41,6 +44,9 @@ HOOK_EVENTS: dict[str, tuple[str, ...]] = {
     "qwen": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
              "PostToolUseFailure", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
              "SessionEnd"),
+    # The names of its hook files; the payloads name the events agent_start, tool_call, …
+    "cline": ("TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "TaskError", "PreToolUse", "PostToolUse",
+              "UserPromptSubmit", "SessionShutdown"),
 }
 
 # How long a CLI lets the hook command run. The hooks are synchronous, so that the daemon gets

@@ -259,3 +259,28 @@ def test_qwen_calls_the_hooks_installed_in_its_user_settings_with_its_tools(pane
         pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
         _wait_hooked(pane, "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", mark=mark)
         _wait_certain_idle(pane, mark)
+
+
+def test_cline_calls_the_hook_files_installed_in_its_hooks_directory(pane_of, tmp_path):
+    """Cline 3.0.65 reads hooks only as files in ~/.cline/hooks (its `--hooks-dir` is read by
+    nothing): muxd starts it plain and it runs the installed files, its payload on their stdin."""
+    bin_dir = _cli("cline")
+    command = "sleep 2; echo hi"
+    fake = OpenAIChatFake([[Call("run_commands", {"commands": [command]})], [Say(ANSWER, 0.05)]])
+    with fake:
+        launch_ = launch.cline(tmp_path, fake.url, bin_dir)
+        _install(launch_, "cline")
+        assert installed("cline", launch_.env)
+        pane = pane_of(launch_)  # its close ends Cline's hub daemon too (found by its HOME)
+        pane.wait_for("Idle", timeout=40)  # Cline's first start builds its databases
+        mark = pane.mark()
+        pane.submit("run a command")
+        pane.wait_for("AwaitingConfirmation", what="the approval dialog")
+        pane.press("y")
+        running = pane.wait_for("ToolUse", lambda s: ((s.get("sources") or {}).get("tool") or {}).get("source")
+                                == "hook", what="the tool from the hooks")
+        with pane.explained("tool", mark):
+            assert running["tool"] == "run_commands" and running["tool_input"] == command
+        pane.wait_for("Idle", lambda s: ANSWER in pane.screen(), what="Idle after the answer")
+        _wait_hooked(pane, "agent_start", "tool_call", "tool_result", "agent_end", mark=mark)
+        _wait_certain_idle(pane, mark)

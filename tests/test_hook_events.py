@@ -207,7 +207,8 @@ def cline(name: str, **fields) -> HookFact | None:
 def test_cline_turn_from_run_start_to_end():
     start = cline("agent_start", taskStart={"taskMetadata": {}})
     assert start.event == "prompt_submitted" and start.session_id == "1795_tpg25" and start.subagent_id is None
-    assert cline("prompt_submit", userPromptSubmit={"prompt": "run a command", "attachments": []}).prompt == "run a command"
+    prompt = cline("prompt_submit", userPromptSubmit={"prompt": "run a command", "attachments": []})
+    assert (prompt.event, prompt.prompt) == ("prompt_submitted", "run a command")
     tool = cline("tool_call", tool_call={"id": "c1", "name": "run_commands", "input": {"commands": ["echo hi"]}})
     assert (tool.event, tool.tool, tool.tool_input) == ("tool_started", "run_commands", "echo hi")
     done = cline("tool_result", tool_result={"name": "run_commands", "input": {"commands": ["echo hi"]},

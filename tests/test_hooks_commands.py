@@ -66,16 +66,20 @@ def home(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# The agents whose hooks are in one settings file (Cline's are a directory of files: see below).
+FILE_AGENTS = tuple(agent for agent in HOOK_EVENTS if agent != "cline")
+
+
 def _text(home: Path, agent: str) -> str:
     return config_path(agent, _env(home)).read_text()
 
 
 def test_install_adds_muxds_hooks_once_and_uninstall_takes_out_exactly_those(home):
-    before = {agent: _text(home, agent) for agent in HOOK_EVENTS}
+    before = {agent: _text(home, agent) for agent in FILE_AGENTS}
     hooks(home, "install")
-    after_one = {agent: _text(home, agent) for agent in HOOK_EVENTS}
+    after_one = {agent: _text(home, agent) for agent in FILE_AGENTS}
     again = hooks(home, "install")
-    assert {agent: _text(home, agent) for agent in HOOK_EVENTS} == after_one  # twice is once
+    assert {agent: _text(home, agent) for agent in FILE_AGENTS} == after_one  # twice is once
     assert again.stdout.count("already in") == len(HOOK_EVENTS)
     assert all(installed(agent, _env(home)) for agent in HOOK_EVENTS)
 
@@ -183,3 +187,32 @@ def test_the_config_files_are_where_each_cli_looks(tmp_path):
     assert config_path("qwen", env) == tmp_path / ".qwen/settings.json"
     assert config_path("qwen", {**env, "QWEN_HOME": str(tmp_path / "q")}) == tmp_path / "q/settings.json"
     assert config_path("qwen", {**env, "QWEN_HOME": "~/q"}) == tmp_path / "q/settings.json"
+
+
+def test_cline_hook_files_beside_the_users_own_and_taken_out_exactly(tmp_path):
+    """Cline 3.0.65 reads hooks only as files in ~/.cline/hooks: muxd's are its own, in
+    lower-case names, executable, and the user's `PreToolUse` stays as it was."""
+    home = tmp_path / "home"
+    directory = home / ".cline" / "hooks"
+    directory.mkdir(parents=True)
+    (directory / "PreToolUse").write_text("#!/bin/sh\necho mine\n")
+    assert not installed("cline", {"HOME": str(home)})
+    hooks(home, "install", "--agent", "cline")
+    hooks(home, "install", "--agent", "cline")
+    assert installed("cline", {"HOME": str(home)})
+    script = (directory / "pretooluse").read_text()
+    assert "hook --agent cline" in script and "MUXD_PANE" in script and script.startswith("#!/bin/sh\n")
+    assert os.access(directory / "taskcomplete", os.X_OK)
+    assert (directory / "PreToolUse").read_text() == "#!/bin/sh\necho mine\n"
+    hooks(home, "uninstall", "--agent", "cline")
+    assert sorted(p.name for p in directory.iterdir()) == ["PreToolUse"]
+    assert "no muxd hooks in" in hooks(home, "uninstall", "--agent", "cline").stdout
+
+
+def test_cline_file_not_muxds_is_refused(tmp_path):
+    home = tmp_path / "home"
+    (home / ".cline" / "hooks").mkdir(parents=True)
+    (home / ".cline" / "hooks" / "taskstart").write_text("#!/bin/sh\necho mine\n")
+    done = hooks(home, "install", "--agent", "cline", check=False)
+    assert done.returncode != 0 and "not muxd's hook file" in done.stderr
+    assert sorted(p.name for p in (home / ".cline" / "hooks").iterdir()) == ["taskstart"]

@@ -188,7 +188,8 @@ def _cline(p: Mapping[str, Any], at: float) -> HookFact | None:
         fields["error_type"] = _error_type(None, fields["message"])
     elif event == "interrupted":
         fields["message"] = _text(p, "reason", LINE_MAX_CHARS)
-    session = _text(_mapping(p, "sessionContext"), "rootSessionId", LINE_MAX_CHARS) or _text(p, "taskId", LINE_MAX_CHARS)
+    session = (_text(_mapping(p, "sessionContext"), "rootSessionId", LINE_MAX_CHARS)
+               or _text(p, "taskId", LINE_MAX_CHARS))
     subagent = _text(p, "agent_id", LINE_MAX_CHARS) if _text(p, "parent_agent_id", LINE_MAX_CHARS) else None
     return HookFact(agent="cline", event=event, hook_event=name, observed_at=at, session_id=session,
                     subagent_id=subagent, **fields)

@@ -143,12 +143,17 @@ def _detail(detail: dict[str, object]) -> str:
     return _cut(" ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in detail.items()))
 
 
+def _table(title: str, css_class: str, headers: tuple[str, ...], rows: str) -> str:
+    """A titled table of a task's page: `rows` are its <tr>s, already escaped."""
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    return f'<h2>{title}</h2><table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
 def _events(events: list[TaskEvent], now: float) -> str:
     rows = "".join(f'<tr><td>{esc(_ago(e.at, now))}</td><td>{esc(e.kind)}</td><td>{esc(e.actor or "")}</td>'
                    f'<td>{esc(e.from_state or "")}</td><td>{esc(e.to_state or "")}</td><td>{esc(_detail(e.detail))}</td></tr>'
                    for e in events)
-    return ('<h2>Events</h2><table class="events"><thead><tr><th>When</th><th>Event</th><th>By</th><th>From</th>'
-            f'<th>To</th><th>Detail</th></tr></thead><tbody>{rows}</tbody></table>')
+    return _table("Events", "events", ("When", "Event", "By", "From", "To", "Detail"), rows)
 
 
 def _reviews(reviews: list[Review], now: float) -> str:
@@ -157,8 +162,7 @@ def _reviews(reviews: list[Review], now: float) -> str:
     rows = "".join(f'<tr><td>{esc(_ago(r.at, now))}</td><td>{esc(r.reviewer)}</td><td>{esc(r.verdict)}</td>'
                    f'<td>{esc(r.comment or "")}</td><td>{"blocking" if r.blocking and r.resolved_at is None else ""}'
                    '</td></tr>' for r in reviews)
-    return ('<h2>Reviews</h2><table class="reviews"><thead><tr><th>When</th><th>Reviewer</th><th>Verdict</th>'
-            f'<th>Comment</th><th></th></tr></thead><tbody>{rows}</tbody></table>')
+    return _table("Reviews", "reviews", ("When", "Reviewer", "Verdict", "Comment", ""), rows)
 
 
 def _executions(executions: list[Execution], now: float) -> str:
@@ -167,8 +171,7 @@ def _executions(executions: list[Execution], now: float) -> str:
     rows = "".join(f'<tr><td><a href="/execution/{esc(e.id)}">{esc(e.id)}</a></td><td>{esc(e.agent_name)}</td>'
                    f'<td>{esc(e.kind)}</td><td>{esc(e.status)}</td><td>{esc(_ago(e.started_at or e.queued_at, now))}'
                    '</td></tr>' for e in executions)
-    return ('<h2>Executions</h2><table class="executions"><thead><tr><th>Id</th><th>Agent</th><th>Kind</th>'
-            f'<th>Status</th><th>Started</th></tr></thead><tbody>{rows}</tbody></table>')
+    return _table("Executions", "executions", ("Id", "Agent", "Kind", "Status", "Started"), rows)
 
 
 def task_html(session: Viewer, task: Task, events: list[TaskEvent], reviews: list[Review],

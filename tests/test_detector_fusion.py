@@ -61,7 +61,8 @@ def show(runner, screen, state, rule=None, **fields):
 
 
 def hook(runner, clock, event, hook_event, **fields):
-    fact = HookFact(agent="claude", event=event, hook_event=hook_event, observed_at=clock.now, **fields)
+    fact = HookFact(agent=fields.pop("agent", "claude"), event=event, hook_event=hook_event, observed_at=clock.now,
+                    **fields)
     runner.hook(fact)
     return runner.state
 
@@ -256,6 +257,31 @@ def test_a_screen_drawing_a_turns_end_after_its_stop_is_no_new_turn(runner, scre
     clock.now += HOOK_STOP_HOLD_S
     state = runner.refresh()
     assert state.activity.state == "Generating" and state.fusion.rule == "screen-newer"
+
+
+def test_codexs_answer_drawn_seconds_after_its_stop_is_the_turns_tail(clock):
+    """Codex draws the answer under the prompt with no status line, and "Worked for" under it
+    only after its Stop hook has run: on a loaded machine seconds after the Stop. Nothing on
+    that screen says a new turn began, so the Stop's rest holds (a new turn of the history
+    would otherwise start there); a status line after the short hold is believed."""
+    codex = Screen()
+    codex.name = "codex"
+    runner = DetectorRunner("%1", [codex], clock=clock)
+    show(runner, codex, "Thinking", rule="status-line", agent_type="codex")
+    clock.now += 1
+    hook(runner, clock, "stopped", "Stop", agent="codex")
+    stopped_at = clock.now
+    clock.now += 0.5
+    state = show(runner, codex, "Generating", rule="answer-streaming", agent_type="codex")
+    assert state.activity.state == "Idle" and state.fusion.rule == "closed-turn"
+    assert runner.recheck_at == stopped_at + HOOK_TURN_HOLD_S
+    clock.now += HOOK_STOP_HOLD_S * 3
+    assert runner.refresh() is None and runner.state.activity.state == "Idle"  # no change with time
+    state = show(runner, codex, "Idle", rule="turn-done", agent_type="codex")
+    assert state.activity.state == "Idle" and state.fusion.rule == "agree"
+    # The same screen with a live sign, once the short hold is over: a turn the hooks missed.
+    state = show(runner, codex, "Thinking", rule="status-line", agent_type="codex")
+    assert state.activity.state == "Thinking" and state.fusion.rule == "screen-newer"
 
 
 def test_an_open_turn_holds_against_a_screen_at_rest_for_a_while(runner, screen, clock):

@@ -30,6 +30,10 @@ Which activity state wins, in this order (the rule's name is kept in `AgentState
    only after it: until HOOK_STOP_HOLD_S after the Stop, the hooks' rest holds. A screen that
    draws a turn's last words after its Stop (read, debounced, published late) would otherwise
    look like a new turn starting and ending; a real new turn comes with its own prompt hook.
+   A busy reading with no live sign on screen (SCREEN_TAIL_RULES: Codex's answer under the
+   prompt, no status line, until "Worked for" is drawn) holds HOOK_TURN_HOLD_S: a loaded
+   machine draws that line seconds after the Stop, and nothing on such a screen says a new
+   turn began (a spinner or a status line would).
 8. "screen-newer": otherwise the screen changed after the hook, and the newer evidence wins.
 
 A StopFailure on a usage or rate limit claims UsageLimited (its words may say the reset: the
@@ -72,6 +76,10 @@ _SCREEN_ONLY_STATES = frozenset({"AwaitingConfirmation", "AwaitingInput", "Exite
 # The screen detectors' rules for a prompt under a turn's end no hook reports: an interrupt
 # ("⎿ Interrupted", "■ Conversation interrupted") or an error line.
 SCREEN_TURN_ENDS = frozenset({"interrupted", "turn-ended"})
+# (detector, rule) of busy readings made from the turn's words alone, with no live sign (a
+# spinner, a status line, an elapsed time): after a Stop they are its tail (rule 7).
+SCREEN_TAIL_RULES = frozenset({("codex", "answer-streaming"), ("codex", "tool-finished"),
+                               ("codex", "approval-decided"), ("codex", "turn-started")})
 # Events after which the agent is back at its prompt: the turn is over.
 _TURN_ENDS = frozenset({"idle_notified", "stopped", "stop_failed", "interrupted", "session_ended"})
 
@@ -244,7 +252,9 @@ def hold_ends(screen: AgentState, hooks: HookView) -> float:
     if hooks.claim == "AwaitingConfirmation" and screen.activity.state in BUSY_STATES:
         return hooks.claim_at + HOOK_DIALOG_WAIT_S
     if not hooks.turn_open:  # from the Stop: a screen busy soon after it is still drawing it
-        return hooks.claim_at + HOOK_STOP_HOLD_S
+        evidence = screen.evidence
+        tail = evidence is not None and (evidence.detector, evidence.rule) in SCREEN_TAIL_RULES
+        return hooks.claim_at + (HOOK_TURN_HOLD_S if tail else HOOK_STOP_HOLD_S)
     since = screen.activity.since if screen.activity.since is not None else float("-inf")
     # From the later of the screen's rest and the hooks' claim: a screen that never left its
     # prompt does not hold a claim made since for ever.

@@ -1,7 +1,8 @@
 """Cold start against tmux in the same run: `new-session -d` with no server running, then
 `capture-pane -p` until the new pane answers (issue 29's goal 3: ≤ 150 ms), with the parts of
 muxd's figure measured alone; and each server's resident memory (goal 6): tmux's with its one
-pane, muxd's before any pane (once its start's deferred work is done) and with its first pane.
+pane, muxd's before any pane and with its first pane (once the deferred work of its start and of that
+pane is done), and what holds their pages (shared libraries, anonymous memory).
 
     .venv/bin/python benchmarks/bench_cold_start.py [--runs 5] [--backend ghostty|pyte]
         [--daemon-start fork|exec|both]
@@ -54,16 +55,20 @@ from _timing import run_ms
 from muxd.client.daemon_fork import DAEMON_START_ENV, DAEMON_START_WAYS
 from muxd.daemon.server import SETTLE_IN_IDLE_S
 from muxd.emulator.backend import BACKEND_ENV, BACKENDS, backend_name
-from muxd.testing.proc import rss_kib
+from muxd.testing.proc import rss_by_mapping, rss_kib
 
 ANSWER_TIMEOUT_S = 30.0
 DAEMON_IMPORTS = "import muxd.daemon.main, muxd.daemon.server; from muxd.daemon.commands import CommandTable; CommandTable()"
 BACKEND_IMPORTS = "import muxd.emulator.ghostty_backend"
 FFI_LOAD = "import muxd.emulator.ghostty_ffi"
 RUNTIME_IMPORTS = "import asyncio, uvloop, msgspec"
-# The daemon's start puts work off until its first reply, or SETTLE_IN_IDLE_S when none comes:
-# its memory "before any pane" is read after that, as a daemon left running would hold it.
+# The daemon's start puts work off until its first reply, or SETTLE_IN_IDLE_S when none comes, and
+# what only a pane uses until its first pane: its memory "before any pane" and "with one pane" is
+# read after that, as a daemon left running would hold it. Read at the cold start's answer, that
+# work not yet done, a daemon with its pane held ~8 MiB less (benchmarks/README.md).
 SETTLED_S = SETTLE_IN_IDLE_S + 1.0
+# The parts of the base shown: those of at least this many MiB in either reading.
+PART_SHOWN_MIB = 0.4
 STARTED = {"fork": "forked", "exec": "exec'ed"}
 
 
@@ -122,6 +127,20 @@ class MuxdCold:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def _print_parts(by_mapping: dict[str, dict[str, int]]) -> None:
+    """The last run's daemon's resident MiB by what holds them, before any pane and with one."""
+    readings = list(by_mapping)
+    shown = [group for group in dict.fromkeys(g for reading in by_mapping.values() for g in reading)
+             if any(reading.get(group, 0) >= PART_SHOWN_MIB * 1024 for reading in by_mapping.values())]
+    print(f"muxd's resident memory by what holds it (MiB, last run; {' / '.join(readings)}):")
+    for group in [*shown, "the rest", "all"]:
+        values = []
+        for reading in by_mapping.values():
+            rest = sum(kib for name, kib in reading.items() if name not in shown)
+            values.append({"the rest": rest, "all": sum(reading.values())}.get(group, reading.get(group, 0)))
+        print(f"  {group:40} " + " / ".join(f"{kib / 1024:5.1f}" for kib in values))
+
+
 def _median(values: list[float]) -> str:
     return f"{statistics.median(values):7.1f} ms"
 
@@ -152,7 +171,9 @@ def main() -> int:
     tmux_env = {**os.environ, "SHELL": "/bin/sh"}
     cold: dict[str, list[float]] = {"tmux": [], **{way: [] for way in ways}}
     cpu: dict[str, list[float]] = {"tmux": [], **{way: [] for way in ways}}
-    rss: dict[str, list[float]] = {"tmux, one pane": [], "muxd, before any pane": [], "muxd, one pane": []}
+    rss: dict[str, list[float]] = {"tmux, one pane": [], "muxd, before any pane": [], "muxd, one pane": [],
+                                   "muxd, one pane at its answer": []}
+    by_mapping: dict[str, dict[str, int]] = {}  # the last run's daemon's resident KiB by what holds them
     parts: dict[str, list[float]] = {name: [] for name in (
         "bare interpreter", "bare, no site", "runtime imports", "client start", "daemon imports", "backend import", "ffi load",
         "pyghostty parse", "start-server", "first pane", "capture-pane")}
@@ -176,7 +197,8 @@ def main() -> int:
                                              muxd_peer.cli("kill-server"), env, lambda: muxd_peer.pid(env))
                 cold[way].append(wall)
                 cpu[way].append(cpu_ms)
-                rss["muxd, one pane"].append(mib)
+                if way == ways[0]:  # the way the parts and the settled figures are measured
+                    rss["muxd, one pane at its answer"].append(mib)
             parts["bare interpreter"].append(run_ms([sys.executable, "-c", "pass"], env)[0])
             parts["bare, no site"].append(run_ms([sys.executable, "-S", "-c", "pass"], env)[0])
             parts["client start"].append(run_ms(muxd_peer.cli("ls"), env)[0])
@@ -190,9 +212,13 @@ def main() -> int:
                 parts["start-server"].append(run_ms(muxd_peer.cli("start-server"), env)[0])
                 time.sleep(SETTLED_S)  # not a wait for a condition: the memory of a daemon left alone
                 rss["muxd, before any pane"].append(rss_kib(muxd_peer.pid(env)) / 1024)
+                by_mapping["before any pane"] = rss_by_mapping(muxd_peer.pid(env))
                 parts["first pane"].append(run_ms(muxd_peer.cli("new-session", "-d", "-s", "cold"), env)[0])
                 _until_answers(muxd_peer.cli("capture-pane", "-p", "-t", "cold"), env)
                 parts["capture-pane"].append(run_ms(muxd_peer.cli("capture-pane", "-p", "-t", "cold"), env)[0])
+                time.sleep(SETTLED_S)  # as above: the first pane's own deferred work done
+                rss["muxd, one pane"].append(rss_kib(muxd_peer.pid(env)) / 1024)
+                by_mapping["one pane"] = rss_by_mapping(muxd_peer.pid(env))
             finally:
                 subprocess.run(muxd_peer.cli("kill-server"), env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, check=False)
@@ -213,7 +239,10 @@ def main() -> int:
               f"for the servers)")
     tmux_mib, muxd_mib = statistics.median(rss["tmux, one pane"]), statistics.median(rss["muxd, before any pane"])
     print(f"server RSS (MiB, medians): tmux with one pane {tmux_mib:5.1f}   muxd before any pane {muxd_mib:5.1f}"
-          f"   muxd with one pane {statistics.median(rss['muxd, one pane']):5.1f}   muxd/tmux {muxd_mib / tmux_mib:4.1f}x")
+          f"   muxd with one pane {statistics.median(rss['muxd, one pane']):5.1f}   muxd/tmux {muxd_mib / tmux_mib:4.1f}x"
+          f"   (muxd at the cold start's answer, its deferred work not done: "
+          f"{statistics.median(rss['muxd, one pane at its answer']):5.1f})")
+    _print_parts(by_mapping)
     print("muxd's parts, each measured alone:")
     for name, values in parts.items():
         print(f"  {name:18} {_median(values)}")

@@ -1,7 +1,8 @@
 """What a daemon puts off until it has answered: the command modules its first requests do not
-use (commands/__init__.py), the detector plug-in lookup (detectors/registry.py), the emulator's
-warm-up (server.py's _settle_in), the services its first reply does not use (built at their first
-use); and that a pane its first request started is still followed by all of them."""
+use (commands/__init__.py), the services its first reply does not use (built at their first use),
+and until it has a pane, the detector plug-in lookup (detectors/registry.py) and the emulator's
+warm-up (server.py's _settle_in, _pane_steps); and that a pane its first request started is still
+followed by all of them."""
 
 from __future__ import annotations
 
@@ -76,13 +77,17 @@ def test_the_detectors_are_looked_up_once_at_their_first_reading() -> None:
     assert detectors[0].name == names[0] and load.calls == 1
 
 
-def test_a_daemon_warms_up_after_its_first_reply_or_unasked() -> None:
+def test_a_daemon_settles_in_after_its_first_reply_or_unasked_and_warms_up_at_its_first_pane() -> None:
     asked, unasked = MuxdTestServer().start(), MuxdTestServer().start()
     try:
         asked.cli("ls")
         for server in (asked, unasked):  # unasked: SETTLE_IN_IDLE_S after it listens
-            wait_until(lambda: "emulator " in server.log_path.read_text(), timeout=20,
-                       message="the warm-up's log line")
+            wait_until(lambda: "settled in" in server.log_path.read_text(), timeout=20,
+                       message="the deferred work's last log line")
+            assert "emulator " not in server.log_path.read_text()  # no pane: the emulator is not warmed up
+        asked.cli("new-session", "-d", check=True)
+        wait_until(lambda: "emulator " in asked.log_path.read_text(), timeout=20,
+                   message="the warm-up's log line, at the first pane")
     finally:
         asked.stop()
         unasked.stop()

@@ -15,6 +15,10 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
+from muxd.client.daemon_fork import DAEMON_START_ENV
+from muxd.testing.server import MuxdTestServer
+from muxd.testing.wait import wait_until
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "muxd"
 DAEMON_TOP_LEVEL_MAX_MODULES = 15
@@ -186,3 +190,48 @@ def test_each_package_imports_only_the_layers_below_it():
 
     refused = _refused(PACKAGE, allowed)
     assert not refused, f"imports up the layers (bottom up: muxd/*.py, {', '.join(LAYERS)}):\n" + refused
+
+
+# What only a pane uses (daemon/server.py's _pane_steps): a daemon with none has neither imported
+# the modules nor mapped the libraries (libghostty; RE2 and the libstdc++ it needs: ~9 MiB of the
+# base in all, benchmarks/README.md's bench_cold_start). Its first pane brings them in.
+PANE_ONLY_MODULES = ("muxd.emulator.ghostty_backend", "pyghostty", "wcwidth", "muxd.detectors.runner",
+                     "muxd.detectors.claude", "muxd.detectors.manifest_detector", "re2", "tomllib")
+PANE_ONLY_LIBRARIES = ("/libghostty-vt.so", "/_re2.", "/libstdc++.so")
+# What no daemon imports, pane or not: the MCP server and its SDK, the web view and its stack, the
+# PostgreSQL driver (a SQLite daemon), html (emulator/screen_html.py escapes for itself).
+NEVER_IN_A_DAEMON = ("mcp", "muxd.mcp_server", "muxd.web", "starlette", "uvicorn", "leather", "pydantic", "rich",
+                     "psycopg", "html")
+
+
+def _held(server: MuxdTestServer, names: tuple[str, ...]) -> list[str]:
+    """The modules the daemon process has imported of `names` or under them, asked of the daemon
+    itself (`muxd server modules`)."""
+    imported = server.cli("server", "modules", check=True).stdout.split()
+    assert "muxd.daemon.server" in imported  # the daemon's own list, not this process's
+    return sorted(name for name in imported if any(_under(name, package) for package in names))
+
+
+def _mapped(server: MuxdTestServer, libraries: tuple[str, ...]) -> list[str]:
+    """Those of `libraries` the daemon process has mapped (/proc/PID/maps)."""
+    assert server.pid is not None
+    with open(f"/proc/{server.pid}/maps") as maps:
+        text = maps.read()
+    return [library for library in libraries if library in text]
+
+
+def test_a_daemon_imports_what_only_a_pane_uses_at_its_first_pane_and_never_the_mcp_or_web_stacks():
+    # A fresh interpreter, not a fork of its client, which holds modules of its own.
+    server = MuxdTestServer(env={DAEMON_START_ENV: "exec"}).start()
+    try:
+        wait_until(lambda: "settled in" in server.log_path.read_text(), timeout=20,
+                   message="the start's deferred work done")
+        assert _held(server, PANE_ONLY_MODULES + NEVER_IN_A_DAEMON) == []
+        assert _mapped(server, PANE_ONLY_LIBRARIES) == []
+        server.cli("new-session", "-d", check=True)
+        wait_until(lambda: "emulator " in server.log_path.read_text(), timeout=20, message="the first pane's warm-up")
+        assert set(PANE_ONLY_MODULES) <= set(_held(server, PANE_ONLY_MODULES))
+        assert _mapped(server, PANE_ONLY_LIBRARIES) == list(PANE_ONLY_LIBRARIES)
+        assert _held(server, NEVER_IN_A_DAEMON) == []
+    finally:
+        server.stop()

@@ -52,13 +52,17 @@ def start_server(client: Any, args: argparse.Namespace) -> int:
 
 
 def _configure_server(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=["status"], help="what to ask the server")
+    p.add_argument("action", choices=["status", "modules"],
+                   help="what to ask the server: its status, or the modules it has imported")
     p.add_argument("--json", action="store_true")
 
 
 @cli_command("server")(_configure_server)
 def server(client: Any, args: argparse.Namespace) -> int:
-    status = client.call("server-status", "status")
+    status = client.call("server-status", "status", modules=args.action == "modules")
+    if args.action == "modules" and not args.json:
+        print("\n".join(status.modules))
+        return 0
     if status.database_problem:  # said where it is seen, whatever the format asked
         print(f"muxd: {status.database_problem}", file=sys.stderr)
     if args.json:

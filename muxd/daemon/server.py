@@ -73,7 +73,7 @@ PANE_TERM = "xterm-256color"
 SETTLE_IN_IDLE_S = 1.0
 # How long that work waits, while a client is being answered, before it looks again.
 SETTLE_IN_PAUSE_S = 0.05
-# Modules the first reply did not wait for, imported by the start's deferred work unless a first
+# Modules the first reply did not wait for, imported once the daemon has a pane unless a first
 # use came sooner: a pane's first look (the detectors' runner), a turn's completion.
 _PUT_OFF_MODULES = ("muxd.detectors.runner", "muxd.daemon.work.execution_finish")
 # Variables of whoever started the daemon that would mislead programs inside a pane.
@@ -135,6 +135,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
         self._settled = False
+        self._had_pane = False  # what only panes use (_pane_steps) is asked for at the first
         self._accepted_at = 0.0  # time.monotonic() of the last connection accepted
         self.clients: set[Connection] = set()
         self.access.on_revoked = self._disconnect_token
@@ -296,13 +297,22 @@ class Daemon:
             load_commands = getattr(self.commands, "loading_steps", None)
             if load_commands is not None:
                 steps += load_commands()
-            if isinstance(self.detectors, Detectors):
-                steps += self.detectors.loading_steps()
-            steps += [functools.partial(importlib.import_module, name) for name in _PUT_OFF_MODULES]
+            if self._had_pane:  # the first request started one (new-session)
+                steps += self._pane_steps()
             steps += [request_decoder, lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume,
-                      lambda: self.work_metrics]
-            steps += [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
+                      lambda: self.work_metrics, lambda: log.info("settled in")]
             asyncio.get_running_loop().call_soon(self._settle_in, steps)
+
+    def _pane_steps(self) -> list[Callable[[], object]]:
+        """The deferred work only a pane uses, asked for at the first pane: the detectors (the
+        manifests' RE2 with libstdc++), their runner, the emulator's warm-up (libghostty, the layout
+        tables). A daemon with no pane yet (`muxd start-server`, a first `ls`, an MCP or web client)
+        holds none of it, ~9 MiB (benchmarks/README.md, bench_cold_start)."""
+        steps: list[Callable[[], object]] = []
+        if isinstance(self.detectors, Detectors):
+            steps += self.detectors.loading_steps()
+        steps += [functools.partial(importlib.import_module, name) for name in _PUT_OFF_MODULES]
+        return steps + [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
 
     def _start_watchdog(self) -> None:
         if self.watchdog.pid is None and not self._stop.is_set():
@@ -460,6 +470,10 @@ class Daemon:
         window.add(pane)
 
     def _detect(self, pane: Pane) -> None:
+        if not self._had_pane:
+            self._had_pane = True
+            if self._settled:  # else replied() asks for the pane's work with the rest
+                asyncio.get_running_loop().call_soon(self._settle_in, self._pane_steps())
         if self.detection:
             detection = self.detections[pane.id] = PaneDetection(pane, self.detectors, self._agent_changed)
             pane.on_submit = detection.output  # a prompt sent: looked at though nothing is drawn yet

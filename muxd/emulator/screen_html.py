@@ -15,13 +15,15 @@ cell, when shown, is in a <span class="cu">.
 from __future__ import annotations
 
 from functools import lru_cache
-from html import escape
 from typing import Iterable
 
 from .cell import DEFAULT_STYLE, Style
 from .rows import Row
 from .widths import CHAR_WIDTHS
 
+# html.escape's replacements: the html package would bring html.entities' tables (~0.3 MiB) into
+# every daemon whose panes are emulated, for these five.
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
 _NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
 # pyte's colour names (both spellings of bright magenta's background, see sgr.py) -> index.
 _NAMED_INDEX = {name: n for n, name in enumerate(_NAMES)} | {
@@ -122,10 +124,10 @@ def row_html(row: Row, cursor_x: int | None = None) -> str:
         style, count = runs[index], runs[index + 1]
         end = position + count
         if position <= at < end:
-            segment = (escape(text[position:at]) + '<span class="cu">' + escape(text[at]) + "</span>"
-                       + escape(text[at + 1:end]))
+            segment = (text[position:at].translate(_ESCAPES) + '<span class="cu">' + text[at].translate(_ESCAPES)
+                       + "</span>" + text[at + 1:end].translate(_ESCAPES))
         else:
-            segment = escape(text[position:end])
+            segment = text[position:end].translate(_ESCAPES)
         position = end
         classes = "" if style == DEFAULT_STYLE else style_classes(style)
         pieces.append(f'<span class="{classes}">{segment}</span>' if classes and segment else segment)

@@ -298,6 +298,7 @@ class KillServer(_Message, tag="kill-server"):
 
 class ServerStatus(_Message, tag="server-status"):
     id: int
+    modules: bool = False  # the reply lists the modules the daemon has imported (`muxd server modules`)
 
 
 # ---- interactive attach (issue 5): the connection becomes a terminal client of a session.
@@ -416,6 +417,7 @@ class Status(_Message, tag="status"):
     audit_rows_failed: int = 0   # rows the store refused (locked, full, damaged)
     log: str = ""  # the daemon's log file ("": it logs nowhere, as a daemon run inside a test)
     host: str = ""  # the host its rows are written as (MUXD_HOST, else the hostname)
+    modules: list[str] = []  # asked for (ServerStatus.modules): sys.modules' names, sorted; what its memory holds
 
 
 class SummaryActivity(msgspec.Struct, frozen=True, kw_only=True):

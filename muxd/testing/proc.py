@@ -53,3 +53,34 @@ def open_terminals(pid: int) -> set[str]:
         if target.startswith("/dev/pts/"):
             found.add(target)
     return found
+
+
+ANONYMOUS = "anonymous: Python's heap, malloc, stacks"
+_SITE_PACKAGES = "/site-packages/"
+
+
+def _mapping_group(path: str) -> str:
+    """What a mapping of /proc/PID/smaps counts under: an installed package's name, the Python
+    interpreter (with its own C modules), a shared library's file name, or ANONYMOUS."""
+    if not path or path in ("[heap]", "[stack]"):
+        return ANONYMOUS
+    if _SITE_PACKAGES in path:
+        return path.split(_SITE_PACKAGES, 1)[1].split("/", 1)[0].split(".cpython-", 1)[0]
+    name = path.rsplit("/", 1)[-1]
+    if "/lib-dynload/" in path or name.startswith(("python3", "libpython3")):
+        return "python (interpreter, its C modules)"
+    return name.split(".so", 1)[0] if ".so" in name else name
+
+
+def rss_by_mapping(pid: int) -> dict[str, int]:
+    """`pid`'s resident KiB by what holds them (_mapping_group), largest first."""
+    groups: dict[str, int] = {}
+    group = ANONYMOUS
+    with open(f"/proc/{pid}/smaps") as fh:
+        for line in fh:
+            head = line.split(None, 5)
+            if "-" in head[0] and not head[0].endswith(":"):  # a mapping: range perms offset dev inode [path]
+                group = _mapping_group(head[5].strip() if len(head) > 5 else "")
+            elif head[0] == "Rss:":
+                groups[group] = groups.get(group, 0) + int(head[1])
+    return dict(sorted(groups.items(), key=lambda item: -item[1]))

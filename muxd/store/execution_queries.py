@@ -154,10 +154,28 @@ def _index_only(query: ExecutionQuery) -> bool:
     return query.scope.everything and all(getattr(query, column) is None for column in _FILTERED if column != "status")
 
 
-def _per_fingerprint(query: ExecutionQuery) -> tuple[str, list[Any]]:
-    """The terms that pick one fingerprint's failures matching `query` (`h`: the fingerprint)."""
-    sql, params = where(query, FAILED_ROWS, "stack_hash = h")
-    return f"FROM {FAILURES} {sql}", params
+def _per_fingerprint(query: ExecutionQuery, *, postgres: bool = False) -> tuple[str, list[Any]] | None:
+    """`FROM …` one fingerprint's failures matching `query` (`h`: the fingerprint), when indexes
+    alone tell them apart (else None): the index of failures for a query of everything; for a
+    scope (SQLite's), each of its streams from its own index of failures (schema migration 11:
+    by pane or principal, then fingerprint; the principal's holds the pane, so a row two terms
+    see counts once), a range each per fingerprint instead of every failure it may see grouped."""
+    if _index_only(query):
+        sql, params = where(query, FAILED_ROWS, "stack_hash = h")
+        return f"FROM {FAILURES} {sql}", params
+    if postgres or query.scope.everything or any(getattr(query, column) is not None
+                                                for column in _FILTERED if column != "status"):
+        return None
+    filter_sql, filter_params = filters(query)  # statuses and times: in the indexes too
+    streams, params, before = [], list[Any](), list[Sql]()
+    for term, term_params in scope_terms(query.scope):
+        index = "executions_failures_pane" if term.startswith("pane_key") else "executions_failures_principal"
+        terms = [FAILED_ROWS, term, *(f"NOT coalesce({seen}, false)" for seen, _ in before), "stack_hash = h",
+                 filter_sql]
+        streams.append(f"SELECT seq, at FROM executions INDEXED BY {index} WHERE {' AND '.join(t for t in terms if t)}")
+        params += [*term_params, *(p for _, seen in before for p in seen), *filter_params]
+        before.append((term, term_params))
+    return f"FROM ({' UNION ALL '.join(streams)}) visible", params
 
 
 def _matching_failures(query: ExecutionQuery) -> Sql:
@@ -179,30 +197,34 @@ def _matching_failures(query: ExecutionQuery) -> Sql:
 _NEWEST_OF_H = "(SELECT seq FROM failures f WHERE f.h = g.h ORDER BY f.at DESC NULLS LAST, f.seq DESC LIMIT 1)"
 
 
-def error_patterns(query: ExecutionQuery) -> Sql:
+def error_patterns(query: ExecutionQuery, *, postgres: bool = False) -> Sql:
     """Rows (stack_hash, count, first_seen, last_seen, id, task_id, trace_id, message, type) of
-    the newest failure of each fingerprint, the most recent first."""
+    the newest failure of each fingerprint, the most recent first (a fingerprint none of whose
+    failures match has no newest: the join leaves it out)."""
     last = (f"SELECT h, n, first_seen, at, id, task_id, trace_id, error_message, error_type "
             f"FROM patterns JOIN executions ON seq = newest {NEWEST_FIRST} LIMIT ? OFFSET ?")
-    if not _index_only(query):
+    per_fingerprint = _per_fingerprint(query, postgres=postgres)
+    if per_fingerprint is None:
         failures, params = _matching_failures(query)
         return (f"{failures}, patterns AS (SELECT h, count(*) AS n, min(at) AS first_seen, {_NEWEST_OF_H} AS newest "
                 f"FROM failures g GROUP BY h) {last}"), [*params, query.limit, query.offset]
-    rows, params = _per_fingerprint(query)
-    return (f"{_FINGERPRINTS}, patterns AS (SELECT h, (SELECT count(*) {rows}) AS n, "
+    rows, params = per_fingerprint
+    # MATERIALIZED: else SQLite inlines the patterns into the join and counts each twice.
+    return (f"{_FINGERPRINTS}, patterns AS MATERIALIZED (SELECT h, (SELECT count(*) {rows}) AS n, "
             f"(SELECT min(at) {rows}) AS first_seen, (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) AS newest "
             f"FROM hashes WHERE h IS NOT NULL) {last}"), \
         [*params, *params, *params, query.limit, query.offset]
 
 
-def unique_failures(query: ExecutionQuery) -> Sql:
+def unique_failures(query: ExecutionQuery, *, postgres: bool = False) -> Sql:
     """The newest failure of each fingerprint matching `query`, newest first."""
-    if not _index_only(query):
+    per_fingerprint = _per_fingerprint(query, postgres=postgres)
+    if per_fingerprint is None:
         failures, params = _matching_failures(query)
         return (f"{failures} SELECT {READ_COLUMNS} FROM executions WHERE seq IN "
                 f"(SELECT {_NEWEST_OF_H} FROM (SELECT DISTINCT h FROM failures) g) {NEWEST_FIRST} LIMIT ? OFFSET ?"), \
             [*params, query.limit, query.offset]
-    rows, params = _per_fingerprint(query)
+    rows, params = per_fingerprint
     return (f"{_FINGERPRINTS} SELECT {READ_COLUMNS} FROM executions WHERE seq IN "
             f"(SELECT (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) FROM hashes WHERE h IS NOT NULL) "
             f"{NEWEST_FIRST} LIMIT ? OFFSET ?"), [*params, query.limit, query.offset]

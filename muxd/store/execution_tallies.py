@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from muxd.executions.record import FAILED_STATUSES
-from muxd.store.execution_queries import AGENTS_CTE, FAILURES, KINDS_CTE, NEWEST_FIRST, STATUSES_CTE, SUMS, Sql, visible
+from muxd.store.execution_queries import AGENTS_CTE, FAILURES, KINDS_CTE, NEWEST_FIRST, STATUSES_CTE, Sql, visible
 from muxd.store.execution_rows import FAILED_ROWS
 from muxd.store.execution_store import ExecutionQuery
 
@@ -85,16 +85,15 @@ _SUMS = ("n", "cost", "tokens", "duration_ms", "durations", "costs")  # executio
 def stats(query: ExecutionQuery) -> Sql:
     """Rows of the same shape as execution_queries.stats (agent, kind, status, JSON sums, last
     at, newest agent type) for each agent, kind and status: the sums of its day tallies from the
-    window's first whole day (migration 11) and of its hourly tallies before that, each a range
-    of their key (no sort), plus its rows in the part-hour at the window's start (a range of the
-    covering index executions_agent_kind_status). The caller checked `covers(query)` (with
-    `by_host` for a query of one host: PostgreSQL's)."""
+    window's first whole day (migration 11), of its hourly tallies before that, each a range of
+    their key (no sort), and of its rows in the part-hour at the window's start (a range of the
+    covering index executions_agent_kind_status), packed once. The caller checked
+    `covers(query)` (with `by_host` for a query of one host: PostgreSQL's)."""
     one = "agent_name = name AND kind = k AND status = s"
     # A host's: its own tally rows and rows, a parameter at each use of `one` (each the first of its terms).
     host = [] if query.host is None else [query.host]
     one += "" if query.host is None else " AND host = ?"
-    sums = ("SELECT json_array(coalesce(sum(n), 0), coalesce(sum(cost), 0), coalesce(sum(tokens), 0), "
-            "coalesce(sum(duration_ms), 0), coalesce(sum(durations), 0), coalesce(sum(costs), 0))")
+    tallied_sums = ", ".join(_SUMS)
     since = query.since
     # Only the agent, kind and status with a tally in the window's hours (the part-hour's too): the
     # others, most of them, cost one seek instead of four.
@@ -102,33 +101,33 @@ def stats(query: ExecutionQuery) -> Sql:
     tallied_params = [*host] if since is None else [*host, _first_hour(since) - 1]
     if since is None:
         window, window_params = "true", [*host]
-        parts, params = f"({sums} FROM execution_days WHERE {one}) AS h, NULL AS d, NULL AS e", [*host]
+        parts, params = [f"SELECT {tallied_sums} FROM execution_days WHERE {one}"], [*host]
     else:
         edge, edge_params = _edge(since)
         window, window_params = "at >= ?", [*host, since]
         hour = _first_hour(since)
         day = -(-hour // 24)  # the first whole day: a row's day is its hour's (schema._DAY)
         if day >= 1:  # (before it, a negative hour's day would not be its hour's floor)
-            hours = f"({sums} FROM execution_hours WHERE {one} AND hour >= ? AND hour < ?) AS h"
-            days = f"({sums} FROM execution_days WHERE {one} AND day >= ?) AS d"
-            params = [*host, hour, day * 24, *host, day]
+            parts = [f"SELECT {tallied_sums} FROM execution_days WHERE {one} AND day >= ?",
+                     f"SELECT {tallied_sums} FROM execution_hours WHERE {one} AND hour >= ? AND hour < ?"]
+            params = [*host, day, *host, hour, day * 24]
         else:
-            hours, days, params = f"({sums} FROM execution_hours WHERE {one} AND hour >= ?) AS h", "NULL AS d", \
-                [*host, hour]
-        parts = f"{hours}, {days}, (SELECT json_array({SUMS}) FROM executions WHERE {one} AND {edge}) AS e"
+            parts, params = [f"SELECT {tallied_sums} FROM execution_hours WHERE {one} AND hour >= ?"], [*host, hour]
+        parts.append("SELECT 1, coalesce(cost_usd, 0), coalesce(tokens_used, 0), coalesce(duration_ms, 0), "
+                     "CASE WHEN duration_ms IS NULL THEN 0 ELSE 1 END, CASE WHEN cost_usd IS NULL THEN 0 ELSE 1 END "
+                     f"FROM executions WHERE {one} AND {edge}")
         params += [*host, *edge_params]
     if query.agent_name is None:
         agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
     else:
         agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
-    summed = ", ".join(f"json_extract(h, '$[{i}]') + coalesce(json_extract(d, '$[{i}]'), 0) "
-                       f"+ coalesce(json_extract(e, '$[{i}]'), 0)" for i in range(len(_SUMS)))
+    summed = ", ".join(f"coalesce(sum({column}), 0)" for column in _SUMS)
     rows = f"FROM executions WHERE {one} AND {window}"
-    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE}, parts AS MATERIALIZED (SELECT name, k, s, {parts} "
+    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE}, combos AS MATERIALIZED (SELECT name, k, s "
             f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL AND {tallied}) "
-            f"SELECT name, k, s, json_array({summed}), (SELECT max(at) {rows}), "
-            f"(SELECT agent_type {rows} ORDER BY at DESC NULLS LAST LIMIT 1) FROM parts"), \
-        [*agent_params, *params, *tallied_params, *window_params, *window_params]
+            f"SELECT name, k, s, (SELECT json_array({summed}) FROM ({' UNION ALL '.join(parts)}) AS part), "
+            f"(SELECT max(at) {rows}), (SELECT agent_type {rows} ORDER BY at DESC NULLS LAST LIMIT 1) FROM combos"), \
+        [*agent_params, *tallied_params, *params, *window_params, *window_params]
 
 
 def error_patterns(query: ExecutionQuery) -> Sql:

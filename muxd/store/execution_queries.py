@@ -176,8 +176,8 @@ def _scope_patterns(query: ExecutionQuery, *, postgres: bool) -> Sql | None:
     for term, term_params in scope_terms(query.scope):
         column, index = (("pane_key", "executions_failures_pane") if term.startswith("pane_key")
                          else ("principal", "executions_failures_principal"))
-        conditions = " AND ".join(t for t in (FAILED_ROWS, term, *(f"NOT coalesce({seen}, false)" for seen, _ in before),
-                                              filter_sql) if t)
+        unseen = [f"NOT coalesce({seen}, false)" for seen, _ in before]  # a row an earlier term sees
+        conditions = " AND ".join(t for t in (FAILED_ROWS, term, *unseen, filter_sql) if t)
         rows = f"FROM executions INDEXED BY {index} WHERE {conditions}"
         counted.append(f"SELECT stack_hash AS h, count(*) AS n, min(at) AS first_seen, max(at) AS last {rows} "
                        f"GROUP BY {column}, stack_hash")
@@ -231,20 +231,20 @@ def error_patterns(query: ExecutionQuery, *, postgres: bool = False) -> Sql:
 
 def unique_failures(query: ExecutionQuery, *, postgres: bool = False) -> Sql:
     """The newest failure of each fingerprint matching `query`, newest first."""
-    page = f"{NEWEST_FIRST} LIMIT ? OFFSET ?"
+    newest_first = f"{NEWEST_FIRST} LIMIT ? OFFSET ?"
     scoped = _scope_patterns(query, postgres=postgres)
     if scoped is not None:
         patterns, params = scoped
-        return (f"{patterns} SELECT {READ_COLUMNS} FROM executions WHERE seq IN (SELECT newest FROM patterns) {page}",
-                [*params, query.limit, query.offset])
+        return (f"{patterns} SELECT {READ_COLUMNS} FROM executions WHERE seq IN (SELECT newest FROM patterns) "
+                f"{newest_first}", [*params, query.limit, query.offset])
     if not _index_only(query):
         failures, params = _matching_failures(query)
         return (f"{failures} SELECT {READ_COLUMNS} FROM executions WHERE seq IN "
-                f"(SELECT {_NEWEST_OF_H} FROM (SELECT DISTINCT h FROM failures) g) {page}"), \
+                f"(SELECT {_NEWEST_OF_H} FROM (SELECT DISTINCT h FROM failures) g) {newest_first}"), \
             [*params, query.limit, query.offset]
     rows, params = _per_fingerprint(query)
     return (f"{_FINGERPRINTS} SELECT {READ_COLUMNS} FROM executions WHERE seq IN "
-            f"(SELECT (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) FROM hashes WHERE h IS NOT NULL) {page}"), \
+            f"(SELECT (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) FROM hashes WHERE h IS NOT NULL) {newest_first}"), \
         [*params, query.limit, query.offset]
 
 

@@ -3,9 +3,9 @@ for the queries those tallies can answer: the whole history (no scope), filtered
 agent, the failure family and a start time (a total: any scope too, from migration 11's scope
 counts). A window's whole days come from the day tallies (migration 11), its whole hours before
 them from the hourly ones, the part of an hour at its start from the rows themselves, through an
-index. Any other query is
-execution_queries.py's (`covers` says which). At a million rows a total then reads a handful
-of rows, stats a few thousand, failure patterns a few dozen, instead of every index entry.
+index. Any other query is execution_queries.py's (`covers` says which). At a million rows a
+total then reads a handful of rows, stats a few thousand, failure patterns a few dozen, instead
+of every index entry.
 PostgreSQL's tallies have a row per host as well (its migration 9: hosts never share a tally row),
 so every read here sums over the rows of a key, which SQLite's single row answers the same.
 """

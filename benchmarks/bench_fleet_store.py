@@ -42,7 +42,8 @@ DEFAULT_CALLS = 100
 # Durable as SQLite's WAL with synchronous=NORMAL: written, not waited onto the disk at each commit.
 PG_SETTINGS = {"fsync": "on", "full_page_writes": "on", "synchronous_commit": "off", "shared_buffers": "256MB"}
 COPY_BATCH_ROWS = 50_000
-TALLIES = ("execution_status_counts", "execution_hours", "execution_spans", "failure_counts", "failure_hours")
+TALLIES = ("execution_status_counts", "execution_hours", "execution_spans", "failure_counts", "failure_hours",
+           "execution_days", "execution_scope_counts")
 
 
 # ------------------------------------------------------------------ (a) the history's queries

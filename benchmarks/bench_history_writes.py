@@ -34,8 +34,9 @@ ENDED = ("status", "response", "error_type", "error_message", "stack_hash", "exi
          "context_max", "session_id", "tool_calls", "files_written", "sources", "transcript_bytes",
          "transcript_truncated")
 NARROW = f"UPDATE executions SET {', '.join(c + ' = ?' for c in ENDED)} WHERE id = ?"
-FAILURE_INDEXES = {"executions_failures": "stack_hash, at, status", "executions_failures_pane": "pane_key, at, stack_hash",
-                   "executions_failures_principal": "principal, at, stack_hash"}
+FAILURE_INDEXES = {"executions_failures": "stack_hash, at, status",
+                   "executions_failures_pane": "pane_key, stack_hash, at, status",
+                   "executions_failures_principal": "principal, stack_hash, at, status, pane_key"}
 # The failure family as comparisons: SQLite codes an IN list of three or more constants as an
 # ephemeral table built at each evaluation; a partial index's WHERE is evaluated on every write.
 FAILED_OR = "(" + " OR ".join(f"status = '{s}'" for s in FAILED_STATUSES) + ") AND stack_hash IS NOT NULL"
@@ -69,6 +70,9 @@ def variants(indexes: list[str], triggers: list[str]) -> dict[str, tuple[list[st
         "without migration 10 (timeline)": ([*(f"DROP TRIGGER executions_spans_{op}" for op in ("insert", "delete", "update")),
                                               "DROP INDEX executions_pane_sums", "DROP INDEX executions_principal_sums"],
                                              upsert),
+        "without migration 11 (days, scope counts)": ([f"DROP TRIGGER executions_{tally}_{op}"
+                                                       for tally in ("days", "scope_counts")
+                                                       for op in ("insert", "delete", "update")], upsert),
         "without the tally triggers": (drop(keep_indexes=tuple(indexes)), upsert),
         "no index, no trigger (floor)": (drop(), upsert),
     }

@@ -1,6 +1,7 @@
-"""The history's tallies (schema migration 8, store/execution_tallies.py): kept equal to the rows
-through inserts, updates and prunes, built from the rows when an older database upgrades, and
-giving the same totals, stats and failure patterns as the queries that read the rows."""
+"""The history's tallies (schema migrations 8, 10 and 11, store/execution_tallies.py): kept equal
+to the rows through inserts, updates and prunes, built from the rows when an older database
+upgrades, and giving the same totals (a scoped token's too), stats and failure patterns as the
+queries that read the rows."""
 
 from __future__ import annotations
 
@@ -17,15 +18,20 @@ from muxd.executions.record import FAILED_STATUSES, STATUSES, Execution, Executi
 from muxd.store import execution_queries as queries
 from muxd.store import execution_tallies as tallies
 from muxd.store.database import Database
-from muxd.store.execution_rows import COLUMNS, SELECT_COLUMNS, to_row
+from muxd.store.execution_rows import COLUMNS, SELECT_COLUMNS, from_row, to_row
 from muxd.store.execution_store import ExecutionQuery, Scope
 from muxd.store.schema import MIGRATIONS
 from muxd.store.sqlite_executions import SqliteExecutionStore, stack_hash
 
 HOUR_S = 3600.0
 BASE = 1_700_000_000.0  # not on a whole hour: windows start inside one
-HOURS = 6
+HOURS = 54  # over three UTC days: windows read day tallies and the hours before them
 ERRORS = [("api_error", "overloaded"), ("exit_status", "exit 1"), ("timeout", "slow")]
+PRINCIPALS = [None, "token:ci", "agent:%1", "agent:%2"]
+# Agents' tokens: their panes plus what they triggered elsewhere; one with no pane; one other host's.
+TOKENS = [Scope(pane_keys=frozenset({"run/%1", "run/%2"}), principal="agent:%1"),
+          Scope(pane_keys=frozenset({"run/%3"}), principal="agent:%2", sent_as="token:ci"),
+          Scope(pane_keys=frozenset(), principal="token:ci"), Scope(pane_keys=frozenset({"run/%0", "run/%9"}))]
 
 # What each tally holds, computed from the rows (as migration 8 builds them).
 _HOUR = "coalesce(CAST(at / 3600 AS INTEGER), -1)"
@@ -39,6 +45,11 @@ FROM_ROWS = {
     "execution_spans": f"SELECT span, coalesce(CAST(at / span AS INTEGER), -1), agent_name, kind, count(*), "
                        f"sum(status IN ('failed', 'timeout', 'interrupted')), coalesce(sum(tokens_used), 0), "
                        f"total(cost_usd), count(cost_usd) FROM executions, ({_SPANS}) GROUP BY 1, 2, 3, 4",
+    "execution_days": f"SELECT agent_name, kind, status, coalesce(CAST(at / 3600 AS INTEGER) / 24, -1), count(*), "
+                      f"total(cost_usd), count(cost_usd), coalesce(sum(tokens_used), 0), "
+                      f"coalesce(sum(duration_ms), 0), count(duration_ms) FROM executions GROUP BY 1, 2, 3, 4",
+    "execution_scope_counts": "SELECT pane_key, coalesce(principal, ''), status, count(*) FROM executions "
+                              "GROUP BY 1, 2, 3",
     "failure_counts": f"SELECT stack_hash, count(*) FROM executions WHERE {_FAILED} GROUP BY 1",
     "failure_hours": f"SELECT stack_hash, {_HOUR}, count(*) FROM executions WHERE {_FAILED} GROUP BY 1, 2",
 }
@@ -59,7 +70,8 @@ def _executions(count: int, seed: int) -> list[Execution]:
             kind="command" if n % 5 == 0 else "prompt", agent_type=rng.choice(["claude", "codex", None]),
             status=status, error=error, queued_at=at - 1, started_at=None if status == "pending" else at,
             duration_ms=None if status in ("pending", "running") or n % 6 == 0 else rng.randrange(100, 9000),
-            tokens_used=rng.randrange(0, 5000), cost_usd=None if n % 4 == 0 else rng.randrange(1, 999) / 1000))
+            tokens_used=rng.randrange(0, 5000), cost_usd=None if n % 4 == 0 else rng.randrange(1, 999) / 1000,
+            principal=rng.choice(PRINCIPALS)))
     return rows
 
 
@@ -71,7 +83,8 @@ def _changed(e: Execution, rng: random.Random) -> Execution:
         e, status=status, cost_usd=rng.choice([None, 0.25]), duration_ms=rng.choice([None, 1234]),
         error=ExecutionError(type=kind, message=message, stack_hash=stack_hash(kind, message))
         if status in FAILED_STATUSES else None,
-        started_at=(e.started_at or BASE) + rng.choice([0.0, HOUR_S]), agent_name=rng.choice([e.agent_name, "agent-9"]))
+        started_at=(e.started_at or BASE) + rng.choice([0.0, HOUR_S]), agent_name=rng.choice([e.agent_name, "agent-9"]),
+        principal=rng.choice([e.principal, *PRINCIPALS]), pane_key=rng.choice([e.pane_key, "run/%9"]))
 
 
 def _tallies(db: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
@@ -92,21 +105,56 @@ def _same(kept: dict[str, list[tuple[Any, ...]]], computed: dict[str, list[tuple
 
 QUERIES = [
     ExecutionQuery(), ExecutionQuery(agent_name="agent-1"), ExecutionQuery(status="failed"),
+    ExecutionQuery(agent_name="agent-2", statuses=FAILED_STATUSES), ExecutionQuery(agent_name="agent-0", status="running"),
     ExecutionQuery(statuses=FAILED_STATUSES), ExecutionQuery(statuses=("pending", "running")),
     ExecutionQuery(limit=2, offset=1, statuses=FAILED_STATUSES),
     *[ExecutionQuery(since=BASE + h * HOUR_S + offset) for h in (0, 1, 3) for offset in (0.0, 1234.5)],
     ExecutionQuery(since=BASE + 2 * HOUR_S, agent_name="agent-2"),
     ExecutionQuery(since=(BASE // HOUR_S + 2) * HOUR_S),  # on a whole hour: no part-hour at its start
     ExecutionQuery(since=BASE + 99 * HOUR_S),  # after everything
+    ExecutionQuery(since=BASE + 30 * HOUR_S + 17.25),  # whole days and the hours before the first
+    *[ExecutionQuery(scope=token, **filters) for token in TOKENS
+      for filters in ({}, {"statuses": FAILED_STATUSES}, {"status": "success"}, {"limit": 3, "offset": 2},
+                      {"statuses": FAILED_STATUSES, "limit": 1, "offset": 1},
+                      {"statuses": FAILED_STATUSES, "since": BASE + 20.5 * HOUR_S})],
 ]
+
+
+def _patterns_from_rows(db: sqlite3.Connection, q: ExecutionQuery) -> list[tuple[Any, ...]]:
+    """execution_queries.error_patterns' rows for a scoped query of failures, worked out in Python
+    from every row: the straightforward answer its indexes must give."""
+    groups: dict[str, list[tuple[Any, ...]]] = {}
+    for row in db.execute(f"SELECT seq, at, stack_hash, id, task_id, trace_id, error_message, error_type, pane_key, "
+                          f"principal FROM executions WHERE {_FAILED}"):
+        seen = row[8] in (q.scope.pane_keys or ()) or row[9] in q.scope.principals
+        if seen and (q.since is None or (row[1] is not None and row[1] >= q.since)):
+            groups.setdefault(row[2], []).append(row)
+
+    def newness(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (row[1] is not None, row[1] or 0.0, row[0])
+
+    patterns = []
+    for h, rows in groups.items():
+        newest = max(rows, key=newness)
+        known = [row[1] for row in rows if row[1] is not None]
+        patterns.append((newness(newest), (h, len(rows), min(known) if known else None, newest[1], *newest[3:8])))
+    patterns.sort(key=lambda pattern: pattern[0], reverse=True)
+    return [pattern for _, pattern in patterns][q.offset:q.offset + q.limit]
 
 
 def _check_answers(path: Path) -> None:
     """The tallies' answer to each query it covers is the rows' answer."""
     db = sqlite3.connect(path)
     try:
-        answered = 0
+        answered = scoped = 0
         for q in QUERIES:
+            if not q.scope.everything and q.statuses == FAILED_STATUSES:  # a token's failure patterns
+                want_patterns = _patterns_from_rows(db, q)
+                assert db.execute(*queries.error_patterns(q)).fetchall() == want_patterns and want_patterns, q
+                unique = [from_row(row).id for row in db.execute(*queries.unique_failures(q))]
+                assert unique == [pattern[4] for pattern in want_patterns], q
+            if not q.scope.everything and tallies.count(q) is not None:
+                scoped += 1
             if tallies.covers(q):
                 want = queries.fold_stats(db.execute(*queries.stats(q)).fetchall())
                 got = queries.fold_stats(db.execute(*tallies.stats(q)).fetchall())
@@ -124,6 +172,7 @@ def _check_answers(path: Path) -> None:
                 assert db.execute(*total).fetchone() == db.execute(*queries.count(q)).fetchone(), q
                 answered += 1
         assert answered >= 20  # most queries took the tallies' way
+        assert scoped == 5 * len(TOKENS)  # a token's totals too (but over a window), from the scope counts
     finally:
         db.close()
 
@@ -157,10 +206,11 @@ def test_triggers_keep_the_tallies_equal_to_the_rows(tmp_path: Path) -> None:
     _check_answers(path)
 
 
-def test_an_older_database_upgrades_with_its_tallies_built(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [7, 10])  # before any tally; before the day tallies and scope counts
+def test_an_older_database_upgrades_with_its_tallies_built(tmp_path: Path, version: int) -> None:
     path = tmp_path / "old.db"
     old = sqlite3.connect(path, isolation_level=None)
-    old.executescript("BEGIN; " + "; ".join(MIGRATIONS[:7]) + "; PRAGMA user_version = 7; COMMIT;")
+    old.executescript("BEGIN; " + "; ".join(MIGRATIONS[:version]) + f"; PRAGMA user_version = {version}; COMMIT;")
     before_hosts = f"INSERT INTO executions ({SELECT_COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS))})"
     old.executemany(before_hosts, [to_row(e) for e in _executions(500, seed=11)])  # rows as muxd wrote them then
     old.close()

@@ -40,8 +40,9 @@ def _history_sql() -> list[tuple[str, list[object]]]:
     for query in [*QUERIES, *SCOPED, ExecutionQuery(since=BASE + 1), ExecutionQuery(since=BASE + 1, agent_name="a")]:
         if queries.sees_nothing(query.scope):
             continue
-        built += [queries.page(query), queries.count(query), queries.error_patterns(query),
-                  queries.unique_failures(query), queries.stats(query),
+        # A scope's failures as PostgreSQL's store asks (SQLite's read them per term and fingerprint).
+        built += [queries.page(query), queries.count(query), queries.error_patterns(query, postgres=True),
+                  queries.unique_failures(query, postgres=True), queries.stats(query),
                   queries.page(query, postgres=True), queries.count(query, postgres=True)]
         if tallies.covers(query):
             built.append(tallies.stats(query))

@@ -95,10 +95,12 @@ def test_transactions_do_not_nest(pg: PgConnection) -> None:
 
 TABLES = ("plans", "tasks", "task_deps", "task_events", "task_reviews", "knowledge_entries", "task_knowledge", "quotas",
           "tokens", "grants", "audit", "executions", "execution_transcripts", "execution_status_counts",
-          "execution_hours", "execution_spans", "failure_counts", "failure_hours")
+          "execution_hours", "execution_spans", "failure_counts", "failure_hours", "execution_days",
+          "execution_scope_counts")
 # FTS5's table is a column and its index on PostgreSQL (pg_schema.py's migration 2); the tallies'
 # host, in their keys since PostgreSQL's migration 9 (a SQLite file has one daemon: one writer).
-TALLIES_BY_HOST = ("execution_status_counts", "execution_hours", "execution_spans", "failure_counts", "failure_hours")
+TALLIES_BY_HOST = ("execution_status_counts", "execution_hours", "execution_spans", "failure_counts", "failure_hours",
+                   "execution_days", "execution_scope_counts")
 PG_ONLY_COLUMNS = {("knowledge_entries", "words"), *((table, "host") for table in TALLIES_BY_HOST)}
 PG_ONLY_INDEXES = {"knowledge_words"}
 
@@ -202,7 +204,13 @@ TALLIES = {"execution_status_counts": "status, n", "failure_counts": "stack_hash
            "failure_hours": "stack_hash, hour, n",
            "execution_hours": "agent_name, kind, status, hour, n, round(cost::numeric, 6), costs, tokens, "
                               "duration_ms, durations",
-           "execution_spans": "span, bucket, agent_name, kind, n, round(cost::numeric, 6), failures, tokens, costs"}
+           "execution_spans": "span, bucket, agent_name, kind, n, round(cost::numeric, 6), failures, tokens, costs",
+           "execution_days": "agent_name, kind, status, day, n, round(cost::numeric, 6), costs, tokens, "
+                             "duration_ms, durations",
+           "execution_scope_counts": "pane_key, principal, status, n"}
+
+
+FLOAT_COSTS = ("execution_hours", "execution_spans", "execution_days")  # cost: 6th column
 
 
 def _history(seed: int) -> list[Execution]:
@@ -234,7 +242,7 @@ def test_the_history_tallies_are_kept_as_sqlites_triggers_keep_them(
     for table, columns in TALLIES.items():
         on_sqlite = sorted(tuple(row) for row in sqlite_db.execute(
             f"SELECT {columns.replace('round(cost::numeric, 6)', 'round(cost, 6)')} FROM {table}"))
-        on_pg = sorted((*row[:5], float(row[5]), *row[6:]) if table in ("execution_hours", "execution_spans")
+        on_pg = sorted((*row[:5], float(row[5]), *row[6:]) if table in FLOAT_COSTS
                        else tuple(row)
                        for row in pg.execute(f"SELECT {columns} FROM {table}"))
         assert on_pg == on_sqlite and on_pg, table

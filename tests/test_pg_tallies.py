@@ -20,7 +20,7 @@ from muxd.store import execution_tallies as tallies
 from muxd.store.database import transaction
 from muxd.store.execution_rows import UPSERT, to_row
 from muxd.store.execution_queries import Sql
-from muxd.store.execution_store import ExecutionQuery
+from muxd.store.execution_store import ExecutionQuery, Scope
 from muxd.store.hosts import use_host
 from muxd.store.pg_connection import PgConnection
 from muxd.store.pg_connection import connect as pg_connect
@@ -50,6 +50,13 @@ RECOUNTS = {
                         "count(*) FILTER (WHERE status IN ('failed', 'timeout', 'interrupted')), "
                         f"coalesce(sum(tokens_used), 0)::bigint, count(cost_usd) FROM executions, {_SPANS} "
                         "GROUP BY 1, 2, 3, 4, 5"),
+    "execution_days": ("SELECT agent_name, kind, status, day, host, n, costs, tokens, durations FROM execution_days",
+                       f"SELECT agent_name, kind, status, {_HOUR} / 24, host, count(*), count(cost_usd), "
+                       "coalesce(sum(tokens_used), 0)::bigint, count(duration_ms) FROM executions "
+                       "GROUP BY 1, 2, 3, 4, 5"),
+    "execution_scope_counts": ("SELECT pane_key, principal, status, host, n FROM execution_scope_counts",
+                               "SELECT pane_key, coalesce(principal, ''), status, host, count(*) FROM executions "
+                               "GROUP BY 1, 2, 3, 4"),
     "failure_counts": ("SELECT stack_hash, host, n FROM failure_counts",
                        f"SELECT stack_hash, host, count(*) FROM executions WHERE {_FAILED} GROUP BY 1, 2"),
     "failure_hours": ("SELECT stack_hash, hour, host, n FROM failure_hours",
@@ -124,12 +131,20 @@ def test_two_hosts_saving_the_same_pane_names_in_opposite_orders_do_not_deadlock
     fleet, beta = tallies.count(everything), tallies.count(ExecutionQuery(host="beta"), by_host=True)
     assert fleet is not None and beta is not None
     assert (c.execute(*fleet).fetchone()[0], c.execute(*beta).fetchone()[0]) == (2 * ROUNDS * PANES, ROUNDS * PANES)
-    for since in (None, NOW - 7_300, NOW + 1.5):  # whole hours, a part-hour: a host's stats are its rows'
+    # Whole days (migration 11), whole hours, a part-hour: a host's stats are its rows'.
+    for since in (None, NOW - 7_300, NOW + 1.5, NOW - 3 * 86_400 - 5_000.5):
         of_beta = ExecutionQuery(host="beta", since=since)
         assert tallies.covers(of_beta, by_host=True)
         from_tallies = _stats(c, tallies.stats(of_beta))
         assert from_tallies == _stats(c, queries.stats(of_beta)) and from_tallies
         assert from_tallies != _stats(c, tallies.stats(ExecutionQuery(since=since)))  # the fleet's: both hosts'
+    # A token's total from the scope counts (migration 11): both hosts' rows of its panes, once each.
+    token = ExecutionQuery(scope=Scope(pane_keys=frozenset({"run/%1", "run/%2"}), principal="nobody"),
+                           statuses=("success",))
+    scoped = tallies.count(token, by_host=True)
+    assert scoped is not None
+    want = c.execute(postgres_text(queries.count(token, postgres=True)[0]), queries.count(token, postgres=True)[1])
+    assert c.execute(postgres_text(scoped[0]), scoped[1]).fetchone()[0] == want.fetchone()[0] > 0
     sql, params = tallies.error_patterns(everything)
     patterns = {h: int(n) for h, n, *_ in c.execute(postgres_text(sql), params)}
     assert patterns == {h: int(n) for h, n in c.execute(
@@ -152,7 +167,7 @@ def test_migration_9_recounts_each_hosts_tallies_from_the_rows(postgres_cluster:
             turns = _turns(host, 0)
             c.executemany(UPSERT, [to_row(_ended(e, i)) for i, e in enumerate(turns)][: 20 if host == "beta" else None])
         assert c.execute("SELECT n FROM execution_status_counts WHERE status = 'success'").fetchone() == (37,)
-        assert migrate(c) == len(PG_MIGRATIONS) == 10
+        assert migrate(c) == len(PG_MIGRATIONS) == 11
         _assert_recounted(c)
         assert _rows(c, "SELECT host, n FROM execution_status_counts WHERE status = 'success'") == [
             ("alpha", 22), ("beta", 15)]

@@ -403,6 +403,7 @@ def test_queries_use_their_indexes(tmp_path: Path) -> None:
     """The partial index of failures is only used when a query repeats its WHERE word for word
     (INDEXED BY fails loudly otherwise); lists and stats read an index, never the whole table."""
     from muxd.store import execution_queries as queries
+    from muxd.store import execution_tallies as tallies
 
     async def test() -> None:
         async with opened(tmp_path / "h.db") as store:
@@ -419,4 +420,15 @@ def test_queries_use_their_indexes(tmp_path: Path) -> None:
                                (*queries.page(ExecutionQuery()), "executions_at")]:
         plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
         assert any(index in step for step in plan) and "SCAN executions" not in plan, plan
+    # A token's failures from its panes' and principal's indexes alone (schema migration 11: with
+    # `status`, no failure's row is read), a range per fingerprint; its total from the scope counts.
+    token = ExecutionQuery(scope=Scope(pane_keys=frozenset({"r/%1"}), principal="agent:%1"), statuses=FAILED_ISH)
+    plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {queries.error_patterns(token)[0]}",
+                                     queries.error_patterns(token)[1])]
+    for index in ("executions_failures_pane", "executions_failures_principal"):  # a range per fingerprint
+        assert any(f"COVERING INDEX {index}" in step and "stack_hash=?" in step for step in plan), plan
+    sql, params = tallies.count(token) or ("", [])
+    plan = [r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+    assert any("execution_scope_counts" in step for step in plan), plan
+    assert not any("executions " in step for step in plan), plan
     db.close()

@@ -160,6 +160,36 @@ def _per_fingerprint(query: ExecutionQuery) -> tuple[str, list[Any]]:
     return f"FROM {FAILURES} {sql}", params
 
 
+def _scope_patterns(query: ExecutionQuery, *, postgres: bool) -> Sql | None:
+    """`WITH … patterns(h, n, first_seen, newest)` for a scoped query of failures filtered at most
+    by status and time (SQLite's; else None): each scope term's failures from its own index of
+    failures (schema migration 11: by pane or principal, then fingerprint and time, holding the
+    status, and the principal's the pane, so that a row two terms see is counted once), counted
+    per fingerprint in the index's order; then each fingerprint's newest in a seek per term, its
+    newest time known. No failure is read twice nor sorted (reading them all and grouping: ~30 ms
+    for a token at 1M rows, on a loaded machine 50-190 ms)."""
+    if postgres or query.scope.everything or any(getattr(query, column) is not None
+                                                for column in _FILTERED if column != "status"):
+        return None
+    filter_sql, filter_params = filters(query)  # statuses and times: in the indexes too
+    counted, newest, params, before = [], [], list[Any](), list[Sql]()
+    for term, term_params in scope_terms(query.scope):
+        column, index = (("pane_key", "executions_failures_pane") if term.startswith("pane_key")
+                         else ("principal", "executions_failures_principal"))
+        unseen = [f"NOT coalesce({seen}, false)" for seen, _ in before]  # a row an earlier term sees
+        conditions = " AND ".join(t for t in (FAILED_ROWS, term, *unseen, filter_sql) if t)
+        rows = f"FROM executions INDEXED BY {index} WHERE {conditions}"
+        counted.append(f"SELECT stack_hash AS h, count(*) AS n, min(at) AS first_seen, max(at) AS last {rows} "
+                       f"GROUP BY {column}, stack_hash")
+        # `at IS g.last`: a fingerprint whose failures all lack a time has none as its newest's.
+        newest.append(f"SELECT seq {rows} AND stack_hash = g.h AND at IS g.last")
+        params += [*term_params, *(p for _, seen in before for p in seen), *filter_params]
+        before.append((term, term_params))
+    return (f"WITH counted AS ({' UNION ALL '.join(counted)}), patterns AS MATERIALIZED (SELECT h, n, first_seen, "
+            f"(SELECT max(seq) FROM ({' UNION ALL '.join(newest)}) newest) AS newest FROM (SELECT h, sum(n) AS n, "
+            f"min(first_seen) AS first_seen, max(last) AS last FROM counted GROUP BY h) g)"), [*params, *params]
+
+
 def _matching_failures(query: ExecutionQuery) -> Sql:
     """`WITH failures(seq, at, h)`: the failures matching `query`, read once through the index
     its filters pick (a task's, an agent's; a scope's panes and principal each from its index of
@@ -179,11 +209,15 @@ def _matching_failures(query: ExecutionQuery) -> Sql:
 _NEWEST_OF_H = "(SELECT seq FROM failures f WHERE f.h = g.h ORDER BY f.at DESC NULLS LAST, f.seq DESC LIMIT 1)"
 
 
-def error_patterns(query: ExecutionQuery) -> Sql:
+def error_patterns(query: ExecutionQuery, *, postgres: bool = False) -> Sql:
     """Rows (stack_hash, count, first_seen, last_seen, id, task_id, trace_id, message, type) of
     the newest failure of each fingerprint, the most recent first."""
     last = (f"SELECT h, n, first_seen, at, id, task_id, trace_id, error_message, error_type "
             f"FROM patterns JOIN executions ON seq = newest {NEWEST_FIRST} LIMIT ? OFFSET ?")
+    scoped = _scope_patterns(query, postgres=postgres)
+    if scoped is not None:
+        patterns, params = scoped
+        return f"{patterns} {last}", [*params, query.limit, query.offset]
     if not _index_only(query):
         failures, params = _matching_failures(query)
         return (f"{failures}, patterns AS (SELECT h, count(*) AS n, min(at) AS first_seen, {_NEWEST_OF_H} AS newest "
@@ -195,17 +229,23 @@ def error_patterns(query: ExecutionQuery) -> Sql:
         [*params, *params, *params, query.limit, query.offset]
 
 
-def unique_failures(query: ExecutionQuery) -> Sql:
+def unique_failures(query: ExecutionQuery, *, postgres: bool = False) -> Sql:
     """The newest failure of each fingerprint matching `query`, newest first."""
+    newest_first = f"{NEWEST_FIRST} LIMIT ? OFFSET ?"
+    scoped = _scope_patterns(query, postgres=postgres)
+    if scoped is not None:
+        patterns, params = scoped
+        return (f"{patterns} SELECT {READ_COLUMNS} FROM executions WHERE seq IN (SELECT newest FROM patterns) "
+                f"{newest_first}", [*params, query.limit, query.offset])
     if not _index_only(query):
         failures, params = _matching_failures(query)
         return (f"{failures} SELECT {READ_COLUMNS} FROM executions WHERE seq IN "
-                f"(SELECT {_NEWEST_OF_H} FROM (SELECT DISTINCT h FROM failures) g) {NEWEST_FIRST} LIMIT ? OFFSET ?"), \
+                f"(SELECT {_NEWEST_OF_H} FROM (SELECT DISTINCT h FROM failures) g) {newest_first}"), \
             [*params, query.limit, query.offset]
     rows, params = _per_fingerprint(query)
     return (f"{_FINGERPRINTS} SELECT {READ_COLUMNS} FROM executions WHERE seq IN "
-            f"(SELECT (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) FROM hashes WHERE h IS NOT NULL) "
-            f"{NEWEST_FIRST} LIMIT ? OFFSET ?"), [*params, query.limit, query.offset]
+            f"(SELECT (SELECT seq {rows} {NEWEST_FIRST} LIMIT 1) FROM hashes WHERE h IS NOT NULL) {newest_first}"), \
+        [*params, query.limit, query.offset]
 
 
 def stats(query: ExecutionQuery) -> Sql:

@@ -1,9 +1,11 @@
 """The history's counts and sums read from the tallies that triggers keep (schema migration 8),
 for the queries those tallies can answer: the whole history (no scope), filtered at most by
-agent, the failure family and a start time. A window's whole hours come from the hourly tallies;
-the part of an hour at its start from the rows themselves, through an index. Any other query is
-execution_queries.py's (`covers` says which). At a million rows a total then reads a handful
-of rows, stats a few thousand, failure patterns a few dozen, instead of every index entry.
+agent, the failure family and a start time (a total: any scope too, from migration 11's scope
+counts). A window's whole days come from the day tallies (migration 11), its whole hours before
+them from the hourly ones, the part of an hour at its start from the rows themselves, through an
+index. Any other query is execution_queries.py's (`covers` says which). At a million rows a
+total then reads a handful of rows, stats a few thousand, failure patterns a few dozen, instead
+of every index entry.
 PostgreSQL's tallies have a row per host as well (its migration 9: hosts never share a tally row),
 so every read here sums over the rows of a key, which SQLite's single row answers the same.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import math
 from muxd.executions.record import FAILED_STATUSES
-from muxd.store.execution_queries import AGENTS_CTE, FAILURES, KINDS_CTE, NEWEST_FIRST, STATUSES_CTE, SUMS, Sql
+from muxd.store.execution_queries import AGENTS_CTE, FAILURES, KINDS_CTE, NEWEST_FIRST, STATUSES_CTE, Sql, visible
 from muxd.store.execution_rows import FAILED_ROWS
 from muxd.store.execution_store import ExecutionQuery
 
@@ -24,13 +26,13 @@ _UNTALLIED = ("pane_key", "triggered_by", "task_id", "trace_id", "host", "until"
 
 
 def covers(query: ExecutionQuery, *, by_agent: bool = True, by_status: bool = False,
-           failures: bool = False, by_host: bool = False) -> bool:
-    """Whether the tallies answer `query`: it sees everything and filters by nothing they do not
-    split by (`by_agent`: by agent; `by_status`: by status; `by_host`: by host, PostgreSQL's since
-    its migration 9; `failures`: the rows are failures, so a filter of the whole failure family
-    changes nothing)."""
+           failures: bool = False, by_host: bool = False, scoped: bool = False) -> bool:
+    """Whether the tallies answer `query`: it sees everything (or any scope, with `scoped`: the
+    scope counts') and filters by nothing they do not split by (`by_agent`: by agent;
+    `by_status`: by status; `by_host`: by host, PostgreSQL's since its migration 9; `failures`:
+    the rows are failures, so a filter of the whole failure family changes nothing)."""
     untallied = [name for name in _UNTALLIED if not (by_host and name == "host")]
-    if not query.scope.everything or any(getattr(query, name) is not None for name in untallied):
+    if not (scoped or query.scope.everything) or any(getattr(query, name) is not None for name in untallied):
         return False
     if query.agent_name is not None and not by_agent:
         return False
@@ -51,17 +53,30 @@ def _edge(since: float) -> Sql:
 
 
 def count(query: ExecutionQuery, *, by_host: bool = False) -> Sql | None:
-    """The total of `query` from the status counts, the sum of every host's (of the one host it
-    filters by, with `by_host`: PostgreSQL's tallies have a row per host); None if they cannot
-    say (a time or an agent: counting those rows through their index is as quick)."""
-    if not covers(query, by_agent=False, by_status=True, by_host=by_host) or query.since is not None:
+    """The total of `query` from the status counts (an agent's: from its day tallies; a scope's:
+    from the scope counts, a row per pane, principal and status that each execution is counted in
+    once: migration 11), the sum of every host's (of the one host it filters by, with `by_host`:
+    PostgreSQL's tallies have a row per host); None if they cannot say (a time: counting those rows
+    through their index is as quick)."""
+    scoped = not query.scope.everything
+    if (not covers(query, by_agent=not scoped, by_status=True, by_host=by_host, scoped=scoped)
+            or query.since is not None or "" in query.scope.principals):  # '' is the counts' no principal
         return None
     statuses = query.statuses or ((query.status,) if query.status is not None else ())
-    terms = ["true"] if not statuses else [f"status IN ({', '.join('?' * len(statuses))})"]
+    if scoped:
+        table, (term, params) = "execution_scope_counts", visible(query.scope)
+        terms = [term]
+    elif query.agent_name is not None:
+        table, terms, params = "execution_days", ["agent_name = ?"], [query.agent_name]
+    else:
+        table, terms, params = "execution_status_counts", [], []
+    if statuses:
+        terms.append(f"status IN ({', '.join('?' * len(statuses))})")
+        params.extend(statuses)
     if query.host is not None:
         terms.append("host = ?")
-    return (f"SELECT coalesce(sum(n), 0) FROM execution_status_counts WHERE {' AND '.join(terms)}",
-            [*statuses, *([] if query.host is None else [query.host])])
+        params.append(query.host)
+    return f"SELECT coalesce(sum(n), 0) FROM {table} WHERE {' AND '.join(terms) or 'true'}", params
 
 
 _SUMS = ("n", "cost", "tokens", "duration_ms", "durations", "costs")  # execution_queries.stats' JSON order
@@ -69,17 +84,16 @@ _SUMS = ("n", "cost", "tokens", "duration_ms", "durations", "costs")  # executio
 
 def stats(query: ExecutionQuery) -> Sql:
     """Rows of the same shape as execution_queries.stats (agent, kind, status, JSON sums, last
-    at, newest agent type) for each agent, kind and status: the sums of its hourly tallies in
-    the window (a range of their key each, no sort) plus its rows in the part-hour at the
-    window's start (a range of the covering index executions_agent_kind_status). The caller
-    checked `covers(query)` (with `by_host` for a query of one host: PostgreSQL's)."""
+    at, newest agent type) for each agent, kind and status: the sums of its day tallies from the
+    window's first whole day (migration 11), of its hourly tallies before that, each a range of
+    their key (no sort), and of its rows in the part-hour at the window's start (a range of the
+    covering index executions_agent_kind_status), packed once. The caller checked
+    `covers(query)` (with `by_host` for a query of one host: PostgreSQL's)."""
     one = "agent_name = name AND kind = k AND status = s"
     # A host's: its own tally rows and rows, a parameter at each use of `one` (each the first of its terms).
     host = [] if query.host is None else [query.host]
     one += "" if query.host is None else " AND host = ?"
-    hours = ("SELECT json_array(coalesce(sum(n), 0), coalesce(sum(cost), 0), coalesce(sum(tokens), 0), "
-             "coalesce(sum(duration_ms), 0), coalesce(sum(durations), 0), coalesce(sum(costs), 0)) "
-             f"FROM execution_hours WHERE {one}")
+    tallied_sums = ", ".join(_SUMS)
     since = query.since
     # Only the agent, kind and status with a tally in the window's hours (the part-hour's too): the
     # others, most of them, cost one seek instead of four.
@@ -87,25 +101,33 @@ def stats(query: ExecutionQuery) -> Sql:
     tallied_params = [*host] if since is None else [*host, _first_hour(since) - 1]
     if since is None:
         window, window_params = "true", [*host]
-        parts, params = f"({hours}) AS h, NULL AS e", [*host]
+        parts, params = [f"SELECT {tallied_sums} FROM execution_days WHERE {one}"], [*host]
     else:
         edge, edge_params = _edge(since)
         window, window_params = "at >= ?", [*host, since]
-        parts = (f"({hours} AND hour >= ?) AS h, (SELECT json_array({SUMS}) "
-                 f"FROM executions WHERE {one} AND {edge}) AS e")
-        params = [*host, _first_hour(since), *host, *edge_params]
+        hour = _first_hour(since)
+        day = -(-hour // 24)  # the first whole day: a row's day is its hour's (schema._DAY)
+        if day >= 1:  # (before it, a negative hour's day would not be its hour's floor)
+            parts = [f"SELECT {tallied_sums} FROM execution_days WHERE {one} AND day >= ?",
+                     f"SELECT {tallied_sums} FROM execution_hours WHERE {one} AND hour >= ? AND hour < ?"]
+            params = [*host, day, *host, hour, day * 24]
+        else:
+            parts, params = [f"SELECT {tallied_sums} FROM execution_hours WHERE {one} AND hour >= ?"], [*host, hour]
+        parts.append("SELECT 1, coalesce(cost_usd, 0), coalesce(tokens_used, 0), coalesce(duration_ms, 0), "
+                     "CASE WHEN duration_ms IS NULL THEN 0 ELSE 1 END, CASE WHEN cost_usd IS NULL THEN 0 ELSE 1 END "
+                     f"FROM executions WHERE {one} AND {edge}")
+        params += [*host, *edge_params]
     if query.agent_name is None:
         agents, agent_params = f"WITH RECURSIVE {AGENTS_CTE}", []
     else:
         agents, agent_params = "WITH agents(name) AS (VALUES (?))", [query.agent_name]
-    summed = ", ".join(f"json_extract(h, '$[{i}]') + coalesce(json_extract(e, '$[{i}]'), 0)"
-                       for i in range(len(_SUMS)))
+    summed = ", ".join(f"coalesce(sum({column}), 0)" for column in _SUMS)
     rows = f"FROM executions WHERE {one} AND {window}"
-    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE}, parts AS MATERIALIZED (SELECT name, k, s, {parts} "
+    return (f"{agents}, {STATUSES_CTE}, {KINDS_CTE}, combos AS MATERIALIZED (SELECT name, k, s "
             f"FROM agents CROSS JOIN kinds CROSS JOIN statuses WHERE name IS NOT NULL AND {tallied}) "
-            f"SELECT name, k, s, json_array({summed}), (SELECT max(at) {rows}), "
-            f"(SELECT agent_type {rows} ORDER BY at DESC NULLS LAST LIMIT 1) FROM parts"), \
-        [*agent_params, *params, *tallied_params, *window_params, *window_params]
+            f"SELECT name, k, s, (SELECT json_array({summed}) FROM ({' UNION ALL '.join(parts)}) AS part), "
+            f"(SELECT max(at) {rows}), (SELECT agent_type {rows} ORDER BY at DESC NULLS LAST LIMIT 1) FROM combos"), \
+        [*agent_params, *tallied_params, *params, *window_params, *window_params]
 
 
 def error_patterns(query: ExecutionQuery) -> Sql:

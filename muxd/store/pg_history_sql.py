@@ -10,11 +10,9 @@ the builders keep one copy of the queries' logic:
 - a scope's panes as one JSON parameter (`json_each`): an array of jsonb_array_elements_text, which
   (unlike `IN (SELECT …)`) an index scan takes, so the OR of a scope's terms is one of two indexes;
   the panes a page reads one at a time (`json_each(?) k, LATERAL`), as a set of rows;
-- the JSON that packs stats' sums: json_build_array, its elements read as numeric (exact for
-  the counts and sums alike, and json renders a whole numeric as an integer);
+- the JSON that packs stats' sums: json_build_array (json renders a whole numeric as an integer);
 - the tallies' hour of a row, and its bucket in a timeline: floor, as SQLite's CAST truncates
-  (PostgreSQL's would round);
-- a NULL standing for no JSON: typed as json.
+  (PostgreSQL's would round).
 """
 
 from __future__ import annotations
@@ -31,10 +29,8 @@ RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), rep
     (r"(\w+) IN \(SELECT value FROM json_each\(\?\)\)", r"\1 = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))"),
     (r"\bjson_each\(\?\) k\b", "jsonb_array_elements_text(?::jsonb) k(value)"),
     (r"\bjson_array\(", "json_build_array("),
-    (r"json_extract\((\w+), '\$\[(\d+)\]'\)", r"(\1->>\2)::numeric"),
     (re.escape(BUCKET), "floor(at / 3600)::bigint"),
     (re.escape(ROW_BUCKET), "floor((at - ?) / ?)::bigint"),
-    (r"\bNULL AS (\w+)", r"NULL::json AS \1"),
 ))
 
 

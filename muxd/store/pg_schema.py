@@ -27,6 +27,26 @@ _HOUR = "coalesce(floor(r.at / 3600)::bigint, -1)"
 _FAILURE = "r.status IN ('failed', 'timeout', 'interrupted') AND r.stack_hash IS NOT NULL"
 
 
+_SUMMED = ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used", "duration_ms")
+
+
+def _sums(table: str, column: str, stretch: str, key: str, value: str, own: str) -> str:
+    """The statements moving the row `r`'s count and sums in `table`, keyed by its `stretch` of
+    time in `column` (an hour, a day) then `key` (", host" since migration 9)."""
+    return f"""
+        INSERT INTO {table} AS t VALUES (r.agent_name, r.kind, r.status, {stretch}, sign,
+                sign * coalesce(r.cost_usd, 0), sign * (r.cost_usd IS NOT NULL)::int,
+                sign * coalesce(r.tokens_used, 0), sign * coalesce(r.duration_ms, 0),
+                sign * (r.duration_ms IS NOT NULL)::int{value})
+            ON CONFLICT (agent_name, kind, status, {column}{key}) DO UPDATE SET n = t.n + excluded.n,
+                cost = t.cost + excluded.cost, costs = t.costs + excluded.costs, tokens = t.tokens + excluded.tokens,
+                duration_ms = t.duration_ms + excluded.duration_ms, durations = t.durations + excluded.durations;
+        IF sign < 0 THEN  -- an hour left with nothing goes: pruned hours leave no zeros behind
+            DELETE FROM {table} WHERE agent_name = r.agent_name AND kind = r.kind AND status = r.status
+                AND {column} = {stretch}{own} AND n = 0;
+        END IF;"""
+
+
 def _tallies(by_host: bool) -> dict[str, tuple[str, tuple[str, ...]]]:
     """name -> (the statements adding the row `r` times `sign`, the columns that move it).
     `by_host`: each tally's key ends in the row's host (migration 9), so that every tally row
@@ -37,18 +57,7 @@ def _tallies(by_host: bool) -> dict[str, tuple[str, tuple[str, ...]]]:
         "status_counts": (f"""
         INSERT INTO execution_status_counts AS t VALUES (r.status, sign{value})
             ON CONFLICT (status{key}) DO UPDATE SET n = t.n + excluded.n;""", ("status",)),
-        "hours": (f"""
-        INSERT INTO execution_hours AS t VALUES (r.agent_name, r.kind, r.status, {_HOUR}, sign,
-                sign * coalesce(r.cost_usd, 0), sign * (r.cost_usd IS NOT NULL)::int,
-                sign * coalesce(r.tokens_used, 0), sign * coalesce(r.duration_ms, 0),
-                sign * (r.duration_ms IS NOT NULL)::int{value})
-            ON CONFLICT (agent_name, kind, status, hour{key}) DO UPDATE SET n = t.n + excluded.n,
-                cost = t.cost + excluded.cost, costs = t.costs + excluded.costs, tokens = t.tokens + excluded.tokens,
-                duration_ms = t.duration_ms + excluded.duration_ms, durations = t.durations + excluded.durations;
-        IF sign < 0 THEN  -- an hour left with nothing goes: pruned hours leave no zeros behind
-            DELETE FROM execution_hours WHERE agent_name = r.agent_name AND kind = r.kind AND status = r.status
-                AND hour = {_HOUR}{own} AND n = 0;
-        END IF;""", ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used", "duration_ms")),
+        "hours": (_sums("execution_hours", "hour", _HOUR, key, value, own), _SUMMED),
         "failures": (f"""
         IF NOT ({_FAILURE}) THEN
             RETURN;
@@ -133,6 +142,17 @@ _SPANS_KEPT = (f"""
             DELETE FROM execution_spans WHERE (span, bucket) IN (SELECT span, {_SPAN_BUCKET} FROM {_SPANS})
                 AND agent_name = r.agent_name AND kind = r.kind AND host = r.host AND n = 0;
         END IF;""", ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used"))
+
+# Migration 11: SQLite's day tallies and scope counts (its migration 11), by host as the others.
+# A row's day is its hour's, integer division (bigint / int truncates), as SQLite's.
+_DAY = "coalesce(floor(r.at / 3600)::bigint / 24, -1)"
+_SCOPE_COUNTS_KEPT = ("""
+        INSERT INTO execution_scope_counts AS t VALUES (r.pane_key, coalesce(r.principal, ''), r.status, sign, r.host)
+            ON CONFLICT (pane_key, principal, status, host) DO UPDATE SET n = t.n + excluded.n;
+        IF sign < 0 THEN
+            DELETE FROM execution_scope_counts WHERE pane_key = r.pane_key AND principal = coalesce(r.principal, '')
+                AND status = r.status AND host = r.host AND n = 0;
+        END IF;""", ("pane_key", "principal", "status"))
 
 # The history's indexes that order by `at` (migration 6): name, the columns before `at`, those after
 # it, the rows indexed. Each becomes (…, at NULLS FIRST, …, seq): read backwards that is the
@@ -500,6 +520,31 @@ PG_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX executions_principal_sums ON executions(principal, at) INCLUDE (pane_key, agent_name, kind, status,
                                                                                  tokens_used, cost_usd)
         WHERE principal IS NOT NULL;
+    """,
+    # 11: the day tallies and scope counts (SQLite's migration 11), the triggers first as in 10.
+    # The indexes of a pane's and a principal's failures stay: PostgreSQL groups a token's
+    # failures read once, as before (execution_queries' `postgres`), and reads a partial index's
+    # predicate columns without the row.
+    f"""
+    CREATE TABLE execution_days (LIKE execution_hours);  -- the hourly tallies' columns, a day for an hour
+    ALTER TABLE execution_days RENAME COLUMN hour TO day;
+    ALTER TABLE execution_days ADD PRIMARY KEY (agent_name, kind, status, day, host);
+    {_kept("days", (_sums("execution_days", "day", _DAY, ", host", ", r.host", " AND host = r.host"), _SUMMED))}
+    INSERT INTO execution_days SELECT agent_name, kind, status, {_DAY.replace("r.at", "at")}, count(*),
+        coalesce(sum(cost_usd), 0), count(cost_usd), coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0),
+        count(duration_ms), host FROM executions GROUP BY 1, 2, 3, 4, host;
+    CREATE TABLE execution_scope_counts (
+        pane_key text NOT NULL,
+        principal text NOT NULL,
+        status text NOT NULL,
+        n bigint NOT NULL,
+        host text NOT NULL,
+        PRIMARY KEY (pane_key, principal, status, host)
+    );
+    CREATE INDEX execution_scope_counts_principal ON execution_scope_counts(principal);
+    {_kept("scope_counts", _SCOPE_COUNTS_KEPT)}
+    INSERT INTO execution_scope_counts SELECT pane_key, coalesce(principal, ''), status, count(*), host
+        FROM executions GROUP BY 1, 2, 3, host;
     """,
 )
 

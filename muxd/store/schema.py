@@ -15,21 +15,27 @@ def _status_counts(row: str, sign: int) -> str:
             f"ON CONFLICT (status) DO UPDATE SET n = n + excluded.n;")
 
 
-def _hours(row: str, sign: int) -> str:
-    hour = _HOUR.format(row=row)
+def _sums(table: str, column: str, stretch: str, row: str, sign: int) -> str:
+    """The statements moving `row`'s count and sums in `table`, whose key ends in `column`, the
+    row's `stretch` of time (an hour: migration 8's execution_hours; a day: migration 11's)."""
+    stretch = stretch.format(row=row)
     sql = f"""
-        INSERT INTO execution_hours VALUES ({row}.agent_name, {row}.kind, {row}.status, {hour}, {sign},
+        INSERT INTO {table} VALUES ({row}.agent_name, {row}.kind, {row}.status, {stretch}, {sign},
                 {sign} * coalesce({row}.cost_usd, 0), {sign} * ({row}.cost_usd IS NOT NULL),
                 {sign} * coalesce({row}.tokens_used, 0), {sign} * coalesce({row}.duration_ms, 0),
                 {sign} * ({row}.duration_ms IS NOT NULL))
-            ON CONFLICT (agent_name, kind, status, hour) DO UPDATE SET n = n + excluded.n,
+            ON CONFLICT (agent_name, kind, status, {column}) DO UPDATE SET n = n + excluded.n,
                 cost = cost + excluded.cost, costs = costs + excluded.costs, tokens = tokens + excluded.tokens,
                 duration_ms = duration_ms + excluded.duration_ms, durations = durations + excluded.durations;"""
-    if sign < 0:  # an hour left with nothing goes: pruned hours leave no zeros behind
+    if sign < 0:  # a stretch left with nothing goes: pruned hours leave no zeros behind
         sql += f"""
-        DELETE FROM execution_hours WHERE agent_name = {row}.agent_name AND kind = {row}.kind
-            AND status = {row}.status AND hour = {hour} AND n = 0;"""
+        DELETE FROM {table} WHERE agent_name = {row}.agent_name AND kind = {row}.kind
+            AND status = {row}.status AND {column} = {stretch} AND n = 0;"""
     return sql
+
+
+def _hours(row: str, sign: int) -> str:
+    return _sums("execution_hours", "hour", _HOUR, row, sign)
 
 
 def _failures(row: str, sign: int) -> str:
@@ -66,6 +72,28 @@ def _spans(row: str, sign: int) -> str:
         sql += f"""
         DELETE FROM execution_spans WHERE (span, bucket) IN (SELECT span, {bucket} FROM ({_SPANS}))
             AND agent_name = {row}.agent_name AND kind = {row}.kind AND n = 0;"""
+    return sql
+
+
+# The day tallies and scope counts (migration 11). A row's day is its hour's (integer division),
+# so that a window of whole days and the hours before them never counts a row twice or misses
+# one, whatever the rounding of `at / 86400` at a day's edge.
+_DAY = "coalesce(CAST({row}.at / 3600 AS INTEGER) / 24, -1)"
+
+
+def _days(row: str, sign: int) -> str:
+    return _sums("execution_days", "day", _DAY, row, sign)
+
+
+def _scope_counts(row: str, sign: int) -> str:
+    # No principal is '' (the key holds no NULL); a scope naming '' reads the rows instead.
+    sql = f"""
+        INSERT INTO execution_scope_counts VALUES ({row}.pane_key, coalesce({row}.principal, ''), {row}.status, {sign})
+            ON CONFLICT (pane_key, principal, status) DO UPDATE SET n = n + excluded.n;"""
+    if sign < 0:
+        sql += f"""
+        DELETE FROM execution_scope_counts WHERE pane_key = {row}.pane_key
+            AND principal = coalesce({row}.principal, '') AND status = {row}.status AND n = 0;"""
     return sql
 
 
@@ -414,5 +442,48 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX executions_pane_sums ON executions(pane_key, at, agent_name, kind, status, tokens_used, cost_usd);
     CREATE INDEX executions_principal_sums ON executions(principal, at, pane_key, agent_name, kind, status,
                                                          tokens_used, cost_usd) WHERE principal IS NOT NULL;
+    """,
+    # 11: issue 29's last misses at a million rows. A scoped token's failure patterns read, per
+    # fingerprint, a range of its panes' and of its principal's indexes of failures alone: keyed
+    # by pane or principal then fingerprint, with `status` (which SQLite otherwise checks in each
+    # row) and, in the principal's, the pane (a row its panes show too is counted once). A token's total counts its panes and principal per
+    # status (execution_scope_counts: a row's pane and principal are one key, so the OR of a
+    # scope's terms sums each row once). Stats over days sum day tallies (execution_days, the
+    # sums of execution_hours per UTC day): a week is ~30 rows an agent, kind and status, not 168.
+    f"""
+    DROP INDEX executions_failures_pane;
+    CREATE INDEX executions_failures_pane ON executions(pane_key, stack_hash, at, status)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    DROP INDEX executions_failures_principal;
+    CREATE INDEX executions_failures_principal ON executions(principal, stack_hash, at, status, pane_key)
+        WHERE status IN ('failed', 'timeout', 'interrupted') AND stack_hash IS NOT NULL;
+    CREATE TABLE execution_days (
+        agent_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        day INTEGER NOT NULL,      -- CAST(at / 3600 AS INTEGER) / 24; -1: no time
+        n INTEGER NOT NULL,
+        cost REAL NOT NULL,
+        costs INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        durations INTEGER NOT NULL,
+        PRIMARY KEY (agent_name, kind, status, day)
+    ) WITHOUT ROWID;
+    INSERT INTO execution_days SELECT agent_name, kind, status, {_DAY.format(row="executions")}, count(*),
+        total(cost_usd), count(cost_usd), coalesce(sum(tokens_used), 0), coalesce(sum(duration_ms), 0),
+        count(duration_ms) FROM executions GROUP BY 1, 2, 3, 4;
+    {_kept("days", _days, ("agent_name", "kind", "status", "at", "cost_usd", "tokens_used", "duration_ms"))}
+    CREATE TABLE execution_scope_counts (
+        pane_key TEXT NOT NULL,
+        principal TEXT NOT NULL,   -- '': none
+        status TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (pane_key, principal, status)
+    ) WITHOUT ROWID;
+    CREATE INDEX execution_scope_counts_principal ON execution_scope_counts(principal);
+    INSERT INTO execution_scope_counts SELECT pane_key, coalesce(principal, ''), status, count(*) FROM executions
+        GROUP BY 1, 2, 3;
+    {_kept("scope_counts", _scope_counts, ("pane_key", "principal", "status"))}
     """,
 )

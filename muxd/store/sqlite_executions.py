@@ -306,7 +306,7 @@ class SqliteExecutionStore:
         if queries.sees_nothing(query.scope):
             return []
         sql, params = self._sql(tallies.error_patterns(query) if tallies.covers(query, by_agent=False, failures=True)
-                                else queries.error_patterns(query))
+                                else queries.error_patterns(query, postgres=self._postgres))
 
         def job(db: sqlite3.Connection) -> list[ErrorPattern]:
             # int(n): PostgreSQL's sum of the tallies is numeric.
@@ -322,7 +322,7 @@ class SqliteExecutionStore:
         """The newest failure of each stack_hash, newest first (tasks_last_failed unique_errors)."""
         if queries.sees_nothing(query.scope):
             return []
-        sql, params = self._sql(queries.unique_failures(query))
+        sql, params = self._sql(queries.unique_failures(query, postgres=self._postgres))
         return await self._read(lambda db: [from_row(row) for row in db.execute(sql, params)],
                                 "listing unique failures")
 

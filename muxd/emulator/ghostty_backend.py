@@ -58,8 +58,8 @@ def _free_render(state: object, iterator: object) -> None:
 
 # Visible rows read a row per native call (ghostty_rows.py) when the library packs cells as expected.
 _ROWS_NATIVE = layout_matches()
-# Screen rows of characters other than printable ASCII, each one cell wide: a turn's end checks
-# its screen's rows (text_lines), which are mostly the ones the agent drew at the turns before.
+# Screen rows whose characters each take one cell: a turn's end checks its screen's rows
+# (text_lines), which are mostly the ones the agent drew at the turns before.
 NARROW_ROWS_KEPT = 4096
 _NARROW_ROWS: set[str] = set()
 
@@ -485,7 +485,7 @@ class GhosttyEmulator(DeferredFloodOutput):
         if native.any_wrapped(ACTIVE, blank):
             return None
         # (The text is these rows and spaces.) A row of the screen is mostly one seen before.
-        if not text.isascii() and not all(row.isascii() or row in _NARROW_ROWS or _narrow(row) for row in rows):
+        if not text.isascii() and not all(_narrow(row) for row in set(rows).difference(_NARROW_ROWS)):
             return None
         return rows + [""]
 
@@ -547,7 +547,7 @@ class GhosttyEmulator(DeferredFloodOutput):
 
 def _narrow(row: str) -> bool:
     """Whether each character of `row` takes one cell (kept in _NARROW_ROWS if so)."""
-    if any(CHAR_WIDTHS[char] != 1 for char in set(row)):
+    if not row.isascii() and any(CHAR_WIDTHS[char] != 1 for char in set(row)):
         return False
     if len(_NARROW_ROWS) >= NARROW_ROWS_KEPT:
         _NARROW_ROWS.clear()

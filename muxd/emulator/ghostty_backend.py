@@ -58,6 +58,10 @@ def _free_render(state: object, iterator: object) -> None:
 
 # Visible rows read a row per native call (ghostty_rows.py) when the library packs cells as expected.
 _ROWS_NATIVE = layout_matches()
+# Screen rows whose characters each take one cell: a turn's end checks its screen's rows
+# (text_lines), which are mostly the ones the agent drew at the turns before.
+NARROW_ROWS_KEPT = 4096
+_NARROW_ROWS: set[str] = set()
 
 
 class GhosttyEmulator(DeferredFloodOutput):
@@ -478,9 +482,10 @@ class GhosttyEmulator(DeferredFloodOutput):
         # A wrap from or into a row the formatter leaves blank (spaces it trims, a flag left on an
         # emptied row): the formatter does not join there, the rows do.
         blank = [y for y, line in enumerate(lines) if not line] + list(range(max(count - 1, 0), self._lines))
-        if any(native.wrapped(ACTIVE, y) for y in blank):
+        if native.any_wrapped(ACTIVE, blank):
             return None
-        if not text.isascii() and any(CHAR_WIDTHS[char] != 1 for char in set(text) if char != "\n"):
+        # (The text is these rows and spaces.) A row of the screen is mostly one seen before.
+        if not text.isascii() and not all(_narrow(row) for row in set(rows).difference(_NARROW_ROWS)):
             return None
         return rows + [""]
 
@@ -538,3 +543,13 @@ class GhosttyEmulator(DeferredFloodOutput):
         if row is None or len(row.text) < self._columns and self._history.wrapped(ACTIVE, y):
             return self._grid.read_row(ACTIVE, y, self._columns)
         return row
+
+
+def _narrow(row: str) -> bool:
+    """Whether each character of `row` takes one cell (kept in _NARROW_ROWS if so)."""
+    if not row.isascii() and any(CHAR_WIDTHS[char] != 1 for char in set(row)):
+        return False
+    if len(_NARROW_ROWS) >= NARROW_ROWS_KEPT:
+        _NARROW_ROWS.clear()
+    _NARROW_ROWS.add(row)
+    return True

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from itertools import chain
-from typing import Callable
+from typing import Callable, Iterable
 
 from .ghostty_ffi import ffi, init_sized, lib
 
@@ -392,6 +392,18 @@ class NativeHistory:
             return False
         lib.ghostty_row_get(self._row[0], lib.GHOSTTY_ROW_DATA_WRAP, self._bool)
         return bool(self._bool[0])
+
+    def any_wrapped(self, tag: int, ys: Iterable[int]) -> bool:
+        """Whether any of native rows `ys` soft-wraps (`wrapped`'s lookups made once: a turn's
+        end reads the flags of a dozen blank rows)."""
+        ref, row, flag, ref_of = self._row_ref, self._row, self._bool, self.formatter.ref
+        ref_row, row_get, wrap = lib.ghostty_grid_ref_row, lib.ghostty_row_get, lib.GHOSTTY_ROW_DATA_WRAP
+        for y in ys:
+            if ref_of(tag, 0, y, ref) and not ref_row(ref, row):
+                row_get(row[0], wrap, flag)
+                if flag[0]:
+                    return True
+        return False
 
     def _format(self, tag: int, first: int, last: int, *, unwrap: bool) -> str:
         """Rows first..last as VT text with the SGR muxd keeps (NativeFormatter.format)."""

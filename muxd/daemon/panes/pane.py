@@ -72,6 +72,7 @@ class Pane:
         turns: EmulationTurns | None = None,
     ) -> None:
         self.number = number
+        self.id = f"%{number}"  # (made once: read at every state and every ended turn)
         self.command = command
         self.launch_argv: list[str] | None = None  # what actually runs, when muxd adds to `command`
         self.tmux_shim = False  # its programs see TMUX and muxd's `tmux` (daemon/tmux/shim.py)
@@ -126,10 +127,6 @@ class Pane:
         self._failure_noticed = False  # the emulator's failure was logged and its backlog dropped
 
     # ------------------------------------------------------------ identity
-
-    @property
-    def id(self) -> str:
-        return f"%{self.number}"
 
     @property
     def pid(self) -> int | None:

@@ -413,7 +413,13 @@ class Registry:
         return [pane for session in self.sessions for pane in session.panes()]
 
     def pane_by_id(self, pane_id: str) -> Pane | None:
-        return next((p for p in self.all_panes() if p.id == pane_id), None)
+        # (no list of every pane built: each ended execution asks, for its event's placement)
+        for session in self.sessions:
+            for window in session.windows:
+                for pane in window.panes:
+                    if pane.id == pane_id:
+                        return pane
+        return None
 
     def pane_named(self, name: str) -> Pane | None:
         return next((p for p in self.all_panes() if p.name == name), None)

@@ -37,7 +37,8 @@ def turn_start(agent_type: str | None, lines: Sequence[str], message: str | None
     reader = READERS.get(agent_type or "")
     if reader is None:
         return None
-    found = _echo_of(reader.echoes(_clean(lines)), message)
+    rows = _clean(lines)
+    found = _echo_of(reader.echoes(rows, reader.conversation_end(rows)), message)
     return None if found is None else found[0]
 
 
@@ -48,14 +49,15 @@ def extract_answer(agent_type: str | None, lines: Sequence[str], message: str | 
     if reader is None:
         return None
     rows = _clean(lines)
-    echoes = reader.echoes(rows)
+    end = reader.conversation_end(rows)
+    echoes = reader.echoes(rows, end)
     # The message's own echo; else the last echo there is (a CLI may show a pasted message
     # as "[Pasted text #1]"); else none: the rows start inside the turn, where the CLI
     # scrolled the echo away (see TurnReader.needs_echo).
     found = _echo_of(echoes, message) or _echo_of(echoes, None)
     if found is None and reader.needs_echo:
         return None
-    blocks = reader.answer(rows, found[1] if found else 0)
+    blocks = reader.answer(rows, found[1] if found else 0, end)
     text = normalise_answer("\n\n".join(blocks))
     return text or None
 

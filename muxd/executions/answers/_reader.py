@@ -42,11 +42,17 @@ class TurnReader(Protocol):
     # echo out of its own alternate screen while the answer's rest is still shown.
     needs_echo: bool
 
-    def echoes(self, rows: list[str]) -> list[Echo]:
-        """Every prompt echo in the conversation (never the live input line), top to bottom."""
+    def conversation_end(self, rows: list[str]) -> int:
+        """The first row below the conversation (the CLI's input box, its status rows), else
+        len(rows): found once for a turn's rows, which echoes and answer both read above."""
         ...
 
-    def answer(self, rows: list[str], start: int) -> list[str]:
+    def echoes(self, rows: list[str], end: int) -> list[Echo]:
+        """Every prompt echo in the conversation above row `end` (never the live input line),
+        top to bottom."""
+        ...
+
+    def answer(self, rows: list[str], start: int, end: int) -> list[str]:
         """The answer blocks of the turn whose first row after the echo is `start`, top to
         bottom, their CLI markers (bullets, indentation) taken off; not yet normalised."""
         ...

@@ -38,7 +38,10 @@ _RICH_NUMBERED = re.compile(r"^\s+(\d+) (?=\S)")
 class AiderReader:
     needs_echo = True
 
-    def echoes(self, rows: list[str]) -> list[Echo]:
+    def conversation_end(self, rows: list[str]) -> int:
+        return len(rows)  # (its prompts and the rules above them end the answer: `answer`)
+
+    def echoes(self, rows: list[str], end: int) -> list[Echo]:
         found: list[Echo] = []
         last = max((row for row, line in enumerate(rows) if line.strip()), default=-1)
         # A prompt is known by the rule above it, but the rows may start at the echo itself.
@@ -48,10 +51,10 @@ class AiderReader:
                 found.append(Echo(row, (text,)))
         return found
 
-    def answer(self, rows: list[str], start: int) -> list[str]:
+    def answer(self, rows: list[str], start: int, end: int) -> list[str]:
         prompts = set(prompt_rows(rows))
         kept: list[str] = []
-        for row in range(start, len(rows)):
+        for row in range(start, end):
             line = rows[row]
             if is_token_report(line) or is_rule(line) or row in prompts:
                 break

@@ -33,14 +33,17 @@ RIGHT_ALIGNED_MIN_COLUMN = 20
 class ClaudeReader:
     needs_echo = False  # the fullscreen renderer scrolls it off with the answer's start
 
-    def echoes(self, rows: list[str]) -> list[Echo]:
+    def conversation_end(self, rows: list[str]) -> int:
+        return _conversation_end(rows)
+
+    def echoes(self, rows: list[str], end: int) -> list[Echo]:
         # the wrapped rest of a message is indented; `⎿ Interrupted …` under it is Claude's
-        return read_echoes(rows, _conversation_end(rows), _echo_text,
+        return read_echoes(rows, end, _echo_text,
                            lambda line: line[:1].isspace() and not _is_child(line))
 
-    def answer(self, rows: list[str], start: int) -> list[str]:
+    def answer(self, rows: list[str], start: int, end: int) -> list[str]:
         blocks = AnswerBlocks()
-        for block in split_blocks(rows[start:_conversation_end(rows)]):
+        for block in split_blocks(rows[start:end]):
             head = block[0]
             if _ends_turn(head):
                 break

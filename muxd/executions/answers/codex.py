@@ -34,12 +34,15 @@ class CodexReader:
     # pane has its echo scrolled away for good, and the rows shown are the end of this turn.
     needs_echo = False
 
-    def echoes(self, rows: list[str]) -> list[Echo]:
-        return read_echoes(rows, _conversation_end(rows), _echo_text, lambda line: not starts_cell(line))
+    def conversation_end(self, rows: list[str]) -> int:
+        return _conversation_end(rows)
 
-    def answer(self, rows: list[str], start: int) -> list[str]:
+    def echoes(self, rows: list[str], end: int) -> list[Echo]:
+        return read_echoes(rows, end, _echo_text, lambda line: not starts_cell(line))
+
+    def answer(self, rows: list[str], start: int, end: int) -> list[str]:
         blocks = AnswerBlocks()
-        for line in rows[start:_conversation_end(rows)]:
+        for line in rows[start:end]:
             if is_turn_done(line) or line.startswith(ECHO_MARK):
                 break
             if not starts_cell(line):

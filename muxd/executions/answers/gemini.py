@@ -31,13 +31,16 @@ SHORTCUTS_HINT = "? for shortcuts"
 class GeminiReader:
     needs_echo = True
 
-    def echoes(self, rows: list[str]) -> list[Echo]:
-        return read_echoes(rows, _conversation_end(rows), _echo_text, lambda line: line[:1].isspace()
+    def conversation_end(self, rows: list[str]) -> int:
+        return _conversation_end(rows)
+
+    def echoes(self, rows: list[str], end: int) -> list[Echo]:
+        return read_echoes(rows, end, _echo_text, lambda line: line[:1].isspace()
                            and not is_user_prompt(line) and not is_tool_row(line))
 
-    def answer(self, rows: list[str], start: int) -> list[str]:
+    def answer(self, rows: list[str], start: int, end: int) -> list[str]:
         blocks = AnswerBlocks()
-        for line in rows[start:_conversation_end(rows)]:
+        for line in rows[start:end]:
             if is_user_prompt(line):
                 break
             if line.startswith(ANSWER_MARK):

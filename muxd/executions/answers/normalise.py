@@ -30,9 +30,15 @@ _EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![\w*])")
 def normalise_answer(text: str) -> str:
     """`text` as paragraphs parted by one blank line, each on one line with single spaces,
     inline markdown markers and bullet styles taken out (see the module docstring)."""
-    text = _BULLET.sub("- ", text)
-    text = _CODE_SPAN.sub(r"\1", text)
-    text = _STRONG.sub(r"\2", text)
-    text = _EMPHASIS.sub(r"\1", text)
+    # (Most answers hold no marker: each pass is looked for first, a scan of the text in C.)
+    stars = "*" in text
+    if stars or "+" in text or "•" in text:
+        text = _BULLET.sub("- ", text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(r"\1", text)
+    if stars or "__" in text:
+        text = _STRONG.sub(r"\2", text)
+    if stars:
+        text = _EMPHASIS.sub(r"\1", text)
     paragraphs = (_WHITESPACE.sub(" ", part).strip() for part in _BLANK_LINES.split(text))
     return "\n\n".join(part for part in paragraphs if part)

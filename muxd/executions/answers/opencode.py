@@ -39,9 +39,11 @@ _TOOL_TITLE = re.compile(r"^[$#→←✱%◈◇⟳⚙]\s")
 class OpencodeReader:
     needs_echo = False
 
-    def echoes(self, rows: list[str]) -> list[Echo]:
+    def conversation_end(self, rows: list[str]) -> int:
+        return _conversation_end(rows)
+
+    def echoes(self, rows: list[str], end: int) -> list[Echo]:
         found: list[Echo] = []
-        end = _conversation_end(rows)
         row = 0
         while row < end:
             if not _is_bar(rows[row]):
@@ -56,9 +58,9 @@ class OpencodeReader:
                 found.append(Echo(texts[0][0], tuple(text for _, text in texts)))
         return found
 
-    def answer(self, rows: list[str], start: int) -> list[str]:
+    def answer(self, rows: list[str], start: int, end: int) -> list[str]:
         blocks = AnswerBlocks()
-        for line in rows[start:_conversation_end(rows)]:
+        for line in rows[start:end]:
             if line.strip().startswith(TURN_DONE_MARK):
                 break
             if _is_bar(line):

@@ -64,7 +64,7 @@ class MuxdTestServer:
         out = self.cli("start-server", check=True,
                        env={DAEMON_START_TIMEOUT_ENV: f"{stretched(DAEMON_START_TIMEOUT_S):.1f}"})
         assert out.returncode == 0, out.stderr
-        self.pid = int((self.socket_dir / f"{self.name}.lock").read_text().strip())
+        self.pid = self._locked_pid()
         return self
 
     def cli(self, *args: str, check: bool = False, input: str | None = None, timeout: float = CLI_TIMEOUT_S,
@@ -143,6 +143,8 @@ class MuxdTestServer:
             return _any_thread_alive(self.pid)
 
     def stop(self) -> None:
+        if self.pid is None:  # started by a command of the test (new-session with no server), not start()
+            self.pid = self._locked_pid()
         if self.pid is not None and self.running():
             try:
                 os.kill(self.pid, signal.SIGTERM)
@@ -152,6 +154,13 @@ class MuxdTestServer:
             except AssertionError:
                 os.kill(self.pid, signal.SIGKILL)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+    def _locked_pid(self) -> int | None:
+        """The pid in the daemon's lock file, if one holds it."""
+        try:
+            return int((self.socket_dir / f"{self.name}.lock").read_text().strip())
+        except (OSError, ValueError):
+            return None
 
 
 def host_server(url: str, host: str, **env: str) -> MuxdTestServer:

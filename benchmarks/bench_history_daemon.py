@@ -3,7 +3,7 @@ executions, and what recording costs the daemon on 20 busy agent panes.
 
     .venv/bin/python benchmarks/bench_history_daemon.py [--rows 1000000] [--calls 100] [--db FILE]
                                                         [--panes 20] [--seconds 60] [--repeats 3]
-                                                        [--turn-s 8] [--tree DIR] [--skip-queries] [--threads]
+                                                        [--turn-s 8] [--tree DIR] [--control] [--skip-queries] [--threads]
 
 1. Queries: a daemon on a database seeded with `--rows` executions (bench_history_queries'
    seed_executions), `muxd mcp` over stdio, the real MCP SDK client; p50/p95 of each query
@@ -19,7 +19,9 @@ executions, and what recording costs the daemon on 20 busy agent panes.
    the database writer's; each daemon's threads named through thread_names/sitecustomize.py),
    and the turn length it drove: the same cost per execution is a smaller share at real agents'
    turns, which run for minutes (`--turn-s 120`). `--tree DIR` adds a third daemon recording
-   with the code of checkout DIR (old against new in the same window). `--threads` prints every
+   with the code of checkout DIR (old against new in the same window); `--control` a second
+   daemon with the history off, whose difference from the first is the figure's noise floor
+   (two daemons doing the same work differ by about 1-2 %). `--threads` prints every
    thread group's CPU (the loop, the writer, readers, session-log finders) and what recording
    adds on each.
 """
@@ -261,11 +263,13 @@ def _thread_split(daemons: list[_BusyDaemon], recorded: list[int]) -> None:
 
 
 def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Path | None,
-              threads: bool = False) -> bool:
+              threads: bool = False, control: bool = False) -> bool:
     """`repeats` windows, each with a daemon recording and one with the history off (and, with
-    `tree`, a recording daemon running that checkout's code) running side by side: each window's
-    ratio on/off is measured under the same load, and the median of the windows is the figure."""
-    others = f", and history on in {tree}" if tree else ""
+    `tree`, a recording daemon running that checkout's code; with `control`, a second daemon with
+    the history off, whose difference from the first is the figure's noise floor) running side by
+    side: each window's ratio on/off is measured under the same load, and the median of the
+    windows is the figure."""
+    others = (f", and history on in {tree}" if tree else "") + (", and history off again (control)" if control else "")
     print(f"\n{panes} busy fake Claude Code panes a daemon, turns of {turn_s:g} s every {turn_s + PROMPT_GAP_S:g} s, "
           f"{repeats} window(s) of {seconds:g} s, daemons side by side: history off, history on{others}:")
     extras: dict[str, list[float]] = {}
@@ -278,6 +282,8 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
             daemons.append(_BusyDaemon("on", True, panes, turn_s))
             if tree is not None:
                 daemons.append(_BusyDaemon(f"on ({tree.name})", True, panes, turn_s, tree))
+            if control:
+                daemons.append(_BusyDaemon("control", False, panes, turn_s))
             for daemon in daemons:
                 daemon.wait_idle()
             _warm_up(daemons, turn_s)
@@ -287,6 +293,10 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
             costs = []
             recorded_counts = []
             for daemon in daemons[1:]:
+                if not daemon.history:  # the control: how far two daemons doing the same work differ
+                    extras.setdefault(daemon.label, []).append((daemon.cpu - off) / off * 100 if off else 0.0)
+                    parts.append(f"{daemon.label} {daemon.cpu:.3f} s = {daemon.cpu / off if off else 0:.3f}x")
+                    continue
                 recorded = daemon.recorded() - panes  # not the warm-up's
                 recorded_counts.append(recorded)
                 extra = (daemon.cpu - off) / off * 100 if off else 0.0
@@ -306,6 +316,10 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
     ok = True
     for label, values in extras.items():
         extra = statistics.median(values)
+        if label == "control":
+            print(f"  noise floor: the control (history off) against off, median of {repeats}: {extra:+.1f} % "
+                  f"(windows {', '.join(f'{v:+.1f}' for v in values)})")
+            continue
         total, loop, writer = (statistics.median(cost[i] for cost in per_execution[label]) for i in range(3))
         print(f"  extra CPU of recording, {label}, median of {repeats}: {extra:+.1f} % "
               f"(ratio {1 + extra / 100:.3f}; target <= 2 %), at turns of {turn_s:g} s; "
@@ -327,6 +341,8 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, help="also a recording daemon running this checkout's code "
                                                    "(e.g. a git worktree of the code before a change)")
     parser.add_argument("--skip-queries", action="store_true")
+    parser.add_argument("--control", action="store_true",
+                        help="also a second daemon with the history off: its difference from the first is the noise floor")
     parser.add_argument("--threads", action="store_true", help="print each thread group's CPU and what recording adds on each")
     parser.add_argument("--skip-recording", action="store_true")
     args = parser.parse_args()
@@ -340,7 +356,7 @@ def main() -> int:
         if not args.skip_queries:
             ok = queries(db, args.rows, args.calls) and ok
         if not args.skip_recording:
-            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, tree, args.threads) and ok
+            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, tree, args.threads, args.control) and ok
     return 0 if ok else 1
 
 

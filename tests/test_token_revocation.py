@@ -1,5 +1,6 @@
-"""Revoking a token closes the daemon connections greeted with it, at once; the request that
-revoked it still gets its answer, and other connections are untouched."""
+"""Revoking a token closes the daemon connections greeted with it, at once: before the revoke's
+answer goes out, unless the token revokes itself, whose request still gets its answer; other
+connections are untouched."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ async def _scenario(server: MuxdTestServer) -> None:
 
         await async_wait_until(both_closed, timeout=5, message="the revoked token's connections closed")
         assert not other.closed and (await other.call(ListPanes)).panes == []
+        # Revoked by someone else: its connection has ended by the time the revoke's answer
+        # arrives, with no loop step in between for the daemon or for us.
+        await owner.call(RevokeToken, token="staying")
+        assert other.hung_up()
         for client in (held, itself, other):
             await client.close()
     finally:

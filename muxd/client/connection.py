@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import select
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,8 @@ from muxd.protocol.messages import Error, Event, Hello, Welcome
 from muxd.socket_names import REMOTE_SCHEME
 
 READ_CHUNK_BYTES = 256 * 1024
+# The peer shut its sending side (Linux says so apart from unread data), or the socket broke.
+_PEER_ENDED = getattr(select, "POLLRDHUP", 0) | select.POLLHUP | select.POLLERR
 R = TypeVar("R")
 
 
@@ -80,6 +83,19 @@ class Client:
     def closed(self) -> bool:
         """True once the connection ended (the server closed it, or it broke): every call would fail."""
         return self._failure is not None
+
+    def hung_up(self) -> bool:
+        """True once the server ended the connection, even when the reader has not yet taken its
+        end in: a look at the socket now (POLLRDHUP), for a caller that must not use a
+        connection the server just ended, such as one greeted with a token it revoked."""
+        if self._failure is not None:
+            return True
+        sock = self._writer.get_extra_info("socket")
+        if sock is None:
+            return False
+        poller = select.poll()
+        poller.register(sock.fileno(), _PEER_ENDED)
+        return bool(poller.poll(0))
 
     async def ended(self) -> MuxdError:
         """Wait until the connection ends (the server went, or it broke); what ended it."""

@@ -19,7 +19,7 @@ from muxd.config import (
     DEFAULT_SCROLLBACK_BYTES, EMULATION_REQUEST_RECENT_S, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES,
     SCROLLBACK_BYTES_MAX,
 )
-from muxd.daemon.access.control import AccessControl
+from muxd.daemon.access.control import AccessControl, current_principal
 from muxd.daemon.attention.alerts import WindowAlerts
 from muxd.daemon.attention.hooks_runner import HookRunner, registry_locator
 from muxd.daemon.attention.service import Attention, session_fields, window_fields
@@ -366,12 +366,18 @@ class Daemon:
         return any(connection.heard_at > recent for connection in self.clients)
 
     def _disconnect_token(self, token_id: str) -> None:
-        """Close the connections greeted with a token just revoked, so a client that keeps one
-        (muxd mcp --http caches one per bearer token) must greet again, and is refused. On the
-        next loop step: the reply to the request that revoked it still goes out first."""
+        """End the connections greeted with a token just revoked, so a client that keeps one
+        (muxd mcp --http caches one per bearer token) must greet again, and is refused. Their
+        write side is shut now, before the revoke's reply goes out: whoever hears that the token
+        is revoked, its connections have already ended. A token revoking itself keeps its own
+        until the next loop step, so its reply still reaches it."""
         greeted = [c for c in self.clients if c.principal.token_id == token_id]
-        if greeted:
-            asyncio.get_running_loop().call_soon(lambda: [c.writer.close() for c in greeted])
+        if not greeted:
+            return
+        if current_principal().token_id != token_id:
+            for connection in greeted:
+                connection.hang_up()
+        asyncio.get_running_loop().call_soon(lambda: [c.writer.close() for c in greeted])
 
     # ------------------------------------------------------------ panes
 

@@ -92,7 +92,7 @@ class DaemonTokenVerifier:
         try:
             async with lock:  # one Hello per token at a time, however many requests race
                 entry = self._entries.get(key)
-                if entry is None or entry.client.closed or time.monotonic() - entry.checked_at > TOKEN_RECHECK_S:
+                if entry is None or entry.client.hung_up() or time.monotonic() - entry.checked_at > TOKEN_RECHECK_S:
                     entry = await self._greet(key, token, entry)
         finally:
             if key not in self._entries:  # no lock kept per token nobody holds

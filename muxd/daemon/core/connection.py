@@ -160,6 +160,18 @@ class Connection:
         if pane is not None:  # an attached terminal types at the pace its pane reads (a big paste)
             await pane.input_room()
 
+    def hang_up(self) -> None:
+        """End the connection's sending side now, not at a later loop step: the peer reads its
+        end before any reply written after this (a revoked token's connections)."""
+        sock = self.writer.get_extra_info("socket")
+        if sock is None or sock.fileno() < 0:
+            return
+        try:  # through a duplicate: the transport's own socket object refuses shutdown()
+            with socket.fromfd(sock.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as same:
+                same.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # already gone
+
     def _peer_allowed(self) -> bool:
         sock = self.writer.get_extra_info("socket")
         uid = peer_uid(sock) if sock is not None else None

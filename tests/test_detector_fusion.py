@@ -537,3 +537,16 @@ def test_a_cancelled_turn_drawn_busy_just_after_is_its_tail(runner, screen, cloc
     assert state.activity.state == "Idle" and state.fusion.rule == "closed-turn"
     clock.now += HOOK_STOP_HOLD_S
     assert runner.refresh().activity.state == "Thinking"  # busy on: believed
+
+
+def test_every_tail_rule_is_one_its_detector_reads() -> None:
+    # SCREEN_TAIL_RULES names detectors' rules as strings: a rule renamed in its detector would
+    # leave the hold silently unused, and the Codex turn's tail would read as a new turn again.
+    import importlib
+    import inspect
+
+    from muxd.detectors.fusion import SCREEN_TAIL_RULES
+
+    for detector, rule in SCREEN_TAIL_RULES:
+        source = inspect.getsource(importlib.import_module(f"muxd.detectors.{detector}"))
+        assert f'"{rule}"' in source, (detector, rule)

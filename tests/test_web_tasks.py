@@ -112,8 +112,8 @@ def _greeting_scopes(server: MuxdTestServer, token: str) -> list[str] | None:
     return asyncio.run(greet())
 
 
-def test_the_board_follows_tasks_moved_elsewhere_without_a_reload(muxd_server, web_view, browser):
-    (waiting,) = _tasks_for_review(muxd_server, ["approve me from the CLI"])
+def test_the_board_and_a_tasks_page_follow_tasks_moved_elsewhere_without_a_reload(muxd_server, web_view, browser):
+    waiting, opened = _tasks_for_review(muxd_server, ["approve me from the CLI", "and me, on my page"])
     log_in(browser, web_view, make_token(muxd_server, "execute_advanced", "web-watcher"))
     browser.get(f"{web_view.origin}/tasks")
     browser_wait(browser, lambda d: d.find_element(By.ID, "grid").get_attribute("data-connected") == "live",
@@ -127,4 +127,17 @@ def test_the_board_follows_tasks_moved_elsewhere_without_a_reload(muxd_server, w
     browser_wait(browser, lambda d: _column_of(d, waiting) == "done", "the approved task under Done")
     assert browser.execute_script("return window.sameDocument === true;")
     assert "written in a terminal" in browser.find_element(By.CSS_SELECTOR, 'section[data-state="ready"]').text
+    assert console_errors(browser) == []
+    # A task's own page follows it too: approved in a terminal, it says done, with the review, in place.
+    browser.get(f"{web_view.origin}/task/{opened}")
+    browser_wait(browser, lambda d: d.find_element(By.ID, "grid").get_attribute("data-connected") == "live",
+                 "the task page's live stream")
+    assert browser.find_elements(By.CSS_SELECTOR, 'h1[data-state="needs_review"]')
+    assert browser.find_elements(By.CSS_SELECTOR, "form.approve")  # drawn for the session, CSRF token in
+    browser.execute_script("window.sameDocument = true;")
+    muxd_server.run_here("task", "approve", opened, "-m", "seen from the terminal", check=True)
+    browser_wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'h1[data-state="done"]'), "the task done on its page")
+    assert browser.execute_script("return window.sameDocument === true;")
+    assert "seen from the terminal" in browser.find_element(By.CSS_SELECTOR, "table.reviews").text
+    assert not browser.find_elements(By.CSS_SELECTOR, "form.approve")
     assert console_errors(browser) == []

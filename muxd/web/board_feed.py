@@ -101,7 +101,9 @@ class BoardFeed:
                 self._stale.clear()
                 last_read = loop.time()
                 changed, self._changed = self._changed, set()
-                self._publish(await self._render(client, changed))
+                grid = await self._render(client, changed)
+                if grid != self.latest:  # the events were of another part (a task page's other tasks)
+                    self._publish(grid)
         except MuxdError as exc:  # the daemon went, or refused the token: the streams say so and end
             self.failure = exc
             self._publish("")

@@ -195,8 +195,11 @@ def test_two_daemons_take_neither_over_after_a_shared_outage(stoppable_cluster: 
         # its next beat finds the mark and writes what it runs back as running.
         db = pg_connect(outage_url)
         try:
-            db.execute("UPDATE fleet_hosts SET stale_since = now() WHERE host = 'beta'")
-            db.execute("UPDATE executions SET status = 'interrupted' WHERE host = 'beta' AND status = 'running'")
+            # One transaction, as a taking-over daemon writes it: a beat of beta's between the two
+            # would take the mark back before its executions were marked, and never see them.
+            with db.raw.transaction():
+                db.execute("UPDATE fleet_hosts SET stale_since = now() WHERE host = 'beta'")
+                db.execute("UPDATE executions SET status = 'interrupted' WHERE host = 'beta' AND status = 'running'")
         finally:
             db.close()
         wait_until(lambda: _rows(outage_url, f"SELECT status FROM executions WHERE id = '{running[1]}'") == [("running",)],

@@ -211,6 +211,7 @@ class Daemon:
 
         presence = FleetPresence(self.access.db, snapshot)
         presence.on_taken_back = self.executions.save_active
+        presence.on_others_changed = lambda host: self.attention.publish("fleet-changed", host=host)
         self.attention.bus.listen(presence.changed)
         return presence
 

@@ -8,7 +8,8 @@ own connection and thread and hands each notification to a callback (on that thr
 passes it to its loop with call_soon_threadsafe). A connection that breaks is made again; what
 was sent meanwhile is lost, so after each reconnection `on_gap` is called: the daemon reads again
 what the notifications would have told it; so it is when a notification's receiver failed (it
-could not read what it was told of).
+could not read what it was told of). A receiver that read before listening (a start) asks for
+`on_gap` after the first connection too (`gap_first`).
 """
 
 from __future__ import annotations
@@ -44,14 +45,16 @@ def notify(c: PgConnection, channel: str, payload: str) -> None:
 
 class PgListener:
     """LISTENs on `channels` of the database at `url`; `on_notify(channel, payload)` for each
-    notification, `on_gap()` after a reconnection. `start()`, then `stop()`."""
+    notification, `on_gap()` after a reconnection (and after the first connection: `gap_first`).
+    `start()`, then `stop()`."""
 
     def __init__(self, url: str, channels: tuple[str, ...], on_notify: Callable[[str, str], None], *,
-                 on_gap: Callable[[], None] | None = None) -> None:
+                 on_gap: Callable[[], None] | None = None, gap_first: bool = False) -> None:
         self.url = url
         self.channels = tuple(_checked(channel) for channel in channels)
         self.on_notify = on_notify
         self.on_gap = on_gap
+        self.gap_first = gap_first
         self.listening = threading.Event()  # set while LISTENing (tests wait on it)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="muxd-db-listen", daemon=True)
@@ -78,7 +81,7 @@ class PgListener:
                     failing = False
                     # What was told while not listening is read again, until that works (the database
                     # may let this connection in and still fail the read: too many connections).
-                    gap_owed = connected_before and self.on_gap is not None
+                    gap_owed = (connected_before or self.gap_first) and self.on_gap is not None
                     connected_before = True
                     while not self._stopping.is_set():
                         if gap_owed:

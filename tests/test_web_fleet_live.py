@@ -1,8 +1,9 @@
 """The web view's agents grid is live for the other hosts of a shared PostgreSQL database too (issue
 31): `muxd web` of host alpha, its /events stream read as the page's script reads it, shows beta's
 fake agent turning waiting within seconds though nothing happens on alpha (which runs no pane),
-and beta killed shown stale once alpha takes it over. Alpha's daemon hears the fleet's changes on
-one LISTEN (daemon/work/fleet_news.py): never its own, and a burst of another host's as a few."""
+and beta killed shown stale once alpha takes it over; each daemon listens on one connection.
+Alpha's daemon hears the fleet's changes on the fleet channel (daemon/work/fleet_news.py): never
+its own, and a burst of another host's as a few."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from muxd.daemon.work.fleet_news import FleetNews
 from muxd.store import fleet
 from muxd.store.hosts import use_host
 from muxd.store.pg_connection import connect as pg_connect
+from muxd.store.pg_listen import PgListener
 from muxd.store.pg_schema import migrate as pg_migrate
 from muxd.testing.fake_agent_panes import ask, start_fake_agent
 from muxd.testing.server import MuxdTestServer
@@ -49,7 +51,9 @@ class GridReader:
 
     def card_state(self, target: str) -> str | None:
         """The state the newest grid shows for `target`'s card (None: no card)."""
-        found = re.search(rf'data-pane="{re.escape(target)}" data-state="([^"]*)"', self.grids[-1]) if self.grids else None
+        if not self.grids:
+            return None
+        found = re.search(rf'data-pane="{re.escape(target)}" data-state="([^"]*)"', self.grids[-1])
         return found[1] if found else None
 
 
@@ -70,7 +74,8 @@ def test_another_hosts_agent_turning_waiting_reaches_the_grids_stream_with_nothi
     try:
         pane = start_fake_agent(beta, "remote")
         target = f"{pane}@beta"
-        wait_until(lambda: _fleet_state(alpha, target) == "Idle", timeout=SEEN_TIMEOUT_S, message="beta's agent on alpha")
+        wait_until(lambda: _fleet_state(alpha, target) == "Idle", timeout=SEEN_TIMEOUT_S,
+                   message="beta's agent on alpha")
         view = WebView(alpha)
         web = WebClient(view.origin)
         web.login(make_token(alpha, "view_only", "fleet-watcher"))
@@ -78,6 +83,12 @@ def test_another_hosts_agent_turning_waiting_reaches_the_grids_stream_with_nothi
         assert stream.status == 200
         reader = GridReader(stream)
         wait_until(lambda: reader.card_state(target) == "Idle", timeout=SEEN_TIMEOUT_S, message="beta's card, idle")
+        db = pg_connect(postgres_url)
+        try:  # each daemon hears tokens, actions and the fleet on one connection (PgDatabase.listener)
+            assert db.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                              "AND query LIKE 'LISTEN %'").fetchone() == (2,)
+        finally:
+            db.close()
 
         asked_at = time.monotonic()
         ask(beta, pane)  # back once beta's own daemon saw it ask (a CLI round, slow on a loaded machine)
@@ -121,7 +132,8 @@ def test_a_daemon_hears_other_hosts_changes_never_its_own_and_a_burst_as_a_few(p
 
     async def run() -> tuple[list[str | None], float]:
         heard: list[str | None] = []
-        news = FleetNews(postgres_url, "alpha", heard.append).start()
+        listener = PgListener(postgres_url).start()
+        news = FleetNews(listener, "alpha", heard.append).start()
         try:
             await async_wait_until(lambda: asyncio.sleep(0, heard), timeout=SEEN_TIMEOUT_S,
                                    message="the news listening (its first gap told)")
@@ -138,6 +150,7 @@ def test_a_daemon_hears_other_hosts_changes_never_its_own_and_a_burst_as_a_few(p
             return heard, burst_s
         finally:
             news.stop()
+            listener.stop()
 
     try:
         heard, burst_s = asyncio.run(run())

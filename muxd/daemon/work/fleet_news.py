@@ -4,7 +4,7 @@ again then, and not only when something happens on this host.
 
 Every write another daemon's view would show is told on the fleet channel (store/fleet.py: a
 publish, a start, a clean stop, a beat after a silence, a host taken over or forgotten), the host
-it is about as the payload. The news LISTENs (store/pg_listen.py, its own connection and thread),
+it is about as the payload. The news LISTENs (store/pg_listen.py, on the database's one listener),
 skips what is about this host (its own publishes: it never wakes itself) and tells `changed(host)`
 on the loop, at most once every FLEET_HEARD_MIN_INTERVAL_S for however many notifications came
 meanwhile: each host heard once, in the order heard. Once listening, and after a lost connection,
@@ -27,26 +27,26 @@ ANY_HOST = ""  # what a gap is queued as: every host may have changed
 
 
 class FleetNews:
-    """Hears the fleet channel of the database at `url`, for host `host`; `changed(other host or
-    None)` on the loop. `start()`, then `stop()`."""
+    """Hears the fleet channel on `listener`, for host `host`; `changed(other host or None)` on the
+    loop. `start()`, then `stop()`."""
 
-    def __init__(self, url: str, host: str, changed: Callable[[str | None], None]) -> None:
+    def __init__(self, listener: PgListener, host: str, changed: Callable[[str | None], None]) -> None:
         self.host = host
         self._changed = changed
         self._loop = asyncio.get_running_loop()
         self._heard: dict[str, None] = {}  # hosts told of since the last telling, in order (ANY_HOST: a gap)
         self._telling: asyncio.TimerHandle | None = None
         self._last_told = -FLEET_HEARD_MIN_INTERVAL_S
-        self._listener = PgListener(url, (FLEET_CHANNEL,), self._notified, on_gap=self._missed, gap_first=True)
+        self._listener = listener
 
     def start(self) -> FleetNews:
-        self._listener.start()
+        self._listener.hear(FLEET_CHANNEL, self._notified, on_gap=self._missed, gap_first=True)
         return self
 
     def stop(self) -> None:
         if self._telling is not None:
             self._telling.cancel()
-        self._listener.stop()
+        self._listener.unhear(FLEET_CHANNEL)
 
     # ------------------------------------------------------------ the listener's thread
 

@@ -107,9 +107,9 @@ class FleetPresence:
     async def open(self) -> None:
         """Take this host back (before the daemon serves), then beat until closed; hear the others."""
         self._loop = asyncio.get_running_loop()
-        url = getattr(self.db, "url", None)
-        if url is not None and self.on_others_changed is not None:
-            self._news = FleetNews(url, self.db.host, self.on_others_changed).start()
+        listener = getattr(self.db, "listener", None)  # a PgDatabase's (store/pg_database.py)
+        if listener is not None and self.on_others_changed is not None:
+            self._news = FleetNews(listener, self.db.host, self.on_others_changed).start()
         if await self._begin():
             self._steady_since = self._loop.time() - self.stale_after_s  # a start judges at its first beat
         self._beating = self._loop.create_task(self._beat_now_and_then())

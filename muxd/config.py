@@ -194,6 +194,10 @@ ENV_FLEET_FORGET = "MUXD_FLEET_FORGET_S"
 # A daemon writes its panes' summaries at most this often: an agent streaming a turn changes
 # state many times a second, a reader on another host needs it within a second or so.
 FLEET_PUBLISH_MIN_INTERVAL_S = 0.3
+# And tells the others it did (daemon/work/fleet_news.py): each hears of the fleet's changes at most
+# this often, one local fleet-changed event per host heard of meanwhile. The writers' own pace: a
+# busy fleet of dozens of hosts wakes a live board a few times a second, not dozens.
+FLEET_HEARD_MIN_INTERVAL_S = FLEET_PUBLISH_MIN_INTERVAL_S
 # An action for another host's pane (store/host_actions.py): how long the asking daemon waits for
 # the owner's answer before it answers `pending` (the owner is down: it applies it when it starts),
 # and how often a wait for another host's execution reads its row (a lost notification aside,

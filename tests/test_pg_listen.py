@@ -97,6 +97,34 @@ def test_a_listener_listens_again_after_its_server_restarts() -> None:
             listener.stop()
 
 
+def test_one_listener_carries_several_channels_each_to_its_own_receiver(postgres_url: str,
+                                                                        sender: PgConnection) -> None:
+    """A daemon's one connection (PgDatabase.listener): a channel heard while it runs is LISTENed
+    at its next look (its event set, its gap told when it asks), each notification goes to its
+    channel's receiver alone, and a channel no longer heard tells nothing."""
+    heard: list[tuple[str, str]] = []
+    gaps: list[str] = []
+    listener = PgListener(postgres_url).start()
+    try:
+        tasks = listener.hear("muxd_tasks", lambda channel, payload: heard.append(("tasks", payload)))
+        wait_until(tasks.is_set, message="muxd_tasks listened")
+        fleet = listener.hear("muxd_fleet", lambda channel, payload: heard.append(("fleet", payload)),
+                              on_gap=lambda: gaps.append("fleet"), gap_first=True)
+        wait_until(fleet.is_set, message="muxd_fleet listened, added while running")
+        wait_until(lambda: gaps, message="its first gap")
+        notify(sender, "muxd_tasks", "t1")
+        notify(sender, "muxd_fleet", "f1")
+        wait_until(lambda: len(heard) >= 2, message="both notifications")
+        listener.unhear("muxd_tasks")
+        notify(sender, "muxd_tasks", "t2")
+        notify(sender, "muxd_fleet", "f2")  # after t2 (commit order): t2 would have come first
+        wait_until(lambda: ("fleet", "f2") in heard, message="f2")
+        assert heard == [("tasks", "t1"), ("fleet", "f1"), ("fleet", "f2")] and gaps == ["fleet"]
+        assert listener.channels == ("muxd_fleet",)
+    finally:
+        listener.stop()
+
+
 def test_a_channel_is_an_identifier(postgres_url: str, sender: PgConnection) -> None:
     for bad in ("muxd tasks; DROP TABLE tasks", "Tasks", ""):
         with pytest.raises(BadRequest, match="notification channel"):

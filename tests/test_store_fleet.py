@@ -95,7 +95,7 @@ def test_a_stale_host_is_taken_over_once_however_many_race(connect_pg: Callable[
     since = fleet.read_fleet(watchers[1], STALE_S)[0]
     assert [(h.host, h.stale_since is not None) for h in since if h.host == "beta"] == [("beta", True)]
     # Beta alive after all (its heartbeats could not be written): its next beat says it was taken over, once.
-    assert fleet.beat(beta, 100, NOW) is True and fleet.beat(beta, 100, NOW) is False
+    assert fleet.beat(beta, 100, NOW, STALE_S) is True and fleet.beat(beta, 100, NOW, STALE_S) is False
     fleet.begin(beta, 101, time.time())  # beta again: fresh, unmarked, to be taken over anew if it dies again
     assert [(h.host, h.stale, h.stale_since) for h in fleet.read_fleet(watchers[1], STALE_S)[0]
             if h.host == "beta"] == [("beta", False, None)]

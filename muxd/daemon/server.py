@@ -211,6 +211,7 @@ class Daemon:
 
         presence = FleetPresence(self.access.db, snapshot)
         presence.on_taken_back = self.executions.save_active
+        presence.on_others_changed = lambda host: self.attention.publish("fleet-changed", host=host)
         self.attention.bus.listen(presence.changed)
         return presence
 
@@ -277,13 +278,13 @@ class Daemon:
         """On a database daemons share (with the history on): hear and answer other hosts'
         actions for this host's panes, and their answers to this one's (daemon/work/host_link.py)."""
         db = self.access.db
-        url = getattr(db, "url", None)
         apply = getattr(self.commands, "apply_host_action", None)  # main.py's CommandTable has it
-        if not db.shared or url is None or self.executions.store is None or apply is None:
+        listener = getattr(db, "listener", None) if db.shared else None  # a PgDatabase's
+        if listener is None or self.executions.store is None or apply is None:
             return
         from muxd.daemon.work.host_link import HostLink
 
-        self.host_link = HostLink(db, url, functools.partial(apply, self))
+        self.host_link = HostLink(db, listener, functools.partial(apply, self))
         await self.host_link.open()
 
     def replied(self) -> None:

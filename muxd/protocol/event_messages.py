@@ -51,11 +51,19 @@ TOOL_EVENT_KINDS: dict[str, str] = {
 TASK_EVENT_KINDS: dict[str, str] = {
     "task-changed": "a task was created or moved (claimed, worked, completed, reviewed, released, its lease ran out)",
 }
-EVENT_KINDS: dict[str, str] = {**AGENT_EVENT_KINDS, **TMUX_EVENT_KINDS, **TOOL_EVENT_KINDS, **TASK_EVENT_KINDS}
+# A fleet's pulse (issue 30): another daemon of a shared PostgreSQL database changed what it
+# publishes (daemon/work/fleet_news.py), for a live board of the other hosts' panes (the web view's).
+FLEET_EVENT_KINDS: dict[str, str] = {
+    "fleet-changed": "another host of a shared database published its panes anew, went stale, came back or left",
+}
+EVENT_KINDS: dict[str, str] = {**AGENT_EVENT_KINDS, **TMUX_EVENT_KINDS, **TOOL_EVENT_KINDS, **TASK_EVENT_KINDS,
+                               **FLEET_EVENT_KINDS}
 # Heard only by who names them: one comes with every MCP call, and would crowd out what happened
 # to the agents for a reader of "every kind" (or call it back for ever: reading muxd://events is a call);
-# a busy queue's moves would likewise wake every reader of the agents (muxd top, muxd watch).
-OPT_IN_EVENT_KINDS: frozenset[str] = frozenset({"tool-called", *TASK_EVENT_KINDS})
+# a busy queue's moves, or a busy fleet's, would likewise wake every reader of the agents (muxd top, muxd watch).
+OPT_IN_EVENT_KINDS: frozenset[str] = frozenset({"tool-called", *TASK_EVENT_KINDS, *FLEET_EVENT_KINDS})
+# A live board's pulse, not what happened to anyone: the recent events (daemon/attention/recent.py) keep none.
+PULSE_EVENT_KINDS: frozenset[str] = frozenset({*TASK_EVENT_KINDS, *FLEET_EVENT_KINDS})
 
 
 def wanted(kind: str, kinds: Collection[str] | None) -> bool:
@@ -92,6 +100,7 @@ class DaemonEvent(_Message, tag="daemon-event"):
     principal: str | None = None     # tool-registered, tool-called: who registered or called it
     latency_ms: float | None = None  # tool-called: how long the call took
     task_id: str | None = None       # task-changed: the task (None: several, e.g. leases ran out); state: its state
+    host: str | None = None          # fleet-changed: the other host (None: any, what was told meanwhile is lost)
 
 
 def unknown_kinds(kinds: list[str]) -> list[str]:

@@ -12,6 +12,12 @@ A host found stale is taken over once: the first daemon whose UPDATE sets its `s
 transaction, the executions the dead daemon left running. Its own next start clears the mark.
 A host stale long enough (`forget_stale`) is forgotten the same way, by one daemon: its host row
 and panes go, the history it wrote stays.
+
+Every change another daemon's view of the fleet would show is told on FLEET_CHANNEL in its own
+transaction (store/pg_listen.py), the host it is about as the payload: a publish, a start, a clean
+stop, a beat that ends a silence (its own host's); a take-over or a forgetting (the host taken
+over or forgotten: whoever writes it tells, since a dead host tells nothing). The listeners
+(daemon/work/fleet_news.py) skip what is about their own host.
 """
 
 from __future__ import annotations
@@ -23,8 +29,16 @@ from muxd.store.database import transaction
 from muxd.store.execution_rows import ACTIVE_ROWS
 from muxd.store.hosts import HOST_SQL
 
+FLEET_CHANNEL = "muxd_fleet"  # a LISTEN channel (store/pg_listen.py); not its notify(): no psycopg here
+
 # epoch seconds of a timestamptz on the database's clock
 _EPOCH = "extract(epoch from {})::double precision"
+
+
+def _tell(c: sqlite3.Connection, host: str | None = None) -> None:
+    """Tell the fleet's listeners of `host` (None: this one) when the transaction commits."""
+    c.execute(f"SELECT pg_notify(?, {HOST_SQL if host is None else '?'})",
+              (FLEET_CHANNEL,) if host is None else (FLEET_CHANNEL, host))
 
 
 class HostRow(NamedTuple):
@@ -55,20 +69,24 @@ def begin(c: sqlite3.Connection, pid: int, started_at: float) -> None:
                   f"ON CONFLICT (host) DO UPDATE SET pid = excluded.pid, started_at = excluded.started_at, "
                   f"beat_at = excluded.beat_at, stale_since = NULL", (pid, started_at))
         c.execute(f"DELETE FROM fleet_panes WHERE host = {HOST_SQL}")
+        _tell(c)
 
 
-def beat(c: sqlite3.Connection, pid: int, started_at: float) -> bool:
+def beat(c: sqlite3.Connection, pid: int, started_at: float, stale_after_s: float) -> bool:
     """A heartbeat: this host's row says the database's now(). A row another daemon deleted
     (never done today) or a stale mark (a daemon thought this one dead) is made right again.
     True when there was such a mark: this live host was taken over (its heartbeats could not be
-    written for a while), and what it runs was written as interrupted."""
+    written for a while), and what it runs was written as interrupted. A beat that ends a silence
+    (no row, a mark, or a last beat older than `stale_after_s`) is told: the others showed it stale."""
     with transaction(c, immediate=True):
-        marked = c.execute(f"SELECT stale_since IS NOT NULL FROM fleet_hosts WHERE host = {HOST_SQL} "
-                           f"FOR UPDATE").fetchone()
+        before = c.execute(f"SELECT stale_since IS NOT NULL, beat_at < now() - make_interval(secs => ?) "
+                           f"FROM fleet_hosts WHERE host = {HOST_SQL} FOR UPDATE", (stale_after_s,)).fetchone()
         c.execute(f"INSERT INTO fleet_hosts (host, pid, started_at, beat_at) VALUES ({HOST_SQL}, ?, ?, now()) "
                   f"ON CONFLICT (host) DO UPDATE SET beat_at = excluded.beat_at, stale_since = NULL",
                   (pid, started_at))
-    return bool(marked and marked[0])
+        if before is None or any(before):
+            _tell(c)
+    return bool(before and before[0])
 
 
 def publish(c: sqlite3.Connection, panes: list[tuple[str, str, str | None, str, str, float]],
@@ -86,11 +104,14 @@ def publish(c: sqlite3.Connection, panes: list[tuple[str, str, str | None, str, 
         if gone:
             c.executemany(f"DELETE FROM fleet_panes WHERE host = {HOST_SQL} AND pane_id = ?",
                           [(pane_id,) for pane_id in gone])
+        _tell(c)
 
 
 def leave(c: sqlite3.Connection) -> None:
     """This daemon stops cleanly: its host row and panes go (a stale row means a daemon died)."""
-    c.execute(f"DELETE FROM fleet_hosts WHERE host = {HOST_SQL}")
+    with transaction(c):
+        c.execute(f"DELETE FROM fleet_hosts WHERE host = {HOST_SQL}")
+        _tell(c)
 
 
 def take_over_stale(c: sqlite3.Connection, stale_after_s: float, now: float,
@@ -111,6 +132,7 @@ def take_over_stale(c: sqlite3.Connection, stale_after_s: float, now: float,
                 f"ELSE greatest(0, round((? - started_at) * 1000))::bigint END "
                 f"WHERE host = ? AND {ACTIVE_ROWS}", (now, *error, now, host)).rowcount
             counts.append((host, ended))
+            _tell(c, host)
     return counts
 
 
@@ -126,9 +148,13 @@ def forget_stale(c: sqlite3.Connection, forget_after_s: float) -> list[str]:
     and that was taken over already: its host row and, with it, its panes; each by one caller only
     (the DELETE's row locks order a race). Its executions and every other row it wrote stay. The
     hosts forgotten by this call."""
-    return sorted(host for host, in c.execute(
-        f"DELETE FROM fleet_hosts WHERE host <> {HOST_SQL} AND stale_since IS NOT NULL "
-        f"AND beat_at < now() - make_interval(secs => ?) RETURNING host", (forget_after_s,)).fetchall())
+    with transaction(c):
+        forgotten = sorted(host for host, in c.execute(
+            f"DELETE FROM fleet_hosts WHERE host <> {HOST_SQL} AND stale_since IS NOT NULL "
+            f"AND beat_at < now() - make_interval(secs => ?) RETURNING host", (forget_after_s,)).fetchall())
+        for host in forgotten:
+            _tell(c, host)
+    return forgotten
 
 
 def _hosts(c: sqlite3.Connection, stale_after_s: float, where: str, params: tuple[Any, ...]) -> list[HostRow]:

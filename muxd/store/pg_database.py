@@ -14,7 +14,10 @@ server brings that a file does not:
 - the busy timeout ($MUXD_DB_BUSY_TIMEOUT_S) is PostgreSQL's lock_timeout on each connection;
 - a background write (`submit`: a pane's token, its revocation) that found the database out of
   reach is kept (DB_KEPT_WRITES_MAX at most) and written, in order, as soon as the writer connects
-  again, before any later job: other daemons read those rows (a pane's revocation must reach them).
+  again, before any later job: other daemons read those rows (a pane's revocation must reach them);
+- what other daemons tell (NOTIFY) is heard on one more connection, `listener` (pg_listen.py),
+  where each part of the daemon hears its own channel: token changes, actions for this host,
+  the fleet's changes.
 
 Imported only for a PostgreSQL URL: psycopg (the extra muxd[postgres]) costs a SQLite start nothing.
 """
@@ -22,6 +25,7 @@ Imported only for a PostgreSQL URL: psycopg (the extra muxd[postgres]) costs a S
 from __future__ import annotations
 
 import logging
+import functools
 import math
 from collections import deque
 from typing import TypeVar
@@ -36,6 +40,7 @@ from muxd.store.database import Database, Job
 from muxd.store.hosts import use_host
 from muxd.store.location import redacted
 from muxd.store.pg_connection import PgConnection, connect, network_bounds
+from muxd.store.pg_listen import PgListener
 from muxd.store.pg_schema import migrate
 from muxd.store.sqlite_errors import DAMAGED, one_line
 
@@ -60,6 +65,11 @@ class PgDatabase(Database):
         self._kept: deque[tuple[Job[object], str]] = deque()
         self._kept_dropped = 0
         super().__init__(redacted(url), busy_timeout_s=busy_timeout_s, host=host)
+
+    @functools.cached_property
+    def listener(self) -> PgListener:
+        """This database's one LISTEN connection, started at its first use; its parts `hear` on it."""
+        return PgListener(self.url).start()
 
     def refusal_of(self, exc: Exception, doing: str) -> StoreUnavailable:
         """What stops a start when psycopg's `exc` met `doing`: nothing to repair here, as a
@@ -207,6 +217,8 @@ class PgDatabase(Database):
                       ", ".join(what for _, what in list(self._kept)[:3]))
 
     def close(self) -> None:
+        if "listener" in self.__dict__:
+            self.listener.stop()
         if not self.closed:
             try:
                 self._executor.submit(self._last_try)  # queued before the base's close of the connection

@@ -99,6 +99,8 @@ class BoardFeed:
                 if wait_s > 0:
                     await asyncio.sleep(wait_s)  # coalesce a burst: the events meanwhile ride this read
                 self._stale.clear()
+                if client.closed:  # said now: a read naming no pane (a fleet-changed's) may call nothing
+                    raise await client.ended()
                 last_read = loop.time()
                 changed, self._changed = self._changed, set()
                 grid = await self._render(client, changed)

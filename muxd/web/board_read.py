@@ -3,7 +3,9 @@
 The first read (and one after an event that names no pane: a session renamed, a window closed)
 lists every pane, as `muxd top` does; after an event about one pane's agent, only that pane is
 read again (ShowPane), with the executions. Listing 50 panes costs the daemon ~50 times one
-pane's record, and each token watching has a feed of its own.
+pane's record, and each token watching has a feed of its own. The other hosts' panes of a shared
+database are read again after every read's events, and alone after a fleet-changed event (another
+daemon published, went stale, came back: daemon/work/fleet_news.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from muxd.cli.top_live import read_board, read_executions
 from muxd.client.connection import Client
 from muxd.errors import NotFound
 from muxd.executions.record import Execution
-from muxd.protocol.event_messages import DaemonEvent
+from muxd.protocol.event_messages import EVENT_KINDS, FLEET_EVENT_KINDS, OPT_IN_EVENT_KINDS, DaemonEvent
 from muxd.protocol.fleet_messages import ListFleet
 from muxd.protocol.messages import PaneInfo, ShowPane
 from muxd.web.agents_grid import FleetEntry
@@ -23,10 +25,14 @@ from muxd.web.agents_grid import FleetEntry
 PANE_EVENT_KINDS = frozenset({"agent-state", "agent-waiting", "agent-idle", "agent-failed", "agent-limited",
                               "execution-finished", "pane-died", "pane-exited", "alert-activity", "alert-bell",
                               "alert-silence"})
+# What a grid's feed subscribes to: every kind a reader of the agents hears, and the fleet's pulse.
+GRID_EVENT_KINDS = [kind for kind in EVENT_KINDS if kind not in OPT_IN_EVENT_KINDS or kind in FLEET_EVENT_KINDS]
 
 
 def panes_named(event: DaemonEvent) -> set[str] | None:
-    """The panes an event asks to read again; None: every pane."""
+    """The panes an event asks to read again (none: the other hosts' alone); None: every pane."""
+    if event.kind in FLEET_EVENT_KINDS:
+        return set()
     return {event.pane_id} if event.kind in PANE_EVENT_KINDS and event.pane_id is not None else None
 
 
@@ -48,7 +54,7 @@ class BoardRead:
             panes, self.executions = await read_board(client, self.executions)
             self.panes = {pane.id: pane for pane in panes}
             self.read_once = True
-        else:
+        elif changed:
             for pane_id in sorted(changed):
                 try:
                     self.panes[pane_id] = (await client.call(ShowPane, target=pane_id)).pane

@@ -3,7 +3,8 @@
 
 The grid is `muxd top`'s board plus the other hosts' panes of a shared database (board_read.py),
 drawn by agents_grid.py. /events streams it whole on every change the
-daemon's events announce (board_feed.py, live_stream.py); the page's script swaps it in.
+daemon's events announce (board_feed.py, live_stream.py), the other hosts' changes included (its
+fleet-changed events); the page's script swaps it in.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from muxd.protocol.messages import SendKeys, ShowPane
 from muxd.web.actions import action, done
 from muxd.web.agents_grid import ANSWER_PATH, grid_html
 from muxd.web.board_feed import Render
-from muxd.web.board_read import BoardRead
+from muxd.web.board_read import GRID_EVENT_KINDS, BoardRead
 from muxd.web.html import page
 from muxd.web.live_stream import live_events
 from muxd.web.sessions import ACTING_TIER, WebSession, daemon_link, require_session
@@ -57,7 +58,7 @@ async def agents(request: Request) -> Response:
 
 async def events(request: Request) -> Response:
     """The grid, live (live_stream.py)."""
-    return await live_events(request, "agents", live_render)
+    return await live_events(request, "agents", live_render, kinds=GRID_EVENT_KINDS)
 
 
 async def answer(request: Request, session: WebSession, form: FormData) -> Response:

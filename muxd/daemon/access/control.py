@@ -579,12 +579,12 @@ class AccessControl:
 
 def _token_feed(db: Database) -> TokenFeed | None:
     """The feed of other daemons' token changes on a shared (PostgreSQL) database; None on SQLite."""
-    url = getattr(db, "url", None)
-    if not db.shared or url is None:
+    listener = getattr(db, "listener", None) if db.shared else None  # a PgDatabase's, started now
+    if listener is None:
         return None
     from muxd.daemon.access.token_feed import TokenFeed  # psycopg's: never loaded by a SQLite start
 
-    return TokenFeed(db, url)
+    return TokenFeed(db, listener)
 
 
 def _without_id(args: Any) -> Any:

@@ -4,7 +4,7 @@ it must open a connection on host B, and revoked through A it must stop working 
 at B's next start.
 
 Each change to a token row is told on the channel `muxd_access` (store/tokens.py, in the writing
-transaction). The feed LISTENs (store/pg_listen.py, its own connection and thread), reads the row
+transaction). The feed LISTENs (store/pg_listen.py, on the database's one listener), reads the row
 told of (on the database's writer, as every job) and keeps it until the access layer takes it,
 on the loop, before it checks a principal (`AccessControl._catch_up`). After a lost connection
 the feed reads every token again: what was told meanwhile is lost.
@@ -24,15 +24,16 @@ log = logging.getLogger(__name__)
 
 
 class TokenFeed:
-    """Listens for token changes on the PostgreSQL database at `url` (that `db` writes to)."""
+    """Listens for token changes on `listener`, the one of the PostgreSQL database `db` writes to."""
 
-    def __init__(self, db: Database, url: str) -> None:
+    def __init__(self, db: Database, listener: PgListener) -> None:
         self._db = db
         self._lock = threading.Lock()
         self._fresh: list[TokenRecord] = []
-        self._listener = PgListener(url, (ACCESS_CHANNEL,), self._told, on_gap=self._missed).start()
+        self._listener = listener
+        listening = listener.hear(ACCESS_CHANNEL, self._told, on_gap=self._missed)
         # What was told before LISTEN took effect is read in full once it has (a start is not served before).
-        if not self._listener.listening.wait(db.busy_timeout_s):
+        if not listening.wait(db.busy_timeout_s):
             log.warning("not listening to token changes of other daemons yet: %s", db.path)
         self._missed()
 
@@ -53,4 +54,4 @@ class TokenFeed:
         return fresh
 
     def stop(self) -> None:
-        self._listener.stop()
+        self._listener.unhear(ACCESS_CHANNEL)

@@ -9,7 +9,7 @@ from collections import deque
 from heapq import merge
 from collections.abc import Callable, Collection, Sequence
 
-from muxd.protocol.event_messages import OPT_IN_EVENT_KINDS, TASK_EVENT_KINDS, DaemonEvent, wanted
+from muxd.protocol.event_messages import OPT_IN_EVENT_KINDS, PULSE_EVENT_KINDS, DaemonEvent, wanted
 
 RECENT_EVENTS_MAX = 500  # events kept, of every kind and pane
 RECENT_OPT_IN_EVENTS_MAX = 200  # and of the opt-in kinds (tool-called)
@@ -21,8 +21,9 @@ class RecentEvents:
         self._opt_in: deque[DaemonEvent] = deque(maxlen=keep_opt_in)
 
     def take(self, event: DaemonEvent) -> None:
-        """A bus listener: remember the event (not the queue's pulse: a live board's, its history is get-task's)."""
-        if event.kind in TASK_EVENT_KINDS:
+        """A bus listener: remember the event (not a live board's pulse: a task's history is get-task's,
+        a fleet's is in what its hosts publish)."""
+        if event.kind in PULSE_EVENT_KINDS:
             return
         (self._opt_in if event.kind in OPT_IN_EVENT_KINDS else self._events).append(event)
 

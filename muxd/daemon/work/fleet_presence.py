@@ -11,6 +11,8 @@ database (issue 30; store/fleet.py holds the tables).
   `forget_after_s` (MUXD_FLEET_FORGET_S) forgotten, once too: their rows here go, their history stays.
 - Its start takes its host back (a fresh beat, its last run's panes gone); a clean stop removes
   its host row, so only a daemon that died is ever shown stale.
+- What the other daemons write is heard as they write it (fleet_news.py) and told to
+  `on_others_changed(host)`: the daemon's fleet-changed event, for a live board of their panes.
 - Other hosts are taken over only once this daemon has itself beaten for a whole staleness bound
   without a failure: when the database went away, no host could beat, and each must have the
   bound's time to beat again after it came back before it is judged dead (issue 30).
@@ -34,9 +36,11 @@ from muxd.config import (
     ENV_FLEET_FORGET, ENV_FLEET_STALE, FLEET_BEAT_INTERVAL_S, FLEET_FORGET_AFTER_S, FLEET_PUBLISH_MIN_INTERVAL_S,
     FLEET_STALE_AFTER_S,
 )
+from muxd.daemon.work.fleet_news import FleetNews
 from muxd.daemon.work.fleet_view import fleet_view
 from muxd.errors import StoreUnavailable
 from muxd.executions.fingerprint import stack_hash
+from muxd.protocol.event_messages import FLEET_EVENT_KINDS
 from muxd.protocol.fleet_messages import FleetHost, FleetPane
 from muxd.protocol.pane_messages import AgentSummary, PaneInfo
 from muxd.sampled_log import FailureStreak
@@ -96,10 +100,16 @@ class FleetPresence:
         # Told (on the loop) when this live host finds it was taken over: its running executions,
         # written as interrupted by the host that did, are to be written again as they are.
         self.on_taken_back: Callable[[], None] | None = None
+        # Told (on the loop) when another host changed what this one shows of it (None: any may have).
+        self.on_others_changed: Callable[[str | None], None] | None = None
+        self._news: FleetNews | None = None
 
     async def open(self) -> None:
-        """Take this host back (before the daemon serves), then beat until closed."""
+        """Take this host back (before the daemon serves), then beat until closed; hear the others."""
         self._loop = asyncio.get_running_loop()
+        listener = getattr(self.db, "listener", None)  # a PgDatabase's (store/pg_database.py)
+        if listener is not None and self.on_others_changed is not None:
+            self._news = FleetNews(listener, self.db.host, self.on_others_changed).start()
         if await self._begin():
             self._steady_since = self._loop.time() - self.stale_after_s  # a start judges at its first beat
         self._beating = self._loop.create_task(self._beat_now_and_then())
@@ -123,9 +133,11 @@ class FleetPresence:
         return fleet_view(*await self.db.call(lambda c: fleet.read_fleet(c, bound, host),  # type: ignore[arg-type]
                                               "reading the other hosts' panes"))
 
-    def changed(self, _event: object = None) -> None:
+    def changed(self, event: object = None) -> None:
         """Something may have changed (a bus listener): look within FLEET_PUBLISH_MIN_INTERVAL_S."""
         if self._closed or self._look is not None or self._loop is None:
+            return
+        if getattr(event, "kind", None) in FLEET_EVENT_KINDS:  # another host's news changes nothing here
             return
         delay = max(0.0, self._last_look + FLEET_PUBLISH_MIN_INTERVAL_S - self._loop.time())
         self._look = self._loop.call_later(delay, self._look_now)
@@ -178,7 +190,7 @@ class FleetPresence:
             if not self._begun and not await self._begin():
                 continue
             try:
-                taken_back = await self.db.call(lambda c: fleet.beat(c, pid, self.started_at),
+                taken_back = await self.db.call(lambda c: fleet.beat(c, pid, self.started_at, self.stale_after_s),
                                                 "writing this host's heartbeat")
                 taken = await self._take_over_stale(error)
                 forgotten = await self.db.call(lambda c: fleet.forget_stale(c, self.forget_after_s),
@@ -222,5 +234,7 @@ class FleetPresence:
             self._look.cancel()
         if self._beating is not None:
             self._beating.cancel()
+        if self._news is not None:
+            self._news.stop()
         self.db.submit(fleet.leave, "removing this host from the fleet")
 

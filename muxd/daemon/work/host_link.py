@@ -1,13 +1,13 @@
 """`HostLink`: this daemon's end of the actions daemons of a shared PostgreSQL database ask of each
 other's panes (issue 30; the rows: store/host_actions.py).
 
-It LISTENs on this host's channel (store/pg_listen.py) and hears three things there: an action
-for this host (it claims every pending one, applies each through `apply`, the same code a local
-request runs, and answers on the row, telling the asking host), an answer to an action this
-daemon asked, and the end of an execution this daemon sent to another host (the owner tells it
-when the ended row is written). Actions written while this daemon was down are claimed when it
-opens; after a lost connection (`on_gap`) it claims again and wakes every waiter to read its
-row: what was told meanwhile is lost.
+It LISTENs on this host's channel (store/pg_listen.py, on the database's one listener) and hears
+three things there: an action for this host (it claims every pending one, applies each through
+`apply`, the same code a local request runs, and answers on the row, telling the asking host), an
+answer to an action this daemon asked, and the end of an execution this daemon sent to another
+host (the owner tells it when the ended row is written). Actions written while this daemon was
+down are claimed when it opens; after a lost connection (`on_gap`) it claims again and wakes every
+waiter to read its row: what was told meanwhile is lost.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ UNFINISHED = "the daemon of this host stopped before it applied this action: it 
 
 
 class HostLink:
-    """Listens for this host's actions and answers on the PostgreSQL database at `url` (that `db`
-    writes to); `apply(action)` carries out one and returns its answer (JSON-able), or raises
+    """Listens for this host's actions and answers on `listener`, the one of the PostgreSQL database
+    `db` writes to; `apply(action)` carries out one and returns its answer (JSON-able), or raises
     the MuxdError it is refused with."""
 
-    def __init__(self, db: Database, url: str, apply: Callable[[HostAction], Awaitable[Any]]) -> None:
+    def __init__(self, db: Database, listener: PgListener, apply: Callable[[HostAction], Awaitable[Any]]) -> None:
         self.db = db
         self.host = db.host
         self._apply = apply
@@ -47,13 +47,13 @@ class HostLink:
         self._tasks: set[asyncio.Task[None]] = set()
         self._claiming = asyncio.Lock()  # one claim at a time: actions are applied in the order asked
         self._open = False
-        self._listener = PgListener(url, (channel_of(self.host),), self._told, on_gap=self._missed)
+        self._listener = listener
 
     async def open(self) -> None:
         """Listen, then take what the last run left claimed but unanswered (refused: applied at
         most once) and what was asked while this daemon was down."""
-        self._listener.start()
-        if not await asyncio.to_thread(self._listener.listening.wait, self.db.busy_timeout_s):
+        listening = self._listener.hear(channel_of(self.host), self._told, on_gap=self._missed)
+        if not await asyncio.to_thread(listening.wait, self.db.busy_timeout_s):
             log.warning("not listening to other hosts' actions yet: %s", self.db.path)
         left = await self.db.call(lambda c: host_actions.refuse_unfinished(c, UNFINISHED), "refusing unfinished actions")
         if left:
@@ -65,7 +65,7 @@ class HostLink:
 
     def close(self) -> None:
         self._open = False
-        self._listener.stop()
+        self._listener.unhear(channel_of(self.host))
         for task in self._tasks:
             task.cancel()
 

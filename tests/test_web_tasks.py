@@ -135,6 +135,15 @@ def test_the_board_and_a_tasks_page_follow_tasks_moved_elsewhere_without_a_reloa
     assert browser.find_elements(By.CSS_SELECTOR, 'h1[data-state="needs_review"]')
     assert browser.find_elements(By.CSS_SELECTOR, "form.approve")  # drawn for the session, CSRF token in
     browser.execute_script("window.sameDocument = true;")
+    # A comment half typed on the page outlives a redraw: a comment made in a terminal meanwhile.
+    box = browser.find_element(By.CSS_SELECTOR, 'form.reject input[name="comment"]')
+    box.send_keys("half typed")
+    muxd_server.run_here("task", "comment", opened, "-m", "a word from the terminal", check=True)
+    browser_wait(browser, lambda d: "a word from the terminal" in texts(d, "table.reviews")[0] if texts(d, "table.reviews")
+                 else False, "the terminal's comment on the page")
+    assert browser.execute_script(
+        "const box = document.querySelector('form.reject input[name=\"comment\"]');"
+        "return [box.value, document.activeElement === box];") == ["half typed", True]
     muxd_server.run_here("task", "approve", opened, "-m", "seen from the terminal", check=True)
     browser_wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'h1[data-state="done"]'), "the task done on its page")
     assert browser.execute_script("return window.sameDocument === true;")

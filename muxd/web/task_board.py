@@ -189,7 +189,11 @@ def task_html(session: Viewer, task: Task, events: list[TaskEvent], reviews: lis
         facts.append(("Check", f"{result.status}" + (f" (exit {result.exit_code})" if result.exit_code is not None else "")))
     rows = "".join(f'<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>' for k, v in facts if v)
     description = f'<pre class="description">{esc(task.description)}</pre>' if task.description else ""
-    return (f'<h1 data-task="{esc(task.id)}" data-state="{esc(task.state)}">{esc(task.title)}</h1>'
+    # Its version (data-v), as a card's: the live page is drawn again only when the task moved.
+    version = hashlib.blake2b(msgspec.json.encode((task, events, reviews, executions)) + bytes([may_review(session)]),
+                              digest_size=8).hexdigest()
+    return (f'<div class="task-page" data-v="{version}">'
+            f'<h1 data-task="{esc(task.id)}" data-state="{esc(task.state)}">{esc(task.title)}</h1>'
             f'<p><a href="/tasks">← the board</a></p><table class="task-facts">{rows}</table>{description}'
             f'{review_forms(session, task, task_path(task.id))}'
-            f'{_events(events, now)}{_reviews(reviews, now)}{_executions(executions, now)}')
+            f'{_events(events, now)}{_reviews(reviews, now)}{_executions(executions, now)}</div>')

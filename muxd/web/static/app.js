@@ -41,12 +41,43 @@
     return Array.from(board.querySelectorAll("section, article")).map((e) => e.id || e.className).join("|");
   }
 
+  // A form a person may be filling in (a review's comment) outlives a redraw that draws it again:
+  // the redraw gets the form already on the page, with what was typed and where the focus is.
+  // Only forms with a field to fill in: buttons alone (an answer) are always drawn fresh.
+  function keepForms(old, fresh) {
+    const key = (form) => form.getAttribute("action") + " " + form.className;
+    const fillable = (form) => form.querySelector('textarea, input:not([type="hidden"])') !== null;
+    const shown = new Map(Array.from(old.querySelectorAll("form")).filter(fillable).map((form) => [key(form), form]));
+    fresh.querySelectorAll("form").forEach((form) => {
+      const same = shown.get(key(form));
+      if (same) form.replaceWith(same);
+    });
+  }
+
+  // The field being typed into keeps the focus and the caret across a redraw that kept its form.
+  function keepFocus(grid, redraw) {
+    const typing = grid.contains(document.activeElement) ? document.activeElement : null;
+    const caret = typing && "selectionStart" in typing ? [typing.selectionStart, typing.selectionEnd] : null;
+    redraw();
+    if (!typing || !typing.isConnected || document.activeElement === typing) return;
+    typing.focus();
+    if (caret && caret[0] !== null) typing.setSelectionRange(caret[0], caret[1]);
+  }
+
   function swap(grid, html) {
     const template = document.createElement("template");
     template.innerHTML = html;
+    const page = template.content.firstElementChild;
+    const shown = grid.firstElementChild;
+    if (page && shown && page.dataset.v && page.dataset.v === shown.dataset.v) return;  // unchanged
+    keepFocus(grid, () => redraw(grid, template));
+  }
+
+  function redraw(grid, template) {
     const fresh = template.content.querySelector(".board");
     const board = grid.querySelector(".board");
     if (!fresh || !board || shape(board) !== shape(fresh)) {
+      keepForms(grid, template.content);
       grid.replaceChildren(template.content);
       return;
     }
@@ -57,7 +88,7 @@
     });
     fresh.querySelectorAll("article").forEach((card) => {
       const old = board.querySelector("#" + CSS.escape(card.id));
-      if (old && old.dataset.v !== card.dataset.v) old.replaceWith(card);
+      if (old && old.dataset.v !== card.dataset.v) { keepForms(old, card); old.replaceWith(card); }
       else if (old && card.dataset.since) old.dataset.since = card.dataset.since;
       else if (old) delete old.dataset.since;
     });

@@ -227,7 +227,7 @@ def test_show_hooks_lines_are_tmuxs(muxd_server):
             theirs = [line for line in tmux.run("show-hooks", *flags).splitlines()
                       if _hook_names(line)[0] in ours_all or _hook_names(line)[0] in _WINDOW_HOOKS]
             ours = [line for line in s.cli("show-hooks", *flags, check=True).stdout.splitlines()
-                    if not line.startswith(("agent-", "execution-", "tool-", "task-"))]
+                    if not line.startswith(("agent-", "execution-", "tool-", "task-", "fleet-"))]
             assert ours == theirs, flags
     finally:
         tmux.close()

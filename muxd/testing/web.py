@@ -201,6 +201,12 @@ class EventStream:
         return None
 
     def close(self) -> None:
+        # Shut the socket first: a thread blocked reading the stream (a GridReader) holds the
+        # reader's lock, which closing it would wait for until the next keepalive, or longer.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # the server closed it already
         self.lines.close()
         self.sock.close()
 

@@ -279,7 +279,7 @@ class Daemon:
         actions for this host's panes, and their answers to this one's (daemon/work/host_link.py)."""
         db = self.access.db
         apply = getattr(self.commands, "apply_host_action", None)  # main.py's CommandTable has it
-        listener = getattr(db, "listener", None) if db.shared else None  # a PgDatabase's
+        listener = db.listener  # a PgDatabase's
         if listener is None or self.executions.store is None or apply is None:
             return
         from muxd.daemon.work.host_link import HostLink

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from muxd.config import DB_BUSY_TIMEOUT_S, DB_DIR_MODE, DB_FILE_MODE, DB_OPEN_CHECK_MAX_S, STORE_CLOSE_TIMEOUT_S
 from muxd.errors import BadRequest, Internal, StoreUnavailable
@@ -196,6 +196,9 @@ class Database:
     # Whether other daemons may share this database (PostgreSQL's may: pane principals name
     # their host there, daemon/access/control.py).
     shared = False
+    # Where what the other daemons tell is heard (PostgreSQL's NOTIFY: pg_listen.PgListener, one
+    # connection each part `hear`s its channel on); a file nobody else writes tells nothing.
+    listener: Any = None  # (not imported here: pg_listen needs psycopg, and imports this module)
 
     def __init__(self, path: str, *, busy_timeout_s: float = DB_BUSY_TIMEOUT_S,
                  check_max_s: float = DB_OPEN_CHECK_MAX_S, host: str | None = None) -> None:

@@ -579,7 +579,7 @@ class AccessControl:
 
 def _token_feed(db: Database) -> TokenFeed | None:
     """The feed of other daemons' token changes on a shared (PostgreSQL) database; None on SQLite."""
-    listener = getattr(db, "listener", None) if db.shared else None  # a PgDatabase's, started now
+    listener = db.listener  # a PgDatabase's, started now
     if listener is None:
         return None
     from muxd.daemon.access.token_feed import TokenFeed  # psycopg's: never loaded by a SQLite start

@@ -107,7 +107,7 @@ class FleetPresence:
     async def open(self) -> None:
         """Take this host back (before the daemon serves), then beat until closed; hear the others."""
         self._loop = asyncio.get_running_loop()
-        listener = getattr(self.db, "listener", None)  # a PgDatabase's (store/pg_database.py)
+        listener = self.db.listener  # a PgDatabase's (store/pg_database.py)
         if listener is not None and self.on_others_changed is not None:
             self._news = FleetNews(listener, self.db.host, self.on_others_changed).start()
         if await self._begin():

@@ -92,6 +92,12 @@ def review_forms(session: Viewer, task: Task, back: str) -> str:
     return f'<div class="review-actions">{approve}{reject}</div>'
 
 
+def _version(session: Viewer, shown: object) -> str:
+    """What a live page's script compares (data-v): what is shown and whether it has the review
+    buttons, not the time (its "ago" words change at every draw)."""
+    return hashlib.blake2b(msgspec.json.encode(shown) + bytes([may_review(session)]), digest_size=8).hexdigest()
+
+
 def card(session: Viewer, task: Task, now: float) -> str:
     """One task on the board; its version (data-v) changes when the task or its buttons do, not
     with the time (the live board's script replaces only the cards whose version changed)."""
@@ -106,7 +112,7 @@ def card(session: Viewer, task: Task, now: float) -> str:
         facts.append(f"tries {task.attempts}")
     said = task.feedback or task.last_error
     note = f'<p class="note">{esc(_cut(said))}</p>' if said else ""
-    version = hashlib.blake2b(msgspec.json.encode(task) + bytes([may_review(session)]), digest_size=8).hexdigest()
+    version = _version(session, task)
     return (f'<article class="task-card" id="task-{esc(task.id)}" data-task="{esc(task.id)}" '
             f'data-state="{esc(task.state)}" data-v="{version}">'
             f'<a href="{esc(task_path(task.id))}">{esc(task.title)}</a>'
@@ -190,8 +196,7 @@ def task_html(session: Viewer, task: Task, events: list[TaskEvent], reviews: lis
     rows = "".join(f'<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>' for k, v in facts if v)
     description = f'<pre class="description">{esc(task.description)}</pre>' if task.description else ""
     # Its version (data-v), as a card's: the live page is drawn again only when the task moved.
-    version = hashlib.blake2b(msgspec.json.encode((task, events, reviews, executions)) + bytes([may_review(session)]),
-                              digest_size=8).hexdigest()
+    version = _version(session, (task, events, reviews, executions))
     return (f'<div class="task-page" data-v="{version}">'
             f'<h1 data-task="{esc(task.id)}" data-state="{esc(task.state)}">{esc(task.title)}</h1>'
             f'<p><a href="/tasks">← the board</a></p><table class="task-facts">{rows}</table>{description}'

@@ -219,6 +219,36 @@ def test_an_unseen_turn_never_shown_ends_after_the_longer_wait():
     assert only(tracker.tick(EXECUTION_TURN_UNSHOWN_S), Finish).execution.status == "success"
 
 
+def test_an_unseen_turn_is_judged_only_on_a_screen_read_to_its_newest_frame():
+    # Codex took the Enter (the prompt's echo is drawn) but the look that saw it busy waits for
+    # its second look: ended now, the turn would come back a moment later as a person's.
+    tracker = idle_tracker()
+    settled = [False]
+    tracker.screen_settled = lambda: settled[0]
+    tracker.turn_shown = lambda execution: True
+    tracker.prompt_waiting = lambda execution: pytest.fail("a draft from an older frame is no answer")
+    tracker.submit(prompt("please answer"), 0.0)
+    assert tracker.tick(EXECUTION_TURN_UNSEEN_S) == [] and tracker.running is not None
+    assert tracker.due() == EXECUTION_TURN_UNSEEN_S + EXECUTION_TURN_RECHECK_S
+    assert tracker.state_changed(state("Thinking"), EXECUTION_TURN_UNSEEN_S + 0.1) == []  # confirmed busy
+    settled[0] = True
+    tracker.state_changed(state("Idle"), 5.0)
+    done = only(tracker.tick(5.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution
+    assert done.status == "success" and done.completed_at == 5.0 + EXECUTION_IDLE_SETTLE_S
+
+
+def test_an_unseen_turn_on_a_screen_never_settled_ends_after_the_longer_wait():
+    tracker = idle_tracker()
+    tracker.screen_settled = lambda: False
+    tracker.turn_shown = lambda execution: True
+    tracker.submit(prompt(), 0.0)
+    now = EXECUTION_TURN_UNSEEN_S
+    while now < EXECUTION_TURN_UNSHOWN_S:
+        assert tracker.tick(now) == []
+        now = tracker.due()
+    assert only(tracker.tick(now), Finish).execution.status == "success"
+
+
 def test_a_prompt_left_in_the_input_box_gets_enter_again_then_runs():
     # Codex took the Enter as part of the typing (the text reached it late): the box holds it.
     tracker = idle_tracker()

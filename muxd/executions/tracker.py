@@ -132,6 +132,9 @@ class ExecutionTracker(msgspec.Struct):
     # The shell in front of the pane, if a shell and not an agent would read a prompt typed now
     # (the daemon reads the foreground process): asked just before each delivery.
     shell_in_front: Callable[[], str | None] | None = None
+    # Whether the pane's newest frame has been read and what it shows published (no look on its
+    # way, no state waiting for its second look): an unseen turn is judged on that frame only.
+    screen_settled: Callable[[], bool] | None = None
     state: AgentState = msgspec.field(default_factory=AgentState)
     running: Execution | None = None
     queue: deque[Execution] = msgspec.field(default_factory=deque)
@@ -333,6 +336,8 @@ class ExecutionTracker(msgspec.Struct):
         unseen_long_enough = now - turn.delivered_at >= EXECUTION_TURN_UNSEEN_S
         if not settled or not (turn.seen_busy or unseen_long_enough):
             return []
+        if not turn.seen_busy and not self._screen_read(turn, now):
+            return []
         if not turn.seen_busy and self.prompt_waiting is not None and self.prompt_waiting(running):
             return self._unsent(running, turn, now)
         if not turn.seen_busy and not self._shown(running, turn, now):
@@ -363,6 +368,17 @@ class ExecutionTracker(msgspec.Struct):
         turn.resubmits += 1
         turn.resubmitted_at = now
         return [Resubmit(running)]
+
+    def _screen_read(self, turn: _Turn, now: float) -> bool:
+        """Whether the screen an unseen turn is judged on is the pane's newest, read and
+        published: the frame just after an Enter is taken shows the prompt's echo before its
+        busy state is confirmed, and a turn ended on it would come back as a person's. If not,
+        looked at again soon (up to EXECUTION_TURN_UNSHOWN_S)."""
+        if (self.screen_settled is None or self.screen_settled()
+                or now - turn.delivered_at >= EXECUTION_TURN_UNSHOWN_S):
+            return True
+        turn.recheck_at = now + EXECUTION_TURN_RECHECK_S
+        return False
 
     def _shown(self, running: Execution, turn: _Turn, now: float) -> bool:
         """Whether a turn never seen busy has happened on screen (or been waited for long enough)."""

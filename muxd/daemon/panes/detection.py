@@ -151,6 +151,12 @@ class PaneDetection:
     def state(self) -> AgentState:
         return self.runner.state
 
+    @property
+    def settled(self) -> bool:
+        """No look at the screen is on its way and the last look's state is published (none
+        waits for its second look, or for a prompt's uptake)."""
+        return self.schedule.due is None and not self.runner.pending
+
     def output(self) -> None:
         """Called after output reached the screen: never detects inline, only schedules."""
         if self._closed or self.schedule.due is not None:

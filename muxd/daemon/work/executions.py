@@ -24,6 +24,7 @@ from muxd.config import EXECUTION_TIMER_SLACK_S, HISTORY_PRUNE_INTERVAL_S, SUBMI
 from muxd.config import HISTORY_UNTOLD_ROW_WITHIN_S, HISTORY_UNTOLD_RUNNING_ROW_WITHIN_S
 from muxd.daemon.access.control import current_principal, is_agent_principal
 from muxd.daemon.work.execution_backlog import ExecutionBacklog
+from muxd.daemon.work import turn_screen
 from muxd.daemon.work.pane_run import PaneRun
 from muxd.daemon.panes.detection import shell_in_front
 from muxd.daemon.panes.session_ids import register_session_id_reader
@@ -128,8 +129,9 @@ class ExecutionService:
             return  # recording is off (MUXD_HISTORY=0): no pane is followed
         run = PaneRun(pane, ExecutionTracker(pane.id))
         run.manual = functools.partial(self._manual, pane)
-        run.tracker.turn_shown = functools.partial(self._turn_shown, run)
-        run.tracker.prompt_waiting = functools.partial(self._prompt_waiting, run)
+        run.tracker.turn_shown = functools.partial(turn_screen.turn_shown, run)
+        run.tracker.prompt_waiting = functools.partial(turn_screen.prompt_waiting, self.detections, pane.id)
+        run.tracker.screen_settled = functools.partial(turn_screen.screen_settled, self.detections, pane.id)
         run.tracker.shell_in_front = functools.partial(shell_in_front, pane)
         self.panes[pane.id] = run
         run.marks_tap = functools.partial(self._output, run)
@@ -474,29 +476,6 @@ class ExecutionService:
         # read as pasted text for a newline).
         asyncio.get_running_loop().call_later(SUBMIT_GAP_S, lambda: pane.exited or pane.send(b"\r"))
 
-    def _turn_shown(self, run: PaneRun, execution: Execution) -> bool:
-        """Whether the pane's rows since the turn began show the prompt's echo (always, for an
-        agent muxd reads no turns of: nothing to look for)."""
-        from muxd.daemon.work import execution_finish
-        from muxd.executions.answers import READERS, turn_start
-
-        agent_type = run.pane.agent.agent_type
-        first_line = (execution.message or "").strip().split("\n", 1)[0]
-        if agent_type not in READERS or not first_line:
-            return True
-        # Its first line: how CLIs echo a message of several paragraphs varies more than that.
-        return turn_start(agent_type, execution_finish.turn_rows(run), first_line) is not None
-
-    def _prompt_waiting(self, run: PaneRun, execution: Execution) -> bool:
-        """Whether the agent's input box holds `execution`'s prompt now (its words, or its first
-        line's: a box shows a long prompt wrapped, a pasted one cut), i.e. it was not submitted."""
-        detection = self.detections.get(run.pane.id)
-        draft = detection.runner.draft if detection is not None else None
-        if not draft or not execution.message:
-            return False
-        return _words(draft) == _words(execution.message) or (
-            _words(draft.split("\n", 1)[0]) == _words(execution.message.strip().split("\n", 1)[0]))
-
     def _schedule(self, run: PaneRun) -> None:
         due = run.tracker.due()
         if run.timer is not None:
@@ -593,8 +572,4 @@ def _keep_transcript(run: PaneRun, transcript: TranscriptBuffer | None) -> None:
     if transcript is not None or run.pane.transcript is run.transcript:  # (not another run's to clear)
         run.pane.transcript = transcript
     run.transcript = transcript
-
-
-def _words(text: str) -> str:
-    return " ".join(text.split())
 

@@ -121,3 +121,22 @@ def test_a_prompt_from_the_box_becomes_an_execution_listed_live(muxd_server: Mux
     by_web = muxd_server.cli("history", "--by", "web", "--json", check=True).stdout
     assert "list the files" in by_web and "web-prompter" in by_web
     assert not console_errors(browser)
+
+
+def test_the_scrollback_page_shows_what_scrolled_off_the_screen(muxd_server: MuxdTestServer,
+                                                                 web_view: WebView) -> None:
+    program = "for n in range(1, 301): print(f'row-{n:04} <&>')\nimport time\ntime.sleep(600)\n"
+    pane = muxd_server.cli("new-session", "-d", "-P", "--", sys.executable, "-c", program, check=True).stdout.strip()
+    muxd_server.wait_for_text(pane, "row-0300")
+    client = WebClient(web_view.origin)
+    assert client.login(make_token(muxd_server, "view_only", "web-reader")).status in (200, 303)
+    live = client.get(pane_path(pane))
+    assert "row-0001" not in live.text and f'href="{pane_path(pane, "/scrollback")}#end"' in live.text
+    back = client.get(pane_path(pane, "/scrollback"))
+    assert back.status == 200 and "row-0001 &lt;&amp;&gt;" in back.text and "row-0300" in back.text
+    assert back.text.index("row-0001") < back.text.index("row-0300") < back.text.index('id="end"')
+    recent = client.get(pane_path(pane, "/scrollback") + "?lines=50")
+    assert "row-0300" in recent.text and "row-0200" not in recent.text  # 50 above a screen of 24 or so
+    for bad in ("abc", "0", "999999"):
+        refused = client.get(pane_path(pane, "/scrollback") + f"?lines={bad}")
+        assert refused.status == 400 and "lines must be a number 1..20000" in refused.text, bad

@@ -33,7 +33,8 @@ class WebSettings:
 async def _daemon_error(request: Request, exc: Exception) -> Response:
     """A daemon refusal or failure a page did not handle: its code and message, escaped."""
     assert isinstance(exc, MuxdError)
-    status = {"forbidden": 403, "unauthorized": 403, "not_found": 404, "server_not_running": 503}.get(exc.code, 502)
+    status = {"bad_request": 400, "forbidden": 403, "unauthorized": 403, "not_found": 404, "conflict": 409,
+              "rate_limited": 429, "quota_exceeded": 429, "server_not_running": 503, "timeout": 504}.get(exc.code, 502)
     body = f'<h1>{esc(exc.code)}</h1><p class="error">{esc(exc.message)}</p>'
     return HTMLResponse(page(exc.code, body, session_of(request)), status_code=status)
 

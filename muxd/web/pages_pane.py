@@ -1,5 +1,6 @@
 """The pane page: /pane/{pane_id} shows a pane's screen in colour, live, with a box to type a
-prompt (submit: an execution) or keys (send-keys), and the pane's recent executions.
+prompt (submit: an execution) or keys (send-keys), and the pane's recent executions;
+/pane/{pane_id}/scrollback the rows above it too, as they are now (not live).
 
 The screen comes from the daemon as HTML already escaped (screen-html, emulator/screen_html.py),
 read with the session's token exactly as capture-pane would be. Live: /pane/{id}/screen is an
@@ -32,6 +33,8 @@ from muxd.web.pages_history import RECORDS_CSS, executions_table
 from muxd.web.sessions import WebSession, daemon_link, require_session
 
 PANE_EXECUTIONS_SHOWN = 10
+SCROLLBACK_SHOWN = 2_000      # rows above the screen the scrollback page shows, unless ?lines= says
+SCROLLBACK_SHOWN_MAX = 20_000
 SCREEN_WAIT_S = 25.0        # each screen request waits this long for output, then the stream says it lives
 SCREEN_FRAME_MIN_S = 0.1    # a pane redrawing without pause is shown at most this often
 # Keys offered as buttons beside the box (send-keys names).
@@ -89,6 +92,10 @@ def pane_header(info: PaneInfo) -> str:
             f'{" · " + esc(info.attention) if info.attention else ""}</p>')
 
 
+def scrollback_link(pane_id: str) -> str:
+    return f'<p class="note"><a href="{esc(pane_path(pane_id, "/scrollback"))}#end" id="scrollback-link">scrollback</a></p>'
+
+
 async def pane_page(request: Request) -> Response:
     session = require_session(request)
     pane_id = pane_id_of(request)
@@ -96,12 +103,31 @@ async def pane_page(request: Request) -> Response:
     info = (await link.call(ShowPane, target=pane_id)).pane
     screen = await link.call(ScreenHtml, target=info.id)
     executions = await _recent_executions(link, info)
-    body = (pane_header(info) + screen_block(screen, pane_path(info.id, "/screen"))
+    body = (pane_header(info) + screen_block(screen, pane_path(info.id, "/screen")) + scrollback_link(info.id)
             + (input_box(session, info.id) if session.can_act else "")  # what the daemon would refuse is hidden
             + "<h2>Recent executions</h2>"
             + f'<div id="pane-executions" data-source="{esc(pane_path(info.id, "/executions"))}">{executions}</div>'
             + RECORDS_CSS + '<link rel="stylesheet" href="/screen.css">')
     return HTMLResponse(page(f"Pane {info.id}", body, session, scripts=("pane.js",)))
+
+
+async def scrollback_page(request: Request) -> Response:
+    """The pane's last `?lines=` rows of scrollback (SCROLLBACK_SHOWN by default) and its screen,
+    as they are now: what scrolled off the live screen, to read back (`#end` is the newest row)."""
+    session = require_session(request)
+    asked = request.query_params.get("lines", str(SCROLLBACK_SHOWN))
+    lines = _number(asked)
+    if lines is None or not 1 <= lines <= SCROLLBACK_SHOWN_MAX:
+        raise BadRequest(f"lines must be a number 1..{SCROLLBACK_SHOWN_MAX}, not {asked[:20]!r}", field="lines")
+    link = await daemon_link(request)
+    info = (await link.call(ShowPane, target=pane_id_of(request))).pane
+    rows = await link.call(ScreenHtml, target=info.id, start=-lines)
+    body = (pane_header(info)
+            + f'<p class="note"><a href="{esc(pane_path(info.id))}">live screen</a> · the last {lines} rows '
+              f'above the screen, and the screen</p>'
+            + f'<pre id="scrollback" class="screen" aria-label="scrollback of pane {esc(info.id)}">{rows.html}</pre>'
+            + '<p id="end" class="note">(the newest row is the last)</p><link rel="stylesheet" href="/screen.css">')
+    return HTMLResponse(page(f"Pane {info.id}: scrollback", body, session))
 
 
 async def _recent_executions(link: Client, info: PaneInfo) -> str:
@@ -231,6 +257,7 @@ ROUTES = [
     Route("/pane/{pane_id}", pane_page),
     Route("/pane/{pane_id}/screen", screen_stream),
     Route("/pane/{pane_id}/executions", pane_executions),
+    Route("/pane/{pane_id}/scrollback", scrollback_page),
     action("/pane/{pane_id}/submit", "submit", submit_prompt),
     action("/pane/{pane_id}/keys", "send_keys", send_keys),
     Route("/screen.css", screen_css),

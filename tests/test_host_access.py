@@ -10,6 +10,7 @@ marked with their host."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -96,6 +97,7 @@ def test_a_token_bound_to_another_hosts_pane_acts_there_recorded_as_sent_from_it
     listed = alpha.cli("token", "list", check=True).stdout
     assert f"{worker}@beta" in listed and "orch" in listed
     asyncio.run(_granted_only(alpha, secret, worker, other, "token:orch@alpha"))
+    assert _fleet_targets(alpha, secret) == [f"{worker}@beta"]  # of beta's two panes, the one granted
     wait_until(lambda: [row[:2] for row in host_audit(postgres_url)] == [
         ("token:orch@alpha", "send_task"), ("token:orch@alpha", "cancel_execution")],
         timeout=10, message="beta's audit of the actions it applied")
@@ -103,8 +105,16 @@ def test_a_token_bound_to_another_hosts_pane_acts_there_recorded_as_sent_from_it
     beta.stop()
     beta.start()
     assert start_fake_agent(beta, "worker") == worker
+    wait_until(lambda: f"{worker}@beta" in _fleet_targets(alpha, None), timeout=10, message="beta's new run listed")
+    assert _fleet_targets(alpha, secret) == []  # the pane of that id now is another run's
     refused = asyncio.run(_refused(alpha, secret, f"{worker}@beta"))
     assert "forbidden" in refused and "earlier run" in refused and "host beta" in refused, refused
+
+
+def _fleet_targets(alpha: MuxdTestServer, secret: str | None) -> list[str]:
+    """The other hosts' panes `muxd ls --all-hosts` lists to `secret`'s holder (None: the socket's owner)."""
+    listed = alpha.cli("ls", "--all-hosts", "--json", env={"MUXD_CLI_TOKEN": secret} if secret else None, check=True)
+    return [p["target"] for p in json.loads(listed.stdout)["panes"] if "@" in p["target"]]
 
 
 def test_a_grant_of_another_hosts_pane_needs_a_shared_store(muxd_server: MuxdTestServer) -> None:

@@ -82,7 +82,15 @@ def test_another_hosts_agent_turning_waiting_reaches_the_grids_stream_with_nothi
         stream = EventStream(view.origin, web.cookies)
         assert stream.status == 200
         reader = GridReader(stream)
+        # A token bound to beta's pane alone hears beta's changes too (an event of no pane, of its host).
+        bound = WebClient(view.origin)
+        bound.login(alpha.run_here("token", "create", "--tier", "view_only", "--name", "beta-watcher",
+                                   "--pane", target, check=True).stdout.strip())
+        bound_stream = EventStream(view.origin, bound.cookies)
+        bound_reader = GridReader(bound_stream)
         wait_until(lambda: reader.card_state(target) == "Idle", timeout=SEEN_TIMEOUT_S, message="beta's card, idle")
+        wait_until(lambda: bound_reader.card_state(target) == "Idle", timeout=SEEN_TIMEOUT_S,
+                   message="beta's card, idle, to the pane-bound token")
         db = pg_connect(postgres_url)
         try:  # each daemon hears tokens, actions and the fleet on one connection (PgDatabase.listener)
             assert db.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
@@ -96,6 +104,9 @@ def test_another_hosts_agent_turning_waiting_reaches_the_grids_stream_with_nothi
         # The card says what the other host's attention board says of it (waiting), as a local one's does.
         wait_until(lambda: reader.card_state(target) == "waiting", timeout=LIVE_WITHIN_S,
                    message="beta's card waiting on alpha's stream")
+        wait_until(lambda: bound_reader.card_state(target) == "waiting", timeout=LIVE_WITHIN_S,
+                   message="beta's card waiting on the pane-bound token's stream")
+        bound_stream.close()
         took_s = time.monotonic() - asked_at
         assert json.loads(alpha.run_here("list-panes", "-a", "--json", check=True).stdout) == []  # nothing local
         assert '<span class="host">beta</span>' in reader.grids[-1]

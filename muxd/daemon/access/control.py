@@ -546,7 +546,8 @@ class AccessControl:
             if token is not None:
                 self._grant_now(token, reply.pane.id)  # what it creates, it may use
             return reply
-        return visible_part_of(reply, registry, visible)
+        runs = {pane: run for (token_id, pane), run in self._remote_runs.items() if token_id == principal.token_id}
+        return visible_part_of(reply, registry, visible, runs)
 
     # ------------------------------------------------------------ audit and metrics
 

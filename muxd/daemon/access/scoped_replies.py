@@ -1,9 +1,11 @@
 """What a pane-scoped principal's listings keep (daemon/access/control.py cuts every reply with
-it): its panes, the sessions and windows they are in, counts of those only. Nothing of the fleet:
-another host's pane granted to it (`%N@host`) is one it may act on by that name, not browse."""
+it): its panes, the sessions and windows they are in, counts of those only. Of the fleet, the
+other hosts' panes granted to it (`%N@host`) while the run of their daemon they were granted in
+lasts (a daemon's next run numbers its panes anew), and those panes' hosts."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -14,16 +16,23 @@ if TYPE_CHECKING:
     from muxd.daemon.panes.registry import Registry
 
 
-def visible_part_of(reply: Any, registry: Registry, visible: set[str]) -> Any:
-    """`reply` as one who sees only the panes `visible` gets it (unchanged when it lists none)."""
+def visible_part_of(reply: Any, registry: Registry, visible: set[str],
+                    runs: Mapping[str, float] | None = None) -> Any:
+    """`reply` as one who sees only the panes `visible` gets it (unchanged when it lists none);
+    `runs`: the run of its daemon each other host's pane was granted in."""
     if isinstance(reply, m.PaneList):
         return msgspec.structs.replace(reply, panes=[p for p in reply.panes if p.id in visible])
     if isinstance(reply, m.SessionList):
         return msgspec.structs.replace(reply, sessions=_visible_sessions(reply.sessions, registry, visible))
     if isinstance(reply, m.WindowList):
         return msgspec.structs.replace(reply, windows=_visible_windows(reply.windows, registry, visible))
-    if isinstance(reply, m.FleetList):  # see the module: granted by name, not listed
-        return msgspec.structs.replace(reply, hosts=[], panes=[])
+    if isinstance(reply, m.FleetList):
+        runs = runs or {}
+        started = {h.host: h.started_at for h in reply.hosts}
+        panes = [p for p in reply.panes
+                 if p.target in visible and runs.get(p.target, started.get(p.host)) == started.get(p.host)]
+        hosts = {p.host for p in panes}
+        return msgspec.structs.replace(reply, hosts=[h for h in reply.hosts if h.host in hosts], panes=panes)
     if isinstance(reply, m.Status):
         panes = [p for p in registry.all_panes() if p.id in visible]
         sessions = {id(p.window.session) for p in panes if p.window is not None}  # type: ignore[attr-defined]

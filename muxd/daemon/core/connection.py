@@ -293,8 +293,17 @@ class Connection:
         elif event.pane_id is None:
             if self.event_panes is None and self.daemon.access.visible(self.principal) is None:
                 self._send_event(event)
+            elif event.kind == "fleet-changed" and self._hears_host(event.host):
+                self._send_event(event)
         elif self._hears(event.pane_id):
             self._send_event(event)
+
+    def _hears_host(self, host: str | None) -> bool:
+        """Whether a pane this subscriber hears is on `host` (None: on any other host): another
+        host's changes matter to a pane-bound token bound to a pane there (`%N@host`)."""
+        visible, asked = self.daemon.access.visible(self.principal), self.event_panes
+        panes = asked if visible is None else visible if asked is None else visible & asked
+        return any(pane.endswith("@" + host) if host else "@" in pane for pane in panes or ())
 
     def _hears(self, pane_id: str) -> bool:
         if self.event_panes is not None and pane_id not in self.event_panes:

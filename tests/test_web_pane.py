@@ -140,3 +140,29 @@ def test_the_scrollback_page_shows_what_scrolled_off_the_screen(muxd_server: Mux
     for bad in ("abc", "0", "999999"):
         refused = client.get(pane_path(pane, "/scrollback") + f"?lines={bad}")
         assert refused.status == 400 and "lines must be a number 1..20000" in refused.text, bad
+
+
+def test_a_hidden_tab_lets_go_of_its_stream_and_follows_again_once_seen(  # type: ignore[no-untyped-def]
+        muxd_server: MuxdTestServer, web_view: WebView, browser) -> None:
+    """Chromium opens at most 6 connections to one host for all its tabs: with a live stream held
+    by every tab, a seventh pane page would never go live."""
+    pane = start_pane(muxd_server)
+    muxd_server.wait_for_text(pane, "bold?")
+    log_in(browser, web_view, make_token(muxd_server, "execute_advanced", "web-tabs"))
+    url = web_view.url.rstrip("/") + pane_path(pane)
+
+    def connected(d) -> str:  # type: ignore[no-untyped-def]
+        return d.execute_script("return document.getElementById('screen').dataset.connected;")
+
+    browser.get(url)
+    browser_wait(browser, lambda d: connected(d) == "live", "the first tab's stream")
+    first = browser.current_window_handle
+    for n in range(2, 9):
+        browser.switch_to.new_window("tab")
+        browser.get(url)
+        browser_wait(browser, lambda d: connected(d) == "live", f"tab {n}'s stream")
+    muxd_server.cli("send-keys", "-t", pane, "while hidden", "Enter", check=True)
+    muxd_server.wait_for_text(pane, "got: while hidden")
+    browser.switch_to.window(first)  # seen again: it follows from the screen it showed
+    browser_wait(browser, lambda d: "got: while hidden" in screen_text(d), "what changed while the tab was hidden")
+    assert connected(browser) == "live" and not console_errors(browser)

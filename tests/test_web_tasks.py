@@ -150,3 +150,29 @@ def test_the_board_and_a_tasks_page_follow_tasks_moved_elsewhere_without_a_reloa
     assert "seen from the terminal" in browser.find_element(By.CSS_SELECTOR, "table.reviews").text
     assert not browser.find_elements(By.CSS_SELECTOR, "form.approve")
     assert console_errors(browser) == []
+
+
+def test_hidden_board_tabs_let_go_of_their_streams_and_the_agents_grid_keeps_its(muxd_server, web_view, browser):
+    """Seven task boards and the agents grid open in eight tabs (Chromium allows 6 connections to
+    one host): each goes live when seen; the first board shows the task added while it was hidden."""
+    log_in(browser, web_view, make_token(muxd_server, "view_only", "web-tabs"))
+
+    def connected(d) -> str:  # type: ignore[no-untyped-def]
+        return d.execute_script("return document.getElementById('grid').dataset.connected;")
+
+    browser.get(web_view.origin + "/")
+    browser_wait(browser, lambda d: connected(d) == "live", "the agents grid's stream")
+    agents = browser.current_window_handle
+    boards = []
+    for n in range(7):
+        browser.switch_to.new_window("tab")
+        browser.get(f"{web_view.origin}/tasks")
+        browser_wait(browser, lambda d: connected(d) == "live", f"board {n + 1}'s stream")
+        boards.append(browser.current_window_handle)
+    added = json.loads(muxd_server.cli("task", "add", "added <while> hidden", "--json", check=True).stdout)
+    browser.switch_to.window(boards[0])
+    browser_wait(browser, lambda d: _column_of(d, added["id"]) == "ready", "the task added while the tab was hidden")
+    assert "added <while> hidden" in texts(browser, f'article[data-task="{added["id"]}"]')[0]
+    browser.switch_to.window(agents)
+    browser_wait(browser, lambda d: connected(d) == "live", "the agents grid, still live")
+    assert not console_errors(browser)

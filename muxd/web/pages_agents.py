@@ -52,7 +52,7 @@ async def agents(request: Request) -> Response:
     session = require_session(request)
     grid = await render_grid(client, csrf=session.csrf)
     body = (f'<h1>Agents</h1><p class="status" id="status" role="status"></p>'
-            f'<div id="grid" data-live="{EVENTS_PATH}">{grid}</div>')
+            f'<div id="grid" data-live="{EVENTS_PATH}" data-background="keep">{grid}</div>')
     return HTMLResponse(page("Agents", body, session, current="/"))
 
 

@@ -113,6 +113,24 @@
     document.title = (needs ? "(" + needs + ") " : "") + baseTitle;
   }
 
+  // A hidden tab lets go of its live stream (a browser opens at most 6 connections to one host for
+  // all its tabs) and follows again, from what it shows, once seen. `follow(element)` opens the
+  // stream and returns it; pane.js uses this too.
+  function whileSeen(element, follow) {
+    let source = follow(element);
+    document.addEventListener("visibilitychange", () => {
+      if (element.dataset.connected === "ended") return;
+      if (document.hidden && source) {
+        source.close();
+        source = null;
+        element.dataset.connected = "paused";
+      } else if (!document.hidden && !source) {
+        source = follow(element);
+      }
+    });
+  }
+  window.muxdWhileSeen = whileSeen;
+
   function follow(grid) {
     const source = new EventSource(grid.dataset.live);
     grid.dataset.connected = "connecting";
@@ -134,6 +152,7 @@
       window.setTimeout(() => window.location.reload(), RELOAD_AFTER_ENDED_MS);
     });
     source.addEventListener("error", () => { grid.dataset.connected = "reconnecting"; });
+    return source;
   }
 
   document.addEventListener("submit", (event) => {
@@ -154,7 +173,10 @@
   document.addEventListener("DOMContentLoaded", () => {
     stampTimes(document);
     const grid = document.getElementById("grid");
-    if (grid && grid.dataset.live) follow(grid);
+    // The agents grid keeps its stream when hidden: its tab's title counts the agents that need you.
+    if (grid && grid.dataset.live) {
+      if (grid.dataset.background === "keep") follow(grid); else whileSeen(grid, follow);
+    }
     window.setInterval(tick, 1000);
   });
 })();

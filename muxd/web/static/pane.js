@@ -49,6 +49,7 @@
       }
     });
     source.addEventListener("error", () => { screen.dataset.connected = "reconnecting"; });
+    return source;
   }
 
   function send(form, event) {
@@ -77,7 +78,7 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     const screen = document.getElementById("screen");
-    if (screen && screen.dataset.stream) follow(screen);
+    if (screen && screen.dataset.stream) window.muxdWhileSeen(screen, follow);  // (app.js)
     const form = document.getElementById("pane-input");
     if (form) form.addEventListener("submit", (event) => send(form, event));
   });

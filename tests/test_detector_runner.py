@@ -4,7 +4,8 @@ import pytest
 
 from muxd.detectors.base import ScreenContext
 from muxd.detectors.runner import (
-    DETECT_COST_SHARE, DETECT_SLOW_INTERVAL_MAX_S, DetectionSchedule, DetectorRunner, new_tool_uses,
+    DETECT_COST_SHARE, DETECT_SLOW_INTERVAL_MAX_S, TICKING_REFRESH_S, DetectionSchedule, DetectorRunner,
+    new_tool_uses,
 )
 from muxd.detectors.state import Detection, ToolSighting
 
@@ -127,6 +128,27 @@ def test_frames_where_only_spinners_and_counters_tick_are_read_once_a_second(clo
     clock.now += 1.0
     state = runner.run(frame("@Thinking - ✳ Musing (12s · 10.4k tokens)"))  # a second on: refreshed
     assert seen[-1].endswith("(12s · 10.4k tokens)") and state.activity.description.endswith("10.4k tokens)")
+
+
+def test_a_last_frame_that_differs_only_in_a_glyph_is_read_though_no_output_follows(clock):
+    # Cline's answer streams behind its spinner (`⠹ The command ran fine.`); its last frame turns
+    # the glyph into `*` and the input box is back. Nothing is written after it.
+    class GlyphReader(ScriptedDetector):
+        def detect(self, ctx, prev):
+            state = "Generating" if "⠹" in ctx.lines[1] else "Idle"
+            return Detection(agent_type="claude", state=state, rule="glyph", line=ctx.lines[1])
+
+    runner = DetectorRunner("%1", [GlyphReader()], clock=clock)
+    spinning, done = frame("@\n⠹ The command ran fine."), frame("@\n* The command ran fine.")
+    assert runner.run(spinning, settled=True).activity.state == "Generating" and runner.unread_until is None
+    read_at = clock.now
+    clock.now += 0.2
+    assert runner.run(done) is None  # the same shape: skipped for now...
+    assert runner.unread_until == read_at + TICKING_REFRESH_S  # ...and to be read then, output or not
+    clock.now = runner.unread_until
+    assert runner.run(done) is None and runner.pending  # read: Idle, seen once
+    clock.now += 0.1
+    assert runner.run(done).activity.state == "Idle" and runner.unread_until is None
 
 
 @pytest.mark.parametrize("before, now, new", [

@@ -131,6 +131,9 @@ class DetectorRunner:
         # The last frame's Idle was read as Unknown: a prompt just sent, not yet seen taken
         # (submit_uptake.py). Looked at again until that ends, even on a still screen.
         self._awaiting_uptake = False
+        # A frame skipped as ticking only is read at the latest at this time (this runner's
+        # clock), output or not: the daemon looks again then. None: the last frame was read.
+        self.unread_until: float | None = None
 
     def run(self, ctx: ScreenContext, *, settled: bool = False) -> AgentState | None:
         """Detect on one frame; returns the new published state if it changed, else None.
@@ -146,7 +149,11 @@ class DetectorRunner:
         if not reshaped and frame == self._last_frame and not self.pending and not settled and (
                 now - self._last_read_at < TICKING_REFRESH_S):
             # The same words (at most a spinner and its counters moved): nothing new on screen.
+            # Read at the latest then: the last frame of a turn may differ only in a glyph (Cline's
+            # spinner turning into its answer's `*`), and no output may come after it.
+            self.unread_until = self._last_read_at + TICKING_REFRESH_S
             return None if self.hooks is None else self._fused(now)
+        self.unread_until = None
         self._last_frame = frame
         self._last_read_at = now
         found = self._detect(ctx)

@@ -153,9 +153,10 @@ class PaneDetection:
 
     @property
     def settled(self) -> bool:
-        """No look at the screen is on its way and the last look's state is published (none
-        waits for its second look, or for a prompt's uptake)."""
-        return self.schedule.due is None and not self.runner.pending
+        """No look at the screen is on its way, the last look read the newest frame (none skipped
+        as ticking only) and its state is published (none waits for its second look, or for a
+        prompt's uptake)."""
+        return self.schedule.due is None and not self.runner.pending and self.runner.unread_until is None
 
     def output(self) -> None:
         """Called after output reached the screen: never detects inline, only schedules."""
@@ -189,6 +190,8 @@ class PaneDetection:
         self._publish(changed)
         if self.runner.pending:  # a state waits for its second look even if the screen is still
             self._arm(loop, self.schedule.again(loop.time()))
+        elif self.runner.unread_until is not None:  # a frame skipped as ticking: read it then, still or not
+            self._arm(loop, loop.time() + max(0.0, self.runner.unread_until - self.runner.clock()))
 
     def hook(self, agent: str, payload: dict[str, Any], received_at: float) -> None:
         """The pane's agent reported an event through its hooks (muxd hook): fused with the

@@ -38,6 +38,7 @@ from muxd.testing.wait import wait_until
 STATE_TIMEOUT_S = 20.0
 TURN_TIMEOUT_S = 60.0
 SUBSCRIBE_TIMEOUT_S = 10.0
+LOG_LINES_SHOWN = 30  # of the daemon's log, in a failure's report
 LEFTOVER_EXIT_TIMEOUT_S = 3.0
 PANE_WIDTH = 120
 PANE_HEIGHT = 40
@@ -300,6 +301,11 @@ class AgentPane:
         if self.states.failure is not None:
             lines.append(f"(the event subscription failed: {self.states.failure!r})")
         lines += [f"--- screen of {self.pane_id} (muxd capture-pane -p) ---", self.screen().rstrip()]
+        # What the daemon holds now (a state it never published would not be in the list above).
+        lines += ["--- the daemon's state of it now ---", describe(self.agent())]
+        log = self.server.log_path
+        lines += ["--- the daemon's log, its end ---", *(log.read_text(errors="replace").splitlines()[-LOG_LINES_SHOWN:]
+                                                     if log.exists() else ["(none)"])]
         return "\n".join(lines)
 
     @contextmanager

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from muxd.detectors.replay import Recording, plain_size, raw_events, read_recording, replay, screen_bytes
 from muxd.detectors.state import Detection, ToolSighting
 from muxd.testing.patience import stretched
+
+AT_PROMPT_SEEN_S = 0.5  # a replay confirms a frame on its second look, 0.1 s after the first
 
 PLUGIN_DIR = Path(__file__).parent / "plugin_data"
 
@@ -201,8 +204,16 @@ def test_an_agent_quit_back_to_its_shell_replays_to_the_shell_as_it_ended_live(t
         wait_until(lambda: live()["agent_type"] == "shell", message="the shell")
         server.cli("send-keys", "-t", "rec", "-l", f"{sys.executable} -m muxd.testing.fake_agent {agent}", check=True)
         server.cli("send-keys", "-t", "rec", "Enter", check=True)
-        wait_until(lambda: (live()["agent_type"], live()["activity"]["state"]) == (agent, "Idle"),
-                   message=f"{agent} at its prompt")
+        # At its prompt for a moment, as a person reads it before quitting: a recording holds no
+        # keystrokes, so its replay takes a frame as the daemon takes one no Enter caused, on a
+        # second look; the daemon took the agent's first frame at once (the command's Enter made
+        # it), and a quit sent then could leave the recording less than two looks of it.
+        def at_prompt_a_moment():
+            now = live()
+            return (now["agent_type"], now["activity"]["state"]) == (agent, "Idle") and (
+                time.time() - now["activity"]["since"] >= AT_PROMPT_SEEN_S)
+
+        wait_until(at_prompt_a_moment, message=f"{agent} at its prompt for {AT_PROMPT_SEEN_S} s")
         server.cli("send-keys", "-t", "rec", "quit", "Enter", check=True)
         ended = wait_until(lambda: (lambda a: a if a["agent_type"] == "shell" else None)(live()),
                            message="the shell back")

@@ -125,7 +125,7 @@ def test_a_prompt_from_the_box_becomes_an_execution_listed_live(muxd_server: Mux
 
 def test_the_scrollback_page_shows_what_scrolled_off_the_screen(muxd_server: MuxdTestServer,
                                                                  web_view: WebView) -> None:
-    program = "for n in range(1, 301): print(f'row-{n:04} <&>')\nimport time\ntime.sleep(600)\n"
+    program = "import sys\nfor n in range(1, 301): print(f'row-{n:04} <&>', flush=True)\nsys.stdin.read()\n"  # then waits
     pane = muxd_server.cli("new-session", "-d", "-P", "--", sys.executable, "-c", program, check=True).stdout.strip()
     muxd_server.wait_for_text(pane, "row-0300")
     client = WebClient(web_view.origin)

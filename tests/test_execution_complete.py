@@ -32,6 +32,7 @@ def test_a_failed_completion_still_saves_the_execution_ended(tmp_path, monkeypat
             ended = finished(running, "success", time.time())
             service.finishing[ended.id] = ended
             await service._complete(ended, TurnSnapshot(agent_type="claude"), None)
+            assert await service.wait([ended.id], any_one=False, timeout_s=10.0)  # told once stored
             assert ended.id not in service.finishing
             return await store.get(ended.id)
         finally:

@@ -9,9 +9,11 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 
 import pytest
 
+from muxd.config import SESSION_LOG_MISSES_MAX
 from muxd.daemon.work import execution_finish
 from muxd.daemon.work.execution_finish import TurnSnapshot
 from muxd.daemon.work.session_log_finder import SessionLogs
@@ -75,3 +77,22 @@ def test_the_hooks_answer_and_tools_are_the_turns_where_no_log_tells(logs):
     done = asyncio.run(execution_finish.finalize(ended("%3"), shot, logs))
     assert (done.response, done.sources["response"]) == ("The hook's own words.", "hook")
     assert (done.tool_calls, done.sources["tool_calls"]) == (["Bash(make)"], "hook")
+
+
+def test_a_turn_of_an_agent_that_keeps_no_log_is_completed_at_once_as_finalize_would(logs):
+    """An agent process whose log was looked for in vain: its turns are completed on the spot
+    (no task, no trip through a thread), with what finalize gives; one whose log may still be
+    found, or whose mark is being taken, waits for finalize."""
+    pid = os.getpid()
+    shot = TurnSnapshot(lines=SCREEN, agent_type="aider", pid=pid, tool_calls=["Edit(notes.txt)"])
+    execution = ended("%4")
+    assert execution_finish.finalized_at_once(execution, shot, logs) is None  # not looked for yet
+    for _ in range(SESSION_LOG_MISSES_MAX):
+        assert logs.mark_soon("%4", "aider", pid).result(timeout=10) is None  # looked for, not found
+    at_once = execution_finish.finalized_at_once(execution, shot, logs)
+    assert at_once is not None and at_once == asyncio.run(execution_finish.finalize(execution, shot, logs))
+    assert (at_once.response, at_once.sources["response"]) == (ANSWER, "screen")
+    assert at_once.files_written == ["notes.txt"] and at_once.sources["files_written"] == "screen"
+    marking: Future[None] = Future()  # its mark not taken yet
+    assert execution_finish.finalized_at_once(execution, TurnSnapshot(lines=SCREEN, agent_type="aider", pid=pid,
+                                                                      marked_log=marking), logs) is None

@@ -10,13 +10,16 @@ that needed it while panes keep running.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
 from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript, TranscriptBuffer
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class Scope(msgspec.Struct, frozen=True):
@@ -116,6 +119,10 @@ class ExecutionStore(Protocol):
                    within: float = 0.0) -> None:
         """Insert or replace by id, with its transcript if given (one transaction); `within`: it
         may wait up to that many seconds for other saves to be written with it."""
+
+    def saving(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None, *,
+               within: float = 0.0) -> asyncio.Future[None]:
+        """`save` as a future of the running loop, done once stored (failed: StoreUnavailable)."""
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""

@@ -143,6 +143,12 @@ class SqliteExecutionStore:
         """Insert or replace by id (with its transcript, in the same transaction); back once
         stored. Written with the other saves that wait for the writer then (SaveBatches), or
         that come within `within` seconds."""
+        await self.saving(execution, transcript, within=within)
+
+    def saving(self, execution: Execution, transcript: Transcript | TranscriptBuffer | None = None, *,
+               within: float = 0.0) -> asyncio.Future[None]:
+        """`save`, as a future of the loop that is done once the row is stored (or failed with
+        the StoreUnavailable that says why): for a caller that goes on in a callback, not a task."""
         doing = f"saving {execution.id}"
         loop = asyncio.get_running_loop()
         stored: asyncio.Future[None] = loop.create_future()
@@ -160,7 +166,7 @@ class SqliteExecutionStore:
             self._settlements.add(loop, stored, error)  # handed over once the batch is done
 
         self._batches.add(execution, transcript, done, within)
-        await stored
+        return stored
 
     async def save_many(self, rows: list[tuple[Execution, Transcript | None]]) -> None:
         """`save` each (execution, transcript) of `rows`, all in one transaction."""

@@ -23,6 +23,7 @@ from muxd.executions.tracker import MUXD_FAILURE_TYPES, turn_error
 
 if TYPE_CHECKING:
     from muxd.daemon.panes.detection import PaneDetection
+    from muxd.executions.pricing import CostEstimate
     from muxd.executions.session_logs import SessionLogCursor, TurnFacts
 
 log = logging.getLogger(__name__)
@@ -93,10 +94,48 @@ def files_written(tool_calls: list[str]) -> list[str]:
     return found
 
 
+def finalized_at_once(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) -> Execution | None:
+    """`finalize`'s result where nothing is to be waited for: an agent found to keep no log (most
+    turns of such a fleet), or no prompt's turn. None: `finalize` then (a log to read, a cost to
+    price, on threads)."""
+    if execution.kind != "prompt":
+        return execution
+    mark = shot.marked_log
+    if mark is not None and not (mark.done() and mark.exception() is None and mark.result() is None):
+        return None  # a log marked, or its mark not known yet
+    if not logs.keeps_none(shot.pid):
+        return None
+    return _completed(execution, shot, None)
+
+
 async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) -> Execution:
     """`execution` completed with what the snapshot and the agent's log (where it keeps one) say."""
     if execution.kind != "prompt":
         return execution
+    try:
+        reading = _read_now(execution.pane_id, shot, logs)
+        if reading is not None and reading.done():  # no task, timer or trip through the loop
+            facts = reading.result()
+        else:
+            facts = await asyncio.wait_for(_result(reading) if reading is not None
+                                           else _log_facts(execution.pane_id, shot, logs), SESSION_LOG_BUDGET_S)
+    except Exception as exc:  # TimeoutError: past the budget, or the pane's earlier read has not ended
+        log.warning("execution %s: pane %s's session log not read (%s); the screen's facts are kept",
+                    execution.id, execution.pane_id, str(exc) or f"not within {SESSION_LOG_BUDGET_S:.0f} s")
+        facts = None
+    estimate = None
+    if facts is not None and execution.cost_usd is None and facts.call_tokens:  # the agent showed no figure of its own
+        from muxd.executions.pricing import estimate_cost  # with the session logs' parsers: not at start
+
+        # On a thread: the price table's first load takes a few hundred ms.
+        estimate = await asyncio.to_thread(estimate_cost, facts.model, facts.call_tokens,
+                                           execution.started_at or execution.completed_at or 0.0)
+    return _completed(execution, shot, facts, estimate)
+
+
+def _completed(execution: Execution, shot: TurnSnapshot, facts: TurnFacts | None,
+               estimate: CostEstimate | None = None) -> Execution:
+    """`execution` with the snapshot's facts, the log's over them, and the log's priced cost."""
     sources = dict(execution.sources)
     fields: dict[str, object] = {}
     if shot.agent_type and execution.agent_type is None:
@@ -112,29 +151,12 @@ async def finalize(execution: Execution, shot: TurnSnapshot, logs: SessionLogs) 
         fields["tool_calls"] = shot.tool_calls
         fields["files_written"] = files_written(shot.tool_calls)
         sources["tool_calls"] = sources["files_written"] = shot.tools_source
-    try:
-        reading = _read_now(execution.pane_id, shot, logs)
-        if reading is not None and reading.done():  # no task, timer or trip through the loop
-            facts = reading.result()
-        else:
-            facts = await asyncio.wait_for(_result(reading) if reading is not None
-                                           else _log_facts(execution.pane_id, shot, logs), SESSION_LOG_BUDGET_S)
-    except Exception as exc:  # TimeoutError: past the budget, or the pane's earlier read has not ended
-        log.warning("execution %s: pane %s's session log not read (%s); the screen's facts are kept",
-                    execution.id, execution.pane_id, str(exc) or f"not within {SESSION_LOG_BUDGET_S:.0f} s")
-        facts = None
     if facts is not None:
         _from_log(execution, facts, fields, sources)
-        if execution.cost_usd is None and facts.call_tokens:  # the agent showed no figure of its own
-            from muxd.executions.pricing import estimate_cost  # with the session logs' parsers: not at start
-
-            # On a thread: the price table's first load takes a few hundred ms.
-            estimate = await asyncio.to_thread(estimate_cost, facts.model, facts.call_tokens,
-                                               execution.started_at or execution.completed_at or 0.0)
-            if estimate is not None:
-                fields.update(cost_usd=estimate.cost_usd, cost_source="estimate", cost_model=estimate.model,
-                              cost_price_date=estimate.price_date)
-                sources["cost_usd"] = "session_log"
+    if estimate is not None:
+        fields.update(cost_usd=estimate.cost_usd, cost_source="estimate", cost_model=estimate.model,
+                      cost_price_date=estimate.price_date)
+        sources["cost_usd"] = "session_log"
     fields["sources"] = sources
     return msgspec.structs.replace(execution, **fields)  # type: ignore[arg-type]
 

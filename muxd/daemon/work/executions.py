@@ -505,7 +505,8 @@ class ExecutionService:
             return execution
 
     def _finish(self, run: PaneRun, execution: Execution) -> None:
-        """Complete an ended execution off the loop's critical path, then save it and tell waiters."""
+        """Complete an ended execution (at once where nothing is to be waited for, else off the
+        loop's critical path), then save it and tell waiters."""
         output = run.transcript
         _keep_transcript(run, None)
         execution = msgspec.structs.replace(execution, transcript_bytes=output.kept if output else 0,
@@ -514,36 +515,50 @@ class ExecutionService:
         from muxd.daemon.work import execution_finish
 
         snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id))
-        self._start(self._complete(execution, snapshot, output))
-
-    async def _complete(self, execution: Execution, snapshot: object | None, output: TranscriptBuffer | None) -> None:
         try:
-            if snapshot is not None:  # (None: it never ran, nothing on screen or in a log is its)
-                execution = await self._finalized(execution, snapshot)
-            self.finishing[execution.id] = execution
-            if execution.session_id and execution.pane_id in self.panes:
-                self.session_ids[execution.pane_id] = execution.session_id
-            if self.store is not None:
-                # The output is compressed on the writer thread, with the row: no trip of its own.
-                # A person's turn nobody waits for is written with others that end about then.
-                untold = execution.triggered_by == "manual" and execution.id not in self._waiters
-                await self.store.save(execution, output, within=HISTORY_UNTOLD_ROW_WITHIN_S if untold else 0.0)
-                self.backlog.written(execution.id)  # type: ignore[union-attr]
-        except StoreUnavailable as exc:  # kept, found by live(), written once the store takes it
-            self.backlog.keep(execution, output.finish() if output is not None else None,  # type: ignore[union-attr]
-                              exc)
+            completed = execution_finish.finalized_at_once(execution, snapshot, self.logs)
         except Exception:
-            log.exception("completing execution %s", execution.id)
-        finally:
-            self.finishing.pop(execution.id, None)
-            self._ended(execution)
+            log.exception("completing execution %s: saved as it ended, without its answer", execution.id)
+            completed = execution
+        if completed is None:
+            self._start(self._complete(execution, snapshot, output))
+        else:
+            self._store(completed, output)  # no task: most turns (an agent that keeps no log)
+
+    async def _complete(self, execution: Execution, snapshot: object, output: TranscriptBuffer | None) -> None:
+        self._store(await self._finalized(execution, snapshot), output)
+
+    def _store(self, execution: Execution, output: TranscriptBuffer | None) -> None:
+        """Write an ended, complete execution; its waiters are told once it is stored (`_stored`)."""
+        self.finishing[execution.id] = execution
+        if execution.session_id and execution.pane_id in self.panes:
+            self.session_ids[execution.pane_id] = execution.session_id
+        if self.store is None:
+            self._stored(execution, output, None)
+            return
+        # The output is compressed on the writer thread, with the row: no trip of its own.
+        # A person's turn nobody waits for is written with others that end about then.
+        untold = execution.triggered_by == "manual" and execution.id not in self._waiters
+        stored = self.store.saving(execution, output, within=HISTORY_UNTOLD_ROW_WITHIN_S if untold else 0.0)
+        stored.add_done_callback(functools.partial(self._stored, execution, output))
+
+    def _stored(self, execution: Execution, output: TranscriptBuffer | None, stored: asyncio.Future[None] | None) -> None:
+        failure = stored.exception() if stored is not None and not stored.cancelled() else None
+        if isinstance(failure, StoreUnavailable):  # kept, found by live(), written once the store takes it
+            self.backlog.keep(execution, output.finish() if output is not None else None,  # type: ignore[union-attr]
+                              failure)
+        elif failure is not None:
+            log.error("completing execution %s: %r", execution.id, failure)
+        elif stored is not None:
+            self.backlog.written(execution.id)  # type: ignore[union-attr]
+        self.finishing.pop(execution.id, None)
+        self._ended(execution)
 
     def _save(self, execution: Execution) -> None:
         if execution.status in ENDED_STATUSES:
             # Ended without running (cancelled while pending, never delivered): written before
             # waiters are told, and found in `finishing` meanwhile, so what they read back is the end.
-            self.finishing[execution.id] = execution
-            self._start(self._complete(execution, None, None))
+            self._store(execution, None)
         elif self.store is not None:
             # A turn a person began (nobody was told of it: no caller holds its id) is written with
             # others later, or with its end if that comes first; it is in memory meanwhile.

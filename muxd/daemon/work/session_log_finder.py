@@ -32,18 +32,18 @@ class SessionLogs:
     def mark_soon(self, pane_id: str, agent_type: str | None, pid: int | None,
                   at_end: bool = True) -> Future[SessionLogCursor | SessionStoreCursor | None]:
         """`mark` on the pane's lane."""
-        if self._gave_up(pid):
+        if self.keeps_none(pid):
             return _none()
         return self.lanes.submit(pane_id, self.mark, agent_type, pid, at_end)
 
     def read_soon(self, pane_id: str, agent_type: str | None, pid: int | None,
                   marked: SessionLogCursor | SessionStoreCursor | None) -> Future[TurnFacts | None]:
         """`read` on the pane's lane."""
-        if marked is None and self._gave_up(pid):
+        if marked is None and self.keeps_none(pid):
             return _none()
         return self.lanes.submit(pane_id, self.read, agent_type, pid, marked)
 
-    def _gave_up(self, pid: int | None) -> bool:
+    def keeps_none(self, pid: int | None) -> bool:
         """Whether `pid`'s log was looked for in vain often enough that `mark` and `read` find
         nothing without looking (asked on the loop: a count that only grows, until `forget`,
         so no lane's work is needed, nor a trip to a thread and back)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from muxd.emulator.backend import new_emulator
+from muxd.emulator.ghostty_format import ACTIVE
 from muxd.testing.emulator_fuzz_inputs import escape_soup, random_bytes
 
 RECORDINGS = sorted((Path(__file__).parent.parent / "benchmarks" / "data" / "agents").glob("*.cast.gz"))
@@ -58,6 +59,67 @@ def test_random_screens_read_as_the_capture_reads_them() -> None:
             em.feed(escape_soup(rng, 400) if rng.random() < 0.7 else random_bytes(rng, 300))
             for start in starts(em):
                 assert em.text_lines(start) == expected(em, start), (case, start)
+
+
+# Pieces of an agent's rows: box drawing and its marks, wide characters, emoji (with a skin
+# tone, VS16, a ZWJ sequence), combining marks, and spaces (a row of them soft-wraps blank).
+NARROW_PIECES = ["● Here is my answer.", "❯ ", "✻ Brewed for 2s", "─" * 13, "  ⎿  (No content)", " " * 17,
+                 "word ", "x" * 23, "·✢✳✶✻✽", "⏸ manual mode on"]
+OTHER_PIECES = ["中文字", "🙂", "👍🏽", "❤️", "👨‍👩‍👧", "e\u0301", "a\u0308b"]
+# Between rows: the next row, an erase (in line, in display, of characters), a scroll.
+MOVES = ["\r\n", "\r\n", "\x1b[K\r\n", "\x1b[J\r\n", "\x1b[2K\r\n", "\x1b[5X\r\n", "\n\r", "\x1b[1K\r\n", ""]
+
+
+def agent_frames(rng: random.Random, columns: int, lines: int, frames: int) -> list[bytes]:
+    """Frames a TUI could draw: rows of pieces at chosen rows, most cut to fit (the rest wrap),
+    erased and scrolled in the ways agents do; on some screens wide or joined characters."""
+    pieces = NARROW_PIECES + (OTHER_PIECES if rng.random() < 0.3 else [])
+    out = []
+    for _ in range(frames):
+        frame = [f"\x1b[{rng.randint(1, lines)};1H"]
+        for _ in range(rng.randint(1, lines)):
+            row = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+            frame.append(row[:columns - 1] if rng.random() < 0.95 else row)
+            frame.append(rng.choice(MOVES))
+        out.append("".join(frame).encode())
+    return out
+
+
+def test_agent_like_screens_read_as_the_capture_reads_them_on_the_fast_path_or_off_it() -> None:
+    rng = random.Random(2905)
+    taken = {True: 0, False: 0}
+    for case in range(150):
+        columns, lines = rng.choice([(20, 6), (40, 10), (80, 24)])
+        em = new_emulator(columns, lines, scrollback_bytes=1 << 14, backend="ghostty")
+        plain_screen = em._plain_screen
+
+        def counted() -> list[str] | None:
+            screen = plain_screen()
+            taken[screen is not None] += 1
+            return screen
+
+        em._plain_screen = counted  # type: ignore[method-assign]
+        for frame in agent_frames(rng, columns, lines, 6):
+            em.feed(frame)
+            if rng.random() < 0.5:
+                em.display_lines()  # the detector read this frame
+            for start in starts(em):
+                assert em.text_lines(start) == expected(em, start), (case, start)
+    # Both ways were taken often: the fast one is checked, not only the capture it falls back to.
+    assert taken[True] > 300 and taken[False] > 300, taken
+
+
+def test_a_wrap_flag_is_found_on_any_row_of_a_screen_long_scrolled() -> None:
+    """The flags are read through refs into one native page; a screen that scrolled through
+    many pages still has each row's flag read right (checked against the row's own)."""
+    em = new_emulator(30, 8, scrollback_bytes=1 << 16, backend="ghostty")
+    native = em._history
+    for number in range(400):
+        em.feed(f"row {number}\r\n".encode() if number % 9 else b"w" * 35 + b"\r\n")
+        flags = [native.wrapped(ACTIVE, y) for y in range(em.lines)]
+        assert native.any_wrapped(ACTIVE, 0, em.lines - 1) == any(flags), number
+        for y in range(em.lines):
+            assert native.any_wrapped(ACTIVE, y, y) == flags[y], (number, y)
 
 
 def no_capture(*args: object, **kwargs: object) -> str:

@@ -467,25 +467,15 @@ class GhosttyEmulator(DeferredFloodOutput):
         return head + screen if screen is not None else self.capture(start, join_wrapped=True).split("\n")
 
     def _plain_screen(self) -> list[str] | None:
-        """The visible rows' lines as `text_lines` gives them; None where the formatter and the
-        rows could lay one out differently: a soft wrap, a character not one cell wide."""
-        native = self._history
-        # The rows as display_lines keeps them (the detector has read most of them already: only
-        # rows changed since are formatted), against the formatter's lines with wraps joined: a
-        # join makes a line longer than its row, or shifts the rows below it.
+        """The visible rows' lines as `text_lines` gives them; None where the capture could lay
+        them out differently: a soft wrap (the capture joins it), a character not one cell wide."""
+        # The rows as display_lines keeps them (the detector has read most of them already:
+        # only rows changed since are formatted). With no row wrapped, the capture joins none.
         rows = self.display_lines()
-        text = native.formatter.format(ACTIVE, 0, self._lines - 1, self._columns, vt=False, unwrap=True)
-        lines = text.split("\n") if text else []
-        count = len(lines)
-        if any(line.rstrip(" ") != row for line, row in zip(lines, rows)) or any(rows[count:]):
-            return None
-        # A wrap from or into a row the formatter leaves blank (spaces it trims, a flag left on an
-        # emptied row): the formatter does not join there, the rows do.
-        blank = [y for y, line in enumerate(lines) if not line] + list(range(max(count - 1, 0), self._lines))
-        if native.any_wrapped(ACTIVE, blank):
+        if self._history.any_wrapped(ACTIVE, 0, self._lines - 1):
             return None
         # (The text is these rows and spaces.) A row of the screen is mostly one seen before.
-        if not text.isascii() and not all(_narrow(row) for row in set(rows).difference(_NARROW_ROWS)):
+        if not all(_narrow(row) for row in set(rows).difference(_NARROW_ROWS)):
             return None
         return rows + [""]
 

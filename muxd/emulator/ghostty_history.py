@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from itertools import chain
-from typing import Callable, Iterable
+from typing import Callable
 
 from .ghostty_ffi import ffi, init_sized, lib
 
@@ -103,6 +103,48 @@ def scroll_rows(match: re.Match[bytes], lines: int) -> int:
     return min(max(int(count or 1), 1), lines)
 
 
+# A GhosttyRow's wrap flag, as the library packs it (after the offset of the row's cells):
+# checked once below; where it is not so, rows are read through the library's getter.
+_WRAP_BIT = 1 << 32
+
+
+def _wrap_is_bit() -> bool:
+    """True when the library reads a raw row's wrap flag from _WRAP_BIT alone."""
+    flag = ffi.new("bool*")
+    return all(not lib.ghostty_row_get(raw, lib.GHOSTTY_ROW_DATA_WRAP, flag) and flag[0] == wrapped
+               for raw, wrapped in ((_WRAP_BIT, True), (0, False), ((1 << 64) - 1 - _WRAP_BIT, False)))
+
+
+_WRAP_IS_BIT = _wrap_is_bit()
+_ref_row = lib.ghostty_grid_ref_row
+
+
+class _PageRows:
+    """Grid refs to consecutive rows of one native page, from `start` on, with room for the
+    rows read through them: what `any_wrapped` reads a screen's flags through (a ref's fields
+    set from Python cost more than the native call that reads the row)."""
+
+    def __init__(self, start: object, count: int) -> None:
+        self.key = (start.node, start.y, count)  # type: ignore[attr-defined]
+        self.count = count
+        self._refs = refs = ffi.new("GhosttyGridRef[]", count)
+        self._rows = rows = ffi.new("GhosttyRow[]", count)
+        for number in range(count):
+            refs[number] = start[0]  # type: ignore[index]
+            refs[number].y += number
+        self._ref_list = [refs + number for number in range(count)]
+        self._row_list = [rows + number for number in range(count)]
+
+    def starts_at(self, start: object, count: int) -> bool:
+        return self.key == (start.node, start.y, count)  # type: ignore[attr-defined]
+
+    def any_wrapped(self) -> bool | None:
+        """Whether any of the rows soft-wraps; None if one could not be read."""
+        if any(map(_ref_row, self._ref_list, self._row_list)):
+            return None
+        return any(raw & _WRAP_BIT for raw in ffi.unpack(self._rows, self.count))
+
+
 class NativeHistory:
     """The native terminal's scrollback, drained into `scrollback` (see module docstring)."""
 
@@ -126,6 +168,8 @@ class NativeHistory:
         self._row = ffi.new("GhosttyRow*")
         self.formatter = NativeFormatter(terminal)
         self._row_ref = init_sized("GhosttyGridRef")
+        self._last_ref = init_sized("GhosttyGridRef")
+        self._page_rows: _PageRows | None = None  # see any_wrapped
         cap = ffi.new("size_t*", NATIVE_CAP_BYTES)
         lib.ghostty_terminal_set(terminal, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, cap)
         # Rows copied out cannot come back, so growing taller adds blank rows (as in pyte).
@@ -393,17 +437,20 @@ class NativeHistory:
         lib.ghostty_row_get(self._row[0], lib.GHOSTTY_ROW_DATA_WRAP, self._bool)
         return bool(self._bool[0])
 
-    def any_wrapped(self, tag: int, ys: Iterable[int]) -> bool:
-        """Whether any of native rows `ys` soft-wraps (`wrapped`'s lookups made once: a turn's
-        end reads the flags of a dozen blank rows)."""
-        ref, row, flag, ref_of = self._row_ref, self._row, self._bool, self.formatter.ref
-        ref_row, row_get, wrap = lib.ghostty_grid_ref_row, lib.ghostty_row_get, lib.GHOSTTY_ROW_DATA_WRAP
-        for y in ys:
-            if ref_of(tag, 0, y, ref) and not ref_row(ref, row):
-                row_get(row[0], wrap, flag)
-                if flag[0]:
-                    return True
-        return False
+    def any_wrapped(self, tag: int, first: int, last: int) -> bool:
+        """Whether any of native rows first..last soft-wraps: a turn's end asks it of the whole
+        screen. Where the rows lie in one page (a screen's mostly do), through grid refs to
+        each row of it made once (~0.3 us a row against ~1.3 us)."""
+        start, end, ref_of = self._row_ref, self._last_ref, self.formatter.ref
+        if ref_of(tag, 0, first, start) and ref_of(tag, 0, last, end) and start.node == end.node \
+                and end.y - start.y == last - first and _WRAP_IS_BIT:
+            page = self._page_rows
+            if page is None or not page.starts_at(start, last - first + 1):
+                page = self._page_rows = _PageRows(start, last - first + 1)
+            wrapped = page.any_wrapped()
+            if wrapped is not None:
+                return wrapped
+        return any(self.wrapped(tag, y) for y in range(first, last + 1))
 
     def _format(self, tag: int, first: int, last: int, *, unwrap: bool) -> str:
         """Rows first..last as VT text with the SGR muxd keeps (NativeFormatter.format)."""

@@ -54,6 +54,7 @@ _THOUGHT_PART = lazy_compile(
 # its detail row `⎿ …` below: a sentence that starts with "Reading" is answer text).
 _ACTIVE_DETAIL = lazy_compile(r"^(?P<verb>Reading|Searching for|Listing|Fetching|Writing)\s+(?P<target>\S.*)$")
 _EXPAND_HINT = lazy_compile(r"\s*\((?:ctrl|cmd)\+\w to expand\)\s*$")
+_DIGIT = lazy_compile(r"\d")  # as _GROUP_PART's \d reads one
 _BASH_PREVIEW = lazy_compile(r"^⎿\s+\$\s")
 _RUNNING_CHILD = lazy_compile(r"^⎿\s+(?:Running|Waiting)\b")
 
@@ -167,6 +168,8 @@ class Group(msgspec.Struct, frozen=True):
 
 
 def _group(body: str) -> Group | None:
+    if not _DIGIT.search(body):
+        return None  # no part can be a known one (each counts its tools): most answer text
     text = _EXPAND_HINT.sub("", body).rstrip()
     running = text.endswith("…")
     active: str | None = None
@@ -213,7 +216,7 @@ def classify_block(block: Sequence[str]) -> Block:
         return Block("text", None, stripped)  # empty answer bullet: text is on its way
     if body in DONE_HEADS:
         return Block("tool-done", DONE_HEADS[body], stripped)
-    if any(_BASH_PREVIEW.match(child) for child in children[:1]):
+    if children and _BASH_PREVIEW.match(children[0]):
         return Block("tool-running", "Bash", stripped)
     call = _TOOL_CALL.match(body)
     if call:
@@ -225,7 +228,8 @@ def classify_block(block: Sequence[str]) -> Block:
         if group.running:
             return Block("tool-running", group.active, stripped)
         return Block("tool-done", group.tools[-1] if group.tools else None, stripped)
-    if _THOUGHT_PART.match(_EXPAND_HINT.sub("", body).rstrip("…")):  # "Thought for 1s (ctrl+o to expand)"
+    # "Thought for 1s (ctrl+o to expand)" (the hint's scan of a row made only where it can be)
+    if _THOUGHT_PART.match((_EXPAND_HINT.sub("", body) if "(" in body else body).rstrip("…")):
         return Block("thinking", None, stripped)
     active = _ACTIVE_DETAIL.match(body)
     if active and (" " not in active.group("target") or children[:1] and children[0].startswith("⎿")):

@@ -59,22 +59,24 @@ class TurnReader(Protocol):
 
 
 def read_echoes(rows: list[str], end: int, echo_text: Callable[[str], str | None],
-                continues: Callable[[str], bool]) -> list[Echo]:
+                continues: Callable[[str], bool], mark: str = "") -> list[Echo]:
     """Every echo above row `end`: a row `echo_text` finds a message on, with the non-blank
-    rows under it that `continues` takes for the wrapped rest of one."""
+    rows under it that `continues` takes for the wrapped rest of one. `mark`: what every row
+    `echo_text` finds a message on starts with (the others are passed over in one scan)."""
     found: list[Echo] = []
-    row = 0
-    while row < end:
+    after = 0  # the row after the last echo found
+    for row in [number for number in range(end) if rows[number].startswith(mark)] if mark else range(end):
+        if row < after:
+            continue  # the wrapped rest of an echo
         first = echo_text(rows[row])
         if first is None:
-            row += 1
             continue
         parts = [first]
-        row += 1
-        while row < end and rows[row].strip() and continues(rows[row]):
-            parts.append(rows[row].strip())
-            row += 1
-        found.append(Echo(row - len(parts), tuple(parts)))
+        after = row + 1
+        while after < end and (rest := rows[after].strip()) and continues(rows[after]):
+            parts.append(rest)
+            after += 1
+        found.append(Echo(row, tuple(parts)))
     return found
 
 

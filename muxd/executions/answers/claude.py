@@ -39,7 +39,7 @@ class ClaudeReader:
     def echoes(self, rows: list[str], end: int) -> list[Echo]:
         # the wrapped rest of a message is indented; `⎿ Interrupted …` under it is Claude's
         return read_echoes(rows, end, _echo_text,
-                           lambda line: line[:1].isspace() and not _is_child(line))
+                           lambda line: line[:1].isspace() and not _is_child(line), ECHO_MARK)
 
     def answer(self, rows: list[str], start: int, end: int) -> list[str]:
         blocks = AnswerBlocks()
@@ -47,12 +47,15 @@ class ClaudeReader:
             head = block[0]
             if _ends_turn(head):
                 break
-            kind = classify_block(block).kind
-            if head.strip()[:1] in BULLETS and kind == "text":
-                blocks.answer(head.strip()[1:].strip())
-            elif kind == "text" and head[:1].isspace() and not _is_child(head) and not has_banner(block):
+            stripped = head.strip()
+            bullet = stripped[:1] in BULLETS
+            # (Only a bulleted or an indented block can be answer text: others are not classified.)
+            text = (bullet or head[:1].isspace()) and classify_block(block).kind == "text"
+            if text and bullet:
+                blocks.answer(stripped[1:].strip())
+            elif text and not _is_child(head) and not has_banner(block):
                 blocks.row("")  # another paragraph of the open block, if it is an answer
-                blocks.row(head.strip())
+                blocks.row(stripped)
             else:
                 blocks.other()  # a tool call, a collapsed tool group, a thought, the banner
                 continue

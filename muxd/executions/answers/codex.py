@@ -38,7 +38,7 @@ class CodexReader:
         return _conversation_end(rows)
 
     def echoes(self, rows: list[str], end: int) -> list[Echo]:
-        return read_echoes(rows, end, _echo_text, lambda line: not starts_cell(line))
+        return read_echoes(rows, end, _echo_text, lambda line: not starts_cell(line), ECHO_MARK)
 
     def answer(self, rows: list[str], start: int, end: int) -> list[str]:
         blocks = AnswerBlocks()

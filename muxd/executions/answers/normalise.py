@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 
 _BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n\s*")
-_WHITESPACE = re.compile(r"\s+")
 _BULLET = re.compile(r"^[ \t]*[*+•][ \t]+", re.MULTILINE)
 # Delimiters around a run that starts and ends with a non-blank: "**a b**" yes, "2 * 3 * 4" no.
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -40,5 +39,6 @@ def normalise_answer(text: str) -> str:
         text = _STRONG.sub(r"\2", text)
     if stars:
         text = _EMPHASIS.sub(r"\1", text)
-    paragraphs = (_WHITESPACE.sub(" ", part).strip() for part in _BLANK_LINES.split(text))
+    # (str.split() parts at the runs of what \s matches, and drops them at the ends.)
+    paragraphs = (" ".join(part.split()) for part in _BLANK_LINES.split(text))
     return "\n\n".join(part for part in paragraphs if part)

@@ -27,7 +27,8 @@ RECORDINGS = HERE / "data" / "agents"
 ANSWERS = HERE.parent / "tests" / "answers_data"
 FAKE_COLUMNS, FAKE_LINES = 80, 24
 FAKE_TURN_S = 8.0   # bench_history_daemon's default turn
-FAKE_PROMPT = "think"
+FAKE_PROMPT = "think"  # bench_history_daemon's prompt
+FAKE_TURNS = 4  # its conversation is then as long as the fake keeps
 
 
 class _ScreenTerminal(Terminal):
@@ -49,14 +50,35 @@ class _ScreenTerminal(Terminal):
             self.emulator.display_lines()  # the detector reads each frame
 
 
-def fake_claude_screen():
-    """An emulator showing the fake Claude Code back at its prompt after two turns."""
+def fake_claude():
+    """The fake Claude Code drawing on an emulator, back at its prompt after FAKE_TURNS turns, as
+    a daemon's pane shows it (the same rows: checked against one once)."""
     emulator = new_emulator(FAKE_COLUMNS, FAKE_LINES, backend="ghostty")
     agent = FakeClaude(_ScreenTerminal(emulator))
     agent.start()
-    agent.think("hello")
-    agent.think(FAKE_PROMPT)
-    return emulator
+    for _ in range(FAKE_TURNS):
+        agent.think(FAKE_PROMPT)
+    return agent, emulator
+
+
+def fake_claude_screen():
+    return fake_claude()[1]
+
+
+def between_frames_us(agent: FakeClaude, emulator, call: Callable[[], object], number: int) -> float:
+    """The median time of `call`, each made after the agent drew a spinner frame and its prompt
+    again and the detector read them, as a daemon's loop meets a turn's end (caches cold)."""
+    samples = []
+    frame = agent.banner() + agent.conversation + ["", "✻ Gusting… (8s · ↓ 99 tokens)", ""] + agent.prompt_box("esc")
+    for _ in range(number):
+        agent.terminal.draw(frame)
+        emulator.display_lines()
+        agent.idle()
+        emulator.display_lines()
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1e6)
+    return statistics.median(samples)
 
 
 def recorded_screen(name: str):
@@ -90,7 +112,17 @@ def main() -> None:
     parser.add_argument("--number", type=int, default=300)
     args = parser.parse_args()
     timed = lambda call: per_call_us(call, args.repeats, args.number)  # noqa: E731
-    screens = [("fake claude 80x24", fake_claude_screen(), "claude", FAKE_PROMPT)]
+    agent, emulator = fake_claude()
+    rows = emulator.text_lines(0)
+    print("fake claude 80x24, each call after a frame drawn and read (median of single calls)")
+    read = between_frames_us(agent, emulator, lambda: emulator.text_lines(0), args.number)
+    captured = between_frames_us(agent, emulator, lambda: emulator.capture(0, join_wrapped=True).split("\n"),
+                                 args.number)
+    print(line("text_lines (turn_rows)", read, captured, "capture"))
+    answered = between_frames_us(agent, emulator, lambda: extract_answer("claude", rows, FAKE_PROMPT), args.number)
+    stripped = between_frames_us(agent, emulator, lambda: [row.rstrip() for row in rows], args.number)
+    print(line("extract_answer", answered, stripped, "rstrip pass"))
+    screens = [("fake claude 80x24", emulator, "claude", FAKE_PROMPT)]
     screens += [(f"{name} recording", recorded_screen(name), name, None) for name in ("claude", "codex")]
     for label, emulator, agent, message in screens:
         start = 0

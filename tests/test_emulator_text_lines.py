@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from muxd.emulator.backend import new_emulator
+from muxd.emulator.ghostty_ffi import lib
 from muxd.emulator.ghostty_format import ACTIVE
 from muxd.testing.emulator_fuzz_inputs import escape_soup, random_bytes
 
@@ -109,17 +110,22 @@ def test_agent_like_screens_read_as_the_capture_reads_them_on_the_fast_path_or_o
     assert taken[True] > 300 and taken[False] > 300, taken
 
 
-def test_a_wrap_flag_is_found_on_any_row_of_a_screen_long_scrolled() -> None:
+def test_a_wrap_or_grapheme_flag_is_found_on_any_row_of_a_screen_long_scrolled() -> None:
     """The flags are read through refs into one native page; a screen that scrolled through
-    many pages still has each row's flag read right (checked against the row's own)."""
+    many pages still has each row's flags read right (checked against the row's own)."""
     em = new_emulator(30, 8, scrollback_bytes=1 << 16, backend="ghostty")
     native = em._history
+    rows = {0: b"w" * 35, 4: "e\u0301".encode()}
+    seen = set()
     for number in range(400):
-        em.feed(f"row {number}\r\n".encode() if number % 9 else b"w" * 35 + b"\r\n")
-        flags = [native.wrapped(ACTIVE, y) for y in range(em.lines)]
-        assert native.any_wrapped(ACTIVE, 0, em.lines - 1) == any(flags), number
+        em.feed(rows.get(number % 9, f"row {number}".encode()) + b"\r\n")
+        flags = [native.wrapped(ACTIVE, y) or native._flagged(ACTIVE, y, lib.GHOSTTY_ROW_DATA_GRAPHEME)
+                 for y in range(em.lines)]
+        seen.update(flags)
+        assert native.any_wrapped_or_grapheme(ACTIVE, 0, em.lines - 1) == any(flags), number
         for y in range(em.lines):
-            assert native.any_wrapped(ACTIVE, y, y) == flags[y], (number, y)
+            assert native.any_wrapped_or_grapheme(ACTIVE, y, y) == flags[y], (number, y)
+    assert seen == {True, False}
 
 
 def no_capture(*args: object, **kwargs: object) -> str:
@@ -139,6 +145,7 @@ def test_an_agent_screen_is_read_without_the_capture() -> None:
     b"y" * 40 + b" " * 40,            # a wrap into spaces the formatter trims
     "中".encode() * 21,                # a wide character that did not fit
     "e\u0301 ok".encode(),             # a combining mark
+    "a \u0301b".encode(),              # one on a space: the plain formatter drops it
 ])
 def test_a_screen_the_formatter_could_lay_out_otherwise_is_read_through_the_capture(screen: bytes) -> None:
     em = new_emulator(40, 6, backend="ghostty")

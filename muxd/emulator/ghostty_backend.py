@@ -468,11 +468,12 @@ class GhosttyEmulator(DeferredFloodOutput):
 
     def _plain_screen(self) -> list[str] | None:
         """The visible rows' lines as `text_lines` gives them; None where the capture could lay
-        them out differently: a soft wrap (the capture joins it), a character not one cell wide."""
+        them out differently: a soft wrap (the capture joins it), a character not one cell wide,
+        a cell of several code points (the formatter drops a combining mark on a space)."""
         # The rows as display_lines keeps them (the detector has read most of them already:
         # only rows changed since are formatted). With no row wrapped, the capture joins none.
         rows = self.display_lines()
-        if self._history.any_wrapped(ACTIVE, 0, self._lines - 1):
+        if self._history.any_wrapped_or_grapheme(ACTIVE, 0, self._lines - 1):
             return None
         # (The text is these rows and spaces.) A row of the screen is mostly one seen before.
         if not all(_narrow(row) for row in set(rows).difference(_NARROW_ROWS)):

@@ -103,25 +103,27 @@ def scroll_rows(match: re.Match[bytes], lines: int) -> int:
     return min(max(int(count or 1), 1), lines)
 
 
-# A GhosttyRow's wrap flag, as the library packs it (after the offset of the row's cells):
-# checked once below; where it is not so, rows are read through the library's getter.
-_WRAP_BIT = 1 << 32
+# A GhosttyRow's flags as the library packs them (after the offset of the row's cells): checked
+# once below; where they are not so, rows are read through the library's getter.
+_ROW_BITS = {lib.GHOSTTY_ROW_DATA_WRAP: 1 << 32, lib.GHOSTTY_ROW_DATA_GRAPHEME: 1 << 34}
+_WRAP_OR_GRAPHEME = sum(_ROW_BITS.values())
 
 
-def _wrap_is_bit() -> bool:
-    """True when the library reads a raw row's wrap flag from _WRAP_BIT alone."""
+def _row_bits_match() -> bool:
+    """True when the library reads each of _ROW_BITS' flags from its bit alone."""
     flag = ffi.new("bool*")
-    return all(not lib.ghostty_row_get(raw, lib.GHOSTTY_ROW_DATA_WRAP, flag) and flag[0] == wrapped
-               for raw, wrapped in ((_WRAP_BIT, True), (0, False), ((1 << 64) - 1 - _WRAP_BIT, False)))
+    return all(not lib.ghostty_row_get(raw, key, flag) and flag[0] == set_
+               for key, bit in _ROW_BITS.items()
+               for raw, set_ in ((bit, True), (0, False), ((1 << 64) - 1 - bit, False)))
 
 
-_WRAP_IS_BIT = _wrap_is_bit()
+_ROW_BITS_MATCH = _row_bits_match()
 _ref_row = lib.ghostty_grid_ref_row
 
 
 class _PageRows:
     """Grid refs to consecutive rows of one native page, from `start` on, with room for the
-    rows read through them: what `any_wrapped` reads a screen's flags through (a ref's fields
+    rows read through them: what `any_wrapped_or_grapheme` reads a screen's flags through (a ref's fields
     set from Python cost more than the native call that reads the row)."""
 
     def __init__(self, start: object, count: int) -> None:
@@ -138,11 +140,11 @@ class _PageRows:
     def starts_at(self, start: object, count: int) -> bool:
         return self.key == (start.node, start.y, count)  # type: ignore[attr-defined]
 
-    def any_wrapped(self) -> bool | None:
-        """Whether any of the rows soft-wraps; None if one could not be read."""
+    def any_flagged(self, bits: int) -> bool | None:
+        """Whether any of the rows has one of the flags `bits`; None if one could not be read."""
         if any(map(_ref_row, self._ref_list, self._row_list)):
             return None
-        return any(raw & _WRAP_BIT for raw in ffi.unpack(self._rows, self.count))
+        return any(raw & bits for raw in ffi.unpack(self._rows, self.count))
 
 
 class NativeHistory:
@@ -169,7 +171,7 @@ class NativeHistory:
         self.formatter = NativeFormatter(terminal)
         self._row_ref = init_sized("GhosttyGridRef")
         self._last_ref = init_sized("GhosttyGridRef")
-        self._page_rows: _PageRows | None = None  # see any_wrapped
+        self._page_rows: _PageRows | None = None  # see any_wrapped_or_grapheme
         cap = ffi.new("size_t*", NATIVE_CAP_BYTES)
         lib.ghostty_terminal_set(terminal, lib.GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, cap)
         # Rows copied out cannot come back, so growing taller adds blank rows (as in pyte).
@@ -432,25 +434,30 @@ class NativeHistory:
 
     def wrapped(self, tag: int, y: int) -> bool:
         """Whether native row y (in `tag`'s coordinates) soft-wraps into the next one."""
+        return self._flagged(tag, y, lib.GHOSTTY_ROW_DATA_WRAP)
+
+    def _flagged(self, tag: int, y: int, key: int) -> bool:
+        """Native row y's flag `key` (a GHOSTTY_ROW_DATA_ boolean); False for no such row."""
         if not self.formatter.ref(tag, 0, y, self._row_ref) or lib.ghostty_grid_ref_row(self._row_ref, self._row):
             return False
-        lib.ghostty_row_get(self._row[0], lib.GHOSTTY_ROW_DATA_WRAP, self._bool)
+        lib.ghostty_row_get(self._row[0], key, self._bool)
         return bool(self._bool[0])
 
-    def any_wrapped(self, tag: int, first: int, last: int) -> bool:
-        """Whether any of native rows first..last soft-wraps: a turn's end asks it of the whole
-        screen. Where the rows lie in one page (a screen's mostly do), through grid refs to
-        each row of it made once (~0.3 us a row against ~1.3 us)."""
+    def any_wrapped_or_grapheme(self, tag: int, first: int, last: int) -> bool:
+        """Whether any of native rows first..last soft-wraps or holds a cell of several code
+        points (the plain formatter may write its text otherwise than the cell reader): a
+        turn's end asks it of the whole screen. Where the rows lie in one page (a screen's
+        mostly do), through grid refs to each row of it made once (~0.3 us a row, not ~1.3)."""
         start, end, ref_of = self._row_ref, self._last_ref, self.formatter.ref
         if ref_of(tag, 0, first, start) and ref_of(tag, 0, last, end) and start.node == end.node \
-                and end.y - start.y == last - first and _WRAP_IS_BIT:
+                and end.y - start.y == last - first and _ROW_BITS_MATCH:
             page = self._page_rows
             if page is None or not page.starts_at(start, last - first + 1):
                 page = self._page_rows = _PageRows(start, last - first + 1)
-            wrapped = page.any_wrapped()
-            if wrapped is not None:
-                return wrapped
-        return any(self.wrapped(tag, y) for y in range(first, last + 1))
+            flagged = page.any_flagged(_WRAP_OR_GRAPHEME)
+            if flagged is not None:
+                return flagged
+        return any(self._flagged(tag, y, key) for y in range(first, last + 1) for key in _ROW_BITS)
 
     def _format(self, tag: int, first: int, last: int, *, unwrap: bool) -> str:
         """Rows first..last as VT text with the SGR muxd keeps (NativeFormatter.format)."""

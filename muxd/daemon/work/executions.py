@@ -539,7 +539,12 @@ class ExecutionService:
         # The output is compressed on the writer thread, with the row: no trip of its own.
         # A person's turn nobody waits for is written with others that end about then.
         untold = execution.triggered_by == "manual" and execution.id not in self._waiters
-        stored = self.store.saving(execution, output, within=HISTORY_UNTOLD_ROW_WITHIN_S if untold else 0.0)
+        try:
+            stored = self.store.saving(execution, output, within=HISTORY_UNTOLD_ROW_WITHIN_S if untold else 0.0)
+        except Exception as exc:  # (the store tells its failures through the future: a bug) kept, as one
+            log.exception("saving execution %s", execution.id)
+            stored = asyncio.get_running_loop().create_future()
+            stored.set_exception(StoreUnavailable(f"the history write failed: {exc!r}"))
         stored.add_done_callback(functools.partial(self._stored, execution, output))
 
     def _stored(self, execution: Execution, output: TranscriptBuffer | None, stored: asyncio.Future[None] | None) -> None:

@@ -252,7 +252,7 @@ DB_KEPT_WRITES_MAX = 10_000
 # again (muxd/daemon/work/execution_backlog.py): at most this many records; past it the oldest is
 # dropped, logged and counted (server status), and a lookup of it answers store_unavailable.
 EXECUTION_BACKLOG_MAX_COUNT = 1000
-# ...with their transcripts (zlib bytes) up to this much; past it a new one keeps none.
+# ...with their transcripts (compressed bytes) up to this much; past it a new one keeps none.
 EXECUTION_BACKLOG_TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024
 # Written again this long after a failure, doubling to the max (and at once when another write
 # succeeds); at most this many records per transaction.

@@ -71,3 +71,19 @@ def test_bad_history_input_gets_one_line(muxd_server):
         out = s.cli(*args)
         assert out.returncode != 0 and words in out.stderr, (args, out.stderr)
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_damaged_transcript_is_one_typed_line_and_the_history_goes_on(muxd_server):
+    s = muxd_server
+    ran = json.loads(s.cli("run", "--wait", "--json", "--", "sh", "-c", "echo built").stdout)
+    assert "built" in s.cli("show", ran["id"], "--transcript", check=True).stdout
+    import sqlite3
+
+    with sqlite3.connect(s.env["MUXD_DB"]) as db:  # a row whose bytes were damaged on the disk
+        assert db.execute("UPDATE execution_transcripts SET data = x'28b52ffd00' WHERE execution_id = ?",
+                          (ran["id"],)).rowcount == 1
+    shown = s.cli("show", ran["id"], "--transcript")
+    assert shown.returncode != 0 and shown.stdout == ""
+    assert shown.stderr.strip().splitlines() == [shown.stderr.strip()] and ran["id"] in shown.stderr
+    assert "transcript" in shown.stderr and "Traceback" not in shown.stderr
+    assert as_json(s, "show", ran["id"])["execution"]["status"] == "success"  # the record itself still reads

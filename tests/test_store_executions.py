@@ -12,7 +12,6 @@ import asyncio
 import os
 import random
 import sqlite3
-import zlib
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -347,8 +346,8 @@ def test_a_turns_output_buffer_is_compressed_by_the_store_once_and_stored(db_loc
             await store.save(execution, output)  # compressed on the writer thread, with the row
             stored = await store.transcript(execution.id)
             assert stored is not None and stored == output.finish()  # the one it made: finished once
-            assert zlib.decompress(stored.data) == b"".join(f"line {n}\r\n".encode() for n in range(60))[:300]
-            assert (stored.raw_bytes, stored.truncated, stored.extra) == (300, True, {"columns": 100, "lines": 30})
+            assert stored.raw() == b"".join(f"line {n}\r\n".encode() for n in range(60))[:300]
+            assert (stored.raw_bytes, stored.truncated, stored.extra) == (300, True, {"columns": 100, "lines": 30, "codec": "zstd"})
             assert await store.get(execution.id) == execution
 
     run(test)

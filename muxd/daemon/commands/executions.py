@@ -267,7 +267,11 @@ async def get_execution(daemon: Daemon, req: GetExecution) -> ExecutionReply:
     transcript = None
     if req.include_transcript and execution.status not in ACTIVE_STATUSES:
         stored = await daemon.executions.transcript(execution.id)
-        transcript = await asyncio.to_thread(render, stored) if stored is not None else ""
+        try:
+            transcript = await asyncio.to_thread(render, stored) if stored is not None else ""
+        except ValueError as exc:  # a damaged row: said as the store's damage, in one typed line
+            raise StoreUnavailable(f"execution {execution.id}: {exc}", reason="corrupt",
+                                   execution_id=execution.id) from exc
     return ExecutionReply(id=req.id, execution=execution, transcript=transcript)
 
 

@@ -13,6 +13,7 @@ from muxd.daemon.work.executions import ExecutionService
 from muxd.executions.record import Execution, finished, new_execution_id
 from muxd.store.database import Database
 from muxd.store.sqlite_executions import SqliteExecutionStore
+from muxd.testing.wait import async_wait_until
 
 
 def test_a_failed_completion_still_saves_the_execution_ended(tmp_path, monkeypatch):
@@ -46,11 +47,12 @@ def test_a_failed_completion_still_saves_the_execution_ended(tmp_path, monkeypat
 
 def test_a_save_the_store_could_not_even_queue_keeps_the_execution_for_a_later_write(tmp_path):
     """A store that raises at once (a bug: it tells failures through its future) neither leaves
-    the execution `finishing` for ever nor acknowledges it: the backlog keeps it, waiters are told."""
-    async def main() -> tuple[bool, Execution | None, Execution | None]:
+    the execution `finishing` for ever nor acknowledges it: the backlog keeps it, listeners are told."""
+    async def main() -> tuple[list[Execution], Execution | None, Execution | None]:
         db = Database(str(tmp_path / "history.db"))
         store = SqliteExecutionStore(db)
-        service = ExecutionService(detections={}, store=store, transcript_max_bytes=1024)
+        told: list[Execution] = []
+        service = ExecutionService(detections={}, store=store, transcript_max_bytes=1024, on_ended=told.append)
 
         def refused(*args: object, **kwargs: object) -> None:
             raise RuntimeError("no batch")
@@ -60,15 +62,18 @@ def test_a_save_the_store_could_not_even_queue_keeps_the_execution_for_a_later_w
             ended = finished(Execution(id=new_execution_id(), pane_id="%1", pane_key="r/%1", agent_name="worker",
                                        status="running", started_at=time.time(), message="hello"),
                              "success", time.time())
-            service.finishing[ended.id] = ended
-            waited = asyncio.ensure_future(service.wait([ended.id], any_one=False, timeout_s=10.0))
-            await asyncio.sleep(0)
             service._store(ended, None)
-            return await waited, service.live(ended.id), await store.get(ended.id)
+
+            async def told_yet() -> list[Execution]:
+                return told
+
+            await async_wait_until(told_yet, timeout=10.0, message="the end told")
+            assert ended.id not in service.finishing
+            return told, service.live(ended.id), await store.get(ended.id)
         finally:
             service.logs.close()
             store.close()
             db.close()
 
     told, kept, stored = asyncio.run(main())
-    assert told and kept is not None and kept.status == "success" and stored is None
+    assert [e.id for e in told] == [kept.id] and kept.status == "success" and stored is None

@@ -319,13 +319,8 @@ class Pane:
         """The program wrote `data`: record it, tell the taps, and queue it for the screen."""
         if self.recorder is not None:
             self.recorder.output(data)  # the time of the read, as the recording promises
-        transcript = self.transcript
-        if transcript is not None:  # the running execution's: TranscriptBuffer.add, inline (read by read)
-            if transcript.room > 0:
-                transcript.chunks.append(data)
-                transcript.room -= len(data)
-            else:
-                transcript.past += len(data)
+        if self.transcript is not None:  # the running execution's (a call, not a tap per read)
+            self.transcript.add(data)
         for tap in self.output_taps:
             tap(data)
         if self.emulator.failed:

@@ -32,6 +32,11 @@ TAG_MAX_CHARS = 64
 # default); 30 panes with full histories take 20-65 MB (benchmarks/bench_scrollback_memory.py).
 DEFAULT_SCROLLBACK_BYTES = 2 * 1024 * 1024
 SCROLLBACK_BYTES_MAX = 1024 * 1024 * 1024  # what $MUXD_SCROLLBACK_BYTES / --scrollback-bytes may ask
+# The daemon's C heap (daemon/core/heap.py): freed memory up to this much stays at each heap's
+# top rather than going back to the kernel and faulting back in (glibc's default: 128 KiB);
+# allocations from this size on are mappings of their own (a transcript of a long turn).
+HEAP_KEEP_FREED_BYTES = 8 * 1024 * 1024
+HEAP_MMAP_FROM_BYTES = 4 * 1024 * 1024
 HISTORY_START = -(10**6)  # capture-pane `-S -`: the line number that reaches the oldest scrollback line
 PTY_READ_CHUNK_BYTES = 64 * 1024
 # One readable callback reads at most this much from a pane's PTY before letting others run.

@@ -27,6 +27,7 @@ from muxd.daemon.client_side.hub import AttachHub
 from muxd.daemon.commands.table import Command
 from muxd.daemon.core.config_load import load_config
 from muxd.daemon.core.connection import Connection
+from muxd.daemon.core.heap import keep_freed_heap
 from muxd.daemon.core.lifecycle import ServerClaim
 from muxd.daemon.panes.agent_argv import with_agent_hooks
 from muxd.daemon.panes.detection import PaneDetection
@@ -300,7 +301,7 @@ class Daemon:
                 steps += load_commands()
             if self._had_pane:  # the first request started one (new-session)
                 steps += self._pane_steps()
-            steps += [request_decoder, lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume,
+            steps += [request_decoder, keep_freed_heap, lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume,
                       lambda: self.work_metrics, lambda: log.info("settled in")]
             asyncio.get_running_loop().call_soon(self._settle_in, steps)
 

@@ -276,14 +276,16 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
     per_execution: dict[str, list[tuple[float, float, float]]] = {}
     for n in range(repeats):
         load = os.getloadavg()[0]
-        daemons = []
+        specs: list[tuple[str, bool, Path | None]] = [("off", False, None), ("on", True, None)]
+        specs += [(f"on ({tree.name})", True, tree)] if tree is not None else []
+        specs += [("control", False, None)] if control else []
+        # Started in the other order every other window: two daemons doing the same work differ by
+        # about a point depending on which was started first, which is not what is measured.
+        started: dict[str, _BusyDaemon] = {}
         try:
-            daemons.append(_BusyDaemon("off", False, panes, turn_s))
-            daemons.append(_BusyDaemon("on", True, panes, turn_s))
-            if tree is not None:
-                daemons.append(_BusyDaemon(f"on ({tree.name})", True, panes, turn_s, tree))
-            if control:
-                daemons.append(_BusyDaemon("control", False, panes, turn_s))
+            for label, history, checkout in (specs if n % 2 == 0 else specs[::-1]):
+                started[label] = _BusyDaemon(label, history, panes, turn_s, checkout)
+            daemons = [started[label] for label, _, _ in specs]
             for daemon in daemons:
                 daemon.wait_idle()
             _warm_up(daemons, turn_s)
@@ -311,7 +313,7 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
             if threads:
                 _thread_split(daemons, recorded_counts)
         finally:
-            for daemon in daemons:
+            for daemon in started.values():
                 daemon.server.stop()
     ok = True
     for label, values in extras.items():

@@ -301,7 +301,7 @@ class Daemon:
                 steps += load_commands()
             if self._had_pane:  # the first request started one (new-session)
                 steps += self._pane_steps()
-            steps += [request_decoder, keep_freed_heap, lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume,
+            steps += [request_decoder, lambda: self.spans, lambda: self.tasks, lambda: self.limit_resume,
                       lambda: self.work_metrics, lambda: log.info("settled in")]
             asyncio.get_running_loop().call_soon(self._settle_in, steps)
 
@@ -314,7 +314,8 @@ class Daemon:
         if isinstance(self.detectors, Detectors):
             steps += self.detectors.loading_steps()
         steps += [functools.partial(importlib.import_module, name) for name in _PUT_OFF_MODULES]
-        return steps + [*warm_up_steps(), lambda: log.info("emulator %s", running_backend())]
+        # The heap's bounds (ctypes: 0.25 MiB) with the panes, whose output and turns free memory by the batch.
+        return steps + [*warm_up_steps(), keep_freed_heap, lambda: log.info("emulator %s", running_backend())]
 
     def _start_watchdog(self) -> None:
         if self.watchdog.pid is None and not self._stop.is_set():

@@ -25,7 +25,6 @@ print(kept, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 
 
-
 def _faults(mode: str) -> tuple[str, int]:
     out = subprocess.run([sys.executable, "-c", _ROUNDS, mode], check=True, capture_output=True, text=True,
                          timeout=60).stdout.split()

@@ -4,9 +4,9 @@ handing it back to the kernel at once (glibc's malloc; elsewhere nothing changes
 By default glibc returns the free memory at the top of a heap as soon as it passes 128 KiB, and
 the next allocation faults those pages back in, each zeroed by the kernel (~3 us a page on this
 project's VMs). The history's writer does that with every batch of ended turns (each transcript
-joined, then compressed: ~300 faults for 20 turns of 70 KB), the loop with the output a running
-turn keeps: ~15 faults and ~0.05 ms of CPU a recorded execution (issue 29, goal 5b;
-benchmarks/README.md). What is kept is bounded per heap (HEAP_KEEP_FREED_BYTES), and only
+joined, then compressed: ~300 faults for 20 turns of 70 KB), the loop a few a turn: with the
+heap kept, the writer's share of a recorded execution went from 0.25 to 0.18 ms (issue 29, goal
+5b; benchmarks/README.md). What is kept is bounded per heap (HEAP_KEEP_FREED_BYTES), and only
 memory the daemon used at some point is ever kept.
 """
 

@@ -21,10 +21,10 @@ executions, and what recording costs the daemon on 20 busy agent panes.
    turns, which run for minutes (`--turn-s 120`). `--tree DIR` adds a third daemon recording
    with the code of checkout DIR (old against new in the same window); `--control` a second
    daemon with the history off, whose difference from the first is the figure's noise floor
-   (two daemons doing the same work differ by about 1-2 %; the one started last spends ~2 % less
-   by that alone, so the daemons are started in turned order, each window one place on). `--threads` prints every
-   thread group's CPU (the loop, the writer, readers, session-log finders) and what recording
-   adds on each.
+   (two daemons doing the same work differ by about 1-2 %: the one started last spends ~2 % less
+   and the one prompted second in each round ~1-3 % more by that alone, so the daemons are started
+   and prompted in turned order, each window one place on). `--threads` prints every thread
+   group's CPU (the loop, the writer, readers, session-log finders) and what recording adds on each.
 """
 
 from __future__ import annotations

@@ -280,10 +280,10 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
         specs: list[tuple[str, bool, Path | None]] = [("off", False, None), ("on", True, None)]
         specs += [(f"on ({tree.name})", True, tree)] if tree is not None else []
         specs += [("control", False, None)] if control else []
-        # Started (and prompted) in turned order, each window one place on: of three daemons doing
-        # the same work the one started last spends ~2 % less, by the order alone, whatever the
-        # code; so each takes each place once in as many windows as there are daemons, and the
-        # mean is printed too.
+        # Started and prompted in turned order, each window one place on: of three daemons doing
+        # the same work, by the order alone, the one started last spends ~2 % less and the one
+        # prompted second in each round ~1-3 % more; so each takes each place once in as many
+        # windows as there are daemons, and the mean is printed too.
         started: dict[str, _BusyDaemon] = {}
         shift = n % len(specs)
         try:
@@ -292,10 +292,9 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
             daemons = [started[label] for label, _, _ in specs]
             for daemon in daemons:
                 daemon.wait_idle()
-            # (prompted in the order they were started: the daemon always prompted in the middle of
-            # each round spends ~1-3 % more than the others, so that place turns too)
-            _warm_up(list(started.values()), turn_s)
-            _busy_window(list(started.values()), seconds, turn_s)
+            in_turn = list(started.values())
+            _warm_up(in_turn, turn_s)
+            _busy_window(in_turn, seconds, turn_s)
             off = daemons[0].cpu
             parts = [f"off {off:.3f} s"]
             costs = []

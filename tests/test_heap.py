@@ -3,7 +3,6 @@ keeps what it frees (glibc's default hands anything over 128 KiB back to the ker
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 

@@ -54,8 +54,8 @@ class Transcript(msgspec.Struct):
 
 class TranscriptBuffer:
     """Collects output up to `cap_bytes`; what comes after is counted, not kept. The pane whose
-    `transcript` it is appends each read to it itself (Pane._take_output calls `add`: no output
-    tap and no call of the history's per read)."""
+    `transcript` it is appends each read to it itself (Pane._take_output calls `add`, rather than
+    an output tap per read)."""
 
     def __init__(self, columns: int, lines: int, cap_bytes: int = TRANSCRIPT_MAX_BYTES) -> None:
         self.columns, self.lines = columns, lines

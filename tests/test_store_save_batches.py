@@ -19,7 +19,8 @@ from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript
 from muxd.store import save_batches
 from muxd.store.database import Database
-from muxd.store.execution_rows import to_row
+from muxd.store.execution_rows import ROWS_PER_STATEMENT, to_row
+from muxd.store.hosts import HOST_SQL
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.testing.wait import async_wait_until
 
@@ -215,6 +216,28 @@ def test_rows_written_together_later_come_after_the_saves_put_off(tmp_path: Path
             ended = msgspec.structs.replace(running, status="interrupted", completed_at=2.0)
             await store.save_many([(ended, None)])  # what a stopping daemon writes of its running turns
             assert await store.get(running.id) == ended
+
+    asyncio.run(test())
+
+
+def test_a_batchs_rows_go_several_a_statement_and_an_id_twice_in_two(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            statements: list[str] = []
+            db.call_sync(lambda c: c.set_trace_callback(statements.append))
+            many = ROWS_PER_STATEMENT + 10
+            started = [Execution(id=f"exec_{n}", status="running", started_at=1.0 + n, **ONE_PANE) for n in range(many)]
+            ended = msgspec.structs.replace(started[-1], status="success", completed_at=99.0)
+            await store.save_many([(execution, None) for execution in started] + [(ended, None)])
+            # A full statement, the rest in a second, and the id met again in a third after it.
+            # (The trace repeats a statement at each trigger it runs: its rows are counted in its text.)
+            upserts = {sql for sql in statements if sql.startswith("INSERT INTO executions (")}
+            assert sorted(sql.count(HOST_SQL) for sql in upserts) == [1, many - ROWS_PER_STATEMENT, ROWS_PER_STATEMENT]
+            assert statements.count("BEGIN") == 1
+            assert await store.get(ended.id) == ended
+            assert [await store.get(execution.id) for execution in started[:-1]] == started[:-1]
+            counts = db.call_sync(lambda c: dict(c.execute("SELECT status, n FROM execution_status_counts")))
+            assert counts == {"running": many - 1, "success": 1}  # each row counted once, as it stands
 
     asyncio.run(test())
 

@@ -6,6 +6,7 @@ error_type / error_message / stack_hash (failures group on them), lists and maps
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import msgspec
@@ -23,9 +24,19 @@ COLUMNS: tuple[str, ...] = tuple(column for name in _FIELDS
 SELECT_COLUMNS = ", ".join(COLUMNS)
 READ_COLUMNS = f"{SELECT_COLUMNS}, host"  # what from_row reads
 # The row's host (store/hosts.py) is the daemon's that first wrote it: an update keeps it.
-UPSERT = (f"INSERT INTO executions ({SELECT_COLUMNS}, host) VALUES ({', '.join('?' * len(COLUMNS))}, {HOST_SQL}) "
-          f"ON CONFLICT(id) DO UPDATE SET "
-          + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c != "id"))
+_VALUES = f"({', '.join('?' * len(COLUMNS))}, {HOST_SQL})"
+_ON_CONFLICT = f" ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS if c != 'id')}"
+# The most rows one upsert writes (upsert_of): well under SQLite's 32,766 parameters a statement.
+ROWS_PER_STATEMENT = 50
+
+
+@functools.lru_cache(maxsize=ROWS_PER_STATEMENT)
+def upsert_of(rows: int) -> str:
+    """The upsert of `rows` rows at once, their values one after the other (no id twice)."""
+    return f"INSERT INTO executions ({SELECT_COLUMNS}, host) VALUES {', '.join([_VALUES] * rows)}{_ON_CONFLICT}"
+
+
+UPSERT = upsert_of(1)
 
 # Word for word the WHERE of the partial index executions_failures: SQLite uses a partial index
 # only for a query whose WHERE contains the index's own terms.

@@ -27,7 +27,7 @@ from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database, driver_error, transaction
-from muxd.store.execution_rows import UPSERT, to_row
+from muxd.store.execution_rows import ROWS_PER_STATEMENT, to_row, upsert_of
 
 # Told on the writer thread how a save went: None (stored), the driver's error (sqlite3's,
 # psycopg's: `Database.driver_errors`), or the writer's refusal (a damaged or closed database).
@@ -40,12 +40,31 @@ SAVE_TRANSCRIPT = ("INSERT INTO execution_transcripts (execution_id, data, raw_b
 
 
 def save_rows(db: sqlite3.Connection, rows: list[tuple[Execution, Transcript | TranscriptBuffer | None]]) -> None:
-    """Each execution (and its transcript, if any, compressed now if it is not yet), in one transaction."""
+    """Each execution (and its transcript, if any, compressed now if it is not yet), in one
+    transaction. The rows go in statements of several: a statement opens a cursor on the table
+    and each of its indexes once, whatever rows it writes (a quarter of a row's cost, alone)."""
     with transaction(db):
-        for execution, transcript in rows:
-            db.execute(UPSERT, to_row(execution))
-            if transcript is not None:
-                db.execute(SAVE_TRANSCRIPT, transcript_row(execution.id, transcript.finish()))
+        for part in _statements(rows):
+            db.execute(upsert_of(len(part)), [value for execution, _ in part for value in to_row(execution)])
+        transcripts = [transcript_row(execution.id, transcript.finish())
+                       for execution, transcript in rows if transcript is not None]
+        if transcripts:
+            db.executemany(SAVE_TRANSCRIPT, transcripts)
+
+
+def _statements(rows: list[tuple[Execution, Any]]) -> list[list[tuple[Execution, Any]]]:
+    """`rows` cut into the parts one statement writes: at most ROWS_PER_STATEMENT, each id once
+    in a part (PostgreSQL refuses an upsert that meets its own row twice; a later save of the
+    same execution, written after, is the newer record)."""
+    parts: list[list[tuple[Execution, Any]]] = [[]]
+    ids: set[str] = set()
+    for row in rows:
+        if len(parts[-1]) == ROWS_PER_STATEMENT or row[0].id in ids:
+            parts.append([])
+            ids.clear()
+        parts[-1].append(row)
+        ids.add(row[0].id)
+    return [part for part in parts if part]
 
 
 def transcript_row(execution_id: str, transcript: Transcript) -> tuple[Any, ...]:

@@ -5,6 +5,7 @@ writer refuses (a damaged file) are told so instead of waiting for ever."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,13 +20,14 @@ from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript
 from muxd.store import save_batches
 from muxd.store.database import Database
-from muxd.store.execution_rows import ROWS_PER_STATEMENT, to_row
+from muxd.store.execution_rows import COLUMNS, ROWS_PER_STATEMENT, to_row
 from muxd.store.hosts import HOST_SQL
 from muxd.store.sqlite_executions import SqliteExecutionStore
 from muxd.testing.wait import async_wait_until
 
 ONE_PANE = {"pane_id": "%1", "pane_key": "r/%1", "agent_name": "a", "host": HERE}  # a record as read back
 WRITER_TIMEOUT_S = 30.0
+OLD_SQLITE_PARAMETERS = 999  # what SQLite binds a statement before its version 3.32
 
 
 def _held(db: Database) -> threading.Event:
@@ -230,7 +232,8 @@ def test_a_batchs_rows_go_several_a_statement_and_an_id_twice_in_two(tmp_path: P
             ended = msgspec.structs.replace(started[-1], status="success", completed_at=99.0)
             await store.save_many([(execution, None) for execution in started] + [(ended, None)])
             # A full statement, the rest in a second, and the id met again in a third after it.
-            # (The trace repeats a statement at each trigger it runs: its rows are counted in its text.)
+            # (The trace repeats a statement, its values bound, at each trigger it runs: its rows
+            # are counted in its text.)
             upserts = {sql for sql in statements if sql.startswith("INSERT INTO executions (")}
             assert sorted(sql.count(HOST_SQL) for sql in upserts) == [1, many - ROWS_PER_STATEMENT, ROWS_PER_STATEMENT]
             assert statements.count("BEGIN") == 1
@@ -238,6 +241,22 @@ def test_a_batchs_rows_go_several_a_statement_and_an_id_twice_in_two(tmp_path: P
             assert [await store.get(execution.id) for execution in started[:-1]] == started[:-1]
             counts = db.call_sync(lambda c: dict(c.execute("SELECT status, n FROM execution_status_counts")))
             assert counts == {"running": many - 1, "success": 1}  # each row counted once, as it stands
+
+    asyncio.run(test())
+
+
+def test_a_sqlite_binding_fewer_parameters_gets_statements_of_fewer_rows(tmp_path: Path) -> None:
+    async def test() -> None:
+        async with opened(tmp_path / "h.db") as (db, store):
+            db.call_sync(lambda c: c.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, OLD_SQLITE_PARAMETERS))
+            statements: list[str] = []
+            db.call_sync(lambda c: c.set_trace_callback(statements.append))
+            rows = [Execution(id=f"exec_{n}", status="running", started_at=1.0 + n, **ONE_PANE) for n in range(60)]
+            await store.save_many([(execution, None) for execution in rows])
+            most = OLD_SQLITE_PARAMETERS // len(COLUMNS)
+            upserts = {sql for sql in statements if sql.startswith("INSERT INTO executions (")}
+            assert sorted(sql.count(HOST_SQL) for sql in upserts) == sorted([most] * (60 // most) + [60 % most])
+            assert [await store.get(execution.id) for execution in rows] == rows
 
     asyncio.run(test())
 

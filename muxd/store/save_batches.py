@@ -27,7 +27,7 @@ from muxd.errors import StoreUnavailable
 from muxd.executions.record import Execution
 from muxd.executions.transcript import Transcript, TranscriptBuffer
 from muxd.store.database import Database, driver_error, transaction
-from muxd.store.execution_rows import ROWS_PER_STATEMENT, to_row, upsert_of
+from muxd.store.execution_rows import COLUMNS, ROWS_PER_STATEMENT, to_row, upsert_of
 
 # Told on the writer thread how a save went: None (stored), the driver's error (sqlite3's,
 # psycopg's: `Database.driver_errors`), or the writer's refusal (a damaged or closed database).
@@ -44,7 +44,7 @@ def save_rows(db: sqlite3.Connection, rows: list[tuple[Execution, Transcript | T
     transaction. The rows go in statements of several: a statement opens a cursor on the table
     and each of its indexes once, whatever rows it writes (a quarter of a row's cost, alone)."""
     with transaction(db):
-        for part in _statements(rows):
+        for part in _statements(rows, _rows_a_statement(db)):
             db.execute(upsert_of(len(part)), [value for execution, _ in part for value in to_row(execution)])
         transcripts = [transcript_row(execution.id, transcript.finish())
                        for execution, transcript in rows if transcript is not None]
@@ -52,14 +52,22 @@ def save_rows(db: sqlite3.Connection, rows: list[tuple[Execution, Transcript | T
             db.executemany(SAVE_TRANSCRIPT, transcripts)
 
 
-def _statements(rows: list[tuple[Execution, Any]]) -> list[list[tuple[Execution, Any]]]:
-    """`rows` cut into the parts one statement writes: at most ROWS_PER_STATEMENT, each id once
-    in a part (PostgreSQL refuses an upsert that meets its own row twice; a later save of the
-    same execution, written after, is the newer record)."""
+def _rows_a_statement(db: sqlite3.Connection) -> int:
+    """ROWS_PER_STATEMENT, or fewer where the SQLite library binds fewer parameters a statement
+    (999 before its version 3.32)."""
+    if not isinstance(db, sqlite3.Connection):
+        return ROWS_PER_STATEMENT  # PostgreSQL: 65,535 parameters
+    return max(1, min(ROWS_PER_STATEMENT, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(COLUMNS)))
+
+
+def _statements(rows: list[tuple[Execution, Any]], most: int) -> list[list[tuple[Execution, Any]]]:
+    """`rows` cut into the parts one statement writes: at most `most`, each id once in a part
+    (PostgreSQL refuses an upsert that meets its own row twice; a later save of the same
+    execution, written after, is the newer record)."""
     parts: list[list[tuple[Execution, Any]]] = [[]]
     ids: set[str] = set()
     for row in rows:
-        if len(parts[-1]) == ROWS_PER_STATEMENT or row[0].id in ids:
+        if len(parts[-1]) == most or row[0].id in ids:
             parts.append([])
             ids.clear()
         parts[-1].append(row)

@@ -56,6 +56,19 @@ def _statements(db: Database) -> list[str]:
     return seen
 
 
+def _traced(db: Database) -> list[str]:
+    """The writer's statements from now on, whole, their values bound."""
+    seen: list[str] = []
+    db.call_sync(lambda c: c.set_trace_callback(seen.append))
+    return seen
+
+
+def _upsert_sizes(traced: list[str]) -> list[int]:
+    """The rows of each upsert of executions in `traced`, sorted. (The trace repeats a statement
+    at each trigger it runs: its rows are counted in its text, each text once.)"""
+    return sorted(sql.count(HOST_SQL) for sql in {sql for sql in traced if sql.startswith("INSERT INTO executions (")})
+
+
 def test_saves_waiting_together_are_one_transaction_each_stored(tmp_path: Path) -> None:
     async def test() -> None:
         async with opened(tmp_path / "h.db") as (db, store):
@@ -225,17 +238,13 @@ def test_rows_written_together_later_come_after_the_saves_put_off(tmp_path: Path
 def test_a_batchs_rows_go_several_a_statement_and_an_id_twice_in_two(tmp_path: Path) -> None:
     async def test() -> None:
         async with opened(tmp_path / "h.db") as (db, store):
-            statements: list[str] = []
-            db.call_sync(lambda c: c.set_trace_callback(statements.append))
+            statements = _traced(db)
             many = ROWS_PER_STATEMENT + 10
             started = [Execution(id=f"exec_{n}", status="running", started_at=1.0 + n, **ONE_PANE) for n in range(many)]
             ended = msgspec.structs.replace(started[-1], status="success", completed_at=99.0)
             await store.save_many([(execution, None) for execution in started] + [(ended, None)])
             # A full statement, the rest in a second, and the id met again in a third after it.
-            # (The trace repeats a statement, its values bound, at each trigger it runs: its rows
-            # are counted in its text.)
-            upserts = {sql for sql in statements if sql.startswith("INSERT INTO executions (")}
-            assert sorted(sql.count(HOST_SQL) for sql in upserts) == [1, many - ROWS_PER_STATEMENT, ROWS_PER_STATEMENT]
+            assert _upsert_sizes(statements) == [1, many - ROWS_PER_STATEMENT, ROWS_PER_STATEMENT]
             assert statements.count("BEGIN") == 1
             assert await store.get(ended.id) == ended
             assert [await store.get(execution.id) for execution in started[:-1]] == started[:-1]
@@ -249,13 +258,11 @@ def test_a_sqlite_binding_fewer_parameters_gets_statements_of_fewer_rows(tmp_pat
     async def test() -> None:
         async with opened(tmp_path / "h.db") as (db, store):
             db.call_sync(lambda c: c.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, OLD_SQLITE_PARAMETERS))
-            statements: list[str] = []
-            db.call_sync(lambda c: c.set_trace_callback(statements.append))
+            statements = _traced(db)
             rows = [Execution(id=f"exec_{n}", status="running", started_at=1.0 + n, **ONE_PANE) for n in range(60)]
             await store.save_many([(execution, None) for execution in rows])
             most = OLD_SQLITE_PARAMETERS // len(COLUMNS)
-            upserts = {sql for sql in statements if sql.startswith("INSERT INTO executions (")}
-            assert sorted(sql.count(HOST_SQL) for sql in upserts) == sorted([most] * (60 // most) + [60 % most])
+            assert _upsert_sizes(statements) == sorted([most] * (60 // most) + [60 % most])
             assert [await store.get(execution.id) for execution in rows] == rows
 
     asyncio.run(test())

@@ -82,6 +82,27 @@ def test_since_survives_field_changes(runner, clock):
     assert state.session.tokens_used == 2
 
 
+def test_another_agent_in_the_same_state_is_in_it_since_it_was_seen(clock):
+    class ScriptedShell(ScriptedDetector):
+        name = "scripted-shell"
+
+        def identify(self, ctx):
+            return 1.0 if ctx.lines and ctx.lines[0].startswith("$") else 0.0
+
+        def detect(self, ctx, prev):
+            return Detection(agent_type="shell", state="Idle", rule="scripted", line=ctx.lines[0])
+
+    runner = DetectorRunner("%1", [ScriptedShell(), ScriptedDetector()], clock=clock)
+    runner.run(frame("$ ", process_name="bash"), settled=True)
+    assert (runner.state.agent_type, runner.state.activity.since) == ("shell", 1000.0)
+    clock.now += 5
+    state = runner.run(frame("@Idle", process_name="claude"), settled=True)
+    assert (state.agent_type, state.activity.state, state.activity.since) == ("claude", "Idle", 1005.0)
+    clock.now += 5
+    state = runner.run(frame("$ ", process_name="bash"), settled=True)
+    assert (state.agent_type, state.activity.since) == ("shell", 1010.0)
+
+
 def test_each_tool_use_counts_once_however_often_redrawn(runner):
     for text in ("@ToolUse Bash#1", "@ToolUse Bash#1", "@ToolUse Bash#1,Read#2", "@Idle Bash#1,Read#2",
                  "@Idle Read#2", "@Idle Read#2,Bash#3"):

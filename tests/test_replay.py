@@ -11,10 +11,14 @@ from pathlib import Path
 import pytest
 
 from muxd.detectors.replay import Recording, plain_size, raw_events, read_recording, replay, screen_bytes
+from muxd.detectors.schedule import DETECT_MAX_INTERVAL_S, DETECT_MIN_INTERVAL_S
 from muxd.detectors.state import Detection, ToolSighting
 from muxd.testing.patience import stretched
 
-AT_PROMPT_SEEN_S = 0.5  # a replay confirms a frame on its second look, 0.1 s after the first
+# A replay's first look at a frame comes at most the schedule's slowest interval after it, and
+# its confirming look one shortest interval later: a person who waits longer leaves both looks
+# in the recording before their quit.
+AT_PROMPT_SEEN_S = DETECT_MAX_INTERVAL_S + 2 * DETECT_MIN_INTERVAL_S
 
 PLUGIN_DIR = Path(__file__).parent / "plugin_data"
 

@@ -388,8 +388,11 @@ class DetectorRunner:
     def _publish(self, d: Detection, detector_name: str, now: float) -> AgentState:
         """The state the screen alone says, with its sources ("screen", now, the rule)."""
         previous = self.screen.activity
-        since = previous.since if previous.state == d.state and previous.since else now
         agent = d.agent_type
+        # The same state of another agent is a new one: a program just started at a shell's
+        # prompt has been at its own prompt since now, not since the shell's was shown.
+        same = previous.state == d.state and agent == self.screen.agent_type
+        since = previous.since if same and previous.since else now
         session = AgentSession(
             id=d.session_id, model=d.model, tokens_used=d.tokens, cost_usd=d.cost_usd,
             context_left_pct=d.context_left_pct,

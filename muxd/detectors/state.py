@@ -33,7 +33,7 @@ class Activity(msgspec.Struct, frozen=True, kw_only=True):
     state: ActivityState = "Unknown"
     description: str | None = None  # spinner text: "Gusting", "Waiting for openai/x", …
     elapsed_s: int | None = None    # as the agent shows it on its status line
-    since: float | None = None      # wall-clock time the published state began
+    since: float | None = None      # wall-clock time this agent entered the published state
 
 
 class AgentSession(msgspec.Struct, frozen=True, kw_only=True):

@@ -74,6 +74,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_seconds_exact(pid: int) -> float:
+    """The CPU time of the process's live threads to the nanosecond (each one's schedstat): for
+    shares of a few percent over seconds, where cpu_seconds' 10 ms ticks are a tenth of the figure."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                total += int(fh.read().split()[0])
+        except OSError:
+            continue  # ended meanwhile
+    return total / 1e9
+
+
 def comm(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm") as fh:

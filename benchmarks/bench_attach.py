@@ -37,6 +37,8 @@ import time
 import uuid
 from pathlib import Path
 
+from _peers import cpu_seconds_exact
+
 from muxd.emulator.backend import BACKEND_ENV, BACKENDS, backend_name
 from muxd.testing.outer_terminal import OuterTerminal, muxd_command
 from muxd.testing.server import MuxdTestServer
@@ -66,11 +68,6 @@ TUI_60HZ = textwrap.dedent(r"""
 def load_average() -> str:
     """The 1, 5 and 15 minute load averages."""
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def echo_latency(term: OuterTerminal, samples: int) -> list[float]:
@@ -137,11 +134,11 @@ def cpu_share(pids: list[int], seconds: float, warmup_s: float = 0.0) -> list[fl
     """Each process's CPU time over `seconds` of wall time, as a share of one core, after
     `warmup_s` of running unmeasured."""
     time.sleep(warmup_s)  # letting it run, not synchronising
-    before = [cpu_seconds(p) for p in pids]
+    before = [cpu_seconds_exact(p) for p in pids]
     start = time.monotonic()
     time.sleep(seconds)  # measuring over a fixed interval, not synchronising
     elapsed = time.monotonic() - start
-    return [(cpu_seconds(p) - b) / elapsed for p, b in zip(pids, before)]
+    return [(cpu_seconds_exact(p) - b) / elapsed for p, b in zip(pids, before)]
 
 
 def run_muxd(samples: int, cpu_s: float, warmup_s: float, script: Path,

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _peers import cpu_seconds, percentile, run_benchmark
+from _peers import cpu_seconds, percentile, run_benchmark, thread_clocks
 from bench_history_queries import sample_targets, seed_executions
 
 from muxd.testing.fake_agent_panes import FAKE_AGENT, agent_state
@@ -55,24 +55,6 @@ TARGET_P95_MS = 20.0
 TURN_S = 8.0  # each turn: the fake agent's spinner redraws its screen for this long, then answers
 PROMPT_GAP_S = 2.0  # and the next prompt comes this long after the turn's length
 THREAD_NAMES = Path(__file__).parent / "thread_names"
-
-
-def thread_clocks(pid: int) -> dict[int, tuple[str, float]]:
-    """Each live thread of `pid`: (its group, its CPU seconds to the nanosecond: schedstat; the
-    process's utime + stime count 10 ms ticks, ±0.02 s on a window's difference, more than a
-    few ms per execution over a window's 60 make). The group is "loop" (the main thread, which
-    runs the event loop), else the thread's name without its number (muxd-db_0 -> muxd-db)."""
-    out: dict[int, tuple[str, float]] = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as fh:
-                name = "loop" if int(tid) == pid else fh.read().strip().rstrip("0123456789").rstrip("_-")
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
-                ns = int(fh.read().split()[0])
-        except OSError:
-            continue  # ended meanwhile
-        out[int(tid)] = (name, ns / 1e9)
-    return out
 
 
 def spent(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:

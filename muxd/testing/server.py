@@ -39,10 +39,14 @@ class MuxdTestServer:
         # one (`pyenv init` waiting on its rehash lock). Panes start in this empty HOME.
         home = self.socket_dir / "home"
         home.mkdir()
+        # And their temporary files here, removed with it: the bun-built agent CLIs unpack a
+        # 5-13 MB library into $TMPDIR at every start and leave it (300 MB a suite run).
+        scratch = self.socket_dir / "tmp"
+        scratch.mkdir()
         # The daemon's log (in the state directory) goes there too, wherever the caller's
         # $XDG_STATE_HOME points.
         self.env = {**inherited, "MUXD_DB": str(self.socket_dir / f"{self.name}.db"),
-                    "MUXD_CONFIG": os.devnull, "HOME": str(home),
+                    "MUXD_CONFIG": os.devnull, "HOME": str(home), "TMPDIR": str(scratch),
                     "XDG_STATE_HOME": str(self.socket_dir / "state"),
                     # The user's cache, not the empty HOME's: each daemon would parse libghostty's
                     # declarations again (emulator/ghostty_ffi.py).

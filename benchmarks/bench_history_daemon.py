@@ -191,6 +191,15 @@ def _warm_up(daemons: list[_BusyDaemon], turn_s: float) -> None:
                        message=f"{daemon.label}: the warm-up turns ended")
 
 
+def _spread(values: list[float]) -> str:
+    """` ±S`, S the standard error of the windows' mean (their spread over √n), when there
+    are two windows or more: how far a mean of this many windows may sit from the code's own
+    figure on this machine."""
+    if len(values) < 2:
+        return ""
+    return f" ±{statistics.stdev(values) / len(values) ** 0.5:.1f}"
+
+
 def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> None:
     """Each daemon's CPU seconds over one window of `seconds` in which all of them run their panes
     at once, sent the same prompts at the same moments (the order turned each round, so none is
@@ -308,12 +317,12 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
         extra = statistics.median(values)
         if label == "control":
             print(f"  noise floor: the control (history off) against off, median of {repeats}: {extra:+.1f} % "
-                  f"(mean {statistics.fmean(values):+.1f} %) "
+                  f"(mean {statistics.fmean(values):+.1f} %{_spread(values)}) "
                   f"(windows {', '.join(f'{v:+.1f}' for v in values)})")
             continue
         total, loop, writer = (statistics.median(cost[i] for cost in per_execution[label]) for i in range(3))
         print(f"  extra CPU of recording, {label}, median of {repeats}: {extra:+.1f} % "
-              f"(mean {statistics.fmean(values):+.1f} %; "
+              f"(mean {statistics.fmean(values):+.1f} %{_spread(values)}; "
               f"ratio {1 + extra / 100:.3f}; target <= 2 %), at turns of {turn_s:g} s; "
               f"per execution recorded {total:+.2f} ms of CPU (loop {loop:+.2f}, writer {writer:+.2f})")
         ok = ok and extra <= 2.0

@@ -64,6 +64,29 @@ def turns(server: MuxdTestServer, pane: str, send: Callable[[], None], count: in
     return spent
 
 
+def measure(root: Path, count: int, turn_s: float) -> tuple[list[float], list[float]]:
+    """The daemon's CPU seconds over each measured turn: the fake's, the real CLI's."""
+    server = MuxdTestServer(env={"MUXD_HISTORY": "0"}).start()
+    try:
+        fake = start_fake_agent(server, "fake", env={"MUXD_FAKE_THINK_S": f"{turn_s:g}"}, cwd=root)
+        fake_cpu = turns(server, fake, lambda: submit(server, fake), count + 1, turn_s, "fake")[1:]
+        server.cli("kill-session", "-t", "fake", check=True)
+
+        thinking = [Think(tokens=int(turn_s / THINK_CHUNK_S), delay_s=THINK_CHUNK_S), Say("Done here.")]
+        model = AnthropicFake([thinking for _ in range(count + 2)])
+        panes = CliPanes(server, root, timeout=90)
+        try:
+            real = panes.start("claude", model, size=SIZE)
+            assert real is not None, panes.missing
+            real_cpu = turns(server, real.pane_id, lambda: submit(server, real.pane_id), count + 1, turn_s,
+                             "real")[1:]
+        finally:
+            panes.close()
+    finally:
+        server.stop()
+    return fake_cpu, real_cpu
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=3, help="measured turns of each (after a first, not measured)")
@@ -72,25 +95,8 @@ def main() -> int:
     if find_cli("claude")[0] is None:
         print(f"the real Claude Code is not installed ({find_cli('claude')[1]}): bash .ci/install-agents")
         return 2
-    root = Path(tempfile.mkdtemp(prefix="muxd-stand-in-"))
-    server = MuxdTestServer(env={"MUXD_HISTORY": "0"}).start()
-    try:
-        fake = start_fake_agent(server, "fake", env={"MUXD_FAKE_THINK_S": f"{args.turn_s:g}"}, cwd=root)
-        fake_cpu = turns(server, fake, lambda: submit(server, fake), args.turns + 1, args.turn_s, "fake")[1:]
-        server.cli("kill-session", "-t", "fake", check=True)
-
-        thinking = [Think(tokens=int(args.turn_s / THINK_CHUNK_S), delay_s=THINK_CHUNK_S), Say("Done here.")]
-        model = AnthropicFake([thinking for _ in range(args.turns + 2)])
-        panes = CliPanes(server, root, timeout=90)
-        try:
-            real = panes.start("claude", model, size=SIZE)
-            assert real is not None, panes.missing
-            real_cpu = turns(server, real.pane_id, lambda: submit(server, real.pane_id), args.turns + 1,
-                             args.turn_s, "real")[1:]
-        finally:
-            panes.close()
-    finally:
-        server.stop()
+    with tempfile.TemporaryDirectory(prefix="muxd-stand-in-") as root:
+        fake_cpu, real_cpu = measure(Path(root), args.turns, args.turn_s)
     fake_ms, real_ms = statistics.median(fake_cpu) * 1000, statistics.median(real_cpu) * 1000
     print(f"daemon CPU a turn of {args.turn_s:g} s (+{AFTER_TURN_S:g} s), median of {args.turns}: "
           f"fake {fake_ms:.1f} ms, real Claude Code {real_ms:.1f} ms; real/fake {real_ms / fake_ms:.2f}x")

@@ -40,7 +40,8 @@ class MuxdTestServer:
         home = self.socket_dir / "home"
         home.mkdir()
         # And their temporary files here, removed with it: the bun-built agent CLIs unpack a
-        # 5-13 MB library into $TMPDIR at every start and leave it (300 MB a suite run).
+        # 5-13 MB library into $TMPDIR at every start and leave it (6.6 GB in /tmp after two
+        # days of suite runs on one machine, which filled its disk).
         scratch = self.socket_dir / "tmp"
         scratch.mkdir()
         # The daemon's log (in the state directory) goes there too, wherever the caller's

@@ -92,8 +92,9 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=3, help="measured turns of each (after a first, not measured)")
     parser.add_argument("--turn-s", type=float, default=8.0)
     args = parser.parse_args()
-    if find_cli("claude")[0] is None:
-        print(f"the real Claude Code is not installed ({find_cli('claude')[1]}): bash .ci/install-agents")
+    installed, why = find_cli("claude")
+    if installed is None:
+        print(f"the real Claude Code is not installed ({why}): bash .ci/install-agents")
         return 2
     with tempfile.TemporaryDirectory(prefix="muxd-stand-in-") as root:
         fake_cpu, real_cpu = measure(Path(root), args.turns, args.turn_s)

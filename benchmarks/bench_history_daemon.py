@@ -4,6 +4,7 @@ executions, and what recording costs the daemon on 20 busy agent panes.
     .venv/bin/python benchmarks/bench_history_daemon.py [--rows 1000000] [--calls 100] [--db FILE]
                                                         [--panes 20] [--seconds 60] [--repeats 3]
                                                         [--turn-s 8] [--tree DIR] [--control] [--skip-queries] [--threads]
+                                                        [--entry-costs]
 
 1. Queries: a daemon on a database seeded with `--rows` executions (bench_history_queries'
    seed_executions), `muxd mcp` over stdio, the real MCP SDK client; p50/p95 of each query
@@ -25,6 +26,9 @@ executions, and what recording costs the daemon on 20 busy agent panes.
    and the one prompted second in each round ~1-3 % more by that alone, so the daemons are started
    and prompted in turned order, each window one place on). `--threads` prints every thread
    group's CPU (the loop, the writer, readers, session-log finders) and what recording adds on each.
+   `--entry-costs` times, inside each daemon, the calls by which its loop enters the history
+   (thread_names/entry_costs.py) and prints them per execution: the history's direct cost,
+   against what the loop's CPU grew by (_entry_costs.py).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _entry_costs import EntryCosts, direct_lines
 from _peers import cpu_seconds, percentile, run_benchmark, thread_clocks
 from bench_history_queries import sample_targets, seed_executions
 
@@ -137,8 +142,12 @@ class _BusyDaemon:
     """One daemon of a recording run: `panes` fake Claude Code panes, Idle and ready for prompts;
     `tree` (a checkout of muxd) runs that code instead of this one's."""
 
-    def __init__(self, label: str, history: bool, panes: int, turn_s: float, tree: Path | None = None) -> None:
+    def __init__(self, label: str, history: bool, panes: int, turn_s: float, tree: Path | None = None,
+                 costs: EntryCosts | None = None) -> None:
         env = {"MUXD_HISTORY": "1" if history else "0", "MUXD_FAKE_THINK_S": str(turn_s)}
+        if costs is not None:
+            env["MUXD_BENCH_ENTRY_COSTS"] = str(costs.folder)
+        self.costs = costs
         # The threads named for every daemon alike (the per-thread split); this bench's own path kept.
         path = [str(tree)] if tree is not None else []
         path += [str(THREAD_NAMES), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
@@ -200,7 +209,7 @@ def _spread(values: list[float]) -> str:
     return f" ±{statistics.stdev(values) / len(values) ** 0.5:.1f}"
 
 
-def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> None:
+def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float, n: int) -> None:
     """Each daemon's CPU seconds over one window of `seconds` in which all of them run their panes
     at once, sent the same prompts at the same moments (the order turned each round, so none is
     always first): whatever else the machine does falls on all of them alike."""
@@ -217,6 +226,7 @@ def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> N
             stop.wait(turn_s + PROMPT_GAP_S)
 
     driver = threading.Thread(target=prompts, daemon=True)
+    _mark(daemons, f"start {n}")
     before = [cpu_seconds(d.pid) for d in daemons]
     threads_before = [thread_clocks(d.pid) for d in daemons]
     driver.start()
@@ -227,6 +237,13 @@ def _busy_window(daemons: list[_BusyDaemon], seconds: float, turn_s: float) -> N
         daemon.by_thread = spent(threads, thread_clocks(daemon.pid))
         daemon.cpu = sum(daemon.by_thread.values())
         daemon.ticks = cpu_seconds(daemon.pid) - start
+    _mark(daemons, f"end {n}")
+
+
+def _mark(daemons: list[_BusyDaemon], label: str) -> None:
+    for daemon in daemons:
+        if daemon.costs is not None:
+            daemon.costs.mark(label)
 
 
 def _per_execution(daemon: _BusyDaemon, off: _BusyDaemon, recorded: int) -> tuple[float, float, float]:
@@ -255,7 +272,7 @@ def _thread_split(daemons: list[_BusyDaemon], recorded: list[int]) -> None:
 
 
 def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Path | None,
-              threads: bool = False, control: bool = False) -> bool:
+              threads: bool = False, control: bool = False, entry_costs: Path | None = None) -> bool:
     """`repeats` windows, each with a daemon recording and one with the history off (and, with
     `tree`, a recording daemon running that checkout's code; with `control`, a second daemon with
     the history off, whose difference from the first is the figure's noise floor) running side by
@@ -279,13 +296,14 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
         shift = n % len(specs)
         try:
             for label, history, checkout in specs[shift:] + specs[:shift]:
-                started[label] = _BusyDaemon(label, history, panes, turn_s, checkout)
+                timed = EntryCosts(entry_costs / f"{n}-{len(started)}") if entry_costs is not None else None
+                started[label] = _BusyDaemon(label, history, panes, turn_s, checkout, timed)
             daemons = [started[label] for label, _, _ in specs]
             for daemon in daemons:
                 daemon.wait_idle()
             in_turn = list(started.values())
             _warm_up(in_turn, turn_s)
-            _busy_window(in_turn, seconds, turn_s)
+            _busy_window(in_turn, seconds, turn_s, n)
             off = daemons[0].cpu
             parts = [f"off {off:.3f} s"]
             costs = []
@@ -307,6 +325,10 @@ def recording(panes: int, seconds: float, turn_s: float, repeats: int, tree: Pat
             print(f"  window {n + 1} (load {load:.1f}; started: {', '.join(started)}): daemon CPU " + "; ".join(parts),
                   flush=True)
             print("    per execution recorded: " + "; ".join(costs), flush=True)
+            if entry_costs is not None:
+                for daemon, count in zip([d for d in daemons[1:] if d.history], recorded_counts):
+                    print("\n".join(direct_lines(daemon.label, daemon.costs, daemons[0].costs, f"start {n}", f"end {n}",
+                                                  count, per_execution[daemon.label][-1][1])), flush=True)
             if threads:
                 _thread_split(daemons, recorded_counts)
         finally:
@@ -345,6 +367,8 @@ def main() -> int:
     parser.add_argument("--control", action="store_true",
                         help="also a second daemon with the history off: its difference from the first is the noise floor")
     parser.add_argument("--threads", action="store_true", help="print each thread group's CPU and what recording adds on each")
+    parser.add_argument("--entry-costs", action="store_true",
+                        help="time the history's calls inside each daemon and print them per execution")
     parser.add_argument("--skip-recording", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="muxd-bench-") as tmp:
@@ -357,7 +381,8 @@ def main() -> int:
         if not args.skip_queries:
             ok = queries(db, args.rows, args.calls) and ok
         if not args.skip_recording:
-            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, tree, args.threads, args.control) and ok
+            ok = recording(args.panes, args.seconds, args.turn_s, args.repeats, tree, args.threads, args.control,
+                           Path(tmp) / "entry-costs" if args.entry_costs else None) and ok
     return 0 if ok else 1
 
 

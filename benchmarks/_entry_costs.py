@@ -28,21 +28,18 @@ class EntryCosts:
     def mark(self, label: str) -> None:
         """The daemon writes its counts now (within its poll): kept as `label`'s."""
         (self.folder / "mark").write_text(label)
-        found: list[dict[str, Any]] = []
+        self.snapshots[label] = wait_until(lambda: self._written(label), timeout=30,
+                                           message=f"the daemon's entry costs at {label!r}")
 
-        def written() -> bool:
-            for path in self.folder.glob("*.json"):
-                try:
-                    snapshot = json.loads(path.read_text())
-                except (OSError, ValueError):
-                    continue
-                if snapshot.get("mark") == label:
-                    found.append(snapshot)
-                    return True
-            return False
-
-        wait_until(written, timeout=30, message=f"the daemon's entry costs at {label!r}")
-        self.snapshots[label] = found[0]
+    def _written(self, label: str) -> dict[str, Any] | None:
+        for path in self.folder.glob("*.json"):
+            try:
+                snapshot = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue  # (written as this looks: the daemon replaces the file whole)
+            if snapshot.get("mark") == label:
+                return snapshot
+        return None
 
     def spent(self, start: str, end: str) -> dict[str, tuple[int, float]]:
         """(calls, seconds) of each timed call from `start` to `end`."""

@@ -39,6 +39,8 @@ import json
 import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -374,6 +376,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="muxd-bench-") as tmp:
         db = (args.db or Path(tmp) / "history.db").resolve()
         tree = args.tree.resolve() if args.tree is not None else None
+        if tree is not None:
+            # Byte-compiled as this checkout is (.ci/run), so that its daemon imports as this one's
+            # does: under PYTHONDONTWRITEBYTECODE it would compile each module as it imports it.
+            subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", str(tree / "muxd")], check=True)
         # `python -m muxd` puts its working directory first on sys.path, before PYTHONPATH: run
         # from a checkout, a `--tree` daemon would import that checkout's muxd, not the tree's.
         os.chdir(tmp)

@@ -111,9 +111,11 @@ def test_a_teammate_claude_code_spawns_through_the_tmux_shim_is_a_muxd_pane(team
 
         helper = wait_until(teammate, timeout=SPAWN_TIMEOUT_S, message="a second pane")
         server.wait_for_text(helper["id"], ANSWER, timeout=SPAWN_TIMEOUT_S)
-        helper = wait_until(lambda: (p := teammate()) and p["agent"]["activity"]["state"] == "Idle" and p,
-                            timeout=SPAWN_TIMEOUT_S, message="the teammate Idle after its answer")
-        assert helper["agent"]["agent_type"] == "claude" and helper["agent"]["session"]["model"]
+        # Its model is read off its status line, which can be drawn a frame after the prompt comes back.
+        helper = wait_until(lambda: (p := teammate()) and p["agent"]["activity"]["state"] == "Idle"
+                            and p["agent"]["session"]["model"] and p,
+                            timeout=SPAWN_TIMEOUT_S, message="the teammate Idle after its answer, its model shown")
+        assert helper["agent"]["agent_type"] == "claude"
         summary = json.loads(server.cli("summary", "-t", helper["id"], "--json", check=True).stdout)
         assert summary["agent_type"] == "claude" and summary["activity"]["state"] == "Idle"
         lead_row = next(p for p in _panes(server) if p["id"] == pane.pane_id)

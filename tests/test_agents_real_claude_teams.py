@@ -111,7 +111,7 @@ def test_a_teammate_claude_code_spawns_through_the_tmux_shim_is_a_muxd_pane(team
 
         helper = wait_until(teammate, timeout=SPAWN_TIMEOUT_S, message="a second pane")
         server.wait_for_text(helper["id"], ANSWER, timeout=SPAWN_TIMEOUT_S)
-        # Its model is read off its status line, which can be drawn a frame after the prompt comes back.
+        # Its model is read off its screen, and can come after its prompt does (fresh CI once saw Idle without it).
         helper = wait_until(lambda: (p := teammate()) and p["agent"]["activity"]["state"] == "Idle"
                             and p["agent"]["session"]["model"] and p,
                             timeout=SPAWN_TIMEOUT_S, message="the teammate Idle after its answer, its model shown")

@@ -44,3 +44,19 @@ def test_a_damaged_transcript_is_one_line_value_error(damaged: Transcript):
     with pytest.raises(ValueError, match="transcript") as raised:
         damaged.raw()
     assert "\n" not in str(raised.value)
+
+
+def test_an_agent_turns_rows_are_stored_as_text_and_render_as_they_are():
+    rows = ["❯ name a colour", "", "● Blue \x1b[31m is not a code here", "", "─" * 80, "❯", "", ""]
+    buffer = TranscriptBuffer.of_rows(rows, 80, 24, cap_bytes=1 << 20)
+    text = "\n".join(rows[:6]) + "\n"  # the trailing blank rows left out
+    assert (buffer.kept, buffer.truncated) == (len(text.encode()), False)
+    stored = buffer.finish()
+    assert stored.extra == {"columns": 80, "lines": 24, "codec": CODEC, "format": "text"}
+    assert stored.raw() == text.encode() and render(stored) == text  # no emulator: an escape stays text
+    assert render(TranscriptBuffer.of_rows(["", " "], 80, 24).finish()) == ""
+
+
+def test_rows_past_the_cap_keep_their_start():
+    stored = TranscriptBuffer.of_rows([f"row {n}" for n in range(1000)], 80, 24, cap_bytes=100).finish()
+    assert stored.truncated and stored.raw_bytes == 100 and render(stored).startswith("row 0\nrow 1\n")

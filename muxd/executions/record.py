@@ -73,7 +73,7 @@ class Execution(msgspec.Struct, frozen=True, kw_only=True):
     attempt: int | None = None
     idempotency_key: str | None = None
     sources: dict[str, Source] = {}      # field name -> where its value came from
-    transcript_bytes: int = 0            # raw output bytes kept (after the cap)
+    transcript_bytes: int = 0            # bytes kept (after the cap): output, or an agent turn's rows as text
     transcript_truncated: bool = False   # the cap was reached: the start is kept, the rest not
     host: str | None = None              # the daemon's host that ran it (MUXD_HOST); None until stored
 

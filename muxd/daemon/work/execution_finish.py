@@ -46,6 +46,11 @@ class TurnSnapshot:
     agent_type: str | None = None
     pid: int | None = None
     marked_log: Future[SessionLogCursor | None] | None = None  # the log as it was when the execution began
+    # `lines` read already (at the turn's end, with the transcript): the answer they give and
+    # the row the turn's own rows start at (its prompt's echo; 0: not found, a screen above).
+    read: bool = False
+    screen_answer: str | None = None
+    turn_from: int = 0
 
 
 def turn_rows(run: PaneRun) -> list[str]:
@@ -57,9 +62,11 @@ def turn_rows(run: PaneRun) -> list[str]:
     return emulator.text_lines(start)
 
 
-def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None) -> TurnSnapshot:
+def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None, *,
+             rows_read: bool = False) -> TurnSnapshot:
     """The screen's part of `execution` (a prompt's turn), read now; `detection` is the pane's
-    detector (the tool calls it saw), None if detection is off."""
+    detector (the tool calls it saw), None if detection is off. With `rows_read` the rows are
+    read and the turn found in them whatever the hooks said (its transcript is made of them)."""
     if execution.kind != "prompt":
         return TurnSnapshot()
     pane = run.pane
@@ -75,11 +82,17 @@ def snapshot(run: PaneRun, execution: Execution, detection: PaneDetection | None
             told = runner.hooks.fact("answer")
             if told is not None and told[1].observed_at >= (execution.started_at or 0.0):
                 hook_answer = str(told[0])
-    # The screen's rows are read for the answer only, which the agent's own words replace: with
-    # those, the capture (the costliest step of a turn's end) is not made.
-    lines = turn_rows(run) if hook_answer is None else []
-    return TurnSnapshot(lines=lines, tool_calls=calls, tools_source=tools_source, hook_answer=hook_answer,
+    # Without a transcript to make of them, the screen's rows are read for the answer only,
+    # which the agent's own words replace: with those, the capture is not made.
+    lines = turn_rows(run) if hook_answer is None or rows_read else []
+    shot = TurnSnapshot(lines=lines, tool_calls=calls, tools_source=tools_source, hook_answer=hook_answer,
                         agent_type=pane.agent.agent_type, pid=run.agent_pid or pane.pid, marked_log=run.session_log)
+    if rows_read:
+        from muxd.executions.answers import read_turn  # the CLIs' readers: at the first ended turn, not at start
+
+        echo, shot.screen_answer = read_turn(shot.agent_type, lines, execution.message)
+        shot.read, shot.turn_from = True, echo or 0
+    return shot
 
 
 def files_written(tool_calls: list[str]) -> list[str]:
@@ -140,9 +153,12 @@ def _completed(execution: Execution, shot: TurnSnapshot, facts: TurnFacts | None
     fields: dict[str, object] = {}
     if shot.agent_type and execution.agent_type is None:
         fields["agent_type"] = shot.agent_type
-    from muxd.executions.answers import extract_answer  # the CLIs' readers: at the first ended turn, not at start
+    if shot.read:
+        answer = shot.screen_answer
+    else:
+        from muxd.executions.answers import extract_answer  # the CLIs' readers: at the first ended turn, not at start
 
-    answer = extract_answer(shot.agent_type, shot.lines, execution.message) if shot.lines else None
+        answer = extract_answer(shot.agent_type, shot.lines, execution.message) if shot.lines else None
     if shot.hook_answer:  # the agent's own words, over the screen's reading of them
         fields["response"], sources["response"] = shot.hook_answer, "hook"
     elif answer:

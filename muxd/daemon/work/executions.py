@@ -138,7 +138,7 @@ class ExecutionService:
         if program is not None:
             run.program = msgspec.structs.replace(program, status="running", started_at=time.time(),
                                                   kind="command")
-            _keep_transcript(run, TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
+            run.keep_transcript(TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
             self._save(run.program)
         self._retap(run)
 
@@ -171,7 +171,7 @@ class ExecutionService:
                 self._ended(ended)
             if run.timer is not None:
                 run.timer.cancel()
-            _keep_transcript(run, None)
+            run.keep_transcript(None)
         self.panes.clear()  # the panes' removal that follows has nothing left to record
         if "logs" in self.__dict__:
             self.logs.close()
@@ -191,7 +191,7 @@ class ExecutionService:
         if not pane.exited:
             self._apply(run, run.tracker.pane_exited(None, time.time(), killed=True))
             self._end_program(run, None)
-        _keep_transcript(run, None)
+        run.keep_transcript(None)
         if run.timer is not None:
             run.timer.cancel()
 
@@ -265,7 +265,7 @@ class ExecutionService:
         if effects:
             if tracker.running is not None and tracker.running is not was_running and any(
                     isinstance(e, Save) for e in effects):
-                self._begin(run, submitted=True)  # a person's prompt began a turn (already in the log)
+                self._begin(run, submitted=True, agent_turn=True)  # a person's prompt began a turn (already in the log)
             self._apply(run, effects)
         elif tracker.due() != run.timer_due or (run.timer is None and run.timer_due is not None):
             self._schedule(run)
@@ -428,11 +428,15 @@ class ExecutionService:
 
     # ------------------------------------------------------------ effects
 
-    def _begin(self, run: PaneRun, *, submitted: bool = False) -> None:
-        """An execution starts in `run`'s pane now: its transcript and its first row."""
+    def _begin(self, run: PaneRun, *, submitted: bool = False, agent_turn: bool = False) -> None:
+        """An execution starts in `run`'s pane now: its transcript and its first row. An agent's
+        turn on the main screen keeps no bytes: its transcript is its rows, read at its end (the
+        pane's scrollback holds them; the alternate screen keeps none)."""
         pane = run.pane
-        _keep_transcript(run, TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
         emulator = pane.emulator
+        run.transcript_of_rows = agent_turn and not emulator.alternate_screen
+        run.keep_transcript(None if run.transcript_of_rows else
+                         TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
         run.start_row = emulator.rows_scrolled + emulator.cursor[1]
         detection = self.detections.get(pane.id)
         run.tools_at_start = detection.runner.tools_counted if detection is not None else 0
@@ -445,7 +449,7 @@ class ExecutionService:
     def _apply(self, run: PaneRun, effects: list[Effect]) -> None:
         for effect in effects:
             if isinstance(effect, Deliver):
-                self._begin(run)
+                self._begin(run, agent_turn=effect.execution.kind == "prompt")
                 self._deliver(run.pane, effect.execution.message or "")
                 self._save(effect.execution)
             elif isinstance(effect, Resubmit):
@@ -507,14 +511,18 @@ class ExecutionService:
     def _finish(self, run: PaneRun, execution: Execution) -> None:
         """Complete an ended execution (at once where nothing is to be waited for, else off the
         loop's critical path), then save it and tell waiters."""
-        output = run.transcript
-        _keep_transcript(run, None)
+        from muxd.daemon.work import execution_finish
+
+        output, of_rows = run.transcript, run.transcript_of_rows and execution.kind == "prompt"
+        run.keep_transcript(None)
+        run.transcript_of_rows = False
+        snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id), rows_read=of_rows)
+        if of_rows:
+            output = TranscriptBuffer.of_rows(snapshot.lines[snapshot.turn_from:], run.pane.columns,
+                                              run.pane.lines, self.transcript_max_bytes)
         execution = msgspec.structs.replace(execution, transcript_bytes=output.kept if output else 0,
                                             transcript_truncated=bool(output and output.truncated))
         self.finishing[execution.id] = execution
-        from muxd.daemon.work import execution_finish
-
-        snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id))
         try:
             completed = execution_finish.finalized_at_once(execution, snapshot, self.logs)
         except Exception:
@@ -585,11 +593,4 @@ class ExecutionService:
                 future.set_result(execution)
         if self.on_ended is not None:
             self.on_ended(execution)
-
-
-def _keep_transcript(run: PaneRun, transcript: TranscriptBuffer | None) -> None:
-    """`transcript` is what `run`'s pane appends its output to from now on (None: nothing)."""
-    if transcript is not None or run.pane.transcript is run.transcript:  # (not another run's to clear)
-        run.pane.transcript = transcript
-    run.transcript = transcript
 

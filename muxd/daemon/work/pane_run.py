@@ -28,6 +28,7 @@ class PaneRun(msgspec.Struct):
     tracker: ExecutionTracker
     marks: PromptMarkScanner = msgspec.field(default_factory=PromptMarkScanner)
     transcript: TranscriptBuffer | None = None
+    transcript_of_rows: bool = False  # the running agent turn's transcript is its rows, read at its end
     start_row: int = 0            # absolute row where the running execution began
     tools_at_start: int = 0       # the detector's tool-use count then
     # The agent's session log with its end marked when the running execution began (found off the loop).
@@ -40,3 +41,9 @@ class PaneRun(msgspec.Struct):
     tapped_for: bool | None = None  # whether an agent was in front at the last retap
     timer_due: float | None = None
     manual: Callable[[], tuple[Execution, str | None]] | None = None  # the record a person's prompt starts
+
+    def keep_transcript(self, transcript: TranscriptBuffer | None) -> None:
+        """`transcript` is what the pane appends its output to from now on (None: nothing)."""
+        if transcript is not None or self.pane.transcript is self.transcript:  # (not another run's to clear)
+            self.pane.transcript = transcript
+        self.transcript = transcript

@@ -25,7 +25,7 @@ from muxd.executions.answers import aider, claude, codex, gemini, opencode
 from muxd.executions.answers._reader import Echo, TurnReader
 from muxd.executions.answers.normalise import normalise_answer
 
-__all__ = ["Echo", "TurnReader", "extract_answer", "normalise_answer", "turn_start", "READERS"]
+__all__ = ["Echo", "TurnReader", "extract_answer", "normalise_answer", "read_turn", "turn_start", "READERS"]
 
 READERS: dict[str, TurnReader] = {"claude": claude.READER, "codex": codex.READER, "gemini": gemini.READER,
                                   "aider": aider.READER, "opencode": opencode.READER}
@@ -45,9 +45,16 @@ def turn_start(agent_type: str | None, lines: Sequence[str], message: str | None
 def extract_answer(agent_type: str | None, lines: Sequence[str], message: str | None) -> str | None:
     """What the agent answered in this turn, as the person saw it, normalised (normalise.py);
     None when it answered nothing or its CLI is not one read here."""
+    return read_turn(agent_type, lines, message)[1]
+
+
+def read_turn(agent_type: str | None, lines: Sequence[str], message: str | None) -> tuple[int | None, str | None]:
+    """(index in `lines` of the turn's echo, the answer) in one reading: `extract_answer`'s
+    answer, and the row the turn's own rows start at (None: no echo found, or the CLI is not
+    one read here)."""
     reader = READERS.get(agent_type or "")
     if reader is None:
-        return None
+        return None, None
     rows = _clean(lines)
     end = reader.conversation_end(rows)
     echoes = reader.echoes(rows, end)
@@ -56,10 +63,10 @@ def extract_answer(agent_type: str | None, lines: Sequence[str], message: str | 
     # scrolled the echo away (see TurnReader.needs_echo).
     found = _echo_of(echoes, message) or _echo_of(echoes, None)
     if found is None and reader.needs_echo:
-        return None
+        return None, None
     blocks = reader.answer(rows, found[1] if found else 0, end)
     text = normalise_answer("\n\n".join(blocks))
-    return text or None
+    return (found[0] if found else None), text or None
 
 
 def _echo_of(echoes: Sequence[Echo], message: str | None) -> tuple[int, int] | None:

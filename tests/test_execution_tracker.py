@@ -386,3 +386,31 @@ def test_a_cancelled_forced_prompt_is_forgotten():
     tracker.submit(queued, 2.0, force=True)
     tracker.cancel(queued.id, 3.0)
     assert not tracker.forced
+
+
+def test_a_state_that_only_moves_a_turns_counters_is_taken_as_state_changed_would_take_it():
+    # The daemon's shortcut for most states of a long turn: the same records, effects and deadlines.
+    error = AgentError(type="api_error", message="overloaded")
+    states = [state("Thinking", tokens=10), state("Thinking", tokens=40), state("Thinking", tokens=30, cost=0.5),
+              state("Generating", tokens=50), state("Generating", tokens=60, error=error),
+              state("Generating", tokens=70), state("Idle"), state("Thinking", tokens=80),
+              state("Thinking", tokens=90), state("Idle", tokens=None)]
+    for timeout_s in (None, 60.0):
+        plain, quick, sent = idle_tracker(), idle_tracker(), prompt(timeout_s=timeout_s)
+        for tracker in (plain, quick):
+            tracker.submit(sent, 1.0)
+        taken_quickly = 0
+        for n, each in enumerate(states):
+            now = 2.0 + n
+            expected = plain.state_changed(each, now)
+            if quick.counters_moved(each):
+                taken_quickly += 1
+                got: list[object] = []
+            else:
+                got = quick.state_changed(each, now)
+            assert got == expected and quick.due() == plain.due() and quick.state == plain.state, n
+        assert taken_quickly == (4 if timeout_s is None else 0)  # (a deadline: every state is looked at)
+        end = 2.0 + len(states) + EXECUTION_IDLE_SETTLE_S
+        ended = quick.tick(end)
+        assert ended == plain.tick(end) and quick.running is None
+        assert only(ended, Finish).execution.tokens_used == 90  # the most seen, whichever way it was taken

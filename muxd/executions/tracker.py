@@ -275,6 +275,23 @@ class ExecutionTracker(msgspec.Struct):
             turn.at_prompt_since = None
         return self.tick(now)
 
+    def counters_moved(self, state: AgentState) -> bool:
+        """Take `state` as `state_changed` would, if all it can change is the running turn's
+        counters: the same busy state as the last one of a turn seen busy, no error, no prompt
+        from a hook, no deadline that a state could move (most states of a long turn: a
+        spinner's seconds, its tokens; issue 29). False, and nothing taken, otherwise."""
+        turn, running = self._turn, self.running
+        activity = state.activity.state
+        if (turn is None or running is None or not turn.seen_busy or turn.at_prompt_since is not None
+                or running.timeout_s is not None or running.kind != "prompt"
+                or activity != self.state.activity.state or activity not in BUSY_STATES
+                or state.error is not None or state.prompt):
+            return False
+        self.state = state
+        turn.error = turn.hook_ended_at = None
+        self._count(turn, state)
+        return True
+
     def _start_manual(self, manual: Execution, message: str | None, state: AgentState, now: float) -> list[Effect]:
         # Typed by a person: already submitted, so nothing to deliver, and already busy. The
         # agent's own hook, when it has one, gives the prompt as it got it and the moment.
@@ -309,6 +326,9 @@ class ExecutionTracker(msgspec.Struct):
             turn.error = state.error
         elif state.activity.state in BUSY_STATES:
             turn.error = None  # it recovered (a retry went through)
+        self._count(turn, state)
+
+    def _count(self, turn: _Turn, state: AgentState) -> None:
         tokens = state.session.tokens_used
         if tokens is not None and (turn.tokens_max is None or tokens > turn.tokens_max):
             turn.tokens_max = tokens

@@ -258,6 +258,10 @@ class ExecutionService:
         if run is None:
             return
         tracker = run.tracker
+        if run.timer_due is None and tracker.counters_moved(state):  # no effect, no deadline: most of a long turn's states
+            if state.is_agent is not run.tapped_for:
+                self._retap(run)
+            return
         was_running = tracker.running
         effects = tracker.state_changed(state, time.time(), manual=run.manual)
         # Most states come mid-turn (a spinner's words, a count) and change nothing here (no

@@ -71,7 +71,8 @@ class TranscriptBuffer:
         self._finished: Transcript | None = None
 
     @classmethod
-    def of_rows(cls, rows: list[str], columns: int, lines: int, cap_bytes: int = TRANSCRIPT_MAX_BYTES) -> TranscriptBuffer:
+    def of_rows(cls, rows: list[str], columns: int, lines: int,
+                cap_bytes: int = TRANSCRIPT_MAX_BYTES) -> TranscriptBuffer:
         """An agent's turn's transcript: its rows' text (a row a line, trailing blank rows left out)."""
         end = len(rows)
         while end and not rows[end - 1].strip():
@@ -110,7 +111,8 @@ class TranscriptBuffer:
             extra: dict[str, object] = {"columns": self.columns, "lines": self.lines, "codec": CODEC}
             if self.text:
                 extra["format"] = TEXT_FORMAT
-            self._finished = Transcript(data=_compressed(raw), raw_bytes=len(raw), truncated=self.truncated, extra=extra)
+            self._finished = Transcript(data=_compressed(raw), raw_bytes=len(raw), truncated=self.truncated,
+                                        extra=extra)
         return self._finished
 
 

@@ -258,7 +258,7 @@ class ExecutionService:
         if run is None:
             return
         tracker = run.tracker
-        if run.timer_due is None and tracker.counters_moved(state):  # no effect, no deadline: most of a long turn's states
+        if run.timer_due is None and tracker.counters_moved(state):  # most of a long turn's states
             if state.is_agent is not run.tapped_for:
                 self._retap(run)
             return

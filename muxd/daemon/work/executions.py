@@ -438,9 +438,8 @@ class ExecutionService:
         pane's scrollback holds them; the alternate screen keeps none)."""
         pane = run.pane
         emulator = pane.emulator
-        run.transcript_of_rows = agent_turn and not emulator.alternate_screen
-        run.keep_transcript(None if run.transcript_of_rows else
-                         TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
+        run.keep_transcript(None if agent_turn and not emulator.alternate_screen else
+                            TranscriptBuffer(pane.columns, pane.lines, self.transcript_max_bytes))
         run.start_row = emulator.rows_scrolled + emulator.cursor[1]
         detection = self.detections.get(pane.id)
         run.tools_at_start = detection.runner.tools_counted if detection is not None else 0
@@ -517,9 +516,9 @@ class ExecutionService:
         loop's critical path), then save it and tell waiters."""
         from muxd.daemon.work import execution_finish
 
-        output, of_rows = run.transcript, run.transcript_of_rows and execution.kind == "prompt"
+        output = run.transcript
+        of_rows = output is None and execution.kind == "prompt"  # (_begin kept no bytes for it)
         run.keep_transcript(None)
-        run.transcript_of_rows = False
         snapshot = execution_finish.snapshot(run, execution, self.detections.get(run.pane.id), rows_read=of_rows)
         if of_rows:
             output = TranscriptBuffer.of_rows(snapshot.lines[snapshot.turn_from:], run.pane.columns,

@@ -27,8 +27,7 @@ class PaneRun(msgspec.Struct):
     pane: Pane
     tracker: ExecutionTracker
     marks: PromptMarkScanner = msgspec.field(default_factory=PromptMarkScanner)
-    transcript: TranscriptBuffer | None = None
-    transcript_of_rows: bool = False  # the running agent turn's transcript is its rows, read at its end
+    transcript: TranscriptBuffer | None = None  # None for an agent's turn: its rows are its transcript
     start_row: int = 0            # absolute row where the running execution began
     tools_at_start: int = 0       # the detector's tool-use count then
     # The agent's session log with its end marked when the running execution began (found off the loop).

@@ -24,6 +24,7 @@ from _peers import run_benchmark
 from bench_history_daemon import UNLIMITED, _measure
 from bench_history_queries import sample_targets, seed_executions
 
+from muxd.store.hosts import use_host
 from muxd.testing.server import MuxdTestServer
 
 TRACE_DIR = Path(__file__).parent / "sql_trace"
@@ -63,6 +64,7 @@ def main() -> int:
             seed_executions(db, args.rows)
         statements = traced_statements(db, Path(tmp) / "trace.sql")
         reader = sqlite3.connect(db)
+        use_host(reader, "local")  # what the daemon's connections answer (store/hosts.py)
         indexes = [name for (name,) in reader.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'executions' ORDER BY name")]
         used: dict[str, list[str]] = defaultdict(list)

@@ -18,10 +18,13 @@ _JSON_FIELDS = frozenset({"tool_calls", "files_written", "sources"})
 _ERROR_COLUMNS = ("error_type", "error_message", "stack_hash")
 # `host` is written by the database (muxd_host(), below) and read after the columns written.
 _FIELDS: tuple[str, ...] = tuple(name for name in Execution.__struct_fields__ if name != "host")
+assert Execution.__struct_fields__[-1] == "host"  # (to_row leaves the last field out)
 # `at`, last, is derived: when the execution happened (started, else queued), what lists sort on.
 COLUMNS: tuple[str, ...] = tuple(column for name in _FIELDS
                                  for column in (_ERROR_COLUMNS if name == "error" else (name,))) + ("at",)
 SELECT_COLUMNS = ", ".join(COLUMNS)
+_ERROR_AT = _FIELDS.index("error")
+_JSON_AT = tuple(COLUMNS.index(name) for name in sorted(_JSON_FIELDS))  # (after error's three columns)
 READ_COLUMNS = f"{SELECT_COLUMNS}, host"  # what from_row reads
 # The row's host (store/hosts.py) is the daemon's that first wrote it: an update keeps it.
 _VALUES = f"({', '.join('?' * len(COLUMNS))}, {HOST_SQL})"
@@ -51,19 +54,17 @@ _sources_decoder = msgspec.json.Decoder(dict[str, str])
 
 
 def to_row(execution: Execution) -> tuple[Any, ...]:
-    """The values of COLUMNS for `execution`."""
-    values: list[Any] = []
-    for name in _FIELDS:
-        value = getattr(execution, name)
-        if name == "error":
-            values.extend((None, None, None) if value is None
-                          else (value.type, value.message, value.stack_hash))
-        elif name in _JSON_FIELDS:
-            values.append(_json_encoder.encode(value).decode() if value else None)
-        else:
-            values.append(value)
-    values.append(execution.started_at if execution.started_at is not None else execution.queued_at)
-    return tuple(values)
+    """The values of COLUMNS for `execution` (its fields taken in one call: a third of the time
+    of reading them one by one, on the writer thread, for every save)."""
+    values = msgspec.structs.astuple(execution)
+    error = values[_ERROR_AT]
+    row = [*values[:_ERROR_AT], *((None, None, None) if error is None else
+                                  (error.type, error.message, error.stack_hash)), *values[_ERROR_AT + 1:-1]]
+    for at in _JSON_AT:
+        value = row[at]
+        row[at] = _json_encoder.encode(value).decode() if value else None
+    row.append(execution.started_at if execution.started_at is not None else execution.queued_at)
+    return tuple(row)
 
 
 def from_row(row: tuple[Any, ...]) -> Execution:

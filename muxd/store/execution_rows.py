@@ -18,7 +18,7 @@ _JSON_FIELDS = frozenset({"tool_calls", "files_written", "sources"})
 _ERROR_COLUMNS = ("error_type", "error_message", "stack_hash")
 # `host` is written by the database (muxd_host(), below) and read after the columns written.
 _FIELDS: tuple[str, ...] = tuple(name for name in Execution.__struct_fields__ if name != "host")
-assert Execution.__struct_fields__[-1] == "host"  # (to_row leaves the last field out)
+_HOST_AT = Execution.__struct_fields__.index("host")
 # `at`, last, is derived: when the execution happened (started, else queued), what lists sort on.
 COLUMNS: tuple[str, ...] = tuple(column for name in _FIELDS
                                  for column in (_ERROR_COLUMNS if name == "error" else (name,))) + ("at",)
@@ -56,10 +56,11 @@ _sources_decoder = msgspec.json.Decoder(dict[str, str])
 def to_row(execution: Execution) -> tuple[Any, ...]:
     """The values of COLUMNS for `execution` (its fields taken in one call: a third of the time
     of reading them one by one, on the writer thread, for every save)."""
-    values = msgspec.structs.astuple(execution)
+    every = msgspec.structs.astuple(execution)
+    values = every[:_HOST_AT] + every[_HOST_AT + 1:]  # (_FIELDS')
     error = values[_ERROR_AT]
     row = [*values[:_ERROR_AT], *((None, None, None) if error is None else
-                                  (error.type, error.message, error.stack_hash)), *values[_ERROR_AT + 1:-1]]
+                                  (error.type, error.message, error.stack_hash)), *values[_ERROR_AT + 1:]]
     for at in _JSON_AT:
         value = row[at]
         row[at] = _json_encoder.encode(value).decode() if value else None

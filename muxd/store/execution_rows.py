@@ -57,7 +57,7 @@ def to_row(execution: Execution) -> tuple[Any, ...]:
     """The values of COLUMNS for `execution` (its fields taken in one call: a third of the time
     of reading them one by one, on the writer thread, for every save)."""
     every = msgspec.structs.astuple(execution)
-    values = every[:_HOST_AT] + every[_HOST_AT + 1:]  # (_FIELDS')
+    values = every[:_HOST_AT] + every[_HOST_AT + 1:]  # in the order of _FIELDS (no host)
     error = values[_ERROR_AT]
     row = [*values[:_ERROR_AT], *((None, None, None) if error is None else
                                   (error.type, error.message, error.stack_hash)), *values[_ERROR_AT + 1:]]

@@ -33,6 +33,7 @@ from muxd.config import EXECUTION_IDLE_SETTLE_S
 from muxd.daemon.work.executions import ExecutionService
 from muxd.detectors.state import Activity, AgentSession, AgentState
 from muxd.emulator.backend import new_emulator
+from muxd.executions.tracker import counters_only
 from muxd.store.database import Database
 from muxd.store.execution_store import ExecutionQuery
 from muxd.store.sqlite_executions import SqliteExecutionStore
@@ -111,6 +112,13 @@ def _read(pane: types.SimpleNamespace, data: bytes) -> None:
             transcript.past += len(data)
 
 
+def publish(service: ExecutionService, pane: types.SimpleNamespace, state: AgentState) -> None:
+    """What the daemon does with a published state for the history (daemon/server.py)."""
+    before, pane.agent = pane.agent, state
+    if not counters_only(before, state):
+        service.agent_changed(pane, state, before)
+
+
 async def cycle(history: bool, turn: tuple[bytes, bytes], panes: int, rounds: int, publishes: int) -> tuple[float, int]:
     """(other threads' CPU seconds, executions stored) of `rounds` turns on `panes` panes."""
     screen, output = turn
@@ -129,18 +137,18 @@ async def cycle(history: bool, turn: tuple[bytes, bytes], panes: int, rounds: in
     step = -(-len(output) // READS)
     reads = [output[i:i + step] for i in range(0, len(output), step)]
     for pane in stand_ins:
-        service.agent_changed(pane, idle)
+        publish(service, pane, idle)
     before = other_threads_cpu()
     for _ in range(rounds):
         for state in busy:
             for pane in stand_ins:
-                service.agent_changed(pane, state)
+                publish(service, pane, state)
         for pane in stand_ins:
             for data in reads:
                 _read(pane, data)
             pane.emulator.feed(output)
         for pane in stand_ins:
-            service.agent_changed(pane, idle)
+            publish(service, pane, idle)
         await asyncio.sleep(EXECUTION_IDLE_SETTLE_S + SETTLE_MARGIN_S)  # the settle timers end the turns
     stored = (await store.list(ExecutionQuery(limit=1)))[1] if store is not None else 0
     spent = other_threads_cpu() - before

@@ -3,8 +3,10 @@ cancel — tables for people, --json for scripts, one-line errors for bad input.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+from muxd.protocol.messages import AgentStateChanged, Subscribe
 from muxd.testing.fake_agent_panes import start_fake_agent
 from muxd.testing.wait import wait_until
 
@@ -87,3 +89,26 @@ def test_a_damaged_transcript_is_one_typed_line_and_the_history_goes_on(muxd_ser
     assert shown.stderr.strip().splitlines() == [shown.stderr.strip()] and ran["id"] in shown.stderr
     assert "transcript" in shown.stderr and "Traceback" not in shown.stderr
     assert as_json(s, "show", ran["id"])["execution"]["status"] == "success"  # the record itself still reads
+
+
+def test_a_turns_tokens_are_the_most_its_spinner_showed(muxd_server):
+    # The daemon gives the history only the last of a run of states that move the counters on
+    # (issue 29); what it records is still the most the agent showed, in every state it published.
+    s = muxd_server
+    pane = start_fake_agent(s, "counter", env={"MUXD_FAKE_THINK_S": "3"})
+    events: list[object] = []
+
+    async def turn() -> dict:
+        client = await s.client(on_event=events.append)
+        try:
+            await client.call(Subscribe)
+            done = await asyncio.to_thread(s.cli, "submit", "-t", "counter", "count", "--wait", "--json")
+            return json.loads(done.stdout)
+        finally:
+            await client.close()
+
+    done = asyncio.run(turn())
+    shown = [e.state.session.tokens_used for e in events if isinstance(e, AgentStateChanged)
+             and e.pane_id == pane and e.state.activity.state == "Thinking"]
+    assert len(shown) >= 3 and shown == sorted(shown), shown  # a run the history was given the last of
+    assert done["status"] == "success" and done["tokens_used"] == max(shown)

@@ -13,7 +13,9 @@ from muxd.config import (
 from muxd.detectors.state import Activity, AgentError, AgentSession, AgentState, Provenance
 from muxd.errors import Conflict
 from muxd.executions.record import Execution, new_execution_id
-from muxd.executions.tracker import Deliver, ExecutionTracker, Finish, Interrupt, Resubmit, Save
+from muxd.executions.tracker import (
+    Deliver, ExecutionTracker, Finish, Interrupt, Resubmit, Save, counters_only,
+)
 
 
 def state(activity: str, *, tokens: int | None = None, error: AgentError | None = None,
@@ -388,29 +390,42 @@ def test_a_cancelled_forced_prompt_is_forgotten():
     assert not tracker.forced
 
 
-def test_a_state_that_only_moves_a_turns_counters_is_taken_as_state_changed_would_take_it():
-    # The daemon's shortcut for most states of a long turn: the same records, effects and deadlines.
+def test_states_that_only_move_a_turns_counters_on_counted_when_the_next_comes_give_the_same_records():
+    # The daemon's way with most states of a long turn: a run of them is given as its last, late.
     error = AgentError(type="api_error", message="overloaded")
     states = [state("Thinking", tokens=10), state("Thinking", tokens=40), state("Thinking", tokens=30, cost=0.5),
-              state("Generating", tokens=50), state("Generating", tokens=60, error=error),
-              state("Generating", tokens=70), state("Idle"), state("Thinking", tokens=80),
-              state("Thinking", tokens=90), state("Idle", tokens=None)]
+              state("Thinking", tokens=35, cost=0.6), state("Thinking", tokens=36), state("Generating", tokens=50),
+              state("Generating", tokens=60, error=error), state("Generating", tokens=70),
+              state("Generating", tokens=75), state("Idle"), state("Thinking", tokens=80),
+              state("Thinking", tokens=90)]
     for timeout_s in (None, 60.0):
-        plain, quick, sent = idle_tracker(), idle_tracker(), prompt(timeout_s=timeout_s)
-        for tracker in (plain, quick):
-            tracker.submit(sent, 1.0)
-        taken_quickly = 0
-        for n, each in enumerate(states):
-            now = 2.0 + n
-            expected = plain.state_changed(each, now)
-            if quick.counters_moved(each):
-                taken_quickly += 1
-                got: list[object] = []
+        for ends in ("settles", "cancelled", "exits"):
+            plain, late, sent = idle_tracker(), idle_tracker(), prompt(timeout_s=timeout_s)
+            for tracker in (plain, late):
+                tracker.submit(sent, 1.0)
+            left_out, before = 0, late.state
+            for n, each in enumerate(states):
+                now = 2.0 + n * 0.4
+                expected = plain.state_changed(each, now)
+                if counters_only(before, each):
+                    left_out, got = left_out + 1, []
+                else:
+                    late.take_counters(before)
+                    got = late.state_changed(each, now)
+                before = each
+                assert got == expected and late.due() == plain.due(), n
+            # the tokens fell (40 -> 30), the cost went (0.6 -> none): those states are given
+            assert left_out == 4 and late.state != plain.state
+            end = 2.0 + len(states) * 0.4 + EXECUTION_IDLE_SETTLE_S
+            late.take_counters(before)  # the daemon's catch-up before whatever may end the turn
+            if ends == "settles":
+                plain.state_changed(state("Idle"), end - 1.0)
+                late.state_changed(state("Idle"), end - 1.0)
+                ended, expected = late.tick(end), plain.tick(end)
+            elif ends == "cancelled":
+                ended, expected = late.cancel(sent.id, end), plain.cancel(sent.id, end)
             else:
-                got = quick.state_changed(each, now)
-            assert got == expected and quick.due() == plain.due() and quick.state == plain.state, n
-        assert taken_quickly == (4 if timeout_s is None else 0)  # (a deadline: every state is looked at)
-        end = 2.0 + len(states) + EXECUTION_IDLE_SETTLE_S
-        ended = quick.tick(end)
-        assert ended == plain.tick(end) and quick.running is None
-        assert only(ended, Finish).execution.tokens_used == 90  # the most seen, whichever way it was taken
+                ended, expected = late.pane_exited(None, end), plain.pane_exited(None, end)
+            assert ended == expected and late.running is None, (timeout_s, ends)
+            assert only(ended, Finish).execution.tokens_used == 90  # the most seen, whichever way
+            assert only(ended, Finish).execution.cost_usd == 0.6

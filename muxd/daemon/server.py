@@ -48,6 +48,7 @@ from muxd.emulator.rows import ROW_OVERHEAD_BYTES
 from muxd.errors import BadRequest
 from muxd.executions.record import Execution
 from muxd.executions.shell import integrated_argv
+from muxd.executions.tracker import counters_only
 from muxd.protocol.codec import request_decoder
 from muxd.protocol.event_messages import DaemonEvent
 from muxd.protocol.messages import AgentStateChanged, AgentSummary, PaneExited, PaneInfo, Spawn
@@ -554,7 +555,8 @@ class Daemon:
 
     def _agent_changed(self, pane: Pane, state: AgentState) -> None:
         before, pane.agent = pane.agent, state
-        self.executions.agent_changed(pane, state)
+        if not counters_only(before, state):  # (most states of a long turn: counted when the next comes)
+            self.executions.agent_changed(pane, state, before)
         self.limit_resume.agent_changed(pane, state)
         self.attach_hub.pane_state_changed(pane)  # the status line shows the active pane's state
         self.broadcast(AgentStateChanged(pane_id=pane.id, state=state), pane.id)

@@ -1,8 +1,9 @@
 """`ExecutionTracker`: follows the executions of one pane from start to end. Sans-IO.
 
 The daemon feeds it what happens to the pane — a prompt submitted (`submit`), each published
-`AgentState` (`state_changed`), a shell's prompt marks (`command_started` / `command_finished`),
-the pane's exit, the clock (`tick`) — and carries out the `Effect`s it returns: deliver a
+`AgentState` (`state_changed`; of a run that only moves a turn's counters on, the last, late:
+`counters_only`, `take_counters`), a shell's prompt marks (`command_started` /
+`command_finished`), the pane's exit, the clock (`tick`) — and carries out the `Effect`s it returns: deliver a
 prompt to the agent, send the interrupt key, save a record, finish a record (the daemon adds
 what needs I/O: the answer read off the screen, the agent's session log, the transcript).
 
@@ -275,22 +276,15 @@ class ExecutionTracker(msgspec.Struct):
             turn.at_prompt_since = None
         return self.tick(now)
 
-    def counters_moved(self, state: AgentState) -> bool:
-        """Take `state` as `state_changed` would, if all it can change is the running turn's
-        counters: the same busy state as the last one of a turn seen busy, no error, no prompt
-        from a hook, no deadline that a state could move (most states of a long turn: a
-        spinner's seconds, its tokens; issue 29). False, and nothing taken, otherwise."""
-        turn, running = self._turn, self.running
-        activity = state.activity.state
-        if (turn is None or running is None or not turn.seen_busy or turn.at_prompt_since is not None
-                or running.timeout_s is not None or running.kind != "prompt"
-                or activity != self.state.activity.state or activity not in BUSY_STATES
-                or state.error is not None or state.prompt):
-            return False
+    def take_counters(self, state: AgentState) -> None:
+        """`state`, which the daemon did not give `state_changed` because it only moved the running
+        turn's counters on (`counters_only`), taken before anything can end the turn: the counters
+        of the last state of such a run are its most (issue 29). Nothing without a running turn."""
+        turn = self._turn
+        if turn is None or state is self.state:
+            return
         self.state = state
-        turn.error = turn.hook_ended_at = None
         self._count(turn, state)
-        return True
 
     def _start_manual(self, manual: Execution, message: str | None, state: AgentState, now: float) -> list[Effect]:
         # Typed by a person: already submitted, so nothing to deliver, and already busy. The
@@ -478,3 +472,24 @@ def _said_by_hook(state: AgentState, field_name: str) -> float | None:
     """When the agent's own hooks gave `state`'s field `field_name` (None: they did not)."""
     provenance = state.sources.get(field_name)
     return provenance.observed_at if provenance is not None and provenance.source == "hook" else None
+
+
+def counters_only(before: AgentState, after: AgentState) -> bool:
+    """Whether `after` only moves a turn's counters on from `before`: the same busy state of the
+    same agent, no error, the same prompt from the same hook; the seconds and spinner words
+    anything, tokens not fewer, no cost gone. A tracker that was given `before` takes `after` as a
+    count and nothing else, so the daemon gives it the last of a run of them only, when another
+    state comes or before the turn can end (`take_counters`): most states of a long turn are such
+    a run (a spinner's seconds, its tokens), and a call of the history's each costs the loop
+    (issue 29). Counters that never fall make the run's last state its most, as the tracker counts."""
+    activity = after.activity.state
+    if (activity != before.activity.state or activity not in BUSY_STATES or after.error is not None
+            or before.error is not None or after.is_agent is not before.is_agent
+            or after.agent_type != before.agent_type or after.prompt != before.prompt):
+        return False
+    if after.prompt is not None and after.sources.get("prompt") != before.sources.get("prompt"):
+        return False
+    tokens, had = after.session.tokens_used, before.session.tokens_used
+    if had is not None and (tokens is None or tokens < had):
+        return False
+    return after.session.cost_usd is not None or before.session.cost_usd is None

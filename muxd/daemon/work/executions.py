@@ -189,7 +189,7 @@ class ExecutionService:
         if run is None:
             return
         if not pane.exited:
-            self._apply(run, run.tracker.pane_exited(None, time.time(), killed=True))
+            self._apply(run, run.caught_up().pane_exited(None, time.time(), killed=True))
             self._end_program(run, None)
         run.keep_transcript(None)
         if run.timer is not None:
@@ -200,7 +200,7 @@ class ExecutionService:
         if run is None:
             return
         now = time.time()
-        self._apply(run, run.tracker.pane_exited(pane.exit_code, now))
+        self._apply(run, run.caught_up().pane_exited(pane.exit_code, now))
         self._end_program(run, pane.exit_code)
 
     def _end_program(self, run: PaneRun, exit_code: int | None) -> None:
@@ -247,21 +247,21 @@ class ExecutionService:
                     continue  # the command muxd typed (muxd run -t): already running
                 self._begin(run)
                 template = self._template(run.pane, "manual", None, message=mark.command)
-                self._apply(run, run.tracker.start_command(template, now))
+                self._apply(run, run.caught_up().start_command(template, now))
             elif mark.kind == "D":
                 self._apply(run, run.tracker.command_finished(mark.exit_code, now))
 
     # ------------------------------------------------------------ states
 
-    def agent_changed(self, pane: Pane, state: AgentState) -> None:
+    def agent_changed(self, pane: Pane, state: AgentState, before: AgentState | None = None) -> None:
+        """A state the detectors published for `pane`; `before`, the one published before it,
+        which the daemon may not have given here (`counters_only`: it is counted now)."""
         run = self.panes.get(pane.id)
         if run is None:
             return
         tracker = run.tracker
-        if run.timer_due is None and tracker.counters_moved(state):  # most of a long turn's states
-            if state.is_agent is not run.tapped_for:
-                self._retap(run)
-            return
+        if before is not None:
+            tracker.take_counters(before)
         was_running = tracker.running
         effects = tracker.state_changed(state, time.time(), manual=run.manual)
         # Most states come mid-turn (a spinner's words, a count) and change nothing here (no
@@ -356,7 +356,7 @@ class ExecutionService:
     def cancel(self, execution_id: str) -> Execution:
         for run in self.panes.values():
             if run.tracker.find(execution_id) is not None:
-                effects = run.tracker.cancel(execution_id, time.time())
+                effects = run.caught_up().cancel(execution_id, time.time())
                 self._apply(run, effects)
                 return next(e.execution for e in effects
                             if isinstance(e, (Save, Finish)) and e.execution.id == execution_id)
@@ -498,7 +498,7 @@ class ExecutionService:
     def _tick(self, run: PaneRun) -> None:
         run.timer = None
         if self.panes.get(run.pane.id) is run:
-            self._apply(run, run.tracker.tick(time.time()))
+            self._apply(run, run.caught_up().tick(time.time()))
 
     async def _finalized(self, execution: Execution, snapshot: object) -> Execution:
         """`execution` completed from the screen and the agent's log; as it ended if that fails
@@ -596,4 +596,3 @@ class ExecutionService:
                 future.set_result(execution)
         if self.on_ended is not None:
             self.on_ended(execution)
-

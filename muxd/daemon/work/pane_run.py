@@ -46,3 +46,9 @@ class PaneRun(msgspec.Struct):
         if transcript is not None or self.pane.transcript is self.transcript:  # (not another run's to clear)
             self.pane.transcript = transcript
         self.transcript = transcript
+
+    def caught_up(self) -> ExecutionTracker:
+        """The tracker, given first the pane's newest state if the daemon left it out (it only
+        moved the turn's counters on: `counters_only`): before what could end the turn."""
+        self.tracker.take_counters(self.pane.agent)
+        return self.tracker

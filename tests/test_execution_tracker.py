@@ -429,3 +429,16 @@ def test_states_that_only_move_a_turns_counters_on_counted_when_the_next_comes_g
             assert ended == expected and late.running is None, (timeout_s, ends)
             assert only(ended, Finish).execution.tokens_used == 90  # the most seen, whichever way
             assert only(ended, Finish).execution.cost_usd == 0.6
+
+
+def test_a_state_that_does_not_only_move_the_counters_on_is_not_taken_as_a_count():
+    tracker = idle_tracker()
+    tracker.submit(prompt(), 1.0)
+    tracker.state_changed(state("Thinking", tokens=10), 2.0)
+    for other in (state("Unknown"), state("Idle"), state("Generating", tokens=50), state("Thinking", tokens=5)):
+        tracker.take_counters(other)  # (one it should have been given: no turn ends on a guess)
+        assert tracker.state == state("Thinking", tokens=10), other
+    tracker.take_counters(state("Thinking", tokens=20))
+    tracker.state_changed(state("Idle"), 3.0)
+    ended = only(tracker.tick(3.0 + EXECUTION_IDLE_SETTLE_S), Finish).execution
+    assert ended.tokens_used == 20

@@ -279,9 +279,10 @@ class ExecutionTracker(msgspec.Struct):
     def take_counters(self, state: AgentState) -> None:
         """`state`, which the daemon did not give `state_changed` because it only moved the running
         turn's counters on (`counters_only`), taken before anything can end the turn: the counters
-        of the last state of such a run are its most (issue 29). Nothing without a running turn."""
+        of the last state of such a run are its most (issue 29). Nothing without a running turn,
+        nor for a state that is not such a one (the one it has, or one it should have been given)."""
         turn = self._turn
-        if turn is None or state is self.state:
+        if turn is None or state is self.state or not counters_only(self.state, state):
             return
         self.state = state
         self._count(turn, state)

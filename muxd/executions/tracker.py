@@ -3,9 +3,10 @@
 The daemon feeds it what happens to the pane — a prompt submitted (`submit`), each published
 `AgentState` (`state_changed`; of a run that only moves a turn's counters on, the last, late:
 `counters_only`, `take_counters`), a shell's prompt marks (`command_started` /
-`command_finished`), the pane's exit, the clock (`tick`) — and carries out the `Effect`s it returns: deliver a
-prompt to the agent, send the interrupt key, save a record, finish a record (the daemon adds
-what needs I/O: the answer read off the screen, the agent's session log, the transcript).
+`command_finished`), the pane's exit, the clock (`tick`) — and carries out the `Effect`s it
+returns: deliver a prompt to the agent, send the interrupt key, save a record, finish a record
+(the daemon adds what needs I/O: the answer read off the screen, the agent's session log, the
+transcript).
 
 One execution runs at a time. A prompt submitted while the agent is busy (or another
 execution runs) waits in order as `pending` and is delivered when the agent is next at its

